@@ -1,0 +1,698 @@
+#include "Json.h"
+
+#include <cmath>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+#include "Error.h"
+#include "Verifier.h"
+
+namespace bir {
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+// ---------------------------------------------------------------------------------------------
+// The JSON path of the element being read, rendered only when something is wrong.
+
+class JsonPath {
+ public:
+  void push(std::string_view key) { segs_.push_back({std::string(key), -1}); }
+  void push(size_t index) { segs_.push_back({{}, static_cast<int64_t>(index)}); }
+  void pop() { segs_.pop_back(); }
+  std::string str() const {
+    std::string s;
+    for (const auto& seg : segs_) {
+      if (seg.index >= 0) {
+        s += "[" + std::to_string(seg.index) + "]";
+      } else {
+        if (!s.empty()) s += ".";
+        s += seg.key;
+      }
+    }
+    return s;
+  }
+  [[noreturn]] void fail(const std::string& msg) const { throw BIRError(located(str(), msg)); }
+
+ private:
+  struct Seg {
+    std::string key;
+    int64_t index;
+  };
+  std::vector<Seg> segs_;
+};
+
+class Scope {
+ public:
+  template <class K>
+  Scope(JsonPath& p, K key) : p_(p) {
+    p_.push(key);
+  }
+  ~Scope() { p_.pop(); }
+  Scope(const Scope&) = delete;
+  Scope& operator=(const Scope&) = delete;
+
+ private:
+  JsonPath& p_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Scalars
+
+template <class E, class = void>
+struct IsBirEnum : std::false_type {};
+template <class E>
+struct IsBirEnum<E, std::void_t<decltype(EnumTraits<E>::kNames)>> : std::true_type {};
+
+void expectObject(const ojson& j, const JsonPath& p) {
+  if (!j.is_object()) p.fail(std::string("expected an object, got ") + j.type_name());
+}
+void expectArray(const ojson& j, const JsonPath& p) {
+  if (!j.is_array()) p.fail(std::string("expected an array, got ") + j.type_name());
+}
+
+void fromJson(const ojson& j, bool& v, JsonPath& p) {
+  if (!j.is_boolean()) p.fail(std::string("expected a boolean, got ") + j.type_name());
+  v = j.get<bool>();
+}
+
+void fromJson(const ojson& j, int64_t& v, JsonPath& p) {
+  if (j.is_number_unsigned()) {
+    const auto u = j.get<uint64_t>();
+    if (u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+      p.fail("integer " + std::to_string(u) + " is out of range");
+    v = static_cast<int64_t>(u);
+    return;
+  }
+  if (!j.is_number_integer()) p.fail(std::string("expected an integer, got ") + j.type_name());
+  v = j.get<int64_t>();
+}
+
+// Non-finite doubles are written as the strings "inf", "-inf" and "nan" (JSON has no spelling).
+void fromJson(const ojson& j, double& v, JsonPath& p) {
+  if (j.is_number()) {
+    v = j.get<double>();
+    return;
+  }
+  if (j.is_string()) {
+    const auto& s = j.get_ref<const std::string&>();
+    if (s == "inf") return void(v = std::numeric_limits<double>::infinity());
+    if (s == "-inf") return void(v = -std::numeric_limits<double>::infinity());
+    if (s == "nan") return void(v = std::numeric_limits<double>::quiet_NaN());
+  }
+  p.fail(std::string("expected a number, got ") + j.type_name());
+}
+
+ojson toJson(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  return v;
+}
+
+void fromJson(const ojson& j, std::string& v, JsonPath& p) {
+  if (!j.is_string()) p.fail(std::string("expected a string, got ") + j.type_name());
+  v = j.get<std::string>();
+}
+
+template <class E, std::enable_if_t<IsBirEnum<E>::value, int> = 0>
+void fromJson(const ojson& j, E& v, JsonPath& p) {
+  if (!j.is_string())
+    p.fail(std::string("expected a ") + std::string(EnumTraits<E>::kTypeName) + " name, got " +
+           j.type_name());
+  const auto& s = j.get_ref<const std::string&>();
+  if (!enumFromName(s, &v))
+    p.fail("unknown " + std::string(EnumTraits<E>::kTypeName) + " '" + s +
+           "' (expected one of: " + enumMemberList<E>() + ")");
+}
+
+template <class E, std::enable_if_t<IsBirEnum<E>::value, int> = 0>
+ojson toJson(E v) {
+  return std::string(enumName(v));
+}
+
+ojson toJson(bool v) { return v; }
+ojson toJson(int64_t v) { return v; }
+ojson toJson(const std::string& v) { return v; }
+
+// ---------------------------------------------------------------------------------------------
+// Aggregates
+
+void fromJson(const ojson& j, APPair& v, JsonPath& p) {
+  if (!j.is_array() || j.size() != 2) p.fail("expected a [step, num] pair");
+  {
+    Scope s(p, size_t{0});
+    fromJson(j[0], v.step, p);
+  }
+  Scope s(p, size_t{1});
+  fromJson(j[1], v.num, p);
+}
+ojson toJson(const APPair& v) { return ojson::array({v.step, v.num}); }
+
+void fromJson(const ojson& j, std::pair<std::string, std::string>& v, JsonPath& p) {
+  if (!j.is_array() || j.size() != 2) p.fail("expected a [key, value] pair of strings");
+  {
+    Scope s(p, size_t{0});
+    fromJson(j[0], v.first, p);
+  }
+  Scope s(p, size_t{1});
+  fromJson(j[1], v.second, p);
+}
+ojson toJson(const std::pair<std::string, std::string>& v) {
+  return ojson::array({v.first, v.second});
+}
+
+void fromJson(const ojson& j, RawJson& v, JsonPath&) { v.text = j.is_null() ? "" : j.dump(); }
+ojson toJson(const RawJson& v, const JsonPath& p) {
+  if (v.empty()) return nullptr;
+  try {
+    return ojson::parse(v.text);
+  } catch (const nlohmann::json::exception& e) {
+    p.fail(std::string("embedded JSON is malformed: ") + e.what());
+  }
+}
+
+template <class T>
+void fromJson(const ojson& j, std::vector<T>& v, JsonPath& p) {
+  expectArray(j, p);
+  v.clear();
+  v.resize(j.size());
+  for (size_t i = 0; i < j.size(); ++i) {
+    Scope s(p, i);
+    fromJson(j[i], v[i], p);
+  }
+}
+template <class T>
+ojson toJson(const std::vector<T>& v) {
+  ojson a = ojson::array();
+  for (const auto& x : v) a.push_back(toJson(x));
+  return a;
+}
+
+template <class T>
+void fromJson(const ojson& j, std::optional<T>& v, JsonPath& p) {
+  if (j.is_null()) {
+    v.reset();
+    return;
+  }
+  T x{};
+  fromJson(j, x, p);
+  v = x;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Unknown keys are kept verbatim (as a compact JSON object) and written back after the known ones.
+
+std::string collectExtra(const ojson& obj, std::initializer_list<std::string_view> known,
+                         const std::vector<std::string_view>& moreKnown = {}) {
+  ojson extra = ojson::object();
+  for (auto it = obj.begin(); it != obj.end(); ++it) {
+    bool isKnown = false;
+    for (auto k : known) isKnown = isKnown || it.key() == k;
+    for (auto k : moreKnown) isKnown = isKnown || it.key() == k;
+    if (!isKnown) extra[it.key()] = it.value();
+  }
+  return extra.empty() ? std::string() : extra.dump();
+}
+
+void appendExtra(ojson& obj, const std::string& extra, const JsonPath& p) {
+  if (extra.empty()) return;
+  ojson e;
+  try {
+    e = ojson::parse(extra);
+  } catch (const nlohmann::json::exception& ex) {
+    p.fail(std::string("extra fields are not valid JSON: ") + ex.what());
+  }
+  if (!e.is_object()) p.fail("extra fields must be a JSON object");
+  for (auto it = e.begin(); it != e.end(); ++it)
+    if (!obj.contains(it.key())) obj[it.key()] = it.value();
+}
+
+template <class T>
+void readOptionalMember(const ojson& obj, const char* key, T& out, JsonPath& p) {
+  auto it = obj.find(key);
+  if (it == obj.end()) return;
+  Scope s(p, key);
+  fromJson(*it, out, p);
+}
+
+template <class T>
+void readRequiredMember(const ojson& obj, const char* key, T& out, JsonPath& p) {
+  auto it = obj.find(key);
+  if (it == obj.end()) p.fail(std::string("missing required field '") + key + "'");
+  Scope s(p, key);
+  fromJson(*it, out, p);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Node fields, through each class's fields(visitor)
+
+template <class T>
+void readFields(T& node, const ojson& j, JsonPath& p, std::vector<std::string_view>& known) {
+  T::fields([&](const char* key, auto member) {
+    known.push_back(key);
+    auto it = j.find(key);
+    if (it == j.end()) return;
+    Scope s(p, key);
+    fromJson(*it, node.*member, p);
+  });
+}
+
+template <class F>
+ojson fieldToJson(const F& v, const JsonPath&) {
+  return toJson(v);
+}
+ojson fieldToJson(const RawJson& v, const JsonPath& p) { return toJson(v, p); }
+
+template <class T>
+void writeFields(const T& node, ojson& j, JsonPath& p) {
+  T::fields([&](const char* key, auto member) {
+    const auto& v = node.*member;
+    using F = std::decay_t<decltype(v)>;
+    Scope s(p, key);
+    if constexpr (std::is_same_v<F, std::optional<bool>> || std::is_same_v<F, std::optional<int64_t>> ||
+                  std::is_same_v<F, std::optional<double>>) {
+      if (v) j[key] = toJson(*v);
+    } else {
+      j[key] = fieldToJson(v, p);
+    }
+  });
+}
+
+void readNodeFields(Instruction& I, const ojson& j, JsonPath& p,
+                    std::vector<std::string_view>& known) {
+  switch (I.nodeClass()) {
+#define BIR_NODE_CLASS(C)                                      \
+  case NodeClass::C:                                           \
+    readFields(static_cast<Inst##C&>(I), j, p, known);         \
+    return;
+#include "NodeClasses.def"
+#undef BIR_NODE_CLASS
+  }
+}
+
+void writeNodeFields(const Instruction& I, ojson& j, JsonPath& p) {
+  switch (I.nodeClass()) {
+#define BIR_NODE_CLASS(C)                                      \
+  case NodeClass::C:                                           \
+    writeFields(static_cast<const Inst##C&>(I), j, p);         \
+    return;
+#include "NodeClasses.def"
+#undef BIR_NODE_CLASS
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writer
+
+ojson writeArg(const AccessPattern& a, JsonPath& p) {
+  ojson j;
+  if (a.kind == ArgKind::ImmValue) {
+    j["kind"] = "imm_value";
+    j["dtype"] = toJson(a.dtype);
+    j["value"] = toJson(a.imm);
+    return j;
+  }
+  if (!a.loc || !a.loc->set) p.fail("access pattern has no memory location");
+  j["kind"] = "physical_ap";
+  j["ap"] = toJson(a.pattern);
+  j["dtype"] = toJson(a.dtype);
+  j["offset"] = a.offset;
+  j["memsetref"] = a.loc->set->name;
+  j["memref"] = a.loc->name;
+  if (a.flavour != AccessFlavour::Plain) j["access"] = toJson(a.flavour);
+  if (!a.access_shape.empty()) j["access_shape"] = toJson(a.access_shape);
+  if (a.partition_dim >= 0) j["partition_dim"] = a.partition_dim;
+  return j;
+}
+
+ojson writeInstruction(const Instruction& I, JsonPath& p) {
+  ojson j;
+  j["opcode"] = I.opcodeName();
+  j["name"] = I.name;
+  j["engine"] = toJson(I.engine);
+  for (const char* side : {"ins", "outs"}) {
+    const auto& list = side[0] == 'i' ? I.ins : I.outs;
+    Scope s(p, side);
+    ojson a = ojson::array();
+    for (size_t i = 0; i < list.size(); ++i) {
+      Scope si(p, i);
+      a.push_back(writeArg(list[i], p));
+    }
+    j[side] = std::move(a);
+  }
+  writeNodeFields(I, j, p);
+  if (!I.source.empty()) j["source"] = I.source;
+  if (!I.kernel.empty()) j["kernel"] = I.kernel;
+  appendExtra(j, I.extra_json, p);
+  return j;
+}
+
+ojson writeLocation(const MemoryLocation& l, JsonPath& p) {
+  ojson j;
+  j["Skind"] = "memory_location";
+  j["name"] = l.name;
+  j["type"] = toJson(l.type);
+  j["addr"] = l.addr;
+  j["dims"] = ojson::array({l.partitions, l.bytes_per_partition});
+  j["bank"] = l.bank;
+  j["base"] = l.base_partition;
+  j["allocated"] = l.allocated;
+  j["pinned"] = l.pinned;
+  j["tensor_id"] = l.tensor_id;
+  appendExtra(j, l.extra_json, p);
+  return j;
+}
+
+ojson writeAllocation(const MemoryLocationSet& a, JsonPath& p) {
+  ojson j;
+  j["Skind"] = "memory_location_set";
+  j["addr_space"] = toJson(a.addr_space);
+  j["dtype"] = toJson(a.dtype);
+  j["partition_dim"] = a.partition_dim;
+  j["tensor_shape"] = toJson(a.tensor_shape);
+  j["name"] = a.name;
+  j["file"] = a.file;
+  j["no_spill"] = a.no_spill;
+  j["volatile"] = a.is_volatile;
+  j["virtual"] = a.is_virtual;
+  j["kind"] = toJson(a.kind);
+  j["tensor_class"] = a.tensor_class;
+  ojson locs = ojson::array();
+  {
+    Scope s(p, "memorylocations");
+    for (size_t i = 0; i < a.locations.size(); ++i) {
+      Scope si(p, i);
+      locs.push_back(writeLocation(*a.locations[i], p));
+    }
+  }
+  j["memorylocations"] = std::move(locs);
+  appendExtra(j, a.extra_json, p);
+  return j;
+}
+
+ojson writeFunction(const Function& f, JsonPath& p) {
+  ojson j;
+  j["name"] = f.name;
+  j["attributes"] = toJson(f.attributes);
+  ojson allocs = ojson::array();
+  {
+    Scope s(p, "allocations");
+    for (size_t i = 0; i < f.allocations().size(); ++i) {
+      Scope si(p, i);
+      allocs.push_back(writeAllocation(*f.allocations()[i], p));
+    }
+  }
+  j["allocations"] = std::move(allocs);
+  ojson blocks = ojson::array();
+  {
+    Scope s(p, "blocks");
+    for (size_t b = 0; b < f.blocks().size(); ++b) {
+      Scope sb(p, b);
+      const BasicBlock& bb = *f.blocks()[b];
+      ojson insts = ojson::array();
+      Scope si(p, "instructions");
+      for (size_t i = 0; i < bb.size(); ++i) {
+        Scope sii(p, i);
+        insts.push_back(writeInstruction(*bb.at(i), p));
+      }
+      blocks.push_back(ojson{{"name", bb.name}, {"instructions", std::move(insts)}});
+    }
+  }
+  j["blocks"] = std::move(blocks);
+  appendExtra(j, f.extra_json, p);
+  return j;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reader
+
+AccessPattern readArg(const ojson& j, const Function& f, JsonPath& p) {
+  expectObject(j, p);
+  std::string kind;
+  readRequiredMember(j, "kind", kind, p);
+  AccessPattern a;
+  readOptionalMember(j, "dtype", a.dtype, p);
+  if (kind == "imm_value") {
+    a.kind = ArgKind::ImmValue;
+    readRequiredMember(j, "value", a.imm, p);
+    return a;
+  }
+  if (kind != "physical_ap") {
+    Scope s(p, "kind");
+    p.fail("argument kind '" + kind + "' is not supported (expected physical_ap or imm_value)");
+  }
+  readRequiredMember(j, "ap", a.pattern, p);
+  readOptionalMember(j, "offset", a.offset, p);
+  std::string memref, memsetref;
+  readRequiredMember(j, "memref", memref, p);
+  a.loc = f.findLocation(memref);
+  if (!a.loc) {
+    Scope s(p, "memref");
+    p.fail("no memory location named '" + memref + "' in function '" + f.name + "'");
+  }
+  readOptionalMember(j, "memsetref", memsetref, p);
+  if (!memsetref.empty() && memsetref != a.loc->set->name) {
+    Scope s(p, "memsetref");
+    p.fail("memory location '" + memref + "' belongs to '" + a.loc->set->name + "', not '" +
+           memsetref + "'");
+  }
+  readOptionalMember(j, "access", a.flavour, p);
+  readOptionalMember(j, "access_shape", a.access_shape, p);
+  readOptionalMember(j, "partition_dim", a.partition_dim, p);
+  return a;
+}
+
+std::unique_ptr<MemoryLocation> readLocation(const ojson& j, JsonPath& p) {
+  expectObject(j, p);
+  auto l = std::make_unique<MemoryLocation>();
+  readRequiredMember(j, "name", l->name, p);
+  readRequiredMember(j, "type", l->type, p);
+  readOptionalMember(j, "addr", l->addr, p);
+  std::vector<int64_t> dims;
+  readRequiredMember(j, "dims", dims, p);
+  if (dims.size() != 2) {
+    Scope s(p, "dims");
+    p.fail("expected [partitions, bytes_per_partition], got " + std::to_string(dims.size()) +
+           " numbers");
+  }
+  l->partitions = dims[0];
+  l->bytes_per_partition = dims[1];
+  readOptionalMember(j, "bank", l->bank, p);
+  readOptionalMember(j, "base", l->base_partition, p);
+  readOptionalMember(j, "allocated", l->allocated, p);
+  readOptionalMember(j, "pinned", l->pinned, p);
+  readOptionalMember(j, "tensor_id", l->tensor_id, p);
+  l->extra_json = collectExtra(j, {"Skind", "name", "type", "addr", "dims", "bank", "base",
+                                   "allocated", "pinned", "tensor_id"});
+  return l;
+}
+
+std::unique_ptr<MemoryLocationSet> readAllocation(const ojson& j, JsonPath& p) {
+  expectObject(j, p);
+  auto a = std::make_unique<MemoryLocationSet>();
+  readRequiredMember(j, "name", a->name, p);
+  readOptionalMember(j, "addr_space", a->addr_space, p);
+  readRequiredMember(j, "dtype", a->dtype, p);
+  readOptionalMember(j, "partition_dim", a->partition_dim, p);
+  readOptionalMember(j, "tensor_shape", a->tensor_shape, p);
+  readOptionalMember(j, "file", a->file, p);
+  readOptionalMember(j, "no_spill", a->no_spill, p);
+  readOptionalMember(j, "volatile", a->is_volatile, p);
+  readOptionalMember(j, "virtual", a->is_virtual, p);
+  readOptionalMember(j, "kind", a->kind, p);
+  readOptionalMember(j, "tensor_class", a->tensor_class, p);
+  auto it = j.find("memorylocations");
+  if (it == j.end()) p.fail("missing required field 'memorylocations'");
+  Scope s(p, "memorylocations");
+  expectArray(*it, p);
+  for (size_t i = 0; i < it->size(); ++i) {
+    Scope si(p, i);
+    a->locations.push_back(readLocation((*it)[i], p));
+  }
+  a->extra_json = collectExtra(j, {"Skind", "addr_space", "dtype", "partition_dim",
+                                   "tensor_shape", "name", "file", "no_spill", "volatile",
+                                   "virtual", "kind", "tensor_class", "memorylocations"});
+  return a;
+}
+
+void readInstruction(const ojson& j, Function& f, BasicBlock& bb, JsonPath& p) {
+  expectObject(j, p);
+  std::string opname, name;
+  readRequiredMember(j, "opcode", opname, p);
+  Opcode op;
+  {
+    Scope s(p, "opcode");
+    if (opname == "Loop")
+      p.fail("Loop blocks are not supported: neuronxsim executes unrolled BIR");
+    try {
+      op = string2InstructionType(opname);
+    } catch (const BIRError& e) {
+      p.fail(e.what());
+    }
+  }
+  readRequiredMember(j, "name", name, p);
+  if (f.hasInstructionName(name)) {
+    Scope s(p, "name");
+    p.fail("instruction name '" + name + "' is used twice in function '" + f.name + "'");
+  }
+  auto inst = createInstruction(op, name);
+  readOptionalMember(j, "engine", inst->engine, p);
+  for (const char* side : {"ins", "outs"}) {
+    auto it = j.find(side);
+    if (it == j.end()) continue;
+    Scope s(p, side);
+    expectArray(*it, p);
+    auto& list = side[0] == 'i' ? inst->ins : inst->outs;
+    for (size_t i = 0; i < it->size(); ++i) {
+      Scope si(p, i);
+      list.push_back(readArg((*it)[i], f, p));
+    }
+  }
+  std::vector<std::string_view> known = {"opcode", "name", "engine", "ins", "outs", "source",
+                                         "kernel"};
+  readNodeFields(*inst, j, p, known);
+  readOptionalMember(j, "source", inst->source, p);
+  readOptionalMember(j, "kernel", inst->kernel, p);
+  inst->extra_json = collectExtra(j, {}, known);
+  bb.append(std::move(inst));
+}
+
+void readFunction(const ojson& j, Function& f, JsonPath& p) {
+  expectObject(j, p);
+  readOptionalMember(j, "attributes", f.attributes, p);
+  if (auto it = j.find("allocations"); it != j.end()) {
+    Scope s(p, "allocations");
+    expectArray(*it, p);
+    for (size_t i = 0; i < it->size(); ++i) {
+      Scope si(p, i);
+      auto set = readAllocation((*it)[i], p);
+      try {
+        f.addAllocation(std::move(set));
+      } catch (const BIRError& e) {
+        p.fail(e.what());
+      }
+    }
+  }
+  if (auto it = j.find("blocks"); it != j.end()) {
+    Scope s(p, "blocks");
+    expectArray(*it, p);
+    for (size_t b = 0; b < it->size(); ++b) {
+      Scope sb(p, b);
+      const ojson& bj = (*it)[b];
+      expectObject(bj, p);
+      std::string bname;
+      readOptionalMember(bj, "name", bname, p);
+      BasicBlock* bb = f.addBlock(bname);
+      auto insts = bj.find("instructions");
+      if (insts == bj.end()) continue;
+      Scope si(p, "instructions");
+      expectArray(*insts, p);
+      for (size_t i = 0; i < insts->size(); ++i) {
+        Scope sii(p, i);
+        readInstruction((*insts)[i], f, *bb, p);
+      }
+    }
+  }
+  f.extra_json = collectExtra(j, {"name", "attributes", "allocations", "blocks"});
+}
+
+// Refuses nesting deeper than kMaxJsonDepth before nlohmann (or our writer) recurses into it.
+void checkDepth(std::string_view text) {
+  int depth = 0;
+  bool inString = false, escaped = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (inString) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') inString = false;
+    } else if (c == '"') {
+      inString = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxJsonDepth)
+        throw BIRError("JSON nesting is deeper than " + std::to_string(kMaxJsonDepth) +
+                       " levels at byte " + std::to_string(i));
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+}
+
+}  // namespace
+
+std::string moduleToJson(const Module& m, int indent) {
+  JsonPath p;
+  ojson j;
+  j["attributes"] = ojson{{"neuron_core_id", m.neuron_core_id}};
+  appendExtra(j["attributes"], m.attributes_extra_json, p);
+  ojson funcs = ojson::array();
+  {
+    Scope s(p, "functions");
+    for (size_t i = 0; i < m.functions().size(); ++i) {
+      Scope si(p, i);
+      funcs.push_back(writeFunction(*m.functions()[i], p));
+    }
+  }
+  j["functions"] = std::move(funcs);
+  j["arch"] = m.arch;
+  j["version"] = Module::kBirVersion;
+  j["neuronxsim_format"] = Module::kFormatVersion;
+  appendExtra(j, m.extra_json, p);
+  return j.dump(indent);
+}
+
+std::unique_ptr<Module> moduleFromJson(std::string_view text, const JsonReadOptions& opts) {
+  checkDepth(text);
+  ojson j;
+  try {
+    j = ojson::parse(text.begin(), text.end());
+  } catch (const nlohmann::json::parse_error& e) {
+    throw BIRError(std::string("invalid JSON: ") + e.what());
+  }
+  JsonPath p;
+  auto m = std::make_unique<Module>();
+  try {
+    expectObject(j, p);
+    int64_t version = Module::kBirVersion, format = Module::kFormatVersion;
+    readOptionalMember(j, "version", version, p);
+    if (version != Module::kBirVersion) {
+      Scope s(p, "version");
+      p.fail("BIR JSON version " + std::to_string(version) + " is not supported (expected " +
+             std::to_string(Module::kBirVersion) + ")");
+    }
+    readOptionalMember(j, "neuronxsim_format", format, p);
+    if (format > Module::kFormatVersion || format < 1) {
+      Scope s(p, "neuronxsim_format");
+      p.fail("format revision " + std::to_string(format) + " is not supported (this build reads " +
+             std::to_string(Module::kFormatVersion) + ")");
+    }
+    if (auto it = j.find("attributes"); it != j.end()) {
+      Scope s(p, "attributes");
+      expectObject(*it, p);
+      readOptionalMember(*it, "neuron_core_id", m->neuron_core_id, p);
+      m->attributes_extra_json = collectExtra(*it, {"neuron_core_id"});
+    }
+    readOptionalMember(j, "arch", m->arch, p);
+    auto funcs = j.find("functions");
+    if (funcs == j.end()) p.fail("missing required field 'functions'");
+    Scope s(p, "functions");
+    expectArray(*funcs, p);
+    for (size_t i = 0; i < funcs->size(); ++i) {
+      Scope si(p, i);
+      const ojson& fj = (*funcs)[i];
+      expectObject(fj, p);
+      std::string fname;
+      readOptionalMember(fj, "name", fname, p);
+      readFunction(fj, *m->addFunction(fname), p);
+    }
+  } catch (const nlohmann::json::exception& e) {
+    // Our readers check types before every access; this is a last line of defence.
+    throw BIRError(located(p.str(), e.what()));
+  }
+  m->extra_json = collectExtra(
+      j, {"attributes", "functions", "arch", "version", "neuronxsim_format"});
+  if (opts.verify) verifyModule(*m);
+  return m;
+}
+
+}  // namespace bir

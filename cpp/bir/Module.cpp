@@ -1,0 +1,184 @@
+#include "Module.h"
+
+#include <cstdio>
+
+#include "Error.h"
+
+namespace bir {
+
+// ---- BasicBlock ----
+
+Instruction* BasicBlock::addInstruction(Opcode op, std::string n) {
+  return append(createInstruction(op, std::move(n), this));
+}
+
+Instruction* BasicBlock::append(std::unique_ptr<Instruction> inst) {
+  if (!inst) throw BIRError("BasicBlock::append: null instruction");
+  if (parent_) {
+    const std::string base = inst->name.empty() ? inst->opcodeName() : inst->name;
+    inst->name = parent_->uniqueInstructionName(base);
+    inst->id = parent_->nextInstructionId();
+  }
+  inst->setParent(this);
+  insts_.push_back(std::move(inst));
+  return insts_.back().get();
+}
+
+size_t BasicBlock::replace(size_t index, std::vector<std::unique_ptr<Instruction>> replacement) {
+  if (index >= insts_.size()) throw BIRError("BasicBlock::replace: index out of range");
+  if (parent_) parent_->forgetInstructionName(insts_[index]->name);
+  for (auto& inst : replacement) {
+    if (parent_) {
+      const std::string base = inst->name.empty() ? inst->opcodeName() : inst->name;
+      inst->name = parent_->uniqueInstructionName(base);
+      inst->id = parent_->nextInstructionId();
+    }
+    inst->setParent(this);
+  }
+  const size_t n = replacement.size();
+  insts_.erase(insts_.begin() + static_cast<std::ptrdiff_t>(index));
+  insts_.insert(insts_.begin() + static_cast<std::ptrdiff_t>(index),
+                std::make_move_iterator(replacement.begin()),
+                std::make_move_iterator(replacement.end()));
+  return n;
+}
+
+int64_t BasicBlock::indexOf(const Instruction* inst) const {
+  for (size_t i = 0; i < insts_.size(); ++i)
+    if (insts_[i].get() == inst) return static_cast<int64_t>(i);
+  return -1;
+}
+
+// ---- Function ----
+
+BasicBlock* Function::addBlock(std::string n) {
+  if (n.empty()) n = "bb" + std::to_string(blocks_.size());
+  blocks_.push_back(std::make_unique<BasicBlock>(std::move(n), this));
+  return blocks_.back().get();
+}
+
+MemoryLocationSet* Function::addAllocation(std::unique_ptr<MemoryLocationSet> set) {
+  if (setByName_.count(set->name))
+    throw BIRError("allocation '" + set->name + "' is defined twice");
+  for (auto& loc : set->locations) {
+    if (locByName_.count(loc->name))
+      throw BIRError("memory location '" + loc->name + "' is defined twice");
+  }
+  for (auto& loc : set->locations) {
+    loc->set = set.get();
+    locByName_[loc->name] = loc.get();
+  }
+  setByName_[set->name] = set.get();
+  allocs_.push_back(std::move(set));
+  return allocs_.back().get();
+}
+
+MemoryLocation* Function::createDramTensor(const std::string& n, MemoryType type, DType dtype,
+                                           const std::vector<int64_t>& shape, TensorKind kind) {
+  if (type != MemoryType::Input && type != MemoryType::Output && type != MemoryType::DRAM)
+    throw BIRError("createDramTensor '" + n + "': memory type must be Input, Output or DRAM");
+  int64_t elems = 1;
+  for (int64_t d : shape) {
+    if (d < 0) throw BIRError("createDramTensor '" + n + "': negative dimension");
+    elems *= d;
+  }
+  auto set = std::make_unique<MemoryLocationSet>();
+  set->name = n + "_set";
+  set->dtype = dtype;
+  set->tensor_shape = shape;
+  set->kind = kind;
+  set->addr_space = AddrSpace::Shared;
+  auto loc = std::make_unique<MemoryLocation>();
+  loc->name = n;
+  loc->type = type;
+  loc->partitions = 1;
+  loc->bytes_per_partition = elems * dtypeSize(dtype);
+  set->locations.push_back(std::move(loc));
+  return addAllocation(std::move(set))->location();
+}
+
+MemoryLocation* Function::createOnChipTensor(const std::string& n, MemoryType type, DType dtype,
+                                             int64_t partitions, int64_t bytes_per_partition,
+                                             int64_t base_partition, int64_t addr,
+                                             const std::vector<int64_t>& shape) {
+  if (type != MemoryType::SB && type != MemoryType::PSUM)
+    throw BIRError("createOnChipTensor '" + n + "': memory type must be SB or PSUM");
+  auto set = std::make_unique<MemoryLocationSet>();
+  set->name = n + "_set";
+  set->dtype = dtype;
+  set->tensor_shape =
+      shape.empty() ? std::vector<int64_t>{partitions, bytes_per_partition / dtypeSize(dtype)}
+                    : shape;
+  auto loc = std::make_unique<MemoryLocation>();
+  loc->name = n;
+  loc->type = type;
+  loc->partitions = partitions;
+  loc->bytes_per_partition = bytes_per_partition;
+  loc->base_partition = base_partition;
+  loc->addr = addr;
+  if (type == MemoryType::PSUM) loc->bank = addr / 2048;
+  set->locations.push_back(std::move(loc));
+  return addAllocation(std::move(set))->location();
+}
+
+MemoryLocation* Function::findLocation(const std::string& n) const {
+  auto it = locByName_.find(n);
+  return it == locByName_.end() ? nullptr : it->second;
+}
+
+MemoryLocationSet* Function::findAllocation(const std::string& n) const {
+  auto it = setByName_.find(n);
+  return it == setByName_.end() ? nullptr : it->second;
+}
+
+std::string Function::uniqueTensorName(const std::string& base) const {
+  if (!locByName_.count(base) && !setByName_.count(base + "_set")) return base;
+  for (uint64_t i = 1;; ++i) {
+    std::string n = base + "." + std::to_string(i);
+    if (!locByName_.count(n) && !setByName_.count(n + "_set")) return n;
+  }
+}
+
+std::string Function::uniqueInstructionName(const std::string& base) {
+  std::string n = base;
+  while (instNames_.count(n)) n = base + "." + std::to_string(++nameCounter_);
+  instNames_[n] = 1;
+  return n;
+}
+
+void Function::registerInstructionName(const std::string& n) {
+  if (!instNames_.emplace(n, 1).second) throw BIRError("instruction name '" + n + "' is used twice");
+}
+
+bool Function::hasInstructionName(const std::string& n) const { return instNames_.count(n) != 0; }
+
+void Function::forgetInstructionName(const std::string& n) { instNames_.erase(n); }
+
+uint64_t Function::nextInstructionId() { return parent_ ? parent_->nextInstructionId() : 0; }
+
+size_t Function::instructionCount() const {
+  size_t n = 0;
+  for (const auto& b : blocks_) n += b->size();
+  return n;
+}
+
+// ---- Module ----
+
+Function* Module::addFunction(std::string n) {
+  if (n.empty()) {
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "sg%04zu", funcs_.size());
+    n = buf;
+  }
+  funcs_.push_back(std::make_unique<Function>(std::move(n), this));
+  return funcs_.back().get();
+}
+
+Function* Module::function(int64_t core) const {
+  if (core < 0 || core >= static_cast<int64_t>(funcs_.size()))
+    throw BIRError("functions[" + std::to_string(core) + "]: the module has " +
+                   std::to_string(funcs_.size()) + " function(s)");
+  return funcs_[static_cast<size_t>(core)].get();
+}
+
+}  // namespace bir

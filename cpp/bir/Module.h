@@ -1,0 +1,132 @@
+// Module -> Function -> BasicBlock -> Instruction, the BIR containers.
+//
+// A module holds one function per NeuronCore (functions[NeuronCoreId], seed 000); a function owns
+// its allocations (the tensors its instructions address) and its blocks; a block owns its
+// instructions in program order. Names of tensors and instructions are unique per function.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "KernelInstructions.h"
+#include "Memory.h"
+
+namespace bir {
+
+class Function;
+
+class BasicBlock {
+ public:
+  BasicBlock(std::string name, Function* parent) : name(std::move(name)), parent_(parent) {}
+  BasicBlock(const BasicBlock&) = delete;
+  BasicBlock& operator=(const BasicBlock&) = delete;
+
+  std::string name;
+  Function* parent() const { return parent_; }
+
+  const std::vector<std::unique_ptr<Instruction>>& instructions() const { return insts_; }
+  size_t size() const { return insts_.size(); }
+  Instruction* at(size_t i) const { return insts_.at(i).get(); }
+
+  // Appends a new node of the class the opcode table names; an empty name gets a unique one.
+  Instruction* addInstruction(Opcode op, std::string name = {});
+  // Appends an already built node (takes ownership; renames it if its name is taken).
+  Instruction* append(std::unique_ptr<Instruction> inst);
+  // Replaces the instruction at `index` with `replacement` (in order); returns the count inserted.
+  size_t replace(size_t index, std::vector<std::unique_ptr<Instruction>> replacement);
+  // Index of `inst` in this block, or -1.
+  int64_t indexOf(const Instruction* inst) const;
+
+ private:
+  Function* parent_;
+  std::vector<std::unique_ptr<Instruction>> insts_;
+};
+
+class Module;
+
+class Function {
+ public:
+  Function(std::string name, Module* parent) : name(std::move(name)), parent_(parent) {}
+  Function(const Function&) = delete;
+  Function& operator=(const Function&) = delete;
+
+  std::string name;
+  std::vector<std::string> attributes;
+  std::string extra_json;
+  Module* parent() const { return parent_; }
+
+  const std::vector<std::unique_ptr<MemoryLocationSet>>& allocations() const { return allocs_; }
+  const std::vector<std::unique_ptr<BasicBlock>>& blocks() const { return blocks_; }
+  BasicBlock* addBlock(std::string name = {});
+
+  // A tensor in DRAM (type Input, Output or DRAM) of the given shape.
+  MemoryLocation* createDramTensor(const std::string& name, MemoryType type, DType dtype,
+                                   const std::vector<int64_t>& shape,
+                                   TensorKind kind = TensorKind::Internal);
+  // An on-chip tensor (SB or PSUM): `partitions` rows of `bytes_per_partition` bytes placed at
+  // partition `base_partition`, byte `addr`.
+  MemoryLocation* createOnChipTensor(const std::string& name, MemoryType type, DType dtype,
+                                     int64_t partitions, int64_t bytes_per_partition,
+                                     int64_t base_partition, int64_t addr,
+                                     const std::vector<int64_t>& shape = {});
+  // Takes ownership of a fully built allocation (the JSON reader's path).
+  MemoryLocationSet* addAllocation(std::unique_ptr<MemoryLocationSet> set);
+
+  MemoryLocation* findLocation(const std::string& name) const;
+  MemoryLocationSet* findAllocation(const std::string& name) const;
+  // A name not yet used by any tensor, from `base`.
+  std::string uniqueTensorName(const std::string& base) const;
+  // A name not yet used by any instruction, from `base`; reserves it.
+  std::string uniqueInstructionName(const std::string& base);
+  void registerInstructionName(const std::string& name);
+  bool hasInstructionName(const std::string& name) const;
+  void forgetInstructionName(const std::string& name);
+
+  uint64_t nextInstructionId();
+  size_t instructionCount() const;
+
+ private:
+  Module* parent_;
+  std::vector<std::unique_ptr<MemoryLocationSet>> allocs_;
+  std::vector<std::unique_ptr<BasicBlock>> blocks_;
+  std::unordered_map<std::string, MemoryLocation*> locByName_;
+  std::unordered_map<std::string, MemoryLocationSet*> setByName_;
+  std::unordered_map<std::string, uint64_t> instNames_;  // name -> uses
+  uint64_t nameCounter_ = 0;
+};
+
+class Module {
+ public:
+  Module() = default;
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
+
+  // The BIR JSON "version" this build reads and writes, and our own format revision for the
+  // fields the public schema lacks (IT56 carrier, operand flavours, source lines).
+  static constexpr int64_t kBirVersion = 2;
+  static constexpr int64_t kFormatVersion = 1;
+
+  int64_t neuron_core_id = 0;
+  std::string arch = "gen2";
+  std::string extra_json;             // unknown top-level fields, verbatim
+  std::string attributes_extra_json;  // unknown fields of "attributes", verbatim
+
+  Function* addFunction(std::string name = {});
+  const std::vector<std::unique_ptr<Function>>& functions() const { return funcs_; }
+  // functions[NeuronCoreId]; throws BIRError when absent.
+  Function* function(int64_t neuron_core_id) const;
+
+  uint64_t nextInstructionId() { return nextId_++; }
+  void reserveInstructionId(uint64_t id) {
+    if (id >= nextId_) nextId_ = id + 1;
+  }
+
+ private:
+  std::vector<std::unique_ptr<Function>> funcs_;
+  uint64_t nextId_ = 0;
+};
+
+}  // namespace bir

@@ -1,0 +1,34 @@
+// Shared helpers of the pybind11 bindings (one extension module, neuronxsim.starfish.lib._core,
+// with one submodule per core area).
+#pragma once
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <string_view>
+
+#include "bir/Enums.h"
+
+namespace nxs::py_bind {
+
+namespace py = pybind11;
+
+void bindErrors(py::module_& m);
+void bindBir(py::module_& m);
+
+// Registers a BIR enum under its own name, members spelled as in BIR JSON.
+template <class E>
+py::enum_<E> bindEnum(py::module_& m) {
+  py::enum_<E> e(m, std::string(bir::EnumTraits<E>::kTypeName).c_str());
+  const auto& names = bir::EnumTraits<E>::kNames;
+  for (size_t i = 0; i < names.size(); ++i) e.value(std::string(names[i]).c_str(), static_cast<E>(i));
+  return e;
+}
+
+// A pointer into an object owned by `owner`, returned to Python so that it keeps `owner` alive.
+template <class T>
+py::object borrowed(T* p, py::handle owner) {
+  return py::cast(p, py::return_value_policy::reference_internal, owner);
+}
+
+}  // namespace nxs::py_bind

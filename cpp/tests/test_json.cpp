@@ -1,0 +1,153 @@
+// BIR JSON: byte-identical round trips of every node kind and field, unknown fields kept, and
+// malformed input rejected with the JSON path of the problem.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "TestModules.h"
+#include "bir/Error.h"
+#include "bir/Json.h"
+
+using namespace bir;
+
+namespace {
+
+// Expects reading `text` to fail with a BIRError whose message contains `needle`.
+void expectRejected(const std::string& text, const std::string& needle) {
+  try {
+    moduleFromJson(text);
+    ADD_FAILURE() << "accepted: " << text.substr(0, 200);
+  } catch (const BIRError& e) {
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos)
+        << "message: " << e.what() << "\nexpected to contain: " << needle;
+  }
+}
+
+std::string everyNodeJson(int indent = 1) { return moduleToJson(*nxs_test::buildEveryNodeModule(), indent); }
+
+}  // namespace
+
+TEST(Json, EveryNodeKindRoundTripsByteIdentically) {
+  for (int indent : {1, -1, 4}) {
+    const std::string first = everyNodeJson(indent);
+    auto m = moduleFromJson(first);
+    const std::string second = moduleToJson(*m, indent);
+    ASSERT_EQ(first, second) << "indent " << indent;
+    EXPECT_EQ(moduleToJson(*moduleFromJson(second), indent), second);
+  }
+}
+
+TEST(Json, FieldsSurviveTheRoundTrip) {
+  auto m = moduleFromJson(everyNodeJson());
+  Function* f = m->function(0);
+  ASSERT_EQ(f->blocks().size(), 1u);
+  const BasicBlock& bb = *f->blocks()[0];
+  ASSERT_EQ(bb.size(), 110u);
+  for (size_t i = 0; i < bb.size(); ++i) EXPECT_EQ(bb.at(i)->opcode(), static_cast<Opcode>(i));
+  auto* k = cast<InstBIRKernel>(bb.at(InstructionType::BIRKernel));
+  EXPECT_EQ(k->kernel_name, "MLP");
+  EXPECT_EQ(k->kernel_attrs[1].second, "SiLU");
+  EXPECT_EQ(k->norm_type, 1);
+  EXPECT_FALSE(k->store_add.has_value());
+  EXPECT_EQ(k->lower_bound, 0.5);
+  EXPECT_EQ(k->ins[0].flavour, AccessFlavour::Seq);
+  EXPECT_EQ(k->outs[0].flavour, AccessFlavour::Opaque);
+  auto* c = cast<InstNKIKLIRKernel>(bb.at(InstructionType::NKIKLIRKernel));
+  EXPECT_EQ(c->klir_binary, "/tmp/kernel.klr");
+  EXPECT_EQ(c->kernel_format, "klir");
+  EXPECT_EQ(c->grid, 2);
+  auto* u = cast<InstNKIKernel>(bb.at(InstructionType::NKIKernel));
+  EXPECT_EQ(u->body.text, R"({"functions":[],"version":2})");
+  auto* s = cast<InstAffineSelect>(bb.at(InstructionType::TensorScalarAffineSelect));
+  EXPECT_TRUE(std::isinf(s->fill_value) && s->fill_value < 0);
+  auto* mm = cast<InstMatmult>(bb.at(InstructionType::Matmult));
+  EXPECT_FALSE(mm->start_tensor_calc);
+  EXPECT_EQ(mm->outs[0].loc->type, MemoryType::PSUM);
+  auto* noop = bb.at(InstructionType::NoOp);
+  ASSERT_EQ(noop->ins.back().kind, ArgKind::ImmValue);
+  EXPECT_EQ(noop->ins.back().imm, 0.25);
+  EXPECT_EQ(noop->ins.back().dtype, DType::float16);
+  EXPECT_EQ(bb.at(7)->source, "kernel.py:17");
+}
+
+TEST(Json, UnknownFieldsAreKeptVerbatim) {
+  auto j = nlohmann::ordered_json::parse(everyNodeJson());
+  j["functions"][0]["blocks"][0]["instructions"][0]["can_read_uninit"] = true;
+  j["functions"][0]["allocations"][0]["tensorId2MemLocSize"] = {{"7", 256}};
+  j["compiler_version"] = "2.24";
+  const std::string text = j.dump(1);
+  const std::string again = moduleToJson(*moduleFromJson(text), 1);
+  auto k = nlohmann::ordered_json::parse(again);
+  EXPECT_EQ(k["functions"][0]["blocks"][0]["instructions"][0]["can_read_uninit"], true);
+  EXPECT_EQ(k["functions"][0]["allocations"][0]["tensorId2MemLocSize"]["7"], 256);
+  EXPECT_EQ(k["compiler_version"], "2.24");
+  EXPECT_EQ(moduleToJson(*moduleFromJson(again), 1), again);
+}
+
+TEST(Json, MalformedInputNamesThePath) {
+  expectRejected("", "invalid JSON");
+  expectRejected("{", "invalid JSON");
+  expectRejected("[]", "expected an object");
+  expectRejected(R"({"functions": 3})", "functions: expected an array, got number");
+  expectRejected(R"({"version": 3, "functions": []})", "version: BIR JSON version 3 is not supported");
+  expectRejected(R"({"neuronxsim_format": 9, "functions": []})", "format revision 9");
+  expectRejected(R"({"functions": [{"blocks": [{"instructions": [{"opcode": "Bogus", "name": "i"}]}]}]})",
+                 "functions[0].blocks[0].instructions[0].opcode: unknown opcode 'Bogus'");
+  expectRejected(R"({"functions": [{"blocks": [{"instructions": [{"opcode": "Activation", "name": "i", "func": "Expp"}]}]}]})",
+                 "functions[0].blocks[0].instructions[0].func: unknown ActivationFunc 'Expp'");
+  expectRejected(R"({"functions": [{"blocks": [{"instructions": [{"name": "i"}]}]}]})",
+                 "instructions[0]: missing required field 'opcode'");
+  expectRejected(R"({"functions": [{"blocks": [{"instructions": [{"opcode": "Loop", "name": "l"}]}]}]})",
+                 "Loop blocks are not supported");
+  expectRejected(R"({"functions": [{"blocks": [{"instructions": [
+      {"opcode": "NoOp", "name": "a"}, {"opcode": "NoOp", "name": "a"}]}]}]})",
+                 "instructions[1].name: instruction name 'a' is used twice");
+  expectRejected(R"({"functions": [{"blocks": [{"instructions": [
+      {"opcode": "TensorCopy", "name": "a", "ins": [{"kind": "physical_ap", "ap": [[1, 1]], "memref": "nope"}]}]}]}]})",
+                 "instructions[0].ins[0].memref: no memory location named 'nope'");
+  expectRejected(R"({"functions": [{"blocks": [{"instructions": [
+      {"opcode": "TensorCopy", "name": "a", "ins": [{"kind": "symbolic_ap"}]}]}]}]})",
+                 "ins[0].kind: argument kind 'symbolic_ap' is not supported");
+  expectRejected(R"({"functions": [{"allocations": [{"name": "t_set", "dtype": "float33", "memorylocations": []}]}]})",
+                 "functions[0].allocations[0].dtype: unknown DType 'float33'");
+  expectRejected(R"({"functions": [{"allocations": [{"name": "t_set", "dtype": "float32",
+      "memorylocations": [{"name": "t", "type": "SB", "dims": [128]}]}]}]})",
+                 "allocations[0].memorylocations[0].dims: expected [partitions, bytes_per_partition]");
+  expectRejected(R"({"attributes": {"neuron_core_id": 18446744073709551615}, "functions": []})",
+                 "attributes.neuron_core_id: integer 18446744073709551615 is out of range");
+}
+
+TEST(Json, BadAccessPatternValuesNameTheirElement) {
+  auto j = nlohmann::ordered_json::parse(everyNodeJson());
+  auto& ap = j["functions"][0]["blocks"][0]["instructions"][14]["ins"][0]["ap"];  // TensorCopy
+  ap[1][1] = "16";
+  expectRejected(j.dump(), "functions[0].blocks[0].instructions[14].ins[0].ap[1][1]: expected an integer, got string");
+  ap[1][1] = 16;
+  ap[1][0] = 1.5;
+  expectRejected(j.dump(), "ins[0].ap[1][0]: expected an integer, got number");
+  ap[1] = nlohmann::ordered_json::array({1});
+  expectRejected(j.dump(), "ins[0].ap[1]: expected a [step, num] pair");
+}
+
+TEST(Json, HostileNestingIsRefusedBeforeParsing) {
+  expectRejected(std::string(100000, '['), "nesting is deeper than");
+  std::string deepExtra = R"({"functions": [], "x": )" + std::string(300, '[') + std::string(300, ']') + "}";
+  expectRejected(deepExtra, "nesting is deeper than");
+}
+
+TEST(Json, EveryTruncationIsAnErrorNotACrash) {
+  const std::string text = everyNodeJson(-1);
+  const size_t stepBy = text.size() / 300 + 1;
+  for (size_t cut = 0; cut < text.size(); cut += stepBy)
+    EXPECT_THROW(moduleFromJson(std::string_view(text).substr(0, cut)), BIRError) << "cut " << cut;
+}
+
+TEST(Json, VerifierRunsOnRead) {
+  auto j = nlohmann::ordered_json::parse(everyNodeJson());
+  auto& in = j["functions"][0]["blocks"][0]["instructions"][14]["ins"][0];
+  in["offset"] = 70 * 1024;  // partition 70 of the 1024-element rows
+  in["ap"][0][1] = 16;
+  expectRejected(j.dump(),
+                 "functions[0].blocks[0].instructions[14].ins[0]: partition start 70 breaks the "
+                 "start-partition rule for 16 partitions");
+}

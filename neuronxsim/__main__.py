@@ -1,0 +1,5 @@
+import sys
+
+from neuronxsim.cli import main
+
+sys.exit(main())

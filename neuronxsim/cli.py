@@ -1,0 +1,63 @@
+"""The ``neuronxsim`` command line.
+
+Every subcommand reports bad input as one line on stderr and a non-zero exit code; ``--debug``
+shows the Python traceback instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import neuronxsim
+from neuronxsim.errors import NeuronxsimError
+
+
+def _cmd_demo(args) -> int:
+    from neuronxsim.demo import run_demo
+
+    run_demo(args.output, quiet=args.quiet)
+    return 0
+
+
+def _cmd_info(args) -> int:
+    from neuronxsim import bir
+    from neuronxsim.bir.printer import format_module
+
+    print(format_module(bir.load(args.file)))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="neuronxsim", description=__doc__.splitlines()[0])
+    p.add_argument("--version", action="version", version=f"neuronxsim {neuronxsim.__version__}")
+    p.add_argument("--debug", action="store_true", help="show Python tracebacks on errors")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    demo = sub.add_parser("demo", help="build a module with all three kernel nodes, print it, write its BIR JSON")
+    demo.add_argument("--output", default="neuronxsim-demo", help="output folder (default ./neuronxsim-demo)")
+    demo.add_argument("--quiet", action="store_true", help="print nothing")
+    demo.set_defaults(func=_cmd_demo)
+
+    info = sub.add_parser("info", help="summarise a BIR JSON file")
+    info.add_argument("file")
+    info.set_defaults(func=_cmd_info)
+    return p
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except (NeuronxsimError, OSError) as e:
+        if args.debug:
+            raise
+        print(f"neuronxsim: error: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("neuronxsim: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,159 @@
+"""The built-in demo: one BIR module holding all three kernel nodes, built the way BirCodeGenLoop
+builds them (``addInstruction(Opcode.<X>)`` then the node's setters), printed and written as BIR
+JSON.
+
+* IT54 ``InstBIRKernel`` -- a fused RMSNorm + MLP library kernel, named ``"MLP"``, with its named
+  attrs and whole-tensor (``addSeqAccess``) operands;
+* IT55 ``InstNKIKernel`` -- a user ``@nki.jit`` elementwise-add kernel whose traced body (ISA BIR:
+  two loads, a vector add, a store) travels with the node;
+* IT56 ``InstNKIKLIRKernel`` -- a registry kernel carrier in Form B (``kernel_format == "bir"``):
+  a 32x32 vector-engine transpose as embedded BIR JSON, operands through ``addOpaqueAP``.
+"""
+
+from __future__ import annotations
+
+import os
+
+from neuronxsim import bir
+from neuronxsim.bir import DType, MemoryType, TensorKind
+from neuronxsim.bir.printer import format_module
+from neuronxsim.starfish.penguin.targets.codegen.BirCodeGenLoop import BirCodeGenLoop, Opcode
+
+
+def _elementwise_add_body(rows: int, cols: int) -> str:
+    """ISA BIR of out = a + b over [rows, cols] float32, one SBUF tile each."""
+    m = bir.Module()
+    f = m.addFunction("add_kernel")
+    a = f.createDramTensor("a", MemoryType.Input, DType.float32, [rows, cols], TensorKind.ExternalInput)
+    b = f.createDramTensor("b", MemoryType.Input, DType.float32, [rows, cols], TensorKind.ExternalInput)
+    out = f.createDramTensor("out", MemoryType.Output, DType.float32, [rows, cols], TensorKind.ExternalOutput)
+    row_bytes = cols * 4
+    sa = f.createOnChipTensor("a_tile", MemoryType.SB, DType.float32, rows, row_bytes, 0, 0)
+    sb = f.createOnChipTensor("b_tile", MemoryType.SB, DType.float32, rows, row_bytes, 0, row_bytes)
+    so = f.createOnChipTensor("out_tile", MemoryType.SB, DType.float32, rows, row_bytes, 0, 2 * row_bytes)
+    block = f.addBlock()
+    for src, dst in ((a, sa), (b, sb)):
+        load = block.addInstruction(bir.InstructionType.Load)
+        load.engine = bir.Engine.SP
+        load.addArgumentOrOutput(bir.Instruction.createAP(src, 0, [(cols, rows), (1, cols)], [], -1), False)
+        load.addArgumentOrOutput(bir.Instruction.createAP(dst, 0, [(cols, rows), (1, cols)], [], -1), True)
+    add = block.addInstruction(bir.InstructionType.TensorTensor)
+    add.engine = bir.Engine.DVE
+    add.set_op(bir.AluOp.add)
+    for t in (sa, sb):
+        add.addArgumentOrOutput(bir.Instruction.createAP(t, 0, [(cols, rows), (1, cols)], [], -1), False)
+    add.addArgumentOrOutput(bir.Instruction.createAP(so, 0, [(cols, rows), (1, cols)], [], -1), True)
+    save = block.addInstruction(bir.InstructionType.Save)
+    save.engine = bir.Engine.SP
+    save.addArgumentOrOutput(bir.Instruction.createAP(so, 0, [(cols, rows), (1, cols)], [], -1), False)
+    save.addArgumentOrOutput(bir.Instruction.createAP(out, 0, [(cols, rows), (1, cols)], [], -1), True)
+    for inst in block.instructions:
+        inst.source = "demo.py:add_kernel"
+    return m.to_json(-1)
+
+
+def _transpose_body(n: int) -> str:
+    """ISA BIR of out = x.T for an [n, n] float32 tile on the vector engine (n <= 32)."""
+    m = bir.Module()
+    f = m.addFunction("tiled_dve_transpose_10")
+    x = f.createDramTensor("x", MemoryType.Input, DType.float32, [n, n], TensorKind.ExternalInput)
+    out = f.createDramTensor("out", MemoryType.Output, DType.float32, [n, n], TensorKind.ExternalOutput)
+    sx = f.createOnChipTensor("x_tile", MemoryType.SB, DType.float32, n, n * 4, 0, 0)
+    so = f.createOnChipTensor("t_tile", MemoryType.SB, DType.float32, n, n * 4, 0, n * 4)
+    block = f.addBlock()
+    full = [(n, n), (1, n)]
+    load = block.addInstruction(bir.InstructionType.Load)
+    load.engine = bir.Engine.SP
+    load.addArgumentOrOutput(bir.Instruction.createAP(x, 0, full, [], -1), False)
+    load.addArgumentOrOutput(bir.Instruction.createAP(sx, 0, full, [], -1), True)
+    tr = block.addInstruction(bir.InstructionType.StreamTranspose)
+    tr.engine = bir.Engine.DVE
+    tr.addArgumentOrOutput(bir.Instruction.createAP(sx, 0, full, [], -1), False)
+    tr.addArgumentOrOutput(bir.Instruction.createAP(so, 0, full, [], -1), True)
+    save = block.addInstruction(bir.InstructionType.Save)
+    save.engine = bir.Engine.SP
+    save.addArgumentOrOutput(bir.Instruction.createAP(so, 0, full, [], -1), False)
+    save.addArgumentOrOutput(bir.Instruction.createAP(out, 0, full, [], -1), True)
+    return m.to_json(-1)
+
+
+def build_demo_module(tokens: int = 256, hidden: int = 2048, intermediate: int = 5632) -> bir.Module:
+    """A module with one node of each kernel kind, over DRAM tensors of a small decoder layer."""
+    cg = BirCodeGenLoop()
+    f = cg.function
+    bf16 = DType.bfloat16
+    hidden_t = f.createDramTensor("hidden", MemoryType.Input, bf16, [1, tokens, hidden], TensorKind.ExternalInput)
+    ln_w = f.createDramTensor("ln_w", MemoryType.Input, bf16, [1, hidden], TensorKind.ExternalInput)
+    gate_w = f.createDramTensor("gate_w", MemoryType.Input, bf16, [hidden, intermediate], TensorKind.ExternalInput)
+    up_w = f.createDramTensor("up_w", MemoryType.Input, bf16, [hidden, intermediate], TensorKind.ExternalInput)
+    down_w = f.createDramTensor("down_w", MemoryType.Input, bf16, [intermediate, hidden], TensorKind.ExternalInput)
+    mlp_out = f.createDramTensor("mlp_out", MemoryType.Output, bf16, [1, tokens, hidden], TensorKind.ExternalOutput)
+
+    # IT54: the name-inlined library node.
+    mlp = cg.addInstruction(Opcode.BIRKernel)
+    mlp.set_kernel_name("MLP")
+    mlp.set_kernel_attrs([("eps", "1e-06"), ("skip_gamma", "false")])
+    mlp.set_srcs_shape([list(t.shape) for t in (hidden_t, ln_w, gate_w, up_w, down_w)])
+    mlp.set_dsts_shape([list(mlp_out.shape)])
+    mlp.set_sb_buf_shape([128, 192 * 1024])
+    mlp.set_psum_buf_shape([128, 8, 2048])
+    mlp.set_auto_cast("none")
+    mlp.set_auto_cast_type("bfloat16")
+    mlp.set_fused_rmsnorm(True)
+    mlp.set_norm_type(1)
+    mlp.set_store_add(False)
+    mlp.set_quant_kernel(False)
+    mlp.set_skip_gate(False)
+    mlp.set_act_fn(0)
+    mlp.set_up_bias(False)
+    mlp.set_down_bias(False)
+    mlp.set_is_tkg(tokens <= 96)
+    for t in (hidden_t, ln_w, gate_w, up_w, down_w):
+        mlp.addSeqAccess(t, False)
+    mlp.addSeqAccess(mlp_out, True)
+
+    # IT55: a user @nki.jit kernel with its traced body.
+    rows, cols = 128, 512
+    a = f.createDramTensor("add_a", MemoryType.Input, DType.float32, [rows, cols], TensorKind.ExternalInput)
+    b = f.createDramTensor("add_b", MemoryType.Input, DType.float32, [rows, cols], TensorKind.ExternalInput)
+    c = f.createDramTensor("add_out", MemoryType.Output, DType.float32, [rows, cols], TensorKind.ExternalOutput)
+    user = cg.addInstruction(Opcode.NKIKernel)
+    user.set_func("add_kernel")
+    user.set_func_args(["a", "b"])
+    user.set_func_outs(["out"])
+    user.set_sb_buf_shape([128, 192 * 1024])
+    user.set_psum_buf_shape([128, 8, 2048])
+    user.set_body(_elementwise_add_body(rows, cols))
+    user.addSeqAccess(a, False)
+    user.addSeqAccess(b, False)
+    user.addSeqAccess(c, True)
+
+    # IT56: the registry-traced carrier, Form B (embedded BIR JSON).
+    n = 32
+    x = f.createDramTensor("tr_x", MemoryType.Input, DType.float32, [n, n], TensorKind.ExternalInput)
+    y = f.createDramTensor("tr_out", MemoryType.Output, DType.float32, [n, n], TensorKind.ExternalOutput)
+    reg = cg.addInstruction(Opcode.NKIKLIRKernel)
+    reg.set_klir_binary(_transpose_body(n))
+    reg.set_kernel_format("bir")
+    reg.set_nki_binary_version_identifier("neuronxsim-0.1.0")
+    reg.set_func_name("tiled_dve_transpose_10")
+    reg.set_func_args(["x"])
+    reg.set_func_outs(["out"])
+    reg.set_sb_buf_shape([128, 192 * 1024])
+    reg.set_psum_buf_shape([128, 8, 2048])
+    reg.addOpaqueAP(x, False)
+    reg.addOpaqueAP(y, True)
+    return cg.module
+
+
+def run_demo(output_dir: str = "neuronxsim-demo", quiet: bool = False) -> str:
+    """Builds the demo module, prints it and writes ``<output_dir>/module.json``; returns that path."""
+    module = build_demo_module()
+    module.verify()
+    os.makedirs(output_dir, exist_ok=True)
+    path = os.path.join(output_dir, "module.json")
+    bir.save(module, path)
+    if not quiet:
+        print(format_module(module))
+        print(f"\nwrote {path} ({os.path.getsize(path)} bytes)")
+    return path

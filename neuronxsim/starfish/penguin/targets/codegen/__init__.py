@@ -1,0 +1,1 @@
+"""Penguin -> BIR code generation (Cython): ``BirCodeGenLoop``."""

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Fuzzes the input readers with libFuzzer (ASan + UBSan) for a bounded time each, starting from
+# the seed corpora under cpp/fuzz/corpus/. A crash, sanitizer report or timeout fails the run.
+#   FUZZ_SECONDS  seconds per harness (default 60)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-system-deps.sh
+BUILD=build/fuzz
+cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
+  -DCMAKE_CXX_COMPILER=clang++ -DNXS_PYTHON=OFF -DNXS_FUZZ=ON >/dev/null
+cmake --build "$BUILD" -j "${CMAKE_BUILD_PARALLEL_LEVEL:-2}"
+for harness in "$BUILD"/cpp/fuzz_*; do
+  name=$(basename "$harness")
+  corpus_name=${name#fuzz_}
+  work="$BUILD/corpus-$corpus_name"
+  mkdir -p "$work"
+  cp -n cpp/fuzz/corpus/"$corpus_name"/* "$work"/ 2>/dev/null || true
+  dict=()
+  [ -f "cpp/fuzz/$corpus_name.dict" ] && dict=(-dict="cpp/fuzz/$corpus_name.dict")
+  echo "fuzzing $name for ${FUZZ_SECONDS:-60} s"
+  "$harness" "${dict[@]}" -max_total_time="${FUZZ_SECONDS:-60}" -timeout=10 -rss_limit_mb=2048 \
+    -print_final_stats=1 "$work" 2>&1 | tail -n 12
+  [ "${PIPESTATUS[0]}" -eq 0 ] || { echo "$name found a failure"; exit 1; }
+done

@@ -1,0 +1,92 @@
+"""Node classes through the bindings: layout report, factory, classof, setters, operand API."""
+
+import pytest
+
+from neuronxsim import BIRError, bir
+from neuronxsim.bir import AccessFlavour, DType, InstructionType, MemoryType
+
+
+def test_field_offsets_report_the_pinned_layout():
+    off = bir.field_offsets()
+    assert off["sizeof(Instruction)"] == 0xF0
+    assert off["InstBIRKernel.kernel_name"] == 0xF0
+    assert off["InstNKIKLIRKernel.klir_binary"] == 0xF0
+    assert off["InstNKIKLIRKernel.kernel_format"] == 0x110
+    assert off["InstNKIKLIRKernel.nki_binary_version_identifier"] == 0x130
+
+
+def _block():
+    m = bir.Module()
+    f = m.addFunction()
+    return m, f, f.addBlock()
+
+
+@pytest.mark.parametrize("op", list(InstructionType), ids=lambda m: m.name)
+def test_add_instruction_returns_the_table_subclass(op):
+    _, _, bb = _block()
+    node = bb.addInstruction(op)
+    cls = getattr(bir, bir.OPCODE_NODE_CLASSES[op])
+    assert type(node) is cls
+    assert cls.classof(node)
+    assert node.opcode == op and node.opcode_name == op.name
+
+
+def test_kernel_nodes_carry_exactly_their_fields():
+    _, _, bb = _block()
+    it54 = bb.addInstruction(InstructionType.BIRKernel)
+    it55 = bb.addInstruction(InstructionType.NKIKernel)
+    it56 = bb.addInstruction(InstructionType.NKIKLIRKernel)
+    assert not bir.InstBIRKernel.classof(it56) and not bir.InstNKIKLIRKernel.classof(it54)
+    carrier = {"klir_binary", "kernel_format", "nki_binary_version_identifier"}
+    assert carrier <= set(bir.InstNKIKLIRKernel.field_names)
+    assert not carrier & set(bir.InstBIRKernel.field_names)
+    for f in ("kernel_name", "kernel_attrs", "srcs_shape", "dsts_shape", "sb_buf_shape", "psum_buf_shape",
+              "auto_cast", "auto_cast_type", "is_causal", "fused_rmsnorm", "norm_type", "store_add",
+              "quant_kernel", "lower_bound", "skip_gate", "act_fn", "up_bias", "down_bias", "is_tkg",
+              "lnc_size", "output_layout"):
+        assert f in bir.InstBIRKernel.field_names and hasattr(it54, "set_" + f)
+    for f in ("func", "func_args", "func_outs", "sb_buf_shape", "psum_buf_shape"):
+        assert f in bir.InstNKIKernel.field_names
+    for f in ("func_args", "func_outs", "sb_buf_shape", "psum_buf_shape"):
+        assert f in bir.InstNKIKLIRKernel.field_names
+    it54.set_kernel_name("QKV")
+    it54.set_is_causal(True)
+    it54.set_kernel_attrs([("heads", "16")])
+    assert (it54.kernel_name, it54.is_causal, it54.kernel_attrs) == ("QKV", True, [("heads", "16")])
+    assert it54.store_add is None  # unset optional attrs stay unset
+    it56.set_klir_binary("/tmp/k.klr")
+    it56.set_kernel_format("klir")
+    assert it56.klir_binary == "/tmp/k.klr"
+    with pytest.raises(TypeError):
+        it54.set_norm_type("one")
+
+
+def test_operand_api_records_each_flavour():
+    m, f, bb = _block()
+    x = f.createDramTensor("x", MemoryType.Input, DType.bfloat16, [2, 3, 4])
+    node = bb.addInstruction(InstructionType.BIRKernel)
+    node.addSeqAccess(x, False)
+    node.addOpaqueAP(x, False)
+    tile = bir.Instruction.createAP(x, 4, [(4, 3), (1, 2)], [3, 2], 1)
+    node.addArgumentOrOutput(tile, False)
+    node.addAP(tile, True)
+    assert [a.flavour for a in node.ins] == [AccessFlavour.Seq, AccessFlavour.Opaque, AccessFlavour.AP]
+    assert [(p.step, p.num) for p in node.ins[0].pattern] == [(12, 2), (4, 3), (1, 4)]
+    assert node.outs[0].partition_dim == 1 and node.outs[0].memref == "x"
+
+
+def test_nodes_keep_their_module_alive():
+    def make():
+        m = bir.Module()
+        return m.addFunction().addBlock().addInstruction(InstructionType.Matmult)
+    node = make()
+    import gc
+    gc.collect()
+    node.set_is_transpose(True)
+    assert node.is_transpose and node.opcode_name == "Matmult"
+
+
+def test_bad_opcode_to_add_instruction():
+    _, _, bb = _block()
+    with pytest.raises(BIRError, match="out of range"):
+        bb.addInstruction(500)

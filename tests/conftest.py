@@ -1,0 +1,1 @@
+"""Shared pytest setup: every test runs against the installed (or in-place built) package."""

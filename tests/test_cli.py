@@ -1,0 +1,31 @@
+"""The command line: demo output and error handling."""
+
+import subprocess
+import sys
+
+from neuronxsim import bir
+from neuronxsim.cli import main
+
+
+def test_demo_writes_a_module_with_all_three_kernel_nodes(tmp_path, capsys):
+    assert main(["demo", "--output", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "BIRKernel[54]" in out and "NKIKernel[55]" in out and "NKIKLIRKernel[56]" in out
+    m = bir.load(tmp_path / "module.json")
+    kinds = [inst.opcode for inst in m.function(0).blocks[0].instructions]
+    assert kinds == [54, 55, 56]
+
+
+def test_info_on_a_missing_file_is_one_line_and_exit_1(tmp_path, capsys):
+    assert main(["info", str(tmp_path / "nope.json")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("neuronxsim: error:") and err.count("\n") == 1
+
+
+def test_info_on_malformed_json_has_no_traceback(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"functions": [{"blocks": 7}]}')
+    r = subprocess.run([sys.executable, "-m", "neuronxsim", "info", str(bad)], capture_output=True, text=True)
+    assert r.returncode == 1
+    assert "Traceback" not in r.stderr
+    assert "functions[0].blocks: expected an array" in r.stderr
