@@ -52,8 +52,6 @@ void bindNode(py::module_& m, const char* name) {
   bindFields<T>(cls);
 }
 
-}  // namespace
-
 void bindBir(py::module_& m) {
   // ---- the opcode table ----
   m.def("opcode_names", [] {
@@ -278,4 +276,7 @@ void bindBir(py::module_& m) {
   m.attr("FORMAT_VERSION") = Module::kFormatVersion;
 }
 
+NXS_REGISTER_SUBMODULE(bir, 10, "libBIR: opcodes, node classes, modules, BIR JSON", bindBir);
+
+}  // namespace
 }  // namespace nxs::py_bind

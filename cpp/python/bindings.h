@@ -6,6 +6,7 @@
 #include <pybind11/stl.h>
 
 #include <string_view>
+#include <vector>
 
 #include "bir/Enums.h"
 
@@ -14,7 +15,22 @@ namespace nxs::py_bind {
 namespace py = pybind11;
 
 void bindErrors(py::module_& m);
-void bindBir(py::module_& m);
+
+// Each core area binds itself into its own submodule of _core (`_core.bir`, `_core.sim`, ...) by
+// registering here from its bind_<area>.cpp, so adding an area touches no shared file:
+//   NXS_REGISTER_SUBMODULE(sim, 20, "the tile-engine simulator", bindSim)
+// Submodules are bound in increasing `order` (bir is 10 and comes first: others use its types).
+struct SubmoduleBinder {
+  const char* name;
+  int order;
+  const char* doc;
+  void (*bind)(py::module_&);
+};
+std::vector<SubmoduleBinder>& submoduleBinders();
+#define NXS_REGISTER_SUBMODULE(name, order, doc, fn)                                         \
+  static const bool nxs_registered_##name = (::nxs::py_bind::submoduleBinders().push_back( \
+                                                 {#name, order, doc, fn}),                 \
+                                             true)
 
 // Registers a BIR enum under its own name, members spelled as in BIR JSON.
 template <class E>

@@ -1,10 +1,25 @@
 // neuronxsim.starfish.lib._core: the compiled core. Thin by design; the readable API is the set
 // of Python facades (neuronxsim.bir, neuronxsim.sim, ...) that import it.
+#include <algorithm>
+
 #include "bindings.h"
 
+namespace nxs::py_bind {
+std::vector<SubmoduleBinder>& submoduleBinders() {
+  static std::vector<SubmoduleBinder> binders;
+  return binders;
+}
+}  // namespace nxs::py_bind
+
 PYBIND11_MODULE(_core, m) {
+  using namespace nxs::py_bind;
   m.doc() = "neuronxsim compiled core (use the neuronxsim.* facades)";
-  nxs::py_bind::bindErrors(m);
-  auto bir = m.def_submodule("bir", "libBIR: opcodes, node classes, modules, BIR JSON");
-  nxs::py_bind::bindBir(bir);
+  bindErrors(m);
+  auto binders = submoduleBinders();
+  std::stable_sort(binders.begin(), binders.end(),
+                   [](const auto& a, const auto& b) { return a.order < b.order; });
+  for (const auto& b : binders) {
+    auto sub = m.def_submodule(b.name, b.doc);
+    b.bind(sub);
+  }
 }
