@@ -25,7 +25,7 @@ def test_info_on_a_missing_file_is_one_line_and_exit_1(tmp_path, capsys):
 def test_info_on_malformed_json_has_no_traceback(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text('{"functions": [{"blocks": 7}]}')
-    r = subprocess.run([sys.executable, "-m", "neuronxsim", "info", str(bad)], capture_output=True, text=True)
+    r = subprocess.run([sys.executable, "-P", "-m", "neuronxsim", "info", str(bad)], capture_output=True, text=True)
     assert r.returncode == 1
     assert "Traceback" not in r.stderr
     assert "functions[0].blocks: expected an array" in r.stderr

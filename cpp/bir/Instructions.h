@@ -354,8 +354,8 @@ class InstMatchReplace final : public Instruction {
 // nc_matmul: outs[0] (PSUM, [M partitions, N]) (= or +=) ins[0]^T @ ins[1], with ins[0] the
 // stationary [K partitions, M] and ins[1] the moving [K partitions, N] tile. start_tensor_calc
 // starts an accumulation group (overwrite); otherwise the product is added to the group in PSUM.
-// stop_tensor_calc closes the group. is_transpose: PE transpose mode (out = ins[1]^T, ins[0] is
-// the identity).
+// stop_tensor_calc closes the group. is_transpose: PE transpose mode (out = ins[0]^T exactly;
+// ins[1] is the [K, K] identity and is not read).
 class InstMatmult final : public Instruction {
   BIR_NODE_ONE_OPCODE(InstMatmult, Matmult)
   static constexpr OperandRule kOperands{2, 2, 1, 1};
