@@ -54,8 +54,8 @@ class FakeTracer:
     def __init__(self, module):
         self.module, self.calls = module, []
 
-    def __call__(self, kernel, *arrays):
-        self.calls.append((kernel, arrays))
+    def __call__(self, kernel, *arrays, arch):
+        self.calls.append((kernel, arrays, arch))
         return self.module
 
 
@@ -79,8 +79,8 @@ def test_the_node_names_the_kernel_and_carries_its_traced_bir():
     assert bir.Module.from_json(node.body).to_json(-1) == traced.to_json(-1)
     assert [(a.memref, a.flavour) for a in node.ins] == [("x", AccessFlavour.Seq), ("y", AccessFlavour.Seq)]
     assert [(a.memref, a.flavour) for a in node.outs] == [("z", AccessFlavour.Seq)]
-    (kernel, arrays), = tracer.calls
-    assert kernel is add_kernel
+    (kernel, arrays, arch), = tracer.calls
+    assert kernel is add_kernel and arch == "trn1"
     assert [(a.shape, a.dtype) for a in arrays] == [((128, 512), np.float32)] * 2
     assert cg.kernel_counts == {(KernelCategory.NKI_KERNEL, "add_kernel"): 1}
 
@@ -106,7 +106,16 @@ def test_operand_counts_must_match_the_traced_kernel():
 
 def test_a_tracer_that_gives_no_module_is_refused():
     with pytest.raises(CodegenError, match="tracing 'add_kernel' gave None; expected a bir.Module"):
-        BirCodeGenLoop(tracer=lambda kernel, *arrays: None).lower(add_program())
+        BirCodeGenLoop(tracer=lambda kernel, *arrays, arch: None).lower(add_program())
+
+
+def test_a_kernel_traced_for_another_arch_is_refused():
+    module = bir.Module()
+    module.arch = "gen3"
+    tracer = FakeTracer(traced_add(128, 512))  # a gen2 module
+    with pytest.raises(CodegenError, match="'add_kernel' was traced for arch 'gen2'; expected 'gen3'"):
+        BirCodeGenLoop(module=module, tracer=tracer).lower(add_program())
+    assert tracer.calls[0][2] == "trn2"
 
 
 def test_user_kernels_take_whole_tensors():

@@ -47,6 +47,9 @@ BUFFER_SHAPES = {
     "gen3": ([128, 224 * 1024], [128, 8, 2048]),
 }
 
+#: The NKI front end's name of each module arch, for tracing user kernels for the same core.
+TRACE_ARCHS = {"gen2": "trn1", "gen3": "trn2"}
+
 #: neuronx-cc's ``--auto-cast`` and ``--auto-cast-type`` values, recorded on every IT54 node.
 AUTO_CAST_MODES = ("none", "matmult", "all")
 AUTO_CAST_TYPES = ("bf16", "fp16", "tf32", "fp8_e4m3")
@@ -140,8 +143,8 @@ class BirCodeGenLoop:
     """Lowers Penguin macro programs into one BIR function (``functions[neuron_core_id]``).
 
     ``auto_cast`` / ``auto_cast_type`` are the compile's ``--auto-cast`` settings, recorded on
-    every IT54 node. ``tracer(kernel, *arrays) -> bir.Module`` traces user NKI kernels (default:
-    ``neuronxsim.nki.trace``).
+    every IT54 node. ``tracer(kernel, *arrays, arch=...) -> bir.Module`` traces user NKI kernels
+    (default: ``neuronxsim.nki.trace``) for the module's arch (``TRACE_ARCHS``).
     """
 
     def __init__(self, module=None, neuron_core_id=0, function_name="", auto_cast="matmult",
@@ -356,21 +359,11 @@ class BirCodeGenLoop:
 
     def _mlpAttrs(self, inst):
         """The MLP family's named attrs and its TKG routing decision, in kernel_attrs order."""
-        fused_rmsnorm = inst.fused_rmsnorm
-        norm_type = inst.norm_type
-        store_add = inst.store_add
-        quant_kernel = inst.quant_kernel
-        lower_bound = inst.lower_bound
-        skip_gate = inst.skip_gate
-        act_fn = inst.act_fn
-        up_bias = inst.up_bias
-        down_bias = inst.down_bias
-        eps = inst.eps
         is_tkg = is_token_generation(inst.srcs[0].access_shape)
-        return [("fused_rmsnorm", fused_rmsnorm), ("norm_type", norm_type), ("store_add", store_add),
-                ("quant_kernel", quant_kernel), ("lower_bound", lower_bound), ("skip_gate", skip_gate),
-                ("act_fn", act_fn), ("up_bias", up_bias), ("down_bias", down_bias), ("eps", eps),
-                ("is_tkg", is_tkg)]
+        return [("fused_rmsnorm", inst.fused_rmsnorm), ("norm_type", inst.norm_type), ("store_add", inst.store_add),
+                ("quant_kernel", inst.quant_kernel), ("lower_bound", inst.lower_bound),
+                ("skip_gate", inst.skip_gate), ("act_fn", inst.act_fn), ("up_bias", inst.up_bias),
+                ("down_bias", inst.down_bias), ("eps", inst.eps), ("is_tkg", is_tkg)]
 
     def codegenMLPKernel(self, inst):
         self._checkLowerable(inst, "codegenMLPKernel")
@@ -468,10 +461,13 @@ class BirCodeGenLoop:
         # Arrays of the operands' shapes and dtypes; the tracer reads only those, so zero-strided
         # views keep it from allocating the tensors.
         arrays = [np.broadcast_to(np.zeros((), ir.numpy_dtype(a.dtype)), a.access_shape) for a in inst.srcs]
-        traced = tracer(inst.kernel, *arrays)
+        traced = tracer(inst.kernel, *arrays, arch=TRACE_ARCHS[self.module.arch])
         if not isinstance(traced, Module) or not traced.functions:
             raise CodegenError(f"{inst.label}: tracing '{inst.func_name}' gave {traced!r}; expected a bir.Module "
                                "with the kernel as functions[0]")
+        if traced.arch != self.module.arch:
+            raise CodegenError(f"{inst.label}: '{inst.func_name}' was traced for arch {traced.arch!r}; expected "
+                               f"{self.module.arch!r}, the arch of the module it is lowered into")
         return (traced,) + self._tracedInterface(inst, traced)
 
     def _tracedInterface(self, inst, traced):
