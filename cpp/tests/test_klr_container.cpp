@@ -102,3 +102,23 @@ TEST(KlrContainer, RefusesWrongMagicVersionAndTags) {
   EXPECT_NE(errorOf([&] { inspectKlr(cs); }).find("byte 19: Contents: constructor 2 holds neither"),
             std::string::npos);
 }
+
+TEST(KlrContainer, ReadsHeadNumbering) {
+  auto file = [](uint8_t ctor, Item payload) {
+    std::vector<Item> f;
+    f.push_back(std::move(payload));
+    return cbor::encode(KLRFile_ser()) + cbor::encode(KLRMetaData_ser("NKI")) +
+           cbor::encode(record(tags::Contents, ctor, std::move(f)));
+  };
+  const KlrInfo hlo = inspectKlr(file(4, cbor::text("k.nki.klr")));
+  EXPECT_EQ(hlo.kind, ContentsKind::Hlo);
+  EXPECT_EQ(hlo.numbering, "HEAD");
+  EXPECT_EQ(hlo.callsite, "k.nki.klr");
+  EXPECT_EQ(hlo.format, "NKI");
+  EXPECT_NE(errorOf([&] { inspectKlr(file(3, cbor::text("x"))); }).find("byte 19: Contents: constructor 3 (HEAD's lnc)"),
+            std::string::npos);
+  EXPECT_NE(errorOf([&] { inspectKlr(file(4, nat(1))); }).find("constructor 4 (HEAD's hlo) must hold"),
+            std::string::npos);
+  EXPECT_NE(errorOf([&] { inspectKlr(file(2, record(tags::Kernel, 0, {}))); }).find("Kernel: constructor 0 has 0 field(s); expected 4"),
+            std::string::npos);
+}

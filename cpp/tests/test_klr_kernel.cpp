@@ -271,3 +271,32 @@ TEST(KlrCorpus, WrittenKernelFilesMatchThisBuild) {
     EXPECT_EQ(moduleToJson(*readKernelFile(path)), moduleToJson(*m)) << name;
   }
 }
+
+// The module record (BIR JSON without instructions) must describe the bodies Contents holds.
+TEST(KlrKernel, ModuleRecordMustMatchContents) {
+  const std::string bytes = encodeKernel(*klr_test::addKernel(4, 8));
+  cbor::Decoder d(bytes, klrDecodeOptions());
+  for (int i = 0; i < 3; ++i) d.next();
+  const size_t recordAt = d.position();
+  const Item rec = d.next();
+  const std::string json = rec.tagged().items[1].bytes;
+  auto withRecord = [&](Item revision, std::string bir) {
+    return bytes.substr(0, recordAt) +
+           cbor::encode(record(tags::NxsModule, 0, {std::move(revision), cbor::text(std::move(bir))}));
+  };
+  EXPECT_EQ(moduleToJson(*decodeKernel(withRecord(nat(1), json))), moduleToJson(*klr_test::addKernel(4, 8)));
+  const std::string at = "byte " + std::to_string(recordAt + 5) + ": module record: ";
+  EXPECT_NE(errorOf([&] { decodeKernel(withRecord(nat(2), json)); }).find("its revision differs"), std::string::npos);
+  EXPECT_NE(errorOf([&] { decodeKernel(withRecord(nat(1), "{\"functions\": [{}, {}]}")); })
+                .find(at + "it declares 2 function(s) for 1 kernel bodies"),
+            std::string::npos);
+  EXPECT_NE(errorOf([&] { decodeKernel(withRecord(nat(1), "{\"functions\": [{\"blocks\": [{}]}]}")); })
+                .find("has blocks; instructions belong in Contents"),
+            std::string::npos);
+  EXPECT_NE(errorOf([&] { decodeKernel(withRecord(nat(1), "{\"functions\": [")); }).find(at + "invalid JSON"),
+            std::string::npos);
+  // Tensors the operators use must be declared.
+  EXPECT_NE(errorOf([&] { decodeKernel(withRecord(nat(1), "{\"functions\": [{}]}")); })
+                .find("tensor 'a' is not declared by the module record"),
+            std::string::npos);
+}

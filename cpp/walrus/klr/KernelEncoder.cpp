@@ -111,48 +111,53 @@ class KernelEncoder {
     }
   }
 
-  // A KLR operator when KLR has one for the instruction; plus, in NxsOperator.ext, the fields it
-  // does not reproduce. The operator is decoded right back and compared with the instruction, so
-  // whatever KLR's fields lose is recorded; an instruction whose operands KLR cannot express
-  // exactly takes the generic form.
   Item statement(const Instruction& I, const Function& f, TensorTable& tensors,
                  const std::string& where) {
     checkEncodable(I, f, where);
-    Item op;
-    bool encoded = false;
+    std::optional<Item> op = klrForm(I, tensors);
+    if (!op) op = genericForm(I, where);
+    return record(tags::Stmt, 0, {std::move(*op), some(cbor::text(I.name)), sourcePosItem(I.source)});
+  }
+
+  // The KLR operator for the instruction, wrapped in NxsOperator.ext with the fields it does not
+  // reproduce. The operator is decoded right back and compared with the instruction, so whatever
+  // KLR's fields lose is recorded. Nullopt when KLR has no operator for the instruction or cannot
+  // express its operands exactly.
+  std::optional<Item> klrForm(const Instruction& I, TensorTable& tensors) {
+    std::optional<Item> klrOp;
+    std::unique_ptr<Instruction> back;
     try {
-      if (std::optional<Item> klrOp = encodeOperator(I)) {
-        std::unique_ptr<Instruction> back = decodeOperator(*klrOp, std::nullopt, tensors, where);
-        if (back->nodeClass() == I.nodeClass() && sameOperands(I, *back)) {
-          std::vector<Item> attrs = differingAttrs(I, *back);
-          if (attrs.empty()) {
-            op = std::move(*klrOp);
-            ++stats_.klr_operators;
-          } else {
-            op = record(tags::NxsOperator, ctors::NxsOperatorExt,
-                        {std::move(*klrOp), list(std::move(attrs))});
-            ++stats_.extended_operators;
-          }
-          encoded = true;
-        }
-      }
+      klrOp = encodeOperator(I);
+      if (!klrOp) return std::nullopt;
+      back = decodeOperator(*klrOp, std::nullopt, tensors, "");
     } catch (const NotRepresentable&) {
+      return std::nullopt;
     } catch (const KLRError&) {  // a value KLR's own reader would refuse
+      return std::nullopt;
     }
-    if (!encoded) {
-      std::vector<Item> ins, outs;
-      try {
-        for (const auto& ap : I.ins) ins.push_back(isaOperandItem(ap));
-        for (const auto& ap : I.outs) outs.push_back(isaOperandItem(ap));
-      } catch (const NotRepresentable& e) {  // cannot happen for a module that verifies
-        throw KLRError(where + " ('" + I.name + "'): " + e.why);
-      }
-      op = record(tags::NxsOperator, ctors::NxsOperatorIsa,
+    if (back->nodeClass() != I.nodeClass() || !sameOperands(I, *back)) return std::nullopt;
+    std::vector<Item> attrs = differingAttrs(I, *back);
+    if (attrs.empty()) {
+      ++stats_.klr_operators;
+      return klrOp;
+    }
+    ++stats_.extended_operators;
+    return record(tags::NxsOperator, ctors::NxsOperatorExt, {std::move(*klrOp), list(std::move(attrs))});
+  }
+
+  // NxsOperator.isa: the opcode, engine, operands and every field.
+  Item genericForm(const Instruction& I, const std::string& where) {
+    std::vector<Item> ins, outs;
+    try {
+      for (const auto& ap : I.ins) ins.push_back(isaOperandItem(ap));
+      for (const auto& ap : I.outs) outs.push_back(isaOperandItem(ap));
+    } catch (const NotRepresentable& e) {  // cannot happen for a module that verifies
+      throw KLRError(where + " ('" + I.name + "'): " + e.why);
+    }
+    ++stats_.generic_instructions;
+    return record(tags::NxsOperator, ctors::NxsOperatorIsa,
                   {cbor::text(I.opcodeName()), engineItem(I.engine), list(std::move(ins)),
                    list(std::move(outs)), list(allAttrs(I))});
-      ++stats_.generic_instructions;
-    }
-    return record(tags::Stmt, 0, {std::move(op), some(cbor::text(I.name)), sourcePosItem(I.source)});
   }
 
   const Module& m_;
