@@ -135,6 +135,19 @@ void bindBir(py::module_& m) {
   // An AccessPattern refers to its MemoryLocation by pointer; Python copies of operands keep the
   // owning module alive through the instruction that returned them.
   py::class_<AccessPattern>(m, "AccessPattern")
+      // A plain (ISA) operand: `pattern` over `location` from `offset`, in `dtype` (default: the
+      // tensor's). Kernel-node operands are made with Instruction.createAP / addSeqAccess instead.
+      .def(py::init([](MemoryLocation* loc, int64_t offset, std::vector<APPair> pattern,
+                       std::optional<DType> dtype) {
+             if (!loc || !loc->set) throw BIRError("AccessPattern: no memory location");
+             AccessPattern ap;
+             ap.loc = loc;
+             ap.offset = offset;
+             ap.pattern = std::move(pattern);
+             ap.dtype = dtype.value_or(loc->set->dtype);
+             return ap;
+           }),
+           py::arg("location"), py::arg("offset"), py::arg("pattern"), py::arg("dtype") = py::none())
       .def_static("immediate", &AccessPattern::immediate, py::arg("value"),
                   py::arg("dtype") = DType::float32)
       .def_readwrite("flavour", &AccessPattern::flavour)

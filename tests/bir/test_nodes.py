@@ -90,3 +90,16 @@ def test_bad_opcode_to_add_instruction():
     _, _, bb = _block()
     with pytest.raises(BIRError, match="out of range"):
         bb.addInstruction(500)
+
+
+def test_plain_access_patterns_for_isa_operands():
+    m, f, bb = _block()
+    t = f.createOnChipTensor("t", MemoryType.SB, DType.float32, 128, 1024)
+    ap = bir.AccessPattern(t, 16, [(256, 64), (1, 32)])
+    assert ap.flavour == AccessFlavour.Plain and ap.dtype == DType.float32 and ap.partitions == 64
+    assert bir.AccessPattern(t, 0, [(512, 128), (1, 8)], DType.bfloat16).dtype == DType.bfloat16
+    node = bb.addInstruction(InstructionType.TensorCopy)
+    node.ins = [ap]
+    node.outs = [bir.AccessPattern(t, 64, [(256, 64), (1, 32)])]
+    assert '"access"' not in m.to_json()  # plain operands carry no kernel-node flavour
+    m.verify()
