@@ -40,6 +40,9 @@ struct Operand {
   int64_t freeOffset(int64_t k) const;
   // The innermost dim is contiguous (a single run per lane when nfree <= 1).
   bool innerContiguous() const { return nfree == 0 || stride[nfree - 1] == esize; }
+  // A lane is one run (elements at a constant stride): the common case, with a fast path.
+  bool singleRun() const { return nfree <= 1; }
+  int64_t runStride() const { return nfree ? stride[0] : esize; }
 };
 
 // n contiguous elements of `dtype` in one lane: how staged copies of operands are described.
