@@ -49,8 +49,9 @@ struct Operand {
 Operand contiguousOperand(bir::DType dtype, int64_t n);
 
 // Builds the decoded form of `ap`; `tensorIndex` is the DRAM tensor index (DRAM operands only).
-// Throws sim::SimulationError when the pattern has more dims than kMaxFreeDims after merging.
-Operand decodeOperand(const bir::AccessPattern& ap, int32_t tensorIndex, const std::string& where);
+// Throws sim::SimulationError (without a location; the caller adds it) when the pattern has more
+// dims than kMaxFreeDims after merging.
+Operand decodeOperand(const bir::AccessPattern& ap, int32_t tensorIndex);
 
 // Walks the elements of one lane (or of the whole operand, `wholeOperand`) as runs: stretches of
 // elements `step()` bytes apart along the innermost dim.

@@ -23,11 +23,6 @@ std::string Checker::name(const Operand& op) const {
   return k < nIns ? "ins[" + std::to_string(k) + "]" : "outs[" + std::to_string(k - nIns) + "]";
 }
 
-void Checker::engines(std::initializer_list<Engine> allowed) const {
-  if (std::find(allowed.begin(), allowed.end(), engine) != allowed.end()) return;
-  fail(std::string("cannot run on ") + std::string(enumName(engine)));
-}
-
 void Checker::lanes(const Operand& op, int64_t n, const char* what) const {
   if (!op.isImm() && op.lanes != n)
     fail(name(op) + " (" + what + ") has " + std::to_string(op.lanes) + " partitions, expected " +
@@ -55,10 +50,6 @@ void Checker::sameShape(const Operand& ref, std::initializer_list<const Operand*
       fail(name(*o) + " has " + std::to_string(o->freeElems) + " elements per partition but " +
            name(ref) + " has " + std::to_string(ref.freeElems));
   }
-}
-
-void Checker::notPsum(const Operand& op, const char* what) const {
-  if (op.space == Space::PSUM) fail(name(op) + " (" + what + ") cannot be in PSUM");
 }
 
 void Checker::notImmediate(const Operand& op, const char* what) const {

@@ -40,8 +40,6 @@ class Checker {
   const Operand& out(int k) const { return ops_[nIns + k]; }
 
   [[noreturn]] void fail(const std::string& msg) const;
-  // Refuses any engine not in `allowed`.
-  void engines(std::initializer_list<bir::Engine> allowed) const;
   // The operand has `lanes` lanes (non-immediate operands only).
   void lanes(const Operand& op, int64_t lanes, const char* what) const;
   // The operand has exactly n elements per lane.
@@ -51,7 +49,6 @@ class Checker {
   // Every non-immediate operand has the lanes of `ref`, and each of ins/outs listed has the
   // elements per lane of `ref`.
   void sameShape(const Operand& ref, std::initializer_list<const Operand*> others) const;
-  void notPsum(const Operand& op, const char* what) const;
   void notImmediate(const Operand& op, const char* what) const;
   std::string name(const Operand& op) const;  // "ins[1]" / "outs[0]"
 

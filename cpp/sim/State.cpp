@@ -53,10 +53,6 @@ LargeBuffer& LargeBuffer::operator=(LargeBuffer&& o) noexcept {
   return *this;
 }
 
-void LargeBuffer::zero() {
-  if (p_) std::memset(p_, 0, static_cast<size_t>(n_));
-}
-
 BitSet::BitSet(int64_t bits)
     : buf_(((bits + 63) / 64) * 8), nwords_((bits + 63) / 64),
       dirty_(static_cast<size_t>((bits >> kChunkBits) + 1), 0) {

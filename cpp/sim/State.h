@@ -31,7 +31,6 @@ class LargeBuffer {
   LargeBuffer(const LargeBuffer&) = delete;
   LargeBuffer& operator=(const LargeBuffer&) = delete;
   uint8_t* data() const { return static_cast<uint8_t*>(p_); }
-  void zero();  // back to all zero, releasing the pages
 
  private:
   void* p_ = nullptr;
@@ -75,7 +74,6 @@ class BitSet {
       i += hi - lo;
     }
   }
-  bool test(int64_t i) const { return (words_[i >> 6] >> (i & 63)) & 1u; }
   void prefetch(int64_t i) const { __builtin_prefetch(&words_[i >> 6]); }
 
  private:
