@@ -173,6 +173,7 @@ void bindSim(py::module_& m) {
       .def_readonly("instruction_count", &SimResult::instructions)
       .def_readonly("prepare_seconds", &SimResult::prepare_seconds)
       .def_readonly("run_seconds", &SimResult::run_seconds)
+      .def_readonly("run_cpu_seconds", &SimResult::run_cpu_seconds)
       .def_property_readonly("cores", &coreList)
       .def("record_columns", &recordColumns)
       .def_property_readonly("record_count", [](const SimResult& r) { return r.records.size(); })

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "FastMath.h"
 #include "Numerics.h"
 #include "bir/Enums.h"
 
@@ -113,7 +114,7 @@ inline float activation(float x, float alpha) {
     return s + x * s * (1.0f - s);
   } else if constexpr (F == Dsqrt) return 0.5f / std::sqrt(x);
   else if constexpr (F == Erf) return std::erf(x);
-  else if constexpr (F == Exp) return std::exp(x);
+  else if constexpr (F == Exp) return expf32(x);  // bulk runs use expRun (same results)
   else if constexpr (F == Gelu) return 0.5f * x * (1.0f + std::erf(x * kInvSqrt2));
   else if constexpr (F == Gelu_apprx_sigmoid) return x * sigmoidf(1.702f * x);
   else if constexpr (F == Gelu_apprx_tanh)

@@ -34,7 +34,7 @@ int mergeDims(int64_t* num, int64_t* stride, int n) {
 
 }  // namespace
 
-Operand decodeOperand(const bir::AccessPattern& ap, int32_t tensorIndex, const std::string& where) {
+Operand decodeOperand(const bir::AccessPattern& ap, int32_t tensorIndex) {
   Operand op;
   op.dtype = ap.dtype;
   op.esize = static_cast<uint8_t>(bir::dtypeSize(ap.dtype));
@@ -48,14 +48,14 @@ Operand decodeOperand(const bir::AccessPattern& ap, int32_t tensorIndex, const s
   // Free pairs, then merged.
   int64_t num[64], stride[64];
   const int nIn = static_cast<int>(ap.pattern.size()) - 1;
-  if (nIn > 64) throw SimulationError(where + ": access pattern has " + std::to_string(nIn) + " free dims");
+  if (nIn > 64) throw SimulationError("access pattern has " + std::to_string(nIn) + " free dims");
   for (int i = 0; i < nIn; ++i) {
     num[i] = ap.pattern[static_cast<size_t>(i) + 1].num;
     stride[i] = ap.pattern[static_cast<size_t>(i) + 1].step * es;
   }
   const int n = mergeDims(num, stride, nIn);
   if (n > kMaxFreeDims)
-    throw SimulationError(where + ": access pattern has " + std::to_string(n) +
+    throw SimulationError("access pattern has " + std::to_string(n) +
                           " free dims after merging contiguous ones; the simulator takes at most " +
                           std::to_string(kMaxFreeDims));
   op.nfree = static_cast<uint8_t>(n);

@@ -40,14 +40,18 @@ struct Operand {
   int64_t freeOffset(int64_t k) const;
   // The innermost dim is contiguous (a single run per lane when nfree <= 1).
   bool innerContiguous() const { return nfree == 0 || stride[nfree - 1] == esize; }
+  // A lane is one run (elements at a constant stride): the common case, with a fast path.
+  bool singleRun() const { return nfree <= 1; }
+  int64_t runStride() const { return nfree ? stride[0] : esize; }
 };
 
 // n contiguous elements of `dtype` in one lane: how staged copies of operands are described.
 Operand contiguousOperand(bir::DType dtype, int64_t n);
 
 // Builds the decoded form of `ap`; `tensorIndex` is the DRAM tensor index (DRAM operands only).
-// Throws sim::SimulationError when the pattern has more dims than kMaxFreeDims after merging.
-Operand decodeOperand(const bir::AccessPattern& ap, int32_t tensorIndex, const std::string& where);
+// Throws sim::SimulationError (without a location; the caller adds it) when the pattern has more
+// dims than kMaxFreeDims after merging.
+Operand decodeOperand(const bir::AccessPattern& ap, int32_t tensorIndex);
 
 // Walks the elements of one lane (or of the whole operand, `wholeOperand`) as runs: stretches of
 // elements `step()` bytes apart along the innermost dim.

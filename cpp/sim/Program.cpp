@@ -198,7 +198,12 @@ struct Decoder {
         } else if (side == 1) {
           fail(what + " is an immediate; outputs must be memory");
         }
-        Operand op = decodeOperand(ap, tensor, instructionWhere(core, bi, ii, I) + " " + what);
+        Operand op;
+        try {
+          op = decodeOperand(ap, tensor);
+        } catch (const SimulationError& e) {
+          fail(what + ": " + e.what());
+        }
         if (compute && op.onChip() && (d.engine == Engine::DVE || d.engine == Engine::Activation)) {
           const int64_t cap = op.space == Space::PSUM ? cfg.dve_act_max_free_elements_psum
                                                       : cfg.dve_act_max_free_elements_sbuf;

@@ -23,11 +23,6 @@ std::string Checker::name(const Operand& op) const {
   return k < nIns ? "ins[" + std::to_string(k) + "]" : "outs[" + std::to_string(k - nIns) + "]";
 }
 
-void Checker::engines(std::initializer_list<Engine> allowed) const {
-  if (std::find(allowed.begin(), allowed.end(), engine) != allowed.end()) return;
-  fail(std::string("cannot run on ") + std::string(enumName(engine)));
-}
-
 void Checker::lanes(const Operand& op, int64_t n, const char* what) const {
   if (!op.isImm() && op.lanes != n)
     fail(name(op) + " (" + what + ") has " + std::to_string(op.lanes) + " partitions, expected " +
@@ -55,10 +50,6 @@ void Checker::sameShape(const Operand& ref, std::initializer_list<const Operand*
       fail(name(*o) + " has " + std::to_string(o->freeElems) + " elements per partition but " +
            name(ref) + " has " + std::to_string(ref.freeElems));
   }
-}
-
-void Checker::notPsum(const Operand& op, const char* what) const {
-  if (op.space == Space::PSUM) fail(name(op) + " (" + what + ") cannot be in PSUM");
 }
 
 void Checker::notImmediate(const Operand& op, const char* what) const {
@@ -104,18 +95,9 @@ void Exec::fail(const std::string& msg) const {
   throw SimulationError(instructionWhere(coreIndex, d_->block, d_->index, *d_->inst) + ": " + msg);
 }
 
-Memory& Exec::memory(const Operand& op) {
-  switch (op.space) {
-    case Space::SBUF: return core.sbuf;
-    case Space::PSUM: return core.psum;
-    default: return dram[static_cast<size_t>(op.tensor)].mem;
-  }
-}
-
 uint8_t* Exec::lanePtr(const Operand& op, int64_t lane) {
-  Memory& m = memory(op);
-  if (op.onChip()) return m.data + (op.p0 + lane) * m.pitch + op.base;
-  return m.data + op.base + lane * op.laneStride;
+  const Memory& m = memory(op);
+  return op.onChip() ? m.data + (op.p0 + lane) * m.pitch + op.base : m.data + op.base + lane * op.laneStride;
 }
 
 namespace {
@@ -169,6 +151,12 @@ void Exec::gatherLane(const Operand& op, int64_t lane, float* out) {
     return;
   }
   Memory& m = memory(op);
+  if (op.singleRun()) {
+    const uint8_t* p = lanePtr(op, lane);
+    checkWritten(m, p, op.freeElems, op.runStride(), op.esize, op);
+    loadRun(op.dtype, p, op.runStride(), op.freeElems, out);
+    return;
+  }
   RunCursor cur(op, lanePtr(op, lane));
   int64_t o = 0;
   while (!cur.done()) {
@@ -182,6 +170,12 @@ void Exec::gatherLane(const Operand& op, int64_t lane, float* out) {
 
 void Exec::scatterLane(const Operand& op, int64_t lane, const float* in) {
   Memory& m = memory(op);
+  if (op.singleRun()) {
+    uint8_t* p = lanePtr(op, lane);
+    storeRun(op.dtype, p, op.runStride(), op.freeElems, in);
+    markWritten(m, p, op.freeElems, op.runStride(), op.esize);
+    return;
+  }
   RunCursor cur(op, lanePtr(op, lane));
   int64_t o = 0;
   while (!cur.done()) {

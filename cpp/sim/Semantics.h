@@ -40,8 +40,6 @@ class Checker {
   const Operand& out(int k) const { return ops_[nIns + k]; }
 
   [[noreturn]] void fail(const std::string& msg) const;
-  // Refuses any engine not in `allowed`.
-  void engines(std::initializer_list<bir::Engine> allowed) const;
   // The operand has `lanes` lanes (non-immediate operands only).
   void lanes(const Operand& op, int64_t lanes, const char* what) const;
   // The operand has exactly n elements per lane.
@@ -51,7 +49,6 @@ class Checker {
   // Every non-immediate operand has the lanes of `ref`, and each of ins/outs listed has the
   // elements per lane of `ref`.
   void sameShape(const Operand& ref, std::initializer_list<const Operand*> others) const;
-  void notPsum(const Operand& op, const char* what) const;
   void notImmediate(const Operand& op, const char* what) const;
   std::string name(const Operand& op) const;  // "ins[1]" / "outs[0]"
 
@@ -97,7 +94,11 @@ class Exec {
   int nOuts() const { return d_->nOuts; }
   [[noreturn]] void fail(const std::string& msg) const;
 
-  Memory& memory(const Operand& op);
+  Memory& memory(const Operand& op) {
+    return op.space == Space::SBUF ? core.sbuf
+           : op.space == Space::PSUM ? core.psum
+                                     : dram[static_cast<size_t>(op.tensor)].mem;
+  }
   // Element 0 of lane `lane` (on-chip: partition p0 + lane; DRAM: the lane-th outer step).
   uint8_t* lanePtr(const Operand& op, int64_t lane);
   // The lane's elements as fp32 (immediates repeat their value); refuses unwritten bytes.
@@ -163,11 +164,41 @@ class Exec {
   std::vector<std::vector<float>> slots_;
   std::vector<uint8_t> bytes_;
   std::vector<int64_t> ints_;
+
+  static bool isContiguousFp32(const Operand& op) {
+    return (op.dtype == bir::DType::float32 || op.dtype == bir::DType::float32r) && op.singleRun() &&
+           op.runStride() == 4 && op.base % 4 == 0 && !op.isImm();
+  }
 };
 
 template <class F>
 void Exec::elementwise(std::initializer_list<const Operand*> inputs, const Operand& out, F&& f) {
   const int64_t n = out.freeElems;
+  // fp32 lanes that are one contiguous run are used in place, one lane at a time: no staging
+  // copies (the lane-local loops read element i before writing element i).
+  bool direct = !d_->stage && isContiguousFp32(out);
+  for (const Operand* op : inputs) direct = direct && (op->isImm() || isContiguousFp32(*op));
+  if (direct) {
+    const float* in[kSlots - 1] = {};
+    for (int64_t l = 0; l < out.lanes; ++l) {
+      int i = 0;
+      for (const Operand* op : inputs) {
+        if (op->isImm()) {
+          float* s = slot(i, n);
+          gatherLane(*op, l, s);
+          in[i++] = s;
+        } else {
+          const uint8_t* p = lanePtr(*op, l);
+          checkWritten(memory(*op), p, n, 4, 4, *op);
+          in[i++] = reinterpret_cast<const float*>(p);
+        }
+      }
+      uint8_t* o = lanePtr(out, l);
+      f(l, int64_t{1}, n, in, reinterpret_cast<float*>(o));
+      markWritten(memory(out), o, n, 4, 4);
+    }
+    return;
+  }
   const int64_t lanesPerChunk =
       d_->stage ? out.lanes : (n >= kChunk ? 1 : kChunk / (n ? n : 1));
   const float* in[kSlots - 1] = {};

@@ -92,9 +92,11 @@ void exec(const InstActivation& I, Exec& x) {
         const float b = bias ? x.laneScalar(*bias, lane) : 0.0f;
         const float* src = in[0] + j * n;
         float* y = res + j * n;
-        for (int64_t i = 0; i < n; ++i) {
-          const float v = src[i] * s;  // two roundings, as written: no fused multiply-add
-          y[i] = activation<F>(v + b, alpha);
+        if constexpr (F == ActivationFunc::Exp) {
+          for (int64_t i = 0; i < n; ++i) y[i] = src[i] * s + b;  // -ffp-contract=off: two roundings
+          expRun(y, n);
+        } else {
+          for (int64_t i = 0; i < n; ++i) y[i] = activation<F>(src[i] * s + b, alpha);
         }
         if (I.acc == AccumCmd::Idle) continue;
         float& acc = x.core.actAccumulator[static_cast<size_t>(out.p0 + lane)];

@@ -1,6 +1,7 @@
 #include "Simulator.h"
 
 #include <chrono>
+#include <ctime>
 #include <cstring>
 #include <limits>
 #include <mutex>
@@ -10,6 +11,12 @@ namespace sim {
 namespace {
 double secondsSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+double threadCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
 // One NeuronCore's SBUF and PSUM is tens of MiB; a fresh one costs the kernel a page fault and a
@@ -77,6 +84,7 @@ void Simulator::bind(const std::string& name, void* data, int64_t bytes) {
 
 SimResult Simulator::run() {
   const auto t0 = std::chrono::steady_clock::now();
+  const double cpu0 = threadCpuSeconds();
   const Program& prog = *program_;
   const bir::MachineConfig& cfg = hwm_->config();
   const bool full = prog.mode == Mode::Full;
@@ -167,6 +175,7 @@ SimResult Simulator::run() {
   for (auto& t : dram)
     if (t.owned) res.tensors.push_back(std::make_unique<DramTensor>(std::move(t)));
   res.run_seconds = secondsSince(t0);
+  res.run_cpu_seconds = threadCpuSeconds() - cpu0;
   return res;
 }
 

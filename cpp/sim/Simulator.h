@@ -60,7 +60,9 @@ struct SimResult {
   int64_t pe_flops = 0;  // multiply-add work of the PE (2 per MAC)
   double pe_mfu = 0;     // pe_flops / (bf16 PE peak x total time x cores)
   size_t instructions = 0;
-  double prepare_seconds = 0, run_seconds = 0;  // host time (for throughput figures)
+  // Host time, for throughput figures: wall clock, and the simulating thread's CPU time (which a
+  // shared host does not inflate).
+  double prepare_seconds = 0, run_seconds = 0, run_cpu_seconds = 0;
   std::shared_ptr<const Program> program;       // resolves records to instructions
   std::vector<std::unique_ptr<DramTensor>> tensors;  // owned DRAM (outputs not bound by the caller)
 

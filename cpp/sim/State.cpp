@@ -53,59 +53,19 @@ LargeBuffer& LargeBuffer::operator=(LargeBuffer&& o) noexcept {
   return *this;
 }
 
-void LargeBuffer::zero() {
-  if (p_) std::memset(p_, 0, static_cast<size_t>(n_));
-}
-
-BitSet::BitSet(int64_t bits) : buf_(((bits + 63) / 64) * 8), nwords_((bits + 63) / 64) {
+BitSet::BitSet(int64_t bits)
+    : buf_(((bits + 63) / 64) * 8), nwords_((bits + 63) / 64),
+      dirty_(static_cast<size_t>((bits >> kChunkBits) + 1), 0) {
   words_ = reinterpret_cast<uint64_t*>(buf_.data());
 }
 
-void BitSet::reset() { buf_.zero(); }
-
-namespace {
-// Mask of bits [lo, hi) within one word (0 <= lo < hi <= 64).
-inline uint64_t wordMask(int64_t lo, int64_t hi) {
-  const uint64_t upper = hi == 64 ? ~uint64_t{0} : (uint64_t{1} << hi) - 1;
-  return upper & ~((uint64_t{1} << lo) - 1);
-}
-}  // namespace
-
-int64_t BitSet::firstClear(int64_t first, int64_t n) const {
-  int64_t i = first;
-  const int64_t end = first + n;
-  while (i < end) {
-    const int64_t w = i >> 6, lo = i & 63;
-    const int64_t hi = std::min<int64_t>(64, lo + (end - i));
-    const uint64_t m = wordMask(lo, hi);
-    const uint64_t missing = ~words_[static_cast<size_t>(w)] & m;
-    if (missing) return (w << 6) + std::countr_zero(missing);
-    i += hi - lo;
-  }
-  return -1;
-}
-
-bool BitSet::all(int64_t first, int64_t n) const { return firstClear(first, n) < 0; }
-
-void BitSet::set(int64_t first, int64_t n) {
-  int64_t i = first;
-  const int64_t end = first + n;
-  while (i < end) {
-    const int64_t w = i >> 6, lo = i & 63;
-    const int64_t hi = std::min<int64_t>(64, lo + (end - i));
-    words_[static_cast<size_t>(w)] |= wordMask(lo, hi);
-    i += hi - lo;
-  }
-}
-
-void BitSet::clear(int64_t first, int64_t n) {
-  int64_t i = first;
-  const int64_t end = first + n;
-  while (i < end) {
-    const int64_t w = i >> 6, lo = i & 63;
-    const int64_t hi = std::min<int64_t>(64, lo + (end - i));
-    words_[static_cast<size_t>(w)] &= ~wordMask(lo, hi);
-    i += hi - lo;
+void BitSet::reset() {
+  constexpr int64_t kWords = int64_t{1} << (kChunkBits - 6);
+  for (size_t c = 0; c < dirty_.size(); ++c) {
+    if (!dirty_[c]) continue;
+    const int64_t w0 = static_cast<int64_t>(c) * kWords;
+    std::memset(words_ + w0, 0, static_cast<size_t>(std::min(kWords, nwords_ - w0)) * 8);
+    dirty_[c] = 0;
   }
 }
 

@@ -7,6 +7,7 @@
 // nobody touches are never committed.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
@@ -30,32 +31,62 @@ class LargeBuffer {
   LargeBuffer(const LargeBuffer&) = delete;
   LargeBuffer& operator=(const LargeBuffer&) = delete;
   uint8_t* data() const { return static_cast<uint8_t*>(p_); }
-  void zero();  // back to all zero, releasing the pages
 
  private:
   void* p_ = nullptr;
   int64_t n_ = 0;
 };
 
-// One bit per tracked unit, initially clear.
+// One bit per tracked unit, initially clear. reset() clears only the 512-byte chunks of the bitmap
+// that set() touched since the last reset, so re-arming a 24 MiB SBUF costs what the last run used.
 class BitSet {
  public:
   BitSet() = default;
   explicit BitSet(int64_t bits);
-  void reset();  // clears every bit
-  bool all(int64_t first, int64_t n) const;
+  void reset();
   // First clear bit in [first, first + n), or -1.
-  int64_t firstClear(int64_t first, int64_t n) const;
-  void set(int64_t first, int64_t n);
-  void clear(int64_t first, int64_t n);
-  bool test(int64_t i) const { return (words_[static_cast<size_t>(i >> 6)] >> (i & 63)) & 1u; }
-  void prefetch(int64_t i) const { __builtin_prefetch(&words_[static_cast<size_t>(i >> 6)]); }
-  int64_t bytes() const { return nwords_ * 8; }
+  int64_t firstClear(int64_t first, int64_t n) const {
+    const int64_t end = first + n;
+    for (int64_t i = first; i < end;) {
+      const int64_t w = i >> 6, lo = i & 63, hi = std::min<int64_t>(64, lo + (end - i));
+      const uint64_t missing = ~words_[w] & wordMask(lo, hi);
+      if (missing) return (w << 6) + __builtin_ctzll(missing);
+      i += hi - lo;
+    }
+    return -1;
+  }
+  bool all(int64_t first, int64_t n) const { return firstClear(first, n) < 0; }
+  void set(int64_t first, int64_t n) {
+    if (n <= 0) return;
+    const int64_t end = first + n;
+    for (int64_t c = first >> kChunkBits; c <= (end - 1) >> kChunkBits; ++c) dirty_[c] = 1;
+    for (int64_t i = first; i < end;) {
+      const int64_t w = i >> 6, lo = i & 63, hi = std::min<int64_t>(64, lo + (end - i));
+      words_[w] |= wordMask(lo, hi);
+      i += hi - lo;
+    }
+  }
+  void clear(int64_t first, int64_t n) {
+    const int64_t end = first + n;
+    for (int64_t i = first; i < end;) {
+      const int64_t w = i >> 6, lo = i & 63, hi = std::min<int64_t>(64, lo + (end - i));
+      words_[w] &= ~wordMask(lo, hi);
+      i += hi - lo;
+    }
+  }
+  void prefetch(int64_t i) const { __builtin_prefetch(&words_[i >> 6]); }
 
  private:
+  static constexpr int kChunkBits = 12;  // one dirty flag per 4096 bits (512 bytes of bitmap)
+  // Bits [lo, hi) of one word (0 <= lo < hi <= 64).
+  static uint64_t wordMask(int64_t lo, int64_t hi) {
+    const uint64_t upper = hi == 64 ? ~uint64_t{0} : (uint64_t{1} << hi) - 1;
+    return upper & ~((uint64_t{1} << lo) - 1);
+  }
   LargeBuffer buf_;
   uint64_t* words_ = nullptr;
   int64_t nwords_ = 0;
+  std::vector<uint8_t> dirty_;
 };
 
 enum class Space : uint8_t { SBUF, PSUM, DRAM, Imm };

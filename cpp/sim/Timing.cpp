@@ -1,7 +1,6 @@
 #include "Timing.h"
 
 #include <algorithm>
-#include <bit>
 
 namespace sim {
 
@@ -44,10 +43,12 @@ Record Scheduler::schedule(const CoreProgram& p, const DecodedInst& d) {
     ready_[d.issueTrack] = issued;
     busy_ns[d.issueTrack] += d.busy_ns;
     const double start = std::max(issued, ready_[d.track]);
+    // Branch-free over the 16 DMA engines (the compiler vectorises these loops).
+    const uint32_t mask = d.dma_engine_mask;
     double payload = start + d.dma_fixed_ns;
-    for (uint32_t m = d.dma_engine_mask; m; m &= m - 1) payload = std::max(payload, dmaEngineFree_[std::countr_zero(m)]);
+    for (int e = 0; e < kDmaEngines; ++e) payload = std::max(payload, (mask >> e & 1) ? dmaEngineFree_[e] : 0.0);
     end = payload + d.dma_transfer_ns;
-    for (uint32_t m = d.dma_engine_mask; m; m &= m - 1) dmaEngineFree_[std::countr_zero(m)] = end;
+    for (int e = 0; e < kDmaEngines; ++e) dmaEngineFree_[e] = (mask >> e & 1) ? end : dmaEngineFree_[e];
     ready_[d.track] = end;
     busy_ns[d.track] += end - start;
     r.issue_ns = issue;

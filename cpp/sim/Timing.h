@@ -45,7 +45,8 @@ class Scheduler {
 
  private:
   double ready_[kMaxTracks] = {};
-  double dmaEngineFree_[32] = {};
+  static constexpr int kDmaEngines = 32;  // >= MachineConfig::dma_engines (masks are 32 bits)
+  double dmaEngineFree_[kDmaEngines] = {};
   int tracks_ = kMaxTracks;
   HazardTracker hazards_;
 };

@@ -1,6 +1,6 @@
 // SimResult::writeTrace: the Chrome trace-event format (JSON object form), which Perfetto and
 // chrome://tracing open. One process per NeuronCore, one thread (track) per engine and per DMA
-// queue, complete events ("ph": "X") with microsecond timestamps.
+// queue, complete events ("ph": "X") with microsecond timestamps (printed to the picosecond).
 #include <cstdio>
 #include <memory>
 
@@ -45,7 +45,7 @@ class JsonOut {
   }
   void num(double v) {
     char b[32];
-    std::snprintf(b, sizeof b, "%.4f", v);
+    std::snprintf(b, sizeof b, "%.6f", v);
     buf_ += b;
   }
   void num(int64_t v) { buf_ += std::to_string(v); }

@@ -53,6 +53,7 @@ class SimResult:
         self.instruction_count = native.instruction_count
         self.prepare_seconds = native.prepare_seconds
         self.run_seconds = native.run_seconds
+        self.run_cpu_seconds = native.run_cpu_seconds
         self.cores = native.cores
         self.cycles = {e: self.total_ns * config.clock_ghz(e) for e in ENGINES}
         ncores = max(1, len(self.cores))

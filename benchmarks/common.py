@@ -1,0 +1,58 @@
+"""Shared pieces of the benchmarks: timing, the reference-executor column, tables.
+
+Every benchmark measures the simulator and its comparison in the same process, interleaved, and
+reports ratios (never pass/fail thresholds): the host is shared, so absolute times drift.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from typing import Callable, Optional
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+
+def run_reference(module, inputs) -> Optional[dict]:
+    """The NumPy reference executor's outputs for ``module``, or None while it is not installed.
+
+    This is the one place the "reference executor" column plugs in: every benchmark calls it next to
+    the simulator and NumPy, and prints its time when it returns outputs.
+    """
+    try:
+        from neuronxsim.reference import simulate as reference_simulate  # noqa: F401 (same interface as sim)
+    except ImportError:
+        return None
+    return reference_simulate(module, inputs).outputs
+
+
+def interleaved(runs: dict[str, Callable[[], object]], repeat: int) -> dict[str, tuple[float, object]]:
+    """Runs every callable `repeat` times, round-robin, and returns each one's best wall time (s)
+    and last result. Round-robin so that load from other processes hits all of them alike."""
+    best = {k: float("inf") for k in runs}
+    last = {}
+    for _ in range(repeat):
+        for k, fn in runs.items():
+            t0 = time.perf_counter()
+            last[k] = fn()
+            best[k] = min(best[k], time.perf_counter() - t0)
+    return {k: (best[k], last[k]) for k in runs}
+
+
+def host_note() -> str:
+    try:
+        load = os.getloadavg()
+    except OSError:
+        load = (float("nan"),) * 3
+    return f"host: {os.cpu_count()} CPUs, load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}"
+
+
+def print_table(title: str, header: list[str], rows: list[list]) -> None:
+    cells = [[str(c) for c in header]] + [[f"{c:.4g}" if isinstance(c, float) else str(c) for c in r] for r in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+    print(f"\n{title}")
+    for j, r in enumerate(cells):
+        print("  " + "  ".join(c.rjust(w) for c, w in zip(r, widths)))
+        if j == 0:
+            print("  " + "  ".join("-" * w for w in widths))

@@ -1,0 +1,20 @@
+// exp for the engines' fp32 arithmetic, as one scalar function and a bulk version over runs that
+// uses AVX2 when the CPU has it. Both evaluate the same IEEE operations in the same order (no
+// fused multiply-adds), so results are bit-identical on every host; the bulk version is what
+// Activation(Exp) runs on (exp dominates softmax-shaped kernels).
+//
+// Algorithm (Cephes expf, ~1 ulp): n = rint(x log2 e); r = x - n ln2 in two parts (Cody-Waite);
+// exp(r) by a degree-6 polynomial; scale by 2^n as two factors 2^(n/2) 2^(n - n/2), so that
+// results down to the smallest subnormal are rounded once. x > 88.7228 gives inf, x < -103.98
+// gives 0, NaN stays NaN.
+#pragma once
+
+#include <cstdint>
+
+namespace sim {
+
+float expf32(float x);
+// v[i] = expf32(v[i]) for i < n.
+void expRun(float* v, int64_t n);
+
+}  // namespace sim

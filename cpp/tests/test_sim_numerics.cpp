@@ -1,0 +1,195 @@
+// The simulator's numbers: store rules of every dtype (docs/isa-semantics.md §2), ALU corner cases,
+// the matmul kernel against a naive product, and end-to-end runs of small modules.
+#include <immintrin.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+
+#include "sim/Alu.h"
+#include "sim/FastMath.h"
+#include "sim/Gemm.h"
+#include "test_sim_kit.h"
+
+using namespace sim_test;
+using sim::bitsToFloat;
+using sim::floatToBits;
+
+TEST(SimNumerics, Bf16RoundsToNearestEven) {
+  EXPECT_EQ(sim::floatToBf16(bitsToFloat(0x3F808000u)), 0x3F80);  // halfway, even stays
+  EXPECT_EQ(sim::floatToBf16(bitsToFloat(0x3F818000u)), 0x3F82);  // halfway, odd rounds up
+  EXPECT_EQ(sim::floatToBf16(bitsToFloat(0x3F808001u)), 0x3F81);
+  EXPECT_EQ(sim::floatToBf16(bitsToFloat(0x7F7FFFFFu)), 0x7F80);  // overflow -> inf
+  const uint16_t nan = sim::floatToBf16(bitsToFloat(0x7F800001u));
+  EXPECT_TRUE(std::isnan(sim::bf16ToFloat(nan)));
+  EXPECT_EQ(sim::floatToBf16(-0.0f), 0x8000);
+}
+
+namespace {
+__attribute__((target("f16c"))) uint16_t hwToFp16(float f) {
+  return static_cast<uint16_t>(_mm_cvtsi128_si32(_mm_cvtps_ph(_mm_set_ss(f), _MM_FROUND_TO_NEAREST_INT)));
+}
+__attribute__((target("f16c"))) float hwFromFp16(uint16_t h) { return _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(h))); }
+}  // namespace
+
+TEST(SimNumerics, Fp16MatchesTheHardwareConverter) {
+  if (!sim::cpuHasAvx2Fma()) GTEST_SKIP() << "no F16C";
+  std::mt19937 gen(7);
+  std::uniform_int_distribution<uint32_t> bits;
+  for (int i = 0; i < 200000; ++i) {
+    const float f = bitsToFloat(i < 100000 ? bits(gen) : (bits(gen) & 0x8FFFFFFFu) | 0x30000000u);
+    const uint16_t hw = hwToFp16(f);
+    const uint16_t sw = sim::floatToFp16(f);
+    if (std::isnan(f)) {
+      EXPECT_TRUE(std::isnan(sim::fp16ToFloat(sw)));
+    } else {
+      ASSERT_EQ(sw, hw) << std::hexfloat << f;
+      ASSERT_EQ(floatToBits(sim::fp16ToFloat(sw)), floatToBits(hwFromFp16(hw)));
+    }
+  }
+}
+
+TEST(SimNumerics, Fp8SaturatesAndRoundsToNearestEven) {
+  auto e4 = [](float f) { return sim::encodeSmallFloat<4, 3, true>(f); };
+  auto d4 = [](uint32_t v) { return sim::decodeSmallFloat<4, 3>(v); };
+  EXPECT_EQ(d4(e4(240.0f)), 240.0f);
+  EXPECT_EQ(d4(e4(1000.0f)), 240.0f);  // saturate
+  EXPECT_EQ(d4(e4(-std::numeric_limits<float>::infinity())), -240.0f);
+  EXPECT_TRUE(std::isnan(d4(e4(std::nanf("")))));
+  EXPECT_EQ(d4(e4(0x1p-9f)), 0x1p-9f);          // smallest subnormal
+  EXPECT_EQ(d4(e4(0x1p-10f)), 0.0f);            // halfway to 0: even
+  EXPECT_EQ(d4(e4(0x1.8p-10f)), 0x1p-9f);
+  EXPECT_EQ(d4(e4(1.0625f)), 1.0f);             // halfway between 1 and 1.125: even
+  EXPECT_EQ(d4(e4(1.1875f)), 1.25f);            // halfway between 1.125 and 1.25: even
+  EXPECT_EQ((sim::decodeSmallFloat<5, 2>(sim::encodeSmallFloat<5, 2, true>(1e6f))), 57344.0f);
+  EXPECT_EQ((sim::decodeSmallFloat<3, 4>(sim::encodeSmallFloat<3, 4, true>(100.0f))), 15.5f);
+  for (uint32_t v = 0; v < 256; ++v) {  // every finite code decodes and re-encodes to itself
+    const float f = d4(v);
+    if (std::isfinite(f)) {
+      EXPECT_EQ(e4(f), v) << v;
+    }
+  }
+}
+
+TEST(SimNumerics, IntegerStoresRoundSaturateAndZeroNaN) {
+  EXPECT_EQ(sim::floatToInt<int8_t>(2.5f), 2);
+  EXPECT_EQ(sim::floatToInt<int8_t>(3.5f), 4);
+  EXPECT_EQ(sim::floatToInt<int8_t>(-300.0f), -128);
+  EXPECT_EQ(sim::floatToInt<uint8_t>(-3.0f), 0);
+  EXPECT_EQ(sim::floatToInt<int32_t>(3e9f), INT32_MAX);
+  EXPECT_EQ(sim::floatToInt<int64_t>(1e30f), INT64_MAX);
+  EXPECT_EQ(sim::floatToInt<uint32_t>(std::nanf("")), 0u);
+  uint8_t buf[8];
+  sim::storeInt64Element(DType::int16, buf, 100000);
+  int16_t v;
+  std::memcpy(&v, buf, 2);
+  EXPECT_EQ(v, INT16_MAX);
+}
+
+TEST(SimNumerics, AluCornerCases) {
+  using sim::alu;
+  using enum AluOp;
+  EXPECT_EQ(alu<mod>(-7.0f, 3.0f), 2.0f);  // sign of b, as numpy.mod
+  EXPECT_EQ(alu<mod>(7.0f, -3.0f), -2.0f);
+  EXPECT_TRUE(std::isnan(alu<max>(std::nanf(""), 1.0f)));
+  EXPECT_EQ(alu<arith_shift_right>(-16.0f, 40.0f), -1.0f);
+  EXPECT_EQ(alu<arith_shift_left>(1.0f, 32.0f), 0.0f);
+  EXPECT_EQ(alu<logical_shift_right>(8.0f, 2.0f), 2.0f);
+  EXPECT_EQ(alu<bitwise_not>(0.0f, 0.0f), -1.0f);
+  EXPECT_EQ(alu<bitwise_and>(6.9f, 3.0f), 2.0f);  // int32 truncates toward zero
+  EXPECT_EQ(alu<average>(1.0f, 2.0f), 1.5f);
+  EXPECT_EQ(alu<is_ge>(2.0f, 2.0f), 1.0f);
+  EXPECT_EQ(alu<logical_xor>(0.0f, -3.0f), 1.0f);
+  EXPECT_EQ(sim::aluDyn(subtract, 5.0f, 2.0f), 3.0f);
+}
+
+namespace {
+// Naive fp64 reference of C = A^T B for A [K, M], B [K, N].
+std::vector<double> naive(int K, int M, int N, const std::vector<float>& a, const std::vector<float>& b) {
+  std::vector<double> c(static_cast<size_t>(M) * N, 0.0);
+  for (int k = 0; k < K; ++k)
+    for (int m = 0; m < M; ++m)
+      for (int n = 0; n < N; ++n) c[static_cast<size_t>(m) * N + n] += double(a[size_t(k) * M + m]) * b[size_t(k) * N + n];
+  return c;
+}
+}  // namespace
+
+TEST(SimNumerics, GemmKernelMatchesNaiveAndIgnoresThreadCount) {
+  std::mt19937 gen(3);
+  std::normal_distribution<float> nd;
+  for (auto [K, M, N] : {std::array{128, 128, 512}, std::array{5, 37, 77}, std::array{64, 6, 16}, std::array{1, 1, 1}}) {
+    std::vector<float> a(size_t(K) * M), b(size_t(K) * N);
+    for (auto& x : a) x = nd(gen);
+    for (auto& x : b) x = nd(gen);
+    const auto ref = naive(K, M, N, a, b);
+    std::vector<float> c1(size_t(M) * N, 1.0f), c3 = c1;
+    sim::GemmEngine one(1), three(3);
+    sim::MatrixRows A{reinterpret_cast<const uint8_t*>(a.data()), int64_t{M} * 4, DType::float32};
+    sim::MatrixRows B{reinterpret_cast<const uint8_t*>(b.data()), int64_t{N} * 4, DType::float32};
+    one.run(K, M, N, A, B, c1.data(), N, true);
+    three.run(K, M, N, A, B, c3.data(), N, true);
+    for (size_t i = 0; i < c1.size(); ++i) {
+      ASSERT_EQ(floatToBits(c1[i]), floatToBits(c3[i])) << "thread count changed a result";
+      ASSERT_NEAR(c1[i], ref[i] + 1.0, 1e-4 * (1 + std::abs(ref[i]))) << K << "x" << M << "x" << N;
+    }
+  }
+}
+
+TEST(SimNumerics, EndToEndElementwiseAndMatmul) {
+  Kit k;
+  const int K = 96, M = 70, N = 200;
+  auto* x = k.dram("x", MemoryType::Input, {K, M}, DType::bfloat16);
+  auto* w = k.dram("w", MemoryType::Input, {K, N}, DType::bfloat16);
+  auto* y = k.dram("y", MemoryType::Output, {M, N}, DType::float32);
+  auto* xs = k.sbuf("xs", K, M, DType::bfloat16);
+  auto* ws = k.sbuf("ws", K, N, DType::bfloat16);
+  auto* acc = k.psum("acc", M, N);
+  auto* ys = k.sbuf("ys", M, N);
+  k.dma(Kit::tile(xs), Kit::full(x));
+  k.dma(Kit::tile(ws), Kit::full(w), 1);
+  for (int i = 0; i < 2; ++i) {
+    auto* mm = k.add<InstMatmult>(InstructionType::Matmult, {Kit::tile(xs), Kit::tile(ws)}, {Kit::tile(acc)});
+    mm->start_tensor_calc = i == 0;
+  }
+  auto* ts = k.add<InstTensorScalar>(InstructionType::TensorScalar, {Kit::tile(acc)}, {Kit::tile(ys)});
+  ts->op0 = AluOp::add;
+  ts->const0 = 0.5;
+  k.dma(Kit::full(y), Kit::tile(ys));
+  std::mt19937 gen(5);
+  std::uniform_real_distribution<float> ud(-1, 1);
+  std::vector<float> a(size_t(K) * M), b(size_t(K) * N);
+  for (auto& v : a) v = sim::bf16ToFloat(sim::floatToBf16(ud(gen)));
+  for (auto& v : b) v = sim::bf16ToFloat(sim::floatToBf16(ud(gen)));
+  k.fill("x", toBf16(a));
+  k.fill("w", toBf16(b));
+  const auto r = k.run();
+  const auto got = k.read<float>("y");
+  const auto ref = naive(K, M, N, a, b);
+  for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], 2 * ref[i] + 0.5, 1e-4) << i;
+  EXPECT_GT(r.total_ns, 0);
+  EXPECT_EQ(r.records.size(), 6u);
+}
+
+TEST(SimNumerics, ExpBulkEqualsScalarAndIsAccurate) {
+  std::vector<float> xs;
+  for (float x = -110.0f; x < 90.0f; x += 0.01234f) xs.push_back(x);
+  for (float x : {0.0f, -0.0f, 88.72f, 88.7229f, -103.97f, -104.0f, 1e-30f}) xs.push_back(x);
+  xs.push_back(std::numeric_limits<float>::infinity());
+  xs.push_back(-std::numeric_limits<float>::infinity());
+  xs.push_back(std::nanf(""));
+  std::vector<float> bulk = xs;
+  sim::expRun(bulk.data(), static_cast<int64_t>(bulk.size()));
+  for (size_t i = 0; i < xs.size(); ++i) {
+    const float s = sim::expf32(xs[i]);
+    ASSERT_EQ(floatToBits(s), floatToBits(bulk[i])) << xs[i];  // identical on every host
+    if (std::isnan(xs[i])) continue;
+    const double ref = std::exp(static_cast<double>(xs[i]));
+    if (ref > 3.4e38) {
+      EXPECT_TRUE(std::isinf(s) || s > 3.39e38f) << xs[i];
+    } else if (ref >= std::numeric_limits<float>::min()) {
+      EXPECT_NEAR(s, ref, 2.5e-7 * ref) << xs[i];  // about 2 ulp
+    } else {
+      EXPECT_NEAR(s, ref, 2e-45) << xs[i];         // subnormal results: within one subnormal step
+    }
+  }
+}

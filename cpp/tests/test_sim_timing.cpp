@@ -1,0 +1,178 @@
+// The scheduler: exact byte-range hazards, in-order engines, the two required hazard cases,
+// determinism, refusals and the Chrome trace.
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "sim/Hazards.h"
+#include "test_sim_kit.h"
+
+using namespace sim_test;
+
+TEST(SimHazards, RangeTimesAreExactOnBytesAndQuadrants) {
+  sim::RangeTimes r(1024);
+  r.markWrite(100, 200, 0b0001, 5.0);
+  EXPECT_EQ(r.readReady(0, 100, 0b1111), 0.0);
+  EXPECT_EQ(r.readReady(200, 300, 0b1111), 0.0);
+  EXPECT_EQ(r.readReady(199, 200, 0b0001), 5.0);
+  EXPECT_EQ(r.readReady(150, 160, 0b0010), 0.0);  // another quadrant
+  r.markRead(150, 400, 0b0011, 9.0);
+  EXPECT_EQ(r.readReady(150, 400, 0b0011), 5.0);  // readers wait for writes only
+  EXPECT_EQ(r.writeReady(300, 301, 0b0010), 9.0);  // writers wait for reads too
+  EXPECT_EQ(r.writeReady(0, 100, 0b1111), 0.0);
+  // Rewriting the same tile over and over keeps the segment array short.
+  for (int i = 0; i < 1000; ++i) r.markWrite(512, 768, 0b1111, 10.0 + i);
+  EXPECT_LE(r.segments(), 8u);
+  EXPECT_EQ(r.writeReady(0, 1024, 0b1111), 1009.0);
+}
+
+namespace {
+// x (DMA) -> t; u = t * 2 on DVE; independent v on ACT; matmul waits for its stationary load.
+Kit hazardModule() {
+  Kit k;
+  auto* x = k.dram("x", MemoryType::Input, {128, 512}, DType::bfloat16);
+  auto* w = k.dram("w", MemoryType::Input, {128, 128}, DType::bfloat16);
+  auto* y = k.dram("y", MemoryType::Output, {128, 512}, DType::float32);
+  auto* t = k.sbuf("t", 128, 512, DType::bfloat16);
+  auto* u = k.sbuf("u", 128, 512);
+  auto* v = k.sbuf("v", 128, 512);
+  auto* ws = k.sbuf("ws", 128, 128, DType::bfloat16);
+  auto* acc = k.psum("acc", 128, 512);
+  auto* ms = k.add<InstMemset>(InstructionType::Memset, {}, {Kit::tile(v)}, "init_v");
+  ms->constant = 1.0;
+  k.dma(Kit::tile(t), Kit::full(x), 0, "load_x");
+  k.dma(Kit::tile(ws), Kit::full(w), 0, "load_w");  // queued behind load_x
+  auto* ts = k.add<InstTensorScalar>(InstructionType::TensorScalar, {Kit::tile(t)}, {Kit::tile(u)}, "dve_use");
+  ts->op0 = AluOp::mult;
+  ts->const0 = 2.0;
+  auto* indep = k.add<InstActivation>(InstructionType::Activation, {Kit::tile(v)}, {Kit::tile(v)}, "act_indep");
+  indep->func = ActivationFunc::Exp;
+  k.add(InstructionType::Matmult, {Kit::tile(ws), Kit::tile(t)}, {Kit::tile(acc)}, "mm");
+  k.add(InstructionType::TensorTensor, {Kit::tile(acc), Kit::tile(u)}, {Kit::tile(u)}, "combine");
+  k.dma(Kit::full(y), Kit::tile(u), 1, "store");
+  std::vector<float> xv(128 * 512), wv(128 * 128);
+  for (size_t i = 0; i < xv.size(); ++i) xv[i] = static_cast<float>(i % 7) - 3;
+  for (size_t i = 0; i < wv.size(); ++i) wv[i] = (i % 129 == 0) ? 1.0f : 0.0f;  // identity
+  k.fill("x", toBf16(xv));
+  k.fill("w", toBf16(wv));
+  return k;
+}
+}  // namespace
+
+TEST(SimTiming, DveWaitsForItsDmaAndMatmulForItsStationary) {
+  Kit k = hazardModule();
+  const auto r = k.run();
+  const auto &lx = k.record(r, "load_x"), &lw = k.record(r, "load_w"), &use = k.record(r, "dve_use"),
+             &mm = k.record(r, "mm"), &indep = k.record(r, "act_indep"), &init = k.record(r, "init_v");
+  EXPECT_DOUBLE_EQ(use.start_ns, lx.end_ns);       // RAW on t through the DMA
+  EXPECT_GE(lw.start_ns, lx.end_ns);               // one queue runs in order
+  EXPECT_DOUBLE_EQ(mm.start_ns, lw.end_ns);        // the stationary's load is the last to land
+  EXPECT_DOUBLE_EQ(indep.start_ns, init.end_ns);   // independent work does not wait for DMA
+  EXPECT_LT(indep.start_ns, lx.end_ns);
+  const auto y = k.read<float>("y");
+  for (size_t i = 0; i < y.size(); i += 97) EXPECT_EQ(y[i], 3.0f * (static_cast<float>(i % 7) - 3)) << i;
+}
+
+TEST(SimTiming, DeterministicAndModeIndependent) {
+  Kit a = hazardModule(), b = hazardModule();
+  const auto ra = a.run(sim::Mode::Full, "trn1", 1);
+  const auto rb = b.run(sim::Mode::Full, "trn1", 2);
+  const auto rt = a.run(sim::Mode::Timing);
+  EXPECT_EQ(a.read<float>("y"), b.read<float>("y"));
+  ASSERT_EQ(ra.records.size(), rb.records.size());
+  for (size_t i = 0; i < ra.records.size(); ++i) {
+    EXPECT_EQ(ra.records[i].start_ns, rb.records[i].start_ns);
+    EXPECT_EQ(ra.records[i].end_ns, rt.records[i].end_ns);
+  }
+  EXPECT_EQ(ra.total_ns, rt.total_ns);
+  EXPECT_EQ(ra.cores[0].tracks[sim::kTrackPE].busy_ns, rb.cores[0].tracks[sim::kTrackPE].busy_ns);
+}
+
+TEST(SimTiming, TraceIsChromeTraceEventJson) {
+  Kit k = hazardModule();
+  const auto r = k.run(sim::Mode::Timing);
+  const auto path = std::filesystem::temp_directory_path() / ("nxsim_trace_" + std::to_string(::getpid()) + ".json");
+  r.writeTrace(path.string());
+  std::ifstream in(path);
+  const auto doc = nlohmann::json::parse(in);
+  std::filesystem::remove(path);
+  ASSERT_TRUE(doc.at("traceEvents").is_array());
+  size_t slices = 0, names = 0;
+  for (const auto& e : doc["traceEvents"]) {
+    ASSERT_TRUE(e.contains("ph") && e.contains("pid") && e.contains("name"));
+    if (e["ph"] == "X") {
+      ++slices;
+      EXPECT_GE(e["dur"].get<double>(), 0.0);
+      EXPECT_TRUE(e["args"].contains("source") && e["args"].contains("kernel"));
+    } else if (e["name"] == "thread_name") {
+      ++names;
+    }
+  }
+  EXPECT_EQ(names, static_cast<size_t>(sim::kMaxTracks));
+  EXPECT_EQ(slices, r.records.size() + 3);  // + a trigger slice per DMA
+}
+
+TEST(SimRefusals, RefusedWithTheInstructionNamed) {
+  {
+    Kit k;
+    auto* st = k.sbuf("st", 128, 128, DType::bfloat16);
+    auto* acc = k.f->createOnChipTensor("acc", MemoryType::PSUM, DType::float32, 128, 2048, 0, 1024);
+    k.add(InstructionType::Matmult, {Kit::tile(st), Kit::tile(st)}, {Kit::tile(acc, -1, 128)}, "mm");
+    auto* mv = k.sbuf("mv", 128, 512, DType::bfloat16);
+    k.bb->instructions().back()->ins[1] = Kit::tile(mv);
+    k.bb->instructions().back()->outs[0] = Kit::tile(acc, -1, 512);
+    expectRefused(k, "instructions[0] Matmult 'mm': outs[0] covers PSUM bytes [1024, 3072)");
+  }
+  {
+    Kit k;
+    auto* st = k.sbuf("st", 128, 128, DType::bfloat16);
+    auto* acc = k.psum("acc", 128, 128);
+    auto* ms = k.add<InstMemset>(InstructionType::Memset, {}, {Kit::tile(st)});
+    ms->constant = 1;
+    auto* mm = k.add<InstMatmult>(InstructionType::Matmult, {Kit::tile(st), Kit::tile(st)}, {Kit::tile(acc)}, "mm");
+    mm->start_tensor_calc = false;
+    expectRefused(k, "instructions[1] Matmult 'mm': accumulates (start_tensor_calc false) into PSUM partition 0 "
+                     "bytes [0, 4), where no matmul started an accumulation group", sim::Mode::Full);
+  }
+  {
+    Kit k;
+    auto* t = k.sbuf("t", 128, 64);
+    k.add(InstructionType::TensorCopy, {Kit::tile(t)}, {Kit::tile(t, -1, 32)}, "cp");
+    expectRefused(k, "instructions[0] TensorCopy 'cp': ins[0] has 64 elements per partition but outs[0] has 32");
+  }
+  {
+    Kit k;
+    auto* t = k.sbuf("t", 128, 64);
+    auto* u = k.sbuf("u", 128, 64);
+    k.add(InstructionType::TensorCopy, {Kit::tile(t)}, {Kit::tile(u)}, "cp");
+    expectRefused(k, "instructions[0] TensorCopy 'cp': ins[0] reads SBUF partition 0 bytes [0, 1), which no "
+                     "instruction has written", sim::Mode::Full);
+  }
+  {
+    Kit k;
+    auto* t = k.sbuf("t", 128, 64);
+    auto* p = k.psum("p", 128, 64);
+    auto* cp = k.add(InstructionType::TensorCopy, {Kit::tile(p)}, {Kit::tile(t)}, "cp");
+    cp->engine = Engine::Pool;
+    expectRefused(k, "TensorCopy 'cp': ins[0] is in PSUM: GpSimd (Pool) cannot access PSUM");
+  }
+  {
+    Kit k;
+    auto* x = k.dram("x", MemoryType::Input, {4}, DType::float32);
+    auto* kn = k.add<InstBIRKernel>(InstructionType::BIRKernel, {}, {}, "mlp");
+    kn->addSeqAccess(x, false);
+    expectRefused(k, "BIRKernel 'mlp': kernel nodes must be expanded", sim::Mode::Full);
+    EXPECT_GT(k.run(sim::Mode::Timing).total_ns, 0);
+  }
+  {
+    Kit k;
+    auto* t = k.f->createOnChipTensor("t", MemoryType::SB, DType::float32, 128, 8192, 0, 190 * 1024);
+    auto* ms = k.add<InstMemset>(InstructionType::Memset, {}, {Kit::tile(t)}, "m");
+    ms->constant = 0;
+    expectRefused(k, "Memset 'm': outs[0] tensor 't' occupies SBUF bytes [194560, 202752) per partition, beyond the "
+                     "196608 bytes of a trn1 SBUF partition");
+    EXPECT_GT(k.run(sim::Mode::Timing, "trn2").total_ns, 0);
+  }
+}

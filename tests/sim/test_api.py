@@ -1,0 +1,177 @@
+"""The pinned Python interface: simulate(), its input checks, outputs, SimResult, MachineConfig,
+dtype mapping, NeuronCore selection and multi-core modules."""
+
+import dataclasses
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from neuronxsim import SimulationError, bir, sim
+from neuronxsim.bir import AluOp, DType
+from neuronxsim.sim.build import ModuleBuilder
+
+from simkit import f32
+
+
+def _scale_module(arch="trn1", in_dtype=DType.float32):
+    b = ModuleBuilder(arch)
+    x = b.input("x", [128, 64], in_dtype)
+    y = b.output("y", [128, 64], DType.float32)
+    t = b.sbuf("t", 128, 64, DType.float32)
+    b.dma(b.tile(t), b.full(x))
+    b.add("TensorScalar", [b.tile(t)], [b.tile(t)], op0=AluOp.mult, const0=2.0)
+    b.dma(b.full(y), b.tile(t))
+    return b
+
+
+def test_outputs_shapes_and_values(rng):
+    x = f32(rng.normal(size=(128, 64)))
+    r = sim.simulate(_scale_module().module, {"x": x})
+    assert set(r.outputs) == {"y"} and r.outputs["y"].shape == (128, 64) and r.outputs["y"].dtype == np.float32
+    np.testing.assert_array_equal(r.outputs["y"], 2 * x)
+    assert r.total_ns > 0 and r.arch == "trn1" and r.mode == "full"
+    assert set(r.engines) == set(sim.TRACKS)
+    assert r.instructions.dtype.names == ("core", "start_ns", "end_ns", "engine", "queue", "issue_engine",
+                                          "issue_ns", "opcode", "name", "cycles", "bytes", "flops", "source",
+                                          "kernel")
+    assert list(r.instructions["opcode"]) == ["DMA", "TensorScalar", "DMA"]
+    assert list(r.instructions["queue"]) == [0, -1, 0]
+    assert "SimResult trn1 full" in repr(r)
+
+
+@pytest.mark.parametrize("bad,msg", [
+    ({}, r"missing input tensor\(s\): 'x' \(\[128, 64\] float32\)"),
+    ({"x": np.zeros((128, 64), np.float32), "z": np.zeros(3)}, r"unknown input tensor\(s\) \['z'\]"),
+    ({"x": np.zeros((64, 128), np.float32)}, r"input 'x': expected \[128, 64\] float32, got \[64, 128\] float32"),
+    ({"x": np.zeros((128, 64), np.float64)}, r"input 'x': expected \[128, 64\] float32, got \[128, 64\] float64"),
+    ({"x": [[0.0] * 64] * 128}, r"input 'x': expected a NumPy array, got list"),
+])
+def test_input_checks(bad, msg):
+    with pytest.raises(SimulationError, match=msg):
+        sim.simulate(_scale_module().module, bad)
+
+
+def test_inputs_are_bound_without_copy_and_never_modified(rng):
+    b = ModuleBuilder()
+    x = b.input("x", [128, 64], DType.float32)
+    y = b.output("y", [128, 64], DType.float32)
+    t = b.sbuf("t", 128, 64, DType.float32)
+    b.add("Memset", [], [b.tile(t)], constant=7.0)
+    b.dma(b.full(x), b.tile(t))  # the module writes its input ...
+    b.dma(b.full(y), b.full(x))  # ... and reads it back
+    xv = f32(rng.normal(size=(128, 64)))
+    keep = xv.copy()
+    r = sim.simulate(b.module, {"x": xv})
+    np.testing.assert_array_equal(r.outputs["y"], 7)
+    np.testing.assert_array_equal(xv, keep)  # the caller's array is untouched
+
+
+def test_non_contiguous_and_bf16_inputs(rng):
+    x = rng.normal(size=(64, 128)).astype(ml_dtypes.bfloat16).T  # a transposed view
+    r = sim.simulate(_scale_module(in_dtype=DType.bfloat16).module, {"x": x})
+    np.testing.assert_array_equal(r.outputs["y"], 2 * x.astype(np.float32))
+
+
+def test_unwritten_output_elements_are_nan():
+    b = ModuleBuilder()
+    y = b.output("y", [4, 8], DType.bfloat16)
+    t = b.sbuf("t", 4, 4, DType.bfloat16)
+    b.add("Memset", [], [b.tile(t)], constant=1.0)
+    b.dma(b.ap(y, 0, [(8, 4), (1, 4)]), b.tile(t))
+    out = f32(sim.simulate(b.module, {}).outputs["y"])
+    assert (out[:, :4] == 1).all() and np.isnan(out[:, 4:]).all()
+
+
+def test_timing_mode_needs_no_inputs_but_checks_given_ones():
+    b = _scale_module()
+    r = sim.simulate(b.module, mode="timing")
+    assert r.outputs == {} and r.total_ns > 0 and r.mode == "timing"
+    with pytest.raises(SimulationError, match="input 'x'"):
+        sim.simulate(b.module, {"x": np.zeros(3)}, mode="timing")
+    with pytest.raises(SimulationError, match="mode 'fast'"):
+        sim.simulate(b.module, mode="fast")
+    with pytest.raises(SimulationError, match="unknown arch 'trn9'"):
+        sim.simulate(b.module, mode="timing", arch="trn9")
+
+
+def _two_core_module():
+    """Two functions = two NeuronCores sharing the input by name, each writing its own output."""
+    b = ModuleBuilder(functions=2)
+    for core, (scale, repeats) in enumerate(((2.0, 1), (3.0, 10))):
+        b.core(core)
+        x = b.input("x", [128, 64], DType.float32)
+        y = b.output(f"y{core}", [128, 64], DType.float32)
+        t = b.sbuf("t", 128, 64, DType.float32)
+        b.dma(b.tile(t), b.full(x))
+        b.add("TensorScalar", [b.tile(t)], [b.tile(t)], op0=AluOp.mult, const0=scale)
+        for _ in range(repeats - 1):  # core 1 works longer
+            b.add("TensorScalar", [b.tile(t)], [b.tile(t)], op0=AluOp.mult, const0=1.0)
+        b.dma(b.full(y), b.tile(t))
+    return b
+
+
+def test_multi_core_modules(rng):
+    b = _two_core_module()
+    x = f32(rng.normal(size=(128, 64)))
+    both = sim.simulate(b.module, {"x": x})
+    np.testing.assert_array_equal(both.outputs["y0"], 2 * x)
+    np.testing.assert_array_equal(both.outputs["y1"], 3 * x)
+    assert [c["core"] for c in both.cores] == [0, 1]
+    assert both.total_ns == max(c["end_ns"] for c in both.cores) == both.cores[1]["end_ns"]
+    assert set(both.instructions["core"]) == {0, 1}
+    only1 = sim.simulate(b.module, {"x": x}, neuron_core_id=1)
+    assert set(only1.outputs) == {"y1"} and only1.total_ns == both.cores[1]["end_ns"]
+    with pytest.raises(SimulationError, match="neuron_core_id 2: the module has 2 function"):
+        sim.simulate(b.module, {"x": x}, neuron_core_id=2)
+
+
+def test_machine_config_mirror():
+    c1, c2 = sim.config("trn1"), sim.config("gen3")
+    assert isinstance(c1, sim.MachineConfig) and dataclasses.is_dataclass(c1)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        c1.pe_clock_ghz = 3.0
+    assert (c1.sbuf_bytes_per_partition, c2.sbuf_bytes_per_partition) == (192 * 1024, 224 * 1024)
+    assert (c1.psum_bytes_per_partition, c1.psum_banks, c1.psum_bank_bytes) == (16384, 8, 2048)
+    assert (c1.pe_clock_ghz, c1.dve_clock_ghz, c1.act_clock_ghz, c1.pool_clock_ghz) == (2.8, 1.12, 1.4, 1.4)
+    assert (c2.pe_clock_ghz, c2.dve_clock_ghz) == (2.4, 0.96)
+    assert (c1.dma_queues, c1.dma_engines, c1.num_partitions, c1.pe_rows, c1.pe_cols) == (16, 16, 128, 128, 128)
+    assert c1.pe_bf16_peak_flops_per_ns == pytest.approx(91.75e3, rel=1e-3)  # 92 TFLOPS [A1]
+    for f in dataclasses.fields(c1):  # units in the names
+        if isinstance(getattr(c1, f.name), float):
+            assert any(u in f.name for u in ("_ghz", "_ns", "_gbps", "_factor")), f.name
+
+
+def test_dtype_mapping_round_trips():
+    for name, dt in DType.__members__.items():
+        nd = sim.dtype_to_numpy(dt)
+        back = sim.numpy_to_dtype(nd)
+        assert back == (DType.float32 if name == "float32r" else dt)
+    assert sim.dtype_to_numpy(DType.float8e4) == np.dtype(ml_dtypes.float8_e4m3)
+    assert sim.dtype_to_numpy(DType.float8e5) == np.dtype(ml_dtypes.float8_e5m2)
+    assert sim.dtype_to_numpy(DType.float8e3) == np.dtype(ml_dtypes.float8_e3m4)
+    with pytest.raises(TypeError):
+        sim.numpy_to_dtype(np.complex64)
+
+
+def test_records_can_be_turned_off():
+    r = sim.simulate(_scale_module().module, mode="timing", records=False)
+    assert len(r.instructions) == 0 and r.instruction_count == 3 and r.total_ns > 0
+
+
+def test_result_keeps_its_module_alive(rng):
+    def run():
+        return sim.simulate(_scale_module().module, {"x": f32(rng.normal(size=(128, 64)))})
+    r = run()
+    import gc
+    gc.collect()
+    assert list(r.instructions["name"])[1] == "TensorScalar"
+
+
+def test_bir_json_round_trip_simulates_the_same(rng):
+    b = _scale_module()
+    m2 = bir.Module.from_json(b.module.to_json())
+    x = f32(rng.normal(size=(128, 64)))
+    r1, r2 = sim.simulate(b.module, {"x": x}), sim.simulate(m2, {"x": x})
+    np.testing.assert_array_equal(r1.outputs["y"], r2.outputs["y"])
+    assert r1.total_ns == r2.total_ns

@@ -1,0 +1,357 @@
+"""The cycle model: every bir::Hwm latency against its documented formula
+(../shared/reference/nki-isa-and-hw.md §3-§4), and the scheduler: in-order engines, exact
+RAW/WAR/WAW hazards on byte ranges, shared DMA engines, kernel nodes, determinism, the trace."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from neuronxsim import SimulationError, bir, sim
+from neuronxsim.bir import AluOp, DType, Engine, MemsetMode
+from neuronxsim.sim.build import ModuleBuilder
+
+from simkit import f32
+
+CFG1, CFG2 = sim.config("trn1"), sim.config("trn2")
+MIN_II = CFG1.min_ii_cycles
+
+
+def _inst(arch, opcode, ins, outs, **fields):
+    b = ModuleBuilder(arch)
+    return b, b.add(opcode, ins(b) if callable(ins) else ins, outs(b) if callable(outs) else outs, **fields)
+
+
+def _sb(b, n, dtype=DType.float32, partitions=128, name=None):
+    t = b.sbuf(name or f"t{len(b.function.allocations)}", partitions, n, dtype)
+    return b.tile(t)
+
+
+def _ps(b, n, dtype=DType.float32, partitions=128):
+    return b.tile(b.psum(f"p{len(b.function.allocations)}", partitions, n, dtype))
+
+
+def lat(arch, opcode, ins, outs, **fields):
+    b = ModuleBuilder(arch)
+    inst = b.add(opcode, ins(b), outs(b), **fields)
+    return sim.latency(inst, arch)
+
+
+@pytest.mark.parametrize("n", [8, 64, 200, 1000])
+def test_dve_act_formulas(n):
+    one = lambda b: [_sb(b, n)]  # noqa: E731
+    f = lambda x: max(MIN_II, x)  # noqa: E731
+    cases = {
+        ("Activation", ()): f(n),
+        ("TensorCopy", ()): f(n),
+        ("Reciprocal", ()): f(8 * n),
+        ("TensorScalar", ()): f(n),
+        ("Dropout", ()): f(n),
+        ("BNStats", ()): f(n),
+        ("StreamShuffle", (("shuffle_mask", tuple(range(32))),)): f(n),
+    }
+    for (op, fields), want in cases.items():
+        got = lat("trn1", op, one, one, **{k: list(v) for k, v in fields})
+        assert got["cycles"] == want, op
+        assert got["busy_ns"] == pytest.approx(want / got["clock_ghz"])
+        assert got["access_ns"] == pytest.approx(CFG1.sram_access_cycles / got["clock_ghz"])
+    assert lat("trn1", "Activation", one, one)["engine"] == Engine.Activation
+    assert lat("trn1", "Activation", one, one)["clock_ghz"] == CFG1.act_clock_ghz
+    assert lat("trn1", "TensorCopy", one, one)["clock_ghz"] == CFG1.dve_clock_ghz
+    # tensor_reduce: N/2 if in and out bf16 with add or max, N otherwise (no MIN_II)
+    red = lambda dt: (lambda b: [_sb(b, n, dt)])  # noqa: E731
+    assert lat("trn1", "TensorReduce", red(DType.bfloat16), lambda b: [_sb(b, 1, DType.bfloat16)])["cycles"] == n / 2
+    assert lat("trn1", "TensorReduce", red(DType.float32), lambda b: [_sb(b, 1)])["cycles"] == n
+    # tensor_tensor_scan 2N; bn_aggr 13 * (N/3); max8 / find_index8 N
+    two = lambda b: [_sb(b, n), _sb(b, n)]  # noqa: E731
+    assert lat("trn1", "TensorTensorScan", two, one)["cycles"] == f(2 * n)
+    assert lat("trn1", "BNStatsAggregate", lambda b: [_sb(b, 3 * n)], lambda b: [_sb(b, 2)])["cycles"] == f(13 * n)
+    assert lat("trn1", "Max", one, lambda b: [_sb(b, 8)])["cycles"] == n
+    assert lat("trn1", "MaxIndex", lambda b: [_sb(b, n), _sb(b, 8)], lambda b: [_sb(b, 8)])["cycles"] == n
+    assert lat("trn1", "MatchReplace", lambda b: [_sb(b, n), _sb(b, 8)], one)["cycles"] == f(n)
+    assert lat("trn1", "TensorCopyDynamicSrc", lambda b: [_sb(b, n), _sb(b, 1)], one)["cycles"] == max(600, n)
+    assert lat("trn1", "ReadActivationAccumulator", lambda b: [], lambda b: [_sb(b, 1)])["cycles"] == 64
+
+
+def test_tensor_tensor_variants():
+    n = 512
+    f = lambda x: max(MIN_II, x)  # noqa: E731
+    ps_sb = lat("trn1", "TensorTensor", lambda b: [_ps(b, n), _sb(b, n)], lambda b: [_sb(b, n)])
+    bf16_add = lat("trn1", "TensorTensor", lambda b: [_sb(b, n, DType.bfloat16)] * 2,
+                   lambda b: [_sb(b, n, DType.bfloat16)], op=AluOp.add)
+    bf16_div = lat("trn1", "TensorTensor", lambda b: [_sb(b, n, DType.bfloat16)] * 2,
+                   lambda b: [_sb(b, n, DType.bfloat16)], op=AluOp.divide)
+    fp32 = lat("trn1", "TensorTensor", lambda b: [_sb(b, n)] * 2, lambda b: [_sb(b, n)])
+    assert (ps_sb["cycles"], bf16_add["cycles"], bf16_div["cycles"], fp32["cycles"]) == (f(n), f(n), f(2 * n), f(2 * n))
+    # copy_predicated: N with a PSUM input, 2N otherwise
+    cp = lat("trn1", "CopyPredicated", lambda b: [_ps(b, n), _sb(b, n)], lambda b: [_sb(b, n)])
+    cp2 = lat("trn1", "CopyPredicated", lambda b: [_sb(b, n), _sb(b, n)], lambda b: [_sb(b, n)])
+    assert (cp["cycles"], cp2["cycles"]) == (n, 2 * n)
+
+
+def test_memset_iota_affine_select_and_pool():
+    n = 300
+    zero_bf16 = lat("trn1", "Memset", lambda b: [], lambda b: [_sb(b, n, DType.bfloat16)], constant=0.0)
+    one_bf16 = lat("trn1", "Memset", lambda b: [], lambda b: [_sb(b, n, DType.bfloat16)], constant=1.0)
+    rand = lat("trn1", "Memset", lambda b: [], lambda b: [_sb(b, n, DType.bfloat16)], mode=MemsetMode.Random)
+    assert (zero_bf16["cycles"], one_bf16["cycles"], rand["cycles"]) == (n / 2, n, n)
+    iota = lat("trn1", "Iota", lambda b: [], lambda b: [_sb(b, n, DType.int32)], pattern=[bir.APPair(1, n)])
+    assert iota["cycles"] == 150 + n and iota["engine"] == Engine.Pool
+    assert iota["clock_ghz"] == CFG1.pool_clock_ghz
+    aff = lat("trn1", "TensorScalarAffineSelect", lambda b: [_sb(b, n)], lambda b: [_sb(b, n)],
+              pattern=[bir.APPair(1, n)])
+    assert aff["cycles"] == CFG1.gpsimd_start_cycles + n
+    pool_copy = lat("trn1", "TensorCopy", lambda b: [_sb(b, n)], lambda b: [_sb(b, n)], engine=Engine.Pool)
+    assert pool_copy["cycles"] == CFG1.gpsimd_start_cycles + n
+
+
+@pytest.mark.parametrize("m,n", [(128, 512), (32, 512), (128, 16), (16, 8)])
+@pytest.mark.parametrize("dtype", [DType.bfloat16, DType.float32, DType.float8e4])
+def test_matmul_formula(m, n, dtype):
+    """`max(min(64, N_stationary), N_moving)` PE cycles, x4 for fp32."""
+    got = lat("trn1", "Matmult", lambda b: [_sb(b, m, dtype), _sb(b, n, dtype)], lambda b: [_ps(b, n, partitions=m)])
+    want = max(min(64, m), n) * (4 if dtype == DType.float32 else 1)
+    assert got["cycles"] == want and got["engine"] == Engine.PE
+    assert got["busy_ns"] == pytest.approx(want / CFG1.pe_clock_ghz)
+    assert got["flops"] == 2 * 128 * m * n and got["access_ns"] == 0
+
+
+def test_pe_transpose_and_trn2_variants():
+    # transpose: max(P, min(64, F)); fp32 x4 on trn1, x2 on trn2 (transpose mode)
+    for arch, factor in (("trn1", 4), ("trn2", 2)):
+        got = lat(arch, "Matmult", lambda b: [_sb(b, 100, DType.float32, 96), _sb(b, 96, DType.float32, 96)],
+                  lambda b: [_ps(b, 96, partitions=100)], is_transpose=True)
+        assert got["cycles"] == max(96, min(64, 100)) * factor
+    # trn2 FP8 double row: half the cycles
+    dr = lat("trn2", "Matmult", lambda b: [_sb(b, 128, DType.float8e4), _sb(b, 512, DType.float8e4)],
+             lambda b: [_ps(b, 512)], perf_mode=bir.PerfMode.DoubleRow)
+    assert dr["cycles"] == 256
+    # trn2 DVE perf modes: 4x copy SBUF->SBUF bf16 unit stride, 2x with PSUM, 2x tensor_tensor bf16
+    n = 1024
+    c4 = lat("trn2", "TensorCopy", lambda b: [_sb(b, n, DType.bfloat16)], lambda b: [_sb(b, n, DType.bfloat16)])
+    c2 = lat("trn2", "TensorCopy", lambda b: [_ps(b, n, DType.bfloat16)], lambda b: [_sb(b, n, DType.bfloat16)])
+    c1 = lat("trn2", "TensorCopy", lambda b: [_sb(b, n)], lambda b: [_sb(b, n)])
+    tt = lat("trn2", "TensorTensor", lambda b: [_sb(b, n, DType.bfloat16)] * 2, lambda b: [_sb(b, n, DType.bfloat16)],
+             op=AluOp.divide)
+    assert (c4["cycles"], c2["cycles"], c1["cycles"], tt["cycles"]) == (n / 4, n / 2, n, n)
+    assert c1["clock_ghz"] == CFG2.dve_clock_ghz
+
+
+def test_dma_formula():
+    b = ModuleBuilder()
+    x = b.input("x", [128, 1024], DType.bfloat16)
+    t = b.sbuf("t", 128, 1024, DType.bfloat16)
+    half = b.sbuf("h", 64, 1024, DType.float32)
+    full = b.dma(b.tile(t), b.full(x), queue=5)
+    cast = b.dma(b.tile(half), b.ap(x, 0, [(1024, 64), (1, 1024)]), queue=2)
+    got = sim.latency(full)
+    nbytes = 128 * 1024 * 2
+    assert got["dma_queue"] == 5 and got["bytes"] == nbytes and got["dma_engine_mask"] == 0xFFFF
+    assert got["dma_fixed_ns"] == CFG1.dma_fixed_ns
+    assert got["dma_transfer_ns"] == pytest.approx(nbytes / (CFG1.dma_engine_bandwidth_gbps * 16))
+    assert got["cycles"] == CFG1.dma_trigger_cycles and got["engine"] == Engine.SP
+    got = sim.latency(cast)  # 64 partitions -> 8 DMA engines; the fp32 side's bytes are charged
+    assert got["dma_engine_mask"] == 0x00FF
+    assert got["dma_transfer_ns"] == pytest.approx(64 * 1024 * 4 / (CFG1.dma_engine_bandwidth_gbps * 8))
+
+
+def test_kernel_node_analytic_cost():
+    b = ModuleBuilder()
+    h = b.input("hidden", [1, 512, 4096], DType.bfloat16)
+    g = b.input("gate", [4096, 11008], DType.bfloat16)
+    u = b.input("up", [4096, 11008], DType.bfloat16)
+    d = b.input("down", [11008, 4096], DType.bfloat16)
+    o = b.output("out", [1, 512, 4096], DType.bfloat16)
+    k = b.block.addInstruction(bir.InstructionType.BIRKernel)
+    k.set_kernel_name("MLP")
+    for t in (h, g, u, d):
+        k.addSeqAccess(t, False)
+    k.addSeqAccess(o, True)
+    got = sim.latency(k)
+    flops = 3 * 2 * 512 * 4096 * 11008
+    nbytes = 2 * (2 * 512 * 4096 + 3 * 4096 * 11008)
+    assert got["flops"] == flops and got["bytes"] == nbytes
+    want = CFG1.kernel_fixed_ns + max(flops / CFG1.pe_bf16_peak_flops_per_ns,
+                                      nbytes / (CFG1.dma_engines * CFG1.dma_engine_bandwidth_gbps))
+    assert got["busy_ns"] == pytest.approx(want)
+    r = sim.simulate(b.module, mode="timing")
+    assert r.total_ns == pytest.approx(want)
+    with pytest.raises(SimulationError, match=r"BIRKernel 'BIRKernel'.*must be expanded"):
+        sim.simulate(b.module, {n: np.zeros(s, sim.dtype_to_numpy(DType.bfloat16)) for n, s in
+                                (("hidden", (1, 512, 4096)), ("gate", (4096, 11008)), ("up", (4096, 11008)),
+                                 ("down", (11008, 4096)))})
+
+
+# ---- the scheduler ----
+
+def _rec(result, name):
+    (r,) = [r for r in result.instructions if r["name"] == name]
+    return r
+
+
+def test_dve_op_waits_for_its_dma_and_independent_work_overlaps():
+    b = ModuleBuilder()
+    x = b.input("x", [128, 2048], DType.float32)
+    t, u, v = (b.sbuf(n, 128, 2048, DType.float32) for n in "tuv")
+    b.add("Memset", [], [b.tile(v)], name="init_v", constant=1.0)
+    b.dma(b.tile(t), b.full(x), name="load")
+    b.add("TensorScalar", [b.tile(t)], [b.tile(u)], name="scale", op0=AluOp.mult, const0=2.0)
+    b.add("TensorScalar", [b.tile(v)], [b.tile(v)], name="indep", engine=Engine.Activation, op0=AluOp.mult, const0=3.0)
+    r = sim.simulate(b.module, {"x": np.ones((128, 2048), np.float32)})
+    load, scale, indep, init = (_rec(r, n) for n in ("load", "scale", "indep", "init_v"))
+    assert scale["start_ns"] == pytest.approx(load["end_ns"])  # RAW on t
+    assert indep["start_ns"] == pytest.approx(init["end_ns"])  # RAW on v, not on the DMA
+    assert indep["start_ns"] < load["end_ns"]                  # ACT ran while the DMA moved data
+    assert r.total_ns == pytest.approx(max(x["end_ns"] for x in r.instructions))
+
+
+def test_matmul_waits_for_its_stationary_load():
+    b = ModuleBuilder()
+    w = b.input("w", [128, 128], DType.bfloat16)
+    x = b.input("x", [128, 512], DType.bfloat16)
+    ws, xs = b.sbuf("ws", 128, 128, DType.bfloat16), b.sbuf("xs", 128, 512, DType.bfloat16)
+    acc = b.psum("acc", 128, 512)
+    b.dma(b.tile(xs), b.full(x), queue=0, name="load_moving")
+    # the stationary's load is queued behind a large unrelated transfer on the same queue
+    big = b.input("big", [128, 8192], DType.float32)
+    bs = b.sbuf("bs", 128, 8192, DType.float32)
+    b.dma(b.tile(bs), b.full(big), queue=1, name="big")
+    b.dma(b.tile(ws), b.full(w), queue=1, name="load_stationary")
+    b.matmul(b.tile(acc), b.tile(ws), b.tile(xs), name="mm")
+    bf = sim.dtype_to_numpy(DType.bfloat16)
+    r = sim.simulate(b.module, {"w": np.ones((128, 128), bf), "x": np.ones((128, 512), bf),
+                                "big": np.ones((128, 8192), np.float32)}, mode="timing")
+    mm, st, mv, bg = (_rec(r, n) for n in ("mm", "load_stationary", "load_moving", "big"))
+    assert st["start_ns"] >= bg["end_ns"] - 1e-9  # in order on queue 1
+    assert mm["start_ns"] == pytest.approx(st["end_ns"]) and mm["start_ns"] > mv["end_ns"]
+
+
+def test_war_and_waw():
+    b = ModuleBuilder()
+    x = b.input("x", [128, 512], DType.float32)
+    t, u = b.sbuf("t", 128, 512, DType.float32), b.sbuf("u", 128, 512, DType.float32)
+    b.add("Memset", [], [b.tile(t)], name="fill", constant=1.0)
+    b.add("Activation", [b.tile(t)], [b.tile(u)], name="read_t")      # ACT reads t
+    b.dma(b.tile(t), b.full(x), name="overwrite_t")                   # WAR: waits for read_t
+    b.add("Memset", [], [b.tile(u)], name="rewrite_u", constant=2.0, engine=Engine.Pool)  # WAW on u
+    r = sim.simulate(b.module, mode="timing")
+    read_t, over, rew = (_rec(r, n) for n in ("read_t", "overwrite_t", "rewrite_u"))
+    assert over["issue_ns"] >= read_t["start_ns"] + sim.latency(b.block[1])["busy_ns"] - 1e-9
+    assert rew["start_ns"] == pytest.approx(read_t["end_ns"])
+
+
+def test_hazards_are_exact_on_bytes_and_quadrants():
+    """Disjoint byte ranges (or partition quadrants) of one tensor do not order instructions."""
+    b = ModuleBuilder()
+    x = b.input("x", [128, 4096], DType.float32)
+    t = b.sbuf("t", 128, 8192, DType.float32)
+    o1, o2 = b.sbuf("o1", 128, 64, DType.float32), b.sbuf("o2", 32, 64, DType.float32)
+    b.add("Memset", [], [b.tile(t, elems=64)], name="head", constant=1.0)
+    b.dma(b.tile(t, col=4096, elems=4096), b.full(x), name="tail_load")            # bytes [16K, 32K)
+    b.add("TensorCopy", [b.tile(t, elems=64)], [b.tile(o1)], name="use_head")      # bytes [0, 256)
+    b.dma(b.tile(t, partitions=32, start_partition=64, col=64, elems=64),
+          b.ap(x, 0, [(4096, 32), (1, 64)]), name="q2_load", queue=1)               # quadrant 2 only
+    b.add("Memset", [], [b.tile(t, partitions=32, start_partition=0, col=64, elems=64)], name="q0_fill")
+    b.add("TensorCopy", [b.tile(t, partitions=32, start_partition=0, col=64, elems=64)], [b.tile(o2)],
+          name="use_q0")
+    r = sim.simulate(b.module, mode="timing")
+    head, tail, use_head, q2, q0, use_q0 = (_rec(r, n) for n in
+                                             ("head", "tail_load", "use_head", "q2_load", "q0_fill", "use_q0"))
+    assert use_head["start_ns"] == pytest.approx(head["end_ns"]) and use_head["start_ns"] < tail["end_ns"]
+    assert use_q0["start_ns"] == pytest.approx(q0["end_ns"]) and use_q0["start_ns"] < q2["end_ns"]
+
+
+def test_dma_engines_are_shared_between_queues():
+    b = ModuleBuilder()
+    x = b.input("x", [128, 4096], DType.float32)
+    t = b.sbuf("t", 128, 8192, DType.float32)
+    b.dma(b.tile(t, elems=4096), b.full(x), queue=0, name="a")
+    b.dma(b.tile(t, col=4096, elems=4096), b.full(x), queue=1, name="b")
+    r = sim.simulate(b.module, mode="timing")
+    a, bb = _rec(r, "a"), _rec(r, "b")
+    transfer = 128 * 4096 * 4 / (CFG1.dma_engine_bandwidth_gbps * 16)
+    assert a["end_ns"] - a["start_ns"] == pytest.approx(CFG1.dma_fixed_ns + transfer)
+    assert bb["end_ns"] == pytest.approx(a["end_ns"] + transfer)  # waited for the 16 engines
+    # Partitions 0-63 and 64-127 map to disjoint DMA engines: two queues move them concurrently.
+    b = ModuleBuilder()
+    x = b.input("x", [128, 4096], DType.float32)
+    lo, hi = b.sbuf("lo", 64, 4096, DType.float32), b.sbuf("hi", 64, 4096, DType.float32, base_partition=64)
+    half = b.ap(x, 0, [(4096, 64), (1, 4096)])
+    b.dma(b.tile(lo), half, queue=2, name="c")
+    b.dma(b.tile(hi), half, queue=3, name="d")
+    r = sim.simulate(b.module, mode="timing")
+    c, d = _rec(r, "c"), _rec(r, "d")
+    half_transfer = 64 * 4096 * 4 / (CFG1.dma_engine_bandwidth_gbps * 8)
+    assert c["end_ns"] - c["start_ns"] == pytest.approx(CFG1.dma_fixed_ns + half_transfer)
+    assert d["end_ns"] - d["start_ns"] == pytest.approx(CFG1.dma_fixed_ns + half_transfer)
+
+
+def test_engine_streams_are_in_order():
+    b = ModuleBuilder()
+    ts = [b.sbuf(f"s{i}", 128, 512, DType.float32) for i in range(4)]
+    for i, t in enumerate(ts):
+        b.add("Memset", [], [b.tile(t)], name=f"m{i}", constant=float(i))
+    r = sim.simulate(b.module, mode="timing")
+    starts = [_rec(r, f"m{i}")["start_ns"] for i in range(4)]
+    busy = sim.latency(b.block[0])["busy_ns"]
+    assert np.allclose(np.diff(starts), busy)
+    assert r.engines["DVE"].busy_ns == pytest.approx(4 * busy)
+    assert r.engines["DVE"].instructions == 4
+    assert r.engines["DVE"].utilization == pytest.approx(4 * busy / r.total_ns)
+    assert r.cycles["DVE"] == pytest.approx(r.total_ns * CFG1.dve_clock_ghz)
+
+
+def _gemm_like(b):
+    x = b.input("x", [128, 512], DType.bfloat16)
+    w = b.input("w", [128, 128], DType.bfloat16)
+    y = b.output("y", [128, 512], DType.float32)
+    xs, ws = b.sbuf("xs", 128, 512, DType.bfloat16), b.sbuf("ws", 128, 128, DType.bfloat16)
+    acc, ys = b.psum("acc", 128, 512), b.sbuf("ys", 128, 512, DType.float32)
+    b.dma(b.tile(xs), b.full(x))
+    b.dma(b.tile(ws), b.full(w), queue=1)
+    for i in range(4):
+        b.matmul(b.tile(acc), b.tile(ws), b.tile(xs), start=i == 0, stop=i == 3)
+    b.add("Activation", [b.tile(acc)], [b.tile(ys)], func=bir.ActivationFunc.Gelu)
+    b.dma(b.full(y), b.tile(ys), queue=2)
+
+
+def test_determinism_and_timing_mode_agree(rng):
+    b = ModuleBuilder()
+    _gemm_like(b)
+    bf = sim.dtype_to_numpy(DType.bfloat16)
+    inputs = {"x": rng.normal(size=(128, 512)).astype(bf), "w": rng.normal(size=(128, 128)).astype(bf)}
+    r1, r2 = sim.simulate(b.module, inputs), sim.simulate(b.module, inputs, threads=1)
+    t = sim.simulate(b.module, mode="timing")
+    assert np.array_equal(r1.outputs["y"], r2.outputs["y"], equal_nan=True)
+    assert np.array_equal(r1.instructions, r2.instructions)
+    assert r1.total_ns == r2.total_ns == t.total_ns and r1.cycles == r2.cycles
+    assert t.outputs == {}
+    mm = [r for r in r1.instructions if r["opcode"] == "Matmult"]
+    assert np.allclose(np.diff([r["start_ns"] for r in mm]), 512 / CFG1.pe_clock_ghz)  # back to back at the II
+    assert r1.pe_flops == 4 * 2 * 128 * 128 * 512
+    assert r1.pe_mfu == pytest.approx(r1.pe_flops / (CFG1.pe_bf16_peak_flops_per_ns * r1.total_ns))
+
+
+def test_trace_is_chrome_trace_event_json(tmp_path):
+    b = ModuleBuilder()
+    _gemm_like(b)
+    b.block[0].source = 'kern"el.py:12'
+    b.block[0].kernel = "mlp_0"
+    r = sim.simulate(b.module, mode="timing")
+    path = tmp_path / "trace.json"
+    r.write_trace(path)
+    doc = json.loads(path.read_text())
+    events = doc["traceEvents"]
+    meta = [e for e in events if e["ph"] == "M"]
+    slices = [e for e in events if e["ph"] == "X"]
+    tracks = {e["args"]["name"] for e in meta if e["name"] == "thread_name"}
+    assert tracks == set(sim.TRACKS) and len(sim.TRACKS) == 5 + 16
+    n_dma = sum(1 for x in r.instructions if x["engine"] == "DMA")
+    assert len(slices) == len(r.instructions) + n_dma  # plus one trigger slice per DMA
+    for e in slices:
+        assert isinstance(e["ts"], (int, float)) and e["dur"] >= 0 and isinstance(e["pid"], int)
+        assert {"opcode", "instruction", "source", "kernel", "bytes", "flops"} <= set(e["args"])
+    first = next(e for e in slices if e["args"]["instruction"] == b.block[0].name and not e["name"].startswith("trigger"))
+    assert first["args"]["source"] == 'kern"el.py:12' and first["args"]["kernel"] == "mlp_0"
+    assert math.isclose(max(e["ts"] + e["dur"] for e in slices), r.total_ns / 1000, abs_tol=1e-5)
