@@ -1,0 +1,290 @@
+"""Symbolic tensors: what an NKI kernel holds while it is traced.
+
+A :class:`Storage` is one memory object: a kernel input or output in HBM, an internal HBM tensor,
+or an on-chip buffer (SBUF or PSUM) whose address the allocator chooses after tracing. A
+:class:`Tensor` is a strided view of a storage (``offset`` plus one ``stride`` per dimension, in
+elements): the object kernels index, pass to ``nl``/``nisa`` functions and combine with operators.
+
+On-chip layout. An on-chip storage has a partition axis (``nl.par_dim``, else axis 0); each
+partition holds the other axes row-major, the axes before the partition axis ("block" axes, as in
+``nl.ndarray((4, nl.par_dim(128), 512))``) outermost. In PSUM each block is padded to a 2 KiB
+bank, so every block is a tile a matmul can accumulate into.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import dtypes as dt
+from .errors import NKIError, SourceLocation, caller_location
+from .indexing import BoundCheck, resolve_subscript
+
+#: Buffer names as NKI spells them (``nl.sbuf`` is the string "sbuf", and so on).
+SBUF, PSUM, HBM, SHARED_HBM = "sbuf", "psum", "hbm", "shared_hbm"
+INPUT = "input"  # a kernel argument (read only)
+
+NUM_PARTITIONS = 128
+PSUM_BANK_BYTES = 2048
+
+
+class Storage:
+    """One memory object of the trace (see the module docstring)."""
+
+    __slots__ = (
+        "name", "kind", "dtype", "shape", "partition_axis", "partitions", "row", "strides",
+        "on_chip", "created_at", "write_count", "written_partitions", "pending_zero", "zero_init",
+        "zero_started",
+        "forward", "psum_groups", "first_use", "last_use", "addr", "location", "explicit_name",
+    )
+
+    def __init__(self, name: str, kind: str, dtype: np.dtype, shape: tuple,
+                 created_at: SourceLocation | None, partition_axis: int = 0,
+                 explicit_name: bool = False):
+        self.name = name
+        self.kind = kind
+        self.dtype = dtype
+        self.shape = shape
+        self.partition_axis = partition_axis
+        self.created_at = created_at
+        self.explicit_name = explicit_name
+        self.write_count = 0
+        self.written_partitions = 0
+        self.pending_zero = None  # the disabled Memset op of nl.zeros, until something needs it
+        self.zero_init = False  # nl.zeros made it and no non-matmul instruction wrote it since
+        self.zero_started = set()  # PSUM regions whose first matmul replaced the pending zeros
+        self.forward = None  # (dst view, dst write count, disabled copy op): see Tracer.assign
+        self.psum_groups = {}  # PSUM region -> the last matmul of its open accumulation group
+        self.first_use = self.last_use = -1
+        self.addr = None
+        self.location = None
+        self.on_chip = kind in (SBUF, PSUM)
+        if self.on_chip and len(shape) == 2 and partition_axis == 0:  # a plain [P, F] tile
+            self.partitions, self.row = shape
+            self.strides = (self.row, 1)
+        elif self.on_chip:
+            self.partitions = shape[partition_axis]
+            free = shape[partition_axis + 1:]
+            blocks = shape[:partition_axis]
+            block = math.prod(free)
+            if kind == PSUM and blocks:
+                bank = PSUM_BANK_BYTES // dtype.itemsize
+                block = -(-block // bank) * bank
+            self.row = block * math.prod(blocks)
+            strides = [0] * len(shape)
+            step = 1
+            for axis in range(len(shape) - 1, partition_axis, -1):
+                strides[axis] = step
+                step *= shape[axis]
+            step = block
+            for axis in range(partition_axis - 1, -1, -1):
+                strides[axis] = step
+                step *= shape[axis]
+            strides[partition_axis] = self.row
+            self.strides = tuple(strides)
+        else:
+            self.partitions = 1
+            self.row = 0
+            strides, step = [], 1
+            for n in reversed(shape):
+                strides.append(step)
+                step *= n
+            self.strides = tuple(reversed(strides))
+
+    @property
+    def free_elements(self) -> int:
+        """Elements per partition, without PSUM bank padding."""
+        return math.prod(self.shape) // self.partitions
+
+    @property
+    def bytes_per_partition(self) -> int:
+        return self.row * self.dtype.itemsize
+
+    def describe(self) -> str:
+        where = f" (created at {self.created_at.short})" if self.created_at else ""
+        return f"'{self.name}'{where}"
+
+    def full_view(self) -> "Tensor":
+        return Tensor(self, 0, self.shape, self.strides, ())
+
+    def lanes_view(self) -> "Tensor":
+        """Every element of an on-chip storage as one tile: the partition axis first, then the
+        block and free axes (for instructions that fill a whole multi-tile ndarray)."""
+        axes = [self.partition_axis] + [a for a in range(len(self.shape))
+                                        if a != self.partition_axis]
+        return Tensor(self, 0, tuple(self.shape[a] for a in axes),
+                      tuple(self.strides[a] for a in axes), ())
+
+
+class Tensor:
+    """A strided view of a :class:`Storage`: an NKI tensor or tile while the kernel is traced."""
+
+    __slots__ = ("storage", "offset", "shape", "strides", "checks")
+    __array_priority__ = 1000  # numpy scalars on the left defer to our operators
+
+    def __init__(self, storage: Storage, offset: int, shape: tuple, strides: tuple, checks: tuple):
+        self.storage = storage
+        self.offset = offset
+        self.shape = shape
+        self.strides = strides
+        self.checks = checks
+
+    # ---- what kernels read ----
+    @property
+    def dtype(self) -> np.dtype:
+        return self.storage.dtype
+
+    @property
+    def buffer(self) -> str:
+        kind = self.storage.kind
+        return SHARED_HBM if kind in (INPUT, SHARED_HBM) else kind
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def name(self) -> str:
+        return self.storage.name
+
+    def __len__(self):
+        return self.shape[0]
+
+    def __repr__(self):
+        return (f"<nki tensor {self.storage.name} {self.buffer} {dt.name(self.dtype)}"
+                f"{list(self.shape)}>")
+
+    def __iter__(self):
+        raise NKIError("tensors are not iterable; index them with nl.affine_range loops",
+                       caller_location())
+
+    def __bool__(self):
+        raise NKIError("a tensor's values are not known while the kernel is traced; use "
+                       "nl.where or masks instead of Python conditions", caller_location())
+
+    def __index__(self):
+        raise NKIError("a tensor's values are not known while the kernel is traced and cannot be "
+                       "used as a Python integer", caller_location())
+
+    # ---- views ----
+    def __getitem__(self, key) -> "Tensor":
+        if key is Ellipsis:
+            return self
+        offset, shape, strides, checks = resolve_subscript(
+            key, self.shape, self.strides, self.offset, self.checks)
+        return Tensor(self.storage, offset, shape, strides, checks)
+
+    def __setitem__(self, key, value):
+        from .language import assign
+        assign(self[key], value)
+
+    def restrict(self, axis: int, lo: int, hi: int) -> "Tensor":
+        """The view with dimension ``axis`` limited to ``[lo, hi)`` (how masks apply)."""
+        if lo == 0 and hi == self.shape[axis]:
+            return self
+        shape = self.shape[:axis] + (hi - lo,) + self.shape[axis + 1:]
+        checks = tuple(BoundCheck(c.const + c.coefs[axis] * lo, c.coefs, c.size, c.axis)
+                       for c in self.checks)
+        return Tensor(self.storage, self.offset + self.strides[axis] * lo, shape, self.strides,
+                      checks)
+
+    def is_full_view(self) -> bool:
+        s = self.storage
+        return self.offset == 0 and self.shape == s.shape and self.strides == s.strides
+
+    def bound_violation(self) -> str | None:
+        for chk in self.checks:
+            why = chk.violation(self.shape)
+            if why:
+                return why
+        return None
+
+    def reshape(self, shape) -> "Tensor":
+        """The same elements under a new shape (a whole, contiguous HBM tensor only)."""
+        shape = tuple(int(n) for n in (shape if isinstance(shape, (tuple, list)) else (shape,)))
+        loc = caller_location()
+        if self.storage.on_chip:
+            raise NKIError("reshape of an SBUF/PSUM tile is not supported; index it instead", loc)
+        if not self.is_full_view() and not _is_contiguous(self):
+            raise NKIError("only whole, contiguous HBM tensors can be reshaped", loc)
+        if math.prod(shape) != math.prod(self.shape):
+            raise NKIError(f"cannot reshape {list(self.shape)} ({math.prod(self.shape)} elements) "
+                           f"to {list(shape)}", loc)
+        strides, step = [], 1
+        for n in reversed(shape):
+            strides.append(step)
+            step *= n
+        return Tensor(self.storage, self.offset, shape, tuple(reversed(strides)), ())
+
+    def broadcast_to(self, shape) -> "Tensor":
+        from .language import broadcast_to
+        return broadcast_to(self, shape)
+
+    # ---- operators: nl functions ----
+    def _binary(self, other, name, reverse=False):
+        from . import language as nl
+        fn = getattr(nl, name)
+        return fn(other, self) if reverse else fn(self, other)
+
+    def __add__(self, o): return self._binary(o, "add")
+    def __radd__(self, o): return self._binary(o, "add", True)
+    def __sub__(self, o): return self._binary(o, "subtract")
+    def __rsub__(self, o): return self._binary(o, "subtract", True)
+    def __mul__(self, o): return self._binary(o, "multiply")
+    def __rmul__(self, o): return self._binary(o, "multiply", True)
+    def __truediv__(self, o): return self._binary(o, "divide")
+    def __rtruediv__(self, o): return self._binary(o, "divide", True)
+    def __pow__(self, o): return self._binary(o, "power")
+    def __rpow__(self, o): return self._binary(o, "power", True)
+    def __mod__(self, o): return self._binary(o, "mod")
+    def __lt__(self, o): return self._binary(o, "less")
+    def __le__(self, o): return self._binary(o, "less_equal")
+    def __gt__(self, o): return self._binary(o, "greater")
+    def __ge__(self, o): return self._binary(o, "greater_equal")
+    def __eq__(self, o): return self._binary(o, "equal")
+    def __ne__(self, o): return self._binary(o, "not_equal")
+    def __and__(self, o): return self._binary(o, "logical_and" if dt.is_float(self.dtype) else "bitwise_and")
+    def __rand__(self, o): return self.__and__(o)
+    def __or__(self, o): return self._binary(o, "logical_or" if dt.is_float(self.dtype) else "bitwise_or")
+    def __ror__(self, o): return self.__or__(o)
+    def __xor__(self, o): return self._binary(o, "logical_xor" if dt.is_float(self.dtype) else "bitwise_xor")
+    def __rxor__(self, o): return self.__xor__(o)
+
+    __hash__ = object.__hash__
+
+    def __neg__(self):
+        from . import language as nl
+        return nl.negative(self)
+
+    def __abs__(self):
+        from . import language as nl
+        return nl.abs(self)
+
+    def __invert__(self):
+        from . import language as nl
+        return nl.invert(self)
+
+    def _accumulate(self, other, name):
+        from .language import accumulate
+        accumulate(self, other, name)
+        return self
+
+    def __iadd__(self, o): return self._accumulate(o, "add")
+    def __isub__(self, o): return self._accumulate(o, "subtract")
+    def __imul__(self, o): return self._accumulate(o, "multiply")
+    def __itruediv__(self, o): return self._accumulate(o, "divide")
+
+
+def _is_contiguous(t: Tensor) -> bool:
+    step = 1
+    for n, s in zip(reversed(t.shape), reversed(t.strides)):
+        if n != 1 and s != step:
+            return False
+        step *= n
+    return True
+
+
+def same_view(a: Tensor, b: Tensor) -> bool:
+    return (a.storage is b.storage and a.offset == b.offset and a.shape == b.shape
+            and a.strides == b.strides)
