@@ -24,4 +24,10 @@ class KLRError(NeuronxsimError, ValueError):
     """A KLR file is truncated, corrupt, or of a kind that cannot be lowered."""
 
 
-__all__ = ["NeuronxsimError", "BIRError", "SimulationError", "KernelError", "KLRError"]
+class CodegenError(NeuronxsimError, ValueError):
+    """A Penguin macro program that cannot be built or lowered to BIR: a missing or mistyped
+    attr, operand shapes that disagree, an access kind the macro family cannot take. The message
+    names the macro, the attr or operand, and the expected form."""
+
+
+__all__ = ["NeuronxsimError", "BIRError", "SimulationError", "KernelError", "KLRError", "CodegenError"]

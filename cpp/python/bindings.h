@@ -20,6 +20,8 @@ void bindErrors(py::module_& m);
 // registering here from its bind_<area>.cpp, so adding an area touches no shared file:
 //   NXS_REGISTER_SUBMODULE(sim, 20, "the tile-engine simulator", bindSim)
 // Submodules are bound in increasing `order` (bir is 10 and comes first: others use its types).
+// Several binders may register the same submodule name; they fill one submodule. Give each
+// registration's binder function its own name.
 struct SubmoduleBinder {
   const char* name;
   int order;
@@ -27,10 +29,10 @@ struct SubmoduleBinder {
   void (*bind)(py::module_&);
 };
 std::vector<SubmoduleBinder>& submoduleBinders();
-#define NXS_REGISTER_SUBMODULE(name, order, doc, fn)                                         \
-  static const bool nxs_registered_##name = (::nxs::py_bind::submoduleBinders().push_back( \
-                                                 {#name, order, doc, fn}),                 \
-                                             true)
+#define NXS_REGISTER_SUBMODULE(name, order, doc, fn)                                          \
+  static const bool nxs_registered_##name##_##fn = (::nxs::py_bind::submoduleBinders().push_back( \
+                                                        {#name, order, doc, fn}),                 \
+                                                    true)
 
 // Registers a BIR enum under its own name, members spelled as in BIR JSON.
 template <class E>

@@ -18,8 +18,9 @@ PYBIND11_MODULE(_core, m) {
   auto binders = submoduleBinders();
   std::stable_sort(binders.begin(), binders.end(),
                    [](const auto& a, const auto& b) { return a.order < b.order; });
+  // Several binders may fill one submodule (e.g. walrus: the resolvers and the IT54 leaves).
   for (const auto& b : binders) {
-    auto sub = m.def_submodule(b.name, b.doc);
+    py::module_ sub = py::hasattr(m, b.name) ? py::module_(m.attr(b.name)) : m.def_submodule(b.name, b.doc);
     b.bind(sub);
   }
 }

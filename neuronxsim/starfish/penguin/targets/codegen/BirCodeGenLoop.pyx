@@ -4,27 +4,505 @@
 The codegen talks to the C++ core through its Python bindings, as the shipped module does: it
 emits a node with ``self.addInstruction(Opcode.<X>)`` and fills it through the node's setters.
 Which ``Opcode`` a codegen method passes is the whole sink selection (seed 000 section 1):
-``BIRKernel`` (IT54), ``NKIKernel`` (IT55) or ``NKIKLIRKernel`` (IT56).
+
+* ``BIRKernel`` (IT54) -- library kernels, inlined by name downstream: the generic
+  ``codegenBIRKernel``, the bespoke families through ``_commonNativeKernelCodegen`` /
+  ``_commonAttentionKernelCodegen``, and ``codegenBackwardsAttention``;
+* ``NKIKernel`` (IT55) -- user ``@nki.jit`` kernels, traced now, their BIR carried in the node;
+* ``NKIKLIRKernel`` (IT56) -- registry kernels; lowered by the internal kernel registry (seed
+  003), the only code that may build ``_INTERNAL_KERNEL_REGISTRY``.
+
+Operands are the program's DRAM tensors: ``lower`` declares one BIR DRAM tensor per program
+tensor, and each codegen marshals its operands onto the node -- whole tensors with
+``addSeqAccess``, sub-tensors and tiles through ``createAP`` + ``addArgumentOrOutput``, pre-tiled
+operands with ``addAP``, kernel-tiled ones with ``addOpaqueAP``.
 """
 
+import enum
+import inspect
+
+import numpy as np
+
+from neuronxsim import bir
 from neuronxsim.bir import InstructionType as Opcode
-from neuronxsim.bir import Module
+from neuronxsim.bir import MemoryType, Module, TensorKind
+from neuronxsim.errors import CodegenError
+from neuronxsim.nki._private_kernels.mlp import TKG_BS_SEQLEN_THRESHOLD
+from neuronxsim.starfish.penguin import ir
+from neuronxsim.starfish.penguin.ir import attr_to_str
+from neuronxsim.starfish.penguin.ir.kernels import kernel_function
+from neuronxsim.starfish.penguin.targets.codegen.KernelBuilder import KernelBuilder
+from neuronxsim.starfish.penguin.targets.codegen.KernelMetricsCollector import (KernelCategory,
+                                                                               KernelMetricsCollector)
+
+#: The internal kernel registry (seed 003): None until the registry's codegen first needs it.
+#: Lowering IT54 and IT55 macros never builds it.
+_INTERNAL_KERNEL_REGISTRY = None
+
+#: On-chip buffers a kernel node may use, by module arch: SBUF (partitions, bytes per
+#: partition) and PSUM (partitions, banks, bytes per bank). gen2 = NeuronCore-v2 (trn1),
+#: gen3 = NeuronCore-v3 (trn2).
+BUFFER_SHAPES = {
+    "gen2": ([128, 192 * 1024], [128, 8, 2048]),
+    "gen3": ([128, 224 * 1024], [128, 8, 2048]),
+}
+
+#: The NKI front end's name of each module arch, for tracing user kernels for the same core.
+TRACE_ARCHS = {"gen2": "trn1", "gen3": "trn2"}
+
+#: neuronx-cc's ``--auto-cast`` and ``--auto-cast-type`` values, recorded on every IT54 node.
+AUTO_CAST_MODES = ("none", "matmult", "all")
+AUTO_CAST_TYPES = ("bf16", "fp16", "tf32", "fp8_e4m3")
+
+#: The leaf names the bespoke families emit (NxDI's ``kernel_name`` arguments, reference
+#: section 3); backward attention has no public call site and is named after its macro.
+MLP_KERNEL_NAME = "MLP"
+QKV_KERNEL_NAME = "QKV"
+RMSNORM_QUANT_KERNEL_NAME = "QuantOnly"
+ATTENTION_KERNEL_NAMES = {False: "AttentionMMSoftmaxMMWithoutSwap", True: "CausalAttentionMMSoftmaxMMWithoutSwap"}
+BACKWARDS_ATTENTION_KERNEL_NAME = "BackwardsAttention"
+
+#: The public BIRKernel schema's named attr fields: a bespoke attr of one of these names is set
+#: on the node as well as carried in kernel_attrs.
+NAMED_ATTR_FIELDS = ("is_causal", "fused_rmsnorm", "norm_type", "store_add", "quant_kernel", "lower_bound",
+                     "skip_gate", "act_fn", "up_bias", "down_bias", "is_tkg", "lnc_size", "output_layout")
+
+_DRAM_TENSOR_TYPES = {
+    "input": (MemoryType.Input, TensorKind.ExternalInput),
+    "output": (MemoryType.Output, TensorKind.ExternalOutput),
+    "internal": (MemoryType.DRAM, TensorKind.Internal),
+}
+
+# How a codegen method marshals operands, hence which access kinds it takes: whole tensors
+# (addSeqAccess), pre-tiled MemrefTiles (addAP), or any kind (codegenBIRKernelAccess).
+_WHOLE_TENSOR = ((ir.FullTensorAccess,), "FullTensorAccess operands (whole tensors, addSeqAccess), "
+                                         "or TileAccess for every operand (the tiled form, addAP)")
+_PRE_TILED = ((ir.TileAccess,), "TileAccess for every operand (pre-tiled MemrefTiles, addAP)")
+_ANY_ACCESS = (tuple(ir.ACCESS_KINDS.values()), "FullTensorAccess, NDimSubTensorAccess, TileAccess or OpaqueAccess")
+_OPERAND_ACCESS = {
+    "codegenBIRKernel": _ANY_ACCESS,
+    "codegenMLPKernel": _WHOLE_TENSOR,
+    "codegenNormQKV": _WHOLE_TENSOR,
+    "codegenRMSNormQuantKernel": _WHOLE_TENSOR,
+    "codegenAttentionMMSoftmaxMM": _ANY_ACCESS,
+    "codegenBackwardsAttention": _WHOLE_TENSOR,
+    "codegenTiledNativeKernelMLP": _PRE_TILED,
+    "codegenTiledNativeKernelNormQKV": _PRE_TILED,
+    "codegenTiledNativeKernelRMSNormQuant": _PRE_TILED,
+    "codegenTiledNativeKernelAttentionMMSoftmaxMM": _PRE_TILED,
+    "codegenExternalNativeNkiKernel": ((ir.FullTensorAccess,), "FullTensorAccess operands (the kernel's "
+                                                                "arguments and results are whole tensors)"),
+    "codegenExternalNativeNkiKlirKernel": ((ir.FullTensorAccess,), "FullTensorAccess operands"),
+    "codegenInternalNativeNkiKernel": _ANY_ACCESS,
+}
+
+# Codegen methods this build cannot run yet, and why; they refuse before anything is emitted.
+_NOT_LOWERED_YET = {
+    "codegenExternalNativeNkiKlirKernel": "the KLIR path (codegenExternalNativeNkiKlirKernel) is not lowered by this "
+                                          "build yet: it needs the KLR writer to serialize the traced kernel; use "
+                                          "ExternalNativeNkiKernel (the BIR path) instead",
+    "codegenInternalNativeNkiKernel": "internal NKI kernel '{func_name}' is not lowered by this build yet: IT56 "
+                                      "lowering belongs to the internal kernel registry",
+}
+
+# codegenBIRKernelAccess: access kind -> the BirCodeGenLoop method that marshals it.
+_ACCESS_MARSHALLERS = {
+    ir.FullTensorAccess: "_addSeqAccess",
+    ir.NDimSubTensorAccess: "addBIRKernelNDimSubTensorAccess",
+    ir.TileAccess: "addBIRKernelTileAccess",
+    ir.OpaqueAccess: "_addOpaqueAP",
+}
+
+
+def is_token_generation(hidden_shape):
+    """The MLP / QKV leaves' TKG-vs-CTE rule: TKG iff ``B*S`` of ``hidden [B, S, H]`` is at most
+    ``TKG_BS_SEQLEN_THRESHOLD`` (see ``neuronxsim.nki._private_kernels.mlp``)."""
+    tokens = 1
+    for d in hidden_shape[:-1]:
+        tokens *= d
+    return tokens <= TKG_BS_SEQLEN_THRESHOLD
+
+
+def _dram_access_pattern(shape, starts, counts, steps, partition_dim):
+    """(offset, [step, num] pairs) addressing ``counts[d]`` elements from ``starts[d]`` every
+    ``steps[d]`` of each dim of a row-major ``shape``, the partition dim's pair first."""
+    strides = [1] * len(shape)
+    for d in range(len(shape) - 2, -1, -1):
+        strides[d] = strides[d + 1] * shape[d + 1]
+    offset = sum(s * st for s, st in zip(starts, strides))
+    pairs = [[strides[d] * steps[d], counts[d]] for d in range(len(shape))]
+    return offset, [pairs[partition_dim]] + [p for d, p in enumerate(pairs) if d != partition_dim]
+
+
+def _field_value(value):
+    """A bespoke attr as its named node field takes it (enums by integer value)."""
+    return int(value) if isinstance(value, enum.Enum) else value
 
 
 class BirCodeGenLoop:
-    """Lowers into one BIR function (``functions[neuron_core_id]``) of ``module``."""
+    """Lowers Penguin macro programs into one BIR function (``functions[neuron_core_id]``).
 
-    def __init__(self, module=None, neuron_core_id=0, function_name=""):
+    ``auto_cast`` / ``auto_cast_type`` are the compile's ``--auto-cast`` settings, recorded on
+    every IT54 node. ``tracer(kernel, *arrays, arch=...) -> bir.Module`` traces user NKI kernels
+    (default: ``neuronxsim.nki.trace``) for the module's arch (``TRACE_ARCHS``).
+    """
+
+    def __init__(self, module=None, neuron_core_id=0, function_name="", auto_cast="matmult",
+                 auto_cast_type="bf16", tracer=None):
+        if auto_cast not in AUTO_CAST_MODES:
+            raise CodegenError(f"BirCodeGenLoop: auto_cast is {auto_cast!r}; expected one of {', '.join(AUTO_CAST_MODES)}")
+        if auto_cast_type not in AUTO_CAST_TYPES:
+            raise CodegenError(f"BirCodeGenLoop: auto_cast_type is {auto_cast_type!r}; expected one of "
+                               f"{', '.join(AUTO_CAST_TYPES)}")
         self.module = module if module is not None else Module()
+        if self.module.arch not in BUFFER_SHAPES:
+            raise CodegenError(f"BirCodeGenLoop: module arch is {self.module.arch!r}; expected one of "
+                               f"{', '.join(BUFFER_SHAPES)}")
         while len(self.module.functions) <= neuron_core_id:
             self.module.addFunction(function_name if len(self.module.functions) == neuron_core_id else "")
         self.function = self.module.function(neuron_core_id)
         blocks = self.function.blocks
         self.block = blocks[-1] if blocks else self.function.addBlock()
+        self.auto_cast = auto_cast
+        self.auto_cast_type = auto_cast_type
+        self.sb_buf_shape, self.psum_buf_shape = BUFFER_SHAPES[self.module.arch]
+        self.tracer = tracer
+        self.kernel_counts = {}  # (KernelCategory, kernel name) -> nodes emitted by the last lower()
+        self._locations = {}  # program tensor name -> its BIR DRAM tensor
+        self._ap_reshapes = {}  # program tensor name -> the view shape its operand is marshalled in
+        self._traces = {}  # id(user kernel macro) -> its trace, made before lower() emits anything
 
     def addInstruction(self, opcode, name=""):
         """Appends a node of the class the opcode table names for ``opcode`` and returns it."""
         return self.block.addInstruction(Opcode(opcode), name)
 
+    # ------------------------------------------------------------------ driver
 
-__all__ = ["BirCodeGenLoop", "Opcode"]
+    def lower(self, program):
+        """Lowers ``program``'s macro instructions, in order; returns the module.
+
+        Everything that can refuse the program -- attrs, shapes, access kinds, tracing user
+        kernels -- runs before any tensor or node is emitted, so a refused program leaves the
+        module as it was.
+        """
+        if not isinstance(program, ir.Program):
+            raise CodegenError(f"BirCodeGenLoop.lower: expected a penguin.ir Program, got {program!r}")
+        program.validate()
+        try:
+            methods = []
+            for index, inst in enumerate(program.insts):
+                try:
+                    name = KernelBuilder.codegen_method(inst)
+                    self._checkLowerable(inst, name)
+                    if name == "codegenExternalNativeNkiKernel":
+                        self._traces[id(inst)] = self._traceExternalKernel(inst)
+                except CodegenError as e:
+                    raise CodegenError(f"insts[{index}] {e}") from None
+                methods.append(getattr(self, name))
+            existing = {s.location.name for s in self.function.allocations if s.location is not None}
+            for tensor in program.tensors.values():
+                if tensor.name in existing:
+                    raise CodegenError(f"Program '{program.name}': tensor '{tensor.name}' already exists in the "
+                                       f"BIR function '{self.function.name}'")
+            collector = KernelMetricsCollector.get_instance()
+            before = collector.counts()
+            for tensor in program.tensors.values():
+                memory_type, kind = _DRAM_TENSOR_TYPES[tensor.kind]
+                self._locations[tensor.name] = self.function.createDramTensor(
+                    tensor.name, memory_type, getattr(bir.DType, tensor.dtype), list(tensor.shape), kind)
+            for inst, method in zip(program.insts, methods):
+                method(inst)
+            self.kernel_counts = collector.counts_since(before)
+        finally:
+            self._traces.clear()
+        return self.module
+
+    def save(self, path, metrics_sidecar=True):
+        """Writes the module as BIR JSON to ``path`` and, if asked, the kernel metrics of the last
+        ``lower`` next to it (``KernelMetricsCollector.sidecar_path(path)``)."""
+        bir.save(self.module, path)
+        if metrics_sidecar:
+            KernelMetricsCollector.get_instance().write_sidecar(path, self.kernel_counts)
+
+    def _location(self, access):
+        try:
+            return self._locations[access.tensor.name]
+        except KeyError:
+            raise CodegenError(f"tensor '{access.tensor.name}' is not declared in this BirCodeGenLoop; "
+                               "expected a macro of a program given to lower()") from None
+
+    def _checkLowerable(self, inst, method_name):
+        """Validates ``inst``, that this build runs ``method_name``, and that it can marshal each
+        of the operands."""
+        inst.validate()
+        if method_name in _NOT_LOWERED_YET:
+            raise CodegenError(f"{inst.label}: " + _NOT_LOWERED_YET[method_name].format(
+                func_name=getattr(inst, "func_name", "")))
+        kinds, form = _OPERAND_ACCESS[method_name]
+        for side in ("srcs", "dsts"):
+            for i, access in enumerate(getattr(inst, side)):
+                if not isinstance(access, kinds):
+                    raise CodegenError(f"{inst.label} {side}[{i}]: {access.kind} of '{access.tensor.name}'; "
+                                       f"{method_name} takes {form}")
+
+    # ------------------------------------------------------------------ IT54: generic library kernels
+
+    def codegenBIRKernel(self, inst):
+        """A library kernel by name: the attr bag goes to the node verbatim, each operand through
+        ``codegenBIRKernelAccess``. Never touches the internal kernel registry."""
+        self._checkLowerable(inst, "codegenBIRKernel")
+        kernel_name = inst.kernel_name
+        KernelMetricsCollector.get_instance().record_kernel(kernel_name, category=KernelCategory.BIR_KERNEL)
+        node = self.addInstruction(Opcode.BIRKernel, inst.name or kernel_name)
+        self._setBIRKernelFields(node, inst, kernel_name, list(inst.kernel_attrs))
+        self._marshalOperands(node, inst, self.codegenBIRKernelAccess)
+        return node
+
+    def _setBIRKernelFields(self, node, inst, kernel_name, kernel_attrs):
+        """The fields every IT54 node carries: name, attr bag, shapes, buffers, auto-cast."""
+        node.set_kernel_name(kernel_name)
+        node.set_kernel_attrs(kernel_attrs)
+        node.set_srcs_shape(inst.srcs_shapes)
+        node.set_dsts_shape(inst.dsts_shapes)
+        node.set_sb_buf_shape(self.sb_buf_shape)
+        node.set_psum_buf_shape(self.psum_buf_shape)
+        node.set_auto_cast(self.auto_cast)
+        node.set_auto_cast_type(self.auto_cast_type)
+
+    def _marshalOperands(self, node, inst, marshal):
+        for access in inst.srcs:
+            marshal(node, access, False)
+        for access in inst.dsts:
+            marshal(node, access, True)
+
+    # ------------------------------------------------------------------ operand access marshalling
+
+    def codegenBIRKernelAccess(self, node, access, isOutput):
+        """Marshals one operand by its access kind, in the view its access names, then restores
+        the tensor's original access pattern."""
+        marshaller = _ACCESS_MARSHALLERS.get(type(access))
+        if marshaller is None:
+            raise CodegenError(f"codegenBIRKernelAccess: {type(access).__name__}; expected {_ANY_ACCESS[1]}")
+        self._reshape_ap(access)
+        try:
+            getattr(self, marshaller)(node, access, isOutput)
+        finally:
+            self.restore_original_ap(access)
+
+    def _reshape_ap(self, access):
+        """Addresses the access's tensor in the access's view (if it names one) until restored."""
+        view = getattr(access, "view_shape", None)
+        if view:
+            self._ap_reshapes[access.tensor.name] = tuple(view)
+
+    def restore_original_ap(self, access):
+        """Undoes ``_reshape_ap``: the tensor is addressed by its own shape again."""
+        self._ap_reshapes.pop(access.tensor.name, None)
+
+    def _apShape(self, tensor):
+        return self._ap_reshapes.get(tensor.name, tensor.shape)
+
+    def _addSeqAccess(self, node, access, isOutput):
+        node.addSeqAccess(self._location(access), isOutput)
+
+    def _addOpaqueAP(self, node, access, isOutput):
+        node.addOpaqueAP(self._location(access), isOutput)
+
+    def addBIRKernelNDimSubTensorAccess(self, node, access, isOutput):
+        """A strided N-d sub-tensor: ``access_shape[d]`` elements per dim from ``offsets[d]``,
+        every ``steps[d]``."""
+        offset, pairs = _dram_access_pattern(self._apShape(access.tensor), access.offsets, access.access_shape,
+                                             access.steps, access.partition_dim)
+        ap = node.createAP(self._location(access), offset, pairs, list(access.access_shape), access.partition_dim)
+        node.addArgumentOrOutput(ap, isOutput)
+
+    def addBIRKernelTileAccess(self, node, access, isOutput):
+        """One MemrefTile: ``tile.shape[d]`` contiguous elements per dim from the tile's origin."""
+        node.addArgumentOrOutput(self._tileAP(node, access), isOutput)
+
+    def _tileAP(self, node, access):
+        tile = access.tile
+        offset, pairs = _dram_access_pattern(self._apShape(access.tensor), access.offsets, tile.shape,
+                                             (1,) * len(tile.shape), access.partition_dim)
+        return node.createAP(self._location(access), offset, pairs, list(tile.shape), access.partition_dim)
+
+    def _addPreTiledAP(self, node, access, isOutput):
+        """The tiled twins' marshalling: the operand's MemrefTile pattern through ``addAP``."""
+        self._reshape_ap(access)
+        try:
+            node.addAP(self._tileAP(node, access), isOutput)
+        finally:
+            self.restore_original_ap(access)
+
+    # ------------------------------------------------------------------ IT54: bespoke families
+
+    def _commonNativeKernelCodegen(self, inst, kernel_name, family_attrs, marshal):
+        """The shared IT54 builder of the MLP / QKV / RMSNormQuant families: every family attr in
+        kernel_attrs, the schema's named ones also as node fields, operands through ``marshal``."""
+        KernelMetricsCollector.get_instance().record_kernel(kernel_name, category=KernelCategory.BIR_KERNEL)
+        node = self.addInstruction(Opcode.BIRKernel, inst.name or kernel_name)
+        self._setBIRKernelFields(node, inst, kernel_name, [(k, attr_to_str(v)) for k, v in family_attrs])
+        for key, value in family_attrs:
+            if key in NAMED_ATTR_FIELDS:
+                getattr(node, "set_" + key)(_field_value(value))
+        self._marshalOperands(node, inst, marshal)
+        return node
+
+    def _commonAttentionKernelCodegen(self, inst, kernel_name, family_attrs, marshal):
+        """The shared IT54 builder of the attention forward family: the attrs travel in
+        kernel_attrs only (causality also selects the kernel name)."""
+        KernelMetricsCollector.get_instance().record_kernel(kernel_name, category=KernelCategory.BIR_KERNEL)
+        node = self.addInstruction(Opcode.BIRKernel, inst.name or kernel_name)
+        self._setBIRKernelFields(node, inst, kernel_name, [(k, attr_to_str(v)) for k, v in family_attrs])
+        self._marshalOperands(node, inst, marshal)
+        return node
+
+    def _mlpAttrs(self, inst):
+        """The MLP family's named attrs and its TKG routing decision, in kernel_attrs order."""
+        is_tkg = is_token_generation(inst.srcs[0].access_shape)
+        return [("fused_rmsnorm", inst.fused_rmsnorm), ("norm_type", inst.norm_type), ("store_add", inst.store_add),
+                ("quant_kernel", inst.quant_kernel), ("lower_bound", inst.lower_bound),
+                ("skip_gate", inst.skip_gate), ("act_fn", inst.act_fn), ("up_bias", inst.up_bias),
+                ("down_bias", inst.down_bias), ("eps", inst.eps), ("is_tkg", is_tkg)]
+
+    def codegenMLPKernel(self, inst):
+        self._checkLowerable(inst, "codegenMLPKernel")
+        return self._commonNativeKernelCodegen(inst, MLP_KERNEL_NAME, self._mlpAttrs(inst), self._addSeqAccess)
+
+    def codegenTiledNativeKernelMLP(self, inst):
+        self._checkLowerable(inst, "codegenTiledNativeKernelMLP")
+        return self._commonNativeKernelCodegen(inst, MLP_KERNEL_NAME, self._mlpAttrs(inst), self._addPreTiledAP)
+
+    def _normQKVAttrs(self, inst):
+        """The QKV family's named attrs and its TKG routing decision (``useTkgQKVKernel``)."""
+        useTkgQKVKernel = is_token_generation(inst.srcs[0].access_shape)
+        return [("fused_rmsnorm", inst.fused_rmsnorm), ("norm_type", inst.norm_type),
+                ("output_layout", inst.output_layout), ("num_q_heads", inst.num_q_heads),
+                ("num_kv_heads", inst.num_kv_heads), ("d_head", inst.d_head), ("bias", inst.bias),
+                ("eps", inst.eps), ("is_tkg", useTkgQKVKernel)]
+
+    def codegenNormQKV(self, inst):
+        self._checkLowerable(inst, "codegenNormQKV")
+        return self._commonNativeKernelCodegen(inst, QKV_KERNEL_NAME, self._normQKVAttrs(inst), self._addSeqAccess)
+
+    def codegenTiledNativeKernelNormQKV(self, inst):
+        self._checkLowerable(inst, "codegenTiledNativeKernelNormQKV")
+        return self._commonNativeKernelCodegen(inst, QKV_KERNEL_NAME, self._normQKVAttrs(inst), self._addPreTiledAP)
+
+    def _rmsNormQuantAttrs(self, inst):
+        return [("norm_type", inst.norm_type), ("quantization_type", inst.quantization_type),
+                ("lower_bound", inst.lower_bound), ("eps", inst.eps)]
+
+    def codegenRMSNormQuantKernel(self, inst):
+        self._checkLowerable(inst, "codegenRMSNormQuantKernel")
+        return self._commonNativeKernelCodegen(inst, RMSNORM_QUANT_KERNEL_NAME, self._rmsNormQuantAttrs(inst),
+                                               self._addSeqAccess)
+
+    def codegenTiledNativeKernelRMSNormQuant(self, inst):
+        self._checkLowerable(inst, "codegenTiledNativeKernelRMSNormQuant")
+        return self._commonNativeKernelCodegen(inst, RMSNORM_QUANT_KERNEL_NAME, self._rmsNormQuantAttrs(inst),
+                                               self._addPreTiledAP)
+
+    def _attentionAttrs(self, inst):
+        return [("is_causal", inst.is_causal), ("scale", inst.scale)]
+
+    def codegenAttentionMMSoftmaxMM(self, inst):
+        self._checkLowerable(inst, "codegenAttentionMMSoftmaxMM")
+        return self._commonAttentionKernelCodegen(inst, ATTENTION_KERNEL_NAMES[inst.is_causal],
+                                                  self._attentionAttrs(inst), self.codegenBIRKernelAccess)
+
+    def codegenTiledNativeKernelAttentionMMSoftmaxMM(self, inst):
+        self._checkLowerable(inst, "codegenTiledNativeKernelAttentionMMSoftmaxMM")
+        return self._commonAttentionKernelCodegen(inst, ATTENTION_KERNEL_NAMES[inst.is_causal],
+                                                  self._attentionAttrs(inst), self._addPreTiledAP)
+
+    def codegenBackwardsAttention(self, inst):
+        """Attention backward: its own IT54 node, with ``is_causal`` as a named field."""
+        self._checkLowerable(inst, "codegenBackwardsAttention")
+        kernel_name = BACKWARDS_ATTENTION_KERNEL_NAME
+        is_causal = inst.is_causal
+        KernelMetricsCollector.get_instance().record_kernel(kernel_name, category=KernelCategory.BIR_KERNEL)
+        node = self.addInstruction(Opcode.BIRKernel, inst.name or kernel_name)
+        self._setBIRKernelFields(node, inst, kernel_name,
+                                 [("is_causal", attr_to_str(is_causal)), ("scale", attr_to_str(inst.scale))])
+        node.set_is_causal(is_causal)
+        self._marshalOperands(node, inst, self._addSeqAccess)
+        return node
+
+    # ------------------------------------------------------------------ IT55: user NKI kernels
+
+    def codegenExternalNativeNkiKernel(self, inst):
+        """A user ``@nki.jit`` kernel: traced now (``nki.trace``); the node names the kernel, its
+        parameters and results, and carries the traced BIR as JSON (``body``) for walrus to
+        splice."""
+        self._checkLowerable(inst, "codegenExternalNativeNkiKernel")
+        traced, func_args, func_outs = self._traces.pop(id(inst), None) or self._traceExternalKernel(inst)
+        func = inst.func_name
+        KernelMetricsCollector.get_instance().record_kernel(func, category=KernelCategory.NKI_KERNEL)
+        node = self.addInstruction(Opcode.NKIKernel, inst.name or func)
+        node.set_func(func)
+        node.set_func_args(func_args)
+        node.set_func_outs(func_outs)
+        node.set_sb_buf_shape(self.sb_buf_shape)
+        node.set_psum_buf_shape(self.psum_buf_shape)
+        node.set_body(traced.to_json(-1))
+        self._marshalOperands(node, inst, self._addSeqAccess)
+        return node
+
+    def _traceExternalKernel(self, inst):
+        """(traced module, func_args, func_outs) of a user kernel macro."""
+        tracer = self.tracer
+        if tracer is None:
+            try:
+                from neuronxsim.nki import trace as tracer
+            except ImportError:
+                raise CodegenError(f"{inst.label}: tracing a user kernel needs neuronxsim.nki.trace (the NKI "
+                                   "front end), which this installation does not have") from None
+        # Arrays of the operands' shapes and dtypes; the tracer reads only those, so zero-strided
+        # views keep it from allocating the tensors.
+        arrays = [np.broadcast_to(np.zeros((), ir.numpy_dtype(a.dtype)), a.access_shape) for a in inst.srcs]
+        traced = tracer(inst.kernel, *arrays, arch=TRACE_ARCHS[self.module.arch])
+        if not isinstance(traced, Module) or not traced.functions:
+            raise CodegenError(f"{inst.label}: tracing '{inst.func_name}' gave {traced!r}; expected a bir.Module "
+                               "with the kernel as functions[0]")
+        if traced.arch != self.module.arch:
+            raise CodegenError(f"{inst.label}: '{inst.func_name}' was traced for arch {traced.arch!r}; expected "
+                               f"{self.module.arch!r}, the arch of the module it is lowered into")
+        return (traced,) + self._tracedInterface(inst, traced)
+
+    def _tracedInterface(self, inst, traced):
+        """(func_args, func_outs): the traced kernel's Input tensors in parameter order and its
+        Output tensors in result order, each checked against the operand it is bound to."""
+        locations = [s.location for s in traced.functions[0].allocations if s.location is not None]
+        params = list(inspect.signature(kernel_function(inst.kernel)).parameters)
+        inputs = [l for l in locations if l.type == MemoryType.Input]
+        if all(l.name in params for l in inputs):
+            inputs.sort(key=lambda l: params.index(l.name))
+        outputs = [l for l in locations if l.type == MemoryType.Output]
+        for side, accesses, bound, what in (("srcs", inst.srcs, inputs, "parameter"),
+                                            ("dsts", inst.dsts, outputs, "result")):
+            if len(accesses) != len(bound):
+                raise CodegenError(f"{inst.label} {side}: {len(accesses)} operands; the traced kernel "
+                                   f"'{inst.func_name}' has {len(bound)} tensor {what}s "
+                                   f"({', '.join(l.name for l in bound) or 'none'})")
+            for i, (access, loc) in enumerate(zip(accesses, bound)):
+                if tuple(loc.shape) != tuple(access.access_shape) or loc.dtype.name != access.dtype:
+                    raise CodegenError(f"{inst.label} {side}[{i}]: {list(access.access_shape)} {access.dtype} does "
+                                       f"not match the kernel's {what} '{loc.name}' {list(loc.shape)} {loc.dtype.name}")
+        return [l.name for l in inputs], [l.name for l in outputs]
+
+    def codegenExternalNativeNkiKlirKernel(self, inst):
+        """The KLIR path of a user kernel: the node carries the kernel as KLR. Blocked on the KLR
+        writer: refuses (``_NOT_LOWERED_YET``) rather than emitting a node without its kernel."""
+        self._checkLowerable(inst, "codegenExternalNativeNkiKlirKernel")
+
+    # ------------------------------------------------------------------ IT56: registry kernels
+
+    def codegenInternalNativeNkiKernel(self, inst):
+        """Registry kernels (IT56) are lowered by the internal kernel registry (seed 003), which
+        this build does not have yet: refuses (``_NOT_LOWERED_YET``)."""
+        self._checkLowerable(inst, "codegenInternalNativeNkiKernel")
+
+
+__all__ = ["BirCodeGenLoop", "Opcode", "is_token_generation", "BUFFER_SHAPES", "AUTO_CAST_MODES",
+           "AUTO_CAST_TYPES", "NAMED_ATTR_FIELDS"]

@@ -1,0 +1,120 @@
+"""The vector/scalar ALU ops (``AluOp``) of docs/isa-semantics.md section 3, on fp32 arrays.
+
+:func:`apply` evaluates ``op(a, b)`` elementwise in fp32; :func:`fold` folds an axis with an op
+the way TensorReduce, the activation accumulator and the select-reduce outputs do.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from neuronxsim.reference.numbers import int32_of, uint32_of
+from neuronxsim.reference.refusal import Refusal
+
+F32 = np.float32
+BinaryOp = Callable[[np.ndarray, np.ndarray], np.ndarray]
+
+
+def _flag(predicate: BinaryOp) -> BinaryOp:
+    """A comparison or logical op whose result is 1.0 / 0.0."""
+    return lambda a, b: predicate(a, b).astype(F32)
+
+
+def _on_int32(op: BinaryOp) -> BinaryOp:
+    return lambda a, b: op(int32_of(a), int32_of(b)).astype(F32)
+
+
+def _shift_count(b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """int32(b) and whether it is a shift count the hardware honours (0..31)."""
+    count = int32_of(b)
+    valid = (count >= 0) & (count <= 31)
+    return np.where(valid, count, 0).astype(np.uint32), valid
+
+
+def _arith_shift_left(a, b):
+    count, valid = _shift_count(b)
+    shifted = (int32_of(a).view(np.uint32) << count).view(np.int32)  # bits shifted out are lost
+    return np.where(valid, shifted, 0).astype(F32)
+
+
+def _arith_shift_right(a, b):
+    count, valid = _shift_count(b)
+    x = int32_of(a)
+    return np.where(valid, x >> count.astype(np.int32), x >> 31).astype(F32)  # else sign fill
+
+
+def _logical_shift(direction: str) -> BinaryOp:
+    def shift(a, b):
+        count, valid = _shift_count(b)
+        x = uint32_of(a)
+        shifted = x << count if direction == "left" else x >> count
+        return np.where(valid, shifted, 0).astype(F32)
+    return shift
+
+
+ALU_OPS: dict[str, BinaryOp] = {
+    "add": np.add,
+    "subtract": np.subtract,
+    "mult": np.multiply,
+    "divide": np.divide,
+    "max": np.maximum,  # NaN-propagating
+    "min": np.minimum,
+    "pow": np.power,
+    "mod": np.mod,  # sign of b
+    "average": lambda a, b: (a + b) * F32(0.5),
+    "abs": lambda a, b: np.abs(a),
+    "rsqrt": lambda a, b: F32(1.0) / np.sqrt(a),
+    "bypass": lambda a, b: a,
+    "is_equal": _flag(np.equal),
+    "not_equal": _flag(np.not_equal),
+    "is_ge": _flag(np.greater_equal),
+    "is_gt": _flag(np.greater),
+    "is_le": _flag(np.less_equal),
+    "is_lt": _flag(np.less),
+    "logical_and": _flag(lambda a, b: (a != 0) & (b != 0)),
+    "logical_or": _flag(lambda a, b: (a != 0) | (b != 0)),
+    "logical_xor": _flag(lambda a, b: (a != 0) ^ (b != 0)),
+    "bitwise_and": _on_int32(np.bitwise_and),
+    "bitwise_or": _on_int32(np.bitwise_or),
+    "bitwise_xor": _on_int32(np.bitwise_xor),
+    "bitwise_not": lambda a, b: np.invert(int32_of(a)).astype(F32),
+    "arith_shift_left": _arith_shift_left,
+    "arith_shift_right": _arith_shift_right,
+    "logical_shift_left": _logical_shift("left"),
+    "logical_shift_right": _logical_shift("right"),
+}
+
+
+def apply(op, a, b, reverse: bool = False) -> np.ndarray:
+    """``op(a, b)`` (``op(b, a)`` when ``reverse``) in fp32; ``op`` is a ``bir.AluOp`` member."""
+    try:
+        fn = ALU_OPS[op.name]
+    except KeyError:
+        raise Refusal(f"ALU op {op.name} is not modelled") from None
+    a = np.asarray(a, dtype=F32)
+    b = np.asarray(b, dtype=F32)
+    if reverse:
+        a, b = b, a
+    return np.asarray(fn(a, b), dtype=F32)
+
+
+# Folds whose NumPy reduction gives the sequential result (max, min: exactly) or one the contract
+# accepts in its place (add: NumPy's pairwise sum, within fp32 rounding).
+_REDUCTIONS = {"add": np.add, "max": np.maximum, "min": np.minimum}
+
+
+def fold(op, values: np.ndarray, axis: int = -1) -> np.ndarray:
+    """Folds ``axis`` of ``values`` with ``op`` from its first element: ``op(op(x0, x1), x2)...``."""
+    values = np.asarray(values, dtype=F32)
+    reduction = _REDUCTIONS.get(op.name)
+    if reduction is not None:
+        return reduction.reduce(values, axis=axis).astype(F32)
+    # Every other op rounds to fp32 (or truncates to int32) between steps, so the fold is
+    # inherently sequential: loop along the axis, vectorised over everything else.
+    values = np.moveaxis(values, axis, 0)
+    result = values[0]
+    for k in range(1, values.shape[0]):
+        result = apply(op, result, values[k])
+    return result

@@ -1,0 +1,122 @@
+"""Element types and the conversions of docs/isa-semantics.md section 2.
+
+Engines compute in fp32: every element read is converted to fp32 (:func:`to_fp32`) and every
+element written is converted from fp32 to the destination's storage type (:func:`from_fp32`).
+Index-producing instructions compute exact integers and store them with :func:`from_int64`.
+"""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+
+from neuronxsim.reference.refusal import Refusal
+
+#: BIR dtype name -> the NumPy dtype whose bytes have the same layout.
+NUMPY_DTYPES: dict[str, np.dtype] = {
+    "float32": np.dtype(np.float32),
+    "float32r": np.dtype(np.float32),  # fp32 "round" mode for the PE: stored as plain fp32
+    "bfloat16": np.dtype(ml_dtypes.bfloat16),
+    "float16": np.dtype(np.float16),
+    "float8e4": np.dtype(ml_dtypes.float8_e4m3),  # IEEE-style e4m3: inf and NaN, max 240
+    "float8e5": np.dtype(ml_dtypes.float8_e5m2),
+    "float8e3": np.dtype(ml_dtypes.float8_e3m4),
+    "int8": np.dtype(np.int8),
+    "int16": np.dtype(np.int16),
+    "int32": np.dtype(np.int32),
+    "int64": np.dtype(np.int64),
+    "uint8": np.dtype(np.uint8),
+    "uint16": np.dtype(np.uint16),
+    "uint32": np.dtype(np.uint32),
+    "uint64": np.dtype(np.uint64),
+}
+
+# fp8 stores saturate to the largest finite value instead of overflowing to inf.
+_FP8_MAX = {
+    np.dtype(t): np.float32(ml_dtypes.finfo(t).max)
+    for t in (ml_dtypes.float8_e4m3, ml_dtypes.float8_e5m2, ml_dtypes.float8_e3m4)
+}
+
+_INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
+
+
+def numpy_dtype(bir_dtype) -> np.dtype:
+    """The NumPy dtype of a ``bir.DType`` member."""
+    try:
+        return NUMPY_DTYPES[bir_dtype.name]
+    except KeyError:
+        raise Refusal(f"dtype {bir_dtype.name} has no storage format") from None
+
+
+def is_integer(dtype: np.dtype) -> bool:
+    return dtype.kind in "iu"
+
+
+def to_fp32(raw: np.ndarray) -> np.ndarray:
+    """Stored elements -> fp32 values (integers by value, rounded to nearest-even above 2^24)."""
+    return raw.astype(np.float32)
+
+
+def from_fp32(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """fp32 engine results -> stored elements of ``dtype``.
+
+    bf16/fp16 round to nearest-even and overflow to inf; fp8 round to nearest-even and saturate
+    to the largest finite value (inf too); integers round to nearest-even, saturate, NaN -> 0.
+    NaN stays NaN in every float type.
+    """
+    values = np.asarray(values, dtype=np.float32)
+    if is_integer(dtype):
+        return _round_to_integer(values.astype(np.float64), dtype)
+    if dtype in _FP8_MAX:
+        # Clipping first is the same as rounding then saturating: max is representable, and any
+        # value beyond it rounds to max or to inf, both of which saturate to max.
+        limit = _FP8_MAX[dtype]
+        values = np.clip(values, -limit, limit)
+    return values.astype(dtype)
+
+
+def from_int64(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """Exact integer results (Iota, indices) -> stored elements: integer types saturate exactly;
+    float types go through fp32 like every engine result."""
+    values = np.asarray(values, dtype=np.int64)
+    if not is_integer(dtype):
+        return from_fp32(values.astype(np.float32), dtype)
+    info = np.iinfo(dtype)
+    lo = max(int(info.min), int(np.iinfo(np.int64).min))
+    hi = min(int(info.max), int(np.iinfo(np.int64).max))
+    return np.clip(values, lo, hi).astype(dtype)
+
+
+def _round_to_integer(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    rounded = _nan_to_zero(np.rint(values))  # round half to even
+    info = np.iinfo(dtype)
+    # float(info.max) of a 64-bit type rounds up to 2^63 / 2^64, so compare before converting.
+    too_big = rounded >= float(info.max)
+    too_small = rounded <= float(info.min)
+    out = np.where(too_big | too_small, 0.0, rounded).astype(dtype)
+    out[too_big] = info.max
+    out[too_small] = info.min
+    return out
+
+
+def int32_of(values: np.ndarray) -> np.ndarray:
+    """The ALU's int32(x): truncate toward zero, saturate to the int32 range, NaN -> 0."""
+    t = _nan_to_zero(np.trunc(np.asarray(values, dtype=np.float64)))
+    return np.clip(t, _INT32_MIN, _INT32_MAX).astype(np.int32)
+
+
+def uint32_of(values: np.ndarray) -> np.ndarray:
+    """The ALU's uint32(x): truncate toward zero, saturate to [0, 2^32 - 1], NaN -> 0."""
+    t = _nan_to_zero(np.trunc(np.asarray(values, dtype=np.float64)))
+    return np.clip(t, 0, 2**32 - 1).astype(np.uint32)
+
+
+def _nan_to_zero(values: np.ndarray) -> np.ndarray:
+    return np.where(np.isnan(values), 0.0, values)
+
+
+def convert(raw: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """A copy's element conversion: bit-exact when the types are the same, else through fp32."""
+    if raw.dtype == dtype:
+        return raw
+    return from_fp32(to_fp32(raw), dtype)

@@ -1,0 +1,110 @@
+"""Elementwise instructions: each output element depends on the same-position input elements
+(and per-partition scalars) only."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from neuronxsim.reference.alu import apply
+from neuronxsim.reference.numbers import convert, int32_of
+from neuronxsim.reference.refusal import Refusal
+from neuronxsim.reference.step import Step
+
+
+def memset(step: Step) -> None:
+    out = step.outs[0]
+    if step.inst.mode.name == "Random":
+        # Seeded by the instruction's position: reproducible, and distinct per instruction.
+        out.write(np.random.default_rng(step.position).random(out.shape, dtype=np.float32))
+    else:
+        out.write(np.float32(step.inst.constant))
+
+
+def reciprocal(step: Step) -> None:
+    out = step.outs[0]
+    out.write(np.float32(1.0) / step.ins[0].read(*out.shape))
+
+
+def tensor_copy(step: Step) -> None:
+    src, dst = step.ins[0], step.outs[0]
+    if src.is_immediate:
+        dst.write(src.read(*dst.shape))
+        return
+    src.expect(*dst.shape)
+    dst.write_raw(convert(src.read_raw(), dst.dtype))
+
+
+def tensor_copy_dynamic(step: Step) -> None:
+    src, dst = step.ins[0], step.outs[0]
+    shift = int(int32_of(step.ins[1].first_element())) * step.inst.dynamic_step
+    src.expect(*dst.shape)
+    moves_source = step.inst.opcode_name == "TensorCopyDynamicSrc"
+    raw = src.read_raw(shift if moves_source else 0)
+    dst.write_raw(convert(raw, dst.dtype), offset_shift=0 if moves_source else shift)
+
+
+def _scalar_ops(inst, x, scalar0, scalar1):
+    """``v = op0(x, scalar0)``, then ``op1(v, scalar1)`` unless op1 is bypass (reverseN swaps)."""
+    v = apply(inst.op0, x, scalar0, inst.reverse0)
+    if inst.op1.name != "bypass":
+        v = apply(inst.op1, v, scalar1, inst.reverse1)
+    return v
+
+
+def tensor_scalar(step: Step) -> None:
+    inst, out = step.inst, step.outs[0]
+    x = step.ins[0].read(*out.shape)
+    out.write(_scalar_ops(inst, x, np.float32(inst.const0), np.float32(inst.const1)))
+
+
+def tensor_scalar_ptr(step: Step) -> None:
+    inst, out = step.inst, step.outs[0]
+    lanes, per_lane = out.shape
+    scalar0 = step.ins[1].read_pointer(lanes)
+    scalar1 = step.ins[2].read_pointer(lanes) if len(step.ins) == 3 else np.float32(inst.const1)
+    out.write(_scalar_ops(inst, step.ins[0].read(lanes, per_lane), scalar0, scalar1))
+
+
+def tensor_tensor(step: Step) -> None:
+    out = step.outs[0]
+    out.write(apply(step.inst.op, step.ins[0].read(*out.shape), step.ins[1].read(*out.shape)))
+
+
+def select(step: Step) -> None:
+    out = step.outs[0]
+    predicate, on_true, on_false = (operand.read(*out.shape) for operand in step.ins)
+    out.write(np.where(predicate != 0, on_true, on_false))
+
+
+def copy_predicated(step: Step) -> None:
+    dst = step.outs[0]
+    src = step.ins[0].read(*dst.shape)
+    predicate = step.ins[1].read(*dst.shape)
+    dst.write(src, where=predicate != 0)
+
+
+def dropout(step: Step) -> None:
+    prob = step.inst.prob
+    if not 0.0 <= prob <= 1.0:
+        raise Refusal(f"dropout probability {prob} is outside [0, 1]")
+    out = step.outs[0]
+    x = step.ins[0].read(*out.shape)
+    rng = np.random.default_rng(step.inst.seed % 2**64)  # any int64 seed, as an unsigned one
+    keep = rng.random(out.shape) >= prob
+    scale = np.float32(1.0 / (1.0 - prob)) if prob < 1.0 else np.float32(0.0)
+    out.write(np.where(keep, x * scale, np.float32(0.0)))
+
+
+HANDLERS = {
+    "Memset": memset,
+    "Reciprocal": reciprocal,
+    "TensorCopy": tensor_copy,
+    "TensorCopyDynamicSrc": tensor_copy_dynamic,
+    "TensorCopyDynamicDst": tensor_copy_dynamic,
+    "TensorScalar": tensor_scalar,
+    "TensorScalarPtr": tensor_scalar_ptr,
+    "TensorTensor": tensor_tensor,
+    "Select": select,
+    "CopyPredicated": copy_predicated,
+    "Dropout": dropout,
+}

@@ -1,0 +1,1 @@
+"""Reports of simulated runs: the per-engine timeline picture (PNG, no plotting dependency)."""

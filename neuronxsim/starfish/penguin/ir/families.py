@@ -1,0 +1,160 @@
+"""The bespoke macro families: fixed, named attrs and a fixed operand roster each.
+
+Each lowers to one IT54 ``InstBIRKernel`` through its own ``codegen<Family>`` method. Operand
+order and layouts follow the BIR library kernels' public call sites (NxDI's ``mlp_isa_kernel``,
+``rmsnorm_qkv_isa_kernel``, ``rmsnorm_quant_isa_kernel``, ``attention_isa_kernel``; reference
+section 3), attr defaults the nki-library kernels (reference section 2.2).
+"""
+
+from __future__ import annotations
+
+from neuronxsim.errors import CodegenError
+
+from .attrs import AttrSpec
+from .enums import ActFnType, NormType, QKVOutputLayout, QuantizationType
+from .macro import MacroInst
+from .operands import Operand
+
+
+class MLPKernel(MacroInst):
+    """Fused (norm +) gated MLP: ``out = (act(h @ Wg [+bg]) * (h @ Wu [+bu])) @ Wd [+bd]``.
+
+    srcs: ``hidden [B, S, H]``, ``residual [B, S, H]`` (store_add), ``ln_w [1, H]``,
+    ``gate_w [H, I]`` (not skip_gate), ``up_w [H, I]``, ``down_w [I, H]``, each weight followed by
+    its row scale ``[128, I]`` / ``[128, H]`` when quant_kernel, then ``up_b [1, I]`` (up_bias)
+    and ``down_b [1, H]`` (down_bias). dsts: ``out [B, S, H]``, ``add_out [B, S, H]`` (store_add:
+    the residual sum ``hidden + residual`` is stored too).
+    """
+
+    ATTRS = (
+        AttrSpec("fused_rmsnorm", bool, False),
+        AttrSpec("norm_type", NormType, NormType.NO_NORM),
+        AttrSpec("store_add", bool, False),
+        AttrSpec("quant_kernel", bool, False),
+        AttrSpec("lower_bound", float, 0.0),
+        AttrSpec("skip_gate", bool, False),
+        AttrSpec("act_fn", ActFnType, ActFnType.SiLU),
+        AttrSpec("up_bias", bool, False),
+        AttrSpec("down_bias", bool, False),
+        AttrSpec("eps", float, 1e-6),
+    )
+
+    def operand_roster(self):
+        srcs = [Operand("hidden", ("B", "S", "H"))]
+        if self.store_add:
+            srcs.append(Operand("residual", ("B", "S", "H")))
+        srcs.append(Operand("ln_w", (1, "H")))
+        weights = [("gate_w", ("H", "I"), "I"), ("up_w", ("H", "I"), "I"), ("down_w", ("I", "H"), "H")]
+        for name, dims, out_dim in weights[1:] if self.skip_gate else weights:
+            srcs.append(Operand(name, dims))
+            if self.quant_kernel:
+                srcs.append(Operand(name + "_scale", (128, out_dim)))
+        if self.up_bias:
+            srcs.append(Operand("up_b", (1, "I")))
+        if self.down_bias:
+            srcs.append(Operand("down_b", (1, "H")))
+        dsts = [Operand("out", ("B", "S", "H"))]
+        if self.store_add:
+            dsts.append(Operand("add_out", ("B", "S", "H")))
+        return srcs, dsts
+
+
+class NormQKV(MacroInst):
+    """Fused (norm +) QKV projection: ``qkv = norm(x) @ Wqkv [+ b]``, ``I = (nq + 2*nkv) * d``.
+
+    srcs: ``hidden [B, S, H]``, ``qkv_w [H, I]``, ``norm_w [1, H]``, ``bias [1, I]`` (bias).
+    dsts: ``out`` in ``output_layout``: BSD ``[B, S, I]``, NBSd ``[N, B, S, d]``, NBdS
+    ``[N, B, d, S]`` with ``N = nq + 2*nkv`` heads.
+    """
+
+    ATTRS = (
+        AttrSpec("num_q_heads", int, minimum=1),
+        AttrSpec("num_kv_heads", int, minimum=1),
+        AttrSpec("d_head", int, minimum=1),
+        AttrSpec("fused_rmsnorm", bool, True),
+        AttrSpec("norm_type", NormType, NormType.RMS_NORM),
+        AttrSpec("output_layout", QKVOutputLayout, QKVOutputLayout.BSD),
+        AttrSpec("bias", bool, False),
+        AttrSpec("eps", float, 1e-6),
+    )
+
+    _OUTPUT_DIMS = {
+        QKVOutputLayout.BSD: ("B", "S", "I"),
+        QKVOutputLayout.NBSd: ("N", "B", "S", "d"),
+        QKVOutputLayout.NBdS: ("N", "B", "d", "S"),
+    }
+
+    def check_attrs(self):
+        if self.num_q_heads % self.num_kv_heads:
+            raise CodegenError(f"{self.label}: attr 'num_kv_heads' is {self.num_kv_heads}; expected a divisor "
+                               f"of num_q_heads ({self.num_q_heads}) (grouped-query attention)")
+
+    def bound_symbols(self):
+        heads = self.num_q_heads + 2 * self.num_kv_heads
+        why = "attrs num_q_heads + 2*num_kv_heads"
+        return {"N": (heads, why), "d": (self.d_head, "attr d_head"),
+                "I": (heads * self.d_head, f"({why}) * d_head")}
+
+    def operand_roster(self):
+        srcs = [Operand("hidden", ("B", "S", "H")), Operand("qkv_w", ("H", "I")), Operand("norm_w", (1, "H"))]
+        if self.bias:
+            srcs.append(Operand("bias", (1, "I")))
+        return srcs, [Operand("out", self._OUTPUT_DIMS[self.output_layout])]
+
+
+class RMSNormQuantKernel(MacroInst):
+    """(RMS norm +) fp8 quantization of ``hidden``.
+
+    srcs: ``hidden [B, S, H]``, ``ln_w [1, H]``, ``in_scale [128, 1]`` (STATIC). dsts: ROW:
+    ``out [B, S, H+4]`` (each row's last 4 bytes hold its fp32 dequant scale); STATIC:
+    ``out [B, S, H]``. ``lower_bound`` clips the row scale when > 0.
+    """
+
+    ATTRS = (
+        AttrSpec("norm_type", NormType, NormType.RMS_NORM, choices=(NormType.NO_NORM, NormType.RMS_NORM)),
+        AttrSpec("quantization_type", QuantizationType, QuantizationType.ROW,
+                 choices=(QuantizationType.ROW, QuantizationType.STATIC)),
+        AttrSpec("lower_bound", float, 0.0),
+        AttrSpec("eps", float, 1e-6),
+    )
+
+    def operand_roster(self):
+        srcs = [Operand("hidden", ("B", "S", "H")), Operand("ln_w", (1, "H"))]
+        if self.quantization_type == QuantizationType.STATIC:
+            srcs.append(Operand("in_scale", (128, 1)))
+            return srcs, [Operand("out", ("B", "S", "H"))]
+        return srcs, [Operand("out", ("B", "S", ("H", 4)))]
+
+
+class AttentionMMSoftmaxMM(MacroInst):
+    """Attention forward, ``out = softmax(scale * Q^T K [+ causal mask]) V``, heads folded into
+    the batch dim: srcs ``q [BH, d, Sq]``, ``k [BH, d, Sk]``, ``v [BH, Sk, d]``; dsts
+    ``out [BH, d, Sq]``."""
+
+    ATTRS = (
+        AttrSpec("is_causal", bool),
+        AttrSpec("scale", float, 1.0),
+    )
+
+    def operand_roster(self):
+        srcs = [Operand("q", ("BH", "d", "Sq")), Operand("k", ("BH", "d", "Sk")), Operand("v", ("BH", "Sk", "d"))]
+        return srcs, [Operand("out", ("BH", "d", "Sq"))]
+
+
+class BackwardsAttention(MacroInst):
+    """Attention backward (flash-attention style), heads folded into the batch dim: srcs
+    ``q, k, v, o, dy [BH, d, S]`` and ``lse [BH, S]`` (the forward's softmax log-sum-exp per
+    query); dsts ``dq, dk, dv [BH, d, S]``."""
+
+    ATTRS = (
+        AttrSpec("is_causal", bool),
+        AttrSpec("scale", float, 1.0),
+    )
+
+    def operand_roster(self):
+        full = ("BH", "d", "S")
+        srcs = [Operand(n, full) for n in ("q", "k", "v", "o", "dy")] + [Operand("lse", ("BH", "S"))]
+        return srcs, [Operand(n, full) for n in ("dq", "dk", "dv")]
+
+
+__all__ = ["MLPKernel", "NormQKV", "RMSNormQuantKernel", "AttentionMMSoftmaxMM", "BackwardsAttention"]

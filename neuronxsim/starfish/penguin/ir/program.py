@@ -1,0 +1,157 @@
+"""``Program``: DRAM tensors and the macro instructions over them, in program order; saved and
+loaded as JSON.
+
+JSON form (``format`` and ``version`` are checked on load)::
+
+    {"format": "neuronxsim-penguin", "version": 1, "name": "...",
+     "tensors": [{"name", "shape", "dtype", "kind"}, ...],
+     "insts": [{"op": "MLPKernel", "name"?, "srcs": [access...], "dsts": [access...],
+                "attrs": {...}}, ...]}
+
+An access is ``{"access": "<kind>", "tensor": "<name>", <kind's fields>}``; enum attrs are
+written by member name.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Dict, List, Union
+
+from neuronxsim.errors import CodegenError
+
+from .access import access_from_json
+from .families import AttentionMMSoftmaxMM, BackwardsAttention, MLPKernel, NormQKV, RMSNormQuantKernel
+from .kernels import BIRKernel, ExternalNativeNkiKernel, ExternalNativeNkiKlirKernel, InternalNativeNkiKernel
+from .macro import MacroInst
+from .tensor import Tensor
+
+FORMAT = "neuronxsim-penguin"
+VERSION = 1
+
+#: Every macro class by its JSON ``op``.
+MACRO_CLASSES = {cls.__name__: cls for cls in (
+    MLPKernel, NormQKV, RMSNormQuantKernel, AttentionMMSoftmaxMM, BackwardsAttention, BIRKernel,
+    ExternalNativeNkiKernel, ExternalNativeNkiKlirKernel, InternalNativeNkiKernel)}
+
+
+class Program:
+    """A Penguin macro program. Build it with ``tensor`` and ``add``, or load it from JSON."""
+
+    def __init__(self, name: str = "penguin"):
+        self.name = name
+        self.tensors: Dict[str, Tensor] = {}
+        self.insts: List[MacroInst] = []
+
+    def tensor(self, name: str, shape, dtype: str = "float32", kind: str = "input") -> Tensor:
+        """Creates and adds a program tensor."""
+        return self.add_tensor(Tensor(name, shape, dtype, kind))
+
+    def add_tensor(self, tensor: Tensor) -> Tensor:
+        if not isinstance(tensor, Tensor):
+            raise CodegenError(f"Program '{self.name}': expected a Tensor, got {tensor!r}")
+        if tensor.name in self.tensors:
+            raise CodegenError(f"Program '{self.name}': tensor '{tensor.name}' is added twice")
+        self.tensors[tensor.name] = tensor
+        return tensor
+
+    def add(self, inst: MacroInst) -> MacroInst:
+        """Appends a macro instruction (its operands must be over this program's tensors)."""
+        self._check_inst(len(self.insts), inst)
+        self.insts.append(inst)
+        return inst
+
+    def _check_inst(self, index: int, inst) -> None:
+        if not isinstance(inst, MacroInst):
+            raise CodegenError(f"insts[{index}]: expected a macro instruction, got {inst!r}")
+        for side in ("srcs", "dsts"):
+            for i, access in enumerate(getattr(inst, side)):
+                if self.tensors.get(getattr(access.tensor, "name", None)) != access.tensor:
+                    raise CodegenError(f"insts[{index}] {inst.label} {side}[{i}]: tensor "
+                                       f"'{access.tensor.name}' is not a tensor of program '{self.name}'")
+
+    def validate(self) -> None:
+        """Checks every instruction again (they may have been changed since they were added)."""
+        for index, inst in enumerate(self.insts):
+            inst.validate()
+            self._check_inst(index, inst)
+
+    # ---- JSON ----
+
+    def to_json(self) -> dict:
+        return {"format": FORMAT, "version": VERSION, "name": self.name,
+                "tensors": [t.to_json() for t in self.tensors.values()],
+                "insts": [inst.to_json() for inst in self.insts]}
+
+    def dumps(self, indent: int = 1) -> str:
+        return json.dumps(self.to_json(), indent=indent)
+
+    def save(self, path: Union[str, os.PathLike]) -> None:
+        from neuronxsim.bir import atomic_write_text
+
+        atomic_write_text(path, self.dumps() + "\n")
+
+    @classmethod
+    def from_json(cls, j) -> "Program":
+        if not isinstance(j, dict) or j.get("format") != FORMAT:
+            raise CodegenError(f"not a Penguin program: expected an object with format '{FORMAT}'")
+        if j.get("version") != VERSION:
+            raise CodegenError(f"version: {j.get('version')!r}; this build reads version {VERSION}")
+        program = cls(j.get("name", "penguin"))
+        tensors, insts = j.get("tensors"), j.get("insts")
+        if not isinstance(tensors, list) or not isinstance(insts, list):
+            raise CodegenError("tensors, insts: expected two lists")
+        for i, t in enumerate(tensors):
+            if not isinstance(t, dict) or set(t) - {"name", "shape", "dtype", "kind"}:
+                raise CodegenError(f"tensors[{i}]: expected {{name, shape, dtype, kind}}, got {t!r}")
+            try:
+                program.add_tensor(Tensor(t.get("name"), t.get("shape"), t.get("dtype", "float32"),
+                                          t.get("kind", "input")))
+            except CodegenError as e:
+                raise CodegenError(f"tensors[{i}]: {e}") from None
+        for i, ij in enumerate(insts):
+            program.add(_inst_from_json(ij, program.tensors, f"insts[{i}]"))
+        return program
+
+    @classmethod
+    def loads(cls, text: str) -> "Program":
+        try:
+            j = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise CodegenError(f"not JSON: {e}") from None
+        return cls.from_json(j)
+
+    @classmethod
+    def load(cls, path: Union[str, os.PathLike]) -> "Program":
+        with open(path, encoding="utf-8") as f:
+            try:
+                return cls.loads(f.read())
+            except CodegenError as e:
+                raise CodegenError(f"{os.fspath(path)}: {e}") from None
+
+    def __repr__(self) -> str:
+        return f"<Program '{self.name}': {len(self.tensors)} tensors, {len(self.insts)} insts>"
+
+
+def _inst_from_json(j, tensors, where: str) -> MacroInst:
+    if not isinstance(j, dict) or set(j) - {"op", "name", "srcs", "dsts", "attrs"}:
+        raise CodegenError(f"{where}: expected {{op, name?, srcs, dsts, attrs}}, got {j!r}")
+    cls = MACRO_CLASSES.get(j.get("op"))
+    if cls is None:
+        raise CodegenError(f"{where}.op: {j.get('op')!r}; expected one of {', '.join(MACRO_CLASSES)}")
+    sides = {}
+    for side in ("srcs", "dsts"):
+        items = j.get(side)
+        if not isinstance(items, list):
+            raise CodegenError(f"{where}.{side}: expected a list of accesses, got {items!r}")
+        sides[side] = [access_from_json(a, tensors, f"{where}.{side}[{k}]") for k, a in enumerate(items)]
+    try:
+        return cls.from_json_fields(sides["srcs"], sides["dsts"], j.get("name"), j.get("attrs", {}), f"{where}")
+    except CodegenError as e:  # from the macro's constructor, or already naming its JSON path
+        message = str(e)
+        raise CodegenError(message if message.startswith(where) else f"{where}: {message}") from None
+    except TypeError as e:  # unknown keyword (attr) names
+        raise CodegenError(f"{where}.attrs: {e}") from None
+
+
+__all__ = ["Program", "MACRO_CLASSES", "FORMAT", "VERSION"]
