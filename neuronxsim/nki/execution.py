@@ -14,7 +14,7 @@ import numpy as np
 
 from . import dtypes as dt
 from .errors import NKIError
-from .kernel import TracedKernel, _bind, trace_kernel, user_facing
+from .kernel import TracedKernel, _bind, traced_kernel, user_facing
 
 
 def _simulator():
@@ -94,7 +94,7 @@ def _returned(traced: TracedKernel, outputs: dict):
 def simulate_kernel(kernel, *args, arch: str = "trn1", **kwargs):
     """Runs ``kernel`` (an ``nki.jit`` kernel, optionally with a launch grid) on the simulator
     and returns its outputs as NumPy arrays (a tuple when it returns several)."""
-    traced = trace_kernel(kernel, *args, arch=arch, **kwargs)
+    traced = traced_kernel(kernel, args, kwargs, arch)
     _, outputs = run_traced(traced, bound_arrays(kernel, args, kwargs), arch=arch)
     return _returned(traced, outputs)
 
@@ -134,7 +134,7 @@ class Profile:
 def profile(kernel, *args, arch: str = "trn1", trace_file=None, **kwargs) -> Profile:
     """Simulates ``kernel`` and reports time and per-engine statistics; with ``trace_file``,
     also writes the simulator's timeline trace there (core 0)."""
-    traced = trace_kernel(kernel, *args, arch=arch, **kwargs)
+    traced = traced_kernel(kernel, args, kwargs, arch)
     results, outputs = run_traced(traced, bound_arrays(kernel, args, kwargs), arch=arch)
     if trace_file is not None:
         results[0].write_trace(str(trace_file))

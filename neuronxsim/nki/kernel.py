@@ -226,6 +226,17 @@ def _bind(func, args, kwargs) -> tuple[list, dict]:
 @user_facing
 def trace_kernel(kernel, *args, arch: str = "trn1", **kwargs) -> TracedKernel:
     """Traces ``kernel`` for the given arguments (arrays or ``nki.typing.tensor[...]`` specs)."""
+    return traced_kernel(kernel, args, kwargs, arch)
+
+
+@user_facing
+def trace(kernel, *args, arch: str = "trn1", **kwargs) -> "bir.Module":
+    """The BIR module of ``kernel`` traced for these arguments (see :func:`trace_kernel`)."""
+    return traced_kernel(kernel, args, kwargs, arch).module
+
+
+def traced_kernel(kernel, args: tuple, kwargs: dict, arch: str) -> TracedKernel:
+    """:func:`trace_kernel` for the other entry points (which filter tracebacks themselves)."""
     # The trace allocates many small objects and frees none until it ends: the cyclic garbage
     # collector would only rescan them, over and over.
     collecting = gc.isenabled()
@@ -295,11 +306,6 @@ def _trace(kernel, args, arch: str, kwargs) -> TracedKernel:
     return TracedKernel(module, inputs, outputs, num_cores, arch, counts, sbuf_peaks, psum_peaks,
                         time.perf_counter() - start, regions,
                         [n for n, s in specs.items() if s is not None])
-
-
-def trace(kernel, *args, arch: str = "trn1", **kwargs) -> "bir.Module":
-    """The BIR module of ``kernel`` traced for these arguments (see :func:`trace_kernel`)."""
-    return trace_kernel(kernel, *args, arch=arch, **kwargs).module
 
 
 def _symbolic_args(tracer: Tracer, params, specs):
