@@ -22,6 +22,8 @@ AccessPattern operandFrom(py::handle h) {
   auto t = py::reinterpret_borrow<py::tuple>(h);
   if (!py::isinstance<py::tuple>(h) || t.size() != 3)
     throw BIRError("append_isa: an operand is a number or (location, offset, pairs)");
+  if (!py::isinstance<MemoryLocation>(t[0]))
+    throw BIRError("append_isa: an operand's location must be a MemoryLocation");
   AccessPattern ap;
   ap.loc = t[0].cast<MemoryLocation*>();
   if (!ap.loc || !ap.loc->set) throw BIRError("append_isa: operand without a memory location");
