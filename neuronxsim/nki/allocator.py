@@ -1,11 +1,11 @@
 """SBUF and PSUM allocation by live range, as the NKI compiler allocates.
 
-A storage lives from the first to the last enabled instruction that touches it (unrolled loop
-iterations therefore reuse space: only what is live at one moment must fit). Storages are placed
-in order of their first use, each into a free range of the per-partition address space; the search
-starts where the previous placement ended and wraps around ("next fit"), so consecutive loop
-iterations get different buffers while space allows, and the engines can overlap one iteration's
-loads with the previous one's compute. A storage that fits nowhere is refused with the list of
+A storage lives from the first to the last enabled instruction that touches it (the tracer
+keeps these ranges as it records), so unrolled loop iterations reuse space: only what is live at
+one moment must fit. Storages are placed in order of their first use, each into a free range of
+the per-partition address space; the search starts where the previous placement ended and wraps
+around ("next fit"), so consecutive loop iterations get different buffers while space allows,
+and the engines can overlap one iteration's loads with the previous one's compute. A storage that fits nowhere is refused with the list of
 what is live at that moment.
 
 PSUM is handed out in whole 2 KiB banks: every PSUM tile sits in its own bank(s), so a matmul
@@ -14,6 +14,7 @@ accumulation group never shares a bank with another live tile.
 
 from __future__ import annotations
 
+import bisect
 import heapq
 
 from .errors import NKIAllocationError
@@ -43,12 +44,14 @@ def compute_live_ranges(core: CoreTrace):
 
 def allocate(core: CoreTrace, sbuf_bytes: int) -> dict:
     """Places every used on-chip storage of ``core``; returns peak bytes per partition by space."""
-    compute_live_ranges(core)
-    used = [st for st in core.storages if st.on_chip and st.first_use >= 0]
-    peaks = {}
-    for kind, capacity, align in ((SBUF, sbuf_bytes, SBUF_ALIGN), (PSUM, PSUM_BYTES, PSUM_BANK_BYTES)):
-        peaks[kind] = _place([st for st in used if st.kind == kind], kind, capacity, align)
-    return peaks
+    if core.ranges_stale:
+        compute_live_ranges(core)
+    used = {SBUF: [], PSUM: []}
+    for st in core.storages:
+        if st.first_use >= 0 and st.on_chip:
+            used[st.kind].append(st)
+    return {SBUF: _place(used[SBUF], SBUF, sbuf_bytes, SBUF_ALIGN),
+            PSUM: _place(used[PSUM], PSUM, PSUM_BYTES, PSUM_BANK_BYTES)}
 
 
 def _place(storages: list[Storage], kind: str, capacity: int, align: int) -> int:
@@ -57,53 +60,49 @@ def _place(storages: list[Storage], kind: str, capacity: int, align: int) -> int
     expiry: list[tuple[int, int]] = []  # heap of (last_use, id)
     by_id = {}
     rover = 0
-    peak = 0
+    held = peak = 0
     for st in storages:
         while expiry and expiry[0][0] < st.first_use:
             _, key = heapq.heappop(expiry)
             gone = by_id.pop(key)
             live.remove(gone)
+            held -= gone[1] - gone[0]
         size = -(-st.bytes_per_partition // align) * align
         addr = _next_fit(live, size, capacity, rover)
         if addr is None:
             raise _refusal(st, kind, size, capacity, live)
         st.addr = addr
         entry = (addr, addr + size, st)
-        _insert_sorted(live, entry)
+        live.insert(bisect.bisect(live, addr, key=_start), entry)
         by_id[id(st)] = entry
         heapq.heappush(expiry, (st.last_use, id(st)))
         rover = addr + size
-        peak = max(peak, sum(end - a for a, end, _ in live))
+        held += size
+        if held > peak:
+            peak = held
     return peak
+
+
+def _start(entry: tuple) -> int:
+    return entry[0]
 
 
 def _next_fit(live: list, size: int, capacity: int, rover: int) -> int | None:
     """The first free range of ``size`` bytes at or after ``rover``, wrapping around."""
     if size > capacity:
         return None
-    holes = []
+    wrapped = None
     prev = 0
-    for addr, end, _ in live:
-        if addr > prev:
-            holes.append((prev, addr))
-        prev = max(prev, end)
-    if capacity > prev:
-        holes.append((prev, capacity))
-    for lo, hi in holes:
-        start = max(lo, rover)
-        if hi - start >= size:
-            return start
-    for lo, hi in holes:  # wrap around
-        if hi - lo >= size:
-            return lo
-    return None
-
-
-def _insert_sorted(live: list, entry: tuple):
-    i = 0
-    while i < len(live) and live[i][0] < entry[0]:
-        i += 1
-    live.insert(i, entry)
+    for addr, end, _ in live + [(capacity, capacity, None)]:
+        if addr - prev >= size:
+            start = prev if prev >= rover else rover
+            if addr - start >= size:
+                return start
+            if wrapped is None:
+                wrapped = prev
+        if end > prev:
+            prev = end
+    return wrapped
 
 
 def _refusal(st: Storage, kind: str, size: int, capacity: int, live: list) -> NKIAllocationError:

@@ -43,6 +43,8 @@ _TO_BIR = {
 }
 
 SUPPORTED = tuple(_TO_BIR)
+#: NumPy dtype -> bir.DType
+BIR_DTYPES = dict(_TO_BIR)
 _NAMES = {dt: dt.name for dt in SUPPORTED}
 _NAMES[float8_e4m3] = "float8_e4m3"
 _NAMES[float8_e5m2] = "float8_e5m2"

@@ -21,40 +21,39 @@ _ENGINE_NUMBERS = {e: int(e) for e in bir.Engine.__members__.values()}
 
 
 def emit_core(module: "bir.Module", core: CoreTrace, outputs: set) -> "bir.Function":
-    """Appends ``core`` to ``module`` as a function (storages must be allocated)."""
+    """Appends ``core`` to ``module`` as a function (storages must be allocated and named)."""
     fn = module.addFunction()
+    to_bir = dt.BIR_DTYPES
+    on_chip = fn.createOnChipTensor
+    sb, psum = bir.MemoryType.SB, bir.MemoryType.PSUM
     for st in core.storages:
         if st.on_chip:
-            if st.first_use < 0:
-                continue
-            st.location = fn.createOnChipTensor(
-                st.name, bir.MemoryType.SB if st.kind == SBUF else bir.MemoryType.PSUM,
-                dt.to_bir(st.dtype), st.partitions, st.bytes_per_partition, 0, st.addr,
-                [st.partitions, st.row])
+            if st.first_use >= 0:
+                st.location = on_chip(st.name, sb if st.kind == SBUF else psum, to_bir[st.dtype],
+                                      st.partitions, st.row * st.dtype.itemsize, 0, st.addr,
+                                      [st.partitions, st.row])
         elif st.kind == INPUT:
-            st.location = fn.createDramTensor(st.name, bir.MemoryType.Input, dt.to_bir(st.dtype),
+            st.location = fn.createDramTensor(st.name, bir.MemoryType.Input, to_bir[st.dtype],
                                               list(st.shape), bir.TensorKind.ExternalInput)
         elif st in outputs:
-            st.location = fn.createDramTensor(st.name, bir.MemoryType.Output, dt.to_bir(st.dtype),
+            st.location = fn.createDramTensor(st.name, bir.MemoryType.Output, to_bir[st.dtype],
                                               list(st.shape), bir.TensorKind.ExternalOutput)
         elif st.first_use >= 0:
-            st.location = fn.createDramTensor(st.name, bir.MemoryType.DRAM, dt.to_bir(st.dtype),
+            st.location = fn.createDramTensor(st.name, bir.MemoryType.DRAM, to_bir[st.dtype],
                                               list(st.shape), bir.TensorKind.Internal)
     block = fn.addBlock()
     records = []
+    engines = _ENGINE_NUMBERS
     for op in core.ops:
         if op.enabled:
-            records.append((op.opcode, _ENGINE_NUMBERS[op.engine],
-                            op.loc.short if op.loc is not None else "", op.fields,
-                            [_operand(a) for a in op.ins], [_operand(a) for a in op.outs]))
+            records.append((
+                op.opcode, engines[op.engine], op.loc.short if op.loc is not None else "",
+                op.fields,
+                [(a.storage.location, a.offset, a.pairs) if a.__class__ is Access else float(a)
+                 for a in op.ins],
+                [(a.storage.location, a.offset, a.pairs) for a in op.outs]))
     _append_isa(block, records)
     return fn
-
-
-def _operand(a):
-    if isinstance(a, Access):
-        return (a.storage.location, a.offset, a.pairs)
-    return float(a)
 
 
 __all__ = ["emit_core"]

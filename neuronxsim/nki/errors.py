@@ -28,6 +28,8 @@ class NKIError(NeuronxsimError, ValueError):
     """
 
     def __init__(self, reason: str, location: "SourceLocation | None" = None):
+        if location is None:  # raised while the kernel (or its caller) runs: that is the place
+            location = caller_location()
         self.reason = reason
         self.location = location
         if location is None:
@@ -47,19 +49,12 @@ class NKIAllocationError(NKIError):
 class SourceLocation:
     """Where in the kernel's source an instruction comes from."""
 
-    __slots__ = ("path", "line", "_short")
+    __slots__ = ("path", "line", "short")
 
     def __init__(self, path: str, line: int):
         self.path = path
         self.line = line
-        self._short = None
-
-    @property
-    def short(self) -> str:
-        """``file.py:LINE``, the form stored in BIR ``source`` fields."""
-        if self._short is None:
-            self._short = f"{os.path.basename(self.path)}:{self.line}"
-        return self._short
+        self.short = f"{os.path.basename(path)}:{line}"  # the form BIR ``source`` fields hold
 
     def __repr__(self) -> str:
         return f"{self.path}:{self.line}"
@@ -77,6 +72,15 @@ _locations: dict[tuple, SourceLocation] = {}  # one object per kernel line
 
 def caller_location() -> SourceLocation | None:
     """The innermost frame outside this package: the kernel line that called into nki."""
+    # Usually the kernel called the nki function that calls this: try that frame first.
+    try:
+        frame = sys._getframe(2)
+    except ValueError:
+        frame = None
+    else:
+        loc = _locations.get((frame.f_code.co_filename, frame.f_lineno))
+        if loc is not None:
+            return loc
     frame = sys._getframe(1)
     internal = _internal_files
     while frame is not None:

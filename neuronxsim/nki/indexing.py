@@ -516,7 +516,7 @@ def _basic_subscript(key: tuple, shape: tuple, strides: tuple, offset: int):
                 start, step, count = _slice_range(k, size, axis)
                 last = start + step * (count - 1)
             offset += stride * start
-            if min(start, last) < 0 or max(start, last) >= size:
+            if start < 0 or last < 0 or start >= size or last >= size:
                 coefs = (0,) * len(new_shape) + (step,)
                 new_checks.append((start, coefs, size, axis))
             new_shape.append(count)

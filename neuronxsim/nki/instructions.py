@@ -619,9 +619,36 @@ def matmul(tr, stationary: Tensor, moving: Tensor, loc, what="nc_matmul", fields
            is_transpose=False, out_dtype=None) -> Tensor:
     """``stationary.T @ moving`` on the PE array into a new fp32 PSUM tile. In transpose mode
     the result is ``stationary.T`` exactly (``moving`` is the identity) in the input dtype."""
-    k, k2 = stationary.shape[0], moving.shape[0]
-    m = math.prod(stationary.shape[1:])
-    n = math.prod(moving.shape[1:])
+    s_shape, m_shape = stationary.shape, moving.shape
+    k = s_shape[0]
+    m = s_shape[1] if len(s_shape) == 2 else math.prod(s_shape[1:])
+    n = m_shape[1] if len(m_shape) == 2 else math.prod(m_shape[1:])
+    s_dt, m_dt = stationary.storage.dtype, moving.storage.dtype
+    if not (k == m_shape[0] <= NUM_PARTITIONS and m <= MATMUL_MAX_STATIONARY and
+            n <= MATMUL_MAX_MOVING and stationary.storage.kind == SBUF and
+            moving.storage.kind == SBUF and s_dt in _MATMUL_DTYPE_SET and
+            m_dt in _MATMUL_DTYPE_SET and (s_dt == dt.float32) == (m_dt == dt.float32)):
+        _refuse_matmul(stationary, moving, k, m, n, loc, what)
+    if is_transpose:
+        out = tr.new_result(PSUM, out_dtype or s_dt, (m, k), "transpose", loc)
+    else:
+        out = tr.new_result(PSUM, dt.float32, (m, n), "matmul", loc)
+    ins = [engine_in(tr, stationary, loc, what, "stationary", Engine.PE),
+           engine_in(tr, moving, loc, what, "moving", Engine.PE)]
+    o = tr.write_fresh(out)
+    f = {"start_tensor_calc": True, "stop_tensor_calc": True, "is_transpose": is_transpose}
+    if fields:
+        f.update(fields)
+    tr.record(IT.Matmult, Engine.PE, ins, [o], f, loc)
+    return out
+
+
+_MATMUL_DTYPE_SET = frozenset(MATMUL_DTYPES)
+
+
+def _refuse_matmul(stationary: Tensor, moving: Tensor, k: int, m: int, n: int, loc, what: str):
+    """Raises the error that says which operand limit of the PE array a matmul breaks."""
+    k2 = moving.shape[0]
     if k != k2:
         raise NKIError(f"{what}: the stationary tile has {k} partitions and the moving tile {k2}; "
                        "both hold the contraction dimension K on partitions", loc)
@@ -641,21 +668,8 @@ def matmul(tr, stationary: Tensor, moving: Tensor, loc, what="nc_matmul", fields
         if t.dtype not in MATMUL_DTYPES:
             raise NKIError(f"{what}: the {name} tile is {dt.name(t.dtype)}; the PE array takes "
                            "float8_e4m3, float8_e5m2, bfloat16, float16 and float32", loc)
-    if (stationary.dtype == dt.float32) != (moving.dtype == dt.float32):
-        raise NKIError(f"{what}: stationary is {dt.name(stationary.dtype)} and moving is "
-                       f"{dt.name(moving.dtype)}; if one operand is float32 both must be", loc)
-    if is_transpose:
-        out = tr.new_result(PSUM, out_dtype or stationary.dtype, (m, k), "transpose", loc)
-    else:
-        out = tr.new_result(PSUM, dt.float32, (m, n), "matmul", loc)
-    ins = [engine_in(tr, stationary, loc, what, "stationary", Engine.PE),
-           engine_in(tr, moving, loc, what, "moving", Engine.PE)]
-    o = engine_out(tr, out, loc, what, "result", Engine.PE)
-    f = {"start_tensor_calc": True, "stop_tensor_calc": True, "is_transpose": is_transpose}
-    if fields:
-        f.update(fields)
-    tr.record(IT.Matmult, Engine.PE, ins, [o], f, loc)
-    return out
+    raise NKIError(f"{what}: stationary is {dt.name(stationary.dtype)} and moving is "
+                   f"{dt.name(moving.dtype)}; if one operand is float32 both must be", loc)
 
 
 def identity_tile(tr: Tracer, size: int, dtype, loc) -> Tensor:
@@ -698,17 +712,22 @@ def transpose_dve(tr, data: Tensor, dtype, loc, what="nc_transpose") -> Tensor:
     return out
 
 
-def dma(tr, opcode, dst: Tensor, src: Tensor, loc, mask=None, rmw=None, what="dma"):
-    """A DMA transfer ``dst <- src`` (elements paired in order, cast when dtypes differ)."""
+def dma(tr, opcode, dst: Tensor, src: Tensor, loc, mask=None, rmw=None, what="dma",
+        fresh=False):
+    """A DMA transfer ``dst <- src`` (elements paired in order, cast when dtypes differ);
+    ``fresh``: ``dst`` is a tile just created for the result."""
     shape = dst.shape
-    for name, t in (("source", src), ("destination", dst)):
-        st = t.storage
-        if st.kind == PSUM:
-            raise NKIError(f"{what}: the {name} {st.describe()} is in PSUM; DMA moves data "
-                           "between HBM and SBUF (copy PSUM to SBUF first)", loc)
-        if st.on_chip and t.shape[0] > NUM_PARTITIONS:
-            raise NKIError(f"{what}: the {name} tile spans {t.shape[0]} partitions; a tile has at "
-                           f"most {NUM_PARTITIONS}", loc)
+    s_st, d_st = src.storage, dst.storage
+    if s_st.kind == PSUM or d_st.kind == PSUM or (s_st.on_chip and src.shape[0] > NUM_PARTITIONS) \
+            or (d_st.on_chip and shape[0] > NUM_PARTITIONS):
+        for name, t in (("source", src), ("destination", dst)):
+            st = t.storage
+            if st.kind == PSUM:
+                raise NKIError(f"{what}: the {name} {st.describe()} is in PSUM; DMA moves data "
+                               "between HBM and SBUF (copy PSUM to SBUF first)", loc)
+            if st.on_chip and t.shape[0] > NUM_PARTITIONS:
+                raise NKIError(f"{what}: the {name} tile spans {t.shape[0]} partitions; a tile "
+                               f"has at most {NUM_PARTITIONS}", loc)
     if src.shape != shape and math.prod(src.shape) != math.prod(shape):
         raise NKIError(f"{what}: the source has shape {list(src.shape)} and the destination "
                        f"{list(shape)}", loc)
@@ -724,7 +743,7 @@ def dma(tr, opcode, dst: Tensor, src: Tensor, loc, mask=None, rmw=None, what="dm
             src = src.restrict(axis, lo, hi)
             dst = dst.restrict(axis, lo, hi)
     ins = [tr.read(src, loc)]
-    outs = [tr.write(dst, loc)]
+    outs = [tr.write_fresh(dst) if fresh and box is None else tr.write(dst, loc)]
     fields = {"queue": tr.next_dma_queue()}
     if rmw is not None:
         fields["dst_rmw_op"] = rmw

@@ -62,7 +62,8 @@ class TracedKernel:
     sbuf_peak_bytes: list[int]  # per core: bytes per partition live at the busiest moment
     psum_peak_bytes: list[int]
     trace_seconds: float
-    #: per core and output name: the (offset, [(step, num), ...]) regions its DMAs write
+    #: per core and output name: the (offset, [(step, num), ...]) regions its DMAs write (for
+    #: kernels traced for several NeuronCores; empty otherwise)
     written_regions: list[dict] = field(default_factory=list)
     #: arguments that were arrays, in parameter order (name -> position in the call)
     array_params: list[str] = field(default_factory=list)
@@ -298,7 +299,8 @@ def _trace(kernel, args, arch: str, kwargs) -> TracedKernel:
         core.name_storages()
         emit_core(module, core, set(returned))
         counts.append(sum(1 for op in core.ops if op.enabled))
-        regions.append(_written_regions(core, returned))
+        if num_cores > 1:  # to merge the cores' outputs when they run one at a time
+            regions.append(_written_regions(core, returned))
     outputs = [TensorSpec(st.name, st.shape, st.dtype) for st in results[0]]
     try:
         module.verify()

@@ -248,7 +248,7 @@ def load(src, mask=None, dtype=None, **_kwargs) -> Tensor:
                        f"partition dimension, which has at most {tile_size.pmax} partitions", loc)
     dtype = _dtype(dtype, loc) if dtype is not None else src.dtype
     tile = tr.new_result(SBUF, dtype, shape, "load", loc)
-    _ins.dma(tr, IT.Load, tile, src, loc, mask, what="nl.load")
+    _ins.dma(tr, IT.Load, tile, src, loc, mask, what="nl.load", fresh=True)
     return tile
 
 
@@ -312,7 +312,7 @@ def broadcast_to(x, shape) -> Tensor:
 # ---- assignment: dst[...] = value, dst[...] op= value ----
 
 def assign(dst: Tensor, value):
-    loc = caller_location()
+    loc = None  # errors find the kernel line themselves; recorded instructions need it
     tr = current()
     if isinstance(value, Tensor):
         if same_view(dst, value):
@@ -335,11 +335,11 @@ def assign(dst: Tensor, value):
                 _ins.check_compute_operand(op.outs[0], loc, "assignment", "the destination",
                                            op.engine)
             return
-        _ins.tensor_copy(tr, value, dst.dtype, loc, out=dst, what="assignment")
+        _ins.tensor_copy(tr, value, dst.dtype, caller_location(), out=dst, what="assignment")
     elif isinstance(value, (int, float, np.number)):
         if not dst.storage.on_chip:
             raise NKIError("HBM tensors cannot be filled with a constant; store a tile", loc)
-        _ins.memset(tr, dst, value, loc)
+        _ins.memset(tr, dst, value, caller_location())
     else:
         raise NKIError(f"cannot assign {type(value).__name__} to a tile", loc)
 
@@ -357,13 +357,13 @@ def _can_write(op, dst: Tensor) -> bool:
 def accumulate(dst: Tensor, value, name: str):
     """``dst op= value``: a matmul result added to PSUM joins its accumulation group; anything
     else is one lane-wise instruction reading and writing ``dst``."""
-    loc = caller_location()
     tr = current()
     if name == "add" and isinstance(value, Tensor) and dst.storage.kind == PSUM:
         op = tr.is_matmul_result(value)
         if op is not None:
-            tr.place_matmul(op, value, dst, accumulate=True, loc=loc)
+            tr.place_matmul(op, value, dst, accumulate=True, loc=None)
             return
+    loc = caller_location()
     _tile(dst, loc, f"the target of '{name}='")
     _binary(dst, value, _BINARY_ALU[name], dst.dtype, None, loc, out=dst, what=name)
 
@@ -550,8 +550,10 @@ def matmul(x, y, transpose_x=False, mask=None, **_kwargs) -> Tensor:
     tr = current()
     if mask is not None:
         raise NKIError("nl.matmul: masks are not supported; index the operand tiles instead", loc)
-    x = _sbuf_operand(tr, _tile(x, loc, "nl.matmul: x"), loc, "nl.matmul")
-    y = _sbuf_operand(tr, _tile(y, loc, "nl.matmul: y"), loc, "nl.matmul")
+    if x.__class__ is not Tensor or x.storage.kind != SBUF:
+        x = _sbuf_operand(tr, _tile(x, loc, "nl.matmul: x"), loc, "nl.matmul")
+    if y.__class__ is not Tensor or y.storage.kind != SBUF:
+        y = _sbuf_operand(tr, _tile(y, loc, "nl.matmul: y"), loc, "nl.matmul")
     if not transpose_x:
         xt = _ins.transpose_pe(tr, x, x.dtype, loc, what="nl.matmul")
         x = _ins.tensor_copy(tr, xt, x.dtype, loc, what="nl.matmul")

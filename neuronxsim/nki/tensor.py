@@ -30,13 +30,32 @@ PSUM_BANK_BYTES = 2048
 
 
 class Storage:
-    """One memory object of the trace (see the module docstring)."""
+    """One memory object of the trace (see the module docstring).
 
-    __slots__ = (
-        "name", "hint", "kind", "dtype", "shape", "partition_axis", "partitions", "row", "strides",
-        "on_chip", "created_at", "write_count", "written_partitions", "pending_zero", "zero_init",
-        "zero_started", "zero_covered", "forward", "psum_groups", "first_use", "last_use", "addr", "location", "explicit_name",
-    )
+    The state most storages never change is kept in class-level defaults, so that creating
+    one (every instruction result is a new storage) sets only what differs."""
+
+    # Trace state: writes seen, partitions written from 0, the disabled Memset of nl.zeros until
+    # something needs it, "nl.zeros made it and no non-matmul instruction wrote it since", the
+    # (dst view, its write count, producer) of a redirected temporary (see Tracer.redirect).
+    write_count = 0
+    written_partitions = 0
+    pending_zero = None
+    zero_init = False
+    forward = None
+    # PSUM only: regions whose first matmul replaced the pending zeros (and their element
+    # count), and region -> the last matmul of its open accumulation group.
+    zero_started = None
+    zero_covered = 0
+    psum_groups = None
+    # Set after the trace: live range (instruction indices), address, BIR memory location.
+    first_use = last_use = -1
+    addr = None
+    location = None
+
+    partition_axis = 0
+    explicit_name = False
+    on_chip = False
 
     def __init__(self, name: str | None, kind: str, dtype: np.dtype, shape: tuple,
                  created_at: SourceLocation | None, partition_axis: int = 0,
@@ -48,28 +67,19 @@ class Storage:
         self.kind = kind
         self.dtype = dtype
         self.shape = shape
-        self.partition_axis = partition_axis
         self.created_at = created_at
-        self.explicit_name = explicit_name
-        self.write_count = 0
-        self.written_partitions = 0
-        self.pending_zero = None  # the disabled Memset op of nl.zeros, until something needs it
-        self.zero_init = False  # nl.zeros made it and no non-matmul instruction wrote it since
-        self.forward = None  # (dst view, its write count, producer): see Tracer.redirect
-        if kind == PSUM:
-            self.zero_started = set()  # regions whose first matmul replaced the pending zeros
-            self.zero_covered = 0  # elements of those regions
-            self.psum_groups = {}  # region -> the last matmul of its open accumulation group
-        else:
-            self.zero_started = self.psum_groups = None
-        self.first_use = self.last_use = -1
-        self.addr = None
-        self.location = None
-        self.on_chip = kind in (SBUF, PSUM)
-        if self.on_chip and len(shape) == 2 and partition_axis == 0:  # a plain [P, F] tile
-            self.partitions, self.row = shape
-            self.strides = (self.row, 1)
-        elif self.on_chip:
+        if explicit_name:
+            self.explicit_name = True
+        if kind == SBUF or kind == PSUM:
+            self.on_chip = True
+            if kind == PSUM:
+                self.zero_started = set()
+                self.psum_groups = {}
+            if partition_axis == 0 and len(shape) == 2:  # a plain [P, F] tile
+                self.partitions, self.row = shape
+                self.strides = (shape[1], 1)
+                return
+            self.partition_axis = partition_axis
             self.partitions = shape[partition_axis]
             free = shape[partition_axis + 1:]
             blocks = shape[:partition_axis]

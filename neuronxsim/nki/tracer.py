@@ -73,17 +73,16 @@ class Op:
     """One ISA instruction of the trace. ``ins``/``outs`` hold :class:`Access` or float
     immediates; ``fields`` the node's fields by their BIR names."""
 
-    __slots__ = ("opcode", "engine", "fields", "ins", "outs", "loc", "enabled", "out_box")
+    enabled = True
+    out_box = None  # the mask box the output was restricted to (for redirects)
 
-    def __init__(self, opcode, engine, ins, outs, fields, loc, enabled=True):
+    def __init__(self, opcode, engine, ins, outs, fields, loc):
         self.opcode = opcode
         self.engine = engine
         self.ins = ins
         self.outs = outs
         self.fields = fields
         self.loc = loc
-        self.enabled = enabled
-        self.out_box = None  # the mask box the output was restricted to (for redirects)
 
 
 class CoreTrace:
@@ -99,6 +98,9 @@ class CoreTrace:
         self.name_counts: dict[str, int] = {}  # base name -> next suffix to try
         self.dma_queue = 0
         self.cache: dict = {}  # tiles built once per core (PE-transpose identities)
+        # Live ranges are kept while recording; an instruction enabled or inserted afterwards
+        # makes them stale (allocation then recomputes them).
+        self.ranges_stale = False
 
     def unique_name(self, base: str) -> str:
         names, counts = self.names, self.name_counts
@@ -278,7 +280,7 @@ class Tracer:
             view = self._resolve_forward(view)
             st = view.storage
         if st.pending_zero is not None:
-            st.pending_zero.enabled = True
+            self.enable(st.pending_zero)
             st.pending_zero = None
         if st.write_count == 0 and st.kind != INPUT:
             raise NKIError(f"reads {st.kind} tensor {st.describe()} before anything writes it", loc)
@@ -296,7 +298,7 @@ class Tracer:
         if not matmul:
             if st.pending_zero is not None:
                 if not view.is_full_view():
-                    st.pending_zero.enabled = True
+                    self.enable(st.pending_zero)
                 st.pending_zero = None
             st.zero_init = False
         if view.checks:
@@ -313,6 +315,15 @@ class Tracer:
                     st.written_partitions = end
         return acc
 
+    def write_fresh(self, view: Tensor) -> Access:
+        """``write`` of a tile an instruction creates for its result (nothing to check yet)."""
+        st = view.storage
+        st.write_count = 1
+        st.written_partitions = st.partitions
+        if len(view.shape) == 2:
+            return Access(st, 0, [(st.row, st.partitions), (1, st.row) if st.row > 1 else (1, 1)])
+        return self.access(view, None)
+
     def defined_partitions(self, view: Tensor) -> int:
         """How many leading partitions of ``view`` something wrote (all, off chip)."""
         st = view.storage
@@ -326,9 +337,31 @@ class Tracer:
         return max(0, min(view.shape[0], st.written_partitions - start))
 
     def record(self, opcode, engine, ins, outs, fields, loc, enabled=True) -> Op:
-        op = Op(opcode, engine, ins, outs, fields, loc, enabled)
-        self.core.ops.append(op)
+        """Appends an instruction, extending the live ranges of the storages it touches."""
+        op = Op(opcode, engine, ins, outs, fields, loc)
+        ops = self.core.ops
+        if enabled:
+            index = len(ops)
+            for a in ins:
+                if a.__class__ is Access:
+                    st = a.storage
+                    if st.first_use < 0:
+                        st.first_use = index
+                    st.last_use = index
+            for a in outs:
+                st = a.storage
+                if st.first_use < 0:
+                    st.first_use = index
+                st.last_use = index
+        else:
+            op.enabled = False
+        ops.append(op)
         return op
+
+    def enable(self, op: Op):
+        """Enables an instruction recorded disabled: live ranges must be recomputed."""
+        op.enabled = True
+        self.core.ranges_stale = True
 
     def new_result(self, kind: str, dtype: np.dtype, shape: tuple, name: str, loc) -> Tensor:
         """A fresh temporary tile for an instruction's result."""
@@ -339,21 +372,20 @@ class Tracer:
     def fresh_result(self, value: Tensor) -> Op | None:
         """The instruction that just produced ``value``, if ``value`` is an untouched temporary
         it alone wrote (so that instruction can write elsewhere instead)."""
-        st = value.storage
         ops = self.core.ops
-        if not ops or st.forward is not None or st.write_count != 1 or not value.is_full_view():
+        if not ops:
             return None
         op = ops[-1]
-        if not op.enabled or not op.outs or not isinstance(op.outs[0], Access):
-            return None
-        if op.outs[0].storage is not st:
+        st = value.storage
+        outs = op.outs
+        if not outs or outs[0].storage is not st or st.write_count != 1 or \
+                st.forward is not None or not op.enabled or not value.is_full_view():
             return None
         for a in op.ins:
             if a.__class__ is Access and a.storage is st:
                 return None
-        for a in op.outs[1:]:
-            if a.storage is st:
-                return None
+        if len(outs) > 1 and any(a.storage is st for a in outs[1:]):
+            return None
         return op
 
     def redirect(self, op: Op, value: Tensor, dst: Tensor, loc, merge: bool = True,
@@ -364,7 +396,15 @@ class Tracer:
             for axis, (lo, hi) in enumerate(op.out_box):
                 target = target.restrict(axis, lo, hi)
         acc = self.write(target, loc, merge, matmul=matmul)
+        temp = op.outs[0].storage
         op.outs[0] = acc
+        # The op is the last one recorded, and the temporary's only use.
+        index = len(self.core.ops) - 1
+        temp.first_use = temp.last_use = -1
+        st = acc.storage
+        if st.first_use < 0:
+            st.first_use = index
+        st.last_use = index
         value.storage.forward = (dst, dst.storage.write_count, op)
         return acc
 
@@ -387,6 +427,7 @@ class Tracer:
                   [self.access(st.full_view(), producer.loc)], None, producer.loc)
         ops = self.core.ops
         ops.insert(ops.index(producer) + 1, copy)
+        self.core.ranges_stale = True
 
     def is_matmul_result(self, value: Tensor) -> Op | None:
         op = self.fresh_result(value)
@@ -402,7 +443,7 @@ class Tracer:
                            f"{dst.storage.kind}", loc)
         st = dst.storage
         if not accumulate and st.pending_zero is not None and not dst.is_full_view():
-            st.pending_zero.enabled = True  # the rest of the tile must still read as zeros
+            self.enable(st.pending_zero)  # the rest of the tile must still read as zeros
             st.pending_zero = None
         acc = self.redirect(op, value, dst, loc, merge=False, matmul=True)
         region = acc.key()
