@@ -93,15 +93,20 @@ def _next_fit(live: list, size: int, capacity: int, rover: int) -> int | None:
         return None
     wrapped = None
     prev = 0
-    for addr, end, _ in live + [(capacity, capacity, None)]:
+    for addr, end, _ in live:
         if addr - prev >= size:
             start = prev if prev >= rover else rover
             if addr - start >= size:
                 return start
             if wrapped is None:
                 wrapped = prev
-        if end > prev:
-            prev = end
+        prev = end  # live ranges are disjoint and sorted
+    if capacity - prev >= size:
+        start = prev if prev >= rover else rover
+        if capacity - start >= size:
+            return start
+        if wrapped is None:
+            wrapped = prev
     return wrapped
 
 

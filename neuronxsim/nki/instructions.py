@@ -65,7 +65,7 @@ def broadcast_shape(shapes: list[tuple], loc) -> tuple:
 
 def plan(tr: Tracer, shape: tuple, mask, views, loc) -> list:
     """The box of ``shape`` an instruction computes (see the module docstring)."""
-    box = [(0, n) for n in shape] if mask is None else mask_box(mask, shape)
+    box = full_box(shape) if mask is None else mask_box(mask, shape)
     lo, hi = box[0]
     for v in views:
         if v.__class__ is not Tensor:
@@ -79,7 +79,18 @@ def plan(tr: Tracer, shape: tuple, mask, views, loc) -> list:
         if 0 < defined < hi:
             hi = defined
     if hi != box[0][1]:
-        box[0] = (lo, max(lo, hi))
+        box = [(lo, max(lo, hi))] + list(box[1:])
+    return box
+
+
+_FULL_BOXES: dict = {}
+
+
+def full_box(shape: tuple) -> tuple:
+    """The whole iteration space as a box (one shared, immutable object per shape)."""
+    box = _FULL_BOXES.get(shape)
+    if box is None:
+        box = _FULL_BOXES[shape] = tuple((0, n) for n in shape)
     return box
 
 
@@ -215,7 +226,7 @@ def record_lanewise(tr: Tracer, opcode, engine, shape: tuple, box: list, tiles: 
                     outs_extra: tuple = ()):
     """Records a lane-wise instruction: ``ins`` = tiles (lined up with the iteration space), then
     pointer operands, then immediates; ``outs`` = the destination (then ``outs_extra``)."""
-    full = all(lo == 0 and hi == n for (lo, hi), n in zip(box, shape))
+    full = box is _FULL_BOXES.get(shape) or tuple(box) == full_box(shape)
     ins = []
     for i, v in enumerate(tiles):
         if not full or v.shape != shape or v.checks:

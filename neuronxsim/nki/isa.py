@@ -395,7 +395,7 @@ def nc_match_replace8(data, vals, imm, dst_idx=None, mask=None, dtype=None, **kw
     vals = _vals8(vals, data, loc, "nc_match_replace8")
     shape = data.shape
     box = _ins.plan(tr, shape, mask, (data,), loc)
-    if box[1:] != [(0, n) for n in shape[1:]]:
+    if tuple(box[1:]) != _ins.full_box(shape)[1:]:
         raise NKIError("nc_match_replace8: a mask may limit partitions only", loc)
     out = _ins.result_tile(tr, None, shape, _dtype(dtype, loc) or data.dtype, "match_replace8",
                            loc)

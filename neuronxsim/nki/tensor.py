@@ -108,6 +108,20 @@ class Storage:
                 step *= n
             self.strides = tuple(reversed(strides))
 
+    @classmethod
+    def plain_tile(cls, kind: str, dtype: np.dtype, shape: tuple, hint: str,
+                   created_at: SourceLocation | None) -> "Storage":
+        """A [P, F] SBUF or PSUM tile, unnamed: what most instructions create for their result.
+        (The same state ``__init__`` builds, set in one step: tracing creates many of these.)"""
+        st = object.__new__(cls)
+        st.__dict__ = {"name": None, "hint": hint, "kind": kind, "dtype": dtype, "shape": shape,
+                       "created_at": created_at, "on_chip": True, "partitions": shape[0],
+                       "row": shape[1], "strides": (shape[1], 1)}
+        if kind == PSUM:
+            st.zero_started = set()
+            st.psum_groups = {}
+        return st
+
     @property
     def free_elements(self) -> int:
         """Elements per partition, without PSUM bank padding."""
@@ -187,6 +201,18 @@ class Tensor:
     def __getitem__(self, key) -> "Tensor":
         if key is Ellipsis:
             return self
+        if key.__class__ is tuple and len(key) == 2 and len(self.shape) == 2 and not self.checks:
+            # t[a:b, c:d] inside a 2-D tensor, the commonest subscript of all
+            r, c = key
+            if r.__class__ is slice and c.__class__ is slice and r.step is None and \
+                    c.step is None:
+                r0, r1, c0, c1 = r.start, r.stop, c.start, c.stop
+                n0, n1 = self.shape
+                if r0.__class__ is int and r1.__class__ is int and c0.__class__ is int and \
+                        c1.__class__ is int and 0 <= r0 < r1 <= n0 and 0 <= c0 < c1 <= n1:
+                    strides = self.strides
+                    return Tensor(self.storage, self.offset + r0 * strides[0] + c0 * strides[1],
+                                  (r1 - r0, c1 - c0), strides, ())
         offset, shape, strides, checks = resolve_subscript(
             key, self.shape, self.strides, self.offset, self.checks)
         return Tensor(self.storage, offset, shape, strides, checks)

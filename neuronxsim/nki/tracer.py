@@ -24,7 +24,7 @@ import numpy as np
 from neuronxsim import bir
 
 from .errors import NKIError, SourceLocation, caller_location
-from .tensor import INPUT, NUM_PARTITIONS, PSUM, SHARED_HBM, Storage, Tensor
+from .tensor import INPUT, NUM_PARTITIONS, PSUM, SBUF, SHARED_HBM, Storage, Tensor
 
 IT = bir.InstructionType
 Engine = bir.Engine
@@ -193,8 +193,12 @@ class Tracer:
                         f"{list(st.shape)} {st.dtype}: every SPMD instance must create the same "
                         "shared tensors", loc)
                 return st
-        st = Storage(self.unique_name(name) if explicit_name else None, kind, dtype, shape, loc,
-                     partition_axis, explicit_name, name)
+        if partition_axis == 0 and not explicit_name and len(shape) == 2 and \
+                (kind == SBUF or kind == PSUM):
+            st = Storage.plain_tile(kind, dtype, shape, name, loc)
+        else:
+            st = Storage(self.unique_name(name) if explicit_name else None, kind, dtype, shape,
+                         loc, partition_axis, explicit_name, name)
         self.core.storages.append(st)
         if kind == SHARED_HBM:
             self.core.shared_outputs.append(st)
@@ -355,18 +359,28 @@ class Tracer:
                 st.last_use = index
         else:
             op.enabled = False
+            op.index = len(ops)
         ops.append(op)
         return op
 
     def enable(self, op: Op):
-        """Enables an instruction recorded disabled: live ranges must be recomputed."""
+        """Enables an instruction recorded disabled (a Memset of nl.zeros): its storage's live
+        range now starts there (unless an insertion has made the indices stale)."""
         op.enabled = True
-        self.core.ranges_stale = True
+        for acc in op.outs:
+            st = acc.storage
+            if st.first_use < 0 or op.index < st.first_use:
+                st.first_use = op.index
+            if st.last_use < op.index:
+                st.last_use = op.index
 
     def new_result(self, kind: str, dtype: np.dtype, shape: tuple, name: str, loc) -> Tensor:
         """A fresh temporary tile for an instruction's result."""
-        st = self.new_storage(kind, dtype, shape, name, loc)
-        return st.full_view()
+        if len(shape) == 2:
+            st = Storage.plain_tile(kind, dtype, shape, name, loc)
+            self.core.storages.append(st)
+            return Tensor(st, 0, shape, st.strides, ())
+        return self.new_storage(kind, dtype, shape, name, loc).full_view()
 
     # ---- the redirect of `dst[...] = expr` ----
     def fresh_result(self, value: Tensor) -> Op | None:
