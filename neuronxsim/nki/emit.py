@@ -26,22 +26,28 @@ def emit_core(module: "bir.Module", core: CoreTrace, outputs: set) -> "bir.Funct
     to_bir = dt.BIR_DTYPES
     on_chip = fn.createOnChipTensor
     sb, psum = bir.MemoryType.SB, bir.MemoryType.PSUM
+    locations = []
     for st in core.storages:
         if st.on_chip:
-            if st.first_use >= 0:
-                st.location = on_chip(st.name, sb if st.kind == SBUF else psum, to_bir[st.dtype],
-                                      st.partitions, st.row * st.dtype.itemsize, 0, st.addr,
-                                      [st.partitions, st.row])
+            if st.first_use < 0:
+                continue
+            loc = on_chip(st.name, sb if st.kind == SBUF else psum, to_bir[st.dtype],
+                          st.partitions, st.row * st.dtype.itemsize, 0, st.addr,
+                          [st.partitions, st.row])
         elif st.kind == INPUT:
-            st.location = fn.createDramTensor(st.name, bir.MemoryType.Input, to_bir[st.dtype],
-                                              list(st.shape), bir.TensorKind.ExternalInput)
+            loc = fn.createDramTensor(st.name, bir.MemoryType.Input, to_bir[st.dtype],
+                                      list(st.shape), bir.TensorKind.ExternalInput)
         elif st in outputs:
-            st.location = fn.createDramTensor(st.name, bir.MemoryType.Output, to_bir[st.dtype],
-                                              list(st.shape), bir.TensorKind.ExternalOutput)
+            loc = fn.createDramTensor(st.name, bir.MemoryType.Output, to_bir[st.dtype],
+                                      list(st.shape), bir.TensorKind.ExternalOutput)
         elif st.first_use >= 0:
-            st.location = fn.createDramTensor(st.name, bir.MemoryType.DRAM, to_bir[st.dtype],
-                                              list(st.shape), bir.TensorKind.Internal)
-    block = fn.addBlock()
+            loc = fn.createDramTensor(st.name, bir.MemoryType.DRAM, to_bir[st.dtype],
+                                      list(st.shape), bir.TensorKind.Internal)
+        else:
+            continue
+        st.location = loc
+        st.location_index = len(locations)
+        locations.append(loc)
     records = []
     engines = _ENGINE_NUMBERS
     for op in core.ops:
@@ -49,10 +55,10 @@ def emit_core(module: "bir.Module", core: CoreTrace, outputs: set) -> "bir.Funct
             records.append((
                 op.opcode, engines[op.engine], op.loc.short if op.loc is not None else "",
                 op.fields,
-                [(a.storage.location, a.offset, a.pairs) if a.__class__ is Access else float(a)
-                 for a in op.ins],
-                [(a.storage.location, a.offset, a.pairs) for a in op.outs]))
-    _append_isa(block, records)
+                [(a.storage.location_index, a.offset, a.pairs) if a.__class__ is Access
+                 else float(a) for a in op.ins],
+                [(a.storage.location_index, a.offset, a.pairs) for a in op.outs]))
+    _append_isa(fn.addBlock(), locations, records)
     return fn
 
 

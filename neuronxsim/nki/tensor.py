@@ -52,6 +52,7 @@ class Storage:
     first_use = last_use = -1
     addr = None
     location = None
+    location_index = -1  # position in the list of locations the emitter passes to append_isa
 
     partition_axis = 0
     explicit_name = False

@@ -21,15 +21,15 @@ def block():
 def test_records_become_nodes_with_fields_operands_and_sources(block):
     module, fn, bb = block
     t = fn.findLocation("t")
-    _core.bir.append_isa(bb, [
+    _core.bir.append_isa(bb, [t], [
         (int(IT.TensorScalar), int(bir.Engine.DVE), "k.py:7",
-         {"op0": bir.AluOp.mult, "const0": 2.0}, [(t, 0, ((512, 128), (1, 512)))],
-         [(t, 0, ((512, 128), (1, 512)))]),
+         {"op0": bir.AluOp.mult, "const0": 2.0}, [(0, 0, ((512, 128), (1, 512)))],
+         [(0, 0, ((512, 128), (1, 512)))]),
         (int(IT.Iota), int(bir.Engine.Pool), "k.py:8",
          {"base": 3, "channel_multiplier": 1, "pattern": [(2, 512)]}, [],
-         [(t, 0, ((512, 128), (1, 512)))]),
-        (int(IT.TensorTensor), int(bir.Engine.DVE), "", None, [(t, 0, ((512, 64), (1, 8))), 1.5],
-         [(t, 8, ((512, 64), (1, 8)))]),
+         [(0, 0, ((512, 128), (1, 512)))]),
+        (int(IT.TensorTensor), int(bir.Engine.DVE), "", None, [(0, 0, ((512, 64), (1, 8))), 1.5],
+         [(0, 8, ((512, 64), (1, 8)))]),
     ])
     a, b, c = bb.instructions
     assert (a.opcode_name, a.engine, a.source, a.op0, a.const0) == (
@@ -46,12 +46,13 @@ def test_records_become_nodes_with_fields_operands_and_sources(block):
 @pytest.mark.parametrize("record,message", [
     ((999, 0, "", None, [], []), "opcode 999"),
     ((int(IT.Memset), 99, "", None, [], []), "engine 99"),
-    ((int(IT.Memset), 0, "", {"colour": 1}, [], []), "no field(s) colour"),
-    ((int(IT.Memset), 0, "", None, [("t", 0)], []), "a number or (location, offset, pairs)"),
-    ((int(IT.Memset), 0, "", None, [("t", 0, ())], []), "must be a MemoryLocation"),
+    ((int(IT.Memset), 0, "", {"colour": 1}, [], []), "has no field colour"),
+    ((int(IT.Memset), 0, "", None, [(0, 0)], []), "a number or (location index, offset, pairs)"),
+    ((int(IT.Memset), 0, "", None, [(1, 0, ())], []), "location index 1 is out of range"),
+    ((int(IT.Memset), 0, "", None, [(0, 0, ((1,),))], []), "an access-pattern pair is (step, num)"),
     ((int(IT.Memset), 0, ""), "a record is"),
 ])
 def test_malformed_records_are_refused(block, record, message):
-    _, _, bb = block
+    _, fn, bb = block
     with pytest.raises(BIRError, match=message.replace("(", r"\(").replace(")", r"\)")):
-        _core.bir.append_isa(bb, [record])
+        _core.bir.append_isa(bb, [fn.findLocation("t")], [record])
