@@ -34,11 +34,10 @@ def compute_live_ranges(core: CoreTrace):
             continue
         for operands in (op.ins, op.outs):
             for acc in operands:
-                st = getattr(acc, "storage", None)
-                if st is not None:
-                    if st.first_use < 0:
-                        st.first_use = index
-                    st.last_use = index
+                st = acc.storage
+                if st.first_use < 0:
+                    st.first_use = index
+                st.last_use = index
         index += 1
 
 

@@ -13,7 +13,7 @@ from neuronxsim.starfish.lib import _core
 
 from . import dtypes as dt
 from .tensor import INPUT, SBUF
-from .tracer import Access, CoreTrace
+from .tracer import CoreTrace
 
 # One binding call appends all the nodes (cpp/python/bind_isa_emit.cpp).
 _append_isa = _core.bir.append_isa
@@ -55,8 +55,7 @@ def emit_core(module: "bir.Module", core: CoreTrace, outputs: set) -> "bir.Funct
             records.append((
                 op.opcode, engines[op.engine], op.loc.short if op.loc is not None else "",
                 op.fields,
-                [(a.storage.location_index, a.offset, a.pairs) if a.__class__ is Access
-                 else float(a) for a in op.ins],
+                [(a.storage.location_index, a.offset, a.pairs) for a in op.ins],
                 [(a.storage.location_index, a.offset, a.pairs) for a in op.outs]))
     _append_isa(fn.addBlock(), locations, records)
     return fn

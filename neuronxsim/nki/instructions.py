@@ -23,10 +23,10 @@ from neuronxsim import bir
 
 from . import dtypes as dt
 from .errors import NKIError
-from .indexing import IndexExpr, mask_box
+from .indexing import IndexExpr, IndexPredicate, mask_box
 from .opcodes import BITVEC, Alu
 from .tensor import NUM_PARTITIONS, PSUM, SBUF, Tensor
-from .tracer import IT, MAX_FREE_PAIRS, Access, Engine, Tracer
+from .tracer import IT, MAX_FREE_PAIRS, Access, Engine, Tracer, merge_pairs
 
 Act = bir.ActivationFunc
 MAX_FREE_SBUF = 64 * 1024  # elements per partition a DVE/ACT instruction can walk in SBUF
@@ -222,10 +222,10 @@ def result_tile(tr: Tracer, out, shape: tuple, dtype, name: str, loc, kind: str 
 
 
 def record_lanewise(tr: Tracer, opcode, engine, shape: tuple, box: list, tiles: list,
-                    pointers: list, imm: list, out: Tensor, fields, loc, what: str,
+                    pointers: list, out: Tensor, fields, loc, what: str,
                     outs_extra: tuple = ()):
     """Records a lane-wise instruction: ``ins`` = tiles (lined up with the iteration space), then
-    pointer operands, then immediates; ``outs`` = the destination (then ``outs_extra``)."""
+    pointer operands; ``outs`` = the destination (then ``outs_extra``)."""
     full = box is _FULL_BOXES.get(shape) or tuple(box) == full_box(shape)
     ins = []
     for i, v in enumerate(tiles):
@@ -235,15 +235,13 @@ def record_lanewise(tr: Tracer, opcode, engine, shape: tuple, box: list, tiles: 
     for name, v in pointers:
         ins.append(engine_in(tr, pointer_view(v, shape[0], box, loc, what, name), loc, what, name,
                              engine))
-    ins += imm
     if not full or out.shape != shape:
         out = out_view(out, shape, box, loc)
     outs = [engine_out(tr, out, loc, what, "destination", engine)]
     for name, v in outs_extra:
         outs.append(engine_out(tr, pointer_view(v, shape[0], box, loc, what, name), loc, what,
                                name, engine))
-    if opcode != IT.Activation and \
-            sum(1 for a in ins if isinstance(a, Access) and a.storage.kind == PSUM) > 1:
+    if opcode != IT.Activation and sum(1 for a in ins if a.storage.kind == PSUM) > 1:
         raise NKIError(f"{what}: at most one input of a Vector Engine instruction can be in PSUM",
                        loc)
     op = tr.record(opcode, engine, ins, outs, fields, loc)
@@ -261,7 +259,7 @@ def tensor_tensor(tr, a: Tensor, b: Tensor, op, dtype, loc, mask=None, out=None,
     box = plan(tr, shape, mask, (a, b), loc)
     out = result_tile(tr, out, shape, dtype, what, loc)
     if not is_empty(box):
-        record_lanewise(tr, IT.TensorTensor, engine, shape, box, [a, b], [], [], out,
+        record_lanewise(tr, IT.TensorTensor, engine, shape, box, [a, b], [], out,
                         {"op": op}, loc, what)
     return out
 
@@ -284,7 +282,7 @@ def tensor_scalar(tr, data: Tensor, op0, operand0, reverse0, op1, operand1, reve
     if not any(tiles):
         fields = {"op0": op0, "const0": _number(operand0, loc), "reverse0": bool(reverse0),
                   "op1": op1, "const1": _number(operand1, loc), "reverse1": bool(reverse1)}
-        record_lanewise(tr, IT.TensorScalar, engine, shape, box, [data], [], [], out, fields,
+        record_lanewise(tr, IT.TensorScalar, engine, shape, box, [data], [], out, fields,
                         loc, what)
         return out
     if not tiles[0]:  # the pointer form takes operand0 from a tile: make one
@@ -296,7 +294,7 @@ def tensor_scalar(tr, data: Tensor, op0, operand0, reverse0, op1, operand1, reve
         pointers.append(("operand1", operand1))
     else:
         fields["const1"] = _number(operand1, loc)
-    record_lanewise(tr, IT.TensorScalarPtr, engine, shape, box, [data], pointers, [], out,
+    record_lanewise(tr, IT.TensorScalarPtr, engine, shape, box, [data], pointers, out,
                     fields, loc, what)
     return out
 
@@ -341,7 +339,7 @@ def activation(tr, func, data: Tensor, bias, scale, dtype, loc, mask=None, out=N
         fields["has_scale_tensor"] = True
     else:
         fields["scale"] = _number(scale, loc)
-    record_lanewise(tr, IT.Activation, Engine.Activation, shape, box, [data], pointers, [], out,
+    record_lanewise(tr, IT.Activation, Engine.Activation, shape, box, [data], pointers, out,
                     fields, loc, what)
     return out
 
@@ -372,8 +370,8 @@ def tensor_reduce(tr, op, data: Tensor, axes, keepdims: bool, negate: bool, dtyp
     acc = tr.read(src, loc, merge=False)
     row_pair = acc.pairs[0]
     by_axis = {a: (src.strides[a], src.shape[a]) for a in range(1, rank)}
-    kept_pairs = _merge_group([by_axis[a] for a in kept])
-    red_pairs = _merge_group([by_axis[a] for a in axes]) or [(1, 1)]
+    kept_pairs = merge_pairs([by_axis[a] for a in kept])
+    red_pairs = merge_pairs([by_axis[a] for a in axes]) or [(1, 1)]
     acc.pairs = [row_pair] + kept_pairs + red_pairs
     check_compute_operand(acc, loc, what, "data", Engine.DVE)
     reduce_axis = {1: bir.ReduceAxis.X, 2: bir.ReduceAxis.XY, 3: bir.ReduceAxis.XYZ,
@@ -411,18 +409,6 @@ def normalize_axes(axes, rank: int, loc, what: str) -> list:
     return sorted(result)
 
 
-def _merge_group(pairs: list) -> list:
-    out = []
-    for s, n in pairs:
-        if n == 1:
-            continue
-        if out and out[-1][0] == s * n:
-            out[-1] = (s, out[-1][1] * n)
-        else:
-            out.append((s, n))
-    return out
-
-
 def tensor_copy(tr, src: Tensor, dtype, loc, mask=None, out=None, engine=None,
                 what="tensor_copy") -> Tensor:
     """A copy or cast; by default on the Scalar Engine from PSUM, else on the Vector Engine."""
@@ -432,14 +418,14 @@ def tensor_copy(tr, src: Tensor, dtype, loc, mask=None, out=None, engine=None,
     box = plan(tr, shape, mask, (src,), loc)
     out = result_tile(tr, out, shape, dtype or src.dtype, what, loc)
     if not is_empty(box):
-        record_lanewise(tr, IT.TensorCopy, engine, shape, box, [src], [], [], out, None, loc, what)
+        record_lanewise(tr, IT.TensorCopy, engine, shape, box, [src], [], out, None, loc, what)
     return out
 
 
 def memset(tr, dst: Tensor, value, loc, mask=None, engine=Engine.DVE, enabled=True):
     """Fills ``dst`` with ``value``."""
     shape = dst.shape
-    box = [(0, n) for n in shape] if mask is None else mask_box(mask, shape)
+    box = full_box(shape) if mask is None else mask_box(mask, shape)
     if is_empty(box):
         return None
     if enabled:
@@ -451,14 +437,16 @@ def memset(tr, dst: Tensor, value, loc, mask=None, engine=Engine.DVE, enabled=Tr
                      enabled=enabled)
 
 
-def _affine_fields(expr: IndexExpr, shape: tuple, loc, what: str) -> dict:
-    """base / channel_multiplier / pattern of an affine expression over the tile ``shape``."""
+def _affine_fields(expr: IndexExpr, shape: tuple, box, loc, what: str) -> dict:
+    """base / channel_multiplier / pattern of an affine expression over the tile ``shape``,
+    restricted to ``box``."""
     if expr.ndim > len(shape):
         raise NKIError(f"{what}: the index expression has {expr.ndim} dimensions; the tile has "
                        f"{len(shape)}", loc)
     e = expr.broadcast_to(shape)
-    pattern = [(c, n) for c, n in zip(e.coefs[1:], shape[1:])] or [(0, 1)]
-    return {"base": e.const, "channel_multiplier": e.coefs[0], "pattern": pattern}
+    base = e.const + sum(c * lo for c, (lo, _) in zip(e.coefs, box))
+    pattern = [(c, hi - lo) for c, (lo, hi) in zip(e.coefs[1:], box[1:])] or [(0, 1)]
+    return {"base": base, "channel_multiplier": e.coefs[0], "pattern": pattern}
 
 
 def iota(tr, expr: IndexExpr, dtype, loc, mask=None, out=None) -> Tensor:
@@ -468,17 +456,14 @@ def iota(tr, expr: IndexExpr, dtype, loc, mask=None, out=None) -> Tensor:
     if expr.ndim < 2:  # one value per partition
         expr = IndexExpr((expr.shape or (1,)) + (1,), expr.const, (expr.coefs or (0,)) + (0,))
     shape = expr.shape
-    box = [(0, n) for n in shape] if mask is None else mask_box(mask, shape)
+    box = full_box(shape) if mask is None else mask_box(mask, shape)
     out = result_tile(tr, out, shape, dtype, "iota", loc)
     if is_empty(box):
         return out
-    e = expr
-    e = IndexExpr(shape, e.const + sum(c * lo for c, (lo, _) in zip(e.coefs, box)), e.coefs)
-    cut = tuple(hi - lo for lo, hi in box)
-    fields = _affine_fields(IndexExpr(cut, e.const, e.coefs), cut, loc, "iota")
+    fields = _affine_fields(expr, shape, box, loc, "iota")
     acc = engine_out(tr, out_view(out, shape, box, loc), loc, "iota", "destination", Engine.Pool)
     op = tr.record(IT.Iota, Engine.Pool, [], [acc], fields, loc)
-    if any(b != (0, n) for b, n in zip(box, shape)):
+    if tuple(box) != full_box(shape):
         op.out_box = box
     return out
 
@@ -490,7 +475,6 @@ _COMPARE = {"<": Alu.is_lt, "<=": Alu.is_le, ">": Alu.is_gt, ">=": Alu.is_ge,
 def affine_select(tr, pred, on_true: Tensor, fill: float, dtype, loc, mask=None,
                   out=None) -> Tensor:
     """``on_true`` where the affine predicate holds, else ``fill`` (GpSimd)."""
-    from .indexing import IndexPredicate
     if not isinstance(pred, IndexPredicate):
         raise NKIError("affine_select takes one comparison of index expressions as its predicate "
                        "(e.g. i_q - i_k >= 0)", loc)
@@ -499,17 +483,10 @@ def affine_select(tr, pred, on_true: Tensor, fill: float, dtype, loc, mask=None,
     out = result_tile(tr, out, shape, dtype or on_true.dtype, "affine_select", loc)
     if is_empty(box):
         return out
-    e = pred.expr
-    if e.ndim > len(shape):
-        raise NKIError(f"affine_select: the predicate has {e.ndim} dimensions; the tile has "
-                       f"{len(shape)}", loc)
-    e = e.broadcast_to(shape)
-    cut = tuple(hi - lo for lo, hi in box)
-    e = IndexExpr(cut, e.const + sum(c * lo for c, (lo, _) in zip(e.coefs, box)), e.coefs)
-    fields = _affine_fields(e, cut, loc, "affine_select")
+    fields = _affine_fields(pred.expr, shape, box, loc, "affine_select")
     fields["compare_op"] = _COMPARE[pred.op]
     fields["fill_value"] = _number(fill, loc)
-    record_lanewise(tr, IT.TensorScalarAffineSelect, Engine.Pool, shape, box, [on_true], [], [],
+    record_lanewise(tr, IT.TensorScalarAffineSelect, Engine.Pool, shape, box, [on_true], [],
                     out, fields, loc, "affine_select")
     return out
 
@@ -528,15 +505,16 @@ def select(tr, pred: Tensor, on_true, on_false, dtype, loc, mask=None, out=None,
     if is_empty(box):
         return out
     if isinstance(on_false, Tensor):
-        record_lanewise(tr, IT.Select, Engine.DVE, shape, box, [pred, on_true, on_false], [], [],
+        record_lanewise(tr, IT.Select, Engine.DVE, shape, box, [pred, on_true, on_false], [],
                         out, None, loc, what)
     else:
-        record_lanewise(tr, IT.SelectReduce, Engine.DVE, shape, box, [pred, on_true], [], [], out,
+        record_lanewise(tr, IT.SelectReduce, Engine.DVE, shape, box, [pred, on_true], [], out,
                         {"on_false_value": _number(on_false, loc)}, loc, what)
     return out
 
 
 def constant_tile(tr, shape, value, dtype, loc) -> Tensor:
+    """A tile of ``shape`` filled with ``value``."""
     t = tr.new_result(SBUF, dtype, shape, "const", loc)
     memset(tr, t, value, loc)
     return t
@@ -564,7 +542,7 @@ def select_reduce(tr, dst: Tensor, pred: Tensor, on_true: Tensor, on_false, redu
     else:
         fields["on_false_value"] = _number(on_false, loc)
     extra = (("reduce_res", reduce_res),) if reduce_res is not None else ()
-    record_lanewise(tr, IT.SelectReduce, Engine.DVE, shape, box, tiles, [], [], dst, fields, loc,
+    record_lanewise(tr, IT.SelectReduce, Engine.DVE, shape, box, tiles, [], dst, fields, loc,
                     "select_reduce", outs_extra=extra)
 
 
@@ -579,7 +557,7 @@ def range_select(tr, data: Tensor, bound0: Tensor, bound1: Tensor, comp0, comp1,
               "fill_value": _number(fill, loc)}
     extra = (("reduce_res", reduce_res),) if reduce_res is not None else ()
     record_lanewise(tr, IT.RangeSelect, Engine.DVE, shape, box, [data],
-                    [("bound0", bound0), ("bound1", bound1)], [], out, fields, loc,
+                    [("bound0", bound0), ("bound1", bound1)], out, fields, loc,
                     "range_select", outs_extra=extra)
     return out
 
@@ -602,17 +580,18 @@ def tensor_tensor_scan(tr, data0: Tensor, data1: Tensor, initial, op0, op1, dtyp
     else:
         fields["initial"] = _number(initial, loc)
     record_lanewise(tr, IT.TensorTensorScan, Engine.DVE, shape, box, [data0, data1], pointers,
-                    [], out, fields, loc, "tensor_tensor_scan")
+                    out, fields, loc, "tensor_tensor_scan")
     return out
 
 
 def per_lane(tr, opcode, data: Tensor, out_free: int, dtype, loc, mask, what: str,
-             extra_in: Tensor | None = None, fields=None, engine=Engine.DVE,
-             out=None) -> Tensor:
-    """Instructions with a fixed number of results per lane (bn_stats, max8, ...)."""
+             extra_in: Tensor | None = None) -> Tensor:
+    """Vector Engine instructions with a fixed number of results per lane (bn_stats, max8,
+    ...); ``extra_in``: a second input of the same partitions (nc_find_index8's values)."""
     shape = data.shape
+    engine = Engine.DVE
     box = plan(tr, shape, mask, (data,), loc)
-    out = result_tile(tr, out, (shape[0], out_free), dtype, what, loc)
+    out = result_tile(tr, None, (shape[0], out_free), dtype, what, loc)
     if is_empty(box):
         return out
     ins = [engine_in(tr, lane_view(data, shape, box, loc, what, "data"), loc, what, "data",
@@ -620,7 +599,7 @@ def per_lane(tr, opcode, data: Tensor, out_free: int, dtype, loc, mask, what: st
     if extra_in is not None:
         ins.append(engine_in(tr, extra_in.restrict(0, *box[0]), loc, what, "values", engine))
     o = engine_out(tr, out.restrict(0, *box[0]), loc, what, "destination", engine)
-    op = tr.record(opcode, engine, ins, [o], fields, loc)
+    op = tr.record(opcode, engine, ins, [o], None, loc)
     if box[0] != (0, shape[0]):
         op.out_box = [box[0], (0, out_free)]
     return out
@@ -687,13 +666,13 @@ def identity_tile(tr: Tracer, size: int, dtype, loc) -> Tensor:
     """The [size, size] identity a PE transpose streams as its moving tile (built once per
     core with iota and a compare)."""
     key = (size, dtype)
-    cached = tr.core_cache.get(key)
+    cached = tr.core.cache.get(key)
     if cached is not None:
         return cached
     diff = iota(tr, IndexExpr((size, size), 0, (1, -1)), dt.int32, loc)
     ident = tensor_scalar(tr, diff, Alu.is_equal, 0.0, False, None, None, False, dtype, loc,
                           what="identity")
-    tr.core_cache[key] = ident
+    tr.core.cache[key] = ident
     return ident
 
 

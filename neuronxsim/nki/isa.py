@@ -237,7 +237,7 @@ def reciprocal(data, dtype=None, mask=None, **kwargs):
     box = _ins.plan(tr, shape, mask, (data,), loc)
     out = _ins.result_tile(tr, None, shape, _dtype(dtype, loc) or data.dtype, "reciprocal", loc)
     if not _ins.is_empty(box):
-        _ins.record_lanewise(tr, IT.Reciprocal, Engine.DVE, shape, box, [data], [], [], out,
+        _ins.record_lanewise(tr, IT.Reciprocal, Engine.DVE, shape, box, [data], [], out,
                              None, loc, "reciprocal")
     return out
 

@@ -23,6 +23,7 @@ import functools
 import gc
 import inspect
 import itertools
+import re
 import sys
 import time
 from dataclasses import dataclass, field
@@ -38,7 +39,7 @@ from .emit import emit_core
 from .errors import NKIError, without_internal_frames
 from .language import nc
 from .tensor import HBM, SHARED_HBM, Tensor
-from .tracer import ARCHS, Access, Tracer
+from .tracer import ARCHS, Tracer
 from . import tracer as _tracer
 
 
@@ -65,8 +66,6 @@ class TracedKernel:
     #: per core and output name: the (offset, [(step, num), ...]) regions its DMAs write (for
     #: kernels traced for several NeuronCores; empty otherwise)
     written_regions: list[dict] = field(default_factory=list)
-    #: arguments that were arrays, in parameter order (name -> position in the call)
-    array_params: list[str] = field(default_factory=list)
 
     @property
     def input_names(self) -> list[str]:
@@ -203,7 +202,8 @@ def _array_spec(name: str, value):
 
 
 def _bind(func, args, kwargs) -> tuple[list, dict]:
-    """The call's arguments by parameter: [(name, value, is_keyword)], with array specs."""
+    """The call's arguments by parameter, [(name, value, "pos" | "varpos" | "kw" | "varkw")],
+    and the array spec (or None) of each by name."""
     sig = inspect.signature(func)
     try:
         bound = sig.bind(*args, **kwargs)
@@ -286,7 +286,6 @@ def _trace(kernel, args, arch: str, kwargs) -> TracedKernel:
                                    "same shared outputs")
             results.append(returned)
 
-    outputs = []
     module = bir.Module()
     module.arch = ARCHS[arch]["bir_arch"]
     counts, sbuf_peaks, psum_peaks, regions = [], [], [], []
@@ -307,8 +306,7 @@ def _trace(kernel, args, arch: str, kwargs) -> TracedKernel:
     except BIRError as e:
         raise _located_bir_error(e, tracer) from None
     return TracedKernel(module, inputs, outputs, num_cores, arch, counts, sbuf_peaks, psum_peaks,
-                        time.perf_counter() - start, regions,
-                        [n for n, s in specs.items() if s is not None])
+                        time.perf_counter() - start, regions)
 
 
 def _symbolic_args(tracer: Tracer, params, specs):
@@ -416,14 +414,13 @@ def _written_regions(core, returned) -> dict:
         if not op.enabled:
             continue
         for acc in op.outs:
-            if isinstance(acc, Access) and id(acc.storage) in outs:
+            if id(acc.storage) in outs:
                 regions.setdefault(outs[id(acc.storage)], []).append((acc.offset, acc.pairs))
     return regions
 
 
 def _located_bir_error(e: BIRError, tracer: Tracer) -> NKIError:
     """A verifier complaint about an emitted instruction, pointed at its kernel line."""
-    import re
     m = re.match(r"functions\[(\d+)\]\.blocks\[0\]\.instructions\[(\d+)\]", str(e))
     loc = None
     if m:

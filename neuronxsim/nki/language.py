@@ -312,36 +312,38 @@ def broadcast_to(x, shape) -> Tensor:
 # ---- assignment: dst[...] = value, dst[...] op= value ----
 
 def assign(dst: Tensor, value):
-    loc = None  # errors find the kernel line themselves; recorded instructions need it
+    """``dst[...] = value``. The instruction that just computed ``value`` is made to write
+    ``dst`` when it can; otherwise a copy (or, for a number, a memset) writes ``dst``. Errors
+    locate the kernel line themselves; only recorded instructions need ``caller_location``."""
     tr = current()
     if isinstance(value, Tensor):
         if same_view(dst, value):
             return  # `t[...] += x` stores back the view the += already updated
         if not dst.storage.on_chip:
             raise NKIError(f"assignment to HBM tensor {dst.storage.describe()}; write HBM with "
-                           "nl.store", loc)
-        _tile(value, loc, "the assigned value")
+                           "nl.store")
+        _tile(value, None, "the assigned value")
         if dst.storage.kind == PSUM:
             op = tr.is_matmul_result(value)
             if op is not None:
-                tr.place_matmul(op, value, dst, accumulate=False, loc=loc)
+                tr.place_matmul(op, value, dst, accumulate=False, loc=None)
                 return
         op = tr.fresh_result(value)
         if op is not None and _can_write(op, dst):
             if op.out_box is not None or dst.shape != value.shape:  # the shapes must agree
-                _ins.out_view(dst, value.shape, op.out_box or [(0, n) for n in value.shape], loc)
-            tr.redirect(op, value, dst, loc)
+                _ins.out_view(dst, value.shape, op.out_box or _ins.full_box(value.shape), None)
+            tr.redirect(op, value, dst, None)
             if op.engine != bir.Engine.DMA:
-                _ins.check_compute_operand(op.outs[0], loc, "assignment", "the destination",
+                _ins.check_compute_operand(op.outs[0], None, "assignment", "the destination",
                                            op.engine)
             return
         _ins.tensor_copy(tr, value, dst.dtype, caller_location(), out=dst, what="assignment")
     elif isinstance(value, (int, float, np.number)):
         if not dst.storage.on_chip:
-            raise NKIError("HBM tensors cannot be filled with a constant; store a tile", loc)
+            raise NKIError("HBM tensors cannot be filled with a constant; store a tile")
         _ins.memset(tr, dst, value, caller_location())
     else:
-        raise NKIError(f"cannot assign {type(value).__name__} to a tile", loc)
+        raise NKIError(f"cannot assign {type(value).__name__} to a tile")
 
 
 def _can_write(op, dst: Tensor) -> bool:

@@ -35,11 +35,13 @@ class Storage:
     The state most storages never change is kept in class-level defaults, so that creating
     one (every instruction result is a new storage) sets only what differs."""
 
-    # Trace state: writes seen, partitions written from 0, the disabled Memset of nl.zeros until
-    # something needs it, "nl.zeros made it and no non-matmul instruction wrote it since", the
-    # (dst view, its write count, producer) of a redirected temporary (see Tracer.redirect).
+    # Trace state: writes seen; partitions written from 0 (and written ranges beyond them, see
+    # tracer._note_written_partitions); the disabled Memset of nl.zeros until something needs
+    # it; "nl.zeros made it and no non-matmul instruction wrote it since"; the (dst view, its
+    # write count, producer) of a redirected temporary (see Tracer.redirect).
     write_count = 0
     written_partitions = 0
+    later_partitions = None
     pending_zero = None
     zero_init = False
     forward = None
@@ -76,10 +78,6 @@ class Storage:
             if kind == PSUM:
                 self.zero_started = set()
                 self.psum_groups = {}
-            if partition_axis == 0 and len(shape) == 2:  # a plain [P, F] tile
-                self.partitions, self.row = shape
-                self.strides = (shape[1], 1)
-                return
             self.partition_axis = partition_axis
             self.partitions = shape[partition_axis]
             free = shape[partition_axis + 1:]

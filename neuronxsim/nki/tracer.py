@@ -61,17 +61,13 @@ class Access:
             n *= num
         return n
 
-    @property
-    def start_partition(self) -> int:
-        return self.offset // self.storage.row if self.storage.row else 0
-
     def key(self) -> tuple:
         return (self.offset, tuple(self.pairs))
 
 
 class Op:
-    """One ISA instruction of the trace. ``ins``/``outs`` hold :class:`Access` or float
-    immediates; ``fields`` the node's fields by their BIR names."""
+    """One ISA instruction of the trace: ``ins``/``outs`` are :class:`Access` operands,
+    ``fields`` the node's fields by their BIR names."""
 
     enabled = True
     out_box = None  # the mask box the output was restricted to (for redirects)
@@ -168,10 +164,6 @@ class Tracer:
         self.program_ids = program_ids
         self.instance = instance
         self.shared_index = 0
-
-    @property
-    def core_cache(self) -> dict:
-        return self.core.cache
 
     # ---- storages ----
     def unique_name(self, base: str) -> str:
@@ -312,11 +304,7 @@ class Tracer:
             _close_overlapping_groups(st, acc)
         st.write_count += 1
         if st.on_chip:
-            start = acc.offset // st.row
-            if start <= st.written_partitions:
-                end = start + acc.pairs[0][1]
-                if end > st.written_partitions:
-                    st.written_partitions = end
+            _note_written_partitions(st, acc.offset // st.row, acc.pairs[0][1])
         return acc
 
     def write_fresh(self, view: Tensor) -> Access:
@@ -347,11 +335,10 @@ class Tracer:
         if enabled:
             index = len(ops)
             for a in ins:
-                if a.__class__ is Access:
-                    st = a.storage
-                    if st.first_use < 0:
-                        st.first_use = index
-                    st.last_use = index
+                st = a.storage
+                if st.first_use < 0:
+                    st.first_use = index
+                st.last_use = index
             for a in outs:
                 st = a.storage
                 if st.first_use < 0:
@@ -396,7 +383,7 @@ class Tracer:
                 st.forward is not None or not op.enabled or not value.is_full_view():
             return None
         for a in op.ins:
-            if a.__class__ is Access and a.storage is st:
+            if a.storage is st:
                 return None
         if len(outs) > 1 and any(a.storage is st for a in outs[1:]):
             return None
@@ -485,6 +472,29 @@ class Tracer:
         st.psum_groups[region] = op
 
 
+def _note_written_partitions(st: Storage, start: int, count: int):
+    """Extends ``st.written_partitions``, the prefix of partitions something wrote; ranges
+    written beyond the prefix wait in ``st.later_partitions`` until the prefix reaches them."""
+    end = start + count
+    if start > st.written_partitions:
+        if st.later_partitions is None:
+            st.later_partitions = []
+        st.later_partitions.append((start, end))
+        return
+    prefix = st.written_partitions
+    if end <= prefix:
+        return
+    later = st.later_partitions
+    while later:
+        reached = [r for r in later if r[0] <= end]
+        if not reached:
+            break
+        end = max(end, *(hi for _, hi in reached))
+        later = [r for r in later if r[0] > end]
+    st.later_partitions = later or None
+    st.written_partitions = end
+
+
 def _extent(acc: Access) -> tuple:
     """(first partition, last partition, first column, last column) an access touches."""
     row = acc.storage.row
@@ -510,20 +520,24 @@ def _overlaps(a: tuple, b: tuple) -> bool:
     return a[0] <= b[1] and b[0] <= a[1] and a[2] <= b[3] and b[2] <= a[3]
 
 
-def _merge_free(pairs: list) -> list:
-    """Merges free pairs that walk memory contiguously and drops size-1 ones; the elements and
-    their order are unchanged, so this is valid for instructions that pair elements in order."""
-    out = [pairs[0]]
-    for s, n in pairs[1:]:
+def merge_pairs(pairs) -> list:
+    """The pairs with size-1 ones dropped and neighbours that walk memory contiguously merged:
+    the same elements in the same order, in fewer access-pattern dimensions."""
+    out = []
+    for s, n in pairs:
         if n == 1:
             continue
-        if len(out) > 1 and out[-1][0] == s * n:
+        if out and out[-1][0] == s * n:
             out[-1] = (s, out[-1][1] * n)
         else:
             out.append((s, n))
-    if len(out) == 1:
-        out.append((1, 1))
     return out
+
+
+def _merge_free(pairs: list) -> list:
+    """merge_pairs of the free pairs, the partition pair kept first (for instructions that pair
+    elements in order)."""
+    return [pairs[0]] + (merge_pairs(pairs[1:]) or [(1, 1)])
 
 
 __all__ = ["Tracer", "Op", "Access", "current", "active", "ARCHS"]

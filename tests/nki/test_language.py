@@ -348,3 +348,20 @@ def test_device_print_is_an_instruction(capsys):
     assert insts[1].opcode_name == "DevicePrint" and insts[1].prefix == "tile t:"
     run(kernel, a)
     assert "tile t:" in capsys.readouterr().out
+
+
+@nki.jit
+def halves_written_out_of_order(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray(a.shape, dtype=a.dtype)
+    t[64:128] = nl.load(a[64:128])
+    t[0:64] = nl.load(a[0:64])
+    nl.store(out, nl.exp(t))  # all 128 partitions are written, in two steps
+    return out
+
+
+def test_partitions_written_in_any_order_count_as_written(rng):
+    a = rng.random((128, 16)).astype(np.float32)
+    close(run(halves_written_out_of_order, a), np.exp(a), atol=0, rtol=1e-6)
+    act = [i for i in instructions(halves_written_out_of_order, a) if i.opcode_name == "Activation"]
+    assert act[0].ins[0].partitions == 128
