@@ -12,7 +12,7 @@ from neuronxsim import bir
 from neuronxsim.starfish.lib import _core
 
 from . import dtypes as dt
-from .tensor import INPUT, SBUF
+from .tensor import INPUT, SBUF, SHARED_HBM
 from .tracer import CoreTrace
 
 # One binding call appends all the nodes (cpp/python/bind_isa_emit.cpp).
@@ -21,16 +21,19 @@ _ENGINE_NUMBERS = {e: int(e) for e in bir.Engine.__members__.values()}
 
 
 def emit_core(module: "bir.Module", core: CoreTrace, outputs: set) -> "bir.Function":
-    """Appends ``core`` to ``module`` as a function (storages must be allocated and named)."""
+    """Appends ``core`` to ``module`` as a function (its storages must be allocated)."""
     fn = module.addFunction()
     to_bir = dt.BIR_DTYPES
     on_chip = fn.createOnChipTensor
     sb, psum = bir.MemoryType.SB, bir.MemoryType.PSUM
     locations = []
+    unique_name = core.unique_name
     for st in core.storages:
+        if st.first_use < 0 and (st.on_chip or st.kind not in (INPUT, SHARED_HBM)):
+            continue  # never touched by an enabled instruction (and not a kernel input/output)
+        if st.name is None:  # temporaries are named when they turn out to be needed
+            st.name = unique_name(st.hint)
         if st.on_chip:
-            if st.first_use < 0:
-                continue
             loc = on_chip(st.name, sb if st.kind == SBUF else psum, to_bir[st.dtype],
                           st.partitions, st.row * st.dtype.itemsize, 0, st.addr,
                           [st.partitions, st.row])
@@ -44,7 +47,7 @@ def emit_core(module: "bir.Module", core: CoreTrace, outputs: set) -> "bir.Funct
             loc = fn.createDramTensor(st.name, bir.MemoryType.DRAM, to_bir[st.dtype],
                                       list(st.shape), bir.TensorKind.Internal)
         else:
-            continue
+            continue  # a shared_hbm tensor nothing touches and the kernel does not return
         st.location = loc
         st.location_index = len(locations)
         locations.append(loc)

@@ -295,7 +295,6 @@ def _trace(kernel, args, arch: str, kwargs) -> TracedKernel:
         peaks = allocate(core, tracer.sbuf_bytes)
         sbuf_peaks.append(peaks["sbuf"])
         psum_peaks.append(peaks["psum"])
-        core.name_storages()
         emit_core(module, core, set(returned))
         counts.append(sum(1 for op in core.ops if op.enabled))
         if num_cores > 1:  # to merge the cores' outputs when they run one at a time

@@ -25,7 +25,7 @@ from . import instructions as _ins
 from .errors import NKIError, caller_location
 from .indexing import arange, ds, mgrid  # noqa: F401  (public names of nl)
 from .opcodes import Act, Alu, activation as _act_marker, alu as _alu_marker
-from .tensor import HBM, INPUT, PSUM, SBUF, SHARED_HBM, Tensor, same_view
+from .tensor import HBM, PSUM, SBUF, SHARED_HBM, Tensor, same_view
 from .tracer import IT, current
 
 # ---- data types and buffers ----
@@ -585,5 +585,5 @@ def device_print(prefix, x, **_kwargs):
 
 
 __all__ = [n for n in list(globals()) if not n.startswith("_") and n not in (
-    "annotations", "math", "np", "bir", "NKIError", "caller_location", "current", "Tensor",
-    "same_view", "IT", "Alu", "Act", "HBM", "INPUT", "PSUM", "SBUF", "SHARED_HBM")]
+    "annotations", "builtins", "math", "np", "bir", "NKIError", "caller_location", "current",
+    "Tensor", "same_view", "IT", "Alu", "Act", "HBM", "PSUM", "SBUF", "SHARED_HBM")]

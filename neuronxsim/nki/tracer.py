@@ -24,7 +24,7 @@ import numpy as np
 from neuronxsim import bir
 
 from .errors import NKIError, SourceLocation, caller_location
-from .tensor import INPUT, NUM_PARTITIONS, PSUM, SBUF, SHARED_HBM, Storage, Tensor
+from .tensor import INPUT, PSUM, SBUF, SHARED_HBM, Storage, Tensor
 
 IT = bir.InstructionType
 Engine = bir.Engine
@@ -108,12 +108,6 @@ class CoreTrace:
         counts[base] = i + 1
         names.add(name)
         return name
-
-    def name_storages(self):
-        """Names the storages still unnamed that the function will hold, in creation order."""
-        for st in self.storages:
-            if st.name is None and (st.first_use >= 0 or not st.on_chip):
-                st.name = self.unique_name(st.hint)
 
 
 _CURRENT: "Tracer | None" = None

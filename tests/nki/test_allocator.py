@@ -1,7 +1,6 @@
 """SBUF/PSUM allocation by live range: iterations reuse space, what is live at once must fit,
 overlapping lifetimes never share bytes, PSUM tiles sit in their own banks."""
 
-import numpy as np
 import pytest
 
 import neuronxsim.nki as nki
