@@ -1,0 +1,122 @@
+"""SBUF and PSUM allocation by live range, as the NKI compiler allocates.
+
+A storage lives from the first to the last enabled instruction that touches it (the tracer
+keeps these ranges as it records), so unrolled loop iterations reuse space: only what is live at
+one moment must fit. Storages are placed in order of their first use, each into a free range of
+the per-partition address space; the search starts where the previous placement ended and wraps
+around ("next fit"), so consecutive loop iterations get different buffers while space allows,
+and the engines can overlap one iteration's loads with the previous one's compute. A storage that fits nowhere is refused with the list of
+what is live at that moment.
+
+PSUM is handed out in whole 2 KiB banks: every PSUM tile sits in its own bank(s), so a matmul
+accumulation group never shares a bank with another live tile.
+"""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+
+from .errors import NKIAllocationError
+from .tensor import PSUM, PSUM_BANK_BYTES, SBUF, Storage
+from .tracer import PSUM_BYTES, CoreTrace
+
+SBUF_ALIGN = 64  # bytes; keeps tiles on DMA-friendly boundaries
+
+
+def compute_live_ranges(core: CoreTrace):
+    """Sets ``first_use`` / ``last_use`` of every storage from the enabled instructions."""
+    for st in core.storages:
+        st.first_use = st.last_use = -1
+    index = 0
+    for op in core.ops:
+        if not op.enabled:
+            continue
+        for operands in (op.ins, op.outs):
+            for acc in operands:
+                st = acc.storage
+                if st.first_use < 0:
+                    st.first_use = index
+                st.last_use = index
+        index += 1
+
+
+def allocate(core: CoreTrace, sbuf_bytes: int) -> dict:
+    """Places every used on-chip storage of ``core``; returns peak bytes per partition by space."""
+    if core.ranges_stale:
+        compute_live_ranges(core)
+    used = {SBUF: [], PSUM: []}
+    for st in core.storages:
+        if st.first_use >= 0 and st.on_chip:
+            used[st.kind].append(st)
+    return {SBUF: _place(used[SBUF], SBUF, sbuf_bytes, SBUF_ALIGN),
+            PSUM: _place(used[PSUM], PSUM, PSUM_BYTES, PSUM_BANK_BYTES)}
+
+
+def _place(storages: list[Storage], kind: str, capacity: int, align: int) -> int:
+    storages.sort(key=lambda st: st.first_use)
+    live: list[tuple[int, int, Storage]] = []  # (addr, end, storage), sorted by addr
+    expiry: list[tuple[int, int]] = []  # heap of (last_use, id)
+    by_id = {}
+    rover = 0
+    held = peak = 0
+    for st in storages:
+        while expiry and expiry[0][0] < st.first_use:
+            _, key = heapq.heappop(expiry)
+            gone = by_id.pop(key)
+            live.remove(gone)
+            held -= gone[1] - gone[0]
+        size = -(-st.bytes_per_partition // align) * align
+        addr = _next_fit(live, size, capacity, rover)
+        if addr is None:
+            raise _refusal(st, kind, size, capacity, live)
+        st.addr = addr
+        entry = (addr, addr + size, st)
+        live.insert(bisect.bisect(live, addr, key=_start), entry)
+        by_id[id(st)] = entry
+        heapq.heappush(expiry, (st.last_use, id(st)))
+        rover = addr + size
+        held += size
+        if held > peak:
+            peak = held
+    return peak
+
+
+def _start(entry: tuple) -> int:
+    return entry[0]
+
+
+def _next_fit(live: list, size: int, capacity: int, rover: int) -> int | None:
+    """The first free range of ``size`` bytes at or after ``rover``, wrapping around."""
+    if size > capacity:
+        return None
+    wrapped = None
+    prev = 0
+    for addr, end, _ in live:
+        if addr - prev >= size:
+            start = prev if prev >= rover else rover
+            if addr - start >= size:
+                return start
+            if wrapped is None:
+                wrapped = prev
+        prev = end  # live ranges are disjoint and sorted
+    if capacity - prev >= size:
+        start = prev if prev >= rover else rover
+        if capacity - start >= size:
+            return start
+        if wrapped is None:
+            wrapped = prev
+    return wrapped
+
+
+def _refusal(st: Storage, kind: str, size: int, capacity: int, live: list) -> NKIAllocationError:
+    held = sum(end - addr for addr, end, _ in live)
+    top = sorted(live, key=lambda e: e[0] - e[1])[:6]
+    listing = "; ".join(f"{s.describe()} {end - addr} B" for addr, end, s in top)
+    more = f" and {len(live) - len(top)} more" if len(live) > len(top) else ""
+    name = "SBUF" if kind == SBUF else "PSUM"
+    return NKIAllocationError(
+        f"{name} overflow: tile {st.describe()} needs {size} bytes per partition, but {held} of "
+        f"the {capacity} bytes per partition are held by {len(live)} tiles live at that moment "
+        f"({listing}{more}); a tile lives from its first write to its last read",
+        st.created_at)

@@ -1,0 +1,115 @@
+"""NKI data types: NumPy dtypes (``ml_dtypes`` for bf16 and fp8), their BIR spellings and the
+NKI type-promotion rule.
+
+NKI's ``nl.float32`` and NumPy's ``np.float32`` are interchangeable in kernels, so the NKI dtypes
+here *are* NumPy dtypes; :func:`as_dtype` accepts either spelling (and strings).
+"""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+
+from neuronxsim import bir
+
+bfloat16 = np.dtype(ml_dtypes.bfloat16)
+float16 = np.dtype(np.float16)
+float32 = np.dtype(np.float32)
+# BIR float8e4 is the IEEE-style e4m3 (inf and NaN encodings, max 240) of the NeuronCore.
+float8_e4m3 = np.dtype(ml_dtypes.float8_e4m3)
+float8_e5m2 = np.dtype(ml_dtypes.float8_e5m2)
+int8 = np.dtype(np.int8)
+int16 = np.dtype(np.int16)
+int32 = np.dtype(np.int32)
+uint8 = np.dtype(np.uint8)
+uint16 = np.dtype(np.uint16)
+uint32 = np.dtype(np.uint32)
+# Booleans are stored one byte each, 0 or 1 (BIR has no bool type).
+bool_ = np.dtype(np.bool_)
+
+_TO_BIR = {
+    float32: bir.DType.float32,
+    bfloat16: bir.DType.bfloat16,
+    float16: bir.DType.float16,
+    float8_e4m3: bir.DType.float8e4,
+    float8_e5m2: bir.DType.float8e5,
+    int8: bir.DType.int8,
+    int16: bir.DType.int16,
+    int32: bir.DType.int32,
+    uint8: bir.DType.uint8,
+    uint16: bir.DType.uint16,
+    uint32: bir.DType.uint32,
+    bool_: bir.DType.uint8,
+}
+
+SUPPORTED = tuple(_TO_BIR)
+#: NumPy dtype -> bir.DType
+BIR_DTYPES = dict(_TO_BIR)
+_NAMES = {dt: dt.name for dt in SUPPORTED}
+_NAMES[float8_e4m3] = "float8_e4m3"
+_NAMES[float8_e5m2] = "float8_e5m2"
+
+
+_LOOKUPS: dict = {}
+
+
+def as_dtype(value) -> np.dtype | None:
+    """The supported NumPy dtype ``value`` names (a dtype, a scalar type or a string), or None."""
+    try:
+        return _LOOKUPS[value]
+    except (KeyError, TypeError):
+        pass
+    try:
+        dt = np.dtype(value)
+    except TypeError:
+        return None
+    dt = dt if dt in _TO_BIR else None
+    try:
+        _LOOKUPS[value] = dt
+    except TypeError:
+        pass
+    return dt
+
+
+def to_bir(dt: np.dtype) -> "bir.DType":
+    return _TO_BIR[dt]
+
+
+def name(dt: np.dtype) -> str:
+    return _NAMES.get(dt, str(dt))
+
+
+_ML_FLOATS = (bfloat16, float8_e4m3, float8_e5m2)
+
+
+def is_float(dt: np.dtype) -> bool:
+    return dt.kind == "f" or dt in _ML_FLOATS
+
+
+def supported_names() -> str:
+    return ", ".join(_NAMES[dt] for dt in SUPPORTED)
+
+
+def promote(a: np.dtype, b: np.dtype) -> np.dtype:
+    """NKI's promotion of two tile dtypes for an elementwise result.
+
+    Equal types stay. Two floats give the wider one; two different 16-bit floats (bf16, fp16) or
+    two different fp8 types give fp32 and bf16. An integer with a float gives the float, widened
+    to fp32 when the integer is at least as wide. Two integers promote as in NumPy.
+    """
+    if a == b:
+        return a
+    fa, fb = is_float(a), is_float(b)
+    if fa and fb:
+        if a.itemsize != b.itemsize:
+            return a if a.itemsize > b.itemsize else b
+        return float32 if a.itemsize == 2 else bfloat16
+    if fa or fb:
+        f, i = (a, b) if fa else (b, a)
+        return float32 if i.itemsize >= f.itemsize and f.itemsize < 4 else f
+    if a == bool_:
+        return b
+    if b == bool_:
+        return a
+    result = np.promote_types(a, b)
+    return result if result in _TO_BIR else int32

@@ -1,0 +1,114 @@
+"""Errors of the NKI front end, located at the kernel's own source line.
+
+Every check the tracer makes (shapes, dtypes, partition counts, matmul operand limits, index
+ranges, writes to inputs, reads of tiles nothing wrote, SBUF/PSUM capacity) raises
+:class:`NKIError` whose message starts with ``path/to/kernel.py:LINE`` and quotes that line, so a
+kernel author sees their own code and what is wrong with it. When the error leaves
+``nki.trace`` / ``simulate_kernel`` / ``profile``, the traceback entries inside neuronxsim are
+dropped: the last frame shown is the kernel's.
+"""
+
+from __future__ import annotations
+
+import linecache
+import os
+import sys
+import types
+
+from neuronxsim.errors import NeuronxsimError
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+class NKIError(NeuronxsimError, ValueError):
+    """A kernel does something NKI or the NeuronCore does not allow.
+
+    ``location`` is ``"path:LINE"`` of the kernel line responsible (or None), ``reason`` the bare
+    description of what is wrong.
+    """
+
+    def __init__(self, reason: str, location: "SourceLocation | None" = None):
+        if location is None:  # raised while the kernel (or its caller) runs: that is the place
+            location = caller_location()
+        self.reason = reason
+        self.location = location
+        if location is None:
+            text = reason
+        else:
+            text = f"{location.path}:{location.line}: {reason}"
+            code = linecache.getline(location.path, location.line).strip()
+            if code:
+                text += f"\n    {code}"
+        super().__init__(text)
+
+
+class NKIAllocationError(NKIError):
+    """The tiles live at one moment need more SBUF or PSUM than the NeuronCore has."""
+
+
+class SourceLocation:
+    """Where in the kernel's source an instruction comes from."""
+
+    __slots__ = ("path", "line", "short")
+
+    def __init__(self, path: str, line: int):
+        self.path = path
+        self.line = line
+        self.short = f"{os.path.basename(path)}:{line}"  # the form BIR ``source`` fields hold
+
+    def __repr__(self) -> str:
+        return f"{self.path}:{self.line}"
+
+
+def is_internal_file(filename: str) -> bool:
+    """True for the front end's own modules. Kernels shipped in subpackages (``_private_kernels``)
+    are kernel code: their lines are the ones to report."""
+    return os.path.dirname(filename) == _PACKAGE_DIR
+
+
+_internal_files: dict[str, bool] = {}
+_locations: dict[tuple, SourceLocation] = {}  # one object per kernel line
+
+
+def caller_location() -> SourceLocation | None:
+    """The innermost frame outside this package: the kernel line that called into nki."""
+    # Usually the kernel called the nki function that calls this: try that frame first.
+    try:
+        frame = sys._getframe(2)
+    except ValueError:
+        frame = None
+    else:
+        loc = _locations.get((frame.f_code.co_filename, frame.f_lineno))
+        if loc is not None:
+            return loc
+    frame = sys._getframe(1)
+    internal = _internal_files
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        flag = internal.get(filename)
+        if flag is None:
+            flag = internal[filename] = is_internal_file(filename)
+        if not flag:
+            key = (filename, frame.f_lineno)
+            loc = _locations.get(key)
+            if loc is None:
+                loc = _locations[key] = SourceLocation(filename, frame.f_lineno)
+            return loc
+        frame = frame.f_back
+    return None
+
+
+def without_internal_frames(tb: types.TracebackType | None) -> types.TracebackType | None:
+    """The traceback with the entries of neuronxsim.nki's own frames removed."""
+    kept = []
+    while tb is not None:
+        if not is_internal_file(tb.tb_frame.f_code.co_filename):
+            kept.append(tb)
+        tb = tb.tb_next
+    result = None
+    for entry in reversed(kept):
+        result = types.TracebackType(result, entry.tb_frame, entry.tb_lasti, entry.tb_lineno)
+    return result
+
+
+__all__ = ["NKIError", "NKIAllocationError", "SourceLocation"]

@@ -1,0 +1,540 @@
+"""Index expressions, masks and subscripts: how NKI kernels address parts of tensors.
+
+An :class:`IndexExpr` is an affine expression over a grid of index variables, the value of
+``nl.arange(...)``, ``nl.mgrid[...]`` and their integer combinations::
+
+    value(i) = const + sum_d coefs[d] * i[d]        for 0 <= i[d] < shape[d]
+
+Grids broadcast like NumPy arrays (``nl.arange(128)[:, None] + nl.arange(512)[None, :]`` spans a
+128 x 512 grid). Comparing expressions gives an :class:`IndexPredicate`; ``&`` joins predicates into
+a :class:`Mask`, which restricts an instruction to a box of its iteration space.
+
+:func:`resolve_subscript` turns ``tensor[...]`` into a strided view: a start offset and one
+``(stride, size)`` per result dimension, in elements of the tensor. Range checks of the indices are
+deferred (as :class:`BoundCheck`) to the instruction that uses the view, because that
+instruction's mask may exclude the out-of-range part (``nl.load(a[i * 128 + ip, j], mask=...)``).
+"""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from .errors import NKIError, caller_location
+
+
+def _broadcast_shapes(a: tuple, b: tuple) -> tuple:
+    n = max(len(a), len(b))
+    a = (1,) * (n - len(a)) + a
+    b = (1,) * (n - len(b)) + b
+    out = []
+    for x, y in zip(a, b):
+        if x != y and x != 1 and y != 1:
+            raise NKIError(f"index grids of shapes {a} and {b} do not broadcast", caller_location())
+        out.append(x if y == 1 else y)
+    return tuple(out)
+
+
+class IndexExpr:
+    """An affine expression of grid indices (see the module docstring)."""
+
+    __slots__ = ("shape", "const", "coefs")
+
+    def __init__(self, shape: tuple, const: int, coefs: tuple):
+        self.shape = shape
+        self.const = const
+        self.coefs = coefs
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def broadcast_to(self, shape: tuple) -> "IndexExpr":
+        """This expression on the grid ``shape`` (which it must broadcast to)."""
+        pad = len(shape) - len(self.shape)
+        own_shape = (1,) * pad + self.shape
+        coefs = (0,) * pad + self.coefs
+        # A dimension of size 1 stretched over a longer one holds index 0 everywhere.
+        coefs = tuple(0 if s == 1 else c for s, c in zip(own_shape, coefs))
+        return IndexExpr(tuple(shape), self.const, coefs)
+
+    def value_range(self) -> tuple[int, int]:
+        """The smallest and largest value over the grid."""
+        lo = hi = self.const
+        for c, n in zip(self.coefs, self.shape):
+            span = c * (n - 1)
+            if span < 0:
+                lo += span
+            else:
+                hi += span
+        return lo, hi
+
+    # ---- arithmetic: integers and other expressions, staying affine ----
+    def _combine(self, other, sign: int) -> "IndexExpr":
+        if isinstance(other, IndexExpr):
+            shape = _broadcast_shapes(self.shape, other.shape)
+            a, b = self.broadcast_to(shape), other.broadcast_to(shape)
+            return IndexExpr(shape, a.const + sign * b.const,
+                             tuple(x + sign * y for x, y in zip(a.coefs, b.coefs)))
+        k = _as_int(other, "an index expression")
+        return IndexExpr(self.shape, self.const + sign * k, self.coefs)
+
+    def __add__(self, other):
+        return self._combine(other, 1)
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        return self._combine(other, -1)
+
+    def __rsub__(self, other):
+        return (-self)._combine(other, 1)
+
+    def __mul__(self, other):
+        if isinstance(other, IndexExpr):
+            raise NKIError("the product of two index expressions is not affine", caller_location())
+        k = _as_int(other, "an index expression")
+        return IndexExpr(self.shape, self.const * k, tuple(c * k for c in self.coefs))
+
+    __rmul__ = __mul__
+
+    def __neg__(self):
+        return self * -1
+
+    def __pos__(self):
+        return self
+
+    def _not_affine(self, *_):
+        raise NKIError("index expressions support +, - and multiplication by integers only "
+                       "(the hardware's access patterns are affine)", caller_location())
+
+    __floordiv__ = __rfloordiv__ = __truediv__ = __rtruediv__ = __mod__ = __rmod__ = _not_affine
+
+    def __getitem__(self, key) -> "IndexExpr":
+        """Reshaping by ``[:, None]`` / ``[None, :]``: insert grid dimensions of size 1."""
+        if not isinstance(key, tuple):
+            key = (key,)
+        if sum(k is Ellipsis for k in key) > 1:
+            raise NKIError("an index can have only one '...'", caller_location())
+        n_slices = sum(isinstance(k, slice) for k in key)
+        if Ellipsis in key:
+            i = key.index(Ellipsis)
+            key = key[:i] + (slice(None),) * (self.ndim - n_slices) + key[i + 1:]
+            n_slices = self.ndim
+        if n_slices != self.ndim or any(not (k is None or k == slice(None)) for k in key):
+            raise NKIError(f"an index expression of {self.ndim} dimension(s) can only be "
+                           "reshaped with ':' and 'None' (e.g. nl.arange(128)[:, None])",
+                           caller_location())
+        shape, coefs, dims = [], [], iter(zip(self.shape, self.coefs))
+        for k in key:
+            s, c = (1, 0) if k is None else next(dims)
+            shape.append(s)
+            coefs.append(c)
+        return IndexExpr(tuple(shape), self.const, tuple(coefs))
+
+    # ---- comparisons give predicates (masks) ----
+    def _compare(self, other, op: str) -> "IndexPredicate":
+        return IndexPredicate(self - other, op)
+
+    def __lt__(self, other):
+        return self._compare(other, "<")
+
+    def __le__(self, other):
+        return self._compare(other, "<=")
+
+    def __gt__(self, other):
+        return self._compare(other, ">")
+
+    def __ge__(self, other):
+        return self._compare(other, ">=")
+
+    def __eq__(self, other):
+        return self._compare(other, "==")
+
+    def __ne__(self, other):
+        return self._compare(other, "!=")
+
+    __hash__ = object.__hash__
+
+    def __index__(self):
+        raise NKIError("an index expression (nl.arange) is not a Python integer", caller_location())
+
+    def __repr__(self):
+        terms = [str(self.const)] if self.const else []
+        terms += [f"{c}*i{d}" for d, c in enumerate(self.coefs) if c]
+        return f"IndexExpr({' + '.join(terms) or '0'} over {self.shape})"
+
+
+def _as_int(value, what: str) -> int:
+    if isinstance(value, bool):
+        raise NKIError(f"{what} cannot be combined with a boolean", caller_location())
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise NKIError(f"{what} can only be combined with integers and other index expressions, "
+                       f"not {type(value).__name__}", caller_location()) from None
+
+
+_OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
+        "==": operator.eq, "!=": operator.ne}
+
+
+class IndexPredicate:
+    """``expr OP 0``: one comparison of index expressions."""
+
+    __slots__ = ("expr", "op")
+
+    def __init__(self, expr: IndexExpr, op: str):
+        self.expr = expr
+        self.op = op
+
+    def __and__(self, other):
+        return Mask((self,)) & other
+
+    __rand__ = __and__
+
+    def __or__(self, other):
+        raise NKIError("masks are conjunctions: combine predicates with '&' (for other "
+                       "predicates use nl.where or nisa.affine_select)", caller_location())
+
+    __ror__ = __or__
+
+    def __bool__(self):
+        raise NKIError("a comparison of index expressions is a mask, not a Python bool",
+                       caller_location())
+
+    def __repr__(self):
+        return f"({self.expr!r} {self.op} 0)"
+
+
+class Mask:
+    """A conjunction of :class:`IndexPredicate`."""
+
+    __slots__ = ("predicates",)
+
+    def __init__(self, predicates: tuple):
+        self.predicates = predicates
+
+    def __and__(self, other):
+        if isinstance(other, IndexPredicate):
+            return Mask(self.predicates + (other,))
+        if isinstance(other, Mask):
+            return Mask(self.predicates + other.predicates)
+        raise NKIError(f"cannot combine a mask with {type(other).__name__}", caller_location())
+
+    __rand__ = __and__
+    __or__ = IndexPredicate.__or__
+    __bool__ = IndexPredicate.__bool__
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -((-a) // b)
+
+
+def mask_box(mask, shape: tuple) -> list[tuple[int, int]]:
+    """The box ``[(lo, hi), ...]`` of the iteration space ``shape`` that ``mask`` keeps.
+
+    Each predicate must depend on at most one grid dimension of ``shape`` (aligned from the
+    right, as NumPy broadcasting aligns), so that the kept elements form a box an access pattern
+    can describe; triangles (``i_p >= i_f``) are nisa.affine_select's job.
+    """
+    if isinstance(mask, IndexPredicate):
+        predicates = (mask,)
+    elif isinstance(mask, Mask):
+        predicates = mask.predicates
+    else:
+        raise NKIError(f"mask must be a comparison of index expressions (e.g. "
+                       f"i_p < n), not {type(mask).__name__}", caller_location())
+    box = [[0, n] for n in shape]
+    for pred in predicates:
+        expr = pred.expr
+        if expr.ndim > len(shape):
+            raise NKIError(f"mask over a {expr.ndim}-dimensional grid does not fit a "
+                           f"{len(shape)}-dimensional tile", caller_location())
+        expr = expr.broadcast_to(tuple(shape))
+        dims = [d for d, c in enumerate(expr.coefs) if c]
+        if len(dims) > 1:
+            raise NKIError(f"mask {pred!r} relates index dimensions {dims}: a mask must limit each "
+                           "dimension to a range (use nisa.affine_select for triangular masks)",
+                           caller_location())
+        # Every comparison becomes one or two conditions "a*i + b < 0" on integers.
+        a = expr.coefs[dims[0]] if dims else 0
+        b = expr.const
+        conditions = {"<": [(a, b)], "<=": [(a, b - 1)], ">": [(-a, -b)], ">=": [(-a, -b - 1)],
+                      "==": [(a, b - 1), (-a, -b - 1)]}.get(pred.op)
+        if conditions is None:
+            raise NKIError(f"mask comparison '{pred.op}' does not describe a range",
+                           caller_location())
+        for ca, cb in conditions:
+            if ca == 0:
+                if not cb < 0:
+                    for rng in box:
+                        rng[1] = rng[0]
+                continue
+            rng = box[dims[0]]
+            if ca > 0:  # i < -cb / ca
+                rng[1] = min(rng[1], _ceil_div(-cb, ca))
+            else:  # i > -cb / ca
+                rng[0] = max(rng[0], (-cb) // ca + 1)
+    return [(lo, max(lo, hi)) for lo, hi in box]
+
+
+# ---- constructors: nl.arange, nl.mgrid, nl.ds ----
+
+def arange(start, stop=None, step=1) -> IndexExpr:
+    if stop is None:
+        start, stop = 0, start
+    start, stop, step = (_as_int(v, "nl.arange") for v in (start, stop, step))
+    if step == 0:
+        raise NKIError("nl.arange step must not be 0", caller_location())
+    n = len(range(start, stop, step))
+    if n == 0:
+        raise NKIError(f"nl.arange({start}, {stop}, {step}) is empty", caller_location())
+    return IndexExpr((n,), start, (step,))
+
+
+class IndexGrid(tuple):
+    """The result of ``nl.mgrid[...]``: one expression per dimension, also reachable as
+    ``.p`` (the partition dimension) and ``.x``, ``.y``, ``.z``, ``.w`` (the free dimensions)."""
+
+    _NAMES = ("p", "x", "y", "z", "w")
+
+    def __getattr__(self, name):
+        if name in self._NAMES and self._NAMES.index(name) < len(self):
+            return self[self._NAMES.index(name)]
+        raise AttributeError(name)
+
+
+class _MGrid:
+    def __getitem__(self, key) -> IndexGrid:
+        if not isinstance(key, tuple):
+            key = (key,)
+        n = len(key)
+        exprs = []
+        for d, k in enumerate(key):
+            if not isinstance(k, slice) or k.stop is None:
+                raise NKIError("nl.mgrid takes slices with bounds, e.g. nl.mgrid[0:128, 0:512]",
+                               caller_location())
+            e = arange(0 if k.start is None else k.start, k.stop, 1 if k.step is None else k.step)
+            shape = tuple(e.shape[0] if i == d else 1 for i in range(n))
+            coefs = tuple(e.coefs[0] if i == d else 0 for i in range(n))
+            exprs.append(IndexExpr(shape, e.const, coefs))
+        return IndexGrid(exprs)
+
+
+mgrid = _MGrid()
+
+
+def ds(start, size) -> slice:
+    """``nl.ds(start, size)``: the slice ``start:start+size``."""
+    start, size = _as_int(start, "nl.ds"), _as_int(size, "nl.ds")
+    return slice(start, start + size)
+
+
+# ---- subscripts: tensor[...] -> strided view ----
+
+class BoundCheck:
+    """``0 <= const + sum_d coefs[d] * i[d] < size`` must hold over the box an instruction
+    finally uses; ``axis`` is the subscripted tensor's dimension (for the message)."""
+
+    __slots__ = ("const", "coefs", "size", "axis")
+
+    def __init__(self, const: int, coefs: tuple, size: int, axis: int):
+        self.const = const
+        self.coefs = coefs
+        self.size = size
+        self.axis = axis
+
+    def violation(self, box_shape: tuple) -> str | None:
+        lo = hi = self.const
+        for c, n in zip(self.coefs, box_shape):
+            span = c * (n - 1)
+            if span < 0:
+                lo += span
+            else:
+                hi += span
+        if lo < 0 or hi >= self.size:
+            return (f"index range [{lo}, {hi}] of dimension {self.axis} is outside "
+                    f"[0, {self.size})")
+        return None
+
+
+def _slice_range(s: slice, size: int, axis: int) -> tuple[int, int, int]:
+    """(start, step, count) of a slice, without NumPy's clamping: a slice reaching outside the
+    dimension is an out-of-range access (checked later), not a shorter one."""
+    step = 1 if s.step is None else _as_int(s.step, "a slice step")
+    if step == 0:
+        raise NKIError("slice step must not be 0", caller_location())
+    start = s.start
+    if start is None:
+        start = 0 if step > 0 else size - 1
+    else:
+        start = _as_int(start, "a slice bound")
+        if start < 0:
+            start += size
+    if s.stop is None:
+        count = _ceil_div(size - start, step) if step > 0 else start // -step + 1
+    else:
+        stop = _as_int(s.stop, "a slice bound")
+        if stop < 0:
+            stop += size
+        count = _ceil_div(stop - start, step)
+    if count <= 0:
+        raise NKIError(f"slice {s.start}:{s.stop}:{s.step} of dimension {axis} (size {size}) "
+                       "is empty", caller_location())
+    return start, step, count
+
+
+def resolve_subscript(key, shape: tuple, strides: tuple, offset: int, checks: tuple):
+    """``view[key]`` for a view ``(offset, shape, strides, checks)``.
+
+    Integers pick one index (the dimension disappears), slices keep a dimension, index
+    expressions place the view on their broadcast grid. When index expressions and slices mix,
+    each slice acts as an arange over its own grid dimension, counted among the non-integer
+    subscripts (``t[i_p, 0:512]`` with ``i_p = nl.arange(128)[:, None]`` is 128 x 512).
+    Returns ``(offset, shape, strides, checks)`` of the result.
+    """
+    if not isinstance(key, tuple):
+        key = (key,)
+    ndim = len(shape)
+    if not checks and len(key) <= ndim:
+        try:
+            return _basic_subscript(key, shape, strides, offset)
+        except _NotBasic:
+            pass
+    n_ellipsis = sum(k is Ellipsis for k in key)
+    if n_ellipsis > 1:
+        raise NKIError("an index can have only one '...'", caller_location())
+    if n_ellipsis:
+        i = key.index(Ellipsis)
+        key = key[:i] + (slice(None),) * (ndim - len(key) + 1) + key[i + 1:]
+    if len(key) > ndim:
+        raise NKIError(f"{len(key)} indices for a tensor of {ndim} dimension(s)", caller_location())
+    key = key + (slice(None),) * (ndim - len(key))
+
+    advanced = False
+    for k in key:
+        if isinstance(k, IndexExpr):
+            advanced = True
+        elif k is None:
+            raise NKIError("'None' (new axis) is not supported in tensor subscripts",
+                           caller_location())
+        elif not isinstance(k, (slice, int)):
+            if hasattr(k, "storage"):
+                raise NKIError("indexing by a tile (a run-time value) is not supported; use "
+                               "integers, slices or nl.arange expressions", caller_location())
+            _as_int(k, "a subscript")
+
+    if not advanced and not checks:
+        return _basic_subscript(key, shape, strides, offset)
+
+    # Every subscript becomes an expression on a common grid.
+    exprs = []
+    if advanced:
+        grid_rank = sum(not isinstance(k, int) for k in key)
+        pos = 0
+        for axis, k in enumerate(key):
+            if isinstance(k, IndexExpr):
+                exprs.append(k)
+                pos += 1
+            elif isinstance(k, slice):
+                start, step, count = _slice_range(k, shape[axis], axis)
+                exprs.append(IndexExpr(tuple(count if i == pos else 1 for i in range(grid_rank)),
+                                       start, tuple(step if i == pos else 0
+                                                    for i in range(grid_rank))))
+                pos += 1
+            else:
+                exprs.append(IndexExpr((), operator.index(k), ()))
+        grid = ()
+        for e in exprs:
+            grid = _broadcast_shapes(grid, e.shape)
+        exprs = [e.broadcast_to(grid) for e in exprs]
+    else:
+        grid = tuple(_slice_range(k, shape[a], a)[2] for a, k in enumerate(key)
+                     if isinstance(k, slice))
+        rank = len(grid)
+        pos = 0
+        for axis, k in enumerate(key):
+            if isinstance(k, slice):
+                start, step, _ = _slice_range(k, shape[axis], axis)
+                exprs.append(IndexExpr(grid, start, tuple(step if i == pos else 0
+                                                          for i in range(rank))))
+                pos += 1
+            else:
+                k = operator.index(k)
+                if -shape[axis] <= k < 0:
+                    k += shape[axis]
+                exprs.append(IndexExpr(grid, k, (0,) * rank))
+
+    rank = len(grid)
+    new_offset = offset
+    new_strides = [0] * rank
+    new_checks = []
+    for axis, (e, stride, size) in enumerate(zip(exprs, strides, shape)):
+        new_offset += stride * e.const
+        for d, c in enumerate(e.coefs):
+            new_strides[d] += stride * c
+        lo, hi = e.value_range()
+        if lo < 0 or hi >= size:
+            if not any(e.coefs):
+                raise NKIError(f"index {e.const} is out of range for dimension {axis} of size "
+                               f"{size}", caller_location())
+            new_checks.append(BoundCheck(e.const, e.coefs, size, axis))
+    for chk in checks:
+        const = chk.const + sum(c * e.const for c, e in zip(chk.coefs, exprs))
+        coefs = tuple(sum(c * e.coefs[d] for c, e in zip(chk.coefs, exprs)) for d in range(rank))
+        composed = BoundCheck(const, coefs, chk.size, chk.axis)
+        if composed.violation(grid) is not None:
+            new_checks.append(composed)
+    return new_offset, grid, tuple(new_strides), tuple(new_checks)
+
+
+class _NotBasic(Exception):
+    """The subscript needs the general path of resolve_subscript."""
+
+
+def _basic_subscript(key: tuple, shape: tuple, strides: tuple, offset: int):
+    """The common case of :func:`resolve_subscript`: integers and slices only (omitted trailing
+    dimensions are whole). Raises _NotBasic for anything else."""
+    new_shape, new_strides, new_checks = [], [], []
+    for axis, k in enumerate(key):
+        size = shape[axis]
+        stride = strides[axis]
+        if k.__class__ is slice:
+            start, stop, step = k.start, k.stop, k.step
+            if step is None and start.__class__ is int and stop.__class__ is int and \
+                    0 <= start < stop:
+                count = stop - start  # a plain forward slice, the usual case
+                step = 1
+                last = stop - 1
+            elif start is None and stop is None and step is None:
+                new_shape.append(size)
+                new_strides.append(stride)
+                continue
+            else:
+                start, step, count = _slice_range(k, size, axis)
+                last = start + step * (count - 1)
+            offset += stride * start
+            if start < 0 or last < 0 or start >= size or last >= size:
+                coefs = (0,) * len(new_shape) + (step,)
+                new_checks.append((start, coefs, size, axis))
+            new_shape.append(count)
+            new_strides.append(stride * step)
+        elif k.__class__ is int or isinstance(k, np.integer):
+            k = int(k)
+            if -size <= k < 0:
+                k += size
+            if not 0 <= k < size:
+                raise NKIError(f"index {k} is out of range for dimension {axis} of size {size}",
+                               caller_location())
+            offset += stride * k
+        else:
+            raise _NotBasic
+    for axis in range(len(key), len(shape)):
+        new_shape.append(shape[axis])
+        new_strides.append(strides[axis])
+    rank = len(new_shape)
+    checks = tuple(BoundCheck(c, coefs + (0,) * (rank - len(coefs)), n, a)
+                   for c, coefs, n, a in new_checks) if new_checks else ()
+    return offset, tuple(new_shape), tuple(new_strides), checks

@@ -1,0 +1,748 @@
+"""One builder per ISA instruction: check the operands against the engine's rules, then record it.
+
+Builders take views (:class:`~neuronxsim.nki.tensor.Tensor`) and a kernel source location, and
+return the view of the result. Both ``nl`` (with NKI's broadcasting, type promotion and
+temporaries) and ``nisa`` (the public instruction signatures) are written on top of these.
+
+Lane-wise instructions run over an *iteration space* (the result's shape, partition dimension
+first). Their operands line up with it as NKI broadcasts tiles: equal partition counts, free
+dimensions aligned from the right, size-1 free dimensions repeated (an access-pattern step of 0).
+A mask restricts the iteration space to a box; so does a partial write of the inputs: an
+instruction computes only the leading partitions its on-chip inputs define (a masked
+``nl.load`` of the last 122 rows leaves the other 6 partitions of its tile unwritten, and the
+instructions that follow skip them instead of reading memory nothing wrote).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from neuronxsim import bir
+
+from . import dtypes as dt
+from .errors import NKIError
+from .indexing import IndexExpr, IndexPredicate, mask_box
+from .opcodes import BITVEC, Alu
+from .tensor import NUM_PARTITIONS, PSUM, SBUF, Tensor
+from .tracer import IT, MAX_FREE_PAIRS, Access, Engine, Tracer, merge_pairs
+
+Act = bir.ActivationFunc
+MAX_FREE_SBUF = 64 * 1024  # elements per partition a DVE/ACT instruction can walk in SBUF
+MAX_FREE_PSUM = 4 * 1024  # ... and in PSUM
+MATMUL_MAX_STATIONARY = 128
+MATMUL_MAX_MOVING = 512
+MATMUL_DTYPES = (dt.float8_e4m3, dt.float8_e5m2, dt.bfloat16, dt.float16, dt.float32)
+ENGINE_NAMES = {Engine.DVE: "Vector", Engine.Activation: "Scalar", Engine.Pool: "GpSimd",
+                Engine.PE: "Tensor"}
+
+
+# ---- iteration spaces ----
+
+def broadcast_shape(shapes: list[tuple], loc) -> tuple:
+    """The iteration space of tiles combined lane-wise (NKI broadcasting, see the module doc)."""
+    first = shapes[0]
+    if all(s == first for s in shapes):
+        return first
+    parts = {s[0] for s in shapes}
+    if len(parts) > 1:
+        hint = (" (a [1, N] tile reaches all partitions with .broadcast_to)"
+                if 1 in parts else "")
+        raise NKIError(f"tiles of shapes {', '.join(str(list(s)) for s in shapes)} have different "
+                       f"partition counts{hint}", loc)
+    rank = max(len(s) for s in shapes) - 1
+    free = [1] * rank
+    for s in shapes:
+        for i, n in enumerate(s[1:], rank - len(s) + 1):
+            if n != free[i]:
+                if free[i] != 1 and n != 1:
+                    raise NKIError(f"tiles of shapes {', '.join(str(list(x)) for x in shapes)} "
+                                   "do not broadcast", loc)
+                free[i] = max(free[i], n)
+    return (parts.pop(),) + tuple(free)
+
+
+def plan(tr: Tracer, shape: tuple, mask, views, loc) -> list:
+    """The box of ``shape`` an instruction computes (see the module docstring)."""
+    box = full_box(shape) if mask is None else mask_box(mask, shape)
+    lo, hi = box[0]
+    for v in views:
+        if v.__class__ is not Tensor:
+            continue
+        st = v.storage
+        if not st.on_chip or not v.shape or v.shape[0] != shape[0]:
+            continue
+        if st.forward is None and st.written_partitions >= v.offset // st.row + hi:
+            continue  # the usual case: every partition the instruction reads was written
+        defined = tr.defined_partitions(v)
+        if 0 < defined < hi:
+            hi = defined
+    if hi != box[0][1]:
+        box = [(lo, max(lo, hi))] + list(box[1:])
+    return box
+
+
+_FULL_BOXES: dict = {}
+
+
+def full_box(shape: tuple) -> tuple:
+    """The whole iteration space as a box (one shared, immutable object per shape)."""
+    box = _FULL_BOXES.get(shape)
+    if box is None:
+        box = _FULL_BOXES[shape] = tuple((0, n) for n in shape)
+    return box
+
+
+def is_empty(box) -> bool:
+    return any(lo >= hi for lo, hi in box)
+
+
+def lane_view(view: Tensor, shape: tuple, box: list, loc, what: str, name: str) -> Tensor:
+    """``view`` lined up with the iteration space ``shape`` and cut to ``box``: broadcast
+    dimensions get step 0. Index ranges are checked on the cut view."""
+    vshape, vstrides = view.shape, view.strides
+    if not vshape:
+        raise NKIError(f"{what}: {name} has no partition dimension", loc)
+    if vshape[0] != shape[0]:
+        raise NKIError(f"{what}: {name} has {vshape[0]} partitions; the instruction has "
+                       f"{shape[0]}", loc)
+    pad = len(shape) - len(vshape)
+    if pad < 0:
+        raise NKIError(f"{what}: {name} of shape {list(vshape)} has more dimensions than the "
+                       f"instruction's {list(shape)}", loc)
+    cut = view
+    for axis, n in enumerate(vshape):
+        target = 0 if axis == 0 else axis + pad
+        if n == shape[target]:
+            lo, hi = box[target]
+            cut = cut.restrict(axis, lo, hi)
+        elif n != 1:
+            raise NKIError(f"{what}: {name} of shape {list(vshape)} does not broadcast to "
+                           f"{list(shape)}", loc)
+    if cut.checks:
+        why = cut.bound_violation()
+        if why:
+            raise NKIError(f"out-of-range access to {view.storage.describe()}: {why}", loc)
+    if cut is view and vshape == shape:  # no broadcast, nothing cut
+        return view
+    out_shape = [hi - lo for lo, hi in box]
+    strides = [vstrides[0]] + [0] * (len(shape) - 1)
+    for axis in range(1, len(vshape)):
+        if vshape[axis] != 1:
+            strides[axis + pad] = vstrides[axis]
+    return Tensor(cut.storage, cut.offset, tuple(out_shape), tuple(strides), ())
+
+
+def pointer_view(view: Tensor, partitions: int, box: list, loc, what: str, name: str) -> Tensor:
+    """A per-partition scalar operand ([P, 1]) cut to the box's partitions."""
+    if not view.shape or view.shape[0] != partitions or math.prod(view.shape[1:]) != 1:
+        raise NKIError(f"{what}: {name} must hold one value per partition, shape "
+                       f"[{partitions}, 1]; it is {list(view.shape)}", loc)
+    lo, hi = box[0]
+    return view.restrict(0, lo, hi)
+
+
+def out_view(view: Tensor, shape: tuple, box: list, loc, what: str = "the destination") -> Tensor:
+    """The destination of an instruction over ``shape``, cut to ``box``. Its shape must match,
+    or have the same partitions and elements per partition when the box cuts no free dim."""
+    if view.shape == shape:
+        for axis, (lo, hi) in enumerate(box):
+            view = view.restrict(axis, lo, hi)
+        return view
+    if (view.shape and view.shape[0] == shape[0] and math.prod(view.shape[1:]) ==
+            math.prod(shape[1:]) and all(b == (0, n) for b, n in zip(box[1:], shape[1:]))):
+        return view.restrict(0, *box[0])
+    raise NKIError(f"{what} has shape {list(view.shape)}; the result has shape {list(shape)}",
+                   loc)
+
+
+# ---- operand checks ----
+
+def engine_in(tr: Tracer, view: Tensor, loc, what: str, name: str, engine,
+              merge: bool = True) -> Access:
+    acc = tr.read(view, loc, merge)
+    check_compute_operand(acc, loc, what, name, engine)
+    return acc
+
+
+def engine_out(tr: Tracer, view: Tensor, loc, what: str, name: str, engine,
+               merge: bool = True) -> Access:
+    acc = tr.write(view, loc, merge)
+    check_compute_operand(acc, loc, what, name, engine)
+    return acc
+
+
+def check_compute_operand(acc: Access, loc, what: str, name: str, engine):
+    """The rules every on-chip operand of a compute engine obeys (DMA is exempt)."""
+    st = acc.storage
+    if not st.on_chip:
+        raise NKIError(f"{what}: {name} must be an SBUF or PSUM tile; {st.describe()} is in HBM "
+                       "(load it with nl.load first)", loc)
+    pairs = acc.pairs
+    p = pairs[0][1]
+    start = acc.offset // st.row
+    if start or p > NUM_PARTITIONS:
+        if p > NUM_PARTITIONS:
+            raise NKIError(f"{what}: {name} spans {p} partitions; a tile has at most "
+                           f"{NUM_PARTITIONS}", loc)
+        if p > 64 or 32 < p <= 64 and start != 64 or p <= 32 and start % 32:
+            raise NKIError(f"{what}: {name} starts at partition {start} with {p} partitions, "
+                           "breaking the start-partition rule (more than 64 partitions start at "
+                           "0; 33-64 at 0 or 64; up to 32 at 0, 32, 64 or 96)", loc)
+    if len(pairs) > 2:
+        if len(pairs) - 1 > MAX_FREE_PAIRS:
+            raise NKIError(f"{what}: {name} needs {len(pairs) - 1} access-pattern dimensions "
+                           f"per partition; engines walk at most {MAX_FREE_PAIRS}", loc)
+        free = acc.free_size
+    else:
+        free = pairs[1][1]
+    if engine != Engine.PE:
+        kind = st.kind
+        if kind == PSUM:
+            if engine == Engine.Pool:
+                raise NKIError(f"{what}: {name} is in PSUM, which the GpSimd engine cannot "
+                               "access", loc)
+            limit = MAX_FREE_PSUM
+        else:
+            limit = MAX_FREE_SBUF
+        if free > limit:
+            raise NKIError(f"{what}: {name} has {free} elements per partition; a "
+                           f"{ENGINE_NAMES[engine]} Engine instruction walks at most {limit} in "
+                           f"{kind.upper()}", loc)
+
+
+def result_tile(tr: Tracer, out, shape: tuple, dtype, name: str, loc, kind: str = SBUF) -> Tensor:
+    if out is not None:
+        return out
+    if shape[0] > NUM_PARTITIONS:
+        raise NKIError(f"the result would span {shape[0]} partitions; a tile has at most "
+                       f"{NUM_PARTITIONS}", loc)
+    return tr.new_result(kind, dtype, shape, name, loc)
+
+
+def record_lanewise(tr: Tracer, opcode, engine, shape: tuple, box: list, tiles: list,
+                    pointers: list, out: Tensor, fields, loc, what: str,
+                    outs_extra: tuple = ()):
+    """Records a lane-wise instruction: ``ins`` = tiles (lined up with the iteration space), then
+    pointer operands; ``outs`` = the destination (then ``outs_extra``)."""
+    full = box is _FULL_BOXES.get(shape) or tuple(box) == full_box(shape)
+    ins = []
+    for i, v in enumerate(tiles):
+        if not full or v.shape != shape or v.checks:
+            v = lane_view(v, shape, box, loc, what, f"operand {i}")
+        ins.append(engine_in(tr, v, loc, what, "operand", engine))
+    for name, v in pointers:
+        ins.append(engine_in(tr, pointer_view(v, shape[0], box, loc, what, name), loc, what, name,
+                             engine))
+    if not full or out.shape != shape:
+        out = out_view(out, shape, box, loc)
+    outs = [engine_out(tr, out, loc, what, "destination", engine)]
+    for name, v in outs_extra:
+        outs.append(engine_out(tr, pointer_view(v, shape[0], box, loc, what, name), loc, what,
+                               name, engine))
+    if opcode != IT.Activation and sum(1 for a in ins if a.storage.kind == PSUM) > 1:
+        raise NKIError(f"{what}: at most one input of a Vector Engine instruction can be in PSUM",
+                       loc)
+    op = tr.record(opcode, engine, ins, outs, fields, loc)
+    if not full:
+        op.out_box = box
+    return op
+
+
+# ---- the builders ----
+
+def tensor_tensor(tr, a: Tensor, b: Tensor, op, dtype, loc, mask=None, out=None,
+                  engine=Engine.DVE, what="tensor_tensor") -> Tensor:
+    shape = broadcast_shape([a.shape, b.shape], loc)
+    dtype = dtype or dt.promote(a.dtype, b.dtype)
+    box = plan(tr, shape, mask, (a, b), loc)
+    out = result_tile(tr, out, shape, dtype, what, loc)
+    if not is_empty(box):
+        record_lanewise(tr, IT.TensorTensor, engine, shape, box, [a, b], [], out,
+                        {"op": op}, loc, what)
+    return out
+
+
+def tensor_scalar(tr, data: Tensor, op0, operand0, reverse0, op1, operand1, reverse1, dtype,
+                  loc, mask=None, out=None, engine=Engine.DVE, what="tensor_scalar") -> Tensor:
+    """``(data op0 operand0) op1 operand1``; operands are numbers or [P, 1] tiles."""
+    shape = data.shape
+    dtype = dtype or data.dtype
+    if engine == Engine.DVE and (op0 in BITVEC or op1 in BITVEC) and dt.is_float(data.dtype):
+        raise NKIError(f"{what}: bitwise operations need integer tiles, not {dt.name(data.dtype)}",
+                       loc)
+    box = plan(tr, shape, mask, (data,), loc)
+    out = result_tile(tr, out, shape, dtype, what, loc)
+    if is_empty(box):
+        return out
+    if op1 is None:
+        op1, operand1 = Alu.bypass, 0.0
+    tiles = [isinstance(x, Tensor) for x in (operand0, operand1)]
+    if not any(tiles):
+        fields = {"op0": op0, "const0": _number(operand0, loc), "reverse0": bool(reverse0),
+                  "op1": op1, "const1": _number(operand1, loc), "reverse1": bool(reverse1)}
+        record_lanewise(tr, IT.TensorScalar, engine, shape, box, [data], [], out, fields,
+                        loc, what)
+        return out
+    if not tiles[0]:  # the pointer form takes operand0 from a tile: make one
+        operand0 = constant_column(tr, shape[0], _number(operand0, loc), loc)
+    pointers = [("operand0", operand0)]
+    fields = {"op0": op0, "reverse0": bool(reverse0), "op1": op1, "reverse1": bool(reverse1),
+              "const1": 0.0}
+    if tiles[1]:
+        pointers.append(("operand1", operand1))
+    else:
+        fields["const1"] = _number(operand1, loc)
+    record_lanewise(tr, IT.TensorScalarPtr, engine, shape, box, [data], pointers, out,
+                    fields, loc, what)
+    return out
+
+
+def _number(x, loc) -> float:
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        raise NKIError(f"expected a number or a tile, got {type(x).__name__}", loc) from None
+
+
+def constant_column(tr, partitions: int, value: float, loc, dtype=dt.float32) -> Tensor:
+    """A [P, 1] tile holding ``value`` (for operands the hardware takes only from SBUF)."""
+    t = tr.new_result(SBUF, dtype, (partitions, 1), "const", loc)
+    memset(tr, t, value, loc)
+    return t
+
+
+def activation(tr, func, data: Tensor, bias, scale, dtype, loc, mask=None, out=None,
+               acc=bir.AccumCmd.Idle, acc_op=Alu.add, what="activation") -> Tensor:
+    """``func(data * scale + bias)`` on the Scalar Engine; bias a [P, 1] tile or number, scale a
+    number or [P, 1] tile."""
+    shape = data.shape
+    box = plan(tr, shape, mask, (data,), loc)
+    out = result_tile(tr, out, shape, dtype or data.dtype, what, loc)
+    if is_empty(box):
+        return out
+    pointers = []
+    fields = {"func": func, "acc": acc, "acc_op": acc_op, "scale": 1.0}
+    if bias is not None:
+        if not isinstance(bias, Tensor):
+            value = _number(bias, loc)
+            bias = constant_column(tr, shape[0], value, loc) if value else None
+        if bias is not None:
+            if bias.storage.kind != PSUM and bias.dtype not in (dt.float32, dt.float16, dt.bfloat16):
+                raise NKIError(f"{what}: bias must be float32, float16 or bfloat16, not "
+                               f"{dt.name(bias.dtype)}", loc)
+            pointers.append(("bias", bias))
+            fields["has_bias"] = True
+    if isinstance(scale, Tensor):
+        pointers.append(("scale", scale))
+        fields["has_scale_tensor"] = True
+    else:
+        fields["scale"] = _number(scale, loc)
+    record_lanewise(tr, IT.Activation, Engine.Activation, shape, box, [data], pointers, out,
+                    fields, loc, what)
+    return out
+
+
+def read_accumulator(tr, dst: Tensor, partitions: int, loc, what="reduce_res"):
+    """Copies the Scalar Engine's accumulation registers of ``partitions`` lanes into ``dst``."""
+    box = [(0, partitions)]
+    acc = engine_out(tr, pointer_view(dst, partitions, box, loc, "activation", what), loc,
+                     "activation", what, Engine.Activation)
+    tr.record(IT.ReadActivationAccumulator, Engine.Activation, [], [acc], None, loc)
+
+
+def tensor_reduce(tr, op, data: Tensor, axes, keepdims: bool, negate: bool, dtype, loc,
+                  mask=None, out=None, what="tensor_reduce") -> Tensor:
+    """Reduces ``data`` along free ``axes`` (Vector Engine)."""
+    shape = data.shape
+    rank = len(shape)
+    axes = normalize_axes(axes, rank, loc, what)
+    kept = [a for a in range(1, rank) if a not in axes]
+    out_shape = tuple(1 if a in axes else n for a, n in enumerate(shape) if keepdims or a not in axes)
+    box = plan(tr, shape, mask, (data,), loc)
+    out = result_tile(tr, out, out_shape, dtype or data.dtype, what, loc)
+    if is_empty(box):
+        return out
+    src = lane_view(data, shape, box, loc, what, "data")
+    # Reduced axes go last (an access pattern can walk dimensions in any order); each group is
+    # merged where contiguous so the reduction uses few access-pattern dimensions.
+    acc = tr.read(src, loc, merge=False)
+    row_pair = acc.pairs[0]
+    by_axis = {a: (src.strides[a], src.shape[a]) for a in range(1, rank)}
+    kept_pairs = merge_pairs([by_axis[a] for a in kept])
+    red_pairs = merge_pairs([by_axis[a] for a in axes]) or [(1, 1)]
+    acc.pairs = [row_pair] + kept_pairs + red_pairs
+    check_compute_operand(acc, loc, what, "data", Engine.DVE)
+    reduce_axis = {1: bir.ReduceAxis.X, 2: bir.ReduceAxis.XY, 3: bir.ReduceAxis.XYZ,
+                   4: bir.ReduceAxis.XYZW}[len(red_pairs)]
+    if keepdims:
+        kept_box = [box[0]] + [(0, 1) if a in axes else box[a] for a in range(1, rank)]
+    else:
+        kept_box = [box[0]] + [box[a] for a in kept]
+    dst = out_view(out, out_shape, kept_box, loc)
+    o = engine_out(tr, dst, loc, what, "destination", Engine.DVE)
+    rec = tr.record(IT.TensorReduce, Engine.DVE, [acc], [o],
+                    {"op": op, "axis": reduce_axis, "negate": bool(negate)}, loc)
+    if any(b != (0, n) for b, n in zip(kept_box, out_shape)):
+        rec.out_box = kept_box
+    return out
+
+
+def normalize_axes(axes, rank: int, loc, what: str) -> list:
+    if isinstance(axes, (int, np.integer)):
+        axes = [axes]
+    result = []
+    for a in axes:
+        a = int(a)
+        if a < 0:
+            a += rank
+        if not 0 <= a < rank:
+            raise NKIError(f"{what}: axis {a} is out of range for a {rank}-dimensional tile", loc)
+        if a == 0:
+            raise NKIError(f"{what}: cannot reduce along the partition dimension (axis 0); "
+                           "reductions run along free dimensions", loc)
+        if a not in result:
+            result.append(a)
+    if not result:
+        raise NKIError(f"{what}: no axis to reduce", loc)
+    return sorted(result)
+
+
+def tensor_copy(tr, src: Tensor, dtype, loc, mask=None, out=None, engine=None,
+                what="tensor_copy") -> Tensor:
+    """A copy or cast; by default on the Scalar Engine from PSUM, else on the Vector Engine."""
+    if engine is None:
+        engine = Engine.Activation if src.storage.kind == PSUM else Engine.DVE
+    shape = src.shape
+    box = plan(tr, shape, mask, (src,), loc)
+    out = result_tile(tr, out, shape, dtype or src.dtype, what, loc)
+    if not is_empty(box):
+        record_lanewise(tr, IT.TensorCopy, engine, shape, box, [src], [], out, None, loc, what)
+    return out
+
+
+def memset(tr, dst: Tensor, value, loc, mask=None, engine=Engine.DVE, enabled=True):
+    """Fills ``dst`` with ``value``."""
+    shape = dst.shape
+    box = full_box(shape) if mask is None else mask_box(mask, shape)
+    if is_empty(box):
+        return None
+    if enabled:
+        acc = engine_out(tr, out_view(dst, shape, box, loc), loc, "memset", "destination", engine)
+    else:
+        acc = tr.access(dst, loc)
+    return tr.record(IT.Memset, engine, [], [acc],
+                     {"mode": bir.MemsetMode.Const, "constant": _number(value, loc)}, loc,
+                     enabled=enabled)
+
+
+def _affine_fields(expr: IndexExpr, shape: tuple, box, loc, what: str) -> dict:
+    """base / channel_multiplier / pattern of an affine expression over the tile ``shape``,
+    restricted to ``box``."""
+    if expr.ndim > len(shape):
+        raise NKIError(f"{what}: the index expression has {expr.ndim} dimensions; the tile has "
+                       f"{len(shape)}", loc)
+    e = expr.broadcast_to(shape)
+    base = e.const + sum(c * lo for c, (lo, _) in zip(e.coefs, box))
+    pattern = [(c, hi - lo) for c, (lo, hi) in zip(e.coefs[1:], box[1:])] or [(0, 1)]
+    return {"base": base, "channel_multiplier": e.coefs[0], "pattern": pattern}
+
+
+def iota(tr, expr: IndexExpr, dtype, loc, mask=None, out=None) -> Tensor:
+    """The values of an index expression, computed on GpSimd."""
+    if not isinstance(expr, IndexExpr):
+        raise NKIError("iota takes an index expression (nl.arange / nl.mgrid arithmetic)", loc)
+    if expr.ndim < 2:  # one value per partition
+        expr = IndexExpr((expr.shape or (1,)) + (1,), expr.const, (expr.coefs or (0,)) + (0,))
+    shape = expr.shape
+    box = full_box(shape) if mask is None else mask_box(mask, shape)
+    out = result_tile(tr, out, shape, dtype, "iota", loc)
+    if is_empty(box):
+        return out
+    fields = _affine_fields(expr, shape, box, loc, "iota")
+    acc = engine_out(tr, out_view(out, shape, box, loc), loc, "iota", "destination", Engine.Pool)
+    op = tr.record(IT.Iota, Engine.Pool, [], [acc], fields, loc)
+    if tuple(box) != full_box(shape):
+        op.out_box = box
+    return out
+
+
+_COMPARE = {"<": Alu.is_lt, "<=": Alu.is_le, ">": Alu.is_gt, ">=": Alu.is_ge,
+            "==": Alu.is_equal, "!=": Alu.not_equal}
+
+
+def affine_select(tr, pred, on_true: Tensor, fill: float, dtype, loc, mask=None,
+                  out=None) -> Tensor:
+    """``on_true`` where the affine predicate holds, else ``fill`` (GpSimd)."""
+    if not isinstance(pred, IndexPredicate):
+        raise NKIError("affine_select takes one comparison of index expressions as its predicate "
+                       "(e.g. i_q - i_k >= 0)", loc)
+    shape = on_true.shape
+    box = plan(tr, shape, mask, (on_true,), loc)
+    out = result_tile(tr, out, shape, dtype or on_true.dtype, "affine_select", loc)
+    if is_empty(box):
+        return out
+    fields = _affine_fields(pred.expr, shape, box, loc, "affine_select")
+    fields["compare_op"] = _COMPARE[pred.op]
+    fields["fill_value"] = _number(fill, loc)
+    record_lanewise(tr, IT.TensorScalarAffineSelect, Engine.Pool, shape, box, [on_true], [],
+                    out, fields, loc, "affine_select")
+    return out
+
+
+def select(tr, pred: Tensor, on_true, on_false, dtype, loc, mask=None, out=None,
+           what="where") -> Tensor:
+    """``on_true if pred != 0 else on_false`` (Vector Engine). ``on_false`` may be a number."""
+    tiles = [x for x in (pred, on_true, on_false) if isinstance(x, Tensor)]
+    shape = broadcast_shape([t.shape for t in tiles], loc)
+    if not isinstance(on_true, Tensor):
+        on_true = constant_tile(tr, shape, _number(on_true, loc), dt.float32, loc)
+    dtype = dtype or (dt.promote(on_true.dtype, on_false.dtype) if isinstance(on_false, Tensor)
+                      else on_true.dtype)
+    box = plan(tr, shape, mask, tiles, loc)
+    out = result_tile(tr, out, shape, dtype, what, loc)
+    if is_empty(box):
+        return out
+    if isinstance(on_false, Tensor):
+        record_lanewise(tr, IT.Select, Engine.DVE, shape, box, [pred, on_true, on_false], [],
+                        out, None, loc, what)
+    else:
+        record_lanewise(tr, IT.SelectReduce, Engine.DVE, shape, box, [pred, on_true], [], out,
+                        {"on_false_value": _number(on_false, loc)}, loc, what)
+    return out
+
+
+def constant_tile(tr, shape, value, dtype, loc) -> Tensor:
+    """A tile of ``shape`` filled with ``value``."""
+    t = tr.new_result(SBUF, dtype, shape, "const", loc)
+    memset(tr, t, value, loc)
+    return t
+
+
+def select_reduce(tr, dst: Tensor, pred: Tensor, on_true: Tensor, on_false, reduce_res,
+                  reduce_op, loc, mask=None) -> None:
+    shape = on_true.shape
+    for name, t in (("predicate", pred), ("dst", dst)):
+        if t.shape[0] != shape[0] or math.prod(t.shape[1:]) != math.prod(shape[1:]):
+            raise NKIError(f"select_reduce: {name} has shape {list(t.shape)}; on_true has "
+                           f"{list(shape)}", loc)
+    if not dt.is_float(on_true.dtype) and on_true.dtype.itemsize == 4:
+        raise NKIError(f"select_reduce: on_true cannot be {dt.name(on_true.dtype)}", loc)
+    if pred.dtype not in (dt.int8, dt.uint8, dt.int16, dt.uint16, dt.bool_):
+        raise NKIError(f"select_reduce: the predicate must be an 8- or 16-bit integer tile, not "
+                       f"{dt.name(pred.dtype)}", loc)
+    box = plan(tr, shape, mask, (pred, on_true), loc)
+    if is_empty(box):
+        return
+    fields = {"reduce_op": reduce_op, "on_false_value": 0.0}
+    tiles = [pred, on_true]
+    if isinstance(on_false, Tensor):
+        tiles.append(on_false)  # a [P, 1] column, repeated along the lane
+    else:
+        fields["on_false_value"] = _number(on_false, loc)
+    extra = (("reduce_res", reduce_res),) if reduce_res is not None else ()
+    record_lanewise(tr, IT.SelectReduce, Engine.DVE, shape, box, tiles, [], dst, fields, loc,
+                    "select_reduce", outs_extra=extra)
+
+
+def range_select(tr, data: Tensor, bound0: Tensor, bound1: Tensor, comp0, comp1, range_start,
+                 fill, reduce_res, dtype, loc, mask=None) -> Tensor:
+    shape = data.shape
+    box = plan(tr, shape, mask, (data,), loc)
+    out = result_tile(tr, None, shape, dtype or data.dtype, "range_select", loc)
+    if is_empty(box):
+        return out
+    fields = {"comp_op0": comp0, "comp_op1": comp1, "range_start": int(range_start),
+              "fill_value": _number(fill, loc)}
+    extra = (("reduce_res", reduce_res),) if reduce_res is not None else ()
+    record_lanewise(tr, IT.RangeSelect, Engine.DVE, shape, box, [data],
+                    [("bound0", bound0), ("bound1", bound1)], out, fields, loc,
+                    "range_select", outs_extra=extra)
+    return out
+
+
+def tensor_tensor_scan(tr, data0: Tensor, data1: Tensor, initial, op0, op1, dtype, loc,
+                       mask=None) -> Tensor:
+    shape = broadcast_shape([data0.shape, data1.shape], loc)
+    box = plan(tr, shape, mask, (data0, data1), loc)
+    if any(b != (0, n) for b, n in zip(box[1:], shape[1:])):
+        raise NKIError("tensor_tensor_scan: a mask may limit partitions only (the scan runs "
+                       "along the whole free dimension)", loc)
+    out = result_tile(tr, None, shape, dtype or dt.promote(data0.dtype, data1.dtype),
+                      "tensor_tensor_scan", loc)
+    if is_empty(box):
+        return out
+    fields = {"op0": op0, "op1": op1, "initial": 0.0}
+    pointers = []
+    if isinstance(initial, Tensor):
+        pointers.append(("initial", initial))
+    else:
+        fields["initial"] = _number(initial, loc)
+    record_lanewise(tr, IT.TensorTensorScan, Engine.DVE, shape, box, [data0, data1], pointers,
+                    out, fields, loc, "tensor_tensor_scan")
+    return out
+
+
+def per_lane(tr, opcode, data: Tensor, out_free: int, dtype, loc, mask, what: str,
+             extra_in: Tensor | None = None) -> Tensor:
+    """Vector Engine instructions with a fixed number of results per lane (bn_stats, max8,
+    ...); ``extra_in``: a second input of the same partitions (nc_find_index8's values)."""
+    shape = data.shape
+    engine = Engine.DVE
+    box = plan(tr, shape, mask, (data,), loc)
+    out = result_tile(tr, None, (shape[0], out_free), dtype, what, loc)
+    if is_empty(box):
+        return out
+    ins = [engine_in(tr, lane_view(data, shape, box, loc, what, "data"), loc, what, "data",
+                     engine)]
+    if extra_in is not None:
+        ins.append(engine_in(tr, extra_in.restrict(0, *box[0]), loc, what, "values", engine))
+    o = engine_out(tr, out.restrict(0, *box[0]), loc, what, "destination", engine)
+    op = tr.record(opcode, engine, ins, [o], None, loc)
+    if box[0] != (0, shape[0]):
+        op.out_box = [box[0], (0, out_free)]
+    return out
+
+
+def matmul(tr, stationary: Tensor, moving: Tensor, loc, what="nc_matmul", fields=None,
+           is_transpose=False, out_dtype=None) -> Tensor:
+    """``stationary.T @ moving`` on the PE array into a new fp32 PSUM tile. In transpose mode
+    the result is ``stationary.T`` exactly (``moving`` is the identity) in the input dtype."""
+    s_shape, m_shape = stationary.shape, moving.shape
+    k = s_shape[0]
+    m = s_shape[1] if len(s_shape) == 2 else math.prod(s_shape[1:])
+    n = m_shape[1] if len(m_shape) == 2 else math.prod(m_shape[1:])
+    s_dt, m_dt = stationary.storage.dtype, moving.storage.dtype
+    if not (k == m_shape[0] <= NUM_PARTITIONS and m <= MATMUL_MAX_STATIONARY and
+            n <= MATMUL_MAX_MOVING and stationary.storage.kind == SBUF and
+            moving.storage.kind == SBUF and s_dt in _MATMUL_DTYPE_SET and
+            m_dt in _MATMUL_DTYPE_SET and (s_dt == dt.float32) == (m_dt == dt.float32)):
+        _refuse_matmul(stationary, moving, k, m, n, loc, what)
+    if is_transpose:
+        out = tr.new_result(PSUM, out_dtype or s_dt, (m, k), "transpose", loc)
+    else:
+        out = tr.new_result(PSUM, dt.float32, (m, n), "matmul", loc)
+    ins = [engine_in(tr, stationary, loc, what, "stationary", Engine.PE),
+           engine_in(tr, moving, loc, what, "moving", Engine.PE)]
+    o = tr.write_fresh(out)
+    f = {"start_tensor_calc": True, "stop_tensor_calc": True, "is_transpose": is_transpose}
+    if fields:
+        f.update(fields)
+    tr.record(IT.Matmult, Engine.PE, ins, [o], f, loc)
+    return out
+
+
+_MATMUL_DTYPE_SET = frozenset(MATMUL_DTYPES)
+
+
+def _refuse_matmul(stationary: Tensor, moving: Tensor, k: int, m: int, n: int, loc, what: str):
+    """Raises the error that says which operand limit of the PE array a matmul breaks."""
+    k2 = moving.shape[0]
+    if k != k2:
+        raise NKIError(f"{what}: the stationary tile has {k} partitions and the moving tile {k2}; "
+                       "both hold the contraction dimension K on partitions", loc)
+    if k > NUM_PARTITIONS:
+        raise NKIError(f"{what}: contraction dimension {k} exceeds {NUM_PARTITIONS} partitions",
+                       loc)
+    if m > MATMUL_MAX_STATIONARY:
+        raise NKIError(f"{what}: the stationary tile has {m} elements per partition; the PE array "
+                       f"takes at most {MATMUL_MAX_STATIONARY} (M)", loc)
+    if n > MATMUL_MAX_MOVING:
+        raise NKIError(f"{what}: the moving tile has {n} elements per partition; the PE array "
+                       f"takes at most {MATMUL_MAX_MOVING} (N) per matmul", loc)
+    for name, t in (("stationary", stationary), ("moving", moving)):
+        if t.storage.kind != SBUF:
+            raise NKIError(f"{what}: the {name} tile must be in SBUF; "
+                           f"{t.storage.describe()} is in {t.buffer.upper()}", loc)
+        if t.dtype not in MATMUL_DTYPES:
+            raise NKIError(f"{what}: the {name} tile is {dt.name(t.dtype)}; the PE array takes "
+                           "float8_e4m3, float8_e5m2, bfloat16, float16 and float32", loc)
+    raise NKIError(f"{what}: stationary is {dt.name(stationary.dtype)} and moving is "
+                   f"{dt.name(moving.dtype)}; if one operand is float32 both must be", loc)
+
+
+def identity_tile(tr: Tracer, size: int, dtype, loc) -> Tensor:
+    """The [size, size] identity a PE transpose streams as its moving tile (built once per
+    core with iota and a compare)."""
+    key = (size, dtype)
+    cached = tr.core.cache.get(key)
+    if cached is not None:
+        return cached
+    diff = iota(tr, IndexExpr((size, size), 0, (1, -1)), dt.int32, loc)
+    ident = tensor_scalar(tr, diff, Alu.is_equal, 0.0, False, None, None, False, dtype, loc,
+                          what="identity")
+    tr.core.cache[key] = ident
+    return ident
+
+
+def transpose_pe(tr, data: Tensor, dtype, loc, what="nc_transpose") -> Tensor:
+    """PE transpose of an SBUF tile into PSUM: a matmul in transpose mode against the identity."""
+    p = data.shape[0]
+    if p > NUM_PARTITIONS or math.prod(data.shape[1:]) > MATMUL_MAX_STATIONARY:
+        raise NKIError(f"{what}: the Tensor Engine transposes tiles of up to [128, 128]; this one "
+                       f"is {list(data.shape)}", loc)
+    if data.dtype not in MATMUL_DTYPES:
+        raise NKIError(f"{what}: the Tensor Engine cannot transpose {dt.name(data.dtype)} tiles",
+                       loc)
+    ident = identity_tile(tr, p, data.dtype, loc)
+    return matmul(tr, data, ident, loc, what, is_transpose=True, out_dtype=dtype)
+
+
+def transpose_dve(tr, data: Tensor, dtype, loc, what="nc_transpose") -> Tensor:
+    p = data.shape[0]
+    f = math.prod(data.shape[1:])
+    if p > 32 or f > 32:
+        raise NKIError(f"{what}: the Vector Engine transposes tiles of up to [32, 32]; this one is "
+                       f"{list(data.shape)}", loc)
+    out = tr.new_result(SBUF, dtype or data.dtype, (f, p), "transpose", loc)
+    ins = [engine_in(tr, data, loc, what, "data", Engine.DVE)]
+    o = engine_out(tr, out, loc, what, "result", Engine.DVE)
+    tr.record(IT.StreamTranspose, Engine.DVE, ins, [o], None, loc)
+    return out
+
+
+def dma(tr, opcode, dst: Tensor, src: Tensor, loc, mask=None, rmw=None, what="dma",
+        fresh=False):
+    """A DMA transfer ``dst <- src`` (elements paired in order, cast when dtypes differ);
+    ``fresh``: ``dst`` is a tile just created for the result."""
+    shape = dst.shape
+    s_st, d_st = src.storage, dst.storage
+    if s_st.kind == PSUM or d_st.kind == PSUM or (s_st.on_chip and src.shape[0] > NUM_PARTITIONS) \
+            or (d_st.on_chip and shape[0] > NUM_PARTITIONS):
+        for name, t in (("source", src), ("destination", dst)):
+            st = t.storage
+            if st.kind == PSUM:
+                raise NKIError(f"{what}: the {name} {st.describe()} is in PSUM; DMA moves data "
+                               "between HBM and SBUF (copy PSUM to SBUF first)", loc)
+            if st.on_chip and t.shape[0] > NUM_PARTITIONS:
+                raise NKIError(f"{what}: the {name} tile spans {t.shape[0]} partitions; a tile "
+                               f"has at most {NUM_PARTITIONS}", loc)
+    if src.shape != shape and math.prod(src.shape) != math.prod(shape):
+        raise NKIError(f"{what}: the source has shape {list(src.shape)} and the destination "
+                       f"{list(shape)}", loc)
+    box = None
+    if mask is not None:
+        if src.shape != shape:
+            raise NKIError(f"{what}: a masked transfer needs source and destination of the same "
+                           f"shape ({list(src.shape)} vs {list(shape)})", loc)
+        box = mask_box(mask, shape)
+        if is_empty(box):
+            return None
+        for axis, (lo, hi) in enumerate(box):
+            src = src.restrict(axis, lo, hi)
+            dst = dst.restrict(axis, lo, hi)
+    ins = [tr.read(src, loc)]
+    outs = [tr.write_fresh(dst) if fresh and box is None else tr.write(dst, loc)]
+    fields = {"queue": tr.next_dma_queue()}
+    if rmw is not None:
+        fields["dst_rmw_op"] = rmw
+    op = tr.record(opcode, Engine.DMA, ins, outs, fields, loc)
+    if box is not None and any(b != (0, n) for b, n in zip(box, shape)):
+        op.out_box = box
+    return op
+
+
+def device_print(tr, prefix: str, x: Tensor, loc):
+    acc = tr.read(x, loc)
+    tr.record(IT.DevicePrint, Engine.DVE, [acc], [], {"prefix": str(prefix)}, loc)

@@ -1,0 +1,443 @@
+"""``neuronxsim.nki.isa`` (``nisa``): NKI's instruction-level API, one ISA instruction per call,
+with the public argument names and defaults of the 2.2x SDKs."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from neuronxsim import bir
+
+from . import dtypes as _dt
+from . import instructions as _ins
+from .errors import NKIError, caller_location
+from .opcodes import COMMUTATIVE, Alu, act_func, alu_op
+from .tensor import PSUM, Tensor
+from .tracer import IT, Engine, current
+
+
+class engine:
+    """Engines an instruction can be placed on (``unknown`` lets NKI choose)."""
+    unknown = "unknown"
+    tensor = "tensor"
+    vector = "vector"
+    scalar = "scalar"
+    gpsimd = "gpsimd"
+
+
+unknown_engine = engine.unknown
+tensor_engine = engine.tensor
+vector_engine = engine.vector
+scalar_engine = engine.scalar
+gpsimd_engine = engine.gpsimd
+
+_ENGINES = {engine.vector: Engine.DVE, engine.scalar: Engine.Activation,
+            engine.gpsimd: Engine.Pool, engine.tensor: Engine.PE}
+
+
+class reduce_cmd:
+    """What an instruction does with its engine's reduction registers."""
+    idle = bir.AccumCmd.Idle
+    reset = bir.AccumCmd.Zero
+    reduce = bir.AccumCmd.Accumulate
+    reset_reduce = bir.AccumCmd.ZeroAccumulate
+
+
+class dge_mode:
+    unknown = "unknown"
+    none = "none"
+    swdge = "swdge"
+    hwdge = "hwdge"
+
+
+class oob_mode:
+    error = "error"
+    skip = "skip"
+
+
+class nc_version:
+    gen2 = 2
+    gen3 = 3
+
+
+def get_nc_version():
+    return nc_version.gen3 if current().arch == "trn2" else nc_version.gen2
+
+
+def _engine(value, allowed: tuple, default, loc, what: str):
+    if value in (None, engine.unknown):
+        return default
+    hw = _ENGINES.get(value)
+    if hw is None or hw not in allowed:
+        names = ", ".join(k for k, v in _ENGINES.items() if v in allowed)
+        raise NKIError(f"{what}: engine must be one of {names} (or unknown), not {value!r}", loc)
+    return hw
+
+
+def _tile(x, loc, what: str) -> Tensor:
+    if not isinstance(x, Tensor):
+        raise NKIError(f"{what} must be a tile, not {type(x).__name__}", loc)
+    if not x.storage.on_chip:
+        raise NKIError(f"{what} is the HBM tensor {x.storage.describe()}; instructions work on "
+                       "SBUF/PSUM tiles (nl.load it first)", loc)
+    return x
+
+
+def _dtype(value, loc):
+    if value is None:
+        return None
+    d = _dt.as_dtype(value)
+    if d is None:
+        raise NKIError(f"dtype {value!r} is not an NKI data type ({_dt.supported_names()})", loc)
+    return d
+
+
+# ---- Tensor Engine ----
+
+def nc_matmul(stationary, moving, is_stationary_onezero=False, is_moving_onezero=False,
+              is_transpose=False, tile_position=(), tile_size=(), mask=None, **kwargs):
+    """``stationary.T @ moving`` into a new PSUM tile (fp32): stationary [K, M], moving [K, N],
+    K and M at most 128, N at most 512."""
+    loc = caller_location()
+    tr = current()
+    if mask is not None:
+        raise NKIError("nc_matmul: masks are not supported; index the operand tiles instead", loc)
+    stationary = _tile(stationary, loc, "nc_matmul: stationary")
+    moving = _tile(moving, loc, "nc_matmul: moving")
+    fields = {}
+    if tile_position or tile_size:
+        if len(tile_position) != 2 or len(tile_size) != 2:
+            raise NKIError("nc_matmul: tile_position and tile_size are (row, column) pairs", loc)
+        fields = {"tile_position": [int(v) for v in tile_position],
+                  "tile_size": [int(v) for v in tile_size]}
+    return _ins.matmul(tr, stationary, moving, loc, "nc_matmul", fields,
+                       is_transpose=bool(is_transpose))
+
+
+def nc_transpose(data, mask=None, dtype=None, engine=engine.unknown, **kwargs):
+    """Swaps partition and free dimension: on the Tensor Engine (up to [128, 128], into PSUM) or
+    the Vector Engine (up to [32, 32], into SBUF). ``unknown`` picks the Vector Engine for tiles
+    that fit it."""
+    loc = caller_location()
+    tr = current()
+    data = _tile(data, loc, "nc_transpose: data")
+    if mask is not None:
+        raise NKIError("nc_transpose: masks are not supported; index the tile instead", loc)
+    small = data.shape[0] <= 32 and math.prod(data.shape[1:]) <= 32
+    hw = _engine(engine, (Engine.PE, Engine.DVE), Engine.DVE if small else Engine.PE, loc,
+                 "nc_transpose")
+    if hw == Engine.DVE:
+        return _ins.transpose_dve(tr, data, _dtype(dtype, loc), loc)
+    return _ins.transpose_pe(tr, data, _dtype(dtype, loc), loc)
+
+
+# ---- Scalar Engine ----
+
+def activation(op, data, bias=None, scale=1.0, reduce_op=None, reduce_res=None,
+               reduce_cmd=reduce_cmd.idle, mask=None, dtype=None, **kwargs):
+    """``op(data * scale + bias)`` on the Scalar Engine, optionally reducing each partition's
+    results into the engine's accumulation registers (read into ``reduce_res``)."""
+    loc = caller_location()
+    tr = current()
+    func = act_func(op, loc)
+    data = _tile(data, loc, "activation: data")
+    if reduce_res is not None or reduce_cmd in (bir.AccumCmd.Accumulate,
+                                                bir.AccumCmd.ZeroAccumulate):
+        if reduce_op is not None and alu_op(reduce_op, "activation: reduce_op", loc) != Alu.add:
+            raise NKIError("activation: the Scalar Engine's reduction registers only add "
+                           "(reduce_op=nl.add)", loc)
+    if reduce_res is not None and reduce_cmd == bir.AccumCmd.Idle:
+        reduce_cmd = bir.AccumCmd.ZeroAccumulate
+    out = _ins.activation(tr, func, data, bias, scale, _dtype(dtype, loc), loc, mask,
+                          acc=reduce_cmd)
+    if reduce_res is not None:
+        _ins.read_accumulator(tr, _tile(reduce_res, loc, "activation: reduce_res"),
+                              data.shape[0], loc)
+    return out
+
+
+def activation_reduce(op, data, reduce_op, reduce_res, bias=None, scale=1.0, mask=None,
+                      dtype=None, **kwargs):
+    """``activation`` whose results are also summed per partition into ``reduce_res``."""
+    loc = caller_location()
+    tr = current()
+    func = act_func(op, loc)
+    data = _tile(data, loc, "activation_reduce: data")
+    if alu_op(reduce_op, "activation_reduce: reduce_op", loc) != Alu.add:
+        raise NKIError("activation_reduce: the Scalar Engine's reduction registers only add "
+                       "(reduce_op=nl.add)", loc)
+    out = _ins.activation(tr, func, data, bias, scale, _dtype(dtype, loc), loc, mask,
+                          acc=bir.AccumCmd.ZeroAccumulate, what="activation_reduce")
+    _ins.read_accumulator(tr, _tile(reduce_res, loc, "activation_reduce: reduce_res"),
+                          data.shape[0], loc)
+    return out
+
+
+# ---- Vector / GpSimd engines ----
+
+def tensor_tensor(data1, data2, op, dtype=None, mask=None, engine=engine.unknown, **kwargs):
+    """Elementwise ``op`` of two tiles (Vector Engine; GpSimd for ``power``)."""
+    loc = caller_location()
+    alu = alu_op(op, "tensor_tensor: op", loc)
+    data1 = _tile(data1, loc, "tensor_tensor: data1")
+    data2 = _tile(data2, loc, "tensor_tensor: data2")
+    default = Engine.DVE
+    if alu == Alu.pow and PSUM not in (data1.storage.kind, data2.storage.kind):
+        default = Engine.Pool
+    hw = _engine(engine, (Engine.DVE, Engine.Pool), default, loc, "tensor_tensor")
+    return _ins.tensor_tensor(current(), data1, data2, alu, _dtype(dtype, loc), loc, mask,
+                              engine=hw)
+
+
+def tensor_scalar(data, op0, operand0, reverse0=False, op1=None, operand1=None, reverse1=False,
+                  dtype=None, mask=None, engine=engine.unknown, **kwargs):
+    """``(data op0 operand0) op1 operand1`` with numbers or [P, 1] tiles as operands."""
+    loc = caller_location()
+    data = _tile(data, loc, "tensor_scalar: data")
+    a0 = alu_op(op0, "tensor_scalar: op0", loc)
+    a1 = None if op1 is None else alu_op(op1, "tensor_scalar: op1", loc)
+    if a1 is not None and operand1 is None:
+        raise NKIError("tensor_scalar: op1 needs operand1", loc)
+    hw = _engine(engine, (Engine.DVE, Engine.Activation, Engine.Pool), Engine.DVE, loc,
+                 "tensor_scalar")
+    if hw == Engine.Activation and not {a0, a1 or Alu.add} <= {Alu.add, Alu.mult}:
+        raise NKIError("tensor_scalar: on the Scalar Engine the operators must be add or multiply",
+                       loc)
+    for operand in (operand0, operand1):
+        if isinstance(operand, Tensor):
+            _tile(operand, loc, "tensor_scalar: operand")
+    return _ins.tensor_scalar(current(), data, a0, operand0, reverse0, a1, operand1, reverse1,
+                              _dtype(dtype, loc), loc, mask, engine=hw)
+
+
+def tensor_reduce(op, data, axis, mask=None, dtype=None, negate=False, keepdims=False, **kwargs):
+    """Reduces ``data`` along free ``axis`` (an int or a list) on the Vector Engine."""
+    loc = caller_location()
+    alu = alu_op(op, "tensor_reduce: op", loc)
+    data = _tile(data, loc, "tensor_reduce: data")
+    return _ins.tensor_reduce(current(), alu, data, axis, keepdims, negate, _dtype(dtype, loc),
+                              loc, mask)
+
+
+def tensor_copy(src, mask=None, dtype=None, engine=engine.unknown, **kwargs):
+    """Copies (and casts) a tile."""
+    loc = caller_location()
+    src = _tile(src, loc, "tensor_copy: src")
+    hw = _engine(engine, (Engine.DVE, Engine.Activation, Engine.Pool), None, loc, "tensor_copy")
+    return _ins.tensor_copy(current(), src, _dtype(dtype, loc), loc, mask, engine=hw)
+
+
+def reciprocal(data, dtype=None, mask=None, **kwargs):
+    """``1 / data`` on the Vector Engine."""
+    loc = caller_location()
+    tr = current()
+    data = _tile(data, loc, "reciprocal: data")
+    shape = data.shape
+    box = _ins.plan(tr, shape, mask, (data,), loc)
+    out = _ins.result_tile(tr, None, shape, _dtype(dtype, loc) or data.dtype, "reciprocal", loc)
+    if not _ins.is_empty(box):
+        _ins.record_lanewise(tr, IT.Reciprocal, Engine.DVE, shape, box, [data], [], out,
+                             None, loc, "reciprocal")
+    return out
+
+
+def iota(expr, dtype, mask=None, **kwargs):
+    """The values of an index expression over its grid (GpSimd)."""
+    loc = caller_location()
+    return _ins.iota(current(), expr, _dtype(dtype, loc), loc, mask)
+
+
+def memset(shape, value, dtype, mask=None, engine=engine.unknown, **kwargs):
+    """A new SBUF tile of ``shape`` filled with ``value``."""
+    loc = caller_location()
+    tr = current()
+    dtype = _dtype(dtype, loc)
+    shape = tuple(int(n) for n in shape)
+    hw = _engine(engine, (Engine.DVE, Engine.Pool), Engine.DVE, loc, "memset")
+    out = _ins.result_tile(tr, None, shape, dtype, "memset", loc)
+    _ins.memset(tr, out, value, loc, mask, engine=hw)
+    return out
+
+
+def affine_select(pred, on_true_tile, on_false_value, mask=None, dtype=None, **kwargs):
+    """``on_true_tile`` where the affine predicate (e.g. ``i_q - i_k >= 0``) holds, else
+    ``on_false_value`` (GpSimd)."""
+    loc = caller_location()
+    on_true_tile = _tile(on_true_tile, loc, "affine_select: on_true_tile")
+    return _ins.affine_select(current(), pred, on_true_tile, on_false_value, _dtype(dtype, loc),
+                              loc, mask)
+
+
+def tensor_tensor_scan(data0, data1, initial, op0, op1, reverse0=False, reverse1=False,
+                       dtype=None, mask=None, **kwargs):
+    """Per partition, along the free dimension: ``r[i] = op1(op0(data0[i], r[i-1]), data1[i])``
+    from ``r[-1] = initial`` (a number or a [P, 1] tile)."""
+    loc = caller_location()
+    a0 = alu_op(op0, "tensor_tensor_scan: op0", loc)
+    a1 = alu_op(op1, "tensor_tensor_scan: op1", loc)
+    for rev, a, name in ((reverse0, a0, "op0"), (reverse1, a1, "op1")):
+        if rev and a not in COMMUTATIVE:
+            raise NKIError(f"tensor_tensor_scan: reversing the non-commutative {name} "
+                           f"({a.name}) is not supported", loc)
+    data0 = _tile(data0, loc, "tensor_tensor_scan: data0")
+    data1 = _tile(data1, loc, "tensor_tensor_scan: data1")
+    return _ins.tensor_tensor_scan(current(), data0, data1, initial, a0, a1, _dtype(dtype, loc),
+                                   loc, mask)
+
+
+def select_reduce(dst, predicate, on_true, on_false, reduce_res=None,
+                  reduce_cmd=reduce_cmd.idle, reduce_op=np.amax, reverse_pred=False, mask=None,
+                  dtype=None, **kwargs):
+    """``dst = on_true where predicate else on_false``, with the per-partition max of ``dst``
+    into ``reduce_res``."""
+    loc = caller_location()
+    tr = current()
+    dst = _tile(dst, loc, "select_reduce: dst")
+    predicate = _tile(predicate, loc, "select_reduce: predicate")
+    on_true = _tile(on_true, loc, "select_reduce: on_true")
+    if alu_op(reduce_op, "select_reduce: reduce_op", loc) != Alu.max:
+        raise NKIError("select_reduce: reduce_op must be max", loc)
+    if reduce_cmd == bir.AccumCmd.Accumulate:
+        raise NKIError("select_reduce: reduce_cmd=reduce (accumulating over earlier "
+                       "instructions) is not supported; use reset_reduce", loc)
+    if reverse_pred:
+        predicate = _ins.tensor_scalar(tr, predicate, Alu.is_equal, 0.0, False, None, None, False,
+                                       _dt.uint8, loc, mask, what="select_reduce")
+    if reduce_res is not None:
+        reduce_res = _tile(reduce_res, loc, "select_reduce: reduce_res")
+    _ins.select_reduce(tr, dst, predicate, on_true, on_false, reduce_res, Alu.max, loc, mask)
+    return dst
+
+
+def range_select(on_true_tile, comp_op0, comp_op1, bound0, bound1, reduce_cmd=reduce_cmd.idle,
+                 reduce_res=None, reduce_op=np.amax, range_start=0,
+                 on_false_value=np.float32(-3.4028235e38), mask=None, dtype=None, **kwargs):
+    """Keeps element ``j`` of each partition where ``comp_op0(j + range_start, bound0)`` and
+    ``comp_op1(j + range_start, bound1)``, else ``on_false_value``; optional per-partition max."""
+    loc = caller_location()
+    data = _tile(on_true_tile, loc, "range_select: on_true_tile")
+    c0 = alu_op(comp_op0, "range_select: comp_op0", loc)
+    c1 = alu_op(comp_op1, "range_select: comp_op1", loc)
+    if alu_op(reduce_op, "range_select: reduce_op", loc) != Alu.max:
+        raise NKIError("range_select: reduce_op must be max", loc)
+    bound0 = _tile(bound0, loc, "range_select: bound0")
+    bound1 = _tile(bound1, loc, "range_select: bound1")
+    if reduce_res is not None:
+        reduce_res = _tile(reduce_res, loc, "range_select: reduce_res")
+    return _ins.range_select(current(), data, bound0, bound1, c0, c1, range_start,
+                             on_false_value, reduce_res, _dtype(dtype, loc), loc, mask)
+
+
+def bn_stats(data, mask=None, dtype=None, **kwargs):
+    """Per partition, six values: count, mean and count*variance of the even and of the odd
+    elements (at most 512 per partition)."""
+    loc = caller_location()
+    data = _tile(data, loc, "bn_stats: data")
+    n = math.prod(data.shape[1:])
+    if n > 512:
+        raise NKIError(f"bn_stats: {n} elements per partition; bn_stats takes at most 512 "
+                       "(nl.tile_size.bn_stats_fmax)", loc)
+    return _ins.per_lane(current(), IT.BNStats, data, 6, _dtype(dtype, loc) or data.dtype, loc,
+                         mask, "bn_stats")
+
+
+def bn_aggr(data, mask=None, dtype=None, **kwargs):
+    """Mean and variance per partition from concatenated bn_stats records."""
+    loc = caller_location()
+    data = _tile(data, loc, "bn_aggr: data")
+    n = math.prod(data.shape[1:])
+    if n % 3:
+        raise NKIError(f"bn_aggr: {n} elements per partition is not a whole number of "
+                       "(count, mean, variance*count) records", loc)
+    return _ins.per_lane(current(), IT.BNStatsAggregate, data, 2,
+                         _dtype(dtype, loc) or data.dtype, loc, mask, "bn_aggr")
+
+
+def _max8_input(data, loc, what):
+    n = math.prod(data.shape[1:])
+    if not 8 <= n <= 16384:
+        raise NKIError(f"{what}: {n} elements per partition; it takes 8 to 16384", loc)
+
+
+def max8(src, mask=None, dtype=None, **kwargs):
+    """The 8 largest values of each partition, descending."""
+    loc = caller_location()
+    src = _tile(src, loc, "max8: src")
+    _max8_input(src, loc, "max8")
+    return _ins.per_lane(current(), IT.Max, src, 8, _dtype(dtype, loc) or src.dtype, loc, mask,
+                         "max8")
+
+
+def nc_find_index8(data, vals, mask=None, dtype=None, **kwargs):
+    """Per partition, the index of the first occurrence of each of the 8 values ``vals``."""
+    loc = caller_location()
+    data = _tile(data, loc, "nc_find_index8: data")
+    vals = _vals8(vals, data, loc, "nc_find_index8")
+    return _ins.per_lane(current(), IT.MaxIndex, data, 8, _dtype(dtype, loc) or _dt.uint32, loc,
+                         mask, "nc_find_index8", extra_in=vals)
+
+
+def _vals8(vals, data, loc, what):
+    vals = _tile(vals, loc, f"{what}: vals")
+    _max8_input(data, loc, what)
+    if vals.shape[0] != data.shape[0] or math.prod(vals.shape[1:]) != 8:
+        raise NKIError(f"{what}: vals must be [{data.shape[0]}, 8]; it is {list(vals.shape)}", loc)
+    return vals
+
+
+def nc_match_replace8(data, vals, imm, dst_idx=None, mask=None, dtype=None, **kwargs):
+    """``data`` with the first occurrence of each of the 8 values ``vals`` replaced by ``imm``;
+    their indices go to ``dst_idx`` if given."""
+    loc = caller_location()
+    tr = current()
+    data = _tile(data, loc, "nc_match_replace8: data")
+    vals = _vals8(vals, data, loc, "nc_match_replace8")
+    shape = data.shape
+    box = _ins.plan(tr, shape, mask, (data,), loc)
+    if tuple(box[1:]) != _ins.full_box(shape)[1:]:
+        raise NKIError("nc_match_replace8: a mask may limit partitions only", loc)
+    out = _ins.result_tile(tr, None, shape, _dtype(dtype, loc) or data.dtype, "match_replace8",
+                           loc)
+    if _ins.is_empty(box):
+        return out
+    lo, hi = box[0]
+    what = "nc_match_replace8"
+    ins = [_ins.engine_in(tr, data.restrict(0, lo, hi), loc, what, "data", Engine.DVE),
+           _ins.engine_in(tr, vals.restrict(0, lo, hi), loc, what, "vals", Engine.DVE)]
+    outs = [_ins.engine_out(tr, out.restrict(0, lo, hi), loc, what, "result", Engine.DVE)]
+    if dst_idx is not None:
+        dst_idx = _tile(dst_idx, loc, "nc_match_replace8: dst_idx")
+        outs.append(_ins.engine_out(tr, dst_idx.restrict(0, lo, hi), loc, what, "dst_idx",
+                                    Engine.DVE))
+    tr.record(IT.MatchReplace, Engine.DVE, ins, outs, {"imm_value": float(imm)}, loc)
+    return out
+
+
+# ---- DMA ----
+
+def dma_copy(dst, src, mask=None, dst_rmw_op=None, oob_mode=oob_mode.error,
+             dge_mode=dge_mode.unknown, **kwargs):
+    """Copies ``src`` to ``dst`` (HBM or SBUF, either way) by DMA; ``dst_rmw_op=np.add``
+    accumulates into ``dst``."""
+    loc = caller_location()
+    for name, t in (("dst", dst), ("src", src)):
+        if not isinstance(t, Tensor):
+            raise NKIError(f"dma_copy: {name} must be a tensor or tile, not {type(t).__name__}",
+                           loc)
+    rmw = None
+    if dst_rmw_op is not None:
+        rmw = alu_op(dst_rmw_op, "dma_copy: dst_rmw_op", loc)
+        if rmw != Alu.add:
+            raise NKIError("dma_copy: dst_rmw_op supports add only", loc)
+    _ins.dma(current(), IT.DMACopy, dst, src, loc, mask, rmw=rmw, what="dma_copy")
+
+
+__all__ = [
+    "engine", "unknown_engine", "tensor_engine", "vector_engine", "scalar_engine",
+    "gpsimd_engine", "reduce_cmd", "dge_mode", "oob_mode", "nc_version", "get_nc_version",
+    "nc_matmul", "nc_transpose", "activation", "activation_reduce", "tensor_tensor",
+    "tensor_scalar", "tensor_reduce", "tensor_copy", "reciprocal", "iota", "memset",
+    "affine_select", "tensor_tensor_scan", "select_reduce", "range_select", "bn_stats",
+    "bn_aggr", "max8", "nc_find_index8", "nc_match_replace8", "dma_copy",
+]

@@ -1,0 +1,95 @@
+"""Which ALU operation or activation function a kernel names.
+
+Kernels name operations by function: ``op=nl.add``, ``op0=np.multiply``, ``op=nl.exp``,
+``np.exp``. ``nl`` functions carry their BIR operation as attributes (set in ``language.py`` with
+:func:`alu` / :func:`activation`); NumPy functions are looked up here.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from neuronxsim import bir
+
+from .errors import NKIError
+
+Alu = bir.AluOp
+Act = bir.ActivationFunc
+
+_NUMPY_ALU = {
+    np.add: Alu.add, np.subtract: Alu.subtract, np.multiply: Alu.mult, np.divide: Alu.divide,
+    np.maximum: Alu.max, np.minimum: Alu.min, np.max: Alu.max, np.min: Alu.min,
+    np.amax: Alu.max, np.amin: Alu.min, np.sum: Alu.add, np.prod: Alu.mult,
+    np.power: Alu.pow, np.mod: Alu.mod, np.equal: Alu.is_equal, np.not_equal: Alu.not_equal,
+    np.greater: Alu.is_gt, np.greater_equal: Alu.is_ge, np.less: Alu.is_lt,
+    np.less_equal: Alu.is_le, np.logical_and: Alu.logical_and, np.logical_or: Alu.logical_or,
+    np.logical_xor: Alu.logical_xor, np.bitwise_and: Alu.bitwise_and,
+    np.bitwise_or: Alu.bitwise_or, np.bitwise_xor: Alu.bitwise_xor,
+    np.invert: Alu.bitwise_not, np.left_shift: Alu.logical_shift_left,
+    np.right_shift: Alu.arith_shift_right, np.abs: Alu.abs,
+}
+
+_NUMPY_ACT = {
+    np.exp: Act.Exp, np.log: Act.Ln, np.tanh: Act.Tanh, np.sqrt: Act.Sqrt, np.square: Act.Square,
+    np.reciprocal: Act.Reciprocal, np.abs: Act.Abs, np.sign: Act.Sign, np.sin: Act.Sin,
+    np.arctan: Act.Arctan,
+}
+
+#: ALU operations whose operands can be swapped (scans and reversals need this).
+COMMUTATIVE = {Alu.add, Alu.mult, Alu.max, Alu.min, Alu.is_equal, Alu.not_equal,
+               Alu.logical_and, Alu.logical_or, Alu.logical_xor, Alu.bitwise_and,
+               Alu.bitwise_or, Alu.bitwise_xor}
+
+BITVEC = {Alu.bitwise_and, Alu.bitwise_or, Alu.bitwise_xor, Alu.bitwise_not,
+          Alu.arith_shift_left, Alu.arith_shift_right, Alu.logical_shift_left,
+          Alu.logical_shift_right}
+
+
+def alu(op):
+    """Decorator argument: marks an ``nl`` function with the ALU operation it performs."""
+    def mark(fn):
+        fn.alu_op = op
+        return fn
+    return mark
+
+
+def activation(func):
+    """Decorator argument: marks an ``nl`` function with its activation function."""
+    def mark(fn):
+        fn.act_func = func
+        return fn
+    return mark
+
+
+def _label(fn) -> str:
+    return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
+
+
+def alu_op(fn, what: str, loc):
+    if isinstance(fn, Alu):
+        return fn
+    op = getattr(fn, "alu_op", None)
+    if op is None:
+        try:
+            op = _NUMPY_ALU.get(fn)
+        except TypeError:
+            op = None
+    if op is None:
+        raise NKIError(f"{what}: {_label(fn)} is not an ALU operation (use nl.add, "
+                       "nl.multiply, np.maximum, ...)", loc)
+    return op
+
+
+def act_func(fn, loc):
+    if isinstance(fn, Act):
+        return fn
+    func = getattr(fn, "act_func", None)
+    if func is None:
+        try:
+            func = _NUMPY_ACT.get(fn)
+        except TypeError:
+            func = None
+    if func is None:
+        raise NKIError(f"{_label(fn)} is not an activation function of the Scalar Engine "
+                       "(use nl.exp, nl.tanh, nl.gelu, nl.copy, np.exp, ...)", loc)
+    return func

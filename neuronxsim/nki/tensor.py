@@ -1,0 +1,328 @@
+"""Symbolic tensors: what an NKI kernel holds while it is traced.
+
+A :class:`Storage` is one memory object: a kernel input or output in HBM, an internal HBM tensor,
+or an on-chip buffer (SBUF or PSUM) whose address the allocator chooses after tracing. A
+:class:`Tensor` is a strided view of a storage (``offset`` plus one ``stride`` per dimension, in
+elements): the object kernels index, pass to ``nl``/``nisa`` functions and combine with operators.
+
+On-chip layout. An on-chip storage has a partition axis (``nl.par_dim``, else axis 0); each
+partition holds the other axes row-major, the axes before the partition axis ("block" axes, as in
+``nl.ndarray((4, nl.par_dim(128), 512))``) outermost. In PSUM each block is padded to a 2 KiB
+bank, so every block is a tile a matmul can accumulate into.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import dtypes as dt
+from .errors import NKIError, SourceLocation, caller_location
+from .indexing import BoundCheck, resolve_subscript
+
+#: Buffer names as NKI spells them (``nl.sbuf`` is the string "sbuf", and so on).
+SBUF, PSUM, HBM, SHARED_HBM = "sbuf", "psum", "hbm", "shared_hbm"
+INPUT = "input"  # a kernel argument (read only)
+
+NUM_PARTITIONS = 128
+PSUM_BANK_BYTES = 2048
+
+
+class Storage:
+    """One memory object of the trace (see the module docstring).
+
+    The state most storages never change is kept in class-level defaults, so that creating
+    one (every instruction result is a new storage) sets only what differs."""
+
+    # Trace state: writes seen; partitions written from 0 (and written ranges beyond them, see
+    # tracer._note_written_partitions); the disabled Memset of nl.zeros until something needs
+    # it; "nl.zeros made it and no non-matmul instruction wrote it since"; the (dst view, its
+    # write count, producer) of a redirected temporary (see Tracer.redirect).
+    write_count = 0
+    written_partitions = 0
+    later_partitions = None
+    pending_zero = None
+    zero_init = False
+    forward = None
+    # PSUM only: regions whose first matmul replaced the pending zeros (and their element
+    # count), and region -> the last matmul of its open accumulation group.
+    zero_started = None
+    zero_covered = 0
+    psum_groups = None
+    # Set after the trace: live range (instruction indices), address, BIR memory location.
+    first_use = last_use = -1
+    addr = None
+    location = None
+    location_index = -1  # position in the list of locations the emitter passes to append_isa
+
+    partition_axis = 0
+    explicit_name = False
+    on_chip = False
+
+    def __init__(self, name: str | None, kind: str, dtype: np.dtype, shape: tuple,
+                 created_at: SourceLocation | None, partition_axis: int = 0,
+                 explicit_name: bool = False, hint: str = ""):
+        # Temporaries get their unique name only when they are emitted (most tiles an
+        # instruction first writes are redirected and never emitted); until then, `hint`.
+        self.name = name
+        self.hint = hint or name
+        self.kind = kind
+        self.dtype = dtype
+        self.shape = shape
+        self.created_at = created_at
+        if explicit_name:
+            self.explicit_name = True
+        if kind == SBUF or kind == PSUM:
+            self.on_chip = True
+            if kind == PSUM:
+                self.zero_started = set()
+                self.psum_groups = {}
+            self.partition_axis = partition_axis
+            self.partitions = shape[partition_axis]
+            free = shape[partition_axis + 1:]
+            blocks = shape[:partition_axis]
+            block = math.prod(free)
+            if kind == PSUM and blocks:
+                bank = PSUM_BANK_BYTES // dtype.itemsize
+                block = -(-block // bank) * bank
+            self.row = block * math.prod(blocks)
+            strides = [0] * len(shape)
+            step = 1
+            for axis in range(len(shape) - 1, partition_axis, -1):
+                strides[axis] = step
+                step *= shape[axis]
+            step = block
+            for axis in range(partition_axis - 1, -1, -1):
+                strides[axis] = step
+                step *= shape[axis]
+            strides[partition_axis] = self.row
+            self.strides = tuple(strides)
+        else:
+            self.partitions = 1
+            self.row = 0
+            strides, step = [], 1
+            for n in reversed(shape):
+                strides.append(step)
+                step *= n
+            self.strides = tuple(reversed(strides))
+
+    @classmethod
+    def plain_tile(cls, kind: str, dtype: np.dtype, shape: tuple, hint: str,
+                   created_at: SourceLocation | None) -> "Storage":
+        """A [P, F] SBUF or PSUM tile, unnamed: what most instructions create for their result.
+        (The same state ``__init__`` builds, set in one step: tracing creates many of these.)"""
+        st = object.__new__(cls)
+        st.__dict__ = {"name": None, "hint": hint, "kind": kind, "dtype": dtype, "shape": shape,
+                       "created_at": created_at, "on_chip": True, "partitions": shape[0],
+                       "row": shape[1], "strides": (shape[1], 1)}
+        if kind == PSUM:
+            st.zero_started = set()
+            st.psum_groups = {}
+        return st
+
+    @property
+    def free_elements(self) -> int:
+        """Elements per partition, without PSUM bank padding."""
+        return math.prod(self.shape) // self.partitions
+
+    @property
+    def bytes_per_partition(self) -> int:
+        return self.row * self.dtype.itemsize
+
+    def describe(self) -> str:
+        where = f" (created at {self.created_at.short})" if self.created_at else ""
+        return f"'{self.name or self.hint}'{where}"
+
+    def full_view(self) -> "Tensor":
+        return Tensor(self, 0, self.shape, self.strides, ())
+
+    def lanes_view(self) -> "Tensor":
+        """Every element of an on-chip storage as one tile: the partition axis first, then the
+        block and free axes (for instructions that fill a whole multi-tile ndarray)."""
+        axes = [self.partition_axis] + [a for a in range(len(self.shape))
+                                        if a != self.partition_axis]
+        return Tensor(self, 0, tuple(self.shape[a] for a in axes),
+                      tuple(self.strides[a] for a in axes), ())
+
+
+class Tensor:
+    """A strided view of a :class:`Storage`: an NKI tensor or tile while the kernel is traced."""
+
+    __slots__ = ("storage", "offset", "shape", "strides", "checks")
+    __array_priority__ = 1000  # numpy scalars on the left defer to our operators
+
+    def __init__(self, storage: Storage, offset: int, shape: tuple, strides: tuple, checks: tuple):
+        self.storage = storage
+        self.offset = offset
+        self.shape = shape
+        self.strides = strides
+        self.checks = checks
+
+    # ---- what kernels read ----
+    @property
+    def dtype(self) -> np.dtype:
+        return self.storage.dtype
+
+    @property
+    def buffer(self) -> str:
+        kind = self.storage.kind
+        return SHARED_HBM if kind in (INPUT, SHARED_HBM) else kind
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def name(self) -> str:
+        return self.storage.name or self.storage.hint
+
+    def __len__(self):
+        return self.shape[0]
+
+    def __repr__(self):
+        return (f"<nki tensor {self.name} {self.buffer} {dt.name(self.dtype)}"
+                f"{list(self.shape)}>")
+
+    def __iter__(self):
+        raise NKIError("tensors are not iterable; index them with nl.affine_range loops",
+                       caller_location())
+
+    def __bool__(self):
+        raise NKIError("a tensor's values are not known while the kernel is traced; use "
+                       "nl.where or masks instead of Python conditions", caller_location())
+
+    def __index__(self):
+        raise NKIError("a tensor's values are not known while the kernel is traced and cannot be "
+                       "used as a Python integer", caller_location())
+
+    # ---- views ----
+    def __getitem__(self, key) -> "Tensor":
+        if key is Ellipsis:
+            return self
+        if key.__class__ is tuple and len(key) == 2 and len(self.shape) == 2 and not self.checks:
+            # t[a:b, c:d] inside a 2-D tensor, the commonest subscript of all
+            r, c = key
+            if r.__class__ is slice and c.__class__ is slice and r.step is None and \
+                    c.step is None:
+                r0, r1, c0, c1 = r.start, r.stop, c.start, c.stop
+                n0, n1 = self.shape
+                if r0.__class__ is int and r1.__class__ is int and c0.__class__ is int and \
+                        c1.__class__ is int and 0 <= r0 < r1 <= n0 and 0 <= c0 < c1 <= n1:
+                    strides = self.strides
+                    return Tensor(self.storage, self.offset + r0 * strides[0] + c0 * strides[1],
+                                  (r1 - r0, c1 - c0), strides, ())
+        offset, shape, strides, checks = resolve_subscript(
+            key, self.shape, self.strides, self.offset, self.checks)
+        return Tensor(self.storage, offset, shape, strides, checks)
+
+    def __setitem__(self, key, value):
+        _nl.assign(self[key], value)
+
+    def restrict(self, axis: int, lo: int, hi: int) -> "Tensor":
+        """The view with dimension ``axis`` limited to ``[lo, hi)`` (how masks apply)."""
+        if lo == 0 and hi == self.shape[axis]:
+            return self
+        shape = self.shape[:axis] + (hi - lo,) + self.shape[axis + 1:]
+        checks = tuple(BoundCheck(c.const + c.coefs[axis] * lo, c.coefs, c.size, c.axis)
+                       for c in self.checks)
+        return Tensor(self.storage, self.offset + self.strides[axis] * lo, shape, self.strides,
+                      checks)
+
+    def is_full_view(self) -> bool:
+        s = self.storage
+        return self.offset == 0 and self.shape == s.shape and self.strides == s.strides
+
+    def bound_violation(self) -> str | None:
+        for chk in self.checks:
+            why = chk.violation(self.shape)
+            if why:
+                return why
+        return None
+
+    def reshape(self, shape) -> "Tensor":
+        """The same elements under a new shape (a whole, contiguous HBM tensor only)."""
+        shape = tuple(int(n) for n in (shape if isinstance(shape, (tuple, list)) else (shape,)))
+        loc = caller_location()
+        if self.storage.on_chip:
+            raise NKIError("reshape of an SBUF/PSUM tile is not supported; index it instead", loc)
+        if not self.is_full_view() and not _is_contiguous(self):
+            raise NKIError("only whole, contiguous HBM tensors can be reshaped", loc)
+        if math.prod(shape) != math.prod(self.shape):
+            raise NKIError(f"cannot reshape {list(self.shape)} ({math.prod(self.shape)} elements) "
+                           f"to {list(shape)}", loc)
+        strides, step = [], 1
+        for n in reversed(shape):
+            strides.append(step)
+            step *= n
+        return Tensor(self.storage, self.offset, shape, tuple(reversed(strides)), ())
+
+    def broadcast_to(self, shape) -> "Tensor":
+        return _nl.broadcast_to(self, shape)
+
+    # ---- operators: nl functions ----
+    def _binary(self, other, name, reverse=False):
+        fn = getattr(_nl, name)
+        return fn(other, self) if reverse else fn(self, other)
+
+    def __add__(self, o): return self._binary(o, "add")
+    def __radd__(self, o): return self._binary(o, "add", True)
+    def __sub__(self, o): return self._binary(o, "subtract")
+    def __rsub__(self, o): return self._binary(o, "subtract", True)
+    def __mul__(self, o): return self._binary(o, "multiply")
+    def __rmul__(self, o): return self._binary(o, "multiply", True)
+    def __truediv__(self, o): return self._binary(o, "divide")
+    def __rtruediv__(self, o): return self._binary(o, "divide", True)
+    def __pow__(self, o): return self._binary(o, "power")
+    def __rpow__(self, o): return self._binary(o, "power", True)
+    def __mod__(self, o): return self._binary(o, "mod")
+    def __lt__(self, o): return self._binary(o, "less")
+    def __le__(self, o): return self._binary(o, "less_equal")
+    def __gt__(self, o): return self._binary(o, "greater")
+    def __ge__(self, o): return self._binary(o, "greater_equal")
+    def __eq__(self, o): return self._binary(o, "equal")
+    def __ne__(self, o): return self._binary(o, "not_equal")
+    def __and__(self, o): return self._binary(o, "logical_and" if dt.is_float(self.dtype) else "bitwise_and")
+    def __rand__(self, o): return self.__and__(o)
+    def __or__(self, o): return self._binary(o, "logical_or" if dt.is_float(self.dtype) else "bitwise_or")
+    def __ror__(self, o): return self.__or__(o)
+    def __xor__(self, o): return self._binary(o, "logical_xor" if dt.is_float(self.dtype) else "bitwise_xor")
+    def __rxor__(self, o): return self.__xor__(o)
+
+    __hash__ = object.__hash__
+
+    def __neg__(self):
+        return _nl.negative(self)
+
+    def __abs__(self):
+        return _nl.abs(self)
+
+    def __invert__(self):
+        return _nl.invert(self)
+
+    def _accumulate(self, other, name):
+        _nl.accumulate(self, other, name)
+        return self
+
+    def __iadd__(self, o): return self._accumulate(o, "add")
+    def __isub__(self, o): return self._accumulate(o, "subtract")
+    def __imul__(self, o): return self._accumulate(o, "multiply")
+    def __itruediv__(self, o): return self._accumulate(o, "divide")
+
+
+def _is_contiguous(t: Tensor) -> bool:
+    step = 1
+    for n, s in zip(reversed(t.shape), reversed(t.strides)):
+        if n != 1 and s != step:
+            return False
+        step *= n
+    return True
+
+
+def same_view(a: Tensor, b: Tensor) -> bool:
+    return (a.storage is b.storage and a.offset == b.offset and a.shape == b.shape
+            and a.strides == b.strides)
+
+
+# Operators and assignment are nl functions; language imports this module, so it is bound last.
+from . import language as _nl  # noqa: E402

@@ -1,0 +1,115 @@
+"""SBUF/PSUM allocation by live range: iterations reuse space, what is live at once must fit,
+overlapping lifetimes never share bytes, PSUM tiles sit in their own banks."""
+
+import pytest
+
+import neuronxsim.nki as nki
+import neuronxsim.nki.language as nl
+import tutorial_kernels as tk
+from neuronxsim import bir
+
+
+@nki.jit
+def streaming(a):
+    """Each iteration loads a 32 KiB/partition tile, uses it and drops it."""
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range(a.shape[1] // 8192):
+        t = nl.load(a[:, i * 8192:(i + 1) * 8192])
+        nl.store(out[:, i * 8192:(i + 1) * 8192], nl.exp(t))
+    return out
+
+
+@nki.jit
+def hoarding(a, live):
+    """Keeps `live` 32 KiB/partition tiles alive together (summed at the end)."""
+    out = nl.ndarray((a.shape[0], 8192), dtype=a.dtype, buffer=nl.shared_hbm)
+    tiles = [nl.load(a[:, i * 8192:(i + 1) * 8192]) for i in range(live)]
+    acc = tiles[0]
+    for t in tiles[1:]:
+        acc = acc + t
+    nl.store(out, acc)
+    return out
+
+
+def test_loop_iterations_reuse_sbuf():
+    a = nki.typing.tensor[[128, 8192 * 20], nl.float32]  # 640 KiB per partition in total
+    traced = nki.trace_kernel(streaming, a)
+    assert traced.sbuf_peak_bytes[0] <= 2 * 32768  # one input and one result live at a time
+
+
+def test_what_is_live_at_once_must_fit_and_the_refusal_names_it():
+    a = nki.typing.tensor[[128, 8192 * 8], nl.float32]
+    traced = nki.trace_kernel(hoarding, a, 5)  # 5 loads + the running sum: 192 KiB, just fits
+    assert traced.sbuf_peak_bytes[0] == 6 * 32768
+    with pytest.raises(nki.NKIAllocationError) as info:
+        nki.trace(hoarding, a, 6)
+    msg = str(info.value)
+    assert "SBUF overflow" in msg and "needs 32768 bytes per partition" in msg
+    assert "196608 of the 196608 bytes per partition are held by 6 tiles" in msg
+    assert info.value.location.path == __file__
+
+
+def test_trn2_has_more_sbuf():
+    a = nki.typing.tensor[[128, 8192 * 8], nl.float32]
+    with pytest.raises(nki.NKIAllocationError):
+        nki.trace(hoarding, a, 6, arch="trn1")
+    traced = nki.trace_kernel(hoarding, a, 6, arch="trn2")  # 224 KiB per partition
+    assert traced.module.arch == "gen3" and traced.sbuf_peak_bytes[0] == 7 * 32768
+
+
+@nki.jit
+def psum_tiles(a, live):
+    out = nl.ndarray((128, 128 * live), dtype=nl.float32, buffer=nl.shared_hbm)
+    t = nl.load(a)
+    results = [nl.matmul(t, t, transpose_x=True) for _ in range(live)]
+    for i, r in enumerate(results):
+        nl.store(out[:, i * 128:(i + 1) * 128], nl.copy(r))
+    return out
+
+
+def test_psum_has_eight_banks():
+    a = nki.typing.tensor[[128, 128], nl.float32]
+    module = nki.trace(psum_tiles, a, 8)
+    psum = [s.location for s in module.functions[0].allocations
+            if s.location.type == bir.MemoryType.PSUM]
+    assert sorted(l.addr for l in psum) == [2048 * i for i in range(8)]
+    assert {l.bank for l in psum} == set(range(8))
+    with pytest.raises(nki.NKIAllocationError, match="PSUM overflow"):
+        nki.trace(psum_tiles, a, 9)
+
+
+def _live_ranges(module):
+    """location name -> (first, last) instruction index and its (space, partitions, bytes)."""
+    spans = {}
+    insts = module.functions[0].blocks[0].instructions
+    for i, inst in enumerate(insts):
+        for ap in list(inst.ins) + list(inst.outs):
+            loc = ap.location
+            if ap.is_immediate or loc.type not in (bir.MemoryType.SB, bir.MemoryType.PSUM):
+                continue
+            first, _ = spans.get(loc.name, (i, i))
+            spans[loc.name] = (first, i)
+    locs = {s.location.name: s.location for s in module.functions[0].allocations}
+    return {n: (span, locs[n]) for n, span in spans.items()}
+
+
+T = nki.typing.tensor
+
+
+@pytest.mark.parametrize("kernel,args", [
+    (tk.matmul_tiled, (T[[512, 256], nl.bfloat16], T[[512, 1024], nl.bfloat16])),
+    (tk.mamba_v2, (T[[1, 256, 512], nl.float32], T[[1, 256, 512], nl.float32],
+                   T[[256, 4], nl.float32], T[[1, 4, 512], nl.float32],
+                   T[[1, 4, 512], nl.float32])),
+    (tk.layernorm_v2, (T[[300, 1024], nl.float32], 1e-5, T[[1024], nl.float32],
+                       T[[1024], nl.float32])),
+], ids=["matmul", "mamba", "layernorm"])
+def test_tiles_live_at_once_never_share_bytes(kernel, args):
+    spans = list(_live_ranges(nki.trace(kernel, *args)).values())
+    assert len(spans) > 4
+    for i, ((f1, l1), a) in enumerate(spans):
+        for (f2, l2), b in spans[i + 1:]:
+            if a.type != b.type or l1 < f2 or l2 < f1:
+                continue
+            assert a.addr + a.bytes_per_partition <= b.addr or \
+                b.addr + b.bytes_per_partition <= a.addr, (a.name, b.name)

@@ -1,0 +1,235 @@
+"""Bad kernels raise NKIError located at the kernel's own line (marked ``# ERR:<tag>`` below),
+saying what is wrong; the traceback ends in the kernel, not in neuronxsim."""
+
+import traceback
+
+import numpy as np
+import pytest
+
+import neuronxsim.nki as nki
+import neuronxsim.nki.isa as nisa
+import neuronxsim.nki.language as nl
+from neuronxsim.errors import NeuronxsimError
+
+SRC = open(__file__).read().splitlines()
+
+
+def line_of(tag: str) -> int:
+    return next(i + 1 for i, text in enumerate(SRC) if text.rstrip().endswith(f"# ERR:{tag}"))
+
+
+def trace_error(kernel, *args, **kwargs) -> nki.NKIError:
+    with pytest.raises(nki.NKIError) as info:
+        nki.trace(kernel, *args, **kwargs)
+    return info.value
+
+
+def assert_located(err: nki.NKIError, tag: str, *fragments: str):
+    assert err.location is not None, str(err)
+    assert (err.location.path, err.location.line) == (__file__, line_of(tag)), str(err)
+    text = str(err)
+    assert text.startswith(f"{__file__}:{line_of(tag)}: ")
+    assert SRC[line_of(tag) - 1].strip() in text  # the kernel line is quoted
+    for fragment in fragments:
+        assert fragment in text, text
+
+
+A = np.zeros((128, 512), np.float32)
+
+
+# ---- shapes and partitions ----
+
+@nki.jit
+def too_many_partitions(a):
+    t = nl.ndarray((256, 4), dtype=nl.float32)  # ERR:ndarray256
+    return t
+
+
+@nki.jit
+def load_too_tall(a):
+    return nl.load(a)  # ERR:load256
+
+
+@nki.jit
+def shape_mismatch(a):
+    x = nl.load(a[:, 0:256])
+    y = nl.load(a[:, 0:128])
+    return x + y  # ERR:broadcast
+
+
+@nki.jit
+def partition_mismatch(a):
+    x = nl.load(a[0:64, :])
+    y = nl.load(a[0:1, :])
+    return nl.multiply(x, y)  # ERR:partbcast
+
+
+def test_tiles_over_128_partitions():
+    assert_located(trace_error(too_many_partitions, A), "ndarray256", "256 rows on the partition",
+                   "at most 128 partitions")
+    assert_located(trace_error(load_too_tall, np.zeros((256, 8), np.float32)), "load256",
+                   "at most 128 partitions")
+
+
+def test_shape_errors():
+    assert_located(trace_error(shape_mismatch, A), "broadcast", "[128, 256]", "[128, 128]",
+                   "do not broadcast")
+    assert_located(trace_error(partition_mismatch, A), "partbcast", "different partition counts",
+                   "broadcast_to")
+
+
+# ---- dtypes ----
+
+@nki.jit
+def bad_dtype(a):
+    t = nl.ndarray((128, 4), dtype=np.float64)  # ERR:dtype
+    return t
+
+
+@nki.jit
+def mixed_matmul(a, b):
+    return nisa.nc_matmul(nl.load(a), nl.load(b))  # ERR:mixfp32
+
+
+def test_dtype_errors():
+    assert_located(trace_error(bad_dtype, A), "dtype", "float64", "not an NKI data type")
+    err = trace_error(mixed_matmul, A[:, :128], A[:, :128].astype(np.float16))
+    assert_located(err, "mixfp32", "float32", "both must be")
+    with pytest.raises(nki.NKIError, match="float64 array"):
+        nki.trace(bad_dtype, np.zeros((4, 4)))
+
+
+# ---- matmul operand limits ----
+
+@nki.jit
+def moving_too_wide(a, b):
+    return nisa.nc_matmul(nl.load(a), nl.load(b))  # ERR:moving
+
+
+@nki.jit
+def stationary_in_psum(a, b):
+    ps = nisa.nc_matmul(nl.load(a), nl.load(b))
+    return nisa.nc_matmul(ps, nl.load(b))  # ERR:psumop
+
+
+@nki.jit
+def contraction_mismatch(a, b):
+    return nl.matmul(nl.load(a), nl.load(b), transpose_x=True)  # ERR:kdim
+
+
+def test_matmul_operand_limits():
+    assert_located(trace_error(moving_too_wide, A[:, :128], np.zeros((128, 1024), np.float32)),
+                   "moving", "1024 elements per partition", "at most 512")
+    assert_located(trace_error(stationary_in_psum, A[:, :128], A[:, :128]), "psumop",
+                   "must be in SBUF", "PSUM")
+    assert_located(trace_error(contraction_mismatch, A[:64, :128], A[:, :128]), "kdim",
+                   "64 partitions", "128")
+
+
+# ---- indices ----
+
+@nki.jit
+def row_out_of_range(a):
+    return nl.load(a[0:128, 256:768])  # ERR:range
+
+
+@nki.jit
+def masked_in_range(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    ip = nl.arange(128)[:, None]
+    ic = nl.arange(512)[None, :]
+    for t in nl.affine_range(2):
+        x = nl.load(a[t * 128 + ip, ic], mask=(t * 128 + ip < 200))
+        nl.store(out[t * 128 + ip, ic], x, mask=(t * 128 + ip < 201))  # ERR:maskrange
+    return out
+
+
+@nki.jit
+def int_index(a):
+    return nl.load(a[130])  # ERR:int
+
+
+def test_out_of_range_indices():
+    assert_located(trace_error(row_out_of_range, A), "range", "dimension 1", "[256, 767]",
+                   "[0, 512)")
+    assert_located(trace_error(int_index, A), "int", "index 130", "size 128")
+    # The first load's mask keeps rows 128..199 of 200; the store's keeps row 200: out of range.
+    assert_located(trace_error(masked_in_range, np.zeros((200, 512), np.float32)), "maskrange",
+                   "[128, 200]", "[0, 200)")
+
+
+# ---- inputs, unwritten tiles, results ----
+
+@nki.jit
+def writes_input(a):
+    nl.store(a, nl.load(a))  # ERR:input
+    return a
+
+
+@nki.jit
+def reads_unwritten(a):
+    t = nl.ndarray((128, 512), dtype=nl.float32)
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    nl.store(out, nl.exp(t))  # ERR:unwritten
+    return out
+
+
+@nki.jit
+def returns_tile(a):
+    return nl.load(a)
+
+
+@nki.jit
+def accumulates_onto_copy(a):
+    ps = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.psum)
+    ps[...] = nl.load(a[:, 0:128])
+    ps += nl.matmul(nl.load(a[:, 0:128]), nl.load(a[:, 0:128]), transpose_x=True)  # ERR:acc
+    return ps
+
+
+def test_writes_to_inputs_and_reads_of_unwritten_tiles():
+    assert_located(trace_error(writes_input, A), "input", "kernel input 'a'", "read-only")
+    assert_located(trace_error(reads_unwritten, A), "unwritten", "before anything writes it")
+    assert "returns an SBUF tile" in str(trace_error(returns_tile, A))
+    assert_located(trace_error(accumulates_onto_copy, A), "acc", "non-matmul",
+                   "accumulation group")
+
+
+# ---- start partitions, capacity ----
+
+@nki.jit
+def bad_start_partition(a):
+    t = nl.load(a)
+    out = nl.ndarray((10, 512), dtype=a.dtype, buffer=nl.shared_hbm)
+    nl.store(out, nl.exp(t[10:20]))  # ERR:start
+    return out
+
+
+@nki.jit
+def psum_tile_too_big(a):
+    return nl.zeros((128, 1024), dtype=nl.float32, buffer=nl.psum)  # ERR:psumbank
+
+
+def test_start_partition_rule_and_psum_bank():
+    assert_located(trace_error(bad_start_partition, A), "start", "starts at partition 10",
+                   "start-partition rule")
+    assert_located(trace_error(psum_tile_too_big, A), "psumbank", "4096 bytes per partition",
+                   "2 KiB bank")
+
+
+# ---- where the traceback points ----
+
+def test_traceback_ends_in_the_kernel_and_the_error_class():
+    err = trace_error(reads_unwritten, A)
+    frames = traceback.extract_tb(err.__traceback__)
+    assert frames[-1].filename == __file__ and frames[-1].lineno == line_of("unwritten")
+    # Between the test and the kernel: only the public entry point (nki.trace) itself.
+    assert sum("neuronxsim/nki/" in f.filename for f in frames) == 1
+    assert isinstance(err, NeuronxsimError) and isinstance(err, ValueError)
+
+
+def test_errors_outside_a_kernel():
+    with pytest.raises(nki.NKIError, match="only inside a kernel being traced"):
+        nl.load(A)
+    with pytest.raises(nki.NKIError, match="returns nothing"):
+        nki.trace(lambda a: None, A)

@@ -1,0 +1,367 @@
+"""nki.language semantics against NumPy (on the reference executor), and the engines the
+instructions land on."""
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import neuronxsim.nki as nki
+import neuronxsim.nki.language as nl
+from neuronxsim import bir
+from nki_testing import close, run_on_reference as run
+
+bf16 = ml_dtypes.bfloat16
+
+
+def instructions(kernel, *args, **kwargs):
+    module = nki.trace(kernel, *args, **kwargs)
+    return list(module.functions[0].blocks[0].instructions)
+
+
+# ---- elementwise arithmetic and broadcasting ----
+
+@nki.jit
+def arith(a, b, col):
+    out = nl.ndarray((6,) + a.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+    x, y, c = nl.load(a), nl.load(b), nl.load(col)
+    nl.store(out[0], x + y)
+    nl.store(out[1], x - 2.5)
+    nl.store(out[2], 3.0 / x)
+    nl.store(out[3], nl.maximum(x, y) * c)  # c is [P, 1]: one value per partition
+    nl.store(out[4], c - x)
+    nl.store(out[5], (x > y) + (x <= 0.5))
+    return out
+
+
+def test_arithmetic_scalars_and_partition_columns(rng):
+    a = rng.random((128, 64)).astype(np.float32) + 0.1
+    b = rng.random((128, 64)).astype(np.float32)
+    col = rng.random((128, 1)).astype(np.float32)
+    out = run(arith, a, b, col)
+    for got, want in zip(out, [a + b, a - 2.5, 3.0 / a, np.maximum(a, b) * col, col - a,
+                               (a > b) * 1.0 + (a <= 0.5) * 1.0]):
+        close(got, want, atol=0, rtol=1e-7)
+
+
+def test_partition_columns_become_tensor_scalar_pointers(rng):
+    a = np.zeros((128, 64), np.float32)
+    ops = [i.opcode_name for i in instructions(arith, a, a, a[:, :1].copy())]
+    assert ops.count("TensorScalarPtr") == 2  # `* c` and `c - x`
+    assert ops.count("TensorScalar") == 3  # x - 2.5, 3.0 / x, x <= 0.5
+
+
+@nki.jit
+def free_broadcast(a, b):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    x = nl.load(a)  # [P, 4, 8]
+    y = nl.load(b)  # [P, 1, 8]: repeated along the middle axis
+    nl.store(out, x * y)
+    return out
+
+
+def test_free_dimensions_broadcast_by_step_zero(rng):
+    a = rng.random((32, 4, 8)).astype(np.float32)
+    b = rng.random((32, 1, 8)).astype(np.float32)
+    close(run(free_broadcast, a, b), a * b, atol=0, rtol=1e-7)
+
+
+@nki.jit
+def promote(a, b):
+    out = nl.ndarray(a.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+    s = nl.load(a) + nl.load(b)
+    assert s.dtype == nl.float32  # bf16 + fp16 -> fp32
+    nl.store(out, s)
+    return out
+
+
+def test_bf16_plus_fp16_promotes_to_fp32(rng):
+    a = rng.random((16, 16)).astype(bf16)
+    b = rng.random((16, 16)).astype(np.float16)
+    close(run(promote, a, b), a.astype(np.float32) + b.astype(np.float32), atol=0, rtol=1e-7)
+
+
+@nki.jit
+def where_and_compare(a):
+    out = nl.ndarray((2,) + a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    x = nl.load(a)
+    nl.store(out[0], nl.where(x > 0, x, 0.0))
+    nl.store(out[1], nl.where(nl.less(x, -0.5), nl.negative(x), x))
+    return out
+
+
+def test_where(rng):
+    a = rng.standard_normal((64, 32)).astype(np.float32)
+    out = run(where_and_compare, a)
+    np.testing.assert_array_equal(out[0], np.where(a > 0, a, 0))
+    np.testing.assert_array_equal(out[1], np.where(a < -0.5, -a, a))
+
+
+@nki.jit
+def integer_ops(a, b):
+    out = nl.ndarray((3,) + a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    x, y = nl.load(a), nl.load(b)
+    nl.store(out[0], x & y)
+    nl.store(out[1], nl.bitwise_xor(x, y))
+    nl.store(out[2], x * 3 + y)
+    return out
+
+
+def test_integer_bitwise_and_arithmetic(rng):
+    a = rng.integers(0, 1000, (8, 16)).astype(np.int32)
+    b = rng.integers(0, 1000, (8, 16)).astype(np.int32)
+    out = run(integer_ops, a, b)
+    np.testing.assert_array_equal(out, np.stack([a & b, a ^ b, a * 3 + b]))
+
+
+# ---- activation functions (Scalar Engine) ----
+
+ACTIVATIONS = {
+    "exp": np.exp, "log": np.log, "tanh": np.tanh, "sigmoid": lambda x: 1 / (1 + np.exp(-x)),
+    "relu": lambda x: np.maximum(x, 0), "rsqrt": lambda x: 1 / np.sqrt(x), "sqrt": np.sqrt,
+    "square": np.square, "reciprocal": lambda x: 1 / x, "abs": np.abs,
+    "silu": lambda x: x / (1 + np.exp(-x)),
+    "gelu_apprx_tanh": lambda x: 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) *
+                                                        (x + 0.044715 * x ** 3))),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ACTIVATIONS))
+def test_activation_functions_run_on_the_scalar_engine(name, rng):
+    fn = getattr(nl, name)
+
+    @nki.jit
+    def kernel(a):
+        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        nl.store(out, fn(nl.load(a)))
+        return out
+
+    a = (rng.random((128, 256)) + 0.25).astype(np.float32)
+    close(run(kernel, a), ACTIVATIONS[name](a.astype(np.float64)), atol=1e-6, rtol=1e-5)
+    act = [i for i in instructions(kernel, a) if i.opcode_name == "Activation"]
+    assert len(act) == 1 and act[0].engine == bir.Engine.Activation
+
+
+# ---- reductions ----
+
+@nki.jit
+def reductions(a):
+    P, A, B = a.shape
+    out_sum = nl.ndarray((P, A), dtype=a.dtype, buffer=nl.shared_hbm)
+    out_max = nl.ndarray((P, 1, B), dtype=a.dtype, buffer=nl.shared_hbm)
+    out_mean = nl.ndarray((P,), dtype=a.dtype, buffer=nl.shared_hbm)
+    out_min = nl.ndarray((P, 1, 1), dtype=a.dtype, buffer=nl.shared_hbm)
+    x = nl.load(a)
+    nl.store(out_sum, nl.sum(x, axis=2))
+    nl.store(out_max, nl.max(x, axis=1, keepdims=True))  # not the innermost axis
+    nl.store(out_mean, nl.mean(x, axis=[1, 2]))
+    nl.store(out_min, nl.min(x, axis=(-2, -1), keepdims=True))
+    return out_sum, out_max, out_mean, out_min
+
+
+def test_reductions_along_any_free_axes(rng):
+    a = rng.standard_normal((64, 6, 10)).astype(np.float32)
+    s, mx, mean, mn = run(reductions, a)
+    close(s, a.sum(2), atol=1e-5, rtol=1e-6)
+    np.testing.assert_array_equal(mx, a.max(1, keepdims=True))
+    close(mean, a.mean((1, 2)), atol=1e-6, rtol=1e-6)
+    np.testing.assert_array_equal(mn, a.min((1, 2), keepdims=True))
+
+
+def test_reduction_fields(rng):
+    a = np.zeros((64, 6, 10), np.float32)
+    red = [i for i in instructions(reductions, a) if i.opcode_name == "TensorReduce"]
+    # contiguous reduced axes merge into one access-pattern dimension (X)
+    assert [(i.op.name, i.axis.name) for i in red] == [("add", "X"), ("max", "X"),
+                                                        ("add", "X"), ("min", "X")]
+    assert all(i.engine == bir.Engine.DVE for i in red)
+    # max over axis 1 of [P, 6, 10]: the reduced axis walks last, with the row stride 10
+    assert [(p.step, p.num) for p in red[1].ins[0].pattern] == [(60, 64), (1, 10), (10, 6)]
+
+
+# ---- masks ----
+
+@nki.jit
+def masked_tail(a):
+    rows, cols = a.shape
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    ip = nl.arange(128)[:, None]
+    ic = nl.arange(cols)[None, :]
+    for t in nl.affine_range((rows + 127) // 128):
+        rows_left = t * 128 + ip < rows
+        x = nl.load(a[t * 128 + ip, ic], mask=rows_left)
+        y = nl.exp(x)  # computes only the partitions the load wrote
+        nl.store(out[t * 128 + ip, ic], value=y, mask=rows_left & (ic < cols - 3))
+    return out
+
+
+def test_masks_limit_partitions_and_free_ranges(rng):
+    a = rng.random((200, 16)).astype(np.float32)
+    out = run(masked_tail, a)
+    close(out[:, :13], np.exp(a[:, :13]), atol=0, rtol=1e-6)
+    assert np.isnan(out[:, 13:]).all()  # never written: the reference executor's fill
+
+
+def test_instructions_after_a_masked_load_skip_the_unwritten_partitions():
+    a = np.zeros((200, 16), np.float32)
+    act = [i for i in instructions(masked_tail, a) if i.opcode_name == "Activation"]
+    assert [i.ins[0].partitions for i in act] == [128, 72]
+
+
+# ---- tiles: creation, copies, assignment ----
+
+@nki.jit
+def fills(a):
+    out = nl.ndarray((4, 32, 8), dtype=nl.float32, buffer=nl.shared_hbm)
+    z = nl.zeros((32, 8), dtype=nl.float32)
+    z += nl.load(a)
+    nl.store(out[0], z)
+    nl.store(out[1], nl.ones((32, 8), dtype=nl.float32))
+    nl.store(out[2], nl.full((32, 8), 7.5, dtype=nl.float32))
+    t = nl.ndarray((32, 8), dtype=nl.float32)
+    t[...] = 2.0
+    t[:, 0:4] = nl.copy(nl.load(a)[:, 4:8])
+    nl.store(out[3], t)
+    return out
+
+
+def test_zeros_ones_full_and_partial_assignment(rng):
+    a = rng.random((32, 8)).astype(np.float32)
+    out = run(fills, a)
+    np.testing.assert_array_equal(out[0], a)
+    np.testing.assert_array_equal(out[1], 1.0)
+    np.testing.assert_array_equal(out[2], 7.5)
+    np.testing.assert_array_equal(out[3], np.concatenate([a[:, 4:8], np.full((32, 4), 2.0)], 1))
+
+
+@nki.jit
+def casts(a):
+    out = nl.ndarray(a.shape, dtype=nl.bfloat16, buffer=nl.shared_hbm)
+    nl.store(out, nl.copy(nl.load(a), dtype=nl.bfloat16))
+    return out
+
+
+def test_copy_casts_with_round_to_nearest_even(rng):
+    a = rng.standard_normal((16, 64)).astype(np.float32)
+    np.testing.assert_array_equal(run(casts, a), a.astype(bf16))
+
+
+@nki.jit
+def assign_into_blocks(a):
+    P, F = a.shape
+    out = nl.ndarray((2, P, F), dtype=a.dtype, buffer=nl.shared_hbm)
+    blocks = nl.ndarray((2, nl.par_dim(P), F), dtype=a.dtype)
+    blocks[0] = nl.load(a)
+    blocks[1] = nl.exp(blocks[0])
+    nl.store(out[0], blocks[0])
+    nl.store(out[1], blocks[1])
+    return out
+
+
+def test_assignments_write_in_place(rng):
+    a = rng.random((64, 32)).astype(np.float32)
+    out = run(assign_into_blocks, a)
+    np.testing.assert_array_equal(out[0], a)
+    close(out[1], np.exp(a), atol=0, rtol=1e-6)
+    ops = [i.opcode_name for i in instructions(assign_into_blocks, a)]
+    assert ops == ["Load", "Activation", "Save", "Save"]  # no copies: results land in place
+
+
+# ---- the Tensor Engine ----
+
+@nki.jit
+def matmuls(x, y):
+    M, K = x.shape
+    _, N = y.shape
+    out = nl.ndarray((2, M, N), dtype=nl.float32, buffer=nl.shared_hbm)
+    xs, ys = nl.load(x), nl.load(y)
+    nl.store(out[0], nl.matmul(xs, ys))  # x is [M, K]: transposed on the PE first
+    xt = nl.transpose(xs)
+    nl.store(out[1], nl.copy(nl.matmul(xt, ys, transpose_x=True)))
+    return out
+
+
+def test_matmul_and_transpose(rng):
+    x = rng.standard_normal((96, 64)).astype(np.float32)
+    y = rng.standard_normal((64, 200)).astype(np.float32)
+    out = run(matmuls, x, y)
+    close(out[0], x.astype(np.float64) @ y, atol=1e-4, rtol=1e-5)
+    close(out[1], x.astype(np.float64) @ y, atol=1e-4, rtol=1e-5)
+    pe = [i for i in instructions(matmuls, x, y) if i.engine == bir.Engine.PE]
+    assert [(i.opcode_name, i.is_transpose) for i in pe] == [
+        ("Matmult", True), ("Matmult", False), ("Matmult", True), ("Matmult", False)]
+
+
+@nki.jit
+def psum_accumulation(lhsT, rhs):
+    K, M = lhsT.shape
+    out = nl.ndarray((M, rhs.shape[1]), dtype=nl.float32, buffer=nl.shared_hbm)
+    acc = nl.zeros((M, rhs.shape[1]), dtype=nl.float32, buffer=nl.psum)
+    for k in nl.affine_range(K // 128):
+        acc += nl.matmul(nl.load(lhsT[k * 128:(k + 1) * 128]), nl.load(rhs[k * 128:(k + 1) * 128]),
+                         transpose_x=True)
+    nl.store(out, acc)
+    return out
+
+
+def test_psum_accumulation_group_flags(rng):
+    lhsT = rng.standard_normal((384, 64)).astype(np.float32)
+    rhs = rng.standard_normal((384, 32)).astype(np.float32)
+    close(run(psum_accumulation, lhsT, rhs), lhsT.astype(np.float64).T @ rhs, atol=1e-4,
+          rtol=1e-5)
+    mm = [i for i in instructions(psum_accumulation, lhsT, rhs) if i.opcode_name == "Matmult"]
+    assert [(i.start_tensor_calc, i.stop_tensor_calc) for i in mm] == [
+        (True, False), (False, False), (False, True)]
+    ops = [i.opcode_name for i in instructions(psum_accumulation, lhsT, rhs)]
+    assert "Memset" not in ops  # the zeros are replaced by the group's first matmul
+
+
+# ---- SPMD programs ----
+
+@nki.jit
+def program_ids(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    i, j = nl.program_id(0), nl.program_id(1)
+    assert nl.num_programs() == 6 and nl.num_programs(1) == 3 and nl.program_ndim() == 2
+    tile = nl.load(a[i * 16:(i + 1) * 16, j * 8:(j + 1) * 8])
+    nl.store(out[i * 16:(i + 1) * 16, j * 8:(j + 1) * 8], tile + (10 * i + j))
+    return out
+
+
+def test_spmd_grid_instances_share_their_output(rng):
+    a = rng.random((32, 24)).astype(np.float32)
+    out = run(program_ids[2, 3], a)
+    bias = 10 * np.repeat(np.arange(2), 16)[:, None] + np.repeat(np.arange(3), 8)[None, :]
+    close(out, a + bias, atol=0, rtol=1e-7)
+
+
+def test_device_print_is_an_instruction(capsys):
+    @nki.jit
+    def kernel(a):
+        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        t = nl.load(a)
+        nl.device_print("tile t:", t)
+        nl.store(out, t)
+        return out
+
+    a = np.arange(8, dtype=np.float32).reshape(2, 4)
+    insts = instructions(kernel, a)
+    assert insts[1].opcode_name == "DevicePrint" and insts[1].prefix == "tile t:"
+    run(kernel, a)
+    assert "tile t:" in capsys.readouterr().out
+
+
+@nki.jit
+def halves_written_out_of_order(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray(a.shape, dtype=a.dtype)
+    t[64:128] = nl.load(a[64:128])
+    t[0:64] = nl.load(a[0:64])
+    nl.store(out, nl.exp(t))  # all 128 partitions are written, in two steps
+    return out
+
+
+def test_partitions_written_in_any_order_count_as_written(rng):
+    a = rng.random((128, 16)).astype(np.float32)
+    close(run(halves_written_out_of_order, a), np.exp(a), atol=0, rtol=1e-6)
+    act = [i for i in instructions(halves_written_out_of_order, a) if i.opcode_name == "Activation"]
+    assert act[0].ins[0].partitions == 128

@@ -1,0 +1,176 @@
+"""nki.trace: the module's interface (inputs named after parameters, outputs after what the
+kernel returns), source lines, launch grids over NeuronCores, and the jit forms."""
+
+import os
+
+import numpy as np
+import pytest
+
+import neuronxsim.nki as nki
+import neuronxsim.nki.language as nl
+from neuronxsim import bir
+from nki_testing import close, run_on_reference as run
+
+SRC = open(__file__).read().splitlines()
+
+
+def line_of(tag: str) -> int:
+    return next(i + 1 for i, text in enumerate(SRC) if text.rstrip().endswith(f"# LINE:{tag}"))
+
+
+@nki.jit
+def two_outputs(x, y, scale=2.0):
+    total = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    diff = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm, name="difference")
+    a, b = nl.load(x), nl.load(y)  # LINE:loads
+    nl.store(total, (a + b) * scale)  # LINE:sum
+    nl.store(diff, a - b)
+    return total, diff
+
+
+def test_inputs_and_outputs_are_named_after_the_kernel():
+    x = np.zeros((64, 32), np.float32)
+    traced = nki.trace_kernel(two_outputs, x, y=x)
+    assert traced.input_names == ["x", "y"] and traced.output_names == ["total", "difference"]
+    assert traced.inputs[0] == nki.TensorSpec("x", (64, 32), np.dtype(np.float32))
+    locs = {s.location.name: s.location for s in traced.module.functions[0].allocations}
+    assert locs["x"].type == bir.MemoryType.Input and locs["y"].type == bir.MemoryType.Input
+    assert locs["total"].type == bir.MemoryType.Output
+    assert locs["difference"].kind == bir.TensorKind.ExternalOutput
+
+
+def test_outputs_without_a_variable_are_named_by_position():
+    @nki.jit
+    def unnamed(x):
+        def make(i):
+            out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+            nl.store(out, nl.load(x) + i)
+            return out
+        return make(1), make(2)  # the kernel has no variable holding them
+
+    x = np.zeros((8, 8), np.float32)
+    assert nki.trace_kernel(unnamed, x).output_names == ["out0", "out1"]
+
+
+def test_returning_what_is_not_a_written_hbm_tensor_is_refused():
+    @nki.jit
+    def unwritten(x):
+        return nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+
+    @nki.jit
+    def a_tile(x):
+        return nl.load(x)
+
+    x = np.zeros((8, 8), np.float32)
+    with pytest.raises(nki.NKIError, match="never writes"):
+        nki.trace(unwritten, x)
+    with pytest.raises(nki.NKIError, match="returns an SBUF tile"):
+        nki.trace(a_tile, x)
+
+
+def test_the_module_runs_by_parameter_name(rng):
+    x = rng.random((64, 32)).astype(np.float32)
+    y = rng.random((64, 32)).astype(np.float32)
+    total, diff = run(two_outputs, x, y, scale=3.0)
+    close(total, (x + y) * 3.0, atol=0, rtol=1e-6)
+    close(diff, x - y, atol=0, rtol=1e-7)
+
+
+def test_every_instruction_records_its_kernel_line():
+    x = np.zeros((64, 32), np.float32)
+    insts = nki.trace(two_outputs, x, x).functions[0].blocks[0].instructions
+    base = os.path.basename(__file__)
+    assert [i.source for i in insts[:4]] == [f"{base}:{line_of('loads')}"] * 2 + [
+        f"{base}:{line_of('sum')}"] * 2
+    assert all(i.source.startswith(base + ":") for i in insts)
+
+
+def test_json_round_trip_and_arch():
+    x = np.zeros((64, 32), np.float32)
+    module = nki.trace(two_outputs, x, x, arch="trn2")
+    assert module.arch == "gen3"
+    text = module.to_json()
+    assert bir.Module.from_json(text).to_json() == text
+    assert nki.trace(two_outputs, x, x).arch == "gen2"
+    with pytest.raises(nki.NKIError, match="unknown arch"):
+        nki.trace(two_outputs, x, x, arch="trn9")
+
+
+def test_engines_and_dma_queues():
+    x = np.zeros((64, 32), np.float32)
+    insts = nki.trace(two_outputs, x, x).functions[0].blocks[0].instructions
+    dmas = [i for i in insts if i.opcode_name in ("Load", "Save")]
+    assert all(i.engine == bir.Engine.DMA for i in dmas)
+    assert [i.queue for i in dmas] == list(range(len(dmas)))  # round-robin over 16 queues
+    assert {i.engine for i in insts if i.opcode_name.startswith("Tensor")} == {bir.Engine.DVE}
+
+
+# ---- launch grids over NeuronCores ----
+
+@nki.jit
+def per_core_rows(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    core = nl.program_id(0)
+    rows = a.shape[0] // nl.num_programs(0)
+    t = nl.load(a[core * rows:(core + 1) * rows])
+    nl.store(out[core * rows:(core + 1) * rows], t * (core + 1))
+    return out
+
+
+def test_nc_grid_traces_one_function_per_core(rng):
+    a = rng.random((256, 64)).astype(np.float32)
+    traced = nki.trace_kernel(per_core_rows[nl.nc(2)], a)
+    assert traced.num_cores == 2 and len(traced.module.functions) == 2
+    for core, fn in enumerate(traced.module.functions):
+        names = {s.location.name for s in fn.allocations}
+        assert {"a", "out"} <= names
+        load = fn.blocks[0].instructions[0]
+        assert load.opcode_name == "Load" and load.ins[0].offset == core * 128 * 64
+    out = run(per_core_rows[nl.nc(2)], a)
+    close(out, a * np.repeat([1.0, 2.0], 128)[:, None], atol=0, rtol=1e-7)
+
+
+def test_nc_grid_with_spmd_instances_per_core(rng):
+    @nki.jit
+    def kernel(a):
+        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        c, j = nl.program_id(0), nl.program_id(1)
+        r = slice((2 * c + j) * 32, (2 * c + j + 1) * 32)
+        nl.store(out[r], nl.load(a[r]) + (2 * c + j))
+        return out
+
+    a = rng.random((128, 16)).astype(np.float32)
+    traced = nki.trace_kernel(kernel[nl.nc(2), 2], a)
+    assert traced.instruction_counts == [6, 6]
+    close(run(kernel[nl.nc(2), 2], a), a + np.repeat(np.arange(4), 32)[:, None], atol=0,
+          rtol=1e-7)
+
+
+# ---- jit forms, inlining, tensor types ----
+
+def test_jit_forms_and_inlined_kernels(rng):
+    def body(a):
+        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        nl.store(out, nl.exp(nl.load(a)))
+        return out
+
+    helper = nki.jit(lambda t: nl.multiply(t, 2.0))
+
+    @nki.jit()
+    def outer(a):
+        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        nl.store(out, helper(nl.load(a)))  # a jit kernel called in a trace is inlined
+        return out
+
+    a = rng.random((16, 16)).astype(np.float32)
+    for k in (nki.jit(body), nki.jit(mode="simulation")(body), body):
+        close(run(k, a), np.exp(a), atol=0, rtol=1e-6)
+    close(run(outer, a), 2 * a, atol=0, rtol=0)
+
+
+def test_tensor_types_trace_without_data():
+    t = nki.typing.tensor[[64, 32], nl.bfloat16]
+    traced = nki.trace_kernel(two_outputs, t, t)
+    assert traced.inputs[0].dtype == nl.bfloat16 and traced.instruction_count == 7
+    with pytest.raises(nki.NKIError, match="needs a dtype"):
+        nki.trace(two_outputs, nki.typing.tensor[64, 32], t)
