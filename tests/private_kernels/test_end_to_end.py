@@ -27,27 +27,30 @@ except ImportError:
     lower_kernel_inst = None
 
 
-def _execute(module, inputs):
-    """Outputs of every NeuronCore's function, merged: each element from the core that wrote it
-    (unwritten float elements read NaN on both executors)."""
+def simulator():
     try:
         from neuronxsim import sim
     except ImportError:
-        sim = None
+        return None
+    return sim
+
+
+def _execute(module, inputs):
+    """The outputs of a module run with every function as its own NeuronCore: on the simulator,
+    which shares DRAM between them; on the reference executor one function at a time, each
+    element taken from the core that wrote it (unwritten float elements read NaN)."""
+    sim = simulator()
+    if sim is not None:
+        return sim.simulate(module, inputs, arch={"gen2": "trn1", "gen3": "trn2"}[module.arch]).outputs
+    from neuronxsim import reference
     merged = {}
     for core in range(len(module.functions)):
-        if sim is not None:
-            outputs = sim.simulate(module, inputs, arch={"gen2": "trn1", "gen3": "trn2"}[module.arch],
-                                   neuron_core_id=core).outputs
-        else:
-            from neuronxsim import reference
-            outputs = reference.execute(module, inputs, neuron_core_id=core)
-        for name, value in outputs.items():
+        for name, value in reference.execute(module, inputs, neuron_core_id=core).items():
             if name not in merged:
-                merged[name] = np.array(value)
-            elif np.issubdtype(np.asarray(value).dtype, np.floating) or np.asarray(value).dtype.kind == "V":
-                written = ~np.isnan(np.asarray(value, np.float64))
-                merged[name][written] = np.asarray(value)[written]
+                merged[name] = value
+            elif value.dtype.kind in "fV":
+                written = ~np.isnan(value.astype(np.float64))
+                merged[name][written] = value[written]
     return merged
 
 
@@ -175,3 +178,20 @@ def test_topk_methods(monkeypatch, rng, method):
     values, indices = refs.topk(x, 64)
     np.testing.assert_allclose(out["values"], values, rtol=refs.TOPK_RTOL, atol=refs.TOPK_ATOL)
     np.testing.assert_array_equal(out["indices"], indices)
+
+
+@pytest.mark.skipif(simulator() is None or lower_kernel_inst is None,
+                    reason="the public sizes run on the C++ simulator after lowerKernelInst (the reference executor "
+                           "takes about a minute per case)")
+@pytest.mark.parametrize("dtype", [np.float32, ml_dtypes.bfloat16], ids=["f32", "bf16"])
+def test_public_sizes(monkeypatch, rng, dtype):
+    """nki-samples' resize [10,30,20,1280] -> [10,59,38,1280] and select-and-scatter [8,64,112,112]."""
+    img = rng.standard_normal((10, 30, 20, 1280)).astype(dtype)
+    out = run_macro(monkeypatch, "beta2", "ResizeNearest", {"img": img},
+                    {"out": ((10, 59, 38, 1280), ir_dtype(dtype))})["out"]
+    np.testing.assert_array_equal(out, refs.resize_nearest(img, (10, 59, 38, 1280)))
+    operand = rng.standard_normal((8, 64, 112, 112)).astype(dtype)
+    source = rng.standard_normal((8, 64, 56, 56)).astype(dtype)
+    out = run_macro(monkeypatch, "beta2", "SelectAndScatter", {"operand": operand, "source": source},
+                    {"out": ((8, 64, 112, 112), ir_dtype(dtype))})["out"]
+    refs.all_close(out, refs.select_and_scatter(operand, source), refs.SELECT_AND_SCATTER_TOL, refs.SELECT_AND_SCATTER_TOL)

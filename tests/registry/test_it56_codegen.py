@@ -1,6 +1,7 @@
 """codegenInternalNativeNkiKernel: the IT56 node, the two forms, the NKI_FRONTEND router, the
 trace cache and the errors."""
 
+import importlib.util
 import json
 import os
 import sys
@@ -28,11 +29,7 @@ def node_of(module, function=0):
 
 
 def walrus_available():
-    try:
-        from neuronxsim import walrus  # noqa: F401  (is it in this build?)
-    except ImportError:
-        return False
-    return True
+    return importlib.util.find_spec("neuronxsim.walrus") is not None
 
 
 @pytest.fixture

@@ -95,6 +95,79 @@ def _shapes(hidden_states, expert_affinities_masked, gate_up_proj_weight, down_p
     return T, H, E, I, N
 
 
+def _expert_tile(weights, r0: int, rows: int, is_expert, dtype):
+    """Rows ``r0 .. r0+rows-1`` of the block expert's ``weights[e]``, as ``sum_e is_expert[:, e] *
+    weights[e]`` (exact: one term is not zero)."""
+    acc = nl.zeros((rows,) + tuple(weights.shape[2:]), dtype=nl.float32)
+    for e in nl.sequential_range(weights.shape[0]):
+        acc += nisa.tensor_scalar(nl.load(weights[e, r0:r0 + rows]), np.multiply, is_expert[:rows, e:e + 1],
+                                  dtype=nl.float32)
+    return nl.copy(acc, dtype=dtype)
+
+
+def _gather_transposed(hidden_states, gather, token_tiles, h_tiles, b_chunks, dtype):
+    """``h.T [H, B]`` per H tile: ``hidden.T @ S`` over the token tiles (``gather`` holds S per
+    token tile, scaled by the affinity for PRE_SCALE)."""
+    block = gather[0].shape[1]
+    h_t = []
+    for h0, hp in h_tiles:
+        tile = nl.ndarray((hp, block), dtype=dtype, buffer=nl.sbuf)
+        for c0, cn in b_chunks:
+            ps = nl.zeros((hp, cn), dtype=nl.float32, buffer=nl.psum)
+            for (t0, tp), s in zip(token_tiles, gather):
+                ps += nisa.nc_matmul(nl.load(hidden_states[t0:t0 + tp, h0:h0 + hp], dtype=dtype), s[:, c0:c0 + cn])
+            tile[:, c0:c0 + cn] = nl.copy(ps, dtype=dtype)
+        h_t.append(tile)
+    return h_t
+
+
+def _activations(w_gu, h_t, i_tiles, b_chunks, dtype):
+    """``silu(gate) * up`` as ``[I, B]``, per I tile."""
+    block = h_t[0].shape[1]
+    act = []
+    for i0, ip in i_tiles:
+        tile = nl.ndarray((ip, block), dtype=dtype, buffer=nl.sbuf)
+        for c0, cn in b_chunks:
+            proj = []
+            for which in (0, 1):  # gate, up
+                ps = nl.zeros((ip, cn), dtype=nl.float32, buffer=nl.psum)
+                for w, x in zip(w_gu, h_t):
+                    ps += nisa.nc_matmul(w[:, which, i0:i0 + ip], x[:, c0:c0 + cn])
+                proj.append(ps)
+            tile[:, c0:c0 + cn] = nl.multiply(nisa.activation(nl.silu, proj[0], dtype=nl.float32), proj[1],
+                                              dtype=dtype)
+        act.append(tile)
+    return act
+
+
+def _down_projection(act, w_down, scales, b_tiles, h_chunks, dtype):
+    """``y [B, H] = act.T @ W_down`` per B tile, each token's row times its ``scales`` entry
+    (POST_SCALE) when given."""
+    hidden = w_down[0].shape[1]
+    y = []
+    for (b0, bt), scale in zip(b_tiles, scales or [None] * len(b_tiles)):
+        tile = nl.ndarray((bt, hidden), dtype=dtype, buffer=nl.sbuf)
+        for c0, cn in h_chunks:
+            ps = nl.zeros((bt, cn), dtype=nl.float32, buffer=nl.psum)
+            for a, w in zip(act, w_down):
+                ps += nisa.nc_matmul(a[:, b0:b0 + bt], w[:, c0:c0 + cn])
+            tile[:, c0:c0 + cn] = nl.copy(ps, dtype=dtype) if scale is None else \
+                nisa.tensor_scalar(ps, np.multiply, scale, dtype=dtype)
+        y.append(tile)
+    return y
+
+
+def _token_affinities(onehot, affinity, b_tiles):
+    """Per B tile, each position's token's affinity to the block expert: ``S.T @ a`` ``[bt, 1]``."""
+    scales = []
+    for b0, bt in b_tiles:
+        ps = nl.zeros((bt, 1), dtype=nl.float32, buffer=nl.psum)
+        for s, a_e in zip(onehot, affinity):
+            ps += nisa.nc_matmul(s[:, b0:b0 + bt], a_e)
+        scales.append(nl.copy(ps, dtype=nl.float32))
+    return scales
+
+
 @nki.jit
 def blockwise_mm(hidden_states, expert_affinities_masked, gate_up_proj_weight, down_proj_weight,
                  token_position_to_id, block_to_expert, block_size,
@@ -129,88 +202,35 @@ def blockwise_mm(hidden_states, expert_affinities_masked, gate_up_proj_weight, d
         pos0 = n * B
         is_expert = nisa.tensor_scalar(expert_iota, np.equal, experts[:, n:n + 1], dtype=nl.float32)  # [128, E]
         ids_row = nl.load(token_position_to_id[pos0 + nl.arange(B)[None, :] + 0 * i_p], dtype=nl.float32)
-        # Per token tile: the one-hot gather matrix S [tokens, B] and the block expert's affinity.
-        onehot, onehot_c, affinity = [], [], []
-        for (t0, tp), tcol in zip(token_tiles, token_col):
-            s = nisa.tensor_scalar(ids_row[:tp], np.equal, tcol, dtype=nl.float32)
-            a = nl.load(affinities[t0:t0 + tp, :], dtype=nl.float32)
-            a_e = nl.sum(nl.multiply(a, is_expert[:tp]), axis=1, keepdims=True, dtype=nl.float32)
-            onehot.append(s)
-            affinity.append(a_e)
-            gather = nisa.tensor_scalar(s, np.multiply, a_e, dtype=cdt) if mode == ExpertAffinityScaleMode.PRE_SCALE \
-                else nl.copy(s, dtype=cdt)
-            onehot_c.append(gather)
+        # Per token tile: the one-hot gather matrix S [tokens, B] and each token's affinity to the
+        # block's expert.
+        onehot = [nisa.tensor_scalar(ids_row[:tp], np.equal, tcol, dtype=nl.float32)
+                  for (_, tp), tcol in zip(token_tiles, token_col)]
+        affinity = [nl.sum(nl.multiply(nl.load(affinities[t0:t0 + tp, :], dtype=nl.float32), is_expert[:tp]),
+                           axis=1, keepdims=True, dtype=nl.float32) for t0, tp in token_tiles]
+        if mode == ExpertAffinityScaleMode.PRE_SCALE:
+            gather = [nisa.tensor_scalar(s, np.multiply, a_e, dtype=cdt) for s, a_e in zip(onehot, affinity)]
+        else:
+            gather = [nl.copy(s, dtype=cdt) for s in onehot]
 
-        # h.T [H, B], per H tile: hidden.T @ S over the token tiles.
-        h_t = []
-        for h0, hp in h_tiles:
-            tile = nl.ndarray((hp, B), dtype=cdt, buffer=nl.sbuf)
-            for c0, cn in b_chunks:
-                ps = nl.zeros((hp, cn), dtype=nl.float32, buffer=nl.psum)
-                for (t0, tp), s in zip(token_tiles, onehot_c):
-                    rows = nl.load(hidden_states[t0:t0 + tp, h0:h0 + hp], dtype=cdt)
-                    ps += nisa.nc_matmul(rows, s[:, c0:c0 + cn])
-                tile[:, c0:c0 + cn] = nl.copy(ps, dtype=cdt)
-            h_t.append(tile)
+        h_t = _gather_transposed(hidden_states, gather, token_tiles, h_tiles, b_chunks, cdt)
+        w_gu = [_expert_tile(gate_up_proj_weight, h0, hp, is_expert, cdt) for h0, hp in h_tiles]
+        w_down = [_expert_tile(down_proj_weight, i0, ip, is_expert, cdt) for i0, ip in i_tiles]
+        act = _activations(w_gu, h_t, i_tiles, b_chunks, cdt)
+        scales = _token_affinities(onehot, affinity, b_tiles) if mode == ExpertAffinityScaleMode.POST_SCALE else None
+        y = _down_projection(act, w_down, scales, b_tiles, h_chunks, cdt)
 
-        # The block expert's weights: sum_e is_expert[e] * W[e].
-        def select(load_tile, shape):
-            acc = nl.zeros(shape, dtype=nl.float32)
-            for e in nl.sequential_range(E):
-                acc += nisa.tensor_scalar(load_tile(e), np.multiply, is_expert[:shape[0], e:e + 1], dtype=nl.float32)
-            return nl.copy(acc, dtype=cdt)
-
-        w_gu = [select(lambda e, h0=h0, hp=hp: nl.load(gate_up_proj_weight[e, h0:h0 + hp]), (hp, 2, I))
-                for h0, hp in h_tiles]
-        w_down = [select(lambda e, i0=i0, ip=ip: nl.load(down_proj_weight[e, i0:i0 + ip]), (ip, H))
-                  for i0, ip in i_tiles]
-
-        # act [I, B] = silu(gate) * up, per I tile.
-        act = []
-        for i0, ip in i_tiles:
-            tile = nl.ndarray((ip, B), dtype=cdt, buffer=nl.sbuf)
-            for c0, cn in b_chunks:
-                proj = []
-                for which in (0, 1):
-                    ps = nl.zeros((ip, cn), dtype=nl.float32, buffer=nl.psum)
-                    for w, x in zip(w_gu, h_t):
-                        ps += nisa.nc_matmul(w[:, which, i0:i0 + ip], x[:, c0:c0 + cn])
-                    proj.append(ps)
-                gate = nisa.activation(nl.silu, proj[0], dtype=nl.float32)
-                tile[:, c0:c0 + cn] = nl.multiply(gate, proj[1], dtype=cdt)
-            act.append(tile)
-
-        # y [B, H] = act.T @ W_down, per B tile; POST_SCALE multiplies each token's row.
-        y = []
-        for b0, bt in b_tiles:
-            scale = None
-            if mode == ExpertAffinityScaleMode.POST_SCALE:
-                ps = nl.zeros((bt, 1), dtype=nl.float32, buffer=nl.psum)
-                for s, a_e in zip(onehot, affinity):
-                    ps += nisa.nc_matmul(s[:, b0:b0 + bt], a_e)
-                scale = nl.copy(ps, dtype=nl.float32)
-            tile = nl.ndarray((bt, H), dtype=cdt, buffer=nl.sbuf)
-            for c0, cn in h_chunks:
-                ps = nl.zeros((bt, cn), dtype=nl.float32, buffer=nl.psum)
-                for a, w in zip(act, w_down):
-                    ps += nisa.nc_matmul(a[:, b0:b0 + bt], w[:, c0:c0 + cn])
-                if scale is None:
-                    tile[:, c0:c0 + cn] = nl.copy(ps, dtype=cdt)
-                else:
-                    tile[:, c0:c0 + cn] = nisa.tensor_scalar(ps, np.multiply, scale, dtype=cdt)
-            y.append(tile)
-
-        # output[ids] += y: per token tile, S.T-weighted rows of y, accumulated in HBM.
+        # output[ids] += y: per token tile, the rows of y its one-hot (transposed) selects,
+        # accumulated in HBM (the first block writes).
         ids_col = [nl.load(token_position_to_id[pos0 + b0:pos0 + b0 + bt].reshape((bt, 1)), dtype=nl.float32)
                    for b0, bt in b_tiles]
         for (t0, tp), trow in zip(token_tiles, token_row):
-            scatter = [nisa.tensor_scalar(trow[:bt], np.equal, ids, dtype=cdt) for (b0, bt), ids in zip(b_tiles, ids_col)]
+            scatter = [nisa.tensor_scalar(trow[:bt], np.equal, ids, dtype=cdt) for (_, bt), ids in zip(b_tiles, ids_col)]
             for c0, cn in h_chunks:
                 ps = nl.zeros((tp, cn), dtype=nl.float32, buffer=nl.psum)
                 for st, yt in zip(scatter, y):
                     ps += nisa.nc_matmul(st, yt[:, c0:c0 + cn])
-                contribution = nl.copy(ps, dtype=nl.float32)
-                nisa.dma_copy(dst=acc_hbm[t0:t0 + tp, c0:c0 + cn], src=contribution,
+                nisa.dma_copy(dst=acc_hbm[t0:t0 + tp, c0:c0 + cn], src=nl.copy(ps, dtype=nl.float32),
                               dst_rmw_op=np.add if n > 0 else None)
     if acc_hbm is not output:
         nisa.dma_copy(dst=output, src=acc_hbm)
