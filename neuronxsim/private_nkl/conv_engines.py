@@ -102,10 +102,11 @@ def _tap_reaches_image(g: ConvGeometry, k0: int, k1: int, y0: int, rows: int, x0
     return lo0 < hi0 and lo1 < hi1
 
 
-def store_block(out, g: ConvGeometry, acc, b: int, f0: int, nf: int, y0: int, rows: int, x0: int, cols: int):
-    """Stores ``acc`` (``[nf, rows*cols]``, PSUM or SBUF) as output features ``f0..`` of pixels
-    ``(y0.., x0..)`` of image ``b``."""
-    nl.store(view(out, g.out_layout, {"b": b, "f": along(nf, 0, 3, f0), "0": along(rows, 1, 3, y0),
+def store_block(out, g: ConvGeometry, acc, b: int, f0: int, nf: int, y0: int, rows: int, x0: int, cols: int,
+                f_step: int = 1):
+    """Stores ``acc`` (``nf`` partitions of ``rows x cols`` pixels, PSUM or SBUF) as output
+    features ``f0, f0 + f_step, ...`` of pixels ``(y0.., x0..)`` of image ``b``."""
+    nl.store(view(out, g.out_layout, {"b": b, "f": along(nf, 0, 3, f0, f_step), "0": along(rows, 1, 3, y0),
                                       "1": along(cols, 2, 3, x0)}), nl.copy(acc, dtype=out.dtype))
 
 
@@ -198,9 +199,7 @@ def conv_depthwise(lhs, rhs, g: ConvGeometry, out):
                     for k0, k1 in taps:
                         acc += nisa.tensor_scalar(_window(block, k0, k1, g, rows, cols), np.multiply,
                                                   w[:, j, k0, k1:k1 + 1], dtype=nl.float32)
-                    nl.store(view(out, g.out_layout, {"b": b, "f": along(ct, 0, 3, c0 * mult + j, mult),
-                                                      "0": along(rows, 1, 3, y0), "1": along(cols, 2, 3, x0)}),
-                             nl.copy(acc, dtype=out.dtype))
+                    store_block(out, g, acc, b, c0 * mult + j, ct, y0, rows, x0, cols, f_step=mult)
 
 
 def _window_range(g: ConvGeometry, axis: int, y: int, k_first: int, k_count: int) -> tuple[int, int]:

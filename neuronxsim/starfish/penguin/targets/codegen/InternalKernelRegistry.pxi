@@ -31,9 +31,9 @@ class InternalKernelConfig:
         self.output_is_parameter = output_is_parameter
 
     def __repr__(self):
-        return (f"InternalKernelConfig({getattr(self.kernel_func, '__name__', self.kernel_func)}, "
-                f"operand_count={self.operand_count!r}, additional_args_builder="
-                f"{'None' if self.additional_args_builder is None else '<lambda>'}, "
+        name = lambda f: None if f is None else getattr(f, '__qualname__', f)
+        return (f"InternalKernelConfig({name(self.kernel_func)}, operand_count={self.operand_count!r}, "
+                f"additional_args_builder={name(self.additional_args_builder)}, "
                 f"requires_multicore_grid={self.requires_multicore_grid!r}, "
                 f"output_is_parameter={self.output_is_parameter!r})")
 
