@@ -1,6 +1,6 @@
-"""``neuronxsim.nki``: the NKI front end. Write kernels as for the NKI of the 2.2x SDKs (change
-only the imports), then trace them to BIR, simulate them on the tile-engine simulator, or profile
-them::
+"""``neuronxsim.nki``: the NKI front end. Kernels are written as for the NKI of the 2.2x SDKs
+(change only the imports), then traced to BIR, simulated on the tile-engine simulator, or
+profiled::
 
     import neuronxsim.nki as nki
     import neuronxsim.nki.language as nl
@@ -11,18 +11,36 @@ them::
         nl.store(out, nl.load(a) + nl.load(b))
         return out
 
-    c = nki.simulate_kernel(add, a, b)           # NumPy in, NumPy out
-    module = nki.trace(add, a, b)                 # the BIR module (inputs "a", "b"; output "out")
-    prof = nki.profile(add, a, b)                 # outputs, time, per-engine stats, trace
+    c = add(a, b)                                 # = nki.simulate_kernel(add, a, b)
+    module = nki.trace(add, a, b)                 # the BIR module: inputs "a", "b", output "out"
+    prof = nki.profile(add, a, b, trace_file="add.json")   # time, engines, PE utilisation
 
-Modules: ``language`` (``nl``), ``isa`` (``nisa``), ``typing`` (``nt``); the tracer in
-``tracer``/``instructions``, the allocator in ``allocator``, BIR output in ``emit``.
+Interface for code that embeds traced kernels (the codegen's IT55 nodes):
+
+* ``nki.trace(kernel, *args, arch="trn1", **kwargs) -> bir.Module``; ``nki.trace_kernel(...)``
+  returns a :class:`TracedKernel` with the module and ``inputs`` / ``outputs``
+  (:class:`TensorSpec`: name, shape, dtype) in parameter and result order.
+* Array arguments (NumPy arrays, or ``nki.typing.tensor[[shape], dtype]`` stand-ins) become
+  ``Input`` DRAM tensors named after their parameters; other arguments are compile-time
+  constants. The returned tensors become ``Output`` tensors named by ``nl.ndarray(name=...)``,
+  else by the kernel's variable holding them at return, else ``out`` / ``out0, out1, ...``.
+* Every instruction carries ``source = "file.py:LINE"`` of the kernel line that made it.
+* Launch grids: ``kernel[4]``, ``kernel[2, 3]`` trace every SPMD instance into one function;
+  ``kernel[nl.nc(2)]`` (or ``kernel[nl.nc(2), 4]``) traces one function per NeuronCore,
+  ``functions[c]`` for ``nl.program_id(<that axis>) == c``.
+* ``arch``: "trn1" (BIR ``gen2``, 192 KiB SBUF per partition) or "trn2" (``gen3``, 224 KiB).
+
+Modules: ``language`` (``nl``), ``isa`` (``nisa``), ``typing`` (``nt``); inside, ``kernel``
+(jit, grids, the trace driver), ``tracer`` (the tile-level instruction list), ``instructions``
+(one builder per ISA instruction, with the engines' rules), ``indexing`` (index expressions,
+masks, subscripts), ``tensor`` (symbolic tensors), ``allocator`` (SBUF/PSUM by live range),
+``emit`` (BIR), ``execution`` (simulate and profile) and ``errors``.
 """
 
 from . import isa, language, typing
 from .errors import NKIAllocationError, NKIError
-from .kernel import GridKernel, Kernel, TensorSpec, TracedKernel, jit, trace, trace_kernel
 from .execution import Profile, profile, simulate, simulate_kernel
+from .kernel import GridKernel, Kernel, TensorSpec, TracedKernel, jit, trace, trace_kernel
 
 __all__ = [
     "jit", "Kernel", "GridKernel", "trace", "trace_kernel", "TracedKernel", "TensorSpec",

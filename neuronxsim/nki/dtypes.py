@@ -48,13 +48,25 @@ _NAMES[float8_e4m3] = "float8_e4m3"
 _NAMES[float8_e5m2] = "float8_e5m2"
 
 
+_LOOKUPS: dict = {}
+
+
 def as_dtype(value) -> np.dtype | None:
     """The supported NumPy dtype ``value`` names (a dtype, a scalar type or a string), or None."""
+    try:
+        return _LOOKUPS[value]
+    except (KeyError, TypeError):
+        pass
     try:
         dt = np.dtype(value)
     except TypeError:
         return None
-    return dt if dt in _TO_BIR else None
+    dt = dt if dt in _TO_BIR else None
+    try:
+        _LOOKUPS[value] = dt
+    except TypeError:
+        pass
+    return dt
 
 
 def to_bir(dt: np.dtype) -> "bir.DType":

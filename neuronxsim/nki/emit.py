@@ -9,13 +9,15 @@ its engine, its fields and ``source = "file.py:LINE"``.
 from __future__ import annotations
 
 from neuronxsim import bir
+from neuronxsim.starfish.lib import _core
 
 from . import dtypes as dt
 from .tensor import INPUT, SBUF
 from .tracer import Access, CoreTrace
 
-_PLAIN = bir.AccessFlavour.Plain
-_create_ap = bir.Instruction.createAP
+# One binding call appends all the nodes (cpp/python/bind_isa_emit.cpp).
+_append_isa = _core.bir.append_isa
+_ENGINE_NUMBERS = {e: int(e) for e in bir.Engine.__members__.values()}
 
 
 def emit_core(module: "bir.Module", core: CoreTrace, outputs: set) -> "bir.Function":
@@ -39,32 +41,20 @@ def emit_core(module: "bir.Module", core: CoreTrace, outputs: set) -> "bir.Funct
             st.location = fn.createDramTensor(st.name, bir.MemoryType.DRAM, dt.to_bir(st.dtype),
                                               list(st.shape), bir.TensorKind.Internal)
     block = fn.addBlock()
-    add = block.addInstruction
-    patterns = {}  # a tile's pattern is typically written once and read again: build it once
+    records = []
     for op in core.ops:
-        if not op.enabled:
-            continue
-        inst = add(op.opcode)
-        inst.engine = op.engine
-        if op.loc is not None:
-            inst.source = op.loc.short
-        if op.fields:
-            for name, value in op.fields.items():
-                setattr(inst, name, value)
-        inst.ins = [_operand(a, patterns) for a in op.ins]
-        inst.outs = [_operand(a, patterns) for a in op.outs]
+        if op.enabled:
+            records.append((op.opcode, _ENGINE_NUMBERS[op.engine],
+                            op.loc.short if op.loc is not None else "", op.fields,
+                            [_operand(a) for a in op.ins], [_operand(a) for a in op.outs]))
+    _append_isa(block, records)
     return fn
 
 
-def _operand(a, patterns: dict) -> "bir.AccessPattern":
+def _operand(a):
     if isinstance(a, Access):
-        key = (id(a.storage), a.offset, tuple(a.pairs))
-        ap = patterns.get(key)
-        if ap is None:
-            ap = patterns[key] = _create_ap(a.storage.location, a.offset, a.pairs, [], -1)
-            ap.flavour = _PLAIN
-        return ap
-    return bir.AccessPattern.immediate(float(a))
+        return (a.storage.location, a.offset, a.pairs)
+    return float(a)
 
 
 __all__ = ["emit_core"]

@@ -4,8 +4,7 @@
 A kernel is traced for the call's arguments, its module simulated with the arrays bound to the
 Input tensors by parameter name, and the Output tensors returned as NumPy arrays in the order
 the kernel returns them (one array, or a tuple). A kernel traced for several NeuronCores
-(``kernel[nl.nc(n)]``) runs each core's function on the same inputs; each output element is
-taken from the core whose DMAs wrote it.
+(``kernel[nl.nc(n)]``) runs on that many simulated cores sharing the DRAM tensors.
 """
 
 from __future__ import annotations
@@ -44,31 +43,32 @@ def bound_arrays(kernel, args, kwargs) -> dict:
 
 
 def run_traced(traced: TracedKernel, arrays: dict, executor: str = "simulator",
-               arch: str = "trn1") -> tuple[list, dict]:
+               arch: str = "trn1") -> tuple:
     """Runs a traced kernel on ``executor``: ``"simulator"`` (``neuronxsim.sim``, the default of
-    every public entry point) or ``"reference"`` (the NumPy reference executor,
-    ``neuronxsim.reference``: numerics only, no time). Returns (the simulator's result per core,
-    or None for the reference; the outputs by name)."""
+    every public entry point; all NeuronCores at once, sharing the DRAM tensors) or
+    ``"reference"`` (the NumPy reference executor, ``neuronxsim.reference``: numerics only, one
+    core at a time). Returns (the simulator's result, or None for the reference; the outputs by
+    name)."""
     if executor == "simulator":
-        sim = _simulator()
-        results = [sim.simulate(traced.module, arrays, arch=arch, neuron_core_id=core)
-                   for core in range(traced.num_cores)]
-        per_core = [r.outputs for r in results]
+        result = _simulator().simulate(traced.module, arrays, arch=arch, neuron_core_id=None)
+        for _, prefix, values in result.prints:  # nl.device_print
+            print(prefix, np.asarray(values))
+        per_core = [result.outputs]
     elif executor == "reference":
         from neuronxsim import reference
-        results = None
+        result = None
         per_core = [reference.execute(traced.module, arrays, neuron_core_id=core)
                     for core in range(traced.num_cores)]
     else:
         raise NKIError(f"unknown executor {executor!r}: 'simulator' or 'reference'")
     outputs = {}
     for spec in traced.outputs:
-        if traced.num_cores == 1:
+        if len(per_core) == 1:
             value = np.asarray(per_core[0][spec.name])
         else:
             value = _merge_cores(spec, per_core, traced.written_regions)
         outputs[spec.name] = value.view(np.bool_) if spec.dtype == dt.bool_ else value
-    return results, outputs
+    return result, outputs
 
 
 def _merge_cores(spec, per_core: list, regions: list) -> np.ndarray:
@@ -108,37 +108,57 @@ def simulate(kernel, arch: str = "trn1"):
 
 
 class Profile:
-    """What ``nki.profile`` reports: the simulator's result for each NeuronCore (time,
-    per-engine statistics, instructions with their kernel source lines), the outputs by name,
+    """What ``nki.profile`` reports: the simulator's result (``result``: time, per-engine
+    statistics, per-instruction records with their kernel source lines), the outputs by name,
     the traced kernel, and the path of the timeline trace if one was written. Attributes not
-    defined here are those of core 0's simulator result (``total_ns``, ``engines``, ``pe_mfu``,
+    defined here are the simulator result's (``total_ns``, ``engines``, ``pe_mfu``,
     ``instructions``, ``write_trace``)."""
 
-    def __init__(self, traced: TracedKernel, results: list, outputs: dict, trace_file):
+    def __init__(self, traced: TracedKernel, result, outputs: dict, trace_file):
         self.traced = traced
-        self.results = results
+        self.result = result
         self.outputs = outputs
         self.trace_file = trace_file
 
+    @property
+    def pe_utilization(self) -> float:
+        """Fraction of the time the Tensor Engine (PE array) is busy."""
+        return self.result.engines["PE"].utilization
+
     def __getattr__(self, name):
-        if name.startswith("__"):
+        if name.startswith("__") or name == "result":
             raise AttributeError(name)
-        return getattr(self.results[0], name)
+        return getattr(self.result, name)
+
+    def summary(self) -> str:
+        """A few lines: time, instructions, PE utilisation and MFU, busy engines."""
+        r = self.result
+        busy = ", ".join(f"{e} {s.utilization:.1%}" for e, s in r.engines.items()
+                         if s.instructions and not e.startswith("DMA"))
+        dma = sum(s.busy_ns for e, s in r.engines.items() if e.startswith("DMA"))
+        lines = [f"{self.traced.instruction_count} instructions on {self.traced.num_cores} "
+                 f"NeuronCore(s), {r.total_ns / 1e3:.2f} us",
+                 f"PE utilisation {self.pe_utilization:.1%}, PE MFU {r.pe_mfu:.1%}",
+                 f"engines busy: {busy}; DMA queues busy {dma / 1e3:.2f} us in total"]
+        if self.trace_file is not None:
+            lines.append(f"trace: {self.trace_file}")
+        return "\n".join(lines)
 
     def __repr__(self):
-        return (f"<nki profile of {self.traced.num_cores} core(s), "
-                f"{self.traced.instruction_count} instructions>")
+        return (f"<nki profile: {self.traced.instruction_count} instructions, "
+                f"{self.result.total_ns / 1e3:.2f} us, PE {self.pe_utilization:.1%}>")
 
 
 @user_facing
 def profile(kernel, *args, arch: str = "trn1", trace_file=None, **kwargs) -> Profile:
     """Simulates ``kernel`` and reports time and per-engine statistics; with ``trace_file``,
-    also writes the simulator's timeline trace there (core 0)."""
+    also writes the simulator's timeline trace there (Chrome/Perfetto JSON, one track per
+    engine and DMA queue, each instruction with its kernel source line)."""
     traced = traced_kernel(kernel, args, kwargs, arch)
-    results, outputs = run_traced(traced, bound_arrays(kernel, args, kwargs), arch=arch)
+    result, outputs = run_traced(traced, bound_arrays(kernel, args, kwargs), arch=arch)
     if trace_file is not None:
-        results[0].write_trace(str(trace_file))
-    return Profile(traced, results, outputs, trace_file)
+        result.write_trace(trace_file)
+    return Profile(traced, result, outputs, trace_file)
 
 
 __all__ = ["simulate_kernel", "simulate", "profile", "Profile", "run_traced", "bound_arrays"]

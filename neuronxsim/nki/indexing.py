@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import operator
 
+import numpy as np
+
 from .errors import NKIError, caller_location
 
 
@@ -396,6 +398,11 @@ def resolve_subscript(key, shape: tuple, strides: tuple, offset: int, checks: tu
     if not isinstance(key, tuple):
         key = (key,)
     ndim = len(shape)
+    if not checks and len(key) <= ndim:
+        try:
+            return _basic_subscript(key, shape, strides, offset)
+        except _NotBasic:
+            pass
     n_ellipsis = sum(k is Ellipsis for k in key)
     if n_ellipsis > 1:
         raise NKIError("an index can have only one '...'", caller_location())
@@ -483,33 +490,51 @@ def resolve_subscript(key, shape: tuple, strides: tuple, offset: int, checks: tu
     return new_offset, grid, tuple(new_strides), tuple(new_checks)
 
 
+class _NotBasic(Exception):
+    """The subscript needs the general path of resolve_subscript."""
+
+
 def _basic_subscript(key: tuple, shape: tuple, strides: tuple, offset: int):
-    """The common case of :func:`resolve_subscript`: integers and slices only."""
+    """The common case of :func:`resolve_subscript`: integers and slices only (omitted trailing
+    dimensions are whole). Raises _NotBasic for anything else."""
     new_shape, new_strides, new_checks = [], [], []
-    for axis, (k, size, stride) in enumerate(zip(key, shape, strides)):
+    for axis, k in enumerate(key):
+        size = shape[axis]
+        stride = strides[axis]
         if k.__class__ is slice:
-            if k.start is None and k.stop is None and k.step is None:
+            start, stop, step = k.start, k.stop, k.step
+            if step is None and start.__class__ is int and stop.__class__ is int and \
+                    0 <= start < stop:
+                count = stop - start  # a plain forward slice, the usual case
+                step = 1
+                last = stop - 1
+            elif start is None and stop is None and step is None:
                 new_shape.append(size)
                 new_strides.append(stride)
                 continue
-            start, step, count = _slice_range(k, size, axis)
+            else:
+                start, step, count = _slice_range(k, size, axis)
+                last = start + step * (count - 1)
             offset += stride * start
-            last = start + step * (count - 1)
             if min(start, last) < 0 or max(start, last) >= size:
-                rank = len(new_shape)
-                coefs = (0,) * rank + (step,)
+                coefs = (0,) * len(new_shape) + (step,)
                 new_checks.append((start, coefs, size, axis))
             new_shape.append(count)
             new_strides.append(stride * step)
-        else:
-            k = operator.index(k)
+        elif k.__class__ is int or isinstance(k, np.integer):
+            k = int(k)
             if -size <= k < 0:
                 k += size
             if not 0 <= k < size:
                 raise NKIError(f"index {k} is out of range for dimension {axis} of size {size}",
                                caller_location())
             offset += stride * k
+        else:
+            raise _NotBasic
+    for axis in range(len(key), len(shape)):
+        new_shape.append(shape[axis])
+        new_strides.append(strides[axis])
     rank = len(new_shape)
     checks = tuple(BoundCheck(c, coefs + (0,) * (rank - len(coefs)), n, a)
-                   for c, coefs, n, a in new_checks)
+                   for c, coefs, n, a in new_checks) if new_checks else ()
     return offset, tuple(new_shape), tuple(new_strides), checks

@@ -26,7 +26,7 @@ from .errors import NKIError
 from .indexing import IndexExpr, mask_box
 from .opcodes import BITVEC, Alu
 from .tensor import NUM_PARTITIONS, PSUM, SBUF, Tensor
-from .tracer import IT, Access, Engine, Tracer, check_engine_access
+from .tracer import IT, MAX_FREE_PAIRS, Access, Engine, Tracer
 
 Act = bir.ActivationFunc
 MAX_FREE_SBUF = 64 * 1024  # elements per partition a DVE/ACT instruction can walk in SBUF
@@ -42,6 +42,9 @@ ENGINE_NAMES = {Engine.DVE: "Vector", Engine.Activation: "Scalar", Engine.Pool: 
 
 def broadcast_shape(shapes: list[tuple], loc) -> tuple:
     """The iteration space of tiles combined lane-wise (NKI broadcasting, see the module doc)."""
+    first = shapes[0]
+    if all(s == first for s in shapes):
+        return first
     parts = {s[0] for s in shapes}
     if len(parts) > 1:
         hint = (" (a [1, N] tile reaches all partitions with .broadcast_to)"
@@ -65,11 +68,18 @@ def plan(tr: Tracer, shape: tuple, mask, views, loc) -> list:
     box = [(0, n) for n in shape] if mask is None else mask_box(mask, shape)
     lo, hi = box[0]
     for v in views:
-        if isinstance(v, Tensor) and v.storage.on_chip and v.shape and v.shape[0] == shape[0]:
-            defined = tr.defined_partitions(v)
-            if 0 < defined < hi:
-                hi = defined
-    box[0] = (lo, max(lo, hi))
+        if v.__class__ is not Tensor:
+            continue
+        st = v.storage
+        if not st.on_chip or not v.shape or v.shape[0] != shape[0]:
+            continue
+        if st.forward is None and st.written_partitions >= v.offset // st.row + hi:
+            continue  # the usual case: every partition the instruction reads was written
+        defined = tr.defined_partitions(v)
+        if 0 < defined < hi:
+            hi = defined
+    if hi != box[0][1]:
+        box[0] = (lo, max(lo, hi))
     return box
 
 
@@ -77,17 +87,18 @@ def is_empty(box) -> bool:
     return any(lo >= hi for lo, hi in box)
 
 
-def lane_view(view: Tensor, shape: tuple, box: list, loc, what: str) -> Tensor:
+def lane_view(view: Tensor, shape: tuple, box: list, loc, what: str, name: str) -> Tensor:
     """``view`` lined up with the iteration space ``shape`` and cut to ``box``: broadcast
     dimensions get step 0. Index ranges are checked on the cut view."""
     vshape, vstrides = view.shape, view.strides
     if not vshape:
-        raise NKIError(f"{what} has no partition dimension", loc)
+        raise NKIError(f"{what}: {name} has no partition dimension", loc)
     if vshape[0] != shape[0]:
-        raise NKIError(f"{what} has {vshape[0]} partitions; the instruction has {shape[0]}", loc)
+        raise NKIError(f"{what}: {name} has {vshape[0]} partitions; the instruction has "
+                       f"{shape[0]}", loc)
     pad = len(shape) - len(vshape)
     if pad < 0:
-        raise NKIError(f"{what} of shape {list(vshape)} has more dimensions than the "
+        raise NKIError(f"{what}: {name} of shape {list(vshape)} has more dimensions than the "
                        f"instruction's {list(shape)}", loc)
     cut = view
     for axis, n in enumerate(vshape):
@@ -96,12 +107,14 @@ def lane_view(view: Tensor, shape: tuple, box: list, loc, what: str) -> Tensor:
             lo, hi = box[target]
             cut = cut.restrict(axis, lo, hi)
         elif n != 1:
-            raise NKIError(f"{what} of shape {list(vshape)} does not broadcast to "
+            raise NKIError(f"{what}: {name} of shape {list(vshape)} does not broadcast to "
                            f"{list(shape)}", loc)
     if cut.checks:
         why = cut.bound_violation()
         if why:
             raise NKIError(f"out-of-range access to {view.storage.describe()}: {why}", loc)
+    if cut is view and vshape == shape:  # no broadcast, nothing cut
+        return view
     out_shape = [hi - lo for lo, hi in box]
     strides = [vstrides[0]] + [0] * (len(shape) - 1)
     for axis in range(1, len(vshape)):
@@ -110,11 +123,11 @@ def lane_view(view: Tensor, shape: tuple, box: list, loc, what: str) -> Tensor:
     return Tensor(cut.storage, cut.offset, tuple(out_shape), tuple(strides), ())
 
 
-def pointer_view(view: Tensor, partitions: int, box: list, loc, what: str) -> Tensor:
+def pointer_view(view: Tensor, partitions: int, box: list, loc, what: str, name: str) -> Tensor:
     """A per-partition scalar operand ([P, 1]) cut to the box's partitions."""
     if not view.shape or view.shape[0] != partitions or math.prod(view.shape[1:]) != 1:
-        raise NKIError(f"{what} must hold one value per partition, shape [{partitions}, 1]; it is "
-                       f"{list(view.shape)}", loc)
+        raise NKIError(f"{what}: {name} must hold one value per partition, shape "
+                       f"[{partitions}, 1]; it is {list(view.shape)}", loc)
     lo, hi = box[0]
     return view.restrict(0, lo, hi)
 
@@ -135,27 +148,55 @@ def out_view(view: Tensor, shape: tuple, box: list, loc, what: str = "the destin
 
 # ---- operand checks ----
 
-def engine_in(tr: Tracer, view: Tensor, loc, what: str, engine, merge: bool = True) -> Access:
+def engine_in(tr: Tracer, view: Tensor, loc, what: str, name: str, engine,
+              merge: bool = True) -> Access:
     acc = tr.read(view, loc, merge)
-    check_compute_operand(acc, loc, what, engine)
+    check_compute_operand(acc, loc, what, name, engine)
     return acc
 
 
-def engine_out(tr: Tracer, view: Tensor, loc, what: str, engine, merge: bool = True) -> Access:
+def engine_out(tr: Tracer, view: Tensor, loc, what: str, name: str, engine,
+               merge: bool = True) -> Access:
     acc = tr.write(view, loc, merge)
-    check_compute_operand(acc, loc, what, engine)
+    check_compute_operand(acc, loc, what, name, engine)
     return acc
 
 
-def check_compute_operand(acc: Access, loc, what: str, engine):
-    check_engine_access(acc, what, loc)
-    kind = acc.storage.kind
-    if kind == PSUM and engine == Engine.Pool:
-        raise NKIError(f"{what} is in PSUM, which the GpSimd engine cannot access", loc)
-    if engine in (Engine.DVE, Engine.Activation, Engine.Pool):
-        limit = MAX_FREE_PSUM if kind == PSUM else MAX_FREE_SBUF
-        if acc.free_size > limit:
-            raise NKIError(f"{what} has {acc.free_size} elements per partition; a "
+def check_compute_operand(acc: Access, loc, what: str, name: str, engine):
+    """The rules every on-chip operand of a compute engine obeys (DMA is exempt)."""
+    st = acc.storage
+    if not st.on_chip:
+        raise NKIError(f"{what}: {name} must be an SBUF or PSUM tile; {st.describe()} is in HBM "
+                       "(load it with nl.load first)", loc)
+    pairs = acc.pairs
+    p = pairs[0][1]
+    start = acc.offset // st.row
+    if start or p > NUM_PARTITIONS:
+        if p > NUM_PARTITIONS:
+            raise NKIError(f"{what}: {name} spans {p} partitions; a tile has at most "
+                           f"{NUM_PARTITIONS}", loc)
+        if p > 64 or 32 < p <= 64 and start != 64 or p <= 32 and start % 32:
+            raise NKIError(f"{what}: {name} starts at partition {start} with {p} partitions, "
+                           "breaking the start-partition rule (more than 64 partitions start at "
+                           "0; 33-64 at 0 or 64; up to 32 at 0, 32, 64 or 96)", loc)
+    if len(pairs) > 2:
+        if len(pairs) - 1 > MAX_FREE_PAIRS:
+            raise NKIError(f"{what}: {name} needs {len(pairs) - 1} access-pattern dimensions "
+                           f"per partition; engines walk at most {MAX_FREE_PAIRS}", loc)
+        free = acc.free_size
+    else:
+        free = pairs[1][1]
+    if engine != Engine.PE:
+        kind = st.kind
+        if kind == PSUM:
+            if engine == Engine.Pool:
+                raise NKIError(f"{what}: {name} is in PSUM, which the GpSimd engine cannot "
+                               "access", loc)
+            limit = MAX_FREE_PSUM
+        else:
+            limit = MAX_FREE_SBUF
+        if free > limit:
+            raise NKIError(f"{what}: {name} has {free} elements per partition; a "
                            f"{ENGINE_NAMES[engine]} Engine instruction walks at most {limit} in "
                            f"{kind.upper()}", loc)
 
@@ -174,21 +215,28 @@ def record_lanewise(tr: Tracer, opcode, engine, shape: tuple, box: list, tiles: 
                     outs_extra: tuple = ()):
     """Records a lane-wise instruction: ``ins`` = tiles (lined up with the iteration space), then
     pointer operands, then immediates; ``outs`` = the destination (then ``outs_extra``)."""
-    ins = [engine_in(tr, lane_view(v, shape, box, loc, f"{what}: operand {i}"), loc,
-                     f"{what}: operand {i}", engine) for i, v in enumerate(tiles)]
-    ins += [engine_in(tr, pointer_view(v, shape[0], box, loc, f"{what}: {name}"), loc,
-                      f"{what}: {name}", engine) for name, v in pointers]
+    full = all(lo == 0 and hi == n for (lo, hi), n in zip(box, shape))
+    ins = []
+    for i, v in enumerate(tiles):
+        if not full or v.shape != shape or v.checks:
+            v = lane_view(v, shape, box, loc, what, f"operand {i}")
+        ins.append(engine_in(tr, v, loc, what, "operand", engine))
+    for name, v in pointers:
+        ins.append(engine_in(tr, pointer_view(v, shape[0], box, loc, what, name), loc, what, name,
+                             engine))
     ins += imm
-    outs = [engine_out(tr, out_view(out, shape, box, loc), loc, f"{what}: destination", engine)]
+    if not full or out.shape != shape:
+        out = out_view(out, shape, box, loc)
+    outs = [engine_out(tr, out, loc, what, "destination", engine)]
     for name, v in outs_extra:
-        outs.append(engine_out(tr, pointer_view(v, shape[0], box, loc, f"{what}: {name}"), loc,
-                               f"{what}: {name}", engine))
-    if sum(1 for a in ins if isinstance(a, Access) and a.storage.kind == PSUM) > 1 \
-            and opcode not in (IT.Activation,):
+        outs.append(engine_out(tr, pointer_view(v, shape[0], box, loc, what, name), loc, what,
+                               name, engine))
+    if opcode != IT.Activation and \
+            sum(1 for a in ins if isinstance(a, Access) and a.storage.kind == PSUM) > 1:
         raise NKIError(f"{what}: at most one input of a Vector Engine instruction can be in PSUM",
                        loc)
     op = tr.record(opcode, engine, ins, outs, fields, loc)
-    if any(b != (0, n) for b, n in zip(box, shape)):
+    if not full:
         op.out_box = box
     return op
 
@@ -290,8 +338,8 @@ def activation(tr, func, data: Tensor, bias, scale, dtype, loc, mask=None, out=N
 def read_accumulator(tr, dst: Tensor, partitions: int, loc, what="reduce_res"):
     """Copies the Scalar Engine's accumulation registers of ``partitions`` lanes into ``dst``."""
     box = [(0, partitions)]
-    acc = engine_out(tr, pointer_view(dst, partitions, box, loc, what), loc, what,
-                     Engine.Activation)
+    acc = engine_out(tr, pointer_view(dst, partitions, box, loc, "activation", what), loc,
+                     "activation", what, Engine.Activation)
     tr.record(IT.ReadActivationAccumulator, Engine.Activation, [], [acc], None, loc)
 
 
@@ -307,7 +355,7 @@ def tensor_reduce(tr, op, data: Tensor, axes, keepdims: bool, negate: bool, dtyp
     out = result_tile(tr, out, out_shape, dtype or data.dtype, what, loc)
     if is_empty(box):
         return out
-    src = lane_view(data, shape, box, loc, f"{what}: data")
+    src = lane_view(data, shape, box, loc, what, "data")
     # Reduced axes go last (an access pattern can walk dimensions in any order); each group is
     # merged where contiguous so the reduction uses few access-pattern dimensions.
     acc = tr.read(src, loc, merge=False)
@@ -316,7 +364,7 @@ def tensor_reduce(tr, op, data: Tensor, axes, keepdims: bool, negate: bool, dtyp
     kept_pairs = _merge_group([by_axis[a] for a in kept])
     red_pairs = _merge_group([by_axis[a] for a in axes]) or [(1, 1)]
     acc.pairs = [row_pair] + kept_pairs + red_pairs
-    check_compute_operand(acc, loc, f"{what}: data", Engine.DVE)
+    check_compute_operand(acc, loc, what, "data", Engine.DVE)
     reduce_axis = {1: bir.ReduceAxis.X, 2: bir.ReduceAxis.XY, 3: bir.ReduceAxis.XYZ,
                    4: bir.ReduceAxis.XYZW}[len(red_pairs)]
     if keepdims:
@@ -324,7 +372,7 @@ def tensor_reduce(tr, op, data: Tensor, axes, keepdims: bool, negate: bool, dtyp
     else:
         kept_box = [box[0]] + [box[a] for a in kept]
     dst = out_view(out, out_shape, kept_box, loc)
-    o = engine_out(tr, dst, loc, f"{what}: destination", Engine.DVE)
+    o = engine_out(tr, dst, loc, what, "destination", Engine.DVE)
     rec = tr.record(IT.TensorReduce, Engine.DVE, [acc], [o],
                     {"op": op, "axis": reduce_axis, "negate": bool(negate)}, loc)
     if any(b != (0, n) for b, n in zip(kept_box, out_shape)):
@@ -384,7 +432,7 @@ def memset(tr, dst: Tensor, value, loc, mask=None, engine=Engine.DVE, enabled=Tr
     if is_empty(box):
         return None
     if enabled:
-        acc = engine_out(tr, out_view(dst, shape, box, loc), loc, "memset: destination", engine)
+        acc = engine_out(tr, out_view(dst, shape, box, loc), loc, "memset", "destination", engine)
     else:
         acc = tr.access(dst, loc)
     return tr.record(IT.Memset, engine, [], [acc],
@@ -417,7 +465,7 @@ def iota(tr, expr: IndexExpr, dtype, loc, mask=None, out=None) -> Tensor:
     e = IndexExpr(shape, e.const + sum(c * lo for c, (lo, _) in zip(e.coefs, box)), e.coefs)
     cut = tuple(hi - lo for lo, hi in box)
     fields = _affine_fields(IndexExpr(cut, e.const, e.coefs), cut, loc, "iota")
-    acc = engine_out(tr, out_view(out, shape, box, loc), loc, "iota: destination", Engine.Pool)
+    acc = engine_out(tr, out_view(out, shape, box, loc), loc, "iota", "destination", Engine.Pool)
     op = tr.record(IT.Iota, Engine.Pool, [], [acc], fields, loc)
     if any(b != (0, n) for b, n in zip(box, shape)):
         op.out_box = box
@@ -556,11 +604,11 @@ def per_lane(tr, opcode, data: Tensor, out_free: int, dtype, loc, mask, what: st
     out = result_tile(tr, out, (shape[0], out_free), dtype, what, loc)
     if is_empty(box):
         return out
-    ins = [engine_in(tr, lane_view(data, shape, box, loc, f"{what}: data"), loc,
-                     f"{what}: data", engine)]
+    ins = [engine_in(tr, lane_view(data, shape, box, loc, what, "data"), loc, what, "data",
+                     engine)]
     if extra_in is not None:
-        ins.append(engine_in(tr, extra_in.restrict(0, *box[0]), loc, f"{what}: values", engine))
-    o = engine_out(tr, out.restrict(0, *box[0]), loc, f"{what}: destination", engine)
+        ins.append(engine_in(tr, extra_in.restrict(0, *box[0]), loc, what, "values", engine))
+    o = engine_out(tr, out.restrict(0, *box[0]), loc, what, "destination", engine)
     op = tr.record(opcode, engine, ins, [o], fields, loc)
     if box[0] != (0, shape[0]):
         op.out_box = [box[0], (0, out_free)]
@@ -600,9 +648,9 @@ def matmul(tr, stationary: Tensor, moving: Tensor, loc, what="nc_matmul", fields
         out = tr.new_result(PSUM, out_dtype or stationary.dtype, (m, k), "transpose", loc)
     else:
         out = tr.new_result(PSUM, dt.float32, (m, n), "matmul", loc)
-    ins = [engine_in(tr, stationary, loc, f"{what}: stationary", Engine.PE),
-           engine_in(tr, moving, loc, f"{what}: moving", Engine.PE)]
-    o = engine_out(tr, out, loc, f"{what}: result", Engine.PE)
+    ins = [engine_in(tr, stationary, loc, what, "stationary", Engine.PE),
+           engine_in(tr, moving, loc, what, "moving", Engine.PE)]
+    o = engine_out(tr, out, loc, what, "result", Engine.PE)
     f = {"start_tensor_calc": True, "stop_tensor_calc": True, "is_transpose": is_transpose}
     if fields:
         f.update(fields)
@@ -644,8 +692,8 @@ def transpose_dve(tr, data: Tensor, dtype, loc, what="nc_transpose") -> Tensor:
         raise NKIError(f"{what}: the Vector Engine transposes tiles of up to [32, 32]; this one is "
                        f"{list(data.shape)}", loc)
     out = tr.new_result(SBUF, dtype or data.dtype, (f, p), "transpose", loc)
-    ins = [engine_in(tr, data, loc, f"{what}: data", Engine.DVE)]
-    o = engine_out(tr, out, loc, f"{what}: result", Engine.DVE)
+    ins = [engine_in(tr, data, loc, what, "data", Engine.DVE)]
+    o = engine_out(tr, out, loc, what, "result", Engine.DVE)
     tr.record(IT.StreamTranspose, Engine.DVE, ins, [o], None, loc)
     return out
 

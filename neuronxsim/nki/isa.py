@@ -402,16 +402,14 @@ def nc_match_replace8(data, vals, imm, dst_idx=None, mask=None, dtype=None, **kw
     if _ins.is_empty(box):
         return out
     lo, hi = box[0]
-    ins = [_ins.engine_in(tr, data.restrict(0, lo, hi), loc, "nc_match_replace8: data",
-                          Engine.DVE),
-           _ins.engine_in(tr, vals.restrict(0, lo, hi), loc, "nc_match_replace8: vals",
-                          Engine.DVE)]
-    outs = [_ins.engine_out(tr, out.restrict(0, lo, hi), loc, "nc_match_replace8: result",
-                            Engine.DVE)]
+    what = "nc_match_replace8"
+    ins = [_ins.engine_in(tr, data.restrict(0, lo, hi), loc, what, "data", Engine.DVE),
+           _ins.engine_in(tr, vals.restrict(0, lo, hi), loc, what, "vals", Engine.DVE)]
+    outs = [_ins.engine_out(tr, out.restrict(0, lo, hi), loc, what, "result", Engine.DVE)]
     if dst_idx is not None:
         dst_idx = _tile(dst_idx, loc, "nc_match_replace8: dst_idx")
-        outs.append(_ins.engine_out(tr, dst_idx.restrict(0, lo, hi), loc,
-                                    "nc_match_replace8: dst_idx", Engine.DVE))
+        outs.append(_ins.engine_out(tr, dst_idx.restrict(0, lo, hi), loc, what, "dst_idx",
+                                    Engine.DVE))
     tr.record(IT.MatchReplace, Engine.DVE, ins, outs, {"imm_value": float(imm)}, loc)
     return out
 

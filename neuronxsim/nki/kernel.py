@@ -295,6 +295,7 @@ def _trace(kernel, args, arch: str, kwargs) -> TracedKernel:
         peaks = allocate(core, tracer.sbuf_bytes)
         sbuf_peaks.append(peaks["sbuf"])
         psum_peaks.append(peaks["psum"])
+        core.name_storages()
         emit_core(module, core, set(returned))
         counts.append(sum(1 for op in core.ops if op.enabled))
         regions.append(_written_regions(core, returned))
@@ -396,7 +397,8 @@ def _output_names(value, storages, local_vars: dict) -> list[str]:
 def _rename(core, st, name: str):
     if st.name == name:
         return
-    core.names.discard(st.name)
+    if st.name is not None:
+        core.names.discard(st.name)
     base, i = name, 0
     while name in core.names:
         i += 1

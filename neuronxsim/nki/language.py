@@ -110,6 +110,8 @@ class nc:
 # ---- creating tensors ----
 
 def _parse_shape(shape, loc) -> tuple[tuple, int]:
+    if type(shape) is tuple and shape and builtins.all(type(n) is int and n > 0 for n in shape):
+        return shape, 0  # the common case: plain positive ints, no nl.par_dim
     if isinstance(shape, (int, np.integer)):
         shape = (shape,)
     dims, pidx = [], None
@@ -326,11 +328,12 @@ def assign(dst: Tensor, value):
                 return
         op = tr.fresh_result(value)
         if op is not None and _can_write(op, dst):
-            box = op.out_box or [(0, n) for n in value.shape]
-            _ins.out_view(dst, value.shape, box, loc)  # shape check
+            if op.out_box is not None or dst.shape != value.shape:  # the shapes must agree
+                _ins.out_view(dst, value.shape, op.out_box or [(0, n) for n in value.shape], loc)
             tr.redirect(op, value, dst, loc)
             if op.engine != bir.Engine.DMA:
-                _ins.check_compute_operand(op.outs[0], loc, "the destination", op.engine)
+                _ins.check_compute_operand(op.outs[0], loc, "assignment", "the destination",
+                                           op.engine)
             return
         _ins.tensor_copy(tr, value, dst.dtype, loc, out=dst, what="assignment")
     elif isinstance(value, (int, float, np.number)):

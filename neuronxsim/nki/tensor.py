@@ -33,16 +33,18 @@ class Storage:
     """One memory object of the trace (see the module docstring)."""
 
     __slots__ = (
-        "name", "kind", "dtype", "shape", "partition_axis", "partitions", "row", "strides",
+        "name", "hint", "kind", "dtype", "shape", "partition_axis", "partitions", "row", "strides",
         "on_chip", "created_at", "write_count", "written_partitions", "pending_zero", "zero_init",
-        "zero_started",
-        "forward", "psum_groups", "first_use", "last_use", "addr", "location", "explicit_name",
+        "zero_started", "zero_covered", "forward", "psum_groups", "first_use", "last_use", "addr", "location", "explicit_name",
     )
 
-    def __init__(self, name: str, kind: str, dtype: np.dtype, shape: tuple,
+    def __init__(self, name: str | None, kind: str, dtype: np.dtype, shape: tuple,
                  created_at: SourceLocation | None, partition_axis: int = 0,
-                 explicit_name: bool = False):
+                 explicit_name: bool = False, hint: str = ""):
+        # Temporaries get their unique name only when they are emitted (most tiles an
+        # instruction first writes are redirected and never emitted); until then, `hint`.
         self.name = name
+        self.hint = hint or name
         self.kind = kind
         self.dtype = dtype
         self.shape = shape
@@ -53,9 +55,13 @@ class Storage:
         self.written_partitions = 0
         self.pending_zero = None  # the disabled Memset op of nl.zeros, until something needs it
         self.zero_init = False  # nl.zeros made it and no non-matmul instruction wrote it since
-        self.zero_started = set()  # PSUM regions whose first matmul replaced the pending zeros
-        self.forward = None  # (dst view, dst write count, disabled copy op): see Tracer.assign
-        self.psum_groups = {}  # PSUM region -> the last matmul of its open accumulation group
+        self.forward = None  # (dst view, its write count, producer): see Tracer.redirect
+        if kind == PSUM:
+            self.zero_started = set()  # regions whose first matmul replaced the pending zeros
+            self.zero_covered = 0  # elements of those regions
+            self.psum_groups = {}  # region -> the last matmul of its open accumulation group
+        else:
+            self.zero_started = self.psum_groups = None
         self.first_use = self.last_use = -1
         self.addr = None
         self.location = None
@@ -103,7 +109,7 @@ class Storage:
 
     def describe(self) -> str:
         where = f" (created at {self.created_at.short})" if self.created_at else ""
-        return f"'{self.name}'{where}"
+        return f"'{self.name or self.hint}'{where}"
 
     def full_view(self) -> "Tensor":
         return Tensor(self, 0, self.shape, self.strides, ())
@@ -146,13 +152,13 @@ class Tensor:
 
     @property
     def name(self) -> str:
-        return self.storage.name
+        return self.storage.name or self.storage.hint
 
     def __len__(self):
         return self.shape[0]
 
     def __repr__(self):
-        return (f"<nki tensor {self.storage.name} {self.buffer} {dt.name(self.dtype)}"
+        return (f"<nki tensor {self.name} {self.buffer} {dt.name(self.dtype)}"
                 f"{list(self.shape)}>")
 
     def __iter__(self):
@@ -176,8 +182,7 @@ class Tensor:
         return Tensor(self.storage, offset, shape, strides, checks)
 
     def __setitem__(self, key, value):
-        from .language import assign
-        assign(self[key], value)
+        _nl.assign(self[key], value)
 
     def restrict(self, axis: int, lo: int, hi: int) -> "Tensor":
         """The view with dimension ``axis`` limited to ``[lo, hi)`` (how masks apply)."""
@@ -218,13 +223,11 @@ class Tensor:
         return Tensor(self.storage, self.offset, shape, tuple(reversed(strides)), ())
 
     def broadcast_to(self, shape) -> "Tensor":
-        from .language import broadcast_to
-        return broadcast_to(self, shape)
+        return _nl.broadcast_to(self, shape)
 
     # ---- operators: nl functions ----
     def _binary(self, other, name, reverse=False):
-        from . import language as nl
-        fn = getattr(nl, name)
+        fn = getattr(_nl, name)
         return fn(other, self) if reverse else fn(self, other)
 
     def __add__(self, o): return self._binary(o, "add")
@@ -254,20 +257,16 @@ class Tensor:
     __hash__ = object.__hash__
 
     def __neg__(self):
-        from . import language as nl
-        return nl.negative(self)
+        return _nl.negative(self)
 
     def __abs__(self):
-        from . import language as nl
-        return nl.abs(self)
+        return _nl.abs(self)
 
     def __invert__(self):
-        from . import language as nl
-        return nl.invert(self)
+        return _nl.invert(self)
 
     def _accumulate(self, other, name):
-        from .language import accumulate
-        accumulate(self, other, name)
+        _nl.accumulate(self, other, name)
         return self
 
     def __iadd__(self, o): return self._accumulate(o, "add")
@@ -288,3 +287,7 @@ def _is_contiguous(t: Tensor) -> bool:
 def same_view(a: Tensor, b: Tensor) -> bool:
     return (a.storage is b.storage and a.offset == b.offset and a.shape == b.shape
             and a.strides == b.strides)
+
+
+# Operators and assignment are nl functions; language imports this module, so it is bound last.
+from . import language as _nl  # noqa: E402

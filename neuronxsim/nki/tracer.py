@@ -7,14 +7,14 @@ ranges and :mod:`.emit` writes the BIR.
 
 Reads and writes are checked as they are recorded: a tile read before anything wrote it, a write
 to a kernel input, an index outside its tensor are errors at the kernel line. Two recorded facts
-are rewritten later, which is why ops can be *disabled*:
+are revised later:
 
-* ``nl.zeros`` records a disabled Memset; it is enabled only if something reads the zeros. A
+* ``nl.zeros`` records a *disabled* Memset; it is enabled only if something reads the zeros. A
   matmul accumulating into zeroed PSUM instead starts its accumulation group (on the NeuronCore,
   accumulating onto memset PSUM is undefined).
 * ``dst[...] = expr`` redirects the instruction that computed ``expr`` to write ``dst`` directly
-  (no copy). The temporary then aliases ``dst``; a disabled copy ``dst -> temporary`` is recorded
-  and enabled only if the temporary is read after ``dst`` changed.
+  (no copy). The temporary then aliases ``dst``; should it be read after ``dst`` changed (or be
+  written), a copy ``dst -> temporary`` is inserted right after that instruction.
 """
 
 from __future__ import annotations
@@ -100,6 +100,23 @@ class CoreTrace:
         self.dma_queue = 0
         self.cache: dict = {}  # tiles built once per core (PE-transpose identities)
 
+    def unique_name(self, base: str) -> str:
+        names, counts = self.names, self.name_counts
+        i = counts.get(base, 0)
+        name = base if i == 0 else f"{base}.{i}"
+        while name in names:
+            i += 1
+            name = f"{base}.{i}"
+        counts[base] = i + 1
+        names.add(name)
+        return name
+
+    def name_storages(self):
+        """Names the storages still unnamed that the function will hold, in creation order."""
+        for st in self.storages:
+            if st.name is None and (st.first_use >= 0 or not st.on_chip):
+                st.name = self.unique_name(st.hint)
+
 
 _CURRENT: "Tracer | None" = None
 
@@ -156,16 +173,7 @@ class Tracer:
 
     # ---- storages ----
     def unique_name(self, base: str) -> str:
-        core = self.core
-        names, counts = core.names, core.name_counts
-        i = counts.get(base, 0)
-        name = base if i == 0 else f"{base}.{i}"
-        while name in names:
-            i += 1
-            name = f"{base}.{i}"
-        counts[base] = i + 1
-        names.add(name)
-        return name
+        return self.core.unique_name(base)
 
     def new_storage(self, kind: str, dtype: np.dtype, shape: tuple, name: str,
                     loc: SourceLocation | None, partition_axis: int = 0,
@@ -183,8 +191,8 @@ class Tracer:
                         f"{list(st.shape)} {st.dtype}: every SPMD instance must create the same "
                         "shared tensors", loc)
                 return st
-        st = Storage(self.unique_name(name), kind, dtype, shape, loc, partition_axis,
-                     explicit_name)
+        st = Storage(self.unique_name(name) if explicit_name else None, kind, dtype, shape, loc,
+                     partition_axis, explicit_name, name)
         self.core.storages.append(st)
         if kind == SHARED_HBM:
             self.core.shared_outputs.append(st)
@@ -210,11 +218,22 @@ class Tracer:
         """The access pattern of ``view``, checking that an on-chip view is a tile: its first
         dimension walks partitions and the others stay inside one partition."""
         st = view.storage
-        shape, strides = view.shape, view.strides
-        if not st.on_chip:
-            if len(shape) == 2:  # the common case, without the general merge
-                return Access(st, view.offset, [(strides[0], shape[0]),
-                                                (strides[1], shape[1]) if shape[1] > 1 else (1, 1)])
+        shape = view.shape
+        strides = view.strides
+        if st.on_chip:
+            if len(shape) == 2:  # the common case: [P, F] with a forward step inside the row
+                p, n = shape
+                row = st.row
+                s = strides[1]
+                if p == 1 or strides[0] == row:
+                    if n == 1:
+                        return Access(st, view.offset, [(row, p), (1, 1)])
+                    if 0 < s < row and view.offset % row + s * (n - 1) < row:
+                        return Access(st, view.offset, [(row, p), (s, n)])
+        elif len(shape) == 2:
+            return Access(st, view.offset, [(strides[0], shape[0]),
+                                            (strides[1], shape[1]) if shape[1] > 1 else (1, 1)])
+        else:
             pairs = [(strides[0], shape[0])] if shape else [(1, 1)]
             pairs += [(s, n) for s, n in zip(strides[1:], shape[1:])]
             return Access(st, view.offset, _merge_free(pairs) if merge else pairs)
@@ -226,14 +245,6 @@ class Tracer:
             raise NKIError(f"the first dimension of a view of {st.kind} tile {st.describe()} "
                            "must be its partition dimension", loc)
         col = view.offset % row
-        if len(shape) == 2:  # the common case: one free dimension
-            s, n = strides[1], shape[1]
-            if n == 1:
-                return Access(st, view.offset, [(row, shape[0]), (1, 1)])
-            span = s * (n - 1)
-            if -row < s < row and 0 <= col + (span if span < 0 else 0) and \
-                    col + (span if span > 0 else 0) < row:
-                return Access(st, view.offset, [(row, shape[0]), (s, n)])
         lo = hi = col
         pairs = [(row, shape[0])]
         for s, n in zip(strides[1:], shape[1:]):
@@ -271,7 +282,8 @@ class Tracer:
             st.pending_zero = None
         if st.write_count == 0 and st.kind != INPUT:
             raise NKIError(f"reads {st.kind} tensor {st.describe()} before anything writes it", loc)
-        self._check_bounds(view, loc)
+        if view.checks:
+            self._check_bounds(view, loc)
         return self.access(view, loc, merge)
 
     def write(self, view: Tensor, loc, merge: bool = True, matmul: bool = False) -> Access:
@@ -287,15 +299,18 @@ class Tracer:
                     st.pending_zero.enabled = True
                 st.pending_zero = None
             st.zero_init = False
-        self._check_bounds(view, loc)
+        if view.checks:
+            self._check_bounds(view, loc)
         acc = self.access(view, loc, merge)
         if st.psum_groups and not matmul:
             _close_overlapping_groups(st, acc)
         st.write_count += 1
         if st.on_chip:
-            start = acc.start_partition
+            start = acc.offset // st.row
             if start <= st.written_partitions:
-                st.written_partitions = max(st.written_partitions, start + acc.partitions)
+                end = start + acc.pairs[0][1]
+                if end > st.written_partitions:
+                    st.written_partitions = end
         return acc
 
     def defined_partitions(self, view: Tensor) -> int:
@@ -333,9 +348,12 @@ class Tracer:
             return None
         if op.outs[0].storage is not st:
             return None
-        others = op.ins + op.outs[1:]
-        if any(isinstance(a, Access) and a.storage is st for a in others):
-            return None
+        for a in op.ins:
+            if a.__class__ is Access and a.storage is st:
+                return None
+        for a in op.outs[1:]:
+            if a.storage is st:
+                return None
         return op
 
     def redirect(self, op: Op, value: Tensor, dst: Tensor, loc, merge: bool = True,
@@ -347,10 +365,7 @@ class Tracer:
                 target = target.restrict(axis, lo, hi)
         acc = self.write(target, loc, merge, matmul=matmul)
         op.outs[0] = acc
-        # The copy that gives the temporary its own value back, should it need one: its operands
-        # stay views until then (see _materialize_forward).
-        copy = self.record(IT.TensorCopy, Engine.DVE, [dst], [value], None, loc, enabled=False)
-        value.storage.forward = (dst, dst.storage.write_count, copy)
+        value.storage.forward = (dst, dst.storage.write_count, op)
         return acc
 
     def _resolve_forward(self, view: Tensor) -> Tensor:
@@ -364,11 +379,14 @@ class Tracer:
         return view
 
     def _materialize_forward(self, st: Storage):
-        _, _, copy = st.forward
-        copy.ins = [self.access(copy.ins[0], copy.loc)]
-        copy.outs = [self.access(copy.outs[0], copy.loc)]
-        copy.enabled = True
+        """Gives a redirected temporary its own value: a copy from the destination, placed right
+        after the instruction that wrote both."""
+        dst, _, producer = st.forward
         st.forward = None
+        copy = Op(IT.TensorCopy, Engine.DVE, [self.access(dst, producer.loc)],
+                  [self.access(st.full_view(), producer.loc)], None, producer.loc)
+        ops = self.core.ops
+        ops.insert(ops.index(producer) + 1, copy)
 
     def is_matmul_result(self, value: Tensor) -> Op | None:
         op = self.fresh_result(value)
@@ -392,8 +410,9 @@ class Tracer:
         if accumulate:
             if st.zero_init and region not in st.zero_started:
                 st.zero_started.add(region)
-                covered = sum(pairs[0][1] * _free_count(pairs) for _, pairs in st.zero_started)
-                if st.pending_zero is not None and covered >= st.partitions * st.free_elements:
+                st.zero_covered += acc.partitions * acc.free_size
+                if st.pending_zero is not None and \
+                        st.zero_covered >= st.partitions * st.free_elements:
                     st.pending_zero = None  # matmuls overwrite every zero: the memset is dead
             elif region in st.psum_groups:
                 start = False
@@ -409,13 +428,6 @@ class Tracer:
         op.fields["start_tensor_calc"] = start
         op.fields["stop_tensor_calc"] = True
         st.psum_groups[region] = op
-
-
-def _free_count(pairs) -> int:
-    n = 1
-    for _, num in pairs[1:]:
-        n *= num
-    return n
 
 
 def _extent(acc: Access) -> tuple:
@@ -458,23 +470,5 @@ def _merge_free(pairs: list) -> list:
         out.append((1, 1))
     return out
 
-
-def check_engine_access(acc: Access, what: str, loc):
-    """Rules every compute-engine operand on chip obeys (DMA is exempt)."""
-    st = acc.storage
-    if not st.on_chip:
-        raise NKIError(f"{what} must be an SBUF or PSUM tile; {st.describe()} is in HBM "
-                       "(load it with nl.load first)", loc)
-    p = acc.partitions
-    if p > NUM_PARTITIONS:
-        raise NKIError(f"{what} spans {p} partitions; a tile has at most {NUM_PARTITIONS}", loc)
-    start = acc.start_partition
-    if p > 64 and start != 0 or 32 < p <= 64 and start not in (0, 64) or p <= 32 and start % 32:
-        raise NKIError(f"{what} starts at partition {start} with {p} partitions, breaking the "
-                       "start-partition rule (more than 64 partitions start at 0; 33-64 at 0 or "
-                       "64; up to 32 at 0, 32, 64 or 96)", loc)
-    if len(acc.pairs) - 1 > MAX_FREE_PAIRS:
-        raise NKIError(f"{what} needs {len(acc.pairs) - 1} access-pattern dimensions per "
-                       f"partition; engines walk at most {MAX_FREE_PAIRS}", loc)
 
 __all__ = ["Tracer", "Op", "Access", "current", "active", "ARCHS"]

@@ -1,0 +1,123 @@
+"""How much Python the NKI front end spends per traced instruction.
+
+Traces kernels of the public tutorials at realistic sizes (tensor types stand in for the
+arrays, so no data is touched) and reports microseconds per emitted ISA instruction, split into
+the phases of a trace: running the kernel's Python (recording), allocation and BIR emission.
+Each figure is the best of ``--repeat`` runs (process CPU time), because other work on the
+machine only ever adds to it.
+
+Python's speed varies between machines and with load, so the report also times a fixed
+pure-Python loop (1M iterations of ``x += i``) in the same process: the ratio of a trace's cost
+to that loop is comparable across machines. Numbers, not a pass/fail check.
+
+    PYTHONPATH=$PWD python benchmarks/bench_nki_trace.py [--repeat 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "nki"))
+
+import neuronxsim.nki as nki  # noqa: E402
+import neuronxsim.nki.kernel as nki_kernel  # noqa: E402
+import neuronxsim.nki.language as nl  # noqa: E402
+import tutorial_kernels as tk  # noqa: E402
+
+T = nki.typing.tensor
+
+CASES = {
+    "matmul_tiled [4096,1024]@[1024,2048] bf16": (
+        tk.matmul_tiled, (T[[1024, 4096], nl.bfloat16], T[[1024, 2048], nl.bfloat16])),
+    "matmul_blocked [2048,2048]@[2048,2048] bf16": (
+        tk.matmul_blocked, (T[[2048, 2048], nl.bfloat16], T[[2048, 2048], nl.bfloat16])),
+    "mamba_v1 b2 ch512 seq512 st16 fp32": (
+        tk.mamba_v1, (T[[2, 512, 512], nl.float32], T[[2, 512, 512], nl.float32],
+                      T[[512, 16], nl.float32], T[[2, 16, 512], nl.float32],
+                      T[[2, 16, 512], nl.float32])),
+    "layernorm_v2 [4096,2048] fp32": (
+        tk.layernorm_v2, (T[[4096, 2048], nl.float32], 1e-5, T[[2048], nl.float32],
+                          T[[2048], nl.float32])),
+    "rmsnorm [4000,1024] fp32": (
+        tk.rmsnorm_kernel, (T[[4000, 1024], nl.float32], T[[1024], nl.float32])),
+}
+
+
+class PhaseTimer:
+    """Accumulates CPU time spent in the allocation and emission phases of the tracer."""
+
+    def __init__(self):
+        self.spent = {"allocate": 0.0, "emit_core": 0.0}
+
+    def __enter__(self):
+        self.saved = {name: getattr(nki_kernel, name) for name in self.spent}
+        for name, fn in self.saved.items():
+            setattr(nki_kernel, name, self._timed(name, fn))
+        return self
+
+    def _timed(self, name, fn):
+        def run(*args, **kwargs):
+            t0 = time.process_time()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self.spent[name] += time.process_time() - t0
+        return run
+
+    def __exit__(self, *exc):
+        for name, fn in self.saved.items():
+            setattr(nki_kernel, name, fn)
+
+
+def python_loop_ms() -> float:
+    best = float("inf")
+    for _ in range(5):
+        t0 = time.process_time()
+        x = 0
+        for i in range(1_000_000):
+            x += i
+        best = min(best, time.process_time() - t0)
+    return best * 1e3
+
+
+def measure(kernel, args, repeat: int) -> dict:
+    best = None
+    for _ in range(repeat):
+        gc.collect()
+        with PhaseTimer() as phases:
+            t0 = time.process_time()
+            traced = nki.trace_kernel(kernel, *args)
+            total = time.process_time() - t0
+        n = traced.instruction_count
+        row = {"instructions": n, "total": total / n * 1e6,
+               "allocate": phases.spent["allocate"] / n * 1e6,
+               "emit": phases.spent["emit_core"] / n * 1e6}
+        row["record"] = row["total"] - row["allocate"] - row["emit"]
+        if best is None or row["total"] < best["total"]:
+            best = row
+    return best
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=5)
+    opts = parser.parse_args()
+    loop_before = python_loop_ms()
+    rows = {name: measure(k, a, opts.repeat) for name, (k, a) in CASES.items()}
+    loop_ms = min(loop_before, python_loop_ms())
+    print(f"python loop (1M x += i): {loop_ms:.1f} ms CPU")
+    print(f"{'kernel':46s} {'instr':>6s} {'us/instr':>9s} {'record':>7s} {'alloc':>6s} "
+          f"{'emit':>6s} {'per loop-ms':>11s}")
+    for name, r in rows.items():
+        print(f"{name:46s} {r['instructions']:6d} {r['total']:9.1f} {r['record']:7.1f} "
+              f"{r['allocate']:6.1f} {r['emit']:6.1f} {r['total'] / loop_ms:11.3f}")
+    print("per loop-ms: us per instruction divided by the loop's ms; x 30 gives the us per "
+          "instruction on a machine where the loop takes 30 ms")
+
+
+if __name__ == "__main__":
+    main()
