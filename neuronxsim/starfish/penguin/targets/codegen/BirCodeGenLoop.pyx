@@ -9,13 +9,14 @@ Which ``Opcode`` a codegen method passes is the whole sink selection (seed 000 s
   ``codegenBIRKernel``, the bespoke families through ``_commonNativeKernelCodegen`` /
   ``_commonAttentionKernelCodegen``, and ``codegenBackwardsAttention``;
 * ``NKIKernel`` (IT55) -- user ``@nki.jit`` kernels, traced now, their BIR carried in the node;
-* ``NKIKLIRKernel`` (IT56) -- registry kernels; lowered by the internal kernel registry (seed
-  003), the only code that may build ``_INTERNAL_KERNEL_REGISTRY``.
+* ``NKIKLIRKernel`` (IT56) -- registry kernels, re-traced through the NKI front end at codegen
+  time: the internal kernel registry (InternalKernelRegistry.pxi) and the sink that resolves,
+  traces, caches and emits them (InternalNkiKernelCodegen.pxi), both included in this module.
 
 Operands are the program's DRAM tensors: ``lower`` declares one BIR DRAM tensor per program
 tensor, and each codegen marshals its operands onto the node -- whole tensors with
 ``addSeqAccess``, sub-tensors and tiles through ``createAP`` + ``addArgumentOrOutput``, pre-tiled
-operands with ``addAP``, kernel-tiled ones with ``addOpaqueAP``.
+operands with ``addAP``, kernel-tiled ones (IT56) with ``addOpaqueAP``.
 """
 
 import enum
@@ -26,7 +27,7 @@ import numpy as np
 from neuronxsim import bir
 from neuronxsim.bir import InstructionType as Opcode
 from neuronxsim.bir import MemoryType, Module, TensorKind
-from neuronxsim.errors import CodegenError
+from neuronxsim.errors import CodegenError, NeuronxsimError
 from neuronxsim.nki._private_kernels.mlp import TKG_BS_SEQLEN_THRESHOLD
 from neuronxsim.starfish.penguin import ir
 from neuronxsim.starfish.penguin.ir import attr_to_str
@@ -35,9 +36,12 @@ from neuronxsim.starfish.penguin.targets.codegen.KernelBuilder import KernelBuil
 from neuronxsim.starfish.penguin.targets.codegen.KernelMetricsCollector import (KernelCategory,
                                                                                KernelMetricsCollector)
 
-#: The internal kernel registry (seed 003): None until the registry's codegen first needs it.
-#: Lowering IT54 and IT55 macros never builds it.
+#: The internal kernel registry (seed 003): None until the IT56 sink first needs it
+#: (``get_internal_kernel_registry``). Lowering IT54 and IT55 macros never builds it.
 _INTERNAL_KERNEL_REGISTRY = None
+
+include "InternalKernelRegistry.pxi"
+include "InternalNkiKernelCodegen.pxi"
 
 #: On-chip buffers a kernel node may use, by module arch: SBUF (partitions, bytes per
 #: partition) and PSUM (partitions, banks, bytes per bank). gen2 = NeuronCore-v2 (trn1),
@@ -93,7 +97,9 @@ _OPERAND_ACCESS = {
     "codegenExternalNativeNkiKernel": ((ir.FullTensorAccess,), "FullTensorAccess operands (the kernel's "
                                                                 "arguments and results are whole tensors)"),
     "codegenExternalNativeNkiKlirKernel": ((ir.FullTensorAccess,), "FullTensorAccess operands"),
-    "codegenInternalNativeNkiKernel": _ANY_ACCESS,
+    "codegenInternalNativeNkiKernel": ((ir.FullTensorAccess, ir.OpaqueAccess),
+                                       "whole-tensor operands, OpaqueAccess or FullTensorAccess (the kernel "
+                                       "owns its tiling, addOpaqueAP)"),
 }
 
 # Codegen methods this build cannot run yet, and why; they refuse before anything is emitted.
@@ -101,8 +107,6 @@ _NOT_LOWERED_YET = {
     "codegenExternalNativeNkiKlirKernel": "the KLIR path (codegenExternalNativeNkiKlirKernel) is not lowered by this "
                                           "build yet: it needs the KLR writer to serialize the traced kernel; use "
                                           "ExternalNativeNkiKernel (the BIR path) instead",
-    "codegenInternalNativeNkiKernel": "internal NKI kernel '{func_name}' is not lowered by this build yet: IT56 "
-                                      "lowering belongs to the internal kernel registry",
 }
 
 # codegenBIRKernelAccess: access kind -> the BirCodeGenLoop method that marshals it.
@@ -134,12 +138,18 @@ def _dram_access_pattern(shape, starts, counts, steps, partition_dim):
     return offset, [pairs[partition_dim]] + [p for d, p in enumerate(pairs) if d != partition_dim]
 
 
+def _operand_proxies(accesses):
+    """Arrays of the operands' shapes and dtypes, for a tracer, which reads only those:
+    zero-strided views keep it from allocating the tensors."""
+    return [np.broadcast_to(np.zeros((), ir.numpy_dtype(a.dtype)), a.access_shape) for a in accesses]
+
+
 def _field_value(value):
     """A bespoke attr as its named node field takes it (enums by integer value)."""
     return int(value) if isinstance(value, enum.Enum) else value
 
 
-class BirCodeGenLoop:
+class BirCodeGenLoop(InternalNativeNkiKernelCodegen):
     """Lowers Penguin macro programs into one BIR function (``functions[neuron_core_id]``).
 
     ``auto_cast`` / ``auto_cast_type`` are the compile's ``--auto-cast`` settings, recorded on
@@ -170,7 +180,7 @@ class BirCodeGenLoop:
         self.kernel_counts = {}  # (KernelCategory, kernel name) -> nodes emitted by the last lower()
         self._locations = {}  # program tensor name -> its BIR DRAM tensor
         self._ap_reshapes = {}  # program tensor name -> the view shape its operand is marshalled in
-        self._traces = {}  # id(user kernel macro) -> its trace, made before lower() emits anything
+        self._traces = {}  # id(IT55/IT56 macro) -> its trace, made before lower() emits anything
 
     def addInstruction(self, opcode, name=""):
         """Appends a node of the class the opcode table names for ``opcode`` and returns it."""
@@ -196,6 +206,8 @@ class BirCodeGenLoop:
                     self._checkLowerable(inst, name)
                     if name == "codegenExternalNativeNkiKernel":
                         self._traces[id(inst)] = self._traceExternalKernel(inst)
+                    elif name == "codegenInternalNativeNkiKernel":
+                        self._traces[id(inst)] = self._traceInternalKernelCached(inst)
                 except CodegenError as e:
                     raise CodegenError(f"insts[{index}] {e}") from None
                 methods.append(getattr(self, name))
@@ -458,10 +470,7 @@ class BirCodeGenLoop:
             except ImportError:
                 raise CodegenError(f"{inst.label}: tracing a user kernel needs neuronxsim.nki.trace (the NKI "
                                    "front end), which this installation does not have") from None
-        # Arrays of the operands' shapes and dtypes; the tracer reads only those, so zero-strided
-        # views keep it from allocating the tensors.
-        arrays = [np.broadcast_to(np.zeros((), ir.numpy_dtype(a.dtype)), a.access_shape) for a in inst.srcs]
-        traced = tracer(inst.kernel, *arrays, arch=TRACE_ARCHS[self.module.arch])
+        traced = tracer(inst.kernel, *_operand_proxies(inst.srcs), arch=TRACE_ARCHS[self.module.arch])
         if not isinstance(traced, Module) or not traced.functions:
             raise CodegenError(f"{inst.label}: tracing '{inst.func_name}' gave {traced!r}; expected a bir.Module "
                                "with the kernel as functions[0]")
@@ -496,13 +505,8 @@ class BirCodeGenLoop:
         writer: refuses (``_NOT_LOWERED_YET``) rather than emitting a node without its kernel."""
         self._checkLowerable(inst, "codegenExternalNativeNkiKlirKernel")
 
-    # ------------------------------------------------------------------ IT56: registry kernels
-
-    def codegenInternalNativeNkiKernel(self, inst):
-        """Registry kernels (IT56) are lowered by the internal kernel registry (seed 003), which
-        this build does not have yet: refuses (``_NOT_LOWERED_YET``)."""
-        self._checkLowerable(inst, "codegenInternalNativeNkiKernel")
-
 
 __all__ = ["BirCodeGenLoop", "Opcode", "is_token_generation", "BUFFER_SHAPES", "AUTO_CAST_MODES",
-           "AUTO_CAST_TYPES", "NAMED_ATTR_FIELDS"]
+           "AUTO_CAST_TYPES", "NAMED_ATTR_FIELDS", "InternalKernelConfig", "get_internal_kernel_registry",
+           "TracedInternalKernel", "clear_internal_kernel_trace_cache", "nki_frontend", "NKI_FRONTEND_FORMATS",
+           "MULTICORE_GRID", "KLR_DIR_ENV"]

@@ -1,6 +1,7 @@
 """Kernel usage metrics: how many kernel nodes of each (category, kernel name) the codegen
 emitted, kept by one process-wide collector and written as a JSON sidecar next to a lowered
-module (``<module>.kernel_metrics.json``).
+module (``<module>.kernel_metrics.json``); and the hits and misses of the IT56 sink's trace
+cache, per kernel name.
 
 Sidecar form::
 
@@ -43,6 +44,7 @@ class KernelMetricsCollector:
     def __init__(self):
         self._lock = threading.Lock()
         self._counts: Counts = {}
+        self._trace_cache: Dict[str, Dict[str, int]] = {}  # kernel name -> {"hits": n, "misses": n}
 
     @classmethod
     def get_instance(cls) -> "KernelMetricsCollector":
@@ -76,9 +78,25 @@ class KernelMetricsCollector:
         delta = {k: n - earlier.get(k, 0) for k, n in now.items()}
         return {k: n for k, n in delta.items() if n > 0}
 
+    def record_trace_cache(self, kernel_name: str, hit: bool) -> None:
+        """Counts one lookup of the IT56 trace cache: a hit reuses a trace, a miss traces."""
+        if not isinstance(kernel_name, str) or not kernel_name:
+            raise CodegenError(f"record_trace_cache: kernel_name is {kernel_name!r}; expected a non-empty str")
+        with self._lock:
+            counts = self._trace_cache.setdefault(kernel_name, {"hits": 0, "misses": 0})
+            counts["hits" if hit else "misses"] += 1
+
+    def trace_cache_counts(self, kernel_name: Optional[str] = None) -> Dict[str, int]:
+        """``{"hits": n, "misses": n}`` of one kernel, or of all kernels when ``kernel_name`` is None."""
+        with self._lock:
+            if kernel_name is not None:
+                return dict(self._trace_cache.get(kernel_name, {"hits": 0, "misses": 0}))
+            return {k: sum(c[k] for c in self._trace_cache.values()) for k in ("hits", "misses")}
+
     def reset(self) -> None:
         with self._lock:
             self._counts.clear()
+            self._trace_cache.clear()
 
     @staticmethod
     def sidecar_path(module_path: Union[str, os.PathLike]) -> str:

@@ -1,0 +1,268 @@
+# The IT56 sink (seed 003, seed 000 section 4), included by BirCodeGenLoop.pyx.
+#
+# ``codegenInternalNativeNkiKernel`` lowers an ``InternalNativeNkiKernel`` macro: it looks the
+# macro's ``func_name`` up in the internal kernel registry (``_resolve_kernel_config``), re-traces
+# the registry's NKI leaf with the NKI front end (``neuronxsim.nki``) for the macro's shapes and
+# attrs, and emits one ``InstNKIKLIRKernel`` (IT56) carrying the traced kernel in one of two
+# forms, chosen by the ``NKI_FRONTEND`` environment variable (default ``beta2``):
+#
+# * beta2, Form A: ``kernel_format`` "klir"; ``klir_binary`` is the absolute path of a KLR file
+#   (``neuronxsim.walrus.write_klr``); ``nki_binary_version_identifier`` is
+#   "<KLR metadata format>/<KLR header version>";
+# * beta3, Form B: ``kernel_format`` "bir"; ``klir_binary`` is the kernel's BIR JSON text;
+#   ``nki_binary_version_identifier`` is "bir-json/<BIR JSON version>.<format revision>".
+#
+# Where KLR files go: the directory named by ``NEURONXSIM_KLR_DIR`` if set (created if needed,
+# never cleaned: use it to keep Form A modules resolvable after the process ends, e.g. a
+# directory next to the saved module), else a per-process temporary directory removed when the
+# process that made it exits. Files are named by kernel and content hash, and are written to a
+# temporary name in that directory and renamed into place, so none is ever seen half-written.
+#
+# Traces are cached per process, keyed by the leaf, front end, arch, grid, the operand shapes and
+# dtypes, and the kernel's keyword arguments; ``KernelMetricsCollector`` counts hits and misses.
+
+import atexit
+import hashlib
+import os
+import shutil
+import tempfile
+
+#: NKI_FRONTEND value -> the kernel_format of the IT56 node it produces.
+NKI_FRONTEND_FORMATS = {'beta2': 'klir', 'beta3': 'bir'}
+NKI_FRONTEND_DEFAULT = 'beta2'
+
+#: Logical NeuronCores a ``requires_multicore_grid`` leaf is traced for (grid=(VNC(2),)): the
+#: traced module has one function per NeuronCoreId.
+MULTICORE_GRID = 2
+
+#: Environment variable naming a persistent directory for Form A KLR files.
+KLR_DIR_ENV = 'NEURONXSIM_KLR_DIR'
+
+_TRACE_CACHE = {}  # trace key -> TracedInternalKernel
+_process_klr_dir = None  # (pid, path) of this process's temporary KLR directory
+
+
+class TracedInternalKernel:
+    """What an IT56 node carries for one traced registry leaf."""
+
+    __slots__ = ('klir_binary', 'kernel_format', 'nki_binary_version_identifier', 'func_args', 'func_outs',
+                 'grid')
+
+    def __init__(self, klir_binary, kernel_format, nki_binary_version_identifier, func_args, func_outs, grid):
+        self.klir_binary = klir_binary
+        self.kernel_format = kernel_format
+        self.nki_binary_version_identifier = nki_binary_version_identifier
+        self.func_args = list(func_args)
+        self.func_outs = list(func_outs)
+        self.grid = grid
+
+    def is_available(self):
+        """False once a Form A file has gone (its directory was cleaned): trace again."""
+        return self.kernel_format == 'bir' or os.path.isfile(self.klir_binary)
+
+
+def clear_internal_kernel_trace_cache():
+    """Forgets every cached trace (the next lowering of each kernel traces it again)."""
+    _TRACE_CACHE.clear()
+
+
+def nki_frontend():
+    """The NKI front end the IT56 sink traces with: ``NKI_FRONTEND``, default beta2."""
+    value = os.environ.get('NKI_FRONTEND', NKI_FRONTEND_DEFAULT)
+    if value not in NKI_FRONTEND_FORMATS:
+        raise CodegenError(f"NKI_FRONTEND is {value!r}; expected one of {', '.join(NKI_FRONTEND_FORMATS)} "
+                           f"(unset means {NKI_FRONTEND_DEFAULT})")
+    return value
+
+
+def _klr_directory():
+    """Where Form A KLR files are written (see the top of this file)."""
+    global _process_klr_dir
+    configured = os.environ.get(KLR_DIR_ENV)
+    if configured:
+        try:
+            os.makedirs(configured, exist_ok=True)
+        except OSError as e:
+            raise CodegenError(f"{KLR_DIR_ENV}={configured!r}: cannot create the KLR directory ({e})") from None
+        return os.path.abspath(configured)
+    pid = os.getpid()
+    if _process_klr_dir is None or _process_klr_dir[0] != pid or not os.path.isdir(_process_klr_dir[1]):
+        path = tempfile.mkdtemp(prefix='neuronxsim-klr-')
+        _process_klr_dir = (pid, path)
+        atexit.register(_remove_process_klr_dir, pid, path)
+    return _process_klr_dir[1]
+
+
+def _remove_process_klr_dir(pid, path):
+    if os.getpid() == pid:  # a forked child exiting leaves its parent's files alone
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _trace_key_attrs(additional_args):
+    """The kernel's keyword arguments as a hashable, order-independent key (values are JSON
+    values, tuples and enums, whose reprs are exact)."""
+    return repr(sorted(additional_args.items()))
+
+
+def _walrus(inst):
+    try:
+        from neuronxsim import walrus
+    except ImportError:
+        raise CodegenError(f"{inst.label}: NKI_FRONTEND=beta2 writes the traced kernel as a KLR file, which needs "
+                           "the KLR writer (neuronxsim.walrus.write_klr), not part of this build; set "
+                           "NKI_FRONTEND=beta3 to carry the kernel as BIR JSON") from None
+    return walrus
+
+
+class InternalNativeNkiKernelCodegen:
+    """BirCodeGenLoop's IT56 sink: the registry resolution, the two tracers, the cache and the
+    node. Mixed into ``BirCodeGenLoop``, whose ``addInstruction``, ``_checkLowerable``,
+    ``_location``, ``_traces``, ``module`` and buffer shapes it uses."""
+
+    def _resolve_kernel_config(self, inst):
+        """Look up kernel config from registry and prepare common arguments.
+
+        Returns (kernel_config, internal_kernel, additional_args, call_args): ``call_args`` are
+        ndarray proxies (the operands' shapes and dtypes, no data) of the first
+        ``operand_count`` srcs (all when None), then of the dsts if ``output_is_parameter``.
+        """
+        func_name = inst.func_name
+        registry = get_internal_kernel_registry()
+        kernel_config = registry.get(func_name)
+        if kernel_config is None:
+            raise CodegenError("Internal NKI kernel '" + str(func_name) + "' is not registered. Available kernels: "
+                               + str(registry.keys()))
+        internal_kernel = kernel_config.kernel_func
+        operand_count = kernel_config.operand_count
+        srcs = inst.srcs
+        if operand_count is not None:
+            if len(srcs) < operand_count:
+                raise CodegenError(f"{inst.label} srcs: {len(srcs)} operands; internal NKI kernel '{func_name}' "
+                                   f"takes its first {operand_count}")
+            srcs = srcs[:operand_count]
+        if not inst.dsts:
+            raise CodegenError(f"{inst.label} dsts: no operands; expected the results of internal NKI kernel "
+                               f"'{func_name}'")
+        call_args = _operand_proxies(srcs)
+        if kernel_config.output_is_parameter:
+            call_args += _operand_proxies(inst.dsts)
+        builder = kernel_config.additional_args_builder
+        additional_args = builder(inst) if builder is not None else {}
+        return kernel_config, internal_kernel, additional_args, call_args
+
+    def _traceWithNkiFrontend(self, inst):
+        """(TracedKernel, grid): the registry leaf of ``inst`` traced by ``neuronxsim.nki`` for
+        the module's arch, its results checked against the macro's dsts."""
+        kernel_config, internal_kernel, additional_args, call_args = self._resolve_kernel_config(inst)
+        from neuronxsim.nki import jit, trace_kernel
+        from neuronxsim.nki.language import nc
+
+        func_name = inst.func_name
+        leaf = f"'{func_name}' ({getattr(internal_kernel, '__module__', '?')}." \
+               f"{getattr(internal_kernel, '__qualname__', internal_kernel)})"
+        if kernel_config.output_is_parameter:
+            raise CodegenError(f"{inst.label}: internal NKI kernel {leaf} takes its outputs as parameters "
+                               "(output_is_parameter), which the NKI front end cannot trace: kernel inputs are "
+                               "read-only; expected a kernel that returns its outputs")
+        if 'arch' in additional_args:
+            raise CodegenError(f"{inst.label}: attr 'arch' of internal NKI kernel {leaf} would shadow the trace's "
+                               "target arch; expected another attr name")
+        grid = MULTICORE_GRID if kernel_config.requires_multicore_grid else 1
+        launch = jit(internal_kernel)[nc(grid)] if grid > 1 else internal_kernel
+        try:
+            traced = trace_kernel(launch, *call_args, arch=TRACE_ARCHS[self.module.arch], **additional_args)
+        except NeuronxsimError as e:
+            raise CodegenError(f"{inst.label}: tracing internal NKI kernel {leaf} failed: {e}") from None
+        if len(traced.outputs) != len(inst.dsts):
+            raise CodegenError(f"{inst.label} dsts: {len(inst.dsts)} operands; internal NKI kernel {leaf} returns "
+                               f"{len(traced.outputs)} ({', '.join(traced.output_names)})")
+        for i, (access, out) in enumerate(zip(inst.dsts, traced.outputs)):
+            if tuple(out.shape) != tuple(access.access_shape) or out.dtype != ir.numpy_dtype(access.dtype):
+                raise CodegenError(f"{inst.label} dsts[{i}]: {list(access.access_shape)} {access.dtype} does not "
+                                   f"match output '{out.name}' {list(out.shape)} {out.dtype} of internal NKI kernel "
+                                   f"{leaf}")
+        return traced, grid
+
+    def _trace_kernel_beta2(self, inst):
+        """NKI_FRONTEND=beta2 (the default): traces the leaf and writes it as a KLR file (Form A)."""
+        traced, grid = self._traceWithNkiFrontend(inst)
+        walrus = _walrus(inst)
+        module = traced.module
+        digest = hashlib.sha256(module.to_json(-1).encode()).hexdigest()[:20]
+        path = os.path.join(_klr_directory(), f"{inst.func_name}-{digest}.klr")
+        fd, tmp = tempfile.mkstemp(prefix='.tmp-', suffix='.klr', dir=os.path.dirname(path))
+        os.close(fd)
+        try:
+            walrus.write_klr(module, tmp, inst.func_name)
+            os.replace(tmp, path)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except FileNotFoundError:
+                pass
+            raise
+        header = walrus.klr_info(path)
+        version = f"{header['format']}/{'.'.join(str(v) for v in header['version'])}"
+        return TracedInternalKernel(path, NKI_FRONTEND_FORMATS['beta2'], version, traced.input_names,
+                                    traced.output_names, grid)
+
+    def _trace_kernel_beta3(self, inst):
+        """NKI_FRONTEND=beta3: traces the leaf to BIR JSON, carried in the node (Form B)."""
+        traced, grid = self._traceWithNkiFrontend(inst)
+        version = f"bir-json/{bir.BIR_VERSION}.{bir.FORMAT_VERSION}"
+        return TracedInternalKernel(traced.module.to_json(-1), NKI_FRONTEND_FORMATS['beta3'], version,
+                                    traced.input_names, traced.output_names, grid)
+
+    def _trace_internal_kernel_to_new_nki_frontend(self, inst, frontend=None):
+        """Traces ``inst``'s registry leaf with the front end ``NKI_FRONTEND`` selects (or
+        ``frontend``): beta2 -> ``_trace_kernel_beta2``, beta3 -> ``_trace_kernel_beta3``."""
+        frontend = nki_frontend() if frontend is None else frontend
+        if frontend == 'beta3':
+            return self._trace_kernel_beta3(inst)
+        return self._trace_kernel_beta2(inst)
+
+    def _traceInternalKernelCached(self, inst):
+        """The carrier of ``inst``'s kernel from the trace cache, tracing it on a miss."""
+        frontend = nki_frontend()
+        kernel_config, internal_kernel, additional_args, call_args = self._resolve_kernel_config(inst)
+        key = (internal_kernel, frontend, self.module.arch, bool(kernel_config.requires_multicore_grid),
+               tuple((a.shape, a.dtype.str) for a in call_args), _trace_key_attrs(additional_args))
+        collector = KernelMetricsCollector.get_instance()
+        carrier = _TRACE_CACHE.get(key)
+        if carrier is not None and carrier.is_available():
+            collector.record_trace_cache(inst.func_name, hit=True)
+            return carrier
+        collector.record_trace_cache(inst.func_name, hit=False)
+        carrier = self._trace_internal_kernel_to_new_nki_frontend(inst, frontend)
+        _TRACE_CACHE[key] = carrier
+        return carrier
+
+    def codegenInternalNativeNkiKernel(self, inst):
+        """Codegen for internal NKI kernels using new NKI frontend path.
+
+        Traces the kernel to new NKI frontend at codegen time and creates BIR NKIKLIRKernel
+        instruction. Uses caching to avoid redundant tracing of identical kernels.
+
+        The node's operands are the macro's DRAM tensors, each through ``addOpaqueAP`` (the
+        kernel owns its tiling): the srcs bound to the kernel's parameters, then the dsts;
+        func_args / func_outs name the traced kernel's Input / Output tensors in that order.
+        """
+        self._checkLowerable(inst, 'codegenInternalNativeNkiKernel')
+        carrier = self._traces.pop(id(inst), None) or self._traceInternalKernelCached(inst)
+        operands = [(self._location(a), False) for a in inst.srcs[:len(carrier.func_args)]]
+        operands += [(self._location(a), True) for a in inst.dsts]
+        func_name = inst.func_name
+        KernelMetricsCollector.get_instance().record_kernel(func_name, category=KernelCategory.NKI_KLIR_KERNEL)
+        node = self.addInstruction(Opcode.NKIKLIRKernel, inst.name or func_name)
+        node.set_klir_binary(carrier.klir_binary)
+        node.set_kernel_format(carrier.kernel_format)
+        node.set_nki_binary_version_identifier(carrier.nki_binary_version_identifier)
+        node.set_func_name(func_name)
+        node.set_func_args(carrier.func_args)
+        node.set_func_outs(carrier.func_outs)
+        node.set_sb_buf_shape(self.sb_buf_shape)
+        node.set_psum_buf_shape(self.psum_buf_shape)
+        node.set_grid(carrier.grid)
+        for location, is_output in operands:
+            node.addOpaqueAP(location, is_output)
+        return node
