@@ -1,0 +1,50 @@
+#include "walrus/kernels/TokenPrologue.h"
+
+namespace walrus::kernels {
+
+using namespace bir;
+
+TokenPrologue::TokenPrologue(KernelBuilder& kb, Config config) : kb_(kb), cfg_(std::move(config)) {
+  if (!hasGamma(cfg_.norm) || !cfg_.gamma) return;
+  auto s = kb.section("load_gamma");
+  gammaT_ = loadColumnChunks(kb, "gammaT", *cfg_.gamma);
+}
+
+int64_t TokenPrologue::stagingBytes() const {
+  const int64_t H = cfg_.H, xn = H * dtypeSize(cfg_.xTdtype);
+  if (!needsFp32()) return 2 * xn;
+  const int64_t x = 2 * H * 4, addend = cfg_.addends ? 2 * H * dtypeSize(cfg_.hiddenDtype) : 0;
+  return x + addend + xn + normStatsColumns(H) * 4 + 4 * 64;
+}
+
+void TokenPrologue::transposedTokens(const TokenRowsIn& in, const Tile& xT, int64_t col0, int64_t t0, int64_t n) {
+  auto scope = kb_.scope();
+  auto section = kb_.section("prologue");
+  const int64_t H = cfg_.H;
+  const bool fp32 = needsFp32();
+  TilePool xs = kb_.sbufPool("x", fp32 ? DType::float32 : cfg_.xTdtype, {H}, 2);
+  TilePool adds = cfg_.addends ? kb_.sbufPool("addend", cfg_.hiddenDtype, {H}, 2) : TilePool();
+  TilePool xns = fp32 ? kb_.sbufPool("x_norm", cfg_.xTdtype, {H}, 1) : TilePool();
+  const Tile stats = cfg_.norm == NormType::None ? Tile() : kb_.sbufTile("norm_stats", DType::float32, {normStatsColumns(H)});
+  PsumPool psum = kb_.psumPool("transpose", 2);
+  EvacuationEngines evac;
+  for (int64_t r0 = 0; r0 < n; r0 += kPartitions) {
+    const int64_t rows = std::min(kPartitions, n - r0);
+    const Tile x = xs.next().rows(0, rows);
+    kb_.load(x, in.hidden.slice(0, t0 + r0, rows));
+    for (const DramView& addend : in.addends) {
+      const Tile a = adds.next().rows(0, rows);
+      kb_.load(a, addend.slice(0, t0 + r0, rows));
+      kb_.tensorTensor(x, x, a, AluOp::add);
+    }
+    if (in.sumOut) kb_.store(in.sumOut->slice(0, t0 + r0, rows), x);
+    Tile xn = x;
+    if (fp32) {
+      xn = xns.next().rows(0, rows);
+      normalizeRows(kb_, cfg_.norm, cfg_.eps, xn, x, stats.location() ? stats.rows(0, rows) : Tile(), xn);
+    }
+    transposeInto(kb_, psum, xT.slice(1, col0 + r0, rows), xn, evac.next(), gammaT_.location() ? &gammaT_ : nullptr);
+  }
+}
+
+}  // namespace walrus::kernels

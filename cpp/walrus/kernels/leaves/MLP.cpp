@@ -1,0 +1,438 @@
+// MLP: the fused (residual add +) (norm +) gated MLP of the BirCodeGenLoop MLP family.
+//
+//   out = (act(x @ Wg [+ bg]) * (x @ Wu [+ bu])) @ Wd [+ bd],   x = norm(hidden [+ residual]) * gamma
+//
+//   srcs  hidden [B, S, H], residual [B, S, H] (store_add), ln_w [1, H], gate_w [H, I] (unless
+//         skip_gate), up_w [H, I], down_w [I, H], gate_b [1, I] (gate_bias), up_b [1, I]
+//         (up_bias), down_b [1, H] (down_bias)
+//   dsts  out [B, S, H], add_out [B, S, H] (store_add: hidden + residual)
+//   attrs norm_type / fused_rmsnorm (RowNorm.h: NO_NORM, RMS_NORM, LAYER_NORM,
+//         RMS_NORM_SKIP_GAMMA), eps, store_add, skip_gate (out = act(x @ Wu [+ bu]) @ Wd),
+//         act_fn (SiLU, GELU, GELU_Tanh_Approx, Swish = x * sigmoid(1.702 x)), gate_bias,
+//         up_bias, down_bias, is_tkg (the codegen's B*S <= TKG_BS_SEQLEN_THRESHOLD decision),
+//         quant_kernel / lower_bound (fp8 weights: refused, see below)
+//
+// Two tilings, chosen by is_tkg:
+//   CTE (context encoding, many tokens): blocks of up to 512 tokens. The weights are the
+//     stationary operand, the block's tokens the moving one (N = 512 per matmul, the PE's full
+//     rate), so each weight tile is loaded once per block:
+//       gT[i, t] = sum_h Wg[h, i]^T xT[h, t]       (I on partitions: biases are per-partition)
+//       hT = act(gT + bg) * (uT + bu)              (ACT activation from PSUM, DVE multiply)
+//       outT[h, t] = sum_i Wd[i, h]^T hT[i, t]     (+ bd per partition), transposed back and stored.
+//   TKG (token generation, few tokens): up to 128 tokens are the stationary operand and the weights
+//     stream through as the moving one, 512 columns at a time, straight from DRAM rows:
+//       g[t, i] = sum_h xT[h, t]^T Wg[h, i],  h = act(g + bg) * (u + bu),  out[t, :] = hT^T Wd
+//     The output lands token-major, so nothing is transposed back; the kernel is weight-DMA bound
+//     and keeps 16 queues busy with large transfers.
+// Weights stream through rotating pools (prefetch depth = bufs - 1); PSUM accumulators rotate over
+// banks so the PE starts the next group while ACT/DVE drain the last one.
+//
+// Quantized MLPs (quant_kernel: fp8 weights with per-row scales and dynamic input quantisation)
+// are not implemented by this leaf and are refused with a KernelError.
+#include <algorithm>
+
+#include "bir/Error.h"
+
+#include "walrus/kernels/KernelBuilder.h"
+#include "walrus/kernels/LeafRegistry.h"
+#include "walrus/kernels/TileOps.h"
+#include "walrus/kernels/TokenPrologue.h"
+#include "walrus/kernels/TokenRows.h"
+#include "walrus/kernels/leaves/ActivationFunctions.h"
+
+namespace walrus::kernels {
+namespace {
+
+using namespace bir;
+
+// Weight row tiles per DMA piece: 8 x 128 rows (256 KiB of bf16 per 128-column piece).
+constexpr int64_t kTilesPerPiece = 8;
+constexpr int64_t kWeightBufs = 3;
+
+struct MlpSpec {
+  NormType norm = NormType::None;
+  double eps = 1e-6;
+  bool storeAdd = false, skipGate = false, gateBias = false, upBias = false, downBias = false, tkg = false;
+  ActivationFunc act = ActivationFunc::Silu;
+  // Operands ([tokens, H] token views come from tokenSegments).
+  DramView hidden, residual, gamma, gate, up, down, gateB, upB, downB, out, addOut;
+  int64_t H = 0, I = 0;
+  DType mm = DType::bfloat16;  // the matmul dtype
+};
+
+MlpSpec readSpec(KernelBuilder& kb) {
+  KernelAttrs& attrs = kb.attrs();
+  MlpSpec s;
+  s.norm = fusedNormType(attrs, false, NormType::None);
+  s.eps = attrs.number("eps", 1e-6);
+  s.storeAdd = attrs.flag("store_add", false);
+  s.skipGate = attrs.flag("skip_gate", false);
+  s.gateBias = attrs.flag("gate_bias", false);
+  s.upBias = attrs.flag("up_bias", false);
+  s.downBias = attrs.flag("down_bias", false);
+  s.tkg = attrs.flag("is_tkg", false);
+  s.act = mlpActivation(attrs.choice("act_fn", mlpActivationNames(), 0));
+  KernelBuilder::require(!attrs.flag("quant_kernel", false),
+                         "quant_kernel: quantized MLPs (fp8 weights with row scales) are not implemented by the MLP leaf");
+  const double lowerBound = attrs.number("lower_bound", 0.0);
+  KernelBuilder::require(lowerBound == 0.0, "lower_bound " + std::to_string(lowerBound) +
+                                                " clips quantized inputs; it needs quant_kernel, which this leaf does not take");
+  KernelBuilder::require(!(s.skipGate && s.gateBias), "gate_bias with skip_gate: there is no gate projection");
+
+  std::string ins = "hidden";
+  size_t nIns = 1;
+  auto add = [&](bool present, const char* role) {
+    if (present) ins += std::string(", ") + role, ++nIns;
+  };
+  add(s.storeAdd, "residual");
+  add(true, "ln_w");
+  add(!s.skipGate, "gate_w");
+  add(true, "up_w");
+  add(true, "down_w");
+  add(s.gateBias, "gate_b");
+  add(s.upBias, "up_b");
+  add(s.downBias, "down_b");
+  kb.expectOperands(nIns, ins, s.storeAdd ? 2 : 1, s.storeAdd ? "out, add_out" : "out");
+
+  size_t i = 0;
+  s.hidden = kb.input(i++, "hidden", 3);
+  s.H = s.hidden.dim(2);
+  const std::vector<int64_t> tokens = s.hidden.shape();
+  auto sameAsHidden = [&](const DramView& v, const std::string& what) {
+    KernelBuilder::require(v.shape() == tokens, what + " must have hidden's shape [B, S, H]");
+  };
+  if (s.storeAdd) sameAsHidden(s.residual = kb.input(i++, "residual", 3), "residual");
+  const DramView lnw = kb.input(i++, "ln_w", 2);
+  KernelBuilder::require(lnw.shape() == std::vector<int64_t>{1, s.H}, "ln_w must be [1, H] = [1, " + std::to_string(s.H) + "]");
+  s.gamma = lnw.at(0, 0);
+  if (!s.skipGate) s.gate = kb.input(i++, "gate_w", 2);
+  s.up = kb.input(i++, "up_w", 2);
+  s.down = kb.input(i++, "down_w", 2);
+  s.I = s.up.dim(1);
+  const std::vector<int64_t> hi{s.H, s.I};
+  KernelBuilder::require(s.up.shape() == hi, "up_w must be [H, I]");
+  KernelBuilder::require(s.skipGate || s.gate.shape() == hi, "gate_w must be [H, I] like up_w");
+  KernelBuilder::require(s.down.shape() == std::vector<int64_t>{s.I, s.H}, "down_w must be [I, H]");
+  auto bias = [&](bool present, const char* role, int64_t n) {
+    if (!present) return DramView();
+    const DramView v = kb.input(i++, role, 2);
+    KernelBuilder::require(v.shape() == std::vector<int64_t>{1, n}, std::string(role) + " must be [1, " + std::to_string(n) + "]");
+    return v.at(0, 0);
+  };
+  s.gateB = bias(s.gateBias, "gate_b", s.I);
+  s.upB = bias(s.upBias, "up_b", s.I);
+  s.downB = bias(s.downBias, "down_b", s.H);
+  sameAsHidden(s.out = kb.output(0, "out", 3), "out");
+  if (s.storeAdd) sameAsHidden(s.addOut = kb.output(1, "add_out", 3), "add_out");
+
+  const DType w = s.up.dtype();
+  KernelBuilder::require((s.skipGate || s.gate.dtype() == w) && s.down.dtype() == w,
+                         "gate_w, up_w and down_w must share one dtype");
+  s.mm = kb.matmulDtype(w == DType::float32 ? DType::float32 : w);
+  return s;
+}
+
+// ---- CTE: weights stationary, token blocks moving ----
+
+class MlpCte {
+ public:
+  MlpCte(KernelBuilder& kb, const MlpSpec& s) : kb_(kb), s_(s), KT_(ceilDiv(s.H, kPartitions)), IT_(ceilDiv(s.I, kPartitions)) {}
+
+  // The largest token block (a multiple of 128, at most 512) whose resident xT and hT leave room
+  // for the busiest phase's buffers.
+  int64_t tokenBlock(int64_t tokens, int64_t phaseBytes) const {
+    const int64_t es = dtypeSize(s_.mm);
+    for (int64_t tb = std::min<int64_t>(kMaxMoving, ceilDiv(tokens, kPartitions) * kPartitions); tb >= kPartitions;
+         tb -= kPartitions)
+      if ((KT_ + IT_) * tb * es + phaseBytes <= kb_.sbufBytes() - 4096) return tb;
+    throw KernelError("H = " + std::to_string(s_.H) + " and I = " + std::to_string(s_.I) +
+                      " leave no room for even a 128-token block in " + std::to_string(kb_.sbufBytes()) +
+                      " bytes of SBUF per partition");
+  }
+
+  int64_t gateUpBytes(int64_t tb) const {
+    const int64_t piece = std::min(KT_, kTilesPerPiece) * kPartitions * dtypeSize(s_.mm);
+    return 2 * kWeightBufs * piece + 2 * tb * 4 * (s_.upBias ? 2 : 1);
+  }
+  int64_t downBytes(int64_t tb) const {
+    const int64_t piece = std::min(IT_, kTilesPerPiece) * kPartitions * dtypeSize(s_.mm);
+    return kWeightBufs * piece + 4 * tb * dtypeSize(s_.out.dtype());
+  }
+
+  void run(const TokenRowsIn& rows, const DramView& outRows, TokenPrologue& prologue) {
+    const int64_t T = outRows.dim(0);
+    const int64_t phase = std::max({prologue.stagingBytes(), gateUpBytes(kMaxMoving), downBytes(kMaxMoving)});
+    const int64_t tb = tokenBlock(T, phase);
+    for (int64_t t0 = 0; t0 < T; t0 += tb) {
+      const int64_t tn = std::min(tb, T - t0);
+      auto block = kb_.scope();
+      const Tile xT = kb_.sbufTile("xT", s_.mm, {KT_, tb});
+      const Tile hT = kb_.sbufTile("hT", s_.mm, {IT_, tb});
+      prologue.transposedTokens(rows, xT, 0, t0, tn);
+      gateUp(xT, hT, tn);
+      down(hT, outRows, t0, tn);
+    }
+  }
+
+  void loadBiases() {
+    if (s_.gateBias) gateBias_ = loadColumnChunks(kb_, "gate_b", s_.gateB);
+    if (s_.upBias) upBias_ = loadColumnChunks(kb_, "up_b", s_.upB);
+    if (s_.downBias) downBias_ = loadColumnChunks(kb_, "down_b", s_.downB);
+  }
+
+ private:
+  // acc[cols, tn] = sum over the K tiles of w[k, cols]^T @ rhsT[k, :tn], w streaming in pieces.
+  void project(const Tile& acc, TilePool& pieces, const DramView& w, int64_t c0, int64_t cols, const Tile& rhsT,
+               int64_t tn) {
+    const int64_t K = w.dim(0), kTiles = ceilDiv(K, kPartitions);
+    for (int64_t k0 = 0; k0 < kTiles; k0 += kTilesPerPiece) {
+      const int64_t n = std::min(kTilesPerPiece, kTiles - k0);
+      const int64_t rows = std::min(n * kPartitions, K - k0 * kPartitions);
+      const Tile piece = pieces.next();
+      loadRowTiles(kb_, piece, w.slice(0, k0 * kPartitions, rows).slice(1, c0, cols));
+      for (int64_t j = 0; j < n; ++j) {
+        const int64_t kt = k0 + j, kr = std::min(kPartitions, K - kt * kPartitions);
+        kb_.matmul(acc, piece.at(0, j).rows(0, kr).cols(0, cols), rhsT.at(0, kt).rows(0, kr).cols(0, tn), kt == 0,
+                   kt == kTiles - 1);
+      }
+    }
+  }
+
+  void gateUp(const Tile& xT, const Tile& hT, int64_t tn) {
+    auto phase = kb_.scope();
+    const int64_t pieceTiles = std::min(KT_, kTilesPerPiece);
+    TilePool gw = s_.skipGate ? TilePool() : kb_.sbufPool("gate_w", s_.mm, {pieceTiles, kPartitions}, kWeightBufs);
+    TilePool uw = kb_.sbufPool("up_w", s_.mm, {pieceTiles, kPartitions}, kWeightBufs);
+    TilePool gs = kb_.sbufPool("gate_act", DType::float32, {kMaxMoving}, 2);
+    TilePool us = s_.upBias && !s_.skipGate ? kb_.sbufPool("up", DType::float32, {kMaxMoving}, 2) : TilePool();
+    PsumPool gps = kb_.psumPool("gate_acc", 2);
+    PsumPool ups = kb_.psumPool("up_acc", 2);
+    for (int64_t it = 0; it < IT_; ++it) {
+      const int64_t i0 = it * kPartitions, iw = std::min(kPartitions, s_.I - i0);
+      const Tile h = hT.at(0, it).rows(0, iw).cols(0, tn);
+      const Tile pu = ups.next(DType::float32, {tn}).rows(0, iw);
+      {
+        auto sec = kb_.section("up_proj");
+        project(pu, uw, s_.up, i0, iw, xT, tn);
+      }
+      auto upCol = [&] { return upBias_.rows(0, iw).cols(it, 1); };
+      if (s_.skipGate) {
+        auto sec = kb_.section("act");
+        kb_.activation(h, pu, s_.act, s_.upBias ? Act().bias(upCol()) : Act());
+        continue;
+      }
+      const Tile pg = gps.next(DType::float32, {tn}).rows(0, iw);
+      {
+        auto sec = kb_.section("gate_proj");
+        project(pg, gw, s_.gate, i0, iw, xT, tn);
+      }
+      auto sec = kb_.section("act");
+      const Tile g = gs.next().rows(0, iw).cols(0, tn);
+      kb_.activation(g, pg, s_.act, s_.gateBias ? Act().bias(gateBias_.rows(0, iw).cols(it, 1)) : Act());
+      if (s_.upBias) {
+        const Tile u = us.next().rows(0, iw).cols(0, tn);
+        kb_.activation(u, pu, ActivationFunc::Identity, Act().bias(upCol()));
+        kb_.tensorTensor(h, g, u, AluOp::mult);
+      } else {
+        kb_.tensorTensor(h, pu, g, AluOp::mult);
+      }
+    }
+  }
+
+  void down(const Tile& hT, const DramView& outRows, int64_t t0, int64_t tn) {
+    auto phase = kb_.scope();
+    const int64_t pieceTiles = std::min(IT_, kTilesPerPiece);
+    const int64_t chunks = ceilDiv(tn, kPartitions);
+    TilePool dw = kb_.sbufPool("down_w", s_.mm, {pieceTiles, kPartitions}, kWeightBufs);
+    TilePool oTs = kb_.sbufPool("outT", s_.out.dtype(), {kMaxMoving}, 2);
+    TilePool os = kb_.sbufPool("out", s_.out.dtype(), {kMaxMoving / kPartitions, kPartitions}, 2);
+    PsumPool acc = kb_.psumPool("down_acc", 2);
+    PsumPool tps = kb_.psumPool("transpose", 2);
+    EvacuationEngines evac;
+    for (int64_t ht = 0; ht < KT_; ++ht) {
+      const int64_t h0 = ht * kPartitions, hw = std::min(kPartitions, s_.H - h0);
+      const Tile po = acc.next(DType::float32, {tn}).rows(0, hw);
+      {
+        auto sec = kb_.section("down_proj");
+        project(po, dw, s_.down, h0, hw, hT, tn);
+      }
+      auto sec = kb_.section("store");
+      const Tile oT = oTs.next().rows(0, hw).cols(0, tn);
+      if (s_.downBias)
+        kb_.activation(oT, po, ActivationFunc::Identity, Act().bias(downBias_.rows(0, hw).cols(ht, 1)));
+      else
+        evacuate(kb_, oT, po, Engine::Activation);
+      const Tile o = os.next();
+      transposeInto(kb_, tps, o.slice(0, 0, chunks).slice(1, 0, hw), oT, evac.next());
+      for (int64_t c = 0; c < chunks; ++c) {
+        const int64_t rows = std::min(kPartitions, tn - c * kPartitions);
+        kb_.store(outRows.slice(0, t0 + c * kPartitions, rows).slice(1, h0, hw), o.at(0, c).rows(0, rows).cols(0, hw));
+      }
+    }
+  }
+
+  KernelBuilder& kb_;
+  const MlpSpec& s_;
+  int64_t KT_, IT_;
+  Tile gateBias_, upBias_, downBias_;
+};
+
+// ---- TKG: tokens stationary, weights moving ----
+
+class MlpTkg {
+ public:
+  MlpTkg(KernelBuilder& kb, const MlpSpec& s) : kb_(kb), s_(s), KT_(ceilDiv(s.H, kPartitions)), IT_(ceilDiv(s.I, kPartitions)) {}
+
+  void loadBiases() {
+    // Biases run along the free axis here: broadcast rows.
+    auto row = [&](bool present, const char* name, const DramView& v, int64_t n) {
+      if (!present) return Tile();
+      const Tile t = kb_.sbufTile(name, DType::float32, {n});
+      loadBroadcastRow(kb_, t, v);
+      return t;
+    };
+    gateBias_ = row(s_.gateBias, "gate_b", s_.gateB, s_.I);
+    upBias_ = row(s_.upBias, "up_b", s_.upB, s_.I);
+    downBias_ = row(s_.downBias, "down_b", s_.downB, s_.H);
+  }
+
+  void run(const TokenRowsIn& rows, const DramView& outRows, TokenPrologue& prologue) {
+    const int64_t T = outRows.dim(0);
+    for (int64_t t0 = 0; t0 < T; t0 += kPartitions) {
+      const int64_t tn = std::min(kPartitions, T - t0);
+      auto block = kb_.scope();
+      const Tile xT = kb_.sbufTile("xT", s_.mm, {KT_, kPartitions});
+      const Tile hT = kb_.sbufTile("hT", s_.mm, {IT_, kPartitions});
+      prologue.transposedTokens(rows, xT, 0, t0, tn);
+      gateUp(xT, hT, tn);
+      down(hT, outRows, t0, tn);
+    }
+  }
+
+ private:
+  static constexpr int64_t kPieceTiles = 4;
+  static constexpr int kBufs = 4;
+
+  // acc[:tn, cols] = sum over K tiles of lhsT[k, :tn]^T @ w[k, c0:c0+cols], w streaming.
+  void project(const Tile& acc, TilePool& pieces, const DramView& w, int64_t c0, int64_t cols, const Tile& lhsT,
+               int64_t tn) {
+    const int64_t K = w.dim(0), kTiles = ceilDiv(K, kPartitions);
+    for (int64_t k0 = 0; k0 < kTiles; k0 += kPieceTiles) {
+      const int64_t n = std::min(kPieceTiles, kTiles - k0);
+      const int64_t rows = std::min(n * kPartitions, K - k0 * kPartitions);
+      const Tile piece = pieces.next();
+      loadRowTiles(kb_, piece, w.slice(0, k0 * kPartitions, rows).slice(1, c0, cols));
+      for (int64_t j = 0; j < n; ++j) {
+        const int64_t kt = k0 + j, kr = std::min(kPartitions, K - kt * kPartitions);
+        kb_.matmul(acc, lhsT.at(0, kt).rows(0, kr).cols(0, tn), piece.at(0, j).rows(0, kr).cols(0, cols), kt == 0,
+                   kt == kTiles - 1);
+      }
+    }
+  }
+
+  void gateUp(const Tile& xT, const Tile& hT, int64_t tn) {
+    auto phase = kb_.scope();
+    TilePool gw = s_.skipGate ? TilePool() : kb_.sbufPool("gate_w", s_.mm, {kPieceTiles, kMaxMoving}, kBufs);
+    TilePool uw = kb_.sbufPool("up_w", s_.mm, {kPieceTiles, kMaxMoving}, kBufs);
+    TilePool tmp = kb_.sbufPool("act_tmp", DType::float32, {kMaxMoving}, 4);
+    const Tile h = kb_.sbufTile("h", s_.mm, {s_.I});
+    PsumPool gps = kb_.psumPool("gate_acc", 2);
+    PsumPool ups = kb_.psumPool("up_acc", 2);
+    PsumPool tps = kb_.psumPool("transpose", 2);
+    for (int64_t i0 = 0; i0 < s_.I; i0 += kMaxMoving) {
+      const int64_t iw = std::min(kMaxMoving, s_.I - i0);
+      const Tile hc = h.rows(0, tn).cols(i0, iw);
+      const Tile pu = ups.next(DType::float32, {iw}).rows(0, tn);
+      {
+        auto sec = kb_.section("up_proj");
+        project(pu, uw, s_.up, i0, iw, xT, tn);
+      }
+      auto plusBias = [&](const Tile& acc, const Tile& bias) {
+        if (!bias.location()) return acc;
+        const Tile t = tmp.next().rows(0, tn).cols(0, iw);
+        kb_.tensorTensor(t, acc, bias.rows(0, tn).cols(i0, iw), AluOp::add);
+        return t;
+      };
+      if (s_.skipGate) {
+        auto sec = kb_.section("act");
+        kb_.activation(hc, plusBias(pu, upBias_), s_.act);
+        continue;
+      }
+      const Tile pg = gps.next(DType::float32, {iw}).rows(0, tn);
+      {
+        auto sec = kb_.section("gate_proj");
+        project(pg, gw, s_.gate, i0, iw, xT, tn);
+      }
+      auto sec = kb_.section("act");
+      const Tile g = tmp.next().rows(0, tn).cols(0, iw);
+      kb_.activation(g, plusBias(pg, gateBias_), s_.act);
+      kb_.tensorTensor(hc, plusBias(pu, upBias_), g, AluOp::mult);
+    }
+    auto sec = kb_.section("transpose_h");
+    transposeInto(kb_, tps, hT.slice(1, 0, tn), h.rows(0, tn), Engine::Activation);
+  }
+
+  void down(const Tile& hT, const DramView& outRows, int64_t t0, int64_t tn) {
+    auto phase = kb_.scope();
+    TilePool dw = kb_.sbufPool("down_w", s_.mm, {kPieceTiles, kMaxMoving}, kBufs);
+    TilePool os = kb_.sbufPool("out", s_.out.dtype(), {kMaxMoving}, 3);
+    PsumPool acc = kb_.psumPool("down_acc", 2);
+    EvacuationEngines evac;
+    for (int64_t c0 = 0; c0 < s_.H; c0 += kMaxMoving) {
+      const int64_t cw = std::min(kMaxMoving, s_.H - c0);
+      const Tile po = acc.next(DType::float32, {cw}).rows(0, tn);
+      {
+        auto sec = kb_.section("down_proj");
+        project(po, dw, s_.down, c0, cw, hT, tn);
+      }
+      auto sec = kb_.section("store");
+      const Tile o = os.next().rows(0, tn).cols(0, cw);
+      if (downBias_.location())
+        kb_.tensorTensor(o, po, downBias_.rows(0, tn).cols(c0, cw), AluOp::add);
+      else
+        evacuate(kb_, o, po, evac.next());
+      kb_.store(outRows.slice(0, t0, tn).slice(1, c0, cw), o);
+    }
+  }
+
+  KernelBuilder& kb_;
+  const MlpSpec& s_;
+  int64_t KT_, IT_;
+  Tile gateBias_, upBias_, downBias_;
+};
+
+void expandMLP(KernelBuilder& kb) {
+  const MlpSpec s = readSpec(kb);
+  std::vector<DramView> tokenViews{s.hidden, s.out};
+  if (s.storeAdd) tokenViews.push_back(s.residual), tokenViews.push_back(s.addOut);
+  TokenPrologue::Config pc;
+  pc.H = s.H;
+  pc.hiddenDtype = s.hidden.dtype();
+  pc.addends = s.storeAdd ? 1 : 0;
+  pc.norm = s.norm;
+  pc.eps = s.eps;
+  pc.gamma = s.gamma;
+  pc.xTdtype = s.mm;
+  TokenPrologue prologue(kb, pc);
+  MlpCte cte(kb, s);
+  MlpTkg tkg(kb, s);
+  if (s.tkg)
+    tkg.loadBiases();
+  else
+    cte.loadBiases();
+  for (const auto& seg : tokenSegments(tokenViews)) {
+    TokenRowsIn rows{seg[0], {}, std::nullopt};
+    if (s.storeAdd) rows.addends = {seg[2]}, rows.sumOut = seg[3];
+    if (s.tkg)
+      tkg.run(rows, seg[1], prologue);
+    else
+      cte.run(rows, seg[1], prologue);
+  }
+}
+
+}  // namespace
+
+WALRUS_REGISTER_LEAF("MLP", expandMLP,
+                     "out = (act(x @ Wg [+bg]) * (x @ Wu [+bu])) @ Wd [+bd], x = norm(hidden [+ residual]); CTE and TKG tilings");
+
+}  // namespace walrus::kernels
