@@ -4,10 +4,12 @@ namespace walrus::kernels {
 
 using namespace bir;
 
-NormType fusedNormType(KernelAttrs& attrs, bool fusedRmsnormDefault, NormType normTypeDefault) {
-  const bool fused = attrs.flag("fused_rmsnorm", fusedRmsnormDefault);
-  const auto type = static_cast<NormType>(attrs.choice("norm_type", normTypeNames(), static_cast<int64_t>(normTypeDefault)));
-  return type == NormType::None && fused ? NormType::RMS : type;
+NormType fusedNormType(KernelAttrs& attrs, NormType familyDefault) {
+  const bool fused = attrs.flag("fused_rmsnorm", familyDefault != NormType::None);
+  const auto type = static_cast<NormType>(attrs.choice("norm_type", normTypeNames(), static_cast<int64_t>(familyDefault)));
+  if (type != familyDefault) return type;
+  if (!fused) return NormType::None;
+  return type == NormType::None ? NormType::RMS : type;
 }
 
 void normalizeRows(KernelBuilder& kb, NormType type, double eps, const Tile& out, const Tile& x, const Tile& stats,

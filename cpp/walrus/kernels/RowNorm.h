@@ -15,9 +15,13 @@ inline const std::vector<std::string>& normTypeNames() {
 }
 inline bool hasGamma(NormType t) { return t == NormType::RMS || t == NormType::Layer; }
 
-// The norm a fused MLP / QKV node asks for: norm_type, where the older fused_rmsnorm=true with
-// norm_type NO_NORM (NxDI's first call sites, which predate norm_type) means RMS_NORM.
-NormType fusedNormType(KernelAttrs& attrs, bool fusedRmsnormDefault, NormType normTypeDefault);
+// The norm a fused MLP / QKV node asks for. The families carry two attrs for it: NxDI's older
+// fused_rmsnorm flag (true: RMS norm) and nkilib's norm_type, with family defaults that agree
+// (MLP: false / NO_NORM, QKV: true / RMS_NORM). The one the program changed decides:
+//   norm_type, if it is not the family's default;
+//   else fused_rmsnorm: true keeps the default norm (RMS_NORM when the default is NO_NORM), false
+//   means NO_NORM.
+NormType fusedNormType(KernelAttrs& attrs, NormType familyDefault);
 
 // out = norm(x) row by row, without gamma:
 //   RMS    x / sqrt(mean(x^2) + eps)             (nkilib's rms_norm; ACT square-and-accumulate)

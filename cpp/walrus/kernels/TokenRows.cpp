@@ -4,34 +4,24 @@
 
 namespace walrus::kernels {
 
-namespace {
-bool nests(const DramView& v) {
-  for (size_t d = 0; d + 2 < v.rank(); ++d) {
-    const auto &outer = v.dims()[d], &inner = v.dims()[d + 1];
-    if (outer.num > 1 && inner.num > 1 && outer.step != inner.step * inner.num) return false;
-  }
-  return true;
-}
-}  // namespace
-
 std::vector<std::vector<DramView>> tokenSegments(const std::vector<DramView>& views) {
-  bool merged = true;
-  for (const auto& v : views) merged = merged && nests(v);
-  if (merged) {
-    std::vector<DramView> rows;
-    for (const auto& v : views) rows.push_back(v.rows());
-    return {rows};
+  const DramView& first = views.front();
+  bool nest = true;
+  for (const auto& v : views) {
+    if (v.rank() < 3 || v.dim(0) != first.dim(0) || v.dim(1) != first.dim(1))
+      throw KernelError("token operand " + v.str() + " is not [B, S, ...] with the B and S of " + first.str());
+    const auto &b = v.dims()[0], &s = v.dims()[1];
+    nest = nest && (b.num == 1 || s.num == 1 || b.step == s.step * s.num);
   }
-  // Batch by batch: every view is [B, S, ...].
-  const int64_t B = views.front().dim(0);
   std::vector<std::vector<DramView>> segments;
-  for (int64_t b = 0; b < B; ++b) {
-    std::vector<DramView> rows;
-    for (const auto& v : views) {
-      if (v.rank() < 3 || v.dim(0) != B) throw KernelError("token operand " + v.str() + " does not share the batch dim");
-      rows.push_back(v.at(0, b).rows());
-    }
-    segments.push_back(rows);
+  if (nest) {
+    segments.emplace_back();
+    for (const auto& v : views) segments.back().push_back(v.merge(0));
+    return segments;
+  }
+  for (int64_t b = 0; b < first.dim(0); ++b) {
+    segments.emplace_back();
+    for (const auto& v : views) segments.back().push_back(v.at(0, b));
   }
   return segments;
 }

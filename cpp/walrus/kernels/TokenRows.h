@@ -1,8 +1,9 @@
-// Token operands [B, S, H] as [tokens, H] row views.
+// Token operands [B, S, ...] as [tokens, ...] views.
 //
-// Whole tensors (and sub-tensors whose batch and sequence dims nest) are one [B*S, H] view, so
-// token tiles run across batch boundaries; otherwise each batch is its own [S, H] segment. Every
-// token operand of a kernel is segmented the same way, so segment i of each lines up.
+// When the batch and sequence dims of every operand nest (whole tensors, and sub-tensors cut
+// along other dims), the tokens are one [B*S, ...] segment, so token tiles run across batch
+// boundaries; otherwise each batch is its own [S, ...] segment. Every token operand of a kernel
+// is segmented the same way, so segment i of each lines up.
 #pragma once
 
 #include <vector>
@@ -11,7 +12,7 @@
 
 namespace walrus::kernels {
 
-// segments[i][j]: segment i of views[j]; all views must have the same [B, S] (or [T]) leading dims.
+// segments[i][j]: segment i of views[j]; every view is [B, S, ...] with the same B and S.
 std::vector<std::vector<DramView>> tokenSegments(const std::vector<DramView>& views);
 
 }  // namespace walrus::kernels
