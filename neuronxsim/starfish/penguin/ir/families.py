@@ -141,10 +141,18 @@ class RMSNormQuantKernel(MacroInst):
         return srcs, [Operand("out", ("B", "S", ("H", 4)))]
 
 
+def _check_kv_heads(macro, q_heads: int, kv_heads: int) -> None:
+    """Grouped-query attention: the kv heads must divide the query heads."""
+    if q_heads % kv_heads:
+        raise CodegenError(f"{macro.label}: k and v have {kv_heads} heads (BKV); expected a divisor of q's "
+                           f"{q_heads} (BH), each kv head serving BH / BKV query heads")
+
+
 class AttentionMMSoftmaxMM(MacroInst):
     """Attention forward, ``out = softmax(scale * Q^T K [+ causal mask]) V``, heads folded into
-    the batch dim: srcs ``q [BH, d, Sq]``, ``k [BH, d, Sk]``, ``v [BH, Sk, d]``; dsts
-    ``out [BH, d, Sq]``."""
+    the batch dim: srcs ``q [BH, d, Sq]``, ``k [BKV, d, Sk]``, ``v [BKV, Sk, d]``; dsts
+    ``out [BH, d, Sq]``. ``BKV`` divides ``BH`` (grouped-query attention: query head ``h`` reads
+    kv head ``h // (BH // BKV)``)."""
 
     ATTRS = (
         AttrSpec("is_causal", bool),
@@ -152,8 +160,12 @@ class AttentionMMSoftmaxMM(MacroInst):
     )
 
     def operand_roster(self):
-        srcs = [Operand("q", ("BH", "d", "Sq")), Operand("k", ("BH", "d", "Sk")), Operand("v", ("BH", "Sk", "d"))]
+        srcs = [Operand("q", ("BH", "d", "Sq")), Operand("k", ("BKV", "d", "Sk")), Operand("v", ("BKV", "Sk", "d"))]
         return srcs, [Operand("out", ("BH", "d", "Sq"))]
+
+    def validate(self) -> None:
+        super().validate()
+        _check_kv_heads(self, self.srcs[0].access_shape[0], self.srcs[1].access_shape[0])
 
 
 class BackwardsAttention(MacroInst):
