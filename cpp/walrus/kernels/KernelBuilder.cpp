@@ -248,6 +248,15 @@ void KernelBuilder::load(const Tile& dst, const DramView& src, Engine issuer) {
   check(I);
 }
 
+void KernelBuilder::loadTransposed(const Tile& dst, const DramView& src, Engine issuer) {
+  auto& I = dma(issuer, dst.ap(), src.ap());
+  I.mode = DmaMode::Transpose;
+  if (dst.inPsum()) fail(I, "DMA into PSUM: load into SBUF");
+  if (src.rank() != 2 || dst.partitions() != src.dim(1) || dst.freeSize() != src.dim(0))
+    fail(I, "transposes " + src.str() + " into " + dst.str() + ", which is not its [b, a] transpose");
+  check(I);
+}
+
 void KernelBuilder::store(const DramView& dst, const Tile& src, Engine issuer) {
   auto& I = dma(issuer, dst.ap(), src.ap());
   if (src.inPsum()) fail(I, "DMA out of PSUM: copy to SBUF first");

@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "bir/Error.h"
 #include "bir/Module.h"
 #include "walrus/kernels/DramView.h"
 #include "walrus/kernels/KernelAttrs.h"
@@ -121,6 +122,8 @@ class KernelBuilder {
 
   // ---- DMA ----
   void load(const Tile& dst, const DramView& src, bir::Engine issuer = bir::Engine::SP);
+  // dst [b, a] = src [a, b]^T (a DMA in transpose mode: no PE or vector work).
+  void loadTransposed(const Tile& dst, const DramView& src, bir::Engine issuer = bir::Engine::SP);
   void store(const DramView& dst, const Tile& src, bir::Engine issuer = bir::Engine::Pool);
   // Destination row r <- source row index[r] (indirect gather over the source's outermost dim).
   void gather(const Tile& dst, const DramView& src, const Tile& index, bir::Engine issuer = bir::Engine::SP);

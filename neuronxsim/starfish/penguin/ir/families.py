@@ -170,8 +170,9 @@ class AttentionMMSoftmaxMM(MacroInst):
 
 class BackwardsAttention(MacroInst):
     """Attention backward (flash-attention style), heads folded into the batch dim: srcs
-    ``q, k, v, o, dy [BH, d, S]`` and ``lse [BH, S]`` (the forward's softmax log-sum-exp per
-    query); dsts ``dq, dk, dv [BH, d, S]``."""
+    ``q [BH, d, S]``, ``k, v [BKV, d, S]``, ``o, dy [BH, d, S]`` and ``lse [BH, S]`` (the
+    forward's softmax log-sum-exp per query); dsts ``dq [BH, d, S]``, ``dk, dv [BKV, d, S]``
+    (summed over each kv head's ``BH // BKV`` query heads)."""
 
     ATTRS = (
         AttrSpec("is_causal", bool),
@@ -179,9 +180,14 @@ class BackwardsAttention(MacroInst):
     )
 
     def operand_roster(self):
-        full = ("BH", "d", "S")
-        srcs = [Operand(n, full) for n in ("q", "k", "v", "o", "dy")] + [Operand("lse", ("BH", "S"))]
-        return srcs, [Operand(n, full) for n in ("dq", "dk", "dv")]
+        q, kv = ("BH", "d", "S"), ("BKV", "d", "S")
+        srcs = [Operand("q", q), Operand("k", kv), Operand("v", kv), Operand("o", q), Operand("dy", q),
+                Operand("lse", ("BH", "S"))]
+        return srcs, [Operand("dq", q), Operand("dk", kv), Operand("dv", kv)]
+
+    def validate(self) -> None:
+        super().validate()
+        _check_kv_heads(self, self.srcs[0].access_shape[0], self.srcs[1].access_shape[0])
 
 
 __all__ = ["MLPKernel", "NormQKV", "RMSNormQuantKernel", "AttentionMMSoftmaxMM", "BackwardsAttention"]
