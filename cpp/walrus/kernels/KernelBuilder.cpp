@@ -478,11 +478,16 @@ void KernelBuilder::findIndex8(const Tile& out, const Tile& in, const Tile& valu
   check(I);
 }
 
-void KernelBuilder::matchReplace8(const Tile& out, const Tile& in, const Tile& values, double imm) {
+void KernelBuilder::matchReplace8(const Tile& out, const Tile& in, const Tile& values, double imm,
+                                  std::optional<Tile> indices) {
   auto& I = emit<InstMatchReplace>(Engine::DVE, "matchrep");
   I.imm_value = imm;
   I.ins = {in.ap(), values.ap()};
   I.outs = {out.ap()};
+  if (indices) {
+    I.outs.push_back(indices->ap());
+    if (indices->freeSize() != 8 || isFloat(indices->dtype())) fail(I, "indices " + indices->str() + " is not [P, 8] integers");
+  }
   if (auto why = laneMismatch(out, in); !why.empty()) fail(I, why);
   if (values.freeSize() != 8) fail(I, "match_replace8 takes 8 values per partition, not " + values.str());
   check(I);

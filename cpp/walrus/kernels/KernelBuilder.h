@@ -160,8 +160,10 @@ class KernelBuilder {
   void max8(const Tile& out, const Tile& in);
   // nc_find_index8: index (uint32) of the first occurrence of each of the 8 values.
   void findIndex8(const Tile& out, const Tile& in, const Tile& values);
-  // nc_match_replace8: `in` with the first occurrence of each of the 8 values replaced by imm.
-  void matchReplace8(const Tile& out, const Tile& in, const Tile& values, double imm);
+  // nc_match_replace8: `in` with the first not yet replaced occurrence of each of the 8 values
+  // replaced by imm; `indices` (if given, [P, 8] integers) receives where they were.
+  void matchReplace8(const Tile& out, const Tile& in, const Tile& values, double imm,
+                     std::optional<Tile> indices = std::nullopt);
 
   // ---- Pool ----
   // out[p, i...] = base + channelMultiplier * p + sum_k i_k * pattern[k].step

@@ -24,9 +24,9 @@ void project(KernelBuilder& kb, TilePool& pieces, const DramView& w, int64_t c0,
 }  // namespace
 
 void projectWeightsStationary(KernelBuilder& kb, const Tile& acc, TilePool& pieces, const DramView& w, int64_t c0,
-                              int64_t cols, const Tile& xT, int64_t tn) {
+                              int64_t cols, const Tile& xT, int64_t tn, bool open, bool close) {
   project(kb, pieces, w, c0, cols, [&](int64_t kt, int64_t kr, const Tile& wt, bool start, bool stop) {
-    kb.matmul(acc, wt, xT.at(0, kt).rows(0, kr).cols(0, tn), start, stop);
+    kb.matmul(acc, wt, xT.at(0, kt).rows(0, kr).cols(0, tn), start && open, stop && close);
   });
 }
 

@@ -11,8 +11,10 @@ namespace walrus::kernels {
 
 // Weights stationary (context encoding: many tokens):
 //   acc[cols, :tn] = sum_k w[k, c0 : c0 + cols]^T @ xT[k, :tn]       (cols <= 128, tn <= 512)
+// `open` / `close`: this call starts / ends acc's accumulation group (several projections can sum
+// into one group).
 void projectWeightsStationary(KernelBuilder& kb, const Tile& acc, TilePool& pieces, const DramView& w, int64_t c0,
-                              int64_t cols, const Tile& xT, int64_t tn);
+                              int64_t cols, const Tile& xT, int64_t tn, bool open = true, bool close = true);
 
 // Weights moving (token generation: few tokens):
 //   acc[:tn, cols] = sum_k xT[k, :tn]^T @ w[k, c0 : c0 + cols]       (tn <= 128, cols <= 512)

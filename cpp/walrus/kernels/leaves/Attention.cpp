@@ -18,13 +18,12 @@
 //   P = exp(scale S - m) ...  OnlineSoftmax (running max and sum, ACT exp from PSUM)
 //   P^T                       PE transposes, 128 keys each
 //   O += P^T^T v_blk          PE, accumulated over the block's 128-key chunks
-// then out = (O / l)^T, transposed on the PE and stored.
+// (AttentionBlock.h), then out = (O / l)^T, transposed on the PE and stored.
 #include <algorithm>
 
 #include "walrus/kernels/KernelBuilder.h"
 #include "walrus/kernels/LeafRegistry.h"
-#include "walrus/kernels/OnlineSoftmax.h"
-#include "walrus/kernels/TileOps.h"
+#include "walrus/kernels/AttentionBlock.h"
 
 namespace walrus::kernels {
 namespace {
@@ -89,15 +88,10 @@ void expandAttention(KernelBuilder& kb, bool causalKernel) {
   TilePool vs = kb.sbufPool("v", s.mm, {ST, s.d}, 2);
   TilePool qs = kb.sbufPool("q", s.mm, {DT, kPartitions}, 2);
   TilePool states = kb.sbufPool("softmax_state", DType::float32, {8 + s.d}, 2);
-  TilePool ps = kb.sbufPool("p", s.mm, {kMaxMoving}, 2);
-  TilePool pTs = kb.sbufPool("pT", s.mm, {kMaxMoving / kPartitions, kPartitions}, 2);
   TilePool os = kb.sbufPool("o", s.mm, {s.d}, 2);
   TilePool oTs = kb.sbufPool("oT", s.out.dtype(), {DT, kPartitions}, 2);
-  PsumPool sAcc = kb.psumPool("scores", 2);
-  PsumPool pTps = kb.psumPool("pT", 2);
-  PsumPool oAcc = kb.psumPool("pv", 2);
+  AttentionBuffers buf(kb, s.mm, s.d);
   PsumPool oTps = kb.psumPool("oT", 1);
-  EvacuationEngines evac;
 
   for (int64_t g = 0; g < s.BKV; ++g) {
     const Tile kT = ks.next(), vT = vs.next();
@@ -119,41 +113,17 @@ void expandAttention(KernelBuilder& kb, bool causalKernel) {
         const int64_t keys = s.causal ? std::min(s.Sk, q0 + qw) : s.Sk;
         for (int64_t k0 = 0; k0 < keys; k0 += kMaxMoving) {
           const int64_t kw = std::min(kMaxMoving, keys - k0);
-          const Tile S = sAcc.next(DType::float32, {kw}).rows(0, qw);
           // Only the last block can hold a key after one of the tile's queries; the triangle covers
           // its keys [q0, keys).
-          const bool diagonal = s.causal && k0 + kw > q0 + 1;
-          {
-            auto sec = kb.section("qk");
-            for (int64_t dc = 0; dc < DT; ++dc) {
-              const int64_t dr = std::min(kPartitions, s.d - dc * kPartitions);
-              kb.matmul(S, qT.at(0, dc).rows(0, dr).cols(0, qw), kT.at(0, dc).rows(0, dr).cols(k0, kw), dc == 0,
-                        dc == DT - 1 && !diagonal);
-            }
-            if (diagonal) {
-              const Tile id = kb.identity(s.mm).rows(0, qw).cols(0, qw);
-              kb.matmul(S.cols(q0 - k0, keys - q0), id, mask.rows(0, qw).cols(0, keys - q0), false, true);
-            }
-          }
-          const Tile P = ps.next().rows(0, qw).cols(0, kw);
-          softmax.block(S, P);
-          auto sec = kb.section("pv");
-          const int64_t chunks = ceilDiv(kw, kPartitions);
-          const Tile pT = pTs.next();
-          transposeInto(kb, pTps, pT.slice(0, 0, chunks).slice(1, 0, qw), P, evac.next());
-          const Tile O = oAcc.next(DType::float32, {s.d}).rows(0, qw);
-          for (int64_t c = 0; c < chunks; ++c) {
-            const int64_t kr = std::min(kPartitions, kw - c * kPartitions);
-            const int64_t kt = (k0 + c * kPartitions) / kPartitions;
-            kb.matmul(O, pT.at(0, c).rows(0, kr).cols(0, qw), vT.at(0, kt).rows(0, kr), c == 0, c == chunks - 1);
-          }
-          softmax.accumulate(O);
+          std::optional<BlockMask> diagonal;
+          if (s.causal && k0 + kw > q0 + 1) diagonal = BlockMask{mask, q0 - k0, keys - q0};
+          attendBlock(kb, buf, softmax, qT, qw, kT, k0, kw, vT, diagonal);
         }
         auto sec = kb.section("store");
         const Tile o = os.next().rows(0, qw);
         softmax.finish(o);
         const Tile oT = oTs.next();
-        transposeInto(kb, oTps, oT.slice(1, 0, qw), o, evac.next());
+        transposeInto(kb, oTps, oT.slice(1, 0, qw), o, buf.evac.next());
         for (int64_t dc = 0; dc < DT; ++dc) {
           const int64_t dr = std::min(kPartitions, s.d - dc * kPartitions);
           kb.store(s.out.at(0, h).slice(0, dc * kPartitions, dr).slice(1, q0, qw), oT.at(0, dc).rows(0, dr).cols(0, qw));

@@ -34,7 +34,7 @@
 
 #include "walrus/kernels/KernelBuilder.h"
 #include "walrus/kernels/LeafRegistry.h"
-#include "walrus/kernels/Projection.h"
+#include "walrus/kernels/GatedMlp.h"
 #include "walrus/kernels/TokenPrologue.h"
 #include "walrus/kernels/TokenRows.h"
 #include "walrus/kernels/leaves/ActivationFunctions.h"
@@ -43,10 +43,6 @@ namespace walrus::kernels {
 namespace {
 
 using namespace bir;
-
-// Weight row tiles per DMA piece: 8 x 128 rows (256 KiB of bf16 per 128-column piece).
-constexpr int64_t kTilesPerPiece = 8;
-constexpr int64_t kWeightBufs = 3;
 
 struct MlpSpec {
   NormType norm = NormType::None;
@@ -138,116 +134,41 @@ MlpSpec readSpec(KernelBuilder& kb) {
 
 class MlpCte {
  public:
-  MlpCte(KernelBuilder& kb, const MlpSpec& s) : kb_(kb), s_(s), KT_(ceilDiv(s.H, kPartitions)), IT_(ceilDiv(s.I, kPartitions)) {}
-
-  int64_t gateUpBytes(int64_t tb) const {
-    const int64_t piece = std::min(KT_, kTilesPerPiece) * kPartitions * dtypeSize(s_.mm);
-    return 2 * kWeightBufs * piece + 2 * tb * 4 * (s_.upBias ? 2 : 1);
-  }
-  int64_t downBytes(int64_t tb) const {
-    const int64_t piece = std::min(IT_, kTilesPerPiece) * kPartitions * dtypeSize(s_.mm);
-    return kWeightBufs * piece + 4 * tb * dtypeSize(s_.out.dtype());
-  }
-
-  void run(const TokenRowsIn& rows, const DramView& outRows, TokenPrologue& prologue) {
-    const int64_t T = outRows.dim(0);
-    const int64_t phase = std::max({prologue.stagingBytes(), gateUpBytes(kMaxMoving), downBytes(kMaxMoving)});
-    const int64_t tb = tokenBlock(kb_, T, (KT_ + IT_) * dtypeSize(s_.mm), phase);
-    for (int64_t t0 = 0; t0 < T; t0 += tb) {
-      const int64_t tn = std::min(tb, T - t0);
-      auto block = kb_.scope();
-      const Tile xT = kb_.sbufTile("xT", s_.mm, {KT_, tb});
-      const Tile hT = kb_.sbufTile("hT", s_.mm, {IT_, tb});
-      prologue.transposedTokens(rows, xT, 0, t0, tn);
-      gateUp(xT, hT, tn);
-      down(hT, outRows, t0, tn);
-    }
+  MlpCte(KernelBuilder& kb, const MlpSpec& s) : kb_(kb), s_(s) {
+    w_.gate = s.gate;
+    w_.up = s.up;
+    w_.act = s.act;
+    w_.skipGate = s.skipGate;
+    w_.mm = s.mm;
   }
 
   void loadBiases() {
-    if (s_.gateBias) gateBias_ = loadColumnChunks(kb_, "gate_b", s_.gateB);
-    if (s_.upBias) upBias_ = loadColumnChunks(kb_, "up_b", s_.upB);
+    if (s_.gateBias) w_.gateBias = loadColumnChunks(kb_, "gate_b", s_.gateB);
+    if (s_.upBias) w_.upBias = loadColumnChunks(kb_, "up_b", s_.upB);
     if (s_.downBias) downBias_ = loadColumnChunks(kb_, "down_b", s_.downB);
   }
 
+  void run(const TokenRowsIn& rows, const DramView& outRows, TokenPrologue& prologue) {
+    const int64_t KT = ceilDiv(s_.H, kPartitions), IT = ceilDiv(s_.I, kPartitions), T = outRows.dim(0);
+    const int64_t phase = std::max({prologue.stagingBytes(), gatedActivationsBytes(w_, kMaxMoving),
+                                    downProjectBytes(s_.mm, s_.out.dtype(), kMaxMoving)});
+    const int64_t tb = tokenBlock(kb_, T, (KT + IT) * dtypeSize(s_.mm), phase);
+    for (int64_t t0 = 0; t0 < T; t0 += tb) {
+      const int64_t tn = std::min(tb, T - t0);
+      auto block = kb_.scope();
+      const Tile xT = kb_.sbufTile("xT", s_.mm, {KT, tb});
+      const Tile hT = kb_.sbufTile("hT", s_.mm, {IT, tb});
+      prologue.transposedTokens(rows, xT, 0, t0, tn);
+      gatedActivationsT(kb_, w_, xT, hT, tn);
+      downProjectAndStore(kb_, {{s_.down, hT}}, downBias_, outRows, t0, tn, s_.mm);
+    }
+  }
+
  private:
-  void gateUp(const Tile& xT, const Tile& hT, int64_t tn) {
-    auto phase = kb_.scope();
-    const int64_t pieceTiles = std::min(KT_, kTilesPerPiece);
-    TilePool gw = s_.skipGate ? TilePool() : kb_.sbufPool("gate_w", s_.mm, {pieceTiles, kPartitions}, kWeightBufs);
-    TilePool uw = kb_.sbufPool("up_w", s_.mm, {pieceTiles, kPartitions}, kWeightBufs);
-    TilePool gs = kb_.sbufPool("gate_act", DType::float32, {kMaxMoving}, 2);
-    TilePool us = s_.upBias && !s_.skipGate ? kb_.sbufPool("up", DType::float32, {kMaxMoving}, 2) : TilePool();
-    PsumPool gps = kb_.psumPool("gate_acc", 2);
-    PsumPool ups = kb_.psumPool("up_acc", 2);
-    for (int64_t it = 0; it < IT_; ++it) {
-      const int64_t i0 = it * kPartitions, iw = std::min(kPartitions, s_.I - i0);
-      const Tile h = hT.at(0, it).rows(0, iw).cols(0, tn);
-      const Tile pu = ups.next(DType::float32, {tn}).rows(0, iw);
-      {
-        auto sec = kb_.section("up_proj");
-        projectWeightsStationary(kb_, pu, uw, s_.up, i0, iw, xT, tn);
-      }
-      auto upCol = [&] { return upBias_.rows(0, iw).cols(it, 1); };
-      if (s_.skipGate) {
-        auto sec = kb_.section("act");
-        kb_.activation(h, pu, s_.act, s_.upBias ? Act().bias(upCol()) : Act());
-        continue;
-      }
-      const Tile pg = gps.next(DType::float32, {tn}).rows(0, iw);
-      {
-        auto sec = kb_.section("gate_proj");
-        projectWeightsStationary(kb_, pg, gw, s_.gate, i0, iw, xT, tn);
-      }
-      auto sec = kb_.section("act");
-      const Tile g = gs.next().rows(0, iw).cols(0, tn);
-      kb_.activation(g, pg, s_.act, s_.gateBias ? Act().bias(gateBias_.rows(0, iw).cols(it, 1)) : Act());
-      if (s_.upBias) {
-        const Tile u = us.next().rows(0, iw).cols(0, tn);
-        kb_.activation(u, pu, ActivationFunc::Identity, Act().bias(upCol()));
-        kb_.tensorTensor(h, g, u, AluOp::mult);
-      } else {
-        kb_.tensorTensor(h, pu, g, AluOp::mult);
-      }
-    }
-  }
-
-  void down(const Tile& hT, const DramView& outRows, int64_t t0, int64_t tn) {
-    auto phase = kb_.scope();
-    const int64_t pieceTiles = std::min(IT_, kTilesPerPiece);
-    const int64_t chunks = ceilDiv(tn, kPartitions);
-    TilePool dw = kb_.sbufPool("down_w", s_.mm, {pieceTiles, kPartitions}, kWeightBufs);
-    TilePool oTs = kb_.sbufPool("outT", s_.out.dtype(), {kMaxMoving}, 2);
-    TilePool os = kb_.sbufPool("out", s_.out.dtype(), {kMaxMoving / kPartitions, kPartitions}, 2);
-    PsumPool acc = kb_.psumPool("down_acc", 2);
-    PsumPool tps = kb_.psumPool("transpose", 2);
-    EvacuationEngines evac;
-    for (int64_t ht = 0; ht < KT_; ++ht) {
-      const int64_t h0 = ht * kPartitions, hw = std::min(kPartitions, s_.H - h0);
-      const Tile po = acc.next(DType::float32, {tn}).rows(0, hw);
-      {
-        auto sec = kb_.section("down_proj");
-        projectWeightsStationary(kb_, po, dw, s_.down, h0, hw, hT, tn);
-      }
-      auto sec = kb_.section("store");
-      const Tile oT = oTs.next().rows(0, hw).cols(0, tn);
-      if (s_.downBias)
-        kb_.activation(oT, po, ActivationFunc::Identity, Act().bias(downBias_.rows(0, hw).cols(ht, 1)));
-      else
-        evacuate(kb_, oT, po, Engine::Activation);
-      const Tile o = os.next();
-      transposeInto(kb_, tps, o.slice(0, 0, chunks).slice(1, 0, hw), oT, evac.next());
-      for (int64_t c = 0; c < chunks; ++c) {
-        const int64_t rows = std::min(kPartitions, tn - c * kPartitions);
-        kb_.store(outRows.slice(0, t0 + c * kPartitions, rows).slice(1, h0, hw), o.at(0, c).rows(0, rows).cols(0, hw));
-      }
-    }
-  }
-
   KernelBuilder& kb_;
   const MlpSpec& s_;
-  int64_t KT_, IT_;
-  Tile gateBias_, upBias_, downBias_;
+  GatedMlpWeights w_;
+  Tile downBias_;
 };
 
 // ---- TKG: tokens stationary, weights moving ----

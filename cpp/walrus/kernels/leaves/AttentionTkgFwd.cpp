@@ -1,0 +1,124 @@
+// AttentionTkgFwd: token-generation (decode) attention of a few new tokens over the prior KV cache
+// plus their own keys and values.
+//
+//   out[h][:, i] = sum_j softmax_j(scale q[h][:, i] . key_j) value_j over the keys
+//                  prior[0 : prior_len] and active[0 : Sa] (active j only for j <= i when
+//                  causal_active), kv head g = h / (BH / BKV)
+//
+//   srcs  q [BH, d, Sa], k_prior [BKV, d, Sp], v_prior [BKV, Sp, d], k_active [BKV, d, Sa],
+//         v_active [BKV, Sa, d]
+//   dsts  out [BH, d, Sa]
+//   attrs scale (> 0, default 1), prior_len (0..Sp, default Sp), causal_active (default true)
+//
+// Decode is bound by reading the KV cache, so each kv head's prior keys and values are read once
+// for its whole group: the queries of every head of the group are stacked on partitions
+// (G heads x Sa tokens <= 128 rows per pass), and the group shares one pass of flash attention
+// (AttentionBlock.h) over the prior in blocks of 512 keys and then the active block. The active
+// block's mask hides key j from row (head, i) when j > i; since i = row mod Sa that is not affine
+// in the row, so it is built once with iota and DVE (mod, compare, scale) rather than
+// affine_select.
+#include <algorithm>
+
+#include "walrus/kernels/AttentionBlock.h"
+#include "walrus/kernels/KernelBuilder.h"
+#include "walrus/kernels/LeafRegistry.h"
+
+namespace walrus::kernels {
+namespace {
+
+using namespace bir;
+
+constexpr double kMasked = -1e30;
+
+void expandAttentionTkgFwd(KernelBuilder& kb) {
+  KernelAttrs& attrs = kb.attrs();
+  const double scale = attrs.number("scale", 1.0);
+  const bool causal = attrs.flag("causal_active", true);
+  kb.expectOperands(5, "q, k_prior, v_prior, k_active, v_active", 1, "out");
+  const DramView q = kb.input(0, "q", 3), kp = kb.input(1, "k_prior", 3), vp = kb.input(2, "v_prior", 3);
+  const DramView ka = kb.input(3, "k_active", 3), va = kb.input(4, "v_active", 3), out = kb.output(0, "out", 3);
+  const int64_t BH = q.dim(0), d = q.dim(1), Sa = q.dim(2), BKV = kp.dim(0), Sp = kp.dim(2);
+  const int64_t priorLen = attrs.integer("prior_len", Sp);
+  KernelBuilder::require(BKV >= 1 && BH % BKV == 0, "k_prior has " + std::to_string(BKV) +
+                                                        " heads, which do not divide q's " + std::to_string(BH));
+  KernelBuilder::require(kp.dim(1) == d && vp.shape() == std::vector<int64_t>{BKV, Sp, d},
+                         "k_prior must be [BKV, d, Sp] and v_prior [BKV, Sp, d]");
+  KernelBuilder::require(ka.shape() == std::vector<int64_t>{BKV, d, Sa} && va.shape() == std::vector<int64_t>{BKV, Sa, d},
+                         "k_active must be [BKV, d, Sa] and v_active [BKV, Sa, d]");
+  KernelBuilder::require(out.shape() == q.shape(), "out must be [BH, d, Sa] like q");
+  KernelBuilder::require(0 <= priorLen && priorLen <= Sp, "prior_len " + std::to_string(priorLen) + " is not in 0.." +
+                                                              std::to_string(Sp));
+  KernelBuilder::require(Sa <= kPartitions && d <= kMaxMoving, "at most 128 active tokens and d <= 512");
+  const bool fp32 = q.dtype() == DType::float32 || kp.dtype() == DType::float32;
+  const DType mm = fp32 ? kb.matmulDtype(DType::float32) : q.dtype();
+  const int64_t group = BH / BKV, DT = ceilDiv(d, kPartitions);
+  const int64_t headsPerPass = std::max<int64_t>(1, std::min(group, kPartitions / Sa));
+
+  // mask[row, j] = -1e30 where j > row mod Sa (active keys after the row's own token).
+  Tile mask;
+  if (causal) {
+    auto sec = kb.section("mask");
+    const Tile token = kb.sbufTile("row_token", DType::float32, {1});
+    const Tile keyIds = kb.sbufTile("active_key_ids", DType::float32, {Sa});
+    mask = kb.sbufTile("active_mask", mm, {Sa});
+    kb.iota(token, 0, {{1, 1}}, 1);
+    kb.tensorScalar(token, token, AluOp::mod, static_cast<double>(Sa));
+    kb.iota(keyIds, 0, {{1, Sa}}, 0);
+    kb.tensorScalarPtr(mask, keyIds, AluOp::is_gt, token, AluOp::mult, std::nullopt, kMasked);
+  }
+  TilePool kPrior = kb.sbufPool("k_prior", mm, {DT, std::max<int64_t>(priorLen, 1)}, 2);
+  TilePool vPrior = kb.sbufPool("v_prior", mm, {std::max<int64_t>(ceilDiv(priorLen, kPartitions), 1), d}, 2);
+  TilePool kAct = kb.sbufPool("k_active", mm, {DT, Sa}, 2);
+  TilePool vAct = kb.sbufPool("v_active", mm, {1, d}, 2);
+  TilePool qs = kb.sbufPool("q", mm, {DT, kPartitions}, 2);
+  TilePool states = kb.sbufPool("softmax_state", DType::float32, {8 + d}, 2);
+  TilePool os = kb.sbufPool("o", mm, {d}, 2);
+  TilePool oTs = kb.sbufPool("oT", out.dtype(), {DT, kPartitions}, 2);
+  AttentionBuffers buf(kb, mm, d);
+  PsumPool oTps = kb.psumPool("oT", 1);
+
+  for (int64_t g = 0; g < BKV; ++g) {
+    const Tile kpT = kPrior.next(), vpT = vPrior.next(), kaT = kAct.next(), vaT = vAct.next();
+    {
+      auto sec = kb.section("load_kv");
+      if (priorLen > 0) {
+        loadRowTiles(kb, kpT, kp.at(0, g).slice(1, 0, priorLen));
+        loadRowTiles(kb, vpT, vp.at(0, g).slice(0, 0, priorLen));
+      }
+      loadRowTiles(kb, kaT, ka.at(0, g));
+      loadRowTiles(kb, vaT, va.at(0, g));
+    }
+    for (int64_t h0 = g * group; h0 < (g + 1) * group; h0 += headsPerPass) {
+      const int64_t heads = std::min(headsPerPass, (g + 1) * group - h0), rows = heads * Sa;
+      const Tile qT = qs.next();
+      {
+        auto sec = kb.section("load_q");
+        for (int64_t j = 0; j < heads; ++j) loadRowTiles(kb, qT.slice(1, j * Sa, Sa), q.at(0, h0 + j));
+      }
+      OnlineSoftmax softmax(kb, states.next(), rows, d, scale);
+      for (int64_t k0 = 0; k0 < priorLen; k0 += kMaxMoving)
+        attendBlock(kb, buf, softmax, qT, rows, kpT, k0, std::min(kMaxMoving, priorLen - k0), vpT, std::nullopt);
+      std::optional<BlockMask> activeMask;
+      if (causal) activeMask = BlockMask{mask, 0, Sa};
+      attendBlock(kb, buf, softmax, qT, rows, kaT, 0, Sa, vaT, activeMask);
+
+      auto sec = kb.section("store");
+      const Tile o = os.next().rows(0, rows);
+      softmax.finish(o);
+      const Tile oT = oTs.next();
+      transposeInto(kb, oTps, oT.slice(1, 0, rows), o, buf.evac.next());
+      for (int64_t j = 0; j < heads; ++j)
+        for (int64_t dc = 0; dc < DT; ++dc) {
+          const int64_t dr = std::min(kPartitions, d - dc * kPartitions);
+          kb.store(out.at(0, h0 + j).slice(0, dc * kPartitions, dr), oT.at(0, dc).rows(0, dr).cols(j * Sa, Sa));
+        }
+    }
+  }
+}
+
+}  // namespace
+
+WALRUS_REGISTER_LEAF("AttentionTkgFwd", expandAttentionTkgFwd,
+                     "decode attention of Sa new tokens over prior[:prior_len] + active KV, GQA heads stacked");
+
+}  // namespace walrus::kernels
