@@ -108,7 +108,7 @@ std::unique_ptr<BIRKernelWrapper> BIRKernelWrapper::createInstance(Logger& logge
 BIRKernelWrapper::~BIRKernelWrapper() = default;
 
 size_t BIRKernelWrapper::inlineInPlace() {
-  if (inlined_) throw KernelError(describe(*node_, bb_) + ": already inlined");
+  if (inlined_) throw KernelError("InstBIRKernel '" + stats_.node + "' is already inlined");
   const int64_t index = bb_->indexOf(node_);
   if (index < 0) throw KernelError("InstBIRKernel '" + node_->name + "' is no longer in its block");
   Function& f = *bb_->parent();
