@@ -4,11 +4,8 @@
 #   FUZZ_SECONDS  seconds per harness (default 60)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-system-deps.sh
-BUILD=build/fuzz
-cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
-  -DCMAKE_CXX_COMPILER=clang++ -DNXS_PYTHON=OFF -DNXS_FUZZ=ON >/dev/null
-cmake --build "$BUILD" -j "${CMAKE_BUILD_PARALLEL_LEVEL:-2}"
+scripts/asan-build.sh
+BUILD=build/asan
 for harness in "$BUILD"/cpp/fuzz_*; do
   name=$(basename "$harness")
   corpus_name=${name#fuzz_}

@@ -60,7 +60,7 @@ TEST(Nodes, FactoryBuildsTheTableClassForEveryOpcode) {
   auto load = createInstruction(InstructionType::Load);
   EXPECT_TRUE(isa<InstDMA>(load.get()));
   EXPECT_FALSE(isa<InstMatmult>(load.get()));
-  EXPECT_THROW(InstDMA(InstructionType::Matmult), BIRError);  // wrong class for the opcode
+  EXPECT_THROW(InstDMA{InstructionType::Matmult}, BIRError);  // wrong class for the opcode
   EXPECT_THROW(createInstruction(static_cast<Opcode>(110)), BIRError);
 }
 

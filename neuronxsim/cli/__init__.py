@@ -1,7 +1,8 @@
 """The ``neuronxsim`` command line.
 
 Every subcommand reports bad input as one line on stderr and a non-zero exit code; ``--debug``
-shows the Python traceback instead.
+shows the Python traceback instead. Each subcommand lives in its own module with
+``add_parser(subparsers)`` and ``run(args)``.
 """
 
 from __future__ import annotations
@@ -29,7 +30,10 @@ def _cmd_info(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="neuronxsim", description=__doc__.splitlines()[0])
+    from neuronxsim.cli import lower
+
+    p = argparse.ArgumentParser(prog="neuronxsim", description="neuronxsim: lower, resolve, simulate and "
+                                "profile NeuronCore kernels")
     p.add_argument("--version", action="version", version=f"neuronxsim {neuronxsim.__version__}")
     p.add_argument("--debug", action="store_true", help="show Python tracebacks on errors")
     sub = p.add_subparsers(dest="command", required=True)
@@ -38,6 +42,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--output", default="neuronxsim-demo", help="output folder (default ./neuronxsim-demo)")
     demo.add_argument("--quiet", action="store_true", help="print nothing")
     demo.set_defaults(func=_cmd_demo)
+
+    lower.add_parser(sub)
 
     info = sub.add_parser("info", help="summarise a BIR JSON file")
     info.add_argument("file")

@@ -1,0 +1,168 @@
+// The ALU ops (AluOp) and activation functions (ActivationFunc) on fp32 values, exactly as
+// docs/isa-semantics.md sections 3 and 4 define them. Each is a template on the enum value so
+// that bulk loops are instantiated per op (the dispatch switch sits outside the element loop);
+// the switches are generated from the enum lists in bir/Enums.def.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "Numerics.h"
+#include "bir/Enums.h"
+
+namespace sim {
+
+using bir::ActivationFunc;
+using bir::AluOp;
+
+inline constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+template <AluOp Op>
+inline float alu(float a, float b) {
+  using enum AluOp;
+  auto i32 = truncToInt32;
+  auto flag = [](bool v) { return v ? 1.0f : 0.0f; };
+  if constexpr (Op == add) return a + b;
+  else if constexpr (Op == subtract) return a - b;
+  else if constexpr (Op == mult) return a * b;
+  else if constexpr (Op == divide) return a / b;
+  else if constexpr (Op == max) return (std::isnan(a) || std::isnan(b)) ? kNaN : (a > b ? a : b);
+  else if constexpr (Op == min) return (std::isnan(a) || std::isnan(b)) ? kNaN : (a < b ? a : b);
+  else if constexpr (Op == pow) return std::pow(a, b);
+  else if constexpr (Op == mod) return a - b * std::floor(a / b);
+  else if constexpr (Op == average) return (a + b) * 0.5f;
+  else if constexpr (Op == abs) return std::fabs(a);
+  else if constexpr (Op == rsqrt) return 1.0f / std::sqrt(a);
+  else if constexpr (Op == bypass) return a;
+  else if constexpr (Op == is_equal) return flag(a == b);
+  else if constexpr (Op == not_equal) return flag(a != b);
+  else if constexpr (Op == is_ge) return flag(a >= b);
+  else if constexpr (Op == is_gt) return flag(a > b);
+  else if constexpr (Op == is_le) return flag(a <= b);
+  else if constexpr (Op == is_lt) return flag(a < b);
+  else if constexpr (Op == logical_and) return flag((a != 0) && (b != 0));
+  else if constexpr (Op == logical_or) return flag((a != 0) || (b != 0));
+  else if constexpr (Op == logical_xor) return flag((a != 0) != (b != 0));
+  else if constexpr (Op == bitwise_and) return static_cast<float>(i32(a) & i32(b));
+  else if constexpr (Op == bitwise_or) return static_cast<float>(i32(a) | i32(b));
+  else if constexpr (Op == bitwise_xor) return static_cast<float>(i32(a) ^ i32(b));
+  else if constexpr (Op == bitwise_not) return static_cast<float>(~i32(a));
+  else if constexpr (Op == arith_shift_left) {
+    // Shift counts outside 0..31 give 0 (left) or the sign fill (arithmetic right) (ours).
+    const int32_t s = i32(b);
+    if (s < 0 || s > 31) return 0.0f;
+    return static_cast<float>(static_cast<int32_t>(static_cast<uint32_t>(i32(a)) << s));
+  } else if constexpr (Op == arith_shift_right) {
+    const int32_t s = i32(b), x = i32(a);
+    if (s < 0 || s > 31) return x < 0 ? -1.0f : 0.0f;
+    return static_cast<float>(x >> s);
+  } else if constexpr (Op == logical_shift_left) {
+    const int32_t s = i32(b);
+    if (s < 0 || s > 31) return 0.0f;
+    return static_cast<float>(truncToUint32(a) << s);
+  } else if constexpr (Op == logical_shift_right) {
+    const int32_t s = i32(b);
+    if (s < 0 || s > 31) return 0.0f;
+    return static_cast<float>(truncToUint32(a) >> s);
+  } else {
+    static_assert(Op != Op, "AluOp without semantics");
+  }
+}
+
+// Calls f.template operator()<Op>() for the runtime op (one instantiation per AluOp).
+template <class F>
+inline decltype(auto) withAluOp(AluOp op, F&& f) {
+  switch (op) {
+#define SIM_ALU_CASE(o) \
+  case AluOp::o:        \
+    return f.template operator()<AluOp::o>();
+    BIR_ENUM_AluOp(SIM_ALU_CASE)
+#undef SIM_ALU_CASE
+  }
+  return f.template operator()<AluOp::bypass>();
+}
+
+// Runtime-op scalar form, for folds over short runs and per-lane constants.
+inline float aluDyn(AluOp op, float a, float b) {
+  return withAluOp(op, [&]<AluOp Op>() { return alu<Op>(a, b); });
+}
+
+bool isComparison(AluOp op);
+bool isBitwise(AluOp op);  // bitvec ops: DVE only [ref §4 tensor_scalar]
+
+// ---- activation functions on x = in * scale + bias ----
+
+inline float sigmoidf(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+inline float softplusf(float x) { return std::fmax(x, 0.0f) + std::log1p(std::exp(-std::fabs(x))); }
+
+template <ActivationFunc F>
+inline float activation(float x, float alpha) {
+  using enum ActivationFunc;
+  constexpr float kInvSqrt2 = 0.70710678118654752f;
+  constexpr float kInvSqrt2Pi = 0.39894228040143268f;
+  if constexpr (F == Abs) return std::fabs(x);
+  else if constexpr (F == Abs_reciprocal_sqrt) return 1.0f / std::sqrt(std::fabs(x));
+  else if constexpr (F == Arctan) return std::atan(x);
+  else if constexpr (F == Copy || F == Identity) return x;
+  else if constexpr (F == Derivative_Erf) return 1.12837916709551257f * std::exp(-x * x);
+  else if constexpr (F == Derivative_Gelu)
+    return 0.5f * (1.0f + std::erf(x * kInvSqrt2)) + x * kInvSqrt2Pi * std::exp(-0.5f * x * x);
+  else if constexpr (F == Derivative_silu) {
+    const float s = sigmoidf(x);
+    return s + x * s * (1.0f - s);
+  } else if constexpr (F == Dsqrt) return 0.5f / std::sqrt(x);
+  else if constexpr (F == Erf) return std::erf(x);
+  else if constexpr (F == Exp) return std::exp(x);
+  else if constexpr (F == Gelu) return 0.5f * x * (1.0f + std::erf(x * kInvSqrt2));
+  else if constexpr (F == Gelu_apprx_sigmoid) return x * sigmoidf(1.702f * x);
+  else if constexpr (F == Gelu_apprx_tanh)
+    return 0.5f * x * (1.0f + std::tanh(0.79788456080286536f * (x + 0.044715f * x * x * x)));
+  else if constexpr (F == Is_finite) return std::isfinite(x) ? 1.0f : 0.0f;
+  else if constexpr (F == Ln) return std::log(x);
+  else if constexpr (F == Ln_prime) return 1.0f / x;
+  else if constexpr (F == Lrelu || F == Prelu) return x > 0 ? x : alpha * x;
+  else if constexpr (F == MemsetZero) return 0.0f;
+  else if constexpr (F == Mish) return x * std::tanh(softplusf(x));
+  else if constexpr (F == Reciprocal) return 1.0f / x;
+  else if constexpr (F == Relu) return std::isnan(x) ? x : (x > 0 ? x : 0.0f);
+  else if constexpr (F == Rsqrt) return 1.0f / std::sqrt(x);
+  else if constexpr (F == Sigmoid) return sigmoidf(x);
+  else if constexpr (F == Sign) return std::isnan(x) ? x : static_cast<float>((x > 0) - (x < 0));
+  else if constexpr (F == Silu) return x * sigmoidf(x);
+  else if constexpr (F == Sin) return std::sin(x);
+  else if constexpr (F == Softplus) return softplusf(x);
+  else if constexpr (F == Sqrt) return std::sqrt(x);
+  else if constexpr (F == Square) return x * x;
+  else if constexpr (F == Tanh) return std::tanh(x);
+  else if constexpr (F == Unknown) return kNaN;  // refused when decoding
+  else static_assert(F != F, "ActivationFunc without semantics");
+}
+
+template <class F>
+inline decltype(auto) withActivationFunc(ActivationFunc fn, F&& f) {
+  switch (fn) {
+#define SIM_ACT_CASE(a)    \
+  case ActivationFunc::a:  \
+    return f.template operator()<ActivationFunc::a>();
+    BIR_ENUM_ActivationFunc(SIM_ACT_CASE)
+#undef SIM_ACT_CASE
+  }
+  return f.template operator()<ActivationFunc::Unknown>();
+}
+
+// ---- deterministic random numbers (Memset Random, Dropout): counter-based, no state ----
+
+inline uint64_t splitmix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+// Uniform [0, 1) from (seed, counter), 24 random bits.
+inline float uniform01(uint64_t seed, uint64_t counter) {
+  return static_cast<float>(splitmix64(seed * 0x100000001b3ull ^ splitmix64(counter)) >> 40) *
+         0x1p-24f;
+}
+
+}  // namespace sim

@@ -1,0 +1,299 @@
+#include "Gemm.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "Numerics.h"
+
+namespace sim {
+
+// ---- Workers ----
+
+namespace {
+// About 50 us of polling before a helper sleeps (a pause is some tens of cycles).
+constexpr int kSpinIterations = 4000;
+inline void cpuRelax() { _mm_pause(); }
+}  // namespace
+
+Workers::Workers(int threads) {
+  for (int t = 1; t < threads; ++t) threads_.emplace_back([this, t] { loop(t); });
+}
+
+Workers::~Workers() {
+  stop_.store(true, std::memory_order_relaxed);
+  generation_.fetch_add(1, std::memory_order_release);
+  generation_.notify_all();
+  for (auto& th : threads_) th.join();
+}
+
+void Workers::drain(uint32_t generation, int t) {
+  uint64_t c = claim_.load(std::memory_order_acquire);
+  for (;;) {
+    if (static_cast<uint32_t>(c >> 32) != generation || static_cast<int>(c & 0xffffffffu) >= chunks_) return;
+    if (!claim_.compare_exchange_weak(c, c + 1, std::memory_order_acq_rel, std::memory_order_acquire)) continue;
+    fn_(ctx_, static_cast<int>(c & 0xffffffffu), t);
+    done_.fetch_add(1, std::memory_order_release);
+    c = claim_.load(std::memory_order_acquire);
+  }
+}
+
+void Workers::loop(int t) {
+  uint32_t seen = 0;
+  for (;;) {
+    uint32_t g = generation_.load(std::memory_order_acquire);
+    for (int i = 0; g == seen && i < kSpinIterations; ++i) {
+      cpuRelax();
+      g = generation_.load(std::memory_order_acquire);
+    }
+    while (g == seen) {
+      generation_.wait(seen, std::memory_order_acquire);
+      g = generation_.load(std::memory_order_acquire);
+    }
+    seen = g;
+    if (stop_.load(std::memory_order_relaxed)) return;
+    // The job's fields are read only after a chunk of this generation is claimed, and the caller
+    // cannot finish (and overwrite them) before that chunk is done.
+    drain(g, t);
+  }
+}
+
+void Workers::run(int chunks, void (*fn)(void*, int, int), void* ctx) {
+  if (threads_.empty() || chunks <= 1) {
+    for (int c = 0; c < chunks; ++c) fn(ctx, c, 0);
+    return;
+  }
+  const uint32_t g = generation_.load(std::memory_order_relaxed) + 1;
+  fn_ = fn;
+  ctx_ = ctx;
+  chunks_ = chunks;
+  done_.store(0, std::memory_order_relaxed);
+  claim_.store(static_cast<uint64_t>(g) << 32, std::memory_order_release);
+  generation_.store(g, std::memory_order_release);
+  generation_.notify_all();
+  drain(g, 0);
+  // Only chunks a helper claimed remain, and that helper is running them.
+  int d = done_.load(std::memory_order_acquire);
+  for (int i = 0; d != chunks && i < kSpinIterations; ++i) {
+    cpuRelax();
+    d = done_.load(std::memory_order_acquire);
+  }
+  while (d != chunks) {
+    std::this_thread::yield();
+    d = done_.load(std::memory_order_acquire);
+  }
+}
+
+// ---- micro-kernels ----
+
+namespace {
+
+constexpr int kMR = GemmEngine::kMR, kNR = GemmEngine::kNR;
+
+// Stores (or adds) a rows x 16 block held in `acc` (row-major, 16 floats per row) into C, only
+// its first `cols` columns.
+inline void storeBlock(const float* acc, int rows, int cols, float* c, int64_t ldc, bool accumulate) {
+  for (int r = 0; r < rows; ++r) {
+    float* row = c + r * ldc;
+    if (accumulate)
+      for (int j = 0; j < cols; ++j) row[j] += acc[r * kNR + j];
+    else
+      std::memcpy(row, acc + r * kNR, static_cast<size_t>(cols) * sizeof(float));
+  }
+}
+
+// C[0..MR, 0..cols) (+)= sum_k ap[k][0..MR] * bp[k][0..16): panels are k-major, kMR / kNR wide.
+// Every loop over r is unrolled so that the 2 * MR accumulators live in registers.
+template <int MR>
+__attribute__((target("avx2,fma"))) void microKernelAvx2(int K, const float* ap, const float* bp,
+                                                          float* c, int64_t ldc, int cols,
+                                                          bool accumulate) {
+  __m256 acc0[MR], acc1[MR];
+#pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r) acc0[r] = acc1[r] = _mm256_setzero_ps();
+  for (int k = 0; k < K; ++k) {
+    const __m256 b0 = _mm256_loadu_ps(bp + k * kNR);
+    const __m256 b1 = _mm256_loadu_ps(bp + k * kNR + 8);
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r) {
+      const __m256 a = _mm256_broadcast_ss(ap + k * kMR + r);
+      acc0[r] = _mm256_fmadd_ps(a, b0, acc0[r]);
+      acc1[r] = _mm256_fmadd_ps(a, b1, acc1[r]);
+    }
+  }
+  if (cols == kNR) {
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r) {
+      float* row = c + r * ldc;
+      if (accumulate) {
+        _mm256_storeu_ps(row, _mm256_add_ps(_mm256_loadu_ps(row), acc0[r]));
+        _mm256_storeu_ps(row + 8, _mm256_add_ps(_mm256_loadu_ps(row + 8), acc1[r]));
+      } else {
+        _mm256_storeu_ps(row, acc0[r]);
+        _mm256_storeu_ps(row + 8, acc1[r]);
+      }
+    }
+    return;
+  }
+  alignas(32) float tmp[MR * kNR];
+#pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r) {
+    _mm256_store_ps(tmp + r * kNR, acc0[r]);
+    _mm256_store_ps(tmp + r * kNR + 8, acc1[r]);
+  }
+  storeBlock(tmp, MR, cols, c, ldc, accumulate);
+}
+
+// The portable kernel (no AVX2/FMA): same blocking, separate multiply and add, k ascending.
+void microKernelPortable(int rows, int K, const float* ap, const float* bp, float* c, int64_t ldc,
+                         int cols, bool accumulate) {
+  float acc[kMR * kNR] = {};
+  for (int k = 0; k < K; ++k)
+    for (int r = 0; r < rows; ++r) {
+      const float a = ap[k * kMR + r];
+      for (int j = 0; j < kNR; ++j) acc[r * kNR + j] += a * bp[k * kNR + j];
+    }
+  storeBlock(acc, rows, cols, c, ldc, accumulate);
+}
+
+void microKernel(int rows, int K, const float* ap, const float* bp, float* c, int64_t ldc, int cols,
+                 bool accumulate) {
+  if (!cpuHasAvx2Fma()) return microKernelPortable(rows, K, ap, bp, c, ldc, cols, accumulate);
+  switch (rows) {
+    case 6: return microKernelAvx2<6>(K, ap, bp, c, ldc, cols, accumulate);
+    case 5: return microKernelAvx2<5>(K, ap, bp, c, ldc, cols, accumulate);
+    case 4: return microKernelAvx2<4>(K, ap, bp, c, ldc, cols, accumulate);
+    case 3: return microKernelAvx2<3>(K, ap, bp, c, ldc, cols, accumulate);
+    case 2: return microKernelAvx2<2>(K, ap, bp, c, ldc, cols, accumulate);
+    default: return microKernelAvx2<1>(K, ap, bp, c, ldc, cols, accumulate);
+  }
+}
+
+// ---- packing: one row segment of B into 16-wide panels (panel p holds columns 16p..16p+15) ----
+
+__attribute__((target("avx2,fma"))) void packBf16Avx2(const uint8_t* src, int cols, float* dst, int64_t panelStride) {
+  int j = 0;
+  for (; j + kNR <= cols; j += kNR, dst += panelStride) {
+    const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 2 * j));
+    const __m256i lo = _mm256_cvtepu16_epi32(_mm256_castsi256_si128(h));
+    const __m256i hi = _mm256_cvtepu16_epi32(_mm256_extracti128_si256(h, 1));
+    _mm256_storeu_ps(dst, _mm256_castsi256_ps(_mm256_slli_epi32(lo, 16)));
+    _mm256_storeu_ps(dst + 8, _mm256_castsi256_ps(_mm256_slli_epi32(hi, 16)));
+  }
+  if (j < cols) {
+    loadRun(bir::DType::bfloat16, src + 2 * j, 2, cols - j, dst);
+    std::fill(dst + (cols - j), dst + kNR, 0.0f);
+  }
+}
+
+// Converts `cols` elements of one row into panels; the last panel's tail is zero.
+void packRow(const MatrixRows& m, int64_t row, int col0, int cols, float* dst, int64_t panelStride,
+             float* temp) {
+  const int esize = bir::dtypeSize(m.dtype);
+  const uint8_t* src = m.base + row * m.pitch + static_cast<int64_t>(col0) * esize;
+  if (m.dtype == bir::DType::bfloat16 && cpuHasAvx2Fma()) return packBf16Avx2(src, cols, dst, panelStride);
+  // fp32 rows are copied as bytes (they need not be 4-aligned); other dtypes convert first.
+  const uint8_t* f = src;
+  if (m.dtype != bir::DType::float32 && m.dtype != bir::DType::float32r) {
+    loadRun(m.dtype, src, esize, cols, temp);
+    f = reinterpret_cast<const uint8_t*>(temp);
+  }
+  int j = 0;
+  for (; j + kNR <= cols; j += kNR, dst += panelStride) std::memcpy(dst, f + 4 * j, kNR * sizeof(float));
+  if (j < cols) {
+    std::memcpy(dst, f + 4 * j, static_cast<size_t>(cols - j) * sizeof(float));
+    std::fill(dst + (cols - j), dst + kNR, 0.0f);
+  }
+}
+
+// SBUF rows are a partition (192 KiB) apart, so every row of an operand is a cold, separate
+// region: prefetch `ahead` rows early to overlap the misses.
+constexpr int kPrefetchRows = 6;
+inline void prefetchRow(const MatrixRows& m, int64_t row, int64_t col0, int64_t cols) {
+  const int esize = bir::dtypeSize(m.dtype);
+  const char* p = reinterpret_cast<const char*>(m.base + row * m.pitch + col0 * esize);
+  for (int64_t b = 0; b < cols * esize; b += 64) __builtin_prefetch(p + b);
+}
+
+// Instructions below this many multiply-adds run on the caller alone: sharing costs more.
+constexpr int64_t kParallelMacs = int64_t{1} << 20;
+// B panels per work chunk (N = 512 gives 8 chunks of 64 columns).
+constexpr int kPanelsPerChunk = 4;
+
+}  // namespace
+
+// ---- GemmEngine ----
+
+struct GemmEngine::Job {
+  GemmEngine* self;
+  int K, M, N, panels;
+  const MatrixRows* b;
+  float* c;
+  int64_t ldc;
+  bool accumulate;
+};
+
+GemmEngine::GemmEngine(int threads) {
+  if (threads <= 0) threads = static_cast<int>(std::min(2u, std::max(1u, std::thread::hardware_concurrency())));
+  threads_ = std::min(threads, 64);
+  bPanels_.resize(static_cast<size_t>(threads_));
+  rowTemp_.resize(static_cast<size_t>(threads_));
+}
+
+GemmEngine::~GemmEngine() { delete workers_; }
+
+// One chunk: B panels [p0, p1), packed by this thread, times every A panel.
+void GemmEngine::work(void* p, int chunk, int t) {
+  const Job& j = *static_cast<Job*>(p);
+  GemmEngine& g = *j.self;
+  const int p0 = chunk * kPanelsPerChunk, p1 = std::min(j.panels, p0 + kPanelsPerChunk);
+  const int n0 = p0 * kNR, n1 = std::min(j.N, p1 * kNR);
+  auto& bp = g.bPanels_[static_cast<size_t>(t)];
+  auto& temp = g.rowTemp_[static_cast<size_t>(t)];
+  const int64_t panelStride = int64_t{j.K} * kNR;
+  if (static_cast<int64_t>(bp.size()) < (p1 - p0) * panelStride) bp.resize(static_cast<size_t>((p1 - p0) * panelStride));
+  if (static_cast<int>(temp.size()) < n1 - n0) temp.resize(static_cast<size_t>(n1 - n0));
+  for (int k = 0; k < j.K; ++k) {
+    if (k + kPrefetchRows < j.K) prefetchRow(*j.b, k + kPrefetchRows, n0, n1 - n0);
+    packRow(*j.b, k, n0, n1 - n0, bp.data() + k * kNR, panelStride, temp.data());
+  }
+  const float* ap = g.aPanels_.data();
+  for (int pi = p0; pi < p1; ++pi) {
+    const float* b = bp.data() + (pi - p0) * panelStride;
+    const int cols = std::min(kNR, j.N - pi * kNR);
+    for (int m0 = 0; m0 < j.M; m0 += kMR)
+      microKernel(std::min(kMR, j.M - m0), j.K, ap + static_cast<int64_t>(m0 / kMR) * j.K * kMR, b,
+                  j.c + m0 * j.ldc + pi * kNR, j.ldc, cols, j.accumulate);
+  }
+}
+
+void GemmEngine::run(int K, int M, int N, const MatrixRows& a, const MatrixRows& b, float* c,
+                     int64_t ldc, bool accumulate) {
+  if (K <= 0 || M <= 0 || N <= 0) return;
+  // A into 6-row panels, k-major, zero padded: panel i holds rows 6i..6i+5 of every k.
+  const int aBlocks = (M + kMR - 1) / kMR;
+  const size_t aSize = static_cast<size_t>(aBlocks) * K * kMR;
+  if (aPanels_.size() < aSize) aPanels_.resize(aSize);
+  if (aRow_.size() < static_cast<size_t>(aBlocks * kMR)) aRow_.resize(static_cast<size_t>(aBlocks * kMR));
+  std::fill(aRow_.begin() + M, aRow_.end(), 0.0f);
+  const int esize = bir::dtypeSize(a.dtype);
+  for (int k = 0; k < K; ++k) {
+    if (k + kPrefetchRows < K) prefetchRow(a, k + kPrefetchRows, 0, M);
+    loadRun(a.dtype, a.base + k * a.pitch, esize, M, aRow_.data());
+    float* dst = aPanels_.data() + static_cast<size_t>(k) * kMR;
+    for (int i = 0; i < aBlocks; ++i)
+      std::memcpy(dst + static_cast<size_t>(i) * K * kMR, aRow_.data() + i * kMR, kMR * sizeof(float));
+  }
+  const int panels = (N + kNR - 1) / kNR;
+  const int chunks = (panels + kPanelsPerChunk - 1) / kPanelsPerChunk;
+  Job job{this, K, M, N, panels, &b, c, ldc, accumulate};
+  if (threads_ > 1 && int64_t{K} * M * N >= kParallelMacs) {
+    if (!workers_) workers_ = new Workers(threads_);
+    workers_->run(chunks, &GemmEngine::work, &job);
+  } else {
+    for (int ch = 0; ch < chunks; ++ch) work(&job, ch, 0);
+  }
+}
+
+}  // namespace sim

@@ -1,0 +1,81 @@
+// The matmul kernel behind InstMatmult in `full` mode: C[m, n] (=|+=) sum_k A[k, m] * B[k, n] for
+// one PE instruction (K <= 128, M <= 128, N <= 512), fast enough that a simulated GEMM costs about
+// what NumPy's float32 matmul costs for the same product.
+//
+// GotoBLAS structure sized for one instruction: A (the stationary, K x M) is converted once into
+// 6-row panels and B (the moving, K x N) into 16-column panels, both fp32 and contiguous in k; a
+// 6x16 register-blocked FMA micro-kernel (AVX2, chosen at run time; a portable loop otherwise)
+// accumulates over k in registers and adds into (or overwrites) C once. Large instructions are
+// split by B panels over a small persistent worker pool; each C element is computed by one thread
+// in the same k order, so results do not depend on the thread count.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+#include "bir/Enums.h"
+
+namespace sim {
+
+// Helper threads for the matmul kernel. Work is shared, not forked: the caller publishes a job of
+// chunks and works through them itself; helpers that are awake claim chunks too. A helper that is
+// descheduled (the host is shared) therefore never stalls the caller, which only waits for chunks
+// a helper has already claimed. Helpers poll briefly between jobs (consecutive matmuls arrive
+// microseconds apart) and then sleep on a futex.
+class Workers {
+ public:
+  explicit Workers(int threads);
+  ~Workers();
+  Workers(const Workers&) = delete;
+  Workers& operator=(const Workers&) = delete;
+  int size() const { return static_cast<int>(threads_.size()) + 1; }
+  // Runs fn(ctx, chunk, t) once for every chunk in [0, chunks), t being the thread (0 = caller);
+  // returns when all have returned. fn must not throw.
+  void run(int chunks, void (*fn)(void*, int, int), void* ctx);
+
+ private:
+  void loop(int t);
+  void drain(uint32_t generation, int t);  // claims and runs chunks of `generation`
+  std::vector<std::thread> threads_;
+  std::atomic<uint32_t> generation_{0};
+  std::atomic<uint64_t> claim_{0};  // generation << 32 | next chunk
+  std::atomic<int> done_{0};
+  std::atomic<bool> stop_{false};
+  int chunks_ = 0;
+  void (*fn_)(void*, int, int) = nullptr;
+  void* ctx_ = nullptr;
+};
+
+// Rows of a matrix in some dtype: row r's contiguous elements start at base + r * pitch bytes.
+struct MatrixRows {
+  const uint8_t* base = nullptr;
+  int64_t pitch = 0;
+  bir::DType dtype = bir::DType::float32;
+};
+
+class GemmEngine {
+ public:
+  // threads <= 0: min(2, hardware threads).
+  explicit GemmEngine(int threads);
+  ~GemmEngine();
+  int threads() const { return threads_; }
+
+  // C row m at c + m * ldc floats; accumulate: C += product, else C = product.
+  void run(int K, int M, int N, const MatrixRows& a, const MatrixRows& b, float* c, int64_t ldc,
+           bool accumulate);
+
+  static constexpr int kMR = 6, kNR = 16;
+
+ private:
+  struct Job;
+  static void work(void* job, int chunk, int t);
+  int threads_;
+  Workers* workers_ = nullptr;  // created on the first large instruction
+  std::vector<float> aPanels_;
+  std::vector<std::vector<float>> bPanels_, rowTemp_;  // per thread
+  std::vector<float> aRow_;
+};
+
+}  // namespace sim

@@ -1,0 +1,178 @@
+#include "Operand.h"
+
+#include <algorithm>
+
+#include "bir/Error.h"
+#include "bir/Memory.h"
+
+namespace sim {
+namespace {
+
+// Drops unit dims and merges (outer, inner) pairs that are contiguous: outer step = inner step *
+// inner num. Works in place on n dims; returns the new count.
+int mergeDims(int64_t* num, int64_t* stride, int n) {
+  int out = 0;
+  for (int i = 0; i < n; ++i) {
+    if (num[i] == 1) continue;
+    num[out] = num[i];
+    stride[out] = stride[i];
+    ++out;
+  }
+  int m = 0;
+  for (int i = 0; i < out; ++i) {
+    if (m > 0 && stride[m - 1] == stride[i] * num[i]) {
+      num[m - 1] *= num[i];
+      stride[m - 1] = stride[i];
+    } else {
+      num[m] = num[i];
+      stride[m] = stride[i];
+      ++m;
+    }
+  }
+  return m;
+}
+
+}  // namespace
+
+Operand decodeOperand(const bir::AccessPattern& ap, int32_t tensorIndex, const std::string& where) {
+  Operand op;
+  op.dtype = ap.dtype;
+  op.esize = static_cast<uint8_t>(bir::dtypeSize(ap.dtype));
+  if (ap.isImmediate()) {
+    op.space = Space::Imm;
+    op.imm = ap.imm;
+    return op;
+  }
+  const bir::MemoryLocation& loc = *ap.loc;
+  const int64_t es = op.esize;
+  // Free pairs, then merged.
+  int64_t num[64], stride[64];
+  const int nIn = static_cast<int>(ap.pattern.size()) - 1;
+  if (nIn > 64) throw SimulationError(where + ": access pattern has " + std::to_string(nIn) + " free dims");
+  for (int i = 0; i < nIn; ++i) {
+    num[i] = ap.pattern[static_cast<size_t>(i) + 1].num;
+    stride[i] = ap.pattern[static_cast<size_t>(i) + 1].step * es;
+  }
+  const int n = mergeDims(num, stride, nIn);
+  if (n > kMaxFreeDims)
+    throw SimulationError(where + ": access pattern has " + std::to_string(n) +
+                          " free dims after merging contiguous ones; the simulator takes at most " +
+                          std::to_string(kMaxFreeDims));
+  op.nfree = static_cast<uint8_t>(n);
+  op.freeElems = 1;
+  int64_t flo = 0, fhi = 0;  // free extent in bytes, relative to element 0
+  for (int i = 0; i < n; ++i) {
+    op.num[i] = num[i];
+    op.stride[i] = stride[i];
+    op.freeElems *= num[i];
+    const int64_t span = (num[i] - 1) * stride[i];
+    (span < 0 ? flo : fhi) += span;
+  }
+  const bir::APPair outer = ap.pattern.empty() ? bir::APPair{1, 1} : ap.pattern.front();
+  op.lanes = static_cast<int32_t>(outer.num);
+  if (loc.isOnChip()) {
+    op.space = loc.type == bir::MemoryType::SB ? Space::SBUF : Space::PSUM;
+    const int64_t row = loc.bytes_per_partition / es;  // verified > 0
+    op.p0 = static_cast<int32_t>(loc.base_partition + ap.offset / row);
+    op.base = loc.addr + (ap.offset % row) * es;
+    op.lo = op.base + flo;
+    op.hi = op.base + fhi + es;
+  } else {
+    op.space = Space::DRAM;
+    op.tensor = tensorIndex;
+    op.base = ap.offset * es;
+    op.laneStride = outer.step * es;
+    const int64_t span = (outer.num - 1) * op.laneStride;
+    op.lo = op.base + flo + std::min<int64_t>(0, span);
+    op.hi = op.base + fhi + std::max<int64_t>(0, span) + es;
+  }
+  return op;
+}
+
+Operand contiguousOperand(bir::DType dtype, int64_t n) {
+  Operand op;
+  op.space = Space::DRAM;
+  op.dtype = dtype;
+  op.esize = static_cast<uint8_t>(bir::dtypeSize(dtype));
+  op.lanes = 1;
+  op.nfree = 1;
+  op.num[0] = n;
+  op.stride[0] = op.esize;
+  op.freeElems = n;
+  op.hi = n * op.esize;
+  return op;
+}
+
+int64_t Operand::freeOffset(int64_t k) const {
+  int64_t off = 0;
+  for (int i = nfree - 1; i >= 0; --i) {
+    off += (k % num[i]) * stride[i];
+    k /= num[i];
+  }
+  return off;
+}
+
+// ---- RunCursor ----
+
+RunCursor::RunCursor(const Operand& op, uint8_t* lanePtr) {
+  nd_ = op.nfree;
+  for (int i = 0; i < nd_; ++i) {
+    num_[i] = op.num[i];
+    stride_[i] = op.stride[i];
+  }
+  if (nd_ == 0) {
+    nd_ = 1;
+    num_[0] = 1;
+    stride_[0] = op.esize;
+  }
+  origin_ = lanePtr;
+  left_ = op.isImm() ? 0 : op.freeElems;
+  startRun();
+}
+
+RunCursor RunCursor::whole(const Operand& op, uint8_t* ptr, int64_t dim0Stride) {
+  RunCursor c;
+  int64_t num[kMaxFreeDims + 1], stride[kMaxFreeDims + 1];
+  num[0] = op.lanes;
+  stride[0] = dim0Stride;
+  for (int i = 0; i < op.nfree; ++i) {
+    num[i + 1] = op.num[i];
+    stride[i + 1] = op.stride[i];
+  }
+  c.nd_ = mergeDims(num, stride, op.nfree + 1);
+  for (int i = 0; i < c.nd_; ++i) {
+    c.num_[i] = num[i];
+    c.stride_[i] = stride[i];
+  }
+  if (c.nd_ == 0) {
+    c.nd_ = 1;
+    c.num_[0] = 1;
+    c.stride_[0] = op.esize;
+  }
+  c.origin_ = ptr;
+  c.left_ = op.isImm() ? 0 : op.numElements();
+  c.startRun();
+  return c;
+}
+
+void RunCursor::startRun() {
+  uint8_t* p = origin_;
+  for (int i = 0; i + 1 < nd_; ++i) p += idx_[i] * stride_[i];
+  ptr_ = p;
+  step_ = stride_[nd_ - 1];
+  runLeft_ = std::min(num_[nd_ - 1], left_);
+}
+
+void RunCursor::advance(int64_t k) {
+  runLeft_ -= k;
+  left_ -= k;
+  ptr_ += k * step_;
+  if (runLeft_ > 0 || left_ == 0) return;
+  for (int i = nd_ - 2; i >= 0; --i) {
+    if (++idx_[i] < num_[i]) break;
+    idx_[i] = 0;
+  }
+  startRun();
+}
+
+}  // namespace sim

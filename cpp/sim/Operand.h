@@ -1,0 +1,81 @@
+// Decoded operands: an access pattern turned, once, into byte strides over one Memory, plus the
+// cursor that walks the elements of one or several operands in enumeration order.
+//
+// Enumeration order (cpp/bir/AccessPattern.h, docs/isa-semantics.md §1): the partition pair
+// outermost, then the free pairs outermost first. Dim 0 of a decoded operand is that outer pair
+// (the lane for on-chip operands); the free dims follow, with unit dims dropped and adjacent dims
+// that are contiguous in memory merged, which changes no element's position in the order.
+#pragma once
+
+#include <cstdint>
+
+#include "State.h"
+#include "bir/AccessPattern.h"
+
+namespace sim {
+
+inline constexpr int kMaxFreeDims = 7;
+
+struct Operand {
+  Space space = Space::Imm;
+  bir::DType dtype = bir::DType::float32;
+  uint8_t esize = 4;
+  uint8_t nfree = 0;         // free dims after merging
+  int32_t tensor = -1;       // DRAM: index into the run's tensors
+  int32_t lanes = 1;         // dim 0: partitions (on-chip) or the outer pair (DRAM)
+  int32_t p0 = 0;            // on-chip: absolute first partition
+  int64_t base = 0;          // on-chip: byte of element 0 within its partition; DRAM: within the tensor
+  int64_t laneStride = 0;    // DRAM: bytes per dim-0 step (on-chip: the memory's partition pitch)
+  int64_t freeElems = 1;     // elements per lane
+  int64_t num[kMaxFreeDims] = {};
+  int64_t stride[kMaxFreeDims] = {};  // bytes
+  // Footprint within one partition (on-chip) or the tensor (DRAM): bytes [lo, hi).
+  int64_t lo = 0, hi = 0;
+  double imm = 0;            // immediates
+
+  bool isImm() const { return space == Space::Imm; }
+  bool onChip() const { return space == Space::SBUF || space == Space::PSUM; }
+  int64_t numElements() const { return static_cast<int64_t>(lanes) * freeElems; }
+  // Bytes from element 0 of the lane to the lane's element `k` (k < freeElems).
+  int64_t freeOffset(int64_t k) const;
+  // The innermost dim is contiguous (a single run per lane when nfree <= 1).
+  bool innerContiguous() const { return nfree == 0 || stride[nfree - 1] == esize; }
+};
+
+// n contiguous elements of `dtype` in one lane: how staged copies of operands are described.
+Operand contiguousOperand(bir::DType dtype, int64_t n);
+
+// Builds the decoded form of `ap`; `tensorIndex` is the DRAM tensor index (DRAM operands only).
+// Throws sim::SimulationError when the pattern has more dims than kMaxFreeDims after merging.
+Operand decodeOperand(const bir::AccessPattern& ap, int32_t tensorIndex, const std::string& where);
+
+// Walks the elements of one lane (or of the whole operand, `wholeOperand`) as runs: stretches of
+// elements `step()` bytes apart along the innermost dim.
+class RunCursor {
+ public:
+  RunCursor() = default;
+  // Lane `lane` of `op` whose element 0 is at `lanePtr`.
+  RunCursor(const Operand& op, uint8_t* lanePtr);
+  // All dims, dim 0 with byte stride `dim0Stride` (the memory's pitch for on-chip operands).
+  static RunCursor whole(const Operand& op, uint8_t* ptr, int64_t dim0Stride);
+
+  bool done() const { return left_ == 0; }
+  uint8_t* ptr() const { return ptr_; }
+  int64_t remaining() const { return runLeft_; }  // elements left in the current run
+  int64_t step() const { return step_; }
+  void advance(int64_t k);  // consume k <= remaining() elements
+
+ private:
+  void startRun();
+  int nd_ = 0;
+  int64_t num_[kMaxFreeDims + 1] = {};
+  int64_t stride_[kMaxFreeDims + 1] = {};
+  int64_t idx_[kMaxFreeDims + 1] = {};
+  uint8_t* origin_ = nullptr;  // element 0
+  uint8_t* ptr_ = nullptr;
+  int64_t step_ = 0;
+  int64_t runLeft_ = 0;
+  int64_t left_ = 0;  // elements left in total
+};
+
+}  // namespace sim

@@ -1,0 +1,359 @@
+#include "Program.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <unordered_map>
+
+#include "Semantics.h"
+#include "bir/Error.h"
+#include "bir/Verifier.h"
+
+namespace sim {
+namespace {
+
+using bir::Engine;
+using bir::MemoryType;
+using bir::NodeClass;
+
+bool isKernelNode(NodeClass c) {
+  return c == NodeClass::BIRKernel || c == NodeClass::NKIKernel || c == NodeClass::NKIKLIRKernel;
+}
+
+// The verifier reports "functions[F].blocks[B].instructions[I]...: msg"; name the instruction.
+[[noreturn]] void rethrowVerifierError(const bir::Module& m, const bir::BIRError& e) {
+  const std::string msg = e.what();
+  int f = -1, b = -1, i = -1, used = 0;
+  if (std::sscanf(msg.c_str(), "functions[%d].blocks[%d].instructions[%d]%n", &f, &b, &i, &used) == 3 &&
+      f >= 0 && f < static_cast<int>(m.functions().size())) {
+    const auto& fn = *m.functions()[static_cast<size_t>(f)];
+    if (b >= 0 && b < static_cast<int>(fn.blocks().size()) &&
+        i >= 0 && i < static_cast<int>(fn.blocks()[static_cast<size_t>(b)]->size())) {
+      const bir::Instruction& I = *fn.blocks()[static_cast<size_t>(b)]->at(static_cast<size_t>(i));
+      throw SimulationError(instructionWhere(f, static_cast<uint32_t>(b), static_cast<uint32_t>(i), I) +
+                            msg.substr(static_cast<size_t>(used)));
+    }
+  }
+  throw SimulationError("the module does not verify: " + msg);
+}
+
+// Which engines each node class may run on [ref §4]; Unassigned was already resolved by
+// Hwm::engineOf. DMA lists the engines that can trigger a queue.
+bool engineAllowed(NodeClass c, Engine e) {
+  using enum Engine;
+  auto any = [&](std::initializer_list<Engine> l) { return std::find(l.begin(), l.end(), e) != l.end(); };
+  switch (c) {
+    case NodeClass::Matmult: return e == PE;
+    case NodeClass::Activation:
+    case NodeClass::ReadActivationAccumulator: return e == Activation;
+    case NodeClass::Iota:
+    case NodeClass::AffineSelect: return e == Pool;
+    case NodeClass::DMA: return any({SP, Activation, Pool});
+    case NodeClass::TensorCopy:
+    case NodeClass::TensorCopyDynamic:
+    case NodeClass::TensorScalar:
+    case NodeClass::TensorScalarPtr: return any({DVE, Activation, Pool});
+    case NodeClass::TensorTensor:
+    case NodeClass::Memset: return any({DVE, Pool});
+    case NodeClass::NoOp:
+    case NodeClass::DevicePrint: return e != Unassigned;
+    case NodeClass::BIRKernel:
+    case NodeClass::NKIKernel:
+    case NodeClass::NKIKLIRKernel: return true;
+    default: return e == DVE;  // the vector-engine-only instructions
+  }
+}
+
+const char* engineName(Engine e) {
+  switch (e) {
+    case Engine::PE: return "PE";
+    case Engine::Activation: return "Activation";
+    case Engine::DVE: return "DVE";
+    case Engine::Pool: return "Pool";
+    case Engine::SP: return "SP";
+    case Engine::DMA: return "DMA";
+    case Engine::Unassigned: return "Unassigned";
+  }
+  return "?";
+}
+
+uint8_t quadrantsOf(int64_t p0, int64_t n) {
+  uint8_t m = 0;
+  for (int64_t q = p0 / 32; q * 32 < p0 + n && q < 4; ++q) m |= static_cast<uint8_t>(1u << q);
+  return m;
+}
+
+bool samePattern(const Operand& a, const Operand& b) {
+  if (a.p0 != b.p0 || a.base != b.base || a.lanes != b.lanes || a.laneStride != b.laneStride ||
+      a.esize != b.esize || a.nfree != b.nfree)
+    return false;
+  for (int i = 0; i < a.nfree; ++i)
+    if (a.num[i] != b.num[i] || a.stride[i] != b.stride[i]) return false;
+  return true;
+}
+
+bool overlapsDifferently(const Operand& in, const Operand& out) {
+  if (in.isImm() || out.isImm() || in.space != out.space || in.tensor != out.tensor) return false;
+  if (in.onChip() && (in.p0 + in.lanes <= out.p0 || out.p0 + out.lanes <= in.p0)) return false;
+  if (in.hi <= out.lo || out.hi <= in.lo) return false;
+  return !samePattern(in, out);
+}
+
+struct Decoder {
+  const bir::Module& module;
+  const bir::Hwm& hwm;
+  const bir::MachineConfig& cfg;
+  Mode mode;
+  std::vector<TensorSpec>& tensors;
+  std::unordered_map<std::string, int32_t> tensorByName;
+
+  // Registers the DRAM tensors of `fn`, shared by name with the other functions.
+  void collectTensors(const bir::Function& fn, int core) {
+    for (const auto& set : fn.allocations())
+      for (const auto& loc : set->locations) {
+        if (!loc->isDram()) continue;
+        TensorSpec spec;
+        spec.name = loc->name;
+        spec.type = loc->type;
+        spec.dtype = set->dtype;
+        spec.shape = set->tensor_shape;
+        spec.bytes = loc->sizeBytes();
+        const int64_t shaped = set->numElements() * bir::dtypeSize(set->dtype);
+        if (loc->type != MemoryType::DRAM && shaped != spec.bytes)
+          throw SimulationError("functions[" + std::to_string(core) + "] tensor '" + loc->name +
+                                "': tensor_shape holds " + std::to_string(shaped) +
+                                " bytes but its memory location " + std::to_string(spec.bytes));
+        auto it = tensorByName.find(spec.name);
+        if (it == tensorByName.end()) {
+          tensorByName.emplace(spec.name, static_cast<int32_t>(tensors.size()));
+          tensors.push_back(std::move(spec));
+          continue;
+        }
+        const TensorSpec& have = tensors[static_cast<size_t>(it->second)];
+        if (have.type != spec.type || have.dtype != spec.dtype || have.bytes != spec.bytes ||
+            have.shape != spec.shape)
+          throw SimulationError("functions[" + std::to_string(core) + "] tensor '" + loc->name +
+                                "' differs from the DRAM tensor of that name in another function "
+                                "(NeuronCores share DRAM tensors by name)");
+      }
+  }
+
+  void decode(CoreProgram& cp, const bir::Instruction& I, uint32_t bi, uint32_t ii, uint32_t ordinal) {
+    const int core = cp.core;
+    auto fail = [&](const std::string& msg) -> void {
+      throw SimulationError(instructionWhere(core, bi, ii, I) + ": " + msg);
+    };
+    DecodedInst d;
+    d.inst = &I;
+    d.cls = I.nodeClass();
+    d.block = bi;
+    d.index = ii;
+    d.ordinal = ordinal;
+    if (d.cls == NodeClass::Unmodeled)
+      fail("the simulator has no model of this opcode (its node class is InstUnmodeled)");
+    const bool kernel = isKernelNode(d.cls);
+    if (kernel && mode == Mode::Full)
+      fail("kernel nodes must be expanded (InlineBIRKernel / lowerKernelInst) before a full "
+           "simulation; timing mode gives an analytic estimate");
+    d.engine = bir::Hwm::engineOf(I);
+    if (!engineAllowed(d.cls, d.engine))
+      fail(std::string("runs on ") + engineName(d.engine) + ", which cannot execute " +
+           bir::nodeClassName(d.cls));
+    const bool compute = !kernel && d.cls != NodeClass::DMA;
+
+    // ---- operands ----
+    d.firstOperand = static_cast<uint32_t>(cp.operands.size());
+    d.nIns = static_cast<uint8_t>(I.ins.size());
+    d.nOuts = static_cast<uint8_t>(I.outs.size());
+    for (int side = 0; side < 2; ++side) {
+      const auto& list = side == 0 ? I.ins : I.outs;
+      for (size_t k = 0; k < list.size(); ++k) {
+        const bir::AccessPattern& ap = list[k];
+        const std::string what = std::string(side == 0 ? "ins[" : "outs[") + std::to_string(k) + "]";
+        int32_t tensor = -1;
+        if (!ap.isImmediate()) {
+          const bir::MemoryLocation& loc = *ap.loc;
+          if (loc.isDram()) {
+            const auto found = tensorByName.find(loc.name);
+            if (found == tensorByName.end())
+              fail(what + " names DRAM tensor '" + loc.name + "', which no function being run allocates");
+            tensor = found->second;
+            if (side == 1) tensors[static_cast<size_t>(tensor)].written_by_module = true;
+            if (compute) fail(what + " is DRAM tensor '" + loc.name + "': compute engines address SBUF and PSUM only");
+          } else if (loc.type == MemoryType::SB) {
+            if (loc.addr + loc.bytes_per_partition > cfg.sbuf_bytes_per_partition)
+              fail(what + " tensor '" + loc.name + "' occupies SBUF bytes [" + std::to_string(loc.addr) +
+                   ", " + std::to_string(loc.addr + loc.bytes_per_partition) + ") per partition, beyond the " +
+                   std::to_string(cfg.sbuf_bytes_per_partition) + " bytes of a " + cfg.arch + " SBUF partition");
+          } else if (loc.type == MemoryType::PSUM) {
+            if (loc.addr + loc.bytes_per_partition > cfg.psum_bytes_per_partition)
+              fail(what + " tensor '" + loc.name + "' occupies PSUM bytes beyond the " +
+                   std::to_string(cfg.psum_bytes_per_partition) + " bytes of a PSUM partition");
+            if (d.engine == Engine::Pool) fail(what + " is in PSUM: GpSimd (Pool) cannot access PSUM");
+          } else {
+            fail(what + " tensor '" + loc.name + "' is in memory of type " +
+                 std::string(bir::enumName(loc.type)) + ", which the simulator does not model");
+          }
+          if (loc.isOnChip() && loc.base_partition + loc.partitions > cfg.num_partitions)
+            fail(what + " tensor '" + loc.name + "' exceeds the " + std::to_string(cfg.num_partitions) + " partitions");
+        } else if (side == 1) {
+          fail(what + " is an immediate; outputs must be memory");
+        }
+        Operand op = decodeOperand(ap, tensor, instructionWhere(core, bi, ii, I) + " " + what);
+        if (compute && op.onChip() && (d.engine == Engine::DVE || d.engine == Engine::Activation)) {
+          const int64_t cap = op.space == Space::PSUM ? cfg.dve_act_max_free_elements_psum
+                                                      : cfg.dve_act_max_free_elements_sbuf;
+          if (op.freeElems > cap)
+            fail(what + " has " + std::to_string(op.freeElems) + " elements per partition; DVE/ACT "
+                 "instructions take at most " + std::to_string(cap) + " in " + spaceName(op.space));
+        }
+        cp.operands.push_back(op);
+      }
+    }
+
+    // An immediate input stands for a tensor of the output's shape, every element its value.
+    if (d.nOuts > 0) {
+      Operand* ops = cp.operands.data() + d.firstOperand;
+      const Operand& ref = ops[d.nIns];
+      for (int k = 0; k < d.nIns; ++k)
+        if (ops[k].isImm()) {
+          ops[k].lanes = ref.lanes;
+          ops[k].freeElems = ref.freeElems;
+        }
+    }
+
+    // Inputs that overlap the output without being the same elements are read in full before
+    // anything is written (in-place operands with identical patterns stream as usual).
+    {
+      const Operand* ops = cp.operands.data() + d.firstOperand;
+      for (int o = d.nIns; o < d.nIns + d.nOuts; ++o)
+        for (int k = 0; k < d.nIns; ++k)
+          if (overlapsDifferently(ops[k], ops[o])) d.stage = true;
+    }
+
+    // ---- node-class rules ----
+    Checker c(I, core, bi, ii, d.engine, cfg, mode, cp.operands.data() + d.firstOperand, d.nIns, d.nOuts);
+    checkInstruction(I, c);
+
+    // ---- cost ----
+    const bir::Latency lat = hwm.getLatency(I);
+    d.cycles = lat.cycles;
+    d.busy_ns = lat.busy_ns;
+    d.access_ns = lat.access_ns;
+    d.dma_fixed_ns = lat.dma_fixed_ns;
+    d.dma_transfer_ns = lat.dma_transfer_ns;
+    d.dma_engine_mask = lat.dma_engine_mask;
+    d.bytes = lat.bytes;
+    d.flops = lat.flops;
+    d.wholeCore = lat.whole_core;
+    d.issueTrack = static_cast<uint8_t>(trackOfEngine(d.engine));
+    d.track = d.issueTrack;
+    if (d.cls == NodeClass::DMA) {
+      const int64_t q = bir::cast<bir::InstDMA>(&I)->queue;
+      if (q < 0 || q >= std::min<int64_t>(cfg.dma_queues, kMaxTracks - kNumEngines))
+        fail("DMA queue " + std::to_string(q) + " does not exist (a core has " +
+             std::to_string(cfg.dma_queues) + ")");
+      d.track = static_cast<uint8_t>(kFirstQueueTrack + q);
+    }
+
+    // ---- hazard footprints ----
+    d.firstAccess = static_cast<uint32_t>(cp.accesses.size());
+    auto addAccess = [&](const Operand& op, const bir::AccessPattern& ap, bool write, bool whole) {
+      if (op.isImm()) return;
+      Access a;
+      a.write = write;
+      if (op.onChip()) {
+        a.mem = op.space == Space::SBUF ? kMemSbuf : kMemPsum;
+        const bir::MemoryLocation& loc = *ap.loc;
+        a.quadrants = whole ? quadrantsOf(loc.base_partition, loc.partitions) : quadrantsOf(op.p0, op.lanes);
+        a.lo = whole ? loc.addr : op.lo;
+        a.hi = whole ? loc.addr + loc.bytes_per_partition : op.hi;
+      } else {
+        a.mem = kMemFirstDram + static_cast<uint32_t>(op.tensor);
+        a.quadrants = 1;
+        a.lo = whole ? 0 : op.lo;
+        a.hi = whole ? tensors[static_cast<size_t>(op.tensor)].bytes : op.hi;
+      }
+      cp.accesses.push_back(a);
+    };
+    const Operand* ops = cp.operands.data() + d.firstOperand;
+    for (int k = 0; k < d.nIns; ++k) addAccess(ops[k], I.ins[static_cast<size_t>(k)], false, k == c.wholeLocationIn);
+    for (int k = 0; k < d.nOuts; ++k) {
+      const bool whole = k == c.wholeLocationOut;
+      if (c.outAlsoRead) addAccess(ops[d.nIns + k], I.outs[static_cast<size_t>(k)], false, whole);
+      addAccess(ops[d.nIns + k], I.outs[static_cast<size_t>(k)], true, whole);
+    }
+    d.nAccess = static_cast<uint8_t>(cp.accesses.size() - d.firstAccess);
+    cp.insts.push_back(d);
+  }
+};
+
+}  // namespace
+
+const char* trackName(int track) {
+  static const char* kNames[kMaxTracks] = {"PE",    "ACT",   "DVE",   "Pool",  "SP",    "DMA0",  "DMA1",
+                                           "DMA2",  "DMA3",  "DMA4",  "DMA5",  "DMA6",  "DMA7",  "DMA8",
+                                           "DMA9",  "DMA10", "DMA11", "DMA12", "DMA13", "DMA14", "DMA15"};
+  return track >= 0 && track < kMaxTracks ? kNames[track] : "?";
+}
+
+int trackOfEngine(bir::Engine e) {
+  switch (e) {
+    case Engine::PE: return kTrackPE;
+    case Engine::Activation: return kTrackACT;
+    case Engine::Pool: return kTrackPool;
+    case Engine::SP:
+    case Engine::DMA: return kTrackSP;
+    case Engine::DVE:
+    case Engine::Unassigned: return kTrackDVE;
+  }
+  return kTrackDVE;
+}
+
+std::string instructionWhere(int core, uint32_t block, uint32_t index, const bir::Instruction& I) {
+  return "functions[" + std::to_string(core) + "].blocks[" + std::to_string(block) + "].instructions[" +
+         std::to_string(index) + "] " + I.opcodeName() + " '" + I.name + "'";
+}
+
+Program::Program(const bir::Module& m, const bir::Hwm& hwm, Mode mode_, std::optional<int64_t> neuronCoreId)
+    : mode(mode_), config(&hwm.config()) {
+  try {
+    bir::verifyModule(m);
+  } catch (const bir::BIRError& e) {
+    rethrowVerifierError(m, e);
+  }
+  const int64_t nf = static_cast<int64_t>(m.functions().size());
+  if (nf == 0) throw SimulationError("the module has no function to run");
+  if (neuronCoreId && (*neuronCoreId < 0 || *neuronCoreId >= nf))
+    throw SimulationError("neuron_core_id " + std::to_string(*neuronCoreId) + ": the module has " +
+                          std::to_string(nf) + " function(s)");
+  const int64_t first = neuronCoreId ? *neuronCoreId : 0;
+  const int64_t last = neuronCoreId ? *neuronCoreId + 1 : nf;
+
+  Decoder dec{m, hwm, hwm.config(), mode, tensors, {}};
+  for (int64_t f = first; f < last; ++f) dec.collectTensors(*m.functions()[static_cast<size_t>(f)], static_cast<int>(f));
+  for (int64_t f = first; f < last; ++f) {
+    const bir::Function& fn = *m.functions()[static_cast<size_t>(f)];
+    CoreProgram cp;
+    cp.core = static_cast<int>(f);
+    cp.fn = &fn;
+    const size_t n = fn.instructionCount();
+    cp.insts.reserve(n);
+    cp.operands.reserve(n * 3);
+    cp.accesses.reserve(n * 3);
+    uint32_t ordinal = 0;
+    for (size_t bi = 0; bi < fn.blocks().size(); ++bi) {
+      const bir::BasicBlock& bb = *fn.blocks()[bi];
+      for (size_t ii = 0; ii < bb.size(); ++ii)
+        dec.decode(cp, *bb.at(ii), static_cast<uint32_t>(bi), static_cast<uint32_t>(ii), ordinal++);
+    }
+    cores.push_back(std::move(cp));
+  }
+}
+
+size_t Program::instructionCount() const {
+  size_t n = 0;
+  for (const auto& c : cores) n += c.insts.size();
+  return n;
+}
+
+}  // namespace sim

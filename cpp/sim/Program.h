@@ -1,0 +1,96 @@
+// A module decoded for simulation: every instruction checked once against the machine (the
+// refusals of the simulator) and turned into a compact DecodedInst with its operands, its hazard
+// footprints and its cost, so that the run loops never look at strings or allocate.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "Operand.h"
+#include "bir/Hwm.h"
+#include "bir/Module.h"
+
+namespace sim {
+
+enum class Mode : uint8_t { Full, Timing };
+
+// The timelines of one core: the five engines, then the DMA queues.
+enum Track : uint8_t { kTrackPE = 0, kTrackACT, kTrackDVE, kTrackPool, kTrackSP, kFirstQueueTrack };
+inline constexpr int kNumEngines = 5;
+inline constexpr int kMaxTracks = kNumEngines + 16;
+const char* trackName(int track);  // "PE", "ACT", "DVE", "Pool", "SP", "DMA0".."DMA15"
+int trackOfEngine(bir::Engine e);
+
+// One hazard footprint: bytes [lo, hi) of a memory, in the partition quadrants of `quadrants`
+// (bit q = partitions [32q, 32q + 32); DRAM tensors use bit 0).
+struct Access {
+  uint32_t mem = 0;  // 0 SBUF, 1 PSUM, 2 + t for DRAM tensor t
+  uint8_t quadrants = 0;
+  bool write = false;
+  int64_t lo = 0, hi = 0;
+};
+inline constexpr uint32_t kMemSbuf = 0, kMemPsum = 1, kMemFirstDram = 2;
+
+struct DecodedInst {
+  const bir::Instruction* inst = nullptr;
+  bir::NodeClass cls = bir::NodeClass::NoOp;
+  bir::Engine engine = bir::Engine::Unassigned;
+  uint8_t track = 0;       // where it runs: an engine, or for DMA its queue
+  uint8_t issueTrack = 0;  // DMA: the engine that triggers it; else == track
+  bool wholeCore = false;  // analytic kernel node: occupies every engine and queue
+  bool stage = false;      // an input overlaps the output elsewhere: read everything first
+  uint8_t nIns = 0, nOuts = 0;
+  uint32_t firstOperand = 0;  // ins then outs, in CoreProgram::operands
+  uint32_t firstAccess = 0;
+  uint8_t nAccess = 0;
+  // cost (bir::Hwm)
+  double cycles = 0;
+  double busy_ns = 0;
+  double access_ns = 0;
+  double dma_fixed_ns = 0;
+  double dma_transfer_ns = 0;
+  uint32_t dma_engine_mask = 0;
+  int64_t bytes = 0;
+  int64_t flops = 0;
+  // where it sits, for messages and seeds
+  uint32_t block = 0, index = 0, ordinal = 0;
+};
+
+struct CoreProgram {
+  int core = 0;
+  const bir::Function* fn = nullptr;
+  std::vector<DecodedInst> insts;
+  std::vector<Operand> operands;
+  std::vector<Access> accesses;
+};
+
+// A DRAM tensor the module names (shared by name across its functions).
+struct TensorSpec {
+  std::string name;
+  bir::MemoryType type = bir::MemoryType::DRAM;
+  bir::DType dtype = bir::DType::float32;
+  std::vector<int64_t> shape;
+  int64_t bytes = 0;
+  bool written_by_module = false;
+};
+
+class Program {
+ public:
+  // Verifies the module (bir::verifyModule), then checks and decodes the functions to run: every
+  // function (neuron_core_id empty) or only functions[*neuron_core_id]. Throws SimulationError
+  // naming the instruction for anything the machine cannot run.
+  Program(const bir::Module& m, const bir::Hwm& hwm, Mode mode, std::optional<int64_t> neuronCoreId);
+
+  Mode mode;
+  const bir::MachineConfig* config;
+  std::vector<CoreProgram> cores;
+  std::vector<TensorSpec> tensors;
+  size_t instructionCount() const;
+};
+
+// "functions[0].blocks[1].instructions[7] TensorCopy 'copy_7'"
+std::string instructionWhere(int core, uint32_t block, uint32_t index, const bir::Instruction& I);
+
+}  // namespace sim

@@ -1,0 +1,278 @@
+// Dispatch, the shared checker and executor helpers, and the node classes with no computation
+// (NoOp, DevicePrint, the kernel nodes, InstUnmodeled).
+#include "Semantics.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "Numerics.h"
+
+namespace sim {
+
+using namespace bir;
+
+// ---------------------------------------------------------------------------------------------
+// Checker
+
+void Checker::fail(const std::string& msg) const {
+  throw SimulationError(instructionWhere(core_, block_, index_, I) + ": " + msg);
+}
+
+std::string Checker::name(const Operand& op) const {
+  const auto k = static_cast<int>(&op - ops_);
+  return k < nIns ? "ins[" + std::to_string(k) + "]" : "outs[" + std::to_string(k - nIns) + "]";
+}
+
+void Checker::engines(std::initializer_list<Engine> allowed) const {
+  if (std::find(allowed.begin(), allowed.end(), engine) != allowed.end()) return;
+  fail(std::string("cannot run on ") + std::string(enumName(engine)));
+}
+
+void Checker::lanes(const Operand& op, int64_t n, const char* what) const {
+  if (!op.isImm() && op.lanes != n)
+    fail(name(op) + " (" + what + ") has " + std::to_string(op.lanes) + " partitions, expected " +
+         std::to_string(n));
+}
+
+void Checker::elems(const Operand& op, int64_t n, const char* what) const {
+  if (!op.isImm() && op.freeElems != n)
+    fail(name(op) + " (" + what + ") has " + std::to_string(op.freeElems) +
+         " elements per partition, expected " + std::to_string(n));
+}
+
+void Checker::pointer(const Operand& op, int64_t n, const char* what) const {
+  lanes(op, n, what);
+  elems(op, 1, what);
+}
+
+void Checker::sameShape(const Operand& ref, std::initializer_list<const Operand*> others) const {
+  for (const Operand* o : others) {
+    if (o->isImm()) continue;
+    if (o->lanes != ref.lanes)
+      fail(name(*o) + " has " + std::to_string(o->lanes) + " partitions but " + name(ref) + " has " +
+           std::to_string(ref.lanes) + " (operands work lane by lane)");
+    if (o->freeElems != ref.freeElems)
+      fail(name(*o) + " has " + std::to_string(o->freeElems) + " elements per partition but " +
+           name(ref) + " has " + std::to_string(ref.freeElems));
+  }
+}
+
+void Checker::notPsum(const Operand& op, const char* what) const {
+  if (op.space == Space::PSUM) fail(name(op) + " (" + what + ") cannot be in PSUM");
+}
+
+void Checker::notImmediate(const Operand& op, const char* what) const {
+  if (op.isImm()) fail(name(op) + " (" + what + ") must be a tensor, not an immediate");
+}
+
+void checkInstruction(const Instruction& I, Checker& c) {
+  switch (I.nodeClass()) {
+#define BIR_NODE_CLASS(C) \
+  case NodeClass::C:      \
+    return check(*cast<Inst##C>(&I), c);
+#include "bir/NodeClasses.def"
+#undef BIR_NODE_CLASS
+  }
+}
+
+void execInstruction(const Instruction& I, Exec& x) {
+  switch (I.nodeClass()) {
+#define BIR_NODE_CLASS(C) \
+  case NodeClass::C:      \
+    return exec(*cast<Inst##C>(&I), x);
+#include "bir/NodeClasses.def"
+#undef BIR_NODE_CLASS
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Exec
+
+Exec::Exec(CoreState& core, std::vector<DramTensor>& dram, const MachineConfig& cfg, GemmEngine& gemm,
+           std::vector<DevicePrintRecord>& prints)
+    : core(core), dram(dram), cfg(cfg), gemm(gemm), prints(prints), slots_(kSlots) {}
+
+void Exec::run(const CoreProgram& p, const DecodedInst& d) {
+  prog_ = &p;
+  d_ = &d;
+  ops_ = p.operands.data() + d.firstOperand;
+  coreIndex = p.core;
+  execInstruction(*d.inst, *this);
+}
+
+void Exec::fail(const std::string& msg) const {
+  throw SimulationError(instructionWhere(coreIndex, d_->block, d_->index, *d_->inst) + ": " + msg);
+}
+
+Memory& Exec::memory(const Operand& op) {
+  switch (op.space) {
+    case Space::SBUF: return core.sbuf;
+    case Space::PSUM: return core.psum;
+    default: return dram[static_cast<size_t>(op.tensor)].mem;
+  }
+}
+
+uint8_t* Exec::lanePtr(const Operand& op, int64_t lane) {
+  Memory& m = memory(op);
+  if (op.onChip()) return m.data + (op.p0 + lane) * m.pitch + op.base;
+  return m.data + op.base + lane * op.laneStride;
+}
+
+namespace {
+// The operand's immediate as the engine sees it: the value in its dtype, read as fp32.
+float immValue(const Operand& op) {
+  uint8_t buf[8];
+  storeElement(op.dtype, buf, static_cast<float>(op.imm));
+  return loadElement(op.dtype, buf);
+}
+}  // namespace
+
+void Exec::checkWritten(Memory& m, const uint8_t* p, int64_t n, int64_t step, int esize, const Operand& op) {
+  if (!m.tracked || n <= 0) return;
+  const int64_t off = p - m.data;
+  int64_t bad = -1;
+  if (step == esize) {
+    bad = m.written.firstClear(off, n * esize);
+  } else {
+    for (int64_t i = 0; i < n && bad < 0; ++i) bad = m.written.firstClear(off + i * step, esize);
+  }
+  if (bad < 0) return;
+  const auto k = static_cast<int>(&op - ops_);
+  const std::string what =
+      k >= 0 && k < d_->nIns + d_->nOuts
+          ? (k < d_->nIns ? "ins[" + std::to_string(k) + "]" : "outs[" + std::to_string(k - d_->nIns) + "]")
+          : std::string("an operand");
+  fail(what + " reads " + m.describe(bad, 1) + ", which no instruction has written");
+}
+
+void Exec::markWritten(Memory& m, const uint8_t* p, int64_t n, int64_t step, int esize) {
+  if (n <= 0) return;
+  const int64_t off = p - m.data;
+  const bool psum = &m == &core.psum;
+  if (step == esize) {
+    if (m.tracked) m.written.set(off, n * esize);
+    // A non-matmul write ends any accumulation group on those words [ref §2: accumulating into
+    // PSUM a memset or copy initialised is UB, so the simulator refuses it].
+    if (psum) core.psumGroup.clear(off / 4, (off + n * esize + 3) / 4 - off / 4);
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t o = off + i * step;
+    if (m.tracked) m.written.set(o, esize);
+    if (psum) core.psumGroup.clear(o / 4, (o + esize + 3) / 4 - o / 4);
+  }
+}
+
+void Exec::gatherLane(const Operand& op, int64_t lane, float* out) {
+  if (op.isImm()) {
+    std::fill(out, out + op.freeElems, immValue(op));
+    return;
+  }
+  Memory& m = memory(op);
+  RunCursor cur(op, lanePtr(op, lane));
+  int64_t o = 0;
+  while (!cur.done()) {
+    const int64_t n = cur.remaining();
+    checkWritten(m, cur.ptr(), n, cur.step(), op.esize, op);
+    loadRun(op.dtype, cur.ptr(), cur.step(), n, out + o);
+    o += n;
+    cur.advance(n);
+  }
+}
+
+void Exec::scatterLane(const Operand& op, int64_t lane, const float* in) {
+  Memory& m = memory(op);
+  RunCursor cur(op, lanePtr(op, lane));
+  int64_t o = 0;
+  while (!cur.done()) {
+    const int64_t n = cur.remaining();
+    storeRun(op.dtype, cur.ptr(), cur.step(), n, in + o);
+    markWritten(m, cur.ptr(), n, cur.step(), op.esize);
+    o += n;
+    cur.advance(n);
+  }
+}
+
+float Exec::laneScalar(const Operand& op, int64_t lane) {
+  if (op.isImm()) return immValue(op);
+  Memory& m = memory(op);
+  const uint8_t* p = lanePtr(op, lane);
+  checkWritten(m, p, 1, op.esize, op.esize, op);
+  return loadElement(op.dtype, p);
+}
+
+Exec::Stream Exec::lane(const Operand& op, int64_t l) {
+  return Stream{RunCursor(op, op.isImm() ? nullptr : lanePtr(op, l)), op.isImm() ? nullptr : &memory(op),
+                op.dtype, &op};
+}
+
+Exec::Stream Exec::whole(const Operand& op) {
+  Memory& m = memory(op);
+  const int64_t dim0 = op.onChip() ? m.pitch : op.laneStride;
+  return Stream{RunCursor::whole(op, lanePtr(op, 0), dim0), &m, op.dtype, &op};
+}
+
+void Exec::copyStream(Stream src, Stream dst, bool rmwAdd) {
+  const int es = dtypeSize(src.dtype), ed = dtypeSize(dst.dtype);
+  const bool bytes = src.dtype == dst.dtype && !rmwAdd;
+  float* a = bytes ? nullptr : slot(0, kChunk);
+  float* b = rmwAdd ? slot(1, kChunk) : nullptr;
+  while (!src.cur.done() && !dst.cur.done()) {
+    const int64_t k = std::min({src.cur.remaining(), dst.cur.remaining(), kChunk});
+    const uint8_t* sp = src.cur.ptr();
+    uint8_t* dp = dst.cur.ptr();
+    const int64_t ss = src.cur.step(), ds = dst.cur.step();
+    if (src.mem) checkWritten(*src.mem, sp, k, ss, es, *src.op);
+    if (bytes) {
+      if (ss == es && ds == ed)
+        std::memmove(dp, sp, static_cast<size_t>(k * es));
+      else
+        for (int64_t i = 0; i < k; ++i) std::memmove(dp + i * ds, sp + i * ss, static_cast<size_t>(es));
+    } else {
+      loadRun(src.dtype, sp, ss, k, a);
+      if (rmwAdd) {
+        if (dst.mem) checkWritten(*dst.mem, dp, k, ds, ed, *dst.op);
+        loadRun(dst.dtype, dp, ds, k, b);
+        for (int64_t i = 0; i < k; ++i) a[i] = a[i] + b[i];
+      }
+      storeRun(dst.dtype, dp, ds, k, a);
+    }
+    if (dst.mem) markWritten(*dst.mem, dp, k, ds, ed);
+    src.cur.advance(k);
+    dst.cur.advance(k);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Node classes without computation.
+
+void check(const InstNoOp&, Checker&) {}
+void exec(const InstNoOp&, Exec&) {}
+
+void check(const InstDevicePrint&, Checker& c) { c.notImmediate(c.in(0), "printed tensor"); }
+
+void exec(const InstDevicePrint& I, Exec& x) {
+  const Operand& op = x.in(0);
+  DevicePrintRecord r;
+  r.instruction = I.name;
+  r.prefix = I.prefix;
+  r.partitions = op.lanes;
+  r.elements = op.freeElems;
+  r.values.resize(static_cast<size_t>(op.numElements()));
+  for (int64_t l = 0; l < op.lanes; ++l) x.gatherLane(op, l, r.values.data() + l * op.freeElems);
+  x.prints.push_back(std::move(r));
+}
+
+// Kernel nodes run only in timing mode (Program refuses them in full mode); their cost is
+// bir::Hwm's analytic estimate and they have no shape rules of their own beyond the verifier's.
+void check(const InstBIRKernel&, Checker&) {}
+void check(const InstNKIKernel&, Checker&) {}
+void check(const InstNKIKLIRKernel&, Checker&) {}
+void exec(const InstBIRKernel&, Exec& x) { x.fail("kernel nodes are not executable"); }
+void exec(const InstNKIKernel&, Exec& x) { x.fail("kernel nodes are not executable"); }
+void exec(const InstNKIKLIRKernel&, Exec& x) { x.fail("kernel nodes are not executable"); }
+
+void check(const InstUnmodeled&, Checker& c) { c.fail("the simulator has no model of this opcode"); }
+void exec(const InstUnmodeled&, Exec& x) { x.fail("the simulator has no model of this opcode"); }
+
+}  // namespace sim

@@ -1,0 +1,193 @@
+// The functional side of the simulator: for every node class, `check` (run once when decoding:
+// what the machine refuses, with the shape rules the executor relies on) and `exec` (run in `full`
+// mode: what the instruction computes, docs/isa-semantics.md §5). Both are overloads per node
+// class, declared from NodeClasses.def and dispatched by checkInstruction / execInstruction.
+//
+// Exec moves data lane by lane through fp32 scratch: operands are gathered (converted to fp32,
+// checked against the initialisation bits), computed on, and scattered (converted to the output
+// dtype, marked written). Lanes with few elements are gathered several at a time so that small
+// tiles still run as long vector loops.
+#pragma once
+
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "Gemm.h"
+#include "Program.h"
+#include "State.h"
+#include "bir/Error.h"
+
+namespace sim {
+
+// ---------------------------------------------------------------------------------------------
+// Decode-time checks.
+
+class Checker {
+ public:
+  Checker(const bir::Instruction& I, int core, uint32_t block, uint32_t index, bir::Engine engine,
+          const bir::MachineConfig& cfg, Mode mode, const Operand* ops, int nIns, int nOuts)
+      : I(I), engine(engine), cfg(cfg), mode(mode), nIns(nIns), nOuts(nOuts), core_(core),
+        block_(block), index_(index), ops_(ops) {}
+
+  const bir::Instruction& I;
+  const bir::Engine engine;
+  const bir::MachineConfig& cfg;
+  const Mode mode;
+  const int nIns, nOuts;
+
+  const Operand& in(int k) const { return ops_[k]; }
+  const Operand& out(int k) const { return ops_[nIns + k]; }
+
+  [[noreturn]] void fail(const std::string& msg) const;
+  // Refuses any engine not in `allowed`.
+  void engines(std::initializer_list<bir::Engine> allowed) const;
+  // The operand has `lanes` lanes (non-immediate operands only).
+  void lanes(const Operand& op, int64_t lanes, const char* what) const;
+  // The operand has exactly n elements per lane.
+  void elems(const Operand& op, int64_t n, const char* what) const;
+  // A [P,1] pointer: P lanes of one element (or an immediate).
+  void pointer(const Operand& op, int64_t lanes, const char* what) const;
+  // Every non-immediate operand has the lanes of `ref`, and each of ins/outs listed has the
+  // elements per lane of `ref`.
+  void sameShape(const Operand& ref, std::initializer_list<const Operand*> others) const;
+  void notPsum(const Operand& op, const char* what) const;
+  void notImmediate(const Operand& op, const char* what) const;
+  std::string name(const Operand& op) const;  // "ins[1]" / "outs[0]"
+
+  // Hazard footprint adjustments (see Program): the whole location of ins[k] / outs[k] may be
+  // touched (dynamic offsets), or outs[k] is also read.
+  int wholeLocationIn = -1, wholeLocationOut = -1;
+  bool outAlsoRead = false;
+
+ private:
+  int core_;
+  uint32_t block_, index_;
+  const Operand* ops_;
+};
+
+void checkInstruction(const bir::Instruction& I, Checker& c);
+#define BIR_NODE_CLASS(C) void check(const bir::Inst##C& I, Checker& c);
+#include "bir/NodeClasses.def"
+#undef BIR_NODE_CLASS
+
+// ---------------------------------------------------------------------------------------------
+// Execution.
+
+// A device_print: the instruction, its prefix and the printed values ([P, N] fp32).
+struct DevicePrintRecord {
+  std::string instruction;
+  std::string prefix;
+  int64_t partitions = 0, elements = 0;
+  std::vector<float> values;
+};
+
+class Exec {
+ public:
+  Exec(CoreState& core, std::vector<DramTensor>& dram, const bir::MachineConfig& cfg, GemmEngine& gemm,
+       std::vector<DevicePrintRecord>& prints);
+
+  void run(const CoreProgram& p, const DecodedInst& d);
+
+  // ---- for the exec overloads ----
+  const DecodedInst& inst() const { return *d_; }
+  const Operand& in(int k) const { return ops_[k]; }
+  const Operand& out(int k) const { return ops_[d_->nIns + k]; }
+  int nIns() const { return d_->nIns; }
+  int nOuts() const { return d_->nOuts; }
+  [[noreturn]] void fail(const std::string& msg) const;
+
+  Memory& memory(const Operand& op);
+  // Element 0 of lane `lane` (on-chip: partition p0 + lane; DRAM: the lane-th outer step).
+  uint8_t* lanePtr(const Operand& op, int64_t lane);
+  // The lane's elements as fp32 (immediates repeat their value); refuses unwritten bytes.
+  void gatherLane(const Operand& op, int64_t lane, float* out);
+  // Converts and stores the lane; marks the bytes written (and, in PSUM, outside any matmul group).
+  void scatterLane(const Operand& op, int64_t lane, const float* in);
+  // Element 0 of the lane as fp32 (a [P,1] pointer).
+  float laneScalar(const Operand& op, int64_t lane);
+  // Checks / marks one run of bytes.
+  void checkWritten(Memory& m, const uint8_t* p, int64_t n, int64_t step, int esize, const Operand& op);
+  void markWritten(Memory& m, const uint8_t* p, int64_t n, int64_t step, int esize);
+
+  // Scratch slot `i`: at least n fp32 values. Slots grow to the largest request and stay, so the
+  // steady state allocates nothing.
+  float* slot(int i, int64_t n) {
+    auto& v = slots_[static_cast<size_t>(i)];
+    if (static_cast<int64_t>(v.size()) < n) v.resize(static_cast<size_t>(n));
+    return v.data();
+  }
+  int64_t* intSlot(int64_t n) {
+    if (static_cast<int64_t>(ints_.size()) < n) ints_.resize(static_cast<size_t>(n));
+    return ints_.data();
+  }
+  uint8_t* byteSlot(int64_t n) {
+    if (static_cast<int64_t>(bytes_.size()) < n) bytes_.resize(static_cast<size_t>(n));
+    return bytes_.data();
+  }
+  static constexpr int kSlots = 6;
+  static constexpr int kOutSlot = kSlots - 1;
+  static constexpr int64_t kChunk = 4096;  // elements gathered together across small lanes
+
+  // A stream of elements for copyStream: a cursor, its memory (null: untracked scratch), dtype.
+  struct Stream {
+    RunCursor cur;
+    Memory* mem = nullptr;
+    bir::DType dtype = bir::DType::float32;
+    const Operand* op = nullptr;  // for messages
+  };
+  Stream lane(const Operand& op, int64_t lane);  // one lane of an operand
+  Stream whole(const Operand& op);               // every element of an operand
+  // dst[k] = src[k] (bytes when the dtypes match, else through fp32), or dst[k] += src[k] in fp32
+  // with rmwAdd, until src is exhausted.
+  void copyStream(Stream src, Stream dst, bool rmwAdd);
+
+  // Runs the lanes of `out` in chunks of whole lanes: gathers each input into slots 0.. (lane j of
+  // the chunk at in(i) + j * n), calls f(lane0, nlanes, n, in, res) which writes res, then scatters
+  // res to `out`. When the instruction's inputs overlap its output (inst().stage) the chunk is the
+  // whole instruction, so every input is read before anything is written.
+  template <class F>
+  void elementwise(std::initializer_list<const Operand*> inputs, const Operand& out, F&& f);
+
+  CoreState& core;
+  std::vector<DramTensor>& dram;
+  const bir::MachineConfig& cfg;
+  GemmEngine& gemm;
+  std::vector<DevicePrintRecord>& prints;
+  int coreIndex = 0;
+
+ private:
+  const CoreProgram* prog_ = nullptr;
+  const DecodedInst* d_ = nullptr;
+  const Operand* ops_ = nullptr;
+  std::vector<std::vector<float>> slots_;
+  std::vector<uint8_t> bytes_;
+  std::vector<int64_t> ints_;
+};
+
+template <class F>
+void Exec::elementwise(std::initializer_list<const Operand*> inputs, const Operand& out, F&& f) {
+  const int64_t n = out.freeElems;
+  const int64_t lanesPerChunk =
+      d_->stage ? out.lanes : (n >= kChunk ? 1 : kChunk / (n ? n : 1));
+  const float* in[kSlots - 1] = {};
+  for (int64_t l0 = 0; l0 < out.lanes; l0 += lanesPerChunk) {
+    const int64_t nl = std::min<int64_t>(lanesPerChunk, out.lanes - l0);
+    int i = 0;
+    for (const Operand* op : inputs) {
+      float* s = slot(i, nl * n);
+      in[i++] = s;
+      for (int64_t j = 0; j < nl; ++j) gatherLane(*op, l0 + j, s + j * n);
+    }
+    float* res = slot(kOutSlot, nl * n);
+    f(l0, nl, n, in, res);
+    for (int64_t j = 0; j < nl; ++j) scatterLane(out, l0 + j, res + j * n);
+  }
+}
+
+void execInstruction(const bir::Instruction& I, Exec& x);
+#define BIR_NODE_CLASS(C) void exec(const bir::Inst##C& I, Exec& x);
+#include "bir/NodeClasses.def"
+#undef BIR_NODE_CLASS
+
+}  // namespace sim

@@ -1,0 +1,108 @@
+// DMA / Load / Save / DMACopy: element-for-element copies between any memories, with casts, the
+// add read-modify-write, 2-D transpose and indirect (gathered) rows. docs/isa-semantics.md §5.
+#include <algorithm>
+#include <cstring>
+
+#include "Numerics.h"
+#include "Semantics.h"
+
+namespace sim {
+
+using namespace bir;
+
+namespace {
+bool isIntDtype(DType t) { return !isFloat(t); }
+}  // namespace
+
+void check(const InstDMA& I, Checker& c) {
+  const Operand &src = c.in(0), &dst = c.out(0);
+  c.notImmediate(src, "source");
+  if (I.mode != DmaMode::Copy && I.mode != DmaMode::Transpose)
+    c.fail(std::string("DMA mode ") + std::string(enumName(I.mode)) + " is not modelled");
+  if (I.dst_rmw_op != AluOp::bypass && I.dst_rmw_op != AluOp::add)
+    c.fail(std::string("dst_rmw_op ") + std::string(enumName(I.dst_rmw_op)) + " (DMA read-modify-write takes add)");
+  if (I.dst_rmw_op == AluOp::add) c.outAlsoRead = true;
+  if (I.dge_type == DgeType::HWDGE && !c.cfg.pe_fp8_double_row)
+    c.fail("hardware DGE needs NeuronCore-v3 or later; this is " + c.cfg.arch);
+  if (c.nIns == 2) {
+    const Operand& idx = c.in(1);
+    c.notImmediate(idx, "indices");
+    if (!isIntDtype(idx.dtype)) c.fail("the index tensor ins[1] must have an integer dtype, not " + std::string(enumName(idx.dtype)));
+    if (I.mode != DmaMode::Copy) c.fail("an indirect DMA cannot transpose");
+    if (I.indirect_dim != -1 && I.indirect_dim != 0)
+      c.fail("indirect_dim " + std::to_string(I.indirect_dim) + " (only the outermost dim, 0, is modelled)");
+    if (idx.numElements() != dst.lanes)
+      c.fail("the index tensor has " + std::to_string(idx.numElements()) + " elements but the destination has " +
+             std::to_string(dst.lanes) + " rows (one index per row)");
+    if (src.freeElems != dst.freeElems)
+      c.fail("a source row has " + std::to_string(src.freeElems) + " elements but a destination row " +
+             std::to_string(dst.freeElems));
+    return;
+  }
+  if (I.mode == DmaMode::Transpose && I.ins[0].pattern.size() != 2)
+    c.fail("a DMA transpose takes a 2-D source [a, b]; ins[0] has " + std::to_string(I.ins[0].pattern.size()) + " dims");
+  if (src.numElements() != dst.numElements())
+    c.fail("ins[0] has " + std::to_string(src.numElements()) + " elements but outs[0] has " +
+           std::to_string(dst.numElements()));
+}
+
+void exec(const InstDMA& I, Exec& x) {
+  const Operand &src = x.in(0), &dst = x.out(0);
+  const bool add = I.dst_rmw_op == AluOp::add;
+
+  if (x.nIns() == 2) {
+    // Indirect: destination row r <- source row index[r] (outermost pairs).
+    const Operand& idx = x.in(1);
+    Memory& im = x.memory(idx);
+    for (int64_t r = 0; r < dst.lanes; ++r) {
+      const uint8_t* ip = x.lanePtr(idx, r / idx.freeElems) + idx.freeOffset(r % idx.freeElems);
+      x.checkWritten(im, ip, 1, idx.esize, idx.esize, idx);
+      const int64_t row = loadIndexElement(idx.dtype, ip);
+      if (row < 0 || row >= src.lanes) {
+        if (I.oob_is_err)
+          x.fail("index " + std::to_string(row) + " for destination row " + std::to_string(r) +
+                 " is outside the " + std::to_string(src.lanes) + " source rows (oob_is_err)");
+        continue;
+      }
+      x.copyStream(x.lane(src, row), x.lane(dst, r), add);
+    }
+    return;
+  }
+
+  if (I.mode == DmaMode::Transpose) {
+    // Source [a, b] lands as [b, a]: destination element j * a + i <- source (i, j).
+    const int64_t a = I.ins[0].pattern[0].num, b = I.ins[0].pattern[1].num;
+    float* t = x.slot(2, a * b);
+    const bool bytes = src.dtype == dst.dtype && !add;
+    const int64_t es = src.esize;
+    uint8_t* raw = x.byteSlot(a * b * es);
+    for (int64_t i = 0; i < a; ++i) {
+      const uint8_t* lp = x.lanePtr(src, i);
+      for (int64_t j = 0; j < b; ++j) {
+        const uint8_t* e = lp + src.freeOffset(j);
+        x.checkWritten(x.memory(src), e, 1, es, static_cast<int>(es), src);
+        std::memcpy(raw + (j * a + i) * es, e, static_cast<size_t>(es));
+      }
+    }
+    if (!bytes)
+      for (int64_t e = 0; e < a * b; ++e) t[e] = loadElement(src.dtype, raw + e * es);
+    // The staged elements, in destination order.
+    const Operand flat = contiguousOperand(bytes ? src.dtype : DType::float32, a * b);
+    uint8_t* staged = bytes ? raw : reinterpret_cast<uint8_t*>(t);
+    x.copyStream(Exec::Stream{RunCursor(flat, staged), nullptr, flat.dtype, &src}, x.whole(dst), add);
+    return;
+  }
+
+  if (!x.inst().stage) {
+    x.copyStream(x.whole(src), x.whole(dst), add);
+    return;
+  }
+  // Source and destination overlap: copy the source out first.
+  const int64_t bytes = src.numElements() * src.esize;
+  uint8_t* buf = x.byteSlot(bytes);
+  const Operand flat = contiguousOperand(src.dtype, src.numElements());
+  x.copyStream(x.whole(src), Exec::Stream{RunCursor(flat, buf), nullptr, src.dtype, &src}, false);
+  x.copyStream(Exec::Stream{RunCursor(flat, buf), nullptr, src.dtype, &src}, x.whole(dst), add);
+}
+
+}  // namespace sim

@@ -1,0 +1,388 @@
+// Elementwise instructions of ACT, DVE and Pool: activation and its accumulators, memset, copies
+// (static and dynamic), reciprocal, tensor-scalar and tensor-tensor ALU ops, the scan, dropout,
+// select (+reduce) and the predicated copy. docs/isa-semantics.md §3-§5.
+#include <algorithm>
+
+#include "Alu.h"
+#include "Semantics.h"
+#include "bir/Verifier.h"
+
+namespace sim {
+
+using namespace bir;
+
+namespace {
+
+// v[i] = op(v[i], c) (or op(c, v[i]) when reversed), over n values: one instantiation per op.
+void applyScalar(AluOp op, bool reverse, float* v, int64_t n, float c) {
+  withAluOp(op, [&]<AluOp Op>() {
+    if (reverse)
+      for (int64_t i = 0; i < n; ++i) v[i] = alu<Op>(c, v[i]);
+    else
+      for (int64_t i = 0; i < n; ++i) v[i] = alu<Op>(v[i], c);
+  });
+}
+
+// fold_op over v[0..n): sequential, from the first element.
+float fold(AluOp op, const float* v, int64_t n) {
+  return withAluOp(op, [&]<AluOp Op>() {
+    float r = v[0];
+    for (int64_t i = 1; i < n; ++i) r = alu<Op>(r, v[i]);
+    return r;
+  });
+}
+
+bool isFoldOp(AluOp op) {
+  return op == AluOp::add || op == AluOp::subtract || op == AluOp::mult || op == AluOp::max ||
+         op == AluOp::min;
+}
+
+// The ACT engine's tensor_scalar takes only multiply and add [ref §4: "ACT (trn2) only mul+add,
+// mul, add"]; bit-vector ops run only on DVE.
+void checkScalarOps(Checker& c, AluOp op0, AluOp op1) {
+  for (AluOp op : {op0, op1}) {
+    if (isBitwise(op) && c.engine != Engine::DVE)
+      c.fail(std::string("bit-vector op ") + std::string(enumName(op)) + " runs only on DVE");
+    if (c.engine == Engine::Activation && op != AluOp::mult && op != AluOp::add && op != AluOp::bypass)
+      c.fail(std::string("the Activation engine's tensor_scalar takes only mult and add, not ") +
+             std::string(enumName(op)));
+  }
+  if (op0 == AluOp::bypass && c.engine == Engine::Activation) c.fail("op0 bypass on the Activation engine");
+}
+
+void checkNotBothPsum(Checker& c, const Operand& a, const Operand& b) {
+  if (a.space == Space::PSUM && b.space == Space::PSUM)
+    c.fail(c.name(a) + " and " + c.name(b) + " are both in PSUM; an engine reads at most one PSUM input");
+}
+
+}  // namespace
+
+// ---- Activation: y = func(in * scale + bias), with the accumulate command ----
+
+void check(const InstActivation& I, Checker& c) {
+  const int want = 1 + I.has_bias + I.has_scale_tensor;
+  if (c.nIns != want)
+    c.fail("takes " + std::to_string(want) + " inputs (data" + (I.has_bias ? ", bias" : "") +
+           (I.has_scale_tensor ? ", scale" : "") + "), got " + std::to_string(c.nIns));
+  if (I.func == ActivationFunc::Unknown) c.fail("activation function Unknown");
+  if (I.acc == AccumCmd::AddAccumulate || I.acc == AccumCmd::LoadAccumulate)
+    c.fail(std::string("accumulate command ") + std::string(enumName(I.acc)) + " is not modelled");
+  if (I.acc != AccumCmd::Idle) {
+    if (!isFoldOp(I.acc_op))
+      c.fail(std::string("acc_op ") + std::string(enumName(I.acc_op)) + " cannot reduce (add, subtract, mult, max, min)");
+    if (c.cfg.act_reduce_add_only && I.acc_op != AluOp::add)
+      c.fail("the " + c.cfg.arch + " Activation engine reduces with add only, not " +
+             std::string(enumName(I.acc_op)));
+  }
+  c.notImmediate(c.in(0), "data");
+  c.sameShape(c.out(0), {&c.in(0)});
+  for (int k = 1; k < c.nIns; ++k) c.pointer(c.in(k), c.out(0).lanes, k == 1 && I.has_bias ? "bias" : "scale");
+}
+
+void exec(const InstActivation& I, Exec& x) {
+  const Operand& out = x.out(0);
+  const Operand* bias = I.has_bias ? &x.in(1) : nullptr;
+  const Operand* scaleOp = I.has_scale_tensor ? &x.in(1 + I.has_bias) : nullptr;
+  const float scaleConst = static_cast<float>(I.scale), alpha = static_cast<float>(I.alpha);
+  withActivationFunc(I.func, [&]<ActivationFunc F>() {
+    x.elementwise({&x.in(0)}, out, [&](int64_t l0, int64_t nl, int64_t n, const float* const* in, float* res) {
+      for (int64_t j = 0; j < nl; ++j) {
+        const int64_t lane = l0 + j;
+        const float s = scaleOp ? x.laneScalar(*scaleOp, lane) : scaleConst;
+        const float b = bias ? x.laneScalar(*bias, lane) : 0.0f;
+        const float* src = in[0] + j * n;
+        float* y = res + j * n;
+        for (int64_t i = 0; i < n; ++i) {
+          const float v = src[i] * s;  // two roundings, as written: no fused multiply-add
+          y[i] = activation<F>(v + b, alpha);
+        }
+        if (I.acc == AccumCmd::Idle) continue;
+        float& acc = x.core.actAccumulator[static_cast<size_t>(out.p0 + lane)];
+        if (I.acc == AccumCmd::Zero)
+          acc = 0.0f;
+        else if (I.acc == AccumCmd::ZeroAccumulate)
+          acc = fold(I.acc_op, y, n);
+        else
+          acc = aluDyn(I.acc_op, acc, fold(I.acc_op, y, n));
+      }
+    });
+  });
+}
+
+void check(const InstReadActivationAccumulator&, Checker& c) { c.elems(c.out(0), 1, "accumulator copy"); }
+
+void exec(const InstReadActivationAccumulator&, Exec& x) {
+  const Operand& out = x.out(0);
+  for (int64_t l = 0; l < out.lanes; ++l) x.scatterLane(out, l, &x.core.actAccumulator[static_cast<size_t>(out.p0 + l)]);
+}
+
+// ---- Memset ----
+
+void check(const InstMemset&, Checker&) {}
+
+void exec(const InstMemset& I, Exec& x) {
+  const Operand& out = x.out(0);
+  const int64_t n = out.freeElems;
+  float* v = x.slot(0, n);
+  if (I.mode == MemsetMode::Const) std::fill(v, v + n, static_cast<float>(I.constant));
+  // Random: uniform [0, 1) from a generator seeded by the instruction's position (ours).
+  const uint64_t seed = (static_cast<uint64_t>(x.coreIndex) << 32) | x.inst().ordinal;
+  for (int64_t l = 0; l < out.lanes; ++l) {
+    if (I.mode == MemsetMode::Random)
+      for (int64_t i = 0; i < n; ++i) v[i] = uniform01(seed, static_cast<uint64_t>(l * n + i));
+    x.scatterLane(out, l, v);
+  }
+}
+
+// ---- Reciprocal, Dropout ----
+
+void check(const InstReciprocal&, Checker& c) { c.sameShape(c.out(0), {&c.in(0)}); }
+
+void exec(const InstReciprocal&, Exec& x) {
+  x.elementwise({&x.in(0)}, x.out(0), [&](int64_t, int64_t nl, int64_t n, const float* const* in, float* res) {
+    for (int64_t i = 0; i < nl * n; ++i) res[i] = 1.0f / in[0][i];
+  });
+}
+
+void check(const InstDropout& I, Checker& c) {
+  c.sameShape(c.out(0), {&c.in(0)});
+  if (!(I.prob >= 0.0 && I.prob < 1.0)) c.fail("dropout probability " + std::to_string(I.prob) + " is outside [0, 1)");
+}
+
+// Each element is dropped with probability prob from a generator seeded by `seed` (ours);
+// survivors are scaled by 1 / (1 - prob).
+void exec(const InstDropout& I, Exec& x) {
+  const float keepScale = static_cast<float>(1.0 / (1.0 - I.prob));
+  const float prob = static_cast<float>(I.prob);
+  const auto seed = static_cast<uint64_t>(I.seed);
+  x.elementwise({&x.in(0)}, x.out(0), [&](int64_t l0, int64_t nl, int64_t n, const float* const* in, float* res) {
+    for (int64_t i = 0; i < nl * n; ++i)
+      res[i] = uniform01(seed, static_cast<uint64_t>(l0 * n + i)) < prob ? 0.0f : in[0][i] * keepScale;
+  });
+}
+
+// ---- TensorCopy: bytes when the dtypes match, else through fp32 ----
+
+void check(const InstTensorCopy&, Checker& c) { c.sameShape(c.out(0), {&c.in(0)}); }
+
+void exec(const InstTensorCopy&, Exec& x) {
+  const Operand &in = x.in(0), &out = x.out(0);
+  if (in.isImm() || in.dtype != out.dtype) {
+    x.elementwise({&in}, out, [&](int64_t, int64_t nl, int64_t n, const float* const* src, float* res) {
+      std::copy(src[0], src[0] + nl * n, res);
+    });
+    return;
+  }
+  if (x.inst().stage) {
+    // Overlapping source and destination: stage the bytes of every lane first.
+    const int64_t laneBytes = in.freeElems * in.esize;
+    uint8_t* buf = x.byteSlot(laneBytes * in.lanes);
+    const Operand flat = contiguousOperand(in.dtype, in.freeElems);
+    auto staged = [&](int64_t l) { return Exec::Stream{RunCursor(flat, buf + l * laneBytes), nullptr, in.dtype, &in}; };
+    for (int64_t l = 0; l < in.lanes; ++l) x.copyStream(x.lane(in, l), staged(l), false);
+    for (int64_t l = 0; l < in.lanes; ++l) x.copyStream(staged(l), x.lane(out, l), false);
+    return;
+  }
+  for (int64_t l = 0; l < in.lanes; ++l) x.copyStream(x.lane(in, l), x.lane(out, l), false);
+}
+
+// ---- TensorCopyDynamicSrc / Dst: the src (dst) pattern moves by int32(ins[1][0]) * step ----
+
+void check(const InstTensorCopyDynamic& I, Checker& c) {
+  c.notImmediate(c.in(0), "source");
+  c.sameShape(c.out(0), {&c.in(0)});
+  if (I.opcode() == InstructionType::TensorCopyDynamicSrc)
+    c.wholeLocationIn = 0;
+  else
+    c.wholeLocationOut = 0;
+}
+
+void exec(const InstTensorCopyDynamic& I, Exec& x) {
+  const bool src = I.opcode() == InstructionType::TensorCopyDynamicSrc;
+  const Operand& offsetOp = x.in(1);
+  int64_t d;
+  if (offsetOp.isImm()) {
+    d = truncToInt32(static_cast<float>(offsetOp.imm));
+  } else {
+    const uint8_t* p = x.lanePtr(offsetOp, 0);
+    x.checkWritten(x.memory(offsetOp), p, 1, offsetOp.esize, offsetOp.esize, offsetOp);
+    d = std::clamp<int64_t>(loadIndexElement(offsetOp.dtype, p), INT32_MIN, INT32_MAX);
+  }
+  const Operand& fixed = src ? x.out(0) : x.in(0);
+  Operand moved = src ? x.in(0) : x.out(0);
+  const AccessPattern& ap = src ? I.ins[0] : I.outs[0];
+  const MemoryLocation& loc = *ap.loc;
+  // The moved pattern, re-placed: it must stay inside its location and keep the start-partition
+  // rule (docs/isa-semantics.md §5).
+  const int64_t shift = d * I.dynamic_step;
+  const int64_t row = loc.bytes_per_partition / moved.esize;
+  const int64_t off = ap.offset + shift;
+  const int64_t flo = (moved.lo - moved.base) / moved.esize, fhi = (moved.hi - moved.base) / moved.esize - 1;
+  const int64_t part = off >= 0 ? off / row : -1, col = off >= 0 ? off % row : 0;
+  std::string why;
+  if (off < 0 || part + moved.lanes > loc.partitions || col + flo < 0 || col + fhi >= row)
+    why = "moves outside tensor '" + loc.name + "'";
+  else
+    why = checkStartPartition(loc.base_partition + part, moved.lanes);
+  if (!why.empty())
+    x.fail(std::string(src ? "ins[0]" : "outs[0]") + " with the run-time offset " + std::to_string(d) +
+           " (x dynamic_step " + std::to_string(I.dynamic_step) + " elements) " + why);
+  moved.p0 = static_cast<int32_t>(loc.base_partition + part);
+  moved.base = loc.addr + col * moved.esize;
+  const Operand& in = src ? moved : fixed;
+  const Operand& out = src ? fixed : moved;
+  for (int64_t l = 0; l < in.lanes; ++l) {
+    Exec::Stream s = x.lane(in, l), t = x.lane(out, l);
+    s.op = &x.in(0);
+    t.op = &x.out(0);
+    x.copyStream(s, t, false);
+  }
+}
+
+// ---- TensorScalar, TensorScalarPtr ----
+
+void check(const InstTensorScalar& I, Checker& c) {
+  c.sameShape(c.out(0), {&c.in(0)});
+  checkScalarOps(c, I.op0, I.op1);
+}
+
+void exec(const InstTensorScalar& I, Exec& x) {
+  const float c0 = static_cast<float>(I.const0), c1 = static_cast<float>(I.const1);
+  x.elementwise({&x.in(0)}, x.out(0), [&](int64_t, int64_t nl, int64_t n, const float* const* in, float* res) {
+    std::copy(in[0], in[0] + nl * n, res);
+    applyScalar(I.op0, I.reverse0, res, nl * n, c0);
+    if (I.op1 != AluOp::bypass) applyScalar(I.op1, I.reverse1, res, nl * n, c1);
+  });
+}
+
+void check(const InstTensorScalarPtr& I, Checker& c) {
+  c.sameShape(c.out(0), {&c.in(0)});
+  for (int k = 1; k < c.nIns; ++k) c.pointer(c.in(k), c.out(0).lanes, "per-partition scalar");
+  checkScalarOps(c, I.op0, I.op1);
+}
+
+void exec(const InstTensorScalarPtr& I, Exec& x) {
+  const bool two = x.nIns() == 3;
+  x.elementwise({&x.in(0)}, x.out(0), [&](int64_t l0, int64_t nl, int64_t n, const float* const* in, float* res) {
+    std::copy(in[0], in[0] + nl * n, res);
+    for (int64_t j = 0; j < nl; ++j) {
+      const float c0 = x.laneScalar(x.in(1), l0 + j);
+      const float c1 = two ? x.laneScalar(x.in(2), l0 + j) : static_cast<float>(I.const1);
+      applyScalar(I.op0, I.reverse0, res + j * n, n, c0);
+      if (I.op1 != AluOp::bypass) applyScalar(I.op1, I.reverse1, res + j * n, n, c1);
+    }
+  });
+}
+
+// ---- TensorTensor, TensorTensorScan ----
+
+void check(const InstTensorTensor& I, Checker& c) {
+  c.sameShape(c.out(0), {&c.in(0), &c.in(1)});
+  checkNotBothPsum(c, c.in(0), c.in(1));
+  if (isBitwise(I.op) && c.engine != Engine::DVE)
+    c.fail(std::string("bit-vector op ") + std::string(enumName(I.op)) + " runs only on DVE");
+}
+
+void exec(const InstTensorTensor& I, Exec& x) {
+  withAluOp(I.op, [&]<AluOp Op>() {
+    x.elementwise({&x.in(0), &x.in(1)}, x.out(0),
+                  [&](int64_t, int64_t nl, int64_t n, const float* const* in, float* res) {
+                    const float *a = in[0], *b = in[1];
+                    for (int64_t i = 0; i < nl * n; ++i) res[i] = alu<Op>(a[i], b[i]);
+                  });
+  });
+}
+
+void check(const InstTensorTensorScan&, Checker& c) {
+  c.sameShape(c.out(0), {&c.in(0), &c.in(1)});
+  checkNotBothPsum(c, c.in(0), c.in(1));
+  if (c.nIns == 3) c.pointer(c.in(2), c.out(0).lanes, "initial value");
+}
+
+// r = op1(op0(data0[i], r), data1[i]); out[i] = r, per lane from r = initial.
+void exec(const InstTensorTensorScan& I, Exec& x) {
+  const bool ptr = x.nIns() == 3;
+  x.elementwise({&x.in(0), &x.in(1)}, x.out(0),
+                [&](int64_t l0, int64_t nl, int64_t n, const float* const* in, float* res) {
+                  for (int64_t j = 0; j < nl; ++j) {
+                    float r = ptr ? x.laneScalar(x.in(2), l0 + j) : static_cast<float>(I.initial);
+                    const float *a = in[0] + j * n, *b = in[1] + j * n;
+                    float* o = res + j * n;
+                    for (int64_t i = 0; i < n; ++i) o[i] = r = aluDyn(I.op1, aluDyn(I.op0, a[i], r), b[i]);
+                  }
+                });
+}
+
+// ---- Select, SelectReduce, CopyPredicated ----
+
+void check(const InstSelect&, Checker& c) { c.sameShape(c.out(0), {&c.in(0), &c.in(1), &c.in(2)}); }
+
+void exec(const InstSelect&, Exec& x) {
+  x.elementwise({&x.in(0), &x.in(1), &x.in(2)}, x.out(0),
+                [&](int64_t, int64_t nl, int64_t n, const float* const* in, float* res) {
+                  for (int64_t i = 0; i < nl * n; ++i) res[i] = in[0][i] != 0.0f ? in[1][i] : in[2][i];
+                });
+}
+
+void check(const InstSelectReduce& I, Checker& c) {
+  c.sameShape(c.out(0), {&c.in(0), &c.in(1)});
+  if (c.nIns == 3) c.sameShape(c.out(0), {&c.in(2)});
+  checkNotBothPsum(c, c.in(0), c.in(1));
+  if (c.nOuts == 2) {
+    c.pointer(c.out(1), c.out(0).lanes, "reduction");
+    if (!isFoldOp(I.reduce_op)) c.fail(std::string("reduce_op ") + std::string(enumName(I.reduce_op)) + " cannot reduce");
+  }
+}
+
+void exec(const InstSelectReduce& I, Exec& x) {
+  const bool third = x.nIns() == 3, reduce = x.nOuts() == 2;
+  const float onFalse = static_cast<float>(I.on_false_value);
+  const Operand* falseOp = third ? &x.in(2) : &x.in(1);  // only read when `third`
+  x.elementwise({&x.in(0), &x.in(1), falseOp}, x.out(0),
+                [&](int64_t l0, int64_t nl, int64_t n, const float* const* in, float* res) {
+                  for (int64_t i = 0; i < nl * n; ++i)
+                    res[i] = in[0][i] != 0.0f ? in[1][i] : (third ? in[2][i] : onFalse);
+                  if (!reduce) return;
+                  for (int64_t j = 0; j < nl; ++j) {
+                    const float r = fold(I.reduce_op, res + j * n, n);
+                    x.scatterLane(x.out(1), l0 + j, &r);
+                  }
+                });
+}
+
+void check(const InstCopyPredicated&, Checker& c) {
+  c.sameShape(c.out(0), {&c.in(0), &c.in(1)});
+  checkNotBothPsum(c, c.in(0), c.in(1));
+}
+
+// dst = src where predicate != 0; other dst elements keep their value (and are not written).
+void exec(const InstCopyPredicated&, Exec& x) {
+  const Operand &src = x.in(0), &pred = x.in(1), &dst = x.out(0);
+  const int64_t n = dst.freeElems;
+  const bool all = x.inst().stage;
+  float* s = x.slot(0, all ? n * dst.lanes : n);
+  float* p = x.slot(1, all ? n * dst.lanes : n);
+  if (all)
+    for (int64_t l = 0; l < dst.lanes; ++l) {
+      x.gatherLane(src, l, s + l * n);
+      x.gatherLane(pred, l, p + l * n);
+    }
+  Memory& m = x.memory(dst);
+  for (int64_t l = 0; l < dst.lanes; ++l) {
+    float* sl = all ? s + l * n : s;
+    float* pl = all ? p + l * n : p;
+    if (!all) {
+      x.gatherLane(src, l, sl);
+      x.gatherLane(pred, l, pl);
+    }
+    uint8_t* lane = x.lanePtr(dst, l);
+    for (int64_t i = 0; i < n; ++i) {
+      if (pl[i] == 0.0f) continue;
+      uint8_t* e = lane + dst.freeOffset(i);
+      storeElement(dst.dtype, e, sl[i]);
+      x.markWritten(m, e, 1, dst.esize, dst.esize);
+    }
+  }
+}
+
+}  // namespace sim

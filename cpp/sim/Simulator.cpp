@@ -1,0 +1,173 @@
+#include "Simulator.h"
+
+#include <chrono>
+#include <cstring>
+#include <limits>
+#include <mutex>
+
+namespace sim {
+
+namespace {
+double secondsSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// One NeuronCore's SBUF and PSUM is tens of MiB; a fresh one costs the kernel a page fault and a
+// page clear per 4 KiB (or 2 MiB) touched. SBUF contents never need clearing (reads of unwritten
+// bytes are refused through the bit sets, which reset() clears), so the last state is kept for
+// the next run of the same size.
+std::mutex gStateMutex;
+std::unique_ptr<CoreState> gCachedState;
+
+std::unique_ptr<CoreState> takeState(const bir::MachineConfig& cfg) {
+  {
+    std::lock_guard<std::mutex> lock(gStateMutex);
+    if (gCachedState && gCachedState->sbuf.pitch == cfg.sbuf_bytes_per_partition &&
+        gCachedState->psum.pitch == cfg.psum_bytes_per_partition &&
+        gCachedState->sbuf.bytes == cfg.num_partitions * cfg.sbuf_bytes_per_partition)
+      return std::move(gCachedState);
+  }
+  return std::make_unique<CoreState>(cfg.num_partitions, cfg.sbuf_bytes_per_partition,
+                                     cfg.psum_bytes_per_partition);
+}
+
+void returnState(std::unique_ptr<CoreState> s) {
+  std::lock_guard<std::mutex> lock(gStateMutex);
+  gCachedState = std::move(s);
+}
+}  // namespace
+
+const DecodedInst& SimResult::decoded(const Record& r) const {
+  for (const auto& c : program->cores)
+    if (c.core == r.core) return c.insts[r.inst];
+  throw SimulationError("record of an unknown core " + std::to_string(r.core));
+}
+
+const DramTensor* SimResult::tensor(const std::string& name) const {
+  for (const auto& t : tensors)
+    if (t->name == name) return t.get();
+  return nullptr;
+}
+
+Simulator::Simulator(const bir::Module& m, SimOptions opts) : opts_(std::move(opts)) {
+  const auto t0 = std::chrono::steady_clock::now();
+  hwm_ = bir::makeHwm(opts_.arch);
+  program_ = std::make_shared<Program>(m, *hwm_, opts_.mode, opts_.neuron_core_id);
+  bound_.assign(program_->tensors.size(), nullptr);
+  prepare_seconds_ = secondsSince(t0);
+}
+
+Simulator::~Simulator() = default;
+
+void Simulator::bind(const std::string& name, void* data, int64_t bytes) {
+  const auto& ts = program_->tensors;
+  for (size_t i = 0; i < ts.size(); ++i) {
+    if (ts[i].name != name) continue;
+    if (ts[i].type == bir::MemoryType::DRAM)
+      throw SimulationError("tensor '" + name + "' is internal (DRAM); only Input and Output tensors bind");
+    if (bytes != ts[i].bytes)
+      throw SimulationError("tensor '" + name + "' holds " + std::to_string(ts[i].bytes) + " bytes; got " +
+                            std::to_string(bytes));
+    if (!data && bytes) throw SimulationError("tensor '" + name + "': null buffer");
+    bound_[i] = data;
+    return;
+  }
+  throw SimulationError("the module has no DRAM tensor named '" + name + "'");
+}
+
+SimResult Simulator::run() {
+  const auto t0 = std::chrono::steady_clock::now();
+  const Program& prog = *program_;
+  const bir::MachineConfig& cfg = hwm_->config();
+  const bool full = prog.mode == Mode::Full;
+
+  SimResult res;
+  res.arch = cfg.arch;
+  res.mode = prog.mode;
+  res.program = program_;
+  res.instructions = prog.instructionCount();
+  res.prepare_seconds = prepare_seconds_;
+
+  // DRAM tensors: Inputs are the caller's bytes (copied when the module writes them), Outputs the
+  // caller's buffer or our own, internal tensors our own; unwritten bytes are tracked.
+  std::vector<DramTensor> dram(prog.tensors.size());
+  if (full) {
+    for (size_t i = 0; i < prog.tensors.size(); ++i) {
+      const TensorSpec& s = prog.tensors[i];
+      DramTensor& t = dram[i];
+      t.name = s.name;
+      t.type = s.type;
+      t.dtype = s.dtype;
+      t.shape = s.shape;
+      t.bytes = s.bytes;
+      t.mem.name = s.name;
+      t.mem.space = Space::DRAM;
+      t.mem.bytes = s.bytes;
+      auto* user = static_cast<uint8_t*>(bound_[i]);
+      if (s.type == bir::MemoryType::Input) {
+        if (!user && s.bytes) throw SimulationError("input tensor '" + s.name + "' is not bound");
+        if (s.written_by_module) {
+          t.owned.reset(new uint8_t[static_cast<size_t>(s.bytes)]);
+          if (s.bytes) std::memcpy(t.owned.get(), user, static_cast<size_t>(s.bytes));
+          t.mem.data = t.owned.get();
+        } else {
+          t.mem.data = user;
+        }
+      } else {
+        if (user) {
+          t.mem.data = user;
+        } else {
+          t.owned.reset(new uint8_t[static_cast<size_t>(std::max<int64_t>(s.bytes, 1))]());
+          t.mem.data = t.owned.get();
+        }
+        t.mem.tracked = true;
+        t.mem.written = BitSet(s.bytes);
+      }
+    }
+  }
+
+  std::unique_ptr<CoreState> state;
+  std::unique_ptr<GemmEngine> gemm;
+  std::unique_ptr<Exec> exec;
+  if (full) {
+    state = takeState(cfg);
+    gemm = std::make_unique<GemmEngine>(opts_.threads);
+    exec = std::make_unique<Exec>(*state, dram, cfg, *gemm, res.prints);
+  }
+  Scheduler sched(cfg, prog.tensors);
+  if (opts_.records) res.records.reserve(res.instructions);
+
+  for (const CoreProgram& cp : prog.cores) {
+    if (state) state->reset();
+    sched.reset();
+    for (uint32_t i = 0; i < cp.insts.size(); ++i) {
+      const DecodedInst& d = cp.insts[i];
+      if (full) exec->run(cp, d);
+      Record r = sched.schedule(cp, d);
+      if (d.track == kTrackPE && !d.wholeCore) res.pe_flops += d.flops;
+      if (opts_.records) {
+        r.inst = i;
+        r.core = static_cast<uint16_t>(cp.core);
+        res.records.push_back(r);
+      }
+    }
+    CoreResult cr;
+    cr.core = cp.core;
+    cr.end_ns = sched.end_ns;
+    for (int t = 0; t < kMaxTracks; ++t) cr.tracks[t] = {sched.busy_ns[t], sched.count[t]};
+    res.cores.push_back(cr);
+    res.total_ns = std::max(res.total_ns, sched.end_ns);
+  }
+  if (res.total_ns > 0)
+    res.pe_mfu = static_cast<double>(res.pe_flops) /
+                 (cfg.peBf16PeakFlopsPerNs() * res.total_ns * static_cast<double>(prog.cores.size()));
+
+  if (state) returnState(std::move(state));
+  // Keep the DRAM tensors we own (outputs the caller did not bind, internal tensors).
+  for (auto& t : dram)
+    if (t.owned) res.tensors.push_back(std::make_unique<DramTensor>(std::move(t)));
+  res.run_seconds = secondsSince(t0);
+  return res;
+}
+
+}  // namespace sim

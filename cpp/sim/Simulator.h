@@ -1,0 +1,98 @@
+// The simulator's entry point: prepare a module once (verify, check, decode, cost), bind the DRAM
+// tensors to caller memory, run.
+//
+//   bir::Module m = ...;
+//   sim::Simulator s(m, {.arch = "trn1", .mode = sim::Mode::Full});
+//   s.bind("x", xData, xBytes);          // every Input; Outputs optionally (else owned)
+//   sim::SimResult r = s.run();          // outputs in the bound buffers (or r.outputs)
+//
+// NeuronCores: every function of the module runs as its own NeuronCore (or only
+// functions[neuron_core_id]); they share DRAM tensors by name and run in parallel in time (the
+// total is the slowest core). Functionally they run one after another in function order; there
+// is no cross-core synchronisation to honour, so cores that race on a DRAM tensor see the
+// function-order result.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "Gemm.h"
+#include "Program.h"
+#include "Semantics.h"
+#include "Timing.h"
+
+namespace sim {
+
+struct SimOptions {
+  std::string arch = "trn1";
+  Mode mode = Mode::Full;
+  std::optional<int64_t> neuron_core_id;  // empty: every function, each its own NeuronCore
+  int threads = 0;                        // matmul worker threads; 0: min(2, hardware threads)
+  bool records = true;                    // keep one Record per instruction
+};
+
+struct TrackStats {
+  double busy_ns = 0;
+  int64_t instructions = 0;
+};
+
+struct CoreResult {
+  int core = 0;
+  double end_ns = 0;
+  TrackStats tracks[kMaxTracks];
+};
+
+struct SimResult {
+  SimResult() = default;
+  SimResult(SimResult&&) = default;
+  SimResult& operator=(SimResult&&) = default;
+  SimResult(const SimResult&) = delete;  // owns tensors; move it
+
+  std::string arch;
+  Mode mode = Mode::Full;
+  double total_ns = 0;
+  std::vector<CoreResult> cores;
+  std::vector<Record> records;  // in execution order: core by core, program order within
+  std::vector<DevicePrintRecord> prints;
+  int64_t pe_flops = 0;  // multiply-add work of the PE (2 per MAC)
+  double pe_mfu = 0;     // pe_flops / (bf16 PE peak x total time x cores)
+  size_t instructions = 0;
+  double prepare_seconds = 0, run_seconds = 0;  // host time (for throughput figures)
+  std::shared_ptr<const Program> program;       // resolves records to instructions
+  std::vector<std::unique_ptr<DramTensor>> tensors;  // owned DRAM (outputs not bound by the caller)
+
+  const DecodedInst& decoded(const Record& r) const;
+  const bir::Instruction& instruction(const Record& r) const { return *decoded(r).inst; }
+  // Chrome trace-event JSON (Perfetto, chrome://tracing): one process per core, one track per
+  // engine and DMA queue, one slice per instruction (DMA triggers as slices on the issuing engine).
+  void writeTrace(const std::string& path) const;
+  // The bytes of a DRAM tensor after the run (bound or owned), or null.
+  const DramTensor* tensor(const std::string& name) const;
+};
+
+class Simulator {
+ public:
+  Simulator(const bir::Module& m, SimOptions opts);
+  ~Simulator();
+
+  const bir::MachineConfig& config() const { return hwm_->config(); }
+  const bir::Hwm& hwm() const { return *hwm_; }
+  const Program& program() const { return *program_; }
+  const std::vector<TensorSpec>& tensors() const { return program_->tensors; }
+  // The caller's buffer for an Input or Output tensor (exactly its bytes). An Input the module
+  // writes is copied on run, so the caller's array is never modified.
+  void bind(const std::string& name, void* data, int64_t bytes);
+  SimResult run();
+
+ private:
+  SimOptions opts_;
+  std::unique_ptr<bir::Hwm> hwm_;
+  std::shared_ptr<Program> program_;
+  std::vector<void*> bound_;
+  double prepare_seconds_ = 0;
+};
+
+}  // namespace sim

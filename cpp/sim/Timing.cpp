@@ -1,0 +1,73 @@
+#include "Timing.h"
+
+#include <algorithm>
+#include <bit>
+
+namespace sim {
+
+Scheduler::Scheduler(const bir::MachineConfig& cfg, const std::vector<TensorSpec>& tensors)
+    : tracks_(kNumEngines + static_cast<int>(std::min<int64_t>(cfg.dma_queues, 16))),
+      hazards_(cfg.sbuf_bytes_per_partition, cfg.psum_bytes_per_partition, tensors) {}
+
+void Scheduler::reset() {
+  std::fill(std::begin(ready_), std::end(ready_), 0.0);
+  std::fill(std::begin(dmaEngineFree_), std::end(dmaEngineFree_), 0.0);
+  std::fill(std::begin(busy_ns), std::end(busy_ns), 0.0);
+  std::fill(std::begin(count), std::end(count), 0);
+  end_ns = 0;
+  hazards_.reset();
+}
+
+Record Scheduler::schedule(const CoreProgram& p, const DecodedInst& d) {
+  const Access* acc = p.accesses.data() + d.firstAccess;
+  double deps = 0;
+  for (int i = 0; i < d.nAccess; ++i) deps = std::max(deps, hazards_.ready(acc[i]));
+
+  Record r;
+  r.track = d.track;
+  r.issueTrack = d.issueTrack;
+  double readsDone, end;
+  if (d.wholeCore) {
+    double start = deps;
+    for (int t = 0; t < tracks_; ++t) start = std::max(start, ready_[t]);
+    end = start + d.busy_ns;
+    for (int t = 0; t < tracks_; ++t) {
+      ready_[t] = end;
+      busy_ns[t] += d.busy_ns;
+    }
+    r.start_ns = r.issue_ns = start;
+    r.end_ns = r.issue_end_ns = readsDone = end;
+  } else if (d.track >= kFirstQueueTrack) {
+    // DMA: trigger, then the queue, then the shared DMA engines.
+    const double issue = std::max(ready_[d.issueTrack], deps);
+    const double issued = issue + d.busy_ns;
+    ready_[d.issueTrack] = issued;
+    busy_ns[d.issueTrack] += d.busy_ns;
+    const double start = std::max(issued, ready_[d.track]);
+    double payload = start + d.dma_fixed_ns;
+    for (uint32_t m = d.dma_engine_mask; m; m &= m - 1) payload = std::max(payload, dmaEngineFree_[std::countr_zero(m)]);
+    end = payload + d.dma_transfer_ns;
+    for (uint32_t m = d.dma_engine_mask; m; m &= m - 1) dmaEngineFree_[std::countr_zero(m)] = end;
+    ready_[d.track] = end;
+    busy_ns[d.track] += end - start;
+    r.issue_ns = issue;
+    r.issue_end_ns = issued;
+    r.start_ns = start;
+    r.end_ns = readsDone = end;
+  } else {
+    const double start = std::max(ready_[d.track], deps);
+    readsDone = start + d.busy_ns;
+    ready_[d.track] = readsDone;
+    busy_ns[d.track] += d.busy_ns;
+    end = readsDone + d.access_ns;
+    r.start_ns = r.issue_ns = start;
+    r.end_ns = end;
+    r.issue_end_ns = readsDone;
+  }
+  ++count[d.track];
+  for (int i = 0; i < d.nAccess; ++i) hazards_.mark(acc[i], acc[i].write ? end : readsDone);
+  end_ns = std::max(end_ns, end);
+  return r;
+}
+
+}  // namespace sim

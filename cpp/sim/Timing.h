@@ -1,0 +1,53 @@
+// The time side of the simulator: each engine runs its instruction stream in order, each DMA
+// queue its transfers in order, and cross-engine order comes from the hazards on memory ranges.
+//
+// Scheduling in program order gives each instruction the earliest start its engine and its
+// dependencies allow (an instruction only depends on earlier ones; an engine's stream is program
+// order), i.e. the as-soon-as-possible schedule the semaphores produce on the device:
+//   compute:  start = max(engine free, hazards);  the engine is busy for busy_ns;
+//             results are visible at end = start + busy_ns + access_ns.
+//   DMA:      the issuing engine (SP unless the instruction names another) spends busy_ns on the
+//             trigger once the hazards allow; the queue then starts when it is free, spends the
+//             fixed cost, and moves the payload once every DMA engine it spreads over is free
+//             (the 16 DMA engines are shared by all queues, served in program order).
+//   kernel node (timing mode): waits for every engine and queue and occupies them all.
+// Reads release their ranges when the engine is done with them (start + busy), writes when the
+// data is visible (end).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "Hazards.h"
+#include "Program.h"
+
+namespace sim {
+
+// One executed instruction.
+struct Record {
+  double start_ns = 0, end_ns = 0;         // on its track (DMA: its queue)
+  double issue_ns = 0, issue_end_ns = 0;   // DMA: the trigger on the issuing engine
+  uint32_t inst = 0;                       // index in its CoreProgram
+  uint16_t core = 0;
+  uint8_t track = 0, issueTrack = 0;
+};
+
+class Scheduler {
+ public:
+  Scheduler(const bir::MachineConfig& cfg, const std::vector<TensorSpec>& tensors);
+  void reset();
+  // Times one instruction; returns its record.
+  Record schedule(const CoreProgram& p, const DecodedInst& d);
+
+  double busy_ns[kMaxTracks] = {};
+  int64_t count[kMaxTracks] = {};
+  double end_ns = 0;  // when the last result is visible
+
+ private:
+  double ready_[kMaxTracks] = {};
+  double dmaEngineFree_[32] = {};
+  int tracks_ = kMaxTracks;
+  HazardTracker hazards_;
+};
+
+}  // namespace sim

@@ -1,0 +1,108 @@
+"""The NeuronCore tile-engine simulator: real numerics and a per-engine cycle model for ISA-level
+BIR, in C++ (cpp/sim) behind this thin facade.
+
+>>> from neuronxsim import sim
+>>> result = sim.simulate(module, {"x": x}, arch="trn1", mode="full")   # doctest: +SKIP
+>>> result.outputs["y"], result.total_ns, result.engines["PE"].utilization   # doctest: +SKIP
+>>> result.write_trace("trace.json")                                        # doctest: +SKIP
+
+``mode="full"`` computes the outputs and the time; ``mode="timing"`` only the time (inputs may
+then be omitted). Everything the machine cannot do is refused with a
+:class:`neuronxsim.SimulationError` naming the instruction.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Optional
+
+import numpy as np
+
+from neuronxsim import bir
+from neuronxsim.errors import SimulationError
+from neuronxsim.sim.config import MachineConfig, config
+from neuronxsim.sim.dtypes import dtype_to_numpy, numpy_to_dtype
+from neuronxsim.sim.result import ENGINES, EngineStats, SimResult
+from neuronxsim.starfish.lib import _core
+
+#: The tracks of one NeuronCore: the five engines, then DMA queues "DMA0".."DMA15".
+TRACKS = tuple(_core.sim.TRACK_NAMES)
+
+
+def _fmt(shape, dtype) -> str:
+    return f"{list(shape)} {np.dtype(dtype).name}"
+
+
+def _bind_inputs(native, specs, inputs: Mapping[str, np.ndarray], bind: bool) -> list:
+    """Checks every input against its tensor and binds it; returns the bound arrays (which must
+    stay alive until the run ends: a non-contiguous input is bound as a contiguous copy)."""
+    expected = {s["name"]: s for s in specs if s["type"] == bir.MemoryType.Input}
+    bound = []
+    missing = [n for n in expected if n not in inputs]
+    if missing:
+        want = ", ".join(f"'{n}' ({_fmt(expected[n]['shape'], dtype_to_numpy(expected[n]['dtype']))})" for n in missing)
+        raise SimulationError(f"missing input tensor(s): {want}")
+    extra = [n for n in inputs if n not in expected]
+    if extra:
+        raise SimulationError(f"unknown input tensor(s) {extra}; the module's inputs are {sorted(expected)}")
+    for name, spec in expected.items():
+        arr = inputs[name]
+        if not isinstance(arr, np.ndarray):
+            raise SimulationError(f"input '{name}': expected a NumPy array, got {type(arr).__name__}")
+        want_dtype = dtype_to_numpy(spec["dtype"])
+        want_shape = tuple(spec["shape"])
+        if arr.dtype != want_dtype or tuple(arr.shape) != want_shape:
+            raise SimulationError(f"input '{name}': expected {_fmt(want_shape, want_dtype)}, "
+                                  f"got {_fmt(arr.shape, arr.dtype)}")
+        if bind:
+            arr = np.ascontiguousarray(arr)  # no copy when already C-contiguous
+            native.bind(name, arr)
+            bound.append(arr)
+    return bound
+
+
+def _new_output(spec) -> np.ndarray:
+    dt = dtype_to_numpy(spec["dtype"])
+    # Unwritten output elements read as NaN (floats) or 0 (integers), never as stale memory.
+    fill = np.nan if np.issubdtype(dt, np.floating) or dt.kind == "V" else 0
+    return np.full(tuple(spec["shape"]), fill, dtype=dt)
+
+
+def simulate(module: bir.Module, inputs: Optional[Mapping[str, np.ndarray]] = None, arch: str = "trn1",
+             mode: str = "full", neuron_core_id: Optional[int] = None, *, threads: int = 0,
+             records: bool = True) -> SimResult:
+    """Simulates ``module`` on NeuronCore(s) of ``arch`` ("trn1" or "trn2").
+
+    Args:
+        module: an ISA-level BIR module (kernel nodes only in timing mode).
+        inputs: one array per Input tensor, by name, with exactly its shape and dtype (bfloat16 and
+            fp8 as ``ml_dtypes`` arrays). C-contiguous arrays are used in place, never modified.
+        mode: "full" (numerics and time) or "timing" (time only; inputs may be omitted).
+        neuron_core_id: None runs every function as its own NeuronCore (sharing DRAM tensors by
+            name; total time = the slowest core); an int runs only ``functions[i]``.
+        threads: host threads for the matmul kernel (0: up to 2).
+        records: keep per-instruction records (``result.instructions``, the trace).
+    """
+    native = _core.sim.Simulator(module, arch, mode, neuron_core_id, threads, records)
+    specs = native.tensors()
+    full = mode == "full"
+    inputs = {} if inputs is None else inputs
+    bound = _bind_inputs(native, specs, inputs, bind=full) if (full or inputs) else []
+    outputs = {}
+    if full:
+        for spec in specs:
+            if spec["type"] == bir.MemoryType.Output:
+                outputs[spec["name"]] = _new_output(spec)
+                native.bind(spec["name"], outputs[spec["name"]])
+    result = native.run()
+    del bound  # referenced until the run is over
+    return SimResult(result, outputs, config(arch), module)
+
+
+def latency(instruction: bir.Instruction, arch: str = "trn1") -> dict:
+    """``bir::Hwm::getLatency`` of one instruction: engine, cycles (the cost formula), busy_ns,
+    access_ns, DMA fixed/transfer ns, bytes and flops."""
+    return _core.sim.latency(instruction, arch)
+
+
+__all__ = ["simulate", "SimResult", "EngineStats", "MachineConfig", "config", "dtype_to_numpy",
+           "numpy_to_dtype", "latency", "ENGINES", "TRACKS", "SimulationError"]
