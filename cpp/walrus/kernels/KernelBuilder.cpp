@@ -316,6 +316,8 @@ void KernelBuilder::transpose(const Tile& out, const Tile& in) {
   if (out.dtype() != in.dtype() && out.dtype() != DType::float32)
     fail(I, "a PE transpose writes its input's dtype or fp32, not " + out.str());
   if (out.partitions() != m || out.freeSize() != k) fail(I, "out " + out.str() + " is not the transpose of " + in.str());
+  if ((out.ap().offset % out.rowElements()) * dtypeSize(out.dtype()) % 4 != 0)
+    fail(I, "out " + out.str() + " does not start on a 4-byte PSUM word");
   check(I);
 }
 

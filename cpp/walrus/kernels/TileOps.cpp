@@ -20,14 +20,16 @@ void transposeInto(KernelBuilder& kb, PsumPool& psum, const Tile& out, const Til
   KernelBuilder::require(P <= kPartitions && out.rank() == 2 && out.dim(0) >= chunks && out.dim(1) >= P,
                          "transposeInto: " + in.str() + " does not fit " + out.str());
   const Tile src = in.flat();
-  const int64_t perBank = std::max<int64_t>(1, 2048 / (P * dtypeSize(in.dtype())));
+  // Each chunk's transpose starts on a 4-byte PSUM word (the PE writes whole words).
+  const int64_t es = dtypeSize(in.dtype()), stride = ceilDiv(P * es, 4) * 4 / es;
+  const int64_t perBank = std::max<int64_t>(1, 2048 / (stride * es));
   for (int64_t c0 = 0; c0 < chunks;) {
     // A group of full chunks, or the partial last chunk alone (it has fewer partitions).
     const bool partial = (c0 + 1) * kPartitions > F;
     int64_t g = 1;
     while (!partial && g < perBank && c0 + g < chunks && (c0 + g + 1) * kPartitions <= F) ++g;
     const int64_t width = partial ? F - c0 * kPartitions : kPartitions;
-    const Tile pt = psum.next(in.dtype(), {g, P}).rows(0, width);
+    const Tile pt = psum.next(in.dtype(), {g, stride}).rows(0, width).slice(1, 0, P);
     for (int64_t j = 0; j < g; ++j) kb.transpose(pt.at(0, j), src.cols((c0 + j) * kPartitions, width));
     const Tile dst = out.rows(0, width).slice(0, c0, g).slice(1, 0, P);
     if (chunkScale)

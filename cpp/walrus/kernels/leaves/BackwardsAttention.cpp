@@ -138,7 +138,9 @@ void expandBackwardsAttention(KernelBuilder& kb) {
         loadTransposedTiles(kb, dyT, s.dy.at(0, h));
         for (int64_t t = 0; t < ST; ++t) {
           const int64_t w = std::min(kPartitions, S - t * kPartitions);
-          kb.load(negLse.rows(0, w).cols(t, 1), s.lse.at(0, h).slice(0, t * kPartitions, w));
+          const Tile lse = negLse.rows(0, w).cols(t, 1);
+          kb.load(lse, s.lse.at(0, h).slice(0, t * kPartitions, w));
+          kb.tensorScalar(lse, lse, AluOp::mult, -1.0);
           // -Di = -sum_d dy o, query-major: o^T by DMA, the product on DVE, the sum on ACT.
           const Tile oT = oTPool.next().rows(0, w), p = prod.next().rows(0, w);
           kb.loadTransposed(oT, s.o.at(0, h).slice(1, t * kPartitions, w));
@@ -146,7 +148,6 @@ void expandBackwardsAttention(KernelBuilder& kb) {
           kb.activation(p, p, ActivationFunc::Copy, Act().scale(-1.0).accumulate(AccumCmd::ZeroAccumulate));
           kb.readAccumulator(negDi.rows(0, w).cols(t, 1));
         }
-        kb.tensorScalar(negLse, negLse, AluOp::mult, -1.0);
       }
       for (int64_t k0 = 0; k0 < S; k0 += kMaxMoving) {
         const int64_t kw = std::min(kMaxMoving, S - k0), chunks = ceilDiv(kw, kPartitions);
