@@ -132,7 +132,7 @@ def generic_module(kernel_name, ins, outs, attrs=(), **fields):
     ("AttentionMMSoftmaxMMWithoutSwap", [("q", [3, 16, 8]), ("k", [2, 16, 8]), ("v", [2, 8, 16])],
      [("o", [3, 16, 8])], [], {}, r"k has 2 heads, which do not divide q's 3"),
     ("AttentionMMSoftmaxMMWithoutSwap", [("q", [2, 16, 8]), ("k", [2, 16, 8]), ("v", [2, 8, 16])],
-     [("o", [2, 16, 8])], [("scale", "-1.0")], {}, r"softmax scale -1.000000; expected a positive scale"),
+     [("o", [2, 16, 8])], [("scale", "0.1x")], {}, r"attr 'scale' is '0.1x'; expected a finite number"),
     ("RowTiledMM", [("a", [4, 8]), ("b", [8, 4])], [("o", [4, 4])], [], {"srcs_shape": [[4, 8], [8, 5]]},
      r"ins\[1\] addresses \[8, 4\] but srcs_shape\[1\] says \[8, 5\]"),
     ("RowTiledMM", [("a", [4, 8]), ("b", [8, 4])], [("o", [4, 4])], [], {"sb_buf_shape": [128, 200]},

@@ -23,6 +23,7 @@ ATOL = 1e-2
     ("float32", 1, 1, 96, 640, 640, True),      # the diagonal inside the second key block
     ("bfloat16", 6, 3, 128, 512, 512, False),   # nki-samples' training case [1, 6, *, *] kv=3, scaled
     ("float32", 1, 1, 160, 128, 256, True),     # d > 128: q.k accumulates over two d tiles
+    ("float32", 4, 2, 64, 1300, 1300, True),    # items of 1 and 2 key blocks interleaved over the lanes
 ])
 def test_attention_forward(rng, dtype, BH, BKV, d, Sq, Sk, causal):
     b = kit.Builder(dtype, rng)

@@ -163,16 +163,17 @@ Tile KernelBuilder::sbufTile(const std::string& name, DType dtype, const std::ve
   return sbufPool(name, dtype, free, 1).next();
 }
 
-PsumPool KernelBuilder::psumPool(const std::string& name, int bufs) {
-  require(bufs >= 1, "PSUM pool '" + name + "' with " + std::to_string(bufs) + " banks");
-  std::vector<MemoryLocation*> banks;
+PsumPool KernelBuilder::psumPool(const std::string& name, int bufs, int banksPerBuf) {
+  require(bufs >= 1 && banksPerBuf >= 1, "PSUM pool '" + name + "' with " + std::to_string(bufs) + " buffers of " +
+                                             std::to_string(banksPerBuf) + " banks");
+  const int64_t bytes = banksPerBuf * psumBankBytes_;
+  std::vector<MemoryLocation*> buffers;
   for (int b = 0; b < bufs; ++b) {
     const std::string what = "PSUM pool '" + name + "' bank " + std::to_string(b) + " of " + std::to_string(bufs);
-    const int64_t addr = psum_.allocate(psumBankBytes_, what);
-    banks.push_back(newOnChipTensor(name + "." + std::to_string(b), MemoryType::PSUM, DType::float32, psumBankBytes_,
-                                    addr));
+    const int64_t addr = psum_.allocate(bytes, what);
+    buffers.push_back(newOnChipTensor(name + "." + std::to_string(b), MemoryType::PSUM, DType::float32, bytes, addr));
   }
-  return PsumPool(name, std::move(banks), psumBankBytes_);
+  return PsumPool(name, std::move(buffers), bytes);
 }
 
 Tile KernelBuilder::identity(DType dtype) {
@@ -257,11 +258,29 @@ void KernelBuilder::loadTransposed(const Tile& dst, const DramView& src, Engine 
   check(I);
 }
 
+void KernelBuilder::transposeOnChip(const Tile& dst, const Tile& src, Engine issuer) {
+  auto& I = dma(issuer, dst.ap(), src.ap());
+  I.mode = DmaMode::Transpose;
+  if (dst.inPsum() || src.inPsum()) fail(I, "DMA transposes within SBUF");
+  if (src.rank() != 1 || dst.partitions() != src.freeSize() || dst.freeSize() != src.partitions())
+    fail(I, "transposes " + src.str() + " into " + dst.str() + ", which is not its [b, a] transpose");
+  check(I);
+}
+
 void KernelBuilder::store(const DramView& dst, const Tile& src, Engine issuer) {
   auto& I = dma(issuer, dst.ap(), src.ap());
   if (src.inPsum()) fail(I, "DMA out of PSUM: copy to SBUF first");
   if (squeezed(tileShape(src)) != squeezed(dst.shape()))
     fail(I, "stores " + src.str() + " into " + dst.str() + " of another shape");
+  check(I);
+}
+
+void KernelBuilder::storeTransposed(const DramView& dst, const Tile& src, Engine issuer) {
+  auto& I = dma(issuer, dst.ap(), src.ap());
+  I.mode = DmaMode::Transpose;
+  if (src.inPsum()) fail(I, "DMA out of PSUM: copy to SBUF first");
+  if (src.rank() != 1 || dst.rank() != 2 || dst.dim(0) != src.freeSize() || dst.dim(1) != src.partitions())
+    fail(I, "stores " + src.str() + " transposed into " + dst.str() + ", which is not its [b, a] transpose");
   check(I);
 }
 

@@ -100,7 +100,9 @@ class KernelBuilder {
   Scope scope() { return Scope(*this); }
   TilePool sbufPool(const std::string& name, bir::DType dtype, const std::vector<int64_t>& free, int bufs);
   Tile sbufTile(const std::string& name, bir::DType dtype, const std::vector<int64_t>& free);
-  PsumPool psumPool(const std::string& name, int bufs);
+  // `bufs` rotating buffers of `banksPerBuf` consecutive whole banks each (a buffer of several
+  // banks holds several accumulation groups side by side, one per bank).
+  PsumPool psumPool(const std::string& name, int bufs, int banksPerBuf = 1);
   int psumBanks() const { return static_cast<int>(psum_.capacity() / psumBankBytes_); }
   int64_t sbufBytes() const { return sbuf_.capacity(); }
   // The [128, 128] identity of `dtype` (built on first use: memset + affine_select).
@@ -124,7 +126,11 @@ class KernelBuilder {
   void load(const Tile& dst, const DramView& src, bir::Engine issuer = bir::Engine::SP);
   // dst [b, a] = src [a, b]^T (a DMA in transpose mode: no PE or vector work).
   void loadTransposed(const Tile& dst, const DramView& src, bir::Engine issuer = bir::Engine::SP);
+  // dst [b, a] = src [a, b]^T within SBUF, by a DMA in transpose mode.
+  void transposeOnChip(const Tile& dst, const Tile& src, bir::Engine issuer = bir::Engine::SP);
   void store(const DramView& dst, const Tile& src, bir::Engine issuer = bir::Engine::Pool);
+  // dst [b, a] = src [a, b]^T: a store in DMA transpose mode.
+  void storeTransposed(const DramView& dst, const Tile& src, bir::Engine issuer = bir::Engine::Pool);
   // Destination row r <- source row index[r] (indirect gather over the source's outermost dim).
   void gather(const Tile& dst, const DramView& src, const Tile& index, bir::Engine issuer = bir::Engine::SP);
   // DRAM -> DRAM (e.g. a residual sum stored twice).

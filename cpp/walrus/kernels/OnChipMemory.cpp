@@ -34,8 +34,8 @@ Tile PsumPool::next(bir::DType dtype, const std::vector<int64_t>& free) {
   for (int64_t d : free) elems *= d;
   if (elems * bir::dtypeSize(dtype) > bankBytes_)
     throw KernelError("PsumPool '" + name_ + "': a [128, " + std::to_string(elems) + "] " +
-                      std::string(bir::enumName(dtype)) + " tile does not fit one " + std::to_string(bankBytes_) +
-                      "-byte PSUM bank");
+                      std::string(bir::enumName(dtype)) + " tile does not fit its " + std::to_string(bankBytes_) +
+                      " bytes of PSUM");
   return Tile(banks_[turn_++ % banks_.size()], dtype, 128, free);
 }
 

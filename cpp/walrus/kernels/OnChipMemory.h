@@ -10,8 +10,9 @@
 //   TilePool  `bufs` rotating SBUF buffers of one [128, free...] shape: next() hands out the
 //             buffers in turn, so a loop that loads into pool.next() overlaps its DMAs with the
 //             compute on the previous bufs-1 buffers (explicit multi-buffering).
-//   PsumPool  `bufs` rotating whole PSUM banks (2 KiB per partition each): every PSUM tile starts
-//             on a bank boundary and a matmul accumulation group can never straddle two banks.
+//   PsumPool  `bufs` rotating buffers of whole PSUM banks (2 KiB per partition each): every PSUM
+//             tile starts on a bank boundary, so an accumulation group of up to 512 fp32 columns
+//             never straddles two banks (wider buffers hold one group per bank).
 #pragma once
 
 #include <cstdint>
@@ -63,9 +64,9 @@ class TilePool {
 class PsumPool {
  public:
   PsumPool() = default;
-  PsumPool(std::string name, std::vector<bir::MemoryLocation*> banks, int64_t bankBytes)
-      : name_(std::move(name)), banks_(std::move(banks)), bankBytes_(bankBytes) {}
-  // The next bank in rotation viewed as a [128, free...] tile of `dtype` from the bank's start.
+  PsumPool(std::string name, std::vector<bir::MemoryLocation*> banks, int64_t bufferBytes)
+      : name_(std::move(name)), banks_(std::move(banks)), bankBytes_(bufferBytes) {}
+  // The next buffer in rotation viewed as a [128, free...] tile of `dtype` from its start.
   Tile next(bir::DType dtype, const std::vector<int64_t>& free);
   int bufs() const { return static_cast<int>(banks_.size()); }
 

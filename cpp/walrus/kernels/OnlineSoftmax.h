@@ -1,14 +1,18 @@
 // OnlineSoftmax: flash attention's running softmax for one tile of <= 128 query rows.
 //
-// The logits arrive a block of keys at a time (S [rows, kw] in PSUM, unscaled). For each block
-//   m' = max(m, rowmax S)                    DVE reads the PSUM block
-//   P  = exp(scale S - scale m')             ACT, straight from PSUM; its row sums land in the
+// The logits arrive a block of keys at a time (S [rows, kw] in PSUM), already scaled: the caller
+// folds the softmax scale into q once per tile instead of into every block. With the running
+// maximum kept negated (nm = -m, so that it is the exp's bias as it stands), each block does
+//   nm' = min(nm, -rowmax S)                 DVE reads the PSUM block (one max pass)
+//   P   = exp(S + nm')                       ACT, straight from PSUM; the row sums land in the
 //                                            ACT accumulator (l_blk) in the same pass
-//   a  = exp(scale (m - m'))                 the correction of everything summed so far
-//   l  = a l + l_blk,  O = a O + P V         (the caller multiplies P V on the PE)
-// and at the end out = O / l. The first block initialises m, l and O instead of correcting them,
-// so nothing ever reads an unset accumulator. scale must be positive (the max is taken of the
-// unscaled logits).
+//   a   = exp(nm' - nm)                      the correction of everything summed so far
+//   l   = a l + l_blk,  O = a O + P V        (the caller multiplies P V on the PE)
+// and at the end out = O / l. The first block initialises nm, l and O instead of correcting them,
+// so nothing ever reads an unset accumulator. The row updates run on ACT and the O add on DVE:
+// the max pass makes DVE the busier of the two. The corrections of two consecutive blocks are
+// kept apart, so a caller may fold block j + 1 before accumulating block j's P V (a software
+// pipeline that keeps the DVE from waiting on the PE).
 #pragma once
 
 #include "walrus/kernels/KernelBuilder.h"
@@ -18,25 +22,20 @@ namespace walrus::kernels {
 class OnlineSoftmax {
  public:
   // `state` is [>= rows, 8 + d] fp32 scratch for this query tile (stats columns + O).
-  OnlineSoftmax(KernelBuilder& kb, const Tile& state, int64_t rows, int64_t d, double scale);
+  OnlineSoftmax(KernelBuilder& kb, const Tile& state, int64_t rows, int64_t d);
 
   // Folds the block S [rows, kw] into the running max and sum; writes P (exp'd, in p's dtype).
   void block(const Tile& S, const Tile& p);
-  // O = a O + oBlk (oBlk [rows, d] in PSUM: P V of the last block).
+  // O = a O + oBlk for the oldest block not yet accumulated (oBlk [rows, d] in PSUM: its P V).
   void accumulate(const Tile& oBlk);
   // out [rows, d] = O / l.
   void finish(const Tile& out);
-  // ln(l) + scale * m per row: the log-sum-exp of the scaled logits (what backward needs), into
-  // lse [rows, 1] (after the last block).
-  void logSumExp(const Tile& lse);
 
  private:
   KernelBuilder& kb_;
-  int64_t rows_, d_;
-  double scale_;
-  Tile m_[2], mBlk_, negM_, l_, lBlk_, alpha_, o_;
-  int cur_ = 0;      // which m_ holds the running max
-  int64_t blocks_ = 0;
+  Tile nm_[2], nmBlk_, l_, lBlk_, alpha_[2], o_;
+  int64_t blocks_ = 0;       // blocks folded
+  int64_t accumulated_ = 0;  // blocks whose P V is in O
 };
 
 }  // namespace walrus::kernels

@@ -10,20 +10,16 @@
 // causal mask hides key j from query i when j > i (both counted from 0). d <= 512.
 //
 // Flash-attention tiling: per kv head, k and v stay resident in SBUF (loaded while the previous
-// head computes) and serve every query head of the group; per tile of 128 queries, the keys go by
-// in blocks of 512 (causal: only up to the tile's last query):
-//   S = q^T k_blk             PE, q the stationary operand, one PSUM bank; on the diagonal block
-//                             the causal mask is added by a second matmul into the same group
-//                             (identity^T @ triangle of -1e30), so masking costs no vector work
-//   P = exp(scale S - m) ...  OnlineSoftmax (running max and sum, ACT exp from PSUM)
-//   P^T                       PE transposes, 128 keys each
-//   O += P^T^T v_blk          PE, accumulated over the block's 128-key chunks
-// (AttentionBlock.h), then out = (O / l)^T, transposed on the PE and stored.
+// head computes) and serve every query head of the group; each tile of 128 queries of each head
+// of the group is a work item whose keys go by in blocks of 512 (causal: only up to the tile's
+// last query; the diagonal block gets the triangle of -1e30 as an additive mask). FlashAttention.h
+// runs the items four at a time, interleaved, so PE, ACT, DVE and the DMA transposes overlap;
+// each item's out = (O / l)^T leaves by a DMA in transpose mode.
 #include <algorithm>
 
 #include "walrus/kernels/KernelBuilder.h"
 #include "walrus/kernels/LeafRegistry.h"
-#include "walrus/kernels/AttentionBlock.h"
+#include "walrus/kernels/FlashAttention.h"
 
 namespace walrus::kernels {
 namespace {
@@ -71,6 +67,7 @@ AttentionSpec readSpec(KernelBuilder& kb, bool causalKernel) {
 void expandAttention(KernelBuilder& kb, bool causalKernel) {
   const AttentionSpec s = readSpec(kb, causalKernel);
   const int64_t DT = ceilDiv(s.d, kPartitions), ST = ceilDiv(s.Sk, kPartitions), group = s.BH / s.BKV;
+  KernelBuilder::require(s.Sq >= 1 && s.Sk >= 1, "empty sequence");
   const int64_t es = dtypeSize(s.mm);
   KernelBuilder::require(2 * (DT * s.Sk + ST * s.d) * es <= kb.sbufBytes() / 2,
                          "k and v of one head (Sk = " + std::to_string(s.Sk) + ", d = " + std::to_string(s.d) +
@@ -86,12 +83,7 @@ void expandAttention(KernelBuilder& kb, bool causalKernel) {
   }
   TilePool ks = kb.sbufPool("k", s.mm, {DT, s.Sk}, 2);
   TilePool vs = kb.sbufPool("v", s.mm, {ST, s.d}, 2);
-  TilePool qs = kb.sbufPool("q", s.mm, {DT, kPartitions}, 2);
-  TilePool states = kb.sbufPool("softmax_state", DType::float32, {8 + s.d}, 2);
-  TilePool os = kb.sbufPool("o", s.mm, {s.d}, 2);
-  TilePool oTs = kb.sbufPool("oT", s.out.dtype(), {DT, kPartitions}, 2);
-  AttentionBuffers buf(kb, s.mm, s.d);
-  PsumPool oTps = kb.psumPool("oT", 1);
+  FlashAttention flash(kb, s.mm, s.out.dtype(), s.d, s.scale, FlashAttention::lanesFor(kb, s.d, 6));
 
   for (int64_t g = 0; g < s.BKV; ++g) {
     const Tile kT = ks.next(), vT = vs.next();
@@ -100,36 +92,30 @@ void expandAttention(KernelBuilder& kb, bool causalKernel) {
       loadRowTiles(kb, kT, s.k.at(0, g));
       loadRowTiles(kb, vT, s.v.at(0, g));
     }
-    for (int64_t h = g * group; h < (g + 1) * group; ++h) {
+    std::vector<FlashItem> items;
+    for (int64_t h = g * group; h < (g + 1) * group; ++h)
       for (int64_t q0 = 0; q0 < s.Sq; q0 += kPartitions) {
-        const int64_t qw = std::min(kPartitions, s.Sq - q0);
-        const Tile qT = qs.next();
-        {
-          auto sec = kb.section("load_q");
-          loadRowTiles(kb, qT, s.q.at(0, h).slice(1, q0, qw));
-        }
-        OnlineSoftmax softmax(kb, states.next(), qw, s.d, s.scale);
-        // Causal: keys beyond the tile's last query are never seen.
+        FlashItem item;
+        item.rows = std::min(kPartitions, s.Sq - q0);
+        const int64_t qw = item.rows;
+        item.loadQ = [&kb, &s, h, q0, qw](const Tile& qT) { loadRowTiles(kb, qT, s.q.at(0, h).slice(1, q0, qw)); };
+        // Causal: keys beyond the tile's last query are never seen; only the last block can hold a
+        // key after one of the tile's queries, and the triangle covers its keys [q0, keys).
         const int64_t keys = s.causal ? std::min(s.Sk, q0 + qw) : s.Sk;
-        for (int64_t k0 = 0; k0 < keys; k0 += kMaxMoving) {
-          const int64_t kw = std::min(kMaxMoving, keys - k0);
-          // Only the last block can hold a key after one of the tile's queries; the triangle covers
-          // its keys [q0, keys).
-          std::optional<BlockMask> diagonal;
-          if (s.causal && k0 + kw > q0 + 1) diagonal = BlockMask{mask, q0 - k0, keys - q0};
-          attendBlock(kb, buf, softmax, qT, qw, kT, k0, kw, vT, diagonal);
+        for (int64_t k0 = 0; k0 < keys; k0 += kFlashBlockKeys) {
+          FlashBlock b{kT, vT, k0, std::min(kFlashBlockKeys, keys - k0), std::nullopt};
+          if (s.causal && b.k0 + b.kw > q0 + 1) b.mask = BlockMask{mask, q0 - k0, keys - q0};
+          item.blocks.push_back(b);
         }
-        auto sec = kb.section("store");
-        const Tile o = os.next().rows(0, qw);
-        softmax.finish(o);
-        const Tile oT = oTs.next();
-        transposeInto(kb, oTps, oT.slice(1, 0, qw), o, buf.evac.next());
-        for (int64_t dc = 0; dc < DT; ++dc) {
-          const int64_t dr = std::min(kPartitions, s.d - dc * kPartitions);
-          kb.store(s.out.at(0, h).slice(0, dc * kPartitions, dr).slice(1, q0, qw), oT.at(0, dc).rows(0, dr).cols(0, qw));
-        }
+        item.store = [&kb, &s, h, q0, qw, DT](const Tile& o) {
+          for (int64_t dc = 0; dc < DT; ++dc) {
+            const int64_t dr = std::min(kPartitions, s.d - dc * kPartitions);
+            kb.storeTransposed(s.out.at(0, h).slice(0, dc * kPartitions, dr).slice(1, q0, qw), o.cols(dc * kPartitions, dr));
+          }
+        };
+        items.push_back(std::move(item));
       }
-    }
+    flash.run(items);
   }
 }
 

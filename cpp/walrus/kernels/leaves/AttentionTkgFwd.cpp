@@ -12,14 +12,15 @@
 //
 // Decode is bound by reading the KV cache, so each kv head's prior keys and values are read once
 // for its whole group: the queries of every head of the group are stacked on partitions
-// (G heads x Sa tokens <= 128 rows per pass), and the group shares one pass of flash attention
-// (AttentionBlock.h) over the prior in blocks of 512 keys and then the active block. The active
+// (G heads x Sa tokens <= 128 rows per item), and the item runs flash attention over the prior in
+// blocks of 512 keys and then the active block; FlashAttention.h interleaves the items of two kv
+// heads at a time. The active
 // block's mask hides key j from row (head, i) when j > i; since i = row mod Sa that is not affine
 // in the row, so it is built once with iota and DVE (mod, compare, scale) rather than
 // affine_select.
 #include <algorithm>
 
-#include "walrus/kernels/AttentionBlock.h"
+#include "walrus/kernels/FlashAttention.h"
 #include "walrus/kernels/KernelBuilder.h"
 #include "walrus/kernels/LeafRegistry.h"
 
@@ -70,13 +71,11 @@ void expandAttentionTkgFwd(KernelBuilder& kb) {
   TilePool vPrior = kb.sbufPool("v_prior", mm, {std::max<int64_t>(ceilDiv(priorLen, kPartitions), 1), d}, 2);
   TilePool kAct = kb.sbufPool("k_active", mm, {DT, Sa}, 2);
   TilePool vAct = kb.sbufPool("v_active", mm, {1, d}, 2);
-  TilePool qs = kb.sbufPool("q", mm, {DT, kPartitions}, 2);
-  TilePool states = kb.sbufPool("softmax_state", DType::float32, {8 + d}, 2);
-  TilePool os = kb.sbufPool("o", mm, {d}, 2);
-  TilePool oTs = kb.sbufPool("oT", out.dtype(), {DT, kPartitions}, 2);
-  AttentionBuffers buf(kb, mm, d);
-  PsumPool oTps = kb.psumPool("oT", 1);
+  FlashAttention flash(kb, mm, out.dtype(), d, scale, FlashAttention::lanesFor(kb, d, 6));
 
+  // Every kv head's cache is loaded up front (double-buffered), and all heads' items run in one
+  // interleaved pass: decode has few query rows per item, so the lanes are what keeps engines busy.
+  std::vector<FlashItem> items;
   for (int64_t g = 0; g < BKV; ++g) {
     const Tile kpT = kPrior.next(), vpT = vPrior.next(), kaT = kAct.next(), vaT = vAct.next();
     {
@@ -89,29 +88,30 @@ void expandAttentionTkgFwd(KernelBuilder& kb) {
       loadRowTiles(kb, vaT, va.at(0, g));
     }
     for (int64_t h0 = g * group; h0 < (g + 1) * group; h0 += headsPerPass) {
-      const int64_t heads = std::min(headsPerPass, (g + 1) * group - h0), rows = heads * Sa;
-      const Tile qT = qs.next();
-      {
-        auto sec = kb.section("load_q");
+      const int64_t heads = std::min(headsPerPass, (g + 1) * group - h0);
+      FlashItem item;
+      item.rows = heads * Sa;
+      item.loadQ = [&kb, &q, h0, heads, Sa](const Tile& qT) {
         for (int64_t j = 0; j < heads; ++j) loadRowTiles(kb, qT.slice(1, j * Sa, Sa), q.at(0, h0 + j));
-      }
-      OnlineSoftmax softmax(kb, states.next(), rows, d, scale);
-      for (int64_t k0 = 0; k0 < priorLen; k0 += kMaxMoving)
-        attendBlock(kb, buf, softmax, qT, rows, kpT, k0, std::min(kMaxMoving, priorLen - k0), vpT, std::nullopt);
-      std::optional<BlockMask> activeMask;
-      if (causal) activeMask = BlockMask{mask, 0, Sa};
-      attendBlock(kb, buf, softmax, qT, rows, kaT, 0, Sa, vaT, activeMask);
-
-      auto sec = kb.section("store");
-      const Tile o = os.next().rows(0, rows);
-      softmax.finish(o);
-      const Tile oT = oTs.next();
-      transposeInto(kb, oTps, oT.slice(1, 0, rows), o, buf.evac.next());
-      for (int64_t j = 0; j < heads; ++j)
-        for (int64_t dc = 0; dc < DT; ++dc) {
-          const int64_t dr = std::min(kPartitions, d - dc * kPartitions);
-          kb.store(out.at(0, h0 + j).slice(0, dc * kPartitions, dr), oT.at(0, dc).rows(0, dr).cols(j * Sa, Sa));
-        }
+      };
+      for (int64_t k0 = 0; k0 < priorLen; k0 += kFlashBlockKeys)
+        item.blocks.push_back({kpT, vpT, k0, std::min(kFlashBlockKeys, priorLen - k0), std::nullopt});
+      FlashBlock active{kaT, vaT, 0, Sa, std::nullopt};
+      if (causal) active.mask = BlockMask{mask, 0, Sa};
+      item.blocks.push_back(active);
+      item.store = [&kb, &out, h0, heads, Sa, d, DT](const Tile& o) {
+        for (int64_t j = 0; j < heads; ++j)
+          for (int64_t dc = 0; dc < DT; ++dc) {
+            const int64_t dr = std::min(kPartitions, d - dc * kPartitions);
+            kb.storeTransposed(out.at(0, h0 + j).slice(0, dc * kPartitions, dr), o.rows(j * Sa, Sa).cols(dc * kPartitions, dr));
+          }
+      };
+      items.push_back(std::move(item));
+    }
+    // The pools hold two kv heads: run what is loaded before the next pair reuses the buffers.
+    if (g % 2 == 1 || g + 1 == BKV) {
+      flash.run(items);
+      items.clear();
     }
   }
 }
