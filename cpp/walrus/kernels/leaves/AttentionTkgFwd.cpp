@@ -13,8 +13,8 @@
 // Decode is bound by reading the KV cache, so each kv head's prior keys and values are read once
 // for its whole group: the queries of every head of the group are stacked on partitions
 // (G heads x Sa tokens <= 128 rows per item), and the item runs flash attention over the prior in
-// blocks of 512 keys and then the active block; FlashAttention.h interleaves the items of two kv
-// heads at a time. The active
+// blocks of 1024 keys and then the active block. FlashAttention.h interleaves the items of a chunk
+// of kv heads while the next chunk's cache loads. The active
 // block's mask hides key j from row (head, i) when j > i; since i = row mod Sa that is not affine
 // in the row, so it is built once with iota and DVE (mod, compare, scale) rather than
 // affine_select.
@@ -67,14 +67,19 @@ void expandAttentionTkgFwd(KernelBuilder& kb) {
     kb.iota(keyIds, 0, {{1, Sa}}, 0);
     kb.tensorScalarPtr(mask, keyIds, AluOp::is_gt, token, AluOp::mult, std::nullopt, kMasked);
   }
-  TilePool kPrior = kb.sbufPool("k_prior", mm, {DT, std::max<int64_t>(priorLen, 1)}, 2);
-  TilePool vPrior = kb.sbufPool("v_prior", mm, {std::max<int64_t>(ceilDiv(priorLen, kPartitions), 1), d}, 2);
-  TilePool kAct = kb.sbufPool("k_active", mm, {DT, Sa}, 2);
-  TilePool vAct = kb.sbufPool("v_active", mm, {1, d}, 2);
+  // As many kv heads resident as fit three quarters of SBUF (at least two): the items of half of
+  // them run while the other half loads.
+  const int64_t es = dtypeSize(mm), priorTiles = std::max<int64_t>(ceilDiv(priorLen, kPartitions), 1);
+  const int64_t perHead = (DT * std::max<int64_t>(priorLen, 1) + priorTiles * d + DT * Sa + d) * es;
+  const int64_t chunk = std::max<int64_t>(1, std::min<int64_t>((BKV + 1) / 2, kb.sbufBytes() * 3 / 4 / perHead / 2));
+  const int bufs = static_cast<int>(2 * chunk);
+  TilePool kPrior = kb.sbufPool("k_prior", mm, {DT, std::max<int64_t>(priorLen, 1)}, bufs);
+  TilePool vPrior = kb.sbufPool("v_prior", mm, {priorTiles, d}, bufs);
+  TilePool kAct = kb.sbufPool("k_active", mm, {DT, Sa}, bufs);
+  TilePool vAct = kb.sbufPool("v_active", mm, {1, d}, bufs);
   FlashAttention flash(kb, mm, out.dtype(), d, scale, FlashAttention::lanesFor(kb, d, 6));
 
-  // Every kv head's cache is loaded up front (double-buffered), and all heads' items run in one
-  // interleaved pass: decode has few query rows per item, so the lanes are what keeps engines busy.
+  // Decode has few query rows per item: the items of a chunk of kv heads run interleaved.
   std::vector<FlashItem> items;
   for (int64_t g = 0; g < BKV; ++g) {
     const Tile kpT = kPrior.next(), vpT = vPrior.next(), kaT = kAct.next(), vaT = vAct.next();
@@ -108,8 +113,9 @@ void expandAttentionTkgFwd(KernelBuilder& kb) {
       };
       items.push_back(std::move(item));
     }
-    // The pools hold two kv heads: run what is loaded before the next pair reuses the buffers.
-    if (g % 2 == 1 || g + 1 == BKV) {
+    // The pools hold two chunks of kv heads: run a chunk once it is loaded (the next chunk loads
+    // meanwhile).
+    if ((g + 1) % chunk == 0 || g + 1 == BKV) {
       flash.run(items);
       items.clear();
     }
