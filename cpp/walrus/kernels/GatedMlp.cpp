@@ -22,8 +22,12 @@ void gatedActivationsT(KernelBuilder& kb, const GatedMlpWeights& w, const Tile& 
   auto phase = kb.scope();
   const int64_t H = w.up.dim(0), I = w.up.dim(1), KT = ceilDiv(H, kPartitions), IT = ceilDiv(I, kPartitions);
   const int64_t pieceTiles = std::min(KT, kTilesPerPiece);
-  TilePool gw = w.skipGate ? TilePool() : kb.sbufPool("gate_w", w.mm, {pieceTiles, kPartitions}, kWeightBufs);
-  TilePool uw = kb.sbufPool("up_w", w.mm, {pieceTiles, kPartitions}, kWeightBufs);
+  WeightStream uw(kb, kb.sbufPool("up_w", w.mm, {pieceTiles, kPartitions}, kWeightBufs));
+  WeightStream gw(kb, w.skipGate ? TilePool() : kb.sbufPool("gate_w", w.mm, {pieceTiles, kPartitions}, kWeightBufs));
+  for (int64_t i0 = 0; i0 < I; i0 += kPartitions) {
+    uw.plan(w.up, i0, std::min(kPartitions, I - i0));
+    if (!w.skipGate) gw.plan(w.gate, i0, std::min(kPartitions, I - i0));
+  }
   TilePool gs = kb.sbufPool("gate_act", DType::float32, {kMaxMoving}, 2);
   TilePool us = w.upBias.location() && !w.skipGate ? kb.sbufPool("up", DType::float32, {kMaxMoving}, 2) : TilePool();
   PsumPool gps = w.skipGate ? PsumPool() : kb.psumPool("gate_acc", 2);
@@ -34,7 +38,7 @@ void gatedActivationsT(KernelBuilder& kb, const GatedMlpWeights& w, const Tile& 
     const Tile pu = ups.next(DType::float32, {tn}).rows(0, iw);
     {
       auto sec = kb.section("up_proj");
-      projectWeightsStationary(kb, pu, uw, w.up, i0, iw, xT, tn);
+      projectWeightsStationary(kb, pu, uw, xT, tn);
     }
     const Act upBias = w.upBias.location() ? Act().bias(w.upBias.rows(0, iw).cols(it, 1)) : Act();
     if (w.skipGate) {
@@ -45,7 +49,7 @@ void gatedActivationsT(KernelBuilder& kb, const GatedMlpWeights& w, const Tile& 
     const Tile pg = gps.next(DType::float32, {tn}).rows(0, iw);
     {
       auto sec = kb.section("gate_proj");
-      projectWeightsStationary(kb, pg, gw, w.gate, i0, iw, xT, tn);
+      projectWeightsStationary(kb, pg, gw, xT, tn);
     }
     auto sec = kb.section("act");
     const Tile g = gs.next().rows(0, iw).cols(0, tn);
@@ -70,7 +74,9 @@ void downProjectAndStore(KernelBuilder& kb, const std::vector<DownTerm>& terms, 
   const int64_t I = terms.front().down.dim(0), H = terms.front().down.dim(1);
   const int64_t IT = ceilDiv(I, kPartitions), KT = ceilDiv(H, kPartitions), chunks = ceilDiv(tn, kPartitions);
   const DType outType = outRows.dtype();
-  TilePool dw = kb.sbufPool("down_w", mm, {std::min(IT, kTilesPerPiece), kPartitions}, kWeightBufs);
+  WeightStream dw(kb, kb.sbufPool("down_w", mm, {std::min(IT, kTilesPerPiece), kPartitions}, kWeightBufs));
+  for (int64_t h0 = 0; h0 < H; h0 += kPartitions)
+    for (const auto& term : terms) dw.plan(term.down, h0, std::min(kPartitions, H - h0));
   TilePool oTs = kb.sbufPool("outT", outType, {kMaxMoving}, 2);
   TilePool os = kb.sbufPool("out", outType, {kMaxMoving / kPartitions, kPartitions}, 2);
   PsumPool acc = kb.psumPool("down_acc", 2);
@@ -82,7 +88,7 @@ void downProjectAndStore(KernelBuilder& kb, const std::vector<DownTerm>& terms, 
     {
       auto sec = kb.section("down_proj");
       for (size_t j = 0; j < terms.size(); ++j)
-        projectWeightsStationary(kb, po, dw, terms[j].down, h0, hw, terms[j].hT, tn, j == 0, j + 1 == terms.size());
+        projectWeightsStationary(kb, po, dw, terms[j].hT, tn, j == 0, j + 1 == terms.size());
     }
     auto sec = kb.section("store");
     const Tile oT = oTs.next().rows(0, hw).cols(0, tn);

@@ -52,6 +52,8 @@ class TilePool {
   TilePool(std::string name, std::vector<Tile> buffers) : name_(std::move(name)), buffers_(std::move(buffers)) {}
   // The next buffer in rotation, as the pool's whole [128, free...] tile.
   Tile next();
+  // A buffer as a [128, free...] tile, for its shape (does not rotate).
+  const Tile& shape() const { return buffers_.at(0); }
   int bufs() const { return static_cast<int>(buffers_.size()); }
   const std::string& name() const { return name_; }
 

@@ -209,8 +209,12 @@ class MlpTkg {
 
   void gateUp(const Tile& xT, const Tile& hT, int64_t tn) {
     auto phase = kb_.scope();
-    TilePool gw = s_.skipGate ? TilePool() : kb_.sbufPool("gate_w", s_.mm, {kPieceTiles, kMaxMoving}, kBufs);
-    TilePool uw = kb_.sbufPool("up_w", s_.mm, {kPieceTiles, kMaxMoving}, kBufs);
+    WeightStream uw(kb_, kb_.sbufPool("up_w", s_.mm, {kPieceTiles, kMaxMoving}, kBufs));
+    WeightStream gw(kb_, s_.skipGate ? TilePool() : kb_.sbufPool("gate_w", s_.mm, {kPieceTiles, kMaxMoving}, kBufs));
+    for (int64_t i0 = 0; i0 < s_.I; i0 += kMaxMoving) {
+      uw.plan(s_.up, i0, std::min(kMaxMoving, s_.I - i0));
+      if (!s_.skipGate) gw.plan(s_.gate, i0, std::min(kMaxMoving, s_.I - i0));
+    }
     TilePool tmp = kb_.sbufPool("act_tmp", DType::float32, {kMaxMoving}, 4);
     const Tile h = kb_.sbufTile("h", s_.mm, {s_.I});
     PsumPool gps = kb_.psumPool("gate_acc", 2);
@@ -222,7 +226,7 @@ class MlpTkg {
       const Tile pu = ups.next(DType::float32, {iw}).rows(0, tn);
       {
         auto sec = kb_.section("up_proj");
-        projectWeightsMoving(kb_, pu, uw, s_.up, i0, iw, xT, tn);
+        projectWeightsMoving(kb_, pu, uw, xT, tn);
       }
       auto plusBias = [&](const Tile& acc, const Tile& bias) {
         if (!bias.location()) return acc;
@@ -238,7 +242,7 @@ class MlpTkg {
       const Tile pg = gps.next(DType::float32, {iw}).rows(0, tn);
       {
         auto sec = kb_.section("gate_proj");
-        projectWeightsMoving(kb_, pg, gw, s_.gate, i0, iw, xT, tn);
+        projectWeightsMoving(kb_, pg, gw, xT, tn);
       }
       auto sec = kb_.section("act");
       const Tile g = tmp.next().rows(0, tn).cols(0, iw);
@@ -251,7 +255,8 @@ class MlpTkg {
 
   void down(const Tile& hT, const DramView& outRows, int64_t t0, int64_t tn) {
     auto phase = kb_.scope();
-    TilePool dw = kb_.sbufPool("down_w", s_.mm, {kPieceTiles, kMaxMoving}, kBufs);
+    WeightStream dw(kb_, kb_.sbufPool("down_w", s_.mm, {kPieceTiles, kMaxMoving}, kBufs));
+    for (int64_t c0 = 0; c0 < s_.H; c0 += kMaxMoving) dw.plan(s_.down, c0, std::min(kMaxMoving, s_.H - c0));
     TilePool os = kb_.sbufPool("out", s_.out.dtype(), {kMaxMoving}, 3);
     PsumPool acc = kb_.psumPool("down_acc", 2);
     EvacuationEngines evac;
@@ -260,7 +265,7 @@ class MlpTkg {
       const Tile po = acc.next(DType::float32, {cw}).rows(0, tn);
       {
         auto sec = kb_.section("down_proj");
-        projectWeightsMoving(kb_, po, dw, s_.down, c0, cw, hT, tn);
+        projectWeightsMoving(kb_, po, dw, hT, tn);
       }
       auto sec = kb_.section("store");
       const Tile o = os.next().rows(0, tn).cols(0, cw);

@@ -140,7 +140,8 @@ void runCte(KernelBuilder& kb, const QkvSpec& s, TokenPrologue& prologue, const 
     prologue.transposedTokens(rows, xT, 0, t0, tn);
     auto phase = kb.scope();
     auto sec = kb.section("qkv_proj");
-    TilePool w = kb.sbufPool("qkv_w", s.mm, {std::min(KT, kTilesPerPiece), kPartitions}, kWeightBufs);
+    WeightStream w(kb, kb.sbufPool("qkv_w", s.mm, {std::min(KT, kTilesPerPiece), kPartitions}, kWeightBufs));
+    for (int64_t c0 = 0; c0 < s.I; c0 += kPartitions) w.plan(s.weights, c0, std::min(kPartitions, s.I - c0));
     TilePool outT = kb.sbufPool("qkvT", s.out.dtype(), {kMaxMoving}, 2);
     TilePool outRows = kb.sbufPool("qkv", s.out.dtype(), {kMaxMoving / kPartitions, kPartitions}, 2);
     PsumPool acc = kb.psumPool("acc", 2);
@@ -149,7 +150,7 @@ void runCte(KernelBuilder& kb, const QkvSpec& s, TokenPrologue& prologue, const 
     for (int64_t it = 0; it < IT; ++it) {
       const int64_t c0 = it * kPartitions, cw = std::min(kPartitions, s.I - c0);
       const Tile ps = acc.next(DType::float32, {tn}).rows(0, cw);
-      projectWeightsStationary(kb, ps, w, s.weights, c0, cw, xT, tn);
+      projectWeightsStationary(kb, ps, w, xT, tn);
       const Tile ot = outT.next().rows(0, cw).cols(0, tn);
       if (bias.location())
         kb.activation(ot, ps, ActivationFunc::Identity, Act().bias(bias.rows(0, cw).cols(it, 1)));
@@ -179,14 +180,15 @@ void runTkg(KernelBuilder& kb, const QkvSpec& s, TokenPrologue& prologue, const 
     const Tile xT = kb.sbufTile("xT", s.mm, {KT, kPartitions});
     prologue.transposedTokens(rows, xT, 0, t0, tn);
     auto sec = kb.section("qkv_proj");
-    TilePool w = kb.sbufPool("qkv_w", s.mm, {4, kMaxMoving}, 4);
+    WeightStream w(kb, kb.sbufPool("qkv_w", s.mm, {4, kMaxMoving}, 4));
+    for (int64_t c0 = 0; c0 < s.I; c0 += kMaxMoving) w.plan(s.weights, c0, std::min(kMaxMoving, s.I - c0));
     TilePool os = kb.sbufPool("qkv", s.out.dtype(), {kMaxMoving}, 3);
     PsumPool acc = kb.psumPool("acc", 2);
     EvacuationEngines evac;
     for (int64_t c0 = 0; c0 < s.I; c0 += kMaxMoving) {
       const int64_t cw = std::min(kMaxMoving, s.I - c0);
       const Tile ps = acc.next(DType::float32, {cw}).rows(0, tn);
-      projectWeightsMoving(kb, ps, w, s.weights, c0, cw, xT, tn);
+      projectWeightsMoving(kb, ps, w, xT, tn);
       const Tile o = os.next().rows(0, tn).cols(0, cw);
       if (bias.location())
         kb.tensorTensor(o, ps, bias.rows(0, tn).cols(c0, cw), AluOp::add);
