@@ -138,7 +138,7 @@ def generic_module(kernel_name, ins, outs, attrs=(), **fields):
     ("RowTiledMM", [("a", [4, 8]), ("b", [8, 4])], [("o", [4, 4])], [], {"sb_buf_shape": [128, 200]},
      r"SBUF pool '.*' .* beyond the 200 bytes per partition the node may use"),
     ("RowTiledMM", [("a", [4, 8]), ("b", [8, 4])], [("o", [4, 4])], [], {"psum_buf_shape": [128, 2, 2048]},
-     r"PSUM pool 'acc' bank 0 of 4 needs 2048 bytes per partition of PSUM"),
+     r"PSUM pool 'acc' bank 0 of 6 needs 2048 bytes per partition of PSUM"),
 ])
 def test_attrs_and_shapes_a_leaf_cannot_take_are_kernel_errors(kernel, ins, outs, attrs, fields, message):
     module = generic_module(kernel, ins, outs, attrs, **fields)

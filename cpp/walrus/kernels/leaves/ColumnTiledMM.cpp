@@ -14,7 +14,7 @@
 
 #include "walrus/kernels/KernelBuilder.h"
 #include "walrus/kernels/LeafRegistry.h"
-#include "walrus/kernels/TileOps.h"
+#include "walrus/kernels/Projection.h"
 #include "walrus/kernels/leaves/MatmulOperands.h"
 
 namespace walrus::kernels {
@@ -33,7 +33,10 @@ void expandColumnTiledMM(KernelBuilder& kb) {
 
   TilePool aT = kb.sbufPool("aT", mm.dtype, {KT, blockRows}, 1);
   TilePool aRows = kb.sbufPool("a_rows", mm.dtype, {K}, 2);
-  TilePool bCols = kb.sbufPool("b_cols", mm.dtype, {KT, kPartitions}, 3);
+  // b's column tiles, planned for every row block and loaded two ahead (one DMA each).
+  WeightStream bCols(kb, kb.sbufPool("b_cols", mm.dtype, {KT, kPartitions}, 3));
+  for (int64_t b0 = 0; b0 < M; b0 += blockRows)
+    for (int64_t n0 = 0; n0 < N; n0 += kPartitions) bCols.plan(mm.b, n0, std::min(kPartitions, N - n0));
   TilePool biasCols = kb.sbufPool("bias", DType::float32, {1}, 3);
   TilePool outT = kb.sbufPool("outT", mm.out.dtype(), {kMaxMoving}, 2);
   TilePool outRows = kb.sbufPool("out", mm.out.dtype(), {kMaxMoving / kPartitions, kPartitions}, 2);
@@ -55,13 +58,10 @@ void expandColumnTiledMM(KernelBuilder& kb) {
     }
     for (int64_t n0 = 0; n0 < N; n0 += kPartitions) {
       const int64_t nw = std::min(kPartitions, N - n0);
-      const Tile bc = bCols.next();
+      Tile bc;
       {
         auto s = kb.section("load_b");
-        for (int64_t kt = 0; kt < KT; ++kt) {
-          const int64_t kr = std::min(kPartitions, K - kt * kPartitions);
-          kb.load(bc.at(0, kt).rows(0, kr).cols(0, nw), mm.b.slice(0, kt * kPartitions, kr).slice(1, n0, nw));
-        }
+        bc = bCols.take().tile;
       }
       Tile biasCol;
       if (mm.hasBias) {
