@@ -13,7 +13,7 @@ TokenPrologue::TokenPrologue(KernelBuilder& kb, Config config) : kb_(kb), cfg_(s
 int64_t TokenPrologue::stagingBytes() const {
   const int64_t H = cfg_.H, xn = H * dtypeSize(cfg_.xTdtype);
   if (!needsFp32()) return 2 * xn;
-  const int64_t x = 2 * H * 4, addend = cfg_.addends ? 2 * H * dtypeSize(cfg_.hiddenDtype) : 0;
+  const int64_t x = 2 * H * 4, addend = 2 * cfg_.addends * H * dtypeSize(cfg_.hiddenDtype);
   return x + addend + xn + normStatsColumns(H) * 4 + 4 * 64;
 }
 
@@ -23,20 +23,34 @@ void TokenPrologue::transposedTokens(const TokenRowsIn& in, const Tile& xT, int6
   const int64_t H = cfg_.H;
   const bool fp32 = needsFp32();
   TilePool xs = kb_.sbufPool("x", fp32 ? DType::float32 : cfg_.xTdtype, {H}, 2);
-  TilePool adds = cfg_.addends ? kb_.sbufPool("addend", cfg_.hiddenDtype, {H}, 2) : TilePool();
+  TilePool adds = cfg_.addends ? kb_.sbufPool("addend", cfg_.hiddenDtype, {H}, 2 * cfg_.addends) : TilePool();
   TilePool xns = fp32 ? kb_.sbufPool("x_norm", cfg_.xTdtype, {H}, 1) : TilePool();
   const Tile stats = cfg_.norm == NormType::None ? Tile() : kb_.sbufTile("norm_stats", DType::float32, {normStatsColumns(H)});
   PsumPool psum = kb_.psumPool("transpose", 2);
   EvacuationEngines evac;
+  // Row tiles are loaded one ahead in program order (the DMA engines serve transfers in program
+  // order: a load emitted after this tile's stores would wait for its work).
+  struct Loaded {
+    Tile x;
+    std::vector<Tile> addends;
+  };
+  auto loadRows = [&](int64_t r0) {
+    const int64_t rows = std::min(kPartitions, n - r0);
+    Loaded l{xs.next().rows(0, rows), {}};
+    kb_.load(l.x, in.hidden.slice(0, t0 + r0, rows));
+    for (const DramView& addend : in.addends) {
+      l.addends.push_back(adds.next().rows(0, rows));
+      kb_.load(l.addends.back(), addend.slice(0, t0 + r0, rows));
+    }
+    return l;
+  };
+  Loaded next = loadRows(0);
   for (int64_t r0 = 0; r0 < n; r0 += kPartitions) {
     const int64_t rows = std::min(kPartitions, n - r0);
-    const Tile x = xs.next().rows(0, rows);
-    kb_.load(x, in.hidden.slice(0, t0 + r0, rows));
-    for (const DramView& addend : in.addends) {
-      const Tile a = adds.next().rows(0, rows);
-      kb_.load(a, addend.slice(0, t0 + r0, rows));
-      kb_.tensorTensor(x, x, a, AluOp::add);
-    }
+    const Loaded cur = next;
+    if (r0 + kPartitions < n) next = loadRows(r0 + kPartitions);
+    const Tile& x = cur.x;
+    for (const Tile& a : cur.addends) kb_.tensorTensor(x, x, a, AluOp::add);
     if (in.sumOut) kb_.store(in.sumOut->slice(0, t0 + r0, rows), x);
     Tile xn = x;
     if (fp32) {

@@ -21,8 +21,9 @@
 //   P, dP - Di ACT from PSUM (exp with the -lse bias; identity with the -Di bias)
 //   dS         DVE
 //   dv^T, dk^T PE, accumulated over the query tiles in PSUM ([d, keys]: the output layout)
-//   dS^T, dq^T PE transposes, then k^T dS^T accumulated over the block's key chunks; DVE adds it
+//   dS^T, dq^T DMA transposes, then k^T dS^T accumulated over the block's key chunks; DVE adds it
 //              into the head's dq accumulator
+// Query tiles run two at a time, stage by stage, so one tile's chain overlaps the other's.
 // Causal: query tiles wholly before a key block are skipped; on the diagonal Pool zeroes P above
 // the diagonal (affine_select).
 #include <algorithm>
@@ -84,6 +85,8 @@ void loadTransposedTiles(KernelBuilder& kb, const Tile& dst, const DramView& src
   }
 }
 
+constexpr int64_t kLanes = 2;  // query tiles in flight (PSUM: scores and dP per lane)
+
 void expandBackwardsAttention(KernelBuilder& kb) {
   const BwdSpec s = readSpec(kb);
   const int64_t d = s.d, S = s.S, ST = ceilDiv(S, kPartitions), group = s.BH / s.BKV;
@@ -101,18 +104,16 @@ void expandBackwardsAttention(KernelBuilder& kb) {
   TilePool oTPool = kb.sbufPool("oT", mm, {d}, 2);
   TilePool prod = kb.sbufPool("dy_o", DType::float32, {d}, 2);
   // Per (key block, query tile).
-  TilePool pPool = kb.sbufPool("p", mm, {kMaxMoving}, 2);
+  TilePool pPool = kb.sbufPool("p", mm, {kMaxMoving}, 2 * kLanes);
   TilePool tPool = kb.sbufPool("dp_minus_di", mm, {kMaxMoving}, 2);
-  TilePool dsPool = kb.sbufPool("ds", mm, {kMaxMoving}, 2);
-  TilePool dsTPool = kb.sbufPool("dsT", mm, {kMaxMoving / kPartitions, kPartitions}, 2);
+  TilePool dsPool = kb.sbufPool("ds", mm, {kMaxMoving}, 2 * kLanes);
+  TilePool dsTPool = kb.sbufPool("dsT", mm, {kMaxMoving / kPartitions, kPartitions}, 2 * kLanes);
   TilePool outPool = kb.sbufPool("grad_out", s.dq.dtype(), {S}, 2);
-  PsumPool sPs = kb.psumPool("scores", 2);
-  PsumPool dpPs = kb.psumPool("dp", 1);
+  PsumPool sPs = kb.psumPool("scores", kLanes);
+  PsumPool dpPs = kb.psumPool("dp", kLanes);
   PsumPool dvPs = kb.psumPool("dv_acc", 1);
   PsumPool dkPs = kb.psumPool("dk_acc", 1);
-  PsumPool dsTPs = kb.psumPool("dsT", 2);
-  PsumPool dqPs = kb.psumPool("dq", 1);
-  EvacuationEngines evac;
+  PsumPool dqPs = kb.psumPool("dq", 2);
 
   for (int64_t g = 0; g < s.BKV; ++g) {
     const Tile kv = kvPool.next(), kT = kTPool.next(), acc = gradKV.next();
@@ -155,44 +156,64 @@ void expandBackwardsAttention(KernelBuilder& kb) {
         const int64_t firstTile = s.causal ? k0 / kPartitions : 0;
         const Tile dvT = dvPs.next(DType::float32, {kw}).rows(0, d);
         const Tile dkT = dkPs.next(DType::float32, {kw}).rows(0, d);
-        for (int64_t t = firstTile; t < ST; ++t) {
-          const int64_t q0 = t * kPartitions, qw = std::min(kPartitions, S - q0);
-          const bool first = t == firstTile, last = t == ST - 1;
-          const Tile Sps = sPs.next(DType::float32, {kw}).rows(0, qw);
-          const Tile dP = dpPs.next(DType::float32, {kw}).rows(0, qw);
-          const Tile P = pPool.next().rows(0, qw).cols(0, kw);
-          const Tile dS = dsPool.next().rows(0, qw).cols(0, kw);
+        // Query tiles go two at a time, each stage for both before the next, so the engines
+        // overlap one tile's chain (S, P, dP, dS, dV/dK, dS^T, dQ) with the other's.
+        for (int64_t t0 = firstTile; t0 < ST; t0 += kLanes) {
+          struct Lane {
+            int64_t t, q0, qw;
+            Tile Sps, dP, P, dS, dsT;
+          };
+          std::vector<Lane> lanes;
+          for (int64_t t = t0; t < std::min(ST, t0 + kLanes); ++t) {
+            const int64_t q0 = t * kPartitions, qw = std::min(kPartitions, S - q0);
+            lanes.push_back({t, q0, qw, sPs.next(DType::float32, {kw}).rows(0, qw),
+                             dpPs.next(DType::float32, {kw}).rows(0, qw), pPool.next().rows(0, qw).cols(0, kw),
+                             dsPool.next().rows(0, qw).cols(0, kw), dsTPool.next()});
+          }
           {
             auto sec = kb.section("recompute_p");
-            kb.matmul(Sps, qh.cols(q0, qw), kg.cols(k0, kw), true, true);
-            kb.activation(P, Sps, ActivationFunc::Exp, Act().scale(s.scale).bias(negLse.rows(0, qw).cols(t, 1)));
-            if (s.causal && k0 + kw > q0 + 1)  // keep key j <= query i: (q0 + p) - (k0 + j) >= 0
-              kb.affineSelect(P, P, q0 - k0, {{-1, kw}}, 1, AluOp::is_ge, 0.0);
+            for (auto& l : lanes) kb.matmul(l.Sps, qh.cols(l.q0, l.qw), kg.cols(k0, kw), true, true);
+            for (auto& l : lanes) {
+              kb.activation(l.P, l.Sps, ActivationFunc::Exp, Act().scale(s.scale).bias(negLse.rows(0, l.qw).cols(l.t, 1)));
+              if (s.causal && k0 + kw > l.q0 + 1)  // keep key j <= query i: (q0 + p) - (k0 + j) >= 0
+                kb.affineSelect(l.P, l.P, l.q0 - k0, {{-1, kw}}, 1, AluOp::is_ge, 0.0);
+            }
           }
           {
             auto sec = kb.section("ds");
-            kb.matmul(dP, dyh.cols(q0, qw), vg.cols(k0, kw), true, true);
-            const Tile t1 = tPool.next().rows(0, qw).cols(0, kw);
-            kb.activation(t1, dP, ActivationFunc::Identity, Act().bias(negDi.rows(0, qw).cols(t, 1)));
-            kb.tensorTensor(dS, t1, P, AluOp::mult);
+            for (auto& l : lanes) kb.matmul(l.dP, dyh.cols(l.q0, l.qw), vg.cols(k0, kw), true, true);
+            for (auto& l : lanes) {
+              const Tile t1 = tPool.next().rows(0, l.qw).cols(0, kw);
+              kb.activation(t1, l.dP, ActivationFunc::Identity, Act().bias(negDi.rows(0, l.qw).cols(l.t, 1)));
+              kb.tensorTensor(l.dS, t1, l.P, AluOp::mult);
+            }
           }
           {
             auto sec = kb.section("dk_dv");
-            kb.matmul(dvT, dyT.at(0, t).rows(0, qw), P, first, last);
-            kb.matmul(dkT, qT.at(0, t).rows(0, qw), dS, first, last);
+            for (auto& l : lanes) {
+              const bool first = l.t == firstTile, last = l.t == ST - 1;
+              kb.matmul(dvT, dyT.at(0, l.t).rows(0, l.qw), l.P, first, last);
+              kb.matmul(dkT, qT.at(0, l.t).rows(0, l.qw), l.dS, first, last);
+            }
           }
           auto sec = kb.section("dq");
-          const Tile dsT = dsTPool.next();
-          transposeInto(kb, dsTPs, dsT.slice(0, 0, chunks).slice(1, 0, qw), dS, evac.next());
-          const Tile dqT = dqPs.next(DType::float32, {qw}).rows(0, d);
-          for (int64_t c = 0; c < chunks; ++c) {
-            const int64_t kr = std::min(kPartitions, kw - c * kPartitions), kt = k0 / kPartitions + c;
-            kb.matmul(dqT, kT.at(0, kt).rows(0, kr), dsT.at(0, c).rows(0, kr).cols(0, qw), c == 0, c == chunks - 1);
+          for (auto& l : lanes)  // dS^T by DMA (issued from Pool), 128 keys at a time
+            for (int64_t c = 0; c < chunks; ++c) {
+              const int64_t kr = std::min(kPartitions, kw - c * kPartitions);
+              kb.transposeOnChip(l.dsT.at(0, c).rows(0, kr).cols(0, l.qw), l.dS.cols(c * kPartitions, kr), Engine::Pool);
+            }
+          for (auto& l : lanes) {
+            const Tile dqT = dqPs.next(DType::float32, {l.qw}).rows(0, d);
+            for (int64_t c = 0; c < chunks; ++c) {
+              const int64_t kr = std::min(kPartitions, kw - c * kPartitions), kt = k0 / kPartitions + c;
+              kb.matmul(dqT, kT.at(0, kt).rows(0, kr), l.dsT.at(0, c).rows(0, kr).cols(0, l.qw), c == 0, c == chunks - 1);
+            }
+            const Tile dq = dqAcc.cols(l.q0, l.qw);
+            if (k0 == 0)
+              kb.copy(dq, dqT);
+            else
+              kb.tensorTensor(dq, dq, dqT, AluOp::add);
           }
-          if (k0 == 0)
-            kb.copy(dqAcc.cols(q0, qw), dqT);
-          else
-            kb.tensorTensor(dqAcc.cols(q0, qw), dqAcc.cols(q0, qw), dqT, AluOp::add);
         }
         auto sec = kb.section("dk_dv");
         if (firstOfGroup) {

@@ -11,9 +11,10 @@
 //   attrs norm_type (NO_NORM or RMS_NORM), quantization_type (STATIC = 1, ROW = 2), lower_bound
 //         (>= 0), eps
 //
-// One tile of 128 rows at a time (loads double-buffered): ACT squares and sums the row and takes
-// |x|, DVE does the rest; the dequant scale is written into the row's last 4 bytes through an
-// fp32 view of the fp8 tile, so each row leaves in one DMA.
+// One tile of 128 rows at a time (loads double-buffered), the passes over the row spread over the
+// engines: ACT squares and sums it and scales it by 1/rms, Pool multiplies by gamma and
+// quantizes, DVE finds max and min. The dequant scale is written into the row's last 4 bytes
+// through an fp32 view of the fp8 tile, so each row leaves in one DMA.
 #include <algorithm>
 
 #include "walrus/kernels/KernelBuilder.h"
@@ -87,39 +88,54 @@ void expandRMSNormQuant(KernelBuilder& kb) {
   TilePool xs = kb.sbufPool("x", DType::float32, {H}, 2);
   TilePool scratch = kb.sbufPool("abs", DType::float32, {H}, 1);
   TilePool qs = kb.sbufPool("q", out.dtype(), {scaleAt + 4}, 2);
-  TilePool stats = kb.sbufPool("stats", DType::float32, {normStatsColumns(H) + 4}, 2);
+  TilePool stats = kb.sbufPool("stats", DType::float32, {4}, 2);
 
   for (const auto& seg : segments) {
     const DramView in = seg[0].rows(), o = seg[1].rows();
     const int64_t T = in.dim(0);
+    // The next tile's load is emitted before this tile's work: the DMA engines serve transfers in
+    // program order, and this tile's store (after its work) would otherwise hold the load back.
+    auto loadRows = [&](int64_t t0) {
+      const Tile x = xs.next().rows(0, std::min(kPartitions, T - t0));
+      kb.load(x, in.slice(0, t0, x.partitions()));
+      return x;
+    };
+    Tile next = loadRows(0);
     for (int64_t t0 = 0; t0 < T; t0 += kPartitions) {
       const int64_t rows = std::min(kPartitions, T - t0);
-      const Tile x = xs.next().rows(0, rows), st = stats.next().rows(0, rows);
-      kb.load(x, in.slice(0, t0, rows));
+      const Tile x = next, st = stats.next().rows(0, rows);
+      if (t0 + kPartitions < T) next = loadRows(t0 + kPartitions);
+      const Tile col0 = st.cols(0, 1), col1 = st.cols(1, 1), col2 = st.cols(2, 1), quantScale = st.cols(3, 1);
       if (norm == NormType::RMS) {
-        normalizeRows(kb, norm, eps, x, x, st, scratch.next().rows(0, rows));
-        kb.tensorTensor(x, x, gamma.rows(0, rows), AluOp::mult);
+        auto sec = kb.section("norm");
+        // ACT squares and sums the row; Pool multiplies by gamma meanwhile; ACT scales by 1/rms.
+        kb.activation(scratch.next().rows(0, rows), x, ActivationFunc::Square, Act().accumulate(AccumCmd::ZeroAccumulate));
+        kb.readAccumulator(col0);
+        kb.tensorScalar(col0, col0, AluOp::mult, 1.0 / static_cast<double>(H), AluOp::add, eps);
+        kb.tensorScalar(col0, col0, AluOp::rsqrt, 0.0);
+        kb.tensorTensor(x, x, gamma.rows(0, rows), AluOp::mult, Engine::Pool);
+        kb.activation(x, x, ActivationFunc::Copy, Act().scaleBy(col0));
       }
       const Tile q = qs.next().rows(0, rows);
       auto sec = kb.section("quantize");
-      const Tile quantScale = st.cols(st.freeSize() - 1, 1);
       if (!row) {
-        kb.tensorScalarPtr(q.cols(0, H), x, AluOp::mult, staticScale.rows(0, rows));
+        kb.tensorScalarPtr(q.cols(0, H), x, AluOp::mult, staticScale.rows(0, rows), AluOp::bypass, std::nullopt, 0.0,
+                           Engine::Pool);
         kb.store(o.slice(0, t0, rows), q.cols(0, H));
         continue;
       }
-      const Tile absMax = st.cols(st.freeSize() - 2, 1);
-      const Tile absX = scratch.next().rows(0, rows);
-      kb.activation(absX, x, ActivationFunc::Abs);
-      kb.reduce(absMax, absX, AluOp::max);
+      // |x|max = max(max x, -min x): two DVE passes, no |x| pass.
+      kb.reduce(col1, x, AluOp::max);
+      kb.reduce(col2, x, AluOp::min, ReduceAxis::X, /*negate=*/true);
+      kb.tensorTensor(col1, col1, col2, AluOp::max);
       if (clip) {
-        kb.tensorScalar(absMax, absMax, AluOp::min, lowerBound);
-        kb.tensorScalar(x, x, AluOp::min, lowerBound, AluOp::max, -lowerBound);
+        kb.tensorScalar(col1, col1, AluOp::min, lowerBound);
+        kb.tensorScalar(x, x, AluOp::min, lowerBound, AluOp::max, -lowerBound, Engine::Pool);
       }
       const Tile dq = q.cols(scaleAt, 4).bitcast(DType::float32);
-      kb.tensorScalar(dq, absMax, AluOp::mult, 1.0 / qmax, AluOp::max, kMinDequantScale);
+      kb.tensorScalar(dq, col1, AluOp::mult, 1.0 / qmax, AluOp::max, kMinDequantScale);
       kb.reciprocal(quantScale, dq);
-      kb.tensorScalarPtr(q.cols(0, H), x, AluOp::mult, quantScale);
+      kb.tensorScalarPtr(q.cols(0, H), x, AluOp::mult, quantScale, AluOp::bypass, std::nullopt, 0.0, Engine::Pool);
       if (scaleAt == H) {
         kb.store(o.slice(0, t0, rows), q.cols(0, H + 4));
       } else {
