@@ -11,9 +11,9 @@
 //   attrs norm_type (NO_NORM or RMS_NORM), quantization_type (STATIC = 1, ROW = 2), lower_bound
 //         (>= 0), eps
 //
-// One tile of 128 rows at a time (loads double-buffered), the passes over the row spread over the
-// engines: ACT squares and sums it and scales it by 1/rms, Pool multiplies by gamma and
-// quantizes, DVE finds max and min. The dequant scale is written into the row's last 4 bytes
+// Tiles of 128 rows, software-pipelined three deep (load, norm, quantize), the passes over a row
+// spread over the engines: ACT squares and sums it and scales it by 1/rms, Pool multiplies by
+// gamma and quantizes, DVE finds max and min. The dequant scale is written into the row's last 4 bytes
 // through an fp32 view of the fp8 tile, so each row leaves in one DMA.
 #include <algorithm>
 
@@ -85,63 +85,80 @@ void expandRMSNormQuant(KernelBuilder& kb) {
   }
   // Row layout in SBUF: H values, padding to 4 bytes, the fp32 scale.
   const int64_t scaleAt = (H + 3) / 4 * 4;
-  TilePool xs = kb.sbufPool("x", DType::float32, {H}, 2);
-  TilePool scratch = kb.sbufPool("abs", DType::float32, {H}, 1);
+  TilePool xs = kb.sbufPool("x", DType::float32, {H}, 3);
+  TilePool scratch = kb.sbufPool("squares", DType::bfloat16, {H}, 1);
   TilePool qs = kb.sbufPool("q", out.dtype(), {scaleAt + 4}, 2);
-  TilePool stats = kb.sbufPool("stats", DType::float32, {4}, 2);
+  TilePool stats = kb.sbufPool("stats", DType::float32, {4}, 3);
 
+  struct RowTile {
+    DramView out;
+    int64_t rows = 0;
+    Tile x, st;
+  };
+  auto load = [&](const DramView& in, const DramView& o, int64_t t0) {
+    RowTile r{o.slice(0, t0, std::min(kPartitions, in.dim(0) - t0)), 0, Tile(), Tile()};
+    r.rows = r.out.dim(0);
+    r.x = xs.next().rows(0, r.rows);
+    r.st = stats.next().rows(0, r.rows);
+    kb.load(r.x, in.slice(0, t0, r.rows));
+    return r;
+  };
+  // x <- rms_norm(x) * gamma: ACT squares and sums the row, Pool multiplies by gamma meanwhile, ACT
+  // scales by 1/rms.
+  auto normalize = [&](const RowTile& r) {
+    if (norm != NormType::RMS) return;
+    auto sec = kb.section("norm");
+    const Tile rstd = r.st.cols(0, 1);
+    kb.activation(scratch.next().rows(0, r.rows), r.x, ActivationFunc::Square, Act().accumulate(AccumCmd::ZeroAccumulate));
+    kb.readAccumulator(rstd);
+    kb.tensorScalar(rstd, rstd, AluOp::mult, 1.0 / static_cast<double>(H), AluOp::add, eps);
+    kb.tensorScalar(rstd, rstd, AluOp::rsqrt, 0.0);
+    kb.tensorTensor(r.x, r.x, gamma.rows(0, r.rows), AluOp::mult, Engine::Pool);
+    kb.activation(r.x, r.x, ActivationFunc::Copy, Act().scaleBy(rstd));
+  };
+  auto quantize = [&](const RowTile& r) {
+    auto sec = kb.section("quantize");
+    const Tile q = qs.next().rows(0, r.rows);
+    if (!row) {
+      kb.tensorScalarPtr(q.cols(0, H), r.x, AluOp::mult, staticScale.rows(0, r.rows), AluOp::bypass, std::nullopt, 0.0,
+                         Engine::Pool);
+      kb.store(r.out, q.cols(0, H));
+      return;
+    }
+    // |x|max = max(max x, -min x): two DVE passes, no |x| pass.
+    const Tile hi = r.st.cols(1, 1), negLo = r.st.cols(2, 1), quantScale = r.st.cols(3, 1);
+    kb.reduce(hi, r.x, AluOp::max);
+    kb.reduce(negLo, r.x, AluOp::min, ReduceAxis::X, /*negate=*/true);
+    kb.tensorTensor(hi, hi, negLo, AluOp::max);
+    if (clip) {
+      kb.tensorScalar(hi, hi, AluOp::min, lowerBound);
+      kb.tensorScalar(r.x, r.x, AluOp::min, lowerBound, AluOp::max, -lowerBound, Engine::Pool);
+    }
+    const Tile dq = q.cols(scaleAt, 4).bitcast(DType::float32);
+    kb.tensorScalar(dq, hi, AluOp::mult, 1.0 / qmax, AluOp::max, kMinDequantScale);
+    kb.reciprocal(quantScale, dq);
+    kb.tensorScalarPtr(q.cols(0, H), r.x, AluOp::mult, quantScale, AluOp::bypass, std::nullopt, 0.0, Engine::Pool);
+    if (scaleAt == H) {
+      kb.store(r.out, q.cols(0, H + 4));
+    } else {
+      kb.store(r.out.slice(1, 0, H), q.cols(0, H));
+      kb.store(r.out.slice(1, H, 4), q.cols(scaleAt, 4));
+    }
+  };
+
+  // A three-stage software pipeline over row tiles: tile i + 2 loads and tile i + 1 normalizes
+  // while tile i quantizes, so each engine's in-order stream interleaves independent tiles (and
+  // no load sits behind a store in the DMA engines' program order).
   for (const auto& seg : segments) {
     const DramView in = seg[0].rows(), o = seg[1].rows();
-    const int64_t T = in.dim(0);
-    // The next tile's load is emitted before this tile's work: the DMA engines serve transfers in
-    // program order, and this tile's store (after its work) would otherwise hold the load back.
-    auto loadRows = [&](int64_t t0) {
-      const Tile x = xs.next().rows(0, std::min(kPartitions, T - t0));
-      kb.load(x, in.slice(0, t0, x.partitions()));
-      return x;
-    };
-    Tile next = loadRows(0);
-    for (int64_t t0 = 0; t0 < T; t0 += kPartitions) {
-      const int64_t rows = std::min(kPartitions, T - t0);
-      const Tile x = next, st = stats.next().rows(0, rows);
-      if (t0 + kPartitions < T) next = loadRows(t0 + kPartitions);
-      const Tile col0 = st.cols(0, 1), col1 = st.cols(1, 1), col2 = st.cols(2, 1), quantScale = st.cols(3, 1);
-      if (norm == NormType::RMS) {
-        auto sec = kb.section("norm");
-        // ACT squares and sums the row; Pool multiplies by gamma meanwhile; ACT scales by 1/rms.
-        kb.activation(scratch.next().rows(0, rows), x, ActivationFunc::Square, Act().accumulate(AccumCmd::ZeroAccumulate));
-        kb.readAccumulator(col0);
-        kb.tensorScalar(col0, col0, AluOp::mult, 1.0 / static_cast<double>(H), AluOp::add, eps);
-        kb.tensorScalar(col0, col0, AluOp::rsqrt, 0.0);
-        kb.tensorTensor(x, x, gamma.rows(0, rows), AluOp::mult, Engine::Pool);
-        kb.activation(x, x, ActivationFunc::Copy, Act().scaleBy(col0));
-      }
-      const Tile q = qs.next().rows(0, rows);
-      auto sec = kb.section("quantize");
-      if (!row) {
-        kb.tensorScalarPtr(q.cols(0, H), x, AluOp::mult, staticScale.rows(0, rows), AluOp::bypass, std::nullopt, 0.0,
-                           Engine::Pool);
-        kb.store(o.slice(0, t0, rows), q.cols(0, H));
-        continue;
-      }
-      // |x|max = max(max x, -min x): two DVE passes, no |x| pass.
-      kb.reduce(col1, x, AluOp::max);
-      kb.reduce(col2, x, AluOp::min, ReduceAxis::X, /*negate=*/true);
-      kb.tensorTensor(col1, col1, col2, AluOp::max);
-      if (clip) {
-        kb.tensorScalar(col1, col1, AluOp::min, lowerBound);
-        kb.tensorScalar(x, x, AluOp::min, lowerBound, AluOp::max, -lowerBound, Engine::Pool);
-      }
-      const Tile dq = q.cols(scaleAt, 4).bitcast(DType::float32);
-      kb.tensorScalar(dq, col1, AluOp::mult, 1.0 / qmax, AluOp::max, kMinDequantScale);
-      kb.reciprocal(quantScale, dq);
-      kb.tensorScalarPtr(q.cols(0, H), x, AluOp::mult, quantScale, AluOp::bypass, std::nullopt, 0.0, Engine::Pool);
-      if (scaleAt == H) {
-        kb.store(o.slice(0, t0, rows), q.cols(0, H + 4));
-      } else {
-        kb.store(o.slice(0, t0, rows).slice(1, 0, H), q.cols(0, H));
-        kb.store(o.slice(0, t0, rows).slice(1, H, 4), q.cols(scaleAt, 4));
-      }
+    const int64_t tiles = ceilDiv(in.dim(0), kPartitions);
+    std::vector<RowTile> t;
+    for (int64_t i = 0; i < std::min<int64_t>(2, tiles); ++i) t.push_back(load(in, o, i * kPartitions));
+    normalize(t[0]);
+    for (int64_t i = 0; i < tiles; ++i) {
+      if (i + 2 < tiles) t.push_back(load(in, o, (i + 2) * kPartitions));
+      if (i + 1 < tiles) normalize(t[static_cast<size_t>(i + 1)]);
+      quantize(t[static_cast<size_t>(i)]);
     }
   }
 }
