@@ -5,7 +5,8 @@
 //   xT = x^T                               [128, KT, tokens]: H on partitions, in the matmul dtype
 // xT is what the projections multiply: the stationary operand of the weights-moving (TKG) tiling
 // and the moving operand of the weights-stationary (CTE) tiling. gamma is applied as the
-// transposes are evacuated (a per-partition scale once H is on partitions).
+// transposes are evacuated (a per-partition scale once H is on partitions). Without a norm or
+// residuals, DMA transposes bring x^T straight from DRAM.
 #pragma once
 
 #include <optional>
