@@ -1,5 +1,6 @@
 #include "Numerics.h"
 
+#include <cpuid.h>
 #include <immintrin.h>
 
 #include <array>
@@ -163,10 +164,15 @@ __attribute__((target("avx2,fma,f16c"))) void storeFp16ContigF16c(uint8_t* p, in
   for (; i < n; ++i) Codec<DType::float16>::store(p + 2 * i, in[i]);
 }
 
+// F16C is read from CPUID leaf 1 (ECX bit 29): clang 14's __builtin_cpu_supports has no "f16c".
+bool cpuHasF16c() {
+  unsigned eax, ebx, ecx, edx;
+  return __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C);
+}
+
 const bool kAvx2 = [] {
   __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-         __builtin_cpu_supports("f16c");
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && cpuHasF16c();
 }();
 
 }  // namespace

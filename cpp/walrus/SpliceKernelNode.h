@@ -1,0 +1,37 @@
+// Replacing one IT55/IT56 node with the code of its traced kernel module.
+//
+// NeuronCoreId. A host module holds one function per NeuronCore, so the node's NeuronCoreId is the
+// index of its function in the module. The kernel function spliced is kernel.functions[NeuronCoreId]
+// (seed 000: lowerFromBirJson picks j["functions"][NeuronCoreId]); a kernel with one function
+// serves every core.
+//
+// Multi-core kernels (IT56 grid > 1, one kernel function per logical core). The node's own core c
+// gets kernel function c in place of the node. Every other core i < grid gets kernel function i in
+// host function i: if that function holds its own copy of the node (same name) it is left to be
+// resolved there; otherwise the function is created when missing, the node's DRAM tensors are
+// declared in it by name (DRAM is shared by the cores) and the kernel code is appended to its last
+// block.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "bir/Module.h"
+
+namespace walrus {
+
+struct KernelNodeInterface {
+  std::vector<std::string> func_args;  // kernel tensors bound to the node's ins, in order
+  std::vector<std::string> func_outs;  // kernel tensors bound to the node's outs, in order
+  int64_t grid = 1;                    // logical cores the kernel was traced for
+};
+
+// Replaces `node` with `kernel`'s code; returns the number of instructions now in its place.
+// Throws walrus::KernelError when the kernel does not fit the node.
+size_t spliceKernelNode(bir::Instruction& node, const bir::Module& kernel,
+                        const KernelNodeInterface& interface);
+
+// "functions[0].blocks[1].instructions[4] (NKIKLIRKernel 'conv0')": where a node sits.
+std::string describeNode(const bir::Instruction& node);
+
+}  // namespace walrus

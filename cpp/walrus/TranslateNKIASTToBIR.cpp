@@ -1,0 +1,66 @@
+#include "walrus/TranslateNKIASTToBIR.h"
+
+#include "bir/Error.h"
+#include "bir/Json.h"
+#include "walrus/SpliceKernelNode.h"
+#include "walrus/klr/KernelFile.h"
+
+namespace walrus {
+namespace {
+
+KernelNodeInterface interfaceOf(const bir::InstNKIKLIRKernel& node) {
+  return {node.func_args, node.func_outs, node.grid};
+}
+
+bool isJsonText(const std::string& blob) {
+  const size_t first = blob.find_first_not_of(" \t\r\n");
+  return first != std::string::npos && blob[first] == '{';
+}
+
+}  // namespace
+
+std::string TranslateNKIASTToBIR::resolvePath(const std::string& path) const {
+  if (base_dir_.empty() || (!path.empty() && path[0] == '/')) return path;
+  return base_dir_ + "/" + path;
+}
+
+size_t TranslateNKIASTToBIR::lowerKernelInst(bir::InstNKIKLIRKernel& node) const {
+  if (node.klir_binary.empty())
+    throw KernelError(describeNode(node) + ": klir_binary is empty: the node carries no kernel");
+  if (node.kernel_format == "bir") return lowerFromBirJson(node, node.klir_binary);
+  return lowerFromKlrFile(node, node.klir_binary);
+}
+
+size_t TranslateNKIASTToBIR::lowerFromBirJson(bir::InstNKIKLIRKernel& node,
+                                              const std::string& blob) const {
+  const std::string where = describeNode(node);
+  std::unique_ptr<bir::Module> kernel;
+  std::string source = "klir_binary";
+  try {
+    std::string text = blob;
+    if (!isJsonText(blob)) {
+      source = resolvePath(blob);
+      text = klr::readFileBytes(source);
+    }
+    kernel = bir::moduleFromJson(text);
+  } catch (const klr::KLRError& e) {  // the JSON file could not be read
+    throw KernelError(where + ": Form B (kernel_format \"bir\"): " + e.what());
+  } catch (const bir::BIRError& e) {
+    throw bir::BIRError(where + ": Form B (kernel_format \"bir\") " + source + ": " + e.what());
+  }
+  return spliceKernelNode(node, *kernel, interfaceOf(node));
+}
+
+size_t TranslateNKIASTToBIR::lowerFromKlrFile(bir::InstNKIKLIRKernel& node,
+                                              const std::string& path) const {
+  std::unique_ptr<bir::Module> kernel;
+  try {
+    kernel = klr::readKernelFile(resolvePath(path));
+  } catch (const klr::KLRError& e) {
+    throw klr::KLRError(describeNode(node) + ": Form A (kernel_format \"" + node.kernel_format +
+                   "\"): " + e.what());
+  }
+  return spliceKernelNode(node, *kernel, interfaceOf(node));
+}
+
+}  // namespace walrus

@@ -1,0 +1,126 @@
+"""walrus: the kernel-node resolvers and KLR files.
+
+* :func:`resolve_kernel_nodes` replaces IT55 (``InstNKIKernel``, user ``@nki.jit`` kernels) and IT56
+  (``InstNKIKLIRKernel``, registry kernels re-traced at codegen time) nodes with the ISA code of
+  their traced kernels. IT56 carries its kernel in one of two forms, chosen by ``kernel_format``:
+  Form A (anything but ``"bir"``, beta2): ``klir_binary`` is the path of a KLR file; Form B
+  (``"bir"``, beta3): ``klir_binary`` is BIR JSON text or the path of a BIR JSON file.
+* :func:`write_klr` / :func:`read_klr` write and read traced kernels as KLR files (the beta2
+  carrier); :func:`klr_info` says what any KLR file holds, including the source-level files
+  klr-lang writes.
+
+The file format is specified in ``docs/klr-format.md``.
+
+>>> from neuronxsim import walrus
+>>> info = walrus.klr_info("add_kernel.nki.klr")          # doctest: +SKIP
+>>> info["kind"], info["lowerable"]                       # doctest: +SKIP
+('nki', False)
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Iterable, Optional, Union
+
+from neuronxsim.bir import InstructionType, Module
+from neuronxsim.errors import KLRError
+from neuronxsim.starfish.lib import _core
+
+_w = _core.walrus
+
+PathLike = Union[str, os.PathLike]
+
+#: The metadata format string of the KLR files neuronxsim writes.
+NEURONXSIM_KLR_FORMAT: str = _w.NEURONXSIM_KLR_FORMAT
+
+_RESOLVABLE = (InstructionType.NKIKernel, InstructionType.NKIKLIRKernel)
+
+
+def klr_info(path: PathLike) -> dict:
+    """What a KLR file holds, without lowering it.
+
+    Keys: ``version`` (the header's triple), ``format`` (metadata), ``kind`` (``python``, ``nki``,
+    ``kernel``, ``lnc`` or ``hlo``), ``contents_ctor`` and ``numbering`` (klr-lang 0.0.12 and upstream
+    KLR number the Contents constructors differently), ``lowerable`` and ``lowering_refusal``; then
+    ``entry`` (source kernels), ``callsite`` (``hlo``), or ``kernel_name``, ``inputs``,
+    ``outputs``, ``bodies`` and ``statements`` (traced kernels). Raises :class:`KLRError` naming the
+    path and byte offset of anything malformed.
+    """
+    return _w.klr_info(os.fspath(path))
+
+
+def read_klr(path: PathLike) -> dict:
+    """:func:`klr_info` plus, for a traced kernel, ``module``: the kernel as a verified
+    :class:`neuronxsim.bir.Module` (one function per logical NeuronCore)."""
+    path = os.fspath(path)
+    info = klr_info(path)
+    if info["lowerable"]:
+        info["module"] = _w.read_kernel_file(path)
+    return info
+
+
+def read_kernel(path: PathLike) -> Module:
+    """The traced kernel a KLR file holds; :class:`KLRError` for any other file (a source-level
+    kernel, a call-site record, a truncated or corrupt file)."""
+    return _w.read_kernel_file(os.fspath(path))
+
+
+def write_klr(module: Module, path: PathLike, kernel_name: str = "kernel") -> None:
+    """Writes an ISA-level module as a KLR file, atomically. Kernel nodes must be resolved first."""
+    _w.write_kernel_file(module, os.fspath(path), kernel_name)
+
+
+def encode_klr(module: Module, kernel_name: str = "kernel") -> tuple[bytes, dict]:
+    """The bytes :func:`write_klr` would write, and how its instructions were encoded
+    (``klr_operators``, ``extended_operators``, ``generic_instructions``)."""
+    return _w.encode_kernel(module, kernel_name)
+
+
+def decode_klr(data: bytes) -> Module:
+    """The traced kernel held by KLR file bytes."""
+    return _w.decode_kernel(bytes(data))
+
+
+def _kind_flags(kinds: Iterable[Union[InstructionType, str, int]]) -> tuple[bool, bool]:
+    wanted = set()
+    for k in kinds:
+        op = InstructionType[k] if isinstance(k, str) else InstructionType(int(k))
+        if op not in _RESOLVABLE:
+            raise ValueError(f"{op.name} nodes are not resolved here (only NKIKernel and NKIKLIRKernel)")
+        wanted.add(op)
+    return InstructionType.NKIKernel in wanted, InstructionType.NKIKLIRKernel in wanted
+
+
+def resolve_kernel_nodes(
+    module: Module,
+    kinds: Iterable[Union[InstructionType, str, int]] = _RESOLVABLE,
+    base_dir: Optional[PathLike] = None,
+    verify: bool = True,
+) -> Module:
+    """A copy of ``module`` with its IT55 and/or IT56 nodes replaced by their kernels' ISA code.
+
+    ``module`` itself is left untouched (objects taken from it stay valid, and an error leaves
+    nothing half done). Relative IT56 paths resolve against ``base_dir`` (default: the working
+    directory). Raises :class:`KernelError` when a kernel does not fit its node,
+    :class:`KLRError` for a bad KLR file, :class:`BIRError` for bad BIR JSON.
+    """
+    nki, klir = _kind_flags(kinds)
+    copy = Module.from_json(module.to_json(-1), verify=False)
+    _w.resolve_kernel_nodes(copy, nki, klir, os.fspath(base_dir) if base_dir else "", verify)
+    return copy
+
+
+def lower_kernel_inst(module: Module, base_dir: Optional[PathLike] = None) -> Module:
+    """``TranslateNKIASTToBIR::lowerKernelInst`` over a module: resolves its IT56 nodes."""
+    return resolve_kernel_nodes(module, (InstructionType.NKIKLIRKernel,), base_dir)
+
+
+def resolve_nki_kernels(module: Module) -> Module:
+    """Resolves a module's IT55 (``InstNKIKernel``) nodes."""
+    return resolve_kernel_nodes(module, (InstructionType.NKIKernel,))
+
+
+__all__ = [
+    "NEURONXSIM_KLR_FORMAT", "klr_info", "read_klr", "read_kernel", "write_klr", "encode_klr",
+    "decode_klr", "resolve_kernel_nodes", "lower_kernel_inst", "resolve_nki_kernels", "KLRError",
+]

@@ -1,0 +1,6 @@
+"""The walrus tests import their shared kernels (walrus_kernels.py) from this directory."""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))

@@ -1,0 +1,71 @@
+"""The IT55 / IT56 resolvers through neuronxsim.walrus."""
+
+import pytest
+
+from neuronxsim import BIRError, KernelError, KLRError, walrus
+from neuronxsim.bir import InstructionType
+
+from walrus_kernels import add_kernel, host
+
+
+def test_nki_kernel_node_is_replaced_by_its_kernel():
+    m, node = host(InstructionType.NKIKernel)
+    node.body = add_kernel().to_json(-1)
+    before = m.to_json()
+    resolved = walrus.resolve_nki_kernels(m)
+    assert m.to_json() == before  # the input module is untouched
+    insts = resolved.function(0).blocks[0].instructions
+    assert [i.name for i in insts] == ["k0/load_a", "k0/load_b", "k0/add", "k0/store"]
+    assert {i.kernel for i in insts} == {"k0"}
+    assert insts[0].ins[0].memref == "x" and insts[3].outs[0].memref == "z"
+    assert insts[2].outs[0].memref == "k0/tc"
+    assert [i.source for i in insts] == ["add.py:1", "add.py:2", "add.py:3", "add.py:4"]
+    resolved.verify()
+
+
+def test_form_a_and_form_b_are_identical(tmp_path):
+    kernel = add_kernel()
+    walrus.write_klr(kernel, tmp_path / "add.klr")
+    (tmp_path / "add.json").write_text(kernel.to_json())
+    results = []
+    for fmt, binary in (("klir", str(tmp_path / "add.klr")), ("bir", kernel.to_json(-1)),
+                        ("bir", str(tmp_path / "add.json")), ("klir", "add.klr")):
+        m, node = host(InstructionType.NKIKLIRKernel)
+        node.kernel_format = fmt
+        node.klir_binary = binary
+        results.append(walrus.lower_kernel_inst(m, base_dir=tmp_path).to_json())
+    assert all(r == results[0] for r in results)
+
+
+def test_multi_core_kernel(tmp_path):
+    walrus.write_klr(add_kernel(128, 512, cores=2), tmp_path / "add2.klr")
+    m, node = host(InstructionType.NKIKLIRKernel)
+    node.klir_binary = str(tmp_path / "add2.klr")
+    node.grid = 2
+    resolved = walrus.resolve_kernel_nodes(m)
+    assert len(resolved.functions) == 2
+    core1 = resolved.function(1).blocks[0].instructions
+    assert core1[0].ins[0].memref == "x" and core1[0].ins[0].offset == 64 * 512
+
+
+def test_errors_name_the_node():
+    m, node = host(InstructionType.NKIKernel)
+    node.body = add_kernel(64, 512).to_json(-1)
+    with pytest.raises(KernelError, match=r"\(NKIKernel 'k0'\): kernel tensor 'a' is float32\[64, 512\] "
+                                          r"but ins\[0\] \('x'\) is float32\[128, 512\]"):
+        walrus.resolve_kernel_nodes(m)
+    node.body = "[1]"
+    with pytest.raises(BIRError, match=r"\(NKIKernel 'k0'\): body: "):
+        walrus.resolve_kernel_nodes(m)
+    m, node = host(InstructionType.NKIKLIRKernel)
+    node.klir_binary = "/nonexistent.klr"
+    with pytest.raises(KLRError, match=r"Form A .*/nonexistent.klr: cannot open the file"):
+        walrus.resolve_kernel_nodes(m)
+
+
+def test_kinds_are_checked():
+    m, _ = host(InstructionType.NKIKernel)
+    with pytest.raises(ValueError, match="BIRKernel nodes are not resolved here"):
+        walrus.resolve_kernel_nodes(m, kinds=("BIRKernel",))
+    # Only IT56 requested: the IT55 node stays.
+    assert walrus.resolve_kernel_nodes(m, kinds=[InstructionType.NKIKLIRKernel]).to_json() == m.to_json()
