@@ -26,17 +26,17 @@ py::dict statsDict(const walrus::ExpansionStats& s) {
 void bindWalrusInline(py::module_& m) {
   m.def(
       "inline_bir_kernels",
-      [](bir::Module& module, bool verify) {
+      [](bir::Module& module, bool verify, bool nkiKernels) {
         walrus::Logger logger;
-        walrus::InlineBIRKernel pass(logger, {.verify = verify});
+        walrus::InlineBIRKernel pass(logger, {.verify = verify, .nki_kernels = nkiKernels});
         pass.run(module);
         py::list out;
         for (const auto& s : pass.expansions()) out.append(statsDict(s));
         return out;
       },
-      py::arg("module"), py::arg("verify") = true,
-      "Expands every IT54 InstBIRKernel node of `module` in place (all or nothing); returns one dict of "
-      "statistics per node.");
+      py::arg("module"), py::arg("verify") = true, py::arg("nki_kernels") = true,
+      "Expands every IT54 InstBIRKernel node of `module` in place (and splices its IT55 nodes); returns one "
+      "dict of statistics per IT54 node.");
   m.def("bir_kernel_leaves", [] {
     py::dict out;
     for (const auto& leaf : walrus::kernels::leaves()) out[py::str(leaf.name)] = leaf.summary;

@@ -46,13 +46,13 @@ def test_the_pass_expands_every_node_in_place_with_engines_sources_and_kernels()
     block = module.functions[0].blocks[0]
     user = block.addInstruction(InstructionType.NKIKernel, "user0")
     user.set_func("user_kernel")
-    stats = inline_bir_kernels(module)
+    stats = inline_bir_kernels(module, nki_kernels=False)
     assert [s["node"] for s in stats] == ["mm0", "tp0"]
     assert [s["kernel_name"] for s in stats] == ["RowTiledMM", "CaymanPackedPETranspose"]
     insts = block.instructions
     assert sum(s["instructions"] for s in stats) + 1 == len(insts)
     assert [i.name for i in insts if i.opcode == InstructionType.BIRKernel] == []
-    assert insts[-1].name == "user0" and insts[-1].opcode == InstructionType.NKIKernel  # IT55 untouched
+    assert insts[-1].name == "user0" and insts[-1].opcode == InstructionType.NKIKernel  # IT55 left alone
     mm = [i for i in insts if i.kernel == "mm0"]
     tp = [i for i in insts if i.kernel == "tp0"]
     assert len(mm) + len(tp) == len(insts) - 1 and insts.index(tp[0]) > insts.index(mm[-1])  # program order kept
@@ -64,6 +64,36 @@ def test_the_pass_expands_every_node_in_place_with_engines_sources_and_kernels()
         if i.node_class == "InstDMA":
             assert i.engine in (Engine.SP, Engine.Pool) and 0 <= i.queue < 16
     module.verify()
+
+
+def test_the_pass_splices_it55_nodes_next_to_the_it54_expansions():
+    """RowTiledMM (IT54) computes mid = a @ w; a user kernel (IT55, out = a + b) adds y to it."""
+    from walrus_kernels import add_kernel
+
+    m = bir.Module()
+    f = m.addFunction()
+    t = {n: f.createDramTensor(n, k, DType.float32, s) for n, k, s in (
+        ("x", MemoryType.Input, [128, 256]), ("w", MemoryType.Input, [256, 512]), ("y", MemoryType.Input, [128, 512]),
+        ("mid", MemoryType.DRAM, [128, 512]), ("z", MemoryType.Output, [128, 512]))}
+    block = f.addBlock()
+    mm = block.addInstruction(InstructionType.BIRKernel, "mm0")
+    mm.set_kernel_name("RowTiledMM")
+    mm.set_auto_cast("none")
+    for name, out in (("x", False), ("w", False), ("mid", True)):
+        mm.addSeqAccess(t[name], out)
+    user = block.addInstruction(InstructionType.NKIKernel, "add0")
+    for name, out in (("mid", False), ("y", False), ("z", True)):
+        user.addSeqAccess(t[name], out)
+    user.func_args, user.func_outs = ["a", "b"], ["out"]
+    user.body = add_kernel().to_json(-1)
+    stats = inline_bir_kernels(m)
+    assert [s["node"] for s in stats] == ["mm0"]
+    insts = block.instructions
+    assert {i.kernel for i in insts} == {"mm0", "add0"}
+    assert not any(i.opcode in (InstructionType.BIRKernel, InstructionType.NKIKernel) for i in insts)
+    rng = np.random.default_rng(3)
+    x, w, y = (rng.standard_normal(s).astype(np.float32) for s in ([128, 256], [256, 512], [128, 512]))
+    kit.assert_close(kit.execute(m, {"x": x, "w": w, "y": y})["z"], x @ w + y, 1e-5, 1e-4, "mm + user kernel")
 
 
 def test_two_expanded_kernels_compute_through_an_internal_tensor():
