@@ -153,8 +153,8 @@ def test_attention_rosters():
     assert a.scale == 1.0
     srcs, dsts = _attention_operands()
     srcs[2] = tensors([("v", [8, 128, 64])])[0]
-    with pytest.raises(CodegenError, match=r"srcs\[2\] 'v': access shape \[8, 128, 64\] does not match v \[BH, Sk, d\] "
-                                           r"\(BH = 8 from srcs\[0\] 'q', d = 64 from srcs\[0\] 'q', Sk = 256 from srcs\[1\] 'k'\)"):
+    with pytest.raises(CodegenError, match=r"srcs\[2\] 'v': access shape \[8, 128, 64\] does not match v \[BKV, Sk, d\] "
+                                           r"\(d = 64 from srcs\[0\] 'q', BKV = 8 from srcs\[1\] 'k', Sk = 256 from srcs\[1\] 'k'\)"):
         ir.AttentionMMSoftmaxMM(srcs, dsts, is_causal=False)
     full = [("q", [8, 64, 128]), ("k", [8, 64, 128]), ("v", [8, 64, 128]), ("o", [8, 64, 128]), ("dy", [8, 64, 128]),
             ("lse", [8, 128])]

@@ -21,8 +21,8 @@ class MLPKernel(MacroInst):
 
     srcs: ``hidden [B, S, H]``, ``residual [B, S, H]`` (store_add), ``ln_w [1, H]``,
     ``gate_w [H, I]`` (not skip_gate), ``up_w [H, I]``, ``down_w [I, H]``, each weight followed by
-    its row scale ``[128, I]`` / ``[128, H]`` when quant_kernel, then ``up_b [1, I]`` (up_bias)
-    and ``down_b [1, H]`` (down_bias). dsts: ``out [B, S, H]``, ``add_out [B, S, H]`` (store_add:
+    its row scale ``[128, I]`` / ``[128, H]`` when quant_kernel, then ``gate_b [1, I]``
+    (gate_bias), ``up_b [1, I]`` (up_bias) and ``down_b [1, H]`` (down_bias). dsts: ``out [B, S, H]``, ``add_out [B, S, H]`` (store_add:
     the residual sum ``hidden + residual`` is stored too).
     """
 
@@ -34,10 +34,16 @@ class MLPKernel(MacroInst):
         AttrSpec("lower_bound", float, 0.0),
         AttrSpec("skip_gate", bool, False),
         AttrSpec("act_fn", ActFnType, ActFnType.SiLU),
+        AttrSpec("gate_bias", bool, False),
         AttrSpec("up_bias", bool, False),
         AttrSpec("down_bias", bool, False),
         AttrSpec("eps", float, 1e-6),
     )
+
+    def check_attrs(self):
+        if self.gate_bias and self.skip_gate:
+            raise CodegenError(f"{self.label}: attr 'gate_bias' is True with skip_gate; expected no gate bias "
+                               "without a gate projection")
 
     def operand_roster(self):
         srcs = [Operand("hidden", ("B", "S", "H"))]
@@ -49,6 +55,8 @@ class MLPKernel(MacroInst):
             srcs.append(Operand(name, dims))
             if self.quant_kernel:
                 srcs.append(Operand(name + "_scale", (128, out_dim)))
+        if self.gate_bias:
+            srcs.append(Operand("gate_b", (1, "I")))
         if self.up_bias:
             srcs.append(Operand("up_b", (1, "I")))
         if self.down_bias:
@@ -62,7 +70,9 @@ class MLPKernel(MacroInst):
 class NormQKV(MacroInst):
     """Fused (norm +) QKV projection: ``qkv = norm(x) @ Wqkv [+ b]``, ``I = (nq + 2*nkv) * d``.
 
-    srcs: ``hidden [B, S, H]``, ``qkv_w [H, I]``, ``norm_w [1, H]``, ``bias [1, I]`` (bias).
+    srcs: ``hidden [B, S, H]``, ``residual0 [B, S, H]`` ... (``residual_adds`` of them, added to
+    ``hidden`` before the norm, as nkilib's ``mlp_prev`` / ``attention_prev``), ``qkv_w [H, I]``,
+    ``norm_w [1, H]``, ``bias [1, I]`` (bias).
     dsts: ``out`` in ``output_layout``: BSD ``[B, S, I]``, NBSd ``[N, B, S, d]``, NBdS
     ``[N, B, d, S]`` with ``N = nq + 2*nkv`` heads.
     """
@@ -76,6 +86,7 @@ class NormQKV(MacroInst):
         AttrSpec("output_layout", QKVOutputLayout, QKVOutputLayout.BSD),
         AttrSpec("bias", bool, False),
         AttrSpec("eps", float, 1e-6),
+        AttrSpec("residual_adds", int, 0, minimum=0),
     )
 
     _OUTPUT_DIMS = {
@@ -88,6 +99,8 @@ class NormQKV(MacroInst):
         if self.num_q_heads % self.num_kv_heads:
             raise CodegenError(f"{self.label}: attr 'num_kv_heads' is {self.num_kv_heads}; expected a divisor "
                                f"of num_q_heads ({self.num_q_heads}) (grouped-query attention)")
+        if self.residual_adds > 2:
+            raise CodegenError(f"{self.label}: attr 'residual_adds' is {self.residual_adds}; expected 0, 1 or 2")
 
     def bound_symbols(self):
         heads = self.num_q_heads + 2 * self.num_kv_heads
@@ -96,7 +109,9 @@ class NormQKV(MacroInst):
                 "I": (heads * self.d_head, f"({why}) * d_head")}
 
     def operand_roster(self):
-        srcs = [Operand("hidden", ("B", "S", "H")), Operand("qkv_w", ("H", "I")), Operand("norm_w", (1, "H"))]
+        srcs = [Operand("hidden", ("B", "S", "H"))]
+        srcs += [Operand(f"residual{i}", ("B", "S", "H")) for i in range(self.residual_adds)]
+        srcs += [Operand("qkv_w", ("H", "I")), Operand("norm_w", (1, "H"))]
         if self.bias:
             srcs.append(Operand("bias", (1, "I")))
         return srcs, [Operand("out", self._OUTPUT_DIMS[self.output_layout])]
@@ -126,10 +141,18 @@ class RMSNormQuantKernel(MacroInst):
         return srcs, [Operand("out", ("B", "S", ("H", 4)))]
 
 
+def _check_kv_heads(macro, q_heads: int, kv_heads: int) -> None:
+    """Grouped-query attention: the kv heads must divide the query heads."""
+    if q_heads % kv_heads:
+        raise CodegenError(f"{macro.label}: k and v have {kv_heads} heads (BKV); expected a divisor of q's "
+                           f"{q_heads} (BH), each kv head serving BH / BKV query heads")
+
+
 class AttentionMMSoftmaxMM(MacroInst):
     """Attention forward, ``out = softmax(scale * Q^T K [+ causal mask]) V``, heads folded into
-    the batch dim: srcs ``q [BH, d, Sq]``, ``k [BH, d, Sk]``, ``v [BH, Sk, d]``; dsts
-    ``out [BH, d, Sq]``."""
+    the batch dim: srcs ``q [BH, d, Sq]``, ``k [BKV, d, Sk]``, ``v [BKV, Sk, d]``; dsts
+    ``out [BH, d, Sq]``. ``BKV`` divides ``BH`` (grouped-query attention: query head ``h`` reads
+    kv head ``h // (BH // BKV)``)."""
 
     ATTRS = (
         AttrSpec("is_causal", bool),
@@ -137,14 +160,19 @@ class AttentionMMSoftmaxMM(MacroInst):
     )
 
     def operand_roster(self):
-        srcs = [Operand("q", ("BH", "d", "Sq")), Operand("k", ("BH", "d", "Sk")), Operand("v", ("BH", "Sk", "d"))]
+        srcs = [Operand("q", ("BH", "d", "Sq")), Operand("k", ("BKV", "d", "Sk")), Operand("v", ("BKV", "Sk", "d"))]
         return srcs, [Operand("out", ("BH", "d", "Sq"))]
+
+    def validate(self) -> None:
+        super().validate()
+        _check_kv_heads(self, self.srcs[0].access_shape[0], self.srcs[1].access_shape[0])
 
 
 class BackwardsAttention(MacroInst):
     """Attention backward (flash-attention style), heads folded into the batch dim: srcs
-    ``q, k, v, o, dy [BH, d, S]`` and ``lse [BH, S]`` (the forward's softmax log-sum-exp per
-    query); dsts ``dq, dk, dv [BH, d, S]``."""
+    ``q [BH, d, S]``, ``k, v [BKV, d, S]``, ``o, dy [BH, d, S]`` and ``lse [BH, S]`` (the
+    forward's softmax log-sum-exp per query); dsts ``dq [BH, d, S]``, ``dk, dv [BKV, d, S]``
+    (summed over each kv head's ``BH // BKV`` query heads)."""
 
     ATTRS = (
         AttrSpec("is_causal", bool),
@@ -152,9 +180,14 @@ class BackwardsAttention(MacroInst):
     )
 
     def operand_roster(self):
-        full = ("BH", "d", "S")
-        srcs = [Operand(n, full) for n in ("q", "k", "v", "o", "dy")] + [Operand("lse", ("BH", "S"))]
-        return srcs, [Operand(n, full) for n in ("dq", "dk", "dv")]
+        q, kv = ("BH", "d", "S"), ("BKV", "d", "S")
+        srcs = [Operand("q", q), Operand("k", kv), Operand("v", kv), Operand("o", q), Operand("dy", q),
+                Operand("lse", ("BH", "S"))]
+        return srcs, [Operand("dq", q), Operand("dk", kv), Operand("dv", kv)]
+
+    def validate(self) -> None:
+        super().validate()
+        _check_kv_heads(self, self.srcs[0].access_shape[0], self.srcs[1].access_shape[0])
 
 
 __all__ = ["MLPKernel", "NormQKV", "RMSNormQuantKernel", "AttentionMMSoftmaxMM", "BackwardsAttention"]

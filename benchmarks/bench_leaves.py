@@ -1,0 +1,134 @@
+"""Every IT54 leaf at one large, realistic shape: expanded by InlineBIRKernel and timed by the
+simulator (timing mode, trn1), next to the analytic latency of the unexpanded node
+(bir::Hwm::getLatency of the InstBIRKernel).
+
+    PYTHONPATH=$PWD python -P benchmarks/bench_leaves.py [--arch trn1] [--only MLP_CTE,QKV_CTE]
+
+For each leaf: instructions emitted, host seconds to expand and to simulate, simulated time,
+PE busy fraction, PE MFU (useful matmul flops / bf16 peak x time), the analytic latency and its
+ratio to the simulated time. Numbers, never pass/fail: the tests own correctness.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from neuronxsim import sim
+from neuronxsim.starfish.penguin import ir
+from neuronxsim.starfish.penguin.targets.codegen.BirCodeGenLoop import BirCodeGenLoop
+from neuronxsim.walrus.inline import inline_bir_kernels
+
+F = ir.FullTensorAccess
+BF16, F32 = "bfloat16", "float32"
+
+
+def _program(build):
+    p = ir.Program()
+    t = lambda name, shape, dtype=BF16, kind="input": F(p.tensor(name, shape, dtype, kind))  # noqa: E731
+    o = lambda name, shape, dtype=BF16: t(name, shape, dtype, "output")  # noqa: E731
+    p.add(build(t, o))
+    return p
+
+
+def mlp(B, S, H, I):
+    return _program(lambda t, o: ir.MLPKernel(
+        [t("hidden", [B, S, H]), t("ln_w", [1, H]), t("gate_w", [H, I]), t("up_w", [H, I]), t("down_w", [I, H])],
+        [o("out", [B, S, H])], norm_type="RMS_NORM"))
+
+
+def qkv(B, S, H, nq, nkv, d):
+    n = nq + 2 * nkv
+    return _program(lambda t, o: ir.NormQKV(
+        [t("hidden", [B, S, H]), t("qkv_w", [H, n * d]), t("norm_w", [1, H])], [o("out", [n, B, S, d])],
+        num_q_heads=nq, num_kv_heads=nkv, d_head=d, output_layout="NBSd"))
+
+
+def quant(B, S, H):
+    return _program(lambda t, o: ir.RMSNormQuantKernel(
+        [t("hidden", [B, S, H]), t("ln_w", [1, H])], [o("out", [B, S, H + 4], "float8e4")]))
+
+
+def attention(BH, BKV, d, S, causal):
+    return _program(lambda t, o: ir.AttentionMMSoftmaxMM(
+        [t("q", [BH, d, S]), t("k", [BKV, d, S]), t("v", [BKV, S, d])], [o("out", [BH, d, S])],
+        is_causal=causal, scale=d ** -0.5))
+
+
+def attention_bwd(BH, BKV, d, S):
+    return _program(lambda t, o: ir.BackwardsAttention(
+        [t("q", [BH, d, S]), t("k", [BKV, d, S]), t("v", [BKV, d, S]), t("o", [BH, d, S]), t("dy", [BH, d, S]),
+         t("lse", [BH, S], F32)], [o("dq", [BH, d, S]), o("dk", [BKV, d, S]), o("dv", [BKV, d, S])],
+        is_causal=True, scale=d ** -0.5))
+
+
+def generic(name, ins, outs, **attrs):
+    return _program(lambda t, o: ir.BIRKernel(name, [t(*a) for a in ins], [o(*a) for a in outs], kernel_attrs=attrs))
+
+
+CASES = {
+    "MLP_CTE": lambda: mlp(1, 2048, 4096, 14336),
+    "MLP_TKG": lambda: mlp(32, 1, 4096, 14336),
+    "QKV_CTE": lambda: qkv(1, 2048, 4096, 32, 8, 128),
+    "QKV_TKG": lambda: qkv(32, 1, 4096, 32, 8, 128),
+    "QuantOnly": lambda: quant(1, 2048, 4096),
+    "CausalAttention": lambda: attention(32, 8, 128, 2048, True),
+    "Attention": lambda: attention(32, 8, 128, 2048, False),
+    "BackwardsAttention": lambda: attention_bwd(8, 2, 128, 2048),
+    "AttentionTkgFwd": lambda: generic("AttentionTkgFwd", [("q", [32, 128, 1]), ("k_prior", [8, 128, 8192]),
+                                                           ("v_prior", [8, 8192, 128]), ("k_active", [8, 128, 1]),
+                                                           ("v_active", [8, 1, 128])], [("out", [32, 128, 1])],
+                                       scale=128 ** -0.5),
+    "RouterTopK": lambda: generic("RouterTopK", [("x", [2048, 4096]), ("w", [4096, 64])],
+                                  [("router_logits", [2048, 64], F32), ("expert_index", [2048, 8], "int32"),
+                                   ("expert_affinities", [2048, 64], F32)], k=8),
+    "ExpertMLPs": lambda: generic("ExpertMLPs", [("hidden", [512, 4096]), ("expert_affinities", [512, 8], F32),
+                                                 ("gate_w", [8, 4096, 1024]), ("up_w", [8, 4096, 1024]),
+                                                 ("down_w", [8, 1024, 4096])], [("out", [512, 4096])]),
+    "RowTiledMM": lambda: generic("RowTiledMM", [("a", [2048, 4096]), ("b", [4096, 4096])], [("out", [2048, 4096])]),
+    "ColumnTiledMM": lambda: generic("ColumnTiledMM", [("a", [2048, 4096]), ("b", [4096, 4096])],
+                                     [("out", [2048, 4096])]),
+    "CaymanPackedPETranspose": lambda: generic("CaymanPackedPETranspose", [("x", [64, 64, 4096])],
+                                               [("out", [64, 4096, 64])]),
+}
+
+
+def measure(name, build, arch):
+    module = BirCodeGenLoop(module=_module(arch)).lower(build())
+    analytic = sim.simulate(module, arch=arch, mode="timing").total_ns
+    t0 = time.perf_counter()
+    stats = inline_bir_kernels(module)[0]
+    t1 = time.perf_counter()
+    r = sim.simulate(module, arch=arch, mode="timing", records=False)
+    t2 = time.perf_counter()
+    return {"leaf": name, "instructions": stats["instructions"], "expand_s": t1 - t0, "simulate_s": t2 - t1,
+            "sim_us": r.total_ns / 1e3, "pe_busy": r.engines["PE"].utilization, "mfu": r.pe_mfu,
+            "act": r.engines["ACT"].utilization, "dve": r.engines["DVE"].utilization,
+            "analytic_us": analytic / 1e3, "ratio": analytic / r.total_ns}
+
+
+def _module(arch):
+    from neuronxsim import bir
+    m = bir.Module()
+    m.arch = {"trn1": "gen2", "trn2": "gen3"}[arch]
+    return m
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--arch", default="trn1", choices=("trn1", "trn2"))
+    ap.add_argument("--only", default="", help="comma-separated case names")
+    args = ap.parse_args()
+    names = [n for n in CASES if not args.only or n in args.only.split(",")]
+    head = f"{'leaf':24} {'instrs':>7} {'expand s':>8} {'sim s':>6} {'sim us':>10} {'PE busy':>7} {'MFU':>6} " \
+           f"{'ACT':>5} {'DVE':>5} {'analytic us':>11} {'analytic/sim':>12}"
+    print(f"arch {args.arch}\n{head}")
+    for name in names:
+        r = measure(name, CASES[name], args.arch)
+        print(f"{r['leaf']:24} {r['instructions']:7d} {r['expand_s']:8.2f} {r['simulate_s']:6.2f} {r['sim_us']:10.1f} "
+              f"{r['pe_busy']:7.1%} {r['mfu']:6.1%} {r['act']:5.0%} {r['dve']:5.0%} {r['analytic_us']:11.1f} "
+              f"{r['ratio']:12.2f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

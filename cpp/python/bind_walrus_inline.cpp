@@ -1,0 +1,50 @@
+// Bindings of the IT54 pass into `_core.walrus` (neuronxsim.walrus.inline is the facade): run
+// InlineBIRKernel on a module, list the leaves.
+#include "bindings.h"
+#include "walrus/InlineBIRKernel.h"
+#include "walrus/kernels/LeafRegistry.h"
+
+namespace nxs::py_bind {
+namespace {
+
+py::dict statsDict(const walrus::ExpansionStats& s) {
+  py::dict d;
+  d["node"] = s.node;
+  d["kernel_name"] = s.kernel_name;
+  d["instructions"] = s.instructions;
+  py::dict engines;
+  for (size_t e = 0; e < s.per_engine.size(); ++e)
+    if (s.per_engine[e]) engines[py::str(std::string(bir::enumName(static_cast<bir::Engine>(e))))] = s.per_engine[e];
+  d["per_engine"] = engines;
+  d["dmas"] = s.dmas;
+  d["tensors"] = s.tensors;
+  d["sbuf_bytes"] = s.sbuf_bytes;
+  d["psum_banks"] = s.psum_banks;
+  return d;
+}
+
+void bindWalrusInline(py::module_& m) {
+  m.def(
+      "inline_bir_kernels",
+      [](bir::Module& module, bool verify, bool nkiKernels) {
+        walrus::Logger logger;
+        walrus::InlineBIRKernel pass(logger, {.verify = verify, .nki_kernels = nkiKernels});
+        pass.run(module);
+        py::list out;
+        for (const auto& s : pass.expansions()) out.append(statsDict(s));
+        return out;
+      },
+      py::arg("module"), py::arg("verify") = true, py::arg("nki_kernels") = true,
+      "Expands every IT54 InstBIRKernel node of `module` in place (and splices its IT55 nodes); returns one "
+      "dict of statistics per IT54 node.");
+  m.def("bir_kernel_leaves", [] {
+    py::dict out;
+    for (const auto& leaf : walrus::kernels::leaves()) out[py::str(leaf.name)] = leaf.summary;
+    return out;
+  });
+}
+
+NXS_REGISTER_SUBMODULE(walrus, 30, "libwalrus: kernel-node resolvers and the IT54 leaves", bindWalrusInline);
+
+}  // namespace
+}  // namespace nxs::py_bind

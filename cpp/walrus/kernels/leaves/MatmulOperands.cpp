@@ -1,0 +1,39 @@
+#include "walrus/kernels/leaves/MatmulOperands.h"
+
+#include "walrus/kernels/TileOps.h"
+
+namespace walrus::kernels {
+
+using namespace bir;
+
+MatmulOperands::MatmulOperands(KernelBuilder& kb) {
+  hasBias = kb.numInputs() == 3;
+  kb.expectOperands(hasBias ? 3 : 2, hasBias ? "a, b, bias" : "a, b", 1, "out");
+  a = kb.input(0, "a", 2);
+  b = kb.input(1, "b", 2);
+  out = kb.output(0, "out", 2);
+  M = a.dim(0);
+  K = a.dim(1);
+  N = b.dim(1);
+  KernelBuilder::require(b.dim(0) == K, "a is [" + std::to_string(M) + ", " + std::to_string(K) + "] but b has " +
+                                            std::to_string(b.dim(0)) + " rows");
+  KernelBuilder::require(out.dim(0) == M && out.dim(1) == N,
+                         "out is [" + std::to_string(out.dim(0)) + ", " + std::to_string(out.dim(1)) +
+                             "]; expected [M, N] = [" + std::to_string(M) + ", " + std::to_string(N) + "]");
+  if (hasBias) {
+    const DramView v = kb.input(2, "bias", 2);
+    KernelBuilder::require(v.dim(0) == 1 && v.dim(1) == N, "bias must be [1, N] = [1, " + std::to_string(N) + "]");
+    bias = v.at(0, 0);
+  }
+  const bool fp32 = a.dtype() == DType::float32 || b.dtype() == DType::float32;
+  dtype = fp32 ? kb.matmulDtype(DType::float32) : b.dtype();
+}
+
+Tile MatmulOperands::loadBiasRows(KernelBuilder& kb) const {
+  if (!hasBias) return Tile();
+  const Tile t = kb.sbufTile("bias", DType::float32, {N});
+  loadBroadcastRow(kb, t, bias);
+  return t;
+}
+
+}  // namespace walrus::kernels

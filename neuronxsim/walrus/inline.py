@@ -1,0 +1,52 @@
+"""InlineBIRKernel from Python: expand IT54 library-kernel nodes into ISA code.
+
+The codegen lowers the production macros (MLP, QKV, RMSNormQuant, attention forward and backward,
+and the generic library kernels RouterTopK, ExpertMLPs, RowTiledMM, ColumnTiledMM,
+CaymanPackedPETranspose, AttentionTkgFwd) to one ``InstBIRKernel`` node each, carrying only a
+``kernel_name``, attrs and operand access patterns (seed 000). :func:`inline_bir_kernels` runs the
+walrus pass that replaces each node, in place, by its leaf's ISA instructions -- natively, in the
+C++ core, as ``InlineBIRKernel::run`` does -- so the module can be simulated.
+
+>>> from neuronxsim.walrus.inline import inline_bir_kernels
+>>> stats = inline_bir_kernels(module)                   # doctest: +SKIP
+>>> stats[0]["kernel_name"], stats[0]["instructions"]    # doctest: +SKIP
+('MLP', 4312)
+"""
+
+from __future__ import annotations
+
+from neuronxsim.bir import Module
+from neuronxsim.errors import KernelError
+from neuronxsim.starfish.lib import _core
+
+_w = _core.walrus
+
+
+def inline_bir_kernels(module: Module, *, verify: bool = True, nki_kernels: bool = True) -> list[dict]:
+    """Expands every IT54 (``InstBIRKernel``) node of ``module`` in place, and (``nki_kernels``)
+    splices every IT55 (``InstNKIKernel``) node's traced body in its place, as
+    ``InlineBIRKernel::run`` does.
+
+    IT54 nodes are all or nothing: if any cannot be expanded -- an unknown ``kernel_name`` (the
+    message lists the known ones), attrs or shapes its leaf cannot take -- :class:`KernelError`
+    names the node and no IT54 node changes. IT55 bodies are spliced one node at a time after every
+    IT54 node has been expanded and before any is committed; one that does not fit its node raises
+    (:class:`KernelError`, or :class:`BIRError` for a bad body) with the IT55 nodes before it
+    spliced. ``verify`` checks each emitted operand as it is made and the whole module afterwards.
+    IT56 nodes are left for ``neuronxsim.walrus.lower_kernel_inst``.
+
+    Returns one dict per expanded node, in module order: ``node``, ``kernel_name``,
+    ``instructions``, ``per_engine`` (compute instructions by engine name), ``dmas``, ``tensors``
+    (on-chip tensors added), ``sbuf_bytes`` (high water per partition), ``psum_banks``.
+    """
+    if not isinstance(module, Module):
+        raise KernelError(f"inline_bir_kernels: expected a neuronxsim.bir.Module, got {type(module).__name__}")
+    return _w.inline_bir_kernels(module, verify, nki_kernels)
+
+
+def bir_kernel_leaves() -> dict[str, str]:
+    """Every IT54 leaf this build has: ``{kernel_name: what it computes}``."""
+    return dict(_w.bir_kernel_leaves())
+
+
+__all__ = ["inline_bir_kernels", "bir_kernel_leaves"]
