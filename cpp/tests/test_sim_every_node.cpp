@@ -22,7 +22,9 @@ Kit everyNodeModule() {
   auto* s = k.sbuf("s", P, 8);
   auto* bf = k.sbuf("bf", P, N, DType::bfloat16);
   auto* u32 = k.sbuf("u32", P, 8, DType::uint32);
-  auto* ps = k.psum("ps", N, N);
+  auto* wide = k.sbuf("wide", P, P);
+  auto* ident = k.sbuf("ident", P, P, DType::bfloat16);
+  auto* ps = k.psum("ps", N, P);
   auto* id = k.sbuf("id", 4, 1, DType::int32);
   auto t = [](MemoryLocation* l, int64_t e = -1) { return Kit::tile(l, -1, e); };
   k.dma(t(a), Kit::full(x));
@@ -39,10 +41,16 @@ Kit everyNodeModule() {
   k.add(InstructionType::BNStats, {t(a)}, {t(s, 6)});
   k.add(InstructionType::BNStatsAggregate, {t(s, 6)}, {t(s, 2)});
   k.add<InstStreamShuffle>(InstructionType::StreamShuffle, {t(a)}, {t(c)})->shuffle_mask.assign(32, 3);
-  k.add(InstructionType::StreamTranspose, {t(b)}, {Kit::tile(c, N, P)});
+  k.add(InstructionType::StreamTranspose, {t(b)}, {Kit::tile(wide, N, P)});
   k.add<InstIota>(InstructionType::Iota, {}, {t(c)})->pattern = {{1, N}};
   k.add<InstAffineSelect>(InstructionType::TensorScalarAffineSelect, {t(a)}, {t(c)})->pattern = {{-1, N}};
   k.add(InstructionType::Select, {t(a), t(b), t(c)}, {t(c)});
+  {  // keeps a[p, i] where 2 <= i < 9, else -1
+    auto* r = k.add<InstRangeSelect>(InstructionType::RangeSelect, {t(a), t(s, 1), Kit::tile(s, -1, 1, 0, 1)}, {t(c)});
+    r->comp_op0 = AluOp::is_ge;
+    r->comp_op1 = AluOp::is_lt;
+    r->fill_value = -1;
+  }
   k.add(InstructionType::SelectReduce, {t(a), t(b)}, {t(c), t(s, 1)});
   k.add(InstructionType::CopyPredicated, {t(a), t(b)}, {t(c)});
   k.add<InstDropout>(InstructionType::Dropout, {t(a)}, {t(c)})->prob = 0.5;
@@ -50,10 +58,11 @@ Kit everyNodeModule() {
   k.add(InstructionType::MaxIndex, {t(a), t(s)}, {t(u32)});
   k.add(InstructionType::MatchReplace, {t(a), t(s)}, {t(c), t(u32)});
   k.add(InstructionType::TensorCopy, {t(a)}, {t(bf)});
-  k.add(InstructionType::Matmult, {t(bf), t(bf)}, {t(ps)});
-  auto* tr = k.add<InstMatmult>(InstructionType::Matmult, {t(bf), Kit::tile(bf, -1, P)}, {Kit::tile(ps, N, P)});
+  k.add(InstructionType::Matmult, {t(bf), t(bf)}, {t(ps, N)});
+  k.add(InstructionType::Memset, {}, {t(ident)});  // the transpose's moving operand (not read)
+  auto* tr = k.add<InstMatmult>(InstructionType::Matmult, {t(bf), t(ident)}, {Kit::tile(ps, N, P)});
   tr->is_transpose = true;
-  k.add(InstructionType::TensorCopy, {t(ps)}, {Kit::tile(c, N)});
+  k.add(InstructionType::TensorCopy, {t(ps, N)}, {Kit::tile(c, N)});
   k.dma(Kit::tile(id), Kit::full(idx));
   k.add(InstructionType::TensorCopyDynamicSrc, {t(a, 8), Kit::tile(id, 1)}, {t(c, 8)});
   k.add(InstructionType::TensorCopyDynamicDst, {t(a, 8), Kit::tile(id, 1)}, {t(c, 8)});
@@ -81,7 +90,7 @@ TEST(SimEveryNode, EveryExecutableNodeClassRuns) {
       EXPECT_TRUE(found) << "no instance of " << typeid(T).name();
     }
   });
-  const sim::SimResult r = k.run();
+  const sim::SimResult r = k.run(sim::Mode::Full, "trn2");  // range_select is NeuronCore-v3
   EXPECT_EQ(r.records.size(), k.bb->size());
   EXPECT_EQ(r.prints.size(), 1u);
 }
