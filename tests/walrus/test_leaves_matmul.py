@@ -32,6 +32,20 @@ def test_tiled_matmul(rng, kernel, dtype, M, K, N, bias):
     kit.assert_close(outs["out"], expected, RTOL, ATOL, kernel)
 
 
+@pytest.mark.parametrize("kernel", ["RowTiledMM", "ColumnTiledMM"])
+@pytest.mark.parametrize("dtype, M, K, N", [("bfloat16", 256, 2048, 640), ("float32", 130, 200, 300)])
+def test_transpose_a_takes_a_given_as_its_transpose(rng, kernel, dtype, M, K, N):
+    """transpose_a: a arrives as aT [K, M] (attention's [heads * d, S] output into the output
+    projection) and is loaded as the PE's stationary operand with no transposes."""
+    b = kit.Builder(dtype, rng)
+    srcs = [b.t("aT", [K, M]), b.t("b", [K, N], scale=K ** -0.5)]
+    b.add(ir.BIRKernel(kernel, [kit.F(t) for t in srcs], [kit.F(b.out("out", [M, N]))], {"transpose_a": True}))
+    outs, stats = b.run()
+    kit.assert_close(outs["out"], b.f("aT").T @ b.f("b"), RTOL, ATOL, kernel)
+    if kernel == "RowTiledMM":  # no PE transposes of a: the only matmuls are the products
+        assert stats[0]["per_engine"]["PE"] == -(-M // 128) * -(-K // 128) * -(-N // 512)
+
+
 def test_row_tiled_matmul_streams_b_when_it_does_not_fit(rng):
     """b of 2 x 64 KiB per partition (more than half of SBUF) streams through a pool instead of
     staying resident: same result."""

@@ -1,7 +1,7 @@
 // ColumnTiledMM: out[M, N] = a[M, K] @ b[K, N] (+ bias[1, N]), tiled by columns of out.
 //
 //   srcs  a [M, K], b [K, N], bias [1, N] (optional)      dsts  out [M, N]
-//   attrs none
+//   attrs transpose_a (a given as aT [K, M])
 //
 // The transpose of RowTiledMM's schedule: a block of rows of a is transposed once into aT
 // [K, rows] and stays resident; each tile of 128 columns of b is the stationary operand and the
@@ -32,7 +32,7 @@ void expandColumnTiledMM(KernelBuilder& kb) {
   auto phase = kb.scope();
 
   TilePool aT = kb.sbufPool("aT", mm.dtype, {KT, blockRows}, 1);
-  TilePool aRows = kb.sbufPool("a_rows", mm.dtype, {K}, 2);
+  TilePool aRows = kb.sbufPool("a_rows", mm.dtype, {mm.aTransposed ? 1 : K}, 2);
   // b's column tiles, planned for every row block and loaded two ahead (one DMA each).
   WeightStream bCols(kb, kb.sbufPool("b_cols", mm.dtype, {KT, kPartitions}, 3));
   for (int64_t b0 = 0; b0 < M; b0 += blockRows)
@@ -47,15 +47,7 @@ void expandColumnTiledMM(KernelBuilder& kb) {
   for (int64_t b0 = 0; b0 < M; b0 += blockRows) {
     const int64_t rowsInBlock = std::min(blockRows, M - b0);
     const Tile at = aT.next();
-    {
-      auto s = kb.section("transpose_a");
-      for (int64_t r0 = 0; r0 < rowsInBlock; r0 += kPartitions) {
-        const int64_t rr = std::min(kPartitions, rowsInBlock - r0);
-        const Tile rows = aRows.next().rows(0, rr);
-        kb.load(rows, mm.a.slice(0, b0 + r0, rr));
-        transposeInto(kb, tpsum, at.slice(1, r0, rr), rows, evac.next());
-      }
-    }
+    mm.loadTransposedRows(kb, at, b0, rowsInBlock, aRows, tpsum, evac);
     for (int64_t n0 = 0; n0 < N; n0 += kPartitions) {
       const int64_t nw = std::min(kPartitions, N - n0);
       Tile bc;

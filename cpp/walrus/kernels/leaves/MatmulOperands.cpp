@@ -1,6 +1,6 @@
 #include "walrus/kernels/leaves/MatmulOperands.h"
 
-#include "walrus/kernels/TileOps.h"
+#include <algorithm>
 
 namespace walrus::kernels {
 
@@ -9,7 +9,8 @@ using namespace bir;
 MatmulOperands::MatmulOperands(KernelBuilder& kb) {
   hasBias = kb.numInputs() == 3;
   kb.expectOperands(hasBias ? 3 : 2, hasBias ? "a, b, bias" : "a, b", 1, "out");
-  a = kb.input(0, "a", 2);
+  aTransposed = kb.attrs().flag("transpose_a", false);
+  a = aTransposed ? kb.input(0, "aT", 2).permute({1, 0}) : kb.input(0, "a", 2);
   b = kb.input(1, "b", 2);
   out = kb.output(0, "out", 2);
   M = a.dim(0);
@@ -27,6 +28,21 @@ MatmulOperands::MatmulOperands(KernelBuilder& kb) {
   }
   const bool fp32 = a.dtype() == DType::float32 || b.dtype() == DType::float32;
   dtype = fp32 ? kb.matmulDtype(DType::float32) : b.dtype();
+}
+
+void MatmulOperands::loadTransposedRows(KernelBuilder& kb, const Tile& at, int64_t m0, int64_t rows,
+                                        TilePool& aRows, PsumPool& tpsum, EvacuationEngines& evac) const {
+  auto s = kb.section("transpose_a");
+  if (aTransposed) {
+    loadRowTiles(kb, at, a.permute({1, 0}).slice(1, m0, rows));
+    return;
+  }
+  for (int64_t r0 = 0; r0 < rows; r0 += kPartitions) {
+    const int64_t rr = std::min(kPartitions, rows - r0);
+    const Tile aRow = aRows.next().rows(0, rr);
+    kb.load(aRow, a.slice(0, m0 + r0, rr));
+    transposeInto(kb, tpsum, at.slice(1, r0, rr), aRow, evac.next());
+  }
 }
 
 Tile MatmulOperands::loadBiasRows(KernelBuilder& kb) const {

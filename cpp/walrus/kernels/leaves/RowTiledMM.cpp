@@ -1,7 +1,7 @@
 // RowTiledMM: out[M, N] = a[M, K] @ b[K, N] (+ bias[1, N]), tiled by rows of out.
 //
 //   srcs  a [M, K], b [K, N], bias [1, N] (optional)      dsts  out [M, N]
-//   attrs none
+//   attrs transpose_a (a given as aT [K, M])
 //
 // Blocks of up to 4 x 128 rows of a: each is loaded, transposed on the PE into aT [K, rows] (the
 // stationary operand, K on partitions), and then every block of 512 columns of out accumulates
@@ -42,7 +42,7 @@ void expandRowTiledMM(KernelBuilder& kb) {
     for (int64_t b0 = 0; b0 < M; b0 += blockRows)
       for (int64_t n0 = 0; n0 < N; n0 += kMaxMoving) bStream->plan(mm.b, n0, std::min(kMaxMoving, N - n0));
   }
-  TilePool aRows = kb.sbufPool("a_rows", mm.dtype, {K}, 2);
+  TilePool aRows = kb.sbufPool("a_rows", mm.dtype, {mm.aTransposed ? 1 : K}, 2);
   TilePool aT = kb.sbufPool("aT", mm.dtype, {KT, blockRows}, 2);
   TilePool outTiles = kb.sbufPool("out", mm.out.dtype(), {kMaxMoving}, 4);
   PsumPool tpsum = kb.psumPool("transpose", 2);
@@ -52,15 +52,7 @@ void expandRowTiledMM(KernelBuilder& kb) {
   for (int64_t b0 = 0; b0 < M; b0 += blockRows) {
     const int64_t rows = std::min(blockRows, M - b0), tiles = ceilDiv(rows, kPartitions);
     const Tile at = aT.next();
-    {
-      auto s = kb.section("transpose_a");
-      for (int64_t r = 0; r < tiles; ++r) {
-        const int64_t mr = std::min(kPartitions, rows - r * kPartitions);
-        const Tile a = aRows.next().rows(0, mr);
-        kb.load(a, mm.a.slice(0, b0 + r * kPartitions, mr));
-        transposeInto(kb, tpsum, at.slice(1, r * kPartitions, mr), a, evac.next());
-      }
-    }
+    mm.loadTransposedRows(kb, at, b0, rows, aRows, tpsum, evac);
     for (int64_t n0 = 0; n0 < N; n0 += kMaxMoving) {
       const int64_t nw = std::min(kMaxMoving, N - n0);
       std::vector<Tile> ps;
@@ -102,6 +94,6 @@ void expandRowTiledMM(KernelBuilder& kb) {
 
 }  // namespace
 
-WALRUS_REGISTER_LEAF("RowTiledMM", expandRowTiledMM, "out[M,N] = a[M,K] @ b[K,N] (+ bias[1,N]), tiled by rows of out");
+WALRUS_REGISTER_LEAF("RowTiledMM", expandRowTiledMM, "out[M,N] = a[M,K] @ b[K,N] (+ bias[1,N]), tiled by rows of out; transpose_a: a given as aT[K,M]");
 
 }  // namespace walrus::kernels
