@@ -118,12 +118,12 @@ def test_a_kernel_traced_for_another_arch_is_refused():
     assert tracer.calls[0][2] == "trn2"
 
 
-def test_user_kernels_take_whole_tensors():
+def test_user_kernels_take_whole_tensors_or_sub_tensors():
     p = ir.Program()
     x, z = p.tensor("x", [128, 512]), p.tensor("z", [128, 512], kind="output")
     p.add(ir.ExternalNativeNkiKernel(add_kernel, [ir.OpaqueAccess(x)], [F(z)]))
     with pytest.raises(CodegenError, match=r"srcs\[0\]: OpaqueAccess of 'x'; codegenExternalNativeNkiKernel takes "
-                                           r"FullTensorAccess operands"):
+                                           r"FullTensorAccess or NDimSubTensorAccess operands"):
         BirCodeGenLoop(tracer=FakeTracer(traced_add(128, 512))).lower(p)
 
 

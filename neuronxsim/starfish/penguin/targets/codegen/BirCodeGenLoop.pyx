@@ -94,8 +94,11 @@ _OPERAND_ACCESS = {
     "codegenTiledNativeKernelNormQKV": _PRE_TILED,
     "codegenTiledNativeKernelRMSNormQuant": _PRE_TILED,
     "codegenTiledNativeKernelAttentionMMSoftmaxMM": _PRE_TILED,
-    "codegenExternalNativeNkiKernel": ((ir.FullTensorAccess,), "FullTensorAccess operands (the kernel's "
-                                                                "arguments and results are whole tensors)"),
+    # The kernel is traced for each operand's access shape; a sub-tensor operand (e.g. a few heads
+    # of a fused QKV output) is bound element by element when walrus splices the body.
+    "codegenExternalNativeNkiKernel": ((ir.FullTensorAccess, ir.NDimSubTensorAccess),
+                                       "FullTensorAccess or NDimSubTensorAccess operands (the kernel's arguments "
+                                       "and results, traced at their access shapes)"),
     "codegenExternalNativeNkiKlirKernel": ((ir.FullTensorAccess,), "FullTensorAccess operands"),
     "codegenInternalNativeNkiKernel": ((ir.FullTensorAccess, ir.OpaqueAccess),
                                        "whole-tensor operands, OpaqueAccess or FullTensorAccess (the kernel "
@@ -458,7 +461,7 @@ class BirCodeGenLoop(InternalNativeNkiKernelCodegen):
         node.set_sb_buf_shape(self.sb_buf_shape)
         node.set_psum_buf_shape(self.psum_buf_shape)
         node.set_body(traced.to_json(-1))
-        self._marshalOperands(node, inst, self._addSeqAccess)
+        self._marshalOperands(node, inst, self.codegenBIRKernelAccess)
         return node
 
     def _traceExternalKernel(self, inst):
