@@ -1,10 +1,13 @@
 #include "Simulator.h"
 
+#include <unordered_map>
+
 #include <chrono>
 #include <ctime>
 #include <cstring>
 #include <limits>
 #include <mutex>
+#include <unordered_map>
 
 namespace sim {
 
@@ -145,19 +148,39 @@ SimResult Simulator::run() {
   Scheduler sched(cfg, prog.tensors);
   if (opts_.records) res.records.reserve(res.instructions);
 
+  // Multi-core: each kernel's launch time (its first instruction's start) on the cores before.
+  const bool multiCore = prog.cores.size() > 1;
+  std::unordered_map<std::string, double> launched;
   for (const CoreProgram& cp : prog.cores) {
     if (state) state->reset();
     sched.reset();
+    std::unordered_map<std::string, double> launchedHere;
+    const std::string* lastKernel = nullptr;
+    double notBefore = 0;
     for (uint32_t i = 0; i < cp.insts.size(); ++i) {
       const DecodedInst& d = cp.insts[i];
       if (full) exec->run(cp, d);
-      Record r = sched.schedule(cp, d);
+      const std::string& kernel = d.inst->kernel;
+      if (multiCore && !kernel.empty() && (!lastKernel || *lastKernel != kernel)) {
+        const auto it = launched.find(kernel);
+        notBefore = it == launched.end() ? 0 : it->second;
+        lastKernel = &kernel;
+      } else if (kernel.empty()) {
+        notBefore = 0;
+        lastKernel = nullptr;
+      }
+      Record r = sched.schedule(cp, d, notBefore);
+      if (multiCore && !kernel.empty()) launchedHere.try_emplace(kernel, r.start_ns);
       if (d.track == kTrackPE && !d.wholeCore) res.pe_flops += d.flops;
       if (opts_.records) {
         r.inst = i;
         r.core = static_cast<uint16_t>(cp.core);
         res.records.push_back(r);
       }
+    }
+    for (const auto& [kernel, t] : launchedHere) {
+      const auto [it, fresh] = launched.try_emplace(kernel, t);
+      if (!fresh) it->second = std::min(it->second, t);
     }
     CoreResult cr;
     cr.core = cp.core;

@@ -17,9 +17,9 @@ void Scheduler::reset() {
   hazards_.reset();
 }
 
-Record Scheduler::schedule(const CoreProgram& p, const DecodedInst& d) {
+Record Scheduler::schedule(const CoreProgram& p, const DecodedInst& d, double notBefore) {
   const Access* acc = p.accesses.data() + d.firstAccess;
-  double deps = 0;
+  double deps = notBefore;
   for (int i = 0; i < d.nAccess; ++i) deps = std::max(deps, hazards_.ready(acc[i]));
 
   Record r;

@@ -11,6 +11,9 @@
 //             fixed cost, and moves the payload once every DMA engine it spreads over is free
 //             (the 16 DMA engines are shared by all queues, served in program order).
 //   kernel node (timing mode): waits for every engine and queue and occupies them all.
+// Multi-core modules: the cores of a multi-core kernel launch together, so on a later core an
+// instruction of a kernel an earlier core also ran starts no earlier than that kernel's first
+// instruction there (Simulator::run passes it as `notBefore`).
 // Reads release their ranges when the engine is done with them (start + busy), writes when the
 // data is visible (end).
 #pragma once
@@ -36,8 +39,8 @@ class Scheduler {
  public:
   Scheduler(const bir::MachineConfig& cfg, const std::vector<TensorSpec>& tensors);
   void reset();
-  // Times one instruction; returns its record.
-  Record schedule(const CoreProgram& p, const DecodedInst& d);
+  // Times one instruction, starting no earlier than `notBefore`; returns its record.
+  Record schedule(const CoreProgram& p, const DecodedInst& d, double notBefore = 0);
 
   double busy_ns[kMaxTracks] = {};
   int64_t count[kMaxTracks] = {};

@@ -101,6 +101,12 @@ def save(module: Module, path: Union[str, os.PathLike], indent: int = 1) -> None
     atomic_write_text(path, module.to_json(indent))
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def atomic_write_text(path: Union[str, os.PathLike], text: str) -> None:
     """Writes ``text`` to a temporary file beside ``path`` and renames it into place."""
     path = os.fspath(path)
@@ -109,6 +115,7 @@ def atomic_write_text(path: Union[str, os.PathLike], text: str) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp's 0600 is for the temporary only
         os.replace(tmp, path)
     except BaseException:
         try:

@@ -30,13 +30,15 @@ def _cmd_info(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from neuronxsim.cli import lower
+    from neuronxsim.cli import lower, run
 
     p = argparse.ArgumentParser(prog="neuronxsim", description="neuronxsim: lower, resolve, simulate and "
                                 "profile NeuronCore kernels")
     p.add_argument("--version", action="version", version=f"neuronxsim {neuronxsim.__version__}")
     p.add_argument("--debug", action="store_true", help="show Python tracebacks on errors")
     sub = p.add_subparsers(dest="command", required=True)
+
+    run.add_parser(sub)
 
     demo = sub.add_parser("demo", help="build a module with all three kernel nodes, print it, write its BIR JSON")
     demo.add_argument("--output", default="neuronxsim-demo", help="output folder (default ./neuronxsim-demo)")

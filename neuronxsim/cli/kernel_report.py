@@ -1,0 +1,195 @@
+"""Where a simulated module's time went, kernel by kernel.
+
+After InlineBIRKernel and lowerKernelInst every instruction carries the name of the kernel node
+it was expanded from (``kernel``); this module groups the simulator's per-instruction records by
+it. For each kernel node (in program order):
+
+* ``time_ns``: its slowest NeuronCore's span, first start to last end on that core (cores of a
+  multi-core kernel run side by side);
+* ``busy``: per engine (PE, ACT, DVE, Pool, and DMA: any queue moving data), the fraction of that
+  span the engine worked for this kernel, averaged over the cores the kernel used;
+* ``pe_mfu``: its matmul flops over the bf16 PE peak for that time;
+* ``added_ns``: how far it moved the module's finish line, i.e. its last end past the latest end
+  of the kernels before it. Kernels overlap (the next one's loads start while this one computes),
+  so spans add up to more than the total; these add up to it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Dict, List, Optional
+
+import numpy as np
+
+from neuronxsim import bir
+
+#: The engines the table shows, in order; "DMA" stands for all 16 queues.
+ENGINES = ("PE", "ACT", "DVE", "Pool", "DMA")
+
+#: Each kernel node's sink, by opcode.
+SINKS = {bir.InstructionType.BIRKernel: "IT54", bir.InstructionType.NKIKernel: "IT55",
+         bir.InstructionType.NKIKLIRKernel: "IT56"}
+
+
+@dataclasses.dataclass
+class KernelNode:
+    """One kernel node of a lowered module: its name, sink and the kernel it names."""
+    name: str
+    sink: str
+    kernel: str
+
+
+def kernel_nodes(module: bir.Module) -> List[KernelNode]:
+    """The kernel nodes of ``module`` in program order (function 0 first), each name once."""
+    nodes, seen = [], set()
+    for fn in module.functions:
+        for block in fn.blocks:
+            for inst in block.instructions:
+                sink = SINKS.get(inst.opcode)
+                if sink is None or inst.name in seen:
+                    continue
+                seen.add(inst.name)
+                kernel = inst.kernel_name if sink == "IT54" else inst.func_name if sink == "IT56" else inst.func
+                nodes.append(KernelNode(inst.name, sink, kernel))
+    return nodes
+
+
+@dataclasses.dataclass
+class KernelRow:
+    name: str
+    sink: str
+    kernel: str
+    instructions: int
+    cores: int
+    start_ns: float
+    end_ns: float
+    time_ns: float
+    busy: Dict[str, float]
+    pe_mfu: float
+    added_ns: float = 0.0
+    max_error: Optional[float] = None   # filled in by a numerics check
+    tolerance: Optional[float] = None
+    ok: Optional[bool] = None
+
+    def to_json(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def _union_ns(start: np.ndarray, end: np.ndarray) -> float:
+    """Total length of the union of the intervals [start, end)."""
+    if len(start) == 0:
+        return 0.0
+    order = np.argsort(start, kind="stable")
+    s, e = start[order], end[order]
+    reach = np.maximum.accumulate(e)
+    new = np.empty(len(s), bool)
+    new[0] = True
+    new[1:] = s[1:] > reach[:-1]
+    firsts = np.flatnonzero(new)
+    return float(np.sum(np.maximum.reduceat(e, firsts) - s[firsts]))
+
+
+def kernel_rows(result, nodes: List[KernelNode]) -> List[KernelRow]:
+    """One row per kernel node that executed instructions (see the module docstring)."""
+    rec = result.instructions
+    peak = result.config.pe_bf16_peak_flops_per_ns
+    kernel_of = rec["kernel"]
+    rows = []
+    for node in nodes:
+        mine = rec[kernel_of == node.name]
+        if len(mine) == 0:
+            continue
+        cores = np.unique(mine["core"])
+        spans, busy = [], dict.fromkeys(ENGINES, 0.0)
+        for core in cores:
+            r = mine[mine["core"] == core]
+            spans.append((float(r["start_ns"].min()), float(r["end_ns"].max())))
+            for engine in ENGINES:
+                sel = r[r["engine"] == engine]
+                busy[engine] += _union_ns(sel["start_ns"], sel["end_ns"])
+        time_ns = max(b - a for a, b in spans)
+        denom = max(time_ns, 1e-9) * len(cores)
+        rows.append(KernelRow(
+            node.name, node.sink, node.kernel, len(mine), len(cores), min(a for a, _ in spans),
+            max(b for _, b in spans), time_ns, {e: busy[e] / denom for e in ENGINES},
+            float(mine["flops"].sum()) / (peak * denom)))
+    finish = 0.0
+    for row in rows:
+        row.added_ns = max(0.0, row.end_ns - finish)
+        finish = max(finish, row.end_ns)
+    return rows
+
+
+def engine_busy(result) -> Dict[str, float]:
+    """The whole module's busy share per engine (DMA: any queue busy), over all cores."""
+    rec = result.instructions
+    cores = np.unique(rec["core"]) if len(rec) else [0]
+    out = {}
+    for engine in ENGINES:
+        total = 0.0
+        for core in cores:
+            sel = rec[(rec["core"] == core) & (rec["engine"] == engine)]
+            total += _union_ns(sel["start_ns"], sel["end_ns"])
+        out[engine] = total / (max(result.total_ns, 1e-9) * len(cores))
+    return out
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.0f}%"
+
+
+def format_table(rows: List[KernelRow], total_ns: float, with_errors: bool) -> str:
+    """The per-kernel table: sink, kernel name, instructions, time, share of the total (added
+    time), engine busy shares, MFU (and max error against the reference, with its tolerance)."""
+    head = ["kernel", "sink", "kernel name", "instrs", "time us", "share"] + list(ENGINES) + ["MFU"]
+    if with_errors:
+        head += ["max err", "tol", "check"]
+    table = [head]
+    for r in rows:
+        line = [r.name, r.sink, r.kernel, str(r.instructions), f"{r.time_ns / 1e3:.1f}",
+                _pct(r.added_ns / total_ns if total_ns else 0)]
+        line += [_pct(r.busy[e]) for e in ENGINES] + [_pct(r.pe_mfu)]
+        if with_errors:
+            if r.max_error is None:
+                line += ["-", "-", ""]
+            else:
+                line += [f"{r.max_error:.3g}", f"{r.tolerance:.3g}", "ok" if r.ok else "FAIL"]
+        table.append(line)
+    widths = [max(len(row[i]) for row in table) for i in range(len(head))]
+    left = {0, 1, 2, len(head) - 1} if with_errors else {0, 1, 2}
+    out = []
+    for k, row in enumerate(table):
+        cells = [c.ljust(w) if i in left else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))]
+        out.append("  ".join(cells).rstrip())
+        if k == 0:
+            out.append("  ".join("-" * w for w in widths))
+    return "\n".join(out)
+
+
+def _codes(values: np.ndarray, order) -> np.ndarray:
+    """The index in ``order`` of each value (len(order) for values not in it), vectorised."""
+    uniq, inverse = np.unique(values, return_inverse=True)
+    index = {v: i for i, v in enumerate(order)}
+    return np.array([index.get(u, len(order)) for u in uniq.tolist()], np.int64)[inverse.ravel()]
+
+
+def timeline_data(result, rows: List[KernelRow]):
+    """The timeline picture's rows (per core: the engines, then the DMA queues in use) and
+    colours (one per kernel node)."""
+    from neuronxsim.report.timeline import TimelineData
+
+    rec = result.instructions
+    engine = _codes(rec["engine"], ENGINES)
+    is_dma = engine == ENGINES.index("DMA")
+    key = (rec["core"].astype(np.int64) * 64 + engine) * 32 + np.where(is_dma, rec["queue"], 0)
+    uniq, track_of = np.unique(key, return_inverse=True)
+    multi = len(np.unique(rec["core"])) > 1
+    labels = []
+    for k in uniq.tolist():
+        core, e, q = k // (64 * 32), (k // 32) % 64, k % 32
+        name = f"DMA q{q}" if ENGINES[e] == "DMA" else ENGINES[e]
+        labels.append(f"nc{core} {name}" if multi else name)
+    names = [r.name for r in rows]
+    group_of = _codes(rec["kernel"], names)
+    extra = ["(other)"] if np.any(group_of == len(names)) else []
+    return TimelineData(labels, track_of.ravel(), rec["start_ns"], rec["end_ns"], group_of, names + extra)

@@ -1,0 +1,53 @@
+"""The lowering pipeline the subcommands share: Penguin program -> BIR with kernel nodes
+(BirCodeGenLoop) -> ISA-level BIR (InlineBIRKernel for IT54 and IT55, lowerKernelInst for IT56)."""
+
+from __future__ import annotations
+
+import os
+
+from neuronxsim import bir
+
+#: BIR's name of each NeuronCore generation.
+ARCH_TO_BIR = {"trn1": "gen2", "trn2": "gen3"}
+
+#: Where BirCodeGenLoop's beta2 path writes the KLR files of IT56 nodes.
+KLR_DIR_ENV = "NEURONXSIM_KLR_DIR"
+
+
+def lower(program, arch: str, klr_dir=None):
+    """(module, codegen): ``program`` lowered for ``arch`` ("trn1"/"trn2"); IT56 kernels go to
+    ``klr_dir`` as KLR files when given (else the codegen's per-process directory)."""
+    from neuronxsim.starfish.penguin.targets.codegen.BirCodeGenLoop import BirCodeGenLoop
+
+    module = bir.Module()
+    module.arch = ARCH_TO_BIR[arch]
+    previous = os.environ.get(KLR_DIR_ENV)
+    if klr_dir is not None:
+        os.makedirs(klr_dir, exist_ok=True)
+        os.environ[KLR_DIR_ENV] = os.fspath(klr_dir)
+    try:
+        codegen = BirCodeGenLoop(module)
+        codegen.lower(program)
+    finally:
+        if klr_dir is not None:
+            if previous is None:
+                os.environ.pop(KLR_DIR_ENV, None)
+            else:
+                os.environ[KLR_DIR_ENV] = previous
+    return module, codegen
+
+
+def resolve(module: bir.Module, base_dir=None):
+    """(ISA-level module, InlineBIRKernel's per-node statistics): every kernel node expanded.
+    ``module`` is left as it was."""
+    from neuronxsim import walrus
+    from neuronxsim.walrus.inline import inline_bir_kernels
+
+    resolved = bir.Module.from_json(module.to_json(-1), verify=False)
+    stats = inline_bir_kernels(resolved)
+    return walrus.lower_kernel_inst(resolved, base_dir), stats
+
+
+def has_kernel_nodes(module: bir.Module) -> bool:
+    kinds = (bir.InstructionType.BIRKernel, bir.InstructionType.NKIKernel, bir.InstructionType.NKIKLIRKernel)
+    return any(i.opcode in kinds for f in module.functions for b in f.blocks for i in b.instructions)

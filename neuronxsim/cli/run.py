@@ -1,0 +1,170 @@
+"""``neuronxsim run``: the built-in Llama decoder layer, lowered, resolved, simulated, checked
+against NumPy and profiled end to end (neuronxsim/models/llama_decoder.py).
+
+Writes to ``--output`` (default ./neuronxsim-run), each file atomically: ``trace.json`` (Chrome
+trace events: open in https://ui.perfetto.dev), ``timeline.png`` (per-engine Gantt chart),
+``report.json`` (every number of the table), ``program.json`` (the Penguin program),
+``lowered.json`` (BIR with the kernel nodes) and ``klr/`` (the IT56 kernel's KLR file).
+Exit status 0, or 2 when an output is outside its tolerance (after the table is printed).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+
+import numpy as np
+
+import neuronxsim
+from neuronxsim import bir
+from neuronxsim.cli import kernel_report, pipeline
+from neuronxsim.cli.progress import Progress
+from neuronxsim.models import llama_decoder as layer
+
+EXIT_TOLERANCE = 2
+
+_SIZE_OPTIONS = (("tokens", "tokens of the sequence"), ("hidden", "hidden size"),
+                 ("q_heads", "query heads"), ("kv_heads", "key/value heads (divides --q-heads)"),
+                 ("head_dim", "features per head (even, <= 128)"), ("intermediate", "MLP intermediate size"),
+                 ("seed", "seed of the random inputs and weights"))
+
+
+def add_parser(sub) -> None:
+    defaults = layer.DecoderConfig()
+    p = sub.add_parser("run", help="lower, resolve, simulate and check the built-in Llama decoder layer",
+                       description="Runs a Llama-style decoder layer (fused RMSNorm + QKV, RoPE as a user NKI "
+                                   "kernel, causal attention, output projection, MLP with the fused residual add, "
+                                   "and a registry transpose for the K cache) through the whole tool chain and "
+                                   "prints where the time went.")
+    for name, what in _SIZE_OPTIONS:
+        p.add_argument("--" + name.replace("_", "-"), type=int, default=getattr(defaults, name),
+                       help=f"{what} (default {getattr(defaults, name)})")
+    p.add_argument("--arch", choices=sorted(pipeline.ARCH_TO_BIR), default="trn1", help="NeuronCore generation")
+    p.add_argument("--mode", choices=("full", "timing"), default="full",
+                   help="full: numerics, time and the check against NumPy; timing: time only (large sizes)")
+    p.add_argument("--output", default="neuronxsim-run", help="output folder (default ./neuronxsim-run)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar and no table")
+    p.add_argument("--json", action="store_true", help="print report.json to stdout instead of the table")
+    p.set_defaults(func=run)
+
+
+def _check_outputs(cfg, inputs, outputs):
+    """Per checked tensor: max |a - b|, the public comparator's bound, and whether it holds."""
+    expected = layer.reference(cfg, inputs)
+    checks = {}
+    for name, want in expected.items():
+        got = np.asarray(outputs[name], np.float32)
+        error = float(np.max(np.abs(got - want))) if np.all(np.isfinite(got)) else float("inf")
+        bound = layer.ATOL + layer.RTOL * float(np.max(np.abs(want)))
+        checks[name] = {"kernel": layer.PRODUCER[name], "max_abs_error": error, "max_abs_reference": float(
+            np.max(np.abs(want))), "tolerance": bound, "ok": error <= bound}
+    return checks
+
+
+def _attach_errors(rows, checks) -> None:
+    """Each kernel's worst checked tensor (by error over tolerance) goes into its row."""
+    for row in rows:
+        mine = [c for c in checks.values() if c["kernel"] == row.name]
+        if mine:
+            worst = max(mine, key=lambda c: c["max_abs_error"] / c["tolerance"])
+            row.max_error, row.tolerance = worst["max_abs_error"], worst["tolerance"]
+            row.ok = all(c["ok"] for c in mine)
+
+
+def _where_time_went(result, rows, busy) -> list:
+    lines = [f"layer: {result.total_ns / 1e3:.1f} us on {result.config.neuron_core} ({result.arch}), "
+             f"{result.instruction_count} instructions, PE MFU {result.pe_mfu:.1%}"]
+    lines.append("engines busy: " + ", ".join(f"{e} {busy[e]:.0%}" for e in kernel_report.ENGINES))
+    if rows:
+        top = sorted(rows, key=lambda r: -r.added_ns)[:3]
+        lines.append("most time: " + ", ".join(
+            f"{r.name} {r.added_ns / result.total_ns:.0%} (PE {r.busy['PE']:.0%}, DMA {r.busy['DMA']:.0%})" for r in top))
+    return lines
+
+
+def run(args) -> int:
+    cfg = layer.DecoderConfig(**{name: getattr(args, name) for name, _ in _SIZE_OPTIONS})
+    cfg.check()
+    full = args.mode == "full"
+    out = os.path.abspath(args.output)
+    os.makedirs(out, exist_ok=True)
+    steps = [("build program and inputs", 1), ("lower: BirCodeGenLoop", 1),
+             ("resolve: InlineBIRKernel, lowerKernelInst", 1), (f"simulate ({args.mode} mode)", 4)]
+    if full:
+        steps.append(("check against NumPy", 2))
+    steps.append(("write trace, timeline, report", 1))
+    progress = Progress(steps, quiet=args.quiet or args.json)
+    try:
+        with progress.step(steps[0][0]):
+            program = layer.build_program(cfg)
+            inputs = layer.make_inputs(cfg) if full else None
+        with progress.step(steps[1][0]):
+            lowered, _ = pipeline.lower(program, args.arch, klr_dir=os.path.join(out, "klr"))
+        with progress.step(steps[2][0]):
+            module, _ = pipeline.resolve(lowered)
+        with progress.step(steps[3][0]):
+            from neuronxsim import sim
+            result = sim.simulate(module, inputs, arch=args.arch, mode=args.mode)
+        rows = kernel_report.kernel_rows(result, kernel_report.kernel_nodes(lowered))
+        checks = {}
+        if full:
+            with progress.step("check against NumPy"):
+                checks = _check_outputs(cfg, inputs, result.outputs)
+                _attach_errors(rows, checks)
+        with progress.step(steps[-1][0]):
+            busy = kernel_report.engine_busy(result)
+            report = {
+                "neuronxsim": neuronxsim.__version__, "command": "run", "arch": args.arch, "mode": args.mode,
+                "layer": {"name": program.name, **vars(cfg)},
+                "total_ns": result.total_ns, "cycles": result.cycles, "instructions": result.instruction_count,
+                "pe_mfu": result.pe_mfu, "engine_busy": busy,
+                "kernels": [r.to_json() for r in rows], "checks": checks,
+                "tolerance": {"rtol": layer.RTOL, "atol": layer.ATOL,
+                              "rule": "max|a - b| <= atol + rtol * max|reference|"},
+                "host_seconds": dict(progress.seconds), "host": platform.platform(),
+                "files": {k: os.path.join(out, v) for k, v in (
+                    ("trace", "trace.json"), ("timeline", "timeline.png"), ("report", "report.json"),
+                    ("program", "program.json"), ("lowered", "lowered.json"))},
+            }
+            program.save(os.path.join(out, "program.json"))
+            bir.atomic_write_text(os.path.join(out, "lowered.json"), lowered.to_json())
+            _write_trace(result, os.path.join(out, "trace.json"))
+            from neuronxsim.report.timeline import render_timeline
+            render_timeline(os.path.join(out, "timeline.png"), kernel_report.timeline_data(result, rows),
+                            title=f"{program.name}: {cfg.tokens} tokens, hidden {cfg.hidden}, {args.arch}, "
+                                  f"{result.total_ns / 1e3:.1f} us")
+            bir.atomic_write_text(os.path.join(out, "report.json"), json.dumps(report, indent=1) + "\n")
+    finally:
+        progress.close()
+
+    failed = [name for name, c in checks.items() if not c["ok"]]
+    if args.json:
+        print(json.dumps(report, indent=1))
+    elif not args.quiet:
+        print(f"{program.name}: {cfg.tokens} tokens, hidden {cfg.hidden}, {cfg.q_heads} query / {cfg.kv_heads} kv "
+              f"heads of {cfg.head_dim}, intermediate {cfg.intermediate}, bf16; {args.arch}, {args.mode} mode\n")
+        print(kernel_report.format_table(rows, result.total_ns, with_errors=full))
+        print()
+        print("\n".join(_where_time_went(result, rows, busy)))
+        if full:
+            print(f"check: {len(checks) - len(failed)} of {len(checks)} outputs within max|a - b| <= "
+                  f"{layer.ATOL} + {layer.RTOL} * max|ref| of the NumPy layer")
+        print(f"wrote {out}/: trace.json (Perfetto), timeline.png, report.json, program.json, lowered.json")
+    if failed:
+        import sys
+        print(f"neuronxsim: error: outside tolerance: {', '.join(failed)}", file=sys.stderr)
+        return EXIT_TOLERANCE
+    return 0
+
+
+def _write_trace(result, path: str) -> None:
+    """The Chrome trace, written beside ``path`` and renamed into place."""
+    tmp = os.path.join(os.path.dirname(path), f".tmp-{os.getpid()}-{os.path.basename(path)}")
+    try:
+        result.write_trace(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
