@@ -22,15 +22,32 @@ def _cmd_demo(args) -> int:
 
 
 def _cmd_info(args) -> int:
+    """A BIR JSON module (by its first character) or a KLR file."""
+    import os
+
     from neuronxsim import bir
     from neuronxsim.bir.printer import format_module
 
-    print(format_module(bir.load(args.file)))
+    if not os.path.isfile(args.file):
+        raise FileNotFoundError(f"{args.file}: no such file")
+    with open(args.file, "rb") as f:
+        first = f.read(64).lstrip()[:1]
+    if first == b"{":
+        print(format_module(bir.load(args.file)))
+        return 0
+    from neuronxsim import walrus
+
+    info = walrus.klr_info(args.file)
+    print(f"{args.file}: KLR {'.'.join(map(str, info['version']))}, format {info['format']!r}, kind {info['kind']}")
+    for key in ("kernel_name", "entry", "callsite", "inputs", "outputs", "bodies", "statements", "numbering"):
+        if key in info:
+            print(f"  {key}: {info[key]}")
+    print("  lowerable" if info["lowerable"] else f"  not lowerable: {info['lowering_refusal']}")
     return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from neuronxsim.cli import lower, run
+    from neuronxsim.cli import lower, profile, registry, resolve, run, simulate
 
     p = argparse.ArgumentParser(prog="neuronxsim", description="neuronxsim: lower, resolve, simulate and "
                                 "profile NeuronCore kernels")
@@ -46,10 +63,14 @@ def build_parser() -> argparse.ArgumentParser:
     demo.set_defaults(func=_cmd_demo)
 
     lower.add_parser(sub)
+    resolve.add_parser(sub)
+    simulate.add_parser(sub)
+    profile.add_parser(sub)
 
-    info = sub.add_parser("info", help="summarise a BIR JSON file")
+    info = sub.add_parser("info", help="summarise a BIR JSON or KLR file")
     info.add_argument("file")
     info.set_defaults(func=_cmd_info)
+    registry.add_parser(sub)
     return p
 
 

@@ -94,9 +94,10 @@ def kernel_rows(result, nodes: List[KernelNode]) -> List[KernelRow]:
     rec = result.instructions
     peak = result.config.pe_bf16_peak_flops_per_ns
     kernel_of = rec["kernel"]
+    unexpanded = kernel_of == ""  # a kernel node timed by its analytic cost is its own record
     rows = []
     for node in nodes:
-        mine = rec[kernel_of == node.name]
+        mine = rec[(kernel_of == node.name) | (unexpanded & (rec["name"] == node.name))]
         if len(mine) == 0:
             continue
         cores = np.unique(mine["core"])

@@ -1,33 +1,32 @@
 """``neuronxsim lower PROGRAM -o module.json``: a Penguin program -> BIR JSON with kernel nodes,
-plus the kernel-metrics sidecar next to it."""
+plus the kernel-metrics sidecar next to it (and, for IT56 nodes, their KLR files in ``klr/``
+beside the output)."""
 
 from __future__ import annotations
 
-from neuronxsim import bir
-from neuronxsim.cli.programs import load_program
-from neuronxsim.starfish.penguin.targets.codegen.BirCodeGenLoop import BirCodeGenLoop
-from neuronxsim.starfish.penguin.targets.codegen.KernelMetricsCollector import KernelMetricsCollector
+import os
 
-#: BIR's name of each NeuronCore generation.
-ARCH_TO_BIR = {"trn1": "gen2", "trn2": "gen3"}
+from neuronxsim.cli import pipeline
+from neuronxsim.cli.programs import load_program
+from neuronxsim.starfish.penguin.targets.codegen.KernelMetricsCollector import KernelMetricsCollector
 
 
 def add_parser(sub) -> None:
     p = sub.add_parser("lower", help="lower a Penguin program (.py or .json) to BIR JSON with kernel nodes")
     p.add_argument("program", help="a .json program (Program.save) or a .py file defining `program` / `build_program()`")
     p.add_argument("-o", "--output", required=True, help="the BIR JSON file to write")
-    p.add_argument("--arch", choices=sorted(ARCH_TO_BIR), default="trn1")
+    p.add_argument("--arch", choices=sorted(pipeline.ARCH_TO_BIR), default="trn1")
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
     program = load_program(args.program)
-    module = bir.Module()
-    module.arch = ARCH_TO_BIR[args.arch]
-    loop = BirCodeGenLoop(module)
-    loop.lower(program)
+    klr_dir = os.path.join(os.path.dirname(os.path.abspath(args.output)), "klr")
+    _, loop = pipeline.lower(program, args.arch, klr_dir=klr_dir)
     loop.save(args.output)
+    if not os.listdir(klr_dir):
+        os.rmdir(klr_dir)  # no IT56 node wrote a kernel file
     if not args.quiet:
         counts = ", ".join(f"{name} x{n}" for (_, name), n in sorted(loop.kernel_counts.items(), key=str))
         print(f"lowered '{program.name}': {len(program.insts)} macros -> {args.output} ({counts}); "

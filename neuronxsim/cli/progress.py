@@ -1,7 +1,8 @@
 """A one-line progress bar on stderr for the command line's long steps.
 
-On a terminal the line redraws in place; otherwise (a log, a pipe) each step is printed once, so
-logs stay readable. ``quiet`` prints nothing.
+On a terminal the line redraws in place and is erased when the work is done; elsewhere (a log, a
+pipe) nothing is printed, so stderr carries only errors. ``quiet`` prints nothing. The host
+seconds of each step are kept in ``seconds`` either way.
 """
 
 from __future__ import annotations
@@ -27,17 +28,13 @@ class Progress:
         """A context manager around one step: shows it running, then counts it done."""
         return _Step(self, name)
 
-    def _show(self, name: str, finished: bool) -> None:
-        if self.quiet:
+    def _show(self, name: str) -> None:
+        if self.quiet or not self.tty:
             return
         elapsed = time.perf_counter() - self.t0
-        if self.tty:
-            filled = int(self.width * self.done / self.total)
-            bar = "#" * filled + "." * (self.width - filled)
-            self.stream.write(f"\r[{bar}] {100 * self.done / self.total:3.0f}%  {name:<34} {elapsed:6.1f} s")
-            self.stream.write("\033[K")
-        elif finished:
-            self.stream.write(f"  {name} ({self.seconds[name]:.2f} s)\n")
+        filled = int(self.width * self.done / self.total)
+        bar = "#" * filled + "." * (self.width - filled)
+        self.stream.write(f"\r[{bar}] {100 * self.done / self.total:3.0f}%  {name:<42} {elapsed:6.1f} s\033[K")
         self.stream.flush()
 
     def close(self) -> None:
@@ -52,7 +49,7 @@ class _Step:
 
     def __enter__(self):
         self.start = time.perf_counter()
-        self.progress._show(self.name, False)
+        self.progress._show(self.name)
         return self
 
     def __exit__(self, kind, value, tb):
@@ -60,7 +57,7 @@ class _Step:
         p.seconds[self.name] = time.perf_counter() - self.start
         if kind is None:
             p.done += dict(p.steps).get(self.name, 0.0)
-            p._show(self.name, True)
+            p._show(self.name)
         else:
             p.close()
         return False

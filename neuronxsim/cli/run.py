@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import platform
 
 import numpy as np
 
 import neuronxsim
 from neuronxsim import bir
-from neuronxsim.cli import kernel_report, pipeline
+from neuronxsim.cli import files, kernel_report, pipeline
 from neuronxsim.cli.progress import Progress
 from neuronxsim.models import llama_decoder as layer
 
@@ -67,7 +68,7 @@ def _attach_errors(rows, checks) -> None:
     for row in rows:
         mine = [c for c in checks.values() if c["kernel"] == row.name]
         if mine:
-            worst = max(mine, key=lambda c: c["max_abs_error"] / c["tolerance"])
+            worst = max(mine, key=lambda c: (not c["ok"], c["max_abs_error"] / max(c["tolerance"], 1e-30)))
             row.max_error, row.tolerance = worst["max_abs_error"], worst["tolerance"]
             row.ok = all(c["ok"] for c in mine)
 
@@ -129,12 +130,11 @@ def run(args) -> int:
             }
             program.save(os.path.join(out, "program.json"))
             bir.atomic_write_text(os.path.join(out, "lowered.json"), lowered.to_json())
-            _write_trace(result, os.path.join(out, "trace.json"))
-            from neuronxsim.report.timeline import render_timeline
-            render_timeline(os.path.join(out, "timeline.png"), kernel_report.timeline_data(result, rows),
-                            title=f"{program.name}: {cfg.tokens} tokens, hidden {cfg.hidden}, {args.arch}, "
-                                  f"{result.total_ns / 1e3:.1f} us")
-            bir.atomic_write_text(os.path.join(out, "report.json"), json.dumps(report, indent=1) + "\n")
+            files.write_trace(result, os.path.join(out, "trace.json"))
+            files.write_timeline(result, rows, os.path.join(out, "timeline.png"),
+                                 f"{program.name}: {cfg.tokens} tokens, hidden {cfg.hidden}, {args.arch}, "
+                                 f"{result.total_ns / 1e3:.1f} us")
+            files.write_json(os.path.join(out, "report.json"), report)
     finally:
         progress.close()
 
@@ -152,19 +152,7 @@ def run(args) -> int:
                   f"{layer.ATOL} + {layer.RTOL} * max|ref| of the NumPy layer")
         print(f"wrote {out}/: trace.json (Perfetto), timeline.png, report.json, program.json, lowered.json")
     if failed:
-        import sys
         print(f"neuronxsim: error: outside tolerance: {', '.join(failed)}", file=sys.stderr)
         return EXIT_TOLERANCE
     return 0
 
-
-def _write_trace(result, path: str) -> None:
-    """The Chrome trace, written beside ``path`` and renamed into place."""
-    tmp = os.path.join(os.path.dirname(path), f".tmp-{os.getpid()}-{os.path.basename(path)}")
-    try:
-        result.write_trace(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise

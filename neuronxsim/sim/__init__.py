@@ -98,11 +98,18 @@ def simulate(module: bir.Module, inputs: Optional[Mapping[str, np.ndarray]] = No
     return SimResult(result, outputs, config(arch), module)
 
 
+def input_tensors(module: bir.Module, arch: str = "trn1") -> dict:
+    """The module's Input tensors: name -> (shape, NumPy dtype), the arrays ``simulate`` takes."""
+    native = _core.sim.Simulator(module, arch, "timing", None, 0, False)
+    return {s["name"]: (tuple(s["shape"]), dtype_to_numpy(s["dtype"]))
+            for s in native.tensors() if s["type"] == bir.MemoryType.Input}
+
+
 def latency(instruction: bir.Instruction, arch: str = "trn1") -> dict:
     """``bir::Hwm::getLatency`` of one instruction: engine, cycles (the cost formula), busy_ns,
     access_ns, DMA fixed/transfer ns, bytes and flops."""
     return _core.sim.latency(instruction, arch)
 
 
-__all__ = ["simulate", "SimResult", "EngineStats", "MachineConfig", "config", "dtype_to_numpy",
+__all__ = ["simulate", "input_tensors", "SimResult", "EngineStats", "MachineConfig", "config", "dtype_to_numpy",
            "numpy_to_dtype", "latency", "ENGINES", "TRACKS", "SimulationError"]
