@@ -1,0 +1,1 @@
+"""Models written as Penguin macro programs, with their inputs and NumPy references."""
