@@ -1,7 +1,6 @@
 """BIR JSON through the bindings: round trips, load/save, and malformed input."""
 
 import json
-import os
 
 import pytest
 

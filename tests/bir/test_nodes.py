@@ -37,6 +37,7 @@ def test_kernel_nodes_carry_exactly_their_fields():
     it55 = bb.addInstruction(InstructionType.NKIKernel)
     it56 = bb.addInstruction(InstructionType.NKIKLIRKernel)
     assert not bir.InstBIRKernel.classof(it56) and not bir.InstNKIKLIRKernel.classof(it54)
+    assert bir.InstNKIKernel.classof(it55) and not bir.InstNKIKernel.classof(it54)
     carrier = {"klir_binary", "kernel_format", "nki_binary_version_identifier"}
     assert carrier <= set(bir.InstNKIKLIRKernel.field_names)
     assert not carrier & set(bir.InstBIRKernel.field_names)

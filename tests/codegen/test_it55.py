@@ -2,6 +2,8 @@
 ``neuronxsim.nki.trace`` with a traced module built by hand with the bir API (same interface:
 Input DRAM tensors named after the kernel's parameters, Output tensors after its results)."""
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -127,24 +129,10 @@ def test_user_kernels_take_whole_tensors_or_sub_tensors():
         BirCodeGenLoop(tracer=FakeTracer(traced_add(128, 512))).lower(p)
 
 
-def test_without_a_tracer_the_nki_front_end_is_required():
-    try:
-        from neuronxsim.nki import trace  # noqa: F401
-    except ImportError:
-        with pytest.raises(CodegenError, match="tracing a user kernel needs neuronxsim.nki.trace"):
-            BirCodeGenLoop().lower(add_program())
-    else:
-        pytest.skip("neuronxsim.nki.trace exists: the front-end tests cover the default tracer")
-
-
-def test_the_klir_path_is_refused_until_the_klr_writer_exists():
-    p = ir.Program()
-    x, z = p.tensor("x", [128, 512]), p.tensor("z", [128, 512], kind="output")
-    p.add(ir.ExternalNativeNkiKlirKernel(add_kernel, [F(x)], [F(z)], name="k"))
-    cg = BirCodeGenLoop(tracer=FakeTracer(traced_add(128, 512)))
-    with pytest.raises(CodegenError, match="ExternalNativeNkiKlirKernel 'k': the KLIR path .* needs the KLR writer"):
-        cg.lower(p)
-    assert len(cg.block) == 0 and not cg.function.allocations
+def test_without_a_tracer_the_nki_front_end_is_required(monkeypatch):
+    monkeypatch.setitem(sys.modules, "neuronxsim.nki", None)  # as in an installation without it
+    with pytest.raises(CodegenError, match="tracing a user kernel needs neuronxsim.nki.trace"):
+        BirCodeGenLoop().lower(add_program())
 
 
 def test_a_kernel_that_fails_to_trace_leaves_the_module_unchanged(build):

@@ -1,12 +1,8 @@
 """Every registry kernel and every top-k method end to end: a Penguin macro lowered to an IT56
 node (``codegenInternalNativeNkiKernel``), resolved by ``lowerKernelInst``
-(``neuronxsim.walrus.lower_kernel_inst``), executed, and compared with NumPy; beta2 (KLR file)
-and beta3 (BIR JSON) must give identical outputs. Executes on the C++ simulator
-(``neuronxsim.sim``) when present, else on the NumPy reference executor.
-
-Until the walrus resolver is in the build, the same cases check the beta3 carrier instead: the
-node's BIR JSON kernel is executed with the macro's operands bound to the kernel's tensors by the
-node's func_args / func_outs (which is what lowerKernelInst will splice).
+(``neuronxsim.walrus.lower_kernel_inst``), simulated (``neuronxsim.sim``, every function its own
+NeuronCore over shared DRAM) and compared with NumPy; beta2 (KLR file) and beta3 (BIR JSON) must
+give identical outputs.
 """
 
 import ml_dtypes
@@ -21,43 +17,17 @@ from neuronxsim.starfish.penguin import ir
 from neuronxsim.starfish.penguin.targets.codegen import BirCodeGenLoop as codegen
 from neuronxsim.starfish.penguin.targets.codegen.KernelMetricsCollector import KernelMetricsCollector
 
-try:
-    from neuronxsim.walrus import lower_kernel_inst
-except ImportError:
-    lower_kernel_inst = None
-
-
-def simulator():
-    try:
-        from neuronxsim import sim
-    except ImportError:
-        return None
-    return sim
+from neuronxsim import sim
+from neuronxsim.walrus import lower_kernel_inst
 
 
 def _execute(module, inputs):
-    """The outputs of a module run with every function as its own NeuronCore: on the simulator,
-    which shares DRAM between them; on the reference executor one function at a time, each
-    element taken from the core that wrote it (unwritten float elements read NaN)."""
-    sim = simulator()
-    if sim is not None:
-        return sim.simulate(module, inputs, arch={"gen2": "trn1", "gen3": "trn2"}[module.arch]).outputs
-    from neuronxsim import reference
-    merged = {}
-    for core in range(len(module.functions)):
-        for name, value in reference.execute(module, inputs, neuron_core_id=core).items():
-            if name not in merged:
-                merged[name] = value
-            elif value.dtype.kind in "fV":
-                written = ~np.isnan(value.astype(np.float64))
-                merged[name][written] = value[written]
-    return merged
+    return sim.simulate(module, inputs, arch={"gen2": "trn1", "gen3": "trn2"}[module.arch]).outputs
 
 
 def run_macro(monkeypatch, frontend, func_name, inputs, outputs, attrs=None):
     """Lowers one InternalNativeNkiKernel over ``inputs`` (name -> array) producing ``outputs``
-    (name -> (shape, dtype name)), resolves its IT56 node and executes the module; without the
-    resolver, executes the node's Form B kernel with the operands bound by func_args/func_outs."""
+    (name -> (shape, dtype name)), resolves its IT56 node and simulates the module."""
     monkeypatch.setenv("NKI_FRONTEND", frontend)
     p = ir.Program(func_name)
     srcs = [ir.OpaqueAccess(p.tensor(n, list(a.shape), ir_dtype(a.dtype))) for n, a in inputs.items()]
@@ -66,11 +36,6 @@ def run_macro(monkeypatch, frontend, func_name, inputs, outputs, attrs=None):
     module = codegen.BirCodeGenLoop().lower(p)
     (node,) = module.functions[0].blocks[0].instructions
     assert node.kernel_format == {"beta2": "klir", "beta3": "bir"}[frontend]
-    if lower_kernel_inst is None:
-        kernel = bir.Module.from_json(node.klir_binary)
-        assert len(kernel.functions) == node.grid
-        results = _execute(kernel, dict(zip(node.func_args, inputs.values())))
-        return {name: results[out] for name, out in zip(outputs, node.func_outs)}
     resolved = lower_kernel_inst(module)
     assert not any(i.opcode == bir.InstructionType.NKIKLIRKernel for f in resolved.functions for b in f.blocks
                    for i in b.instructions)
@@ -83,13 +48,12 @@ def ir_dtype(dtype):
 
 
 def both_frontends(monkeypatch, *args, **kwargs):
-    """The outputs of beta3 and (with the resolver) of beta2, which must be identical."""
+    """The outputs of beta3, checked identical to beta2's."""
     beta3 = run_macro(monkeypatch, "beta3", *args, **kwargs)
-    if lower_kernel_inst is not None:
-        beta2 = run_macro(monkeypatch, "beta2", *args, **kwargs)
-        assert beta3.keys() == beta2.keys()
-        for name in beta3:
-            np.testing.assert_array_equal(beta2[name], beta3[name])
+    beta2 = run_macro(monkeypatch, "beta2", *args, **kwargs)
+    assert beta3.keys() == beta2.keys()
+    for name in beta3:
+        np.testing.assert_array_equal(beta2[name], beta3[name])
     return beta3
 
 
@@ -180,9 +144,6 @@ def test_topk_methods(monkeypatch, rng, method):
     np.testing.assert_array_equal(out["indices"], indices)
 
 
-@pytest.mark.skipif(simulator() is None or lower_kernel_inst is None,
-                    reason="the public sizes run on the C++ simulator after lowerKernelInst (the reference executor "
-                           "takes about a minute per case)")
 @pytest.mark.parametrize("dtype", [np.float32, ml_dtypes.bfloat16], ids=["f32", "bf16"])
 def test_public_sizes(monkeypatch, rng, dtype):
     """nki-samples' resize [10,30,20,1280] -> [10,59,38,1280] and select-and-scatter [8,64,112,112]."""

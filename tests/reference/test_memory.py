@@ -81,7 +81,7 @@ def test_unwritten_memory_reads_as_nan(program):
     y = p.output("y", [2, 4])
     p.add("TensorScalar", ins=[t], outs=[t], op0="add", const0=1.0)
     p.store(y, t)
-    z = p.output("z", [2, 4])  # never written
+    p.output("z", [2, 4])  # never written
     got = p.run()
     np.testing.assert_array_equal(got["y"][:, :2], 6.0)
     assert np.isnan(got["y"][:, 2:]).all() and np.isnan(got["z"]).all()

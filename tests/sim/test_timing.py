@@ -12,7 +12,6 @@ from neuronxsim import SimulationError, bir, sim
 from neuronxsim.bir import AluOp, DType, Engine, MemsetMode
 from neuronxsim.sim.build import ModuleBuilder
 
-from simkit import f32
 
 CFG1, CFG2 = sim.config("trn1"), sim.config("trn2")
 MIN_II = CFG1.min_ii_cycles

@@ -2,8 +2,7 @@
 
 A leaf test builds a Penguin program holding one macro, lowers it with ``BirCodeGenLoop``,
 expands it with ``InlineBIRKernel`` (:func:`lower_and_inline`), runs the expanded ISA module
-(:func:`execute`: the C++ simulator when this build has it, else the NumPy reference executor --
-both implement docs/isa-semantics.md) and compares with a NumPy golden written from the public
+(:func:`execute`, on the C++ simulator) and compares with a NumPy golden written from the public
 reference math (nkilib's test references, nki-samples' flash attention; reference
 klr-kernels-bir.md sections 2.2 and 3) using the public comparator
 ``|a - b| <= atol + rtol * max|b|`` (:func:`assert_close`).
@@ -15,16 +14,12 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from neuronxsim import reference
 from neuronxsim.reference.activation_functions import erf
 from neuronxsim.starfish.penguin import ir
 from neuronxsim.starfish.penguin.targets.codegen.BirCodeGenLoop import BirCodeGenLoop
 from neuronxsim.walrus.inline import inline_bir_kernels
 
-try:  # the C++ simulator (issue: simulator); the reference executor is the same contract
-    from neuronxsim import sim as _sim
-except ImportError:  # pragma: no cover - depends on the build
-    _sim = None
+from neuronxsim import sim as _sim
 
 F = ir.FullTensorAccess
 NUMPY_DTYPES = {"float32": np.float32, "bfloat16": ml_dtypes.bfloat16, "float8e4": ml_dtypes.float8_e4m3,
@@ -40,10 +35,8 @@ def lower_and_inline(program, **codegen_options):
 
 
 def execute(module, inputs):
-    """The module's outputs for ``inputs`` (numpy arrays by tensor name)."""
-    if _sim is not None:
-        return dict(_sim.simulate(module, inputs, arch="trn1", mode="full").outputs)
-    return reference.execute(module, inputs)
+    """The module's outputs for ``inputs`` (numpy arrays by tensor name), on the simulator."""
+    return dict(_sim.simulate(module, inputs, arch="trn1", mode="full").outputs)
 
 
 def run(program, inputs, **codegen_options):

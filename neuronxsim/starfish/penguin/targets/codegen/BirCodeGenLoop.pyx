@@ -99,17 +99,12 @@ _OPERAND_ACCESS = {
     "codegenExternalNativeNkiKernel": ((ir.FullTensorAccess, ir.NDimSubTensorAccess),
                                        "FullTensorAccess or NDimSubTensorAccess operands (the kernel's arguments "
                                        "and results, traced at their access shapes)"),
-    "codegenExternalNativeNkiKlirKernel": ((ir.FullTensorAccess,), "FullTensorAccess operands"),
+    "codegenExternalNativeNkiKlirKernel": ((ir.FullTensorAccess, ir.NDimSubTensorAccess),
+                                           "FullTensorAccess or NDimSubTensorAccess operands (the kernel's "
+                                           "arguments and results, traced at their access shapes)"),
     "codegenInternalNativeNkiKernel": ((ir.FullTensorAccess, ir.OpaqueAccess),
                                        "whole-tensor operands, OpaqueAccess or FullTensorAccess (the kernel "
                                        "owns its tiling, addOpaqueAP)"),
-}
-
-# Codegen methods this build cannot run yet, and why; they refuse before anything is emitted.
-_NOT_LOWERED_YET = {
-    "codegenExternalNativeNkiKlirKernel": "the KLIR path (codegenExternalNativeNkiKlirKernel) is not lowered by this "
-                                          "build yet: it needs the KLR writer to serialize the traced kernel; use "
-                                          "ExternalNativeNkiKernel (the BIR path) instead",
 }
 
 # codegenBIRKernelAccess: access kind -> the BirCodeGenLoop method that marshals it.
@@ -207,7 +202,7 @@ class BirCodeGenLoop(InternalNativeNkiKernelCodegen):
                 try:
                     name = KernelBuilder.codegen_method(inst)
                     self._checkLowerable(inst, name)
-                    if name == "codegenExternalNativeNkiKernel":
+                    if name in ("codegenExternalNativeNkiKernel", "codegenExternalNativeNkiKlirKernel"):
                         self._traces[id(inst)] = self._traceExternalKernel(inst)
                     elif name == "codegenInternalNativeNkiKernel":
                         self._traces[id(inst)] = self._traceInternalKernelCached(inst)
@@ -247,12 +242,8 @@ class BirCodeGenLoop(InternalNativeNkiKernelCodegen):
                                "expected a macro of a program given to lower()") from None
 
     def _checkLowerable(self, inst, method_name):
-        """Validates ``inst``, that this build runs ``method_name``, and that it can marshal each
-        of the operands."""
+        """Validates ``inst`` and that ``method_name`` can marshal each of its operands."""
         inst.validate()
-        if method_name in _NOT_LOWERED_YET:
-            raise CodegenError(f"{inst.label}: " + _NOT_LOWERED_YET[method_name].format(
-                func_name=getattr(inst, "func_name", "")))
         kinds, form = _OPERAND_ACCESS[method_name]
         for side in ("srcs", "dsts"):
             for i, access in enumerate(getattr(inst, side)):
@@ -504,9 +495,26 @@ class BirCodeGenLoop(InternalNativeNkiKernelCodegen):
         return [l.name for l in inputs], [l.name for l in outputs]
 
     def codegenExternalNativeNkiKlirKernel(self, inst):
-        """The KLIR path of a user kernel: the node carries the kernel as KLR. Blocked on the KLR
-        writer: refuses (``_NOT_LOWERED_YET``) rather than emitting a node without its kernel."""
+        """The KLIR path of a user ``@nki.jit`` kernel: traced like the IT55 path, written as a
+        KLR file (the beta2 carrier, in the KLR directory) and emitted as an ``NKIKLIRKernel``
+        node that lowerKernelInst resolves (Form A)."""
         self._checkLowerable(inst, "codegenExternalNativeNkiKlirKernel")
+        traced, func_args, func_outs = self._traces.pop(id(inst), None) or self._traceExternalKernel(inst)
+        func = inst.func_name
+        path, version = _write_klr_file(inst, traced, func)
+        KernelMetricsCollector.get_instance().record_kernel(func, category=KernelCategory.NKI_KLIR_KERNEL)
+        node = self.addInstruction(Opcode.NKIKLIRKernel, inst.name or func)
+        node.set_klir_binary(path)
+        node.set_kernel_format(NKI_FRONTEND_FORMATS['beta2'])
+        node.set_nki_binary_version_identifier(version)
+        node.set_func_name(func)
+        node.set_func_args(func_args)
+        node.set_func_outs(func_outs)
+        node.set_sb_buf_shape(self.sb_buf_shape)
+        node.set_psum_buf_shape(self.psum_buf_shape)
+        node.set_grid(len(traced.functions))
+        self._marshalOperands(node, inst, self.codegenBIRKernelAccess)
+        return node
 
 
 __all__ = ["BirCodeGenLoop", "Opcode", "is_token_generation", "BUFFER_SHAPES", "AUTO_CAST_MODES",

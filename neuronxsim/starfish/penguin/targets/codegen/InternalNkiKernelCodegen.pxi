@@ -99,6 +99,27 @@ def _remove_process_klr_dir(pid, path):
         shutil.rmtree(path, ignore_errors=True)
 
 
+def _write_klr_file(inst, module, kernel_name):
+    """(path, nki_binary_version_identifier): ``module`` written as a KLR file in the KLR
+    directory, named by kernel and content (atomically: an interrupted write leaves nothing)."""
+    walrus = _walrus(inst)
+    digest = hashlib.sha256(module.to_json(-1).encode()).hexdigest()[:20]
+    path = os.path.join(_klr_directory(), f"{kernel_name}-{digest}.klr")
+    fd, tmp = tempfile.mkstemp(prefix='.tmp-', suffix='.klr', dir=os.path.dirname(path))
+    os.close(fd)
+    try:
+        walrus.write_klr(module, tmp, kernel_name)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    header = walrus.klr_info(path)
+    return path, f"{header['format']}/{'.'.join(str(v) for v in header['version'])}"
+
+
 def _trace_key_attrs(additional_args):
     """The kernel's keyword arguments as a hashable, order-independent key (values are JSON
     values, tuples and enums, whose reprs are exact)."""
@@ -187,23 +208,7 @@ class InternalNativeNkiKernelCodegen:
     def _trace_kernel_beta2(self, inst):
         """NKI_FRONTEND=beta2 (the default): traces the leaf and writes it as a KLR file (Form A)."""
         traced, grid = self._traceWithNkiFrontend(inst)
-        walrus = _walrus(inst)
-        module = traced.module
-        digest = hashlib.sha256(module.to_json(-1).encode()).hexdigest()[:20]
-        path = os.path.join(_klr_directory(), f"{inst.func_name}-{digest}.klr")
-        fd, tmp = tempfile.mkstemp(prefix='.tmp-', suffix='.klr', dir=os.path.dirname(path))
-        os.close(fd)
-        try:
-            walrus.write_klr(module, tmp, inst.func_name)
-            os.replace(tmp, path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except FileNotFoundError:
-                pass
-            raise
-        header = walrus.klr_info(path)
-        version = f"{header['format']}/{'.'.join(str(v) for v in header['version'])}"
+        path, version = _write_klr_file(inst, traced.module, inst.func_name)
         return TracedInternalKernel(path, NKI_FRONTEND_FORMATS['beta2'], version, traced.input_names,
                                     traced.output_names, grid)
 
