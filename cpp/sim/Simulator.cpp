@@ -160,17 +160,20 @@ SimResult Simulator::run() {
     for (uint32_t i = 0; i < cp.insts.size(); ++i) {
       const DecodedInst& d = cp.insts[i];
       if (full) exec->run(cp, d);
-      const std::string& kernel = d.inst->kernel;
-      if (multiCore && !kernel.empty() && (!lastKernel || *lastKernel != kernel)) {
-        const auto it = launched.find(kernel);
-        notBefore = it == launched.end() ? 0 : it->second;
-        lastKernel = &kernel;
-      } else if (kernel.empty()) {
-        notBefore = 0;
-        lastKernel = nullptr;
+      const std::string* kernel = nullptr;  // read only for multi-core modules (a cache miss each)
+      if (multiCore) {
+        kernel = &d.inst->kernel;
+        if (kernel->empty()) {
+          notBefore = 0;
+          lastKernel = nullptr;
+        } else if (!lastKernel || *lastKernel != *kernel) {
+          const auto it = launched.find(*kernel);
+          notBefore = it == launched.end() ? 0 : it->second;
+          lastKernel = kernel;
+        }
       }
       Record r = sched.schedule(cp, d, notBefore);
-      if (multiCore && !kernel.empty()) launchedHere.try_emplace(kernel, r.start_ns);
+      if (kernel && !kernel->empty()) launchedHere.try_emplace(*kernel, r.start_ns);
       if (d.track == kTrackPE && !d.wholeCore) res.pe_flops += d.flops;
       if (opts_.records) {
         r.inst = i;
