@@ -72,7 +72,8 @@ def main():
         res = interleaved({"sim": lambda: sim.simulate(c["module"], c["inputs"]), "numpy": c["numpy"]}, args.repeat)
         (t_sim, r), (t_np, _) = res["sim"], res["numpy"]
         t0 = time.perf_counter()
-        ref_cell = "n/a" if run_reference(c["module"], c["inputs"]) is None else (time.perf_counter() - t0) / t_sim
+        run_reference(c["module"], c["inputs"])
+        ref_cell = (time.perf_counter() - t0) / t_sim
         rows.append([name, t_sim, t_np, t_sim / t_np, ref_cell, r.total_ns / 1e3, f"{r.pe_mfu:.1%}",
                      c["rel_err"](r.outputs)])
     print_table(f"full mode vs NumPy float32 products (best of {args.repeat}, interleaved)",

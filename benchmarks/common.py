@@ -9,22 +9,20 @@ from __future__ import annotations
 import os
 import sys
 import time
-from typing import Callable, Optional
+from typing import Callable
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 
-def run_reference(module, inputs) -> Optional[dict]:
-    """The NumPy reference executor's outputs for ``module``, or None while it is not installed.
+def run_reference(module, inputs) -> dict:
+    """The NumPy reference executor's outputs for ``module`` (``neuronxsim.reference.execute``).
 
     This is the one place the "reference executor" column plugs in: every benchmark calls it next to
-    the simulator and NumPy, and prints its time when it returns outputs.
+    the simulator and NumPy, and prints its time.
     """
-    try:
-        from neuronxsim.reference import simulate as reference_simulate  # noqa: F401 (same interface as sim)
-    except ImportError:
-        return None
-    return reference_simulate(module, inputs).outputs
+    from neuronxsim.reference import execute
+
+    return execute(module, inputs)
 
 
 def interleaved(runs: dict[str, Callable[[], object]], repeat: int) -> dict[str, tuple[float, object]]:
