@@ -72,6 +72,8 @@ class IndexExpr:
 
     # ---- arithmetic: integers and other expressions, staying affine ----
     def _combine(self, other, sign: int) -> "IndexExpr":
+        if other.__class__ is int:  # the usual case: a loop index times a tile size
+            return IndexExpr(self.shape, self.const + sign * other, self.coefs)
         if isinstance(other, IndexExpr):
             shape = _broadcast_shapes(self.shape, other.shape)
             a, b = self.broadcast_to(shape), other.broadcast_to(shape)
@@ -249,21 +251,32 @@ def mask_box(mask, shape: tuple) -> list[tuple[int, int]]:
     box = [[0, n] for n in shape]
     for pred in predicates:
         expr = pred.expr
-        if expr.ndim > len(shape):
+        pad = len(shape) - len(expr.shape)
+        if pad < 0:
             raise NKIError(f"mask over a {expr.ndim}-dimensional grid does not fit a "
                            f"{len(shape)}-dimensional tile", caller_location())
-        expr = expr.broadcast_to(tuple(shape))
-        dims = [d for d, c in enumerate(expr.coefs) if c]
+        # The grid dimensions the expression varies along, aligned with the tile's from the
+        # right (as IndexExpr.broadcast_to aligns them; size-1 dimensions hold index 0).
+        dims = [pad + d for d, (n, c) in enumerate(zip(expr.shape, expr.coefs)) if c and n != 1]
         if len(dims) > 1:
             raise NKIError(f"mask {pred!r} relates index dimensions {dims}: a mask must limit each "
                            "dimension to a range (use nisa.affine_select for triangular masks)",
                            caller_location())
         # Every comparison becomes one or two conditions "a*i + b < 0" on integers.
-        a = expr.coefs[dims[0]] if dims else 0
+        a = expr.coefs[dims[0] - pad] if dims else 0
         b = expr.const
-        conditions = {"<": [(a, b)], "<=": [(a, b - 1)], ">": [(-a, -b)], ">=": [(-a, -b - 1)],
-                      "==": [(a, b - 1), (-a, -b - 1)]}.get(pred.op)
-        if conditions is None:
+        op = pred.op
+        if op == "<":
+            conditions = ((a, b),)
+        elif op == "<=":
+            conditions = ((a, b - 1),)
+        elif op == ">":
+            conditions = ((-a, -b),)
+        elif op == ">=":
+            conditions = ((-a, -b - 1),)
+        elif op == "==":
+            conditions = ((a, b - 1), (-a, -b - 1))
+        else:
             raise NKIError(f"mask comparison '{pred.op}' does not describe a range",
                            caller_location())
         for ca, cb in conditions:
@@ -399,10 +412,11 @@ def resolve_subscript(key, shape: tuple, strides: tuple, offset: int, checks: tu
         key = (key,)
     ndim = len(shape)
     if not checks and len(key) <= ndim:
-        try:
-            return _basic_subscript(key, shape, strides, offset)
-        except _NotBasic:
-            pass
+        view = _basic_subscript(key, shape, strides, offset)
+        if view is None and len(key) == ndim:
+            view = _expr_subscript(key, shape, strides, offset)
+        if view is not None:
+            return view
     n_ellipsis = sum(k is Ellipsis for k in key)
     if n_ellipsis > 1:
         raise NKIError("an index can have only one '...'", caller_location())
@@ -427,7 +441,9 @@ def resolve_subscript(key, shape: tuple, strides: tuple, offset: int, checks: tu
             _as_int(k, "a subscript")
 
     if not advanced and not checks:
-        return _basic_subscript(key, shape, strides, offset)
+        view = _basic_subscript(key, shape, strides, offset)
+        if view is not None:
+            return view
 
     # Every subscript becomes an expression on a common grid.
     exprs = []
@@ -490,13 +506,64 @@ def resolve_subscript(key, shape: tuple, strides: tuple, offset: int, checks: tu
     return new_offset, grid, tuple(new_strides), tuple(new_checks)
 
 
-class _NotBasic(Exception):
-    """The subscript needs the general path of resolve_subscript."""
+def _expr_subscript(key: tuple, shape: tuple, strides: tuple, offset: int):
+    """The general path of :func:`resolve_subscript` for its common advanced case, one index
+    expression or integer per dimension with the expressions on grids of one rank
+    (``t[t * 128 + ip, ic]``), computed without building the broadcast expressions. None when
+    the subscript is anything else (or wrong: the general path then reports it)."""
+    grid = None
+    for k in key:
+        if k.__class__ is IndexExpr:
+            if grid is None:
+                grid = k.shape
+            elif k.shape != grid:
+                if len(k.shape) != len(grid):
+                    return None
+                dims = []
+                for x, y in zip(grid, k.shape):
+                    if x != y and x != 1 and y != 1:
+                        return None
+                    dims.append(x if y == 1 else y)
+                grid = tuple(dims)
+        elif k.__class__ is not int:
+            return None
+    if grid is None:
+        return None
+    new_strides = [0] * len(grid)
+    new_checks = []
+    for axis, k in enumerate(key):
+        stride, size = strides[axis], shape[axis]
+        if k.__class__ is int:
+            if not 0 <= k < size:
+                raise NKIError(f"index {k} is out of range for dimension {axis} of size {size}",
+                               caller_location())
+            offset += stride * k
+            continue
+        const = k.const
+        offset += stride * const
+        lo = hi = const
+        coefs = k.coefs
+        if 1 in k.shape:  # a dimension of size 1 (stretched over the grid) holds index 0
+            coefs = tuple([0 if s == 1 else c for s, c in zip(k.shape, coefs)])
+        for d, c in enumerate(coefs):
+            if c:
+                new_strides[d] += stride * c
+                span = c * (grid[d] - 1)
+                if span < 0:
+                    lo += span
+                else:
+                    hi += span
+        if lo < 0 or hi >= size:
+            if not any(coefs):
+                raise NKIError(f"index {const} is out of range for dimension {axis} of size "
+                               f"{size}", caller_location())
+            new_checks.append(BoundCheck(const, coefs, size, axis))
+    return offset, grid, tuple(new_strides), tuple(new_checks)
 
 
 def _basic_subscript(key: tuple, shape: tuple, strides: tuple, offset: int):
     """The common case of :func:`resolve_subscript`: integers and slices only (omitted trailing
-    dimensions are whole). Raises _NotBasic for anything else."""
+    dimensions are whole). None for anything else (the general path's job)."""
     new_shape, new_strides, new_checks = [], [], []
     for axis, k in enumerate(key):
         size = shape[axis]
@@ -530,7 +597,7 @@ def _basic_subscript(key: tuple, shape: tuple, strides: tuple, offset: int):
                                caller_location())
             offset += stride * k
         else:
-            raise _NotBasic
+            return None
     for axis in range(len(key), len(shape)):
         new_shape.append(shape[axis])
         new_strides.append(strides[axis])

@@ -241,7 +241,8 @@ def record_lanewise(tr: Tracer, opcode, engine, shape: tuple, box: list, tiles: 
     for name, v in outs_extra:
         outs.append(engine_out(tr, pointer_view(v, shape[0], box, loc, what, name), loc, what,
                                name, engine))
-    if opcode != IT.Activation and sum(1 for a in ins if a.storage.kind == PSUM) > 1:
+    if len(ins) > 1 and opcode != IT.Activation and \
+            sum(1 for a in ins if a.storage.kind == PSUM) > 1:
         raise NKIError(f"{what}: at most one input of a Vector Engine instruction can be in PSUM",
                        loc)
     op = tr.record(opcode, engine, ins, outs, fields, loc)
