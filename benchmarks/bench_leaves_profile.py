@@ -4,7 +4,7 @@ waits for -- the tool for tuning a leaf's schedule.
 
     PYTHONPATH=$PWD python -P benchmarks/bench_leaves_profile.py CausalAttention [--arch trn1] [--trace t.json]
 
-Cases are bench_leaves.CASES. For each engine: busy time per section. For the PE: its idle gaps,
+Cases are bench_leaves.CASES (--second: bench_leaves.SECOND). For each engine: busy time per section. For the PE: its idle gaps,
 each charged to the section of the PE instruction that waited (what it waited for is in the trace).
 """
 
@@ -18,7 +18,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
-from bench_leaves import CASES, _module  # noqa: E402
+from bench_leaves import CASES, SECOND, _module  # noqa: E402
 
 from neuronxsim import sim  # noqa: E402
 from neuronxsim.starfish.penguin.targets.codegen.BirCodeGenLoop import BirCodeGenLoop  # noqa: E402
@@ -30,8 +30,9 @@ def main():
     ap.add_argument("case", choices=sorted(CASES))
     ap.add_argument("--arch", default="trn1", choices=("trn1", "trn2"))
     ap.add_argument("--trace", help="also write a Chrome/Perfetto trace here")
+    ap.add_argument("--second", action="store_true", help="the leaf's second shape (bench_leaves.SECOND)")
     args = ap.parse_args()
-    module = BirCodeGenLoop(module=_module(args.arch)).lower(CASES[args.case]())
+    module = BirCodeGenLoop(module=_module(args.arch)).lower((SECOND if args.second else CASES)[args.case]())
     inline_bir_kernels(module)
     r = sim.simulate(module, arch=args.arch, mode="timing")
     rec = r.instructions

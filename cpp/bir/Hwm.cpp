@@ -6,6 +6,7 @@
 #include <cctype>
 
 #include "Error.h"
+#include "KernelCost.h"
 
 namespace bir {
 namespace {
@@ -441,11 +442,15 @@ Latency Hwm::getLatency(const InstDevicePrint& I) const {
 }
 
 // ---- kernel nodes: analytic cost from the operand shapes (ours) ----
+// An IT54 node whose kernel_name has a leaf estimator (KernelCost.h) costs
+//   kernel_fixed_ns + the estimator's per-engine model of the leaf's schedule;
+// any other kernel node (and an IT54 node whose operands are not its leaf's) costs
 //   kernel_fixed_ns + max(flops / PE bf16 peak, bytes / core DMA bandwidth)
 // with flops from kernelFlops() and bytes the sizes of every DRAM operand. The node occupies the
 // whole core.
 namespace {
-Latency kernelLatency(const Instruction& I, const std::string& name, const MachineConfig& c) {
+Latency kernelLatency(const Instruction& I, const std::string& name, const MachineConfig& c,
+                      std::optional<double> modelled = std::nullopt) {
   Latency l;
   l.engine = Engine::PE;
   l.whole_core = true;
@@ -455,13 +460,15 @@ Latency kernelLatency(const Instruction& I, const std::string& name, const Machi
   l.flops = static_cast<int64_t>(flops);
   const double pe_ns = flops / c.peBf16PeakFlopsPerNs();
   const double dma_ns = static_cast<double>(l.bytes) / c.dmaCoreBandwidthBytesPerNs();
-  l.busy_ns = c.kernel_fixed_ns + std::max(pe_ns, dma_ns);
+  l.busy_ns = c.kernel_fixed_ns + (modelled ? *modelled : std::max(pe_ns, dma_ns));
   l.cycles = l.busy_ns * c.pe_clock_ghz;
   return l;
 }
 }  // namespace
 
-Latency Hwm::getLatency(const InstBIRKernel& I) const { return kernelLatency(I, I.kernel_name, cfg_); }
+Latency Hwm::getLatency(const InstBIRKernel& I) const {
+  return kernelLatency(I, I.kernel_name, cfg_, kernelNodeNs(I, cfg_));
+}
 Latency Hwm::getLatency(const InstNKIKernel& I) const { return kernelLatency(I, I.func, cfg_); }
 Latency Hwm::getLatency(const InstNKIKLIRKernel& I) const {
   return kernelLatency(I, I.func_name, cfg_);
