@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import platform
+import sys
 
 import numpy as np
 
