@@ -169,5 +169,5 @@ print("ok")
 
 def test_the_registry_is_built_once_on_the_first_it56_lowering():
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
-    result = subprocess.run([sys.executable, "-c", LAZINESS], capture_output=True, text=True, env=env, timeout=300)
+    result = subprocess.run([sys.executable, "-P", "-c", LAZINESS], capture_output=True, text=True, env=env, timeout=300)
     assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr
