@@ -50,10 +50,9 @@ class Storage:
     zero_started = None
     zero_covered = 0
     psum_groups = None
-    # Set after the trace: live range (instruction indices), address, BIR memory location.
+    # Set after the trace: live range (instruction indices), address.
     first_use = last_use = -1
     addr = None
-    location = None
     location_index = -1  # position in the list of locations the emitter passes to append_isa
 
     partition_axis = 0
