@@ -69,8 +69,8 @@ class Op:
     """One ISA instruction of the trace: ``ins``/``outs`` are :class:`Access` operands,
     ``fields`` the node's fields by their BIR names."""
 
-    enabled = True
-    out_box = None  # the mask box the output was restricted to (for redirects)
+    __slots__ = ("opcode", "engine", "ins", "outs", "fields", "loc", "enabled", "out_box",
+                 "index")
 
     def __init__(self, opcode, engine, ins, outs, fields, loc):
         self.opcode = opcode
@@ -79,6 +79,9 @@ class Op:
         self.outs = outs
         self.fields = fields
         self.loc = loc
+        self.enabled = True
+        self.out_box = None  # the mask box the output was restricted to (for redirects)
+        self.index = -1  # of an op recorded disabled: its position when recorded
 
 
 class CoreTrace:
