@@ -101,6 +101,15 @@ class CoreTrace:
         # makes them stale (allocation then recomputes them).
         self.ranges_stale = False
 
+    def break_cycles(self):
+        """Drops the references from storages back to ops (nl.zeros memsets, open matmul
+        groups, redirects) once the trace is emitted, so that reference counting frees the trace
+        at once instead of leaving it to the cyclic garbage collector."""
+        for st in self.storages:
+            st.pending_zero = st.forward = None
+            if st.psum_groups is not None:
+                st.psum_groups = None
+
     def unique_name(self, base: str) -> str:
         names, counts = self.names, self.name_counts
         i = counts.get(base, 0)
