@@ -197,10 +197,10 @@ def check_compute_operand(acc: Access, loc, what: str, name: str, engine):
         free = acc.free_size
     else:
         free = pairs[1][1]
-    if engine != Engine.PE:
+    if engine is not Engine.PE:
         kind = st.kind
         if kind == PSUM:
-            if engine == Engine.Pool:
+            if engine is Engine.Pool:
                 raise NKIError(f"{what}: {name} is in PSUM, which the GpSimd engine cannot "
                                "access", loc)
             limit = MAX_FREE_PSUM
@@ -241,7 +241,7 @@ def record_lanewise(tr: Tracer, opcode, engine, shape: tuple, box: list, tiles: 
     for name, v in outs_extra:
         outs.append(engine_out(tr, pointer_view(v, shape[0], box, loc, what, name), loc, what,
                                name, engine))
-    if len(ins) > 1 and opcode != IT.Activation and \
+    if len(ins) > 1 and opcode is not IT.Activation and \
             sum(1 for a in ins if a.storage.kind == PSUM) > 1:
         raise NKIError(f"{what}: at most one input of a Vector Engine instruction can be in PSUM",
                        loc)
@@ -270,7 +270,7 @@ def tensor_scalar(tr, data: Tensor, op0, operand0, reverse0, op1, operand1, reve
     """``(data op0 operand0) op1 operand1``; operands are numbers or [P, 1] tiles."""
     shape = data.shape
     dtype = dtype or data.dtype
-    if engine == Engine.DVE and (op0 in BITVEC or op1 in BITVEC) and dt.is_float(data.dtype):
+    if engine is Engine.DVE and (op0 in BITVEC or op1 in BITVEC) and dt.is_float(data.dtype):
         raise NKIError(f"{what}: bitwise operations need integer tiles, not {dt.name(data.dtype)}",
                        loc)
     box = plan(tr, shape, mask, (data,), loc)

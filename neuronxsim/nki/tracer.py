@@ -438,7 +438,7 @@ class Tracer:
 
     def is_matmul_result(self, value: Tensor) -> Op | None:
         op = self.fresh_result(value)
-        if op is not None and op.opcode == IT.Matmult and not op.fields["is_transpose"]:
+        if op is not None and op.opcode is IT.Matmult and not op.fields["is_transpose"]:
             return op
         return None
 
