@@ -412,7 +412,8 @@ def resolve_subscript(key, shape: tuple, strides: tuple, offset: int, checks: tu
         key = (key,)
     ndim = len(shape)
     if not checks and len(key) <= ndim:
-        view = _basic_subscript(key, shape, strides, offset)
+        view = _basic_subscript(key, shape, strides, offset) \
+            if not key or key[0].__class__ is not IndexExpr else None
         if view is None and len(key) == ndim:
             view = _expr_subscript(key, shape, strides, offset)
         if view is not None:
@@ -511,6 +512,18 @@ def _expr_subscript(key: tuple, shape: tuple, strides: tuple, offset: int):
     expression or integer per dimension with the expressions on grids of one rank
     (``t[t * 128 + ip, ic]``), computed without building the broadcast expressions. None when
     the subscript is anything else (or wrong: the general path then reports it)."""
+    if len(key) == 2:  # the commonest: [P, 1] partition and [1, F] free expressions, in range
+        a, b = key
+        if a.__class__ is IndexExpr and b.__class__ is IndexExpr and len(a.shape) == 2 and \
+                len(b.shape) == 2 and a.shape[1] == 1 and b.shape[0] == 1:
+            p, f = a.shape[0], b.shape[1]
+            ca = a.coefs[0] if p != 1 else 0  # size-1 dimensions hold index 0
+            cb = b.coefs[1] if f != 1 else 0
+            a0, a_span, b0, b_span = a.const, ca * (p - 1), b.const, cb * (f - 1)
+            if 0 <= a0 + min(a_span, 0) and a0 + max(a_span, 0) < shape[0] and \
+                    0 <= b0 + min(b_span, 0) and b0 + max(b_span, 0) < shape[1]:
+                s0, s1 = strides
+                return offset + s0 * a0 + s1 * b0, (p, f), (s0 * ca, s1 * cb), ()
     grid = None
     for k in key:
         if k.__class__ is IndexExpr:
