@@ -577,44 +577,52 @@ def _expr_subscript(key: tuple, shape: tuple, strides: tuple, offset: int):
 def _basic_subscript(key: tuple, shape: tuple, strides: tuple, offset: int):
     """The common case of :func:`resolve_subscript`: integers and slices only (omitted trailing
     dimensions are whole). None for anything else (the general path's job)."""
-    new_shape, new_strides, new_checks = [], [], []
-    for axis, k in enumerate(key):
-        size = shape[axis]
-        stride = strides[axis]
-        if k.__class__ is slice:
+    new_shape, new_strides, new_checks = [], [], None
+    axis = 0
+    for k in key:
+        cls = k.__class__
+        if cls is slice:
             start, stop, step = k.start, k.stop, k.step
+            size = shape[axis]
+            stride = strides[axis]
+            if start is None and stop is None and step is None:
+                new_shape.append(size)
+                new_strides.append(stride)
+                axis += 1
+                continue
             if step is None and start.__class__ is int and stop.__class__ is int and \
                     0 <= start < stop:
                 count = stop - start  # a plain forward slice, the usual case
                 step = 1
                 last = stop - 1
-            elif start is None and stop is None and step is None:
-                new_shape.append(size)
-                new_strides.append(stride)
-                continue
             else:
                 start, step, count = _slice_range(k, size, axis)
                 last = start + step * (count - 1)
             offset += stride * start
             if start < 0 or last < 0 or start >= size or last >= size:
-                coefs = (0,) * len(new_shape) + (step,)
-                new_checks.append((start, coefs, size, axis))
+                if new_checks is None:
+                    new_checks = []
+                new_checks.append((start, (0,) * len(new_shape) + (step,), size, axis))
             new_shape.append(count)
             new_strides.append(stride * step)
-        elif k.__class__ is int or isinstance(k, np.integer):
+        elif cls is int or isinstance(k, np.integer):
             k = int(k)
+            size = shape[axis]
             if -size <= k < 0:
                 k += size
             if not 0 <= k < size:
                 raise NKIError(f"index {k} is out of range for dimension {axis} of size {size}",
                                caller_location())
-            offset += stride * k
+            offset += strides[axis] * k
         else:
             return None
-    for axis in range(len(key), len(shape)):
-        new_shape.append(shape[axis])
-        new_strides.append(strides[axis])
+        axis += 1
+    if axis < len(shape):
+        new_shape += shape[axis:]
+        new_strides += strides[axis:]
+    if new_checks is None:
+        return offset, tuple(new_shape), tuple(new_strides), ()
     rank = len(new_shape)
     checks = tuple(BoundCheck(c, coefs + (0,) * (rank - len(coefs)), n, a)
-                   for c, coefs, n, a in new_checks) if new_checks else ()
+                   for c, coefs, n, a in new_checks)
     return offset, tuple(new_shape), tuple(new_strides), checks
