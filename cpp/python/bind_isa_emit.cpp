@@ -286,8 +286,10 @@ void emitTraced(py::object function, py::sequence tensors, py::sequence ops) {
   locations.reserve(static_cast<size_t>(num_tensors));
   for (Py_ssize_t i = 0; i < num_tensors; ++i) {
     py::object item = tensors[i];
-    PyObject* t = tupleOf(item.ptr(), 8, "emit_traced: a tensor is (name, memory type, dtype, shape, "
-                                         "kind, partitions, bytes per partition, addr)");
+    PyObject* t = item.ptr();
+    if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 8)
+      throw BIRError("emit_traced: a tensor is (name, memory type, dtype, shape, kind, partitions, "
+                     "bytes per partition, addr)");
     PyObject* name_obj = PyTuple_GET_ITEM(t, 0);
     const char* name = PyUnicode_Check(name_obj) ? PyUnicode_AsUTF8(name_obj) : nullptr;
     if (!name) {
