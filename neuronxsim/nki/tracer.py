@@ -315,15 +315,16 @@ class Tracer:
             _note_written_partitions(st, acc.offset // st.row, acc.pairs[0][1])
         return acc
 
-    def write_plain(self, view: Tensor, engine) -> Access | None:
+    def write_plain(self, view: Tensor, engine, matmul: bool = False) -> Access | None:
         """``write`` of the commonest destination (see :func:`plain_tile_access`) when nothing
         about its storage needs ``write``'s other cases; None otherwise."""
         st = view.storage
-        if st.forward is None and st.pending_zero is None and not st.psum_groups and \
-                st.later_partitions is None and not view.checks:
+        if st.forward is None and st.later_partitions is None and not view.checks and \
+                (matmul or st.pending_zero is None and not st.psum_groups):
             acc = plain_tile_access(view, st, engine)
             if acc is not None:  # what write() does for it
-                st.zero_init = False
+                if not matmul:
+                    st.zero_init = False
                 st.write_count += 1
                 p = acc.pairs[0][1]
                 if p > st.written_partitions:
@@ -420,7 +421,7 @@ class Tracer:
         if op.out_box is not None:
             for axis, (lo, hi) in enumerate(op.out_box):
                 target = target.restrict(axis, lo, hi)
-        acc = None if matmul else self.write_plain(target, op.engine)
+        acc = self.write_plain(target, op.engine, matmul)
         if acc is None:
             acc = self.write(target, loc, merge, matmul=matmul)
         temp = op.outs[0].storage
