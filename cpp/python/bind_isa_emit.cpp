@@ -9,9 +9,22 @@
 // its location, over `locations[index]` (the locations are converted once per call).
 //
 // The records are walked with the CPython API directly: this loop is the emitter's inner loop.
+//
+// `_core.bir.emit_traced(function, tensors, ops)` is the NKI tracer's whole emission in one call:
+// it creates the function's tensors from compact descriptions (no Python object per location) and
+// appends a block holding the enabled ops of the trace, read from the tracer's own objects:
+//   tensor: (name, memory type, dtype, shape, tensor kind, partitions, bytes per partition, addr)
+//           (enums as ints; on-chip tensors (SB, PSUM) use partitions/bytes/addr, DRAM the kind)
+//   op:     an object with `enabled`, `opcode`, `engine`, `loc` (None or an object with a
+//           `short` string), `fields` (None or a dict) and `ins`/`outs`, sequences of accesses
+//   access: an object with `storage` (whose `location_index` indexes `tensors`), `offset` and
+//           `pairs`, or a number (an fp32 immediate)
 #include "bindings.h"
 #include "bir/Error.h"
 #include "bir/Module.h"
+
+#include <cstring>
+#include <unordered_map>
 
 namespace nxs::py_bind {
 namespace {
@@ -32,6 +45,9 @@ PyObject* tupleOf(PyObject* o, Py_ssize_t size, const char* what) {
   return o;
 }
 
+AccessPattern patternFrom(PyObject* index_obj, PyObject* offset, PyObject* pairs_obj,
+                          const std::vector<MemoryLocation*>& locations);
+
 AccessPattern operandFrom(PyObject* h, const std::vector<MemoryLocation*>& locations) {
   if (PyFloat_Check(h) || PyLong_Check(h)) {
     const double v = PyFloat_AsDouble(h);
@@ -42,14 +58,20 @@ AccessPattern operandFrom(PyObject* h, const std::vector<MemoryLocation*>& locat
     return AccessPattern::immediate(v);
   }
   tupleOf(h, 3, "an operand is a number or (location index, offset, pairs)");
-  const int64_t index = intOf(PyTuple_GET_ITEM(h, 0), "a location index");
+  return patternFrom(PyTuple_GET_ITEM(h, 0), PyTuple_GET_ITEM(h, 1), PyTuple_GET_ITEM(h, 2),
+                     locations);
+}
+
+AccessPattern patternFrom(PyObject* index_obj, PyObject* offset, PyObject* pairs_obj,
+                          const std::vector<MemoryLocation*>& locations) {
+  const int64_t index = intOf(index_obj, "a location index");
   if (index < 0 || index >= static_cast<int64_t>(locations.size()))
     throw BIRError("append_isa: location index " + std::to_string(index) + " is out of range");
   AccessPattern ap;
   ap.loc = locations[static_cast<size_t>(index)];
   ap.dtype = ap.loc->set->dtype;
-  ap.offset = intOf(PyTuple_GET_ITEM(h, 1), "an offset");
-  PyObject* pairs = PySequence_Fast(PyTuple_GET_ITEM(h, 2), "append_isa: pairs must be a sequence");
+  ap.offset = intOf(offset, "an offset");
+  PyObject* pairs = PySequence_Fast(pairs_obj, "append_isa: pairs must be a sequence");
   if (!pairs) {
     PyErr_Clear();
     throw BIRError("append_isa: an operand's pairs must be a sequence of (step, num)");
@@ -128,37 +150,184 @@ void appendOperands(PyObject* list, const std::vector<MemoryLocation*>& location
   Py_DECREF(seq);
 }
 
+int64_t checkedEngine(PyObject* o) {
+  constexpr int kEngines = EnumTraits<Engine>::kCount;
+  const int64_t engine = intOf(o, "an engine");
+  if (engine < 0 || engine >= kEngines)
+    throw BIRError("append_isa: engine " + std::to_string(engine) + " is out of range");
+  return engine;
+}
+
+int64_t checkedOpcode(PyObject* o) {
+  const int64_t opcode = intOf(o, "an opcode");
+  if (!isValidOpcode(opcode))
+    throw BIRError("append_isa: opcode " + std::to_string(opcode) + " is out of range");
+  return opcode;
+}
+
+// Appends one node; `source` a str, `fields` None or a dict.
+Instruction* appendNode(BasicBlock& bb, int64_t opcode, int64_t engine, PyObject* source,
+                        PyObject* fields) {
+  Py_ssize_t length = 0;
+  const char* text = PyUnicode_Check(source) ? PyUnicode_AsUTF8AndSize(source, &length) : nullptr;
+  if (!text) {
+    PyErr_Clear();
+    throw BIRError("append_isa: a source is a string");
+  }
+  if (fields != Py_None && !PyDict_Check(fields))
+    throw BIRError("append_isa: fields are None or a dict");
+  Instruction* I = bb.addInstruction(static_cast<Opcode>(opcode));
+  I->engine = static_cast<Engine>(engine);
+  I->source.assign(text, static_cast<size_t>(length));
+  if (fields != Py_None) setFieldsOf(*I, fields);
+  return I;
+}
+
 void appendIsa(BasicBlock& bb, const std::vector<MemoryLocation*>& locations,
                py::sequence records) {
-  constexpr int kEngines = EnumTraits<Engine>::kCount;
   for (const MemoryLocation* loc : locations)
     if (!loc || !loc->set) throw BIRError("append_isa: a location without its allocation");
   const Py_ssize_t count = PySequence_Size(records.ptr());
   for (Py_ssize_t i = 0; i < count; ++i) {
     py::object rec = records[i];
     PyObject* r = tupleOf(rec.ptr(), 6, "a record is (opcode, engine, source, fields, ins, outs)");
-    const int64_t opcode = intOf(PyTuple_GET_ITEM(r, 0), "an opcode");
-    if (!isValidOpcode(opcode))
-      throw BIRError("append_isa: opcode " + std::to_string(opcode) + " is out of range");
-    const int64_t engine = intOf(PyTuple_GET_ITEM(r, 1), "an engine");
-    if (engine < 0 || engine >= kEngines)
-      throw BIRError("append_isa: engine " + std::to_string(engine) + " is out of range");
-    PyObject* source = PyTuple_GET_ITEM(r, 2);
-    Py_ssize_t length = 0;
-    const char* text = PyUnicode_Check(source) ? PyUnicode_AsUTF8AndSize(source, &length) : nullptr;
-    if (!text) {
-      PyErr_Clear();
-      throw BIRError("append_isa: a source is a string");
-    }
-    PyObject* fields = PyTuple_GET_ITEM(r, 3);
-    if (fields != Py_None && !PyDict_Check(fields))
-      throw BIRError("append_isa: fields are None or a dict");
-    Instruction* I = bb.addInstruction(static_cast<Opcode>(opcode));
-    I->engine = static_cast<Engine>(engine);
-    I->source.assign(text, static_cast<size_t>(length));
-    if (fields != Py_None) setFieldsOf(*I, fields);
+    const int64_t opcode = checkedOpcode(PyTuple_GET_ITEM(r, 0));
+    const int64_t engine = checkedEngine(PyTuple_GET_ITEM(r, 1));
+    Instruction* I = appendNode(bb, opcode, engine, PyTuple_GET_ITEM(r, 2), PyTuple_GET_ITEM(r, 3));
     appendOperands(PyTuple_GET_ITEM(r, 4), locations, I->ins);
     appendOperands(PyTuple_GET_ITEM(r, 5), locations, I->outs);
+  }
+}
+
+// ---- emit_traced ----
+
+// An attribute of a tracer object (a new reference, held for the caller's scope).
+py::object attr(PyObject* o, PyObject* name) {
+  PyObject* v = PyObject_GetAttr(o, name);
+  if (!v) {
+    PyErr_Clear();
+    throw BIRError(std::string("emit_traced: an object without the attribute ") +
+                   PyUnicode_AsUTF8(name));
+  }
+  return py::reinterpret_steal<py::object>(v);
+}
+
+struct TraceNames {
+  py::object enabled = py::str("enabled"), opcode = py::str("opcode"), engine = py::str("engine"),
+             loc = py::str("loc"), short_ = py::str("short"), fields = py::str("fields"),
+             ins = py::str("ins"), outs = py::str("outs"), storage = py::str("storage"),
+             location_index = py::str("location_index"), offset = py::str("offset"),
+             pairs = py::str("pairs");
+};
+
+// Enum members (pybind enums convert through __index__) are few: convert each once.
+struct EnumCache {
+  std::unordered_map<PyObject*, int64_t> values;
+  template <class Check>
+  int64_t get(PyObject* o, Check check) {
+    if (PyLong_CheckExact(o)) return check(o);
+    auto it = values.find(o);
+    if (it != values.end()) return it->second;
+    const int64_t v = check(o);
+    values.emplace(o, v);
+    return v;
+  }
+};
+
+AccessPattern accessFrom(PyObject* a, const std::vector<MemoryLocation*>& locations,
+                         const TraceNames& n) {
+  if (PyFloat_Check(a) || PyLong_Check(a)) return operandFrom(a, locations);
+  py::object storage = attr(a, n.storage.ptr());
+  py::object index = attr(storage.ptr(), n.location_index.ptr());
+  py::object offset = attr(a, n.offset.ptr());
+  py::object pairs = attr(a, n.pairs.ptr());
+  return patternFrom(index.ptr(), offset.ptr(), pairs.ptr(), locations);
+}
+
+void appendAccesses(PyObject* list, const std::vector<MemoryLocation*>& locations,
+                    const TraceNames& n, std::vector<AccessPattern>& to) {
+  PyObject* seq = PySequence_Fast(list, "emit_traced: operands must be a sequence");
+  if (!seq) {
+    PyErr_Clear();
+    throw BIRError("emit_traced: ins and outs are sequences of accesses");
+  }
+  py::object hold = py::reinterpret_steal<py::object>(seq);
+  const Py_ssize_t count = PySequence_Fast_GET_SIZE(seq);
+  PyObject** items = PySequence_Fast_ITEMS(seq);
+  for (Py_ssize_t i = 0; i < count; ++i) to.push_back(accessFrom(items[i], locations, n));
+}
+
+std::vector<int64_t> shapeOf(PyObject* o) {
+  PyObject* seq = PySequence_Fast(o, "emit_traced: a shape is a sequence");
+  if (!seq) {
+    PyErr_Clear();
+    throw BIRError("emit_traced: a shape is a sequence of integers");
+  }
+  py::object hold = py::reinterpret_steal<py::object>(seq);
+  std::vector<int64_t> shape;
+  const Py_ssize_t count = PySequence_Fast_GET_SIZE(seq);
+  for (Py_ssize_t i = 0; i < count; ++i)
+    shape.push_back(intOf(PySequence_Fast_GET_ITEM(seq, i), "a dimension"));
+  return shape;
+}
+
+template <class E>
+E enumOf(PyObject* o, const char* what) {
+  const int64_t v = intOf(o, what);
+  if (v < 0 || v >= EnumTraits<E>::kCount)
+    throw BIRError(std::string("emit_traced: ") + what + " " + std::to_string(v) + " is out of range");
+  return static_cast<E>(v);
+}
+
+void emitTraced(py::object function, py::sequence tensors, py::sequence ops) {
+  Function& fn = function.cast<Function&>();
+  std::vector<MemoryLocation*> locations;
+  const Py_ssize_t num_tensors = PySequence_Size(tensors.ptr());
+  locations.reserve(static_cast<size_t>(num_tensors));
+  for (Py_ssize_t i = 0; i < num_tensors; ++i) {
+    py::object item = tensors[i];
+    PyObject* t = item.ptr();
+    if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 8)
+      throw BIRError("emit_traced: a tensor is (name, memory type, dtype, shape, kind, partitions, "
+                     "bytes per partition, addr)");
+    PyObject* name_obj = PyTuple_GET_ITEM(t, 0);
+    const char* name = PyUnicode_Check(name_obj) ? PyUnicode_AsUTF8(name_obj) : nullptr;
+    if (!name) {
+      PyErr_Clear();
+      throw BIRError("emit_traced: a tensor name is a string");
+    }
+    const auto type = enumOf<MemoryType>(PyTuple_GET_ITEM(t, 1), "a memory type");
+    const auto dtype = enumOf<DType>(PyTuple_GET_ITEM(t, 2), "a dtype");
+    std::vector<int64_t> shape = shapeOf(PyTuple_GET_ITEM(t, 3));
+    if (type == MemoryType::SB || type == MemoryType::PSUM)
+      locations.push_back(fn.createOnChipTensor(
+          name, type, dtype, intOf(PyTuple_GET_ITEM(t, 5), "partitions"),
+          intOf(PyTuple_GET_ITEM(t, 6), "bytes per partition"), 0,
+          intOf(PyTuple_GET_ITEM(t, 7), "an address"), shape));
+    else
+      locations.push_back(fn.createDramTensor(name, type, dtype, shape,
+                                              enumOf<TensorKind>(PyTuple_GET_ITEM(t, 4), "a tensor kind")));
+  }
+  BasicBlock& bb = *fn.addBlock();
+  const TraceNames n;
+  EnumCache opcodes, engines;
+  py::str empty("");
+  const Py_ssize_t count = PySequence_Size(ops.ptr());
+  for (Py_ssize_t i = 0; i < count; ++i) {
+    py::object op = ops[i];
+    PyObject* o = op.ptr();
+    py::object enabled = attr(o, n.enabled.ptr());
+    const int truth = PyObject_IsTrue(enabled.ptr());
+    if (truth < 0) throw py::error_already_set();
+    if (!truth) continue;
+    const int64_t opcode = opcodes.get(attr(o, n.opcode.ptr()).ptr(), checkedOpcode);
+    const int64_t engine = engines.get(attr(o, n.engine.ptr()).ptr(), checkedEngine);
+    py::object loc = attr(o, n.loc.ptr());
+    py::object source = loc.is_none() ? py::object(empty) : attr(loc.ptr(), n.short_.ptr());
+    py::object fields = attr(o, n.fields.ptr());
+    Instruction* I = appendNode(bb, opcode, engine, source.ptr(), fields.ptr());
+    appendAccesses(attr(o, n.ins.ptr()).ptr(), locations, n, I->ins);
+    appendAccesses(attr(o, n.outs.ptr()).ptr(), locations, n, I->outs);
   }
 }
 
@@ -166,6 +335,9 @@ void bindIsaEmit(py::module_& m) {
   m.def("append_isa", &appendIsa, py::arg("block"), py::arg("locations"), py::arg("records"),
         "Appends ISA nodes in bulk: records of (opcode, engine, source, fields, ins, outs), "
         "operands (index into locations, offset, pairs) or numbers.");
+  m.def("emit_traced", &emitTraced, py::arg("function"), py::arg("tensors"), py::arg("ops"),
+        "Creates a function's tensors from (name, memory type, dtype, shape, kind, partitions, "
+        "bytes per partition, addr) tuples and appends a block of the enabled ops of an NKI trace.");
 }
 
 NXS_REGISTER_SUBMODULE(bir, 11, "libBIR: opcodes, node classes, modules, BIR JSON", bindIsaEmit);

@@ -15,18 +15,21 @@ from . import dtypes as dt
 from .tensor import INPUT, SBUF, SHARED_HBM
 from .tracer import CoreTrace
 
-# One binding call appends all the nodes (cpp/python/bind_isa_emit.cpp).
-_append_isa = _core.bir.append_isa
-_ENGINE_NUMBERS = {e: int(e) for e in bir.Engine.__members__.values()}
+# One binding call creates the tensors and appends all the nodes (cpp/python/bind_isa_emit.cpp).
+_emit_traced = _core.bir.emit_traced
+_DTYPE_NUMBERS = {d: int(b) for d, b in dt.BIR_DTYPES.items()}
+_SB, _PSUM = int(bir.MemoryType.SB), int(bir.MemoryType.PSUM)
+_INPUT, _OUTPUT, _DRAM = int(bir.MemoryType.Input), int(bir.MemoryType.Output), \
+    int(bir.MemoryType.DRAM)
+_EXTERNAL_INPUT, _EXTERNAL_OUTPUT, _INTERNAL = int(bir.TensorKind.ExternalInput), \
+    int(bir.TensorKind.ExternalOutput), int(bir.TensorKind.Internal)
 
 
 def emit_core(module: "bir.Module", core: CoreTrace, outputs: set) -> "bir.Function":
     """Appends ``core`` to ``module`` as a function (its storages must be allocated)."""
     fn = module.addFunction()
-    to_bir = dt.BIR_DTYPES
-    on_chip = fn.createOnChipTensor
-    sb, psum = bir.MemoryType.SB, bir.MemoryType.PSUM
-    locations = []
+    dtypes = _DTYPE_NUMBERS
+    tensors = []  # (name, memory type, dtype, shape, kind, partitions, bytes, addr)
     unique_name = core.unique_name
     for st in core.storages:
         if st.first_use < 0 and (st.on_chip or st.kind not in (INPUT, SHARED_HBM)):
@@ -34,33 +37,20 @@ def emit_core(module: "bir.Module", core: CoreTrace, outputs: set) -> "bir.Funct
         if st.name is None:  # temporaries are named when they turn out to be needed
             st.name = unique_name(st.hint)
         if st.on_chip:
-            loc = on_chip(st.name, sb if st.kind == SBUF else psum, to_bir[st.dtype],
-                          st.partitions, st.row * st.dtype.itemsize, 0, st.addr,
-                          [st.partitions, st.row])
+            tensors.append((st.name, _SB if st.kind == SBUF else _PSUM, dtypes[st.dtype],
+                            (st.partitions, st.row), _INTERNAL, st.partitions,
+                            st.row * st.dtype.itemsize, st.addr))
         elif st.kind == INPUT:
-            loc = fn.createDramTensor(st.name, bir.MemoryType.Input, to_bir[st.dtype],
-                                      list(st.shape), bir.TensorKind.ExternalInput)
+            tensors.append((st.name, _INPUT, dtypes[st.dtype], st.shape, _EXTERNAL_INPUT, 0, 0, 0))
         elif st in outputs:
-            loc = fn.createDramTensor(st.name, bir.MemoryType.Output, to_bir[st.dtype],
-                                      list(st.shape), bir.TensorKind.ExternalOutput)
+            tensors.append((st.name, _OUTPUT, dtypes[st.dtype], st.shape, _EXTERNAL_OUTPUT, 0, 0,
+                            0))
         elif st.first_use >= 0:
-            loc = fn.createDramTensor(st.name, bir.MemoryType.DRAM, to_bir[st.dtype],
-                                      list(st.shape), bir.TensorKind.Internal)
+            tensors.append((st.name, _DRAM, dtypes[st.dtype], st.shape, _INTERNAL, 0, 0, 0))
         else:
             continue  # a shared_hbm tensor nothing touches and the kernel does not return
-        st.location = loc
-        st.location_index = len(locations)
-        locations.append(loc)
-    records = []
-    engines = _ENGINE_NUMBERS
-    for op in core.ops:
-        if op.enabled:
-            records.append((
-                op.opcode, engines[op.engine], op.loc.short if op.loc is not None else "",
-                op.fields,
-                [(a.storage.location_index, a.offset, a.pairs) for a in op.ins],
-                [(a.storage.location_index, a.offset, a.pairs) for a in op.outs]))
-    _append_isa(fn.addBlock(), locations, records)
+        st.location_index = len(tensors) - 1
+    _emit_traced(fn, tensors, core.ops)
     return fn
 
 

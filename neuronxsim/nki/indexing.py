@@ -412,7 +412,8 @@ def resolve_subscript(key, shape: tuple, strides: tuple, offset: int, checks: tu
         key = (key,)
     ndim = len(shape)
     if not checks and len(key) <= ndim:
-        view = _basic_subscript(key, shape, strides, offset)
+        view = _basic_subscript(key, shape, strides, offset) \
+            if not key or key[0].__class__ is not IndexExpr else None
         if view is None and len(key) == ndim:
             view = _expr_subscript(key, shape, strides, offset)
         if view is not None:
@@ -511,6 +512,18 @@ def _expr_subscript(key: tuple, shape: tuple, strides: tuple, offset: int):
     expression or integer per dimension with the expressions on grids of one rank
     (``t[t * 128 + ip, ic]``), computed without building the broadcast expressions. None when
     the subscript is anything else (or wrong: the general path then reports it)."""
+    if len(key) == 2:  # the commonest: [P, 1] partition and [1, F] free expressions, in range
+        a, b = key
+        if a.__class__ is IndexExpr and b.__class__ is IndexExpr and len(a.shape) == 2 and \
+                len(b.shape) == 2 and a.shape[1] == 1 and b.shape[0] == 1:
+            p, f = a.shape[0], b.shape[1]
+            ca = a.coefs[0] if p != 1 else 0  # size-1 dimensions hold index 0
+            cb = b.coefs[1] if f != 1 else 0
+            a0, a_span, b0, b_span = a.const, ca * (p - 1), b.const, cb * (f - 1)
+            if 0 <= a0 + min(a_span, 0) and a0 + max(a_span, 0) < shape[0] and \
+                    0 <= b0 + min(b_span, 0) and b0 + max(b_span, 0) < shape[1]:
+                s0, s1 = strides
+                return offset + s0 * a0 + s1 * b0, (p, f), (s0 * ca, s1 * cb), ()
     grid = None
     for k in key:
         if k.__class__ is IndexExpr:
@@ -564,44 +577,52 @@ def _expr_subscript(key: tuple, shape: tuple, strides: tuple, offset: int):
 def _basic_subscript(key: tuple, shape: tuple, strides: tuple, offset: int):
     """The common case of :func:`resolve_subscript`: integers and slices only (omitted trailing
     dimensions are whole). None for anything else (the general path's job)."""
-    new_shape, new_strides, new_checks = [], [], []
-    for axis, k in enumerate(key):
-        size = shape[axis]
-        stride = strides[axis]
-        if k.__class__ is slice:
+    new_shape, new_strides, new_checks = [], [], None
+    axis = 0
+    for k in key:
+        cls = k.__class__
+        if cls is slice:
             start, stop, step = k.start, k.stop, k.step
+            size = shape[axis]
+            stride = strides[axis]
+            if start is None and stop is None and step is None:
+                new_shape.append(size)
+                new_strides.append(stride)
+                axis += 1
+                continue
             if step is None and start.__class__ is int and stop.__class__ is int and \
                     0 <= start < stop:
                 count = stop - start  # a plain forward slice, the usual case
                 step = 1
                 last = stop - 1
-            elif start is None and stop is None and step is None:
-                new_shape.append(size)
-                new_strides.append(stride)
-                continue
             else:
                 start, step, count = _slice_range(k, size, axis)
                 last = start + step * (count - 1)
             offset += stride * start
             if start < 0 or last < 0 or start >= size or last >= size:
-                coefs = (0,) * len(new_shape) + (step,)
-                new_checks.append((start, coefs, size, axis))
+                if new_checks is None:
+                    new_checks = []
+                new_checks.append((start, (0,) * len(new_shape) + (step,), size, axis))
             new_shape.append(count)
             new_strides.append(stride * step)
-        elif k.__class__ is int or isinstance(k, np.integer):
+        elif cls is int or isinstance(k, np.integer):
             k = int(k)
+            size = shape[axis]
             if -size <= k < 0:
                 k += size
             if not 0 <= k < size:
                 raise NKIError(f"index {k} is out of range for dimension {axis} of size {size}",
                                caller_location())
-            offset += stride * k
+            offset += strides[axis] * k
         else:
             return None
-    for axis in range(len(key), len(shape)):
-        new_shape.append(shape[axis])
-        new_strides.append(strides[axis])
+        axis += 1
+    if axis < len(shape):
+        new_shape += shape[axis:]
+        new_strides += strides[axis:]
+    if new_checks is None:
+        return offset, tuple(new_shape), tuple(new_strides), ()
     rank = len(new_shape)
     checks = tuple(BoundCheck(c, coefs + (0,) * (rank - len(coefs)), n, a)
-                   for c, coefs, n, a in new_checks) if new_checks else ()
+                   for c, coefs, n, a in new_checks)
     return offset, tuple(new_shape), tuple(new_strides), checks

@@ -25,12 +25,11 @@ from . import dtypes as dt
 from .errors import NKIError
 from .indexing import IndexExpr, IndexPredicate, mask_box
 from .opcodes import BITVEC, Alu
-from .tensor import NUM_PARTITIONS, PSUM, SBUF, Tensor
-from .tracer import IT, MAX_FREE_PAIRS, Access, Engine, Tracer, merge_pairs
+from .tensor import INPUT, NUM_PARTITIONS, PSUM, SBUF, Tensor
+from .tracer import (IT, MAX_FREE_PAIRS, MAX_FREE_PSUM, MAX_FREE_SBUF, Access, Engine, Tracer,
+                     merge_pairs, plain_tile_access)
 
 Act = bir.ActivationFunc
-MAX_FREE_SBUF = 64 * 1024  # elements per partition a DVE/ACT instruction can walk in SBUF
-MAX_FREE_PSUM = 4 * 1024  # ... and in PSUM
 MATMUL_MAX_STATIONARY = 128
 MATMUL_MAX_MOVING = 512
 MATMUL_DTYPES = (dt.float8_e4m3, dt.float8_e5m2, dt.bfloat16, dt.float16, dt.float32)
@@ -161,6 +160,12 @@ def out_view(view: Tensor, shape: tuple, box: list, loc, what: str = "the destin
 
 def engine_in(tr: Tracer, view: Tensor, loc, what: str, name: str, engine,
               merge: bool = True) -> Access:
+    """``tr.read`` of a compute engine's operand, checked by :func:`check_compute_operand`."""
+    st = view.storage
+    if st.forward is None and st.pending_zero is None and st.write_count and not view.checks:
+        acc = plain_tile_access(view, st, engine)
+        if acc is not None:
+            return acc
     acc = tr.read(view, loc, merge)
     check_compute_operand(acc, loc, what, name, engine)
     return acc
@@ -168,6 +173,10 @@ def engine_in(tr: Tracer, view: Tensor, loc, what: str, name: str, engine,
 
 def engine_out(tr: Tracer, view: Tensor, loc, what: str, name: str, engine,
                merge: bool = True) -> Access:
+    """``tr.write`` of a compute engine's destination, checked by :func:`check_compute_operand`."""
+    acc = tr.write_plain(view, engine)
+    if acc is not None:
+        return acc
     acc = tr.write(view, loc, merge)
     check_compute_operand(acc, loc, what, name, engine)
     return acc
@@ -197,10 +206,10 @@ def check_compute_operand(acc: Access, loc, what: str, name: str, engine):
         free = acc.free_size
     else:
         free = pairs[1][1]
-    if engine != Engine.PE:
+    if engine is not Engine.PE:
         kind = st.kind
         if kind == PSUM:
-            if engine == Engine.Pool:
+            if engine is Engine.Pool:
                 raise NKIError(f"{what}: {name} is in PSUM, which the GpSimd engine cannot "
                                "access", loc)
             limit = MAX_FREE_PSUM
@@ -241,7 +250,7 @@ def record_lanewise(tr: Tracer, opcode, engine, shape: tuple, box: list, tiles: 
     for name, v in outs_extra:
         outs.append(engine_out(tr, pointer_view(v, shape[0], box, loc, what, name), loc, what,
                                name, engine))
-    if len(ins) > 1 and opcode != IT.Activation and \
+    if len(ins) > 1 and opcode is not IT.Activation and \
             sum(1 for a in ins if a.storage.kind == PSUM) > 1:
         raise NKIError(f"{what}: at most one input of a Vector Engine instruction can be in PSUM",
                        loc)
@@ -270,7 +279,7 @@ def tensor_scalar(tr, data: Tensor, op0, operand0, reverse0, op1, operand1, reve
     """``(data op0 operand0) op1 operand1``; operands are numbers or [P, 1] tiles."""
     shape = data.shape
     dtype = dtype or data.dtype
-    if engine == Engine.DVE and (op0 in BITVEC or op1 in BITVEC) and dt.is_float(data.dtype):
+    if engine is Engine.DVE and (op0 in BITVEC or op1 in BITVEC) and dt.is_float(data.dtype):
         raise NKIError(f"{what}: bitwise operations need integer tiles, not {dt.name(data.dtype)}",
                        loc)
     box = plan(tr, shape, mask, (data,), loc)
@@ -733,8 +742,18 @@ def dma(tr, opcode, dst: Tensor, src: Tensor, loc, mask=None, rmw=None, what="dm
         for axis, (lo, hi) in enumerate(box):
             src = src.restrict(axis, lo, hi)
             dst = dst.restrict(axis, lo, hi)
-    ins = [tr.read(src, loc)]
-    outs = [tr.write_fresh(dst) if fresh and box is None else tr.write(dst, loc)]
+    src_acc = _hbm_access(src, s_st) if s_st.write_count or s_st.kind == INPUT else None
+    ins = [src_acc or tr.read(src, loc)]
+    if fresh and box is None:
+        outs = [tr.write_fresh(dst)]
+    else:
+        dst_acc = _hbm_access(dst, d_st) if d_st.kind != INPUT else None
+        if dst_acc is not None:  # what tr.write does for it (see there)
+            d_st.zero_init = False
+            d_st.write_count += 1
+            outs = [dst_acc]
+        else:
+            outs = [tr.write(dst, loc)]
     fields = {"queue": tr.next_dma_queue()}
     if rmw is not None:
         fields["dst_rmw_op"] = rmw
@@ -742,6 +761,16 @@ def dma(tr, opcode, dst: Tensor, src: Tensor, loc, mask=None, rmw=None, what="dm
     if box is not None and any(b != (0, n) for b, n in zip(box, shape)):
         op.out_box = box
     return op
+
+
+def _hbm_access(view: Tensor, st) -> Access | None:
+    """The access of a 2-D view of an HBM tensor without index checks (as ``tr.access`` makes
+    it); None for anything else."""
+    if st.on_chip or len(view.shape) != 2 or view.checks or st.forward is not None or \
+            st.pending_zero is not None:
+        return None
+    (n0, n1), (s0, s1) = view.shape, view.strides
+    return Access(st, view.offset, [(s0, n0), (s1, n1) if n1 > 1 else (1, 1)])
 
 
 def device_print(tr, prefix: str, x: Tensor, loc):

@@ -284,6 +284,9 @@ def _trace(kernel, args, arch: str, kwargs) -> TracedKernel:
                     raise NKIError(f"program {ids} of kernel {func.__qualname__} returns different "
                                    "tensors than program 0; every SPMD instance must return the "
                                    "same shared outputs")
+                # The kernel's frame refers back to this one (f_back): holding on to it would make
+                # a reference cycle that keeps the whole trace alive until the cyclic collector.
+                frame_probe.frame = None
             results.append(returned)
 
     module = bir.Module()
@@ -304,6 +307,8 @@ def _trace(kernel, args, arch: str, kwargs) -> TracedKernel:
         module.verify()
     except BIRError as e:
         raise _located_bir_error(e, tracer) from None
+    for core in tracer.cores:
+        core.break_cycles()
     return TracedKernel(module, inputs, outputs, num_cores, arch, counts, sbuf_peaks, psum_peaks,
                         time.perf_counter() - start, regions)
 

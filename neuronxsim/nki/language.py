@@ -333,7 +333,7 @@ def assign(dst: Tensor, value):
             if op.out_box is not None or dst.shape != value.shape:  # the shapes must agree
                 _ins.out_view(dst, value.shape, op.out_box or _ins.full_box(value.shape), None)
             tr.redirect(op, value, dst, None)
-            if op.engine != bir.Engine.DMA:
+            if op.engine is not bir.Engine.DMA:
                 _ins.check_compute_operand(op.outs[0], None, "assignment", "the destination",
                                            op.engine)
             return
@@ -349,9 +349,9 @@ def assign(dst: Tensor, value):
 def _can_write(op, dst: Tensor) -> bool:
     """Whether ``op``'s engine can write ``dst``'s memory."""
     kind = dst.storage.kind
-    if op.opcode == IT.Matmult:
+    if op.opcode is IT.Matmult:
         return kind == PSUM
-    if op.engine in (bir.Engine.DMA, bir.Engine.Pool):
+    if op.engine is bir.Engine.DMA or op.engine is bir.Engine.Pool:
         return kind == SBUF
     return True
 

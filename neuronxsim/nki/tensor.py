@@ -32,33 +32,25 @@ PSUM_BANK_BYTES = 2048
 class Storage:
     """One memory object of the trace (see the module docstring).
 
-    The state most storages never change is kept in class-level defaults, so that creating
-    one (every instruction result is a new storage) sets only what differs."""
+    Slotted, and every attribute set at creation: a trace creates (and frees) one storage per
+    instruction result, and slotted objects are the cheapest to create and to free."""
 
-    # Trace state: writes seen; partitions written from 0 (and written ranges beyond them, see
-    # tracer._note_written_partitions); the disabled Memset of nl.zeros until something needs
-    # it; "nl.zeros made it and no non-matmul instruction wrote it since"; the (dst view, its
-    # write count, producer) of a redirected temporary (see Tracer.redirect).
-    write_count = 0
-    written_partitions = 0
-    later_partitions = None
-    pending_zero = None
-    zero_init = False
-    forward = None
-    # PSUM only: regions whose first matmul replaced the pending zeros (and their element
-    # count), and region -> the last matmul of its open accumulation group.
-    zero_started = None
-    zero_covered = 0
-    psum_groups = None
-    # Set after the trace: live range (instruction indices), address, BIR memory location.
-    first_use = last_use = -1
-    addr = None
-    location = None
-    location_index = -1  # position in the list of locations the emitter passes to append_isa
-
-    partition_axis = 0
-    explicit_name = False
-    on_chip = False
+    __slots__ = (
+        "name", "hint", "kind", "dtype", "shape", "created_at", "partition_axis",
+        "explicit_name", "on_chip", "partitions", "row", "strides",
+        # Trace state: writes seen; partitions written from 0 (and written ranges beyond them,
+        # see tracer._note_written_partitions); the disabled Memset of nl.zeros until something
+        # needs it; "nl.zeros made it and no non-matmul instruction wrote it since"; the (dst
+        # view, its write count, producer) of a redirected temporary (see Tracer.redirect).
+        "write_count", "written_partitions", "later_partitions", "pending_zero", "zero_init",
+        "forward",
+        # PSUM only (else None / 0): regions whose first matmul replaced the pending zeros (and
+        # their element count), and region -> the last matmul of its open accumulation group.
+        "zero_started", "zero_covered", "psum_groups",
+        # Set after the trace: live range (instruction indices), address, position in the list
+        # of tensors the emitter passes to emit_traced.
+        "first_use", "last_use", "addr", "location_index",
+    )
 
     def __init__(self, name: str | None, kind: str, dtype: np.dtype, shape: tuple,
                  created_at: SourceLocation | None, partition_axis: int = 0,
@@ -71,13 +63,10 @@ class Storage:
         self.dtype = dtype
         self.shape = shape
         self.created_at = created_at
-        if explicit_name:
-            self.explicit_name = True
+        self.explicit_name = bool(explicit_name)
+        self._clear_state(kind)
         if kind == SBUF or kind == PSUM:
             self.on_chip = True
-            if kind == PSUM:
-                self.zero_started = set()
-                self.psum_groups = {}
             self.partition_axis = partition_axis
             self.partitions = shape[partition_axis]
             free = shape[partition_axis + 1:]
@@ -99,6 +88,8 @@ class Storage:
             strides[partition_axis] = self.row
             self.strides = tuple(strides)
         else:
+            self.on_chip = False
+            self.partition_axis = 0
             self.partitions = 1
             self.row = 0
             strides, step = [], 1
@@ -107,18 +98,58 @@ class Storage:
                 step *= n
             self.strides = tuple(reversed(strides))
 
+    def _clear_state(self, kind: str):
+        self.write_count = 0
+        self.written_partitions = 0
+        self.later_partitions = None
+        self.pending_zero = None
+        self.zero_init = False
+        self.forward = None
+        if kind == PSUM:
+            self.zero_started = set()
+            self.psum_groups = {}
+        else:
+            self.zero_started = None
+            self.psum_groups = None
+        self.zero_covered = 0
+        self.first_use = self.last_use = -1
+        self.addr = None
+        self.location_index = -1
+
     @classmethod
     def plain_tile(cls, kind: str, dtype: np.dtype, shape: tuple, hint: str,
                    created_at: SourceLocation | None) -> "Storage":
         """A [P, F] SBUF or PSUM tile, unnamed: what most instructions create for their result.
         (The same state ``__init__`` builds, set in one step: tracing creates many of these.)"""
         st = object.__new__(cls)
-        st.__dict__ = {"name": None, "hint": hint, "kind": kind, "dtype": dtype, "shape": shape,
-                       "created_at": created_at, "on_chip": True, "partitions": shape[0],
-                       "row": shape[1], "strides": (shape[1], 1)}
+        st.name = None
+        st.hint = hint
+        st.kind = kind
+        st.dtype = dtype
+        st.shape = shape
+        st.created_at = created_at
+        st.partition_axis = 0
+        st.explicit_name = False
+        st.on_chip = True
+        st.partitions = shape[0]
+        st.row = shape[1]
+        st.strides = (shape[1], 1)
+        st.write_count = 0
+        st.written_partitions = 0
+        st.later_partitions = None
+        st.pending_zero = None
+        st.zero_init = False
+        st.forward = None
         if kind == PSUM:
             st.zero_started = set()
             st.psum_groups = {}
+        else:
+            st.zero_started = None
+            st.psum_groups = None
+        st.zero_covered = 0
+        st.first_use = st.last_use = -1
+        st.addr = None
+        st.location_index = -1
         return st
 
     @property

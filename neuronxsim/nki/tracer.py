@@ -24,7 +24,7 @@ import numpy as np
 from neuronxsim import bir
 
 from .errors import NKIError, SourceLocation, caller_location
-from .tensor import INPUT, PSUM, SBUF, SHARED_HBM, Storage, Tensor
+from .tensor import INPUT, NUM_PARTITIONS, PSUM, SBUF, SHARED_HBM, Storage, Tensor
 
 IT = bir.InstructionType
 Engine = bir.Engine
@@ -36,6 +36,8 @@ ARCHS = {
 }
 PSUM_BYTES = 16 * 1024
 MAX_FREE_PAIRS = 4  # access-pattern dimensions per partition an engine can walk
+MAX_FREE_SBUF = 64 * 1024  # elements per partition a DVE/ACT instruction can walk in SBUF
+MAX_FREE_PSUM = 4 * 1024  # ... and in PSUM
 DMA_QUEUES = 16
 
 
@@ -69,8 +71,8 @@ class Op:
     """One ISA instruction of the trace: ``ins``/``outs`` are :class:`Access` operands,
     ``fields`` the node's fields by their BIR names."""
 
-    enabled = True
-    out_box = None  # the mask box the output was restricted to (for redirects)
+    __slots__ = ("opcode", "engine", "ins", "outs", "fields", "loc", "enabled", "out_box",
+                 "index")
 
     def __init__(self, opcode, engine, ins, outs, fields, loc):
         self.opcode = opcode
@@ -79,6 +81,9 @@ class Op:
         self.outs = outs
         self.fields = fields
         self.loc = loc
+        self.enabled = True
+        self.out_box = None  # the mask box the output was restricted to (for redirects)
+        self.index = -1  # of an op recorded disabled: its position when recorded
 
 
 class CoreTrace:
@@ -97,6 +102,15 @@ class CoreTrace:
         # Live ranges are kept while recording; an instruction enabled or inserted afterwards
         # makes them stale (allocation then recomputes them).
         self.ranges_stale = False
+
+    def break_cycles(self):
+        """Drops the references from storages back to ops (nl.zeros memsets, open matmul
+        groups, redirects) once the trace is emitted, so that reference counting frees the trace
+        at once instead of leaving it to the cyclic garbage collector."""
+        for st in self.storages:
+            st.pending_zero = st.forward = None
+            if st.psum_groups is not None:
+                st.psum_groups = None
 
     def unique_name(self, base: str) -> str:
         names, counts = self.names, self.name_counts
@@ -301,6 +315,23 @@ class Tracer:
             _note_written_partitions(st, acc.offset // st.row, acc.pairs[0][1])
         return acc
 
+    def write_plain(self, view: Tensor, engine, matmul: bool = False) -> Access | None:
+        """``write`` of the commonest destination (see :func:`plain_tile_access`) when nothing
+        about its storage needs ``write``'s other cases; None otherwise."""
+        st = view.storage
+        if st.forward is None and st.later_partitions is None and not view.checks and \
+                (matmul or st.pending_zero is None and not st.psum_groups):
+            acc = plain_tile_access(view, st, engine)
+            if acc is not None:  # what write() does for it
+                if not matmul:
+                    st.zero_init = False
+                st.write_count += 1
+                p = acc.pairs[0][1]
+                if p > st.written_partitions:
+                    st.written_partitions = p
+                return acc
+        return None
+
     def write_fresh(self, view: Tensor) -> Access:
         """``write`` of a tile an instruction creates for its result (nothing to check yet)."""
         st = view.storage
@@ -390,7 +421,9 @@ class Tracer:
         if op.out_box is not None:
             for axis, (lo, hi) in enumerate(op.out_box):
                 target = target.restrict(axis, lo, hi)
-        acc = self.write(target, loc, merge, matmul=matmul)
+        acc = self.write_plain(target, op.engine, matmul)
+        if acc is None:
+            acc = self.write(target, loc, merge, matmul=matmul)
         temp = op.outs[0].storage
         op.outs[0] = acc
         # The op is the last one recorded, and the temporary's only use.
@@ -426,7 +459,7 @@ class Tracer:
 
     def is_matmul_result(self, value: Tensor) -> Op | None:
         op = self.fresh_result(value)
-        if op is not None and op.opcode == IT.Matmult and not op.fields["is_transpose"]:
+        if op is not None and op.opcode is IT.Matmult and not op.fields["is_transpose"]:
             return op
         return None
 
@@ -464,6 +497,33 @@ class Tracer:
         op.fields["start_tensor_calc"] = start
         op.fields["stop_tensor_calc"] = True
         st.psum_groups[region] = op
+
+
+def plain_tile_access(view: Tensor, st: Storage, engine) -> Access | None:
+    """The access of the commonest operand, a [P, F] view from partition 0 that walks its row
+    forwards and that ``engine`` may use as it is (``Tracer.access`` and
+    ``instructions.check_compute_operand`` would accept it); None for anything else."""
+    if not st.on_chip or len(view.shape) != 2:
+        return None
+    p, n = view.shape
+    row = st.row
+    offset = view.offset
+    if p > NUM_PARTITIONS or offset >= row or (p != 1 and view.strides[0] != row):
+        return None
+    if n == 1:
+        free = (1, 1)
+    else:
+        s = view.strides[1]
+        if not 0 < s < row or offset + s * (n - 1) >= row:
+            return None
+        free = (s, n)
+    if engine is not Engine.PE:
+        if st.kind == PSUM:
+            if engine is Engine.Pool or n > MAX_FREE_PSUM:
+                return None
+        elif n > MAX_FREE_SBUF:
+            return None
+    return Access(st, offset, [(row, p), free])
 
 
 def _note_written_partitions(st: Storage, start: int, count: int):

@@ -56,3 +56,57 @@ def test_malformed_records_are_refused(block, record, message):
     _, fn, bb = block
     with pytest.raises(BIRError, match=message.replace("(", r"\(").replace(")", r"\)")):
         _core.bir.append_isa(bb, [fn.findLocation("t")], [record])
+
+
+# ---- emit_traced: the tensors and the enabled ops of an NKI trace in one call ----
+
+class _Obj:
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+
+def _tensors():
+    return [("a", int(bir.MemoryType.Input), int(bir.DType.float32), (128, 64),
+             int(bir.TensorKind.ExternalInput), 0, 0, 0),
+            ("t", int(bir.MemoryType.SB), int(bir.DType.float32), (128, 64),
+             int(bir.TensorKind.Internal), 128, 256, 512)]
+
+
+def test_emit_traced_creates_tensors_and_appends_the_enabled_ops():
+    module = bir.Module()
+    fn = module.addFunction()
+    dram, sb = _Obj(location_index=0), _Obj(location_index=1)
+    pairs = [(64, 128), (1, 64)]
+    load = _Obj(enabled=True, opcode=IT.Load, engine=bir.Engine.DMA, loc=_Obj(short="k.py:3"),
+                fields={"queue": 2}, ins=[_Obj(storage=dram, offset=0, pairs=pairs)],
+                outs=[_Obj(storage=sb, offset=0, pairs=pairs)])
+    skipped = _Obj(enabled=False, opcode=IT.Memset, engine=bir.Engine.DVE, loc=None, fields=None,
+                   ins=[], outs=[])
+    copy = _Obj(enabled=True, opcode=IT.TensorCopy, engine=bir.Engine.DVE, loc=None, fields=None,
+                ins=[_Obj(storage=sb, offset=0, pairs=pairs)],
+                outs=[_Obj(storage=sb, offset=0, pairs=pairs)])
+    _core.bir.emit_traced(fn, _tensors(), [load, skipped, copy])
+    t = fn.findLocation("t")
+    assert (t.type, t.partitions, t.bytes_per_partition, t.addr) == (bir.MemoryType.SB, 128, 256,
+                                                                     512)
+    assert fn.findLocation("a").type == bir.MemoryType.Input
+    (bb,) = fn.blocks
+    a, b = bb.instructions
+    assert (a.opcode_name, a.engine, a.source, a.queue) == ("Load", bir.Engine.DMA, "k.py:3", 2)
+    assert (b.opcode_name, b.source, b.ins[0].memref, b.outs[0].memref) == ("TensorCopy", "", "t",
+                                                                            "t")
+
+
+@pytest.mark.parametrize("tensors,ops,message", [
+    ([("a", 99, 0, (1,), 0, 0, 0, 0)], [], "a memory type 99 is out of range"),
+    ([("a", int(bir.MemoryType.SB))], [], "emit_traced: a tensor is"),
+    (_tensors(), [_Obj(enabled=True)], "without the attribute opcode"),
+    (_tensors(), [_Obj(enabled=True, opcode=IT.TensorCopy, engine=bir.Engine.DVE, loc=None,
+                       fields=None, ins=[_Obj(storage=_Obj(location_index=5), offset=0,
+                                              pairs=[(1, 1)])], outs=[])],
+     "location index 5 is out of range"),
+])
+def test_emit_traced_refuses_malformed_input(tensors, ops, message):
+    fn = bir.Module().addFunction()
+    with pytest.raises(BIRError, match=message):
+        _core.bir.emit_traced(fn, tensors, ops)
