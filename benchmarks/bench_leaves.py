@@ -15,55 +15,9 @@ import argparse
 import time
 
 from neuronxsim import sim
-from neuronxsim.starfish.penguin import ir
-from neuronxsim.starfish.penguin.targets.codegen.BirCodeGenLoop import BirCodeGenLoop
+from neuronxsim.cli import pipeline
+from neuronxsim.models.leaf_programs import F32, attention, attention_bwd, generic, mlp, qkv, quant
 from neuronxsim.walrus.inline import inline_bir_kernels
-
-F = ir.FullTensorAccess
-BF16, F32 = "bfloat16", "float32"
-
-
-def _program(build):
-    p = ir.Program()
-    t = lambda name, shape, dtype=BF16, kind="input": F(p.tensor(name, shape, dtype, kind))  # noqa: E731
-    o = lambda name, shape, dtype=BF16: t(name, shape, dtype, "output")  # noqa: E731
-    p.add(build(t, o))
-    return p
-
-
-def mlp(B, S, H, I):
-    return _program(lambda t, o: ir.MLPKernel(
-        [t("hidden", [B, S, H]), t("ln_w", [1, H]), t("gate_w", [H, I]), t("up_w", [H, I]), t("down_w", [I, H])],
-        [o("out", [B, S, H])], norm_type="RMS_NORM"))
-
-
-def qkv(B, S, H, nq, nkv, d):
-    n = nq + 2 * nkv
-    return _program(lambda t, o: ir.NormQKV(
-        [t("hidden", [B, S, H]), t("qkv_w", [H, n * d]), t("norm_w", [1, H])], [o("out", [n, B, S, d])],
-        num_q_heads=nq, num_kv_heads=nkv, d_head=d, output_layout="NBSd"))
-
-
-def quant(B, S, H):
-    return _program(lambda t, o: ir.RMSNormQuantKernel(
-        [t("hidden", [B, S, H]), t("ln_w", [1, H])], [o("out", [B, S, H + 4], "float8e4")]))
-
-
-def attention(BH, BKV, d, S, causal):
-    return _program(lambda t, o: ir.AttentionMMSoftmaxMM(
-        [t("q", [BH, d, S]), t("k", [BKV, d, S]), t("v", [BKV, S, d])], [o("out", [BH, d, S])],
-        is_causal=causal, scale=d ** -0.5))
-
-
-def attention_bwd(BH, BKV, d, S):
-    return _program(lambda t, o: ir.BackwardsAttention(
-        [t("q", [BH, d, S]), t("k", [BKV, d, S]), t("v", [BKV, d, S]), t("o", [BH, d, S]), t("dy", [BH, d, S]),
-         t("lse", [BH, S], F32)], [o("dq", [BH, d, S]), o("dk", [BKV, d, S]), o("dv", [BKV, d, S])],
-        is_causal=True, scale=d ** -0.5))
-
-
-def generic(name, ins, outs, **attrs):
-    return _program(lambda t, o: ir.BIRKernel(name, [t(*a) for a in ins], [o(*a) for a in outs], kernel_attrs=attrs))
 
 
 CASES = {
@@ -124,7 +78,7 @@ SHAPES = {"large": CASES, "second": SECOND}
 
 
 def measure(name, build, arch):
-    module = BirCodeGenLoop(module=_module(arch)).lower(build())
+    module, _ = pipeline.lower(build(), arch)
     analytic = sim.simulate(module, arch=arch, mode="timing").total_ns
     t0 = time.perf_counter()
     stats = inline_bir_kernels(module)[0]
@@ -135,13 +89,6 @@ def measure(name, build, arch):
             "sim_us": r.total_ns / 1e3, "pe_busy": r.engines["PE"].utilization, "mfu": r.pe_mfu,
             "act": r.engines["ACT"].utilization, "dve": r.engines["DVE"].utilization,
             "analytic_us": analytic / 1e3, "ratio": analytic / r.total_ns}
-
-
-def _module(arch):
-    from neuronxsim import bir
-    m = bir.Module()
-    m.arch = {"trn1": "gen2", "trn2": "gen3"}[arch]
-    return m
 
 
 def main():

@@ -18,10 +18,10 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
-from bench_leaves import CASES, SECOND, _module  # noqa: E402
+from bench_leaves import CASES, SECOND  # noqa: E402
 
 from neuronxsim import sim  # noqa: E402
-from neuronxsim.starfish.penguin.targets.codegen.BirCodeGenLoop import BirCodeGenLoop  # noqa: E402
+from neuronxsim.cli import pipeline  # noqa: E402
 from neuronxsim.walrus.inline import inline_bir_kernels  # noqa: E402
 
 
@@ -32,7 +32,7 @@ def main():
     ap.add_argument("--trace", help="also write a Chrome/Perfetto trace here")
     ap.add_argument("--second", action="store_true", help="the leaf's second shape (bench_leaves.SECOND)")
     args = ap.parse_args()
-    module = BirCodeGenLoop(module=_module(args.arch)).lower((SECOND if args.second else CASES)[args.case]())
+    module, _ = pipeline.lower((SECOND if args.second else CASES)[args.case](), args.arch)
     inline_bir_kernels(module)
     r = sim.simulate(module, arch=args.arch, mode="timing")
     rec = r.instructions

@@ -97,10 +97,10 @@ MemoryLocation* Function::createDramTensor(const std::string& n, MemoryType type
   return addAllocation(std::move(set))->location();
 }
 
-MemoryLocation* Function::createOnChipTensor(const std::string& n, MemoryType type, DType dtype,
-                                             int64_t partitions, int64_t bytes_per_partition,
-                                             int64_t base_partition, int64_t addr,
-                                             const std::vector<int64_t>& shape) {
+std::unique_ptr<MemoryLocationSet> makeOnChipTensor(const std::string& n, MemoryType type, DType dtype,
+                                                    int64_t partitions, int64_t bytes_per_partition,
+                                                    int64_t base_partition, int64_t addr,
+                                                    const std::vector<int64_t>& shape) {
   if (type != MemoryType::SB && type != MemoryType::PSUM)
     throw BIRError("createOnChipTensor '" + n + "': memory type must be SB or PSUM");
   auto set = std::make_unique<MemoryLocationSet>();
@@ -117,8 +117,17 @@ MemoryLocation* Function::createOnChipTensor(const std::string& n, MemoryType ty
   loc->base_partition = base_partition;
   loc->addr = addr;
   if (type == MemoryType::PSUM) loc->bank = addr / 2048;
+  loc->set = set.get();
   set->locations.push_back(std::move(loc));
-  return addAllocation(std::move(set))->location();
+  return set;
+}
+
+MemoryLocation* Function::createOnChipTensor(const std::string& n, MemoryType type, DType dtype,
+                                             int64_t partitions, int64_t bytes_per_partition,
+                                             int64_t base_partition, int64_t addr,
+                                             const std::vector<int64_t>& shape) {
+  return addAllocation(makeOnChipTensor(n, type, dtype, partitions, bytes_per_partition, base_partition, addr, shape))
+      ->location();
 }
 
 MemoryLocation* Function::findLocation(const std::string& n) const {

@@ -72,7 +72,7 @@ class Function {
                                      int64_t partitions, int64_t bytes_per_partition,
                                      int64_t base_partition, int64_t addr,
                                      const std::vector<int64_t>& shape = {});
-  // Takes ownership of a fully built allocation (the JSON reader's path).
+  // Takes ownership of a fully built allocation (the JSON reader's path, and makeOnChipTensor's).
   MemoryLocationSet* addAllocation(std::unique_ptr<MemoryLocationSet> set);
 
   MemoryLocation* findLocation(const std::string& name) const;
@@ -128,5 +128,13 @@ class Module {
   std::vector<std::unique_ptr<Function>> funcs_;
   uint64_t nextId_ = 0;
 };
+
+// The allocation createOnChipTensor adds, built without adding it (so a pass can stage tensors
+// and commit them later with Function::addAllocation): one location named `name` in the set
+// `name + "_set"`; an empty `shape` means [partitions, bytes_per_partition / dtype size].
+std::unique_ptr<MemoryLocationSet> makeOnChipTensor(const std::string& name, MemoryType type, DType dtype,
+                                                    int64_t partitions, int64_t bytes_per_partition,
+                                                    int64_t base_partition, int64_t addr,
+                                                    const std::vector<int64_t>& shape = {});
 
 }  // namespace bir

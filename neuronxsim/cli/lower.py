@@ -1,6 +1,6 @@
 """``neuronxsim lower PROGRAM -o module.json``: a Penguin program -> BIR JSON with kernel nodes,
 plus the kernel-metrics sidecar next to it (and, for IT56 nodes, their KLR files in ``klr/``
-beside the output)."""
+beside the output, made only when there are some)."""
 
 from __future__ import annotations
 
@@ -25,8 +25,6 @@ def run(args) -> int:
     klr_dir = os.path.join(os.path.dirname(os.path.abspath(args.output)), "klr")
     _, loop = pipeline.lower(program, args.arch, klr_dir=klr_dir)
     loop.save(args.output)
-    if not os.listdir(klr_dir):
-        os.rmdir(klr_dir)  # no IT56 node wrote a kernel file
     if not args.quiet:
         counts = ", ".join(f"{name} x{n}" for (_, name), n in sorted(loop.kernel_counts.items(), key=str))
         print(f"lowered '{program.name}': {len(program.insts)} macros -> {args.output} ({counts}); "

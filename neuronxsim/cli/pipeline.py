@@ -3,37 +3,21 @@
 
 from __future__ import annotations
 
-import os
-
 from neuronxsim import bir
 
 #: BIR's name of each NeuronCore generation.
 ARCH_TO_BIR = {"trn1": "gen2", "trn2": "gen3"}
 
-#: Where BirCodeGenLoop's beta2 path writes the KLR files of IT56 nodes.
-KLR_DIR_ENV = "NEURONXSIM_KLR_DIR"
-
 
 def lower(program, arch: str, klr_dir=None):
     """(module, codegen): ``program`` lowered for ``arch`` ("trn1"/"trn2"); IT56 kernels go to
-    ``klr_dir`` as KLR files when given (else the codegen's per-process directory)."""
+    ``klr_dir`` as KLR files when given (else to NEURONXSIM_KLR_DIR or a per-process directory)."""
     from neuronxsim.starfish.penguin.targets.codegen.BirCodeGenLoop import BirCodeGenLoop
 
     module = bir.Module()
     module.arch = ARCH_TO_BIR[arch]
-    previous = os.environ.get(KLR_DIR_ENV)
-    if klr_dir is not None:
-        os.makedirs(klr_dir, exist_ok=True)
-        os.environ[KLR_DIR_ENV] = os.fspath(klr_dir)
-    try:
-        codegen = BirCodeGenLoop(module)
-        codegen.lower(program)
-    finally:
-        if klr_dir is not None:
-            if previous is None:
-                os.environ.pop(KLR_DIR_ENV, None)
-            else:
-                os.environ[KLR_DIR_ENV] = previous
+    codegen = BirCodeGenLoop(module, klr_dir=klr_dir)
+    codegen.lower(program)
     return module, codegen
 
 

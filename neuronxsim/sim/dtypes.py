@@ -2,28 +2,13 @@
 
 from __future__ import annotations
 
-import ml_dtypes
 import numpy as np
 
 from neuronxsim import bir
+from neuronxsim.reference.numbers import NUMPY_DTYPES
 
-_TO_NUMPY = {
-    "float32": np.dtype(np.float32),
-    "float32r": np.dtype(np.float32),  # fp32 "round" storage is fp32 bytes
-    "bfloat16": np.dtype(ml_dtypes.bfloat16),
-    "float16": np.dtype(np.float16),
-    "float8e4": np.dtype(ml_dtypes.float8_e4m3),
-    "float8e5": np.dtype(ml_dtypes.float8_e5m2),
-    "float8e3": np.dtype(ml_dtypes.float8_e3m4),
-    "int8": np.dtype(np.int8),
-    "int16": np.dtype(np.int16),
-    "int32": np.dtype(np.int32),
-    "int64": np.dtype(np.int64),
-    "uint8": np.dtype(np.uint8),
-    "uint16": np.dtype(np.uint16),
-    "uint32": np.dtype(np.uint32),
-    "uint64": np.dtype(np.uint64),
-}
+# One table of BIR dtype name -> NumPy dtype serves both executors (the reference's numbers).
+_TO_NUMPY = NUMPY_DTYPES
 assert set(_TO_NUMPY) == set(bir.DType.__members__), "every bir.DType needs a NumPy dtype"
 
 # float32r shares float32's NumPy dtype; the inverse picks float32.

@@ -261,3 +261,10 @@ def test_the_carrier_json_round_trips_with_its_fields(beta3, programs):
     j = json.loads(BirCodeGenLoop().lower(programs.transpose()).to_json())
     (inst,) = j["functions"][0]["blocks"][0]["instructions"]
     assert inst["opcode"] == "NKIKLIRKernel" and inst["grid"] == 2 and inst["func_name"] == "tiled_pf_transpose"
+
+
+def test_the_codegen_klr_dir_wins_over_the_environment(programs, tmp_path):
+    chosen = tmp_path / "chosen"
+    node = node_of(BirCodeGenLoop(klr_dir=chosen).lower(programs.transpose()))
+    assert os.path.dirname(node.klir_binary) == str(chosen) and os.listdir(chosen) == [os.path.basename(node.klir_binary)]
+    assert not os.path.exists(tmp_path / "klr") or os.listdir(tmp_path / "klr") == []

@@ -126,20 +126,8 @@ MemoryLocation* KernelBuilder::newOnChipTensor(const std::string& name, MemoryTy
   for (int i = 1; function_.findLocation(n) || function_.findAllocation(n + "_set") || stagedNames_.count(n); ++i)
     n = base + "." + std::to_string(i);
   stagedNames_.insert(n);
-  auto set = std::make_unique<MemoryLocationSet>();
-  set->name = n + "_set";
-  set->dtype = dtype;
-  set->tensor_shape = {kPartitions, bytes / dtypeSize(dtype)};
-  auto loc = std::make_unique<MemoryLocation>();
-  loc->name = n;
-  loc->type = type;
-  loc->partitions = kPartitions;
-  loc->bytes_per_partition = bytes;
-  loc->addr = addr;
-  if (type == MemoryType::PSUM) loc->bank = addr / psumBankBytes_;
-  loc->set = set.get();
-  MemoryLocation* raw = loc.get();
-  set->locations.push_back(std::move(loc));
+  auto set = makeOnChipTensor(n, type, dtype, kPartitions, bytes, 0, addr);
+  MemoryLocation* raw = set->location();
   tensors_.push_back(std::move(set));
   return raw;
 }

@@ -156,7 +156,7 @@ class BirCodeGenLoop(InternalNativeNkiKernelCodegen):
     """
 
     def __init__(self, module=None, neuron_core_id=0, function_name="", auto_cast="matmult",
-                 auto_cast_type="bf16", tracer=None):
+                 auto_cast_type="bf16", tracer=None, klr_dir=None):
         if auto_cast not in AUTO_CAST_MODES:
             raise CodegenError(f"BirCodeGenLoop: auto_cast is {auto_cast!r}; expected one of {', '.join(AUTO_CAST_MODES)}")
         if auto_cast_type not in AUTO_CAST_TYPES:
@@ -175,6 +175,7 @@ class BirCodeGenLoop(InternalNativeNkiKernelCodegen):
         self.auto_cast_type = auto_cast_type
         self.sb_buf_shape, self.psum_buf_shape = BUFFER_SHAPES[self.module.arch]
         self.tracer = tracer
+        self.klr_dir = os.fspath(klr_dir) if klr_dir is not None else None  # else NEURONXSIM_KLR_DIR
         self.kernel_counts = {}  # (KernelCategory, kernel name) -> nodes emitted by the last lower()
         self._locations = {}  # program tensor name -> its BIR DRAM tensor
         self._ap_reshapes = {}  # program tensor name -> the view shape its operand is marshalled in
@@ -501,7 +502,7 @@ class BirCodeGenLoop(InternalNativeNkiKernelCodegen):
         self._checkLowerable(inst, "codegenExternalNativeNkiKlirKernel")
         traced, func_args, func_outs = self._traces.pop(id(inst), None) or self._traceExternalKernel(inst)
         func = inst.func_name
-        path, version = _write_klr_file(inst, traced, func)
+        path, version = _write_klr_file(inst, traced, func, self.klr_dir)
         KernelMetricsCollector.get_instance().record_kernel(func, category=KernelCategory.NKI_KLIR_KERNEL)
         node = self.addInstruction(Opcode.NKIKLIRKernel, inst.name or func)
         node.set_klir_binary(path)

@@ -12,7 +12,8 @@
 # * beta3, Form B: ``kernel_format`` "bir"; ``klir_binary`` is the kernel's BIR JSON text;
 #   ``nki_binary_version_identifier`` is "bir-json/<BIR JSON version>.<format revision>".
 #
-# Where KLR files go: the directory named by ``NEURONXSIM_KLR_DIR`` if set (created if needed,
+# Where KLR files go: the codegen's ``klr_dir`` if given, else the directory named by
+# ``NEURONXSIM_KLR_DIR`` if set (either created if needed,
 # never cleaned: use it to keep Form A modules resolvable after the process ends, e.g. a
 # directory next to the saved module), else a per-process temporary directory removed when the
 # process that made it exits. Files are named by kernel and content hash, and are written to a
@@ -76,15 +77,16 @@ def nki_frontend():
     return value
 
 
-def _klr_directory():
+def _klr_directory(klr_dir=None):
     """Where Form A KLR files are written (see the top of this file)."""
     global _process_klr_dir
-    configured = os.environ.get(KLR_DIR_ENV)
+    configured = klr_dir or os.environ.get(KLR_DIR_ENV)
     if configured:
         try:
             os.makedirs(configured, exist_ok=True)
         except OSError as e:
-            raise CodegenError(f"{KLR_DIR_ENV}={configured!r}: cannot create the KLR directory ({e})") from None
+            what = f"klr_dir {configured!r}" if klr_dir else f"{KLR_DIR_ENV}={configured!r}"
+            raise CodegenError(f"{what}: cannot create the KLR directory ({e})") from None
         return os.path.abspath(configured)
     pid = os.getpid()
     if _process_klr_dir is None or _process_klr_dir[0] != pid or not os.path.isdir(_process_klr_dir[1]):
@@ -99,12 +101,12 @@ def _remove_process_klr_dir(pid, path):
         shutil.rmtree(path, ignore_errors=True)
 
 
-def _write_klr_file(inst, module, kernel_name):
+def _write_klr_file(inst, module, kernel_name, klr_dir=None):
     """(path, nki_binary_version_identifier): ``module`` written as a KLR file in the KLR
     directory, named by kernel and content (atomically: an interrupted write leaves nothing)."""
     walrus = _walrus(inst)
     digest = hashlib.sha256(module.to_json(-1).encode()).hexdigest()[:20]
-    path = os.path.join(_klr_directory(), f"{kernel_name}-{digest}.klr")
+    path = os.path.join(_klr_directory(klr_dir), f"{kernel_name}-{digest}.klr")
     fd, tmp = tempfile.mkstemp(prefix='.tmp-', suffix='.klr', dir=os.path.dirname(path))
     os.close(fd)
     try:
@@ -208,7 +210,7 @@ class InternalNativeNkiKernelCodegen:
     def _trace_kernel_beta2(self, inst):
         """NKI_FRONTEND=beta2 (the default): traces the leaf and writes it as a KLR file (Form A)."""
         traced, grid = self._traceWithNkiFrontend(inst)
-        path, version = _write_klr_file(inst, traced.module, inst.func_name)
+        path, version = _write_klr_file(inst, traced.module, inst.func_name, self.klr_dir)
         return TracedInternalKernel(path, NKI_FRONTEND_FORMATS['beta2'], version, traced.input_names,
                                     traced.output_names, grid)
 
