@@ -140,7 +140,12 @@ void SimResult::writeTrace(const std::string& path) const {
       o.num(d.flops);
       o.raw("}}");
     };
-    const std::string name = I.opcodeName() + " " + I.name;
+    // Named by what a profile reader looks for: the opcode, the kernel it was expanded from and its
+    // source line (the instruction's own name when it has neither; it is always in args).
+    std::string name = I.opcodeName();
+    if (!I.kernel.empty()) name += " " + I.kernel;
+    if (!I.source.empty()) name += " " + I.source;
+    if (I.kernel.empty() && I.source.empty()) name += " " + I.name;
     slice(name, r.track, r.start_ns, r.end_ns);
     if (r.track >= kFirstQueueTrack) slice("trigger " + name, r.issueTrack, r.issue_ns, r.issue_end_ns);
   }

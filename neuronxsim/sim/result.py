@@ -87,7 +87,8 @@ class SimResult:
     def write_trace(self, path) -> None:
         """Writes a Chrome trace-event JSON file (open it in https://ui.perfetto.dev or
         chrome://tracing): one process per NeuronCore, one track per engine and DMA queue, one slice
-        per instruction named "<opcode> <name>" with source, kernel, bytes and flops as args."""
+        per instruction named "<opcode> <kernel> <source>" (or "<opcode> <name>" when it has
+        neither), with instruction name, source, kernel, bytes and flops as args."""
         self._native.write_trace(os.fspath(path))
 
     def __repr__(self) -> str:

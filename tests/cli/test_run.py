@@ -52,6 +52,8 @@ def test_run_writes_a_trace_a_timeline_and_a_report_that_parse(small_run):
     slices = [e for e in events if e.get("ph") == "X"]
     assert slices and all({"name", "ts", "dur", "pid", "tid"} <= set(e) for e in slices)
     assert {e["args"]["kernel"] for e in slices if "args" in e} >= {k for k, _, _ in KERNELS}
+    rope = next(e for e in slices if e["args"]["kernel"] == "rope_q" and not e["name"].startswith("trigger"))
+    assert rope["name"] == f"{rope['args']['opcode']} rope_q {rope['args']['source']}" and "rope.py:" in rope["name"]
     assert (out / "timeline.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     report = json.loads((out / "report.json").read_text())
     assert [k["name"] for k in report["kernels"]] == [k for k, _, _ in KERNELS]
