@@ -646,7 +646,7 @@ std::unique_ptr<Module> moduleFromJson(std::string_view text, const JsonReadOpti
   ojson j;
   try {
     j = ojson::parse(text.begin(), text.end());
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for numbers like 1e5000
     throw BIRError(std::string("invalid JSON: ") + e.what());
   }
   JsonPath p;

@@ -87,6 +87,7 @@ TEST(Json, UnknownFieldsAreKeptVerbatim) {
 TEST(Json, MalformedInputNamesThePath) {
   expectRejected("", "invalid JSON");
   expectRejected("{", "invalid JSON");
+  expectRejected(R"({"functions": [], "x": -3.4e5868})", "invalid JSON");  // a number no double holds (fuzzer)
   expectRejected("[]", "expected an object");
   expectRejected(R"({"functions": 3})", "functions: expected an array, got number");
   expectRejected(R"({"version": 3, "functions": []})", "version: BIR JSON version 3 is not supported");

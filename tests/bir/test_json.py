@@ -48,6 +48,7 @@ def test_save_and_load(tmp_path):
 
 @pytest.mark.parametrize("text, where", [
     ("", "invalid JSON"),
+    ('{"functions": [], "x": 1e5000}', "number overflow"),
     ('{"functions": {}}', "functions: expected an array"),
     ('{"functions": [{"blocks": [{"instructions": [{"opcode": "Nope", "name": "a"}]}]}]}',
      "functions[0].blocks[0].instructions[0].opcode: unknown opcode 'Nope'"),
