@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "Gemm.h"
+#include "HostMemory.h"
 #include "Program.h"
 #include "Semantics.h"
 #include "Timing.h"
@@ -55,7 +56,8 @@ struct SimResult {
   Mode mode = Mode::Full;
   double total_ns = 0;
   std::vector<CoreResult> cores;
-  std::vector<Record> records;  // in execution order: core by core, program order within
+  // In execution order: core by core, program order within. Huge pages: see HostMemory.h.
+  std::vector<Record, LargePageAllocator<Record>> records;
   std::vector<DevicePrintRecord> prints;
   int64_t pe_flops = 0;  // multiply-add work of the PE (2 per MAC)
   double pe_mfu = 0;     // pe_flops / (bf16 PE peak x total time x cores)

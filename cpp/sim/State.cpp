@@ -5,53 +5,7 @@
 #include <cstring>
 #include <new>
 
-#ifdef __linux__
-#include <sys/mman.h>
-#endif
-
 namespace sim {
-
-namespace {
-constexpr int64_t kHugePage = 2 << 20;
-}
-
-LargeBuffer::LargeBuffer(int64_t bytes) : n_(std::max<int64_t>(bytes, 1)) {
-#ifdef __linux__
-  // Over-allocate by one huge page and trim, to start on a 2 MiB boundary.
-  const size_t len = static_cast<size_t>(n_ + kHugePage);
-  void* raw = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (raw == MAP_FAILED) throw std::bad_alloc();
-  const auto addr = reinterpret_cast<uintptr_t>(raw);
-  const uintptr_t aligned = (addr + kHugePage - 1) & ~static_cast<uintptr_t>(kHugePage - 1);
-  if (aligned > addr) munmap(raw, aligned - addr);
-  const uintptr_t end = addr + len, used = aligned + static_cast<uintptr_t>(n_);
-  if (end > used) munmap(reinterpret_cast<void*>(used), end - used);
-  p_ = reinterpret_cast<void*>(aligned);
-  if (n_ >= kHugePage) madvise(p_, static_cast<size_t>(n_), MADV_HUGEPAGE);
-#else
-  p_ = std::calloc(static_cast<size_t>(n_), 1);
-  if (!p_) throw std::bad_alloc();
-#endif
-}
-
-LargeBuffer::~LargeBuffer() {
-#ifdef __linux__
-  if (p_) munmap(p_, static_cast<size_t>(n_));
-#else
-  std::free(p_);
-#endif
-}
-
-LargeBuffer& LargeBuffer::operator=(LargeBuffer&& o) noexcept {
-  if (this != &o) {
-    this->~LargeBuffer();
-    p_ = o.p_;
-    n_ = o.n_;
-    o.p_ = nullptr;
-    o.n_ = 0;
-  }
-  return *this;
-}
 
 BitSet::BitSet(int64_t bits)
     : buf_(((bits + 63) / 64) * 8), nwords_((bits + 63) / 64),

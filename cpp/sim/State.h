@@ -14,28 +14,10 @@
 #include <string>
 #include <vector>
 
+#include "HostMemory.h"
 #include "bir/Enums.h"
 
 namespace sim {
-
-// A large zero-filled allocation: fresh pages (only what is touched is committed), on Linux
-// backed by transparent huge pages. SBUF operand rows are a partition (192 KiB) apart, so with
-// 4 KiB pages nearly every row access is a TLB miss; 2 MiB pages remove most of them.
-class LargeBuffer {
- public:
-  LargeBuffer() = default;
-  explicit LargeBuffer(int64_t bytes);
-  ~LargeBuffer();
-  LargeBuffer(LargeBuffer&& o) noexcept : p_(o.p_), n_(o.n_) { o.p_ = nullptr, o.n_ = 0; }
-  LargeBuffer& operator=(LargeBuffer&& o) noexcept;
-  LargeBuffer(const LargeBuffer&) = delete;
-  LargeBuffer& operator=(const LargeBuffer&) = delete;
-  uint8_t* data() const { return static_cast<uint8_t*>(p_); }
-
- private:
-  void* p_ = nullptr;
-  int64_t n_ = 0;
-};
 
 // One bit per tracked unit, initially clear. reset() clears only the 512-byte chunks of the bitmap
 // that set() touched since the last reset, so re-arming a 24 MiB SBUF costs what the last run used.
