@@ -220,6 +220,8 @@ inline void prefetchRow(const MatrixRows& m, int64_t row, int64_t col0, int64_t 
 constexpr int64_t kParallelMacs = int64_t{1} << 20;
 // B panels per work chunk (N = 512 gives 8 chunks of 64 columns).
 constexpr int kPanelsPerChunk = 4;
+// Rows of k per chunk of the preparation phase (K = 128 gives 4 chunks).
+constexpr int kPrepRowsPerChunk = 32;
 
 }  // namespace
 
@@ -228,10 +230,14 @@ constexpr int kPanelsPerChunk = 4;
 struct GemmEngine::Job {
   GemmEngine* self;
   int K, M, N, panels;
+  const MatrixRows* a;
   const MatrixRows* b;
   float* c;
   int64_t ldc;
   bool accumulate;
+  RowCheck check;
+  void* checkCtx;
+  std::atomic<bool> refused{false};
 };
 
 GemmEngine::GemmEngine(int threads) {
@@ -243,7 +249,45 @@ GemmEngine::GemmEngine(int threads) {
 
 GemmEngine::~GemmEngine() { delete workers_; }
 
-// One chunk: B panels [p0, p1), packed by this thread, times every A panel.
+// A's rows in panels of at most kMR: 6 each, except that a remainder of 1 or 2 rows joins the
+// last full panel and splits as 4 + 3 or 4 + 4, because a 1- or 2-row micro-kernel has too few
+// independent accumulators to keep the FMA units busy (M = 128: 20 x 6 + 2 x 4).
+void GemmEngine::planRowPanels(int M) {
+  panelStart_.clear();
+  for (int m = 0; m < M;) {
+    panelStart_.push_back(m);
+    const int left = M - m;
+    m += left > 8 ? kMR : left > kMR ? 4 : left;
+  }
+  panelStart_.push_back(M);
+}
+
+// Preparation chunk: rows [k0, k1) of both operands pass the caller's check, and those rows of A
+// are converted into the panels (panel i holds its rows for every k, k-major, kMR floats per k).
+void GemmEngine::prepare(void* p, int chunk, int t) {
+  Job& j = *static_cast<Job*>(p);
+  GemmEngine& g = *j.self;
+  const int k0 = chunk * kPrepRowsPerChunk, k1 = std::min(j.K, k0 + kPrepRowsPerChunk);
+  if (j.check && !j.check(j.checkCtx, k0, k1)) {
+    j.refused.store(true, std::memory_order_relaxed);
+    return;
+  }
+  auto& row = g.rowTemp_[static_cast<size_t>(t)];
+  if (static_cast<int>(row.size()) < j.M) row.resize(static_cast<size_t>(j.M));
+  const int esize = bir::dtypeSize(j.a->dtype);
+  const int panels = static_cast<int>(g.panelStart_.size()) - 1;
+  for (int k = k0; k < k1; ++k) {
+    if (k + kPrefetchRows < k1) prefetchRow(*j.a, k + kPrefetchRows, 0, j.M);
+    loadRun(j.a->dtype, j.a->base + k * j.a->pitch, esize, j.M, row.data());
+    float* dst = g.aPanels_.data() + static_cast<size_t>(k) * kMR;
+    for (int i = 0; i < panels; ++i) {
+      const int m0 = g.panelStart_[static_cast<size_t>(i)], m1 = g.panelStart_[static_cast<size_t>(i) + 1];
+      std::memcpy(dst + static_cast<size_t>(i) * j.K * kMR, row.data() + m0, static_cast<size_t>(m1 - m0) * sizeof(float));
+    }
+  }
+}
+
+// Product chunk: B panels [p0, p1), packed by this thread, times every A panel.
 void GemmEngine::work(void* p, int chunk, int t) {
   const Job& j = *static_cast<Job*>(p);
   GemmEngine& g = *j.self;
@@ -258,42 +302,41 @@ void GemmEngine::work(void* p, int chunk, int t) {
     if (k + kPrefetchRows < j.K) prefetchRow(*j.b, k + kPrefetchRows, n0, n1 - n0);
     packRow(*j.b, k, n0, n1 - n0, bp.data() + k * kNR, panelStride, temp.data());
   }
-  const float* ap = g.aPanels_.data();
+  const int aPanels = static_cast<int>(g.panelStart_.size()) - 1;
   for (int pi = p0; pi < p1; ++pi) {
     const float* b = bp.data() + (pi - p0) * panelStride;
     const int cols = std::min(kNR, j.N - pi * kNR);
-    for (int m0 = 0; m0 < j.M; m0 += kMR)
-      microKernel(std::min(kMR, j.M - m0), j.K, ap + static_cast<int64_t>(m0 / kMR) * j.K * kMR, b,
+    for (int i = 0; i < aPanels; ++i) {
+      const int m0 = g.panelStart_[static_cast<size_t>(i)], m1 = g.panelStart_[static_cast<size_t>(i) + 1];
+      microKernel(m1 - m0, j.K, g.aPanels_.data() + static_cast<int64_t>(i) * j.K * kMR, b,
                   j.c + m0 * j.ldc + pi * kNR, j.ldc, cols, j.accumulate);
+    }
   }
 }
 
-void GemmEngine::run(int K, int M, int N, const MatrixRows& a, const MatrixRows& b, float* c,
-                     int64_t ldc, bool accumulate) {
-  if (K <= 0 || M <= 0 || N <= 0) return;
-  // A into 6-row panels, k-major, zero padded: panel i holds rows 6i..6i+5 of every k.
-  const int aBlocks = (M + kMR - 1) / kMR;
-  const size_t aSize = static_cast<size_t>(aBlocks) * K * kMR;
+bool GemmEngine::run(int K, int M, int N, const MatrixRows& a, const MatrixRows& b, float* c,
+                     int64_t ldc, bool accumulate, RowCheck check, void* checkCtx) {
+  if (K <= 0 || M <= 0 || N <= 0) return true;
+  planRowPanels(M);
+  const size_t aSize = (panelStart_.size() - 1) * static_cast<size_t>(K) * kMR;
   if (aPanels_.size() < aSize) aPanels_.resize(aSize);
-  if (aRow_.size() < static_cast<size_t>(aBlocks * kMR)) aRow_.resize(static_cast<size_t>(aBlocks * kMR));
-  std::fill(aRow_.begin() + M, aRow_.end(), 0.0f);
-  const int esize = bir::dtypeSize(a.dtype);
-  for (int k = 0; k < K; ++k) {
-    if (k + kPrefetchRows < K) prefetchRow(a, k + kPrefetchRows, 0, M);
-    loadRun(a.dtype, a.base + k * a.pitch, esize, M, aRow_.data());
-    float* dst = aPanels_.data() + static_cast<size_t>(k) * kMR;
-    for (int i = 0; i < aBlocks; ++i)
-      std::memcpy(dst + static_cast<size_t>(i) * K * kMR, aRow_.data() + i * kMR, kMR * sizeof(float));
-  }
   const int panels = (N + kNR - 1) / kNR;
+  Job job{this, K, M, N, panels, &a, &b, c, ldc, accumulate, check, checkCtx};
+  const int prepChunks = (K + kPrepRowsPerChunk - 1) / kPrepRowsPerChunk;
   const int chunks = (panels + kPanelsPerChunk - 1) / kPanelsPerChunk;
-  Job job{this, K, M, N, panels, &b, c, ldc, accumulate};
+  // Both phases are shared with the helpers: the preparation is a tenth of an instruction's
+  // work, and left to the caller alone it would idle the helpers for that long.
   if (threads_ > 1 && int64_t{K} * M * N >= kParallelMacs) {
     if (!workers_) workers_ = new Workers(threads_);
+    workers_->run(prepChunks, &GemmEngine::prepare, &job);
+    if (job.refused.load(std::memory_order_relaxed)) return false;
     workers_->run(chunks, &GemmEngine::work, &job);
   } else {
+    for (int ch = 0; ch < prepChunks; ++ch) prepare(&job, ch, 0);
+    if (job.refused.load(std::memory_order_relaxed)) return false;
     for (int ch = 0; ch < chunks; ++ch) work(&job, ch, 0);
   }
+  return true;
 }
 
 }  // namespace sim

@@ -5,9 +5,10 @@
 // GotoBLAS structure sized for one instruction: A (the stationary, K x M) is converted once into
 // 6-row panels and B (the moving, K x N) into 16-column panels, both fp32 and contiguous in k; a
 // 6x16 register-blocked FMA micro-kernel (AVX2, chosen at run time; a portable loop otherwise)
-// accumulates over k in registers and adds into (or overwrites) C once. Large instructions are
-// split by B panels over a small persistent worker pool; each C element is computed by one thread
-// in the same k order, so results do not depend on the thread count.
+// accumulates over k in registers and adds into (or overwrites) C once. Large instructions run in
+// two phases on a small persistent worker pool: the caller's check of the operand rows and A's
+// conversion, split by k rows; then the product, split by B panels. Each C element is computed by
+// one thread in the same k order, so results do not depend on the thread count.
 #pragma once
 
 #include <atomic>
@@ -62,20 +63,26 @@ class GemmEngine {
   ~GemmEngine();
   int threads() const { return threads_; }
 
-  // C row m at c + m * ldc floats; accumulate: C += product, else C = product.
-  void run(int K, int M, int N, const MatrixRows& a, const MatrixRows& b, float* c, int64_t ldc,
-           bool accumulate);
+  // Rows [k0, k1) of both operands may be read? Runs on the worker threads, so it must not throw.
+  using RowCheck = bool (*)(void* ctx, int k0, int k1);
+
+  // C row m at c + m * ldc floats; accumulate: C += product, else C = product. When `check`
+  // refuses some rows, returns false with C untouched.
+  bool run(int K, int M, int N, const MatrixRows& a, const MatrixRows& b, float* c, int64_t ldc,
+           bool accumulate, RowCheck check = nullptr, void* checkCtx = nullptr);
 
   static constexpr int kMR = 6, kNR = 16;
 
  private:
   struct Job;
+  void planRowPanels(int M);
+  static void prepare(void* job, int chunk, int t);
   static void work(void* job, int chunk, int t);
   int threads_;
   Workers* workers_ = nullptr;  // created on the first large instruction
+  std::vector<int> panelStart_;  // first row of each A panel, then M
   std::vector<float> aPanels_;
   std::vector<std::vector<float>> bPanels_, rowTemp_;  // per thread
-  std::vector<float> aRow_;
 };
 
 }  // namespace sim

@@ -101,6 +101,36 @@ namespace {
 // The lane's elements contiguous in memory (one run)?
 bool laneContiguous(const Operand& op) { return op.nfree <= 1 && op.innerContiguous(); }
 
+// The initialisation check of the SBUF operand rows the kernel reads in place. The kernel runs it
+// on its worker threads, ahead of any arithmetic, so it only answers yes or no; refuse() then
+// repeats it on the caller to raise the error that names the byte.
+struct OperandRowsCheck {
+  Exec* x;
+  const Operand *st, *mv;
+  int64_t m, n;
+
+  static bool rowsWritten(void* self, int k0, int k1) {
+    const auto& c = *static_cast<const OperandRowsCheck*>(self);
+    const Memory& sb = c.x->core.sbuf;
+    if (!sb.tracked) return true;
+    for (const auto& [op, width] : {std::pair{c.st, c.m}, std::pair{c.mv, c.n}}) {
+      if (!laneContiguous(*op)) continue;
+      for (int r = k0; r < k1; ++r) {
+        if (r + 8 < k1) sb.written.prefetch(c.x->lanePtr(*op, r + 8) - sb.data);
+        if (!sb.written.all(c.x->lanePtr(*op, r) - sb.data, width * op->esize)) return false;
+      }
+    }
+    return true;
+  }
+
+  [[noreturn]] void refuse(int k) const {
+    for (const auto& [op, width] : {std::pair{st, m}, std::pair{mv, n}})
+      if (laneContiguous(*op))
+        for (int r = 0; r < k; ++r) x->checkWritten(x->core.sbuf, x->lanePtr(*op, r), width, op->esize, op->esize, *op);
+    x->fail("reads unwritten SBUF");  // unreachable: rowsWritten and checkWritten agree
+  }
+};
+
 }  // namespace
 
 void exec(const InstMatmult& I, Exec& x) {
@@ -130,21 +160,16 @@ void exec(const InstMatmult& I, Exec& x) {
     return;
   }
 
-  // Operand rows as the kernel wants them: contiguous rows in their own dtype, or staged in fp32.
+  // Operand rows as the kernel wants them: contiguous rows in their own dtype (the kernel checks
+  // they were written, see below), or gathered into fp32 (gatherLane checks).
   auto rows = [&](const Operand& op, int slot, int64_t width) {
-    if (laneContiguous(op)) {
-      // One bitmap row per partition, 24 KiB apart: prefetch ahead to overlap the misses.
-      for (int64_t r = 0; r < op.lanes; ++r) {
-        if (r + 8 < op.lanes) sb.written.prefetch(x.lanePtr(op, r + 8) - sb.data);
-        x.checkWritten(sb, x.lanePtr(op, r), width, op.esize, op.esize, op);
-      }
-      return MatrixRows{x.lanePtr(op, 0), sb.pitch, op.dtype};
-    }
+    if (laneContiguous(op)) return MatrixRows{x.lanePtr(op, 0), sb.pitch, op.dtype};
     float* buf = x.slot(slot, op.lanes * width);
     for (int64_t r = 0; r < op.lanes; ++r) x.gatherLane(op, r, buf + r * width);
     return MatrixRows{reinterpret_cast<const uint8_t*>(buf), width * 4, DType::float32};
   };
   const MatrixRows a = rows(st, 0, m), b = rows(mv, 1, n);
+  OperandRowsCheck check{&x, &st, &mv, m, n};
 
   // Accumulating needs an open group on every output word [ref §2: accumulate=True on PSUM no
   // matmul started is UB, so the simulator refuses it].
@@ -169,7 +194,9 @@ void exec(const InstMatmult& I, Exec& x) {
   const int64_t ldc = direct ? ps.pitch / 4 : n;
   if (!direct && acc)
     for (int64_t r = 0; r < m; ++r) x.gatherLane(out, r, c + r * n);
-  x.gemm.run(static_cast<int>(k), static_cast<int>(m), static_cast<int>(n), a, b, c, ldc, acc);
+  if (!x.gemm.run(static_cast<int>(k), static_cast<int>(m), static_cast<int>(n), a, b, c, ldc, acc,
+                  &OperandRowsCheck::rowsWritten, &check))
+    check.refuse(static_cast<int>(k));  // throws, naming the first unwritten byte
   for (int64_t r = 0; r < m; ++r) {
     if (!direct) {
       // scatterLane would end the group; store and mark by hand.

@@ -2,6 +2,8 @@
 // the matmul kernel against a naive product, and end-to-end runs of small modules.
 #include <immintrin.h>
 
+#include <array>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -117,7 +119,9 @@ std::vector<double> naive(int K, int M, int N, const std::vector<float>& a, cons
 TEST(SimNumerics, GemmKernelMatchesNaiveAndIgnoresThreadCount) {
   std::mt19937 gen(3);
   std::normal_distribution<float> nd;
-  for (auto [K, M, N] : {std::array{128, 128, 512}, std::array{5, 37, 77}, std::array{64, 6, 16}, std::array{1, 1, 1}}) {
+  // M = 128, 37, 14, 13, 8, 7 split their last rows into 4-row panels (6k + 1 or 2 rows).
+  for (auto [K, M, N] : {std::array{128, 128, 512}, std::array{5, 37, 77}, std::array{64, 6, 16}, std::array{1, 1, 1},
+                         std::array{128, 14, 512}, std::array{33, 13, 40}, std::array{128, 8, 512}, std::array{9, 7, 17}}) {
     std::vector<float> a(size_t(K) * M), b(size_t(K) * N);
     for (auto& x : a) x = nd(gen);
     for (auto& x : b) x = nd(gen);
@@ -132,6 +136,28 @@ TEST(SimNumerics, GemmKernelMatchesNaiveAndIgnoresThreadCount) {
       ASSERT_EQ(floatToBits(c1[i]), floatToBits(c3[i])) << "thread count changed a result";
       ASSERT_NEAR(c1[i], ref[i] + 1.0, 1e-4 * (1 + std::abs(ref[i]))) << K << "x" << M << "x" << N;
     }
+  }
+}
+
+TEST(SimNumerics, GemmKernelRefusedByItsRowCheckLeavesOutputAlone) {
+  const int K = 128, M = 128, N = 512;  // large enough for the worker threads
+  std::vector<float> a(size_t(K) * M, 1.0f), b(size_t(K) * N, 1.0f), c(size_t(M) * N, 7.0f);
+  sim::MatrixRows A{reinterpret_cast<const uint8_t*>(a.data()), int64_t{M} * 4, DType::float32};
+  sim::MatrixRows B{reinterpret_cast<const uint8_t*>(b.data()), int64_t{N} * 4, DType::float32};
+  for (int threads : {1, 2}) {
+    sim::GemmEngine g(threads);
+    std::atomic<int> rowsSeen{0};
+    auto refuseRow100 = [](void* ctx, int k0, int k1) {
+      static_cast<std::atomic<int>*>(ctx)->fetch_add(k1 - k0);
+      return !(k0 <= 100 && 100 < k1);
+    };
+    EXPECT_FALSE(g.run(K, M, N, A, B, c.data(), N, false, refuseRow100, &rowsSeen));
+    EXPECT_LE(rowsSeen.load(), K);
+    for (float x : c) ASSERT_EQ(x, 7.0f);
+    auto acceptAll = [](void*, int, int) { return true; };
+    EXPECT_TRUE(g.run(K, M, N, A, B, c.data(), N, false, acceptAll, nullptr));
+    EXPECT_EQ(c[0], float(K));
+    std::fill(c.begin(), c.end(), 7.0f);
   }
 }
 

@@ -109,6 +109,21 @@ def test_read_of_unwritten_memory():
             mode="full", inputs={})
 
 
+@pytest.mark.parametrize("n", [64, 512])  # 512: large enough for the kernel's worker threads
+@pytest.mark.parametrize("operand", [0, 1])
+def test_matmul_read_of_unwritten_operand_rows(operand, n):
+    """The matmul kernel checks its operand rows on its worker threads; the refusal still names the
+    operand and its first unwritten byte."""
+    b = _b()
+    st, mv = b.sbuf("st", 128, 128, DType.bfloat16), b.sbuf("mv", 128, n, DType.bfloat16)
+    acc = b.psum("acc", 128, n)
+    for t in (st, mv):  # partitions 96..127 of one operand stay unwritten
+        b.add("Memset", [], [b.tile(t, partitions=96 if t is (st, mv)[operand] else None)], constant=1.0)
+    b.matmul(b.tile(acc), b.tile(st), b.tile(mv), name="mm")
+    refused(b, rf"Matmult 'mm': ins\[{operand}\] reads SBUF partition 96 bytes \[\d+, \d+\), which no instruction "
+               r"has written", mode="full", inputs={})
+
+
 @pytest.mark.parametrize("case", [
     "pool_psum", "matmul_on_dve", "psum_matmul_input", "int_matmul", "act_divide", "bitwise_on_pool",
     "range_select_trn1", "act_reduce_max_trn1", "double_row_trn1", "hwdge_trn1", "tensor_tensor_on_act",
