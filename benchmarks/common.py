@@ -25,13 +25,19 @@ def run_reference(module, inputs) -> dict:
     return execute(module, inputs)
 
 
-def interleaved(runs: dict[str, Callable[[], object]], repeat: int) -> dict[str, tuple[float, object]]:
+def interleaved(runs: dict[str, Callable[[], object]], repeat: int,
+                settle_s: float = 0.3) -> dict[str, tuple[float, object]]:
     """Runs every callable `repeat` times, round-robin, and returns each one's best wall time (s)
-    and last result. Round-robin so that load from other processes hits all of them alike."""
+    and last result. Round-robin so that load from other processes hits all of them alike.
+
+    Each timed call starts after `settle_s` of idleness: after a NumPy product returns,
+    OpenBLAS's threads keep spinning for up to 2**THREAD_TIMEOUT cycles (2**28 by default, about
+    0.1 s) and would otherwise take a core from whatever is timed next."""
     best = {k: float("inf") for k in runs}
     last = {}
     for _ in range(repeat):
         for k, fn in runs.items():
+            time.sleep(settle_s)
             t0 = time.perf_counter()
             last[k] = fn()
             best[k] = min(best[k], time.perf_counter() - t0)
