@@ -206,13 +206,33 @@ Exec::Stream Exec::whole(const Operand& op) {
   return Stream{RunCursor::whole(op, lanePtr(op, 0), dim0), &m, op.dtype, &op};
 }
 
+namespace {
+// Runs of a DMA source are often scattered over DRAM (the column block of a row-major weight is
+// one short run per row, rows kilobytes apart), too far apart for the hardware prefetcher: a
+// cursor kAheadRuns runs ahead prefetches each run's first bytes so its misses overlap the copy.
+constexpr int kAheadRuns = 8;
+constexpr int64_t kAheadBytes = 512;
+inline void prefetchRun(const RunCursor& c, int esize) {
+  if (c.done() || c.step() != esize) return;
+  const auto* p = reinterpret_cast<const char*>(c.ptr());
+  const int64_t n = std::min(kAheadBytes, c.remaining() * esize);
+  for (int64_t b = 0; b < n; b += 64) __builtin_prefetch(p + b);
+}
+}  // namespace
+
 void Exec::copyStream(Stream src, Stream dst, bool rmwAdd) {
   const int es = dtypeSize(src.dtype), ed = dtypeSize(dst.dtype);
   const bool bytes = src.dtype == dst.dtype && !rmwAdd;
   float* a = bytes ? nullptr : slot(0, kChunk);
   float* b = rmwAdd ? slot(1, kChunk) : nullptr;
+  RunCursor ahead = src.cur;
+  for (int r = 0; r < kAheadRuns && !ahead.done(); ++r) ahead.advance(ahead.remaining());
   while (!src.cur.done() && !dst.cur.done()) {
     const int64_t k = std::min({src.cur.remaining(), dst.cur.remaining(), kChunk});
+    if (k == src.cur.remaining() && !ahead.done()) {  // src moves to its next run: so does `ahead`
+      prefetchRun(ahead, es);
+      ahead.advance(ahead.remaining());
+    }
     const uint8_t* sp = src.cur.ptr();
     uint8_t* dp = dst.cur.ptr();
     const int64_t ss = src.cur.step(), ds = dst.cur.step();
