@@ -103,30 +103,52 @@ bool laneContiguous(const Operand& op) { return op.nfree <= 1 && op.innerContigu
 
 // The initialisation check of the SBUF operand rows the kernel reads in place. The kernel runs it
 // on its worker threads, ahead of any arithmetic, so it only answers yes or no; refuse() then
-// repeats it on the caller to raise the error that names the byte.
+// repeats it on the caller to raise the error that names the byte. Tiles found written are
+// remembered (CoreState::sbufWrittenTiles) and not checked again.
 struct OperandRowsCheck {
+  struct Tile {
+    const Operand* op;
+    int64_t width;  // elements per row
+    bool check;
+  };
   Exec* x;
-  const Operand *st, *mv;
-  int64_t m, n;
+  Tile tiles[2];
+
+  OperandRowsCheck(Exec& exec, const Operand& st, int64_t m, const Operand& mv, int64_t n)
+      : x(&exec), tiles{{&st, m, needed(st, m)}, {&mv, n, needed(mv, n)}} {}
+  bool any() const { return tiles[0].check || tiles[1].check; }
+
+  // In place (else gatherLane checks), tracked, and not known written.
+  bool needed(const Operand& op, int64_t width) const {
+    const Memory& sb = x->core.sbuf;
+    return laneContiguous(op) && sb.tracked &&
+           !x->core.sbufWrittenTiles.contains(x->lanePtr(op, 0) - sb.data, op.lanes, width * op.esize);
+  }
 
   static bool rowsWritten(void* self, int k0, int k1) {
     const auto& c = *static_cast<const OperandRowsCheck*>(self);
     const Memory& sb = c.x->core.sbuf;
-    if (!sb.tracked) return true;
-    for (const auto& [op, width] : {std::pair{c.st, c.m}, std::pair{c.mv, c.n}}) {
-      if (!laneContiguous(*op)) continue;
+    for (const Tile& t : c.tiles) {
+      if (!t.check) continue;
       for (int r = k0; r < k1; ++r) {
-        if (r + 8 < k1) sb.written.prefetch(c.x->lanePtr(*op, r + 8) - sb.data);
-        if (!sb.written.all(c.x->lanePtr(*op, r) - sb.data, width * op->esize)) return false;
+        if (r + 8 < k1) sb.written.prefetch(c.x->lanePtr(*t.op, r + 8) - sb.data);
+        if (!sb.written.all(c.x->lanePtr(*t.op, r) - sb.data, t.width * t.op->esize)) return false;
       }
     }
     return true;
   }
 
-  [[noreturn]] void refuse(int k) const {
-    for (const auto& [op, width] : {std::pair{st, m}, std::pair{mv, n}})
-      if (laneContiguous(*op))
-        for (int r = 0; r < k; ++r) x->checkWritten(x->core.sbuf, x->lanePtr(*op, r), width, op->esize, op->esize, *op);
+  void remember() const {
+    const Memory& sb = x->core.sbuf;
+    for (const Tile& t : tiles)
+      if (t.check) x->core.sbufWrittenTiles.insert(x->lanePtr(*t.op, 0) - sb.data, t.op->lanes, t.width * t.op->esize);
+  }
+
+  [[noreturn]] void refuse() const {
+    for (const Tile& t : tiles)
+      if (t.check)
+        for (int64_t r = 0; r < t.op->lanes; ++r)
+          x->checkWritten(x->core.sbuf, x->lanePtr(*t.op, r), t.width, t.op->esize, t.op->esize, *t.op);
     x->fail("reads unwritten SBUF");  // unreachable: rowsWritten and checkWritten agree
   }
 };
@@ -169,7 +191,7 @@ void exec(const InstMatmult& I, Exec& x) {
     return MatrixRows{reinterpret_cast<const uint8_t*>(buf), width * 4, DType::float32};
   };
   const MatrixRows a = rows(st, 0, m), b = rows(mv, 1, n);
-  OperandRowsCheck check{&x, &st, &mv, m, n};
+  OperandRowsCheck check(x, st, m, mv, n);
 
   // Accumulating needs an open group on every output word [ref §2: accumulate=True on PSUM no
   // matmul started is UB, so the simulator refuses it].
@@ -195,8 +217,9 @@ void exec(const InstMatmult& I, Exec& x) {
   if (!direct && acc)
     for (int64_t r = 0; r < m; ++r) x.gatherLane(out, r, c + r * n);
   if (!x.gemm.run(static_cast<int>(k), static_cast<int>(m), static_cast<int>(n), a, b, c, ldc, acc,
-                  &OperandRowsCheck::rowsWritten, &check))
-    check.refuse(static_cast<int>(k));  // throws, naming the first unwritten byte
+                  check.any() ? &OperandRowsCheck::rowsWritten : nullptr, &check))
+    check.refuse();  // throws, naming the first unwritten byte
+  check.remember();
   for (int64_t r = 0; r < m; ++r) {
     if (!direct) {
       // scatterLane would end the group; store and mark by hand.

@@ -64,6 +64,7 @@ void CoreState::reset() {
   sbuf.written.reset();
   psum.written.reset();
   psumGroup.reset();
+  sbufWrittenTiles.clear();
   std::fill(actAccumulator.begin(), actAccumulator.end(), 0.0f);
 }
 

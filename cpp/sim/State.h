@@ -8,6 +8,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
@@ -71,6 +72,26 @@ class BitSet {
   std::vector<uint8_t> dirty_;
 };
 
+// SBUF tiles (the same `bytes` at `offset` in `lanes` consecutive partitions) known to be written
+// in full. Within one run written bits are only ever set, so an entry stays true until clear(); a
+// GEMM reads each operand tile many times and checks it once.
+class WrittenTiles {
+ public:
+  bool contains(int64_t offset, int64_t lanes, int64_t bytes) const {
+    const Tile& t = slots_[slot(offset)];
+    return t.offset == offset && t.lanes >= lanes && t.bytes >= bytes;
+  }
+  void insert(int64_t offset, int64_t lanes, int64_t bytes) { slots_[slot(offset)] = {offset, lanes, bytes}; }
+  void clear() { slots_.fill(Tile{}); }
+
+ private:
+  struct Tile {
+    int64_t offset = -1, lanes = 0, bytes = 0;
+  };
+  static size_t slot(int64_t offset) { return static_cast<size_t>((static_cast<uint64_t>(offset) * 0x9E3779B97F4A7C15ull) >> 54); }
+  std::array<Tile, 1024> slots_{};
+};
+
 enum class Space : uint8_t { SBUF, PSUM, DRAM, Imm };
 const char* spaceName(Space s);
 
@@ -110,6 +131,7 @@ class CoreState {
   Memory sbuf;
   Memory psum;
   BitSet psumGroup;  // per fp32 word of PSUM: written by a matmul (an open accumulation group)
+  WrittenTiles sbufWrittenTiles;  // matmul operand tiles already checked
   std::vector<float> actAccumulator;  // one fp32 register per partition
 
  private:

@@ -124,6 +124,18 @@ def test_matmul_read_of_unwritten_operand_rows(operand, n):
                r"has written", mode="full", inputs={})
 
 
+def test_matmul_operand_known_written_only_as_far_as_checked():
+    """A tile the matmul found written is not checked again; a larger tile at the same place is."""
+    b = _b()
+    st, mv = b.sbuf("st", 128, 64, DType.bfloat16), b.sbuf("mv", 128, 64, DType.bfloat16)
+    acc = b.psum("acc", 64, 64)
+    b.add("Memset", [], [b.tile(st, partitions=64)], constant=1.0)
+    b.add("Memset", [], [b.tile(mv)], constant=1.0)
+    b.matmul(b.tile(acc), b.tile(st, partitions=64), b.tile(mv, partitions=64), name="half")
+    b.matmul(b.tile(acc), b.tile(st), b.tile(mv), name="whole")
+    refused(b, r"Matmult 'whole': ins\[0\] reads SBUF partition 64 bytes", mode="full", inputs={})
+
+
 @pytest.mark.parametrize("case", [
     "pool_psum", "matmul_on_dve", "psum_matmul_input", "int_matmul", "act_divide", "bitwise_on_pool",
     "range_select_trn1", "act_reduce_max_trn1", "double_row_trn1", "hwdge_trn1", "tensor_tensor_on_act",
