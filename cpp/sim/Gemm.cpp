@@ -188,10 +188,9 @@ __attribute__((target("avx2,fma"))) void packBf16Avx2(const uint8_t* src, int co
 }
 
 // Converts `cols` elements of one row into panels; the last panel's tail is zero.
-void packRow(const MatrixRows& m, int64_t row, int col0, int cols, float* dst, int64_t panelStride,
-             float* temp) {
+void packRow(const MatrixRows& m, int64_t row, int cols, float* dst, int64_t panelStride, float* temp) {
   const int esize = bir::dtypeSize(m.dtype);
-  const uint8_t* src = m.base + row * m.pitch + static_cast<int64_t>(col0) * esize;
+  const uint8_t* src = m.base + row * m.pitch;
   if (m.dtype == bir::DType::bfloat16 && cpuHasAvx2Fma()) return packBf16Avx2(src, cols, dst, panelStride);
   // fp32 rows are copied as bytes (they need not be 4-aligned); other dtypes convert first.
   const uint8_t* f = src;
@@ -243,7 +242,6 @@ struct GemmEngine::Job {
 GemmEngine::GemmEngine(int threads) {
   if (threads <= 0) threads = static_cast<int>(std::min(2u, std::max(1u, std::thread::hardware_concurrency())));
   threads_ = std::min(threads, 64);
-  bPanels_.resize(static_cast<size_t>(threads_));
   rowTemp_.resize(static_cast<size_t>(threads_));
 }
 
@@ -262,8 +260,11 @@ void GemmEngine::planRowPanels(int M) {
   panelStart_.push_back(M);
 }
 
-// Preparation chunk: rows [k0, k1) of both operands pass the caller's check, and those rows of A
-// are converted into the panels (panel i holds its rows for every k, k-major, kMR floats per k).
+// Preparation chunk: rows [k0, k1) of both operands pass the caller's check and are converted
+// into panels: A's into panel i (its rows, kMR floats per k), B's whole row into the 16-column
+// panels. Whole B rows rather than each product chunk's columns: a row is a kilobyte or two of
+// one partition, which the hardware prefetcher streams, where a chunk's 128-byte pieces of 128
+// partitions each miss on their own.
 void GemmEngine::prepare(void* p, int chunk, int t) {
   Job& j = *static_cast<Job*>(p);
   GemmEngine& g = *j.self;
@@ -273,38 +274,32 @@ void GemmEngine::prepare(void* p, int chunk, int t) {
     return;
   }
   auto& row = g.rowTemp_[static_cast<size_t>(t)];
-  if (static_cast<int>(row.size()) < j.M) row.resize(static_cast<size_t>(j.M));
+  if (static_cast<int>(row.size()) < std::max(j.M, j.N)) row.resize(static_cast<size_t>(std::max(j.M, j.N)));
   const int esize = bir::dtypeSize(j.a->dtype);
-  const int panels = static_cast<int>(g.panelStart_.size()) - 1;
+  const int aPanels = static_cast<int>(g.panelStart_.size()) - 1;
   for (int k = k0; k < k1; ++k) {
     if (k + kPrefetchRows < k1) prefetchRow(*j.a, k + kPrefetchRows, 0, j.M);
     loadRun(j.a->dtype, j.a->base + k * j.a->pitch, esize, j.M, row.data());
     float* dst = g.aPanels_.data() + static_cast<size_t>(k) * kMR;
-    for (int i = 0; i < panels; ++i) {
+    for (int i = 0; i < aPanels; ++i) {
       const int m0 = g.panelStart_[static_cast<size_t>(i)], m1 = g.panelStart_[static_cast<size_t>(i) + 1];
       std::memcpy(dst + static_cast<size_t>(i) * j.K * kMR, row.data() + m0, static_cast<size_t>(m1 - m0) * sizeof(float));
     }
   }
+  for (int k = k0; k < k1; ++k) {
+    if (k + kPrefetchRows < k1) prefetchRow(*j.b, k + kPrefetchRows, 0, j.N);
+    packRow(*j.b, k, j.N, g.bPanels_.data() + k * kNR, int64_t{j.K} * kNR, row.data());
+  }
 }
 
-// Product chunk: B panels [p0, p1), packed by this thread, times every A panel.
-void GemmEngine::work(void* p, int chunk, int t) {
+// Product chunk: B panels [p0, p1) times every A panel.
+void GemmEngine::work(void* p, int chunk, int) {
   const Job& j = *static_cast<Job*>(p);
-  GemmEngine& g = *j.self;
+  const GemmEngine& g = *j.self;
   const int p0 = chunk * kPanelsPerChunk, p1 = std::min(j.panels, p0 + kPanelsPerChunk);
-  const int n0 = p0 * kNR, n1 = std::min(j.N, p1 * kNR);
-  auto& bp = g.bPanels_[static_cast<size_t>(t)];
-  auto& temp = g.rowTemp_[static_cast<size_t>(t)];
-  const int64_t panelStride = int64_t{j.K} * kNR;
-  if (static_cast<int64_t>(bp.size()) < (p1 - p0) * panelStride) bp.resize(static_cast<size_t>((p1 - p0) * panelStride));
-  if (static_cast<int>(temp.size()) < n1 - n0) temp.resize(static_cast<size_t>(n1 - n0));
-  for (int k = 0; k < j.K; ++k) {
-    if (k + kPrefetchRows < j.K) prefetchRow(*j.b, k + kPrefetchRows, n0, n1 - n0);
-    packRow(*j.b, k, n0, n1 - n0, bp.data() + k * kNR, panelStride, temp.data());
-  }
   const int aPanels = static_cast<int>(g.panelStart_.size()) - 1;
   for (int pi = p0; pi < p1; ++pi) {
-    const float* b = bp.data() + (pi - p0) * panelStride;
+    const float* b = g.bPanels_.data() + static_cast<int64_t>(pi) * j.K * kNR;
     const int cols = std::min(kNR, j.N - pi * kNR);
     for (int i = 0; i < aPanels; ++i) {
       const int m0 = g.panelStart_[static_cast<size_t>(i)], m1 = g.panelStart_[static_cast<size_t>(i) + 1];
@@ -321,10 +316,12 @@ bool GemmEngine::run(int K, int M, int N, const MatrixRows& a, const MatrixRows&
   const size_t aSize = (panelStart_.size() - 1) * static_cast<size_t>(K) * kMR;
   if (aPanels_.size() < aSize) aPanels_.resize(aSize);
   const int panels = (N + kNR - 1) / kNR;
+  const size_t bSize = static_cast<size_t>(panels) * K * kNR;
+  if (bPanels_.size() < bSize) bPanels_.resize(bSize);
   Job job{this, K, M, N, panels, &a, &b, c, ldc, accumulate, check, checkCtx};
   const int prepChunks = (K + kPrepRowsPerChunk - 1) / kPrepRowsPerChunk;
   const int chunks = (panels + kPanelsPerChunk - 1) / kPanelsPerChunk;
-  // Both phases are shared with the helpers: the preparation is a tenth of an instruction's
+  // Both phases are shared with the helpers: the preparation is a sixth of an instruction's
   // work, and left to the caller alone it would idle the helpers for that long.
   if (threads_ > 1 && int64_t{K} * M * N >= kParallelMacs) {
     if (!workers_) workers_ = new Workers(threads_);

@@ -6,8 +6,8 @@
 // 6-row panels and B (the moving, K x N) into 16-column panels, both fp32 and contiguous in k; a
 // 6x16 register-blocked FMA micro-kernel (AVX2, chosen at run time; a portable loop otherwise)
 // accumulates over k in registers and adds into (or overwrites) C once. Large instructions run in
-// two phases on a small persistent worker pool: the caller's check of the operand rows and A's
-// conversion, split by k rows; then the product, split by B panels. Each C element is computed by
+// two phases on a small persistent worker pool: the caller's check of the operand rows and their
+// conversion into panels, split by k rows; then the product, split by B panels. Each C element is computed by
 // one thread in the same k order, so results do not depend on the thread count.
 #pragma once
 
@@ -81,8 +81,8 @@ class GemmEngine {
   int threads_;
   Workers* workers_ = nullptr;  // created on the first large instruction
   std::vector<int> panelStart_;  // first row of each A panel, then M
-  std::vector<float> aPanels_;
-  std::vector<std::vector<float>> bPanels_, rowTemp_;  // per thread
+  std::vector<float> aPanels_, bPanels_;
+  std::vector<std::vector<float>> rowTemp_;  // per thread
 };
 
 }  // namespace sim
