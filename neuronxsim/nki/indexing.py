@@ -83,11 +83,15 @@ class IndexExpr:
         return IndexExpr(self.shape, self.const + sign * k, self.coefs)
 
     def __add__(self, other):
+        if other.__class__ is int:  # (_combine's first case, without the extra call)
+            return IndexExpr(self.shape, self.const + other, self.coefs)
         return self._combine(other, 1)
 
     __radd__ = __add__
 
     def __sub__(self, other):
+        if other.__class__ is int:
+            return IndexExpr(self.shape, self.const - other, self.coefs)
         return self._combine(other, -1)
 
     def __rsub__(self, other):
@@ -137,6 +141,8 @@ class IndexExpr:
 
     # ---- comparisons give predicates (masks) ----
     def _compare(self, other, op: str) -> "IndexPredicate":
+        if other.__class__ is int:  # (self - other, without the extra call)
+            return IndexPredicate(IndexExpr(self.shape, self.const - other, self.coefs), op)
         return IndexPredicate(self - other, op)
 
     def __lt__(self, other):
@@ -185,11 +191,12 @@ _OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge
 class IndexPredicate:
     """``expr OP 0``: one comparison of index expressions."""
 
-    __slots__ = ("expr", "op")
+    __slots__ = ("expr", "op", "box_cache")
 
     def __init__(self, expr: IndexExpr, op: str):
         self.expr = expr
         self.op = op
+        self.box_cache = None  # see mask_box
 
     def __and__(self, other):
         return Mask((self,)) & other
@@ -213,10 +220,11 @@ class IndexPredicate:
 class Mask:
     """A conjunction of :class:`IndexPredicate`."""
 
-    __slots__ = ("predicates",)
+    __slots__ = ("predicates", "box_cache")
 
     def __init__(self, predicates: tuple):
         self.predicates = predicates
+        self.box_cache = None  # see mask_box
 
     def __and__(self, other):
         if isinstance(other, IndexPredicate):
@@ -234,12 +242,28 @@ def _ceil_div(a: int, b: int) -> int:
     return -((-a) // b)
 
 
-def mask_box(mask, shape: tuple) -> list[tuple[int, int]]:
-    """The box ``[(lo, hi), ...]`` of the iteration space ``shape`` that ``mask`` keeps.
+_FULL_BOXES: dict = {}
+
+
+def full_box(shape: tuple) -> tuple:
+    """The whole iteration space as a box (one shared, immutable object per shape, so that
+    ``box is full_box(shape)`` tells a box that cuts nothing)."""
+    box = _FULL_BOXES.get(shape)
+    if box is None:
+        box = _FULL_BOXES[shape] = tuple((0, n) for n in shape)
+    return box
+
+
+def mask_box(mask, shape: tuple) -> tuple:
+    """The box ``((lo, hi), ...)`` of the iteration space ``shape`` that ``mask`` keeps
+    (:func:`full_box` when it keeps everything).
 
     Each predicate must depend on at most one grid dimension of ``shape`` (aligned from the
     right, as NumPy broadcasting aligns), so that the kept elements form a box an access pattern
     can describe; triangles (``i_p >= i_f``) are nisa.affine_select's job.
+
+    A kernel usually applies one mask to several instructions over one shape (the load, compute
+    and store of a partial tile): the mask remembers its last box.
     """
     if isinstance(mask, IndexPredicate):
         predicates = (mask,)
@@ -248,22 +272,35 @@ def mask_box(mask, shape: tuple) -> list[tuple[int, int]]:
     else:
         raise NKIError(f"mask must be a comparison of index expressions (e.g. "
                        f"i_p < n), not {type(mask).__name__}", caller_location())
-    box = [[0, n] for n in shape]
+    cached = mask.box_cache
+    if cached is not None and cached[0] == shape:
+        return cached[1]
+    box = _predicates_box(predicates, shape)
+    mask.box_cache = (shape, box)
+    return box
+
+
+def _predicates_box(predicates: tuple, shape: tuple) -> tuple:
+    """:func:`mask_box` of a conjunction, computed."""
+    full = full_box(shape)
+    box = list(full)
+    rank = len(shape)
     for pred in predicates:
         expr = pred.expr
-        pad = len(shape) - len(expr.shape)
+        eshape, coefs = expr.shape, expr.coefs
+        pad = rank - len(eshape)
         if pad < 0:
             raise NKIError(f"mask over a {expr.ndim}-dimensional grid does not fit a "
-                           f"{len(shape)}-dimensional tile", caller_location())
-        # The grid dimensions the expression varies along, aligned with the tile's from the
+                           f"{rank}-dimensional tile", caller_location())
+        # The grid dimension the expression varies along, aligned with the tile's from the
         # right (as IndexExpr.broadcast_to aligns them; size-1 dimensions hold index 0).
-        dims = [pad + d for d, (n, c) in enumerate(zip(expr.shape, expr.coefs)) if c and n != 1]
+        dims = [pad + d for d in range(len(eshape)) if coefs[d] and eshape[d] != 1]
         if len(dims) > 1:
             raise NKIError(f"mask {pred!r} relates index dimensions {dims}: a mask must limit each "
                            "dimension to a range (use nisa.affine_select for triangular masks)",
                            caller_location())
         # Every comparison becomes one or two conditions "a*i + b < 0" on integers.
-        a = expr.coefs[dims[0] - pad] if dims else 0
+        a = coefs[dims[0] - pad] if dims else 0
         b = expr.const
         op = pred.op
         if op == "<":
@@ -282,15 +319,16 @@ def mask_box(mask, shape: tuple) -> list[tuple[int, int]]:
         for ca, cb in conditions:
             if ca == 0:
                 if not cb < 0:
-                    for rng in box:
-                        rng[1] = rng[0]
+                    box = [(lo, lo) for lo, _ in box]
                 continue
-            rng = box[dims[0]]
+            lo, hi = box[dims[0]]
             if ca > 0:  # i < -cb / ca
-                rng[1] = min(rng[1], _ceil_div(-cb, ca))
+                hi = min(hi, _ceil_div(-cb, ca))
             else:  # i > -cb / ca
-                rng[0] = max(rng[0], (-cb) // ca + 1)
-    return [(lo, max(lo, hi)) for lo, hi in box]
+                lo = max(lo, (-cb) // ca + 1)
+            box[dims[0]] = (lo, hi)
+    box = tuple([(lo, max(lo, hi)) for lo, hi in box])
+    return full if box == full else box
 
 
 # ---- constructors: nl.arange, nl.mgrid, nl.ds ----

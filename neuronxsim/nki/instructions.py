@@ -23,7 +23,7 @@ from neuronxsim import bir
 
 from . import dtypes as dt
 from .errors import NKIError
-from .indexing import IndexExpr, IndexPredicate, mask_box
+from .indexing import _FULL_BOXES, IndexExpr, IndexPredicate, full_box, mask_box
 from .opcodes import BITVEC, Alu
 from .tensor import INPUT, NUM_PARTITIONS, PSUM, SBUF, Tensor
 from .tracer import (IT, MAX_FREE_PAIRS, MAX_FREE_PSUM, MAX_FREE_SBUF, Access, Engine, Tracer,
@@ -42,7 +42,10 @@ ENGINE_NAMES = {Engine.DVE: "Vector", Engine.Activation: "Scalar", Engine.Pool: 
 def broadcast_shape(shapes: list[tuple], loc) -> tuple:
     """The iteration space of tiles combined lane-wise (NKI broadcasting, see the module doc)."""
     first = shapes[0]
-    if all(s == first for s in shapes):
+    for s in shapes:
+        if s != first:
+            break
+    else:
         return first
     parts = {s[0] for s in shapes}
     if len(parts) > 1:
@@ -62,7 +65,7 @@ def broadcast_shape(shapes: list[tuple], loc) -> tuple:
     return (parts.pop(),) + tuple(free)
 
 
-def plan(tr: Tracer, shape: tuple, mask, views, loc) -> list:
+def plan(tr: Tracer, shape: tuple, mask, views, loc) -> tuple:
     """The box of ``shape`` an instruction computes (see the module docstring)."""
     box = full_box(shape) if mask is None else mask_box(mask, shape)
     lo, hi = box[0]
@@ -78,23 +81,15 @@ def plan(tr: Tracer, shape: tuple, mask, views, loc) -> list:
         if 0 < defined < hi:
             hi = defined
     if hi != box[0][1]:
-        box = [(lo, max(lo, hi))] + list(box[1:])
-    return box
-
-
-_FULL_BOXES: dict = {}
-
-
-def full_box(shape: tuple) -> tuple:
-    """The whole iteration space as a box (one shared, immutable object per shape)."""
-    box = _FULL_BOXES.get(shape)
-    if box is None:
-        box = _FULL_BOXES[shape] = tuple((0, n) for n in shape)
+        box = ((lo, max(lo, hi)),) + tuple(box[1:])
     return box
 
 
 def is_empty(box) -> bool:
-    return any(lo >= hi for lo, hi in box)
+    for lo, hi in box:  # (a loop: any() over a generator costs more than the whole test)
+        if lo >= hi:
+            return True
+    return False
 
 
 def lane_view(view: Tensor, shape: tuple, box: list, loc, what: str, name: str) -> Tensor:
@@ -250,10 +245,14 @@ def record_lanewise(tr: Tracer, opcode, engine, shape: tuple, box: list, tiles: 
     for name, v in outs_extra:
         outs.append(engine_out(tr, pointer_view(v, shape[0], box, loc, what, name), loc, what,
                                name, engine))
-    if len(ins) > 1 and opcode is not IT.Activation and \
-            sum(1 for a in ins if a.storage.kind == PSUM) > 1:
-        raise NKIError(f"{what}: at most one input of a Vector Engine instruction can be in PSUM",
-                       loc)
+    if len(ins) > 1 and opcode is not IT.Activation:
+        in_psum = 0
+        for a in ins:
+            if a.storage.kind == PSUM:
+                in_psum += 1
+        if in_psum > 1:
+            raise NKIError(f"{what}: at most one input of a Vector Engine instruction can be in "
+                           "PSUM", loc)
     op = tr.record(opcode, engine, ins, outs, fields, loc)
     if not full:
         op.out_box = box

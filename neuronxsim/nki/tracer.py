@@ -26,8 +26,17 @@ from neuronxsim import bir
 from .errors import NKIError, SourceLocation, caller_location
 from .tensor import INPUT, NUM_PARTITIONS, PSUM, SBUF, SHARED_HBM, Storage, Tensor
 
-IT = bir.InstructionType
 Engine = bir.Engine
+
+
+class IT:
+    """The opcodes, ``bir.InstructionType``'s members, as plain class attributes: in Python 3.11
+    reading a member of an ``enum`` class costs several times a plain attribute, and the tracer
+    names an opcode or two on every instruction it records."""
+
+
+for _opcode in bir.InstructionType:
+    setattr(IT, _opcode.name, _opcode)
 
 #: Per-generation capacities: SBUF bytes per partition, and the BIR arch name.
 ARCHS = {
