@@ -24,7 +24,7 @@ from neuronxsim import bir
 from . import dtypes as dt
 from .errors import NKIError
 from .indexing import _FULL_BOXES, IndexExpr, IndexPredicate, full_box, mask_box
-from .opcodes import BITVEC, Alu
+from .opcodes import BITVEC_IDS, Alu
 from .tensor import INPUT, NUM_PARTITIONS, PSUM, SBUF, Tensor
 from .tracer import (IT, MAX_FREE_PAIRS, MAX_FREE_PSUM, MAX_FREE_SBUF, Access, Engine, Tracer,
                      merge_pairs, plain_tile_access)
@@ -278,7 +278,8 @@ def tensor_scalar(tr, data: Tensor, op0, operand0, reverse0, op1, operand1, reve
     """``(data op0 operand0) op1 operand1``; operands are numbers or [P, 1] tiles."""
     shape = data.shape
     dtype = dtype or data.dtype
-    if engine is Engine.DVE and (op0 in BITVEC or op1 in BITVEC) and dt.is_float(data.dtype):
+    if engine is Engine.DVE and (id(op0) in BITVEC_IDS or id(op1) in BITVEC_IDS) and \
+            dt.is_float(data.dtype):
         raise NKIError(f"{what}: bitwise operations need integer tiles, not {dt.name(data.dtype)}",
                        loc)
     box = plan(tr, shape, mask, (data,), loc)
@@ -442,8 +443,11 @@ def memset(tr, dst: Tensor, value, loc, mask=None, engine=Engine.DVE, enabled=Tr
     else:
         acc = tr.access(dst, loc)
     return tr.record(IT.Memset, engine, [], [acc],
-                     {"mode": bir.MemsetMode.Const, "constant": _number(value, loc)}, loc,
+                     {"mode": _MEMSET_CONST, "constant": _number(value, loc)}, loc,
                      enabled=enabled)
+
+
+_MEMSET_CONST = bir.MemsetMode.Const
 
 
 def _affine_fields(expr: IndexExpr, shape: tuple, box, loc, what: str) -> dict:
@@ -736,11 +740,14 @@ def dma(tr, opcode, dst: Tensor, src: Tensor, loc, mask=None, rmw=None, what="dm
             raise NKIError(f"{what}: a masked transfer needs source and destination of the same "
                            f"shape ({list(src.shape)} vs {list(shape)})", loc)
         box = mask_box(mask, shape)
-        if is_empty(box):
+        if box is full_box(shape):
+            box = None  # the mask keeps everything: an unmasked transfer
+        elif is_empty(box):
             return None
-        for axis, (lo, hi) in enumerate(box):
-            src = src.restrict(axis, lo, hi)
-            dst = dst.restrict(axis, lo, hi)
+        else:
+            for axis, (lo, hi) in enumerate(box):
+                src = src.restrict(axis, lo, hi)
+                dst = dst.restrict(axis, lo, hi)
     src_acc = _hbm_access(src, s_st) if s_st.write_count or s_st.kind == INPUT else None
     ins = [src_acc or tr.read(src, loc)]
     if fresh and box is None:
@@ -757,7 +764,7 @@ def dma(tr, opcode, dst: Tensor, src: Tensor, loc, mask=None, rmw=None, what="dm
     if rmw is not None:
         fields["dst_rmw_op"] = rmw
     op = tr.record(opcode, Engine.DMA, ins, outs, fields, loc)
-    if box is not None and any(b != (0, n) for b, n in zip(box, shape)):
+    if box is not None:
         op.out_box = box
     return op
 

@@ -110,8 +110,12 @@ class nc:
 # ---- creating tensors ----
 
 def _parse_shape(shape, loc) -> tuple[tuple, int]:
-    if type(shape) is tuple and shape and builtins.all(type(n) is int and n > 0 for n in shape):
-        return shape, 0  # the common case: plain positive ints, no nl.par_dim
+    if type(shape) is tuple and shape:  # the common case: plain positive ints, no nl.par_dim
+        for n in shape:
+            if type(n) is not int or n <= 0:
+                break
+        else:
+            return shape, 0
     if isinstance(shape, (int, np.integer)):
         shape = (shape,)
     dims, pidx = [], None
@@ -221,7 +225,13 @@ def empty_like(a: Tensor, dtype=None, buffer=None, name: str = "", **_kwargs) ->
 
 # ---- memory movement ----
 
-def _tile(x, loc, what: str) -> Tensor:
+def _tile(x, loc, what: str, arg: str = "") -> Tensor:
+    """``x``, checked to be an SBUF or PSUM tile. The errors call it ``what``, or
+    ``nl.<what>: <arg>`` when ``arg`` is given (formatted only for an error)."""
+    if x.__class__ is Tensor and x.storage.on_chip:
+        return x
+    if arg:
+        what = f"nl.{what}: {arg}"
     if not isinstance(x, Tensor):
         raise NKIError(f"{what} must be a tile, not {type(x).__name__}", loc)
     if not x.storage.on_chip:
@@ -356,24 +366,32 @@ def _can_write(op, dst: Tensor) -> bool:
     return True
 
 
-def accumulate(dst: Tensor, value, name: str):
-    """``dst op= value``: a matmul result added to PSUM joins its accumulation group; anything
-    else is one lane-wise instruction reading and writing ``dst``."""
+def accumulate(dst: Tensor, value, name: str) -> Tensor:
+    """``dst op= value`` (returns ``dst``): a matmul result added to PSUM joins its accumulation
+    group; anything else is one lane-wise instruction reading and writing ``dst``."""
     tr = current()
     if name == "add" and isinstance(value, Tensor) and dst.storage.kind == PSUM:
         op = tr.is_matmul_result(value)
         if op is not None:
             tr.place_matmul(op, value, dst, accumulate=True, loc=None)
-            return
+            return dst
     loc = caller_location()
-    _tile(dst, loc, f"the target of '{name}='")
+    if dst.__class__ is not Tensor or not dst.storage.on_chip:
+        _tile(dst, loc, f"the target of '{name}='")
     _binary(dst, value, _BINARY_ALU[name], dst.dtype, None, loc, out=dst, what=name)
+    return dst
+
+
+def _apply_operator(x, y, name: str, loc):
+    """``x <op> y`` written with Python's operators on tiles: ``nl.<name>(x, y)``."""
+    return _binary(x, y, _BINARY_ALU[name], None, None, loc, what=name)
 
 
 # ---- arithmetic ----
 
 def _is_lane_constant(t: Tensor) -> bool:
-    return math.prod(t.shape[1:]) == 1
+    shape = t.shape
+    return shape[1] == 1 if len(shape) == 2 else math.prod(shape[1:]) == 1
 
 
 def _binary(x, y, op, dtype, mask, loc, out=None, what="") -> Tensor:
@@ -382,16 +400,17 @@ def _binary(x, y, op, dtype, mask, loc, out=None, what="") -> Tensor:
     if not xt and not yt:
         raise NKIError(f"nl.{what} needs at least one tile operand", loc)
     if xt:
-        _tile(x, loc, f"nl.{what}: x")
+        _tile(x, loc, what, "x")
     if yt:
-        _tile(y, loc, f"nl.{what}: y")
+        _tile(y, loc, what, "y")
     dtype = _opt_dtype(dtype, loc)
     if xt and yt:
-        if _is_lane_constant(y) and not _is_lane_constant(x) and y.shape[0] == x.shape[0]:
+        x_column, y_column = _is_lane_constant(x), _is_lane_constant(y)
+        if y_column and not x_column and y.shape[0] == x.shape[0]:
             return _ins.tensor_scalar(tr, x, op, y, False, None, None, False,
                                       dtype or _dt.promote(x.dtype, y.dtype), loc, mask, out,
                                       what=what)
-        if _is_lane_constant(x) and not _is_lane_constant(y) and y.shape[0] == x.shape[0]:
+        if x_column and not y_column and y.shape[0] == x.shape[0]:
             return _ins.tensor_scalar(tr, y, op, x, True, None, None, False,
                                       dtype or _dt.promote(x.dtype, y.dtype), loc, mask, out,
                                       what=what)
@@ -433,7 +452,7 @@ def _activation_fn(name: str, func):
     @_act_marker(func)
     def fn(x, dtype=None, mask=None, **_kwargs):
         loc = caller_location()
-        x = _tile(x, loc, f"nl.{name}: x")
+        x = _tile(x, loc, name, "x")
         return _ins.activation(current(), func, x, None, 1.0, _opt_dtype(dtype, loc), loc, mask,
                                what=name)
     fn.__name__ = fn.__qualname__ = name
@@ -491,7 +510,7 @@ def _reduce_fn(name: str, op):
     @_alu_marker(op)
     def fn(x, axis, dtype=None, mask=None, keepdims=False, **_kwargs):
         loc = caller_location()
-        x = _tile(x, loc, f"nl.{name}: x")
+        x = _tile(x, loc, name, "x")
         return _ins.tensor_reduce(current(), op, x, axis, keepdims, False, _opt_dtype(dtype, loc),
                                   loc, mask, what=name)
     fn.__name__ = fn.__qualname__ = name

@@ -171,16 +171,34 @@ class Storage:
     def lanes_view(self) -> "Tensor":
         """Every element of an on-chip storage as one tile: the partition axis first, then the
         block and free axes (for instructions that fill a whole multi-tile ndarray)."""
+        if self.partition_axis == 0:
+            return self.full_view()
         axes = [self.partition_axis] + [a for a in range(len(self.shape))
                                         if a != self.partition_axis]
         return Tensor(self, 0, tuple(self.shape[a] for a in axes),
                       tuple(self.strides[a] for a in axes), ())
 
 
+def _operator(name: str, reverse: bool = False):
+    """The method for a Python operator on tiles: ``nl.<name>(self, other)`` (reversed:
+    ``(other, self)``). It finds the kernel's line itself, one frame up (the cheap case of
+    caller_location)."""
+    if reverse:
+        def method(self, other):
+            return _nl._apply_operator(other, self, name, caller_location())
+    else:
+        def method(self, other):
+            return _nl._apply_operator(self, other, name, caller_location())
+    method.__name__ = name
+    return method
+
+
 class Tensor:
     """A strided view of a :class:`Storage`: an NKI tensor or tile while the kernel is traced."""
 
-    __slots__ = ("storage", "offset", "shape", "strides", "checks")
+    # last_subscript: (key, view) of the last general subscript, for `t[key] op= x`, which
+    # subscripts t twice with one key object (see __setitem__)
+    __slots__ = ("storage", "offset", "shape", "strides", "checks", "last_subscript")
     __array_priority__ = 1000  # numpy scalars on the left defer to our operators
 
     def __init__(self, storage: Storage, offset: int, shape: tuple, strides: tuple, checks: tuple):
@@ -189,6 +207,7 @@ class Tensor:
         self.shape = shape
         self.strides = strides
         self.checks = checks
+        self.last_subscript = None
 
     # ---- what kernels read ----
     @property
@@ -245,10 +264,18 @@ class Tensor:
                                   (r1 - r0, c1 - c0), strides, ())
         offset, shape, strides, checks = resolve_subscript(
             key, self.shape, self.strides, self.offset, self.checks)
-        return Tensor(self.storage, offset, shape, strides, checks)
+        view = Tensor(self.storage, offset, shape, strides, checks)
+        self.last_subscript = (key, view)
+        return view
 
     def __setitem__(self, key, value):
-        _nl.assign(self[key], value)
+        last = self.last_subscript
+        if last is not None and last[0] is key:
+            view = last[1]  # the same key object resolves to the same view (views are immutable)
+        else:
+            view = self[key]
+        if value is not view:  # (`t[key] op= x` stores back the view the operation updated)
+            _nl.assign(view, value)
 
     def restrict(self, axis: int, lo: int, hi: int) -> "Tensor":
         """The view with dimension ``axis`` limited to ``[lo, hi)`` (how masks apply)."""
@@ -292,33 +319,29 @@ class Tensor:
         return _nl.broadcast_to(self, shape)
 
     # ---- operators: nl functions ----
-    def _binary(self, other, name, reverse=False):
-        fn = getattr(_nl, name)
-        return fn(other, self) if reverse else fn(self, other)
+    __add__, __radd__ = _operator("add"), _operator("add", True)
+    __sub__, __rsub__ = _operator("subtract"), _operator("subtract", True)
+    __mul__, __rmul__ = _operator("multiply"), _operator("multiply", True)
+    __truediv__, __rtruediv__ = _operator("divide"), _operator("divide", True)
+    __pow__, __rpow__ = _operator("power"), _operator("power", True)
+    __mod__ = _operator("mod")
+    __lt__, __le__ = _operator("less"), _operator("less_equal")
+    __gt__, __ge__ = _operator("greater"), _operator("greater_equal")
+    __eq__, __ne__ = _operator("equal"), _operator("not_equal")
 
-    def __add__(self, o): return self._binary(o, "add")
-    def __radd__(self, o): return self._binary(o, "add", True)
-    def __sub__(self, o): return self._binary(o, "subtract")
-    def __rsub__(self, o): return self._binary(o, "subtract", True)
-    def __mul__(self, o): return self._binary(o, "multiply")
-    def __rmul__(self, o): return self._binary(o, "multiply", True)
-    def __truediv__(self, o): return self._binary(o, "divide")
-    def __rtruediv__(self, o): return self._binary(o, "divide", True)
-    def __pow__(self, o): return self._binary(o, "power")
-    def __rpow__(self, o): return self._binary(o, "power", True)
-    def __mod__(self, o): return self._binary(o, "mod")
-    def __lt__(self, o): return self._binary(o, "less")
-    def __le__(self, o): return self._binary(o, "less_equal")
-    def __gt__(self, o): return self._binary(o, "greater")
-    def __ge__(self, o): return self._binary(o, "greater_equal")
-    def __eq__(self, o): return self._binary(o, "equal")
-    def __ne__(self, o): return self._binary(o, "not_equal")
-    def __and__(self, o): return self._binary(o, "logical_and" if dt.is_float(self.dtype) else "bitwise_and")
-    def __rand__(self, o): return self.__and__(o)
-    def __or__(self, o): return self._binary(o, "logical_or" if dt.is_float(self.dtype) else "bitwise_or")
-    def __ror__(self, o): return self.__or__(o)
-    def __xor__(self, o): return self._binary(o, "logical_xor" if dt.is_float(self.dtype) else "bitwise_xor")
-    def __rxor__(self, o): return self.__xor__(o)
+    def __and__(self, o):
+        name = "logical_and" if dt.is_float(self.dtype) else "bitwise_and"
+        return _nl._apply_operator(self, o, name, caller_location())
+
+    def __or__(self, o):
+        name = "logical_or" if dt.is_float(self.dtype) else "bitwise_or"
+        return _nl._apply_operator(self, o, name, caller_location())
+
+    def __xor__(self, o):
+        name = "logical_xor" if dt.is_float(self.dtype) else "bitwise_xor"
+        return _nl._apply_operator(self, o, name, caller_location())
+
+    __rand__, __ror__, __rxor__ = __and__, __or__, __xor__
 
     __hash__ = object.__hash__
 
@@ -331,14 +354,10 @@ class Tensor:
     def __invert__(self):
         return _nl.invert(self)
 
-    def _accumulate(self, other, name):
-        _nl.accumulate(self, other, name)
-        return self
-
-    def __iadd__(self, o): return self._accumulate(o, "add")
-    def __isub__(self, o): return self._accumulate(o, "subtract")
-    def __imul__(self, o): return self._accumulate(o, "multiply")
-    def __itruediv__(self, o): return self._accumulate(o, "divide")
+    def __iadd__(self, o): return _nl.accumulate(self, o, "add")
+    def __isub__(self, o): return _nl.accumulate(self, o, "subtract")
+    def __imul__(self, o): return _nl.accumulate(self, o, "multiply")
+    def __itruediv__(self, o): return _nl.accumulate(self, o, "divide")
 
 
 def _is_contiguous(t: Tensor) -> bool:
