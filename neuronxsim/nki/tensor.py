@@ -29,6 +29,15 @@ NUM_PARTITIONS = 128
 PSUM_BANK_BYTES = 2048
 
 
+def _tile_pairs(shape: tuple) -> list | None:
+    """The access pairs of a whole [P, F] tile, [(F, P), (1, F)] ((1, 1) for F = 1); None when
+    it has too many partitions to be an operand."""
+    p, f = shape
+    if p > NUM_PARTITIONS:
+        return None
+    return [(f, p), (1, f) if f > 1 else (1, 1)]
+
+
 class Storage:
     """One memory object of the trace (see the module docstring).
 
@@ -38,6 +47,9 @@ class Storage:
     __slots__ = (
         "name", "hint", "kind", "dtype", "shape", "created_at", "partition_axis",
         "explicit_name", "on_chip", "partitions", "row", "strides",
+        # The access pairs of the full view of a [P, F] tile (None for other storages): the
+        # operand most instructions read and write, its pattern worked out once.
+        "full_pairs",
         # Trace state: writes seen; partitions written from 0 (and written ranges beyond them,
         # see tracer._note_written_partitions); the disabled Memset of nl.zeros until something
         # needs it; "nl.zeros made it and no non-matmul instruction wrote it since"; the (dst
@@ -87,8 +99,11 @@ class Storage:
                 step *= shape[axis]
             strides[partition_axis] = self.row
             self.strides = tuple(strides)
+            self.full_pairs = _tile_pairs(shape) if partition_axis == 0 and len(shape) == 2 \
+                else None
         else:
             self.on_chip = False
+            self.full_pairs = None
             self.partition_axis = 0
             self.partitions = 1
             self.row = 0
@@ -134,6 +149,7 @@ class Storage:
         st.partitions = shape[0]
         st.row = shape[1]
         st.strides = (shape[1], 1)
+        st.full_pairs = _tile_pairs(shape)
         st.write_count = 0
         st.written_partitions = 0
         st.later_partitions = None

@@ -346,8 +346,8 @@ class Tracer:
         st = view.storage
         st.write_count = 1
         st.written_partitions = st.partitions
-        if len(view.shape) == 2:
-            return Access(st, 0, [(st.row, st.partitions), (1, st.row) if st.row > 1 else (1, 1)])
+        if st.full_pairs is not None:
+            return Access(st, 0, st.full_pairs)
         return self.access(view, None)
 
     def defined_partitions(self, view: Tensor) -> int:
@@ -512,27 +512,33 @@ def plain_tile_access(view: Tensor, st: Storage, engine) -> Access | None:
     """The access of the commonest operand, a [P, F] view from partition 0 that walks its row
     forwards and that ``engine`` may use as it is (``Tracer.access`` and
     ``instructions.check_compute_operand`` would accept it); None for anything else."""
-    if not st.on_chip or len(view.shape) != 2:
-        return None
-    p, n = view.shape
-    row = st.row
+    pairs = st.full_pairs
     offset = view.offset
-    if p > NUM_PARTITIONS or offset >= row or (p != 1 and view.strides[0] != row):
-        return None
-    if n == 1:
-        free = (1, 1)
+    if pairs is not None and view.shape is st.shape and view.strides is st.strides and \
+            offset == 0:  # a whole tile (full_view shares the storage's tuples)
+        n = st.row
     else:
-        s = view.strides[1]
-        if not 0 < s < row or offset + s * (n - 1) >= row:
+        if not st.on_chip or len(view.shape) != 2:
             return None
-        free = (s, n)
+        p, n = view.shape
+        row = st.row
+        if p > NUM_PARTITIONS or offset >= row or (p != 1 and view.strides[0] != row):
+            return None
+        if n == 1:
+            free = (1, 1)
+        else:
+            s = view.strides[1]
+            if not 0 < s < row or offset + s * (n - 1) >= row:
+                return None
+            free = (s, n)
+        pairs = [(row, p), free]
     if engine is not Engine.PE:
         if st.kind == PSUM:
             if engine is Engine.Pool or n > MAX_FREE_PSUM:
                 return None
         elif n > MAX_FREE_SBUF:
             return None
-    return Access(st, offset, [(row, p), free])
+    return Access(st, offset, pairs)
 
 
 def _note_written_partitions(st: Storage, start: int, count: int):
