@@ -283,7 +283,7 @@ def mask_box(mask, shape: tuple) -> tuple:
 def _predicates_box(predicates: tuple, shape: tuple) -> tuple:
     """:func:`mask_box` of a conjunction, computed."""
     full = full_box(shape)
-    box = list(full)
+    box = None  # a list once a predicate cuts something
     rank = len(shape)
     for pred in predicates:
         expr = pred.expr
@@ -294,13 +294,18 @@ def _predicates_box(predicates: tuple, shape: tuple) -> tuple:
                            f"{rank}-dimensional tile", caller_location())
         # The grid dimension the expression varies along, aligned with the tile's from the
         # right (as IndexExpr.broadcast_to aligns them; size-1 dimensions hold index 0).
-        dims = [pad + d for d in range(len(eshape)) if coefs[d] and eshape[d] != 1]
-        if len(dims) > 1:
-            raise NKIError(f"mask {pred!r} relates index dimensions {dims}: a mask must limit each "
-                           "dimension to a range (use nisa.affine_select for triangular masks)",
-                           caller_location())
+        dim = a = -1
+        for d in range(len(eshape)):
+            if coefs[d] and eshape[d] != 1:
+                if dim >= 0:
+                    dims = [pad + d for d in range(len(eshape)) if coefs[d] and eshape[d] != 1]
+                    raise NKIError(f"mask {pred!r} relates index dimensions {dims}: a mask must "
+                                   "limit each dimension to a range (use nisa.affine_select for "
+                                   "triangular masks)", caller_location())
+                dim, a = pad + d, coefs[d]
+        if dim < 0:
+            a = 0
         # Every comparison becomes one or two conditions "a*i + b < 0" on integers.
-        a = coefs[dims[0] - pad] if dims else 0
         b = expr.const
         op = pred.op
         if op == "<":
@@ -319,14 +324,19 @@ def _predicates_box(predicates: tuple, shape: tuple) -> tuple:
         for ca, cb in conditions:
             if ca == 0:
                 if not cb < 0:
-                    box = [(lo, lo) for lo, _ in box]
+                    box = [(lo, lo) for lo, _ in (box or full)]
                 continue
-            lo, hi = box[dims[0]]
+            lo, hi = (box or full)[dim]
             if ca > 0:  # i < -cb / ca
-                hi = min(hi, _ceil_div(-cb, ca))
+                new = (lo, min(hi, _ceil_div(-cb, ca)))
             else:  # i > -cb / ca
-                lo = max(lo, (-cb) // ca + 1)
-            box[dims[0]] = (lo, hi)
+                new = (max(lo, (-cb) // ca + 1), hi)
+            if new != (lo, hi):
+                if box is None:
+                    box = list(full)
+                box[dim] = new
+    if box is None:
+        return full  # the usual case: the mask keeps everything
     box = tuple([(lo, max(lo, hi)) for lo, hi in box])
     return full if box == full else box
 
@@ -545,23 +555,46 @@ def resolve_subscript(key, shape: tuple, strides: tuple, offset: int, checks: tu
     return new_offset, grid, tuple(new_strides), tuple(new_checks)
 
 
+def partition_free_subscript(a, b, shape: tuple, strides: tuple, offset: int):
+    """``t[a, b]`` of a 2-D view ``(offset, shape, strides)`` for a [P, 1] partition expression
+    ``a`` and a [1, F] free expression ``b`` (``t[t * 128 + ip, ic]``), the commonest advanced
+    subscript, when both stay in range: ``(offset, shape, strides)`` of the result; None for
+    anything else (the general path's job)."""
+    if a.__class__ is not IndexExpr or b.__class__ is not IndexExpr:
+        return None
+    a_shape, b_shape = a.shape, b.shape
+    if len(a_shape) != 2 or len(b_shape) != 2 or a_shape[1] != 1 or b_shape[0] != 1:
+        return None
+    p, f = a_shape[0], b_shape[1]
+    ca = a.coefs[0] if p != 1 else 0  # size-1 dimensions hold index 0
+    cb = b.coefs[1] if f != 1 else 0
+    a_lo = a_hi = a.const
+    span = ca * (p - 1)
+    if span < 0:
+        a_lo += span
+    else:
+        a_hi += span
+    b_lo = b_hi = b.const
+    span = cb * (f - 1)
+    if span < 0:
+        b_lo += span
+    else:
+        b_hi += span
+    if 0 <= a_lo and a_hi < shape[0] and 0 <= b_lo and b_hi < shape[1]:
+        s0, s1 = strides
+        return offset + s0 * a.const + s1 * b.const, (p, f), (s0 * ca, s1 * cb)
+    return None
+
+
 def _expr_subscript(key: tuple, shape: tuple, strides: tuple, offset: int):
     """The general path of :func:`resolve_subscript` for its common advanced case, one index
     expression or integer per dimension with the expressions on grids of one rank
     (``t[t * 128 + ip, ic]``), computed without building the broadcast expressions. None when
     the subscript is anything else (or wrong: the general path then reports it)."""
-    if len(key) == 2:  # the commonest: [P, 1] partition and [1, F] free expressions, in range
-        a, b = key
-        if a.__class__ is IndexExpr and b.__class__ is IndexExpr and len(a.shape) == 2 and \
-                len(b.shape) == 2 and a.shape[1] == 1 and b.shape[0] == 1:
-            p, f = a.shape[0], b.shape[1]
-            ca = a.coefs[0] if p != 1 else 0  # size-1 dimensions hold index 0
-            cb = b.coefs[1] if f != 1 else 0
-            a0, a_span, b0, b_span = a.const, ca * (p - 1), b.const, cb * (f - 1)
-            if 0 <= a0 + min(a_span, 0) and a0 + max(a_span, 0) < shape[0] and \
-                    0 <= b0 + min(b_span, 0) and b0 + max(b_span, 0) < shape[1]:
-                s0, s1 = strides
-                return offset + s0 * a0 + s1 * b0, (p, f), (s0 * ca, s1 * cb), ()
+    if len(key) == 2:
+        view = partition_free_subscript(key[0], key[1], shape, strides, offset)
+        if view is not None:
+            return view + ((),)
     grid = None
     for k in key:
         if k.__class__ is IndexExpr:
@@ -619,15 +652,24 @@ def _basic_subscript(key: tuple, shape: tuple, strides: tuple, offset: int):
     axis = 0
     for k in key:
         cls = k.__class__
-        if cls is slice:
-            start, stop, step = k.start, k.stop, k.step
+        if cls is int:  # (tested first, and without int(): the commonest subscript)
             size = shape[axis]
-            stride = strides[axis]
-            if start is None and stop is None and step is None:
-                new_shape.append(size)
-                new_strides.append(stride)
+            if not 0 <= k < size:
+                if -size <= k < 0:
+                    k += size
+                else:
+                    raise NKIError(f"index {k} is out of range for dimension {axis} of size "
+                                   f"{size}", caller_location())
+            offset += strides[axis] * k
+        elif cls is slice:
+            start, stop, step = k.start, k.stop, k.step
+            if start is None and stop is None and step is None:  # `:`, the whole dimension
+                new_shape.append(shape[axis])
+                new_strides.append(strides[axis])
                 axis += 1
                 continue
+            size = shape[axis]
+            stride = strides[axis]
             if step is None and start.__class__ is int and stop.__class__ is int and \
                     0 <= start < stop:
                 count = stop - start  # a plain forward slice, the usual case
@@ -643,7 +685,7 @@ def _basic_subscript(key: tuple, shape: tuple, strides: tuple, offset: int):
                 new_checks.append((start, (0,) * len(new_shape) + (step,), size, axis))
             new_shape.append(count)
             new_strides.append(stride * step)
-        elif cls is int or isinstance(k, np.integer):
+        elif isinstance(k, np.integer):
             k = int(k)
             size = shape[axis]
             if -size <= k < 0:

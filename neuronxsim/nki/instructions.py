@@ -96,6 +96,8 @@ def lane_view(view: Tensor, shape: tuple, box: list, loc, what: str, name: str) 
     """``view`` lined up with the iteration space ``shape`` and cut to ``box``: broadcast
     dimensions get step 0. Index ranges are checked on the cut view."""
     vshape, vstrides = view.shape, view.strides
+    if vshape == shape and not view.checks and box is _FULL_BOXES.get(shape):
+        return view  # the usual case: nothing to line up, cut or check
     if not vshape:
         raise NKIError(f"{what}: {name} has no partition dimension", loc)
     if vshape[0] != shape[0]:

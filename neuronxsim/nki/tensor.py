@@ -19,7 +19,7 @@ import numpy as np
 
 from . import dtypes as dt
 from .errors import NKIError, SourceLocation, caller_location
-from .indexing import BoundCheck, resolve_subscript
+from .indexing import BoundCheck, IndexExpr, partition_free_subscript, resolve_subscript
 
 #: Buffer names as NKI spells them (``nl.sbuf`` is the string "sbuf", and so on).
 SBUF, PSUM, HBM, SHARED_HBM = "sbuf", "psum", "hbm", "shared_hbm"
@@ -48,8 +48,10 @@ class Storage:
         "name", "hint", "kind", "dtype", "shape", "created_at", "partition_axis",
         "explicit_name", "on_chip", "partitions", "row", "strides",
         # The access pairs of the full view of a [P, F] tile (None for other storages): the
-        # operand most instructions read and write, its pattern worked out once.
-        "full_pairs",
+        # operand most instructions read and write, its pattern worked out once; and the Access
+        # of that view, made on first use and shared by the instructions using it (accesses
+        # are not changed once recorded).
+        "full_pairs", "full_access",
         # Trace state: writes seen; partitions written from 0 (and written ranges beyond them,
         # see tracer._note_written_partitions); the disabled Memset of nl.zeros until something
         # needs it; "nl.zeros made it and no non-matmul instruction wrote it since"; the (dst
@@ -130,6 +132,7 @@ class Storage:
         self.first_use = self.last_use = -1
         self.addr = None
         self.location_index = -1
+        self.full_access = None
 
     @classmethod
     def plain_tile(cls, kind: str, dtype: np.dtype, shape: tuple, hint: str,
@@ -166,6 +169,7 @@ class Storage:
         st.first_use = st.last_use = -1
         st.addr = None
         st.location_index = -1
+        st.full_access = None
         return st
 
     @property
@@ -267,9 +271,13 @@ class Tensor:
         if key is Ellipsis:
             return self
         if key.__class__ is tuple and len(key) == 2 and len(self.shape) == 2 and not self.checks:
-            # t[a:b, c:d] inside a 2-D tensor, the commonest subscript of all
             r, c = key
-            if r.__class__ is slice and c.__class__ is slice and r.step is None and \
+            if r.__class__ is IndexExpr:  # t[t * 128 + ip, ic]
+                view = partition_free_subscript(r, c, self.shape, self.strides, self.offset)
+                if view is not None:
+                    return Tensor(self.storage, view[0], view[1], view[2], ())
+            # t[a:b, c:d] inside a 2-D tensor, the commonest subscript of all
+            elif r.__class__ is slice and c.__class__ is slice and r.step is None and \
                     c.step is None:
                 r0, r1, c0, c1 = r.start, r.stop, c.start, c.stop
                 n0, n1 = self.shape

@@ -114,10 +114,11 @@ class CoreTrace:
 
     def break_cycles(self):
         """Drops the references from storages back to ops (nl.zeros memsets, open matmul
-        groups, redirects) once the trace is emitted, so that reference counting frees the trace
-        at once instead of leaving it to the cyclic garbage collector."""
+        groups, redirects) and to their own shared accesses once the trace is emitted, so that
+        reference counting frees the trace at once instead of leaving it to the cyclic garbage
+        collector."""
         for st in self.storages:
-            st.pending_zero = st.forward = None
+            st.pending_zero = st.forward = st.full_access = None
             if st.psum_groups is not None:
                 st.psum_groups = None
 
@@ -347,7 +348,10 @@ class Tracer:
         st.write_count = 1
         st.written_partitions = st.partitions
         if st.full_pairs is not None:
-            return Access(st, 0, st.full_pairs)
+            acc = st.full_access
+            if acc is None:
+                acc = st.full_access = Access(st, 0, st.full_pairs)
+            return acc
         return self.access(view, None)
 
     def defined_partitions(self, view: Tensor) -> int:
@@ -516,8 +520,12 @@ def plain_tile_access(view: Tensor, st: Storage, engine) -> Access | None:
     offset = view.offset
     if pairs is not None and view.shape is st.shape and view.strides is st.strides and \
             offset == 0:  # a whole tile (full_view shares the storage's tuples)
+        acc = st.full_access
+        if acc is None:
+            acc = st.full_access = Access(st, 0, pairs)
         n = st.row
     else:
+        acc = None
         if not st.on_chip or len(view.shape) != 2:
             return None
         p, n = view.shape
@@ -538,7 +546,7 @@ def plain_tile_access(view: Tensor, st: Storage, engine) -> Access | None:
                 return None
         elif n > MAX_FREE_SBUF:
             return None
-    return Access(st, offset, pairs)
+    return acc if acc is not None else Access(st, offset, pairs)
 
 
 def _note_written_partitions(st: Storage, start: int, count: int):
