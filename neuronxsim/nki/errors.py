@@ -76,11 +76,12 @@ _locations: dict[tuple, SourceLocation] = {}  # one object per kernel line
 _call_sites: dict[tuple, tuple] = {}
 
 
-def caller_location() -> SourceLocation | None:
-    """The innermost frame outside this package: the kernel line that called into nki."""
+def caller_location(skip: int = 0) -> SourceLocation | None:
+    """The innermost frame outside this package: the kernel line that called into nki.
+    ``skip``: how many more frames of this package lie between the caller and the kernel."""
     # Usually the kernel called the nki function that calls this: try that frame first.
     try:
-        frame = sys._getframe(2)
+        frame = sys._getframe(2 + skip)
     except ValueError:
         frame = None
     else:

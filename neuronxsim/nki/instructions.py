@@ -26,15 +26,13 @@ from .errors import NKIError
 from .indexing import _FULL_BOXES, IndexExpr, IndexPredicate, full_box, mask_box
 from .opcodes import BITVEC_IDS, Alu
 from .tensor import INPUT, NUM_PARTITIONS, PSUM, SBUF, Tensor
-from .tracer import (IT, MAX_FREE_PAIRS, MAX_FREE_PSUM, MAX_FREE_SBUF, Access, Engine, Tracer,
-                     merge_pairs, plain_tile_access)
+from .tracer import (IT, Access, Engine, Tracer, check_compute_operand, merge_pairs,
+                     plain_tile_access)
 
 Act = bir.ActivationFunc
 MATMUL_MAX_STATIONARY = 128
 MATMUL_MAX_MOVING = 512
 MATMUL_DTYPES = (dt.float8_e4m3, dt.float8_e5m2, dt.bfloat16, dt.float16, dt.float32)
-ENGINE_NAMES = {Engine.DVE: "Vector", Engine.Activation: "Scalar", Engine.Pool: "GpSimd",
-                Engine.PE: "Tensor"}
 
 
 # ---- iteration spaces ----
@@ -132,11 +130,13 @@ def lane_view(view: Tensor, shape: tuple, box: list, loc, what: str, name: str) 
 
 def pointer_view(view: Tensor, partitions: int, box: list, loc, what: str, name: str) -> Tensor:
     """A per-partition scalar operand ([P, 1]) cut to the box's partitions."""
-    if not view.shape or view.shape[0] != partitions or math.prod(view.shape[1:]) != 1:
+    vshape = view.shape
+    if not vshape or vshape[0] != partitions or \
+            (vshape[1] if len(vshape) == 2 else math.prod(vshape[1:])) != 1:
         raise NKIError(f"{what}: {name} must hold one value per partition, shape "
-                       f"[{partitions}, 1]; it is {list(view.shape)}", loc)
+                       f"[{partitions}, 1]; it is {list(vshape)}", loc)
     lo, hi = box[0]
-    return view.restrict(0, lo, hi)
+    return view if lo == 0 and hi == partitions else view.restrict(0, lo, hi)
 
 
 def out_view(view: Tensor, shape: tuple, box: list, loc, what: str = "the destination") -> Tensor:
@@ -177,45 +177,6 @@ def engine_out(tr: Tracer, view: Tensor, loc, what: str, name: str, engine,
     acc = tr.write(view, loc, merge)
     check_compute_operand(acc, loc, what, name, engine)
     return acc
-
-
-def check_compute_operand(acc: Access, loc, what: str, name: str, engine):
-    """The rules every on-chip operand of a compute engine obeys (DMA is exempt)."""
-    st = acc.storage
-    if not st.on_chip:
-        raise NKIError(f"{what}: {name} must be an SBUF or PSUM tile; {st.describe()} is in HBM "
-                       "(load it with nl.load first)", loc)
-    pairs = acc.pairs
-    p = pairs[0][1]
-    start = acc.offset // st.row
-    if start or p > NUM_PARTITIONS:
-        if p > NUM_PARTITIONS:
-            raise NKIError(f"{what}: {name} spans {p} partitions; a tile has at most "
-                           f"{NUM_PARTITIONS}", loc)
-        if p > 64 or 32 < p <= 64 and start != 64 or p <= 32 and start % 32:
-            raise NKIError(f"{what}: {name} starts at partition {start} with {p} partitions, "
-                           "breaking the start-partition rule (more than 64 partitions start at "
-                           "0; 33-64 at 0 or 64; up to 32 at 0, 32, 64 or 96)", loc)
-    if len(pairs) > 2:
-        if len(pairs) - 1 > MAX_FREE_PAIRS:
-            raise NKIError(f"{what}: {name} needs {len(pairs) - 1} access-pattern dimensions "
-                           f"per partition; engines walk at most {MAX_FREE_PAIRS}", loc)
-        free = acc.free_size
-    else:
-        free = pairs[1][1]
-    if engine is not Engine.PE:
-        kind = st.kind
-        if kind == PSUM:
-            if engine is Engine.Pool:
-                raise NKIError(f"{what}: {name} is in PSUM, which the GpSimd engine cannot "
-                               "access", loc)
-            limit = MAX_FREE_PSUM
-        else:
-            limit = MAX_FREE_SBUF
-        if free > limit:
-            raise NKIError(f"{what}: {name} has {free} elements per partition; a "
-                           f"{ENGINE_NAMES[engine]} Engine instruction walks at most {limit} in "
-                           f"{kind.upper()}", loc)
 
 
 def result_tile(tr: Tracer, out, shape: tuple, dtype, name: str, loc, kind: str = SBUF) -> Tensor:
@@ -270,7 +231,7 @@ def tensor_tensor(tr, a: Tensor, b: Tensor, op, dtype, loc, mask=None, out=None,
     box = plan(tr, shape, mask, (a, b), loc)
     out = result_tile(tr, out, shape, dtype, what, loc)
     if not is_empty(box):
-        record_lanewise(tr, IT.TensorTensor, engine, shape, box, [a, b], [], out,
+        record_lanewise(tr, IT.TensorTensor, engine, shape, box, (a, b), (), out,
                         {"op": op}, loc, what)
     return out
 
@@ -289,22 +250,23 @@ def tensor_scalar(tr, data: Tensor, op0, operand0, reverse0, op1, operand1, reve
     if is_empty(box):
         return out
     if op1 is None:
-        op1, operand1 = Alu.bypass, 0.0
-    tiles = [isinstance(x, Tensor) for x in (operand0, operand1)]
-    if not any(tiles):
-        fields = {"op0": op0, "const0": _number(operand0, loc), "reverse0": bool(reverse0),
-                  "op1": op1, "const1": _number(operand1, loc), "reverse1": bool(reverse1)}
-        record_lanewise(tr, IT.TensorScalar, engine, shape, box, [data], [], out, fields,
+        op1, operand1 = _BYPASS, 0.0
+    tile0, tile1 = isinstance(operand0, Tensor), isinstance(operand1, Tensor)
+    reverse0, reverse1 = True if reverse0 else False, True if reverse1 else False
+    if not tile0 and not tile1:
+        fields = {"op0": op0, "const0": _number(operand0, loc), "reverse0": reverse0,
+                  "op1": op1, "const1": _number(operand1, loc), "reverse1": reverse1}
+        record_lanewise(tr, IT.TensorScalar, engine, shape, box, [data], (), out, fields,
                         loc, what)
         return out
-    if not tiles[0]:  # the pointer form takes operand0 from a tile: make one
+    if not tile0:  # the pointer form takes operand0 from a tile: make one
         operand0 = constant_column(tr, shape[0], _number(operand0, loc), loc)
-    pointers = [("operand0", operand0)]
-    fields = {"op0": op0, "reverse0": bool(reverse0), "op1": op1, "reverse1": bool(reverse1),
+    fields = {"op0": op0, "reverse0": reverse0, "op1": op1, "reverse1": reverse1,
               "const1": 0.0}
-    if tiles[1]:
-        pointers.append(("operand1", operand1))
+    if tile1:
+        pointers = (("operand0", operand0), ("operand1", operand1))
     else:
+        pointers = (("operand0", operand0),)
         fields["const1"] = _number(operand1, loc)
     record_lanewise(tr, IT.TensorScalarPtr, engine, shape, box, [data], pointers, out,
                     fields, loc, what)
@@ -312,6 +274,8 @@ def tensor_scalar(tr, data: Tensor, op0, operand0, reverse0, op1, operand1, reve
 
 
 def _number(x, loc) -> float:
+    if x.__class__ is float:
+        return x
     try:
         return float(x)
     except (TypeError, ValueError):
@@ -437,19 +401,23 @@ def tensor_copy(tr, src: Tensor, dtype, loc, mask=None, out=None, engine=None,
 def memset(tr, dst: Tensor, value, loc, mask=None, engine=Engine.DVE, enabled=True):
     """Fills ``dst`` with ``value``."""
     shape = dst.shape
-    box = full_box(shape) if mask is None else mask_box(mask, shape)
-    if is_empty(box):
-        return None
+    if mask is None:
+        box = full_box(shape)
+    else:
+        box = mask_box(mask, shape)
+        if is_empty(box):
+            return None
     if enabled:
         acc = engine_out(tr, out_view(dst, shape, box, loc), loc, "memset", "destination", engine)
-    else:
-        acc = tr.access(dst, loc)
+    else:  # (nl.zeros: written only if needed, see Tracer.enable)
+        acc = plain_tile_access(dst, dst.storage, engine) or tr.access(dst, loc)
     return tr.record(IT.Memset, engine, [], [acc],
                      {"mode": _MEMSET_CONST, "constant": _number(value, loc)}, loc,
                      enabled=enabled)
 
 
 _MEMSET_CONST = bir.MemsetMode.Const
+_BYPASS = Alu.bypass
 
 
 def _affine_fields(expr: IndexExpr, shape: tuple, box, loc, what: str) -> dict:

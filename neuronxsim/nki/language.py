@@ -18,15 +18,13 @@ import math
 
 import numpy as np
 
-from neuronxsim import bir
-
 from . import dtypes as _dt
 from . import instructions as _ins
 from .errors import NKIError, caller_location
 from .indexing import arange, ds, mgrid  # noqa: F401  (public names of nl)
 from .opcodes import Act, Alu, activation as _act_marker, alu as _alu_marker
 from .tensor import HBM, PSUM, SBUF, SHARED_HBM, Tensor, same_view
-from .tracer import IT, current
+from .tracer import IT, Engine, current
 
 # ---- data types and buffers ----
 bfloat16 = _dt.bfloat16
@@ -175,9 +173,10 @@ def ndarray(shape, dtype, buffer=None, name: str = "", **_kwargs) -> Tensor:
 
 def _filled(shape, value, dtype, buffer, name, loc, what):
     t = _new_tensor(shape, dtype, buffer, name, loc, what)
-    if t.storage.kind not in (SBUF, PSUM):
+    st = t.storage
+    if st.kind not in (SBUF, PSUM):
         raise NKIError(f"nl.{what} creates on-chip tiles; HBM tensors are written by DMA", loc)
-    return t, t.storage.lanes_view()
+    return t, (t if st.partition_axis == 0 else st.lanes_view())
 
 
 def zeros(shape, dtype, buffer=None, name: str = "", **_kwargs) -> Tensor:
@@ -327,13 +326,14 @@ def assign(dst: Tensor, value):
     locate the kernel line themselves; only recorded instructions need ``caller_location``."""
     tr = current()
     if isinstance(value, Tensor):
-        if same_view(dst, value):
+        d_st = dst.storage
+        if value.storage is d_st and same_view(dst, value):
             return  # `t[...] += x` stores back the view the += already updated
-        if not dst.storage.on_chip:
-            raise NKIError(f"assignment to HBM tensor {dst.storage.describe()}; write HBM with "
+        if not d_st.on_chip:
+            raise NKIError(f"assignment to HBM tensor {d_st.describe()}; write HBM with "
                            "nl.store")
         _tile(value, None, "the assigned value")
-        if dst.storage.kind == PSUM:
+        if d_st.kind == PSUM:
             op = tr.is_matmul_result(value)
             if op is not None:
                 tr.place_matmul(op, value, dst, accumulate=False, loc=None)
@@ -342,10 +342,8 @@ def assign(dst: Tensor, value):
         if op is not None and _can_write(op, dst):
             if op.out_box is not None or dst.shape != value.shape:  # the shapes must agree
                 _ins.out_view(dst, value.shape, op.out_box or _ins.full_box(value.shape), None)
-            tr.redirect(op, value, dst, None)
-            if op.engine is not bir.Engine.DMA:
-                _ins.check_compute_operand(op.outs[0], None, "assignment", "the destination",
-                                           op.engine)
+            tr.redirect(op, value, dst, None,
+                        checked_as=None if op.engine is Engine.DMA else _ASSIGNED)
             return
         _ins.tensor_copy(tr, value, dst.dtype, caller_location(), out=dst, what="assignment")
     elif isinstance(value, (int, float, np.number)):
@@ -356,12 +354,15 @@ def assign(dst: Tensor, value):
         raise NKIError(f"cannot assign {type(value).__name__} to a tile")
 
 
+_ASSIGNED = ("assignment", "the destination")  # how errors name an assignment's target
+
+
 def _can_write(op, dst: Tensor) -> bool:
     """Whether ``op``'s engine can write ``dst``'s memory."""
     kind = dst.storage.kind
     if op.opcode is IT.Matmult:
         return kind == PSUM
-    if op.engine is bir.Engine.DMA or op.engine is bir.Engine.Pool:
+    if op.engine is Engine.DMA or op.engine is Engine.Pool:
         return kind == SBUF
     return True
 
@@ -375,7 +376,7 @@ def accumulate(dst: Tensor, value, name: str) -> Tensor:
         if op is not None:
             tr.place_matmul(op, value, dst, accumulate=True, loc=None)
             return dst
-    loc = caller_location()
+    loc = caller_location(1)  # (called from Tensor's in-place operator)
     if dst.__class__ is not Tensor or not dst.storage.on_chip:
         _tile(dst, loc, f"the target of '{name}='")
     _binary(dst, value, _BINARY_ALU[name], dst.dtype, None, loc, out=dst, what=name)
@@ -403,7 +404,8 @@ def _binary(x, y, op, dtype, mask, loc, out=None, what="") -> Tensor:
         _tile(x, loc, what, "x")
     if yt:
         _tile(y, loc, what, "y")
-    dtype = _opt_dtype(dtype, loc)
+    if dtype is not None:
+        dtype = _dtype(dtype, loc)
     if xt and yt:
         x_column, y_column = _is_lane_constant(x), _is_lane_constant(y)
         if y_column and not x_column and y.shape[0] == x.shape[0]:
@@ -604,5 +606,5 @@ def device_print(prefix, x, **_kwargs):
 
 
 __all__ = [n for n in list(globals()) if not n.startswith("_") and n not in (
-    "annotations", "builtins", "math", "np", "bir", "NKIError", "caller_location", "current",
-    "Tensor", "same_view", "IT", "Alu", "Act", "HBM", "PSUM", "SBUF", "SHARED_HBM")]
+    "annotations", "builtins", "math", "np", "NKIError", "caller_location", "current",
+    "Tensor", "same_view", "IT", "Engine", "Alu", "Act", "HBM", "PSUM", "SBUF", "SHARED_HBM")]

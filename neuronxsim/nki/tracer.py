@@ -428,15 +428,18 @@ class Tracer:
         return op
 
     def redirect(self, op: Op, value: Tensor, dst: Tensor, loc, merge: bool = True,
-                 matmul: bool = False) -> Access:
-        """Makes ``op`` write ``dst`` instead of the temporary ``value``."""
+                 matmul: bool = False, checked_as: tuple | None = None) -> Access:
+        """Makes ``op`` write ``dst`` instead of the temporary ``value``; ``checked_as``:
+        ``(what, name)`` to check the new destination as ``op``'s engine's operand."""
         target = dst
         if op.out_box is not None:
             for axis, (lo, hi) in enumerate(op.out_box):
                 target = target.restrict(axis, lo, hi)
-        acc = self.write_plain(target, op.engine, matmul)
+        acc = self.write_plain(target, op.engine, matmul)  # (one the engine takes as it is)
         if acc is None:
             acc = self.write(target, loc, merge, matmul=matmul)
+            if checked_as is not None:
+                check_compute_operand(acc, loc, *checked_as, op.engine)
         temp = op.outs[0].storage
         op.outs[0] = acc
         # The op is the last one recorded, and the temporary's only use.
@@ -512,10 +515,53 @@ class Tracer:
         st.psum_groups[region] = op
 
 
+def check_compute_operand(acc: Access, loc, what: str, name: str, engine):
+    """The rules every on-chip operand of a compute engine obeys (DMA is exempt)."""
+    st = acc.storage
+    if not st.on_chip:
+        raise NKIError(f"{what}: {name} must be an SBUF or PSUM tile; {st.describe()} is in HBM "
+                       "(load it with nl.load first)", loc)
+    pairs = acc.pairs
+    p = pairs[0][1]
+    start = acc.offset // st.row
+    if start or p > NUM_PARTITIONS:
+        if p > NUM_PARTITIONS:
+            raise NKIError(f"{what}: {name} spans {p} partitions; a tile has at most "
+                           f"{NUM_PARTITIONS}", loc)
+        if p > 64 or 32 < p <= 64 and start != 64 or p <= 32 and start % 32:
+            raise NKIError(f"{what}: {name} starts at partition {start} with {p} partitions, "
+                           "breaking the start-partition rule (more than 64 partitions start at "
+                           "0; 33-64 at 0 or 64; up to 32 at 0, 32, 64 or 96)", loc)
+    if len(pairs) > 2:
+        if len(pairs) - 1 > MAX_FREE_PAIRS:
+            raise NKIError(f"{what}: {name} needs {len(pairs) - 1} access-pattern dimensions "
+                           f"per partition; engines walk at most {MAX_FREE_PAIRS}", loc)
+        free = acc.free_size
+    else:
+        free = pairs[1][1]
+    if engine is not Engine.PE:
+        kind = st.kind
+        if kind == PSUM:
+            if engine is Engine.Pool:
+                raise NKIError(f"{what}: {name} is in PSUM, which the GpSimd engine cannot "
+                               "access", loc)
+            limit = MAX_FREE_PSUM
+        else:
+            limit = MAX_FREE_SBUF
+        if free > limit:
+            raise NKIError(f"{what}: {name} has {free} elements per partition; a "
+                           f"{ENGINE_NAMES[engine]} Engine instruction walks at most {limit} in "
+                           f"{kind.upper()}", loc)
+
+
+ENGINE_NAMES = {Engine.DVE: "Vector", Engine.Activation: "Scalar", Engine.Pool: "GpSimd",
+                Engine.PE: "Tensor"}
+
+
 def plain_tile_access(view: Tensor, st: Storage, engine) -> Access | None:
     """The access of the commonest operand, a [P, F] view from partition 0 that walks its row
     forwards and that ``engine`` may use as it is (``Tracer.access`` and
-    ``instructions.check_compute_operand`` would accept it); None for anything else."""
+    ``check_compute_operand`` would accept it); None for anything else."""
     pairs = st.full_pairs
     offset = view.offset
     if pairs is not None and view.shape is st.shape and view.strides is st.strides and \
