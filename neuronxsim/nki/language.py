@@ -144,6 +144,29 @@ def _dtype(value, loc, what="dtype"):
 def _new_tensor(shape, dtype, buffer, name, loc, what: str) -> Tensor:
     tr = current()
     dims, pidx = _parse_shape(shape, loc)
+    # Kernels create tensors of a few shapes over and over in their loops: a shape of plain
+    # ints (_parse_shape hands it back as it is) has its dtype and buffer checked once.
+    spec = None
+    if dims is shape:
+        try:
+            spec = _CHECKED_SPECS.get((shape, dtype, buffer))
+        except TypeError:  # an unhashable dtype or buffer: _tensor_spec refuses it
+            pass
+    if spec is None:
+        spec = _tensor_spec(dims, pidx, dtype, buffer, loc, what)
+        if dims is shape:
+            _CHECKED_SPECS[(shape, dtype, buffer)] = spec
+    dtype, buffer = spec
+    st = tr.new_storage(buffer, dtype, dims, name or what, loc, pidx, explicit_name=bool(name))
+    return st.full_view()
+
+
+_CHECKED_SPECS: dict = {}  # (shape, dtype, buffer) -> (NumPy dtype, buffer), see _new_tensor
+
+
+def _tensor_spec(dims: tuple, pidx: int, dtype, buffer, loc, what: str) -> tuple:
+    """(NumPy dtype, buffer) of a new tensor of shape ``dims`` (partition axis ``pidx``),
+    checked."""
     dtype = _dtype(dtype, loc)
     buffer = SBUF if buffer is None else buffer
     if buffer not in (SBUF, PSUM, HBM, SHARED_HBM):
@@ -161,9 +184,7 @@ def _new_tensor(shape, dtype, buffer, name, loc, what: str) -> Tensor:
                                "partition; a PSUM tile must fit one 2 KiB bank", loc)
     elif pidx:
         raise NKIError("nl.par_dim applies to SBUF and PSUM tiles only", loc)
-    label = name or what
-    st = tr.new_storage(buffer, dtype, dims, label, loc, pidx, explicit_name=bool(name))
-    return st.full_view()
+    return dtype, buffer
 
 
 def ndarray(shape, dtype, buffer=None, name: str = "", **_kwargs) -> Tensor:
