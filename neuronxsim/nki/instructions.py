@@ -33,6 +33,7 @@ Act = bir.ActivationFunc
 MATMUL_MAX_STATIONARY = 128
 MATMUL_MAX_MOVING = 512
 MATMUL_DTYPES = (dt.float8_e4m3, dt.float8_e5m2, dt.bfloat16, dt.float16, dt.float32)
+MATMUL_DTYPE_SET = frozenset(MATMUL_DTYPES)  # (hashing beats comparing with each in turn)
 
 
 # ---- iteration spaces ----
@@ -335,7 +336,8 @@ def tensor_reduce(tr, op, data: Tensor, axes, keepdims: bool, negate: bool, dtyp
     rank = len(shape)
     axes = normalize_axes(axes, rank, loc, what)
     kept = [a for a in range(1, rank) if a not in axes]
-    out_shape = tuple(1 if a in axes else n for a, n in enumerate(shape) if keepdims or a not in axes)
+    out_shape = tuple([1 if a in axes else n for a, n in enumerate(shape)
+                       if keepdims or a not in axes])
     box = plan(tr, shape, mask, (data,), loc)
     out = result_tile(tr, out, out_shape, dtype or data.dtype, what, loc)
     if is_empty(box):
@@ -350,8 +352,7 @@ def tensor_reduce(tr, op, data: Tensor, axes, keepdims: bool, negate: bool, dtyp
     red_pairs = merge_pairs([by_axis[a] for a in axes]) or [(1, 1)]
     acc.pairs = [row_pair] + kept_pairs + red_pairs
     check_compute_operand(acc, loc, what, "data", Engine.DVE)
-    reduce_axis = {1: bir.ReduceAxis.X, 2: bir.ReduceAxis.XY, 3: bir.ReduceAxis.XYZ,
-                   4: bir.ReduceAxis.XYZW}[len(red_pairs)]
+    reduce_axis = _REDUCE_AXES[len(red_pairs)]
     if keepdims:
         kept_box = [box[0]] + [(0, 1) if a in axes else box[a] for a in range(1, rank)]
     else:
@@ -360,9 +361,14 @@ def tensor_reduce(tr, op, data: Tensor, axes, keepdims: bool, negate: bool, dtyp
     o = engine_out(tr, dst, loc, what, "destination", Engine.DVE)
     rec = tr.record(IT.TensorReduce, Engine.DVE, [acc], [o],
                     {"op": op, "axis": reduce_axis, "negate": bool(negate)}, loc)
-    if any(b != (0, n) for b, n in zip(kept_box, out_shape)):
+    if tuple(kept_box) != full_box(out_shape):
         rec.out_box = kept_box
     return out
+
+
+#: the ReduceAxis of a reduction over 1, 2, 3 or 4 access-pattern dimensions
+_REDUCE_AXES = (None, bir.ReduceAxis.X, bir.ReduceAxis.XY, bir.ReduceAxis.XYZ,
+                bir.ReduceAxis.XYZW)
 
 
 def normalize_axes(axes, rank: int, loc, what: str) -> list:
@@ -549,7 +555,7 @@ def tensor_tensor_scan(tr, data0: Tensor, data1: Tensor, initial, op0, op1, dtyp
                        mask=None) -> Tensor:
     shape = broadcast_shape([data0.shape, data1.shape], loc)
     box = plan(tr, shape, mask, (data0, data1), loc)
-    if any(b != (0, n) for b, n in zip(box[1:], shape[1:])):
+    if box is not full_box(shape) and box[1:] != full_box(shape)[1:]:
         raise NKIError("tensor_tensor_scan: a mask may limit partitions only (the scan runs "
                        "along the whole free dimension)", loc)
     out = result_tile(tr, None, shape, dtype or dt.promote(data0.dtype, data1.dtype),
@@ -599,8 +605,8 @@ def matmul(tr, stationary: Tensor, moving: Tensor, loc, what="nc_matmul", fields
     s_dt, m_dt = stationary.storage.dtype, moving.storage.dtype
     if not (k == m_shape[0] <= NUM_PARTITIONS and m <= MATMUL_MAX_STATIONARY and
             n <= MATMUL_MAX_MOVING and stationary.storage.kind == SBUF and
-            moving.storage.kind == SBUF and s_dt in _MATMUL_DTYPE_SET and
-            m_dt in _MATMUL_DTYPE_SET and (s_dt == dt.float32) == (m_dt == dt.float32)):
+            moving.storage.kind == SBUF and s_dt in MATMUL_DTYPE_SET and
+            m_dt in MATMUL_DTYPE_SET and (s_dt == dt.float32) == (m_dt == dt.float32)):
         _refuse_matmul(stationary, moving, k, m, n, loc, what)
     if is_transpose:
         out = tr.new_result(PSUM, out_dtype or s_dt, (m, k), "transpose", loc)
@@ -614,9 +620,6 @@ def matmul(tr, stationary: Tensor, moving: Tensor, loc, what="nc_matmul", fields
         f.update(fields)
     tr.record(IT.Matmult, Engine.PE, ins, [o], f, loc)
     return out
-
-
-_MATMUL_DTYPE_SET = frozenset(MATMUL_DTYPES)
 
 
 def _refuse_matmul(stationary: Tensor, moving: Tensor, k: int, m: int, n: int, loc, what: str):

@@ -310,10 +310,14 @@ def _opt_dtype(dtype, loc):
 def broadcast_to(x, shape) -> Tensor:
     """``x`` repeated to ``shape``. Free dimensions repeat by a copy; a single partition is
     copied to all partitions through the PE array (a matmul against a row of ones)."""
-    loc = caller_location()
+    return _broadcast_tile(x, shape, caller_location())
+
+
+def _broadcast_tile(x, shape, loc) -> Tensor:
+    """:func:`broadcast_to` for the kernel line ``loc`` (``Tensor.broadcast_to`` finds it)."""
     tr = current()
     x = _tile(x, loc, "broadcast_to")
-    shape = tuple(int(n) for n in shape)
+    shape = tuple([int(n) for n in shape])
     if x.shape == shape:
         return x
     if len(shape) != len(x.shape):
@@ -322,11 +326,11 @@ def broadcast_to(x, shape) -> Tensor:
         out = tr.new_result(SBUF, x.dtype, shape, "broadcast", loc)
         return _ins.tensor_copy(tr, x, x.dtype, loc, out=out, what="broadcast_to")
     if x.shape[0] != 1 or shape[0] > tile_size.pmax or len(shape) > 2 or \
-            any(a != b for a, b in zip(x.shape[1:], shape[1:])):
+            x.shape[1:] != shape[1:]:
         raise NKIError(f"broadcast_to reaches all partitions from a [1, N] tile only; cannot "
                        f"broadcast {list(x.shape)} to {list(shape)}", loc)
     parts, width = shape[0], (shape[1] if len(shape) > 1 else 1)
-    src = x if x.dtype in _ins.MATMUL_DTYPES else _ins.tensor_copy(tr, x, float32, loc)
+    src = x if x.dtype in _ins.MATMUL_DTYPE_SET else _ins.tensor_copy(tr, x, float32, loc)
     ones_row = _ins.constant_tile(tr, (1, parts), 1.0, src.dtype, loc)
     out = tr.new_result(SBUF, x.dtype, shape, "broadcast", loc)
     flat = out if len(shape) > 1 else Tensor(out.storage, 0, (parts, 1), (out.storage.row, 1), ())

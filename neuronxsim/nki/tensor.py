@@ -276,11 +276,15 @@ class Tensor:
                 view = partition_free_subscript(r, c, self.shape, self.strides, self.offset)
                 if view is not None:
                     return Tensor(self.storage, view[0], view[1], view[2], ())
-            # t[a:b, c:d] inside a 2-D tensor, the commonest subscript of all
+            # t[a:b, c:d] (or `:`) inside a 2-D tensor, the commonest subscript of all
             elif r.__class__ is slice and c.__class__ is slice and r.step is None and \
                     c.step is None:
                 r0, r1, c0, c1 = r.start, r.stop, c.start, c.stop
                 n0, n1 = self.shape
+                if r0 is None and r1 is None:
+                    r0, r1 = 0, n0
+                if c0 is None and c1 is None:
+                    c0, c1 = 0, n1
                 if r0.__class__ is int and r1.__class__ is int and c0.__class__ is int and \
                         c1.__class__ is int and 0 <= r0 < r1 <= n0 and 0 <= c0 < c1 <= n1:
                     strides = self.strides
@@ -340,7 +344,7 @@ class Tensor:
         return Tensor(self.storage, self.offset, shape, tuple(reversed(strides)), ())
 
     def broadcast_to(self, shape) -> "Tensor":
-        return _nl.broadcast_to(self, shape)
+        return _nl._broadcast_tile(self, shape, caller_location())
 
     # ---- operators: nl functions ----
     __add__, __radd__ = _operator("add"), _operator("add", True)
