@@ -460,7 +460,7 @@ def resolve_subscript(key, shape: tuple, strides: tuple, offset: int, checks: tu
         key = (key,)
     ndim = len(shape)
     if not checks and len(key) <= ndim:
-        view = _basic_subscript(key, shape, strides, offset) \
+        view = basic_subscript(key, shape, strides, offset) \
             if not key or key[0].__class__ is not IndexExpr else None
         if view is None and len(key) == ndim:
             view = _expr_subscript(key, shape, strides, offset)
@@ -490,7 +490,7 @@ def resolve_subscript(key, shape: tuple, strides: tuple, offset: int, checks: tu
             _as_int(k, "a subscript")
 
     if not advanced and not checks:
-        view = _basic_subscript(key, shape, strides, offset)
+        view = basic_subscript(key, shape, strides, offset)
         if view is not None:
             return view
 
@@ -645,9 +645,10 @@ def _expr_subscript(key: tuple, shape: tuple, strides: tuple, offset: int):
     return offset, grid, tuple(new_strides), tuple(new_checks)
 
 
-def _basic_subscript(key: tuple, shape: tuple, strides: tuple, offset: int):
-    """The common case of :func:`resolve_subscript`: integers and slices only (omitted trailing
-    dimensions are whole). None for anything else (the general path's job)."""
+def basic_subscript(key: tuple, shape: tuple, strides: tuple, offset: int):
+    """The common case of :func:`resolve_subscript` (of a view without index checks, at most
+    one subscript per dimension): integers and slices only (omitted trailing dimensions are
+    whole). None for anything else (the general path's job)."""
     new_shape, new_strides, new_checks = [], [], None
     axis = 0
     for k in key:

@@ -19,7 +19,8 @@ import numpy as np
 
 from . import dtypes as dt
 from .errors import NKIError, SourceLocation, caller_location
-from .indexing import BoundCheck, IndexExpr, partition_free_subscript, resolve_subscript
+from .indexing import (BoundCheck, IndexExpr, basic_subscript, partition_free_subscript,
+                       resolve_subscript)
 
 #: Buffer names as NKI spells them (``nl.sbuf`` is the string "sbuf", and so on).
 SBUF, PSUM, HBM, SHARED_HBM = "sbuf", "psum", "hbm", "shared_hbm"
@@ -290,9 +291,13 @@ class Tensor:
                     strides = self.strides
                     return Tensor(self.storage, self.offset + r0 * strides[0] + c0 * strides[1],
                                   (r1 - r0, c1 - c0), strides, ())
-        offset, shape, strides, checks = resolve_subscript(
-            key, self.shape, self.strides, self.offset, self.checks)
-        view = Tensor(self.storage, offset, shape, strides, checks)
+        view = None
+        if key.__class__ is tuple and key and key[0].__class__ is int and not self.checks and \
+                len(key) <= len(self.shape):  # t[i, ...]: a block of a multi-tile ndarray
+            view = basic_subscript(key, self.shape, self.strides, self.offset)
+        if view is None:
+            view = resolve_subscript(key, self.shape, self.strides, self.offset, self.checks)
+        view = Tensor(self.storage, view[0], view[1], view[2], view[3])
         self.last_subscript = (key, view)
         return view
 
