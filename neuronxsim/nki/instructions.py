@@ -616,7 +616,7 @@ def matmul(tr, stationary: Tensor, moving: Tensor, loc, what="nc_matmul", fields
            engine_in(tr, moving, loc, what, "moving", Engine.PE)]
     o = tr.write_fresh(out)
     f = {"start_tensor_calc": True, "stop_tensor_calc": True, "is_transpose": is_transpose}
-    if fields:
+    if fields is not None:
         f.update(fields)
     tr.record(IT.Matmult, Engine.PE, ins, [o], f, loc)
     return out

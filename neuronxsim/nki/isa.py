@@ -108,7 +108,7 @@ def nc_matmul(stationary, moving, is_stationary_onezero=False, is_moving_onezero
         raise NKIError("nc_matmul: masks are not supported; index the operand tiles instead", loc)
     stationary = _tile(stationary, loc, "nc_matmul: stationary")
     moving = _tile(moving, loc, "nc_matmul: moving")
-    fields = {}
+    fields = None
     if tile_position or tile_size:
         if len(tile_position) != 2 or len(tile_size) != 2:
             raise NKIError("nc_matmul: tile_position and tile_size are (row, column) pairs", loc)
