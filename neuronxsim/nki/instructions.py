@@ -26,7 +26,7 @@ from .errors import NKIError
 from .indexing import _FULL_BOXES, IndexExpr, IndexPredicate, full_box, mask_box
 from .opcodes import BITVEC_IDS, Alu
 from .tensor import INPUT, NUM_PARTITIONS, PSUM, SBUF, Tensor
-from .tracer import (IT, Access, Engine, Tracer, check_compute_operand, merge_pairs,
+from .tracer import (IT, Access, Engine, Op, Tracer, check_compute_operand, merge_pairs,
                      plain_tile_access)
 
 Act = bir.ActivationFunc
@@ -404,7 +404,7 @@ def tensor_copy(tr, src: Tensor, dtype, loc, mask=None, out=None, engine=None,
     return out
 
 
-def memset(tr, dst: Tensor, value, loc, mask=None, engine=Engine.DVE, enabled=True):
+def memset(tr, dst: Tensor, value, loc, mask=None, engine=Engine.DVE):
     """Fills ``dst`` with ``value``."""
     shape = dst.shape
     if mask is None:
@@ -413,16 +413,21 @@ def memset(tr, dst: Tensor, value, loc, mask=None, engine=Engine.DVE, enabled=Tr
         box = mask_box(mask, shape)
         if is_empty(box):
             return None
-    if enabled:
-        acc = engine_out(tr, out_view(dst, shape, box, loc), loc, "memset", "destination", engine)
-    else:  # (nl.zeros: written only if needed, see Tracer.enable)
-        acc = plain_tile_access(dst, dst.storage, engine) or tr.access(dst, loc)
+    acc = engine_out(tr, out_view(dst, shape, box, loc), loc, "memset", "destination", engine)
     return tr.record(IT.Memset, engine, [], [acc],
-                     {"mode": _MEMSET_CONST, "constant": _number(value, loc)}, loc,
-                     enabled=enabled)
+                     {"mode": _MEMSET_CONST, "constant": _number(value, loc)}, loc)
+
+
+def pending_zeros(tr, dst: Tensor, loc) -> Op:
+    """The Memset of ``nl.zeros`` filling ``dst``, recorded disabled: it is enabled only if
+    something reads the zeros (see Tracer.enable)."""
+    acc = plain_tile_access(dst, dst.storage, Engine.DVE) or tr.access(dst, loc)
+    return tr.record(IT.Memset, Engine.DVE, [], [acc], _ZERO_FILL, loc, enabled=False)
 
 
 _MEMSET_CONST = bir.MemsetMode.Const
+# The fields of every nl.zeros memset, one dict (the fields of a recorded memset never change).
+_ZERO_FILL = {"mode": _MEMSET_CONST, "constant": 0.0}
 _BYPASS = Alu.bypass
 
 

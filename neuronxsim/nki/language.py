@@ -206,7 +206,7 @@ def zeros(shape, dtype, buffer=None, name: str = "", **_kwargs) -> Tensor:
     loc = caller_location()
     t, lanes = _filled(shape, 0.0, dtype, buffer, name, loc, "zeros")
     st = t.storage
-    st.pending_zero = _ins.memset(current(), lanes, 0.0, loc, enabled=False)
+    st.pending_zero = _ins.pending_zeros(current(), lanes, loc)
     st.write_count += 1
     st.written_partitions = st.partitions
     st.zero_init = True
