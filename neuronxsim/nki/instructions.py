@@ -26,8 +26,8 @@ from .errors import NKIError
 from .indexing import _FULL_BOXES, IndexExpr, IndexPredicate, full_box, mask_box
 from .opcodes import BITVEC_IDS, Alu
 from .tensor import INPUT, NUM_PARTITIONS, PSUM, SBUF, Tensor
-from .tracer import (IT, Access, Engine, Op, Tracer, check_compute_operand, merge_pairs,
-                     plain_tile_access)
+from .tracer import (DMA_QUEUES, IT, Access, Engine, Op, Tracer, check_compute_operand,
+                     merge_pairs, plain_tile_access)
 
 Act = bir.ActivationFunc
 MATMUL_MAX_STATIONARY = 128
@@ -738,13 +738,16 @@ def dma(tr, opcode, dst: Tensor, src: Tensor, loc, mask=None, rmw=None, what="dm
             outs = [dst_acc]
         else:
             outs = [tr.write(dst, loc)]
-    fields = {"queue": tr.next_dma_queue()}
-    if rmw is not None:
-        fields["dst_rmw_op"] = rmw
+    queue = tr.next_dma_queue()
+    fields = _QUEUE_FIELDS[queue] if rmw is None else {"queue": queue, "dst_rmw_op": rmw}
     op = tr.record(opcode, Engine.DMA, ins, outs, fields, loc)
     if box is not None:
         op.out_box = box
     return op
+
+
+# The fields of a plain transfer on each DMA queue, shared (recorded fields do not change).
+_QUEUE_FIELDS = [{"queue": q} for q in range(DMA_QUEUES)]
 
 
 def _hbm_access(view: Tensor, st) -> Access | None:
