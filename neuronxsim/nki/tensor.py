@@ -59,8 +59,9 @@ class Storage:
         # view, its write count, producer) of a redirected temporary (see Tracer.redirect).
         "write_count", "written_partitions", "later_partitions", "pending_zero", "zero_init",
         "forward",
-        # PSUM only (else None / 0): regions whose first matmul replaced the pending zeros (and
-        # their element count), and region -> the last matmul of its open accumulation group.
+        # PSUM only, made by the first matmul placed there (else None / 0): regions whose first
+        # matmul replaced the pending zeros (and their element count), and region -> the last
+        # matmul of its open accumulation group.
         "zero_started", "zero_covered", "psum_groups",
         # Set after the trace: live range (instruction indices), address, position in the list
         # of tensors the emitter passes to emit_traced.
@@ -123,12 +124,7 @@ class Storage:
         self.pending_zero = None
         self.zero_init = False
         self.forward = None
-        if kind == PSUM:
-            self.zero_started = set()
-            self.psum_groups = {}
-        else:
-            self.zero_started = None
-            self.psum_groups = None
+        self.zero_started = self.psum_groups = None
         self.zero_covered = 0
         self.first_use = self.last_use = -1
         self.addr = None
@@ -160,12 +156,7 @@ class Storage:
         st.pending_zero = None
         st.zero_init = False
         st.forward = None
-        if kind == PSUM:
-            st.zero_started = set()
-            st.psum_groups = {}
-        else:
-            st.zero_started = None
-            st.psum_groups = None
+        st.zero_started = st.psum_groups = None
         st.zero_covered = 0
         st.first_use = st.last_use = -1
         st.addr = None

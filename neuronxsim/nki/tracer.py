@@ -486,6 +486,9 @@ class Tracer:
             raise NKIError(f"matmul results live in PSUM; {dst.storage.describe()} is in "
                            f"{dst.storage.kind}", loc)
         st = dst.storage
+        if st.psum_groups is None:  # the first matmul placed in this tile
+            st.psum_groups = {}
+            st.zero_started = set()
         if not accumulate and st.pending_zero is not None and not dst.is_full_view():
             self.enable(st.pending_zero)  # the rest of the tile must still read as zeros
             st.pending_zero = None
