@@ -119,6 +119,12 @@ class IndexExpr:
 
     def __getitem__(self, key) -> "IndexExpr":
         """Reshaping by ``[:, None]`` / ``[None, :]``: insert grid dimensions of size 1."""
+        if key.__class__ is tuple and len(key) == 2 and len(self.shape) == 1:
+            a, b = key  # the usual: a 1-D arange made a partition or a free index
+            if a is None and b.__class__ is slice and b == _WHOLE:
+                return IndexExpr((1, self.shape[0]), self.const, (0, self.coefs[0]))
+            if b is None and a.__class__ is slice and a == _WHOLE:
+                return IndexExpr((self.shape[0], 1), self.const, (self.coefs[0], 0))
         if not isinstance(key, tuple):
             key = (key,)
         if sum(k is Ellipsis for k in key) > 1:
@@ -172,6 +178,9 @@ class IndexExpr:
         terms = [str(self.const)] if self.const else []
         terms += [f"{c}*i{d}" for d, c in enumerate(self.coefs) if c]
         return f"IndexExpr({' + '.join(terms) or '0'} over {self.shape})"
+
+
+_WHOLE = slice(None)
 
 
 def _as_int(value, what: str) -> int:
@@ -558,9 +567,27 @@ def resolve_subscript(key, shape: tuple, strides: tuple, offset: int, checks: tu
 def partition_free_subscript(a, b, shape: tuple, strides: tuple, offset: int):
     """``t[a, b]`` of a 2-D view ``(offset, shape, strides)`` for a [P, 1] partition expression
     ``a`` and a [1, F] free expression ``b`` (``t[t * 128 + ip, ic]``), the commonest advanced
-    subscript, when both stay in range: ``(offset, shape, strides)`` of the result; None for
-    anything else (the general path's job)."""
-    if a.__class__ is not IndexExpr or b.__class__ is not IndexExpr:
+    subscript, or an integer ``b`` (``t[ip, 0]``), when both stay in range: ``(offset, shape,
+    strides)`` of the result; None for anything else (the general path's job)."""
+    if a.__class__ is not IndexExpr:
+        return None
+    if b.__class__ is int:  # t[ip, j]: column j as a [P, 1] tile
+        a_shape = a.shape
+        if len(a_shape) != 2 or a_shape[1] != 1 or not 0 <= b < shape[1]:
+            return None
+        p = a_shape[0]
+        ca = a.coefs[0] if p != 1 else 0
+        lo = hi = a.const
+        span = ca * (p - 1)
+        if span < 0:
+            lo += span
+        else:
+            hi += span
+        if 0 <= lo and hi < shape[0]:
+            s0, s1 = strides
+            return offset + s0 * a.const + s1 * b, a_shape, (s0 * ca, 0)
+        return None
+    if b.__class__ is not IndexExpr:
         return None
     a_shape, b_shape = a.shape, b.shape
     if len(a_shape) != 2 or len(b_shape) != 2 or a_shape[1] != 1 or b_shape[0] != 1:
