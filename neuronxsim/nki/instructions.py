@@ -66,16 +66,16 @@ def broadcast_shape(shapes: list[tuple], loc) -> tuple:
 
 def plan(tr: Tracer, shape: tuple, mask, views, loc) -> tuple:
     """The box of ``shape`` an instruction computes (see the module docstring)."""
-    box = full_box(shape) if mask is None else mask_box(mask, shape)
+    box = (_FULL_BOXES.get(shape) or full_box(shape)) if mask is None else mask_box(mask, shape)
     lo, hi = box[0]
     for v in views:
         if v.__class__ is not Tensor:
             continue
         st = v.storage
+        if st.on_chip and st.forward is None and st.written_partitions >= v.offset // st.row + hi:
+            continue  # the usual case: every partition the instruction reads was written
         if not st.on_chip or not v.shape or v.shape[0] != shape[0]:
             continue
-        if st.forward is None and st.written_partitions >= v.offset // st.row + hi:
-            continue  # the usual case: every partition the instruction reads was written
         defined = tr.defined_partitions(v)
         if 0 < defined < hi:
             hi = defined
