@@ -493,14 +493,12 @@ class Tracer:
             self.enable(st.pending_zero)  # the rest of the tile must still read as zeros
             st.pending_zero = None
         acc = self.redirect(op, value, dst, loc, merge=False, matmul=True)
-        pairs = acc.pairs
-        region = (acc.offset, tuple(pairs))  # (acc.key())
+        region = acc.key()
         start = True
         if accumulate:
             if st.zero_init and region not in st.zero_started:
                 st.zero_started.add(region)
-                st.zero_covered += pairs[0][1] * pairs[1][1] if len(pairs) == 2 else \
-                    acc.partitions * acc.free_size
+                st.zero_covered += acc.partitions * acc.free_size
                 if st.pending_zero is not None and \
                         st.zero_covered >= st.partitions * st.free_elements:
                     st.pending_zero = None  # matmuls overwrite every zero: the memset is dead
