@@ -131,12 +131,12 @@ class Storage:
         self.location_index = -1
         self.full_access = None
 
-    @classmethod
-    def plain_tile(cls, kind: str, dtype: np.dtype, shape: tuple, hint: str,
+    @staticmethod  # (a classmethod would bind a method object on every call)
+    def plain_tile(kind: str, dtype: np.dtype, shape: tuple, hint: str,
                    created_at: SourceLocation | None) -> "Storage":
         """A [P, F] SBUF or PSUM tile, unnamed: what most instructions create for their result.
         (The same state ``__init__`` builds, set in one step: tracing creates many of these.)"""
-        st = object.__new__(cls)
+        st = object.__new__(Storage)
         st.name = None
         st.hint = hint
         st.kind = kind
