@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import bisect
 import heapq
+import operator
 
 from .errors import NKIAllocationError
 from .tensor import PSUM, PSUM_BANK_BYTES, SBUF, Storage
@@ -54,16 +55,15 @@ def allocate(core: CoreTrace, sbuf_bytes: int) -> dict:
 
 
 def _place(storages: list[Storage], kind: str, capacity: int, align: int) -> int:
-    storages.sort(key=lambda st: st.first_use)
+    storages.sort(key=_first_use)
     live: list[tuple[int, int, Storage]] = []  # (addr, end, storage), sorted by addr
-    expiry: list[tuple[int, int]] = []  # heap of (last_use, id)
-    by_id = {}
+    expiry: list[tuple[int, int, tuple]] = []  # heap of (last_use, placement number, live entry)
     rover = 0
     held = peak = 0
-    for st in storages:
-        while expiry and expiry[0][0] < st.first_use:
-            _, key = heapq.heappop(expiry)
-            gone = by_id.pop(key)
+    for number, st in enumerate(storages):
+        first_use = st.first_use
+        while expiry and expiry[0][0] < first_use:
+            gone = heapq.heappop(expiry)[2]
             live.remove(gone)
             held -= gone[1] - gone[0]
         size = -(-st.bytes_per_partition // align) * align
@@ -71,19 +71,18 @@ def _place(storages: list[Storage], kind: str, capacity: int, align: int) -> int
         if addr is None:
             raise _refusal(st, kind, size, capacity, live)
         st.addr = addr
-        entry = (addr, addr + size, st)
-        live.insert(bisect.bisect(live, addr, key=_start), entry)
-        by_id[id(st)] = entry
-        heapq.heappush(expiry, (st.last_use, id(st)))
         rover = addr + size
+        entry = (addr, rover, st)
+        # Live ranges are disjoint: no entry starts at addr, so (addr,) sorts by start alone.
+        live.insert(bisect.bisect(live, (addr,)), entry)
+        heapq.heappush(expiry, (st.last_use, number, entry))
         held += size
         if held > peak:
             peak = held
     return peak
 
 
-def _start(entry: tuple) -> int:
-    return entry[0]
+_first_use = operator.attrgetter("first_use")
 
 
 def _next_fit(live: list, size: int, capacity: int, rover: int) -> int | None:

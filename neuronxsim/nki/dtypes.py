@@ -97,7 +97,7 @@ def promote(a: np.dtype, b: np.dtype) -> np.dtype:
     two different fp8 types give fp32 and bf16. An integer with a float gives the float, widened
     to fp32 when the integer is at least as wide. Two integers promote as in NumPy.
     """
-    if a == b:
+    if a is b or a == b:
         return a
     fa, fb = is_float(a), is_float(b)
     if fa and fb:

@@ -68,32 +68,44 @@ def is_internal_file(filename: str) -> bool:
 
 _internal_files: dict[str, bool] = {}
 _locations: dict[tuple, SourceLocation] = {}  # one object per kernel line
+# (id of a code object, bytecode offset) of a call in kernel code -> (the code object, its
+# location). Reading a frame's f_lineno walks the code's line table (in Python 3.11, from its
+# start on every read); the offset of the frame's current instruction costs nothing and names
+# the line as well. (Keyed by id, because hashing a code object hashes its contents; the entry
+# holds the code object, so that its id is not reused.)
+_call_sites: dict[tuple, tuple] = {}
 
 
-def caller_location() -> SourceLocation | None:
-    """The innermost frame outside this package: the kernel line that called into nki."""
+def caller_location(skip: int = 0) -> SourceLocation | None:
+    """The innermost frame outside this package: the kernel line that called into nki.
+    ``skip``: how many more frames of this package lie between the caller and the kernel."""
     # Usually the kernel called the nki function that calls this: try that frame first.
     try:
-        frame = sys._getframe(2)
+        frame = sys._getframe(2 + skip)
     except ValueError:
         frame = None
     else:
-        loc = _locations.get((frame.f_code.co_filename, frame.f_lineno))
-        if loc is not None:
-            return loc
+        site = _call_sites.get((id(frame.f_code), frame.f_lasti))
+        if site is not None:
+            return site[1]
     frame = sys._getframe(1)
     internal = _internal_files
     while frame is not None:
-        filename = frame.f_code.co_filename
+        code = frame.f_code
+        filename = code.co_filename
         flag = internal.get(filename)
         if flag is None:
             flag = internal[filename] = is_internal_file(filename)
         if not flag:
-            key = (filename, frame.f_lineno)
-            loc = _locations.get(key)
-            if loc is None:
-                loc = _locations[key] = SourceLocation(filename, frame.f_lineno)
-            return loc
+            key = (id(code), frame.f_lasti)
+            site = _call_sites.get(key)
+            if site is None:
+                line_key = (filename, frame.f_lineno)
+                loc = _locations.get(line_key)
+                if loc is None:
+                    loc = _locations[line_key] = SourceLocation(filename, frame.f_lineno)
+                site = _call_sites[key] = (code, loc)
+            return site[1]
         frame = frame.f_back
     return None
 

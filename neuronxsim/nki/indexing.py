@@ -83,11 +83,15 @@ class IndexExpr:
         return IndexExpr(self.shape, self.const + sign * k, self.coefs)
 
     def __add__(self, other):
+        if other.__class__ is int:  # (_combine's first case, without the extra call)
+            return IndexExpr(self.shape, self.const + other, self.coefs)
         return self._combine(other, 1)
 
     __radd__ = __add__
 
     def __sub__(self, other):
+        if other.__class__ is int:
+            return IndexExpr(self.shape, self.const - other, self.coefs)
         return self._combine(other, -1)
 
     def __rsub__(self, other):
@@ -115,6 +119,12 @@ class IndexExpr:
 
     def __getitem__(self, key) -> "IndexExpr":
         """Reshaping by ``[:, None]`` / ``[None, :]``: insert grid dimensions of size 1."""
+        if key.__class__ is tuple and len(key) == 2 and len(self.shape) == 1:
+            a, b = key  # the usual: a 1-D arange made a partition or a free index
+            if a is None and b.__class__ is slice and b == _WHOLE:
+                return IndexExpr((1, self.shape[0]), self.const, (0, self.coefs[0]))
+            if b is None and a.__class__ is slice and a == _WHOLE:
+                return IndexExpr((self.shape[0], 1), self.const, (self.coefs[0], 0))
         if not isinstance(key, tuple):
             key = (key,)
         if sum(k is Ellipsis for k in key) > 1:
@@ -137,6 +147,8 @@ class IndexExpr:
 
     # ---- comparisons give predicates (masks) ----
     def _compare(self, other, op: str) -> "IndexPredicate":
+        if other.__class__ is int:  # (self - other, without the extra call)
+            return IndexPredicate(IndexExpr(self.shape, self.const - other, self.coefs), op)
         return IndexPredicate(self - other, op)
 
     def __lt__(self, other):
@@ -168,6 +180,9 @@ class IndexExpr:
         return f"IndexExpr({' + '.join(terms) or '0'} over {self.shape})"
 
 
+_WHOLE = slice(None)
+
+
 def _as_int(value, what: str) -> int:
     if isinstance(value, bool):
         raise NKIError(f"{what} cannot be combined with a boolean", caller_location())
@@ -185,11 +200,12 @@ _OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge
 class IndexPredicate:
     """``expr OP 0``: one comparison of index expressions."""
 
-    __slots__ = ("expr", "op")
+    __slots__ = ("expr", "op", "box_cache")
 
     def __init__(self, expr: IndexExpr, op: str):
         self.expr = expr
         self.op = op
+        self.box_cache = None  # see mask_box
 
     def __and__(self, other):
         return Mask((self,)) & other
@@ -213,10 +229,11 @@ class IndexPredicate:
 class Mask:
     """A conjunction of :class:`IndexPredicate`."""
 
-    __slots__ = ("predicates",)
+    __slots__ = ("predicates", "box_cache")
 
     def __init__(self, predicates: tuple):
         self.predicates = predicates
+        self.box_cache = None  # see mask_box
 
     def __and__(self, other):
         if isinstance(other, IndexPredicate):
@@ -234,12 +251,28 @@ def _ceil_div(a: int, b: int) -> int:
     return -((-a) // b)
 
 
-def mask_box(mask, shape: tuple) -> list[tuple[int, int]]:
-    """The box ``[(lo, hi), ...]`` of the iteration space ``shape`` that ``mask`` keeps.
+_FULL_BOXES: dict = {}
+
+
+def full_box(shape: tuple) -> tuple:
+    """The whole iteration space as a box (one shared, immutable object per shape, so that
+    ``box is full_box(shape)`` tells a box that cuts nothing)."""
+    box = _FULL_BOXES.get(shape)
+    if box is None:
+        box = _FULL_BOXES[shape] = tuple((0, n) for n in shape)
+    return box
+
+
+def mask_box(mask, shape: tuple) -> tuple:
+    """The box ``((lo, hi), ...)`` of the iteration space ``shape`` that ``mask`` keeps
+    (:func:`full_box` when it keeps everything).
 
     Each predicate must depend on at most one grid dimension of ``shape`` (aligned from the
     right, as NumPy broadcasting aligns), so that the kept elements form a box an access pattern
     can describe; triangles (``i_p >= i_f``) are nisa.affine_select's job.
+
+    A kernel usually applies one mask to several instructions over one shape (the load, compute
+    and store of a partial tile): the mask remembers its last box.
     """
     if isinstance(mask, IndexPredicate):
         predicates = (mask,)
@@ -248,22 +281,40 @@ def mask_box(mask, shape: tuple) -> list[tuple[int, int]]:
     else:
         raise NKIError(f"mask must be a comparison of index expressions (e.g. "
                        f"i_p < n), not {type(mask).__name__}", caller_location())
-    box = [[0, n] for n in shape]
+    cached = mask.box_cache
+    if cached is not None and cached[0] == shape:
+        return cached[1]
+    box = _predicates_box(predicates, shape)
+    mask.box_cache = (shape, box)
+    return box
+
+
+def _predicates_box(predicates: tuple, shape: tuple) -> tuple:
+    """:func:`mask_box` of a conjunction, computed."""
+    full = full_box(shape)
+    box = None  # a list once a predicate cuts something
+    rank = len(shape)
     for pred in predicates:
         expr = pred.expr
-        pad = len(shape) - len(expr.shape)
+        eshape, coefs = expr.shape, expr.coefs
+        pad = rank - len(eshape)
         if pad < 0:
             raise NKIError(f"mask over a {expr.ndim}-dimensional grid does not fit a "
-                           f"{len(shape)}-dimensional tile", caller_location())
-        # The grid dimensions the expression varies along, aligned with the tile's from the
+                           f"{rank}-dimensional tile", caller_location())
+        # The grid dimension the expression varies along, aligned with the tile's from the
         # right (as IndexExpr.broadcast_to aligns them; size-1 dimensions hold index 0).
-        dims = [pad + d for d, (n, c) in enumerate(zip(expr.shape, expr.coefs)) if c and n != 1]
-        if len(dims) > 1:
-            raise NKIError(f"mask {pred!r} relates index dimensions {dims}: a mask must limit each "
-                           "dimension to a range (use nisa.affine_select for triangular masks)",
-                           caller_location())
+        dim = a = -1
+        for d in range(len(eshape)):
+            if coefs[d] and eshape[d] != 1:
+                if dim >= 0:
+                    dims = [pad + d for d in range(len(eshape)) if coefs[d] and eshape[d] != 1]
+                    raise NKIError(f"mask {pred!r} relates index dimensions {dims}: a mask must "
+                                   "limit each dimension to a range (use nisa.affine_select for "
+                                   "triangular masks)", caller_location())
+                dim, a = pad + d, coefs[d]
+        if dim < 0:
+            a = 0
         # Every comparison becomes one or two conditions "a*i + b < 0" on integers.
-        a = expr.coefs[dims[0] - pad] if dims else 0
         b = expr.const
         op = pred.op
         if op == "<":
@@ -282,15 +333,21 @@ def mask_box(mask, shape: tuple) -> list[tuple[int, int]]:
         for ca, cb in conditions:
             if ca == 0:
                 if not cb < 0:
-                    for rng in box:
-                        rng[1] = rng[0]
+                    box = [(lo, lo) for lo, _ in (box or full)]
                 continue
-            rng = box[dims[0]]
+            lo, hi = (box or full)[dim]
             if ca > 0:  # i < -cb / ca
-                rng[1] = min(rng[1], _ceil_div(-cb, ca))
+                new = (lo, min(hi, _ceil_div(-cb, ca)))
             else:  # i > -cb / ca
-                rng[0] = max(rng[0], (-cb) // ca + 1)
-    return [(lo, max(lo, hi)) for lo, hi in box]
+                new = (max(lo, (-cb) // ca + 1), hi)
+            if new != (lo, hi):
+                if box is None:
+                    box = list(full)
+                box[dim] = new
+    if box is None:
+        return full  # the usual case: the mask keeps everything
+    box = tuple([(lo, max(lo, hi)) for lo, hi in box])
+    return full if box == full else box
 
 
 # ---- constructors: nl.arange, nl.mgrid, nl.ds ----
@@ -412,7 +469,7 @@ def resolve_subscript(key, shape: tuple, strides: tuple, offset: int, checks: tu
         key = (key,)
     ndim = len(shape)
     if not checks and len(key) <= ndim:
-        view = _basic_subscript(key, shape, strides, offset) \
+        view = basic_subscript(key, shape, strides, offset) \
             if not key or key[0].__class__ is not IndexExpr else None
         if view is None and len(key) == ndim:
             view = _expr_subscript(key, shape, strides, offset)
@@ -442,7 +499,7 @@ def resolve_subscript(key, shape: tuple, strides: tuple, offset: int, checks: tu
             _as_int(k, "a subscript")
 
     if not advanced and not checks:
-        view = _basic_subscript(key, shape, strides, offset)
+        view = basic_subscript(key, shape, strides, offset)
         if view is not None:
             return view
 
@@ -507,23 +564,64 @@ def resolve_subscript(key, shape: tuple, strides: tuple, offset: int, checks: tu
     return new_offset, grid, tuple(new_strides), tuple(new_checks)
 
 
+def partition_free_subscript(a, b, shape: tuple, strides: tuple, offset: int):
+    """``t[a, b]`` of a 2-D view ``(offset, shape, strides)`` for a [P, 1] partition expression
+    ``a`` and a [1, F] free expression ``b`` (``t[t * 128 + ip, ic]``), the commonest advanced
+    subscript, or an integer ``b`` (``t[ip, 0]``), when both stay in range: ``(offset, shape,
+    strides)`` of the result; None for anything else (the general path's job)."""
+    if a.__class__ is not IndexExpr:
+        return None
+    if b.__class__ is int:  # t[ip, j]: column j as a [P, 1] tile
+        a_shape = a.shape
+        if len(a_shape) != 2 or a_shape[1] != 1 or not 0 <= b < shape[1]:
+            return None
+        p = a_shape[0]
+        ca = a.coefs[0] if p != 1 else 0
+        lo = hi = a.const
+        span = ca * (p - 1)
+        if span < 0:
+            lo += span
+        else:
+            hi += span
+        if 0 <= lo and hi < shape[0]:
+            s0, s1 = strides
+            return offset + s0 * a.const + s1 * b, a_shape, (s0 * ca, 0)
+        return None
+    if b.__class__ is not IndexExpr:
+        return None
+    a_shape, b_shape = a.shape, b.shape
+    if len(a_shape) != 2 or len(b_shape) != 2 or a_shape[1] != 1 or b_shape[0] != 1:
+        return None
+    p, f = a_shape[0], b_shape[1]
+    ca = a.coefs[0] if p != 1 else 0  # size-1 dimensions hold index 0
+    cb = b.coefs[1] if f != 1 else 0
+    a_lo = a_hi = a.const
+    span = ca * (p - 1)
+    if span < 0:
+        a_lo += span
+    else:
+        a_hi += span
+    b_lo = b_hi = b.const
+    span = cb * (f - 1)
+    if span < 0:
+        b_lo += span
+    else:
+        b_hi += span
+    if 0 <= a_lo and a_hi < shape[0] and 0 <= b_lo and b_hi < shape[1]:
+        s0, s1 = strides
+        return offset + s0 * a.const + s1 * b.const, (p, f), (s0 * ca, s1 * cb)
+    return None
+
+
 def _expr_subscript(key: tuple, shape: tuple, strides: tuple, offset: int):
     """The general path of :func:`resolve_subscript` for its common advanced case, one index
     expression or integer per dimension with the expressions on grids of one rank
     (``t[t * 128 + ip, ic]``), computed without building the broadcast expressions. None when
     the subscript is anything else (or wrong: the general path then reports it)."""
-    if len(key) == 2:  # the commonest: [P, 1] partition and [1, F] free expressions, in range
-        a, b = key
-        if a.__class__ is IndexExpr and b.__class__ is IndexExpr and len(a.shape) == 2 and \
-                len(b.shape) == 2 and a.shape[1] == 1 and b.shape[0] == 1:
-            p, f = a.shape[0], b.shape[1]
-            ca = a.coefs[0] if p != 1 else 0  # size-1 dimensions hold index 0
-            cb = b.coefs[1] if f != 1 else 0
-            a0, a_span, b0, b_span = a.const, ca * (p - 1), b.const, cb * (f - 1)
-            if 0 <= a0 + min(a_span, 0) and a0 + max(a_span, 0) < shape[0] and \
-                    0 <= b0 + min(b_span, 0) and b0 + max(b_span, 0) < shape[1]:
-                s0, s1 = strides
-                return offset + s0 * a0 + s1 * b0, (p, f), (s0 * ca, s1 * cb), ()
+    if len(key) == 2:
+        view = partition_free_subscript(key[0], key[1], shape, strides, offset)
+        if view is not None:
+            return view + ((),)
     grid = None
     for k in key:
         if k.__class__ is IndexExpr:
@@ -574,22 +672,32 @@ def _expr_subscript(key: tuple, shape: tuple, strides: tuple, offset: int):
     return offset, grid, tuple(new_strides), tuple(new_checks)
 
 
-def _basic_subscript(key: tuple, shape: tuple, strides: tuple, offset: int):
-    """The common case of :func:`resolve_subscript`: integers and slices only (omitted trailing
-    dimensions are whole). None for anything else (the general path's job)."""
+def basic_subscript(key: tuple, shape: tuple, strides: tuple, offset: int):
+    """The common case of :func:`resolve_subscript` (of a view without index checks, at most
+    one subscript per dimension): integers and slices only (omitted trailing dimensions are
+    whole). None for anything else (the general path's job)."""
     new_shape, new_strides, new_checks = [], [], None
     axis = 0
     for k in key:
         cls = k.__class__
-        if cls is slice:
-            start, stop, step = k.start, k.stop, k.step
+        if cls is int:  # (tested first, and without int(): the commonest subscript)
             size = shape[axis]
-            stride = strides[axis]
-            if start is None and stop is None and step is None:
-                new_shape.append(size)
-                new_strides.append(stride)
+            if not 0 <= k < size:
+                if -size <= k < 0:
+                    k += size
+                else:
+                    raise NKIError(f"index {k} is out of range for dimension {axis} of size "
+                                   f"{size}", caller_location())
+            offset += strides[axis] * k
+        elif cls is slice:
+            start, stop, step = k.start, k.stop, k.step
+            if start is None and stop is None and step is None:  # `:`, the whole dimension
+                new_shape.append(shape[axis])
+                new_strides.append(strides[axis])
                 axis += 1
                 continue
+            size = shape[axis]
+            stride = strides[axis]
             if step is None and start.__class__ is int and stop.__class__ is int and \
                     0 <= start < stop:
                 count = stop - start  # a plain forward slice, the usual case
@@ -605,7 +713,7 @@ def _basic_subscript(key: tuple, shape: tuple, strides: tuple, offset: int):
                 new_checks.append((start, (0,) * len(new_shape) + (step,), size, axis))
             new_shape.append(count)
             new_strides.append(stride * step)
-        elif cls is int or isinstance(k, np.integer):
+        elif isinstance(k, np.integer):
             k = int(k)
             size = shape[axis]
             if -size <= k < 0:

@@ -23,18 +23,17 @@ from neuronxsim import bir
 
 from . import dtypes as dt
 from .errors import NKIError
-from .indexing import IndexExpr, IndexPredicate, mask_box
-from .opcodes import BITVEC, Alu
+from .indexing import _FULL_BOXES, IndexExpr, IndexPredicate, full_box, mask_box
+from .opcodes import BITVEC_IDS, Alu
 from .tensor import INPUT, NUM_PARTITIONS, PSUM, SBUF, Tensor
-from .tracer import (IT, MAX_FREE_PAIRS, MAX_FREE_PSUM, MAX_FREE_SBUF, Access, Engine, Tracer,
+from .tracer import (DMA_QUEUES, IT, Access, Engine, Op, Tracer, check_compute_operand,
                      merge_pairs, plain_tile_access)
 
 Act = bir.ActivationFunc
 MATMUL_MAX_STATIONARY = 128
 MATMUL_MAX_MOVING = 512
 MATMUL_DTYPES = (dt.float8_e4m3, dt.float8_e5m2, dt.bfloat16, dt.float16, dt.float32)
-ENGINE_NAMES = {Engine.DVE: "Vector", Engine.Activation: "Scalar", Engine.Pool: "GpSimd",
-                Engine.PE: "Tensor"}
+MATMUL_DTYPE_SET = frozenset(MATMUL_DTYPES)  # (hashing beats comparing with each in turn)
 
 
 # ---- iteration spaces ----
@@ -42,7 +41,10 @@ ENGINE_NAMES = {Engine.DVE: "Vector", Engine.Activation: "Scalar", Engine.Pool: 
 def broadcast_shape(shapes: list[tuple], loc) -> tuple:
     """The iteration space of tiles combined lane-wise (NKI broadcasting, see the module doc)."""
     first = shapes[0]
-    if all(s == first for s in shapes):
+    for s in shapes:
+        if s != first:
+            break
+    else:
         return first
     parts = {s[0] for s in shapes}
     if len(parts) > 1:
@@ -62,45 +64,39 @@ def broadcast_shape(shapes: list[tuple], loc) -> tuple:
     return (parts.pop(),) + tuple(free)
 
 
-def plan(tr: Tracer, shape: tuple, mask, views, loc) -> list:
+def plan(tr: Tracer, shape: tuple, mask, views, loc) -> tuple:
     """The box of ``shape`` an instruction computes (see the module docstring)."""
-    box = full_box(shape) if mask is None else mask_box(mask, shape)
+    box = (_FULL_BOXES.get(shape) or full_box(shape)) if mask is None else mask_box(mask, shape)
     lo, hi = box[0]
     for v in views:
         if v.__class__ is not Tensor:
             continue
         st = v.storage
+        if st.on_chip and st.forward is None and st.written_partitions >= v.offset // st.row + hi:
+            continue  # the usual case: every partition the instruction reads was written
         if not st.on_chip or not v.shape or v.shape[0] != shape[0]:
             continue
-        if st.forward is None and st.written_partitions >= v.offset // st.row + hi:
-            continue  # the usual case: every partition the instruction reads was written
         defined = tr.defined_partitions(v)
         if 0 < defined < hi:
             hi = defined
     if hi != box[0][1]:
-        box = [(lo, max(lo, hi))] + list(box[1:])
-    return box
-
-
-_FULL_BOXES: dict = {}
-
-
-def full_box(shape: tuple) -> tuple:
-    """The whole iteration space as a box (one shared, immutable object per shape)."""
-    box = _FULL_BOXES.get(shape)
-    if box is None:
-        box = _FULL_BOXES[shape] = tuple((0, n) for n in shape)
+        box = ((lo, max(lo, hi)),) + tuple(box[1:])
     return box
 
 
 def is_empty(box) -> bool:
-    return any(lo >= hi for lo, hi in box)
+    for lo, hi in box:  # (a loop: any() over a generator costs more than the whole test)
+        if lo >= hi:
+            return True
+    return False
 
 
 def lane_view(view: Tensor, shape: tuple, box: list, loc, what: str, name: str) -> Tensor:
     """``view`` lined up with the iteration space ``shape`` and cut to ``box``: broadcast
     dimensions get step 0. Index ranges are checked on the cut view."""
     vshape, vstrides = view.shape, view.strides
+    if vshape == shape and not view.checks and box is _FULL_BOXES.get(shape):
+        return view  # the usual case: nothing to line up, cut or check
     if not vshape:
         raise NKIError(f"{what}: {name} has no partition dimension", loc)
     if vshape[0] != shape[0]:
@@ -135,11 +131,13 @@ def lane_view(view: Tensor, shape: tuple, box: list, loc, what: str, name: str) 
 
 def pointer_view(view: Tensor, partitions: int, box: list, loc, what: str, name: str) -> Tensor:
     """A per-partition scalar operand ([P, 1]) cut to the box's partitions."""
-    if not view.shape or view.shape[0] != partitions or math.prod(view.shape[1:]) != 1:
+    vshape = view.shape
+    if not vshape or vshape[0] != partitions or \
+            (vshape[1] if len(vshape) == 2 else math.prod(vshape[1:])) != 1:
         raise NKIError(f"{what}: {name} must hold one value per partition, shape "
-                       f"[{partitions}, 1]; it is {list(view.shape)}", loc)
+                       f"[{partitions}, 1]; it is {list(vshape)}", loc)
     lo, hi = box[0]
-    return view.restrict(0, lo, hi)
+    return view if lo == 0 and hi == partitions else view.restrict(0, lo, hi)
 
 
 def out_view(view: Tensor, shape: tuple, box: list, loc, what: str = "the destination") -> Tensor:
@@ -182,45 +180,6 @@ def engine_out(tr: Tracer, view: Tensor, loc, what: str, name: str, engine,
     return acc
 
 
-def check_compute_operand(acc: Access, loc, what: str, name: str, engine):
-    """The rules every on-chip operand of a compute engine obeys (DMA is exempt)."""
-    st = acc.storage
-    if not st.on_chip:
-        raise NKIError(f"{what}: {name} must be an SBUF or PSUM tile; {st.describe()} is in HBM "
-                       "(load it with nl.load first)", loc)
-    pairs = acc.pairs
-    p = pairs[0][1]
-    start = acc.offset // st.row
-    if start or p > NUM_PARTITIONS:
-        if p > NUM_PARTITIONS:
-            raise NKIError(f"{what}: {name} spans {p} partitions; a tile has at most "
-                           f"{NUM_PARTITIONS}", loc)
-        if p > 64 or 32 < p <= 64 and start != 64 or p <= 32 and start % 32:
-            raise NKIError(f"{what}: {name} starts at partition {start} with {p} partitions, "
-                           "breaking the start-partition rule (more than 64 partitions start at "
-                           "0; 33-64 at 0 or 64; up to 32 at 0, 32, 64 or 96)", loc)
-    if len(pairs) > 2:
-        if len(pairs) - 1 > MAX_FREE_PAIRS:
-            raise NKIError(f"{what}: {name} needs {len(pairs) - 1} access-pattern dimensions "
-                           f"per partition; engines walk at most {MAX_FREE_PAIRS}", loc)
-        free = acc.free_size
-    else:
-        free = pairs[1][1]
-    if engine is not Engine.PE:
-        kind = st.kind
-        if kind == PSUM:
-            if engine is Engine.Pool:
-                raise NKIError(f"{what}: {name} is in PSUM, which the GpSimd engine cannot "
-                               "access", loc)
-            limit = MAX_FREE_PSUM
-        else:
-            limit = MAX_FREE_SBUF
-        if free > limit:
-            raise NKIError(f"{what}: {name} has {free} elements per partition; a "
-                           f"{ENGINE_NAMES[engine]} Engine instruction walks at most {limit} in "
-                           f"{kind.upper()}", loc)
-
-
 def result_tile(tr: Tracer, out, shape: tuple, dtype, name: str, loc, kind: str = SBUF) -> Tensor:
     if out is not None:
         return out
@@ -250,10 +209,14 @@ def record_lanewise(tr: Tracer, opcode, engine, shape: tuple, box: list, tiles: 
     for name, v in outs_extra:
         outs.append(engine_out(tr, pointer_view(v, shape[0], box, loc, what, name), loc, what,
                                name, engine))
-    if len(ins) > 1 and opcode is not IT.Activation and \
-            sum(1 for a in ins if a.storage.kind == PSUM) > 1:
-        raise NKIError(f"{what}: at most one input of a Vector Engine instruction can be in PSUM",
-                       loc)
+    if len(ins) > 1 and opcode is not IT.Activation:
+        in_psum = 0
+        for a in ins:
+            if a.storage.kind == PSUM:
+                in_psum += 1
+        if in_psum > 1:
+            raise NKIError(f"{what}: at most one input of a Vector Engine instruction can be in "
+                           "PSUM", loc)
     op = tr.record(opcode, engine, ins, outs, fields, loc)
     if not full:
         op.out_box = box
@@ -269,7 +232,7 @@ def tensor_tensor(tr, a: Tensor, b: Tensor, op, dtype, loc, mask=None, out=None,
     box = plan(tr, shape, mask, (a, b), loc)
     out = result_tile(tr, out, shape, dtype, what, loc)
     if not is_empty(box):
-        record_lanewise(tr, IT.TensorTensor, engine, shape, box, [a, b], [], out,
+        record_lanewise(tr, IT.TensorTensor, engine, shape, box, (a, b), (), out,
                         {"op": op}, loc, what)
     return out
 
@@ -279,7 +242,8 @@ def tensor_scalar(tr, data: Tensor, op0, operand0, reverse0, op1, operand1, reve
     """``(data op0 operand0) op1 operand1``; operands are numbers or [P, 1] tiles."""
     shape = data.shape
     dtype = dtype or data.dtype
-    if engine is Engine.DVE and (op0 in BITVEC or op1 in BITVEC) and dt.is_float(data.dtype):
+    if engine is Engine.DVE and (id(op0) in BITVEC_IDS or id(op1) in BITVEC_IDS) and \
+            dt.is_float(data.dtype):
         raise NKIError(f"{what}: bitwise operations need integer tiles, not {dt.name(data.dtype)}",
                        loc)
     box = plan(tr, shape, mask, (data,), loc)
@@ -287,22 +251,23 @@ def tensor_scalar(tr, data: Tensor, op0, operand0, reverse0, op1, operand1, reve
     if is_empty(box):
         return out
     if op1 is None:
-        op1, operand1 = Alu.bypass, 0.0
-    tiles = [isinstance(x, Tensor) for x in (operand0, operand1)]
-    if not any(tiles):
-        fields = {"op0": op0, "const0": _number(operand0, loc), "reverse0": bool(reverse0),
-                  "op1": op1, "const1": _number(operand1, loc), "reverse1": bool(reverse1)}
-        record_lanewise(tr, IT.TensorScalar, engine, shape, box, [data], [], out, fields,
+        op1, operand1 = _BYPASS, 0.0
+    tile0, tile1 = isinstance(operand0, Tensor), isinstance(operand1, Tensor)
+    reverse0, reverse1 = True if reverse0 else False, True if reverse1 else False
+    if not tile0 and not tile1:
+        fields = {"op0": op0, "const0": _number(operand0, loc), "reverse0": reverse0,
+                  "op1": op1, "const1": _number(operand1, loc), "reverse1": reverse1}
+        record_lanewise(tr, IT.TensorScalar, engine, shape, box, [data], (), out, fields,
                         loc, what)
         return out
-    if not tiles[0]:  # the pointer form takes operand0 from a tile: make one
+    if not tile0:  # the pointer form takes operand0 from a tile: make one
         operand0 = constant_column(tr, shape[0], _number(operand0, loc), loc)
-    pointers = [("operand0", operand0)]
-    fields = {"op0": op0, "reverse0": bool(reverse0), "op1": op1, "reverse1": bool(reverse1),
+    fields = {"op0": op0, "reverse0": reverse0, "op1": op1, "reverse1": reverse1,
               "const1": 0.0}
-    if tiles[1]:
-        pointers.append(("operand1", operand1))
+    if tile1:
+        pointers = (("operand0", operand0), ("operand1", operand1))
     else:
+        pointers = (("operand0", operand0),)
         fields["const1"] = _number(operand1, loc)
     record_lanewise(tr, IT.TensorScalarPtr, engine, shape, box, [data], pointers, out,
                     fields, loc, what)
@@ -310,6 +275,8 @@ def tensor_scalar(tr, data: Tensor, op0, operand0, reverse0, op1, operand1, reve
 
 
 def _number(x, loc) -> float:
+    if x.__class__ is float:
+        return x
     try:
         return float(x)
     except (TypeError, ValueError):
@@ -369,7 +336,8 @@ def tensor_reduce(tr, op, data: Tensor, axes, keepdims: bool, negate: bool, dtyp
     rank = len(shape)
     axes = normalize_axes(axes, rank, loc, what)
     kept = [a for a in range(1, rank) if a not in axes]
-    out_shape = tuple(1 if a in axes else n for a, n in enumerate(shape) if keepdims or a not in axes)
+    out_shape = tuple([1 if a in axes else n for a, n in enumerate(shape)
+                       if keepdims or a not in axes])
     box = plan(tr, shape, mask, (data,), loc)
     out = result_tile(tr, out, out_shape, dtype or data.dtype, what, loc)
     if is_empty(box):
@@ -384,8 +352,7 @@ def tensor_reduce(tr, op, data: Tensor, axes, keepdims: bool, negate: bool, dtyp
     red_pairs = merge_pairs([by_axis[a] for a in axes]) or [(1, 1)]
     acc.pairs = [row_pair] + kept_pairs + red_pairs
     check_compute_operand(acc, loc, what, "data", Engine.DVE)
-    reduce_axis = {1: bir.ReduceAxis.X, 2: bir.ReduceAxis.XY, 3: bir.ReduceAxis.XYZ,
-                   4: bir.ReduceAxis.XYZW}[len(red_pairs)]
+    reduce_axis = _REDUCE_AXES[len(red_pairs)]
     if keepdims:
         kept_box = [box[0]] + [(0, 1) if a in axes else box[a] for a in range(1, rank)]
     else:
@@ -394,9 +361,14 @@ def tensor_reduce(tr, op, data: Tensor, axes, keepdims: bool, negate: bool, dtyp
     o = engine_out(tr, dst, loc, what, "destination", Engine.DVE)
     rec = tr.record(IT.TensorReduce, Engine.DVE, [acc], [o],
                     {"op": op, "axis": reduce_axis, "negate": bool(negate)}, loc)
-    if any(b != (0, n) for b, n in zip(kept_box, out_shape)):
+    if tuple(kept_box) != full_box(out_shape):
         rec.out_box = kept_box
     return out
+
+
+#: the ReduceAxis of a reduction over 1, 2, 3 or 4 access-pattern dimensions
+_REDUCE_AXES = (None, bir.ReduceAxis.X, bir.ReduceAxis.XY, bir.ReduceAxis.XYZ,
+                bir.ReduceAxis.XYZW)
 
 
 def normalize_axes(axes, rank: int, loc, what: str) -> list:
@@ -432,19 +404,31 @@ def tensor_copy(tr, src: Tensor, dtype, loc, mask=None, out=None, engine=None,
     return out
 
 
-def memset(tr, dst: Tensor, value, loc, mask=None, engine=Engine.DVE, enabled=True):
+def memset(tr, dst: Tensor, value, loc, mask=None, engine=Engine.DVE):
     """Fills ``dst`` with ``value``."""
     shape = dst.shape
-    box = full_box(shape) if mask is None else mask_box(mask, shape)
-    if is_empty(box):
-        return None
-    if enabled:
-        acc = engine_out(tr, out_view(dst, shape, box, loc), loc, "memset", "destination", engine)
+    if mask is None:
+        box = full_box(shape)
     else:
-        acc = tr.access(dst, loc)
+        box = mask_box(mask, shape)
+        if is_empty(box):
+            return None
+    acc = engine_out(tr, out_view(dst, shape, box, loc), loc, "memset", "destination", engine)
     return tr.record(IT.Memset, engine, [], [acc],
-                     {"mode": bir.MemsetMode.Const, "constant": _number(value, loc)}, loc,
-                     enabled=enabled)
+                     {"mode": _MEMSET_CONST, "constant": _number(value, loc)}, loc)
+
+
+def pending_zeros(tr, dst: Tensor, loc) -> Op:
+    """The Memset of ``nl.zeros`` filling ``dst``, recorded disabled: it is enabled only if
+    something reads the zeros (see Tracer.enable)."""
+    acc = plain_tile_access(dst, dst.storage, Engine.DVE) or tr.access(dst, loc)
+    return tr.record(IT.Memset, Engine.DVE, [], [acc], _ZERO_FILL, loc, enabled=False)
+
+
+_MEMSET_CONST = bir.MemsetMode.Const
+# The fields of every nl.zeros memset, one dict (the fields of a recorded memset never change).
+_ZERO_FILL = {"mode": _MEMSET_CONST, "constant": 0.0}
+_BYPASS = Alu.bypass
 
 
 def _affine_fields(expr: IndexExpr, shape: tuple, box, loc, what: str) -> dict:
@@ -576,7 +560,7 @@ def tensor_tensor_scan(tr, data0: Tensor, data1: Tensor, initial, op0, op1, dtyp
                        mask=None) -> Tensor:
     shape = broadcast_shape([data0.shape, data1.shape], loc)
     box = plan(tr, shape, mask, (data0, data1), loc)
-    if any(b != (0, n) for b, n in zip(box[1:], shape[1:])):
+    if box is not full_box(shape) and box[1:] != full_box(shape)[1:]:
         raise NKIError("tensor_tensor_scan: a mask may limit partitions only (the scan runs "
                        "along the whole free dimension)", loc)
     out = result_tile(tr, None, shape, dtype or dt.promote(data0.dtype, data1.dtype),
@@ -626,8 +610,8 @@ def matmul(tr, stationary: Tensor, moving: Tensor, loc, what="nc_matmul", fields
     s_dt, m_dt = stationary.storage.dtype, moving.storage.dtype
     if not (k == m_shape[0] <= NUM_PARTITIONS and m <= MATMUL_MAX_STATIONARY and
             n <= MATMUL_MAX_MOVING and stationary.storage.kind == SBUF and
-            moving.storage.kind == SBUF and s_dt in _MATMUL_DTYPE_SET and
-            m_dt in _MATMUL_DTYPE_SET and (s_dt == dt.float32) == (m_dt == dt.float32)):
+            moving.storage.kind == SBUF and s_dt in MATMUL_DTYPE_SET and
+            m_dt in MATMUL_DTYPE_SET and (s_dt == dt.float32) == (m_dt == dt.float32)):
         _refuse_matmul(stationary, moving, k, m, n, loc, what)
     if is_transpose:
         out = tr.new_result(PSUM, out_dtype or s_dt, (m, k), "transpose", loc)
@@ -637,13 +621,10 @@ def matmul(tr, stationary: Tensor, moving: Tensor, loc, what="nc_matmul", fields
            engine_in(tr, moving, loc, what, "moving", Engine.PE)]
     o = tr.write_fresh(out)
     f = {"start_tensor_calc": True, "stop_tensor_calc": True, "is_transpose": is_transpose}
-    if fields:
+    if fields is not None:
         f.update(fields)
     tr.record(IT.Matmult, Engine.PE, ins, [o], f, loc)
     return out
-
-
-_MATMUL_DTYPE_SET = frozenset(MATMUL_DTYPES)
 
 
 def _refuse_matmul(stationary: Tensor, moving: Tensor, k: int, m: int, n: int, loc, what: str):
@@ -737,11 +718,14 @@ def dma(tr, opcode, dst: Tensor, src: Tensor, loc, mask=None, rmw=None, what="dm
             raise NKIError(f"{what}: a masked transfer needs source and destination of the same "
                            f"shape ({list(src.shape)} vs {list(shape)})", loc)
         box = mask_box(mask, shape)
-        if is_empty(box):
+        if box is full_box(shape):
+            box = None  # the mask keeps everything: an unmasked transfer
+        elif is_empty(box):
             return None
-        for axis, (lo, hi) in enumerate(box):
-            src = src.restrict(axis, lo, hi)
-            dst = dst.restrict(axis, lo, hi)
+        else:
+            for axis, (lo, hi) in enumerate(box):
+                src = src.restrict(axis, lo, hi)
+                dst = dst.restrict(axis, lo, hi)
     src_acc = _hbm_access(src, s_st) if s_st.write_count or s_st.kind == INPUT else None
     ins = [src_acc or tr.read(src, loc)]
     if fresh and box is None:
@@ -754,13 +738,16 @@ def dma(tr, opcode, dst: Tensor, src: Tensor, loc, mask=None, rmw=None, what="dm
             outs = [dst_acc]
         else:
             outs = [tr.write(dst, loc)]
-    fields = {"queue": tr.next_dma_queue()}
-    if rmw is not None:
-        fields["dst_rmw_op"] = rmw
+    queue = tr.next_dma_queue()
+    fields = _QUEUE_FIELDS[queue] if rmw is None else {"queue": queue, "dst_rmw_op": rmw}
     op = tr.record(opcode, Engine.DMA, ins, outs, fields, loc)
-    if box is not None and any(b != (0, n) for b, n in zip(box, shape)):
+    if box is not None:
         op.out_box = box
     return op
+
+
+# The fields of a plain transfer on each DMA queue, shared (recorded fields do not change).
+_QUEUE_FIELDS = [{"queue": q} for q in range(DMA_QUEUES)]
 
 
 def _hbm_access(view: Tensor, st) -> Access | None:

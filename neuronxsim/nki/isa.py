@@ -44,6 +44,9 @@ class reduce_cmd:
     reset_reduce = bir.AccumCmd.ZeroAccumulate
 
 
+_IDLE = reduce_cmd.idle  # (in activation, the parameter named reduce_cmd hides the class)
+
+
 class dge_mode:
     unknown = "unknown"
     none = "none"
@@ -105,7 +108,7 @@ def nc_matmul(stationary, moving, is_stationary_onezero=False, is_moving_onezero
         raise NKIError("nc_matmul: masks are not supported; index the operand tiles instead", loc)
     stationary = _tile(stationary, loc, "nc_matmul: stationary")
     moving = _tile(moving, loc, "nc_matmul: moving")
-    fields = {}
+    fields = None
     if tile_position or tile_size:
         if len(tile_position) != 2 or len(tile_size) != 2:
             raise NKIError("nc_matmul: tile_position and tile_size are (row, column) pairs", loc)
@@ -127,7 +130,7 @@ def nc_transpose(data, mask=None, dtype=None, engine=engine.unknown, **kwargs):
     small = data.shape[0] <= 32 and math.prod(data.shape[1:]) <= 32
     hw = _engine(engine, (Engine.PE, Engine.DVE), Engine.DVE if small else Engine.PE, loc,
                  "nc_transpose")
-    if hw == Engine.DVE:
+    if hw is Engine.DVE:
         return _ins.transpose_dve(tr, data, _dtype(dtype, loc), loc)
     return _ins.transpose_pe(tr, data, _dtype(dtype, loc), loc)
 
@@ -142,9 +145,11 @@ def activation(op, data, bias=None, scale=1.0, reduce_op=None, reduce_res=None,
     tr = current()
     func = act_func(op, loc)
     data = _tile(data, loc, "activation: data")
-    if reduce_res is not None or reduce_cmd in (bir.AccumCmd.Accumulate,
-                                                bir.AccumCmd.ZeroAccumulate):
-        if reduce_op is not None and alu_op(reduce_op, "activation: reduce_op", loc) != Alu.add:
+    if reduce_res is not None or (reduce_cmd is not _IDLE and  # (identity: the usual case, cheaply)
+                                  reduce_cmd in (bir.AccumCmd.Accumulate,
+                                                 bir.AccumCmd.ZeroAccumulate)):
+        if reduce_op is not None and \
+                alu_op(reduce_op, "activation: reduce_op", loc) is not Alu.add:
             raise NKIError("activation: the Scalar Engine's reduction registers only add "
                            "(reduce_op=nl.add)", loc)
     if reduce_res is not None and reduce_cmd == bir.AccumCmd.Idle:
@@ -164,7 +169,7 @@ def activation_reduce(op, data, reduce_op, reduce_res, bias=None, scale=1.0, mas
     tr = current()
     func = act_func(op, loc)
     data = _tile(data, loc, "activation_reduce: data")
-    if alu_op(reduce_op, "activation_reduce: reduce_op", loc) != Alu.add:
+    if alu_op(reduce_op, "activation_reduce: reduce_op", loc) is not Alu.add:
         raise NKIError("activation_reduce: the Scalar Engine's reduction registers only add "
                        "(reduce_op=nl.add)", loc)
     out = _ins.activation(tr, func, data, bias, scale, _dtype(dtype, loc), loc, mask,
@@ -183,7 +188,7 @@ def tensor_tensor(data1, data2, op, dtype=None, mask=None, engine=engine.unknown
     data1 = _tile(data1, loc, "tensor_tensor: data1")
     data2 = _tile(data2, loc, "tensor_tensor: data2")
     default = Engine.DVE
-    if alu == Alu.pow and PSUM not in (data1.storage.kind, data2.storage.kind):
+    if alu is Alu.pow and PSUM not in (data1.storage.kind, data2.storage.kind):
         default = Engine.Pool
     hw = _engine(engine, (Engine.DVE, Engine.Pool), default, loc, "tensor_tensor")
     return _ins.tensor_tensor(current(), data1, data2, alu, _dtype(dtype, loc), loc, mask,
@@ -201,7 +206,7 @@ def tensor_scalar(data, op0, operand0, reverse0=False, op1=None, operand1=None, 
         raise NKIError("tensor_scalar: op1 needs operand1", loc)
     hw = _engine(engine, (Engine.DVE, Engine.Activation, Engine.Pool), Engine.DVE, loc,
                  "tensor_scalar")
-    if hw == Engine.Activation and not {a0, a1 or Alu.add} <= {Alu.add, Alu.mult}:
+    if hw is Engine.Activation and not {a0, a1 or Alu.add} <= {Alu.add, Alu.mult}:
         raise NKIError("tensor_scalar: on the Scalar Engine the operators must be add or multiply",
                        loc)
     for operand in (operand0, operand1):
@@ -296,7 +301,7 @@ def select_reduce(dst, predicate, on_true, on_false, reduce_res=None,
     dst = _tile(dst, loc, "select_reduce: dst")
     predicate = _tile(predicate, loc, "select_reduce: predicate")
     on_true = _tile(on_true, loc, "select_reduce: on_true")
-    if alu_op(reduce_op, "select_reduce: reduce_op", loc) != Alu.max:
+    if alu_op(reduce_op, "select_reduce: reduce_op", loc) is not Alu.max:
         raise NKIError("select_reduce: reduce_op must be max", loc)
     if reduce_cmd == bir.AccumCmd.Accumulate:
         raise NKIError("select_reduce: reduce_cmd=reduce (accumulating over earlier "
@@ -319,7 +324,7 @@ def range_select(on_true_tile, comp_op0, comp_op1, bound0, bound1, reduce_cmd=re
     data = _tile(on_true_tile, loc, "range_select: on_true_tile")
     c0 = alu_op(comp_op0, "range_select: comp_op0", loc)
     c1 = alu_op(comp_op1, "range_select: comp_op1", loc)
-    if alu_op(reduce_op, "range_select: reduce_op", loc) != Alu.max:
+    if alu_op(reduce_op, "range_select: reduce_op", loc) is not Alu.max:
         raise NKIError("range_select: reduce_op must be max", loc)
     bound0 = _tile(bound0, loc, "range_select: bound0")
     bound1 = _tile(bound1, loc, "range_select: bound1")
@@ -428,7 +433,7 @@ def dma_copy(dst, src, mask=None, dst_rmw_op=None, oob_mode=oob_mode.error,
     rmw = None
     if dst_rmw_op is not None:
         rmw = alu_op(dst_rmw_op, "dma_copy: dst_rmw_op", loc)
-        if rmw != Alu.add:
+        if rmw is not Alu.add:
             raise NKIError("dma_copy: dst_rmw_op supports add only", loc)
     _ins.dma(current(), IT.DMACopy, dst, src, loc, mask, rmw=rmw, what="dma_copy")
 

@@ -298,8 +298,7 @@ def _trace(kernel, args, arch: str, kwargs) -> TracedKernel:
         peaks = allocate(core, tracer.sbuf_bytes)
         sbuf_peaks.append(peaks["sbuf"])
         psum_peaks.append(peaks["psum"])
-        emit_core(module, core, set(returned))
-        counts.append(sum(1 for op in core.ops if op.enabled))
+        counts.append(emit_core(module, core, set(returned)).instruction_count)
         if num_cores > 1:  # to merge the cores' outputs when they run one at a time
             regions.append(_written_regions(core, returned))
     outputs = [TensorSpec(st.name, st.shape, st.dtype) for st in results[0]]

@@ -18,15 +18,13 @@ import math
 
 import numpy as np
 
-from neuronxsim import bir
-
 from . import dtypes as _dt
 from . import instructions as _ins
 from .errors import NKIError, caller_location
 from .indexing import arange, ds, mgrid  # noqa: F401  (public names of nl)
 from .opcodes import Act, Alu, activation as _act_marker, alu as _alu_marker
 from .tensor import HBM, PSUM, SBUF, SHARED_HBM, Tensor, same_view
-from .tracer import IT, current
+from .tracer import IT, Engine, current
 
 # ---- data types and buffers ----
 bfloat16 = _dt.bfloat16
@@ -110,8 +108,12 @@ class nc:
 # ---- creating tensors ----
 
 def _parse_shape(shape, loc) -> tuple[tuple, int]:
-    if type(shape) is tuple and shape and builtins.all(type(n) is int and n > 0 for n in shape):
-        return shape, 0  # the common case: plain positive ints, no nl.par_dim
+    if type(shape) is tuple and shape:  # the common case: plain positive ints, no nl.par_dim
+        for n in shape:
+            if type(n) is not int or n <= 0:
+                break
+        else:
+            return shape, 0
     if isinstance(shape, (int, np.integer)):
         shape = (shape,)
     dims, pidx = [], None
@@ -142,6 +144,29 @@ def _dtype(value, loc, what="dtype"):
 def _new_tensor(shape, dtype, buffer, name, loc, what: str) -> Tensor:
     tr = current()
     dims, pidx = _parse_shape(shape, loc)
+    # Kernels create tensors of a few shapes over and over in their loops: a shape of plain
+    # ints (_parse_shape hands it back as it is) has its dtype and buffer checked once.
+    spec = None
+    if dims is shape:
+        try:
+            spec = _CHECKED_SPECS.get((shape, dtype, buffer))
+        except TypeError:  # an unhashable dtype or buffer: _tensor_spec refuses it
+            pass
+    if spec is None:
+        spec = _tensor_spec(dims, pidx, dtype, buffer, loc, what)
+        if dims is shape:
+            _CHECKED_SPECS[(shape, dtype, buffer)] = spec
+    dtype, buffer = spec
+    st = tr.new_storage(buffer, dtype, dims, name or what, loc, pidx, explicit_name=bool(name))
+    return st.full_view()
+
+
+_CHECKED_SPECS: dict = {}  # (shape, dtype, buffer) -> (NumPy dtype, buffer), see _new_tensor
+
+
+def _tensor_spec(dims: tuple, pidx: int, dtype, buffer, loc, what: str) -> tuple:
+    """(NumPy dtype, buffer) of a new tensor of shape ``dims`` (partition axis ``pidx``),
+    checked."""
     dtype = _dtype(dtype, loc)
     buffer = SBUF if buffer is None else buffer
     if buffer not in (SBUF, PSUM, HBM, SHARED_HBM):
@@ -159,9 +184,7 @@ def _new_tensor(shape, dtype, buffer, name, loc, what: str) -> Tensor:
                                "partition; a PSUM tile must fit one 2 KiB bank", loc)
     elif pidx:
         raise NKIError("nl.par_dim applies to SBUF and PSUM tiles only", loc)
-    label = name or what
-    st = tr.new_storage(buffer, dtype, dims, label, loc, pidx, explicit_name=bool(name))
-    return st.full_view()
+    return dtype, buffer
 
 
 def ndarray(shape, dtype, buffer=None, name: str = "", **_kwargs) -> Tensor:
@@ -171,9 +194,10 @@ def ndarray(shape, dtype, buffer=None, name: str = "", **_kwargs) -> Tensor:
 
 def _filled(shape, value, dtype, buffer, name, loc, what):
     t = _new_tensor(shape, dtype, buffer, name, loc, what)
-    if t.storage.kind not in (SBUF, PSUM):
+    st = t.storage
+    if st.kind not in (SBUF, PSUM):
         raise NKIError(f"nl.{what} creates on-chip tiles; HBM tensors are written by DMA", loc)
-    return t, t.storage.lanes_view()
+    return t, (t if st.partition_axis == 0 else st.lanes_view())
 
 
 def zeros(shape, dtype, buffer=None, name: str = "", **_kwargs) -> Tensor:
@@ -182,7 +206,7 @@ def zeros(shape, dtype, buffer=None, name: str = "", **_kwargs) -> Tensor:
     loc = caller_location()
     t, lanes = _filled(shape, 0.0, dtype, buffer, name, loc, "zeros")
     st = t.storage
-    st.pending_zero = _ins.memset(current(), lanes, 0.0, loc, enabled=False)
+    st.pending_zero = _ins.pending_zeros(current(), lanes, loc)
     st.write_count += 1
     st.written_partitions = st.partitions
     st.zero_init = True
@@ -221,7 +245,13 @@ def empty_like(a: Tensor, dtype=None, buffer=None, name: str = "", **_kwargs) ->
 
 # ---- memory movement ----
 
-def _tile(x, loc, what: str) -> Tensor:
+def _tile(x, loc, what: str, arg: str = "") -> Tensor:
+    """``x``, checked to be an SBUF or PSUM tile. The errors call it ``what``, or
+    ``nl.<what>: <arg>`` when ``arg`` is given (formatted only for an error)."""
+    if x.__class__ is Tensor and x.storage.on_chip:
+        return x
+    if arg:
+        what = f"nl.{what}: {arg}"
     if not isinstance(x, Tensor):
         raise NKIError(f"{what} must be a tile, not {type(x).__name__}", loc)
     if not x.storage.on_chip:
@@ -280,10 +310,14 @@ def _opt_dtype(dtype, loc):
 def broadcast_to(x, shape) -> Tensor:
     """``x`` repeated to ``shape``. Free dimensions repeat by a copy; a single partition is
     copied to all partitions through the PE array (a matmul against a row of ones)."""
-    loc = caller_location()
+    return _broadcast_tile(x, shape, caller_location())
+
+
+def _broadcast_tile(x, shape, loc) -> Tensor:
+    """:func:`broadcast_to` for the kernel line ``loc`` (``Tensor.broadcast_to`` finds it)."""
     tr = current()
     x = _tile(x, loc, "broadcast_to")
-    shape = tuple(int(n) for n in shape)
+    shape = tuple([int(n) for n in shape])
     if x.shape == shape:
         return x
     if len(shape) != len(x.shape):
@@ -292,11 +326,11 @@ def broadcast_to(x, shape) -> Tensor:
         out = tr.new_result(SBUF, x.dtype, shape, "broadcast", loc)
         return _ins.tensor_copy(tr, x, x.dtype, loc, out=out, what="broadcast_to")
     if x.shape[0] != 1 or shape[0] > tile_size.pmax or len(shape) > 2 or \
-            any(a != b for a, b in zip(x.shape[1:], shape[1:])):
+            x.shape[1:] != shape[1:]:
         raise NKIError(f"broadcast_to reaches all partitions from a [1, N] tile only; cannot "
                        f"broadcast {list(x.shape)} to {list(shape)}", loc)
     parts, width = shape[0], (shape[1] if len(shape) > 1 else 1)
-    src = x if x.dtype in _ins.MATMUL_DTYPES else _ins.tensor_copy(tr, x, float32, loc)
+    src = x if x.dtype in _ins.MATMUL_DTYPE_SET else _ins.tensor_copy(tr, x, float32, loc)
     ones_row = _ins.constant_tile(tr, (1, parts), 1.0, src.dtype, loc)
     out = tr.new_result(SBUF, x.dtype, shape, "broadcast", loc)
     flat = out if len(shape) > 1 else Tensor(out.storage, 0, (parts, 1), (out.storage.row, 1), ())
@@ -317,13 +351,14 @@ def assign(dst: Tensor, value):
     locate the kernel line themselves; only recorded instructions need ``caller_location``."""
     tr = current()
     if isinstance(value, Tensor):
-        if same_view(dst, value):
+        d_st = dst.storage
+        if value.storage is d_st and same_view(dst, value):
             return  # `t[...] += x` stores back the view the += already updated
-        if not dst.storage.on_chip:
-            raise NKIError(f"assignment to HBM tensor {dst.storage.describe()}; write HBM with "
+        if not d_st.on_chip:
+            raise NKIError(f"assignment to HBM tensor {d_st.describe()}; write HBM with "
                            "nl.store")
         _tile(value, None, "the assigned value")
-        if dst.storage.kind == PSUM:
+        if d_st.kind == PSUM:
             op = tr.is_matmul_result(value)
             if op is not None:
                 tr.place_matmul(op, value, dst, accumulate=False, loc=None)
@@ -332,10 +367,8 @@ def assign(dst: Tensor, value):
         if op is not None and _can_write(op, dst):
             if op.out_box is not None or dst.shape != value.shape:  # the shapes must agree
                 _ins.out_view(dst, value.shape, op.out_box or _ins.full_box(value.shape), None)
-            tr.redirect(op, value, dst, None)
-            if op.engine is not bir.Engine.DMA:
-                _ins.check_compute_operand(op.outs[0], None, "assignment", "the destination",
-                                           op.engine)
+            tr.redirect(op, value, dst, None,
+                        checked_as=None if op.engine is Engine.DMA else _ASSIGNED)
             return
         _ins.tensor_copy(tr, value, dst.dtype, caller_location(), out=dst, what="assignment")
     elif isinstance(value, (int, float, np.number)):
@@ -346,34 +379,45 @@ def assign(dst: Tensor, value):
         raise NKIError(f"cannot assign {type(value).__name__} to a tile")
 
 
+_ASSIGNED = ("assignment", "the destination")  # how errors name an assignment's target
+
+
 def _can_write(op, dst: Tensor) -> bool:
     """Whether ``op``'s engine can write ``dst``'s memory."""
     kind = dst.storage.kind
     if op.opcode is IT.Matmult:
         return kind == PSUM
-    if op.engine is bir.Engine.DMA or op.engine is bir.Engine.Pool:
+    if op.engine is Engine.DMA or op.engine is Engine.Pool:
         return kind == SBUF
     return True
 
 
-def accumulate(dst: Tensor, value, name: str):
-    """``dst op= value``: a matmul result added to PSUM joins its accumulation group; anything
-    else is one lane-wise instruction reading and writing ``dst``."""
+def accumulate(dst: Tensor, value, name: str) -> Tensor:
+    """``dst op= value`` (returns ``dst``): a matmul result added to PSUM joins its accumulation
+    group; anything else is one lane-wise instruction reading and writing ``dst``."""
     tr = current()
     if name == "add" and isinstance(value, Tensor) and dst.storage.kind == PSUM:
         op = tr.is_matmul_result(value)
         if op is not None:
             tr.place_matmul(op, value, dst, accumulate=True, loc=None)
-            return
-    loc = caller_location()
-    _tile(dst, loc, f"the target of '{name}='")
+            return dst
+    loc = caller_location(1)  # (called from Tensor's in-place operator)
+    if dst.__class__ is not Tensor or not dst.storage.on_chip:
+        _tile(dst, loc, f"the target of '{name}='")
     _binary(dst, value, _BINARY_ALU[name], dst.dtype, None, loc, out=dst, what=name)
+    return dst
+
+
+def _apply_operator(x, y, name: str, loc):
+    """``x <op> y`` written with Python's operators on tiles: ``nl.<name>(x, y)``."""
+    return _binary(x, y, _BINARY_ALU[name], None, None, loc, what=name)
 
 
 # ---- arithmetic ----
 
 def _is_lane_constant(t: Tensor) -> bool:
-    return math.prod(t.shape[1:]) == 1
+    shape = t.shape
+    return shape[1] == 1 if len(shape) == 2 else math.prod(shape[1:]) == 1
 
 
 def _binary(x, y, op, dtype, mask, loc, out=None, what="") -> Tensor:
@@ -382,16 +426,18 @@ def _binary(x, y, op, dtype, mask, loc, out=None, what="") -> Tensor:
     if not xt and not yt:
         raise NKIError(f"nl.{what} needs at least one tile operand", loc)
     if xt:
-        _tile(x, loc, f"nl.{what}: x")
+        _tile(x, loc, what, "x")
     if yt:
-        _tile(y, loc, f"nl.{what}: y")
-    dtype = _opt_dtype(dtype, loc)
+        _tile(y, loc, what, "y")
+    if dtype is not None:
+        dtype = _dtype(dtype, loc)
     if xt and yt:
-        if _is_lane_constant(y) and not _is_lane_constant(x) and y.shape[0] == x.shape[0]:
+        x_column, y_column = _is_lane_constant(x), _is_lane_constant(y)
+        if y_column and not x_column and y.shape[0] == x.shape[0]:
             return _ins.tensor_scalar(tr, x, op, y, False, None, None, False,
                                       dtype or _dt.promote(x.dtype, y.dtype), loc, mask, out,
                                       what=what)
-        if _is_lane_constant(x) and not _is_lane_constant(y) and y.shape[0] == x.shape[0]:
+        if x_column and not y_column and y.shape[0] == x.shape[0]:
             return _ins.tensor_scalar(tr, y, op, x, True, None, None, False,
                                       dtype or _dt.promote(x.dtype, y.dtype), loc, mask, out,
                                       what=what)
@@ -433,7 +479,7 @@ def _activation_fn(name: str, func):
     @_act_marker(func)
     def fn(x, dtype=None, mask=None, **_kwargs):
         loc = caller_location()
-        x = _tile(x, loc, f"nl.{name}: x")
+        x = _tile(x, loc, name, "x")
         return _ins.activation(current(), func, x, None, 1.0, _opt_dtype(dtype, loc), loc, mask,
                                what=name)
     fn.__name__ = fn.__qualname__ = name
@@ -491,7 +537,7 @@ def _reduce_fn(name: str, op):
     @_alu_marker(op)
     def fn(x, axis, dtype=None, mask=None, keepdims=False, **_kwargs):
         loc = caller_location()
-        x = _tile(x, loc, f"nl.{name}: x")
+        x = _tile(x, loc, name, "x")
         return _ins.tensor_reduce(current(), op, x, axis, keepdims, False, _opt_dtype(dtype, loc),
                                   loc, mask, what=name)
     fn.__name__ = fn.__qualname__ = name
@@ -585,5 +631,5 @@ def device_print(prefix, x, **_kwargs):
 
 
 __all__ = [n for n in list(globals()) if not n.startswith("_") and n not in (
-    "annotations", "builtins", "math", "np", "bir", "NKIError", "caller_location", "current",
-    "Tensor", "same_view", "IT", "Alu", "Act", "HBM", "PSUM", "SBUF", "SHARED_HBM")]
+    "annotations", "builtins", "math", "np", "NKIError", "caller_location", "current",
+    "Tensor", "same_view", "IT", "Engine", "Alu", "Act", "HBM", "PSUM", "SBUF", "SHARED_HBM")]

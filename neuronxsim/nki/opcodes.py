@@ -65,9 +65,27 @@ def _label(fn) -> str:
     return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
 
 
+# The operations and functions the tracer hands on are always the members ``Alu.<name>`` and
+# ``Act.<name>`` themselves, so that it can compare them by identity: a pybind enum's ``==`` and
+# hash each cost a call into the binding. (A member built some other way, e.g. from its value,
+# is swapped for the attribute.)
+_ALU_MEMBERS = {id(m): m for m in Alu.__members__.values()}
+_ACT_MEMBERS = {id(m): m for m in Act.__members__.values()}
+_ALU_BY_FUNCTION: dict = {}  # functions seen -> their operation (functions hash by identity)
+_ACT_BY_FUNCTION: dict = {}
+
+#: ids of the BITVEC members, to test ``id(op) in BITVEC_IDS`` without hashing the enum
+BITVEC_IDS = frozenset(id(op) for op in BITVEC)
+
+
 def alu_op(fn, what: str, loc):
-    if isinstance(fn, Alu):
-        return fn
+    if fn.__class__ is Alu:
+        op = _ALU_MEMBERS.get(id(fn))
+        return op if op is not None else getattr(Alu, fn.name)
+    try:
+        return _ALU_BY_FUNCTION[fn]
+    except (KeyError, TypeError):
+        pass
     op = getattr(fn, "alu_op", None)
     if op is None:
         try:
@@ -77,12 +95,18 @@ def alu_op(fn, what: str, loc):
     if op is None:
         raise NKIError(f"{what}: {_label(fn)} is not an ALU operation (use nl.add, "
                        "nl.multiply, np.maximum, ...)", loc)
+    _ALU_BY_FUNCTION[fn] = op
     return op
 
 
 def act_func(fn, loc):
-    if isinstance(fn, Act):
-        return fn
+    if fn.__class__ is Act:
+        func = _ACT_MEMBERS.get(id(fn))
+        return func if func is not None else getattr(Act, fn.name)
+    try:
+        return _ACT_BY_FUNCTION[fn]
+    except (KeyError, TypeError):
+        pass
     func = getattr(fn, "act_func", None)
     if func is None:
         try:
@@ -92,4 +116,5 @@ def act_func(fn, loc):
     if func is None:
         raise NKIError(f"{_label(fn)} is not an activation function of the Scalar Engine "
                        "(use nl.exp, nl.tanh, nl.gelu, nl.copy, np.exp, ...)", loc)
+    _ACT_BY_FUNCTION[fn] = func
     return func

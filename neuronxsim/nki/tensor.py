@@ -19,7 +19,8 @@ import numpy as np
 
 from . import dtypes as dt
 from .errors import NKIError, SourceLocation, caller_location
-from .indexing import BoundCheck, resolve_subscript
+from .indexing import (BoundCheck, IndexExpr, basic_subscript, partition_free_subscript,
+                       resolve_subscript)
 
 #: Buffer names as NKI spells them (``nl.sbuf`` is the string "sbuf", and so on).
 SBUF, PSUM, HBM, SHARED_HBM = "sbuf", "psum", "hbm", "shared_hbm"
@@ -27,6 +28,15 @@ INPUT = "input"  # a kernel argument (read only)
 
 NUM_PARTITIONS = 128
 PSUM_BANK_BYTES = 2048
+
+
+def _tile_pairs(shape: tuple) -> list | None:
+    """The access pairs of a whole [P, F] tile, [(F, P), (1, F)] ((1, 1) for F = 1); None when
+    it has too many partitions to be an operand."""
+    p, f = shape
+    if p > NUM_PARTITIONS:
+        return None
+    return [(f, p), (1, f) if f > 1 else (1, 1)]
 
 
 class Storage:
@@ -38,14 +48,20 @@ class Storage:
     __slots__ = (
         "name", "hint", "kind", "dtype", "shape", "created_at", "partition_axis",
         "explicit_name", "on_chip", "partitions", "row", "strides",
+        # The access pairs of the full view of a [P, F] tile (None for other storages): the
+        # operand most instructions read and write, its pattern worked out once; and the Access
+        # of that view, made on first use and shared by the instructions using it (accesses
+        # are not changed once recorded).
+        "full_pairs", "full_access",
         # Trace state: writes seen; partitions written from 0 (and written ranges beyond them,
         # see tracer._note_written_partitions); the disabled Memset of nl.zeros until something
         # needs it; "nl.zeros made it and no non-matmul instruction wrote it since"; the (dst
         # view, its write count, producer) of a redirected temporary (see Tracer.redirect).
         "write_count", "written_partitions", "later_partitions", "pending_zero", "zero_init",
         "forward",
-        # PSUM only (else None / 0): regions whose first matmul replaced the pending zeros (and
-        # their element count), and region -> the last matmul of its open accumulation group.
+        # PSUM only, made by the first matmul placed there (else None / 0): regions whose first
+        # matmul replaced the pending zeros (and their element count), and region -> the last
+        # matmul of its open accumulation group.
         "zero_started", "zero_covered", "psum_groups",
         # Set after the trace: live range (instruction indices), address, position in the list
         # of tensors the emitter passes to emit_traced.
@@ -87,8 +103,11 @@ class Storage:
                 step *= shape[axis]
             strides[partition_axis] = self.row
             self.strides = tuple(strides)
+            self.full_pairs = _tile_pairs(shape) if partition_axis == 0 and len(shape) == 2 \
+                else None
         else:
             self.on_chip = False
+            self.full_pairs = None
             self.partition_axis = 0
             self.partitions = 1
             self.row = 0
@@ -105,23 +124,19 @@ class Storage:
         self.pending_zero = None
         self.zero_init = False
         self.forward = None
-        if kind == PSUM:
-            self.zero_started = set()
-            self.psum_groups = {}
-        else:
-            self.zero_started = None
-            self.psum_groups = None
+        self.zero_started = self.psum_groups = None
         self.zero_covered = 0
         self.first_use = self.last_use = -1
         self.addr = None
         self.location_index = -1
+        self.full_access = None
 
-    @classmethod
-    def plain_tile(cls, kind: str, dtype: np.dtype, shape: tuple, hint: str,
+    @staticmethod  # (a classmethod would bind a method object on every call)
+    def plain_tile(kind: str, dtype: np.dtype, shape: tuple, hint: str,
                    created_at: SourceLocation | None) -> "Storage":
         """A [P, F] SBUF or PSUM tile, unnamed: what most instructions create for their result.
         (The same state ``__init__`` builds, set in one step: tracing creates many of these.)"""
-        st = object.__new__(cls)
+        st = object.__new__(Storage)
         st.name = None
         st.hint = hint
         st.kind = kind
@@ -134,22 +149,19 @@ class Storage:
         st.partitions = shape[0]
         st.row = shape[1]
         st.strides = (shape[1], 1)
+        st.full_pairs = _tile_pairs(shape)
         st.write_count = 0
         st.written_partitions = 0
         st.later_partitions = None
         st.pending_zero = None
         st.zero_init = False
         st.forward = None
-        if kind == PSUM:
-            st.zero_started = set()
-            st.psum_groups = {}
-        else:
-            st.zero_started = None
-            st.psum_groups = None
+        st.zero_started = st.psum_groups = None
         st.zero_covered = 0
         st.first_use = st.last_use = -1
         st.addr = None
         st.location_index = -1
+        st.full_access = None
         return st
 
     @property
@@ -171,16 +183,34 @@ class Storage:
     def lanes_view(self) -> "Tensor":
         """Every element of an on-chip storage as one tile: the partition axis first, then the
         block and free axes (for instructions that fill a whole multi-tile ndarray)."""
+        if self.partition_axis == 0:
+            return self.full_view()
         axes = [self.partition_axis] + [a for a in range(len(self.shape))
                                         if a != self.partition_axis]
         return Tensor(self, 0, tuple(self.shape[a] for a in axes),
                       tuple(self.strides[a] for a in axes), ())
 
 
+def _operator(name: str, reverse: bool = False):
+    """The method for a Python operator on tiles: ``nl.<name>(self, other)`` (reversed:
+    ``(other, self)``). It finds the kernel's line itself, one frame up (the cheap case of
+    caller_location)."""
+    if reverse:
+        def method(self, other):
+            return _nl._apply_operator(other, self, name, caller_location())
+    else:
+        def method(self, other):
+            return _nl._apply_operator(self, other, name, caller_location())
+    method.__name__ = name
+    return method
+
+
 class Tensor:
     """A strided view of a :class:`Storage`: an NKI tensor or tile while the kernel is traced."""
 
-    __slots__ = ("storage", "offset", "shape", "strides", "checks")
+    # last_subscript: (key, view) of the last general subscript, for `t[key] op= x`, which
+    # subscripts t twice with one key object (see __setitem__)
+    __slots__ = ("storage", "offset", "shape", "strides", "checks", "last_subscript")
     __array_priority__ = 1000  # numpy scalars on the left defer to our operators
 
     def __init__(self, storage: Storage, offset: int, shape: tuple, strides: tuple, checks: tuple):
@@ -189,6 +219,7 @@ class Tensor:
         self.shape = shape
         self.strides = strides
         self.checks = checks
+        self.last_subscript = None
 
     # ---- what kernels read ----
     @property
@@ -232,23 +263,43 @@ class Tensor:
         if key is Ellipsis:
             return self
         if key.__class__ is tuple and len(key) == 2 and len(self.shape) == 2 and not self.checks:
-            # t[a:b, c:d] inside a 2-D tensor, the commonest subscript of all
             r, c = key
-            if r.__class__ is slice and c.__class__ is slice and r.step is None and \
+            if r.__class__ is IndexExpr:  # t[t * 128 + ip, ic]
+                view = partition_free_subscript(r, c, self.shape, self.strides, self.offset)
+                if view is not None:
+                    return Tensor(self.storage, view[0], view[1], view[2], ())
+            # t[a:b, c:d] (or `:`) inside a 2-D tensor, the commonest subscript of all
+            elif r.__class__ is slice and c.__class__ is slice and r.step is None and \
                     c.step is None:
                 r0, r1, c0, c1 = r.start, r.stop, c.start, c.stop
                 n0, n1 = self.shape
+                if r0 is None and r1 is None:
+                    r0, r1 = 0, n0
+                if c0 is None and c1 is None:
+                    c0, c1 = 0, n1
                 if r0.__class__ is int and r1.__class__ is int and c0.__class__ is int and \
                         c1.__class__ is int and 0 <= r0 < r1 <= n0 and 0 <= c0 < c1 <= n1:
                     strides = self.strides
                     return Tensor(self.storage, self.offset + r0 * strides[0] + c0 * strides[1],
                                   (r1 - r0, c1 - c0), strides, ())
-        offset, shape, strides, checks = resolve_subscript(
-            key, self.shape, self.strides, self.offset, self.checks)
-        return Tensor(self.storage, offset, shape, strides, checks)
+        view = None
+        if key.__class__ is tuple and key and key[0].__class__ is int and not self.checks and \
+                len(key) <= len(self.shape):  # t[i, ...]: a block of a multi-tile ndarray
+            view = basic_subscript(key, self.shape, self.strides, self.offset)
+        if view is None:
+            view = resolve_subscript(key, self.shape, self.strides, self.offset, self.checks)
+        view = Tensor(self.storage, view[0], view[1], view[2], view[3])
+        self.last_subscript = (key, view)
+        return view
 
     def __setitem__(self, key, value):
-        _nl.assign(self[key], value)
+        last = self.last_subscript
+        if last is not None and last[0] is key:
+            view = last[1]  # the same key object resolves to the same view (views are immutable)
+        else:
+            view = self[key]
+        if value is not view:  # (`t[key] op= x` stores back the view the operation updated)
+            _nl.assign(view, value)
 
     def restrict(self, axis: int, lo: int, hi: int) -> "Tensor":
         """The view with dimension ``axis`` limited to ``[lo, hi)`` (how masks apply)."""
@@ -289,36 +340,32 @@ class Tensor:
         return Tensor(self.storage, self.offset, shape, tuple(reversed(strides)), ())
 
     def broadcast_to(self, shape) -> "Tensor":
-        return _nl.broadcast_to(self, shape)
+        return _nl._broadcast_tile(self, shape, caller_location())
 
     # ---- operators: nl functions ----
-    def _binary(self, other, name, reverse=False):
-        fn = getattr(_nl, name)
-        return fn(other, self) if reverse else fn(self, other)
+    __add__, __radd__ = _operator("add"), _operator("add", True)
+    __sub__, __rsub__ = _operator("subtract"), _operator("subtract", True)
+    __mul__, __rmul__ = _operator("multiply"), _operator("multiply", True)
+    __truediv__, __rtruediv__ = _operator("divide"), _operator("divide", True)
+    __pow__, __rpow__ = _operator("power"), _operator("power", True)
+    __mod__ = _operator("mod")
+    __lt__, __le__ = _operator("less"), _operator("less_equal")
+    __gt__, __ge__ = _operator("greater"), _operator("greater_equal")
+    __eq__, __ne__ = _operator("equal"), _operator("not_equal")
 
-    def __add__(self, o): return self._binary(o, "add")
-    def __radd__(self, o): return self._binary(o, "add", True)
-    def __sub__(self, o): return self._binary(o, "subtract")
-    def __rsub__(self, o): return self._binary(o, "subtract", True)
-    def __mul__(self, o): return self._binary(o, "multiply")
-    def __rmul__(self, o): return self._binary(o, "multiply", True)
-    def __truediv__(self, o): return self._binary(o, "divide")
-    def __rtruediv__(self, o): return self._binary(o, "divide", True)
-    def __pow__(self, o): return self._binary(o, "power")
-    def __rpow__(self, o): return self._binary(o, "power", True)
-    def __mod__(self, o): return self._binary(o, "mod")
-    def __lt__(self, o): return self._binary(o, "less")
-    def __le__(self, o): return self._binary(o, "less_equal")
-    def __gt__(self, o): return self._binary(o, "greater")
-    def __ge__(self, o): return self._binary(o, "greater_equal")
-    def __eq__(self, o): return self._binary(o, "equal")
-    def __ne__(self, o): return self._binary(o, "not_equal")
-    def __and__(self, o): return self._binary(o, "logical_and" if dt.is_float(self.dtype) else "bitwise_and")
-    def __rand__(self, o): return self.__and__(o)
-    def __or__(self, o): return self._binary(o, "logical_or" if dt.is_float(self.dtype) else "bitwise_or")
-    def __ror__(self, o): return self.__or__(o)
-    def __xor__(self, o): return self._binary(o, "logical_xor" if dt.is_float(self.dtype) else "bitwise_xor")
-    def __rxor__(self, o): return self.__xor__(o)
+    def __and__(self, o):
+        name = "logical_and" if dt.is_float(self.dtype) else "bitwise_and"
+        return _nl._apply_operator(self, o, name, caller_location())
+
+    def __or__(self, o):
+        name = "logical_or" if dt.is_float(self.dtype) else "bitwise_or"
+        return _nl._apply_operator(self, o, name, caller_location())
+
+    def __xor__(self, o):
+        name = "logical_xor" if dt.is_float(self.dtype) else "bitwise_xor"
+        return _nl._apply_operator(self, o, name, caller_location())
+
+    __rand__, __ror__, __rxor__ = __and__, __or__, __xor__
 
     __hash__ = object.__hash__
 
@@ -331,14 +378,10 @@ class Tensor:
     def __invert__(self):
         return _nl.invert(self)
 
-    def _accumulate(self, other, name):
-        _nl.accumulate(self, other, name)
-        return self
-
-    def __iadd__(self, o): return self._accumulate(o, "add")
-    def __isub__(self, o): return self._accumulate(o, "subtract")
-    def __imul__(self, o): return self._accumulate(o, "multiply")
-    def __itruediv__(self, o): return self._accumulate(o, "divide")
+    def __iadd__(self, o): return _nl.accumulate(self, o, "add")
+    def __isub__(self, o): return _nl.accumulate(self, o, "subtract")
+    def __imul__(self, o): return _nl.accumulate(self, o, "multiply")
+    def __itruediv__(self, o): return _nl.accumulate(self, o, "divide")
 
 
 def _is_contiguous(t: Tensor) -> bool:

@@ -26,8 +26,17 @@ from neuronxsim import bir
 from .errors import NKIError, SourceLocation, caller_location
 from .tensor import INPUT, NUM_PARTITIONS, PSUM, SBUF, SHARED_HBM, Storage, Tensor
 
-IT = bir.InstructionType
 Engine = bir.Engine
+
+
+class IT:
+    """The opcodes, ``bir.InstructionType``'s members, as plain class attributes: in Python 3.11
+    reading a member of an ``enum`` class costs several times a plain attribute, and the tracer
+    names an opcode or two on every instruction it records."""
+
+
+for _opcode in bir.InstructionType:
+    setattr(IT, _opcode.name, _opcode)
 
 #: Per-generation capacities: SBUF bytes per partition, and the BIR arch name.
 ARCHS = {
@@ -105,10 +114,11 @@ class CoreTrace:
 
     def break_cycles(self):
         """Drops the references from storages back to ops (nl.zeros memsets, open matmul
-        groups, redirects) once the trace is emitted, so that reference counting frees the trace
-        at once instead of leaving it to the cyclic garbage collector."""
+        groups, redirects) and to their own shared accesses once the trace is emitted, so that
+        reference counting frees the trace at once instead of leaving it to the cyclic garbage
+        collector."""
         for st in self.storages:
-            st.pending_zero = st.forward = None
+            st.pending_zero = st.forward = st.full_access = None
             if st.psum_groups is not None:
                 st.psum_groups = None
 
@@ -337,8 +347,11 @@ class Tracer:
         st = view.storage
         st.write_count = 1
         st.written_partitions = st.partitions
-        if len(view.shape) == 2:
-            return Access(st, 0, [(st.row, st.partitions), (1, st.row) if st.row > 1 else (1, 1)])
+        if st.full_pairs is not None:
+            acc = st.full_access
+            if acc is None:
+                acc = st.full_access = Access(st, 0, st.full_pairs)
+            return acc
         return self.access(view, None)
 
     def defined_partitions(self, view: Tensor) -> int:
@@ -415,15 +428,18 @@ class Tracer:
         return op
 
     def redirect(self, op: Op, value: Tensor, dst: Tensor, loc, merge: bool = True,
-                 matmul: bool = False) -> Access:
-        """Makes ``op`` write ``dst`` instead of the temporary ``value``."""
+                 matmul: bool = False, checked_as: tuple | None = None) -> Access:
+        """Makes ``op`` write ``dst`` instead of the temporary ``value``; ``checked_as``:
+        ``(what, name)`` to check the new destination as ``op``'s engine's operand."""
         target = dst
         if op.out_box is not None:
             for axis, (lo, hi) in enumerate(op.out_box):
                 target = target.restrict(axis, lo, hi)
-        acc = self.write_plain(target, op.engine, matmul)
+        acc = self.write_plain(target, op.engine, matmul)  # (one the engine takes as it is)
         if acc is None:
             acc = self.write(target, loc, merge, matmul=matmul)
+            if checked_as is not None:
+                check_compute_operand(acc, loc, *checked_as, op.engine)
         temp = op.outs[0].storage
         op.outs[0] = acc
         # The op is the last one recorded, and the temporary's only use.
@@ -470,6 +486,9 @@ class Tracer:
             raise NKIError(f"matmul results live in PSUM; {dst.storage.describe()} is in "
                            f"{dst.storage.kind}", loc)
         st = dst.storage
+        if st.psum_groups is None:  # the first matmul placed in this tile
+            st.psum_groups = {}
+            st.zero_started = set()
         if not accumulate and st.pending_zero is not None and not dst.is_full_view():
             self.enable(st.pending_zero)  # the rest of the tile must still read as zeros
             st.pending_zero = None
@@ -499,31 +518,84 @@ class Tracer:
         st.psum_groups[region] = op
 
 
+def check_compute_operand(acc: Access, loc, what: str, name: str, engine):
+    """The rules every on-chip operand of a compute engine obeys (DMA is exempt)."""
+    st = acc.storage
+    if not st.on_chip:
+        raise NKIError(f"{what}: {name} must be an SBUF or PSUM tile; {st.describe()} is in HBM "
+                       "(load it with nl.load first)", loc)
+    pairs = acc.pairs
+    p = pairs[0][1]
+    start = acc.offset // st.row
+    if start or p > NUM_PARTITIONS:
+        if p > NUM_PARTITIONS:
+            raise NKIError(f"{what}: {name} spans {p} partitions; a tile has at most "
+                           f"{NUM_PARTITIONS}", loc)
+        if p > 64 or 32 < p <= 64 and start != 64 or p <= 32 and start % 32:
+            raise NKIError(f"{what}: {name} starts at partition {start} with {p} partitions, "
+                           "breaking the start-partition rule (more than 64 partitions start at "
+                           "0; 33-64 at 0 or 64; up to 32 at 0, 32, 64 or 96)", loc)
+    if len(pairs) > 2:
+        if len(pairs) - 1 > MAX_FREE_PAIRS:
+            raise NKIError(f"{what}: {name} needs {len(pairs) - 1} access-pattern dimensions "
+                           f"per partition; engines walk at most {MAX_FREE_PAIRS}", loc)
+        free = acc.free_size
+    else:
+        free = pairs[1][1]
+    if engine is not Engine.PE:
+        kind = st.kind
+        if kind == PSUM:
+            if engine is Engine.Pool:
+                raise NKIError(f"{what}: {name} is in PSUM, which the GpSimd engine cannot "
+                               "access", loc)
+            limit = MAX_FREE_PSUM
+        else:
+            limit = MAX_FREE_SBUF
+        if free > limit:
+            raise NKIError(f"{what}: {name} has {free} elements per partition; a "
+                           f"{ENGINE_NAMES[engine]} Engine instruction walks at most {limit} in "
+                           f"{kind.upper()}", loc)
+
+
+ENGINE_NAMES = {Engine.DVE: "Vector", Engine.Activation: "Scalar", Engine.Pool: "GpSimd",
+                Engine.PE: "Tensor"}
+
+
 def plain_tile_access(view: Tensor, st: Storage, engine) -> Access | None:
     """The access of the commonest operand, a [P, F] view from partition 0 that walks its row
     forwards and that ``engine`` may use as it is (``Tracer.access`` and
-    ``instructions.check_compute_operand`` would accept it); None for anything else."""
-    if not st.on_chip or len(view.shape) != 2:
-        return None
-    p, n = view.shape
-    row = st.row
+    ``check_compute_operand`` would accept it); None for anything else."""
+    pairs = st.full_pairs
     offset = view.offset
-    if p > NUM_PARTITIONS or offset >= row or (p != 1 and view.strides[0] != row):
-        return None
-    if n == 1:
-        free = (1, 1)
+    if pairs is not None and view.shape is st.shape and view.strides is st.strides and \
+            offset == 0:  # a whole tile (full_view shares the storage's tuples)
+        acc = st.full_access
+        if acc is None:
+            acc = st.full_access = Access(st, 0, pairs)
+        n = st.row
     else:
-        s = view.strides[1]
-        if not 0 < s < row or offset + s * (n - 1) >= row:
+        acc = None
+        if not st.on_chip or len(view.shape) != 2:
             return None
-        free = (s, n)
+        p, n = view.shape
+        row = st.row
+        if p > NUM_PARTITIONS or offset >= row or (p != 1 and view.strides[0] != row):
+            return None
+        if n == 1:
+            free = (1, 1)
+        else:
+            s = view.strides[1]
+            if not 0 < s < row or offset + s * (n - 1) >= row:
+                return None
+            free = (s, n)
+        pairs = [(row, p), free]
     if engine is not Engine.PE:
         if st.kind == PSUM:
             if engine is Engine.Pool or n > MAX_FREE_PSUM:
                 return None
         elif n > MAX_FREE_SBUF:
             return None
-    return Access(st, offset, [(row, p), free])
+    return acc if acc is not None else Access(st, offset, pairs)
 
 
 def _note_written_partitions(st: Storage, start: int, count: int):
