@@ -5,6 +5,7 @@
 // every 4 KiB page fault costs microseconds: a 1 M-instruction timing run writes 40 MB of records,
 // about 10,000 faults with 4 KiB pages (perf stat -e page-faults) and none extra with 2 MiB
 // transparent huge pages. SBUF operand rows (a partition, 192 KiB, apart) also stop missing the TLB.
+// Released blocks are kept for reuse: memory touched before is cheaper still (HostMemory.cpp).
 #pragma once
 
 #include <cstddef>
@@ -13,9 +14,10 @@
 
 namespace sim {
 
-// Zero-filled memory of at least `bytes`, from fresh pages (only what is touched is committed), on
-// Linux 2 MiB aligned and advised for transparent huge pages. Throws std::bad_alloc.
-void* allocateLarge(int64_t bytes);
+// Memory of at least `bytes`, zero-filled if `zeroed`: fresh pages (only what is touched is
+// committed), on Linux 2 MiB aligned and advised for transparent huge pages, or a released block
+// of the same size (see BlockCache in HostMemory.cpp). Throws std::bad_alloc.
+void* allocateLarge(int64_t bytes, bool zeroed = true);
 void releaseLarge(void* p, int64_t bytes);
 
 // A large zero-filled allocation owned by one object.
@@ -46,7 +48,7 @@ struct LargePageAllocator {
   LargePageAllocator(const LargePageAllocator<U>&) noexcept {}
   T* allocate(size_t n) {
     const size_t bytes = n * sizeof(T);
-    if (bytes >= kLarge) return static_cast<T*>(allocateLarge(static_cast<int64_t>(bytes)));
+    if (bytes >= kLarge) return static_cast<T*>(allocateLarge(static_cast<int64_t>(bytes), false));
     return static_cast<T*>(::operator new(bytes));
   }
   void deallocate(T* p, size_t n) noexcept {

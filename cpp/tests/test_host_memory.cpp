@@ -1,0 +1,36 @@
+// Large host blocks: released blocks are reused for the next request of the same size, and come
+// back zero-filled when asked.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "sim/HostMemory.h"
+
+TEST(HostMemory, ReleasedBlockIsReusedAndZeroedOnRequest) {
+  const int64_t bytes = (int64_t{5} << 20) + 123;  // not a whole number of huge pages
+  auto* a = static_cast<uint8_t*>(sim::allocateLarge(bytes));
+  for (int64_t i = 0; i < bytes; i += 4096) ASSERT_EQ(a[i], 0);
+  std::memset(a, 0xab, static_cast<size_t>(bytes));
+  sim::releaseLarge(a, bytes);
+  auto* b = static_cast<uint8_t*>(sim::allocateLarge(bytes));  // zeroed
+  EXPECT_EQ(b, a) << "the released block of the same size is reused";
+  for (int64_t i = 0; i < bytes; ++i) ASSERT_EQ(b[i], 0) << i;
+  sim::releaseLarge(b, bytes);
+  auto* c = static_cast<uint8_t*>(sim::allocateLarge(bytes, false));
+  c[bytes - 1] = 1;  // usable to its last byte
+  sim::releaseLarge(c, bytes);
+}
+
+TEST(HostMemory, LargePageAllocatorServesVectors) {
+  std::vector<double, sim::LargePageAllocator<double>> v;
+  for (int round = 0; round < 3; ++round) {
+    v.clear();
+    v.shrink_to_fit();
+    v.reserve(1 << 20);  // 8 MiB: from allocateLarge
+    for (int i = 0; i < (1 << 20); ++i) v.push_back(i);
+    EXPECT_EQ(v[12345], 12345.0);
+    v.push_back(1.0);  // grows past the reservation
+    EXPECT_EQ(v.back(), 1.0);
+  }
+}
