@@ -239,11 +239,12 @@ struct GemmEngine::Job {
   std::atomic<bool> refused{false};
 };
 
-GemmEngine::GemmEngine(int threads) {
-  if (threads <= 0) threads = static_cast<int>(std::min(2u, std::max(1u, std::thread::hardware_concurrency())));
-  threads_ = std::min(threads, 64);
-  rowTemp_.resize(static_cast<size_t>(threads_));
+int GemmEngine::threadsFor(int requested) {
+  if (requested <= 0) return static_cast<int>(std::min(2u, std::max(1u, std::thread::hardware_concurrency())));
+  return std::min(requested, 64);
 }
+
+GemmEngine::GemmEngine(int threads) : threads_(threadsFor(threads)) { rowTemp_.resize(static_cast<size_t>(threads_)); }
 
 GemmEngine::~GemmEngine() { delete workers_; }
 

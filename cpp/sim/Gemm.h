@@ -60,6 +60,7 @@ class GemmEngine {
  public:
   // threads <= 0: min(2, hardware threads).
   explicit GemmEngine(int threads);
+  static int threadsFor(int requested);  // the thread count GemmEngine(requested) runs
   ~GemmEngine();
   int threads() const { return threads_; }
 

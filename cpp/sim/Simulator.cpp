@@ -45,6 +45,22 @@ void returnState(std::unique_ptr<CoreState> s) {
   std::lock_guard<std::mutex> lock(gStateMutex);
   gCachedState = std::move(s);
 }
+
+// Likewise the matmul kernel: its worker threads and panel buffers, warm, for the next run.
+std::unique_ptr<GemmEngine> gCachedGemm;
+
+std::unique_ptr<GemmEngine> takeGemm(int threads) {
+  {
+    std::lock_guard<std::mutex> lock(gStateMutex);
+    if (gCachedGemm && gCachedGemm->threads() == GemmEngine::threadsFor(threads)) return std::move(gCachedGemm);
+  }
+  return std::make_unique<GemmEngine>(threads);
+}
+
+void returnGemm(std::unique_ptr<GemmEngine> g) {
+  std::lock_guard<std::mutex> lock(gStateMutex);
+  gCachedGemm = std::move(g);
+}
 }  // namespace
 
 const DecodedInst& SimResult::decoded(const Record& r) const {
@@ -142,7 +158,7 @@ SimResult Simulator::run() {
   std::unique_ptr<Exec> exec;
   if (full) {
     state = takeState(cfg);
-    gemm = std::make_unique<GemmEngine>(opts_.threads);
+    gemm = takeGemm(opts_.threads);
     exec = std::make_unique<Exec>(*state, dram, cfg, *gemm, res.prints);
   }
   Scheduler sched(cfg, prog.tensors);
@@ -197,6 +213,7 @@ SimResult Simulator::run() {
                  (cfg.peBf16PeakFlopsPerNs() * res.total_ns * static_cast<double>(prog.cores.size()));
 
   if (state) returnState(std::move(state));
+  if (gemm) returnGemm(std::move(gemm));
   // Keep the DRAM tensors we own (outputs the caller did not bind, internal tensors).
   for (auto& t : dram)
     if (t.owned) res.tensors.push_back(std::make_unique<DramTensor>(std::move(t)));
