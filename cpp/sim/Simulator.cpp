@@ -7,6 +7,7 @@
 #include <cstring>
 #include <limits>
 #include <mutex>
+#include <utility>
 #include <unordered_map>
 
 namespace sim {
@@ -46,20 +47,24 @@ void returnState(std::unique_ptr<CoreState> s) {
   gCachedState = std::move(s);
 }
 
-// Likewise the matmul kernel: its worker threads and panel buffers, warm, for the next run.
-std::unique_ptr<GemmEngine> gCachedGemm;
+// Likewise the matmul kernel: its worker threads and panel buffers, warm, for the next run. Held
+// by a plain pointer that is never destroyed: joining its threads at exit (or in a forked child,
+// which has none) is never needed.
+GemmEngine* gCachedGemm = nullptr;
 
 std::unique_ptr<GemmEngine> takeGemm(int threads) {
   {
     std::lock_guard<std::mutex> lock(gStateMutex);
-    if (gCachedGemm && gCachedGemm->threads() == GemmEngine::threadsFor(threads)) return std::move(gCachedGemm);
+    if (gCachedGemm && gCachedGemm->threads() == GemmEngine::threadsFor(threads))
+      return std::unique_ptr<GemmEngine>(std::exchange(gCachedGemm, nullptr));
   }
   return std::make_unique<GemmEngine>(threads);
 }
 
 void returnGemm(std::unique_ptr<GemmEngine> g) {
+  std::unique_ptr<GemmEngine> previous;  // destroyed outside the lock
   std::lock_guard<std::mutex> lock(gStateMutex);
-  gCachedGemm = std::move(g);
+  previous.reset(std::exchange(gCachedGemm, g.release()));
 }
 }  // namespace
 
