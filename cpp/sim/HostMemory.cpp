@@ -1,6 +1,7 @@
 #include "HostMemory.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -65,32 +66,41 @@ class BlockCache {
     for (auto it = blocks_.begin(); it != blocks_.end(); ++it)
       if (it->bytes == bytes) {
         void* p = it->p;
+        cached_ -= it->bytes;
         blocks_.erase(it);
         return p;
       }
     return nullptr;
   }
-  void give(void* p, int64_t bytes) {
-    Block evicted{};
+  BlockCache() { blocks_.reserve(kBlocks + 1); }  // give() never allocates: it runs in deallocate()
+
+  // Keeps the block, evicting the oldest ones beyond kBlocks blocks or kBytes bytes.
+  void give(void* p, int64_t bytes) noexcept {
+    std::array<Block, kBlocks + 1> evicted{};
+    size_t n = 0;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       blocks_.push_back({p, bytes});
-      if (blocks_.size() > kBlocks) {
-        evicted = blocks_.front();
+      cached_ += bytes;
+      while (blocks_.size() > kBlocks || cached_ > kBytes) {
+        evicted[n++] = blocks_.front();
+        cached_ -= blocks_.front().bytes;
         blocks_.erase(blocks_.begin());
       }
     }
-    if (evicted.p) unmapBlock(evicted.p, evicted.bytes);
+    for (size_t i = 0; i < n; ++i) unmapBlock(evicted[i].p, evicted[i].bytes);
   }
 
  private:
   static constexpr size_t kBlocks = 4;
+  static constexpr int64_t kBytes = int64_t{256} << 20;  // what idle blocks may hold
   struct Block {
     void* p = nullptr;
     int64_t bytes = 0;
   };
   std::mutex mutex_;
   std::vector<Block> blocks_;
+  int64_t cached_ = 0;
 };
 
 BlockCache& blockCache() {

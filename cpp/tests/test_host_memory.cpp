@@ -22,6 +22,28 @@ TEST(HostMemory, ReleasedBlockIsReusedAndZeroedOnRequest) {
   sim::releaseLarge(c, bytes);
 }
 
+TEST(HostMemory, IdleBlocksAreBounded) {
+  // A block beyond what the cache may hold (256 MiB) is unmapped, not kept: the next request of
+  // its size, not asking for zeros, still gets fresh (zero) pages rather than the old bytes.
+  const int64_t big = int64_t{300} << 20;
+  auto* a = static_cast<uint8_t*>(sim::allocateLarge(big, false));
+  a[0] = a[big - 1] = 7;
+  sim::releaseLarge(a, big);
+  auto* b = static_cast<uint8_t*>(sim::allocateLarge(big, false));
+  EXPECT_EQ(b[0], 0);
+  EXPECT_EQ(b[big - 1], 0);
+  sim::releaseLarge(b, big);
+  // A cached block, by contrast, comes back as it was left when zeros are not asked for.
+  const int64_t small = int64_t{4} << 20;
+  auto* c = static_cast<uint8_t*>(sim::allocateLarge(small, false));
+  c[0] = 9;
+  sim::releaseLarge(c, small);
+  auto* d = static_cast<uint8_t*>(sim::allocateLarge(small, false));
+  EXPECT_EQ(d, c);
+  EXPECT_EQ(d[0], 9);
+  sim::releaseLarge(d, small);
+}
+
 TEST(HostMemory, LargePageAllocatorServesVectors) {
   std::vector<double, sim::LargePageAllocator<double>> v;
   for (int round = 0; round < 3; ++round) {
