@@ -564,6 +564,12 @@ def resolve_subscript(key, shape: tuple, strides: tuple, offset: int, checks: tu
     return new_offset, grid, tuple(new_strides), tuple(new_checks)
 
 
+def _index_range(const: int, coef: int, n: int) -> tuple[int, int]:
+    """Lowest and highest of const + coef * i for i in [0, n)."""
+    span = coef * (n - 1)
+    return (const + span, const) if span < 0 else (const, const + span)
+
+
 def partition_free_subscript(a, b, shape: tuple, strides: tuple, offset: int):
     """``t[a, b]`` of a 2-D view ``(offset, shape, strides)`` for a [P, 1] partition expression
     ``a`` and a [1, F] free expression ``b`` (``t[t * 128 + ip, ic]``), the commonest advanced
@@ -577,12 +583,7 @@ def partition_free_subscript(a, b, shape: tuple, strides: tuple, offset: int):
             return None
         p = a_shape[0]
         ca = a.coefs[0] if p != 1 else 0
-        lo = hi = a.const
-        span = ca * (p - 1)
-        if span < 0:
-            lo += span
-        else:
-            hi += span
+        lo, hi = _index_range(a.const, ca, p)
         if 0 <= lo and hi < shape[0]:
             s0, s1 = strides
             return offset + s0 * a.const + s1 * b, a_shape, (s0 * ca, 0)
@@ -595,18 +596,8 @@ def partition_free_subscript(a, b, shape: tuple, strides: tuple, offset: int):
     p, f = a_shape[0], b_shape[1]
     ca = a.coefs[0] if p != 1 else 0  # size-1 dimensions hold index 0
     cb = b.coefs[1] if f != 1 else 0
-    a_lo = a_hi = a.const
-    span = ca * (p - 1)
-    if span < 0:
-        a_lo += span
-    else:
-        a_hi += span
-    b_lo = b_hi = b.const
-    span = cb * (f - 1)
-    if span < 0:
-        b_lo += span
-    else:
-        b_hi += span
+    a_lo, a_hi = _index_range(a.const, ca, p)
+    b_lo, b_hi = _index_range(b.const, cb, f)
     if 0 <= a_lo and a_hi < shape[0] and 0 <= b_lo and b_hi < shape[1]:
         s0, s1 = strides
         return offset + s0 * a.const + s1 * b.const, (p, f), (s0 * ca, s1 * cb)

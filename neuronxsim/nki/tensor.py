@@ -150,18 +150,7 @@ class Storage:
         st.row = shape[1]
         st.strides = (shape[1], 1)
         st.full_pairs = _tile_pairs(shape)
-        st.write_count = 0
-        st.written_partitions = 0
-        st.later_partitions = None
-        st.pending_zero = None
-        st.zero_init = False
-        st.forward = None
-        st.zero_started = st.psum_groups = None
-        st.zero_covered = 0
-        st.first_use = st.last_use = -1
-        st.addr = None
-        st.location_index = -1
-        st.full_access = None
+        st._clear_state(kind)
         return st
 
     @property
