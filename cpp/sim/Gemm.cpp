@@ -31,7 +31,9 @@ Workers::~Workers() {
 void Workers::drain(uint32_t generation, int t) {
   uint64_t c = claim_.load(std::memory_order_acquire);
   for (;;) {
-    if (static_cast<uint32_t>(c >> 32) != generation || static_cast<int>(c & 0xffffffffu) >= chunks_) return;
+    if (static_cast<uint32_t>(c >> 32) != generation ||
+        static_cast<int>(c & 0xffffffffu) >= chunks_.load(std::memory_order_relaxed))
+      return;
     if (!claim_.compare_exchange_weak(c, c + 1, std::memory_order_acq_rel, std::memory_order_acquire)) continue;
     fn_(ctx_, static_cast<int>(c & 0xffffffffu), t);
     done_.fetch_add(1, std::memory_order_release);
@@ -67,7 +69,7 @@ void Workers::run(int chunks, void (*fn)(void*, int, int), void* ctx) {
   const uint32_t g = generation_.load(std::memory_order_relaxed) + 1;
   fn_ = fn;
   ctx_ = ctx;
-  chunks_ = chunks;
+  chunks_.store(chunks, std::memory_order_relaxed);
   done_.store(0, std::memory_order_relaxed);
   claim_.store(static_cast<uint64_t>(g) << 32, std::memory_order_release);
   generation_.store(g, std::memory_order_release);
@@ -248,6 +250,11 @@ GemmEngine::GemmEngine(int threads) : threads_(threadsFor(threads)) { rowTemp_.r
 
 GemmEngine::~GemmEngine() { delete workers_; }
 
+Workers& GemmEngine::workers() {
+  if (!workers_) workers_ = new Workers(threads_);
+  return *workers_;
+}
+
 // A's rows in panels of at most kMR: 6 each, except that a remainder of 1 or 2 rows joins the
 // last full panel and splits as 4 + 3 or 4 + 4, because a 1- or 2-row micro-kernel has too few
 // independent accumulators to keep the FMA units busy (M = 128: 20 x 6 + 2 x 4).
@@ -325,8 +332,7 @@ bool GemmEngine::run(int K, int M, int N, const MatrixRows& a, const MatrixRows&
   // Both phases are shared with the helpers: the preparation is a sixth of an instruction's
   // work, and left to the caller alone it would idle the helpers for that long.
   if (threads_ > 1 && int64_t{K} * M * N >= kParallelMacs) {
-    if (!workers_) workers_ = new Workers(threads_);
-    workers_->run(prepChunks, &GemmEngine::prepare, &job);
+    workers().run(prepChunks, &GemmEngine::prepare, &job);
     if (job.refused.load(std::memory_order_relaxed)) return false;
     workers_->run(chunks, &GemmEngine::work, &job);
   } else {

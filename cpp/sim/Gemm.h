@@ -44,7 +44,9 @@ class Workers {
   std::atomic<uint64_t> claim_{0};  // generation << 32 | next chunk
   std::atomic<int> done_{0};
   std::atomic<bool> stop_{false};
-  int chunks_ = 0;
+  // Read by a helper that may still be looking at the previous job's claim word while the caller
+  // publishes the next job, hence atomic (relaxed: claim_ orders everything else).
+  std::atomic<int> chunks_{0};
   void (*fn_)(void*, int, int) = nullptr;
   void* ctx_ = nullptr;
 };
@@ -63,6 +65,9 @@ class GemmEngine {
   static int threadsFor(int requested);  // the thread count GemmEngine(requested) runs
   ~GemmEngine();
   int threads() const { return threads_; }
+  // The worker pool (created on first use; threads() - 1 helpers). Exec also runs large
+  // lane-parallel instructions on it.
+  Workers& workers();
 
   // Rows [k0, k1) of both operands may be read? Runs on the worker threads, so it must not throw.
   using RowCheck = bool (*)(void* ctx, int k0, int k1);

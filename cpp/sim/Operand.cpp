@@ -163,6 +163,20 @@ void RunCursor::startRun() {
   runLeft_ = std::min(num_[nd_ - 1], left_);
 }
 
+void RunCursor::window(int64_t first, int64_t count) {
+  int64_t rest = first;
+  const int64_t inner = rest % num_[nd_ - 1];
+  rest /= num_[nd_ - 1];
+  for (int i = nd_ - 2; i >= 0; --i) {
+    idx_[i] = rest % num_[i];
+    rest /= num_[i];
+  }
+  left_ = std::min(count, std::max<int64_t>(0, left_ - first));
+  startRun();
+  ptr_ += inner * step_;
+  runLeft_ = std::min(num_[nd_ - 1] - inner, left_);
+}
+
 void RunCursor::advance(int64_t k) {
   runLeft_ -= k;
   left_ -= k;

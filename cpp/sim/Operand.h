@@ -68,6 +68,8 @@ class RunCursor {
   int64_t remaining() const { return runLeft_; }  // elements left in the current run
   int64_t step() const { return step_; }
   void advance(int64_t k);  // consume k <= remaining() elements
+  // A fresh cursor narrowed to its elements [first, first + count) (a lane-parallel share).
+  void window(int64_t first, int64_t count);
 
  private:
   void startRun();

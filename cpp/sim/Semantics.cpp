@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <exception>
 
 #include "Numerics.h"
 
@@ -204,6 +205,85 @@ Exec::Stream Exec::whole(const Operand& op) {
   Memory& m = memory(op);
   const int64_t dim0 = op.onChip() ? m.pitch : op.laneStride;
   return Stream{RunCursor::whole(op, lanePtr(op, 0), dim0), &m, op.dtype, &op};
+}
+
+Exec::Stream Exec::whole(const Operand& op, int64_t first, int64_t count) {
+  Stream s = whole(op);
+  s.cur.window(first, count);
+  return s;
+}
+
+void Exec::copyWhole(const Operand& src, const Operand& dst, bool rmwAdd) {
+  const int64_t n = dst.freeElems;
+  const int64_t bytes = src.numElements() * src.esize + dst.numElements() * dst.esize;
+  forLanes(dst.lanes, bytes, dst, [&](Exec& on, int64_t l0, int64_t l1) {
+    on.copyStream(on.whole(src, l0 * n, (l1 - l0) * n), on.whole(dst, l0 * n, (l1 - l0) * n), rmwAdd);
+  });
+}
+
+namespace {
+// Whether lanes [.., at) and [at, ..) of `op` write disjoint 64-bit words of the initialisation
+// bits (one per byte) and of PSUM's group bits (one per fp32 word). On-chip lanes are whole
+// partitions, so a pitch that is a multiple of 256 bytes suffices. DRAM lanes must follow each
+// other without interleaving, the last byte of lane at-1 and the first of lane `at` in different
+// 64-byte blocks.
+bool splitsCleanly(const Operand& op, const Memory& m, int64_t at) {
+  if (op.onChip()) return m.pitch % 256 == 0;
+  int64_t lo = 0, hi = op.esize;  // a lane's bytes relative to its element 0
+  for (int i = 0; i < op.nfree; ++i) {
+    const int64_t span = (op.num[i] - 1) * op.stride[i];
+    (span < 0 ? lo : hi) += span;
+  }
+  const int64_t ls = op.laneStride;
+  if (ls <= 0 || ls < hi - lo) return false;
+  const int64_t lastBefore = op.base + (at - 1) * ls + hi - 1, firstAfter = op.base + at * ls + lo;
+  return lastBefore / 64 < firstAfter / 64;
+}
+}  // namespace
+
+void Exec::runLanes(int64_t lanes, const Operand& written, LaneBody fn, void* body) {
+  constexpr int kMaxShares = 16;
+  const int threads = gemm.threads();
+  // More shares than threads: a helper that wakes late (or is descheduled) takes fewer.
+  const int shares = static_cast<int>(std::min<int64_t>({lanes, int64_t{2} * threads, kMaxShares}));
+  int64_t start[kMaxShares + 1];
+  for (int c = 0; c <= shares; ++c) start[c] = lanes * c / shares;
+  const Memory& m = memory(written);
+  for (int c = 1; c < shares; ++c) {
+    if (!splitsCleanly(written, m, start[c])) {
+      fn(body, *this, 0, lanes);
+      return;
+    }
+  }
+  helpers_.resize(static_cast<size_t>(threads - 1));
+  for (auto& h : helpers_) {
+    if (!h) h = std::make_unique<Exec>(core, dram, cfg, gemm, prints);
+    h->prog_ = prog_;
+    h->d_ = d_;
+    h->ops_ = ops_;
+    h->coreIndex = coreIndex;
+  }
+  struct Job {
+    Exec* self;
+    LaneBody fn;
+    void* body;
+    const int64_t* start;
+    std::exception_ptr errors[kMaxShares];
+  } job{this, fn, body, start, {}};
+  gemm.workers().run(
+      shares,
+      [](void* p, int c, int t) {
+        Job& j = *static_cast<Job*>(p);
+        Exec& on = t == 0 ? *j.self : *j.self->helpers_[static_cast<size_t>(t - 1)];
+        try {
+          j.fn(j.body, on, j.start[c], j.start[c + 1]);
+        } catch (...) {
+          j.errors[c] = std::current_exception();
+        }
+      },
+      &job);
+  for (const auto& e : job.errors)
+    if (e) std::rethrow_exception(e);
 }
 
 namespace {

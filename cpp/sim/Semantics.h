@@ -10,7 +10,9 @@
 #pragma once
 
 #include <initializer_list>
+#include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "Gemm.h"
@@ -139,16 +141,34 @@ class Exec {
   };
   Stream lane(const Operand& op, int64_t lane);  // one lane of an operand
   Stream whole(const Operand& op);               // every element of an operand
+  Stream whole(const Operand& op, int64_t first, int64_t count);  // its elements [first, first + count)
   // dst[k] = src[k] (bytes when the dtypes match, else through fp32), or dst[k] += src[k] in fp32
   // with rmwAdd, until src is exhausted.
   void copyStream(Stream src, Stream dst, bool rmwAdd);
+  // copyStream of every element of src to dst, in shares of dst's lanes run by forLanes (src and
+  // dst must not overlap).
+  void copyWhole(const Operand& src, const Operand& dst, bool rmwAdd);
+
+  // Runs body(on, l0, l1) over consecutive lane ranges that cover [0, lanes), `on` being the Exec
+  // of the thread that runs the range. An instruction that moves at least kParallelBytes is split
+  // over the matmul kernel's worker threads, each with its own Exec (its own scratch), provided
+  // the written operand's lane ranges share no word of initialisation bits; otherwise it runs
+  // here in one call. A refusal is rethrown once every range has finished, the lowest range's
+  // first: the error the serial order raises. A body reads and writes only its own lanes' bytes.
+  template <class Body>
+  void forLanes(int64_t lanes, int64_t bytes, const Operand& written, Body&& body);
+  static constexpr int64_t kParallelBytes = 64 << 10;
 
   // Runs the lanes of `out` in chunks of whole lanes: gathers each input into slots 0.. (lane j of
   // the chunk at in(i) + j * n), calls f(lane0, nlanes, n, in, res) which writes res, then scatters
   // res to `out`. When the instruction's inputs overlap its output (inst().stage) the chunk is the
-  // whole instruction, so every input is read before anything is written.
+  // whole instruction, so every input is read before anything is written. Large instructions run
+  // their lanes on several threads (forLanes), so f may be called concurrently for different
+  // lanes: it must use no Exec scratch, unless the caller asks for Lanes::Serial.
+  enum class Lanes { Parallel, Serial };
   template <class F>
-  void elementwise(std::initializer_list<const Operand*> inputs, const Operand& out, F&& f);
+  void elementwise(std::initializer_list<const Operand*> inputs, const Operand& out, F&& f,
+                   Lanes lanes = Lanes::Parallel);
 
   CoreState& core;
   std::vector<DramTensor>& dram;
@@ -164,6 +184,12 @@ class Exec {
   std::vector<std::vector<float>> slots_;
   std::vector<uint8_t> bytes_;
   std::vector<int64_t> ints_;
+  std::vector<std::unique_ptr<Exec>> helpers_;  // the worker threads' Execs, for forLanes
+
+  using LaneBody = void (*)(void* body, Exec& on, int64_t l0, int64_t l1);
+  void runLanes(int64_t lanes, const Operand& written, LaneBody fn, void* body);
+  template <class F>
+  void elementwiseLanes(int64_t l0, int64_t l1, std::initializer_list<const Operand*> inputs, const Operand& out, F& f);
 
   static bool isContiguousFp32(const Operand& op) {
     return (op.dtype == bir::DType::float32 || op.dtype == bir::DType::float32r) && op.singleRun() &&
@@ -171,8 +197,30 @@ class Exec {
   }
 };
 
+template <class Body>
+void Exec::forLanes(int64_t lanes, int64_t bytes, const Operand& written, Body&& body) {
+  using B = std::remove_reference_t<Body>;
+  if (bytes < kParallelBytes || lanes < 2 || gemm.threads() < 2) {
+    body(*this, int64_t{0}, lanes);
+    return;
+  }
+  runLanes(lanes, written, [](void* b, Exec& on, int64_t l0, int64_t l1) { (*static_cast<B*>(b))(on, l0, l1); },
+           const_cast<void*>(static_cast<const void*>(&body)));
+}
+
 template <class F>
-void Exec::elementwise(std::initializer_list<const Operand*> inputs, const Operand& out, F&& f) {
+void Exec::elementwise(std::initializer_list<const Operand*> inputs, const Operand& out, F&& f, Lanes lanes) {
+  if (d_->stage || lanes == Lanes::Serial) {
+    elementwiseLanes(0, out.lanes, inputs, out, f);
+    return;
+  }
+  const int64_t bytes = out.numElements() * 4 * static_cast<int64_t>(inputs.size() + 1);
+  forLanes(out.lanes, bytes, out, [&](Exec& on, int64_t l0, int64_t l1) { on.elementwiseLanes(l0, l1, inputs, out, f); });
+}
+
+template <class F>
+void Exec::elementwiseLanes(int64_t first, int64_t last, std::initializer_list<const Operand*> inputs,
+                            const Operand& out, F& f) {
   const int64_t n = out.freeElems;
   // fp32 lanes that are one contiguous run are used in place, one lane at a time: no staging
   // copies (the lane-local loops read element i before writing element i).
@@ -180,7 +228,7 @@ void Exec::elementwise(std::initializer_list<const Operand*> inputs, const Opera
   for (const Operand* op : inputs) direct = direct && (op->isImm() || isContiguousFp32(*op));
   if (direct) {
     const float* in[kSlots - 1] = {};
-    for (int64_t l = 0; l < out.lanes; ++l) {
+    for (int64_t l = first; l < last; ++l) {
       int i = 0;
       for (const Operand* op : inputs) {
         if (op->isImm()) {
@@ -202,8 +250,8 @@ void Exec::elementwise(std::initializer_list<const Operand*> inputs, const Opera
   const int64_t lanesPerChunk =
       d_->stage ? out.lanes : (n >= kChunk ? 1 : kChunk / (n ? n : 1));
   const float* in[kSlots - 1] = {};
-  for (int64_t l0 = 0; l0 < out.lanes; l0 += lanesPerChunk) {
-    const int64_t nl = std::min<int64_t>(lanesPerChunk, out.lanes - l0);
+  for (int64_t l0 = first; l0 < last; l0 += lanesPerChunk) {
+    const int64_t nl = std::min<int64_t>(lanesPerChunk, last - l0);
     int i = 0;
     for (const Operand* op : inputs) {
       float* s = slot(i, nl * n);

@@ -94,7 +94,7 @@ void exec(const InstDMA& I, Exec& x) {
   }
 
   if (!x.inst().stage) {
-    x.copyStream(x.whole(src), x.whole(dst), add);
+    x.copyWhole(src, dst, add);
     return;
   }
   // Source and destination overlap: copy the source out first.

@@ -141,12 +141,15 @@ void exec(const InstAffineSelect& I, Exec& x) {
   const Operand& out = x.out(0);
   int64_t* e = x.intSlot(out.freeElems);
   const float fill = static_cast<float>(I.fill_value);
-  x.elementwise({&x.in(0)}, out, [&](int64_t l0, int64_t nl, int64_t n, const float* const* in, float* res) {
-    for (int64_t j = 0; j < nl; ++j) {
-      iotaValues(I.base, I.channel_multiplier, I.pattern, l0 + j, e, n);
-      for (int64_t i = 0; i < n; ++i) res[j * n + i] = compareInt(I.compare_op, e[i], 0) ? in[0][j * n + i] : fill;
-    }
-  });
+  x.elementwise(
+      {&x.in(0)}, out,
+      [&](int64_t l0, int64_t nl, int64_t n, const float* const* in, float* res) {
+        for (int64_t j = 0; j < nl; ++j) {
+          iotaValues(I.base, I.channel_multiplier, I.pattern, l0 + j, e, n);
+          for (int64_t i = 0; i < n; ++i) res[j * n + i] = compareInt(I.compare_op, e[i], 0) ? in[0][j * n + i] : fill;
+        }
+      },
+      Exec::Lanes::Serial);  // e is one scratch row
 }
 
 // ---- RangeSelect (v3+): keep in[j] where cmp0(j + start, b0) and cmp1(j + start, b1) ----

@@ -185,7 +185,9 @@ void exec(const InstTensorCopy&, Exec& x) {
     for (int64_t l = 0; l < in.lanes; ++l) x.copyStream(staged(l), x.lane(out, l), false);
     return;
   }
-  for (int64_t l = 0; l < in.lanes; ++l) x.copyStream(x.lane(in, l), x.lane(out, l), false);
+  x.forLanes(in.lanes, 2 * in.numElements() * in.esize, out, [&](Exec& on, int64_t l0, int64_t l1) {
+    for (int64_t l = l0; l < l1; ++l) on.copyStream(on.lane(in, l), on.lane(out, l), false);
+  });
 }
 
 // ---- TensorCopyDynamicSrc / Dst: the src (dst) pattern moves by int32(ins[1][0]) * step ----

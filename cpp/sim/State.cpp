@@ -9,17 +9,17 @@ namespace sim {
 
 BitSet::BitSet(int64_t bits)
     : buf_(((bits + 63) / 64) * 8), nwords_((bits + 63) / 64),
-      dirty_(static_cast<size_t>((bits >> kChunkBits) + 1), 0) {
+      dirty_(static_cast<size_t>((bits >> kChunkBits) + 1)) {
   words_ = reinterpret_cast<uint64_t*>(buf_.data());
 }
 
 void BitSet::reset() {
   constexpr int64_t kWords = int64_t{1} << (kChunkBits - 6);
   for (size_t c = 0; c < dirty_.size(); ++c) {
-    if (!dirty_[c]) continue;
+    if (!dirty_[c].load(std::memory_order_relaxed)) continue;
     const int64_t w0 = static_cast<int64_t>(c) * kWords;
     std::memset(words_ + w0, 0, static_cast<size_t>(std::min(kWords, nwords_ - w0)) * 8);
-    dirty_[c] = 0;
+    dirty_[c].store(0, std::memory_order_relaxed);
   }
 }
 

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
@@ -22,6 +23,7 @@ namespace sim {
 
 // One bit per tracked unit, initially clear. reset() clears only the 512-byte chunks of the bitmap
 // that set() touched since the last reset, so re-arming a 24 MiB SBUF costs what the last run used.
+// Threads may set() and clear() concurrently only bits of different 64-bit words.
 class BitSet {
  public:
   BitSet() = default;
@@ -42,7 +44,7 @@ class BitSet {
   void set(int64_t first, int64_t n) {
     if (n <= 0) return;
     const int64_t end = first + n;
-    for (int64_t c = first >> kChunkBits; c <= (end - 1) >> kChunkBits; ++c) dirty_[c] = 1;
+    for (int64_t c = first >> kChunkBits; c <= (end - 1) >> kChunkBits; ++c) dirty_[c].store(1, std::memory_order_relaxed);
     for (int64_t i = first; i < end;) {
       const int64_t w = i >> 6, lo = i & 63, hi = std::min<int64_t>(64, lo + (end - i));
       words_[w] |= wordMask(lo, hi);
@@ -69,7 +71,8 @@ class BitSet {
   LargeBuffer buf_;
   uint64_t* words_ = nullptr;
   int64_t nwords_ = 0;
-  std::vector<uint8_t> dirty_;
+  // Atomic because lane-parallel instructions set bits of disjoint words that can share a chunk.
+  std::vector<std::atomic<uint8_t>> dirty_;
 };
 
 // SBUF tiles (the same `bytes` at `offset` in `lanes` consecutive partitions) known to be written
