@@ -675,8 +675,15 @@ def per_lane(tr, opcode, data: Tensor, out_free: int, dtype, loc, mask, what: st
     ...); ``extra_in``: a second input of the same partitions (nc_find_index8's values)."""
     shape = data.shape
     engine = Engine.DVE
-    box = plan(tr, shape, mask, (data,), loc)
+    ins = plain_inputs(tr, engine, shape, mask, (data,)) if extra_in is None else None
+    box = None if ins is not None else plan(tr, shape, mask, (data,), loc)
     out = result_tile(tr, None, (shape[0], out_free), dtype, what, loc)
+    if box is None:  # the usual case (see plain_inputs)
+        o = tr.write_plain(out, engine)
+        if o is not None:
+            tr.record(opcode, engine, ins, [o], None, loc)
+            return out
+        box = full_box(shape)
     if is_empty(box):
         return out
     ins = [engine_in(tr, lane_view(data, shape, box, loc, what, "data"), loc, what, "data",

@@ -146,10 +146,12 @@ class Storage:
         st.partition_axis = 0
         st.explicit_name = False
         st.on_chip = True
-        st.partitions = shape[0]
-        st.row = shape[1]
-        st.strides = (shape[1], 1)
-        st.full_pairs = _tile_pairs(shape)
+        p, f = shape
+        st.partitions = p
+        st.row = f
+        st.strides = (f, 1)
+        st.full_pairs = [(f, p), (1, f) if f > 1 else (1, 1)] if p <= NUM_PARTITIONS \
+            else None  # (_tile_pairs, inline)
         st._clear_state(kind)
         return st
 
