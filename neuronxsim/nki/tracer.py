@@ -576,28 +576,31 @@ def plain_tile_access(view: Tensor, st: Storage, engine) -> Access | None:
             acc = st.full_access = Access(st, 0, pairs)
         n = st.row
     else:
-        acc = None
-        if not st.on_chip or len(view.shape) != 2:
-            return None
-        p, n = view.shape
-        row = st.row
-        if p > NUM_PARTITIONS or offset >= row or (p != 1 and view.strides[0] != row):
-            return None
-        if n == 1:
-            free = (1, 1)
+        acc = view.access  # (made by an earlier use of this view)
+        if acc is not None:
+            n = acc.pairs[1][1]
         else:
-            s = view.strides[1]
-            if not 0 < s < row or offset + s * (n - 1) >= row:
+            if not st.on_chip or len(view.shape) != 2:
                 return None
-            free = (s, n)
-        pairs = [(row, p), free]
+            p, n = view.shape
+            row = st.row
+            if p > NUM_PARTITIONS or offset >= row or (p != 1 and view.strides[0] != row):
+                return None
+            if n == 1:
+                free = (1, 1)
+            else:
+                s = view.strides[1]
+                if not 0 < s < row or offset + s * (n - 1) >= row:
+                    return None
+                free = (s, n)
+            acc = view.access = Access(st, offset, [(row, p), free])
     if engine is not _PE:
         if st.kind == PSUM:
             if engine is _POOL or n > MAX_FREE_PSUM:
                 return None
         elif n > MAX_FREE_SBUF:
             return None
-    return acc if acc is not None else Access(st, offset, pairs)
+    return acc
 
 
 # (module globals: reading a member of the Engine class costs several times as much)
