@@ -89,27 +89,23 @@ def _next_fit(live: list, size: int, capacity: int, rover: int) -> int | None:
     """The first free range of ``size`` bytes at or after ``rover``, wrapping around."""
     if size > capacity:
         return None
-    # The gaps that end before the rover cannot take it: start from the first that may.
-    first = bisect.bisect_left(live, (rover,))
-    prev = live[first - 1][1] if first else 0
-    for i in range(first, len(live)):
-        addr = live[i][0]
-        if addr - (prev if prev >= rover else rover) >= size:
-            return prev if prev >= rover else rover
-        prev = live[i][1]
-    if capacity - (prev if prev >= rover else rover) >= size:
-        return prev if prev >= rover else rover
-    return _first_fit(live, size, capacity)
-
-
-def _first_fit(live: list, size: int, capacity: int) -> int | None:
-    """The lowest free range of ``size`` bytes (where next fit wraps around to)."""
+    wrapped = None
     prev = 0
     for addr, end, _ in live:
         if addr - prev >= size:
-            return prev
-        prev = end
-    return prev if capacity - prev >= size else None
+            start = prev if prev >= rover else rover
+            if addr - start >= size:
+                return start
+            if wrapped is None:
+                wrapped = prev
+        prev = end  # live ranges are disjoint and sorted
+    if capacity - prev >= size:
+        start = prev if prev >= rover else rover
+        if capacity - start >= size:
+            return start
+        if wrapped is None:
+            wrapped = prev
+    return wrapped
 
 
 def _refusal(st: Storage, kind: str, size: int, capacity: int, live: list) -> NKIAllocationError:
