@@ -564,12 +564,6 @@ def resolve_subscript(key, shape: tuple, strides: tuple, offset: int, checks: tu
     return new_offset, grid, tuple(new_strides), tuple(new_checks)
 
 
-def _index_range(const: int, coef: int, n: int) -> tuple[int, int]:
-    """Lowest and highest of const + coef * i for i in [0, n)."""
-    span = coef * (n - 1)
-    return (const + span, const) if span < 0 else (const, const + span)
-
-
 def partition_free_subscript(a, b, shape: tuple, strides: tuple, offset: int):
     """``t[a, b]`` of a 2-D view ``(offset, shape, strides)`` for a [P, 1] partition expression
     ``a`` and a [1, F] free expression ``b`` (``t[t * 128 + ip, ic]``), the commonest advanced
@@ -583,10 +577,10 @@ def partition_free_subscript(a, b, shape: tuple, strides: tuple, offset: int):
             return None
         p = a_shape[0]
         ca = a.coefs[0] if p != 1 else 0
-        lo, hi = _index_range(a.const, ca, p)
-        if 0 <= lo and hi < shape[0]:
+        a0, n0 = a.const, shape[0]
+        if 0 <= a0 < n0 and 0 <= a0 + ca * (p - 1) < n0:  # (as below)
             s0, s1 = strides
-            return offset + s0 * a.const + s1 * b, a_shape, (s0 * ca, 0)
+            return offset + s0 * a0 + s1 * b, a_shape, (s0 * ca, 0)
         return None
     if b.__class__ is not IndexExpr:
         return None
@@ -596,11 +590,13 @@ def partition_free_subscript(a, b, shape: tuple, strides: tuple, offset: int):
     p, f = a_shape[0], b_shape[1]
     ca = a.coefs[0] if p != 1 else 0  # size-1 dimensions hold index 0
     cb = b.coefs[1] if f != 1 else 0
-    a_lo, a_hi = _index_range(a.const, ca, p)
-    b_lo, b_hi = _index_range(b.const, cb, f)
-    if 0 <= a_lo and a_hi < shape[0] and 0 <= b_lo and b_hi < shape[1]:
+    a0, b0 = a.const, b.const
+    n0, n1 = shape
+    # In range when both ends of each expression's range are (the first and last index).
+    if 0 <= a0 < n0 and 0 <= a0 + ca * (p - 1) < n0 and \
+            0 <= b0 < n1 and 0 <= b0 + cb * (f - 1) < n1:
         s0, s1 = strides
-        return offset + s0 * a.const + s1 * b.const, (p, f), (s0 * ca, s1 * cb)
+        return offset + s0 * a0 + s1 * b0, (p, f), (s0 * ca, s1 * cb)
     return None
 
 
@@ -681,22 +677,25 @@ def basic_subscript(key: tuple, shape: tuple, strides: tuple, offset: int):
                                    f"{size}", caller_location())
             offset += strides[axis] * k
         elif cls is slice:
-            start, stop, step = k.start, k.stop, k.step
-            if start is None and stop is None and step is None:  # `:`, the whole dimension
-                new_shape.append(shape[axis])
-                new_strides.append(strides[axis])
-                axis += 1
-                continue
+            start, stop = k.start, k.stop
+            if k.step is None:
+                if start is None and stop is None:  # `:`, the whole dimension
+                    new_shape.append(shape[axis])
+                    new_strides.append(strides[axis])
+                    axis += 1
+                    continue
+                if start.__class__ is int and stop.__class__ is int and \
+                        0 <= start < stop <= shape[axis]:  # a forward slice inside it
+                    stride = strides[axis]
+                    offset += stride * start
+                    new_shape.append(stop - start)
+                    new_strides.append(stride)
+                    axis += 1
+                    continue
             size = shape[axis]
             stride = strides[axis]
-            if step is None and start.__class__ is int and stop.__class__ is int and \
-                    0 <= start < stop:
-                count = stop - start  # a plain forward slice, the usual case
-                step = 1
-                last = stop - 1
-            else:
-                start, step, count = _slice_range(k, size, axis)
-                last = start + step * (count - 1)
+            start, step, count = _slice_range(k, size, axis)
+            last = start + step * (count - 1)
             offset += stride * start
             if start < 0 or last < 0 or start >= size or last >= size:
                 if new_checks is None:

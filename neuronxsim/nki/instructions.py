@@ -189,6 +189,58 @@ def result_tile(tr: Tracer, out, shape: tuple, dtype, name: str, loc, kind: str 
     return tr.new_result(kind, dtype, shape, name, loc)
 
 
+def plain_inputs(tr: Tracer, engine, shape: tuple, mask, tiles, pointers=()) -> list | None:
+    """The accesses of a lane-wise instruction's inputs (``tiles``, then the [P, 1] ``pointers``
+    views) when they need none of :func:`plan`'s and :func:`record_lanewise`'s work: the mask
+    (if any) keeps the whole iteration space ``shape``, every tile has that shape and was written
+    in all its partitions, and ``engine`` takes every operand as it is (``plain_tile_access``).
+    None otherwise, having changed nothing: the general path then does (and checks) it all.
+    (The mask is resolved first, so a wrong one fails here as it would in ``plan``.)"""
+    if mask is not None and mask_box(mask, shape) is not _FULL_BOXES.get(shape):
+        return None
+    ins = []
+    p = shape[0]
+    for v in tiles:
+        st = v.storage
+        if v.shape != shape or v.checks or st.forward is not None or \
+                st.pending_zero is not None:
+            return None
+        acc = plain_tile_access(v, st, engine)
+        if acc is None or st.written_partitions < v.offset // st.row + p:
+            return None
+        ins.append(acc)
+    for v in pointers:
+        st = v.storage
+        vshape = v.shape
+        if len(vshape) != 2 or vshape[0] != p or vshape[1] != 1 or v.checks or \
+                st.forward is not None or st.pending_zero is not None or not st.write_count:
+            return None
+        acc = plain_tile_access(v, st, engine)
+        if acc is None:
+            return None
+        ins.append(acc)
+    if len(ins) > 1 and engine is not Engine.Activation:
+        in_psum = 0
+        for a in ins:
+            if a.storage.kind == PSUM:
+                in_psum += 1
+        if in_psum > 1:
+            return None  # (an error: record_lanewise reports it)
+    return ins
+
+
+def record_plain(tr: Tracer, opcode, engine, shape: tuple, ins: list, out: Tensor, fields,
+                 loc) -> bool:
+    """Records a lane-wise instruction whose inputs :func:`plain_inputs` made, when ``out``
+    needs none of record_lanewise's work either; False (nothing changed) when it does."""
+    if out.shape == shape:
+        o = tr.write_plain(out, engine)
+        if o is not None:
+            tr.record(opcode, engine, ins, [o], fields, loc)
+            return True
+    return False
+
+
 def record_lanewise(tr: Tracer, opcode, engine, shape: tuple, box: list, tiles: list,
                     pointers: list, out: Tensor, fields, loc, what: str,
                     outs_extra: tuple = ()):
@@ -227,13 +279,21 @@ def record_lanewise(tr: Tracer, opcode, engine, shape: tuple, box: list, tiles: 
 
 def tensor_tensor(tr, a: Tensor, b: Tensor, op, dtype, loc, mask=None, out=None,
                   engine=Engine.DVE, what="tensor_tensor") -> Tensor:
-    shape = broadcast_shape([a.shape, b.shape], loc)
+    shape = a.shape
+    if b.shape != shape:
+        shape = broadcast_shape([shape, b.shape], loc)
     dtype = dtype or dt.promote(a.dtype, b.dtype)
-    box = plan(tr, shape, mask, (a, b), loc)
+    ins = plain_inputs(tr, engine, shape, mask, (a, b))
+    box = None if ins is not None else plan(tr, shape, mask, (a, b), loc)
     out = result_tile(tr, out, shape, dtype, what, loc)
+    fields = {"op": op}
+    if box is None:  # the usual case (see plain_inputs)
+        if record_plain(tr, IT.TensorTensor, engine, shape, ins, out, fields, loc):
+            return out
+        box = full_box(shape)
     if not is_empty(box):
-        record_lanewise(tr, IT.TensorTensor, engine, shape, box, (a, b), (), out,
-                        {"op": op}, loc, what)
+        record_lanewise(tr, IT.TensorTensor, engine, shape, box, (a, b), (), out, fields, loc,
+                        what)
     return out
 
 
@@ -246,17 +306,26 @@ def tensor_scalar(tr, data: Tensor, op0, operand0, reverse0, op1, operand1, reve
             dt.is_float(data.dtype):
         raise NKIError(f"{what}: bitwise operations need integer tiles, not {dt.name(data.dtype)}",
                        loc)
-    box = plan(tr, shape, mask, (data,), loc)
-    out = result_tile(tr, out, shape, dtype, what, loc)
-    if is_empty(box):
-        return out
     if op1 is None:
         op1, operand1 = _BYPASS, 0.0
-    tile0, tile1 = isinstance(operand0, Tensor), isinstance(operand1, Tensor)
+    tile0, tile1 = operand0.__class__ is Tensor, operand1.__class__ is Tensor
+    if tile0:
+        ins = plain_inputs(tr, engine, shape, mask, (data,),
+                           (operand0, operand1) if tile1 else (operand0,))
+    else:  # (a tile operand1 needs a constant column for operand0 first: the general path)
+        ins = None if tile1 else plain_inputs(tr, engine, shape, mask, (data,))
+    box = None if ins is not None else plan(tr, shape, mask, (data,), loc)
+    out = result_tile(tr, out, shape, dtype, what, loc)
+    if box is not None and is_empty(box):
+        return out
     reverse0, reverse1 = True if reverse0 else False, True if reverse1 else False
     if not tile0 and not tile1:
         fields = {"op0": op0, "const0": _number(operand0, loc), "reverse0": reverse0,
                   "op1": op1, "const1": _number(operand1, loc), "reverse1": reverse1}
+        if box is None:  # the usual case (see plain_inputs)
+            if record_plain(tr, IT.TensorScalar, engine, shape, ins, out, fields, loc):
+                return out
+            box = full_box(shape)
         record_lanewise(tr, IT.TensorScalar, engine, shape, box, [data], (), out, fields,
                         loc, what)
         return out
@@ -269,6 +338,10 @@ def tensor_scalar(tr, data: Tensor, op0, operand0, reverse0, op1, operand1, reve
     else:
         pointers = (("operand0", operand0),)
         fields["const1"] = _number(operand1, loc)
+    if box is None:  # the usual case (see plain_inputs)
+        if record_plain(tr, IT.TensorScalarPtr, engine, shape, ins, out, fields, loc):
+            return out
+        box = full_box(shape)
     record_lanewise(tr, IT.TensorScalarPtr, engine, shape, box, [data], pointers, out,
                     fields, loc, what)
     return out
@@ -295,9 +368,14 @@ def activation(tr, func, data: Tensor, bias, scale, dtype, loc, mask=None, out=N
     """``func(data * scale + bias)`` on the Scalar Engine; bias a [P, 1] tile or number, scale a
     number or [P, 1] tile."""
     shape = data.shape
-    box = plan(tr, shape, mask, (data,), loc)
+    # The pointer operands, when known before a number bias makes its constant column.
+    known = () if scale.__class__ is not Tensor else (scale,)
+    if bias is not None:
+        known = (bias,) + known if bias.__class__ is Tensor else None
+    ins = plain_inputs(tr, Engine.Activation, shape, mask, (data,), known or ())
+    box = None if ins is not None else plan(tr, shape, mask, (data,), loc)
     out = result_tile(tr, out, shape, dtype or data.dtype, what, loc)
-    if is_empty(box):
+    if box is not None and is_empty(box):
         return out
     pointers = []
     fields = {"func": func, "acc": acc, "acc_op": acc_op, "scale": 1.0}
@@ -316,6 +394,14 @@ def activation(tr, func, data: Tensor, bias, scale, dtype, loc, mask=None, out=N
         fields["has_scale_tensor"] = True
     else:
         fields["scale"] = _number(scale, loc)
+    if box is None:  # the usual case (see plain_inputs)
+        if known is None and pointers:
+            ins = plain_inputs(tr, Engine.Activation, shape, None, (data,),
+                               [v for _, v in pointers])
+        if ins is not None and record_plain(tr, IT.Activation, Engine.Activation, shape, ins,
+                                            out, fields, loc):
+            return out
+        box = full_box(shape)
     record_lanewise(tr, IT.Activation, Engine.Activation, shape, box, [data], pointers, out,
                     fields, loc, what)
     return out
@@ -397,8 +483,13 @@ def tensor_copy(tr, src: Tensor, dtype, loc, mask=None, out=None, engine=None,
     if engine is None:
         engine = Engine.Activation if src.storage.kind == PSUM else Engine.DVE
     shape = src.shape
-    box = plan(tr, shape, mask, (src,), loc)
+    ins = plain_inputs(tr, engine, shape, mask, (src,))
+    box = None if ins is not None else plan(tr, shape, mask, (src,), loc)
     out = result_tile(tr, out, shape, dtype or src.dtype, what, loc)
+    if box is None:  # the usual case (see plain_inputs)
+        if record_plain(tr, IT.TensorCopy, engine, shape, ins, out, None, loc):
+            return out
+        box = full_box(shape)
     if not is_empty(box):
         record_lanewise(tr, IT.TensorCopy, engine, shape, box, [src], [], out, None, loc, what)
     return out
@@ -584,8 +675,15 @@ def per_lane(tr, opcode, data: Tensor, out_free: int, dtype, loc, mask, what: st
     ...); ``extra_in``: a second input of the same partitions (nc_find_index8's values)."""
     shape = data.shape
     engine = Engine.DVE
-    box = plan(tr, shape, mask, (data,), loc)
+    ins = plain_inputs(tr, engine, shape, mask, (data,)) if extra_in is None else None
+    box = None if ins is not None else plan(tr, shape, mask, (data,), loc)
     out = result_tile(tr, None, (shape[0], out_free), dtype, what, loc)
+    if box is None:  # the usual case (see plain_inputs)
+        o = tr.write_plain(out, engine)
+        if o is not None:
+            tr.record(opcode, engine, ins, [o], None, loc)
+            return out
+        box = full_box(shape)
     if is_empty(box):
         return out
     ins = [engine_in(tr, lane_view(data, shape, box, loc, what, "data"), loc, what, "data",

@@ -106,8 +106,10 @@ def nc_matmul(stationary, moving, is_stationary_onezero=False, is_moving_onezero
     tr = current()
     if mask is not None:
         raise NKIError("nc_matmul: masks are not supported; index the operand tiles instead", loc)
-    stationary = _tile(stationary, loc, "nc_matmul: stationary")
-    moving = _tile(moving, loc, "nc_matmul: moving")
+    if stationary.__class__ is not Tensor or not stationary.storage.on_chip:
+        _tile(stationary, loc, "nc_matmul: stationary")  # (raises)
+    if moving.__class__ is not Tensor or not moving.storage.on_chip:
+        _tile(moving, loc, "nc_matmul: moving")
     fields = None
     if tile_position or tile_size:
         if len(tile_position) != 2 or len(tile_size) != 2:

@@ -396,7 +396,7 @@ def accumulate(dst: Tensor, value, name: str) -> Tensor:
     """``dst op= value`` (returns ``dst``): a matmul result added to PSUM joins its accumulation
     group; anything else is one lane-wise instruction reading and writing ``dst``."""
     tr = current()
-    if name == "add" and isinstance(value, Tensor) and dst.storage.kind == PSUM:
+    if name == "add" and value.__class__ is Tensor and dst.storage.kind == PSUM:
         op = tr.is_matmul_result(value)
         if op is not None:
             tr.place_matmul(op, value, dst, accumulate=True, loc=None)

@@ -146,10 +146,12 @@ class Storage:
         st.partition_axis = 0
         st.explicit_name = False
         st.on_chip = True
-        st.partitions = shape[0]
-        st.row = shape[1]
-        st.strides = (shape[1], 1)
-        st.full_pairs = _tile_pairs(shape)
+        p, f = shape
+        st.partitions = p
+        st.row = f
+        st.strides = (f, 1)
+        st.full_pairs = [(f, p), (1, f) if f > 1 else (1, 1)] if p <= NUM_PARTITIONS \
+            else None  # (_tile_pairs, inline)
         st._clear_state(kind)
         return st
 
@@ -198,8 +200,13 @@ class Tensor:
     """A strided view of a :class:`Storage`: an NKI tensor or tile while the kernel is traced."""
 
     # last_subscript: (key, view) of the last general subscript, for `t[key] op= x`, which
-    # subscripts t twice with one key object (see __setitem__)
-    __slots__ = ("storage", "offset", "shape", "strides", "checks", "last_subscript")
+    # subscripts t twice with one key object (see __setitem__). blocks: integer key -> view, of
+    # an on-chip tensor whose blocks are subscripted (kernels index a multi-tile buffer with the
+    # same integers over and over; views are immutable, so one object serves them all).
+    # access: the view's Access as an operand an engine takes as it is, once made (see
+    # tracer.plain_tile_access; None until then).
+    __slots__ = ("storage", "offset", "shape", "strides", "checks", "last_subscript", "blocks",
+                 "access")
     __array_priority__ = 1000  # numpy scalars on the left defer to our operators
 
     def __init__(self, storage: Storage, offset: int, shape: tuple, strides: tuple, checks: tuple):
@@ -208,7 +215,7 @@ class Tensor:
         self.shape = shape
         self.strides = strides
         self.checks = checks
-        self.last_subscript = None
+        self.last_subscript = self.blocks = self.access = None
 
     # ---- what kernels read ----
     @property
@@ -274,6 +281,20 @@ class Tensor:
         view = None
         if key.__class__ is tuple and key and key[0].__class__ is int and not self.checks and \
                 len(key) <= len(self.shape):  # t[i, ...]: a block of a multi-tile ndarray
+            memo = _block_key(key) if self.storage.on_chip else None
+            if memo is not None:  # the block may have been subscripted before
+                blocks = self.blocks
+                if blocks is None:
+                    blocks = self.blocks = {}
+                else:
+                    view = blocks.get(memo)
+                    if view is not None:
+                        self.last_subscript = (key, view)
+                        return view
+                view = basic_subscript(key, self.shape, self.strides, self.offset)
+                view = blocks[memo] = Tensor(self.storage, view[0], view[1], view[2], view[3])
+                self.last_subscript = (key, view)
+                return view
             view = basic_subscript(key, self.shape, self.strides, self.offset)
         if view is None:
             view = resolve_subscript(key, self.shape, self.strides, self.offset, self.checks)
@@ -371,6 +392,26 @@ class Tensor:
     def __isub__(self, o): return _nl.accumulate(self, o, "subtract")
     def __imul__(self, o): return _nl.accumulate(self, o, "multiply")
     def __itruediv__(self, o): return _nl.accumulate(self, o, "divide")
+
+
+def _block_key(key: tuple) -> tuple | None:
+    """A hashable stand-in for a subscript of integers and step-less slices with integer (or
+    no) bounds, for Tensor.blocks (a slice is no dict key before Python 3.12); None for any
+    other subscript."""
+    parts = []
+    for k in key:
+        cls = k.__class__
+        if cls is int:
+            parts.append(k)
+        elif cls is slice:
+            start, stop = k.start, k.stop
+            if k.step is not None or (start is not None and start.__class__ is not int) or \
+                    (stop is not None and stop.__class__ is not int):
+                return None
+            parts.append((start, stop))
+        else:
+            return None
+    return tuple(parts)
 
 
 def _is_contiguous(t: Tensor) -> bool:

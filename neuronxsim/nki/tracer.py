@@ -418,7 +418,8 @@ class Tracer:
         st = value.storage
         outs = op.outs
         if not outs or outs[0].storage is not st or st.write_count != 1 or \
-                st.forward is not None or not op.enabled or not value.is_full_view():
+                st.forward is not None or not op.enabled or value.offset or \
+                value.shape != st.shape or value.strides != st.strides:  # (not a full view)
             return None
         for a in op.ins:
             if a.storage is st:
@@ -474,27 +475,29 @@ class Tracer:
         self.core.ranges_stale = True
 
     def is_matmul_result(self, value: Tensor) -> Op | None:
-        op = self.fresh_result(value)
-        if op is not None and op.opcode is IT.Matmult and not op.fields["is_transpose"]:
-            return op
+        ops = self.core.ops
+        if ops and ops[-1].opcode is IT.Matmult:  # (the cheap test first)
+            op = self.fresh_result(value)
+            if op is not None and not op.fields["is_transpose"]:
+                return op
         return None
 
     def place_matmul(self, op: Op, value: Tensor, dst: Tensor, accumulate: bool, loc):
         """Points the matmul ``op`` (the producer of ``value``) at the PSUM view ``dst``, either
         starting a new accumulation group or adding to the one open there."""
-        if dst.storage.kind != PSUM:
-            raise NKIError(f"matmul results live in PSUM; {dst.storage.describe()} is in "
-                           f"{dst.storage.kind}", loc)
         st = dst.storage
-        if st.psum_groups is None:  # the first matmul placed in this tile
-            st.psum_groups = {}
+        if st.kind != PSUM:
+            raise NKIError(f"matmul results live in PSUM; {st.describe()} is in {st.kind}", loc)
+        groups = st.psum_groups
+        if groups is None:  # the first matmul placed in this tile
+            groups = st.psum_groups = {}
             st.zero_started = set()
         if not accumulate and st.pending_zero is not None and not dst.is_full_view():
             self.enable(st.pending_zero)  # the rest of the tile must still read as zeros
             st.pending_zero = None
         acc = self.redirect(op, value, dst, loc, merge=False, matmul=True)
         region = acc.key()
-        start = True
+        # (op was recorded starting and stopping its group: only a join changes that)
         if accumulate:
             if st.zero_init and region not in st.zero_started:
                 st.zero_started.add(region)
@@ -502,20 +505,19 @@ class Tracer:
                 if st.pending_zero is not None and \
                         st.zero_covered >= st.partitions * st.free_elements:
                     st.pending_zero = None  # matmuls overwrite every zero: the memset is dead
-            elif region in st.psum_groups:
-                start = False
-                st.psum_groups[region].fields["stop_tensor_calc"] = False
             else:
-                why = ("nothing wrote it" if st.write_count <= 1 else
-                       "it holds a result of a non-matmul instruction")
-                raise NKIError(f"accumulates a matmul into PSUM tile {st.describe()}, but {why}; "
-                               "on the NeuronCore only a matmul accumulation group (or nl.zeros) "
-                               "can be accumulated into", loc)
+                last = groups.get(region)
+                if last is None:
+                    why = ("nothing wrote it" if st.write_count <= 1 else
+                           "it holds a result of a non-matmul instruction")
+                    raise NKIError(f"accumulates a matmul into PSUM tile {st.describe()}, but "
+                                   f"{why}; on the NeuronCore only a matmul accumulation group "
+                                   "(or nl.zeros) can be accumulated into", loc)
+                op.fields["start_tensor_calc"] = False
+                last.fields["stop_tensor_calc"] = False
         else:
             _close_overlapping_groups(st, acc)
-        op.fields["start_tensor_calc"] = start
-        op.fields["stop_tensor_calc"] = True
-        st.psum_groups[region] = op
+        groups[region] = op
 
 
 def check_compute_operand(acc: Access, loc, what: str, name: str, engine):
@@ -574,28 +576,35 @@ def plain_tile_access(view: Tensor, st: Storage, engine) -> Access | None:
             acc = st.full_access = Access(st, 0, pairs)
         n = st.row
     else:
-        acc = None
-        if not st.on_chip or len(view.shape) != 2:
-            return None
-        p, n = view.shape
-        row = st.row
-        if p > NUM_PARTITIONS or offset >= row or (p != 1 and view.strides[0] != row):
-            return None
-        if n == 1:
-            free = (1, 1)
+        acc = view.access  # (made by an earlier use of this view)
+        if acc is not None:
+            n = acc.pairs[1][1]
         else:
-            s = view.strides[1]
-            if not 0 < s < row or offset + s * (n - 1) >= row:
+            if not st.on_chip or len(view.shape) != 2:
                 return None
-            free = (s, n)
-        pairs = [(row, p), free]
-    if engine is not Engine.PE:
+            p, n = view.shape
+            row = st.row
+            if p > NUM_PARTITIONS or offset >= row or (p != 1 and view.strides[0] != row):
+                return None
+            if n == 1:
+                free = (1, 1)
+            else:
+                s = view.strides[1]
+                if not 0 < s < row or offset + s * (n - 1) >= row:
+                    return None
+                free = (s, n)
+            acc = view.access = Access(st, offset, [(row, p), free])
+    if engine is not _PE:
         if st.kind == PSUM:
-            if engine is Engine.Pool or n > MAX_FREE_PSUM:
+            if engine is _POOL or n > MAX_FREE_PSUM:
                 return None
         elif n > MAX_FREE_SBUF:
             return None
-    return acc if acc is not None else Access(st, offset, pairs)
+    return acc
+
+
+# (module globals: reading a member of the Engine class costs several times as much)
+_PE, _POOL = Engine.PE, Engine.Pool
 
 
 def _note_written_partitions(st: Storage, start: int, count: int):
