@@ -231,6 +231,7 @@ constexpr int kPrepRowsPerChunk = 32;
 struct GemmEngine::Job {
   GemmEngine* self;
   int K, M, N, panels;
+  int64_t bStride;  // floats from one B panel to the next
   const MatrixRows* a;
   const MatrixRows* b;
   float* c;
@@ -291,12 +292,16 @@ void GemmEngine::prepare(void* p, int chunk, int t) {
     float* dst = g.aPanels_.data() + static_cast<size_t>(k) * kMR;
     for (int i = 0; i < aPanels; ++i) {
       const int m0 = g.panelStart_[static_cast<size_t>(i)], m1 = g.panelStart_[static_cast<size_t>(i) + 1];
-      std::memcpy(dst + static_cast<size_t>(i) * j.K * kMR, row.data() + m0, static_cast<size_t>(m1 - m0) * sizeof(float));
+      float* to = dst + static_cast<size_t>(i) * j.K * kMR;
+      if (m1 - m0 == kMR)  // a constant size: a few moves, not a call per panel and row
+        std::memcpy(to, row.data() + m0, kMR * sizeof(float));
+      else
+        std::memcpy(to, row.data() + m0, static_cast<size_t>(m1 - m0) * sizeof(float));
     }
   }
   for (int k = k0; k < k1; ++k) {
     if (k + kPrefetchRows < k1) prefetchRow(*j.b, k + kPrefetchRows, 0, j.N);
-    packRow(*j.b, k, j.N, g.bPanels_.data() + k * kNR, int64_t{j.K} * kNR, row.data());
+    packRow(*j.b, k, j.N, g.bPanels_.data() + k * kNR, j.bStride, row.data());
   }
 }
 
@@ -307,7 +312,7 @@ void GemmEngine::work(void* p, int chunk, int) {
   const int p0 = chunk * kPanelsPerChunk, p1 = std::min(j.panels, p0 + kPanelsPerChunk);
   const int aPanels = static_cast<int>(g.panelStart_.size()) - 1;
   for (int pi = p0; pi < p1; ++pi) {
-    const float* b = g.bPanels_.data() + static_cast<int64_t>(pi) * j.K * kNR;
+    const float* b = g.bPanels_.data() + pi * j.bStride;
     const int cols = std::min(kNR, j.N - pi * kNR);
     for (int i = 0; i < aPanels; ++i) {
       const int m0 = g.panelStart_[static_cast<size_t>(i)], m1 = g.panelStart_[static_cast<size_t>(i) + 1];
@@ -324,9 +329,13 @@ bool GemmEngine::run(int K, int M, int N, const MatrixRows& a, const MatrixRows&
   const size_t aSize = (panelStart_.size() - 1) * static_cast<size_t>(K) * kMR;
   if (aPanels_.size() < aSize) aPanels_.resize(aSize);
   const int panels = (N + kNR - 1) / kNR;
-  const size_t bSize = static_cast<size_t>(panels) * K * kNR;
+  // One cache line between B panels: a panel is K * 64 bytes, a multiple of 4 KiB for K = 64 or
+  // 128, and packing writes row k of every panel in turn; unpadded, all of those land in one L1
+  // set and evict each other.
+  const int64_t bStride = int64_t{K} * kNR + kNR;
+  const size_t bSize = static_cast<size_t>(panels * bStride);
   if (bPanels_.size() < bSize) bPanels_.resize(bSize);
-  Job job{this, K, M, N, panels, &a, &b, c, ldc, accumulate, check, checkCtx};
+  Job job{this, K, M, N, panels, bStride, &a, &b, c, ldc, accumulate, check, checkCtx};
   const int prepChunks = (K + kPrepRowsPerChunk - 1) / kPrepRowsPerChunk;
   const int chunks = (panels + kPanelsPerChunk - 1) / kPanelsPerChunk;
   // Both phases are shared with the helpers: the preparation is a sixth of an instruction's
