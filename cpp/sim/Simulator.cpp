@@ -1,6 +1,6 @@
 #include "Simulator.h"
 
-#include <unordered_map>
+#include "Numerics.h"
 
 #include <chrono>
 #include <ctime>
@@ -65,6 +65,25 @@ void returnGemm(std::unique_ptr<GemmEngine> g) {
   std::unique_ptr<GemmEngine> previous;  // destroyed outside the lock
   std::lock_guard<std::mutex> lock(gStateMutex);
   previous.reset(std::exchange(gCachedGemm, g.release()));
+}
+
+// The elements of an Output tensor no instruction wrote read as NaN (0 for integer dtypes), not
+// as whatever the caller's buffer held. Filled after the run, so the caller need not fill its
+// arrays first: the run's own stores are their first touch, on the worker threads for large
+// DMAs. (Writes are whole elements, so a run of unwritten bytes is one of whole elements.)
+void fillUnwritten(DramTensor& t) {
+  const int es = bir::dtypeSize(t.dtype);
+  uint8_t value[8] = {};
+  if (bir::isFloat(t.dtype)) storeElement(t.dtype, value, std::numeric_limits<float>::quiet_NaN());
+  const BitSet& written = t.mem.written;
+  for (int64_t i = 0; i < t.bytes;) {
+    const int64_t lo = written.firstClear(i, t.bytes - i);
+    if (lo < 0) break;
+    int64_t hi = written.firstSet(lo, t.bytes - lo);
+    if (hi < 0) hi = t.bytes;
+    for (int64_t b = lo / es * es; b < hi; b += es) std::memcpy(t.mem.data + b, value, static_cast<size_t>(es));
+    i = hi;
+  }
 }
 }  // namespace
 
@@ -217,6 +236,9 @@ SimResult Simulator::run() {
     res.pe_mfu = static_cast<double>(res.pe_flops) /
                  (cfg.peBf16PeakFlopsPerNs() * res.total_ns * static_cast<double>(prog.cores.size()));
 
+  if (full)
+    for (auto& t : dram)
+      if (t.type == bir::MemoryType::Output) fillUnwritten(t);
   if (state) returnState(std::move(state));
   if (gemm) returnGemm(std::move(gemm));
   // Keep the DRAM tensors we own (outputs the caller did not bind, internal tensors).

@@ -41,6 +41,17 @@ class BitSet {
     return -1;
   }
   bool all(int64_t first, int64_t n) const { return firstClear(first, n) < 0; }
+  // First set bit in [first, first + n), or -1.
+  int64_t firstSet(int64_t first, int64_t n) const {
+    const int64_t end = first + n;
+    for (int64_t i = first; i < end;) {
+      const int64_t w = i >> 6, lo = i & 63, hi = std::min<int64_t>(64, lo + (end - i));
+      const uint64_t present = words_[w] & wordMask(lo, hi);
+      if (present) return (w << 6) + __builtin_ctzll(present);
+      i += hi - lo;
+    }
+    return -1;
+  }
   void set(int64_t first, int64_t n) {
     if (n <= 0) return;
     const int64_t end = first + n;

@@ -61,10 +61,9 @@ def _bind_inputs(native, specs, inputs: Mapping[str, np.ndarray], bind: bool) ->
 
 
 def _new_output(spec) -> np.ndarray:
-    dt = dtype_to_numpy(spec["dtype"])
-    # Unwritten output elements read as NaN (floats) or 0 (integers), never as stale memory.
-    fill = np.nan if np.issubdtype(dt, np.floating) or dt.kind == "V" else 0
-    return np.full(tuple(spec["shape"]), fill, dtype=dt)
+    # Uninitialised: the run fills the elements no instruction wrote with NaN (floats) or 0
+    # (integers) after it, so they never read as stale memory (Simulator::run, fillUnwritten).
+    return np.empty(tuple(spec["shape"]), dtype=dtype_to_numpy(spec["dtype"]))
 
 
 def simulate(module: bir.Module, inputs: Optional[Mapping[str, np.ndarray]] = None, arch: str = "trn1",

@@ -73,14 +73,22 @@ def test_non_contiguous_and_bf16_inputs(rng):
     np.testing.assert_array_equal(r.outputs["y"], 2 * x.astype(np.float32))
 
 
-def test_unwritten_output_elements_are_nan():
-    b = ModuleBuilder()
-    y = b.output("y", [4, 8], DType.bfloat16)
-    t = b.sbuf("t", 4, 4, DType.bfloat16)
-    b.add("Memset", [], [b.tile(t)], constant=1.0)
-    b.dma(b.ap(y, 0, [(8, 4), (1, 4)]), b.tile(t))
-    out = f32(sim.simulate(b.module, {}).outputs["y"])
-    assert (out[:, :4] == 1).all() and np.isnan(out[:, 4:]).all()
+@pytest.mark.parametrize("dtype, unwritten", [(DType.bfloat16, "nan"), (DType.float32, "nan"),
+                                               (DType.float8e4, "nan"), (DType.int32, 0),
+                                               (DType.uint8, 0)])
+def test_unwritten_output_elements_are_nan_or_zero(dtype, unwritten):
+    # The outputs start uninitialised (np.empty) and the run fills what no instruction wrote:
+    # run twice so that the second output may reuse the first one's memory, written all over.
+    for written in (8, 4):
+        b = ModuleBuilder()
+        y = b.output("y", [4, 8], dtype)
+        t = b.sbuf("t", 4, written, dtype)
+        b.add("Memset", [], [b.tile(t)], constant=1.0)
+        b.dma(b.ap(y, 0, [(8, 4), (1, written)]), b.tile(t))
+        out = sim.simulate(b.module, {}).outputs["y"].astype(np.float32)
+        assert (out[:, :written] == 1).all()
+        rest = out[:, written:]
+        assert (np.isnan(rest) if unwritten == "nan" else rest == 0).all()
 
 
 def test_timing_mode_needs_no_inputs_but_checks_given_ones():
