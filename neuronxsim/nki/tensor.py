@@ -314,7 +314,9 @@ class Tensor:
 
     def __setitem__(self, key, value):
         last = self.last_subscript
-        if last is not None and last[0] is key:
+        if key is Ellipsis:  # `t[...] = x`, `t[...] op= x`: the whole view (as __getitem__ has it)
+            view = self
+        elif last is not None and last[0] is key:
             view = last[1]  # the same key object resolves to the same view (views are immutable)
         else:
             view = self[key]
