@@ -151,11 +151,11 @@ class Storage:
         st.partition_axis = 0
         st.explicit_name = False
         st.on_chip = True
-        p = shape[0]
         if len(shape) == 2:
-            f = shape[1]
+            p, f = shape
             st.strides = (f, 1)
         else:  # [P]: one element per partition
+            p, = shape
             f = 1
             st.strides = _UNIT_STRIDES
         st.partitions = p
