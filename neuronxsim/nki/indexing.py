@@ -272,7 +272,9 @@ def mask_box(mask, shape: tuple) -> tuple:
     can describe; triangles (``i_p >= i_f``) are nisa.affine_select's job.
 
     A kernel usually applies one mask to several instructions over one shape (the load, compute
-    and store of a partial tile): the mask remembers its last box.
+    and store of a partial tile): the mask remembers its last box. And it builds its masks anew
+    on every loop iteration (``mask=(j * 512 + i_f < n)``), from a few distinct values: the box
+    of a one-predicate mask is also remembered by those values (see _PREDICATE_BOXES).
     """
     if isinstance(mask, IndexPredicate):
         predicates = (mask,)
@@ -284,9 +286,27 @@ def mask_box(mask, shape: tuple) -> tuple:
     cached = mask.box_cache
     if cached is not None and cached[0] == shape:
         return cached[1]
-    box = _predicates_box(predicates, shape)
+    if len(predicates) == 1:
+        expr = predicates[0].expr
+        key = (predicates[0].op, expr.const, expr.coefs, expr.shape, shape)
+        box = _PREDICATE_BOXES.get(key)
+        if box is None:
+            box = _predicates_box(predicates, shape)  # (raises for a mask it cannot take)
+            if len(_PREDICATE_BOXES) >= _MAX_PREDICATE_BOXES:
+                _PREDICATE_BOXES.clear()
+            _PREDICATE_BOXES[key] = box
+    else:
+        box = _predicates_box(predicates, shape)
     mask.box_cache = (shape, box)
     return box
+
+
+#: (op, const, coefs, grid shape, iteration space) of a one-predicate mask -> its box: a
+#: function of these values alone (expressions are immutable, boxes are tuples, and a full box
+#: is the one object full_box keeps for its shape). Bounded, as kernels traced in one process
+#: can keep bringing new values.
+_PREDICATE_BOXES: dict = {}
+_MAX_PREDICATE_BOXES = 4096
 
 
 def _predicates_box(predicates: tuple, shape: tuple) -> tuple:

@@ -211,9 +211,10 @@ def plain_inputs(tr: Tracer, engine, shape: tuple, mask, tiles, pointers=()) -> 
         ins.append(acc)
     for v in pointers:
         st = v.storage
-        vshape = v.shape
-        if len(vshape) != 2 or vshape[0] != p or vshape[1] != 1 or v.checks or \
-                st.forward is not None or st.pending_zero is not None or not st.write_count:
+        vshape = v.shape  # [P, 1], or [P] (a reduction's result)
+        if not (len(vshape) == 2 and vshape[1] == 1 or len(vshape) == 1) or vshape[0] != p or \
+                v.checks or st.forward is not None or st.pending_zero is not None or \
+                not st.write_count:
             return None
         acc = plain_tile_access(v, st, engine)
         if acc is None:
@@ -231,8 +232,9 @@ def plain_inputs(tr: Tracer, engine, shape: tuple, mask, tiles, pointers=()) -> 
 
 def record_plain(tr: Tracer, opcode, engine, shape: tuple, ins: list, out: Tensor, fields,
                  loc) -> bool:
-    """Records a lane-wise instruction whose inputs :func:`plain_inputs` made, when ``out``
-    needs none of record_lanewise's work either; False (nothing changed) when it does."""
+    """Records an instruction whose inputs :func:`plain_inputs` made, when ``out`` (of the
+    result's ``shape``: a lane-wise instruction's iteration space) needs none of
+    record_lanewise's work either; False (nothing changed) when it does."""
     if out.shape == shape:
         o = tr.write_plain(out, engine)
         if o is not None:
@@ -421,11 +423,22 @@ def tensor_reduce(tr, op, data: Tensor, axes, keepdims: bool, negate: bool, dtyp
     shape = data.shape
     rank = len(shape)
     axes = normalize_axes(axes, rank, loc, what)
-    kept = [a for a in range(1, rank) if a not in axes]
-    out_shape = tuple([1 if a in axes else n for a, n in enumerate(shape)
-                       if keepdims or a not in axes])
-    box = plan(tr, shape, mask, (data,), loc)
+    fields = {"op": op, "axis": _REDUCE_X, "negate": True if negate else False}
+    if rank == 2:  # the commonest: a [P, F] tile along F (axes is [1], axis 0 being refused)
+        out_shape = (shape[0], 1) if keepdims else (shape[0],)
+        # Its operand walks F in one access-pattern dimension: the pattern as plain_inputs
+        # makes it is the one the general path makes.
+        ins = plain_inputs(tr, Engine.DVE, shape, mask, (data,))
+    else:
+        out_shape = tuple([1 if a in axes else n for a, n in enumerate(shape)
+                           if keepdims or a not in axes])
+        ins = None
+    box = None if ins is not None else plan(tr, shape, mask, (data,), loc)
     out = result_tile(tr, out, out_shape, dtype or data.dtype, what, loc)
+    if box is None:  # the usual case (see plain_inputs)
+        if record_plain(tr, IT.TensorReduce, Engine.DVE, out_shape, ins, out, fields, loc):
+            return out
+        box = full_box(shape)
     if is_empty(box):
         return out
     src = lane_view(data, shape, box, loc, what, "data")
@@ -433,20 +446,20 @@ def tensor_reduce(tr, op, data: Tensor, axes, keepdims: bool, negate: bool, dtyp
     # merged where contiguous so the reduction uses few access-pattern dimensions.
     acc = tr.read(src, loc, merge=False)
     row_pair = acc.pairs[0]
+    kept = [a for a in range(1, rank) if a not in axes]
     by_axis = {a: (src.strides[a], src.shape[a]) for a in range(1, rank)}
     kept_pairs = merge_pairs([by_axis[a] for a in kept])
     red_pairs = merge_pairs([by_axis[a] for a in axes]) or [(1, 1)]
     acc.pairs = [row_pair] + kept_pairs + red_pairs
     check_compute_operand(acc, loc, what, "data", Engine.DVE)
-    reduce_axis = _REDUCE_AXES[len(red_pairs)]
+    fields["axis"] = _REDUCE_AXES[len(red_pairs)]
     if keepdims:
         kept_box = [box[0]] + [(0, 1) if a in axes else box[a] for a in range(1, rank)]
     else:
         kept_box = [box[0]] + [box[a] for a in kept]
     dst = out_view(out, out_shape, kept_box, loc)
     o = engine_out(tr, dst, loc, what, "destination", Engine.DVE)
-    rec = tr.record(IT.TensorReduce, Engine.DVE, [acc], [o],
-                    {"op": op, "axis": reduce_axis, "negate": bool(negate)}, loc)
+    rec = tr.record(IT.TensorReduce, Engine.DVE, [acc], [o], fields, loc)
     if tuple(kept_box) != full_box(out_shape):
         rec.out_box = kept_box
     return out
@@ -455,6 +468,7 @@ def tensor_reduce(tr, op, data: Tensor, axes, keepdims: bool, negate: bool, dtyp
 #: the ReduceAxis of a reduction over 1, 2, 3 or 4 access-pattern dimensions
 _REDUCE_AXES = (None, bir.ReduceAxis.X, bir.ReduceAxis.XY, bir.ReduceAxis.XYZ,
                 bir.ReduceAxis.XYZW)
+_REDUCE_X = _REDUCE_AXES[1]
 
 
 def normalize_axes(axes, rank: int, loc, what: str) -> list:

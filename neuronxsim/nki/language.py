@@ -425,22 +425,23 @@ def _binary(x, y, op, dtype, mask, loc, out=None, what="") -> Tensor:
     xt, yt = isinstance(x, Tensor), isinstance(y, Tensor)
     if not xt and not yt:
         raise NKIError(f"nl.{what} needs at least one tile operand", loc)
-    if xt:
-        _tile(x, loc, what, "x")
-    if yt:
+    if xt and not x.storage.on_chip:
+        _tile(x, loc, what, "x")  # (raises)
+    if yt and not y.storage.on_chip:
         _tile(y, loc, what, "y")
     if dtype is not None:
         dtype = _dtype(dtype, loc)
     if xt and yt:
-        x_column, y_column = _is_lane_constant(x), _is_lane_constant(y)
-        if y_column and not x_column and y.shape[0] == x.shape[0]:
-            return _ins.tensor_scalar(tr, x, op, y, False, None, None, False,
-                                      dtype or _dt.promote(x.dtype, y.dtype), loc, mask, out,
-                                      what=what)
-        if x_column and not y_column and y.shape[0] == x.shape[0]:
-            return _ins.tensor_scalar(tr, y, op, x, True, None, None, False,
-                                      dtype or _dt.promote(x.dtype, y.dtype), loc, mask, out,
-                                      what=what)
+        if x.shape != y.shape:  # (of equal shapes, both are lane constants or neither is)
+            x_column, y_column = _is_lane_constant(x), _is_lane_constant(y)
+            if y_column and not x_column and y.shape[0] == x.shape[0]:
+                return _ins.tensor_scalar(tr, x, op, y, False, None, None, False,
+                                          dtype or _dt.promote(x.dtype, y.dtype), loc, mask, out,
+                                          what=what)
+            if x_column and not y_column and y.shape[0] == x.shape[0]:
+                return _ins.tensor_scalar(tr, y, op, x, True, None, None, False,
+                                          dtype or _dt.promote(x.dtype, y.dtype), loc, mask, out,
+                                          what=what)
         return _ins.tensor_tensor(tr, x, y, op, dtype, loc, mask, out, what=what)
     tile, scalar, reverse = (x, y, False) if xt else (y, x, True)
     if isinstance(scalar, bool) or not isinstance(scalar, (int, float, np.number)):

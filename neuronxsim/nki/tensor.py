@@ -31,12 +31,16 @@ PSUM_BANK_BYTES = 2048
 
 
 def _tile_pairs(shape: tuple) -> list | None:
-    """The access pairs of a whole [P, F] tile, [(F, P), (1, F)] ((1, 1) for F = 1); None when
-    it has too many partitions to be an operand."""
-    p, f = shape
+    """The access pairs of a whole [P, F] tile, [(F, P), (1, F)] ((1, 1) for F = 1; a [P] tile
+    is a [P, 1] one); None when it has too many partitions to be an operand."""
+    p = shape[0]
+    f = shape[1] if len(shape) == 2 else 1
     if p > NUM_PARTITIONS:
         return None
     return [(f, p), (1, f) if f > 1 else (1, 1)]
+
+
+_UNIT_STRIDES = (1,)  # of a [P] tile
 
 
 class Storage:
@@ -48,8 +52,8 @@ class Storage:
     __slots__ = (
         "name", "hint", "kind", "dtype", "shape", "created_at", "partition_axis",
         "explicit_name", "on_chip", "partitions", "row", "strides",
-        # The access pairs of the full view of a [P, F] tile (None for other storages): the
-        # operand most instructions read and write, its pattern worked out once; and the Access
+        # The access pairs of the full view of a [P, F] or [P] tile (None for other storages):
+        # the operand most instructions read and write, its pattern worked out once; the Access
         # of that view, made on first use and shared by the instructions using it (accesses
         # are not changed once recorded).
         "full_pairs", "full_access",
@@ -103,7 +107,7 @@ class Storage:
                 step *= shape[axis]
             strides[partition_axis] = self.row
             self.strides = tuple(strides)
-            self.full_pairs = _tile_pairs(shape) if partition_axis == 0 and len(shape) == 2 \
+            self.full_pairs = _tile_pairs(shape) if partition_axis == 0 and len(shape) <= 2 \
                 else None
         else:
             self.on_chip = False
@@ -134,8 +138,9 @@ class Storage:
     @staticmethod  # (a classmethod would bind a method object on every call)
     def plain_tile(kind: str, dtype: np.dtype, shape: tuple, hint: str,
                    created_at: SourceLocation | None) -> "Storage":
-        """A [P, F] SBUF or PSUM tile, unnamed: what most instructions create for their result.
-        (The same state ``__init__`` builds, set in one step: tracing creates many of these.)"""
+        """A [P, F] or [P] SBUF or PSUM tile, unnamed: what most instructions create for their
+        result (a reduction's, [P]). (The same state ``__init__`` builds, set in one step:
+        tracing creates many of these.)"""
         st = object.__new__(Storage)
         st.name = None
         st.hint = hint
@@ -146,10 +151,15 @@ class Storage:
         st.partition_axis = 0
         st.explicit_name = False
         st.on_chip = True
-        p, f = shape
+        if len(shape) == 2:
+            p, f = shape
+            st.strides = (f, 1)
+        else:  # [P]: one element per partition
+            p, = shape
+            f = 1
+            st.strides = _UNIT_STRIDES
         st.partitions = p
         st.row = f
-        st.strides = (f, 1)
         st.full_pairs = [(f, p), (1, f) if f > 1 else (1, 1)] if p <= NUM_PARTITIONS \
             else None  # (_tile_pairs, inline)
         st._clear_state(kind)
@@ -304,7 +314,9 @@ class Tensor:
 
     def __setitem__(self, key, value):
         last = self.last_subscript
-        if last is not None and last[0] is key:
+        if key is Ellipsis:  # `t[...] = x`, `t[...] op= x`: the whole view (as __getitem__ has it)
+            view = self
+        elif last is not None and last[0] is key:
             view = last[1]  # the same key object resolves to the same view (views are immutable)
         else:
             view = self[key]

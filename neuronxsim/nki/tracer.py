@@ -203,7 +203,7 @@ class Tracer:
                         f"{list(st.shape)} {st.dtype}: every SPMD instance must create the same "
                         "shared tensors", loc)
                 return st
-        if partition_axis == 0 and not explicit_name and len(shape) == 2 and \
+        if partition_axis == 0 and not explicit_name and len(shape) <= 2 and \
                 (kind == SBUF or kind == PSUM):
             st = Storage.plain_tile(kind, dtype, shape, name, loc)
         else:
@@ -401,7 +401,7 @@ class Tracer:
 
     def new_result(self, kind: str, dtype: np.dtype, shape: tuple, name: str, loc) -> Tensor:
         """A fresh temporary tile for an instruction's result."""
-        if len(shape) == 2:
+        if len(shape) <= 2:  # [P, F] or [P]
             st = Storage.plain_tile(kind, dtype, shape, name, loc)
             self.core.storages.append(st)
             return Tensor(st, 0, shape, st.strides, ())
