@@ -358,11 +358,8 @@ def assign(dst: Tensor, value):
             raise NKIError(f"assignment to HBM tensor {d_st.describe()}; write HBM with "
                            "nl.store")
         _tile(value, None, "the assigned value")
-        if d_st.kind == PSUM:
-            op = tr.is_matmul_result(value)
-            if op is not None:
-                tr.place_matmul(op, value, dst, accumulate=False, loc=None)
-                return
+        if d_st.kind == PSUM and tr.place_matmul(value, dst, accumulate=False):
+            return
         op = tr.fresh_result(value)
         if op is not None and _can_write(op, dst):
             if op.out_box is not None or dst.shape != value.shape:  # the shapes must agree
@@ -396,11 +393,9 @@ def accumulate(dst: Tensor, value, name: str) -> Tensor:
     """``dst op= value`` (returns ``dst``): a matmul result added to PSUM joins its accumulation
     group; anything else is one lane-wise instruction reading and writing ``dst``."""
     tr = current()
-    if name == "add" and value.__class__ is Tensor and dst.storage.kind == PSUM:
-        op = tr.is_matmul_result(value)
-        if op is not None:
-            tr.place_matmul(op, value, dst, accumulate=True, loc=None)
-            return dst
+    if name == "add" and value.__class__ is Tensor and dst.storage.kind == PSUM and \
+            tr.place_matmul(value, dst, accumulate=True):
+        return dst
     loc = caller_location(1)  # (called from Tensor's in-place operator)
     if dst.__class__ is not Tensor or not dst.storage.on_chip:
         _tile(dst, loc, f"the target of '{name}='")

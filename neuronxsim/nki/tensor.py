@@ -410,6 +410,18 @@ def _block_key(key: tuple) -> tuple | None:
     """A hashable stand-in for a subscript of integers and step-less slices with integer (or
     no) bounds, for Tensor.blocks (a slice is no dict key before Python 3.12); None for any
     other subscript."""
+    if len(key) == 3:  # t[i, :, a:b] and t[i, j, k], the commonest, without the loop's work
+        i, a, b = key  # (the caller has checked i)
+        ca, cb = a.__class__, b.__class__
+        if ca is slice and cb is slice:
+            a0, a1, b0, b1 = a.start, a.stop, b.start, b.stop
+            if a.step is None and b.step is None and \
+                    (a0 is None or a0.__class__ is int) and (a1 is None or a1.__class__ is int) \
+                    and (b0 is None or b0.__class__ is int) and \
+                    (b1 is None or b1.__class__ is int):
+                return (i, (a0, a1), (b0, b1))  # (what the loop makes of it)
+        elif ca is int and cb is int:
+            return key
     parts = []
     for k in key:
         cls = k.__class__

@@ -417,10 +417,15 @@ class Tracer:
         op = ops[-1]
         st = value.storage
         outs = op.outs
+        # (a result's view shares its storage's shape and strides tuples: `is` decides the
+        # usual case before comparing them)
         if not outs or outs[0].storage is not st or st.write_count != 1 or \
                 st.forward is not None or not op.enabled or value.offset or \
-                value.shape != st.shape or value.strides != st.strides:  # (not a full view)
-            return None
+                value.shape is not st.shape and value.shape != st.shape or \
+                value.strides is not st.strides and value.strides != st.strides:
+            return None  # (not a full view)
+        if op.opcode is IT.Matmult:
+            return op  # (it reads SBUF and writes one PSUM tile: nothing else touches st)
         for a in op.ins:
             if a.storage is st:
                 return None
@@ -441,16 +446,17 @@ class Tracer:
             acc = self.write(target, loc, merge, matmul=matmul)
             if checked_as is not None:
                 check_compute_operand(acc, loc, *checked_as, op.engine)
-        temp = op.outs[0].storage
-        op.outs[0] = acc
+        outs = op.outs
+        temp = outs[0].storage
+        outs[0] = acc
         # The op is the last one recorded, and the temporary's only use.
         index = len(self.core.ops) - 1
         temp.first_use = temp.last_use = -1
-        st = acc.storage
+        st = acc.storage  # (dst's: a mask's box only narrows the view)
         if st.first_use < 0:
             st.first_use = index
         st.last_use = index
-        value.storage.forward = (dst, dst.storage.write_count, op)
+        temp.forward = (dst, st.write_count, op)
         return acc
 
     def _resolve_forward(self, view: Tensor) -> Tensor:
@@ -474,20 +480,20 @@ class Tracer:
         ops.insert(ops.index(producer) + 1, copy)
         self.core.ranges_stale = True
 
-    def is_matmul_result(self, value: Tensor) -> Op | None:
+    def place_matmul(self, value: Tensor, dst: Tensor, accumulate: bool) -> bool:
+        """Points the matmul that just produced ``value`` (if ``value`` is its untouched result:
+        see ``fresh_result``; False otherwise, having changed nothing) at the PSUM view ``dst``,
+        either starting a new accumulation group or adding to the one open there. Errors locate
+        the kernel line themselves."""
         ops = self.core.ops
-        if ops and ops[-1].opcode is IT.Matmult:  # (the cheap test first)
-            op = self.fresh_result(value)
-            if op is not None and not op.fields["is_transpose"]:
-                return op
-        return None
-
-    def place_matmul(self, op: Op, value: Tensor, dst: Tensor, accumulate: bool, loc):
-        """Points the matmul ``op`` (the producer of ``value``) at the PSUM view ``dst``, either
-        starting a new accumulation group or adding to the one open there."""
+        if not ops or ops[-1].opcode is not IT.Matmult:  # (the cheap test first)
+            return False
+        op = self.fresh_result(value)
+        if op is None or op.fields["is_transpose"]:
+            return False
         st = dst.storage
         if st.kind != PSUM:
-            raise NKIError(f"matmul results live in PSUM; {st.describe()} is in {st.kind}", loc)
+            raise NKIError(f"matmul results live in PSUM; {st.describe()} is in {st.kind}")
         groups = st.psum_groups
         if groups is None:  # the first matmul placed in this tile
             groups = st.psum_groups = {}
@@ -495,7 +501,7 @@ class Tracer:
         if not accumulate and st.pending_zero is not None and not dst.is_full_view():
             self.enable(st.pending_zero)  # the rest of the tile must still read as zeros
             st.pending_zero = None
-        acc = self.redirect(op, value, dst, loc, merge=False, matmul=True)
+        acc = self.redirect(op, value, dst, None, merge=False, matmul=True)
         region = acc.key()
         # (op was recorded starting and stopping its group: only a join changes that)
         if accumulate:
@@ -512,12 +518,13 @@ class Tracer:
                            "it holds a result of a non-matmul instruction")
                     raise NKIError(f"accumulates a matmul into PSUM tile {st.describe()}, but "
                                    f"{why}; on the NeuronCore only a matmul accumulation group "
-                                   "(or nl.zeros) can be accumulated into", loc)
+                                   "(or nl.zeros) can be accumulated into")
                 op.fields["start_tensor_calc"] = False
                 last.fields["stop_tensor_calc"] = False
         else:
             _close_overlapping_groups(st, acc)
         groups[region] = op
+        return True
 
 
 def check_compute_operand(acc: Access, loc, what: str, name: str, engine):
