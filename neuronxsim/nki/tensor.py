@@ -268,44 +268,50 @@ class Tensor:
     def __getitem__(self, key) -> "Tensor":
         if key is Ellipsis:
             return self
-        if key.__class__ is tuple and len(key) == 2 and len(self.shape) == 2 and not self.checks:
-            r, c = key
-            if r.__class__ is IndexExpr:  # t[t * 128 + ip, ic]
-                view = partition_free_subscript(r, c, self.shape, self.strides, self.offset)
-                if view is not None:
-                    return Tensor(self.storage, view[0], view[1], view[2], ())
-            # t[a:b, c:d] (or `:`) inside a 2-D tensor, the commonest subscript of all
-            elif r.__class__ is slice and c.__class__ is slice and r.step is None and \
-                    c.step is None:
-                r0, r1, c0, c1 = r.start, r.stop, c.start, c.stop
-                n0, n1 = self.shape
-                if r0 is None and r1 is None:
-                    r0, r1 = 0, n0
-                if c0 is None and c1 is None:
-                    c0, c1 = 0, n1
-                if r0.__class__ is int and r1.__class__ is int and c0.__class__ is int and \
-                        c1.__class__ is int and 0 <= r0 < r1 <= n0 and 0 <= c0 < c1 <= n1:
-                    strides = self.strides
-                    return Tensor(self.storage, self.offset + r0 * strides[0] + c0 * strides[1],
-                                  (r1 - r0, c1 - c0), strides, ())
         view = None
-        if key.__class__ is tuple and key and key[0].__class__ is int and not self.checks and \
-                len(key) <= len(self.shape):  # t[i, ...]: a block of a multi-tile ndarray
-            memo = _block_key(key) if self.storage.on_chip else None
-            if memo is not None:  # the block may have been subscripted before
-                blocks = self.blocks
-                if blocks is None:
-                    blocks = self.blocks = {}
-                else:
-                    view = blocks.get(memo)
+        if key.__class__ is tuple and not self.checks:
+            n = len(key)
+            shape = self.shape
+            if n == 2 and len(shape) == 2:
+                r, c = key
+                if r.__class__ is IndexExpr:  # t[t * 128 + ip, ic]
+                    view = partition_free_subscript(r, c, shape, self.strides, self.offset)
                     if view is not None:
-                        self.last_subscript = (key, view)
-                        return view
-                view = basic_subscript(key, self.shape, self.strides, self.offset)
-                view = blocks[memo] = Tensor(self.storage, view[0], view[1], view[2], view[3])
-                self.last_subscript = (key, view)
-                return view
-            view = basic_subscript(key, self.shape, self.strides, self.offset)
+                        return Tensor(self.storage, view[0], view[1], view[2], ())
+                # t[a:b, c:d] (or `:`) inside a 2-D tensor, the commonest subscript of all
+                elif r.__class__ is slice and c.__class__ is slice and r.step is None and \
+                        c.step is None:
+                    r0, r1, c0, c1 = r.start, r.stop, c.start, c.stop
+                    n0, n1 = shape
+                    if r0 is None and r1 is None:
+                        r0, r1 = 0, n0
+                    if c0 is None and c1 is None:
+                        c0, c1 = 0, n1
+                    if r0.__class__ is int and r1.__class__ is int and c0.__class__ is int and \
+                            c1.__class__ is int and 0 <= r0 < r1 <= n0 and 0 <= c0 < c1 <= n1:
+                        strides = self.strides
+                        return Tensor(self.storage,
+                                      self.offset + r0 * strides[0] + c0 * strides[1],
+                                      (r1 - r0, c1 - c0), strides, ())
+            if n and key[0].__class__ is int and n <= len(shape):
+                # t[i, ...]: a block of a multi-tile ndarray (an on-chip one may have been
+                # subscripted so before: it has `blocks`)
+                blocks = self.blocks
+                memo = _block_key(key) if blocks is not None or self.storage.on_chip else None
+                if memo is not None:
+                    if blocks is None:
+                        blocks = self.blocks = {}
+                    else:
+                        view = blocks.get(memo)
+                        if view is not None:
+                            self.last_subscript = (key, view)
+                            return view
+                    view = basic_subscript(key, shape, self.strides, self.offset)
+                    view = blocks[memo] = Tensor(self.storage, view[0], view[1], view[2],
+                                                 view[3])
+                    self.last_subscript = (key, view)
+                    return view
+                view = basic_subscript(key, shape, self.strides, self.offset)
         if view is None:
             view = resolve_subscript(key, self.shape, self.strides, self.offset, self.checks)
         view = Tensor(self.storage, view[0], view[1], view[2], view[3])
