@@ -31,11 +31,10 @@ Workers::~Workers() {
 void Workers::drain(uint32_t generation, int t) {
   uint64_t c = claim_.load(std::memory_order_acquire);
   for (;;) {
-    if (static_cast<uint32_t>(c >> 32) != generation ||
-        static_cast<int>(c & 0xffffffffu) >= chunks_.load(std::memory_order_relaxed))
-      return;
+    const int next = static_cast<int>(c & 0xffff), chunks = static_cast<int>(c >> 16 & 0xffff);
+    if (static_cast<uint32_t>(c >> 32) != generation || next >= chunks) return;
     if (!claim_.compare_exchange_weak(c, c + 1, std::memory_order_acq_rel, std::memory_order_acquire)) continue;
-    fn_(ctx_, static_cast<int>(c & 0xffffffffu), t);
+    fn_(ctx_, next, t);
     done_.fetch_add(1, std::memory_order_release);
     c = claim_.load(std::memory_order_acquire);
   }
@@ -62,16 +61,15 @@ void Workers::loop(int t) {
 }
 
 void Workers::run(int chunks, void (*fn)(void*, int, int), void* ctx) {
-  if (threads_.empty() || chunks <= 1) {
+  if (threads_.empty() || chunks <= 1 || chunks > kMaxChunks) {
     for (int c = 0; c < chunks; ++c) fn(ctx, c, 0);
     return;
   }
   const uint32_t g = generation_.load(std::memory_order_relaxed) + 1;
   fn_ = fn;
   ctx_ = ctx;
-  chunks_.store(chunks, std::memory_order_relaxed);
   done_.store(0, std::memory_order_relaxed);
-  claim_.store(static_cast<uint64_t>(g) << 32, std::memory_order_release);
+  claim_.store(static_cast<uint64_t>(g) << 32 | static_cast<uint64_t>(chunks) << 16, std::memory_order_release);
   generation_.store(g, std::memory_order_release);
   generation_.notify_all();
   drain(g, 0);

@@ -32,8 +32,9 @@ class Workers {
   Workers(const Workers&) = delete;
   Workers& operator=(const Workers&) = delete;
   int size() const { return static_cast<int>(threads_.size()) + 1; }
+  static constexpr int kMaxChunks = 0xffff;
   // Runs fn(ctx, chunk, t) once for every chunk in [0, chunks), t being the thread (0 = caller);
-  // returns when all have returned. fn must not throw.
+  // returns when all have returned. fn must not throw. More than kMaxChunks run on the caller.
   void run(int chunks, void (*fn)(void*, int, int), void* ctx);
 
  private:
@@ -41,12 +42,12 @@ class Workers {
   void drain(uint32_t generation, int t);  // claims and runs chunks of `generation`
   std::vector<std::thread> threads_;
   std::atomic<uint32_t> generation_{0};
-  std::atomic<uint64_t> claim_{0};  // generation << 32 | next chunk
+  // generation << 32 | chunks << 16 | next chunk: one word, so that a helper still holding an
+  // older job's word can only ever claim (by compare-and-swap) a chunk of the job that word
+  // describes, and no job's fields are rewritten while one of its chunks is unclaimed.
+  std::atomic<uint64_t> claim_{0};
   std::atomic<int> done_{0};
   std::atomic<bool> stop_{false};
-  // Read by a helper that may still be looking at the previous job's claim word while the caller
-  // publishes the next job, hence atomic (relaxed: claim_ orders everything else).
-  std::atomic<int> chunks_{0};
   void (*fn_)(void*, int, int) = nullptr;
   void* ctx_ = nullptr;
 };

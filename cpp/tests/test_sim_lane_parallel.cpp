@@ -1,8 +1,10 @@
 // Large instructions run their lanes on the worker threads (Exec::forLanes): the results must be
 // those of one thread, byte for byte, and a refusal must be the one the serial order raises.
+#include <atomic>
 #include <cmath>
 #include <random>
 
+#include "sim/Gemm.h"
 #include "sim/Operand.h"
 #include "test_sim_kit.h"
 
@@ -114,4 +116,21 @@ TEST(SimLaneParallel, CursorWindowWalksTheSameElements) {
       const auto want = std::vector<int64_t>(all.begin() + first, all.begin() + std::min<int64_t>(80, first + count));
       ASSERT_EQ(part, want) << first << "+" << count;
     }
+}
+
+// Back-to-back jobs of different sizes: every chunk runs exactly once per job. (A helper that
+// still held the previous job's claim word once claimed a chunk past that job's end after the
+// caller had published the next job's size, ran it twice and counted it twice: the caller then
+// waited forever for a done count it had passed.)
+TEST(SimLaneParallel, WorkersRunEveryChunkOnceAcrossJobsOfChangingSize) {
+  sim::Workers workers(2);
+  struct Job {
+    std::atomic<int> runs[16];
+  } job;
+  for (int j = 0; j < 100000; ++j) {
+    const int chunks = j % 2 ? 16 : 2 + j % 5;
+    for (auto& r : job.runs) r.store(0, std::memory_order_relaxed);
+    workers.run(chunks, [](void* p, int c, int) { static_cast<Job*>(p)->runs[c].fetch_add(1); }, &job);
+    for (int c = 0; c < 16; ++c) ASSERT_EQ(job.runs[c].load(), c < chunks ? 1 : 0) << "job " << j << " chunk " << c;
+  }
 }
