@@ -220,14 +220,18 @@ def plain_inputs(tr: Tracer, engine, shape: tuple, mask, tiles, pointers=()) -> 
         if acc is None:
             return None
         ins.append(acc)
-    if len(ins) > 1 and engine is not Engine.Activation:
-        in_psum = 0
-        for a in ins:
-            if a.storage.kind == PSUM:
-                in_psum += 1
-        if in_psum > 1:
-            return None  # (an error: record_lanewise reports it)
+    if len(ins) > 1 and engine is not Engine.Activation and _psum_inputs(ins) > 1:
+        return None  # (an error: record_lanewise reports it)
     return ins
+
+
+def _psum_inputs(ins: list) -> int:
+    """How many of the input accesses ``ins`` read PSUM (a Vector Engine instruction takes one)."""
+    n = 0
+    for a in ins:
+        if a.storage.kind == PSUM:
+            n += 1
+    return n
 
 
 def record_plain(tr: Tracer, opcode, engine, shape: tuple, ins: list, out: Tensor, fields,
@@ -263,14 +267,9 @@ def record_lanewise(tr: Tracer, opcode, engine, shape: tuple, box: list, tiles: 
     for name, v in outs_extra:
         outs.append(engine_out(tr, pointer_view(v, shape[0], box, loc, what, name), loc, what,
                                name, engine))
-    if len(ins) > 1 and opcode is not IT.Activation:
-        in_psum = 0
-        for a in ins:
-            if a.storage.kind == PSUM:
-                in_psum += 1
-        if in_psum > 1:
-            raise NKIError(f"{what}: at most one input of a Vector Engine instruction can be in "
-                           "PSUM", loc)
+    if len(ins) > 1 and opcode is not IT.Activation and _psum_inputs(ins) > 1:
+        raise NKIError(f"{what}: at most one input of a Vector Engine instruction can be in "
+                       "PSUM", loc)
     op = tr.record(opcode, engine, ins, outs, fields, loc)
     if not full:
         op.out_box = box
