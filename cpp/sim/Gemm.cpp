@@ -339,9 +339,10 @@ bool GemmEngine::run(int K, int M, int N, const MatrixRows& a, const MatrixRows&
   // Both phases are shared with the helpers: the preparation is a sixth of an instruction's
   // work, and left to the caller alone it would idle the helpers for that long.
   if (threads_ > 1 && int64_t{K} * M * N >= kParallelMacs) {
-    workers().run(prepChunks, &GemmEngine::prepare, &job);
+    Workers& w = workers();
+    w.run(prepChunks, &GemmEngine::prepare, &job);
     if (job.refused.load(std::memory_order_relaxed)) return false;
-    workers_->run(chunks, &GemmEngine::work, &job);
+    w.run(chunks, &GemmEngine::work, &job);
   } else {
     for (int ch = 0; ch < prepChunks; ++ch) prepare(&job, ch, 0);
     if (job.refused.load(std::memory_order_relaxed)) return false;

@@ -205,7 +205,7 @@ void Exec::forLanes(int64_t lanes, int64_t bytes, const Operand& written, Body&&
     return;
   }
   runLanes(lanes, written, [](void* b, Exec& on, int64_t l0, int64_t l1) { (*static_cast<B*>(b))(on, l0, l1); },
-           const_cast<void*>(static_cast<const void*>(&body)));
+           &body);
 }
 
 template <class F>
