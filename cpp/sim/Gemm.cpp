@@ -103,18 +103,37 @@ inline void storeBlock(const float* acc, int rows, int cols, float* c, int64_t l
   }
 }
 
+// B panel rows as two fp32 vectors (columns 0-7 and 8-15). A bf16 row was stored with its
+// middle quarters swapped (packBf16Panels) so that interleaving zero low halves in per 128-bit
+// lane, which is how unpack works, yields the columns in order: bf16 -> fp32 is a 16-bit shift.
+struct PanelFp32 {
+  using T = float;
+  __attribute__((target("avx2"))) static void row(const float* p, __m256& b0, __m256& b1) {
+    b0 = _mm256_loadu_ps(p);
+    b1 = _mm256_loadu_ps(p + 8);
+  }
+};
+struct PanelBf16 {
+  using T = uint16_t;
+  __attribute__((target("avx2"))) static void row(const uint16_t* p, __m256& b0, __m256& b1) {
+    const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    b0 = _mm256_castsi256_ps(_mm256_unpacklo_epi16(_mm256_setzero_si256(), h));
+    b1 = _mm256_castsi256_ps(_mm256_unpackhi_epi16(_mm256_setzero_si256(), h));
+  }
+};
+
 // C[0..MR, 0..cols) (+)= sum_k ap[k][0..MR] * bp[k][0..16): panels are k-major, kMR / kNR wide.
 // Every loop over r is unrolled so that the 2 * MR accumulators live in registers.
-template <int MR>
-__attribute__((target("avx2,fma"))) void microKernelAvx2(int K, const float* ap, const float* bp,
+template <int MR, class Panel>
+__attribute__((target("avx2,fma"))) void microKernelAvx2(int K, const float* ap, const typename Panel::T* bp,
                                                           float* c, int64_t ldc, int cols,
                                                           bool accumulate) {
   __m256 acc0[MR], acc1[MR];
 #pragma GCC unroll 8
   for (int r = 0; r < MR; ++r) acc0[r] = acc1[r] = _mm256_setzero_ps();
   for (int k = 0; k < K; ++k) {
-    const __m256 b0 = _mm256_loadu_ps(bp + k * kNR);
-    const __m256 b1 = _mm256_loadu_ps(bp + k * kNR + 8);
+    __m256 b0, b1;
+    Panel::row(bp + k * kNR, b0, b1);
 #pragma GCC unroll 8
     for (int r = 0; r < MR; ++r) {
       const __m256 a = _mm256_broadcast_ss(ap + k * kMR + r);
@@ -157,33 +176,35 @@ void microKernelPortable(int rows, int K, const float* ap, const float* bp, floa
   storeBlock(acc, rows, cols, c, ldc, accumulate);
 }
 
-void microKernel(int rows, int K, const float* ap, const float* bp, float* c, int64_t ldc, int cols,
-                 bool accumulate) {
-  if (!cpuHasAvx2Fma()) return microKernelPortable(rows, K, ap, bp, c, ldc, cols, accumulate);
+template <class Panel>
+void microKernelAvx2Rows(int rows, int K, const float* ap, const typename Panel::T* bp, float* c, int64_t ldc,
+                         int cols, bool accumulate) {
   switch (rows) {
-    case 6: return microKernelAvx2<6>(K, ap, bp, c, ldc, cols, accumulate);
-    case 5: return microKernelAvx2<5>(K, ap, bp, c, ldc, cols, accumulate);
-    case 4: return microKernelAvx2<4>(K, ap, bp, c, ldc, cols, accumulate);
-    case 3: return microKernelAvx2<3>(K, ap, bp, c, ldc, cols, accumulate);
-    case 2: return microKernelAvx2<2>(K, ap, bp, c, ldc, cols, accumulate);
-    default: return microKernelAvx2<1>(K, ap, bp, c, ldc, cols, accumulate);
+    case 6: return microKernelAvx2<6, Panel>(K, ap, bp, c, ldc, cols, accumulate);
+    case 5: return microKernelAvx2<5, Panel>(K, ap, bp, c, ldc, cols, accumulate);
+    case 4: return microKernelAvx2<4, Panel>(K, ap, bp, c, ldc, cols, accumulate);
+    case 3: return microKernelAvx2<3, Panel>(K, ap, bp, c, ldc, cols, accumulate);
+    case 2: return microKernelAvx2<2, Panel>(K, ap, bp, c, ldc, cols, accumulate);
+    default: return microKernelAvx2<1, Panel>(K, ap, bp, c, ldc, cols, accumulate);
   }
 }
 
 // ---- packing: one row segment of B into 16-wide panels (panel p holds columns 16p..16p+15) ----
 
-__attribute__((target("avx2,fma"))) void packBf16Avx2(const uint8_t* src, int cols, float* dst, int64_t panelStride) {
+// bf16 B stays bf16 in its panels (half the bytes to pack and to stream through the
+// micro-kernel), each 16-element row with its 64-bit quarters in the order 0, 2, 1, 3 (see
+// PanelBf16); the last panel's tail is zero.
+__attribute__((target("avx2"))) inline void putPanelRow(uint16_t* dst, __m256i h) {
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), _mm256_permute4x64_epi64(h, 0xD8));
+}
+__attribute__((target("avx2"))) void packBf16Panels(const uint8_t* src, int cols, uint16_t* dst, int64_t panelStride) {
   int j = 0;
-  for (; j + kNR <= cols; j += kNR, dst += panelStride) {
-    const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 2 * j));
-    const __m256i lo = _mm256_cvtepu16_epi32(_mm256_castsi256_si128(h));
-    const __m256i hi = _mm256_cvtepu16_epi32(_mm256_extracti128_si256(h, 1));
-    _mm256_storeu_ps(dst, _mm256_castsi256_ps(_mm256_slli_epi32(lo, 16)));
-    _mm256_storeu_ps(dst + 8, _mm256_castsi256_ps(_mm256_slli_epi32(hi, 16)));
-  }
+  for (; j + kNR <= cols; j += kNR, dst += panelStride)
+    putPanelRow(dst, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 2 * j)));
   if (j < cols) {
-    loadRun(bir::DType::bfloat16, src + 2 * j, 2, cols - j, dst);
-    std::fill(dst + (cols - j), dst + kNR, 0.0f);
+    alignas(32) uint16_t tail[kNR] = {};
+    std::memcpy(tail, src + 2 * j, static_cast<size_t>(cols - j) * 2);
+    putPanelRow(dst, _mm256_load_si256(reinterpret_cast<const __m256i*>(tail)));
   }
 }
 
@@ -191,7 +212,6 @@ __attribute__((target("avx2,fma"))) void packBf16Avx2(const uint8_t* src, int co
 void packRow(const MatrixRows& m, int64_t row, int cols, float* dst, int64_t panelStride, float* temp) {
   const int esize = bir::dtypeSize(m.dtype);
   const uint8_t* src = m.base + row * m.pitch;
-  if (m.dtype == bir::DType::bfloat16 && cpuHasAvx2Fma()) return packBf16Avx2(src, cols, dst, panelStride);
   // fp32 rows are copied as bytes (they need not be 4-aligned); other dtypes convert first.
   const uint8_t* f = src;
   if (m.dtype != bir::DType::float32 && m.dtype != bir::DType::float32r) {
@@ -229,7 +249,8 @@ constexpr int kPrepRowsPerChunk = 32;
 struct GemmEngine::Job {
   GemmEngine* self;
   int K, M, N, panels;
-  int64_t bStride;  // floats from one B panel to the next
+  bool bf16Panels;  // B's panels hold bf16 (PanelBf16), else fp32
+  int64_t bStride;  // elements from one B panel to the next
   const MatrixRows* a;
   const MatrixRows* b;
   float* c;
@@ -299,7 +320,10 @@ void GemmEngine::prepare(void* p, int chunk, int t) {
   }
   for (int k = k0; k < k1; ++k) {
     if (k + kPrefetchRows < k1) prefetchRow(*j.b, k + kPrefetchRows, 0, j.N);
-    packRow(*j.b, k, j.N, g.bPanels_.data() + k * kNR, j.bStride, row.data());
+    if (j.bf16Panels)
+      packBf16Panels(j.b->base + k * j.b->pitch, j.N, g.bf16Panels() + k * kNR, j.bStride);
+    else
+      packRow(*j.b, k, j.N, g.bPanels_.data() + k * kNR, j.bStride, row.data());
   }
 }
 
@@ -309,13 +333,19 @@ void GemmEngine::work(void* p, int chunk, int) {
   const GemmEngine& g = *j.self;
   const int p0 = chunk * kPanelsPerChunk, p1 = std::min(j.panels, p0 + kPanelsPerChunk);
   const int aPanels = static_cast<int>(g.panelStart_.size()) - 1;
+  const bool avx2 = cpuHasAvx2Fma();
   for (int pi = p0; pi < p1; ++pi) {
-    const float* b = g.bPanels_.data() + pi * j.bStride;
     const int cols = std::min(kNR, j.N - pi * kNR);
     for (int i = 0; i < aPanels; ++i) {
       const int m0 = g.panelStart_[static_cast<size_t>(i)], m1 = g.panelStart_[static_cast<size_t>(i) + 1];
-      microKernel(m1 - m0, j.K, g.aPanels_.data() + static_cast<int64_t>(i) * j.K * kMR, b,
-                  j.c + m0 * j.ldc + pi * kNR, j.ldc, cols, j.accumulate);
+      const float* a = g.aPanels_.data() + static_cast<int64_t>(i) * j.K * kMR;
+      float* c = j.c + m0 * j.ldc + pi * kNR;
+      if (j.bf16Panels)
+        microKernelAvx2Rows<PanelBf16>(m1 - m0, j.K, a, g.bf16Panels() + pi * j.bStride, c, j.ldc, cols, j.accumulate);
+      else if (avx2)
+        microKernelAvx2Rows<PanelFp32>(m1 - m0, j.K, a, g.bPanels_.data() + pi * j.bStride, c, j.ldc, cols, j.accumulate);
+      else
+        microKernelPortable(m1 - m0, j.K, a, g.bPanels_.data() + pi * j.bStride, c, j.ldc, cols, j.accumulate);
     }
   }
 }
@@ -327,13 +357,15 @@ bool GemmEngine::run(int K, int M, int N, const MatrixRows& a, const MatrixRows&
   const size_t aSize = (panelStart_.size() - 1) * static_cast<size_t>(K) * kMR;
   if (aPanels_.size() < aSize) aPanels_.resize(aSize);
   const int panels = (N + kNR - 1) / kNR;
-  // One cache line between B panels: a panel is K * 64 bytes, a multiple of 4 KiB for K = 64 or
-  // 128, and packing writes row k of every panel in turn; unpadded, all of those land in one L1
-  // set and evict each other.
-  const int64_t bStride = int64_t{K} * kNR + kNR;
-  const size_t bSize = static_cast<size_t>(panels * bStride);
-  if (bPanels_.size() < bSize) bPanels_.resize(bSize);
-  Job job{this, K, M, N, panels, bStride, &a, &b, c, ldc, accumulate, check, checkCtx};
+  const bool bf16 = b.dtype == bir::DType::bfloat16 && cpuHasAvx2Fma();
+  // One cache line between B panels: a panel is K * 16 elements, a multiple of 4 KiB for K = 64
+  // or 128, and packing writes row k of every panel in turn; unpadded, all of those land in one
+  // L1 set and evict each other.
+  const int esize = bf16 ? 2 : 4;
+  const int64_t bStride = int64_t{K} * kNR + 64 / esize;
+  const size_t bFloats = static_cast<size_t>(panels * bStride * esize / 4);
+  if (bPanels_.size() < bFloats) bPanels_.resize(bFloats);
+  Job job{this, K, M, N, panels, bf16, bStride, &a, &b, c, ldc, accumulate, check, checkCtx};
   const int prepChunks = (K + kPrepRowsPerChunk - 1) / kPrepRowsPerChunk;
   const int chunks = (panels + kPanelsPerChunk - 1) / kPanelsPerChunk;
   // Both phases are shared with the helpers: the preparation is a sixth of an instruction's

@@ -3,7 +3,8 @@
 // what NumPy's float32 matmul costs for the same product.
 //
 // GotoBLAS structure sized for one instruction: A (the stationary, K x M) is converted once into
-// 6-row panels and B (the moving, K x N) into 16-column panels, both fp32 and contiguous in k; a
+// 6-row fp32 panels and B (the moving, K x N) into 16-column panels (fp32, or bf16 kept as bf16
+// and widened in registers), both contiguous in k; a
 // 6x16 register-blocked FMA micro-kernel (AVX2, chosen at run time; a portable loop otherwise)
 // accumulates over k in registers and adds into (or overwrites) C once. Large instructions run in
 // two phases on a small persistent worker pool: the caller's check of the operand rows and their
@@ -88,7 +89,9 @@ class GemmEngine {
   int threads_;
   Workers* workers_ = nullptr;  // created on the first large instruction
   std::vector<int> panelStart_;  // first row of each A panel, then M
-  std::vector<float> aPanels_, bPanels_;
+  std::vector<float> aPanels_, bPanels_;  // bPanels_ holds fp32 or, for bf16 B, bf16
+  uint16_t* bf16Panels() { return reinterpret_cast<uint16_t*>(bPanels_.data()); }
+  const uint16_t* bf16Panels() const { return reinterpret_cast<const uint16_t*>(bPanels_.data()); }
   std::vector<std::vector<float>> rowTemp_;  // per thread
 };
 
