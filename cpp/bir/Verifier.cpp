@@ -15,35 +15,39 @@ bool addOk(int64_t a, int64_t b, int64_t* out) { return !__builtin_add_overflow(
   throw BIRError(located(where, msg));
 }
 
+// `where` below is a callable giving the JSON path of what is checked: it is called only to
+// word an error, so that verifying a valid module builds no strings.
+
 // Smallest and largest element offset (relative to the pattern's offset) the pairs reach.
-void patternExtent(const std::vector<APPair>& pairs, size_t first, int64_t* lo, int64_t* hi,
-                   const std::string& where) {
+template <class Where>
+void patternExtent(const std::vector<APPair>& pairs, size_t first, int64_t* lo, int64_t* hi, const Where& where) {
   *lo = 0;
   *hi = 0;
   for (size_t i = first; i < pairs.size(); ++i) {
     int64_t span;
-    if (!mulOk(pairs[i].num - 1, pairs[i].step, &span)) fail(where, "access pattern extent overflows");
+    if (!mulOk(pairs[i].num - 1, pairs[i].step, &span)) fail(where(), "access pattern extent overflows");
     int64_t& end = span < 0 ? *lo : *hi;
-    if (!addOk(end, span, &end)) fail(where, "access pattern extent overflows");
+    if (!addOk(end, span, &end)) fail(where(), "access pattern extent overflows");
   }
 }
 
-void verifyLocation(const MemoryLocation& l, const std::string& where) {
+template <class Where>
+void verifyLocation(const MemoryLocation& l, const Where& where) {
   if (l.partitions < 0 || l.bytes_per_partition < 0)
-    fail(where, "negative dims [" + std::to_string(l.partitions) + ", " +
+    fail(where(), "negative dims [" + std::to_string(l.partitions) + ", " +
                     std::to_string(l.bytes_per_partition) + "]");
   int64_t total;
-  if (!mulOk(l.partitions, l.bytes_per_partition, &total)) fail(where, "size overflows");
+  if (!mulOk(l.partitions, l.bytes_per_partition, &total)) fail(where(), "size overflows");
   if (!l.isOnChip()) return;
-  if (l.addr < 0) fail(where, "negative address " + std::to_string(l.addr));
+  if (l.addr < 0) fail(where(), "negative address " + std::to_string(l.addr));
   if (l.base_partition < 0 || l.partitions > kNumPartitions ||
       l.base_partition > kNumPartitions - l.partitions)
-    fail(where, "partitions [" + std::to_string(l.base_partition) + ", " +
+    fail(where(), "partitions [" + std::to_string(l.base_partition) + ", " +
                     std::to_string(l.base_partition + l.partitions) + ") exceed the " +
                     std::to_string(kNumPartitions) + " partitions");
   if (l.type == MemoryType::PSUM && (l.bytes_per_partition > kPsumPartitionBytes ||
                                      l.addr > kPsumPartitionBytes - l.bytes_per_partition))
-    fail(where, "PSUM bytes [" + std::to_string(l.addr) + ", " +
+    fail(where(), "PSUM bytes [" + std::to_string(l.addr) + ", " +
                     std::to_string(l.addr + l.bytes_per_partition) + ") exceed the " +
                     std::to_string(kPsumPartitionBytes) + " bytes of a PSUM partition");
 }
@@ -65,15 +69,18 @@ std::string checkStartPartition(int64_t start, int64_t partitions) {
   return (start % 32 == 0 && start < kNumPartitions) ? "" : bad("0, 32, 64, 96");
 }
 
-void verifyAccessPattern(const AccessPattern& ap, bool computeEngine, const std::string& where) {
+namespace {
+
+template <class Where>
+void checkAccessPattern(const AccessPattern& ap, bool computeEngine, const Where& where) {
   if (ap.isImmediate()) return;
-  if (!ap.loc || !ap.loc->set) fail(where, "access pattern has no memory location");
-  if (ap.pattern.empty()) fail(where, "access pattern has no [step, num] pairs");
+  if (!ap.loc || !ap.loc->set) fail(where(), "access pattern has no memory location");
+  if (ap.pattern.empty()) fail(where(), "access pattern has no [step, num] pairs");
   for (size_t i = 0; i < ap.pattern.size(); ++i)
     if (ap.pattern[i].num < 1)
-      fail(where, "ap[" + std::to_string(i) + "] has num " + std::to_string(ap.pattern[i].num) +
+      fail(where(), "ap[" + std::to_string(i) + "] has num " + std::to_string(ap.pattern[i].num) +
                       " (must be at least 1)");
-  if (ap.offset < 0) fail(where, "negative offset " + std::to_string(ap.offset));
+  if (ap.offset < 0) fail(where(), "negative offset " + std::to_string(ap.offset));
   const MemoryLocation& l = *ap.loc;
   const int64_t dsize = dtypeSize(ap.dtype);
   const int64_t capacity = l.partitions * l.bytes_per_partition / dsize;  // verified not to overflow
@@ -83,7 +90,7 @@ void verifyAccessPattern(const AccessPattern& ap, bool computeEngine, const std:
     patternExtent(ap.pattern, 0, &lo, &hi, where);
     if (!addOk(ap.offset, lo, &first) || !addOk(ap.offset, hi, &last) || first < 0 ||
         last >= capacity)
-      fail(where, "access [" + std::to_string(ap.offset + lo) + ", " +
+      fail(where(), "access [" + std::to_string(ap.offset + lo) + ", " +
                       std::to_string(ap.offset + hi) + "] is outside tensor '" + l.name + "' of " +
                       std::to_string(capacity) + " " + std::string(enumName(ap.dtype)) +
                       " elements");
@@ -91,73 +98,78 @@ void verifyAccessPattern(const AccessPattern& ap, bool computeEngine, const std:
   }
 
   const int64_t row = l.bytes_per_partition / dsize;
-  if (row <= 0) fail(where, "tensor '" + l.name + "' has no room for one element per partition");
+  if (row <= 0) fail(where(), "tensor '" + l.name + "' has no room for one element per partition");
   const APPair& par = ap.pattern.front();
   if (par.num > 1 && par.step != row)
-    fail(where, "partition step " + std::to_string(par.step) + " is not one partition (" +
+    fail(where(), "partition step " + std::to_string(par.step) + " is not one partition (" +
                     std::to_string(row) + " elements of " + std::string(enumName(ap.dtype)) +
                     "): the hardware has no partition stride");
   if (par.num > kNumPartitions)
-    fail(where, std::to_string(par.num) + " partitions exceed the " +
+    fail(where(), std::to_string(par.num) + " partitions exceed the " +
                     std::to_string(kNumPartitions) + " partitions");
   const int64_t firstPartition = ap.offset / row;
   if (firstPartition + par.num > l.partitions)
-    fail(where, "partitions [" + std::to_string(firstPartition) + ", " +
+    fail(where(), "partitions [" + std::to_string(firstPartition) + ", " +
                     std::to_string(firstPartition + par.num) + ") are outside tensor '" + l.name +
                     "' of " + std::to_string(l.partitions) + " partitions");
   int64_t lo, hi;
   patternExtent(ap.pattern, 1, &lo, &hi, where);
   const int64_t col = ap.offset % row;
   if (col + lo < 0 || col + hi >= row)
-    fail(where, "free access [" + std::to_string(col + lo) + ", " + std::to_string(col + hi) +
+    fail(where(), "free access [" + std::to_string(col + lo) + ", " + std::to_string(col + hi) +
                     "] is outside the " + std::to_string(row) + " elements per partition of '" +
                     l.name + "'");
   if (computeEngine) {
     if (static_cast<int64_t>(ap.pattern.size()) - 1 > kMaxFreeDims)
-      fail(where, std::to_string(ap.pattern.size() - 1) + " free dims exceed the " +
+      fail(where(), std::to_string(ap.pattern.size() - 1) + " free dims exceed the " +
                       std::to_string(kMaxFreeDims) + " an engine access pattern can have");
     const std::string why = checkStartPartition(l.base_partition + firstPartition, par.num);
-    if (!why.empty()) fail(where, why);
+    if (!why.empty()) fail(where(), why);
   }
+}
+
+}  // namespace
+
+void verifyAccessPattern(const AccessPattern& ap, bool computeEngine, const std::string& where) {
+  checkAccessPattern(ap, computeEngine, [&] { return where; });
 }
 
 void verifyModule(const Module& m) {
   for (size_t fi = 0; fi < m.functions().size(); ++fi) {
     const Function& f = *m.functions()[fi];
-    const std::string fpath = "functions[" + std::to_string(fi) + "]";
+    auto fpath = [fi] { return "functions[" + std::to_string(fi) + "]"; };
     for (size_t ai = 0; ai < f.allocations().size(); ++ai) {
       const auto& set = *f.allocations()[ai];
-      const std::string apath = fpath + ".allocations[" + std::to_string(ai) + "]";
+      auto apath = [&] { return fpath() + ".allocations[" + std::to_string(ai) + "]"; };
       for (int64_t d : set.tensor_shape)
-        if (d < 0) fail(apath + ".tensor_shape", "negative dimension " + std::to_string(d));
+        if (d < 0) fail(apath() + ".tensor_shape", "negative dimension " + std::to_string(d));
       for (size_t li = 0; li < set.locations.size(); ++li)
-        verifyLocation(*set.locations[li], apath + ".memorylocations[" + std::to_string(li) + "]");
+        verifyLocation(*set.locations[li], [&] { return apath() + ".memorylocations[" + std::to_string(li) + "]"; });
     }
     for (size_t bi = 0; bi < f.blocks().size(); ++bi) {
       const BasicBlock& bb = *f.blocks()[bi];
       for (size_t ii = 0; ii < bb.size(); ++ii) {
         const Instruction& I = *bb.at(ii);
-        const std::string ipath = fpath + ".blocks[" + std::to_string(bi) + "].instructions[" +
-                                  std::to_string(ii) + "]";
+        auto ipath = [&] { return fpath() + ".blocks[" + std::to_string(bi) + "].instructions[" + std::to_string(ii) + "]"; };
         const OperandRule rule = operandRuleOf(I.nodeClass());
         const auto nIns = static_cast<int>(I.ins.size()), nOuts = static_cast<int>(I.outs.size());
         if (nIns < rule.min_ins || nIns > rule.max_ins || nOuts < rule.min_outs ||
             nOuts > rule.max_outs)
-          fail(ipath, I.opcodeName() + " '" + I.name + "' takes " + std::to_string(rule.min_ins) +
-                          ".." + std::to_string(rule.max_ins) + " inputs and " +
-                          std::to_string(rule.min_outs) + ".." + std::to_string(rule.max_outs) +
-                          " outputs, got " + std::to_string(nIns) + " and " +
-                          std::to_string(nOuts));
+          fail(ipath(), I.opcodeName() + " '" + I.name + "' takes " + std::to_string(rule.min_ins) +
+                            ".." + std::to_string(rule.max_ins) + " inputs and " +
+                            std::to_string(rule.min_outs) + ".." + std::to_string(rule.max_outs) +
+                            " outputs, got " + std::to_string(nIns) + " and " +
+                            std::to_string(nOuts));
         const bool kernel = isKernelNode(I);
         const bool compute = !kernel && nodeClassOf(I.opcode()) != NodeClass::DMA;
         for (const char* side : {"ins", "outs"}) {
           const auto& list = side[0] == 'i' ? I.ins : I.outs;
           for (size_t k = 0; k < list.size(); ++k) {
-            const std::string where = ipath + "." + side + "[" + std::to_string(k) + "]";
-            verifyAccessPattern(list[k], compute, where);
+            auto where = [&] { return ipath() + "." + side + "[" + std::to_string(k) + "]"; };
+            checkAccessPattern(list[k], compute, where);
             if (kernel && !list[k].isImmediate() && !list[k].loc->isDram())
-              fail(where, "kernel node operands must be DRAM tensors; '" + list[k].loc->name +
-                              "' is in " + std::string(enumName(list[k].loc->type)));
+              fail(where(), "kernel node operands must be DRAM tensors; '" + list[k].loc->name +
+                                "' is in " + std::string(enumName(list[k].loc->type)));
           }
         }
       }

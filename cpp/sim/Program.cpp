@@ -168,47 +168,48 @@ struct Decoder {
       const auto& list = side == 0 ? I.ins : I.outs;
       for (size_t k = 0; k < list.size(); ++k) {
         const bir::AccessPattern& ap = list[k];
-        const std::string what = std::string(side == 0 ? "ins[" : "outs[") + std::to_string(k) + "]";
+        // Worded only for an error: decoding a valid operand builds no strings.
+        auto what = [&] { return std::string(side == 0 ? "ins[" : "outs[") + std::to_string(k) + "]"; };
         int32_t tensor = -1;
         if (!ap.isImmediate()) {
           const bir::MemoryLocation& loc = *ap.loc;
           if (loc.isDram()) {
             const auto found = tensorByName.find(loc.name);
             if (found == tensorByName.end())
-              fail(what + " names DRAM tensor '" + loc.name + "', which no function being run allocates");
+              fail(what() + " names DRAM tensor '" + loc.name + "', which no function being run allocates");
             tensor = found->second;
             if (side == 1) tensors[static_cast<size_t>(tensor)].written_by_module = true;
-            if (compute) fail(what + " is DRAM tensor '" + loc.name + "': compute engines address SBUF and PSUM only");
+            if (compute) fail(what() + " is DRAM tensor '" + loc.name + "': compute engines address SBUF and PSUM only");
           } else if (loc.type == MemoryType::SB) {
             if (loc.addr + loc.bytes_per_partition > cfg.sbuf_bytes_per_partition)
-              fail(what + " tensor '" + loc.name + "' occupies SBUF bytes [" + std::to_string(loc.addr) +
+              fail(what() + " tensor '" + loc.name + "' occupies SBUF bytes [" + std::to_string(loc.addr) +
                    ", " + std::to_string(loc.addr + loc.bytes_per_partition) + ") per partition, beyond the " +
                    std::to_string(cfg.sbuf_bytes_per_partition) + " bytes of a " + cfg.arch + " SBUF partition");
           } else if (loc.type == MemoryType::PSUM) {
             if (loc.addr + loc.bytes_per_partition > cfg.psum_bytes_per_partition)
-              fail(what + " tensor '" + loc.name + "' occupies PSUM bytes beyond the " +
+              fail(what() + " tensor '" + loc.name + "' occupies PSUM bytes beyond the " +
                    std::to_string(cfg.psum_bytes_per_partition) + " bytes of a PSUM partition");
-            if (d.engine == Engine::Pool) fail(what + " is in PSUM: GpSimd (Pool) cannot access PSUM");
+            if (d.engine == Engine::Pool) fail(what() + " is in PSUM: GpSimd (Pool) cannot access PSUM");
           } else {
-            fail(what + " tensor '" + loc.name + "' is in memory of type " +
+            fail(what() + " tensor '" + loc.name + "' is in memory of type " +
                  std::string(bir::enumName(loc.type)) + ", which the simulator does not model");
           }
           if (loc.isOnChip() && loc.base_partition + loc.partitions > cfg.num_partitions)
-            fail(what + " tensor '" + loc.name + "' exceeds the " + std::to_string(cfg.num_partitions) + " partitions");
+            fail(what() + " tensor '" + loc.name + "' exceeds the " + std::to_string(cfg.num_partitions) + " partitions");
         } else if (side == 1) {
-          fail(what + " is an immediate; outputs must be memory");
+          fail(what() + " is an immediate; outputs must be memory");
         }
         Operand op;
         try {
           op = decodeOperand(ap, tensor);
         } catch (const SimulationError& e) {
-          fail(what + ": " + e.what());
+          fail(what() + ": " + e.what());
         }
         if (compute && op.onChip() && (d.engine == Engine::DVE || d.engine == Engine::Activation)) {
           const int64_t cap = op.space == Space::PSUM ? cfg.dve_act_max_free_elements_psum
                                                       : cfg.dve_act_max_free_elements_sbuf;
           if (op.freeElems > cap)
-            fail(what + " has " + std::to_string(op.freeElems) + " elements per partition; DVE/ACT "
+            fail(what() + " has " + std::to_string(op.freeElems) + " elements per partition; DVE/ACT "
                  "instructions take at most " + std::to_string(cap) + " in " + spaceName(op.space));
         }
         cp.operands.push_back(op);
