@@ -30,33 +30,58 @@ NUM_PARTITIONS = 128
 PSUM_BANK_BYTES = 2048
 
 
-def _tile_pairs(shape: tuple) -> list | None:
-    """The access pairs of a whole [P, F] tile, [(F, P), (1, F)] ((1, 1) for F = 1; a [P] tile
-    is a [P, 1] one); None when it has too many partitions to be an operand."""
-    p = shape[0]
-    f = shape[1] if len(shape) == 2 else 1
-    if p > NUM_PARTITIONS:
-        return None
-    return [(f, p), (1, f) if f > 1 else (1, 1)]
-
-
-_UNIT_STRIDES = (1,)  # of a [P] tile
+def storage_layout(kind: str, dtype: np.dtype, shape: tuple, partition_axis: int = 0) -> tuple:
+    """What a storage's kind, dtype, shape and partition axis decide (see the module docstring):
+    ``(on_chip, partition_axis, partitions, row, strides, full_pairs)``, the first slots of
+    :class:`Storage`. ``row``: elements per partition (PSUM blocks padded to banks);
+    ``full_pairs``: the access pairs of a whole [P, F] tile, [(F, P), (1, F)] ((1, 1) for
+    F = 1; a [P] tile is a [P, 1] one), None for other storages. Storages alike may share one
+    layout: nothing changes it."""
+    if kind != SBUF and kind != PSUM:  # HBM: row-major, no partitions
+        strides, step = [], 1
+        for n in reversed(shape):
+            strides.append(step)
+            step *= n
+        return False, 0, 1, 0, tuple(reversed(strides)), None
+    free = shape[partition_axis + 1:]
+    blocks = shape[:partition_axis]
+    block = math.prod(free)
+    if kind == PSUM and blocks:
+        bank = PSUM_BANK_BYTES // dtype.itemsize
+        block = -(-block // bank) * bank
+    row = block * math.prod(blocks)
+    strides = [0] * len(shape)
+    step = 1
+    for axis in range(len(shape) - 1, partition_axis, -1):
+        strides[axis] = step
+        step *= shape[axis]
+    step = block
+    for axis in range(partition_axis - 1, -1, -1):
+        strides[axis] = step
+        step *= shape[axis]
+    strides[partition_axis] = row
+    full_pairs = None
+    p = shape[partition_axis]
+    if partition_axis == 0 and len(shape) <= 2 and p <= NUM_PARTITIONS:
+        f = shape[1] if len(shape) == 2 else 1
+        full_pairs = [(f, p), (1, f) if f > 1 else (1, 1)]
+    return True, partition_axis, p, row, tuple(strides), full_pairs
 
 
 class Storage:
-    """One memory object of the trace (see the module docstring).
+    """One memory object of the trace (see the module docstring); made by :func:`new_storage`.
 
-    Slotted, and every attribute set at creation: a trace creates (and frees) one storage per
-    instruction result, and slotted objects are the cheapest to create and to free."""
+    Slotted, every attribute set at creation, and without ``__init__``: a trace creates (and
+    frees) one storage per instruction result, and a bare slotted object is the cheapest to
+    create and to free."""
 
     __slots__ = (
-        "name", "hint", "kind", "dtype", "shape", "created_at", "partition_axis",
-        "explicit_name", "on_chip", "partitions", "row", "strides",
-        # The access pairs of the full view of a [P, F] or [P] tile (None for other storages):
-        # the operand most instructions read and write, its pattern worked out once; the Access
-        # of that view, made on first use and shared by the instructions using it (accesses
-        # are not changed once recorded).
-        "full_pairs", "full_access",
+        # The layout (see storage_layout), then who the storage is.
+        "on_chip", "partition_axis", "partitions", "row", "strides", "full_pairs",
+        "name", "hint", "kind", "dtype", "shape", "created_at", "explicit_name",
+        # The Access of the full view of a [P, F] or [P] tile (full_pairs), made on first use
+        # and shared by the instructions using it (accesses are not changed once recorded).
+        "full_access",
         # Trace state: writes seen; partitions written from 0 (and written ranges beyond them,
         # see tracer._note_written_partitions); the disabled Memset of nl.zeros until something
         # needs it; "nl.zeros made it and no non-matmul instruction wrote it since"; the (dst
@@ -71,99 +96,6 @@ class Storage:
         # of tensors the emitter passes to emit_traced.
         "first_use", "last_use", "addr", "location_index",
     )
-
-    def __init__(self, name: str | None, kind: str, dtype: np.dtype, shape: tuple,
-                 created_at: SourceLocation | None, partition_axis: int = 0,
-                 explicit_name: bool = False, hint: str = ""):
-        # Temporaries get their unique name only when they are emitted (most tiles an
-        # instruction first writes are redirected and never emitted); until then, `hint`.
-        self.name = name
-        self.hint = hint or name
-        self.kind = kind
-        self.dtype = dtype
-        self.shape = shape
-        self.created_at = created_at
-        self.explicit_name = bool(explicit_name)
-        self._clear_state(kind)
-        if kind == SBUF or kind == PSUM:
-            self.on_chip = True
-            self.partition_axis = partition_axis
-            self.partitions = shape[partition_axis]
-            free = shape[partition_axis + 1:]
-            blocks = shape[:partition_axis]
-            block = math.prod(free)
-            if kind == PSUM and blocks:
-                bank = PSUM_BANK_BYTES // dtype.itemsize
-                block = -(-block // bank) * bank
-            self.row = block * math.prod(blocks)
-            strides = [0] * len(shape)
-            step = 1
-            for axis in range(len(shape) - 1, partition_axis, -1):
-                strides[axis] = step
-                step *= shape[axis]
-            step = block
-            for axis in range(partition_axis - 1, -1, -1):
-                strides[axis] = step
-                step *= shape[axis]
-            strides[partition_axis] = self.row
-            self.strides = tuple(strides)
-            self.full_pairs = _tile_pairs(shape) if partition_axis == 0 and len(shape) <= 2 \
-                else None
-        else:
-            self.on_chip = False
-            self.full_pairs = None
-            self.partition_axis = 0
-            self.partitions = 1
-            self.row = 0
-            strides, step = [], 1
-            for n in reversed(shape):
-                strides.append(step)
-                step *= n
-            self.strides = tuple(reversed(strides))
-
-    def _clear_state(self, kind: str):
-        self.write_count = 0
-        self.written_partitions = 0
-        self.later_partitions = None
-        self.pending_zero = None
-        self.zero_init = False
-        self.forward = None
-        self.zero_started = self.psum_groups = None
-        self.zero_covered = 0
-        self.first_use = self.last_use = -1
-        self.addr = None
-        self.location_index = -1
-        self.full_access = None
-
-    @staticmethod  # (a classmethod would bind a method object on every call)
-    def plain_tile(kind: str, dtype: np.dtype, shape: tuple, hint: str,
-                   created_at: SourceLocation | None) -> "Storage":
-        """A [P, F] or [P] SBUF or PSUM tile, unnamed: what most instructions create for their
-        result (a reduction's, [P]). (The same state ``__init__`` builds, set in one step:
-        tracing creates many of these.)"""
-        st = object.__new__(Storage)
-        st.name = None
-        st.hint = hint
-        st.kind = kind
-        st.dtype = dtype
-        st.shape = shape
-        st.created_at = created_at
-        st.partition_axis = 0
-        st.explicit_name = False
-        st.on_chip = True
-        if len(shape) == 2:
-            p, f = shape
-            st.strides = (f, 1)
-        else:  # [P]: one element per partition
-            p, = shape
-            f = 1
-            st.strides = _UNIT_STRIDES
-        st.partitions = p
-        st.row = f
-        st.full_pairs = [(f, p), (1, f) if f > 1 else (1, 1)] if p <= NUM_PARTITIONS \
-            else None  # (_tile_pairs, inline)
-        st._clear_state(kind)
-        return st
 
     @property
     def free_elements(self) -> int:
@@ -190,6 +122,36 @@ class Storage:
                                         if a != self.partition_axis]
         return Tensor(self, 0, tuple(self.shape[a] for a in axes),
                       tuple(self.strides[a] for a in axes), ())
+
+
+def new_storage(kind: str, dtype: np.dtype, shape: tuple, layout: tuple, hint: str,
+                created_at: SourceLocation | None, name: str | None = None,
+                explicit_name: bool = False) -> Storage:
+    """A storage of ``layout`` (``storage_layout(kind, dtype, shape, ...)``). Temporaries get
+    their unique ``name`` only when they are emitted (most tiles an instruction first writes
+    are redirected and never emitted); until then they go by ``hint``."""
+    st = Storage()
+    st.on_chip, st.partition_axis, st.partitions, st.row, st.strides, st.full_pairs = layout
+    st.name = name
+    st.hint = hint
+    st.kind = kind
+    st.dtype = dtype
+    st.shape = shape
+    st.created_at = created_at
+    st.explicit_name = explicit_name
+    st.full_access = None
+    st.write_count = 0
+    st.written_partitions = 0
+    st.later_partitions = None
+    st.pending_zero = None
+    st.zero_init = False
+    st.forward = None
+    st.zero_started = st.psum_groups = None
+    st.zero_covered = 0
+    st.first_use = st.last_use = -1
+    st.addr = None
+    st.location_index = -1
+    return st
 
 
 def _operator(name: str, reverse: bool = False):

@@ -24,7 +24,8 @@ import numpy as np
 from neuronxsim import bir
 
 from .errors import NKIError, SourceLocation, caller_location
-from .tensor import INPUT, NUM_PARTITIONS, PSUM, SBUF, SHARED_HBM, Storage, Tensor
+from .tensor import (INPUT, NUM_PARTITIONS, PSUM, SBUF, SHARED_HBM, Storage, Tensor, new_storage,
+                     storage_layout)
 
 Engine = bir.Engine
 
@@ -163,6 +164,9 @@ class Tracer:
         self.grid: tuple = (1,)
         self.instance = 0  # index of the SPMD instance being traced on this core
         self.shared_index = 0  # shared_hbm tensors created so far by this instance
+        # The storage_layout of [P, F] and [P] tiles by shape (for them it depends on the shape
+        # alone: there are no blocks to pad in PSUM), shared by the many tiles of a trace.
+        self.tile_layouts: dict = {}
 
     def __enter__(self):
         global _CURRENT
@@ -203,12 +207,12 @@ class Tracer:
                         f"{list(st.shape)} {st.dtype}: every SPMD instance must create the same "
                         "shared tensors", loc)
                 return st
-        if partition_axis == 0 and not explicit_name and len(shape) <= 2 and \
-                (kind == SBUF or kind == PSUM):
-            st = Storage.plain_tile(kind, dtype, shape, name, loc)
+        if partition_axis == 0 and len(shape) <= 2 and (kind == SBUF or kind == PSUM):
+            layout = self.tile_layouts.get(shape) or self._tile_layout(kind, dtype, shape)
         else:
-            st = Storage(self.unique_name(name) if explicit_name else None, kind, dtype, shape,
-                         loc, partition_axis, explicit_name, name)
+            layout = storage_layout(kind, dtype, shape, partition_axis)
+        st = new_storage(kind, dtype, shape, layout, name, loc,
+                         self.unique_name(name) if explicit_name else None, explicit_name)
         self.core.storages.append(st)
         if kind == SHARED_HBM:
             self.core.shared_outputs.append(st)
@@ -218,10 +222,16 @@ class Tracer:
     def input_storage(self, name: str, dtype: np.dtype, shape: tuple) -> Storage:
         st = self.core.inputs.get(name)
         if st is None:
-            st = Storage(self.unique_name(name), INPUT, dtype, shape, None)
+            st = new_storage(INPUT, dtype, shape, storage_layout(INPUT, dtype, shape), name, None,
+                             self.unique_name(name))
             self.core.storages.append(st)
             self.core.inputs[name] = st
         return st
+
+    def _tile_layout(self, kind: str, dtype: np.dtype, shape: tuple) -> tuple:
+        """The layout of a [P, F] or [P] tile of ``shape``, the first time (see tile_layouts)."""
+        layout = self.tile_layouts[shape] = storage_layout(kind, dtype, shape)
+        return layout
 
     def next_dma_queue(self) -> int:
         """DMA queues round-robin, so independent transfers overlap."""
@@ -401,8 +411,10 @@ class Tracer:
 
     def new_result(self, kind: str, dtype: np.dtype, shape: tuple, name: str, loc) -> Tensor:
         """A fresh temporary tile for an instruction's result."""
-        if len(shape) <= 2:  # [P, F] or [P]
-            st = Storage.plain_tile(kind, dtype, shape, name, loc)
+        if len(shape) <= 2:  # [P, F] or [P] (what new_storage does for it)
+            st = new_storage(kind, dtype, shape,
+                             self.tile_layouts.get(shape) or self._tile_layout(kind, dtype, shape),
+                             name, loc)
             self.core.storages.append(st)
             return Tensor(st, 0, shape, st.strides, ())
         return self.new_storage(kind, dtype, shape, name, loc).full_view()
