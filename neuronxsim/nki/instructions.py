@@ -27,7 +27,7 @@ from .indexing import _FULL_BOXES, IndexExpr, IndexPredicate, full_box, mask_box
 from .opcodes import BITVEC_IDS, Alu
 from .tensor import INPUT, NUM_PARTITIONS, PSUM, SBUF, Tensor
 from .tracer import (DMA_QUEUES, IT, Access, Engine, Op, Tracer, check_compute_operand,
-                     merge_pairs, plain_tile_access)
+                     merge_pairs, new_access, plain_tile_access)
 
 Act = bir.ActivationFunc
 MATMUL_MAX_STATIONARY = 128
@@ -868,7 +868,7 @@ def _hbm_access(view: Tensor, st) -> Access | None:
             st.pending_zero is not None:
         return None
     (n0, n1), (s0, s1) = view.shape, view.strides
-    return Access(st, view.offset, [(s0, n0), (s1, n1) if n1 > 1 else (1, 1)])
+    return new_access(st, view.offset, [(s0, n0), (s1, n1) if n1 > 1 else (1, 1)])
 
 
 def device_print(tr, prefix: str, x: Tensor, loc):

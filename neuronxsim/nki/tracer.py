@@ -53,14 +53,11 @@ DMA_QUEUES = 16
 
 class Access:
     """An operand: ``pairs`` ``[(step, num), ...]`` (partition pair first) from element ``offset``
-    of ``storage`` (for on-chip storages, element ``partition * row + column``)."""
+    of ``storage`` (for on-chip storages, element ``partition * row + column``); made by
+    :func:`new_access`. (Access and Op have no ``__init__``: a trace creates a few of each per
+    instruction, and a bare slotted object filled by a function is the cheapest to create.)"""
 
     __slots__ = ("storage", "offset", "pairs")
-
-    def __init__(self, storage: Storage, offset: int, pairs: list):
-        self.storage = storage
-        self.offset = offset
-        self.pairs = pairs
 
     @property
     def partitions(self) -> int:
@@ -77,23 +74,34 @@ class Access:
         return (self.offset, tuple(self.pairs))
 
 
+def new_access(storage: Storage, offset: int, pairs: list) -> Access:
+    acc = Access()
+    acc.storage = storage
+    acc.offset = offset
+    acc.pairs = pairs
+    return acc
+
+
 class Op:
     """One ISA instruction of the trace: ``ins``/``outs`` are :class:`Access` operands,
-    ``fields`` the node's fields by their BIR names."""
+    ``fields`` the node's fields by their BIR names; made by :func:`new_op`."""
 
     __slots__ = ("opcode", "engine", "ins", "outs", "fields", "loc", "enabled", "out_box",
                  "index")
 
-    def __init__(self, opcode, engine, ins, outs, fields, loc):
-        self.opcode = opcode
-        self.engine = engine
-        self.ins = ins
-        self.outs = outs
-        self.fields = fields
-        self.loc = loc
-        self.enabled = True
-        self.out_box = None  # the mask box the output was restricted to (for redirects)
-        self.index = -1  # of an op recorded disabled: its position when recorded
+
+def new_op(opcode, engine, ins: list, outs: list, fields, loc) -> Op:
+    op = Op()
+    op.opcode = opcode
+    op.engine = engine
+    op.ins = ins
+    op.outs = outs
+    op.fields = fields
+    op.loc = loc
+    op.enabled = True
+    op.out_box = None  # the mask box the output was restricted to (for redirects)
+    op.index = -1  # of an op recorded disabled: its position when recorded
+    return op
 
 
 class CoreTrace:
@@ -253,16 +261,16 @@ class Tracer:
                 s = strides[1]
                 if p == 1 or strides[0] == row:
                     if n == 1:
-                        return Access(st, view.offset, [(row, p), (1, 1)])
+                        return new_access(st, view.offset, [(row, p), (1, 1)])
                     if 0 < s < row and view.offset % row + s * (n - 1) < row:
-                        return Access(st, view.offset, [(row, p), (s, n)])
+                        return new_access(st, view.offset, [(row, p), (s, n)])
         elif len(shape) == 2:
-            return Access(st, view.offset, [(strides[0], shape[0]),
+            return new_access(st, view.offset, [(strides[0], shape[0]),
                                             (strides[1], shape[1]) if shape[1] > 1 else (1, 1)])
         else:
             pairs = [(strides[0], shape[0])] if shape else [(1, 1)]
             pairs += [(s, n) for s, n in zip(strides[1:], shape[1:])]
-            return Access(st, view.offset, _merge_free(pairs) if merge else pairs)
+            return new_access(st, view.offset, _merge_free(pairs) if merge else pairs)
         if not shape:
             raise NKIError(f"a scalar view of tile {st.describe()} has no partition dimension; "
                            "index partitions with a range (t[i:i+1, ...])", loc)
@@ -290,7 +298,7 @@ class Tracer:
                            "partition", loc)
         if len(pairs) == 1:
             pairs.append((1, 1))
-        return Access(st, view.offset, _merge_free(pairs) if merge else pairs)
+        return new_access(st, view.offset, _merge_free(pairs) if merge else pairs)
 
     def _check_bounds(self, view: Tensor, loc):
         if view.checks:
@@ -360,7 +368,7 @@ class Tracer:
         if st.full_pairs is not None:
             acc = st.full_access
             if acc is None:
-                acc = st.full_access = Access(st, 0, st.full_pairs)
+                acc = st.full_access = new_access(st, 0, st.full_pairs)
             return acc
         return self.access(view, None)
 
@@ -378,7 +386,7 @@ class Tracer:
 
     def record(self, opcode, engine, ins, outs, fields, loc, enabled=True) -> Op:
         """Appends an instruction, extending the live ranges of the storages it touches."""
-        op = Op(opcode, engine, ins, outs, fields, loc)
+        op = new_op(opcode, engine, ins, outs, fields, loc)
         ops = self.core.ops
         if enabled:
             index = len(ops)
@@ -486,7 +494,7 @@ class Tracer:
         after the instruction that wrote both."""
         dst, _, producer = st.forward
         st.forward = None
-        copy = Op(IT.TensorCopy, Engine.DVE, [self.access(dst, producer.loc)],
+        copy = new_op(IT.TensorCopy, Engine.DVE, [self.access(dst, producer.loc)],
                   [self.access(st.full_view(), producer.loc)], None, producer.loc)
         ops = self.core.ops
         ops.insert(ops.index(producer) + 1, copy)
@@ -592,7 +600,7 @@ def plain_tile_access(view: Tensor, st: Storage, engine) -> Access | None:
             offset == 0:  # a whole tile (full_view shares the storage's tuples)
         acc = st.full_access
         if acc is None:
-            acc = st.full_access = Access(st, 0, pairs)
+            acc = st.full_access = new_access(st, 0, pairs)
         n = st.row
     else:
         acc = view.access  # (made by an earlier use of this view)
@@ -612,7 +620,7 @@ def plain_tile_access(view: Tensor, st: Storage, engine) -> Access | None:
                 if not 0 < s < row or offset + s * (n - 1) >= row:
                     return None
                 free = (s, n)
-            acc = view.access = Access(st, offset, [(row, p), free])
+            acc = view.access = new_access(st, offset, [(row, p), free])
     if engine is not _PE:
         if st.kind == PSUM:
             if engine is _POOL or n > MAX_FREE_PSUM:
@@ -694,4 +702,4 @@ def _merge_free(pairs: list) -> list:
     return [pairs[0]] + (merge_pairs(pairs[1:]) or [(1, 1)])
 
 
-__all__ = ["Tracer", "Op", "Access", "current", "active", "ARCHS"]
+__all__ = ["Tracer", "Op", "Access", "new_op", "new_access", "current", "active", "ARCHS"]
