@@ -25,7 +25,7 @@ from . import dtypes as dt
 from .errors import NKIError
 from .indexing import _FULL_BOXES, IndexExpr, IndexPredicate, full_box, mask_box
 from .opcodes import BITVEC_IDS, Alu
-from .tensor import INPUT, NUM_PARTITIONS, PSUM, SBUF, Tensor
+from .tensor import INPUT, NUM_PARTITIONS, PSUM, SBUF, Tensor, new_view
 from .tracer import (DMA_QUEUES, IT, Access, Engine, Op, Tracer, check_compute_operand,
                      merge_pairs, new_access, plain_tile_access)
 
@@ -126,7 +126,7 @@ def lane_view(view: Tensor, shape: tuple, box: list, loc, what: str, name: str) 
     for axis in range(1, len(vshape)):
         if vshape[axis] != 1:
             strides[axis + pad] = vstrides[axis]
-    return Tensor(cut.storage, cut.offset, tuple(out_shape), tuple(strides), ())
+    return new_view(cut.storage, cut.offset, tuple(out_shape), tuple(strides), ())
 
 
 def pointer_view(view: Tensor, partitions: int, box: list, loc, what: str, name: str) -> Tensor:

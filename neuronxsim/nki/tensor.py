@@ -111,7 +111,7 @@ class Storage:
         return f"'{self.name or self.hint}'{where}"
 
     def full_view(self) -> "Tensor":
-        return Tensor(self, 0, self.shape, self.strides, ())
+        return new_view(self, 0, self.shape, self.strides, ())
 
     def lanes_view(self) -> "Tensor":
         """Every element of an on-chip storage as one tile: the partition axis first, then the
@@ -120,7 +120,7 @@ class Storage:
             return self.full_view()
         axes = [self.partition_axis] + [a for a in range(len(self.shape))
                                         if a != self.partition_axis]
-        return Tensor(self, 0, tuple(self.shape[a] for a in axes),
+        return new_view(self, 0, tuple(self.shape[a] for a in axes),
                       tuple(self.strides[a] for a in axes), ())
 
 
@@ -169,7 +169,8 @@ def _operator(name: str, reverse: bool = False):
 
 
 class Tensor:
-    """A strided view of a :class:`Storage`: an NKI tensor or tile while the kernel is traced."""
+    """A strided view of a :class:`Storage`: an NKI tensor or tile while the kernel is traced;
+    made by :func:`new_view` (no ``__init__``, as Storage)."""
 
     # last_subscript: (key, view) of the last general subscript, for `t[key] op= x`, which
     # subscripts t twice with one key object (see __setitem__). blocks: integer key -> view, of
@@ -180,14 +181,6 @@ class Tensor:
     __slots__ = ("storage", "offset", "shape", "strides", "checks", "last_subscript", "blocks",
                  "access")
     __array_priority__ = 1000  # numpy scalars on the left defer to our operators
-
-    def __init__(self, storage: Storage, offset: int, shape: tuple, strides: tuple, checks: tuple):
-        self.storage = storage
-        self.offset = offset
-        self.shape = shape
-        self.strides = strides
-        self.checks = checks
-        self.last_subscript = self.blocks = self.access = None
 
     # ---- what kernels read ----
     @property
@@ -239,7 +232,7 @@ class Tensor:
                 if r.__class__ is IndexExpr:  # t[t * 128 + ip, ic]
                     view = partition_free_subscript(r, c, shape, self.strides, self.offset)
                     if view is not None:
-                        return Tensor(self.storage, view[0], view[1], view[2], ())
+                        return new_view(self.storage, view[0], view[1], view[2], ())
                 # t[a:b, c:d] (or `:`) inside a 2-D tensor, the commonest subscript of all
                 elif r.__class__ is slice and c.__class__ is slice and r.step is None and \
                         c.step is None:
@@ -252,7 +245,7 @@ class Tensor:
                     if r0.__class__ is int and r1.__class__ is int and c0.__class__ is int and \
                             c1.__class__ is int and 0 <= r0 < r1 <= n0 and 0 <= c0 < c1 <= n1:
                         strides = self.strides
-                        return Tensor(self.storage,
+                        return new_view(self.storage,
                                       self.offset + r0 * strides[0] + c0 * strides[1],
                                       (r1 - r0, c1 - c0), strides, ())
             if n and key[0].__class__ is int and n <= len(shape):
@@ -269,14 +262,14 @@ class Tensor:
                             self.last_subscript = (key, view)
                             return view
                     view = basic_subscript(key, shape, self.strides, self.offset)
-                    view = blocks[memo] = Tensor(self.storage, view[0], view[1], view[2],
+                    view = blocks[memo] = new_view(self.storage, view[0], view[1], view[2],
                                                  view[3])
                     self.last_subscript = (key, view)
                     return view
                 view = basic_subscript(key, shape, self.strides, self.offset)
         if view is None:
             view = resolve_subscript(key, self.shape, self.strides, self.offset, self.checks)
-        view = Tensor(self.storage, view[0], view[1], view[2], view[3])
+        view = new_view(self.storage, view[0], view[1], view[2], view[3])
         self.last_subscript = (key, view)
         return view
 
@@ -298,7 +291,7 @@ class Tensor:
         shape = self.shape[:axis] + (hi - lo,) + self.shape[axis + 1:]
         checks = tuple(BoundCheck(c.const + c.coefs[axis] * lo, c.coefs, c.size, c.axis)
                        for c in self.checks)
-        return Tensor(self.storage, self.offset + self.strides[axis] * lo, shape, self.strides,
+        return new_view(self.storage, self.offset + self.strides[axis] * lo, shape, self.strides,
                       checks)
 
     def is_full_view(self) -> bool:
@@ -327,7 +320,7 @@ class Tensor:
         for n in reversed(shape):
             strides.append(step)
             step *= n
-        return Tensor(self.storage, self.offset, shape, tuple(reversed(strides)), ())
+        return new_view(self.storage, self.offset, shape, tuple(reversed(strides)), ())
 
     def broadcast_to(self, shape) -> "Tensor":
         return _nl._broadcast_tile(self, shape, caller_location())
@@ -372,6 +365,18 @@ class Tensor:
     def __isub__(self, o): return _nl.accumulate(self, o, "subtract")
     def __imul__(self, o): return _nl.accumulate(self, o, "multiply")
     def __itruediv__(self, o): return _nl.accumulate(self, o, "divide")
+
+
+def new_view(storage: Storage, offset: int, shape: tuple, strides: tuple,
+             checks: tuple) -> Tensor:
+    t = Tensor()
+    t.storage = storage
+    t.offset = offset
+    t.shape = shape
+    t.strides = strides
+    t.checks = checks
+    t.last_subscript = t.blocks = t.access = None
+    return t
 
 
 def _block_key(key: tuple) -> tuple | None:

@@ -25,7 +25,7 @@ from neuronxsim import bir
 
 from .errors import NKIError, SourceLocation, caller_location
 from .tensor import (INPUT, NUM_PARTITIONS, PSUM, SBUF, SHARED_HBM, Storage, Tensor, new_storage,
-                     storage_layout)
+                     new_view, storage_layout)
 
 Engine = bir.Engine
 
@@ -424,7 +424,7 @@ class Tracer:
                              self.tile_layouts.get(shape) or self._tile_layout(kind, dtype, shape),
                              name, loc)
             self.core.storages.append(st)
-            return Tensor(st, 0, shape, st.strides, ())
+            return new_view(st, 0, shape, st.strides, ())
         return self.new_storage(kind, dtype, shape, name, loc).full_view()
 
     # ---- the redirect of `dst[...] = expr` ----
