@@ -357,7 +357,8 @@ def assign(dst: Tensor, value):
         if not d_st.on_chip:
             raise NKIError(f"assignment to HBM tensor {d_st.describe()}; write HBM with "
                            "nl.store")
-        _tile(value, None, "the assigned value")
+        if not value.storage.on_chip:
+            _tile(value, None, "the assigned value")  # (the error for an HBM tensor)
         if d_st.kind == PSUM and tr.place_matmul(value, dst, accumulate=False):
             return
         op = tr.fresh_result(value)
