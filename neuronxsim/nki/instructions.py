@@ -25,9 +25,9 @@ from . import dtypes as dt
 from .errors import NKIError
 from .indexing import _FULL_BOXES, IndexExpr, IndexPredicate, full_box, mask_box
 from .opcodes import BITVEC_IDS, Alu
-from .tensor import INPUT, NUM_PARTITIONS, PSUM, SBUF, Tensor
+from .tensor import INPUT, NUM_PARTITIONS, PSUM, SBUF, Tensor, new_view
 from .tracer import (DMA_QUEUES, IT, Access, Engine, Op, Tracer, check_compute_operand,
-                     merge_pairs, plain_tile_access)
+                     merge_pairs, new_access, plain_tile_access)
 
 Act = bir.ActivationFunc
 MATMUL_MAX_STATIONARY = 128
@@ -126,7 +126,7 @@ def lane_view(view: Tensor, shape: tuple, box: list, loc, what: str, name: str) 
     for axis in range(1, len(vshape)):
         if vshape[axis] != 1:
             strides[axis + pad] = vstrides[axis]
-    return Tensor(cut.storage, cut.offset, tuple(out_shape), tuple(strides), ())
+    return new_view(cut.storage, cut.offset, tuple(out_shape), tuple(strides), ())
 
 
 def pointer_view(view: Tensor, partitions: int, box: list, loc, what: str, name: str) -> Tensor:
@@ -868,7 +868,7 @@ def _hbm_access(view: Tensor, st) -> Access | None:
             st.pending_zero is not None:
         return None
     (n0, n1), (s0, s1) = view.shape, view.strides
-    return Access(st, view.offset, [(s0, n0), (s1, n1) if n1 > 1 else (1, 1)])
+    return new_access(st, view.offset, [(s0, n0), (s1, n1) if n1 > 1 else (1, 1)])
 
 
 def device_print(tr, prefix: str, x: Tensor, loc):

@@ -23,7 +23,7 @@ from . import instructions as _ins
 from .errors import NKIError, caller_location
 from .indexing import arange, ds, mgrid  # noqa: F401  (public names of nl)
 from .opcodes import Act, Alu, activation as _act_marker, alu as _alu_marker
-from .tensor import HBM, PSUM, SBUF, SHARED_HBM, Tensor, same_view
+from .tensor import HBM, PSUM, SBUF, SHARED_HBM, Tensor, new_view, same_view
 from .tracer import IT, Engine, current
 
 # ---- data types and buffers ----
@@ -333,8 +333,8 @@ def _broadcast_tile(x, shape, loc) -> Tensor:
     src = x if x.dtype in _ins.MATMUL_DTYPE_SET else _ins.tensor_copy(tr, x, float32, loc)
     ones_row = _ins.constant_tile(tr, (1, parts), 1.0, src.dtype, loc)
     out = tr.new_result(SBUF, x.dtype, shape, "broadcast", loc)
-    flat = out if len(shape) > 1 else Tensor(out.storage, 0, (parts, 1), (out.storage.row, 1), ())
-    srcf = src if len(src.shape) > 1 else Tensor(src.storage, src.offset, (1, 1), (0, 1), ())
+    flat = out if len(shape) > 1 else new_view(out.storage, 0, (parts, 1), (out.storage.row, 1), ())
+    srcf = src if len(src.shape) > 1 else new_view(src.storage, src.offset, (1, 1), (0, 1), ())
     step = _ins.MATMUL_MAX_MOVING
     for lo in range(0, width, step):
         hi = builtins.min(width, lo + step)
@@ -357,7 +357,8 @@ def assign(dst: Tensor, value):
         if not d_st.on_chip:
             raise NKIError(f"assignment to HBM tensor {d_st.describe()}; write HBM with "
                            "nl.store")
-        _tile(value, None, "the assigned value")
+        if not value.storage.on_chip:
+            _tile(value, None, "the assigned value")  # (the error for an HBM tensor)
         if d_st.kind == PSUM and tr.place_matmul(value, dst, accumulate=False):
             return
         op = tr.fresh_result(value)

@@ -30,33 +30,58 @@ NUM_PARTITIONS = 128
 PSUM_BANK_BYTES = 2048
 
 
-def _tile_pairs(shape: tuple) -> list | None:
-    """The access pairs of a whole [P, F] tile, [(F, P), (1, F)] ((1, 1) for F = 1; a [P] tile
-    is a [P, 1] one); None when it has too many partitions to be an operand."""
-    p = shape[0]
-    f = shape[1] if len(shape) == 2 else 1
-    if p > NUM_PARTITIONS:
-        return None
-    return [(f, p), (1, f) if f > 1 else (1, 1)]
-
-
-_UNIT_STRIDES = (1,)  # of a [P] tile
+def storage_layout(kind: str, dtype: np.dtype, shape: tuple, partition_axis: int = 0) -> tuple:
+    """What a storage's kind, dtype, shape and partition axis decide (see the module docstring):
+    ``(on_chip, partition_axis, partitions, row, strides, full_pairs)``, the first slots of
+    :class:`Storage`. ``row``: elements per partition (PSUM blocks padded to banks);
+    ``full_pairs``: the access pairs of a whole [P, F] tile, [(F, P), (1, F)] ((1, 1) for
+    F = 1; a [P] tile is a [P, 1] one), None for other storages. Storages alike may share one
+    layout: nothing changes it."""
+    if kind != SBUF and kind != PSUM:  # HBM: row-major, no partitions
+        strides, step = [], 1
+        for n in reversed(shape):
+            strides.append(step)
+            step *= n
+        return False, 0, 1, 0, tuple(reversed(strides)), None
+    free = shape[partition_axis + 1:]
+    blocks = shape[:partition_axis]
+    block = math.prod(free)
+    if kind == PSUM and blocks:
+        bank = PSUM_BANK_BYTES // dtype.itemsize
+        block = -(-block // bank) * bank
+    row = block * math.prod(blocks)
+    strides = [0] * len(shape)
+    step = 1
+    for axis in range(len(shape) - 1, partition_axis, -1):
+        strides[axis] = step
+        step *= shape[axis]
+    step = block
+    for axis in range(partition_axis - 1, -1, -1):
+        strides[axis] = step
+        step *= shape[axis]
+    strides[partition_axis] = row
+    full_pairs = None
+    p = shape[partition_axis]
+    if partition_axis == 0 and len(shape) <= 2 and p <= NUM_PARTITIONS:
+        f = shape[1] if len(shape) == 2 else 1
+        full_pairs = [(f, p), (1, f) if f > 1 else (1, 1)]
+    return True, partition_axis, p, row, tuple(strides), full_pairs
 
 
 class Storage:
-    """One memory object of the trace (see the module docstring).
+    """One memory object of the trace (see the module docstring); made by :func:`new_storage`.
 
-    Slotted, and every attribute set at creation: a trace creates (and frees) one storage per
-    instruction result, and slotted objects are the cheapest to create and to free."""
+    Slotted, every attribute set at creation, and without ``__init__``: a trace creates (and
+    frees) one storage per instruction result, and a bare slotted object is the cheapest to
+    create and to free."""
 
     __slots__ = (
-        "name", "hint", "kind", "dtype", "shape", "created_at", "partition_axis",
-        "explicit_name", "on_chip", "partitions", "row", "strides",
-        # The access pairs of the full view of a [P, F] or [P] tile (None for other storages):
-        # the operand most instructions read and write, its pattern worked out once; the Access
-        # of that view, made on first use and shared by the instructions using it (accesses
-        # are not changed once recorded).
-        "full_pairs", "full_access",
+        # The layout (see storage_layout), then who the storage is.
+        "on_chip", "partition_axis", "partitions", "row", "strides", "full_pairs",
+        "name", "hint", "kind", "dtype", "shape", "created_at", "explicit_name",
+        # The Access of the full view of a [P, F] or [P] tile (full_pairs), made on first use
+        # and shared by the instructions using it (accesses are not changed once recorded).
+        "full_access",
         # Trace state: writes seen; partitions written from 0 (and written ranges beyond them,
         # see tracer._note_written_partitions); the disabled Memset of nl.zeros until something
         # needs it; "nl.zeros made it and no non-matmul instruction wrote it since"; the (dst
@@ -72,99 +97,6 @@ class Storage:
         "first_use", "last_use", "addr", "location_index",
     )
 
-    def __init__(self, name: str | None, kind: str, dtype: np.dtype, shape: tuple,
-                 created_at: SourceLocation | None, partition_axis: int = 0,
-                 explicit_name: bool = False, hint: str = ""):
-        # Temporaries get their unique name only when they are emitted (most tiles an
-        # instruction first writes are redirected and never emitted); until then, `hint`.
-        self.name = name
-        self.hint = hint or name
-        self.kind = kind
-        self.dtype = dtype
-        self.shape = shape
-        self.created_at = created_at
-        self.explicit_name = bool(explicit_name)
-        self._clear_state(kind)
-        if kind == SBUF or kind == PSUM:
-            self.on_chip = True
-            self.partition_axis = partition_axis
-            self.partitions = shape[partition_axis]
-            free = shape[partition_axis + 1:]
-            blocks = shape[:partition_axis]
-            block = math.prod(free)
-            if kind == PSUM and blocks:
-                bank = PSUM_BANK_BYTES // dtype.itemsize
-                block = -(-block // bank) * bank
-            self.row = block * math.prod(blocks)
-            strides = [0] * len(shape)
-            step = 1
-            for axis in range(len(shape) - 1, partition_axis, -1):
-                strides[axis] = step
-                step *= shape[axis]
-            step = block
-            for axis in range(partition_axis - 1, -1, -1):
-                strides[axis] = step
-                step *= shape[axis]
-            strides[partition_axis] = self.row
-            self.strides = tuple(strides)
-            self.full_pairs = _tile_pairs(shape) if partition_axis == 0 and len(shape) <= 2 \
-                else None
-        else:
-            self.on_chip = False
-            self.full_pairs = None
-            self.partition_axis = 0
-            self.partitions = 1
-            self.row = 0
-            strides, step = [], 1
-            for n in reversed(shape):
-                strides.append(step)
-                step *= n
-            self.strides = tuple(reversed(strides))
-
-    def _clear_state(self, kind: str):
-        self.write_count = 0
-        self.written_partitions = 0
-        self.later_partitions = None
-        self.pending_zero = None
-        self.zero_init = False
-        self.forward = None
-        self.zero_started = self.psum_groups = None
-        self.zero_covered = 0
-        self.first_use = self.last_use = -1
-        self.addr = None
-        self.location_index = -1
-        self.full_access = None
-
-    @staticmethod  # (a classmethod would bind a method object on every call)
-    def plain_tile(kind: str, dtype: np.dtype, shape: tuple, hint: str,
-                   created_at: SourceLocation | None) -> "Storage":
-        """A [P, F] or [P] SBUF or PSUM tile, unnamed: what most instructions create for their
-        result (a reduction's, [P]). (The same state ``__init__`` builds, set in one step:
-        tracing creates many of these.)"""
-        st = object.__new__(Storage)
-        st.name = None
-        st.hint = hint
-        st.kind = kind
-        st.dtype = dtype
-        st.shape = shape
-        st.created_at = created_at
-        st.partition_axis = 0
-        st.explicit_name = False
-        st.on_chip = True
-        if len(shape) == 2:
-            p, f = shape
-            st.strides = (f, 1)
-        else:  # [P]: one element per partition
-            p, = shape
-            f = 1
-            st.strides = _UNIT_STRIDES
-        st.partitions = p
-        st.row = f
-        st.full_pairs = [(f, p), (1, f) if f > 1 else (1, 1)] if p <= NUM_PARTITIONS \
-            else None  # (_tile_pairs, inline)
-        st._clear_state(kind)
-        return st
-
     @property
     def free_elements(self) -> int:
         """Elements per partition, without PSUM bank padding."""
@@ -179,7 +111,7 @@ class Storage:
         return f"'{self.name or self.hint}'{where}"
 
     def full_view(self) -> "Tensor":
-        return Tensor(self, 0, self.shape, self.strides, ())
+        return new_view(self, 0, self.shape, self.strides, ())
 
     def lanes_view(self) -> "Tensor":
         """Every element of an on-chip storage as one tile: the partition axis first, then the
@@ -188,8 +120,38 @@ class Storage:
             return self.full_view()
         axes = [self.partition_axis] + [a for a in range(len(self.shape))
                                         if a != self.partition_axis]
-        return Tensor(self, 0, tuple(self.shape[a] for a in axes),
+        return new_view(self, 0, tuple(self.shape[a] for a in axes),
                       tuple(self.strides[a] for a in axes), ())
+
+
+def new_storage(kind: str, dtype: np.dtype, shape: tuple, layout: tuple, hint: str,
+                created_at: SourceLocation | None, name: str | None = None,
+                explicit_name: bool = False) -> Storage:
+    """A storage of ``layout`` (``storage_layout(kind, dtype, shape, ...)``). Temporaries get
+    their unique ``name`` only when they are emitted (most tiles an instruction first writes
+    are redirected and never emitted); until then they go by ``hint``."""
+    st = Storage()
+    st.on_chip, st.partition_axis, st.partitions, st.row, st.strides, st.full_pairs = layout
+    st.name = name
+    st.hint = hint
+    st.kind = kind
+    st.dtype = dtype
+    st.shape = shape
+    st.created_at = created_at
+    st.explicit_name = explicit_name
+    st.full_access = None
+    st.write_count = 0
+    st.written_partitions = 0
+    st.later_partitions = None
+    st.pending_zero = None
+    st.zero_init = False
+    st.forward = None
+    st.zero_started = st.psum_groups = None
+    st.zero_covered = 0
+    st.first_use = st.last_use = -1
+    st.addr = None
+    st.location_index = -1
+    return st
 
 
 def _operator(name: str, reverse: bool = False):
@@ -207,7 +169,8 @@ def _operator(name: str, reverse: bool = False):
 
 
 class Tensor:
-    """A strided view of a :class:`Storage`: an NKI tensor or tile while the kernel is traced."""
+    """A strided view of a :class:`Storage`: an NKI tensor or tile while the kernel is traced;
+    made by :func:`new_view` (no ``__init__``, as Storage)."""
 
     # last_subscript: (key, view) of the last general subscript, for `t[key] op= x`, which
     # subscripts t twice with one key object (see __setitem__). blocks: integer key -> view, of
@@ -218,14 +181,6 @@ class Tensor:
     __slots__ = ("storage", "offset", "shape", "strides", "checks", "last_subscript", "blocks",
                  "access")
     __array_priority__ = 1000  # numpy scalars on the left defer to our operators
-
-    def __init__(self, storage: Storage, offset: int, shape: tuple, strides: tuple, checks: tuple):
-        self.storage = storage
-        self.offset = offset
-        self.shape = shape
-        self.strides = strides
-        self.checks = checks
-        self.last_subscript = self.blocks = self.access = None
 
     # ---- what kernels read ----
     @property
@@ -277,7 +232,7 @@ class Tensor:
                 if r.__class__ is IndexExpr:  # t[t * 128 + ip, ic]
                     view = partition_free_subscript(r, c, shape, self.strides, self.offset)
                     if view is not None:
-                        return Tensor(self.storage, view[0], view[1], view[2], ())
+                        return new_view(self.storage, view[0], view[1], view[2], ())
                 # t[a:b, c:d] (or `:`) inside a 2-D tensor, the commonest subscript of all
                 elif r.__class__ is slice and c.__class__ is slice and r.step is None and \
                         c.step is None:
@@ -290,7 +245,7 @@ class Tensor:
                     if r0.__class__ is int and r1.__class__ is int and c0.__class__ is int and \
                             c1.__class__ is int and 0 <= r0 < r1 <= n0 and 0 <= c0 < c1 <= n1:
                         strides = self.strides
-                        return Tensor(self.storage,
+                        return new_view(self.storage,
                                       self.offset + r0 * strides[0] + c0 * strides[1],
                                       (r1 - r0, c1 - c0), strides, ())
             if n and key[0].__class__ is int and n <= len(shape):
@@ -307,14 +262,14 @@ class Tensor:
                             self.last_subscript = (key, view)
                             return view
                     view = basic_subscript(key, shape, self.strides, self.offset)
-                    view = blocks[memo] = Tensor(self.storage, view[0], view[1], view[2],
+                    view = blocks[memo] = new_view(self.storage, view[0], view[1], view[2],
                                                  view[3])
                     self.last_subscript = (key, view)
                     return view
                 view = basic_subscript(key, shape, self.strides, self.offset)
         if view is None:
             view = resolve_subscript(key, self.shape, self.strides, self.offset, self.checks)
-        view = Tensor(self.storage, view[0], view[1], view[2], view[3])
+        view = new_view(self.storage, view[0], view[1], view[2], view[3])
         self.last_subscript = (key, view)
         return view
 
@@ -336,7 +291,7 @@ class Tensor:
         shape = self.shape[:axis] + (hi - lo,) + self.shape[axis + 1:]
         checks = tuple(BoundCheck(c.const + c.coefs[axis] * lo, c.coefs, c.size, c.axis)
                        for c in self.checks)
-        return Tensor(self.storage, self.offset + self.strides[axis] * lo, shape, self.strides,
+        return new_view(self.storage, self.offset + self.strides[axis] * lo, shape, self.strides,
                       checks)
 
     def is_full_view(self) -> bool:
@@ -365,7 +320,7 @@ class Tensor:
         for n in reversed(shape):
             strides.append(step)
             step *= n
-        return Tensor(self.storage, self.offset, shape, tuple(reversed(strides)), ())
+        return new_view(self.storage, self.offset, shape, tuple(reversed(strides)), ())
 
     def broadcast_to(self, shape) -> "Tensor":
         return _nl._broadcast_tile(self, shape, caller_location())
@@ -410,6 +365,18 @@ class Tensor:
     def __isub__(self, o): return _nl.accumulate(self, o, "subtract")
     def __imul__(self, o): return _nl.accumulate(self, o, "multiply")
     def __itruediv__(self, o): return _nl.accumulate(self, o, "divide")
+
+
+def new_view(storage: Storage, offset: int, shape: tuple, strides: tuple,
+             checks: tuple) -> Tensor:
+    t = Tensor()
+    t.storage = storage
+    t.offset = offset
+    t.shape = shape
+    t.strides = strides
+    t.checks = checks
+    t.last_subscript = t.blocks = t.access = None
+    return t
 
 
 def _block_key(key: tuple) -> tuple | None:

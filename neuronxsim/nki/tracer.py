@@ -24,7 +24,8 @@ import numpy as np
 from neuronxsim import bir
 
 from .errors import NKIError, SourceLocation, caller_location
-from .tensor import INPUT, NUM_PARTITIONS, PSUM, SBUF, SHARED_HBM, Storage, Tensor
+from .tensor import (INPUT, NUM_PARTITIONS, PSUM, SBUF, SHARED_HBM, Storage, Tensor, new_storage,
+                     new_view, storage_layout)
 
 Engine = bir.Engine
 
@@ -52,14 +53,11 @@ DMA_QUEUES = 16
 
 class Access:
     """An operand: ``pairs`` ``[(step, num), ...]`` (partition pair first) from element ``offset``
-    of ``storage`` (for on-chip storages, element ``partition * row + column``)."""
+    of ``storage`` (for on-chip storages, element ``partition * row + column``); made by
+    :func:`new_access`. (Access and Op have no ``__init__``: a trace creates a few of each per
+    instruction, and a bare slotted object filled by a function is the cheapest to create.)"""
 
     __slots__ = ("storage", "offset", "pairs")
-
-    def __init__(self, storage: Storage, offset: int, pairs: list):
-        self.storage = storage
-        self.offset = offset
-        self.pairs = pairs
 
     @property
     def partitions(self) -> int:
@@ -76,23 +74,34 @@ class Access:
         return (self.offset, tuple(self.pairs))
 
 
+def new_access(storage: Storage, offset: int, pairs: list) -> Access:
+    acc = Access()
+    acc.storage = storage
+    acc.offset = offset
+    acc.pairs = pairs
+    return acc
+
+
 class Op:
     """One ISA instruction of the trace: ``ins``/``outs`` are :class:`Access` operands,
-    ``fields`` the node's fields by their BIR names."""
+    ``fields`` the node's fields by their BIR names; made by :func:`new_op`."""
 
     __slots__ = ("opcode", "engine", "ins", "outs", "fields", "loc", "enabled", "out_box",
                  "index")
 
-    def __init__(self, opcode, engine, ins, outs, fields, loc):
-        self.opcode = opcode
-        self.engine = engine
-        self.ins = ins
-        self.outs = outs
-        self.fields = fields
-        self.loc = loc
-        self.enabled = True
-        self.out_box = None  # the mask box the output was restricted to (for redirects)
-        self.index = -1  # of an op recorded disabled: its position when recorded
+
+def new_op(opcode, engine, ins: list, outs: list, fields, loc) -> Op:
+    op = Op()
+    op.opcode = opcode
+    op.engine = engine
+    op.ins = ins
+    op.outs = outs
+    op.fields = fields
+    op.loc = loc
+    op.enabled = True
+    op.out_box = None  # the mask box the output was restricted to (for redirects)
+    op.index = -1  # of an op recorded disabled: its position when recorded
+    return op
 
 
 class CoreTrace:
@@ -163,6 +172,9 @@ class Tracer:
         self.grid: tuple = (1,)
         self.instance = 0  # index of the SPMD instance being traced on this core
         self.shared_index = 0  # shared_hbm tensors created so far by this instance
+        # The storage_layout of [P, F] and [P] tiles by shape (for them it depends on the shape
+        # alone: there are no blocks to pad in PSUM), shared by the many tiles of a trace.
+        self.tile_layouts: dict = {}
 
     def __enter__(self):
         global _CURRENT
@@ -203,12 +215,12 @@ class Tracer:
                         f"{list(st.shape)} {st.dtype}: every SPMD instance must create the same "
                         "shared tensors", loc)
                 return st
-        if partition_axis == 0 and not explicit_name and len(shape) <= 2 and \
-                (kind == SBUF or kind == PSUM):
-            st = Storage.plain_tile(kind, dtype, shape, name, loc)
+        if partition_axis == 0 and len(shape) <= 2 and (kind == SBUF or kind == PSUM):
+            layout = self.tile_layouts.get(shape) or self._tile_layout(kind, dtype, shape)
         else:
-            st = Storage(self.unique_name(name) if explicit_name else None, kind, dtype, shape,
-                         loc, partition_axis, explicit_name, name)
+            layout = storage_layout(kind, dtype, shape, partition_axis)
+        st = new_storage(kind, dtype, shape, layout, name, loc,
+                         self.unique_name(name) if explicit_name else None, explicit_name)
         self.core.storages.append(st)
         if kind == SHARED_HBM:
             self.core.shared_outputs.append(st)
@@ -218,10 +230,16 @@ class Tracer:
     def input_storage(self, name: str, dtype: np.dtype, shape: tuple) -> Storage:
         st = self.core.inputs.get(name)
         if st is None:
-            st = Storage(self.unique_name(name), INPUT, dtype, shape, None)
+            st = new_storage(INPUT, dtype, shape, storage_layout(INPUT, dtype, shape), name, None,
+                             self.unique_name(name))
             self.core.storages.append(st)
             self.core.inputs[name] = st
         return st
+
+    def _tile_layout(self, kind: str, dtype: np.dtype, shape: tuple) -> tuple:
+        """The layout of a [P, F] or [P] tile of ``shape``, the first time (see tile_layouts)."""
+        layout = self.tile_layouts[shape] = storage_layout(kind, dtype, shape)
+        return layout
 
     def next_dma_queue(self) -> int:
         """DMA queues round-robin, so independent transfers overlap."""
@@ -243,16 +261,16 @@ class Tracer:
                 s = strides[1]
                 if p == 1 or strides[0] == row:
                     if n == 1:
-                        return Access(st, view.offset, [(row, p), (1, 1)])
+                        return new_access(st, view.offset, [(row, p), (1, 1)])
                     if 0 < s < row and view.offset % row + s * (n - 1) < row:
-                        return Access(st, view.offset, [(row, p), (s, n)])
+                        return new_access(st, view.offset, [(row, p), (s, n)])
         elif len(shape) == 2:
-            return Access(st, view.offset, [(strides[0], shape[0]),
+            return new_access(st, view.offset, [(strides[0], shape[0]),
                                             (strides[1], shape[1]) if shape[1] > 1 else (1, 1)])
         else:
             pairs = [(strides[0], shape[0])] if shape else [(1, 1)]
             pairs += [(s, n) for s, n in zip(strides[1:], shape[1:])]
-            return Access(st, view.offset, _merge_free(pairs) if merge else pairs)
+            return new_access(st, view.offset, _merge_free(pairs) if merge else pairs)
         if not shape:
             raise NKIError(f"a scalar view of tile {st.describe()} has no partition dimension; "
                            "index partitions with a range (t[i:i+1, ...])", loc)
@@ -280,7 +298,7 @@ class Tracer:
                            "partition", loc)
         if len(pairs) == 1:
             pairs.append((1, 1))
-        return Access(st, view.offset, _merge_free(pairs) if merge else pairs)
+        return new_access(st, view.offset, _merge_free(pairs) if merge else pairs)
 
     def _check_bounds(self, view: Tensor, loc):
         if view.checks:
@@ -350,7 +368,7 @@ class Tracer:
         if st.full_pairs is not None:
             acc = st.full_access
             if acc is None:
-                acc = st.full_access = Access(st, 0, st.full_pairs)
+                acc = st.full_access = new_access(st, 0, st.full_pairs)
             return acc
         return self.access(view, None)
 
@@ -368,7 +386,7 @@ class Tracer:
 
     def record(self, opcode, engine, ins, outs, fields, loc, enabled=True) -> Op:
         """Appends an instruction, extending the live ranges of the storages it touches."""
-        op = Op(opcode, engine, ins, outs, fields, loc)
+        op = new_op(opcode, engine, ins, outs, fields, loc)
         ops = self.core.ops
         if enabled:
             index = len(ops)
@@ -401,10 +419,12 @@ class Tracer:
 
     def new_result(self, kind: str, dtype: np.dtype, shape: tuple, name: str, loc) -> Tensor:
         """A fresh temporary tile for an instruction's result."""
-        if len(shape) <= 2:  # [P, F] or [P]
-            st = Storage.plain_tile(kind, dtype, shape, name, loc)
+        if len(shape) <= 2:  # [P, F] or [P] (what new_storage does for it)
+            st = new_storage(kind, dtype, shape,
+                             self.tile_layouts.get(shape) or self._tile_layout(kind, dtype, shape),
+                             name, loc)
             self.core.storages.append(st)
-            return Tensor(st, 0, shape, st.strides, ())
+            return new_view(st, 0, shape, st.strides, ())
         return self.new_storage(kind, dtype, shape, name, loc).full_view()
 
     # ---- the redirect of `dst[...] = expr` ----
@@ -474,7 +494,7 @@ class Tracer:
         after the instruction that wrote both."""
         dst, _, producer = st.forward
         st.forward = None
-        copy = Op(IT.TensorCopy, Engine.DVE, [self.access(dst, producer.loc)],
+        copy = new_op(IT.TensorCopy, Engine.DVE, [self.access(dst, producer.loc)],
                   [self.access(st.full_view(), producer.loc)], None, producer.loc)
         ops = self.core.ops
         ops.insert(ops.index(producer) + 1, copy)
@@ -580,7 +600,7 @@ def plain_tile_access(view: Tensor, st: Storage, engine) -> Access | None:
             offset == 0:  # a whole tile (full_view shares the storage's tuples)
         acc = st.full_access
         if acc is None:
-            acc = st.full_access = Access(st, 0, pairs)
+            acc = st.full_access = new_access(st, 0, pairs)
         n = st.row
     else:
         acc = view.access  # (made by an earlier use of this view)
@@ -600,7 +620,7 @@ def plain_tile_access(view: Tensor, st: Storage, engine) -> Access | None:
                 if not 0 < s < row or offset + s * (n - 1) >= row:
                     return None
                 free = (s, n)
-            acc = view.access = Access(st, offset, [(row, p), free])
+            acc = view.access = new_access(st, offset, [(row, p), free])
     if engine is not _PE:
         if st.kind == PSUM:
             if engine is _POOL or n > MAX_FREE_PSUM:
@@ -682,4 +702,4 @@ def _merge_free(pairs: list) -> list:
     return [pairs[0]] + (merge_pairs(pairs[1:]) or [(1, 1)])
 
 
-__all__ = ["Tracer", "Op", "Access", "current", "active", "ARCHS"]
+__all__ = ["Tracer", "Op", "Access", "new_op", "new_access", "current", "active", "ARCHS"]
