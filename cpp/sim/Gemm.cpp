@@ -235,6 +235,41 @@ inline void prefetchRow(const MatrixRows& m, int64_t row, int64_t col0, int64_t 
   for (int64_t b = 0; b < cols * esize; b += 64) __builtin_prefetch(p + b);
 }
 
+// A product chunk's share of the next instruction's operand rows (rows c * rows / chunks up to
+// the next share's), walked a few lines at a time: its loads then overlap this instruction's
+// arithmetic instead of stalling the next one's packing (SBUF rows are partitions apart, so
+// each row starts with misses the hardware prefetcher cannot foresee).
+class NextRowsPrefetcher {
+ public:
+  NextRowsPrefetcher(const RowSpan* spans, int chunk, int chunks) {
+    for (int s = 0; spans && s < 2; ++s) {
+      const RowSpan& sp = spans[s];
+      share_[s] = {sp.base, sp.pitch, sp.rows * (chunk + 1) / chunks, (sp.bytes + 63) / 64 * 64};
+      row_[s] = sp.rows * chunk / chunks;
+      lines_ += (share_[s].rows - row_[s]) * (sp.bytes + 63) / 64;
+    }
+  }
+  int64_t lines() const { return lines_; }
+  // Prefetches the next n lines of the share, into L2 at most (prefetcht2): L1 holds this
+  // instruction's panels.
+  void issue(int64_t n) {
+    for (; n > 0 && s_ < 2; --n) {
+      while (s_ < 2 && (!share_[s_].base || row_[s_] >= share_[s_].rows)) ++s_;
+      if (s_ == 2) return;
+      const RowSpan& sp = share_[s_];
+      __builtin_prefetch(sp.base + row_[s_] * sp.pitch + byte_, 0, 1);
+      byte_ += 64;
+      if (byte_ >= sp.bytes) byte_ = 0, ++row_[s_];
+    }
+  }
+
+ private:
+  RowSpan share_[2];  // rows: the share's end row; bytes: whole lines
+  int row_[2] = {0, 0};
+  int s_ = 0;
+  int64_t byte_ = 0, lines_ = 0;
+};
+
 // Instructions below this many multiply-adds run on the caller alone: sharing costs more.
 constexpr int64_t kParallelMacs = int64_t{1} << 20;
 // B panels per work chunk (N = 512 gives 8 chunks of 64 columns).
@@ -258,6 +293,8 @@ struct GemmEngine::Job {
   bool accumulate;
   RowCheck check;
   void* checkCtx;
+  const RowSpan* next;  // the next instruction's operands, or null
+  int chunks;           // product chunks
   std::atomic<bool> refused{false};
 };
 
@@ -327,18 +364,22 @@ void GemmEngine::prepare(void* p, int chunk, int t) {
   }
 }
 
-// Product chunk: B panels [p0, p1) times every A panel.
+// Product chunk: B panels [p0, p1) times every A panel. A panel at a time, so that it is read
+// from L2 once per chunk while the chunk's B panels (16 KiB in bf16) stay in L1.
 void GemmEngine::work(void* p, int chunk, int) {
   const Job& j = *static_cast<Job*>(p);
   const GemmEngine& g = *j.self;
   const int p0 = chunk * kPanelsPerChunk, p1 = std::min(j.panels, p0 + kPanelsPerChunk);
   const int aPanels = static_cast<int>(g.panelStart_.size()) - 1;
   const bool avx2 = cpuHasAvx2Fma();
-  for (int pi = p0; pi < p1; ++pi) {
-    const int cols = std::min(kNR, j.N - pi * kNR);
-    for (int i = 0; i < aPanels; ++i) {
-      const int m0 = g.panelStart_[static_cast<size_t>(i)], m1 = g.panelStart_[static_cast<size_t>(i) + 1];
-      const float* a = g.aPanels_.data() + static_cast<int64_t>(i) * j.K * kMR;
+  NextRowsPrefetcher ahead(j.next, chunk, j.chunks);
+  const int64_t linesPerPanel = (ahead.lines() + aPanels - 1) / aPanels;
+  for (int i = 0; i < aPanels; ++i) {
+    ahead.issue(linesPerPanel);
+    const int m0 = g.panelStart_[static_cast<size_t>(i)], m1 = g.panelStart_[static_cast<size_t>(i) + 1];
+    const float* a = g.aPanels_.data() + static_cast<int64_t>(i) * j.K * kMR;
+    for (int pi = p0; pi < p1; ++pi) {
+      const int cols = std::min(kNR, j.N - pi * kNR);
       float* c = j.c + m0 * j.ldc + pi * kNR;
       if (j.bf16Panels)
         microKernelAvx2Rows<PanelBf16>(m1 - m0, j.K, a, g.bf16Panels() + pi * j.bStride, c, j.ldc, cols, j.accumulate);
@@ -351,7 +392,7 @@ void GemmEngine::work(void* p, int chunk, int) {
 }
 
 bool GemmEngine::run(int K, int M, int N, const MatrixRows& a, const MatrixRows& b, float* c,
-                     int64_t ldc, bool accumulate, RowCheck check, void* checkCtx) {
+                     int64_t ldc, bool accumulate, RowCheck check, void* checkCtx, const RowSpan* next) {
   if (K <= 0 || M <= 0 || N <= 0) return true;
   planRowPanels(M);
   const size_t aSize = (panelStart_.size() - 1) * static_cast<size_t>(K) * kMR;
@@ -365,9 +406,9 @@ bool GemmEngine::run(int K, int M, int N, const MatrixRows& a, const MatrixRows&
   const int64_t bStride = int64_t{K} * kNR + 64 / esize;
   const size_t bFloats = static_cast<size_t>(panels * bStride * esize / 4);
   if (bPanels_.size() < bFloats) bPanels_.resize(bFloats);
-  Job job{this, K, M, N, panels, bf16, bStride, &a, &b, c, ldc, accumulate, check, checkCtx};
   const int prepChunks = (K + kPrepRowsPerChunk - 1) / kPrepRowsPerChunk;
   const int chunks = (panels + kPanelsPerChunk - 1) / kPanelsPerChunk;
+  Job job{this, K, M, N, panels, bf16, bStride, &a, &b, c, ldc, accumulate, check, checkCtx, next, chunks};
   // Both phases are shared with the helpers: the preparation is a sixth of an instruction's
   // work, and left to the caller alone it would idle the helpers for that long.
   if (threads_ > 1 && int64_t{K} * M * N >= kParallelMacs) {

@@ -60,6 +60,14 @@ struct MatrixRows {
   bir::DType dtype = bir::DType::float32;
 };
 
+// Bytes [0, bytes) of rows [0, rows) at base + r * pitch: what the next instruction will read.
+struct RowSpan {
+  const uint8_t* base = nullptr;
+  int64_t pitch = 0;
+  int rows = 0;
+  int64_t bytes = 0;
+};
+
 class GemmEngine {
  public:
   // threads <= 0: min(2, hardware threads).
@@ -75,9 +83,11 @@ class GemmEngine {
   using RowCheck = bool (*)(void* ctx, int k0, int k1);
 
   // C row m at c + m * ldc floats; accumulate: C += product, else C = product. When `check`
-  // refuses some rows, returns false with C untouched.
+  // refuses some rows, returns false with C untouched. `next`: up to two operands of the next
+  // instruction, whose lines the product phase prefetches into L2 between its micro-kernels.
   bool run(int K, int M, int N, const MatrixRows& a, const MatrixRows& b, float* c, int64_t ldc,
-           bool accumulate, RowCheck check = nullptr, void* checkCtx = nullptr);
+           bool accumulate, RowCheck check = nullptr, void* checkCtx = nullptr,
+           const RowSpan* next = nullptr);
 
   static constexpr int kMR = 6, kNR = 16;
 
