@@ -208,10 +208,10 @@ __attribute__((target("avx2"))) void packBf16Panels(const uint8_t* src, int cols
   }
 }
 
-// Converts `cols` elements of one row into panels; the last panel's tail is zero.
-void packRow(const MatrixRows& m, int64_t row, int cols, float* dst, int64_t panelStride, float* temp) {
+// Converts elements [col0, col0 + cols) of one row into panels; the last panel's tail is zero.
+void packRow(const MatrixRows& m, int64_t row, int col0, int cols, float* dst, int64_t panelStride, float* temp) {
   const int esize = bir::dtypeSize(m.dtype);
-  const uint8_t* src = m.base + row * m.pitch;
+  const uint8_t* src = m.base + row * m.pitch + int64_t{col0} * esize;
   // fp32 rows are copied as bytes (they need not be 4-aligned); other dtypes convert first.
   const uint8_t* f = src;
   if (m.dtype != bir::DType::float32 && m.dtype != bir::DType::float32r) {
@@ -325,11 +325,9 @@ void GemmEngine::planRowPanels(int M) {
   panelStart_.push_back(M);
 }
 
-// Preparation chunk: rows [k0, k1) of both operands pass the caller's check and are converted
-// into panels: A's into panel i (its rows, kMR floats per k), B's whole row into the 16-column
-// panels. Whole B rows rather than each product chunk's columns: a row is a kilobyte or two of
-// one partition, which the hardware prefetcher streams, where a chunk's 128-byte pieces of 128
-// partitions each miss on their own.
+// Preparation chunk: rows [k0, k1) of both operands pass the caller's check, and A's are
+// converted into panel i (its rows, kMR floats per k). (B is packed by the product chunks, each
+// its own columns, so that its panels are used in the cache of the core that wrote them.)
 void GemmEngine::prepare(void* p, int chunk, int t) {
   Job& j = *static_cast<Job*>(p);
   GemmEngine& g = *j.self;
@@ -339,7 +337,6 @@ void GemmEngine::prepare(void* p, int chunk, int t) {
     return;
   }
   auto& row = g.rowTemp_[static_cast<size_t>(t)];
-  if (static_cast<int>(row.size()) < std::max(j.M, j.N)) row.resize(static_cast<size_t>(std::max(j.M, j.N)));
   const int esize = bir::dtypeSize(j.a->dtype);
   const int aPanels = static_cast<int>(g.panelStart_.size()) - 1;
   for (int k = k0; k < k1; ++k) {
@@ -355,23 +352,25 @@ void GemmEngine::prepare(void* p, int chunk, int t) {
         std::memcpy(to, row.data() + m0, static_cast<size_t>(m1 - m0) * sizeof(float));
     }
   }
-  for (int k = k0; k < k1; ++k) {
-    if (k + kPrefetchRows < k1) prefetchRow(*j.b, k + kPrefetchRows, 0, j.N);
-    if (j.bf16Panels)
-      packBf16Panels(j.b->base + k * j.b->pitch, j.N, g.bf16Panels() + k * kNR, j.bStride);
-    else
-      packRow(*j.b, k, j.N, g.bPanels_.data() + k * kNR, j.bStride, row.data());
-  }
 }
 
 // Product chunk: B panels [p0, p1) times every A panel. A panel at a time, so that it is read
 // from L2 once per chunk while the chunk's B panels (16 KiB in bf16) stay in L1.
-void GemmEngine::work(void* p, int chunk, int) {
+void GemmEngine::work(void* p, int chunk, int t) {
   const Job& j = *static_cast<Job*>(p);
-  const GemmEngine& g = *j.self;
+  GemmEngine& g = *j.self;
   const int p0 = chunk * kPanelsPerChunk, p1 = std::min(j.panels, p0 + kPanelsPerChunk);
   const int aPanels = static_cast<int>(g.panelStart_.size()) - 1;
   const bool avx2 = cpuHasAvx2Fma();
+  const int c0 = p0 * kNR, cols = std::min(j.N, p1 * kNR) - c0;
+  for (int k = 0; k < j.K; ++k) {
+    if (k + kPrefetchRows < j.K) prefetchRow(*j.b, k + kPrefetchRows, c0, cols);
+    const int64_t at = p0 * j.bStride + k * kNR;
+    if (j.bf16Panels)
+      packBf16Panels(j.b->base + k * j.b->pitch + c0 * 2, cols, g.bf16Panels() + at, j.bStride);
+    else
+      packRow(*j.b, k, c0, cols, g.bPanels_.data() + at, j.bStride, g.rowTemp_[static_cast<size_t>(t)].data());
+  }
   NextRowsPrefetcher ahead(j.next, chunk, j.chunks);
   const int64_t linesPerPanel = (ahead.lines() + aPanels - 1) / aPanels;
   for (int i = 0; i < aPanels; ++i) {
@@ -397,6 +396,8 @@ bool GemmEngine::run(int K, int M, int N, const MatrixRows& a, const MatrixRows&
   planRowPanels(M);
   const size_t aSize = (panelStart_.size() - 1) * static_cast<size_t>(K) * kMR;
   if (aPanels_.size() < aSize) aPanels_.resize(aSize);
+  for (auto& row : rowTemp_)  // sized here: any thread may run any chunk
+    if (static_cast<int>(row.size()) < std::max(M, N)) row.resize(static_cast<size_t>(std::max(M, N)));
   const int panels = (N + kNR - 1) / kNR;
   const bool bf16 = b.dtype == bir::DType::bfloat16 && cpuHasAvx2Fma();
   // One cache line between B panels: a panel is K * 16 elements, a multiple of 4 KiB for K = 64
