@@ -4,12 +4,13 @@
 //
 // GotoBLAS structure sized for one instruction: A (the stationary, K x M) is converted once into
 // 6-row fp32 panels and B (the moving, K x N) into 16-column panels (fp32, or bf16 kept as bf16
-// and widened in registers), both contiguous in k; a
-// 6x16 register-blocked FMA micro-kernel (AVX2, chosen at run time; a portable loop otherwise)
-// accumulates over k in registers and adds into (or overwrites) C once. Large instructions run in
-// two phases on a small persistent worker pool: the caller's check of the operand rows and their
-// conversion into panels, split by k rows; then the product, split by B panels. Each C element is computed by
-// one thread in the same k order, so results do not depend on the thread count.
+// and widened in registers), both contiguous in k; a 6x16 register-blocked FMA micro-kernel
+// (AVX2, chosen at run time; a portable loop otherwise) accumulates over k in registers and adds
+// into (or overwrites) C once. Large instructions run in two phases on a small persistent worker
+// pool: the check of the operand rows and A's conversion into panels, split by k rows; then the
+// product, split by B panels, each chunk packing its own. While it multiplies, a chunk prefetches
+// its share of the next instruction's operand rows. Each C element is computed by one thread in
+// the same k order, so results do not depend on the thread count.
 #pragma once
 
 #include <atomic>
