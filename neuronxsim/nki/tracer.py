@@ -103,7 +103,7 @@ class CoreTrace:
         self.shared_outputs: list[Storage] = []  # shared_hbm tensors, in creation order
         self.names: set[str] = set()
         self.name_counts: dict[str, int] = {}  # base name -> next suffix to try
-        self.dma_queue = 0
+        self.dma_queue = 0  # the next transfer's (queues round-robin: see instructions.dma)
         self.cache: dict = {}  # tiles built once per core (PE-transpose identities)
         # Live ranges are kept while recording; an instruction enabled or inserted afterwards
         # makes them stale (allocation then recomputes them).
@@ -228,12 +228,6 @@ class Tracer:
         """The layout of a [P, F] or [P] tile of ``shape``, the first time (see tile_layouts)."""
         layout = self.tile_layouts[shape] = storage_layout(kind, dtype, shape)
         return layout
-
-    def next_dma_queue(self) -> int:
-        """DMA queues round-robin, so independent transfers overlap."""
-        q = self.core.dma_queue
-        self.core.dma_queue = (q + 1) % DMA_QUEUES
-        return q
 
     # ---- operands ----
     def access(self, view: Tensor, loc, merge: bool = True) -> Access:
