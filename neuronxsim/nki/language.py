@@ -157,6 +157,10 @@ def _new_tensor(shape, dtype, buffer, name, loc, what: str) -> Tensor:
         if dims is shape:
             _CHECKED_SPECS[(shape, dtype, buffer)] = spec
     dtype, buffer = spec
+    if pidx == 0 and not name and (buffer == SBUF or buffer == PSUM):
+        # an unnamed tile, named and placed as an instruction's result is (what tr.new_storage
+        # and full_view do for it)
+        return tr.new_result(buffer, dtype, dims, what, loc)
     st = tr.new_storage(buffer, dtype, dims, name or what, loc, pidx, explicit_name=bool(name))
     return st.full_view()
 
