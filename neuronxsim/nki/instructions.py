@@ -34,6 +34,9 @@ MATMUL_MAX_STATIONARY = 128
 MATMUL_MAX_MOVING = 512
 MATMUL_DTYPES = (dt.float8_e4m3, dt.float8_e5m2, dt.bfloat16, dt.float16, dt.float32)
 MATMUL_DTYPE_SET = frozenset(MATMUL_DTYPES)  # (hashing beats comparing with each in turn)
+# (module globals for the engines of every matmul and transfer: reading a member of the Engine
+# class costs several times as much)
+_PE, _DMA = Engine.PE, Engine.DMA
 
 
 # ---- iteration spaces ----
@@ -728,13 +731,13 @@ def matmul(tr, stationary: Tensor, moving: Tensor, loc, what="nc_matmul", fields
         out = tr.new_result(PSUM, out_dtype or s_dt, (m, k), "transpose", loc)
     else:
         out = tr.new_result(PSUM, dt.float32, (m, n), "matmul", loc)
-    ins = [engine_in(tr, stationary, loc, what, "stationary", Engine.PE),
-           engine_in(tr, moving, loc, what, "moving", Engine.PE)]
+    ins = [engine_in(tr, stationary, loc, what, "stationary", _PE),
+           engine_in(tr, moving, loc, what, "moving", _PE)]
     o = tr.write_fresh(out)
     f = {"start_tensor_calc": True, "stop_tensor_calc": True, "is_transpose": is_transpose}
     if fields is not None:
         f.update(fields)
-    tr.record(IT.Matmult, Engine.PE, ins, [o], f, loc)
+    tr.record(IT.Matmult, _PE, ins, [o], f, loc)
     return out
 
 
@@ -849,9 +852,11 @@ def dma(tr, opcode, dst: Tensor, src: Tensor, loc, mask=None, rmw=None, what="dm
             outs = [dst_acc]
         else:
             outs = [tr.write(dst, loc)]
-    queue = tr.next_dma_queue()
+    core = tr.core  # DMA queues round-robin, so independent transfers overlap
+    queue = core.dma_queue
+    core.dma_queue = (queue + 1) % DMA_QUEUES
     fields = _QUEUE_FIELDS[queue] if rmw is None else {"queue": queue, "dst_rmw_op": rmw}
-    op = tr.record(opcode, Engine.DMA, ins, outs, fields, loc)
+    op = tr.record(opcode, _DMA, ins, outs, fields, loc)
     if box is not None:
         op.out_box = box
     return op

@@ -157,6 +157,10 @@ def _new_tensor(shape, dtype, buffer, name, loc, what: str) -> Tensor:
         if dims is shape:
             _CHECKED_SPECS[(shape, dtype, buffer)] = spec
     dtype, buffer = spec
+    if pidx == 0 and not name and (buffer == SBUF or buffer == PSUM):
+        # an unnamed tile, named and placed as an instruction's result is (what tr.new_storage
+        # and full_view do for it)
+        return tr.new_result(buffer, dtype, dims, what, loc)
     st = tr.new_storage(buffer, dtype, dims, name or what, loc, pidx, explicit_name=bool(name))
     return st.full_view()
 
@@ -271,7 +275,8 @@ def load(src, mask=None, dtype=None, **_kwargs) -> Tensor:
     lands on partitions."""
     loc = caller_location()
     tr = current()
-    src = _hbm(src, loc, "nl.load: src")
+    if src.__class__ is not Tensor or src.storage.on_chip:
+        _hbm(src, loc, "nl.load: src")  # (raises)
     shape = src.shape if len(src.shape) else (1,)
     if shape[0] > tile_size.pmax:
         raise NKIError(f"nl.load: the source's first dimension ({shape[0]}) becomes the tile's "
@@ -286,8 +291,10 @@ def store(dst, value, mask=None, **_kwargs):
     """Copies the tile ``value`` into ``dst`` (HBM)."""
     loc = caller_location()
     tr = current()
-    dst = _hbm(dst, loc, "nl.store: dst")
-    value = _tile(value, loc, "nl.store: value")
+    if dst.__class__ is not Tensor or dst.storage.on_chip:
+        _hbm(dst, loc, "nl.store: dst")  # (raises)
+    if value.__class__ is not Tensor or not value.storage.on_chip:
+        _tile(value, loc, "nl.store: value")  # (raises)
     if value.storage.kind == PSUM:
         value = _ins.tensor_copy(tr, value, value.dtype, loc, mask=mask, what="nl.store")
     _ins.dma(tr, IT.Save, dst, value, loc, mask, what="nl.store")
@@ -366,7 +373,7 @@ def assign(dst: Tensor, value):
             if op.out_box is not None or dst.shape != value.shape:  # the shapes must agree
                 _ins.out_view(dst, value.shape, op.out_box or _ins.full_box(value.shape), None)
             tr.redirect(op, value, dst, None,
-                        checked_as=None if op.engine is Engine.DMA else _ASSIGNED)
+                        checked_as=None if op.engine is _DMA else _ASSIGNED)
             return
         _ins.tensor_copy(tr, value, dst.dtype, caller_location(), out=dst, what="assignment")
     elif isinstance(value, (int, float, np.number)):
@@ -378,6 +385,7 @@ def assign(dst: Tensor, value):
 
 
 _ASSIGNED = ("assignment", "the destination")  # how errors name an assignment's target
+_DMA, _POOL = Engine.DMA, Engine.Pool  # (module globals: see instructions._PE)
 
 
 def _can_write(op, dst: Tensor) -> bool:
@@ -385,7 +393,7 @@ def _can_write(op, dst: Tensor) -> bool:
     kind = dst.storage.kind
     if op.opcode is IT.Matmult:
         return kind == PSUM
-    if op.engine is Engine.DMA or op.engine is Engine.Pool:
+    if op.engine is _DMA or op.engine is _POOL:
         return kind == SBUF
     return True
 

@@ -84,24 +84,12 @@ def new_access(storage: Storage, offset: int, pairs: list) -> Access:
 
 class Op:
     """One ISA instruction of the trace: ``ins``/``outs`` are :class:`Access` operands,
-    ``fields`` the node's fields by their BIR names; made by :func:`new_op`."""
+    ``fields`` the node's fields by their BIR names; made by :meth:`Tracer.record` (which fills
+    the bare slotted object itself: a trace records one per instruction, and a function call
+    more per instruction costs about as much as its whole bookkeeping of live ranges)."""
 
     __slots__ = ("opcode", "engine", "ins", "outs", "fields", "loc", "enabled", "out_box",
                  "index")
-
-
-def new_op(opcode, engine, ins: list, outs: list, fields, loc) -> Op:
-    op = Op()
-    op.opcode = opcode
-    op.engine = engine
-    op.ins = ins
-    op.outs = outs
-    op.fields = fields
-    op.loc = loc
-    op.enabled = True
-    op.out_box = None  # the mask box the output was restricted to (for redirects)
-    op.index = -1  # of an op recorded disabled: its position when recorded
-    return op
 
 
 class CoreTrace:
@@ -115,7 +103,7 @@ class CoreTrace:
         self.shared_outputs: list[Storage] = []  # shared_hbm tensors, in creation order
         self.names: set[str] = set()
         self.name_counts: dict[str, int] = {}  # base name -> next suffix to try
-        self.dma_queue = 0
+        self.dma_queue = 0  # the next transfer's (queues round-robin: see instructions.dma)
         self.cache: dict = {}  # tiles built once per core (PE-transpose identities)
         # Live ranges are kept while recording; an instruction enabled or inserted afterwards
         # makes them stale (allocation then recomputes them).
@@ -240,12 +228,6 @@ class Tracer:
         """The layout of a [P, F] or [P] tile of ``shape``, the first time (see tile_layouts)."""
         layout = self.tile_layouts[shape] = storage_layout(kind, dtype, shape)
         return layout
-
-    def next_dma_queue(self) -> int:
-        """DMA queues round-robin, so independent transfers overlap."""
-        q = self.core.dma_queue
-        self.core.dma_queue = (q + 1) % DMA_QUEUES
-        return q
 
     # ---- operands ----
     def access(self, view: Tensor, loc, merge: bool = True) -> Access:
@@ -386,7 +368,16 @@ class Tracer:
 
     def record(self, opcode, engine, ins, outs, fields, loc, enabled=True) -> Op:
         """Appends an instruction, extending the live ranges of the storages it touches."""
-        op = new_op(opcode, engine, ins, outs, fields, loc)
+        op = Op()
+        op.opcode = opcode
+        op.engine = engine
+        op.ins = ins
+        op.outs = outs
+        op.fields = fields
+        op.loc = loc
+        op.enabled = enabled
+        op.out_box = None  # the mask box the output was restricted to (for redirects)
+        op.index = -1  # of an op recorded disabled: its position when recorded
         ops = self.core.ops
         if enabled:
             index = len(ops)
@@ -401,7 +392,6 @@ class Tracer:
                     st.first_use = index
                 st.last_use = index
         else:
-            op.enabled = False
             op.index = len(ops)
         ops.append(op)
         return op
@@ -494,9 +484,12 @@ class Tracer:
         after the instruction that wrote both."""
         dst, _, producer = st.forward
         st.forward = None
-        copy = new_op(IT.TensorCopy, Engine.DVE, [self.access(dst, producer.loc)],
-                  [self.access(st.full_view(), producer.loc)], None, producer.loc)
+        # (recorded last, then moved: the live ranges record() extends are recomputed anyway,
+        # the instruction indices being stale from here on)
+        copy = self.record(IT.TensorCopy, Engine.DVE, [self.access(dst, producer.loc)],
+                           [self.access(st.full_view(), producer.loc)], None, producer.loc)
         ops = self.core.ops
+        ops.pop()
         ops.insert(ops.index(producer) + 1, copy)
         self.core.ranges_stale = True
 
@@ -702,4 +695,4 @@ def _merge_free(pairs: list) -> list:
     return [pairs[0]] + (merge_pairs(pairs[1:]) or [(1, 1)])
 
 
-__all__ = ["Tracer", "Op", "Access", "new_op", "new_access", "current", "active", "ARCHS"]
+__all__ = ["Tracer", "Op", "Access", "new_access", "current", "active", "ARCHS"]
