@@ -103,37 +103,18 @@ inline void storeBlock(const float* acc, int rows, int cols, float* c, int64_t l
   }
 }
 
-// B panel rows as two fp32 vectors (columns 0-7 and 8-15). A bf16 row was stored with its
-// middle quarters swapped (packBf16Panels) so that interleaving zero low halves in per 128-bit
-// lane, which is how unpack works, yields the columns in order: bf16 -> fp32 is a 16-bit shift.
-struct PanelFp32 {
-  using T = float;
-  __attribute__((target("avx2"))) static void row(const float* p, __m256& b0, __m256& b1) {
-    b0 = _mm256_loadu_ps(p);
-    b1 = _mm256_loadu_ps(p + 8);
-  }
-};
-struct PanelBf16 {
-  using T = uint16_t;
-  __attribute__((target("avx2"))) static void row(const uint16_t* p, __m256& b0, __m256& b1) {
-    const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
-    b0 = _mm256_castsi256_ps(_mm256_unpacklo_epi16(_mm256_setzero_si256(), h));
-    b1 = _mm256_castsi256_ps(_mm256_unpackhi_epi16(_mm256_setzero_si256(), h));
-  }
-};
-
 // C[0..MR, 0..cols) (+)= sum_k ap[k][0..MR] * bp[k][0..16): panels are k-major, kMR / kNR wide.
 // Every loop over r is unrolled so that the 2 * MR accumulators live in registers.
-template <int MR, class Panel>
-__attribute__((target("avx2,fma"))) void microKernelAvx2(int K, const float* ap, const typename Panel::T* bp,
+template <int MR>
+__attribute__((target("avx2,fma"))) void microKernelAvx2(int K, const float* ap, const float* bp,
                                                           float* c, int64_t ldc, int cols,
                                                           bool accumulate) {
   __m256 acc0[MR], acc1[MR];
 #pragma GCC unroll 8
   for (int r = 0; r < MR; ++r) acc0[r] = acc1[r] = _mm256_setzero_ps();
   for (int k = 0; k < K; ++k) {
-    __m256 b0, b1;
-    Panel::row(bp + k * kNR, b0, b1);
+    const __m256 b0 = _mm256_loadu_ps(bp + k * kNR);
+    const __m256 b1 = _mm256_loadu_ps(bp + k * kNR + 8);
 #pragma GCC unroll 8
     for (int r = 0; r < MR; ++r) {
       const __m256 a = _mm256_broadcast_ss(ap + k * kMR + r);
@@ -176,42 +157,41 @@ void microKernelPortable(int rows, int K, const float* ap, const float* bp, floa
   storeBlock(acc, rows, cols, c, ldc, accumulate);
 }
 
-template <class Panel>
-void microKernelAvx2Rows(int rows, int K, const float* ap, const typename Panel::T* bp, float* c, int64_t ldc,
-                         int cols, bool accumulate) {
+void microKernel(int rows, int K, const float* ap, const float* bp, float* c, int64_t ldc, int cols,
+                 bool accumulate) {
+  if (!cpuHasAvx2Fma()) return microKernelPortable(rows, K, ap, bp, c, ldc, cols, accumulate);
   switch (rows) {
-    case 6: return microKernelAvx2<6, Panel>(K, ap, bp, c, ldc, cols, accumulate);
-    case 5: return microKernelAvx2<5, Panel>(K, ap, bp, c, ldc, cols, accumulate);
-    case 4: return microKernelAvx2<4, Panel>(K, ap, bp, c, ldc, cols, accumulate);
-    case 3: return microKernelAvx2<3, Panel>(K, ap, bp, c, ldc, cols, accumulate);
-    case 2: return microKernelAvx2<2, Panel>(K, ap, bp, c, ldc, cols, accumulate);
-    default: return microKernelAvx2<1, Panel>(K, ap, bp, c, ldc, cols, accumulate);
+    case 6: return microKernelAvx2<6>(K, ap, bp, c, ldc, cols, accumulate);
+    case 5: return microKernelAvx2<5>(K, ap, bp, c, ldc, cols, accumulate);
+    case 4: return microKernelAvx2<4>(K, ap, bp, c, ldc, cols, accumulate);
+    case 3: return microKernelAvx2<3>(K, ap, bp, c, ldc, cols, accumulate);
+    case 2: return microKernelAvx2<2>(K, ap, bp, c, ldc, cols, accumulate);
+    default: return microKernelAvx2<1>(K, ap, bp, c, ldc, cols, accumulate);
   }
 }
 
 // ---- packing: one row segment of B into 16-wide panels (panel p holds columns 16p..16p+15) ----
 
-// bf16 B stays bf16 in its panels (half the bytes to pack and to stream through the
-// micro-kernel), each 16-element row with its 64-bit quarters in the order 0, 2, 1, 3 (see
-// PanelBf16); the last panel's tail is zero.
-__attribute__((target("avx2"))) inline void putPanelRow(uint16_t* dst, __m256i h) {
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), _mm256_permute4x64_epi64(h, 0xD8));
-}
-__attribute__((target("avx2"))) void packBf16Panels(const uint8_t* src, int cols, uint16_t* dst, int64_t panelStride) {
+__attribute__((target("avx2,fma"))) void packBf16Avx2(const uint8_t* src, int cols, float* dst, int64_t panelStride) {
   int j = 0;
-  for (; j + kNR <= cols; j += kNR, dst += panelStride)
-    putPanelRow(dst, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 2 * j)));
+  for (; j + kNR <= cols; j += kNR, dst += panelStride) {
+    const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 2 * j));
+    const __m256i lo = _mm256_cvtepu16_epi32(_mm256_castsi256_si128(h));
+    const __m256i hi = _mm256_cvtepu16_epi32(_mm256_extracti128_si256(h, 1));
+    _mm256_storeu_ps(dst, _mm256_castsi256_ps(_mm256_slli_epi32(lo, 16)));
+    _mm256_storeu_ps(dst + 8, _mm256_castsi256_ps(_mm256_slli_epi32(hi, 16)));
+  }
   if (j < cols) {
-    alignas(32) uint16_t tail[kNR] = {};
-    std::memcpy(tail, src + 2 * j, static_cast<size_t>(cols - j) * 2);
-    putPanelRow(dst, _mm256_load_si256(reinterpret_cast<const __m256i*>(tail)));
+    loadRun(bir::DType::bfloat16, src + 2 * j, 2, cols - j, dst);
+    std::fill(dst + (cols - j), dst + kNR, 0.0f);
   }
 }
 
-// Converts elements [col0, col0 + cols) of one row into panels; the last panel's tail is zero.
-void packRow(const MatrixRows& m, int64_t row, int col0, int cols, float* dst, int64_t panelStride, float* temp) {
+// Converts `cols` elements of one row into panels; the last panel's tail is zero.
+void packRow(const MatrixRows& m, int64_t row, int cols, float* dst, int64_t panelStride, float* temp) {
   const int esize = bir::dtypeSize(m.dtype);
-  const uint8_t* src = m.base + row * m.pitch + int64_t{col0} * esize;
+  const uint8_t* src = m.base + row * m.pitch;
+  if (m.dtype == bir::DType::bfloat16 && cpuHasAvx2Fma()) return packBf16Avx2(src, cols, dst, panelStride);
   // fp32 rows are copied as bytes (they need not be 4-aligned); other dtypes convert first.
   const uint8_t* f = src;
   if (m.dtype != bir::DType::float32 && m.dtype != bir::DType::float32r) {
@@ -235,41 +215,6 @@ inline void prefetchRow(const MatrixRows& m, int64_t row, int64_t col0, int64_t 
   for (int64_t b = 0; b < cols * esize; b += 64) __builtin_prefetch(p + b);
 }
 
-// A product chunk's share of the next instruction's operand rows (rows c * rows / chunks up to
-// the next share's), walked a few lines at a time: its loads then overlap this instruction's
-// arithmetic instead of stalling the next one's packing (SBUF rows are partitions apart, so
-// each row starts with misses the hardware prefetcher cannot foresee).
-class NextRowsPrefetcher {
- public:
-  NextRowsPrefetcher(const RowSpan* spans, int chunk, int chunks) {
-    for (int s = 0; spans && s < 2; ++s) {
-      const RowSpan& sp = spans[s];
-      share_[s] = {sp.base, sp.pitch, sp.rows * (chunk + 1) / chunks, (sp.bytes + 63) / 64 * 64};
-      row_[s] = sp.rows * chunk / chunks;
-      lines_ += (share_[s].rows - row_[s]) * (sp.bytes + 63) / 64;
-    }
-  }
-  int64_t lines() const { return lines_; }
-  // Prefetches the next n lines of the share, into L2 at most (prefetcht2): L1 holds this
-  // instruction's panels.
-  void issue(int64_t n) {
-    for (; n > 0 && s_ < 2; --n) {
-      while (s_ < 2 && (!share_[s_].base || row_[s_] >= share_[s_].rows)) ++s_;
-      if (s_ == 2) return;
-      const RowSpan& sp = share_[s_];
-      __builtin_prefetch(sp.base + row_[s_] * sp.pitch + byte_, 0, 1);
-      byte_ += 64;
-      if (byte_ >= sp.bytes) byte_ = 0, ++row_[s_];
-    }
-  }
-
- private:
-  RowSpan share_[2];  // rows: the share's end row; bytes: whole lines
-  int row_[2] = {0, 0};
-  int s_ = 0;
-  int64_t byte_ = 0, lines_ = 0;
-};
-
 // Instructions below this many multiply-adds run on the caller alone: sharing costs more.
 constexpr int64_t kParallelMacs = int64_t{1} << 20;
 // B panels per work chunk (N = 512 gives 8 chunks of 64 columns).
@@ -284,8 +229,7 @@ constexpr int kPrepRowsPerChunk = 32;
 struct GemmEngine::Job {
   GemmEngine* self;
   int K, M, N, panels;
-  bool bf16Panels;  // B's panels hold bf16 (PanelBf16), else fp32
-  int64_t bStride;  // elements from one B panel to the next
+  int64_t bStride;  // floats from one B panel to the next
   const MatrixRows* a;
   const MatrixRows* b;
   float* c;
@@ -293,8 +237,6 @@ struct GemmEngine::Job {
   bool accumulate;
   RowCheck check;
   void* checkCtx;
-  const RowSpan* next;  // the next instruction's operands, or null
-  int chunks;           // product chunks
   std::atomic<bool> refused{false};
 };
 
@@ -325,9 +267,11 @@ void GemmEngine::planRowPanels(int M) {
   panelStart_.push_back(M);
 }
 
-// Preparation chunk: rows [k0, k1) of both operands pass the caller's check, and A's are
-// converted into panel i (its rows, kMR floats per k). (B is packed by the product chunks, each
-// its own columns, so that its panels are used in the cache of the core that wrote them.)
+// Preparation chunk: rows [k0, k1) of both operands pass the caller's check and are converted
+// into panels: A's into panel i (its rows, kMR floats per k), B's whole row into the 16-column
+// panels. Whole B rows rather than each product chunk's columns: a row is a kilobyte or two of
+// one partition, which the hardware prefetcher streams, where a chunk's 128-byte pieces of 128
+// partitions each miss on their own.
 void GemmEngine::prepare(void* p, int chunk, int t) {
   Job& j = *static_cast<Job*>(p);
   GemmEngine& g = *j.self;
@@ -337,6 +281,7 @@ void GemmEngine::prepare(void* p, int chunk, int t) {
     return;
   }
   auto& row = g.rowTemp_[static_cast<size_t>(t)];
+  if (static_cast<int>(row.size()) < std::max(j.M, j.N)) row.resize(static_cast<size_t>(std::max(j.M, j.N)));
   const int esize = bir::dtypeSize(j.a->dtype);
   const int aPanels = static_cast<int>(g.panelStart_.size()) - 1;
   for (int k = k0; k < k1; ++k) {
@@ -352,64 +297,45 @@ void GemmEngine::prepare(void* p, int chunk, int t) {
         std::memcpy(to, row.data() + m0, static_cast<size_t>(m1 - m0) * sizeof(float));
     }
   }
+  for (int k = k0; k < k1; ++k) {
+    if (k + kPrefetchRows < k1) prefetchRow(*j.b, k + kPrefetchRows, 0, j.N);
+    packRow(*j.b, k, j.N, g.bPanels_.data() + k * kNR, j.bStride, row.data());
+  }
 }
 
-// Product chunk: B panels [p0, p1) times every A panel. A panel at a time, so that it is read
-// from L2 once per chunk while the chunk's B panels (16 KiB in bf16) stay in L1.
-void GemmEngine::work(void* p, int chunk, int t) {
+// Product chunk: B panels [p0, p1) times every A panel.
+void GemmEngine::work(void* p, int chunk, int) {
   const Job& j = *static_cast<Job*>(p);
-  GemmEngine& g = *j.self;
+  const GemmEngine& g = *j.self;
   const int p0 = chunk * kPanelsPerChunk, p1 = std::min(j.panels, p0 + kPanelsPerChunk);
   const int aPanels = static_cast<int>(g.panelStart_.size()) - 1;
-  const bool avx2 = cpuHasAvx2Fma();
-  const int c0 = p0 * kNR, cols = std::min(j.N, p1 * kNR) - c0;
-  for (int k = 0; k < j.K; ++k) {
-    if (k + kPrefetchRows < j.K) prefetchRow(*j.b, k + kPrefetchRows, c0, cols);
-    const int64_t at = p0 * j.bStride + k * kNR;
-    if (j.bf16Panels)
-      packBf16Panels(j.b->base + k * j.b->pitch + c0 * 2, cols, g.bf16Panels() + at, j.bStride);
-    else
-      packRow(*j.b, k, c0, cols, g.bPanels_.data() + at, j.bStride, g.rowTemp_[static_cast<size_t>(t)].data());
-  }
-  NextRowsPrefetcher ahead(j.next, chunk, j.chunks);
-  const int64_t linesPerPanel = (ahead.lines() + aPanels - 1) / aPanels;
-  for (int i = 0; i < aPanels; ++i) {
-    ahead.issue(linesPerPanel);
-    const int m0 = g.panelStart_[static_cast<size_t>(i)], m1 = g.panelStart_[static_cast<size_t>(i) + 1];
-    const float* a = g.aPanels_.data() + static_cast<int64_t>(i) * j.K * kMR;
-    for (int pi = p0; pi < p1; ++pi) {
-      const int cols = std::min(kNR, j.N - pi * kNR);
-      float* c = j.c + m0 * j.ldc + pi * kNR;
-      if (j.bf16Panels)
-        microKernelAvx2Rows<PanelBf16>(m1 - m0, j.K, a, g.bf16Panels() + pi * j.bStride, c, j.ldc, cols, j.accumulate);
-      else if (avx2)
-        microKernelAvx2Rows<PanelFp32>(m1 - m0, j.K, a, g.bPanels_.data() + pi * j.bStride, c, j.ldc, cols, j.accumulate);
-      else
-        microKernelPortable(m1 - m0, j.K, a, g.bPanels_.data() + pi * j.bStride, c, j.ldc, cols, j.accumulate);
+  for (int pi = p0; pi < p1; ++pi) {
+    const float* b = g.bPanels_.data() + pi * j.bStride;
+    const int cols = std::min(kNR, j.N - pi * kNR);
+    for (int i = 0; i < aPanels; ++i) {
+      const int m0 = g.panelStart_[static_cast<size_t>(i)], m1 = g.panelStart_[static_cast<size_t>(i) + 1];
+      microKernel(m1 - m0, j.K, g.aPanels_.data() + static_cast<int64_t>(i) * j.K * kMR, b,
+                  j.c + m0 * j.ldc + pi * kNR, j.ldc, cols, j.accumulate);
     }
   }
 }
 
 bool GemmEngine::run(int K, int M, int N, const MatrixRows& a, const MatrixRows& b, float* c,
-                     int64_t ldc, bool accumulate, RowCheck check, void* checkCtx, const RowSpan* next) {
+                     int64_t ldc, bool accumulate, RowCheck check, void* checkCtx) {
   if (K <= 0 || M <= 0 || N <= 0) return true;
   planRowPanels(M);
   const size_t aSize = (panelStart_.size() - 1) * static_cast<size_t>(K) * kMR;
   if (aPanels_.size() < aSize) aPanels_.resize(aSize);
-  for (auto& row : rowTemp_)  // sized here: any thread may run any chunk
-    if (static_cast<int>(row.size()) < std::max(M, N)) row.resize(static_cast<size_t>(std::max(M, N)));
   const int panels = (N + kNR - 1) / kNR;
-  const bool bf16 = b.dtype == bir::DType::bfloat16 && cpuHasAvx2Fma();
-  // One cache line between B panels: a panel is K * 16 elements, a multiple of 4 KiB for K = 64
-  // or 128, and packing writes row k of every panel in turn; unpadded, all of those land in one
-  // L1 set and evict each other.
-  const int esize = bf16 ? 2 : 4;
-  const int64_t bStride = int64_t{K} * kNR + 64 / esize;
-  const size_t bFloats = static_cast<size_t>(panels * bStride * esize / 4);
-  if (bPanels_.size() < bFloats) bPanels_.resize(bFloats);
+  // One cache line between B panels: a panel is K * 64 bytes, a multiple of 4 KiB for K = 64 or
+  // 128, and packing writes row k of every panel in turn; unpadded, all of those land in one L1
+  // set and evict each other.
+  const int64_t bStride = int64_t{K} * kNR + kNR;
+  const size_t bSize = static_cast<size_t>(panels * bStride);
+  if (bPanels_.size() < bSize) bPanels_.resize(bSize);
+  Job job{this, K, M, N, panels, bStride, &a, &b, c, ldc, accumulate, check, checkCtx};
   const int prepChunks = (K + kPrepRowsPerChunk - 1) / kPrepRowsPerChunk;
   const int chunks = (panels + kPanelsPerChunk - 1) / kPanelsPerChunk;
-  Job job{this, K, M, N, panels, bf16, bStride, &a, &b, c, ldc, accumulate, check, checkCtx, next, chunks};
   // Both phases are shared with the helpers: the preparation is a sixth of an instruction's
   // work, and left to the caller alone it would idle the helpers for that long.
   if (threads_ > 1 && int64_t{K} * M * N >= kParallelMacs) {

@@ -3,14 +3,12 @@
 // what NumPy's float32 matmul costs for the same product.
 //
 // GotoBLAS structure sized for one instruction: A (the stationary, K x M) is converted once into
-// 6-row fp32 panels and B (the moving, K x N) into 16-column panels (fp32, or bf16 kept as bf16
-// and widened in registers), both contiguous in k; a 6x16 register-blocked FMA micro-kernel
-// (AVX2, chosen at run time; a portable loop otherwise) accumulates over k in registers and adds
-// into (or overwrites) C once. Large instructions run in two phases on a small persistent worker
-// pool: the check of the operand rows and A's conversion into panels, split by k rows; then the
-// product, split by B panels, each chunk packing its own. While it multiplies, a chunk prefetches
-// its share of the next instruction's operand rows. Each C element is computed by one thread in
-// the same k order, so results do not depend on the thread count.
+// 6-row panels and B (the moving, K x N) into 16-column panels, both fp32 and contiguous in k; a
+// 6x16 register-blocked FMA micro-kernel (AVX2, chosen at run time; a portable loop otherwise)
+// accumulates over k in registers and adds into (or overwrites) C once. Large instructions run in
+// two phases on a small persistent worker pool: the caller's check of the operand rows and their
+// conversion into panels, split by k rows; then the product, split by B panels. Each C element is computed by
+// one thread in the same k order, so results do not depend on the thread count.
 #pragma once
 
 #include <atomic>
@@ -61,14 +59,6 @@ struct MatrixRows {
   bir::DType dtype = bir::DType::float32;
 };
 
-// Bytes [0, bytes) of rows [0, rows) at base + r * pitch: what the next instruction will read.
-struct RowSpan {
-  const uint8_t* base = nullptr;
-  int64_t pitch = 0;
-  int rows = 0;
-  int64_t bytes = 0;
-};
-
 class GemmEngine {
  public:
   // threads <= 0: min(2, hardware threads).
@@ -84,11 +74,9 @@ class GemmEngine {
   using RowCheck = bool (*)(void* ctx, int k0, int k1);
 
   // C row m at c + m * ldc floats; accumulate: C += product, else C = product. When `check`
-  // refuses some rows, returns false with C untouched. `next`: up to two operands of the next
-  // instruction, whose lines the product phase prefetches into L2 between its micro-kernels.
+  // refuses some rows, returns false with C untouched.
   bool run(int K, int M, int N, const MatrixRows& a, const MatrixRows& b, float* c, int64_t ldc,
-           bool accumulate, RowCheck check = nullptr, void* checkCtx = nullptr,
-           const RowSpan* next = nullptr);
+           bool accumulate, RowCheck check = nullptr, void* checkCtx = nullptr);
 
   static constexpr int kMR = 6, kNR = 16;
 
@@ -100,9 +88,7 @@ class GemmEngine {
   int threads_;
   Workers* workers_ = nullptr;  // created on the first large instruction
   std::vector<int> panelStart_;  // first row of each A panel, then M
-  std::vector<float> aPanels_, bPanels_;  // bPanels_ holds fp32 or, for bf16 B, bf16
-  uint16_t* bf16Panels() { return reinterpret_cast<uint16_t*>(bPanels_.data()); }
-  const uint16_t* bf16Panels() const { return reinterpret_cast<const uint16_t*>(bPanels_.data()); }
+  std::vector<float> aPanels_, bPanels_;
   std::vector<std::vector<float>> rowTemp_;  // per thread
 };
 

@@ -90,7 +90,6 @@ class Exec {
 
   // ---- for the exec overloads ----
   const DecodedInst& inst() const { return *d_; }
-  const CoreProgram& program() const { return *prog_; }
   const Operand& in(int k) const { return ops_[k]; }
   const Operand& out(int k) const { return ops_[d_->nIns + k]; }
   int nIns() const { return d_->nIns; }

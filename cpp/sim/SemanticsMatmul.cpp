@@ -30,9 +30,6 @@ bool isPeInputDtype(DType t, const MachineConfig& cfg) {
 bool isFp32(DType t) { return t == DType::float32 || t == DType::float32r; }
 bool isFp8(DType t) { return t == DType::float8e4 || t == DType::float8e5 || t == DType::float8e3; }
 
-// How far ahead exec looks for the next matmul (a GEMM has a copy and a store between groups).
-constexpr int kNextMatmulWindow = 16;
-
 }  // namespace
 
 void check(const InstMatmult& I, Checker& c) {
@@ -214,30 +211,13 @@ void exec(const InstMatmult& I, Exec& x) {
     }
   }
 
-  // The next matmul's operand rows (SBUF, read in place), for the kernel to prefetch while it
-  // computes this one. Looked for among the next few instructions of the program.
-  RowSpan next[2];
-  {
-    const CoreProgram& prog = x.program();
-    const DecodedInst* end = prog.insts.data() + prog.insts.size();
-    const DecodedInst* n = &x.inst() + 1;
-    const DecodedInst* last = std::min(end, n + kNextMatmulWindow);
-    while (n < last && n->cls != NodeClass::Matmult) ++n;
-    if (n < last)
-      for (int k = 0; k < 2; ++k) {
-        const Operand& op = prog.operands[n->firstOperand + k];
-        if (op.space == Space::SBUF && laneContiguous(op))
-          next[k] = {x.lanePtr(op, 0), sb.pitch, static_cast<int>(op.lanes), op.freeElems * op.esize};
-      }
-  }
-
   const bool direct = laneContiguous(out);
   float* c = direct ? reinterpret_cast<float*>(x.lanePtr(out, 0)) : x.slot(2, m * n);
   const int64_t ldc = direct ? ps.pitch / 4 : n;
   if (!direct && acc)
     for (int64_t r = 0; r < m; ++r) x.gatherLane(out, r, c + r * n);
   if (!x.gemm.run(static_cast<int>(k), static_cast<int>(m), static_cast<int>(n), a, b, c, ldc, acc,
-                  check.any() ? &OperandRowsCheck::rowsWritten : nullptr, &check, next))
+                  check.any() ? &OperandRowsCheck::rowsWritten : nullptr, &check))
     check.refuse();  // throws, naming the first unwritten byte
   check.remember();
   for (int64_t r = 0; r < m; ++r) {

@@ -125,8 +125,8 @@ TEST(SimNumerics, GemmKernelMatchesNaiveAndIgnoresThreadCount) {
                          std::array{128, 14, 512}, std::array{33, 13, 40}, std::array{128, 8, 512}, std::array{9, 7, 17}}) {
     std::vector<float> a(size_t(K) * M), b(size_t(K) * N);
     for (auto& x : a) x = nd(gen);
-    // B's values are bf16 values, so that B can also be given as bf16 (the kernel keeps bf16 B
-    // panels in bf16) and must then give the very same bits.
+    // B's values are bf16 values, so that B can also be given as bf16 (the kernel's other
+    // packing path) and must then give the very same bits.
     std::vector<uint16_t> b16(b.size());
     for (size_t i = 0; i < b.size(); ++i) {
       b16[i] = static_cast<uint16_t>(floatToBits(nd(gen)) >> 16);
