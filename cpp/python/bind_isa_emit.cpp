@@ -23,6 +23,8 @@
 #include "bir/Error.h"
 #include "bir/Module.h"
 
+#include <structmember.h>  // T_OBJECT_EX: the member type of a __slots__ entry
+
 #include <cstring>
 #include <unordered_map>
 
@@ -212,12 +214,48 @@ py::object attr(PyObject* o, PyObject* name) {
   return py::reinterpret_steal<py::object>(v);
 }
 
+// One attribute of the tracer's objects. Their classes declare __slots__, so the attribute is a
+// member descriptor: a fixed offset in the object. Reading it there skips PyObject_GetAttr's
+// lookup through the type, which was a third of the emission's cost. The offset is learned per
+// type (the objects keep their types alive for the call); an object whose type has no such
+// slot, or whose slot is unset, goes through attr().
+class SlotReader {
+ public:
+  explicit SlotReader(const char* name) : name_(py::str(name)) {}
+  py::object operator()(PyObject* o) {
+    if (Py_TYPE(o) != type_) learn(Py_TYPE(o));
+    if (offset_ >= 0)
+      if (PyObject* v = *reinterpret_cast<PyObject**>(reinterpret_cast<char*>(o) + offset_))
+        return py::reinterpret_borrow<py::object>(v);
+    return attr(o, name_.ptr());
+  }
+
+ private:
+  void learn(PyTypeObject* type) {
+    type_ = type;
+    offset_ = -1;
+    // Looked up on the type, a slot is its member descriptor (a subclass's property or method
+    // of that name would come first, and is not one).
+    PyObject* d = PyObject_GetAttr(reinterpret_cast<PyObject*>(type), name_.ptr());
+    if (!d) {
+      PyErr_Clear();
+      return;
+    }
+    if (Py_IS_TYPE(d, &PyMemberDescr_Type)) {
+      const PyMemberDef* m = reinterpret_cast<PyMemberDescrObject*>(d)->d_member;
+      if (m->type == T_OBJECT_EX) offset_ = m->offset;
+    }
+    Py_DECREF(d);
+  }
+  py::str name_;
+  PyTypeObject* type_ = nullptr;
+  Py_ssize_t offset_ = -1;
+};
+
 struct TraceNames {
-  py::object enabled = py::str("enabled"), opcode = py::str("opcode"), engine = py::str("engine"),
-             loc = py::str("loc"), short_ = py::str("short"), fields = py::str("fields"),
-             ins = py::str("ins"), outs = py::str("outs"), storage = py::str("storage"),
-             location_index = py::str("location_index"), offset = py::str("offset"),
-             pairs = py::str("pairs");
+  SlotReader enabled{"enabled"}, opcode{"opcode"}, engine{"engine"}, loc{"loc"}, short_{"short"},
+      fields{"fields"}, ins{"ins"}, outs{"outs"}, storage{"storage"},
+      location_index{"location_index"}, offset{"offset"}, pairs{"pairs"};
 };
 
 // Enum members (pybind enums convert through __index__) are few: convert each once.
@@ -234,18 +272,17 @@ struct EnumCache {
   }
 };
 
-AccessPattern accessFrom(PyObject* a, const std::vector<MemoryLocation*>& locations,
-                         const TraceNames& n) {
+AccessPattern accessFrom(PyObject* a, const std::vector<MemoryLocation*>& locations, TraceNames& n) {
   if (PyFloat_Check(a) || PyLong_Check(a)) return operandFrom(a, locations);
-  py::object storage = attr(a, n.storage.ptr());
-  py::object index = attr(storage.ptr(), n.location_index.ptr());
-  py::object offset = attr(a, n.offset.ptr());
-  py::object pairs = attr(a, n.pairs.ptr());
+  py::object storage = n.storage(a);
+  py::object index = n.location_index(storage.ptr());
+  py::object offset = n.offset(a);
+  py::object pairs = n.pairs(a);
   return patternFrom(index.ptr(), offset.ptr(), pairs.ptr(), locations);
 }
 
-void appendAccesses(PyObject* list, const std::vector<MemoryLocation*>& locations,
-                    const TraceNames& n, std::vector<AccessPattern>& to) {
+void appendAccesses(PyObject* list, const std::vector<MemoryLocation*>& locations, TraceNames& n,
+                    std::vector<AccessPattern>& to) {
   PyObject* seq = PySequence_Fast(list, "emit_traced: operands must be a sequence");
   if (!seq) {
     PyErr_Clear();
@@ -309,25 +346,25 @@ void emitTraced(py::object function, py::sequence tensors, py::sequence ops) {
                                               enumOf<TensorKind>(PyTuple_GET_ITEM(t, 4), "a tensor kind")));
   }
   BasicBlock& bb = *fn.addBlock();
-  const TraceNames n;
+  TraceNames n;
   EnumCache opcodes, engines;
   py::str empty("");
   const Py_ssize_t count = PySequence_Size(ops.ptr());
   for (Py_ssize_t i = 0; i < count; ++i) {
     py::object op = ops[i];
     PyObject* o = op.ptr();
-    py::object enabled = attr(o, n.enabled.ptr());
+    py::object enabled = n.enabled(o);
     const int truth = PyObject_IsTrue(enabled.ptr());
     if (truth < 0) throw py::error_already_set();
     if (!truth) continue;
-    const int64_t opcode = opcodes.get(attr(o, n.opcode.ptr()).ptr(), checkedOpcode);
-    const int64_t engine = engines.get(attr(o, n.engine.ptr()).ptr(), checkedEngine);
-    py::object loc = attr(o, n.loc.ptr());
-    py::object source = loc.is_none() ? py::object(empty) : attr(loc.ptr(), n.short_.ptr());
-    py::object fields = attr(o, n.fields.ptr());
+    const int64_t opcode = opcodes.get(n.opcode(o).ptr(), checkedOpcode);
+    const int64_t engine = engines.get(n.engine(o).ptr(), checkedEngine);
+    py::object loc = n.loc(o);
+    py::object source = loc.is_none() ? py::object(empty) : n.short_(loc.ptr());
+    py::object fields = n.fields(o);
     Instruction* I = appendNode(bb, opcode, engine, source.ptr(), fields.ptr());
-    appendAccesses(attr(o, n.ins.ptr()).ptr(), locations, n, I->ins);
-    appendAccesses(attr(o, n.outs.ptr()).ptr(), locations, n, I->outs);
+    appendAccesses(n.ins(o).ptr(), locations, n, I->ins);
+    appendAccesses(n.outs(o).ptr(), locations, n, I->outs);
   }
 }
 
