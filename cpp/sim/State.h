@@ -29,29 +29,10 @@ class BitSet {
   BitSet() = default;
   explicit BitSet(int64_t bits);
   void reset();
-  // First clear bit in [first, first + n), or -1.
-  int64_t firstClear(int64_t first, int64_t n) const {
-    const int64_t end = first + n;
-    for (int64_t i = first; i < end;) {
-      const int64_t w = i >> 6, lo = i & 63, hi = std::min<int64_t>(64, lo + (end - i));
-      const uint64_t missing = ~words_[w] & wordMask(lo, hi);
-      if (missing) return (w << 6) + __builtin_ctzll(missing);
-      i += hi - lo;
-    }
-    return -1;
-  }
+  // First clear (set) bit in [first, first + n), or -1.
+  int64_t firstClear(int64_t first, int64_t n) const { return firstWith<false>(first, n); }
+  int64_t firstSet(int64_t first, int64_t n) const { return firstWith<true>(first, n); }
   bool all(int64_t first, int64_t n) const { return firstClear(first, n) < 0; }
-  // First set bit in [first, first + n), or -1.
-  int64_t firstSet(int64_t first, int64_t n) const {
-    const int64_t end = first + n;
-    for (int64_t i = first; i < end;) {
-      const int64_t w = i >> 6, lo = i & 63, hi = std::min<int64_t>(64, lo + (end - i));
-      const uint64_t present = words_[w] & wordMask(lo, hi);
-      if (present) return (w << 6) + __builtin_ctzll(present);
-      i += hi - lo;
-    }
-    return -1;
-  }
   void set(int64_t first, int64_t n) {
     if (n <= 0) return;
     const int64_t end = first + n;
@@ -73,6 +54,17 @@ class BitSet {
   void prefetch(int64_t i) const { __builtin_prefetch(&words_[i >> 6]); }
 
  private:
+  template <bool Set>
+  int64_t firstWith(int64_t first, int64_t n) const {
+    const int64_t end = first + n;
+    for (int64_t i = first; i < end;) {
+      const int64_t w = i >> 6, lo = i & 63, hi = std::min<int64_t>(64, lo + (end - i));
+      const uint64_t found = (Set ? words_[w] : ~words_[w]) & wordMask(lo, hi);
+      if (found) return (w << 6) + __builtin_ctzll(found);
+      i += hi - lo;
+    }
+    return -1;
+  }
   static constexpr int kChunkBits = 12;  // one dirty flag per 4096 bits (512 bytes of bitmap)
   // Bits [lo, hi) of one word (0 <= lo < hi <= 64).
   static uint64_t wordMask(int64_t lo, int64_t hi) {
