@@ -232,6 +232,9 @@ struct GemmEngine::Job {
   int64_t bStride;  // floats from one B panel to the next
   const MatrixRows* a;
   const MatrixRows* b;
+  const float* aPanels;  // what the product reads
+  float* aPack;          // where the preparation packs A (null: A's panels are cached)
+  float* bPanels;
   float* c;
   int64_t ldc;
   bool accumulate;
@@ -268,10 +271,10 @@ void GemmEngine::planRowPanels(int M) {
 }
 
 // Preparation chunk: rows [k0, k1) of both operands pass the caller's check and are converted
-// into panels: A's into panel i (its rows, kMR floats per k), B's whole row into the 16-column
-// panels. Whole B rows rather than each product chunk's columns: a row is a kilobyte or two of
-// one partition, which the hardware prefetcher streams, where a chunk's 128-byte pieces of 128
-// partitions each miss on their own.
+// into panels: A's into panel i (its rows, kMR floats per k; not when A's panels are cached),
+// B's whole row into the 16-column panels. Whole B rows rather than each product chunk's
+// columns: a row is a kilobyte or two of one partition, which the hardware prefetcher streams,
+// where a chunk's 128-byte pieces of 128 partitions each miss on their own.
 void GemmEngine::prepare(void* p, int chunk, int t) {
   Job& j = *static_cast<Job*>(p);
   GemmEngine& g = *j.self;
@@ -284,10 +287,10 @@ void GemmEngine::prepare(void* p, int chunk, int t) {
   if (static_cast<int>(row.size()) < std::max(j.M, j.N)) row.resize(static_cast<size_t>(std::max(j.M, j.N)));
   const int esize = bir::dtypeSize(j.a->dtype);
   const int aPanels = static_cast<int>(g.panelStart_.size()) - 1;
-  for (int k = k0; k < k1; ++k) {
+  for (int k = k0; j.aPack && k < k1; ++k) {
     if (k + kPrefetchRows < k1) prefetchRow(*j.a, k + kPrefetchRows, 0, j.M);
     loadRun(j.a->dtype, j.a->base + k * j.a->pitch, esize, j.M, row.data());
-    float* dst = g.aPanels_.data() + static_cast<size_t>(k) * kMR;
+    float* dst = j.aPack + static_cast<size_t>(k) * kMR;
     for (int i = 0; i < aPanels; ++i) {
       const int m0 = g.panelStart_[static_cast<size_t>(i)], m1 = g.panelStart_[static_cast<size_t>(i) + 1];
       float* to = dst + static_cast<size_t>(i) * j.K * kMR;
@@ -299,7 +302,7 @@ void GemmEngine::prepare(void* p, int chunk, int t) {
   }
   for (int k = k0; k < k1; ++k) {
     if (k + kPrefetchRows < k1) prefetchRow(*j.b, k + kPrefetchRows, 0, j.N);
-    packRow(*j.b, k, j.N, g.bPanels_.data() + k * kNR, j.bStride, row.data());
+    packRow(*j.b, k, j.N, j.bPanels + k * kNR, j.bStride, row.data());
   }
 }
 
@@ -310,22 +313,21 @@ void GemmEngine::work(void* p, int chunk, int) {
   const int p0 = chunk * kPanelsPerChunk, p1 = std::min(j.panels, p0 + kPanelsPerChunk);
   const int aPanels = static_cast<int>(g.panelStart_.size()) - 1;
   for (int pi = p0; pi < p1; ++pi) {
-    const float* b = g.bPanels_.data() + pi * j.bStride;
+    const float* b = j.bPanels + pi * j.bStride;
     const int cols = std::min(kNR, j.N - pi * kNR);
     for (int i = 0; i < aPanels; ++i) {
       const int m0 = g.panelStart_[static_cast<size_t>(i)], m1 = g.panelStart_[static_cast<size_t>(i) + 1];
-      microKernel(m1 - m0, j.K, g.aPanels_.data() + static_cast<int64_t>(i) * j.K * kMR, b,
+      microKernel(m1 - m0, j.K, j.aPanels + static_cast<int64_t>(i) * j.K * kMR, b,
                   j.c + m0 * j.ldc + pi * kNR, j.ldc, cols, j.accumulate);
     }
   }
 }
 
 bool GemmEngine::run(int K, int M, int N, const MatrixRows& a, const MatrixRows& b, float* c,
-                     int64_t ldc, bool accumulate, RowCheck check, void* checkCtx) {
+                     int64_t ldc, bool accumulate, RowCheck check, void* checkCtx, const SbufTile* aTile) {
   if (K <= 0 || M <= 0 || N <= 0) return true;
   planRowPanels(M);
   const size_t aSize = (panelStart_.size() - 1) * static_cast<size_t>(K) * kMR;
-  if (aPanels_.size() < aSize) aPanels_.resize(aSize);
   const int panels = (N + kNR - 1) / kNR;
   // One cache line between B panels: a panel is K * 64 bytes, a multiple of 4 KiB for K = 64 or
   // 128, and packing writes row k of every panel in turn; unpadded, all of those land in one L1
@@ -333,21 +335,40 @@ bool GemmEngine::run(int K, int M, int N, const MatrixRows& a, const MatrixRows&
   const int64_t bStride = int64_t{K} * kNR + kNR;
   const size_t bSize = static_cast<size_t>(panels * bStride);
   if (bPanels_.size() < bSize) bPanels_.resize(bSize);
-  Job job{this, K, M, N, panels, bStride, &a, &b, c, ldc, accumulate, check, checkCtx};
+
+  // A's panels: cached, else packed into the cache (if admitted) or into scratch.
+  PanelCache::Key aKey;
+  const float* aPanels = nullptr;
+  float* aPack = nullptr;
+  if (aTile) {
+    aKey = {a.base, a.pitch, a.dtype, K, M};
+    aPanels = cache_.find(aKey);
+    if (!aPanels) aPanels = aPack = cache_.admit(aKey, *aTile, static_cast<int64_t>(aSize));
+  }
+  const bool admitted = aPack != nullptr;
+  if (!aPanels) {
+    if (aPanels_.size() < aSize) aPanels_.resize(aSize);
+    aPanels = aPack = aPanels_.data();
+  }
+
+  Job job{this, K, M, N, panels, bStride, &a, &b, aPanels, aPack, bPanels_.data(), c, ldc, accumulate, check, checkCtx};
   const int prepChunks = (K + kPrepRowsPerChunk - 1) / kPrepRowsPerChunk;
   const int chunks = (panels + kPanelsPerChunk - 1) / kPanelsPerChunk;
   // Both phases are shared with the helpers: the preparation is a sixth of an instruction's
   // work, and left to the caller alone it would idle the helpers for that long.
-  if (threads_ > 1 && int64_t{K} * M * N >= kParallelMacs) {
-    Workers& w = workers();
-    w.run(prepChunks, &GemmEngine::prepare, &job);
-    if (job.refused.load(std::memory_order_relaxed)) return false;
-    w.run(chunks, &GemmEngine::work, &job);
-  } else {
+  const bool parallel = threads_ > 1 && int64_t{K} * M * N >= kParallelMacs;
+  if (parallel)
+    workers().run(prepChunks, &GemmEngine::prepare, &job);
+  else
     for (int ch = 0; ch < prepChunks; ++ch) prepare(&job, ch, 0);
-    if (job.refused.load(std::memory_order_relaxed)) return false;
-    for (int ch = 0; ch < chunks; ++ch) work(&job, ch, 0);
+  if (job.refused.load(std::memory_order_relaxed)) {
+    if (admitted) cache_.drop(aKey);  // never filled
+    return false;
   }
+  if (parallel)
+    workers().run(chunks, &GemmEngine::work, &job);
+  else
+    for (int ch = 0; ch < chunks; ++ch) work(&job, ch, 0);
   return true;
 }
 

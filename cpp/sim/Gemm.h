@@ -7,8 +7,9 @@
 // 6x16 register-blocked FMA micro-kernel (AVX2, chosen at run time; a portable loop otherwise)
 // accumulates over k in registers and adds into (or overwrites) C once. Large instructions run in
 // two phases on a small persistent worker pool: the caller's check of the operand rows and their
-// conversion into panels, split by k rows; then the product, split by B panels. Each C element is computed by
-// one thread in the same k order, so results do not depend on the thread count.
+// conversion into panels, split by k rows; then the product, split by B panels. Each C element is
+// computed by one thread in the same k order, so results do not depend on the thread count. A's
+// panels may be kept for the next instructions that read the same rows (PanelCache.h).
 #pragma once
 
 #include <atomic>
@@ -16,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "PanelCache.h"
 #include "bir/Enums.h"
 
 namespace sim {
@@ -74,9 +76,14 @@ class GemmEngine {
   using RowCheck = bool (*)(void* ctx, int k0, int k1);
 
   // C row m at c + m * ldc floats; accumulate: C += product, else C = product. When `check`
-  // refuses some rows, returns false with C untouched.
+  // refuses some rows, returns false with C untouched. A stationary read in place from SBUF
+  // names its tile (aTile), so that its packed panels can be kept in panels() and reused.
   bool run(int K, int M, int N, const MatrixRows& a, const MatrixRows& b, float* c, int64_t ldc,
-           bool accumulate, RowCheck check = nullptr, void* checkCtx = nullptr);
+           bool accumulate, RowCheck check = nullptr, void* checkCtx = nullptr, const SbufTile* aTile = nullptr);
+
+  // Packed stationaries kept across instructions; the simulator sets its budget and drops
+  // entries that SBUF writes overwrite.
+  PanelCache& panels() { return cache_; }
 
   static constexpr int kMR = 6, kNR = 16;
 
@@ -90,6 +97,7 @@ class GemmEngine {
   std::vector<int> panelStart_;  // first row of each A panel, then M
   std::vector<float> aPanels_, bPanels_;
   std::vector<std::vector<float>> rowTemp_;  // per thread
+  PanelCache cache_;
 };
 
 }  // namespace sim

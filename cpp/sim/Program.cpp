@@ -9,6 +9,13 @@
 #include "bir/Verifier.h"
 
 namespace sim {
+
+uint8_t quadrantsOf(int64_t p0, int64_t n) {
+  uint8_t m = 0;
+  for (int64_t q = p0 / 32; q * 32 < p0 + n && q < 4; ++q) m |= static_cast<uint8_t>(1u << q);
+  return m;
+}
+
 namespace {
 
 using bir::Engine;
@@ -74,12 +81,6 @@ const char* engineName(Engine e) {
     case Engine::Unassigned: return "Unassigned";
   }
   return "?";
-}
-
-uint8_t quadrantsOf(int64_t p0, int64_t n) {
-  uint8_t m = 0;
-  for (int64_t q = p0 / 32; q * 32 < p0 + n && q < 4; ++q) m |= static_cast<uint8_t>(1u << q);
-  return m;
 }
 
 bool samePattern(const Operand& a, const Operand& b) {

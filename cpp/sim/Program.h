@@ -32,6 +32,7 @@ struct Access {
   int64_t lo = 0, hi = 0;
 };
 inline constexpr uint32_t kMemSbuf = 0, kMemPsum = 1, kMemFirstDram = 2;
+uint8_t quadrantsOf(int64_t p0, int64_t n);  // Access::quadrants of partitions [p0, p0 + n)
 
 struct DecodedInst {
   const bir::Instruction* inst = nullptr;

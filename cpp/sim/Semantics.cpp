@@ -89,6 +89,11 @@ void Exec::run(const CoreProgram& p, const DecodedInst& d) {
   d_ = &d;
   ops_ = p.operands.data() + d.firstOperand;
   coreIndex = p.core;
+  // Packed matmul operands this instruction may overwrite are dropped first (PanelCache).
+  for (uint32_t i = d.firstAccess; i < d.firstAccess + d.nAccess; ++i) {
+    const Access& a = p.accesses[i];
+    if (a.write && a.mem == kMemSbuf) gemm.panels().invalidate(a.quadrants, a.lo, a.hi);
+  }
   execInstruction(*d.inst, *this);
 }
 

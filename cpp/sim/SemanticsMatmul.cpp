@@ -216,8 +216,11 @@ void exec(const InstMatmult& I, Exec& x) {
   const int64_t ldc = direct ? ps.pitch / 4 : n;
   if (!direct && acc)
     for (int64_t r = 0; r < m; ++r) x.gatherLane(out, r, c + r * n);
+  // A stationary read in place may have its packed panels kept for the next matmul (PanelCache).
+  const SbufTile aTile{quadrantsOf(st.p0, st.lanes), st.lo, st.hi};
   if (!x.gemm.run(static_cast<int>(k), static_cast<int>(m), static_cast<int>(n), a, b, c, ldc, acc,
-                  check.any() ? &OperandRowsCheck::rowsWritten : nullptr, &check))
+                  check.any() ? &OperandRowsCheck::rowsWritten : nullptr, &check,
+                  laneContiguous(st) ? &aTile : nullptr))
     check.refuse();  // throws, naming the first unwritten byte
   check.remember();
   for (int64_t r = 0; r < m; ++r) {

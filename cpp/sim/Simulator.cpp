@@ -183,6 +183,12 @@ SimResult Simulator::run() {
   if (full) {
     state = takeState(cfg);
     gemm = takeGemm(opts_.threads);
+    // Packed stationaries kept across instructions may take 1/32 of what the run holds: peak
+    // memory must stay within 1.2x of it, and the initialisation bits already take 1/8 of SBUF,
+    // PSUM and the tracked DRAM tensors. (The tiled GEMM's reuse set is 1/55 of what it holds.)
+    int64_t held = cfg.num_partitions * (cfg.sbuf_bytes_per_partition + cfg.psum_bytes_per_partition);
+    for (const auto& t : dram) held += t.bytes;
+    gemm->panels().setBudget(held / 32);
     exec = std::make_unique<Exec>(*state, dram, cfg, *gemm, res.prints);
   }
   Scheduler sched(cfg, prog.tensors);
@@ -193,6 +199,7 @@ SimResult Simulator::run() {
   std::unordered_map<std::string, double> launched;
   for (const CoreProgram& cp : prog.cores) {
     if (state) state->reset();
+    if (gemm) gemm->panels().clear();  // its keys are addresses in the state just reset
     sched.reset();
     std::unordered_map<std::string, double> launchedHere;
     const std::string* lastKernel = nullptr;

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from neuronxsim import bir
-from neuronxsim.bir import AluOp, DType, DmaMode, ReduceAxis
+from neuronxsim.bir import AluOp, DType, DmaMode, Engine, ReduceAxis
 
 from simkit import f32, to_dtype
 
@@ -189,6 +189,36 @@ def test_matmul_restart_overwrites(kit, rng):
     got = kit.fetch(acc)
     a16, b16 = f32(to_dtype(a, DType.bfloat16)), f32(to_dtype(b, DType.bfloat16))
     np.testing.assert_allclose(got, a16.T @ b16, rtol=1e-5, atol=1e-5)
+
+
+def test_matmul_sees_writes_to_operands_it_read_before(kit, rng):
+    """The kernel keeps packed operands from one matmul to the next (cpp/sim/PanelCache.h). A DMA
+    into a corner of the stationary and an engine's write into a few columns of the moving must
+    reach the next matmul that reads them, and a second run with other inputs must not see the
+    first run's operands."""
+    k, m, n, bf16 = 128, 128, 256, DType.bfloat16
+    ta, tb, tp = kit.load(np.zeros((k, m)), bf16), kit.load(np.zeros((k, n)), bf16), kit.load(np.zeros((k, 4)), bf16)
+    names = list(kit.inputs)  # stationary, moving, the moving's patch
+    kit.inputs["corner"] = np.zeros((32, 16), ml_dtypes.bfloat16)
+    corner = kit.b.input("corner", [32, 16], bf16)
+    accs = [kit.psum(m, n) for _ in range(3)]
+    for _ in range(4):  # seen again and again: kept
+        kit.b.matmul(kit.tile(accs[0]), kit.tile(ta), kit.tile(tb))
+    kit.b.dma(kit.tile(ta, partitions=32, start_partition=32, col=10, elems=16), kit.b.full(corner))
+    kit.b.matmul(kit.tile(accs[1]), kit.tile(ta), kit.tile(tb))
+    kit.add("TensorCopy", [kit.tile(tp)], [kit.tile(tb, col=100, elems=4)], engine=Engine.DVE)
+    kit.b.matmul(kit.tile(accs[2]), kit.tile(ta), kit.tile(tb))
+    outs = [kit.store(acc) for acc in accs]
+    for _ in range(2):
+        for name in names + ["corner"]:
+            kit.inputs[name] = to_dtype(rng.normal(size=kit.inputs[name].shape), bf16)
+        a, b = f32(kit.inputs[names[0]]).astype(np.float64), f32(kit.inputs[names[1]]).astype(np.float64)
+        a1, b1 = a.copy(), b.copy()
+        a1[32:64, 10:26] = f32(kit.inputs["corner"])
+        b1[:, 100:104] = f32(kit.inputs[names[2]])
+        got = kit.run()
+        for out, ref in zip(outs, [a.T @ b, a1.T @ b, a1.T @ b1]):
+            np.testing.assert_allclose(got[out], ref, rtol=1e-5, atol=1e-5 * np.abs(ref).max())
 
 
 def test_pe_transpose_is_bit_exact(kit, rng):
