@@ -92,14 +92,14 @@ class PanelCache {
 
   std::vector<Entry> entries_;
   std::vector<Ghost> ghosts_;
-  uint64_t tick_ = 0;                   // sightings, for LRU
+  uint64_t tick_ = 0;   // sightings, for LRU
   uint64_t clock_ = 0;  // bytes of the tiles seen: the admission clock
   // The fraction of recent sightings that came back soon (of kOne), a moving average over about
   // kRateWindow sightings: long enough to carry the GEMM's stationary tiles through the first
   // sightings of a new row of tiles (16 in 64).
   int soonRate_ = 0;
   static constexpr int kOne = 1 << 16, kRateWindow = 64;
-  bool admissible_ = false;              // the last find()'s miss may be admitted
+  bool admissible_ = false;  // the last find()'s miss may be admitted
   Key admissibleKey_;
   int64_t budget_ = 0, held_ = 0;
   // The union of the valid entries' footprints: a write outside it drops nothing.
