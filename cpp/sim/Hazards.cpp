@@ -8,18 +8,12 @@ void RangeTimes::reset(int64_t size) {
   times_.assign(1, Times{{0, 0, 0, 0}, {0, 0, 0, 0}});
   starts_.reserve(256);
   times_.reserve(256);
-  hint_ = 0;
 }
 
-void RangeTimes::mergeAround(size_t first, size_t last) {
+void RangeTimes::merge(size_t first, size_t last) {
   // Merge equal neighbours in [first - 1, last + 1], in place.
   const size_t lo = first > 0 ? first - 1 : 0;
   const size_t hi = std::min(last + 1, starts_.size() - 1);
-  if (first == last) {  // one segment changed: usually it differs from both neighbours
-    const bool left = first > 0 && times_[first - 1] == times_[first];
-    const bool right = first + 1 < starts_.size() && times_[first + 1] == times_[first];
-    if (!left && !right) return;
-  }
   size_t out = lo;
   for (size_t i = lo + 1; i <= hi; ++i) {
     if (times_[i] == times_[out]) continue;
@@ -33,7 +27,6 @@ void RangeTimes::mergeAround(size_t first, size_t last) {
     times_.erase(times_.begin() + static_cast<std::ptrdiff_t>(out) + 1,
                  times_.begin() + static_cast<std::ptrdiff_t>(hi) + 1);
   }
-  hint_ = std::min(hint_, starts_.size() - 1);
 }
 
 HazardTracker::HazardTracker(int64_t sbufBytesPerPartition, int64_t psumBytesPerPartition,

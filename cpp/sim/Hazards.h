@@ -15,10 +15,10 @@
 //
 // Representation: a sorted array of segments covering [0, size) with the two times for each of
 // the 4 quadrants; an access splits segments at its ends and neighbours with equal times merge
-// again, so the array stays about as long as the number of live tiles. Lookups start from the
-// last segment used (kernels touch the same tiles again and again) before falling back to a
-// binary search. No allocation once the arrays have grown to that size. The hot functions are
-// inline: the scheduler calls them a few times per instruction.
+// again, so the array stays about as long as the number of live tiles. Lookups start from where
+// the same access found its segment last time (kernels touch the same tiles again and again)
+// before falling back to a binary search. No allocation once the arrays have grown to that
+// size. The hot functions are inline: the scheduler calls them a few times per instruction.
 #pragma once
 
 #include <algorithm>
@@ -34,38 +34,59 @@ class RangeTimes {
   explicit RangeTimes(int64_t size = 0) { reset(size); }
   void reset(int64_t size);
 
+  // `hint` is where the caller found this access's segment last time (an index; any value is
+  // safe): an instruction stream touches the same tiles again and again, so a hint kept per
+  // access almost always names the right segment and spares the binary search.
+
   // Latest write-visible time over [lo, hi) in `quadrants` (what a reader waits for).
-  double readReady(int64_t lo, int64_t hi, uint8_t quadrants) const {
+  double readReady(int64_t lo, int64_t hi, uint8_t quadrants, uint32_t& hint) const {
     double t = 0;
-    for (size_t i = find(lo); i < starts_.size() && starts_[i] < hi; ++i)
+    for (size_t i = find(lo, hint); i < starts_.size() && starts_[i] < hi; ++i)
       for (int q = 0; q < 4; ++q) t = std::max(t, (quadrants >> q & 1) ? times_[i].w[q] : 0.0);
     return t;
   }
   // Latest write or read time over [lo, hi) (what a writer waits for).
-  double writeReady(int64_t lo, int64_t hi, uint8_t quadrants) const {
+  double writeReady(int64_t lo, int64_t hi, uint8_t quadrants, uint32_t& hint) const {
     double t = 0;
-    for (size_t i = find(lo); i < starts_.size() && starts_[i] < hi; ++i)
+    for (size_t i = find(lo, hint); i < starts_.size() && starts_[i] < hi; ++i)
       for (int q = 0; q < 4; ++q)
         t = std::max(t, (quadrants >> q & 1) ? std::max(times_[i].w[q], times_[i].r[q]) : 0.0);
     return t;
   }
-  void markRead(int64_t lo, int64_t hi, uint8_t quadrants, double t) {
+  void markRead(int64_t lo, int64_t hi, uint8_t quadrants, double t, uint32_t& hint) {
     size_t first, end;
-    if (!segmentsOf(lo, hi, &first, &end)) return;
+    if (!segmentsOf(lo, hi, hint, &first, &end)) return;
     for (size_t i = first; i < end; ++i)
       for (int q = 0; q < 4; ++q)
         if (quadrants >> q & 1) times_[i].r[q] = std::max(times_[i].r[q], t);
-    mergeAround(first, end - 1);
+    mergeAround(first, end - 1, hint);
   }
-  void markWrite(int64_t lo, int64_t hi, uint8_t quadrants, double t) {
+  void markWrite(int64_t lo, int64_t hi, uint8_t quadrants, double t, uint32_t& hint) {
     size_t first, end;
-    if (!segmentsOf(lo, hi, &first, &end)) return;
+    if (!segmentsOf(lo, hi, hint, &first, &end)) return;
     // Every overlapped read and write finished before this write (it waited for them), so one
     // time stands for both from now on.
     for (size_t i = first; i < end; ++i)
       for (int q = 0; q < 4; ++q)
         if (quadrants >> q & 1) times_[i].w[q] = times_[i].r[q] = t;
-    mergeAround(first, end - 1);
+    mergeAround(first, end - 1, hint);
+  }
+  // Without a kept hint (tests, one-off queries).
+  double readReady(int64_t lo, int64_t hi, uint8_t quadrants) const {
+    uint32_t hint = 0;
+    return readReady(lo, hi, quadrants, hint);
+  }
+  double writeReady(int64_t lo, int64_t hi, uint8_t quadrants) const {
+    uint32_t hint = 0;
+    return writeReady(lo, hi, quadrants, hint);
+  }
+  void markRead(int64_t lo, int64_t hi, uint8_t quadrants, double t) {
+    uint32_t hint = 0;
+    markRead(lo, hi, quadrants, t, hint);
+  }
+  void markWrite(int64_t lo, int64_t hi, uint8_t quadrants, double t) {
+    uint32_t hint = 0;
+    markWrite(lo, hi, quadrants, t, hint);
   }
   size_t segments() const { return starts_.size(); }
 
@@ -79,44 +100,52 @@ class RangeTimes {
       return true;
     }
   };
-  // The segment containing x: the last one used, its successor, or a binary search.
-  size_t find(int64_t x) const {
-    const size_t n = starts_.size();
-    for (size_t i = hint_; i < n && i <= hint_ + 1; ++i)
-      if (starts_[i] <= x && (i + 1 == n || x < starts_[i + 1])) return hint_ = i;
-    return hint_ = static_cast<size_t>(std::upper_bound(starts_.begin(), starts_.end(), x) - starts_.begin()) - 1;
+  // The segment containing x: `hint` if it still is, else a binary search (which updates it).
+  size_t find(int64_t x, uint32_t& hint) const {
+    const size_t n = starts_.size(), i = hint;
+    if (i < n && starts_[i] <= x && (i + 1 == n || x < starts_[i + 1])) return i;
+    const size_t j = static_cast<size_t>(std::upper_bound(starts_.begin(), starts_.end(), x) - starts_.begin()) - 1;
+    hint = static_cast<uint32_t>(j);
+    return j;
   }
   // Makes x (< size) a segment start; returns its index.
-  size_t split(int64_t x) {
-    const size_t i = find(x);
+  size_t split(int64_t x, uint32_t& hint) {
+    const size_t i = find(x, hint);
     if (starts_[i] == x) return i;
     starts_.insert(starts_.begin() + static_cast<std::ptrdiff_t>(i) + 1, x);
     times_.insert(times_.begin() + static_cast<std::ptrdiff_t>(i) + 1, times_[i]);
-    return hint_ = i + 1;
+    return i + 1;
   }
   // The segments [first, end) that exactly cover [lo, hi), splitting as needed; false if empty.
-  bool segmentsOf(int64_t lo, int64_t hi, size_t* first, size_t* end) {
+  bool segmentsOf(int64_t lo, int64_t hi, uint32_t& hint, size_t* first, size_t* end) {
     lo = std::max<int64_t>(lo, 0);
     hi = std::min(hi, size_);
     if (lo >= hi) return false;
-    const size_t i = find(lo);  // fast path: the access is exactly one segment (a whole tile)
+    const size_t i = find(lo, hint);  // fast path: the access is exactly one segment (a whole tile)
     if (starts_[i] == lo && (i + 1 < starts_.size() ? starts_[i + 1] : size_) == hi) {
       *first = i;
       *end = i + 1;
       return true;
     }
-    *first = split(lo);
-    *end = hi < size_ ? split(hi) : starts_.size();
-    if (*end < *first) *end = starts_.size();  // unreachable: hi > lo
-    hint_ = *first;
+    *first = split(lo, hint);
+    uint32_t hiHint = static_cast<uint32_t>(*first);
+    *end = hi < size_ ? split(hi, hiHint) : starts_.size();
+    hint = static_cast<uint32_t>(*first);
     return true;
   }
-  void mergeAround(size_t first, size_t last);
+  // Merges equal neighbours around the changed segments [first, last]; usually there are none.
+  void mergeAround(size_t first, size_t last, uint32_t& hint) {
+    if (first == last && !(first > 0 && times_[first - 1] == times_[first]) &&
+        !(first + 1 < starts_.size() && times_[first + 1] == times_[first]))
+      return;
+    merge(first, last);
+    hint = static_cast<uint32_t>(first > 0 ? first - 1 : 0);  // the merged segment is here or just before
+  }
+  void merge(size_t first, size_t last);
 
   std::vector<int64_t> starts_;
   std::vector<Times> times_;
   int64_t size_ = 0;
-  mutable size_t hint_ = 0;
 };
 
 // The hazard state of one core: SBUF, PSUM and the DRAM tensors.
@@ -126,16 +155,17 @@ class HazardTracker {
   HazardTracker(int64_t sbufBytesPerPartition, int64_t psumBytesPerPartition,
                 const std::vector<TensorSpec>& tensors);
   void reset();
-  double ready(const Access& a) const {
+  // `hint`: the caller's per-access segment hint (RangeTimes).
+  double ready(const Access& a, uint32_t& hint) const {
     const RangeTimes& m = mems_[a.mem];
-    return a.write ? m.writeReady(a.lo, a.hi, a.quadrants) : m.readReady(a.lo, a.hi, a.quadrants);
+    return a.write ? m.writeReady(a.lo, a.hi, a.quadrants, hint) : m.readReady(a.lo, a.hi, a.quadrants, hint);
   }
-  void mark(const Access& a, double t) {
+  void mark(const Access& a, double t, uint32_t& hint) {
     RangeTimes& m = mems_[a.mem];
     if (a.write)
-      m.markWrite(a.lo, a.hi, a.quadrants, t);
+      m.markWrite(a.lo, a.hi, a.quadrants, t, hint);
     else
-      m.markRead(a.lo, a.hi, a.quadrants, t);
+      m.markRead(a.lo, a.hi, a.quadrants, t, hint);
   }
 
  private:

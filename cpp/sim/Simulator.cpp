@@ -200,7 +200,7 @@ SimResult Simulator::run() {
   for (const CoreProgram& cp : prog.cores) {
     if (state) state->reset();
     if (gemm) gemm->panels().clear();  // its keys are addresses in the state just reset
-    sched.reset();
+    sched.reset(cp.accesses.size());
     std::unordered_map<std::string, double> launchedHere;
     const std::string* lastKernel = nullptr;
     double notBefore = 0;

@@ -1,6 +1,7 @@
 #include "Timing.h"
 
 #include <algorithm>
+#include <bit>
 
 namespace sim {
 
@@ -8,19 +9,21 @@ Scheduler::Scheduler(const bir::MachineConfig& cfg, const std::vector<TensorSpec
     : tracks_(kNumEngines + static_cast<int>(std::min<int64_t>(cfg.dma_queues, 16))),
       hazards_(cfg.sbuf_bytes_per_partition, cfg.psum_bytes_per_partition, tensors) {}
 
-void Scheduler::reset() {
+void Scheduler::reset(size_t accesses) {
   std::fill(std::begin(ready_), std::end(ready_), 0.0);
   std::fill(std::begin(dmaEngineFree_), std::end(dmaEngineFree_), 0.0);
   std::fill(std::begin(busy_ns), std::end(busy_ns), 0.0);
   std::fill(std::begin(count), std::end(count), 0);
   end_ns = 0;
   hazards_.reset();
+  hints_.assign(accesses, 0);
 }
 
 Record Scheduler::schedule(const CoreProgram& p, const DecodedInst& d, double notBefore) {
   const Access* acc = p.accesses.data() + d.firstAccess;
+  uint32_t* hint = hints_.data() + d.firstAccess;
   double deps = notBefore;
-  for (int i = 0; i < d.nAccess; ++i) deps = std::max(deps, hazards_.ready(acc[i]));
+  for (int i = 0; i < d.nAccess; ++i) deps = std::max(deps, hazards_.ready(acc[i], hint[i]));
 
   Record r;
   r.track = d.track;
@@ -43,12 +46,10 @@ Record Scheduler::schedule(const CoreProgram& p, const DecodedInst& d, double no
     ready_[d.issueTrack] = issued;
     busy_ns[d.issueTrack] += d.busy_ns;
     const double start = std::max(issued, ready_[d.track]);
-    // Branch-free over the 16 DMA engines (the compiler vectorises these loops).
-    const uint32_t mask = d.dma_engine_mask;
     double payload = start + d.dma_fixed_ns;
-    for (int e = 0; e < kDmaEngines; ++e) payload = std::max(payload, (mask >> e & 1) ? dmaEngineFree_[e] : 0.0);
+    for (uint32_t m = d.dma_engine_mask; m; m &= m - 1) payload = std::max(payload, dmaEngineFree_[std::countr_zero(m)]);
     end = payload + d.dma_transfer_ns;
-    for (int e = 0; e < kDmaEngines; ++e) dmaEngineFree_[e] = (mask >> e & 1) ? end : dmaEngineFree_[e];
+    for (uint32_t m = d.dma_engine_mask; m; m &= m - 1) dmaEngineFree_[std::countr_zero(m)] = end;
     ready_[d.track] = end;
     busy_ns[d.track] += end - start;
     r.issue_ns = issue;
@@ -66,7 +67,7 @@ Record Scheduler::schedule(const CoreProgram& p, const DecodedInst& d, double no
     r.issue_end_ns = readsDone;
   }
   ++count[d.track];
-  for (int i = 0; i < d.nAccess; ++i) hazards_.mark(acc[i], acc[i].write ? end : readsDone);
+  for (int i = 0; i < d.nAccess; ++i) hazards_.mark(acc[i], acc[i].write ? end : readsDone, hint[i]);
   end_ns = std::max(end_ns, end);
   return r;
 }

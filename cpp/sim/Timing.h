@@ -38,7 +38,8 @@ struct Record {
 class Scheduler {
  public:
   Scheduler(const bir::MachineConfig& cfg, const std::vector<TensorSpec>& tensors);
-  void reset();
+  // Before a core's program: `accesses` is its CoreProgram::accesses.size().
+  void reset(size_t accesses);
   // Times one instruction, starting no earlier than `notBefore`; returns its record.
   Record schedule(const CoreProgram& p, const DecodedInst& d, double notBefore = 0);
 
@@ -52,6 +53,7 @@ class Scheduler {
   double dmaEngineFree_[kDmaEngines] = {};
   int tracks_ = kMaxTracks;
   HazardTracker hazards_;
+  std::vector<uint32_t> hints_;  // per access of the program: its segment last time (RangeTimes)
 };
 
 }  // namespace sim

@@ -28,6 +28,41 @@ TEST(SimHazards, RangeTimesAreExactOnBytesAndQuadrants) {
   EXPECT_EQ(r.writeReady(0, 1024, 0b1111), 1009.0);
 }
 
+// The scheduler keeps one segment hint per access across the whole run, while other accesses
+// split and merge segments under it: a stale hint must only cost a search, never change a time.
+TEST(SimHazards, KeptHintsGiveTheSameTimesAsFreshLookups) {
+  sim::RangeTimes kept(4096), fresh(4096);
+  struct Acc {
+    int64_t lo, hi;
+    uint8_t quadrants;
+    bool write;
+  };
+  std::vector<Acc> accs;
+  uint64_t seed = 12345;
+  auto next = [&] { return seed = seed * 6364136223846793005ull + 1442695040888963407ull, seed >> 33; };
+  for (int i = 0; i < 40; ++i) {  // tiles, sub-ranges and ranges straddling tiles
+    const int64_t lo = static_cast<int64_t>(next() % 4000), len = 1 + static_cast<int64_t>(next() % 700);
+    accs.push_back({lo, lo + len, static_cast<uint8_t>(1 + next() % 15), next() % 3 == 0});
+  }
+  std::vector<uint32_t> hints(accs.size(), 0);
+  for (int step = 0; step < 20000; ++step) {
+    const size_t a = next() % accs.size();
+    const Acc& x = accs[a];
+    const double t = step;
+    if (x.write) {
+      ASSERT_EQ(kept.writeReady(x.lo, x.hi, x.quadrants, hints[a]), fresh.writeReady(x.lo, x.hi, x.quadrants));
+      kept.markWrite(x.lo, x.hi, x.quadrants, t, hints[a]);
+      fresh.markWrite(x.lo, x.hi, x.quadrants, t);
+    } else {
+      ASSERT_EQ(kept.readReady(x.lo, x.hi, x.quadrants, hints[a]), fresh.readReady(x.lo, x.hi, x.quadrants));
+      kept.markRead(x.lo, x.hi, x.quadrants, t, hints[a]);
+      fresh.markRead(x.lo, x.hi, x.quadrants, t);
+    }
+    ASSERT_EQ(kept.segments(), fresh.segments());
+  }
+  EXPECT_EQ(kept.writeReady(0, 4096, 0b1111), fresh.writeReady(0, 4096, 0b1111));
+}
+
 namespace {
 // x (DMA) -> t; u = t * 2 on DVE; independent v on ACT; matmul waits for its stationary load.
 Kit hazardModule() {
