@@ -106,6 +106,8 @@ struct Decoder {
   Mode mode;
   std::vector<TensorSpec>& tensors;
   std::unordered_map<std::string, int32_t> tensorByName;
+  // The same, by location object: what operands point at (no string hashing per operand).
+  std::unordered_map<const bir::MemoryLocation*, int32_t> tensorByLocation;
 
   // Registers the DRAM tensors of `fn`, shared by name with the other functions.
   void collectTensors(const bir::Function& fn, int core) {
@@ -126,9 +128,11 @@ struct Decoder {
         auto it = tensorByName.find(spec.name);
         if (it == tensorByName.end()) {
           tensorByName.emplace(spec.name, static_cast<int32_t>(tensors.size()));
+          tensorByLocation.emplace(loc.get(), static_cast<int32_t>(tensors.size()));
           tensors.push_back(std::move(spec));
           continue;
         }
+        tensorByLocation.emplace(loc.get(), it->second);
         const TensorSpec& have = tensors[static_cast<size_t>(it->second)];
         if (have.type != spec.type || have.dtype != spec.dtype || have.bytes != spec.bytes ||
             have.shape != spec.shape)
@@ -175,10 +179,14 @@ struct Decoder {
         if (!ap.isImmediate()) {
           const bir::MemoryLocation& loc = *ap.loc;
           if (loc.isDram()) {
-            const auto found = tensorByName.find(loc.name);
-            if (found == tensorByName.end())
-              fail(what() + " names DRAM tensor '" + loc.name + "', which no function being run allocates");
-            tensor = found->second;
+            if (const auto at = tensorByLocation.find(&loc); at != tensorByLocation.end()) {
+              tensor = at->second;
+            } else {
+              const auto found = tensorByName.find(loc.name);
+              if (found == tensorByName.end())
+                fail(what() + " names DRAM tensor '" + loc.name + "', which no function being run allocates");
+              tensor = found->second;
+            }
             if (side == 1) tensors[static_cast<size_t>(tensor)].written_by_module = true;
             if (compute) fail(what() + " is DRAM tensor '" + loc.name + "': compute engines address SBUF and PSUM only");
           } else if (loc.type == MemoryType::SB) {
@@ -290,6 +298,10 @@ struct Decoder {
       addAccess(ops[d.nIns + k], I.outs[static_cast<size_t>(k)], true, whole);
     }
     d.nAccess = static_cast<uint8_t>(cp.accesses.size() - d.firstAccess);
+    // Only execution reads operands again. Timing mode drops them: at 176 bytes each, three per
+    // instruction, they would be most of the memory a long stream takes, and first touches of
+    // memory are slow in a virtual machine (HostMemory.h).
+    if (mode == Mode::Timing) cp.operands.resize(d.firstOperand);
     cp.insts.push_back(d);
   }
 };
@@ -345,7 +357,7 @@ Program::Program(const bir::Module& m, const bir::Hwm& hwm, Mode mode_, std::opt
     cp.fn = &fn;
     const size_t n = fn.instructionCount();
     cp.insts.reserve(n);
-    cp.operands.reserve(n * 3);
+    if (mode == Mode::Full) cp.operands.reserve(n * 3);
     cp.accesses.reserve(n * 3);
     uint32_t ordinal = 0;
     for (size_t bi = 0; bi < fn.blocks().size(); ++bi) {

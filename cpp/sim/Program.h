@@ -63,7 +63,7 @@ struct CoreProgram {
   int core = 0;
   const bir::Function* fn = nullptr;
   std::vector<DecodedInst> insts;
-  std::vector<Operand> operands;
+  std::vector<Operand> operands;  // full mode only (timing mode keeps none)
   std::vector<Access> accesses;
 };
 
