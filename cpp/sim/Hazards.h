@@ -71,23 +71,6 @@ class RangeTimes {
         if (quadrants >> q & 1) times_[i].w[q] = times_[i].r[q] = t;
     mergeAround(first, end - 1, hint);
   }
-  // Without a kept hint (tests, one-off queries).
-  double readReady(int64_t lo, int64_t hi, uint8_t quadrants) const {
-    uint32_t hint = 0;
-    return readReady(lo, hi, quadrants, hint);
-  }
-  double writeReady(int64_t lo, int64_t hi, uint8_t quadrants) const {
-    uint32_t hint = 0;
-    return writeReady(lo, hi, quadrants, hint);
-  }
-  void markRead(int64_t lo, int64_t hi, uint8_t quadrants, double t) {
-    uint32_t hint = 0;
-    markRead(lo, hi, quadrants, t, hint);
-  }
-  void markWrite(int64_t lo, int64_t hi, uint8_t quadrants, double t) {
-    uint32_t hint = 0;
-    markWrite(lo, hi, quadrants, t, hint);
-  }
   size_t segments() const { return starts_.size(); }
 
  private:

@@ -184,7 +184,8 @@ struct Decoder {
             } else {
               const auto found = tensorByName.find(loc.name);
               if (found == tensorByName.end())
-                fail(what() + " names DRAM tensor '" + loc.name + "', which no function being run allocates");
+                fail(what() + " names DRAM tensor '" + loc.name +
+                     "', which no function being run allocates");
               tensor = found->second;
             }
             if (side == 1) tensors[static_cast<size_t>(tensor)].written_by_module = true;

@@ -47,7 +47,8 @@ Record Scheduler::schedule(const CoreProgram& p, const DecodedInst& d, double no
     busy_ns[d.issueTrack] += d.busy_ns;
     const double start = std::max(issued, ready_[d.track]);
     double payload = start + d.dma_fixed_ns;
-    for (uint32_t m = d.dma_engine_mask; m; m &= m - 1) payload = std::max(payload, dmaEngineFree_[std::countr_zero(m)]);
+    for (uint32_t m = d.dma_engine_mask; m; m &= m - 1)
+      payload = std::max(payload, dmaEngineFree_[std::countr_zero(m)]);
     end = payload + d.dma_transfer_ns;
     for (uint32_t m = d.dma_engine_mask; m; m &= m - 1) dmaEngineFree_[std::countr_zero(m)] = end;
     ready_[d.track] = end;

@@ -13,19 +13,20 @@ using namespace sim_test;
 
 TEST(SimHazards, RangeTimesAreExactOnBytesAndQuadrants) {
   sim::RangeTimes r(1024);
-  r.markWrite(100, 200, 0b0001, 5.0);
-  EXPECT_EQ(r.readReady(0, 100, 0b1111), 0.0);
-  EXPECT_EQ(r.readReady(200, 300, 0b1111), 0.0);
-  EXPECT_EQ(r.readReady(199, 200, 0b0001), 5.0);
-  EXPECT_EQ(r.readReady(150, 160, 0b0010), 0.0);  // another quadrant
-  r.markRead(150, 400, 0b0011, 9.0);
-  EXPECT_EQ(r.readReady(150, 400, 0b0011), 5.0);  // readers wait for writes only
-  EXPECT_EQ(r.writeReady(300, 301, 0b0010), 9.0);  // writers wait for reads too
-  EXPECT_EQ(r.writeReady(0, 100, 0b1111), 0.0);
+  uint32_t h = 0;  // one hint for every access: it is only ever a starting guess
+  r.markWrite(100, 200, 0b0001, 5.0, h);
+  EXPECT_EQ(r.readReady(0, 100, 0b1111, h), 0.0);
+  EXPECT_EQ(r.readReady(200, 300, 0b1111, h), 0.0);
+  EXPECT_EQ(r.readReady(199, 200, 0b0001, h), 5.0);
+  EXPECT_EQ(r.readReady(150, 160, 0b0010, h), 0.0);  // another quadrant
+  r.markRead(150, 400, 0b0011, 9.0, h);
+  EXPECT_EQ(r.readReady(150, 400, 0b0011, h), 5.0);  // readers wait for writes only
+  EXPECT_EQ(r.writeReady(300, 301, 0b0010, h), 9.0);  // writers wait for reads too
+  EXPECT_EQ(r.writeReady(0, 100, 0b1111, h), 0.0);
   // Rewriting the same tile over and over keeps the segment array short.
-  for (int i = 0; i < 1000; ++i) r.markWrite(512, 768, 0b1111, 10.0 + i);
+  for (int i = 0; i < 1000; ++i) r.markWrite(512, 768, 0b1111, 10.0 + i, h);
   EXPECT_LE(r.segments(), 8u);
-  EXPECT_EQ(r.writeReady(0, 1024, 0b1111), 1009.0);
+  EXPECT_EQ(r.writeReady(0, 1024, 0b1111, h), 1009.0);
 }
 
 // The scheduler keeps one segment hint per access across the whole run, while other accesses
@@ -45,22 +46,26 @@ TEST(SimHazards, KeptHintsGiveTheSameTimesAsFreshLookups) {
     accs.push_back({lo, lo + len, static_cast<uint8_t>(1 + next() % 15), next() % 3 == 0});
   }
   std::vector<uint32_t> hints(accs.size(), 0);
+  uint32_t scratch = 0;
+  auto fresh0 = [&]() -> uint32_t& { return scratch = 0; };  // a lookup from no hint
   for (int step = 0; step < 20000; ++step) {
     const size_t a = next() % accs.size();
     const Acc& x = accs[a];
     const double t = step;
     if (x.write) {
-      ASSERT_EQ(kept.writeReady(x.lo, x.hi, x.quadrants, hints[a]), fresh.writeReady(x.lo, x.hi, x.quadrants));
+      ASSERT_EQ(kept.writeReady(x.lo, x.hi, x.quadrants, hints[a]),
+                fresh.writeReady(x.lo, x.hi, x.quadrants, fresh0()));
       kept.markWrite(x.lo, x.hi, x.quadrants, t, hints[a]);
-      fresh.markWrite(x.lo, x.hi, x.quadrants, t);
+      fresh.markWrite(x.lo, x.hi, x.quadrants, t, fresh0());
     } else {
-      ASSERT_EQ(kept.readReady(x.lo, x.hi, x.quadrants, hints[a]), fresh.readReady(x.lo, x.hi, x.quadrants));
+      ASSERT_EQ(kept.readReady(x.lo, x.hi, x.quadrants, hints[a]),
+                fresh.readReady(x.lo, x.hi, x.quadrants, fresh0()));
       kept.markRead(x.lo, x.hi, x.quadrants, t, hints[a]);
-      fresh.markRead(x.lo, x.hi, x.quadrants, t);
+      fresh.markRead(x.lo, x.hi, x.quadrants, t, fresh0());
     }
     ASSERT_EQ(kept.segments(), fresh.segments());
   }
-  EXPECT_EQ(kept.writeReady(0, 4096, 0b1111), fresh.writeReady(0, 4096, 0b1111));
+  EXPECT_EQ(kept.writeReady(0, 4096, 0b1111, hints[0]), fresh.writeReady(0, 4096, 0b1111, fresh0()));
 }
 
 namespace {
