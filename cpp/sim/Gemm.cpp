@@ -217,7 +217,7 @@ inline void prefetchRow(const MatrixRows& m, int64_t row, int64_t col0, int64_t 
 
 // Instructions below this many multiply-adds run on the caller alone: sharing costs more.
 constexpr int64_t kParallelMacs = int64_t{1} << 20;
-// B panels per work chunk (N = 512 gives 8 chunks of 64 columns).
+// B panels per product chunk, at most (N = 512: chunks of 4, 4, 4, 4, 4, 3, 3, 2, 1, 1, 1, 1).
 constexpr int kPanelsPerChunk = 4;
 // Rows of k per chunk of the preparation phase (K = 128 gives 4 chunks).
 constexpr int kPrepRowsPerChunk = 32;
@@ -270,6 +270,17 @@ void GemmEngine::planRowPanels(int M) {
   panelStart_.push_back(M);
 }
 
+// Product chunks shrink towards the end of the instruction (guided self-scheduling): a thread
+// that finds no chunk left waits for the other's last one, so the last ones are small.
+void GemmEngine::planProductChunks(int panels) {
+  chunkStart_.clear();
+  for (int p = 0; p < panels;) {
+    chunkStart_.push_back(p);
+    p += std::clamp((panels - p + 3) / 4, 1, kPanelsPerChunk);
+  }
+  chunkStart_.push_back(panels);
+}
+
 // Preparation chunk: rows [k0, k1) of both operands pass the caller's check and are converted
 // into panels: A's into panel i (its rows, kMR floats per k; not when A's panels are cached),
 // B's whole row into the 16-column panels. Whole B rows rather than each product chunk's
@@ -310,7 +321,7 @@ void GemmEngine::prepare(void* p, int chunk, int t) {
 void GemmEngine::work(void* p, int chunk, int) {
   const Job& j = *static_cast<Job*>(p);
   const GemmEngine& g = *j.self;
-  const int p0 = chunk * kPanelsPerChunk, p1 = std::min(j.panels, p0 + kPanelsPerChunk);
+  const int p0 = g.chunkStart_[static_cast<size_t>(chunk)], p1 = g.chunkStart_[static_cast<size_t>(chunk) + 1];
   const int aPanels = static_cast<int>(g.panelStart_.size()) - 1;
   for (int pi = p0; pi < p1; ++pi) {
     const float* b = j.bPanels + pi * j.bStride;
@@ -353,7 +364,8 @@ bool GemmEngine::run(int K, int M, int N, const MatrixRows& a, const MatrixRows&
 
   Job job{this, K, M, N, panels, bStride, &a, &b, aPanels, aPack, bPanels_.data(), c, ldc, accumulate, check, checkCtx};
   const int prepChunks = (K + kPrepRowsPerChunk - 1) / kPrepRowsPerChunk;
-  const int chunks = (panels + kPanelsPerChunk - 1) / kPanelsPerChunk;
+  planProductChunks(panels);
+  const int chunks = static_cast<int>(chunkStart_.size()) - 1;
   // Both phases are shared with the helpers: the preparation is a sixth of an instruction's
   // work, and left to the caller alone it would idle the helpers for that long.
   const bool parallel = threads_ > 1 && int64_t{K} * M * N >= kParallelMacs;

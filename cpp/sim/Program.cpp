@@ -349,7 +349,7 @@ Program::Program(const bir::Module& m, const bir::Hwm& hwm, Mode mode_, std::opt
   const int64_t first = neuronCoreId ? *neuronCoreId : 0;
   const int64_t last = neuronCoreId ? *neuronCoreId + 1 : nf;
 
-  Decoder dec{m, hwm, hwm.config(), mode, tensors, {}};
+  Decoder dec{m, hwm, hwm.config(), mode, tensors, {}, {}};
   for (int64_t f = first; f < last; ++f) dec.collectTensors(*m.functions()[static_cast<size_t>(f)], static_cast<int>(f));
   for (int64_t f = first; f < last; ++f) {
     const bir::Function& fn = *m.functions()[static_cast<size_t>(f)];

@@ -61,7 +61,9 @@ TEST(PanelCache, StaysWithinItsBudgetAndLeavesOutAReuseSetLargerThanIt) {
   // Tiles cycling through more than the budget never get in.
   for (int round = 0; round < 3; ++round)
     for (int t = 0; t < 8; ++t)
-      if (!c.find(key(t * 256))) EXPECT_EQ(c.admit(key(t * 256), where, kFloats), nullptr);
+      if (!c.find(key(t * 256))) {
+        EXPECT_EQ(c.admit(key(t * 256), where, kFloats), nullptr);
+      }
   EXPECT_EQ(c.heldBytes(), 0);
   // Tiles coming back every second sighting do.
   for (int round = 0; round < 4; ++round)
