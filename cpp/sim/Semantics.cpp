@@ -141,13 +141,13 @@ void Exec::markWritten(Memory& m, const uint8_t* p, int64_t n, int64_t step, int
     if (m.tracked) m.written.set(off, n * esize);
     // A non-matmul write ends any accumulation group on those words [ref §2: accumulating into
     // PSUM a memset or copy initialised is UB, so the simulator refuses it].
-    if (psum) core.psumGroup.clear(off / 4, (off + n * esize + 3) / 4 - off / 4);
+    if (psum) core.endGroups(off / 4, (off + n * esize + 3) / 4 - off / 4);
     return;
   }
   for (int64_t i = 0; i < n; ++i) {
     const int64_t o = off + i * step;
     if (m.tracked) m.written.set(o, esize);
-    if (psum) core.psumGroup.clear(o / 4, (o + esize + 3) / 4 - o / 4);
+    if (psum) core.endGroups(o / 4, (o + esize + 3) / 4 - o / 4);
   }
 }
 

@@ -101,6 +101,11 @@ namespace {
 // The lane's elements contiguous in memory (one run)?
 bool laneContiguous(const Operand& op) { return op.nfree <= 1 && op.innerContiguous(); }
 
+std::string accumulatesOutsideGroup(const Memory& ps, int64_t word) {
+  return "accumulates (start_tensor_calc false) into " + ps.describe(word * 4, 4) +
+         ", where no matmul started an accumulation group";
+}
+
 // The initialisation check of the SBUF operand rows the kernel reads in place. The kernel runs it
 // on its worker threads, ahead of any arithmetic, so it only answers yes or no; refuse() then
 // repeats it on the caller to raise the error that names the byte. Tiles found written are
@@ -196,22 +201,34 @@ void exec(const InstMatmult& I, Exec& x) {
   // Accumulating needs an open group on every output word [ref §2: accumulate=True on PSUM no
   // matmul started is UB, so the simulator refuses it].
   const bool acc = !I.start_tensor_calc;
-  for (int64_t r = 0; acc && r < m; ++r) {
-    RunCursor cur(out, x.lanePtr(out, r));
-    while (!cur.done()) {
-      const int64_t len = cur.remaining(), off = cur.ptr() - ps.data;
-      for (int64_t i = 0; i < len; i += (cur.step() == 4 ? len : 1)) {
-        const int64_t w0 = (off + i * cur.step()) / 4;
-        const int64_t bad = core.psumGroup.firstClear(w0, cur.step() == 4 ? len : 1);
-        if (bad >= 0)
-          x.fail("accumulates (start_tensor_calc false) into " + ps.describe(bad * 4, 4) +
-                 ", where no matmul started an accumulation group");
+  const bool direct = laneContiguous(out);
+  const int64_t outOffset = x.lanePtr(out, 0) - ps.data;
+  if (acc) {
+    if (direct) {
+      if (!core.psumGroupTiles.contains(outOffset, m, n * 4)) {
+        // Each row's marks are a 64-byte bitmap line a partition away from the next row's, cold
+        // after the last product: all are requested before any is read.
+        for (int64_t r = 0; r < m; ++r) core.psumGroup.prefetch((x.lanePtr(out, r) - ps.data) / 4);
+        for (int64_t r = 0; r < m; ++r)
+          if (const int64_t bad = core.psumGroup.firstClear((x.lanePtr(out, r) - ps.data) / 4, n); bad >= 0)
+            x.fail(accumulatesOutsideGroup(ps, bad));
+        core.psumGroupTiles.insert(outOffset, m, n * 4);
       }
-      cur.advance(len);
+    } else {
+      for (int64_t r = 0; r < m; ++r) {
+        RunCursor cur(out, x.lanePtr(out, r));
+        while (!cur.done()) {
+          const int64_t len = cur.remaining(), off = cur.ptr() - ps.data;
+          for (int64_t i = 0; i < len; i += (cur.step() == 4 ? len : 1)) {
+            const int64_t bad = core.psumGroup.firstClear((off + i * cur.step()) / 4, cur.step() == 4 ? len : 1);
+            if (bad >= 0) x.fail(accumulatesOutsideGroup(ps, bad));
+          }
+          cur.advance(len);
+        }
+      }
     }
   }
 
-  const bool direct = laneContiguous(out);
   float* c = direct ? reinterpret_cast<float*>(x.lanePtr(out, 0)) : x.slot(2, m * n);
   const int64_t ldc = direct ? ps.pitch / 4 : n;
   if (!direct && acc)
@@ -245,6 +262,7 @@ void exec(const InstMatmult& I, Exec& x) {
       core.psumGroup.set(off / 4, n);
     }
   }
+  if (direct && !acc) core.psumGroupTiles.insert(outOffset, m, n * 4);
 }
 
 }  // namespace sim

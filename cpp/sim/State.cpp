@@ -65,6 +65,7 @@ void CoreState::reset() {
   psum.written.reset();
   psumGroup.reset();
   sbufWrittenTiles.clear();
+  psumGroupTiles.clear();
   std::fill(actAccumulator.begin(), actAccumulator.end(), 0.0f);
 }
 

@@ -78,25 +78,40 @@ class BitSet {
   std::vector<std::atomic<uint8_t>> dirty_;
 };
 
-// SBUF tiles (the same `bytes` at `offset` in `lanes` consecutive partitions) known to be written
-// in full. Within one run written bits are only ever set, so an entry stays true until clear(); a
-// GEMM reads each operand tile many times and checks it once.
-class WrittenTiles {
+// Tiles (the same `bytes` at `offset` in `lanes` consecutive partitions) known to have some
+// property in full, in a direct-mapped table of 2^kSlotBits entries: a lookup that misses only
+// means the caller checks the bits itself.
+template <int kSlotBits>
+class TileSet {
  public:
   bool contains(int64_t offset, int64_t lanes, int64_t bytes) const {
     const Tile& t = slots_[slot(offset)];
     return t.offset == offset && t.lanes >= lanes && t.bytes >= bytes;
   }
-  void insert(int64_t offset, int64_t lanes, int64_t bytes) { slots_[slot(offset)] = {offset, lanes, bytes}; }
-  void clear() { slots_.fill(Tile{}); }
+  void insert(int64_t offset, int64_t lanes, int64_t bytes) {
+    slots_[slot(offset)] = {offset, lanes, bytes};
+    empty_ = false;
+  }
+  void clear() {
+    if (empty_) return;
+    slots_.fill(Tile{});
+    empty_ = true;
+  }
 
  private:
   struct Tile {
     int64_t offset = -1, lanes = 0, bytes = 0;
   };
-  static size_t slot(int64_t offset) { return static_cast<size_t>((static_cast<uint64_t>(offset) * 0x9E3779B97F4A7C15ull) >> 54); }
-  std::array<Tile, 1024> slots_{};
+  static size_t slot(int64_t offset) {
+    return static_cast<size_t>((static_cast<uint64_t>(offset) * 0x9E3779B97F4A7C15ull) >> (64 - kSlotBits));
+  }
+  std::array<Tile, size_t{1} << kSlotBits> slots_{};
+  bool empty_ = true;
 };
+
+// SBUF tiles known to be written in full. Within one run written bits are only ever set, so an
+// entry stays true until clear(); a GEMM reads each operand tile many times and checks it once.
+using WrittenTiles = TileSet<10>;
 
 enum class Space : uint8_t { SBUF, PSUM, DRAM, Imm };
 const char* spaceName(Space s);
@@ -133,10 +148,18 @@ class CoreState {
  public:
   CoreState(int64_t partitions, int64_t sbufBytesPerPartition, int64_t psumBytesPerPartition);
   void reset();  // a fresh core: nothing written, no accumulation groups, accumulators 0
+  // PSUM words [word, word + n) leave their accumulation groups (a non-matmul write).
+  void endGroups(int64_t word, int64_t n) {
+    psumGroup.clear(word, n);
+    psumGroupTiles.clear();
+  }
 
   Memory sbuf;
   Memory psum;
   BitSet psumGroup;  // per fp32 word of PSUM: written by a matmul (an open accumulation group)
+  // PSUM tiles whose every word has its group mark: an accumulating matmul into one need not
+  // read a cold bitmap line per partition. Forgotten whenever any mark is cleared (endGroups).
+  TileSet<6> psumGroupTiles;
   WrittenTiles sbufWrittenTiles;  // matmul operand tiles already checked
   std::vector<float> actAccumulator;  // one fp32 register per partition
 

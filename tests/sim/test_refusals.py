@@ -84,13 +84,14 @@ def test_accumulating_into_a_group_never_started():
     _mm(b, start=False)
     refused(b, r"Matmult 'mm': accumulates \(start_tensor_calc false\) into PSUM partition 0 bytes \[0, 4\), where "
                r"no matmul started an accumulation group", mode="full", inputs={})
-    b = _b()  # a memset does not start a group [ref §2: UB on v2/v3]
+    b = _b()  # a memset ends a group, even one a later matmul already accumulated into [ref §2: UB on v2/v3]
     _, acc = _mm(b, start=False)
     b.block[2].set_start_tensor_calc(True)
     b.block[2].name = "first"
+    operands = [b.tile(b.function.allocations[i].location) for i in (0, 1)]
+    b.matmul(b.tile(acc), *operands, start=False, name="second")
     b.add("Memset", [], [b.tile(acc, elems=16)], constant=0.0)
-    b.matmul(b.tile(acc), b.tile(b.function.allocations[0].location), b.tile(b.function.allocations[1].location),
-             start=False, name="again")
+    b.matmul(b.tile(acc), *operands, start=False, name="again")
     refused(b, r"Matmult 'again': accumulates .* where no matmul started", mode="full", inputs={})
 
 
