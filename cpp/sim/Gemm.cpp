@@ -187,6 +187,24 @@ __attribute__((target("avx2,fma"))) void packBf16Avx2(const uint8_t* src, int co
   }
 }
 
+// One bf16 row of A (M elements) into its slot of every row panel (panel i, rows
+// [panelStart[i], panelStart[i + 1]), starts `panelStride` floats after panel i - 1), converting
+// eight elements at a time where eight are there to read.
+__attribute__((target("avx2"))) void packBf16IntoRowPanels(const uint8_t* src, int M, const std::vector<int>& panelStart,
+                                                          float* dst, int64_t panelStride) {
+  for (size_t i = 0; i + 1 < panelStart.size(); ++i, dst += panelStride) {
+    const int m0 = panelStart[i], w = panelStart[i + 1] - m0;
+    if (m0 + 8 <= M && (w == kMR || w == 4)) {
+      const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 2 * m0));
+      const __m256 v = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+      _mm_storeu_ps(dst, _mm256_castps256_ps128(v));
+      if (w == kMR) _mm_storel_pi(reinterpret_cast<__m64*>(dst + 4), _mm256_extractf128_ps(v, 1));
+    } else {
+      loadRun(bir::DType::bfloat16, src + 2 * m0, 2, w, dst);
+    }
+  }
+}
+
 // Converts `cols` elements of one row into panels; the last panel's tail is zero.
 void packRow(const MatrixRows& m, int64_t row, int cols, float* dst, int64_t panelStride, float* temp) {
   const int esize = bir::dtypeSize(m.dtype);
@@ -298,10 +316,15 @@ void GemmEngine::prepare(void* p, int chunk, int t) {
   if (static_cast<int>(row.size()) < std::max(j.M, j.N)) row.resize(static_cast<size_t>(std::max(j.M, j.N)));
   const int esize = bir::dtypeSize(j.a->dtype);
   const int aPanels = static_cast<int>(g.panelStart_.size()) - 1;
+  const bool bf16A = j.a->dtype == bir::DType::bfloat16 && cpuHasAvx2Fma();
   for (int k = k0; j.aPack && k < k1; ++k) {
     if (k + kPrefetchRows < k1) prefetchRow(*j.a, k + kPrefetchRows, 0, j.M);
-    loadRun(j.a->dtype, j.a->base + k * j.a->pitch, esize, j.M, row.data());
     float* dst = j.aPack + static_cast<size_t>(k) * kMR;
+    if (bf16A) {
+      packBf16IntoRowPanels(j.a->base + k * j.a->pitch, j.M, g.panelStart_, dst, int64_t{j.K} * kMR);
+      continue;
+    }
+    loadRun(j.a->dtype, j.a->base + k * j.a->pitch, esize, j.M, row.data());
     for (int i = 0; i < aPanels; ++i) {
       const int m0 = g.panelStart_[static_cast<size_t>(i)], m1 = g.panelStart_[static_cast<size_t>(i) + 1];
       float* to = dst + static_cast<size_t>(i) * j.K * kMR;

@@ -119,31 +119,38 @@ std::vector<double> naive(int K, int M, int N, const std::vector<float>& a, cons
 TEST(SimNumerics, GemmKernelMatchesNaiveAndIgnoresThreadCount) {
   std::mt19937 gen(3);
   std::normal_distribution<float> nd;
-  // M = 128, 37, 14, 13, 8, 7 split their last rows into 4-row panels (6k + 1 or 2 rows); N = 77,
-  // 40, 17 end in a partial 16-column B panel.
+  // M = 128, 37, 14, 13, 8, 7 split their last rows into 4-row panels (6k + 1 or 2 rows), and
+  // their last panels end too close to the row's end for an 8-element read; N = 77, 40, 17 end in
+  // a partial 16-column B panel.
   for (auto [K, M, N] : {std::array{128, 128, 512}, std::array{5, 37, 77}, std::array{64, 6, 16}, std::array{1, 1, 1},
                          std::array{128, 14, 512}, std::array{33, 13, 40}, std::array{128, 8, 512}, std::array{9, 7, 17}}) {
+    // The operands' values are bf16 values, so that they can also be given as bf16 (the
+    // kernel's other packing paths) and must then give the very same bits.
+    auto bf16Values = [&](std::vector<float>& v, std::vector<uint16_t>& v16) {
+      for (size_t i = 0; i < v.size(); ++i) {
+        v16[i] = static_cast<uint16_t>(floatToBits(nd(gen)) >> 16);
+        v[i] = bitsToFloat(uint32_t{v16[i]} << 16);
+      }
+    };
     std::vector<float> a(size_t(K) * M), b(size_t(K) * N);
-    for (auto& x : a) x = nd(gen);
-    // B's values are bf16 values, so that B can also be given as bf16 (the kernel's other
-    // packing path) and must then give the very same bits.
-    std::vector<uint16_t> b16(b.size());
-    for (size_t i = 0; i < b.size(); ++i) {
-      b16[i] = static_cast<uint16_t>(floatToBits(nd(gen)) >> 16);
-      b[i] = bitsToFloat(uint32_t{b16[i]} << 16);
-    }
+    std::vector<uint16_t> a16(a.size()), b16(b.size());
+    bf16Values(a, a16);
+    bf16Values(b, b16);
     const auto ref = naive(K, M, N, a, b);
-    std::vector<float> c1(size_t(M) * N, 1.0f), c3 = c1, c16 = c1;
+    std::vector<float> c1(size_t(M) * N, 1.0f), c3 = c1, c16 = c1, c1616 = c1;
     sim::GemmEngine one(1), three(3);
     sim::MatrixRows A{reinterpret_cast<const uint8_t*>(a.data()), int64_t{M} * 4, DType::float32};
+    sim::MatrixRows A16{reinterpret_cast<const uint8_t*>(a16.data()), int64_t{M} * 2, DType::bfloat16};
     sim::MatrixRows B{reinterpret_cast<const uint8_t*>(b.data()), int64_t{N} * 4, DType::float32};
     sim::MatrixRows B16{reinterpret_cast<const uint8_t*>(b16.data()), int64_t{N} * 2, DType::bfloat16};
     one.run(K, M, N, A, B, c1.data(), N, true);
     three.run(K, M, N, A, B, c3.data(), N, true);
     three.run(K, M, N, A, B16, c16.data(), N, true);
+    one.run(K, M, N, A16, B16, c1616.data(), N, true);
     for (size_t i = 0; i < c1.size(); ++i) {
       ASSERT_EQ(floatToBits(c1[i]), floatToBits(c3[i])) << "thread count changed a result";
       ASSERT_EQ(floatToBits(c1[i]), floatToBits(c16[i])) << "bf16 B changed a result at " << i;
+      ASSERT_EQ(floatToBits(c1[i]), floatToBits(c1616[i])) << "bf16 A changed a result at " << i;
       ASSERT_NEAR(c1[i], ref[i] + 1.0, 1e-4 * (1 + std::abs(ref[i]))) << K << "x" << M << "x" << N;
     }
   }
