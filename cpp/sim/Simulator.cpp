@@ -33,9 +33,8 @@ std::unique_ptr<CoreState> gCachedState;
 std::unique_ptr<CoreState> takeState(const bir::MachineConfig& cfg) {
   {
     std::lock_guard<std::mutex> lock(gStateMutex);
-    if (gCachedState && gCachedState->sbuf.pitch == cfg.sbuf_bytes_per_partition &&
-        gCachedState->psum.pitch == cfg.psum_bytes_per_partition &&
-        gCachedState->sbuf.bytes == cfg.num_partitions * cfg.sbuf_bytes_per_partition)
+    if (gCachedState && gCachedState->hasShape(cfg.num_partitions, cfg.sbuf_bytes_per_partition,
+                                               cfg.psum_bytes_per_partition))
       return std::move(gCachedState);
   }
   return std::make_unique<CoreState>(cfg.num_partitions, cfg.sbuf_bytes_per_partition,

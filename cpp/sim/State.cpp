@@ -44,9 +44,13 @@ std::string Memory::describe(int64_t offset, int64_t n) const {
 }
 
 CoreState::CoreState(int64_t partitions, int64_t sbufBpp, int64_t psumBpp)
-    : psumGroup(partitions * psumBpp / 4), actAccumulator(static_cast<size_t>(partitions), 0.0f) {
+    : psumGroup(partitions * psumPitch(psumBpp) / 4),
+      actAccumulator(static_cast<size_t>(partitions), 0.0f),
+      partitions_(partitions),
+      sbufBpp_(sbufBpp),
+      psumBpp_(psumBpp) {
   sbufData_ = LargeBuffer(partitions * sbufBpp);
-  psumData_ = LargeBuffer(partitions * psumBpp);
+  psumData_ = LargeBuffer(partitions * psumPitch(psumBpp));
   auto init = [&](Memory& m, const char* name, Space s, uint8_t* data, int64_t pitch) {
     m.name = name;
     m.space = s;
@@ -57,7 +61,7 @@ CoreState::CoreState(int64_t partitions, int64_t sbufBpp, int64_t psumBpp)
     m.written = BitSet(m.bytes);
   };
   init(sbuf, "SBUF", Space::SBUF, sbufData_.data(), sbufBpp);
-  init(psum, "PSUM", Space::PSUM, psumData_.data(), psumBpp);
+  init(psum, "PSUM", Space::PSUM, psumData_.data(), psumPitch(psumBpp));
 }
 
 void CoreState::reset() {

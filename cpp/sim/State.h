@@ -147,6 +147,15 @@ struct DramTensor {
 class CoreState {
  public:
   CoreState(int64_t partitions, int64_t sbufBytesPerPartition, int64_t psumBytesPerPartition);
+  bool hasShape(int64_t partitions, int64_t sbufBytesPerPartition, int64_t psumBytesPerPartition) const {
+    return partitions_ == partitions && sbufBpp_ == sbufBytesPerPartition && psumBpp_ == psumBytesPerPartition;
+  }
+  // PSUM's partitions lie this far apart in host memory: 256 bytes more than a partition holds.
+  // A matmul's C rows are a partition apart, and at 16 KiB they all fall in one L1 set (and a few
+  // L2 sets), evicting each other and the operand panels on every micro-kernel store. 256 bytes
+  // spread them over a quarter of the sets and keep one PSUM group bit word per 64 words from
+  // spanning two partitions (lane-parallel writers stay on separate bit words).
+  static int64_t psumPitch(int64_t psumBytesPerPartition) { return psumBytesPerPartition + 256; }
   void reset();  // a fresh core: nothing written, no accumulation groups, accumulators 0
   // PSUM words [word, word + n) leave their accumulation groups (a non-matmul write).
   void endGroups(int64_t word, int64_t n) {
@@ -164,6 +173,7 @@ class CoreState {
   std::vector<float> actAccumulator;  // one fp32 register per partition
 
  private:
+  int64_t partitions_, sbufBpp_, psumBpp_;
   LargeBuffer sbufData_, psumData_;
 };
 
