@@ -40,7 +40,7 @@ def main():
         }
         for name, (module, inputs, numpy_fn) in cases.items():
             res = interleaved({"sim": lambda: sim.simulate(module, inputs), "numpy": numpy_fn}, args.repeat)
-            (t_sim, r), (t_np, ref) = res["sim"], res["numpy"]
+            t_sim, r, t_np, ref = res["sim"].best, res["sim"].last, res["numpy"].best, res["numpy"].last
             err = float(np.abs(r.outputs["y"] - ref).max())
             n = r.instruction_count
             t0 = time.perf_counter()

@@ -7,9 +7,10 @@ reports ratios (never pass/fail thresholds): the host is shared, so absolute tim
 from __future__ import annotations
 
 import os
+import statistics
 import sys
 import time
-from typing import Callable
+from typing import Callable, NamedTuple
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -25,23 +26,35 @@ def run_reference(module, inputs) -> dict:
     return execute(module, inputs)
 
 
-def interleaved(runs: dict[str, Callable[[], object]], repeat: int,
-                settle_s: float = 0.3) -> dict[str, tuple[float, object]]:
-    """Runs every callable `repeat` times, round-robin, and returns each one's best wall time (s)
-    and last result. Round-robin so that load from other processes hits all of them alike.
+class Timed(NamedTuple):
+    best: float          # the fastest call, s
+    rounds: list[float]  # every call, s, in round order
+    last: object         # the last call's result
+
+
+def interleaved(runs: dict[str, Callable[[], object]], repeat: int, settle_s: float = 0.3) -> dict[str, Timed]:
+    """Runs every callable `repeat` times, round-robin, and returns each one's times and last
+    result. Round-robin so that load from other processes hits all of them alike.
 
     Each timed call starts after `settle_s` of idleness: after a NumPy product returns,
     OpenBLAS's threads keep spinning for up to 2**THREAD_TIMEOUT cycles (2**28 by default, about
     0.1 s) and would otherwise take a core from whatever is timed next."""
-    best = {k: float("inf") for k in runs}
+    rounds: dict[str, list[float]] = {k: [] for k in runs}
     last = {}
     for _ in range(repeat):
         for k, fn in runs.items():
             time.sleep(settle_s)
             t0 = time.perf_counter()
             last[k] = fn()
-            best[k] = min(best[k], time.perf_counter() - t0)
-    return {k: (best[k], last[k]) for k in runs}
+            rounds[k].append(time.perf_counter() - t0)
+    return {k: Timed(min(rounds[k]), rounds[k], last[k]) for k in runs}
+
+
+def median_round_ratio(a: Timed, b: Timed) -> float:
+    """The median over rounds of a's time / b's time in the same round: what a slow spell of the
+    host that hits one round (both of its calls) does not move, where best-of pairs each side's
+    luckiest moment."""
+    return statistics.median(x / y for x, y in zip(a.rounds, b.rounds))
 
 
 def host_note() -> str:
