@@ -111,12 +111,19 @@ BlockCache& blockCache() {
 
 void* allocateLarge(int64_t bytes, bool zeroed) {
   const int64_t n = blockBytes(bytes);
+  void* p = nullptr;
   if (n >= kHugePage)
-    if (void* p = blockCache().take(n)) {
-      if (zeroed) std::memset(p, 0, static_cast<size_t>(n));
-      return p;
-    }
-  return mapBlock(n);
+    if ((p = blockCache().take(n)) && zeroed) std::memset(p, 0, static_cast<size_t>(bytes));
+  if (!p) p = mapBlock(n);
+#ifdef __linux__
+  // A last huge page less than half used (PSUM's 2 MiB plus its partition padding) stays in
+  // 4 KiB pages: touching its few used bytes would otherwise commit all 2 MiB.
+  if (n >= kHugePage && n > bytes) {
+    void* last = static_cast<uint8_t*>(p) + n - kHugePage;
+    madvise(last, kHugePage, n - bytes > kHugePage / 2 ? MADV_NOHUGEPAGE : MADV_HUGEPAGE);
+  }
+#endif
+  return p;
 }
 
 void releaseLarge(void* p, int64_t bytes) {

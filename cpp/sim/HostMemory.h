@@ -14,9 +14,10 @@
 
 namespace sim {
 
-// Memory of at least `bytes`, zero-filled if `zeroed`: fresh pages (only what is touched is
-// committed), on Linux 2 MiB aligned and advised for transparent huge pages, or a released block
-// of the same size (see BlockCache in HostMemory.cpp). Throws std::bad_alloc.
+// Memory of at least `bytes`, its first `bytes` zero-filled if `zeroed`: fresh pages (only what
+// is touched is committed), on Linux 2 MiB aligned and advised for transparent huge pages (but
+// for a last huge page less than half used), or a released block of the same size (see
+// BlockCache in HostMemory.cpp). Throws std::bad_alloc.
 void* allocateLarge(int64_t bytes, bool zeroed = true);
 void releaseLarge(void* p, int64_t bytes);
 
