@@ -51,9 +51,10 @@ def interleaved(runs: dict[str, Callable[[], object]], repeat: int, settle_s: fl
 
 
 def median_round_ratio(a: Timed, b: Timed) -> float:
-    """The median over rounds of a's time / b's time in the same round: what a slow spell of the
-    host that hits one round (both of its calls) does not move, where best-of pairs each side's
-    luckiest moment."""
+    """The median over rounds of a's time / b's time in the same round (the two calls back to
+    back). Best-of pairs each side's luckiest moment; this pairs calls that saw the same moment of
+    the host, and shows how far a typical round is from the best-of ratio. On a shared host it
+    swings more than best-of: one slow call moves its round's ratio."""
     return statistics.median(x / y for x, y in zip(a.rounds, b.rounds))
 
 
