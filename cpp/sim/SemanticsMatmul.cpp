@@ -208,9 +208,10 @@ void exec(const InstMatmult& I, Exec& x) {
       if (!core.psumGroupTiles.contains(outOffset, m, n * 4)) {
         // Each row's marks are a 64-byte bitmap line a partition away from the next row's, cold
         // after the last product: all are requested before any is read.
-        for (int64_t r = 0; r < m; ++r) core.psumGroup.prefetch((x.lanePtr(out, r) - ps.data) / 4);
+        auto firstWord = [&](int64_t r) { return (outOffset + r * ps.pitch) / 4; };
+        for (int64_t r = 0; r < m; ++r) core.psumGroup.prefetch(firstWord(r));
         for (int64_t r = 0; r < m; ++r)
-          if (const int64_t bad = core.psumGroup.firstClear((x.lanePtr(out, r) - ps.data) / 4, n); bad >= 0)
+          if (const int64_t bad = core.psumGroup.firstClear(firstWord(r), n); bad >= 0)
             x.fail(accumulatesOutsideGroup(ps, bad));
         core.psumGroupTiles.insert(outOffset, m, n * 4);
       }

@@ -165,7 +165,9 @@ class CoreState {
 
   Memory sbuf;
   Memory psum;
-  BitSet psumGroup;  // per fp32 word of PSUM: written by a matmul (an open accumulation group)
+  // Per fp32 word of PSUM: written by a matmul (an open accumulation group). Marks are cleared
+  // only through endGroups, which keeps psumGroupTiles true.
+  BitSet psumGroup;
   // PSUM tiles whose every word has its group mark: an accumulating matmul into one need not
   // read a cold bitmap line per partition. Forgotten whenever any mark is cleared (endGroups).
   TileSet<6> psumGroupTiles;
