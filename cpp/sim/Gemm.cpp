@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include "Numerics.h"
 
@@ -31,10 +32,13 @@ Workers::~Workers() {
 void Workers::drain(uint32_t generation, int t) {
   uint64_t c = claim_.load(std::memory_order_acquire);
   for (;;) {
-    const int next = static_cast<int>(c & 0xffff), chunks = static_cast<int>(c >> 16 & 0xffff);
-    if (static_cast<uint32_t>(c >> 32) != generation || next >= chunks) return;
-    if (!claim_.compare_exchange_weak(c, c + 1, std::memory_order_acq_rel, std::memory_order_acquire)) continue;
-    fn_(ctx_, next, t);
+    const int next = static_cast<int>(c & 0x7fff), end = static_cast<int>(c >> 16 & 0x7fff);
+    if (static_cast<uint32_t>(c >> 32) != generation || next >= end) return;
+    const bool fromBack = t != 0 && (c >> 31 & 1);
+    if (!claim_.compare_exchange_weak(c, fromBack ? c - (uint64_t{1} << 16) : c + 1, std::memory_order_acq_rel,
+                                      std::memory_order_acquire))
+      continue;
+    fn_(ctx_, fromBack ? end - 1 : next, t);
     done_.fetch_add(1, std::memory_order_release);
     c = claim_.load(std::memory_order_acquire);
   }
@@ -60,7 +64,7 @@ void Workers::loop(int t) {
   }
 }
 
-void Workers::run(int chunks, void (*fn)(void*, int, int), void* ctx) {
+void Workers::run(int chunks, void (*fn)(void*, int, int), void* ctx, bool twoEnded) {
   if (threads_.empty() || chunks <= 1 || chunks > kMaxChunks) {
     for (int c = 0; c < chunks; ++c) fn(ctx, c, 0);
     return;
@@ -69,7 +73,8 @@ void Workers::run(int chunks, void (*fn)(void*, int, int), void* ctx) {
   fn_ = fn;
   ctx_ = ctx;
   done_.store(0, std::memory_order_relaxed);
-  claim_.store(static_cast<uint64_t>(g) << 32 | static_cast<uint64_t>(chunks) << 16, std::memory_order_release);
+  claim_.store(static_cast<uint64_t>(g) << 32 | uint64_t{twoEnded} << 31 | static_cast<uint64_t>(chunks) << 16,
+               std::memory_order_release);
   generation_.store(g, std::memory_order_release);
   generation_.notify_all();
   drain(g, 0);
@@ -205,10 +210,10 @@ __attribute__((target("avx2"))) void packBf16IntoRowPanels(const uint8_t* src, i
   }
 }
 
-// Converts `cols` elements of one row into panels; the last panel's tail is zero.
-void packRow(const MatrixRows& m, int64_t row, int cols, float* dst, int64_t panelStride, float* temp) {
+// Converts `cols` elements of one row, from column col0, into panels; the last panel's tail is zero.
+void packRow(const MatrixRows& m, int64_t row, int col0, int cols, float* dst, int64_t panelStride, float* temp) {
   const int esize = bir::dtypeSize(m.dtype);
-  const uint8_t* src = m.base + row * m.pitch;
+  const uint8_t* src = m.base + row * m.pitch + int64_t{col0} * esize;
   if (m.dtype == bir::DType::bfloat16 && cpuHasAvx2Fma()) return packBf16Avx2(src, cols, dst, panelStride);
   // fp32 rows are copied as bytes (they need not be 4-aligned); other dtypes convert first.
   const uint8_t* f = src;
@@ -258,6 +263,8 @@ struct GemmEngine::Job {
   bool accumulate;
   RowCheck check;
   void* checkCtx;
+  int prepRanges;  // ranges of kPrepRowsPerChunk rows of k
+  int splitPanel;  // >= 0: preparation chunks pack B panels before / from this one (two per range)
   std::atomic<bool> refused{false};
 };
 
@@ -289,26 +296,45 @@ void GemmEngine::planRowPanels(int M) {
 }
 
 // Product chunks shrink towards the end of the instruction (guided self-scheduling): a thread
-// that finds no chunk left waits for the other's last one, so the last ones are small.
+// that finds no chunk left waits for the other's last one, so the last ones are small. The caller
+// claims from the front and the helpers from the back, so the sizes shrink from both ends towards
+// the middle (N = 512: 4, 4, 4, 3, 1, 1 | 1, 1, 2, 3, 4, 4 panels).
 void GemmEngine::planProductChunks(int panels) {
-  chunkStart_.clear();
-  for (int p = 0; p < panels;) {
-    chunkStart_.push_back(p);
-    p += std::clamp((panels - p + 3) / 4, 1, kPanelsPerChunk);
+  chunkFront_.clear();
+  chunkBack_.clear();
+  for (int left = panels; left > 0;) {
+    const int size = std::clamp((left + 3) / 4, 1, kPanelsPerChunk);
+    (chunkFront_.size() == chunkBack_.size() ? chunkFront_ : chunkBack_).push_back(size);
+    left -= size;
   }
+  chunkStart_.clear();
+  int p = 0;
+  for (int size : chunkFront_) chunkStart_.push_back(std::exchange(p, p + size));
+  for (auto it = chunkBack_.rbegin(); it != chunkBack_.rend(); ++it) chunkStart_.push_back(std::exchange(p, p + *it));
   chunkStart_.push_back(panels);
 }
 
-// Preparation chunk: rows [k0, k1) of both operands pass the caller's check and are converted
-// into panels: A's into panel i (its rows, kMR floats per k; not when A's panels are cached),
-// B's whole row into the 16-column panels. Whole B rows rather than each product chunk's
-// columns: a row is a kilobyte or two of one partition, which the hardware prefetcher streams,
-// where a chunk's 128-byte pieces of 128 partitions each miss on their own.
+// Preparation chunk: rows of both operands pass the caller's check and are converted into
+// panels: A's into panel i (its rows, kMR floats per k; not when A's panels are cached), B's row
+// segments into the 16-column panels. Shared by threads, each chunk is a range of kPrepRowsPerChunk
+// rows of the front or the back half of B's panels: claimed from both ends like the product, each
+// thread mostly packs the panels it multiplies next (half a row is still a long run of one
+// partition, which the hardware prefetcher streams; a product chunk's 128-byte pieces would each
+// miss on their own). The front chunk checks and packs A's first half of the range's rows, the
+// back chunk the second.
 void GemmEngine::prepare(void* p, int chunk, int t) {
   Job& j = *static_cast<Job*>(p);
   GemmEngine& g = *j.self;
-  const int k0 = chunk * kPrepRowsPerChunk, k1 = std::min(j.K, k0 + kPrepRowsPerChunk);
-  if (j.check && !j.check(j.checkCtx, k0, k1)) {
+  const bool back = j.splitPanel >= 0 && chunk >= j.prepRanges;
+  const int range = back ? 2 * j.prepRanges - 1 - chunk : chunk;
+  const int k0 = range * kPrepRowsPerChunk, k1 = std::min(j.K, k0 + kPrepRowsPerChunk);
+  int ak0 = k0, ak1 = k1, col0 = 0, col1 = j.N;
+  if (j.splitPanel >= 0) {
+    const int mid = (k0 + k1) / 2, split = std::min(j.N, j.splitPanel * kNR);
+    (back ? ak0 : ak1) = mid;
+    (back ? col0 : col1) = split;
+  }
+  if (ak0 < ak1 && j.check && !j.check(j.checkCtx, ak0, ak1)) {
     j.refused.store(true, std::memory_order_relaxed);
     return;
   }
@@ -317,8 +343,8 @@ void GemmEngine::prepare(void* p, int chunk, int t) {
   const int esize = bir::dtypeSize(j.a->dtype);
   const int aPanels = static_cast<int>(g.panelStart_.size()) - 1;
   const bool bf16A = j.a->dtype == bir::DType::bfloat16 && cpuHasAvx2Fma();
-  for (int k = k0; j.aPack && k < k1; ++k) {
-    if (k + kPrefetchRows < k1) prefetchRow(*j.a, k + kPrefetchRows, 0, j.M);
+  for (int k = ak0; j.aPack && k < ak1; ++k) {
+    if (k + kPrefetchRows < ak1) prefetchRow(*j.a, k + kPrefetchRows, 0, j.M);
     float* dst = j.aPack + static_cast<size_t>(k) * kMR;
     if (bf16A) {
       packBf16IntoRowPanels(j.a->base + k * j.a->pitch, j.M, g.panelStart_, dst, int64_t{j.K} * kMR);
@@ -334,9 +360,10 @@ void GemmEngine::prepare(void* p, int chunk, int t) {
         std::memcpy(to, row.data() + m0, static_cast<size_t>(m1 - m0) * sizeof(float));
     }
   }
+  float* bDst = j.bPanels + (col0 / kNR) * j.bStride;
   for (int k = k0; k < k1; ++k) {
-    if (k + kPrefetchRows < k1) prefetchRow(*j.b, k + kPrefetchRows, 0, j.N);
-    packRow(*j.b, k, j.N, j.bPanels + k * kNR, j.bStride, row.data());
+    if (k + kPrefetchRows < k1) prefetchRow(*j.b, k + kPrefetchRows, col0, col1 - col0);
+    packRow(*j.b, k, col0, col1 - col0, bDst + k * kNR, j.bStride, row.data());
   }
 }
 
@@ -385,23 +412,26 @@ bool GemmEngine::run(int K, int M, int N, const MatrixRows& a, const MatrixRows&
     aPanels = aPack = aPanels_.data();
   }
 
-  Job job{this, K, M, N, panels, bStride, &a, &b, aPanels, aPack, bPanels_.data(), c, ldc, accumulate, check, checkCtx};
-  const int prepChunks = (K + kPrepRowsPerChunk - 1) / kPrepRowsPerChunk;
-  planProductChunks(panels);
-  const int chunks = static_cast<int>(chunkStart_.size()) - 1;
   // Both phases are shared with the helpers: the preparation is a sixth of an instruction's
   // work, and left to the caller alone it would idle the helpers for that long.
   const bool parallel = threads_ > 1 && int64_t{K} * M * N >= kParallelMacs;
+  planProductChunks(panels);
+  const int chunks = static_cast<int>(chunkStart_.size()) - 1;
+  const int prepRanges = (K + kPrepRowsPerChunk - 1) / kPrepRowsPerChunk;
+  // B's halves meet where the product's front chunks end.
+  const int splitPanel = parallel ? chunkStart_[chunkFront_.size()] : -1;
+  Job job{this, K, M, N, panels, bStride, &a, &b, aPanels, aPack, bPanels_.data(), c, ldc, accumulate, check, checkCtx,
+          prepRanges, splitPanel};
   if (parallel)
-    workers().run(prepChunks, &GemmEngine::prepare, &job);
+    workers().run(2 * prepRanges, &GemmEngine::prepare, &job, /*twoEnded=*/true);
   else
-    for (int ch = 0; ch < prepChunks; ++ch) prepare(&job, ch, 0);
+    for (int ch = 0; ch < prepRanges; ++ch) prepare(&job, ch, 0);
   if (job.refused.load(std::memory_order_relaxed)) {
     if (admitted) cache_.drop(aKey);  // never filled
     return false;
   }
   if (parallel)
-    workers().run(chunks, &GemmEngine::work, &job);
+    workers().run(chunks, &GemmEngine::work, &job, /*twoEnded=*/true);
   else
     for (int ch = 0; ch < chunks; ++ch) work(&job, ch, 0);
   return true;

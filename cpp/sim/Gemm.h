@@ -34,19 +34,23 @@ class Workers {
   Workers(const Workers&) = delete;
   Workers& operator=(const Workers&) = delete;
   int size() const { return static_cast<int>(threads_.size()) + 1; }
-  static constexpr int kMaxChunks = 0xffff;
+  static constexpr int kMaxChunks = 0x7fff;
   // Runs fn(ctx, chunk, t) once for every chunk in [0, chunks), t being the thread (0 = caller);
   // returns when all have returned. fn must not throw. More than kMaxChunks run on the caller.
-  void run(int chunks, void (*fn)(void*, int, int), void* ctx);
+  // Chunks are claimed in order; with `twoEnded`, the caller claims from the front and the helpers
+  // from the back, so that consecutive jobs give each thread about the same chunks (and the data
+  // it touched last time is still in its core's cache).
+  void run(int chunks, void (*fn)(void*, int, int), void* ctx, bool twoEnded = false);
 
  private:
   void loop(int t);
   void drain(uint32_t generation, int t);  // claims and runs chunks of `generation`
   std::vector<std::thread> threads_;
   std::atomic<uint32_t> generation_{0};
-  // generation << 32 | chunks << 16 | next chunk: one word, so that a helper still holding an
-  // older job's word can only ever claim (by compare-and-swap) a chunk of the job that word
-  // describes, and no job's fields are rewritten while one of its chunks is unclaimed.
+  // generation << 32 | twoEnded << 31 | end << 16 | next: chunks [next, end) are unclaimed. One
+  // word, so that a helper still holding an older job's word can only ever claim (by
+  // compare-and-swap) a chunk of the job that word describes, and no job's fields are rewritten
+  // while one of its chunks is unclaimed.
   std::atomic<uint64_t> claim_{0};
   std::atomic<int> done_{0};
   std::atomic<bool> stop_{false};
@@ -97,6 +101,7 @@ class GemmEngine {
   Workers* workers_ = nullptr;  // created on the first large instruction
   std::vector<int> panelStart_;  // first row of each A panel, then M
   std::vector<int> chunkStart_;  // first B panel of each product chunk, then the panel count
+  std::vector<int> chunkFront_, chunkBack_;  // the chunk sizes as claimed from either end
   std::vector<float> aPanels_, bPanels_;
   std::vector<std::vector<float>> rowTemp_;  // per thread
   PanelCache cache_;

@@ -118,19 +118,32 @@ TEST(SimLaneParallel, CursorWindowWalksTheSameElements) {
     }
 }
 
-// Back-to-back jobs of different sizes: every chunk runs exactly once per job. (A helper that
-// still held the previous job's claim word once claimed a chunk past that job's end after the
-// caller had published the next job's size, ran it twice and counted it twice: the caller then
-// waited forever for a done count it had passed.)
+// Back-to-back jobs of different sizes, claimed from one end or both: every chunk runs exactly
+// once per job. (A helper that still held the previous job's claim word once claimed a chunk past
+// that job's end after the caller had published the next job's size, ran it twice and counted it
+// twice: the caller then waited forever for a done count it had passed.) With both ends, the
+// chunks the caller runs are a prefix (possibly empty) and the helpers run the rest.
 TEST(SimLaneParallel, WorkersRunEveryChunkOnceAcrossJobsOfChangingSize) {
-  sim::Workers workers(2);
+  sim::Workers workers(3);
   struct Job {
     std::atomic<int> runs[16];
+    std::atomic<int> thread[16];
   } job;
   for (int j = 0; j < 100000; ++j) {
     const int chunks = j % 2 ? 16 : 2 + j % 5;
+    const bool twoEnded = j % 3 == 0;
     for (auto& r : job.runs) r.store(0, std::memory_order_relaxed);
-    workers.run(chunks, [](void* p, int c, int) { static_cast<Job*>(p)->runs[c].fetch_add(1); }, &job);
+    workers.run(
+        chunks,
+        [](void* p, int c, int t) {
+          auto& jb = *static_cast<Job*>(p);
+          jb.runs[c].fetch_add(1);
+          jb.thread[c].store(t);
+        },
+        &job, twoEnded);
     for (int c = 0; c < 16; ++c) ASSERT_EQ(job.runs[c].load(), c < chunks ? 1 : 0) << "job " << j << " chunk " << c;
+    if (!twoEnded) continue;
+    for (int c = 1; c < chunks; ++c)
+      ASSERT_FALSE(job.thread[c].load() == 0 && job.thread[c - 1].load() != 0) << "job " << j << " chunk " << c;
   }
 }
