@@ -113,9 +113,9 @@ inline float activation(float x, float alpha) {
     const float s = sigmoidf(x);
     return s + x * s * (1.0f - s);
   } else if constexpr (F == Dsqrt) return 0.5f / std::sqrt(x);
-  else if constexpr (F == Erf) return std::erf(x);
-  else if constexpr (F == Exp) return expf32(x);  // bulk runs use expRun (same results)
-  else if constexpr (F == Gelu) return 0.5f * x * (1.0f + std::erf(x * kInvSqrt2));
+  else if constexpr (F == Erf) return erf32(x);  // bulk runs use erfRun, expRun, geluRun (same results)
+  else if constexpr (F == Exp) return expf32(x);
+  else if constexpr (F == Gelu) return gelu32(x);
   else if constexpr (F == Gelu_apprx_sigmoid) return x * sigmoidf(1.702f * x);
   else if constexpr (F == Gelu_apprx_tanh)
     return 0.5f * x * (1.0f + std::tanh(0.79788456080286536f * (x + 0.044715f * x * x * x)));

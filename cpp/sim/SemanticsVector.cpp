@@ -92,9 +92,11 @@ void exec(const InstActivation& I, Exec& x) {
         const float b = bias ? x.laneScalar(*bias, lane) : 0.0f;
         const float* src = in[0] + j * n;
         float* y = res + j * n;
-        if constexpr (F == ActivationFunc::Exp) {
+        if constexpr (F == ActivationFunc::Exp || F == ActivationFunc::Erf || F == ActivationFunc::Gelu) {
           for (int64_t i = 0; i < n; ++i) y[i] = src[i] * s + b;  // -ffp-contract=off: two roundings
-          expRun(y, n);
+          if constexpr (F == ActivationFunc::Exp) expRun(y, n);
+          else if constexpr (F == ActivationFunc::Erf) erfRun(y, n);
+          else geluRun(y, n);
         } else {
           for (int64_t i = 0; i < n; ++i) y[i] = activation<F>(src[i] * s + b, alpha);
         }
