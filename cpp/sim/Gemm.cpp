@@ -240,7 +240,7 @@ inline void prefetchRow(const MatrixRows& m, int64_t row, int64_t col0, int64_t 
 
 // Instructions below this many multiply-adds run on the caller alone: sharing costs more.
 constexpr int64_t kParallelMacs = int64_t{1} << 20;
-// B panels per product chunk, at most (N = 512: chunks of 4, 4, 4, 4, 4, 3, 3, 2, 1, 1, 1, 1).
+// B panels per product chunk, at most.
 constexpr int kPanelsPerChunk = 4;
 // Rows of k per chunk of the preparation phase (K = 128 gives 4 chunks).
 constexpr int kPrepRowsPerChunk = 32;

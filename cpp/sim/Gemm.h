@@ -6,10 +6,12 @@
 // 6-row panels and B (the moving, K x N) into 16-column panels, both fp32 and contiguous in k; a
 // 6x16 register-blocked FMA micro-kernel (AVX2, chosen at run time; a portable loop otherwise)
 // accumulates over k in registers and adds into (or overwrites) C once. Large instructions run in
-// two phases on a small persistent worker pool: the caller's check of the operand rows and their
-// conversion into panels, split by k rows; then the product, split by B panels. Each C element is
-// computed by one thread in the same k order, so results do not depend on the thread count. A's
-// panels may be kept for the next instructions that read the same rows (PanelCache.h).
+// two phases on a small persistent worker pool: the check of the operand rows and their conversion
+// into panels, split by k rows and by halves of B; then the product, split by B panels. The caller
+// takes work from the front and the helpers from the back, so each thread keeps converting and
+// multiplying about the same B panels and C columns. Each C element is computed by one thread in
+// the same k order, so results do not depend on the thread count. A's panels may be kept for the
+// next instructions that read the same rows (PanelCache.h).
 #pragma once
 
 #include <atomic>
