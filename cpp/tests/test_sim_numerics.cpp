@@ -120,10 +120,13 @@ TEST(SimNumerics, GemmKernelMatchesNaiveAndIgnoresThreadCount) {
   std::mt19937 gen(3);
   std::normal_distribution<float> nd;
   // M = 128, 37, 14, 13, 8, 7 split their last rows into 4-row panels (6k + 1 or 2 rows), and
-  // their last panels end too close to the row's end for an 8-element read; N = 77, 40, 17 end in
-  // a partial 16-column B panel.
-  for (auto [K, M, N] : {std::array{128, 128, 512}, std::array{5, 37, 77}, std::array{64, 6, 16}, std::array{1, 1, 1},
-                         std::array{128, 14, 512}, std::array{33, 13, 40}, std::array{128, 8, 512}, std::array{9, 7, 17}}) {
+  // their last panels end too close to the row's end for an 8-element read; N = 77, 40, 17, 93,
+  // 200 end in a partial 16-column B panel. 128 x 128 x 512, 100 x 128 x 93 and 47 x 120 x 200 are
+  // large enough to be shared by threads, the last two with a short last range of k rows.
+  for (auto [K, M, N] :
+       {std::array{128, 128, 512}, std::array{5, 37, 77}, std::array{64, 6, 16}, std::array{1, 1, 1},
+        std::array{128, 14, 512}, std::array{33, 13, 40}, std::array{128, 8, 512}, std::array{9, 7, 17},
+        std::array{100, 128, 93}, std::array{47, 120, 200}}) {
     // The operands' values are bf16 values, so that they can also be given as bf16 (the
     // kernel's other packing paths) and must then give the very same bits.
     auto bf16Values = [&](std::vector<float>& v, std::vector<uint16_t>& v16) {
