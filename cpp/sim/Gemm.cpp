@@ -251,7 +251,7 @@ constexpr int kPrepRowsPerChunk = 32;
 
 struct GemmEngine::Job {
   GemmEngine* self;
-  int K, M, N, panels;
+  int K, M, N;
   int64_t bStride;  // floats from one B panel to the next
   const MatrixRows* a;
   const MatrixRows* b;
@@ -298,20 +298,24 @@ void GemmEngine::planRowPanels(int M) {
 // Product chunks shrink towards the end of the instruction (guided self-scheduling): a thread
 // that finds no chunk left waits for the other's last one, so the last ones are small. The caller
 // claims from the front and the helpers from the back, so the sizes shrink from both ends towards
-// the middle (N = 512: 4, 4, 4, 3, 1, 1 | 1, 1, 2, 3, 4, 4 panels).
-void GemmEngine::planProductChunks(int panels) {
-  chunkFront_.clear();
-  chunkBack_.clear();
+// the middle (N = 512: 4, 4, 4, 3, 1, 1 | 1, 1, 2, 3, 4, 4 panels). Returns the first panel of the
+// back chunks.
+int GemmEngine::planProductChunks(int panels) {
+  chunkStart_.clear();
+  backSizes_.clear();
+  int p = 0;
   for (int left = panels; left > 0;) {
     const int size = std::clamp((left + 3) / 4, 1, kPanelsPerChunk);
-    (chunkFront_.size() == chunkBack_.size() ? chunkFront_ : chunkBack_).push_back(size);
+    if (chunkStart_.size() == backSizes_.size())
+      chunkStart_.push_back(std::exchange(p, p + size));
+    else
+      backSizes_.push_back(size);
     left -= size;
   }
-  chunkStart_.clear();
-  int p = 0;
-  for (int size : chunkFront_) chunkStart_.push_back(std::exchange(p, p + size));
-  for (auto it = chunkBack_.rbegin(); it != chunkBack_.rend(); ++it) chunkStart_.push_back(std::exchange(p, p + *it));
+  const int back = p;
+  for (auto it = backSizes_.rbegin(); it != backSizes_.rend(); ++it) chunkStart_.push_back(std::exchange(p, p + *it));
   chunkStart_.push_back(panels);
+  return back;
 }
 
 // Preparation chunk: rows of both operands pass the caller's check and are converted into
@@ -415,12 +419,12 @@ bool GemmEngine::run(int K, int M, int N, const MatrixRows& a, const MatrixRows&
   // Both phases are shared with the helpers: the preparation is a sixth of an instruction's
   // work, and left to the caller alone it would idle the helpers for that long.
   const bool parallel = threads_ > 1 && int64_t{K} * M * N >= kParallelMacs;
-  planProductChunks(panels);
+  const int backPanel = planProductChunks(panels);
   const int chunks = static_cast<int>(chunkStart_.size()) - 1;
   const int prepRanges = (K + kPrepRowsPerChunk - 1) / kPrepRowsPerChunk;
   // B's halves meet where the product's front chunks end.
-  const int splitPanel = parallel ? chunkStart_[chunkFront_.size()] : -1;
-  Job job{this, K, M, N, panels, bStride, &a, &b, aPanels, aPack, bPanels_.data(), c, ldc, accumulate, check, checkCtx,
+  const int splitPanel = parallel ? backPanel : -1;
+  Job job{this, K, M, N, bStride, &a, &b, aPanels, aPack, bPanels_.data(), c, ldc, accumulate, check, checkCtx,
           prepRanges, splitPanel};
   if (parallel)
     workers().run(2 * prepRanges, &GemmEngine::prepare, &job, /*twoEnded=*/true);

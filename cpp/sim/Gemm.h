@@ -96,14 +96,14 @@ class GemmEngine {
  private:
   struct Job;
   void planRowPanels(int M);
-  void planProductChunks(int panels);
+  int planProductChunks(int panels);
   static void prepare(void* job, int chunk, int t);
   static void work(void* job, int chunk, int t);
   int threads_;
   Workers* workers_ = nullptr;  // created on the first large instruction
   std::vector<int> panelStart_;  // first row of each A panel, then M
   std::vector<int> chunkStart_;  // first B panel of each product chunk, then the panel count
-  std::vector<int> chunkFront_, chunkBack_;  // the chunk sizes as claimed from either end
+  std::vector<int> backSizes_;  // planProductChunks' scratch: the back chunks' sizes
   std::vector<float> aPanels_, bPanels_;
   std::vector<std::vector<float>> rowTemp_;  // per thread
   PanelCache cache_;
