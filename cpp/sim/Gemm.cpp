@@ -3,6 +3,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <utility>
 
@@ -23,6 +24,7 @@ Workers::Workers(int threads) {
 }
 
 Workers::~Workers() {
+  if (!threads_.empty()) drainPosted();
   stop_.store(true, std::memory_order_relaxed);
   generation_.fetch_add(1, std::memory_order_release);
   generation_.notify_all();
@@ -44,18 +46,33 @@ void Workers::drain(uint32_t generation, int t) {
   }
 }
 
+void Workers::runPosted() {
+  uint64_t f = finished_.load(std::memory_order_relaxed);
+  while (f < posted_.load(std::memory_order_acquire)) {
+    const Task task = tasks_[f % kPostedSlots];
+    task.fn(task.ctx);
+    finished_.store(++f, std::memory_order_release);
+  }
+}
+
 void Workers::loop(int t) {
   uint32_t seen = 0;
+  // Helper 1 also runs the posted tasks; post() bumps the generation to wake it.
+  auto idle = [&](uint32_t g) {
+    return g == seen && (t != 1 || finished_.load(std::memory_order_relaxed) == posted_.load(std::memory_order_acquire));
+  };
   for (;;) {
     uint32_t g = generation_.load(std::memory_order_acquire);
-    for (int i = 0; g == seen && i < kSpinIterations; ++i) {
+    for (int i = 0; idle(g) && i < kSpinIterations; ++i) {
       cpuRelax();
       g = generation_.load(std::memory_order_acquire);
     }
-    while (g == seen) {
+    while (idle(g)) {
       generation_.wait(seen, std::memory_order_acquire);
       g = generation_.load(std::memory_order_acquire);
     }
+    if (t == 1) runPosted();
+    if (g == seen) continue;
     seen = g;
     if (stop_.load(std::memory_order_relaxed)) return;
     // The job's fields are read only after a chunk of this generation is claimed, and the caller
@@ -64,7 +81,30 @@ void Workers::loop(int t) {
   }
 }
 
+uint64_t Workers::post(void (*fn)(void*), void* ctx) {
+  const uint64_t n = posted_.load(std::memory_order_relaxed);
+  if (n >= kPostedSlots) waitPosted(n + 1 - kPostedSlots);  // the slot's last task has finished
+  tasks_[n % kPostedSlots] = {fn, ctx};
+  posted_.store(n + 1, std::memory_order_release);
+  generation_.fetch_add(1, std::memory_order_release);
+  generation_.notify_all();
+  return n;
+}
+
+void Workers::waitPosted(uint64_t count) {
+  uint64_t f = finished_.load(std::memory_order_acquire);
+  for (int i = 0; f < count && i < kSpinIterations; ++i) {
+    cpuRelax();
+    f = finished_.load(std::memory_order_acquire);
+  }
+  while (f < count) {
+    std::this_thread::yield();
+    f = finished_.load(std::memory_order_acquire);
+  }
+}
+
 void Workers::run(int chunks, void (*fn)(void*, int, int), void* ctx, bool twoEnded) {
+  if (!threads_.empty()) drainPosted();
   if (threads_.empty() || chunks <= 1 || chunks > kMaxChunks) {
     for (int c = 0; c < chunks; ++c) fn(ctx, c, 0);
     return;
@@ -238,6 +278,32 @@ inline void prefetchRow(const MatrixRows& m, int64_t row, int64_t col0, int64_t 
   for (int64_t b = 0; b < cols * esize; b += 64) __builtin_prefetch(p + b);
 }
 
+// Rows [k0, k1) of A (K x M) into its row panels (panel i: rows [panelStart[i], panelStart[i + 1]),
+// kMR floats per k, K * kMR floats after panel i - 1). `row`: M floats of scratch.
+void packARows(const MatrixRows& a, int k0, int k1, int K, int M, const std::vector<int>& panelStart, float* aPack,
+               float* row) {
+  const int esize = bir::dtypeSize(a.dtype);
+  const int aPanels = static_cast<int>(panelStart.size()) - 1;
+  const bool bf16A = a.dtype == bir::DType::bfloat16 && cpuHasAvx2Fma();
+  for (int k = k0; k < k1; ++k) {
+    if (k + kPrefetchRows < k1) prefetchRow(a, k + kPrefetchRows, 0, M);
+    float* dst = aPack + static_cast<size_t>(k) * kMR;
+    if (bf16A) {
+      packBf16IntoRowPanels(a.base + k * a.pitch, M, panelStart, dst, int64_t{K} * kMR);
+      continue;
+    }
+    loadRun(a.dtype, a.base + k * a.pitch, esize, M, row);
+    for (int i = 0; i < aPanels; ++i) {
+      const int m0 = panelStart[static_cast<size_t>(i)], m1 = panelStart[static_cast<size_t>(i) + 1];
+      float* to = dst + static_cast<size_t>(i) * K * kMR;
+      if (m1 - m0 == kMR)  // a constant size: a few moves, not a call per panel and row
+        std::memcpy(to, row + m0, kMR * sizeof(float));
+      else
+        std::memcpy(to, row + m0, static_cast<size_t>(m1 - m0) * sizeof(float));
+    }
+  }
+}
+
 // Instructions below this many multiply-adds run on the caller alone: sharing costs more.
 constexpr int64_t kParallelMacs = int64_t{1} << 20;
 // B panels per product chunk, at most.
@@ -275,7 +341,10 @@ int GemmEngine::threadsFor(int requested) {
 
 GemmEngine::GemmEngine(int threads) : threads_(threadsFor(threads)) { rowTemp_.resize(static_cast<size_t>(threads_)); }
 
-GemmEngine::~GemmEngine() { delete workers_; }
+GemmEngine::~GemmEngine() {
+  drain();  // the helper may still be writing a deferred part's C
+  delete workers_;
+}
 
 Workers& GemmEngine::workers() {
   if (!workers_) workers_ = new Workers(threads_);
@@ -285,14 +354,14 @@ Workers& GemmEngine::workers() {
 // A's rows in panels of at most kMR: 6 each, except that a remainder of 1 or 2 rows joins the
 // last full panel and splits as 4 + 3 or 4 + 4, because a 1- or 2-row micro-kernel has too few
 // independent accumulators to keep the FMA units busy (M = 128: 20 x 6 + 2 x 4).
-void GemmEngine::planRowPanels(int M) {
-  panelStart_.clear();
+void GemmEngine::planRowPanels(int M, std::vector<int>& panelStart) {
+  panelStart.clear();
   for (int m = 0; m < M;) {
-    panelStart_.push_back(m);
+    panelStart.push_back(m);
     const int left = M - m;
     m += left > 8 ? kMR : left > kMR ? 4 : left;
   }
-  panelStart_.push_back(M);
+  panelStart.push_back(M);
 }
 
 // Product chunks shrink towards the end of the instruction (guided self-scheduling): a thread
@@ -344,26 +413,7 @@ void GemmEngine::prepare(void* p, int chunk, int t) {
   }
   auto& row = g.rowTemp_[static_cast<size_t>(t)];
   if (static_cast<int>(row.size()) < std::max(j.M, j.N)) row.resize(static_cast<size_t>(std::max(j.M, j.N)));
-  const int esize = bir::dtypeSize(j.a->dtype);
-  const int aPanels = static_cast<int>(g.panelStart_.size()) - 1;
-  const bool bf16A = j.a->dtype == bir::DType::bfloat16 && cpuHasAvx2Fma();
-  for (int k = ak0; j.aPack && k < ak1; ++k) {
-    if (k + kPrefetchRows < ak1) prefetchRow(*j.a, k + kPrefetchRows, 0, j.M);
-    float* dst = j.aPack + static_cast<size_t>(k) * kMR;
-    if (bf16A) {
-      packBf16IntoRowPanels(j.a->base + k * j.a->pitch, j.M, g.panelStart_, dst, int64_t{j.K} * kMR);
-      continue;
-    }
-    loadRun(j.a->dtype, j.a->base + k * j.a->pitch, esize, j.M, row.data());
-    for (int i = 0; i < aPanels; ++i) {
-      const int m0 = g.panelStart_[static_cast<size_t>(i)], m1 = g.panelStart_[static_cast<size_t>(i) + 1];
-      float* to = dst + static_cast<size_t>(i) * j.K * kMR;
-      if (m1 - m0 == kMR)  // a constant size: a few moves, not a call per panel and row
-        std::memcpy(to, row.data() + m0, kMR * sizeof(float));
-      else
-        std::memcpy(to, row.data() + m0, static_cast<size_t>(m1 - m0) * sizeof(float));
-    }
-  }
+  if (j.aPack) packARows(*j.a, ak0, ak1, j.K, j.M, g.panelStart_, j.aPack, row.data());
   float* bDst = j.bPanels + (col0 / kNR) * j.bStride;
   for (int k = k0; k < k1; ++k) {
     if (k + kPrefetchRows < k1) prefetchRow(*j.b, k + kPrefetchRows, col0, col1 - col0);
@@ -388,16 +438,138 @@ void GemmEngine::work(void* p, int chunk, int) {
   }
 }
 
-bool GemmEngine::run(int K, int M, int N, const MatrixRows& a, const MatrixRows& b, float* c,
-                     int64_t ldc, bool accumulate, RowCheck check, void* checkCtx, const SbufTile* aTile) {
-  if (K <= 0 || M <= 0 || N <= 0) return true;
-  planRowPanels(M);
+namespace {
+// One cache line between B panels: a panel is K * 64 bytes, a multiple of 4 KiB for K = 64 or
+// 128, and packing writes row k of every panel in turn; unpadded, all of those land in one L1
+// set and evict each other.
+int64_t bPanelStride(int K) { return int64_t{K} * GemmEngine::kNR + GemmEngine::kNR; }
+
+// Whether C columns [j0, j1) of rows [0, m) at c share an element with columns [k0, k1) of rows
+// [0, n) at d, both with row pitch ldc floats (a row's columns never reach the next row).
+bool overlaps(const float* c, int m, int j0, int j1, const float* d, int n, int k0, int k1, int64_t ldc) {
+  const intptr_t bytes = reinterpret_cast<intptr_t>(d) - reinterpret_cast<intptr_t>(c);
+  if (bytes % 4) return true;  // not on c's element grid: assume the worst
+  const int64_t delta = bytes / 4;  // d's element (r, j) is c's (r + dr, j + dj), or one row lower
+  const int64_t dr = delta >= 0 ? delta / ldc : -((-delta + ldc - 1) / ldc), dj = delta - dr * ldc;
+  for (int64_t wrap = 0; wrap < 2; ++wrap) {
+    const int64_t r = dr + wrap, shift = dj - wrap * ldc;
+    if (r < m && -r < n && j0 < k1 + shift && k0 + shift < j1) return true;
+  }
+  return false;
+}
+}  // namespace
+
+void GemmEngine::multiplyPart(const Part& w, std::vector<float>& bPanels, const std::vector<int>& panelStart,
+                              std::vector<float>& rowTemp, const std::atomic<uint64_t>* aReady) {
+  const int64_t bStride = bPanelStride(w.K);
+  const int col0 = w.p0 * kNR, col1 = std::min(w.N, w.p1 * kNR);
+  if (bPanels.size() < static_cast<size_t>((w.p1 - w.p0) * bStride))
+    bPanels.resize(static_cast<size_t>((w.p1 - w.p0) * bStride));
+  if (rowTemp.size() < static_cast<size_t>(w.N)) rowTemp.resize(static_cast<size_t>(w.N));
+  for (int k = 0; k < w.K; ++k) {
+    if (k + kPrefetchRows < w.K) prefetchRow(w.b, k + kPrefetchRows, col0, col1 - col0);
+    packRow(w.b, k, col0, col1 - col0, bPanels.data() + k * kNR, bStride, rowTemp.data());
+  }
+  if (aReady)
+    while (aReady->load(std::memory_order_acquire) <= w.seq) cpuRelax();
+  const int aPanels = static_cast<int>(panelStart.size()) - 1;
+  for (int pi = w.p0; pi < w.p1; ++pi) {
+    const float* bp = bPanels.data() + (pi - w.p0) * bStride;
+    const int cols = std::min(kNR, w.N - pi * kNR);
+    for (int i = 0; i < aPanels; ++i) {
+      const int m0 = panelStart[static_cast<size_t>(i)], m1 = panelStart[static_cast<size_t>(i) + 1];
+      microKernel(m1 - m0, w.K, w.aPanels + static_cast<int64_t>(i) * w.K * kMR, bp, w.c + m0 * w.ldc + pi * kNR,
+                  w.ldc, cols, w.accumulate);
+    }
+  }
+}
+
+void GemmEngine::runHelperPart(void* p) {
+  const Part& w = *static_cast<const Part*>(p);
+  GemmEngine& g = *w.self;
+  if (g.helperDelayUs_) std::this_thread::sleep_for(std::chrono::microseconds(g.helperDelayUs_));
+  planRowPanels(w.M, g.helperPanelStart_);
+  multiplyPart(w, g.helperB_, g.helperPanelStart_, g.rowTemp_[1], &g.aReady_);
+}
+
+// The caller checks every row, posts the helper's panels, converts A (unless cached; meanwhile
+// the helper converts its B panels) and multiplies its own panels. Only C ties consecutive parts
+// together: a caller part waits for pending helper parts whose C it overlaps (the helper runs its
+// own in order). The split follows the helper: found idle when a part is posted, it gets more
+// panels; found busy, fewer (votes, so that one late wake-up does not move it).
+bool GemmEngine::runDeferred(int K, int M, int N, const MatrixRows& a, const MatrixRows& b, float* c, int64_t ldc,
+                             bool accumulate, RowCheck check, void* checkCtx, const SbufTile* aTile) {
+  if (check && !check(checkCtx, 0, K)) return false;
+  Workers& w = workers();
+  const uint64_t seq = w.posted();
+  const size_t slot = seq % Workers::kPostedSlots;
+  if (seq >= Workers::kPostedSlots) w.waitPosted(seq + 1 - Workers::kPostedSlots);  // parts_[slot] is free
+  planRowPanels(M, panelStart_);
   const size_t aSize = (panelStart_.size() - 1) * static_cast<size_t>(K) * kMR;
+  if (rowTemp_[0].size() < static_cast<size_t>(std::max(M, N))) rowTemp_[0].resize(static_cast<size_t>(std::max(M, N)));
+
+  // A's panels: cached, else packed into the cache (never over panels a pending part reads) or
+  // into this slot's scratch.
+  const float* aPanels = nullptr;
+  float* aPack = nullptr;
+  const uint64_t done = w.finished();
+  if (aTile) {
+    const PanelCache::Key aKey{a.base, a.pitch, a.dtype, K, M};
+    aPanels = cache_.find(aKey);
+    if (!aPanels) {
+      const float* inUse[Workers::kPostedSlots];
+      int n = 0;
+      for (uint64_t j = done; j < seq; ++j) inUse[n++] = parts_[j % Workers::kPostedSlots].aPanels;
+      aPanels = aPack = cache_.admit(aKey, *aTile, static_cast<int64_t>(aSize), {inUse, static_cast<size_t>(n)});
+    }
+  }
+  if (!aPanels) {
+    if (aSlots_[slot].size() < aSize) aSlots_[slot].resize(aSize);
+    aPanels = aPack = aSlots_[slot].data();
+  }
+
+  // The caller's panels [0, split) must not be pending in a helper part. Of the same C (the
+  // next matmul of an accumulation group), the caller takes no more than the pending part left
+  // it: a larger share waits for the next C.
   const int panels = (N + kNR - 1) / kNR;
-  // One cache line between B panels: a panel is K * 64 bytes, a multiple of 4 KiB for K = 64 or
-  // 128, and packing writes row k of every panel in turn; unpadded, all of those land in one L1
-  // set and evict each other.
-  const int64_t bStride = int64_t{K} * kNR + kNR;
+  int split = std::clamp((panels * callerShare_ + 32) / 64, 1, panels - 1);
+  for (uint64_t j = seq; j-- > done;) {
+    const Part& h = parts_[j % Workers::kPostedSlots];
+    if (h.ldc == ldc && !overlaps(c, M, 0, split * kNR, h.c, h.M, h.p0 * kNR, std::min(h.N, h.p1 * kNR), ldc))
+      continue;
+    if (h.c == c && h.ldc == ldc && h.M == M && h.N == N) {
+      split = h.p0;
+      continue;
+    }
+    w.waitPosted(j + 1);
+    break;
+  }
+  const bool helperIdle = w.finished() == seq;
+  parts_[slot] = {this, seq, K, M, N, split, panels, b, aPanels, c, ldc, accumulate};
+  w.post(&GemmEngine::runHelperPart, &parts_[slot]);
+  if (aPack) packARows(a, 0, K, K, M, panelStart_, aPack, rowTemp_[0].data());
+  aReady_.store(seq + 1, std::memory_order_release);
+  multiplyPart({this, seq, K, M, N, 0, split, b, aPanels, c, ldc, accumulate}, bPanels_, panelStart_, rowTemp_[0]);
+
+  constexpr int kVotes = 4;
+  shareVotes_ += helperIdle ? -1 : 1;
+  if (std::abs(shareVotes_) >= kVotes) {
+    callerShare_ = std::clamp(callerShare_ + (shareVotes_ > 0 ? 1 : -1), 4, 60);
+    shareVotes_ = 0;
+  }
+  return true;
+}
+
+bool GemmEngine::run(int K, int M, int N, const MatrixRows& a, const MatrixRows& b, float* c, int64_t ldc,
+                     bool accumulate, RowCheck check, void* checkCtx, const SbufTile* aTile, bool deferrable) {
+  if (K <= 0 || M <= 0 || N <= 0) return true;
+  const int panels = (N + kNR - 1) / kNR;
+  if (deferrable && threads_ == 2 && panels >= 2 && int64_t{K} * M * N >= kParallelMacs)
+    return runDeferred(K, M, N, a, b, c, ldc, accumulate, check, checkCtx, aTile);
+  drain();
+  planRowPanels(M, panelStart_);
+  const size_t aSize = (panelStart_.size() - 1) * static_cast<size_t>(K) * kMR;
+  const int64_t bStride = bPanelStride(K);
   const size_t bSize = static_cast<size_t>(panels * bStride);
   if (bPanels_.size() < bSize) bPanels_.resize(bSize);
 

@@ -8,6 +8,10 @@ namespace sim {
 namespace {
 int64_t keyBytes(const PanelCache::Key& k) { return int64_t{k.k} * k.width * 4; }
 
+bool contains(std::span<const float* const> panels, const float* p) {
+  return std::find(panels.begin(), panels.end(), p) != panels.end();
+}
+
 size_t keyHash(const PanelCache::Key& k) {
   uint64_t h = reinterpret_cast<uintptr_t>(k.rows);
   for (uint64_t v : {static_cast<uint64_t>(k.pitch), static_cast<uint64_t>(k.dtype), static_cast<uint64_t>(k.k),
@@ -47,14 +51,14 @@ const float* PanelCache::find(const Key& key) {
   return nullptr;
 }
 
-float* PanelCache::admit(const Key& key, const SbufTile& where, int64_t floats) {
+float* PanelCache::admit(const Key& key, const SbufTile& where, int64_t floats, std::span<const float* const> inUse) {
   if (!admissible_ || !(admissibleKey_ == key)) return nullptr;
   admissible_ = false;
   const int64_t bytes = floats * 4;
   if (bytes > budget_) return nullptr;
   Entry* e = nullptr;
   for (Entry& x : entries_)
-    if (!x.valid && static_cast<int64_t>(x.panels.size()) >= floats) {
+    if (!x.valid && static_cast<int64_t>(x.panels.size()) >= floats && !contains(inUse, x.panels.data())) {
       e = &x;
       break;
     }
@@ -65,10 +69,10 @@ float* PanelCache::admit(const Key& key, const SbufTile& where, int64_t floats) 
       held_ += bytes;
       break;
     }
-    if (entries_.empty()) return nullptr;
     // Make room: an unused entry first, else the least recently used one, whose storage is
     // reused when it is large enough.
-    const size_t victim = leastUseful();
+    const size_t victim = leastUseful(inUse);
+    if (victim == entries_.size()) return nullptr;
     if (static_cast<int64_t>(entries_[victim].panels.size()) >= floats) {
       e = &entries_[victim];
       break;
@@ -124,10 +128,16 @@ void PanelCache::clear() {
   admissible_ = false;
 }
 
-size_t PanelCache::leastUseful() const {
-  size_t victim = 0;
-  for (size_t i = 1; i < entries_.size(); ++i) {
-    const Entry &x = entries_[i], &v = entries_[victim];
+size_t PanelCache::leastUseful(std::span<const float* const> inUse) const {
+  size_t victim = entries_.size();
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    const Entry& x = entries_[i];
+    if (contains(inUse, x.panels.data())) continue;
+    if (victim == entries_.size()) {
+      victim = i;
+      continue;
+    }
+    const Entry& v = entries_[victim];
     if (v.valid && (!x.valid || x.lastUse < v.lastUse)) victim = i;
   }
   return victim;

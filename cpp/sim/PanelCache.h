@@ -13,7 +13,9 @@
 // bytes one of the instruction's write footprints (its hazard accesses, the same ones the timing
 // model orders by) overlaps; footprints are quadrant x byte range, so the drop errs towards
 // dropping. A reused tile was checked to be written when it was packed, and nothing clears those
-// bits during a run. clear() runs with every fresh core state.
+// bits during a run. clear() runs with every fresh core state. A matmul part still in progress
+// (GemmEngine's deferred parts) may read an entry's panels: admit() neither reuses nor frees
+// those, and the drops above come after Exec::run has waited for every such part.
 //
 // Budget and admission. The panels held stay within the budget the simulator gives (1/32 of
 // the memory the run holds, within the 1.2x memory bound). A tile is kept when it comes back
@@ -24,6 +26,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "bir/Enums.h"
@@ -57,7 +60,8 @@ class PanelCache {
   // After a miss: storage for `floats` packed values that will be kept under `key` once filled,
   // or null when the key is not admitted (pack into scratch instead). The caller must fill it,
   // or drop(key) if it cannot.
-  float* admit(const Key& key, const SbufTile& where, int64_t floats);
+  // Panels in `inUse` (read by matmul parts still in progress) are neither reused nor freed.
+  float* admit(const Key& key, const SbufTile& where, int64_t floats, std::span<const float* const> inUse = {});
   void drop(const Key& key);
   // Drops every entry overlapping partitions `quadrants`, bytes [lo, hi) (an SBUF write).
   void invalidate(uint8_t quadrants, int64_t lo, int64_t hi) {
@@ -87,7 +91,8 @@ class PanelCache {
   Ghost& ghost(const Key& key);
   void invalidateSlow(uint8_t quadrants, int64_t lo, int64_t hi);
   void recomputeBounds();
-  size_t leastUseful() const;  // an unused entry, else the least recently used (entries non-empty)
+  // An unused entry, else the least recently used, not in `inUse`; entries_.size() if none.
+  size_t leastUseful(std::span<const float* const> inUse = {}) const;
   void release(size_t i);      // frees entry i's storage and removes it
 
   std::vector<Entry> entries_;

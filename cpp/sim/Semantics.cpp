@@ -89,6 +89,9 @@ void Exec::run(const CoreProgram& p, const DecodedInst& d) {
   d_ = &d;
   ops_ = p.operands.data() + d.firstOperand;
   coreIndex = p.core;
+  // A matmul may leave part of its product in progress (GemmEngine::run, deferrable); anything
+  // else waits for it, since it may read that PSUM or write SBUF the part reads.
+  if (d.inst->nodeClass() != NodeClass::Matmult) gemm.drain();
   // Packed matmul operands this instruction may overwrite are dropped first (PanelCache).
   for (uint32_t i = d.firstAccess; i < d.firstAccess + d.nAccess; ++i) {
     const Access& a = p.accesses[i];

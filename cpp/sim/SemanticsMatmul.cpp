@@ -167,6 +167,11 @@ void exec(const InstMatmult& I, Exec& x) {
   Memory& sb = core.sbuf;
   Memory& ps = core.psum;
 
+  const bool direct = laneContiguous(out);
+  // Only a product into PSUM in place, from SBUF rows in place, may be left in progress (run's
+  // `deferrable`); other forms read or write PSUM here, after the parts still in progress.
+  const bool deferrable = !I.is_transpose && direct && laneContiguous(st) && laneContiguous(mv);
+  if (!deferrable) x.gemm.drain();
   if (I.is_transpose) {
     // out[j, i] = stationary[i, j], exactly (the identity is not read).
     const bool bytes = out.dtype == st.dtype;
@@ -201,7 +206,6 @@ void exec(const InstMatmult& I, Exec& x) {
   // Accumulating needs an open group on every output word [ref §2: accumulate=True on PSUM no
   // matmul started is UB, so the simulator refuses it].
   const bool acc = !I.start_tensor_calc;
-  const bool direct = laneContiguous(out);
   const int64_t outOffset = x.lanePtr(out, 0) - ps.data;
   if (acc) {
     if (direct) {
@@ -238,7 +242,7 @@ void exec(const InstMatmult& I, Exec& x) {
   const SbufTile aTile{quadrantsOf(st.p0, st.lanes), st.lo, st.hi};
   if (!x.gemm.run(static_cast<int>(k), static_cast<int>(m), static_cast<int>(n), a, b, c, ldc, acc,
                   check.any() ? &OperandRowsCheck::rowsWritten : nullptr, &check,
-                  laneContiguous(st) ? &aTile : nullptr))
+                  laneContiguous(st) ? &aTile : nullptr, deferrable))
     check.refuse();  // throws, naming the first unwritten byte
   check.remember();
   for (int64_t r = 0; r < m; ++r) {

@@ -227,6 +227,7 @@ SimResult Simulator::run() {
         res.records.push_back(r);
       }
     }
+    if (gemm) gemm->drain();  // the last matmuls' parts in progress
     for (const auto& [kernel, t] : launchedHere) {
       const auto [it, fresh] = launched.try_emplace(kernel, t);
       if (!fresh) it->second = std::min(it->second, t);

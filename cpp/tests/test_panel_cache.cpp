@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <span>
 #include <vector>
 
 #include "sim/Gemm.h"
@@ -51,6 +52,27 @@ TEST(PanelCache, AWriteDropsTheTilesItOverlapsOnly) {
   ASSERT_NE(c.admit(key(0), where, kFloats), nullptr) << "seen soon again: kept again";
   c.clear();
   EXPECT_EQ(c.find(key(0)), nullptr);
+}
+
+// Panels a matmul part still in progress reads are neither reused nor freed: with room for one
+// tile, admitting another evicts the kept one unless it is in use, and then keeps nothing.
+TEST(PanelCache, NeverEvictsPanelsInUse) {
+  PanelCache c;
+  c.setBudget(kFloats * 4);
+  const SbufTile where{0b0001, 0, 256};
+  auto admitSoon = [&](int64_t offset, std::span<const float* const> inUse) {
+    c.find(key(offset));
+    c.find(key(offset));
+    return c.admit(key(offset), where, kFloats, inUse);
+  };
+  const float* first = admitSoon(0, {});
+  ASSERT_NE(first, nullptr);
+  const float* inUse[] = {first};
+  EXPECT_EQ(admitSoon(256, inUse), nullptr);
+  EXPECT_EQ(c.find(key(0)), first) << "the panels in use were evicted";
+  EXPECT_NE(admitSoon(512, {}), nullptr) << "no longer in use: evicted for the new tile";
+  EXPECT_EQ(c.find(key(0)), nullptr);
+  EXPECT_EQ(c.heldBytes(), kFloats * 4);
 }
 
 TEST(PanelCache, StaysWithinItsBudgetAndLeavesOutAReuseSetLargerThanIt) {

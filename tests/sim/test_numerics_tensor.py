@@ -221,6 +221,44 @@ def test_matmul_sees_writes_to_operands_it_read_before(kit, rng):
             np.testing.assert_allclose(got[out], ref, rtol=1e-5, atol=1e-5 * np.abs(ref).max())
 
 
+def test_matmuls_left_in_progress_give_the_one_thread_bits(kit, rng):
+    """With two threads, a matmul's helper columns may still be in progress when the next
+    instruction starts (GemmEngine::run, deferrable). The next matmul of the same group, one that
+    restarts an overlapping PSUM region in another shape, an evacuation, and an SBUF write to the
+    moving operand must all see the finished product: the result is bit-identical to one thread's
+    and matches float64 NumPy."""
+    k, m, n, bf16 = 128, 128, 512, DType.bfloat16
+    st = [to_dtype(rng.normal(size=(k, m)), bf16) for _ in range(3)]
+    mv = [to_dtype(rng.normal(size=(k, n)), bf16) for _ in range(3)]
+    ts, tm = [kit.load(f32(a), bf16) for a in st], [kit.load(f32(b), bf16) for b in mv]
+    patch = to_dtype(rng.normal(size=(k, 64)), bf16)
+    tp = kit.load(f32(patch), bf16)
+    acc, ys, edge = kit.psum(m, n), kit.sbuf(m, n), kit.sbuf(m, 32)
+    for i in range(3):
+        kit.b.matmul(kit.tile(acc), kit.tile(ts[i]), kit.tile(tm[i]), start=i == 0)
+    for i in range(2):  # restarts columns [128, 384) of the same bank, 256 wide
+        kit.b.matmul(kit.tile(acc, col=128, elems=256), kit.tile(ts[i]), kit.tile(tm[2], col=64, elems=256),
+                     start=i == 0)
+    kit.b.matmul(kit.tile(acc), kit.tile(ts[2]), kit.tile(tm[0]), start=False)
+    kit.add("TensorCopy", [kit.tile(acc, col=480, elems=32)], [kit.tile(edge)])  # small: no worker threads
+    kit.add("TensorCopy", [kit.tile(acc)], [kit.tile(ys)])
+    kit.add("TensorCopy", [kit.tile(tp)], [kit.tile(tm[0], col=0, elems=64)])  # the moving just read
+    kit.b.matmul(kit.tile(acc), kit.tile(ts[0]), kit.tile(tm[0]), start=True)
+    outs = [kit.store(ys), kit.store(acc), kit.store(edge)]
+    two, one = kit.run(), kit.run(threads=1)
+    for name in outs:
+        np.testing.assert_array_equal(two[name], one[name])
+    a = [f32(x).astype(np.float64) for x in st]
+    b = [f32(x).astype(np.float64) for x in mv]
+    ref = a[0].T @ b[0] + a[1].T @ b[1] + a[2].T @ b[2]
+    ref[:, 128:384] = a[0].T @ b[2][:, 64:320] + a[1].T @ b[2][:, 64:320]
+    ref += a[2].T @ b[0]
+    b0 = b[0].copy()
+    b0[:, :64] = f32(patch)
+    for got, want in zip([two[name] for name in outs], [ref, a[0].T @ b0, ref[:, 480:]]):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
+
+
 def test_pe_transpose_is_bit_exact(kit, rng):
     x = to_dtype(rng.normal(size=(64, 96)), DType.bfloat16)
     x.view(np.uint16)[0, :3] = [0x7FC1, 0xFF80, 0x0001]  # NaN payload, -inf, subnormal
