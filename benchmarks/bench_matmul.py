@@ -1,10 +1,13 @@
 """Full-mode numerics on matmul-heavy modules vs NumPy float32 doing the same matrix products.
 
-  python benchmarks/bench_matmul.py [--repeat 3] [--small]
+  python benchmarks/bench_matmul.py [--repeat 10] [--small]
 
 GEMM: C[2048, 2048] = lhsT[2048, 2048]^T @ rhs[2048, 2048] (bf16 in, fp32 PSUM).
 MLP chain: 512 tokens, 4096 -> 11008 -> 4096 (Gelu between). NumPy times only the products, in
 float32, on the same (bf16-valued) operands. Target: simulator / NumPy <= 1.5.
+
+Ten rounds by default: on a shared host either side's time moves by a quarter from one second to
+the next, and the best of three often pairs one side's good moment with the other's bad one.
 """
 
 from __future__ import annotations
@@ -58,7 +61,7 @@ def mlp_case(tokens: int, d: int, f: int, rng) -> dict:
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--repeat", type=int, default=10)
     ap.add_argument("--small", action="store_true", help="quick sizes for a smoke run")
     args = ap.parse_args()
     rng = np.random.default_rng(0)
