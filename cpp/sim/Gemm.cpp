@@ -17,6 +17,14 @@ namespace {
 // About 50 us of polling before a helper sleeps (a pause is some tens of cycles).
 constexpr int kSpinIterations = 4000;
 inline void cpuRelax() { _mm_pause(); }
+
+// Waits for done(): polls for a while (the other thread is usually microseconds away), then
+// yields the core.
+template <class Done>
+void waitUntil(Done done) {
+  for (int i = 0; !done() && i < kSpinIterations; ++i) cpuRelax();
+  while (!done()) std::this_thread::yield();
+}
 }  // namespace
 
 Workers::Workers(int threads) {
@@ -92,15 +100,7 @@ uint64_t Workers::post(void (*fn)(void*), void* ctx) {
 }
 
 void Workers::waitPosted(uint64_t count) {
-  uint64_t f = finished_.load(std::memory_order_acquire);
-  for (int i = 0; f < count && i < kSpinIterations; ++i) {
-    cpuRelax();
-    f = finished_.load(std::memory_order_acquire);
-  }
-  while (f < count) {
-    std::this_thread::yield();
-    f = finished_.load(std::memory_order_acquire);
-  }
+  waitUntil([&] { return finished_.load(std::memory_order_acquire) >= count; });
 }
 
 void Workers::run(int chunks, void (*fn)(void*, int, int), void* ctx, bool twoEnded) {
@@ -119,15 +119,7 @@ void Workers::run(int chunks, void (*fn)(void*, int, int), void* ctx, bool twoEn
   generation_.notify_all();
   drain(g, 0);
   // Only chunks a helper claimed remain, and that helper is running them.
-  int d = done_.load(std::memory_order_acquire);
-  for (int i = 0; d != chunks && i < kSpinIterations; ++i) {
-    cpuRelax();
-    d = done_.load(std::memory_order_acquire);
-  }
-  while (d != chunks) {
-    std::this_thread::yield();
-    d = done_.load(std::memory_order_acquire);
-  }
+  waitUntil([&] { return done_.load(std::memory_order_acquire) == chunks; });
 }
 
 // ---- micro-kernels ----
@@ -304,6 +296,35 @@ void packARows(const MatrixRows& a, int k0, int k1, int K, int M, const std::vec
   }
 }
 
+// One cache line between B panels: a panel is K * 64 bytes, a multiple of 4 KiB for K = 64 or
+// 128, and packing writes row k of every panel in turn; unpadded, all of those land in one L1
+// set and evict each other.
+int64_t bPanelStride(int K) { return int64_t{K} * GemmEngine::kNR + GemmEngine::kNR; }
+
+// Rows [k0, k1) of B, columns [col0, col1), into the 16-column panels from `panels` on (the panel
+// of column col0), bStride floats apart. `row`: col1 - col0 floats of scratch.
+void packBRows(const MatrixRows& b, int k0, int k1, int col0, int col1, float* panels, int64_t bStride, float* row) {
+  for (int k = k0; k < k1; ++k) {
+    if (k + kPrefetchRows < k1) prefetchRow(b, k + kPrefetchRows, col0, col1 - col0);
+    packRow(b, k, col0, col1 - col0, panels + k * kNR, bStride, row);
+  }
+}
+
+// C's columns of B panels [p0, p1) (panel p0 at `bPanels`) (+)= every A panel times them.
+void multiplyPanels(int K, int N, const float* aPanels, const std::vector<int>& panelStart, const float* bPanels,
+                    int64_t bStride, int p0, int p1, float* c, int64_t ldc, bool accumulate) {
+  const int rowPanels = static_cast<int>(panelStart.size()) - 1;
+  for (int pi = p0; pi < p1; ++pi) {
+    const float* b = bPanels + (pi - p0) * bStride;
+    const int cols = std::min(kNR, N - pi * kNR);
+    for (int i = 0; i < rowPanels; ++i) {
+      const int m0 = panelStart[static_cast<size_t>(i)], m1 = panelStart[static_cast<size_t>(i) + 1];
+      microKernel(m1 - m0, K, aPanels + static_cast<int64_t>(i) * K * kMR, b, c + m0 * ldc + pi * kNR, ldc, cols,
+                  accumulate);
+    }
+  }
+}
+
 // Instructions below this many multiply-adds run on the caller alone: sharing costs more.
 constexpr int64_t kParallelMacs = int64_t{1} << 20;
 // B panels per product chunk, at most.
@@ -414,36 +435,19 @@ void GemmEngine::prepare(void* p, int chunk, int t) {
   auto& row = g.rowTemp_[static_cast<size_t>(t)];
   if (static_cast<int>(row.size()) < std::max(j.M, j.N)) row.resize(static_cast<size_t>(std::max(j.M, j.N)));
   if (j.aPack) packARows(*j.a, ak0, ak1, j.K, j.M, g.panelStart_, j.aPack, row.data());
-  float* bDst = j.bPanels + (col0 / kNR) * j.bStride;
-  for (int k = k0; k < k1; ++k) {
-    if (k + kPrefetchRows < k1) prefetchRow(*j.b, k + kPrefetchRows, col0, col1 - col0);
-    packRow(*j.b, k, col0, col1 - col0, bDst + k * kNR, j.bStride, row.data());
-  }
+  packBRows(*j.b, k0, k1, col0, col1, j.bPanels + (col0 / kNR) * j.bStride, j.bStride, row.data());
 }
 
 // Product chunk: B panels [p0, p1) times every A panel.
 void GemmEngine::work(void* p, int chunk, int) {
-  const Job& j = *static_cast<Job*>(p);
+  const Job& j = *static_cast<const Job*>(p);
   const GemmEngine& g = *j.self;
   const int p0 = g.chunkStart_[static_cast<size_t>(chunk)], p1 = g.chunkStart_[static_cast<size_t>(chunk) + 1];
-  const int aPanels = static_cast<int>(g.panelStart_.size()) - 1;
-  for (int pi = p0; pi < p1; ++pi) {
-    const float* b = j.bPanels + pi * j.bStride;
-    const int cols = std::min(kNR, j.N - pi * kNR);
-    for (int i = 0; i < aPanels; ++i) {
-      const int m0 = g.panelStart_[static_cast<size_t>(i)], m1 = g.panelStart_[static_cast<size_t>(i) + 1];
-      microKernel(m1 - m0, j.K, j.aPanels + static_cast<int64_t>(i) * j.K * kMR, b,
-                  j.c + m0 * j.ldc + pi * kNR, j.ldc, cols, j.accumulate);
-    }
-  }
+  multiplyPanels(j.K, j.N, j.aPanels, g.panelStart_, j.bPanels + p0 * j.bStride, j.bStride, p0, p1, j.c, j.ldc,
+                 j.accumulate);
 }
 
 namespace {
-// One cache line between B panels: a panel is K * 64 bytes, a multiple of 4 KiB for K = 64 or
-// 128, and packing writes row k of every panel in turn; unpadded, all of those land in one L1
-// set and evict each other.
-int64_t bPanelStride(int K) { return int64_t{K} * GemmEngine::kNR + GemmEngine::kNR; }
-
 // Whether C columns [j0, j1) of rows [0, m) at c share an element with columns [k0, k1) of rows
 // [0, n) at d, both with row pitch ldc floats (a row's columns never reach the next row).
 bool overlaps(const float* c, int m, int j0, int j1, const float* d, int n, int k0, int k1, int64_t ldc) {
@@ -462,26 +466,13 @@ bool overlaps(const float* c, int m, int j0, int j1, const float* d, int n, int 
 void GemmEngine::multiplyPart(const Part& w, std::vector<float>& bPanels, const std::vector<int>& panelStart,
                               std::vector<float>& rowTemp, const std::atomic<uint64_t>* aReady) {
   const int64_t bStride = bPanelStride(w.K);
-  const int col0 = w.p0 * kNR, col1 = std::min(w.N, w.p1 * kNR);
   if (bPanels.size() < static_cast<size_t>((w.p1 - w.p0) * bStride))
     bPanels.resize(static_cast<size_t>((w.p1 - w.p0) * bStride));
   if (rowTemp.size() < static_cast<size_t>(w.N)) rowTemp.resize(static_cast<size_t>(w.N));
-  for (int k = 0; k < w.K; ++k) {
-    if (k + kPrefetchRows < w.K) prefetchRow(w.b, k + kPrefetchRows, col0, col1 - col0);
-    packRow(w.b, k, col0, col1 - col0, bPanels.data() + k * kNR, bStride, rowTemp.data());
-  }
+  packBRows(w.b, 0, w.K, w.p0 * kNR, std::min(w.N, w.p1 * kNR), bPanels.data(), bStride, rowTemp.data());
   if (aReady)
     while (aReady->load(std::memory_order_acquire) <= w.seq) cpuRelax();
-  const int aPanels = static_cast<int>(panelStart.size()) - 1;
-  for (int pi = w.p0; pi < w.p1; ++pi) {
-    const float* bp = bPanels.data() + (pi - w.p0) * bStride;
-    const int cols = std::min(kNR, w.N - pi * kNR);
-    for (int i = 0; i < aPanels; ++i) {
-      const int m0 = panelStart[static_cast<size_t>(i)], m1 = panelStart[static_cast<size_t>(i) + 1];
-      microKernel(m1 - m0, w.K, w.aPanels + static_cast<int64_t>(i) * w.K * kMR, bp, w.c + m0 * w.ldc + pi * kNR,
-                  w.ldc, cols, w.accumulate);
-    }
-  }
+  multiplyPanels(w.K, w.N, w.aPanels, panelStart, bPanels.data(), bStride, w.p0, w.p1, w.c, w.ldc, w.accumulate);
 }
 
 void GemmEngine::runHelperPart(void* p) {
@@ -497,6 +488,18 @@ void GemmEngine::runHelperPart(void* p) {
 // together: a caller part waits for pending helper parts whose C it overlaps (the helper runs its
 // own in order). The split follows the helper: found idle when a part is posted, it gets more
 // panels; found busy, fewer (votes, so that one late wake-up does not move it).
+GemmEngine::Stationary GemmEngine::stationaryPanels(const MatrixRows& a, int K, int M, size_t aSize,
+                                                    const SbufTile* aTile, std::span<const float* const> inUse,
+                                                    std::vector<float>& scratch) {
+  if (aTile) {
+    const PanelCache::Key key{a.base, a.pitch, a.dtype, K, M};
+    if (const float* kept = cache_.find(key)) return {kept, nullptr, false};
+    if (float* p = cache_.admit(key, *aTile, static_cast<int64_t>(aSize), inUse)) return {p, p, true};
+  }
+  if (scratch.size() < aSize) scratch.resize(aSize);
+  return {scratch.data(), scratch.data(), false};
+}
+
 bool GemmEngine::runDeferred(int K, int M, int N, const MatrixRows& a, const MatrixRows& b, float* c, int64_t ldc,
                              bool accumulate, RowCheck check, void* checkCtx, const SbufTile* aTile) {
   if (check && !check(checkCtx, 0, K)) return false;
@@ -508,25 +511,14 @@ bool GemmEngine::runDeferred(int K, int M, int N, const MatrixRows& a, const Mat
   const size_t aSize = (panelStart_.size() - 1) * static_cast<size_t>(K) * kMR;
   if (rowTemp_[0].size() < static_cast<size_t>(std::max(M, N))) rowTemp_[0].resize(static_cast<size_t>(std::max(M, N)));
 
-  // A's panels: cached, else packed into the cache (never over panels a pending part reads) or
-  // into this slot's scratch.
-  const float* aPanels = nullptr;
-  float* aPack = nullptr;
+  // A's panels: never packed over panels a pending part reads; scratch is this slot's.
   const uint64_t done = w.finished();
-  if (aTile) {
-    const PanelCache::Key aKey{a.base, a.pitch, a.dtype, K, M};
-    aPanels = cache_.find(aKey);
-    if (!aPanels) {
-      const float* inUse[Workers::kPostedSlots];
-      int n = 0;
-      for (uint64_t j = done; j < seq; ++j) inUse[n++] = parts_[j % Workers::kPostedSlots].aPanels;
-      aPanels = aPack = cache_.admit(aKey, *aTile, static_cast<int64_t>(aSize), {inUse, static_cast<size_t>(n)});
-    }
-  }
-  if (!aPanels) {
-    if (aSlots_[slot].size() < aSize) aSlots_[slot].resize(aSize);
-    aPanels = aPack = aSlots_[slot].data();
-  }
+  const float* inUse[Workers::kPostedSlots];
+  size_t nInUse = 0;
+  for (uint64_t j = done; j < seq; ++j) inUse[nInUse++] = parts_[j % Workers::kPostedSlots].aPanels;
+  const Stationary st = stationaryPanels(a, K, M, aSize, aTile, {inUse, nInUse}, aSlots_[slot]);
+  const float* aPanels = st.panels;
+  float* aPack = st.pack;
 
   // The caller's panels [0, split) must not be pending in a helper part. Of the same C (the
   // next matmul of an accumulation group), the caller takes no more than the pending part left
@@ -573,20 +565,9 @@ bool GemmEngine::run(int K, int M, int N, const MatrixRows& a, const MatrixRows&
   const size_t bSize = static_cast<size_t>(panels * bStride);
   if (bPanels_.size() < bSize) bPanels_.resize(bSize);
 
-  // A's panels: cached, else packed into the cache (if admitted) or into scratch.
-  PanelCache::Key aKey;
-  const float* aPanels = nullptr;
-  float* aPack = nullptr;
-  if (aTile) {
-    aKey = {a.base, a.pitch, a.dtype, K, M};
-    aPanels = cache_.find(aKey);
-    if (!aPanels) aPanels = aPack = cache_.admit(aKey, *aTile, static_cast<int64_t>(aSize));
-  }
-  const bool admitted = aPack != nullptr;
-  if (!aPanels) {
-    if (aPanels_.size() < aSize) aPanels_.resize(aSize);
-    aPanels = aPack = aPanels_.data();
-  }
+  const Stationary st = stationaryPanels(a, K, M, aSize, aTile, {}, aPanels_);
+  const float* aPanels = st.panels;
+  float* aPack = st.pack;
 
   // Both phases are shared with the helpers: the preparation is a sixth of an instruction's
   // work, and left to the caller alone it would idle the helpers for that long.
@@ -603,7 +584,7 @@ bool GemmEngine::run(int K, int M, int N, const MatrixRows& a, const MatrixRows&
   else
     for (int ch = 0; ch < prepRanges; ++ch) prepare(&job, ch, 0);
   if (job.refused.load(std::memory_order_relaxed)) {
-    if (admitted) cache_.drop(aKey);  // never filled
+    if (st.admitted) cache_.drop({a.base, a.pitch, a.dtype, K, M});  // never filled
     return false;
   }
   if (parallel)

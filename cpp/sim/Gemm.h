@@ -18,6 +18,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <span>
 #include <thread>
 #include <vector>
 
@@ -144,6 +145,15 @@ class GemmEngine {
     bool accumulate;
   };
   static void planRowPanels(int M, std::vector<int>& panelStart);
+  // A's panels (aSize floats): kept in the cache, else admitted into it (never reusing panels in
+  // `inUse`), else in `scratch`. `pack` is where they must still be packed (null when kept).
+  struct Stationary {
+    const float* panels;
+    float* pack;
+    bool admitted;  // pack is a new cache entry
+  };
+  Stationary stationaryPanels(const MatrixRows& a, int K, int M, size_t aSize, const SbufTile* aTile,
+                              std::span<const float* const> inUse, std::vector<float>& scratch);
   int planProductChunks(int panels);
   static void prepare(void* job, int chunk, int t);
   static void work(void* job, int chunk, int t);
