@@ -182,6 +182,51 @@ __attribute__((target("avx2,fma"))) void microKernelAvx2(int K, const float* ap,
   storeBlock(tmp, MR, cols, c, ldc, accumulate);
 }
 
+// Two adjacent B panels at once (32 columns, all of them in C): the AVX2 kernel with zmm registers.
+// Each C element still gets the same FMAs in the same k order from zero and one add into C, so
+// the bits are those of two calls of the 16-column kernel.
+template <int MR>
+__attribute__((target("avx512f"))) void microKernelAvx512Pair(int K, const float* ap, const float* bp0,
+                                                               const float* bp1, float* c, int64_t ldc,
+                                                               bool accumulate) {
+  __m512 acc0[MR], acc1[MR];
+#pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r) acc0[r] = acc1[r] = _mm512_setzero_ps();
+  for (int k = 0; k < K; ++k) {
+    const __m512 b0 = _mm512_loadu_ps(bp0 + k * kNR);
+    const __m512 b1 = _mm512_loadu_ps(bp1 + k * kNR);
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r) {
+      const __m512 a = _mm512_set1_ps(ap[k * kMR + r]);
+      acc0[r] = _mm512_fmadd_ps(a, b0, acc0[r]);
+      acc1[r] = _mm512_fmadd_ps(a, b1, acc1[r]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r) {
+    float* row = c + r * ldc;
+    if (accumulate) {
+      _mm512_storeu_ps(row, _mm512_add_ps(_mm512_loadu_ps(row), acc0[r]));
+      _mm512_storeu_ps(row + kNR, _mm512_add_ps(_mm512_loadu_ps(row + kNR), acc1[r]));
+    } else {
+      _mm512_storeu_ps(row, acc0[r]);
+      _mm512_storeu_ps(row + kNR, acc1[r]);
+    }
+  }
+}
+
+void microKernelPair(int rows, int K, const float* ap, const float* bp0, const float* bp1, float* c, int64_t ldc,
+                     bool accumulate) {
+  switch (rows) {
+    case 6: return microKernelAvx512Pair<6>(K, ap, bp0, bp1, c, ldc, accumulate);
+    case 5: return microKernelAvx512Pair<5>(K, ap, bp0, bp1, c, ldc, accumulate);
+    case 4: return microKernelAvx512Pair<4>(K, ap, bp0, bp1, c, ldc, accumulate);
+    case 3: return microKernelAvx512Pair<3>(K, ap, bp0, bp1, c, ldc, accumulate);
+    case 2: return microKernelAvx512Pair<2>(K, ap, bp0, bp1, c, ldc, accumulate);
+    default: return microKernelAvx512Pair<1>(K, ap, bp0, bp1, c, ldc, accumulate);
+  }
+}
+
 // The portable kernel (no AVX2/FMA): same blocking, separate multiply and add, k ascending.
 void microKernelPortable(int rows, int K, const float* ap, const float* bp, float* c, int64_t ldc,
                          int cols, bool accumulate) {
@@ -310,24 +355,31 @@ void packBRows(const MatrixRows& b, int k0, int k1, int col0, int col1, float* p
   }
 }
 
-// C's columns of B panels [p0, p1) (panel p0 at `bPanels`) (+)= every A panel times them.
+// C's columns of B panels [p0, p1) (panel p0 at `bPanels`) (+)= every A panel times them; with
+// `wide`, two full panels at a time (microKernelPair).
 void multiplyPanels(int K, int N, const float* aPanels, const std::vector<int>& panelStart, const float* bPanels,
-                    int64_t bStride, int p0, int p1, float* c, int64_t ldc, bool accumulate) {
+                    int64_t bStride, int p0, int p1, float* c, int64_t ldc, bool accumulate, bool wide) {
   const int rowPanels = static_cast<int>(panelStart.size()) - 1;
-  for (int pi = p0; pi < p1; ++pi) {
+  for (int pi = p0; pi < p1;) {
     const float* b = bPanels + (pi - p0) * bStride;
-    const int cols = std::min(kNR, N - pi * kNR);
+    const int cols = std::min(2 * kNR, N - pi * kNR);
+    const bool pair = wide && pi + 1 < p1 && cols == 2 * kNR;
     for (int i = 0; i < rowPanels; ++i) {
       const int m0 = panelStart[static_cast<size_t>(i)], m1 = panelStart[static_cast<size_t>(i) + 1];
-      microKernel(m1 - m0, K, aPanels + static_cast<int64_t>(i) * K * kMR, b, c + m0 * ldc + pi * kNR, ldc, cols,
-                  accumulate);
+      const float* a = aPanels + static_cast<int64_t>(i) * K * kMR;
+      float* cBlock = c + m0 * ldc + pi * kNR;
+      if (pair)
+        microKernelPair(m1 - m0, K, a, b, b + bStride, cBlock, ldc, accumulate);
+      else
+        microKernel(m1 - m0, K, a, b, cBlock, ldc, std::min(kNR, cols), accumulate);
     }
+    pi += pair ? 2 : 1;
   }
 }
 
 // Instructions below this many multiply-adds run on the caller alone: sharing costs more.
 constexpr int64_t kParallelMacs = int64_t{1} << 20;
-// B panels per product chunk, at most.
+// B panels (pairs of them with the wide kernel) per product chunk, at most.
 constexpr int kPanelsPerChunk = 4;
 // Rows of k per chunk of the preparation phase (K = 128 gives 4 chunks).
 constexpr int kPrepRowsPerChunk = 32;
@@ -360,7 +412,14 @@ int GemmEngine::threadsFor(int requested) {
   return std::min(requested, 64);
 }
 
-GemmEngine::GemmEngine(int threads) : threads_(threadsFor(threads)) { rowTemp_.resize(static_cast<size_t>(threads_)); }
+GemmEngine::GemmEngine(int threads) : threads_(threadsFor(threads)), wide_(cpuHasAvx512()) {
+  rowTemp_.resize(static_cast<size_t>(threads_));
+}
+
+void GemmEngine::useWideKernel(bool on) {
+  drain();  // a pending part reads wide_
+  wide_ = on && cpuHasAvx512();
+}
 
 GemmEngine::~GemmEngine() {
   drain();  // the helper may still be writing a deferred part's C
@@ -388,13 +447,15 @@ void GemmEngine::planRowPanels(int M, std::vector<int>& panelStart) {
 // Product chunks shrink towards the end of the instruction (guided self-scheduling): a thread
 // that finds no chunk left waits for the other's last one, so the last ones are small. The caller
 // claims from the front and the helpers from the back, so the sizes shrink from both ends towards
-// the middle (N = 512: 4, 4, 4, 3, 1, 1 | 1, 1, 2, 3, 4, 4 panels). Returns the first panel of the
-// back chunks.
+// the middle (N = 512: 4, 4, 4, 3, 1, 1 | 1, 1, 2, 3, 4, 4 panels). With the wide kernel, in pairs
+// of panels (a lone panel runs the narrow kernel at half the speed). Returns the first panel of
+// the back chunks.
 int GemmEngine::planProductChunks(int panels) {
+  const int unit = wide_ ? 2 : 1, units = (panels + unit - 1) / unit;
   chunkStart_.clear();
   backSizes_.clear();
   int p = 0;
-  for (int left = panels; left > 0;) {
+  for (int left = units; left > 0;) {
     const int size = std::clamp((left + 3) / 4, 1, kPanelsPerChunk);
     if (chunkStart_.size() == backSizes_.size())
       chunkStart_.push_back(std::exchange(p, p + size));
@@ -404,8 +465,9 @@ int GemmEngine::planProductChunks(int panels) {
   }
   const int back = p;
   for (auto it = backSizes_.rbegin(); it != backSizes_.rend(); ++it) chunkStart_.push_back(std::exchange(p, p + *it));
-  chunkStart_.push_back(panels);
-  return back;
+  chunkStart_.push_back(units);
+  for (int& start : chunkStart_) start = std::min(panels, start * unit);
+  return std::min(panels, back * unit);
 }
 
 // Preparation chunk: rows of both operands pass the caller's check and are converted into
@@ -444,7 +506,7 @@ void GemmEngine::work(void* p, int chunk, int) {
   const GemmEngine& g = *j.self;
   const int p0 = g.chunkStart_[static_cast<size_t>(chunk)], p1 = g.chunkStart_[static_cast<size_t>(chunk) + 1];
   multiplyPanels(j.K, j.N, j.aPanels, g.panelStart_, j.bPanels + p0 * j.bStride, j.bStride, p0, p1, j.c, j.ldc,
-                 j.accumulate);
+                 j.accumulate, g.wide_);
 }
 
 namespace {
@@ -472,7 +534,8 @@ void GemmEngine::multiplyPart(const Part& w, std::vector<float>& bPanels, const 
   packBRows(w.b, 0, w.K, w.p0 * kNR, std::min(w.N, w.p1 * kNR), bPanels.data(), bStride, rowTemp.data());
   if (aReady)
     while (aReady->load(std::memory_order_acquire) <= w.seq) cpuRelax();
-  multiplyPanels(w.K, w.N, w.aPanels, panelStart, bPanels.data(), bStride, w.p0, w.p1, w.c, w.ldc, w.accumulate);
+  multiplyPanels(w.K, w.N, w.aPanels, panelStart, bPanels.data(), bStride, w.p0, w.p1, w.c, w.ldc, w.accumulate,
+                 w.self->wide_);
 }
 
 void GemmEngine::runHelperPart(void* p) {
@@ -524,7 +587,9 @@ bool GemmEngine::runDeferred(int K, int M, int N, const MatrixRows& a, const Mat
   // next matmul of an accumulation group), the caller takes no more than the pending part left
   // it: a larger share waits for the next C.
   const int panels = (N + kNR - 1) / kNR;
-  int split = std::clamp((panels * callerShare_ + 32) / 64, 1, panels - 1);
+  // (An even split with the wide kernel, which multiplies panels in pairs.)
+  const int unit = wide_ && panels >= 4 ? 2 : 1;
+  int split = std::clamp(unit * ((panels * callerShare_ + 32 * unit) / (64 * unit)), unit, panels - unit);
   for (uint64_t j = seq; j-- > done;) {
     const Part& h = parts_[j % Workers::kPostedSlots];
     if (h.ldc == ldc && !overlaps(c, M, 0, split * kNR, h.c, h.M, h.p0 * kNR, std::min(h.N, h.p1 * kNR), ldc))

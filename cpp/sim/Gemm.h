@@ -4,8 +4,9 @@
 //
 // GotoBLAS structure sized for one instruction: A (the stationary, K x M) is converted once into
 // 6-row panels and B (the moving, K x N) into 16-column panels, both fp32 and contiguous in k; a
-// 6x16 register-blocked FMA micro-kernel (AVX2, chosen at run time; a portable loop otherwise)
-// accumulates over k in registers and adds into (or overwrites) C once. Large instructions run in
+// 6x16 register-blocked FMA micro-kernel (AVX2, or 6x32 over two panels with AVX-512, chosen at
+// run time; a portable loop otherwise) accumulates over k in registers and adds into (or
+// overwrites) C once. Large instructions run in
 // two phases on a small persistent worker pool: the check of the operand rows and their conversion
 // into panels, split by k rows and by halves of B; then the product, split by B panels. The caller
 // takes work from the front and the helpers from the back, so each thread keeps converting and
@@ -127,6 +128,11 @@ class GemmEngine {
 
   static constexpr int kMR = 6, kNR = 16;
 
+  // Whether the micro-kernel multiplies two B panels at once with AVX-512 (the default where the
+  // CPU has it; about twice the FMA throughput on cores with 512-bit units). The bits are the same
+  // either way; tests switch it off to compare.
+  void useWideKernel(bool on);
+
   // Tests: the helper sleeps this long before each deferred part, as if the host had descheduled
   // it, so that later instructions meet its parts still in progress.
   void delayHelperForTesting(int microseconds) { helperDelayUs_ = microseconds; }
@@ -182,6 +188,7 @@ class GemmEngine {
   // the helper found idle when a part is posted (it finished early) votes for a smaller share.
   int callerShare_ = 32, shareVotes_ = 0;
   int helperDelayUs_ = 0;
+  bool wide_;  // useWideKernel
 };
 
 }  // namespace sim

@@ -179,6 +179,11 @@ const bool kAvx2 = [] {
 
 bool cpuHasAvx2Fma() { return kAvx2; }
 
+bool cpuHasAvx512() {
+  static const bool has = kAvx2 && __builtin_cpu_supports("avx512f");
+  return has;
+}
+
 float loadElement(DType t, const uint8_t* p) {
   switch (t) {
 #define SIM_LOAD(name, bytes, cls) \

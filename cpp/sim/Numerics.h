@@ -131,5 +131,7 @@ void storeRun(DType t, uint8_t* p, int64_t stride, int64_t n, const float* in);
 
 // True when this CPU runs the AVX2 + FMA + F16C paths (matmul micro-kernel, fp16 runs).
 bool cpuHasAvx2Fma();
+// AVX-512F (and cpuHasAvx2Fma) with the OS saving zmm state: the matmul kernel's wide form.
+bool cpuHasAvx512();
 
 }  // namespace sim

@@ -140,8 +140,9 @@ TEST(SimNumerics, GemmKernelMatchesNaiveAndIgnoresThreadCount) {
     bf16Values(a, a16);
     bf16Values(b, b16);
     const auto ref = naive(K, M, N, a, b);
-    std::vector<float> c1(size_t(M) * N, 1.0f), c3 = c1, c16 = c1, c1616 = c1;
-    sim::GemmEngine one(1), three(3);
+    std::vector<float> c1(size_t(M) * N, 1.0f), c3 = c1, c16 = c1, c1616 = c1, cNarrow = c1;
+    sim::GemmEngine one(1), three(3), narrow(1);
+    narrow.useWideKernel(false);  // the 16-column kernel only (where the CPU has AVX-512, `one` pairs panels)
     sim::MatrixRows A{reinterpret_cast<const uint8_t*>(a.data()), int64_t{M} * 4, DType::float32};
     sim::MatrixRows A16{reinterpret_cast<const uint8_t*>(a16.data()), int64_t{M} * 2, DType::bfloat16};
     sim::MatrixRows B{reinterpret_cast<const uint8_t*>(b.data()), int64_t{N} * 4, DType::float32};
@@ -150,10 +151,12 @@ TEST(SimNumerics, GemmKernelMatchesNaiveAndIgnoresThreadCount) {
     three.run(K, M, N, A, B, c3.data(), N, true);
     three.run(K, M, N, A, B16, c16.data(), N, true);
     one.run(K, M, N, A16, B16, c1616.data(), N, true);
+    narrow.run(K, M, N, A, B, cNarrow.data(), N, true);
     for (size_t i = 0; i < c1.size(); ++i) {
       ASSERT_EQ(floatToBits(c1[i]), floatToBits(c3[i])) << "thread count changed a result";
       ASSERT_EQ(floatToBits(c1[i]), floatToBits(c16[i])) << "bf16 B changed a result at " << i;
       ASSERT_EQ(floatToBits(c1[i]), floatToBits(c1616[i])) << "bf16 A changed a result at " << i;
+      ASSERT_EQ(floatToBits(c1[i]), floatToBits(cNarrow[i])) << "the kernel's width changed a result at " << i;
       ASSERT_NEAR(c1[i], ref[i] + 1.0, 1e-4 * (1 + std::abs(ref[i]))) << K << "x" << M << "x" << N;
     }
   }
