@@ -502,12 +502,17 @@ Latency Trainium2Hwm::getLatency(const InstTensorCopy& I) const {
   return compute(I, minII(freeSize(I) / s), 0);
 }
 
-Latency Trainium2Hwm::getLatency(const InstTensorScalar& I) const {
+// Both forms of tensor_scalar: scalars as immediates or as [P, 1] pointers (ref §4).
+template <class TensorScalarInst>
+Latency Trainium2Hwm::tensorScalarInPerfMode(const TensorScalarInst& I) const {
   const double s = dveCopyLikeSpeedup(I);
   Latency l = Hwm::getLatency(I);
   if (s == 1) return l;
   return compute(I, minII(freeSize(I) / s), l.flops);
 }
+
+Latency Trainium2Hwm::getLatency(const InstTensorScalar& I) const { return tensorScalarInPerfMode(I); }
+Latency Trainium2Hwm::getLatency(const InstTensorScalarPtr& I) const { return tensorScalarInPerfMode(I); }
 
 // v3: tensor_tensor with both inputs in SBUF and all tensors BF16/FP16 runs in 2x mode [A2]:
 // `max(MIN_II, N)` instead of `max(MIN_II, 2N)`.

@@ -194,12 +194,15 @@ class Trainium2Hwm : public TrainiumHwm {
   using Hwm::getLatency;
   Latency getLatency(const InstTensorCopy& I) const override;
   Latency getLatency(const InstTensorScalar& I) const override;
+  Latency getLatency(const InstTensorScalarPtr& I) const override;
   Latency getLatency(const InstTensorTensor& I) const override;
   Latency getLatency(const InstMatmult& I) const override;
 
  private:
   // The v3 DVE perf-mode speed-up (1, 2 or 4) of a copy / tensor_scalar [A2].
   double dveCopyLikeSpeedup(const Instruction& I) const;
+  template <class TensorScalarInst>
+  Latency tensorScalarInPerfMode(const TensorScalarInst& I) const;
 };
 
 std::unique_ptr<Hwm> makeHwm(std::string_view arch);

@@ -144,7 +144,9 @@ void verifyModule(const Module& m) {
       for (int64_t d : set.tensor_shape)
         if (d < 0) fail(apath() + ".tensor_shape", "negative dimension " + std::to_string(d));
       for (size_t li = 0; li < set.locations.size(); ++li)
-        verifyLocation(*set.locations[li], [&] { return apath() + ".memorylocations[" + std::to_string(li) + "]"; });
+        verifyLocation(*set.locations[li], [&] {
+          return apath() + ".memorylocations[" + std::to_string(li) + "] '" + set.locations[li]->name + "'";
+        });
     }
     for (size_t bi = 0; bi < f.blocks().size(); ++bi) {
       const BasicBlock& bb = *f.blocks()[bi];

@@ -197,8 +197,9 @@ struct Decoder {
                    std::to_string(cfg.sbuf_bytes_per_partition) + " bytes of a " + cfg.arch + " SBUF partition");
           } else if (loc.type == MemoryType::PSUM) {
             if (loc.addr + loc.bytes_per_partition > cfg.psum_bytes_per_partition)
-              fail(what() + " tensor '" + loc.name + "' occupies PSUM bytes beyond the " +
-                   std::to_string(cfg.psum_bytes_per_partition) + " bytes of a PSUM partition");
+              fail(what() + " tensor '" + loc.name + "' occupies PSUM bytes [" + std::to_string(loc.addr) + ", " +
+                   std::to_string(loc.addr + loc.bytes_per_partition) + ") per partition, beyond the " +
+                   std::to_string(cfg.psum_bytes_per_partition) + " bytes of a " + cfg.arch + " PSUM partition");
             if (d.engine == Engine::Pool) fail(what() + " is in PSUM: GpSimd (Pool) cannot access PSUM");
           } else {
             fail(what() + " tensor '" + loc.name + "' is in memory of type " +

@@ -116,11 +116,11 @@ TEST(Verifier, RefusesTensorsThatDoNotFitTheirMemory) {
   {
     Fixture fx;
     fx.f->createOnChipTensor("big", MemoryType::PSUM, DType::float32, 128, 4096, 0, 14 * 1024);
-    expectVerifyError(fx.m, "functions[0].allocations[2].memorylocations[0]: PSUM bytes [14336, 18432) exceed");
+    expectVerifyError(fx.m, "functions[0].allocations[2].memorylocations[0] 'big': PSUM bytes [14336, 18432) exceed");
   }
   {
     Fixture fx;
     fx.f->createOnChipTensor("wide", MemoryType::SB, DType::float32, 64, 64, 96, 0);
-    expectVerifyError(fx.m, "partitions [96, 160) exceed the 128 partitions");
+    expectVerifyError(fx.m, "memorylocations[0] 'wide': partitions [96, 160) exceed the 128 partitions");
   }
 }

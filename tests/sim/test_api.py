@@ -67,6 +67,54 @@ def test_inputs_are_bound_without_copy_and_never_modified(rng):
     np.testing.assert_array_equal(xv, keep)  # the caller's array is untouched
 
 
+def _aliasing_module(dtype, write_input=False):
+    """Writes 7 to output y, then copies input x to output z (and, if asked, writes x last)."""
+    b = ModuleBuilder()
+    x = b.input("x", [128, 64], dtype)
+    y, z = b.output("y", [128, 64], dtype), b.output("z", [128, 64], dtype)
+    t, u = b.sbuf("t", 128, 64, dtype), b.sbuf("u", 128, 64, dtype)
+    b.add("Memset", [], [b.tile(t)], constant=7.0)
+    b.dma(b.full(y), b.tile(t), name="write_y")
+    b.dma(b.tile(u), b.full(x), name="read_x")
+    b.dma(b.full(z), b.tile(u), name="write_z")
+    if write_input:
+        b.dma(b.full(x), b.tile(t), name="write_x")
+    return b
+
+
+@pytest.mark.parametrize("case", ["in_place", "in_place_bf16", "written_by_module", "non_contiguous"])
+def test_dram_tensors_bind_to_the_callers_arrays(monkeypatch, case):
+    """Output y is made to share the memory of input x (simulate's output allocator is patched to
+    return it): an input bound in place then reads the 7s written to y before it, while a copied input
+    (the module writes it, or the array is not C-contiguous) still reads the caller's values."""
+    dtype = DType.bfloat16 if case == "in_place_bf16" else DType.float32
+    nd = sim.dtype_to_numpy(dtype)
+    values = (np.arange(128 * 64) % 251).astype(nd)
+    if case == "non_contiguous":
+        memory = values.reshape(64, 128)
+        x = memory.T  # a transposed view: bound as a contiguous copy
+    else:
+        memory = x = values.reshape(128, 64)
+    keep = x.copy()
+    new_output = sim._new_output
+    monkeypatch.setattr(sim, "_new_output", lambda spec: memory.reshape(128, 64) if spec["name"] == "y"
+                        else new_output(spec))
+    r = sim.simulate(_aliasing_module(dtype, write_input=case == "written_by_module").module, {"x": x})
+    assert np.shares_memory(r.outputs["y"], x)
+    if case.startswith("in_place"):
+        np.testing.assert_array_equal(r.outputs["z"], np.full((128, 64), 7, nd))  # x is the caller's memory
+    else:
+        np.testing.assert_array_equal(r.outputs["z"], keep)  # x was copied before y was written
+
+
+def test_copied_inputs_never_modify_the_callers_array():
+    base = (np.arange(128 * 64) % 251).astype(np.float32).reshape(64, 128)
+    keep = base.copy()
+    r = sim.simulate(_aliasing_module(DType.float32, write_input=True).module, {"x": base.T})
+    np.testing.assert_array_equal(r.outputs["z"], keep.T)
+    np.testing.assert_array_equal(base, keep)  # the module wrote x: its copy, not the caller's view
+
+
 def test_non_contiguous_and_bf16_inputs(rng):
     x = rng.normal(size=(64, 128)).astype(ml_dtypes.bfloat16).T  # a transposed view
     r = sim.simulate(_scale_module(in_dtype=DType.bfloat16).module, {"x": x})

@@ -28,6 +28,27 @@ def test_tensor_reduce(kit, rng, op, ref, axis):
     np.testing.assert_allclose(got, f32(want), rtol=1e-5)
 
 
+@pytest.mark.parametrize("op,ref", [("add", np.sum), ("max", np.max), ("min", np.min), ("mult", np.prod)])
+@pytest.mark.parametrize("axis,dims", [("XYZ", 3), ("XYZ", 4), ("XYZW", 4)])
+def test_tensor_reduce_three_and_four_free_axes(kit, rng, op, ref, axis, dims):
+    """Patterns whose free dims do not merge (no dim is contiguous with the next), so the folded groups
+    follow the pattern as written: the last 3 (XYZ) or 4 (XYZW) dims fold, the ones before stay."""
+    x = f32(rng.uniform(0.9, 1.1, (P, 2, 3, 4, 5)))  # element strides 60, 20, 5, 1
+    src = kit.load(x)
+    if dims == 4:  # dims in the order 4, 2, 5, 3
+        free, col, view = [(5, 4), (60, 2), (1, 5), (20, 3)], 0, x.transpose(0, 3, 1, 4, 2)
+    else:  # x[:, :, 1] with its dims in the order 5, 2, 4
+        free, col, view = [(1, 5), (60, 2), (5, 4)], 20, x[:, :, 1].transpose(0, 3, 1, 2)
+    folded = {"XYZ": 3, "XYZW": 4}[axis]
+    groups = int(np.prod(view.shape[1:1 + dims - folded]))
+    out = kit.sbuf(P, groups)
+    kit.add("TensorReduce", [kit.tile(src, col=col, free=free)], [kit.tile(out)],
+            op=getattr(AluOp, op), axis=getattr(ReduceAxis, axis), negate=True)
+    got = kit.fetch(out)
+    want = -ref(view.reshape(P, groups, -1).astype(np.float64), axis=2)
+    np.testing.assert_allclose(got, f32(want), rtol=1e-5)
+
+
 def test_tensor_reduce_subtract_folds_left_to_right(kit, rng):
     x = f32(rng.normal(size=(P, 16)))
     src, out = kit.load(x), kit.sbuf(P, 1)

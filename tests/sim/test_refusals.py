@@ -36,6 +36,25 @@ def test_sbuf_capacity_is_per_generation():
     assert sim.simulate(b.module, arch="trn2", mode="timing").total_ns > 0  # 224 KiB on trn2
 
 
+def test_psum_capacity_is_16_kib_on_both_generations():
+    """PSUM is 16 KiB per partition on trn1 and trn2 [ref §1]. A PSUM tensor beyond it is refused by the
+    module verifier when it checks the allocation, before any instruction is decoded: the message names
+    the allocation, the tensor and its byte range, not an instruction (unlike SBUF, whose capacity is checked per
+    instruction, per generation)."""
+    for arch in ("trn1", "trn2"):
+        b = _b(arch)
+        t = b.psum("t", 128, 1024, addr=14 * 1024)  # [14 KiB, 18 KiB)
+        b.add("Memset", [], [b.tile(t)], name="fill")
+        with pytest.raises(SimulationError, match=r"^the module does not verify: functions\[0\]\.allocations\[0\]\."
+                                                  r"memorylocations\[0\] 't': PSUM bytes \[14336, 18432\) exceed the 16384 "
+                                                  r"bytes of a PSUM partition$"):
+            sim.simulate(b.module, arch=arch, mode="timing")
+        b = _b(arch)
+        t = b.psum("t", 128, 512, addr=14 * 1024)  # [14 KiB, 16 KiB): the last bank fits
+        b.add("Memset", [], [b.tile(t)], name="fill")
+        assert sim.simulate(b.module, arch=arch, mode="timing").total_ns > 0
+
+
 def test_start_partition_rule():
     b = _b()
     t = b.sbuf("t", 128, 64, DType.float32)
@@ -70,6 +89,26 @@ def test_pe_limits():
     st, mv = b.sbuf("st", 128, 128, DType.bfloat16), b.sbuf("mv", 64, 512, DType.bfloat16)
     b.matmul(b.tile(b.psum("acc", 128, 512)), b.tile(st), b.tile(mv), name="mm")
     refused(b, r"Matmult 'mm': stationary has K = 128 partitions but moving has 64")
+
+
+def test_pe_contraction_beyond_128_rows_is_refused_by_the_verifier():
+    """K > 128 cannot reach the PE's own K check: an operand spanning 129 partitions is refused by the
+    verifier (the pattern, naming the instruction; or the tensor, naming its allocation)."""
+    for operand in (0, 1):
+        b = _b()
+        st, mv = b.sbuf("st", 128, 128, DType.bfloat16), b.sbuf("mv", 128, 512, DType.bfloat16)
+        ops = [b.tile(st), b.tile(mv)]
+        loc, row = (st, 128) if operand == 0 else (mv, 512)
+        ops[operand] = b.ap(loc, 0, [(row, 129), (1, row)])
+        b.matmul(b.tile(b.psum("acc", 128, 512)), *ops, name="mm")
+        refused(b, rf"Matmult 'mm'\.ins\[{operand}\]: 129 partitions exceed the 128 partitions")
+    b = _b()
+    st, mv = b.sbuf("st", 129, 128, DType.bfloat16), b.sbuf("mv", 129, 512, DType.bfloat16)
+    b.matmul(b.tile(b.psum("acc", 128, 512)), b.tile(st), b.tile(mv), name="mm")
+    with pytest.raises(SimulationError, match=r"^the module does not verify: functions\[0\]\.allocations\[0\]\."
+                                              r"memorylocations\[0\] 'st': partitions \[0, 129\) exceed the 128 "
+                                              r"partitions$"):
+        sim.simulate(b.module, mode="timing")
 
 
 def test_matmul_group_must_fit_one_psum_bank():
@@ -108,6 +147,32 @@ def test_read_of_unwritten_memory():
     b.dma(b.tile(t), b.full(d), name="load")
     refused(b, r"DMA 'load': ins\[0\] reads tensor 'scratch' bytes \[0, 1\), which no instruction has written",
             mode="full", inputs={})
+
+
+def test_read_of_unwritten_psum():
+    b = _b()  # an eviction of a PSUM tile no matmul wrote
+    p, t = b.psum("p", 128, 64), b.sbuf("t", 128, 64, DType.float32)
+    b.add("TensorCopy", [b.tile(p)], [b.tile(t)], name="evict")
+    refused(b, r"TensorCopy 'evict': ins\[0\] reads PSUM partition 0 bytes \[0, 1\), which no instruction has "
+               r"written", mode="full", inputs={})
+    b = _b()  # the matmul wrote partitions 0..63 (M = 64); the eviction reads 128, on ACT
+    st, mv = b.sbuf("st", 128, 64, DType.bfloat16), b.sbuf("mv", 128, 64, DType.bfloat16)
+    p, t = b.psum("p", 128, 64), b.sbuf("t", 128, 64, DType.float32)
+    b.add("Memset", [], [b.tile(st)], constant=1.0)
+    b.add("Memset", [], [b.tile(mv)], constant=1.0)
+    b.matmul(b.tile(p, partitions=64), b.tile(st), b.tile(mv), name="mm")
+    b.add("Activation", [b.tile(p)], [b.tile(t)], name="evict")
+    refused(b, r"Activation 'evict': ins\[0\] reads PSUM partition 64 bytes \[0, 1\), which no instruction has "
+               r"written", mode="full", inputs={})
+    b = _b()  # the group started on bytes [0, 1024); the accumulation reads on into [1024, 2048)
+    st, mv = b.sbuf("st", 128, 128, DType.bfloat16), b.sbuf("mv", 128, 512, DType.bfloat16)
+    acc = b.psum("acc", 128, 512)
+    b.add("Memset", [], [b.tile(st)], constant=1.0)
+    b.add("Memset", [], [b.tile(mv)], constant=1.0)
+    b.matmul(b.tile(acc, elems=256), b.tile(st), b.tile(mv, elems=256), stop=False, name="first")
+    b.matmul(b.tile(acc), b.tile(st), b.tile(mv), start=False, name="more")
+    refused(b, r"Matmult 'more': accumulates \(start_tensor_calc false\) into PSUM partition 0 bytes \[1024, 1028\), "
+               r"where no matmul started an accumulation group", mode="full", inputs={})
 
 
 @pytest.mark.parametrize("n", [64, 512])  # 512: large enough for the kernel's worker threads

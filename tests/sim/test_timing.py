@@ -182,6 +182,206 @@ def test_kernel_node_analytic_cost():
                                  ("down", (11008, 4096)))})
 
 
+# ---- the formulas against the reference's own numbers ----
+# Computed from ../shared/reference/nki-isa-and-hw.md, not from sim.config: the clocks of §1, MIN_II
+# ("roughly 64 engine cycles"), GPSIMD_START (150) and the DMA numbers of §3, and the ~60-cycle tensor
+# access overhead of §2. A compute instruction alone in a timing run takes (cycles + 60) / clock.
+
+DOC_GHZ = {"trn1": {"PE": 2.8, "ACT": 1.4, "DVE": 1.12, "Pool": 1.4},
+           "trn2": {"PE": 2.4, "ACT": 1.2, "DVE": 0.96, "Pool": 1.2}}
+DOC_MIN_II, DOC_GPSIMD_START, DOC_ACCESS_CYCLES = 64, 150, 60
+DOC_DMA_FIXED_NS, DOC_DMA_ENGINE_GBPS, DOC_DMA_ENGINES, DOC_DGE_NS = 200.0, 27.2, 16, 600.0
+ENGINE_KEY = {Engine.DVE: "DVE", Engine.Activation: "ACT", Engine.Pool: "Pool", Engine.PE: "PE"}
+
+
+def _timed(arch, opcode, ins, outs, **fields):
+    """sim.latency of one instruction, and its duration in a timing run of a module holding only it."""
+    b = ModuleBuilder(arch)
+    inst = b.add(opcode, ins(b), outs(b), **fields)
+    (rec,) = sim.simulate(b.module, arch=arch, mode="timing").instructions
+    return sim.latency(inst, arch), rec["end_ns"] - rec["start_ns"]
+
+
+def _costs(arch, runs_on, cycles, opcode, ins, outs, **fields):
+    """``cycles`` on engine ``runs_on``, and (cycles + the access overhead) / its clock in a timing run."""
+    got, took = _timed(arch, opcode, ins, outs, **fields)
+    assert got["engine"] == runs_on, opcode
+    assert got["cycles"] == cycles, opcode
+    assert took == pytest.approx((cycles + DOC_ACCESS_CYCLES) / DOC_GHZ[arch][ENGINE_KEY[runs_on]]), opcode
+
+
+def _strided(b, n, dtype):
+    """Every other element of a 2n-element row: a non-unit innermost stride."""
+    return b.tile(b.sbuf(f"s{len(b.function.allocations)}", 128, 2 * n, dtype), free=[(2, n)])
+
+
+@pytest.mark.parametrize("n", [8, 200, 1000])
+def test_tensor_scalar_ptr_formula(n):
+    """tensor_scalar with [P, 1] scalars: `max(MIN_II, N)` Vector or Scalar cycles, one op as two [ref §4];
+    on Pool GPSIMD_START + N, like the other GpSimd instructions [ref §3]."""
+    one, ptr = (lambda b: [_sb(b, n)]), (lambda b: [_sb(b, 1)])  # noqa: E731
+    f = max(DOC_MIN_II, n)
+    for arch in ("trn1", "trn2"):
+        _costs(arch, Engine.DVE, f, "TensorScalarPtr", lambda b: one(b) + ptr(b), one, op0=AluOp.mult)
+        _costs(arch, Engine.DVE, f, "TensorScalarPtr", lambda b: one(b) + ptr(b) + ptr(b), one, op0=AluOp.mult,
+               op1=AluOp.add)
+        _costs(arch, Engine.Activation, f, "TensorScalarPtr", lambda b: one(b) + ptr(b), one, op0=AluOp.mult,
+               engine=Engine.Activation)
+        _costs(arch, Engine.Pool, DOC_GPSIMD_START + n, "TensorScalarPtr", lambda b: one(b) + ptr(b), one,
+               op0=AluOp.mult, engine=Engine.Pool)
+
+
+@pytest.mark.parametrize("n", [40, 1000])
+def test_dve_transpose_range_select_and_select_formulas(n):
+    # nc_transpose on DVE: `max(MIN_II, N)` [ref §4]; it takes at most 32 x 32, so N <= 32 and the cost
+    # is MIN_II whatever the shape.
+    for p, f in ((32, 32), (8, 32), (32, 1)):
+        _costs("trn1", Engine.DVE, DOC_MIN_II, "StreamTranspose", lambda b: [_sb(b, f, partitions=p)],
+               lambda b: [_sb(b, p, partitions=f)])
+    # range_select (v3+): `max(MIN_II, N)` [ref §4]; with or without its max-reduce output.
+    ins = lambda b: [_sb(b, n), _sb(b, 1), _sb(b, 1)]  # noqa: E731
+    cmp = dict(comp_op0=AluOp.is_ge, comp_op1=AluOp.is_lt)
+    _costs("trn2", Engine.DVE, max(DOC_MIN_II, n), "RangeSelect", ins, lambda b: [_sb(b, n)], **cmp)
+    _costs("trn2", Engine.DVE, max(DOC_MIN_II, n), "RangeSelect", ins, lambda b: [_sb(b, n), _sb(b, 1)], **cmp)
+    # select / select_reduce: "not documented" [ref §4]; costed as the two-input DVE rule of thumb, ~2N
+    # [ref §3], floored at MIN_II (the model's reading, Hwm.cpp).
+    f2 = max(DOC_MIN_II, 2 * n)
+    _costs("trn1", Engine.DVE, f2, "Select", lambda b: [_sb(b, n)] * 3, lambda b: [_sb(b, n)])
+    _costs("trn1", Engine.DVE, f2, "SelectReduce", lambda b: [_sb(b, n)] * 2, lambda b: [_sb(b, n)])
+    _costs("trn1", Engine.DVE, f2, "SelectReduce", lambda b: [_sb(b, n)] * 2, lambda b: [_sb(b, n), _sb(b, 1)],
+           reduce_op=AluOp.max)
+
+
+@pytest.mark.parametrize("arch", ["trn1", "trn2"])
+def test_pool_engine_forms(arch):
+    """memset, tensor_scalar and tensor_tensor on GpSimd: GPSIMD_START + N [ref §3] -- no MIN_II floor,
+    no bf16 half rate (memset), no 2N (tensor_tensor), no v3 DVE perf mode."""
+    for n in (8, 1000):
+        g = DOC_GPSIMD_START + n
+        for dt in (DType.float32, DType.bfloat16):
+            one = lambda b: [_sb(b, n, dt)]  # noqa: E731
+            _costs(arch, Engine.Pool, g, "Memset", lambda b: [], one, engine=Engine.Pool, constant=0.0)
+            _costs(arch, Engine.Pool, g, "TensorScalar", one, one, engine=Engine.Pool, op0=AluOp.mult, const0=2.0)
+            _costs(arch, Engine.Pool, g, "TensorTensor", lambda b: one(b) + one(b), one, engine=Engine.Pool,
+                   op=AluOp.add)
+
+
+@pytest.mark.parametrize("opcode", ["TensorCopy", "TensorScalar"])
+def test_trn2_dve_perf_modes_of_copy_and_tensor_scalar(opcode):
+    """v3 DVE perf mode [ref §3]: 4x for tensor_copy / tensor_scalar with in and out in SBUF, BF16/FP16,
+    unit-stride innermost; 2x for the same when not contiguous or with one side in PSUM; none for other
+    dtypes or on ACT. Each on `max(MIN_II, N)` [ref §4]."""
+    n, bf, h = 1024, DType.bfloat16, DType.float16
+    f = lambda x: max(DOC_MIN_II, x)  # noqa: E731
+    fields = {"op0": AluOp.mult, "const0": 2.0} if opcode == "TensorScalar" else {}
+    cases = [
+        (lambda b: [_sb(b, n, bf)], lambda b: [_sb(b, n, bf)], n / 4),
+        (lambda b: [_sb(b, n, h)], lambda b: [_sb(b, n, h)], n / 4),
+        (lambda b: [_strided(b, n, bf)], lambda b: [_sb(b, n, bf)], n / 2),
+        (lambda b: [_sb(b, n, bf)], lambda b: [_strided(b, n, bf)], n / 2),
+        (lambda b: [_ps(b, n, bf)], lambda b: [_sb(b, n, bf)], n / 2),
+        (lambda b: [_sb(b, n, bf)], lambda b: [_ps(b, n, bf)], n / 2),
+        (lambda b: [_sb(b, n, bf)], lambda b: [_sb(b, n)], n),
+        (lambda b: [_sb(b, n)], lambda b: [_sb(b, n)], n),
+        (lambda b: [_sb(b, 128, bf)], lambda b: [_sb(b, 128, bf)], 32),  # 4x, then the MIN_II floor
+    ]
+    for ins, outs, cycles in cases:
+        _costs("trn2", Engine.DVE, f(cycles), opcode, ins, outs, **fields)
+    sb = lambda b: [_sb(b, n, bf)]  # noqa: E731
+    _costs("trn1", Engine.DVE, n, opcode, sb, sb, **fields)  # v2 has no perf mode
+    _costs("trn2", Engine.Activation, n, opcode, sb, sb, engine=Engine.Activation, **fields)  # DVE only
+
+
+def test_trn2_dve_perf_mode_of_tensor_scalar_with_pointer_scalars():
+    """tensor_scalar takes `s = const or [P,1]` [ref §4]; the v3 perf mode is stated for tensor_scalar
+    [ref §3], so the [P, 1] form gets it too."""
+    n, bf = 1024, DType.bfloat16
+    _costs("trn2", Engine.DVE, n / 4, "TensorScalarPtr", lambda b: [_sb(b, n, bf), _sb(b, 1)],
+           lambda b: [_sb(b, n, bf)], op0=AluOp.mult)
+    _costs("trn2", Engine.DVE, n / 2, "TensorScalarPtr", lambda b: [_ps(b, n, bf), _sb(b, 1)],
+           lambda b: [_sb(b, n, bf)], op0=AluOp.mult)
+
+
+def _dma_ns(arch, build, **fields):
+    """sim.latency of one DMA, and its duration in a timing run of a module holding only it."""
+    b = ModuleBuilder(arch)
+    inst = b.dma(*build(b), **fields)
+    (rec,) = sim.simulate(b.module, arch=arch, mode="timing").instructions
+    return sim.latency(inst, arch), rec["end_ns"] - rec["start_ns"]
+
+
+@pytest.mark.parametrize("arch,dge", [("trn2", "HWDGE"), ("trn2", "SWDGE"), ("trn1", "SWDGE"), ("trn2", "None")])
+def test_dma_dge_instruction_cost(arch, dge):
+    """A DGE-based DMA instruction "takes about 600 ns" on v3 [ref §3 DMA], on top of the ~200 ns fixed
+    overhead and the payload over 16 engines x 27.2 GB/s; the v3 number is used for v2's software DGE."""
+    def build(b):
+        x = b.input("x", [128, 1024], DType.float32)
+        return b.tile(b.sbuf("t", 128, 1024, DType.float32)), b.full(x)
+    got, took = _dma_ns(arch, build, dge_type=getattr(bir.DgeType, dge))
+    fixed = DOC_DMA_FIXED_NS + (0 if dge == "None" else DOC_DGE_NS)
+    transfer = 128 * 1024 * 4 / (DOC_DMA_ENGINE_GBPS * DOC_DMA_ENGINES)
+    assert got["dma_fixed_ns"] == pytest.approx(fixed)
+    assert got["dma_transfer_ns"] == pytest.approx(transfer)
+    assert took == pytest.approx(fixed + transfer)
+
+
+@pytest.mark.parametrize("width,charged_run", [(1, 64), (8, 64), (16, 64), (32, 128)])
+def test_dma_minimum_burst(width, charged_run):
+    """Each contiguous run of a DMA side is charged at least the minimum burst (64 B, the model's own
+    number: the reference only says there are per-buffer overheads [ref §3 DMA]): a column slice of a
+    row-major DRAM tensor moves 128 runs of `width` fp32 elements."""
+    assert CFG1.dma_min_burst_bytes == 64
+
+    def build(b):
+        x = b.input("x", [128, 64], DType.float32)
+        return b.tile(b.sbuf("t", 128, width, DType.float32)), b.ap(x, 0, [(64, 128), (1, width)])
+    got, took = _dma_ns("trn1", build)
+    transfer = 128 * charged_run / (DOC_DMA_ENGINE_GBPS * DOC_DMA_ENGINES)
+    assert got["bytes"] == 128 * width * 4
+    assert got["dma_transfer_ns"] == pytest.approx(transfer)
+    assert took == pytest.approx(DOC_DMA_FIXED_NS + transfer)
+
+
+def _kernel_node(b, opcode, name_field, name, ins, outs):
+    k = b.block.addInstruction(getattr(bir.InstructionType, opcode), name)
+    getattr(k, "set_" + name_field)(name)
+    for shape in ins:
+        k.addSeqAccess(b.input(f"i{len(b.function.allocations)}", shape, DType.bfloat16), False)
+    for shape in outs:
+        k.addSeqAccess(b.output(f"o{len(b.function.allocations)}", shape, DType.bfloat16), True)
+    return k
+
+
+@pytest.mark.parametrize("arch", ["trn1", "trn2"])
+def test_nki_and_klir_kernel_node_analytic_cost(arch):
+    """NKIKernel and NKIKLIRKernel nodes (no leaf estimator) cost kernel_fixed_ns + max(flops / PE bf16
+    peak, bytes / core DMA bandwidth), the whole core (the model's own estimate, Hwm.cpp), with the PE
+    peak 128 x 128 x 2 flops per PE cycle [ref §1 consistency check] and 16 DMA engines x 27.2 GB/s
+    [ref §1]. Flops: attention 2 * 2 * BH * d * Sq * Sk, halved when causal; otherwise the matmul chain."""
+    peak = 2 * 128 * 128 * DOC_GHZ[arch]["PE"]  # flops per ns
+    dma = DOC_DMA_ENGINES * DOC_DMA_ENGINE_GBPS  # bytes per ns
+    fixed = sim.config(arch).kernel_fixed_ns
+    bh, d, s = 16, 128, 2048
+    t, h, f = 1024, 1024, 4096
+    cases = [  # opcode, its name field, kernel name, ins, outs, flops
+        ("NKIKernel", "func", "flash_attention_causal", [(bh, d, s), (bh, d, s), (bh, s, d)], [(bh, s, d)],
+         2 * 2 * bh * d * s * s // 2),
+        ("NKIKernel", "func", "attention", [(bh, d, s), (bh, d, s), (bh, s, d)], [(bh, s, d)], 2 * 2 * bh * d * s * s),
+        ("NKIKLIRKernel", "func_name", "mlp_kernel", [(4, t // 4, h), (h, f), (f, h)], [(4, t // 4, h)],
+         2 * t * h * f + 2 * t * f * h),
+        ("NKIKLIRKernel", "func_name", "rmsnorm", [(t, h), (h,)], [(t, h)], 0),  # no matmul: DMA-bound
+    ]
+    for opcode, field, name, ins, outs, flops in cases:
+        b = ModuleBuilder(arch)
+        k = _kernel_node(b, opcode, field, name, ins, outs)
+        nbytes = 2 * sum(math.prod(sh) for sh in ins + outs)
+        want = fixed + max(flops / peak, nbytes / dma)
+        got = sim.latency(k, arch)
+        assert (got["flops"], got["bytes"], got["whole_core"]) == (flops, nbytes, True), name
+        assert got["busy_ns"] == pytest.approx(want), name
+        assert sim.simulate(b.module, arch=arch, mode="timing").total_ns == pytest.approx(want), name
+
+
 # ---- the scheduler ----
 
 def _rec(result, name):
