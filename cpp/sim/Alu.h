@@ -19,6 +19,14 @@ using bir::AluOp;
 
 inline constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
+// numpy.mod: the remainder of a / b with the sign of b. fmod is exact; adding b where the signs
+// differ rounds once; a zero remainder takes b's sign; b = 0 or an infinite a gives NaN.
+inline float floorMod(float a, float b) {
+  float m = std::fmod(a, b);
+  if (m == 0) return std::copysign(0.0f, b);
+  return (b < 0) != (m < 0) ? m + b : m;
+}
+
 template <AluOp Op>
 inline float alu(float a, float b) {
   using enum AluOp;
@@ -31,7 +39,7 @@ inline float alu(float a, float b) {
   else if constexpr (Op == max) return (std::isnan(a) || std::isnan(b)) ? kNaN : (a > b ? a : b);
   else if constexpr (Op == min) return (std::isnan(a) || std::isnan(b)) ? kNaN : (a < b ? a : b);
   else if constexpr (Op == pow) return std::pow(a, b);
-  else if constexpr (Op == mod) return a - b * std::floor(a / b);
+  else if constexpr (Op == mod) return floorMod(a, b);
   else if constexpr (Op == average) return (a + b) * 0.5f;
   else if constexpr (Op == abs) return std::fabs(a);
   else if constexpr (Op == rsqrt) return 1.0f / std::sqrt(a);

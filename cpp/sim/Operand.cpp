@@ -34,6 +34,12 @@ int mergeDims(int64_t* num, int64_t* stride, int n) {
 
 }  // namespace
 
+bool footprintsOverlap(const Operand& a, const Operand& b) {
+  if (a.isImm() || b.isImm() || a.space != b.space || a.tensor != b.tensor) return false;
+  if (a.onChip() && (a.p0 + a.lanes <= b.p0 || b.p0 + b.lanes <= a.p0)) return false;
+  return a.lo < b.hi && b.lo < a.hi;
+}
+
 Operand decodeOperand(const bir::AccessPattern& ap, int32_t tensorIndex) {
   Operand op;
   op.dtype = ap.dtype;

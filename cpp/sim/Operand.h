@@ -45,6 +45,10 @@ struct Operand {
   int64_t runStride() const { return nfree ? stride[0] : esize; }
 };
 
+// Whether the two operands' footprints (partitions x bytes [lo, hi), or the same DRAM tensor's
+// bytes) intersect: they may share elements. Immediates share nothing.
+bool footprintsOverlap(const Operand& a, const Operand& b);
+
 // n contiguous elements of `dtype` in one lane: how staged copies of operands are described.
 Operand contiguousOperand(bir::DType dtype, int64_t n);
 

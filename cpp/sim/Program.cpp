@@ -93,10 +93,7 @@ bool samePattern(const Operand& a, const Operand& b) {
 }
 
 bool overlapsDifferently(const Operand& in, const Operand& out) {
-  if (in.isImm() || out.isImm() || in.space != out.space || in.tensor != out.tensor) return false;
-  if (in.onChip() && (in.p0 + in.lanes <= out.p0 || out.p0 + out.lanes <= in.p0)) return false;
-  if (in.hi <= out.lo || out.hi <= in.lo) return false;
-  return !samePattern(in, out);
+  return footprintsOverlap(in, out) && !samePattern(in, out);
 }
 
 struct Decoder {
@@ -239,12 +236,14 @@ struct Decoder {
     }
 
     // Inputs that overlap the output without being the same elements are read in full before
-    // anything is written (in-place operands with identical patterns stream as usual).
+    // anything is written (in-place operands with identical patterns stream as usual). An
+    // indirect DMA pairs rows by its index, not by the patterns: any overlap stages.
     {
       const Operand* ops = cp.operands.data() + d.firstOperand;
+      const bool indirect = I.opcode() == bir::InstructionType::DMA && d.nIns == 2;
       for (int o = d.nIns; o < d.nIns + d.nOuts; ++o)
         for (int k = 0; k < d.nIns; ++k)
-          if (overlapsDifferently(ops[k], ops[o])) d.stage = true;
+          if (indirect ? footprintsOverlap(ops[k], ops[o]) : overlapsDifferently(ops[k], ops[o])) d.stage = true;
     }
 
     // ---- node-class rules ----

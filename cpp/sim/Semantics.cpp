@@ -215,6 +215,10 @@ Exec::Stream Exec::whole(const Operand& op) {
   return Stream{RunCursor::whole(op, lanePtr(op, 0), dim0), &m, op.dtype, &op};
 }
 
+Exec::Stream Exec::buffered(uint8_t* p, bir::DType dtype, int64_t n, const Operand& op) {
+  return Stream{RunCursor(contiguousOperand(dtype, n), p), nullptr, dtype, &op};
+}
+
 Exec::Stream Exec::whole(const Operand& op, int64_t first, int64_t count) {
   Stream s = whole(op);
   s.cur.window(first, count);

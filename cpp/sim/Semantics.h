@@ -107,6 +107,10 @@ class Exec {
   void gatherLane(const Operand& op, int64_t lane, float* out);
   // Converts and stores the lane; marks the bytes written (and, in PSUM, outside any matmul group).
   void scatterLane(const Operand& op, int64_t lane, const float* in);
+  // A [P,1] operand's lanes from in[0..P).
+  void scatterLanes(const Operand& op, const float* in) {
+    for (int64_t l = 0; l < op.lanes; ++l) scatterLane(op, l, in + l);
+  }
   // Element 0 of the lane as fp32 (a [P,1] pointer).
   float laneScalar(const Operand& op, int64_t lane);
   // Checks / marks one run of bytes.
@@ -130,6 +134,9 @@ class Exec {
   }
   static constexpr int kSlots = 6;
   static constexpr int kOutSlot = kSlots - 1;
+  // Free while elementwise() runs with at most kSideSlot inputs: the per-lane values of a second
+  // output, stored after the first (docs/isa-semantics.md §1, several outputs).
+  static constexpr int kSideSlot = kSlots - 2;
   static constexpr int64_t kChunk = 4096;  // elements gathered together across small lanes
 
   // A stream of elements for copyStream: a cursor, its memory (null: untracked scratch), dtype.
@@ -142,6 +149,9 @@ class Exec {
   Stream lane(const Operand& op, int64_t lane);  // one lane of an operand
   Stream whole(const Operand& op);               // every element of an operand
   Stream whole(const Operand& op, int64_t first, int64_t count);  // its elements [first, first + count)
+  // n contiguous elements of `dtype` at p (scratch, untracked): where an overlapping source is
+  // staged before its destination is written. `op` names the operand in messages.
+  static Stream buffered(uint8_t* p, bir::DType dtype, int64_t n, const Operand& op);
   // dst[k] = src[k] (bytes when the dtypes match, else through fp32), or dst[k] += src[k] in fp32
   // with rmwAdd, until src is exhausted.
   void copyStream(Stream src, Stream dst, bool rmwAdd);

@@ -51,21 +51,31 @@ void exec(const InstDMA& I, Exec& x) {
   const bool add = I.dst_rmw_op == AluOp::add;
 
   if (x.nIns() == 2) {
-    // Indirect: destination row r <- source row index[r] (outermost pairs).
+    // Indirect: destination row r <- source row index[r] (outermost pairs). Every index is read
+    // (and checked) before anything is written; where the source or the index overlaps the
+    // destination (stage), so is every source row.
     const Operand& idx = x.in(1);
     Memory& im = x.memory(idx);
+    int64_t* rows = x.intSlot(dst.lanes);
     for (int64_t r = 0; r < dst.lanes; ++r) {
       const uint8_t* ip = x.lanePtr(idx, r / idx.freeElems) + idx.freeOffset(r % idx.freeElems);
       x.checkWritten(im, ip, 1, idx.esize, idx.esize, idx);
       const int64_t row = loadIndexElement(idx.dtype, ip);
-      if (row < 0 || row >= src.lanes) {
-        if (I.oob_is_err)
-          x.fail("index " + std::to_string(row) + " for destination row " + std::to_string(r) +
-                 " is outside the " + std::to_string(src.lanes) + " source rows (oob_is_err)");
-        continue;
-      }
-      x.copyStream(x.lane(src, row), x.lane(dst, r), add);
+      if ((row < 0 || row >= src.lanes) && I.oob_is_err)
+        x.fail("index " + std::to_string(row) + " for destination row " + std::to_string(r) +
+               " is outside the " + std::to_string(src.lanes) + " source rows (oob_is_err)");
+      rows[r] = row >= 0 && row < src.lanes ? row : -1;  // skipped
     }
+    const int64_t rowBytes = src.freeElems * src.esize;
+    uint8_t* staged = x.inst().stage ? x.byteSlot(dst.lanes * rowBytes) : nullptr;
+    if (staged)
+      for (int64_t r = 0; r < dst.lanes; ++r)
+        if (rows[r] >= 0)
+          x.copyStream(x.lane(src, rows[r]), Exec::buffered(staged + r * rowBytes, src.dtype, src.freeElems, src), false);
+    for (int64_t r = 0; r < dst.lanes; ++r)
+      if (rows[r] >= 0)
+        x.copyStream(staged ? Exec::buffered(staged + r * rowBytes, src.dtype, src.freeElems, src) : x.lane(src, rows[r]),
+                     x.lane(dst, r), add);
     return;
   }
 
@@ -98,11 +108,10 @@ void exec(const InstDMA& I, Exec& x) {
     return;
   }
   // Source and destination overlap: copy the source out first.
-  const int64_t bytes = src.numElements() * src.esize;
-  uint8_t* buf = x.byteSlot(bytes);
-  const Operand flat = contiguousOperand(src.dtype, src.numElements());
-  x.copyStream(x.whole(src), Exec::Stream{RunCursor(flat, buf), nullptr, src.dtype, &src}, false);
-  x.copyStream(Exec::Stream{RunCursor(flat, buf), nullptr, src.dtype, &src}, x.whole(dst), add);
+  const int64_t n = src.numElements();
+  uint8_t* buf = x.byteSlot(n * src.esize);
+  x.copyStream(x.whole(src), Exec::buffered(buf, src.dtype, n, src), false);
+  x.copyStream(Exec::buffered(buf, src.dtype, n, src), x.whole(dst), add);
 }
 
 }  // namespace sim

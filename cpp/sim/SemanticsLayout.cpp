@@ -166,6 +166,7 @@ void check(const InstRangeSelect& I, Checker& c) {
 
 void exec(const InstRangeSelect& I, Exec& x) {
   const float fill = static_cast<float>(I.fill_value);
+  float* maxima = x.nOuts() == 2 ? x.slot(Exec::kSideSlot, x.out(0).lanes) : nullptr;
   x.elementwise({&x.in(0)}, x.out(0), [&](int64_t l0, int64_t nl, int64_t n, const float* const* in, float* res) {
     for (int64_t j = 0; j < nl; ++j) {
       const float b0 = x.laneScalar(x.in(1), l0 + j), b1 = x.laneScalar(x.in(2), l0 + j);
@@ -175,13 +176,14 @@ void exec(const InstRangeSelect& I, Exec& x) {
         const bool keep = aluDyn(I.comp_op0, idx, b0) != 0.0f && aluDyn(I.comp_op1, idx, b1) != 0.0f;
         o[i] = keep ? in[0][j * n + i] : fill;
       }
-      if (x.nOuts() == 2) {
+      if (maxima) {
         float mx = o[0];
         for (int64_t i = 1; i < n; ++i) mx = alu<AluOp::max>(mx, o[i]);
-        x.scatterLane(x.out(1), l0 + j, &mx);
+        maxima[l0 + j] = mx;
       }
     }
   });
+  if (maxima) x.scatterLanes(x.out(1), maxima);
 }
 
 }  // namespace sim

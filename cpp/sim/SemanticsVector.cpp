@@ -233,15 +233,33 @@ void exec(const InstTensorCopyDynamic& I, Exec& x) {
   if (!why.empty())
     x.fail(std::string(src ? "ins[0]" : "outs[0]") + " with the run-time offset " + std::to_string(d) +
            " (x dynamic_step " + std::to_string(I.dynamic_step) + " elements) " + why);
+  const int64_t placed = loc.addr + col * moved.esize;
   moved.p0 = static_cast<int32_t>(loc.base_partition + part);
-  moved.base = loc.addr + col * moved.esize;
+  moved.lo += placed - moved.base;
+  moved.hi += placed - moved.base;
+  moved.base = placed;
   const Operand& in = src ? moved : fixed;
   const Operand& out = src ? fixed : moved;
-  for (int64_t l = 0; l < in.lanes; ++l) {
-    Exec::Stream s = x.lane(in, l), t = x.lane(out, l);
+  // Where the moved pattern now shares bytes with the fixed one, the source is read in full first
+  // (the decoder's `stage` could not know where it would land).
+  const int64_t laneBytes = in.freeElems * in.esize;
+  uint8_t* staged = footprintsOverlap(in, out) ? x.byteSlot(in.lanes * laneBytes) : nullptr;
+  auto source = [&](int64_t l) {
+    if (staged) return Exec::buffered(staged + l * laneBytes, in.dtype, in.freeElems, x.in(0));
+    Exec::Stream s = x.lane(in, l);
     s.op = &x.in(0);
+    return s;
+  };
+  if (staged)
+    for (int64_t l = 0; l < in.lanes; ++l) {
+      Exec::Stream s = x.lane(in, l);
+      s.op = &x.in(0);
+      x.copyStream(s, source(l), false);
+    }
+  for (int64_t l = 0; l < in.lanes; ++l) {
+    Exec::Stream t = x.lane(out, l);
     t.op = &x.out(0);
-    x.copyStream(s, t, false);
+    x.copyStream(source(l), t, false);
   }
 }
 
@@ -344,16 +362,15 @@ void exec(const InstSelectReduce& I, Exec& x) {
   const bool third = x.nIns() == 3, reduce = x.nOuts() == 2;
   const float onFalse = static_cast<float>(I.on_false_value);
   const Operand* falseOp = third ? &x.in(2) : &x.in(1);  // only read when `third`
+  float* folds = reduce ? x.slot(Exec::kSideSlot, x.out(0).lanes) : nullptr;
   x.elementwise({&x.in(0), &x.in(1), falseOp}, x.out(0),
                 [&](int64_t l0, int64_t nl, int64_t n, const float* const* in, float* res) {
                   for (int64_t i = 0; i < nl * n; ++i)
                     res[i] = in[0][i] != 0.0f ? in[1][i] : (third ? in[2][i] : onFalse);
-                  if (!reduce) return;
-                  for (int64_t j = 0; j < nl; ++j) {
-                    const float r = fold(I.reduce_op, res + j * n, n);
-                    x.scatterLane(x.out(1), l0 + j, &r);
-                  }
+                  if (reduce)
+                    for (int64_t j = 0; j < nl; ++j) folds[l0 + j] = fold(I.reduce_op, res + j * n, n);
                 });
+  if (reduce) x.scatterLanes(x.out(1), folds);
 }
 
 void check(const InstCopyPredicated&, Checker& c) {

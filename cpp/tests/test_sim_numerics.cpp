@@ -100,6 +100,16 @@ TEST(SimNumerics, AluCornerCases) {
   EXPECT_EQ(alu<bitwise_not>(0.0f, 0.0f), -1.0f);
   EXPECT_EQ(alu<bitwise_and>(6.9f, 3.0f), 2.0f);  // int32 truncates toward zero
   EXPECT_EQ(alu<average>(1.0f, 2.0f), 1.5f);
+  // mod as numpy.mod: exact, with b's sign (a - b * floor(a / b) in fp32 gives 0 for (1, 0.1f))
+  EXPECT_EQ(alu<mod>(1.0f, 0.1f), std::fmod(1.0f, 0.1f));
+  EXPECT_NE(alu<mod>(1.0f, 0.1f), 0.0f);
+  EXPECT_EQ(alu<mod>(5.0f, -3.0f), -1.0f);
+  EXPECT_EQ(alu<mod>(-5.0f, 3.0f), 1.0f);
+  EXPECT_EQ(alu<mod>(1.0f, INFINITY), 1.0f);
+  EXPECT_EQ(alu<mod>(-1.0f, INFINITY), INFINITY);
+  EXPECT_TRUE(std::signbit(alu<mod>(6.0f, -3.0f)));
+  EXPECT_FALSE(std::signbit(alu<mod>(-6.0f, 3.0f)));
+  EXPECT_TRUE(std::isnan(alu<mod>(1.0f, 0.0f)));
   EXPECT_EQ(alu<is_ge>(2.0f, 2.0f), 1.0f);
   EXPECT_EQ(alu<logical_xor>(0.0f, -3.0f), 1.0f);
   EXPECT_EQ(sim::aluDyn(subtract, 5.0f, 2.0f), 3.0f);

@@ -67,6 +67,7 @@ ALU ops and folds
     saturates to [0, 2^32 - 1], NaN -> 0, by analogy with ``int32(x)``: a negative value shifts
     as 0, not as its two's complement.
   * ``rsqrt`` is ``1 / sqrt(a)`` with two fp32 roundings; ``average`` is ``(a + b) * 0.5`` in fp32.
+  * ``pow`` is evaluated in float64 and rounded once (NumPy's float32 power depends on the host).
   * Folds: add uses NumPy's pairwise sum (the contract allows it), max and min NumPy reductions
     (exact), every other op runs sequentially in fp32 from the first element; a fold of one
     element is that element, unchanged.

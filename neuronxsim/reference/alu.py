@@ -54,6 +54,15 @@ def _logical_shift(direction: str) -> BinaryOp:
     return shift
 
 
+def _pow(a, b):
+    # powf, evaluated in double and rounded once. NumPy's float32 power is host-dependent (on
+    # AVX-512 hosts a SIMD routine about 1 ulp off powf in a fifth of the cases), and a constant
+    # exponent of 0.5 takes a sqrt shortcut (-inf -> NaN, -0 -> -0, where powf gives +inf, +0):
+    # both operands are materialised in double at full shape.
+    a, b = (np.array(x, dtype=np.float64) for x in np.broadcast_arrays(a, b))
+    return np.power(a, b).astype(F32)
+
+
 ALU_OPS: dict[str, BinaryOp] = {
     "add": np.add,
     "subtract": np.subtract,
@@ -61,7 +70,7 @@ ALU_OPS: dict[str, BinaryOp] = {
     "divide": np.divide,
     "max": np.maximum,  # NaN-propagating
     "min": np.minimum,
-    "pow": np.power,
+    "pow": _pow,
     "mod": np.mod,  # sign of b
     "average": lambda a, b: (a + b) * F32(0.5),
     "abs": lambda a, b: np.abs(a),
@@ -110,7 +119,13 @@ def fold(op, values: np.ndarray, axis: int = -1) -> np.ndarray:
     values = np.asarray(values, dtype=F32)
     reduction = _REDUCTIONS.get(op.name)
     if reduction is not None:
-        return reduction.reduce(values, axis=axis).astype(F32)
+        result = reduction.reduce(values, axis=axis).astype(F32)
+        if op.name == "add":
+            # NumPy's sum starts from +0; a fold from the first element is -0 where every term is
+            # (a one-element fold is that element, unchanged)
+            every_term_negative_zero = np.all((values == 0) & np.signbit(values), axis=axis)
+            result = np.where(every_term_negative_zero, F32(-0.0), result)
+        return result
     # Every other op rounds to fp32 (or truncates to int32) between steps, so the fold is
     # inherently sequential: loop along the axis, vectorised over everything else.
     values = np.moveaxis(values, axis, 0)

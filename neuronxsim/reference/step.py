@@ -73,7 +73,7 @@ class Operand:
         if self.is_immediate:
             if lanes is None or per_lane is None:
                 raise self.refuse("must be an access pattern, not an immediate")
-            return np.full((lanes, per_lane), self.ap.imm, dtype=np.float32)
+            return np.full((lanes, per_lane), self.immediate_value(), dtype=np.float32)
         self.expect(lanes, per_lane)
         return to_fp32(self._place().gather())
 
@@ -88,8 +88,13 @@ class Operand:
     def first_element(self) -> float:
         """The operand's first element as fp32 (the value of a register-like operand)."""
         if self.is_immediate:
-            return float(np.float32(self.ap.imm))
+            return self.immediate_value()
         return float(to_fp32(self._place().gather()).flat[0])
+
+    def immediate_value(self) -> float:
+        """An immediate's value: stored as its dtype, as an element of that dtype would be, then
+        read as fp32 (docs/isa-semantics.md section 1)."""
+        return float(to_fp32(from_fp32(np.array([self.ap.imm], dtype=np.float32), self.dtype))[0])
 
     # ---- writes ----
 

@@ -68,3 +68,17 @@ def test_transpose_mode_is_bit_exact_and_ignores_moving(run_op):
 def test_matmult_shape_refusals(run_op, ins, outs, message):
     with pytest.raises(SimulationError, match=message):
         run_op("Matmult", [np.ones(shape, np.float32) for shape in ins], [outs])
+
+
+def test_pe_output_must_start_on_a_psum_word(program):
+    """The PE writes PSUM in 4-byte words: a 16-bit transpose output starting at an odd element is
+    refused, as the simulator refuses it (docs/isa-semantics.md, Matmult)."""
+    p = program
+    st = p.sbuf("st", 8, 4, "bfloat16")
+    p.load(st, p.input("st_in", [8, 4], "bfloat16"))
+    ident = p.sbuf("ident", 8, 8, "bfloat16")
+    p.load(ident, p.input("ident_in", [8, 8], "bfloat16"))
+    out = p.psum("out", 4, 16, "bfloat16", addr=2048)
+    p.add("Matmult", ins=[st, ident], outs=[p.ap(out, [[16, 4], [1, 8]], offset=1)], is_transpose=True)
+    with pytest.raises(SimulationError, match=r"outs\[0\]: starts at PSUM byte 2050, not on a 4-byte word"):
+        p.run(st_in=np.ones((8, 4), ml_dtypes.bfloat16), ident_in=np.eye(8, dtype=ml_dtypes.bfloat16))

@@ -9,7 +9,7 @@ import pytest
 from neuronxsim import bir
 from neuronxsim.bir import AluOp, DType, DmaMode, Engine, ReduceAxis
 
-from simkit import f32, to_dtype
+from simkit import Kit, f32, to_dtype
 
 P = 128
 
@@ -339,6 +339,40 @@ def test_dma_indirect_gather(kit, rng):
             np.testing.assert_array_equal(got[r], table[i])
         else:
             assert np.isnan(got[r]).all(), "skipped rows stay unwritten"
+
+
+def test_in_place_gathers_and_dynamic_copies_read_their_source_first(kit):
+    """Sources that overlap their destinations in an order only known at run time (an indirect
+    DMA's rows, a dynamic copy's moved pattern) are read in full before anything is written."""
+    t = kit.load(f32([[1, 2], [3, 4]]))
+    idx = kit.load(np.array([[1], [0]], np.int32), DType.int32)
+    col0 = kit.tile(t, elems=1)
+    kit.b.add("DMA", [col0, kit.tile(idx)], [col0])  # rows of column 0 swapped, in place
+    np.testing.assert_array_equal(kit.fetch(t), [[3, 2], [1, 4]])
+
+    kit = Kit()
+    u = kit.load(f32(np.arange(8)[None, :]))
+    four = kit.load(np.array([[4]], np.int32), DType.int32)
+    # u[7], u[6], u[5], u[4] onto u[0..3] moved by 4 elements: onto u[4..7] themselves, reversed
+    kit.add("TensorCopyDynamicDst", [kit.tile(u, col=7, free=[(-1, 4)]), kit.tile(four)], [kit.tile(u, elems=4)],
+            dynamic_step=1)
+    np.testing.assert_array_equal(kit.fetch(u), [[0, 1, 2, 3, 7, 6, 5, 4]])
+
+
+@pytest.mark.parametrize("dtype", [DType.float32, DType.bfloat16])
+def test_second_output_is_written_last(rng, dtype):
+    """An instruction writes outs[0], then outs[1] (docs/isa-semantics.md §1): a SelectReduce whose
+    [P, 1] sum lands on column 3 of its own selection leaves the sum there, in every dtype path."""
+    kit = Kit()
+    pred = f32(rng.integers(0, 2, (P, 8)))
+    data = f32(rng.integers(-8, 8, (P, 8)))
+    p, d = kit.load(pred, dtype), kit.load(data, dtype)
+    out = kit.sbuf(P, 8, dtype)
+    kit.add("SelectReduce", [kit.tile(p), kit.tile(d)], [kit.tile(out), kit.tile(out, col=3, elems=1)],
+            on_false_value=-1.0, reduce_op=AluOp.add)
+    want = np.where(pred != 0, data, -1)
+    want[:, 3] = want.sum(axis=1)
+    np.testing.assert_array_equal(kit.fetch(out), want)
 
 
 def test_internal_dram_round_trip(kit, rng):

@@ -197,7 +197,7 @@ def alu_ref(op: str, a, b):
         r = {
             "add": lambda: a + b, "subtract": lambda: a - b, "mult": lambda: a * b, "divide": lambda: a / b,
             "max": lambda: np.maximum(a, b), "min": lambda: np.minimum(a, b), "pow": lambda: np.power(a, b),
-            "mod": lambda: a - b * np.floor(a / b), "average": lambda: (a + b) * np.float32(0.5),
+            "mod": lambda: np.mod(a, b), "average": lambda: (a + b) * np.float32(0.5),
             "abs": lambda: np.abs(a), "rsqrt": lambda: np.float32(1) / np.sqrt(a), "bypass": lambda: a,
             "is_equal": lambda: a == b, "not_equal": lambda: a != b, "is_ge": lambda: a >= b,
             "is_gt": lambda: a > b, "is_le": lambda: a <= b, "is_lt": lambda: a < b,

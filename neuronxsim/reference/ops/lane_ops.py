@@ -85,7 +85,8 @@ def bn_stats_aggregate(step: Step) -> None:
     m2 = np.where(present, triples[..., 2], 0)
     total = count.sum(axis=1, dtype=np.float32)
     union_mean = (count * mean).sum(axis=1, dtype=np.float32) / total
-    spread = (count * (mean - union_mean[:, None]) ** 2).sum(axis=1, dtype=np.float32)
+    # skipped triples add nothing: 0 * (0 - union_mean)^2 would be NaN for a huge union mean
+    spread = np.where(present, count * (mean - union_mean[:, None]) ** 2, 0).sum(axis=1, dtype=np.float32)
     variance = (m2.sum(axis=1, dtype=np.float32) + spread) / total
     out.write(np.stack([union_mean, variance], axis=1))
 

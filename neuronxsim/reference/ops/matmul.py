@@ -14,6 +14,10 @@ def matmult(step: Step) -> None:
     if out.memory != "PSUM":
         raise out.refuse(f"the PE array writes PSUM only; tensor '{out.ap.location.name}' is in "
                          f"{out.memory}")
+    loc, size = out.ap.location, out.dtype.itemsize
+    first_byte = loc.addr + out.ap.offset % (loc.bytes_per_partition // size) * size
+    if first_byte % 4:
+        raise out.refuse(f"starts at PSUM byte {first_byte}, not on a 4-byte word")
     k, m = stationary.shape
     if inst.is_transpose:
         # PE transpose: out[m, k] = stationary[k, m], bit-exact (the identity in `moving`
