@@ -104,29 +104,34 @@ bool isBitwise(AluOp op);  // bitvec ops: DVE only [ref §4 tensor_scalar]
 
 inline float sigmoidf(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 inline float softplusf(float x) { return std::fmax(x, 0.0f) + std::log1p(std::exp(-std::fabs(x))); }
+inline double sigmoidd(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
 template <ActivationFunc F>
 inline float activation(float x, float alpha) {
   using enum ActivationFunc;
-  constexpr float kInvSqrt2 = 0.70710678118654752f;
-  constexpr float kInvSqrt2Pi = 0.39894228040143268f;
   if constexpr (F == Abs) return std::fabs(x);
   else if constexpr (F == Abs_reciprocal_sqrt) return 1.0f / std::sqrt(std::fabs(x));
   else if constexpr (F == Arctan) return std::atan(x);
   else if constexpr (F == Copy || F == Identity) return x;
-  else if constexpr (F == Derivative_Erf) return 1.12837916709551257f * std::exp(-x * x);
-  else if constexpr (F == Derivative_Gelu)
-    return 0.5f * (1.0f + std::erf(x * kInvSqrt2)) + x * kInvSqrt2Pi * std::exp(-0.5f * x * x);
-  else if constexpr (F == Derivative_silu) {
-    const float s = sigmoidf(x);
-    return s + x * s * (1.0f - s);
+  // The composite functions below are evaluated in double and rounded once, in forms without
+  // cancellation (1 - sigmoid(x) as sigmoid(-x), 1 + erf as erfc, 1 + tanh(u) as 2 sigmoid(2u)):
+  // in fp32, exp(-x * x) alone is tens of ulps off in the tails.
+  else if constexpr (F == Derivative_Erf) return static_cast<float>(1.1283791670955126 * std::exp(-double{x} * x));
+  else if constexpr (F == Derivative_Gelu) {
+    const double d = x;
+    return static_cast<float>(0.5 * std::erfc(-d * 0.70710678118654752) + d * 0.39894228040143268 * std::exp(-0.5 * d * d));
+  } else if constexpr (F == Derivative_silu) {
+    const double d = x;
+    return static_cast<float>(sigmoidd(d) * (1.0 + d * sigmoidd(-d)));
   } else if constexpr (F == Dsqrt) return 0.5f / std::sqrt(x);
   else if constexpr (F == Erf) return erf32(x);  // bulk runs use erfRun, expRun, geluRun (same results)
   else if constexpr (F == Exp) return expf32(x);
   else if constexpr (F == Gelu) return gelu32(x);
-  else if constexpr (F == Gelu_apprx_sigmoid) return x * sigmoidf(1.702f * x);
-  else if constexpr (F == Gelu_apprx_tanh)
-    return 0.5f * x * (1.0f + std::tanh(0.79788456080286536f * (x + 0.044715f * x * x * x)));
+  else if constexpr (F == Gelu_apprx_sigmoid) return static_cast<float>(x * sigmoidd(1.702 * x));
+  else if constexpr (F == Gelu_apprx_tanh) {
+    const double d = x;  // 0.5 x (1 + tanh(u)) = x sigmoid(2u), u = sqrt(2 / pi) (x + 0.044715 x^3)
+    return static_cast<float>(d * sigmoidd(2 * 0.79788456080286536 * (d + 0.044715 * d * d * d)));
+  }
   else if constexpr (F == Is_finite) return std::isfinite(x) ? 1.0f : 0.0f;
   else if constexpr (F == Ln) return std::log(x);
   else if constexpr (F == Ln_prime) return 1.0f / x;
