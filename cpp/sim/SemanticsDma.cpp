@@ -12,6 +12,21 @@ using namespace bir;
 
 namespace {
 bool isIntDtype(DType t) { return !isFloat(t); }
+// A transposing DMA's source as [a, b]: its pattern's dims other than unit ones (at most two;
+// fewer are padded with 1 in front). False when more than two remain.
+bool transposeDims(const bir::AccessPattern& ap, int64_t& a, int64_t& b) {
+  int64_t dims[2] = {1, 1};
+  int n = 0;
+  for (const auto& pair : ap.pattern) {
+    if (pair.num == 1) continue;
+    if (n == 2) return false;
+    dims[n++] = pair.num;
+  }
+  a = n == 2 ? dims[0] : 1;
+  b = n == 2 ? dims[1] : dims[0];
+  return true;
+}
+
 }  // namespace
 
 void check(const InstDMA& I, Checker& c) {
@@ -39,8 +54,9 @@ void check(const InstDMA& I, Checker& c) {
              std::to_string(dst.freeElems));
     return;
   }
-  if (I.mode == DmaMode::Transpose && I.ins[0].pattern.size() != 2)
-    c.fail("a DMA transpose takes a 2-D source [a, b]; ins[0] has " + std::to_string(I.ins[0].pattern.size()) + " dims");
+  int64_t a, b;
+  if (I.mode == DmaMode::Transpose && !transposeDims(I.ins[0], a, b))
+    c.fail("a DMA transpose takes a 2-D source [a, b] (unit dims aside); ins[0] has more dims");
   if (src.numElements() != dst.numElements())
     c.fail("ins[0] has " + std::to_string(src.numElements()) + " elements but outs[0] has " +
            std::to_string(dst.numElements()));
@@ -80,20 +96,21 @@ void exec(const InstDMA& I, Exec& x) {
   }
 
   if (I.mode == DmaMode::Transpose) {
-    // Source [a, b] lands as [b, a]: destination element j * a + i <- source (i, j).
-    const int64_t a = I.ins[0].pattern[0].num, b = I.ins[0].pattern[1].num;
+    // Source [a, b] lands as [b, a]: destination element j * a + i <- source (i, j), the source's
+    // element i * b + j in enumeration order.
+    int64_t a = 1, b = 1;
+    transposeDims(I.ins[0], a, b);
     float* t = x.slot(2, a * b);
     const bool bytes = src.dtype == dst.dtype && !add;
     const int64_t es = src.esize;
     uint8_t* raw = x.byteSlot(a * b * es);
-    for (int64_t i = 0; i < a; ++i) {
-      const uint8_t* lp = x.lanePtr(src, i);
+    for (int64_t i = 0; i < a; ++i)
       for (int64_t j = 0; j < b; ++j) {
-        const uint8_t* e = lp + src.freeOffset(j);
+        const int64_t k = i * b + j;
+        const uint8_t* e = x.lanePtr(src, k / src.freeElems) + src.freeOffset(k % src.freeElems);
         x.checkWritten(x.memory(src), e, 1, es, static_cast<int>(es), src);
         std::memcpy(raw + (j * a + i) * es, e, static_cast<size_t>(es));
       }
-    }
     if (!bytes)
       for (int64_t e = 0; e < a * b; ++e) t[e] = loadElement(src.dtype, raw + e * es);
     // The staged elements, in destination order.

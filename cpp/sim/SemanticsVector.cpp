@@ -150,13 +150,13 @@ void exec(const InstReciprocal&, Exec& x) {
 
 void check(const InstDropout& I, Checker& c) {
   c.sameShape(c.out(0), {&c.in(0)});
-  if (!(I.prob >= 0.0 && I.prob < 1.0)) c.fail("dropout probability " + std::to_string(I.prob) + " is outside [0, 1)");
+  if (!(I.prob >= 0.0 && I.prob <= 1.0)) c.fail("dropout probability " + std::to_string(I.prob) + " is outside [0, 1]");
 }
 
 // Each element is dropped with probability prob from a generator seeded by `seed` (ours);
-// survivors are scaled by 1 / (1 - prob).
+// survivors are scaled by 1 / (1 - prob). At prob = 1 every element drops.
 void exec(const InstDropout& I, Exec& x) {
-  const float keepScale = static_cast<float>(1.0 / (1.0 - I.prob));
+  const float keepScale = I.prob < 1.0 ? static_cast<float>(1.0 / (1.0 - I.prob)) : 0.0f;
   const float prob = static_cast<float>(I.prob);
   const auto seed = static_cast<uint64_t>(I.seed);
   x.elementwise({&x.in(0)}, x.out(0), [&](int64_t l0, int64_t nl, int64_t n, const float* const* in, float* res) {

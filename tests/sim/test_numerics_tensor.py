@@ -6,7 +6,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from neuronxsim import bir
+from neuronxsim import SimulationError, bir
 from neuronxsim.bir import AluOp, DType, DmaMode, Engine, ReduceAxis
 
 from simkit import Kit, f32, to_dtype
@@ -321,6 +321,20 @@ def test_dma_transpose_mode(kit, rng):
     y = kit.b.output("y", [48, 16], DType.float32)
     kit.b.dma(kit.b.full(y), kit.b.full(d), mode=DmaMode.Transpose)
     np.testing.assert_array_equal(kit.run()["y"], x.T)
+
+
+def test_dma_transpose_drops_unit_dims(kit, rng):
+    """[16, 1, 48] (unit dims aside, 2-D) lands as [48, 16]; a pattern with three dims over one is
+    refused."""
+    x = f32(rng.normal(size=(16, 48)))
+    kit.inputs["x"] = x
+    d = kit.b.input("x", [16, 48], DType.float32)
+    y = kit.b.output("y", [48, 16], DType.float32)
+    kit.b.dma(kit.b.full(y), kit.b.ap(d, 0, [(48, 16), (0, 1), (1, 48)]), mode=DmaMode.Transpose)
+    np.testing.assert_array_equal(kit.run()["y"], x.T)
+    kit.b.dma(kit.b.full(y), kit.b.ap(d, 0, [(48, 16), (24, 2), (1, 24)]), mode=DmaMode.Transpose, name="three")
+    with pytest.raises(SimulationError, match=r"DMA 'three'.*a DMA transpose takes a 2-D source"):
+        kit.run()
 
 
 def test_dma_indirect_gather(kit, rng):

@@ -326,6 +326,9 @@ def test_dropout(kit, rng):
     dropped = got == 0
     assert 0.2 < dropped.mean() < 0.3
     np.testing.assert_array_equal(got[~dropped], x[~dropped] * np.float32(1 / 0.75))
+    every = kit.sbuf(P, 256)
+    kit.add("Dropout", [kit.tile(src)], [kit.tile(every)], prob=1.0, seed=7)
+    np.testing.assert_array_equal(kit.fetch(every), np.zeros((P, 256), np.float32))
 
 
 def test_select_select_reduce_and_copy_predicated(kit, rng):
