@@ -208,7 +208,7 @@ void exec(const InstTensorCopyDynamic& I, Exec& x) {
   const Operand& offsetOp = x.in(1);
   int64_t d;
   if (offsetOp.isImm()) {
-    d = truncToInt32(static_cast<float>(offsetOp.imm));
+    d = truncToInt32(x.laneScalar(offsetOp, 0));  // the value stored as the immediate's dtype
   } else {
     const uint8_t* p = x.lanePtr(offsetOp, 0);
     x.checkWritten(x.memory(offsetOp), p, 1, offsetOp.esize, offsetOp.esize, offsetOp);

@@ -97,7 +97,8 @@ ACTIVATION_FUNCTIONS: dict[str, Callable[[np.ndarray, float], np.ndarray]] = {
     "Exp": lambda x, a: np.exp(x),
     "Gelu": lambda x, a: x * _normal_cdf(x),  # = 0.5x(1 + erf(x/sqrt 2)), accurate in the tail
     "Gelu_apprx_sigmoid": lambda x, a: x * _sigmoid(1.702 * x),
-    "Gelu_apprx_tanh": lambda x, a: 0.5 * x * (1.0 + np.tanh(np.sqrt(2.0 / np.pi) * (x + 0.044715 * x**3))),
+    # 0.5 x (1 + tanh(u)) = x sigmoid(2u): 1 + tanh(u) cancels to 0 long before the value underflows
+    "Gelu_apprx_tanh": lambda x, a: x * _sigmoid(2.0 * np.sqrt(2.0 / np.pi) * (x + 0.044715 * x**3)),
     "Is_finite": lambda x, a: np.isfinite(x).astype(np.float64),
     "Ln": lambda x, a: np.log(x),
     "Ln_prime": lambda x, a: 1.0 / x,
