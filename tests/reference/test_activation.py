@@ -41,7 +41,8 @@ FUNCTIONS = {
     "Exp": math.exp,
     "Gelu": lambda x: 0.5 * x * math.erfc(-x / math.sqrt(2)),  # = 0.5x(1 + erf(x/sqrt 2)), no cancellation
     "Gelu_apprx_sigmoid": lambda x: x * sigmoid(1.702 * x),
-    "Gelu_apprx_tanh": lambda x: 0.5 * x * (1 + math.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3))),
+    # = 0.5x(1 + tanh(u)) without its cancellation: x sigmoid(2u)
+    "Gelu_apprx_tanh": lambda x: x * sigmoid(2 * math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)),
     "Is_finite": lambda x: 1.0,
     "Ln": math.log,
     "Ln_prime": lambda x: 1 / x,
