@@ -215,16 +215,23 @@ __attribute__((target("avx512f"))) void microKernelAvx512Pair(int K, const float
   }
 }
 
+// Runs f.operator()<MR>() with MR = rows (1..kMR): a kernel's row count is a template argument, so
+// that its accumulators are registers.
+template <class F>
+void withRows(int rows, F&& f) {
+  switch (rows) {
+    case 6: return f.template operator()<6>();
+    case 5: return f.template operator()<5>();
+    case 4: return f.template operator()<4>();
+    case 3: return f.template operator()<3>();
+    case 2: return f.template operator()<2>();
+    default: return f.template operator()<1>();
+  }
+}
+
 void microKernelPair(int rows, int K, const float* ap, const float* bp0, const float* bp1, float* c, int64_t ldc,
                      bool accumulate) {
-  switch (rows) {
-    case 6: return microKernelAvx512Pair<6>(K, ap, bp0, bp1, c, ldc, accumulate);
-    case 5: return microKernelAvx512Pair<5>(K, ap, bp0, bp1, c, ldc, accumulate);
-    case 4: return microKernelAvx512Pair<4>(K, ap, bp0, bp1, c, ldc, accumulate);
-    case 3: return microKernelAvx512Pair<3>(K, ap, bp0, bp1, c, ldc, accumulate);
-    case 2: return microKernelAvx512Pair<2>(K, ap, bp0, bp1, c, ldc, accumulate);
-    default: return microKernelAvx512Pair<1>(K, ap, bp0, bp1, c, ldc, accumulate);
-  }
+  withRows(rows, [&]<int MR>() { microKernelAvx512Pair<MR>(K, ap, bp0, bp1, c, ldc, accumulate); });
 }
 
 // The portable kernel (no AVX2/FMA): same blocking, separate multiply and add, k ascending.
@@ -242,14 +249,7 @@ void microKernelPortable(int rows, int K, const float* ap, const float* bp, floa
 void microKernel(int rows, int K, const float* ap, const float* bp, float* c, int64_t ldc, int cols,
                  bool accumulate) {
   if (!cpuHasAvx2Fma()) return microKernelPortable(rows, K, ap, bp, c, ldc, cols, accumulate);
-  switch (rows) {
-    case 6: return microKernelAvx2<6>(K, ap, bp, c, ldc, cols, accumulate);
-    case 5: return microKernelAvx2<5>(K, ap, bp, c, ldc, cols, accumulate);
-    case 4: return microKernelAvx2<4>(K, ap, bp, c, ldc, cols, accumulate);
-    case 3: return microKernelAvx2<3>(K, ap, bp, c, ldc, cols, accumulate);
-    case 2: return microKernelAvx2<2>(K, ap, bp, c, ldc, cols, accumulate);
-    default: return microKernelAvx2<1>(K, ap, bp, c, ldc, cols, accumulate);
-  }
+  withRows(rows, [&]<int MR>() { microKernelAvx2<MR>(K, ap, bp, c, ldc, cols, accumulate); });
 }
 
 // ---- packing: one row segment of B into 16-wide panels (panel p holds columns 16p..16p+15) ----

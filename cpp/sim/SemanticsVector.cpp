@@ -244,22 +244,18 @@ void exec(const InstTensorCopyDynamic& I, Exec& x) {
   // (the decoder's `stage` could not know where it would land).
   const int64_t laneBytes = in.freeElems * in.esize;
   uint8_t* staged = footprintsOverlap(in, out) ? x.byteSlot(in.lanes * laneBytes) : nullptr;
-  auto source = [&](int64_t l) {
-    if (staged) return Exec::buffered(staged + l * laneBytes, in.dtype, in.freeElems, x.in(0));
+  auto sourceLane = [&](int64_t l) {
     Exec::Stream s = x.lane(in, l);
     s.op = &x.in(0);
     return s;
   };
+  auto stagedLane = [&](int64_t l) { return Exec::buffered(staged + l * laneBytes, in.dtype, in.freeElems, x.in(0)); };
   if (staged)
-    for (int64_t l = 0; l < in.lanes; ++l) {
-      Exec::Stream s = x.lane(in, l);
-      s.op = &x.in(0);
-      x.copyStream(s, source(l), false);
-    }
+    for (int64_t l = 0; l < in.lanes; ++l) x.copyStream(sourceLane(l), stagedLane(l), false);
   for (int64_t l = 0; l < in.lanes; ++l) {
     Exec::Stream t = x.lane(out, l);
     t.op = &x.out(0);
-    x.copyStream(source(l), t, false);
+    x.copyStream(staged ? stagedLane(l) : sourceLane(l), t, false);
   }
 }
 

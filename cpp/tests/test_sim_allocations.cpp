@@ -93,8 +93,11 @@ TEST(SimAllocations, RunDoesNotAllocatePerInstruction) {
   auto small = tileStream(8), large = tileStream(64);
   for (sim::Mode mode : {sim::Mode::Full, sim::Mode::Timing})
     for (bool records : {true, false}) {
+      // Not exactly equal: a helper thread's scratch grows the first time it claims a share of
+      // some kind of work, which the scheduling decides. Anything per instruction, or per tile,
+      // would add hundreds (56 more tiles, 504 more instructions).
       const int64_t a = runAllocations(*small, mode, records), b = runAllocations(*large, mode, records);
-      EXPECT_EQ(a, b) << "run() allocated " << a << " times for 8 tiles (73 instructions) and " << b
+      EXPECT_LT(std::abs(b - a), 16) << "run() allocated " << a << " times for 8 tiles (73 instructions) and " << b
                       << " times for 64 tiles (577); mode " << (mode == sim::Mode::Full ? "full" : "timing")
                       << ", records " << records;
     }
