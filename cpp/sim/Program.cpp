@@ -235,20 +235,20 @@ struct Decoder {
         }
     }
 
-    // Inputs that overlap the output without being the same elements are read in full before
-    // anything is written (in-place operands with identical patterns stream as usual). An
-    // indirect DMA pairs rows by its index, not by the patterns: any overlap stages.
-    {
-      const Operand* ops = cp.operands.data() + d.firstOperand;
-      const bool indirect = I.opcode() == bir::InstructionType::DMA && d.nIns == 2;
-      for (int o = d.nIns; o < d.nIns + d.nOuts; ++o)
-        for (int k = 0; k < d.nIns; ++k)
-          if (indirect ? footprintsOverlap(ops[k], ops[o]) : overlapsDifferently(ops[k], ops[o])) d.stage = true;
-    }
-
     // ---- node-class rules ----
     Checker c(I, core, bi, ii, d.engine, cfg, mode, cp.operands.data() + d.firstOperand, d.nIns, d.nOuts);
     checkInstruction(I, c);
+
+    // Inputs that overlap the output without being the same elements are read in full before
+    // anything is written (in-place operands with identical patterns stream as usual; where the
+    // node does not pair elements by their patterns, any overlap stages).
+    {
+      const Operand* ops = cp.operands.data() + d.firstOperand;
+      for (int o = d.nIns; o < d.nIns + d.nOuts; ++o)
+        for (int k = 0; k < d.nIns; ++k)
+          if (c.pairsByPattern ? overlapsDifferently(ops[k], ops[o]) : footprintsOverlap(ops[k], ops[o]))
+            d.stage = true;
+    }
 
     // ---- cost ----
     const bir::Latency lat = hwm.getLatency(I);

@@ -58,6 +58,10 @@ class Checker {
   // touched (dynamic offsets), or outs[k] is also read.
   int wholeLocationIn = -1, wholeLocationOut = -1;
   bool outAlsoRead = false;
+  // Staging (DecodedInst::stage): inputs pair with outputs element by element in pattern order,
+  // so an input with the output's very pattern streams in place; false (an indirect DMA's rows
+  // follow its index) makes any overlap stage.
+  bool pairsByPattern = true;
 
  private:
   int core_;

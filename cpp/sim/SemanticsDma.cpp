@@ -40,6 +40,7 @@ void check(const InstDMA& I, Checker& c) {
   if (I.dge_type == DgeType::HWDGE && !c.cfg.pe_fp8_double_row)
     c.fail("hardware DGE needs NeuronCore-v3 or later; this is " + c.cfg.arch);
   if (c.nIns == 2) {
+    c.pairsByPattern = false;  // destination row r reads the source row its index names
     const Operand& idx = c.in(1);
     c.notImmediate(idx, "indices");
     if (!isIntDtype(idx.dtype)) c.fail("the index tensor ins[1] must have an integer dtype, not " + std::string(enumName(idx.dtype)));

@@ -43,6 +43,8 @@ from neuronxsim.bir import AccumCmd, ActivationFunc, AluOp, DgeType, DmaMode, DT
 from neuronxsim.bir.printer import format_module
 from neuronxsim.sim.build import ModuleBuilder
 
+from simkit import to_dtype
+
 SEEDS = range(160)
 MAX_OUTPUTS = 16
 ARCHES = ("trn1", "trn2")
@@ -521,13 +523,7 @@ def along_row(view: View, shift: int) -> Optional[View]:
 def stored_value(value: float, dtype: DType) -> float:
     """``value`` in fp32, stored as ``dtype`` and read back as fp32 (the store conversion of
     docs/isa-semantics.md §2): what an immediate of that dtype stands for (§1)."""
-    s = STORAGE[dtype]
-    v = np.float32(value)
-    if s.is_int:  # round to nearest even, saturate, NaN -> 0; + 0.0: an integer has no -0
-        return 0.0 if np.isnan(v) else float(np.float32(np.clip(np.rint(np.float64(v)), s.min, s.max))) + 0.0
-    if s.saturates and not np.isnan(v):  # fp8: rounds, then saturates (clipping first gives the same)
-        v = np.clip(v, -s.max, s.max)
-    return float(np.array(v).astype(sim.dtype_to_numpy(dtype)).astype(np.float32))
+    return float(np.float32(to_dtype(np.array([value], np.float32), dtype)[0]))
 
 
 @dataclasses.dataclass
