@@ -31,10 +31,13 @@ Interface for code that embeds traced kernels (the codegen's IT55 nodes):
 * ``arch``: "trn1" (BIR ``gen2``, 192 KiB SBUF per partition) or "trn2" (``gen3``, 224 KiB).
 
 Modules: ``language`` (``nl``), ``isa`` (``nisa``), ``typing`` (``nt``); inside, ``kernel``
-(jit, grids, the trace driver), ``tracer`` (the tile-level instruction list), ``instructions``
-(one builder per ISA instruction, with the engines' rules), ``indexing`` (index expressions,
-masks, subscripts), ``tensor`` (symbolic tensors), ``allocator`` (SBUF/PSUM by live range),
-``emit`` (BIR), ``execution`` (simulate and profile) and ``errors``.
+(jit, grids, the trace driver), ``instructions`` (one builder per ISA instruction, with the
+engines' rules), ``tracer`` (recording, and the checks made as it records), ``record`` (the
+append-only record), ``passes`` (from the record to BIR: zero elision, redirects, matmul
+groups, liveness, then ``allocator`` (SBUF/PSUM by live range) and ``emit`` (BIR)),
+``indexing`` (index expressions, masks, subscripts), ``tensor`` (symbolic tensors),
+``execution`` (simulate and profile) and ``errors``. ``docs/nki-tracer.md`` describes the record,
+the passes and the boundary to libBIR.
 """
 
 from . import isa, language, typing

@@ -1,12 +1,12 @@
 """SBUF and PSUM allocation by live range, as the NKI compiler allocates.
 
-A storage lives from the first to the last enabled instruction that touches it (the tracer
-keeps these ranges as it records), so unrolled loop iterations reuse space: only what is live at
-one moment must fit. Storages are placed in order of their first use, each into a free range of
-the per-partition address space; the search starts where the previous placement ended and wraps
+A storage lives from the first to the last instruction that touches it (the live ranges of
+the liveness pass), so unrolled loop iterations reuse space: only what is live at one moment
+must fit. Storages are placed in order of their first use, each into a free range of the
+per-partition address space; the search starts where the previous placement ended and wraps
 around ("next fit"), so consecutive loop iterations get different buffers while space allows,
-and the engines can overlap one iteration's loads with the previous one's compute. A storage that fits nowhere is refused with the list of
-what is live at that moment.
+and the engines can overlap one iteration's loads with the previous one's compute. A storage
+that fits nowhere is refused with the list of what is live at that moment.
 
 PSUM is handed out in whole 2 KiB banks: every PSUM tile sits in its own bank(s), so a matmul
 accumulation group never shares a bank with another live tile.
@@ -16,73 +16,63 @@ from __future__ import annotations
 
 import bisect
 import heapq
-import operator
 
 from .errors import NKIAllocationError
 from .tensor import PSUM, PSUM_BANK_BYTES, SBUF, Storage
-from .tracer import PSUM_BYTES, CoreTrace
+from .tracer import PSUM_BYTES
 
 SBUF_ALIGN = 64  # bytes; keeps tiles on DMA-friendly boundaries
 
 
-def compute_live_ranges(core: CoreTrace):
-    """Sets ``first_use`` / ``last_use`` of every storage from the enabled instructions."""
-    for st in core.storages:
-        st.first_use = st.last_use = -1
-    index = 0
-    for op in core.ops:
-        if not op.enabled:
-            continue
-        for operands in (op.ins, op.outs):
-            for acc in operands:
-                st = acc.storage
-                if st.first_use < 0:
-                    st.first_use = index
-                st.last_use = index
-        index += 1
+class Allocation:
+    """The allocation pass: ``program.addr[sid]`` of every used on-chip storage (None for the
+    others) and ``program.peak_bytes`` (bytes per partition held at the busiest moment, by
+    space), from the live ranges of :class:`~neuronxsim.nki.passes.Liveness`."""
+
+    name = "allocation"
+
+    def run(self, program) -> None:
+        first_use, last_use = program.first_use, program.last_use
+        addr = [None] * len(first_use)
+        used = {SBUF: [], PSUM: []}
+        for st in program.record.storages:
+            if st.on_chip and first_use[st.sid] >= 0:
+                used[st.kind].append(st)
+        program.addr = addr
+        program.peak_bytes = {
+            SBUF: _place(used[SBUF], SBUF, program.sbuf_bytes, SBUF_ALIGN, first_use, last_use,
+                         addr),
+            PSUM: _place(used[PSUM], PSUM, PSUM_BYTES, PSUM_BANK_BYTES, first_use, last_use,
+                         addr)}
 
 
-def allocate(core: CoreTrace, sbuf_bytes: int) -> dict:
-    """Places every used on-chip storage of ``core``; returns peak bytes per partition by space."""
-    if core.ranges_stale:
-        compute_live_ranges(core)
-    used = {SBUF: [], PSUM: []}
-    for st in core.storages:
-        if st.first_use >= 0 and st.on_chip:
-            used[st.kind].append(st)
-    return {SBUF: _place(used[SBUF], SBUF, sbuf_bytes, SBUF_ALIGN),
-            PSUM: _place(used[PSUM], PSUM, PSUM_BYTES, PSUM_BANK_BYTES)}
-
-
-def _place(storages: list[Storage], kind: str, capacity: int, align: int) -> int:
-    storages.sort(key=_first_use)
+def _place(storages: list[Storage], kind: str, capacity: int, align: int, first_use: list,
+           last_use: list, addr: list) -> int:
+    storages.sort(key=lambda st: first_use[st.sid])
     live: list[tuple[int, int, Storage]] = []  # (addr, end, storage), sorted by addr
     expiry: list[tuple[int, int, tuple]] = []  # heap of (last_use, placement number, live entry)
     rover = 0
     held = peak = 0
     for number, st in enumerate(storages):
-        first_use = st.first_use
-        while expiry and expiry[0][0] < first_use:
+        first = first_use[st.sid]
+        while expiry and expiry[0][0] < first:
             gone = heapq.heappop(expiry)[2]
             live.remove(gone)
             held -= gone[1] - gone[0]
         size = -(-st.bytes_per_partition // align) * align
-        addr = _next_fit(live, size, capacity, rover)
-        if addr is None:
+        at = _next_fit(live, size, capacity, rover)
+        if at is None:
             raise _refusal(st, kind, size, capacity, live)
-        st.addr = addr
-        rover = addr + size
-        entry = (addr, rover, st)
-        # Live ranges are disjoint: no entry starts at addr, so (addr,) sorts by start alone.
-        live.insert(bisect.bisect(live, (addr,)), entry)
-        heapq.heappush(expiry, (st.last_use, number, entry))
+        addr[st.sid] = at
+        rover = at + size
+        entry = (at, rover, st)
+        # Live ranges are disjoint: no entry starts at `at`, so (at,) sorts by start alone.
+        live.insert(bisect.bisect(live, (at,)), entry)
+        heapq.heappush(expiry, (last_use[st.sid], number, entry))
         held += size
         if held > peak:
             peak = held
     return peak
-
-
-_first_use = operator.attrgetter("first_use")
 
 
 def _next_fit(live: list, size: int, capacity: int, rover: int) -> int | None:

@@ -14,6 +14,7 @@ import numpy as np
 from . import dtypes as dt
 from .errors import NKIError
 from .kernel import TracedKernel, _bind, traced_kernel, user_facing
+from .tracer import DEFAULT_MAX_INSTRUCTIONS
 
 
 def _simulator():
@@ -91,18 +92,21 @@ def _returned(traced: TracedKernel, outputs: dict):
 
 
 @user_facing
-def simulate_kernel(kernel, *args, arch: str = "trn1", **kwargs):
+def simulate_kernel(kernel, *args, arch: str = "trn1",
+                    max_instructions: int = DEFAULT_MAX_INSTRUCTIONS, **kwargs):
     """Runs ``kernel`` (an ``nki.jit`` kernel, optionally with a launch grid) on the simulator
-    and returns its outputs as NumPy arrays (a tuple when it returns several)."""
-    traced = traced_kernel(kernel, args, kwargs, arch)
+    and returns its outputs as NumPy arrays (a tuple when it returns several).
+    ``max_instructions``: the most instructions the trace may record (see ``trace_kernel``)."""
+    traced = traced_kernel(kernel, args, kwargs, arch, max_instructions)
     _, outputs = run_traced(traced, bound_arrays(kernel, args, kwargs), arch=arch)
     return _returned(traced, outputs)
 
 
-def simulate(kernel, arch: str = "trn1"):
+def simulate(kernel, arch: str = "trn1", max_instructions: int = DEFAULT_MAX_INSTRUCTIONS):
     """``nki.simulate(kernel)(*arrays)``: the kernel as a function of NumPy arrays."""
     def run(*args, **kwargs):
-        return simulate_kernel(kernel, *args, arch=arch, **kwargs)
+        return simulate_kernel(kernel, *args, arch=arch, max_instructions=max_instructions,
+                               **kwargs)
     run.__name__ = getattr(kernel, "__name__", "kernel")
     return run
 
@@ -150,11 +154,13 @@ class Profile:
 
 
 @user_facing
-def profile(kernel, *args, arch: str = "trn1", trace_file=None, **kwargs) -> Profile:
+def profile(kernel, *args, arch: str = "trn1", trace_file=None,
+            max_instructions: int = DEFAULT_MAX_INSTRUCTIONS, **kwargs) -> Profile:
     """Simulates ``kernel`` and reports time and per-engine statistics; with ``trace_file``,
     also writes the simulator's timeline trace there (Chrome/Perfetto JSON, one track per
-    engine and DMA queue, each instruction with its kernel source line)."""
-    traced = traced_kernel(kernel, args, kwargs, arch)
+    engine and DMA queue, each instruction with its kernel source line).
+    ``max_instructions``: the most instructions the trace may record (see ``trace_kernel``)."""
+    traced = traced_kernel(kernel, args, kwargs, arch, max_instructions)
     result, outputs = run_traced(traced, bound_arrays(kernel, args, kwargs), arch=arch)
     if trace_file is not None:
         result.write_trace(trace_file)

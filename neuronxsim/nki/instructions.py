@@ -75,7 +75,8 @@ def plan(tr: Tracer, shape: tuple, mask, views, loc) -> tuple:
         if v.__class__ is not Tensor:
             continue
         st = v.storage
-        if st.on_chip and st.forward is None and st.written_partitions >= v.offset // st.row + hi:
+        if st.on_chip and st.state.forward is None and \
+                st.state.written_partitions >= v.offset // st.layout.row + hi:
             continue  # the usual case: every partition the instruction reads was written
         if not st.on_chip or not v.shape or v.shape[0] != shape[0]:
             continue
@@ -163,7 +164,8 @@ def engine_in(tr: Tracer, view: Tensor, loc, what: str, name: str, engine,
               merge: bool = True) -> Access:
     """``tr.read`` of a compute engine's operand, checked by :func:`check_compute_operand`."""
     st = view.storage
-    if st.forward is None and st.pending_zero is None and st.write_count and not view.checks:
+    s = st.state
+    if s.forward is None and s.pending_zero is None and s.write_count and not view.checks:
         acc = plain_tile_access(view, st, engine)
         if acc is not None:
             return acc
@@ -205,19 +207,20 @@ def plain_inputs(tr: Tracer, engine, shape: tuple, mask, tiles, pointers=()) -> 
     p = shape[0]
     for v in tiles:
         st = v.storage
-        if v.shape != shape or v.checks or st.forward is not None or \
-                st.pending_zero is not None:
+        s = st.state
+        if v.shape != shape or v.checks or s.forward is not None or s.pending_zero is not None:
             return None
         acc = plain_tile_access(v, st, engine)
-        if acc is None or st.written_partitions < v.offset // st.row + p:
+        if acc is None or s.written_partitions < v.offset // st.layout.row + p:
             return None
         ins.append(acc)
     for v in pointers:
         st = v.storage
+        s = st.state
         vshape = v.shape  # [P, 1], or [P] (a reduction's result)
         if not (len(vshape) == 2 and vshape[1] == 1 or len(vshape) == 1) or vshape[0] != p or \
-                v.checks or st.forward is not None or st.pending_zero is not None or \
-                not st.write_count:
+                v.checks or s.forward is not None or s.pending_zero is not None or \
+                not s.write_count:
             return None
         acc = plain_tile_access(v, st, engine)
         if acc is None:
@@ -273,10 +276,7 @@ def record_lanewise(tr: Tracer, opcode, engine, shape: tuple, box: list, tiles: 
     if len(ins) > 1 and opcode is not IT.Activation and _psum_inputs(ins) > 1:
         raise NKIError(f"{what}: at most one input of a Vector Engine instruction can be in "
                        "PSUM", loc)
-    op = tr.record(opcode, engine, ins, outs, fields, loc)
-    if not full:
-        op.out_box = box
-    return op
+    return tr.record(opcode, engine, ins, outs, fields, loc, None if full else box)
 
 
 # ---- the builders ----
@@ -461,9 +461,8 @@ def tensor_reduce(tr, op, data: Tensor, axes, keepdims: bool, negate: bool, dtyp
         kept_box = [box[0]] + [box[a] for a in kept]
     dst = out_view(out, out_shape, kept_box, loc)
     o = engine_out(tr, dst, loc, what, "destination", Engine.DVE)
-    rec = tr.record(IT.TensorReduce, Engine.DVE, [acc], [o], fields, loc)
-    if tuple(kept_box) != full_box(out_shape):
-        rec.out_box = kept_box
+    tr.record(IT.TensorReduce, Engine.DVE, [acc], [o], fields, loc,
+              None if tuple(kept_box) == full_box(out_shape) else kept_box)
     return out
 
 
@@ -525,16 +524,7 @@ def memset(tr, dst: Tensor, value, loc, mask=None, engine=Engine.DVE):
                      {"mode": _MEMSET_CONST, "constant": _number(value, loc)}, loc)
 
 
-def pending_zeros(tr, dst: Tensor, loc) -> Op:
-    """The Memset of ``nl.zeros`` filling ``dst``, recorded disabled: it is enabled only if
-    something reads the zeros (see Tracer.enable)."""
-    acc = plain_tile_access(dst, dst.storage, Engine.DVE) or tr.access(dst, loc)
-    return tr.record(IT.Memset, Engine.DVE, [], [acc], _ZERO_FILL, loc, enabled=False)
-
-
 _MEMSET_CONST = bir.MemsetMode.Const
-# The fields of every nl.zeros memset, one dict (the fields of a recorded memset never change).
-_ZERO_FILL = {"mode": _MEMSET_CONST, "constant": 0.0}
 _BYPASS = Alu.bypass
 
 
@@ -563,9 +553,8 @@ def iota(tr, expr: IndexExpr, dtype, loc, mask=None, out=None) -> Tensor:
         return out
     fields = _affine_fields(expr, shape, box, loc, "iota")
     acc = engine_out(tr, out_view(out, shape, box, loc), loc, "iota", "destination", Engine.Pool)
-    op = tr.record(IT.Iota, Engine.Pool, [], [acc], fields, loc)
-    if tuple(box) != full_box(shape):
-        op.out_box = box
+    tr.record(IT.Iota, Engine.Pool, [], [acc], fields, loc,
+              None if tuple(box) == full_box(shape) else box)
     return out
 
 
@@ -707,9 +696,8 @@ def per_lane(tr, opcode, data: Tensor, out_free: int, dtype, loc, mask, what: st
     if extra_in is not None:
         ins.append(engine_in(tr, extra_in.restrict(0, *box[0]), loc, what, "values", engine))
     o = engine_out(tr, out.restrict(0, *box[0]), loc, what, "destination", engine)
-    op = tr.record(opcode, engine, ins, [o], None, loc)
-    if box[0] != (0, shape[0]):
-        op.out_box = [box[0], (0, out_free)]
+    tr.record(opcode, engine, ins, [o], None, loc,
+              None if box[0] == (0, shape[0]) else [box[0], (0, out_free)])
     return out
 
 
@@ -840,15 +828,15 @@ def dma(tr, opcode, dst: Tensor, src: Tensor, loc, mask=None, rmw=None, what="dm
             for axis, (lo, hi) in enumerate(box):
                 src = src.restrict(axis, lo, hi)
                 dst = dst.restrict(axis, lo, hi)
-    src_acc = _hbm_access(src, s_st) if s_st.write_count or s_st.kind == INPUT else None
+    src_acc = _hbm_access(src, s_st) if s_st.state.write_count or s_st.kind == INPUT else None
     ins = [src_acc or tr.read(src, loc)]
     if fresh and box is None:
         outs = [tr.write_fresh(dst)]
     else:
         dst_acc = _hbm_access(dst, d_st) if d_st.kind != INPUT else None
         if dst_acc is not None:  # what tr.write does for it (see there)
-            d_st.zero_init = False
-            d_st.write_count += 1
+            d_st.state.zero_init = False
+            d_st.state.write_count += 1
             outs = [dst_acc]
         else:
             outs = [tr.write(dst, loc)]
@@ -856,10 +844,7 @@ def dma(tr, opcode, dst: Tensor, src: Tensor, loc, mask=None, rmw=None, what="dm
     queue = core.dma_queue
     core.dma_queue = (queue + 1) % DMA_QUEUES
     fields = _QUEUE_FIELDS[queue] if rmw is None else {"queue": queue, "dst_rmw_op": rmw}
-    op = tr.record(opcode, _DMA, ins, outs, fields, loc)
-    if box is not None:
-        op.out_box = box
-    return op
+    return tr.record(opcode, _DMA, ins, outs, fields, loc, box)
 
 
 # The fields of a plain transfer on each DMA queue, shared (recorded fields do not change).
@@ -869,8 +854,8 @@ _QUEUE_FIELDS = [{"queue": q} for q in range(DMA_QUEUES)]
 def _hbm_access(view: Tensor, st) -> Access | None:
     """The access of a 2-D view of an HBM tensor without index checks (as ``tr.access`` makes
     it); None for anything else."""
-    if st.on_chip or len(view.shape) != 2 or view.checks or st.forward is not None or \
-            st.pending_zero is not None:
+    if st.on_chip or len(view.shape) != 2 or view.checks or st.state.forward is not None or \
+            st.state.pending_zero is not None:
         return None
     (n0, n1), (s0, s1) = view.shape, view.strides
     return new_access(st, view.offset, [(s0, n0), (s1, n1) if n1 > 1 else (1, 1)])

@@ -34,12 +34,11 @@ from neuronxsim import bir
 from neuronxsim.errors import BIRError
 
 from . import dtypes as dt
-from .allocator import allocate
-from .emit import emit_core
 from .errors import NKIError, without_internal_frames
 from .language import nc
+from .passes import PIPELINE, Program, run_pipeline
 from .tensor import HBM, SHARED_HBM, Tensor
-from .tracer import ARCHS, Tracer
+from .tracer import ARCHS, DEFAULT_MAX_INSTRUCTIONS, Tracer
 from . import tracer as _tracer
 
 
@@ -225,32 +224,47 @@ def _bind(func, args, kwargs) -> tuple[list, dict]:
 
 
 @user_facing
-def trace_kernel(kernel, *args, arch: str = "trn1", **kwargs) -> TracedKernel:
-    """Traces ``kernel`` for the given arguments (arrays or ``nki.typing.tensor[...]`` specs)."""
-    return traced_kernel(kernel, args, kwargs, arch)
+def trace_kernel(kernel, *args, arch: str = "trn1",
+                 max_instructions: int = DEFAULT_MAX_INSTRUCTIONS, **kwargs) -> TracedKernel:
+    """Traces ``kernel`` for the given arguments (arrays or ``nki.typing.tensor[...]`` specs).
+    ``max_instructions``: the most instructions the trace may record before it is refused."""
+    return traced_kernel(kernel, args, kwargs, arch, max_instructions)
 
 
 @user_facing
-def trace(kernel, *args, arch: str = "trn1", **kwargs) -> "bir.Module":
+def trace(kernel, *args, arch: str = "trn1", max_instructions: int = DEFAULT_MAX_INSTRUCTIONS,
+          **kwargs) -> "bir.Module":
     """The BIR module of ``kernel`` traced for these arguments (see :func:`trace_kernel`)."""
-    return traced_kernel(kernel, args, kwargs, arch).module
+    return traced_kernel(kernel, args, kwargs, arch, max_instructions).module
 
 
-def traced_kernel(kernel, args: tuple, kwargs: dict, arch: str) -> TracedKernel:
+def traced_kernel(kernel, args: tuple, kwargs: dict, arch: str,
+                  max_instructions: int = DEFAULT_MAX_INSTRUCTIONS) -> TracedKernel:
     """:func:`trace_kernel` for the other entry points (which filter tracebacks themselves)."""
     # The trace allocates many small objects and frees none until it ends: the cyclic garbage
     # collector would only rescan them, over and over.
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _trace(kernel, args, arch, kwargs)
+        return _trace(kernel, args, arch, kwargs, max_instructions)
     finally:
         if collecting:
             gc.enable()
 
 
-def _trace(kernel, args, arch: str, kwargs) -> TracedKernel:
-    start = time.perf_counter()
+@dataclass
+class Recording:
+    """A kernel launch as recorded, before the passes: the :class:`Tracer` (whose
+    ``cores[c].record`` is core ``c``'s :class:`~neuronxsim.nki.record.CoreRecord`), the input
+    specs, and per core the storages the kernel returns (already named)."""
+    tracer: Tracer
+    inputs: list[TensorSpec]
+    returned: list[list]
+
+
+def record_kernel(kernel, args: tuple, kwargs: dict, arch: str,
+                  max_instructions: int = DEFAULT_MAX_INSTRUCTIONS) -> Recording:
+    """Runs the kernel's Python once per SPMD instance of its grid, recording every core."""
     func, grid = _unwrap(kernel)
     sizes, core_axis = _parse_grid(grid)
     num_cores = sizes[core_axis] if core_axis >= 0 else 1
@@ -259,7 +273,7 @@ def _trace(kernel, args, arch: str, kwargs) -> TracedKernel:
     if arch not in ARCHS:
         raise NKIError(f"unknown arch {arch!r}; expected one of {', '.join(ARCHS)}")
 
-    tracer = Tracer(arch, num_cores)
+    tracer = Tracer(arch, num_cores, max_instructions)
     tracer.grid = sizes
     results = []  # per core: the storages returned
     out_names = None
@@ -288,28 +302,45 @@ def _trace(kernel, args, arch: str, kwargs) -> TracedKernel:
                 # a reference cycle that keeps the whole trace alive until the cyclic collector.
                 frame_probe.frame = None
             results.append(returned)
-
-    module = bir.Module()
-    module.arch = ARCHS[arch]["bir_arch"]
-    counts, sbuf_peaks, psum_peaks, regions = [], [], [], []
     for core, returned in zip(tracer.cores, results):
         for st, name in zip(returned, out_names):
-            _rename(core, st, name)
-        peaks = allocate(core, tracer.sbuf_bytes)
-        sbuf_peaks.append(peaks["sbuf"])
-        psum_peaks.append(peaks["psum"])
-        counts.append(emit_core(module, core, set(returned)).instruction_count)
-        if num_cores > 1:  # to merge the cores' outputs when they run one at a time
-            regions.append(_written_regions(core, returned))
+            _rename(core.record, st, name)
+    return Recording(tracer, inputs, results)
+
+
+def _trace(kernel, args, arch: str, kwargs, max_instructions: int,
+           pipeline=PIPELINE) -> TracedKernel:
+    start = time.perf_counter()
+    recording = record_kernel(kernel, args, kwargs, arch, max_instructions)
+    tracer, results = recording.tracer, recording.returned
+    module = bir.Module()
+    module.arch = ARCHS[arch]["bir_arch"]
+    programs = [run_pipeline(Program(core.record, arch, tracer.sbuf_bytes, returned, module),
+                             pipeline)
+                for core, returned in zip(tracer.cores, results)]
     outputs = [TensorSpec(st.name, st.shape, st.dtype) for st in results[0]]
     try:
         module.verify()
     except BIRError as e:
-        raise _located_bir_error(e, tracer) from None
+        raise _located_bir_error(e, programs) from None
+    regions = []
+    if len(programs) > 1:  # to merge the cores' outputs when they run one at a time
+        regions = [_written_regions(p.ops, returned) for p, returned in zip(programs, results)]
+    counts = [p.function.instruction_count for p in programs]
+    sbuf_peaks = [p.peak_bytes["sbuf"] for p in programs]
+    psum_peaks = [p.peak_bytes["psum"] for p in programs]
     for core in tracer.cores:
-        core.break_cycles()
-    return TracedKernel(module, inputs, outputs, num_cores, arch, counts, sbuf_peaks, psum_peaks,
-                        time.perf_counter() - start, regions)
+        _break_cycles(core.record)
+    return TracedKernel(module, recording.inputs, outputs, len(programs), arch, counts, sbuf_peaks,
+                        psum_peaks, time.perf_counter() - start, regions)
+
+
+def _break_cycles(record):
+    """Drops the references from storages back to ops (nl.zeros memsets, open matmul groups,
+    redirects), so that reference counting frees the trace at once instead of leaving it to the
+    cyclic garbage collector."""
+    for st in record.storages:
+        st.state = None
 
 
 def _symbolic_args(tracer: Tracer, params, specs):
@@ -373,7 +404,7 @@ def _returned_storages(value, func) -> list:
             raise NKIError(f"kernel {func.__qualname__} returns {what} ({st.describe()}); it must "
                            "return whole HBM tensors created with nl.ndarray(..., "
                            "buffer=nl.shared_hbm)", st.created_at)
-        if st.write_count == 0:
+        if st.state.write_count == 0:
             raise NKIError(f"kernel {func.__qualname__} returns {st.describe()}, which it never "
                            "writes", st.created_at)
         if st in storages:
@@ -397,40 +428,38 @@ def _output_names(value, storages, local_vars: dict) -> list[str]:
     return names
 
 
-def _rename(core, st, name: str):
+def _rename(record, st, name: str):
+    names = record.names
     if st.name == name:
         return
     if st.name is not None:
-        core.names.discard(st.name)
+        names.discard(st.name)
     base, i = name, 0
-    while name in core.names:
+    while name in names:
         i += 1
         name = f"{base}_{i}"
-    core.names.add(name)
+    names.add(name)
     st.name = name
 
 
-def _written_regions(core, returned) -> dict:
+def _written_regions(ops: list, returned) -> dict:
     outs = {id(st): st.name for st in returned}
     regions = {}
-    for op in core.ops:
-        if not op.enabled:
-            continue
+    for op in ops:
         for acc in op.outs:
             if id(acc.storage) in outs:
                 regions.setdefault(outs[id(acc.storage)], []).append((acc.offset, acc.pairs))
     return regions
 
 
-def _located_bir_error(e: BIRError, tracer: Tracer) -> NKIError:
+def _located_bir_error(e: BIRError, programs: list) -> NKIError:
     """A verifier complaint about an emitted instruction, pointed at its kernel line."""
     m = re.match(r"functions\[(\d+)\]\.blocks\[0\]\.instructions\[(\d+)\]", str(e))
     loc = None
     if m:
         core, index = int(m.group(1)), int(m.group(2))
-        enabled = [op for op in tracer.cores[core].ops if op.enabled]
-        if index < len(enabled):
-            loc = enabled[index].loc
+        if core < len(programs) and index < len(programs[core].ops):
+            loc = programs[core].ops[index].loc
     return NKIError(f"the traced BIR is invalid: {e}", loc)
 
 

@@ -60,13 +60,26 @@ class tile_size:
 
 # ---- loops and SPMD programs ----
 
+def _traced_loop(kind: str, start, stop, step):
+    """The values of a loop the trace unrolls, each iteration recorded as one of a ``kind``
+    loop (see :class:`~neuronxsim.nki.record.Loop`)."""
+    values = range(start, stop, step) if stop is not None else range(start)
+    return current().iterate(kind, values, caller_location(1))
+
+
 def affine_range(start, stop=None, step=1, **_hints):
     """A loop whose iterations are independent; the trace unrolls it."""
-    return range(start, stop, step) if stop is not None else range(start)
+    return _traced_loop("affine", start, stop, step)
 
 
-sequential_range = affine_range
-static_range = affine_range
+def sequential_range(start, stop=None, step=1, **_hints):
+    """A loop whose iterations depend on each other (run in order); the trace unrolls it."""
+    return _traced_loop("sequential", start, stop, step)
+
+
+def static_range(start, stop=None, step=1, **_hints):
+    """A loop the compiler unrolls; the trace unrolls it."""
+    return _traced_loop("static", start, stop, step)
 
 
 def program_id(axis: int) -> int:
@@ -209,11 +222,7 @@ def zeros(shape, dtype, buffer=None, name: str = "", **_kwargs) -> Tensor:
     accumulating into a zeroed PSUM tile starts its accumulation group instead."""
     loc = caller_location()
     t, lanes = _filled(shape, 0.0, dtype, buffer, name, loc, "zeros")
-    st = t.storage
-    st.pending_zero = _ins.pending_zeros(current(), lanes, loc)
-    st.write_count += 1
-    st.written_partitions = st.partitions
-    st.zero_init = True
+    current().zero_fill(lanes, loc)
     return t
 
 
@@ -340,7 +349,8 @@ def _broadcast_tile(x, shape, loc) -> Tensor:
     src = x if x.dtype in _ins.MATMUL_DTYPE_SET else _ins.tensor_copy(tr, x, float32, loc)
     ones_row = _ins.constant_tile(tr, (1, parts), 1.0, src.dtype, loc)
     out = tr.new_result(SBUF, x.dtype, shape, "broadcast", loc)
-    flat = out if len(shape) > 1 else new_view(out.storage, 0, (parts, 1), (out.storage.row, 1), ())
+    flat = out if len(shape) > 1 else new_view(out.storage, 0, (parts, 1),
+                                               (out.storage.layout.row, 1), ())
     srcf = src if len(src.shape) > 1 else new_view(src.storage, src.offset, (1, 1), (0, 1), ())
     step = _ins.MATMUL_MAX_MOVING
     for lo in range(0, width, step):

@@ -30,19 +30,35 @@ NUM_PARTITIONS = 128
 PSUM_BANK_BYTES = 2048
 
 
-def storage_layout(kind: str, dtype: np.dtype, shape: tuple, partition_axis: int = 0) -> tuple:
-    """What a storage's kind, dtype, shape and partition axis decide (see the module docstring):
-    ``(on_chip, partition_axis, partitions, row, strides, full_pairs)``, the first slots of
-    :class:`Storage`. ``row``: elements per partition (PSUM blocks padded to banks);
-    ``full_pairs``: the access pairs of a whole [P, F] tile, [(F, P), (1, F)] ((1, 1) for
-    F = 1; a [P] tile is a [P, 1] one), None for other storages. Storages alike may share one
-    layout: nothing changes it."""
+class Layout:
+    """Where the elements of an on-chip or HBM storage lie (see the module docstring); made by
+    :func:`storage_layout`. Storages alike share one: nothing changes a layout.
+
+    ``row``: elements per partition (PSUM blocks padded to banks; 0 off chip); ``strides``: in
+    elements, one per dimension (the partition axis's is ``row``); ``full_pairs``: the access
+    pairs of a whole [P, F] tile, [(F, P), (1, F)] ((1, 1) for F = 1; a [P] tile is a [P, 1]
+    one), None for other storages."""
+
+    __slots__ = ("on_chip", "partition_axis", "partitions", "row", "strides", "full_pairs")
+
+    def __init__(self, on_chip: bool, partition_axis: int, partitions: int, row: int,
+                 strides: tuple, full_pairs: list | None):
+        self.on_chip = on_chip
+        self.partition_axis = partition_axis
+        self.partitions = partitions
+        self.row = row
+        self.strides = strides
+        self.full_pairs = full_pairs
+
+
+def storage_layout(kind: str, dtype: np.dtype, shape: tuple, partition_axis: int = 0) -> Layout:
+    """The layout of a storage of this kind, dtype, shape and partition axis."""
     if kind != SBUF and kind != PSUM:  # HBM: row-major, no partitions
         strides, step = [], 1
         for n in reversed(shape):
             strides.append(step)
             step *= n
-        return False, 0, 1, 0, tuple(reversed(strides)), None
+        return Layout(False, 0, 1, 0, tuple(reversed(strides)), None)
     free = shape[partition_axis + 1:]
     blocks = shape[:partition_axis]
     block = math.prod(free)
@@ -65,46 +81,45 @@ def storage_layout(kind: str, dtype: np.dtype, shape: tuple, partition_axis: int
     if partition_axis == 0 and len(shape) <= 2 and p <= NUM_PARTITIONS:
         f = shape[1] if len(shape) == 2 else 1
         full_pairs = [(f, p), (1, f) if f > 1 else (1, 1)]
-    return True, partition_axis, p, row, tuple(strides), full_pairs
+    return Layout(True, partition_axis, p, row, tuple(strides), full_pairs)
 
 
 class Storage:
-    """One memory object of the trace (see the module docstring); made by :func:`new_storage`.
+    """One memory object of the trace (see the module docstring): what it is and how its
+    elements lie. Made by :func:`new_storage`; what the trace learns about its contents while
+    recording is its ``state`` (:class:`~neuronxsim.nki.tracer.StorageState`), and where it is
+    placed is the allocation pass's answer, not the storage's.
 
-    Slotted, every attribute set at creation, and without ``__init__``: a trace creates (and
-    frees) one storage per instruction result, and a bare slotted object is the cheapest to
-    create and to free."""
+    ``sid``: its position in its core's list of storages (passes keep per-storage results in
+    lists indexed by it). Slotted and without ``__init__``: a trace creates (and frees) one
+    storage per instruction result, and a bare slotted object is the cheapest to create."""
 
-    __slots__ = (
-        # The layout (see storage_layout), then who the storage is.
-        "on_chip", "partition_axis", "partitions", "row", "strides", "full_pairs",
-        "name", "hint", "kind", "dtype", "shape", "created_at", "explicit_name",
-        # The Access of the full view of a [P, F] or [P] tile (full_pairs), made on first use
-        # and shared by the instructions using it (accesses are not changed once recorded).
-        "full_access",
-        # Trace state: writes seen; partitions written from 0 (and written ranges beyond them,
-        # see tracer._note_written_partitions); the disabled Memset of nl.zeros until something
-        # needs it; "nl.zeros made it and no non-matmul instruction wrote it since"; the (dst
-        # view, its write count, producer) of a redirected temporary (see Tracer.redirect).
-        "write_count", "written_partitions", "later_partitions", "pending_zero", "zero_init",
-        "forward",
-        # PSUM only, made by the first matmul placed there (else None / 0): regions whose first
-        # matmul replaced the pending zeros (and their element count), and region -> the last
-        # matmul of its open accumulation group.
-        "zero_started", "zero_covered", "psum_groups",
-        # Set after the trace: live range (instruction indices), address, position in the list
-        # of tensors the emitter passes to emit_traced.
-        "first_use", "last_use", "addr", "location_index",
-    )
+    __slots__ = ("sid", "kind", "dtype", "shape", "layout", "on_chip", "strides", "name", "hint",
+                 "created_at", "explicit_name", "state")
+    # (on_chip and strides are the layout's, repeated here: nearly every use of a storage asks
+    # for them first)
+
+    @property
+    def partition_axis(self) -> int:
+        return self.layout.partition_axis
+
+    @property
+    def partitions(self) -> int:
+        return self.layout.partitions
+
+    @property
+    def row(self) -> int:
+        """Elements per partition of an on-chip storage (PSUM blocks padded to banks)."""
+        return self.layout.row
 
     @property
     def free_elements(self) -> int:
         """Elements per partition, without PSUM bank padding."""
-        return math.prod(self.shape) // self.partitions
+        return math.prod(self.shape) // self.layout.partitions
 
     @property
     def bytes_per_partition(self) -> int:
-        return self.row * self.dtype.itemsize
+        return self.layout.row * self.dtype.itemsize
 
     def describe(self) -> str:
         where = f" (created at {self.created_at.short})" if self.created_at else ""
@@ -116,41 +131,33 @@ class Storage:
     def lanes_view(self) -> "Tensor":
         """Every element of an on-chip storage as one tile: the partition axis first, then the
         block and free axes (for instructions that fill a whole multi-tile ndarray)."""
-        if self.partition_axis == 0:
+        axis = self.layout.partition_axis
+        if axis == 0:
             return self.full_view()
-        axes = [self.partition_axis] + [a for a in range(len(self.shape))
-                                        if a != self.partition_axis]
+        axes = [axis] + [a for a in range(len(self.shape)) if a != axis]
         return new_view(self, 0, tuple(self.shape[a] for a in axes),
-                      tuple(self.strides[a] for a in axes), ())
+                        tuple(self.strides[a] for a in axes), ())
 
 
-def new_storage(kind: str, dtype: np.dtype, shape: tuple, layout: tuple, hint: str,
-                created_at: SourceLocation | None, name: str | None = None,
+def new_storage(sid: int, kind: str, dtype: np.dtype, shape: tuple, layout: Layout, hint: str,
+                created_at: SourceLocation | None, state, name: str | None = None,
                 explicit_name: bool = False) -> Storage:
     """A storage of ``layout`` (``storage_layout(kind, dtype, shape, ...)``). Temporaries get
     their unique ``name`` only when they are emitted (most tiles an instruction first writes
     are redirected and never emitted); until then they go by ``hint``."""
     st = Storage()
-    st.on_chip, st.partition_axis, st.partitions, st.row, st.strides, st.full_pairs = layout
-    st.name = name
-    st.hint = hint
+    st.sid = sid
     st.kind = kind
     st.dtype = dtype
     st.shape = shape
+    st.layout = layout
+    st.on_chip = layout.on_chip
+    st.strides = layout.strides
+    st.name = name
+    st.hint = hint
     st.created_at = created_at
     st.explicit_name = explicit_name
-    st.full_access = None
-    st.write_count = 0
-    st.written_partitions = 0
-    st.later_partitions = None
-    st.pending_zero = None
-    st.zero_init = False
-    st.forward = None
-    st.zero_started = st.psum_groups = None
-    st.zero_covered = 0
-    st.first_use = st.last_use = -1
-    st.addr = None
-    st.location_index = -1
+    st.state = state
     return st
 
 
