@@ -228,7 +228,7 @@ std::unique_ptr<Module> addKernel(int64_t rows, int64_t cols, int cores) {
 
 // Beside this file: cpp/fuzz/corpus/klr.
 std::string klrCorpusDir() {
-  return (std::filesystem::path(__FILE__).parent_path().parent_path() / "fuzz" / "corpus" / "klr").string();
+  return std::string(NXS_FUZZ_CORPUS_DIR) + "/klr";
 }
 
 std::string readBytes(const std::string& path) {
