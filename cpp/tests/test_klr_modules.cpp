@@ -1,6 +1,5 @@
 #include "test_klr_modules.h"
 
-#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <sstream>
