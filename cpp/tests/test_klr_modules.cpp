@@ -228,7 +228,8 @@ std::unique_ptr<Module> addKernel(int64_t rows, int64_t cols, int cores) {
 
 // Beside this file: cpp/fuzz/corpus/klr.
 std::string klrCorpusDir() {
-  return (std::filesystem::path(__FILE__).parent_path().parent_path() / "fuzz" / "corpus" / "klr").string();
+  // From a compile definition, not __FILE__: ccache with base_dir compiles from relative paths.
+  return (std::filesystem::path(NXS_TEST_DATA_DIR).parent_path().parent_path() / "fuzz" / "corpus" / "klr").string();
 }
 
 std::string readBytes(const std::string& path) {
