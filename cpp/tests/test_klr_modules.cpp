@@ -225,7 +225,7 @@ std::unique_ptr<Module> addKernel(int64_t rows, int64_t cols, int cores) {
   return m;
 }
 
-// Beside this file: cpp/fuzz/corpus/klr.
+// cpp/fuzz/corpus/klr.
 std::string klrCorpusDir() {
   return std::string(NXS_FUZZ_CORPUS_DIR) + "/klr";
 }
