@@ -92,17 +92,17 @@ def _returned(traced: TracedKernel, outputs: dict):
 
 
 @user_facing
-def simulate_kernel(kernel, *args, arch: str = "trn1",
+def simulate_kernel(kernel, *args, arch: str | None = None,
                     max_instructions: int = DEFAULT_MAX_INSTRUCTIONS, **kwargs):
     """Runs ``kernel`` (an ``nki.jit`` kernel, optionally with a launch grid) on the simulator
     and returns its outputs as NumPy arrays (a tuple when it returns several).
     ``max_instructions``: the most instructions the trace may record (see ``trace_kernel``)."""
     traced = traced_kernel(kernel, args, kwargs, arch, max_instructions)
-    _, outputs = run_traced(traced, bound_arrays(kernel, args, kwargs), arch=arch)
+    _, outputs = run_traced(traced, bound_arrays(kernel, args, kwargs), arch=traced.arch)
     return _returned(traced, outputs)
 
 
-def simulate(kernel, arch: str = "trn1", max_instructions: int = DEFAULT_MAX_INSTRUCTIONS):
+def simulate(kernel, arch: str | None = None, max_instructions: int = DEFAULT_MAX_INSTRUCTIONS):
     """``nki.simulate(kernel)(*arrays)``: the kernel as a function of NumPy arrays."""
     def run(*args, **kwargs):
         return simulate_kernel(kernel, *args, arch=arch, max_instructions=max_instructions,
@@ -154,14 +154,14 @@ class Profile:
 
 
 @user_facing
-def profile(kernel, *args, arch: str = "trn1", trace_file=None,
+def profile(kernel, *args, arch: str | None = None, trace_file=None,
             max_instructions: int = DEFAULT_MAX_INSTRUCTIONS, **kwargs) -> Profile:
     """Simulates ``kernel`` and reports time and per-engine statistics; with ``trace_file``,
     also writes the simulator's timeline trace there (Chrome/Perfetto JSON, one track per
     engine and DMA queue, each instruction with its kernel source line).
     ``max_instructions``: the most instructions the trace may record (see ``trace_kernel``)."""
     traced = traced_kernel(kernel, args, kwargs, arch, max_instructions)
-    result, outputs = run_traced(traced, bound_arrays(kernel, args, kwargs), arch=arch)
+    result, outputs = run_traced(traced, bound_arrays(kernel, args, kwargs), arch=traced.arch)
     if trace_file is not None:
         result.write_trace(trace_file)
     return Profile(traced, result, outputs, trace_file)

@@ -98,8 +98,8 @@ def _dtype(value, loc):
 
 # ---- Tensor Engine ----
 
-def nc_matmul(stationary, moving, is_stationary_onezero=False, is_moving_onezero=False,
-              is_transpose=False, tile_position=(), tile_size=(), mask=None, **kwargs):
+def nc_matmul(stationary, moving, *, is_stationary_onezero=False, is_moving_onezero=False,
+              is_transpose=False, tile_position=(), tile_size=(), mask=None):
     """``stationary.T @ moving`` into a new PSUM tile (fp32): stationary [K, M], moving [K, N],
     K and M at most 128, N at most 512."""
     loc = caller_location()
@@ -110,6 +110,12 @@ def nc_matmul(stationary, moving, is_stationary_onezero=False, is_moving_onezero
         _tile(stationary, loc, "nc_matmul: stationary")  # (raises)
     if moving.__class__ is not Tensor or not moving.storage.on_chip:
         _tile(moving, loc, "nc_matmul: moving")
+    for hint, t, name in ((is_stationary_onezero, stationary, "is_stationary_onezero"),
+                          (is_moving_onezero, moving, "is_moving_onezero")):
+        if hint and t.dtype == _dt.float32:
+            # (NKI: "no impact for non-float32" operands; for float32 ones, a faster PE mode)
+            raise NKIError(f"nc_matmul: {name}=True with a float32 operand selects a faster PE "
+                           "mode for 0/1 tiles, which the simulator does not model", loc)
     fields = None
     if tile_position or tile_size:
         if len(tile_position) != 2 or len(tile_size) != 2:
@@ -120,7 +126,7 @@ def nc_matmul(stationary, moving, is_stationary_onezero=False, is_moving_onezero
                        is_transpose=bool(is_transpose))
 
 
-def nc_transpose(data, mask=None, dtype=None, engine=engine.unknown, **kwargs):
+def nc_transpose(data, *, mask=None, dtype=None, engine=engine.unknown):
     """Swaps partition and free dimension: on the Tensor Engine (up to [128, 128], into PSUM) or
     the Vector Engine (up to [32, 32], into SBUF). ``unknown`` picks the Vector Engine for tiles
     that fit it."""
@@ -139,8 +145,8 @@ def nc_transpose(data, mask=None, dtype=None, engine=engine.unknown, **kwargs):
 
 # ---- Scalar Engine ----
 
-def activation(op, data, bias=None, scale=1.0, reduce_op=None, reduce_res=None,
-               reduce_cmd=reduce_cmd.idle, mask=None, dtype=None, **kwargs):
+def activation(op, data, *, bias=None, scale=1.0, reduce_op=None, reduce_res=None,
+               reduce_cmd=reduce_cmd.idle, mask=None, dtype=None):
     """``op(data * scale + bias)`` on the Scalar Engine, optionally reducing each partition's
     results into the engine's accumulation registers (read into ``reduce_res``)."""
     loc = caller_location()
@@ -164,8 +170,8 @@ def activation(op, data, bias=None, scale=1.0, reduce_op=None, reduce_res=None,
     return out
 
 
-def activation_reduce(op, data, reduce_op, reduce_res, bias=None, scale=1.0, mask=None,
-                      dtype=None, **kwargs):
+def activation_reduce(op, data, *, reduce_op, reduce_res, bias=None, scale=1.0, mask=None,
+                      dtype=None):
     """``activation`` whose results are also summed per partition into ``reduce_res``."""
     loc = caller_location()
     tr = current()
@@ -183,7 +189,7 @@ def activation_reduce(op, data, reduce_op, reduce_res, bias=None, scale=1.0, mas
 
 # ---- Vector / GpSimd engines ----
 
-def tensor_tensor(data1, data2, op, dtype=None, mask=None, engine=engine.unknown, **kwargs):
+def tensor_tensor(data1, data2, op, *, dtype=None, mask=None, engine=engine.unknown):
     """Elementwise ``op`` of two tiles (Vector Engine; GpSimd for ``power``)."""
     loc = caller_location()
     alu = alu_op(op, "tensor_tensor: op", loc)
@@ -198,7 +204,7 @@ def tensor_tensor(data1, data2, op, dtype=None, mask=None, engine=engine.unknown
 
 
 def tensor_scalar(data, op0, operand0, reverse0=False, op1=None, operand1=None, reverse1=False,
-                  dtype=None, mask=None, engine=engine.unknown, **kwargs):
+                  *, dtype=None, mask=None, engine=engine.unknown):
     """``(data op0 operand0) op1 operand1`` with numbers or [P, 1] tiles as operands."""
     loc = caller_location()
     data = _tile(data, loc, "tensor_scalar: data")
@@ -218,7 +224,7 @@ def tensor_scalar(data, op0, operand0, reverse0=False, op1=None, operand1=None, 
                               _dtype(dtype, loc), loc, mask, engine=hw)
 
 
-def tensor_reduce(op, data, axis, mask=None, dtype=None, negate=False, keepdims=False, **kwargs):
+def tensor_reduce(op, data, axis, *, mask=None, dtype=None, negate=False, keepdims=False):
     """Reduces ``data`` along free ``axis`` (an int or a list) on the Vector Engine."""
     loc = caller_location()
     alu = alu_op(op, "tensor_reduce: op", loc)
@@ -227,7 +233,7 @@ def tensor_reduce(op, data, axis, mask=None, dtype=None, negate=False, keepdims=
                               loc, mask)
 
 
-def tensor_copy(src, mask=None, dtype=None, engine=engine.unknown, **kwargs):
+def tensor_copy(src, *, mask=None, dtype=None, engine=engine.unknown):
     """Copies (and casts) a tile."""
     loc = caller_location()
     src = _tile(src, loc, "tensor_copy: src")
@@ -235,7 +241,7 @@ def tensor_copy(src, mask=None, dtype=None, engine=engine.unknown, **kwargs):
     return _ins.tensor_copy(current(), src, _dtype(dtype, loc), loc, mask, engine=hw)
 
 
-def reciprocal(data, dtype=None, mask=None, **kwargs):
+def reciprocal(data, *, dtype=None, mask=None):
     """``1 / data`` on the Vector Engine."""
     loc = caller_location()
     tr = current()
@@ -249,13 +255,13 @@ def reciprocal(data, dtype=None, mask=None, **kwargs):
     return out
 
 
-def iota(expr, dtype, mask=None, **kwargs):
+def iota(expr, dtype, *, mask=None):
     """The values of an index expression over its grid (GpSimd)."""
     loc = caller_location()
     return _ins.iota(current(), expr, _dtype(dtype, loc), loc, mask)
 
 
-def memset(shape, value, dtype, mask=None, engine=engine.unknown, **kwargs):
+def memset(shape, value, dtype, *, mask=None, engine=engine.unknown):
     """A new SBUF tile of ``shape`` filled with ``value``."""
     loc = caller_location()
     tr = current()
@@ -267,7 +273,7 @@ def memset(shape, value, dtype, mask=None, engine=engine.unknown, **kwargs):
     return out
 
 
-def affine_select(pred, on_true_tile, on_false_value, mask=None, dtype=None, **kwargs):
+def affine_select(pred, on_true_tile, on_false_value, *, mask=None, dtype=None):
     """``on_true_tile`` where the affine predicate (e.g. ``i_q - i_k >= 0``) holds, else
     ``on_false_value`` (GpSimd)."""
     loc = caller_location()
@@ -276,8 +282,8 @@ def affine_select(pred, on_true_tile, on_false_value, mask=None, dtype=None, **k
                               loc, mask)
 
 
-def tensor_tensor_scan(data0, data1, initial, op0, op1, reverse0=False, reverse1=False,
-                       dtype=None, mask=None, **kwargs):
+def tensor_tensor_scan(data0, data1, initial, op0, op1, reverse0=False, reverse1=False, *,
+                       dtype=None, mask=None):
     """Per partition, along the free dimension: ``r[i] = op1(op0(data0[i], r[i-1]), data1[i])``
     from ``r[-1] = initial`` (a number or a [P, 1] tile)."""
     loc = caller_location()
@@ -293,9 +299,9 @@ def tensor_tensor_scan(data0, data1, initial, op0, op1, reverse0=False, reverse1
                                    loc, mask)
 
 
-def select_reduce(dst, predicate, on_true, on_false, reduce_res=None,
+def select_reduce(*, dst, predicate, on_true, on_false, reduce_res=None,
                   reduce_cmd=reduce_cmd.idle, reduce_op=np.amax, reverse_pred=False, mask=None,
-                  dtype=None, **kwargs):
+                  dtype=None):
     """``dst = on_true where predicate else on_false``, with the per-partition max of ``dst``
     into ``reduce_res``."""
     loc = caller_location()
@@ -317,9 +323,9 @@ def select_reduce(dst, predicate, on_true, on_false, reduce_res=None,
     return dst
 
 
-def range_select(on_true_tile, comp_op0, comp_op1, bound0, bound1, reduce_cmd=reduce_cmd.idle,
-                 reduce_res=None, reduce_op=np.amax, range_start=0,
-                 on_false_value=np.float32(-3.4028235e38), mask=None, dtype=None, **kwargs):
+def range_select(*, on_true_tile, comp_op0, comp_op1, bound0, bound1,
+                 reduce_cmd=reduce_cmd.idle, reduce_res=None, reduce_op=np.amax, range_start=0,
+                 on_false_value=np.float32(-3.4028235e38), mask=None, dtype=None):
     """Keeps element ``j`` of each partition where ``comp_op0(j + range_start, bound0)`` and
     ``comp_op1(j + range_start, bound1)``, else ``on_false_value``; optional per-partition max."""
     loc = caller_location()
@@ -336,7 +342,7 @@ def range_select(on_true_tile, comp_op0, comp_op1, bound0, bound1, reduce_cmd=re
                              on_false_value, reduce_res, _dtype(dtype, loc), loc, mask)
 
 
-def bn_stats(data, mask=None, dtype=None, **kwargs):
+def bn_stats(data, *, mask=None, dtype=None):
     """Per partition, six values: count, mean and count*variance of the even and of the odd
     elements (at most 512 per partition)."""
     loc = caller_location()
@@ -349,7 +355,7 @@ def bn_stats(data, mask=None, dtype=None, **kwargs):
                          mask, "bn_stats")
 
 
-def bn_aggr(data, mask=None, dtype=None, **kwargs):
+def bn_aggr(data, *, mask=None, dtype=None):
     """Mean and variance per partition from concatenated bn_stats records."""
     loc = caller_location()
     data = _tile(data, loc, "bn_aggr: data")
@@ -367,7 +373,7 @@ def _max8_input(data, loc, what):
         raise NKIError(f"{what}: {n} elements per partition; it takes 8 to 16384", loc)
 
 
-def max8(src, mask=None, dtype=None, **kwargs):
+def max8(*, src, mask=None, dtype=None):
     """The 8 largest values of each partition, descending."""
     loc = caller_location()
     src = _tile(src, loc, "max8: src")
@@ -376,7 +382,7 @@ def max8(src, mask=None, dtype=None, **kwargs):
                          "max8")
 
 
-def nc_find_index8(data, vals, mask=None, dtype=None, **kwargs):
+def nc_find_index8(*, data, vals, mask=None, dtype=None):
     """Per partition, the index of the first occurrence of each of the 8 values ``vals``."""
     loc = caller_location()
     data = _tile(data, loc, "nc_find_index8: data")
@@ -393,7 +399,7 @@ def _vals8(vals, data, loc, what):
     return vals
 
 
-def nc_match_replace8(data, vals, imm, dst_idx=None, mask=None, dtype=None, **kwargs):
+def nc_match_replace8(*, data, vals, imm, dst_idx=None, mask=None, dtype=None):
     """``data`` with the first occurrence of each of the 8 values ``vals`` replaced by ``imm``;
     their indices go to ``dst_idx`` if given."""
     loc = caller_location()
@@ -423,8 +429,8 @@ def nc_match_replace8(data, vals, imm, dst_idx=None, mask=None, dtype=None, **kw
 
 # ---- DMA ----
 
-def dma_copy(dst, src, mask=None, dst_rmw_op=None, oob_mode=oob_mode.error,
-             dge_mode=dge_mode.unknown, **kwargs):
+def dma_copy(*, dst, src, mask=None, dst_rmw_op=None, oob_mode=oob_mode.error,
+             dge_mode=dge_mode.unknown):
     """Copies ``src`` to ``dst`` (HBM or SBUF, either way) by DMA; ``dst_rmw_op=np.add``
     accumulates into ``dst``."""
     loc = caller_location()

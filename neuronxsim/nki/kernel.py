@@ -34,6 +34,7 @@ from neuronxsim import bir
 from neuronxsim.errors import BIRError
 
 from . import dtypes as dt
+from .arguments import located as located_argument_error
 from .errors import NKIError, without_internal_frames
 from .language import nc
 from .passes import PIPELINE, Program, run_pipeline
@@ -79,16 +80,35 @@ class TracedKernel:
         return sum(self.instruction_counts)
 
 
+#: ``nki.jit(mode=...)``: how the real compiler runs a kernel (for a framework, on a device,
+#: on its simulator). Here a kernel called with NumPy arrays always runs on the simulator.
+JIT_MODES = ("auto", "simulation", "baremetal", "benchmark", "trace", "jax", "torchxla")
+#: ``nki.jit(platform_target=...)``: the generation a kernel is compiled for -> its arch here.
+PLATFORM_TARGETS = {"trn1": "trn1", "inf2": "trn1", "trn2": "trn2"}
+#: neuronx-cc flags public kernels pass in ``additional_compile_opt``, and why none changes what
+#: the simulator runs.
+KNOWN_COMPILE_OPTIONS = {
+    "--internal-skip-backend-allocation-opt-nki": "keeps the kernel's own SBUF/PSUM allocation "
+                                                   "(the tracer never moves it)",
+    "--disable-internal-io-dge": "moves kernel I/O without the descriptor-generation engine "
+                                 "(a DMA detail the simulator's DMA model does not distinguish)",
+}
+
+
 class Kernel:
     """A function decorated with ``nki.jit``. Calling it with NumPy arrays simulates it and
     returns its outputs (as ``nki.simulate_kernel``); inside another kernel's trace it is
-    inlined. ``kernel[grid]`` launches it over a grid."""
+    inlined. ``kernel[grid]`` launches it over a grid. ``arch``: the generation of its
+    ``platform_target`` (None: the caller's choice)."""
 
-    def __init__(self, func, **options):
+    def __init__(self, func, mode: str = "auto", arch: str | None = None,
+                 compile_options: tuple = ()):
         if isinstance(func, Kernel):
             func = func.func
         self.func = func
-        self.options = options
+        self.mode = mode
+        self.arch = arch
+        self.compile_options = compile_options
         functools.update_wrapper(self, func)
 
     def __getitem__(self, grid) -> "GridKernel":
@@ -121,23 +141,51 @@ class GridKernel:
         return f"<nki kernel {self.kernel.func.__qualname__}{list(self.grid)}>"
 
 
-def jit(func=None, **options):
+def jit(func=None, mode="auto", *, platform_target=None, additional_compile_opt=None):
     """Marks an NKI kernel: ``@nki.jit``, ``@nki.jit()``, ``nki.jit(fn)``,
-    ``nki.jit(mode=...)(fn)``. Options of the real compiler (``mode``, ...) are accepted and
-    ignored."""
+    ``nki.jit(mode=...)(fn)``. Every ``mode`` (see :data:`JIT_MODES`) runs a kernel called with
+    NumPy arrays on the simulator; ``platform_target`` ("trn1", "inf2", "trn2") is the arch a
+    call without its own ``arch=`` traces for; ``additional_compile_opt`` takes the neuronx-cc
+    flags of :data:`KNOWN_COMPILE_OPTIONS` (none changes what the simulator runs; any other
+    flag is refused)."""
+    if mode not in JIT_MODES:
+        raise NKIError(f"nki.jit: mode {mode!r} is not one of {', '.join(JIT_MODES)}")
+    arch = None
+    if platform_target is not None:
+        arch = PLATFORM_TARGETS.get(platform_target)
+        if arch is None:
+            raise NKIError(f"nki.jit: platform_target {platform_target!r} is not one of "
+                           f"{', '.join(PLATFORM_TARGETS)}")
+    options = ()
+    if additional_compile_opt is not None:
+        if not isinstance(additional_compile_opt, str):
+            raise NKIError("nki.jit: additional_compile_opt is a string of compiler flags")
+        options = tuple(additional_compile_opt.split())
+        unknown = [o for o in options if o not in KNOWN_COMPILE_OPTIONS]
+        if unknown:
+            raise NKIError(f"nki.jit: compiler option(s) {', '.join(unknown)} are not known to "
+                           "the simulator, which cannot tell what they would change; it knows "
+                           f"{', '.join(KNOWN_COMPILE_OPTIONS)}")
     if func is None:
-        return lambda f: Kernel(f, **options)
-    return Kernel(func, **options)
+        return lambda f: Kernel(f, mode, arch, options)
+    return Kernel(func, mode, arch, options)
 
 
 def user_facing(fn):
-    """Public entry points raise NKIError with neuronxsim's own frames cut from the traceback."""
+    """Public entry points raise NKIError with neuronxsim's own frames cut from the traceback,
+    and a call of the NKI API with arguments it does not take as an
+    :class:`~neuronxsim.nki.arguments.NKIArgumentError` naming the kernel line."""
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
         except NKIError as e:
             raise e.with_traceback(without_internal_frames(e.__traceback__)) from None
+        except TypeError as e:
+            error = located_argument_error(e)
+            if error is None:
+                raise
+            raise error.with_traceback(without_internal_frames(e.__traceback__)) from None
     return wrapper
 
 
@@ -224,23 +272,27 @@ def _bind(func, args, kwargs) -> tuple[list, dict]:
 
 
 @user_facing
-def trace_kernel(kernel, *args, arch: str = "trn1",
+def trace_kernel(kernel, *args, arch: str | None = None,
                  max_instructions: int = DEFAULT_MAX_INSTRUCTIONS, **kwargs) -> TracedKernel:
     """Traces ``kernel`` for the given arguments (arrays or ``nki.typing.tensor[...]`` specs).
+    ``arch``: "trn1" or "trn2" (default: the kernel's ``platform_target``, else "trn1");
     ``max_instructions``: the most instructions the trace may record before it is refused."""
     return traced_kernel(kernel, args, kwargs, arch, max_instructions)
 
 
 @user_facing
-def trace(kernel, *args, arch: str = "trn1", max_instructions: int = DEFAULT_MAX_INSTRUCTIONS,
-          **kwargs) -> "bir.Module":
+def trace(kernel, *args, arch: str | None = None,
+          max_instructions: int = DEFAULT_MAX_INSTRUCTIONS, **kwargs) -> "bir.Module":
     """The BIR module of ``kernel`` traced for these arguments (see :func:`trace_kernel`)."""
     return traced_kernel(kernel, args, kwargs, arch, max_instructions).module
 
 
-def traced_kernel(kernel, args: tuple, kwargs: dict, arch: str,
+def traced_kernel(kernel, args: tuple, kwargs: dict, arch: str | None,
                   max_instructions: int = DEFAULT_MAX_INSTRUCTIONS) -> TracedKernel:
     """:func:`trace_kernel` for the other entry points (which filter tracebacks themselves)."""
+    if arch is None:
+        jitted = kernel.kernel if isinstance(kernel, GridKernel) else kernel
+        arch = (jitted.arch if isinstance(jitted, Kernel) else None) or "trn1"
     # The trace allocates many small objects and frees none until it ends: the cyclic garbage
     # collector would only rescan them, over and over.
     collecting = gc.isenabled()

@@ -67,17 +67,17 @@ def _traced_loop(kind: str, start, stop, step):
     return current().iterate(kind, values, caller_location(1))
 
 
-def affine_range(start, stop=None, step=1, **_hints):
+def affine_range(start, stop=None, step=1):
     """A loop whose iterations are independent; the trace unrolls it."""
     return _traced_loop("affine", start, stop, step)
 
 
-def sequential_range(start, stop=None, step=1, **_hints):
+def sequential_range(start, stop=None, step=1):
     """A loop whose iterations depend on each other (run in order); the trace unrolls it."""
     return _traced_loop("sequential", start, stop, step)
 
 
-def static_range(start, stop=None, step=1, **_hints):
+def static_range(start, stop=None, step=1):
     """A loop the compiler unrolls; the trace unrolls it."""
     return _traced_loop("static", start, stop, step)
 
@@ -204,7 +204,7 @@ def _tensor_spec(dims: tuple, pidx: int, dtype, buffer, loc, what: str) -> tuple
     return dtype, buffer
 
 
-def ndarray(shape, dtype, buffer=None, name: str = "", **_kwargs) -> Tensor:
+def ndarray(shape, dtype, *, buffer=None, name: str = "") -> Tensor:
     """A new tensor (contents undefined until written)."""
     return _new_tensor(shape, dtype, buffer, name, caller_location(), "ndarray")
 
@@ -217,7 +217,7 @@ def _filled(shape, value, dtype, buffer, name, loc, what):
     return t, (t if st.partition_axis == 0 else st.lanes_view())
 
 
-def zeros(shape, dtype, buffer=None, name: str = "", **_kwargs) -> Tensor:
+def zeros(shape, dtype, *, buffer=None, name: str = "") -> Tensor:
     """A tile of zeros. The memset is emitted only if something reads the zeros: a matmul
     accumulating into a zeroed PSUM tile starts its accumulation group instead."""
     loc = caller_location()
@@ -226,34 +226,28 @@ def zeros(shape, dtype, buffer=None, name: str = "", **_kwargs) -> Tensor:
     return t
 
 
-def full(shape, fill_value, dtype, buffer=None, name: str = "", **_kwargs) -> Tensor:
+def full(shape, fill_value, dtype, *, buffer=None, name: str = "") -> Tensor:
     loc = caller_location()
     t, lanes = _filled(shape, fill_value, dtype, buffer, name, loc, "full")
     _ins.memset(current(), lanes, fill_value, loc)
     return t
 
 
-def ones(shape, dtype, buffer=None, name: str = "", **_kwargs) -> Tensor:
+def ones(shape, dtype, *, buffer=None, name: str = "") -> Tensor:
     loc = caller_location()
     t, lanes = _filled(shape, 1.0, dtype, buffer, name, loc, "ones")
     _ins.memset(current(), lanes, 1.0, loc)
     return t
 
 
-def zeros_like(a: Tensor, dtype=None, buffer=None, name: str = "", **_kwargs) -> Tensor:
-    return zeros(a.shape, dtype or a.dtype, buffer or a.buffer, name)
+def zeros_like(a: Tensor, dtype=None, *, buffer=None, name: str = "") -> Tensor:
+    """A tile of zeros of ``a``'s shape (and dtype and buffer unless given)."""
+    return zeros(a.shape, dtype or a.dtype, buffer=buffer or a.buffer, name=name)
 
 
-def ones_like(a: Tensor, dtype=None, buffer=None, name: str = "", **_kwargs) -> Tensor:
-    return ones(a.shape, dtype or a.dtype, buffer or a.buffer, name)
-
-
-def full_like(a: Tensor, fill_value, dtype=None, buffer=None, name: str = "", **_kwargs):
-    return full(a.shape, fill_value, dtype or a.dtype, buffer or a.buffer, name)
-
-
-def empty_like(a: Tensor, dtype=None, buffer=None, name: str = "", **_kwargs) -> Tensor:
-    return ndarray(a.shape, dtype or a.dtype, buffer or a.buffer, name)
+def empty_like(a: Tensor, dtype=None, *, buffer=None, name: str = "") -> Tensor:
+    """A new tensor of ``a``'s shape (and dtype and buffer unless given), contents undefined."""
+    return ndarray(a.shape, dtype or a.dtype, buffer=buffer or a.buffer, name=name)
 
 
 # ---- memory movement ----
@@ -279,7 +273,7 @@ def _hbm(x, loc, what: str) -> Tensor:
     return x
 
 
-def load(src, mask=None, dtype=None, **_kwargs) -> Tensor:
+def load(src, *, mask=None, dtype=None) -> Tensor:
     """Copies ``src`` (HBM) into a new SBUF tile of the same shape; ``src``'s first dimension
     lands on partitions."""
     loc = caller_location()
@@ -296,7 +290,7 @@ def load(src, mask=None, dtype=None, **_kwargs) -> Tensor:
     return tile
 
 
-def store(dst, value, mask=None, **_kwargs):
+def store(dst, value, *, mask=None):
     """Copies the tile ``value`` into ``dst`` (HBM)."""
     loc = caller_location()
     tr = current()
@@ -309,11 +303,11 @@ def store(dst, value, mask=None, **_kwargs):
     _ins.dma(tr, IT.Save, dst, value, loc, mask, what="nl.store")
 
 
-def copy(x, dtype=None, mask=None, **_kwargs) -> Tensor:
+def copy(src, *, mask=None, dtype=None) -> Tensor:
     """A copy of a tile (cast to ``dtype``) in SBUF."""
     loc = caller_location()
-    x = _tile(x, loc, "nl.copy: x")
-    return _ins.tensor_copy(current(), x, _opt_dtype(dtype, loc), loc, mask=mask, what="copy")
+    src = _tile(src, loc, "nl.copy: src")
+    return _ins.tensor_copy(current(), src, _opt_dtype(dtype, loc), loc, mask=mask, what="copy")
 
 
 copy.act_func = Act.Copy
@@ -323,10 +317,10 @@ def _opt_dtype(dtype, loc):
     return None if dtype is None else _dtype(dtype, loc)
 
 
-def broadcast_to(x, shape) -> Tensor:
-    """``x`` repeated to ``shape``. Free dimensions repeat by a copy; a single partition is
+def broadcast_to(src, *, shape) -> Tensor:
+    """``src`` repeated to ``shape``. Free dimensions repeat by a copy; a single partition is
     copied to all partitions through the PE array (a matmul against a row of ones)."""
-    return _broadcast_tile(x, shape, caller_location())
+    return _broadcast_tile(src, shape, caller_location())
 
 
 def _broadcast_tile(x, shape, loc) -> Tensor:
@@ -423,8 +417,10 @@ def accumulate(dst: Tensor, value, name: str) -> Tensor:
 
 
 def _apply_operator(x, y, name: str, loc):
-    """``x <op> y`` written with Python's operators on tiles: ``nl.<name>(x, y)``."""
-    return _binary(x, y, _BINARY_ALU[name], None, None, loc, what=name)
+    """``x <op> y`` written with Python's operators on tiles: ``nl.<name>(x, y)`` (with its
+    default dtype: bool for comparisons)."""
+    return _binary(x, y, _BINARY_ALU[name], _dt.bool_ if name in _BOOL_RESULTS else None, None,
+                   loc, what=name)
 
 
 # ---- arithmetic ----
@@ -469,12 +465,26 @@ def _binary(x, y, op, dtype, mask, loc, out=None, what="") -> Tensor:
 
 
 def _binary_fn(name: str, op):
-    @_alu_marker(op)
-    def fn(x, y, dtype=None, mask=None, **_kwargs):
-        return _binary(x, y, op, dtype, mask, caller_location(), what=name)
+    """``nl.<name>(x, y, *, dtype=None, mask=None)``: comparisons and logical operations give
+    bool tiles by default (``dtype=bool``); ``mod`` and ``fmod`` take dtype and mask by position
+    too (their documented signatures)."""
+    if name in _BOOL_RESULTS:
+        def fn(x, y, *, dtype=bool, mask=None):
+            return _binary(x, y, op, dtype, mask, caller_location(), what=name)
+    elif name in ("mod", "fmod"):
+        def fn(x, y, dtype=None, mask=None):
+            return _binary(x, y, op, dtype, mask, caller_location(), what=name)
+    else:
+        def fn(x, y, *, dtype=None, mask=None):
+            return _binary(x, y, op, dtype, mask, caller_location(), what=name)
+    fn = _alu_marker(op)(fn)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Elementwise ``{op.name}`` of two tiles, or a tile and a number (Vector Engine)."
     return fn
+
+
+_BOOL_RESULTS = frozenset(("equal", "not_equal", "greater", "greater_equal", "less", "less_equal",
+                           "logical_and", "logical_or", "logical_xor"))
 
 
 _BINARY_ALU = {
@@ -492,7 +502,7 @@ for _name, _op in _BINARY_ALU.items():
 
 def _activation_fn(name: str, func):
     @_act_marker(func)
-    def fn(x, dtype=None, mask=None, **_kwargs):
+    def fn(x, *, dtype=None, mask=None):
         loc = caller_location()
         x = _tile(x, loc, name, "x")
         return _ins.activation(current(), func, x, None, 1.0, _opt_dtype(dtype, loc), loc, mask,
@@ -515,14 +525,14 @@ for _name, _func in _ACTIVATIONS.items():
     globals()[_name] = _activation_fn(_name, _func)
 
 
-def negative(x, dtype=None, mask=None, **_kwargs) -> Tensor:
+def negative(x, *, dtype=None, mask=None) -> Tensor:
     loc = caller_location()
     x = _tile(x, loc, "nl.negative: x")
     return _ins.tensor_scalar(current(), x, Alu.mult, -1.0, False, None, None, False,
                               _opt_dtype(dtype, loc), loc, mask, what="negative")
 
 
-def invert(x, dtype=None, mask=None, **_kwargs) -> Tensor:
+def invert(x, *, dtype=None, mask=None) -> Tensor:
     loc = caller_location()
     x = _tile(x, loc, "nl.invert: x")
     return _ins.tensor_scalar(current(), x, Alu.bitwise_not, 0.0, False, None, None, False,
@@ -532,14 +542,14 @@ def invert(x, dtype=None, mask=None, **_kwargs) -> Tensor:
 bitwise_not = invert
 
 
-def logical_not(x, dtype=None, mask=None, **_kwargs) -> Tensor:
+def logical_not(x, *, dtype=bool, mask=None) -> Tensor:
     loc = caller_location()
     x = _tile(x, loc, "nl.logical_not: x")
     return _ins.tensor_scalar(current(), x, Alu.is_equal, 0.0, False, None, None, False,
                               _opt_dtype(dtype, loc), loc, mask, what="logical_not")
 
 
-def where(condition, x, y, dtype=None, mask=None, **_kwargs) -> Tensor:
+def where(condition, x, y, *, dtype=None, mask=None) -> Tensor:
     """``x`` where ``condition`` is non-zero, else ``y`` (a tile or a number)."""
     loc = caller_location()
     condition = _tile(condition, loc, "nl.where: condition")
@@ -550,11 +560,18 @@ def where(condition, x, y, dtype=None, mask=None, **_kwargs) -> Tensor:
 
 def _reduce_fn(name: str, op):
     @_alu_marker(op)
-    def fn(x, axis, dtype=None, mask=None, keepdims=False, **_kwargs):
+    def fn(x, axis, *, dtype=None, mask=None, keepdims=False):
         loc = caller_location()
         x = _tile(x, loc, name, "x")
         return _ins.tensor_reduce(current(), op, x, axis, keepdims, False, _opt_dtype(dtype, loc),
                                   loc, mask, what=name)
+    if name == "all":  # (a bool result by default, as NKI's)
+        def fn(x, axis, *, dtype=bool, mask=None, keepdims=False):
+            loc = caller_location()
+            x = _tile(x, loc, name, "x")
+            return _ins.tensor_reduce(current(), op, x, axis, keepdims, False, _dtype(dtype, loc),
+                                      loc, mask, what=name)
+        fn = _alu_marker(op)(fn)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"``{op.name}``-reduction along free axes ``axis`` (Vector Engine)."
     return fn
@@ -567,7 +584,7 @@ prod = _reduce_fn("prod", Alu.mult)
 all = _reduce_fn("all", Alu.logical_and)  # noqa: A001
 
 
-def mean(x, axis, dtype=None, mask=None, keepdims=False, **_kwargs) -> Tensor:
+def mean(x, axis, *, dtype=None, mask=None, keepdims=False) -> Tensor:
     """Arithmetic mean along free axes (a sum in fp32, then a scale)."""
     loc = caller_location()
     tr = current()
@@ -580,17 +597,19 @@ def mean(x, axis, dtype=None, mask=None, keepdims=False, **_kwargs) -> Tensor:
                               _opt_dtype(dtype, loc) or x.dtype, loc, None, what="mean")
 
 
-def softmax(x, axis=-1, dtype=None, mask=None, **_kwargs) -> Tensor:
-    """``exp(x - max) / sum(exp(x - max))`` along the last free axis."""
+def softmax(x, axis, *, dtype=None, compute_dtype=None, mask=None) -> Tensor:
+    """``exp(x - max) / sum(exp(x - max))`` along the last free axis, computed in
+    ``compute_dtype`` (float32 unless given)."""
     loc = caller_location()
     tr = current()
     x = _tile(x, loc, "nl.softmax: x")
     axes = _ins.normalize_axes(axis, len(x.shape), loc, "nl.softmax")
     if axes != [len(x.shape) - 1] or len(x.shape) != 2:
         raise NKIError("nl.softmax works along the free axis of a 2-D tile", loc)
-    peak = _ins.tensor_reduce(tr, Alu.max, x, axes, True, True, float32, loc, mask, what="softmax")
-    e = _ins.activation(tr, Act.Exp, x, peak, 1.0, float32, loc, mask, what="softmax")
-    total = _ins.tensor_reduce(tr, Alu.add, e, axes, True, False, float32, loc, mask,
+    cdt = _opt_dtype(compute_dtype, loc) or float32
+    peak = _ins.tensor_reduce(tr, Alu.max, x, axes, True, True, cdt, loc, mask, what="softmax")
+    e = _ins.activation(tr, Act.Exp, x, peak, 1.0, cdt, loc, mask, what="softmax")
+    total = _ins.tensor_reduce(tr, Alu.add, e, axes, True, False, cdt, loc, mask,
                                what="softmax")
     return _ins.tensor_scalar(tr, e, Alu.divide, total, False, None, None, False,
                               _opt_dtype(dtype, loc) or x.dtype, loc, mask, what="softmax")
@@ -606,7 +625,7 @@ def _sbuf_operand(tr, t: Tensor, loc, what: str) -> Tensor:
     return t
 
 
-def matmul(x, y, transpose_x=False, mask=None, **_kwargs) -> Tensor:
+def matmul(x, y, *, transpose_x=False, mask=None) -> Tensor:
     """``x @ y`` into PSUM (fp32). With ``transpose_x`` the tile ``x`` holds xᵀ ([K, M], the
     layout the PE array wants); otherwise ``x`` ([M, K]) is first transposed on the PE array."""
     loc = caller_location()
@@ -623,7 +642,7 @@ def matmul(x, y, transpose_x=False, mask=None, **_kwargs) -> Tensor:
     return _ins.matmul(tr, x, y, loc, what="nl.matmul")
 
 
-def transpose(x, dtype=None, mask=None, **_kwargs) -> Tensor:
+def transpose(x, *, dtype=None, mask=None) -> Tensor:
     """Swaps the partition and free dimensions of a 2-D tile (PE transpose, result in SBUF)."""
     loc = caller_location()
     tr = current()
@@ -637,9 +656,11 @@ def transpose(x, dtype=None, mask=None, **_kwargs) -> Tensor:
 
 # ---- debugging ----
 
-def device_print(prefix, x, **_kwargs):
+def device_print(prefix, x, *, mask=None):
     """Prints ``prefix`` and the values of ``x`` when the kernel is simulated."""
     loc = caller_location()
+    if mask is not None:
+        raise NKIError("nl.device_print: masks are not supported; print a slice of the tile", loc)
     if not isinstance(x, Tensor):
         raise NKIError("nl.device_print prints tiles and tensors", loc)
     _ins.device_print(current(), prefix, x, loc)
@@ -647,4 +668,6 @@ def device_print(prefix, x, **_kwargs):
 
 __all__ = [n for n in list(globals()) if not n.startswith("_") and n not in (
     "annotations", "builtins", "math", "np", "NKIError", "caller_location", "current",
-    "Tensor", "same_view", "IT", "Engine", "Alu", "Act", "HBM", "PSUM", "SBUF", "SHARED_HBM")]
+    "Tensor", "same_view", "new_view", "assign", "accumulate", "IT", "Engine", "Alu", "Act", "HBM",
+    "PSUM", "SBUF",
+    "SHARED_HBM")]
