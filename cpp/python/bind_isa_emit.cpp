@@ -2,8 +2,8 @@
 // function's tensors and appends one block of ISA nodes, from plain records (the tracer's
 // emission pass, neuronxsim/nki/emit.py, builds them; nothing here knows the tracer's classes):
 //   tensor: (name, memory type, dtype, shape, tensor kind, partitions, bytes per partition,
-//            address), enums as ints; on-chip tensors (SB, PSUM) use partitions, bytes and
-//            address, DRAM tensors the kind
+//            start partition, address), enums as ints; on-chip tensors (SB, PSUM) use
+//            partitions, bytes, start partition and address, DRAM tensors the kind
 //   record: (opcode, engine, source, fields, ins, outs): `opcode` and `engine` ints, `source`
 //           a str, `fields` None or a dict of the node's fields by their BIR names (unknown
 //           names are an error), `ins`/`outs` sequences of operands, each a number (an fp32
@@ -157,15 +157,18 @@ std::vector<int64_t> shapeOf(PyObject* o) {
 }
 
 MemoryLocation* tensorFrom(Function& fn, PyObject* t) {
-  tupleOf(t, 8, "a tensor is (name, memory type, dtype, shape, kind, partitions, bytes per partition, address)");
+  tupleOf(t, 9,
+          "a tensor is (name, memory type, dtype, shape, kind, partitions, bytes per partition, start partition, "
+          "address)");
   const std::string name = stringOf(PyTuple_GET_ITEM(t, 0), "a tensor name");
   const auto type = enumOf<MemoryType>(PyTuple_GET_ITEM(t, 1), "a memory type");
   const auto dtype = enumOf<DType>(PyTuple_GET_ITEM(t, 2), "a dtype");
   std::vector<int64_t> shape = shapeOf(PyTuple_GET_ITEM(t, 3));
   if (type == MemoryType::SB || type == MemoryType::PSUM)
     return fn.createOnChipTensor(name, type, dtype, intOf(PyTuple_GET_ITEM(t, 5), "partitions"),
-                                 intOf(PyTuple_GET_ITEM(t, 6), "bytes per partition"), 0,
-                                 intOf(PyTuple_GET_ITEM(t, 7), "an address"), shape);
+                                 intOf(PyTuple_GET_ITEM(t, 6), "bytes per partition"),
+                                 intOf(PyTuple_GET_ITEM(t, 7), "a start partition"),
+                                 intOf(PyTuple_GET_ITEM(t, 8), "an address"), shape);
   return fn.createDramTensor(name, type, dtype, shape, enumOf<TensorKind>(PyTuple_GET_ITEM(t, 4), "a tensor kind"));
 }
 
@@ -195,7 +198,7 @@ void emitTrace(Function& fn, py::list tensor_records, py::list records) {
 void bindIsaEmit(py::module_& m) {
   m.def("emit_trace", &emitTrace, py::arg("function"), py::arg("tensors"), py::arg("records"),
         "Creates a function's tensors from (name, memory type, dtype, shape, kind, partitions, "
-        "bytes per partition, address) tuples and appends a block of ISA nodes from (opcode, "
+        "bytes per partition, start partition, address) tuples and appends a block of ISA nodes from (opcode, "
         "engine, source, fields, ins, outs) records; operands are (tensor index, offset, pairs) "
         "or numbers.");
 }

@@ -66,7 +66,7 @@ def run(args) -> int:
     arrays = [_array(s, rng) for s in args.shapes]
     os.makedirs(args.output, exist_ok=True)
     out = os.path.abspath(args.output)
-    prof = nki.profile(kernel, *arrays, arch=args.arch)
+    prof = nki.profile_kernel(kernel, *arrays, arch=args.arch)
     r = prof.result
     files.write_trace(r, os.path.join(out, "trace.json"))
     files.write_timeline(r, [], os.path.join(out, "timeline.png"), f"{args.kernel}: {r.total_ns / 1e3:.1f} us")

@@ -10,6 +10,11 @@ that fits nowhere is refused with the list of what is live at that moment.
 
 PSUM is handed out in whole 2 KiB banks: every PSUM tile sits in its own bank(s), so a matmul
 accumulation group never shares a bank with another live tile.
+
+A storage a direct allocation placed (``Storage.placement``: start partition and byte address)
+stays where the kernel put it; two such storages whose partitions and bytes overlap must not be
+live at the same time (the compiler's lifetime conflict: one would overwrite the other), and the
+other storages are placed around those live at the same time.
 """
 
 from __future__ import annotations
@@ -49,30 +54,70 @@ class Allocation:
 def _place(storages: list[Storage], kind: str, capacity: int, align: int, first_use: list,
            last_use: list, addr: list) -> int:
     storages.sort(key=lambda st: first_use[st.sid])
+    fixed = [st for st in storages if st.placement is not None]
+    if fixed:
+        _check_lifetimes(fixed, kind, first_use, last_use)
+        pinned = [(st.placement[1], st.placement[1] + st.bytes_per_partition, st) for st in fixed]
     live: list[tuple[int, int, Storage]] = []  # (addr, end, storage), sorted by addr
     expiry: list[tuple[int, int, tuple]] = []  # heap of (last_use, placement number, live entry)
     rover = 0
     held = peak = 0
     for number, st in enumerate(storages):
-        first = first_use[st.sid]
+        first, last = first_use[st.sid], last_use[st.sid]
         while expiry and expiry[0][0] < first:
             gone = heapq.heappop(expiry)[2]
             live.remove(gone)
             held -= gone[1] - gone[0]
-        size = -(-st.bytes_per_partition // align) * align
-        at = _next_fit(live, size, capacity, rover)
-        if at is None:
-            raise _refusal(st, kind, size, capacity, live)
+        if st.placement is not None:
+            at = st.placement[1]
+            size = st.bytes_per_partition
+        else:
+            size = -(-st.bytes_per_partition // align) * align
+            taken = live
+            if fixed:  # the placed storages live at any moment of this one's range
+                blockers = [e for e in pinned if first_use[e[2].sid] <= last and
+                            first <= last_use[e[2].sid]]
+                if blockers:
+                    taken = sorted(live + blockers, key=_start)
+            at = _next_fit(taken, size, capacity, rover)
+            if at is None:
+                raise _refusal(st, kind, size, capacity, taken)
+            rover = at + size
         addr[st.sid] = at
-        rover = at + size
-        entry = (at, rover, st)
-        # Live ranges are disjoint: no entry starts at `at`, so (at,) sorts by start alone.
-        live.insert(bisect.bisect(live, (at,)), entry)
-        heapq.heappush(expiry, (last_use[st.sid], number, entry))
+        entry = (at, at + size, st)
+        live.insert(bisect.bisect(live, (at, at + size)), entry)
+        heapq.heappush(expiry, (last, number, entry))
         held += size
         if held > peak:
             peak = held
     return peak
+
+
+def _start(entry: tuple) -> int:
+    return entry[0]
+
+
+def _check_lifetimes(fixed: list, kind: str, first_use: list, last_use: list):
+    """Refuses two directly placed storages that share partitions and bytes while both live
+    (``fixed`` in order of first use)."""
+    active: list = []
+    for st in fixed:
+        first = first_use[st.sid]
+        active = [o for o in active if last_use[o.sid] >= first]
+        p0, a0 = st.placement
+        p1, a1 = p0 + st.layout.partitions, a0 + st.bytes_per_partition
+        for other in active:
+            q0, b0 = other.placement
+            q1, b1 = q0 + other.layout.partitions, b0 + other.bytes_per_partition
+            if p0 < q1 and q0 < p1 and a0 < b1 and b0 < a1:
+                name = "SBUF" if kind == SBUF else "PSUM"
+                raise NKIAllocationError(
+                    f"{name} lifetime conflict: tile {st.describe()} is placed at bytes [{a0}, "
+                    f"{a1}) of partitions [{p0}, {p1}), which {other.describe()} (bytes [{b0}, "
+                    f"{b1}) of partitions [{q0}, {q1})) still holds; two tiles placed on the "
+                    "same memory must not be live at the same time (give the tensor more "
+                    "physical tiles, or end the other's use first)", st.created_at)
+        active.append(st)
 
 
 def _next_fit(live: list, size: int, capacity: int, rover: int) -> int | None:
@@ -88,7 +133,8 @@ def _next_fit(live: list, size: int, capacity: int, rover: int) -> int | None:
                 return start
             if wrapped is None:
                 wrapped = prev
-        prev = end  # live ranges are disjoint and sorted
+        if end > prev:  # (sorted by start; placed storages may overlap others in bytes)
+            prev = end
     if capacity - prev >= size:
         start = prev if prev >= rover else rover
         if capacity - start >= size:

@@ -9,8 +9,8 @@ The boundary to libBIR is one call of plain records (``_core.bir.emit_trace``, s
 ``cpp/python/bind_isa_emit.cpp``), checked field by field on the C++ side:
 
 * a tensor is ``(name, memory type, dtype, shape, tensor kind, partitions, bytes per partition,
-  address)``, enums as ints (on-chip tensors use partitions, bytes and address; DRAM tensors
-  the kind);
+  start partition, address)``, enums as ints (on-chip tensors use partitions, bytes, start
+  partition and address; DRAM tensors the kind);
 * an instruction is ``(opcode, engine, source, fields, ins, outs)``: ints, a str, None or a dict
   of the node's fields by their BIR names, and tuples of operands, each
   ``(tensor index, offset, pairs)`` (a plain access pattern in the tensor's dtype, ``pairs``
@@ -60,15 +60,17 @@ class Emission:
             if st.on_chip:
                 tensors.append((st.name, _SB if st.kind == SBUF else _PSUM, dtypes[st.dtype],
                                 (st.layout.partitions, st.layout.row), _INTERNAL,
-                                st.layout.partitions, st.bytes_per_partition, addr[st.sid]))
+                                st.layout.partitions, st.bytes_per_partition,
+                                0 if st.placement is None else st.placement[0], addr[st.sid]))
             elif st.kind == INPUT:
                 tensors.append((st.name, _INPUT, dtypes[st.dtype], st.shape, _EXTERNAL_INPUT, 0,
-                                0, 0))
+                                0, 0, 0))
             elif st in outputs:
                 tensors.append((st.name, _OUTPUT, dtypes[st.dtype], st.shape, _EXTERNAL_OUTPUT,
-                                0, 0, 0))
+                                0, 0, 0, 0))
             elif used:
-                tensors.append((st.name, _DRAM, dtypes[st.dtype], st.shape, _INTERNAL, 0, 0, 0))
+                tensors.append((st.name, _DRAM, dtypes[st.dtype], st.shape, _INTERNAL, 0, 0, 0,
+                                0))
             else:
                 continue  # a shared_hbm tensor nothing touches and the kernel does not return
             tensor_of[st.sid] = len(tensors) - 1

@@ -9,12 +9,17 @@ the kernel returns them (one array, or a tuple). A kernel traced for several Neu
 
 from __future__ import annotations
 
+import copy
+import functools
+import os
+
 import numpy as np
 
 from . import dtypes as dt
 from .errors import NKIError
-from .kernel import TracedKernel, _bind, traced_kernel, user_facing
+from .kernel import TracedKernel, _bind, jit, traced_kernel, user_facing
 from .tracer import DEFAULT_MAX_INSTRUCTIONS
+from .tracer import active as _tracer_active
 
 
 def _simulator():
@@ -50,6 +55,8 @@ def run_traced(traced: TracedKernel, arrays: dict, executor: str = "simulator",
     ``"reference"`` (the NumPy reference executor, ``neuronxsim.reference``: numerics only, one
     core at a time). Returns (the simulator's result, or None for the reference; the outputs by
     name)."""
+    if traced.constants:
+        arrays = dict(traced.constants, **arrays)
     if executor == "simulator":
         result = _simulator().simulate(traced.module, arrays, arch=arch, neuron_core_id=None)
         for _, prefix, values in result.prints:  # nl.device_print
@@ -112,7 +119,7 @@ def simulate(kernel, arch: str | None = None, max_instructions: int = DEFAULT_MA
 
 
 class Profile:
-    """What ``nki.profile`` reports: the simulator's result (``result``: time, per-engine
+    """What ``nki.profile_kernel`` reports: the simulator's result (``result``: time, per-engine
     statistics, per-instruction records with their kernel source lines), the outputs by name,
     the traced kernel, and the path of the timeline trace if one was written. Attributes not
     defined here are the simulator result's (``total_ns``, ``engines``, ``pe_mfu``,
@@ -154,8 +161,8 @@ class Profile:
 
 
 @user_facing
-def profile(kernel, *args, arch: str | None = None, trace_file=None,
-            max_instructions: int = DEFAULT_MAX_INSTRUCTIONS, **kwargs) -> Profile:
+def profile_kernel(kernel, *args, arch: str | None = None, trace_file=None,
+                   max_instructions: int = DEFAULT_MAX_INSTRUCTIONS, **kwargs) -> Profile:
     """Simulates ``kernel`` and reports time and per-engine statistics; with ``trace_file``,
     also writes the simulator's timeline trace there (Chrome/Perfetto JSON, one track per
     engine and DMA queue, each instruction with its kernel source line).
@@ -167,4 +174,166 @@ def profile(kernel, *args, arch: str | None = None, trace_file=None,
     return Profile(traced, result, outputs, trace_file)
 
 
-__all__ = ["simulate_kernel", "simulate", "profile", "Profile", "run_traced", "bound_arrays"]
+# ---- the device decorators of the 2.2x SDKs: baremetal, benchmark, profile ----
+
+class LatencyStatistics:
+    """``benchmark_result.nc_latency``: the kernel's latency in microseconds. The simulator is
+    deterministic, so every percentile is the one simulated latency (no warm-up effects, no
+    run-to-run noise: NeuronDevice measurements spread around it)."""
+
+    PERCENTILES = (0, 1, 10, 25, 50, 90, 99, 100)
+
+    def __init__(self, latency_us: float):
+        self.latency_us = latency_us
+
+    def get_latency_percentile(self, percentile: int) -> float:
+        if percentile not in self.PERCENTILES:
+            raise NKIError(f"get_latency_percentile: percentile {percentile!r} is not one of the "
+                           f"available {list(self.PERCENTILES)}")
+        return self.latency_us
+
+
+class BenchmarkResult:
+    """``kernel.benchmark_result`` after a call of an ``nki.benchmark`` kernel."""
+
+    def __init__(self, profile: Profile):
+        self.profile = profile
+        self.nc_latency = LatencyStatistics(profile.total_ns / 1e3)
+
+
+class DeviceKernel:
+    """A kernel decorated with ``nki.baremetal``, ``nki.benchmark`` or ``nki.profile``: called
+    with NumPy arrays, it runs on the simulator and returns the kernel's outputs (``profile``:
+    None, as NKI's). What NKI saves as a NEFF and an NTFF, the simulator saves as the traced
+    BIR module (``<save_neff_name stem>.bir.json``) and its timeline trace (Chrome/Perfetto
+    JSON, ``<save_trace_name stem>.json``). ``kernel[grid]`` launches it over a grid."""
+
+    def __init__(self, kernel, decorator: str, save_neff_name=None, save_trace_name=None,
+                 directory=None, returns_outputs: bool = True, grid=None):
+        from .kernel import Kernel
+        self.kernel = kernel if isinstance(kernel, Kernel) else jit(kernel)
+        self.decorator = decorator
+        self.save_neff_name = save_neff_name
+        self.save_trace_name = save_trace_name
+        self.directory = directory
+        self.returns_outputs = returns_outputs
+        self.grid = grid
+        self.benchmark_result = None
+        functools.update_wrapper(self, self.kernel.func)
+
+    def __getitem__(self, grid) -> "DeviceKernel":
+        launched = copy.copy(self)
+        launched.grid = grid
+        return launched
+
+    def __call__(self, *args, **kwargs):
+        if _tracer_active():  # called inside another kernel's trace: inlined, as a jit kernel
+            return self.kernel.func(*args, **kwargs)
+        target = self.kernel if self.grid is None else self.kernel[self.grid]
+        prof = profile_kernel(target, *args, **kwargs)
+        self.benchmark_result = BenchmarkResult(prof)
+        self._save(prof)
+        if not self.returns_outputs:
+            return None
+        values = tuple(prof.outputs[spec.name] for spec in prof.traced.outputs)
+        return values[0] if len(values) == 1 else values
+
+    def _save(self, prof: Profile):
+        folder = self.directory or "."
+        if self.save_neff_name is not None:
+            path = os.path.join(folder, os.path.splitext(self.save_neff_name)[0] + ".bir.json")
+            with open(path, "w") as f:
+                f.write(prof.traced.module.to_json())
+        if self.save_trace_name is not None:
+            prof.write_trace(os.path.join(folder,
+                                          os.path.splitext(self.save_trace_name)[0] + ".json"))
+
+    def __repr__(self):
+        return f"<nki {self.decorator} kernel {self.kernel.func.__qualname__}>"
+
+
+def _device_decorator(kernel, make):
+    return make if kernel is None else make(kernel)
+
+
+def _check_compile_options(additional_compile_opt, what: str):
+    """The compiler flags, checked as nki.jit checks them."""
+    if additional_compile_opt is not None:
+        jit(additional_compile_opt=additional_compile_opt)  # (refuses unknown flags)
+
+
+def baremetal(kernel=None, *, save_neff_name=None, save_trace_name=None,
+              additional_compile_opt=None, artifacts_dir=None):
+    """``@nki.baremetal``: the kernel called with NumPy arrays runs (on the simulator) and
+    returns its outputs; ``save_*_name`` / ``artifacts_dir``: see :class:`DeviceKernel`."""
+    _check_compile_options(additional_compile_opt, "nki.baremetal")
+    if artifacts_dir is not None and os.path.isdir(artifacts_dir) and os.listdir(artifacts_dir):
+        raise NKIError(f"nki.baremetal: artifacts_dir {artifacts_dir!r} must be empty")
+    return _device_decorator(kernel, lambda k: DeviceKernel(
+        k, "baremetal", save_neff_name, save_trace_name, artifacts_dir))
+
+
+def benchmark(kernel=None, *, warmup=10, iters=100, save_neff_name=None, save_trace_name=None,
+              additional_compile_opt=None):
+    """``@nki.benchmark``: as ``baremetal``, and ``kernel.benchmark_result.nc_latency`` holds
+    the simulated latency (every percentile; ``warmup`` and ``iters`` change nothing in a
+    deterministic simulation). Tensor types (``nki.typing.tensor[...]``) may stand in for the
+    arrays, as NKI does not use the inputs either: then only the timing is simulated."""
+    for name, value in (("warmup", warmup), ("iters", iters)):
+        if type(value) is not int or value < 0 or (name == "iters" and value == 0):
+            raise NKIError(f"nki.benchmark: {name} must be a {'positive' if name == 'iters' else 'non-negative'} "
+                           f"integer, not {value!r}")
+    _check_compile_options(additional_compile_opt, "nki.benchmark")
+    return _device_decorator(kernel, lambda k: _BenchmarkKernel(
+        k, "benchmark", save_neff_name, save_trace_name))
+
+
+class _BenchmarkKernel(DeviceKernel):
+    """A DeviceKernel that also takes tensor types instead of arrays (timing only)."""
+
+    def __call__(self, *args, **kwargs):
+        from .typing import TensorType
+        if any(isinstance(a, TensorType) for a in list(args) + list(kwargs.values())):
+            target = self.kernel if self.grid is None else self.kernel[self.grid]
+            traced = traced_kernel(target, args, kwargs, None)
+            result = _simulator().simulate(traced.module, {}, arch=traced.arch,
+                                           neuron_core_id=None, mode="timing")
+            prof = Profile(traced, result, {}, None)
+            self.benchmark_result = BenchmarkResult(prof)
+            self._save(prof)
+            return None
+        return super().__call__(*args, **kwargs)
+
+
+def profile(func=None, *, working_directory=None, save_neff_name=None, save_trace_name=None,
+            additional_compile_opt=None, overwrite=False, profile_nth=1, num_execs=1):
+    """``@nki.profile(working_directory=...)``: the kernel called with NumPy arrays runs on the
+    simulator and its profile is written into ``working_directory`` (an absolute path, as NKI
+    requires): the timeline trace (``<save_trace_name stem>.json``, default ``profile.json``) and
+    the traced module (``<save_neff_name stem>.bir.json``, default ``file.bir.json``); returns
+    None, as NKI's. (``num_execs`` runs and the ``profile_nth`` of them profiled are all alike in
+    a deterministic simulation.) For a :class:`Profile` of one call, see :func:`profile_kernel`."""
+    if working_directory is None or not os.path.isabs(str(working_directory)):
+        raise NKIError("nki.profile: working_directory must be given as an absolute path")
+    for name, value in (("profile_nth", profile_nth), ("num_execs", num_execs)):
+        if type(value) is not int or value < 1:
+            raise NKIError(f"nki.profile: {name} must be a positive integer, not {value!r}")
+    _check_compile_options(additional_compile_opt, "nki.profile")
+    trace_name = save_trace_name or "profile.ntff"
+    neff_name = save_neff_name or "file.neff"
+
+    def make(kernel):
+        directory = str(working_directory)
+        targets = [os.path.join(directory, os.path.splitext(n)[0] + suffix)
+                   for n, suffix in ((trace_name, ".json"), (neff_name, ".bir.json"))]
+        if not overwrite and any(os.path.exists(t) for t in targets):
+            raise NKIError(f"nki.profile: {next(t for t in targets if os.path.exists(t))} "
+                           "exists (pass overwrite=True to replace it)")
+        os.makedirs(directory, exist_ok=True)
+        return DeviceKernel(kernel, "profile", neff_name, trace_name, directory,
+                            returns_outputs=False)
+    return _device_decorator(func, make)
+
+
+__all__ = ["simulate_kernel", "simulate", "profile_kernel", "Profile", "baremetal", "benchmark",
+           "profile", "DeviceKernel", "run_traced", "bound_arrays"]

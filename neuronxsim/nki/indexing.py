@@ -275,11 +275,18 @@ def mask_box(mask, shape: tuple) -> tuple:
     and store of a partial tile): the mask remembers its last box. And it builds its masks anew
     on every loop iteration (``mask=(j * 512 + i_f < n)``), from a few distinct values: the box
     of a one-predicate mask is also remembered by those values (see _PREDICATE_BOXES).
+
+    A mask of loop indices and program ids alone is a Python bool by the time it arrives (the
+    trace runs them as integers): True keeps everything, False nothing.
     """
     if isinstance(mask, IndexPredicate):
         predicates = (mask,)
     elif isinstance(mask, Mask):
         predicates = mask.predicates
+    elif mask is True or mask is False or isinstance(mask, np.bool_):
+        # a predicate of loop indices and program ids alone (`mask=(i * 128 < n)`): the trace
+        # knows their values, so it keeps all or nothing
+        return full_box(shape) if mask else tuple((0, 0) for _ in shape)
     else:
         raise NKIError(f"mask must be a comparison of index expressions (e.g. "
                        f"i_p < n), not {type(mask).__name__}", caller_location())

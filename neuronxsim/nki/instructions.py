@@ -88,6 +88,14 @@ def plan(tr: Tracer, shape: tuple, mask, views, loc) -> tuple:
     return box
 
 
+def masked_out(out: Tensor) -> Tensor:
+    """``out``, the result of an instruction its mask skipped: a tile nothing wrote, which an
+    assignment or an accumulation then leaves alone (the instruction did not happen)."""
+    if not out.storage.state.write_count:
+        out.storage.state.masked_out = True
+    return out
+
+
 def is_empty(box) -> bool:
     for lo, hi in box:  # (a loop: any() over a generator costs more than the whole test)
         if lo >= hi:
@@ -295,9 +303,9 @@ def tensor_tensor(tr, a: Tensor, b: Tensor, op, dtype, loc, mask=None, out=None,
         if record_plain(tr, IT.TensorTensor, engine, shape, ins, out, fields, loc):
             return out
         box = full_box(shape)
-    if not is_empty(box):
-        record_lanewise(tr, IT.TensorTensor, engine, shape, box, (a, b), (), out, fields, loc,
-                        what)
+    if is_empty(box):
+        return masked_out(out)
+    record_lanewise(tr, IT.TensorTensor, engine, shape, box, (a, b), (), out, fields, loc, what)
     return out
 
 
@@ -321,7 +329,7 @@ def tensor_scalar(tr, data: Tensor, op0, operand0, reverse0, op1, operand1, reve
     box = None if ins is not None else plan(tr, shape, mask, (data,), loc)
     out = result_tile(tr, out, shape, dtype, what, loc)
     if box is not None and is_empty(box):
-        return out
+        return masked_out(out)
     reverse0, reverse1 = True if reverse0 else False, True if reverse1 else False
     if not tile0 and not tile1:
         fields = {"op0": op0, "const0": _number(operand0, loc), "reverse0": reverse0,
@@ -380,7 +388,7 @@ def activation(tr, func, data: Tensor, bias, scale, dtype, loc, mask=None, out=N
     box = None if ins is not None else plan(tr, shape, mask, (data,), loc)
     out = result_tile(tr, out, shape, dtype or data.dtype, what, loc)
     if box is not None and is_empty(box):
-        return out
+        return masked_out(out)
     pointers = []
     fields = {"func": func, "acc": acc, "acc_op": acc_op, "scale": 1.0}
     if bias is not None:
@@ -442,7 +450,7 @@ def tensor_reduce(tr, op, data: Tensor, axes, keepdims: bool, negate: bool, dtyp
             return out
         box = full_box(shape)
     if is_empty(box):
-        return out
+        return masked_out(out)
     src = lane_view(data, shape, box, loc, what, "data")
     # Reduced axes go last (an access pattern can walk dimensions in any order); each group is
     # merged where contiguous so the reduction uses few access-pattern dimensions.
@@ -505,8 +513,9 @@ def tensor_copy(tr, src: Tensor, dtype, loc, mask=None, out=None, engine=None,
         if record_plain(tr, IT.TensorCopy, engine, shape, ins, out, None, loc):
             return out
         box = full_box(shape)
-    if not is_empty(box):
-        record_lanewise(tr, IT.TensorCopy, engine, shape, box, [src], [], out, None, loc, what)
+    if is_empty(box):
+        return masked_out(out)
+    record_lanewise(tr, IT.TensorCopy, engine, shape, box, [src], [], out, None, loc, what)
     return out
 
 
@@ -550,7 +559,7 @@ def iota(tr, expr: IndexExpr, dtype, loc, mask=None, out=None) -> Tensor:
     box = full_box(shape) if mask is None else mask_box(mask, shape)
     out = result_tile(tr, out, shape, dtype, "iota", loc)
     if is_empty(box):
-        return out
+        return masked_out(out)
     fields = _affine_fields(expr, shape, box, loc, "iota")
     acc = engine_out(tr, out_view(out, shape, box, loc), loc, "iota", "destination", Engine.Pool)
     tr.record(IT.Iota, Engine.Pool, [], [acc], fields, loc,
@@ -568,11 +577,15 @@ def affine_select(tr, pred, on_true: Tensor, fill: float, dtype, loc, mask=None,
     if not isinstance(pred, IndexPredicate):
         raise NKIError("affine_select takes one comparison of index expressions as its predicate "
                        "(e.g. i_q - i_k >= 0)", loc)
+    if on_true.storage.kind == PSUM:
+        # GpSimd reads SBUF only: the value is first copied out of PSUM (as the compiler
+        # lowers it)
+        on_true = tensor_copy(tr, on_true, on_true.dtype, loc, mask, what="affine_select")
     shape = on_true.shape
     box = plan(tr, shape, mask, (on_true,), loc)
     out = result_tile(tr, out, shape, dtype or on_true.dtype, "affine_select", loc)
     if is_empty(box):
-        return out
+        return masked_out(out)
     fields = _affine_fields(pred.expr, shape, box, loc, "affine_select")
     fields["compare_op"] = _COMPARE[pred.op]
     fields["fill_value"] = _number(fill, loc)
@@ -593,7 +606,7 @@ def select(tr, pred: Tensor, on_true, on_false, dtype, loc, mask=None, out=None,
     box = plan(tr, shape, mask, tiles, loc)
     out = result_tile(tr, out, shape, dtype, what, loc)
     if is_empty(box):
-        return out
+        return masked_out(out)
     if isinstance(on_false, Tensor):
         record_lanewise(tr, IT.Select, Engine.DVE, shape, box, [pred, on_true, on_false], [],
                         out, None, loc, what)
@@ -642,7 +655,7 @@ def range_select(tr, data: Tensor, bound0: Tensor, bound1: Tensor, comp0, comp1,
     box = plan(tr, shape, mask, (data,), loc)
     out = result_tile(tr, None, shape, dtype or data.dtype, "range_select", loc)
     if is_empty(box):
-        return out
+        return masked_out(out)
     fields = {"comp_op0": comp0, "comp_op1": comp1, "range_start": int(range_start),
               "fill_value": _number(fill, loc)}
     extra = (("reduce_res", reduce_res),) if reduce_res is not None else ()
@@ -662,7 +675,7 @@ def tensor_tensor_scan(tr, data0: Tensor, data1: Tensor, initial, op0, op1, dtyp
     out = result_tile(tr, None, shape, dtype or dt.promote(data0.dtype, data1.dtype),
                       "tensor_tensor_scan", loc)
     if is_empty(box):
-        return out
+        return masked_out(out)
     fields = {"op0": op0, "op1": op1, "initial": 0.0}
     pointers = []
     if isinstance(initial, Tensor):
@@ -690,7 +703,7 @@ def per_lane(tr, opcode, data: Tensor, out_free: int, dtype, loc, mask, what: st
             return out
         box = full_box(shape)
     if is_empty(box):
-        return out
+        return masked_out(out)
     ins = [engine_in(tr, lane_view(data, shape, box, loc, what, "data"), loc, what, "data",
                      engine)]
     if extra_in is not None:
@@ -727,6 +740,25 @@ def matmul(tr, stationary: Tensor, moving: Tensor, loc, what="nc_matmul", fields
         f.update(fields)
     tr.record(IT.Matmult, _PE, ins, [o], f, loc)
     return out
+
+
+def whole_or_nothing(mask, loc, what: str) -> bool:
+    """Whether an instruction that takes no partial tiles runs under ``mask``: None or a mask
+    of loop indices alone (a bool by now) that keeps everything, not one that keeps nothing;
+    masks that cut the tile are refused (index the operands instead)."""
+    if mask is None or mask is True:
+        return True
+    if mask is False or isinstance(mask, np.bool_):
+        return bool(mask)
+    raise NKIError(f"{what}: masks that keep part of a tile are not supported; index the "
+                   "operand tiles instead", loc)
+
+
+def masked_matmul(tr, stationary: Tensor, moving: Tensor, loc, transposed: bool) -> Tensor:
+    """The PSUM result a masked-out matmul would have made (``masked_out``: see there)."""
+    m = stationary.shape[1] if transposed else stationary.shape[0]
+    out = tr.new_result(PSUM, dt.float32, (m,) + tuple(moving.shape[1:2]), "matmul", loc)
+    return masked_out(out)
 
 
 def _refuse_matmul(stationary: Tensor, moving: Tensor, k: int, m: int, n: int, loc, what: str):
@@ -840,15 +872,120 @@ def dma(tr, opcode, dst: Tensor, src: Tensor, loc, mask=None, rmw=None, what="dm
             outs = [dst_acc]
         else:
             outs = [tr.write(dst, loc)]
-    core = tr.core  # DMA queues round-robin, so independent transfers overlap
-    queue = core.dma_queue
-    core.dma_queue = (queue + 1) % DMA_QUEUES
+    queue = next_dma_queue(tr)
     fields = _QUEUE_FIELDS[queue] if rmw is None else {"queue": queue, "dst_rmw_op": rmw}
     return tr.record(opcode, _DMA, ins, outs, fields, loc, box)
 
 
+def next_dma_queue(tr) -> int:
+    """The queue of the next transfer: queues round-robin, so independent transfers overlap."""
+    core = tr.core
+    queue = core.dma_queue
+    core.dma_queue = (queue + 1) % DMA_QUEUES
+    return queue
+
+
 # The fields of a plain transfer on each DMA queue, shared (recorded fields do not change).
 _QUEUE_FIELDS = [{"queue": q} for q in range(DMA_QUEUES)]
+
+
+def dma_transpose(tr, opcode, dst: Tensor, src: Tensor, loc, what: str):
+    """A DMA transfer that lands the 2-D ``src`` ``[a, b]`` transposed in ``dst`` ``[b, a]``
+    (the DMA engine's transpose mode)."""
+    if len(src.shape) != 2:
+        raise NKIError(f"{what}: the source must be 2-D; it is {list(src.shape)}", loc)
+    a, b = src.shape
+    if tuple(dst.shape) != (b, a):
+        raise NKIError(f"{what}: the destination has shape {list(dst.shape)}; the transposed "
+                       f"source is {[b, a]}", loc)
+    for name, t in (("source", src), ("destination", dst)):
+        if t.storage.kind == PSUM:
+            raise NKIError(f"{what}: the {name} {t.storage.describe()} is in PSUM; DMA moves "
+                           "data between HBM and SBUF", loc)
+    ins = [tr.read(src, loc)]
+    outs = [tr.write(dst, loc)]
+    return tr.record(opcode, _DMA, ins, outs,
+                     {"queue": next_dma_queue(tr), "mode": bir.DmaMode.Transpose}, loc)
+
+
+def tensor_scalar_reduce(tr, data: Tensor, op0, operand0, reduce_op, reduce_res: Tensor, dtype,
+                         loc, mask=None, out=None, what="tensor_scalar_reduce") -> Tensor:
+    """``out = data op0 operand0`` and ``reduce_res = reduce_op`` of ``out`` along its free
+    dimensions, per partition. (The Vector Engine does both in one instruction; recorded as the
+    tensor_scalar and a tensor_reduce of its result: the same values, timed as two
+    instructions.)"""
+    out = tensor_scalar(tr, data, op0, operand0, False, None, None, False, dtype, loc, mask, out,
+                        what=what)
+    rank = len(out.shape)
+    if rank < 2:
+        raise NKIError(f"{what}: data needs a free dimension to reduce", loc)
+    p = out.shape[0]
+    if reduce_res.shape[0] != p or math.prod(reduce_res.shape[1:]) != 1:
+        raise NKIError(f"{what}: reduce_res must hold one value per partition, shape [{p}, 1]; "
+                       f"it is {list(reduce_res.shape)}", loc)
+    target = reduce_res if len(reduce_res.shape) == rank else \
+        new_view(reduce_res.storage, reduce_res.offset, (p,) + (1,) * (rank - 1),
+                 (reduce_res.strides[0],) + (0,) * (rank - 1), reduce_res.checks)
+    tensor_reduce(tr, reduce_op, out, list(range(1, rank)), True, False, reduce_res.dtype, loc,
+                  mask, out=target, what=what)
+    return out
+
+
+def scalar_tensor_tensor(tr, data: Tensor, op0, operand0, reverse0, op1, operand1: Tensor,
+                         reverse1, dtype, loc, mask=None, out=None,
+                         what="scalar_tensor_tensor") -> Tensor:
+    """``(data op0 operand0) op1 operand1`` (operands swapped by ``reverse0`` / ``reverse1``).
+    (One Vector Engine instruction; recorded as a tensor_scalar into an fp32 tile and a
+    tensor_tensor: the same values, timed as those two instructions.)"""
+    shape = data.shape
+    if operand1.shape[0] != shape[0] or math.prod(operand1.shape[1:]) != \
+            math.prod(shape[1:]):
+        raise NKIError(f"{what}: operand1 has shape {list(operand1.shape)}; it must match data "
+                       f"{list(shape)}", loc)
+    t = tensor_scalar(tr, data, op0, operand0, reverse0, None, None, False, dt.float32, loc,
+                      mask, what=what)
+    if operand1.shape != shape:
+        operand1 = new_view(operand1.storage, operand1.offset, shape, t.strides, ())
+    lhs, rhs = (operand1, t) if reverse1 else (t, operand1)
+    return tensor_tensor(tr, lhs, rhs, op1, dtype or data.dtype, loc, mask, out, what=what)
+
+
+def partition_reduce(tr, op, data: Tensor, dtype, loc, what="tensor_partition_reduce") -> Tensor:
+    """``op`` folded across the partitions of ``data`` ``[P, F...]``: a ``[1, F...]`` tile.
+    (GpSimd does it in one instruction; recorded through the PE array, whose float32 results
+    hold the same values: ``add`` as a matmul of a column of ones with ``data``; ``max`` and
+    ``min`` as PE transposes of 128-column slices, a free-axis reduction and a transpose
+    back.)"""
+    shape = data.shape
+    p, free = shape[0], math.prod(shape[1:])
+    if data.dtype not in MATMUL_DTYPE_SET:
+        raise NKIError(f"{what}: {dt.name(data.dtype)} tiles are not modelled (the simulator "
+                       "reduces across partitions through the PE array, which takes "
+                       "float8/bfloat16/float16/float32)", loc)
+    if op not in (Alu.add, Alu.max, Alu.min):
+        raise NKIError(f"{what}: op {op.name} is not modelled; add, max and min are", loc)
+    flat = data if len(shape) == 2 else tensor_copy(tr, data, data.dtype, loc, what=what)
+    if len(shape) != 2:
+        flat = new_view(flat.storage, flat.offset, (p, free), (flat.storage.layout.row, 1), ())
+    out = tr.new_result(SBUF, dtype or data.dtype, (1, free), what, loc)
+    if op is Alu.add:
+        ones = constant_tile(tr, (p, 1), 1.0, flat.dtype, loc)
+        for lo in range(0, free, MATMUL_MAX_MOVING):
+            hi = min(free, lo + MATMUL_MAX_MOVING)
+            ps = matmul(tr, ones, flat[:, lo:hi], loc, what)
+            tensor_copy(tr, ps, out.dtype, loc, out=out[:, lo:hi], what=what)
+    else:
+        for lo in range(0, free, NUM_PARTITIONS):
+            hi = min(free, lo + NUM_PARTITIONS)
+            tp = transpose_pe(tr, flat[:, lo:hi], flat.dtype, loc, what)  # [hi - lo, P]
+            col = tensor_reduce(tr, op, tp, [1], True, False, dt.float32, loc, what=what)
+            row = transpose_pe(tr, col, dt.float32, loc, what)  # [1, hi - lo]
+            tensor_copy(tr, row, out.dtype, loc, out=out[:, lo:hi], what=what)
+    if len(shape) == 2:
+        return out
+    return new_view(out.storage, 0, (1,) + tuple(shape[1:]),
+                    (out.storage.layout.row,) + tuple(
+                        math.prod(shape[a + 1:]) for a in range(1, len(shape))), ())
 
 
 def _hbm_access(view: Tensor, st) -> Access | None:

@@ -4,6 +4,7 @@ with the public argument names and defaults of the 2.2x SDKs."""
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -12,8 +13,8 @@ from neuronxsim import bir
 from . import dtypes as _dt
 from . import instructions as _ins
 from .errors import NKIError, caller_location
-from .opcodes import COMMUTATIVE, Alu, act_func, alu_op
-from .tensor import PSUM, Tensor
+from .opcodes import BITVEC, COMMUTATIVE, Alu, act_func, alu_op
+from .tensor import PSUM, BlockedTensor, Tensor
 from .tracer import IT, Engine, current
 
 
@@ -79,6 +80,10 @@ def _engine(value, allowed: tuple, default, loc, what: str):
 
 
 def _tile(x, loc, what: str) -> Tensor:
+    if x.__class__ is BlockedTensor:
+        raise NKIError(f"{what} is {x.hint}, a tensor of {len(x.block_shape)} block "
+                       f"dimension(s) {list(x.block_shape)}: index a block (t[i, ...]); "
+                       "instructions work on one tile at a time", loc)
     if not isinstance(x, Tensor):
         raise NKIError(f"{what} must be a tile, not {type(x).__name__}", loc)
     if not x.storage.on_chip:
@@ -104,8 +109,8 @@ def nc_matmul(stationary, moving, *, is_stationary_onezero=False, is_moving_onez
     K and M at most 128, N at most 512."""
     loc = caller_location()
     tr = current()
-    if mask is not None:
-        raise NKIError("nc_matmul: masks are not supported; index the operand tiles instead", loc)
+    if not _ins.whole_or_nothing(mask, loc, "nc_matmul"):
+        return _ins.masked_matmul(tr, stationary, moving, loc, True)
     if stationary.__class__ is not Tensor or not stationary.storage.on_chip:
         _tile(stationary, loc, "nc_matmul: stationary")  # (raises)
     if moving.__class__ is not Tensor or not moving.storage.on_chip:
@@ -113,9 +118,11 @@ def nc_matmul(stationary, moving, *, is_stationary_onezero=False, is_moving_onez
     for hint, t, name in ((is_stationary_onezero, stationary, "is_stationary_onezero"),
                           (is_moving_onezero, moving, "is_moving_onezero")):
         if hint and t.dtype == _dt.float32:
-            # (NKI: "no impact for non-float32" operands; for float32 ones, a faster PE mode)
-            raise NKIError(f"nc_matmul: {name}=True with a float32 operand selects a faster PE "
-                           "mode for 0/1 tiles, which the simulator does not model", loc)
+            # NKI: no impact for non-float32 operands; for float32 ones, a PE mode up to twice
+            # as fast. The values are the same; the simulator's PE timing lacks that mode.
+            _warn_once(loc, f"nc_matmul({name}=True): the simulator times this float32 matmul "
+                            "without the PE's faster mode for 0/1 operands (up to 2x slower "
+                            "than the NeuronCore); the results are the same")
     fields = None
     if tile_position or tile_size:
         if len(tile_position) != 2 or len(tile_size) != 2:
@@ -141,6 +148,24 @@ def nc_transpose(data, *, mask=None, dtype=None, engine=engine.unknown):
     if hw is Engine.DVE:
         return _ins.transpose_dve(tr, data, _dtype(dtype, loc), loc)
     return _ins.transpose_pe(tr, data, _dtype(dtype, loc), loc)
+
+
+def _warn_once(loc, message: str):
+    """A warning, once per kernel line, for what the simulator runs with the same results but
+    times differently from the NeuronCore."""
+    key = (loc.path, loc.line) if loc is not None else None
+    if key in _WARNED:
+        return
+    _WARNED.add(key)
+    where = f"{loc.path}:{loc.line}: " if loc is not None else ""
+    warnings.warn(where + message, NKITimingWarning, stacklevel=3)
+
+
+class NKITimingWarning(UserWarning):
+    """The simulator runs an instruction with the NeuronCore's results but not its timing."""
+
+
+_WARNED: set = set()
 
 
 # ---- Scalar Engine ----
@@ -427,6 +452,60 @@ def nc_match_replace8(*, data, vals, imm, dst_idx=None, mask=None, dtype=None):
     return out
 
 
+def tensor_scalar_reduce(*, data, op0, operand0, reduce_op, reduce_res, reverse0=False,
+                         dtype=None, mask=None):
+    """``data op0 operand0`` (returned) and ``reduce_res`` = ``reduce_op`` of that result along
+    every free dimension, per partition (Vector Engine; see
+    :func:`~neuronxsim.nki.instructions.tensor_scalar_reduce` for how it is recorded)."""
+    loc = caller_location()
+    data = _tile(data, loc, "tensor_scalar_reduce: data")
+    a0 = alu_op(op0, "tensor_scalar_reduce: op0", loc)
+    if a0 in BITVEC:
+        raise NKIError("tensor_scalar_reduce: op0 must be an arithmetic operator (bitvec "
+                       "operators are not supported)", loc)
+    if reverse0:
+        raise NKIError("tensor_scalar_reduce: reverse0 is not supported (as in NKI)", loc)
+    red = alu_op(reduce_op, "tensor_scalar_reduce: reduce_op", loc)
+    if red not in (Alu.add, Alu.subtract, Alu.mult, Alu.max, Alu.min):
+        raise NKIError("tensor_scalar_reduce: reduce_op must be nl.add, nl.subtract, "
+                       "nl.multiply, nl.max or nl.min", loc)
+    if isinstance(operand0, Tensor):
+        _tile(operand0, loc, "tensor_scalar_reduce: operand0")
+    reduce_res = _tile(reduce_res, loc, "tensor_scalar_reduce: reduce_res")
+    return _ins.tensor_scalar_reduce(current(), data, a0, operand0, red, reduce_res,
+                                     _dtype(dtype, loc), loc, mask)
+
+
+def scalar_tensor_tensor(*, data, op0, operand0, op1, operand1, reverse0=False, reverse1=False,
+                         dtype=None, mask=None):
+    """``(data op0 operand0) op1 operand1`` (Vector Engine): ``operand0`` a number or a
+    [P, 1] tile, ``operand1`` a tile of ``data``'s shape (see
+    :func:`~neuronxsim.nki.instructions.scalar_tensor_tensor` for how it is recorded)."""
+    loc = caller_location()
+    data = _tile(data, loc, "scalar_tensor_tensor: data")
+    operand1 = _tile(operand1, loc, "scalar_tensor_tensor: operand1")
+    a0 = alu_op(op0, "scalar_tensor_tensor: op0", loc)
+    a1 = alu_op(op1, "scalar_tensor_tensor: op1", loc)
+    if isinstance(operand0, Tensor):
+        _tile(operand0, loc, "scalar_tensor_tensor: operand0")
+    if data.storage.kind == PSUM and operand1.storage.kind == PSUM:
+        raise NKIError("scalar_tensor_tensor: data and operand1 cannot both be in PSUM", loc)
+    return _ins.scalar_tensor_tensor(current(), data, a0, operand0, bool(reverse0), a1, operand1,
+                                     bool(reverse1), _dtype(dtype, loc), loc, mask)
+
+
+def tensor_partition_reduce(op, data, *, mask=None, dtype=None):
+    """``op`` (add, max, min) folded across the partitions of ``data``: a tile of one
+    partition (see :func:`~neuronxsim.nki.instructions.partition_reduce` for how it is
+    recorded; bitwise_or / bitwise_and are not modelled)."""
+    loc = caller_location()
+    data = _tile(data, loc, "tensor_partition_reduce: data")
+    alu = alu_op(op, "tensor_partition_reduce: op", loc)
+    if mask is not None:
+        raise NKIError("tensor_partition_reduce: masks are not supported; slice the tile", loc)
+    return _ins.partition_reduce(current(), alu, data, _dtype(dtype, loc), loc)
+
+
 # ---- DMA ----
 
 def dma_copy(*, dst, src, mask=None, dst_rmw_op=None, oob_mode=oob_mode.error,
@@ -452,5 +531,6 @@ __all__ = [
     "nc_matmul", "nc_transpose", "activation", "activation_reduce", "tensor_tensor",
     "tensor_scalar", "tensor_reduce", "tensor_copy", "reciprocal", "iota", "memset",
     "affine_select", "tensor_tensor_scan", "select_reduce", "range_select", "bn_stats",
-    "bn_aggr", "max8", "nc_find_index8", "nc_match_replace8", "dma_copy",
+    "bn_aggr", "max8", "nc_find_index8", "nc_match_replace8", "dma_copy", "tensor_scalar_reduce",
+    "scalar_tensor_tensor", "tensor_partition_reduce",
 ]

@@ -36,7 +36,7 @@ from neuronxsim.errors import BIRError
 from . import dtypes as dt
 from .arguments import located as located_argument_error
 from .errors import NKIError, without_internal_frames
-from .language import nc
+from .language import nc, spmd_dim
 from .passes import PIPELINE, Program, run_pipeline
 from .tensor import HBM, SHARED_HBM, Tensor
 from .tracer import ARCHS, DEFAULT_MAX_INSTRUCTIONS, Tracer
@@ -66,6 +66,9 @@ class TracedKernel:
     #: per core and output name: the (offset, [(step, num), ...]) regions its DMAs write (for
     #: kernels traced for several NeuronCores; empty otherwise)
     written_regions: list[dict] = field(default_factory=list)
+    #: arrays of Input tensors the kernel made itself (nl.shared_constant), by name: bound with
+    #: the arguments' arrays when the kernel runs
+    constants: dict = field(default_factory=dict)
 
     @property
     def input_names(self) -> list[str]:
@@ -109,6 +112,7 @@ class Kernel:
         self.mode = mode
         self.arch = arch
         self.compile_options = compile_options
+        self.force_auto_alloc = False  # (nki.compiler.force_auto_alloc)
         functools.update_wrapper(self, func)
 
     def __getitem__(self, grid) -> "GridKernel":
@@ -200,25 +204,29 @@ def _unwrap(kernel) -> tuple:
     raise NKIError(f"expected an nki.jit kernel or a function, got {type(kernel).__name__}")
 
 
-def _parse_grid(grid: tuple) -> tuple[tuple, int]:
-    """(sizes of the grid dimensions, index of the NeuronCore dimension or -1)."""
-    sizes, core_axis = [], -1
+def _parse_grid(grid: tuple) -> tuple[tuple, int, object]:
+    """(sizes of the grid dimensions, number of NeuronCores, the core of an instance's ids)."""
+    sizes, spread = [], None  # spread: (axis, core of an index along it, number of cores)
     for axis, g in enumerate(grid):
         if isinstance(g, nc):
-            if core_axis >= 0:
-                raise NKIError("a launch grid can spread one dimension over NeuronCores")
-            core_axis = axis
-            sizes.append(g.n)
-        else:
-            try:
-                n = int(g)
-            except TypeError:
-                raise NKIError(f"launch grid entries are integers or nl.nc(n), not "
-                               f"{type(g).__name__}") from None
-            if n < 1:
-                raise NKIError(f"launch grid {list(grid)} has an empty dimension")
-            sizes.append(n)
-    return tuple(sizes), core_axis
+            g = spmd_dim(g, 1)
+        if isinstance(g, spmd_dim):
+            if g.cores > 1 or isinstance(g.outer, nc) or isinstance(g.inner, nc):
+                if spread is not None:
+                    raise NKIError("a launch grid can spread one dimension over NeuronCores")
+                spread = (axis, g.core_of, g.cores)
+            sizes.append(g.size)
+            continue
+        if type(g) is not int and not isinstance(g, np.integer):
+            raise NKIError(f"launch grid entries are integers, nl.nc(n) or nl.spmd_dim(...), "
+                           f"not {type(g).__name__}")
+        if g < 1:
+            raise NKIError(f"launch grid {list(grid)} has an empty dimension")
+        sizes.append(int(g))
+    if spread is None:
+        return tuple(sizes), 1, lambda ids: 0
+    axis, core_of, cores = spread
+    return tuple(sizes), cores, lambda ids: core_of(ids[axis])
 
 
 class _ArraySpec:
@@ -318,8 +326,7 @@ def record_kernel(kernel, args: tuple, kwargs: dict, arch: str,
                   max_instructions: int = DEFAULT_MAX_INSTRUCTIONS) -> Recording:
     """Runs the kernel's Python once per SPMD instance of its grid, recording every core."""
     func, grid = _unwrap(kernel)
-    sizes, core_axis = _parse_grid(grid)
-    num_cores = sizes[core_axis] if core_axis >= 0 else 1
+    sizes, num_cores, core_of = _parse_grid(grid)
     params, specs = _bind(func, args, kwargs)
     inputs = [TensorSpec(n, s.shape, s.dtype) for n, s in specs.items() if s is not None]
     if arch not in ARCHS:
@@ -327,20 +334,26 @@ def record_kernel(kernel, args: tuple, kwargs: dict, arch: str,
 
     tracer = Tracer(arch, num_cores, max_instructions)
     tracer.grid = sizes
+    jitted = kernel.kernel if isinstance(kernel, GridKernel) else kernel
+    tracer.force_auto_alloc = getattr(jitted, "force_auto_alloc", False)
     results = []  # per core: the storages returned
     out_names = None
     with tracer:
         for core in range(num_cores):
             tracer.set_core(core)
-            ranges = [range(core, core + 1) if a == core_axis else range(n)
-                      for a, n in enumerate(sizes)]
             returned = None
-            for instance, ids in enumerate(itertools.product(*ranges)):
+            mine = (ids for ids in itertools.product(*map(range, sizes)) if core_of(ids) == core)
+            for instance, ids in enumerate(mine):
                 tracer.begin_instance(ids, instance)
                 call_args, call_kwargs = _symbolic_args(tracer, params, specs)
                 frame_probe = _FrameProbe(func)
                 with frame_probe:
                     value = func(*call_args, **call_kwargs)
+                if tracer.unassigned_reductions:
+                    raise NKIError("the value of nl.loop_reduce is never assigned to a tile "
+                                   "(dst[...] = nl.loop_reduce(x, op, loop_indices)): the "
+                                   "reduction would be dropped",
+                                   tracer.unassigned_reductions[0].loc)
                 storages = _returned_storages(value, func)
                 if returned is None:
                     returned = storages
@@ -383,8 +396,11 @@ def _trace(kernel, args, arch: str, kwargs, max_instructions: int,
     psum_peaks = [p.peak_bytes["psum"] for p in programs]
     for core in tracer.cores:
         _break_cycles(core.record)
+    constants = {}
+    for core in tracer.cores:
+        constants.update(core.record.constants)
     return TracedKernel(module, recording.inputs, outputs, len(programs), arch, counts, sbuf_peaks,
-                        psum_peaks, time.perf_counter() - start, regions)
+                        psum_peaks, time.perf_counter() - start, regions, constants)
 
 
 def _break_cycles(record):

@@ -16,15 +16,19 @@ from __future__ import annotations
 import builtins
 import math
 
+import ml_dtypes
 import numpy as np
 
+from . import compiler as _ncc
 from . import dtypes as _dt
 from . import instructions as _ins
 from .errors import NKIError, caller_location
 from .indexing import arange, ds, mgrid  # noqa: F401  (public names of nl)
 from .opcodes import Act, Alu, activation as _act_marker, alu as _alu_marker
-from .tensor import HBM, PSUM, SBUF, SHARED_HBM, Tensor, new_view, same_view
-from .tracer import IT, Engine, current
+from .opcodes import alu_op as _alu_op
+from .compiler import DirectAllocation
+from .tensor import HBM, PSUM, SBUF, SHARED_HBM, BlockedTensor, Tensor, new_view, same_view
+from .tracer import IT, PSUM_BYTES, Engine, current
 
 # ---- data types and buffers ----
 bfloat16 = _dt.bfloat16
@@ -36,8 +40,8 @@ int8, int16, int32 = _dt.int8, _dt.int16, _dt.int32
 uint8, uint16, uint32 = _dt.uint8, _dt.uint16, _dt.uint32
 bool_ = _dt.bool_
 
-sbuf = SBUF
-psum = PSUM
+sbuf = _ncc.sbuf  # (the strings "sbuf" and "psum", which also make direct allocations)
+psum = _ncc.psum
 hbm = HBM
 private_hbm = HBM
 shared_hbm = SHARED_HBM
@@ -49,37 +53,77 @@ class par_dim(int):
 
 
 class tile_size:
-    """The hardware's tile limits."""
+    """The hardware's tile limits (NKI's documented values)."""
     pmax = 128  # partitions
-    psum_fmax = 2048  # fp32 elements per partition in PSUM
-    psum_partition_size = 16 * 1024  # bytes per partition of PSUM
+    psum_fmax = 512  # free-dimension elements of a PSUM tile (programming model: 2 KiB of fp32)
     gemm_stationary_fmax = 128  # M of nc_matmul
     gemm_moving_fmax = 512  # N of nc_matmul
     bn_stats_fmax = 512  # elements per partition nisa.bn_stats takes
 
 
+class fp32:
+    """FP32 constants: ``min``, the bit pattern 0xff7fffff (the most negative finite fp32)."""
+    min = float(np.array(0xFF7FFFFF, dtype=np.uint32).view(np.float32))
+
+
+class bfp16:
+    """BFLOAT16 constants: ``min``, the bit pattern 0xff80 (which is bfloat16's -inf)."""
+    min = float(np.array(0xFF80, dtype=np.uint16).view(_dt.bfloat16))
+
+
+def finfo(dtype):
+    """Machine limits of a floating-point NKI dtype (``min``, ``max``, ``eps``, ``tiny``, ...),
+    as ``numpy.finfo`` (``ml_dtypes.finfo`` for bfloat16 and the fp8 types)."""
+    d = _dtype(dtype, caller_location())
+    if not _dt.is_float(d):
+        raise NKIError(f"nl.finfo: {_dt.name(d)} is not a floating-point type (numpy.iinfo "
+                       "describes integers)", caller_location())
+    return ml_dtypes.finfo(d)
+
+
+def static_cast(input_data, dtype):
+    """A scalar or NumPy array cast to ``dtype`` (a NumPy operation, outside and inside
+    kernels: it does not touch tiles)."""
+    d = _dtype(dtype, caller_location())
+    if isinstance(input_data, (Tensor, BlockedTensor)):
+        raise NKIError("nl.static_cast casts NumPy arrays and scalars; cast a tile with nl.copy"
+                       "(x, dtype=...)", caller_location())
+    return np.asarray(input_data).astype(d) if np.ndim(input_data) else d.type(input_data)
+
+
 # ---- loops and SPMD programs ----
 
-def _traced_loop(kind: str, start, stop, step):
+def _traced_loop(kind: str, start, stop, step, directives):
     """The values of a loop the trace unrolls, each iteration recorded as one of a ``kind``
-    loop (see :class:`~neuronxsim.nki.record.Loop`)."""
+    loop (see :class:`~neuronxsim.nki.record.Loop`) with its ``directives``."""
+    loc = caller_location(1)
     values = range(start, stop, step) if stop is not None else range(start)
-    return current().iterate(kind, values, caller_location(1))
+    if directives is None:
+        directives = ()
+    elif not isinstance(directives, (tuple, list)):
+        directives = (directives,)
+    for d in directives:
+        if not isinstance(d, _ncc.Directive):
+            raise NKIError(f"directives takes nki.compiler.no_reorder() and "
+                           f"nki.compiler.multi_buffer(n), not {d!r}", loc)
+    return current().iterate(kind, values, loc, tuple(directives))
 
 
-def affine_range(start, stop=None, step=1):
-    """A loop whose iterations are independent; the trace unrolls it."""
-    return _traced_loop("affine", start, stop, step)
+def affine_range(start, stop=None, step=1, *, directives=None):
+    """A loop whose iterations are independent; the trace unrolls it. ``directives``:
+    ``nki.compiler.no_reorder()`` / ``multi_buffer(n)`` (see :class:`~neuronxsim.nki.compiler.
+    Directive`)."""
+    return _traced_loop("affine", start, stop, step, directives)
 
 
-def sequential_range(start, stop=None, step=1):
+def sequential_range(start, stop=None, step=1, *, directives=None):
     """A loop whose iterations depend on each other (run in order); the trace unrolls it."""
-    return _traced_loop("sequential", start, stop, step)
+    return _traced_loop("sequential", start, stop, step, directives)
 
 
 def static_range(start, stop=None, step=1):
     """A loop the compiler unrolls; the trace unrolls it."""
-    return _traced_loop("static", start, stop, step)
+    return _traced_loop("static", start, stop, step, None)
 
 
 def program_id(axis: int) -> int:
@@ -107,15 +151,63 @@ def program_ndim() -> int:
 
 class nc:
     """A launch-grid dimension spread over NeuronCores: ``kernel[nl.nc(2)]`` traces one BIR
-    function per core, with ``nl.program_id`` of that axis the core index."""
+    function per core, with ``nl.program_id`` of that axis the core index. ``nl.nc(2) * 4`` and
+    ``4 * nl.nc(2)`` are ``nl.spmd_dim(nl.nc(2), 4)`` and ``nl.spmd_dim(4, nl.nc(2))``."""
 
     def __init__(self, n: int):
-        if int(n) < 1:
-            raise NKIError(f"nl.nc({n}) needs at least one core", caller_location())
-        self.n = int(n)
+        if type(n) is not int or n < 1:
+            raise NKIError(f"nl.nc({n!r}) needs a positive number of cores", caller_location())
+        self.n = n
+
+    def __mul__(self, other):
+        return spmd_dim(self, other)
+
+    def __rmul__(self, other):
+        return spmd_dim(other, self)
 
     def __repr__(self):
         return f"nl.nc({self.n})"
+
+
+class spmd_dim:
+    """A launch-grid dimension of ``outer * inner`` instances, ``program_id = i_outer * inner +
+    i_inner``, with one factor an ``nl.nc(n)``: ``spmd_dim(nl.nc(2), 4)`` puts instances 0-3 on
+    core 0 and 4-7 on core 1; ``spmd_dim(4, nl.nc(2))`` puts the even ones on core 0 and the
+    odd ones on core 1 (or no ``nc``: a plain dimension of that size)."""
+
+    def __init__(self, outer, inner):
+        loc = caller_location()
+        for part in (outer, inner):
+            if not isinstance(part, nc) and (type(part) is not int or part < 1):
+                raise NKIError(f"nl.spmd_dim takes positive integers and nl.nc(n), not "
+                               f"{part!r}", loc)
+        if isinstance(outer, nc) and isinstance(inner, nc):
+            raise NKIError("nl.spmd_dim: only one factor can be spread over NeuronCores", loc)
+        self.outer = outer
+        self.inner = inner
+
+    @property
+    def size(self) -> int:
+        return (getattr(self.outer, "n", self.outer)) * (getattr(self.inner, "n", self.inner))
+
+    @property
+    def cores(self) -> int:
+        for part in (self.outer, self.inner):
+            if isinstance(part, nc):
+                return part.n
+        return 1
+
+    def core_of(self, index: int) -> int:
+        """The NeuronCore of instance ``index`` along this dimension."""
+        inner = getattr(self.inner, "n", self.inner)
+        if isinstance(self.outer, nc):
+            return index // inner
+        if isinstance(self.inner, nc):
+            return index % inner
+        return 0
+
+    def __repr__(self):
+        return f"nl.spmd_dim({self.outer!r}, {self.inner!r})"
 
 
 # ---- creating tensors ----
@@ -154,41 +246,79 @@ def _dtype(value, loc, what="dtype"):
     return d
 
 
-def _new_tensor(shape, dtype, buffer, name, loc, what: str) -> Tensor:
+def _new_tensor(shape, dtype, buffer, name, loc, what: str):
+    """A new tensor: a :class:`Tensor` view of a new storage, or a :class:`BlockedTensor` for an
+    on-chip shape with block dimensions."""
     tr = current()
     dims, pidx = _parse_shape(shape, loc)
     # Kernels create tensors of a few shapes over and over in their loops: a shape of plain
     # ints (_parse_shape hands it back as it is) has its dtype and buffer checked once.
     spec = None
-    if dims is shape:
+    cached = dims is shape and buffer.__class__ is not DirectAllocation
+    if cached:
         try:
             spec = _CHECKED_SPECS.get((shape, dtype, buffer))
         except TypeError:  # an unhashable dtype or buffer: _tensor_spec refuses it
             pass
     if spec is None:
         spec = _tensor_spec(dims, pidx, dtype, buffer, loc, what)
-        if dims is shape:
+        if cached:
             _CHECKED_SPECS[(shape, dtype, buffer)] = spec
-    dtype, buffer = spec
-    if pidx == 0 and not name and (buffer == SBUF or buffer == PSUM):
+    dtype, kind = spec
+    allocation = buffer if buffer.__class__ is DirectAllocation and not tr.force_auto_alloc \
+        else None
+    if pidx:
+        return _blocked(tr, dims, pidx, dtype, kind, allocation, name or what, bool(name), loc)
+    if allocation is None and not name and (kind == SBUF or kind == PSUM):
         # an unnamed tile, named and placed as an instruction's result is (what tr.new_storage
         # and full_view do for it)
-        return tr.new_result(buffer, dtype, dims, what, loc)
-    st = tr.new_storage(buffer, dtype, dims, name or what, loc, pidx, explicit_name=bool(name))
-    return st.full_view()
+        return tr.new_result(kind, dtype, dims, what, loc)
+    placement = None
+    if allocation is not None:
+        placement = _placement(tr, allocation, (), dims, dtype, loc)
+    return tr.new_storage(kind, dtype, dims, name or what, loc, explicit_name=bool(name),
+                          placement=placement).full_view()
+
+
+def _blocked(tr, dims: tuple, pidx: int, dtype, kind: str, allocation, name: str,
+             explicit: bool, loc) -> BlockedTensor:
+    """A tensor of ``dims`` with block dimensions ``dims[:pidx]`` (see BlockedTensor)."""
+    tile = dims[pidx:]
+
+    def make_block(index: tuple) -> Tensor:
+        placement = None if allocation is None else \
+            _placement(tr, allocation, index, tile, dtype, loc)
+        label = f"{name}[{', '.join(map(str, index))}]" if explicit else name
+        return tr.new_storage(kind, dtype, tile, label, loc, explicit_name=explicit,
+                              placement=placement).full_view()
+    return BlockedTensor(dims[:pidx], tile, dtype, kind, name, loc, make_block)
+
+
+def _placement(tr, allocation, index: tuple, tile: tuple, dtype, loc) -> tuple:
+    """(start partition, byte address) of block ``index`` of a directly allocated tensor."""
+    if allocation.space == SBUF:
+        capacity = tr.sbuf_bytes
+    else:
+        capacity = PSUM_BYTES
+    return allocation.placement(index, tile[0], math.prod(tile[1:]) * dtype.itemsize, capacity,
+                                loc)
 
 
 _CHECKED_SPECS: dict = {}  # (shape, dtype, buffer) -> (NumPy dtype, buffer), see _new_tensor
 
 
 def _tensor_spec(dims: tuple, pidx: int, dtype, buffer, loc, what: str) -> tuple:
-    """(NumPy dtype, buffer) of a new tensor of shape ``dims`` (partition axis ``pidx``),
-    checked."""
+    """(NumPy dtype, buffer kind) of a new tensor of shape ``dims`` (partition axis ``pidx``),
+    checked; ``buffer`` a buffer name or a direct allocation."""
     dtype = _dtype(dtype, loc)
-    buffer = SBUF if buffer is None else buffer
+    if buffer is None:
+        buffer = SBUF
+    elif buffer.__class__ is DirectAllocation:
+        buffer = buffer.space
     if buffer not in (SBUF, PSUM, HBM, SHARED_HBM):
-        raise NKIError(f"unknown buffer {buffer!r}: use nl.sbuf, nl.psum, nl.hbm or nl.shared_hbm",
-                       loc)
+        raise NKIError(f"unknown buffer {buffer!r}: use nl.sbuf, nl.psum, nl.hbm, nl.shared_hbm "
+                       "or an nki.compiler allocation", loc)
+    buffer = str(buffer)
     if buffer in (SBUF, PSUM):
         if dims[pidx] > tile_size.pmax:
             raise NKIError(f"{what} of shape {list(dims)} puts {dims[pidx]} rows on the partition "
@@ -204,39 +334,50 @@ def _tensor_spec(dims: tuple, pidx: int, dtype, buffer, loc, what: str) -> tuple
     return dtype, buffer
 
 
-def ndarray(shape, dtype, *, buffer=None, name: str = "") -> Tensor:
-    """A new tensor (contents undefined until written)."""
+def ndarray(shape, dtype, *, buffer=None, name: str = ""):
+    """A new tensor (contents undefined until written): a tile, an HBM tensor, or an on-chip
+    tensor with block dimensions (dimensions before ``nl.par_dim``: one tile per block).
+    ``buffer``: ``nl.sbuf`` (the default), ``nl.psum``, ``nl.hbm``, ``nl.shared_hbm`` or a direct
+    allocation of ``nki.compiler``."""
     return _new_tensor(shape, dtype, buffer, name, caller_location(), "ndarray")
 
 
-def _filled(shape, value, dtype, buffer, name, loc, what):
+def _filled(shape, dtype, buffer, name, loc, what):
+    """A new on-chip tensor and the tiles to fill (one per block)."""
     t = _new_tensor(shape, dtype, buffer, name, loc, what)
-    st = t.storage
-    if st.kind not in (SBUF, PSUM):
+    if t.__class__ is BlockedTensor:
+        return t, t.all_blocks()
+    if not t.storage.on_chip:
         raise NKIError(f"nl.{what} creates on-chip tiles; HBM tensors are written by DMA", loc)
-    return t, (t if st.partition_axis == 0 else st.lanes_view())
+    return t, (t,)
 
 
-def zeros(shape, dtype, *, buffer=None, name: str = "") -> Tensor:
+def zeros(shape, dtype, *, buffer=None, name: str = ""):
     """A tile of zeros. The memset is emitted only if something reads the zeros: a matmul
     accumulating into a zeroed PSUM tile starts its accumulation group instead."""
     loc = caller_location()
-    t, lanes = _filled(shape, 0.0, dtype, buffer, name, loc, "zeros")
-    current().zero_fill(lanes, loc)
+    t, tiles = _filled(shape, dtype, buffer, name, loc, "zeros")
+    tr = current()
+    for tile in tiles:
+        tr.zero_fill(tile, loc)
     return t
 
 
-def full(shape, fill_value, dtype, *, buffer=None, name: str = "") -> Tensor:
+def full(shape, fill_value, dtype, *, buffer=None, name: str = ""):
+    """A tile filled with ``fill_value``."""
     loc = caller_location()
-    t, lanes = _filled(shape, fill_value, dtype, buffer, name, loc, "full")
-    _ins.memset(current(), lanes, fill_value, loc)
+    t, tiles = _filled(shape, dtype, buffer, name, loc, "full")
+    for tile in tiles:
+        _ins.memset(current(), tile, fill_value, loc)
     return t
 
 
-def ones(shape, dtype, *, buffer=None, name: str = "") -> Tensor:
+def ones(shape, dtype, *, buffer=None, name: str = ""):
+    """A tile of ones."""
     loc = caller_location()
-    t, lanes = _filled(shape, 1.0, dtype, buffer, name, loc, "ones")
-    _ins.memset(current(), lanes, 1.0, loc)
+    t, tiles = _filled(shape, dtype, buffer, name, loc, "ones")
+    for tile in tiles:
+        _ins.memset(current(), tile, 1.0, loc)
     return t
 
 
@@ -250,6 +391,30 @@ def empty_like(a: Tensor, dtype=None, *, buffer=None, name: str = "") -> Tensor:
     return ndarray(a.shape, dtype or a.dtype, buffer=buffer or a.buffer, name=name)
 
 
+def shared_constant(constant, dtype=None):
+    """An HBM tensor holding ``constant`` (a NumPy array, cast to ``dtype`` if given): an input
+    of the traced module bound to these values when the kernel runs."""
+    loc = caller_location()
+    if isinstance(constant, (Tensor, BlockedTensor)):
+        raise NKIError("nl.shared_constant takes a NumPy array (values known when the kernel is "
+                       "traced), not a tensor", loc)
+    values = np.asarray(constant)
+    if values.ndim == 0:
+        raise NKIError("nl.shared_constant needs an array of at least one dimension", loc)
+    d = _dtype(values.dtype if dtype is None else dtype, loc)
+    values = np.ascontiguousarray(values.astype(d))
+    return current().constant_storage(values, loc).full_view()
+
+
+def shared_identity_matrix(n, dtype=_dt.uint8):
+    """The ``[n, n]`` identity as a shared constant of ``dtype``."""
+    loc = caller_location()
+    if type(n) is not int or n < 1:
+        raise NKIError(f"nl.shared_identity_matrix: n must be a positive integer, not {n!r}", loc)
+    d = _dtype(dtype, loc)
+    return current().constant_storage(np.identity(n, dtype=d), loc).full_view()
+
+
 # ---- memory movement ----
 
 def _tile(x, loc, what: str, arg: str = "") -> Tensor:
@@ -259,6 +424,10 @@ def _tile(x, loc, what: str, arg: str = "") -> Tensor:
         return x
     if arg:
         what = f"nl.{what}: {arg}"
+    if x.__class__ is BlockedTensor:
+        raise NKIError(f"{what} is {x.hint}, a tensor of {len(x.block_shape)} block "
+                       f"dimension(s) {list(x.block_shape)}: index a block (t[i, ...]); "
+                       "instructions work on one tile at a time", loc)
     if not isinstance(x, Tensor):
         raise NKIError(f"{what} must be a tile, not {type(x).__name__}", loc)
     if not x.storage.on_chip:
@@ -287,6 +456,27 @@ def load(src, *, mask=None, dtype=None) -> Tensor:
     dtype = _dtype(dtype, loc) if dtype is not None else src.dtype
     tile = tr.new_result(SBUF, dtype, shape, "load", loc)
     _ins.dma(tr, IT.Load, tile, src, loc, mask, what="nl.load", fresh=True)
+    return tile
+
+
+def load_transpose2d(src, *, mask=None, dtype=None) -> Tensor:
+    """Loads the 2-D HBM tensor ``src`` ``[a, b]`` transposed into a new SBUF tile ``[b, a]``
+    (one DMA in the engine's transpose mode; ``b`` at most 128)."""
+    loc = caller_location()
+    tr = current()
+    if src.__class__ is not Tensor or src.storage.on_chip:
+        _hbm(src, loc, "nl.load_transpose2d: src")  # (raises)
+    if mask is not None:
+        raise NKIError("nl.load_transpose2d: masks are not supported; slice the source", loc)
+    if len(src.shape) != 2:
+        raise NKIError(f"nl.load_transpose2d: src must be 2-D; it is {list(src.shape)}", loc)
+    a, b = src.shape
+    if b > tile_size.pmax:
+        raise NKIError(f"nl.load_transpose2d: the source's second dimension ({b}) becomes the "
+                       f"tile's partition dimension, which has at most {tile_size.pmax}", loc)
+    tile = tr.new_result(SBUF, _dtype(dtype, loc) if dtype is not None else src.dtype, (b, a),
+                         "load_transpose2d", loc)
+    _ins.dma_transpose(tr, IT.Load, tile, src, loc, "nl.load_transpose2d")
     return tile
 
 
@@ -324,32 +514,62 @@ def broadcast_to(src, *, shape) -> Tensor:
 
 
 def _broadcast_tile(x, shape, loc) -> Tensor:
-    """:func:`broadcast_to` for the kernel line ``loc`` (``Tensor.broadcast_to`` finds it)."""
+    """:func:`broadcast_to` for the kernel line ``loc`` (``Tensor.broadcast_to`` finds it):
+    size-1 free dimensions repeat by a copy that reads them with step 0; a single partition
+    reaches all partitions through the PE array (a matmul with a row of ones). A 1-D ``[P]``
+    tile is a column: one value per partition."""
     tr = current()
     x = _tile(x, loc, "broadcast_to")
     shape = tuple([int(n) for n in shape])
     if x.shape == shape:
         return x
-    if len(shape) != len(x.shape):
-        raise NKIError(f"cannot broadcast {list(x.shape)} to {list(shape)}", loc)
-    if x.shape[0] == shape[0]:
-        out = tr.new_result(SBUF, x.dtype, shape, "broadcast", loc)
-        return _ins.tensor_copy(tr, x, x.dtype, loc, out=out, what="broadcast_to")
-    if x.shape[0] != 1 or shape[0] > tile_size.pmax or len(shape) > 2 or \
-            x.shape[1:] != shape[1:]:
-        raise NKIError(f"broadcast_to reaches all partitions from a [1, N] tile only; cannot "
-                       f"broadcast {list(x.shape)} to {list(shape)}", loc)
-    parts, width = shape[0], (shape[1] if len(shape) > 1 else 1)
+    if len(x.shape) == 1 and not x.checks:
+        x = new_view(x.storage, x.offset, (x.shape[0], 1), (x.strides[0], 0), ())
+    xs = x.shape
+    if len(xs) != len(shape) or xs[0] not in (1, shape[0]) or shape[0] > tile_size.pmax or \
+            any(a != b and a != 1 for a, b in zip(xs[1:], shape[1:])):
+        raise NKIError(f"cannot broadcast {list(xs)} to {list(shape)}: a tile broadcasts its "
+                       "size-1 dimensions (a single partition to all partitions, a [P] or "
+                       "[P, 1] column along the free dimensions)", loc)
+    if xs[0] == shape[0]:
+        return _free_broadcast(tr, x, shape, loc)
+    row = (1,) + shape[1:]
+    if xs != row or not _is_flat_row(x):
+        x = _free_broadcast(tr, x, row, loc)
+    return _partition_broadcast(tr, x, shape, loc)
+
+
+def _free_broadcast(tr, x: Tensor, shape: tuple, loc) -> Tensor:
+    """A new tile of ``shape`` with ``x`` (of the same partitions) repeated along its size-1
+    free dimensions."""
+    out = tr.new_result(SBUF, x.dtype, shape, "broadcast", loc)
+    view = _ins.lane_view(x, shape, _ins.full_box(shape), loc, "broadcast_to", "src")
+    return _ins.tensor_copy(tr, view, x.dtype, loc, out=out, what="broadcast_to")
+
+
+def _is_flat_row(x: Tensor) -> bool:
+    """Whether the one-partition tile ``x`` walks its elements contiguously."""
+    step = 1
+    for n, s in zip(reversed(x.shape[1:]), reversed(x.strides[1:])):
+        if n != 1 and s != step:
+            return False
+        step *= n
+    return True
+
+
+def _partition_broadcast(tr, x: Tensor, shape: tuple, loc) -> Tensor:
+    """The contiguous one-partition tile ``x`` copied to ``shape[0]`` partitions: a matmul of a
+    [1, P] row of ones with it, 512 columns at a time, and a copy out of PSUM."""
+    parts, width = shape[0], math.prod(shape[1:])
     src = x if x.dtype in _ins.MATMUL_DTYPE_SET else _ins.tensor_copy(tr, x, float32, loc)
+    src = new_view(src.storage, src.offset, (1, width), (src.storage.layout.row, 1), ())
     ones_row = _ins.constant_tile(tr, (1, parts), 1.0, src.dtype, loc)
     out = tr.new_result(SBUF, x.dtype, shape, "broadcast", loc)
-    flat = out if len(shape) > 1 else new_view(out.storage, 0, (parts, 1),
-                                               (out.storage.layout.row, 1), ())
-    srcf = src if len(src.shape) > 1 else new_view(src.storage, src.offset, (1, 1), (0, 1), ())
+    flat = new_view(out.storage, 0, (parts, width), (out.storage.layout.row, 1), ())
     step = _ins.MATMUL_MAX_MOVING
     for lo in range(0, width, step):
         hi = builtins.min(width, lo + step)
-        ps = _ins.matmul(tr, ones_row, srcf[:, lo:hi], loc, what="broadcast_to")
+        ps = _ins.matmul(tr, ones_row, src[:, lo:hi], loc, what="broadcast_to")
         _ins.tensor_copy(tr, ps, x.dtype, loc, out=flat[:, lo:hi], what="broadcast_to")
     return out
 
@@ -365,6 +585,8 @@ def assign(dst: Tensor, value):
         d_st = dst.storage
         if value.storage is d_st and same_view(dst, value):
             return  # `t[...] += x` stores back the view the += already updated
+        if value.storage.state.masked_out:
+            return  # the instruction computing the value was masked out
         if not d_st.on_chip:
             raise NKIError(f"assignment to HBM tensor {d_st.describe()}; write HBM with "
                            "nl.store")
@@ -384,6 +606,8 @@ def assign(dst: Tensor, value):
         if not dst.storage.on_chip:
             raise NKIError("HBM tensors cannot be filled with a constant; store a tile")
         _ins.memset(tr, dst, value, caller_location())
+    elif value.__class__ is LoopReduction:
+        value.apply(tr, dst)
     else:
         raise NKIError(f"cannot assign {type(value).__name__} to a tile")
 
@@ -406,6 +630,8 @@ def accumulate(dst: Tensor, value, name: str) -> Tensor:
     """``dst op= value`` (returns ``dst``): a matmul result added to PSUM joins its accumulation
     group; anything else is one lane-wise instruction reading and writing ``dst``."""
     tr = current()
+    if value.__class__ is Tensor and value.storage.state.masked_out:
+        return dst  # the instruction computing the value was masked out
     if name == "add" and value.__class__ is Tensor and dst.storage.kind == PSUM and \
             tr.place_matmul(value, dst, accumulate=True):
         return dst
@@ -442,6 +668,11 @@ def _binary(x, y, op, dtype, mask, loc, out=None, what="") -> Tensor:
     if dtype is not None:
         dtype = _dtype(dtype, loc)
     if xt and yt:
+        if x.shape[0] != y.shape[0]:  # a one-partition operand reaches all partitions
+            if x.shape[0] == 1:
+                x = _broadcast_tile(x, (y.shape[0],) + (x.shape[1:] or (1,)), loc)
+            elif y.shape[0] == 1:
+                y = _broadcast_tile(y, (x.shape[0],) + (y.shape[1:] or (1,)), loc)
         if x.shape != y.shape:  # (of equal shapes, both are lane constants or neither is)
             x_column, y_column = _is_lane_constant(x), _is_lane_constant(y)
             if y_column and not x_column and y.shape[0] == x.shape[0]:
@@ -615,6 +846,71 @@ def softmax(x, axis, *, dtype=None, compute_dtype=None, mask=None) -> Tensor:
                               _opt_dtype(dtype, loc) or x.dtype, loc, mask, what="softmax")
 
 
+class LoopReduction:
+    """The value of ``nl.loop_reduce(x, op, loop_indices)``: the assignment that takes it,
+    ``dst[...] = nl.loop_reduce(...)``, records ``dst = op(dst, x)``. (A value no assignment
+    takes is an error at the end of the kernel: it would otherwise be dropped.)"""
+
+    __slots__ = ("x", "op", "dtype", "mask", "loc")
+
+    def __init__(self, x, op, dtype, mask, loc):
+        self.x, self.op, self.dtype, self.mask, self.loc = x, op, dtype, mask, loc
+
+    def apply(self, tr, dst: Tensor):
+        tr.unassigned_reductions.remove(self)
+        _ins.tensor_tensor(tr, dst, self.x, self.op, self.dtype or dst.dtype, self.loc,
+                           self.mask, out=dst, what="nl.loop_reduce")
+
+    def _misuse(self, *_):
+        raise NKIError("the value of nl.loop_reduce is the reduction into the tile it is "
+                       "assigned to (dst[...] = nl.loop_reduce(x, op, loop_indices)); it is not "
+                       "a tile", caller_location())
+
+    __add__ = __radd__ = __mul__ = __rmul__ = __sub__ = __rsub__ = __truediv__ = _misuse
+    __getitem__ = __setitem__ = __bool__ = _misuse
+
+
+def loop_reduce(x, op, loop_indices, *, dtype=None, mask=None):
+    """``dst[...] = nl.loop_reduce(x, op, loop_indices)`` reduces ``x`` into ``dst`` across the
+    iterations of the loops ``loop_indices`` (loop indices or integers: a hint to the compiler's
+    loop optimisations): each assignment records ``dst = op(dst, x)`` (Vector Engine)."""
+    loc = caller_location()
+    x = _tile(x, loc, "loop_reduce", "x")
+    alu = _alu_op(op, "nl.loop_reduce: op", loc)
+    indices = loop_indices if isinstance(loop_indices, (tuple, list)) else (loop_indices,)
+    for i in indices:
+        if isinstance(i, bool) or not isinstance(i, (int, np.integer)):
+            raise NKIError(f"nl.loop_reduce: loop_indices are loop indices or integers, not "
+                           f"{type(i).__name__}", loc)
+    value = LoopReduction(x, alu, _opt_dtype(dtype, loc), mask, loc)
+    current().unassigned_reductions.append(value)
+    return value
+
+
+def floor(x, *, dtype=None, mask=None) -> Tensor:
+    """The largest integer not above each element: ``x - mod(x, 1)`` (``mod`` floored, as
+    NumPy's; exact for every float), two Vector Engine instructions."""
+    loc = caller_location()
+    tr = current()
+    x = _tile(x, loc, "floor", "x")
+    frac = _ins.tensor_scalar(tr, x, Alu.mod, 1.0, False, None, None, False, float32, loc, mask,
+                              what="floor")
+    return _ins.tensor_tensor(tr, x, frac, Alu.subtract, _opt_dtype(dtype, loc) or x.dtype, loc,
+                              mask, what="floor")
+
+
+def ceil(x, *, dtype=None, mask=None) -> Tensor:
+    """The smallest integer not below each element: ``x + mod(-x, 1)``, two Vector Engine
+    instructions."""
+    loc = caller_location()
+    tr = current()
+    x = _tile(x, loc, "ceil", "x")
+    frac = _ins.tensor_scalar(tr, x, Alu.mult, -1.0, False, Alu.mod, 1.0, False, float32, loc,
+                              mask, what="ceil")
+    return _ins.tensor_tensor(tr, x, frac, Alu.add, _opt_dtype(dtype, loc) or x.dtype, loc, mask,
+                              what="ceil")
+
+
 # ---- the Tensor Engine ----
 
 def _sbuf_operand(tr, t: Tensor, loc, what: str) -> Tensor:
@@ -630,8 +926,8 @@ def matmul(x, y, *, transpose_x=False, mask=None) -> Tensor:
     layout the PE array wants); otherwise ``x`` ([M, K]) is first transposed on the PE array."""
     loc = caller_location()
     tr = current()
-    if mask is not None:
-        raise NKIError("nl.matmul: masks are not supported; index the operand tiles instead", loc)
+    if not _ins.whole_or_nothing(mask, loc, "nl.matmul"):
+        return _ins.masked_matmul(tr, x, y, loc, transpose_x)
     if x.__class__ is not Tensor or x.storage.kind != SBUF:
         x = _sbuf_operand(tr, _tile(x, loc, "nl.matmul: x"), loc, "nl.matmul")
     if y.__class__ is not Tensor or y.storage.kind != SBUF:
@@ -648,8 +944,9 @@ def transpose(x, *, dtype=None, mask=None) -> Tensor:
     tr = current()
     x = _sbuf_operand(tr, _tile(x, loc, "nl.transpose: x"), loc, "nl.transpose")
     dtype = _opt_dtype(dtype, loc) or x.dtype
-    if mask is not None:
-        raise NKIError("nl.transpose: masks are not supported; index the tile instead", loc)
+    if not _ins.whole_or_nothing(mask, loc, "nl.transpose"):
+        return _ins.masked_out(tr.new_result(SBUF, dtype, tuple(reversed(x.shape)),
+                                             "transpose", loc))
     ps = _ins.transpose_pe(tr, x, x.dtype, loc, what="nl.transpose")
     return _ins.tensor_copy(tr, ps, dtype, loc, what="nl.transpose")
 
@@ -659,15 +956,14 @@ def transpose(x, *, dtype=None, mask=None) -> Tensor:
 def device_print(prefix, x, *, mask=None):
     """Prints ``prefix`` and the values of ``x`` when the kernel is simulated."""
     loc = caller_location()
-    if mask is not None:
-        raise NKIError("nl.device_print: masks are not supported; print a slice of the tile", loc)
+    if not _ins.whole_or_nothing(mask, loc, "nl.device_print"):
+        return
     if not isinstance(x, Tensor):
         raise NKIError("nl.device_print prints tiles and tensors", loc)
     _ins.device_print(current(), prefix, x, loc)
 
 
 __all__ = [n for n in list(globals()) if not n.startswith("_") and n not in (
-    "annotations", "builtins", "math", "np", "NKIError", "caller_location", "current",
-    "Tensor", "same_view", "new_view", "assign", "accumulate", "IT", "Engine", "Alu", "Act", "HBM",
-    "PSUM", "SBUF",
-    "SHARED_HBM")]
+    "annotations", "builtins", "math", "np", "ml_dtypes", "NKIError", "caller_location", "current",
+    "Tensor", "BlockedTensor", "DirectAllocation", "LoopReduction", "same_view", "new_view", "assign",
+    "accumulate", "IT", "Engine", "Alu", "Act", "HBM", "PSUM", "SBUF", "SHARED_HBM", "PSUM_BYTES")]

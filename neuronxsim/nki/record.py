@@ -83,16 +83,19 @@ class Op:
 class Loop:
     """A loop of the kernel as traced: ``kind`` ("affine" for ``nl.affine_range``, whose
     iterations are independent; "sequential" for ``nl.sequential_range``; "static" for
-    ``nl.static_range``), its trip count, its source line and the iteration of the enclosing
-    loop it runs in (None at the kernel's top level)."""
+    ``nl.static_range``), its trip count, its source line, the iteration of the enclosing
+    loop it runs in (None at the kernel's top level) and the ``directives`` the kernel gave it
+    (``nki.compiler.no_reorder()``, ``multi_buffer(n)``)."""
 
-    __slots__ = ("kind", "trips", "loc", "outer")
+    __slots__ = ("kind", "trips", "loc", "outer", "directives")
 
-    def __init__(self, kind: str, trips: int, loc, outer: "LoopIteration | None"):
+    def __init__(self, kind: str, trips: int, loc, outer: "LoopIteration | None",
+                 directives: tuple = ()):
         self.kind = kind
         self.trips = trips
         self.loc = loc
         self.outer = outer
+        self.directives = directives
 
     def __repr__(self):
         return f"<{self.kind} loop of {self.trips} at {self.loc}>"
@@ -134,6 +137,8 @@ class CoreRecord:
         self.storages: list = []
         self.inputs: dict = {}  # parameter name -> its Input storage
         self.shared_outputs: list = []  # shared_hbm tensors, in creation order
+        self.constant_storages: list = []  # nl.shared_constant tensors, in creation order
+        self.constants: dict = {}  # their values by name (bound as inputs when the kernel runs)
         self.names: set[str] = set()  # of storages named so far
         self.name_counts: dict[str, int] = {}  # base name -> next suffix to try
         # the facts (see the module docstring)

@@ -1,19 +1,23 @@
 """Symbolic tensors: what an NKI kernel holds while it is traced.
 
 A :class:`Storage` is one memory object: a kernel input or output in HBM, an internal HBM tensor,
-or an on-chip buffer (SBUF or PSUM) whose address the allocator chooses after tracing. A
-:class:`Tensor` is a strided view of a storage (``offset`` plus one ``stride`` per dimension, in
-elements): the object kernels index, pass to ``nl``/``nisa`` functions and combine with operators.
+or an on-chip tile (SBUF or PSUM) whose address the allocation pass chooses after tracing
+(unless a direct allocation fixed it). A :class:`Tensor` is a strided view of a storage
+(``offset`` plus one ``stride`` per dimension, in elements): the object kernels index, pass to
+``nl``/``nisa`` functions and combine with operators.
 
-On-chip layout. An on-chip storage has a partition axis (``nl.par_dim``, else axis 0); each
-partition holds the other axes row-major, the axes before the partition axis ("block" axes, as in
-``nl.ndarray((4, nl.par_dim(128), 512))``) outermost. In PSUM each block is padded to a 2 KiB
-bank, so every block is a tile a matmul can accumulate into.
+On-chip layout. An on-chip storage is a tile: its first dimension is the partition dimension and
+each partition holds the other dimensions row-major. An on-chip tensor with block dimensions
+(``nl.ndarray((4, nl.par_dim(128), 512))``: the dimensions before ``nl.par_dim``) is a
+:class:`BlockedTensor`, one tile per logical block, each its own storage: blocks are allocated
+by their own live ranges (or placed one by one by a direct allocation), and instructions work on
+one block at a time.
 """
 
 from __future__ import annotations
 
 import math
+import operator
 
 import numpy as np
 
@@ -31,57 +35,40 @@ PSUM_BANK_BYTES = 2048
 
 
 class Layout:
-    """Where the elements of an on-chip or HBM storage lie (see the module docstring); made by
+    """Where the elements of a storage lie (see the module docstring); made by
     :func:`storage_layout`. Storages alike share one: nothing changes a layout.
 
-    ``row``: elements per partition (PSUM blocks padded to banks; 0 off chip); ``strides``: in
-    elements, one per dimension (the partition axis's is ``row``); ``full_pairs``: the access
-    pairs of a whole [P, F] tile, [(F, P), (1, F)] ((1, 1) for F = 1; a [P] tile is a [P, 1]
-    one), None for other storages."""
+    ``partitions``: the partition count of an on-chip tile (1 off chip); ``row``: elements per
+    partition (0 off chip); ``strides``: in elements, one per dimension (the partition
+    dimension's is ``row``); ``full_pairs``: the access pairs of a whole [P, F] or [P] tile,
+    [(F, P), (1, F)] ((1, 1) for F = 1), None for other storages."""
 
-    __slots__ = ("on_chip", "partition_axis", "partitions", "row", "strides", "full_pairs")
+    __slots__ = ("on_chip", "partitions", "row", "strides", "full_pairs")
 
-    def __init__(self, on_chip: bool, partition_axis: int, partitions: int, row: int,
-                 strides: tuple, full_pairs: list | None):
+    def __init__(self, on_chip: bool, partitions: int, row: int, strides: tuple,
+                 full_pairs: list | None):
         self.on_chip = on_chip
-        self.partition_axis = partition_axis
         self.partitions = partitions
         self.row = row
         self.strides = strides
         self.full_pairs = full_pairs
 
 
-def storage_layout(kind: str, dtype: np.dtype, shape: tuple, partition_axis: int = 0) -> Layout:
-    """The layout of a storage of this kind, dtype, shape and partition axis."""
+def storage_layout(kind: str, shape: tuple) -> Layout:
+    """The layout of a storage of this kind and shape."""
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= n
+    strides = tuple(reversed(strides))
     if kind != SBUF and kind != PSUM:  # HBM: row-major, no partitions
-        strides, step = [], 1
-        for n in reversed(shape):
-            strides.append(step)
-            step *= n
-        return Layout(False, 0, 1, 0, tuple(reversed(strides)), None)
-    free = shape[partition_axis + 1:]
-    blocks = shape[:partition_axis]
-    block = math.prod(free)
-    if kind == PSUM and blocks:
-        bank = PSUM_BANK_BYTES // dtype.itemsize
-        block = -(-block // bank) * bank
-    row = block * math.prod(blocks)
-    strides = [0] * len(shape)
-    step = 1
-    for axis in range(len(shape) - 1, partition_axis, -1):
-        strides[axis] = step
-        step *= shape[axis]
-    step = block
-    for axis in range(partition_axis - 1, -1, -1):
-        strides[axis] = step
-        step *= shape[axis]
-    strides[partition_axis] = row
+        return Layout(False, 1, 0, strides, None)
+    p = shape[0]
     full_pairs = None
-    p = shape[partition_axis]
-    if partition_axis == 0 and len(shape) <= 2 and p <= NUM_PARTITIONS:
+    if len(shape) <= 2 and p <= NUM_PARTITIONS:
         f = shape[1] if len(shape) == 2 else 1
         full_pairs = [(f, p), (1, f) if f > 1 else (1, 1)]
-    return Layout(True, partition_axis, p, row, tuple(strides), full_pairs)
+    return Layout(True, p, strides[0] if len(shape) > 1 else 1, strides, full_pairs)
 
 
 class Storage:
@@ -95,13 +82,10 @@ class Storage:
     storage per instruction result, and a bare slotted object is the cheapest to create."""
 
     __slots__ = ("sid", "kind", "dtype", "shape", "layout", "on_chip", "strides", "name", "hint",
-                 "created_at", "explicit_name", "state")
+                 "created_at", "explicit_name", "placement", "state")
     # (on_chip and strides are the layout's, repeated here: nearly every use of a storage asks
-    # for them first)
-
-    @property
-    def partition_axis(self) -> int:
-        return self.layout.partition_axis
+    # for them first). placement: None, or the (start partition, byte address) a direct
+    # allocation fixed.
 
     @property
     def partitions(self) -> int:
@@ -109,12 +93,12 @@ class Storage:
 
     @property
     def row(self) -> int:
-        """Elements per partition of an on-chip storage (PSUM blocks padded to banks)."""
+        """Elements per partition of an on-chip storage."""
         return self.layout.row
 
     @property
     def free_elements(self) -> int:
-        """Elements per partition, without PSUM bank padding."""
+        """Elements per partition."""
         return math.prod(self.shape) // self.layout.partitions
 
     @property
@@ -128,21 +112,11 @@ class Storage:
     def full_view(self) -> "Tensor":
         return new_view(self, 0, self.shape, self.strides, ())
 
-    def lanes_view(self) -> "Tensor":
-        """Every element of an on-chip storage as one tile: the partition axis first, then the
-        block and free axes (for instructions that fill a whole multi-tile ndarray)."""
-        axis = self.layout.partition_axis
-        if axis == 0:
-            return self.full_view()
-        axes = [axis] + [a for a in range(len(self.shape)) if a != axis]
-        return new_view(self, 0, tuple(self.shape[a] for a in axes),
-                        tuple(self.strides[a] for a in axes), ())
-
 
 def new_storage(sid: int, kind: str, dtype: np.dtype, shape: tuple, layout: Layout, hint: str,
                 created_at: SourceLocation | None, state, name: str | None = None,
-                explicit_name: bool = False) -> Storage:
-    """A storage of ``layout`` (``storage_layout(kind, dtype, shape, ...)``). Temporaries get
+                explicit_name: bool = False, placement: tuple | None = None) -> Storage:
+    """A storage of ``layout`` (``storage_layout(kind, shape)``). Temporaries get
     their unique ``name`` only when they are emitted (most tiles an instruction first writes
     are redirected and never emitted); until then they go by ``hint``."""
     st = Storage()
@@ -157,6 +131,7 @@ def new_storage(sid: int, kind: str, dtype: np.dtype, shape: tuple, layout: Layo
     st.hint = hint
     st.created_at = created_at
     st.explicit_name = explicit_name
+    st.placement = placement
     st.state = state
     return st
 
@@ -384,6 +359,104 @@ def new_view(storage: Storage, offset: int, shape: tuple, strides: tuple,
     t.checks = checks
     t.last_subscript = t.blocks = t.access = None
     return t
+
+
+class BlockedTensor:
+    """An on-chip tensor with block dimensions: one tile per logical block (see the module
+    docstring), made on first use by ``make_block(index)`` (a tuple of block indices) and kept.
+    Subscripts that fix every block dimension give that block's :class:`Tensor` view (the rest
+    of the subscript applied to it); instructions take one block at a time."""
+
+    __slots__ = ("block_shape", "tile_shape", "dtype", "kind", "hint", "created_at", "blocks",
+                 "make_block", "last_subscript")
+    __array_priority__ = 1000
+
+    def __init__(self, block_shape: tuple, tile_shape: tuple, dtype, kind: str, hint: str,
+                 created_at, make_block):
+        self.block_shape = block_shape
+        self.tile_shape = tile_shape
+        self.dtype = dtype
+        self.kind = kind
+        self.hint = hint
+        self.created_at = created_at
+        self.blocks: dict = {}
+        self.make_block = make_block
+        self.last_subscript = None
+
+    @property
+    def shape(self) -> tuple:
+        return self.block_shape + self.tile_shape
+
+    @property
+    def ndim(self) -> int:
+        return len(self.block_shape) + len(self.tile_shape)
+
+    @property
+    def buffer(self) -> str:
+        return self.kind
+
+    @property
+    def name(self) -> str:
+        return self.hint
+
+    def __len__(self):
+        return self.block_shape[0]
+
+    def __repr__(self):
+        return (f"<nki tensor {self.hint} {self.kind} {dt.name(self.dtype)}{list(self.shape)}, "
+                f"{math.prod(self.block_shape)} blocks>")
+
+    def block(self, index: tuple) -> "Tensor":
+        """The full view of the tile of block ``index`` (made on first use)."""
+        view = self.blocks.get(index)
+        if view is None:
+            view = self.blocks[index] = self.make_block(index)
+        return view
+
+    def all_blocks(self) -> list:
+        """Every block's full view, in row-major block order."""
+        import itertools
+        return [self.block(index) for index in itertools.product(*map(range, self.block_shape))]
+
+    def __getitem__(self, key) -> "Tensor":
+        if key.__class__ is not tuple:
+            key = (key,)
+        nb = len(self.block_shape)
+        index = []
+        for axis, k in enumerate(key[:nb]):
+            size = self.block_shape[axis]
+            if k.__class__ is not int:
+                try:
+                    k = operator.index(k)
+                except TypeError:
+                    raise NKIError(f"{self.hint} has block dimensions {list(self.block_shape)}: "
+                                   f"index each one with an integer (t[i, ...]) to get a tile; "
+                                   f"instructions work on one block at a time, not on "
+                                   f"{type(k).__name__} over blocks", caller_location()) from None
+            if not -size <= k < size:
+                raise NKIError(f"block index {k} is out of range for block dimension {axis} of "
+                               f"size {size} of {self.hint}", caller_location())
+            index.append(k + size if k < 0 else k)
+        if len(index) < nb:
+            raise NKIError(f"{self.hint} has {nb} block dimension(s) "
+                           f"{list(self.block_shape)}: index each one to get a tile "
+                           "(instructions work on one block at a time)", caller_location())
+        view = self.block(tuple(index))
+        rest = key[nb:]
+        if rest and not (len(rest) == 1 and rest[0] is Ellipsis):
+            view = view[rest]
+        self.last_subscript = (key, view)
+        return view
+
+    def __setitem__(self, key, value):
+        last = self.last_subscript
+        view = last[1] if last is not None and last[0] is key else self[key]
+        if value is not view:
+            _nl.assign(view, value)
+
+    def __iter__(self):
+        raise NKIError("tensors are not iterable; index them with nl.affine_range loops",
+                       caller_location())
 
 
 def _block_key(key: tuple) -> tuple | None:

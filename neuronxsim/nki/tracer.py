@@ -68,31 +68,36 @@ class StorageState:
     wrote it since; the ``(dst view, its write count, producer op)`` of a redirected temporary
     (see Tracer.redirect); the Access of the full view of a [P, F] or [P] tile, made on first
     use and shared by the instructions using it; and, once a matmul is placed in it, its
-    :class:`MatmulGroups`."""
+    :class:`MatmulGroups`; and whether it is the result of an instruction its mask skipped
+    (``masked_out``: assignments of it change nothing)."""
 
     __slots__ = ("write_count", "written_partitions", "later_partitions", "pending_zero",
-                 "zero_init", "forward", "full_access", "groups")
+                 "zero_init", "forward", "full_access", "groups", "masked_out")
 
 
 def new_state() -> StorageState:
     s = StorageState()
     s.write_count = s.written_partitions = 0
     s.later_partitions = s.pending_zero = s.forward = s.full_access = s.groups = None
-    s.zero_init = False
+    s.zero_init = s.masked_out = False
     return s
 
 
 class MatmulGroups:
     """The matmul accumulation groups of a PSUM storage: ``open``, region (``Access.key()``) ->
     the last matmul of the group open there; ``zero_started``, the regions whose first matmul
-    replaced the pending zeros of ``nl.zeros``, and ``zero_covered``, their element count."""
+    replaced the pending zeros of ``nl.zeros``, and ``zero_covered``, their element count;
+    ``unwritten``: nothing had written the storage when the first matmul was placed in it
+    (``acc += matmul`` into a fresh ``nl.ndarray``: each region's first matmul starts a group,
+    as into zeros)."""
 
-    __slots__ = ("open", "zero_started", "zero_covered")
+    __slots__ = ("open", "zero_started", "zero_covered", "unwritten")
 
-    def __init__(self):
+    def __init__(self, unwritten: bool):
         self.open: dict = {}
         self.zero_started: set = set()
         self.zero_covered = 0
+        self.unwritten = unwritten
 
 
 class CoreTrace:
@@ -150,11 +155,14 @@ class Tracer:
         self.grid: tuple = (1,)
         self.instance = 0  # index of the SPMD instance being traced on this core
         self.shared_index = 0  # shared_hbm tensors created so far by this instance
+        self.constant_index = 0  # shared constants created so far by this instance
         self.loop: LoopIteration | None = None  # the loop iteration being traced
+        self.force_auto_alloc = False  # (nki.compiler.force_auto_alloc: direct allocations off)
+        self.unassigned_reductions: list = []  # nl.loop_reduce values no assignment took yet
         self.max_instructions = max_instructions
         self.recordable = max_instructions  # instructions the cap still allows
-        # The layout of [P, F] and [P] tiles by shape (for them it depends on the shape alone:
-        # there are no blocks to pad in PSUM), shared by the many tiles of a trace.
+        # The layout of [P, F] and [P] tiles by shape (for them it depends on the shape alone),
+        # shared by the many tiles of a trace.
         self.tile_layouts: dict = {}
 
     def __enter__(self):
@@ -176,13 +184,14 @@ class Tracer:
         self.program_ids = program_ids
         self.instance = instance
         self.shared_index = 0
+        self.constant_index = 0
 
     # ---- loops ----
-    def iterate(self, kind: str, values: range, loc):
+    def iterate(self, kind: str, values: range, loc, directives: tuple = ()):
         """Runs the body of a loop of ``kind`` (see :class:`~neuronxsim.nki.record.Loop`) over
         ``values``, with every op it records referring to its iteration."""
         outer = self.loop
-        loop = Loop(kind, len(values), loc, outer)
+        loop = Loop(kind, len(values), loc, outer, directives)
         try:
             for i, value in enumerate(values):
                 self.loop = LoopIteration(loop, i)
@@ -195,8 +204,11 @@ class Tracer:
         return self.core.record.unique_name(base)
 
     def new_storage(self, kind: str, dtype: np.dtype, shape: tuple, name: str,
-                    loc: SourceLocation | None, partition_axis: int = 0,
-                    explicit_name: bool = False) -> Storage:
+                    loc: SourceLocation | None, explicit_name: bool = False,
+                    placement: tuple | None = None) -> Storage:
+        """A new storage; on chip, a tile (partition dimension first). ``placement``: the
+        (start partition, byte address) a direct allocation fixed (None: the allocation pass
+        places it)."""
         record = self.core.record
         if kind == SHARED_HBM and self.instance > 0:
             # Every SPMD instance creates the kernel's shared outputs; they are one tensor.
@@ -211,17 +223,42 @@ class Tracer:
                         f"{list(st.shape)} {st.dtype}: every SPMD instance must create the same "
                         "shared tensors", loc)
                 return st
-        if partition_axis == 0 and len(shape) <= 2 and (kind == SBUF or kind == PSUM):
-            layout = self.tile_layouts.get(shape) or self._tile_layout(kind, dtype, shape)
+        if len(shape) <= 2 and (kind == SBUF or kind == PSUM):
+            layout = self.tile_layouts.get(shape) or self._tile_layout(kind, shape)
         else:
-            layout = storage_layout(kind, dtype, shape, partition_axis)
+            layout = storage_layout(kind, shape)
         storages = record.storages
         st = new_storage(len(storages), kind, dtype, shape, layout, name, loc, new_state(),
-                         self.unique_name(name) if explicit_name else None, explicit_name)
+                         self.unique_name(name) if explicit_name else None, explicit_name,
+                         placement)
         storages.append(st)
         if kind == SHARED_HBM:
             record.shared_outputs.append(st)
             self.shared_index += 1
+        return st
+
+    def constant_storage(self, values: np.ndarray, loc) -> Storage:
+        """An HBM tensor holding ``values`` (``nl.shared_constant``): an ``Input`` of the module
+        bound to them when the kernel runs (every SPMD instance of a core shares the ones it
+        creates in the same order)."""
+        record = self.core.record
+        index = self.constant_index
+        self.constant_index += 1
+        if index < len(record.constant_storages):
+            st = record.constant_storages[index]
+            if not np.array_equal(record.constants[st.name], values) or \
+                    record.constants[st.name].dtype != values.dtype:
+                raise NKIError(f"program {self.program_ids} creates shared constant #{index + 1} "
+                               "with other values than program 0 did: every SPMD instance must "
+                               "create the same constants", loc)
+            return st
+        st = new_storage(len(record.storages), INPUT, values.dtype, values.shape,
+                         storage_layout(INPUT, values.shape), "shared_constant", loc, new_state(),
+                         self.unique_name("shared_constant"))
+        st.state.write_count = 1
+        record.storages.append(st)
+        record.constant_storages.append(st)
+        record.constants[st.name] = values
         return st
 
     def input_storage(self, name: str, dtype: np.dtype, shape: tuple) -> Storage:
@@ -229,15 +266,15 @@ class Tracer:
         st = record.inputs.get(name)
         if st is None:
             st = new_storage(len(record.storages), INPUT, dtype, shape,
-                             storage_layout(INPUT, dtype, shape), name, None, new_state(),
+                             storage_layout(INPUT, shape), name, None, new_state(),
                              self.unique_name(name))
             record.storages.append(st)
             record.inputs[name] = st
         return st
 
-    def _tile_layout(self, kind: str, dtype: np.dtype, shape: tuple) -> Layout:
+    def _tile_layout(self, kind: str, shape: tuple) -> Layout:
         """The layout of a [P, F] or [P] tile of ``shape``, the first time (see tile_layouts)."""
-        layout = self.tile_layouts[shape] = storage_layout(kind, dtype, shape)
+        layout = self.tile_layouts[shape] = storage_layout(kind, shape)
         return layout
 
     # ---- operands ----
@@ -309,7 +346,9 @@ class Tracer:
         if s.pending_zero is not None:
             self.need_zeros(s)
         if s.write_count == 0 and st.kind != INPUT:
-            raise NKIError(f"reads {st.kind} tensor {st.describe()} before anything writes it", loc)
+            why = " (the instruction that computes it was masked out)" if s.masked_out else ""
+            raise NKIError(f"reads {st.kind} tensor {st.describe()} before anything writes it"
+                           f"{why}", loc)
         if view.checks:
             self._check_bounds(view, loc)
         return self.access(view, loc, merge)
@@ -328,6 +367,8 @@ class Tracer:
                     self.need_zeros(s)
                 s.pending_zero = None
             s.zero_init = False
+            if s.groups is not None:
+                s.groups.unwritten = False
         if view.checks:
             self._check_bounds(view, loc)
         acc = self.access(view, loc, merge)
@@ -349,6 +390,8 @@ class Tracer:
             if acc is not None:  # what write() does for it
                 if not matmul:
                     s.zero_init = False
+                    if s.groups is not None:
+                        s.groups.unwritten = False
                 s.write_count += 1
                 p = acc.pairs[0][1]
                 if p > s.written_partitions:
@@ -431,7 +474,7 @@ class Tracer:
         if len(shape) <= 2:  # [P, F] or [P] (what new_storage does for it)
             storages = self.core.record.storages
             st = new_storage(len(storages), kind, dtype, shape,
-                             self.tile_layouts.get(shape) or self._tile_layout(kind, dtype, shape),
+                             self.tile_layouts.get(shape) or self._tile_layout(kind, shape),
                              name, loc, new_state())
             storages.append(st)
             return new_view(st, 0, shape, st.strides, ())
@@ -528,14 +571,14 @@ class Tracer:
         s = st.state
         groups = s.groups
         if groups is None:  # the first matmul placed in this tile
-            groups = s.groups = MatmulGroups()
+            groups = s.groups = MatmulGroups(s.write_count == 0)
         if not accumulate and s.pending_zero is not None and not dst.is_full_view():
             self.need_zeros(s)  # the rest of the tile must still read as zeros
         acc = self.redirect(op, value, dst, None, merge=False, matmul=True)
         region = acc.key()
         # (op was recorded starting and stopping its group: only a join changes that)
         if accumulate:
-            if s.zero_init and region not in groups.zero_started:
+            if (s.zero_init or groups.unwritten) and region not in groups.zero_started:
                 groups.zero_started.add(region)
                 groups.zero_covered += acc.partitions * acc.free_size
                 if s.pending_zero is not None and \
@@ -577,6 +620,8 @@ def check_compute_operand(acc: Access, loc, what: str, name: str, engine):
     pairs = acc.pairs
     p = pairs[0][1]
     start = acc.offset // st.layout.row
+    if st.placement is not None:  # (the rule is on absolute partitions)
+        start += st.placement[0]
     if start or p > NUM_PARTITIONS:
         if p > NUM_PARTITIONS:
             raise NKIError(f"{what}: {name} spans {p} partitions; a tile has at most "

@@ -48,7 +48,7 @@ def test_the_dialect_names_its_api():
 
 #: Entry points whose ``**kwargs`` are the kernel's own keyword arguments (bound to its
 #: parameters, refused when it has no such parameter: see below).
-FORWARDING = {"nki.trace", "nki.trace_kernel", "nki.simulate_kernel", "nki.profile"}
+FORWARDING = {"nki.trace", "nki.trace_kernel", "nki.simulate_kernel", "nki.profile_kernel"}
 
 
 @pytest.mark.parametrize("name,fn", FUNCTIONS, ids=[n for n, _ in FUNCTIONS])

@@ -9,22 +9,22 @@ from neuronxsim.errors import BIRError
 from neuronxsim.starfish.lib import _core
 
 IT = bir.InstructionType
-SB_PAIRS = ((64, 128), (1, 64))
+SB_PAIRS = ((64, 64), (1, 64))
 
 
 def _tensors():
     return [("a", int(bir.MemoryType.Input), int(bir.DType.float32), (128, 64),
-             int(bir.TensorKind.ExternalInput), 0, 0, 0),
-            ("t", int(bir.MemoryType.SB), int(bir.DType.bfloat16), (128, 64),
-             int(bir.TensorKind.Internal), 128, 128, 512)]
+             int(bir.TensorKind.ExternalInput), 0, 0, 0, 0),
+            ("t", int(bir.MemoryType.SB), int(bir.DType.bfloat16), (64, 64),
+             int(bir.TensorKind.Internal), 64, 128, 64, 512)]
 
 
 def test_tensors_and_records_become_locations_and_nodes():
     module = bir.Module()
     fn = module.addFunction()
     _core.bir.emit_trace(fn, _tensors(), [
-        (int(IT.Load), int(bir.Engine.DMA), "k.py:3", {"queue": 2}, [(0, 0, SB_PAIRS)],
-         [(1, 0, SB_PAIRS)]),
+        (int(IT.Load), int(bir.Engine.DMA), "k.py:3", {"queue": 2},
+         [(0, 0, ((64, 64), (1, 64)))], [(1, 0, SB_PAIRS)]),
         (int(IT.TensorScalar), int(bir.Engine.DVE), "k.py:7",
          {"op0": bir.AluOp.mult, "const0": 2.0}, [(1, 0, SB_PAIRS)], [(1, 0, SB_PAIRS)]),
         (int(IT.Iota), int(bir.Engine.Pool), "k.py:8",
@@ -33,8 +33,8 @@ def test_tensors_and_records_become_locations_and_nodes():
          [(1, 8, ((64, 64), (1, 8)))]),
     ])
     t = fn.findLocation("t")
-    assert (t.type, t.partitions, t.bytes_per_partition, t.addr) == (bir.MemoryType.SB, 128, 128,
-                                                                     512)
+    assert (t.type, t.partitions, t.bytes_per_partition, t.base_partition, t.addr) == (
+        bir.MemoryType.SB, 64, 128, 64, 512)
     assert fn.findLocation("a").type == bir.MemoryType.Input
     (bb,) = fn.blocks
     load, scale, iota, add = bb.instructions
@@ -46,7 +46,7 @@ def test_tensors_and_records_become_locations_and_nodes():
     ap = scale.ins[0]
     assert (ap.memref, ap.offset, ap.dtype, ap.flavour) == ("t", 0, bir.DType.bfloat16,
                                                             bir.AccessFlavour.Plain)
-    assert [(p.step, p.num) for p in ap.pattern] == [(64, 128), (1, 64)]
+    assert [(p.step, p.num) for p in ap.pattern] == [(64, 64), (1, 64)]
     assert add.ins[1].is_immediate and add.ins[1].imm == 1.5 and add.source == ""
     module.verify()
 
@@ -68,9 +68,9 @@ MEMSET = (int(IT.Memset), int(bir.Engine.DVE), "")
     (_tensors(), MEMSET + (None, [(1, 0.5, ())], []), "an offset must be an integer"),
     (_tensors(), MEMSET + (None, {}, []), "ins and outs must be a list or a tuple"),
     (_tensors(), MEMSET, "a record is"),
-    ([("a", 99, 0, (1,), 0, 0, 0, 0)], None, "a memory type 99 is out of range"),
+    ([("a", 99, 0, (1,), 0, 0, 0, 0, 0)], None, "a memory type 99 is out of range"),
     ([("a", int(bir.MemoryType.SB))], None, "a tensor is (name"),
-    ([(b"a", 0, 0, (1,), 0, 0, 0, 0)], None, "a tensor name must be a string"),
+    ([(b"a", 0, 0, (1,), 0, 0, 0, 0, 0)], None, "a tensor name must be a string"),
 ])
 def test_malformed_records_are_refused(tensors, record, message):
     fn = bir.Module().addFunction()

@@ -1,0 +1,318 @@
+"""The rest of the 2.2x SDK's API, each name checked against NumPy: the device decorators
+(baremetal, benchmark, profile), load_transpose2d, broadcasts, spmd_dim, shared constants, the
+Vector Engine's fused instructions, cross-partition reductions, loop_reduce, floor / ceil,
+constant masks, and the constants of nl."""
+
+import json
+import os
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import neuronxsim.nki as nki
+import neuronxsim.nki.isa as nisa
+import neuronxsim.nki.language as nl
+from nki_testing import close, run_on
+
+T = nki.typing.tensor
+bf16 = np.dtype(ml_dtypes.bfloat16)
+
+
+def add_kernel(a, b):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    nl.store(out, nl.load(a) + nl.load(b))
+    return out
+
+
+# ---- the device decorators ----
+
+def test_baremetal_runs_the_kernel_and_saves_its_module_and_trace(tmp_path, rng, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    kernel = nki.baremetal(save_neff_name="file.neff", save_trace_name="profile.ntff")(add_kernel)
+    a, b = rng.random((64, 32), np.float32), rng.random((64, 32), np.float32)
+    close(kernel(a, b), a + b, atol=0, rtol=1e-7)
+    assert json.loads((tmp_path / "file.bir.json").read_text())["functions"]
+    assert (tmp_path / "profile.json").exists()
+
+
+def test_benchmark_reports_the_simulated_latency_and_takes_tensor_types(rng):
+    kernel = nki.benchmark(warmup=2, iters=3)(add_kernel)
+    a, b = rng.random((128, 512), np.float32), rng.random((128, 512), np.float32)
+    close(kernel(a, b), a + b, atol=0, rtol=1e-7)
+    latency = kernel.benchmark_result.nc_latency
+    assert latency.get_latency_percentile(50) == latency.get_latency_percentile(99) > 0
+    with pytest.raises(nki.NKIError, match="percentile 42"):
+        latency.get_latency_percentile(42)
+    spec = T[[128, 512], nl.float32]
+    timed = nki.benchmark(add_kernel)
+    assert timed(spec, spec) is None  # no arrays: the timing alone
+    assert timed.benchmark_result.nc_latency.get_latency_percentile(50) == pytest.approx(
+        latency.get_latency_percentile(50))
+    with pytest.raises(nki.NKIError, match="iters must be a positive integer"):
+        nki.benchmark(iters=0)
+
+
+def test_profile_writes_into_its_working_directory_and_returns_none(tmp_path, rng):
+    kernel = nki.profile(working_directory=str(tmp_path), save_trace_name="t.ntff",
+                         profile_nth=2, num_execs=3)(add_kernel)
+    a = rng.random((32, 32), np.float32)
+    assert kernel(a, a) is None
+    events = json.loads((tmp_path / "t.json").read_text())
+    assert events
+    with pytest.raises(nki.NKIError, match="exists"):
+        nki.profile(working_directory=str(tmp_path), save_trace_name="t.ntff")(add_kernel)
+    with pytest.raises(nki.NKIError, match="absolute path"):
+        nki.profile(working_directory="relative/dir")
+    prof = nki.profile_kernel(nki.jit(add_kernel), a, a)
+    assert prof.total_ns > 0 and prof.traced.instruction_count == 4
+
+
+def test_a_grid_launch_of_a_decorated_kernel(rng):
+    @nki.baremetal
+    def rows(a):
+        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        i = nl.program_id(0)
+        nl.store(out[i * 32:(i + 1) * 32], nl.load(a[i * 32:(i + 1) * 32]) * (i + 1))
+        return out
+
+    a = rng.random((64, 16), np.float32)
+    close(rows[2](a), a * np.repeat([1.0, 2.0], 32)[:, None], atol=0, rtol=1e-7)
+
+
+# ---- launch grids over NeuronCores ----
+
+@nki.jit
+def blockwise(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    i = nl.program_id(0)
+    nl.store(out[i * 16:(i + 1) * 16], nl.load(a[i * 16:(i + 1) * 16]) + 100.0 * i)
+    return out
+
+
+@pytest.mark.parametrize("grid,cores", [
+    (lambda: nl.spmd_dim(nl.nc(2), 2), [[0, 1], [2, 3]]),
+    (lambda: nl.nc(2) * 2, [[0, 1], [2, 3]]),
+    (lambda: nl.spmd_dim(2, nl.nc(2)), [[0, 2], [1, 3]]),
+    (lambda: 2 * nl.nc(2), [[0, 2], [1, 3]]),
+])
+def test_spmd_dim_spreads_a_grid_dimension_over_cores(grid, cores, rng):
+    a = rng.random((64, 8), np.float32)
+    launch = blockwise[grid()]
+    traced = nki.trace_kernel(launch, a)
+    assert traced.num_cores == 2
+    for core, ids in enumerate(cores):
+        loads = [i for i in traced.module.functions[core].blocks[0].instructions
+                 if i.opcode_name == "Load"]
+        assert [ld.ins[0].offset // (16 * 8) for ld in loads] == ids
+    close(nki.simulate_kernel(launch, a), a + 100.0 * np.repeat(np.arange(4), 16)[:, None],
+          atol=0, rtol=1e-7)
+
+
+# ---- data movement and broadcasts ----
+
+def test_load_transpose2d(executor, rng):
+    @nki.jit
+    def kernel(a):
+        out = nl.ndarray((a.shape[1], a.shape[0]), dtype=nl.bfloat16, buffer=nl.shared_hbm)
+        nl.store(out, nl.load_transpose2d(a, dtype=nl.bfloat16))
+        return out
+
+    a = rng.standard_normal((96, 48)).astype(np.float32)
+    close(run_on(executor, kernel, a).astype(np.float32), a.T.astype(bf16).astype(np.float32),
+          atol=0)
+    with pytest.raises(nki.NKIError, match="second dimension \\(256\\)"):
+        nki.trace(kernel, T[[4, 256], nl.float32])
+
+
+@pytest.mark.parametrize("src_shape", [(128, 1), (128,), (1, 64), (1, 1)])
+def test_broadcast_to_from_columns_rows_and_scalars(src_shape, executor, rng):
+    @nki.jit
+    def kernel(a):
+        out = nl.ndarray((128, 64), dtype=a.dtype, buffer=nl.shared_hbm)
+        t = nl.load(a)
+        nl.store(out, nl.copy(nl.broadcast_to(t, shape=(128, 64))))
+        return out
+
+    a = rng.standard_normal(src_shape).astype(np.float32)
+    expected = np.broadcast_to(a.reshape(-1, 1) if len(src_shape) == 1 else a, (128, 64))
+    close(run_on(executor, kernel, a), expected, atol=0)
+
+
+def test_a_one_partition_operand_reaches_all_partitions(executor, rng):
+    @nki.jit
+    def kernel(x, row):
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        nl.store(out, nl.load(x) * nl.load(row))  # [128, 64] * [1, 64]
+        return out
+
+    x = rng.standard_normal((128, 64)).astype(np.float32)
+    row = rng.standard_normal((1, 64)).astype(np.float32)
+    close(run_on(executor, kernel, x, row), x * row, atol=0, rtol=1e-7)
+
+
+def test_affine_select_reads_psum_through_a_copy(executor, rng):
+    @nki.jit
+    def kernel(q, k):
+        out = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.shared_hbm)
+        scores = nisa.nc_matmul(nl.load(q), nl.load(k))
+        i_p, i_f = nl.mgrid[0:128, 0:128]
+        nl.store(out, nisa.affine_select(pred=(i_p - i_f >= 0), on_true_tile=scores,
+                                         on_false_value=nl.fp32.min, dtype=nl.float32))
+        return out
+
+    q = rng.standard_normal((64, 128)).astype(np.float32)
+    k = rng.standard_normal((64, 128)).astype(np.float32)
+    expected = np.where(np.tril(np.ones((128, 128), bool)), q.T @ k, nl.fp32.min)
+    close(run_on(executor, kernel, q, k), expected, atol=1e-4, rtol=1e-5)
+
+
+def test_shared_constants(executor, rng):
+    table = rng.standard_normal((64, 16)).astype(np.float32)
+
+    @nki.jit
+    def kernel(a):
+        out = nl.ndarray(a.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+        c = nl.load(nl.shared_constant(table))
+        ident = nl.load(nl.shared_identity_matrix(16, dtype=nl.float32))
+        nl.store(out, nl.load(a) * c + nisa.tensor_copy(ident[0:1, :]).broadcast_to((64, 16)))
+        return out
+
+    a = rng.standard_normal((64, 16)).astype(np.float32)
+    traced = nki.trace_kernel(kernel, a)
+    assert sorted(traced.constants) == ["shared_constant", "shared_constant.1"]
+    assert [t.name for t in traced.inputs] == ["a"]
+    expected = a * table + np.eye(16, dtype=np.float32)[0]
+    close(run_on(executor, kernel, a), expected, atol=1e-6, rtol=1e-6)
+
+
+# ---- the Vector Engine's fused instructions and cross-partition reductions ----
+
+def test_tensor_scalar_reduce(executor, rng):
+    @nki.jit
+    def kernel(a):
+        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        res = nl.ndarray((a.shape[0], 1), dtype=nl.float32, buffer=nl.shared_hbm)
+        r = nl.ndarray((a.shape[0], 1), dtype=nl.float32)
+        t = nisa.tensor_scalar_reduce(data=nl.load(a), op0=nl.multiply, operand0=2.0,
+                                      reduce_op=nl.max, reduce_res=r)
+        nl.store(out, t)
+        nl.store(res, r)
+        return out, res
+
+    a = rng.standard_normal((128, 300)).astype(np.float32)
+    out, res = run_on(executor, kernel, a)
+    close(out, 2 * a, atol=0)
+    close(res, (2 * a).max(axis=1, keepdims=True), atol=0)
+    with pytest.raises(nki.NKIError, match="reverse0 is not supported"):
+        nki.trace(nki.jit(lambda a: nisa.tensor_scalar_reduce(
+            data=nl.load(a), op0=nl.add, operand0=1.0, reduce_op=nl.add,
+            reduce_res=nl.ndarray((8, 1), nl.float32), reverse0=True)), T[[8, 8], nl.float32])
+
+
+def test_scalar_tensor_tensor(executor, rng):
+    @nki.jit
+    def kernel(a, b, col):
+        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        nl.store(out, nisa.scalar_tensor_tensor(data=nl.load(a), op0=nl.subtract,
+                                                operand0=nl.load(col), op1=nl.multiply,
+                                                operand1=nl.load(b), reverse1=True))
+        return out
+
+    a, b = (rng.standard_normal((128, 96)).astype(np.float32) for _ in range(2))
+    col = rng.standard_normal((128, 1)).astype(np.float32)
+    close(run_on(executor, kernel, a, b, col), b * (a - col), atol=1e-6, rtol=1e-6)
+
+
+@pytest.mark.parametrize("op,fold", [(np.add, np.sum), (np.maximum, np.max),
+                                     (np.minimum, np.min)])
+def test_tensor_partition_reduce(op, fold, executor, rng):
+    @nki.jit
+    def kernel(a):
+        out = nl.ndarray((1,) + a.shape[1:], dtype=a.dtype, buffer=nl.shared_hbm)
+        nl.store(out, nisa.tensor_partition_reduce(op, nl.load(a)))
+        return out
+
+    a = rng.standard_normal((128, 20, 30)).astype(np.float32)
+    close(run_on(executor, kernel, a), fold(a, axis=0, keepdims=True), atol=1e-4, rtol=1e-5)
+    with pytest.raises(nki.NKIError, match="bitwise_or is not modelled"):
+        nki.trace(nki.jit(lambda a: nisa.tensor_partition_reduce(np.bitwise_or, nl.load(a))),
+                  T[[8, 8], nl.float32])
+
+
+def test_loop_reduce_reduces_into_the_assigned_tile(executor, rng):
+    @nki.jit
+    def kernel(a):
+        out = nl.ndarray((128, 64), dtype=a.dtype, buffer=nl.shared_hbm)
+        acc = nl.full((128, 64), -1e30, dtype=nl.float32)
+        for k in nl.affine_range(4):
+            acc[...] = nl.loop_reduce(nl.load(a[k]), op=np.maximum, loop_indices=[k])
+        nl.store(out, acc)
+        return out
+
+    a = rng.standard_normal((4, 128, 64)).astype(np.float32)
+    close(run_on(executor, kernel, a), a.max(axis=0), atol=0)
+
+    @nki.jit
+    def dropped(a):
+        nl.loop_reduce(nl.load(a), op=np.add, loop_indices=0)  # never assigned
+        return a
+
+    with pytest.raises(nki.NKIError, match="never assigned"):
+        nki.trace(dropped, T[[8, 8], nl.float32])
+
+
+def test_floor_and_ceil(executor, rng):
+    @nki.jit
+    def kernel(a):
+        lo = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        hi = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        t = nl.load(a)
+        nl.store(lo, nl.floor(t))
+        nl.store(hi, nl.ceil(t))
+        return lo, hi
+
+    a = (rng.standard_normal((128, 64)) * 50).astype(np.float32)
+    a[0, :6] = [-2.0, -1.5, -0.0, 0.5, 3.0, 1e7 + 0.5]
+    lo, hi = run_on(executor, kernel, a)
+    close(lo, np.floor(a), atol=0)
+    close(hi, np.ceil(a), atol=0)
+
+
+# ---- masks of loop indices ----
+
+def test_a_mask_of_loop_indices_keeps_all_or_nothing(executor, rng):
+    @nki.jit
+    def kernel(a, n):
+        out = nl.ndarray((128, 4 * 32), dtype=a.dtype, buffer=nl.shared_hbm)
+        acc = nl.zeros((128, 32), dtype=nl.float32, buffer=nl.psum)
+        x = nl.load(a)
+        for k in nl.affine_range(4):
+            t = nl.zeros((128, 32), dtype=a.dtype)
+            t[...] = nl.exp(x[:, 0:32], mask=(k < n))
+            acc += nisa.nc_matmul(x[:, 32:160], x[:, 0:32], mask=(k < n))
+            nl.store(out[:, k * 32:(k + 1) * 32], t)
+        nl.store(out[:, 0:32], nl.copy(acc))
+        return out
+
+    a = (rng.standard_normal((128, 160)) / 4).astype(np.float32)
+    out = run_on(executor, kernel, a, 2)
+    e = np.exp(a[:, 0:32])
+    close(out[:, 32:64], e, atol=1e-6, rtol=1e-6)
+    close(out[:, 64:128], np.zeros((128, 64)), atol=0)  # masked out: the zeros stay
+    close(out[:, 0:32], 2 * (a[:, 32:160].T @ a[:, 0:32]), atol=1e-4, rtol=1e-5)
+
+
+# ---- constants and types ----
+
+def test_constants_of_the_language():
+    assert nl.tile_size.psum_fmax == 512 and nl.tile_size.pmax == 128
+    assert np.float32(nl.fp32.min) == -np.finfo(np.float32).max
+    assert nl.bfp16.min == -np.inf  # the bit pattern 0xff80
+    assert nl.finfo(nl.bfloat16).max == ml_dtypes.finfo(ml_dtypes.bfloat16).max
+    assert nl.finfo(np.float16).eps == np.finfo(np.float16).eps
+    with pytest.raises(nki.NKIError, match="not a floating-point type"):
+        nl.finfo(nl.int32)
+    cast = nl.static_cast(np.array([1.5, -2.25]), nl.bfloat16)
+    assert cast.dtype == bf16 and cast.tolist() == [1.5, -2.25]
+    assert nl.static_cast(3.7, np.int32) == 3
