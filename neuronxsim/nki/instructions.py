@@ -332,8 +332,8 @@ def tensor_scalar(tr, data: Tensor, op0, operand0, reverse0, op1, operand1, reve
         return masked_out(out)
     reverse0, reverse1 = True if reverse0 else False, True if reverse1 else False
     if not tile0 and not tile1:
-        fields = {"op0": op0, "const0": _number(operand0, loc), "reverse0": reverse0,
-                  "op1": op1, "const1": _number(operand1, loc), "reverse1": reverse1}
+        fields = {"op0": op0, "const0": number(operand0, loc), "reverse0": reverse0,
+                  "op1": op1, "const1": number(operand1, loc), "reverse1": reverse1}
         if box is None:  # the usual case (see plain_inputs)
             if record_plain(tr, IT.TensorScalar, engine, shape, ins, out, fields, loc):
                 return out
@@ -342,14 +342,14 @@ def tensor_scalar(tr, data: Tensor, op0, operand0, reverse0, op1, operand1, reve
                         loc, what)
         return out
     if not tile0:  # the pointer form takes operand0 from a tile: make one
-        operand0 = constant_column(tr, shape[0], _number(operand0, loc), loc)
+        operand0 = constant_column(tr, shape[0], number(operand0, loc), loc)
     fields = {"op0": op0, "reverse0": reverse0, "op1": op1, "reverse1": reverse1,
               "const1": 0.0}
     if tile1:
         pointers = (("operand0", operand0), ("operand1", operand1))
     else:
         pointers = (("operand0", operand0),)
-        fields["const1"] = _number(operand1, loc)
+        fields["const1"] = number(operand1, loc)
     if box is None:  # the usual case (see plain_inputs)
         if record_plain(tr, IT.TensorScalarPtr, engine, shape, ins, out, fields, loc):
             return out
@@ -359,7 +359,8 @@ def tensor_scalar(tr, data: Tensor, op0, operand0, reverse0, op1, operand1, reve
     return out
 
 
-def _number(x, loc) -> float:
+def number(x, loc) -> float:
+    """``x`` as a float (an instruction's immediate), or an error naming what it is."""
     if x.__class__ is float:
         return x
     try:
@@ -393,7 +394,7 @@ def activation(tr, func, data: Tensor, bias, scale, dtype, loc, mask=None, out=N
     fields = {"func": func, "acc": acc, "acc_op": acc_op, "scale": 1.0}
     if bias is not None:
         if not isinstance(bias, Tensor):
-            value = _number(bias, loc)
+            value = number(bias, loc)
             bias = constant_column(tr, shape[0], value, loc) if value else None
         if bias is not None:
             if bias.storage.kind != PSUM and bias.dtype not in (dt.float32, dt.float16, dt.bfloat16):
@@ -405,7 +406,7 @@ def activation(tr, func, data: Tensor, bias, scale, dtype, loc, mask=None, out=N
         pointers.append(("scale", scale))
         fields["has_scale_tensor"] = True
     else:
-        fields["scale"] = _number(scale, loc)
+        fields["scale"] = number(scale, loc)
     if box is None:  # the usual case (see plain_inputs)
         if known is None and pointers:
             ins = plain_inputs(tr, Engine.Activation, shape, None, (data,),
@@ -519,8 +520,8 @@ def tensor_copy(tr, src: Tensor, dtype, loc, mask=None, out=None, engine=None,
     return out
 
 
-def memset(tr, dst: Tensor, value, loc, mask=None, engine=Engine.DVE):
-    """Fills ``dst`` with ``value``."""
+def memset(tr, dst: Tensor, value, loc, mask=None, engine=Engine.DVE, random=False):
+    """Fills ``dst`` with ``value`` (``random``: uniform values in [0, 1) instead)."""
     shape = dst.shape
     if mask is None:
         box = full_box(shape)
@@ -529,8 +530,28 @@ def memset(tr, dst: Tensor, value, loc, mask=None, engine=Engine.DVE):
         if is_empty(box):
             return None
     acc = engine_out(tr, out_view(dst, shape, box, loc), loc, "memset", "destination", engine)
-    return tr.record(IT.Memset, engine, [], [acc],
-                     {"mode": _MEMSET_CONST, "constant": _number(value, loc)}, loc)
+    fields = {"mode": bir.MemsetMode.Random, "constant": 0.0} if random else \
+        {"mode": _MEMSET_CONST, "constant": number(value, loc)}
+    return tr.record(IT.Memset, engine, [], [acc], fields, loc)
+
+
+def dropout(tr, data: Tensor, prob, dtype, loc, mask=None, what="dropout") -> Tensor:
+    """``data`` with each element zeroed with probability ``prob`` and the others scaled by
+    ``1 / (1 - prob)`` (Vector Engine), seeded by the last ``nl.random_seed``."""
+    if isinstance(prob, Tensor):
+        raise NKIError(f"{what}: a drop probability held in a tile is not modelled; the "
+                       "simulator takes a number", loc)
+    p = number(prob, loc)
+    if not 0.0 <= p <= 1.0:
+        raise NKIError(f"{what}: the drop probability {p} is outside [0, 1]", loc)
+    shape = data.shape
+    box = plan(tr, shape, mask, (data,), loc)
+    out = result_tile(tr, None, shape, dtype or data.dtype, "dropout", loc)
+    if is_empty(box):
+        return masked_out(out)
+    record_lanewise(tr, IT.Dropout, Engine.DVE, shape, box, [data], [], out,
+                    {"prob": p, "seed": tr.random_seed}, loc, what)
+    return out
 
 
 _MEMSET_CONST = bir.MemsetMode.Const
@@ -588,7 +609,7 @@ def affine_select(tr, pred, on_true: Tensor, fill: float, dtype, loc, mask=None,
         return masked_out(out)
     fields = _affine_fields(pred.expr, shape, box, loc, "affine_select")
     fields["compare_op"] = _COMPARE[pred.op]
-    fields["fill_value"] = _number(fill, loc)
+    fields["fill_value"] = number(fill, loc)
     record_lanewise(tr, IT.TensorScalarAffineSelect, Engine.Pool, shape, box, [on_true], [],
                     out, fields, loc, "affine_select")
     return out
@@ -600,7 +621,7 @@ def select(tr, pred: Tensor, on_true, on_false, dtype, loc, mask=None, out=None,
     tiles = [x for x in (pred, on_true, on_false) if isinstance(x, Tensor)]
     shape = broadcast_shape([t.shape for t in tiles], loc)
     if not isinstance(on_true, Tensor):
-        on_true = constant_tile(tr, shape, _number(on_true, loc), dt.float32, loc)
+        on_true = constant_tile(tr, shape, number(on_true, loc), dt.float32, loc)
     dtype = dtype or (dt.promote(on_true.dtype, on_false.dtype) if isinstance(on_false, Tensor)
                       else on_true.dtype)
     box = plan(tr, shape, mask, tiles, loc)
@@ -612,7 +633,7 @@ def select(tr, pred: Tensor, on_true, on_false, dtype, loc, mask=None, out=None,
                         out, None, loc, what)
     else:
         record_lanewise(tr, IT.SelectReduce, Engine.DVE, shape, box, [pred, on_true], [], out,
-                        {"on_false_value": _number(on_false, loc)}, loc, what)
+                        {"on_false_value": number(on_false, loc)}, loc, what)
     return out
 
 
@@ -643,7 +664,7 @@ def select_reduce(tr, dst: Tensor, pred: Tensor, on_true: Tensor, on_false, redu
     if isinstance(on_false, Tensor):
         tiles.append(on_false)  # a [P, 1] column, repeated along the lane
     else:
-        fields["on_false_value"] = _number(on_false, loc)
+        fields["on_false_value"] = number(on_false, loc)
     extra = (("reduce_res", reduce_res),) if reduce_res is not None else ()
     record_lanewise(tr, IT.SelectReduce, Engine.DVE, shape, box, tiles, [], dst, fields, loc,
                     "select_reduce", outs_extra=extra)
@@ -657,7 +678,7 @@ def range_select(tr, data: Tensor, bound0: Tensor, bound1: Tensor, comp0, comp1,
     if is_empty(box):
         return masked_out(out)
     fields = {"comp_op0": comp0, "comp_op1": comp1, "range_start": int(range_start),
-              "fill_value": _number(fill, loc)}
+              "fill_value": number(fill, loc)}
     extra = (("reduce_res", reduce_res),) if reduce_res is not None else ()
     record_lanewise(tr, IT.RangeSelect, Engine.DVE, shape, box, [data],
                     [("bound0", bound0), ("bound1", bound1)], out, fields, loc,
@@ -681,7 +702,7 @@ def tensor_tensor_scan(tr, data0: Tensor, data1: Tensor, initial, op0, op1, dtyp
     if isinstance(initial, Tensor):
         pointers.append(("initial", initial))
     else:
-        fields["initial"] = _number(initial, loc)
+        fields["initial"] = number(initial, loc)
     record_lanewise(tr, IT.TensorTensorScan, Engine.DVE, shape, box, [data0, data1], pointers,
                     out, fields, loc, "tensor_tensor_scan")
     return out
@@ -908,6 +929,20 @@ def dma_transpose(tr, opcode, dst: Tensor, src: Tensor, loc, what: str):
                      {"queue": next_dma_queue(tr), "mode": bir.DmaMode.Transpose}, loc)
 
 
+def dma_gather(tr, dst: Tensor, src, loc, what: str):
+    """An indirect DMA: row ``r`` of the tile ``dst`` gets row ``src.index[r]`` of
+    ``src.rows`` (an :class:`~neuronxsim.nki.tensor.IndirectView`); an index outside the rows
+    is an error when the kernel runs."""
+    rows, index = src.rows, src.index
+    if tuple(dst.shape) != tuple(src.shape):
+        raise NKIError(f"{what}: the destination has shape {list(dst.shape)}; the picked rows "
+                       f"{list(src.shape)}", loc)
+    ins = [tr.read(rows, loc, merge=False), tr.read(index, loc)]
+    outs = [tr.write(dst, loc)]
+    return tr.record(IT.DMACopy, _DMA, ins, outs,
+                     {"queue": next_dma_queue(tr), "indirect_dim": 0, "oob_is_err": True}, loc)
+
+
 def tensor_scalar_reduce(tr, data: Tensor, op0, operand0, reduce_op, reduce_res: Tensor, dtype,
                          loc, mask=None, out=None, what="tensor_scalar_reduce") -> Tensor:
     """``out = data op0 operand0`` and ``reduce_res = reduce_op`` of ``out`` along its free
@@ -996,6 +1031,56 @@ def _hbm_access(view: Tensor, st) -> Access | None:
         return None
     (n0, n1), (s0, s1) = view.shape, view.strides
     return new_access(st, view.offset, [(s0, n0), (s1, n1) if n1 > 1 else (1, 1)])
+
+
+def copy_predicated(tr, src: Tensor, predicate: Tensor, dst: Tensor, loc, mask=None):
+    """``dst = src`` where ``predicate`` is nonzero; other elements of ``dst`` keep their values
+    (which the instruction therefore reads: ``dst`` must have been written)."""
+    shape = dst.shape
+    for name, t in (("src", src), ("predicate", predicate)):
+        if t.shape[0] != shape[0] or math.prod(t.shape[1:]) != math.prod(shape[1:]):
+            raise NKIError(f"tensor_copy_predicated: {name} has shape {list(t.shape)}; dst has "
+                           f"{list(shape)}", loc)
+    box = plan(tr, shape, mask, (dst,), loc)
+    if is_empty(box):
+        return
+    tr.read(out_view(dst, shape, box, loc), loc)  # (the kept elements must be defined)
+    record_lanewise(tr, IT.CopyPredicated, Engine.DVE, shape, box,
+                    [_same_shape(src, shape), _same_shape(predicate, shape)], [], dst, None, loc,
+                    "tensor_copy_predicated")
+
+
+def _same_shape(t: Tensor, shape: tuple) -> Tensor:
+    """``t`` (of ``shape``'s partitions and elements) viewed in ``shape``, when it is a
+    contiguous row per partition (else as it is)."""
+    if t.shape == shape or len(t.shape) != 2 or t.strides[1] != 1:
+        return t
+    strides = [t.strides[0]] + [math.prod(shape[a + 1:]) for a in range(1, len(shape))]
+    return new_view(t.storage, t.offset, shape, tuple(strides), ())
+
+
+def stream_shuffle(tr, src: Tensor, dst: Tensor, shuffle_mask, loc, mask=None):
+    """Cross-partition moves within each 32-partition quadrant (Vector Engine): output
+    partition ``i`` takes input partition ``shuffle_mask[i]`` (255: unmodified)."""
+    masks = list(shuffle_mask)
+    if len(masks) != 32 or any(not isinstance(m, (int, np.integer)) or not
+                               (0 <= m < 32 or m == 255) for m in masks):
+        raise NKIError("nc_stream_shuffle: shuffle_mask is 32 integers, each a partition "
+                       "0-31 of the quadrant or 255", loc)
+    if src.dtype != dst.dtype:
+        raise NKIError(f"nc_stream_shuffle: dst ({dt.name(dst.dtype)}) must have src's dtype "
+                       f"({dt.name(src.dtype)})", loc)
+    if math.prod(src.shape[1:]) != math.prod(dst.shape[1:]):
+        raise NKIError(f"nc_stream_shuffle: src {list(src.shape)} and dst {list(dst.shape)} "
+                       "must have the same elements per partition", loc)
+    if not whole_or_nothing(mask, loc, "nc_stream_shuffle"):
+        return
+    if 255 in masks:  # (lanes left unmodified keep what dst held)
+        tr.read(dst, loc)
+    ins = [engine_in(tr, src, loc, "nc_stream_shuffle", "src", Engine.DVE)]
+    outs = [engine_out(tr, dst, loc, "nc_stream_shuffle", "dst", Engine.DVE)]
+    tr.record(IT.StreamShuffle, Engine.DVE, ins, outs,
+              {"shuffle_mask": [int(m) for m in masks]}, loc)
 
 
 def device_print(tr, prefix: str, x: Tensor, loc):

@@ -14,7 +14,7 @@ from . import dtypes as _dt
 from . import instructions as _ins
 from .errors import NKIError, caller_location
 from .opcodes import BITVEC, COMMUTATIVE, Alu, act_func, alu_op
-from .tensor import PSUM, BlockedTensor, Tensor
+from .tensor import PSUM, SBUF, BlockedTensor, IndirectView, Tensor
 from .tracer import IT, Engine, current
 
 
@@ -506,6 +506,100 @@ def tensor_partition_reduce(op, data, *, mask=None, dtype=None):
     return _ins.partition_reduce(current(), alu, data, _dtype(dtype, loc), loc)
 
 
+def dropout(data, prob, *, mask=None, dtype=None):
+    """Each element zeroed with probability ``prob`` (a number in [0, 1]), the survivors
+    scaled by ``1 / (1 - prob)`` (Vector Engine). A per-partition probability tile is not
+    modelled."""
+    loc = caller_location()
+    data = _tile(data, loc, "dropout: data")
+    return _ins.dropout(current(), data, prob, _dtype(dtype, loc), loc, mask, what="dropout")
+
+
+def tensor_copy_predicated(*, src, dst, predicate, reverse_pred=False, mask=None, dtype=None):
+    """``dst`` takes ``src`` (a tile or a number) where ``predicate`` (uint8/16/32) is nonzero
+    (zero with ``reverse_pred``); elsewhere ``dst`` keeps its values (Vector Engine)."""
+    loc = caller_location()
+    tr = current()
+    dst = _tile(dst, loc, "tensor_copy_predicated: dst")
+    predicate = _tile(predicate, loc, "tensor_copy_predicated: predicate")
+    if predicate.dtype not in (_dt.uint8, _dt.uint16, _dt.uint32, _dt.bool_):
+        raise NKIError("tensor_copy_predicated: the predicate must be uint8, uint16 or uint32, "
+                       f"not {_dt.name(predicate.dtype)}", loc)
+    if dtype is not None and _dtype(dtype, loc) != dst.dtype:
+        raise NKIError("tensor_copy_predicated: src and dst share one dtype; dtype cannot "
+                       "change it", loc)
+    if not isinstance(src, Tensor):
+        src = _ins.constant_tile(tr, dst.shape, _ins.number(src, loc), dst.dtype, loc)
+    src = _tile(src, loc, "tensor_copy_predicated: src")
+    if src.dtype != dst.dtype:
+        raise NKIError(f"tensor_copy_predicated: src ({_dt.name(src.dtype)}) and dst "
+                       f"({_dt.name(dst.dtype)}) must share their dtype", loc)
+    if src.storage.kind == PSUM and predicate.storage.kind == PSUM:
+        raise NKIError("tensor_copy_predicated: src and predicate cannot both be in PSUM", loc)
+    if reverse_pred:
+        predicate = _ins.tensor_scalar(tr, predicate, Alu.is_equal, 0.0, False, None, None,
+                                       False, _dt.uint8, loc, mask,
+                                       what="tensor_copy_predicated")
+    _ins.copy_predicated(tr, src, predicate, dst, loc, mask)
+    return dst
+
+
+def nc_stream_shuffle(src, dst, shuffle_mask, *, dtype=None, mask=None):
+    """Within each quadrant of 32 partitions, output partition ``i`` of ``dst`` takes input
+    partition ``shuffle_mask[i]`` of ``src`` (255 leaves it unmodified; Vector Engine)."""
+    loc = caller_location()
+    src = _tile(src, loc, "nc_stream_shuffle: src")
+    dst = _tile(dst, loc, "nc_stream_shuffle: dst")
+    if dtype is not None and _dtype(dtype, loc) != dst.dtype:
+        raise NKIError("nc_stream_shuffle: dst must have src's dtype", loc)
+    _ins.stream_shuffle(current(), src, dst, shuffle_mask, loc, mask)
+    return dst
+
+
+def dma_transpose(src, *, axes=None, mask=None, dtype=None):
+    """A new SBUF tile holding the 2-D ``src`` (HBM or SBUF) transposed by the DMA engine
+    (``axes=(1, 0)``; the 3-D and 4-D permutations are not modelled)."""
+    loc = caller_location()
+    tr = current()
+    if not isinstance(src, Tensor):
+        raise NKIError(f"dma_transpose: src must be a tensor or tile, not {type(src).__name__}",
+                       loc)
+    if axes not in (None, (1, 0), [1, 0]) or len(src.shape) != 2:
+        raise NKIError(f"dma_transpose: only 2-D transposes (axes=(1, 0)) are modelled; src "
+                       f"is {list(src.shape)}, axes {axes}", loc)
+    if not _ins.whole_or_nothing(mask, loc, "dma_transpose"):
+        return _ins.masked_out(tr.new_result(SBUF, _dtype(dtype, loc) or src.dtype,
+                                             tuple(reversed(src.shape)), "dma_transpose", loc))
+    out = tr.new_result(SBUF, _dtype(dtype, loc) or src.dtype, tuple(reversed(src.shape)),
+                        "dma_transpose", loc)
+    _ins.dma_transpose(tr, IT.DMACopy, out, src, loc, "dma_transpose")
+    return out
+
+
+def _not_modelled(name: str, why: str):
+    raise NKIError(f"{name}: {why} is not modelled by the simulator", caller_location(1))
+
+
+def tensor_copy_dynamic_src(src, *, mask=None, dtype=None, engine=engine.unknown):
+    """A copy from a run-time offset in each partition: not modelled (refused)."""
+    _not_modelled("tensor_copy_dynamic_src", "indexing with run-time values from tiles")
+
+
+def tensor_copy_dynamic_dst(*, dst, src, mask=None, dtype=None, engine=engine.unknown):
+    """A copy to a run-time offset in each partition: not modelled (refused)."""
+    _not_modelled("tensor_copy_dynamic_dst", "indexing with run-time values from tiles")
+
+
+def local_gather(src_buffer, index, num_elem_per_idx=1, num_valid_indices=None, *, mask=None):
+    """GpSimd's gather across 16-partition groups: not modelled (refused)."""
+    _not_modelled("local_gather", "GpSimd's partition gather")
+
+
+def sequence_bounds(*, segment_ids, dtype=None):
+    """Per-segment bounds on GpSimd: not modelled (refused)."""
+    _not_modelled("sequence_bounds", "GpSimd's segment bounds")
+
+
 # ---- DMA ----
 
 def dma_copy(*, dst, src, mask=None, dst_rmw_op=None, oob_mode=oob_mode.error,
@@ -513,6 +607,14 @@ def dma_copy(*, dst, src, mask=None, dst_rmw_op=None, oob_mode=oob_mode.error,
     """Copies ``src`` to ``dst`` (HBM or SBUF, either way) by DMA; ``dst_rmw_op=np.add``
     accumulates into ``dst``."""
     loc = caller_location()
+    if src.__class__ is IndirectView and isinstance(dst, Tensor) and dst.storage.on_chip:
+        if dst_rmw_op is not None:
+            raise NKIError("dma_copy: accumulating a gather (dst_rmw_op with rows picked at "
+                           "run time) is not modelled", loc)
+        if not _ins.whole_or_nothing(mask, loc, "dma_copy"):
+            return
+        _ins.dma_gather(current(), dst, src, loc, "dma_copy")
+        return
     for name, t in (("dst", dst), ("src", src)):
         if not isinstance(t, Tensor):
             raise NKIError(f"dma_copy: {name} must be a tensor or tile, not {type(t).__name__}",
@@ -532,5 +634,7 @@ __all__ = [
     "tensor_scalar", "tensor_reduce", "tensor_copy", "reciprocal", "iota", "memset",
     "affine_select", "tensor_tensor_scan", "select_reduce", "range_select", "bn_stats",
     "bn_aggr", "max8", "nc_find_index8", "nc_match_replace8", "dma_copy", "tensor_scalar_reduce",
-    "scalar_tensor_tensor", "tensor_partition_reduce",
+    "scalar_tensor_tensor", "tensor_partition_reduce", "dropout", "tensor_copy_predicated",
+    "nc_stream_shuffle", "dma_transpose", "tensor_copy_dynamic_src", "tensor_copy_dynamic_dst",
+    "local_gather", "sequence_bounds",
 ]

@@ -27,7 +27,8 @@ from .indexing import arange, ds, mgrid  # noqa: F401  (public names of nl)
 from .opcodes import Act, Alu, activation as _act_marker, alu as _alu_marker
 from .opcodes import alu_op as _alu_op
 from .compiler import DirectAllocation
-from .tensor import HBM, PSUM, SBUF, SHARED_HBM, BlockedTensor, Tensor, new_view, same_view
+from .tensor import (HBM, PSUM, SBUF, SHARED_HBM, BlockedTensor, IndirectView, Tensor,
+                     new_view, same_view)
 from .tracer import IT, PSUM_BYTES, Engine, current
 
 # ---- data types and buffers ----
@@ -447,6 +448,14 @@ def load(src, *, mask=None, dtype=None) -> Tensor:
     lands on partitions."""
     loc = caller_location()
     tr = current()
+    if src.__class__ is IndirectView:  # t[idx_tile, ...]: a gather of rows
+        if not _ins.whole_or_nothing(mask, loc, "nl.load"):
+            return _ins.masked_out(tr.new_result(SBUF, _dtype(dtype, loc) if dtype else
+                                                 src.dtype, src.shape, "load", loc))
+        tile = tr.new_result(SBUF, _dtype(dtype, loc) if dtype is not None else src.dtype,
+                             src.shape, "load", loc)
+        _ins.dma_gather(tr, tile, src, loc, "nl.load")
+        return tile
     if src.__class__ is not Tensor or src.storage.on_chip:
         _hbm(src, loc, "nl.load: src")  # (raises)
     shape = src.shape if len(src.shape) else (1,)
@@ -484,6 +493,9 @@ def store(dst, value, *, mask=None):
     """Copies the tile ``value`` into ``dst`` (HBM)."""
     loc = caller_location()
     tr = current()
+    if dst.__class__ is IndirectView:
+        raise NKIError("nl.store: a store to rows picked at run time (an indirect scatter) is "
+                       "not modelled by the simulator", loc)
     if dst.__class__ is not Tensor or dst.storage.on_chip:
         _hbm(dst, loc, "nl.store: dst")  # (raises)
     if value.__class__ is not Tensor or not value.storage.on_chip:
@@ -911,6 +923,163 @@ def ceil(x, *, dtype=None, mask=None) -> Tensor:
                               what="ceil")
 
 
+def trunc(x, *, dtype=None, mask=None) -> Tensor:
+    """Each element with its fraction dropped (towards zero): ``sign(x) * (|x| - mod(|x|,
+    1))``, exact, in five Vector / Scalar Engine instructions."""
+    loc = caller_location()
+    tr = current()
+    x = _tile(x, loc, "trunc", "x")
+    mag = _ins.tensor_scalar(tr, x, Alu.abs, 0.0, False, None, None, False, float32, loc, mask,
+                             what="trunc")
+    frac = _ins.tensor_scalar(tr, mag, Alu.mod, 1.0, False, None, None, False, float32, loc,
+                              mask, what="trunc")
+    whole = _ins.tensor_tensor(tr, mag, frac, Alu.subtract, float32, loc, mask, what="trunc")
+    sign = _ins.activation(tr, Act.Sign, x, None, 1.0, float32, loc, mask, what="trunc")
+    return _ins.tensor_tensor(tr, whole, sign, Alu.mult, _opt_dtype(dtype, loc) or x.dtype, loc,
+                              mask, what="trunc")
+
+
+def _reduced_sine(tr, x: Tensor, shift: float, loc, mask, what: str) -> Tensor:
+    """``sin(x + shift)`` on the Scalar Engine, the argument first brought to [-pi, pi) on the
+    Vector Engine (``mod(x + shift + pi, 2 pi) - pi``, in fp32)."""
+    r = _ins.tensor_scalar(tr, x, Alu.add, shift + math.pi, False, Alu.mod, 2 * math.pi, False,
+                           float32, loc, mask, what=what)
+    r = _ins.tensor_scalar(tr, r, Alu.subtract, math.pi, False, None, None, False, float32, loc,
+                           mask, what=what)
+    return _ins.activation(tr, Act.Sin, r, None, 1.0, float32, loc, mask, what=what)
+
+
+def cos(x, *, dtype=None, mask=None) -> Tensor:
+    """Cosine, as the Scalar Engine's sine of the range-reduced ``x + pi/2``."""
+    loc = caller_location()
+    x = _tile(x, loc, "cos", "x")
+    c = _reduced_sine(current(), x, math.pi / 2, loc, mask, "cos")
+    return _ins.tensor_copy(current(), c, _opt_dtype(dtype, loc) or x.dtype, loc, mask,
+                            what="cos")
+
+
+def tan(x, *, dtype=None, mask=None) -> Tensor:
+    """Tangent, the quotient of the range-reduced sine and cosine."""
+    loc = caller_location()
+    tr = current()
+    x = _tile(x, loc, "tan", "x")
+    s = _reduced_sine(tr, x, 0.0, loc, mask, "tan")
+    c = _reduced_sine(tr, x, math.pi / 2, loc, mask, "tan")
+    return _ins.tensor_tensor(tr, s, c, Alu.divide, _opt_dtype(dtype, loc) or x.dtype, loc, mask,
+                              what="tan")
+
+
+def var(x, axis, *, dtype=None, mask=None) -> Tensor:
+    """Population variance along free axes: the mean of the squared deviations from the mean
+    (computed in fp32)."""
+    loc = caller_location()
+    tr = current()
+    x = _tile(x, loc, "var", "x")
+    axes = _ins.normalize_axes(axis, len(x.shape), loc, "nl.var")
+    count = math.prod(x.shape[a] for a in axes)
+    total = _ins.tensor_reduce(tr, Alu.add, x, axes, True, False, float32, loc, mask, what="var")
+    m = _ins.tensor_scalar(tr, total, Alu.mult, 1.0 / count, False, None, None, False, float32,
+                           loc, None, what="var")
+    d = _binary(x, m, Alu.subtract, float32, mask, loc, what="var") if len(x.shape) == 2 else \
+        _ins.tensor_tensor(tr, x, m, Alu.subtract, float32, loc, mask, what="var")
+    sq = _ins.tensor_tensor(tr, d, d, Alu.mult, float32, loc, mask, what="var")
+    ss = _ins.tensor_reduce(tr, Alu.add, sq, axes, False, False, float32, loc, mask, what="var")
+    return _ins.tensor_scalar(tr, ss, Alu.mult, 1.0 / count, False, None, None, False,
+                              _opt_dtype(dtype, loc) or x.dtype, loc, None, what="var")
+
+
+def rms_norm(x, w, axis, n, epsilon=1e-06, *, dtype=None, compute_dtype=None, mask=None):
+    """``x / sqrt(sum(x^2 along axis) / n + epsilon) * w``; ``dtype`` / ``compute_dtype`` (which
+    NKI treats alike) set the computation's and the result's type (default x's)."""
+    loc = caller_location()
+    tr = current()
+    x = _tile(x, loc, "rms_norm", "x")
+    w = _tile(w, loc, "rms_norm", "w")
+    cdt = _opt_dtype(compute_dtype or dtype, loc) or x.dtype
+    axes = _ins.normalize_axes(axis, len(x.shape), loc, "nl.rms_norm")
+    sq = _ins.tensor_tensor(tr, x, x, Alu.mult, float32, loc, mask, what="rms_norm")
+    total = _ins.tensor_reduce(tr, Alu.add, sq, axes, True, False, float32, loc, mask,
+                               what="rms_norm")
+    inv = _ins.tensor_scalar(tr, total, Alu.mult, 1.0 / _ins.number(n, loc), False, Alu.add,
+                             _ins.number(epsilon, loc), False, float32, loc, None, what="rms_norm")
+    inv = _ins.activation(tr, Act.Rsqrt, inv, None, 1.0, float32, loc, None, what="rms_norm")
+    normed = _binary(x, inv, Alu.mult, float32, mask, loc, what="rms_norm")
+    return _binary(normed, w, Alu.mult, cdt, mask, loc, what="rms_norm")
+
+
+def expand_dims(data, axis) -> Tensor:
+    """A view of the tile ``data`` with size-1 axes inserted after its last (``axis``: an int
+    or ints, each at least ``data.ndim``)."""
+    loc = caller_location()
+    data = _tile(data, loc, "expand_dims", "data")
+    axes = [axis] if isinstance(axis, (int, np.integer)) else list(axis)
+    ndim = len(data.shape) + len(axes)
+    axes = sorted(int(a) + ndim if int(a) < 0 else int(a) for a in axes)
+    if axes != list(range(len(data.shape), ndim)):
+        raise NKIError(f"nl.expand_dims: axes {axes} must follow the tile's last dimension (NKI "
+                       f"supports only those); the tile has {len(data.shape)}", loc)
+    return new_view(data.storage, data.offset, data.shape + (1,) * len(axes),
+                    data.strides + (0,) * len(axes), data.checks)
+
+
+def rand(shape, dtype=float32) -> Tensor:
+    """A new tile of uniform random values in [0, 1) (a Random memset; the simulator's generator
+    is not the NeuronCore's, so the values differ from the hardware's)."""
+    loc = caller_location()
+    tr = current()
+    d = _dtype(dtype, loc)
+    dims, pidx = _parse_shape(shape, loc)
+    if pidx or dims[0] > tile_size.pmax:
+        raise NKIError(f"nl.rand makes one tile; shape {list(dims)} is not one", loc)
+    out = tr.new_result(SBUF, d, dims, "rand", loc)
+    _ins.memset(tr, out, 0.0, loc, random=True)
+    return out
+
+
+def random_seed(seed, *, mask=None):
+    """Seeds the random number generator of the dropouts that follow with the integer ``seed``
+    (the simulator's generator is not the NeuronCore's: the same seed gives the same drops in
+    the simulator, not the hardware's drops). A seed in a tile (a run-time value) is not
+    modelled."""
+    loc = caller_location()
+    if not _ins.whole_or_nothing(mask, loc, "nl.random_seed"):
+        return
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise NKIError(f"nl.random_seed: a seed held in a tile (a run-time value) is not "
+                       f"modelled; the simulator takes an integer, not {type(seed).__name__}",
+                       loc)
+    current().random_seed = int(seed) & 0xFFFFFFFF
+
+
+def dropout(x, rate, *, dtype=None, mask=None) -> Tensor:
+    """Each element zeroed with probability ``rate`` (a number), the others scaled by
+    ``1 / (1 - rate)`` (Vector Engine)."""
+    loc = caller_location()
+    x = _tile(x, loc, "dropout", "x")
+    return _ins.dropout(current(), x, rate, _opt_dtype(dtype, loc), loc, mask, what="nl.dropout")
+
+
+def atomic_rmw(dst, value, op, *, mask=None):
+    """``dst = op(dst, value)`` on HBM. NKI supports it through indirect (run-time) indices
+    only, which the simulator does not model: refused."""
+    raise NKIError("nl.atomic_rmw: the indirect scatter-accumulate into HBM it needs is not "
+                   "modelled by the simulator", caller_location())
+
+
+def gather_flattened(data, indices, *, mask=None, dtype=None):
+    """Per partition, the elements of ``data`` at run-time ``indices``: the simulator has no
+    per-element gather instruction (refused)."""
+    raise NKIError("nl.gather_flattened: the per-element gather within partitions is not "
+                   "modelled by the simulator", caller_location())
+
+
+def all_reduce(x, op, program_axes, *, dtype=None, mask=None, parallel_reduce=True,
+               asynchronous=False):
+    """A reduction across SPMD programs (collective communication): not modelled (refused)."""
+    raise NKIError("nl.all_reduce: collective communication between SPMD programs is not "
+                   "modelled by the simulator", caller_location())
+
+
 # ---- the Tensor Engine ----
 
 def _sbuf_operand(tr, t: Tensor, loc, what: str) -> Tensor:
@@ -965,5 +1134,5 @@ def device_print(prefix, x, *, mask=None):
 
 __all__ = [n for n in list(globals()) if not n.startswith("_") and n not in (
     "annotations", "builtins", "math", "np", "ml_dtypes", "NKIError", "caller_location", "current",
-    "Tensor", "BlockedTensor", "DirectAllocation", "LoopReduction", "same_view", "new_view", "assign",
+    "Tensor", "BlockedTensor", "IndirectView", "DirectAllocation", "LoopReduction", "same_view", "new_view", "assign",
     "accumulate", "IT", "Engine", "Alu", "Act", "HBM", "PSUM", "SBUF", "SHARED_HBM", "PSUM_BYTES")]

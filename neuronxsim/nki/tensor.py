@@ -250,6 +250,9 @@ class Tensor:
                     return view
                 view = basic_subscript(key, shape, self.strides, self.offset)
         if view is None:
+            first = key[0] if key.__class__ is tuple and key else key
+            if first.__class__ is Tensor:  # t[idx_tile, ...]: rows picked at run time
+                return _indirect(self, key)
             view = resolve_subscript(key, self.shape, self.strides, self.offset, self.checks)
         view = new_view(self.storage, view[0], view[1], view[2], view[3])
         self.last_subscript = (key, view)
@@ -359,6 +362,53 @@ def new_view(storage: Storage, offset: int, shape: tuple, strides: tuple,
     t.checks = checks
     t.last_subscript = t.blocks = t.access = None
     return t
+
+
+class IndirectView:
+    """An HBM tensor's rows picked at run time, ``t[idx, ...]``: ``rows`` is the view of every
+    row (the rest of the subscript applied), ``index`` the SBUF tile of row numbers (one per
+    partition, an integer dtype). ``nl.load`` / ``nisa.dma_copy`` read it with one indirect
+    DMA (destination row ``r`` gets row ``index[r]``); nothing else takes it."""
+
+    __slots__ = ("rows", "index")
+
+    def __init__(self, rows: "Tensor", index: "Tensor"):
+        self.rows = rows
+        self.index = index
+
+    @property
+    def shape(self) -> tuple:
+        return (self.index.shape[0],) + self.rows.shape[1:]
+
+    @property
+    def dtype(self):
+        return self.rows.storage.dtype
+
+    def __repr__(self):
+        return f"<rows of {self.rows.storage.describe()} picked by {self.index.storage.describe()}>"
+
+
+def _indirect(t: "Tensor", key) -> IndirectView:
+    """``t[idx, ...]`` with ``idx`` a tile of row numbers (see IndirectView)."""
+    loc = caller_location()
+    index, rest = (key[0], key[1:]) if key.__class__ is tuple else (key, ())
+    if t.storage.on_chip:
+        raise NKIError("indexing a tile by a tile is not supported; the rows of an HBM tensor "
+                       "can be picked by a tile of row numbers (t[idx, ...])", loc)
+    ishape = index.shape
+    if not index.storage.on_chip or not (len(ishape) == 1 or
+                                         len(ishape) == 2 and ishape[1] == 1):
+        raise NKIError(f"the row numbers of t[idx, ...] are an SBUF tile of one column, [P, 1] "
+                       f"or [P]; this one is {list(ishape)} in {index.storage.kind}", loc)
+    if dt.is_float(index.dtype) or index.dtype.itemsize < 2:
+        raise NKIError(f"row numbers must be integers of 16 or 32 bits, not "
+                       f"{dt.name(index.dtype)}", loc)
+    for k in rest:
+        if k.__class__ is Tensor:
+            raise NKIError("only the first dimension of t[idx, ...] can be picked at run time",
+                           loc)
+    rows = t[(slice(None),) + tuple(rest)]
+    return IndirectView(rows, index)
 
 
 class BlockedTensor:

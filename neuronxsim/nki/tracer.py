@@ -159,6 +159,7 @@ class Tracer:
         self.loop: LoopIteration | None = None  # the loop iteration being traced
         self.force_auto_alloc = False  # (nki.compiler.force_auto_alloc: direct allocations off)
         self.unassigned_reductions: list = []  # nl.loop_reduce values no assignment took yet
+        self.random_seed = 0  # of the dropouts that follow (nl.random_seed)
         self.max_instructions = max_instructions
         self.recordable = max_instructions  # instructions the cap still allows
         # The layout of [P, F] and [P] tiles by shape (for them it depends on the shape alone),

@@ -316,3 +316,134 @@ def test_constants_of_the_language():
     cast = nl.static_cast(np.array([1.5, -2.25]), nl.bfloat16)
     assert cast.dtype == bf16 and cast.tolist() == [1.5, -2.25]
     assert nl.static_cast(3.7, np.int32) == 3
+
+
+# ---- more elementwise functions, reductions and views ----
+
+def test_trunc_cos_tan(executor, rng):
+    @nki.jit
+    def kernel(a):
+        t = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        c = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        s = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        x = nl.load(a)
+        nl.store(t, nl.trunc(x))
+        nl.store(c, nl.cos(x))
+        nl.store(s, nl.tan(x))
+        return t, c, s
+
+    a = (rng.standard_normal((128, 64)) * 5).astype(np.float32)
+    a[0, :4] = [-2.5, 2.5, -0.0, 7.0]
+    t, c, s = run_on(executor, kernel, a)
+    close(t, np.trunc(a), atol=0)
+    close(c, np.cos(a), atol=2e-5)  # the Scalar Engine's sine of a range-reduced fp32 argument
+    away = np.abs(np.cos(a)) > 0.05  # (near its poles tan magnifies cos's error without bound)
+    close(s[away], np.tan(a)[away], atol=2e-5, rtol=2e-3)
+
+
+def test_var_and_rms_norm(executor, rng):
+    @nki.jit
+    def kernel(a, w):
+        v = nl.ndarray((a.shape[0], 1), dtype=a.dtype, buffer=nl.shared_hbm)
+        r = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        x = nl.load(a)
+        nl.store(v, nl.expand_dims(nl.var(x, axis=1), 1))
+        nl.store(r, nl.rms_norm(x, nl.load(w).broadcast_to(a.shape), axis=1, n=a.shape[1]))
+        return v, r
+
+    a = rng.standard_normal((128, 200)).astype(np.float32)
+    w = rng.standard_normal((1, 200)).astype(np.float32)
+    v, r = run_on(executor, kernel, a, w)
+    close(v, a.var(axis=1, keepdims=True), atol=1e-5, rtol=1e-5)
+    rms = np.sqrt((a * a).sum(axis=1, keepdims=True) / 200 + 1e-6)
+    close(r, a / rms * w, atol=1e-5, rtol=1e-5)
+    with pytest.raises(nki.NKIError, match="must follow the tile's last dimension"):
+        nki.trace(nki.jit(lambda a: nl.expand_dims(nl.load(a), 0)), T[[8, 8], nl.float32])
+
+
+def test_rand_and_dropout_statistics():
+    @nki.jit
+    def kernel(a):
+        r = nl.ndarray(a.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+        d = nl.ndarray(a.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+        nl.store(r, nl.rand(a.shape))
+        nl.random_seed(seed=7)
+        nl.store(d, nl.dropout(nl.load(a), rate=0.25))
+        return r, d
+
+    a = np.ones((128, 1024), np.float32)
+    r, d = nki.simulate_kernel(kernel, a)
+    assert 0 <= r.min() and r.max() < 1 and abs(r.mean() - 0.5) < 0.01
+    kept = d != 0
+    assert abs(kept.mean() - 0.75) < 0.01
+    close(d[kept], np.full(kept.sum(), 1 / 0.75), atol=1e-6)
+    module = nki.trace(kernel, a)
+    drop = next(i for i in module.functions[0].blocks[0].instructions if i.opcode_name == "Dropout")
+    assert (drop.prob, drop.seed) == (0.25, 7)
+    with pytest.raises(nki.NKIError, match="a seed held in a tile"):
+        nki.trace(nki.jit(lambda a: nl.random_seed(nl.load(a))), T[[1, 1], nl.int32])
+
+
+def test_tensor_copy_predicated_and_stream_shuffle(executor, rng):
+    perm = list(rng.permutation(32))
+
+    @nki.jit
+    def kernel(a, b, p):
+        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        sh = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        dst = nl.load(a)
+        nisa.tensor_copy_predicated(src=nl.load(b), dst=dst, predicate=nl.load(p))
+        nl.store(out, dst)
+        moved = nl.ndarray(a.shape, dtype=a.dtype)
+        nisa.nc_stream_shuffle(src=nl.load(a), dst=moved, shuffle_mask=perm)
+        nl.store(sh, moved)
+        return out, sh
+
+    a, b = (rng.standard_normal((64, 48)).astype(np.float32) for _ in range(2))
+    p = (rng.random((64, 48)) < 0.5).astype(np.uint8)
+    out, sh = run_on(executor, kernel, a, b, p)
+    close(out, np.where(p != 0, b, a), atol=0)
+    rows = np.array([32 * (i // 32) + perm[i % 32] for i in range(64)])
+    close(sh, a[rows], atol=0)
+
+
+def test_dma_transpose_and_indirect_loads(executor, rng):
+    @nki.jit
+    def kernel(data, idx):
+        t = nl.ndarray((data.shape[1], 64), dtype=data.dtype, buffer=nl.shared_hbm)
+        g = nl.ndarray((64, data.shape[1]), dtype=data.dtype, buffer=nl.shared_hbm)
+        nl.store(t, nisa.dma_transpose(data[0:64, :]))
+        i_p = nl.arange(64)[:, None]
+        i_f = nl.arange(data.shape[1])[None, :]
+        rows = nl.load(idx[i_p])
+        nl.store(g, nl.load(data[rows[i_p, 0], i_f]))
+        return t, g
+
+    data = rng.standard_normal((128, 96)).astype(np.float32)
+    idx = rng.integers(0, 128, 64).astype(np.int32)
+    t, g = run_on(executor, kernel, data, idx)
+    close(t, data[0:64].T, atol=0)
+    close(g, data[idx], atol=0)
+
+    @nki.jit
+    def scatter(data, idx):
+        rows = nl.load(idx)
+        nl.store(data[rows, :], nl.load(data[0:8, :]))
+        return data
+
+    with pytest.raises(nki.NKIError, match="indirect scatter"):
+        nki.trace(scatter, T[[16, 8], nl.float32], T[[8, 1], nl.int32])
+
+
+@pytest.mark.parametrize("call,what", [
+    (lambda a: nisa.tensor_copy_dynamic_src(nl.load(a)), "tensor_copy_dynamic_src"),
+    (lambda a: nisa.local_gather(nl.load(a), nl.load(a)), "local_gather"),
+    (lambda a: nl.gather_flattened(nl.load(a), nl.load(a)), "gather_flattened"),
+    (lambda a: nl.all_reduce(nl.load(a), np.add, 0), "all_reduce"),
+    (lambda a: nl.atomic_rmw(a, nl.load(a), np.add), "atomic_rmw"),
+    (lambda a: nisa.sequence_bounds(segment_ids=nl.load(a)), "sequence_bounds"),
+])
+def test_what_the_simulator_does_not_model_is_refused_by_name(call, what):
+    with pytest.raises(nki.NKIError, match=f"{what}: .* not modelled") as info:
+        nki.trace(nki.jit(call), T[[8, 8], nl.float32])
+    assert info.value.location.path == __file__
