@@ -1,15 +1,19 @@
-// The NKI tracer's emission: `_core.bir.emit_trace(function, tensors, records)` creates a
-// function's tensors and appends one block of ISA nodes, from plain records (the tracer's
-// emission pass, neuronxsim/nki/emit.py, builds them; nothing here knows the tracer's classes):
+// The NKI tracer's emission: `_core.bir.emit_trace(function, tensors, tensor_of, records)` creates
+// a function's tensors and appends one block of ISA nodes, from plain records (the tracer's
+// record, neuronxsim/nki/record.py, keeps its ops and operands as such tuples; nothing here
+// knows the tracer's classes):
 //   tensor: (name, memory type, dtype, shape, tensor kind, partitions, bytes per partition,
 //            start partition, address), enums as ints; on-chip tensors (SB, PSUM) use
 //            partitions, bytes, start partition and address, DRAM tensors the kind
-//   record: (opcode, engine, source, fields, ins, outs): `opcode` and `engine` ints, `source`
-//           a str, `fields` None or a dict of the node's fields by their BIR names (unknown
-//           names are an error), `ins`/`outs` sequences of operands, each a number (an fp32
-//           immediate) or (tensor index, offset, ((step, num), ...)): a plain physical access
-//           pattern, in the dtype of its tensor
-// Every element is type-checked; a malformed record is a BIRError naming what is wrong.
+//   tensor_of: a list of ints, the tensor of each storage number (-1: none)
+//   record: a tuple of at least six elements (opcode, engine, source, fields, ins, outs, ...):
+//           `opcode` and `engine` ints, `source` a str, `fields` None or a dict of the node's
+//           fields by their BIR names (unknown names are an error), `ins`/`outs` lists or tuples
+//           of operands, each a number (an fp32 immediate) or a tuple of at least three
+//           elements (storage number, offset, ((step, num), ...), ...): a plain physical access
+//           pattern over tensor_of[storage number], in the dtype of that tensor; further
+//           elements of either tuple are the tracer's own and are not read
+// Every element read is type-checked; a malformed record is a BIRError naming what is wrong.
 //
 // The records are walked with the CPython API directly: this loop is the emitter's inner loop
 // (thousands of nodes per kernel), and a binding round trip per node, operand and field would
@@ -19,6 +23,7 @@
 #include "bir/Module.h"
 
 #include <cstring>
+#include <unordered_map>
 
 namespace nxs::py_bind {
 namespace {
@@ -40,6 +45,25 @@ PyObject* tupleOf(PyObject* o, Py_ssize_t size, const char* what) {
   return o;
 }
 
+PyObject* recordOf(PyObject* o, Py_ssize_t size, const char* what) {
+  if (!PyTuple_Check(o) || PyTuple_GET_SIZE(o) < size) throw BIRError(std::string("emit_trace: ") + what);
+  return o;
+}
+
+// The tensor of each storage number.
+struct StorageTensors {
+  const std::vector<int64_t>& tensorOf;
+  const std::vector<MemoryLocation*>& tensors;
+  MemoryLocation* operator()(int64_t storage) const {
+    if (storage < 0 || storage >= static_cast<int64_t>(tensorOf.size()))
+      throw BIRError("emit_trace: storage number " + std::to_string(storage) + " is out of range");
+    const int64_t t = tensorOf[static_cast<size_t>(storage)];
+    if (t < 0 || t >= static_cast<int64_t>(tensors.size()))
+      throw BIRError("emit_trace: storage " + std::to_string(storage) + " has no tensor");
+    return tensors[static_cast<size_t>(t)];
+  }
+};
+
 // The items of a list or tuple `o` (borrowed; `o` must outlive their use).
 std::pair<PyObject**, Py_ssize_t> itemsOf(PyObject* o, const char* what) {
   if (PyList_Check(o)) return {PySequence_Fast_ITEMS(o), PyList_GET_SIZE(o)};
@@ -47,7 +71,7 @@ std::pair<PyObject**, Py_ssize_t> itemsOf(PyObject* o, const char* what) {
   throw BIRError(std::string("emit_trace: ") + what + " must be a list or a tuple");
 }
 
-AccessPattern operandFrom(PyObject* h, const std::vector<MemoryLocation*>& tensors) {
+AccessPattern operandFrom(PyObject* h, const StorageTensors& tensorOf) {
   if (PyFloat_Check(h) || PyLong_Check(h)) {
     const double v = PyFloat_AsDouble(h);
     if (v == -1.0 && PyErr_Occurred()) {
@@ -56,12 +80,9 @@ AccessPattern operandFrom(PyObject* h, const std::vector<MemoryLocation*>& tenso
     }
     return AccessPattern::immediate(v);
   }
-  tupleOf(h, 3, "an operand is a number or (tensor index, offset, pairs)");
-  const int64_t index = intOf(PyTuple_GET_ITEM(h, 0), "a tensor index");
-  if (index < 0 || index >= static_cast<int64_t>(tensors.size()))
-    throw BIRError("emit_trace: tensor index " + std::to_string(index) + " is out of range");
+  recordOf(h, 3, "an operand is a number or (storage number, offset, pairs, ...)");
   AccessPattern ap;
-  ap.loc = tensors[static_cast<size_t>(index)];
+  ap.loc = tensorOf(intOf(PyTuple_GET_ITEM(h, 0), "a storage number"));
   ap.dtype = ap.loc->set->dtype;
   ap.offset = intOf(PyTuple_GET_ITEM(h, 1), "an offset");
   auto [pairs, n] = itemsOf(PyTuple_GET_ITEM(h, 2), "an operand's pairs");
@@ -73,55 +94,97 @@ AccessPattern operandFrom(PyObject* h, const std::vector<MemoryLocation*>& tenso
   return ap;
 }
 
+// What one emit_trace call learns once and reuses: which member a field name is, per node class
+// (keyed by the name's string object: a kernel's field names are a few interned strings), and
+// the value of each enum member object (Python enum members are singletons).
+struct EmitCache {
+  std::unordered_map<uint64_t, int> fieldIndex;
+  std::unordered_map<PyObject*, int64_t> enumValues;
+};
+
+// The value of a field of type F from a Python object: the common scalar types read directly,
+// enums through the cache, the rest through pybind11's casters.
+template <class F>
+F fieldValue(PyObject* value, EmitCache& cache) {
+  if constexpr (std::is_same_v<F, bool>) {
+    if (PyBool_Check(value)) return value == Py_True;
+  } else if constexpr (std::is_same_v<F, double>) {
+    if (PyFloat_CheckExact(value)) return PyFloat_AS_DOUBLE(value);
+  } else if constexpr (std::is_same_v<F, int64_t>) {
+    if (PyLong_CheckExact(value)) {
+      const long long v = PyLong_AsLongLong(value);
+      if (!(v == -1 && PyErr_Occurred())) return v;
+      PyErr_Clear();
+    }
+  } else if constexpr (std::is_enum_v<F>) {
+    auto it = cache.enumValues.find(value);
+    if (it != cache.enumValues.end()) return static_cast<F>(it->second);
+    const F v = py::handle(value).cast<F>();
+    Py_INCREF(value);  // (kept alive while its address is a key: released with the call's cache)
+    cache.enumValues.emplace(value, static_cast<int64_t>(v));
+    return v;
+  }
+  return py::handle(value).cast<F>();
+}
+
 // Sets the fields named in `fields` (a dict: BIR field name -> value) on `node`.
 template <class T>
-void setFields(T& node, PyObject* fields) {
+void setFields(T& node, PyObject* fields, EmitCache& cache) {
   PyObject *key, *value;
   Py_ssize_t pos = 0;
   while (PyDict_Next(fields, &pos, &key, &value)) {
-    const char* name = PyUnicode_Check(key) ? PyUnicode_AsUTF8(key) : nullptr;
-    if (!name) {
-      PyErr_Clear();
-      throw BIRError("emit_trace: field names are strings");
+    const uint64_t slot = (static_cast<uint64_t>(node.nodeClass()) << 56) ^
+                          reinterpret_cast<uint64_t>(key);
+    auto found = cache.fieldIndex.find(slot);
+    int index = found == cache.fieldIndex.end() ? -1 : found->second;
+    if (index < 0) {
+      const char* name = PyUnicode_Check(key) ? PyUnicode_AsUTF8(key) : nullptr;
+      if (!name) {
+        PyErr_Clear();
+        throw BIRError("emit_trace: field names are strings");
+      }
+      int i = 0;
+      T::fields([&](const char* field, auto) {
+        if (index < 0 && std::strcmp(field, name) == 0) index = i;
+        ++i;
+      });
+      if (index < 0)
+        throw BIRError("emit_trace: " + std::string(nodeClassName(node.nodeClass())) +
+                       " has no field " + name);
+      cache.fieldIndex.emplace(slot, index);  // (the key string outlives the call: the dict has it)
     }
-    bool found = false;
+    int i = 0;
     T::fields([&](const char* field, auto member) {
-      if (found || std::strcmp(field, name) != 0) return;
-      found = true;
+      if (i++ != index) return;
       using F = std::remove_reference_t<decltype(node.*member)>;
-      py::handle v(value);
       try {
         if constexpr (std::is_same_v<F, RawJson>)
-          (node.*member).text = v.cast<std::string>();
+          (node.*member).text = py::handle(value).cast<std::string>();
         else
-          node.*member = v.cast<F>();
+          node.*member = fieldValue<F>(value, cache);
       } catch (const py::cast_error&) {
-        throw BIRError("emit_trace: field " + std::string(name) + " of " +
+        throw BIRError("emit_trace: field " + std::string(field) + " of " +
                        nodeClassName(node.nodeClass()) + " cannot take a " +
                        Py_TYPE(value)->tp_name);
       }
     });
-    if (!found)
-      throw BIRError("emit_trace: " + std::string(nodeClassName(node.nodeClass())) +
-                     " has no field " + name);
   }
 }
 
-void setFieldsOf(Instruction& I, PyObject* fields) {
+void setFieldsOf(Instruction& I, PyObject* fields, EmitCache& cache) {
   switch (I.nodeClass()) {
-#define BIR_NODE_CLASS(C)                        \
-  case NodeClass::C:                             \
-    setFields(static_cast<Inst##C&>(I), fields); \
+#define BIR_NODE_CLASS(C)                               \
+  case NodeClass::C:                                    \
+    setFields(static_cast<Inst##C&>(I), fields, cache); \
     break;
 #include "bir/NodeClasses.def"
 #undef BIR_NODE_CLASS
   }
 }
 
-void appendOperands(PyObject* list, const std::vector<MemoryLocation*>& tensors,
-                    std::vector<AccessPattern>& to) {
+void appendOperands(PyObject* list, const StorageTensors& tensorOf, std::vector<AccessPattern>& to) {
   auto [items, n] = itemsOf(list, "ins and outs");
-  for (Py_ssize_t i = 0; i < n; ++i) to.push_back(operandFrom(items[i], tensors));
+  for (Py_ssize_t i = 0; i < n; ++i) to.push_back(operandFrom(items[i], tensorOf));
 }
 
 template <class E>
@@ -172,8 +235,8 @@ MemoryLocation* tensorFrom(Function& fn, PyObject* t) {
   return fn.createDramTensor(name, type, dtype, shape, enumOf<TensorKind>(PyTuple_GET_ITEM(t, 4), "a tensor kind"));
 }
 
-void appendRecord(BasicBlock& bb, PyObject* r, const std::vector<MemoryLocation*>& tensors) {
-  tupleOf(r, 6, "a record is (opcode, engine, source, fields, ins, outs)");
+void appendRecord(BasicBlock& bb, PyObject* r, const StorageTensors& tensorOf, EmitCache& cache) {
+  recordOf(r, 6, "a record is (opcode, engine, source, fields, ins, outs, ...)");
   const Opcode opcode = opcodeOf(PyTuple_GET_ITEM(r, 0));
   const auto engine = enumOf<Engine>(PyTuple_GET_ITEM(r, 1), "engine");
   std::string source = stringOf(PyTuple_GET_ITEM(r, 2), "a source");
@@ -182,25 +245,35 @@ void appendRecord(BasicBlock& bb, PyObject* r, const std::vector<MemoryLocation*
   Instruction* I = bb.addInstruction(opcode);
   I->engine = engine;
   I->source = std::move(source);
-  if (fields != Py_None) setFieldsOf(*I, fields);
-  appendOperands(PyTuple_GET_ITEM(r, 4), tensors, I->ins);
-  appendOperands(PyTuple_GET_ITEM(r, 5), tensors, I->outs);
+  if (fields != Py_None) setFieldsOf(*I, fields, cache);
+  appendOperands(PyTuple_GET_ITEM(r, 4), tensorOf, I->ins);
+  appendOperands(PyTuple_GET_ITEM(r, 5), tensorOf, I->outs);
 }
 
-void emitTrace(Function& fn, py::list tensor_records, py::list records) {
+void emitTrace(Function& fn, py::list tensor_records, const std::vector<int64_t>& tensor_of,
+               py::list records) {
   std::vector<MemoryLocation*> tensors;
   tensors.reserve(tensor_records.size());
   for (py::handle t : tensor_records) tensors.push_back(tensorFrom(fn, t.ptr()));
+  const StorageTensors tensorOf{tensor_of, tensors};
   BasicBlock& bb = *fn.addBlock();
-  for (py::handle r : records) appendRecord(bb, r.ptr(), tensors);
+  EmitCache cache;
+  struct Release {  // the enum members the cache holds
+    EmitCache& c;
+    ~Release() {
+      for (auto& [o, v] : c.enumValues) Py_DECREF(o);
+    }
+  } release{cache};
+  for (py::handle r : records) appendRecord(bb, r.ptr(), tensorOf, cache);
 }
 
 void bindIsaEmit(py::module_& m) {
-  m.def("emit_trace", &emitTrace, py::arg("function"), py::arg("tensors"), py::arg("records"),
+  m.def("emit_trace", &emitTrace, py::arg("function"), py::arg("tensors"), py::arg("tensor_of"),
+        py::arg("records"),
         "Creates a function's tensors from (name, memory type, dtype, shape, kind, partitions, "
-        "bytes per partition, start partition, address) tuples and appends a block of ISA nodes from (opcode, "
-        "engine, source, fields, ins, outs) records; operands are (tensor index, offset, pairs) "
-        "or numbers.");
+        "bytes per partition, start partition, address) tuples and appends a block of ISA nodes "
+        "from (opcode, engine, source, fields, ins, outs, ...) records; operands are (storage "
+        "number, offset, pairs, ...) over tensor_of[storage number], or numbers.");
 }
 
 NXS_REGISTER_SUBMODULE(bir, 11, "libBIR: opcodes, node classes, modules, BIR JSON", bindIsaEmit);

@@ -3,7 +3,8 @@ SDKs.
 
 **Direct allocation.** ``buffer=ncc.sbuf.alloc(func)`` / ``ncc.sbuf.mod_alloc(...)`` (and the PSUM
 forms) place each logical block of an on-chip tensor where the kernel says instead of where the
-allocator would: ``func(idx, pdim_size, fdim_size)`` returns ``(start_partition, byte_addr)``
+allocator would: ``func(idx=..., pdim_size=..., fdim_size=...)`` (called by keyword, as the
+compiler calls it) returns ``(start_partition, byte_addr)``
 (SBUF) or ``(bank, start_partition, byte_addr)`` (PSUM) for block index ``idx``;
 ``mod_alloc`` is the documented modulo scheme (logical block ``i`` on physical tile
 ``i % n``). Logical blocks that share a physical tile are one memory: the allocation pass refuses
@@ -78,10 +79,10 @@ class _Space(str):
                            _modulo(base_addr, shapes["num_free_tiles"]),
                            _modulo(base_bank or 0, shapes["num_bank_tiles"]))
         if self == SBUF:
-            def func(idx, pdim_size, fdim_size):
+            def func(*, idx, pdim_size, fdim_size):
                 return par(idx, pdim_size), free(idx, fdim_size)
         else:
-            def func(idx, pdim_size, fdim_size):
+            def func(*, idx, pdim_size, fdim_size):
                 return bank(idx, 1), par(idx, pdim_size), free(idx, fdim_size)
         return DirectAllocation(str(self), func, f"ncc.{self}.mod_alloc")
 
@@ -113,7 +114,7 @@ class DirectAllocation:
                   loc) -> tuple:
         """``(start_partition, byte address)`` of logical block ``idx`` (PSUM: the bank's bytes
         included), checked against the documented rules."""
-        where = self.func(idx, partitions, bytes_per_partition)
+        where = self.func(idx=idx, pdim_size=partitions, fdim_size=bytes_per_partition)
         shape = "(start_partition, byte_addr)" if self.space == SBUF else \
             "(bank, start_partition, byte_addr)"
         if not isinstance(where, (tuple, list)):

@@ -11,10 +11,12 @@ The boundary to libBIR is one call of plain records (``_core.bir.emit_trace``, s
 * a tensor is ``(name, memory type, dtype, shape, tensor kind, partitions, bytes per partition,
   start partition, address)``, enums as ints (on-chip tensors use partitions, bytes, start
   partition and address; DRAM tensors the kind);
-* an instruction is ``(opcode, engine, source, fields, ins, outs)``: ints, a str, None or a dict
-  of the node's fields by their BIR names, and tuples of operands, each
-  ``(tensor index, offset, pairs)`` (a plain access pattern in the tensor's dtype, ``pairs``
-  ``((step, num), ...)``) or a number (an fp32 immediate).
+* an instruction is a tuple whose first six elements are ``(opcode, engine, source, fields,
+  ins, outs)``: ints, a str, None or a dict of the node's fields by their BIR names, and lists
+  of operands, each a tuple whose first three elements are ``(storage number, offset, pairs)``
+  (a plain access pattern in the dtype of the tensor ``tensor_of[storage number]``, ``pairs``
+  ``((step, num), ...)``) or a number (an fp32 immediate). The record's ops and accesses
+  (:mod:`.record`) are such tuples already: they go as they are.
 """
 
 from __future__ import annotations
@@ -32,10 +34,6 @@ _INPUT, _OUTPUT, _DRAM = int(bir.MemoryType.Input), int(bir.MemoryType.Output), 
     int(bir.MemoryType.DRAM)
 _EXTERNAL_INPUT, _EXTERNAL_OUTPUT, _INTERNAL = int(bir.TensorKind.ExternalInput), \
     int(bir.TensorKind.ExternalOutput), int(bir.TensorKind.Internal)
-# Opcodes and engines by the id of their enum member (ops hold the members themselves, see
-# tracer.IT; hashing a member would call into the binding).
-_OPCODES = {id(m): int(m) for m in bir.InstructionType.__members__.values()}
-_ENGINES = {id(m): int(m) for m in bir.Engine.__members__.values()}
 
 
 class Emission:
@@ -75,26 +73,7 @@ class Emission:
                 continue  # a shared_hbm tensor nothing touches and the kernel does not return
             tensor_of[st.sid] = len(tensors) - 1
         program.function = program.module.addFunction()
-        _emit_trace(program.function, tensors, instruction_records(program.ops, tensor_of))
+        _emit_trace(program.function, tensors, tensor_of, program.ops)
 
 
-def instruction_records(ops: list, tensor_of: list) -> list:
-    """The ops as the plain records of ``emit_trace`` (see the module docstring)."""
-    opcodes, engines = _OPCODES, _ENGINES
-    records = []
-    append = records.append
-    for op in ops:
-        opcode = opcodes.get(id(op.opcode))
-        if opcode is None:
-            opcode = int(op.opcode)
-        engine = engines.get(id(op.engine))
-        if engine is None:
-            engine = int(op.engine)
-        loc = op.loc
-        append((opcode, engine, "" if loc is None else loc.short, op.fields,
-                [(tensor_of[a.storage.sid], a.offset, a.pairs) for a in op.ins],
-                [(tensor_of[a.storage.sid], a.offset, a.pairs) for a in op.outs]))
-    return records
-
-
-__all__ = ["Emission", "instruction_records"]
+__all__ = ["Emission"]

@@ -9,17 +9,14 @@ the kernel returns them (one array, or a tuple). A kernel traced for several Neu
 
 from __future__ import annotations
 
-import copy
-import functools
 import os
 
 import numpy as np
 
 from . import dtypes as dt
 from .errors import NKIError
-from .kernel import TracedKernel, _bind, jit, traced_kernel, user_facing
+from .kernel import Kernel, TracedKernel, _bind, jit, traced_kernel, user_facing
 from .tracer import DEFAULT_MAX_INSTRUCTIONS
-from .tracer import active as _tracer_active
 
 
 def _simulator():
@@ -201,35 +198,27 @@ class BenchmarkResult:
         self.nc_latency = LatencyStatistics(profile.total_ns / 1e3)
 
 
-class DeviceKernel:
+class DeviceKernel(Kernel):
     """A kernel decorated with ``nki.baremetal``, ``nki.benchmark`` or ``nki.profile``: called
-    with NumPy arrays, it runs on the simulator and returns the kernel's outputs (``profile``:
-    None, as NKI's). What NKI saves as a NEFF and an NTFF, the simulator saves as the traced
-    BIR module (``<save_neff_name stem>.bir.json``) and its timeline trace (Chrome/Perfetto
-    JSON, ``<save_trace_name stem>.json``). ``kernel[grid]`` launches it over a grid."""
+    with NumPy arrays (itself or on a grid, ``kernel[grid]``), it runs on the simulator and
+    returns the kernel's outputs (``profile``: None, as NKI's), and ``benchmark_result`` holds
+    the simulated latency. What NKI saves as a NEFF and an NTFF, the simulator saves as the
+    traced BIR module (``<save_neff_name stem>.bir.json``) and its timeline trace
+    (Chrome/Perfetto JSON, ``<save_trace_name stem>.json``)."""
 
     def __init__(self, kernel, decorator: str, save_neff_name=None, save_trace_name=None,
-                 directory=None, returns_outputs: bool = True, grid=None):
-        from .kernel import Kernel
-        self.kernel = kernel if isinstance(kernel, Kernel) else jit(kernel)
+                 directory=None, returns_outputs: bool = True):
+        base = kernel if isinstance(kernel, Kernel) else jit(kernel)
+        super().__init__(base.func, base.mode, base.arch, base.compile_options)
+        self.force_auto_alloc = base.force_auto_alloc
         self.decorator = decorator
         self.save_neff_name = save_neff_name
         self.save_trace_name = save_trace_name
         self.directory = directory
         self.returns_outputs = returns_outputs
-        self.grid = grid
         self.benchmark_result = None
-        functools.update_wrapper(self, self.kernel.func)
 
-    def __getitem__(self, grid) -> "DeviceKernel":
-        launched = copy.copy(self)
-        launched.grid = grid
-        return launched
-
-    def __call__(self, *args, **kwargs):
-        if _tracer_active():  # called inside another kernel's trace: inlined, as a jit kernel
-            return self.kernel.func(*args, **kwargs)
-        target = self.kernel if self.grid is None else self.kernel[self.grid]
+    def launch(self, target, args: tuple, kwargs: dict):
         prof = profile_kernel(target, *args, **kwargs)
         self.benchmark_result = BenchmarkResult(prof)
         self._save(prof)
@@ -249,7 +238,7 @@ class DeviceKernel:
                                           os.path.splitext(self.save_trace_name)[0] + ".json"))
 
     def __repr__(self):
-        return f"<nki {self.decorator} kernel {self.kernel.func.__qualname__}>"
+        return f"<nki {self.decorator} kernel {self.func.__qualname__}>"
 
 
 def _device_decorator(kernel, make):
@@ -291,10 +280,9 @@ def benchmark(kernel=None, *, warmup=10, iters=100, save_neff_name=None, save_tr
 class _BenchmarkKernel(DeviceKernel):
     """A DeviceKernel that also takes tensor types instead of arrays (timing only)."""
 
-    def __call__(self, *args, **kwargs):
+    def launch(self, target, args: tuple, kwargs: dict):
         from .typing import TensorType
         if any(isinstance(a, TensorType) for a in list(args) + list(kwargs.values())):
-            target = self.kernel if self.grid is None else self.kernel[self.grid]
             traced = traced_kernel(target, args, kwargs, None)
             result = _simulator().simulate(traced.module, {}, arch=traced.arch,
                                            neuron_core_id=None, mode="timing")
@@ -302,7 +290,7 @@ class _BenchmarkKernel(DeviceKernel):
             self.benchmark_result = BenchmarkResult(prof)
             self._save(prof)
             return None
-        return super().__call__(*args, **kwargs)
+        return super().launch(target, args, kwargs)
 
 
 def profile(func=None, *, working_directory=None, save_neff_name=None, save_trace_name=None,

@@ -212,6 +212,8 @@ class IndexPredicate:
 
     __rand__ = __and__
 
+    # (a comparison of loop indices alone is a Python bool: see mask_box)
+
     def __or__(self, other):
         raise NKIError("masks are conjunctions: combine predicates with '&' (for other "
                        "predicates use nl.where or nisa.affine_select)", caller_location())
@@ -240,11 +242,17 @@ class Mask:
             return Mask(self.predicates + (other,))
         if isinstance(other, Mask):
             return Mask(self.predicates + other.predicates)
+        if other is True or other is False or isinstance(other, np.bool_):
+            # a predicate of loop indices alone, known by now: it keeps this mask or nothing
+            return self if other else Mask(self.predicates + (_NOTHING,))
         raise NKIError(f"cannot combine a mask with {type(other).__name__}", caller_location())
 
     __rand__ = __and__
     __or__ = IndexPredicate.__or__
     __bool__ = IndexPredicate.__bool__
+
+
+_NOTHING = IndexPredicate(IndexExpr((), 0, ()), "<")  # 0 < 0: keeps nothing
 
 
 def _ceil_div(a: int, b: int) -> int:
@@ -413,11 +421,13 @@ class _MGrid:
             if not isinstance(k, slice) or k.stop is None:
                 raise NKIError("nl.mgrid takes slices with bounds, e.g. nl.mgrid[0:128, 0:512]",
                                caller_location())
-            e = arange(0 if k.start is None else k.start, k.stop, 1 if k.step is None else k.step)
-            shape = tuple(e.shape[0] if i == d else 1 for i in range(n))
-            coefs = tuple(e.coefs[0] if i == d else 0 for i in range(n))
-            exprs.append(IndexExpr(shape, e.const, coefs))
-        return IndexGrid(exprs)
+            exprs.append(arange(0 if k.start is None else k.start, k.stop,
+                                1 if k.step is None else k.step))
+        # dense, as NumPy's mgrid: every expression spans the whole grid
+        shape = tuple(e.shape[0] for e in exprs)
+        return IndexGrid([IndexExpr(shape, e.const,
+                                    tuple(e.coefs[0] if i == d else 0 for i in range(n)))
+                          for d, e in enumerate(exprs)])
 
 
 mgrid = _MGrid()
@@ -612,7 +622,12 @@ def partition_free_subscript(a, b, shape: tuple, strides: tuple, offset: int):
     if b.__class__ is not IndexExpr:
         return None
     a_shape, b_shape = a.shape, b.shape
-    if len(a_shape) != 2 or len(b_shape) != 2 or a_shape[1] != 1 or b_shape[0] != 1:
+    if len(a_shape) != 2 or len(b_shape) != 2:
+        return None
+    # a varies along the grid's first dimension only, b along its second (a [P, 1] and a
+    # [1, F] expression, or the two of a dense nl.mgrid[0:P, 0:F])
+    if a_shape[1] != 1 and (a.coefs[1] or a_shape[1] != b_shape[1]) or \
+            b_shape[0] != 1 and (b.coefs[0] or b_shape[0] != a_shape[0]):
         return None
     p, f = a_shape[0], b_shape[1]
     ca = a.coefs[0] if p != 1 else 0  # size-1 dimensions hold index 0

@@ -455,13 +455,13 @@ def tensor_reduce(tr, op, data: Tensor, axes, keepdims: bool, negate: bool, dtyp
     src = lane_view(data, shape, box, loc, what, "data")
     # Reduced axes go last (an access pattern can walk dimensions in any order); each group is
     # merged where contiguous so the reduction uses few access-pattern dimensions.
-    acc = tr.read(src, loc, merge=False)
-    row_pair = acc.pairs[0]
+    read = tr.read(src, loc, merge=False)
+    row_pair = read.pairs[0]
     kept = [a for a in range(1, rank) if a not in axes]
     by_axis = {a: (src.strides[a], src.shape[a]) for a in range(1, rank)}
     kept_pairs = merge_pairs([by_axis[a] for a in kept])
     red_pairs = merge_pairs([by_axis[a] for a in axes]) or [(1, 1)]
-    acc.pairs = [row_pair] + kept_pairs + red_pairs
+    acc = new_access(read.storage, read.offset, [row_pair] + kept_pairs + red_pairs)
     check_compute_operand(acc, loc, what, "data", Engine.DVE)
     fields["axis"] = _REDUCE_AXES[len(red_pairs)]
     if keepdims:
@@ -929,14 +929,23 @@ def dma_transpose(tr, opcode, dst: Tensor, src: Tensor, loc, what: str):
                      {"queue": next_dma_queue(tr), "mode": bir.DmaMode.Transpose}, loc)
 
 
-def dma_gather(tr, dst: Tensor, src, loc, what: str):
+def dma_gather(tr, dst: Tensor, src, loc, what: str, mask=None):
     """An indirect DMA: row ``r`` of the tile ``dst`` gets row ``src.index[r]`` of
     ``src.rows`` (an :class:`~neuronxsim.nki.tensor.IndirectView`); an index outside the rows
-    is an error when the kernel runs."""
+    is an error when the kernel runs. A mask may keep some of the rows (partitions)."""
     rows, index = src.rows, src.index
-    if tuple(dst.shape) != tuple(src.shape):
+    shape = tuple(src.shape)
+    if tuple(dst.shape) != shape:
         raise NKIError(f"{what}: the destination has shape {list(dst.shape)}; the picked rows "
-                       f"{list(src.shape)}", loc)
+                       f"{list(shape)}", loc)
+    if mask is not None:
+        box = mask_box(mask, shape)
+        if is_empty(box):
+            return masked_out(dst)
+        if tuple(box[1:]) != full_box(shape)[1:]:
+            raise NKIError(f"{what}: a mask of a gather may keep rows (partitions) only", loc)
+        lo, hi = box[0]
+        dst, index = dst.restrict(0, lo, hi), index.restrict(0, lo, hi)
     ins = [tr.read(rows, loc, merge=False), tr.read(index, loc)]
     outs = [tr.write(dst, loc)]
     return tr.record(IT.DMACopy, _DMA, ins, outs,

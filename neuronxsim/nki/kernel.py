@@ -121,8 +121,13 @@ class Kernel:
     def __call__(self, *args, **kwargs):
         if _tracer.active():
             return self.func(*args, **kwargs)
+        return self.launch(self, args, kwargs)
+
+    def launch(self, target, args: tuple, kwargs: dict):
+        """Runs ``target`` (this kernel, or it on a grid) called with NumPy arrays: simulates it
+        and returns its outputs."""
         from .execution import simulate_kernel
-        return simulate_kernel(self, *args, **kwargs)
+        return simulate_kernel(target, *args, **kwargs)
 
     def __repr__(self):
         return f"<nki kernel {self.func.__qualname__}>"
@@ -138,8 +143,7 @@ class GridKernel:
     def __call__(self, *args, **kwargs):
         if _tracer.active():
             raise NKIError("launching a grid inside a kernel is not supported")
-        from .execution import simulate_kernel
-        return simulate_kernel(self, *args, **kwargs)
+        return self.kernel.launch(self, args, kwargs)
 
     def __repr__(self):
         return f"<nki kernel {self.kernel.func.__qualname__}{list(self.grid)}>"

@@ -343,6 +343,11 @@ def ndarray(shape, dtype, *, buffer=None, name: str = ""):
     return _new_tensor(shape, dtype, buffer, name, caller_location(), "ndarray")
 
 
+def _flag(value, name: str, loc):
+    if value is not True and value is not False:
+        raise NKIError(f"{name} is True or False, not {value!r}", loc)
+
+
 def _filled(shape, dtype, buffer, name, loc, what):
     """A new on-chip tensor and the tiles to fill (one per block)."""
     t = _new_tensor(shape, dtype, buffer, name, loc, what)
@@ -353,10 +358,13 @@ def _filled(shape, dtype, buffer, name, loc, what):
     return t, (t,)
 
 
-def zeros(shape, dtype, *, buffer=None, name: str = ""):
+def zeros(shape, dtype, *, buffer=None, name: str = "", lazy_initialization: bool = False):
     """A tile of zeros. The memset is emitted only if something reads the zeros: a matmul
-    accumulating into a zeroed PSUM tile starts its accumulation group instead."""
+    accumulating into a zeroed PSUM tile starts its accumulation group instead.
+    (``lazy_initialization``, which lets the compiler place the fill late, changes nothing
+    here: the trace keeps program order and the fill's values are the same.)"""
     loc = caller_location()
+    _flag(lazy_initialization, "lazy_initialization", loc)
     t, tiles = _filled(shape, dtype, buffer, name, loc, "zeros")
     tr = current()
     for tile in tiles:
@@ -364,18 +372,21 @@ def zeros(shape, dtype, *, buffer=None, name: str = ""):
     return t
 
 
-def full(shape, fill_value, dtype, *, buffer=None, name: str = ""):
-    """A tile filled with ``fill_value``."""
+def full(shape, fill_value, dtype, *, buffer=None, name: str = "",
+         lazy_initialization: bool = False):
+    """A tile filled with ``fill_value`` (``lazy_initialization``: see :func:`zeros`)."""
     loc = caller_location()
+    _flag(lazy_initialization, "lazy_initialization", loc)
     t, tiles = _filled(shape, dtype, buffer, name, loc, "full")
     for tile in tiles:
         _ins.memset(current(), tile, fill_value, loc)
     return t
 
 
-def ones(shape, dtype, *, buffer=None, name: str = ""):
-    """A tile of ones."""
+def ones(shape, dtype, *, buffer=None, name: str = "", lazy_initialization: bool = False):
+    """A tile of ones (``lazy_initialization``: see :func:`zeros`)."""
     loc = caller_location()
+    _flag(lazy_initialization, "lazy_initialization", loc)
     t, tiles = _filled(shape, dtype, buffer, name, loc, "ones")
     for tile in tiles:
         _ins.memset(current(), tile, 1.0, loc)
@@ -449,12 +460,9 @@ def load(src, *, mask=None, dtype=None) -> Tensor:
     loc = caller_location()
     tr = current()
     if src.__class__ is IndirectView:  # t[idx_tile, ...]: a gather of rows
-        if not _ins.whole_or_nothing(mask, loc, "nl.load"):
-            return _ins.masked_out(tr.new_result(SBUF, _dtype(dtype, loc) if dtype else
-                                                 src.dtype, src.shape, "load", loc))
         tile = tr.new_result(SBUF, _dtype(dtype, loc) if dtype is not None else src.dtype,
                              src.shape, "load", loc)
-        _ins.dma_gather(tr, tile, src, loc, "nl.load")
+        _ins.dma_gather(tr, tile, src, loc, "nl.load", mask)
         return tile
     if src.__class__ is not Tensor or src.storage.on_chip:
         _hbm(src, loc, "nl.load: src")  # (raises)

@@ -138,9 +138,9 @@ class Liveness(Pass):
         n = len(program.record.storages)
         first, last = [-1] * n, [-1] * n
         for index, op in enumerate(program.ops):
-            for operands in (op.ins, op.outs):
+            for operands in (op[4], op[5]):  # (ins, outs)
                 for acc in operands:
-                    sid = acc.storage.sid
+                    sid = acc[0]  # (acc.sid)
                     if first[sid] < 0:
                         first[sid] = index
                     last[sid] = index

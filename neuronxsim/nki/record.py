@@ -23,61 +23,109 @@ Nothing here knows addresses or live ranges: those are the passes' answers.
 
 from __future__ import annotations
 
+import operator
 
-class Access:
+from neuronxsim import bir
+
+
+class Access(tuple):
     """An operand: ``pairs`` ``[(step, num), ...]`` (partition pair first) from element ``offset``
     of ``storage`` (for on-chip storages, element ``partition * row + column``); made by
-    :func:`new_access`. (Access and Op have no ``__init__``: a trace creates a few of each per
-    instruction, and a bare slotted object filled by a function is the cheapest to create.)
-    Recorded accesses are never changed."""
+    :func:`new_access` and never changed.
 
-    __slots__ = ("storage", "offset", "pairs")
+    It is the plain record the emission hands libBIR as it is: the tuple ``(storage sid,
+    offset, pairs, storage)``, of which C++ reads the first three."""
+
+    __slots__ = ()
+
+    sid = property(operator.itemgetter(0), doc="the storage's position in its core's list")
+    offset = property(operator.itemgetter(1))
+    pairs = property(operator.itemgetter(2))
+    storage = property(operator.itemgetter(3))
 
     @property
     def partitions(self) -> int:
-        return self.pairs[0][1]
+        return self[2][0][1]
 
     @property
     def free_size(self) -> int:
         n = 1
-        for _, num in self.pairs[1:]:
+        for _, num in self[2][1:]:
             n *= num
         return n
 
     def key(self) -> tuple:
-        return (self.offset, tuple(self.pairs))
+        return (self[1], tuple(self[2]))
+
+
+_new_tuple = tuple.__new__
 
 
 def new_access(storage, offset: int, pairs: list) -> Access:
-    acc = Access()
-    acc.storage = storage
-    acc.offset = offset
-    acc.pairs = pairs
-    return acc
+    return _new_tuple(Access, (storage.sid, offset, pairs, storage))
 
 
-class Op:
+class Op(tuple):
     """One ISA instruction of the record: ``opcode`` (a ``bir.InstructionType``), ``engine``,
-    ``ins``/``outs`` (:class:`Access` operands, or numbers for immediates), ``fields`` (the
-    node's fields by their BIR names, or None), ``loc`` (the kernel line), ``loop`` (the
-    :class:`LoopIteration` being traced, None outside loops), ``index`` (position in the
-    record; -1 for a copy of :attr:`CoreRecord.copies`), ``out_box`` (the mask box the first
-    output was cut to, for redirects) and ``zero_fill`` (an ``nl.zeros`` memset, kept only if
-    its zeros are read). Made by ``Tracer.record``; a pass that changes an op makes a new one
-    (:meth:`replaced`)."""
+    ``ins``/``outs`` (:class:`Access` operands), ``fields`` (the node's fields by their BIR
+    names, or None), ``loc`` (the kernel line), ``loop`` (the :class:`LoopIteration` being
+    traced, None outside loops), ``index`` (position in the record; -1 for a copy of
+    :attr:`CoreRecord.copies`), ``out_box`` (the mask box the first output was cut to, for
+    redirects) and ``zero_fill`` (an ``nl.zeros`` memset, kept only if its zeros are read).
+    Made by :func:`new_op` (``Tracer.record``); a pass that changes an op makes a new one
+    (:meth:`replaced`).
 
-    __slots__ = ("opcode", "engine", "ins", "outs", "fields", "loc", "loop", "index", "out_box",
-                 "zero_fill")
+    It is the plain record the emission hands libBIR as it is: the tuple ``(opcode number,
+    engine number, source "file.py:LINE", fields, ins, outs, ...)``, of which C++ reads the
+    first six."""
+
+    __slots__ = ()
+
+    opcode_number = property(operator.itemgetter(0))
+    engine_number = property(operator.itemgetter(1))
+    source = property(operator.itemgetter(2))
+    fields = property(operator.itemgetter(3))
+    ins = property(operator.itemgetter(4))
+    outs = property(operator.itemgetter(5))
+    opcode = property(operator.itemgetter(6))
+    engine = property(operator.itemgetter(7))
+    loc = property(operator.itemgetter(8))
+    loop = property(operator.itemgetter(9))
+    index = property(operator.itemgetter(10))
+    out_box = property(operator.itemgetter(11))
+    zero_fill = property(operator.itemgetter(12))
 
     def replaced(self, outs=None, fields=None) -> "Op":
         """This op with other outputs or fields (for the passes)."""
-        op = Op()
-        op.opcode, op.engine, op.ins, op.loc, op.loop, op.index, op.out_box, op.zero_fill = (
-            self.opcode, self.engine, self.ins, self.loc, self.loop, self.index, self.out_box,
-            self.zero_fill)
-        op.outs = self.outs if outs is None else outs
-        op.fields = self.fields if fields is None else fields
-        return op
+        items = list(self)
+        if outs is not None:
+            items[5] = outs
+        if fields is not None:
+            items[3] = fields
+        return _new_tuple(Op, items)
+
+
+def new_op(opcode, engine, ins: list, outs: list, fields, loc, loop, index: int, out_box=None,
+           zero_fill: bool = False) -> Op:
+    return _new_tuple(Op, (opcode_number(opcode), engine_number(engine),
+                           "" if loc is None else loc.short, fields, ins, outs, opcode, engine,
+                           loc, loop, index, out_box, zero_fill))
+
+
+# Opcodes and engines by the id of their enum member (ops are made with the members themselves,
+# see tracer.IT; hashing a member would call into the binding).
+_OPCODES = {id(m): int(m) for m in bir.InstructionType.__members__.values()}
+_ENGINES = {id(m): int(m) for m in bir.Engine.__members__.values()}
+
+
+def opcode_number(opcode) -> int:
+    n = _OPCODES.get(id(opcode))
+    return int(opcode) if n is None else n
+
+
+def engine_number(engine) -> int:
+    n = _ENGINES.get(id(engine))
+    return int(engine) if n is None else n
 
 
 class Loop:
@@ -160,4 +208,4 @@ class CoreRecord:
         return name
 
 
-__all__ = ["Access", "new_access", "Op", "Loop", "LoopIteration", "CoreRecord"]
+__all__ = ["Access", "new_access", "Op", "new_op", "Loop", "LoopIteration", "CoreRecord"]

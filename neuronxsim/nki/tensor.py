@@ -250,9 +250,9 @@ class Tensor:
                     return view
                 view = basic_subscript(key, shape, self.strides, self.offset)
         if view is None:
-            first = key[0] if key.__class__ is tuple and key else key
-            if first.__class__ is Tensor:  # t[idx_tile, ...]: rows picked at run time
-                return _indirect(self, key)
+            if key.__class__ is Tensor or key.__class__ is tuple and any(
+                    k.__class__ is Tensor for k in key):  # t[.., idx_tile, ...]: rows picked
+                return _indirect(self, key)               # at run time
             view = resolve_subscript(key, self.shape, self.strides, self.offset, self.checks)
         view = new_view(self.storage, view[0], view[1], view[2], view[3])
         self.last_subscript = (key, view)
@@ -389,12 +389,18 @@ class IndirectView:
 
 
 def _indirect(t: "Tensor", key) -> IndirectView:
-    """``t[idx, ...]`` with ``idx`` a tile of row numbers (see IndirectView)."""
+    """``t[i, ..., idx, ...]``: integers, then a tile of row numbers, then static subscripts
+    (see IndirectView)."""
     loc = caller_location()
-    index, rest = (key[0], key[1:]) if key.__class__ is tuple else (key, ())
+    key = key if key.__class__ is tuple else (key,)
+    at = next(i for i, k in enumerate(key) if k.__class__ is Tensor)
     if t.storage.on_chip:
         raise NKIError("indexing a tile by a tile is not supported; the rows of an HBM tensor "
                        "can be picked by a tile of row numbers (t[idx, ...])", loc)
+    if any(k.__class__ is not int and not isinstance(k, np.integer) for k in key[:at]):
+        raise NKIError("the dimensions before the one picked by a tile of row numbers must be "
+                       "fixed by integers (t[b, idx, ...])", loc)
+    index, rest = key[at], key[at + 1:]
     ishape = index.shape
     if not index.storage.on_chip or not (len(ishape) == 1 or
                                          len(ishape) == 2 and ishape[1] == 1):
@@ -405,9 +411,12 @@ def _indirect(t: "Tensor", key) -> IndirectView:
                        f"{dt.name(index.dtype)}", loc)
     for k in rest:
         if k.__class__ is Tensor:
-            raise NKIError("only the first dimension of t[idx, ...] can be picked at run time",
+            raise NKIError("only one dimension of t[..., idx, ...] can be picked at run time",
                            loc)
-    rows = t[(slice(None),) + tuple(rest)]
+    base = t[key[:at]] if at else t
+    if len(rest) + 1 > len(base.shape):
+        raise NKIError(f"{len(key)} indices for a tensor of {len(t.shape)} dimension(s)", loc)
+    rows = base[(slice(None),) + tuple(rest)]
     return IndirectView(rows, index)
 
 

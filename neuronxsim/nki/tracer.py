@@ -29,7 +29,7 @@ import numpy as np
 from neuronxsim import bir
 
 from .errors import NKIError, SourceLocation, caller_location
-from .record import Access, CoreRecord, Loop, LoopIteration, Op, new_access
+from .record import Access, CoreRecord, Loop, LoopIteration, Op, new_access, new_op
 from .tensor import (INPUT, NUM_PARTITIONS, PSUM, SBUF, SHARED_HBM, Layout, Storage, Tensor,
                      new_storage, new_view, storage_layout)
 
@@ -427,26 +427,19 @@ class Tracer:
         start = view.offset // st.layout.row
         return max(0, min(view.shape[0], s.written_partitions - start))
 
-    def record(self, opcode, engine, ins, outs, fields, loc, out_box=None) -> Op:
+    def record(self, opcode, engine, ins, outs, fields, loc, out_box=None,
+               zero_fill: bool = False) -> Op:
         """Appends an instruction to the record; ``out_box``: the mask box its first output was
-        cut to (None when it covers the iteration space)."""
+        cut to (None when it covers the iteration space); ``zero_fill``: the memset of
+        ``nl.zeros`` (see :meth:`zero_fill`)."""
         ops = self.ops
         if self.recordable == 0:
             raise NKIError(f"the kernel records more than max_instructions={self.max_instructions}"
                            " instructions; raise the cap (max_instructions=...) if it should",
                            loc)
         self.recordable -= 1
-        op = Op()
-        op.opcode = opcode
-        op.engine = engine
-        op.ins = ins
-        op.outs = outs
-        op.fields = fields
-        op.loc = loc
-        op.loop = self.loop
-        op.index = len(ops)
-        op.out_box = out_box
-        op.zero_fill = False
+        op = new_op(opcode, engine, ins, outs, fields, loc, self.loop, len(ops), out_box,
+                    zero_fill)
         ops.append(op)
         return op
 
@@ -456,8 +449,7 @@ class Tracer:
         st = view.storage
         s = st.state
         acc = plain_tile_access(view, st, Engine.DVE) or self.access(view, loc)
-        op = self.record(IT.Memset, Engine.DVE, [], [acc], _ZERO_FILL, loc)
-        op.zero_fill = True
+        op = self.record(IT.Memset, Engine.DVE, [], [acc], _ZERO_FILL, loc, zero_fill=True)
         s.pending_zero = op
         s.write_count += 1
         s.written_partitions = st.layout.partitions
@@ -547,12 +539,9 @@ class Tracer:
         s = st.state
         dst, _, producer = s.forward
         s.forward = None
-        copy = Op()
-        copy.opcode, copy.engine, copy.fields, copy.loc, copy.loop = (
-            IT.TensorCopy, Engine.DVE, None, producer.loc, producer.loop)
-        copy.ins = [self.access(dst, producer.loc)]
-        copy.outs = [self.access(st.full_view(), producer.loc)]
-        copy.index, copy.out_box, copy.zero_fill = -1, None, False
+        copy = new_op(IT.TensorCopy, Engine.DVE, [self.access(dst, producer.loc)],
+                      [self.access(st.full_view(), producer.loc)], None, producer.loc,
+                      producer.loop, -1)
         self.core.record.copies.append((producer.index, copy))
 
     def place_matmul(self, value: Tensor, dst: Tensor, accumulate: bool) -> bool:

@@ -52,7 +52,7 @@ def test_alloc_with_a_function_and_psum_banks(rng):
     def kernel(a):
         out = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.shared_hbm)
         x = nl.ndarray((nl.par_dim(64), 128), dtype=a.dtype,
-                       buffer=ncc.sbuf.alloc(lambda idx, p, f: (64, 512)), name="x")
+                       buffer=ncc.sbuf.alloc(lambda idx, pdim_size, fdim_size: (64, 512)), name="x")
         x[...] = nl.load(a)
         ps = nl.ndarray((2, nl.par_dim(128), 64), dtype=nl.float32,
                         buffer=ncc.psum.mod_alloc(base_bank=3, num_bank_tiles=(2,)), name="ps")
@@ -89,10 +89,10 @@ def test_blocks_sharing_a_physical_tile_must_not_be_live_together():
 
 
 @pytest.mark.parametrize("buffer,message", [
-    (lambda: ncc.sbuf.alloc(lambda idx, p, f: (32, 0)), "starts at partition 32"),
-    (lambda: ncc.sbuf.alloc(lambda idx, p, f: (0, 196608)), "SBUF has 196608"),
-    (lambda: ncc.sbuf.alloc(lambda idx, p, f: 0), "must be \\(start_partition, byte_addr\\)"),
-    (lambda: ncc.psum.alloc(lambda idx, p, f: (9, 0, 0)), "PSUM bank 9"),
+    (lambda: ncc.sbuf.alloc(lambda idx, pdim_size, fdim_size: (32, 0)), "starts at partition 32"),
+    (lambda: ncc.sbuf.alloc(lambda idx, pdim_size, fdim_size: (0, 196608)), "SBUF has 196608"),
+    (lambda: ncc.sbuf.alloc(lambda idx, pdim_size, fdim_size: 0), "must be \\(start_partition, byte_addr\\)"),
+    (lambda: ncc.psum.alloc(lambda idx, pdim_size, fdim_size: (9, 0, 0)), "PSUM bank 9"),
     (lambda: ncc.sbuf.mod_alloc(base_addr=-64), "base_addr must be a non-negative integer"),
     (lambda: ncc.psum.mod_alloc(base_addr=0), "needs base_bank"),
 ])

@@ -1,6 +1,7 @@
 """_core.bir.emit_trace, the boundary between the NKI tracer's emission pass and libBIR
 (cpp/python/bind_isa_emit.cpp): what it builds from plain records, and that every malformed
-record is refused with a BIRError naming what is wrong."""
+record is refused with a BIRError naming what is wrong. (Storage numbers 0 and 1 are the
+tensors 0 and 1 here: TENSOR_OF.)"""
 
 import pytest
 
@@ -10,6 +11,7 @@ from neuronxsim.starfish.lib import _core
 
 IT = bir.InstructionType
 SB_PAIRS = ((64, 64), (1, 64))
+TENSOR_OF = [0, 1, -1]  # storage 2 has no tensor
 
 
 def _tensors():
@@ -22,15 +24,16 @@ def _tensors():
 def test_tensors_and_records_become_locations_and_nodes():
     module = bir.Module()
     fn = module.addFunction()
-    _core.bir.emit_trace(fn, _tensors(), [
+    _core.bir.emit_trace(fn, _tensors(), TENSOR_OF, [
         (int(IT.Load), int(bir.Engine.DMA), "k.py:3", {"queue": 2},
          [(0, 0, ((64, 64), (1, 64)))], [(1, 0, SB_PAIRS)]),
         (int(IT.TensorScalar), int(bir.Engine.DVE), "k.py:7",
          {"op0": bir.AluOp.mult, "const0": 2.0}, [(1, 0, SB_PAIRS)], [(1, 0, SB_PAIRS)]),
         (int(IT.Iota), int(bir.Engine.Pool), "k.py:8",
          {"base": 3, "channel_multiplier": 1, "pattern": [(2, 32)]}, [], [(1, 0, ((64, 64), (1, 32)))]),
-        (int(IT.TensorTensor), int(bir.Engine.DVE), "", None, [(1, 0, ((64, 64), (1, 8))), 1.5],
-         [(1, 8, ((64, 64), (1, 8)))]),
+        (int(IT.TensorTensor), int(bir.Engine.DVE), "", None,
+         [(1, 0, ((64, 64), (1, 8)), "the tracer's own"), 1.5], [(1, 8, ((64, 64), (1, 8)))],
+         "the tracer's own", 7),
     ])
     t = fn.findLocation("t")
     assert (t.type, t.partitions, t.bytes_per_partition, t.base_partition, t.addr) == (
@@ -62,8 +65,9 @@ MEMSET = (int(IT.Memset), int(bir.Engine.DVE), "")
     (_tensors(), MEMSET + ([], [], []), "fields are None or a dict"),
     (_tensors(), MEMSET + ({"colour": 1}, [], []), "InstMemset has no field colour"),
     (_tensors(), MEMSET + ({"constant": "zero"}, [], []), "field constant of InstMemset cannot take a str"),
-    (_tensors(), MEMSET + (None, [(0, 0)], []), "a number or (tensor index, offset, pairs)"),
-    (_tensors(), MEMSET + (None, [(2, 0, ())], []), "tensor index 2 is out of range"),
+    (_tensors(), MEMSET + (None, [(0, 0)], []), "a number or (storage number, offset, pairs, ...)"),
+    (_tensors(), MEMSET + (None, [(3, 0, ())], []), "storage number 3 is out of range"),
+    (_tensors(), MEMSET + (None, [(2, 0, ())], []), "storage 2 has no tensor"),
     (_tensors(), MEMSET + (None, [(1, 0, ((1,),))], []), "an access-pattern pair is (step, num)"),
     (_tensors(), MEMSET + (None, [(1, 0.5, ())], []), "an offset must be an integer"),
     (_tensors(), MEMSET + (None, {}, []), "ins and outs must be a list or a tuple"),
@@ -75,4 +79,4 @@ MEMSET = (int(IT.Memset), int(bir.Engine.DVE), "")
 def test_malformed_records_are_refused(tensors, record, message):
     fn = bir.Module().addFunction()
     with pytest.raises(BIRError, match=message.replace("(", r"\(").replace(")", r"\)")):
-        _core.bir.emit_trace(fn, tensors, [] if record is None else [record])
+        _core.bir.emit_trace(fn, tensors, TENSOR_OF, [] if record is None else [record])

@@ -447,3 +447,36 @@ def test_what_the_simulator_does_not_model_is_refused_by_name(call, what):
     with pytest.raises(nki.NKIError, match=f"{what}: .* not modelled") as info:
         nki.trace(nki.jit(call), T[[8, 8], nl.float32])
     assert info.value.location.path == __file__
+
+
+def test_dense_mgrid_lazy_fills_bool_masks_and_gathers_at_a_leading_index(executor, rng):
+    @nki.jit
+    def kernel(data, idx):
+        grid = nl.mgrid[0:8, 0:16]                      # dense, as NumPy's mgrid
+        iota = nl.ndarray((8, 16), dtype=nl.int32, buffer=nl.shared_hbm)
+        nl.store(iota, nisa.iota(grid.p * 16 + grid.x, dtype=nl.int32))
+        z = nl.zeros((8, 16), dtype=nl.float32, lazy_initialization=True)
+        f = nl.full((8, 16), 2.0, dtype=nl.float32, lazy_initialization=True)
+        masked = nl.ndarray((8, 16), dtype=nl.float32, buffer=nl.shared_hbm)
+        nl.store(masked, nl.add(z, f))
+        i_p = nl.arange(8)[:, None]
+        # "& True" keeps the mask, "& False" masks everything out
+        nl.store(masked[i_p, 0:4], nl.zeros((8, 4), dtype=nl.float32),
+                 mask=(i_p < 4) & True)
+        nl.store(masked[i_p, 4:8], nl.ones((8, 4), dtype=nl.float32), mask=(i_p < 8) & False)
+        gathered = nl.ndarray((8, data.shape[2]), dtype=data.dtype, buffer=nl.shared_hbm)
+        rows = nl.load(idx)
+        i_f = nl.arange(data.shape[2])[None, :]
+        nl.store(gathered, nl.load(data[1, rows[i_p, 0], i_f]))
+        return iota, masked, gathered
+
+    data = rng.standard_normal((2, 32, 24)).astype(np.float32)
+    idx = rng.integers(0, 32, (8, 1)).astype(np.int32)
+    iota, masked, gathered = run_on(executor, kernel, data, idx)
+    close(iota, np.arange(128, dtype=np.int32).reshape(8, 16), atol=0)
+    want = np.full((8, 16), 2.0, np.float32)
+    want[:4, 0:4] = 0.0
+    close(masked, want, atol=0)
+    close(gathered, data[1, idx[:, 0]], atol=0)
+    with pytest.raises(nki.NKIError, match="lazy_initialization"):
+        nki.trace(nki.jit(lambda: nl.zeros((2, 2), nl.float32, lazy_initialization="yes")))
