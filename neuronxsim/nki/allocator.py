@@ -6,7 +6,10 @@ must fit. Storages are placed in order of their first use, each into a free rang
 per-partition address space; the search starts where the previous placement ended and wraps
 around ("next fit"), so consecutive loop iterations get different buffers while space allows,
 and the engines can overlap one iteration's loads with the previous one's compute. A storage
-that fits nowhere is refused with the list of what is live at that moment.
+that fits nowhere is refused with the list of what is live at that moment, unless placing
+everything again, packed (largest and longest-lived first, each at the lowest address free over
+its live range), fits: next fit can scatter long-lived tiles among short-lived ones until no free
+range is large enough although the live tiles would fit.
 
 PSUM is handed out in whole 2 KiB banks: every PSUM tile sits in its own bank(s), so a matmul
 accumulation group never shares a bank with another live tile.
@@ -80,7 +83,9 @@ def _place(storages: list[Storage], kind: str, capacity: int, align: int, first_
                 if blockers:
                     taken = sorted(live + blockers, key=_start)
             at = _next_fit(taken, size, capacity, rover)
-            if at is None:
+            if at is None:  # fragmented, perhaps: place everything again, packed
+                if _pack(storages, capacity, align, first_use, last_use, addr):
+                    return peak_held(storages, align, first_use, last_use)
                 raise _refusal(st, kind, size, capacity, taken)
             rover = at + size
         addr[st.sid] = at
@@ -90,6 +95,57 @@ def _place(storages: list[Storage], kind: str, capacity: int, align: int, first_
         held += size
         if held > peak:
             peak = held
+    return peak
+
+
+def _pack(storages: list, capacity: int, align: int, first_use: list, last_use: list,
+          addr: list) -> bool:
+    """The fallback when next fit leaves no free range large enough although the tiles live at
+    that moment would fit (long-lived tiles scattered among short-lived ones): every storage
+    placed again, the kernel's placements first, then the others largest and longest-lived
+    first, each at the lowest address free during its whole live range. True if all fit
+    (``addr`` then holds the new placement)."""
+    placed: list = []  # (first, last, addr, end)
+    order = [st for st in storages if st.placement is not None] + sorted(
+        (st for st in storages if st.placement is None),
+        key=lambda st: (-st.bytes_per_partition,
+                        first_use[st.sid] - last_use[st.sid], first_use[st.sid]))
+    new = {}
+    for st in order:
+        first, last = first_use[st.sid], last_use[st.sid]
+        if st.placement is not None:
+            at, size = st.placement[1], st.bytes_per_partition
+        else:
+            size = -(-st.bytes_per_partition // align) * align
+            taken = sorted((a, e) for f, l, a, e in placed if f <= last and first <= l)
+            at = prev = 0
+            for a, e in taken:
+                if a - prev >= size:
+                    break
+                prev = max(prev, e)
+            at = prev
+            if at + size > capacity:
+                return False
+        new[st.sid] = at
+        placed.append((first, last, at, at + size))
+    for sid, at in new.items():
+        addr[sid] = at
+    return True
+
+
+def peak_held(storages: list, align: int, first_use: list, last_use: list) -> int:
+    """Bytes per partition held at the busiest moment."""
+    events = []
+    for st in storages:
+        size = st.bytes_per_partition if st.placement is not None else \
+            -(-st.bytes_per_partition // align) * align
+        events.append((first_use[st.sid], size))
+        events.append((last_use[st.sid] + 1, -size))
+    events.sort(key=lambda e: (e[0], e[1]))
+    held = peak = 0
+    for _, delta in events:
+        held += delta
+        peak = max(peak, held)
     return peak
 
 

@@ -183,6 +183,81 @@ class IndexExpr:
 _WHOLE = slice(None)
 
 
+_int_add, _int_sub, _int_mul, _int_new = int.__add__, int.__sub__, int.__mul__, int.__new__
+
+
+class LoopIndex(int):
+    """The index of an ``nl.affine_range`` / ``nl.sequential_range`` iteration: an integer (the
+    trace runs the body once per iteration) that, like NKI's symbolic loop variable, keeps its
+    axis when it subscripts a tile's free dimension: ``t[:, i]`` of a [P, F] tile is the [P, 1]
+    column ``i`` (a plain integer drops the axis). Sums, differences and integer multiples of
+    loop indices are loop indices (``i0 * 4 + i1``); everything else is a plain integer."""
+
+    __slots__ = ()
+
+    def __add__(self, other):
+        c = other.__class__
+        if c is int or c is LoopIndex:
+            return _int_new(LoopIndex, _int_add(self, other))
+        return _int_add(self, other)
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        c = other.__class__
+        if c is int or c is LoopIndex:
+            return _int_new(LoopIndex, _int_sub(self, other))
+        return _int_sub(self, other)
+
+    def __rsub__(self, other):
+        if other.__class__ is int:
+            return _int_new(LoopIndex, _int_sub(other, self))
+        return NotImplemented
+
+    def __mul__(self, other):
+        c = other.__class__
+        if c is int or c is LoopIndex:
+            return _int_new(LoopIndex, _int_mul(self, other))
+        return _int_mul(self, other)
+
+    __rmul__ = __mul__
+
+    def __neg__(self):
+        return _int_new(LoopIndex, -int(self))
+
+    def __pos__(self):
+        return self
+
+
+def plain_subscript(key: tuple, on_chip: bool) -> tuple:
+    """``key`` with its loop indices made plain integers, slices of them plain slices, and a
+    loop index subscripting a tile's free dimension a slice of one (NKI keeps that axis; in
+    subscripts with index expressions it acts as the integer it is)."""
+    keep = on_chip and not any(k.__class__ is IndexExpr for k in key)
+    out = []
+    for axis, k in enumerate(key):
+        c = k.__class__
+        if c is LoopIndex:
+            k = int(k)
+            out.append(slice(k, k + 1) if keep and axis else k)
+        elif c is slice and (k.start.__class__ is LoopIndex or k.stop.__class__ is LoopIndex or
+                             k.step.__class__ is LoopIndex):
+            out.append(slice(*(None if v is None else int(v) for v in (k.start, k.stop, k.step))))
+        else:
+            out.append(k)
+    return tuple(out)
+
+
+def has_loop_index(key: tuple) -> bool:
+    for k in key:
+        c = k.__class__
+        if c is LoopIndex or c is slice and (k.start.__class__ is LoopIndex or
+                                             k.stop.__class__ is LoopIndex or
+                                             k.step.__class__ is LoopIndex):
+            return True
+    return False
+
+
 def _as_int(value, what: str) -> int:
     if isinstance(value, bool):
         raise NKIError(f"{what} cannot be combined with a boolean", caller_location())

@@ -763,6 +763,37 @@ def matmul(tr, stationary: Tensor, moving: Tensor, loc, what="nc_matmul", fields
     return out
 
 
+def matmul_double_row(tr, stationary: Tensor, moving: Tensor, loc, what="nc_matmul") -> Tensor:
+    """``nc_matmul(..., perf_mode="double_row_gen3")`` (NeuronCore-v3, fp8): stationary
+    [K, 2, M] and moving [K, 2, N], contracted over K and the pair of rows, as the PE's double
+    row mode does in the time of one K-row pass. Recorded as two matmuls flagged DoubleRow (the
+    hardware model times each at half a pass), one per row, the second joining the first's
+    accumulation group; an assignment or ``+=`` moves both."""
+    if tr.arch != "trn2":
+        raise NKIError(f"{what}: perf_mode='double_row_gen3' needs NeuronCore-v3 (trn2); this "
+                       f"trace is for {tr.arch}", loc)
+    for name, t in (("stationary", stationary), ("moving", moving)):
+        if len(t.shape) != 3 or t.shape[1] != 2:
+            raise NKIError(f"{what}: double_row_gen3 takes a [K, 2, F] {name} tile; it is "
+                           f"{list(t.shape)}", loc)
+        if t.dtype not in (dt.float8_e4m3, dt.float8_e5m2):
+            raise NKIError(f"{what}: double_row_gen3 takes float8_e4m3 / float8_e5m2 operands; "
+                           f"the {name} tile is {dt.name(t.dtype)}", loc)
+    fields = {"perf_mode": bir.PerfMode.DoubleRow}
+    out = matmul(tr, stationary[:, 0, :], moving[:, 0, :], loc, what, fields)
+    first = tr.ops[-1]
+    ins = [engine_in(tr, stationary[:, 1, :], loc, what, "stationary", _PE),
+           engine_in(tr, moving[:, 1, :], loc, what, "moving", _PE)]
+    o = tr.write_fresh(out)  # (the pair writes the result once)
+    f = {"start_tensor_calc": True, "stop_tensor_calc": True, "is_transpose": False}
+    f.update(fields)
+    second = tr.record(IT.Matmult, _PE, ins, [o], f, loc)
+    core = tr.core
+    core.record.matmul_joins.append((first.index, second.index))
+    core.double_rows[second.index] = first
+    return out
+
+
 def whole_or_nothing(mask, loc, what: str) -> bool:
     """Whether an instruction that takes no partial tiles runs under ``mask``: None or a mask
     of loop indices alone (a bool by now) that keeps everything, not one that keeps nothing;
@@ -876,6 +907,8 @@ def dma(tr, opcode, dst: Tensor, src: Tensor, loc, mask=None, rmw=None, what="dm
         if box is full_box(shape):
             box = None  # the mask keeps everything: an unmasked transfer
         elif is_empty(box):
+            if fresh:
+                masked_out(dst)
             return None
         else:
             for axis, (lo, hi) in enumerate(box):

@@ -104,13 +104,25 @@ def _dtype(value, loc):
 # ---- Tensor Engine ----
 
 def nc_matmul(stationary, moving, *, is_stationary_onezero=False, is_moving_onezero=False,
-              is_transpose=False, tile_position=(), tile_size=(), mask=None):
+              is_transpose=False, tile_position=(), tile_size=(), mask=None, perf_mode=None):
     """``stationary.T @ moving`` into a new PSUM tile (fp32): stationary [K, M], moving [K, N],
-    K and M at most 128, N at most 512."""
+    K and M at most 128, N at most 512. ``perf_mode="double_row_gen3"`` (trn2, fp8): stationary
+    [K, 2, M] and moving [K, 2, N], contracted over K and both rows."""
     loc = caller_location()
     tr = current()
     if not _ins.whole_or_nothing(mask, loc, "nc_matmul"):
         return _ins.masked_matmul(tr, stationary, moving, loc, True)
+    if perf_mode is not None and perf_mode != "none":
+        if perf_mode != "double_row_gen3":
+            raise NKIError(f"nc_matmul: perf_mode is None or 'double_row_gen3', not "
+                           f"{perf_mode!r}", loc)
+        if is_transpose or tile_position or tile_size:
+            raise NKIError("nc_matmul: perf_mode='double_row_gen3' takes no is_transpose, "
+                           "tile_position or tile_size", loc)
+        for t, name in ((stationary, "stationary"), (moving, "moving")):
+            if t.__class__ is not Tensor or not t.storage.on_chip:
+                _tile(t, loc, f"nc_matmul: {name}")  # (raises)
+        return _ins.matmul_double_row(tr, stationary, moving, loc)
     if stationary.__class__ is not Tensor or not stationary.storage.on_chip:
         _tile(stationary, loc, "nc_matmul: stationary")  # (raises)
     if moving.__class__ is not Tensor or not moving.storage.on_chip:
@@ -123,6 +135,14 @@ def nc_matmul(stationary, moving, *, is_stationary_onezero=False, is_moving_onez
             _warn_once(loc, f"nc_matmul({name}=True): the simulator times this float32 matmul "
                             "without the PE's faster mode for 0/1 operands (up to 2x slower "
                             "than the NeuronCore); the results are the same")
+    # An operand in PSUM (a PE transpose's result, say) is copied to SBUF first, as NKI's
+    # compiler does: the PE reads its operands from SBUF.
+    if stationary.storage.kind == PSUM:
+        stationary = _ins.tensor_copy(tr, stationary, stationary.dtype, loc,
+                                      what="nc_matmul: stationary from PSUM")
+    if moving.storage.kind == PSUM:
+        moving = _ins.tensor_copy(tr, moving, moving.dtype, loc,
+                                  what="nc_matmul: moving from PSUM")
     fields = None
     if tile_position or tile_size:
         if len(tile_position) != 2 or len(tile_size) != 2:
@@ -140,11 +160,14 @@ def nc_transpose(data, *, mask=None, dtype=None, engine=engine.unknown):
     loc = caller_location()
     tr = current()
     data = _tile(data, loc, "nc_transpose: data")
-    if mask is not None:
-        raise NKIError("nc_transpose: masks are not supported; index the tile instead", loc)
     small = data.shape[0] <= 32 and math.prod(data.shape[1:]) <= 32
     hw = _engine(engine, (Engine.PE, Engine.DVE), Engine.DVE if small else Engine.PE, loc,
                  "nc_transpose")
+    if not _ins.whole_or_nothing(mask, loc, "nc_transpose"):  # (a mask of loop indices)
+        return _ins.masked_out(tr.new_result(
+            SBUF if hw is Engine.DVE else PSUM,
+            _dtype(dtype, loc) or data.dtype,
+            (math.prod(data.shape[1:]), data.shape[0]), "transpose", loc))
     if hw is Engine.DVE:
         return _ins.transpose_dve(tr, data, _dtype(dtype, loc), loc)
     return _ins.transpose_pe(tr, data, _dtype(dtype, loc), loc)

@@ -266,9 +266,10 @@ def _new_tensor(shape, dtype, buffer, name, loc, what: str):
         if cached:
             _CHECKED_SPECS[(shape, dtype, buffer)] = spec
     dtype, kind = spec
-    allocation = buffer if buffer.__class__ is DirectAllocation and not tr.force_auto_alloc \
-        else None
-    if pidx:
+    allocation = None
+    if buffer.__class__ is DirectAllocation and not tr.force_auto_alloc:
+        allocation = tr.direct_allocation(buffer, loc)
+    if pidx and (kind == SBUF or kind == PSUM):  # (in HBM, nl.par_dim marks nothing)
         return _blocked(tr, dims, pidx, dtype, kind, allocation, name or what, bool(name), loc)
     if allocation is None and not name and (kind == SBUF or kind == PSUM):
         # an unnamed tile, named and placed as an instruction's result is (what tr.new_storage
@@ -330,8 +331,6 @@ def _tensor_spec(dims: tuple, pidx: int, dtype, buffer, loc, what: str) -> tuple
             if per_block > 2048:
                 raise NKIError(f"PSUM tile of shape {list(dims)} needs {per_block} bytes per "
                                "partition; a PSUM tile must fit one 2 KiB bank", loc)
-    elif pidx:
-        raise NKIError("nl.par_dim applies to SBUF and PSUM tiles only", loc)
     return dtype, buffer
 
 
@@ -687,6 +686,9 @@ def _binary(x, y, op, dtype, mask, loc, out=None, what="") -> Tensor:
         _tile(y, loc, what, "y")
     if dtype is not None:
         dtype = _dtype(dtype, loc)
+    elif op is Alu.divide and not any(_dt.is_float(v.dtype) if v.__class__ is Tensor else
+                                      isinstance(v, (float, np.floating)) for v in (x, y)):
+        dtype = float32  # a true division, as NumPy's: integers divide to a float
     if xt and yt:
         if x.shape[0] != y.shape[0]:  # a one-partition operand reaches all partitions
             if x.shape[0] == 1:

@@ -23,8 +23,8 @@ import numpy as np
 
 from . import dtypes as dt
 from .errors import NKIError, SourceLocation, caller_location
-from .indexing import (BoundCheck, IndexExpr, basic_subscript, partition_free_subscript,
-                       resolve_subscript)
+from .indexing import (BoundCheck, IndexExpr, basic_subscript, has_loop_index,
+                       partition_free_subscript, plain_subscript, resolve_subscript)
 
 #: Buffer names as NKI spells them (``nl.sbuf`` is the string "sbuf", and so on).
 SBUF, PSUM, HBM, SHARED_HBM = "sbuf", "psum", "hbm", "shared_hbm"
@@ -250,6 +250,12 @@ class Tensor:
                     return view
                 view = basic_subscript(key, shape, self.strides, self.offset)
         if view is None:
+            cls = key.__class__
+            if cls is tuple:
+                if has_loop_index(key):  # (loop indices: see plain_subscript)
+                    return self[plain_subscript(key, self.storage.on_chip)]
+            elif has_loop_index((key,)):
+                return self[plain_subscript((key,), False)[0]]
             if key.__class__ is Tensor or key.__class__ is tuple and any(
                     k.__class__ is Tensor for k in key):  # t[.., idx_tile, ...]: rows picked
                 return _indirect(self, key)               # at run time
@@ -496,10 +502,11 @@ class BlockedTensor:
                 raise NKIError(f"block index {k} is out of range for block dimension {axis} of "
                                f"size {size} of {self.hint}", caller_location())
             index.append(k + size if k < 0 else k)
-        if len(index) < nb:
-            raise NKIError(f"{self.hint} has {nb} block dimension(s) "
-                           f"{list(self.block_shape)}: index each one to get a tile "
-                           "(instructions work on one block at a time)", caller_location())
+        if len(index) < nb:  # t[i] of blocks [I, J]: the J blocks of row i
+            prefix, whole = tuple(index), self.block
+            return BlockedTensor(self.block_shape[len(index):], self.tile_shape, self.dtype,
+                                 self.kind, self.hint, self.created_at,
+                                 lambda rest: whole(prefix + rest))
         view = self.block(tuple(index))
         rest = key[nb:]
         if rest and not (len(rest) == 1 and rest[0] is Ellipsis):

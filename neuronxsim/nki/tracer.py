@@ -29,9 +29,12 @@ import numpy as np
 from neuronxsim import bir
 
 from .errors import NKIError, SourceLocation, caller_location
+from .indexing import LoopIndex
 from .record import Access, CoreRecord, Loop, LoopIteration, Op, new_access, new_op
 from .tensor import (INPUT, NUM_PARTITIONS, PSUM, SBUF, SHARED_HBM, Layout, Storage, Tensor,
                      new_storage, new_view, storage_layout)
+
+_new_int = int.__new__
 
 Engine = bir.Engine
 
@@ -111,6 +114,9 @@ class CoreTrace:
         self.dma_queue = 0  # the next transfer's (queues round-robin: see instructions.dma)
         self.cache: dict = {}  # tiles built once per core (PE-transpose identities)
         self.redirected: dict[int, Access] = {}  # op index -> its first output now
+        # op index of the second matmul of a double-row pair -> the first (see
+        # instructions.matmul_double_row)
+        self.double_rows: dict[int, Op] = {}
 
     def first_output(self, op: Op) -> Access:
         """``op``'s first output as redirects left it."""
@@ -165,6 +171,10 @@ class Tracer:
         # The layout of [P, F] and [P] tiles by shape (for them it depends on the shape alone),
         # shared by the many tiles of a trace.
         self.tile_layouts: dict = {}
+        # Direct allocations by the kernel line (and loop body) that made them, see
+        # direct_allocation.
+        self.site_allocations: dict = {}
+        self.site_counts: dict = {}
 
     def __enter__(self):
         global _CURRENT
@@ -186,6 +196,29 @@ class Tracer:
         self.instance = instance
         self.shared_index = 0
         self.constant_index = 0
+        self.site_allocations.clear()
+        self.site_counts.clear()
+
+    def direct_allocation(self, allocation, loc):
+        """The direct allocation a tensor made at ``loc`` gets: ``allocation``, except in a later
+        iteration of an ``affine_range`` / ``sequential_range`` loop, where it is the one the
+        same tensor got in the loop's first iteration. NKI traces such a loop's body once, so an
+        address computed in it (``base_addr=cur_addr`` with ``cur_addr`` growing in the body)
+        is computed once; the trace, which runs the body per iteration, keeps the first."""
+        it = self.loop
+        if it is None:
+            return allocation
+        body, iterations = [], []
+        while it is not None:
+            loop = it.loop
+            body.append((loop.loc, it.iteration if loop.kind == "static" else None))
+            iterations.append(it.iteration)
+            it = loop.outer
+        site = (loc, tuple(body))
+        counted = (site, tuple(iterations))
+        n = self.site_counts.get(counted, 0)  # (the n-th tensor this line makes per iteration)
+        self.site_counts[counted] = n + 1
+        return self.site_allocations.setdefault(site + (n,), allocation)
 
     # ---- loops ----
     def iterate(self, kind: str, values: range, loc, directives: tuple = ()):
@@ -193,10 +226,11 @@ class Tracer:
         ``values``, with every op it records referring to its iteration."""
         outer = self.loop
         loop = Loop(kind, len(values), loc, outer, directives)
+        symbolic = kind != "static"  # (NKI's static_range index is a plain integer)
         try:
             for i, value in enumerate(values):
                 self.loop = LoopIteration(loop, i)
-                yield value
+                yield _new_int(LoopIndex, value) if symbolic else value
         finally:
             self.loop = outer
 
@@ -346,7 +380,8 @@ class Tracer:
             s = st.state
         if s.pending_zero is not None:
             self.need_zeros(s)
-        if s.write_count == 0 and st.kind != INPUT:
+        if s.write_count == 0 and st.kind != INPUT and st.placement is None:
+            # (memory the kernel placed itself holds what was there: no error for it)
             why = " (the instruction that computes it was masked out)" if s.masked_out else ""
             raise NKIError(f"reads {st.kind} tensor {st.describe()} before anything writes it"
                            f"{why}", loc)
@@ -565,6 +600,11 @@ class Tracer:
         if not accumulate and s.pending_zero is not None and not dst.is_full_view():
             self.need_zeros(s)  # the rest of the tile must still read as zeros
         acc = self.redirect(op, value, dst, None, merge=False, matmul=True)
+        core = self.core
+        first = core.double_rows.get(op.index)  # (a pair: the first half moves along)
+        if first is not None:
+            core.redirected[first.index] = acc
+            core.record.redirects.append((first.index, acc))
         region = acc.key()
         # (op was recorded starting and stopping its group: only a join changes that)
         if accumulate:
@@ -582,7 +622,7 @@ class Tracer:
                     raise NKIError(f"accumulates a matmul into PSUM tile {st.describe()}, but "
                                    f"{why}; on the NeuronCore only a matmul accumulation group "
                                    "(or nl.zeros) can be accumulated into")
-                self.core.record.matmul_joins.append((last.index, op.index))
+                core.record.matmul_joins.append((last.index, (first or op).index))
         else:
             self._close_overlapping_groups(groups, acc)
         groups.open[region] = op

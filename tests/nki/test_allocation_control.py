@@ -174,3 +174,78 @@ def test_loop_directives_are_recorded(rng):
     with pytest.raises(nki.NKIError, match="directives takes"):
         nki.trace(nki.jit(lambda a: [x for x in nl.affine_range(2, directives="fast")]),
                   T[[8, 8], nl.float32])
+
+
+def test_an_address_computed_in_a_loop_body_is_computed_once(executor, rng):
+    """NKI traces an affine_range body once: ``cur`` grows once, not per iteration (per
+    iteration, 64 iterations of 4 KiB would pass the end of SBUF)."""
+    @nki.jit
+    def kernel(a):
+        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        cur = 0
+        for i in nl.affine_range(a.shape[0] // 128):
+            t = nl.ndarray((nl.par_dim(128), 1024), dtype=a.dtype,
+                           buffer=ncc.sbuf.mod_alloc(base_addr=cur), name="t")
+            cur += 1024 * 4
+            u = nl.ndarray((nl.par_dim(128), 1024), dtype=a.dtype,
+                           buffer=ncc.sbuf.mod_alloc(base_addr=cur), name="u")
+            cur += 1024 * 4
+            t[...] = nl.load(a[i * 128:(i + 1) * 128, :])
+            u[...] = nl.exp(t)
+            nl.store(out[i * 128:(i + 1) * 128, :], u)
+        return out
+
+    a = rng.standard_normal((64 * 128, 1024)).astype(np.float32) / 4
+    sb = _locations(nki.trace(kernel, a), bir.MemoryType.SB)
+    assert {n[0]: sb[n].addr for n in sb} == {"t": 0, "u": 4096}
+    close(run_on(executor, kernel, a), np.exp(a), atol=1e-6, rtol=1e-6)
+
+
+def test_placed_memory_may_be_read_before_this_tensor_writes_it(rng):
+    """A masked-out matmul leaves a directly allocated PSUM tile as it was: reading it is reading
+    that memory (what the iteration before left), not an error; an auto-allocated tile nothing
+    wrote is still refused."""
+    @nki.jit
+    def kernel(a):
+        out = nl.ndarray((2, 128, 128), dtype=nl.float32, buffer=nl.shared_hbm)
+        x = nl.load(a)
+        for g in nl.affine_range(2):
+            ps = nl.ndarray((nl.par_dim(128), 128), dtype=nl.float32,
+                            buffer=ncc.psum.mod_alloc(base_bank=0))
+            ps[...] = nisa.nc_matmul(x, x, mask=(g < 1))
+            nl.store(out[g], nl.copy(ps))
+        return out
+
+    a = rng.standard_normal((128, 128)).astype(np.float32)
+    got = nki.simulate_kernel(kernel, a)
+    close(got[0], a.T @ a, atol=1e-4, rtol=1e-5)
+    close(got[1], a.T @ a, atol=1e-4, rtol=1e-5)  # (the same bank, as the first left it)
+
+    @nki.jit
+    def unplaced(a):
+        out = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.shared_hbm)
+        ps = nl.ndarray((nl.par_dim(128), 128), dtype=nl.float32, buffer=nl.psum)
+        nl.store(out, nl.copy(ps))
+        return out
+
+    with pytest.raises(nki.NKIError, match="before anything writes it"):
+        nki.trace(unplaced, a)
+
+
+def test_indexing_some_block_dimensions_gives_the_remaining_blocks(executor, rng):
+    def row_sums(blocks, out, i):
+        for j in nl.affine_range(2):
+            blocks[j][...] = nl.load(out[i, j]) * 2.0
+
+    @nki.jit
+    def kernel(a):
+        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        t = nl.ndarray((3, 2, nl.par_dim(128), 64), dtype=a.dtype)
+        for i in nl.affine_range(3):
+            row_sums(t[i], a, i)  # t[i]: the 2 blocks of row i
+            for j in nl.affine_range(2):
+                nl.store(out[i, j], t[i, j])
+        return out
+
+    a = rng.standard_normal((3, 2, 128, 64)).astype(np.float32)
+    close(run_on(executor, kernel, a), 2 * a, atol=0)

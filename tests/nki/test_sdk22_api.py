@@ -480,3 +480,89 @@ def test_dense_mgrid_lazy_fills_bool_masks_and_gathers_at_a_leading_index(execut
     close(gathered, data[1, idx[:, 0]], atol=0)
     with pytest.raises(nki.NKIError, match="lazy_initialization"):
         nki.trace(nki.jit(lambda: nl.zeros((2, 2), nl.float32, lazy_initialization="yes")))
+
+
+def test_loop_indices_keep_a_tiles_free_axis_and_integers_divide_to_floats(executor, rng):
+    @nki.jit
+    def kernel(a):
+        cols = nl.ndarray((128, 4), dtype=nl.float32, buffer=nl.shared_hbm)
+        quot = nl.ndarray((128, 4), dtype=nl.float32, buffer=nl.shared_hbm)
+        x = nl.load(a)                                     # [128, 8]
+        acc = nl.zeros((128, 4), dtype=nl.float32)
+        for i0 in nl.affine_range(2):
+            for i1 in nl.sequential_range(2):
+                i = i0 * 2 + i1                            # still a loop index
+                col = x[:, i]                              # [128, 1], as in NKI
+                assert col.shape == (128, 1)
+                acc[:, i] = nl.add(col[:, 0], 1.0)         # (col[:, 0]: an integer drops it)
+        assert x[:, 3].shape == (128,)
+        nl.store(cols, acc)
+        iota = nisa.iota(nl.arange(4)[None, :] + 7 * nl.arange(128)[:, None], dtype=nl.int32)
+        q = iota / 3                                       # int32 / int: a float32 quotient
+        assert q.dtype == nl.float32
+        nl.store(quot, nl.floor(q))
+        return cols, quot
+
+    a = rng.standard_normal((128, 8)).astype(np.float32)
+    cols, quot = run_on(executor, kernel, a)
+    close(cols, a[:, :4] + 1.0, atol=0)
+    close(quot, np.floor((np.arange(4)[None, :] + 7 * np.arange(128)[:, None]) / 3), atol=0)
+
+
+def test_par_dim_in_hbm_marks_nothing(executor, rng):
+    @nki.jit
+    def kernel(a):
+        scratch = nl.ndarray((2, nl.par_dim(128), 16), dtype=a.dtype, buffer=nl.private_hbm)
+        out = nl.ndarray((2, 128, 16), dtype=a.dtype, buffer=nl.shared_hbm)
+        assert scratch.shape == (2, 128, 16)
+        for i in nl.affine_range(2):
+            nl.store(scratch[i], nl.load(a[i]))
+            nl.store(out[i], nl.load(scratch[i]))
+        return out
+
+    a = rng.standard_normal((2, 128, 16)).astype(np.float32)
+    close(run_on(executor, kernel, a), a, atol=0)
+
+
+def test_double_row_matmul_contracts_both_rows_on_trn2(rng):
+    f8 = np.dtype(ml_dtypes.float8_e4m3)
+
+    @nki.jit
+    def kernel(a, b):
+        out = nl.ndarray((64, 256), dtype=nl.float32, buffer=nl.shared_hbm)
+        acc = nl.zeros((64, 256), dtype=nl.float32, buffer=nl.psum)
+        for k in nl.affine_range(2):
+            acc += nisa.nc_matmul(nl.load(a[k]), nl.load(b[k]), perf_mode="double_row_gen3")
+        nl.store(out, nl.copy(acc))
+        return out
+
+    a = rng.uniform(-2, 2, (2, 128, 2, 64)).astype(f8)
+    b = rng.uniform(-2, 2, (2, 128, 2, 256)).astype(f8)
+    want = np.einsum("jkrm,jkrn->mn", a.astype(np.float32), b.astype(np.float32))
+    close(nki.simulate_kernel(kernel, a, b, arch="trn2"), want, atol=1e-3, rtol=1e-5)
+    traced = nki.trace_kernel(kernel, a, b, arch="trn2")
+    mms = [i for i in traced.module.functions[0].blocks[0].instructions
+           if i.opcode_name == "Matmult"]
+    assert [(m.start_tensor_calc, m.stop_tensor_calc) for m in mms] == [
+        (True, False), (False, False), (False, False), (False, True)]
+    with pytest.raises(nki.NKIError, match="needs NeuronCore-v3"):
+        nki.trace(kernel, a, b)
+    with pytest.raises(nki.NKIError, match="float8_e4m3 / float8_e5m2"):
+        nki.trace(kernel, a.astype(bf16), b.astype(bf16), arch="trn2")
+
+
+def test_a_matmul_operand_in_psum_is_copied_to_sbuf_first(executor, rng):
+    """As NKI's compiler does: a PE transpose's PSUM result feeds a matmul through a copy."""
+    @nki.jit
+    def kernel(a, b):
+        out = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+        t = nisa.nc_transpose(nl.load(a))                # [128, 128] in PSUM
+        nl.store(out, nisa.nc_matmul(t, nl.load(b)))     # stationary t: copied to SBUF
+        return out
+
+    a = rng.standard_normal((128, 128)).astype(np.float32)
+    b = rng.standard_normal((128, 64)).astype(np.float32)
+    close(run_on(executor, kernel, a, b), a @ b, atol=1e-3, rtol=1e-4)
+    ops = [i.opcode_name for i in nki.trace(kernel, a, b).functions[0].blocks[0].instructions]
+    last = len(ops) - 1 - ops[::-1].index("Matmult")
+    assert ops[last - 1] == "TensorCopy"
