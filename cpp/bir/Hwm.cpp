@@ -114,56 +114,7 @@ double kernelFlops(const Instruction& I, const std::string& name) {
   return flops;
 }
 
-MachineConfig trn1Config() {
-  MachineConfig c;
-  c.arch = "trn1";
-  c.neuron_core = "NeuronCore-v2";
-  c.sbuf_bytes_per_partition = 192 * 1024;  // 24 MiB = 128 x 192 KiB [A1]
-  c.pe_clock_ghz = 2.8;                     // [A1]
-  c.act_clock_ghz = 1.4;
-  c.dve_clock_ghz = 1.12;
-  c.pool_clock_ghz = 1.4;
-  c.sp_clock_ghz = 1.4;
-  c.pe_fp32_transpose_factor = 4;  // no transpose mode speed-up on v2
-  c.dma_dge_instruction_ns = 600;  // DGE cost measured on v3 [A2], used for v2 too (ours)
-  return c;
-}
-
-MachineConfig trn2Config() {
-  MachineConfig c = trn1Config();
-  c.arch = "trn2";
-  c.neuron_core = "NeuronCore-v3";
-  c.sbuf_bytes_per_partition = 224 * 1024;  // 28 MiB = 128 x 224 KiB [A2]
-  c.pe_clock_ghz = 2.4;                     // [A2]
-  c.act_clock_ghz = 1.2;
-  c.dve_clock_ghz = 0.96;
-  c.pool_clock_ghz = 1.2;
-  c.sp_clock_ghz = 1.2;
-  c.pe_fp32_transpose_factor = 2;  // "2x speedup in FP32 transpose" [A2]
-  c.dve_perf_modes = true;
-  c.pe_fp8_double_row = true;
-  c.has_range_select = true;
-  c.act_reduce_add_only = false;
-  return c;
-}
-
 }  // namespace
-
-std::string canonicalArch(std::string_view arch) {
-  if (arch == "trn1" || arch == "gen2" || arch == "NeuronCore-v2" || arch == "inf2") return "trn1";
-  if (arch == "trn2" || arch == "gen3" || arch == "NeuronCore-v3") return "trn2";
-  return "";
-}
-
-const MachineConfig& machineConfig(std::string_view arch) {
-  static const MachineConfig kTrn1 = trn1Config();
-  static const MachineConfig kTrn2 = trn2Config();
-  const std::string a = canonicalArch(arch);
-  if (a == "trn1") return kTrn1;
-  if (a == "trn2") return kTrn2;
-  throw sim::SimulationError("unknown arch '" + std::string(arch) +
-                             "' (known: trn1 = gen2 = NeuronCore-v2, trn2 = gen3 = NeuronCore-v3)");
-}
 
 // ---------------------------------------------------------------------------------------------
 
@@ -481,9 +432,9 @@ Latency Hwm::getLatency(const InstUnmodeled& I) const {
 
 // ---------------------------------------------------------------------------------------------
 
-TrainiumHwm::TrainiumHwm() : Hwm(trn1Config()) {}
+TrainiumHwm::TrainiumHwm() : Hwm(machineConfig("trn1")) {}
 
-Trainium2Hwm::Trainium2Hwm() : TrainiumHwm(trn2Config()) {}
+Trainium2Hwm::Trainium2Hwm() : TrainiumHwm(machineConfig("trn2")) {}
 
 // v3 DVE perf mode [A2]: 4x for tensor_copy / tensor_scalar with in and out in SBUF, BF16/FP16 and
 // unit-stride innermost; 2x for the same when not contiguous or when one side is in PSUM.

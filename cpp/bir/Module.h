@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "KernelInstructions.h"
+#include "MachineConfig.h"
 #include "Memory.h"
 
 namespace bir {
@@ -110,7 +111,7 @@ class Module {
   static constexpr int64_t kFormatVersion = 1;
 
   int64_t neuron_core_id = 0;
-  std::string arch = "gen2";
+  std::string arch = kDefaultBirArch;  // a BIR name of the target description ("gen2", "gen3")
   std::string extra_json;             // unknown top-level fields, verbatim
   std::string attributes_extra_json;  // unknown fields of "attributes", verbatim
 

@@ -4,9 +4,10 @@
 from __future__ import annotations
 
 from neuronxsim import bir
+from neuronxsim.bir import target
 
-#: BIR's name of each NeuronCore generation.
-ARCH_TO_BIR = {"trn1": "gen2", "trn2": "gen3"}
+#: BIR's name of each NeuronCore generation (the target description's).
+ARCH_TO_BIR = {arch: target.bir_arch(arch) for arch in target.ARCHS}
 
 
 def lower(program, arch: str, klr_dir=None):

@@ -31,8 +31,8 @@ from neuronxsim.errors import KernelError
 from ._checks import ceil_div
 from .conv_geometry import ConvGeometry, along, compute_dtype, view
 
-PMAX = 128  # partitions, and the PE array's contraction and stationary sizes
-PSUM_FREE = 512  # fp32 elements of one PSUM bank per partition: a matmul's moving size
+PMAX = nl.tile_size.pmax  # partitions, and the PE array's contraction and stationary sizes
+PSUM_FREE = nl.tile_size.gemm_moving_fmax  # fp32 elements of one PSUM bank per partition: a matmul's moving size
 DVE_BLOCK = 4096  # output pixels per partition a depthwise block accumulates in SBUF
 
 

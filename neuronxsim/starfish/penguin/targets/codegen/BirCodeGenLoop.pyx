@@ -26,7 +26,7 @@ import numpy as np
 
 from neuronxsim import bir
 from neuronxsim.bir import InstructionType as Opcode
-from neuronxsim.bir import MemoryType, Module, TensorKind
+from neuronxsim.bir import MemoryType, Module, TensorKind, target
 from neuronxsim.errors import CodegenError, NeuronxsimError
 from neuronxsim.nki._private_kernels.mlp import TKG_BS_SEQLEN_THRESHOLD
 from neuronxsim.starfish.penguin import ir
@@ -44,15 +44,14 @@ include "InternalKernelRegistry.pxi"
 include "InternalNkiKernelCodegen.pxi"
 
 #: On-chip buffers a kernel node may use, by module arch: SBUF (partitions, bytes per
-#: partition) and PSUM (partitions, banks, bytes per bank). gen2 = NeuronCore-v2 (trn1),
-#: gen3 = NeuronCore-v3 (trn2).
+#: partition) and PSUM (partitions, banks, bytes per bank), from the target description.
 BUFFER_SHAPES = {
-    "gen2": ([128, 192 * 1024], [128, 8, 2048]),
-    "gen3": ([128, 224 * 1024], [128, 8, 2048]),
+    c.bir_arch: ([c.num_partitions, c.sbuf_bytes_per_partition], [c.num_partitions, c.psum_banks, c.psum_bank_bytes])
+    for c in map(target.config, target.ARCHS)
 }
 
 #: The NKI front end's name of each module arch, for tracing user kernels for the same core.
-TRACE_ARCHS = {"gen2": "trn1", "gen3": "trn2"}
+TRACE_ARCHS = {target.bir_arch(arch): arch for arch in target.ARCHS}
 
 #: neuronx-cc's ``--auto-cast`` and ``--auto-cast-type`` values, recorded on every IT54 node.
 AUTO_CAST_MODES = ("none", "matmult", "all")
