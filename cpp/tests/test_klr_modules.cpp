@@ -226,10 +226,8 @@ std::unique_ptr<Module> addKernel(int64_t rows, int64_t cols, int cores) {
   return m;
 }
 
-// Beside this file: cpp/fuzz/corpus/klr.
-std::string klrCorpusDir() {
-  return (std::filesystem::path(__FILE__).parent_path().parent_path() / "fuzz" / "corpus" / "klr").string();
-}
+// cpp/fuzz/corpus/klr (a compile definition: __FILE__ is relative under ccache's base_dir).
+std::string klrCorpusDir() { return NXS_KLR_CORPUS_DIR; }
 
 std::string readBytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
