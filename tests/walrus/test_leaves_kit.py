@@ -49,12 +49,6 @@ def f32(a):
     return np.asarray(a).astype(np.float32)
 
 
-# The sweeps' tolerances by dtype (rtol, atol) for the comparator below: bf16 as `neuronxsim run`
-# checks a layer (atol 1e-2 + rtol 2e-2 of the largest reference value); fp32 tighter, since the
-# leaves multiply fp32 operands in fp32 (their errors are accumulation-order rounding, ~1e-6).
-TOLERANCES = {"bfloat16": (2e-2, 1e-2), "float32": (1e-4, 1e-5)}
-
-
 def assert_close(actual, expected, rtol, atol, what=""):
     """nkilib's maxAllClose: every element within ``atol + rtol * max|expected|``."""
     actual, expected = f32(actual), f32(expected)

@@ -5,23 +5,24 @@ simulator in full mode.
 Why: a leaf's tiling has a code path per residue of every tiled size (a full tile, a partial
 one, exactly one, one element) and per interleaving of work items, and the hand-picked shapes of
 the leaf tests can miss one: causal GQA attention was wrong from ~1,150 tokens (issue 21) while
-every test passed. So each leaf names its factors and their levels, and covering.design picks a
-case list in which every pair of levels of any two factors appears (three-wise under
-NXS_LONG_SWEEP=1, with more levels: scripts/sweep-leaves.sh), the expensive levels riding with
-the cheapest partners.
+every test passed. So each leaf names its factors and their levels, and sweep_design.design picks
+a case list holding every pair of levels of any two factors, and every triple among the factors
+that decide the leaf's schedule (attention: shape and group, causal; decode: Sa, group and
+prior_len), the expensive levels riding with the cheapest partners (about 870 cases, a minute).
+NXS_LONG_SWEEP=1 (scripts/sweep-leaves.sh) adds the long levels: about 3,300 cases.
 
-Levels (CI; the long sweep adds the ones in ``levels(.., long)``):
-  sizes on partitions or in 128-row tiles   1, 127, 128, 129 (and 255..257, 511..513 where tiles
-                                            of 512 or 1024 also matter)
-  free sizes tiled by 512 (a PSUM bank)     511, 512, 513 (1023..1025 where two banks pair up)
-  attention sequence lengths                1, 127..129, 511, 513, 1023, 1025 (key blocks of
-                                            1024), 1153, 1280 (the failing range of issue 21),
-                                            2047, 2049; long: 4095..4097 and more
-  GQA group (q heads per kv head)           1, 2, 4, 7, with 1 or 2 kv heads
+Levels (CI; the long sweep adds the second list of each ``levels(ci, long)``):
+  sizes on partitions or in 128-row tiles   1, 127, 128, 129, 513 (long: 2, 255..257, 1025)
+  free sizes tiled by 512 (a PSUM bank)     511, 512, 513 (long: 1023..1025, 2049)
+  attention shapes Sq x Sk                  1, 127..129, 511, 513, 1023, 1025 (key blocks of
+                                            1024), 1153 (issue 21's failing range), 2049 square;
+                                            2047 x 1025 and queries over fewer or more keys;
+                                            long: 2047, 2048, 1100..1536, 3000, 4095..4097
+  GQA group (q heads per kv head)           1, 2, 4, 7 over 1 or 2 kv heads (long: 3, 8; 3 kv)
   head dims                                 64, 128 (long: 32, 96, 160)
   causal                                    both; dtypes bf16 and fp32
-  options (norms, activations, biases, layouts, quantisation, top-k)   every value
-Tolerances (kit.TOLERANCES, by dtype, with the public comparator max|a - b| <= atol + rtol *
+  options (norms, activations, biases, layouts, quantisation, top-k)   every value, in bundles
+Tolerances (sweep_design.TOLERANCES, by dtype, with the public comparator max|a - b| <= atol + rtol *
 max|ref|): bf16 rtol 2e-2, atol 1e-2 (what `neuronxsim run` checks a layer with); fp32 rtol 1e-4,
 atol 1e-5. Exact leaves (transposes) are checked exactly, fp8 quantisation with its own public
 tolerance (test_leaves_rmsnorm_quant) and RouterTopK's indices exactly.
@@ -34,8 +35,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
-import test_leaves_kit as kit  # noqa: E402
-from covering import case_id, design, levels  # noqa: E402
+from sweep_design import TOLERANCES, case_id, design, levels  # noqa: E402
 from test_leaves_attention import attention_case, token_generation_case  # noqa: E402
 from test_leaves_attention_bwd import backward_case  # noqa: E402
 from test_leaves_matmul import packed_transpose_case, tiled_matmul_case  # noqa: E402
@@ -53,7 +53,7 @@ def sweep(name, cases):
 
 
 def tol(dtype):
-    return kit.TOLERANCES[dtype]
+    return TOLERANCES[dtype]
 
 
 # ---- attention forward (causal and not) ----
@@ -62,20 +62,29 @@ def square(sizes):
     return [f"{n}x{n}" for n in sizes]
 
 
-# Shapes Sq x Sk: square, and queries against more or fewer keys (prefill over a cache).
-ATTENTION = design(
-    {"shape": levels(square([1, 127, 128, 129, 511, 513, 1023, 1025, 1153, 1280, 2047, 2049]) +
-                     ["1153x513", "129x1025", "2049x1025", "513x1", "1x1025", "1280x2049"],
-                     square([2, 255, 256, 257, 512, 1024, 1100, 1200, 1300, 1536, 2048, 3000, 4095, 4096, 4097]) +
-                     ["4097x1025", "1025x4097", "1300x1280"]),
-     "group": levels([1, 2, 4, 7], [3, 8]),
-     "causal": [True, False],
-     "BKV": levels([1, 2], [3]),
-     "d": levels([64, 128], [32, 96, 160]),
-     "dtype": DTYPES},
-    core=("shape", "group", "causal"),
-    cost=lambda c: SETUP + c["group"] * c["BKV"] * np.prod([int(n) for n in c["shape"].split("x")]) * c["d"],
-)
+# Shapes Sq x Sk: square, and queries against more or fewer keys (prefill over a cache). Causal
+# cases hold every shape with every group, whatever their other levels (causal items grow with
+# their query tile, so how the items interleave over the lanes depends on both: issue 21's bug
+# needed 1153..1280 tokens and a group of 2); non-causal ones every pair of levels.
+ATTENTION_FACTORS = {
+    "shape": levels(square([1, 127, 128, 129, 511, 513, 1023, 1025, 1153, 2049]) +
+                    ["2047x1025", "1153x513", "129x1025", "513x1", "1x1025"],
+                    square([2, 255, 256, 257, 512, 1024, 1100, 1200, 1280, 1300, 1536, 2047, 2048, 3000, 4095, 4096,
+                            4097]) +
+                    ["1280x2049", "2049x1025", "4097x1025", "1025x4097", "1300x1280"]),
+    "group": levels([1, 2, 4, 7], [3, 8]),
+    "BKV": levels([1, 2], [3]),
+    "d": levels([64, 128], [32, 96, 160]),
+    "dtype": DTYPES}
+
+
+def attention_cost(c):
+    return SETUP + c["group"] * c["BKV"] * np.prod([int(n) for n in c["shape"].split("x")]) * c["d"]
+
+
+ATTENTION = ([dict(c, causal=True) for c in design(ATTENTION_FACTORS, core=("shape", "group"),
+                                                   cost=lambda c: attention_cost(c) / 2)] +
+             [dict(c, causal=False) for c in design(ATTENTION_FACTORS, cost=attention_cost)])
 
 
 @sweep("case", ATTENTION)
@@ -108,7 +117,7 @@ def test_attention_token_generation(case, rng):
 
 
 BACKWARD = design(
-    {"S": levels([1, 127, 128, 129, 511, 513, 1025], [255, 256, 257, 512, 1023, 1024, 1153, 1280, 2049]),
+    {"S": levels([1, 127, 128, 129, 511, 513, 640], [255, 256, 257, 512, 1023, 1024, 1025, 1153, 1280, 2049]),
      "group": levels([1, 2, 4, 7], [3, 8]),
      "BKV": levels([1, 2], [3]),
      "d": levels([64, 128], [1, 32, 96]),

@@ -1,10 +1,10 @@
-"""Covering designs for the leaf shape sweeps (tests/walrus/test_sweep_leaves.py,
+"""The leaf shape sweeps' case design and tolerances (tests/walrus/test_sweep_leaves.py,
 tests/private_kernels/test_sweep_registry.py).
 
 A sweep names its factors and their levels (e.g. ``S: 1, 127, 128, 129, 1025, ...``; ``group: 1, 2,
-4, 7``) and asks for a case list in which every combination of levels of any ``strength`` factors
-(pairwise for CI, three-wise for the long sweep) appears in at least one case, instead of the
-full cross product. Cases a leaf cannot take are left out by a ``valid`` predicate (a tuple no
+4, 7``) and asks for a case list in which every pair of levels of any two factors (and every
+triple among its ``core`` factors) appears in at least one case, instead of the full cross
+product. Cases a leaf cannot take are left out by a ``valid`` predicate (a tuple no
 valid case holds is not required), and each case has a ``cost`` (an estimate of its simulation
 work): the design is the greedy weighted set cover, each step taking the case that covers the most
 new tuples per unit of cost, so the big levels ride along with the cheapest partners. The greedy
@@ -18,26 +18,38 @@ import os
 
 import numpy as np
 
-# NXS_LONG_SWEEP=1 (scripts/sweep-leaves.sh sets it): the sweeps take their long level lists and
-# one strength more.
+# NXS_LONG_SWEEP=1 (scripts/sweep-leaves.sh sets it): the sweeps take their long level lists.
 LONG = os.environ.get("NXS_LONG_SWEEP", "") == "1"
-STRENGTH = 3 if LONG else 2
+# Beyond this many combinations (only in some long lists) the candidates are a fixed sample of
+# them: a pair of levels held only by rare valid cases could then be missed.
+MAX_CANDIDATES = 200_000
+
+# Tolerances (rtol, atol) by dtype for the public comparator max|a - b| <= atol + rtol * max|ref|:
+# bf16 as `neuronxsim run` checks a layer; fp32 tighter, since the leaves multiply fp32 operands
+# in fp32 (their errors are accumulation-order rounding, ~1e-6 of the largest value). fp16 has 3
+# more mantissa bits than bf16.
+TOLERANCES = {"bfloat16": (2e-2, 1e-2), "float16": (5e-3, 1e-3), "float32": (1e-4, 1e-5)}
 
 
-def design(factors, valid=lambda case: True, cost=lambda case: 1.0, strength=None, core=()):
+def design(factors, valid=lambda case: True, cost=lambda case: 1.0, strength=2, core=()):
     """A list of cases (dicts factor -> level) covering every ``strength``-wise combination of
     levels that some valid case holds, and every ``strength + 1``-wise combination among the
     ``core`` factors (those whose interplay decides a leaf's schedule: pairwise alone would let
     each pair ride with the cheapest level of a third factor, e.g. every long sequence with a
     single key)."""
-    strength = min(strength or STRENGTH, len(factors))
+    strength = min(strength, len(factors))
     names = list(factors)
     unknown = set(core) - set(names)
     if unknown:
         raise ValueError(f"core factors {sorted(unknown)} are not among {names}")
     levels = [list(factors[n]) for n in names]
     radix = [len(ls) for ls in levels]
-    positions = np.indices(radix).reshape(len(names), -1).T  # every combination, as level indices
+    total = int(np.prod(radix))
+    if total <= MAX_CANDIDATES:
+        flat_index = np.arange(total)
+    else:  # a fixed sample (the same on every machine) as the candidate pool
+        flat_index = np.sort(np.random.default_rng(0).choice(total, MAX_CANDIDATES, replace=False))
+    positions = np.stack(np.unravel_index(flat_index, radix), 1)  # candidates as level indices
     candidates = [dict(zip(names, (ls[i] for ls, i in zip(levels, row)))) for row in positions.tolist()]
     keep = np.array([bool(valid(c)) for c in candidates])
     if not keep.any():
