@@ -13,7 +13,8 @@ import sys
 
 import numpy as np
 
-from neuronxsim.cli import files, pipeline
+from neuronxsim import pipeline
+from neuronxsim.cli import files
 from neuronxsim.errors import NeuronxsimError
 
 
@@ -31,7 +32,7 @@ def add_parser(sub) -> None:
                         "(pool_size=2, scale=0.5, shape2D=(3,4), flag=True; other text is a string)")
     p.add_argument("--allow-shadowing", action="store_true",
                    help="run even when a real nki/neuronxcc package is importable")
-    p.add_argument("--arch", choices=sorted(pipeline.ARCH_TO_BIR), default=None,
+    p.add_argument("--arch", choices=sorted(pipeline.ARCHS), default=None,
                    help="trn1 or trn2 (default: trn1 for 2.2x kernels; for NKI 0.6 kernels "
                         "NEURON_PLATFORM_TARGET_OVERRIDE, else trn2)")
     p.add_argument("--seed", type=int, default=0)
