@@ -27,7 +27,7 @@ from neuronxsim import bir
 from neuronxsim.nki import instructions as _ins
 from neuronxsim.nki import tracer as _tracer
 from neuronxsim.nki.errors import NKIError, caller_location
-from neuronxsim.nki.opcodes import BITVEC, COMMUTATIVE, Alu, act_func, alu_op
+from neuronxsim.nki.opcodes import BITVEC, COMMUTATIVE, Act, Alu, act_func, alu_op
 from neuronxsim.nki.tensor import PSUM, SBUF, Tensor
 from neuronxsim.nki.tracer import IT, Engine, current
 
@@ -194,10 +194,10 @@ def _name(name, loc, what):
 def _tile(x, loc, what: str) -> Tensor:
     if not isinstance(x, NkiTensor):
         raise NKIError(f"{what} must be an SBUF or PSUM tensor, not {type(x).__name__}", loc)
-    if not x.on_chip:
+    if not x._on_chip:
         raise NKIError(f"{what} is the {x.buffer.name} tensor '{x.name}'; this instruction works "
                        "on SBUF and PSUM (copy it in with nisa.dma_copy)", loc)
-    return x.view_of(what, loc)
+    return x._view_of(what, loc)
 
 
 def _scalar_or_column(x, parts: int, loc, what: str):
@@ -315,8 +315,8 @@ def _dge_fields(mode, eng, dst, src, loc, what) -> dict:
 
 def _gather(tr, dst: NkiTensor, src: NkiTensor, ind, oob_is_err: bool, fields, loc, what):
     """Row ``r`` of ``dst`` reads row ``index[r]`` of the source's indirect dimension."""
-    d = dst.view_of(what, loc)
-    index = ind.index.view_of(f"{what}: the indices", loc)
+    d = dst._view_of(what, loc)
+    index = ind.index._view_of(f"{what}: the indices", loc)
     sv = src._view
     rows = ind.rows
     # every row the index may name stays inside the source tensor
@@ -350,7 +350,7 @@ def dma_transpose(dst, src, axes=None, priority=None, dge_mode=dge_mode.unknown,
         raise NKIError(f"{what}: dst must be in SBUF", loc)
     if not isinstance(src, NkiTensor):
         raise NKIError(f"{what}: src must be a tensor", loc)
-    s = src.view_of(what, loc)
+    s = src._view_of(what, loc)
     if axes not in (None, (1, 0), [1, 0]):
         raise NKIError(f"{what}: axes {axes} (3-D and 4-D transposes) are not modelled; the "
                        "simulator's DMA transposes 2-D tensors (axes=(1, 0))", loc)
@@ -394,12 +394,12 @@ def dma_compute(dst, srcs, reduce_op, scales=None, unique_indices=True,
                        "does not model", loc)
     if not isinstance(dst, NkiTensor):
         raise NKIError(f"{what}: dst must be a tensor", loc)
-    d = dst.view_of(what, loc)
+    d = dst._view_of(what, loc)
     views = []
     for i, s in enumerate(srcs):
         if not isinstance(s, NkiTensor):
             raise NKIError(f"{what}: srcs[{i}] must be a tensor", loc)
-        views.append(s.view_of(f"{what}: srcs[{i}] (an indirect source is not modelled)", loc))
+        views.append(s._view_of(f"{what}: srcs[{i}] (an indirect source is not modelled)", loc))
     from neuronxsim.nki.tensor import same_view
     accumulator = [v for v in views if same_view(v, d)]
     others = [v for v in views if not same_view(v, d)]
@@ -608,6 +608,9 @@ def nc_transpose(dst, data, engine=engine.unknown, name=None):
 
 def _activation(tr, d: Tensor, op, data, bias, scale, acc, loc, what):
     func = act_func(op, loc)
+    if func is Act.Prelu:
+        raise NKIError(f"{what}: nl.prelu takes its slope from nisa.activate2's relu_param "
+                       "(NeuronCore-v4); nisa.activation has none", loc)
     v = _tile(data, loc, f"{what}: data")
     (v,) = _paired(d, [("data", v)], loc, what)
     p = d.shape[0]

@@ -163,7 +163,7 @@ class _Adapter(DialectAdapter):
                 raise NKIError(f"kernel {func.__qualname__} returns {st.describe()}, allocated in "
                                f"{t.buffer.name}: all kernel output (return) tensors must be "
                                "allocated with buffer=nl.shared_hbm", st.created_at)
-            views.append(t.view_of(f"kernel {func.__qualname__} output {i}", st.created_at))
+            views.append(t._view_of(f"kernel {func.__qualname__} output {i}", st.created_at))
         return tuple(views) if isinstance(value, (tuple, list)) else views[0]
 
     def local_tensors(self, local_vars):

@@ -27,7 +27,7 @@ from neuronxsim.nki import instructions as _ins
 from neuronxsim.nki import language as _nl22
 from neuronxsim.nki.errors import NKIError, caller_location
 from neuronxsim.nki.opcodes import Act, Alu, activation as _act_marker, alu as _alu_marker
-from neuronxsim.nki.tensor import NUM_PARTITIONS, PSUM, SBUF, Tensor
+from neuronxsim.nki.tensor import NUM_PARTITIONS, PSUM, PSUM_BANK_BYTES, SBUF, Tensor
 from neuronxsim.nki.tracer import ARCHS, IT, Engine, current
 from neuronxsim.nki.tracer import active as _tracing
 
@@ -293,15 +293,39 @@ def _new(shape, dtype, buffer, name, loc, what: str) -> NkiTensor:
 def ndarray(shape, dtype, buffer=sbuf, name="", address=None) -> NkiTensor:
     """A new tensor of ``shape`` and ``dtype`` in ``buffer`` (contents undefined)."""
     loc = caller_location()
+    t = _new(shape, dtype, buffer, name, loc, "ndarray")
     if address is not None:
-        raise NKIError("nl.ndarray: address= (manual allocation) is not supported yet: the tracer "
-                       "places SBUF and PSUM tensors by their live ranges", loc)
-    return _new(shape, dtype, buffer, name, loc, "ndarray")
+        _pin(t, address, loc)
+    return t
+
+
+def _pin(t: NkiTensor, address, loc):
+    """``address=(partition, byte)``: the tensor sits at that byte of every partition (the
+    allocator places the others around it)."""
+    try:
+        partition, byte = (int(v.__index__()) for v in address)
+    except (AttributeError, TypeError, ValueError):
+        raise NKIError(f"nl.ndarray: address must be (partition_offset, free_offset) integers, "
+                       f"not {address!r}", loc) from None
+    if not t._on_chip:
+        raise NKIError("nl.ndarray: address= places SBUF and PSUM tensors; HBM tensors have none",
+                       loc)
+    if partition != 0:
+        raise NKIError(f"nl.ndarray: a partition offset ({partition}) is not supported: "
+                       "neuronxsim's tensors start at partition 0", loc)
+    st = t._view.storage
+    if byte < 0 or byte % st.dtype.itemsize:
+        raise NKIError(f"nl.ndarray: the free offset {byte} must be a non-negative byte address "
+                       f"aligned to the {st.dtype.itemsize}-byte elements", loc)
+    if st.kind == PSUM and byte % PSUM_BANK_BYTES:
+        raise NKIError(f"nl.ndarray: a PSUM tensor starts at a bank (a multiple of 2048 bytes), "
+                       f"not at byte {byte}", loc)
+    current().core.__dict__.setdefault("pinned_addresses", {})[st] = byte
 
 
 def _on_chip_new(shape, dtype, buffer, name, loc, what) -> NkiTensor:
     t = _new(shape, dtype, buffer, name, loc, what)
-    if not t.on_chip:
+    if not t._on_chip:
         raise NKIError(f"nl.{what} creates SBUF or PSUM tensors; HBM tensors are written by DMA "
                        "(nisa.dma_copy)", loc)
     return t
@@ -428,16 +452,16 @@ def _tile(x, loc, what: str) -> Tensor:
     """The shared view of an SBUF or PSUM tensor."""
     if not isinstance(x, NkiTensor):
         raise NKIError(f"{what} must be an SBUF or PSUM tensor, not {type(x).__name__}", loc)
-    if not x.on_chip:
+    if not x._on_chip:
         raise NKIError(f"{what} is the {x.buffer.name} tensor '{x.name}'; compute engines work on "
                        "SBUF and PSUM (copy it in with nl.load or nisa.dma_copy)", loc)
-    return x.view_of(what, loc)
+    return x._view_of(what, loc)
 
 
 def _hbm(x, loc, what: str) -> Tensor:
-    if not isinstance(x, NkiTensor) or x.on_chip:
+    if not isinstance(x, NkiTensor) or x._on_chip:
         raise NKIError(f"{what} must be an HBM tensor", loc)
-    return x.view_of(what, loc)
+    return x._view_of(what, loc)
 
 
 def _operand(x, loc, what: str):
@@ -560,9 +584,9 @@ def assign(dst: NkiTensor, value):
     a memset."""
     loc = caller_location()
     tr = current()
-    d = dst.view_of("assignment", loc)
+    d = dst._view_of("assignment", loc)
     if isinstance(value, NkiTensor):
-        v = value.view_of("assignment", loc)
+        v = value._view_of("assignment", loc)
         if d.storage.on_chip and v.storage.on_chip:
             _ins.tensor_copy(tr, v, d.storage.dtype, loc, out=_as(v.shape, d, loc),
                              what="assignment")
@@ -992,6 +1016,8 @@ def broadcast_to(x, shape, dtype=None) -> NkiTensor:
                        "rank; each dimension equal or from 1)", loc)
     tr = current()
     dtype = _opt_dtype(dtype, loc) or v.storage.dtype
+    if dims == v.shape and dtype == v.storage.dtype:
+        return x
     if dims[1:] != v.shape[1:]:  # free dimensions: a copy reading them with step 0
         from neuronxsim.nki.tensor import new_view
         strides = (v.strides[0],) + tuple(0 if n == 1 else s
@@ -1004,7 +1030,7 @@ def broadcast_to(x, shape, dtype=None) -> NkiTensor:
         flat = _as((v.shape[0], math.prod(v.shape[1:])), v, loc)
         wide = _nl22._broadcast_tile(flat, (dims[0], flat.shape[1]), loc)
         v = _as(dims, wide, loc)
-    if v.storage.dtype != dtype or v is x._view:
+    if v.storage.dtype != dtype:
         v = _ins.tensor_copy(tr, v, dtype, loc, what="broadcast_to")
     return wrap(v)
 
@@ -1030,7 +1056,7 @@ def device_print(print_prefix, tensor):
     loc = caller_location()
     if not isinstance(print_prefix, str):
         raise NKIError("nl.device_print: print_prefix must be a string", loc)
-    view = _tensor(tensor, loc, "nl.device_print: tensor").view_of("nl.device_print", loc)
+    view = _tensor(tensor, loc, "nl.device_print: tensor")._view_of("nl.device_print", loc)
     _ins.device_print(current(), print_prefix, view, loc)
 
 

@@ -129,7 +129,7 @@ def _scalar_tensor(t, what: str, loc):
         raise NKIError(f"{what} must be a tensor with one element, not {type(t).__name__}", loc)
     if t.size != 1:
         raise NKIError(f"{what} must have exactly one element; it has shape {list(t.shape)}", loc)
-    return t.view_of(what, loc)
+    return t._view_of(what, loc)
 
 
 def _step(step, what: str) -> int:

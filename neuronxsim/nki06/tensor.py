@@ -113,7 +113,7 @@ class NkiTensor(NKIObject):
         return math.prod(self._view.shape)
 
     @property
-    def on_chip(self) -> bool:
+    def _on_chip(self) -> bool:
         return self._view.storage.on_chip
 
     def __repr__(self):
@@ -139,7 +139,7 @@ class NkiTensor(NKIObject):
     def is_contiguous(self) -> bool:
         """True if the view covers storage contiguously (row-major; on-chip: per partition)."""
         shape, strides = self.shape, self.strides
-        first = 1 if self.on_chip else 0
+        first = 1 if self._on_chip else 0
         step = 1
         for n, s in zip(reversed(shape[first:]), reversed(strides[first:])):
             if n != 1 and s != step:
@@ -171,7 +171,7 @@ class NkiTensor(NKIObject):
         if sorted(dims) != list(range(self.ndim)):
             raise NKIError(f"permute: {list(dims)} is not a permutation of the {self.ndim} "
                            "dimensions", loc)
-        if (self.on_chip or self._indirect is not None) and dims[0] != 0:
+        if (self._on_chip or self._indirect is not None) and dims[0] != 0:
             raise NKIError("permute: the partition dimension of an on-chip (or vector-selected) "
                            f"tensor stays first (dims[0] must be 0, not {dims[0]})", loc)
         return self._derive(self.offset, tuple(self.shape[d] for d in dims),
@@ -221,7 +221,7 @@ class NkiTensor(NKIObject):
         loc = caller_location()
         dim = self._dim(dim, "reshape_dim", loc)
         sizes = _sizes(shape, self.shape[dim], "reshape_dim", loc)
-        if dim == 0 and (self.on_chip or self._indirect is not None) and len(sizes) != 1:
+        if dim == 0 and (self._on_chip or self._indirect is not None) and len(sizes) != 1:
             raise NKIError("reshape_dim: the partition dimension of an on-chip tensor cannot be "
                            "split", loc)
         inner = self.strides[dim]
@@ -240,7 +240,7 @@ class NkiTensor(NKIObject):
         b = self._dim(end_dim, "flatten_dims", loc)
         if b < a:
             raise NKIError(f"flatten_dims: end_dim {b} comes before start_dim {a}", loc)
-        if a == 0 and (self.on_chip or self._indirect is not None) and b > 0:
+        if a == 0 and (self._on_chip or self._indirect is not None) and b > 0:
             raise NKIError("flatten_dims: the partition dimension of an on-chip tensor cannot be "
                            "merged (start_dim must be > 0)", loc)
         dims = [(n, s) for n, s in zip(self.shape[a:b + 1], self.strides[a:b + 1]) if n != 1]
@@ -258,7 +258,7 @@ class NkiTensor(NKIObject):
         """The same elements under a new shape, without copying (on-chip: ``shape[0]`` kept)."""
         loc = caller_location()
         shape = _sizes(shape, self.size, "reshape", loc)
-        first = 1 if (self.on_chip or self._indirect is not None) else 0
+        first = 1 if (self._on_chip or self._indirect is not None) else 0
         if first and (not shape or shape[0] != self.shape[0]):
             raise NKIError(f"reshape: an on-chip tensor keeps its partition dimension "
                            f"({self.shape[0]}); {list(shape)} does not start with it", loc)
@@ -331,7 +331,7 @@ class NkiTensor(NKIObject):
             if self._indirect is not None:
                 raise NKIError("select: this view is already indirect (one dynamic select per "
                                "tensor)", loc)
-            if self.on_chip and dim == 0:
+            if self._on_chip and dim == 0:
                 raise NKIError("select: a dynamic select cannot pick a partition of an on-chip "
                                "tensor", loc)
             ind = Indirection("scalar", index, dim, self.strides[dim], self.shape[dim])
@@ -343,7 +343,7 @@ class NkiTensor(NKIObject):
             raise NKIError(f"select: index {i} is outside dimension {dim} (size {n})", loc)
         self._direct_dim(dim, "select", loc)
         offset = self.offset + i * self.strides[dim]
-        if dim == 0 and self.on_chip:  # the partition dimension stays, at size 1
+        if dim == 0 and self._on_chip:  # the partition dimension stays, at size 1
             return self._derive(offset, (1,) + self.shape[1:], self.strides)
         return self._derive(offset, self.shape[:dim] + self.shape[dim + 1:],
                             self.strides[:dim] + self.strides[dim + 1:])
@@ -355,7 +355,7 @@ class NkiTensor(NKIObject):
         loc = caller_location()
         if _int(dim, "vector_select: dim", loc) != 0:
             raise NKIError("vector_select: dim must be 0", loc)
-        if self.on_chip:
+        if self._on_chip:
             raise NKIError("vector_select: only HBM tensors can be vector-selected", loc)
         if self._indirect is not None:
             raise NKIError("vector_select: this view is already indirect (one dynamic select per "
@@ -449,7 +449,7 @@ class NkiTensor(NKIObject):
         return d
 
     def _not_partition(self, dim, what, loc):
-        if dim == 0 and (self.on_chip or self._indirect is not None):
+        if dim == 0 and (self._on_chip or self._indirect is not None):
             raise NKIError(f"{what}: not on the partition dimension (dim 0) of an on-chip or "
                            "vector-selected tensor", loc)
 
@@ -459,7 +459,7 @@ class NkiTensor(NKIObject):
             raise NKIError(f"{what}: dimension 0 of this view is indirect (vector-selected) and "
                            "cannot be sliced or selected", loc)
 
-    def view_of(self, what: str, loc) -> Tensor:
+    def _view_of(self, what: str, loc) -> Tensor:
         """The shared tracer's view of this tensor, for an instruction that takes direct views
         only."""
         if self._indirect is not None:
@@ -612,7 +612,7 @@ def _subscript(t: NkiTensor, key, loc) -> NkiTensor:
     if len(key) > ndim:
         raise NKIError(f"{len(key)} indices for a {ndim}-dimensional tensor", loc)
     key = key + (slice(None),) * (ndim - len(key))
-    on_chip = t.on_chip
+    on_chip = t._on_chip
     offset = t.offset
     shape, strides, dropped = [], [], False
     for axis, (k, n, s) in enumerate(zip(key, t.shape, t.strides)):

@@ -53,3 +53,13 @@ def tile_kernel(body, out_shape=None, out_dtype=None):
         nki.isa.dma_copy(dst=out, src=dst)
         return out
     return kernel
+
+
+def addresses(kernel, *args, arch=None) -> dict:
+    """{tensor name: (memory type, byte address)} of the kernel's first function."""
+    import json
+    t, _, _ = traced(kernel, args, {}, arch)
+    allocations = json.loads(t.module.to_json())["functions"][0]["allocations"]
+    return {a["memorylocations"][0]["name"]: (a["memorylocations"][0]["type"],
+                                              a["memorylocations"][0]["addr"])
+            for a in allocations}

@@ -10,7 +10,7 @@ import neuronxsim.nki06 as nki
 import neuronxsim.nki06.isa as nisa
 import neuronxsim.nki06.language as nl
 from neuronxsim.nki.errors import NKIError
-from nki06_testing import close, opcodes, run
+from nki06_testing import addresses, close, opcodes, run
 
 
 def unary(fn, **kw):
@@ -355,7 +355,10 @@ def test_abs_max_is_trn3_only(rng):
 @pytest.mark.parametrize("call,match", [
     (lambda t: nl.random_seed(t), "not modelled"),
     (lambda t: nl.gather_flattened(t, t), "not modelled"),
-    (lambda t: nl.ndarray((4, 4), nl.float32, address=(0, 0)), "address"),
+    (lambda t: nl.ndarray((4, 4), nl.float32, address=(32, 0)), "partition offset"),
+    (lambda t: nl.ndarray((4, 4), nl.float32, buffer=nl.psum, address=(0, 1024)), "bank"),
+    (lambda t: nl.ndarray((4, 4), nl.float32, address=(0, 6)), "aligned"),
+    (lambda t: nl.ndarray((4, 4), nl.float32, buffer=nl.shared_hbm, address=(0, 0)), "HBM"),
     (lambda t: nl.ndarray((4, 4), nl.float32, buffer="sbuf"), "removed in NKI 0.3"),
     (lambda t: nl.ndarray((256, 4), nl.float32), "128 partitions"),
     (lambda t: nl.ndarray((4, 4), nl.tfloat32), "tfloat32 is not modelled"),
@@ -371,3 +374,44 @@ def test_refusals_name_the_reason(call, match):
 
     with pytest.raises(NKIError, match=match):
         run(k, np.zeros((4, 4), np.float32))
+
+
+def test_manual_allocation_places_tensors_at_their_address(rng):
+    x = rng.standard_normal((128, 512)).astype(np.float32)
+
+    @nki.jit
+    def k(a):
+        first = nl.ndarray((128, 512), nl.float32, name="first", address=(0, 4096))
+        nisa.dma_copy(dst=first, src=a)
+        free = nl.ndarray((128, 512), nl.float32, name="free")  # placed around the pinned
+        nisa.tensor_scalar(dst=free, data=first, op0=nl.multiply, operand0=2.0)
+        # reuses first's bytes once first is dead (the allocator example's scopes)
+        again = nl.ndarray((128, 512), nl.float32, name="again", address=(0, 4096))
+        nisa.tensor_copy(dst=again, src=free)
+        acc = nl.ndarray((128, 512), nl.float32, buffer=nl.psum, name="acc", address=(0, 6144))
+        nisa.tensor_copy(dst=acc, src=again)
+        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        res = nl.ndarray((128, 512), nl.float32, name="res")
+        nisa.tensor_copy(dst=res, src=acc)
+        nisa.dma_copy(dst=out, src=res)
+        return out
+
+    np.testing.assert_array_equal(run(k, x), 2 * x)
+    where = addresses(k, x)
+    assert where["first"] == ("SB", 4096) and where["again"] == ("SB", 4096)
+    assert where["acc"] == ("PSUM", 6144)
+    assert not 4096 - 2048 < where["free"][1] < 4096 + 2048  # clear of first, live beside it
+
+
+def test_a_pinned_tensor_past_the_end_of_sbuf_is_refused():
+    @nki.jit
+    def k(a):
+        t = nl.ndarray((128, 512), nl.float32, address=(0, 224 * 1024 - 1024))
+        nisa.dma_copy(dst=t, src=a)
+        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        nisa.dma_copy(dst=out, src=t)
+        return out
+
+    with pytest.raises(NKIError, match="needs bytes \\[228352, 230400\\) of each partition; SBUF "
+                                       "has 229376"):
+        run(k, np.zeros((128, 512), np.float32))
