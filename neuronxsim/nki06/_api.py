@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import inspect
 
+from neuronxsim.nki import tracer as _tracer
 from neuronxsim.nki.errors import caller_location
 
 #: How kernels spell this package's modules.
@@ -36,27 +37,53 @@ _REMOVED = {
 }
 
 
-def api(fn=None, *, alias: str | None = None):
+def api(fn=None, *, alias: str | None = None, instruction=None):
     """Wraps a public function (see the module docstring); ``alias``: the module name kernels
-    spell it with, when not its own module's (``@api(alias="nl")``)."""
+    spell it with, when not its own module's (``@api(alias="nl")``); ``instruction``: a class
+    the call returns an instance of, made from the list of instructions the call recorded
+    (``nisa``'s NkiInstruction). The kernel's frame is the wrapped function's caller's caller:
+    the function finds its line with ``caller_location(1)``."""
     if fn is None:
-        return lambda f: api(f, alias=alias)
+        return lambda f: api(f, alias=alias, instruction=instruction)
     sig = inspect.signature(fn)
     module = fn.__module__.rpartition(".")[2]
     alias = alias or _ALIASES.get(module, module)
     name = f"{alias}.{fn.__name__}" if alias != "NkiTensor" else f"NkiTensor.{fn.__name__}"
 
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
+    def explained(args, kwargs):
+        """The TypeError of a call that does not fit the signature, else None."""
         try:
-            return fn(*args, **kwargs)
-        except TypeError:
+            sig.bind(*args, **kwargs)
+        except TypeError as binding:
+            return signature_error(name, alias, fn.__name__, sig, kwargs, binding)
+        return None
+
+    if instruction is None:
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
             try:
-                sig.bind(*args, **kwargs)
-            except TypeError as binding:
-                raise signature_error(name, alias, fn.__name__, sig, kwargs, binding) from None
-            raise
-    return wrapper
+                return fn(*args, **kwargs)
+            except TypeError:
+                error = explained(args, kwargs)
+                if error is None:
+                    raise
+                raise error from None
+        return wrapper
+
+    @functools.wraps(fn)
+    def instruction_wrapper(*args, **kwargs):
+        tr = _tracer._CURRENT
+        ops = tr.core.ops if tr is not None else None
+        first = len(ops) if ops is not None else 0
+        try:
+            fn(*args, **kwargs)
+        except TypeError:
+            error = explained(args, kwargs)
+            if error is None:
+                raise
+            raise error from None
+        return instruction(ops[first:])
+    return instruction_wrapper
 
 
 def signature_error(name: str, alias: str, short: str, sig, kwargs: dict,

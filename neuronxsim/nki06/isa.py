@@ -18,7 +18,6 @@ same values (``scalar_tensor_tensor``, ``tensor_scalar_reduce``, ``tensor_scalar
 from __future__ import annotations
 
 import enum
-import functools
 import math
 
 import numpy as np
@@ -144,22 +143,9 @@ def get_nc_sub_version():
     return 0
 
 
-def _instruction(fn):
-    """Makes an isa function return the NkiInstruction of what it recorded."""
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        if not _tracer.active():
-            fn(*args, **kwargs)  # (raises: a bad call's TypeError, else "only inside a kernel")
-            current()
-        ops = current().core.ops
-        first = len(ops)
-        fn(*args, **kwargs)
-        return NkiInstruction(ops[first:])
-    return wrapper
-
-
 def instruction(fn):
-    return api(_instruction(fn))
+    """A public instruction: it returns the NkiInstruction of what it recorded."""
+    return api(fn, instruction=NkiInstruction)
 
 
 # ---- operands ----
@@ -255,7 +241,7 @@ def dma_copy(dst, src, priority=None, oob_mode=oob_mode.error, dge_mode=dge_mode
              engine=engine.unknown, name=None):
     """``dst = src`` by DMA (HBM or SBUF, either way; cast through fp32 when dtypes differ).
     ``src.ap(vector_offset=idx)`` / ``src.vector_select(0, idx)`` gathers rows."""
-    loc = caller_location()
+    loc = caller_location(1)
     tr = current()
     what = "nisa.dma_copy"
     _name(name, loc, what)
@@ -340,7 +326,7 @@ def _gather(tr, dst: NkiTensor, src: NkiTensor, ind, oob_is_err: bool, fields, l
 def dma_transpose(dst, src, axes=None, priority=None, dge_mode=dge_mode.unknown,
                   oob_mode=oob_mode.error, name=None):
     """A 2-D transpose by DMA: ``dst`` [b, a] (SBUF) from ``src`` [a, b] (HBM or SBUF)."""
-    loc = caller_location()
+    loc = caller_location(1)
     tr = current()
     what = "nisa.dma_transpose"
     _name(name, loc, what)
@@ -375,7 +361,7 @@ def dma_compute(dst, srcs, reduce_op, scales=None, unique_indices=True,
     """``dst = srcs[0] + srcs[1] + ...`` by DMA: recorded as a copy of the first source and
     read-modify-write (``+=``) transfers of the others (a source that is ``dst`` itself is the
     accumulator); time is that of those transfers."""
-    loc = caller_location()
+    loc = caller_location(1)
     tr = current()
     what = "nisa.dma_compute"
     _name(name, loc, what)
@@ -416,7 +402,7 @@ def dma_compute(dst, srcs, reduce_op, scales=None, unique_indices=True,
 @instruction
 def tensor_copy(dst, src, engine=engine.unknown, name=None):
     """``dst = src`` on the Vector, Scalar or GpSimd Engine (bit-exact when dtypes match)."""
-    loc = caller_location()
+    loc = caller_location(1)
     tr = current()
     what = "nisa.tensor_copy"
     _name(name, loc, what)
@@ -433,7 +419,7 @@ def tensor_copy(dst, src, engine=engine.unknown, name=None):
 @instruction
 def memset(dst, value, engine=engine.unknown, name=None):
     """Fills ``dst`` with ``value`` (an int for integer tensors)."""
-    loc = caller_location()
+    loc = caller_location(1)
     tr = current()
     what = "nisa.memset"
     _name(name, loc, what)
@@ -451,7 +437,7 @@ def memset(dst, value, engine=engine.unknown, name=None):
 def tensor_copy_predicated(dst, src, predicate, reverse_pred=False, name=None):
     """``dst = src`` where ``predicate`` is non-zero (zero with ``reverse_pred``); other elements
     of ``dst`` keep their values (Vector Engine)."""
-    loc = caller_location()
+    loc = caller_location(1)
     tr = current()
     what = "nisa.tensor_copy_predicated"
     _name(name, loc, what)
@@ -488,7 +474,7 @@ def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_on
     [K, N] in SBUF, dst [M, N] fp32 in PSUM. ``accumulate``: True adds to the accumulation group
     open on ``dst``, False starts one, None (default) adds when one is open there (or ``dst``
     holds nl.zeros) and starts one otherwise."""
-    loc = caller_location()
+    loc = caller_location(1)
     tr = current()
     what = "nisa.nc_matmul"
     _name(name, loc, what)
@@ -582,7 +568,7 @@ def nc_matmul_mx(dst, stationary, moving, stationary_scale, moving_scale, tile_p
 def nc_transpose(dst, data, engine=engine.unknown, name=None):
     """``dst = data.T`` on the Tensor Engine (up to [128, 128], into PSUM) or the Vector Engine
     (up to [32, 32]). By default the Vector Engine takes tiles that fit it and an SBUF ``dst``."""
-    loc = caller_location()
+    loc = caller_location(1)
     tr = current()
     what = "nisa.nc_transpose"
     _name(name, loc, what)
@@ -639,7 +625,7 @@ def activation(dst, op, data, bias=None, scale=1.0, reduce_op=None, reduce_res=N
                reduce_cmd=reduce_cmd.idle, name=None):
     """``dst = op(data * scale + bias)`` on the Scalar Engine; with ``reduce_cmd`` the results
     also add into the engine's per-partition registers, read into ``reduce_res``."""
-    loc = caller_location()
+    loc = caller_location(1)
     tr = current()
     what = "nisa.activation"
     _name(name, loc, what)
@@ -654,7 +640,7 @@ def activation(dst, op, data, bias=None, scale=1.0, reduce_op=None, reduce_res=N
 def activation_reduce(dst, op, data, reduce_op, reduce_res, bias=None, scale=1.0, name=None):
     """``activation`` with ``reduce_cmd=reset_reduce``, the per-partition sums read into
     ``reduce_res``."""
-    loc = caller_location()
+    loc = caller_location(1)
     tr = current()
     what = "nisa.activation_reduce"
     _name(name, loc, what)
@@ -686,7 +672,7 @@ def exponential(dst, src, max_value=0.0, reduce_res=None, reduce_cmd=reduce_cmd.
 def tensor_tensor(dst, data1, data2, op, engine=engine.unknown, name=None):
     """``dst = data1 op data2`` elementwise (Vector Engine; GpSimd for ``nl.power`` and for
     all-int32 operands outside PSUM)."""
-    loc = caller_location()
+    loc = caller_location(1)
     tr = current()
     what = "nisa.tensor_tensor"
     _name(name, loc, what)
@@ -709,7 +695,7 @@ def tensor_tensor(dst, data1, data2, op, engine=engine.unknown, name=None):
 def tensor_scalar(dst, data, op0, operand0, reverse0=False, op1=None, operand1=None,
                   reverse1=False, engine=engine.unknown, name=None):
     """``dst = (data op0 operand0) op1 operand1`` with numbers or [P, 1] tiles as operands."""
-    loc = caller_location()
+    loc = caller_location(1)
     tr = current()
     what = "nisa.tensor_scalar"
     _name(name, loc, what)
@@ -759,7 +745,7 @@ def _reduce_axes(axis, rank: int, loc, what) -> list:
 @instruction
 def tensor_reduce(dst, op, data, axis, negate=False, keepdims=False, name=None):
     """Reduces ``data`` with ``op`` along its last free axes ``axis`` (Vector Engine)."""
-    loc = caller_location()
+    loc = caller_location(1)
     tr = current()
     what = "nisa.tensor_reduce"
     _name(name, loc, what)
@@ -792,7 +778,7 @@ def tensor_tensor_scan(dst, data0, data1, initial, op0, op1, reverse0=False, rev
                        name=None):
     """Per partition: ``r[i] = op1(op0(data0[i], r[i-1]), data1[i])`` from ``r[-1] = initial``
     (a number or a [P, 1] tile)."""
-    loc = caller_location()
+    loc = caller_location(1)
     tr = current()
     what = "nisa.tensor_tensor_scan"
     _name(name, loc, what)
@@ -824,7 +810,7 @@ def scalar_tensor_tensor(dst, data, op0, operand0, op1, operand1, reverse0=False
     """``dst = (data op0 operand0) op1 operand1``, operand0 a number or [P, 1] tile, operand1 a
     tile. (Recorded as a tensor_scalar into an fp32 tile and a tensor_tensor: exact, and timed
     as those two Vector Engine instructions.)"""
-    loc = caller_location()
+    loc = caller_location(1)
     tr = current()
     what = "nisa.scalar_tensor_tensor"
     _name(name, loc, what)
@@ -851,7 +837,7 @@ def tensor_scalar_reduce(dst, data, op0, operand0, reduce_op, reduce_res=None, r
     (Recorded as a tensor_scalar into an fp32 tile, a copy into ``dst`` and a tensor_reduce:
     exact, timed as those Vector Engine instructions; the Vector Engine's accumulation
     registers across instructions, reduce_cmd reduce/load_reduce, are not modelled.)"""
-    loc = caller_location()
+    loc = caller_location(1)
     tr = current()
     what = "nisa.tensor_scalar_reduce"
     _name(name, loc, what)
@@ -898,7 +884,7 @@ def tensor_scalar_cumulative(dst, src, op0, op1, imm0, imm1=None,
     (Recorded as a tensor_scalar into an fp32 tile and a tensor_tensor_scan: exact, timed as
     those two instructions; reduce_cmd=reduce, continuing the registers of an earlier
     instruction, is not modelled.)"""
-    loc = caller_location()
+    loc = caller_location(1)
     tr = current()
     what = "nisa.tensor_scalar_cumulative"
     _name(name, loc, what)
@@ -937,7 +923,7 @@ def tensor_scalar_cumulative(dst, src, op0, op1, imm0, imm1=None,
 @instruction
 def reciprocal(dst, data, name=None):
     """``dst = 1 / data`` (Vector Engine)."""
-    loc = caller_location()
+    loc = caller_location(1)
     tr = current()
     what = "nisa.reciprocal"
     _name(name, loc, what)
@@ -951,7 +937,7 @@ def reciprocal(dst, data, name=None):
 def iota(dst, pattern, offset=0, channel_multiplier=0, name=None):
     """``dst[p, i...] = offset + channel_multiplier * p + sum(i_k * step_k)`` over ``pattern``
     ``[[step, num], ...]`` (GpSimd, int32 arithmetic, cast to dst's dtype)."""
-    loc = caller_location()
+    loc = caller_location(1)
     tr = current()
     what = "nisa.iota"
     _name(name, loc, what)
@@ -981,7 +967,7 @@ def affine_select(dst, pattern, channel_multiplier, on_true_tile, on_false_value
                   cmp_op=_equal, offset=0, name=None):
     """``dst = on_true_tile where cmp_op(affine value, 0) else on_false_value`` with the affine
     value of ``nisa.iota`` (GpSimd)."""
-    loc = caller_location()
+    loc = caller_location(1)
     tr = current()
     what = "nisa.affine_select"
     _name(name, loc, what)
@@ -1007,7 +993,7 @@ def range_select(dst, on_true_tile, comp_op0, comp_op1, bound0, bound1,
     """Keeps element ``j`` where ``comp_op0(j + range_start, bound0)`` and ``comp_op1(...,
     bound1)``, else ``on_false_value`` (FP32_MIN); the per-partition max into ``reduce_res``
     (Vector Engine, NeuronCore-v3)."""
-    loc = caller_location()
+    loc = caller_location(1)
     tr = current()
     what = "nisa.range_select"
     _name(name, loc, what)
@@ -1045,7 +1031,7 @@ def select_reduce(dst, predicate, on_true, on_false, reduce_res=None, reduce_cmd
                   reduce_op=_maximum, reverse_pred=False, name=None):
     """``dst = on_true where predicate else on_false``; the per-partition max into
     ``reduce_res`` (Vector Engine)."""
-    loc = caller_location()
+    loc = caller_location(1)
     tr = current()
     what = "nisa.select_reduce"
     _name(name, loc, what)
@@ -1074,21 +1060,21 @@ def select_reduce(dst, predicate, on_true, on_false, reduce_res=None, reduce_cmd
 def bn_stats(dst, data, name=None):
     """Per partition, six values: count, mean and count*variance of the even and of the odd
     elements (at most 512 per partition)."""
-    loc = caller_location()
+    loc = caller_location(1)
     _per_lane(IT.BNStats, dst, data, 6, loc, "nisa.bn_stats", name)
 
 
 @instruction
 def bn_aggr(dst, data, name=None):
     """Mean and variance per partition from bn_stats records."""
-    loc = caller_location()
+    loc = caller_location(1)
     _per_lane(IT.BNStatsAggregate, dst, data, 2, loc, "nisa.bn_aggr", name)
 
 
 @instruction
 def max8(dst, src, name=None):
     """The 8 largest values of each partition, descending."""
-    loc = caller_location()
+    loc = caller_location(1)
     _per_lane(IT.Max, dst, src, 8, loc, "nisa.max8", name)
 
 
@@ -1125,7 +1111,7 @@ def _vals8(vals, data, loc, what) -> tuple:
 def nc_find_index8(dst, data, vals, name=None):
     """Per partition, the index of the first occurrence of each of the 8 values ``vals``
     (all-ones where a value does not occur)."""
-    loc = caller_location()
+    loc = caller_location(1)
     what = "nisa.nc_find_index8"
     if _tile(dst, loc, f"{what}: dst").storage.dtype not in (dt.uint16, dt.uint32):
         raise NKIError(f"{what}: dst must be uint16 or uint32", loc)
@@ -1136,7 +1122,7 @@ def nc_find_index8(dst, data, vals, name=None):
 def nc_match_replace8(dst, data, vals, imm, dst_idx=None, name=None):
     """``dst`` = ``data`` with the first occurrence of each of the 8 values ``vals`` replaced by
     ``imm``; their indices into ``dst_idx`` if given."""
-    loc = caller_location()
+    loc = caller_location(1)
     tr = current()
     what = "nisa.nc_match_replace8"
     _name(name, loc, what)
@@ -1160,7 +1146,7 @@ def nc_match_replace8(dst, data, vals, imm, dst_idx=None, name=None):
 def nc_stream_shuffle(dst, src, shuffle_mask, name=None):
     """Within each 32-partition quadrant, dst partition ``i`` takes src partition
     ``shuffle_mask[i]`` (255: left unwritten) (Vector Engine)."""
-    loc = caller_location()
+    loc = caller_location(1)
     tr = current()
     what = "nisa.nc_stream_shuffle"
     _name(name, loc, what)
@@ -1181,7 +1167,7 @@ def nc_stream_shuffle(dst, src, shuffle_mask, name=None):
 def dropout(dst, data, prob, name=None):
     """Zeroes each element with probability ``prob`` (a number), scaling survivors by
     ``1 / (1 - prob)`` (Vector Engine)."""
-    loc = caller_location()
+    loc = caller_location(1)
     tr = current()
     what = "nisa.dropout"
     _name(name, loc, what)

@@ -156,17 +156,17 @@ class NkiTensor(NKIObject):
 
     # ---- views ----
     def __getitem__(self, key) -> "NkiTensor":
-        return _subscript(self, key, caller_location())
+        return _subscript(self, key, None)  # (errors find the kernel's line themselves)
 
     def __setitem__(self, key, value):
         from . import language as _nl
-        dst = _subscript(self, key, caller_location())
+        dst = _subscript(self, key, None)
         _nl.assign(dst, value)
 
     @api
     def permute(self, dims) -> "NkiTensor":
         """Reorders dimensions (a permutation of ``range(ndim)``; on-chip: ``dims[0] == 0``)."""
-        loc = caller_location()
+        loc = caller_location(1)
         dims = tuple(_int(d, "permute: dims", loc) for d in dims)
         if sorted(dims) != list(range(self.ndim)):
             raise NKIError(f"permute: {list(dims)} is not a permutation of the {self.ndim} "
@@ -180,7 +180,7 @@ class NkiTensor(NKIObject):
     @api
     def broadcast(self, dim, size) -> "NkiTensor":
         """Repeats a size-1 dimension ``size`` times (stride 0)."""
-        loc = caller_location()
+        loc = caller_location(1)
         dim = self._dim(dim, "broadcast", loc)
         size = _int(size, "broadcast: size", loc)
         if self.shape[dim] != 1:
@@ -194,7 +194,7 @@ class NkiTensor(NKIObject):
     @api
     def expand_dim(self, dim) -> "NkiTensor":
         """Inserts a size-1 dimension at ``dim``."""
-        loc = caller_location()
+        loc = caller_location(1)
         dim = _int(dim, "expand_dim: dim", loc)
         if dim < 0:
             dim += self.ndim + 1
@@ -207,7 +207,7 @@ class NkiTensor(NKIObject):
     @api
     def squeeze_dim(self, dim) -> "NkiTensor":
         """Removes a size-1 dimension."""
-        loc = caller_location()
+        loc = caller_location(1)
         dim = self._dim(dim, "squeeze_dim", loc)
         if self.shape[dim] != 1:
             raise NKIError(f"squeeze_dim: dimension {dim} has size {self.shape[dim]}, not 1", loc)
@@ -218,7 +218,7 @@ class NkiTensor(NKIObject):
     @api
     def reshape_dim(self, dim, shape) -> "NkiTensor":
         """Splits dimension ``dim`` into ``shape`` (one entry may be -1)."""
-        loc = caller_location()
+        loc = caller_location(1)
         dim = self._dim(dim, "reshape_dim", loc)
         sizes = _sizes(shape, self.shape[dim], "reshape_dim", loc)
         if dim == 0 and (self._on_chip or self._indirect is not None) and len(sizes) != 1:
@@ -235,7 +235,7 @@ class NkiTensor(NKIObject):
     @api
     def flatten_dims(self, start_dim, end_dim) -> "NkiTensor":
         """Merges dimensions ``start_dim..end_dim`` (inclusive), which must be contiguous."""
-        loc = caller_location()
+        loc = caller_location(1)
         a = self._dim(start_dim, "flatten_dims", loc)
         b = self._dim(end_dim, "flatten_dims", loc)
         if b < a:
@@ -256,7 +256,7 @@ class NkiTensor(NKIObject):
     @api
     def reshape(self, shape) -> "NkiTensor":
         """The same elements under a new shape, without copying (on-chip: ``shape[0]`` kept)."""
-        loc = caller_location()
+        loc = caller_location(1)
         shape = _sizes(shape, self.size, "reshape", loc)
         first = 1 if (self._on_chip or self._indirect is not None) else 0
         if first and (not shape or shape[0] != self.shape[0]):
@@ -273,7 +273,7 @@ class NkiTensor(NKIObject):
     def rearrange(self, src_pattern, dst_pattern, fixed_sizes=None) -> "NkiTensor":
         """einops-style: split the grouped dims of ``src_pattern``, reorder, merge the grouped
         dims of ``dst_pattern``."""
-        loc = caller_location()
+        loc = caller_location(1)
         fixed = dict(fixed_sizes or {})
         if len(src_pattern) != self.ndim:
             raise NKIError(f"rearrange: src_pattern has {len(src_pattern)} entries; the tensor "
@@ -310,7 +310,7 @@ class NkiTensor(NKIObject):
     @api
     def slice(self, dim, start, end, step=1) -> "NkiTensor":
         """Elements ``start:end:step`` of dimension ``dim`` (``0 <= start < end <= size``)."""
-        loc = caller_location()
+        loc = caller_location(1)
         dim = self._dim(dim, "slice", loc)
         start, end, step = (_int(v, "slice", loc) for v in (start, end, step))
         n = self.shape[dim]
@@ -325,7 +325,7 @@ class NkiTensor(NKIObject):
     @api
     def select(self, dim, index) -> "NkiTensor":
         """Removes dimension ``dim`` at ``index``: an int, or a [1, 1] tensor read at run time."""
-        loc = caller_location()
+        loc = caller_location(1)
         dim = self._dim(dim, "select", loc)
         if isinstance(index, NkiTensor) or _is_unknown_register(index):
             if self._indirect is not None:
@@ -352,7 +352,7 @@ class NkiTensor(NKIObject):
     def vector_select(self, dim, vector_offset) -> "NkiTensor":
         """Partition ``p`` of the result reads index ``vector_offset[p]`` of dimension 0 (an HBM
         tensor only): a gather."""
-        loc = caller_location()
+        loc = caller_location(1)
         if _int(dim, "vector_select: dim", loc) != 0:
             raise NKIError("vector_select: dim must be 0", loc)
         if self._on_chip:
@@ -369,7 +369,7 @@ class NkiTensor(NKIObject):
            dtype=None) -> "NkiTensor":
         """An explicit access pattern ``[[stride, count], ...]`` over the storage (partition pair
         first on chip), from this view's offset plus ``offset``."""
-        loc = caller_location()
+        loc = caller_location(1)
         pairs = []
         for p in pattern:
             if len(p) != 2:
@@ -420,7 +420,7 @@ class NkiTensor(NKIObject):
     @api
     def view(self, dtype) -> "NkiTensor":
         """Reinterprets the data as ``dtype`` (no copy)."""
-        loc = caller_location()
+        loc = caller_location(1)
         if dt.resolve(dtype, current().arch, loc, "view: dtype") == self.dtype:
             return self
         raise _reinterpret_refusal("view(dtype)", loc)
@@ -430,7 +430,7 @@ class NkiTensor(NKIObject):
     @api
     def indirect(self, index, num_elem=None) -> "NkiTensor":
         """Tensor indirection (NeuronCore-v4 and later)."""
-        loc = caller_location()
+        loc = caller_location(1)
         arch = current().arch
         raise NKIError(f"indirect: tensor indirection is available on NeuronCore-v4 (trn3) and "
                        f"later; {arch} ({dt.CORE_NAMES.get(arch, arch)}) does not have it", loc)
@@ -612,11 +612,20 @@ def _subscript(t: NkiTensor, key, loc) -> NkiTensor:
     if len(key) > ndim:
         raise NKIError(f"{len(key)} indices for a {ndim}-dimensional tensor", loc)
     key = key + (slice(None),) * (ndim - len(key))
-    on_chip = t._on_chip
-    offset = t.offset
+    view = t._view
+    on_chip = view.storage.on_chip
+    offset = view.offset
     shape, strides, dropped = [], [], False
-    for axis, (k, n, s) in enumerate(zip(key, t.shape, t.strides)):
-        if isinstance(k, slice):
+    direct = t._indirect is None
+    for axis, (k, n, s) in enumerate(zip(key, view.shape, view.strides)):
+        if k.__class__ is slice:
+            start, stop = k.start, k.stop
+            if k.step is None and start.__class__ is int and stop.__class__ is int and \
+                    0 <= start < stop <= n and direct:  # the commonest: a:b inside the dim
+                offset += start * s
+                shape.append(stop - start)
+                strides.append(s)
+                continue
             start, step, count = _slice(k, n, axis, loc)
             if (start, step, count) != (0, 1, n):
                 t._direct_dim(axis, "a subscript", loc)
