@@ -36,7 +36,7 @@ from .language import _as, _v4_only, dma_record
 from .language import equal as _equal, maximum as _maximum
 from .registers import (VirtualRegister, register_alloc, register_load,  # noqa: F401
                         register_move, register_store)
-from .tensor import NKIObject, NkiTensor
+from .tensor import NKIObject, NkiTensor, check_written
 
 
 # ---- enums and constants ----
@@ -202,10 +202,11 @@ def _scalar_or_column(x, parts: int, loc, what: str):
 
 def _paired(dst: Tensor, views: list, loc, what: str) -> list:
     """The input views reshaped to ``dst``'s shape, after checking that each has ``dst``'s
-    partitions and elements per partition."""
+    partitions and elements per partition, and was written."""
     p, free = dst.shape[0], math.prod(dst.shape[1:])
     out = []
     for name, v in views:
+        check_written(v, loc, f"{what}: {name}")
         if v.shape[0] != p or math.prod(v.shape[1:]) != free:
             raise NKIError(f"{what}: {name} has shape {list(v.shape)} ({v.shape[0]} partitions of "
                            f"{math.prod(v.shape[1:])}); dst has {list(dst.shape)} ({p} of {free}): "

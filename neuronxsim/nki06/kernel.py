@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 
 import numpy as np
 
+from neuronxsim.errors import SimulationError
 from neuronxsim.nki import tracer as _tracer
 from neuronxsim.nki.errors import NKIError
 from neuronxsim.nki.execution import Profile, bound_arrays, run_traced
@@ -220,7 +222,10 @@ def simulate_kernel(kernel, *args, arch: str | None = None, **kwargs):
 def _run(kernel, args, kwargs, arch, trace_file=None) -> tuple:
     """(TracedKernel, the simulator's result, the outputs by name)."""
     t, shared, arch = traced(kernel, args, kwargs, arch)
-    sim_result, outputs = run_traced(t, bound_arrays(shared, args, kwargs), arch=arch)
+    try:
+        sim_result, outputs = run_traced(t, bound_arrays(shared, args, kwargs), arch=arch)
+    except SimulationError as e:
+        raise _at_kernel_line(e, t.module) from None
     if trace_file is not None:
         sim_result.write_trace(trace_file)
     return t, sim_result, outputs
@@ -232,6 +237,20 @@ def profile(kernel, *args, arch: str | None = None, trace_file=None, **kwargs) -
     ``trace_file``, also writes the timeline trace (Chrome/Perfetto JSON)."""
     t, sim_result, outputs = _run(kernel, args, kwargs, arch, trace_file)
     return Profile(t, sim_result, outputs, trace_file)
+
+
+def _at_kernel_line(e: SimulationError, module) -> SimulationError:
+    """The simulator's refusal of an instruction, prefixed with the kernel line that made it
+    (the instruction's ``source``)."""
+    m = re.match(r"functions\[(\d+)\]\.blocks\[(\d+)\]\.instructions\[(\d+)\]", str(e))
+    if m is None:
+        return e
+    core, block, index = (int(g) for g in m.groups())
+    try:
+        source = module.functions[core].blocks[block].instructions[index].source
+    except (IndexError, AttributeError):
+        return e
+    return SimulationError(f"{source}: {e}") if source else e
 
 
 def launch() -> dict:

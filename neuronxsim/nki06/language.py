@@ -35,7 +35,8 @@ from . import dtypes as dt
 from ._api import api
 from .kernel import launch, target_arch
 from .registers import VirtualRegister, dynamic_range, unrolled_for, unrolled_while  # noqa: F401
-from .tensor import STORAGE_KIND, MemoryRegion, NKIObject, NkiTensor, wrap  # noqa: F401
+from .tensor import (STORAGE_KIND, MemoryRegion, NKIObject, NkiTensor,  # noqa: F401
+                     check_written, wrap)
 
 # ---- data types and buffers ----
 bool_, int8, int16, int32 = dt.bool_, dt.int8, dt.int16, dt.int32
@@ -468,13 +469,13 @@ def _tensor(x, loc, what: str) -> NkiTensor:
 
 
 def _tile(x, loc, what: str) -> Tensor:
-    """The shared view of an SBUF or PSUM tensor."""
+    """The shared view of an SBUF or PSUM tensor (an input: all its partitions written)."""
     if not isinstance(x, NkiTensor):
         raise NKIError(f"{what} must be an SBUF or PSUM tensor, not {type(x).__name__}", loc)
     if not x._on_chip:
         raise NKIError(f"{what} is the {x.buffer.name} tensor '{x.name}'; compute engines work on "
                        "SBUF and PSUM (copy it in with nl.load or nisa.dma_copy)", loc)
-    return x._view_of(what, loc)
+    return check_written(x._view_of(what, loc), loc, what)
 
 
 def _hbm(x, loc, what: str) -> Tensor:

@@ -579,6 +579,20 @@ def check_inside(view: Tensor, loc, what: str):
                        f"has {math.prod(st.shape)}", loc)
 
 
+def check_written(v: Tensor, loc, what: str) -> Tensor:
+    """``v``, an on-chip input, after checking that something wrote all its partitions (the
+    engines would read memory nothing wrote)."""
+    st = v.storage
+    if st.on_chip and st.write_count and st.forward is None and st.pending_zero is None:
+        start = v.offset // st.row
+        if st.written_partitions < start + v.shape[0]:
+            defined = current().defined_partitions(v)
+            if defined < v.shape[0]:
+                raise NKIError(f"{what}: reads partitions {start + defined}..{start + v.shape[0] - 1}"
+                               f" of {st.describe()}, which nothing wrote", loc)
+    return v
+
+
 def _index_tensor(x, what: str, loc) -> NkiTensor:
     if not isinstance(x, NkiTensor) or x._view.storage.kind != SBUF:
         raise NKIError(f"{what} must be an SBUF tensor of indices", loc)
@@ -674,4 +688,4 @@ def _slice(k: slice, n: int, axis: int, loc) -> tuple[int, int, int]:
 
 
 __all__ = ["NkiTensor", "NKIObject", "MemoryRegion", "Indirection", "wrap", "reshape_strides",
-           "check_inside", "STORAGE_KIND"]
+           "check_inside", "check_written", "STORAGE_KIND"]
