@@ -97,7 +97,7 @@ def _place(storages: list[Storage], kind: str, capacity: int, align: int,
         addr = _next_fit(sorted(live + blockers, key=_start) if blockers else live, size,
                          capacity, rover)
         if addr is None:
-            raise _refusal(st, kind, size, capacity, live)
+            raise _refusal(st, kind, size, capacity, live + (blockers or []))
         st.addr = addr
         rover = addr + size
         entry = (addr, rover, st)

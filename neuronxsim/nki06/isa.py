@@ -36,7 +36,7 @@ from .language import _as, _v4_only, dma_record
 from .language import equal as _equal, maximum as _maximum
 from .registers import (VirtualRegister, register_alloc, register_load,  # noqa: F401
                         register_move, register_store)
-from .tensor import NKIObject, NkiTensor, check_written
+from .tensor import NKIObject, NkiTensor, check_written, on_chip_view
 
 
 # ---- enums and constants ----
@@ -170,6 +170,13 @@ def _engine(value, allowed: tuple, default, loc, what: str):
     return hw
 
 
+def _begin(name, dst, what: str) -> tuple:
+    """(tracer, kernel line, what, dst's view) of the instruction ``what`` that called this."""
+    loc = caller_location(2)
+    _name(name, loc, what)
+    return current(), loc, what, _tile(dst, loc, f"{what}: dst")
+
+
 def _name(name, loc, what):
     """``name=``: the instruction's label for NKI's scheduling APIs (neuronxsim names
     instructions by their kernel line)."""
@@ -177,19 +184,13 @@ def _name(name, loc, what):
         raise NKIError(f"{what}: name must be a string", loc)
 
 
-def _tile(x, loc, what: str) -> Tensor:
-    if not isinstance(x, NkiTensor):
-        raise NKIError(f"{what} must be an SBUF or PSUM tensor, not {type(x).__name__}", loc)
-    if not x._on_chip:
-        raise NKIError(f"{what} is the {x.buffer.name} tensor '{x.name}'; this instruction works "
-                       "on SBUF and PSUM (copy it in with nisa.dma_copy)", loc)
-    return x._view_of(what, loc)
+_tile = on_chip_view  # (inputs are checked as written by _paired and _scalar_or_column)
 
 
 def _scalar_or_column(x, parts: int, loc, what: str):
     """A number, or the view of a [P, 1] tile of ``parts`` partitions."""
     if isinstance(x, NkiTensor):
-        v = _tile(x, loc, what)
+        v = check_written(_tile(x, loc, what), loc, what)
         if v.shape[0] != parts or math.prod(v.shape[1:]) != 1:
             raise NKIError(f"{what} must be a number or a [{parts}, 1] tile; it is "
                            f"{list(v.shape)}", loc)
@@ -403,11 +404,7 @@ def dma_compute(dst, srcs, reduce_op, scales=None, unique_indices=True,
 @instruction
 def tensor_copy(dst, src, engine=engine.unknown, name=None):
     """``dst = src`` on the Vector, Scalar or GpSimd Engine (bit-exact when dtypes match)."""
-    loc = caller_location(1)
-    tr = current()
-    what = "nisa.tensor_copy"
-    _name(name, loc, what)
-    d = _tile(dst, loc, f"{what}: dst")
+    tr, loc, what, d = _begin(name, dst, "nisa.tensor_copy")
     s = _tile(src, loc, f"{what}: src")
     hw = _engine(engine, (Engine.DVE, Engine.Activation, Engine.Pool), None, loc, what)
     if hw is Engine.Activation and tr.arch == "trn1":
@@ -420,11 +417,7 @@ def tensor_copy(dst, src, engine=engine.unknown, name=None):
 @instruction
 def memset(dst, value, engine=engine.unknown, name=None):
     """Fills ``dst`` with ``value`` (an int for integer tensors)."""
-    loc = caller_location(1)
-    tr = current()
-    what = "nisa.memset"
-    _name(name, loc, what)
-    d = _tile(dst, loc, f"{what}: dst")
+    tr, loc, what, d = _begin(name, dst, "nisa.memset")
     hw = _engine(engine, (Engine.DVE, Engine.Pool), Engine.DVE, loc, what)
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
         raise NKIError(f"{what}: value must be a number, not {type(value).__name__}", loc)
@@ -438,11 +431,7 @@ def memset(dst, value, engine=engine.unknown, name=None):
 def tensor_copy_predicated(dst, src, predicate, reverse_pred=False, name=None):
     """``dst = src`` where ``predicate`` is non-zero (zero with ``reverse_pred``); other elements
     of ``dst`` keep their values (Vector Engine)."""
-    loc = caller_location(1)
-    tr = current()
-    what = "nisa.tensor_copy_predicated"
-    _name(name, loc, what)
-    d = _tile(dst, loc, f"{what}: dst")
+    tr, loc, what, d = _begin(name, dst, "nisa.tensor_copy_predicated")
     p = _tile(predicate, loc, f"{what}: predicate")
     if p.storage.dtype not in (dt.uint8, dt.uint16, dt.uint32):
         raise NKIError(f"{what}: predicate must be uint8, uint16 or uint32, not "
@@ -475,11 +464,7 @@ def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_on
     [K, N] in SBUF, dst [M, N] fp32 in PSUM. ``accumulate``: True adds to the accumulation group
     open on ``dst``, False starts one, None (default) adds when one is open there (or ``dst``
     holds nl.zeros) and starts one otherwise."""
-    loc = caller_location(1)
-    tr = current()
-    what = "nisa.nc_matmul"
-    _name(name, loc, what)
-    d = _tile(dst, loc, f"{what}: dst")
+    tr, loc, what, d = _begin(name, dst, "nisa.nc_matmul")
     st = _tile(stationary, loc, f"{what}: stationary")
     mv = _tile(moving, loc, f"{what}: moving")
     if _enum(perf_mode, matmul_perf_mode, f"{what}: perf_mode", loc) is not matmul_perf_mode.none:
@@ -569,11 +554,7 @@ def nc_matmul_mx(dst, stationary, moving, stationary_scale, moving_scale, tile_p
 def nc_transpose(dst, data, engine=engine.unknown, name=None):
     """``dst = data.T`` on the Tensor Engine (up to [128, 128], into PSUM) or the Vector Engine
     (up to [32, 32]). By default the Vector Engine takes tiles that fit it and an SBUF ``dst``."""
-    loc = caller_location(1)
-    tr = current()
-    what = "nisa.nc_transpose"
-    _name(name, loc, what)
-    d = _tile(dst, loc, f"{what}: dst")
+    tr, loc, what, d = _begin(name, dst, "nisa.nc_transpose")
     v = _tile(data, loc, f"{what}: data")
     small = v.shape[0] <= 32 and math.prod(v.shape[1:]) <= 32
     default = Engine.PE if d.storage.kind == PSUM and not small else \
@@ -626,11 +607,7 @@ def activation(dst, op, data, bias=None, scale=1.0, reduce_op=None, reduce_res=N
                reduce_cmd=reduce_cmd.idle, name=None):
     """``dst = op(data * scale + bias)`` on the Scalar Engine; with ``reduce_cmd`` the results
     also add into the engine's per-partition registers, read into ``reduce_res``."""
-    loc = caller_location(1)
-    tr = current()
-    what = "nisa.activation"
-    _name(name, loc, what)
-    d = _tile(dst, loc, f"{what}: dst")
+    tr, loc, what, d = _begin(name, dst, "nisa.activation")
     acc = _reduce_regs(reduce_op, reduce_cmd, reduce_res, loc, what)
     _activation(tr, d, op, data, bias, scale, acc, loc, what)
     if reduce_res is not None:
@@ -641,11 +618,7 @@ def activation(dst, op, data, bias=None, scale=1.0, reduce_op=None, reduce_res=N
 def activation_reduce(dst, op, data, reduce_op, reduce_res, bias=None, scale=1.0, name=None):
     """``activation`` with ``reduce_cmd=reset_reduce``, the per-partition sums read into
     ``reduce_res``."""
-    loc = caller_location(1)
-    tr = current()
-    what = "nisa.activation_reduce"
-    _name(name, loc, what)
-    d = _tile(dst, loc, f"{what}: dst")
+    tr, loc, what, d = _begin(name, dst, "nisa.activation_reduce")
     acc = _reduce_regs(reduce_op, reduce_cmd.reset_reduce, reduce_res, loc, what)
     _activation(tr, d, op, data, bias, scale, acc, loc, what)
     _ins.read_accumulator(tr, _tile(reduce_res, loc, f"{what}: reduce_res"), d.shape[0], loc)
@@ -696,11 +669,7 @@ def tensor_tensor(dst, data1, data2, op, engine=engine.unknown, name=None):
 def tensor_scalar(dst, data, op0, operand0, reverse0=False, op1=None, operand1=None,
                   reverse1=False, engine=engine.unknown, name=None):
     """``dst = (data op0 operand0) op1 operand1`` with numbers or [P, 1] tiles as operands."""
-    loc = caller_location(1)
-    tr = current()
-    what = "nisa.tensor_scalar"
-    _name(name, loc, what)
-    d = _tile(dst, loc, f"{what}: dst")
+    tr, loc, what, d = _begin(name, dst, "nisa.tensor_scalar")
     v = _tile(data, loc, f"{what}: data")
     (v,) = _paired(d, [("data", v)], loc, what)
     a0 = _alu(op0, f"{what}: op0", loc)
@@ -795,14 +764,20 @@ def tensor_tensor_scan(dst, data0, data1, initial, op0, op1, reverse0=False, rev
     x0, x1 = _paired(d, [("data0", x0), ("data1", x1)], loc, what)
     _one_psum_input([x0, x1], loc, what)
     init = _scalar_or_column(initial, d.shape[0], loc, f"{what}: initial")
-    fields = {"op0": a0, "op1": a1, "initial": 0.0}
+    _scan(tr, d, x0, x1, a0, a1, init, loc, what)
+
+
+def _scan(tr, d: Tensor, data0: Tensor, data1: Tensor, op0, op1, initial, loc, what: str):
+    """Records ``d[i] = op1(op0(data0[i], r), data1[i])`` from ``r = initial`` (a number or a
+    [P, 1] view)."""
+    fields = {"op0": op0, "op1": op1, "initial": 0.0}
     pointers = []
-    if isinstance(init, Tensor):
-        pointers.append(("initial", init))
+    if isinstance(initial, Tensor):
+        pointers.append(("initial", initial))
     else:
-        fields["initial"] = init
-    _ins.record_lanewise(tr, IT.TensorTensorScan, Engine.DVE, d.shape, _full(d.shape), [x0, x1],
-                         pointers, d, fields, loc, what)
+        fields["initial"] = initial
+    _ins.record_lanewise(tr, IT.TensorTensorScan, Engine.DVE, d.shape, _full(d.shape),
+                         [data0, data1], pointers, d, fields, loc, what)
 
 
 @instruction
@@ -811,11 +786,7 @@ def scalar_tensor_tensor(dst, data, op0, operand0, op1, operand1, reverse0=False
     """``dst = (data op0 operand0) op1 operand1``, operand0 a number or [P, 1] tile, operand1 a
     tile. (Recorded as a tensor_scalar into an fp32 tile and a tensor_tensor: exact, and timed
     as those two Vector Engine instructions.)"""
-    loc = caller_location(1)
-    tr = current()
-    what = "nisa.scalar_tensor_tensor"
-    _name(name, loc, what)
-    d = _tile(dst, loc, f"{what}: dst")
+    tr, loc, what, d = _begin(name, dst, "nisa.scalar_tensor_tensor")
     v = _tile(data, loc, f"{what}: data")
     w = _tile(operand1, loc, f"{what}: operand1")
     v, w = _paired(d, [("data", v), ("operand1", w)], loc, what)
@@ -910,25 +881,14 @@ def tensor_scalar_cumulative(dst, src, op0, op1, imm0, imm1=None,
                        "load_reduce)", loc)
     o0 = _scalar_or_column(imm0, d.shape[0], loc, f"{what}: imm0")
     t = _ins.tensor_scalar(tr, v, a0, o0, False, None, None, False, dt.float32, loc, what=what)
-    zero = _ins.constant_column(tr, d.shape[0], 0.0, loc)
-    fields = {"op0": a1, "op1": Alu.add, "initial": 0.0}
-    pointers = []
-    if isinstance(initial, Tensor):
-        pointers.append(("imm1", initial))
-    else:
-        fields["initial"] = initial
-    _ins.record_lanewise(tr, IT.TensorTensorScan, Engine.DVE, d.shape, _full(d.shape), [t, zero],
-                         pointers, d, fields, loc, what)
+    zero = _ins.constant_column(tr, d.shape[0], 0.0, loc)  # (r = op1(t[i], r) + 0)
+    _scan(tr, d, t, zero, a1, Alu.add, initial, loc, what)
 
 
 @instruction
 def reciprocal(dst, data, name=None):
     """``dst = 1 / data`` (Vector Engine)."""
-    loc = caller_location(1)
-    tr = current()
-    what = "nisa.reciprocal"
-    _name(name, loc, what)
-    d = _tile(dst, loc, f"{what}: dst")
+    tr, loc, what, d = _begin(name, dst, "nisa.reciprocal")
     (v,) = _paired(d, [("data", _tile(data, loc, f"{what}: data"))], loc, what)
     _ins.record_lanewise(tr, IT.Reciprocal, Engine.DVE, d.shape, _full(d.shape), [v], [], d,
                          None, loc, what)
@@ -938,11 +898,7 @@ def reciprocal(dst, data, name=None):
 def iota(dst, pattern, offset=0, channel_multiplier=0, name=None):
     """``dst[p, i...] = offset + channel_multiplier * p + sum(i_k * step_k)`` over ``pattern``
     ``[[step, num], ...]`` (GpSimd, int32 arithmetic, cast to dst's dtype)."""
-    loc = caller_location(1)
-    tr = current()
-    what = "nisa.iota"
-    _name(name, loc, what)
-    d = _tile(dst, loc, f"{what}: dst")
+    tr, loc, what, d = _begin(name, dst, "nisa.iota")
     if d.storage.kind != SBUF:
         raise NKIError(f"{what}: dst must be in SBUF", loc)
     fields = {"base": int(offset), "channel_multiplier": int(channel_multiplier),
@@ -1123,11 +1079,7 @@ def nc_find_index8(dst, data, vals, name=None):
 def nc_match_replace8(dst, data, vals, imm, dst_idx=None, name=None):
     """``dst`` = ``data`` with the first occurrence of each of the 8 values ``vals`` replaced by
     ``imm``; their indices into ``dst_idx`` if given."""
-    loc = caller_location(1)
-    tr = current()
-    what = "nisa.nc_match_replace8"
-    _name(name, loc, what)
-    d = _tile(dst, loc, f"{what}: dst")
+    tr, loc, what, d = _begin(name, dst, "nisa.nc_match_replace8")
     v = _tile(data, loc, f"{what}: data")
     (v,) = _paired(d, [("data", v)], loc, what)
     n = math.prod(v.shape[1:])
@@ -1147,11 +1099,7 @@ def nc_match_replace8(dst, data, vals, imm, dst_idx=None, name=None):
 def nc_stream_shuffle(dst, src, shuffle_mask, name=None):
     """Within each 32-partition quadrant, dst partition ``i`` takes src partition
     ``shuffle_mask[i]`` (255: left unwritten) (Vector Engine)."""
-    loc = caller_location(1)
-    tr = current()
-    what = "nisa.nc_stream_shuffle"
-    _name(name, loc, what)
-    d = _tile(dst, loc, f"{what}: dst")
+    tr, loc, what, d = _begin(name, dst, "nisa.nc_stream_shuffle")
     s = _tile(src, loc, f"{what}: src")
     if d.storage.dtype != s.storage.dtype:
         raise NKIError(f"{what}: dst must have src's dtype", loc)
@@ -1168,11 +1116,7 @@ def nc_stream_shuffle(dst, src, shuffle_mask, name=None):
 def dropout(dst, data, prob, name=None):
     """Zeroes each element with probability ``prob`` (a number), scaling survivors by
     ``1 / (1 - prob)`` (Vector Engine)."""
-    loc = caller_location(1)
-    tr = current()
-    what = "nisa.dropout"
-    _name(name, loc, what)
-    d = _tile(dst, loc, f"{what}: dst")
+    tr, loc, what, d = _begin(name, dst, "nisa.dropout")
     (v,) = _paired(d, [("data", _tile(data, loc, f"{what}: data"))], loc, what)
     if d.storage.dtype != v.storage.dtype:
         raise NKIError(f"{what}: dst.dtype must match data.dtype", loc)

@@ -36,7 +36,7 @@ from ._api import api
 from .kernel import launch, target_arch
 from .registers import VirtualRegister, dynamic_range, unrolled_for, unrolled_while  # noqa: F401
 from .tensor import (STORAGE_KIND, MemoryRegion, NKIObject, NkiTensor,  # noqa: F401
-                     check_written, wrap)
+                     check_written, on_chip_view, wrap)
 
 # ---- data types and buffers ----
 bool_, int8, int16, int32 = dt.bool_, dt.int8, dt.int16, dt.int32
@@ -469,13 +469,9 @@ def _tensor(x, loc, what: str) -> NkiTensor:
 
 
 def _tile(x, loc, what: str) -> Tensor:
-    """The shared view of an SBUF or PSUM tensor (an input: all its partitions written)."""
-    if not isinstance(x, NkiTensor):
-        raise NKIError(f"{what} must be an SBUF or PSUM tensor, not {type(x).__name__}", loc)
-    if not x._on_chip:
-        raise NKIError(f"{what} is the {x.buffer.name} tensor '{x.name}'; compute engines work on "
-                       "SBUF and PSUM (copy it in with nl.load or nisa.dma_copy)", loc)
-    return check_written(x._view_of(what, loc), loc, what)
+    """The shared view of an SBUF or PSUM tensor read by an operation (all its partitions
+    written)."""
+    return check_written(on_chip_view(x, loc, what), loc, what)
 
 
 def _hbm(x, loc, what: str) -> Tensor:
@@ -747,46 +743,41 @@ def gelu_apprx_sigmoid_dx(x, dtype=None) -> NkiTensor:
 gelu_apprx_sigmoid_dx.act_func = None  # (no single Scalar Engine function)
 
 
-def _reduced_angle(tr, v: Tensor, shift: float, loc, what) -> Tensor:
-    """``mod(v + shift + pi, 2 pi) - pi`` in fp32: the angle in [-pi, pi) the Scalar Engine's
-    sine is accurate on."""
+def _sine(x, shift: float, dtype, loc, what: str) -> Tensor:
+    """``sin(x + shift)``, the angle reduced to [-pi, pi) for the Scalar Engine's sine."""
+    tr = current()
+    v = x if isinstance(x, Tensor) else _tile(x, loc, f"nl.{what}: x")
     r = _ins.tensor_scalar(tr, v, Alu.add, shift + math.pi, False, Alu.mod, 2 * math.pi, False,
                            float32, loc, what=what)
-    return _ins.tensor_scalar(tr, r, Alu.subtract, math.pi, False, None, None, False, float32,
-                              loc, what=what)
+    r = _ins.tensor_scalar(tr, r, Alu.subtract, math.pi, False, None, None, False, float32, loc,
+                           what=what)
+    return _activation(r, Act.Sin, dtype or v.storage.dtype, loc, what)
 
 
 @api
 def sin(x, dtype=None) -> NkiTensor:
     """``sin(x)`` over the whole input range: range reduction to [-pi, pi), then the Scalar
-    Engine's sine."""
+    Engine's sine (whose fit holds on [-pi, pi] only)."""
     loc = caller_location(1)
-    tr = current()
-    v = _tile(x, loc, "nl.sin: x")
-    r = _reduced_angle(tr, v, 0.0, loc, "sin")
-    return wrap(_activation(r, Act.Sin, _opt_dtype(dtype, loc) or v.storage.dtype, loc, "sin"))
+    return wrap(_sine(x, 0.0, _opt_dtype(dtype, loc), loc, "sin"))
 
 
 @api
 def cos(x, dtype=None) -> NkiTensor:
     """``cos(x) = sin(x + pi/2)``, range-reduced as nl.sin."""
     loc = caller_location(1)
-    tr = current()
-    v = _tile(x, loc, "nl.cos: x")
-    r = _reduced_angle(tr, v, math.pi / 2, loc, "cos")
-    return wrap(_activation(r, Act.Sin, _opt_dtype(dtype, loc) or v.storage.dtype, loc, "cos"))
+    return wrap(_sine(x, math.pi / 2, _opt_dtype(dtype, loc), loc, "cos"))
 
 
 @api
 def tan(x, dtype=None) -> NkiTensor:
     """``sin(x) / cos(x)``."""
     loc = caller_location(1)
-    tr = current()
     v = _tile(x, loc, "nl.tan: x")
-    s = _activation(_reduced_angle(tr, v, 0.0, loc, "tan"), Act.Sin, float32, loc, "tan")
-    c = _activation(_reduced_angle(tr, v, math.pi / 2, loc, "tan"), Act.Sin, float32, loc, "tan")
-    return wrap(_ins.tensor_tensor(tr, s, c, Alu.divide, _opt_dtype(dtype, loc) or
-                                   v.storage.dtype, loc, what="tan"))
+    s = _sine(v, 0.0, float32, loc, "tan")
+    c = _sine(v, math.pi / 2, float32, loc, "tan")
+    return wrap(_ins.tensor_tensor(current(), s, c, Alu.divide,
+                                   _opt_dtype(dtype, loc) or v.storage.dtype, loc, what="tan"))
 
 
 def _floor(tr, v: Tensor, loc, what, dtype=float32) -> Tensor:

@@ -579,6 +579,16 @@ def check_inside(view: Tensor, loc, what: str):
                        f"has {math.prod(st.shape)}", loc)
 
 
+def on_chip_view(x, loc, what: str) -> Tensor:
+    """The shared view of ``x``, checked to be a direct view of an SBUF or PSUM tensor."""
+    if not isinstance(x, NkiTensor):
+        raise NKIError(f"{what} must be an SBUF or PSUM tensor, not {type(x).__name__}", loc)
+    if not x._on_chip:
+        raise NKIError(f"{what} is the {x.buffer.name} tensor '{x.name}'; compute engines work on "
+                       "SBUF and PSUM (copy it in with nl.load or nisa.dma_copy)", loc)
+    return x._view_of(what, loc)
+
+
 def check_written(v: Tensor, loc, what: str) -> Tensor:
     """``v``, an on-chip input, after checking that something wrote all its partitions (the
     engines would read memory nothing wrote)."""
@@ -688,4 +698,4 @@ def _slice(k: slice, n: int, axis: int, loc) -> tuple[int, int, int]:
 
 
 __all__ = ["NkiTensor", "NKIObject", "MemoryRegion", "Indirection", "wrap", "reshape_strides",
-           "check_inside", "check_written", "STORAGE_KIND"]
+           "check_inside", "check_written", "on_chip_view", "STORAGE_KIND"]
