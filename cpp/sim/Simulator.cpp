@@ -221,7 +221,7 @@ SimResult Simulator::run() {
       }
       Record r = sched.schedule(cp, d, notBefore);
       if (kernel && !kernel->empty()) launchedHere.try_emplace(*kernel, r.start_ns);
-      if (d.track == kTrackPE && !d.wholeCore) peFlops += d.flops;
+      if (d.track == kTrackPE || d.wholeCore) peFlops += d.flops;  // a kernel node: its matmuls
       if (opts_.records) {
         r.inst = i;
         r.core = static_cast<uint16_t>(cp.core);

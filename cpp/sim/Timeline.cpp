@@ -62,6 +62,7 @@ void addSlices(const SimResult& r, Timeline& t, std::vector<uint32_t>& sliceOf, 
     s.start = traceNs(rec.start_ns);
     s.end = traceNs(rec.end_ns);
     s.busyEnd = traceNs(rec.readsDone_ns());
+    s.wholeCore = r.decoded(rec).wholeCore;
     sliceOf[i] = static_cast<uint32_t>(t.slices.size());
     t.slices.push_back(s);
     if (rec.track >= kFirstQueueTrack) {

@@ -49,6 +49,7 @@ struct Slice {
   uint8_t track = 0;
   uint8_t lane = 0;       // 0: the track itself; k: its k-th sub-track
   bool trigger = false;   // a DMA's trigger on its issuing engine (else the instruction itself)
+  bool wholeCore = false; // a kernel node timed as a whole: it occupies every track of its core
 };
 
 enum class Dependency : uint8_t { RAW, WAR, WAW };

@@ -17,7 +17,7 @@ ENGINES = ("PE", "ACT", "DVE", "Pool", "SP")
 
 _RECORD_FIELDS = ("core", "start_ns", "end_ns", "engine", "queue", "issue_engine", "issue_ns", "opcode",
                   "name", "cycles", "bytes", "flops", "source", "kernel")
-_SLICE_FIELDS = ("core", "track", "lane", "start_ns", "end_ns", "busy_end_ns", "record", "trigger")
+_SLICE_FIELDS = ("core", "track", "lane", "start_ns", "end_ns", "busy_end_ns", "record", "trigger", "whole_core")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -91,7 +91,8 @@ class SimResult:
         its issuing engine); lane (0: the track itself, k: its k-th sub-track, where it overlaps
         the slice before: ``track_label``); start_ns / end_ns (start until its results are
         visible) and busy_end_ns (until then it kept its track busy), integer nanoseconds of
-        simulated time; record (its row of ``instructions``); trigger."""
+        simulated time; record (its row of ``instructions``); trigger; whole_core (a kernel node
+        timed by its analytic cost, which occupies every track of its core)."""
         if self._slices is None:
             cols = self._native.slice_columns()
             rec = np.empty(len(cols["start_ns"]), dtype=np.dtype([(f, cols[f].dtype) for f in _SLICE_FIELDS]))

@@ -38,6 +38,14 @@ def test_the_decoder_layer_trace(small_layer, tmp_path):
     assert {"SBUF in use bytes", "PSUM in use bytes", "DMA0 rate GB/s"} <= names
 
 
+def test_the_decoder_layer_trace_with_kernel_nodes_timed_whole(small_layer, tmp_path):
+    lowered, _, _ = small_layer
+    r = sim.simulate(lowered, mode="timing")  # simulate --analytic: each node occupies its core
+    trace = tr.assert_trace_valid(tmp_path / "trace.json", r)
+    assert np.all(r.slices["whole_core"]) and len(trace.slices) == r.instruction_count
+    assert not trace.flows  # a node waits for the whole core before it, never for memory alone
+
+
 def test_a_two_core_kernel_trace(tmp_path):
     r = sim.simulate(_two_core_module(tmp_path), mode="timing")
     trace = tr.assert_trace_valid(tmp_path / "trace.json", r)

@@ -176,6 +176,8 @@ def test_kernel_node_analytic_cost():
     assert got["busy_ns"] == pytest.approx(want)
     r = sim.simulate(b.module, mode="timing")
     assert r.total_ns == pytest.approx(want)
+    assert r.pe_flops == flops == r.cores[0]["pe_flops"]  # its matmuls count for the PE MFU
+    assert r.engines["PE"].busy_ns == r.engines["DMA0"].busy_ns == pytest.approx(want)  # every track
     with pytest.raises(SimulationError, match=r"BIRKernel 'BIRKernel'.*must be expanded"):
         sim.simulate(b.module, {n: np.zeros(s, sim.dtype_to_numpy(DType.bfloat16)) for n, s in
                                 (("hidden", (1, 512, 4096)), ("gate", (4096, 11008)), ("up", (4096, 11008)),
