@@ -32,8 +32,8 @@ for shard in "$logs"/shard.*; do
 done
 status=0
 for pid in "${pids[@]}"; do wait "$pid" || status=1; done
-passed=$(cat "$logs"/shard.*.log | grep -Eo '[0-9]+ passed' | awk '{n += $1} END {print n + 0}')
-failed=$(cat "$logs"/shard.*.log | grep -Eo '[0-9]+ failed' | awk '{n += $1} END {print n + 0}')
+read -r passed failed < <({ grep -Eho '[0-9]+ (passed|failed)' "$logs"/shard.*.log || true; } |
+  awk '{n[$2] += $1} END {print n["passed"] + 0, n["failed"] + 0}')
 grep -h '^FAILED' "$logs"/shard.*.log || true
 echo "long sweep: $passed passed, $failed failed in $((SECONDS - start)) s"
 if [ "$status" -eq 0 ] && [ -z "${SWEEP_LOGS:-}" ]; then rm -rf "$logs"; fi
