@@ -3,8 +3,9 @@
 # (tests/private_kernels/test_sweep_registry.py) over their long level lists (NXS_LONG_SWEEP=1):
 # attention up to 4097 tokens, GQA groups to 8 over up to 3 kv heads, head dims 32..160, more
 # residues of every tiled size (255..257, 1023..1025, ...), about 4,600 cases against NumPy. The
-# CI sweep (the same modules without the variable) takes about a minute; this one takes hours on
-# one core, so it runs the cases in JOBS pytest processes (default: every core).
+# CI sweep (the same modules without the variable) takes about a minute of CPU; this one about
+# 45 minutes in 2 processes on a busy 2-core machine, so it runs the cases in JOBS pytest
+# processes (default: every core).
 #
 #   bash scripts/sweep-leaves.sh                   # everything
 #   bash scripts/sweep-leaves.sh -k attention      # a subset (arguments go to pytest's collection)
