@@ -24,7 +24,7 @@ BIR_DEFINE_MANY_OPCODE_CTOR(InstUnmodeled, Unmodeled)
 
 NodeClass nodeClassOf(Opcode op) {
   switch (op) {
-#define BIR_OPCODE(Name, NC, Src) \
+#define BIR_OPCODE(Name, NC, Cat, Src) \
   case InstructionType::Name:     \
     return NodeClass::NC;
 #include "InstructionType.def"
@@ -68,7 +68,7 @@ std::unique_ptr<Instruction> makeNode(Opcode op, std::string name, BasicBlock* b
 
 std::unique_ptr<Instruction> createInstruction(Opcode op, std::string name, BasicBlock* bb) {
   switch (op) {
-#define BIR_OPCODE(Name, NC, Src) \
+#define BIR_OPCODE(Name, NC, Cat, Src) \
   case InstructionType::Name:     \
     return makeNode<Inst##NC>(op, std::move(name), bb);
 #include "InstructionType.def"

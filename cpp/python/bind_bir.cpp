@@ -67,6 +67,12 @@ void bindBir(py::module_& m) {
       out.append(kOrigin[static_cast<int>(InstructionType::origin(static_cast<Opcode>(i)))]);
     return out;
   });
+  m.def("opcode_categories", [] {
+    py::list out;
+    for (int i = 0; i < InstructionType::kCount; ++i)
+      out.append(InstructionType::categoryName(InstructionType::category(static_cast<Opcode>(i))));
+    return out;
+  });
   m.def("opcode_node_classes", [] {
     py::list out;
     for (int i = 0; i < InstructionType::kCount; ++i)

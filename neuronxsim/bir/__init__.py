@@ -35,6 +35,9 @@ InstructionType.__doc__ = "bir::InstructionType: the BIR opcode enum (110 member
 
 #: Where each slot's name and ordinal come from: "SEED", "PUBLIC" or "OURS".
 OPCODE_ORIGINS = dict(zip(InstructionType, _b.opcode_origins()))
+#: What kind of instruction each opcode is: "Comp", "DMA", "Sync", "Ctrl", "Coll", "Sym", or "Cust"
+#: (seed 000's Custom / Extension band, slots 53..57: opaque boxes with their own latency model).
+OPCODE_CATEGORIES = dict(zip(InstructionType, _b.opcode_categories()))
 #: The node class each opcode is built as ("InstBIRKernel", ...).
 OPCODE_NODE_CLASSES = dict(zip(InstructionType, _b.opcode_node_classes()))
 
@@ -134,7 +137,7 @@ def iter_instructions(module: Module):
 
 
 __all__ = [
-    "InstructionType", "OPCODE_ORIGINS", "OPCODE_NODE_CLASSES", "NODE_CLASSES", "Engine", "DType",
+    "InstructionType", "OPCODE_ORIGINS", "OPCODE_CATEGORIES", "OPCODE_NODE_CLASSES", "NODE_CLASSES", "Engine", "DType",
     "ActivationFunc", "AluOp", "AccumCmd", "ReduceAxis", "MemsetMode", "MemoryType", "TensorKind",
     "AddrSpace", "AccessFlavour", "PerfMode", "DmaMode", "DgeType", "APPair", "AccessPattern",
     "MemoryLocation", "MemoryLocationSet", "Instruction", "BasicBlock", "Function", "Module",
