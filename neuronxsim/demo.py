@@ -107,7 +107,8 @@ def build_demo_module(tokens: int = 256, hidden: int = 2048, intermediate: int =
     mlp.set_act_fn(0)
     mlp.set_up_bias(False)
     mlp.set_down_bias(False)
-    mlp.set_is_tkg(tokens <= 96)
+    from neuronxsim.nki._private_kernels.mlp import TKG_BS_SEQLEN_THRESHOLD
+    mlp.set_is_tkg(tokens < TKG_BS_SEQLEN_THRESHOLD)  # codegenMLPKernel's decision
     for t in (hidden_t, ln_w, gate_w, up_w, down_w):
         mlp.addSeqAccess(t, False)
     mlp.addSeqAccess(mlp_out, True)

@@ -28,7 +28,6 @@ from neuronxsim import bir
 from neuronxsim.bir import InstructionType as Opcode
 from neuronxsim.bir import MemoryType, Module, TensorKind
 from neuronxsim.errors import CodegenError, NeuronxsimError
-from neuronxsim.nki._private_kernels.mlp import TKG_BS_SEQLEN_THRESHOLD
 from neuronxsim.starfish.penguin import ir
 from neuronxsim.starfish.penguin.ir import attr_to_str
 from neuronxsim.starfish.penguin.ir.kernels import kernel_function
@@ -116,13 +115,12 @@ _ACCESS_MARSHALLERS = {
 }
 
 
-def is_token_generation(hidden_shape):
-    """The MLP / QKV leaves' TKG-vs-CTE rule: TKG iff ``B*S`` of ``hidden [B, S, H]`` is at most
-    ``TKG_BS_SEQLEN_THRESHOLD`` (see ``neuronxsim.nki._private_kernels.mlp``)."""
+def _tokens(hidden_shape):
+    """``B*S`` of ``hidden [B, S, H]``: the tokens the MLP / QKV routing decision counts."""
     tokens = 1
     for d in hidden_shape[:-1]:
         tokens *= d
-    return tokens <= TKG_BS_SEQLEN_THRESHOLD
+    return tokens
 
 
 def _dram_access_pattern(shape, starts, counts, steps, partition_dim):
@@ -364,9 +362,13 @@ class BirCodeGenLoop(InternalNativeNkiKernelCodegen):
         self._marshalOperands(node, inst, marshal)
         return node
 
-    def _mlpAttrs(self, inst):
+    # The token-generation routing (seed 000 section 3): ``is_tkg = (B*S < TKG_BS_SEQLEN_THRESHOLD)``
+    # with the threshold imported from the MLP leaf module inside each codegen method, at lowering
+    # time, so the leaf's current value decides. The QKV family names the same decision
+    # ``useTkgQKVKernel``, which is also the attr its node carries.
+
+    def _mlpAttrs(self, inst, is_tkg):
         """The MLP family's named attrs and its TKG routing decision, in kernel_attrs order."""
-        is_tkg = is_token_generation(inst.srcs[0].access_shape)
         return [("fused_rmsnorm", inst.fused_rmsnorm), ("norm_type", inst.norm_type), ("store_add", inst.store_add),
                 ("quant_kernel", inst.quant_kernel), ("lower_bound", inst.lower_bound),
                 ("skip_gate", inst.skip_gate), ("act_fn", inst.act_fn), ("up_bias", inst.up_bias),
@@ -374,27 +376,38 @@ class BirCodeGenLoop(InternalNativeNkiKernelCodegen):
 
     def codegenMLPKernel(self, inst):
         self._checkLowerable(inst, "codegenMLPKernel")
-        return self._commonNativeKernelCodegen(inst, MLP_KERNEL_NAME, self._mlpAttrs(inst), self._addSeqAccess)
+        from neuronxsim.nki._private_kernels.mlp import TKG_BS_SEQLEN_THRESHOLD
+        is_tkg = _tokens(inst.srcs[0].access_shape) < TKG_BS_SEQLEN_THRESHOLD
+        return self._commonNativeKernelCodegen(inst, MLP_KERNEL_NAME, self._mlpAttrs(inst, is_tkg),
+                                               self._addSeqAccess)
 
     def codegenTiledNativeKernelMLP(self, inst):
         self._checkLowerable(inst, "codegenTiledNativeKernelMLP")
-        return self._commonNativeKernelCodegen(inst, MLP_KERNEL_NAME, self._mlpAttrs(inst), self._addPreTiledAP)
+        from neuronxsim.nki._private_kernels.mlp import TKG_BS_SEQLEN_THRESHOLD
+        is_tkg = _tokens(inst.srcs[0].access_shape) < TKG_BS_SEQLEN_THRESHOLD
+        return self._commonNativeKernelCodegen(inst, MLP_KERNEL_NAME, self._mlpAttrs(inst, is_tkg),
+                                               self._addPreTiledAP)
 
-    def _normQKVAttrs(self, inst):
-        """The QKV family's named attrs and its TKG routing decision (``useTkgQKVKernel``)."""
-        useTkgQKVKernel = is_token_generation(inst.srcs[0].access_shape)
+    def _normQKVAttrs(self, inst, useTkgQKVKernel):
+        """The QKV family's named attrs and its TKG routing decision, in kernel_attrs order."""
         return [("fused_rmsnorm", inst.fused_rmsnorm), ("norm_type", inst.norm_type),
                 ("output_layout", inst.output_layout), ("num_q_heads", inst.num_q_heads),
                 ("num_kv_heads", inst.num_kv_heads), ("d_head", inst.d_head), ("bias", inst.bias),
-                ("eps", inst.eps), ("is_tkg", useTkgQKVKernel)]
+                ("eps", inst.eps), ("useTkgQKVKernel", useTkgQKVKernel)]
 
     def codegenNormQKV(self, inst):
         self._checkLowerable(inst, "codegenNormQKV")
-        return self._commonNativeKernelCodegen(inst, QKV_KERNEL_NAME, self._normQKVAttrs(inst), self._addSeqAccess)
+        from neuronxsim.nki._private_kernels.mlp import TKG_BS_SEQLEN_THRESHOLD
+        useTkgQKVKernel = _tokens(inst.srcs[0].access_shape) < TKG_BS_SEQLEN_THRESHOLD
+        return self._commonNativeKernelCodegen(inst, QKV_KERNEL_NAME, self._normQKVAttrs(inst, useTkgQKVKernel),
+                                               self._addSeqAccess)
 
     def codegenTiledNativeKernelNormQKV(self, inst):
         self._checkLowerable(inst, "codegenTiledNativeKernelNormQKV")
-        return self._commonNativeKernelCodegen(inst, QKV_KERNEL_NAME, self._normQKVAttrs(inst), self._addPreTiledAP)
+        from neuronxsim.nki._private_kernels.mlp import TKG_BS_SEQLEN_THRESHOLD
+        useTkgQKVKernel = _tokens(inst.srcs[0].access_shape) < TKG_BS_SEQLEN_THRESHOLD
+        return self._commonNativeKernelCodegen(inst, QKV_KERNEL_NAME, self._normQKVAttrs(inst, useTkgQKVKernel),
+                                               self._addPreTiledAP)
 
     def _rmsNormQuantAttrs(self, inst):
         return [("norm_type", inst.norm_type), ("quantization_type", inst.quantization_type),
@@ -518,7 +531,7 @@ class BirCodeGenLoop(InternalNativeNkiKernelCodegen):
         return node
 
 
-__all__ = ["BirCodeGenLoop", "Opcode", "is_token_generation", "BUFFER_SHAPES", "AUTO_CAST_MODES",
+__all__ = ["BirCodeGenLoop", "Opcode", "BUFFER_SHAPES", "AUTO_CAST_MODES",
            "AUTO_CAST_TYPES", "NAMED_ATTR_FIELDS", "InternalKernelConfig", "get_internal_kernel_registry",
            "TracedInternalKernel", "clear_internal_kernel_trace_cache", "nki_frontend", "NKI_FRONTEND_FORMATS",
            "MULTICORE_GRID", "KLR_DIR_ENV"]
