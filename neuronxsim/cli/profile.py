@@ -9,7 +9,8 @@ import runpy
 
 import numpy as np
 
-from neuronxsim.cli import files, pipeline
+from neuronxsim import pipeline
+from neuronxsim.cli import files
 from neuronxsim.errors import NeuronxsimError
 
 
@@ -22,7 +23,7 @@ def add_parser(sub) -> None:
     p.add_argument("kernel", help="FILE.py:NAME of an @nki.jit kernel")
     p.add_argument("--shapes", nargs="+", required=True, metavar="SHAPE[:DTYPE]",
                    help="one per kernel argument, e.g. 128x512 or 128x512:bfloat16 (default float32)")
-    p.add_argument("--arch", choices=sorted(pipeline.ARCH_TO_BIR), default="trn1")
+    p.add_argument("--arch", choices=sorted(pipeline.ARCHS), default="trn1")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--output", default="neuronxsim-profile", help="output folder (default ./neuronxsim-profile)")
     p.add_argument("--top", type=int, default=8, help="source lines to list (default 8)")
