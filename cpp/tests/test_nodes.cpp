@@ -71,6 +71,11 @@ TEST(Nodes, KernelNodesAreDirectSubclassesOfInstructionOnly) {
   expectDirectInstructionSubclass<InstNKIKLIRKernel>("InstNKIKLIRKernel", offsetOf(&c, &c.klir_binary));
 }
 
+// Seed 000 calls InstBIRKernel a "~704-byte object". Ours holds the seed's and the public schema's
+// fields and no more, so it is smaller; the layout the seed pins (the 0xF0 base, kernel_name at
+// +0xF0) is exact. docs/seed-conformance.md explains the choice; a change of size must update it.
+TEST(Nodes, InstBIRKernelSizeIsTheDocumentedOne) { EXPECT_EQ(sizeof(InstBIRKernel), 568u); }
+
 TEST(Nodes, FactoryBuildsTheTableClassForEveryOpcode) {
   for (int i = 0; i < InstructionType::kCount; ++i) {
     const auto op = static_cast<Opcode>(i);

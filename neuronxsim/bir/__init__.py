@@ -89,14 +89,17 @@ def field_offsets() -> dict[str, int]:
 
 
 def load(path: Union[str, os.PathLike], verify: bool = True) -> Module:
-    """Reads a BIR JSON file. Raises :class:`BIRError` naming the JSON path of any problem."""
+    """Reads a BIR JSON file; the module's ``files_dir`` (where its file references resolve) is the
+    file's folder. Raises :class:`BIRError` naming the JSON path of any problem."""
     with open(path, "rb") as f:
         data = f.read()
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
         raise BIRError(f"{os.fspath(path)}: not UTF-8 text (byte {e.start})") from None
-    return Module.from_json(text, verify=verify)
+    module = Module.from_json(text, verify=verify)
+    module.files_dir = os.path.dirname(os.path.abspath(path))
+    return module
 
 
 def save(module: Module, path: Union[str, os.PathLike], indent: int = 1) -> None:

@@ -22,6 +22,7 @@ from typing import Dict, List, Optional
 import numpy as np
 
 from neuronxsim import bir
+from neuronxsim.starfish.penguin.ir.nki_compile import kernel_name_of
 
 #: The engines the table shows, in order; "DMA" stands for all 16 queues.
 ENGINES = ("PE", "ACT", "DVE", "Pool", "DMA")
@@ -49,7 +50,8 @@ def kernel_nodes(module: bir.Module) -> List[KernelNode]:
                 if sink is None or inst.name in seen:
                     continue
                 seen.add(inst.name)
-                kernel = inst.kernel_name if sink == "IT54" else inst.func_name if sink == "IT56" else inst.func
+                kernel = inst.kernel_name if sink == "IT54" else inst.func_name if sink == "IT56" else \
+                    kernel_name_of(inst.func)
                 nodes.append(KernelNode(inst.name, sink, kernel))
     return nodes
 

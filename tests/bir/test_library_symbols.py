@@ -4,7 +4,8 @@
   static copy in two modules); it needs none of them.
 * The symbols seed 000 names exist with its exact signatures: bir::InstructionType::string,
   bir::string2InstructionType(std::string const&), the bir::Hwm overloads for InstNKIKernel and
-  InstNKIKLIRKernel.
+  InstNKIKLIRKernel, and TrainiumHwm::getLatency(bir::InstBIRKernel const&) in libwalrus (a
+  global-namespace class there, as in the shipped library).
 """
 
 import glob
@@ -52,6 +53,7 @@ SEED_SYMBOLS = [
     ("libBIR.so", "_ZN3bir15InstructionType6stringB5cxx11ENS0_15InstructionTypeE"),
     ("libBIR.so", "_ZNK3bir3Hwm10getLatencyERKNS_13InstNKIKernelE"),
     ("libBIR.so", "_ZNK3bir3Hwm10getLatencyERKNS_17InstNKIKLIRKernelE"),
+    ("libwalrus.so", "_ZNK11TrainiumHwm10getLatencyERKN3bir13InstBIRKernelE"),
 ]
 
 

@@ -224,3 +224,15 @@ def test_the_top_k_mapping_is_independent_of_the_registry(script):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
     result = subprocess.run([sys.executable, "-P", "-c", script], capture_output=True, text=True, env=env, timeout=300)
     assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr
+
+
+def test_mlp_is_no_registry_entry_and_the_codegen_names_no_fused_mlp_isa_kernel():
+    """Seed 003's correction: no MLP key, and no fused_mlp_isa_kernel anywhere in BirCodeGenLoop;
+    its mlp module path is there only for the TKG threshold."""
+    registry = codegen.get_internal_kernel_registry()
+    assert not {k for k in registry if k.lower() in ("mlp", "qkv", "attention", "rmsnorm")}
+    text = "".join(open(os.path.join(SOURCES, f)).read() for f in sorted(os.listdir(SOURCES))
+                   if f.endswith((".pyx", ".pxi")))
+    assert "fused_mlp_isa_kernel" not in text
+    uses = re.findall(r"from neuronxsim\.nki\._private_kernels\.mlp import (\w+)", text)
+    assert uses and set(uses) == {"TKG_BS_SEQLEN_THRESHOLD"}

@@ -12,6 +12,9 @@
 # * beta3, Form B: ``kernel_format`` "bir"; ``klir_binary`` is the kernel's BIR JSON text;
 #   ``nki_binary_version_identifier`` is "bir-json/<BIR JSON version>.<format revision>".
 #
+# The module's ``files_dir`` (where its file references resolve, walrus/FileReference.h) becomes
+# the KLR directory of its first Form A node, unless it names a folder already.
+#
 # Where KLR files go: the codegen's ``klr_dir`` if given, else the directory named by
 # ``NEURONXSIM_KLR_DIR`` if set (either created if needed,
 # never cleaned: use it to keep Form A modules resolvable after the process ends, e.g. a
@@ -308,6 +311,9 @@ class InternalNativeNkiKernelCodegen:
         node.set_sb_buf_shape(self.sb_buf_shape)
         node.set_psum_buf_shape(self.psum_buf_shape)
         node.set_grid(carrier.grid)
+        if carrier.kernel_format != 'bir' and not self.module.files_dir:
+            # The KLR file's folder is where this module's file references resolve.
+            self.module.files_dir = os.path.dirname(carrier.klir_binary)
         for location, is_output in operands:
             node.addOpaqueAP(location, is_output)
         return node
