@@ -259,3 +259,30 @@ def test_the_generic_path_calls_the_builder_of_each_access_kind(build):
                         ir.TileAccess(x[2], ir.MemrefTile([2, 8], [1, 0])), ir.OpaqueAccess(x[3])], [F(y)]))
     assert operand_api_calls(p) == ["addSeqAccess", "createAP", "addArgumentOrOutput", "createAP",
                                     "addArgumentOrOutput", "addOpaqueAP", "addSeqAccess"]
+
+
+SHARED_BUILDER = {"mlp": "_commonNativeKernelCodegen", "qkv": "_commonNativeKernelCodegen",
+                  "rmsnorm_quant": "_commonNativeKernelCodegen", "attention": "_commonAttentionKernelCodegen",
+                  "backwards_attention": None}
+
+
+@pytest.mark.parametrize("family", sorted(SHARED_BUILDER))
+@pytest.mark.parametrize("tiled", [False, True])
+def test_the_four_it54_sinks(build, monkeypatch, family, tiled):
+    """Seed 000 section 2: the bespoke families and their tiled twins hand off to one of the two
+    shared IT54 builders (_commonNativeKernelCodegen, _commonAttentionKernelCodegen), which perform
+    addInstruction(Opcode.BIRKernel); codegenBackwardsAttention inlines its own (is_causal)."""
+    if tiled and family == "backwards_attention":
+        pytest.skip("backward attention has no tiled twin")
+    calls = []
+    for name in ("_commonNativeKernelCodegen", "_commonAttentionKernelCodegen"):
+        original = getattr(BirCodeGenLoop, name)
+        monkeypatch.setattr(BirCodeGenLoop, name, lambda self, *a, _n=name, _f=original: calls.append(_n) or _f(self, *a))
+    opcodes = []
+    original_add = BirCodeGenLoop.addInstruction
+    monkeypatch.setattr(BirCodeGenLoop, "addInstruction",
+                        lambda self, opcode, name="": opcodes.append(opcode) or original_add(self, opcode, name))
+    p = build.family_program(family, access=build.whole_tile if tiled else ir.FullTensorAccess)
+    build.lower(p)
+    assert calls == ([SHARED_BUILDER[family]] if SHARED_BUILDER[family] else [])
+    assert opcodes == [bir.InstructionType.BIRKernel]
