@@ -88,13 +88,14 @@ def lower(program, arch: str = "trn1", out_dir: Optional[PathLike] = None) -> Lo
     saved in ``out_dir`` can move with its folder; without it the KLR files go where the codegen
     puts them (``NEURONXSIM_KLR_DIR`` or a per-process directory), ``files_dir`` is that directory,
     and the user kernels are found in this process."""
+    from neuronxsim.starfish.penguin.ir import Program
     from neuronxsim.starfish.penguin.targets.codegen.BirCodeGenLoop import BirCodeGenLoop
 
     module = bir.Module()
     module.arch = _check_arch(arch)
     out = os.path.abspath(out_dir) if out_dir is not None else None
     codegen = BirCodeGenLoop(module, klr_dir=os.path.join(out, "klr") if out else None)
-    codegen.lower(program.for_arch(arch))
+    codegen.lower(program.for_arch(arch) if isinstance(program, Program) else program)  # lower() refuses others
     if out:
         codegen.write_compiled_kernels(out)
     files_dir = _relative_file_references(module, out)
