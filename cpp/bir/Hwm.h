@@ -5,8 +5,13 @@
 // material is silent the choice is marked "(ours)". The target description (MachineConfig.h) holds
 // every number of each generation; Hwm turns an instruction into a Latency with one
 // getLatency overload per node class (generated from NodeClasses.def, so a new node class cannot be
-// forgotten). TrainiumHwm has the trn1 (NeuronCore-v2) numbers, Trainium2Hwm the trn2 (v3) ones and
-// the v3-only behaviour (DVE performance modes, FP8 double-row matmul, faster FP32 transpose).
+// forgotten). Hwm prices a NeuronCore-v2 (trn1) core; NeuronCoreV3Hwm adds the v3-only behaviour
+// (DVE performance modes, FP8 double-row matmul, faster FP32 transpose).
+//
+// Kernel nodes (the Custom / Extension band of the opcode table, seed 000) are priced by expanding
+// them with the real expanders and scheduling the expansion: see HwmExtension below. The models
+// the simulator uses are libwalrus's TrainiumHwm / Trainium2Hwm (walrus/TrainiumHwm.h), which
+// makeHwm builds.
 //
 // The simulator (cpp/sim) calls getLatency once per instruction when it decodes a module; the
 // cost of a static instruction does not depend on data.
@@ -38,7 +43,7 @@ struct Latency {
   uint32_t dma_engine_mask = 0;
   int64_t bytes = 0;  // DMA: bytes written to the destination; compute: SBUF/PSUM bytes read + written
   int64_t flops = 0;  // arithmetic operations (a multiply-add is 2)
-  bool whole_core = false;  // kernel nodes: every engine of the core is busy for busy_ns
+  bool whole_core = false;  // kernel nodes: every engine and queue of the core is busy for busy_ns
 };
 
 class Hwm {
@@ -56,7 +61,9 @@ class Hwm {
   static Engine engineOf(const Instruction& I);
   double clockGhz(Engine e) const;
 
-  // Dispatches on the node class.
+  // Dispatches on the node class. Kernel nodes: IT55 (InstNKIKernel) and IT56 (InstNKIKLIRKernel)
+  // are priced here through the registered HwmExtension (their kernel travels with them); IT54
+  // (InstBIRKernel) only by a model that knows the library leaves (TrainiumHwm overrides it).
   Latency getLatency(const Instruction& I) const;
 #define BIR_NODE_CLASS(C) virtual Latency getLatency(const Inst##C& I) const;
 #include "NodeClasses.def"
@@ -75,19 +82,10 @@ class Hwm {
   MachineConfig cfg_;
 };
 
-// NeuronCore-v2 (trn1): the public v2 numbers.
-class TrainiumHwm : public Hwm {
- public:
-  TrainiumHwm();
-
- protected:
-  explicit TrainiumHwm(MachineConfig config) : Hwm(std::move(config)) {}
-};
-
 // NeuronCore-v3 (trn2): v3 numbers, DVE performance modes, FP8 double-row matmul.
-class Trainium2Hwm : public TrainiumHwm {
+class NeuronCoreV3Hwm : public Hwm {
  public:
-  Trainium2Hwm();
+  explicit NeuronCoreV3Hwm(MachineConfig config = machineConfig("trn2")) : Hwm(std::move(config)) {}
   using Hwm::getLatency;
   Latency getLatency(const InstTensorCopy& I) const override;
   Latency getLatency(const InstTensorScalar& I) const override;
@@ -102,6 +100,24 @@ class Trainium2Hwm : public TrainiumHwm {
   Latency tensorScalarInPerfMode(const TensorScalarInst& I) const;
 };
 
+// ---- kernel nodes: the hook libwalrus fills ----
+// A kernel node is priced by expanding it with the real builder (InlineBIRKernel's leaves for IT54,
+// the IT55 / IT56 resolvers) into a scratch module and scheduling the expansion with the
+// simulator's scheduler in timing mode, on the same Hwm. The expanders live in libwalrus and the
+// scheduler in libnxsim, both above libBIR (libwalrus -> libnxsim -> libBIR), so libBIR cannot call
+// them: libwalrus registers this extension when it is loaded (walrus/TrainiumHwm.cpp).
+struct HwmExtension {
+  // The latency of an IT55 / IT56 node priced by `hwm` (bir::Hwm::getLatency of InstNKIKernel /
+  // InstNKIKLIRKernel).
+  Latency (*carried_kernel_latency)(const Hwm& hwm, const Instruction& node) = nullptr;
+  // The Trainium model of `config` (TrainiumHwm / Trainium2Hwm), which makeHwm returns.
+  std::unique_ptr<Hwm> (*make_trainium_hwm)(const MachineConfig& config) = nullptr;
+};
+// Called once by libwalrus; a second registration replaces the first.
+void registerHwmExtension(const HwmExtension& extension);
+
+// The latency model the simulator uses for `arch`: libwalrus's Trainium model. Throws
+// sim::SimulationError for an unknown arch, or when libwalrus is not loaded.
 std::unique_ptr<Hwm> makeHwm(std::string_view arch);
 
 }  // namespace bir

@@ -96,9 +96,6 @@ struct MachineConfig {
   int64_t dma_trigger_cycles = 64;        // the issuing engine's cost to trigger a queue (ours: MIN_II)
   int64_t dma_min_burst_bytes = 64;       // a shorter contiguous run costs this much (ours)
 
-  // ---- kernel nodes (analytic, ours) ----
-  double kernel_fixed_ns = 2000;          // launch + drain of one macro kernel (ours)
-
   double peBf16PeakFlopsPerNs() const { return 2.0 * pe_rows * pe_cols * pe_clock_ghz; }
   double dmaCoreBandwidthBytesPerNs() const { return dma_engines * dma_engine_bandwidth_gbps; }
 
@@ -147,7 +144,6 @@ struct MachineConfig {
     v("dma_dge_instruction_ns", dma_dge_instruction_ns);
     v("dma_trigger_cycles", dma_trigger_cycles);
     v("dma_min_burst_bytes", dma_min_burst_bytes);
-    v("kernel_fixed_ns", kernel_fixed_ns);
   }
 };
 

@@ -2,6 +2,9 @@
 // The readable API is neuronxsim.walrus.
 #include "bindings.h"
 #include "bir/Error.h"
+#include "walrus/Clone.h"
+#include "walrus/CompiledNkiKernels.h"
+#include "walrus/KernelNodeLatency.h"
 #include "walrus/KernelNodeResolver.h"
 #include "walrus/klr/KernelFile.h"
 
@@ -84,6 +87,31 @@ void bindWalrus(py::module_& m) {
         "Resolves IT55/IT56 nodes in place; returns how many. Instruction objects taken from the "
         "module before are invalid afterwards.");
   m.attr("NEURONXSIM_KLR_FORMAT") = klr::neuronxsimFormat();
+  m.def("add_compiled_nki_kernel",
+        [](const std::string& handle, const py::bytes& data) { walrus::addCompiledNkiKernel(handle, data); },
+        py::arg("handle"), py::arg("data"), "Registers a user kernel the NKI front end compiled (an IT55 func).");
+  m.def("compiled_nki_kernel",
+        [](const std::string& handle) -> py::object {
+          const auto data = walrus::findCompiledNkiKernel(handle);
+          return data ? py::object(py::bytes(*data)) : py::object(py::none());
+        },
+        py::arg("handle"), "The artifact registered under `handle`, or None.");
+  m.def("kernel_node_latency_stats", [] {
+    const auto s = walrus::kernelNodeLatencyStats();
+    py::dict d;
+    d["computed"] = s.computed;
+    d["cached"] = s.cached;
+    return d;
+  });
+
+  // bir.Module.clone is walrus::cloneModule (walrus/Clone.h), attached to the class bound in
+  // bind_bir.cpp from here, where the rest of the copying code is bound.
+  py::object moduleClass = py::type::of<bir::Module>();
+  moduleClass.attr("clone") = py::cpp_function(
+      [](const bir::Module& mod) { return walrus::cloneModule(mod); }, py::name("clone"),
+      py::is_method(moduleClass),
+      "A deep copy: same functions, allocations, blocks and instructions (names kept), sharing "
+      "nothing with this module; its JSON is byte-identical.");
 }
 
 NXS_REGISTER_SUBMODULE(walrus, 30, "libwalrus: KLR files and the kernel-node resolvers", bindWalrus);

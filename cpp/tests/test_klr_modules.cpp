@@ -1,6 +1,5 @@
 #include "test_klr_modules.h"
 
-#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -226,8 +225,10 @@ std::unique_ptr<Module> addKernel(int64_t rows, int64_t cols, int cores) {
   return m;
 }
 
-// cpp/fuzz/corpus/klr (a compile definition: __FILE__ is relative under ccache's base_dir).
-std::string klrCorpusDir() { return NXS_KLR_CORPUS_DIR; }
+// cpp/fuzz/corpus/klr.
+std::string klrCorpusDir() {
+  return std::string(NXS_FUZZ_CORPUS_DIR) + "/klr";
+}
 
 std::string readBytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
