@@ -344,7 +344,9 @@ void packARows(const MatrixRows& a, int k0, int k1, int K, int M, const std::vec
                float* row) {
   const int esize = bir::dtypeSize(a.dtype);
   const int aPanels = static_cast<int>(panelStart.size()) - 1;
-  const bool bf16A = NXS_X86_SIMD && a.dtype == bir::DType::bfloat16 && cpuHasAvx2Fma();
+#if NXS_X86_SIMD
+  const bool bf16A = a.dtype == bir::DType::bfloat16 && cpuHasAvx2Fma();
+#endif
   for (int k = k0; k < k1; ++k) {
     if (k + kPrefetchRows < k1) prefetchRow(a, k + kPrefetchRows, 0, M);
     float* dst = aPack + static_cast<size_t>(k) * kMR;

@@ -343,9 +343,9 @@ def bn_stats(data, mask=None, dtype=None, **kwargs):
     loc = caller_location()
     data = _tile(data, loc, "bn_stats: data")
     n = math.prod(data.shape[1:])
-    if n > target.uniform("bn_stats_max_free_elements"):
-        raise NKIError(f"bn_stats: {n} elements per partition; bn_stats takes at most "
-                       f"{target.uniform('bn_stats_max_free_elements')} "
+    most = target.uniform("bn_stats_max_free_elements")
+    if n > most:
+        raise NKIError(f"bn_stats: {n} elements per partition; bn_stats takes at most {most} "
                        "(nl.tile_size.bn_stats_fmax)", loc)
     return _ins.per_lane(current(), IT.BNStats, data, 6, _dtype(dtype, loc) or data.dtype, loc,
                          mask, "bn_stats")
