@@ -377,7 +377,7 @@ Latency Hwm::getLatency(const InstDevicePrint& I) const {
 Latency Hwm::getLatency(const InstUnmodeled& I) const {
   if (I.opcode() != InstructionType::CustomOp)
     throw sim::SimulationError(I.opcodeName() + " '" + I.name + "': this opcode has no functional or latency model");
-  if (cfg_.neuron_core != "NeuronCore-v2")
+  if (!cfg_.has_custom_ops)
     throw sim::SimulationError("CustomOp '" + I.name + "': Neuron Custom C++ operators run on NeuronCore-v2 only, not " +
                                cfg_.neuron_core);
   double n = 0;

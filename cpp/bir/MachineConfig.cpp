@@ -12,6 +12,7 @@ MachineConfig trn1Config() {
   c.arch = "trn1";
   c.bir_arch = "gen2";
   c.neuron_core = "NeuronCore-v2";
+  c.neuron_core_version = 2;
   c.sbuf_bytes_per_partition = 192 * 1024;  // 24 MiB = 128 x 192 KiB [A1]
   c.pe_clock_ghz = 2.8;                     // [A1]
   c.act_clock_ghz = 1.4;
@@ -19,6 +20,8 @@ MachineConfig trn1Config() {
   c.pool_clock_ghz = 1.4;
   c.sp_clock_ghz = 1.4;
   c.pe_fp32_transpose_factor = 4;  // no transpose mode speed-up on v2
+  // "Neuron Custom C++ Operators ... run on the GPSIMD engines of Inf2 and Trn1" (aws-neuron-sdk)
+  c.has_custom_ops = true;
   c.dma_dge_instruction_ns = 600;  // DGE cost measured on v3 [A2], used for v2 too (ours)
   return c;
 }
@@ -28,6 +31,8 @@ MachineConfig trn2Config() {
   c.arch = "trn2";
   c.bir_arch = "gen3";
   c.neuron_core = "NeuronCore-v3";
+  c.neuron_core_version = 3;
+  c.has_custom_ops = false;
   c.sbuf_bytes_per_partition = 224 * 1024;  // 28 MiB = 128 x 224 KiB [A2]
   c.pe_clock_ghz = 2.4;                     // [A2]
   c.act_clock_ghz = 1.2;

@@ -45,6 +45,7 @@ struct MachineConfig {
   std::string arch;         // "trn1" | "trn2": the name the tools take (--arch, nki.trace(arch=))
   std::string bir_arch;     // "gen2" | "gen3": Module::arch in BIR JSON
   std::string neuron_core;  // "NeuronCore-v2" | "NeuronCore-v3"
+  int64_t neuron_core_version = 0;  // 2 | 3: the N of NeuronCore-vN (picks the latency model class)
 
   // ---- memories [ref §1, §2; A1, A2] ----
   int64_t num_partitions = UniformConfig::kPartitions;
@@ -84,6 +85,7 @@ struct MachineConfig {
   bool dve_perf_modes = false;            // v3 DVE 2x/4x modes [A2]
   bool pe_fp8_double_row = false;         // v3 FP8 double_row: 2x throughput [A2]
   bool has_range_select = false;          // range_select is v3+ [I]
+  bool has_custom_ops = false;  // Neuron Custom C++ operators on the GpSimd cores (Inf2, Trn1 only)
   bool act_reduce_add_only = true;        // "v2 reduce = add only" [I activation]
 
   // ---- DMA [ref §1, §3; D1] ----
@@ -105,6 +107,7 @@ struct MachineConfig {
     v("arch", arch);
     v("bir_arch", bir_arch);
     v("neuron_core", neuron_core);
+    v("neuron_core_version", neuron_core_version);
     v("num_partitions", num_partitions);
     v("sbuf_bytes_per_partition", sbuf_bytes_per_partition);
     v("psum_bytes_per_partition", psum_bytes_per_partition);
@@ -135,6 +138,7 @@ struct MachineConfig {
     v("dve_perf_modes", dve_perf_modes);
     v("pe_fp8_double_row", pe_fp8_double_row);
     v("has_range_select", has_range_select);
+    v("has_custom_ops", has_custom_ops);
     v("act_reduce_add_only", act_reduce_add_only);
     v("dma_engines", dma_engines);
     v("dma_partitions_per_engine", dma_partitions_per_engine);

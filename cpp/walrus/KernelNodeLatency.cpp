@@ -58,7 +58,7 @@ Host hostOf(const Instruction& node) {
 // of the host tensors' shapes and dtypes (same offsets and patterns).
 std::unique_ptr<Module> scratchModule(const Instruction& node, const Host& host, const bir::MachineConfig& cfg) {
   auto m = std::make_unique<Module>();
-  m->arch = host.module ? host.module->arch : (cfg.neuron_core == "NeuronCore-v3" ? "gen3" : "gen2");
+  m->arch = host.module ? host.module->arch : cfg.bir_arch;
   m->files_dir = host.module ? host.module->files_dir : std::string();
   for (int64_t i = 0; i < host.core; ++i) m->addFunction();
   bir::Function* f = m->addFunction("scratch");

@@ -10,8 +10,10 @@ bir::Latency Trainium2Hwm::getLatency(const bir::InstBIRKernel& I) const { retur
 namespace {
 
 std::unique_ptr<bir::Hwm> makeTrainiumHwm(const bir::MachineConfig& config) {
-  if (config.neuron_core == "NeuronCore-v2") return std::make_unique<TrainiumHwm>(config);
-  if (config.neuron_core == "NeuronCore-v3") return std::make_unique<Trainium2Hwm>(config);
+  switch (config.neuron_core_version) {
+    case 2: return std::make_unique<TrainiumHwm>(config);
+    case 3: return std::make_unique<Trainium2Hwm>(config);
+  }
   throw sim::SimulationError("no Trainium latency model for " + config.neuron_core);
 }
 

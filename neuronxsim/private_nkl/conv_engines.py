@@ -26,6 +26,7 @@ import numpy as np
 
 import neuronxsim.nki.isa as nisa
 import neuronxsim.nki.language as nl
+from neuronxsim.bir import target
 from neuronxsim.errors import KernelError
 
 from ._checks import ceil_div
@@ -38,7 +39,7 @@ DVE_BLOCK = 4096  # output pixels per partition a depthwise block accumulates in
 # take at most this many bytes per partition (a third of the smallest SBUF); beyond, each is
 # loaded where it is used (a weight gradient over a large batch: 256 input features x 256 out
 # features is 256 KiB).
-RESIDENT_FILTER_BYTES = 64 * 1024
+RESIDENT_FILTER_BYTES = min(target.config(a).sbuf_bytes_per_partition for a in target.ARCHS) // 3
 
 
 def tiles(size: int, tile: int = PMAX):

@@ -48,7 +48,7 @@ def test_uniform_refuses_a_number_the_generations_do_not_share():
 
 
 def test_layers_read_the_target_description():
-    from neuronxsim.cli import pipeline
+    from neuronxsim import pipeline
     from neuronxsim.nki import language as nl
     from neuronxsim.nki import tracer
     from neuronxsim.starfish.penguin.targets.codegen import BirCodeGenLoop as cg
@@ -57,7 +57,7 @@ def test_layers_read_the_target_description():
         c = target.config(arch)
         assert cg.BUFFER_SHAPES[c.bir_arch] == ([c.num_partitions, c.sbuf_bytes_per_partition],
                                                 [c.num_partitions, c.psum_banks, c.psum_bank_bytes])
-        assert cg.TRACE_ARCHS[c.bir_arch] == arch and pipeline.ARCH_TO_BIR[arch] == c.bir_arch
+        assert cg.TRACE_ARCHS[c.bir_arch] == arch and pipeline.ARCHS[arch] == c.bir_arch
         assert tracer.ARCHS[arch] == {"sbuf_bytes": c.sbuf_bytes_per_partition, "bir_arch": c.bir_arch}
     assert (nl.tile_size.pmax, nl.tile_size.gemm_moving_fmax) == (target.uniform("num_partitions"),
                                                                   target.uniform("pe_max_moving_free_elements"))
@@ -69,8 +69,6 @@ def test_layers_read_the_target_description():
 HOME = {"cpp/bir/MachineConfig.h", "cpp/bir/MachineConfig.cpp", "neuronxsim/bir/target.py"}
 EXEMPT_TREES = ("neuronxsim/reference/",  # the oracle keeps its own copies by design
                 "cpp/third_party/", "cpp/tests/", "cpp/fuzz/")
-#: Being deleted by issue 22 item 4 (kernel-node latency from the real expansion).
-PENDING_REMOVAL = {"cpp/bir/KernelCost.cpp"}
 
 #: Numbers that are hardware facts when they appear in code: partitions / PE size (128), the PE
 #: moving size and bn_stats limit (512), the PSUM bank (2048), max8's limit (16384), the DVE/ACT
@@ -89,6 +87,8 @@ ALLOWED = [
     ("cpp/sim/Semantics.cpp", "kAheadBytes = 512", "host prefetch distance"),
     ("cpp/walrus/klr/KlrValue.h", "TensorRef = 128", "a KLR serialisation tag"),
     ("cpp/sim/Trace.cpp", "(1 << 16) - 512", "the trace writer's buffer"),
+    ("neuronxsim/cli/kernel_report.py", "k // 65536, (k // 256) % 256 - 1, k % 256",
+     "a picture row's (core, track, lane) packed into one sort key"),
     ("neuronxsim/nki06/kernel.py", '_UNMODELLED_TARGETS = ("trn3", "gen4")', "generations it refuses by name"),
 ]
 
@@ -101,7 +101,7 @@ def _source_files():
     if out.returncode != 0:
         pytest.skip("not a git checkout")
     for rel in out.stdout.split():
-        if rel in HOME or rel in PENDING_REMOVAL or rel.startswith(EXEMPT_TREES):
+        if rel in HOME or rel.startswith(EXEMPT_TREES):
             continue
         if rel.startswith("benchmarks/") and rel.endswith(".py"):
             continue  # workload sizes, not machine numbers (benchmarks read sim.config for those)

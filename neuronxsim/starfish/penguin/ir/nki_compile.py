@@ -27,12 +27,13 @@ from typing import Tuple
 
 import numpy as np
 
+from neuronxsim.bir import target
 from neuronxsim.errors import CodegenError, NeuronxsimError
 
 from .tensor import numpy_dtype
 
 #: The archs the front end compiles for (the NKI names), and the BIR arch of each.
-ARCHS = {"trn1": "gen2", "trn2": "gen3"}
+ARCHS = {arch: target.bir_arch(arch) for arch in target.ARCHS}
 
 #: Artifact format -> file extension of the handle.
 FORMATS = {"bir": ".json", "klir": ".klr"}
