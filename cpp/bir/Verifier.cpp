@@ -178,6 +178,12 @@ void verifyInstruction(const Instruction& I, size_t fi, size_t bi, size_t ii) {
       if (kernel && !list[k].isImmediate() && !list[k].loc->isDram())
         fail(where(), "kernel node operands must be DRAM tensors; '" + list[k].loc->name +
                           "' is in " + std::string(enumName(list[k].loc->type)));
+      if (list[k].lnc_size < 1) fail(where(), "lnc_size " + std::to_string(list[k].lnc_size) + " is not positive");
+      if ((list[k].lnc_size != 1 || list[k].reduce) && !kernel)
+        fail(where(), "lnc_size and reduce mark kernel-node operands (LncSize, addArgumentOrOutput); " +
+                          I.opcodeName() + " is not a kernel node");
+      if (list[k].reduce && side[0] == 'i')
+        fail(where(), "reduce marks an output that may be reduced along its partition dim, not an input");
     }
   }
 }

@@ -12,13 +12,14 @@
 
 #include <string>
 
+#include "MachineConfig.h"
 #include "Module.h"
 
 namespace bir {
 
-inline constexpr int64_t kNumPartitions = 128;
-inline constexpr int64_t kPsumPartitionBytes = 16 * 1024;
-inline constexpr int64_t kMaxFreeDims = 4;
+inline constexpr int64_t kNumPartitions = UniformConfig::kPartitions;
+inline constexpr int64_t kPsumPartitionBytes = UniformConfig::kPsumBanks * UniformConfig::kPsumBankBytes;
+inline constexpr int64_t kMaxFreeDims = UniformConfig::kApMaxFreeDims;
 
 void verifyModule(const Module& m);
 

@@ -35,6 +35,9 @@ InstructionType.__doc__ = "bir::InstructionType: the BIR opcode enum (110 member
 
 #: Where each slot's name and ordinal come from: "SEED", "PUBLIC" or "OURS".
 OPCODE_ORIGINS = dict(zip(InstructionType, _b.opcode_origins()))
+#: What kind of instruction each opcode is: "Comp", "DMA", "Sync", "Ctrl", "Coll", "Sym", or "Cust"
+#: (seed 000's Custom / Extension band, slots 53..57: opaque boxes with their own latency model).
+OPCODE_CATEGORIES = dict(zip(InstructionType, _b.opcode_categories()))
 #: The node class each opcode is built as ("InstBIRKernel", ...).
 OPCODE_NODE_CLASSES = dict(zip(InstructionType, _b.opcode_node_classes()))
 
@@ -98,14 +101,17 @@ def field_offsets() -> dict[str, int]:
 
 
 def load(path: Union[str, os.PathLike], verify: bool = True) -> Module:
-    """Reads a BIR JSON file. Raises :class:`BIRError` naming the JSON path of any problem."""
+    """Reads a BIR JSON file; the module's ``files_dir`` (where its file references resolve) is the
+    file's folder. Raises :class:`BIRError` naming the JSON path of any problem."""
     with open(path, "rb") as f:
         data = f.read()
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
         raise BIRError(f"{os.fspath(path)}: not UTF-8 text (byte {e.start})") from None
-    return Module.from_json(text, verify=verify)
+    module = Module.from_json(text, verify=verify)
+    module.files_dir = os.path.dirname(os.path.abspath(path))
+    return module
 
 
 def save(module: Module, path: Union[str, os.PathLike], indent: int = 1) -> None:
@@ -146,7 +152,7 @@ def iter_instructions(module: Module):
 
 
 __all__ = [
-    "InstructionType", "OPCODE_ORIGINS", "OPCODE_NODE_CLASSES", "NODE_CLASSES", "Engine", "DType",
+    "InstructionType", "OPCODE_ORIGINS", "OPCODE_CATEGORIES", "OPCODE_NODE_CLASSES", "NODE_CLASSES", "Engine", "DType",
     "ActivationFunc", "AluOp", "AccumCmd", "ReduceAxis", "MemsetMode", "MemoryType", "TensorKind",
     "AddrSpace", "AccessFlavour", "PerfMode", "DmaMode", "DgeType", "APPair", "AccessPattern",
     "MemoryLocation", "MemoryLocationSet", "Instruction", "BasicBlock", "Function", "Module",
