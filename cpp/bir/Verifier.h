@@ -23,6 +23,12 @@ inline constexpr int64_t kMaxFreeDims = UniformConfig::kApMaxFreeDims;
 
 void verifyModule(const Module& m);
 
+// The parts verifyModule checks in order, for a reader that checks an instruction as it reaches
+// it (the simulator's decoder, which then walks each instruction's operands once): the tensors of
+// functions[fi], and one instruction, functions[fi].blocks[bi].instructions[ii].
+void verifyAllocations(const Function& f, size_t fi);
+void verifyInstruction(const Instruction& I, size_t fi, size_t bi, size_t ii);
+
 // The start-partition rule for a compute-engine access of `partitions` partitions starting at
 // `start`; empty when it holds, else the reason.
 std::string checkStartPartition(int64_t start, int64_t partitions);

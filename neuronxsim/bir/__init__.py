@@ -73,6 +73,18 @@ NODE_CLASSES = {name: getattr(_b, name) for name in sorted(set(_b.opcode_node_cl
 globals().update(NODE_CLASSES)
 
 
+def _module_from_json(text: str) -> Module:
+    return Module.from_json(text, verify=False)  # as it was, verified or not
+
+
+def _module_reduce(self):
+    """A module pickles as its BIR JSON (the one serialised form of a module)."""
+    return (_module_from_json, (self.to_json(-1),))
+
+
+Module.__reduce__ = _module_reduce
+
+
 def instruction_type_string(t: int) -> str:
     """``bir::InstructionType::string``: the opcode name of ordinal ``t`` (BIRError if out of range)."""
     return _b.instruction_type_string(int(t))
