@@ -158,10 +158,7 @@ void setFields(T& node, PyObject* fields, EmitCache& cache) {
       if (i++ != index) return;
       using F = std::remove_reference_t<decltype(node.*member)>;
       try {
-        if constexpr (std::is_same_v<F, RawJson>)
-          (node.*member).text = py::handle(value).cast<std::string>();
-        else
-          node.*member = fieldValue<F>(value, cache);
+        node.*member = fieldValue<F>(value, cache);
       } catch (const py::cast_error&) {
         throw BIRError("emit_trace: field " + std::string(field) + " of " +
                        nodeClassName(node.nodeClass()) + " cannot take a " +

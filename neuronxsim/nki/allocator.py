@@ -59,6 +59,7 @@ def _place(storages: list[Storage], kind: str, capacity: int, align: int, first_
     storages.sort(key=lambda st: first_use[st.sid])
     fixed = [st for st in storages if st.placement is not None]
     if fixed:
+        _check_bounds(fixed, kind, capacity)
         _check_lifetimes(fixed, kind, first_use, last_use)
         pinned = [(st.placement[1], st.placement[1] + st.bytes_per_partition, st) for st in fixed]
     live: list[tuple[int, int, Storage]] = []  # (addr, end, storage), sorted by addr
@@ -151,6 +152,17 @@ def peak_held(storages: list, align: int, first_use: list, last_use: list) -> in
 
 def _start(entry: tuple) -> int:
     return entry[0]
+
+
+def _check_bounds(fixed: list, kind: str, capacity: int):
+    """Refuses a directly placed storage that ends past the end of its space."""
+    for st in fixed:
+        at = st.placement[1]
+        end = at + st.bytes_per_partition
+        if end > capacity:
+            raise NKIAllocationError(
+                f"tile {st.describe()} at address {at} needs bytes [{at}, {end}) of each "
+                f"partition; {'SBUF' if kind == SBUF else 'PSUM'} has {capacity}", st.created_at)
 
 
 def _check_lifetimes(fixed: list, kind: str, first_use: list, last_use: list):

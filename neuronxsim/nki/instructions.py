@@ -20,6 +20,7 @@ import math
 import numpy as np
 
 from neuronxsim import bir
+from neuronxsim.bir import target
 
 from . import dtypes as dt
 from .errors import NKIError
@@ -30,8 +31,8 @@ from .tracer import (DMA_QUEUES, IT, Access, Engine, Op, Tracer, check_compute_o
                      merge_pairs, new_access, plain_tile_access)
 
 Act = bir.ActivationFunc
-MATMUL_MAX_STATIONARY = 128
-MATMUL_MAX_MOVING = 512
+MATMUL_MAX_STATIONARY = target.uniform("pe_cols")
+MATMUL_MAX_MOVING = target.uniform("pe_max_moving_free_elements")
 MATMUL_DTYPES = (dt.float8_e4m3, dt.float8_e5m2, dt.bfloat16, dt.float16, dt.float32)
 MATMUL_DTYPE_SET = frozenset(MATMUL_DTYPES)  # (hashing beats comparing with each in turn)
 # (module globals for the engines of every matmul and transfer: reading a member of the Engine
@@ -869,8 +870,9 @@ def transpose_pe(tr, data: Tensor, dtype, loc, what="nc_transpose") -> Tensor:
 def transpose_dve(tr, data: Tensor, dtype, loc, what="nc_transpose") -> Tensor:
     p = data.shape[0]
     f = math.prod(data.shape[1:])
-    if p > 32 or f > 32:
-        raise NKIError(f"{what}: the Vector Engine transposes tiles of up to [32, 32]; this one is "
+    most = target.uniform("dve_transpose_max")
+    if p > most or f > most:
+        raise NKIError(f"{what}: the Vector Engine transposes tiles of up to [{most}, {most}]; this one is "
                        f"{list(data.shape)}", loc)
     out = tr.new_result(SBUF, dtype or data.dtype, (f, p), "transpose", loc)
     ins = [engine_in(tr, data, loc, what, "data", Engine.DVE)]
@@ -880,9 +882,10 @@ def transpose_dve(tr, data: Tensor, dtype, loc, what="nc_transpose") -> Tensor:
 
 
 def dma(tr, opcode, dst: Tensor, src: Tensor, loc, mask=None, rmw=None, what="dma",
-        fresh=False):
+        fresh=False, fields=None):
     """A DMA transfer ``dst <- src`` (elements paired in order, cast when dtypes differ);
-    ``fresh``: ``dst`` is a tile just created for the result."""
+    ``fresh``: ``dst`` is a tile just created for the result; ``fields``: more BIR fields of
+    the transfer (NKI 0.6's descriptor-generation mode)."""
     shape = dst.shape
     s_st, d_st = src.storage, dst.storage
     if s_st.kind == PSUM or d_st.kind == PSUM or (s_st.on_chip and src.shape[0] > NUM_PARTITIONS) \
@@ -927,7 +930,12 @@ def dma(tr, opcode, dst: Tensor, src: Tensor, loc, mask=None, rmw=None, what="dm
         else:
             outs = [tr.write(dst, loc)]
     queue = next_dma_queue(tr)
-    fields = _QUEUE_FIELDS[queue] if rmw is None else {"queue": queue, "dst_rmw_op": rmw}
+    if rmw is None and fields is None:
+        fields = _QUEUE_FIELDS[queue]
+    else:
+        fields = dict(fields or (), queue=queue)
+        if rmw is not None:
+            fields["dst_rmw_op"] = rmw
     return tr.record(opcode, _DMA, ins, outs, fields, loc, box)
 
 

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from neuronxsim import bir
+from neuronxsim.bir import target
 from neuronxsim.errors import BIRError
 
 from . import dtypes as dt
@@ -86,8 +87,6 @@ class TracedKernel:
 #: ``nki.jit(mode=...)``: how the real compiler runs a kernel (for a framework, on a device,
 #: on its simulator). Here a kernel called with NumPy arrays always runs on the simulator.
 JIT_MODES = ("auto", "simulation", "baremetal", "benchmark", "trace", "jax", "torchxla")
-#: ``nki.jit(platform_target=...)``: the generation a kernel is compiled for -> its arch here.
-PLATFORM_TARGETS = {"trn1": "trn1", "inf2": "trn1", "trn2": "trn2"}
 #: neuronx-cc flags public kernels pass in ``additional_compile_opt``, and why none changes what
 #: the simulator runs.
 KNOWN_COMPILE_OPTIONS = {
@@ -152,7 +151,8 @@ class GridKernel:
 def jit(func=None, mode="auto", *, platform_target=None, additional_compile_opt=None):
     """Marks an NKI kernel: ``@nki.jit``, ``@nki.jit()``, ``nki.jit(fn)``,
     ``nki.jit(mode=...)(fn)``. Every ``mode`` (see :data:`JIT_MODES`) runs a kernel called with
-    NumPy arrays on the simulator; ``platform_target`` ("trn1", "inf2", "trn2") is the arch a
+    NumPy arrays on the simulator; ``platform_target`` (a generation's name, as
+    ``neuronxsim.bir.target`` knows them) is the arch a
     call without its own ``arch=`` traces for; ``additional_compile_opt`` takes the neuronx-cc
     flags of :data:`KNOWN_COMPILE_OPTIONS` (none changes what the simulator runs; any other
     flag is refused)."""
@@ -160,10 +160,12 @@ def jit(func=None, mode="auto", *, platform_target=None, additional_compile_opt=
         raise NKIError(f"nki.jit: mode {mode!r} is not one of {', '.join(JIT_MODES)}")
     arch = None
     if platform_target is not None:
-        arch = PLATFORM_TARGETS.get(platform_target)
-        if arch is None:
+        arch = target.canonical_arch(platform_target) if isinstance(platform_target, str) \
+            else ""
+        if not arch:
+            names = (n for a in target.ARCHS for n in target.aliases(a))
             raise NKIError(f"nki.jit: platform_target {platform_target!r} is not one of "
-                           f"{', '.join(PLATFORM_TARGETS)}")
+                           f"{', '.join(names)}")
     options = ()
     if additional_compile_opt is not None:
         if not isinstance(additional_compile_opt, str):
@@ -300,8 +302,10 @@ def trace(kernel, *args, arch: str | None = None,
 
 
 def traced_kernel(kernel, args: tuple, kwargs: dict, arch: str | None,
-                  max_instructions: int = DEFAULT_MAX_INSTRUCTIONS) -> TracedKernel:
-    """:func:`trace_kernel` for the other entry points (which filter tracebacks themselves)."""
+                  max_instructions: int = DEFAULT_MAX_INSTRUCTIONS, adapter=None) -> TracedKernel:
+    """:func:`trace_kernel` for the other entry points (which filter tracebacks themselves).
+    ``adapter``: how another dialect's kernel sees its arguments and hands back its results
+    (see :class:`DialectAdapter`); None for this dialect's."""
     if arch is None:
         jitted = kernel.kernel if isinstance(kernel, GridKernel) else kernel
         arch = (jitted.arch if isinstance(jitted, Kernel) else None) or "trn1"
@@ -310,10 +314,27 @@ def traced_kernel(kernel, args: tuple, kwargs: dict, arch: str | None,
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _trace(kernel, args, arch, kwargs, max_instructions)
+        return _trace(kernel, args, arch, kwargs, max_instructions, adapter)
     finally:
         if collecting:
             gc.enable()
+
+
+class DialectAdapter:
+    """What a dialect other than this one (``neuronxsim.nki06``) changes in a trace: the objects
+    its kernels receive and return. The default methods are this dialect's (identity)."""
+
+    def arguments(self, args: list, kwargs: dict) -> tuple[list, dict]:
+        """The kernel's arguments, from the views of its ``Input`` tensors (and constants)."""
+        return args, kwargs
+
+    def returned(self, value, func):
+        """The kernel's return value as this dialect's tensors (one, or a tuple)."""
+        return value
+
+    def local_tensors(self, local_vars: dict) -> dict:
+        """The kernel's local variables with its tensors as this dialect's (for output names)."""
+        return local_vars
 
 
 @dataclass
@@ -327,7 +348,8 @@ class Recording:
 
 
 def record_kernel(kernel, args: tuple, kwargs: dict, arch: str,
-                  max_instructions: int = DEFAULT_MAX_INSTRUCTIONS) -> Recording:
+                  max_instructions: int = DEFAULT_MAX_INSTRUCTIONS,
+                  adapter: DialectAdapter | None = None) -> Recording:
     """Runs the kernel's Python once per SPMD instance of its grid, recording every core."""
     func, grid = _unwrap(kernel)
     sizes, num_cores, core_of = _parse_grid(grid)
@@ -350,6 +372,8 @@ def record_kernel(kernel, args: tuple, kwargs: dict, arch: str,
             for instance, ids in enumerate(mine):
                 tracer.begin_instance(ids, instance)
                 call_args, call_kwargs = _symbolic_args(tracer, params, specs)
+                if adapter is not None:
+                    call_args, call_kwargs = adapter.arguments(call_args, call_kwargs)
                 frame_probe = _FrameProbe(func)
                 with frame_probe:
                     value = func(*call_args, **call_kwargs)
@@ -358,11 +382,16 @@ def record_kernel(kernel, args: tuple, kwargs: dict, arch: str,
                                    "(dst[...] = nl.loop_reduce(x, op, loop_indices)): the "
                                    "reduction would be dropped",
                                    tracer.unassigned_reductions[0].loc)
+                if adapter is not None:
+                    value = adapter.returned(value, func)
                 storages = _returned_storages(value, func)
                 if returned is None:
                     returned = storages
                     if out_names is None:
-                        out_names = _output_names(value, storages, frame_probe.locals())
+                        local_vars = frame_probe.locals()
+                        if adapter is not None:
+                            local_vars = adapter.local_tensors(local_vars)
+                        out_names = _output_names(value, storages, local_vars)
                 elif [id(s) for s in storages] != [id(s) for s in returned]:
                     raise NKIError(f"program {ids} of kernel {func.__qualname__} returns different "
                                    "tensors than program 0; every SPMD instance must return the "
@@ -377,10 +406,10 @@ def record_kernel(kernel, args: tuple, kwargs: dict, arch: str,
     return Recording(tracer, inputs, results)
 
 
-def _trace(kernel, args, arch: str, kwargs, max_instructions: int,
+def _trace(kernel, args, arch: str, kwargs, max_instructions: int, adapter=None,
            pipeline=PIPELINE) -> TracedKernel:
     start = time.perf_counter()
-    recording = record_kernel(kernel, args, kwargs, arch, max_instructions)
+    recording = record_kernel(kernel, args, kwargs, arch, max_instructions, adapter)
     tracer, results = recording.tracer, recording.returned
     module = bir.Module()
     module.arch = ARCHS[arch]["bir_arch"]
@@ -535,4 +564,5 @@ def _located_bir_error(e: BIRError, programs: list) -> NKIError:
     return NKIError(f"the traced BIR is invalid: {e}", loc)
 
 
-__all__ = ["jit", "Kernel", "GridKernel", "trace", "trace_kernel", "TracedKernel", "TensorSpec"]
+__all__ = ["jit", "Kernel", "GridKernel", "trace", "trace_kernel", "TracedKernel", "TensorSpec",
+           "DialectAdapter"]

@@ -21,6 +21,8 @@ import operator
 
 import numpy as np
 
+from neuronxsim.bir import target
+
 from . import dtypes as dt
 from .errors import NKIError, SourceLocation, caller_location
 from .indexing import (BoundCheck, IndexExpr, basic_subscript, has_loop_index,
@@ -30,8 +32,8 @@ from .indexing import (BoundCheck, IndexExpr, basic_subscript, has_loop_index,
 SBUF, PSUM, HBM, SHARED_HBM = "sbuf", "psum", "hbm", "shared_hbm"
 INPUT = "input"  # a kernel argument (read only)
 
-NUM_PARTITIONS = 128
-PSUM_BANK_BYTES = 2048
+NUM_PARTITIONS = target.uniform("num_partitions")
+PSUM_BANK_BYTES = target.uniform("psum_bank_bytes")
 
 
 class Layout:
