@@ -36,6 +36,9 @@ def add_parser(sub) -> None:
                    help="trn1 or trn2 (default: trn1 for 2.2x kernels; for NKI 0.6 kernels "
                         "NEURON_PLATFORM_TARGET_OVERRIDE, else trn2)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--max-instructions", type=int, default=None, metavar="N",
+                   help="refuse a trace past N instructions (default: $NEURONXSIM_MAX_INSTRUCTIONS "
+                        "or one million)")
     p.add_argument("--output", default="neuronxsim-profile", help="output folder (default ./neuronxsim-profile)")
     p.add_argument("--top", type=int, default=8, help="source lines to list (default 8)")
     p.set_defaults(func=run)
@@ -79,7 +82,7 @@ def run(args) -> int:
         kwargs = kernel_arguments(kernel, len(arrays), args.arg)
         os.makedirs(args.output, exist_ok=True)
         out = os.path.abspath(args.output)
-        prof = _profile(kernel, arrays, kwargs, args.arch)
+        prof = _profile(kernel, arrays, kwargs, args.arch, args.max_instructions)
     r = prof.result
     files.write_trace(r, os.path.join(out, "trace.json"))
     files.write_timeline(r, [], os.path.join(out, "timeline.png"), f"{args.kernel}: {r.total_ns / 1e3:.1f} us")
@@ -153,12 +156,13 @@ def kernel_arguments(kernel, arrays: int, specs: list) -> dict:
     return values
 
 
-def _profile(kernel, arrays, kwargs, arch):
+def _profile(kernel, arrays, kwargs, arch, max_instructions):
     """Profiles a kernel of either dialect."""
     from neuronxsim.nki06.kernel import Kernel, LaunchedKernel
     if isinstance(kernel, (Kernel, LaunchedKernel)):
         from neuronxsim.nki06.kernel import profile
-        return profile(kernel, *arrays, arch=arch, **kwargs)
+        return profile(kernel, *arrays, arch=arch, max_instructions=max_instructions, **kwargs)
     import neuronxsim.nki as nki
-    return nki.profile_kernel(kernel, *arrays, arch=arch or "trn1", **kwargs)
+    return nki.profile_kernel(kernel, *arrays, arch=arch or "trn1",
+                              max_instructions=max_instructions, **kwargs)
 

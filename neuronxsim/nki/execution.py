@@ -16,7 +16,6 @@ import numpy as np
 from . import dtypes as dt
 from .errors import NKIError
 from .kernel import Kernel, TracedKernel, _bind, jit, traced_kernel, user_facing
-from .tracer import DEFAULT_MAX_INSTRUCTIONS
 
 
 def _simulator():
@@ -97,7 +96,7 @@ def _returned(traced: TracedKernel, outputs: dict):
 
 @user_facing
 def simulate_kernel(kernel, *args, arch: str | None = None,
-                    max_instructions: int = DEFAULT_MAX_INSTRUCTIONS, **kwargs):
+                    max_instructions: int | None = None, **kwargs):
     """Runs ``kernel`` (an ``nki.jit`` kernel, optionally with a launch grid) on the simulator
     and returns its outputs as NumPy arrays (a tuple when it returns several).
     ``max_instructions``: the most instructions the trace may record (see ``trace_kernel``)."""
@@ -106,7 +105,7 @@ def simulate_kernel(kernel, *args, arch: str | None = None,
     return _returned(traced, outputs)
 
 
-def simulate(kernel, arch: str | None = None, max_instructions: int = DEFAULT_MAX_INSTRUCTIONS):
+def simulate(kernel, arch: str | None = None, max_instructions: int | None = None):
     """``nki.simulate(kernel)(*arrays)``: the kernel as a function of NumPy arrays."""
     def run(*args, **kwargs):
         return simulate_kernel(kernel, *args, arch=arch, max_instructions=max_instructions,
@@ -159,7 +158,7 @@ class Profile:
 
 @user_facing
 def profile_kernel(kernel, *args, arch: str | None = None, trace_file=None,
-                   max_instructions: int = DEFAULT_MAX_INSTRUCTIONS, **kwargs) -> Profile:
+                   max_instructions: int | None = None, **kwargs) -> Profile:
     """Simulates ``kernel`` and reports time and per-engine statistics; with ``trace_file``,
     also writes the simulator's timeline trace there (Chrome/Perfetto JSON, one track per
     engine and DMA queue, each instruction with its kernel source line).

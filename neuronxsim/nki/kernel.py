@@ -40,7 +40,7 @@ from .errors import NKIError, without_internal_frames
 from .language import nc, spmd_dim
 from .passes import PIPELINE, Program, run_pipeline
 from .tensor import HBM, SHARED_HBM, Tensor
-from .tracer import ARCHS, DEFAULT_MAX_INSTRUCTIONS, Tracer
+from .tracer import ARCHS, Tracer
 from . import tracer as _tracer
 
 
@@ -287,22 +287,24 @@ def _bind(func, args, kwargs) -> tuple[list, dict]:
 
 @user_facing
 def trace_kernel(kernel, *args, arch: str | None = None,
-                 max_instructions: int = DEFAULT_MAX_INSTRUCTIONS, **kwargs) -> TracedKernel:
+                 max_instructions: int | None = None, **kwargs) -> TracedKernel:
     """Traces ``kernel`` for the given arguments (arrays or ``nki.typing.tensor[...]`` specs).
     ``arch``: "trn1" or "trn2" (default: the kernel's ``platform_target``, else "trn1");
-    ``max_instructions``: the most instructions the trace may record before it is refused."""
+    ``max_instructions``: the most instructions the trace may record (all cores together)
+    before it is refused (default: ``$NEURONXSIM_MAX_INSTRUCTIONS`` if set, else
+    ``tracer.DEFAULT_MAX_INSTRUCTIONS``, one million)."""
     return traced_kernel(kernel, args, kwargs, arch, max_instructions)
 
 
 @user_facing
 def trace(kernel, *args, arch: str | None = None,
-          max_instructions: int = DEFAULT_MAX_INSTRUCTIONS, **kwargs) -> "bir.Module":
+          max_instructions: int | None = None, **kwargs) -> "bir.Module":
     """The BIR module of ``kernel`` traced for these arguments (see :func:`trace_kernel`)."""
     return traced_kernel(kernel, args, kwargs, arch, max_instructions).module
 
 
 def traced_kernel(kernel, args: tuple, kwargs: dict, arch: str | None,
-                  max_instructions: int = DEFAULT_MAX_INSTRUCTIONS, adapter=None) -> TracedKernel:
+                  max_instructions: int | None = None, adapter=None) -> TracedKernel:
     """:func:`trace_kernel` for the other entry points (which filter tracebacks themselves).
     ``adapter``: how another dialect's kernel sees its arguments and hands back its results
     (see :class:`DialectAdapter`); None for this dialect's."""
@@ -348,7 +350,7 @@ class Recording:
 
 
 def record_kernel(kernel, args: tuple, kwargs: dict, arch: str,
-                  max_instructions: int = DEFAULT_MAX_INSTRUCTIONS,
+                  max_instructions: int | None = None,
                   adapter: DialectAdapter | None = None) -> Recording:
     """Runs the kernel's Python once per SPMD instance of its grid, recording every core."""
     func, grid = _unwrap(kernel)
@@ -358,7 +360,7 @@ def record_kernel(kernel, args: tuple, kwargs: dict, arch: str,
     if arch not in ARCHS:
         raise NKIError(f"unknown arch {arch!r}; expected one of {', '.join(ARCHS)}")
 
-    tracer = Tracer(arch, num_cores, max_instructions)
+    tracer = Tracer(arch, num_cores, max_instructions, func.__qualname__)
     tracer.grid = sizes
     jitted = kernel.kernel if isinstance(kernel, GridKernel) else kernel
     tracer.force_auto_alloc = getattr(jitted, "force_auto_alloc", False)

@@ -24,6 +24,8 @@ recorded; what the trace learns about them later is appended to the record as a 
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from neuronxsim import bir
@@ -58,9 +60,33 @@ MAX_FREE_PAIRS = target.uniform("ap_max_free_dims")  # access-pattern dimensions
 MAX_FREE_SBUF = target.uniform("dve_act_max_free_elements_sbuf")  # elements per partition a DVE/ACT instruction can walk in SBUF
 MAX_FREE_PSUM = target.uniform("dve_act_max_free_elements_psum")  # ... and in PSUM
 DMA_QUEUES = target.uniform("dma_queues")
-#: How many instructions a trace may record before it is refused (``max_instructions``): a
-#: kernel whose loops unroll to more is almost always a mistake, and would take minutes.
-DEFAULT_MAX_INSTRUCTIONS = 10_000_000
+#: How many instructions a trace may record (all cores together) before it is refused, unless
+#: told otherwise (``max_instructions``): a trace holds about 1 KB per instruction and records
+#: a few hundred thousand a second, so a runaway loop stops within seconds, while kernels we know
+#: record tens of thousands at most.
+DEFAULT_MAX_INSTRUCTIONS = 1_000_000
+#: The environment variable that overrides that default (``--max-instructions`` of the
+#: ``neuronxsim`` commands sets it, so that the scripts ``neuronxsim exec`` runs see it too).
+MAX_INSTRUCTIONS_ENV = "NEURONXSIM_MAX_INSTRUCTIONS"
+
+
+def instruction_cap(max_instructions: int | None = None) -> int:
+    """The cap a trace uses: ``max_instructions`` if given, else ``$NEURONXSIM_MAX_INSTRUCTIONS``
+    if set, else :data:`DEFAULT_MAX_INSTRUCTIONS`; a positive integer (NKIError otherwise)."""
+    if max_instructions is None:
+        text = os.environ.get(MAX_INSTRUCTIONS_ENV)
+        if text is None:
+            return DEFAULT_MAX_INSTRUCTIONS
+        try:
+            max_instructions = int(text)
+        except ValueError:
+            max_instructions = text
+        if type(max_instructions) is not int or max_instructions < 1:
+            raise NKIError(f"{MAX_INSTRUCTIONS_ENV}={text!r}: the cap on traced instructions is "
+                           "a positive integer")
+    if type(max_instructions) is not int or max_instructions < 1:
+        raise NKIError(f"max_instructions must be a positive integer, not {max_instructions!r}")
+    return max_instructions
 
 
 class StorageState:
@@ -146,12 +172,12 @@ class Tracer:
     """Records one kernel launch: every SPMD instance on every NeuronCore of the grid.
     ``max_instructions``: the most instructions the trace may record (all cores together)."""
 
-    def __init__(self, arch: str, num_cores: int,
-                 max_instructions: int = DEFAULT_MAX_INSTRUCTIONS):
+    def __init__(self, arch: str, num_cores: int, max_instructions: int | None = None,
+                 kernel_name: str = "kernel"):
         if arch not in ARCHS:
             raise NKIError(f"unknown arch {arch!r}; expected one of {', '.join(ARCHS)}")
-        if type(max_instructions) is not int or max_instructions < 1:
-            raise NKIError(f"max_instructions must be a positive integer, not {max_instructions!r}")
+        max_instructions = instruction_cap(max_instructions)
+        self.kernel_name = kernel_name  # (for the cap's refusal)
         self.arch = arch
         self.sbuf_bytes = ARCHS[arch]["sbuf_bytes"]
         self.cores = [CoreTrace(i) for i in range(num_cores)]
@@ -469,9 +495,10 @@ class Tracer:
         ``nl.zeros`` (see :meth:`zero_fill`)."""
         ops = self.ops
         if self.recordable == 0:
-            raise NKIError(f"the kernel records more than max_instructions={self.max_instructions}"
-                           " instructions; raise the cap (max_instructions=...) if it should",
-                           loc)
+            raise NKIError(f"kernel {self.kernel_name} records more than max_instructions="
+                           f"{self.max_instructions} instructions; if it should, raise the cap: "
+                           "max_instructions=N when tracing or simulating, --max-instructions N "
+                           f"on the neuronxsim command, or {MAX_INSTRUCTIONS_ENV}=N", loc)
         self.recordable -= 1
         op = new_op(opcode, engine, ins, outs, fields, loc, self.loop, len(ops), out_box,
                     zero_fill)
@@ -795,4 +822,5 @@ def _merge_free(pairs: list) -> list:
 
 
 __all__ = ["Tracer", "CoreTrace", "StorageState", "MatmulGroups", "Op", "Access", "new_access",
-           "current", "active", "ARCHS", "DEFAULT_MAX_INSTRUCTIONS"]
+           "current", "active", "ARCHS", "DEFAULT_MAX_INSTRUCTIONS", "MAX_INSTRUCTIONS_ENV",
+           "instruction_cap"]

@@ -183,8 +183,10 @@ def _check_arrays(args, kwargs, arch: str):
             dt.resolve(value.dtype, arch, None, "a kernel argument")
 
 
-def traced(kernel, args: tuple, kwargs: dict, arch: str | None = None):
-    """(TracedKernel, the shared driver's kernel object, arch) of an NKI 0.6 kernel."""
+def traced(kernel, args: tuple, kwargs: dict, arch: str | None = None,
+           max_instructions: int | None = None):
+    """(TracedKernel, the shared driver's kernel object, arch) of an NKI 0.6 kernel;
+    ``max_instructions``: the cap on traced instructions (see ``neuronxsim.nki.trace_kernel``)."""
     func, lnc, ndim = _unwrap(kernel)
     arch = arch or target_arch()
     if arch not in MAX_LNC:
@@ -200,7 +202,7 @@ def traced(kernel, args: tuple, kwargs: dict, arch: str | None = None):
     previous = dict(_launch)
     _launch.update(lnc=lnc, ndim=ndim, constants={})
     try:
-        t = traced_kernel(shared, args, kwargs, arch, adapter=_Adapter(lnc))
+        t = traced_kernel(shared, args, kwargs, arch, max_instructions, adapter=_Adapter(lnc))
         t.constants = {name: array for name, array in _launch["constants"].values()}
         return t, shared, arch
     finally:
@@ -209,23 +211,28 @@ def traced(kernel, args: tuple, kwargs: dict, arch: str | None = None):
 
 
 @user_facing
-def trace_kernel(kernel, *args, arch: str | None = None, **kwargs) -> TracedKernel:
+def trace_kernel(kernel, *args, arch: str | None = None, max_instructions: int | None = None,
+                 **kwargs) -> TracedKernel:
     """Traces an NKI 0.6 kernel (``kernel`` or ``kernel[2]``) for these arguments: arrays or
-    ``neuronxsim.nki.typing.tensor[[shape], dtype]`` stand-ins."""
-    return traced(kernel, args, kwargs, arch)[0]
+    ``neuronxsim.nki.typing.tensor[[shape], dtype]`` stand-ins. ``max_instructions``: the most
+    instructions the trace may record (default: ``$NEURONXSIM_MAX_INSTRUCTIONS`` if set, else
+    one million)."""
+    return traced(kernel, args, kwargs, arch, max_instructions)[0]
 
 
 @user_facing
-def simulate_kernel(kernel, *args, arch: str | None = None, **kwargs):
-    """Runs ``kernel`` on the simulator; returns its outputs (one array, or a tuple)."""
-    t, _, outputs = _run(kernel, args, kwargs, arch)
+def simulate_kernel(kernel, *args, arch: str | None = None, max_instructions: int | None = None,
+                    **kwargs):
+    """Runs ``kernel`` on the simulator; returns its outputs (one array, or a tuple).
+    ``max_instructions``: see :func:`trace_kernel`."""
+    t, _, outputs = _run(kernel, args, kwargs, arch, max_instructions=max_instructions)
     values = tuple(outputs[spec.name] for spec in t.outputs)
     return values[0] if len(values) == 1 else values
 
 
-def _run(kernel, args, kwargs, arch, trace_file=None) -> tuple:
+def _run(kernel, args, kwargs, arch, trace_file=None, max_instructions=None) -> tuple:
     """(TracedKernel, the simulator's result, the outputs by name)."""
-    t, shared, arch = traced(kernel, args, kwargs, arch)
+    t, shared, arch = traced(kernel, args, kwargs, arch, max_instructions)
     try:
         sim_result, outputs = run_traced(t, bound_arrays(shared, args, kwargs), arch=arch)
     except SimulationError as e:
@@ -236,10 +243,12 @@ def _run(kernel, args, kwargs, arch, trace_file=None) -> tuple:
 
 
 @user_facing
-def profile(kernel, *args, arch: str | None = None, trace_file=None, **kwargs) -> Profile:
+def profile(kernel, *args, arch: str | None = None, trace_file=None,
+            max_instructions: int | None = None, **kwargs) -> Profile:
     """Simulates ``kernel`` and reports time and per-engine statistics (``Profile``); with
-    ``trace_file``, also writes the timeline trace (Chrome/Perfetto JSON)."""
-    t, sim_result, outputs = _run(kernel, args, kwargs, arch, trace_file)
+    ``trace_file``, also writes the timeline trace (Chrome/Perfetto JSON).
+    ``max_instructions``: see :func:`trace_kernel`."""
+    t, sim_result, outputs = _run(kernel, args, kwargs, arch, trace_file, max_instructions)
     return Profile(t, sim_result, outputs, trace_file)
 
 
