@@ -229,33 +229,42 @@ class LoopIndex(int):
         return self
 
 
-def plain_subscript(key: tuple, on_chip: bool) -> tuple:
+def plain_subscript(key: tuple, on_chip: bool) -> tuple | None:
     """``key`` with its loop indices made plain integers, slices of them plain slices, and a
     loop index subscripting a tile's free dimension a slice of one (NKI keeps that axis; in
-    subscripts with index expressions it acts as the integer it is)."""
-    keep = on_chip and not any(k.__class__ is IndexExpr for k in key)
-    out = []
+    subscripts with index expressions it acts as the integer it is); None when ``key`` holds no
+    loop index (one pass, no generator: it runs for most subscripts inside traced loops)."""
+    out = None
+    keep = on_chip
     for axis, k in enumerate(key):
         c = k.__class__
         if c is LoopIndex:
-            k = int(k)
-            out.append(slice(k, k + 1) if keep and axis else k)
+            v = _int_index(k)
+            k = slice(v, v + 1) if axis else v  # (made an integer below unless `keep` holds)
         elif c is slice and (k.start.__class__ is LoopIndex or k.stop.__class__ is LoopIndex or
                              k.step.__class__ is LoopIndex):
-            out.append(slice(*(None if v is None else int(v) for v in (k.start, k.stop, k.step))))
+            a, b, step = k.start, k.stop, k.step
+            k = slice(None if a is None else _int_index(a), None if b is None else _int_index(b),
+                      None if step is None else _int_index(step))
         else:
-            out.append(k)
+            if c is IndexExpr:
+                keep = False
+            if out is not None:
+                out.append(k)
+            continue
+        if out is None:
+            out = list(key[:axis])
+        out.append(k)
+    if out is None:
+        return None
+    if not keep:  # an index expression in the key (or HBM): loop indices act as integers
+        for axis, k in enumerate(key):
+            if k.__class__ is LoopIndex:
+                out[axis] = _int_index(k)
     return tuple(out)
 
 
-def has_loop_index(key: tuple) -> bool:
-    for k in key:
-        c = k.__class__
-        if c is LoopIndex or c is slice and (k.start.__class__ is LoopIndex or
-                                             k.stop.__class__ is LoopIndex or
-                                             k.step.__class__ is LoopIndex):
-            return True
-    return False
+_int_index = int.__index__
 
 
 def _as_int(value, what: str) -> int:

@@ -25,8 +25,8 @@ from neuronxsim.bir import target
 
 from . import dtypes as dt
 from .errors import NKIError, SourceLocation, caller_location
-from .indexing import (BoundCheck, IndexExpr, basic_subscript, has_loop_index,
-                       partition_free_subscript, plain_subscript, resolve_subscript)
+from .indexing import (BoundCheck, IndexExpr, basic_subscript, partition_free_subscript,
+                       plain_subscript, resolve_subscript)
 
 #: Buffer names as NKI spells them (``nl.sbuf`` is the string "sbuf", and so on).
 SBUF, PSUM, HBM, SHARED_HBM = "sbuf", "psum", "hbm", "shared_hbm"
@@ -252,12 +252,10 @@ class Tensor:
                     return view
                 view = basic_subscript(key, shape, self.strides, self.offset)
         if view is None:
-            cls = key.__class__
-            if cls is tuple:
-                if has_loop_index(key):  # (loop indices: see plain_subscript)
-                    return self[plain_subscript(key, self.storage.on_chip)]
-            elif has_loop_index((key,)):
-                return self[plain_subscript((key,), False)[0]]
+            plain = plain_subscript(key if key.__class__ is tuple else (key,),
+                                    self.storage.on_chip and key.__class__ is tuple)
+            if plain is not None:  # (loop indices: see plain_subscript)
+                return self[plain if key.__class__ is tuple else plain[0]]
             if key.__class__ is Tensor or key.__class__ is tuple and any(
                     k.__class__ is Tensor for k in key):  # t[.., idx_tile, ...]: rows picked
                 return _indirect(self, key)               # at run time

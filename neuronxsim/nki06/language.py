@@ -572,10 +572,8 @@ def load_transpose2d(src, dtype=None) -> NkiTensor:
 
 def dma_record(tr, ins: list, outs: list, loc, fields: dict):
     """Records a DMA transfer on the next queue (queues round-robin, as ``instructions.dma``)."""
-    core = tr.core
-    queue = core.dma_queue
-    core.dma_queue = (queue + 1) % 16
-    tr.record(IT.DMACopy, Engine.DMA, ins, outs, dict(fields, queue=queue), loc)
+    tr.record(IT.DMACopy, Engine.DMA, ins, outs, dict(fields, queue=_ins.next_dma_queue(tr)),
+              loc)
 
 
 @api
