@@ -272,11 +272,11 @@ def benchmark(kernel=None, *, warmup=10, iters=100, save_neff_name=None, save_tr
             raise NKIError(f"nki.benchmark: {name} must be a {'positive' if name == 'iters' else 'non-negative'} "
                            f"integer, not {value!r}")
     _check_compile_options(additional_compile_opt, "nki.benchmark")
-    return _device_decorator(kernel, lambda k: _BenchmarkKernel(
+    return _device_decorator(kernel, lambda k: _TimingKernel(
         k, "benchmark", save_neff_name, save_trace_name))
 
 
-class _BenchmarkKernel(DeviceKernel):
+class _TimingKernel(DeviceKernel):
     """A DeviceKernel that also takes tensor types instead of arrays (timing only)."""
 
     def launch(self, target, args: tuple, kwargs: dict):
@@ -299,7 +299,9 @@ def profile(func=None, *, working_directory=None, save_neff_name=None, save_trac
     requires): the timeline trace (``<save_trace_name stem>.json``, default ``profile.json``) and
     the traced module (``<save_neff_name stem>.bir.json``, default ``file.bir.json``); returns
     None, as NKI's. (``num_execs`` runs and the ``profile_nth`` of them profiled are all alike in
-    a deterministic simulation.) For a :class:`Profile` of one call, see :func:`profile_kernel`."""
+    a deterministic simulation.) Tensor types (``nki.typing.tensor[...]``) may stand in for the
+    arrays, as for ``nki.benchmark``. For a :class:`Profile` of one call, see
+    :func:`profile_kernel`."""
     if working_directory is None or not os.path.isabs(str(working_directory)):
         raise NKIError("nki.profile: working_directory must be given as an absolute path")
     for name, value in (("profile_nth", profile_nth), ("num_execs", num_execs)):
@@ -317,8 +319,8 @@ def profile(func=None, *, working_directory=None, save_neff_name=None, save_trac
             raise NKIError(f"nki.profile: {next(t for t in targets if os.path.exists(t))} "
                            "exists (pass overwrite=True to replace it)")
         os.makedirs(directory, exist_ok=True)
-        return DeviceKernel(kernel, "profile", neff_name, trace_name, directory,
-                            returns_outputs=False)
+        return _TimingKernel(kernel, "profile", neff_name, trace_name, directory,
+                             returns_outputs=False)
     return _device_decorator(func, make)
 
 

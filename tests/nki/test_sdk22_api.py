@@ -66,6 +66,11 @@ def test_profile_writes_into_its_working_directory_and_returns_none(tmp_path, rn
         nki.profile(working_directory="relative/dir")
     prof = nki.profile_kernel(nki.jit(add_kernel), a, a)
     assert prof.total_ns > 0 and prof.traced.instruction_count == 4
+    typed = tmp_path / "typed"  # tensor types stand in for the arrays (timing only)
+    kernel = nki.profile(working_directory=str(typed), save_trace_name="t.ntff")(add_kernel)
+    assert kernel(nki.typing.tensor[[32, 32], nl.float32],
+                  nki.typing.tensor[[32, 32], nl.float32]) is None
+    assert json.loads((typed / "t.json").read_text())
 
 
 def test_a_grid_launch_of_a_decorated_kernel(rng):
