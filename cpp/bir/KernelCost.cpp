@@ -42,16 +42,17 @@ class Formulas {
   double pool(double n) const { return (static_cast<double>(c_.gpsimd_start_cycles) + n) / c_.pool_clock_ghz; }
   // The issuing engine's cost to trigger one DMA (Hwm: dma_trigger_cycles).
   double dmaTrigger() const { return static_cast<double>(c_.dma_trigger_cycles) / c_.sp_clock_ghz; }
-  // DMA payload on the DMA engines: bytes / (27.2 GB/s x engines), an engine per 8 partitions of
-  // the on-chip side [D1]; contiguous runs under 64 B are charged 64 B (Hwm: dma_min_burst_bytes).
+  // DMA payload on the DMA engines: bytes / (bandwidth x engines), an engine per 8 partitions of
+  // the on-chip side [D1]; a contiguous run takes at least dma_descriptor_ns (Hwm).
   double dmaPayload(double bytes, double partitions = kP, double runBytes = 1e9) const {
     const double engines = std::min<double>(c_.dma_engines, ceilDiv(partitions, c_.dma_partitions_per_engine));
-    const double charged = runBytes < c_.dma_min_burst_bytes ? bytes / runBytes * c_.dma_min_burst_bytes : bytes;
+    const double floorBytes = c_.dma_descriptor_ns * c_.dma_engine_bandwidth_gbps;
+    const double charged = runBytes < floorBytes ? bytes / runBytes * floorBytes : bytes;
     return charged / (c_.dma_engine_bandwidth_gbps * engines);
   }
-  // One transfer end to end on its queue: fixed cost, then the payload [D1].
+  // One transfer end to end on its queue: start latency, then the payload [D1, DB].
   double dmaLatency(double bytes, double partitions = kP) const {
-    return c_.dma_fixed_ns + dmaPayload(bytes, partitions);
+    return c_.dma_start_latency_ns + dmaPayload(bytes, partitions);
   }
   // The access overhead after an instruction until its result is visible (~60 cycles [A1]).
   double access(double ghz) const { return static_cast<double>(c_.sram_access_cycles) / ghz; }
@@ -184,7 +185,7 @@ double prologueBlock(const Formulas& f, double tn, double H, double addends, Nor
     if (r == 0) first = b;
     t += b.busiest();
   }
-  return t + first.dma + f.config().dma_fixed_ns + first.act;
+  return t + first.dma + f.config().dma_start_latency_ns + first.act;
 }
 
 // PSUM evacuations alternate between ACT and DVE (TileOps.h EvacuationEngines): half each.
@@ -555,7 +556,7 @@ std::optional<double> routerTopK(const Node& n, const Formulas& f) {
   for (double t0 = 0; t0 < T; t0 += kP) {
     const double tn = std::min(kP, T - t0);
     // The logits matmuls run in the shadow of the x^T loads, each as its k tile arrives.
-    const double load = KT * f.dmaPayload(tn * kP * n.es(0)) + f.config().dma_fixed_ns;
+    const double load = KT * f.dmaPayload(tn * kP * n.es(0)) + f.config().dma_start_latency_ns;
     const double mm = f.matmul(tn, E, fp32);
     double chain = std::max(0.0, KT * mm - load) + mm;
     chain += 2 * f.dve(E) + rounds * 2 * f.dve(E) + f.dve(8 * rounds);     // copies, max8 + match_replace8

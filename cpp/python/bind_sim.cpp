@@ -29,8 +29,11 @@ py::dict latencyDict(const bir::Latency& l, const bir::Hwm& hwm) {
   d["access_ns"] = l.access_ns;
   d["clock_ghz"] = hwm.clockGhz(l.engine);
   d["dma_queue"] = l.dma_queue;
-  d["dma_fixed_ns"] = l.dma_fixed_ns;
+  d["dma_latency_ns"] = l.dma_latency_ns;
+  d["dma_dge_ns"] = l.dma_dge_ns;
   d["dma_transfer_ns"] = l.dma_transfer_ns;
+  d["dma_hbm_ns"] = l.dma_hbm_ns;
+  d["dma_descriptors"] = l.dma_descriptors;
   d["dma_engine_mask"] = l.dma_engine_mask;
   d["bytes"] = l.bytes;
   d["flops"] = l.flops;

@@ -34,6 +34,8 @@ struct Access {
 inline constexpr uint32_t kMemSbuf = 0, kMemPsum = 1, kMemFirstDram = 2;
 uint8_t quadrantsOf(int64_t p0, int64_t n);  // Access::quadrants of partitions [p0, p0 + n)
 
+inline constexpr int8_t kDgePool = 2;  // software DGE: descriptors made on GpSimd
+
 struct DecodedInst {
   const bir::Instruction* inst = nullptr;
   bir::NodeClass cls = bir::NodeClass::NoOp;
@@ -50,9 +52,12 @@ struct DecodedInst {
   double cycles = 0;
   double busy_ns = 0;
   double access_ns = 0;
-  double dma_fixed_ns = 0;
+  double dma_latency_ns = 0;
+  double dma_dge_ns = 0;
   double dma_transfer_ns = 0;
+  double dma_hbm_ns = 0;
   uint32_t dma_engine_mask = 0;
+  int8_t dgeUnit = -1;  // DMA with generated descriptors: DGE instance 0 or 1, or kDgePool
   int64_t bytes = 0;
   int64_t flops = 0;
   // where it sits, for messages and seeds

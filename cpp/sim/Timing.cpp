@@ -7,11 +7,14 @@ namespace sim {
 
 Scheduler::Scheduler(const bir::MachineConfig& cfg, const std::vector<TensorSpec>& tensors)
     : tracks_(kNumEngines + static_cast<int>(std::min<int64_t>(cfg.dma_queues, 16))),
+      semaphoreNs_(cfg.semaphore_wait_ns),
       hazards_(cfg.sbuf_bytes_per_partition, cfg.psum_bytes_per_partition, tensors) {}
 
 void Scheduler::reset(size_t accesses) {
   std::fill(std::begin(ready_), std::end(ready_), 0.0);
   std::fill(std::begin(dmaEngineFree_), std::end(dmaEngineFree_), 0.0);
+  std::fill(std::begin(dgeFree_), std::end(dgeFree_), 0.0);
+  hbmFree_ = 0;
   std::fill(std::begin(busy_ns), std::end(busy_ns), 0.0);
   std::fill(std::begin(count), std::end(count), 0);
   end_ns = 0;
@@ -22,7 +25,7 @@ void Scheduler::reset(size_t accesses) {
 Record Scheduler::schedule(const CoreProgram& p, const DecodedInst& d, double notBefore) {
   const Access* acc = p.accesses.data() + d.firstAccess;
   uint32_t* hint = hints_.data() + d.firstAccess;
-  double deps = notBefore;
+  double deps = 0;
   for (int i = 0; i < d.nAccess; ++i) deps = std::max(deps, hazards_.ready(acc[i], hint[i]));
 
   Record r;
@@ -30,7 +33,7 @@ Record Scheduler::schedule(const CoreProgram& p, const DecodedInst& d, double no
   r.issueTrack = d.issueTrack;
   double readsDone, end;
   if (d.wholeCore) {
-    double start = deps;
+    double start = std::max(deps, notBefore);
     for (int t = 0; t < tracks_; ++t) start = std::max(start, ready_[t]);
     end = start + d.busy_ns;
     for (int t = 0; t < tracks_; ++t) {
@@ -40,25 +43,34 @@ Record Scheduler::schedule(const CoreProgram& p, const DecodedInst& d, double no
     r.start_ns = r.issue_ns = start;
     r.end_ns = r.issue_end_ns = readsDone = end;
   } else if (d.track >= kFirstQueueTrack) {
-    // DMA: trigger, then the queue, then the shared DMA engines.
-    const double issue = std::max(ready_[d.issueTrack], deps);
+    // DMA: trigger, descriptors, then the queue, the shared DMA engines and HBM.
+    const double issue = std::max(gate(ready_[d.issueTrack], deps), notBefore);
     const double issued = issue + d.busy_ns;
     ready_[d.issueTrack] = issued;
     busy_ns[d.issueTrack] += d.busy_ns;
-    const double start = std::max(issued, ready_[d.track]);
-    double payload = start + d.dma_fixed_ns;
+    double start = issued + d.dma_latency_ns;
+    if (d.dgeUnit >= 0) {
+      double& free = d.dgeUnit == kDgePool ? ready_[kTrackPool] : dgeFree_[d.dgeUnit];
+      const double made = std::max(issued, free) + d.dma_dge_ns;
+      if (d.dgeUnit == kDgePool) busy_ns[kTrackPool] += d.dma_dge_ns;
+      free = made;
+      start = std::max(start, made);
+    }
+    start = std::max(start, ready_[d.track]);
     for (uint32_t m = d.dma_engine_mask; m; m &= m - 1)
-      payload = std::max(payload, dmaEngineFree_[std::countr_zero(m)]);
-    end = payload + d.dma_transfer_ns;
-    for (uint32_t m = d.dma_engine_mask; m; m &= m - 1) dmaEngineFree_[std::countr_zero(m)] = end;
-    ready_[d.track] = end;
-    busy_ns[d.track] += end - start;
+      start = std::max(start, dmaEngineFree_[std::countr_zero(m)]);
+    hbmFree_ = std::max(hbmFree_, start) + d.dma_hbm_ns;
+    readsDone = std::max(start + d.dma_transfer_ns, hbmFree_);
+    for (uint32_t m = d.dma_engine_mask; m; m &= m - 1) dmaEngineFree_[std::countr_zero(m)] = readsDone;
+    ready_[d.track] = readsDone;
+    busy_ns[d.track] += readsDone - start;
+    end = readsDone + d.access_ns;
     r.issue_ns = issue;
     r.issue_end_ns = issued;
     r.start_ns = start;
-    r.end_ns = readsDone = end;
+    r.end_ns = readsDone;
   } else {
-    const double start = std::max(ready_[d.track], deps);
+    const double start = std::max(gate(ready_[d.track], deps), notBefore);
     readsDone = start + d.busy_ns;
     ready_[d.track] = readsDone;
     busy_ns[d.track] += d.busy_ns;
@@ -69,7 +81,7 @@ Record Scheduler::schedule(const CoreProgram& p, const DecodedInst& d, double no
   }
   ++count[d.track];
   for (int i = 0; i < d.nAccess; ++i) hazards_.mark(acc[i], acc[i].write ? end : readsDone, hint[i]);
-  end_ns = std::max(end_ns, end);
+  end_ns = std::max(end_ns, r.end_ns);
   return r;
 }
 

@@ -106,10 +106,13 @@ TEST(SimTiming, DveWaitsForItsDmaAndMatmulForItsStationary) {
   const auto r = k.run();
   const auto &lx = k.record(r, "load_x"), &lw = k.record(r, "load_w"), &use = k.record(r, "dve_use"),
              &mm = k.record(r, "mm"), &indep = k.record(r, "act_indep"), &init = k.record(r, "init_v");
-  EXPECT_DOUBLE_EQ(use.start_ns, lx.end_ns);       // RAW on t through the DMA
-  EXPECT_GE(lw.start_ns, lx.end_ns);               // one queue runs in order
-  EXPECT_DOUBLE_EQ(mm.start_ns, lw.end_ns);        // the stationary's load is the last to land
-  EXPECT_DOUBLE_EQ(indep.start_ns, init.end_ns);   // independent work does not wait for DMA
+  // A waiter starts after the DMA's completion semaphore (dma_completion_ns) and its own wait.
+  const bir::MachineConfig& c = bir::machineConfig("trn1");
+  const double completion = c.dma_completion_ns + c.semaphore_wait_ns;
+  EXPECT_DOUBLE_EQ(use.start_ns, lx.end_ns + completion);  // RAW on t through the DMA
+  EXPECT_GE(lw.start_ns, lx.end_ns);                       // one queue runs in order
+  EXPECT_DOUBLE_EQ(mm.start_ns, lw.end_ns + completion);   // the stationary's load is the last to land
+  EXPECT_DOUBLE_EQ(indep.start_ns, init.end_ns + c.semaphore_wait_ns);  // waits for DVE, not for DMA
   EXPECT_LT(indep.start_ns, lx.end_ns);
   const auto y = k.read<float>("y");
   for (size_t i = 0; i < y.size(); i += 97) EXPECT_EQ(y[i], 3.0f * (static_cast<float>(i % 7) - 3)) << i;
