@@ -15,7 +15,7 @@ import argparse
 import time
 
 from neuronxsim import sim
-from neuronxsim.cli import pipeline
+from neuronxsim import pipeline
 from neuronxsim.models.leaf_programs import F32, attention, attention_bwd, generic, mlp, qkv, quant
 from neuronxsim.walrus.inline import inline_bir_kernels
 
@@ -78,12 +78,13 @@ SHAPES = {"large": CASES, "second": SECOND}
 
 
 def measure(name, build, arch):
-    module, _ = pipeline.lower(build(), arch)
-    analytic = sim.simulate(module, arch=arch, mode="timing").total_ns
+    lowered = pipeline.lower(build(), arch)
+    analytic = sim.simulate(lowered.module, arch=arch, mode="timing").total_ns
     t0 = time.perf_counter()
-    stats = inline_bir_kernels(module)[0]
+    resolved = pipeline.resolve(lowered)
     t1 = time.perf_counter()
-    r = sim.simulate(module, arch=arch, mode="timing", records=False)
+    stats = resolved.passes["InlineBIRKernel"][0]
+    r = sim.simulate(resolved.module, arch=arch, mode="timing", records=False)
     t2 = time.perf_counter()
     return {"leaf": name, "instructions": stats["instructions"], "expand_s": t1 - t0, "simulate_s": t2 - t1,
             "sim_us": r.total_ns / 1e3, "pe_busy": r.engines["PE"].utilization, "mfu": r.pe_mfu,

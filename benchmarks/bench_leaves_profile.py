@@ -21,8 +21,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 from bench_leaves import CASES, SECOND  # noqa: E402
 
 from neuronxsim import sim  # noqa: E402
-from neuronxsim.cli import pipeline  # noqa: E402
-from neuronxsim.walrus.inline import inline_bir_kernels  # noqa: E402
+from neuronxsim import pipeline  # noqa: E402
 
 
 def main():
@@ -32,9 +31,8 @@ def main():
     ap.add_argument("--trace", help="also write a Chrome/Perfetto trace here")
     ap.add_argument("--second", action="store_true", help="the leaf's second shape (bench_leaves.SECOND)")
     args = ap.parse_args()
-    module, _ = pipeline.lower((SECOND if args.second else CASES)[args.case](), args.arch)
-    inline_bir_kernels(module)
-    r = sim.simulate(module, arch=args.arch, mode="timing")
+    lowered = pipeline.lower((SECOND if args.second else CASES)[args.case](), args.arch)
+    r = sim.simulate(pipeline.resolve(lowered).module, arch=args.arch, mode="timing")
     rec = r.instructions
     print(r)
     for engine in ("PE", "ACT", "DVE", "Pool", "DMA"):

@@ -2,6 +2,7 @@
 // The readable API is neuronxsim.walrus.
 #include "bindings.h"
 #include "bir/Error.h"
+#include "walrus/Clone.h"
 #include "walrus/KernelNodeResolver.h"
 #include "walrus/klr/KernelFile.h"
 
@@ -84,6 +85,15 @@ void bindWalrus(py::module_& m) {
         "Resolves IT55/IT56 nodes in place; returns how many. Instruction objects taken from the "
         "module before are invalid afterwards.");
   m.attr("NEURONXSIM_KLR_FORMAT") = klr::neuronxsimFormat();
+
+  // bir.Module.clone is walrus::cloneModule (walrus/Clone.h), attached to the class bound in
+  // bind_bir.cpp from here, where the rest of the copying code is bound.
+  py::object moduleClass = py::type::of<bir::Module>();
+  moduleClass.attr("clone") = py::cpp_function(
+      [](const bir::Module& mod) { return walrus::cloneModule(mod); }, py::name("clone"),
+      py::is_method(moduleClass),
+      "A deep copy: same functions, allocations, blocks and instructions (names kept), sharing "
+      "nothing with this module; its JSON is byte-identical.");
 }
 
 NXS_REGISTER_SUBMODULE(walrus, 30, "libwalrus: KLR files and the kernel-node resolvers", bindWalrus);

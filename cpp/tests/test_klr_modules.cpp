@@ -1,6 +1,5 @@
 #include "test_klr_modules.h"
 
-#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -226,9 +225,9 @@ std::unique_ptr<Module> addKernel(int64_t rows, int64_t cols, int cores) {
   return m;
 }
 
-// Beside this file: cpp/fuzz/corpus/klr.
+// cpp/fuzz/corpus/klr.
 std::string klrCorpusDir() {
-  return (std::filesystem::path(__FILE__).parent_path().parent_path() / "fuzz" / "corpus" / "klr").string();
+  return std::string(NXS_FUZZ_CORPUS_DIR) + "/klr";
 }
 
 std::string readBytes(const std::string& path) {

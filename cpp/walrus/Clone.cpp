@@ -1,5 +1,8 @@
 #include "walrus/Clone.h"
 
+#include <unordered_map>
+
+#include "bir/Error.h"
 #include "walrus/VisitNode.h"
 
 namespace walrus {
@@ -35,6 +38,62 @@ std::unique_ptr<bir::MemoryLocationSet> cloneAllocationFields(const bir::MemoryL
   copy->kind = set.kind;
   copy->tensor_class = set.tensor_class;
   copy->extra_json = set.extra_json;
+  return copy;
+}
+
+namespace {
+
+using LocationMap = std::unordered_map<const bir::MemoryLocation*, bir::MemoryLocation*>;
+
+void rebind(std::vector<bir::AccessPattern>& operands, const LocationMap& locations) {
+  for (bir::AccessPattern& ap : operands) {
+    if (!ap.loc) continue;
+    auto it = locations.find(ap.loc);
+    if (it == locations.end())  // the verifier refuses such modules; a clone must not alias them
+      throw bir::BIRError("clone: an operand addresses memory location '" + ap.loc->name +
+                          "', which is not an allocation of its function");
+    ap.loc = it->second;
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<bir::Module> cloneModule(const bir::Module& m) {
+  auto copy = std::make_unique<bir::Module>();
+  copy->neuron_core_id = m.neuron_core_id;
+  copy->arch = m.arch;
+  copy->extra_json = m.extra_json;
+  copy->attributes_extra_json = m.attributes_extra_json;
+  uint64_t maxId = 0;
+  bool anyInstruction = false;
+  for (const auto& f : m.functions()) {
+    bir::Function& g = *copy->addFunction(f->name);
+    g.attributes = f->attributes;
+    g.extra_json = f->extra_json;
+    LocationMap locations;
+    for (const auto& set : f->allocations()) {
+      auto s = cloneAllocationFields(*set);
+      s->name = set->name;
+      for (const auto& loc : set->locations) {
+        s->locations.push_back(std::make_unique<bir::MemoryLocation>(*loc));
+        locations[loc.get()] = s->locations.back().get();
+      }
+      g.addAllocation(std::move(s));
+    }
+    for (const auto& block : f->blocks()) {
+      bir::BasicBlock& b = *g.addBlock(block->name);
+      for (const auto& inst : block->instructions()) {
+        auto c = cloneInstruction(*inst);
+        rebind(c->ins, locations);
+        rebind(c->outs, locations);
+        bir::Instruction* added = b.append(std::move(c));  // registers the (free) name
+        added->id = inst->id;
+        maxId = std::max(maxId, inst->id);
+        anyInstruction = true;
+      }
+    }
+  }
+  if (anyInstruction) copy->reserveInstructionId(maxId);
   return copy;
 }
 

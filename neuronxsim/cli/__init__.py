@@ -47,6 +47,7 @@ def _cmd_info(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from neuronxsim.cli import exec as exec_command
     from neuronxsim.cli import lower, profile, registry, resolve, run, simulate
 
     p = argparse.ArgumentParser(prog="neuronxsim", description="neuronxsim: lower, resolve, simulate and "
@@ -66,6 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     resolve.add_parser(sub)
     simulate.add_parser(sub)
     profile.add_parser(sub)
+    exec_command.add_parser(sub)
 
     info = sub.add_parser("info", help="summarise a BIR JSON or KLR file")
     info.add_argument("file")

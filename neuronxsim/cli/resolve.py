@@ -7,7 +7,8 @@ import collections
 import os
 
 from neuronxsim import bir
-from neuronxsim.cli import kernel_report, pipeline
+from neuronxsim import pipeline
+from neuronxsim.cli import kernel_report
 
 
 def add_parser(sub) -> None:
@@ -23,7 +24,7 @@ def run(args) -> int:
     module = bir.load(args.module)
     nodes = kernel_report.kernel_nodes(module)
     base = args.base_dir or os.path.dirname(os.path.abspath(args.module))
-    resolved, _ = pipeline.resolve(module, base)
+    resolved = pipeline.resolve(module, base).module
     bir.save(resolved, args.output)
     if not args.quiet:
         per_kernel = collections.Counter(i.kernel for f in resolved.functions for b in f.blocks for i in b.instructions)

@@ -19,7 +19,8 @@ import numpy as np
 
 import neuronxsim
 from neuronxsim import bir
-from neuronxsim.cli import files, kernel_report, pipeline
+from neuronxsim import pipeline
+from neuronxsim.cli import files, kernel_report
 from neuronxsim.cli.progress import Progress
 from neuronxsim.models import llama_decoder as layer
 
@@ -41,7 +42,7 @@ def add_parser(sub) -> None:
     for name, what in _SIZE_OPTIONS:
         p.add_argument("--" + name.replace("_", "-"), type=int, default=getattr(defaults, name),
                        help=f"{what} (default {getattr(defaults, name)})")
-    p.add_argument("--arch", choices=sorted(pipeline.ARCH_TO_BIR), default="trn1", help="NeuronCore generation")
+    p.add_argument("--arch", choices=sorted(pipeline.ARCHS), default="trn1", help="NeuronCore generation")
     p.add_argument("--mode", choices=("full", "timing"), default="full",
                    help="full: numerics, time and the check against NumPy; timing: time only (large sizes)")
     p.add_argument("--output", default="neuronxsim-run", help="output folder (default ./neuronxsim-run)")
@@ -101,13 +102,12 @@ def run(args) -> int:
             program = layer.build_program(cfg)
             inputs = layer.make_inputs(cfg) if full else None
         with progress.step(steps[1][0]):
-            lowered, _ = pipeline.lower(program, args.arch, klr_dir=os.path.join(out, "klr"))
+            lowered = pipeline.lower(program, args.arch, out_dir=out)
         with progress.step(steps[2][0]):
-            module, _ = pipeline.resolve(lowered)
+            resolved = pipeline.resolve(lowered)
         with progress.step(steps[3][0]):
-            from neuronxsim import sim
-            result = sim.simulate(module, inputs, arch=args.arch, mode=args.mode)
-        rows = kernel_report.kernel_rows(result, kernel_report.kernel_nodes(lowered))
+            result = pipeline.simulate(resolved, inputs, arch=args.arch, mode=args.mode)
+        rows = pipeline.report(result, resolved.nodes).rows
         checks = {}
         if full:
             with progress.step("check against NumPy"):
@@ -129,7 +129,7 @@ def run(args) -> int:
                     ("program", "program.json"), ("lowered", "lowered.json"))},
             }
             program.save(os.path.join(out, "program.json"))
-            bir.atomic_write_text(os.path.join(out, "lowered.json"), lowered.to_json())
+            bir.save(lowered.module, os.path.join(out, "lowered.json"))
             files.write_trace(result, os.path.join(out, "trace.json"))
             files.write_timeline(result, rows, os.path.join(out, "timeline.png"),
                                  f"{program.name}: {cfg.tokens} tokens, hidden {cfg.hidden}, {args.arch}, "

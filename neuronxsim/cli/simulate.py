@@ -13,7 +13,8 @@ import os
 import numpy as np
 
 from neuronxsim import bir
-from neuronxsim.cli import files, kernel_report, pipeline
+from neuronxsim import pipeline
+from neuronxsim.cli import files, kernel_report
 from neuronxsim.errors import SimulationError
 
 
@@ -21,7 +22,7 @@ def add_parser(sub) -> None:
     p = sub.add_parser("simulate", help="simulate a BIR JSON module (outputs, report, trace, timeline)")
     p.add_argument("module", help="BIR JSON (kernel nodes are resolved first)")
     p.add_argument("--inputs", help=".npz of input arrays by tensor name (missing ones: seeded random)")
-    p.add_argument("--arch", choices=sorted(pipeline.ARCH_TO_BIR), default="trn1")
+    p.add_argument("--arch", choices=sorted(pipeline.ARCHS), default="trn1")
     p.add_argument("--mode", choices=("full", "timing"), default="full")
     p.add_argument("--analytic", action="store_true",
                    help="timing mode: keep kernel nodes and time them by their analytic cost")
@@ -67,7 +68,7 @@ def run(args) -> int:
     if args.analytic and args.mode != "timing":
         raise SimulationError("--analytic times kernel nodes without running them: it needs --mode timing")
     if nodes and not args.analytic:
-        module, _ = pipeline.resolve(module, os.path.dirname(os.path.abspath(args.module)))
+        module = pipeline.resolve(module, os.path.dirname(os.path.abspath(args.module))).module
     full = args.mode == "full"
     inputs, generated = _inputs(module, args.arch, args.inputs, args.seed) if full else (None, [])
     result = sim.simulate(module, inputs, arch=args.arch, mode=args.mode)

@@ -104,10 +104,22 @@ def resolve_kernel_nodes(
     directory). Raises :class:`KernelError` when a kernel does not fit its node,
     :class:`KLRError` for a bad KLR file, :class:`BIRError` for bad BIR JSON.
     """
-    nki, klir = _kind_flags(kinds)
-    copy = Module.from_json(module.to_json(-1), verify=False)
-    _w.resolve_kernel_nodes(copy, nki, klir, os.fspath(base_dir) if base_dir else "", verify)
+    copy = module.clone()
+    resolve_kernel_nodes_in_place(copy, kinds, base_dir, verify)
     return copy
+
+
+def resolve_kernel_nodes_in_place(
+    module: Module,
+    kinds: Iterable[Union[InstructionType, str, int]] = _RESOLVABLE,
+    base_dir: Optional[PathLike] = None,
+    verify: bool = True,
+) -> int:
+    """:func:`resolve_kernel_nodes` on ``module`` itself, for a caller that owns it (a pipeline
+    stage's copy); returns the number of nodes resolved. On error the module may be partly
+    resolved, and instruction objects taken from it before are invalid afterwards."""
+    nki, klir = _kind_flags(kinds)
+    return _w.resolve_kernel_nodes(module, nki, klir, os.fspath(base_dir) if base_dir else "", verify)
 
 
 def lower_kernel_inst(module: Module, base_dir: Optional[PathLike] = None) -> Module:
@@ -122,5 +134,5 @@ def resolve_nki_kernels(module: Module) -> Module:
 
 __all__ = [
     "NEURONXSIM_KLR_FORMAT", "klr_info", "read_klr", "read_kernel", "write_klr", "encode_klr",
-    "decode_klr", "resolve_kernel_nodes", "lower_kernel_inst", "resolve_nki_kernels", "KLRError",
+    "decode_klr", "resolve_kernel_nodes", "resolve_kernel_nodes_in_place", "lower_kernel_inst", "resolve_nki_kernels", "KLRError",
 ]

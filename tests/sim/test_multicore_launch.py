@@ -5,7 +5,7 @@ not at time zero, and both halves compute the right result."""
 import numpy as np
 
 from neuronxsim import sim
-from neuronxsim.cli import pipeline
+from neuronxsim import pipeline
 from neuronxsim.starfish.penguin import ir
 
 
@@ -17,8 +17,7 @@ def test_the_second_core_of_a_two_core_kernel_launches_with_the_first(tmp_path):
     p.add(ir.BIRKernel("RowTiledMM", [ir.FullTensorAccess(a), ir.FullTensorAccess(b)], [ir.FullTensorAccess(y)],
                        name="mm"))
     p.add(ir.InternalNativeNkiKernel("tiled_pf_transpose", [ir.OpaqueAccess(y)], [ir.OpaqueAccess(yt)], name="tp"))
-    lowered, _ = pipeline.lower(p, "trn1", klr_dir=tmp_path)
-    module, _ = pipeline.resolve(lowered)
+    module = pipeline.resolve(pipeline.lower(p, "trn1", out_dir=tmp_path)).module
     assert len(module.functions) == 2
     rng = np.random.default_rng(0)
     inputs = {"a": rng.standard_normal((256, 384), dtype=np.float32),

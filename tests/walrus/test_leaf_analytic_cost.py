@@ -7,10 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from neuronxsim import sim
-from neuronxsim.cli import pipeline
+from neuronxsim import pipeline, sim
 from neuronxsim.models.leaf_programs import F32, attention, attention_bwd, generic, mlp, qkv, quant
-from neuronxsim.walrus.inline import inline_bir_kernels
 
 
 # One moderate shape per leaf: large enough to be past the launch term, small enough to simulate fast.
@@ -42,10 +40,10 @@ CASES = {
 
 
 def _ratio(build, arch="trn1"):
-    module, _ = pipeline.lower(build(), arch)
-    analytic = sim.simulate(module, arch=arch, mode="timing").total_ns
-    inline_bir_kernels(module)
-    simulated = sim.simulate(module, arch=arch, mode="timing", records=False).total_ns
+    lowered = pipeline.lower(build(), arch)
+    analytic = sim.simulate(lowered.module, arch=arch, mode="timing").total_ns
+    resolved = pipeline.resolve(lowered).module
+    simulated = sim.simulate(resolved, arch=arch, mode="timing", records=False).total_ns
     return analytic / simulated
 
 

@@ -24,6 +24,9 @@ ATOL = 1e-2
     ("bfloat16", 6, 3, 128, 512, 512, False),   # nki-samples' training case [1, 6, *, *] kv=3, scaled
     ("float32", 1, 1, 160, 128, 256, True),     # d > 128: q.k accumulates over two d tiles
     ("float32", 4, 2, 64, 1300, 1300, True),    # items of 1 and 2 key blocks interleaved over the lanes
+    # Regression (issue 21): 18 items of 1 or 2 key blocks on 3 lanes; the lanes drifted apart and
+    # a softmax-state buffer shared by all lanes in turn went to two live items at once.
+    ("bfloat16", 2, 1, 64, 1153, 1153, True),
 ])
 def test_attention_forward(rng, dtype, BH, BKV, d, Sq, Sk, causal):
     b = kit.Builder(dtype, rng)
