@@ -41,15 +41,15 @@ def load_stream(x, row_bytes):
     return out
 
 
-def dge_loads(arch: str, count: int, dge: str, trigger: str):
-    """``count`` independent 32 KiB loads ([4, 4096] bf16 into four partitions) triggered from
+def dge_loads(arch: str, count: int, cols: int, dge: str, trigger: str):
+    """``count`` independent loads of [4, cols] bf16 into four partitions, triggered from
     ``trigger`` ("SP" or "Activation") with descriptors from ``dge`` ("HWDGE" or "None")."""
     b = ModuleBuilder(arch)
-    x = b.input("x", [count * 4, 4096], DType.bfloat16)
+    x = b.input("x", [count * 4, cols], DType.bfloat16)
     y = b.output("y", [4, 1], DType.bfloat16)
-    tiles = [b.sbuf(f"t{i}", 4, 4096, DType.bfloat16) for i in range(count)]
+    tiles = [b.sbuf(f"t{i}", 4, cols, DType.bfloat16) for i in range(count)]
     for i, t in enumerate(tiles):
-        b.dma(b.tile(t), b.ap(x, i * 4 * 4096, [[4096, 4], [1, 4096]]), queue=i % 16,
+        b.dma(b.tile(t), b.ap(x, i * 4 * cols, [[cols, 4], [1, cols]]), queue=i % 16,
               dge_type=getattr(bir.DgeType, dge), engine=getattr(bir.Engine, trigger))
     b.dma(b.full(y), b.tile(tiles[-1], elems=1), queue=0)
     return b.module

@@ -219,11 +219,12 @@ def simulate_kernel(kernel, *args, arch: str | None = None, **kwargs):
     return values[0] if len(values) == 1 else values
 
 
-def _run(kernel, args, kwargs, arch, trace_file=None) -> tuple:
-    """(TracedKernel, the simulator's result, the outputs by name)."""
+def _run(kernel, args, kwargs, arch, trace_file=None, mode="full") -> tuple:
+    """(TracedKernel, the simulator's result, the outputs by name; none in timing mode)."""
     t, shared, arch = traced(kernel, args, kwargs, arch)
+    arrays = bound_arrays(shared, args, kwargs) if mode == "full" else {}
     try:
-        sim_result, outputs = run_traced(t, bound_arrays(shared, args, kwargs), arch=arch)
+        sim_result, outputs = run_traced(t, arrays, arch=arch, mode=mode)
     except SimulationError as e:
         raise _at_kernel_line(e, t.module) from None
     if trace_file is not None:
@@ -232,10 +233,12 @@ def _run(kernel, args, kwargs, arch, trace_file=None) -> tuple:
 
 
 @user_facing
-def profile(kernel, *args, arch: str | None = None, trace_file=None, **kwargs) -> Profile:
+def profile(kernel, *args, arch: str | None = None, trace_file=None, mode: str = "full",
+            **kwargs) -> Profile:
     """Simulates ``kernel`` and reports time and per-engine statistics (``Profile``); with
-    ``trace_file``, also writes the timeline trace (Chrome/Perfetto JSON)."""
-    t, sim_result, outputs = _run(kernel, args, kwargs, arch, trace_file)
+    ``trace_file``, also writes the timeline trace (Chrome/Perfetto JSON). ``mode="timing"``:
+    the same without numerics (no outputs; arguments may be tensor stand-ins)."""
+    t, sim_result, outputs = _run(kernel, args, kwargs, arch, trace_file, mode)
     return Profile(t, sim_result, outputs, trace_file)
 
 

@@ -679,3 +679,41 @@ def test_trace_is_chrome_trace_event_json(tmp_path):
     first = next(e for e in slices if e["args"]["instruction"] == b.block[0].name and not e["name"].startswith("trigger"))
     assert first["args"]["source"] == 'kern"el.py:12' and first["args"]["kernel"] == "mlp_0"
     assert math.isclose(max(e["ts"] + e["dur"] for e in slices), r.total_ns / 1000, abs_tol=1e-5)
+
+
+# ---- timing mode of the NKI front end ----
+
+def test_nki_profile_in_timing_mode_gives_the_full_modes_timeline_without_numerics():
+    import neuronxsim.nki as nki
+    import neuronxsim.nki.language as nl
+    import neuronxsim.nki.typing as nt
+    import neuronxsim.nki06 as nki06
+    from neuronxsim.nki06.kernel import profile as profile06
+
+    @nki.jit
+    def scale(a):
+        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        nl.store(out, value=nl.multiply(nl.load(a), 2.0))
+        return out
+
+    a = np.ones((128, 512), np.float32)
+    full = nki.profile(scale, a)
+    timed = nki.profile(scale, nt.tensor[[128, 512], nl.float32], mode="timing")
+    assert timed.outputs == {} and full.outputs["out"].shape == (128, 512)
+    assert np.array_equal(timed.instructions[["start_ns", "end_ns", "opcode"]],
+                          full.instructions[["start_ns", "end_ns", "opcode"]])
+    assert timed.total_ns == full.total_ns
+    with pytest.raises(nki.NKIError, match="mode 'fast'"):
+        nki.profile(scale, a, mode="fast")
+
+    @nki06.jit
+    def scale06(a):
+        out = nki06.language.ndarray(a.shape, dtype=a.dtype, buffer=nki06.language.shared_hbm)
+        t = nki06.language.ndarray(a.shape, dtype=a.dtype, buffer=nki06.language.sbuf)
+        nki06.isa.dma_copy(dst=t, src=a)
+        nki06.isa.dma_copy(dst=out, src=t)
+        return out
+
+    full06 = profile06(scale06, a, arch="trn2")
+    timed06 = profile06(scale06, a, arch="trn2", mode="timing")
+    assert timed06.outputs == {} and timed06.total_ns == full06.total_ns
