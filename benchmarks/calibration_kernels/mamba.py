@@ -12,8 +12,9 @@ figures imply the compiler did them:
   (``seq * 4 <= 2 KiB``) VectorE reads the broadcast straight from PSUM (``tensor_tensor`` then
   costs N, not 2N); a longer row is copied to SBUF bank by bank. (Inferred: with 2N for every
   ``tensor_tensor`` the documented costs exceed the published VectorE busy time of mamba_v2.)
-* ``scanC_accum += scanC`` (``nl.add``, the compiler picks the engine) runs on GpSimd: the
-  published VectorE busy time leaves room for four VectorE instructions per state, not five.
+* ``scanC_accum += scanC`` (``nl.add``, the compiler picks the engine) runs on GpSimd, which
+  adds fp32 tiles in SBUF while VectorE, the busiest engine, does the rest. (Inferred: the
+  published VectorE busy time leaves room for four VectorE instructions per state, not five.)
 """
 
 from __future__ import annotations

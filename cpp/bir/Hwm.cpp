@@ -150,6 +150,8 @@ MachineConfig trn2Config() {
   c.dma_descriptor_ns = 108;
   c.hbm_core_bandwidth_gbps = 2900.0 / 8;  // "2.9 TB/s" for the chip's 8 NeuronCores [H4]
   c.has_hardware_dge = true;
+  c.dve_pool_share_sbuf = false;  // "both restrictions are lifted" on v3 [A2]
+  c.dve_act_share_psum = false;
   c.dve_perf_modes = true;
   c.pe_fp8_double_row = true;
   c.has_range_select = true;
@@ -224,10 +226,23 @@ double Hwm::minII(double n) const { return std::max(static_cast<double>(cfg_.min
 
 double Hwm::poolCycles(double n) const { return static_cast<double>(cfg_.gpsimd_start_cycles) + n; }
 
+bool Hwm::stridedOperand(const Instruction& I) const {
+  for (const auto* list : {&I.ins, &I.outs})
+    for (const auto& ap : *list)
+      if (!ap.isImmediate() && ap.loc->isOnChip() && ap.pattern.size() > 1 && ap.pattern.back().num > 1 &&
+          std::abs(ap.pattern.back().step) * dtypeSize(ap.dtype) > cfg_.sram_full_rate_max_stride_bytes)
+        return true;
+  return false;
+}
+
 Latency Hwm::compute(const Instruction& I, double cycles, int64_t flops) const {
   Latency l;
   l.engine = engineOf(I);
   const double ghz = clockGhz(l.engine);
+  // An SBUF/PSUM operand read or written with an innermost stride past the full-rate limit halves
+  // its interface's bandwidth [A1]; the MIN_II floor is not a data-rate cost.
+  if (l.engine != Engine::PE && cycles > static_cast<double>(cfg_.min_ii_cycles) && stridedOperand(I))
+    cycles *= cfg_.sram_strided_factor;
   l.cycles = cycles;
   l.busy_ns = cycles / ghz;
   // Results land in SBUF/PSUM the pipeline's static overhead and one access overhead after the

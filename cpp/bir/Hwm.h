@@ -72,6 +72,15 @@ struct MachineConfig {
   bool pe_fp8_double_row = false;         // v3 FP8 double_row: 2x throughput [A2]
   bool has_range_select = false;          // range_select is v3+ [I]
   bool act_reduce_add_only = true;        // "v2 reduce = add only" [I activation]
+  // "When the most-minor F dimension stride is less than 16 bytes, SBUF/PSUM ... can supply a peak
+  // bandwidth ... If [it] exceeds 16 bytes, the achievable bandwidth ... will be half ... roughly
+  // 50% performance hit on the instructions" [A1]: ACT/DVE/Pool formulas x2 past this stride.
+  int64_t sram_full_rate_max_stride_bytes = 16;
+  double sram_strided_factor = 2;
+  // v2: "VectorE and GpSimdE cannot access SBUF in parallel", "VectorE and ScalarE cannot access
+  // PSUM in parallel" [A1]; both lifted on v3 [A2].
+  bool dve_pool_share_sbuf = true;
+  bool dve_act_share_psum = true;
 
   // ---- DMA [ref §1, §3; D1; the DMA bandwidth guide DB; the DGE guide G] ----
   // A transfer is spread over the DMA engines its on-chip partitions map to (8 partitions each;
@@ -149,6 +158,10 @@ struct MachineConfig {
     v("pe_fp8_double_row", pe_fp8_double_row);
     v("has_range_select", has_range_select);
     v("act_reduce_add_only", act_reduce_add_only);
+    v("sram_full_rate_max_stride_bytes", sram_full_rate_max_stride_bytes);
+    v("sram_strided_factor", sram_strided_factor);
+    v("dve_pool_share_sbuf", dve_pool_share_sbuf);
+    v("dve_act_share_psum", dve_act_share_psum);
     v("dma_engines", dma_engines);
     v("dma_partitions_per_engine", dma_partitions_per_engine);
     v("dma_queues", dma_queues);
@@ -224,6 +237,8 @@ class Hwm {
   Latency compute(const Instruction& I, double cycles, int64_t flops) const;
   // max(MIN_II, n) [I]
   double minII(double n) const;
+  // An SBUF/PSUM operand whose innermost stride is past sram_full_rate_max_stride_bytes [A1].
+  bool stridedOperand(const Instruction& I) const;
   // The formula used for elementwise work when an engine is not DVE/ACT: GpSimd start-up plus one
   // element per partition per cycle (ours, by analogy with iota / affine_select [I]).
   double poolCycles(double n) const;

@@ -306,6 +306,14 @@ struct Decoder {
       if (c.outAlsoRead) addAccess(ops[d.nIns + k], I.outs[static_cast<size_t>(k)], false, whole);
       addAccess(ops[d.nIns + k], I.outs[static_cast<size_t>(k)], true, whole);
     }
+    // ---- shared SRAM ports (v2) ----
+    for (uint32_t a = d.firstAccess; a < cp.accesses.size(); ++a) {
+      const uint32_t mem = cp.accesses[a].mem;
+      if (mem == kMemSbuf && cfg.dve_pool_share_sbuf && (d.track == kTrackDVE || d.track == kTrackPool))
+        d.ports |= kPortSbufDvePool;
+      if (mem == kMemPsum && cfg.dve_act_share_psum && (d.track == kTrackDVE || d.track == kTrackACT))
+        d.ports |= kPortPsumDveAct;
+    }
     d.nAccess = static_cast<uint8_t>(cp.accesses.size() - d.firstAccess);
     // Only execution reads operands again. Timing mode drops them: at 176 bytes each, three per
     // instruction, they would be most of the memory a long stream takes, and first touches of

@@ -35,6 +35,8 @@ inline constexpr uint32_t kMemSbuf = 0, kMemPsum = 1, kMemFirstDram = 2;
 uint8_t quadrantsOf(int64_t p0, int64_t n);  // Access::quadrants of partitions [p0, p0 + n)
 
 inline constexpr int8_t kDgePool = 2;  // software DGE: descriptors made on GpSimd
+// v2's SRAM ports that two engines share (MachineConfig::dve_pool_share_sbuf, dve_act_share_psum).
+inline constexpr uint8_t kPortSbufDvePool = 1, kPortPsumDveAct = 2;
 
 struct DecodedInst {
   const bir::Instruction* inst = nullptr;
@@ -58,6 +60,7 @@ struct DecodedInst {
   double dma_hbm_ns = 0;
   uint32_t dma_engine_mask = 0;
   int8_t dgeUnit = -1;  // DMA with generated descriptors: DGE instance 0 or 1, or kDgePool
+  uint8_t ports = 0;    // the shared SRAM ports it needs (kPortSbufDvePool, kPortPsumDveAct)
   int64_t bytes = 0;
   int64_t flops = 0;
   // where it sits, for messages and seeds

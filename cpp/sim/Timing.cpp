@@ -14,6 +14,7 @@ void Scheduler::reset(size_t accesses) {
   std::fill(std::begin(ready_), std::end(ready_), 0.0);
   std::fill(std::begin(dmaEngineFree_), std::end(dmaEngineFree_), 0.0);
   std::fill(std::begin(dgeFree_), std::end(dgeFree_), 0.0);
+  std::fill(std::begin(portFree_), std::end(portFree_), 0.0);
   hbmFree_ = 0;
   std::fill(std::begin(busy_ns), std::end(busy_ns), 0.0);
   std::fill(std::begin(count), std::end(count), 0);
@@ -70,8 +71,12 @@ Record Scheduler::schedule(const CoreProgram& p, const DecodedInst& d, double no
     r.start_ns = start;
     r.end_ns = readsDone;
   } else {
-    const double start = std::max(gate(ready_[d.track], deps), notBefore);
+    double start = std::max(gate(ready_[d.track], deps), notBefore);
+    if (d.ports & kPortSbufDvePool) start = std::max(start, portFree_[0]);
+    if (d.ports & kPortPsumDveAct) start = std::max(start, portFree_[1]);
     readsDone = start + d.busy_ns;
+    if (d.ports & kPortSbufDvePool) portFree_[0] = readsDone;
+    if (d.ports & kPortPsumDveAct) portFree_[1] = readsDone;
     ready_[d.track] = readsDone;
     busy_ns[d.track] += d.busy_ns;
     end = readsDone + d.access_ns;

@@ -5,8 +5,9 @@
 // dependencies allow (an instruction only depends on earlier ones; an engine's stream is program
 // order), i.e. the as-soon-as-possible schedule the semaphores produce on the device. An
 // instruction that has to wait for a dependency starts `semaphore_wait_ns` after it is met.
-//   compute:  start = max(engine free, hazards);  the engine is busy for busy_ns;
-//             results are visible at end = start + busy_ns + access_ns.
+//   compute:  start = max(engine free, hazards, the v2 SRAM port it shares with another engine:
+//             SBUF for DVE and Pool, PSUM for DVE and ACT);  the engine (and the port) is busy
+//             for busy_ns; results are visible at end = start + busy_ns + access_ns.
 //   DMA:      the issuing engine (SP unless the instruction names another) spends busy_ns on the
 //             trigger once the hazards allow; the transfer may start dma_latency_ns later (and
 //             once its DGE, if any, has made the descriptors: DGE[0] for ScalarE, DGE[1] for the
@@ -60,6 +61,7 @@ class Scheduler {
   static constexpr int kDmaEngines = 32;  // >= MachineConfig::dma_engines (masks are 32 bits)
   double dmaEngineFree_[kDmaEngines] = {};
   double dgeFree_[2] = {};
+  double portFree_[2] = {};  // kPortSbufDvePool, kPortPsumDveAct
   double hbmFree_ = 0;
   int tracks_ = kMaxTracks;
   double semaphoreNs_ = 0;

@@ -717,3 +717,38 @@ def test_nki_profile_in_timing_mode_gives_the_full_modes_timeline_without_numeri
     full06 = profile06(scale06, a, arch="trn2")
     timed06 = profile06(scale06, a, arch="trn2", mode="timing")
     assert timed06.outputs == {} and timed06.total_ns == full06.total_ns
+
+
+def test_a_large_innermost_stride_halves_the_engines_data_rate():
+    """An SBUF/PSUM operand with an innermost stride over 16 bytes halves its interface's bandwidth,
+    "roughly 50% performance hit on the instructions" (the Trainium/Inferentia2 architecture guide):
+    the cost formula's cycles double, but not the MIN_II floor."""
+    def copy(n, step):
+        return lat("trn1", "TensorCopy", lambda b: [b.tile(b.sbuf(f"s{step}", 128, n * step, DType.float32),
+                                                           free=[(step, n)])], lambda b: [_sb(b, n)])
+    assert copy(512, 4)["cycles"] == 512      # 16 bytes: full rate
+    assert copy(512, 8)["cycles"] == 2 * 512  # 32 bytes
+    assert copy(32, 8)["cycles"] == DOC_MIN_II
+
+
+@pytest.mark.parametrize("arch", ["trn1", "trn2"])
+def test_v2_engines_share_sram_ports(arch):
+    """NeuronCore-v2: "VectorE and GpSimdE cannot access SBUF in parallel", "VectorE and ScalarE cannot
+    access PSUM in parallel" (architecture guide); both are lifted on v3. Timing mode: the PSUM tiles
+    need no contents."""
+    b = ModuleBuilder(arch)
+    s = [b.sbuf(f"s{i}", 128, 512, DType.float32) for i in range(4)]
+    p = [b.psum(f"p{i}", 128, 512) for i in range(2)]
+    b.add("Memset", [], [b.tile(s[0])], name="dve_sbuf", constant=1.0)
+    b.add("Memset", [], [b.tile(s[1])], name="pool_sbuf", constant=1.0, engine=Engine.Pool)
+    b.add("TensorCopy", [b.tile(p[0])], [b.tile(s[2])], name="dve_psum")
+    b.add("Activation", [b.tile(p[1])], [b.tile(s[3])], name="act_psum", func=bir.ActivationFunc.Copy)
+    r = sim.simulate(b.module, arch=arch, mode="timing")
+    busy = lambda i: sim.latency(b.block[i], arch)["busy_ns"]  # noqa: E731
+    dve, pool, dve_p, act_p = (_rec(r, n) for n in ("dve_sbuf", "pool_sbuf", "dve_psum", "act_psum"))
+    if arch == "trn1":
+        assert pool["start_ns"] == pytest.approx(dve["end_ns"] - sim.latency(b.block[0], arch)["access_ns"])
+        assert act_p["start_ns"] == pytest.approx(dve_p["start_ns"] + busy(2))
+    else:
+        assert pool["start_ns"] == dve["start_ns"] == 0
+        assert act_p["start_ns"] == 0
