@@ -3,8 +3,9 @@
 //
 // Scheduling in program order gives each instruction the earliest start its engine and its
 // dependencies allow (an instruction only depends on earlier ones; an engine's stream is program
-// order), i.e. the as-soon-as-possible schedule the semaphores produce on the device. An
-// instruction that has to wait for a dependency starts `semaphore_wait_ns` after it is met.
+// order), i.e. the as-soon-as-possible schedule the semaphores produce on the device. The hazards
+// see an access released `semaphore_wait_ns` after the access is done: an instruction that waits
+// for it starts then (the semaphore round trip).
 //   compute:  start = max(engine free, hazards, the v2 SRAM port it shares with another engine:
 //             SBUF for DVE and Pool, PSUM for DVE and ACT);  the engine (and the port) is busy
 //             for busy_ns; results are visible at end = start + busy_ns + access_ns.
@@ -21,7 +22,8 @@
 // instruction of a kernel an earlier core also ran starts no earlier than that kernel's first
 // instruction there (Simulator::run passes it as `notBefore`).
 // Reads release their ranges when the engine is done with them (start + busy; DMA: the transfer's
-// end), writes when the data is visible (end).
+// end), writes when the data is visible (end; DMA: end + access_ns), each plus the semaphore wait
+// (hazardReleases).
 #pragma once
 
 #include <cstdint>
@@ -34,12 +36,36 @@ namespace sim {
 
 // One executed instruction.
 struct Record {
-  double start_ns = 0, end_ns = 0;         // on its track (DMA: its queue's data transfer)
-  double issue_ns = 0, issue_end_ns = 0;   // DMA: the trigger on the issuing engine
+  double start_ns = 0, end_ns = 0;         // on its track (DMA: its queue's data transfer); end:
+                                           // results visible (DMA: the data moved)
+  double issue_ns = 0, issue_end_ns = 0;   // DMA: the trigger on the issuing engine; else start and
+                                           // the end of its busy time (when its reads are done)
   uint32_t inst = 0;                       // index in its CoreProgram
   uint16_t core = 0;
-  uint8_t track = 0, issueTrack = 0;
+  uint8_t track = 0;
+  uint8_t issueTrack : 7 = 0;
+  // A memory dependency (a hazard), not its engine (a DMA: its issuing engine) nor `notBefore`,
+  // set its start: the trace draws a flow into it. (A bit of the record, not a list: a branch on
+  // it per instruction would cost the run loop about 10%.)
+  uint8_t waited : 1 = 0;
+
+  // Writes visible (a DMA: its data moved; the completion semaphore follows), reads done.
+  double writesDone_ns() const { return end_ns; }
+  double readsDone_ns() const { return track >= kFirstQueueTrack ? end_ns : issue_end_ns; }
 };
+
+static_assert(sizeof(Record) == 40, "a long stream keeps one Record per instruction");
+
+// When the hazards see an instruction's accesses released, i.e. when an instruction that waits
+// for them starts: reads when done, writes when visible (a DMA's after its completion semaphore),
+// each plus the semaphore wait.
+struct HazardReleases {
+  double reads = 0, writes = 0;
+};
+inline HazardReleases hazardReleases(const Record& r, const DecodedInst& d, const bir::MachineConfig& cfg) {
+  const double dmaCompletion = r.track >= kFirstQueueTrack && !d.wholeCore ? d.access_ns : 0.0;
+  return {r.readsDone_ns() + cfg.semaphore_wait_ns, r.writesDone_ns() + dmaCompletion + cfg.semaphore_wait_ns};
+}
 
 class Scheduler {
  public:
@@ -54,9 +80,7 @@ class Scheduler {
   double end_ns = 0;  // when the last instruction ends (a DMA: its transfer)
 
  private:
-  // The start of an instruction free to go at `free` whose dependencies are met at `deps`.
-  double gate(double free, double deps) const { return deps > free ? deps + semaphoreNs_ : free; }
-
+  const bir::MachineConfig& cfg_;
   double ready_[kMaxTracks] = {};
   static constexpr int kDmaEngines = 32;  // >= MachineConfig::dma_engines (masks are 32 bits)
   double dmaEngineFree_[kDmaEngines] = {};
@@ -64,7 +88,6 @@ class Scheduler {
   double portFree_[2] = {};  // kPortSbufDvePool, kPortPsumDveAct
   double hbmFree_ = 0;
   int tracks_ = kMaxTracks;
-  double semaphoreNs_ = 0;
   HazardTracker hazards_;
   std::vector<uint32_t> hints_;  // per access of the program: its segment last time (RangeTimes)
 };

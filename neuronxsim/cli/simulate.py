@@ -92,7 +92,7 @@ def run(args) -> int:
         if rows:
             print(kernel_report.format_table(rows, result.total_ns, with_errors=False))
         print(f"{result.total_ns / 1e3:.1f} us on {result.config.neuron_core} ({args.arch}), "
-              f"{result.instruction_count} instructions, PE MFU {result.pe_mfu:.1%}; busy: "
-              + ", ".join(f"{e} {busy[e]:.0%}" for e in kernel_report.ENGINES))
+              f"{result.instruction_count} instructions, {kernel_report.pe_mfu_text(result)}")
+        print("\n".join(kernel_report.busy_lines(result)))
         print(f"wrote {out}/: " + ("outputs.npz, " if full else "") + "report.json, trace.json, timeline.png")
     return 0
