@@ -17,10 +17,10 @@ def small_layer(tmp_path_factory):
     """A small decoder layer (with its 2-core K cache transpose), lowered and simulated in timing
     mode: (lowered module, resolved module, result)."""
     from neuronxsim import sim
-    from neuronxsim.cli import pipeline
+    from neuronxsim import pipeline
     from neuronxsim.models import llama_decoder as layer
 
     cfg = layer.DecoderConfig(tokens=130, hidden=256, q_heads=4, kv_heads=2, head_dim=64, intermediate=384)
-    lowered, _ = pipeline.lower(layer.build_program(cfg), "trn1", klr_dir=tmp_path_factory.mktemp("klr"))
-    module, _ = pipeline.resolve(lowered)
-    return lowered, module, sim.simulate(module, mode="timing")
+    lowered = pipeline.lower(layer.build_program(cfg), "trn1", out_dir=tmp_path_factory.mktemp("lowered"))
+    module = pipeline.resolve(lowered).module
+    return lowered.module, module, sim.simulate(module, mode="timing")

@@ -12,7 +12,7 @@ import tutorial_kernels as tk
 import neuronxsim.nki as nki
 from neuronxsim import bir, sim
 from neuronxsim.bir import DType
-from neuronxsim.cli import pipeline
+from neuronxsim import pipeline
 from neuronxsim.sim.build import ModuleBuilder
 from neuronxsim.starfish.penguin import ir
 
@@ -24,8 +24,7 @@ def _two_core_module(tmp_path):
     p.add(ir.BIRKernel("RowTiledMM", [ir.FullTensorAccess(a), ir.FullTensorAccess(b)], [ir.FullTensorAccess(y)],
                        name="mm"))
     p.add(ir.InternalNativeNkiKernel("tiled_pf_transpose", [ir.OpaqueAccess(y)], [ir.OpaqueAccess(yt)], name="tp"))
-    lowered, _ = pipeline.lower(p, "trn1", klr_dir=tmp_path / "klr")
-    return pipeline.resolve(lowered)[0]
+    return pipeline.resolve(pipeline.lower(p, "trn1", out_dir=tmp_path)).module
 
 
 def test_the_decoder_layer_trace(small_layer, tmp_path):
