@@ -73,10 +73,11 @@ Record Scheduler::schedule(const CoreProgram& p, const DecodedInst& d, double no
     r.start_ns = start;
     r.end_ns = end;
   } else {
-    double start = std::max(ready_[d.track], deps);
-    r.waited = hazard > ready_[d.track] && hazard >= notBefore;
-    if (d.ports & kPortSbufDvePool) start = std::max(start, portFree_[0]);
-    if (d.ports & kPortPsumDveAct) start = std::max(start, portFree_[1]);
+    double free = ready_[d.track];
+    if (d.ports & kPortSbufDvePool) free = std::max(free, portFree_[0]);
+    if (d.ports & kPortPsumDveAct) free = std::max(free, portFree_[1]);
+    const double start = std::max(free, deps);
+    r.waited = hazard > free && hazard >= notBefore;
     const double readsDone = start + d.busy_ns;
     if (d.ports & kPortSbufDvePool) portFree_[0] = readsDone;
     if (d.ports & kPortPsumDveAct) portFree_[1] = readsDone;

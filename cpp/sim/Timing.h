@@ -58,13 +58,16 @@ static_assert(sizeof(Record) == 40, "a long stream keeps one Record per instruct
 
 // When the hazards see an instruction's accesses released, i.e. when an instruction that waits
 // for them starts: reads when done, writes when visible (a DMA's after its completion semaphore),
-// each plus the semaphore wait.
+// each plus the semaphore wait; except the PE's PSUM writes, near-memory accumulations the next
+// matmul of a group follows at the initiation interval (ours: a reader on another engine is not
+// charged the wait either).
 struct HazardReleases {
   double reads = 0, writes = 0;
 };
 inline HazardReleases hazardReleases(const Record& r, const DecodedInst& d, const bir::MachineConfig& cfg) {
-  const double dmaCompletion = r.track >= kFirstQueueTrack && !d.wholeCore ? d.access_ns : 0.0;
-  return {r.readsDone_ns() + cfg.semaphore_wait_ns, r.writesDone_ns() + dmaCompletion + cfg.semaphore_wait_ns};
+  const double sem = cfg.semaphore_wait_ns;
+  if (r.track >= kFirstQueueTrack && !d.wholeCore) return {r.end_ns + sem, r.end_ns + d.access_ns + sem};
+  return {r.readsDone_ns() + sem, r.writesDone_ns() + (r.track == kTrackPE ? 0.0 : sem)};
 }
 
 class Scheduler {
