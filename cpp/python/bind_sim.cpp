@@ -8,6 +8,7 @@
 #include "bindings.h"
 #include "bir/Hwm.h"
 #include "bir/Module.h"
+#include "sim/ListSchedule.h"
 #include "sim/Simulator.h"
 #include "sim/Timeline.h"
 
@@ -184,6 +185,19 @@ void bindSim(py::module_& m) {
         py::arg("instruction"), py::arg("arch") = "trn1",
         "bir::Hwm::getLatency for one instruction: its engine, cycles and nanoseconds.");
   m.def("engine_of", [](const bir::Instruction& I) { return bir::Hwm::engineOf(I); });
+  m.def("schedule_function",
+        [](bir::Module& module, size_t function, const std::string& arch) {
+          const ScheduleStats s = scheduleFunction(module, function, arch);
+          py::dict d;
+          d["blocks"] = s.blocks;
+          d["kept"] = s.kept;
+          d["moved"] = s.moved;
+          d["refused"] = s.refused;
+          return d;
+        },
+        py::arg("module"), py::arg("function"), py::arg("arch"),
+        "Reorders functions[function]'s blocks by list scheduling over their dependency graph "
+        "(sim/ListSchedule.h); returns {blocks reordered, blocks kept, instructions moved}.");
   m.attr("TRACK_NAMES") = [] {
     py::list l;
     for (int t = 0; t < kMaxTracks; ++t) l.append(trackName(t));

@@ -103,18 +103,19 @@ def _returned(traced: TracedKernel, outputs: dict):
 
 
 @user_facing
-def simulate_kernel(kernel, *args, arch: str = "trn1", **kwargs):
+def simulate_kernel(kernel, *args, arch: str = "trn1", schedule: str = "compiler", **kwargs):
     """Runs ``kernel`` (an ``nki.jit`` kernel, optionally with a launch grid) on the simulator
-    and returns its outputs as NumPy arrays (a tuple when it returns several)."""
-    traced = traced_kernel(kernel, args, kwargs, arch)
+    and returns its outputs as NumPy arrays (a tuple when it returns several). ``schedule``: see
+    :func:`~neuronxsim.nki.kernel.trace_kernel`."""
+    traced = traced_kernel(kernel, args, kwargs, arch, schedule=schedule)
     _, outputs = run_traced(traced, bound_arrays(kernel, args, kwargs), arch=arch)
     return _returned(traced, outputs)
 
 
-def simulate(kernel, arch: str = "trn1"):
+def simulate(kernel, arch: str = "trn1", schedule: str = "compiler"):
     """``nki.simulate(kernel)(*arrays)``: the kernel as a function of NumPy arrays."""
     def run(*args, **kwargs):
-        return simulate_kernel(kernel, *args, arch=arch, **kwargs)
+        return simulate_kernel(kernel, *args, arch=arch, schedule=schedule, **kwargs)
     run.__name__ = getattr(kernel, "__name__", "kernel")
     return run
 
@@ -164,13 +165,14 @@ class Profile:
 
 @user_facing
 def profile(kernel, *args, arch: str = "trn1", trace_file=None, mode: str = "full",
-            **kwargs) -> Profile:
+            schedule: str = "compiler", **kwargs) -> Profile:
     """Simulates ``kernel`` and reports time and per-engine statistics; with ``trace_file``,
     also writes the simulator's timeline trace there (Chrome/Perfetto JSON, one track per
     engine and DMA queue, each instruction with its kernel source line). ``mode="timing"``
     gives the same timeline and statistics without numerics (no outputs): the arguments may
-    then be ``nki.typing.tensor`` stand-ins, and large sizes run fast."""
-    traced = traced_kernel(kernel, args, kwargs, arch)
+    then be ``nki.typing.tensor`` stand-ins, and large sizes run fast. ``schedule``: see
+    :func:`~neuronxsim.nki.kernel.trace_kernel`."""
+    traced = traced_kernel(kernel, args, kwargs, arch, schedule=schedule)
     arrays = bound_arrays(kernel, args, kwargs) if mode == "full" else {}
     result, outputs = run_traced(traced, arrays, arch=arch, mode=mode)
     if trace_file is not None:
