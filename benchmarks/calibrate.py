@@ -332,7 +332,8 @@ ROWS = [
     Row("dmaov.store-32k", "dmaov", "trn2",
         "[4, 4096] bf16 SBUF -> HBM, one DMA engine (Example 1 profile)",
         "DMA transfer time (ns)", 1200.0, round_trip_store_ns,
-        reading="read off the profile figure: the store's transfer, ~31,000-32,200 ns"),
+        reading="read off the profile figure: the store's transfer, ~31,000-32,200 ns",
+        why="the model charges a store's transfer as a load's (23 B/ns per DMA engine); the figure shows the store's 32 KiB move about 15% faster, and no document gives a store rate"),
     Row("dmaov.curve-256", "dmaov", "trn2", "[128, 256 B] loads back to back (throughput figure)",
         "throughput / throughput at 32 KiB per partition", 0.10, lambda: stream_relative(256),
         reading="read off nki-dma-intro-1.jpg (no axis values: relative to its 32 KiB point)"),
@@ -374,25 +375,35 @@ ROWS = [
             "kernel body is about 100 us at the 98.71% VectorE share"),
     Row("mamba.v1-256-dve", "mamba", "trn1", "the same run", "VectorE busy (%)", 98.71,
         lambda: busy_share(mamba_run("v1", 256, 512), "DVE"),
-        reading="stated, within the core execution period"),
+        reading="stated, within the core execution period",
+        why="our share counts VectorE's instruction cycles only; the rest of the published share looks like VectorE waiting for the SBUF port it shares with GpSimd on NeuronCore-v2 (the accumulation runs there), which the profiler counts as VectorE active time"),
     Row("mamba.v1-4k", "mamba", "trn1", "mamba_v1, channels 4096, seq 512", "time (ms)", 2.34,
         lambda: ms(mamba_run("v1", 4096, 512))),
     Row("mamba.v1-4k-dve", "mamba", "trn1", "the same run", "VectorE busy (%)", 92.16,
-        lambda: busy_share(mamba_run("v1", 4096, 512), "DVE")),
+        lambda: busy_share(mamba_run("v1", 4096, 512), "DVE"),
+        why="our share counts VectorE's instruction cycles only; the rest of the published share looks like VectorE waiting for the SBUF port it shares with GpSimd on NeuronCore-v2 (the accumulation runs there), which the profiler counts as VectorE active time"),
     Row("mamba.v2-4k", "mamba", "trn1", "mamba_v2, channels 4096, seq 512", "time (ms)", 1.61,
         lambda: ms(mamba_run("v2", 4096, 512))),
     Row("mamba.v2-4k-dve", "mamba", "trn1", "the same run", "VectorE busy (%)", 99.63,
-        lambda: busy_share(mamba_run("v2", 4096, 512), "DVE")),
+        lambda: busy_share(mamba_run("v2", 4096, 512), "DVE"),
+        why="our share counts VectorE's instruction cycles only; the rest of the published share looks like VectorE waiting for the SBUF port it shares with GpSimd on NeuronCore-v2 (the accumulation runs there), which the profiler counts as VectorE active time"),
     Row("mamba.v2-8k", "mamba", "trn1", "mamba_v2, channels 4096, seq 8192", "time (ms)", 53.33,
         lambda: ms(mamba_run("v2", 4096, 8192)),
-        reading="stated (the scaling table gives 52.2 ms for the same kernel)"),
+        reading="stated (the scaling table gives 52.2 ms for the same kernel)",
+        why="the kernel's live tiles do not fit SBUF at this size and the simulator refuses it; the compiler spilled them (the tutorial shows qSyncSpillReload traffic), and spilling is not modelled yet"),
     Row("mamba.v2-8k-dve", "mamba", "trn1", "the same run", "VectorE busy (%)", 58.93,
-        lambda: busy_share(mamba_run("v2", 4096, 8192), "DVE")),
+        lambda: busy_share(mamba_run("v2", 4096, 8192), "DVE"),
+        why="the kernel's live tiles do not fit SBUF at this size and the simulator refuses it; the compiler spilled them (the tutorial shows qSyncSpillReload traffic), and spilling is not modelled yet"),
     Row("mamba.v3-8k", "mamba", "trn1", "mamba_v3, channels 4096, seq 8192", "time (ms)", 27.8,
         lambda: ms(mamba_run("v3", 4096, 8192))),
     Row("mamba.v3-8k-dve", "mamba", "trn1", "the same run", "VectorE busy (%)", 94.85,
-        lambda: busy_share(mamba_run("v3", 4096, 8192), "DVE")),
+        lambda: busy_share(mamba_run("v3", 4096, 8192), "DVE"),
+        why="our share counts VectorE's instruction cycles only; the rest of the published share looks like VectorE waiting for the SBUF port it shares with GpSimd on NeuronCore-v2 (the accumulation runs there), which the profiler counts as VectorE active time"),
 ]
+
+MAMBA_SPILL = ("mamba_v2's whole-sequence tiles do not fit SBUF from seq 6144 (with our allocator's "
+               "placement) and the simulator refuses the kernel; the compiler spilled them (the "
+               "tutorial shows qSyncSpillReload traffic), and spilling is not modelled yet")
 
 # The scaling table: mamba_v2 and mamba_v3 from seq 512 to 8192 (channels 4096).
 MAMBA_SCALING = {512: (1.6, 1.6), 1024: (4.4, 3.3), 2048: (8.9, 6.6), 3072: (13.1, 10.1),
@@ -402,12 +413,14 @@ for _seq, (_v2, _v3) in MAMBA_SCALING.items():
     for _v, _pub in (("v2", _v2), ("v3", _v3)):
         ROWS.append(Row(f"mamba.scaling-{_v}-{_seq}", "mamba", "trn1",
                         f"mamba_{_v}, channels 4096, seq {_seq} (scaling table)", "time (ms)",
-                        _pub, lambda v=_v, s=_seq: ms(mamba_run(v, 4096, s))))
+                        _pub, lambda v=_v, s=_seq: ms(mamba_run(v, 4096, s)),
+                        why=MAMBA_SPILL if _v == "v2" and _seq >= 6144 else ""))
 
 ROWS += [
     # ---- matrix multiplication tutorial (2.2x, trn1, bf16) ----
     Row("mm.tiled", "mm", "trn1", "tiled, [4096, 8192] @ [8192, 8192] bf16", "time (ms)", 51.80,
-        lambda: ms(matmul_run(matmul.tiled)), reading="stated (nki.benchmark, P99)"),
+        lambda: ms(matmul_run(matmul.tiled)), reading="stated (nki.benchmark, P99)",
+        why="each iteration loads a [128, 128] lhsT tile in 256-byte rows; the per-descriptor floor fitted to optimization 1 (1 KiB rows at ~100 GB/s, row mm.hoisted) charges a 256-byte row as much as a 1 KiB one, as the DMA overview's throughput figure does, while this measurement implies the small rows cost about a quarter of that; the two sources disagree and we follow the documented curve"),
     Row("mm.hoisted", "mm", "trn1", "optimization 1: loads hoisted", "time (ms)", 42.96,
         lambda: ms(matmul_run(matmul.hoisted))),
     Row("mm.blocked-free", "mm", "trn1", "optimization 2: free dimensions blocked 2 x 2",
@@ -415,7 +428,8 @@ ROWS += [
     Row("mm.blocked-all", "mm", "trn1", "optimization 3: all dimensions blocked (16, 2, 8)",
         "time (ms)", 6.97, lambda: ms(matmul_run(matmul.blocked_all))),
     Row("mm.tiled-hfu", "mm", "trn1", "tiled", "PE FLOPs utilisation (%)", 10.98,
-        lambda: 100 * matmul_run(matmul.tiled).pe_mfu),
+        lambda: 100 * matmul_run(matmul.tiled).pe_mfu,
+        why='as mm.tiled'),
     Row("mm.hoisted-hfu", "mm", "trn1", "optimization 1", "PE FLOPs utilisation (%)", 13.24,
         lambda: 100 * matmul_run(matmul.hoisted).pe_mfu),
     Row("mm.blocked-free-hfu", "mm", "trn1", "optimization 2", "PE FLOPs utilisation (%)", 26.51,
@@ -425,7 +439,8 @@ ROWS += [
     # ---- kernel optimization tutorial (trn2, fp32, same four steps) ----
     Row("kopt.tiled-pe", "kopt", "trn2", "tiled, [4096, 8192] @ [8192, 8192] fp32",
         "TensorE active (%)", 87.28,
-        lambda: busy_share(matmul_run(matmul.tiled, "fp32", "trn2"), "PE")),
+        lambda: busy_share(matmul_run(matmul.tiled, "fp32", "trn2"), "PE"),
+        why="with the trn2 descriptor floor fitted to the DMA overview's figure (1 KiB rows at 42% of the peak), this kernel's 512-byte and 2 KiB rows keep it DMA-bound; the tutorial's profile shows TensorE busy 87% of the time, i.e. these transfers near the peak rate: the two trn2 sources disagree"),
     Row("kopt.tiled-dma", "kopt", "trn2", "the same run", "DMA active (%)", 99.93,
         lambda: dma_active_share(matmul_run(matmul.tiled, "fp32", "trn2"))),
     Row("kopt.hoisted-pe", "kopt", "trn2", "loads hoisted", "TensorE active (%)", 99.85,
@@ -434,16 +449,20 @@ ROWS += [
         lambda: dma_active_share(matmul_run(matmul.hoisted, "fp32", "trn2"))),
     Row("kopt.blocked-free-pe", "kopt", "trn2", "free dimensions blocked 2 x 2",
         "TensorE active (%)", 99.52,
-        lambda: busy_share(matmul_run(matmul.blocked_free, "fp32", "trn2"), "PE")),
+        lambda: busy_share(matmul_run(matmul.blocked_free, "fp32", "trn2"), "PE"),
+        why="the 2 x 2 block of fp32 rhs tiles (128 KiB per partition) and the lhsT tiles do not fit trn2's SBUF with our allocator; the compiler spilled or reused them, and spilling is not modelled yet"),
     Row("kopt.blocked-free-dma", "kopt", "trn2", "the same run", "DMA active (%)", 95.70,
-        lambda: dma_active_share(matmul_run(matmul.blocked_free, "fp32", "trn2"))),
+        lambda: dma_active_share(matmul_run(matmul.blocked_free, "fp32", "trn2")),
+        why='as kopt.blocked-free-pe'),
     Row("kopt.blocked-all-pe", "kopt", "trn2", "all dimensions blocked (16, 2, 8)",
         "TensorE active (%)", 99.50,
         lambda: busy_share(matmul_run(matmul.blocked_all, "fp32", "trn2"), "PE")),
     Row("kopt.blocked-all-dma", "kopt", "trn2", "the same run", "DMA active (%)", 21.54,
-        lambda: dma_active_share(matmul_run(matmul.blocked_all, "fp32", "trn2"))),
+        lambda: dma_active_share(matmul_run(matmul.blocked_all, "fp32", "trn2")),
+        why="not explained: the model moves this kernel's 4 KiB and 2 KiB rows at the full rate, so its DMA queues are busy for less of the run than the profile shows"),
     Row("kopt.blocked-all-dve", "kopt", "trn2", "the same run", "VectorE active (%)", 10.55,
-        lambda: busy_share(matmul_run(matmul.blocked_all, "fp32", "trn2"), "DVE")),
+        lambda: busy_share(matmul_run(matmul.blocked_all, "fp32", "trn2"), "DVE"),
+        why='not explained: VectorE adds each PSUM partial sum into the SBUF accumulator at the documented max(MIN_II, N) cost'),
     # ---- LayerNorm tutorial (2.2x, trn1, fp32) ----
     Row("ln.v1-300x1000", "ln", "trn1", "layernorm_v1, input (300, 1000) fp32", "time (us)",
         2311.0, lambda: us(layernorm_run(layernorm.layernorm_v1, 300, 1000)),
@@ -460,7 +479,8 @@ ROWS += [
         reading="the published p50 above, read as a run of the script's default shape"),
     Row("ln.v2-4096x8192", "ln", "trn1", "layernorm_v2, input (4096, 8192) fp32", "time (us)",
         1969.0, lambda: us(layernorm_run(layernorm.layernorm_v2, 4096, 8192)),
-        reading="the published p50 above, read as a run of the script's default shape"),
+        reading="the published p50 above, read as a run of the script's default shape",
+        why="nki.benchmark's latency includes the launch of the NEFF, which the model does not charge; layernorm_v1's figure (met) carries the same overhead on a longer run"),
 ]
 
 
