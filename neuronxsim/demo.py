@@ -4,8 +4,9 @@ JSON.
 
 * IT54 ``InstBIRKernel`` -- a fused RMSNorm + MLP library kernel, named ``"MLP"``, with its named
   attrs and whole-tensor (``addSeqAccess``) operands;
-* IT55 ``InstNKIKernel`` -- a user ``@nki.jit`` elementwise-add kernel whose traced body (ISA BIR:
-  two loads, a vector add, a store) travels with the node;
+* IT55 ``InstNKIKernel`` -- a user ``@nki.jit`` elementwise-add kernel, compiled ahead of time (ISA
+  BIR: two loads, a vector add, a store); the node names the compiled kernel by its handle, and the
+  kernel is written beside the module (``nki/``);
 * IT56 ``InstNKIKLIRKernel`` -- a registry kernel carrier in Form B (``kernel_format == "bir"``):
   a 32x32 vector-engine transpose as embedded BIR JSON, operands through ``addOpaqueAP``.
 """
@@ -14,13 +15,14 @@ from __future__ import annotations
 
 import os
 
-from neuronxsim import bir
+from neuronxsim import bir, walrus
 from neuronxsim.bir import DType, MemoryType, TensorKind
 from neuronxsim.bir.printer import format_module
+from neuronxsim.starfish.penguin.ir.nki_compile import artifact
 from neuronxsim.starfish.penguin.targets.codegen.BirCodeGenLoop import BirCodeGenLoop, Opcode
 
 
-def _elementwise_add_body(rows: int, cols: int) -> str:
+def _elementwise_add_kernel(rows: int, cols: int) -> bir.Module:
     """ISA BIR of out = a + b over [rows, cols] float32, one SBUF tile each."""
     m = bir.Module()
     f = m.addFunction("add_kernel")
@@ -49,7 +51,7 @@ def _elementwise_add_body(rows: int, cols: int) -> str:
     save.addArgumentOrOutput(bir.Instruction.createAP(out, 0, [(cols, rows), (1, cols)], [], -1), True)
     for inst in block.instructions:
         inst.source = "demo.py:add_kernel"
-    return m.to_json(-1)
+    return m
 
 
 def _transpose_body(n: int) -> str:
@@ -95,8 +97,8 @@ def build_demo_module(tokens: int = 256, hidden: int = 2048, intermediate: int =
     mlp.set_kernel_attrs([("eps", "1e-06"), ("skip_gamma", "false")])
     mlp.set_srcs_shape([list(t.shape) for t in (hidden_t, ln_w, gate_w, up_w, down_w)])
     mlp.set_dsts_shape([list(mlp_out.shape)])
-    mlp.set_sb_buf_shape([128, 192 * 1024])
-    mlp.set_psum_buf_shape([128, 8, 2048])
+    mlp.set_sb_buf_shape(cg.sb_buf_shape)
+    mlp.set_psum_buf_shape(cg.psum_buf_shape)
     mlp.set_auto_cast("none")
     mlp.set_auto_cast_type("bfloat16")
     mlp.set_fused_rmsnorm(True)
@@ -107,23 +109,24 @@ def build_demo_module(tokens: int = 256, hidden: int = 2048, intermediate: int =
     mlp.set_act_fn(0)
     mlp.set_up_bias(False)
     mlp.set_down_bias(False)
-    mlp.set_is_tkg(tokens <= 96)
+    from neuronxsim.nki._private_kernels.mlp import TKG_BS_SEQLEN_THRESHOLD
+    mlp.set_is_tkg(tokens < TKG_BS_SEQLEN_THRESHOLD)  # codegenMLPKernel's decision
     for t in (hidden_t, ln_w, gate_w, up_w, down_w):
         mlp.addSeqAccess(t, False)
     mlp.addSeqAccess(mlp_out, True)
 
-    # IT55: a user @nki.jit kernel with its traced body.
+    # IT55: a user @nki.jit kernel, compiled ahead of time; the node names the artifact.
     rows, cols = 128, 512
     a = f.createDramTensor("add_a", MemoryType.Input, DType.float32, [rows, cols], TensorKind.ExternalInput)
     b = f.createDramTensor("add_b", MemoryType.Input, DType.float32, [rows, cols], TensorKind.ExternalInput)
     c = f.createDramTensor("add_out", MemoryType.Output, DType.float32, [rows, cols], TensorKind.ExternalOutput)
     user = cg.addInstruction(Opcode.NKIKernel)
-    user.set_func("add_kernel")
+    handle, _ = artifact(_elementwise_add_kernel(rows, cols), "add_kernel", "bir")
+    user.set_func(handle)
     user.set_func_args(["a", "b"])
     user.set_func_outs(["out"])
-    user.set_sb_buf_shape([128, 192 * 1024])
-    user.set_psum_buf_shape([128, 8, 2048])
-    user.set_body(_elementwise_add_body(rows, cols))
+    user.set_sb_buf_shape(cg.sb_buf_shape)
+    user.set_psum_buf_shape(cg.psum_buf_shape)
     user.addSeqAccess(a, False)
     user.addSeqAccess(b, False)
     user.addSeqAccess(c, True)
@@ -139,8 +142,8 @@ def build_demo_module(tokens: int = 256, hidden: int = 2048, intermediate: int =
     reg.set_func_name("tiled_dve_transpose_10")
     reg.set_func_args(["x"])
     reg.set_func_outs(["out"])
-    reg.set_sb_buf_shape([128, 192 * 1024])
-    reg.set_psum_buf_shape([128, 8, 2048])
+    reg.set_sb_buf_shape(cg.sb_buf_shape)
+    reg.set_psum_buf_shape(cg.psum_buf_shape)
     reg.addOpaqueAP(x, False)
     reg.addOpaqueAP(y, True)
     return cg.module
@@ -153,6 +156,11 @@ def run_demo(output_dir: str = "neuronxsim-demo", quiet: bool = False) -> str:
     os.makedirs(output_dir, exist_ok=True)
     path = os.path.join(output_dir, "module.json")
     bir.save(module, path)
+    for node in (i for f in module.functions for b in f.blocks for i in b.instructions):
+        if node.opcode == bir.InstructionType.NKIKernel:  # the compiled kernel beside the module
+            os.makedirs(os.path.join(output_dir, os.path.dirname(node.func)), exist_ok=True)
+            with open(os.path.join(output_dir, node.func), "wb") as f:
+                f.write(walrus.compiled_nki_kernel(node.func))
     if not quiet:
         print(format_module(module))
         print(f"\nwrote {path} ({os.path.getsize(path)} bytes)")

@@ -138,6 +138,15 @@ void SimResult::writeTrace(const std::string& path) const {
       meta("thread_name", k.core, laneTid(k.track, lane), "name", laneName(k.track, lane));
       meta("thread_sort_index", k.core, laneTid(k.track, lane), "sort_index", k.track * 256 + lane);
     }
+  // ,"pid":..,"tid":..,"ts":.. of a slice's track and start.
+  auto at = [&](const Slice& s) {
+    o.raw(",\"pid\":");
+    o.num(int64_t{s.core});
+    o.raw(",\"tid\":");
+    o.num(int64_t{laneTid(s.track, s.lane)});
+    o.raw(",\"ts\":");
+    o.us(s.start);
+  };
 
   for (const Slice& s : t.slices) {
     const Record& r = records[s.record];
@@ -154,12 +163,7 @@ void SimResult::writeTrace(const std::string& path) const {
     o.str(name);
     o.raw(",\"cat\":");
     o.str(I.opcodeName());
-    o.raw(",\"pid\":");
-    o.num(int64_t{s.core});
-    o.raw(",\"tid\":");
-    o.num(int64_t{laneTid(s.track, s.lane)});
-    o.raw(",\"ts\":");
-    o.us(s.start);
+    at(s);
     o.raw(",\"dur\":");
     o.us(s.end - s.start);
     o.raw(",\"args\":{\"opcode\":");
@@ -192,12 +196,8 @@ void SimResult::writeTrace(const std::string& path) const {
       o.num(static_cast<int64_t>(f));
       o.raw(",\"cat\":\"dependency\",\"name\":\"");
       o.raw(dependencyName(flow.kind));
-      o.raw("\",\"pid\":");
-      o.num(int64_t{s.core});
-      o.raw(",\"tid\":");
-      o.num(int64_t{laneTid(s.track, s.lane)});
-      o.raw(",\"ts\":");
-      o.us(s.start);
+      o.raw("\"");
+      at(s);
       o.raw("}");
     }
   }

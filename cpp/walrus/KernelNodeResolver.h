@@ -16,7 +16,7 @@ namespace walrus {
 struct ResolveOptions {
   bool nki_kernels = true;   // IT55
   bool klir_kernels = true;  // IT56
-  std::string base_dir;      // for relative IT56 paths; empty: the working directory
+  std::string base_dir;      // the files folder (FileReference.h); empty: the module's files_dir
   bool verify = true;
 };
 

@@ -48,7 +48,7 @@ def _cmd_info(args) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     from neuronxsim.cli import exec as exec_command
-    from neuronxsim.cli import lower, profile, registry, resolve, run, simulate
+    from neuronxsim.cli import lower, profile, registry, resolve, run, simulate, sweep
 
     p = argparse.ArgumentParser(prog="neuronxsim", description="neuronxsim: lower, resolve, simulate and "
                                 "profile NeuronCore kernels")
@@ -67,6 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     resolve.add_parser(sub)
     simulate.add_parser(sub)
     profile.add_parser(sub)
+    sweep.add_parser(sub)
     exec_command.add_parser(sub)
 
     info = sub.add_parser("info", help="summarise a BIR JSON or KLR file")

@@ -24,6 +24,7 @@ import math
 import ml_dtypes
 import numpy as np
 
+from neuronxsim.bir import target
 from neuronxsim.errors import CodegenError
 from neuronxsim.models.rope import rope, rope_reference, rope_tables
 from neuronxsim.starfish.penguin import ir
@@ -49,8 +50,9 @@ class DecoderConfig:
         if self.q_heads % self.kv_heads:
             raise CodegenError(f"--kv-heads {self.kv_heads} does not divide --q-heads {self.q_heads} "
                                "(grouped-query attention)")
-        if self.head_dim % 2 or self.head_dim > 128:
-            raise CodegenError(f"--head-dim is {self.head_dim}; expected an even number up to 128 (one head per "
+        pe = target.uniform("pe_rows")
+        if self.head_dim % 2 or self.head_dim > pe:
+            raise CodegenError(f"--head-dim is {self.head_dim}; expected an even number up to {pe} (one head per "
                                "PE transpose in the RoPE kernel)")
 
     @property

@@ -161,35 +161,6 @@ def test_dma_formula():
     assert got["dma_transfer_ns"] == pytest.approx(8 * 1024 * 4 / DOC_DMA_BYTES_PER_NS["trn1"])
 
 
-def test_kernel_node_analytic_cost():
-    b = ModuleBuilder()
-    h = b.input("hidden", [1, 512, 4096], DType.bfloat16)
-    g = b.input("gate", [4096, 11008], DType.bfloat16)
-    u = b.input("up", [4096, 11008], DType.bfloat16)
-    d = b.input("down", [11008, 4096], DType.bfloat16)
-    o = b.output("out", [1, 512, 4096], DType.bfloat16)
-    k = b.block.addInstruction(bir.InstructionType.BIRKernel)
-    k.set_kernel_name("MLP")
-    for t in (h, g, u, d):
-        k.addSeqAccess(t, False)
-    k.addSeqAccess(o, True)
-    got = sim.latency(k)
-    flops = 3 * 2 * 512 * 4096 * 11008
-    nbytes = 2 * (2 * 512 * 4096 + 3 * 4096 * 11008)
-    assert got["flops"] == flops and got["bytes"] == nbytes
-    want = CFG1.kernel_fixed_ns + max(flops / CFG1.pe_bf16_peak_flops_per_ns,
-                                      nbytes / (CFG1.dma_engines * DOC_DMA_BYTES_PER_NS["trn1"]))
-    assert got["busy_ns"] == pytest.approx(want)
-    r = sim.simulate(b.module, mode="timing")
-    assert r.total_ns == pytest.approx(want)
-    assert r.pe_flops == flops == r.cores[0]["pe_flops"]  # its matmuls count for the PE MFU
-    assert r.engines["PE"].busy_ns == r.engines["DMA0"].busy_ns == pytest.approx(want)  # every track
-    with pytest.raises(SimulationError, match=r"BIRKernel 'BIRKernel'.*must be expanded"):
-        sim.simulate(b.module, {n: np.zeros(s, sim.dtype_to_numpy(DType.bfloat16)) for n, s in
-                                (("hidden", (1, 512, 4096)), ("gate", (4096, 11008)), ("up", (4096, 11008)),
-                                 ("down", (11008, 4096)))})
-
-
 # ---- the formulas against the reference's own numbers ----
 # Computed from ../shared/reference/nki-isa-and-hw.md and the public guides docs/calibration.md cites,
 # not from sim.config: the clocks of §1, MIN_II ("roughly 64 engine cycles"), GPSIMD_START (150), the
@@ -440,46 +411,6 @@ def test_software_dge_runs_on_gpsimd_and_hardware_dge_is_refused_where_it_does_n
         sim.simulate(_small_loads("trn1", ["SP"], "HWDGE"), mode="timing")
     with pytest.raises(SimulationError, match="triggered by the Activation or SP engine, not Pool"):
         sim.simulate(_small_loads("trn2", ["Pool"], "HWDGE"), arch="trn2", mode="timing")
-
-
-def _kernel_node(b, opcode, name_field, name, ins, outs):
-    k = b.block.addInstruction(getattr(bir.InstructionType, opcode), name)
-    getattr(k, "set_" + name_field)(name)
-    for shape in ins:
-        k.addSeqAccess(b.input(f"i{len(b.function.allocations)}", shape, DType.bfloat16), False)
-    for shape in outs:
-        k.addSeqAccess(b.output(f"o{len(b.function.allocations)}", shape, DType.bfloat16), True)
-    return k
-
-
-@pytest.mark.parametrize("arch", ["trn1", "trn2"])
-def test_nki_and_klir_kernel_node_analytic_cost(arch):
-    """NKIKernel and NKIKLIRKernel nodes (no leaf estimator) cost kernel_fixed_ns + max(flops / PE bf16
-    peak, bytes / core DMA bandwidth), the whole core (the model's own estimate, Hwm.cpp), with the PE
-    peak 128 x 128 x 2 flops per PE cycle [ref §1 consistency check] and 16 DMA engines x 17 or 23
-    B/ns (the DMA bandwidth guide), at most the core's share of the chip's HBM. Flops: attention 2 * 2 * BH * d * Sq * Sk, halved when causal; otherwise the matmul chain."""
-    peak = 2 * 128 * 128 * DOC_GHZ[arch]["PE"]  # flops per ns
-    dma = min(DOC_DMA_ENGINES * DOC_DMA_BYTES_PER_NS[arch], sim.config(arch).hbm_core_bandwidth_gbps)
-    fixed = sim.config(arch).kernel_fixed_ns
-    bh, d, s = 16, 128, 2048
-    t, h, f = 1024, 1024, 4096
-    cases = [  # opcode, its name field, kernel name, ins, outs, flops
-        ("NKIKernel", "func", "flash_attention_causal", [(bh, d, s), (bh, d, s), (bh, s, d)], [(bh, s, d)],
-         2 * 2 * bh * d * s * s // 2),
-        ("NKIKernel", "func", "attention", [(bh, d, s), (bh, d, s), (bh, s, d)], [(bh, s, d)], 2 * 2 * bh * d * s * s),
-        ("NKIKLIRKernel", "func_name", "mlp_kernel", [(4, t // 4, h), (h, f), (f, h)], [(4, t // 4, h)],
-         2 * t * h * f + 2 * t * f * h),
-        ("NKIKLIRKernel", "func_name", "rmsnorm", [(t, h), (h,)], [(t, h)], 0),  # no matmul: DMA-bound
-    ]
-    for opcode, field, name, ins, outs, flops in cases:
-        b = ModuleBuilder(arch)
-        k = _kernel_node(b, opcode, field, name, ins, outs)
-        nbytes = 2 * sum(math.prod(sh) for sh in ins + outs)
-        want = fixed + max(flops / peak, nbytes / dma)
-        got = sim.latency(k, arch)
-        assert (got["flops"], got["bytes"], got["whole_core"]) == (flops, nbytes, True), name
-        assert got["busy_ns"] == pytest.approx(want), name
-        assert sim.simulate(b.module, arch=arch, mode="timing").total_ns == pytest.approx(want), name
 
 
 # ---- the scheduler ----
