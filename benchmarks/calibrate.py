@@ -576,7 +576,7 @@ def write_table(values: dict, baseline: dict, path: str) -> None:
         f"*before* is the model at {baseline.get('commit', '?')} "
         "(`benchmarks/calibration_baseline.json`), *now* the model of this tree. The cost model "
         "these figures come from is described in `cpp/sim/README.md` (timing model) with every "
-        "machine number's source in `bir::MachineConfig` (`cpp/bir/Hwm.h`).",
+        "machine number's source in `bir::MachineConfig` (`cpp/bir/MachineConfig.h`).",
         "",
     ]
     n_met = sum(met(values.get(r.id), r.published) for r in ROWS)
