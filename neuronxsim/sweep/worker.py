@@ -98,18 +98,18 @@ def main(argv: list) -> int:
     os.set_blocking(wake_w, False)
     signal.set_wakeup_fd(wake_w)
     signal.signal(signal.SIGCHLD, lambda *_: None)  # delivered through the wakeup pipe
-    while True:
-        ready, _, _ = select.select([control, wake_r], [], [])
-        if wake_r in ready:
-            os.read(wake_r, 4096)
-            _reap(report)
-        if control in ready:
-            try:
+    try:
+        while True:
+            ready, _, _ = select.select([control, wake_r], [], [])
+            if wake_r in ready:
+                os.read(wake_r, 4096)
+                _reap(report)
+            if control in ready:
                 fds = recvfds(control, 1)
-            except (EOFError, OSError):
-                return 0  # the sweep is done (its workers see their sockets close and end)
-            own = [control.fileno(), report.fileno(), wake_r, wake_w]
-            report.send(("started", _fork_worker(fds[0], own)))
+                own = [control.fileno(), report.fileno(), wake_r, wake_w]
+                report.send(("started", _fork_worker(fds[0], own)))
+    except (EOFError, OSError):
+        return 0  # the sweep is done (its workers see their sockets close and end)
 
 
 if __name__ == "__main__":
