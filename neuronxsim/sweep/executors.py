@@ -58,6 +58,10 @@ def _worker_env() -> dict:
     return env
 
 
+class _ZygoteGone(Exception):
+    """The zygote process has died (killed, out of memory)."""
+
+
 class _Zygote:
     """The process local workers are forked from (:mod:`neuronxsim.sweep.worker`): it has
     imported what a job needs, so a new worker starts in milliseconds."""
@@ -73,6 +77,7 @@ class _Zygote:
         self.control = ours
         self.reports = Connection(os.dup(ours.fileno()), writable=False)
         self.exits: dict = {}  # pid -> exit code, reported and not yet asked for
+        self.alive = True  # False once its reports have stopped
 
     def fork(self) -> tuple:
         """A new worker's pid and the sweep's end of its socket (a duplex Connection)."""
@@ -89,18 +94,22 @@ class _Zygote:
     def exit_code(self, pid: int, timeout: float) -> Optional[int]:
         """The exit code of worker ``pid`` once it has ended; None if not within ``timeout``."""
         deadline = time.monotonic() + timeout
-        while pid not in self.exits:
-            left = deadline - time.monotonic()
-            if left <= 0 or not self.reports.poll(left):
-                return None
-            self._next()
+        try:
+            while pid not in self.exits:
+                left = deadline - time.monotonic()
+                if left <= 0 or not self.reports.poll(left):
+                    return None
+                self._next()
+        except _ZygoteGone:
+            self.alive = False
+            return None  # its workers live on, but nobody reports how they end
         return self.exits.pop(pid)
 
     def _next(self):
         try:
             message = self.reports.recv()
         except (EOFError, OSError):
-            raise SweepError("the local worker pool's zygote process died") from None
+            raise _ZygoteGone() from None
         if message[0] == "exit":
             self.exits[message[1]] = message[2]
         return message
@@ -198,9 +207,17 @@ class LocalPool:
             self._feed(replacement, pending)
 
     def _new_worker(self) -> _Worker:
-        if self._zygote is None:
-            self._zygote = _Zygote(self._env)
-        return _Worker(self._zygote)
+        """A worker forked from the zygote; a zygote that has died is replaced once."""
+        for _ in range(2):
+            if self._zygote is None:
+                self._zygote = _Zygote(self._env)
+            try:
+                return _Worker(self._zygote)
+            except (_ZygoteGone, OSError):
+                self._zygote.close()
+                self._zygote = None
+        raise SweepError("the local workers' zygote process (python -m neuronxsim.sweep.worker) "
+                         "died as it started: run it by hand to see why")
 
     def close(self) -> None:
         """Stops the workers (asked to end, killed if they do not within a few seconds), then
@@ -212,7 +229,8 @@ class LocalPool:
                 pass
         for w in self._pool:
             w.conn.close()
-            if self._zygote.exit_code(w.pid, timeout=3) is None:
+            # Killed only while the zygote lives: until it reaps the worker, the pid is not reused.
+            if self._zygote.exit_code(w.pid, timeout=3) is None and self._zygote.alive:
                 try:
                     os.kill(w.pid, signal.SIGKILL)
                 except ProcessLookupError:
