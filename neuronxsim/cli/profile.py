@@ -35,6 +35,9 @@ def add_parser(sub) -> None:
     p.add_argument("--arch", choices=sorted(pipeline.ARCHS), default=None,
                    help="trn1 or trn2 (default: trn1 for 2.2x kernels; for NKI 0.6 kernels "
                         "NEURON_PLATFORM_TARGET_OVERRIDE, else trn2)")
+    p.add_argument("--mode", choices=("full", "timing"), default="full",
+                   help="full (numerics and time, the default) or timing (time only: no values "
+                        "are made or computed, for large sizes)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--max-instructions", type=int, default=None, metavar="N",
                    help="refuse a trace past N instructions (default: $NEURONXSIM_MAX_INSTRUCTIONS "
@@ -44,7 +47,7 @@ def add_parser(sub) -> None:
     p.set_defaults(func=run)
 
 
-def _array(spec: str, rng) -> np.ndarray:
+def _array(spec: str, rng, values: bool = True) -> np.ndarray:
     from neuronxsim.nki import language as nl
 
     shape_text, _, dtype_name = spec.partition(":")
@@ -57,6 +60,8 @@ def _array(spec: str, rng) -> np.ndarray:
     dtype = getattr(nl, dtype_name or "float32", None)
     if dtype is None:
         raise ProfileError(f"--shapes: {spec!r}: unknown dtype {dtype_name!r} (an nki.language dtype, e.g. bfloat16)")
+    if not values:  # timing mode: the shape and dtype, no memory
+        return np.broadcast_to(np.zeros((), np.dtype(dtype)), shape)
     return rng.standard_normal(shape).astype(np.dtype(dtype))
 
 
@@ -76,13 +81,13 @@ def run(args) -> int:
     from neuronxsim.importer import installed
 
     rng = np.random.default_rng(args.seed)
-    arrays = [_array(s, rng) for s in args.shapes]
+    arrays = [_array(s, rng, values=args.mode == "full") for s in args.shapes]
     with installed(allow_shadowing=args.allow_shadowing), _folder_on_path(args.kernel):
         kernel = _kernel(args.kernel)
         kwargs = kernel_arguments(kernel, len(arrays), args.arg)
         os.makedirs(args.output, exist_ok=True)
         out = os.path.abspath(args.output)
-        prof = _profile(kernel, arrays, kwargs, args.arch, args.max_instructions)
+        prof = _profile(kernel, arrays, kwargs, args.arch, args.mode, args.max_instructions)
     r = prof.result
     files.write_trace(r, os.path.join(out, "trace.json"))
     files.write_timeline(r, [], os.path.join(out, "timeline.png"), f"{args.kernel}: {r.total_ns / 1e3:.1f} us")
@@ -156,13 +161,14 @@ def kernel_arguments(kernel, arrays: int, specs: list) -> dict:
     return values
 
 
-def _profile(kernel, arrays, kwargs, arch, max_instructions):
+def _profile(kernel, arrays, kwargs, arch, mode, max_instructions):
     """Profiles a kernel of either dialect."""
     from neuronxsim.nki06.kernel import Kernel, LaunchedKernel
     if isinstance(kernel, (Kernel, LaunchedKernel)):
         from neuronxsim.nki06.kernel import profile
-        return profile(kernel, *arrays, arch=arch, max_instructions=max_instructions, **kwargs)
+        return profile(kernel, *arrays, arch=arch, mode=mode, max_instructions=max_instructions,
+                       **kwargs)
     import neuronxsim.nki as nki
-    return nki.profile_kernel(kernel, *arrays, arch=arch or "trn1",
+    return nki.profile_kernel(kernel, *arrays, arch=arch or "trn1", mode=mode,
                               max_instructions=max_instructions, **kwargs)
 

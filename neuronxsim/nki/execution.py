@@ -44,13 +44,23 @@ def bound_arrays(kernel, args, kwargs) -> dict:
     return arrays
 
 
+MODES = ("full", "timing")
+
+
 def run_traced(traced: TracedKernel, arrays: dict, executor: str = "simulator",
-               arch: str = "trn1") -> tuple:
+               arch: str = "trn1", mode: str = "full") -> tuple:
     """Runs a traced kernel on ``executor``: ``"simulator"`` (``neuronxsim.sim``, the default of
     every public entry point; all NeuronCores at once, sharing the DRAM tensors) or
     ``"reference"`` (the NumPy reference executor, ``neuronxsim.reference``: numerics only, one
-    core at a time). Returns (the simulator's result, or None for the reference; the outputs by
-    name)."""
+    core at a time). ``mode="timing"`` times the simulator's run without numerics (``arrays``
+    unused, no outputs). Returns (the simulator's result, or None for the reference; the outputs
+    by name)."""
+    if mode not in MODES:
+        raise NKIError(f"mode {mode!r}: 'full' (numerics and time) or 'timing' (time only)")
+    if mode == "timing":
+        if executor != "simulator":
+            raise NKIError(f"mode 'timing' runs on the simulator, not the {executor!r} executor")
+        return _simulator().simulate(traced.module, arch=arch, mode="timing", neuron_core_id=None), {}
     if traced.constants:
         arrays = dict(traced.constants, **arrays)
     if executor == "simulator":
@@ -96,28 +106,30 @@ def _returned(traced: TracedKernel, outputs: dict):
 
 @user_facing
 def simulate_kernel(kernel, *args, arch: str | None = None,
-                    max_instructions: int | None = None, **kwargs):
+                    max_instructions: int | None = None, schedule: str = "compiler", **kwargs):
     """Runs ``kernel`` (an ``nki.jit`` kernel, optionally with a launch grid) on the simulator
     and returns its outputs as NumPy arrays (a tuple when it returns several).
-    ``max_instructions``: the most instructions the trace may record (see ``trace_kernel``)."""
-    traced = traced_kernel(kernel, args, kwargs, arch, max_instructions)
+    ``max_instructions``, ``schedule``: see :func:`~neuronxsim.nki.kernel.trace_kernel`."""
+    traced = traced_kernel(kernel, args, kwargs, arch, max_instructions, schedule=schedule)
     _, outputs = run_traced(traced, bound_arrays(kernel, args, kwargs), arch=traced.arch)
     return _returned(traced, outputs)
 
 
-def simulate(kernel, arch: str | None = None, max_instructions: int | None = None):
+def simulate(kernel, arch: str | None = None, max_instructions: int | None = None,
+             schedule: str = "compiler"):
     """``nki.simulate(kernel)(*arrays)``: the kernel as a function of NumPy arrays."""
     def run(*args, **kwargs):
         return simulate_kernel(kernel, *args, arch=arch, max_instructions=max_instructions,
-                               **kwargs)
+                               schedule=schedule, **kwargs)
     run.__name__ = getattr(kernel, "__name__", "kernel")
     return run
 
 
 class Profile:
     """What ``nki.profile_kernel`` reports: the simulator's result (``result``: time, per-engine
-    statistics, per-instruction records with their kernel source lines), the outputs by name,
-    the traced kernel, and the path of the timeline trace if one was written. Attributes not
+    statistics, per-instruction records with their kernel source lines), the outputs by name
+    (none in timing mode), the traced kernel, and the path of the timeline trace if one was
+    written. Attributes not
     defined here are the simulator result's (``total_ns``, ``engines``, ``pe_mfu``,
     ``instructions``, ``write_trace``)."""
 
@@ -157,14 +169,18 @@ class Profile:
 
 
 @user_facing
-def profile_kernel(kernel, *args, arch: str | None = None, trace_file=None,
-                   max_instructions: int | None = None, **kwargs) -> Profile:
+def profile_kernel(kernel, *args, arch: str | None = None, trace_file=None, mode: str = "full",
+                   schedule: str = "compiler", max_instructions: int | None = None,
+                   **kwargs) -> Profile:
     """Simulates ``kernel`` and reports time and per-engine statistics; with ``trace_file``,
     also writes the simulator's timeline trace there (Chrome/Perfetto JSON, one track per
-    engine and DMA queue, each instruction with its kernel source line).
-    ``max_instructions``: the most instructions the trace may record (see ``trace_kernel``)."""
-    traced = traced_kernel(kernel, args, kwargs, arch, max_instructions)
-    result, outputs = run_traced(traced, bound_arrays(kernel, args, kwargs), arch=traced.arch)
+    engine and DMA queue, each instruction with its kernel source line). ``mode="timing"``
+    gives the same timeline and statistics without numerics (no outputs): the arguments may
+    then be ``nki.typing.tensor`` stand-ins, and large sizes run fast. ``schedule``,
+    ``max_instructions``: see :func:`~neuronxsim.nki.kernel.trace_kernel`."""
+    traced = traced_kernel(kernel, args, kwargs, arch, max_instructions, schedule=schedule)
+    arrays = bound_arrays(kernel, args, kwargs) if mode == "full" else {}
+    result, outputs = run_traced(traced, arrays, arch=traced.arch, mode=mode)
     if trace_file is not None:
         result.write_trace(trace_file)
     return Profile(traced, result, outputs, trace_file)

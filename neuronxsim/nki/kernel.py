@@ -36,6 +36,7 @@ from neuronxsim.errors import BIRError
 
 from . import dtypes as dt
 from .arguments import located as located_argument_error
+from .schedule import Schedule, check_schedule
 from .errors import NKIError, without_internal_frames
 from .language import nc, spmd_dim
 from .passes import PIPELINE, Program, run_pipeline
@@ -287,27 +288,32 @@ def _bind(func, args, kwargs) -> tuple[list, dict]:
 
 @user_facing
 def trace_kernel(kernel, *args, arch: str | None = None,
-                 max_instructions: int | None = None, **kwargs) -> TracedKernel:
+                 max_instructions: int | None = None, schedule: str = "compiler",
+                 **kwargs) -> TracedKernel:
     """Traces ``kernel`` for the given arguments (arrays or ``nki.typing.tensor[...]`` specs).
     ``arch``: "trn1" or "trn2" (default: the kernel's ``platform_target``, else "trn1");
     ``max_instructions``: the most instructions the trace may record (all cores together)
     before it is refused (default: ``$NEURONXSIM_MAX_INSTRUCTIONS`` if set, else
-    ``tracer.DEFAULT_MAX_INSTRUCTIONS``, one million)."""
-    return traced_kernel(kernel, args, kwargs, arch, max_instructions)
+    ``tracer.DEFAULT_MAX_INSTRUCTIONS``, one million); ``schedule``: "compiler" orders the
+    instructions as the NKI compiler's scheduler does, "source" keeps the kernel's order
+    (:mod:`neuronxsim.nki.schedule`)."""
+    return traced_kernel(kernel, args, kwargs, arch, max_instructions, schedule=schedule)
 
 
 @user_facing
-def trace(kernel, *args, arch: str | None = None,
-          max_instructions: int | None = None, **kwargs) -> "bir.Module":
+def trace(kernel, *args, arch: str | None = None, max_instructions: int | None = None,
+          schedule: str = "compiler", **kwargs) -> "bir.Module":
     """The BIR module of ``kernel`` traced for these arguments (see :func:`trace_kernel`)."""
-    return traced_kernel(kernel, args, kwargs, arch, max_instructions).module
+    return traced_kernel(kernel, args, kwargs, arch, max_instructions, schedule=schedule).module
 
 
 def traced_kernel(kernel, args: tuple, kwargs: dict, arch: str | None,
-                  max_instructions: int | None = None, adapter=None) -> TracedKernel:
+                  max_instructions: int | None = None, adapter=None,
+                  schedule: str = "compiler") -> TracedKernel:
     """:func:`trace_kernel` for the other entry points (which filter tracebacks themselves).
     ``adapter``: how another dialect's kernel sees its arguments and hands back its results
     (see :class:`DialectAdapter`); None for this dialect's."""
+    check_schedule(schedule)
     if arch is None:
         jitted = kernel.kernel if isinstance(kernel, GridKernel) else kernel
         arch = (jitted.arch if isinstance(jitted, Kernel) else None) or "trn1"
@@ -316,7 +322,7 @@ def traced_kernel(kernel, args: tuple, kwargs: dict, arch: str | None,
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _trace(kernel, args, arch, kwargs, max_instructions, adapter)
+        return _trace(kernel, args, arch, kwargs, max_instructions, adapter, schedule)
     finally:
         if collecting:
             gc.enable()
@@ -409,7 +415,7 @@ def record_kernel(kernel, args: tuple, kwargs: dict, arch: str,
 
 
 def _trace(kernel, args, arch: str, kwargs, max_instructions: int, adapter=None,
-           pipeline=PIPELINE) -> TracedKernel:
+           schedule: str = "compiler", pipeline=PIPELINE) -> TracedKernel:
     start = time.perf_counter()
     recording = record_kernel(kernel, args, kwargs, arch, max_instructions, adapter)
     tracer, results = recording.tracer, recording.returned
@@ -429,6 +435,8 @@ def _trace(kernel, args, arch: str, kwargs, max_instructions: int, adapter=None,
     counts = [p.function.instruction_count for p in programs]
     sbuf_peaks = [p.peak_bytes["sbuf"] for p in programs]
     psum_peaks = [p.peak_bytes["psum"] for p in programs]
+    if schedule == "compiler":
+        Schedule().run(module, arch)
     for core in tracer.cores:
         _break_cycles(core.record)
     constants = {}
