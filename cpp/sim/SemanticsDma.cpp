@@ -40,8 +40,11 @@ void check(const InstDMA& I, Checker& c) {
   if (I.dst_rmw_op != AluOp::bypass && I.dst_rmw_op != AluOp::add)
     c.fail(std::string("dst_rmw_op ") + std::string(enumName(I.dst_rmw_op)) + " (DMA read-modify-write takes add)");
   if (I.dst_rmw_op == AluOp::add) c.outAlsoRead = true;
-  if (I.dge_type == DgeType::HWDGE && !c.cfg.pe_fp8_double_row)
+  if (I.dge_type == DgeType::HWDGE && !c.cfg.has_hardware_dge)
     c.fail("hardware DGE needs NeuronCore-v3 or later; this is " + c.cfg.arch);
+  if (I.dge_type == DgeType::HWDGE && c.engine != Engine::Activation && c.engine != Engine::SP)
+    c.fail(std::string("a hardware-DGE DMA is triggered by the Activation or SP engine, not ") +
+           std::string(enumName(c.engine)));
   const bool scatter = I.opcode() == InstructionType::IndirectSave;
   if (scatter && c.nIns != 2) c.fail("IndirectSave takes the source rows and their destination indices");
   if (c.nIns == 2) {
