@@ -92,7 +92,7 @@ def build_demo_module(tokens: int = 256, hidden: int = 2048, intermediate: int =
     # IT54: the name-inlined library node.
     mlp = cg.addInstruction(Opcode.BIRKernel)
     mlp.set_kernel_name("MLP")
-    mlp.set_kernel_attrs([("eps", "1e-06"), ("skip_gamma", "false")])
+    mlp.set_kernel_attrs([("eps", "1e-06")])
     mlp.set_srcs_shape([list(t.shape) for t in (hidden_t, ln_w, gate_w, up_w, down_w)])
     mlp.set_dsts_shape([list(mlp_out.shape)])
     mlp.set_sb_buf_shape([128, 192 * 1024])
@@ -147,12 +147,16 @@ def build_demo_module(tokens: int = 256, hidden: int = 2048, intermediate: int =
 
 
 def run_demo(output_dir: str = "neuronxsim-demo", quiet: bool = False) -> str:
-    """Builds the demo module, prints it and writes ``<output_dir>/module.json``; returns that path."""
+    """Builds the demo module, prints it and writes the folder ``output_dir`` (replaced as a
+    whole) holding ``module.json``; returns that file's path."""
+    from neuronxsim.cli.output_set import OutputSet
+
+    output = OutputSet(output_dir, "demo")
     module = build_demo_module()
     module.verify()
-    os.makedirs(output_dir, exist_ok=True)
+    with output as out:
+        out.write_text("module.json", module.to_json())
     path = os.path.join(output_dir, "module.json")
-    bir.save(module, path)
     if not quiet:
         print(format_module(module))
         print(f"\nwrote {path} ({os.path.getsize(path)} bytes)")

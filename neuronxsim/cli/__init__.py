@@ -75,17 +75,25 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
+    from neuronxsim.cli import signals
+
+    argv = sys.argv[1:] if argv is None else list(argv)
+    debug = "--debug" in argv[:argv.index("--")] if "--" in argv else "--debug" in argv
     try:
-        return args.func(args)
+        with signals.handled():
+            args = build_parser().parse_args(argv)  # inside: Ctrl-C while importing is one line too
+            return args.func(args)
     except (NeuronxsimError, OSError) as e:
-        if args.debug:
+        if debug:
             raise
         print(f"neuronxsim: error: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("neuronxsim: interrupted", file=sys.stderr)
         return 130
+    except signals.Terminated as e:
+        print(f"neuronxsim: stopped by {e}", file=sys.stderr)
+        return 128 + e.signum
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ import numpy as np
 
 from neuronxsim import pipeline
 from neuronxsim.cli import files
+from neuronxsim.cli.output_set import OutputSet
 from neuronxsim.errors import NeuronxsimError
 
 
@@ -61,15 +62,15 @@ def _kernel(ref: str):
 def run(args) -> int:
     import neuronxsim.nki as nki
 
+    output = OutputSet(args.output, "profile")
     kernel = _kernel(args.kernel)
     rng = np.random.default_rng(args.seed)
     arrays = [_array(s, rng) for s in args.shapes]
-    os.makedirs(args.output, exist_ok=True)
-    out = os.path.abspath(args.output)
     prof = nki.profile(kernel, *arrays, arch=args.arch)
     r = prof.result
-    files.write_trace(r, os.path.join(out, "trace.json"))
-    files.write_timeline(r, [], os.path.join(out, "timeline.png"), f"{args.kernel}: {r.total_ns / 1e3:.1f} us")
+    with output as out:
+        out.write_with("trace.json", r.write_trace)
+        out.write_with("timeline.png", files.timeline_writer(r, [], f"{args.kernel}: {r.total_ns / 1e3:.1f} us"))
     print(prof.summary())
     rec = r.instructions
     if len(rec):
@@ -79,5 +80,5 @@ def run(args) -> int:
         print("busiest source lines (engine time, instructions):")
         for i in np.argsort(-busy)[:args.top]:
             print(f"  {sources[i] or '(no source)':<48} {busy[i] / 1e3:9.2f} us  {counts[i]:6d}")
-    print(f"wrote {out}/: trace.json, timeline.png")
+    print(f"wrote {args.output}/: trace.json, timeline.png")
     return 0

@@ -1,8 +1,9 @@
 """``neuronxsim run``: the built-in Llama decoder layer, lowered, resolved, simulated, checked
 against NumPy and profiled end to end (neuronxsim/models/llama_decoder.py).
 
-Writes to ``--output`` (default ./neuronxsim-run), each file atomically: ``trace.json`` (Chrome
-trace events: open in https://ui.perfetto.dev), ``timeline.png`` (per-engine Gantt chart),
+Writes the folder ``--output`` (default ./neuronxsim-run), replaced as a whole (``OutputSet``):
+``trace.json`` (Chrome trace events: open in https://ui.perfetto.dev), ``timeline.png`` (per-engine
+Gantt chart),
 ``report.json`` (every number of the table), ``program.json`` (the Penguin program),
 ``lowered.json`` (BIR with the kernel nodes) and ``klr/`` (the IT56 kernel's KLR file).
 Exit status 0, or 2 when an output is outside its tolerance (after the table is printed).
@@ -18,13 +19,17 @@ import sys
 import numpy as np
 
 import neuronxsim
-from neuronxsim import bir
-from neuronxsim import pipeline
+from neuronxsim import bir, pipeline
 from neuronxsim.cli import files, kernel_report
+from neuronxsim.cli.output_set import OutputSet
 from neuronxsim.cli.progress import Progress
 from neuronxsim.models import llama_decoder as layer
 
 EXIT_TOLERANCE = 2
+
+#: The files of the output folder, by role (report.json lists them, relative to the folder).
+FILES = (("trace", "trace.json"), ("timeline", "timeline.png"), ("report", "report.json"),
+         ("program", "program.json"), ("lowered", "lowered.json"))
 
 _SIZE_OPTIONS = (("tokens", "tokens of the sequence"), ("hidden", "hidden size"),
                  ("q_heads", "query heads"), ("kv_heads", "key/value heads (divides --q-heads)"),
@@ -89,8 +94,7 @@ def run(args) -> int:
     cfg = layer.DecoderConfig(**{name: getattr(args, name) for name, _ in _SIZE_OPTIONS})
     cfg.check()
     full = args.mode == "full"
-    out = os.path.abspath(args.output)
-    os.makedirs(out, exist_ok=True)
+    output = OutputSet(args.output, "run")
     steps = [("build program and inputs", 1), ("lower: BirCodeGenLoop", 1),
              ("resolve: InlineBIRKernel, lowerKernelInst", 1), (f"simulate ({args.mode} mode)", 4)]
     if full:
@@ -98,43 +102,40 @@ def run(args) -> int:
     steps.append(("write trace, timeline, report", 1))
     progress = Progress(steps, quiet=args.quiet or args.json)
     try:
-        with progress.step(steps[0][0]):
-            program = layer.build_program(cfg)
-            inputs = layer.make_inputs(cfg) if full else None
-        with progress.step(steps[1][0]):
-            lowered = pipeline.lower(program, args.arch, out_dir=out)
-        with progress.step(steps[2][0]):
-            resolved = pipeline.resolve(lowered)
-        with progress.step(steps[3][0]):
-            result = pipeline.simulate(resolved, inputs, arch=args.arch, mode=args.mode)
-        rows = pipeline.report(result, resolved.nodes).rows
-        checks = {}
-        if full:
-            with progress.step("check against NumPy"):
-                checks = _check_outputs(cfg, inputs, result.outputs)
-                _attach_errors(rows, checks)
-        with progress.step(steps[-1][0]):
-            busy = kernel_report.engine_busy(result)
-            report = {
-                "neuronxsim": neuronxsim.__version__, "command": "run", "arch": args.arch, "mode": args.mode,
-                "layer": {"name": program.name, **vars(cfg)},
-                "total_ns": result.total_ns, "cycles": result.cycles, "instructions": result.instruction_count,
-                "pe_mfu": result.pe_mfu, "engine_busy": busy,
-                "kernels": [r.to_json() for r in rows], "checks": checks,
-                "tolerance": {"rtol": layer.RTOL, "atol": layer.ATOL,
-                              "rule": "max|a - b| <= atol + rtol * max|reference|"},
-                "host_seconds": dict(progress.seconds), "host": platform.platform(),
-                "files": {k: os.path.join(out, v) for k, v in (
-                    ("trace", "trace.json"), ("timeline", "timeline.png"), ("report", "report.json"),
-                    ("program", "program.json"), ("lowered", "lowered.json"))},
-            }
-            program.save(os.path.join(out, "program.json"))
-            bir.save(lowered.module, os.path.join(out, "lowered.json"))
-            files.write_trace(result, os.path.join(out, "trace.json"))
-            files.write_timeline(result, rows, os.path.join(out, "timeline.png"),
-                                 f"{program.name}: {cfg.tokens} tokens, hidden {cfg.hidden}, {args.arch}, "
-                                 f"{result.total_ns / 1e3:.1f} us")
-            files.write_json(os.path.join(out, "report.json"), report)
+        with output as out:
+            with progress.step(steps[0][0]):
+                program = layer.build_program(cfg)
+                inputs = layer.make_inputs(cfg) if full else None
+            with progress.step(steps[1][0]):
+                lowered = pipeline.lower(program, args.arch, out_dir=out.path)
+            with progress.step(steps[2][0]):
+                resolved = pipeline.resolve(lowered)
+            with progress.step(steps[3][0]):
+                result = pipeline.simulate(resolved, inputs, arch=args.arch, mode=args.mode)
+            summary = pipeline.report(result, resolved.nodes)
+            rows = summary.rows
+            checks = {}
+            if full:
+                with progress.step("check against NumPy"):
+                    checks = _check_outputs(cfg, inputs, result.outputs)
+                    _attach_errors(rows, checks)
+            with progress.step(steps[-1][0]):
+                busy = summary.engine_busy
+                report = {
+                    "neuronxsim": neuronxsim.__version__, "command": "run", "arch": args.arch, "mode": args.mode,
+                    "layer": {"name": program.name, **vars(cfg)}, **summary.to_json(), "checks": checks,
+                    "tolerance": {"rtol": layer.RTOL, "atol": layer.ATOL,
+                                  "rule": "max|a - b| <= atol + rtol * max|reference|"},
+                    "host_seconds": dict(progress.seconds), "host": platform.platform(),
+                    "files": dict(FILES),
+                }
+                out.write_text("program.json", program.dumps() + "\n")
+                out.write_with("lowered.json", lambda path: bir.save(lowered.module, path))
+                out.write_with("trace.json", result.write_trace)
+                out.write_with("timeline.png", files.timeline_writer(
+                    result, rows, f"{program.name}: {cfg.tokens} tokens, hidden {cfg.hidden}, {args.arch}, "
+                                  f"{result.total_ns / 1e3:.1f} us"))
+                out.write_json("report.json", report)
     finally:
         progress.close()
 
@@ -150,7 +151,7 @@ def run(args) -> int:
         if full:
             print(f"check: {len(checks) - len(failed)} of {len(checks)} outputs within max|a - b| <= "
                   f"{layer.ATOL} + {layer.RTOL} * max|ref| of the NumPy layer")
-        print(f"wrote {out}/: trace.json (Perfetto), timeline.png, report.json, program.json, lowered.json")
+        print(f"wrote {args.output}/: trace.json (Perfetto), timeline.png, report.json, program.json, lowered.json, klr/")
     if failed:
         print(f"neuronxsim: error: outside tolerance: {', '.join(failed)}", file=sys.stderr)
         return EXIT_TOLERANCE

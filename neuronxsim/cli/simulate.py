@@ -3,7 +3,7 @@
 Kernel nodes are resolved first (``--analytic`` keeps them in timing mode, timed by their
 analytic cost). Inputs come from an .npz by tensor name, converted to each tensor's dtype; any
 input it lacks (or all, without ``--inputs``) is seeded random normal. Writes outputs.npz (full
-mode), report.json, trace.json and timeline.png to ``--output``.
+mode), report.json, trace.json and timeline.png to the folder ``--output``, replaced as a whole.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import numpy as np
 from neuronxsim import bir
 from neuronxsim import pipeline
 from neuronxsim.cli import files, kernel_report
+from neuronxsim.cli.output_set import OutputSet
 from neuronxsim.errors import SimulationError
 
 
@@ -63,29 +64,27 @@ def _inputs(module, arch: str, path, seed: int) -> tuple[dict, list]:
 def run(args) -> int:
     from neuronxsim import sim
 
-    module = bir.load(args.module)
-    nodes = kernel_report.kernel_nodes(module)
     if args.analytic and args.mode != "timing":
         raise SimulationError("--analytic times kernel nodes without running them: it needs --mode timing")
+    output = OutputSet(args.output, "simulate")
+    module = bir.load(args.module)
+    nodes = kernel_report.kernel_nodes(module)
     if nodes and not args.analytic:
         module = pipeline.resolve(module, os.path.dirname(os.path.abspath(args.module))).module
     full = args.mode == "full"
     inputs, generated = _inputs(module, args.arch, args.inputs, args.seed) if full else (None, [])
-    result = sim.simulate(module, inputs, arch=args.arch, mode=args.mode)
-    rows = kernel_report.kernel_rows(result, nodes) if nodes else []
-    os.makedirs(args.output, exist_ok=True)
-    out = os.path.abspath(args.output)
-    if full:
-        files.write_npz(os.path.join(out, "outputs.npz"), result.outputs)
-    files.write_trace(result, os.path.join(out, "trace.json"))
-    files.write_timeline(result, rows, os.path.join(out, "timeline.png"),
-                         f"{os.path.basename(args.module)}: {args.arch}, {result.total_ns / 1e3:.1f} us")
-    busy = kernel_report.engine_busy(result)
-    files.write_json(os.path.join(out, "report.json"), {
-        "command": "simulate", "module": os.path.abspath(args.module), "arch": args.arch, "mode": args.mode,
-        "total_ns": result.total_ns, "cycles": result.cycles, "instructions": result.instruction_count,
-        "pe_mfu": result.pe_mfu, "engine_busy": busy, "kernels": [r.to_json() for r in rows],
-        "generated_inputs": generated})
+    result = pipeline.simulate(module, inputs, arch=args.arch, mode=args.mode)
+    summary = pipeline.report(result, nodes)
+    rows, busy = summary.rows, summary.engine_busy
+    with output as out:
+        if full:
+            out.write_with("outputs.npz", files.npz_writer(result.outputs))
+        out.write_with("trace.json", result.write_trace)
+        out.write_with("timeline.png", files.timeline_writer(
+            result, rows, f"{os.path.basename(args.module)}: {args.arch}, {result.total_ns / 1e3:.1f} us"))
+        out.write_json("report.json", {
+            "command": "simulate", "module": os.path.abspath(args.module), "arch": args.arch, "mode": args.mode,
+            "seed": args.seed, **summary.to_json(), "generated_inputs": generated})
     if not args.quiet:
         if generated:
             print(f"inputs generated at random (seed {args.seed}): {', '.join(generated)}")
@@ -94,5 +93,5 @@ def run(args) -> int:
         print(f"{result.total_ns / 1e3:.1f} us on {result.config.neuron_core} ({args.arch}), "
               f"{result.instruction_count} instructions, PE MFU {result.pe_mfu:.1%}; busy: "
               + ", ".join(f"{e} {busy[e]:.0%}" for e in kernel_report.ENGINES))
-        print(f"wrote {out}/: " + ("outputs.npz, " if full else "") + "report.json, trace.json, timeline.png")
+        print(f"wrote {args.output}/: " + ("outputs.npz, " if full else "") + "report.json, trace.json, timeline.png")
     return 0

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from neuronxsim import bir
-from neuronxsim.cli import files, main
+from neuronxsim.cli import main
 from neuronxsim.errors import CodegenError
 from neuronxsim.models import llama_decoder
 from neuronxsim.starfish.penguin.ir import Program
@@ -65,7 +65,11 @@ def test_run_writes_a_trace_a_timeline_and_a_report_that_parse(small_run):
     assert Program.load(out / "program.json").name == "llama_decoder_layer"
     lowered = bir.load(out / "lowered.json")
     assert [i.opcode for i in lowered.functions[0].blocks[0].instructions] == [54, 55, 55, 56, 54, 54, 54]
-    assert not [f for f in os.listdir(out) if f.startswith(".tmp")]
+    assert sorted(os.listdir(out)) == [".neuronxsim-output.json", "klr", "lowered.json", "program.json", "report.json",
+                                       "timeline.png", "trace.json"]
+    assert report["files"] == {"trace": "trace.json", "timeline": "timeline.png", "report": "report.json",
+                               "program": "program.json", "lowered": "lowered.json"}
+    assert not [f for f in os.listdir(out.parent) if f.startswith(f".{out.name}.")]
 
 
 def test_resolve_and_simulate_take_the_run_files_further(small_run, tmp_path, capsys):
@@ -167,18 +171,6 @@ def test_registry_lists_the_thirteen_kernels_in_seed_order(capsys):
     assert main(["registry"]) == 0
     lines = capsys.readouterr().out.splitlines()[2:]
     assert len(lines) == 13 and lines[0].split()[1] == "SelectAndScatter" and lines[11].split()[1] == "tiled_pf_transpose"
-
-
-def test_an_interrupted_write_leaves_no_file(tmp_path):
-    class Result:
-        def write_trace(self, path):
-            with open(path, "w") as f:
-                f.write("{\"traceEvents\": [")
-            raise KeyboardInterrupt
-
-    with pytest.raises(KeyboardInterrupt):
-        files.write_trace(Result(), str(tmp_path / "trace.json"))
-    assert os.listdir(tmp_path) == []
 
 
 def test_version():
