@@ -16,7 +16,6 @@ import os
 
 from neuronxsim import bir
 from neuronxsim.bir import DType, MemoryType, TensorKind
-from neuronxsim.bir.printer import format_module
 from neuronxsim.starfish.penguin.targets.codegen.BirCodeGenLoop import BirCodeGenLoop, Opcode
 
 
@@ -146,9 +145,9 @@ def build_demo_module(tokens: int = 256, hidden: int = 2048, intermediate: int =
     return cg.module
 
 
-def run_demo(output_dir: str = "neuronxsim-demo", quiet: bool = False) -> str:
-    """Builds the demo module, prints it and writes the folder ``output_dir`` (replaced as a
-    whole) holding ``module.json``; returns that file's path."""
+def write_demo(output_dir: str = "neuronxsim-demo") -> tuple[str, bir.Module]:
+    """Builds the demo module and writes the folder ``output_dir`` (replaced as a whole) holding
+    ``module.json``; returns that file's path and the module."""
     from neuronxsim.cli.output_set import OutputSet
 
     output = OutputSet(output_dir, "demo")
@@ -156,8 +155,4 @@ def run_demo(output_dir: str = "neuronxsim-demo", quiet: bool = False) -> str:
     module.verify()
     with output as out:
         out.write_text("module.json", module.to_json())
-    path = os.path.join(output_dir, "module.json")
-    if not quiet:
-        print(format_module(module))
-        print(f"\nwrote {path} ({os.path.getsize(path)} bytes)")
-    return path
+    return os.path.join(output_dir, "module.json"), module

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 
 from neuronxsim import bir, pipeline
+from neuronxsim.cli import arguments, printing
 from neuronxsim.cli.output_set import OutputSet
 from neuronxsim.cli.programs import load_program
 from neuronxsim.errors import CodegenError
@@ -20,10 +21,10 @@ MODULE = "module.json"
 def add_parser(sub) -> None:
     p = sub.add_parser("lower", help="lower a Penguin program (.py or .json) to BIR JSON with kernel nodes")
     p.add_argument("program", help="a .json program (Program.save) or a .py file defining `program` / `build_program()`")
-    p.add_argument("-o", "--output", required=True, metavar="DIR",
+    p.add_argument("-o", "--output", required=True, metavar="DIR", type=arguments.folder,
                    help="the output folder: module.json, its kernel metrics and klr/")
     p.add_argument("--arch", choices=sorted(pipeline.ARCHS), default="trn1")
-    p.add_argument("--quiet", action="store_true")
+    printing.add_options(p)
     p.set_defaults(func=run)
 
 
@@ -39,8 +40,15 @@ def run(args) -> int:
         metrics = KernelMetricsCollector.get_instance()
         out.write_with(KernelMetricsCollector.sidecar_path(MODULE), lambda path: metrics.write_sidecar(
             os.path.join(os.path.dirname(path), MODULE), lowered.kernel_counts))
-    if not args.quiet:
-        counts = ", ".join(f"{name} x{n}" for (_, name), n in sorted(lowered.kernel_counts.items(), key=str))
-        print(f"lowered '{program.name}': {len(program.insts)} macros -> {os.path.join(args.output, MODULE)} "
-              f"({counts}); metrics in {os.path.join(args.output, KernelMetricsCollector.sidecar_path(MODULE))}")
+    kernels = [{"category": category.value, "kernel_name": name, "count": n}
+               for (category, name), n in sorted(lowered.kernel_counts.items(), key=str)]
+    module_path = os.path.join(args.output, MODULE)
+    sidecar = os.path.join(args.output, KernelMetricsCollector.sidecar_path(MODULE))
+
+    def text():
+        counts = ", ".join(f"{k['kernel_name']} x{k['count']}" for k in kernels)
+        print(f"lowered '{program.name}': {len(program.insts)} macros -> {module_path} ({counts}); metrics in {sidecar}")
+
+    printing.emit(args, {"command": "lower", "program": program.name, "macros": len(program.insts),
+                         "module": module_path, "kernel_metrics": sidecar, "kernels": kernels}, text)
     return 0

@@ -113,6 +113,19 @@ def build_program(cfg: DecoderConfig) -> ir.Program:
     return p
 
 
+def host_bytes(cfg: DecoderConfig, mode: str) -> int:
+    """About what ``make_inputs`` and ``reference`` hold at their peak, in bytes (0 in timing mode,
+    which needs neither): every program tensor about four times (the bfloat16 inputs and outputs,
+    their float32 copies in the reference), and the reference attention's score matrices, three
+    [q_heads, tokens, tokens] float32 arrays alive at once plus two [tokens, tokens] masks."""
+    if mode != "full":
+        return 0
+    tensors = build_program(cfg).tensors.values()
+    elements = sum(math.prod(t.shape) for t in tensors)
+    S = cfg.tokens
+    return 4 * 4 * elements + 3 * 4 * cfg.q_heads * S * S + 2 * S * S
+
+
 def make_inputs(cfg: DecoderConfig) -> dict:
     """Seeded random activations and weights (scaled by 1/sqrt(fan_in), so activations stay O(1)),
     and the RoPE tables of positions 0..S-1."""

@@ -113,13 +113,15 @@ def test_an_output_outside_its_tolerance_exits_2_after_the_table(tmp_path, capsy
     assert json.loads((tmp_path / "report.json").read_text())["checks"]["mlp_out"]["ok"] is False
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--kv-heads", "3"], "--kv-heads 3 does not divide --q-heads 4"),
-    (["--head-dim", "65"], "--head-dim is 65; expected an even number up to 128"),
-    (["--tokens", "0"], "--tokens is 0; expected a positive integer"),
+@pytest.mark.parametrize("args, message, status", [
+    (["--kv-heads", "3"], "--kv-heads 3 does not divide --q-heads 4", 1),
+    (["--head-dim", "65"], "--head-dim is 65; expected an even number up to 128", 1),
+    (["--tokens", "0"], "run: argument --tokens: 0 is not a positive integer", 2),
+    (["--tokens", "99999999999999999999999"], "run: argument --tokens: 99999999999999999999999 is too large", 2),
+    (["--seed", "-1"], "run: argument --seed: -1 is not a seed", 2),
 ])
-def test_an_impossible_size_is_one_line_and_exit_1(tmp_path, capsys, args, message):
-    assert main(["run", *SMALL, *args, "--output", str(tmp_path)]) == 1
+def test_an_impossible_size_is_one_line(tmp_path, capsys, args, message, status):
+    assert main(["run", *SMALL, *args, "--output", str(tmp_path)]) == status
     err = capsys.readouterr().err
     assert err == f"neuronxsim: error: {message}\n" or (err.count("\n") == 1 and message in err)
     assert not os.path.exists(tmp_path / "report.json")

@@ -114,20 +114,33 @@ class Program:
         return program
 
     @classmethod
-    def loads(cls, text: str) -> "Program":
+    def loads(cls, text: Union[str, bytes]) -> "Program":
+        if isinstance(text, bytes):
+            try:
+                text = text.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise CodegenError(f"not UTF-8 text (byte {e.start} is 0x{text[e.start]:02x})") from None
         try:
             j = json.loads(text)
         except json.JSONDecodeError as e:
             raise CodegenError(f"not JSON: {e}") from None
-        return cls.from_json(j)
+        except RecursionError:
+            raise CodegenError("not a Penguin program: the JSON is nested too deeply") from None
+        except ValueError as e:  # an integer of more digits than Python converts
+            raise CodegenError(f"not a Penguin program: {str(e).split(';')[0]}") from None
+        try:
+            return cls.from_json(j)
+        except RecursionError:
+            raise CodegenError("not a Penguin program: a value is nested too deeply") from None
 
     @classmethod
     def load(cls, path: Union[str, os.PathLike]) -> "Program":
-        with open(path, encoding="utf-8") as f:
-            try:
-                return cls.loads(f.read())
-            except CodegenError as e:
-                raise CodegenError(f"{os.fspath(path)}: {e}") from None
+        with open(path, "rb") as f:
+            data = f.read()
+        try:
+            return cls.loads(data)
+        except CodegenError as e:
+            raise CodegenError(f"{os.fspath(path)}: {e}") from None
 
     def __repr__(self) -> str:
         return f"<Program '{self.name}': {len(self.tensors)} tensors, {len(self.insts)} insts>"

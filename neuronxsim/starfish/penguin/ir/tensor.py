@@ -33,8 +33,9 @@ def check_shape(shape, what: str) -> Tuple[int, ...]:
     if isinstance(shape, (str, bytes)) or not hasattr(shape, "__iter__"):
         raise CodegenError(f"{what}: expected a list of positive ints, got {shape!r}")
     dims = tuple(shape)
-    if not dims or not all(isinstance(d, int) and not isinstance(d, bool) and d > 0 for d in dims):
-        raise CodegenError(f"{what}: expected a non-empty list of positive ints, got {list(dims)!r}")
+    if not dims or not all(isinstance(d, int) and not isinstance(d, bool) and 0 < d < 2**63 for d in dims):
+        shown = repr(list(dims[:8]))[:-1] + (", ...]" if len(dims) > 8 else "]")
+        raise CodegenError(f"{what}: expected a non-empty list of positive ints (64-bit), got {shown[:200]}")
     return dims
 
 
