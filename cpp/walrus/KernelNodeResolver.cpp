@@ -8,7 +8,7 @@ namespace walrus {
 
 size_t KernelNodeResolver::run() {
   if (options_.verify) bir::verifyModule(m_);
-  const TranslateNKIASTToBIR it56(options_.base_dir);
+  const TranslateNKIASTToBIR it56(options_.files);
   size_t resolved = 0;
   // Indices, not iterators: resolving replaces instructions and may add functions.
   for (size_t fi = 0; fi < m_.functions().size(); ++fi) {

@@ -10,13 +10,14 @@
 #include <string>
 
 #include "bir/Module.h"
+#include "walrus/FileReference.h"
 
 namespace walrus {
 
 struct ResolveOptions {
   bool nki_kernels = true;   // IT55
   bool klir_kernels = true;  // IT56
-  std::string base_dir;      // for relative IT56 paths; empty: the working directory
+  FileScope files;           // where files nodes name may be (FileReference.h)
   bool verify = true;
 };
 

@@ -19,11 +19,6 @@ bool isJsonText(const std::string& blob) {
 
 }  // namespace
 
-std::string TranslateNKIASTToBIR::resolvePath(const std::string& path) const {
-  if (base_dir_.empty() || (!path.empty() && path[0] == '/')) return path;
-  return base_dir_ + "/" + path;
-}
-
 size_t TranslateNKIASTToBIR::lowerKernelInst(bir::InstNKIKLIRKernel& node) const {
   if (node.klir_binary.empty())
     throw KernelError(describeNode(node) + ": klir_binary is empty: the node carries no kernel");
@@ -35,30 +30,41 @@ size_t TranslateNKIASTToBIR::lowerFromBirJson(bir::InstNKIKLIRKernel& node,
                                               const std::string& blob) const {
   const std::string where = describeNode(node);
   std::unique_ptr<bir::Module> kernel;
-  std::string source = "klir_binary";
-  try {
-    std::string text = blob;
-    if (!isJsonText(blob)) {
-      source = resolvePath(blob);
-      text = klr::readFileBytes(source);
+  if (isJsonText(blob)) {
+    try {
+      kernel = bir::moduleFromJson(blob);
+    } catch (const bir::BIRError& e) {
+      throw bir::BIRError(where + ": Form B (kernel_format \"bir\") klir_binary: " + e.what());
     }
-    kernel = bir::moduleFromJson(text);
+    return spliceKernelNode(node, *kernel, interfaceOf(node));
+  }
+  std::string text;
+  try {
+    text = FileReference::read(blob, files_, "klir_binary");
   } catch (const klr::KLRError& e) {  // the JSON file could not be read
     throw KernelError(where + ": Form B (kernel_format \"bir\"): " + e.what());
-  } catch (const bir::BIRError& e) {
-    throw bir::BIRError(where + ": Form B (kernel_format \"bir\") " + source + ": " + e.what());
+  } catch (const KernelError& e) {
+    throw KernelError(where + ": Form B (kernel_format \"bir\"): " + e.what());
+  }
+  try {
+    kernel = bir::moduleFromJson(text);
+  } catch (const bir::BIRError& e) {  // about a file the module names: say where, quote nothing
+    throw bir::BIRError(where + ": Form B (kernel_format \"bir\") " + blob + ": not a BIR JSON module: " +
+                        FileReference::withoutContents(e.what()));
   }
   return spliceKernelNode(node, *kernel, interfaceOf(node));
 }
 
 size_t TranslateNKIASTToBIR::lowerFromKlrFile(bir::InstNKIKLIRKernel& node,
                                               const std::string& path) const {
+  const std::string form = describeNode(node) + ": Form A (kernel_format \"" + node.kernel_format + "\"): ";
   std::unique_ptr<bir::Module> kernel;
   try {
-    kernel = klr::readKernelFile(resolvePath(path));
+    kernel = klr::readKernelFile(FileReference::resolve(path, files_, "klir_binary"));
   } catch (const klr::KLRError& e) {
-    throw klr::KLRError(describeNode(node) + ": Form A (kernel_format \"" + node.kernel_format +
-                   "\"): " + e.what());
+    throw klr::KLRError(form + e.what());
+  } catch (const KernelError& e) {
+    throw KernelError(form + e.what());
   }
   return spliceKernelNode(node, *kernel, interfaceOf(node));
 }

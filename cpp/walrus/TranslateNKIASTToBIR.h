@@ -13,13 +13,15 @@
 #include <string>
 
 #include "bir/Module.h"
+#include "walrus/FileReference.h"
 
 namespace walrus {
 
 class TranslateNKIASTToBIR {
  public:
-  // Relative klir_binary paths are resolved against `base_dir` (empty: the working directory).
-  explicit TranslateNKIASTToBIR(std::string base_dir = {}) : base_dir_(std::move(base_dir)) {}
+  // klir_binary paths resolve inside `files` only (FileReference.h): relative ones against its
+  // base_dir (empty: the working directory).
+  explicit TranslateNKIASTToBIR(FileScope files = {}) : files_(std::move(files)) {}
 
   // Lowers the node with the form its kernel_format names; returns the number of instructions
   // now in its place. Errors name the node: KLRError (Form A file), BIRError (Form B JSON),
@@ -32,8 +34,7 @@ class TranslateNKIASTToBIR {
   size_t lowerFromKlrFile(bir::InstNKIKLIRKernel& node, const std::string& path) const;
 
  private:
-  std::string resolvePath(const std::string& path) const;
-  std::string base_dir_;
+  FileScope files_;
 };
 
 }  // namespace walrus

@@ -232,11 +232,14 @@ def test_killed_simulate_commands_leave_one_whole_set(tmp_path):
         return expected[seed]
 
     loop = (f"import sys\nfrom neuronxsim.cli import main\ng = {{}}\n"
-            f"while True:\n"
-            f"    if main(['simulate', {str(module)!r}, '--seed', str(g), '--output', {str(out)!r}, '--quiet']):\n"
-            f"        sys.exit(1)  # stopped by the signal\n"
-            f"    print('ready', flush=True)  # once a set is in, every moment of the loop is fair game\n"
-            f"    g += 1\n")
+            f"try:\n"
+            f"    while True:\n"
+            f"        if main(['simulate', {str(module)!r}, '--seed', str(g), '--output', {str(out)!r}, '--quiet']):\n"
+            f"            sys.exit(1)  # stopped by the signal\n"
+            f"        print('ready', flush=True)  # once a set is in, every moment of the loop is fair game\n"
+            f"        g += 1\n"
+            f"except KeyboardInterrupt:  # Ctrl-C between two commands, outside main\n"
+            f"    sys.exit(1)\n")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     rng = random.Random(7)
     seed = 0

@@ -67,6 +67,11 @@ CASES = [
     (["info", c("module_empty.json")], "module_empty.json: the file is empty"),
     (["info", c("module_version1.json")], "module_version1.json: not a BIR module: version"),
     (["info", "missing.json"], "missing.json: no such file"),
+    # kernel nodes naming files outside the module's folder (resolve, simulate)
+    (["resolve", c("module_it56_parent.json"), "-o", "r.json"],
+     "klir_binary '../../../../../../../../etc/passwd' names a file outside the folder(s)"),
+    (["simulate", c("module_it56_absolute.json")], "klir_binary '/etc/passwd' names a file outside the folder(s)"),
+    (["simulate", c("module_it56_missing.json")], "corpus/klr/missing.klr: cannot open the file (No such file"),
     # KLR files (info)
     (["info", c("klr_empty.klr")], "klr_empty.klr: the file is empty"),
     (["info", c("klr_text.klr")], "klr_text.klr: byte 0: not a KLR file"),
@@ -240,3 +245,15 @@ def test_running_out_of_memory_is_one_line_and_leaves_nothing(tmp_path):
     assert r.returncode == 1 and r.stderr.count("\n") == 1, r.stderr
     assert r.stderr.startswith("neuronxsim: error: out of memory") and "try smaller sizes" in r.stderr
     assert os.listdir(tmp_path) == []
+
+
+def test_a_file_a_node_names_is_never_quoted(tmp_path, capsys):
+    """Even inside the module's own folder, a file that is not a kernel is refused without a
+    word of its contents (the parse error's "last read" is dropped)."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text("SECRET-FIRST-LINE: the parse error must not echo this\n")
+    module = open(c("module_it56_absolute.json")).read().replace("/etc/passwd", str(secret))
+    (tmp_path / "module.json").write_text(module)
+    status, _, err = run_cli(["resolve", str(tmp_path / "module.json"), "-o", str(tmp_path / "r.json")], capsys)
+    assert_one_error_line(err, "secret.txt: not a BIR JSON module: invalid JSON", status, 1)
+    assert "SECRET" not in err

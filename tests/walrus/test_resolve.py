@@ -59,7 +59,10 @@ def test_errors_name_the_node():
         walrus.resolve_kernel_nodes(m)
     m, node = host(InstructionType.NKIKLIRKernel)
     node.klir_binary = "/nonexistent.klr"
-    with pytest.raises(KLRError, match=r"Form A .*/nonexistent.klr: cannot open the file"):
+    with pytest.raises(KernelError, match=r"Form A .*klir_binary '/nonexistent.klr' names a file outside"):
+        walrus.resolve_kernel_nodes(m)
+    node.klir_binary = "nonexistent.klr"
+    with pytest.raises(KLRError, match=r"Form A .*/nonexistent.klr: cannot open the file \(No such file"):
         walrus.resolve_kernel_nodes(m)
 
 
