@@ -7,16 +7,18 @@ pickle; no strings), and the sizes the header and the archive declare against ea
 data read is then exactly the declared size, so a small archive that would decompress to
 gigabytes is refused from its header, and a lying one stops at the declared size.
 
-Every refusal is :class:`InputError` naming the archive and the array.
+Every refusal is :class:`InputError` naming the archive and the array. The standard library's
+zip reader and NumPy's header parser meet untrusted bytes here, so any exception they raise
+(besides running out of memory) is taken as "this archive cannot be read".
 """
 
 from __future__ import annotations
 
+import contextlib
 import io
 import math
 import os
 import zipfile
-import zlib
 from typing import BinaryIO, Dict, Mapping, Tuple, Union
 
 import numpy as np
@@ -32,6 +34,18 @@ _NUMERIC_KINDS = "biuf"
 Wanted = Mapping[str, Tuple[tuple, np.dtype]]
 
 
+@contextlib.contextmanager
+def _parsing(what: str):
+    """Any exception the zip reader or NumPy's header parser raises on untrusted bytes becomes
+    ``InputError("<what> (<reason>)")``; running out of memory stays itself."""
+    try:
+        yield
+    except (MemoryError, InputError):
+        raise
+    except Exception as e:
+        raise InputError(f"{what} ({_short(e)})") from None
+
+
 def _describe_start(head: bytes) -> str:
     if not head:
         return "it is empty"
@@ -43,7 +57,7 @@ def _describe_start(head: bytes) -> str:
 def _header(member: BinaryIO, where: str) -> Tuple[tuple, bool, np.dtype, int]:
     """(shape, fortran_order, dtype, header bytes) of a .npy member, from its first bytes."""
     fmt = np.lib.format
-    try:
+    with _parsing(f"{where}: not a valid .npy array header"):
         version = fmt.read_magic(member)
         if version == (1, 0):
             shape, fortran, dtype = fmt.read_array_header_1_0(member, max_header_size=MAX_HEADER_BYTES)
@@ -51,9 +65,6 @@ def _header(member: BinaryIO, where: str) -> Tuple[tuple, bool, np.dtype, int]:
             shape, fortran, dtype = fmt.read_array_header_2_0(member, max_header_size=MAX_HEADER_BYTES)
         else:
             raise ValueError(f".npy format version {version[0]}.{version[1]} is not one numpy writes")
-    except (ValueError, SyntaxError, TypeError, OverflowError, EOFError, MemoryError, RecursionError,
-            zipfile.BadZipFile, zlib.error, OSError) as e:
-        raise InputError(f"{where}: not a valid .npy array header ({_short(e)})") from None
     return shape, fortran, dtype, member.tell()
 
 
@@ -87,10 +98,8 @@ def read_npz(source: Union[str, os.PathLike, BinaryIO], wanted: Wanted, name: st
                          "name (numpy.savez)")
     if not head.startswith((b"PK\x03\x04", b"PK\x05\x06")):
         raise InputError(f"{name}: not an .npz archive (numpy.savez): {_describe_start(head)}")
-    try:
+    with _parsing(f"{name}: not a readable .npz archive"):
         archive = zipfile.ZipFile(source)
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, OSError, EOFError) as e:
-        raise InputError(f"{name}: not a readable .npz archive ({_short(e)})") from None
     with archive:
         return _read_members(archive, wanted, name)
 
@@ -111,10 +120,8 @@ def _read_members(archive: zipfile.ZipFile, wanted: Wanted, name: str) -> Dict[s
             raise InputError(f"{where} is not an input of the module; its inputs are {sorted(wanted)}")
         if info.flag_bits & 0x1:
             raise InputError(f"{where}: is encrypted")
-        try:
+        with _parsing(f"{where}: cannot be read"):
             member_file = archive.open(info)
-        except (zipfile.BadZipFile, NotImplementedError, RuntimeError, OSError, EOFError, ValueError) as e:
-            raise InputError(f"{where}: cannot be read ({_short(e)})") from None
         with member_file:
             shape, fortran, dtype, header_bytes = _header(member_file, where)
         _check_dtype(dtype, where)
@@ -129,14 +136,11 @@ def _read_members(archive: zipfile.ZipFile, wanted: Wanted, name: str) -> Dict[s
     arrays = {}
     for info, key, shape, fortran, dtype, header_bytes, data_bytes, want_dtype in plan:
         where = f"{name}: array {key!r}"
-        try:
+        with _parsing(f"{where}: its data cannot be read; the file is corrupt"):
             with archive.open(info) as member_file:
                 member_file.read(header_bytes)
                 data = _read_exactly(member_file, data_bytes)
                 member_file.read(1)  # reaching the end makes zipfile check the CRC
-        except (zipfile.BadZipFile, NotImplementedError, RuntimeError, OSError, EOFError, ValueError,
-                zlib.error) as e:
-            raise InputError(f"{where}: its data cannot be read ({_short(e)}); the file is corrupt") from None
         if len(data) != data_bytes:
             raise InputError(f"{where}: its data ends after {len(data)} of {data_bytes} bytes; the file is "
                              "truncated")

@@ -79,7 +79,7 @@ CASES = [
     (["info", c("klr_random.klr")], "klr_random.klr: byte 0: not a KLR file"),
     # input archives (simulate --inputs)
     (["simulate", c("module_add.json"), "--inputs", c("npz_bad_header.npz")], "array 'a': not a valid .npy array header"),
-    (["simulate", c("module_add.json"), "--inputs", c("npz_crc.npz")], "array 'a': its data cannot be read (Bad CRC-32"),
+    (["simulate", c("module_add.json"), "--inputs", c("npz_crc.npz")], "array 'a': its data cannot be read; the file is corrupt (Bad CRC-32"),
     (["simulate", c("module_add.json"), "--inputs", c("npz_empty.npz")], "npz_empty.npz: not an .npz archive (numpy.savez): it is empty"),
     (["simulate", c("module_add.json"), "--inputs", c("npz_object.npz")], "array 'a': holds Python objects (a pickle)"),
     (["simulate", c("module_add.json"), "--inputs", c("npz_strings.npz")], "array 'a': holds strings (<U2)"),

@@ -29,6 +29,9 @@ from .tensor import Tensor
 FORMAT = "neuronxsim-penguin"
 VERSION = 1
 
+#: The longest message a refused program file gets (they quote what they found, which can be large).
+MAX_MESSAGE = 600
+
 #: Every macro class by its JSON ``op``.
 MACRO_CLASSES = {cls.__name__: cls for cls in (
     MLPKernel, NormQKV, RMSNormQuantKernel, AttentionMMSoftmaxMM, BackwardsAttention, BIRKernel,
@@ -132,6 +135,12 @@ class Program:
             return cls.from_json(j)
         except RecursionError:
             raise CodegenError("not a Penguin program: a value is nested too deeply") from None
+        except CodegenError as e:  # messages quote what they got: keep a quote of a large value short
+            message = str(e)
+            if len(message) <= MAX_MESSAGE:
+                raise
+            cut = MAX_MESSAGE - 40
+            raise CodegenError(f"{message[:cut]}... ({len(message) - cut} more characters)") from None
 
     @classmethod
     def load(cls, path: Union[str, os.PathLike]) -> "Program":
@@ -149,7 +158,7 @@ class Program:
 def _inst_from_json(j, tensors, where: str) -> MacroInst:
     if not isinstance(j, dict) or set(j) - {"op", "name", "srcs", "dsts", "attrs"}:
         raise CodegenError(f"{where}: expected {{op, name?, srcs, dsts, attrs}}, got {j!r}")
-    cls = MACRO_CLASSES.get(j.get("op"))
+    cls = MACRO_CLASSES.get(j.get("op")) if isinstance(j.get("op"), str) else None
     if cls is None:
         raise CodegenError(f"{where}.op: {j.get('op')!r}; expected one of {', '.join(MACRO_CLASSES)}")
     sides = {}
