@@ -9,6 +9,7 @@
 #include "bir/Hwm.h"
 #include "bir/Module.h"
 #include "sim/Simulator.h"
+#include "sim/Timeline.h"
 
 namespace nxs::py_bind {
 namespace {
@@ -124,6 +125,28 @@ py::dict recordColumns(const SimResult& r) {
   return cols;
 }
 
+// The trace's slices as columns (sim::buildTimeline; Python draws the timeline picture from them).
+py::dict sliceColumns(const SimResult& r) {
+  Timeline t;
+  {
+    py::gil_scoped_release release;
+    t = buildTimeline(r);
+  }
+  const auto& s = t.slices;
+  const size_t n = s.size();
+  py::dict cols;
+  cols["core"] = numericColumn<int16_t>(n, [&](size_t i) { return static_cast<int16_t>(s[i].core); });
+  cols["track"] = numericColumn<int16_t>(n, [&](size_t i) { return static_cast<int16_t>(s[i].track); });
+  cols["lane"] = numericColumn<int16_t>(n, [&](size_t i) { return static_cast<int16_t>(s[i].lane); });
+  cols["start_ns"] = numericColumn<int64_t>(n, [&](size_t i) { return s[i].start; });
+  cols["end_ns"] = numericColumn<int64_t>(n, [&](size_t i) { return s[i].end; });
+  cols["busy_end_ns"] = numericColumn<int64_t>(n, [&](size_t i) { return s[i].busyEnd; });
+  cols["record"] = numericColumn<int64_t>(n, [&](size_t i) { return static_cast<int64_t>(s[i].record); });
+  cols["trigger"] = numericColumn<bool>(n, [&](size_t i) { return s[i].trigger; });
+  cols["whole_core"] = numericColumn<bool>(n, [&](size_t i) { return s[i].wholeCore; });
+  return cols;
+}
+
 py::list coreList(const SimResult& r) {
   py::list out;
   for (const CoreResult& c : r.cores) {
@@ -133,6 +156,7 @@ py::list coreList(const SimResult& r) {
     py::dict d;
     d["core"] = c.core;
     d["end_ns"] = c.end_ns;
+    d["pe_flops"] = c.pe_flops;
     d["tracks"] = tracks;
     out.append(d);
   }
@@ -163,6 +187,8 @@ void bindSim(py::module_& m) {
     return l;
   }();
   m.attr("NUM_ENGINES") = kNumEngines;
+  m.def("lane_name", &laneName, py::arg("track"), py::arg("lane"),
+        "The trace's name of a track's lane: \"ACT\", \"ACT (pipelined)\", \"ACT (pipelined 2)\".");
 
   py::class_<SimResult>(m, "SimResult")
       .def_readonly("arch", &SimResult::arch)
@@ -176,6 +202,7 @@ void bindSim(py::module_& m) {
       .def_readonly("run_cpu_seconds", &SimResult::run_cpu_seconds)
       .def_property_readonly("cores", &coreList)
       .def("record_columns", &recordColumns)
+      .def("slice_columns", &sliceColumns)
       .def_property_readonly("record_count", [](const SimResult& r) { return r.records.size(); })
       .def("write_trace", [](const SimResult& r, const std::string& path) {
         py::gil_scoped_release release;

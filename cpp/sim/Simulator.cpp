@@ -205,6 +205,7 @@ SimResult Simulator::run() {
     std::unordered_map<std::string, double> launchedHere;
     const std::string* lastKernel = nullptr;
     double notBefore = 0;
+    int64_t peFlops = 0;
     for (uint32_t i = 0; i < cp.insts.size(); ++i) {
       const DecodedInst& d = cp.insts[i];
       if (i % kProgressStride == 0) done_.store(doneBefore + i, std::memory_order_relaxed);
@@ -223,7 +224,7 @@ SimResult Simulator::run() {
       }
       Record r = sched.schedule(cp, d, notBefore);
       if (kernel && !kernel->empty()) launchedHere.try_emplace(*kernel, r.start_ns);
-      if (d.track == kTrackPE && !d.wholeCore) res.pe_flops += d.flops;
+      if (d.track == kTrackPE || d.wholeCore) peFlops += d.flops;  // a kernel node: its matmuls
       if (opts_.records) {
         r.inst = i;
         r.core = static_cast<uint16_t>(cp.core);
@@ -240,6 +241,8 @@ SimResult Simulator::run() {
     CoreResult cr;
     cr.core = cp.core;
     cr.end_ns = sched.end_ns;
+    cr.pe_flops = peFlops;
+    res.pe_flops += peFlops;
     for (int t = 0; t < kMaxTracks; ++t) cr.tracks[t] = {sched.busy_ns[t], sched.count[t]};
     res.cores.push_back(cr);
     res.total_ns = std::max(res.total_ns, sched.end_ns);

@@ -44,6 +44,7 @@ struct TrackStats {
 struct CoreResult {
   int core = 0;
   double end_ns = 0;
+  int64_t pe_flops = 0;
   TrackStats tracks[kMaxTracks];
 };
 
@@ -71,8 +72,7 @@ struct SimResult {
 
   const DecodedInst& decoded(const Record& r) const;
   const bir::Instruction& instruction(const Record& r) const { return *decoded(r).inst; }
-  // Chrome trace-event JSON (Perfetto, chrome://tracing): one process per core, one track per
-  // engine and DMA queue, one slice per instruction (DMA triggers as slices on the issuing engine).
+  // Chrome trace-event JSON (Perfetto, chrome://tracing) of timeline(): see Trace.cpp.
   void writeTrace(const std::string& path) const;
   // The bytes of a DRAM tensor after the run (bound or owned), or null.
   const DramTensor* tensor(const std::string& name) const;

@@ -22,16 +22,19 @@ void Scheduler::reset(size_t accesses) {
 Record Scheduler::schedule(const CoreProgram& p, const DecodedInst& d, double notBefore) {
   const Access* acc = p.accesses.data() + d.firstAccess;
   uint32_t* hint = hints_.data() + d.firstAccess;
-  double deps = notBefore;
-  for (int i = 0; i < d.nAccess; ++i) deps = std::max(deps, hazards_.ready(acc[i], hint[i]));
+  double hazard = 0;  // when the memory it touches is ready (RAW, WAR, WAW)
+  for (int i = 0; i < d.nAccess; ++i) hazard = std::max(hazard, hazards_.ready(acc[i], hint[i]));
+  const double deps = std::max(notBefore, hazard);
 
   Record r;
   r.track = d.track;
   r.issueTrack = d.issueTrack;
   double readsDone, end;
   if (d.wholeCore) {
-    double start = deps;
-    for (int t = 0; t < tracks_; ++t) start = std::max(start, ready_[t]);
+    double free = 0;
+    for (int t = 0; t < tracks_; ++t) free = std::max(free, ready_[t]);
+    const double start = std::max(deps, free);
+    r.waited = hazard > free && hazard >= notBefore;
     end = start + d.busy_ns;
     for (int t = 0; t < tracks_; ++t) {
       ready_[t] = end;
@@ -42,6 +45,7 @@ Record Scheduler::schedule(const CoreProgram& p, const DecodedInst& d, double no
   } else if (d.track >= kFirstQueueTrack) {
     // DMA: trigger, then the queue, then the shared DMA engines.
     const double issue = std::max(ready_[d.issueTrack], deps);
+    r.waited = hazard > ready_[d.issueTrack] && hazard >= notBefore;
     const double issued = issue + d.busy_ns;
     ready_[d.issueTrack] = issued;
     busy_ns[d.issueTrack] += d.busy_ns;
@@ -59,6 +63,7 @@ Record Scheduler::schedule(const CoreProgram& p, const DecodedInst& d, double no
     r.end_ns = readsDone = end;
   } else {
     const double start = std::max(ready_[d.track], deps);
+    r.waited = hazard > ready_[d.track] && hazard >= notBefore;
     readsDone = start + d.busy_ns;
     ready_[d.track] = readsDone;
     busy_ns[d.track] += d.busy_ns;
@@ -68,6 +73,7 @@ Record Scheduler::schedule(const CoreProgram& p, const DecodedInst& d, double no
     r.issue_end_ns = readsDone;
   }
   ++count[d.track];
+  // (Record::writesDone_ns / readsDone_ns say the same from the record.)
   for (int i = 0; i < d.nAccess; ++i) hazards_.mark(acc[i], acc[i].write ? end : readsDone, hint[i]);
   end_ns = std::max(end_ns, end);
   return r;

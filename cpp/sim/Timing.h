@@ -28,12 +28,24 @@ namespace sim {
 
 // One executed instruction.
 struct Record {
-  double start_ns = 0, end_ns = 0;         // on its track (DMA: its queue)
-  double issue_ns = 0, issue_end_ns = 0;   // DMA: the trigger on the issuing engine
+  double start_ns = 0, end_ns = 0;         // on its track (DMA: its queue); end: results visible
+  double issue_ns = 0, issue_end_ns = 0;   // DMA: the trigger on the issuing engine; else start and
+                                           // the end of its busy time (when its reads are done)
   uint32_t inst = 0;                       // index in its CoreProgram
   uint16_t core = 0;
-  uint8_t track = 0, issueTrack = 0;
+  uint8_t track = 0;
+  uint8_t issueTrack : 7 = 0;
+  // A memory dependency (a hazard), not its engine (a DMA: its issuing engine) nor `notBefore`,
+  // set its start: the trace draws a flow into it. (A bit of the record, not a list: a branch on
+  // it per instruction would cost the run loop about 10%.)
+  uint8_t waited : 1 = 0;
+
+  // When the hazards see its accesses released: writes when visible, reads when done.
+  double writesDone_ns() const { return end_ns; }
+  double readsDone_ns() const { return track >= kFirstQueueTrack ? end_ns : issue_end_ns; }
 };
+
+static_assert(sizeof(Record) == 40, "a long stream keeps one Record per instruction");
 
 class Scheduler {
  public:

@@ -1,10 +1,19 @@
 // SimResult::writeTrace: the Chrome trace-event format (JSON object form), which Perfetto and
-// chrome://tracing open. One process per NeuronCore, one thread (track) per engine and per DMA
-// queue, complete events ("ph": "X") with microsecond timestamps (printed to the picosecond).
+// chrome://tracing open, of buildTimeline (Timeline.h says what it holds). One process per
+// NeuronCore; one thread per engine and DMA queue that has slices, and per sub-track; complete
+// events ("ph": "X") per instruction and DMA trigger; flow events ("s"/"f") per memory
+// dependency that delayed an instruction; counter events ("C").
+//
+// Time: "ts" and "dur" are microseconds, as the format defines them, printed exactly as integer
+// nanoseconds / 1000 ("1234.567"): Perfetto reads them back as those integer nanoseconds, so
+// slices that touch or nest in the timeline do in the viewer.
+#include <charconv>
 #include <cstdio>
 #include <memory>
+#include <type_traits>
 
 #include "Simulator.h"
+#include "Timeline.h"
 
 namespace sim {
 
@@ -49,6 +58,20 @@ class JsonOut {
     buf_ += b;
   }
   void num(int64_t v) { buf_ += std::to_string(v); }
+  // Integer nanoseconds as exact decimal microseconds.
+  void us(int64_t ns) {
+    char b[32];
+    const uint64_t mag = ns < 0 ? 0 - static_cast<uint64_t>(ns) : static_cast<uint64_t>(ns);
+    std::snprintf(b, sizeof b, "%s%llu.%03llu", ns < 0 ? "-" : "", static_cast<unsigned long long>(mag / 1000),
+                  static_cast<unsigned long long>(mag % 1000));
+    buf_ += b;
+  }
+  // A counter value, in the shortest form that reads back as the same double.
+  void value(double v) {
+    char b[32];
+    const auto res = std::to_chars(b, b + sizeof b, v);
+    buf_.append(b, res.ptr);
+  }
   void close(const std::string& path) {
     flush();
     const bool bad = std::ferror(f_) != 0;
@@ -72,6 +95,7 @@ class JsonOut {
 }  // namespace
 
 void SimResult::writeTrace(const std::string& path) const {
+  const Timeline t = buildTimeline(*this);
   JsonOut o(path);
   o.raw("{\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"neuronxsim\",\"arch\":");
   o.str(arch);
@@ -79,76 +103,120 @@ void SimResult::writeTrace(const std::string& path) const {
   o.str(mode == Mode::Full ? "full" : "timing");
   o.raw(",\"total_ns\":");
   o.num(total_ns);
+  o.raw(",\"clock\":\"integer nanoseconds of simulated time; ts and dur in microseconds\"");
   o.raw("},\"traceEvents\":[\n");
   bool first = true;
   auto sep = [&] {
     if (!first) o.raw(",\n");
     first = false;
   };
-  for (const CoreResult& c : cores) {
+  auto meta = [&](const char* what, int pid, int tid, const char* key, auto value) {
     sep();
-    o.raw("{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":");
-    o.num(int64_t{c.core});
-    o.raw(",\"args\":{\"name\":");
-    o.str("NeuronCore " + std::to_string(c.core) + " (" + arch + ")");
-    o.raw("}}");
-    for (int t = 0; t < kMaxTracks; ++t) {
-      sep();
-      o.raw("{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":");
-      o.num(int64_t{c.core});
+    o.raw("{\"ph\":\"M\",\"name\":\"");
+    o.raw(what);
+    o.raw("\",\"pid\":");
+    o.num(int64_t{pid});
+    if (tid >= 0) {
       o.raw(",\"tid\":");
-      o.num(int64_t{t});
-      o.raw(",\"args\":{\"name\":");
-      o.str(trackName(t));
-      o.raw("}},\n{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":");
-      o.num(int64_t{c.core});
-      o.raw(",\"tid\":");
-      o.num(int64_t{t});
-      o.raw(",\"args\":{\"sort_index\":");
-      o.num(int64_t{t});
-      o.raw("}}");
+      o.num(int64_t{tid});
     }
+    o.raw(",\"args\":{\"");
+    o.raw(key);
+    o.raw("\":");
+    if constexpr (std::is_same_v<decltype(value), std::string>)
+      o.str(value);
+    else
+      o.num(int64_t{value});
+    o.raw("}}");
+  };
+  for (const CoreResult& c : cores) {
+    meta("process_name", c.core, -1, "name", "NeuronCore " + std::to_string(c.core) + " (" + arch + ")");
+    meta("process_sort_index", c.core, -1, "sort_index", c.core);
   }
-  for (const Record& r : records) {
+  for (const TimelineTrack& k : t.tracks)
+    for (int lane = 0; lane < k.lanes; ++lane) {
+      meta("thread_name", k.core, laneTid(k.track, lane), "name", laneName(k.track, lane));
+      meta("thread_sort_index", k.core, laneTid(k.track, lane), "sort_index", k.track * 256 + lane);
+    }
+
+  for (const Slice& s : t.slices) {
+    const Record& r = records[s.record];
     const DecodedInst& d = decoded(r);
     const bir::Instruction& I = *d.inst;
-    auto slice = [&](const std::string& name, int track, double start, double end) {
-      sep();
-      o.raw("{\"ph\":\"X\",\"name\":");
-      o.str(name);
-      o.raw(",\"cat\":");
-      o.str(I.opcodeName());
-      o.raw(",\"pid\":");
-      o.num(int64_t{r.core});
-      o.raw(",\"tid\":");
-      o.num(int64_t{track});
-      o.raw(",\"ts\":");
-      o.num(start / 1000.0);
-      o.raw(",\"dur\":");
-      o.num((end - start) / 1000.0);
-      o.raw(",\"args\":{\"opcode\":");
-      o.str(I.opcodeName());
-      o.raw(",\"instruction\":");
-      o.str(I.name);
-      o.raw(",\"source\":");
-      o.str(I.source);
-      o.raw(",\"kernel\":");
-      o.str(I.kernel);
-      o.raw(",\"bytes\":");
-      o.num(d.bytes);
-      o.raw(",\"flops\":");
-      o.num(d.flops);
-      o.raw("}}");
-    };
     // Named by what a profile reader looks for: the opcode, the kernel it was expanded from and its
     // source line (the instruction's own name when it has neither; it is always in args).
-    std::string name = I.opcodeName();
+    std::string name = s.trigger ? "trigger " + I.opcodeName() : I.opcodeName();
     if (!I.kernel.empty()) name += " " + I.kernel;
     if (!I.source.empty()) name += " " + I.source;
     if (I.kernel.empty() && I.source.empty()) name += " " + I.name;
-    slice(name, r.track, r.start_ns, r.end_ns);
-    if (r.track >= kFirstQueueTrack) slice("trigger " + name, r.issueTrack, r.issue_ns, r.issue_end_ns);
+    sep();
+    o.raw("{\"ph\":\"X\",\"name\":");
+    o.str(name);
+    o.raw(",\"cat\":");
+    o.str(I.opcodeName());
+    o.raw(",\"pid\":");
+    o.num(int64_t{s.core});
+    o.raw(",\"tid\":");
+    o.num(int64_t{laneTid(s.track, s.lane)});
+    o.raw(",\"ts\":");
+    o.us(s.start);
+    o.raw(",\"dur\":");
+    o.us(s.end - s.start);
+    o.raw(",\"args\":{\"opcode\":");
+    o.str(I.opcodeName());
+    o.raw(",\"instruction\":");
+    o.str(I.name);
+    o.raw(",\"source\":");
+    o.str(I.source);
+    o.raw(",\"kernel\":");
+    o.str(I.kernel);
+    o.raw(",\"bytes\":");
+    o.num(d.bytes);
+    o.raw(",\"flops\":");
+    o.num(d.flops);
+    o.raw(",\"busy_ns\":");
+    o.num(s.busyEnd - s.start);
+    o.raw("}}");
   }
+
+  // Flow v1 events, bound to the slices that enclose them: the start at the start of the slice
+  // waited for (Perfetto draws the arrow from its end), the end ("bp": "e") at the start of the
+  // slice that waited. One id per flow.
+  for (size_t f = 0; f < t.flows.size(); ++f) {
+    const Flow& flow = t.flows[f];
+    for (const uint32_t end : {flow.from, flow.to}) {
+      const Slice& s = t.slices[end];
+      sep();
+      o.raw(end == flow.from ? "{\"ph\":\"s\"" : "{\"ph\":\"f\",\"bp\":\"e\"");
+      o.raw(",\"id\":");
+      o.num(static_cast<int64_t>(f));
+      o.raw(",\"cat\":\"dependency\",\"name\":\"");
+      o.raw(dependencyName(flow.kind));
+      o.raw("\",\"pid\":");
+      o.num(int64_t{s.core});
+      o.raw(",\"tid\":");
+      o.num(int64_t{laneTid(s.track, s.lane)});
+      o.raw(",\"ts\":");
+      o.us(s.start);
+      o.raw("}");
+    }
+  }
+
+  for (const Counter& c : t.counters)
+    for (const CounterSample& x : c.samples) {
+      sep();
+      o.raw("{\"ph\":\"C\",\"name\":");
+      o.str(c.name);
+      o.raw(",\"pid\":");
+      o.num(int64_t{c.core});
+      o.raw(",\"ts\":");
+      o.us(x.t);
+      o.raw(",\"args\":{");
+      o.str(c.unit);
+      o.raw(":");
+      o.value(x.value);
+      o.raw("}}");
+    }
   o.raw("\n]}\n");
   o.close(path);
 }

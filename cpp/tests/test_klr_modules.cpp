@@ -1,6 +1,5 @@
 #include "test_klr_modules.h"
 
-#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -226,10 +225,9 @@ std::unique_ptr<Module> addKernel(int64_t rows, int64_t cols, int cores) {
   return m;
 }
 
-// Beside this file: cpp/fuzz/corpus/klr.
+// cpp/fuzz/corpus/klr.
 std::string klrCorpusDir() {
-  // From a compile definition, not __FILE__: ccache with base_dir compiles from relative paths.
-  return (std::filesystem::path(NXS_TEST_DATA_DIR).parent_path().parent_path() / "fuzz" / "corpus" / "klr").string();
+  return std::string(NXS_FUZZ_CORPUS_DIR) + "/klr";
 }
 
 std::string readBytes(const std::string& path) {

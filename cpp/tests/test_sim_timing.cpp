@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "sim/Hazards.h"
 #include "test_sim_kit.h"
@@ -139,18 +140,20 @@ TEST(SimTiming, TraceIsChromeTraceEventJson) {
   const auto doc = nlohmann::json::parse(in);
   std::filesystem::remove(path);
   ASSERT_TRUE(doc.at("traceEvents").is_array());
-  size_t slices = 0, names = 0;
+  size_t slices = 0;
+  std::set<std::pair<int, int>> used, named;  // (pid, tid): tracks with slices, named tracks
   for (const auto& e : doc["traceEvents"]) {
     ASSERT_TRUE(e.contains("ph") && e.contains("pid") && e.contains("name"));
     if (e["ph"] == "X") {
       ++slices;
       EXPECT_GE(e["dur"].get<double>(), 0.0);
-      EXPECT_TRUE(e["args"].contains("source") && e["args"].contains("kernel"));
+      EXPECT_TRUE(e["args"].contains("source") && e["args"].contains("kernel") && e["args"].contains("busy_ns"));
+      used.insert({e["pid"].get<int>(), e["tid"].get<int>()});
     } else if (e["name"] == "thread_name") {
-      ++names;
+      named.insert({e["pid"].get<int>(), e["tid"].get<int>()});
     }
   }
-  EXPECT_EQ(names, static_cast<size_t>(sim::kMaxTracks));
+  EXPECT_EQ(named, used);  // every track with slices is named, and only those
   EXPECT_EQ(slices, r.records.size() + 3);  // + a trigger slice per DMA
 }
 

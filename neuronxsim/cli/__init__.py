@@ -16,9 +16,14 @@ import os
 import sys
 
 import neuronxsim
+from neuronxsim.errors import NeuronxsimError
 
 #: The subcommand modules, in the order ``--help`` lists them.
-COMMANDS = ("run", "demo", "lower", "resolve", "simulate", "profile", "info", "registry")
+COMMANDS = ("run", "demo", "lower", "resolve", "simulate", "profile", "exec", "info", "registry")
+
+#: Commands that run a user's script as ``python`` would: its own exceptions show their traceback
+#: as under ``python`` (neuronxsim's errors are still one line).
+SCRIPT_COMMANDS = ("exec",)
 
 
 def build_parser():
@@ -68,10 +73,12 @@ def main(argv=None) -> int:
 
     argv = sys.argv[1:] if argv is None else list(argv)
     debug = "--debug" in (argv[:argv.index("--")] if "--" in argv else argv)
+    command = None
     try:
         try:
             with signals.handled(), memory.ceiling():
                 args = build_parser().parse_args(argv)  # inside: Ctrl-C while importing is one line too
+                command = args.command
                 status = args.func(args)
                 sys.stdout.flush()  # a closed pipe shows here, not at exit
                 return status
@@ -85,7 +92,7 @@ def main(argv=None) -> int:
         except signals.Terminated as e:
             return _fail(f"stopped by {e}", argv, 128 + e.signum)
         except Exception as e:  # every failure, neuronxsim's or not, is one line (MemoryError included)
-            if debug:
+            if debug or (command in SCRIPT_COMMANDS and not isinstance(e, NeuronxsimError)):
                 raise
             return _fail(f"error: {describe(e)}", argv, 1)
     except BrokenPipeError:  # stderr or the JSON error document went to a closed pipe too

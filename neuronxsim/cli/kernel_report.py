@@ -7,7 +7,8 @@ it. For each kernel node (in program order):
 * ``time_ns``: its slowest NeuronCore's span, first start to last end on that core (cores of a
   multi-core kernel run side by side);
 * ``busy``: per engine (PE, ACT, DVE, Pool, and DMA: any queue moving data), the fraction of that
-  span the engine worked for this kernel, averaged over the cores the kernel used;
+  span the engine was busy for this kernel (as neuronxsim/report/busy.py counts busy time),
+  averaged over the cores the kernel used (the table says so);
 * ``pe_mfu``: its matmul flops over the bf16 PE peak for that time;
 * ``added_ns``: how far it moved the module's finish line, i.e. its last end past the latest end
   of the kernels before it. Kernels overlap (the next one's loads start while this one computes),
@@ -22,6 +23,10 @@ from typing import Dict, List, Optional
 import numpy as np
 
 from neuronxsim import bir
+# busy_lines and pe_mfu_text are also what `run` and `simulate` print.
+from neuronxsim.report.busy import busy_lines, core_busy, pe_mfu_text, percent, union_ns
+from neuronxsim.sim import TRACKS
+from neuronxsim.sim.result import ENGINES as SIM_ENGINES, track_label
 
 #: The engines the table shows, in order; "DMA" stands for all 16 queues.
 ENGINES = ("PE", "ACT", "DVE", "Pool", "DMA")
@@ -75,18 +80,16 @@ class KernelRow:
         return dataclasses.asdict(self)
 
 
-def _union_ns(start: np.ndarray, end: np.ndarray) -> float:
-    """Total length of the union of the intervals [start, end)."""
-    if len(start) == 0:
-        return 0.0
-    order = np.argsort(start, kind="stable")
-    s, e = start[order], end[order]
-    reach = np.maximum.accumulate(e)
-    new = np.empty(len(s), bool)
-    new[0] = True
-    new[1:] = s[1:] > reach[:-1]
-    firsts = np.flatnonzero(new)
-    return float(np.sum(np.maximum.reduceat(e, firsts) - s[firsts]))
+def _busy_intervals(result):
+    """Each slice's busy part [start, busy_end) with its engine column (ENGINES index; DMA
+    queues: "DMA"; anything else: len(ENGINES); a whole-core kernel node: -1, every column),
+    core, kernel and instruction name."""
+    sl = result.slices
+    rec = result.instructions
+    tracks = np.asarray(TRACKS)
+    engine = _codes(np.where(sl["track"] >= len(SIM_ENGINES), "DMA", tracks[sl["track"]]), ENGINES)
+    engine[sl["whole_core"]] = -1
+    return engine, sl["core"], rec["kernel"][sl["record"]], rec["name"][sl["record"]], sl["start_ns"], sl["busy_end_ns"]
 
 
 def kernel_rows(result, nodes: List[KernelNode]) -> List[KernelRow]:
@@ -95,19 +98,22 @@ def kernel_rows(result, nodes: List[KernelNode]) -> List[KernelRow]:
     peak = result.config.pe_bf16_peak_flops_per_ns
     kernel_of = rec["kernel"]
     unexpanded = kernel_of == ""  # a kernel node timed by its analytic cost is its own record
+    s_engine, s_core, s_kernel, s_name, s_start, s_end = _busy_intervals(result)
+    s_unexpanded = s_kernel == ""
     rows = []
     for node in nodes:
         mine = rec[(kernel_of == node.name) | (unexpanded & (rec["name"] == node.name))]
         if len(mine) == 0:
             continue
+        busy_sel = (s_kernel == node.name) | (s_unexpanded & (s_name == node.name))
         cores = np.unique(mine["core"])
         spans, busy = [], dict.fromkeys(ENGINES, 0.0)
         for core in cores:
             r = mine[mine["core"] == core]
             spans.append((float(r["start_ns"].min()), float(r["end_ns"].max())))
-            for engine in ENGINES:
-                sel = r[r["engine"] == engine]
-                busy[engine] += _union_ns(sel["start_ns"], sel["end_ns"])
+            for k, engine in enumerate(ENGINES):
+                sel = busy_sel & (s_core == core) & ((s_engine == k) | (s_engine == -1))
+                busy[engine] += union_ns(s_start[sel], s_end[sel])
         time_ns = max(b - a for a, b in spans)
         denom = max(time_ns, 1e-9) * len(cores)
         rows.append(KernelRow(
@@ -122,17 +128,12 @@ def kernel_rows(result, nodes: List[KernelNode]) -> List[KernelRow]:
 
 
 def engine_busy(result) -> Dict[str, float]:
-    """The whole module's busy share per engine (DMA: any queue busy), over all cores."""
-    rec = result.instructions
-    cores = np.unique(rec["core"]) if len(rec) else [0]
-    out = {}
-    for engine in ENGINES:
-        total = 0.0
-        for core in cores:
-            sel = rec[(rec["core"] == core) & (rec["engine"] == engine)]
-            total += _union_ns(sel["start_ns"], sel["end_ns"])
-        out[engine] = total / (max(result.total_ns, 1e-9) * len(cores))
-    return out
+    """The whole module's busy share per engine (DMA: any queue busy), the MEAN over its cores of
+    neuronxsim.report.busy.core_busy (which the printed text and the picture show per core)."""
+    per_core = core_busy(result)
+    if not per_core:
+        return dict.fromkeys(ENGINES, 0.0)
+    return {e: float(np.mean([b.any_queue if e == "DMA" else b.tracks[e] for b in per_core])) for e in ENGINES}
 
 
 def _pct(x: float) -> str:
@@ -164,6 +165,8 @@ def format_table(rows: List[KernelRow], total_ns: float, with_errors: bool) -> s
         out.append("  ".join(cells).rstrip())
         if k == 0:
             out.append("  ".join("-" * w for w in widths))
+    several = [f"{r.name}: mean over its {r.cores} NeuronCores" for r in rows if r.cores > 1]
+    out.append("; ".join(["engine columns: busy share of the kernel's time (DMA: any queue)"] + several))
     return "\n".join(out)
 
 
@@ -174,23 +177,37 @@ def _codes(values: np.ndarray, order) -> np.ndarray:
     return np.array([index.get(u, len(order)) for u in uniq.tolist()], np.int64)[inverse.ravel()]
 
 
+#: A NeuronCore whose every track is busy less than this share of the total time is drawn as one
+#: row (its figures stay in the busy lines under the picture).
+COMPACT_BELOW = 0.02
+
+
 def timeline_data(result, rows: List[KernelRow]):
-    """The timeline picture's rows (per core: the engines, then the DMA queues in use) and
-    colours (one per kernel node)."""
+    """The timeline picture of ``result.slices``: per core one row per track and sub-track of the
+    trace (engines, then DMA queues), or one row for a near-idle core (COMPACT_BELOW), each main
+    row with its busy share; coloured by kernel node; the busy lines under it."""
     from neuronxsim.report.timeline import TimelineData
 
-    rec = result.instructions
-    engine = _codes(rec["engine"], ENGINES)
-    is_dma = engine == ENGINES.index("DMA")
-    key = (rec["core"].astype(np.int64) * 64 + engine) * 32 + np.where(is_dma, rec["queue"], 0)
+    sl = result.slices
+    busy = {b.core: b for b in core_busy(result)}
+    compact = {c for c, b in busy.items() if max(b.tracks.values(), default=0.0) < COMPACT_BELOW}
+    core = sl["core"].astype(np.int64)
+    # Rows by (core, track + 1, lane); a compact core's slices all go to its (core, 0, 0).
+    in_compact = np.isin(core, sorted(compact))
+    key = (core * 256 + np.where(in_compact, 0, sl["track"].astype(np.int64) + 1)) * 256 \
+        + np.where(in_compact, 0, sl["lane"])
     uniq, track_of = np.unique(key, return_inverse=True)
-    multi = len(np.unique(rec["core"])) > 1
-    labels = []
+    labels, figures = [], []
     for k in uniq.tolist():
-        core, e, q = k // (64 * 32), (k // 32) % 64, k % 32
-        name = f"DMA q{q}" if ENGINES[e] == "DMA" else ENGINES[e]
-        labels.append(f"nc{core} {name}" if multi else name)
+        c, track, lane = k // 65536, (k // 256) % 256 - 1, k % 256
+        if track < 0:
+            labels.append(f"nc{c} (all {len(np.unique(sl['track'][core == c]))} tracks)")
+            figures.append("")
+        else:
+            labels.append(f"nc{c} {track_label(track, lane)}")
+            figures.append(percent(busy[c].tracks[TRACKS[track]]) if lane == 0 else "")
     names = [r.name for r in rows]
-    group_of = _codes(rec["kernel"], names)
+    group_of = _codes(result.instructions["kernel"][sl["record"]], names)
     extra = ["(other)"] if np.any(group_of == len(names)) else []
-    return TimelineData(labels, track_of.ravel(), rec["start_ns"], rec["end_ns"], group_of, names + extra)
+    return TimelineData(labels, track_of.ravel(), sl["start_ns"], sl["end_ns"], group_of, names + extra,
+                        figures=figures, notes=busy_lines(result))

@@ -10,10 +10,14 @@ is reported at the kernel's own line.
 
 from __future__ import annotations
 
+import ast
+import contextlib
 import inspect
 import math
+import os
 import re
 import runpy
+import sys
 
 import numpy as np
 
@@ -34,7 +38,14 @@ def add_parser(sub) -> None:
     p.add_argument("kernel", help="FILE.py:NAME of an @nki.jit kernel")
     p.add_argument("--shapes", nargs="+", required=True, metavar="SHAPE[:DTYPE]",
                    help="one per kernel argument, e.g. 128x512 or 128x512:bfloat16 (default float32)")
-    p.add_argument("--arch", choices=sorted(pipeline.ARCHS), default="trn1")
+    p.add_argument("--arg", action="append", default=[], metavar="NAME=VALUE",
+                   help="a non-array kernel argument by name, read as a Python literal "
+                        "(pool_size=2, scale=0.5, shape2D=(3,4), flag=True; other text is a string)")
+    p.add_argument("--allow-shadowing", action="store_true",
+                   help="run even when a real nki/neuronxcc package is importable")
+    p.add_argument("--arch", choices=sorted(pipeline.ARCHS), default=None,
+                   help="trn1 or trn2 (default: trn1 for 2.2x kernels; for NKI 0.6 kernels "
+                        "NEURON_PLATFORM_TARGET_OVERRIDE, else trn2)")
     p.add_argument("--seed", type=arguments.seed, default=0)
     p.add_argument("--output", type=arguments.folder, default="neuronxsim-profile",
                    help="output folder (default ./neuronxsim-profile)")
@@ -76,26 +87,25 @@ def _kernel_file(ref: str) -> tuple[str, str]:
 
 
 def _check_arity(kernel, name: str, count: int) -> None:
-    """The kernel takes one positional array per --shapes entry (said at the kernel's line)."""
-    func = getattr(kernel, "func", kernel)
+    """No more --shapes arrays than the kernel has positional parameters (said at the kernel's
+    line; too few is kernel_arguments' to say, as --arg may give the rest)."""
+    func = _function(kernel)
     try:
         params = list(inspect.signature(func).parameters.values())
     except (TypeError, ValueError):
         return  # not introspectable: the tracer checks the call
     if any(p.kind == p.VAR_POSITIONAL for p in params):
         return
-    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    required = [p for p in positional if p.default is p.empty]
-    if not len(required) <= count <= len(positional):
+    positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if count > len(positional):
         code = getattr(func, "__code__", None)
         where = f"{code.co_filename}:{code.co_firstlineno}: " if code else ""
-        takes = f"{len(required)}" if len(required) == len(positional) else f"{len(required)} to {len(positional)}"
-        raise ProfileError(f"{where}kernel {name!r} takes {takes} array argument(s) "
-                           f"({', '.join(p.name for p in positional)}); --shapes gives {count}")
+        raise ProfileError(f"{where}kernel {name!r} takes {len(positional)} positional argument(s) "
+                           f"({', '.join(positional)}); --shapes gives {count} arrays")
 
 
 def run(args) -> int:
-    import neuronxsim.nki as nki
+    from neuronxsim.importer import installed
 
     path, name = _kernel_file(args.kernel)
     specs = [parse_shape(s) for s in args.shapes]
@@ -103,15 +113,18 @@ def run(args) -> int:
     # Inputs are drawn as float64 and then cast: both are held at once.
     memory.check(sum(math.prod(s) * (8 + dt.itemsize) for s, dt in specs), f"the inputs of {args.kernel}",
                  "Use smaller --shapes.")
-    with user_code(path):
-        namespace = runpy.run_path(path, run_name="__neuronxsim_profile__")
-    if name not in namespace:
-        raise ProfileError(f"{path} defines no {name!r}")
-    _check_arity(namespace[name], name, len(specs))
-    rng = np.random.default_rng(args.seed)
-    arrays = [rng.standard_normal(s).astype(dt) for s, dt in specs]
-    with user_code(path):
-        prof = nki.profile(namespace[name], *arrays, arch=args.arch)
+    with installed(allow_shadowing=args.allow_shadowing), _folder_on_path(path):
+        with user_code(path):
+            namespace = runpy.run_path(path, run_name="__neuronxsim_profile__")
+        if name not in namespace:
+            raise ProfileError(f"{path} defines no {name!r}")
+        kernel = namespace[name]
+        _check_arity(kernel, name, len(specs))
+        kwargs = kernel_arguments(kernel, len(specs), args.arg)
+        rng = np.random.default_rng(args.seed)
+        arrays = [rng.standard_normal(s).astype(dt) for s, dt in specs]
+        with user_code(path):
+            prof = _profile(kernel, arrays, kwargs, args.arch)
     r = prof.result
     with output as out:
         out.write_with("trace.json", r.write_trace)
@@ -133,9 +146,77 @@ def run(args) -> int:
                 print(f"  {line['source'] or '(no source)':<48} {line['busy_ns'] / 1e3:9.2f} us  {line['instructions']:6d}")
         print(f"wrote {args.output}/: trace.json, timeline.png")
 
-    printing.emit(args, {"command": "profile", "kernel": args.kernel, "arch": args.arch, "seed": args.seed,
+    printing.emit(args, {"command": "profile", "kernel": args.kernel, "arch": r.arch, "seed": args.seed,
                          "shapes": args.shapes, "total_ns": r.total_ns, "instructions": r.instruction_count,
                          "pe_utilization": prof.pe_utilization, "pe_mfu": r.pe_mfu,
                          "engine_busy": {e: s.utilization for e, s in r.engines.items()},
                          "busiest_source_lines": lines, "output": args.output}, text)
     return 0
+
+
+@contextlib.contextmanager
+def _folder_on_path(path: str):
+    """The kernel file's folder first on sys.path while it is loaded and traced (as ``python
+    FILE.py`` has it), so that it imports its neighbours."""
+    folder = os.path.dirname(os.path.abspath(path))
+    sys.path.insert(0, folder)
+    try:
+        yield
+    finally:
+        if folder in sys.path:
+            sys.path.remove(folder)
+
+
+def _function(kernel):
+    """The Python function of a kernel object of either dialect (or a plain function)."""
+    for attr in ("kernel", "func"):  # (launched / grid kernels hold a kernel, kernels a func)
+        inner = getattr(kernel, attr, None)
+        if inner is not None and not isinstance(inner, (int, tuple)):
+            return _function(inner)
+    if not callable(kernel):
+        raise ProfileError(f"{kernel!r} is not a kernel")
+    return kernel
+
+
+def kernel_arguments(kernel, arrays: int, specs: list) -> dict:
+    """The ``--arg NAME=VALUE`` values by name: each a parameter of the kernel not taken by one
+    of the ``arrays`` positional arrays, its value a Python literal (else the text)."""
+    params = inspect.signature(_function(kernel)).parameters
+    names = [n for n, p in params.items() if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    positional = [n for n, p in params.items()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)][:arrays]
+    values = {}
+    for spec in specs:
+        name, eq, text = spec.partition("=")
+        name = name.strip()
+        if not eq or not name:
+            raise ProfileError(f"--arg {spec!r}: expected NAME=VALUE, e.g. pool_size=2")
+        if name not in names:
+            raise ProfileError(f"--arg {name}: the kernel has no parameter {name!r} (its "
+                               f"parameters: {', '.join(names)})")
+        if name in positional:
+            raise ProfileError(f"--arg {name}: that parameter already takes an array from "
+                               "--shapes")
+        if name in values:
+            raise ProfileError(f"--arg {name}: given twice")
+        try:
+            values[name] = ast.literal_eval(text.strip())
+        except (ValueError, SyntaxError):
+            values[name] = text
+    missing = [n for n in names[len(positional):] if n not in values and
+               params[n].default is inspect.Parameter.empty]
+    if missing:
+        raise ProfileError(f"the kernel needs {', '.join(repr(m) for m in missing)}: give an array "
+                           "with --shapes or a value with --arg NAME=VALUE")
+    return values
+
+
+def _profile(kernel, arrays, kwargs, arch):
+    """Profiles a kernel of either dialect."""
+    from neuronxsim.nki06.kernel import Kernel, LaunchedKernel
+    if isinstance(kernel, (Kernel, LaunchedKernel)):
+        from neuronxsim.nki06.kernel import profile
+        return profile(kernel, *arrays, arch=arch, **kwargs)
+    import neuronxsim.nki as nki
+    return nki.profile(kernel, *arrays, arch=arch or "trn1", **kwargs)
+

@@ -79,8 +79,8 @@ def _attach_errors(rows, checks) -> None:
 
 def _where_time_went(result, rows, busy) -> list:
     lines = [f"layer: {result.total_ns / 1e3:.1f} us on {result.config.neuron_core} ({result.arch}), "
-             f"{result.instruction_count} instructions, PE MFU {result.pe_mfu:.1%}"]
-    lines.append("engines busy: " + ", ".join(f"{e} {busy[e]:.0%}" for e in kernel_report.ENGINES))
+             f"{result.instruction_count} instructions, {kernel_report.pe_mfu_text(result)}"]
+    lines += kernel_report.busy_lines(result)
     if rows:
         top = sorted(rows, key=lambda r: -r.added_ns)[:3]
         lines.append("most time: " + ", ".join(

@@ -88,7 +88,6 @@ def run(args) -> int:
             document = {"command": "simulate", "module": os.path.abspath(args.module), "arch": args.arch,
                         "mode": args.mode, "seed": args.seed, **summary.to_json(), "generated_inputs": generated}
             out.write_json("report.json", document)
-    busy = summary.engine_busy
 
     def text():
         if generated:
@@ -96,8 +95,8 @@ def run(args) -> int:
         if summary.rows:
             print(kernel_report.format_table(summary.rows, result.total_ns, with_errors=False))
         print(f"{result.total_ns / 1e3:.1f} us on {result.config.neuron_core} ({args.arch}), "
-              f"{result.instruction_count} instructions, PE MFU {result.pe_mfu:.1%}; busy: "
-              + ", ".join(f"{e} {busy[e]:.0%}" for e in kernel_report.ENGINES))
+              f"{result.instruction_count} instructions, {kernel_report.pe_mfu_text(result)}")
+        print("\n".join(kernel_report.busy_lines(result)))
         print(f"wrote {args.output}/: " + ("outputs.npz, " if full else "") + "report.json, trace.json, timeline.png")
 
     printing.emit(args, {**document, "output": args.output}, text)

@@ -43,19 +43,42 @@ def compute_live_ranges(core: CoreTrace):
 
 
 def allocate(core: CoreTrace, sbuf_bytes: int) -> dict:
-    """Places every used on-chip storage of ``core``; returns peak bytes per partition by space."""
+    """Places every used on-chip storage of ``core``; returns peak bytes per partition by space.
+    Storages in ``core.pinned_addresses`` (``{storage: byte address}``, a kernel's manual
+    allocation, NKI 0.6's ``nl.ndarray(address=...)``) sit at their address; the others are
+    placed around the pinned ones live at the same time."""
     if core.ranges_stale:
         compute_live_ranges(core)
     used = {SBUF: [], PSUM: []}
     for st in core.storages:
         if st.first_use >= 0 and st.on_chip:
             used[st.kind].append(st)
-    return {SBUF: _place(used[SBUF], SBUF, sbuf_bytes, SBUF_ALIGN),
-            PSUM: _place(used[PSUM], PSUM, PSUM_BYTES, PSUM_BANK_BYTES)}
+    pinned = getattr(core, "pinned_addresses", None) or {}
+    return {SBUF: _place(used[SBUF], SBUF, sbuf_bytes, SBUF_ALIGN, pinned),
+            PSUM: _place(used[PSUM], PSUM, PSUM_BYTES, PSUM_BANK_BYTES, pinned)}
 
 
-def _place(storages: list[Storage], kind: str, capacity: int, align: int) -> int:
+def _pin(storages: list[Storage], kind: str, capacity: int, pinned: dict) -> list:
+    """Places the pinned storages; returns their (addr, end, storage), by first use."""
+    entries = []
+    for st in storages:
+        addr = pinned.get(st)
+        if addr is None:
+            continue
+        end = addr + st.bytes_per_partition
+        if end > capacity:
+            raise NKIAllocationError(
+                f"tile {st.describe()} at address {addr} needs bytes [{addr}, {end}) of each "
+                f"partition; {'SBUF' if kind == SBUF else 'PSUM'} has {capacity}", st.created_at)
+        st.addr = addr
+        entries.append((addr, end, st))
+    return entries
+
+
+def _place(storages: list[Storage], kind: str, capacity: int, align: int,
+           pinned: dict = None) -> int:
     storages.sort(key=_first_use)
+    fixed = _pin(storages, kind, capacity, pinned) if pinned else []
     live: list[tuple[int, int, Storage]] = []  # (addr, end, storage), sorted by addr
     expiry: list[tuple[int, int, tuple]] = []  # heap of (last_use, placement number, live entry)
     rover = 0
@@ -66,10 +89,15 @@ def _place(storages: list[Storage], kind: str, capacity: int, align: int) -> int
             gone = heapq.heappop(expiry)[2]
             live.remove(gone)
             held -= gone[1] - gone[0]
+        if fixed and st in pinned:
+            continue
         size = -(-st.bytes_per_partition // align) * align
-        addr = _next_fit(live, size, capacity, rover)
+        blockers = [e for e in fixed if e[2].first_use <= st.last_use and
+                    st.first_use <= e[2].last_use] if fixed else None
+        addr = _next_fit(sorted(live + blockers, key=_start) if blockers else live, size,
+                         capacity, rover)
         if addr is None:
-            raise _refusal(st, kind, size, capacity, live)
+            raise _refusal(st, kind, size, capacity, live + (blockers or []))
         st.addr = addr
         rover = addr + size
         entry = (addr, rover, st)
@@ -83,6 +111,7 @@ def _place(storages: list[Storage], kind: str, capacity: int, align: int) -> int
 
 
 _first_use = operator.attrgetter("first_use")
+_start = operator.itemgetter(0)
 
 
 def _next_fit(live: list, size: int, capacity: int, rover: int) -> int | None:
@@ -98,7 +127,7 @@ def _next_fit(live: list, size: int, capacity: int, rover: int) -> int | None:
                 return start
             if wrapped is None:
                 wrapped = prev
-        prev = end  # live ranges are disjoint and sorted
+        prev = end if end > prev else prev  # sorted by start (pinned ranges may overlap)
     if capacity - prev >= size:
         start = prev if prev >= rover else rover
         if capacity - start >= size:

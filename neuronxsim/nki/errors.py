@@ -18,6 +18,9 @@ import types
 from neuronxsim.errors import NeuronxsimError
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+#: Folders whose modules are the front end's own (their frames are not kernel code): this one and
+#: the other dialects' (see add_internal_package).
+_INTERNAL_DIRS = {_PACKAGE_DIR}
 
 
 class NKIError(NeuronxsimError, ValueError):
@@ -63,7 +66,15 @@ class SourceLocation:
 def is_internal_file(filename: str) -> bool:
     """True for the front end's own modules. Kernels shipped in subpackages (``_private_kernels``)
     are kernel code: their lines are the ones to report."""
-    return os.path.dirname(filename) == _PACKAGE_DIR
+    return os.path.dirname(filename) in _INTERNAL_DIRS
+
+
+def add_internal_package(init_file: str):
+    """Marks the modules beside ``init_file`` (another dialect's package, e.g. neuronxsim.nki06)
+    as the front end's own, so errors point past them at the kernel's line. Call it when that
+    package is imported, before any of its frames is classified."""
+    _INTERNAL_DIRS.add(os.path.dirname(os.path.abspath(init_file)))
+    _internal_files.clear()
 
 
 _internal_files: dict[str, bool] = {}
@@ -123,4 +134,4 @@ def without_internal_frames(tb: types.TracebackType | None) -> types.TracebackTy
     return result
 
 
-__all__ = ["NKIError", "NKIAllocationError", "SourceLocation"]
+__all__ = ["NKIError", "NKIAllocationError", "SourceLocation", "add_internal_package"]

@@ -49,6 +49,8 @@ def run_traced(traced: TracedKernel, arrays: dict, executor: str = "simulator",
     ``"reference"`` (the NumPy reference executor, ``neuronxsim.reference``: numerics only, one
     core at a time). Returns (the simulator's result, or None for the reference; the outputs by
     name)."""
+    if traced.constants:
+        arrays = dict(traced.constants, **arrays)
     if executor == "simulator":
         result = _simulator().simulate(traced.module, arrays, arch=arch, neuron_core_id=None)
         for _, prefix, values in result.prints:  # nl.device_print

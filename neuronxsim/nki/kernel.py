@@ -66,6 +66,9 @@ class TracedKernel:
     #: per core and output name: the (offset, [(step, num), ...]) regions its DMAs write (for
     #: kernels traced for several NeuronCores; empty otherwise)
     written_regions: list[dict] = field(default_factory=list)
+    #: arrays of Input tensors the kernel made itself (nl.shared_constant), by name: bound with
+    #: the arguments' arrays when the kernel runs
+    constants: dict = field(default_factory=dict)
 
     @property
     def input_names(self) -> list[str]:
@@ -236,20 +239,39 @@ def trace(kernel, *args, arch: str = "trn1", **kwargs) -> "bir.Module":
     return traced_kernel(kernel, args, kwargs, arch).module
 
 
-def traced_kernel(kernel, args: tuple, kwargs: dict, arch: str) -> TracedKernel:
-    """:func:`trace_kernel` for the other entry points (which filter tracebacks themselves)."""
+def traced_kernel(kernel, args: tuple, kwargs: dict, arch: str, adapter=None) -> TracedKernel:
+    """:func:`trace_kernel` for the other entry points (which filter tracebacks themselves).
+    ``adapter``: how another dialect's kernel sees its arguments and hands back its results
+    (see :class:`DialectAdapter`); None for this dialect's."""
     # The trace allocates many small objects and frees none until it ends: the cyclic garbage
     # collector would only rescan them, over and over.
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _trace(kernel, args, arch, kwargs)
+        return _trace(kernel, args, arch, kwargs, adapter)
     finally:
         if collecting:
             gc.enable()
 
 
-def _trace(kernel, args, arch: str, kwargs) -> TracedKernel:
+class DialectAdapter:
+    """What a dialect other than this one (``neuronxsim.nki06``) changes in a trace: the objects
+    its kernels receive and return. The default methods are this dialect's (identity)."""
+
+    def arguments(self, args: list, kwargs: dict) -> tuple[list, dict]:
+        """The kernel's arguments, from the views of its ``Input`` tensors (and constants)."""
+        return args, kwargs
+
+    def returned(self, value, func):
+        """The kernel's return value as this dialect's tensors (one, or a tuple)."""
+        return value
+
+    def local_tensors(self, local_vars: dict) -> dict:
+        """The kernel's local variables with its tensors as this dialect's (for output names)."""
+        return local_vars
+
+
+def _trace(kernel, args, arch: str, kwargs, adapter=None) -> TracedKernel:
     start = time.perf_counter()
     func, grid = _unwrap(kernel)
     sizes, core_axis = _parse_grid(grid)
@@ -272,14 +294,21 @@ def _trace(kernel, args, arch: str, kwargs) -> TracedKernel:
             for instance, ids in enumerate(itertools.product(*ranges)):
                 tracer.begin_instance(ids, instance)
                 call_args, call_kwargs = _symbolic_args(tracer, params, specs)
+                if adapter is not None:
+                    call_args, call_kwargs = adapter.arguments(call_args, call_kwargs)
                 frame_probe = _FrameProbe(func)
                 with frame_probe:
                     value = func(*call_args, **call_kwargs)
+                if adapter is not None:
+                    value = adapter.returned(value, func)
                 storages = _returned_storages(value, func)
                 if returned is None:
                     returned = storages
                     if out_names is None:
-                        out_names = _output_names(value, storages, frame_probe.locals())
+                        local_vars = frame_probe.locals()
+                        if adapter is not None:
+                            local_vars = adapter.local_tensors(local_vars)
+                        out_names = _output_names(value, storages, local_vars)
                 elif [id(s) for s in storages] != [id(s) for s in returned]:
                     raise NKIError(f"program {ids} of kernel {func.__qualname__} returns different "
                                    "tensors than program 0; every SPMD instance must return the "
@@ -434,4 +463,5 @@ def _located_bir_error(e: BIRError, tracer: Tracer) -> NKIError:
     return NKIError(f"the traced BIR is invalid: {e}", loc)
 
 
-__all__ = ["jit", "Kernel", "GridKernel", "trace", "trace_kernel", "TracedKernel", "TensorSpec"]
+__all__ = ["jit", "Kernel", "GridKernel", "trace", "trace_kernel", "TracedKernel", "TensorSpec",
+           "DialectAdapter"]

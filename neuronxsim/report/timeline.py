@@ -1,9 +1,11 @@
-"""The per-engine timeline picture: one row per engine / DMA queue, time left to right.
+"""The per-engine timeline picture: one row per track of the trace (engine, sub-track, DMA
+queue), time left to right.
 
-Each pixel column of a row is shaded by how much of that column's time the engine was busy (so a
+Each pixel column of a row is shaded by how much of that column's time the row has a slice (so a
 million instructions render as readable density, not as overdrawn slivers) and coloured by the
-kernel that kept it busiest there. A strip above the rows shows each kernel's span; a legend names
-the kernels and gives each row's busy share.
+kernel that kept it busiest there. A strip above the rows shows each kernel's span; the figure
+right of a row and the lines under the legend are given (the text report prints the same ones:
+neuronxsim/report/busy.py), never measured from the pixels.
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ class TimelineData:
     end_ns: np.ndarray
     group_of: np.ndarray | None = None   # int: kernel of each instruction (colour), or None
     group_names: Sequence[str] = ()
+    figures: Sequence[str] = ()          # per row, printed right of it ("" or absent: none)
+    notes: Sequence[str] = ()            # lines under the legend
 
 
 def _nice_step(span: float, target_ticks: int = 8) -> float:
@@ -74,7 +78,8 @@ def render_timeline(path, data: TimelineData, title: str = "", width: int = 1400
     span = max(t1 - t0, 1e-9)
 
     label_w = max(Canvas.text_width(t) for t in list(data.tracks) + ["kernels"]) + 12
-    share_w = Canvas.text_width(" 100.0%") + 8
+    figures = list(data.figures) + [""] * (n_tracks - len(data.figures))
+    share_w = max(Canvas.text_width(f) for f in figures + ["100.0%"]) + 12
     plot_x0, plot_x1 = label_w, width - share_w
     cols = plot_x1 - plot_x0
     row_h, gap = 18, 4
@@ -84,7 +89,8 @@ def render_timeline(path, data: TimelineData, title: str = "", width: int = 1400
     axis_y = rows_y + n_tracks * (row_h + gap) + 2
     legend_y = axis_y + CELL_HEIGHT + 12
     legend_rows = math.ceil(len(groups) / max(1, (width - 20) // 220))
-    height = legend_y + legend_rows * (CELL_HEIGHT + 6) + 8
+    notes_y = legend_y + legend_rows * (CELL_HEIGHT + 6) + 4
+    height = notes_y + len(data.notes) * (CELL_HEIGHT + 4) + 8
 
     canvas = Canvas(width, height)
     if title:
@@ -130,8 +136,9 @@ def render_timeline(path, data: TimelineData, title: str = "", width: int = 1400
         shade = 242 - (242 - colour) * (0.25 + 0.75 * busy[:, None])
         shade[busy == 0] = 242
         canvas.pixels[y:y + row_h, plot_x0:plot_x1] = shade.astype(np.uint8)[None, :, :]
-        share = 100.0 * float(np.mean(busy))
-        canvas.text(plot_x1 + 4, y + (row_h - CELL_HEIGHT) // 2, f"{share:6.1f}%")
+        if figures[r]:
+            fx = width - 4 - Canvas.text_width(figures[r])  # right-aligned
+            canvas.text(fx, y + (row_h - CELL_HEIGHT) // 2, figures[r])
 
     # Time axis.
     canvas.rect(plot_x0, axis_y, plot_x1, axis_y + 1, (0, 0, 0))
@@ -152,4 +159,6 @@ def render_timeline(path, data: TimelineData, title: str = "", width: int = 1400
         ly = legend_y + (g // per_row) * (CELL_HEIGHT + 6)
         canvas.rect(lx, ly, lx + 10, ly + CELL_HEIGHT, PALETTE[g % len(PALETTE)])
         canvas.text(lx + 14, ly, name[:33])
+    for k, line in enumerate(data.notes):
+        canvas.text(10, notes_y + k * (CELL_HEIGHT + 4), line)
     write_png(path, canvas.pixels)

@@ -10,12 +10,14 @@ from typing import Mapping
 import numpy as np
 
 from neuronxsim.sim.config import MachineConfig
+from neuronxsim.starfish.lib import _core
 
 #: The five engines of a NeuronCore, in track order, then the DMA queues "DMA0".."DMA15".
 ENGINES = ("PE", "ACT", "DVE", "Pool", "SP")
 
 _RECORD_FIELDS = ("core", "start_ns", "end_ns", "engine", "queue", "issue_engine", "issue_ns", "opcode",
                   "name", "cycles", "bytes", "flops", "source", "kernel")
+_SLICE_FIELDS = ("core", "track", "lane", "start_ns", "end_ns", "busy_end_ns", "record", "trigger", "whole_core")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -35,8 +37,8 @@ class SimResult:
         total_ns: simulated time until the last result is visible (the slowest NeuronCore).
         cycles: ``total_ns`` in each engine's own clock.
         engines: per engine ("PE", "ACT", "DVE", "Pool", "SP") and DMA queue ("DMA0".."DMA15").
-        pe_mfu: PE flops / (bf16 PE peak x total time x cores).
-        cores: per NeuronCore: its end time and per-track (busy_ns, instructions).
+        pe_mfu: PE flops / (bf16 PE peak x total time x cores): the mean over the cores.
+        cores: per NeuronCore: its end time, PE flops and per-track (busy_ns, instructions).
         prints: ``(instruction, prefix, values)`` of every DevicePrint, in execution order.
     """
 
@@ -64,6 +66,7 @@ class SimResult:
             util = busy / (self.total_ns * ncores) if self.total_ns > 0 else 0.0
             self.engines[track] = EngineStats(busy, util, count)
         self._records = None
+        self._slices = None
 
     @property
     def instructions(self) -> np.ndarray:
@@ -81,17 +84,45 @@ class SimResult:
         return self._records
 
     @property
+    def slices(self) -> np.ndarray:
+        """The slices of the trace (``write_trace``) and of the timeline picture, one per
+        instruction and one per DMA trigger (a NumPy structured array, built on first use): core;
+        track (index into ``neuronxsim.sim.TRACKS``: where it runs, a DMA on its queue, a trigger on
+        its issuing engine); lane (0: the track itself, k: its k-th sub-track, where it overlaps
+        the slice before: ``track_label``); start_ns / end_ns (start until its results are
+        visible) and busy_end_ns (until then it kept its track busy), integer nanoseconds of
+        simulated time; record (its row of ``instructions``); trigger; whole_core (a kernel node
+        timed by its analytic cost, which occupies every track of its core)."""
+        if self._slices is None:
+            cols = self._native.slice_columns()
+            rec = np.empty(len(cols["start_ns"]), dtype=np.dtype([(f, cols[f].dtype) for f in _SLICE_FIELDS]))
+            for f in _SLICE_FIELDS:
+                rec[f] = cols[f]
+            self._slices = rec
+        return self._slices
+
+    @property
     def prints(self):
         return self._native.prints
 
     def write_trace(self, path) -> None:
         """Writes a Chrome trace-event JSON file (open it in https://ui.perfetto.dev or
-        chrome://tracing): one process per NeuronCore, one track per engine and DMA queue, one slice
-        per instruction named "<opcode> <kernel> <source>" (or "<opcode> <name>" when it has
-        neither), with instruction name, source, kernel, bytes and flops as args."""
+        chrome://tracing) of ``slices``: one process per NeuronCore, one track per engine, DMA
+        queue and sub-track with slices, one slice per instruction named "<opcode> <kernel>
+        <source>" (or "<opcode> <name>" when it has neither; DMA triggers "trigger ..."), with
+        instruction name, source, kernel, bytes, flops and busy_ns as args; a flow (RAW, WAR, WAW)
+        into each instruction a memory dependency delayed, from the instruction it waited for;
+        counters "SBUF in use" and "PSUM in use" (bytes) and "<queue> rate" (GB/s) per core. Times
+        are integer nanoseconds (``ts``/``dur`` in microseconds with three decimals). What each
+        of these means: docs/trace.md."""
         self._native.write_trace(os.fspath(path))
 
     def __repr__(self) -> str:
         busy = ", ".join(f"{e} {self.engines[e].utilization:.0%}" for e in ENGINES if e in self.engines)
         return (f"<SimResult {self.arch} {self.mode}: {self.total_ns:.1f} ns, "
                 f"{self.instruction_count} instructions, PE MFU {self.pe_mfu:.1%}; {busy}>")
+
+
+def track_label(track: int, lane: int = 0) -> str:
+    """The trace's name of a track's lane: "ACT", "ACT (pipelined)", "ACT (pipelined 2)"."""
+    return _core.sim.lane_name(track, lane)

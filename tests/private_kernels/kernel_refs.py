@@ -20,8 +20,17 @@ TOPK_RTOL, TOPK_ATOL = 1e-3, 1e-5  # nkilib topk: atol 1e-5, rtol 1e-3
 def run_on_reference(kernel, *args, **kwargs):
     """Traces ``kernel`` (optionally with a grid) and runs the trace on the NumPy reference
     executor, every NeuronCore's function; returns (outputs in return order, the trace)."""
+    return _run("reference", kernel, args, kwargs)
+
+
+def run_on_simulator(kernel, *args, **kwargs):
+    """As run_on_reference, on the simulator (full mode, every NeuronCore at once)."""
+    return _run("simulator", kernel, args, kwargs)
+
+
+def _run(executor, kernel, args, kwargs):
     traced = nki.trace_kernel(kernel, *args, **kwargs)
-    _, outputs = run_traced(traced, bound_arrays(kernel, args, kwargs), executor="reference")
+    _, outputs = run_traced(traced, bound_arrays(kernel, args, kwargs), executor=executor)
     return [outputs[o.name] for o in traced.outputs], traced
 
 

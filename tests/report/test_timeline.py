@@ -1,10 +1,16 @@
-"""The PNG writer and the timeline picture."""
+"""The PNG writer and the timeline picture: what it draws, and that it prints the figures the text
+prints."""
 
 import struct
 import zlib
 
 import numpy as np
+import pytest
 
+import trace_rules as tr
+from neuronxsim import cli, sim
+from neuronxsim.cli import kernel_report
+from neuronxsim.report.busy import busy_lines, core_busy
 from neuronxsim.report.canvas import Canvas
 from neuronxsim.report.png import encode_png, write_png
 from neuronxsim.report.timeline import PALETTE, TimelineData, render_timeline
@@ -59,3 +65,66 @@ def test_timeline_shades_busy_time_in_the_kernel_colour(tmp_path):
     blue = np.where((row == PALETTE[0]).all(axis=1))[0]
     grey = np.where((row == (242, 242, 242)).all(axis=1))[0]
     assert blue.max() < grey.max() and blue.min() < grey.min() + 5
+
+
+def _figures(line: str) -> dict:
+    """"  nc0: PE 11.6%, ..., DMA (any queue) 62.1%" -> {"nc0 PE": "11.6%", ...}"""
+    core, _, rest = line.strip().partition(": ")
+    return {f"{core} {name}": value for name, _, value in (part.rpartition(" ") for part in rest.split(", "))}
+
+
+def test_the_picture_and_the_text_print_the_same_busy_figures_per_core(small_layer, tmp_path, capsys):
+    lowered, _, r = small_layer
+    rows = kernel_report.kernel_rows(r, kernel_report.kernel_nodes(lowered))
+    data = kernel_report.timeline_data(r, rows)
+    lines = busy_lines(r)
+    assert data.notes == lines  # printed under the picture's legend
+    assert lines[0] == f"engines busy, share of the {r.total_ns / 1e3:.1f} us total, per NeuronCore:"
+    figures = {}
+    for line in lines[1:]:
+        figures.update(_figures(line))
+    # Every figure is the simulator's busy time of that core's track (or its PE flops at the PE
+    # peak) over the total time; the module's MFU is their mean.
+    peak = r.config.pe_bf16_peak_flops_per_ns
+    mfu = [c["pe_flops"] / (peak * r.total_ns) for c in r.cores]
+    assert [figures[f"nc{c['core']} PE MFU"] for c in r.cores] == [f"{100 * m:.1f}%" for m in mfu]
+    assert r.pe_mfu == pytest.approx(np.mean(mfu))
+    for c in r.cores:
+        for name, (busy_ns, _) in c["tracks"].items():
+            key = f"nc{c['core']} {name}"
+            if key in figures:
+                assert figures[key] == f"{100 * busy_ns / r.total_ns:.1f}%"
+    # A row of the picture shows the same figure as the line of its core.
+    shown = {label: f for label, f in zip(data.tracks, data.figures) if f}
+    assert shown and all(figures[label] == f for label, f in shown.items() if label in figures)
+    assert all(label in figures or label.split()[1].startswith("DMA") for label in shown)
+    # `run` prints the same lines (timing mode: the same times).
+    cli.main(["run", "--tokens", "130", "--hidden", "256", "--q-heads", "4", "--kv-heads", "2", "--head-dim", "64",
+              "--intermediate", "384", "--mode", "timing", "--output", str(tmp_path / "run")])
+    out = capsys.readouterr().out.splitlines()
+    assert out[out.index(lines[0]):out.index(lines[0]) + len(lines)] == lines
+
+
+def test_every_track_of_the_trace_has_its_row_and_an_idle_core_one_row(small_layer, tmp_path):
+    lowered, _, r = small_layer
+    data = kernel_report.timeline_data(r, [])
+    r.write_trace(tmp_path / "t.json")
+    trace = tr.load(tmp_path / "t.json")
+    busiest = {b.core: max(b.tracks.values()) for b in core_busy(r)}
+    assert busiest[0] > kernel_report.COMPACT_BELOW > busiest[1]  # nc1 runs only the K cache transpose
+    for (pid, tid), name in trace.threads.items():
+        if pid == 0:
+            assert f"nc0 {name}" in data.tracks
+    assert [t for t in data.tracks if t.startswith("nc1")] == [
+        f"nc1 (all {len({tid % len(sim.TRACKS) for pid, tid in trace.threads if pid == 1})} tracks)"]
+    assert "nc0 SP" in data.tracks and any(t.endswith("(pipelined)") for t in data.tracks)
+    # Slices land on their rows: the instruction count of each row is that track's.
+    counts = np.bincount(data.track_of, minlength=len(data.tracks))
+    assert counts.sum() == sum(len(v) for v in trace.tracks.values())
+    for row, label in enumerate(data.tracks):
+        if label.startswith("nc0 "):
+            tid = next(t for (p, t), n in trace.threads.items() if p == 0 and f"nc0 {n}" == label)
+            assert counts[row] == len(trace.tracks[(0, tid)])
+    render_timeline(tmp_path / "t.png", data, title="small layer")
+    img = decode_png((tmp_path / "t.png").read_bytes())
+    assert img.shape[1] == 1400

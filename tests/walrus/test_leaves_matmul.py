@@ -24,12 +24,21 @@ RTOL, ATOL = 1e-2, 1e-4
     ("float32", 1, 1000, 77, False),
 ])
 def test_tiled_matmul(rng, kernel, dtype, M, K, N, bias):
+    tiled_matmul_case(rng, kernel, dtype, M, K, N, bias)
+
+
+def tiled_matmul_case(rng, kernel, dtype, M, K, N, bias, transpose_a=False, tol=(RTOL, ATOL)):
+    """Runs RowTiledMM or ColumnTiledMM (a given as aT [K, M] under ``transpose_a``) and checks
+    out = a @ b (+ bias) with (rtol, atol) ``tol``; returns the expansion stats."""
     b = kit.Builder(dtype, rng)
-    srcs = [b.t("a", [M, K]), b.t("b", [K, N], scale=K ** -0.5)] + ([b.t("bias", [1, N])] if bias else [])
-    b.add(ir.BIRKernel(kernel, [kit.F(t) for t in srcs], [kit.F(b.out("out", [M, N]))]))
-    outs, _ = b.run()
-    expected = b.f("a") @ b.f("b") + (b.f("bias") if bias else 0)
-    kit.assert_close(outs["out"], expected, RTOL, ATOL, kernel)
+    a = b.t("aT", [K, M]) if transpose_a else b.t("a", [M, K])
+    srcs = [a, b.t("b", [K, N], scale=K ** -0.5)] + ([b.t("bias", [1, N])] if bias else [])
+    b.add(ir.BIRKernel(kernel, [kit.F(t) for t in srcs], [kit.F(b.out("out", [M, N]))],
+                       {"transpose_a": True} if transpose_a else {}))
+    outs, stats = b.run()
+    expected = (b.f("aT").T if transpose_a else b.f("a")) @ b.f("b") + (b.f("bias") if bias else 0)
+    kit.assert_close(outs["out"], expected, *tol, kernel)
+    return stats
 
 
 @pytest.mark.parametrize("kernel", ["RowTiledMM", "ColumnTiledMM"])
@@ -37,11 +46,7 @@ def test_tiled_matmul(rng, kernel, dtype, M, K, N, bias):
 def test_transpose_a_takes_a_given_as_its_transpose(rng, kernel, dtype, M, K, N):
     """transpose_a: a arrives as aT [K, M] (attention's [heads * d, S] output into the output
     projection) and is loaded as the PE's stationary operand with no transposes."""
-    b = kit.Builder(dtype, rng)
-    srcs = [b.t("aT", [K, M]), b.t("b", [K, N], scale=K ** -0.5)]
-    b.add(ir.BIRKernel(kernel, [kit.F(t) for t in srcs], [kit.F(b.out("out", [M, N]))], {"transpose_a": True}))
-    outs, stats = b.run()
-    kit.assert_close(outs["out"], b.f("aT").T @ b.f("b"), RTOL, ATOL, kernel)
+    stats = tiled_matmul_case(rng, kernel, dtype, M, K, N, False, transpose_a=True)
     if kernel == "RowTiledMM":  # no PE transposes of a: the only matmuls are the products
         assert stats[0]["per_engine"]["PE"] == -(-M // 128) * -(-K // 128) * -(-N // 512)
 
@@ -64,6 +69,11 @@ def test_row_tiled_matmul_streams_b_when_it_does_not_fit(rng):
     ("float32", (9, 64, 129)),    # two per transpose, a partial pack at the end
 ])
 def test_packed_pe_transpose(rng, dtype, shape):
+    packed_transpose_case(rng, dtype, shape)
+
+
+def packed_transpose_case(rng, dtype, shape):
+    """Runs CaymanPackedPETranspose on x of ``shape`` and checks out == swapaxes(x) exactly."""
     b = kit.Builder(dtype, rng)
     x = b.t("x", list(shape))
     b.add(ir.BIRKernel("CaymanPackedPETranspose", [kit.F(x)], [kit.F(b.out("out", list(shape[:-2]) + [shape[-1], shape[-2]]))]))

@@ -9,6 +9,12 @@ using namespace bir;
 struct FlashAttention::Lane {
   PsumPool scores;
   TilePool q, p, pT;  // q: this item's tile and the next one's, loaded ahead
+  // The softmax state (running max, sum and O) lives as long as the lane's item, however many
+  // blocks that is, so every lane owns its own: lanes run items of different lengths (causal
+  // items grow with their query tile) and drift apart, so a pool shared by all lanes in turn
+  // would hand a starting lane the state another lane is still using. Two, so an item's first
+  // block need not wait for the previous item's final O / l.
+  TilePool state;
   std::deque<const FlashItem*> queue;  // this lane's items, in order
   std::optional<Tile> nextQ;           // the queue front's q, prepared
   Tile pv;  // this lane's [128, d] PV accumulator
@@ -30,7 +36,6 @@ int FlashAttention::lanesFor(const KernelBuilder& kb, int64_t d, int most) {
 FlashAttention::FlashAttention(KernelBuilder& kb, DType mm, DType out, int64_t d, double scale, int lanes)
     : kb_(kb), mm_(mm), d_(d), DT_(ceilDiv(d, kPartitions)), scale_(scale), lanes_(static_cast<size_t>(lanes)) {
   const int64_t perBank = std::max<int64_t>(1, 2048 / (d * 4));
-  states_ = kb.sbufPool("softmax_state", DType::float32, {8 + d}, lanes);
   os_ = kb.sbufPool("o", out, {d}, 2);
   pvBanks_ = kb.psumPool("pv", static_cast<int>(ceilDiv(lanes, perBank)));
   std::vector<Tile> banks;
@@ -40,6 +45,7 @@ FlashAttention::FlashAttention(KernelBuilder& kb, DType mm, DType out, int64_t d
     const std::string n = std::to_string(i);
     l.scores = kb.psumPool("scores" + n, 1, 2);
     l.q = kb.sbufPool("q" + n, mm, {DT_, kPartitions}, 2);
+    l.state = kb.sbufPool("softmax_state" + n, DType::float32, {8 + d}, 2);
     l.p = kb.sbufPool("p" + n, mm, {kFlashBlockKeys}, 2);
     l.pT = kb.sbufPool("pT" + n, mm, {kFlashBlockKeys / kPartitions, kPartitions}, 2);
     l.pv = banks[static_cast<size_t>(i / perBank)].cols((i % perBank) * d, d);
@@ -63,7 +69,7 @@ void FlashAttention::start(Lane& lane, const FlashItem& item, const Tile& qT) {
   lane.item = &item;
   lane.block = 0;
   lane.qT = qT;
-  lane.softmax.emplace(kb_, states_.next(), item.rows, d_);
+  lane.softmax.emplace(kb_, lane.state.next(), item.rows, d_);
 }
 
 void FlashAttention::scores(Lane& lane, size_t block) {

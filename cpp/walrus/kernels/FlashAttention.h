@@ -76,7 +76,7 @@ class FlashAttention {
   int64_t d_, DT_;
   double scale_;
   std::vector<Lane> lanes_;
-  TilePool states_, os_;
+  TilePool os_;
   PsumPool pvBanks_;
   Tile pvTile_;  // lanes' PV accumulators side by side
 };

@@ -1,0 +1,1236 @@
+"""``nki.isa`` (``nisa``) of NKI 0.6: one hardware instruction per call, destination first.
+
+Every instruction writes its ``dst`` (a view of an SBUF, PSUM or, for DMA, HBM tensor) and
+returns an :class:`NkiInstruction`. Operands pair element by element within each partition:
+``dst`` and the tile inputs have the same partition count and the same number of elements per
+partition (their free shapes may differ, as the hardware's access patterns may).
+
+The checks, the engines' rules and the BIR each call records come from the shared builders
+(``neuronxsim.nki.instructions``), so both dialects emit the same instructions. What a
+generation lacks is refused naming it (``activate2``, ``exponential``, ``nc_matmul_mx``,
+``quantize_mx``, ``rand2`` are NeuronCore-v4; ``range_select``, ``core_barrier``, hardware DGE
+need NeuronCore-v3). What the simulator does not model is refused saying so. A few
+instructions the simulator has no node for are recorded as the instructions that compute the
+same values (``scalar_tensor_tensor``, ``tensor_scalar_reduce``, ``tensor_scalar_cumulative``,
+``dma_compute``); their numerics are exact and their time is that of the sequence (each says so).
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+
+import numpy as np
+
+from neuronxsim import bir
+from neuronxsim.nki import instructions as _ins
+from neuronxsim.nki import tracer as _tracer
+from neuronxsim.nki.errors import NKIError, caller_location
+from neuronxsim.nki.opcodes import BITVEC, COMMUTATIVE, Act, Alu, act_func, alu_op
+from neuronxsim.nki.tensor import PSUM, SBUF, Tensor
+from neuronxsim.nki.tracer import IT, Engine, current
+
+from . import dtypes as dt
+from ._api import api
+from .language import _as, _v4_only, dma_record
+from .language import equal as _equal, maximum as _maximum
+from .registers import (VirtualRegister, register_alloc, register_load,  # noqa: F401
+                        register_move, register_store)
+from .tensor import NKIObject, NkiTensor, check_written, on_chip_view
+
+
+# ---- enums and constants ----
+
+class engine(enum.Enum):
+    """Neuron Device engines."""
+    tensor = 1
+    vector = 5
+    scalar = 2
+    gpsimd = 3
+    dma = 4
+    sync = 6
+    unknown = 0
+
+
+tensor_engine = engine.tensor
+vector_engine = engine.vector
+scalar_engine = engine.scalar
+gpsimd_engine = engine.gpsimd
+unknown_engine = engine.unknown
+
+_HW = {engine.tensor: Engine.PE, engine.vector: Engine.DVE, engine.scalar: Engine.Activation,
+       engine.gpsimd: Engine.Pool, engine.dma: Engine.DMA, engine.sync: Engine.SP}
+
+
+class reduce_cmd(enum.Enum):
+    """Engine register reduce commands."""
+    idle = 0
+    reset = 1
+    reduce = 2
+    reset_reduce = 3
+    load_reduce = 4
+
+
+_ACC = {reduce_cmd.idle: bir.AccumCmd.Idle, reduce_cmd.reset: bir.AccumCmd.Zero,
+        reduce_cmd.reduce: bir.AccumCmd.Accumulate,
+        reduce_cmd.reset_reduce: bir.AccumCmd.ZeroAccumulate}
+
+
+class dge_mode(enum.Enum):
+    """Descriptor Generation Engine mode."""
+    unknown = 0
+    swdge = 1
+    hwdge = 2
+    none = 3
+
+
+class oob_mode(enum.Enum):
+    """Out-of-bounds access mode."""
+    error = 0
+    skip = 1
+
+
+class matmul_perf_mode(enum.Enum):
+    """Performance mode for matmul."""
+    none = "none"
+    double_row = "double_row"
+
+
+class nc_version(enum.Enum):
+    """NeuronCore version."""
+    gen2 = 2
+    gen3 = 3
+    gen4 = 4
+
+
+class dma_engine(enum.Enum):
+    """DMA transfer engine."""
+    dma = 1
+    gpsimd_dma = 2
+
+
+# (the classes under other names: parameters of the same names hide them inside functions)
+_Engine, _ReduceCmd, _OobMode = engine, reduce_cmd, oob_mode
+
+
+class NkiValidationError(Exception):
+    """Raised when hardware constraints are violated."""
+
+
+class NkiInstruction(NKIObject):
+    """The instructions one ``nki.isa`` call recorded."""
+
+    def __init__(self, handle):
+        self.handle = handle
+
+    def depends_on(self, *producers):
+        """Explicit scheduling dependencies are not modelled."""
+        raise NKIError("NkiInstruction.depends_on: explicit scheduling dependencies (semaphore "
+                       "waits) are not modelled; the simulator orders instructions by their data "
+                       "hazards", caller_location())
+
+
+@api
+def get_nc_version():
+    """The nc_version of the target (``gen2`` for trn1, ``gen3`` for trn2)."""
+    return nc_version.gen3 if current().arch == "trn2" else nc_version.gen2
+
+
+@api
+def get_nc_sub_version():
+    """The silicon revision within the generation (0: the first)."""
+    current()
+    return 0
+
+
+def instruction(fn):
+    """A public instruction: it returns the NkiInstruction of what it recorded."""
+    return api(fn, instruction=NkiInstruction)
+
+
+# ---- operands ----
+
+def _enum(value, cls, what: str, loc):
+    if not isinstance(value, cls):
+        members = ", ".join(f"nisa.{cls.__name__}.{m.name}" for m in cls)
+        raise NKIError(f"{what} must be one of {members}, not {value!r} (raw values were removed "
+                       "in NKI 0.3)", loc)
+    return value
+
+
+def _engine(value, allowed: tuple, default, loc, what: str):
+    value = _enum(value, engine, f"{what}: engine", loc)
+    if value is engine.unknown:
+        return default
+    hw = _HW.get(value)
+    if hw not in allowed:
+        names = ", ".join(f"nisa.engine.{e.name}" for e, h in _HW.items() if h in allowed)
+        raise NKIError(f"{what}: engine must be {names} or nisa.engine.unknown, not "
+                       f"nisa.engine.{value.name}", loc)
+    return hw
+
+
+def _begin(name, dst, what: str) -> tuple:
+    """(tracer, kernel line, what, dst's view) of the instruction ``what`` that called this."""
+    loc = caller_location(2)
+    _name(name, loc, what)
+    return current(), loc, what, _tile(dst, loc, f"{what}: dst")
+
+
+def _name(name, loc, what):
+    """``name=``: the instruction's label for NKI's scheduling APIs (neuronxsim names
+    instructions by their kernel line)."""
+    if name is not None and not isinstance(name, str):
+        raise NKIError(f"{what}: name must be a string", loc)
+
+
+_tile = on_chip_view  # (inputs are checked as written by _paired and _scalar_or_column)
+
+
+def _scalar_or_column(x, parts: int, loc, what: str):
+    """A number, or the view of a [P, 1] tile of ``parts`` partitions."""
+    if isinstance(x, NkiTensor):
+        v = check_written(_tile(x, loc, what), loc, what)
+        if v.shape[0] != parts or math.prod(v.shape[1:]) != 1:
+            raise NKIError(f"{what} must be a number or a [{parts}, 1] tile; it is "
+                           f"{list(v.shape)}", loc)
+        return v
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, float, np.number)):
+        raise NKIError(f"{what} must be a number or a [{parts}, 1] tile, not "
+                       f"{type(x).__name__}", loc)
+    return float(x)
+
+
+def _paired(dst: Tensor, views: list, loc, what: str) -> list:
+    """The input views reshaped to ``dst``'s shape, after checking that each has ``dst``'s
+    partitions and elements per partition, and was written."""
+    p, free = dst.shape[0], math.prod(dst.shape[1:])
+    out = []
+    for name, v in views:
+        check_written(v, loc, f"{what}: {name}")
+        if v.shape[0] != p or math.prod(v.shape[1:]) != free:
+            raise NKIError(f"{what}: {name} has shape {list(v.shape)} ({v.shape[0]} partitions of "
+                           f"{math.prod(v.shape[1:])}); dst has {list(dst.shape)} ({p} of {free}): "
+                           "operands pair element by element", loc)
+        out.append(_as(dst.shape, v, loc))
+    return out
+
+
+def _alu(op, what, loc):
+    return alu_op(op, what, loc)
+
+
+def _one_psum_input(views, loc, what):
+    if sum(1 for v in views if isinstance(v, Tensor) and v.storage.kind == PSUM) > 1:
+        raise NKIError(f"{what}: at most one input may be in PSUM", loc)
+
+
+def _full(shape):
+    return _ins.full_box(shape)
+
+
+def _record(tr, opcode, engine_, ins: list, outs: list, fields, loc, what: str):
+    """Records one instruction over on-chip views (checked as the engine's operands)."""
+    in_accs = [_ins.engine_in(tr, v, loc, what, name, engine_) for name, v in ins]
+    out_accs = [_ins.engine_out(tr, v, loc, what, name, engine_) for name, v in outs]
+    return tr.record(opcode, engine_, in_accs, out_accs, fields, loc)
+
+
+# ---- DMA ----
+
+@instruction
+def dma_copy(dst, src, priority=None, oob_mode=oob_mode.error, dge_mode=dge_mode.unknown,
+             engine=engine.unknown, name=None):
+    """``dst = src`` by DMA (HBM or SBUF, either way; cast through fp32 when dtypes differ).
+    ``src.ap(vector_offset=idx)`` / ``src.vector_select(0, idx)`` gathers rows."""
+    loc = caller_location(1)
+    tr = current()
+    what = "nisa.dma_copy"
+    _name(name, loc, what)
+    for arg, t in (("dst", dst), ("src", src)):
+        if not isinstance(t, NkiTensor):
+            raise NKIError(f"{what}: {arg} must be a tensor, not {type(t).__name__}", loc)
+    _priority(priority, loc, what)
+    skip = _enum(oob_mode, _OobMode, f"{what}: oob_mode", loc) is _OobMode.skip
+    fields = _dge_fields(dge_mode, engine, dst, src, loc, what)
+    if dst._indirect is not None:
+        raise NKIError(f"{what}: a scatter (indirect dst) is not modelled; the simulator's DMA "
+                       "gathers (indirect src) only", loc)
+    ind = src._indirect
+    if ind is None:
+        if skip:
+            raise NKIError(f"{what}: oob_mode=skip applies to indirect (runtime-indexed) "
+                           "accesses only", loc)
+        op = _ins.dma(tr, IT.DMACopy, dst._view, src._view, loc, what=what)
+        if fields and op is not None:
+            op.fields = dict(op.fields, **fields)
+        return
+    if ind.kind != "vector":
+        raise NKIError(f"{what}: a source at a runtime scalar offset (scalar_offset, select by a "
+                       "tensor) is not modelled; only vector_offset gathers are", loc)
+    _gather(tr, dst, src, ind, not skip, fields, loc, what)
+
+
+def _priority(priority, loc, what):
+    if priority is not None:
+        arch = current().arch
+        raise NKIError(f"{what}: priority is a NeuronCore-v4 (trn3) feature; {arch} "
+                       f"({dt.CORE_NAMES.get(arch, arch)}) does not have it", loc)
+
+
+def _dge_fields(mode, eng, dst, src, loc, what) -> dict:
+    mode = _enum(mode, dge_mode, f"{what}: dge_mode", loc)
+    eng = _enum(eng, engine, f"{what}: engine", loc)
+    if mode is dge_mode.hwdge:
+        arch = current().arch
+        if arch == "trn1":
+            raise NKIError(f"{what}: hardware DGE needs NeuronCore-v3 (trn2); trn1 "
+                           "(NeuronCore-v2) does not have it", loc)
+        if dst.dtype != src.dtype:
+            raise NKIError(f"{what}: with dge_mode=hwdge the DMA moves raw bytes: src "
+                           f"({dt.name(src.dtype)}) and dst ({dt.name(dst.dtype)}) must have one "
+                           "dtype", loc)
+        if eng not in (engine.unknown, engine.sync, engine.scalar):
+            raise NKIError(f"{what}: engine must be nisa.engine.sync or nisa.engine.scalar with "
+                           "dge_mode=hwdge", loc)
+        return {"dge_type": bir.DgeType.HWDGE}
+    if eng is not engine.unknown:
+        raise NKIError(f"{what}: engine applies to dge_mode=nisa.dge_mode.hwdge only", loc)
+    if mode is dge_mode.swdge:
+        return {"dge_type": bir.DgeType.SWDGE}
+    return {}
+
+
+def _gather(tr, dst: NkiTensor, src: NkiTensor, ind, oob_is_err: bool, fields, loc, what):
+    """Row ``r`` of ``dst`` reads row ``index[r]`` of the source's indirect dimension."""
+    d = dst._view_of(what, loc)
+    index = ind.index._view_of(f"{what}: the indices", loc)
+    sv = src._view
+    rows = ind.rows
+    # every row the index may name stays inside the source tensor
+    span = sv.offset + sum(s * (n - 1) for s, n in zip(sv.strides[1:], sv.shape[1:]))
+    total = math.prod(sv.storage.shape)
+    rows = min(rows, (total - 1 - span) // ind.row_step + 1) if ind.row_step else rows
+    if d.shape[0] != index.shape[0]:
+        raise NKIError(f"{what}: {index.shape[0]} indices for {d.shape[0]} destination rows", loc)
+    from neuronxsim.nki.tensor import new_view
+    table = new_view(sv.storage, sv.offset, (rows,) + sv.shape[1:],
+                     (ind.row_step,) + sv.strides[1:], ())
+    if math.prod(sv.shape[1:]) != math.prod(d.shape[1:]):
+        raise NKIError(f"{what}: a gathered row has {math.prod(sv.shape[1:])} elements; a "
+                       f"destination row {math.prod(d.shape[1:])}", loc)
+    ins = [tr.read(table, loc), tr.read(index, loc)]
+    outs = [tr.write(d, loc)]
+    dma_record(tr, ins, outs, loc, dict(fields, indirect_dim=0, oob_is_err=oob_is_err))
+
+
+@instruction
+def dma_transpose(dst, src, axes=None, priority=None, dge_mode=dge_mode.unknown,
+                  oob_mode=oob_mode.error, name=None):
+    """A 2-D transpose by DMA: ``dst`` [b, a] (SBUF) from ``src`` [a, b] (HBM or SBUF)."""
+    loc = caller_location(1)
+    tr = current()
+    what = "nisa.dma_transpose"
+    _name(name, loc, what)
+    _priority(priority, loc, what)
+    d = _tile(dst, loc, f"{what}: dst")
+    if d.storage.kind != SBUF:
+        raise NKIError(f"{what}: dst must be in SBUF", loc)
+    if not isinstance(src, NkiTensor):
+        raise NKIError(f"{what}: src must be a tensor", loc)
+    s = src._view_of(what, loc)
+    if axes not in (None, (1, 0), [1, 0]):
+        raise NKIError(f"{what}: axes {axes} (3-D and 4-D transposes) are not modelled; the "
+                       "simulator's DMA transposes 2-D tensors (axes=(1, 0))", loc)
+    if len(s.shape) != 2:
+        raise NKIError(f"{what}: src must be 2-D for axes=(1, 0); it is {list(s.shape)}", loc)
+    if d.shape != (s.shape[1], s.shape[0]):
+        raise NKIError(f"{what}: dst has shape {list(d.shape)}; the transposed src is "
+                       f"{[s.shape[1], s.shape[0]]}", loc)
+    if d.storage.dtype != s.storage.dtype:
+        raise NKIError(f"{what}: src.dtype ({dt.name(s.storage.dtype)}) must equal dst.dtype "
+                       f"({dt.name(d.storage.dtype)})", loc)
+    if _enum(oob_mode, _OobMode, f"{what}: oob_mode", loc) is not _OobMode.error:
+        raise NKIError(f"{what}: oob_mode=skip applies to indirect sources only", loc)
+    fields = _dge_fields(dge_mode, engine.unknown, dst, src, loc, what)
+    dma_record(tr, [tr.read(s, loc)], [tr.write(d, loc)], loc,
+               dict(fields, mode=bir.DmaMode.Transpose))
+
+
+@instruction
+def dma_compute(dst, srcs, reduce_op, scales=None, unique_indices=True,
+                oob_mode=oob_mode.error, name=None):
+    """``dst = srcs[0] + srcs[1] + ...`` by DMA: recorded as a copy of the first source and
+    read-modify-write (``+=``) transfers of the others (a source that is ``dst`` itself is the
+    accumulator); time is that of those transfers."""
+    loc = caller_location(1)
+    tr = current()
+    what = "nisa.dma_compute"
+    _name(name, loc, what)
+    if _alu(reduce_op, f"{what}: reduce_op", loc) is not Alu.add:
+        raise NKIError(f"{what}: reduce_op must be nl.add", loc)
+    if not isinstance(srcs, (list, tuple)) or not 1 <= len(srcs) <= 16:
+        raise NKIError(f"{what}: srcs must be a list of 1 to 16 tensors", loc)
+    if scales is not None and any(float(s) != 1.0 for s in scales):
+        raise NKIError(f"{what}: every scale must be 1.0", loc)
+    if scales is not None and len(scales) != len(srcs):
+        raise NKIError(f"{what}: {len(scales)} scales for {len(srcs)} sources", loc)
+    if unique_indices is not True:
+        raise NKIError(f"{what}: unique_indices must be True", loc)
+    if _enum(oob_mode, _OobMode, f"{what}: oob_mode", loc) is not _OobMode.error:
+        raise NKIError(f"{what}: oob_mode=skip applies to indirect sources, which dma_compute "
+                       "does not model", loc)
+    if not isinstance(dst, NkiTensor):
+        raise NKIError(f"{what}: dst must be a tensor", loc)
+    d = dst._view_of(what, loc)
+    views = []
+    for i, s in enumerate(srcs):
+        if not isinstance(s, NkiTensor):
+            raise NKIError(f"{what}: srcs[{i}] must be a tensor", loc)
+        views.append(s._view_of(f"{what}: srcs[{i}] (an indirect source is not modelled)", loc))
+    from neuronxsim.nki.tensor import same_view
+    accumulator = [v for v in views if same_view(v, d)]
+    others = [v for v in views if not same_view(v, d)]
+    if len(accumulator) > 1:
+        raise NKIError(f"{what}: dst appears twice among srcs", loc)
+    if not accumulator:
+        _ins.dma(tr, IT.DMACopy, d, others.pop(0), loc, what=what)
+    for v in others:
+        _ins.dma(tr, IT.DMACopy, d, v, loc, rmw=Alu.add, what=what)
+
+
+# ---- copies and fills ----
+
+@instruction
+def tensor_copy(dst, src, engine=engine.unknown, name=None):
+    """``dst = src`` on the Vector, Scalar or GpSimd Engine (bit-exact when dtypes match)."""
+    tr, loc, what, d = _begin(name, dst, "nisa.tensor_copy")
+    s = _tile(src, loc, f"{what}: src")
+    hw = _engine(engine, (Engine.DVE, Engine.Activation, Engine.Pool), None, loc, what)
+    if hw is Engine.Activation and tr.arch == "trn1":
+        raise NKIError(f"{what}: the Scalar Engine of NeuronCore-v2 (trn1) has no tensor_copy; "
+                       "use nisa.activation(op=nl.copy)", loc)
+    (s,) = _paired(d, [("src", s)], loc, what)
+    _ins.tensor_copy(tr, s, d.storage.dtype, loc, out=d, engine=hw, what=what)
+
+
+@instruction
+def memset(dst, value, engine=engine.unknown, name=None):
+    """Fills ``dst`` with ``value`` (an int for integer tensors)."""
+    tr, loc, what, d = _begin(name, dst, "nisa.memset")
+    hw = _engine(engine, (Engine.DVE, Engine.Pool), Engine.DVE, loc, what)
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
+        raise NKIError(f"{what}: value must be a number, not {type(value).__name__}", loc)
+    if dt.is_int(d.storage.dtype) and not float(value).is_integer():
+        raise NKIError(f"{what}: value {value} must match the {dt.name(d.storage.dtype)} "
+                       "destination (pass an integer)", loc)
+    _ins.memset(tr, d, value, loc, engine=hw)
+
+
+@instruction
+def tensor_copy_predicated(dst, src, predicate, reverse_pred=False, name=None):
+    """``dst = src`` where ``predicate`` is non-zero (zero with ``reverse_pred``); other elements
+    of ``dst`` keep their values (Vector Engine)."""
+    tr, loc, what, d = _begin(name, dst, "nisa.tensor_copy_predicated")
+    p = _tile(predicate, loc, f"{what}: predicate")
+    if p.storage.dtype not in (dt.uint8, dt.uint16, dt.uint32):
+        raise NKIError(f"{what}: predicate must be uint8, uint16 or uint32, not "
+                       f"{dt.name(p.storage.dtype)}", loc)
+    if isinstance(src, NkiTensor):
+        s = _tile(src, loc, f"{what}: src")
+        if s.storage.dtype != d.storage.dtype:
+            raise NKIError(f"{what}: src and dst must share a dtype", loc)
+    elif isinstance(src, (int, float, np.number)) and not isinstance(src, (bool, np.bool_)):
+        s = _ins.constant_tile(tr, d.shape, float(src), d.storage.dtype, loc)
+    else:
+        raise NKIError(f"{what}: src must be a tile or a number, not {type(src).__name__}", loc)
+    s, p = _paired(d, [("src", s), ("predicate", p)], loc, what)
+    _one_psum_input([s, p], loc, what)
+    if reverse_pred:
+        p = _ins.tensor_scalar(tr, p, Alu.is_equal, 0.0, False, None, None, False, dt.uint8, loc,
+                               what=what)
+    tr.read(d, loc)  # dst keeps its unselected elements: they must have been written
+    _record(tr, IT.CopyPredicated, Engine.DVE, [("src", s), ("predicate", p)], [("dst", d)],
+            None, loc, what)
+
+
+# ---- the Tensor Engine ----
+
+@instruction
+def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_onezero=False,
+              is_transpose=False, accumulate=None, tile_position=(), tile_size=(),
+              perf_mode=matmul_perf_mode.none, name=None):
+    """``dst (=, +=) stationary.T @ moving`` on the Tensor Engine: stationary [K, M], moving
+    [K, N] in SBUF, dst [M, N] fp32 in PSUM. ``accumulate``: True adds to the accumulation group
+    open on ``dst``, False starts one, None (default) adds when one is open there (or ``dst``
+    holds nl.zeros) and starts one otherwise."""
+    tr, loc, what, d = _begin(name, dst, "nisa.nc_matmul")
+    st = _tile(stationary, loc, f"{what}: stationary")
+    mv = _tile(moving, loc, f"{what}: moving")
+    if _enum(perf_mode, matmul_perf_mode, f"{what}: perf_mode", loc) is not matmul_perf_mode.none:
+        if tr.arch == "trn1":
+            raise NKIError(f"{what}: perf_mode=double_row needs NeuronCore-v3 (trn2); trn1 "
+                           "(NeuronCore-v2) does not have it", loc)
+        raise NKIError(f"{what}: perf_mode=double_row is not modelled: the simulator computes "
+                       "Matmult as a plain matmul", loc)
+    for hint, t, arg in ((is_stationary_onezero, st, "is_stationary_onezero"),
+                         (is_moving_onezero, mv, "is_moving_onezero")):
+        if hint and t.storage.dtype == dt.float32:
+            raise NKIError(f"{what}: {arg}=True on a float32 operand (a 2x faster PE mode) is not "
+                           "modelled", loc)
+    fields = None
+    if tile_position or tile_size:
+        if len(tile_position) != 2 or len(tile_size) != 2:
+            raise NKIError(f"{what}: tile_position and tile_size are both (row, column) pairs",
+                           loc)
+        fields = {"tile_position": [int(v) for v in tile_position],
+                  "tile_size": [int(v) for v in tile_size]}
+    if d.storage.kind != PSUM:
+        raise NKIError(f"{what}: dst must be in PSUM; '{dst.name}' is in {dst.buffer.name}", loc)
+    if is_transpose:
+        if accumulate:
+            raise NKIError(f"{what}: a transpose (is_transpose=True) cannot accumulate", loc)
+        value = _ins.matmul(tr, st, mv, loc, what, fields, is_transpose=True,
+                            out_dtype=d.storage.dtype)
+        _assign_result(tr, value, d, loc, what)
+        return
+    value = _ins.matmul(tr, st, mv, loc, what, fields)
+    if d.shape != value.shape:
+        if d.shape[0] != value.shape[0] or math.prod(d.shape[1:]) != value.shape[1]:
+            raise NKIError(f"{what}: dst has shape {list(d.shape)}; stationary.T @ moving is "
+                           f"{list(value.shape)}", loc)
+        d = _as(value.shape, d, loc)
+    if accumulate is None:
+        accumulate = _accumulates(tr, d, loc, what)
+    try:
+        tr.place_matmul(value, d, accumulate=bool(accumulate))
+    except NKIError as e:
+        raise NKIError(f"{what}: {e.reason}", loc) from None
+
+
+def _accumulates(tr, d: Tensor, loc, what: str) -> bool:
+    """``accumulate=None``: whether the matmul adds to what ``d`` holds."""
+    st = d.storage
+    if st.zero_init:
+        return True
+    if st.write_count == 0:
+        return False
+    groups = st.psum_groups
+    if not groups:
+        raise NKIError(f"{what}: accumulate=None onto PSUM tensor {st.describe()}, which a "
+                       "non-matmul instruction wrote: accumulating onto it is undefined on "
+                       "NeuronCore-v2/v3 (pass accumulate=False to overwrite)", loc)
+    region = _tracer._extent(tr.access(d, loc, merge=False))
+    for key, op in groups.items():
+        ext = _tracer._extent(op.outs[0])
+        if ext == region:
+            return True
+        if _tracer._overlaps(ext, region):
+            raise NKIError(f"{what}: this PSUM region partly overlaps an open accumulation group "
+                           "of another shape; accumulating into overlapping regions is not "
+                           "modelled", loc)
+    return False
+
+
+def _assign_result(tr, value: Tensor, d: Tensor, loc, what):
+    """Points the instruction that just produced ``value`` at ``d``."""
+    if d.shape != value.shape:
+        if d.shape[0] != value.shape[0] or math.prod(d.shape[1:]) != math.prod(value.shape[1:]):
+            raise NKIError(f"{what}: dst has shape {list(d.shape)}; the result is "
+                           f"{list(value.shape)}", loc)
+        d = _as(value.shape, d, loc)
+    op = tr.fresh_result(value)
+    tr.redirect(op, value, d, loc, checked_as=(what, "dst"))
+
+
+@instruction
+def nc_matmul_mx(dst, stationary, moving, stationary_scale, moving_scale, tile_position=None,
+                 tile_size=None, accumulate=None, name=None):
+    """MXFP8/MXFP4 matmul (NeuronCore-v4)."""
+    _v4_only("nisa.nc_matmul_mx", caller_location())
+
+
+@instruction
+def nc_transpose(dst, data, engine=engine.unknown, name=None):
+    """``dst = data.T`` on the Tensor Engine (up to [128, 128], into PSUM) or the Vector Engine
+    (up to [32, 32]). By default the Vector Engine takes tiles that fit it and an SBUF ``dst``."""
+    tr, loc, what, d = _begin(name, dst, "nisa.nc_transpose")
+    v = _tile(data, loc, f"{what}: data")
+    small = v.shape[0] <= 32 and math.prod(v.shape[1:]) <= 32
+    default = Engine.PE if d.storage.kind == PSUM and not small else \
+        Engine.DVE if small else Engine.PE
+    hw = _engine(engine, (Engine.PE, Engine.DVE), default, loc, what)
+    if hw is Engine.PE:
+        if d.storage.kind != PSUM:
+            raise NKIError(f"{what}: the Tensor Engine writes its transpose to PSUM; dst is in "
+                           f"{dst.buffer.name}", loc)
+        if d.storage.dtype != v.storage.dtype:
+            raise NKIError(f"{what}: dst must have data's dtype ({dt.name(v.storage.dtype)})", loc)
+        value = _ins.transpose_pe(tr, v, d.storage.dtype, loc, what=what)
+    else:
+        value = _ins.transpose_dve(tr, v, d.storage.dtype, loc, what=what)
+    _assign_result(tr, value, d, loc, what)
+
+
+# ---- the Scalar Engine ----
+
+def _activation(tr, d: Tensor, op, data, bias, scale, acc, loc, what):
+    func = act_func(op, loc)
+    if func is Act.Prelu:
+        raise NKIError(f"{what}: nl.prelu takes its slope from nisa.activate2's relu_param "
+                       "(NeuronCore-v4); nisa.activation has none", loc)
+    v = _tile(data, loc, f"{what}: data")
+    (v,) = _paired(d, [("data", v)], loc, what)
+    p = d.shape[0]
+    bias = None if bias is None else _scalar_or_column(bias, p, loc, f"{what}: bias")
+    if isinstance(bias, float) and bias != 0.0 and tr.arch == "trn1":
+        raise NKIError(f"{what}: on NeuronCore-v2 (trn1) the bias is a [{p}, 1] tile, not a "
+                       "number (a scalar bias needs NeuronCore-v3)", loc)
+    scale = _scalar_or_column(scale, p, loc, f"{what}: scale")
+    _ins.activation(tr, func, v, bias, scale, d.storage.dtype, loc, out=d, acc=acc, what=what)
+
+
+def _reduce_regs(reduce_op, cmd, reduce_res, loc, what):
+    cmd = _enum(cmd, reduce_cmd, f"{what}: reduce_cmd", loc)
+    if cmd is reduce_cmd.load_reduce:
+        raise NKIError(f"{what}: reduce_cmd=load_reduce is not modelled by the simulator's "
+                       "accumulation registers", loc)
+    if (reduce_res is not None or cmd in (reduce_cmd.reduce, reduce_cmd.reset_reduce)) and \
+            (reduce_op is None or _alu(reduce_op, f"{what}: reduce_op", loc) is not Alu.add):
+        raise NKIError(f"{what}: the Scalar Engine's reduction registers add (reduce_op=nl.add)",
+                       loc)
+    return _ACC[cmd]
+
+
+@instruction
+def activation(dst, op, data, bias=None, scale=1.0, reduce_op=None, reduce_res=None,
+               reduce_cmd=reduce_cmd.idle, name=None):
+    """``dst = op(data * scale + bias)`` on the Scalar Engine; with ``reduce_cmd`` the results
+    also add into the engine's per-partition registers, read into ``reduce_res``."""
+    tr, loc, what, d = _begin(name, dst, "nisa.activation")
+    acc = _reduce_regs(reduce_op, reduce_cmd, reduce_res, loc, what)
+    _activation(tr, d, op, data, bias, scale, acc, loc, what)
+    if reduce_res is not None:
+        _ins.read_accumulator(tr, _tile(reduce_res, loc, f"{what}: reduce_res"), d.shape[0], loc)
+
+
+@instruction
+def activation_reduce(dst, op, data, reduce_op, reduce_res, bias=None, scale=1.0, name=None):
+    """``activation`` with ``reduce_cmd=reset_reduce``, the per-partition sums read into
+    ``reduce_res``."""
+    tr, loc, what, d = _begin(name, dst, "nisa.activation_reduce")
+    acc = _reduce_regs(reduce_op, reduce_cmd.reset_reduce, reduce_res, loc, what)
+    _activation(tr, d, op, data, bias, scale, acc, loc, what)
+    _ins.read_accumulator(tr, _tile(reduce_res, loc, f"{what}: reduce_res"), d.shape[0], loc)
+
+
+@instruction
+def activate2(dst, op, data, imm0, imm1, op0, op1, relu_param=0.0, reverse0=False,
+              reverse1=False, reduce_op=None, reduce_res=None, reduce_cmd=reduce_cmd.idle,
+              name=None):
+    """Tensor-scalar stage, activation and reduction in one Scalar Engine instruction
+    (NeuronCore-v4)."""
+    _v4_only("nisa.activate2", caller_location())
+
+
+@instruction
+def exponential(dst, src, max_value=0.0, reduce_res=None, reduce_cmd=reduce_cmd.idle,
+                reduce_init=0.0, name=None):
+    """``exp(src - max_value)`` on the Vector Engine (NeuronCore-v4)."""
+    _v4_only("nisa.exponential", caller_location())
+
+
+# ---- the Vector and GpSimd engines ----
+
+@instruction
+def tensor_tensor(dst, data1, data2, op, engine=engine.unknown, name=None):
+    """``dst = data1 op data2`` elementwise (Vector Engine; GpSimd for ``nl.power`` and for
+    all-int32 operands outside PSUM)."""
+    loc = caller_location(1)
+    tr = current()
+    what = "nisa.tensor_tensor"
+    _name(name, loc, what)
+    alu = _alu(op, f"{what}: op", loc)
+    d = _tile(dst, loc, f"{what}: dst")
+    a = _tile(data1, loc, f"{what}: data1")
+    b = _tile(data2, loc, f"{what}: data2")
+    a, b = _paired(d, [("data1", a), ("data2", b)], loc, what)
+    _one_psum_input([a, b], loc, what)
+    in_psum = PSUM in (a.storage.kind, b.storage.kind, d.storage.kind)
+    ints = all(t.storage.dtype in (dt.int32, dt.uint32) for t in (a, b, d))
+    default = Engine.Pool if (alu is Alu.pow or ints) and not in_psum else Engine.DVE
+    hw = _engine(engine, (Engine.DVE, Engine.Pool), default, loc, what)
+    if alu in BITVEC and not all(dt.is_int(t.storage.dtype) for t in (a, b, d)):
+        raise NKIError(f"{what}: bitwise operators need integer tiles", loc)
+    _ins.tensor_tensor(tr, a, b, alu, d.storage.dtype, loc, out=d, engine=hw, what=what)
+
+
+@instruction
+def tensor_scalar(dst, data, op0, operand0, reverse0=False, op1=None, operand1=None,
+                  reverse1=False, engine=engine.unknown, name=None):
+    """``dst = (data op0 operand0) op1 operand1`` with numbers or [P, 1] tiles as operands."""
+    tr, loc, what, d = _begin(name, dst, "nisa.tensor_scalar")
+    v = _tile(data, loc, f"{what}: data")
+    (v,) = _paired(d, [("data", v)], loc, what)
+    a0 = _alu(op0, f"{what}: op0", loc)
+    a1 = None if op1 is None else _alu(op1, f"{what}: op1", loc)
+    if a1 is None and operand1 is not None:
+        raise NKIError(f"{what}: operand1 given without op1", loc)
+    if a1 is not None and operand1 is None:
+        raise NKIError(f"{what}: op1 needs operand1", loc)
+    if a0 in (Alu.abs, Alu.rsqrt) and operand0 not in (None, 0, 0.0):
+        raise NKIError(f"{what}: operand0 must be None or 0 for the unary {a0.name}", loc)
+    if operand0 is None:
+        operand0 = 0.0
+    bitvec = [a in BITVEC for a in (a0, a1) if a is not None]
+    if len(set(bitvec)) > 1:
+        raise NKIError(f"{what}: op0 and op1 must both be bitvec or both arithmetic operators",
+                       loc)
+    hw = _engine(engine, (Engine.DVE, Engine.Activation, Engine.Pool), Engine.DVE, loc, what)
+    if bitvec and bitvec[0]:
+        if hw is not Engine.DVE:
+            raise NKIError(f"{what}: bitvec operators run on the Vector Engine", loc)
+        if not (dt.is_int(v.storage.dtype) and dt.is_int(d.storage.dtype)):
+            raise NKIError(f"{what}: bitvec operators need integer tiles", loc)
+    if hw is Engine.Activation and (a0, a1) not in ((Alu.mult, Alu.add), (Alu.mult, None),
+                                                    (Alu.add, None)):
+        raise NKIError(f"{what}: the Scalar Engine takes op0=nl.multiply with op1=nl.add or None, "
+                       "or op0=nl.add with op1=None", loc)
+    if hw is Engine.Pool and (a0, a1) != (Alu.rsqrt, None):
+        raise NKIError(f"{what}: the GpSimd Engine is allowed for rsqrt only", loc)
+    o0 = _scalar_or_column(operand0, d.shape[0], loc, f"{what}: operand0")
+    o1 = None if a1 is None else _scalar_or_column(operand1, d.shape[0], loc, f"{what}: operand1")
+    _ins.tensor_scalar(tr, v, a0, o0, reverse0, a1, o1, reverse1, d.storage.dtype, loc, out=d,
+                       engine=hw, what=what)
+
+
+def _reduce_axes(axis, rank: int, loc, what) -> list:
+    axes = _ins.normalize_axes(axis, rank, loc, what)
+    if axes != list(range(axes[0], rank)):
+        raise NKIError(f"{what}: axis {axis} must be the last contiguous free dimension(s), "
+                       f"ending at dimension {rank - 1}", loc)
+    return axes
+
+
+@instruction
+def tensor_reduce(dst, op, data, axis, negate=False, keepdims=False, name=None):
+    """Reduces ``data`` with ``op`` along its last free axes ``axis`` (Vector Engine)."""
+    loc = caller_location(1)
+    tr = current()
+    what = "nisa.tensor_reduce"
+    _name(name, loc, what)
+    alu = _alu(op, f"{what}: op", loc)
+    d = _tile(dst, loc, f"{what}: dst")
+    v = _tile(data, loc, f"{what}: data")
+    axes = _reduce_axes(axis, len(v.shape), loc, what)
+    kept = v.shape[:axes[0]]
+    out_shape = kept + (1,) * len(axes) if keepdims else kept
+    if len(out_shape) == 1:
+        out_shape = out_shape + (1,)
+        keepdims = True
+    if d.shape[0] != v.shape[0] or math.prod(d.shape[1:]) != math.prod(out_shape[1:]):
+        raise NKIError(f"{what}: dst has shape {list(d.shape)}; the reduction of "
+                       f"{list(v.shape)} along {axes} has {math.prod(out_shape[1:])} elements per "
+                       "partition", loc)
+    _ins.tensor_reduce(tr, alu, v, axes, keepdims, negate, d.storage.dtype, loc,
+                       out=_as(out_shape, d, loc), what=what)
+
+
+@instruction
+def tensor_partition_reduce(dst, op, data, name=None):
+    """Reduction across partitions (GpSimd): not modelled yet."""
+    raise NKIError("nisa.tensor_partition_reduce: the GpSimd cross-partition reduction is not "
+                   "modelled by the simulator yet", caller_location())
+
+
+@instruction
+def tensor_tensor_scan(dst, data0, data1, initial, op0, op1, reverse0=False, reverse1=False,
+                       name=None):
+    """Per partition: ``r[i] = op1(op0(data0[i], r[i-1]), data1[i])`` from ``r[-1] = initial``
+    (a number or a [P, 1] tile)."""
+    loc = caller_location(1)
+    tr = current()
+    what = "nisa.tensor_tensor_scan"
+    _name(name, loc, what)
+    a0 = _alu(op0, f"{what}: op0", loc)
+    a1 = _alu(op1, f"{what}: op1", loc)
+    for rev, a, arg in ((reverse0, a0, "op0"), (reverse1, a1, "op1")):
+        if rev and a not in COMMUTATIVE:
+            raise NKIError(f"{what}: reversing the non-commutative {arg} ({a.name}) is not "
+                           "modelled (the simulator's scan has no operand swap)", loc)
+    d = _tile(dst, loc, f"{what}: dst")
+    x0 = _tile(data0, loc, f"{what}: data0")
+    x1 = _tile(data1, loc, f"{what}: data1")
+    x0, x1 = _paired(d, [("data0", x0), ("data1", x1)], loc, what)
+    _one_psum_input([x0, x1], loc, what)
+    init = _scalar_or_column(initial, d.shape[0], loc, f"{what}: initial")
+    _scan(tr, d, x0, x1, a0, a1, init, loc, what)
+
+
+def _scan(tr, d: Tensor, data0: Tensor, data1: Tensor, op0, op1, initial, loc, what: str):
+    """Records ``d[i] = op1(op0(data0[i], r), data1[i])`` from ``r = initial`` (a number or a
+    [P, 1] view)."""
+    fields = {"op0": op0, "op1": op1, "initial": 0.0}
+    pointers = []
+    if isinstance(initial, Tensor):
+        pointers.append(("initial", initial))
+    else:
+        fields["initial"] = initial
+    _ins.record_lanewise(tr, IT.TensorTensorScan, Engine.DVE, d.shape, _full(d.shape),
+                         [data0, data1], pointers, d, fields, loc, what)
+
+
+@instruction
+def scalar_tensor_tensor(dst, data, op0, operand0, op1, operand1, reverse0=False,
+                         reverse1=False, name=None):
+    """``dst = (data op0 operand0) op1 operand1``, operand0 a number or [P, 1] tile, operand1 a
+    tile. (Recorded as a tensor_scalar into an fp32 tile and a tensor_tensor: exact, and timed
+    as those two Vector Engine instructions.)"""
+    tr, loc, what, d = _begin(name, dst, "nisa.scalar_tensor_tensor")
+    v = _tile(data, loc, f"{what}: data")
+    w = _tile(operand1, loc, f"{what}: operand1")
+    v, w = _paired(d, [("data", v), ("operand1", w)], loc, what)
+    _one_psum_input([v, w], loc, what)
+    a0, a1 = _alu(op0, f"{what}: op0", loc), _alu(op1, f"{what}: op1", loc)
+    if a0 in BITVEC or a1 in BITVEC:
+        raise NKIError(f"{what}: op0 and op1 must be arithmetic operators", loc)
+    o0 = _scalar_or_column(operand0, d.shape[0], loc, f"{what}: operand0")
+    t = _ins.tensor_scalar(tr, v, a0, o0, reverse0, None, None, False, dt.float32, loc,
+                           what=what)
+    lhs, rhs = (w, t) if reverse1 else (t, w)
+    _ins.tensor_tensor(tr, lhs, rhs, a1, d.storage.dtype, loc, out=d, what=what)
+
+
+@instruction
+def tensor_scalar_reduce(dst, data, op0, operand0, reduce_op, reduce_res=None, reverse0=False,
+                         reduce_cmd=reduce_cmd.reset_reduce, reduce_init=None,
+                         reduce_res_negate=False, name=None):
+    """``dst = data op0 operand0`` and ``reduce_res = reduce_op`` of those values per partition.
+    (Recorded as a tensor_scalar into an fp32 tile, a copy into ``dst`` and a tensor_reduce:
+    exact, timed as those Vector Engine instructions; the Vector Engine's accumulation
+    registers across instructions, reduce_cmd reduce/load_reduce, are not modelled.)"""
+    loc = caller_location(1)
+    tr = current()
+    what = "nisa.tensor_scalar_reduce"
+    _name(name, loc, what)
+    cmd = _enum(reduce_cmd, _ReduceCmd, f"{what}: reduce_cmd", loc)
+    if cmd is not _ReduceCmd.reset_reduce:
+        raise NKIError(f"{what}: reduce_cmd={cmd.name} (accumulating across instructions in the "
+                       "Vector Engine's registers) is not modelled; use reset_reduce", loc)
+    if reduce_init is not None:
+        raise NKIError(f"{what}: reduce_init applies to reduce_cmd=load_reduce only", loc)
+    if reverse0:
+        raise NKIError(f"{what}: reverse0 is not supported (as in NKI)", loc)
+    red = _alu(reduce_op, f"{what}: reduce_op", loc)
+    if red not in (Alu.add, Alu.mult, Alu.max, Alu.min):
+        raise NKIError(f"{what}: reduce_op must be nl.add, nl.multiply, nl.maximum or "
+                       "nl.minimum", loc)
+    d = _tile(dst, loc, f"{what}: dst")
+    v = _tile(data, loc, f"{what}: data")
+    (v,) = _paired(d, [("data", v)], loc, what)
+    a0 = _alu(op0, f"{what}: op0", loc)
+    if a0 in BITVEC:
+        raise NKIError(f"{what}: op0 must be an arithmetic operator", loc)
+    o0 = _scalar_or_column(0.0 if operand0 is None else operand0, d.shape[0], loc,
+                           f"{what}: operand0")
+    t = _ins.tensor_scalar(tr, v, a0, o0, False, None, None, False, dt.float32, loc, what=what)
+    _ins.tensor_copy(tr, t, d.storage.dtype, loc, out=d, what=what)
+    if reduce_res is None:
+        return
+    r = _tile(reduce_res, loc, f"{what}: reduce_res")
+    if r.shape[0] != d.shape[0] or math.prod(r.shape[1:]) != 1:
+        raise NKIError(f"{what}: reduce_res must be [{d.shape[0]}, 1]; it is {list(r.shape)}", loc)
+    axes = list(range(1, len(t.shape)))
+    _ins.tensor_reduce(tr, red, t, axes, True, bool(reduce_res_negate), r.storage.dtype, loc,
+                       out=_as((t.shape[0],) + (1,) * len(axes), r, loc), what=what)
+
+
+_SCAN_INITIAL = {Alu.add: 0.0, Alu.subtract: 0.0, Alu.mult: 1.0, Alu.max: -math.inf,
+                 Alu.min: math.inf}
+
+
+@instruction
+def tensor_scalar_cumulative(dst, src, op0, op1, imm0, imm1=None,
+                             reduce_cmd=reduce_cmd.reset_reduce, name=None):
+    """Per partition, ``reg = op1(op0(src[i], imm0), reg); dst[i] = reg`` (Vector Engine).
+    (Recorded as a tensor_scalar into an fp32 tile and a tensor_tensor_scan: exact, timed as
+    those two instructions; reduce_cmd=reduce, continuing the registers of an earlier
+    instruction, is not modelled.)"""
+    loc = caller_location(1)
+    tr = current()
+    what = "nisa.tensor_scalar_cumulative"
+    _name(name, loc, what)
+    cmd = _enum(reduce_cmd, _ReduceCmd, f"{what}: reduce_cmd", loc)
+    a0, a1 = _alu(op0, f"{what}: op0", loc), _alu(op1, f"{what}: op1", loc)
+    if a1 not in _SCAN_INITIAL:
+        raise NKIError(f"{what}: op1 must be add, subtract, multiply, maximum or minimum", loc)
+    d = _tile(dst, loc, f"{what}: dst")
+    v = _tile(src, loc, f"{what}: src")
+    (v,) = _paired(d, [("src", v)], loc, what)
+    for t in (v, d):
+        if t.storage.dtype in (dt.int32, dt.uint32):
+            raise NKIError(f"{what}: int32/uint32 tiles are not supported (as in NKI)", loc)
+    if cmd is _ReduceCmd.reset_reduce:
+        if imm1 is not None:
+            raise NKIError(f"{what}: imm1 applies to reduce_cmd=load_reduce only", loc)
+        initial = _SCAN_INITIAL[a1]
+    elif cmd is _ReduceCmd.load_reduce:
+        initial = _scalar_or_column(imm1, d.shape[0], loc, f"{what}: imm1")
+    else:
+        raise NKIError(f"{what}: reduce_cmd={cmd.name} is not modelled (use reset_reduce or "
+                       "load_reduce)", loc)
+    o0 = _scalar_or_column(imm0, d.shape[0], loc, f"{what}: imm0")
+    t = _ins.tensor_scalar(tr, v, a0, o0, False, None, None, False, dt.float32, loc, what=what)
+    zero = _ins.constant_column(tr, d.shape[0], 0.0, loc)  # (r = op1(t[i], r) + 0)
+    _scan(tr, d, t, zero, a1, Alu.add, initial, loc, what)
+
+
+@instruction
+def reciprocal(dst, data, name=None):
+    """``dst = 1 / data`` (Vector Engine)."""
+    tr, loc, what, d = _begin(name, dst, "nisa.reciprocal")
+    (v,) = _paired(d, [("data", _tile(data, loc, f"{what}: data"))], loc, what)
+    _ins.record_lanewise(tr, IT.Reciprocal, Engine.DVE, d.shape, _full(d.shape), [v], [], d,
+                         None, loc, what)
+
+
+@instruction
+def iota(dst, pattern, offset=0, channel_multiplier=0, name=None):
+    """``dst[p, i...] = offset + channel_multiplier * p + sum(i_k * step_k)`` over ``pattern``
+    ``[[step, num], ...]`` (GpSimd, int32 arithmetic, cast to dst's dtype)."""
+    tr, loc, what, d = _begin(name, dst, "nisa.iota")
+    if d.storage.kind != SBUF:
+        raise NKIError(f"{what}: dst must be in SBUF", loc)
+    fields = {"base": int(offset), "channel_multiplier": int(channel_multiplier),
+              "pattern": _affine_pattern(pattern, d, loc, what)}
+    _record(tr, IT.Iota, Engine.Pool, [], [("dst", d)], fields, loc, what)
+
+
+def _affine_pattern(pattern, d: Tensor, loc, what) -> list:
+    try:
+        pairs = [(int(step), int(num)) for step, num in pattern]
+    except (TypeError, ValueError):
+        raise NKIError(f"{what}: pattern must be a list of [step, num] pairs", loc) from None
+    if not 1 <= len(pairs) <= 4:
+        raise NKIError(f"{what}: pattern has {len(pairs)} pairs; it takes 1 to 4", loc)
+    if math.prod(n for _, n in pairs) != math.prod(d.shape[1:]):
+        raise NKIError(f"{what}: pattern {pattern} spans {math.prod(n for _, n in pairs)} "
+                       f"elements; dst has {math.prod(d.shape[1:])} per partition", loc)
+    return pairs
+
+
+@instruction
+def affine_select(dst, pattern, channel_multiplier, on_true_tile, on_false_value,
+                  cmp_op=_equal, offset=0, name=None):
+    """``dst = on_true_tile where cmp_op(affine value, 0) else on_false_value`` with the affine
+    value of ``nisa.iota`` (GpSimd)."""
+    loc = caller_location(1)
+    tr = current()
+    what = "nisa.affine_select"
+    _name(name, loc, what)
+    cmp = _alu(cmp_op, f"{what}: cmp_op", loc)
+    if cmp not in (Alu.is_equal, Alu.not_equal, Alu.is_lt, Alu.is_le, Alu.is_gt, Alu.is_ge):
+        raise NKIError(f"{what}: cmp_op must be a comparison (nl.equal, nl.greater, ...)", loc)
+    d = _tile(dst, loc, f"{what}: dst")
+    t = _tile(on_true_tile, loc, f"{what}: on_true_tile")
+    if d.storage.kind != SBUF or t.storage.kind != SBUF:
+        raise NKIError(f"{what}: dst and on_true_tile must be in SBUF", loc)
+    (t,) = _paired(d, [("on_true_tile", t)], loc, what)
+    fields = {"base": int(offset), "channel_multiplier": int(channel_multiplier),
+              "pattern": _affine_pattern(pattern, d, loc, what), "compare_op": cmp,
+              "fill_value": float(on_false_value)}
+    _ins.record_lanewise(tr, IT.TensorScalarAffineSelect, Engine.Pool, d.shape, _full(d.shape),
+                         [t], [], d, fields, loc, what)
+
+
+@instruction
+def range_select(dst, on_true_tile, comp_op0, comp_op1, bound0, bound1,
+                 reduce_cmd=reduce_cmd.reset_reduce, reduce_res=None, reduce_op=_maximum,
+                 range_start=0, on_false_value=float(np.finfo(np.float32).min), name=None):
+    """Keeps element ``j`` where ``comp_op0(j + range_start, bound0)`` and ``comp_op1(...,
+    bound1)``, else ``on_false_value`` (FP32_MIN); the per-partition max into ``reduce_res``
+    (Vector Engine, NeuronCore-v3)."""
+    loc = caller_location(1)
+    tr = current()
+    what = "nisa.range_select"
+    _name(name, loc, what)
+    if tr.arch == "trn1":
+        raise NKIError(f"{what} needs NeuronCore-v3 (trn2); trn1 (NeuronCore-v2) does not have "
+                       "it", loc)
+    cmd = _enum(reduce_cmd, _ReduceCmd, f"{what}: reduce_cmd", loc)
+    if cmd in (_ReduceCmd.reduce, _ReduceCmd.load_reduce):
+        raise NKIError(f"{what}: reduce_cmd={cmd.name} (continuing the Vector Engine's registers "
+                       "across instructions) is not modelled", loc)
+    if _alu(reduce_op, f"{what}: reduce_op", loc) is not Alu.max:
+        raise NKIError(f"{what}: reduce_op must be nl.maximum", loc)
+    if np.float32(on_false_value) != np.finfo(np.float32).min:
+        raise NKIError(f"{what}: on_false_value must be FP32_MIN (-3.4028235e+38)", loc)
+    c0, c1 = _alu(comp_op0, f"{what}: comp_op0", loc), _alu(comp_op1, f"{what}: comp_op1", loc)
+    d = _tile(dst, loc, f"{what}: dst")
+    t = _tile(on_true_tile, loc, f"{what}: on_true_tile")
+    (t,) = _paired(d, [("on_true_tile", t)], loc, what)
+    b0 = _scalar_or_column(bound0, d.shape[0], loc, f"{what}: bound0")
+    b1 = _scalar_or_column(bound1, d.shape[0], loc, f"{what}: bound1")
+    if not isinstance(b0, Tensor) or not isinstance(b1, Tensor):
+        raise NKIError(f"{what}: bound0 and bound1 must be [P, 1] tiles", loc)
+    fields = {"comp_op0": c0, "comp_op1": c1, "range_start": int(range_start),
+              "fill_value": float(on_false_value)}
+    extra = ()
+    if reduce_res is not None and cmd is not _ReduceCmd.idle:
+        extra = (("reduce_res", _tile(reduce_res, loc, f"{what}: reduce_res")),)
+    _ins.record_lanewise(tr, IT.RangeSelect, Engine.DVE, d.shape, _full(d.shape), [t],
+                         [("bound0", b0), ("bound1", b1)], d, fields, loc, what,
+                         outs_extra=extra)
+
+
+@instruction
+def select_reduce(dst, predicate, on_true, on_false, reduce_res=None, reduce_cmd=reduce_cmd.idle,
+                  reduce_op=_maximum, reverse_pred=False, name=None):
+    """``dst = on_true where predicate else on_false``; the per-partition max into
+    ``reduce_res`` (Vector Engine)."""
+    loc = caller_location(1)
+    tr = current()
+    what = "nisa.select_reduce"
+    _name(name, loc, what)
+    cmd = _enum(reduce_cmd, _ReduceCmd, f"{what}: reduce_cmd", loc)
+    if cmd in (_ReduceCmd.reduce, _ReduceCmd.load_reduce):
+        raise NKIError(f"{what}: reduce_cmd={cmd.name} (continuing the Vector Engine's registers "
+                       "across instructions) is not modelled", loc)
+    if _alu(reduce_op, f"{what}: reduce_op", loc) is not Alu.max:
+        raise NKIError(f"{what}: reduce_op must be nl.maximum", loc)
+    d = _tile(dst, loc, f"{what}: dst")
+    p = _tile(predicate, loc, f"{what}: predicate")
+    t = _tile(on_true, loc, f"{what}: on_true")
+    p, t = _paired(d, [("predicate", p), ("on_true", t)], loc, what)
+    _one_psum_input([p, t], loc, what)
+    f = _scalar_or_column(on_false, d.shape[0], loc, f"{what}: on_false")
+    if reverse_pred:
+        p = _ins.tensor_scalar(tr, p, Alu.is_equal, 0.0, False, None, None, False, dt.uint8, loc,
+                               what=what)
+    r = None
+    if reduce_res is not None and cmd is not _ReduceCmd.idle:
+        r = _tile(reduce_res, loc, f"{what}: reduce_res")
+    _ins.select_reduce(tr, d, p, t, f, r, Alu.max, loc)
+
+
+@instruction
+def bn_stats(dst, data, name=None):
+    """Per partition, six values: count, mean and count*variance of the even and of the odd
+    elements (at most 512 per partition)."""
+    loc = caller_location(1)
+    _per_lane(IT.BNStats, dst, data, 6, loc, "nisa.bn_stats", name)
+
+
+@instruction
+def bn_aggr(dst, data, name=None):
+    """Mean and variance per partition from bn_stats records."""
+    loc = caller_location(1)
+    _per_lane(IT.BNStatsAggregate, dst, data, 2, loc, "nisa.bn_aggr", name)
+
+
+@instruction
+def max8(dst, src, name=None):
+    """The 8 largest values of each partition, descending."""
+    loc = caller_location(1)
+    _per_lane(IT.Max, dst, src, 8, loc, "nisa.max8", name)
+
+
+def _per_lane(opcode, dst, data, count: int, loc, what, name, extra=None):
+    tr = current()
+    _name(name, loc, what)
+    d = _tile(dst, loc, f"{what}: dst")
+    v = _tile(data, loc, f"{what}: data")
+    n = math.prod(v.shape[1:])
+    if opcode is IT.BNStats and n > 512:
+        raise NKIError(f"{what}: {n} elements per partition; bn_stats takes at most 512 "
+                       "(nl.tile_size.bn_stats_fmax)", loc)
+    if opcode is IT.BNStatsAggregate and n % 3:
+        raise NKIError(f"{what}: {n} elements per partition is not a whole number of "
+                       "(count, mean, variance*count) records", loc)
+    if opcode in (IT.Max, IT.MaxIndex, IT.MatchReplace) and not 8 <= n <= 16384:
+        raise NKIError(f"{what}: {n} elements per partition; it takes 8 to 16384", loc)
+    if d.shape[0] != v.shape[0] or math.prod(d.shape[1:]) != count:
+        raise NKIError(f"{what}: dst must be [{v.shape[0]}, {count}]; it is {list(d.shape)}",
+                       loc)
+    ins = [("data", v)] + ([extra] if extra is not None else [])
+    _record(tr, opcode, Engine.DVE, ins, [("dst", d)], None, loc, what)
+
+
+def _vals8(vals, data, loc, what) -> tuple:
+    v = _tile(vals, loc, f"{what}: vals")
+    p = _tile(data, loc, f"{what}: data").shape[0]
+    if v.shape[0] != p or math.prod(v.shape[1:]) != 8:
+        raise NKIError(f"{what}: vals must be [{p}, 8]; it is {list(v.shape)}", loc)
+    return ("vals", v)
+
+
+@instruction
+def nc_find_index8(dst, data, vals, name=None):
+    """Per partition, the index of the first occurrence of each of the 8 values ``vals``
+    (all-ones where a value does not occur)."""
+    loc = caller_location(1)
+    what = "nisa.nc_find_index8"
+    if _tile(dst, loc, f"{what}: dst").storage.dtype not in (dt.uint16, dt.uint32):
+        raise NKIError(f"{what}: dst must be uint16 or uint32", loc)
+    _per_lane(IT.MaxIndex, dst, data, 8, loc, what, name, _vals8(vals, data, loc, what))
+
+
+@instruction
+def nc_match_replace8(dst, data, vals, imm, dst_idx=None, name=None):
+    """``dst`` = ``data`` with the first occurrence of each of the 8 values ``vals`` replaced by
+    ``imm``; their indices into ``dst_idx`` if given."""
+    tr, loc, what, d = _begin(name, dst, "nisa.nc_match_replace8")
+    v = _tile(data, loc, f"{what}: data")
+    (v,) = _paired(d, [("data", v)], loc, what)
+    n = math.prod(v.shape[1:])
+    if not 8 <= n <= 16384:
+        raise NKIError(f"{what}: {n} elements per partition; it takes 8 to 16384", loc)
+    outs = [("dst", d)]
+    if dst_idx is not None:
+        i = _tile(dst_idx, loc, f"{what}: dst_idx")
+        if i.shape[0] != d.shape[0] or math.prod(i.shape[1:]) != 8:
+            raise NKIError(f"{what}: dst_idx must be [{d.shape[0]}, 8]", loc)
+        outs.append(("dst_idx", i))
+    _record(tr, IT.MatchReplace, Engine.DVE, [("data", v), _vals8(vals, data, loc, what)], outs,
+            {"imm_value": float(imm)}, loc, what)
+
+
+@instruction
+def nc_stream_shuffle(dst, src, shuffle_mask, name=None):
+    """Within each 32-partition quadrant, dst partition ``i`` takes src partition
+    ``shuffle_mask[i]`` (255: left unwritten) (Vector Engine)."""
+    tr, loc, what, d = _begin(name, dst, "nisa.nc_stream_shuffle")
+    s = _tile(src, loc, f"{what}: src")
+    if d.storage.dtype != s.storage.dtype:
+        raise NKIError(f"{what}: dst must have src's dtype", loc)
+    if math.prod(d.shape[1:]) != math.prod(s.shape[1:]):
+        raise NKIError(f"{what}: dst and src must have the same elements per partition", loc)
+    mask = [int(m) for m in shuffle_mask]
+    if len(mask) != 32 or any(not (0 <= m < 32 or m == 255) for m in mask):
+        raise NKIError(f"{what}: shuffle_mask is 32 values in 0..31 or 255", loc)
+    _record(tr, IT.StreamShuffle, Engine.DVE, [("src", s)], [("dst", d)],
+            {"shuffle_mask": mask}, loc, what)
+
+
+@instruction
+def dropout(dst, data, prob, name=None):
+    """Zeroes each element with probability ``prob`` (a number), scaling survivors by
+    ``1 / (1 - prob)`` (Vector Engine)."""
+    tr, loc, what, d = _begin(name, dst, "nisa.dropout")
+    (v,) = _paired(d, [("data", _tile(data, loc, f"{what}: data"))], loc, what)
+    if d.storage.dtype != v.storage.dtype:
+        raise NKIError(f"{what}: dst.dtype must match data.dtype", loc)
+    if isinstance(prob, NkiTensor):
+        raise NKIError(f"{what}: a per-partition probability tile is not modelled (the "
+                       "simulator's Dropout takes one probability); pass a number", loc)
+    p = float(prob)
+    if not 0.0 <= p <= 1.0:
+        raise NKIError(f"{what}: prob {p} must be in [0, 1]", loc)
+    _ins.record_lanewise(tr, IT.Dropout, Engine.DVE, d.shape, _full(d.shape), [v], [], d,
+                         {"prob": p, "seed": len(tr.core.ops)}, loc, what)
+
+
+def _prng(what: str):
+    raise NKIError(f"{what}: the engines' pseudo-random number generators (their state and bit "
+                   "sequences) are not modelled by the simulator", caller_location())
+
+
+@instruction
+def rng(dst, engine=engine.vector, name=None):
+    """Random bits: not modelled."""
+    _prng("nisa.rng")
+
+
+@instruction
+def set_rng_seed(src_seeds, name=None):
+    _prng("nisa.set_rng_seed")
+
+
+@instruction
+def rand_set_state(src_seeds, engine=engine.gpsimd, name=None):
+    _prng("nisa.rand_set_state")
+
+
+@instruction
+def rand_get_state(dst, engine=engine.gpsimd, name=None):
+    _prng("nisa.rand_get_state")
+
+
+@instruction
+def rand2(dst, min, max, name=None):  # noqa: A002  (NKI's names)
+    _v4_only("nisa.rand2", caller_location())
+
+
+@instruction
+def quantize_mx(dst, src, dst_scale, name=None):
+    _v4_only("nisa.quantize_mx", caller_location())
+
+
+def _unmodelled(what: str, why: str = "has no simulator instruction yet"):
+    raise NKIError(f"{what}: {why}", caller_location())
+
+
+@instruction
+def local_gather(dst, src_buffer, index, num_elem_per_idx=1, num_valid_indices=None, name=None):
+    _unmodelled("nisa.local_gather", "the GpSimd gather has no simulator instruction yet")
+
+
+@instruction
+def nc_n_gather(dst, data, indices, name=None):
+    _unmodelled("nisa.nc_n_gather", "the GpSimd gather has no simulator instruction yet")
+
+
+@instruction
+def sequence_bounds(dst, segment_ids, name=None):
+    _unmodelled("nisa.sequence_bounds")
+
+
+@instruction
+def nonzero_with_count(dst, src, index_offset=0, padding_val=-1, name=None):
+    if current().arch == "trn1":
+        raise NKIError("nisa.nonzero_with_count needs NeuronCore-v3 (trn2); trn1 "
+                       "(NeuronCore-v2) does not have it", caller_location())
+    _unmodelled("nisa.nonzero_with_count")
+
+
+@instruction
+def topk(val_dst, idx_dst, src, n, name=None):
+    _unmodelled("nisa.topk")
+
+
+def _cross_core(what: str):
+    tr = current()
+    if tr.arch == "trn1":
+        raise NKIError(f"{what} needs NeuronCore-v3 (trn2) with LNC=2; trn1 (NeuronCore-v2) "
+                       "does not have it", caller_location())
+    raise NKIError(f"{what}: synchronisation and transfers between the NeuronCores of an LNC=2 "
+                   "launch are not modelled (the simulator runs the cores side by side on shared "
+                   "HBM)", caller_location())
+
+
+@instruction
+def core_barrier(data, cores, engine=engine.gpsimd, name=None):
+    _cross_core("nisa.core_barrier")
+
+
+@instruction
+def sendrecv(src, dst, send_to_rank, recv_from_rank, pipe_id, dma_engine=dma_engine.dma,
+             name=None):
+    _cross_core("nisa.sendrecv")
+
+
+__all__ = [
+    "engine", "tensor_engine", "vector_engine", "scalar_engine", "gpsimd_engine",
+    "unknown_engine", "reduce_cmd", "dge_mode", "oob_mode", "matmul_perf_mode", "nc_version",
+    "dma_engine", "NkiInstruction", "NkiValidationError", "VirtualRegister", "get_nc_version",
+    "get_nc_sub_version", "dma_copy", "dma_transpose", "dma_compute", "tensor_copy", "memset",
+    "tensor_copy_predicated", "nc_matmul", "nc_matmul_mx", "nc_transpose", "activation",
+    "activation_reduce", "activate2", "exponential", "tensor_tensor", "tensor_scalar",
+    "tensor_reduce", "tensor_partition_reduce", "tensor_tensor_scan", "scalar_tensor_tensor",
+    "tensor_scalar_reduce", "tensor_scalar_cumulative", "reciprocal", "iota", "affine_select",
+    "range_select", "select_reduce", "bn_stats", "bn_aggr", "max8", "nc_find_index8",
+    "nc_match_replace8", "nc_stream_shuffle", "dropout", "rng", "set_rng_seed", "rand_set_state",
+    "rand_get_state", "rand2", "quantize_mx", "local_gather", "nc_n_gather", "sequence_bounds",
+    "nonzero_with_count", "topk", "core_barrier", "sendrecv", "register_alloc", "register_move",
+    "register_load", "register_store",
+]

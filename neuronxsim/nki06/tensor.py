@@ -1,0 +1,701 @@
+"""``NkiTensor``: NKI 0.6's tensor, a strided view of one storage of the shared trace.
+
+A tensor is ``(storage, offset, shape, strides)``: the element at index ``(i0, ..., in)`` sits
+at element ``offset + sum(strides[k] * ik)`` of its storage. On-chip storages (SBUF, PSUM) are
+laid out partition by partition (element ``partition * row + column``), so dim 0 of an on-chip
+view is its partition dimension, with stride ``row``. Every view method returns a new tensor over
+the same storage; nothing is copied. The tensor an instruction finally receives is handed to the
+shared tracer as a :class:`neuronxsim.nki.tensor.Tensor` view (``NkiTensor.view_of``).
+
+Indirect views (``vector_select``, ``select`` with a tensor index, ``ap`` with ``vector_offset`` or
+``scalar_offset``) carry an :class:`Indirection`; the instruction that uses one decides whether it
+can (``nisa.dma_copy`` gathers rows by a vector of indices) or refuses it.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+
+import numpy as np
+
+from neuronxsim.nki.errors import NKIError, caller_location
+from neuronxsim.nki.tensor import HBM, INPUT, PSUM, SBUF, SHARED_HBM, Tensor, new_view
+from neuronxsim.nki.tracer import current
+
+from . import dtypes as dt
+from ._api import api
+
+
+class MemoryRegion(enum.Enum):
+    """Memory region constants for NKI tensors (``nl.sbuf``, ``nl.psum``, ``nl.hbm`` =
+    ``nl.private_hbm``, ``nl.shared_hbm``)."""
+    sbuf = "sbuf"
+    psum = "psum"
+    private_hbm = "private_hbm"
+    shared_hbm = "shared_hbm"
+
+
+#: The shared tracer's storage kind of each region.
+STORAGE_KIND = {MemoryRegion.sbuf: SBUF, MemoryRegion.psum: PSUM, MemoryRegion.private_hbm: HBM,
+                MemoryRegion.shared_hbm: SHARED_HBM}
+REGION_OF_KIND = {SBUF: MemoryRegion.sbuf, PSUM: MemoryRegion.psum, HBM: MemoryRegion.private_hbm,
+                  SHARED_HBM: MemoryRegion.shared_hbm}
+
+
+class NKIObject:
+    """Base class for NKI kernel dataclasses and configuration objects: ``NKIObject(x=1)`` sets
+    the attribute ``x``."""
+
+    def __init__(self, **kwargs):
+        for key, value in kwargs.items():
+            setattr(self, key, value)
+
+
+class Indirection:
+    """A runtime-resolved index on dimension ``dim`` of a view: ``kind`` "vector" (one index per
+    partition of the result, from the [P, 1] tensor ``index``) or "scalar" (one index, from a
+    [1, 1] tensor). ``row_step``: elements between consecutive index values in the storage;
+    ``rows``: how many values of the index stay inside the storage."""
+
+    __slots__ = ("kind", "index", "dim", "row_step", "rows")
+
+    def __init__(self, kind, index, dim, row_step, rows):
+        self.kind = kind
+        self.index = index
+        self.dim = dim
+        self.row_step = row_step
+        self.rows = rows
+
+
+class NkiTensor(NKIObject):
+    """NKI tensor with shape-based view operations (see the module docstring)."""
+
+    __slots__ = ("_view", "_buffer", "_indirect")
+
+    def __init__(self, shape, dtype, storage, buffer=MemoryRegion.sbuf, name=""):
+        raise NKIError("NkiTensor(shape, dtype, storage, ...) re-binds a backend storage handle, "
+                       "which neuronxsim's tensors do not expose; create tensors with nl.ndarray",
+                       caller_location())
+
+    # ---- what kernels read ----
+    @property
+    def shape(self) -> tuple:
+        return self._view.shape
+
+    @property
+    def strides(self) -> tuple:
+        return self._view.strides
+
+    @property
+    def offset(self) -> int:
+        return self._view.offset
+
+    @property
+    def dtype(self):
+        return self._view.storage.dtype
+
+    @property
+    def buffer(self) -> MemoryRegion:
+        return self._buffer
+
+    @property
+    def name(self) -> str:
+        st = self._view.storage
+        return st.name or st.hint
+
+    @property
+    def ndim(self) -> int:
+        return len(self._view.shape)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self._view.shape)
+
+    @property
+    def _on_chip(self) -> bool:
+        return self._view.storage.on_chip
+
+    def __repr__(self):
+        return (f"<NkiTensor {self.name} {self._buffer.name} {dt.name(self.dtype)}"
+                f"{list(self.shape)}>")
+
+    def __len__(self):
+        return self._view.shape[0]
+
+    def __iter__(self):
+        raise NKIError("an NkiTensor is not iterable; index it (t[i]) in a loop over range(...)",
+                       caller_location())
+
+    def __bool__(self):
+        raise NKIError("a tensor's values are not known while the kernel is traced; they cannot "
+                       "be a Python condition", caller_location())
+
+    def __index__(self):
+        raise NKIError("a tensor's values are not known while the kernel is traced and cannot be "
+                       "a Python integer", caller_location())
+
+    # ---- queries ----
+    def is_contiguous(self) -> bool:
+        """True if the view covers storage contiguously (row-major; on-chip: per partition)."""
+        shape, strides = self.shape, self.strides
+        first = 1 if self._on_chip else 0
+        step = 1
+        for n, s in zip(reversed(shape[first:]), reversed(strides[first:])):
+            if n != 1 and s != step:
+                return False
+            step *= n
+        return True
+
+    def get_pattern(self) -> list:
+        """The view's access pattern as ``[[stride, count], ...]``."""
+        return [[s, n] for s, n in zip(self.strides, self.shape)]
+
+    def is_indirect(self) -> bool:
+        return self._indirect is not None
+
+    # ---- views ----
+    def __getitem__(self, key) -> "NkiTensor":
+        return _subscript(self, key, None)  # (errors find the kernel's line themselves)
+
+    def __setitem__(self, key, value):
+        from . import language as _nl
+        dst = _subscript(self, key, None)
+        _nl.assign(dst, value)
+
+    @api
+    def permute(self, dims) -> "NkiTensor":
+        """Reorders dimensions (a permutation of ``range(ndim)``; on-chip: ``dims[0] == 0``)."""
+        loc = caller_location(1)
+        dims = tuple(_int(d, "permute: dims", loc) for d in dims)
+        if sorted(dims) != list(range(self.ndim)):
+            raise NKIError(f"permute: {list(dims)} is not a permutation of the {self.ndim} "
+                           "dimensions", loc)
+        if (self._on_chip or self._indirect is not None) and dims[0] != 0:
+            raise NKIError("permute: the partition dimension of an on-chip (or vector-selected) "
+                           f"tensor stays first (dims[0] must be 0, not {dims[0]})", loc)
+        return self._derive(self.offset, tuple(self.shape[d] for d in dims),
+                            tuple(self.strides[d] for d in dims))
+
+    @api
+    def broadcast(self, dim, size) -> "NkiTensor":
+        """Repeats a size-1 dimension ``size`` times (stride 0)."""
+        loc = caller_location(1)
+        dim = self._dim(dim, "broadcast", loc)
+        size = _int(size, "broadcast: size", loc)
+        if self.shape[dim] != 1:
+            raise NKIError(f"broadcast: dimension {dim} has size {self.shape[dim]}; only a size-1 "
+                           "dimension can be broadcast", loc)
+        self._not_partition(dim, "broadcast", loc)
+        if size < 1:
+            raise NKIError(f"broadcast: size {size} must be positive", loc)
+        return self._derive(self.offset, _put(self.shape, dim, size), _put(self.strides, dim, 0))
+
+    @api
+    def expand_dim(self, dim) -> "NkiTensor":
+        """Inserts a size-1 dimension at ``dim``."""
+        loc = caller_location(1)
+        dim = _int(dim, "expand_dim: dim", loc)
+        if dim < 0:
+            dim += self.ndim + 1
+        if not 0 <= dim <= self.ndim:
+            raise NKIError(f"expand_dim: dim {dim} is out of range for {self.ndim} dimensions", loc)
+        self._not_partition(dim, "expand_dim", loc)
+        return self._derive(self.offset, self.shape[:dim] + (1,) + self.shape[dim:],
+                            self.strides[:dim] + (1,) + self.strides[dim:])
+
+    @api
+    def squeeze_dim(self, dim) -> "NkiTensor":
+        """Removes a size-1 dimension."""
+        loc = caller_location(1)
+        dim = self._dim(dim, "squeeze_dim", loc)
+        if self.shape[dim] != 1:
+            raise NKIError(f"squeeze_dim: dimension {dim} has size {self.shape[dim]}, not 1", loc)
+        self._not_partition(dim, "squeeze_dim", loc)
+        return self._derive(self.offset, self.shape[:dim] + self.shape[dim + 1:],
+                            self.strides[:dim] + self.strides[dim + 1:])
+
+    @api
+    def reshape_dim(self, dim, shape) -> "NkiTensor":
+        """Splits dimension ``dim`` into ``shape`` (one entry may be -1)."""
+        loc = caller_location(1)
+        dim = self._dim(dim, "reshape_dim", loc)
+        sizes = _sizes(shape, self.shape[dim], "reshape_dim", loc)
+        if dim == 0 and (self._on_chip or self._indirect is not None) and len(sizes) != 1:
+            raise NKIError("reshape_dim: the partition dimension of an on-chip tensor cannot be "
+                           "split", loc)
+        inner = self.strides[dim]
+        split = [0] * len(sizes)
+        for i in range(len(sizes) - 1, -1, -1):
+            split[i] = inner
+            inner *= sizes[i]
+        return self._derive(self.offset, self.shape[:dim] + tuple(sizes) + self.shape[dim + 1:],
+                            self.strides[:dim] + tuple(split) + self.strides[dim + 1:])
+
+    @api
+    def flatten_dims(self, start_dim, end_dim) -> "NkiTensor":
+        """Merges dimensions ``start_dim..end_dim`` (inclusive), which must be contiguous."""
+        loc = caller_location(1)
+        a = self._dim(start_dim, "flatten_dims", loc)
+        b = self._dim(end_dim, "flatten_dims", loc)
+        if b < a:
+            raise NKIError(f"flatten_dims: end_dim {b} comes before start_dim {a}", loc)
+        if a == 0 and (self._on_chip or self._indirect is not None) and b > 0:
+            raise NKIError("flatten_dims: the partition dimension of an on-chip tensor cannot be "
+                           "merged (start_dim must be > 0)", loc)
+        dims = [(n, s) for n, s in zip(self.shape[a:b + 1], self.strides[a:b + 1]) if n != 1]
+        for (_, outer), (n, inner) in zip(dims, dims[1:]):
+            if outer != inner * n:
+                raise NKIError(f"flatten_dims: dimensions {a}..{b} are not contiguous in memory "
+                               f"(strides {list(self.strides[a:b + 1])}, shape "
+                               f"{list(self.shape[a:b + 1])})", loc)
+        return self._derive(self.offset,
+                            self.shape[:a] + (math.prod(self.shape[a:b + 1]),) + self.shape[b + 1:],
+                            self.strides[:a] + (dims[-1][1] if dims else 1,) + self.strides[b + 1:])
+
+    @api
+    def reshape(self, shape) -> "NkiTensor":
+        """The same elements under a new shape, without copying (on-chip: ``shape[0]`` kept)."""
+        loc = caller_location(1)
+        shape = _sizes(shape, self.size, "reshape", loc)
+        first = 1 if (self._on_chip or self._indirect is not None) else 0
+        if first and (not shape or shape[0] != self.shape[0]):
+            raise NKIError(f"reshape: an on-chip tensor keeps its partition dimension "
+                           f"({self.shape[0]}); {list(shape)} does not start with it", loc)
+        strides = reshape_strides(self.shape[first:], self.strides[first:], tuple(shape[first:]))
+        if strides is None:
+            raise NKIError(f"reshape: this view's layout (shape {list(self.shape)}, strides "
+                           f"{list(self.strides)}) cannot be viewed as {list(shape)} without a "
+                           "copy", loc)
+        return self._derive(self.offset, tuple(shape), self.strides[:first] + strides)
+
+    @api
+    def rearrange(self, src_pattern, dst_pattern, fixed_sizes=None) -> "NkiTensor":
+        """einops-style: split the grouped dims of ``src_pattern``, reorder, merge the grouped
+        dims of ``dst_pattern``."""
+        loc = caller_location(1)
+        fixed = dict(fixed_sizes or {})
+        if len(src_pattern) != self.ndim:
+            raise NKIError(f"rearrange: src_pattern has {len(src_pattern)} entries; the tensor "
+                           f"has {self.ndim} dimensions", loc)
+        t = self
+        names, pos = [], 0
+        for entry in src_pattern:
+            group = (entry,) if isinstance(entry, str) else tuple(entry)
+            if len(group) > 1:
+                sizes = [fixed.get(n, -1) for n in group]
+                t = t.reshape_dim(pos, tuple(sizes))
+                for n, size in zip(group, t.shape[pos:pos + len(group)]):
+                    fixed.setdefault(n, size)
+            names += group
+            pos += len(group)
+        if len(set(names)) != len(names):
+            raise NKIError(f"rearrange: src_pattern {src_pattern} repeats a name", loc)
+        flat_dst, groups = [], []
+        for entry in dst_pattern:
+            group = (entry,) if isinstance(entry, str) else tuple(entry)
+            groups.append(len(group))
+            flat_dst += group
+        if sorted(flat_dst) != sorted(names):
+            raise NKIError(f"rearrange: dst_pattern {dst_pattern} must name the dimensions of "
+                           f"src_pattern {src_pattern}, each once", loc)
+        t = t.permute(tuple(names.index(n) for n in flat_dst))
+        pos = 0
+        for size in groups:
+            if size > 1:
+                t = t.flatten_dims(pos, pos + size - 1)
+            pos += 1
+        return t
+
+    @api
+    def slice(self, dim, start, end, step=1) -> "NkiTensor":
+        """Elements ``start:end:step`` of dimension ``dim`` (``0 <= start < end <= size``)."""
+        loc = caller_location(1)
+        dim = self._dim(dim, "slice", loc)
+        start, end, step = (_int(v, "slice", loc) for v in (start, end, step))
+        n = self.shape[dim]
+        if not 0 <= start < end <= n or step < 1:
+            raise NKIError(f"slice: {start}:{end}:{step} of dimension {dim} (size {n}) needs "
+                           "0 <= start < end <= size and step >= 1", loc)
+        self._direct_dim(dim, "slice", loc)
+        count = -(-(end - start) // step)
+        return self._derive(self.offset + start * self.strides[dim], _put(self.shape, dim, count),
+                            _put(self.strides, dim, self.strides[dim] * step))
+
+    @api
+    def select(self, dim, index) -> "NkiTensor":
+        """Removes dimension ``dim`` at ``index``: an int, or a [1, 1] tensor read at run time."""
+        loc = caller_location(1)
+        dim = self._dim(dim, "select", loc)
+        if isinstance(index, NkiTensor) or _is_unknown_register(index):
+            if self._indirect is not None:
+                raise NKIError("select: this view is already indirect (one dynamic select per "
+                               "tensor)", loc)
+            if self._on_chip and dim == 0:
+                raise NKIError("select: a dynamic select cannot pick a partition of an on-chip "
+                               "tensor", loc)
+            ind = Indirection("scalar", index, dim, self.strides[dim], self.shape[dim])
+            return self._derive(self.offset, self.shape[:dim] + self.shape[dim + 1:],
+                                self.strides[:dim] + self.strides[dim + 1:], ind)
+        i = _int(index, "select: index", loc)
+        n = self.shape[dim]
+        if not 0 <= i < n:
+            raise NKIError(f"select: index {i} is outside dimension {dim} (size {n})", loc)
+        self._direct_dim(dim, "select", loc)
+        offset = self.offset + i * self.strides[dim]
+        if dim == 0 and self._on_chip:  # the partition dimension stays, at size 1
+            return self._derive(offset, (1,) + self.shape[1:], self.strides)
+        return self._derive(offset, self.shape[:dim] + self.shape[dim + 1:],
+                            self.strides[:dim] + self.strides[dim + 1:])
+
+    @api
+    def vector_select(self, dim, vector_offset) -> "NkiTensor":
+        """Partition ``p`` of the result reads index ``vector_offset[p]`` of dimension 0 (an HBM
+        tensor only): a gather."""
+        loc = caller_location(1)
+        if _int(dim, "vector_select: dim", loc) != 0:
+            raise NKIError("vector_select: dim must be 0", loc)
+        if self._on_chip:
+            raise NKIError("vector_select: only HBM tensors can be vector-selected", loc)
+        if self._indirect is not None:
+            raise NKIError("vector_select: this view is already indirect (one dynamic select per "
+                           "tensor)", loc)
+        index = _index_tensor(vector_offset, "vector_select: vector_offset", loc)
+        ind = Indirection("vector", index, 0, self.strides[0], self.shape[0])
+        return self._derive(self.offset, (index.shape[0],) + self.shape[1:], self.strides, ind)
+
+    @api
+    def ap(self, pattern, offset=None, scalar_offset=None, vector_offset=None, indirect_dim=0,
+           dtype=None) -> "NkiTensor":
+        """An explicit access pattern ``[[stride, count], ...]`` over the storage (partition pair
+        first on chip), from this view's offset plus ``offset``."""
+        loc = caller_location(1)
+        pairs = []
+        for p in pattern:
+            if len(p) != 2:
+                raise NKIError(f"ap: pattern entries are [stride, count] pairs; got {p!r}", loc)
+            pairs.append((_int(p[0], "ap: a stride", loc), _int(p[1], "ap: a count", loc)))
+        if not pairs or any(n < 1 for _, n in pairs):
+            raise NKIError(f"ap: pattern {pattern} needs at least one pair and positive counts",
+                           loc)
+        if dtype is not None and dt.resolve(dtype, current().arch, loc, "ap: dtype") != self.dtype:
+            raise _reinterpret_refusal("ap(dtype=...)", loc)
+        base = self.offset + (0 if offset is None else _int(offset, "ap: offset", loc))
+        shape = tuple(n for _, n in pairs)
+        strides = tuple(s for s, _ in pairs)
+        if scalar_offset is not None and vector_offset is not None:
+            raise NKIError("ap: scalar_offset and vector_offset are mutually exclusive", loc)
+        st = self._view.storage
+        ind = None
+        if scalar_offset is not None or vector_offset is not None:
+            base_shape = st.shape
+            indirect_dim = _int(indirect_dim, "ap: indirect_dim", loc)
+            if not 0 <= indirect_dim < len(base_shape):
+                raise NKIError(f"ap: indirect_dim {indirect_dim} is out of range for the "
+                               f"{len(base_shape)}-dimensional base tensor", loc)
+            row_step = math.prod(base_shape[indirect_dim + 1:])
+            if scalar_offset is not None and not isinstance(scalar_offset, NkiTensor) and \
+                    not _is_unknown_register(scalar_offset):
+                base += _int(scalar_offset, "ap: scalar_offset", loc) * row_step
+            elif scalar_offset is not None:
+                ind = Indirection("scalar", scalar_offset, indirect_dim, row_step,
+                                  base_shape[indirect_dim])
+            else:
+                if indirect_dim != 0:
+                    raise NKIError("ap: vector_offset supports indirect_dim=0 only", loc)
+                if st.on_chip:
+                    raise NKIError("ap: vector_offset indexes HBM tensors only", loc)
+                index = _index_tensor(vector_offset, "ap: vector_offset", loc)
+                if shape[0] != index.shape[0]:
+                    raise NKIError(f"ap: the pattern's leading count {shape[0]} must equal the "
+                                   f"{index.shape[0]} indices of vector_offset", loc)
+                # (the leading stride is the base tensor's row, whatever the pattern says)
+                ind = Indirection("vector", index, 0, row_step, base_shape[0])
+                strides = (row_step,) + strides[1:]
+        view = new_view(st, base, shape, strides, ())
+        if ind is None:
+            check_inside(view, loc, "ap")
+        return _wrap(view, self._buffer, ind)
+
+    @api
+    def view(self, dtype) -> "NkiTensor":
+        """Reinterprets the data as ``dtype`` (no copy)."""
+        loc = caller_location(1)
+        if dt.resolve(dtype, current().arch, loc, "view: dtype") == self.dtype:
+            return self
+        raise _reinterpret_refusal("view(dtype)", loc)
+
+    reinterpret_cast = view
+
+    @api
+    def indirect(self, index, num_elem=None) -> "NkiTensor":
+        """Tensor indirection (NeuronCore-v4 and later)."""
+        loc = caller_location(1)
+        arch = current().arch
+        raise NKIError(f"indirect: tensor indirection is available on NeuronCore-v4 (trn3) and "
+                       f"later; {arch} ({dt.CORE_NAMES.get(arch, arch)}) does not have it", loc)
+
+    # ---- helpers ----
+    def _derive(self, offset, shape, strides, indirect=None) -> "NkiTensor":
+        view = new_view(self._view.storage, offset, shape, strides, ())
+        return _wrap(view, self._buffer, indirect if indirect is not None else self._indirect)
+
+    def _dim(self, dim, what, loc) -> int:
+        d = _int(dim, f"{what}: dim", loc)
+        if d < 0:
+            d += self.ndim
+        if not 0 <= d < self.ndim:
+            raise NKIError(f"{what}: dim {dim} is out of range for {self.ndim} dimensions", loc)
+        return d
+
+    def _not_partition(self, dim, what, loc):
+        if dim == 0 and (self._on_chip or self._indirect is not None):
+            raise NKIError(f"{what}: not on the partition dimension (dim 0) of an on-chip or "
+                           "vector-selected tensor", loc)
+
+    def _direct_dim(self, dim, what, loc):
+        ind = self._indirect
+        if ind is not None and ind.kind == "vector" and dim == 0:
+            raise NKIError(f"{what}: dimension 0 of this view is indirect (vector-selected) and "
+                           "cannot be sliced or selected", loc)
+
+    def _view_of(self, what: str, loc) -> Tensor:
+        """The shared tracer's view of this tensor, for an instruction that takes direct views
+        only."""
+        if self._indirect is not None:
+            raise NKIError(f"{what}: takes no indirect (runtime-indexed) view; this one comes from "
+                           f"a {self._indirect.kind} offset", loc)
+        return self._view
+
+
+def _wrap(view: Tensor, buffer: MemoryRegion, indirect=None) -> NkiTensor:
+    t = object.__new__(NkiTensor)
+    t._view = view
+    t._buffer = buffer
+    t._indirect = indirect
+    return t
+
+
+def wrap(view: Tensor, buffer: MemoryRegion | None = None) -> NkiTensor:
+    """An NkiTensor over a shared view (its region from its storage kind unless given)."""
+    if buffer is None:
+        kind = view.storage.kind
+        buffer = MemoryRegion.private_hbm if kind == INPUT else REGION_OF_KIND[kind]
+    return _wrap(view, buffer)
+
+
+def _reinterpret_refusal(what: str, loc) -> NKIError:
+    return NKIError(f"{what} to a different data type is not supported yet: the emitted BIR "
+                    "gives every operand its tensor's dtype", loc)
+
+
+def _put(t: tuple, i: int, v) -> tuple:
+    return t[:i] + (v,) + t[i + 1:]
+
+
+def _int(v, what: str, loc) -> int:
+    if isinstance(v, (bool, np.bool_)):
+        raise NKIError(f"{what}: expected an integer, got a bool", loc)
+    try:
+        return int(v.__index__()) if not isinstance(v, int) else v
+    except (AttributeError, TypeError):
+        raise NKIError(f"{what}: expected an integer, got {type(v).__name__}", loc) from None
+
+
+def _sizes(shape, total: int, what: str, loc) -> list:
+    """``shape`` as a list of ints whose product is ``total``; one -1 is inferred."""
+    if isinstance(shape, (int, np.integer)):
+        shape = (shape,)
+    sizes = [_int(n, f"{what}: shape", loc) for n in shape]
+    unknown = [i for i, n in enumerate(sizes) if n == -1]
+    if len(unknown) > 1 or any(n < 1 for n in sizes if n != -1):
+        raise NKIError(f"{what}: {list(shape)} needs positive sizes with at most one -1", loc)
+    known = math.prod(n for n in sizes if n != -1)
+    if unknown:
+        if total % known:
+            raise NKIError(f"{what}: {list(shape)} does not divide {total} elements", loc)
+        sizes[unknown[0]] = total // known
+    if math.prod(sizes) != total:
+        raise NKIError(f"{what}: {list(shape)} holds {math.prod(sizes)} elements, not {total}", loc)
+    return sizes
+
+
+def reshape_strides(shape: tuple, strides: tuple, new_shape: tuple) -> tuple | None:
+    """The strides that view the elements of (``shape``, ``strides``), in row-major order, as
+    ``new_shape`` (same element count); None when that needs a copy (NumPy's no-copy reshape)."""
+    old = [(n, s) for n, s in zip(shape, strides) if n != 1]
+    new_strides = [0] * len(new_shape)
+    big = [i for i, n in enumerate(new_shape) if n != 1]
+    oi = ni = 0
+    while oi < len(old) and ni < len(big):
+        np_, op_ = new_shape[big[ni]], old[oi][0]
+        nj, oj = ni + 1, oi + 1
+        while np_ != op_:
+            if np_ < op_:
+                np_ *= new_shape[big[nj]]
+                nj += 1
+            else:
+                op_ *= old[oj][0]
+                oj += 1
+        for k in range(oi, oj - 1):  # the old block must be contiguous to split or merge
+            if old[k][1] != old[k + 1][0] * old[k + 1][1]:
+                return None
+        step = old[oj - 1][1]
+        for k in range(nj - 1, ni - 1, -1):
+            new_strides[big[k]] = step
+            step *= new_shape[big[k]]
+        oi, ni = oj, nj
+    for i, n in enumerate(new_shape):
+        if n == 1:
+            new_strides[i] = 1
+    return tuple(new_strides)
+
+
+def check_inside(view: Tensor, loc, what: str):
+    """Refuses a view that reaches outside its storage (on chip: its partitions and its row)."""
+    st = view.storage
+    lo = hi = view.offset
+    shape, strides = view.shape, view.strides
+    first = 1 if st.on_chip else 0
+    for n, s in zip(shape[first:], strides[first:]):
+        span = s * (n - 1)
+        if span < 0:
+            lo += span
+        else:
+            hi += span
+    if st.on_chip:
+        row = st.row
+        p0 = view.offset // row
+        parts = shape[0] if shape else 1
+        if shape and parts > 1 and strides[0] != row:
+            raise NKIError(f"{what}: on an on-chip tensor the first pair walks partitions with "
+                           f"step {row} (the storage's elements per partition), not {strides[0]}",
+                           loc)
+        if p0 + parts > st.partitions or lo < p0 * row or hi >= (p0 + 1) * row:
+            raise NKIError(f"{what}: the access reaches outside {st.describe()} ({st.partitions} "
+                           f"partitions of {row} elements)", loc)
+    elif lo < 0 or hi >= math.prod(st.shape):
+        raise NKIError(f"{what}: the access reaches elements {lo}..{hi} of {st.describe()}, which "
+                       f"has {math.prod(st.shape)}", loc)
+
+
+def on_chip_view(x, loc, what: str) -> Tensor:
+    """The shared view of ``x``, checked to be a direct view of an SBUF or PSUM tensor."""
+    if not isinstance(x, NkiTensor):
+        raise NKIError(f"{what} must be an SBUF or PSUM tensor, not {type(x).__name__}", loc)
+    if not x._on_chip:
+        raise NKIError(f"{what} is the {x.buffer.name} tensor '{x.name}'; compute engines work on "
+                       "SBUF and PSUM (copy it in with nl.load or nisa.dma_copy)", loc)
+    return x._view_of(what, loc)
+
+
+def check_written(v: Tensor, loc, what: str) -> Tensor:
+    """``v``, an on-chip input, after checking that something wrote all its partitions (the
+    engines would read memory nothing wrote)."""
+    st = v.storage
+    if st.on_chip and st.write_count and st.forward is None and st.pending_zero is None:
+        start = v.offset // st.row
+        if st.written_partitions < start + v.shape[0]:
+            defined = current().defined_partitions(v)
+            if defined < v.shape[0]:
+                raise NKIError(f"{what}: reads partitions {start + defined}..{start + v.shape[0] - 1}"
+                               f" of {st.describe()}, which nothing wrote", loc)
+    return v
+
+
+def _index_tensor(x, what: str, loc) -> NkiTensor:
+    if not isinstance(x, NkiTensor) or x._view.storage.kind != SBUF:
+        raise NKIError(f"{what} must be an SBUF tensor of indices", loc)
+    if len(x.shape) < 2 or math.prod(x.shape[1:]) != 1:
+        raise NKIError(f"{what} must hold one index per partition ([P, 1]); it is "
+                       f"{list(x.shape)}", loc)
+    if not dt.is_int(x.dtype):
+        raise NKIError(f"{what} must hold integers, not {dt.name(x.dtype)}", loc)
+    return x
+
+
+def _is_unknown_register(x) -> bool:
+    from .registers import VirtualRegister
+    return isinstance(x, VirtualRegister) and x.value is None
+
+
+# ---- subscripts ----
+
+def _subscript(t: NkiTensor, key, loc) -> NkiTensor:
+    """``t[key]``: ints, slices (``nl.ds``), ``...`` (see the module docstring of the language
+    guide's indexing rules: on chip an int on dim 0 keeps it at size 1 and results stay >= 2-D;
+    in HBM an int drops its dim and results stay >= 1-D)."""
+    if not isinstance(key, tuple):
+        key = (key,)
+    ndim = t.ndim
+    if any(k is Ellipsis for k in key):
+        i = key.index(Ellipsis)
+        if Ellipsis in key[i + 1:]:
+            raise NKIError("a subscript takes one '...'", loc)
+        key = key[:i] + (slice(None),) * (ndim - len(key) + 1) + key[i + 1:]
+    if len(key) > ndim:
+        raise NKIError(f"{len(key)} indices for a {ndim}-dimensional tensor", loc)
+    key = key + (slice(None),) * (ndim - len(key))
+    view = t._view
+    on_chip = view.storage.on_chip
+    offset = view.offset
+    shape, strides, dropped = [], [], False
+    direct = t._indirect is None
+    for axis, (k, n, s) in enumerate(zip(key, view.shape, view.strides)):
+        if k.__class__ is slice:
+            start, stop = k.start, k.stop
+            if k.step is None and start.__class__ is int and stop.__class__ is int and \
+                    0 <= start < stop <= n and direct:  # the commonest: a:b inside the dim
+                offset += start * s
+                shape.append(stop - start)
+                strides.append(s)
+                continue
+            start, step, count = _slice(k, n, axis, loc)
+            if (start, step, count) != (0, 1, n):
+                t._direct_dim(axis, "a subscript", loc)
+            offset += start * s
+            shape.append(count)
+            strides.append(s * step)
+            continue
+        if isinstance(k, NkiTensor) or _is_unknown_register(k):
+            raise NKIError("a subscript with a runtime index: use t.select(dim, index) or "
+                           "t.ap(..., scalar_offset=...)", loc)
+        i = _int(k, "an index", loc)
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise NKIError(f"index {k} is outside dimension {axis} (size {n})", loc)
+        t._direct_dim(axis, "a subscript", loc)
+        offset += i * s
+        if on_chip and axis == 0:
+            shape.append(1)
+            strides.append(s)
+        else:
+            dropped = True
+    minimum = 2 if on_chip else 1
+    if dropped and len(shape) < minimum:  # the last dim stays at size 1
+        shape.append(1)
+        strides.append(1 if not strides or on_chip else strides[-1])
+    return t._derive(offset, tuple(shape), tuple(strides))
+
+
+def _slice(k: slice, n: int, axis: int, loc) -> tuple[int, int, int]:
+    """(start, step, count) of a slice of a dimension of size ``n``; a slice reaching outside it
+    is an error (NumPy would clamp it)."""
+    step = 1 if k.step is None else _int(k.step, "a slice step", loc)
+    if step < 1:
+        raise NKIError(f"slice step {step}: steps must be positive", loc)
+    start = 0 if k.start is None else _int(k.start, "a slice start", loc)
+    stop = n if k.stop is None else _int(k.stop, "a slice stop", loc)
+    if start < 0:
+        start += n
+    if stop < 0:
+        stop += n
+    if not 0 <= start < stop <= n:
+        raise NKIError(f"slice {k.start}:{k.stop} of dimension {axis} (size {n}) is empty or "
+                       "reaches outside it", loc)
+    return start, step, -(-(stop - start) // step)
+
+
+__all__ = ["NkiTensor", "NKIObject", "MemoryRegion", "Indirection", "wrap", "reshape_strides",
+           "check_inside", "check_written", "on_chip_view", "STORAGE_KIND"]

@@ -1,0 +1,112 @@
+"""Bad input gets one clear error naming the kernel line, never a wrong answer: wrong shapes
+and dtypes, out-of-range access, partitions nothing wrote, SBUF/PSUM capacity, and refusals
+that only the simulator can make."""
+
+import numpy as np
+import pytest
+
+import neuronxsim.nki06 as nki
+import neuronxsim.nki06.isa as nisa
+import neuronxsim.nki06.language as nl
+from neuronxsim.errors import SimulationError
+from neuronxsim.nki.errors import NKIAllocationError, NKIError
+from nki06_testing import run, tile_kernel
+
+
+def test_shapes_that_do_not_pair(rng):
+    a = rng.standard_normal((16, 8)).astype(np.float32)
+    b = rng.standard_normal((16, 9)).astype(np.float32)
+    k = tile_kernel(lambda d, x, y: nisa.tensor_tensor(dst=d, data1=x, data2=y, op=nl.add))
+    with pytest.raises(NKIError, match=r"test_bad_input\.py:\d+: nisa\.tensor_tensor: data2 has "
+                                       r"shape \[16, 9\]"):
+        run(k, a, b)
+
+
+def test_matmul_dtypes_and_limits(rng):
+    ints = rng.integers(0, 4, (16, 16)).astype(np.int32)
+    k = tile_kernel(lambda d, x: nisa.nc_matmul(d, x, x), out_shape=(16, 16),
+                    out_dtype=nl.float32)
+    with pytest.raises(NKIError, match="nc_matmul: dst must be in PSUM"):
+        run(k, ints)
+
+    @nki.jit
+    def wrong_dtype(a):
+        t = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=a)
+        p = nl.ndarray((16, 16), dtype=nl.float32, buffer=nl.psum)
+        nisa.nc_matmul(p, t, t)
+        return a
+
+    with pytest.raises(NKIError, match="stationary tile is int32"):
+        run(wrong_dtype, ints)
+
+
+def test_reading_partitions_nothing_wrote_names_the_reading_line():
+    @nki.jit
+    def half(a):
+        t = nl.ndarray((128, 64), nl.float32)
+        nisa.dma_copy(dst=t[0:64], src=a[0:64])
+        u = nl.ndarray((128, 64), nl.float32)
+        nisa.tensor_copy(dst=u, src=t)  # reads partitions 64..127
+        out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+        nisa.dma_copy(dst=out, src=u)
+        return out
+
+    with pytest.raises(NKIError, match=r"nisa\.tensor_copy: src: reads partitions 64\.\.127 of "
+                                       r"'ndarray' \(created at test_bad_input\.py:\d+\), which "
+                                       "nothing wrote") as e:
+        run(half, np.ones((128, 64), np.float32))
+    assert "nisa.tensor_copy(dst=u, src=t)" in str(e.value)
+
+
+def test_out_of_range_access():
+    def check(a):
+        t = nl.ndarray((4, 8), dtype=nl.float32, buffer=nl.shared_hbm)
+        t[0:5]
+
+    @nki.jit
+    def k(a):
+        check(a)
+        return a
+
+    with pytest.raises(NKIError, match=r"slice 0:5 of dimension 0 \(size 4\)"):
+        run(k, np.zeros((2, 2), np.float32))
+
+
+def test_sbuf_overflow_names_the_tile_and_line():
+    @nki.jit
+    def big(a):
+        tiles = []
+        for _ in range(30):  # 30 x 8 KiB live at once: more than 224 KiB per partition
+            t = nl.ndarray((128, 2048), nl.float32)
+            nisa.dma_copy(dst=t, src=a)
+            tiles.append(t)
+        out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+        for t in tiles:
+            nisa.dma_copy(dst=out, src=t)
+        return out
+
+    with pytest.raises(NKIAllocationError, match=r"test_bad_input\.py:\d+: SBUF overflow: tile "
+                                                 r"'ndarray'.*needs 8192 bytes per partition"):
+        run(big, np.ones((128, 2048), np.float32))
+
+
+def test_the_simulators_refusals_name_the_kernel_line(rng):
+    x = rng.standard_normal((128, 128)).astype(np.float32)
+
+    @nki.jit
+    def across_banks(a):
+        t = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=a)
+        p = nl.ndarray((128, 1024), dtype=nl.float32, buffer=nl.psum)
+        nisa.nc_matmul(dst=p[:, 256:384], stationary=t, moving=t)  # fine: inside bank 0
+        nisa.nc_matmul(dst=p[:, 448:576], stationary=t, moving=t)  # crosses into bank 1
+        out = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.shared_hbm)
+        r = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.tensor_copy(dst=r, src=p[:, 256:384])
+        nisa.dma_copy(dst=out, src=r)
+        return out
+
+    with pytest.raises(SimulationError, match=r"^test_bad_input\.py:\d+: .*Matmult.*crossing "
+                                              "the bank boundary"):
+        nki.simulate(across_banks)(x)
