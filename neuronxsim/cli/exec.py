@@ -11,6 +11,7 @@ import os
 import runpy
 import sys
 
+from neuronxsim.cli.inputs import check_file
 from neuronxsim.errors import NeuronxsimError
 
 
@@ -41,8 +42,8 @@ def run(args) -> int:
     if args.module is None and args.script is None:
         raise ExecError("exec: give a script (neuronxsim exec script.py [args]) or a module "
                         "(neuronxsim exec -m module [args])")
-    if args.script is not None and not os.path.isfile(args.script):
-        raise FileNotFoundError(f"{args.script}: no such file")
+    if args.script is not None:
+        check_file(args.script, "script")  # a neuronxsim error (one line), not the script's own
     saved_argv, saved_path = sys.argv[:], sys.path[:]
     with installed(allow_shadowing=args.allow_shadowing):
         try:

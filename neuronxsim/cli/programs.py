@@ -7,7 +7,6 @@ in it is reported at the program's own line (``failures.user_code``).
 
 from __future__ import annotations
 
-import os
 import runpy
 
 from neuronxsim.cli.failures import user_code

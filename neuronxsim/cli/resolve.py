@@ -8,7 +8,7 @@ import collections
 import os
 
 from neuronxsim import bir, pipeline
-from neuronxsim.cli import kernel_report, printing
+from neuronxsim.cli import printing
 from neuronxsim.cli.inputs import InputError, read_text
 
 

@@ -8,7 +8,6 @@ vary by name and generation so that a mix of generations is always visible. Prin
 once before the first set.
 """
 
-import os
 import sys
 
 from neuronxsim.cli import signals

@@ -95,7 +95,7 @@ CASES = [
     (["profile", c("kernel_raises.py") + ":divides", "--shapes", "4x4"], "kernel_raises.py:8: ZeroDivisionError: division by zero"),
     (["profile", c("kernel_nki_error.py") + ":too_wide", "--shapes", "256x512"],
      "kernel_nki_error.py:8: nl.load: the source's first dimension (256) becomes the tile's partition dimension"),
-    (["profile", c("kernel_raises.py") + ":divides", "--shapes", "4x4", "4x4"], "kernel_raises.py:5: kernel 'divides' takes 1 array"),
+    (["profile", c("kernel_raises.py") + ":divides", "--shapes", "4x4", "4x4"], "kernel_raises.py:5: kernel 'divides' takes 1 positional argument(s) (a); --shapes gives 2 arrays"),
     (["profile", c("kernel_raises.py") + ":missing", "--shapes", "4x4"], "kernel_raises.py defines no 'missing'"),
     (["profile", c("kernel_raises.py") + ":divides", "--shapes", "128x512:sbuf"], "unknown dtype 'sbuf'; expected one of float32"),
     (["profile", c("kernel_raises.py") + ":divides", "--shapes", "-1x512"], "--shapes '-1x512': every dim must be a positive integer"),

@@ -59,12 +59,12 @@ class Tensor:
             raise CodegenError(f"Tensor name: expected a non-empty str, got {self.name!r}")
         object.__setattr__(self, "shape", check_shape(self.shape, f"Tensor '{self.name}' shape"))
         dtype = self.dtype.name if isinstance(self.dtype, DType) else self.dtype
-        if dtype not in DType.__members__ or dtype not in _NUMPY_DTYPES:
+        if not isinstance(dtype, str) or dtype not in DType.__members__ or dtype not in _NUMPY_DTYPES:
             raise CodegenError(
                 f"Tensor '{self.name}' dtype: expected a BIR dtype name ({', '.join(_NUMPY_DTYPES)}), "
                 f"got {self.dtype!r}")
         object.__setattr__(self, "dtype", dtype)
-        if self.kind not in TENSOR_KINDS:
+        if not isinstance(self.kind, str) or self.kind not in TENSOR_KINDS:
             raise CodegenError(
                 f"Tensor '{self.name}' kind: expected one of {', '.join(TENSOR_KINDS)}, got {self.kind!r}")
 
