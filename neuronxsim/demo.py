@@ -4,8 +4,9 @@ JSON.
 
 * IT54 ``InstBIRKernel`` -- a fused RMSNorm + MLP library kernel, named ``"MLP"``, with its named
   attrs and whole-tensor (``addSeqAccess``) operands;
-* IT55 ``InstNKIKernel`` -- a user ``@nki.jit`` elementwise-add kernel whose traced body (ISA BIR:
-  two loads, a vector add, a store) travels with the node;
+* IT55 ``InstNKIKernel`` -- a user ``@nki.jit`` elementwise-add kernel, compiled ahead of time (ISA
+  BIR: two loads, a vector add, a store); the node names the compiled kernel by its handle, and the
+  kernel is written beside the module (``nki/``);
 * IT56 ``InstNKIKLIRKernel`` -- a registry kernel carrier in Form B (``kernel_format == "bir"``):
   a 32x32 vector-engine transpose as embedded BIR JSON, operands through ``addOpaqueAP``.
 """
@@ -14,12 +15,13 @@ from __future__ import annotations
 
 import os
 
-from neuronxsim import bir
+from neuronxsim import bir, walrus
 from neuronxsim.bir import DType, MemoryType, TensorKind
+from neuronxsim.starfish.penguin.ir.nki_compile import artifact
 from neuronxsim.starfish.penguin.targets.codegen.BirCodeGenLoop import BirCodeGenLoop, Opcode
 
 
-def _elementwise_add_body(rows: int, cols: int) -> str:
+def _elementwise_add_kernel(rows: int, cols: int) -> bir.Module:
     """ISA BIR of out = a + b over [rows, cols] float32, one SBUF tile each."""
     m = bir.Module()
     f = m.addFunction("add_kernel")
@@ -48,7 +50,7 @@ def _elementwise_add_body(rows: int, cols: int) -> str:
     save.addArgumentOrOutput(bir.Instruction.createAP(out, 0, [(cols, rows), (1, cols)], [], -1), True)
     for inst in block.instructions:
         inst.source = "demo.py:add_kernel"
-    return m.to_json(-1)
+    return m
 
 
 def _transpose_body(n: int) -> str:
@@ -94,8 +96,8 @@ def build_demo_module(tokens: int = 256, hidden: int = 2048, intermediate: int =
     mlp.set_kernel_attrs([("eps", "1e-06")])
     mlp.set_srcs_shape([list(t.shape) for t in (hidden_t, ln_w, gate_w, up_w, down_w)])
     mlp.set_dsts_shape([list(mlp_out.shape)])
-    mlp.set_sb_buf_shape([128, 192 * 1024])
-    mlp.set_psum_buf_shape([128, 8, 2048])
+    mlp.set_sb_buf_shape(cg.sb_buf_shape)
+    mlp.set_psum_buf_shape(cg.psum_buf_shape)
     mlp.set_auto_cast("none")
     mlp.set_auto_cast_type("bfloat16")
     mlp.set_fused_rmsnorm(True)
@@ -106,23 +108,24 @@ def build_demo_module(tokens: int = 256, hidden: int = 2048, intermediate: int =
     mlp.set_act_fn(0)
     mlp.set_up_bias(False)
     mlp.set_down_bias(False)
-    mlp.set_is_tkg(tokens <= 96)
+    from neuronxsim.nki._private_kernels.mlp import TKG_BS_SEQLEN_THRESHOLD
+    mlp.set_is_tkg(tokens < TKG_BS_SEQLEN_THRESHOLD)  # codegenMLPKernel's decision
     for t in (hidden_t, ln_w, gate_w, up_w, down_w):
         mlp.addSeqAccess(t, False)
     mlp.addSeqAccess(mlp_out, True)
 
-    # IT55: a user @nki.jit kernel with its traced body.
+    # IT55: a user @nki.jit kernel, compiled ahead of time; the node names the artifact.
     rows, cols = 128, 512
     a = f.createDramTensor("add_a", MemoryType.Input, DType.float32, [rows, cols], TensorKind.ExternalInput)
     b = f.createDramTensor("add_b", MemoryType.Input, DType.float32, [rows, cols], TensorKind.ExternalInput)
     c = f.createDramTensor("add_out", MemoryType.Output, DType.float32, [rows, cols], TensorKind.ExternalOutput)
     user = cg.addInstruction(Opcode.NKIKernel)
-    user.set_func("add_kernel")
+    handle, _ = artifact(_elementwise_add_kernel(rows, cols), "add_kernel", "bir")
+    user.set_func(handle)
     user.set_func_args(["a", "b"])
     user.set_func_outs(["out"])
-    user.set_sb_buf_shape([128, 192 * 1024])
-    user.set_psum_buf_shape([128, 8, 2048])
-    user.set_body(_elementwise_add_body(rows, cols))
+    user.set_sb_buf_shape(cg.sb_buf_shape)
+    user.set_psum_buf_shape(cg.psum_buf_shape)
     user.addSeqAccess(a, False)
     user.addSeqAccess(b, False)
     user.addSeqAccess(c, True)
@@ -138,8 +141,8 @@ def build_demo_module(tokens: int = 256, hidden: int = 2048, intermediate: int =
     reg.set_func_name("tiled_dve_transpose_10")
     reg.set_func_args(["x"])
     reg.set_func_outs(["out"])
-    reg.set_sb_buf_shape([128, 192 * 1024])
-    reg.set_psum_buf_shape([128, 8, 2048])
+    reg.set_sb_buf_shape(cg.sb_buf_shape)
+    reg.set_psum_buf_shape(cg.psum_buf_shape)
     reg.addOpaqueAP(x, False)
     reg.addOpaqueAP(y, True)
     return cg.module
@@ -147,7 +150,8 @@ def build_demo_module(tokens: int = 256, hidden: int = 2048, intermediate: int =
 
 def write_demo(output_dir: str = "neuronxsim-demo") -> tuple[str, bir.Module]:
     """Builds the demo module and writes the folder ``output_dir`` (replaced as a whole) holding
-    ``module.json``; returns that file's path and the module."""
+    ``module.json`` and the compiled kernels its IT55 nodes name (``nki/``); returns the module
+    file's path and the module."""
     from neuronxsim.cli.output_set import OutputSet
 
     output = OutputSet(output_dir, "demo")
@@ -155,4 +159,7 @@ def write_demo(output_dir: str = "neuronxsim-demo") -> tuple[str, bir.Module]:
     module.verify()
     with output as out:
         out.write_text("module.json", module.to_json())
+        for node in (i for f in module.functions for b in f.blocks for i in b.instructions):
+            if node.opcode == bir.InstructionType.NKIKernel:  # the compiled kernel beside the module
+                out.write_bytes(node.func, walrus.compiled_nki_kernel(node.func))
     return os.path.join(output_dir, "module.json"), module

@@ -20,9 +20,11 @@ Resolving runs one pass per kernel-node kind, in this order (:data:`RESOLVE_PASS
 * IT55 ``InstNKIKernel``: the user kernel's compiled body is spliced in its place;
 * IT56 ``InstNKIKLIRKernel``: ``lowerKernelInst`` reads its KLR file (Form A) or BIR JSON (Form B).
 
-File references (IT56 Form A paths) resolve inside one folder, ``files_dir``: the output folder
-the module was lowered into (its references are then relative to it), or the folder of a module
-file. A reference outside it (``../``, an absolute path elsewhere) is refused.
+File references (IT55 compiled kernels, IT56 Form A paths) resolve inside one folder,
+``files_dir``: the output folder the module was lowered into (its references are then relative to
+it, and the compiled user kernels are written there), or the folder of a module file
+(``Module.files_dir``). A reference outside it (``../``, an absolute path elsewhere) is refused
+(walrus/FileReference.h).
 
 >>> from neuronxsim import pipeline
 >>> lowered = pipeline.lower(program, "trn1", out_dir="out")          # doctest: +SKIP
@@ -42,11 +44,12 @@ from typing import Callable, Dict, List, Mapping, Optional, Tuple, Union
 import numpy as np
 
 from neuronxsim import bir
+from neuronxsim.bir import target
 from neuronxsim.cli.kernel_report import KernelNode, KernelRow, engine_busy, kernel_nodes, kernel_rows
 from neuronxsim.errors import CodegenError, KernelError
 
-#: BIR's name of each NeuronCore generation the pipeline takes.
-ARCHS: Dict[str, str] = {"trn1": "gen2", "trn2": "gen3"}
+#: BIR's name of each NeuronCore generation the pipeline takes (the target description's).
+ARCHS: Dict[str, str] = {arch: target.bir_arch(arch) for arch in target.ARCHS}
 
 #: The simulator's modes: numerics and time, or time only.
 MODES = ("full", "timing")
@@ -80,19 +83,26 @@ class Lowered:
 
 
 def lower(program, arch: str = "trn1", out_dir: Optional[PathLike] = None) -> Lowered:
-    """``program`` lowered for ``arch`` by ``BirCodeGenLoop``. With ``out_dir``, IT56 kernels are
-    written as KLR files to ``out_dir/klr/`` and their nodes refer to them by paths relative to
-    ``out_dir`` (``klr/<kernel>-<hash>.klr``), so a module saved in ``out_dir`` can move with its
-    folder; without it they go where the codegen puts them (``NEURONXSIM_KLR_DIR`` or a
-    per-process directory) and ``files_dir`` is that directory."""
+    """``program`` lowered for ``arch`` by ``BirCodeGenLoop`` (a program built for another arch is
+    compiled again for this one first: ``Program.for_arch``). With ``out_dir``, IT56 kernels are
+    written as KLR files to ``out_dir/klr/`` and the compiled user kernels IT55 nodes name to
+    ``out_dir/nki/``, and the nodes refer to them by paths relative to ``out_dir``, so a module
+    saved in ``out_dir`` can move with its folder; without it the KLR files go where the codegen
+    puts them (``NEURONXSIM_KLR_DIR`` or a per-process directory), ``files_dir`` is that directory,
+    and the user kernels are found in this process."""
+    from neuronxsim.starfish.penguin.ir import Program
     from neuronxsim.starfish.penguin.targets.codegen.BirCodeGenLoop import BirCodeGenLoop
 
     module = bir.Module()
     module.arch = _check_arch(arch)
     out = os.path.abspath(out_dir) if out_dir is not None else None
     codegen = BirCodeGenLoop(module, klr_dir=os.path.join(out, "klr") if out else None)
-    codegen.lower(program)
-    return Lowered(module, program, arch, dict(codegen.kernel_counts), _relative_file_references(module, out))
+    codegen.lower(program.for_arch(arch) if isinstance(program, Program) else program)  # lower() refuses others
+    if out:
+        codegen.write_compiled_kernels(out)
+    files_dir = _relative_file_references(module, out)
+    module.files_dir = files_dir or ""
+    return Lowered(module, program, arch, dict(codegen.kernel_counts), files_dir)
 
 
 def _form_a_nodes(module: bir.Module):
@@ -162,7 +172,7 @@ class InlineBIRKernel(ResolvePass):
 
     def run(self, module, files_dir):
         from neuronxsim.walrus.inline import inline_bir_kernels
-        return inline_bir_kernels(module, nki_kernels=False)
+        return inline_bir_kernels(module)
 
 
 class ResolveNKIKernel(ResolvePass):
@@ -201,7 +211,8 @@ class Resolved:
 def resolve(lowered: Union[Lowered, bir.Module], files_dir: Optional[PathLike] = None) -> Resolved:
     """Every kernel node expanded into ISA instructions, on a copy (see the module docstring).
     ``files_dir``: the folder file references resolve in (default: the ``Lowered``'s; for a bare
-    module, the working directory)."""
+    module, its ``files_dir``, which ``bir.load`` sets to the file's folder, else the working
+    directory)."""
     module = lowered.module if isinstance(lowered, Lowered) else lowered
     if not isinstance(module, bir.Module):
         raise KernelError(f"resolve: expected a Lowered or a neuronxsim.bir.Module, got {type(lowered).__name__}")

@@ -41,6 +41,11 @@ struct AccessPattern {
   // the accessed region and which tensor dim became the partition pair; empty / -1 otherwise.
   std::vector<int64_t> access_shape;
   int64_t partition_dim = -1;
+  // The tile / sub-tensor builders' LncSize(operand): how many physical NeuronCores of a logical
+  // core share the operand (LNC=2 splits its partition dim); and addArgumentOrOutput's reduce flag:
+  // the kernel may reduce the output along its partition dim. Kernel-node operands only.
+  int64_t lnc_size = 1;
+  bool reduce = false;
 
   static AccessPattern immediate(double value, DType dtype = DType::float32);
 

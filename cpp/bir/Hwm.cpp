@@ -3,10 +3,8 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
-#include <cctype>
 
 #include "Error.h"
-#include "KernelCost.h"
 
 namespace bir {
 namespace {
@@ -66,104 +64,7 @@ double dmaChargedBytes(const AccessPattern& ap, const MachineConfig& c) {
   return runs * static_cast<double>(std::max<int64_t>(run * esize, c.dma_min_burst_bytes));
 }
 
-std::string lower(std::string s) {
-  for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  return s;
-}
-
-// The shape a kernel-node operand stands for: its view's shape, else its pattern's nums.
-std::vector<int64_t> operandShape(const AccessPattern& ap) {
-  if (!ap.access_shape.empty()) return ap.access_shape;
-  std::vector<int64_t> s;
-  for (const auto& p : ap.pattern) s.push_back(p.num);
-  return s;
-}
-
-// Multiply-add work of a macro kernel, estimated from its operand shapes (ours):
-//   attention kernels (Q [(B*H), d, Sq], K [(B*H), d, Sk], ...): 2 * 2 * BH * d * Sq * Sk, halved
-//   when causal (QK^T and PV);
-//   otherwise a matmul chain: with T tokens = ins[0] without its last dim and H its last dim, each
-//   later 2-D input [a, b] whose a is H or the b of an earlier one is a projection: 2 * T * a * b
-//   (MLP gate/up/down, QKV, row/column-tiled matmuls).
-double kernelFlops(const Instruction& I, const std::string& name) {
-  if (I.ins.empty()) return 0;
-  std::vector<std::vector<int64_t>> shapes;
-  for (const auto& ap : I.ins)
-    if (!ap.isImmediate()) shapes.push_back(operandShape(ap));
-  if (shapes.empty() || shapes[0].empty()) return 0;
-  const std::string lname = lower(name);
-  if (lname.find("attention") != std::string::npos && shapes.size() >= 2 && shapes[0].size() == 3 &&
-      shapes[1].size() == 3) {
-    const double bh = static_cast<double>(shapes[0][0]), d = static_cast<double>(shapes[0][1]);
-    const double sq = static_cast<double>(shapes[0][2]), sk = static_cast<double>(shapes[1][2]);
-    const double f = 4.0 * bh * d * sq * sk;
-    return lname.find("causal") != std::string::npos ? f / 2 : f;
-  }
-  double tokens = 1;
-  for (size_t i = 0; i + 1 < shapes[0].size(); ++i) tokens *= static_cast<double>(shapes[0][i]);
-  std::vector<int64_t> widths = {shapes[0].back()};
-  double flops = 0;
-  for (size_t i = 1; i < shapes.size(); ++i) {
-    if (shapes[i].size() != 2) continue;
-    const int64_t a = shapes[i][0], b = shapes[i][1];
-    if (a > 1 && std::find(widths.begin(), widths.end(), a) != widths.end()) {
-      flops += 2.0 * tokens * static_cast<double>(a) * static_cast<double>(b);
-      widths.push_back(b);
-    }
-  }
-  return flops;
-}
-
-MachineConfig trn1Config() {
-  MachineConfig c;
-  c.arch = "trn1";
-  c.neuron_core = "NeuronCore-v2";
-  c.sbuf_bytes_per_partition = 192 * 1024;  // 24 MiB = 128 x 192 KiB [A1]
-  c.pe_clock_ghz = 2.8;                     // [A1]
-  c.act_clock_ghz = 1.4;
-  c.dve_clock_ghz = 1.12;
-  c.pool_clock_ghz = 1.4;
-  c.sp_clock_ghz = 1.4;
-  c.pe_fp32_transpose_factor = 4;  // no transpose mode speed-up on v2
-  c.dma_dge_instruction_ns = 600;  // DGE cost measured on v3 [A2], used for v2 too (ours)
-  return c;
-}
-
-MachineConfig trn2Config() {
-  MachineConfig c = trn1Config();
-  c.arch = "trn2";
-  c.neuron_core = "NeuronCore-v3";
-  c.sbuf_bytes_per_partition = 224 * 1024;  // 28 MiB = 128 x 224 KiB [A2]
-  c.pe_clock_ghz = 2.4;                     // [A2]
-  c.act_clock_ghz = 1.2;
-  c.dve_clock_ghz = 0.96;
-  c.pool_clock_ghz = 1.2;
-  c.sp_clock_ghz = 1.2;
-  c.pe_fp32_transpose_factor = 2;  // "2x speedup in FP32 transpose" [A2]
-  c.dve_perf_modes = true;
-  c.pe_fp8_double_row = true;
-  c.has_range_select = true;
-  c.act_reduce_add_only = false;
-  return c;
-}
-
 }  // namespace
-
-std::string canonicalArch(std::string_view arch) {
-  if (arch == "trn1" || arch == "gen2" || arch == "NeuronCore-v2" || arch == "inf2") return "trn1";
-  if (arch == "trn2" || arch == "gen3" || arch == "NeuronCore-v3") return "trn2";
-  return "";
-}
-
-const MachineConfig& machineConfig(std::string_view arch) {
-  static const MachineConfig kTrn1 = trn1Config();
-  static const MachineConfig kTrn2 = trn2Config();
-  const std::string a = canonicalArch(arch);
-  if (a == "trn1") return kTrn1;
-  if (a == "trn2") return kTrn2;
-  throw sim::SimulationError("unknown arch '" + std::string(arch) +
-                             "' (known: trn1 = gen2 = NeuronCore-v2, trn2 = gen3 = NeuronCore-v3)");
-}
 
 // ---------------------------------------------------------------------------------------------
 
@@ -175,6 +76,7 @@ Engine Hwm::engineOf(const Instruction& I) {
   if (nc == NodeClass::DMA && (I.engine == Engine::Unassigned || I.engine == Engine::DMA))
     return Engine::SP;
   if (I.engine != Engine::Unassigned) return I.engine;
+  if (I.opcode() == InstructionType::CustomOp) return Engine::Pool;  // Custom C++ operators run on GpSimd
   switch (nc) {
     case NodeClass::Matmult:
     case NodeClass::BIRKernel:
@@ -434,60 +336,62 @@ Latency Hwm::getLatency(const InstDMA& I) const {
   return l;
 }
 
-// ---- misc ----
+// ---- the Custom / Extension band (seed 000: slots 53..57, opaque latency-modelled boxes) ----
 
-// device_print: a debugging aid the hardware runs as a copy out (ours: MIN_II).
-Latency Hwm::getLatency(const InstDevicePrint& I) const {
-  return compute(I, static_cast<double>(cfg_.min_ii_cycles), 0);
-}
-
-// ---- kernel nodes: analytic cost from the operand shapes (ours) ----
-// An IT54 node whose kernel_name has a leaf estimator (KernelCost.h) costs
-//   kernel_fixed_ns + the estimator's per-engine model of the leaf's schedule;
-// any other kernel node (and an IT54 node whose operands are not its leaf's) costs
-//   kernel_fixed_ns + max(flops / PE bf16 peak, bytes / core DMA bandwidth)
-// with flops from kernelFlops() and bytes the sizes of every DRAM operand. The node occupies the
-// whole core.
 namespace {
-Latency kernelLatency(const Instruction& I, const std::string& name, const MachineConfig& c,
-                      std::optional<double> modelled = std::nullopt) {
-  Latency l;
-  l.engine = Engine::PE;
-  l.whole_core = true;
-  for (const auto& ap : I.ins) l.bytes += apBytes(ap);
-  for (const auto& ap : I.outs) l.bytes += apBytes(ap);
-  const double flops = kernelFlops(I, name);
-  l.flops = static_cast<int64_t>(flops);
-  const double pe_ns = flops / c.peBf16PeakFlopsPerNs();
-  const double dma_ns = static_cast<double>(l.bytes) / c.dmaCoreBandwidthBytesPerNs();
-  l.busy_ns = c.kernel_fixed_ns + (modelled ? *modelled : std::max(pe_ns, dma_ns));
-  l.cycles = l.busy_ns * c.pe_clock_ghz;
-  return l;
+HwmExtension gExtension;
+
+const HwmExtension& extension(const Instruction& I) {
+  if (!gExtension.carried_kernel_latency)
+    throw sim::SimulationError(I.opcodeName() + " '" + I.name + "': a kernel node is priced by expanding it, "
+                               "which needs libwalrus (the kernel expanders); it is not loaded");
+  return gExtension;
 }
 }  // namespace
 
+void registerHwmExtension(const HwmExtension& e) { gExtension = e; }
+
+// IT54 library kernels are expanded by their Trainium leaves: TrainiumHwm (libwalrus) prices them.
 Latency Hwm::getLatency(const InstBIRKernel& I) const {
-  return kernelLatency(I, I.kernel_name, cfg_, kernelNodeNs(I, cfg_));
+  throw sim::SimulationError("InstBIRKernel '" + I.name + "' (kernel '" + I.kernel_name +
+                             "'): library kernel nodes are priced by expanding their leaf, which only the "
+                             "Trainium models know (TrainiumHwm, libwalrus; bir::makeHwm builds them)");
 }
-Latency Hwm::getLatency(const InstNKIKernel& I) const { return kernelLatency(I, I.func, cfg_); }
-Latency Hwm::getLatency(const InstNKIKLIRKernel& I) const {
-  return kernelLatency(I, I.func_name, cfg_);
+// IT55 / IT56 carry their own kernel: expanded and scheduled through the extension.
+Latency Hwm::getLatency(const InstNKIKernel& I) const { return extension(I).carried_kernel_latency(*this, I); }
+Latency Hwm::getLatency(const InstNKIKLIRKernel& I) const { return extension(I).carried_kernel_latency(*this, I); }
+
+// device_print works only in simulation (the public NKI docs; [S2], [G1]): a debugging aid that
+// takes no device time. It still waits for the tile it prints (its operand's hazards).
+Latency Hwm::getLatency(const InstDevicePrint& I) const {
+  Latency l;
+  l.engine = engineOf(I);
+  return l;
 }
 
+// CustomOp (53): a Neuron Custom C++ operator, user code that runs on the GpSimd cores, on
+// NeuronCore-v2 only (aws-neuron-sdk: "Neuron Custom C++ Operators ... run on the GPSIMD engines of
+// Inf2 and Trn1"). Opaque: priced as GpSimd work over its largest operand, GPSIMD_START + N cycles
+// with N its elements per partition (ours, the rule of every Pool instruction without a documented
+// cost). Every other Unmodeled opcode has no model.
 Latency Hwm::getLatency(const InstUnmodeled& I) const {
-  throw sim::SimulationError(I.opcodeName() + " '" + I.name +
-                             "': this opcode has no functional or latency model");
+  if (I.opcode() != InstructionType::CustomOp)
+    throw sim::SimulationError(I.opcodeName() + " '" + I.name + "': this opcode has no functional or latency model");
+  if (!cfg_.has_custom_ops)
+    throw sim::SimulationError("CustomOp '" + I.name + "': Neuron Custom C++ operators run on NeuronCore-v2 only, not " +
+                               cfg_.neuron_core);
+  double n = 0;
+  for (const auto* list : {&I.ins, &I.outs})
+    for (const auto& ap : *list)
+      if (!ap.isImmediate()) n = std::max(n, static_cast<double>(ap.freeElements()));
+  return compute(I, poolCycles(n), 0);
 }
 
 // ---------------------------------------------------------------------------------------------
 
-TrainiumHwm::TrainiumHwm() : Hwm(trn1Config()) {}
-
-Trainium2Hwm::Trainium2Hwm() : TrainiumHwm(trn2Config()) {}
-
 // v3 DVE perf mode [A2]: 4x for tensor_copy / tensor_scalar with in and out in SBUF, BF16/FP16 and
 // unit-stride innermost; 2x for the same when not contiguous or when one side is in PSUM.
-double Trainium2Hwm::dveCopyLikeSpeedup(const Instruction& I) const {
+double NeuronCoreV3Hwm::dveCopyLikeSpeedup(const Instruction& I) const {
   if (engineOf(I) != Engine::DVE || I.ins.empty() || I.outs.empty()) return 1;
   const auto &in = I.ins[0], &out = I.outs[0];
   if (in.isImmediate() || !is16BitFloat(in.dtype) || !is16BitFloat(out.dtype)) return 1;
@@ -496,7 +400,7 @@ double Trainium2Hwm::dveCopyLikeSpeedup(const Instruction& I) const {
   return 1;
 }
 
-Latency Trainium2Hwm::getLatency(const InstTensorCopy& I) const {
+Latency NeuronCoreV3Hwm::getLatency(const InstTensorCopy& I) const {
   const double s = dveCopyLikeSpeedup(I);
   if (s == 1) return Hwm::getLatency(I);
   return compute(I, minII(freeSize(I) / s), 0);
@@ -504,19 +408,19 @@ Latency Trainium2Hwm::getLatency(const InstTensorCopy& I) const {
 
 // Both forms of tensor_scalar: scalars as immediates or as [P, 1] pointers (ref §4).
 template <class TensorScalarInst>
-Latency Trainium2Hwm::tensorScalarInPerfMode(const TensorScalarInst& I) const {
+Latency NeuronCoreV3Hwm::tensorScalarInPerfMode(const TensorScalarInst& I) const {
   const double s = dveCopyLikeSpeedup(I);
   Latency l = Hwm::getLatency(I);
   if (s == 1) return l;
   return compute(I, minII(freeSize(I) / s), l.flops);
 }
 
-Latency Trainium2Hwm::getLatency(const InstTensorScalar& I) const { return tensorScalarInPerfMode(I); }
-Latency Trainium2Hwm::getLatency(const InstTensorScalarPtr& I) const { return tensorScalarInPerfMode(I); }
+Latency NeuronCoreV3Hwm::getLatency(const InstTensorScalar& I) const { return tensorScalarInPerfMode(I); }
+Latency NeuronCoreV3Hwm::getLatency(const InstTensorScalarPtr& I) const { return tensorScalarInPerfMode(I); }
 
 // v3: tensor_tensor with both inputs in SBUF and all tensors BF16/FP16 runs in 2x mode [A2]:
 // `max(MIN_II, N)` instead of `max(MIN_II, 2N)`.
-Latency Trainium2Hwm::getLatency(const InstTensorTensor& I) const {
+Latency NeuronCoreV3Hwm::getLatency(const InstTensorTensor& I) const {
   Latency l = Hwm::getLatency(I);
   if (engineOf(I) != Engine::DVE || I.ins.size() != 2 || I.outs.empty()) return l;
   const auto &a = I.ins[0], &b = I.ins[1], &o = I.outs[0];
@@ -526,7 +430,7 @@ Latency Trainium2Hwm::getLatency(const InstTensorTensor& I) const {
 }
 
 // v3 FP8 double_row: K=256 in the time of a BF16 K=128, i.e. half the cycles per row [A2].
-Latency Trainium2Hwm::getLatency(const InstMatmult& I) const {
+Latency NeuronCoreV3Hwm::getLatency(const InstMatmult& I) const {
   Latency l = Hwm::getLatency(I);
   if (I.perf_mode == PerfMode::DoubleRow && I.ins.size() == 2 && isFp8(I.ins[0].dtype) &&
       isFp8(I.ins[1].dtype)) {
@@ -537,11 +441,10 @@ Latency Trainium2Hwm::getLatency(const InstMatmult& I) const {
 }
 
 std::unique_ptr<Hwm> makeHwm(std::string_view arch) {
-  const std::string a = canonicalArch(arch);
-  if (a == "trn1") return std::make_unique<TrainiumHwm>();
-  if (a == "trn2") return std::make_unique<Trainium2Hwm>();
-  machineConfig(arch);  // throws the unknown-arch message
-  return nullptr;
+  const MachineConfig& config = machineConfig(arch);  // throws the unknown-arch message
+  if (!gExtension.make_trainium_hwm)
+    throw sim::SimulationError("makeHwm: the Trainium latency models are libwalrus's, which is not loaded");
+  return gExtension.make_trainium_hwm(config);
 }
 
 }  // namespace bir

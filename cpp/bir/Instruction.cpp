@@ -24,7 +24,7 @@ BIR_DEFINE_MANY_OPCODE_CTOR(InstUnmodeled, Unmodeled)
 
 NodeClass nodeClassOf(Opcode op) {
   switch (op) {
-#define BIR_OPCODE(Name, NC, Src) \
+#define BIR_OPCODE(Name, NC, Cat, Src) \
   case InstructionType::Name:     \
     return NodeClass::NC;
 #include "InstructionType.def"
@@ -68,7 +68,7 @@ std::unique_ptr<Instruction> makeNode(Opcode op, std::string name, BasicBlock* b
 
 std::unique_ptr<Instruction> createInstruction(Opcode op, std::string name, BasicBlock* bb) {
   switch (op) {
-#define BIR_OPCODE(Name, NC, Src) \
+#define BIR_OPCODE(Name, NC, Cat, Src) \
   case InstructionType::Name:     \
     return makeNode<Inst##NC>(op, std::move(name), bb);
 #include "InstructionType.def"
@@ -80,9 +80,11 @@ std::unique_ptr<Instruction> createInstruction(Opcode op, std::string name, Basi
 
 // ---- kernel-node operand API ----
 
-AccessPattern& Instruction::addArgumentOrOutput(const AccessPattern& ap, bool isOutput) {
+AccessPattern& Instruction::addArgumentOrOutput(const AccessPattern& ap, bool isOutput, bool reduce) {
+  if (reduce && !isOutput) throw BIRError("addArgumentOrOutput: reduce applies to outputs (it may reduce along the partition dim)");
   auto& list = isOutput ? outs : ins;
   list.push_back(ap);
+  list.back().reduce = reduce;
   return list.back();
 }
 
@@ -109,8 +111,9 @@ AccessPattern& Instruction::addAP(const AccessPattern& tile, bool isOutput) {
 AccessPattern Instruction::createAP(MemoryLocation* tensor, int64_t offset,
                                     const std::vector<APPair>& pattern,
                                     const std::vector<int64_t>& access_shape,
-                                    int64_t partition_dim) {
+                                    int64_t partition_dim, int64_t lnc_size) {
   if (!tensor || !tensor->set) throw BIRError("createAP: no tensor");
+  if (lnc_size < 1) throw BIRError("createAP: lnc_size " + std::to_string(lnc_size) + " is not positive");
   AccessPattern ap;
   ap.flavour = AccessFlavour::AP;
   ap.dtype = tensor->set->dtype;
@@ -119,6 +122,7 @@ AccessPattern Instruction::createAP(MemoryLocation* tensor, int64_t offset,
   ap.pattern = pattern;
   ap.access_shape = access_shape;
   ap.partition_dim = partition_dim;
+  ap.lnc_size = lnc_size;
   return ap;
 }
 

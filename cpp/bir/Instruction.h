@@ -55,12 +55,16 @@ class Instruction {
   AccessPattern& addSeqAccess(MemoryLocation* tensor, bool isOutput);
   AccessPattern& addOpaqueAP(MemoryLocation* tensor, bool isOutput);
   AccessPattern& addAP(const AccessPattern& tile, bool isOutput);
-  AccessPattern& addArgumentOrOutput(const AccessPattern& ap, bool isOutput);
+  // `reduce`: the kernel may reduce this output along its partition dim (seed 000: "reduce flag =
+  // may reduce along partition dim"); outputs only.
+  AccessPattern& addArgumentOrOutput(const AccessPattern& ap, bool isOutput, bool reduce = false);
   // A pattern over `tensor`: `offset` elements in, one [step, num] pair per accessed dim with the
-  // partition dim's pair first (what the tile and sub-tensor builders compute).
+  // partition dim's pair first (what the tile and sub-tensor builders compute), for an operand
+  // shared by `lnc_size` NeuronCores of a logical core (LncSize(operand)).
   static AccessPattern createAP(MemoryLocation* tensor, int64_t offset,
                                 const std::vector<APPair>& pattern,
-                                const std::vector<int64_t>& access_shape, int64_t partition_dim);
+                                const std::vector<int64_t>& access_shape, int64_t partition_dim,
+                                int64_t lnc_size = 1);
 
   // ---- layout: +0x00 is the vtable pointer ----
   Opcode type_;                    // +0x08  ordinal, set once by the constructor
@@ -107,12 +111,5 @@ template <class T>
 const T* cast(const Instruction* I) {
   return static_cast<const T*>(I);
 }
-
-// Raw JSON text carried by a node field (an embedded traced kernel body); written inline as JSON.
-struct RawJson {
-  std::string text;
-  bool empty() const { return text.empty(); }
-  bool operator==(const RawJson& o) const { return text == o.text; }
-};
 
 }  // namespace bir

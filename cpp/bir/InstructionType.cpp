@@ -9,13 +9,13 @@ namespace bir {
 namespace {
 
 const std::array<std::string, InstructionType::kCount> kNames = {
-#define BIR_OPCODE(Name, NodeClass, Src) #Name,
+#define BIR_OPCODE(Name, NodeClass, Cat, Src) #Name,
 #include "InstructionType.def"
 #undef BIR_OPCODE
 };
 
 constexpr std::array<InstructionType::Origin, InstructionType::kCount> kOrigins = {
-#define BIR_OPCODE(Name, NodeClass, Src) InstructionType::Origin::Src,
+#define BIR_OPCODE(Name, NodeClass, Cat, Src) InstructionType::Origin::Src,
 #include "InstructionType.def"
 #undef BIR_OPCODE
 };
@@ -44,10 +44,23 @@ InstructionType::Origin InstructionType::origin(InstructionType t) {
   return kOrigins[static_cast<int>(t)];
 }
 
-Opcode string2InstructionType(std::string_view name) {
+const char* InstructionType::categoryName(Category c) {
+  switch (c) {
+    case Category::Comp: return "Comp";
+    case Category::DMA: return "DMA";
+    case Category::Sync: return "Sync";
+    case Category::Ctrl: return "Ctrl";
+    case Category::Coll: return "Coll";
+    case Category::Sym: return "Sym";
+    case Category::Cust: return "Cust";
+  }
+  return "?";
+}
+
+Opcode string2InstructionType(const std::string& name) {
   const auto& index = nameIndex();
   auto it = index.find(name);
-  if (it == index.end()) throw BIRError("unknown opcode '" + std::string(name) + "'");
+  if (it == index.end()) throw BIRError("unknown opcode '" + name + "'");
   return it->second;
 }
 

@@ -161,15 +161,6 @@ ojson toJson(const std::pair<std::string, std::string>& v) {
   return ojson::array({v.first, v.second});
 }
 
-void fromJson(const ojson& j, RawJson& v, JsonPath&) { v.text = j.is_null() ? "" : j.dump(); }
-ojson toJson(const RawJson& v, const JsonPath& p) {
-  if (v.empty()) return nullptr;
-  try {
-    return ojson::parse(v.text);
-  } catch (const nlohmann::json::exception& e) {
-    p.fail(std::string("embedded JSON is malformed: ") + e.what());
-  }
-}
 
 template <class T>
 void fromJson(const ojson& j, std::vector<T>& v, JsonPath& p) {
@@ -261,7 +252,6 @@ template <class F>
 ojson fieldToJson(const F& v, const JsonPath&) {
   return toJson(v);
 }
-ojson fieldToJson(const RawJson& v, const JsonPath& p) { return toJson(v, p); }
 
 template <class T>
 void writeFields(const T& node, ojson& j, JsonPath& p) {
@@ -322,6 +312,8 @@ ojson writeArg(const AccessPattern& a, JsonPath& p) {
   if (a.flavour != AccessFlavour::Plain) j["access"] = toJson(a.flavour);
   if (!a.access_shape.empty()) j["access_shape"] = toJson(a.access_shape);
   if (a.partition_dim >= 0) j["partition_dim"] = a.partition_dim;
+  if (a.lnc_size != 1) j["lnc_size"] = a.lnc_size;
+  if (a.reduce) j["reduce"] = true;
   return j;
 }
 
@@ -459,6 +451,8 @@ AccessPattern readArg(const ojson& j, const Function& f, JsonPath& p) {
   readOptionalMember(j, "access", a.flavour, p);
   readOptionalMember(j, "access_shape", a.access_shape, p);
   readOptionalMember(j, "partition_dim", a.partition_dim, p);
+  readOptionalMember(j, "lnc_size", a.lnc_size, p);
+  readOptionalMember(j, "reduce", a.reduce, p);
   return a;
 }
 

@@ -83,12 +83,13 @@ class InstNKIKernel final : public Instruction {
   static bool classof(const Instruction* I) { return I->opcode() == InstructionType::NKIKernel; }
   static constexpr OperandRule kOperands{0, 64, 0, 64};
 
-  std::string func;                    // the kernel's name
+  // The kernel the NKI front end compiled (walrus/CompiledNkiKernels.h): its handle,
+  // "nki/<kernel>.<content hash>.<json|klr>", also the artifact's file in the module's folder.
+  std::string func;
   std::vector<std::string> func_args;  // its parameters, bound in order to ins
   std::vector<std::string> func_outs;  // its outputs, bound in order to outs
   std::vector<int64_t> sb_buf_shape;
   std::vector<int64_t> psum_buf_shape;
-  RawJson body;  // the traced kernel as a BIR JSON module (neuronxsim.nki.trace), spliced by walrus
 
   template <class V>
   static void fields(V&& v) {
@@ -97,7 +98,6 @@ class InstNKIKernel final : public Instruction {
     v("func_outs", &InstNKIKernel::func_outs);
     v("sb_buf_shape", &InstNKIKernel::sb_buf_shape);
     v("psum_buf_shape", &InstNKIKernel::psum_buf_shape);
-    v("body", &InstNKIKernel::body);
   }
 };
 

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "Error.h"
+#include "MachineConfig.h"
 
 namespace bir {
 
@@ -116,7 +117,7 @@ std::unique_ptr<MemoryLocationSet> makeOnChipTensor(const std::string& n, Memory
   loc->bytes_per_partition = bytes_per_partition;
   loc->base_partition = base_partition;
   loc->addr = addr;
-  if (type == MemoryType::PSUM) loc->bank = addr / 2048;
+  if (type == MemoryType::PSUM) loc->bank = addr / UniformConfig::kPsumBankBytes;
   loc->set = set.get();
   set->locations.push_back(std::move(loc));
   return set;

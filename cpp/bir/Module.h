@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "KernelInstructions.h"
+#include "MachineConfig.h"
 #include "Memory.h"
 
 namespace bir {
@@ -110,9 +111,13 @@ class Module {
   static constexpr int64_t kFormatVersion = 1;
 
   int64_t neuron_core_id = 0;
-  std::string arch = "gen2";
+  std::string arch = kDefaultBirArch;  // a BIR name of the target description ("gen2", "gen3")
   std::string extra_json;             // unknown top-level fields, verbatim
   std::string attributes_extra_json;  // unknown fields of "attributes", verbatim
+  // Where the module's file references (IT55 compiled kernels, IT56 KLR / BIR JSON files) resolve:
+  // the folder it was loaded from or lowered into; empty = the working directory. Not part of the
+  // BIR JSON: it is where this copy of the module lives, not what the module says.
+  std::string files_dir;
 
   Function* addFunction(std::string name = {});
   const std::vector<std::unique_ptr<Function>>& functions() const { return funcs_; }

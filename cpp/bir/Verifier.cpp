@@ -59,14 +59,20 @@ bool isKernelNode(const Instruction& I) {
 
 }  // namespace
 
+namespace {
+// The start-partition rule (checkStartPartition gives the reason it is broken).
+bool startPartitionAllowed(int64_t start, int64_t partitions) {
+  if (partitions > 64) return start == 0;
+  if (partitions > 32) return start == 0 || start == 64;
+  return start % 32 == 0 && start < kNumPartitions;
+}
+}  // namespace
+
 std::string checkStartPartition(int64_t start, int64_t partitions) {
-  auto bad = [&](const char* allowed) {
-    return "partition start " + std::to_string(start) + " breaks the start-partition rule for " +
-           std::to_string(partitions) + " partitions (allowed: " + allowed + ")";
-  };
-  if (partitions > 64) return start == 0 ? "" : bad("0");
-  if (partitions > 32) return (start == 0 || start == 64) ? "" : bad("0, 64");
-  return (start % 32 == 0 && start < kNumPartitions) ? "" : bad("0, 32, 64, 96");
+  if (startPartitionAllowed(start, partitions)) return "";
+  const char* allowed = partitions > 64 ? "0" : partitions > 32 ? "0, 64" : "0, 32, 64, 96";
+  return "partition start " + std::to_string(start) + " breaks the start-partition rule for " +
+         std::to_string(partitions) + " partitions (allowed: " + allowed + ")";
 }
 
 namespace {
@@ -123,8 +129,8 @@ void checkAccessPattern(const AccessPattern& ap, bool computeEngine, const Where
     if (static_cast<int64_t>(ap.pattern.size()) - 1 > kMaxFreeDims)
       fail(where(), std::to_string(ap.pattern.size() - 1) + " free dims exceed the " +
                       std::to_string(kMaxFreeDims) + " an engine access pattern can have");
-    const std::string why = checkStartPartition(l.base_partition + firstPartition, par.num);
-    if (!why.empty()) fail(where(), why);
+    if (!startPartitionAllowed(l.base_partition + firstPartition, par.num))
+      fail(where(), checkStartPartition(l.base_partition + firstPartition, par.num));
   }
 }
 
@@ -134,47 +140,61 @@ void verifyAccessPattern(const AccessPattern& ap, bool computeEngine, const std:
   checkAccessPattern(ap, computeEngine, [&] { return where; });
 }
 
+void verifyAllocations(const Function& f, size_t fi) {
+  auto fpath = [fi] { return "functions[" + std::to_string(fi) + "]"; };
+  for (size_t ai = 0; ai < f.allocations().size(); ++ai) {
+    const auto& set = *f.allocations()[ai];
+    auto apath = [&] { return fpath() + ".allocations[" + std::to_string(ai) + "]"; };
+    for (int64_t d : set.tensor_shape)
+      if (d < 0) fail(apath() + ".tensor_shape", "negative dimension " + std::to_string(d));
+    for (size_t li = 0; li < set.locations.size(); ++li)
+      verifyLocation(*set.locations[li], [&] {
+        return apath() + ".memorylocations[" + std::to_string(li) + "] '" + set.locations[li]->name + "'";
+      });
+  }
+}
+
+void verifyInstruction(const Instruction& I, size_t fi, size_t bi, size_t ii) {
+  auto ipath = [&] {
+    return "functions[" + std::to_string(fi) + "].blocks[" + std::to_string(bi) + "].instructions[" +
+           std::to_string(ii) + "]";
+  };
+  const OperandRule rule = operandRuleOf(I.nodeClass());
+  const auto nIns = static_cast<int>(I.ins.size()), nOuts = static_cast<int>(I.outs.size());
+  if (nIns < rule.min_ins || nIns > rule.max_ins || nOuts < rule.min_outs ||
+      nOuts > rule.max_outs)
+    fail(ipath(), I.opcodeName() + " '" + I.name + "' takes " + std::to_string(rule.min_ins) +
+                      ".." + std::to_string(rule.max_ins) + " inputs and " +
+                      std::to_string(rule.min_outs) + ".." + std::to_string(rule.max_outs) +
+                      " outputs, got " + std::to_string(nIns) + " and " +
+                      std::to_string(nOuts));
+  const bool kernel = isKernelNode(I);
+  const bool compute = !kernel && nodeClassOf(I.opcode()) != NodeClass::DMA;
+  for (const char* side : {"ins", "outs"}) {
+    const auto& list = side[0] == 'i' ? I.ins : I.outs;
+    for (size_t k = 0; k < list.size(); ++k) {
+      auto where = [&] { return ipath() + "." + side + "[" + std::to_string(k) + "]"; };
+      checkAccessPattern(list[k], compute, where);
+      if (kernel && !list[k].isImmediate() && !list[k].loc->isDram())
+        fail(where(), "kernel node operands must be DRAM tensors; '" + list[k].loc->name +
+                          "' is in " + std::string(enumName(list[k].loc->type)));
+      if (list[k].lnc_size < 1) fail(where(), "lnc_size " + std::to_string(list[k].lnc_size) + " is not positive");
+      if ((list[k].lnc_size != 1 || list[k].reduce) && !kernel)
+        fail(where(), "lnc_size and reduce mark kernel-node operands (LncSize, addArgumentOrOutput); " +
+                          I.opcodeName() + " is not a kernel node");
+      if (list[k].reduce && side[0] == 'i')
+        fail(where(), "reduce marks an output that may be reduced along its partition dim, not an input");
+    }
+  }
+}
+
 void verifyModule(const Module& m) {
   for (size_t fi = 0; fi < m.functions().size(); ++fi) {
     const Function& f = *m.functions()[fi];
-    auto fpath = [fi] { return "functions[" + std::to_string(fi) + "]"; };
-    for (size_t ai = 0; ai < f.allocations().size(); ++ai) {
-      const auto& set = *f.allocations()[ai];
-      auto apath = [&] { return fpath() + ".allocations[" + std::to_string(ai) + "]"; };
-      for (int64_t d : set.tensor_shape)
-        if (d < 0) fail(apath() + ".tensor_shape", "negative dimension " + std::to_string(d));
-      for (size_t li = 0; li < set.locations.size(); ++li)
-        verifyLocation(*set.locations[li], [&] {
-          return apath() + ".memorylocations[" + std::to_string(li) + "] '" + set.locations[li]->name + "'";
-        });
-    }
+    verifyAllocations(f, fi);
     for (size_t bi = 0; bi < f.blocks().size(); ++bi) {
       const BasicBlock& bb = *f.blocks()[bi];
-      for (size_t ii = 0; ii < bb.size(); ++ii) {
-        const Instruction& I = *bb.at(ii);
-        auto ipath = [&] { return fpath() + ".blocks[" + std::to_string(bi) + "].instructions[" + std::to_string(ii) + "]"; };
-        const OperandRule rule = operandRuleOf(I.nodeClass());
-        const auto nIns = static_cast<int>(I.ins.size()), nOuts = static_cast<int>(I.outs.size());
-        if (nIns < rule.min_ins || nIns > rule.max_ins || nOuts < rule.min_outs ||
-            nOuts > rule.max_outs)
-          fail(ipath(), I.opcodeName() + " '" + I.name + "' takes " + std::to_string(rule.min_ins) +
-                            ".." + std::to_string(rule.max_ins) + " inputs and " +
-                            std::to_string(rule.min_outs) + ".." + std::to_string(rule.max_outs) +
-                            " outputs, got " + std::to_string(nIns) + " and " +
-                            std::to_string(nOuts));
-        const bool kernel = isKernelNode(I);
-        const bool compute = !kernel && nodeClassOf(I.opcode()) != NodeClass::DMA;
-        for (const char* side : {"ins", "outs"}) {
-          const auto& list = side[0] == 'i' ? I.ins : I.outs;
-          for (size_t k = 0; k < list.size(); ++k) {
-            auto where = [&] { return ipath() + "." + side + "[" + std::to_string(k) + "]"; };
-            checkAccessPattern(list[k], compute, where);
-            if (kernel && !list[k].isImmediate() && !list[k].loc->isDram())
-              fail(where(), "kernel node operands must be DRAM tensors; '" + list[k].loc->name +
-                                "' is in " + std::string(enumName(list[k].loc->type)));
-          }
-        }
-      }
+      for (size_t ii = 0; ii < bb.size(); ++ii) verifyInstruction(*bb.at(ii), fi, bi, ii);
     }
   }
 }

@@ -12,15 +12,22 @@
 
 #include <string>
 
+#include "MachineConfig.h"
 #include "Module.h"
 
 namespace bir {
 
-inline constexpr int64_t kNumPartitions = 128;
-inline constexpr int64_t kPsumPartitionBytes = 16 * 1024;
-inline constexpr int64_t kMaxFreeDims = 4;
+inline constexpr int64_t kNumPartitions = UniformConfig::kPartitions;
+inline constexpr int64_t kPsumPartitionBytes = UniformConfig::kPsumBanks * UniformConfig::kPsumBankBytes;
+inline constexpr int64_t kMaxFreeDims = UniformConfig::kApMaxFreeDims;
 
 void verifyModule(const Module& m);
+
+// The parts verifyModule checks in order, for a reader that checks an instruction as it reaches
+// it (the simulator's decoder, which then walks each instruction's operands once): the tensors of
+// functions[fi], and one instruction, functions[fi].blocks[bi].instructions[ii].
+void verifyAllocations(const Function& f, size_t fi);
+void verifyInstruction(const Instruction& I, size_t fi, size_t bi, size_t ii);
 
 // The start-partition rule for a compute-engine access of `partitions` partitions starting at
 // `start`; empty when it holds, else the reason.

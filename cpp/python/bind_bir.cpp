@@ -27,16 +27,8 @@ template <class T, class PyClass>
 void bindFields(PyClass& cls) {
   T::fields([&](const char* key, auto member) {
     using F = std::remove_reference_t<decltype(std::declval<T&>().*member)>;
-    if constexpr (std::is_same_v<F, RawJson>) {
-      cls.def_property(
-          key, [member](const T& self) { return (self.*member).text; },
-          [member](T& self, std::string v) { (self.*member).text = std::move(v); });
-      cls.def((std::string("set_") + key).c_str(),
-              [member](T& self, std::string v) { (self.*member).text = std::move(v); });
-    } else {
-      cls.def_readwrite(key, member);
-      cls.def((std::string("set_") + key).c_str(), [member](T& self, F v) { self.*member = std::move(v); });
-    }
+    cls.def_readwrite(key, member);
+    cls.def((std::string("set_") + key).c_str(), [member](T& self, F v) { self.*member = std::move(v); });
   });
   py::list names;
   T::fields([&](const char* key, auto) { names.append(key); });
@@ -65,6 +57,12 @@ void bindBir(py::module_& m) {
     static const char* kOrigin[] = {"SEED", "PUBLIC", "OURS"};
     for (int i = 0; i < InstructionType::kCount; ++i)
       out.append(kOrigin[static_cast<int>(InstructionType::origin(static_cast<Opcode>(i)))]);
+    return out;
+  });
+  m.def("opcode_categories", [] {
+    py::list out;
+    for (int i = 0; i < InstructionType::kCount; ++i)
+      out.append(InstructionType::categoryName(InstructionType::category(static_cast<Opcode>(i))));
     return out;
   });
   m.def("opcode_node_classes", [] {
@@ -157,6 +155,8 @@ void bindBir(py::module_& m) {
       .def_readwrite("imm", &AccessPattern::imm)
       .def_readwrite("access_shape", &AccessPattern::access_shape)
       .def_readwrite("partition_dim", &AccessPattern::partition_dim)
+      .def_readwrite("lnc_size", &AccessPattern::lnc_size)
+      .def_readwrite("reduce", &AccessPattern::reduce)
       .def_property_readonly("is_immediate", &AccessPattern::isImmediate)
       .def_property_readonly("location", [](const AccessPattern& a) { return a.loc; },
                              py::return_value_policy::reference)
@@ -194,10 +194,12 @@ void bindBir(py::module_& m) {
       .def("addAP", [](Instruction& I, const AccessPattern& ap, bool isOutput) { I.addAP(ap, isOutput); },
            py::arg("ap"), py::arg("isOutput"))
       .def("addArgumentOrOutput",
-           [](Instruction& I, const AccessPattern& ap, bool isOutput) { I.addArgumentOrOutput(ap, isOutput); },
-           py::arg("ap"), py::arg("isOutput"))
+           [](Instruction& I, const AccessPattern& ap, bool isOutput, bool reduce) {
+             I.addArgumentOrOutput(ap, isOutput, reduce);
+           },
+           py::arg("ap"), py::arg("isOutput"), py::arg("reduce") = false)
       .def_static("createAP", &Instruction::createAP, py::arg("tensor"), py::arg("offset"),
-                  py::arg("pattern"), py::arg("access_shape"), py::arg("partition_dim"))
+                  py::arg("pattern"), py::arg("access_shape"), py::arg("partition_dim"), py::arg("lnc_size") = 1)
       .def("__repr__", [](const Instruction& I) {
         return "<" + std::string(nodeClassName(I.nodeClass())) + " " + I.opcodeName() + " '" + I.name + "'>";
       });
@@ -267,6 +269,9 @@ void bindBir(py::module_& m) {
       .def(py::init<>())
       .def_readwrite("neuron_core_id", &Module::neuron_core_id)
       .def_readwrite("arch", &Module::arch)
+      .def_readwrite("files_dir", &Module::files_dir,
+                     "The folder the module's file references (IT55 compiled kernels, IT56 KLR files) resolve "
+                     "in: where it was loaded from or lowered into; \"\" = the working directory. Not saved.")
       .def("addFunction", [](py::object self, std::string n) { return borrowed(self.cast<Module&>().addFunction(std::move(n)), self); },
            py::arg("name") = "")
       .def("function", [](py::object self, int64_t core) { return borrowed(self.cast<Module&>().function(core), self); },

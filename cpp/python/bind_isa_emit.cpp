@@ -112,10 +112,7 @@ void setFields(T& node, PyObject* fields) {
       found = true;
       using F = std::remove_reference_t<decltype(node.*member)>;
       py::handle v(value);
-      if constexpr (std::is_same_v<F, RawJson>)
-        (node.*member).text = v.cast<std::string>();
-      else
-        node.*member = v.cast<F>();
+      node.*member = v.cast<F>();
     });
     if (!found)
       throw BIRError("append_isa: " + std::string(nodeClassName(node.nodeClass())) +

@@ -170,9 +170,6 @@ Mode parseMode(const std::string& mode) {
 }
 
 void bindSim(py::module_& m) {
-  m.def("machine_config", [](const std::string& arch) { return configDict(bir::machineConfig(arch)); },
-        py::arg("arch"));
-  m.def("canonical_arch", &bir::canonicalArch);
   m.def("latency",
         [](const bir::Instruction& I, const std::string& arch) {
           auto hwm = bir::makeHwm(arch);

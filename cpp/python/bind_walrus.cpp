@@ -3,6 +3,8 @@
 #include "bindings.h"
 #include "bir/Error.h"
 #include "walrus/Clone.h"
+#include "walrus/CompiledNkiKernels.h"
+#include "walrus/KernelNodeLatency.h"
 #include "walrus/KernelNodeResolver.h"
 #include "walrus/klr/KernelFile.h"
 
@@ -77,7 +79,8 @@ void bindWalrus(py::module_& m) {
           walrus::ResolveOptions o;
           o.nki_kernels = nki;
           o.klir_kernels = klir;
-          o.files = {baseDir, allowedDirs};
+          o.base_dir = baseDir;
+          o.allowed_dirs = allowedDirs;
           o.verify = verify;
           return walrus::KernelNodeResolver(mod, o).run();
         },
@@ -86,6 +89,22 @@ void bindWalrus(py::module_& m) {
         "Resolves IT55/IT56 nodes in place; returns how many. Instruction objects taken from the "
         "module before are invalid afterwards.");
   m.attr("NEURONXSIM_KLR_FORMAT") = klr::neuronxsimFormat();
+  m.def("add_compiled_nki_kernel",
+        [](const std::string& handle, const py::bytes& data) { walrus::addCompiledNkiKernel(handle, data); },
+        py::arg("handle"), py::arg("data"), "Registers a user kernel the NKI front end compiled (an IT55 func).");
+  m.def("compiled_nki_kernel",
+        [](const std::string& handle) -> py::object {
+          const auto data = walrus::findCompiledNkiKernel(handle);
+          return data ? py::object(py::bytes(*data)) : py::object(py::none());
+        },
+        py::arg("handle"), "The artifact registered under `handle`, or None.");
+  m.def("kernel_node_latency_stats", [] {
+    const auto s = walrus::kernelNodeLatencyStats();
+    py::dict d;
+    d["computed"] = s.computed;
+    d["cached"] = s.cached;
+    return d;
+  });
 
   // bir.Module.clone is walrus::cloneModule (walrus/Clone.h), attached to the class bound in
   // bind_bir.cpp from here, where the rest of the copying code is bound.

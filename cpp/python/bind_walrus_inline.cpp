@@ -26,17 +26,16 @@ py::dict statsDict(const walrus::ExpansionStats& s) {
 void bindWalrusInline(py::module_& m) {
   m.def(
       "inline_bir_kernels",
-      [](bir::Module& module, bool verify, bool nkiKernels) {
+      [](bir::Module& module, bool verify) {
         walrus::Logger logger;
-        walrus::InlineBIRKernel pass(logger, {.verify = verify, .nki_kernels = nkiKernels});
+        walrus::InlineBIRKernel pass(logger, {.verify = verify});
         pass.run(module);
         py::list out;
         for (const auto& s : pass.expansions()) out.append(statsDict(s));
         return out;
       },
-      py::arg("module"), py::arg("verify") = true, py::arg("nki_kernels") = true,
-      "Expands every IT54 InstBIRKernel node of `module` in place (and splices its IT55 nodes); returns one "
-      "dict of statistics per IT54 node.");
+      py::arg("module"), py::arg("verify") = true,
+      "Expands every IT54 InstBIRKernel node of `module` in place; returns one dict of statistics per node.");
   m.def("bir_kernel_leaves", [] {
     py::dict out;
     for (const auto& leaf : walrus::kernels::leaves()) out[py::str(leaf.name)] = leaf.summary;

@@ -1,12 +1,11 @@
 #include "FastMath.h"
 
-#include <immintrin.h>
-
 #include <bit>
 #include <cmath>
 #include <limits>
 
 #include "Numerics.h"
+#include "Simd.h"
 
 namespace sim {
 namespace {
@@ -21,6 +20,7 @@ constexpr float kP0 = 1.9875691500e-4f, kP1 = 1.3981999507e-3f, kP2 = 8.33345190
 
 inline float pow2(int32_t e) { return bitsToFloat(static_cast<uint32_t>(e + 127) << 23); }
 
+#if NXS_X86_SIMD
 __attribute__((target("avx2"))) void expRunAvx2(float* v, int64_t n) {
   const __m256 log2e = _mm256_set1_ps(kLog2e), hi = _mm256_set1_ps(kLn2Hi), lo = _mm256_set1_ps(kLn2Lo);
   const __m256 over = _mm256_set1_ps(kOverflow), under = _mm256_set1_ps(kUnderflow);
@@ -52,6 +52,7 @@ __attribute__((target("avx2"))) void expRunAvx2(float* v, int64_t n) {
   }
   for (; i < n; ++i) v[i] = expf32(v[i]);
 }
+#endif
 
 // ---- erf and Gelu: evaluated in double precision, rounded once to fp32 ----
 //
@@ -123,6 +124,7 @@ double erfcNonNegative(double z) {
   return t * expNonPositive(estrin(kErfcPoly, u) - z * z);
 }
 
+#if NXS_X86_SIMD
 // The AVX2 versions work on kBlock vectors at once: each is a long chain of dependent multiplies
 // and adds, and interleaving independent chains keeps the FP units busy.
 constexpr int kBlock = 4;
@@ -227,6 +229,7 @@ __attribute__((target("avx2"))) void doubleRunAvx2(float* v, int64_t n) {
   for (; i < n; ++i) v[i] = Scalar(v[i]);
 }
 #undef NXS_EACH
+#endif  // NXS_X86_SIMD
 
 }  // namespace
 
@@ -242,12 +245,16 @@ float gelu32(float x) {
 }
 
 void erfRun(float* v, int64_t n) {
+#if NXS_X86_SIMD
   if (cpuHasAvx2Fma()) return doubleRunAvx2<erfAvx2, erf32>(v, n);
+#endif
   for (int64_t i = 0; i < n; ++i) v[i] = erf32(v[i]);
 }
 
 void geluRun(float* v, int64_t n) {
+#if NXS_X86_SIMD
   if (cpuHasAvx2Fma()) return doubleRunAvx2<geluAvx2, gelu32>(v, n);
+#endif
   for (int64_t i = 0; i < n; ++i) v[i] = gelu32(v[i]);
 }
 
@@ -271,7 +278,9 @@ float expf32(float x) {
 }
 
 void expRun(float* v, int64_t n) {
+#if NXS_X86_SIMD
   if (cpuHasAvx2Fma()) return expRunAvx2(v, n);
+#endif
   for (int64_t i = 0; i < n; ++i) v[i] = expf32(v[i]);
 }
 

@@ -1,13 +1,13 @@
 #include "Gemm.h"
 
-#include <immintrin.h>
-
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <utility>
 
 #include "Numerics.h"
+#include "Simd.h"
 
 namespace sim {
 
@@ -16,7 +16,13 @@ namespace sim {
 namespace {
 // About 50 us of polling before a helper sleeps (a pause is some tens of cycles).
 constexpr int kSpinIterations = 4000;
-inline void cpuRelax() { _mm_pause(); }
+inline void cpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#endif
+}
 
 // Waits for done(): polls for a while (the other thread is usually microseconds away), then
 // yields the core.
@@ -140,6 +146,7 @@ inline void storeBlock(const float* acc, int rows, int cols, float* c, int64_t l
   }
 }
 
+#if NXS_X86_SIMD
 // C[0..MR, 0..cols) (+)= sum_k ap[k][0..MR] * bp[k][0..16): panels are k-major, kMR / kNR wide.
 // Every loop over r is unrolled so that the 2 * MR accumulators live in registers.
 template <int MR>
@@ -229,31 +236,44 @@ void withRows(int rows, F&& f) {
   }
 }
 
-void microKernelPair(int rows, int K, const float* ap, const float* bp0, const float* bp1, float* c, int64_t ldc,
-                     bool accumulate) {
-  withRows(rows, [&]<int MR>() { microKernelAvx512Pair<MR>(K, ap, bp0, bp1, c, ldc, accumulate); });
-}
+#endif  // NXS_X86_SIMD
 
-// The portable kernel (no AVX2/FMA): same blocking, separate multiply and add, k ascending.
+// The portable kernel: the same blocking and the same operations as the SIMD kernels, one fused
+// multiply-add per k from zero in ascending k, then one add into C, so it gives their bits.
 void microKernelPortable(int rows, int K, const float* ap, const float* bp, float* c, int64_t ldc,
                          int cols, bool accumulate) {
   float acc[kMR * kNR] = {};
   for (int k = 0; k < K; ++k)
     for (int r = 0; r < rows; ++r) {
       const float a = ap[k * kMR + r];
-      for (int j = 0; j < kNR; ++j) acc[r * kNR + j] += a * bp[k * kNR + j];
+      for (int j = 0; j < kNR; ++j) acc[r * kNR + j] = std::fma(a, bp[k * kNR + j], acc[r * kNR + j]);
     }
   storeBlock(acc, rows, cols, c, ldc, accumulate);
 }
 
+// Two adjacent full panels (32 columns): the AVX-512 kernel when GemmEngine chose the wide form.
+void microKernelPair(int rows, int K, const float* ap, const float* bp0, const float* bp1, float* c, int64_t ldc,
+                     bool accumulate) {
+#if NXS_X86_SIMD
+  withRows(rows, [&]<int MR>() { microKernelAvx512Pair<MR>(K, ap, bp0, bp1, c, ldc, accumulate); });
+#else
+  microKernelPortable(rows, K, ap, bp0, c, ldc, kNR, accumulate);
+  microKernelPortable(rows, K, ap, bp1, c + kNR, ldc, kNR, accumulate);
+#endif
+}
+
 void microKernel(int rows, int K, const float* ap, const float* bp, float* c, int64_t ldc, int cols,
                  bool accumulate) {
-  if (!cpuHasAvx2Fma()) return microKernelPortable(rows, K, ap, bp, c, ldc, cols, accumulate);
-  withRows(rows, [&]<int MR>() { microKernelAvx2<MR>(K, ap, bp, c, ldc, cols, accumulate); });
+#if NXS_X86_SIMD
+  if (cpuHasAvx2Fma())
+    return withRows(rows, [&]<int MR>() { microKernelAvx2<MR>(K, ap, bp, c, ldc, cols, accumulate); });
+#endif
+  microKernelPortable(rows, K, ap, bp, c, ldc, cols, accumulate);
 }
 
 // ---- packing: one row segment of B into 16-wide panels (panel p holds columns 16p..16p+15) ----
 
+#if NXS_X86_SIMD
 __attribute__((target("avx2,fma"))) void packBf16Avx2(const uint8_t* src, int cols, float* dst, int64_t panelStride) {
   int j = 0;
   for (; j + kNR <= cols; j += kNR, dst += panelStride) {
@@ -286,12 +306,15 @@ __attribute__((target("avx2"))) void packBf16IntoRowPanels(const uint8_t* src, i
     }
   }
 }
+#endif  // NXS_X86_SIMD
 
 // Converts `cols` elements of one row, from column col0, into panels; the last panel's tail is zero.
 void packRow(const MatrixRows& m, int64_t row, int col0, int cols, float* dst, int64_t panelStride, float* temp) {
   const int esize = bir::dtypeSize(m.dtype);
   const uint8_t* src = m.base + row * m.pitch + int64_t{col0} * esize;
+#if NXS_X86_SIMD
   if (m.dtype == bir::DType::bfloat16 && cpuHasAvx2Fma()) return packBf16Avx2(src, cols, dst, panelStride);
+#endif
   // fp32 rows are copied as bytes (they need not be 4-aligned); other dtypes convert first.
   const uint8_t* f = src;
   if (m.dtype != bir::DType::float32 && m.dtype != bir::DType::float32r) {
@@ -321,14 +344,18 @@ void packARows(const MatrixRows& a, int k0, int k1, int K, int M, const std::vec
                float* row) {
   const int esize = bir::dtypeSize(a.dtype);
   const int aPanels = static_cast<int>(panelStart.size()) - 1;
+#if NXS_X86_SIMD
   const bool bf16A = a.dtype == bir::DType::bfloat16 && cpuHasAvx2Fma();
+#endif
   for (int k = k0; k < k1; ++k) {
     if (k + kPrefetchRows < k1) prefetchRow(a, k + kPrefetchRows, 0, M);
     float* dst = aPack + static_cast<size_t>(k) * kMR;
+#if NXS_X86_SIMD
     if (bf16A) {
       packBf16IntoRowPanels(a.base + k * a.pitch, M, panelStart, dst, int64_t{K} * kMR);
       continue;
     }
+#endif
     loadRun(a.dtype, a.base + k * a.pitch, esize, M, row);
     for (int i = 0; i < aPanels; ++i) {
       const int m0 = panelStart[static_cast<size_t>(i)], m1 = panelStart[static_cast<size_t>(i) + 1];

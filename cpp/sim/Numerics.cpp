@@ -1,9 +1,11 @@
 #include "Numerics.h"
 
-#include <cpuid.h>
-#include <immintrin.h>
-
 #include <array>
+
+#include "Simd.h"
+#if NXS_X86_SIMD
+#include <cpuid.h>
+#endif
 
 namespace sim {
 namespace {
@@ -144,6 +146,7 @@ void storeBf16Contig(uint8_t* p, int64_t n, const float* in) {
   }
 }
 
+#if NXS_X86_SIMD
 __attribute__((target("avx2,fma,f16c"))) void loadFp16ContigF16c(const uint8_t* p, int64_t n,
                                                                    float* out) {
   int64_t i = 0;
@@ -174,15 +177,20 @@ const bool kAvx2 = [] {
   __builtin_cpu_init();
   return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && cpuHasF16c();
 }();
+const bool kAvx512 = kAvx2 && __builtin_cpu_supports("avx512f");
+#else
+constexpr bool kAvx2 = false, kAvx512 = false;
+#endif
+
+bool simdAllowed = true;  // setSimdAllowed
 
 }  // namespace
 
-bool cpuHasAvx2Fma() { return kAvx2; }
+bool cpuHasAvx2Fma() { return kAvx2 && simdAllowed; }
 
-bool cpuHasAvx512() {
-  static const bool has = kAvx2 && __builtin_cpu_supports("avx512f");
-  return has;
-}
+bool cpuHasAvx512() { return kAvx512 && simdAllowed; }
+
+void setSimdAllowed(bool allowed) { simdAllowed = allowed; }
 
 float loadElement(DType t, const uint8_t* p) {
   switch (t) {
@@ -271,9 +279,10 @@ void loadRun(DType t, const uint8_t* p, int64_t stride, int64_t n, float* out) {
     if (stride == 4) return void(std::memcpy(out, p, static_cast<size_t>(n) * 4));
   } else if (t == DType::bfloat16 && stride == 2) {
     return loadBf16Contig(p, n, out);
-  } else if (t == DType::float16 && stride == 2 && kAvx2) {
-    return loadFp16ContigF16c(p, n, out);
   }
+#if NXS_X86_SIMD
+  if (t == DType::float16 && stride == 2 && cpuHasAvx2Fma()) return loadFp16ContigF16c(p, n, out);
+#endif
   switch (t) {
 #define SIM_LOADRUN(name, bytes, cls) \
   case DType::name:                   \
@@ -289,9 +298,10 @@ void storeRun(DType t, uint8_t* p, int64_t stride, int64_t n, const float* in) {
     if (stride == 4) return void(std::memcpy(p, in, static_cast<size_t>(n) * 4));
   } else if (t == DType::bfloat16 && stride == 2) {
     return storeBf16Contig(p, n, in);
-  } else if (t == DType::float16 && stride == 2 && kAvx2) {
-    return storeFp16ContigF16c(p, n, in);
   }
+#if NXS_X86_SIMD
+  if (t == DType::float16 && stride == 2 && cpuHasAvx2Fma()) return storeFp16ContigF16c(p, n, in);
+#endif
   switch (t) {
 #define SIM_STORERUN(name, bytes, cls) \
   case DType::name:                    \

@@ -86,8 +86,21 @@ inline uint32_t encodeSmallFloat(float f) {
   return sign | r;
 }
 
-inline float fp16ToFloat(uint16_t h) { return decodeSmallFloat<5, 10>(h); }
-inline uint16_t floatToFp16(float f) { return static_cast<uint16_t>(encodeSmallFloat<5, 10, false>(f)); }
+// A NaN is quieted and keeps its sign and payload, as the x86 F16C and Arm FCVT converters do.
+inline float fp16ToFloat(uint16_t h) {
+  if ((h & 0x7c00u) == 0x7c00u && (h & 0x3ffu))
+    return bitsToFloat((static_cast<uint32_t>(h & 0x8000u) << 16) | 0x7fc00000u | (static_cast<uint32_t>(h & 0x3ffu) << 13));
+  return decodeSmallFloat<5, 10>(h);
+}
+// A NaN keeps its sign and the top 9 bits of its payload, quieted, as the x86 F16C and Arm FCVT
+// converters do: the contiguous runs convert with F16C where the host has it (Numerics.cpp), and
+// every path gives the same bits.
+inline uint16_t floatToFp16(float f) {
+  const uint32_t u = floatToBits(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u)
+    return static_cast<uint16_t>(((u >> 16) & 0x8000u) | 0x7e00u | ((u >> 13) & 0x3ffu));
+  return static_cast<uint16_t>(encodeSmallFloat<5, 10, false>(f));
+}
 
 // ---- integers: loads by value (RNE to fp32 beyond 2^24); stores RNE, saturate, NaN -> 0 ----
 
@@ -129,9 +142,13 @@ int64_t loadIndexElement(DType t, const uint8_t* p);
 void loadRun(DType t, const uint8_t* p, int64_t stride, int64_t n, float* out);
 void storeRun(DType t, uint8_t* p, int64_t stride, int64_t n, const float* in);
 
-// True when this CPU runs the AVX2 + FMA + F16C paths (matmul micro-kernel, fp16 runs).
+// True when this build has the x86 SIMD paths (Simd.h), this CPU runs AVX2 + FMA + F16C and
+// setSimdAllowed did not turn them off: the matmul micro-kernel, exp/erf/Gelu runs, fp16 runs.
 bool cpuHasAvx2Fma();
 // AVX-512F (and cpuHasAvx2Fma) with the OS saving zmm state: the matmul kernel's wide form.
 bool cpuHasAvx512();
+// Lets the SIMD paths run (the default) or not: the tests compare both paths bit for bit on one
+// host. Not thread-safe; a GemmEngine reads it when it is made.
+void setSimdAllowed(bool allowed);
 
 }  // namespace sim

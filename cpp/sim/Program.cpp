@@ -10,7 +10,7 @@
 
 namespace sim {
 
-uint8_t quadrantsOf(int64_t p0, int64_t n) {
+uint8_t quadrantsOfAny(int64_t p0, int64_t n) {
   uint8_t m = 0;
   for (int64_t q = p0 / 32; q * 32 < p0 + n && q < 4; ++q) m |= static_cast<uint8_t>(1u << q);
   return m;
@@ -336,12 +336,25 @@ std::string instructionWhere(int core, uint32_t block, uint32_t index, const bir
 
 Program::Program(const bir::Module& m, const bir::Hwm& hwm, Mode mode_, std::optional<int64_t> neuronCoreId)
     : mode(mode_), config(&hwm.config()) {
+  // Each instruction is verified just before it is decoded, so that its operands are read from
+  // memory once (a long stream does not fit in the caches). The verifier's complaints still come
+  // first: on any refusal the whole module is verified before the refusal is passed on, exactly
+  // as when the verifier ran over it before decoding.
   try {
-    bir::verifyModule(m);
-  } catch (const bir::BIRError& e) {
-    rethrowVerifierError(m, e);
+    decodeModule(m, hwm, neuronCoreId);
+  } catch (...) {
+    try {
+      bir::verifyModule(m);
+    } catch (const bir::BIRError& e) {
+      rethrowVerifierError(m, e);
+    }
+    throw;
   }
+}
+
+void Program::decodeModule(const bir::Module& m, const bir::Hwm& hwm, std::optional<int64_t> neuronCoreId) {
   const int64_t nf = static_cast<int64_t>(m.functions().size());
+  for (int64_t f = 0; f < nf; ++f) bir::verifyAllocations(*m.functions()[static_cast<size_t>(f)], static_cast<size_t>(f));
   if (nf == 0) throw SimulationError("the module has no function to run");
   if (neuronCoreId && (*neuronCoreId < 0 || *neuronCoreId >= nf))
     throw SimulationError("neuron_core_id " + std::to_string(*neuronCoreId) + ": the module has " +
@@ -351,22 +364,28 @@ Program::Program(const bir::Module& m, const bir::Hwm& hwm, Mode mode_, std::opt
 
   Decoder dec{m, hwm, hwm.config(), mode, tensors, {}, {}};
   for (int64_t f = first; f < last; ++f) dec.collectTensors(*m.functions()[static_cast<size_t>(f)], static_cast<int>(f));
-  for (int64_t f = first; f < last; ++f) {
+  for (int64_t f = 0; f < nf; ++f) {
     const bir::Function& fn = *m.functions()[static_cast<size_t>(f)];
+    const bool run = f >= first && f < last;
     CoreProgram cp;
     cp.core = static_cast<int>(f);
     cp.fn = &fn;
-    const size_t n = fn.instructionCount();
-    cp.insts.reserve(n);
-    if (mode == Mode::Full) cp.operands.reserve(n * 3);
-    cp.accesses.reserve(n * 3);
+    if (run) {
+      const size_t n = fn.instructionCount();
+      cp.insts.reserve(n);
+      if (mode == Mode::Full) cp.operands.reserve(n * 3);
+      cp.accesses.reserve(n * 3);
+    }
     uint32_t ordinal = 0;
     for (size_t bi = 0; bi < fn.blocks().size(); ++bi) {
       const bir::BasicBlock& bb = *fn.blocks()[bi];
-      for (size_t ii = 0; ii < bb.size(); ++ii)
-        dec.decode(cp, *bb.at(ii), static_cast<uint32_t>(bi), static_cast<uint32_t>(ii), ordinal++);
+      for (size_t ii = 0; ii < bb.size(); ++ii) {
+        const bir::Instruction& I = *bb.at(ii);
+        bir::verifyInstruction(I, static_cast<size_t>(f), bi, ii);
+        if (run) dec.decode(cp, I, static_cast<uint32_t>(bi), static_cast<uint32_t>(ii), ordinal++);
+      }
     }
-    cores.push_back(std::move(cp));
+    if (run) cores.push_back(std::move(cp));
   }
 }
 

@@ -3,11 +3,13 @@
 // footprints and its cost, so that the run loops never look at strings or allocate.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "HostMemory.h"
 #include "Operand.h"
 #include "bir/Hwm.h"
 #include "bir/Module.h"
@@ -32,7 +34,13 @@ struct Access {
   int64_t lo = 0, hi = 0;
 };
 inline constexpr uint32_t kMemSbuf = 0, kMemPsum = 1, kMemFirstDram = 2;
-uint8_t quadrantsOf(int64_t p0, int64_t n);  // Access::quadrants of partitions [p0, p0 + n)
+// Access::quadrants of partitions [p0, p0 + n).
+uint8_t quadrantsOfAny(int64_t p0, int64_t n);  // any p0 and n, by counting
+inline uint8_t quadrantsOf(int64_t p0, int64_t n) {
+  if (p0 < 0 || n < 1) return quadrantsOfAny(p0, n);
+  const int64_t lo = p0 / 32, hi = std::min<int64_t>((p0 + n - 1) / 32, 3);
+  return lo > hi ? 0 : static_cast<uint8_t>((2u << hi) - (1u << lo));  // bits lo..hi
+}
 
 struct DecodedInst {
   const bir::Instruction* inst = nullptr;
@@ -59,12 +67,14 @@ struct DecodedInst {
   uint32_t block = 0, index = 0, ordinal = 0;
 };
 
+// The vectors are reserved once and then filled: on huge pages, and reusing the blocks a previous
+// program released, a long stream's program costs no page faults (HostMemory.h).
 struct CoreProgram {
   int core = 0;
   const bir::Function* fn = nullptr;
-  std::vector<DecodedInst> insts;
-  std::vector<Operand> operands;  // full mode only (timing mode keeps none)
-  std::vector<Access> accesses;
+  std::vector<DecodedInst, LargePageAllocator<DecodedInst>> insts;
+  std::vector<Operand, LargePageAllocator<Operand>> operands;  // full mode only (timing mode keeps none)
+  std::vector<Access, LargePageAllocator<Access>> accesses;
 };
 
 // A DRAM tensor the module names (shared by name across its functions).
@@ -89,6 +99,9 @@ class Program {
   std::vector<CoreProgram> cores;
   std::vector<TensorSpec> tensors;
   size_t instructionCount() const;
+
+ private:
+  void decodeModule(const bir::Module& m, const bir::Hwm& hwm, std::optional<int64_t> neuronCoreId);
 };
 
 // "functions[0].blocks[1].instructions[7] TensorCopy 'copy_7'"

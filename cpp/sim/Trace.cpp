@@ -7,8 +7,10 @@
 // Time: "ts" and "dur" are microseconds, as the format defines them, printed exactly as integer
 // nanoseconds / 1000 ("1234.567"): Perfetto reads them back as those integer nanoseconds, so
 // slices that touch or nest in the timeline do in the viewer.
+#include <cerrno>
 #include <charconv>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <type_traits>
 
@@ -22,7 +24,7 @@ namespace {
 class JsonOut {
  public:
   explicit JsonOut(const std::string& path) : f_(std::fopen(path.c_str(), "wb")) {
-    if (!f_) throw SimulationError("cannot open trace file '" + path + "' for writing");
+    if (!f_) throw SimulationError("cannot open trace file '" + path + "' for writing (" + std::strerror(errno) + ")");
     buf_.reserve(1 << 16);
   }
   ~JsonOut() {
@@ -74,10 +76,11 @@ class JsonOut {
   }
   void close(const std::string& path) {
     flush();
-    const bool bad = std::ferror(f_) != 0;
-    const int rc = std::fclose(f_);
+    if (std::fflush(f_) != 0 && !error_) error_ = errno;
+    if (std::fclose(f_) != 0 && !error_) error_ = errno;
     f_ = nullptr;
-    if (bad || rc != 0) throw SimulationError("writing trace file '" + path + "' failed");
+    if (error_)  // the first failure's reason ("No space left on device")
+      throw SimulationError("writing trace file '" + path + "' failed (" + std::strerror(error_) + ")");
   }
 
  private:
@@ -85,10 +88,12 @@ class JsonOut {
     if (buf_.size() > (1 << 16) - 512) flush();
   }
   void flush() {
-    if (!buf_.empty()) std::fwrite(buf_.data(), 1, buf_.size(), f_);
+    if (!buf_.empty() && std::fwrite(buf_.data(), 1, buf_.size(), f_) != buf_.size() && !error_)
+      error_ = errno ? errno : EIO;
     buf_.clear();
   }
   std::FILE* f_;
+  int error_ = 0;
   std::string buf_;
 };
 
@@ -138,6 +143,15 @@ void SimResult::writeTrace(const std::string& path) const {
       meta("thread_name", k.core, laneTid(k.track, lane), "name", laneName(k.track, lane));
       meta("thread_sort_index", k.core, laneTid(k.track, lane), "sort_index", k.track * 256 + lane);
     }
+  // ,"pid":..,"tid":..,"ts":.. of a slice's track and start.
+  auto at = [&](const Slice& s) {
+    o.raw(",\"pid\":");
+    o.num(int64_t{s.core});
+    o.raw(",\"tid\":");
+    o.num(int64_t{laneTid(s.track, s.lane)});
+    o.raw(",\"ts\":");
+    o.us(s.start);
+  };
 
   for (const Slice& s : t.slices) {
     const Record& r = records[s.record];
@@ -154,12 +168,7 @@ void SimResult::writeTrace(const std::string& path) const {
     o.str(name);
     o.raw(",\"cat\":");
     o.str(I.opcodeName());
-    o.raw(",\"pid\":");
-    o.num(int64_t{s.core});
-    o.raw(",\"tid\":");
-    o.num(int64_t{laneTid(s.track, s.lane)});
-    o.raw(",\"ts\":");
-    o.us(s.start);
+    at(s);
     o.raw(",\"dur\":");
     o.us(s.end - s.start);
     o.raw(",\"args\":{\"opcode\":");
@@ -192,12 +201,8 @@ void SimResult::writeTrace(const std::string& path) const {
       o.num(static_cast<int64_t>(f));
       o.raw(",\"cat\":\"dependency\",\"name\":\"");
       o.raw(dependencyName(flow.kind));
-      o.raw("\",\"pid\":");
-      o.num(int64_t{s.core});
-      o.raw(",\"tid\":");
-      o.num(int64_t{laneTid(s.track, s.lane)});
-      o.raw(",\"ts\":");
-      o.us(s.start);
+      o.raw("\"");
+      at(s);
       o.raw("}");
     }
   }

@@ -75,10 +75,9 @@ std::unique_ptr<Module> buildEveryNodeModule() {
       k->lower_bound = 0.5;
       k->is_tkg = false;
     } else if (auto* u = dyn_cast<InstNKIKernel>(I)) {
-      u->func = "add_kernel";
+      u->func = "nki/add_kernel.0123456789abcdef.json";
       u->func_args = {"a", "b"};
       u->func_outs = {"out"};
-      u->body.text = R"({"functions":[],"version":2})";
     } else if (auto* c = dyn_cast<InstNKIKLIRKernel>(I)) {
       c->klir_binary = "/tmp/kernel.klr";
       c->kernel_format = "klir";

@@ -28,13 +28,13 @@ TEST(InlineBIRKernel, ExpandsEveryIT54NodeAndLeavesOtherKernelNodes) {
   second->addSeqAccess(f->createDramTensor("t", MemoryType::Output, DType::bfloat16, {80, 64}), true);
   bb->addInstruction(InstructionType::NKIKernel, "user0");
   walrus::Logger log;
-  walrus::InlineBIRKernel pass(log, {.nki_kernels = false});
+  walrus::InlineBIRKernel pass(log);
   EXPECT_EQ(pass.run(*m), 2u);
   ASSERT_EQ(pass.expansions().size(), 2u);
   EXPECT_EQ(pass.expansions()[0].node, "node0");
   EXPECT_EQ(pass.expansions()[1].kernel_name, "CaymanPackedPETranspose");
   EXPECT_EQ(bb->size(), pass.expansions()[0].instructions + pass.expansions()[1].instructions + 1);
-  EXPECT_EQ(bb->at(bb->size() - 1)->name, "user0");  // IT55 left alone (nki_kernels off)
+  EXPECT_EQ(bb->at(bb->size() - 1)->name, "user0");  // IT55 left alone: KernelNodeResolver's
   for (const auto& I : bb->instructions()) EXPECT_FALSE(isa<InstBIRKernel>(I.get()));
   EXPECT_EQ(log.entries().size(), 2u);
   EXPECT_NE(log.entries()[0].message.find("InstBIRKernel 'node0' (kernel 'RowTiledMM'): "), std::string::npos);

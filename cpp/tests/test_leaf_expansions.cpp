@@ -43,7 +43,7 @@ TEST(LeafMLP, TokenGenerationStreamsWeightsAsTheMovingOperand) {
 TEST(LeafQKV, LayoutsAndTilings) {
   for (const char* tkg : {"false", "true"})
     for (int layout = 0; layout < 3; ++layout) {
-      SCOPED_TRACE(std::string("is_tkg ") + tkg + ", layout " + std::to_string(layout));
+      SCOPED_TRACE(std::string("useTkgQKVKernel ") + tkg + ", layout " + std::to_string(layout));
       const int64_t B = 2, S = 100, H = 256, N = 4 + 2 * 2, d = 64;
       std::vector<int64_t> out = layout == 0 ? std::vector<int64_t>{B, S, N * d}
                                  : layout == 1 ? std::vector<int64_t>{N, B, S, d}
@@ -51,7 +51,7 @@ TEST(LeafQKV, LayoutsAndTilings) {
       auto m = kernelModule("QKV", {{"h", {B, S, H}}, {"res", {B, S, H}}, {"w", {H, N * d}}, {"g", {1, H}}, {"b", {1, N * d}}},
                             {{"o", out}},
                             {{"num_q_heads", "4"}, {"num_kv_heads", "2"}, {"d_head", "64"}, {"bias", "true"},
-                             {"output_layout", std::to_string(layout)}, {"is_tkg", tkg}});
+                             {"output_layout", std::to_string(layout)}, {"useTkgQKVKernel", tkg}});
       expand(*m);
       expectLegalExpansion(*m, "node0", "QKV");
     }

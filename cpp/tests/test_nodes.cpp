@@ -46,6 +46,36 @@ TEST(Nodes, KernelNodesCarryTheirOrdinalAndDeriveDirectlyFromInstruction) {
   EXPECT_FALSE(InstNKIKLIRKernel::classof(&a));
 }
 
+// Seed 000: "All three are direct bir::Instruction subclasses (not InstCollective/InstMatmultBase
+// subclasses)". is_base_of also holds through an intermediate base, so this checks that no other
+// node class is a base of a kernel node and that the node's own fields start right after
+// Instruction (no intermediate base holds data); tests/bir/test_nodes.py reads the declarations.
+template <class T>
+void expectDirectInstructionSubclass(const char* name, int64_t firstFieldOffset) {
+  static_assert(std::is_base_of_v<Instruction, T> && std::is_final_v<T>);
+  int otherBases = 0;
+  forEachNodeClass([&](auto* tag) {
+    using U = std::remove_pointer_t<decltype(tag)>;
+    if constexpr (!std::is_same_v<U, T>) otherBases += std::is_base_of_v<U, T>;
+  });
+  EXPECT_EQ(otherBases, 0) << name;
+  EXPECT_EQ(firstFieldOffset, static_cast<int64_t>(sizeof(Instruction))) << name;
+}
+
+TEST(Nodes, KernelNodesAreDirectSubclassesOfInstructionOnly) {
+  InstBIRKernel a;
+  InstNKIKernel b;
+  InstNKIKLIRKernel c;
+  expectDirectInstructionSubclass<InstBIRKernel>("InstBIRKernel", offsetOf(&a, &a.kernel_name));
+  expectDirectInstructionSubclass<InstNKIKernel>("InstNKIKernel", offsetOf(&b, &b.func));
+  expectDirectInstructionSubclass<InstNKIKLIRKernel>("InstNKIKLIRKernel", offsetOf(&c, &c.klir_binary));
+}
+
+// Seed 000 calls InstBIRKernel a "~704-byte object". Ours holds the seed's and the public schema's
+// fields and no more, so it is smaller; the layout the seed pins (the 0xF0 base, kernel_name at
+// +0xF0) is exact. docs/seed-conformance.md explains the choice; a change of size must update it.
+TEST(Nodes, InstBIRKernelSizeIsTheDocumentedOne) { EXPECT_EQ(sizeof(InstBIRKernel), 568u); }
+
 TEST(Nodes, FactoryBuildsTheTableClassForEveryOpcode) {
   for (int i = 0; i < InstructionType::kCount; ++i) {
     const auto op = static_cast<Opcode>(i);

@@ -62,3 +62,20 @@ TEST(OpcodeTable, UnknownNameAndOutOfRangeOrdinalAreErrors) {
     EXPECT_NE(std::string(e.what()).find("200"), std::string::npos);
   }
 }
+
+// Seed 000: the kernel nodes are "tagged category Cust in the BIR opcode table", and slots 53..57
+// (CustomOp, BIRKernel, NKIKernel, NKIKLIRKernel, DevicePrint) are the Custom / Extension band.
+TEST(OpcodeTable, CustomExtensionBandIsExactlySlots53To57) {
+  for (int i = 0; i < InstructionType::kCount; ++i) {
+    const auto op = static_cast<Opcode>(i);
+    EXPECT_EQ(InstructionType::category(op) == InstructionType::Category::Cust, i >= 53 && i <= 57)
+        << InstructionType::string(op);
+  }
+  EXPECT_STREQ(InstructionType::categoryName(InstructionType::category(InstructionType::BIRKernel)), "Cust");
+  EXPECT_EQ(InstructionType::category(InstructionType::Matmult), InstructionType::Category::Comp);
+  EXPECT_EQ(InstructionType::category(InstructionType::Load), InstructionType::Category::DMA);
+}
+
+// The shipped inverse map takes `std::string const&` (seed 000: string2InstructionType(string
+// const&) @ 0x2da0b0); the exported symbol itself is checked in tests/bir/test_library_symbols.py.
+static_assert(std::is_same_v<decltype(&string2InstructionType), Opcode (*)(const std::string&)>);

@@ -1,7 +1,7 @@
 // bir::Hwm: each latency against the formula it implements (../shared/reference/nki-isa-and-hw.md
 // §3-§4), the trn1/trn2 configurations and the natural engines.
 #include "bir/Hwm.h"
-#include "bir/KernelCost.h"
+#include "walrus/TrainiumHwm.h"
 
 #include <bit>
 
@@ -95,9 +95,8 @@ TEST(SimHwm, Trainium2PerfModes) {
   EXPECT_DOUBLE_EQ(TrainiumHwm().getLatency(*cp).cycles, 2048);
 }
 
-TEST(SimHwm, DmaAndKernelNodes) {
+TEST(SimHwm, Dma) {
   TrainiumHwm hwm;
-  const auto& c = hwm.config();
   Kit k;
   auto* x = k.dram("x", MemoryType::Input, {64, 4096}, DType::float32);
   auto* t = k.sbuf("t", 64, 4096);
@@ -108,59 +107,7 @@ TEST(SimHwm, DmaAndKernelNodes) {
   EXPECT_DOUBLE_EQ(l.dma_fixed_ns, 200);
   EXPECT_DOUBLE_EQ(l.dma_transfer_ns, 64.0 * 4096 * 4 / (27.2 * 8));
   EXPECT_EQ(l.bytes, 64 * 4096 * 4);
-  auto* q = k.add<InstBIRKernel>(InstructionType::BIRKernel, {}, {});
-  q->kernel_name = "QKV";
-  auto* in = k.dram("in", MemoryType::Input, {1, 256, 1024}, DType::bfloat16);
-  auto* w = k.dram("wqkv", MemoryType::Input, {1024, 3072}, DType::bfloat16);
-  auto* out = k.dram("out", MemoryType::Output, {1, 256, 3072}, DType::bfloat16);
-  q->addSeqAccess(in, false);
-  q->addSeqAccess(w, false);
-  q->addSeqAccess(out, true);
-  const Latency kl = hwm.getLatency(*q);
-  const double flops = 2.0 * 256 * 1024 * 3072, bytes = 2.0 * (256 * 1024 + 1024 * 3072 + 256 * 3072);
-  EXPECT_EQ(kl.flops, static_cast<int64_t>(flops));
-  EXPECT_DOUBLE_EQ(kl.busy_ns, c.kernel_fixed_ns + std::max(flops / c.peBf16PeakFlopsPerNs(),
-                                                            bytes / c.dmaCoreBandwidthBytesPerNs()));
-  EXPECT_TRUE(kl.whole_core);
   auto* un = k.add(InstructionType::Halt, {}, {}, "h");
   EXPECT_THROW(hwm.getLatency(*un), sim::SimulationError);
 }
 
-// IT54 nodes with a leaf estimator (bir/KernelCost.h) cost kernel_fixed_ns plus its per-engine
-// model; nodes without one (or whose operands are not the leaf's) keep the flops/bytes model.
-TEST(SimHwm, KernelNodeLeafEstimators) {
-  TrainiumHwm hwm;
-  const auto& c = hwm.config();
-  Kit k;
-  auto* a = k.dram("a", MemoryType::Input, {2048, 4096}, DType::bfloat16);
-  auto* b = k.dram("b", MemoryType::Input, {4096, 4096}, DType::bfloat16);
-  auto* out = k.dram("out", MemoryType::Output, {2048, 4096}, DType::bfloat16);
-  auto node = [&](const std::string& name, std::vector<MemoryLocation*> ins) {
-    auto* n = k.add<InstBIRKernel>(InstructionType::BIRKernel, {}, {});
-    n->kernel_name = name;
-    for (auto* t : ins) n->addSeqAccess(t, false);
-    n->addSeqAccess(out, true);
-    return n;
-  };
-  const double flops = 2.0 * 2048 * 4096 * 4096, peNs = flops / c.peBf16PeakFlopsPerNs();
-  for (const char* name : {"RowTiledMM", "ColumnTiledMM"}) {
-    auto* mm = node(name, {a, b});
-    const auto modelled = kernelNodeNs(*mm, c);
-    ASSERT_TRUE(modelled.has_value()) << name;
-    const Latency l = hwm.getLatency(*mm);
-    EXPECT_DOUBLE_EQ(l.busy_ns, c.kernel_fixed_ns + *modelled) << name;
-    EXPECT_TRUE(l.whole_core);
-    // PE-bound: the matmuls at one 128-column moving tile per cycle, plus the PE transposes of a
-    // and the waits the schedule has; never less than the matmuls alone.
-    EXPECT_GE(*modelled, peNs) << name;
-    EXPECT_LE(*modelled, 1.25 * peNs) << name;
-  }
-  // Not the leaf's operands, or no leaf: the generic model.
-  auto* bad = node("RowTiledMM", {a});
-  EXPECT_FALSE(kernelNodeNs(*bad, c).has_value());
-  auto* other = node("SomeLibraryKernel", {a, b});
-  EXPECT_FALSE(kernelNodeNs(*other, c).has_value());
-  const double bytes = 2.0 * (2048 * 4096 + 4096 * 4096 + 2048 * 4096);
-  EXPECT_DOUBLE_EQ(hwm.getLatency(*other).busy_ns,
-                   c.kernel_fixed_ns + std::max(peNs, bytes / c.dmaCoreBandwidthBytesPerNs()));
-}

@@ -12,6 +12,7 @@
 #include "bir/Json.h"
 #include "bir/Verifier.h"
 #include "test_klr_modules.h"
+#include "walrus/CompiledNkiKernels.h"
 #include "walrus/KernelNodeResolver.h"
 #include "walrus/KernelSplicer.h"
 #include "walrus/klr/KernelFile.h"
@@ -53,26 +54,34 @@ Host makeHost(Opcode kind, DType dtype = DType::float32, std::vector<int64_t> sh
   return h;
 }
 
+// The handle of `kernel` compiled in this process as BIR JSON (named by content, as the front end's).
+std::string compiled(const Module& kernel) {
+  std::string json = moduleToJson(kernel, -1);
+  char hash[17];
+  std::snprintf(hash, sizeof hash, "%016zx", std::hash<std::string>()(json));
+  const std::string handle = "nki/add_kernel." + std::string(hash) + ".json";
+  walrus::addCompiledNkiKernel(handle, std::move(json));
+  return handle;
+}
+
 InstNKIKernel* it55(Host& h, const Module& kernel) {
   auto* n = cast<InstNKIKernel>(h.node);
-  n->body.text = moduleToJson(kernel, -1);
+  n->func = compiled(kernel);
   return n;
 }
 
-std::string tempPath(const std::string& name) {
+std::string tempDir() {
   const auto dir = std::filesystem::path(testing::TempDir()) / "walrus_splicer";
   std::filesystem::create_directories(dir);
-  return (dir / name).string();
+  return dir.string();
 }
+std::string tempPath(const std::string& name) { return (std::filesystem::path(tempDir()) / name).string(); }
 
-// The tests' kernel files live in the temporary folder and the KLR corpus: the folders allowed.
-walrus::ResolveOptions testFiles() {
-  walrus::ResolveOptions o;
-  o.files.allowed_dirs = {testing::TempDir(), klr_test::klrCorpusDir()};
-  return o;
+// Resolves in the test's temporary folder (the module's files folder) unless `o` names another.
+size_t resolve(Module& m, walrus::ResolveOptions o = {}) {
+  if (o.base_dir.empty()) o.base_dir = tempDir();
+  return walrus::KernelNodeResolver(m, o).run();
 }
-
-size_t resolve(Module& m, walrus::ResolveOptions o = testFiles()) { return walrus::KernelNodeResolver(m, o).run(); }
 
 template <class E>
 std::string errorOf(const std::function<void()>& f) {
@@ -189,7 +198,11 @@ TEST(WalrusSplicer, BindingMismatchesNameBothSides) {
   failing([](InstNKIKernel& n) { n.func_args = {"a", "nope"}; }, "the kernel has no DRAM tensor 'nope' to bind ins[1] to");
   failing([](InstNKIKernel& n) { n.func_args = {"a", "a"}; }, "kernel tensor 'a' is bound twice (ins[0] and ins[1])");
   failing([](InstNKIKernel& n) { n.func_args = {"a", "ta"}; }, "the kernel has no DRAM tensor 'ta'");
-  failing([](InstNKIKernel& n) { n.body.text.clear(); }, "body is empty");
+  failing([](InstNKIKernel& n) { n.func.clear(); }, "func is empty: the node names no compiled kernel");
+  failing([](InstNKIKernel& n) { n.func = "nki/never_compiled.0000000000000000.json"; },
+          "compiled kernel 'nki/never_compiled.0000000000000000.json' was not compiled in this process, and its "
+          "file cannot be read: ");
+  failing([](InstNKIKernel& n) { n.func = "../outside.json"; }, "'../outside.json' is outside the files folder");
   {
     Host h = makeHost(InstructionType::NKIKernel);
     auto k = klr_test::addKernel();
@@ -200,8 +213,15 @@ TEST(WalrusSplicer, BindingMismatchesNameBothSides) {
   }
   {
     Host h = makeHost(InstructionType::NKIKernel);
-    cast<InstNKIKernel>(h.node)->body.text = R"({"functions": 3})";
-    EXPECT_NE(errorOf<BIRError>([&] { resolve(*h.m); }).find("(NKIKernel 'k0'): body: functions: expected an array"),
+    walrus::addCompiledNkiKernel("nki/bad.1.json", R"({"functions": 3})");
+    cast<InstNKIKernel>(h.node)->func = "nki/bad.1.json";
+    EXPECT_NE(errorOf<BIRError>([&] { resolve(*h.m); })
+                  .find("(NKIKernel 'k0'): compiled kernel 'nki/bad.1.json': functions: expected an array"),
+              std::string::npos);
+    walrus::addCompiledNkiKernel("nki/bad.2.txt", "{}");
+    cast<InstNKIKernel>(h.node)->func = "nki/bad.2.txt";
+    EXPECT_NE(errorOf<KernelError>([&] { resolve(*h.m); })
+                  .find("'nki/bad.2.txt' names neither a BIR JSON (.json) nor a KLR (.klr) kernel"),
               std::string::npos);
   }
 }
@@ -241,7 +261,7 @@ TEST(WalrusSplicer, FormAAndFormBGiveIdenticalModules) {
   Host h = makeHost(InstructionType::NKIKLIRKernel);
   cast<InstNKIKLIRKernel>(h.node)->klir_binary = "add.klr";
   walrus::ResolveOptions o;
-  o.files.base_dir = std::filesystem::path(klrPath).parent_path().string();
+  o.base_dir = std::filesystem::path(klrPath).parent_path().string();
   resolve(*h.m, o);
   EXPECT_EQ(moduleToJson(*h.m), formA);
 }
@@ -251,21 +271,66 @@ TEST(WalrusSplicer, BadCarriersNameTheNode) {
   auto* n = cast<InstNKIKLIRKernel>(h.node);
   EXPECT_NE(errorOf<KernelError>([&] { resolve(*h.m); }).find("(NKIKLIRKernel 'k0'): klir_binary is empty"),
             std::string::npos);
-  n->klir_binary = tempPath("nonexistent.klr");
+  n->klir_binary = "missing.klr";
   EXPECT_EQ(errorOf<klr::KLRError>([&] { resolve(*h.m); }),
             "functions[0].blocks[0].instructions[1] (NKIKLIRKernel 'k0'): Form A (kernel_format \"\"): " +
-                std::filesystem::weakly_canonical(tempPath("nonexistent.klr")).string() +
-                ": cannot open the file (No such file or directory)");
-  n->klir_binary = klr_test::klrCorpusDir() + "/add_kernel.nki.klr";
-  EXPECT_NE(errorOf<klr::KLRError>([&] { resolve(*h.m); }).find("byte 15: the file contains an NKI-source kernel"),
+                tempPath("missing.klr") + ": cannot open the file (No such file or directory)");
+  n->klir_binary = "add_kernel.nki.klr";
+  walrus::ResolveOptions corpus;
+  corpus.base_dir = klr_test::klrCorpusDir();
+  EXPECT_NE(errorOf<klr::KLRError>([&] { resolve(*h.m, corpus); }).find("byte 15: the file contains an NKI-source kernel"),
             std::string::npos);
   n->kernel_format = "bir";
   n->klir_binary = "{\"functions\": [{\"blocks\": [{\"instructions\": [{\"opcode\": 7}]}]}]}";
   EXPECT_NE(errorOf<BIRError>([&] { resolve(*h.m); })
                 .find("Form B (kernel_format \"bir\") klir_binary: functions[0].blocks[0].instructions[0].opcode"),
             std::string::npos);
-  n->klir_binary = tempPath("nonexistent.json");
-  EXPECT_NE(errorOf<KernelError>([&] { resolve(*h.m); }).find("nonexistent.json: cannot open the file"),
+  n->klir_binary = "k.json";
+  EXPECT_NE(errorOf<KernelError>([&] { resolve(*h.m); }).find("/k.json: cannot open the file"), std::string::npos);
+}
+
+// A module's file references stay in its files folder: "..", an absolute path elsewhere and a
+// symbolic link out of the folder are refused, naming the node; inside, absolute paths are fine.
+TEST(WalrusSplicer, FileReferencesStayInTheFilesFolder) {
+  auto kernel = klr_test::addKernel();
+  const std::filesystem::path folder = std::filesystem::path(tempDir()) / "confined";
+  std::filesystem::create_directories(folder / "klr");
+  klr::writeKernelFile(*kernel, (folder / "klr" / "add.klr").string());
+  klr::writeKernelFile(*kernel, tempPath("outside.klr"));
+  std::filesystem::remove(folder / "klr" / "escape.klr");
+  std::filesystem::create_symlink(tempPath("outside.klr"), folder / "klr" / "escape.klr");
+  walrus::ResolveOptions o;
+  o.base_dir = folder.string();
+  auto run = [&](const std::string& format, const std::string& reference) {
+    Host h = makeHost(InstructionType::NKIKLIRKernel);
+    auto* n = cast<InstNKIKLIRKernel>(h.node);
+    n->kernel_format = format;
+    n->klir_binary = reference;
+    return errorOf<KernelError>([&] { resolve(*h.m, o); });
+  };
+  EXPECT_EQ(run("klir", "klr/add.klr"), "(no error)");
+  EXPECT_EQ(run("klir", (folder / "klr" / "add.klr").string()), "(no error)");
+  EXPECT_EQ(run("klir", "klr/../klr/add.klr"), "(no error)");
+  for (const std::string& ref : {std::string("../outside.klr"), tempPath("outside.klr"), std::string("klr/escape.klr"),
+                                std::string("/etc/passwd")}) {
+    for (const char* format : {"klir", "bir"}) {
+      const std::string msg = run(format, ref);
+      EXPECT_EQ(msg.rfind("functions[0].blocks[0].instructions[1] (NKIKLIRKernel 'k0'): ", 0), 0u) << msg;
+      EXPECT_NE(msg.find("klir_binary '" + ref + "' is outside the files folder '" +
+                         std::filesystem::canonical(folder).string() + "'"),
+                std::string::npos)
+          << msg;
+    }
+  }
+  // IT55's compiled kernel file, looked up in the folder when this process did not compile it.
+  std::filesystem::create_directories(folder / "nki");
+  std::ofstream(folder / "nki" / "add_kernel.from_file.json") << moduleToJson(*kernel);
+  Host h = makeHost(InstructionType::NKIKernel);
+  cast<InstNKIKernel>(h.node)->func = "nki/add_kernel.from_file.json";
+  EXPECT_EQ(resolve(*h.m, o), 1u);
+  Host escaped = makeHost(InstructionType::NKIKernel);
+  cast<InstNKIKernel>(escaped.node)->func = "../outside.json";
+  EXPECT_NE(errorOf<KernelError>([&] { resolve(*escaped.m, o); }).find("func '../outside.json' is outside the files folder"),
             std::string::npos);
 }
 
@@ -287,7 +352,7 @@ TEST(WalrusSplicer, FileReferencesStayInsideTheirFolders) {
   fs::create_directories(root / "module" / "dir.klr");
 
   walrus::ResolveOptions inModule;
-  inModule.files.base_dir = (root / "module").string();
+  inModule.base_dir = (root / "module").string();
   auto attempt = [&](const std::string& format, const std::string& ref, walrus::ResolveOptions o) {
     Host h = makeHost(InstructionType::NKIKLIRKernel);
     auto* n = cast<InstNKIKLIRKernel>(h.node);
@@ -306,15 +371,15 @@ TEST(WalrusSplicer, FileReferencesStayInsideTheirFolders) {
   for (const std::string& escape : {std::string("../elsewhere/add.klr"), (root / "elsewhere" / "add.klr").string(),
                                     std::string("klr/link.klr"), std::string("/etc/passwd"), std::string("..")}) {
     const std::string error = attempt("klir", escape, inModule);
-    EXPECT_NE(error.find("klir_binary '" + escape + "' names a file outside the folder(s)"), std::string::npos)
+    EXPECT_NE(error.find("klir_binary '" + escape + "' is outside the files folder"), std::string::npos)
         << error;
   }
   const std::string formB = attempt("bir", "../elsewhere/secret.json", inModule);
-  EXPECT_NE(formB.find("names a file outside"), std::string::npos) << formB;
+  EXPECT_NE(formB.find("is outside the files folder"), std::string::npos) << formB;
   EXPECT_EQ(formB.find("SECRET"), std::string::npos) << formB;
   // Allowed explicitly, the other folder's files resolve, and their contents stay unquoted.
   walrus::ResolveOptions both = inModule;
-  both.files.allowed_dirs = {(root / "elsewhere").string()};
+  both.allowed_dirs = {(root / "elsewhere").string()};
   EXPECT_EQ(attempt("klir", "../elsewhere/add.klr", both), "(resolved)");
   EXPECT_EQ(attempt("klir", "klr/link.klr", both), "(resolved)");
   for (const std::string& ref : {std::string("../elsewhere/secret.json"), std::string("notes.json")}) {

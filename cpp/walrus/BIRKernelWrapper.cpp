@@ -3,6 +3,7 @@
 #include <ostream>
 
 #include "bir/Error.h"
+#include "walrus/SpliceKernelNode.h"
 #include "walrus/kernels/KernelBuilder.h"
 #include "walrus/kernels/LeafRegistry.h"
 
@@ -70,6 +71,7 @@ std::unique_ptr<BIRKernelWrapper> BIRKernelWrapper::createInstance(Logger& logge
   std::unique_ptr<BIRKernelWrapper> w(new BIRKernelWrapper());
   w->node_ = node;
   w->bb_ = bb;
+  requireOneCoreOperands(*node, where);
   try {
     checkOperandShapes(*node);
     kernels::KernelBuilder kb(*node, *bb->parent(), verify);

@@ -64,6 +64,7 @@ std::unique_ptr<bir::Module> cloneModule(const bir::Module& m) {
   copy->arch = m.arch;
   copy->extra_json = m.extra_json;
   copy->attributes_extra_json = m.attributes_extra_json;
+  copy->files_dir = m.files_dir;
   uint64_t maxId = 0;
   bool anyInstruction = false;
   for (const auto& f : m.functions()) {

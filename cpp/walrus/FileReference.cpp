@@ -12,14 +12,22 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// The real path, symbolic links followed as far as the path exists, ".." folded.
+fs::path realPath(const fs::path& p, const std::string& what, const std::string& reference) {
+  std::error_code ec;
+  fs::path r = fs::weakly_canonical(p, ec);
+  if (ec) throw KernelError(what + " '" + reference + "': not a usable path (" + ec.message() + ")");
+  return r;
+}
+
 fs::path absoluteFrom(const std::string& dir) {
   std::error_code ec;
   fs::path p = dir.empty() ? fs::current_path(ec) : fs::absolute(dir, ec);
   return ec ? fs::path(dir) : p;
 }
 
-// The canonical form of an allowed folder; empty when it does not exist (then it allows nothing).
-fs::path canonicalDir(const std::string& dir) {
+// The real path of an allowed folder; empty when it is not a folder (then it allows nothing).
+fs::path realDir(const std::string& dir) {
   std::error_code ec;
   fs::path p = fs::canonical(absoluteFrom(dir), ec);
   return ec || !fs::is_directory(p, ec) ? fs::path() : p;
@@ -33,30 +41,29 @@ bool inside(const fs::path& path, const fs::path& dir) {
 
 }  // namespace
 
-std::string FileReference::resolve(const std::string& ref, const FileScope& scope, const std::string& what) {
-  if (ref.empty()) throw KernelError(what + " is empty: it names no file");
-  if (ref.find('\0') != std::string::npos) throw KernelError(what + " holds a NUL byte: it is not a path");
-  const fs::path base = absoluteFrom(scope.base_dir);
-  std::error_code ec;
-  // weakly_canonical follows every link of the part that exists and folds "..".
-  const fs::path target = fs::weakly_canonical(base / fs::path(ref), ec);
-  if (ec) throw KernelError(what + " '" + ref + "': not a usable path (" + ec.message() + ")");
-  std::vector<fs::path> allowed{canonicalDir(scope.base_dir)};
-  for (const std::string& dir : scope.allowed_dirs) allowed.push_back(canonicalDir(dir));
-  for (const fs::path& dir : allowed)
-    if (inside(target, dir)) return target.string();
-  std::string folders;
-  for (size_t i = 0; i < allowed.size(); ++i)
-    folders += (i ? ", " : "") + (allowed[i].empty() ? std::string("(none)") : allowed[i].string());
-  throw KernelError(what + " '" + ref + "' names a file outside the folder(s) a module's files may be in (" +
-                    folders + "); pass the folder explicitly to allow it");
+std::string resolveFileReference(const FileScope& scope, const std::string& reference, const std::string& what) {
+  if (reference.empty()) throw KernelError(what + " is empty: it names no file");
+  if (reference.find('\0') != std::string::npos) throw KernelError(what + " holds a NUL byte: it is not a path");
+  const fs::path target = realPath(absoluteFrom(scope.base_dir) / fs::path(reference), what, reference);
+  const fs::path root = realDir(scope.base_dir);
+  if (inside(target, root)) return target.string();
+  std::string others;
+  for (const std::string& dir : scope.allowed_dirs) {
+    const fs::path allowed = realDir(dir);
+    if (inside(target, allowed)) return target.string();
+    others += (others.empty() ? "" : ", ") + ("'" + (allowed.empty() ? dir : allowed.string()) + "'");
+  }
+  throw KernelError(what + " '" + reference + "' is outside the files folder '" +
+                    (root.empty() ? scope.base_dir : root.string()) + "'" +
+                    (others.empty() ? std::string() : " and the folders allowed (" + others + ")") +
+                    " (a module's file references stay in the folder it was lowered into or loaded from)");
 }
 
-std::string FileReference::read(const std::string& ref, const FileScope& scope, const std::string& what) {
-  return klr::readFileBytes(resolve(ref, scope, what));
+std::string readFileReference(const FileScope& scope, const std::string& reference, const std::string& what) {
+  return klr::readFileBytes(resolveFileReference(scope, reference, what));
 }
 
-std::string FileReference::withoutContents(const std::string& message) {
+std::string withoutFileContents(const std::string& message) {
   static const std::regex lastRead(R"(; last read: '[\s\S]*$)");
   static const std::regex parsing(R"( parsing '[\s\S]*$)");
   std::string m = std::regex_replace(message, lastRead, "");

@@ -2,7 +2,6 @@
 
 #include "bir/Error.h"
 #include "bir/Verifier.h"
-#include "walrus/ResolveNKIKernel.h"
 
 namespace walrus {
 
@@ -11,20 +10,11 @@ using namespace bir;
 size_t InlineBIRKernel::run(Module& m) {
   expansions_.clear();
   std::vector<std::unique_ptr<BIRKernelWrapper>> staged;
-  std::vector<InstNKIKernel*> userKernels;
   for (const auto& f : m.functions())
     for (const auto& bb : f->blocks())
-      for (const auto& I : bb->instructions()) {
+      for (const auto& I : bb->instructions())
         if (auto* node = dyn_cast<InstBIRKernel>(I.get()))
           staged.push_back(BIRKernelWrapper::createInstance(logger_, node, bb.get(), options_.verify));
-        else if (auto* user = dyn_cast<InstNKIKernel>(I.get()); user && options_.nki_kernels)
-          userKernels.push_back(user);
-      }
-  for (InstNKIKernel* user : userKernels) {
-    const std::string name = user->name;
-    const size_t n = resolveNKIKernel(*user);
-    logger_.info("InstNKIKernel '" + name + "': spliced its traced kernel, " + std::to_string(n) + " instructions");
-  }
   // Nothing can fail from here on: commit every expansion.
   for (auto& w : staged) {
     w->inlineInPlace();
@@ -37,7 +27,7 @@ size_t InlineBIRKernel::run(Module& m) {
       throw KernelError(std::string("InlineBIRKernel: the expanded module does not verify: ") + e.what());
     }
   }
-  return staged.size() + userKernels.size();
+  return staged.size();
 }
 
 }  // namespace walrus

@@ -6,11 +6,7 @@
 // expanded before the module changes: if any node cannot be expanded (unknown kernel_name, attrs
 // or shapes its leaf cannot take) run() throws walrus::KernelError and the module is as it was.
 //
-// IT55 nodes (InstNKIKernel, user @nki.jit kernels) are resolved by splicing their traced body,
-// binding func_args / func_outs to the node's operands (resolveNKIKernel). They are spliced after
-// every IT54 node has been expanded (staged) and before the expansions are committed, one node at
-// a time: an IT55 body that does not fit its node stops the pass with the IT55 nodes before it
-// already spliced and no IT54 node changed. IT56 nodes are lowerKernelInst's.
+// IT55 and IT56 nodes are left alone: KernelNodeResolver resolves them (one pass per node kind).
 #pragma once
 
 #include <vector>
@@ -21,14 +17,13 @@
 namespace walrus {
 
 struct InlineOptions {
-  bool verify = true;       // check each emitted operand, and the whole module after the rewrite
-  bool nki_kernels = true;  // also splice IT55 nodes
+  bool verify = true;  // check each emitted operand, and the whole module after the rewrite
 };
 
 class InlineBIRKernel {
  public:
   explicit InlineBIRKernel(Logger& logger, InlineOptions options = {}) : logger_(logger), options_(options) {}
-  // Expands every IT54 node (and splices every IT55 node) of `m`; returns how many nodes.
+  // Expands every IT54 node of `m`; returns how many.
   size_t run(bir::Module& m);
   // One entry per node expanded by the last run, in module order.
   const std::vector<ExpansionStats>& expansions() const { return expansions_; }

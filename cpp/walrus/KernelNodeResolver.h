@@ -17,7 +17,8 @@ namespace walrus {
 struct ResolveOptions {
   bool nki_kernels = true;   // IT55
   bool klir_kernels = true;  // IT56
-  FileScope files;           // where files nodes name may be (FileReference.h)
+  std::string base_dir;      // the files folder (FileReference.h); empty: the module's files_dir
+  std::vector<std::string> allowed_dirs;  // further folders file references may point into
   bool verify = true;
 };
 

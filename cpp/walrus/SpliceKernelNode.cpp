@@ -59,9 +59,25 @@ std::string describeNode(const bir::Instruction& node) {
   return where + "(" + node.opcodeName() + " '" + node.name + "')";
 }
 
+void requireOneCoreOperands(const bir::Instruction& node, const std::string& where) {
+  for (const char* side : {"ins", "outs"}) {
+    const auto& list = side[0] == 'i' ? node.ins : node.outs;
+    for (size_t k = 0; k < list.size(); ++k) {
+      const std::string what = where + ": " + side + "[" + std::to_string(k) + "]";
+      if (list[k].lnc_size != 1)
+        throw KernelError(what + " is shared by " + std::to_string(list[k].lnc_size) +
+                          " NeuronCores (lnc_size): the expanders take operands of one NeuronCore");
+      if (list[k].reduce)
+        throw KernelError(what + " may be reduced along its partition dim (reduce): the expanders write outputs "
+                          "whole, they do not reduce them");
+    }
+  }
+}
+
 size_t spliceKernelNode(bir::Instruction& node, const Module& kernel,
                         const KernelNodeInterface& interface) {
   const std::string where = describeNode(node);
+  requireOneCoreOperands(node, where);
   bir::BasicBlock* bb = node.parent();
   if (!bb || !bb->parent() || !bb->parent()->parent())
     throw KernelError(where + ": the node is not in a module's function");

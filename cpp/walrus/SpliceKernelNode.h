@@ -34,4 +34,9 @@ size_t spliceKernelNode(bir::Instruction& node, const bir::Module& kernel,
 // "functions[0].blocks[1].instructions[4] (NKIKLIRKernel 'conv0')": where a node sits.
 std::string describeNode(const bir::Instruction& node);
 
+// Refuses (KernelError, prefixed with `where`) an operand shared by several NeuronCores of a logical
+// core (lnc_size > 1) or one the kernel may reduce along its partition dim (reduce): no expander
+// here splits or reduces an operand, so such a node is not expanded rather than expanded wrongly.
+void requireOneCoreOperands(const bir::Instruction& node, const std::string& where);
+
 }  // namespace walrus

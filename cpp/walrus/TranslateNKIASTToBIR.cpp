@@ -2,6 +2,7 @@
 
 #include "bir/Error.h"
 #include "bir/Json.h"
+#include "walrus/FileReference.h"
 #include "walrus/SpliceKernelNode.h"
 #include "walrus/klr/KernelFile.h"
 
@@ -17,56 +18,70 @@ bool isJsonText(const std::string& blob) {
   return first != std::string::npos && blob[first] == '{';
 }
 
+std::string formB() { return "Form B (kernel_format \"bir\")"; }
+std::string formA(const bir::InstNKIKLIRKernel& node) { return "Form A (kernel_format \"" + node.kernel_format + "\")"; }
+
 }  // namespace
 
-size_t TranslateNKIASTToBIR::lowerKernelInst(bir::InstNKIKLIRKernel& node) const {
+std::string TranslateNKIASTToBIR::filePath(const bir::InstNKIKLIRKernel& node, const std::string& reference,
+                                           const std::string& form) const {
+  try {
+    return resolveFileReference(files_, reference, "klir_binary");
+  } catch (const KernelError& e) {
+    throw KernelError(describeNode(node) + ": " + form + ": " + e.what());
+  }
+}
+
+std::unique_ptr<bir::Module> TranslateNKIASTToBIR::loadKernel(const bir::InstNKIKLIRKernel& node) const {
   if (node.klir_binary.empty())
     throw KernelError(describeNode(node) + ": klir_binary is empty: the node carries no kernel");
-  if (node.kernel_format == "bir") return lowerFromBirJson(node, node.klir_binary);
-  return lowerFromKlrFile(node, node.klir_binary);
+  if (node.kernel_format == "bir") return kernelFromBirJson(node, node.klir_binary);
+  return kernelFromKlrFile(node, node.klir_binary);
 }
 
-size_t TranslateNKIASTToBIR::lowerFromBirJson(bir::InstNKIKLIRKernel& node,
-                                              const std::string& blob) const {
+size_t TranslateNKIASTToBIR::lowerKernelInst(bir::InstNKIKLIRKernel& node) const {
+  return spliceKernelNode(node, *loadKernel(node), interfaceOf(node));
+}
+
+size_t TranslateNKIASTToBIR::lowerFromBirJson(bir::InstNKIKLIRKernel& node, const std::string& blob) const {
+  return spliceKernelNode(node, *kernelFromBirJson(node, blob), interfaceOf(node));
+}
+
+size_t TranslateNKIASTToBIR::lowerFromKlrFile(bir::InstNKIKLIRKernel& node, const std::string& path) const {
+  return spliceKernelNode(node, *kernelFromKlrFile(node, path), interfaceOf(node));
+}
+
+std::unique_ptr<bir::Module> TranslateNKIASTToBIR::kernelFromBirJson(const bir::InstNKIKLIRKernel& node,
+                                                                     const std::string& blob) const {
   const std::string where = describeNode(node);
-  std::unique_ptr<bir::Module> kernel;
-  if (isJsonText(blob)) {
+  const bool embedded = isJsonText(blob);
+  std::string text = blob, source = "klir_binary";
+  if (!embedded) {
+    source = filePath(node, blob, formB());
     try {
-      kernel = bir::moduleFromJson(blob);
-    } catch (const bir::BIRError& e) {
-      throw bir::BIRError(where + ": Form B (kernel_format \"bir\") klir_binary: " + e.what());
+      text = klr::readFileBytes(source);
+    } catch (const klr::KLRError& e) {  // the JSON file could not be read
+      throw KernelError(where + ": " + formB() + ": " + e.what());
     }
-    return spliceKernelNode(node, *kernel, interfaceOf(node));
-  }
-  std::string text;
-  try {
-    text = FileReference::read(blob, files_, "klir_binary");
-  } catch (const klr::KLRError& e) {  // the JSON file could not be read
-    throw KernelError(where + ": Form B (kernel_format \"bir\"): " + e.what());
-  } catch (const KernelError& e) {
-    throw KernelError(where + ": Form B (kernel_format \"bir\"): " + e.what());
   }
   try {
-    kernel = bir::moduleFromJson(text);
-  } catch (const bir::BIRError& e) {  // about a file the module names: say where, quote nothing
-    throw bir::BIRError(where + ": Form B (kernel_format \"bir\") " + blob + ": not a BIR JSON module: " +
-                        FileReference::withoutContents(e.what()));
+    return bir::moduleFromJson(text);
+  } catch (const bir::BIRError& e) {
+    if (embedded) throw bir::BIRError(where + ": " + formB() + " " + source + ": " + e.what());
+    // About a file the module names: say where, quote nothing of it.
+    throw bir::BIRError(where + ": " + formB() + " " + source + ": not a BIR JSON module: " +
+                        withoutFileContents(e.what()));
   }
-  return spliceKernelNode(node, *kernel, interfaceOf(node));
 }
 
-size_t TranslateNKIASTToBIR::lowerFromKlrFile(bir::InstNKIKLIRKernel& node,
-                                              const std::string& path) const {
-  const std::string form = describeNode(node) + ": Form A (kernel_format \"" + node.kernel_format + "\"): ";
-  std::unique_ptr<bir::Module> kernel;
+std::unique_ptr<bir::Module> TranslateNKIASTToBIR::kernelFromKlrFile(const bir::InstNKIKLIRKernel& node,
+                                                                     const std::string& path) const {
+  const std::string file = filePath(node, path, formA(node));
   try {
-    kernel = klr::readKernelFile(FileReference::resolve(path, files_, "klir_binary"));
+    return klr::readKernelFile(file);
   } catch (const klr::KLRError& e) {
-    throw klr::KLRError(form + e.what());
-  } catch (const KernelError& e) {
-    throw KernelError(form + e.what());
+    throw klr::KLRError(describeNode(node) + ": " + formA(node) + ": " + e.what());
   }
-  return spliceKernelNode(node, *kernel, interfaceOf(node));
 }
 
 }  // namespace walrus

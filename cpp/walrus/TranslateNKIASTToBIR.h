@@ -6,7 +6,8 @@
 //   Form B, kernel_format == "bir" (beta3): klir_binary is BIR JSON text, or the path of a BIR
 //     JSON file; lowerFromBirJson parses it and picks functions[NeuronCoreId].
 // Either way the kernel is spliced in place of the node (SpliceKernelNode.h), its tensors bound to
-// the node's operands by func_args / func_outs.
+// the node's operands by func_args / func_outs. Paths are file references inside the module's
+// files folder (FileReference.h).
 #pragma once
 
 #include <memory>
@@ -20,12 +21,12 @@ namespace walrus {
 class TranslateNKIASTToBIR {
  public:
   // klir_binary paths resolve inside `files` only (FileReference.h): relative ones against its
-  // base_dir (empty: the working directory).
+  // base_dir, the module's files folder ("" = the working directory).
   explicit TranslateNKIASTToBIR(FileScope files = {}) : files_(std::move(files)) {}
 
   // Lowers the node with the form its kernel_format names; returns the number of instructions
   // now in its place. Errors name the node: KLRError (Form A file), BIRError (Form B JSON),
-  // KernelError (the kernel does not fit the node).
+  // KernelError (the kernel does not fit the node, or a path leaves the files folder).
   size_t lowerKernelInst(bir::InstNKIKLIRKernel& node) const;
 
   // Form B: `blob` is BIR JSON text (it starts with '{') or the path of a BIR JSON file.
@@ -33,7 +34,14 @@ class TranslateNKIASTToBIR {
   // Form A: `path` names a KLR file holding a traced kernel.
   size_t lowerFromKlrFile(bir::InstNKIKLIRKernel& node, const std::string& path) const;
 
+  // The kernel the node's carrier holds (either form), read but not spliced; lowerKernelInst's
+  // errors.
+  std::unique_ptr<bir::Module> loadKernel(const bir::InstNKIKLIRKernel& node) const;
+
  private:
+  std::unique_ptr<bir::Module> kernelFromBirJson(const bir::InstNKIKLIRKernel& node, const std::string& blob) const;
+  std::unique_ptr<bir::Module> kernelFromKlrFile(const bir::InstNKIKLIRKernel& node, const std::string& path) const;
+  std::string filePath(const bir::InstNKIKLIRKernel& node, const std::string& reference, const std::string& form) const;
   FileScope files_;
 };
 

@@ -35,6 +35,9 @@ InstructionType.__doc__ = "bir::InstructionType: the BIR opcode enum (110 member
 
 #: Where each slot's name and ordinal come from: "SEED", "PUBLIC" or "OURS".
 OPCODE_ORIGINS = dict(zip(InstructionType, _b.opcode_origins()))
+#: What kind of instruction each opcode is: "Comp", "DMA", "Sync", "Ctrl", "Coll", "Sym", or "Cust"
+#: (seed 000's Custom / Extension band, slots 53..57: opaque boxes with their own latency model).
+OPCODE_CATEGORIES = dict(zip(InstructionType, _b.opcode_categories()))
 #: The node class each opcode is built as ("InstBIRKernel", ...).
 OPCODE_NODE_CLASSES = dict(zip(InstructionType, _b.opcode_node_classes()))
 
@@ -70,6 +73,18 @@ NODE_CLASSES = {name: getattr(_b, name) for name in sorted(set(_b.opcode_node_cl
 globals().update(NODE_CLASSES)
 
 
+def _module_from_json(text: str) -> Module:
+    return Module.from_json(text, verify=False)  # as it was, verified or not
+
+
+def _module_reduce(self):
+    """A module pickles as its BIR JSON (the one serialised form of a module)."""
+    return (_module_from_json, (self.to_json(-1),))
+
+
+Module.__reduce__ = _module_reduce
+
+
 def instruction_type_string(t: int) -> str:
     """``bir::InstructionType::string``: the opcode name of ordinal ``t`` (BIRError if out of range)."""
     return _b.instruction_type_string(int(t))
@@ -86,14 +101,17 @@ def field_offsets() -> dict[str, int]:
 
 
 def load(path: Union[str, os.PathLike], verify: bool = True) -> Module:
-    """Reads a BIR JSON file. Raises :class:`BIRError` naming the JSON path of any problem."""
+    """Reads a BIR JSON file; the module's ``files_dir`` (where its file references resolve) is the
+    file's folder. Raises :class:`BIRError` naming the JSON path of any problem."""
     with open(path, "rb") as f:
         data = f.read()
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
         raise BIRError(f"{os.fspath(path)}: not UTF-8 text (byte {e.start})") from None
-    return Module.from_json(text, verify=verify)
+    module = Module.from_json(text, verify=verify)
+    module.files_dir = os.path.dirname(os.path.abspath(path))
+    return module
 
 
 def save(module: Module, path: Union[str, os.PathLike], indent: int = 1) -> None:
@@ -134,7 +152,7 @@ def iter_instructions(module: Module):
 
 
 __all__ = [
-    "InstructionType", "OPCODE_ORIGINS", "OPCODE_NODE_CLASSES", "NODE_CLASSES", "Engine", "DType",
+    "InstructionType", "OPCODE_ORIGINS", "OPCODE_CATEGORIES", "OPCODE_NODE_CLASSES", "NODE_CLASSES", "Engine", "DType",
     "ActivationFunc", "AluOp", "AccumCmd", "ReduceAxis", "MemsetMode", "MemoryType", "TensorKind",
     "AddrSpace", "AccessFlavour", "PerfMode", "DmaMode", "DgeType", "APPair", "AccessPattern",
     "MemoryLocation", "MemoryLocationSet", "Instruction", "BasicBlock", "Function", "Module",

@@ -19,7 +19,7 @@ import neuronxsim
 from neuronxsim.errors import NeuronxsimError
 
 #: The subcommand modules, in the order ``--help`` lists them.
-COMMANDS = ("run", "demo", "lower", "resolve", "simulate", "profile", "exec", "info", "registry")
+COMMANDS = ("run", "demo", "lower", "resolve", "simulate", "profile", "sweep", "exec", "info", "registry")
 
 #: Commands that run a user's script as ``python`` would: its own exceptions show their traceback
 #: as under ``python`` (neuronxsim's errors are still one line).

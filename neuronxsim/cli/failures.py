@@ -95,7 +95,10 @@ def describe(e: BaseException) -> str:
     """The text after ``neuronxsim: error:`` for an exception that ended a command."""
     if isinstance(e, MemoryError) and not isinstance(e, NeuronxsimError):
         where = "; ".join(getattr(e, "__notes__", ()))
-        return ("out of memory" + (f" {where}" if where else "") + (f" ({e})" if str(e) else "") +
+        # NumPy's message spells out a structured dtype at length: the size and shape say enough,
+        # and the hint must fit the line.
+        detail = str(e).split(" and data type ", 1)[0]
+        return ("out of memory" + (f" {where}" if where else "") + (f" ({detail})" if detail else "") +
                 "; try smaller sizes, or --mode timing where the command has it")
     if isinstance(e, RecursionError):
         return f"the input is nested too deeply to process ({e})"

@@ -27,6 +27,7 @@ from neuronxsim import bir
 from neuronxsim.report.busy import busy_lines, core_busy, pe_mfu_text, percent, union_ns
 from neuronxsim.sim import TRACKS
 from neuronxsim.sim.result import ENGINES as SIM_ENGINES, track_label
+from neuronxsim.starfish.penguin.ir.nki_compile import kernel_name_of
 
 #: The engines the table shows, in order; "DMA" stands for all 16 queues.
 ENGINES = ("PE", "ACT", "DVE", "Pool", "DMA")
@@ -54,7 +55,8 @@ def kernel_nodes(module: bir.Module) -> List[KernelNode]:
                 if sink is None or inst.name in seen:
                     continue
                 seen.add(inst.name)
-                kernel = inst.kernel_name if sink == "IT54" else inst.func_name if sink == "IT56" else inst.func
+                kernel = inst.kernel_name if sink == "IT54" else inst.func_name if sink == "IT56" else \
+                    kernel_name_of(inst.func)
                 nodes.append(KernelNode(inst.name, sink, kernel))
     return nodes
 

@@ -109,6 +109,39 @@ def _remove_tree(path: str) -> None:
     shutil.rmtree(path, ignore_errors=True)  # another writer may be removing the same stale folder
 
 
+_PARTIAL = ".neuronxsim-partial-"  # a single file being written: .neuronxsim-partial-<pid>-<name>
+
+
+def replace_file(path: str, writer: Callable[[str], object]) -> None:
+    """Writes one file of a folder that is not replaced as a whole (a sweep's picture beside its
+    append-only results.jsonl): ``writer(tmp)`` writes a temporary file beside ``path``, which
+    then replaces ``path`` in one rename, so ``path`` is always the old file or the whole new one.
+    Temporary files a killed writer left are removed first. Failures are one :class:`OutputError`
+    naming the file and the reason."""
+    folder, name = os.path.split(os.path.abspath(path))
+    try:
+        for stale in os.listdir(folder):
+            if stale.startswith(_PARTIAL) and stale.endswith(f"-{name}"):
+                try:
+                    os.unlink(os.path.join(folder, stale))
+                except FileNotFoundError:
+                    pass
+    except OSError as e:
+        raise OutputError(f"{path}: cannot write it ({_reason(e)})") from e
+    tmp = os.path.join(folder, f"{_PARTIAL}{os.getpid()}-{name}")  # the same extension: writers look at it
+    try:
+        writer(tmp)
+        os.replace(tmp, path)
+    except BaseException as e:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        if isinstance(e, (OSError, NeuronxsimError)) and not isinstance(e, OutputError):
+            raise OutputError(f"{path}: cannot write it ({_reason(e)}); it keeps its previous contents") from e
+        raise
+
+
 def check_target(path: str) -> str:
     """The absolute path of an output folder ``path``, or :class:`OutputError` saying why it
     cannot be one (see the module docstring)."""
@@ -297,4 +330,4 @@ def _umask() -> int:
     return mask
 
 
-__all__ = ["OutputSet", "OutputError", "MANIFEST", "KNOWN_NAMES", "check_target", "recover"]
+__all__ = ["OutputSet", "OutputError", "MANIFEST", "KNOWN_NAMES", "check_target", "recover", "replace_file"]

@@ -1,5 +1,5 @@
 """One-macro Penguin programs of the IT54 library kernels at a given shape, over fresh bf16
-tensors: what the leaf benchmark (benchmarks/bench_leaves.py) and the analytic-cost test time."""
+tensors: what the leaf benchmark (benchmarks/bench_leaves.py) and the kernel-node latency test time."""
 
 from __future__ import annotations
 

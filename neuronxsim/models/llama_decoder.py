@@ -24,6 +24,7 @@ import math
 import ml_dtypes
 import numpy as np
 
+from neuronxsim.bir import target
 from neuronxsim.errors import CodegenError
 from neuronxsim.models.rope import rope, rope_reference, rope_tables
 from neuronxsim.starfish.penguin import ir
@@ -49,8 +50,9 @@ class DecoderConfig:
         if self.q_heads % self.kv_heads:
             raise CodegenError(f"--kv-heads {self.kv_heads} does not divide --q-heads {self.q_heads} "
                                "(grouped-query attention)")
-        if self.head_dim % 2 or self.head_dim > 128:
-            raise CodegenError(f"--head-dim is {self.head_dim}; expected an even number up to 128 (one head per "
+        pe = target.uniform("pe_rows")
+        if self.head_dim % 2 or self.head_dim > pe:
+            raise CodegenError(f"--head-dim is {self.head_dim}; expected an even number up to {pe} (one head per "
                                "PE transpose in the RoPE kernel)")
 
     @property
@@ -63,7 +65,9 @@ PRODUCER = {"qkv": "qkv_proj", "q_rot": "rope_q", "k_rot": "rope_k", "k_cache": 
             "attn": "attention", "attn_out": "o_proj", "mlp_out": "mlp", "h1": "mlp"}
 
 
-def build_program(cfg: DecoderConfig) -> ir.Program:
+def build_program(cfg: DecoderConfig, tensors_only: bool = False) -> ir.Program:
+    """The layer as a Penguin program; ``tensors_only``: its tensors without its instructions
+    (adding them compiles the user kernels, which sizing the layer must not do)."""
     cfg.check()
     S, H, d, F = cfg.tokens, cfg.hidden, cfg.head_dim, cfg.intermediate
     nq, nkv, N = cfg.q_heads, cfg.kv_heads, cfg.qkv_heads
@@ -84,6 +88,8 @@ def build_program(cfg: DecoderConfig) -> ir.Program:
     attn_out = t("attn_out", (1, S, H), kind="output")
     mlp_out, h1 = t("mlp_out", (1, S, H), kind="output"), t("h1", (1, S, H), kind="output")
 
+    if tensors_only:
+        return p
     full = ir.FullTensorAccess
 
     def heads(tensor, view, first, count):
@@ -120,7 +126,7 @@ def host_bytes(cfg: DecoderConfig, mode: str) -> int:
     [q_heads, tokens, tokens] float32 arrays alive at once plus two [tokens, tokens] masks."""
     if mode != "full":
         return 0
-    tensors = build_program(cfg).tensors.values()
+    tensors = build_program(cfg, tensors_only=True).tensors.values()
     elements = sum(math.prod(t.shape) for t in tensors)
     S = cfg.tokens
     return 4 * 4 * elements + 3 * 4 * cfg.q_heads * S * S + 2 * S * S

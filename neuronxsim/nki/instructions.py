@@ -20,6 +20,7 @@ import math
 import numpy as np
 
 from neuronxsim import bir
+from neuronxsim.bir import target
 
 from . import dtypes as dt
 from .errors import NKIError
@@ -30,8 +31,8 @@ from .tracer import (DMA_QUEUES, IT, Access, Engine, Op, Tracer, check_compute_o
                      merge_pairs, new_access, plain_tile_access)
 
 Act = bir.ActivationFunc
-MATMUL_MAX_STATIONARY = 128
-MATMUL_MAX_MOVING = 512
+MATMUL_MAX_STATIONARY = target.uniform("pe_cols")
+MATMUL_MAX_MOVING = target.uniform("pe_max_moving_free_elements")
 MATMUL_DTYPES = (dt.float8_e4m3, dt.float8_e5m2, dt.bfloat16, dt.float16, dt.float32)
 MATMUL_DTYPE_SET = frozenset(MATMUL_DTYPES)  # (hashing beats comparing with each in turn)
 # (module globals for the engines of every matmul and transfer: reading a member of the Engine
@@ -797,8 +798,9 @@ def transpose_pe(tr, data: Tensor, dtype, loc, what="nc_transpose") -> Tensor:
 def transpose_dve(tr, data: Tensor, dtype, loc, what="nc_transpose") -> Tensor:
     p = data.shape[0]
     f = math.prod(data.shape[1:])
-    if p > 32 or f > 32:
-        raise NKIError(f"{what}: the Vector Engine transposes tiles of up to [32, 32]; this one is "
+    most = target.uniform("dve_transpose_max")
+    if p > most or f > most:
+        raise NKIError(f"{what}: the Vector Engine transposes tiles of up to [{most}, {most}]; this one is "
                        f"{list(data.shape)}", loc)
     out = tr.new_result(SBUF, dtype or data.dtype, (f, p), "transpose", loc)
     ins = [engine_in(tr, data, loc, what, "data", Engine.DVE)]

@@ -8,6 +8,7 @@ import math
 import numpy as np
 
 from neuronxsim import bir
+from neuronxsim.bir import target
 
 from . import dtypes as _dt
 from . import instructions as _ins
@@ -342,8 +343,9 @@ def bn_stats(data, mask=None, dtype=None, **kwargs):
     loc = caller_location()
     data = _tile(data, loc, "bn_stats: data")
     n = math.prod(data.shape[1:])
-    if n > 512:
-        raise NKIError(f"bn_stats: {n} elements per partition; bn_stats takes at most 512 "
+    most = target.uniform("bn_stats_max_free_elements")
+    if n > most:
+        raise NKIError(f"bn_stats: {n} elements per partition; bn_stats takes at most {most} "
                        "(nl.tile_size.bn_stats_fmax)", loc)
     return _ins.per_lane(current(), IT.BNStats, data, 6, _dtype(dtype, loc) or data.dtype, loc,
                          mask, "bn_stats")
@@ -363,8 +365,9 @@ def bn_aggr(data, mask=None, dtype=None, **kwargs):
 
 def _max8_input(data, loc, what):
     n = math.prod(data.shape[1:])
-    if not 8 <= n <= 16384:
-        raise NKIError(f"{what}: {n} elements per partition; it takes 8 to 16384", loc)
+    lo, hi = target.uniform("max8_min_free_elements"), target.uniform("max8_max_free_elements")
+    if not lo <= n <= hi:
+        raise NKIError(f"{what}: {n} elements per partition; it takes {lo} to {hi}", loc)
 
 
 def max8(src, mask=None, dtype=None, **kwargs):

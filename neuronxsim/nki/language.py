@@ -18,12 +18,14 @@ import math
 
 import numpy as np
 
+from neuronxsim.bir import target
+
 from . import dtypes as _dt
 from . import instructions as _ins
 from .errors import NKIError, caller_location
 from .indexing import arange, ds, mgrid  # noqa: F401  (public names of nl)
 from .opcodes import Act, Alu, activation as _act_marker, alu as _alu_marker
-from .tensor import HBM, PSUM, SBUF, SHARED_HBM, Tensor, new_view, same_view
+from .tensor import HBM, PSUM, PSUM_BANK_BYTES, SBUF, SHARED_HBM, Tensor, new_view, same_view
 from .tracer import IT, Engine, current
 
 # ---- data types and buffers ----
@@ -49,13 +51,13 @@ class par_dim(int):
 
 
 class tile_size:
-    """The hardware's tile limits."""
-    pmax = 128  # partitions
-    psum_fmax = 2048  # fp32 elements per partition in PSUM
-    psum_partition_size = 16 * 1024  # bytes per partition of PSUM
-    gemm_stationary_fmax = 128  # M of nc_matmul
-    gemm_moving_fmax = 512  # N of nc_matmul
-    bn_stats_fmax = 512  # elements per partition nisa.bn_stats takes
+    """The hardware's tile limits (from the target description, neuronxsim.bir.target)."""
+    pmax = target.uniform("num_partitions")  # partitions
+    psum_fmax = target.uniform("psum_bank_bytes")  # NKI's PSUM tile limit: one 2 KiB bank per partition
+    psum_partition_size = target.uniform("psum_bytes_per_partition")  # bytes per partition of PSUM
+    gemm_stationary_fmax = target.uniform("pe_cols")  # M of nc_matmul
+    gemm_moving_fmax = target.uniform("pe_max_moving_free_elements")  # N of nc_matmul
+    bn_stats_fmax = target.uniform("bn_stats_max_free_elements")  # elements per partition nisa.bn_stats takes
 
 
 # ---- loops and SPMD programs ----
@@ -183,7 +185,7 @@ def _tensor_spec(dims: tuple, pidx: int, dtype, buffer, loc, what: str) -> tuple
                            "tensor, or mark another dimension with nl.par_dim)", loc)
         if buffer == PSUM:
             per_block = math.prod(dims[pidx + 1:]) * dtype.itemsize
-            if per_block > 2048:
+            if per_block > PSUM_BANK_BYTES:
                 raise NKIError(f"PSUM tile of shape {list(dims)} needs {per_block} bytes per "
                                "partition; a PSUM tile must fit one 2 KiB bank", loc)
     elif pidx:

@@ -17,6 +17,8 @@ import math
 
 import numpy as np
 
+from neuronxsim.bir import target
+
 from . import dtypes as dt
 from .errors import NKIError, SourceLocation, caller_location
 from .indexing import (BoundCheck, IndexExpr, basic_subscript, partition_free_subscript,
@@ -26,8 +28,8 @@ from .indexing import (BoundCheck, IndexExpr, basic_subscript, partition_free_su
 SBUF, PSUM, HBM, SHARED_HBM = "sbuf", "psum", "hbm", "shared_hbm"
 INPUT = "input"  # a kernel argument (read only)
 
-NUM_PARTITIONS = 128
-PSUM_BANK_BYTES = 2048
+NUM_PARTITIONS = target.uniform("num_partitions")
+PSUM_BANK_BYTES = target.uniform("psum_bank_bytes")
 
 
 def storage_layout(kind: str, dtype: np.dtype, shape: tuple, partition_axis: int = 0) -> tuple:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from neuronxsim import bir
+from neuronxsim.bir import target
 
 from .errors import NKIError, SourceLocation, caller_location
 from .tensor import (INPUT, NUM_PARTITIONS, PSUM, SBUF, SHARED_HBM, Storage, Tensor, new_storage,
@@ -39,16 +40,15 @@ class IT:
 for _opcode in bir.InstructionType:
     setattr(IT, _opcode.name, _opcode)
 
-#: Per-generation capacities: SBUF bytes per partition, and the BIR arch name.
-ARCHS = {
-    "trn1": {"sbuf_bytes": 192 * 1024, "bir_arch": "gen2"},
-    "trn2": {"sbuf_bytes": 224 * 1024, "bir_arch": "gen3"},
-}
-PSUM_BYTES = 16 * 1024
-MAX_FREE_PAIRS = 4  # access-pattern dimensions per partition an engine can walk
-MAX_FREE_SBUF = 64 * 1024  # elements per partition a DVE/ACT instruction can walk in SBUF
-MAX_FREE_PSUM = 4 * 1024  # ... and in PSUM
-DMA_QUEUES = 16
+#: Per-generation capacities: SBUF bytes per partition, and the BIR arch name (from the target
+#: description, neuronxsim.bir.target).
+ARCHS = {arch: {"sbuf_bytes": target.config(arch).sbuf_bytes_per_partition, "bir_arch": target.bir_arch(arch)}
+         for arch in target.ARCHS}
+PSUM_BYTES = target.uniform("psum_bytes_per_partition")
+MAX_FREE_PAIRS = target.uniform("ap_max_free_dims")  # access-pattern dimensions per partition an engine can walk
+MAX_FREE_SBUF = target.uniform("dve_act_max_free_elements_sbuf")  # elements per partition a DVE/ACT instruction can walk in SBUF
+MAX_FREE_PSUM = target.uniform("dve_act_max_free_elements_psum")  # ... and in PSUM
+DMA_QUEUES = target.uniform("dma_queues")
 
 
 class Access:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 
+from neuronxsim.bir import target
 from neuronxsim.nki import dtypes as _dt
 from neuronxsim.nki.errors import NKIError
 
@@ -67,7 +68,8 @@ _V4_NUMPY = {d: n for d, n in ((float8_e4m3fn, "float8_e4m3fn"),
                                (float8_e8m0fnu, "float8_e8m0fnu"),
                                (_float4_e2m1fn, "float4_e2m1fn")) if isinstance(d, np.dtype)}
 
-CORE_NAMES = {"trn1": "NeuronCore-v2", "trn2": "NeuronCore-v3"}
+#: The NeuronCore of each target (for messages), from the target description.
+CORE_NAMES = {arch: target.config(arch).neuron_core for arch in target.ARCHS}
 
 #: Every data type ``nki.language`` names, by name.
 NAMES = {

@@ -23,6 +23,7 @@ import math
 import numpy as np
 
 from neuronxsim import bir
+from neuronxsim.bir import target
 from neuronxsim.nki import instructions as _ins
 from neuronxsim.nki import tracer as _tracer
 from neuronxsim.nki.errors import NKIError, caller_location
@@ -57,6 +58,10 @@ vector_engine = engine.vector
 scalar_engine = engine.scalar
 gpsimd_engine = engine.gpsimd
 unknown_engine = engine.unknown
+
+#: Elements per partition bn_stats, and max8 / find_index8 / match_replace8, take.
+_BN_STATS_MAX = target.uniform("bn_stats_max_free_elements")
+_MAX8_MIN, _MAX8_MAX = target.uniform("max8_min_free_elements"), target.uniform("max8_max_free_elements")
 
 _HW = {engine.tensor: Engine.PE, engine.vector: Engine.DVE, engine.scalar: Engine.Activation,
        engine.gpsimd: Engine.Pool, engine.dma: Engine.DMA, engine.sync: Engine.SP}
@@ -1041,14 +1046,14 @@ def _per_lane(opcode, dst, data, count: int, loc, what, name, extra=None):
     d = _tile(dst, loc, f"{what}: dst")
     v = _tile(data, loc, f"{what}: data")
     n = math.prod(v.shape[1:])
-    if opcode is IT.BNStats and n > 512:
-        raise NKIError(f"{what}: {n} elements per partition; bn_stats takes at most 512 "
+    if opcode is IT.BNStats and n > _BN_STATS_MAX:
+        raise NKIError(f"{what}: {n} elements per partition; bn_stats takes at most {_BN_STATS_MAX} "
                        "(nl.tile_size.bn_stats_fmax)", loc)
     if opcode is IT.BNStatsAggregate and n % 3:
         raise NKIError(f"{what}: {n} elements per partition is not a whole number of "
                        "(count, mean, variance*count) records", loc)
-    if opcode in (IT.Max, IT.MaxIndex, IT.MatchReplace) and not 8 <= n <= 16384:
-        raise NKIError(f"{what}: {n} elements per partition; it takes 8 to 16384", loc)
+    if opcode in (IT.Max, IT.MaxIndex, IT.MatchReplace) and not _MAX8_MIN <= n <= _MAX8_MAX:
+        raise NKIError(f"{what}: {n} elements per partition; it takes {_MAX8_MIN} to {_MAX8_MAX}", loc)
     if d.shape[0] != v.shape[0] or math.prod(d.shape[1:]) != count:
         raise NKIError(f"{what}: dst must be [{v.shape[0]}, {count}]; it is {list(d.shape)}",
                        loc)
@@ -1083,8 +1088,8 @@ def nc_match_replace8(dst, data, vals, imm, dst_idx=None, name=None):
     v = _tile(data, loc, f"{what}: data")
     (v,) = _paired(d, [("data", v)], loc, what)
     n = math.prod(v.shape[1:])
-    if not 8 <= n <= 16384:
-        raise NKIError(f"{what}: {n} elements per partition; it takes 8 to 16384", loc)
+    if not _MAX8_MIN <= n <= _MAX8_MAX:
+        raise NKIError(f"{what}: {n} elements per partition; it takes {_MAX8_MIN} to {_MAX8_MAX}", loc)
     outs = [("dst", d)]
     if dst_idx is not None:
         i = _tile(dst_idx, loc, f"{what}: dst_idx")

@@ -23,6 +23,7 @@ import re
 
 import numpy as np
 
+from neuronxsim.bir import target
 from neuronxsim.errors import SimulationError
 from neuronxsim.nki import tracer as _tracer
 from neuronxsim.nki.errors import NKIError
@@ -38,7 +39,10 @@ from .tensor import MemoryRegion, NkiTensor, wrap
 
 #: The generation a kernel runs on when NEURON_PLATFORM_TARGET_OVERRIDE is unset.
 DEFAULT_ARCH = "trn2"
-_TARGETS = {"trn1": "trn1", "inf2": "trn1", "gen2": "trn1", "trn2": "trn2", "gen3": "trn2"}
+# Every name of a generation the target description knows, but its NeuronCore-vN name (NKI's
+# variable takes the instance and BIR names).
+_TARGETS = {name: arch for arch in target.ARCHS for name in target.aliases(arch)
+            if name != target.config(arch).neuron_core}
 _UNMODELLED_TARGETS = ("trn3", "gen4")
 #: Physical NeuronCores a logical core may span, per generation.
 MAX_LNC = {"trn1": 1, "trn2": 2}

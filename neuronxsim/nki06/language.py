@@ -23,6 +23,7 @@ import os
 import numpy as np
 
 from neuronxsim import bir
+from neuronxsim.bir import target
 from neuronxsim.nki import instructions as _ins
 from neuronxsim.nki import language as _nl22
 from neuronxsim.nki.errors import NKIError, caller_location
@@ -102,16 +103,16 @@ class _TileSize(NKIObject):
     NEURON_PLATFORM_TARGET_OVERRIDE's)."""
 
     pmax = NUM_PARTITIONS
-    psum_bank_fmax = 512  # fp32 elements of one 2 KiB PSUM bank
-    psum_bank_fmax_bytes = 2048
+    psum_bank_fmax_bytes = target.uniform("psum_bank_bytes")
+    psum_bank_fmax = psum_bank_fmax_bytes // 4  # fp32 elements of one PSUM bank
     psum_fmax = psum_bank_fmax  # deprecated alias (NKI 0.4)
     gemm_stationary_fmax = _ins.MATMUL_MAX_STATIONARY
     gemm_moving_fmax = _ins.MATMUL_MAX_MOVING
-    bn_stats_fmax = 512
+    bn_stats_fmax = target.uniform("bn_stats_max_free_elements")
 
     @property
     def psum_num_banks(self) -> int:
-        return 8
+        return target.config(_arch()).psum_banks
 
     @property
     def sbuf_fmax_bytes(self) -> int:

@@ -26,14 +26,20 @@ import numpy as np
 
 import neuronxsim.nki.isa as nisa
 import neuronxsim.nki.language as nl
+from neuronxsim.bir import target
 from neuronxsim.errors import KernelError
 
 from ._checks import ceil_div
 from .conv_geometry import ConvGeometry, along, compute_dtype, view
 
-PMAX = 128  # partitions, and the PE array's contraction and stationary sizes
-PSUM_FREE = 512  # fp32 elements of one PSUM bank per partition: a matmul's moving size
+PMAX = nl.tile_size.pmax  # partitions, and the PE array's contraction and stationary sizes
+PSUM_FREE = nl.tile_size.gemm_moving_fmax  # fp32 elements of one PSUM bank per partition: a matmul's moving size
 DVE_BLOCK = 4096  # output pixels per partition a depthwise block accumulates in SBUF
+# The window contraction keeps every (input feature, position tile) filter in SBUF while they
+# take at most this many bytes per partition (a third of the smallest SBUF); beyond, each is
+# loaded where it is used (a weight gradient over a large batch: 256 input features x 256 out
+# features is 256 KiB).
+RESIDENT_FILTER_BYTES = min(target.config(a).sbuf_bytes_per_partition for a in target.ARCHS) // 3
 
 
 def tiles(size: int, tile: int = PMAX):
@@ -222,14 +228,17 @@ def conv_window_contraction(lhs, rhs, g: ConvGeometry, out):
     kr = max(1, PMAX // kc)  # window rows per position tile
     position_tiles = [(k0a, nr, k1a, nc) for k0a, nr in tiles(k0s, kr) for k1a, nc in tiles(k1s, kc)]
     o_all = g.out_features
-    # The filters per (input feature, position tile): [positions, O].
-    filters = {}
-    for i in range(g.group_in):
-        for k0a, nr, k1a, nc in position_tiles:
-            w = nl.ndarray((nr * nc, o_all), dtype=dtype, buffer=nl.sbuf)
-            nisa.dma_copy(dst=w, src=view(rhs, g.rhs_layout, {"o": along(o_all, 2, 3), "i": i, "0": along(nr, 0, 3, k0a),
-                                                               "1": along(nc, 1, 3, k1a)}))
-            filters[i, k0a, k1a] = w
+
+    def load_filter(i, k0a, nr, k1a, nc):
+        """The filter of input feature ``i`` over one position tile: [positions, O]."""
+        w = nl.ndarray((nr * nc, o_all), dtype=dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=w, src=view(rhs, g.rhs_layout, {"o": along(o_all, 2, 3), "i": i, "0": along(nr, 0, 3, k0a),
+                                                           "1": along(nc, 1, 3, k1a)}))
+        return w
+
+    resident = g.group_in * len(position_tiles) * o_all * 4 <= RESIDENT_FILTER_BYTES
+    filters = {(i, t[0], t[2]): load_filter(i, *t) for i in range(g.group_in) for t in position_tiles} \
+        if resident else {}
     (s0, s1), (d0, d1) = g.stride, g.dilation
     (low0, _), (low1, _) = g.padding
     for b0, mb in tiles(g.batch):
@@ -256,6 +265,7 @@ def conv_window_contraction(lhs, rhs, g: ConvGeometry, out):
                                     "0": along(n_rows, 0, 3, y0 * s0 + r * d0 - low0, d0),
                                     "1": along(c_hi - c_lo, 1, 3, y1 * s1 + c_lo * d1 - low1, d1)})
                                 nisa.dma_copy(dst=pixels[p0:p0 + n_rows * (c_hi - c_lo)], src=src)
-                            acc += nisa.nc_matmul(pixels, filters[i, k0a, k1a][:, o0:o0 + no])
+                            w = filters[i, k0a, k1a] if resident else load_filter(i, k0a, nr, k1a, nc)
+                            acc += nisa.nc_matmul(pixels, w[:, o0:o0 + no])
                     nl.store(view(out, g.out_layout, {"b": along(mb, 0, 2, b0), "f": along(no, 1, 2, o0), "0": y0,
                                                       "1": y1}), nl.copy(acc, dtype=out.dtype))

@@ -21,12 +21,13 @@ from __future__ import annotations
 import neuronxsim.nki as nki
 import neuronxsim.nki.isa as nisa
 import neuronxsim.nki.language as nl
+from neuronxsim.bir import target
 from neuronxsim.errors import KernelError
 
 from ._checks import ceil_div, check_rank
 
-PE_TILE = 128
-DVE_TILE = 32
+PE_TILE = nl.tile_size.pmax
+DVE_TILE = target.uniform("dve_transpose_max")
 PE_DTYPES = (nl.float32, nl.bfloat16, nl.float16, nl.float8_e4m3, nl.float8_e5m2)
 
 

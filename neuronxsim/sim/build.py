@@ -17,9 +17,7 @@ from typing import Optional, Sequence
 
 from neuronxsim import bir
 from neuronxsim.bir import DType, MemoryType, TensorKind
-from neuronxsim.sim.config import config
-
-_ARCH_TO_BIR = {"trn1": "gen2", "trn2": "gen3"}
+from neuronxsim.bir.target import config
 
 
 class ModuleBuilder:
@@ -29,7 +27,7 @@ class ModuleBuilder:
         self.arch = arch
         self.config = config(arch)
         self.module = bir.Module()
-        self.module.arch = _ARCH_TO_BIR.get(arch, arch)
+        self.module.arch = self.config.bir_arch
         self._functions = [self.module.addFunction() for _ in range(functions)]
         self._blocks = [f.addBlock() for f in self._functions]
         self._tops = [{"SB": 0, "PSUM": 0} for _ in range(functions)]

@@ -122,6 +122,45 @@ class SimResult:
         return (f"<SimResult {self.arch} {self.mode}: {self.total_ns:.1f} ns, "
                 f"{self.instruction_count} instructions, PE MFU {self.pe_mfu:.1%}; {busy}>")
 
+    def __reduce__(self):
+        """Pickles as plain data: the numbers, outputs, records and slices (and the module, as
+        BIR JSON); ``write_trace`` needs the simulator's own result and refuses after a round
+        trip."""
+        native = _Restored.of(self._native)
+        return (_restore, (native, self.outputs, self.arch, self._module))
+
+
+class _Restored:
+    """What a SimResult reads from the simulator's result, as plain data (an unpickled result's)."""
+
+    _FIELDS = ("arch", "mode", "total_ns", "pe_flops", "pe_mfu", "instruction_count",
+               "prepare_seconds", "run_seconds", "run_cpu_seconds", "cores", "prints")
+
+    @classmethod
+    def of(cls, native) -> "_Restored":
+        r = cls.__new__(cls)
+        r.__dict__.update({f: getattr(native, f) for f in cls._FIELDS})
+        kept = native.record_count > 0  # (records=False keeps neither records nor slices)
+        r.records = native.record_columns() if kept else {f: np.empty(0) for f in _RECORD_FIELDS}
+        r.slice_data = native.slice_columns() if kept else {f: np.empty(0) for f in _SLICE_FIELDS}
+        return r
+
+    def record_columns(self) -> dict:
+        return self.records
+
+    def slice_columns(self) -> dict:
+        return self.slice_data
+
+    def write_trace(self, path) -> None:
+        from neuronxsim.errors import SimulationError
+        raise SimulationError("this result was unpickled: its trace can only be written where "
+                              "it was simulated (call write_trace there)")
+
+
+def _restore(native: _Restored, outputs, arch: str, module) -> SimResult:
+    from neuronxsim.sim.config import config
+    return SimResult(native, outputs, config(arch), module)
+
 
 def track_label(track: int, lane: int = 0) -> str:
     """The trace's name of a track's lane: "ACT", "ACT (pipelined)", "ACT (pipelined 2)"."""

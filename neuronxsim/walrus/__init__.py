@@ -2,10 +2,14 @@
 
 * :func:`resolve_kernel_nodes` replaces IT55 (``InstNKIKernel``, user ``@nki.jit`` kernels) and IT56
   (``InstNKIKLIRKernel``, registry kernels re-traced at codegen time) nodes with the ISA code of
-  their traced kernels. IT56 carries its kernel in one of two forms, chosen by ``kernel_format``:
-  Form A (anything but ``"bir"``, beta2): ``klir_binary`` is the path of a KLR file; Form B
-  (``"bir"``, beta3): ``klir_binary`` is BIR JSON text or the path of a BIR JSON file. Paths are
-  read only inside the module's folder or folders allowed explicitly (cpp/walrus/FileReference.h).
+  their kernels. IT55 names, in ``func``, the kernel the NKI front end compiled when the program
+  was built (``penguin.ir.nki_compile``): found among the kernels compiled in this process
+  (:func:`add_compiled_nki_kernel`), else as that file in the module's folder. IT56 carries its
+  kernel in one of two forms, chosen by ``kernel_format``: Form A (anything but ``"bir"``,
+  beta2): ``klir_binary`` is the path of a KLR file; Form B (``"bir"``, beta3): ``klir_binary``
+  is BIR JSON text or the path of a BIR JSON file. Files are found inside the module's files
+  folder (``base_dir``, else ``Module.files_dir``, else the working directory) or a folder allowed
+  explicitly, never outside them (cpp/walrus/FileReference.h).
 * :func:`write_klr` / :func:`read_klr` write and read traced kernels as KLR files (the beta2
   carrier); :func:`klr_info` says what any KLR file holds, including the source-level files
   klr-lang writes.
@@ -87,6 +91,23 @@ def decode_klr(data: bytes) -> Module:
     return _w.decode_kernel(bytes(data))
 
 
+def add_compiled_nki_kernel(handle: str, data: bytes) -> None:
+    """Registers a user kernel the NKI front end compiled (BIR JSON for a ``.json`` handle, KLR
+    bytes for ``.klr``) under ``handle``, the ``func`` IT55 nodes name it by."""
+    _w.add_compiled_nki_kernel(handle, bytes(data))
+
+
+def compiled_nki_kernel(handle: str) -> Optional[bytes]:
+    """The artifact registered under ``handle`` in this process, or None."""
+    return _w.compiled_nki_kernel(handle)
+
+
+def kernel_node_latency_stats() -> dict:
+    """How many kernel-node latencies (bir::Hwm pricing an unexpanded node by its expansion) were
+    ``computed`` and how many served from the per-process cache (``cached``)."""
+    return dict(_w.kernel_node_latency_stats())
+
+
 def _kind_flags(kinds: Iterable[Union[InstructionType, str, int]]) -> tuple[bool, bool]:
     wanted = set()
     for k in kinds:
@@ -107,13 +128,12 @@ def resolve_kernel_nodes(
     """A copy of ``module`` with its IT55 and/or IT56 nodes replaced by their kernels' ISA code.
 
     ``module`` itself is left untouched (objects taken from it stay valid, and an error leaves
-    nothing half done). Files the nodes name (IT56 ``klir_binary`` paths) are read only from
-    inside ``base_dir`` (relative paths resolve against it) or one of ``allowed_dirs``; a path
-    outside them (``../``, an absolute path elsewhere, a link leading out) is refused. Without
-    ``base_dir``: the working directory, plus the folders this process wrote KLR files into
-    (:func:`write_klr`, as the codegen does). Raises :class:`KernelError` when a kernel does not
-    fit its node or its file is outside, :class:`KLRError` for a bad KLR file, :class:`BIRError`
-    for bad BIR JSON.
+    nothing half done). File references resolve inside ``base_dir`` (default: the module's
+    ``files_dir``, else the working directory) or one of ``allowed_dirs``; a reference outside
+    them (``../``, an absolute path elsewhere, a link leading out) is refused. Without
+    ``base_dir``, the folders this process wrote KLR files into (:func:`write_klr`, as the codegen
+    does) are allowed too. Raises :class:`KernelError` when a kernel does not fit its node or its
+    file is outside, :class:`KLRError` for a bad KLR file, :class:`BIRError` for bad BIR JSON.
     """
     copy = module.clone()
     resolve_kernel_nodes_in_place(copy, kinds, base_dir, verify, allowed_dirs)
@@ -145,12 +165,13 @@ def lower_kernel_inst(module: Module, base_dir: Optional[PathLike] = None,
     return resolve_kernel_nodes(module, (InstructionType.NKIKLIRKernel,), base_dir, allowed_dirs=allowed_dirs)
 
 
-def resolve_nki_kernels(module: Module) -> Module:
+def resolve_nki_kernels(module: Module, base_dir: Optional[PathLike] = None) -> Module:
     """Resolves a module's IT55 (``InstNKIKernel``) nodes."""
-    return resolve_kernel_nodes(module, (InstructionType.NKIKernel,))
+    return resolve_kernel_nodes(module, (InstructionType.NKIKernel,), base_dir)
 
 
 __all__ = [
     "NEURONXSIM_KLR_FORMAT", "klr_info", "read_klr", "read_kernel", "write_klr", "encode_klr",
-    "decode_klr", "resolve_kernel_nodes", "resolve_kernel_nodes_in_place", "lower_kernel_inst", "resolve_nki_kernels", "KLRError",
+    "decode_klr", "resolve_kernel_nodes", "resolve_kernel_nodes_in_place", "lower_kernel_inst", "resolve_nki_kernels",
+    "add_compiled_nki_kernel", "compiled_nki_kernel", "kernel_node_latency_stats", "KLRError",
 ]

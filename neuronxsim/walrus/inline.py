@@ -22,18 +22,14 @@ from neuronxsim.starfish.lib import _core
 _w = _core.walrus
 
 
-def inline_bir_kernels(module: Module, *, verify: bool = True, nki_kernels: bool = True) -> list[dict]:
-    """Expands every IT54 (``InstBIRKernel``) node of ``module`` in place, and (``nki_kernels``)
-    splices every IT55 (``InstNKIKernel``) node's traced body in its place, as
+def inline_bir_kernels(module: Module, *, verify: bool = True) -> list[dict]:
+    """Expands every IT54 (``InstBIRKernel``) node of ``module`` in place, as
     ``InlineBIRKernel::run`` does.
 
-    IT54 nodes are all or nothing: if any cannot be expanded -- an unknown ``kernel_name`` (the
-    message lists the known ones), attrs or shapes its leaf cannot take -- :class:`KernelError`
-    names the node and no IT54 node changes. IT55 bodies are spliced one node at a time after every
-    IT54 node has been expanded and before any is committed; one that does not fit its node raises
-    (:class:`KernelError`, or :class:`BIRError` for a bad body) with the IT55 nodes before it
-    spliced. ``verify`` checks each emitted operand as it is made and the whole module afterwards.
-    IT56 nodes are left for ``neuronxsim.walrus.lower_kernel_inst``.
+    All or nothing: if any node cannot be expanded -- an unknown ``kernel_name`` (the message lists
+    the known ones), attrs or shapes its leaf cannot take -- :class:`KernelError` names the node and
+    no node changes. ``verify`` checks each emitted operand as it is made and the whole module
+    afterwards. IT55 and IT56 nodes are left for ``neuronxsim.walrus.resolve_kernel_nodes``.
 
     Returns one dict per expanded node, in module order: ``node``, ``kernel_name``,
     ``instructions``, ``per_engine`` (compute instructions by engine name), ``dmas``, ``tensors``
@@ -41,7 +37,7 @@ def inline_bir_kernels(module: Module, *, verify: bool = True, nki_kernels: bool
     """
     if not isinstance(module, Module):
         raise KernelError(f"inline_bir_kernels: expected a neuronxsim.bir.Module, got {type(module).__name__}")
-    return _w.inline_bir_kernels(module, verify, nki_kernels)
+    return _w.inline_bir_kernels(module, verify)
 
 
 def bir_kernel_leaves() -> dict[str, str]:

@@ -1,9 +1,14 @@
 """Node classes through the bindings: layout report, factory, classof, setters, operand API."""
 
+import os
+import re
+
 import pytest
 
 from neuronxsim import BIRError, bir
 from neuronxsim.bir import AccessFlavour, DType, InstructionType, MemoryType
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def test_field_offsets_report_the_pinned_layout():
@@ -13,6 +18,15 @@ def test_field_offsets_report_the_pinned_layout():
     assert off["InstNKIKLIRKernel.klir_binary"] == 0xF0
     assert off["InstNKIKLIRKernel.kernel_format"] == 0x110
     assert off["InstNKIKLIRKernel.nki_binary_version_identifier"] == 0x130
+
+
+def test_kernel_nodes_derive_directly_from_instruction():
+    """Seed 000: the three node classes are direct bir::Instruction subclasses. The bindings mirror
+    the C++ hierarchy, and the declarations say so (cpp/tests/test_nodes.cpp checks the types)."""
+    header = open(os.path.join(ROOT, "cpp", "bir", "KernelInstructions.h")).read()
+    for name in ("InstBIRKernel", "InstNKIKernel", "InstNKIKLIRKernel"):
+        assert getattr(bir, name).__bases__ == (bir.Instruction,)
+        assert re.search(rf"^class {name} final : public Instruction {{$", header, re.M), name
 
 
 def _block():

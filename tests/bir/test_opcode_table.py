@@ -42,3 +42,13 @@ def test_unknown_name_is_an_error(bad):
         bir.string2InstructionType(bad)
     with pytest.raises(ValueError):  # BIRError is a ValueError
         bir.string2InstructionType(bad)
+
+
+def test_categories_come_from_the_table_and_cust_is_the_seed_band():
+    """Seed 000: the kernel nodes are tagged category Cust; slots 53..57 are the Custom / Extension band."""
+    cust = sorted(int(op) for op, cat in bir.OPCODE_CATEGORIES.items() if cat == "Cust")
+    assert cust == [53, 54, 55, 56, 57]
+    assert set(bir.OPCODE_CATEGORIES.values()) == {"Comp", "DMA", "Sync", "Ctrl", "Coll", "Sym", "Cust"}
+    assert bir.OPCODE_CATEGORIES[InstructionType.Matmult] == "Comp"
+    assert bir.OPCODE_CATEGORIES[InstructionType.DMACopy] == "DMA"
+    assert all(bir.OPCODE_CATEGORIES[op] == "Sym" for op in InstructionType if op.name.endswith("Symbolic"))

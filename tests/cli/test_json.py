@@ -83,3 +83,20 @@ def test_info_summarises_a_penguin_program(tmp_path, capsys):
     assert [i["op"] for i in info["insts"]] == ["BIRKernel", "InternalNativeNkiKernel"]
     assert main(["info", str(tmp_path / "program.json")]) == 0
     assert "Penguin program 'mm_then_transpose': 4 tensors, 2 macro instructions" in capsys.readouterr().out
+
+
+def test_sweep_and_exec_print_one_json_document(tmp_path, capsys):
+    matmul = os.path.join(os.path.dirname(CORPUS), "..", "sweep", "kernels", "blocked_matmul.py") + ":blocked_matmul"
+    out = tmp_path / "sweep"
+    sweep = document(capsys, "sweep", matmul, "--grid", "TILES_IN_BLOCK_M=1", "--grid", "TILES_IN_BLOCK_N=1,2",
+                     "--grid", "TILES_IN_BLOCK_K=1", "--shapes", "256x512:bfloat16", "256x2048:bfloat16",
+                     "--jobs", "1", "--output", str(out))
+    assert sweep["counts"]["ok"] == 2 and sweep["picture"] == str(out / "sweep.png")
+    assert sorted(os.listdir(out)) == ["results.jsonl", "sweep.png"]  # the picture was swapped in whole
+
+    (tmp_path / "script.py").write_text("import sys\nprint('hello from the script')\nsys.exit(3)\n")
+    assert main(["exec", "--json", str(tmp_path / "script.py"), "a"]) == 3
+    captured = capsys.readouterr()
+    doc = json.loads(captured.out)  # the script's own output went to stderr
+    assert doc["command"] == "exec" and doc["exit_status"] == 3 and doc["args"] == ["a"]
+    assert "hello from the script" in captured.err

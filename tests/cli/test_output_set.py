@@ -261,3 +261,23 @@ def test_killed_simulate_commands_leave_one_whole_set(tmp_path):
         np.testing.assert_array_equal(np.load(out / "outputs.npz")["y"], outputs_of_seed(seed))
         if sig != signal.SIGKILL:
             assert leftovers(out) == []
+
+
+def test_replace_file_keeps_the_old_file_or_puts_the_whole_new_one(tmp_path):
+    """A sweep's picture beside its append-only results: a failing writer leaves the previous
+    file and no temporary; a killed writer's temporary is removed by the next write."""
+    path = tmp_path / "sweep.png"
+    output_set.replace_file(str(path), lambda p: open(p, "wb").write(b"old"))
+    stale = tmp_path / ".neuronxsim-partial-99999-sweep.png"
+    stale.write_bytes(b"half")
+
+    def fails(p):
+        open(p, "wb").write(b"ne")
+        raise OSError(28, "No space left on device")
+
+    with pytest.raises(output_set.OutputError, match=r"sweep.png: cannot write it \(No space left on device\); "
+                                                     r"it keeps its previous contents"):
+        output_set.replace_file(str(path), fails)
+    assert sorted(os.listdir(tmp_path)) == ["sweep.png"] and path.read_bytes() == b"old"
+    output_set.replace_file(str(path), lambda p: open(p, "wb").write(b"new"))
+    assert sorted(os.listdir(tmp_path)) == ["sweep.png"] and path.read_bytes() == b"new"

@@ -65,7 +65,7 @@ def test_run_writes_a_trace_a_timeline_and_a_report_that_parse(small_run):
     assert Program.load(out / "program.json").name == "llama_decoder_layer"
     lowered = bir.load(out / "lowered.json")
     assert [i.opcode for i in lowered.functions[0].blocks[0].instructions] == [54, 55, 55, 56, 54, 54, 54]
-    assert sorted(os.listdir(out)) == [".neuronxsim-output.json", "klr", "lowered.json", "program.json", "report.json",
+    assert sorted(os.listdir(out)) == [".neuronxsim-output.json", "klr", "lowered.json", "nki", "program.json", "report.json",
                                        "timeline.png", "trace.json"]
     assert report["files"] == {"trace": "trace.json", "timeline": "timeline.png", "report": "report.json",
                                "program": "program.json", "lowered": "lowered.json"}

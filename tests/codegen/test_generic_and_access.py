@@ -158,3 +158,69 @@ def test_two_programs_may_share_a_function_but_not_tensor_names(build):
     with pytest.raises(CodegenError, match="Program 'mlp': tensor 'hidden' already exists in the BIR function"):
         cg.lower(build.family_program("mlp"))
     assert len(cg.block) == 2
+
+
+# ---- seed 000 section 6: LncSize and the reduce flag of the tile / sub-tensor builders ----
+
+def lnc_reduce_program(access_kind):
+    p = ir.Program("lnc")
+    x = p.tensor("x", [256, 512])
+    y = p.tensor("y", [256, 512], kind="output")
+    if access_kind == "sub":
+        make = lambda t, **kw: ir.NDimSubTensorAccess(t, (0, 0), (256, 512), **kw)  # noqa: E731
+    else:
+        make = lambda t, **kw: ir.TileAccess(t, ir.MemrefTile([256, 512], [0, 0]), **kw)  # noqa: E731
+    p.add(ir.BIRKernel("RowTiledMM", [make(x, lnc=2)], [make(y, lnc=2, reduce=True)], name="k"))
+    return p
+
+
+@pytest.mark.parametrize("access_kind", ["sub", "tile"])
+def test_the_builders_record_lnc_size_and_the_reduce_flag(access_kind):
+    """addBIRKernelNDimSubTensorAccess / addBIRKernelTileAccess: lnc = LncSize(operand) goes into
+    createAP, the reduce flag ("may reduce along partition dim") into addArgumentOrOutput."""
+    p = lnc_reduce_program(access_kind)
+    assert codegen_module.LncSize(p.insts[0].srcs[0]) == 2
+    module = BirCodeGenLoop().lower(p)
+    (node,) = module.functions[0].blocks[0].instructions
+    assert (node.ins[0].lnc_size, node.ins[0].reduce) == (2, False)
+    assert (node.outs[0].lnc_size, node.outs[0].reduce) == (2, True)
+    again = bir.Module.from_json(module.to_json())
+    (copy,) = again.functions[0].blocks[0].instructions
+    assert (copy.outs[0].lnc_size, copy.outs[0].reduce) == (2, True)
+    assert ir.Program.loads(p.dumps()).insts[0].dsts[0].reduce is True
+
+
+def test_an_expander_refuses_a_split_or_reduced_operand_instead_of_ignoring_it():
+    from neuronxsim import KernelError
+    from neuronxsim.walrus.inline import inline_bir_kernels
+
+    module = BirCodeGenLoop().lower(lnc_reduce_program("sub"))
+    with pytest.raises(KernelError, match=r"InstBIRKernel 'k' \(kernel 'RowTiledMM'\): ins\[0\] is shared by 2 "
+                                          r"NeuronCores \(lnc_size\): the expanders take operands of one NeuronCore"):
+        inline_bir_kernels(module)
+
+
+def test_lnc_and_reduce_are_checked_where_they_are_made():
+    p = ir.Program()
+    x = p.tensor("x", [6, 4])
+    with pytest.raises(CodegenError, match=r"NDimSubTensorAccess of 'x' lnc: 2 NeuronCores cannot split the partition "
+                                           r"dim's 3 elements"):
+        ir.NDimSubTensorAccess(x, (0, 0), (3, 4), lnc=2)
+    with pytest.raises(CodegenError, match=r"lnc: expected one of 1, 2, got 4"):
+        ir.NDimSubTensorAccess(x, (0, 0), (4, 4), lnc=4)
+    y = p.tensor("y", [6, 4], kind="output")
+    with pytest.raises(CodegenError, match=r"srcs\[0\]: reduce marks an output"):
+        ir.BIRKernel("K", [ir.NDimSubTensorAccess(x, (0, 0), (6, 4), reduce=True)], [ir.FullTensorAccess(y)])
+    m = bir.Module()
+    f = m.addFunction()
+    t = f.createDramTensor("t", bir.MemoryType.Input, bir.DType.float32, [4, 4])
+    node = f.addBlock().addInstruction(bir.InstructionType.BIRKernel, "k")
+    ap = bir.Instruction.createAP(t, 0, [(4, 4), (1, 4)], [4, 4], 0, 2)
+    with pytest.raises(bir.BIRError, match="reduce applies to outputs"):
+        node.addArgumentOrOutput(ap, False, True)
+    u = f.createDramTensor("u", bir.MemoryType.Output, bir.DType.float32, [4, 4])
+    copy = f.blocks[0].addInstruction(bir.InstructionType.DMACopy, "c")
+    copy.addArgumentOrOutput(ap, False)
+    copy.addArgumentOrOutput(bir.Instruction.createAP(u, 0, [(4, 4), (1, 4)], [], -1), True)
+    with pytest.raises(bir.BIRError, match=r"ins\[0\]: lnc_size and reduce mark kernel-node operands"):
+        m.verify()

@@ -61,8 +61,8 @@ def test_qkv_sets_its_attrs_and_layout(build):
     check_common(node, p.insts[0], "QKV", AccessFlavour.Seq)
     assert node.kernel_attrs == [("fused_rmsnorm", "true"), ("norm_type", "1"), ("output_layout", "0"),
                                  ("num_q_heads", "8"), ("num_kv_heads", "2"), ("d_head", "64"), ("bias", "false"),
-                                 ("eps", "1e-05"), ("is_tkg", "false")]
-    assert named_fields(node) == {"fused_rmsnorm": True, "norm_type": 1, "output_layout": 0, "is_tkg": False}
+                                 ("eps", "1e-05"), ("useTkgQKVKernel", "false")]
+    assert named_fields(node) == {"fused_rmsnorm": True, "norm_type": 1, "output_layout": 0}
 
 
 def test_rmsnorm_quant_sets_its_attrs(build):
@@ -109,21 +109,39 @@ def test_the_threshold_is_the_public_value():
     assert mlp_leaf.TKG_BS_SEQLEN_THRESHOLD == 96
 
 
+#: The attr each family's node carries its routing decision in (seed 000: codegenMLPKernel's is_tkg,
+#: codegenNormQKV's useTkgQKVKernel).
+TKG_ATTR = {"mlp": "is_tkg", "qkv": "useTkgQKVKernel"}
+
+
 @pytest.mark.parametrize("family", ["mlp", "qkv"])
-@pytest.mark.parametrize("batch, seqlen, is_tkg", [(1, 96, True), (1, 97, False), (2, 48, True), (2, 49, False),
-                                                   (96, 1, True), (97, 1, False)])
-def test_is_tkg_flips_exactly_at_the_threshold(build, family, batch, seqlen, is_tkg):
+@pytest.mark.parametrize("batch, seqlen, is_tkg", [(1, 95, True), (1, 96, False), (2, 47, True), (2, 48, False),
+                                                   (95, 1, True), (96, 1, False)])
+def test_tkg_iff_tokens_are_below_the_threshold(build, family, batch, seqlen, is_tkg):
+    """Seed 000: ``is_tkg = (B*S < TKG_BS_SEQLEN_THRESHOLD)``: exactly the threshold is CTE."""
     _, (node,) = build.lower(build.family_program(family, batch=batch, seqlen=seqlen))
-    assert node.is_tkg is is_tkg
-    assert dict(node.kernel_attrs)["is_tkg"] == ("true" if is_tkg else "false")
+    assert dict(node.kernel_attrs)[TKG_ATTR[family]] == ("true" if is_tkg else "false")
 
 
-def test_is_tkg_follows_the_leaf_module_constant(build, monkeypatch):
-    from neuronxsim.starfish.penguin.targets.codegen import BirCodeGenLoop as codegen_module
+def test_only_mlp_sets_the_is_tkg_field_qkv_names_its_decision_useTkgQKVKernel(build):
+    _, (mlp,) = build.lower(build.family_program("mlp", seqlen=64))
+    _, (qkv,) = build.lower(build.family_program("qkv", seqlen=64))
+    assert mlp.is_tkg is True and "useTkgQKVKernel" not in dict(mlp.kernel_attrs)
+    assert qkv.is_tkg is None and "is_tkg" not in dict(qkv.kernel_attrs)
+    assert dict(qkv.kernel_attrs)["useTkgQKVKernel"] == "true"
 
-    monkeypatch.setattr(codegen_module, "TKG_BS_SEQLEN_THRESHOLD", 128)
-    _, (node,) = build.lower(build.family_program("mlp", seqlen=128))
-    assert node.is_tkg is True
+
+@pytest.mark.parametrize("family", ["mlp", "qkv"])
+@pytest.mark.parametrize("tiled", [False, True])
+def test_the_threshold_is_read_from_the_leaf_module_at_lowering_time(build, monkeypatch, family, tiled):
+    """The codegen imports the constant from the leaf module when it lowers, not when it is
+    imported: a change to the leaf module's value decides the next lowering."""
+    p = build.family_program(family, access=build.whole_tile if tiled else ir.FullTensorAccess, seqlen=128)
+    _, (node,) = build.lower(p)
+    assert dict(node.kernel_attrs)[TKG_ATTR[family]] == "false"
+    monkeypatch.setattr(mlp_leaf, "TKG_BS_SEQLEN_THRESHOLD", 129)
+    _, (node,) = build.lower(p)
+    assert dict(node.kernel_attrs)[TKG_ATTR[family]] == "true"
 
 
 TWINS = {"mlp": "codegenTiledNativeKernelMLP", "qkv": "codegenTiledNativeKernelNormQKV",
@@ -241,3 +259,30 @@ def test_the_generic_path_calls_the_builder_of_each_access_kind(build):
                         ir.TileAccess(x[2], ir.MemrefTile([2, 8], [1, 0])), ir.OpaqueAccess(x[3])], [F(y)]))
     assert operand_api_calls(p) == ["addSeqAccess", "createAP", "addArgumentOrOutput", "createAP",
                                     "addArgumentOrOutput", "addOpaqueAP", "addSeqAccess"]
+
+
+SHARED_BUILDER = {"mlp": "_commonNativeKernelCodegen", "qkv": "_commonNativeKernelCodegen",
+                  "rmsnorm_quant": "_commonNativeKernelCodegen", "attention": "_commonAttentionKernelCodegen",
+                  "backwards_attention": None}
+
+
+@pytest.mark.parametrize("family", sorted(SHARED_BUILDER))
+@pytest.mark.parametrize("tiled", [False, True])
+def test_the_four_it54_sinks(build, monkeypatch, family, tiled):
+    """Seed 000 section 2: the bespoke families and their tiled twins hand off to one of the two
+    shared IT54 builders (_commonNativeKernelCodegen, _commonAttentionKernelCodegen), which perform
+    addInstruction(Opcode.BIRKernel); codegenBackwardsAttention inlines its own (is_causal)."""
+    if tiled and family == "backwards_attention":
+        pytest.skip("backward attention has no tiled twin")
+    calls = []
+    for name in ("_commonNativeKernelCodegen", "_commonAttentionKernelCodegen"):
+        original = getattr(BirCodeGenLoop, name)
+        monkeypatch.setattr(BirCodeGenLoop, name, lambda self, *a, _n=name, _f=original: calls.append(_n) or _f(self, *a))
+    opcodes = []
+    original_add = BirCodeGenLoop.addInstruction
+    monkeypatch.setattr(BirCodeGenLoop, "addInstruction",
+                        lambda self, opcode, name="": opcodes.append(opcode) or original_add(self, opcode, name))
+    p = build.family_program(family, access=build.whole_tile if tiled else ir.FullTensorAccess)
+    build.lower(p)
+    assert calls == ([SHARED_BUILDER[family]] if SHARED_BUILDER[family] else [])
+    assert opcodes == [bir.InstructionType.BIRKernel]

@@ -48,7 +48,8 @@ def test_a_lowered_program_round_trips_through_bir_json(tmp_path):
     nodes = {n.name: n for n in again.functions[0].blocks[0].instructions}
     assert list(nodes) == ["qkv", "attn", "o_proj", "mlp", "quant"]
     assert all(n.opcode == 54 for n in nodes.values())
-    assert (nodes["qkv"].kernel_name, nodes["qkv"].output_layout, nodes["qkv"].is_tkg) == ("QKV", 1, True)
+    assert (nodes["qkv"].kernel_name, nodes["qkv"].output_layout) == ("QKV", 1)
+    assert dict(nodes["qkv"].kernel_attrs)["useTkgQKVKernel"] == "true"
     assert nodes["qkv"].dsts_shape == [[8, 1, 64, 64]]
     assert [a.flavour for a in nodes["attn"].ins] == [AccessFlavour.Seq, AccessFlavour.AP, AccessFlavour.Opaque]
     assert nodes["attn"].ins[1].partition_dim == 1

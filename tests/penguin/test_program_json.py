@@ -4,15 +4,21 @@ import json
 
 import pytest
 
+import neuronxsim.nki as nki
+import neuronxsim.nki.language as nl
 from neuronxsim.errors import CodegenError
 from neuronxsim.starfish.penguin import ir
 
 F = ir.FullTensorAccess
 
 
+@nki.jit
 def user_add_kernel(a, b):
-    """Stands in for an @nki.jit kernel: the program only keeps a reference to it."""
-    return a + b
+    """A user kernel: the program keeps a reference to it and compiles it when the macro is added."""
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    for h in nl.affine_range(a.shape[0]):
+        nl.store(out[h], nl.load(a[h]) + nl.load(b[h]))
+    return out
 
 
 def every_kind_program():
@@ -60,10 +66,12 @@ def test_a_program_round_trips_through_json(tmp_path):
 
 def test_a_kernel_defined_in_a_function_cannot_be_saved():
     def local_kernel(a):
-        return a
+        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        nl.store(out, nl.load(a))
+        return out
 
     p = ir.Program()
-    a, o = p.tensor("a", [4]), p.tensor("o", [4], kind="output")
+    a, o = p.tensor("a", [4, 8]), p.tensor("o", [4, 8], kind="output")
     p.add(ir.ExternalNativeNkiKernel(local_kernel, [F(a)], [F(o)], name="loc"))
     with pytest.raises(CodegenError, match="ExternalNativeNkiKernel 'loc': kernel '.*local_kernel': not importable"):
         p.dumps()

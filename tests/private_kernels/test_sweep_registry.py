@@ -22,27 +22,21 @@ import sys
 
 import ml_dtypes
 import numpy as np
-import pytest
 
 import kernel_refs as refs
+from test_conv import LEAVES as CONVS  # (kernel, layouts, takes out_shape) by leaf name
 import neuronxsim.nki.language as nl
-from neuronxsim.nki._private_kernels import conv as experimental
 from neuronxsim.nki._private_kernels.blockwise_mm import blockwise_mm
 from neuronxsim.nki._private_kernels.topk.topk_method_mapping import SUPPORTED_TOPK_METHOD_MAPPING
-from neuronxsim.private_nkl import conv
 from neuronxsim.private_nkl.resize import resize_nearest_fixed_dma_kernel
 from neuronxsim.private_nkl.select_and_scatter import pooled_size, select_and_scatter_kernel
 from neuronxsim.private_nkl.transpose import tiled_dve_transpose_10, tiled_pf_transpose
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "walrus"))
-from sweep_design import TOLERANCES, case_id, design, levels  # noqa: E402
+from sweep_design import TOLERANCES, design, levels, parametrize  # noqa: E402
 
 NP_DTYPES = {"float32": np.float32, "bfloat16": ml_dtypes.bfloat16, "float16": np.float16, "int32": np.int32}
 SETUP = 2e5  # the cost estimate's fixed part per case, in element operations
-
-
-def sweep(cases):
-    return pytest.mark.parametrize("case", cases, ids=[case_id(c) for c in cases])
 
 
 def dims(text):
@@ -65,7 +59,7 @@ RESIZE = design(
 )
 
 
-@sweep(RESIZE)
+@parametrize(RESIZE)
 def test_resize_nearest(case, rng):
     (h, w), (oh, ow), (n, c) = dims(case["hw"]), dims(case["out_hw"]), dims(case["nc"])
     data = (rng.standard_normal((n, h, w, c)) * 100).astype(NP_DTYPES[case["dtype"]])
@@ -84,7 +78,7 @@ TRANSPOSE = design(
 )
 
 
-@sweep(TRANSPOSE)
+@parametrize(TRANSPOSE)
 def test_transpose(case, rng):
     kernel = {"tiled_pf_transpose": tiled_pf_transpose, "tiled_dve_transpose_10": tiled_dve_transpose_10}[case["kernel"]]
     x = (rng.standard_normal((case["rows"], case["cols"])) * 100).astype(NP_DTYPES[case["dtype"]])
@@ -104,7 +98,7 @@ SELECT_AND_SCATTER = design(
 )
 
 
-@sweep(SELECT_AND_SCATTER)
+@parametrize(SELECT_AND_SCATTER)
 def test_select_and_scatter(case, rng):
     (n, c), h, w = dims(case["nc"]), case["h"], case["w"]
     dtype = NP_DTYPES[case["dtype"]]
@@ -116,22 +110,20 @@ def test_select_and_scatter(case, rng):
 
 # ---- the eight convolutions ----
 
-# (kernel, layouts, takes out_shape, kind): kind "depthwise" (groups = features, o = features x
-# multiplier), "packing" (every filter column packed: columns x features per group <= 128),
-# "dw" (groups 1), "1d" (depthwise with a one-row filter) or "any".
-CONVS = {
-    "conv1d_depthwise_bf01_oi01_bf01": (conv.conv1d_depthwise_bf01_oi01_bf01, "bf01_oi01_bf01", True, "1d"),
-    "conv2d_depthwise_f01b_o01i_bf01": (conv.conv2d_depthwise_f01b_o01i_bf01, "f01b_o01i_bf01", True, "depthwise"),
-    "conv2d_dw_fb01_io01_01bf_rep_nhwc_Pcinh": (conv.conv2d_dw_fb01_io01_01bf_rep_nhwc_Pcinh, "fb01_io01_01bf", True,
-                                                "dw"),
-    "conv2d_column_packing": (conv.conv2d_column_packing, "bf01_oi01_bf01", True, "packing"),
-    "conv2d_column_packing_io10": (conv.conv2d_column_packing_io10, "bf01_io10_bf01", True, "packing"),
-    "conv2d_column_packing_1": (conv.conv2d_column_packing_1, "bf01_oi01_bf01", True, "any"),
-    "conv2d_pbp_0f1b_0i1o_01fb_experimental_1": (experimental.conv2d_pbp_0f1b_0i1o_01fb_experimental_1,
-                                                 "0f1b_0i1o_01fb", False, "any"),
-    "conv2d_pbp_fb01_io01_01bf_kernel_experimental_1": (experimental.conv2d_pbp_fb01_io01_01bf_kernel_experimental_1,
-                                                        "fb01_io01_01bf", False, "any"),
+# What each conv leaf takes: "depthwise" (groups = features, out features = features x a
+# multiplier), "1d" (depthwise with a one-row filter), "packing" (every filter column packed:
+# columns x features per group <= 128), "dw" (groups 1) or "any".
+CONV_KINDS = {
+    "conv1d_depthwise_bf01_oi01_bf01": "1d",
+    "conv2d_depthwise_f01b_o01i_bf01": "depthwise",
+    "conv2d_dw_fb01_io01_01bf_rep_nhwc_Pcinh": "dw",
+    "conv2d_column_packing": "packing",
+    "conv2d_column_packing_io10": "packing",
+    "conv2d_column_packing_1": "any",
+    "conv2d_pbp_0f1b_0i1o_01fb_experimental_1": "any",
+    "conv2d_pbp_fb01_io01_01bf_kernel_experimental_1": "any",
 }
+assert set(CONV_KINDS) == set(CONVS)
 # stride, padding (per spatial dim: (low, high)), dilation
 GEOMETRIES = {
     "s1-p0-d1": dict(stride=1, padding=0, dilation=1),
@@ -144,7 +136,7 @@ GEOMETRIES = {
 def conv_shapes(c):
     """(lhs sizes by letter, rhs sizes by letter, attrs) of a conv case, or None if the leaf cannot
     take it."""
-    _, _, _, kind = CONVS[c["leaf"]]
+    kind = CONV_KINDS[c["leaf"]]
     f, (h, w), (k0, k1) = c["features"], dims(c["hw"]), dims(c["window"])
     geometry = GEOMETRIES[c["geometry"]]
     if kind in ("1d", "depthwise"):
@@ -173,13 +165,13 @@ def conv_cost(c):
     filter-sized outputs) its per-pixel work."""
     f, (h, w), (k0, k1) = c["features"], dims(c["hw"]), dims(c["window"])
     cost = SETUP + c["batch"] * f * c["out"] * h * w * k0 * k1
-    if CONVS[c["leaf"]][3] == "dw":
+    if CONV_KINDS[c["leaf"]] == "dw":
         cost += 1e5 * c["batch"] * -(-f // 128) * max(h - k0 + 1, 1) * max(w - k1 + 1, 1)
     return cost
 
 
 CONV = design(
-    {"leaf": list(CONVS),
+    {"leaf": sorted(CONVS),
      "features": levels([1, 3, 127, 128, 129], [255, 256, 257]),
      "out": levels([1, 2, 127, 128, 129], [255, 256, 257]),  # out features (depthwise: multiplier 1 or 2)
      "hw": levels(["1x1", "7x5", "9x9", "24x22"], ["33x33", "64x9"]),  # 24x22: over 512 output pixels
@@ -191,12 +183,17 @@ CONV = design(
     valid=lambda c: conv_shapes(c) is not None,
     core=("leaf", "features", "out"),
     cost=conv_cost,
-)
+) + [
+    # Regression (found by the long sweep): the weight-gradient leaf kept every filter in SBUF, 256
+    # input x 257 output features overflowed it; now they are loaded where used.
+    dict(leaf="conv2d_dw_fb01_io01_01bf_rep_nhwc_Pcinh", features=256, out=257, hw="1x1", window="1x1",
+         geometry="s1-p0-d1", groups=1, batch=2, dtype="float32"),
+]
 
 
-@sweep(CONV)
+@parametrize(CONV)
 def test_convolution(case, rng):
-    kernel, layouts, takes_out_shape, _ = CONVS[case["leaf"]]
+    kernel, layouts, takes_out_shape = CONVS[case["leaf"]]
     lhs_sizes, rhs_sizes, attrs = conv_shapes(case)
     lhs_layout, rhs_layout, _ = layouts.split("_")
     dtype = NP_DTYPES[case["dtype"]]
@@ -226,7 +223,7 @@ BLOCKWISE_MM = design(
 )
 
 
-@sweep(BLOCKWISE_MM)
+@parametrize(BLOCKWISE_MM)
 def test_blockwise_mm(case, rng):
     tokens, hidden, experts, inter, block = (case[k] for k in ("tokens", "hidden", "experts", "inter", "block"))
     dtype = NP_DTYPES[case["dtype"]]
@@ -257,7 +254,7 @@ TOPK = design(
 )
 
 
-@sweep(TOPK)
+@parametrize(TOPK)
 def test_topk(case, rng):
     kernel = SUPPORTED_TOPK_METHOD_MAPPING[next(m for m in SUPPORTED_TOPK_METHOD_MAPPING if m.name == case["method"])]
     shape = dims(case["rows"]) + (case["vocab"],)

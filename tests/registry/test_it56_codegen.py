@@ -158,7 +158,7 @@ def test_the_second_identical_lowering_hits_the_trace_cache(beta3, monkeypatch, 
     traces = []
     original = InternalNativeNkiKernelCodegen._traceWithNkiFrontend
     monkeypatch.setattr(InternalNativeNkiKernelCodegen, "_traceWithNkiFrontend",
-                        lambda self, inst: traces.append(inst.func_name) or original(self, inst))
+                        lambda self, inst, resolved: traces.append(inst.func_name) or original(self, inst, resolved))
     collector = KernelMetricsCollector.get_instance()
     first = node_of(BirCodeGenLoop().lower(programs.transpose()))
     assert collector.trace_cache_counts() == {"hits": 0, "misses": 1}

@@ -171,3 +171,68 @@ def test_the_registry_is_built_once_on_the_first_it56_lowering():
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
     result = subprocess.run([sys.executable, "-P", "-c", LAZINESS], capture_output=True, text=True, env=env, timeout=300)
     assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr
+
+
+def _words(text):
+    return " ".join(text.split())
+
+
+def test_the_docstrings_the_seeds_quote_verbatim():
+    """Seed 003 quotes the builder's and _resolve_kernel_config's docstrings, seed 000
+    codegenInternalNativeNkiKernel's (our own text may follow, after a blank line)."""
+    builder = _words(codegen._build_internal_kernel_registry.__doc__)
+    assert builder.startswith("Build the registry of all internal NKI kernels that can be traced to new NKI frontend. ")
+    assert "maps kernel names to their configuration, eliminating the need for long if-elif chains" in builder
+    resolve = inspect.cleandoc(codegen.BirCodeGenLoop._resolve_kernel_config.__doc__).split("\n\n")[0]
+    assert _words(resolve) == ("Look up kernel config from registry and prepare common arguments. "
+                               "Returns (kernel_config, internal_kernel, additional_args, call_args).")
+    sink = inspect.cleandoc(codegen.BirCodeGenLoop.codegenInternalNativeNkiKernel.__doc__).split("\n\n")
+    assert sink[0] == "Codegen for internal NKI kernels using new NKI frontend path."
+    assert _words(sink[1]) == ("Traces the kernel to new NKI frontend at codegen time and creates BIR NKIKLIRKernel "
+                               "instruction. Uses caching to avoid redundant tracing of identical kernels.")
+
+
+TOPK_INDEPENDENCE = """
+import sys
+from neuronxsim.nki._private_kernels.topk import topk_method_mapping as topk
+assert not any(m.startswith("neuronxsim.starfish.penguin") for m in sys.modules), "the top-k mapping imported the codegen"
+from neuronxsim.starfish.penguin.targets.codegen import BirCodeGenLoop as codegen
+registry = codegen.get_internal_kernel_registry()
+assert all(isinstance(k, str) for k in registry) and all(isinstance(k, topk.SupportedTopkMethods)
+                                                         for k in topk.SUPPORTED_TOPK_METHOD_MAPPING)
+leaves = {c.kernel_func for c in registry.values()}
+assert not leaves & set(topk.SUPPORTED_TOPK_METHOD_MAPPING.values())
+assert not any("topk" in k.lower() for k in registry)
+print("ok")
+"""
+
+TOPK_NOT_IMPORTED_BY_THE_REGISTRY = """
+import sys
+from neuronxsim.starfish.penguin.targets.codegen import BirCodeGenLoop as codegen
+codegen.get_internal_kernel_registry()
+assert not any(".topk" in m for m in sys.modules), sorted(m for m in sys.modules if ".topk" in m)
+print("ok")
+"""
+
+
+@pytest.mark.parametrize("script", [TOPK_INDEPENDENCE, TOPK_NOT_IMPORTED_BY_THE_REGISTRY],
+                         ids=["mapping-alone", "registry-alone"])
+def test_the_top_k_mapping_is_independent_of_the_registry(script):
+    """Seed 003: SUPPORTED_TOPK_METHOD_MAPPING and _INTERNAL_KERNEL_REGISTRY "never interact":
+    separate modules that import nothing of each other, Enum keys vs macro-op names, no shared
+    leaves."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    result = subprocess.run([sys.executable, "-P", "-c", script], capture_output=True, text=True, env=env, timeout=300)
+    assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr
+
+
+def test_mlp_is_no_registry_entry_and_the_codegen_names_no_fused_mlp_isa_kernel():
+    """Seed 003's correction: no MLP key, and no fused_mlp_isa_kernel anywhere in BirCodeGenLoop;
+    its mlp module path is there only for the TKG threshold."""
+    registry = codegen.get_internal_kernel_registry()
+    assert not {k for k in registry if k.lower() in ("mlp", "qkv", "attention", "rmsnorm")}
+    text = "".join(open(os.path.join(SOURCES, f)).read() for f in sorted(os.listdir(SOURCES))
+                   if f.endswith((".pyx", ".pxi")))
+    assert "fused_mlp_isa_kernel" not in text
+    uses = re.findall(r"from neuronxsim\.nki\._private_kernels\.mlp import (\w+)", text)
+    assert uses and set(uses) == {"TKG_BS_SEQLEN_THRESHOLD"}

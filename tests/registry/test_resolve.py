@@ -3,11 +3,13 @@
 import numpy as np
 import pytest
 
+import neuronxsim.nki.language as nl
+
 from neuronxsim.errors import CodegenError
 from neuronxsim.private_nkl.resize import resize_nearest_fixed_dma_kernel
 from neuronxsim.starfish.penguin import ir
 from neuronxsim.starfish.penguin.targets.codegen import BirCodeGenLoop as codegen
-from neuronxsim.starfish.penguin.targets.codegen.BirCodeGenLoop import BirCodeGenLoop
+from neuronxsim.starfish.penguin.targets.codegen.BirCodeGenLoop import BirCodeGenLoop, InternalNativeNkiKernelCodegen
 
 
 def test_a_miss_raises_the_seeds_message_verbatim(programs):
@@ -49,12 +51,81 @@ def test_outputs_are_proxied_when_output_is_parameter(monkeypatch, programs):
     _, _, additional_args, call_args = BirCodeGenLoop()._resolve_kernel_config(p.insts[0])
     assert [(a.shape, a.dtype) for a in call_args] == [((1, 2, 2, 1), np.float32), ((1, 4, 4, 1), np.float16)]
     assert additional_args == {}
-    # The NKI front end's kernel inputs are read-only: such a kernel is refused, naming why.
-    monkeypatch.setenv("NKI_FRONTEND", "beta3")
-    with pytest.raises(CodegenError, match=r"InternalNativeNkiKernel 'k': internal NKI kernel 'ResizeInPlace' "
-                                           r"\(neuronxsim.private_nkl.resize.resize_nearest_fixed_dma_kernel\) takes "
-                                           r"its outputs as parameters \(output_is_parameter\)"):
+
+
+def scale_rows_into(x, bias, out, factor=1.0):
+    """A registry-style leaf that takes its output as a parameter and writes it: out = x * factor + bias."""
+    rows, cols = x.shape
+    for i in nl.affine_range((rows + 127) // 128):
+        r0 = i * 128
+        n = min(128, rows - r0)
+        nl.store(out[r0:r0 + n, :], nl.load(x[r0:r0 + n, :]) * factor + nl.load(bias[r0:r0 + n, :]))
+
+
+@pytest.mark.parametrize("frontend", ["beta2", "beta3"])
+def test_a_kernel_that_takes_its_outputs_as_parameters_runs_end_to_end(monkeypatch, programs, frontend):
+    """Seed 003: output_is_parameter gates output-proxy construction, so the kernel receives its
+    outputs as parameters (after its inputs) and writes them. Lowered, resolved and simulated."""
+    from neuronxsim import sim, walrus
+
+    monkeypatch.setenv("NKI_FRONTEND", frontend)
+    config = codegen.InternalKernelConfig(scale_rows_into, additional_args_builder=lambda inst: inst.get_attrs_dict(),
+                                          output_is_parameter=True)
+    monkeypatch.setitem(codegen.get_internal_kernel_registry(), "ScaleRowsInto", config)
+    p = programs.internal("ScaleRowsInto", [("x", [200, 96], "float32"), ("b", [200, 96], "float32")],
+                          [("y", [200, 96], "float32")], attrs={"factor": 3.0})
+    module = BirCodeGenLoop().lower(p)
+    (node,) = module.functions[0].blocks[0].instructions
+    assert (node.func_args, node.func_outs) == (["x", "bias"], ["out"])  # the leaf's own parameter names
+    rng = np.random.default_rng(3)
+    x, b = rng.standard_normal((2, 200, 96), dtype=np.float32)
+    out = sim.simulate(walrus.lower_kernel_inst(module), {"x": x, "b": b}).outputs["y"]
+    np.testing.assert_allclose(out, x * 3.0 + b, rtol=1e-6, atol=1e-6)
+
+
+def test_an_output_parameter_must_be_positional(monkeypatch, programs):
+    def keyword_output(x, *, out):
+        raise AssertionError("never traced")
+
+    config = codegen.InternalKernelConfig(keyword_output, output_is_parameter=True)
+    monkeypatch.setitem(codegen.get_internal_kernel_registry(), "KeywordOutput", config)
+    p = programs.internal("KeywordOutput", [("x", [4, 4], "float32")], [("y", [4, 4], "float32")])
+    with pytest.raises(CodegenError, match=r"takes its outputs as parameters \(output_is_parameter\); expected 1 input "
+                                           r"and 1 output positional parameters, got \(x, \*, out\)"):
         BirCodeGenLoop().lower(p)
+
+
+@pytest.mark.parametrize("frontend", ["beta2", "beta3"])
+def test_a_miss_resolves_the_config_once_in_the_tracer_and_a_hit_not_at_all(monkeypatch, programs, frontend):
+    """Seed 003: _resolve_kernel_config's consumers are the two tracers; the cache key does not
+    need it, so a miss runs it (and the kernel's argument builder) once, a hit never."""
+    monkeypatch.setenv("NKI_FRONTEND", frontend)
+    calls, tracing = [], []
+    resolve = InternalNativeNkiKernelCodegen._resolve_kernel_config
+    tracer_name = f"_trace_kernel_{frontend}"
+    tracer = getattr(InternalNativeNkiKernelCodegen, tracer_name)
+
+    def counting(self, inst):
+        calls.append(tracer_name if tracing else "outside the tracer")
+        return resolve(self, inst)
+
+    def traced(self, inst):
+        tracing.append(1)
+        try:
+            return tracer(self, inst)
+        finally:
+            tracing.pop()
+
+    monkeypatch.setattr(InternalNativeNkiKernelCodegen, "_resolve_kernel_config", counting)
+    monkeypatch.setattr(InternalNativeNkiKernelCodegen, tracer_name, traced)
+    entry = codegen.get_internal_kernel_registry()["ResizeNearest"]
+    built = []
+    builder = entry.additional_args_builder
+    monkeypatch.setattr(entry, "additional_args_builder", lambda inst: built.append(1) or builder(inst))
+    BirCodeGenLoop().lower(programs.resize())
+    assert calls == [tracer_name] and built == [1]
+    BirCodeGenLoop().lower(programs.resize())  # a hit
+    assert calls == [tracer_name] and built == [1]
 
 
 def test_too_few_srcs_or_no_dsts_are_refused(programs):

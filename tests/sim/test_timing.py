@@ -155,35 +155,6 @@ def test_dma_formula():
     assert got["dma_transfer_ns"] == pytest.approx(64 * 1024 * 4 / (CFG1.dma_engine_bandwidth_gbps * 8))
 
 
-def test_kernel_node_analytic_cost():
-    b = ModuleBuilder()
-    h = b.input("hidden", [1, 512, 4096], DType.bfloat16)
-    g = b.input("gate", [4096, 11008], DType.bfloat16)
-    u = b.input("up", [4096, 11008], DType.bfloat16)
-    d = b.input("down", [11008, 4096], DType.bfloat16)
-    o = b.output("out", [1, 512, 4096], DType.bfloat16)
-    k = b.block.addInstruction(bir.InstructionType.BIRKernel)
-    k.set_kernel_name("MLP")
-    for t in (h, g, u, d):
-        k.addSeqAccess(t, False)
-    k.addSeqAccess(o, True)
-    got = sim.latency(k)
-    flops = 3 * 2 * 512 * 4096 * 11008
-    nbytes = 2 * (2 * 512 * 4096 + 3 * 4096 * 11008)
-    assert got["flops"] == flops and got["bytes"] == nbytes
-    want = CFG1.kernel_fixed_ns + max(flops / CFG1.pe_bf16_peak_flops_per_ns,
-                                      nbytes / (CFG1.dma_engines * CFG1.dma_engine_bandwidth_gbps))
-    assert got["busy_ns"] == pytest.approx(want)
-    r = sim.simulate(b.module, mode="timing")
-    assert r.total_ns == pytest.approx(want)
-    assert r.pe_flops == flops == r.cores[0]["pe_flops"]  # its matmuls count for the PE MFU
-    assert r.engines["PE"].busy_ns == r.engines["DMA0"].busy_ns == pytest.approx(want)  # every track
-    with pytest.raises(SimulationError, match=r"BIRKernel 'BIRKernel'.*must be expanded"):
-        sim.simulate(b.module, {n: np.zeros(s, sim.dtype_to_numpy(DType.bfloat16)) for n, s in
-                                (("hidden", (1, 512, 4096)), ("gate", (4096, 11008)), ("up", (4096, 11008)),
-                                 ("down", (11008, 4096)))})
-
-
 # ---- the formulas against the reference's own numbers ----
 # Computed from ../shared/reference/nki-isa-and-hw.md, not from sim.config: the clocks of §1, MIN_II
 # ("roughly 64 engine cycles"), GPSIMD_START (150) and the DMA numbers of §3, and the ~60-cycle tensor
@@ -342,46 +313,6 @@ def test_dma_minimum_burst(width, charged_run):
     assert got["bytes"] == 128 * width * 4
     assert got["dma_transfer_ns"] == pytest.approx(transfer)
     assert took == pytest.approx(DOC_DMA_FIXED_NS + transfer)
-
-
-def _kernel_node(b, opcode, name_field, name, ins, outs):
-    k = b.block.addInstruction(getattr(bir.InstructionType, opcode), name)
-    getattr(k, "set_" + name_field)(name)
-    for shape in ins:
-        k.addSeqAccess(b.input(f"i{len(b.function.allocations)}", shape, DType.bfloat16), False)
-    for shape in outs:
-        k.addSeqAccess(b.output(f"o{len(b.function.allocations)}", shape, DType.bfloat16), True)
-    return k
-
-
-@pytest.mark.parametrize("arch", ["trn1", "trn2"])
-def test_nki_and_klir_kernel_node_analytic_cost(arch):
-    """NKIKernel and NKIKLIRKernel nodes (no leaf estimator) cost kernel_fixed_ns + max(flops / PE bf16
-    peak, bytes / core DMA bandwidth), the whole core (the model's own estimate, Hwm.cpp), with the PE
-    peak 128 x 128 x 2 flops per PE cycle [ref §1 consistency check] and 16 DMA engines x 27.2 GB/s
-    [ref §1]. Flops: attention 2 * 2 * BH * d * Sq * Sk, halved when causal; otherwise the matmul chain."""
-    peak = 2 * 128 * 128 * DOC_GHZ[arch]["PE"]  # flops per ns
-    dma = DOC_DMA_ENGINES * DOC_DMA_ENGINE_GBPS  # bytes per ns
-    fixed = sim.config(arch).kernel_fixed_ns
-    bh, d, s = 16, 128, 2048
-    t, h, f = 1024, 1024, 4096
-    cases = [  # opcode, its name field, kernel name, ins, outs, flops
-        ("NKIKernel", "func", "flash_attention_causal", [(bh, d, s), (bh, d, s), (bh, s, d)], [(bh, s, d)],
-         2 * 2 * bh * d * s * s // 2),
-        ("NKIKernel", "func", "attention", [(bh, d, s), (bh, d, s), (bh, s, d)], [(bh, s, d)], 2 * 2 * bh * d * s * s),
-        ("NKIKLIRKernel", "func_name", "mlp_kernel", [(4, t // 4, h), (h, f), (f, h)], [(4, t // 4, h)],
-         2 * t * h * f + 2 * t * f * h),
-        ("NKIKLIRKernel", "func_name", "rmsnorm", [(t, h), (h,)], [(t, h)], 0),  # no matmul: DMA-bound
-    ]
-    for opcode, field, name, ins, outs, flops in cases:
-        b = ModuleBuilder(arch)
-        k = _kernel_node(b, opcode, field, name, ins, outs)
-        nbytes = 2 * sum(math.prod(sh) for sh in ins + outs)
-        want = fixed + max(flops / peak, nbytes / dma)
-        got = sim.latency(k, arch)
-        assert (got["flops"], got["bytes"], got["whole_core"]) == (flops, nbytes, True), name
-        assert got["busy_ns"] == pytest.approx(want), name
-        assert sim.simulate(b.module, arch=arch, mode="timing").total_ns == pytest.approx(want), name
 
 
 # ---- the scheduler ----
@@ -558,3 +489,14 @@ def test_trace_is_chrome_trace_event_json(tmp_path):
     assert first["args"]["source"] == 'kern"el.py:12' and first["args"]["kernel"] == "mlp_0"
     # Integer nanoseconds (tests/report/test_trace.py checks the rest of the trace's rules).
     assert math.isclose(max(e["ts"] + e["dur"] for e in slices), round(r.total_ns) / 1000, abs_tol=1e-9)
+
+
+def test_a_trace_that_cannot_be_written_names_the_file_and_the_reason(tmp_path):
+    b = ModuleBuilder()
+    _gemm_like(b)
+    r = sim.simulate(b.module, mode="timing")
+    with pytest.raises(SimulationError, match=r"writing trace file '/dev/full' failed \(No space left on device\)"):
+        r.write_trace("/dev/full")
+    with pytest.raises(SimulationError, match=r"cannot open trace file '.*/no/such/trace.json' for writing "
+                                              r"\(No such file or directory\)"):
+        r.write_trace(tmp_path / "no" / "such" / "trace.json")

@@ -17,6 +17,7 @@ import itertools
 import os
 
 import numpy as np
+import pytest
 
 # NXS_LONG_SWEEP=1 (scripts/sweep-leaves.sh sets it): the sweeps take their long level lists.
 LONG = os.environ.get("NXS_LONG_SWEEP", "") == "1"
@@ -86,6 +87,11 @@ def design(factors, valid=lambda case: True, cost=lambda case: 1.0, strength=2, 
                 uncovered[t] = False
                 gain[order[holders_start[t]:holders_start[t + 1]] // len(groups)] -= 1
     return chosen
+
+
+def parametrize(cases):
+    """The test's ``case`` argument over ``cases``, each with its readable id."""
+    return pytest.mark.parametrize("case", cases, ids=[case_id(c) for c in cases])
 
 
 def case_id(case):

@@ -46,13 +46,13 @@ def test_the_pass_expands_every_node_in_place_with_engines_sources_and_kernels()
     block = module.functions[0].blocks[0]
     user = block.addInstruction(InstructionType.NKIKernel, "user0")
     user.set_func("user_kernel")
-    stats = inline_bir_kernels(module, nki_kernels=False)
+    stats = inline_bir_kernels(module)
     assert [s["node"] for s in stats] == ["mm0", "tp0"]
     assert [s["kernel_name"] for s in stats] == ["RowTiledMM", "CaymanPackedPETranspose"]
     insts = block.instructions
     assert sum(s["instructions"] for s in stats) + 1 == len(insts)
     assert [i.name for i in insts if i.opcode == InstructionType.BIRKernel] == []
-    assert insts[-1].name == "user0" and insts[-1].opcode == InstructionType.NKIKernel  # IT55 left alone
+    assert insts[-1].name == "user0" and insts[-1].opcode == InstructionType.NKIKernel  # IT55: not this pass's
     mm = [i for i in insts if i.kernel == "mm0"]
     tp = [i for i in insts if i.kernel == "tp0"]
     assert len(mm) + len(tp) == len(insts) - 1 and insts.index(tp[0]) > insts.index(mm[-1])  # program order kept
@@ -66,9 +66,12 @@ def test_the_pass_expands_every_node_in_place_with_engines_sources_and_kernels()
     module.verify()
 
 
-def test_the_pass_splices_it55_nodes_next_to_the_it54_expansions():
-    """RowTiledMM (IT54) computes mid = a @ w; a user kernel (IT55, out = a + b) adds y to it."""
-    from walrus_kernels import add_kernel
+def test_it54_and_it55_nodes_are_resolved_by_their_own_passes():
+    """RowTiledMM (IT54) computes mid = a @ w; a user kernel (IT55, out = a + b) adds y to it.
+    InlineBIRKernel expands the IT54 node only (seed 000: it scans IT54 nodes); the IT55 resolver
+    splices the user kernel (one pass per node kind)."""
+    from neuronxsim import walrus
+    from walrus_kernels import add_kernel, compiled
 
     m = bir.Module()
     f = m.addFunction()
@@ -85,10 +88,12 @@ def test_the_pass_splices_it55_nodes_next_to_the_it54_expansions():
     for name, out in (("mid", False), ("y", False), ("z", True)):
         user.addSeqAccess(t[name], out)
     user.func_args, user.func_outs = ["a", "b"], ["out"]
-    user.body = add_kernel().to_json(-1)
+    user.func = compiled(add_kernel())
     stats = inline_bir_kernels(m)
     assert [s["node"] for s in stats] == ["mm0"]
-    insts = block.instructions
+    assert [i.name for i in block.instructions if i.opcode == InstructionType.NKIKernel] == ["add0"]
+    m = walrus.resolve_nki_kernels(m)
+    insts = m.functions[0].blocks[0].instructions
     assert {i.kernel for i in insts} == {"mm0", "add0"}
     assert not any(i.opcode in (InstructionType.BIRKernel, InstructionType.NKIKernel) for i in insts)
     rng = np.random.default_rng(3)

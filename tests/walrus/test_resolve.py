@@ -5,12 +5,13 @@ import pytest
 from neuronxsim import BIRError, KernelError, KLRError, walrus
 from neuronxsim.bir import InstructionType
 
-from walrus_kernels import add_kernel, host
+from walrus_kernels import add_kernel, compiled, host
 
 
-def test_nki_kernel_node_is_replaced_by_its_kernel():
+@pytest.mark.parametrize("fmt", ["bir", "klir"])
+def test_nki_kernel_node_is_replaced_by_its_compiled_kernel(fmt):
     m, node = host(InstructionType.NKIKernel)
-    node.body = add_kernel().to_json(-1)
+    node.func = compiled(add_kernel(), fmt)
     before = m.to_json()
     resolved = walrus.resolve_nki_kernels(m)
     assert m.to_json() == before  # the input module is untouched
@@ -29,7 +30,7 @@ def test_form_a_and_form_b_are_identical(tmp_path):
     (tmp_path / "add.json").write_text(kernel.to_json())
     results = []
     for fmt, binary in (("klir", str(tmp_path / "add.klr")), ("bir", kernel.to_json(-1)),
-                        ("bir", str(tmp_path / "add.json")), ("klir", "add.klr")):
+                        ("bir", str(tmp_path / "add.json")), ("klir", "add.klr"), ("bir", "add.json")):
         m, node = host(InstructionType.NKIKLIRKernel)
         node.kernel_format = fmt
         node.klir_binary = binary
@@ -42,28 +43,34 @@ def test_multi_core_kernel(tmp_path):
     m, node = host(InstructionType.NKIKLIRKernel)
     node.klir_binary = str(tmp_path / "add2.klr")
     node.grid = 2
-    resolved = walrus.resolve_kernel_nodes(m)
+    resolved = walrus.resolve_kernel_nodes(m, base_dir=tmp_path)
     assert len(resolved.functions) == 2
     core1 = resolved.function(1).blocks[0].instructions
     assert core1[0].ins[0].memref == "x" and core1[0].ins[0].offset == 64 * 512
 
 
-def test_errors_name_the_node():
+def test_errors_name_the_node(tmp_path):
     m, node = host(InstructionType.NKIKernel)
-    node.body = add_kernel(64, 512).to_json(-1)
+    node.func = compiled(add_kernel(64, 512))
     with pytest.raises(KernelError, match=r"\(NKIKernel 'k0'\): kernel tensor 'a' is float32\[64, 512\] "
                                           r"but ins\[0\] \('x'\) is float32\[128, 512\]"):
         walrus.resolve_kernel_nodes(m)
-    node.body = "[1]"
-    with pytest.raises(BIRError, match=r"\(NKIKernel 'k0'\): body: "):
+    walrus.add_compiled_nki_kernel("nki/broken.0.json", b"[1]")
+    node.func = "nki/broken.0.json"
+    with pytest.raises(BIRError, match=r"\(NKIKernel 'k0'\): compiled kernel 'nki/broken.0.json': "):
         walrus.resolve_kernel_nodes(m)
+    node.func = "nki/missing.0.json"
+    with pytest.raises(KernelError, match=r"\(NKIKernel 'k0'\): compiled kernel 'nki/missing.0.json' was not compiled in "
+                                          r"this process, and its file cannot be read: .*/nki/missing.0.json: cannot "
+                                          r"open the file"):
+        walrus.resolve_kernel_nodes(m, base_dir=tmp_path)
     m, node = host(InstructionType.NKIKLIRKernel)
+    node.klir_binary = "missing.klr"
+    with pytest.raises(KLRError, match=r"Form A .*/missing.klr: cannot open the file"):
+        walrus.resolve_kernel_nodes(m, base_dir=tmp_path)
     node.klir_binary = "/nonexistent.klr"
-    with pytest.raises(KernelError, match=r"Form A .*klir_binary '/nonexistent.klr' names a file outside"):
-        walrus.resolve_kernel_nodes(m)
-    node.klir_binary = "nonexistent.klr"
-    with pytest.raises(KLRError, match=r"Form A .*/nonexistent.klr: cannot open the file \(No such file"):
-        walrus.resolve_kernel_nodes(m)
+    with pytest.raises(KernelError, match=r"Form A .*klir_binary '/nonexistent.klr' is outside the files folder"):
+        walrus.resolve_kernel_nodes(m, base_dir=tmp_path)
 
 
 def test_kinds_are_checked():

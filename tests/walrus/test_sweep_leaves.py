@@ -28,6 +28,7 @@ atol 1e-5. Exact leaves (transposes) are checked exactly, fp8 quantisation with 
 tolerance (test_leaves_rmsnorm_quant) and RouterTopK's indices exactly.
 """
 
+import itertools
 import os
 import sys
 
@@ -35,7 +36,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from sweep_design import TOLERANCES, case_id, design, levels  # noqa: E402
+from sweep_design import TOLERANCES, design, levels, parametrize  # noqa: E402
 from test_leaves_attention import attention_case, token_generation_case  # noqa: E402
 from test_leaves_attention_bwd import backward_case  # noqa: E402
 from test_leaves_matmul import packed_transpose_case, tiled_matmul_case  # noqa: E402
@@ -46,10 +47,6 @@ from test_leaves_rmsnorm_quant import quant_case  # noqa: E402
 
 DTYPES = ["bfloat16", "float32"]
 SETUP = 2e6  # the cost estimate's fixed part per case (lowering, simulator set-up), in MAC units
-
-
-def sweep(name, cases):
-    return pytest.mark.parametrize(name, cases, ids=[case_id(c) for c in cases])
 
 
 def tol(dtype):
@@ -87,7 +84,7 @@ ATTENTION = ([dict(c, causal=True) for c in design(ATTENTION_FACTORS, core=("sha
              [dict(c, causal=False) for c in design(ATTENTION_FACTORS, cost=attention_cost)])
 
 
-@sweep("case", ATTENTION)
+@parametrize(ATTENTION)
 def test_attention_forward(case, rng):
     Sq, Sk = (int(n) for n in case["shape"].split("x"))
     attention_case(rng, case["dtype"], case["group"] * case["BKV"], case["BKV"], case["d"], Sq, Sk, case["causal"],
@@ -109,7 +106,7 @@ TOKEN_GENERATION = design(
 )
 
 
-@sweep("case", TOKEN_GENERATION)
+@parametrize(TOKEN_GENERATION)
 def test_attention_token_generation(case, rng):
     BKV = case["BKV"]
     token_generation_case(rng, case["dtype"], case["group"] * BKV, BKV, case["d"], case["Sa"],
@@ -127,7 +124,7 @@ BACKWARD = design(
 )
 
 
-@sweep("case", BACKWARD)
+@parametrize(BACKWARD)
 def test_attention_backward(case, rng):
     BKV = case["BKV"]
     backward_case(rng, case["dtype"], case["group"] * BKV, BKV, case["d"], case["S"], case["causal"],
@@ -159,7 +156,7 @@ MLP = design(
 )
 
 
-@sweep("case", MLP)
+@parametrize(MLP)
 def test_mlp(case, rng):
     B = case["B"]
     mlp_case(rng, case["dtype"], B, case["tokens"] // B, case["H"], case["I"], **MLP_OPTIONS[case["options"]],
@@ -188,7 +185,7 @@ QKV = design(
 )
 
 
-@sweep("case", QKV)
+@parametrize(QKV)
 def test_qkv(case, rng):
     B, nkv = case["B"], case["nkv"]
     qkv_case(rng, case["dtype"], B, case["tokens"] // B, case["H"], case["group"] * nkv, nkv, case["d"],
@@ -207,7 +204,7 @@ QUANT = design(
 )
 
 
-@sweep("case", QUANT)
+@parametrize(QUANT)
 def test_rmsnorm_quant(case, rng):
     B, q = case["B"], case["quantization"]
     quant_case(rng, case["dtype"], B, case["rows"] // B, case["H"], norm_type=case["norm_type"],
@@ -236,7 +233,7 @@ ROUTER = design(
 )
 
 
-@sweep("case", ROUTER)
+@parametrize(ROUTER)
 def test_router_topk(case, rng):
     o = ROUTER_OPTIONS[case["options"]]
     router_case(rng, case["dtype"], case["T"], case["H"], case["E"], case["k"], o["act_fn"], o["pre_norm"],
@@ -254,7 +251,7 @@ EXPERTS = design(
 )
 
 
-@sweep("case", EXPERTS)
+@parametrize(EXPERTS)
 def test_expert_mlps(case, rng):
     experts_case(rng, case["dtype"], case["T"], case["H"], case["I"], case["E"], case["act_fn"], tol(case["dtype"]))
 
@@ -273,7 +270,7 @@ MATMUL = design(
 )
 
 
-@sweep("case", MATMUL)
+@parametrize(MATMUL)
 def test_tiled_matmul(case, rng):
     tiled_matmul_case(rng, case["kernel"], case["dtype"], case["M"], case["K"], case["N"], case["bias"],
                       case["transpose_a"], tol(case["dtype"]))
@@ -288,7 +285,7 @@ PACKED_TRANSPOSE = design(
 )
 
 
-@sweep("case", PACKED_TRANSPOSE)
+@parametrize(PACKED_TRANSPOSE)
 def test_packed_pe_transpose(case, rng):
     shape = ([case["G"]] if case["G"] else []) + [case["M"], case["N"]]
     packed_transpose_case(rng, case["dtype"], tuple(shape))
@@ -296,19 +293,23 @@ def test_packed_pe_transpose(case, rng):
 
 # ---- the covering design's own checks ----
 
+def held(cases, names):
+    return {tuple(c[n] for n in names) for c in cases}
+
+
 def test_the_design_covers_every_pair_and_only_valid_cases():
-    import itertools
-    factors = {"a": [1, 2, 3], "b": ["x", "y"], "c": [True, False], "d": [0, 1, 2, 3]}
+    factors = {"a": [1, 2, 3], "b": ["x", "y"], "c": [True, False], "d": [0, 1, 2, 3], "e": [5, 6, 7]}
     valid = lambda c: not (c["a"] == 3 and c["b"] == "y")  # noqa: E731
-    cases = design(factors, valid, strength=2)
+    every = [c for c in (dict(zip(factors, combo)) for combo in itertools.product(*factors.values())) if valid(c)]
+    cases = design(factors, valid)
     assert all(valid(c) for c in cases)
-    every = [dict(zip(factors, combo)) for combo in itertools.product(*factors.values())]
-    for f1, f2 in itertools.combinations(factors, 2):
-        for v1, v2 in itertools.product(factors[f1], factors[f2]):
-            possible = any(valid(c) and c[f1] == v1 and c[f2] == v2 for c in every)
-            assert possible == any(c[f1] == v1 and c[f2] == v2 for c in cases), (f1, v1, f2, v2)
-    assert len(cases) < len(every) // 2
-    assert design(factors, valid, strength=2) == cases  # deterministic
+    for names in itertools.combinations(factors, 2):
+        assert held(cases, names) == held(every, names), names
+    assert len(cases) < len(every) // 4
+    assert design(factors, valid) == cases  # deterministic
+    core = design(factors, valid, core=("a", "d", "e"))
+    assert held(core, ("a", "d", "e")) == held(every, ("a", "d", "e"))
+    assert len(held(cases, ("a", "d", "e"))) < len(held(every, ("a", "d", "e")))  # pairwise alone is not that
 
 
 def test_an_expensive_level_rides_with_cheap_partners():

@@ -53,3 +53,10 @@ def host(kind, rows=128, cols=512):
     node.func_args = ["a", "b"]
     node.func_outs = ["out"]
     return m, node
+
+
+def compiled(kernel, fmt="bir", name="add_kernel"):
+    """``kernel`` registered as a compiled user kernel (as the NKI front end does); its handle."""
+    from neuronxsim.starfish.penguin.ir.nki_compile import artifact
+
+    return artifact(kernel, name, fmt)[0]

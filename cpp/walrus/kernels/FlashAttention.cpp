@@ -27,7 +27,7 @@ struct FlashAttention::Lane {
 
 int FlashAttention::lanesFor(const KernelBuilder& kb, int64_t d, int most) {
   // Banks: two for scores per lane, and the lanes' PV accumulators packed.
-  const int64_t perBank = std::max<int64_t>(1, 2048 / (d * 4));
+  const int64_t perBank = std::max<int64_t>(1, kb.psumBankBytes() / (d * 4));
   for (int lanes = most; lanes > 1; --lanes)
     if (2 * lanes + ceilDiv(lanes, perBank) <= kb.psumBanks()) return lanes;
   return 1;
@@ -35,7 +35,7 @@ int FlashAttention::lanesFor(const KernelBuilder& kb, int64_t d, int most) {
 
 FlashAttention::FlashAttention(KernelBuilder& kb, DType mm, DType out, int64_t d, double scale, int lanes)
     : kb_(kb), mm_(mm), d_(d), DT_(ceilDiv(d, kPartitions)), scale_(scale), lanes_(static_cast<size_t>(lanes)) {
-  const int64_t perBank = std::max<int64_t>(1, 2048 / (d * 4));
+  const int64_t perBank = std::max<int64_t>(1, kb.psumBankBytes() / (d * 4));
   os_ = kb.sbufPool("o", out, {d}, 2);
   pvBanks_ = kb.psumPool("pv", static_cast<int>(ceilDiv(lanes, perBank)));
   std::vector<Tile> banks;

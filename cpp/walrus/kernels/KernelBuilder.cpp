@@ -13,8 +13,11 @@ namespace {
 
 constexpr int64_t kSbufAlign = 64;
 
-// SBUF bytes per partition when the node does not say (BirCodeGenLoop's BUFFER_SHAPES).
-int64_t defaultSbufBytes(const std::string& arch) { return arch == "gen3" ? 224 * 1024 : 192 * 1024; }
+// The target description of the module's arch: its buffers when the node does not give them.
+const MachineConfig& archConfig(const std::string& arch) {
+  KernelBuilder::require(!canonicalArch(arch).empty(), "module arch '" + arch + "' is not a known generation");
+  return machineConfig(arch);
+}
 
 std::vector<int64_t> squeezed(std::vector<int64_t> s) {
   s.erase(std::remove(s.begin(), s.end(), int64_t{1}), s.end());
@@ -43,21 +46,22 @@ KernelBuilder::KernelBuilder(const InstBIRKernel& node, const Function& function
     : node_(node),
       function_(function),
       verify_(verify),
-      arch_(function.parent() ? function.parent()->arch : "gen2"),
+      arch_(function.parent() ? function.parent()->arch : kDefaultBirArch),
       attrs_(node),
       sbuf_("SBUF", 0, kSbufAlign),
       psum_("PSUM", 0, 1),
-      psumBankBytes_(2048) {
-  int64_t sbufBytes = defaultSbufBytes(arch_);
+      psumBankBytes_(archConfig(arch_).psum_bank_bytes) {
+  const MachineConfig& config = archConfig(arch_);
+  int64_t sbufBytes = config.sbuf_bytes_per_partition;
   if (!node.sb_buf_shape.empty()) {
     require(node.sb_buf_shape.size() == 2 && node.sb_buf_shape[0] == kPartitions && node.sb_buf_shape[1] > 0,
             "sb_buf_shape " + shapeText(node.sb_buf_shape) + "; expected [128, bytes per partition]");
     sbufBytes = node.sb_buf_shape[1];
   }
-  int64_t banks = 8;
+  int64_t banks = config.psum_banks;
   if (!node.psum_buf_shape.empty()) {
     require(node.psum_buf_shape.size() == 3 && node.psum_buf_shape[0] == kPartitions && node.psum_buf_shape[1] > 0 &&
-                node.psum_buf_shape[2] == 2048,
+                node.psum_buf_shape[2] == psumBankBytes_,
             "psum_buf_shape " + shapeText(node.psum_buf_shape) + "; expected [128, banks, 2048]");
     banks = node.psum_buf_shape[1];
   }
@@ -455,7 +459,7 @@ void KernelBuilder::bnStats(const Tile& out, const Tile& in) {
   auto& I = emit<InstBNStats>(Engine::DVE, "bnstats");
   I.ins = {in.ap()};
   I.outs = {out.ap()};
-  if (in.freeSize() > 512) fail(I, "bn_stats takes at most 512 elements per partition, not " + in.str());
+  if (in.freeSize() > kBnStatsMaxFree) fail(I, "bn_stats takes at most 512 elements per partition, not " + in.str());
   if (out.freeSize() != 6 || out.partitions() != in.partitions()) fail(I, "out " + out.str() + " is not [P, 6]");
   check(I);
 }

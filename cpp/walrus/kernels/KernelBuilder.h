@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "bir/Error.h"
+#include "bir/MachineConfig.h"
 #include "bir/Module.h"
 #include "walrus/kernels/DramView.h"
 #include "walrus/kernels/KernelAttrs.h"
@@ -35,9 +36,11 @@
 
 namespace walrus::kernels {
 
-inline constexpr int64_t kPartitions = 128;  // SBUF/PSUM partitions, PE rows (K) and columns (M)
-inline constexpr int64_t kMaxMoving = 512;   // PE moving free size (N), one fp32 PSUM bank
-inline constexpr int kDmaQueues = 16;
+// The target description's numbers every generation shares (bir/MachineConfig.h).
+inline constexpr int64_t kPartitions = bir::UniformConfig::kPartitions;  // SBUF/PSUM partitions, PE rows (K) and columns (M)
+inline constexpr int64_t kMaxMoving = bir::UniformConfig::kPeMaxMoving;  // PE moving free size (N), one fp32 PSUM bank
+inline constexpr int kDmaQueues = bir::UniformConfig::kDmaQueues;
+inline constexpr int64_t kBnStatsMaxFree = bir::UniformConfig::kBnStatsMaxFree;  // elements per partition of bn_stats
 
 // Optional operands of an activation, out = func(in * scale + bias), and its accumulator:
 //   kb.activation(out, in, Exp, Act().scale(0.125).bias(negMax).accumulate(AccumCmd::ZeroAccumulate));
@@ -105,6 +108,7 @@ class KernelBuilder {
   PsumPool psumPool(const std::string& name, int bufs, int banksPerBuf = 1);
   int psumBanks() const { return static_cast<int>(psum_.capacity() / psumBankBytes_); }
   int64_t sbufBytes() const { return sbuf_.capacity(); }
+  int64_t psumBankBytes() const { return psumBankBytes_; }
   // The [128, 128] identity of `dtype` (built on first use: memset + affine_select).
   Tile identity(bir::DType dtype);
 

@@ -1,6 +1,7 @@
 #include "walrus/kernels/OnChipMemory.h"
 
 #include "bir/Error.h"
+#include "bir/MachineConfig.h"
 
 namespace walrus::kernels {
 
@@ -36,7 +37,7 @@ Tile PsumPool::next(bir::DType dtype, const std::vector<int64_t>& free) {
     throw KernelError("PsumPool '" + name_ + "': a [128, " + std::to_string(elems) + "] " +
                       std::string(bir::enumName(dtype)) + " tile does not fit its " + std::to_string(bankBytes_) +
                       " bytes of PSUM");
-  return Tile(banks_[turn_++ % banks_.size()], dtype, 128, free);
+  return Tile(banks_[turn_++ % banks_.size()], dtype, bir::UniformConfig::kPartitions, free);
 }
 
 }  // namespace walrus::kernels

@@ -22,12 +22,12 @@ void normalizeRows(KernelBuilder& kb, NormType type, double eps, const Tile& out
   const int64_t H = x.freeSize();
   const Tile rstd = stats.cols(0, 1);
   if (type == NormType::Layer) {
-    // mean and population variance from bn_stats records of <= 512 elements each.
-    const int64_t chunks = (H + 511) / 512;
+    // mean and population variance from bn_stats records of <= kBnStatsMaxFree elements each.
+    const int64_t chunks = (H + kBnStatsMaxFree - 1) / kBnStatsMaxFree;
     const Tile records = stats.cols(2, 6 * chunks);
     for (int64_t c = 0; c < chunks; ++c) {
-      const int64_t w = std::min<int64_t>(512, H - c * 512);
-      kb.bnStats(records.cols(6 * c, 6), x.cols(c * 512, w));
+      const int64_t w = std::min<int64_t>(kBnStatsMaxFree, H - c * kBnStatsMaxFree);
+      kb.bnStats(records.cols(6 * c, 6), x.cols(c * kBnStatsMaxFree, w));
     }
     const Tile meanVar = stats.cols(0, 2);
     kb.bnAggregate(meanVar, records);

@@ -32,6 +32,6 @@ void normalizeRows(KernelBuilder& kb, NormType type, double eps, const Tile& out
                    const Tile& squares);
 
 // Scratch columns normalizeRows needs per partition.
-inline int64_t normStatsColumns(int64_t H) { return 6 * ((H + 511) / 512) + 2; }
+inline int64_t normStatsColumns(int64_t H) { return 6 * ((H + kBnStatsMaxFree - 1) / kBnStatsMaxFree) + 2; }
 
 }  // namespace walrus::kernels

@@ -22,7 +22,7 @@ void transposeInto(KernelBuilder& kb, PsumPool& psum, const Tile& out, const Til
   const Tile src = in.flat();
   // Each chunk's transpose starts on a 4-byte PSUM word (the PE writes whole words).
   const int64_t es = dtypeSize(in.dtype()), stride = ceilDiv(P * es, 4) * 4 / es;
-  const int64_t perBank = std::max<int64_t>(1, 2048 / (stride * es));
+  const int64_t perBank = std::max<int64_t>(1, kb.psumBankBytes() / (stride * es));
   for (int64_t c0 = 0; c0 < chunks;) {
     // A group of full chunks, or the partial last chunk alone (it has fewer partitions).
     const bool partial = (c0 + 1) * kPartitions > F;

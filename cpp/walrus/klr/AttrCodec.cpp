@@ -25,7 +25,6 @@ Item value(bool v) { return cbor::boolean(v); }
 Item value(int64_t v) { return cbor::integer(v); }
 Item value(double v) { return cbor::float64(v); }
 Item value(const std::string& v) { return cbor::text(v); }
-Item value(const RawJson& v) { return cbor::text(v.text); }
 Item value(const APPair& p) { return cbor::array({cbor::integer(p.step), cbor::integer(p.num)}); }
 template <class E, std::enable_if_t<IsBirEnum<E>::value, int> = 0>
 Item value(E v);
@@ -60,7 +59,6 @@ void read(const Item& it, bool& v, const std::string& w) { v = readBool(it, w); 
 void read(const Item& it, int64_t& v, const std::string& w) { v = readInt(it, w); }
 void read(const Item& it, double& v, const std::string& w) { v = readFloat(it, w); }
 void read(const Item& it, std::string& v, const std::string& w) { v = readString(it, w); }
-void read(const Item& it, RawJson& v, const std::string& w) { v.text = readString(it, w); }
 void pairItems(const Item& it, const std::string& w) {
   if (readList(it, w).size() != 2) fail(it, w, "expected a pair (an array of 2)");
 }

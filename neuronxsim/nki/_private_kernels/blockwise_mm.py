@@ -53,8 +53,8 @@ from neuronxsim.errors import KernelError
 from neuronxsim.private_nkl._checks import ceil_div, check_rank
 
 KERNEL = "blockwise_mm"
-PMAX = 128
-PSUM_FREE = 512
+PMAX = nl.tile_size.pmax
+PSUM_FREE = nl.tile_size.gemm_moving_fmax
 
 
 class ExpertAffinityScaleMode(IntEnum):

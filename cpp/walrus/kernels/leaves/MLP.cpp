@@ -10,7 +10,7 @@
 //   attrs norm_type / fused_rmsnorm (RowNorm.h: NO_NORM, RMS_NORM, LAYER_NORM,
 //         RMS_NORM_SKIP_GAMMA), eps, store_add, skip_gate (out = act(x @ Wu [+ bu]) @ Wd),
 //         act_fn (SiLU, GELU, GELU_Tanh_Approx, Swish = x * sigmoid(1.702 x)), gate_bias,
-//         up_bias, down_bias, is_tkg (the codegen's B*S <= TKG_BS_SEQLEN_THRESHOLD decision),
+//         up_bias, down_bias, is_tkg (the codegen's B*S < TKG_BS_SEQLEN_THRESHOLD decision),
 //         quant_kernel / lower_bound (fp8 weights: refused, see below)
 //
 // Two tilings, chosen by is_tkg:

@@ -8,7 +8,8 @@
 //   dsts  out in output_layout: BSD [B, S, I], NBSd [N, B, S, d], NBdS [N, B, d, S]
 //         (N = nq + 2 nkv heads: q heads, then k, then v)
 //   attrs num_q_heads, num_kv_heads (divides num_q_heads), d_head, norm_type / fused_rmsnorm
-//         (RowNorm.h; default RMS_NORM), eps, bias, output_layout, is_tkg
+//         (RowNorm.h; default RMS_NORM), eps, bias, output_layout, useTkgQKVKernel (the codegen's
+//         B*S < TKG_BS_SEQLEN_THRESHOLD decision, named as in codegenNormQKV)
 //
 // Tilings as the MLP's projections (see MLP.cpp): CTE keeps the weights stationary and streams
 // blocks of up to 512 tokens, producing qkvT [I, tokens] (the bias a per-partition scalar of the
@@ -55,7 +56,7 @@ QkvSpec readSpec(KernelBuilder& kb) {
   s.heads = nq + 2 * nkv;
   s.norm = fusedNormType(attrs, NormType::RMS);
   s.eps = attrs.number("eps", 1e-6);
-  s.tkg = attrs.flag("is_tkg", false);
+  s.tkg = attrs.flag("useTkgQKVKernel", false);
   s.layout = static_cast<Layout>(attrs.choice("output_layout", {"BSD", "NBSd", "NBdS"}, 0));
   const bool hasBias = attrs.flag("bias", false);
 

@@ -15,12 +15,13 @@ import numpy as np
 
 import neuronxsim.nki.isa as nisa
 import neuronxsim.nki.language as nl
+from neuronxsim.bir import target
 from neuronxsim.errors import KernelError
 from neuronxsim.private_nkl._checks import ceil_div
 
-PMAX = 128
+PMAX = nl.tile_size.pmax
 GROUP = 8  # values per max8 / match-replace
-MAX_ROW = 16384  # elements per partition max8 and match-replace scan
+MAX_ROW = target.uniform("max8_max_free_elements")  # elements per partition max8 and match-replace scan
 REPLACED = float("-inf")
 DTYPES = (nl.float32, nl.bfloat16, nl.float16)
 

@@ -12,7 +12,10 @@ Each has an ``access_shape`` (the shape the kernel sees) and a ``partition_dim``
 that becomes the partition pair of the operand's access pattern). A sub-tensor or tile may also
 name a ``view_shape``: the shape the kernel views the tensor as (same element count, e.g.
 ``[B, H, d, S]`` seen as ``[B*H, d, S]``); its offsets, counts and tile are then in view
-coordinates. Accesses are immutable and check themselves against their tensor when built.
+coordinates; an ``lnc``: how many physical NeuronCores of a logical core share the operand (its
+partition dim split between them; the codegen's ``LncSize``); and, for an output, ``reduce``: the
+kernel may reduce it along its partition dim (``addArgumentOrOutput``'s flag, seed 000). Accesses
+are immutable and check themselves against their tensor when built.
 """
 
 from __future__ import annotations
@@ -57,6 +60,29 @@ def _check_partition_dim(kind: str, tensor: Tensor, partition_dim, rank: int) ->
     if isinstance(partition_dim, bool) or not isinstance(partition_dim, int) or not 0 <= partition_dim < rank:
         raise CodegenError(
             f"{kind} of '{tensor.name}' partition_dim: expected an int in 0..{rank - 1}, got {partition_dim!r}")
+
+
+#: The logical NeuronCore sizes an operand may be shared by (LNC=1, LNC=2).
+LNC_SIZES = (1, 2)
+
+
+def _check_lnc_and_reduce(kind: str, access) -> None:
+    where = f"{kind} of '{access.tensor.name}'"
+    if isinstance(access.lnc, bool) or access.lnc not in LNC_SIZES:
+        raise CodegenError(f"{where} lnc: expected one of {', '.join(map(str, LNC_SIZES))}, got {access.lnc!r}")
+    rows = access.access_shape[access.partition_dim]
+    if rows % access.lnc:
+        raise CodegenError(f"{where} lnc: {access.lnc} NeuronCores cannot split the partition dim's {rows} elements")
+    if not isinstance(access.reduce, bool):
+        raise CodegenError(f"{where} reduce: expected a bool, got {access.reduce!r}")
+
+
+def _lnc_and_reduce_json(access, j: dict) -> dict:
+    if access.lnc != 1:
+        j["lnc"] = access.lnc
+    if access.reduce:
+        j["reduce"] = True
+    return j
 
 
 class Access:
@@ -126,6 +152,8 @@ class NDimSubTensorAccess(Access):
     partition_dim: int = 0
     steps: Optional[Tuple[int, ...]] = None
     view_shape: Optional[Tuple[int, ...]] = None
+    lnc: int = 1
+    reduce: bool = False
 
     def __post_init__(self):
         kind = "NDimSubTensorAccess"
@@ -145,6 +173,7 @@ class NDimSubTensorAccess(Access):
             raise CodegenError(
                 f"{where}: the last element {last} lies outside the shape {list(shape)} "
                 f"(offsets {list(self.offsets)}, access_shape {list(self.access_shape)}, steps {list(self.steps)})")
+        _check_lnc_and_reduce(kind, self)
 
     def to_json(self) -> dict:
         j = {"access": self.kind, "tensor": self.tensor.name, "offsets": list(self.offsets),
@@ -152,7 +181,7 @@ class NDimSubTensorAccess(Access):
              "steps": list(self.steps)}
         if self.view_shape:
             j["view_shape"] = list(self.view_shape)
-        return j
+        return _lnc_and_reduce_json(self, j)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -178,6 +207,8 @@ class TileAccess(Access):
     tile: MemrefTile
     partition_dim: int = 0
     view_shape: Optional[Tuple[int, ...]] = None
+    lnc: int = 1
+    reduce: bool = False
 
     def __post_init__(self):
         kind = "TileAccess"
@@ -196,6 +227,7 @@ class TileAccess(Access):
             raise CodegenError(
                 f"{kind} of '{self.tensor.name}': tile {list(self.tile.shape)} at index {list(self.tile.index)} "
                 f"ends at {end}, outside the shape {list(shape)}")
+        _check_lnc_and_reduce(kind, self)
 
     @property
     def access_shape(self) -> Tuple[int, ...]:
@@ -211,7 +243,7 @@ class TileAccess(Access):
              "partition_dim": self.partition_dim}
         if self.view_shape:
             j["view_shape"] = list(self.view_shape)
-        return j
+        return _lnc_and_reduce_json(self, j)
 
 
 ACCESS_KINDS = {cls.__name__: cls for cls in (FullTensorAccess, NDimSubTensorAccess, TileAccess, OpaqueAccess)}

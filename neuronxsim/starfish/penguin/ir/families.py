@@ -8,12 +8,15 @@ section 3), attr defaults the nki-library kernels (reference section 2.2).
 
 from __future__ import annotations
 
+from neuronxsim.bir import target
 from neuronxsim.errors import CodegenError
 
 from .attrs import AttrSpec
 from .enums import ActFnType, NormType, QKVOutputLayout, QuantizationType
 from .macro import MacroInst
 from .operands import Operand
+
+_PARTITIONS = target.uniform("num_partitions")  # a per-partition scale is one row per partition
 
 
 class MLPKernel(MacroInst):
@@ -54,7 +57,7 @@ class MLPKernel(MacroInst):
         for name, dims, out_dim in weights[1:] if self.skip_gate else weights:
             srcs.append(Operand(name, dims))
             if self.quant_kernel:
-                srcs.append(Operand(name + "_scale", (128, out_dim)))
+                srcs.append(Operand(name + "_scale", (_PARTITIONS, out_dim)))
         if self.gate_bias:
             srcs.append(Operand("gate_b", (1, "I")))
         if self.up_bias:
@@ -136,7 +139,7 @@ class RMSNormQuantKernel(MacroInst):
     def operand_roster(self):
         srcs = [Operand("hidden", ("B", "S", "H")), Operand("ln_w", (1, "H"))]
         if self.quantization_type == QuantizationType.STATIC:
-            srcs.append(Operand("in_scale", (128, 1)))
+            srcs.append(Operand("in_scale", (_PARTITIONS, 1)))
             return srcs, [Operand("out", ("B", "S", "H"))]
         return srcs, [Operand("out", ("B", "S", ("H", 4)))]
 

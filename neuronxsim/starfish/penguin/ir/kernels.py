@@ -2,8 +2,9 @@
 
 * ``BIRKernel`` -- a library kernel by name with a generic attr bag (RouterTopK, ExpertMLPs,
   RowTiledMM, ColumnTiledMM, CaymanPackedPETranspose, AttentionTkgFwd, ...): IT54, passed through;
-* ``ExternalNativeNkiKernel`` -- a user ``@nki.jit`` kernel and its arguments: IT55, traced by the
-  NKI front end at codegen time; ``ExternalNativeNkiKlirKernel`` is its KLIR-path twin;
+* ``ExternalNativeNkiKernel`` -- a user ``@nki.jit`` kernel and its arguments: IT55, compiled by the
+  NKI front end when the program is built or loaded (``nki_compile``), never traced by the codegen;
+  ``ExternalNativeNkiKlirKernel`` is its KLIR-path twin (the artifact is a KLR file);
 * ``InternalNativeNkiKernel`` -- a kernel of the internal kernel registry by ``func_name``, with
   typed attrs its registry entry turns into kernel arguments: IT56.
 """
@@ -103,11 +104,25 @@ def resolve_kernel_reference(ref, where: str):
 
 class ExternalNativeNkiKernel(MacroInst):
     """A user ``@nki.jit`` kernel called on ``srcs`` (its arguments, in parameter order) and
-    returning ``dsts`` (its results, in order)."""
+    returning ``dsts`` (its results, in order).
+
+    ``compiled`` is the kernel compiled by the NKI front end (``nki_compile.CompiledNkiKernel``):
+    set when the macro is added to a program, for the program's arch; None before."""
+
+    #: The artifact the front end compiles the kernel into: BIR JSON.
+    ARTIFACT_FORMAT = "bir"
 
     def __init__(self, kernel, srcs, dsts, name: Optional[str] = None):
         self.kernel = kernel
+        self.compiled = None
         super().__init__(srcs, dsts, name=name)
+
+    def compile(self, arch: str) -> None:
+        """Compiles the kernel for ``arch`` with the NKI front end (``Program.add`` does)."""
+        from .nki_compile import compile_user_kernel
+
+        self.validate()
+        self.compiled = compile_user_kernel(self, arch, self.ARTIFACT_FORMAT)
 
     def validate(self) -> None:
         super().validate()
@@ -134,7 +149,10 @@ class ExternalNativeNkiKernel(MacroInst):
 
 
 class ExternalNativeNkiKlirKernel(ExternalNativeNkiKernel):
-    """``ExternalNativeNkiKernel`` lowered through the KLIR path (the kernel travels as KLR)."""
+    """``ExternalNativeNkiKernel`` through the KLIR path: the front end compiles the kernel into a
+    KLR file; the node is IT55 all the same (IT56 is for the internal kernel registry only)."""
+
+    ARTIFACT_FORMAT = "klir"
 
 
 def _check_plain(label: str, key: str, value) -> None:

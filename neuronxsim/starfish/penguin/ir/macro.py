@@ -98,6 +98,10 @@ class MacroInst:
                 if not isinstance(a, Access):
                     raise CodegenError(f"{self.label} {side}[{i}]: expected a FullTensorAccess, "
                                        f"NDimSubTensorAccess, TileAccess or OpaqueAccess, got {a!r}")
+        for i, a in enumerate(self.srcs):
+            if getattr(a, "reduce", False):
+                raise CodegenError(f"{self.label} srcs[{i}]: reduce marks an output the kernel may reduce along its "
+                                   "partition dim; an input cannot be reduced")
         for i, a in enumerate(self.dsts):
             if a.tensor.kind == "input":
                 raise CodegenError(f"{self.label} dsts[{i}]: writes the program input '{a.tensor.name}'; "

@@ -1,9 +1,14 @@
 """``Program``: DRAM tensors and the macro instructions over them, in program order; saved and
 loaded as JSON.
 
-JSON form (``format`` and ``version`` are checked on load)::
+A program targets one NeuronCore generation, ``arch`` ("trn1" or "trn2"): the NKI front end
+compiles its user kernels (``ExternalNativeNkiKernel``) for it when they are added, so that the
+codegen only names the compiled kernels (seed 000: IT55 is "a kernel ... the front end already
+AOT-compiled"). ``for_arch`` gives the same program for another generation.
 
-    {"format": "neuronxsim-penguin", "version": 1, "name": "...",
+JSON form (``format`` and ``version`` are checked on load; ``arch`` defaults to "trn1")::
+
+    {"format": "neuronxsim-penguin", "version": 1, "name": "...", "arch": "trn1",
      "tensors": [{"name", "shape", "dtype", "kind"}, ...],
      "insts": [{"op": "MLPKernel", "name"?, "srcs": [access...], "dsts": [access...],
                 "attrs": {...}}, ...]}
@@ -24,6 +29,7 @@ from .access import access_from_json
 from .families import AttentionMMSoftmaxMM, BackwardsAttention, MLPKernel, NormQKV, RMSNormQuantKernel
 from .kernels import BIRKernel, ExternalNativeNkiKernel, ExternalNativeNkiKlirKernel, InternalNativeNkiKernel
 from .macro import MacroInst
+from .nki_compile import ARCHS
 from .tensor import Tensor
 
 FORMAT = "neuronxsim-penguin"
@@ -41,8 +47,11 @@ MACRO_CLASSES = {cls.__name__: cls for cls in (
 class Program:
     """A Penguin macro program. Build it with ``tensor`` and ``add``, or load it from JSON."""
 
-    def __init__(self, name: str = "penguin"):
+    def __init__(self, name: str = "penguin", arch: str = "trn1"):
+        if arch not in ARCHS:
+            raise CodegenError(f"Program '{name}': arch {arch!r}; expected one of {', '.join(ARCHS)}")
         self.name = name
+        self.arch = arch
         self.tensors: Dict[str, Tensor] = {}
         self.insts: List[MacroInst] = []
 
@@ -59,10 +68,30 @@ class Program:
         return tensor
 
     def add(self, inst: MacroInst) -> MacroInst:
-        """Appends a macro instruction (its operands must be over this program's tensors)."""
+        """Appends a macro instruction (its operands must be over this program's tensors); a user
+        kernel is compiled for the program's arch by the NKI front end."""
         self._check_inst(len(self.insts), inst)
+        if isinstance(inst, ExternalNativeNkiKernel):
+            try:
+                inst.compile(self.arch)
+            except CodegenError as e:
+                raise CodegenError(f"insts[{len(self.insts)}] {e}") from None
         self.insts.append(inst)
         return inst
+
+    def for_arch(self, arch: str) -> "Program":
+        """This program for another NeuronCore generation: the same tensors and macros, its user
+        kernels compiled again for ``arch`` (``self`` when it already targets it)."""
+        if arch == self.arch:
+            return self
+        other = Program(self.name, arch)
+        for tensor in self.tensors.values():
+            other.add_tensor(tensor)
+        for inst in self.insts:
+            if isinstance(inst, ExternalNativeNkiKernel):
+                inst = type(inst)(inst.kernel, inst.srcs, inst.dsts, name=inst.name)
+            other.add(inst)
+        return other
 
     def _check_inst(self, index: int, inst) -> None:
         if not isinstance(inst, MacroInst):
@@ -82,7 +111,7 @@ class Program:
     # ---- JSON ----
 
     def to_json(self) -> dict:
-        return {"format": FORMAT, "version": VERSION, "name": self.name,
+        return {"format": FORMAT, "version": VERSION, "name": self.name, "arch": self.arch,
                 "tensors": [t.to_json() for t in self.tensors.values()],
                 "insts": [inst.to_json() for inst in self.insts]}
 
@@ -100,7 +129,7 @@ class Program:
             raise CodegenError(f"not a Penguin program: expected an object with format '{FORMAT}'")
         if j.get("version") != VERSION:
             raise CodegenError(f"version: {j.get('version')!r}; this build reads version {VERSION}")
-        program = cls(j.get("name", "penguin"))
+        program = cls(j.get("name", "penguin"), j.get("arch", "trn1"))
         tensors, insts = j.get("tensors"), j.get("insts")
         if not isinstance(tensors, list) or not isinstance(insts, list):
             raise CodegenError("tensors, insts: expected two lists")

@@ -8,7 +8,9 @@ Which ``Opcode`` a codegen method passes is the whole sink selection (seed 000 s
 * ``BIRKernel`` (IT54) -- library kernels, inlined by name downstream: the generic
   ``codegenBIRKernel``, the bespoke families through ``_commonNativeKernelCodegen`` /
   ``_commonAttentionKernelCodegen``, and ``codegenBackwardsAttention``;
-* ``NKIKernel`` (IT55) -- user ``@nki.jit`` kernels, traced now, their BIR carried in the node;
+* ``NKIKernel`` (IT55) -- user ``@nki.jit`` kernels, which the NKI front end compiled when the
+  program was built (``penguin.ir.nki_compile``): the node names the compiled kernel (``func``),
+  its parameters and results; nothing is traced here;
 * ``NKIKLIRKernel`` (IT56) -- registry kernels, re-traced through the NKI front end at codegen
   time: the internal kernel registry (InternalKernelRegistry.pxi) and the sink that resolves,
   traces, caches and emits them (InternalNkiKernelCodegen.pxi), both included in this module.
@@ -17,6 +19,9 @@ Operands are the program's DRAM tensors: ``lower`` declares one BIR DRAM tensor 
 tensor, and each codegen marshals its operands onto the node -- whole tensors with
 ``addSeqAccess``, sub-tensors and tiles through ``createAP`` + ``addArgumentOrOutput``, pre-tiled
 operands with ``addAP``, kernel-tiled ones (IT56) with ``addOpaqueAP``.
+
+Only ``codegenInternalNativeNkiKernel`` traces (seed 000: "the only codegen that re-traces"), and
+a kernel becomes an IT56 node iff it is one of the internal kernel registry's.
 """
 
 import enum
@@ -26,12 +31,12 @@ import numpy as np
 
 from neuronxsim import bir
 from neuronxsim.bir import InstructionType as Opcode
-from neuronxsim.bir import MemoryType, Module, TensorKind
+from neuronxsim.bir import MemoryType, Module, TensorKind, target
 from neuronxsim.errors import CodegenError, NeuronxsimError
-from neuronxsim.nki._private_kernels.mlp import TKG_BS_SEQLEN_THRESHOLD
 from neuronxsim.starfish.penguin import ir
 from neuronxsim.starfish.penguin.ir import attr_to_str
 from neuronxsim.starfish.penguin.ir.kernels import kernel_function
+from neuronxsim.starfish.penguin.ir.nki_compile import operand_types
 from neuronxsim.starfish.penguin.targets.codegen.KernelBuilder import KernelBuilder
 from neuronxsim.starfish.penguin.targets.codegen.KernelMetricsCollector import (KernelCategory,
                                                                                KernelMetricsCollector)
@@ -44,15 +49,14 @@ include "InternalKernelRegistry.pxi"
 include "InternalNkiKernelCodegen.pxi"
 
 #: On-chip buffers a kernel node may use, by module arch: SBUF (partitions, bytes per
-#: partition) and PSUM (partitions, banks, bytes per bank). gen2 = NeuronCore-v2 (trn1),
-#: gen3 = NeuronCore-v3 (trn2).
+#: partition) and PSUM (partitions, banks, bytes per bank), from the target description.
 BUFFER_SHAPES = {
-    "gen2": ([128, 192 * 1024], [128, 8, 2048]),
-    "gen3": ([128, 224 * 1024], [128, 8, 2048]),
+    c.bir_arch: ([c.num_partitions, c.sbuf_bytes_per_partition], [c.num_partitions, c.psum_banks, c.psum_bank_bytes])
+    for c in map(target.config, target.ARCHS)
 }
 
-#: The NKI front end's name of each module arch, for tracing user kernels for the same core.
-TRACE_ARCHS = {"gen2": "trn1", "gen3": "trn2"}
+#: The NKI front end's name of each module arch (the arch kernels are traced / compiled for).
+TRACE_ARCHS = {target.bir_arch(arch): arch for arch in target.ARCHS}
 
 #: neuronx-cc's ``--auto-cast`` and ``--auto-cast-type`` values, recorded on every IT54 node.
 AUTO_CAST_MODES = ("none", "matmult", "all")
@@ -94,14 +98,14 @@ _OPERAND_ACCESS = {
     "codegenTiledNativeKernelNormQKV": _PRE_TILED,
     "codegenTiledNativeKernelRMSNormQuant": _PRE_TILED,
     "codegenTiledNativeKernelAttentionMMSoftmaxMM": _PRE_TILED,
-    # The kernel is traced for each operand's access shape; a sub-tensor operand (e.g. a few heads
-    # of a fused QKV output) is bound element by element when walrus splices the body.
+    # The kernel was compiled for each operand's access shape; a sub-tensor operand (e.g. a few heads
+    # of a fused QKV output) is bound element by element when walrus splices the kernel.
     "codegenExternalNativeNkiKernel": ((ir.FullTensorAccess, ir.NDimSubTensorAccess),
                                        "FullTensorAccess or NDimSubTensorAccess operands (the kernel's arguments "
-                                       "and results, traced at their access shapes)"),
+                                       "and results, compiled at their access shapes)"),
     "codegenExternalNativeNkiKlirKernel": ((ir.FullTensorAccess, ir.NDimSubTensorAccess),
                                            "FullTensorAccess or NDimSubTensorAccess operands (the kernel's "
-                                           "arguments and results, traced at their access shapes)"),
+                                           "arguments and results, compiled at their access shapes)"),
     "codegenInternalNativeNkiKernel": ((ir.FullTensorAccess, ir.OpaqueAccess),
                                        "whole-tensor operands, OpaqueAccess or FullTensorAccess (the kernel "
                                        "owns its tiling, addOpaqueAP)"),
@@ -116,13 +120,12 @@ _ACCESS_MARSHALLERS = {
 }
 
 
-def is_token_generation(hidden_shape):
-    """The MLP / QKV leaves' TKG-vs-CTE rule: TKG iff ``B*S`` of ``hidden [B, S, H]`` is at most
-    ``TKG_BS_SEQLEN_THRESHOLD`` (see ``neuronxsim.nki._private_kernels.mlp``)."""
+def _tokens(hidden_shape):
+    """``B*S`` of ``hidden [B, S, H]``: the tokens the MLP / QKV routing decision counts."""
     tokens = 1
     for d in hidden_shape[:-1]:
         tokens *= d
-    return tokens <= TKG_BS_SEQLEN_THRESHOLD
+    return tokens
 
 
 def _dram_access_pattern(shape, starts, counts, steps, partition_dim):
@@ -134,6 +137,12 @@ def _dram_access_pattern(shape, starts, counts, steps, partition_dim):
     offset = sum(s * st for s, st in zip(starts, strides))
     pairs = [[strides[d] * steps[d], counts[d]] for d in range(len(shape))]
     return offset, [pairs[partition_dim]] + [p for d, p in enumerate(pairs) if d != partition_dim]
+
+
+def LncSize(access):
+    """Seed 000's ``LncSize(operand)`` of the tile / sub-tensor builders: how many physical
+    NeuronCores of a logical core share the operand (its access's ``lnc``)."""
+    return access.lnc
 
 
 def _operand_proxies(accesses):
@@ -151,12 +160,11 @@ class BirCodeGenLoop(InternalNativeNkiKernelCodegen):
     """Lowers Penguin macro programs into one BIR function (``functions[neuron_core_id]``).
 
     ``auto_cast`` / ``auto_cast_type`` are the compile's ``--auto-cast`` settings, recorded on
-    every IT54 node. ``tracer(kernel, *arrays, arch=...) -> bir.Module`` traces user NKI kernels
-    (default: ``neuronxsim.nki.trace``) for the module's arch (``TRACE_ARCHS``).
+    every IT54 node. ``klr_dir``: where IT56 Form A files go (see InternalNkiKernelCodegen.pxi).
     """
 
     def __init__(self, module=None, neuron_core_id=0, function_name="", auto_cast="matmult",
-                 auto_cast_type="bf16", tracer=None, klr_dir=None):
+                 auto_cast_type="bf16", klr_dir=None):
         if auto_cast not in AUTO_CAST_MODES:
             raise CodegenError(f"BirCodeGenLoop: auto_cast is {auto_cast!r}; expected one of {', '.join(AUTO_CAST_MODES)}")
         if auto_cast_type not in AUTO_CAST_TYPES:
@@ -174,12 +182,12 @@ class BirCodeGenLoop(InternalNativeNkiKernelCodegen):
         self.auto_cast = auto_cast
         self.auto_cast_type = auto_cast_type
         self.sb_buf_shape, self.psum_buf_shape = BUFFER_SHAPES[self.module.arch]
-        self.tracer = tracer
         self.klr_dir = os.fspath(klr_dir) if klr_dir is not None else None  # else NEURONXSIM_KLR_DIR
         self.kernel_counts = {}  # (KernelCategory, kernel name) -> nodes emitted by the last lower()
+        self.compiled_kernels = {}  # handle -> CompiledNkiKernel of every IT55 node emitted
         self._locations = {}  # program tensor name -> its BIR DRAM tensor
         self._ap_reshapes = {}  # program tensor name -> the view shape its operand is marshalled in
-        self._traces = {}  # id(IT55/IT56 macro) -> its trace, made before lower() emits anything
+        self._traces = {}  # id(IT56 macro) -> its trace, made before lower() emits anything
 
     def addInstruction(self, opcode, name=""):
         """Appends a node of the class the opcode table names for ``opcode`` and returns it."""
@@ -190,9 +198,9 @@ class BirCodeGenLoop(InternalNativeNkiKernelCodegen):
     def lower(self, program):
         """Lowers ``program``'s macro instructions, in order; returns the module.
 
-        Everything that can refuse the program -- attrs, shapes, access kinds, tracing user
-        kernels -- runs before any tensor or node is emitted, so a refused program leaves the
-        module as it was.
+        Everything that can refuse the program -- attrs, shapes, access kinds, the user kernels'
+        compiled artifacts, tracing registry kernels -- runs before any tensor or node is emitted, so
+        a refused program leaves the module as it was.
         """
         if not isinstance(program, ir.Program):
             raise CodegenError(f"BirCodeGenLoop.lower: expected a penguin.ir Program, got {program!r}")
@@ -204,7 +212,7 @@ class BirCodeGenLoop(InternalNativeNkiKernelCodegen):
                     name = KernelBuilder.codegen_method(inst)
                     self._checkLowerable(inst, name)
                     if name in ("codegenExternalNativeNkiKernel", "codegenExternalNativeNkiKlirKernel"):
-                        self._traces[id(inst)] = self._traceExternalKernel(inst)
+                        self._compiledUserKernel(inst)
                     elif name == "codegenInternalNativeNkiKernel":
                         self._traces[id(inst)] = self._traceInternalKernelCached(inst)
                 except CodegenError as e:
@@ -229,11 +237,18 @@ class BirCodeGenLoop(InternalNativeNkiKernelCodegen):
         return self.module
 
     def save(self, path, metrics_sidecar=True):
-        """Writes the module as BIR JSON to ``path`` and, if asked, the kernel metrics of the last
-        ``lower`` next to it (``KernelMetricsCollector.sidecar_path(path)``)."""
+        """Writes the module as BIR JSON to ``path``, the compiled user kernels its IT55 nodes name
+        into the folder next to it (``nki/...``, the nodes' file references) and, if asked, the
+        kernel metrics of the last ``lower`` (``KernelMetricsCollector.sidecar_path(path)``)."""
+        self.write_compiled_kernels(os.path.dirname(os.path.abspath(path)))
         bir.save(self.module, path)
         if metrics_sidecar:
             KernelMetricsCollector.get_instance().write_sidecar(path, self.kernel_counts)
+
+    def write_compiled_kernels(self, folder):
+        """Writes the compiled user kernels the module's IT55 nodes name into ``folder`` (the
+        folder the module is saved in); returns their paths."""
+        return [compiled.write(folder) for compiled in self.compiled_kernels.values()]
 
     def _location(self, access):
         try:
@@ -317,27 +332,32 @@ class BirCodeGenLoop(InternalNativeNkiKernelCodegen):
 
     def addBIRKernelNDimSubTensorAccess(self, node, access, isOutput):
         """A strided N-d sub-tensor: ``access_shape[d]`` elements per dim from ``offsets[d]``,
-        every ``steps[d]``."""
-        offset, pairs = _dram_access_pattern(self._apShape(access.tensor), access.offsets, access.access_shape,
-                                             access.steps, access.partition_dim)
-        ap = node.createAP(self._location(access), offset, pairs, list(access.access_shape), access.partition_dim)
-        node.addArgumentOrOutput(ap, isOutput)
+        every ``steps[d]``; shared by ``LncSize`` NeuronCores; ``reduce``: the kernel may reduce the
+        output along its partition dim."""
+        access_shape, partition_dim, lnc = access.access_shape, access.partition_dim, LncSize(access)
+        offset, pairs = _dram_access_pattern(self._apShape(access.tensor), access.offsets, access_shape,
+                                             access.steps, partition_dim)
+        ap = node.createAP(self._location(access), offset, pairs, list(access_shape), partition_dim, lnc)
+        node.addArgumentOrOutput(ap, isOutput, access.reduce)
 
     def addBIRKernelTileAccess(self, node, access, isOutput):
-        """One MemrefTile: ``tile.shape[d]`` contiguous elements per dim from the tile's origin."""
-        node.addArgumentOrOutput(self._tileAP(node, access), isOutput)
+        """One MemrefTile: ``tile.shape[d]`` contiguous elements per dim from the tile's origin
+        (the twin of addBIRKernelNDimSubTensorAccess, with unit steps)."""
+        node.addArgumentOrOutput(self._tileAP(node, access), isOutput, access.reduce)
 
     def _tileAP(self, node, access):
-        tile = access.tile
+        tile, partition_dim, lnc = access.tile, access.partition_dim, LncSize(access)
         offset, pairs = _dram_access_pattern(self._apShape(access.tensor), access.offsets, tile.shape,
-                                             (1,) * len(tile.shape), access.partition_dim)
-        return node.createAP(self._location(access), offset, pairs, list(tile.shape), access.partition_dim)
+                                             (1,) * len(tile.shape), partition_dim)
+        return node.createAP(self._location(access), offset, pairs, list(tile.shape), partition_dim, lnc)
 
     def _addPreTiledAP(self, node, access, isOutput):
         """The tiled twins' marshalling: the operand's MemrefTile pattern through ``addAP``."""
         self._reshape_ap(access)
         try:
-            node.addAP(self._tileAP(node, access), isOutput)
+            ap = self._tileAP(node, access)
+            ap.reduce = access.reduce
+            node.addAP(ap, isOutput)
         finally:
             self.restore_original_ap(access)
 
@@ -364,9 +384,13 @@ class BirCodeGenLoop(InternalNativeNkiKernelCodegen):
         self._marshalOperands(node, inst, marshal)
         return node
 
-    def _mlpAttrs(self, inst):
+    # The token-generation routing (seed 000 section 3): ``is_tkg = (B*S < TKG_BS_SEQLEN_THRESHOLD)``
+    # with the threshold imported from the MLP leaf module inside each codegen method, at lowering
+    # time, so the leaf's current value decides. The QKV family names the same decision
+    # ``useTkgQKVKernel``, which is also the attr its node carries.
+
+    def _mlpAttrs(self, inst, is_tkg):
         """The MLP family's named attrs and its TKG routing decision, in kernel_attrs order."""
-        is_tkg = is_token_generation(inst.srcs[0].access_shape)
         return [("fused_rmsnorm", inst.fused_rmsnorm), ("norm_type", inst.norm_type), ("store_add", inst.store_add),
                 ("quant_kernel", inst.quant_kernel), ("lower_bound", inst.lower_bound),
                 ("skip_gate", inst.skip_gate), ("act_fn", inst.act_fn), ("up_bias", inst.up_bias),
@@ -374,27 +398,38 @@ class BirCodeGenLoop(InternalNativeNkiKernelCodegen):
 
     def codegenMLPKernel(self, inst):
         self._checkLowerable(inst, "codegenMLPKernel")
-        return self._commonNativeKernelCodegen(inst, MLP_KERNEL_NAME, self._mlpAttrs(inst), self._addSeqAccess)
+        from neuronxsim.nki._private_kernels.mlp import TKG_BS_SEQLEN_THRESHOLD
+        is_tkg = _tokens(inst.srcs[0].access_shape) < TKG_BS_SEQLEN_THRESHOLD
+        return self._commonNativeKernelCodegen(inst, MLP_KERNEL_NAME, self._mlpAttrs(inst, is_tkg),
+                                               self._addSeqAccess)
 
     def codegenTiledNativeKernelMLP(self, inst):
         self._checkLowerable(inst, "codegenTiledNativeKernelMLP")
-        return self._commonNativeKernelCodegen(inst, MLP_KERNEL_NAME, self._mlpAttrs(inst), self._addPreTiledAP)
+        from neuronxsim.nki._private_kernels.mlp import TKG_BS_SEQLEN_THRESHOLD
+        is_tkg = _tokens(inst.srcs[0].access_shape) < TKG_BS_SEQLEN_THRESHOLD
+        return self._commonNativeKernelCodegen(inst, MLP_KERNEL_NAME, self._mlpAttrs(inst, is_tkg),
+                                               self._addPreTiledAP)
 
-    def _normQKVAttrs(self, inst):
-        """The QKV family's named attrs and its TKG routing decision (``useTkgQKVKernel``)."""
-        useTkgQKVKernel = is_token_generation(inst.srcs[0].access_shape)
+    def _normQKVAttrs(self, inst, useTkgQKVKernel):
+        """The QKV family's named attrs and its TKG routing decision, in kernel_attrs order."""
         return [("fused_rmsnorm", inst.fused_rmsnorm), ("norm_type", inst.norm_type),
                 ("output_layout", inst.output_layout), ("num_q_heads", inst.num_q_heads),
                 ("num_kv_heads", inst.num_kv_heads), ("d_head", inst.d_head), ("bias", inst.bias),
-                ("eps", inst.eps), ("is_tkg", useTkgQKVKernel)]
+                ("eps", inst.eps), ("useTkgQKVKernel", useTkgQKVKernel)]
 
     def codegenNormQKV(self, inst):
         self._checkLowerable(inst, "codegenNormQKV")
-        return self._commonNativeKernelCodegen(inst, QKV_KERNEL_NAME, self._normQKVAttrs(inst), self._addSeqAccess)
+        from neuronxsim.nki._private_kernels.mlp import TKG_BS_SEQLEN_THRESHOLD
+        useTkgQKVKernel = _tokens(inst.srcs[0].access_shape) < TKG_BS_SEQLEN_THRESHOLD
+        return self._commonNativeKernelCodegen(inst, QKV_KERNEL_NAME, self._normQKVAttrs(inst, useTkgQKVKernel),
+                                               self._addSeqAccess)
 
     def codegenTiledNativeKernelNormQKV(self, inst):
         self._checkLowerable(inst, "codegenTiledNativeKernelNormQKV")
-        return self._commonNativeKernelCodegen(inst, QKV_KERNEL_NAME, self._normQKVAttrs(inst), self._addPreTiledAP)
+        from neuronxsim.nki._private_kernels.mlp import TKG_BS_SEQLEN_THRESHOLD
+        useTkgQKVKernel = _tokens(inst.srcs[0].access_shape) < TKG_BS_SEQLEN_THRESHOLD
+        return self._commonNativeKernelCodegen(inst, QKV_KERNEL_NAME, self._normQKVAttrs(inst, useTkgQKVKernel),
+                                               self._addPreTiledAP)
 
     def _rmsNormQuantAttrs(self, inst):
         return [("norm_type", inst.norm_type), ("quantization_type", inst.quantization_type),
@@ -438,87 +473,49 @@ class BirCodeGenLoop(InternalNativeNkiKernelCodegen):
 
     # ------------------------------------------------------------------ IT55: user NKI kernels
 
+    def _compiledUserKernel(self, inst):
+        """The kernel the NKI front end compiled for ``inst`` (when the program was built), checked
+        against the module's arch and the macro's operands. No tracing here."""
+        compiled = inst.compiled
+        if compiled is None:
+            raise CodegenError(f"{inst.label}: the user kernel was not compiled by the NKI front end; add the macro "
+                               "to a program (Program.add compiles it for the program's arch)")
+        arch = TRACE_ARCHS[self.module.arch]
+        if compiled.arch != arch:
+            raise CodegenError(f"{inst.label}: the user kernel was compiled for {compiled.arch}; the module is "
+                               f"{self.module.arch} ({arch}): lower the program built for it (Program.for_arch)")
+        if compiled.operands != operand_types(inst):
+            raise CodegenError(f"{inst.label}: its operands changed after the user kernel was compiled for them; add "
+                               "the macro to the program again")
+        return compiled
+
     def codegenExternalNativeNkiKernel(self, inst):
-        """A user ``@nki.jit`` kernel: traced now (``nki.trace``); the node names the kernel, its
-        parameters and results, and carries the traced BIR as JSON (``body``) for walrus to
-        splice."""
+        """A user ``@nki.jit`` kernel (IT55): the node names the kernel the front end compiled
+        (``func``, its handle), its parameters and its results; operands by access kind."""
         self._checkLowerable(inst, "codegenExternalNativeNkiKernel")
-        traced, func_args, func_outs = self._traces.pop(id(inst), None) or self._traceExternalKernel(inst)
-        func = inst.func_name
-        KernelMetricsCollector.get_instance().record_kernel(func, category=KernelCategory.NKI_KERNEL)
-        node = self.addInstruction(Opcode.NKIKernel, inst.name or func)
-        node.set_func(func)
-        node.set_func_args(func_args)
-        node.set_func_outs(func_outs)
-        node.set_sb_buf_shape(self.sb_buf_shape)
-        node.set_psum_buf_shape(self.psum_buf_shape)
-        node.set_body(traced.to_json(-1))
-        self._marshalOperands(node, inst, self.codegenBIRKernelAccess)
-        return node
-
-    def _traceExternalKernel(self, inst):
-        """(traced module, func_args, func_outs) of a user kernel macro."""
-        tracer = self.tracer
-        if tracer is None:
-            try:
-                from neuronxsim.nki import trace as tracer
-            except ImportError:
-                raise CodegenError(f"{inst.label}: tracing a user kernel needs neuronxsim.nki.trace (the NKI "
-                                   "front end), which this installation does not have") from None
-        traced = tracer(inst.kernel, *_operand_proxies(inst.srcs), arch=TRACE_ARCHS[self.module.arch])
-        if not isinstance(traced, Module) or not traced.functions:
-            raise CodegenError(f"{inst.label}: tracing '{inst.func_name}' gave {traced!r}; expected a bir.Module "
-                               "with the kernel as functions[0]")
-        if traced.arch != self.module.arch:
-            raise CodegenError(f"{inst.label}: '{inst.func_name}' was traced for arch {traced.arch!r}; expected "
-                               f"{self.module.arch!r}, the arch of the module it is lowered into")
-        return (traced,) + self._tracedInterface(inst, traced)
-
-    def _tracedInterface(self, inst, traced):
-        """(func_args, func_outs): the traced kernel's Input tensors in parameter order and its
-        Output tensors in result order, each checked against the operand it is bound to."""
-        locations = [s.location for s in traced.functions[0].allocations if s.location is not None]
-        params = list(inspect.signature(kernel_function(inst.kernel)).parameters)
-        inputs = [l for l in locations if l.type == MemoryType.Input]
-        if all(l.name in params for l in inputs):
-            inputs.sort(key=lambda l: params.index(l.name))
-        outputs = [l for l in locations if l.type == MemoryType.Output]
-        for side, accesses, bound, what in (("srcs", inst.srcs, inputs, "parameter"),
-                                            ("dsts", inst.dsts, outputs, "result")):
-            if len(accesses) != len(bound):
-                raise CodegenError(f"{inst.label} {side}: {len(accesses)} operands; the traced kernel "
-                                   f"'{inst.func_name}' has {len(bound)} tensor {what}s "
-                                   f"({', '.join(l.name for l in bound) or 'none'})")
-            for i, (access, loc) in enumerate(zip(accesses, bound)):
-                if tuple(loc.shape) != tuple(access.access_shape) or loc.dtype.name != access.dtype:
-                    raise CodegenError(f"{inst.label} {side}[{i}]: {list(access.access_shape)} {access.dtype} does "
-                                       f"not match the kernel's {what} '{loc.name}' {list(loc.shape)} {loc.dtype.name}")
-        return [l.name for l in inputs], [l.name for l in outputs]
+        return self._userKernelNode(inst, self._compiledUserKernel(inst))
 
     def codegenExternalNativeNkiKlirKernel(self, inst):
-        """The KLIR path of a user ``@nki.jit`` kernel: traced like the IT55 path, written as a
-        KLR file (the beta2 carrier, in the KLR directory) and emitted as an ``NKIKLIRKernel``
-        node that lowerKernelInst resolves (Form A)."""
+        """The KLIR-path twin of ``codegenExternalNativeNkiKernel``: the front end compiled the
+        kernel into a KLR file, which the IT55 node names. Still IT55: IT56 is for the internal
+        kernel registry's kernels only."""
         self._checkLowerable(inst, "codegenExternalNativeNkiKlirKernel")
-        traced, func_args, func_outs = self._traces.pop(id(inst), None) or self._traceExternalKernel(inst)
-        func = inst.func_name
-        path, version = _write_klr_file(inst, traced, func, self.klr_dir)
-        KernelMetricsCollector.get_instance().record_kernel(func, category=KernelCategory.NKI_KLIR_KERNEL)
-        node = self.addInstruction(Opcode.NKIKLIRKernel, inst.name or func)
-        node.set_klir_binary(path)
-        node.set_kernel_format(NKI_FRONTEND_FORMATS['beta2'])
-        node.set_nki_binary_version_identifier(version)
-        node.set_func_name(func)
-        node.set_func_args(func_args)
-        node.set_func_outs(func_outs)
+        return self._userKernelNode(inst, self._compiledUserKernel(inst))
+
+    def _userKernelNode(self, inst, compiled):
+        KernelMetricsCollector.get_instance().record_kernel(compiled.kernel_name, category=KernelCategory.NKI_KERNEL)
+        node = self.addInstruction(Opcode.NKIKernel, inst.name or compiled.kernel_name)
+        node.set_func(compiled.handle)
+        node.set_func_args(list(compiled.func_args))
+        node.set_func_outs(list(compiled.func_outs))
         node.set_sb_buf_shape(self.sb_buf_shape)
         node.set_psum_buf_shape(self.psum_buf_shape)
-        node.set_grid(len(traced.functions))
         self._marshalOperands(node, inst, self.codegenBIRKernelAccess)
+        self.compiled_kernels[compiled.handle] = compiled
         return node
 
 
-__all__ = ["BirCodeGenLoop", "Opcode", "is_token_generation", "BUFFER_SHAPES", "AUTO_CAST_MODES",
+__all__ = ["BirCodeGenLoop", "Opcode", "LncSize", "BUFFER_SHAPES", "AUTO_CAST_MODES",
            "AUTO_CAST_TYPES", "NAMED_ATTR_FIELDS", "InternalKernelConfig", "get_internal_kernel_registry",
            "TracedInternalKernel", "clear_internal_kernel_trace_cache", "nki_frontend", "NKI_FRONTEND_FORMATS",
            "MULTICORE_GRID", "KLR_DIR_ENV"]

@@ -12,6 +12,9 @@
 # * beta3, Form B: ``kernel_format`` "bir"; ``klir_binary`` is the kernel's BIR JSON text;
 #   ``nki_binary_version_identifier`` is "bir-json/<BIR JSON version>.<format revision>".
 #
+# The module's ``files_dir`` (where its file references resolve, walrus/FileReference.h) becomes
+# the KLR directory of its first Form A node, unless it names a folder already.
+#
 # Where KLR files go: the codegen's ``klr_dir`` if given, else the directory named by
 # ``NEURONXSIM_KLR_DIR`` if set (either created if needed,
 # never cleaned: use it to keep Form A modules resolvable after the process ends, e.g. a
@@ -138,6 +141,36 @@ def _walrus(inst):
     return walrus
 
 
+def _outputs_as_parameters(inst, leaf, kernel, n_inputs, output_proxies):
+    """``kernel``, which takes its outputs as parameters (``output_is_parameter``: its positional
+    parameters after the ``n_inputs`` inputs) and writes them, as the kernel the NKI front end
+    traces: one that creates those outputs in shared HBM (shapes and dtypes of
+    ``output_proxies``, named after the parameters), passes them to ``kernel`` and returns them.
+    Inside a trace a kernel's inputs are read-only; tensors it creates are its own."""
+    from neuronxsim.nki import language as nl
+
+    func = kernel_function(kernel)
+    params = list(inspect.signature(func).parameters.values())
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    out_params = params[n_inputs:n_inputs + len(output_proxies)]
+    if len(out_params) != len(output_proxies) or any(p.kind not in positional for p in params[:n_inputs] + out_params):
+        raise CodegenError(f"{inst.label}: internal NKI kernel {leaf} takes its outputs as parameters "
+                           f"(output_is_parameter); expected {n_inputs} input and {len(output_proxies)} output "
+                           f"positional parameters, got {inspect.signature(func)}")
+
+    def kernel_with_outputs(*args, **kwargs):
+        outputs = [nl.ndarray(proxy.shape, dtype=proxy.dtype, buffer=nl.shared_hbm, name=param.name)
+                   for proxy, param in zip(output_proxies, out_params)]
+        kernel(*args[:n_inputs], *outputs, *args[n_inputs:], **kwargs)
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+    kernel_with_outputs.__signature__ = inspect.Signature(params[:n_inputs] + params[n_inputs + len(out_params):])
+    kernel_with_outputs.__name__ = func.__name__
+    kernel_with_outputs.__qualname__ = func.__qualname__
+    kernel_with_outputs.__module__ = func.__module__
+    return kernel_with_outputs
+
+
 class InternalNativeNkiKernelCodegen:
     """BirCodeGenLoop's IT56 sink: the registry resolution, the two tracers, the cache and the
     node. Mixed into ``BirCodeGenLoop``, whose ``addInstruction``, ``_checkLowerable``,
@@ -145,9 +178,9 @@ class InternalNativeNkiKernelCodegen:
 
     def _resolve_kernel_config(self, inst):
         """Look up kernel config from registry and prepare common arguments.
+        Returns (kernel_config, internal_kernel, additional_args, call_args).
 
-        Returns (kernel_config, internal_kernel, additional_args, call_args): ``call_args`` are
-        ndarray proxies (the operands' shapes and dtypes, no data) of the first
+        ``call_args`` are ndarray proxies (the operands' shapes and dtypes, no data) of the first
         ``operand_count`` srcs (all when None), then of the dsts if ``output_is_parameter``.
         """
         func_name = inst.func_name
@@ -174,27 +207,29 @@ class InternalNativeNkiKernelCodegen:
         additional_args = builder(inst) if builder is not None else {}
         return kernel_config, internal_kernel, additional_args, call_args
 
-    def _traceWithNkiFrontend(self, inst):
-        """(TracedKernel, grid): the registry leaf of ``inst`` traced by ``neuronxsim.nki`` for
-        the module's arch, its results checked against the macro's dsts."""
-        kernel_config, internal_kernel, additional_args, call_args = self._resolve_kernel_config(inst)
+    def _traceWithNkiFrontend(self, inst, resolved):
+        """(TracedKernel, grid): the registry leaf of ``inst``, resolved by
+        ``_resolve_kernel_config`` into ``resolved``, traced by ``neuronxsim.nki`` for the
+        module's arch, its results checked against the macro's dsts."""
+        kernel_config, internal_kernel, additional_args, call_args = resolved
         from neuronxsim.nki import jit, trace_kernel
         from neuronxsim.nki.language import nc
 
         func_name = inst.func_name
         leaf = f"'{func_name}' ({getattr(internal_kernel, '__module__', '?')}." \
                f"{getattr(internal_kernel, '__qualname__', internal_kernel)})"
-        if kernel_config.output_is_parameter:
-            raise CodegenError(f"{inst.label}: internal NKI kernel {leaf} takes its outputs as parameters "
-                               "(output_is_parameter), which the NKI front end cannot trace: kernel inputs are "
-                               "read-only; expected a kernel that returns its outputs")
         if 'arch' in additional_args:
             raise CodegenError(f"{inst.label}: attr 'arch' of internal NKI kernel {leaf} would shadow the trace's "
                                "target arch; expected another attr name")
+        kernel, args = internal_kernel, call_args
+        if kernel_config.output_is_parameter:
+            n_inputs = len(call_args) - len(inst.dsts)
+            kernel = _outputs_as_parameters(inst, leaf, internal_kernel, n_inputs, call_args[n_inputs:])
+            args = call_args[:n_inputs]
         grid = MULTICORE_GRID if kernel_config.requires_multicore_grid else 1
-        launch = jit(internal_kernel)[nc(grid)] if grid > 1 else internal_kernel
+        launch = jit(kernel)[nc(grid)] if grid > 1 else kernel
         try:
-            traced = trace_kernel(launch, *call_args, arch=TRACE_ARCHS[self.module.arch], **additional_args)
+            traced = trace_kernel(launch, *args, arch=TRACE_ARCHS[self.module.arch], **additional_args)
         except NeuronxsimError as e:
             raise CodegenError(f"{inst.label}: tracing internal NKI kernel {leaf} failed: {e}") from None
         if len(traced.outputs) != len(inst.dsts):
@@ -209,14 +244,14 @@ class InternalNativeNkiKernelCodegen:
 
     def _trace_kernel_beta2(self, inst):
         """NKI_FRONTEND=beta2 (the default): traces the leaf and writes it as a KLR file (Form A)."""
-        traced, grid = self._traceWithNkiFrontend(inst)
+        traced, grid = self._traceWithNkiFrontend(inst, self._resolve_kernel_config(inst))
         path, version = _write_klr_file(inst, traced.module, inst.func_name, self.klr_dir)
         return TracedInternalKernel(path, NKI_FRONTEND_FORMATS['beta2'], version, traced.input_names,
                                     traced.output_names, grid)
 
     def _trace_kernel_beta3(self, inst):
         """NKI_FRONTEND=beta3: traces the leaf to BIR JSON, carried in the node (Form B)."""
-        traced, grid = self._traceWithNkiFrontend(inst)
+        traced, grid = self._traceWithNkiFrontend(inst, self._resolve_kernel_config(inst))
         version = f"bir-json/{bir.BIR_VERSION}.{bir.FORMAT_VERSION}"
         return TracedInternalKernel(traced.module.to_json(-1), NKI_FRONTEND_FORMATS['beta3'], version,
                                     traced.input_names, traced.output_names, grid)
@@ -230,17 +265,22 @@ class InternalNativeNkiKernelCodegen:
         return self._trace_kernel_beta2(inst)
 
     def _traceInternalKernelCached(self, inst):
-        """The carrier of ``inst``'s kernel from the trace cache, tracing it on a miss."""
+        """The carrier of ``inst``'s kernel from the trace cache, tracing it on a miss.
+
+        The key is what decides the trace, read off the macro (its registry entry, front end,
+        arch, operand shapes and dtypes, attrs), so that ``_resolve_kernel_config`` runs only
+        in the tracer, once per miss, as in the shipped module."""
         frontend = nki_frontend()
-        kernel_config, internal_kernel, additional_args, call_args = self._resolve_kernel_config(inst)
-        key = (internal_kernel, frontend, self.module.arch, bool(kernel_config.requires_multicore_grid),
-               tuple((a.shape, a.dtype.str) for a in call_args), _trace_key_attrs(additional_args))
+        func_name = inst.func_name
+        operands = lambda accesses: tuple((tuple(a.access_shape), a.dtype) for a in accesses)  # noqa: E731
+        key = (func_name, id(get_internal_kernel_registry().get(func_name)), frontend, self.module.arch,
+               operands(inst.srcs), operands(inst.dsts), _trace_key_attrs(inst.get_attrs_dict()))
         collector = KernelMetricsCollector.get_instance()
         carrier = _TRACE_CACHE.get(key)
         if carrier is not None and carrier.is_available():
-            collector.record_trace_cache(inst.func_name, hit=True)
+            collector.record_trace_cache(func_name, hit=True)
             return carrier
-        collector.record_trace_cache(inst.func_name, hit=False)
+        collector.record_trace_cache(func_name, hit=False)
         carrier = self._trace_internal_kernel_to_new_nki_frontend(inst, frontend)
         _TRACE_CACHE[key] = carrier
         return carrier
@@ -271,6 +311,9 @@ class InternalNativeNkiKernelCodegen:
         node.set_sb_buf_shape(self.sb_buf_shape)
         node.set_psum_buf_shape(self.psum_buf_shape)
         node.set_grid(carrier.grid)
+        if carrier.kernel_format != 'bir' and not self.module.files_dir:
+            # The KLR file's folder is where this module's file references resolve.
+            self.module.files_dir = os.path.dirname(carrier.klir_binary)
         for location, is_output in operands:
             node.addOpaqueAP(location, is_output)
         return node

@@ -1,0 +1,188 @@
+"""How fast `neuronxsim sweep` goes, and where a configuration's time goes.
+
+  python benchmarks/bench_sweep.py [--jobs N] [--repeat 3]
+
+On the blocked matmul of tests/sweep/kernels/blocked_matmul.py at [4096, 1024] @ [1024, 2048]
+bf16 (lhsT 1024x4096, rhs 1024x2048) with its three TILES_IN_BLOCK_* parameters, timing mode:
+
+1. End to end: the same grid swept on 1 worker and on N workers (default: the CPU count), as
+   configurations per second of wall time and per CPU-second (the sweep's processes: the parent
+   and its workers), and the N-worker rate over the 1-worker rate (ideal: N).
+2. Where one configuration's time goes, in this process (CPU seconds per configuration): tracing
+   (and per traced instruction), preparing the module for the simulator (verify, decode, cost),
+   the timing run, and the trace cache's write and read of the same trace.
+3. Preparation speed against the timing run's, in instructions per second, on the traced modules
+   and on a long mixed stream (benchmarks/modules.py).
+
+Numbers, not a pass/fail check: the host is shared, so each figure is the best of ``--repeat``
+runs, and the ratios compare runs made in the same process, interleaved.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import sys
+import tempfile
+import time
+
+from common import host_note, print_table
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+KERNEL = os.path.join(ROOT, "tests", "sweep", "kernels", "blocked_matmul.py") + ":blocked_matmul"
+SHAPES = [["1024x4096:bfloat16", "1024x2048:bfloat16"]]
+GRID = {"TILES_IN_BLOCK_M": [1, 2, 4, 8], "TILES_IN_BLOCK_N": [1, 2, 4],
+        "TILES_IN_BLOCK_K": [1, 2, 4, 8]}
+
+
+def cpu_seconds() -> float:
+    """CPU seconds of this process and of its finished children."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def end_to_end(jobs: int, repeat: int) -> dict:
+    """The best of ``repeat`` sweeps of GRID on ``jobs`` workers: configurations, wall seconds
+    (from the first configuration sent, the workers started), CPU seconds (workers started)."""
+    from neuronxsim.sweep import driver
+
+    best = None
+    for _ in range(repeat):
+        out = tempfile.mkdtemp(prefix="bench-sweep-")
+        try:
+            p = driver.plan(KERNEL, grid=GRID, shapes=SHAPES, output=out)
+            cpu0 = cpu_seconds()
+            rows, wall, _ = driver.run_sweep(p, jobs=jobs)
+            cpu = cpu_seconds() - cpu0
+        finally:
+            shutil.rmtree(out)
+        run = {"configurations": len(rows), "wall": wall, "cpu": cpu,
+               "ok": sum(r["status"] == "ok" for r in rows),
+               "worker_total": sum(r["host_seconds"].get("total", 0) for r in rows)}
+        if best is None or run["wall"] < best["wall"]:
+            best = run
+    return best
+
+
+def prepare_and_run(module, arch: str) -> tuple:
+    """CPU seconds of preparing ``module`` for a timing run (verify, decode, cost: the
+    simulator's constructor) and of the run, on this thread."""
+    from neuronxsim.starfish.lib import _core
+
+    t0 = time.thread_time()
+    native = _core.sim.Simulator(module, arch, "timing", None, 1, False)
+    t1 = time.thread_time()
+    native.run()
+    return t1 - t0, time.thread_time() - t1
+
+
+def phases(repeat: int) -> tuple:
+    """CPU seconds of each phase over the grid's configurations that trace (the best of
+    ``repeat`` passes), and their (module, arch)."""
+    from neuronxsim.sweep import job as job_module
+    from neuronxsim.sweep import kernel_file
+    from neuronxsim.sweep.driver import plan
+    from neuronxsim.sweep.trace_cache import TraceCache
+
+    out = tempfile.mkdtemp(prefix="bench-sweep-")
+    try:
+        p = plan(KERNEL, grid=GRID, shapes=SHAPES, output=out)
+        cache = TraceCache(os.path.join(out, "cache"))
+        best, modules = None, []
+        with kernel_file.kernel_imports(p.kernel.path, False):
+            kernel = kernel_file.load(p.kernel)
+            for _ in range(repeat):
+                spent = dict.fromkeys(PHASES, 0.0)
+                spent.update(instructions=0, configurations=0)
+                modules = []
+                for i, j in enumerate(p.jobs):
+                    t0 = time.thread_time()
+                    try:
+                        traced, _, _ = job_module._trace(kernel, dict(j, trace_cache=None), {})
+                    except Exception:
+                        continue  # a configuration that does not trace: a failed row
+                    spent["trace"] += time.thread_time() - t0
+                    prep, run = prepare_and_run(traced.module, j["arch"])
+                    spent["prepare"] += prep
+                    spent["run"] += run
+                    t0 = time.thread_time()
+                    cache.put(f"{i:064x}", traced)
+                    t1 = time.thread_time()
+                    cache.get(f"{i:064x}")
+                    t2 = time.thread_time()
+                    job_module.run(j)
+                    t3 = time.thread_time()
+                    spent["cache write"] += t1 - t0
+                    spent["cache read"] += t2 - t1
+                    spent["job.run (all in)"] += t3 - t2
+                    spent["instructions"] += traced.instruction_count
+                    spent["configurations"] += 1
+                    modules.append((traced.module, j["arch"]))
+                if best is None or spent["job.run (all in)"] < best["job.run (all in)"]:
+                    best = spent
+        return best, modules
+    finally:
+        shutil.rmtree(out)
+
+
+PHASES = ("trace", "prepare", "run", "cache write", "cache read", "job.run (all in)")
+
+
+def preparation(modules: list, repeat: int) -> list:
+    """Rows of M instructions/s of preparation and of the timing run (CPU, best of ``repeat``)."""
+    from modules import mixed_stream
+
+    stream = mixed_stream(20_000).module
+    rows = []
+    for name, mods in (("the traced modules", modules),
+                       ("mixed stream (benchmarks/modules.py)", [(stream, "trn1")])):
+        prep = run = float("inf")
+        n = sum(m.functions[0].instruction_count for m, _ in mods)
+        for _ in range(repeat):
+            times = [prepare_and_run(m, arch) for m, arch in mods]
+            prep = min(prep, sum(t[0] for t in times))
+            run = min(run, sum(t[1] for t in times))
+        rows.append([name, n, n / prep / 1e6, n / run / 1e6, run / prep])
+    return rows
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)))
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+    print(host_note())
+    configs = 1
+    for v in GRID.values():
+        configs *= len(v)
+
+    one = end_to_end(1, args.repeat)
+    many = end_to_end(args.jobs, args.repeat)
+    rows = []
+    for jobs, r in ((1, one), (args.jobs, many)):
+        rows.append([jobs, r["configurations"], r["ok"], r["wall"], r["configurations"] / r["wall"],
+                     r["configurations"] / r["cpu"]])
+    print_table(f"1. end to end, timing mode, {configs} configurations (best of {args.repeat})",
+                ["workers", "configs", "ok", "wall s", "configs/s", "configs/CPU-s"], rows)
+    print(f"  {args.jobs} workers / 1 worker: {(many['configurations'] / many['wall']) / (one['configurations'] / one['wall']):.2f}x "
+          f"(ideal {args.jobs}); per CPU-second: "
+          f"{(many['configurations'] / many['cpu']) / (one['configurations'] / one['cpu']):.2f}x (ideal 1)")
+
+    spent, modules = phases(args.repeat)
+    n, per = spent["configurations"], spent["instructions"] / max(spent["configurations"], 1)
+    table = [[phase, spent[phase] / n * 1e3, spent[phase] / spent["instructions"] * 1e6] for phase in PHASES]
+    print_table(f"2. one configuration in one process, CPU ms (mean over the {n} that trace, {per:.0f} "
+                f"instructions each; best of {args.repeat})", ["phase", "ms", "us/instr"], table)
+    all_in = spent["job.run (all in)"]
+    print(f"  job.run: {n / all_in:.1f} configurations per CPU-second; tracing is "
+          f"{spent['trace'] / all_in:.0%} of it, preparing and running {(spent['prepare'] + spent['run']) / all_in:.0%}")
+
+    print_table(f"3. preparation (verify, decode, cost) and timing run, M instructions/s (best of {args.repeat})",
+                ["modules", "instructions", "prepare", "run", "prepare/run"], preparation(modules, args.repeat))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

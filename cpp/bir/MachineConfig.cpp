@@ -1,0 +1,107 @@
+#include "MachineConfig.h"
+
+#include <array>
+
+#include "Error.h"
+
+namespace bir {
+namespace {
+
+MachineConfig trn1Config() {
+  MachineConfig c;
+  c.arch = "trn1";
+  c.bir_arch = "gen2";
+  c.neuron_core = "NeuronCore-v2";
+  c.neuron_core_version = 2;
+  c.sbuf_bytes_per_partition = 192 * 1024;  // 24 MiB = 128 x 192 KiB [A1]
+  c.pe_clock_ghz = 2.8;                     // [A1]
+  c.act_clock_ghz = 1.4;
+  c.dve_clock_ghz = 1.12;
+  c.pool_clock_ghz = 1.4;
+  c.sp_clock_ghz = 1.4;
+  c.pe_fp32_transpose_factor = 4;  // no transpose mode speed-up on v2
+  // "Neuron Custom C++ Operators ... run on the GPSIMD engines of Inf2 and Trn1" (aws-neuron-sdk)
+  c.has_custom_ops = true;
+  c.dma_dge_instruction_ns = 600;  // DGE cost measured on v3 [A2], used for v2 too (ours)
+  return c;
+}
+
+MachineConfig trn2Config() {
+  MachineConfig c = trn1Config();
+  c.arch = "trn2";
+  c.bir_arch = "gen3";
+  c.neuron_core = "NeuronCore-v3";
+  c.neuron_core_version = 3;
+  c.has_custom_ops = false;
+  c.sbuf_bytes_per_partition = 224 * 1024;  // 28 MiB = 128 x 224 KiB [A2]
+  c.pe_clock_ghz = 2.4;                     // [A2]
+  c.act_clock_ghz = 1.2;
+  c.dve_clock_ghz = 0.96;
+  c.pool_clock_ghz = 1.2;
+  c.sp_clock_ghz = 1.2;
+  c.pe_fp32_transpose_factor = 2;  // "2x speedup in FP32 transpose" [A2]
+  c.dve_perf_modes = true;
+  c.pe_fp8_double_row = true;
+  c.has_range_select = true;
+  c.act_reduce_add_only = false;
+  return c;
+}
+
+// One row per generation, oldest first: its configuration and the other names it goes by
+// (besides arch, bir_arch and neuron_core, which every configuration carries).
+struct Generation {
+  MachineConfig config;
+  std::vector<std::string> extra_aliases;
+};
+
+const std::array<Generation, 2>& generations() {
+  static const std::array<Generation, 2> kGenerations = {
+      Generation{trn1Config(), {"inf2"}},  // Inferentia2 has NeuronCore-v2 cores
+      Generation{trn2Config(), {}},
+  };
+  return kGenerations;
+}
+
+const Generation* find(std::string_view name) {
+  for (const Generation& g : generations()) {
+    const MachineConfig& c = g.config;
+    if (name == c.arch || name == c.bir_arch || name == c.neuron_core) return &g;
+    for (const std::string& a : g.extra_aliases)
+      if (name == a) return &g;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::string canonicalArch(std::string_view arch) {
+  const Generation* g = find(arch);
+  return g ? g->config.arch : "";
+}
+
+const MachineConfig& machineConfig(std::string_view arch) {
+  if (const Generation* g = find(arch)) return g->config;
+  std::string known;
+  for (const Generation& g : generations())
+    known += (known.empty() ? "" : ", ") + g.config.arch + " = " + g.config.bir_arch + " = " + g.config.neuron_core;
+  throw sim::SimulationError("unknown arch '" + std::string(arch) + "' (known: " + known + ")");
+}
+
+const std::vector<std::string>& knownArchs() {
+  static const std::vector<std::string> kNames = [] {
+    std::vector<std::string> names;
+    for (const Generation& g : generations()) names.push_back(g.config.arch);
+    return names;
+  }();
+  return kNames;
+}
+
+std::vector<std::string> archAliases(std::string_view arch) {
+  const Generation* g = find(arch);
+  if (!g) return {};
+  std::vector<std::string> names = {g->config.arch, g->config.bir_arch, g->config.neuron_core};
+  names.insert(names.end(), g->extra_aliases.begin(), g->extra_aliases.end());
+  return names;
+}
+
+}  // namespace bir

@@ -1,0 +1,229 @@
+"""Where the configurations run: a pool of local worker processes, or a Dask cluster.
+
+Both take batches of jobs (lists of :mod:`neuronxsim.sweep.job` dicts) and yield (job, result)
+for every job, in the order they finish:
+
+* :class:`LocalPool` runs ``workers`` processes (``python -m neuronxsim.sweep.worker``), each
+  simulating on one host thread. A worker that dies (killed, out of memory) is replaced and its
+  unfinished jobs run again, one per batch; a job that takes down :data:`MAX_ATTEMPTS` workers
+  becomes a failed result saying so.
+* :class:`DaskPool` submits the batches to a Dask distributed scheduler (an existing one, or a
+  ``LocalCluster`` it starts). Dask runs a lost worker's tasks again elsewhere; a task that keeps
+  killing workers comes back as ``KilledWorker`` and becomes failed results.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import os
+import subprocess
+import sys
+import uuid
+from multiprocessing.connection import Connection, wait
+
+import neuronxsim
+from neuronxsim.sweep.space import SweepError
+
+#: Workers a job may take down before it counts as failed.
+MAX_ATTEMPTS = 2
+
+#: Batches a local worker holds at once (the next is waiting when it finishes one).
+_DEPTH = 2
+
+#: Host threads of the numerical libraries in a worker: one, like the simulator's.
+_ONE_THREAD = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
+def failed(job: dict, error: str) -> dict:
+    """The result of a job that did not finish (no worker returned one)."""
+    return {"key": job["key"], "status": "failed", "error": error, "host_seconds": {}}
+
+
+def _worker_env() -> dict:
+    """The parent's environment, neuronxsim's folder first on PYTHONPATH (so the worker imports
+    this neuronxsim), one numerical thread where the user has not chosen otherwise."""
+    env = dict(os.environ)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(neuronxsim.__file__)))
+    env["PYTHONPATH"] = os.pathsep.join([root] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    env["PYTHONSAFEPATH"] = "1"  # not the working directory: it may hold another neuronxsim
+    for k, v in _ONE_THREAD.items():
+        env.setdefault(k, v)
+    return env
+
+
+class _Worker:
+    def __init__(self, env: dict):
+        self.process = subprocess.Popen([sys.executable, "-m", "neuronxsim.sweep.worker"],
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+        self.send = Connection(os.dup(self.process.stdin.fileno()), readable=False)
+        self.receive = Connection(os.dup(self.process.stdout.fileno()), writable=False)
+        self.process.stdin.close()
+        self.process.stdout.close()
+        self.inflight = collections.deque()  # (batch, attempt) sent, not yet answered
+
+    def close(self) -> None:
+        self.send.close()
+        self.receive.close()
+
+
+class LocalPool:
+    """``workers`` local processes (see the module docstring)."""
+
+    def __init__(self, workers: int):
+        if workers < 1:
+            raise SweepError(f"--jobs {workers}: at least one worker")
+        self.workers = workers
+        self._pool: list[_Worker] = []
+        self._env = _worker_env()
+
+    def describe(self) -> str:
+        return f"{self.workers} local worker process{'es' if self.workers != 1 else ''}"
+
+    def worker_count(self) -> int:
+        return self.workers
+
+    def pids(self) -> list[int]:
+        """The process ids of the workers running now."""
+        return [w.process.pid for w in self._pool]
+
+    def run(self, batches: list[list[dict]]):
+        """Yields (job, result) for every job of every batch."""
+        pending = collections.deque((b, 1) for b in batches if b)
+        try:
+            while pending and len(self._pool) < self.workers:
+                self._pool.append(_Worker(self._env))
+            for w in self._pool:
+                self._feed(w, pending)
+            while any(w.inflight for w in self._pool):
+                ready = wait([w.receive for w in self._pool if w.inflight])
+                for w in [w for w in self._pool if w.receive in ready]:
+                    yield from self._collect(w, pending)
+        finally:
+            self.close()
+
+    def _feed(self, w: _Worker, pending) -> None:
+        while pending and len(w.inflight) < _DEPTH:
+            batch, attempt = pending.popleft()
+            try:
+                w.send.send(batch)
+            except OSError:  # the worker is gone: its pipe's end-of-file says so
+                pending.appendleft((batch, attempt))
+                return
+            w.inflight.append((batch, attempt))
+
+    def _collect(self, w: _Worker, pending):
+        """The answer ``w`` has sent; if instead it died, its unanswered batches go back to
+        ``pending`` (one job per batch, so that a job that kills workers is singled out) and a
+        new worker takes its place."""
+        try:
+            results = w.receive.recv()
+        except (EOFError, OSError):
+            results = None
+        if results is not None:
+            batch, _ = w.inflight.popleft()
+            yield from zip(batch, results)
+            self._feed(w, pending)
+            return
+        code = w.process.wait()
+        cause = f"signal {-code}" if code < 0 else f"exit status {code}"
+        w.close()
+        self._pool.remove(w)
+        for batch, attempt in w.inflight:
+            if attempt >= MAX_ATTEMPTS:
+                for job in batch:
+                    yield job, failed(job, f"the worker process died ({cause}) running this "
+                                           f"configuration, {attempt} times")
+            else:
+                pending.extendleft(([job], attempt + 1) for job in reversed(batch))
+        if pending:
+            replacement = _Worker(self._env)
+            self._pool.append(replacement)
+            self._feed(replacement, pending)
+
+    def close(self) -> None:
+        """Stops the workers: asked to end, then killed if they do not within a few seconds."""
+        for w in self._pool:
+            try:
+                w.send.send(None)
+            except OSError:
+                pass
+        for w in self._pool:
+            try:
+                w.process.wait(timeout=3)
+            except subprocess.TimeoutExpired:
+                w.process.kill()
+                w.process.wait()
+            w.close()
+        self._pool = []
+
+
+def dask_missing() -> str:
+    return ("--scheduler needs Dask's distributed scheduler, which is not installed: "
+            "pip install 'neuronxsim[dask]' (or pip install 'dask[distributed]')")
+
+
+class DaskPool:
+    """A Dask distributed client: ``address`` of a running scheduler (``tcp://host:8786``), or
+    ``"local"`` for a LocalCluster of ``workers`` processes with one thread each."""
+
+    def __init__(self, address: str, workers: int, connect_timeout: float):
+        try:
+            import distributed
+        except ImportError:
+            raise SweepError(dask_missing()) from None
+        self.address = address
+        self.cluster = None
+        if address == "local":
+            self.cluster = distributed.LocalCluster(
+                n_workers=workers, threads_per_worker=1, processes=True,
+                dashboard_address=None, env=dict(_ONE_THREAD), silence_logs=logging.ERROR)
+            self.client = distributed.Client(self.cluster)
+        else:
+            try:
+                self.client = distributed.Client(address, timeout=connect_timeout)
+            except (OSError, TimeoutError, ValueError) as e:
+                raise SweepError(f"--scheduler {address}: cannot reach a Dask scheduler there "
+                                 f"({str(e).splitlines()[0] if str(e) else type(e).__name__})") from None
+        self._distributed = distributed
+
+    def describe(self) -> str:
+        n = len(self.client.scheduler_info().get("workers", {}))
+        where = "a local Dask cluster" if self.cluster is not None else f"Dask at {self.address}"
+        return f"{where} ({n} worker{'s' if n != 1 else ''})"
+
+    def worker_count(self) -> int:
+        return max(1, len(self.client.scheduler_info().get("workers", {})))
+
+    def run(self, batches: list[list[dict]]):
+        """Yields (job, result) for every job of every batch."""
+        from neuronxsim.sweep import job as job_module
+
+        tag = uuid.uuid4().hex[:12]
+        futures = {self.client.submit(job_module.run_many, batch, pure=False,
+                                      key=f"neuronxsim-sweep-{tag}-{i}"): batch
+                   for i, batch in enumerate(batches) if batch}
+        try:
+            for future in self._distributed.as_completed(futures):
+                batch = futures.pop(future)
+                try:
+                    results = future.result()
+                except self._distributed.KilledWorker:
+                    results = [failed(j, "Dask workers died running this configuration's batch "
+                                         "(KilledWorker)") for j in batch]
+                except Exception as e:  # the task failed outside job.run (a worker without neuronxsim)
+                    results = [failed(j, f"the Dask task failed: {type(e).__name__}: "
+                                         f"{str(e).splitlines()[0] if str(e) else ''}")
+                               for j in batch]
+                yield from zip(batch, results)
+        finally:
+            for future in futures:
+                future.cancel()
+
+    def close(self) -> None:
+        self.client.close()
+        if self.cluster is not None:
+            self.cluster.close()
+
+
+__all__ = ["LocalPool", "DaskPool", "MAX_ATTEMPTS", "failed", "dask_missing"]

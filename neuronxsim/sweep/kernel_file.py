@@ -1,0 +1,213 @@
+"""A kernel file as it travels to the workers: its path, its text and the name of a function in it
+(``FILE.py:NAME``), and how a worker turns that back into the kernel object.
+
+The text travels, not the path: a worker on another machine runs the same source. A worker runs
+the file once per text (the loaded namespace is kept, keyed by the text's hash) with ``import
+nki`` and ``import neuronxcc.nki`` mapped to neuronxsim's dialects (``neuronxsim.importer``) and,
+where the file's folder exists on the worker, that folder first on ``sys.path`` so the file can
+import its neighbours.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import inspect
+import linecache
+import os
+import sys
+import types
+from dataclasses import dataclass
+
+from neuronxsim.sweep.space import SweepError
+
+#: The kernel dialects, by the package their kernels come from.
+DIALECTS = ("nki", "nki06")
+
+
+@dataclass(frozen=True)
+class KernelFile:
+    """``FILE.py:NAME``: the file's path (as given) and text, and the name."""
+    path: str
+    text: str
+    name: str
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
+
+    @property
+    def ref(self) -> str:
+        return f"{self.path}:{self.name}"
+
+    def to_dict(self) -> dict:
+        return {"path": self.path, "text": self.text, "name": self.name}
+
+    @staticmethod
+    def from_dict(d: dict) -> "KernelFile":
+        return KernelFile(d["path"], d["text"], d["name"])
+
+
+def read(ref: str, what: str = "kernel") -> KernelFile:
+    """The file of ``FILE.py:NAME``, read; SweepError for a malformed reference or an unreadable
+    file."""
+    path, _, name = ref.rpartition(":")
+    if not path or not name:
+        raise SweepError(f"{ref!r}: expected FILE.py:{what.upper()}")
+    if not name.isidentifier():
+        raise SweepError(f"{ref!r}: {name!r} is not a Python name")
+    if not os.path.isfile(path):
+        raise SweepError(f"{path}: no such file")
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise SweepError(f"{path}: cannot read it ({e.strerror or e})") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise SweepError(f"{path}: not UTF-8 text (byte {e.start})") from None
+    return KernelFile(path, text, name)
+
+
+# The namespaces of the files this process has run, by (path, text hash).
+_namespaces: dict = {}
+
+
+@contextlib.contextmanager
+def kernel_imports(path: str, allow_shadowing: bool):
+    """``import nki`` / ``import neuronxcc.nki`` mapped to neuronxsim, and the file's folder
+    first on sys.path (where it exists), for the duration of the block."""
+    from neuronxsim.importer import installed
+
+    folder = os.path.dirname(os.path.abspath(path))
+    added = os.path.isdir(folder) and folder not in sys.path
+    if added:
+        sys.path.insert(0, folder)
+    try:
+        with installed(allow_shadowing=allow_shadowing):
+            yield
+    finally:
+        if added and folder in sys.path:
+            sys.path.remove(folder)
+
+
+def load(kf: KernelFile):
+    """The object ``kf.name`` names in the file (run once per text and process; call inside
+    :func:`kernel_imports`). SweepError when the file fails to run or lacks the name."""
+    key = (kf.path, kf.sha256)
+    namespace = _namespaces.get(key)
+    if namespace is None:
+        module = types.ModuleType("__neuronxsim_sweep__")
+        module.__file__ = kf.path
+        # Tracebacks and the tracer's source lines read the text through linecache, also where
+        # the file does not exist (a remote worker).
+        lines = kf.text.splitlines(keepends=True)
+        linecache.cache[kf.path] = (len(kf.text), None, lines, kf.path)
+        try:
+            code = compile(kf.text, kf.path, "exec")
+            exec(code, module.__dict__)
+        except SyntaxError as e:
+            raise SweepError(f"{kf.path}:{e.lineno}: {e.msg}") from None
+        except Exception as e:
+            raise SweepError(f"{kf.path}: {_where(e, kf.path)}{type(e).__name__}: "
+                             f"{first_line(e)}") from None
+        namespace = module.__dict__
+        _namespaces[key] = namespace
+    if kf.name not in namespace:
+        raise SweepError(f"{kf.path} defines no {kf.name!r}")
+    return namespace[kf.name]
+
+
+def _where(e: BaseException, path: str) -> str:
+    """``line N: `` of the innermost frame of ``path`` in the exception's traceback."""
+    line = None
+    tb = e.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == path:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return f"line {line}: " if line is not None else ""
+
+
+def first_line(e: BaseException) -> str:
+    """The first non-empty line of an exception's message (its type name when it has none)."""
+    for line in str(e).splitlines():
+        if line.strip():
+            return line.strip()
+    return type(e).__name__
+
+
+def dialect(kernel) -> str:
+    """"nki06" for an NKI 0.6 kernel (``import nki``), "nki" for a 2.2x one (``neuronxcc.nki``)."""
+    from neuronxsim.nki.kernel import GridKernel, Kernel
+    from neuronxsim.nki06.kernel import Kernel as Kernel06
+    from neuronxsim.nki06.kernel import LaunchedKernel
+
+    if isinstance(kernel, (Kernel06, LaunchedKernel)):
+        return "nki06"
+    if isinstance(kernel, (Kernel, GridKernel)):
+        return "nki"
+    raise SweepError(f"{kernel!r} is not an NKI kernel (decorate it with @nki.jit)")
+
+
+def default_arch(kernel_dialect: str) -> str:
+    """The generation a kernel runs on when ``--arch`` is not given: trn1 for the 2.2x dialect;
+    for NKI 0.6 ``NEURON_PLATFORM_TARGET_OVERRIDE``, else trn2 (as ``neuronxsim profile``)."""
+    if kernel_dialect == "nki06":
+        from neuronxsim.nki06.kernel import target_arch
+        from neuronxsim.nki.errors import NKIError
+        try:
+            return target_arch()
+        except NKIError as e:
+            raise SweepError(str(e)) from None
+    return "trn1"
+
+
+def python_function(kernel):
+    """The Python function of a kernel object of either dialect."""
+    for attr in ("kernel", "func"):  # launched / grid kernels hold a kernel, kernels a func
+        inner = getattr(kernel, attr, None)
+        if inner is not None and not isinstance(inner, (int, tuple)):
+            return python_function(inner)
+    return kernel
+
+
+def check_parameters(kernel, kf: KernelFile, arrays: int, grid: dict, args: dict) -> None:
+    """The kernel takes ``arrays`` leading arrays and every grid and ``--arg`` name as a
+    parameter, and nothing it needs is missing; SweepError naming the first problem."""
+    func = python_function(kernel)
+    try:
+        params = inspect.signature(func).parameters
+    except (TypeError, ValueError):
+        raise SweepError(f"{kf.ref}: the kernel's parameters cannot be read") from None
+    names = [n for n, p in params.items() if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    positional = [n for n, p in params.items()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if arrays > len(positional) and not any(p.kind == p.VAR_POSITIONAL for p in params.values()):
+        raise SweepError(f"{kf.ref}: --shapes gives {arrays} arrays but the kernel takes "
+                         f"{len(positional)} positional parameters ({', '.join(positional)})")
+    takes_array = positional[:arrays]
+    varkw = any(p.kind == p.VAR_KEYWORD for p in params.values())
+    for option, given in (("--grid", grid), ("--arg", args)):
+        for name in given:
+            if name not in names and not varkw:
+                raise SweepError(f"{option} {name}: {kf.name} has no parameter {name!r} (its "
+                                 f"parameters: {', '.join(names)})")
+            if name in takes_array:
+                raise SweepError(f"{option} {name}: that parameter takes an array from --shapes")
+            if params.get(name) is not None and params[name].kind == params[name].POSITIONAL_ONLY:
+                raise SweepError(f"{option} {name}: a positional-only parameter cannot be given "
+                                 "by name")
+    both = set(grid) & set(args)
+    if both:
+        raise SweepError(f"{', '.join(sorted(both))}: given both by --grid and --arg")
+    missing = [n for n in names if n not in takes_array and n not in grid and n not in args
+               and params[n].default is inspect.Parameter.empty]
+    if missing:
+        raise SweepError(f"{kf.name} needs {', '.join(repr(m) for m in missing)}: give an array "
+                         "with --shapes, values with --grid or a value with --arg NAME=VALUE")
+
+
+__all__ = ["KernelFile", "read", "load", "kernel_imports", "dialect", "default_arch",
+           "check_parameters", "python_function", "first_line", "DIALECTS"]

@@ -1,0 +1,78 @@
+"""results.jsonl: one JSON object per line, one line per configuration, appended as results
+arrive.
+
+Each line is written with one ``write`` on a file opened for appending and flushed at once, so
+an interrupted sweep (Ctrl-C, a killed process) leaves whole lines, except that a crash in the
+middle of a write can leave a last line without its newline. Reading for ``--resume`` drops such
+a torn last line (its configuration runs again) and cuts it from the file before appending; a
+malformed line anywhere else means the file is not a sweep's results and is refused.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from neuronxsim.sweep.space import SweepError
+
+
+def read_rows(path: str) -> tuple[list[dict], int]:
+    """(the rows of the whole lines, the byte length they take); a torn last line is left out."""
+    with open(path, "rb") as f:
+        data = f.read()
+    rows, good = [], 0
+    lines = data.split(b"\n")
+    for i, line in enumerate(lines):
+        last = i == len(lines) - 1
+        if last and not line:
+            break
+        try:
+            row = json.loads(line)
+            if not isinstance(row, dict) or "key" not in row or "status" not in row:
+                raise ValueError("not a sweep row")
+        except ValueError:
+            if last:  # no newline after it: a write cut short
+                break
+            raise SweepError(f"{path}:{i + 1}: not a sweep result line (results.jsonl holds one "
+                             "JSON object per configuration); use another --output") from None
+        if last:  # valid JSON but no newline: the write may still have been cut short
+            break
+        rows.append(row)
+        good += len(line) + 1
+    return rows, good
+
+
+class ResultsFile:
+    """Appends rows to ``path`` (see the module docstring). ``keep`` bytes of an existing file
+    are kept (what :func:`read_rows` found whole); the rest is cut off."""
+
+    def __init__(self, path: str, keep: int = 0):
+        self.path = path
+        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
+        self._fd = os.open(path, flags, 0o666)
+        if keep or os.fstat(self._fd).st_size:
+            os.ftruncate(self._fd, keep)
+
+    def append(self, row: dict) -> None:
+        data = (json.dumps(row, separators=(",", ":"), allow_nan=False) + "\n").encode()
+        written = os.write(self._fd, data)
+        while written < len(data):  # a regular file takes it whole; a short write is continued
+            written += os.write(self._fd, data[written:])
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            try:
+                os.fsync(self._fd)
+            finally:
+                os.close(self._fd)
+                self._fd = -1
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+
+__all__ = ["read_rows", "ResultsFile"]

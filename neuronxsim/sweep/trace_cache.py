@@ -1,0 +1,127 @@
+"""Traced kernels kept on disk, so that a configuration seen before skips tracing.
+
+An entry is keyed by everything a trace depends on: the kernel file's text (its SHA-256), the
+kernel's name, the arrays' shapes and dtypes, the other arguments (meta-parameters and fixed
+values), the generation, the dialect and neuronxsim's version. Its file, ``<dir>/<key[:2]>/
+<key>.trace``, holds one line of JSON (the traced kernel's description: inputs, outputs, cores,
+instruction counts, SBUF/PSUM peaks, constants) and then the module as BIR JSON.
+
+Writers never collide: an entry is written to a temporary file in the same folder and renamed
+into place (``os.replace``), so a reader sees a whole entry or none, and two workers writing the
+same entry leave one of the two identical files. An entry that cannot be read (a disk error, a
+different format) counts as a miss and is written again.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import json
+import os
+import tempfile
+
+import numpy as np
+
+import neuronxsim
+from neuronxsim.sweep.space import dtypes_by_name
+
+#: Bumped when the entry layout changes (part of every key).
+FORMAT = 1
+
+
+def cache_key(source_sha256: str, kernel: str, shapes: list, arguments: dict, arch: str,
+              dialect: str) -> str:
+    """The hex SHA-256 naming an entry."""
+    text = json.dumps({"format": FORMAT, "source": source_sha256, "kernel": kernel,
+                       "shapes": shapes, "arguments": arguments, "arch": arch,
+                       "dialect": dialect, "neuronxsim": neuronxsim.__version__},
+                      sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _array_text(a: np.ndarray) -> str:
+    buf = io.BytesIO()
+    np.save(buf, a, allow_pickle=False)
+    return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def _array(text: str) -> np.ndarray:
+    return np.load(io.BytesIO(base64.b64decode(text)), allow_pickle=False)
+
+
+def _describe(traced) -> dict:
+    from neuronxsim.nki import dtypes
+
+    def specs(items):
+        return [[s.name, list(s.shape), dtypes.name(np.dtype(s.dtype))] for s in items]
+    return {"inputs": specs(traced.inputs), "outputs": specs(traced.outputs),
+            "num_cores": traced.num_cores, "arch": traced.arch,
+            "instruction_counts": list(traced.instruction_counts),
+            "sbuf_peak_bytes": list(traced.sbuf_peak_bytes),
+            "psum_peak_bytes": list(traced.psum_peak_bytes),
+            "trace_seconds": traced.trace_seconds,
+            "written_regions": [{name: [[int(off) if np.isscalar(off) else np.asarray(off).tolist(),
+                                         [list(p) for p in pairs]] for off, pairs in regs]
+                                 for name, regs in core.items()} for core in traced.written_regions],
+            "constants": {name: _array_text(np.asarray(a)) for name, a in traced.constants.items()}}
+
+
+def _traced(desc: dict, module_json: str):
+    from neuronxsim import bir
+    from neuronxsim.nki.kernel import TensorSpec, TracedKernel
+
+    by_name = dtypes_by_name()
+
+    def specs(items):
+        return [TensorSpec(n, tuple(shape), by_name[d]) for n, shape, d in items]
+    regions = [{name: [(off if isinstance(off, int) else np.asarray(off), [tuple(p) for p in pairs])
+                       for off, pairs in regs] for name, regs in core.items()}
+               for core in desc["written_regions"]]
+    return TracedKernel(bir.Module.from_json(module_json, verify=False), specs(desc["inputs"]),
+                        specs(desc["outputs"]), desc["num_cores"], desc["arch"],
+                        desc["instruction_counts"], desc["sbuf_peak_bytes"],
+                        desc["psum_peak_bytes"], desc["trace_seconds"], regions,
+                        {name: _array(t) for name, t in desc["constants"].items()})
+
+
+class TraceCache:
+    """The entries under ``folder`` (created on first write)."""
+
+    def __init__(self, folder: str):
+        self.folder = os.path.abspath(folder)
+
+    def path(self, key: str) -> str:
+        return os.path.join(self.folder, key[:2], key + ".trace")
+
+    def get(self, key: str):
+        """The TracedKernel of ``key``, or None."""
+        try:
+            with open(self.path(key), "r", encoding="utf-8") as f:
+                desc = json.loads(f.readline())
+                return _traced(desc, f.read())
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, KeyError, TypeError):
+            return None  # unreadable: traced again and written over
+
+    def put(self, key: str, traced) -> None:
+        """Writes the entry of ``key`` (atomically)."""
+        folder = os.path.dirname(self.path(key))
+        os.makedirs(folder, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(json.dumps(_describe(traced), separators=(",", ":")))
+                f.write("\n")
+                f.write(traced.module.to_json(-1))
+            os.replace(tmp, self.path(key))
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except FileNotFoundError:
+                pass
+            raise
+
+
+__all__ = ["TraceCache", "cache_key", "FORMAT"]

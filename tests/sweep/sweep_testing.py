@@ -1,0 +1,18 @@
+"""Shared pieces of the sweep tests: the kernel files and a small blocked-matmul sweep."""
+
+import os
+
+KERNELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernels")
+MATMUL = os.path.join(KERNELS, "blocked_matmul.py") + ":blocked_matmul"
+MATMUL06 = os.path.join(KERNELS, "blocked_matmul_nki06.py") + ":blocked_matmul"
+FAULTS = os.path.join(KERNELS, "faults.py")
+
+#: [512, 2048] = lhsT.T @ rhs, K = 256: 18 configurations; TILES_IN_BLOCK_M=8 does not divide
+#: M (an assertion), 4 x 4 PSUM tiles do not fit in PSUM (an allocation failure).
+GRID = {"TILES_IN_BLOCK_M": [1, 4, 8], "TILES_IN_BLOCK_N": [1, 2, 4], "TILES_IN_BLOCK_K": [1, 2]}
+SHAPES = [["256x512:bfloat16", "256x2048:bfloat16"]]
+
+
+def statuses(rows):
+    """(status, total_ns, instructions) per configuration key: what two runs must agree on."""
+    return {r["key"]: (r["status"], r.get("total_ns"), r.get("instructions")) for r in rows}

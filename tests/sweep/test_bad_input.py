@@ -1,0 +1,75 @@
+"""Bad input to `neuronxsim sweep` is one line on stderr and exit status 1, before any
+configuration runs (no results file is written)."""
+
+import os
+import sys
+
+import pytest
+
+from neuronxsim.cli import main
+
+from sweep_testing import KERNELS, MATMUL, SHAPES
+
+
+def run(capsys, tmp_path, *argv):
+    out = tmp_path / "out"
+    code = main(["sweep", *argv, "--output", str(out)])
+    err = capsys.readouterr().err
+    assert not (out / "results.jsonl").exists()
+    return code, err
+
+
+def good(*extra):
+    return [MATMUL, "--shapes", *SHAPES[0], *extra]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (good("--grid", "TILES=1,2"), "--grid TILES: blocked_matmul has no parameter 'TILES' (its "
+                                  "parameters: lhsT, rhs, TILES_IN_BLOCK_M, TILES_IN_BLOCK_N, "
+                                  "TILES_IN_BLOCK_K)"),
+    (good("--grid", "TILES_IN_BLOCK_M="), "--grid 'TILES_IN_BLOCK_M=': an empty value"),
+    (good(), "an empty grid: give at least one --grid NAME=v1,v2,..."),
+    (good("--grid", "lhsT=1,2"), "--grid lhsT: that parameter takes an array from --shapes"),
+    (good("--grid", "TILES_IN_BLOCK_M=1", "--arg", "TILES_IN_BLOCK_M=2"),
+     "TILES_IN_BLOCK_M: given both by --grid and --arg"),
+    (good("--grid", "TILES_IN_BLOCK_M=1", "--arch", "trn1,trn7"), "unknown generation 'trn7'"),
+    (good("--grid", "TILES_IN_BLOCK_M=1", "--mode", "full"),
+     "--mode full checks the outputs against a reference"),
+    (good("--grid", "TILES_IN_BLOCK_M=1", "--colour", "X"), "--colour X: not a --grid parameter"),
+    (good("--grid", "TILES_IN_BLOCK_M=1", "--jobs", "0"), "--jobs 0: at least one worker"),
+    ([MATMUL, "--grid", "TILES_IN_BLOCK_M=1", "--shapes", "256x512:bfloat16"],
+     "blocked_matmul needs 'rhs'"),
+    ([MATMUL.replace("blocked_matmul.py", "missing.py"), "--grid", "A=1", "--shapes", "8x8"],
+     "missing.py: no such file"),
+    ([MATMUL.rpartition(":")[0] + ":nothing", "--grid", "A=1", "--shapes", "8x8"],
+     "blocked_matmul.py defines no 'nothing'"),
+])
+def test_bad_arguments(capsys, tmp_path, argv, message):
+    code, err = run(capsys, tmp_path, *argv)
+    assert code == 1
+    assert err.count("\n") == 1 and message in err, err
+
+
+def test_a_kernel_file_that_cannot_be_imported(capsys, tmp_path):
+    for text, message in (("import nki.not_a_module\n", "No module named 'nki.not_a_module'"),
+                          ("def broken(:\n", "broken.py:1: invalid syntax"),
+                          ("x = 1\nraise RuntimeError('no device')\n",
+                           "line 2: RuntimeError: no device")):
+        path = tmp_path / "broken.py"
+        path.write_text(text)
+        code, err = run(capsys, tmp_path, f"{path}:kernel", "--grid", "A=1", "--shapes", "8x8")
+        assert code == 1 and err.count("\n") == 1 and message in err, err
+
+
+def test_an_unreachable_scheduler(capsys, tmp_path):
+    pytest.importorskip("distributed")
+    code, err = run(capsys, tmp_path, *good("--grid", "TILES_IN_BLOCK_M=1", "--scheduler",
+                                            "tcp://127.0.0.1:1", "--connect-timeout", "0.5"))
+    assert code == 1 and err.count("\n") == 1
+    assert "--scheduler tcp://127.0.0.1:1: cannot reach a Dask scheduler there" in err
+
+
+def test_without_dask_the_scheduler_option_says_how_to_install_it(capsys, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "distributed", None)  # import distributed fails
+    code, err = run(capsys, tmp_path, *good("--grid", "TILES_IN_BLOCK_M=1", "--scheduler", "local"))
+    assert code == 1 and "pip install 'neuronxsim[dask]'" in err and err.count("\n") == 1

@@ -1,0 +1,33 @@
+"""The same sweep on a two-worker Dask LocalCluster: one row per configuration, the rows of the
+process pool, also when a worker is killed midway."""
+
+import os
+import signal
+
+import pytest
+
+from neuronxsim.sweep import driver
+from neuronxsim.sweep.results import read_rows
+
+from sweep_testing import GRID, MATMUL, SHAPES, statuses
+
+pytest.importorskip("distributed")
+
+
+def test_a_local_cluster_with_a_worker_killed_midway(reference_rows, tmp_path):
+    p = driver.plan(MATMUL, grid=GRID, shapes=SHAPES, output=str(tmp_path / "dask"))
+    pool, killed = {}, []
+
+    def kill_one(row, done, total):
+        if done == 3:
+            pids = pool["executor"].client.run(os.getpid)
+            victim = sorted(pids.values())[0]
+            os.kill(victim, signal.SIGKILL)
+            killed.append(victim)
+
+    rows, _, description = driver.run_sweep(p, jobs=2, scheduler="local", on_row=kill_one,
+                                            on_start=lambda e: pool.update(executor=e))
+    assert killed and description == "a local Dask cluster (2 workers)"
+    on_disk, _ = read_rows(p.results_path)
+    assert sorted(r["key"] for r in on_disk) == sorted(j["key"] for j in p.jobs)
+    assert statuses(rows) == statuses(reference_rows)

@@ -1,0 +1,75 @@
+"""Sweeps on the local process pool: one row per configuration whatever fails, a killed worker's
+configurations run again elsewhere, a configuration that kills its worker is a failed row."""
+
+import json
+import os
+import signal
+
+from neuronxsim.sweep import driver, sweep
+from neuronxsim.sweep.results import read_rows
+
+from sweep_testing import FAULTS, GRID, MATMUL, SHAPES, statuses
+
+
+def test_every_configuration_has_one_row_and_failures_are_rows(reference_rows, tmp_path):
+    rows = reference_rows
+    assert len(rows) == 18 and len({r["key"] for r in rows}) == 18
+    by_params = {tuple(r["params"].values()): r for r in rows}
+    assert by_params[(8, 1, 1)]["status"] == "failed"
+    assert by_params[(8, 1, 1)]["error"].startswith("AssertionError: blocked_matmul.py:")
+    assert "do not divide" in by_params[(8, 1, 1)]["error"]
+    assert by_params[(4, 4, 2)]["status"] == "failed"
+    assert "PSUM overflow" in by_params[(4, 4, 2)]["error"]
+    ok = [r for r in rows if r["status"] == "ok"]
+    assert len(ok) == 10
+    for r in ok:
+        assert r["total_ns"] > 0 and 0 < r["pe_mfu"] < 1 and r["instructions"] > 0
+        assert set(r["engine_busy"]) == {"PE", "ACT", "DVE", "Pool", "SP", "DMA max"}
+        assert r["host_seconds"]["total"] >= r["host_seconds"]["trace"] > 0
+        assert "\n" not in r.get("error", "")
+    # Bigger blocks load each operand fewer times: (4, 2, 2) beats (1, 1, 1).
+    assert by_params[(4, 2, 2)]["total_ns"] < by_params[(1, 1, 1)]["total_ns"]
+
+
+def test_results_jsonl_holds_the_rows_and_the_picture_is_written(reference_sweep):
+    rows, out = reference_sweep
+    on_disk = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert sorted(on_disk, key=lambda r: r["key"]) == sorted(rows, key=lambda r: r["key"])
+    assert (out / "sweep.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_killed_worker_s_configurations_run_again(reference_rows, tmp_path):
+    p = driver.plan(MATMUL, grid=GRID, shapes=SHAPES, output=str(tmp_path / "killed"))
+    pool, killed, first = {}, [], []
+
+    def kill_one(row, done, total):
+        if done == 3:
+            first.extend(pool["executor"].pids())
+            victim = first[0]
+            os.kill(victim, signal.SIGKILL)
+            killed.append(victim)
+
+    rows, _, _ = driver.run_sweep(p, jobs=2, on_row=kill_one,
+                                  on_start=lambda e: pool.update(executor=e))
+    assert killed
+    on_disk, _ = read_rows(p.results_path)
+    assert sorted(r["key"] for r in on_disk) == sorted(j["key"] for j in p.jobs)
+    assert statuses(rows) == statuses(reference_rows)
+    # The killed worker's configurations ran on the worker that replaced it.
+    pids = {int(r["worker"].rpartition(":")[2]) for r in rows}
+    assert pids - set(first) and killed[0] in first
+
+
+def test_a_configuration_that_kills_its_worker_is_a_failed_row(tmp_path):
+    rows = sweep(FAULTS + ":scale", {"fault": ["none", "crash", "assert"], "factor": [1.0, 2.0]},
+                 [["128x512"]], output=str(tmp_path / "faults"), jobs=2)
+    got = {(r["params"]["fault"], r["params"]["factor"]): r for r in rows}
+    assert len(rows) == 6
+    for factor in (1.0, 2.0):
+        assert got[("none", factor)]["status"] == "ok"
+        crash = got[("crash", factor)]
+        assert crash["status"] == "failed"
+        assert crash["error"] == ("the worker process died (signal 9) running this configuration, "
+                                  "2 times")
+        assert got[("assert", factor)]["error"] == ("AssertionError: faults.py:17: the kernel "
+                                                    "refuses this configuration")

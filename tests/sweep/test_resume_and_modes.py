@@ -1,0 +1,134 @@
+"""--resume after a killed sweep gives the rows of an uninterrupted one; full mode checks the
+outputs against a reference; NKI 0.6 kernels sweep like 2.2x ones; the trace cache skips
+tracing for a configuration seen before."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from neuronxsim.sweep import sweep
+from neuronxsim.sweep.results import ResultsFile, read_rows
+from neuronxsim.sweep.space import SweepError
+from neuronxsim.sweep.trace_cache import TraceCache
+
+from sweep_testing import FAULTS, GRID, MATMUL, MATMUL06, SHAPES, statuses
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _cli(out, *extra):
+    grid = [f"--grid={k}={','.join(map(str, v))}" for k, v in GRID.items()]
+    return [sys.executable, "-m", "neuronxsim", "sweep", MATMUL, *grid, "--shapes", *SHAPES[0],
+            "--output", str(out), "--jobs", "2", *extra]
+
+
+def _env():
+    return dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+
+
+def test_resume_after_a_kill_gives_the_rows_of_an_uninterrupted_run(reference_rows, tmp_path):
+    out = tmp_path / "killed"
+    proc = subprocess.Popen(_cli(out, "--quiet"), env=_env(), stderr=subprocess.PIPE)
+    results = out / "results.jsonl"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        if results.exists() and results.read_text().count("\n") >= 3:
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    first, _ = read_rows(str(results))
+    assert 3 <= len(first) < 18
+    with open(results, "a") as f:  # a write cut short by the crash
+        f.write('{"params": {"TILES_IN_BLOCK_M": 1}, "sta')
+
+    with pytest.raises(SweepError, match="--resume continues that sweep"):
+        sweep(MATMUL, GRID, SHAPES, output=str(out))
+    done = subprocess.run(_cli(out, "--resume", "--json"), env=_env(), capture_output=True,
+                          text=True)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["resumed"] == len(first) and report["ran"] == 18 - len(first)
+    rows = [json.loads(line) for line in results.read_text().splitlines()]  # all whole lines
+    assert len(rows) == 18 and len({r["key"] for r in rows}) == 18
+    assert statuses(rows) == statuses(reference_rows)
+
+
+def test_a_torn_last_line_is_dropped_and_cut_off(tmp_path):
+    path = tmp_path / "results.jsonl"
+    whole = [{"key": "a", "status": "ok"}, {"key": "b", "status": "failed"}]
+    path.write_text("".join(json.dumps(r) + "\n" for r in whole) + '{"key": "c", "status": "o')
+    rows, keep = read_rows(str(path))
+    assert rows == whole
+    with ResultsFile(str(path), keep=keep) as f:
+        f.append({"key": "c", "status": "ok"})
+    assert [json.loads(line)["key"] for line in path.read_text().splitlines()] == ["a", "b", "c"]
+    path.write_text('{"key": "a", "status": "ok"}\nnot json\n{"key": "b", "status": "ok"}\n')
+    with pytest.raises(SweepError, match=r"results.jsonl:2: not a sweep result line"):
+        read_rows(str(path))
+
+
+def test_full_mode_checks_the_outputs_against_the_reference(tmp_path):
+    grid = {"fault": ["none", "assert"], "factor": [1.0, 3.0]}
+    rows = sweep(FAULTS + ":scale", grid, [["128x512"], ["64x256:bfloat16"]], mode="full",
+                 reference=FAULTS + ":scale_reference", output=str(tmp_path / "full"), jobs=2)
+    ok = [r for r in rows if r["params"]["fault"] == "none"]
+    assert len(rows) == 8 and len(ok) == 4
+    for r in ok:
+        assert r["status"] == "ok" and r["max_error"] == 0.0
+        assert r["tolerance"] == {"rtol": 2e-2, "atol": 1e-2}
+    wrong = sweep(FAULTS + ":scale", {"factor": [1.0, 3.0]}, [["128x512"]], mode="full",
+                  reference=FAULTS + ":wrong_reference", output=str(tmp_path / "wrong"), jobs=1)
+    assert [r["status"] for r in wrong] == ["ok", "mismatch"]
+    assert wrong[1]["error"].startswith("out: max|out - ref| = ")
+
+
+def test_an_nki06_kernel_sweeps_to_the_times_of_the_same_2_2x_kernel(reference_rows, tmp_path):
+    grid = {"TILES_IN_BLOCK_M": [1, 4], "TILES_IN_BLOCK_N": [2], "TILES_IN_BLOCK_K": [1, 2]}
+    rows = sweep(MATMUL06, grid, SHAPES, arch=["trn1"], output=str(tmp_path / "nki06"), jobs=2)
+    assert [r["status"] for r in rows] == ["ok"] * 4
+    times22 = {tuple(r["params"].values()): r.get("total_ns") for r in reference_rows}
+    for r in rows:
+        assert r["total_ns"] == times22[tuple(r["params"].values())]
+
+
+def test_the_trace_cache_skips_tracing_a_configuration_seen_before(tmp_path):
+    cache = tmp_path / "traces"
+    grid = {"TILES_IN_BLOCK_M": [1, 4, 8], "TILES_IN_BLOCK_N": [2]}
+    first = sweep(MATMUL, grid, SHAPES, output=str(tmp_path / "a"), jobs=2, trace_cache=str(cache))
+    again = sweep(MATMUL, grid, SHAPES, output=str(tmp_path / "b"), jobs=2, trace_cache=str(cache))
+    assert [r.get("trace_cached") for r in first] == [False, False, None]  # 8 fails to trace
+    assert [r.get("trace_cached") for r in again] == [True, True, None]
+    assert statuses(first) == statuses(again)
+    assert all("trace" not in r["host_seconds"] for r in again[:2])
+    entries = [f for _, _, files in os.walk(cache) for f in files]
+    assert len(entries) == 2 and all(f.endswith(".trace") for f in entries)
+
+
+def test_concurrent_writers_of_one_cache_entry_leave_a_whole_entry(tmp_path):
+    import numpy as np
+    import neuronxsim.nki as nki
+    import neuronxsim.nki.language as nl
+
+    @nki.jit
+    def copy(a):
+        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        nl.store(out, value=nl.load(a))
+        return out
+
+    traced = nki.trace_kernel(copy, np.zeros((128, 64), np.float32))
+    cache = TraceCache(str(tmp_path))
+    threads = [threading.Thread(target=cache.put, args=("ab" * 32, traced)) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert os.listdir(tmp_path / "ab") == ["ab" * 32 + ".trace"]
+    assert cache.get("ab" * 32).module.to_json() == traced.module.to_json()
+    assert cache.get("cd" * 32) is None
