@@ -203,7 +203,7 @@ def test_a_closed_pipe_ends_the_command_quietly():
 
 def test_ctrl_c_is_one_line_and_status_130(tmp_path):
     p = subprocess.Popen([sys.executable, "-P", "-c", "import sys, time\nfrom neuronxsim.cli import main\n"
-                          "import neuronxsim.cli.run as r\nr.layer.build_program = lambda cfg: time.sleep(60)\n"
+                          "import neuronxsim.cli.run as r\nr.layer.build_program = lambda cfg, tensors_only=False: time.sleep(60)\n"
                           "print('ready', flush=True)\nsys.exit(main(['run', '--output', 'o']))"],
                          cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
