@@ -313,8 +313,7 @@ E enumOf(PyObject* o, const char* what) {
   return static_cast<E>(v);
 }
 
-void emitTraced(py::object function, py::sequence tensors, py::sequence ops) {
-  Function& fn = function.cast<Function&>();
+void emitTraced(Function& fn, py::sequence tensors, py::sequence ops) {
   std::vector<MemoryLocation*> locations;
   const Py_ssize_t num_tensors = PySequence_Size(tensors.ptr());
   locations.reserve(static_cast<size_t>(num_tensors));
