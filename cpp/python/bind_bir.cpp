@@ -132,13 +132,11 @@ void bindBir(py::module_& m) {
   py::implicitly_convertible<py::tuple, APPair>();
   py::implicitly_convertible<py::list, APPair>();
 
-  py::class_<MemoryLocationSet>(m, "MemoryLocationSet", "bir::MemoryLocationSet: a tensor (name, dtype, shape, kind) and its memory location.")
-      .def_readonly("name", &MemoryLocationSet::name, "The tensor's name.")
+  py::class_<MemoryLocationSet> locationSet(m, "MemoryLocationSet", "bir::MemoryLocationSet: a tensor (name, dtype, shape, kind) and its memory location.");
+  locationSet.def_readonly("name", &MemoryLocationSet::name, "The tensor's name.")
       .def_readonly("dtype", &MemoryLocationSet::dtype, "The tensor's element type.")
       .def_readonly("tensor_shape", &MemoryLocationSet::tensor_shape, "The tensor's shape.")
-      .def_readwrite("kind", &MemoryLocationSet::kind, "What the tensor is to the kernel (input, output, internal, ...).")
-      .def_property_readonly("location", [](MemoryLocationSet& set) { return set.location(); },
-                             py::return_value_policy::reference_internal, "The set's memory location.");
+      .def_readwrite("kind", &MemoryLocationSet::kind, "What the tensor is to the kernel (input, output, internal, ...).");
 
   py::class_<MemoryLocation>(m, "MemoryLocation", "bir::MemoryLocation: where a tensor lives (memory type, partitions, bytes, address).")
       .def_readonly("name", &MemoryLocation::name, "The location's name.")
@@ -155,6 +153,8 @@ void bindBir(py::module_& m) {
       .def("__repr__", [](const MemoryLocation& l) {
         return "<MemoryLocation " + l.name + " " + std::string(enumName(l.type)) + ">";
       });
+  locationSet.def_property_readonly("location", [](MemoryLocationSet& set) { return set.location(); },
+                                    py::return_value_policy::reference_internal, "The set's memory location.");
 
   // An AccessPattern refers to its MemoryLocation by pointer; Python copies of operands keep the
   // owning module alive through the instruction that returned them.
