@@ -93,9 +93,10 @@ void bindWalrus(py::module_& m) {
         [](const std::string& handle, const py::bytes& data) { walrus::addCompiledNkiKernel(handle, data); },
         py::arg("handle"), py::arg("data"), "Registers a user kernel the NKI front end compiled (an IT55 func).");
   m.def("compiled_nki_kernel",
-        [](const std::string& handle) -> py::object {
+        [](const std::string& handle) -> std::optional<py::bytes> {
           const auto data = walrus::findCompiledNkiKernel(handle);
-          return data ? py::object(py::bytes(*data)) : py::object(py::none());
+          if (!data) return std::nullopt;
+          return py::bytes(*data);
         },
         py::arg("handle"), "The artifact registered under `handle`, or None.");
   m.def("kernel_node_latency_stats", [] {

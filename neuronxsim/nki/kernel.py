@@ -74,14 +74,17 @@ class TracedKernel:
 
     @property
     def input_names(self) -> list[str]:
+        """The kernel's input tensors' names, in parameter order."""
         return [t.name for t in self.inputs]
 
     @property
     def output_names(self) -> list[str]:
+        """The kernel's output tensors' names, in order."""
         return [t.name for t in self.outputs]
 
     @property
     def instruction_count(self) -> int:
+        """How many instructions the trace emitted, summed over its NeuronCores."""
         return sum(self.instruction_counts)
 
 
