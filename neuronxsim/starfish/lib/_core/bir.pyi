@@ -4,7 +4,7 @@ libBIR: opcodes, node classes, modules, BIR JSON
 from __future__ import annotations
 import collections.abc
 import typing
-__all__: list[str] = ['APPair', 'AccessFlavour', 'AccessPattern', 'AccumCmd', 'ActivationFunc', 'AddrSpace', 'AluOp', 'BIR_VERSION', 'BasicBlock', 'DType', 'DgeType', 'DmaMode', 'Engine', 'FORMAT_VERSION', 'Function', 'InstActivation', 'InstAffineSelect', 'InstBIRKernel', 'InstBNStats', 'InstBNStatsAggregate', 'InstCopyPredicated', 'InstDMA', 'InstDevicePrint', 'InstDropout', 'InstIota', 'InstMatchReplace', 'InstMatmult', 'InstMax', 'InstMaxIndex', 'InstMemset', 'InstNKIKLIRKernel', 'InstNKIKernel', 'InstNoOp', 'InstRangeSelect', 'InstReadActivationAccumulator', 'InstReciprocal', 'InstSelect', 'InstSelectReduce', 'InstStreamShuffle', 'InstStreamTranspose', 'InstTensorCopy', 'InstTensorCopyDynamic', 'InstTensorReduce', 'InstTensorScalar', 'InstTensorScalarPtr', 'InstTensorTensor', 'InstTensorTensorScan', 'InstUnmodeled', 'Instruction', 'MemoryLocation', 'MemoryLocationSet', 'MemoryType', 'MemsetMode', 'Module', 'PerfMode', 'ReduceAxis', 'TensorKind', 'append_isa', 'arch_aliases', 'canonical_arch', 'check_start_partition', 'dtype_size', 'emit_traced', 'field_offsets', 'instruction_type_string', 'known_archs', 'machine_config', 'opcode_categories', 'opcode_names', 'opcode_node_classes', 'opcode_origins', 'string2InstructionType']
+__all__: list[str] = ['APPair', 'AccessFlavour', 'AccessPattern', 'AccumCmd', 'ActivationFunc', 'AddrSpace', 'AluOp', 'BIR_VERSION', 'BasicBlock', 'DType', 'DgeType', 'DmaMode', 'Engine', 'FORMAT_VERSION', 'Function', 'InstActivation', 'InstAffineSelect', 'InstBIRKernel', 'InstBNStats', 'InstBNStatsAggregate', 'InstCopyPredicated', 'InstDMA', 'InstDevicePrint', 'InstDropout', 'InstGather', 'InstGetRandState', 'InstIota', 'InstLocalGather', 'InstMatchReplace', 'InstMatmult', 'InstMax', 'InstMaxIndex', 'InstMemset', 'InstNKIKLIRKernel', 'InstNKIKernel', 'InstNoOp', 'InstNonzeroWithCount', 'InstRand', 'InstRangeSelect', 'InstReadActivationAccumulator', 'InstReciprocal', 'InstScalarTensorTensor', 'InstSelect', 'InstSelectReduce', 'InstSequenceBounds', 'InstSetRandState', 'InstStreamShuffle', 'InstStreamTranspose', 'InstTensorCopy', 'InstTensorCopyDynamic', 'InstTensorPartitionReduce', 'InstTensorReduce', 'InstTensorScalar', 'InstTensorScalarPtr', 'InstTensorScalarReduce', 'InstTensorTensor', 'InstTensorTensorScan', 'InstUnmodeled', 'Instruction', 'MemoryLocation', 'MemoryLocationSet', 'MemoryType', 'MemsetMode', 'Module', 'PerfMode', 'ReduceAxis', 'TensorKind', 'arch_aliases', 'canonical_arch', 'check_start_partition', 'dtype_size', 'emit_trace', 'field_offsets', 'instruction_type_string', 'known_archs', 'machine_config', 'opcode_categories', 'opcode_names', 'opcode_node_classes', 'opcode_origins', 'string2InstructionType']
 class Engine:
     """
     Members:
@@ -1763,6 +1763,208 @@ class InstTensorTensorScan(Instruction):
     @op1.setter
     def op1(self, arg0: AluOp) -> None:
         ...
+class InstScalarTensorTensor(Instruction):
+    """
+    bir::InstScalarTensorTensor: a BIR node class (its fields: field_names; its operand counts: operand_rule).
+    """
+    field_names: typing.ClassVar[tuple] = ('op0', 'const0', 'reverse0', 'op1', 'reverse1')
+    operand_rule: typing.ClassVar[tuple] = (2, 3, 1, 1)
+    @staticmethod
+    def classof(instruction: Instruction) -> bool:
+        """
+        Whether `instruction` is of this node class (LLVM-style classof).
+        """
+    def set_const0(self: Instruction, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        """
+        Sets InstScalarTensorTensor.const0.
+        """
+    def set_op0(self: Instruction, arg0: AluOp) -> None:
+        """
+        Sets InstScalarTensorTensor.op0.
+        """
+    def set_op1(self: Instruction, arg0: AluOp) -> None:
+        """
+        Sets InstScalarTensorTensor.op1.
+        """
+    def set_reverse0(self: Instruction, arg0: bool) -> None:
+        """
+        Sets InstScalarTensorTensor.reverse0.
+        """
+    def set_reverse1(self: Instruction, arg0: bool) -> None:
+        """
+        Sets InstScalarTensorTensor.reverse1.
+        """
+    @property
+    def const0(self) -> float:
+        """
+        InstScalarTensorTensor.const0: the node's "const0" field (BIR JSON).
+        """
+    @const0.setter
+    def const0(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def op0(self) -> AluOp:
+        """
+        InstScalarTensorTensor.op0: the node's "op0" field (BIR JSON).
+        """
+    @op0.setter
+    def op0(self, arg0: AluOp) -> None:
+        ...
+    @property
+    def op1(self) -> AluOp:
+        """
+        InstScalarTensorTensor.op1: the node's "op1" field (BIR JSON).
+        """
+    @op1.setter
+    def op1(self, arg0: AluOp) -> None:
+        ...
+    @property
+    def reverse0(self) -> bool:
+        """
+        InstScalarTensorTensor.reverse0: the node's "reverse0" field (BIR JSON).
+        """
+    @reverse0.setter
+    def reverse0(self, arg0: bool) -> None:
+        ...
+    @property
+    def reverse1(self) -> bool:
+        """
+        InstScalarTensorTensor.reverse1: the node's "reverse1" field (BIR JSON).
+        """
+    @reverse1.setter
+    def reverse1(self, arg0: bool) -> None:
+        ...
+class InstTensorScalarReduce(Instruction):
+    """
+    bir::InstTensorScalarReduce: a BIR node class (its fields: field_names; its operand counts: operand_rule).
+    """
+    field_names: typing.ClassVar[tuple] = ('op0', 'const0', 'reverse0', 'reduce_op', 'acc', 'initial', 'negate', 'cumulative', 'has_scalar_tensor', 'has_initial_tensor')
+    operand_rule: typing.ClassVar[tuple] = (1, 3, 1, 2)
+    @staticmethod
+    def classof(instruction: Instruction) -> bool:
+        """
+        Whether `instruction` is of this node class (LLVM-style classof).
+        """
+    def set_acc(self: Instruction, arg0: AccumCmd) -> None:
+        """
+        Sets InstTensorScalarReduce.acc.
+        """
+    def set_const0(self: Instruction, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        """
+        Sets InstTensorScalarReduce.const0.
+        """
+    def set_cumulative(self: Instruction, arg0: bool) -> None:
+        """
+        Sets InstTensorScalarReduce.cumulative.
+        """
+    def set_has_initial_tensor(self: Instruction, arg0: bool) -> None:
+        """
+        Sets InstTensorScalarReduce.has_initial_tensor.
+        """
+    def set_has_scalar_tensor(self: Instruction, arg0: bool) -> None:
+        """
+        Sets InstTensorScalarReduce.has_scalar_tensor.
+        """
+    def set_initial(self: Instruction, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        """
+        Sets InstTensorScalarReduce.initial.
+        """
+    def set_negate(self: Instruction, arg0: bool) -> None:
+        """
+        Sets InstTensorScalarReduce.negate.
+        """
+    def set_op0(self: Instruction, arg0: AluOp) -> None:
+        """
+        Sets InstTensorScalarReduce.op0.
+        """
+    def set_reduce_op(self: Instruction, arg0: AluOp) -> None:
+        """
+        Sets InstTensorScalarReduce.reduce_op.
+        """
+    def set_reverse0(self: Instruction, arg0: bool) -> None:
+        """
+        Sets InstTensorScalarReduce.reverse0.
+        """
+    @property
+    def acc(self) -> AccumCmd:
+        """
+        InstTensorScalarReduce.acc: the node's "acc" field (BIR JSON).
+        """
+    @acc.setter
+    def acc(self, arg0: AccumCmd) -> None:
+        ...
+    @property
+    def const0(self) -> float:
+        """
+        InstTensorScalarReduce.const0: the node's "const0" field (BIR JSON).
+        """
+    @const0.setter
+    def const0(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def cumulative(self) -> bool:
+        """
+        InstTensorScalarReduce.cumulative: the node's "cumulative" field (BIR JSON).
+        """
+    @cumulative.setter
+    def cumulative(self, arg0: bool) -> None:
+        ...
+    @property
+    def has_initial_tensor(self) -> bool:
+        """
+        InstTensorScalarReduce.has_initial_tensor: the node's "has_initial_tensor" field (BIR JSON).
+        """
+    @has_initial_tensor.setter
+    def has_initial_tensor(self, arg0: bool) -> None:
+        ...
+    @property
+    def has_scalar_tensor(self) -> bool:
+        """
+        InstTensorScalarReduce.has_scalar_tensor: the node's "has_scalar_tensor" field (BIR JSON).
+        """
+    @has_scalar_tensor.setter
+    def has_scalar_tensor(self, arg0: bool) -> None:
+        ...
+    @property
+    def initial(self) -> float:
+        """
+        InstTensorScalarReduce.initial: the node's "initial" field (BIR JSON).
+        """
+    @initial.setter
+    def initial(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def negate(self) -> bool:
+        """
+        InstTensorScalarReduce.negate: the node's "negate" field (BIR JSON).
+        """
+    @negate.setter
+    def negate(self, arg0: bool) -> None:
+        ...
+    @property
+    def op0(self) -> AluOp:
+        """
+        InstTensorScalarReduce.op0: the node's "op0" field (BIR JSON).
+        """
+    @op0.setter
+    def op0(self, arg0: AluOp) -> None:
+        ...
+    @property
+    def reduce_op(self) -> AluOp:
+        """
+        InstTensorScalarReduce.reduce_op: the node's "reduce_op" field (BIR JSON).
+        """
+    @reduce_op.setter
+    def reduce_op(self, arg0: AluOp) -> None:
+        ...
+    @property
+    def reverse0(self) -> bool:
+        """
+        InstTensorScalarReduce.reverse0: the node's "reverse0" field (BIR JSON).
+        """
+    @reverse0.setter
+    def reverse0(self, arg0: bool) -> None:
+        ...
 class InstBNStats(Instruction):
     """
     bir::InstBNStats: a BIR node class (its fields: field_names; its operand counts: operand_rule).
@@ -2088,6 +2290,39 @@ class InstDropout(Instruction):
     @seed.setter
     def seed(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
         ...
+class InstRand(Instruction):
+    """
+    bir::InstRand: a BIR node class (its fields: field_names; its operand counts: operand_rule).
+    """
+    field_names: typing.ClassVar[tuple] = tuple()
+    operand_rule: typing.ClassVar[tuple] = (0, 0, 1, 1)
+    @staticmethod
+    def classof(instruction: Instruction) -> bool:
+        """
+        Whether `instruction` is of this node class (LLVM-style classof).
+        """
+class InstSetRandState(Instruction):
+    """
+    bir::InstSetRandState: a BIR node class (its fields: field_names; its operand counts: operand_rule).
+    """
+    field_names: typing.ClassVar[tuple] = tuple()
+    operand_rule: typing.ClassVar[tuple] = (1, 1, 0, 0)
+    @staticmethod
+    def classof(instruction: Instruction) -> bool:
+        """
+        Whether `instruction` is of this node class (LLVM-style classof).
+        """
+class InstGetRandState(Instruction):
+    """
+    bir::InstGetRandState: a BIR node class (its fields: field_names; its operand counts: operand_rule).
+    """
+    field_names: typing.ClassVar[tuple] = tuple()
+    operand_rule: typing.ClassVar[tuple] = (0, 0, 1, 1)
+    @staticmethod
+    def classof(instruction: Instruction) -> bool:
+        """
+        Whether `instruction` is of this node class (LLVM-style classof).
+        """
 class InstMax(Instruction):
     """
     bir::InstMax: a BIR node class (its fields: field_names; its operand counts: operand_rule).
@@ -2132,6 +2367,121 @@ class InstMatchReplace(Instruction):
         """
     @imm_value.setter
     def imm_value(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+class InstTensorPartitionReduce(Instruction):
+    """
+    bir::InstTensorPartitionReduce: a BIR node class (its fields: field_names; its operand counts: operand_rule).
+    """
+    field_names: typing.ClassVar[tuple] = ('op')
+    operand_rule: typing.ClassVar[tuple] = (1, 1, 1, 1)
+    @staticmethod
+    def classof(instruction: Instruction) -> bool:
+        """
+        Whether `instruction` is of this node class (LLVM-style classof).
+        """
+    def set_op(self: Instruction, arg0: AluOp) -> None:
+        """
+        Sets InstTensorPartitionReduce.op.
+        """
+    @property
+    def op(self) -> AluOp:
+        """
+        InstTensorPartitionReduce.op: the node's "op" field (BIR JSON).
+        """
+    @op.setter
+    def op(self, arg0: AluOp) -> None:
+        ...
+class InstLocalGather(Instruction):
+    """
+    bir::InstLocalGather: a BIR node class (its fields: field_names; its operand counts: operand_rule).
+    """
+    field_names: typing.ClassVar[tuple] = ('num_elem_per_idx', 'num_valid_indices')
+    operand_rule: typing.ClassVar[tuple] = (2, 2, 1, 1)
+    @staticmethod
+    def classof(instruction: Instruction) -> bool:
+        """
+        Whether `instruction` is of this node class (LLVM-style classof).
+        """
+    def set_num_elem_per_idx(self: Instruction, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        Sets InstLocalGather.num_elem_per_idx.
+        """
+    def set_num_valid_indices(self: Instruction, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        Sets InstLocalGather.num_valid_indices.
+        """
+    @property
+    def num_elem_per_idx(self) -> int:
+        """
+        InstLocalGather.num_elem_per_idx: the node's "num_elem_per_idx" field (BIR JSON).
+        """
+    @num_elem_per_idx.setter
+    def num_elem_per_idx(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def num_valid_indices(self) -> int:
+        """
+        InstLocalGather.num_valid_indices: the node's "num_valid_indices" field (BIR JSON).
+        """
+    @num_valid_indices.setter
+    def num_valid_indices(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+class InstGather(Instruction):
+    """
+    bir::InstGather: a BIR node class (its fields: field_names; its operand counts: operand_rule).
+    """
+    field_names: typing.ClassVar[tuple] = tuple()
+    operand_rule: typing.ClassVar[tuple] = (2, 2, 1, 1)
+    @staticmethod
+    def classof(instruction: Instruction) -> bool:
+        """
+        Whether `instruction` is of this node class (LLVM-style classof).
+        """
+class InstSequenceBounds(Instruction):
+    """
+    bir::InstSequenceBounds: a BIR node class (its fields: field_names; its operand counts: operand_rule).
+    """
+    field_names: typing.ClassVar[tuple] = tuple()
+    operand_rule: typing.ClassVar[tuple] = (1, 1, 1, 1)
+    @staticmethod
+    def classof(instruction: Instruction) -> bool:
+        """
+        Whether `instruction` is of this node class (LLVM-style classof).
+        """
+class InstNonzeroWithCount(Instruction):
+    """
+    bir::InstNonzeroWithCount: a BIR node class (its fields: field_names; its operand counts: operand_rule).
+    """
+    field_names: typing.ClassVar[tuple] = ('index_offset', 'padding_val')
+    operand_rule: typing.ClassVar[tuple] = (1, 1, 1, 1)
+    @staticmethod
+    def classof(instruction: Instruction) -> bool:
+        """
+        Whether `instruction` is of this node class (LLVM-style classof).
+        """
+    def set_index_offset(self: Instruction, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        Sets InstNonzeroWithCount.index_offset.
+        """
+    def set_padding_val(self: Instruction, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        Sets InstNonzeroWithCount.padding_val.
+        """
+    @property
+    def index_offset(self) -> int:
+        """
+        InstNonzeroWithCount.index_offset: the node's "index_offset" field (BIR JSON).
+        """
+    @index_offset.setter
+    def index_offset(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def padding_val(self) -> int:
+        """
+        InstNonzeroWithCount.padding_val: the node's "padding_val" field (BIR JSON).
+        """
+    @padding_val.setter
+    def padding_val(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
         ...
 class InstMatmult(Instruction):
     """
@@ -2932,10 +3282,6 @@ class Module:
     @neuron_core_id.setter
     def neuron_core_id(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
         ...
-def append_isa(block: BasicBlock, locations: collections.abc.Sequence[MemoryLocation], records: collections.abc.Sequence) -> None:
-    """
-    Appends ISA nodes in bulk: records of (opcode, engine, source, fields, ins, outs), operands (index into locations, offset, pairs) or numbers.
-    """
 def arch_aliases(arch: str) -> list[str]:
     """
     Every name accepted for the generation `arch`, canonical name first ([] when unknown).
@@ -2952,9 +3298,9 @@ def dtype_size(dtype: DType) -> int:
     """
     The size of one `dtype` element in bytes.
     """
-def emit_traced(function: Function, tensors: collections.abc.Sequence, ops: collections.abc.Sequence) -> None:
+def emit_trace(function: Function, tensors: list, tensor_of: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], records: list) -> None:
     """
-    Creates a function's tensors from (name, memory type, dtype, shape, kind, partitions, bytes per partition, addr) tuples and appends a block of the enabled ops of an NKI trace.
+    Creates a function's tensors from (name, memory type, dtype, shape, kind, partitions, bytes per partition, start partition, address) tuples and appends a block of ISA nodes from (opcode, engine, source, fields, ins, outs, ...) records; operands are (storage number, offset, pairs, ...) over tensor_of[storage number], or numbers.
     """
 def field_offsets() -> dict:
     ...

@@ -5,7 +5,7 @@ from __future__ import annotations
 import neuronxsim.starfish.lib._core.bir
 import numpy
 import typing
-__all__: list[str] = ['NUM_ENGINES', 'SimResult', 'Simulator', 'TRACK_NAMES', 'engine_of', 'lane_name', 'latency']
+__all__: list[str] = ['NUM_ENGINES', 'SimResult', 'Simulator', 'TRACK_NAMES', 'engine_of', 'lane_name', 'latency', 'schedule_function']
 class SimResult:
     def record_columns(self) -> dict:
         ...
@@ -54,12 +54,19 @@ class Simulator:
         ...
     def bind(self, name: str, array: numpy.ndarray) -> None:
         ...
+    def instructions_done(self) -> int:
+        """
+        Instructions the run in progress has done (for a progress bar; read from another thread).
+        """
     def run(self) -> SimResult:
         ...
     def tensors(self) -> list:
         ...
     @property
     def config(self) -> dict:
+        ...
+    @property
+    def instruction_count(self) -> int:
         ...
 def engine_of(arg0: neuronxsim.starfish.lib._core.bir.Instruction) -> neuronxsim.starfish.lib._core.bir.Engine:
     ...
@@ -70,6 +77,10 @@ def lane_name(track: typing.SupportsInt | typing.SupportsIndex, lane: typing.Sup
 def latency(instruction: neuronxsim.starfish.lib._core.bir.Instruction, arch: str = 'trn1') -> dict:
     """
     bir::Hwm::getLatency for one instruction: its engine, cycles and nanoseconds.
+    """
+def schedule_function(module: neuronxsim.starfish.lib._core.bir.Module, function: typing.SupportsInt | typing.SupportsIndex, arch: str) -> dict:
+    """
+    Reorders functions[function]'s blocks by list scheduling over their dependency graph (sim/ListSchedule.h); returns {blocks reordered, blocks kept, instructions moved}.
     """
 NUM_ENGINES: int = 5
 TRACK_NAMES: list = ['PE', 'ACT', 'DVE', 'Pool', 'SP', 'DMA0', 'DMA1', 'DMA2', 'DMA3', 'DMA4', 'DMA5', 'DMA6', 'DMA7', 'DMA8', 'DMA9', 'DMA10', 'DMA11', 'DMA12', 'DMA13', 'DMA14', 'DMA15']

@@ -2,6 +2,7 @@
 libwalrus: KLR files and the kernel-node resolvers
 """
 from __future__ import annotations
+import collections.abc
 import neuronxsim.starfish.lib._core.bir
 import typing
 __all__: list[str] = ['NEURONXSIM_KLR_FORMAT', 'add_compiled_nki_kernel', 'bir_kernel_leaves', 'compiled_nki_kernel', 'decode_kernel', 'encode_kernel', 'inline_bir_kernels', 'kernel_node_latency_stats', 'klr_info', 'read_kernel_file', 'resolve_kernel_nodes', 'write_kernel_file']
@@ -35,7 +36,7 @@ def read_kernel_file(path: str) -> neuronxsim.starfish.lib._core.bir.Module:
     """
     The traced kernel (a verified bir.Module) a KLR file holds.
     """
-def resolve_kernel_nodes(module: neuronxsim.starfish.lib._core.bir.Module, nki_kernels: bool = True, klir_kernels: bool = True, base_dir: str = '', verify: bool = True) -> int:
+def resolve_kernel_nodes(module: neuronxsim.starfish.lib._core.bir.Module, nki_kernels: bool = True, klir_kernels: bool = True, base_dir: str = '', allowed_dirs: collections.abc.Sequence[str] = [], verify: bool = True) -> int:
     """
     Resolves IT55/IT56 nodes in place; returns how many. Instruction objects taken from the module before are invalid afterwards.
     """
