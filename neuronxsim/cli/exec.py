@@ -7,6 +7,7 @@ its exceptions propagate as they would under ``python``."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import runpy
 import sys
@@ -24,6 +25,10 @@ def add_parser(sub) -> None:
     p.add_argument("--allow-shadowing", action="store_true",
                    help="run even when a real nki/neuronxcc package is importable (it is hidden "
                         "while the script runs)")
+    p.add_argument("--max-instructions", type=int, default=None, metavar="N",
+                   help="refuse a kernel's trace past N instructions (default: "
+                        "$NEURONXSIM_MAX_INSTRUCTIONS or one million); sets that variable for "
+                        "the script")
     p.add_argument("-m", dest="module", nargs=argparse.REMAINDER, metavar="MODULE [ARGS]",
                    help="run a library module as a script, as python -m does (e.g. -m pytest "
                         "tests/); everything after it is the module's arguments")
@@ -44,7 +49,7 @@ def run(args) -> int:
     if args.script is not None and not os.path.isfile(args.script):
         raise FileNotFoundError(f"{args.script}: no such file")
     saved_argv, saved_path = sys.argv[:], sys.path[:]
-    with installed(allow_shadowing=args.allow_shadowing):
+    with installed(allow_shadowing=args.allow_shadowing), _instruction_cap(args.max_instructions):
         try:
             if args.module is not None:
                 module, *module_args = args.module
@@ -61,6 +66,27 @@ def run(args) -> int:
             sys.argv[:] = saved_argv
             sys.path[:] = saved_path
     return 0
+
+
+@contextlib.contextmanager
+def _instruction_cap(max_instructions):
+    """``$NEURONXSIM_MAX_INSTRUCTIONS`` set to ``max_instructions`` while the script runs (every
+    trace it makes reads it, as do processes it starts)."""
+    from neuronxsim.nki.tracer import MAX_INSTRUCTIONS_ENV, instruction_cap
+
+    if max_instructions is None:
+        yield
+        return
+    instruction_cap(max_instructions)  # (refuses a bad count before the script starts)
+    saved = os.environ.get(MAX_INSTRUCTIONS_ENV)
+    os.environ[MAX_INSTRUCTIONS_ENV] = str(max_instructions)
+    try:
+        yield
+    finally:
+        if saved is None:
+            del os.environ[MAX_INSTRUCTIONS_ENV]
+        else:
+            os.environ[MAX_INSTRUCTIONS_ENV] = saved
 
 
 def _exit_status(code) -> int:

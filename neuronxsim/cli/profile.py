@@ -39,6 +39,9 @@ def add_parser(sub) -> None:
                    help="full (numerics and time, the default) or timing (time only: no values "
                         "are made or computed, for large sizes)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--max-instructions", type=int, default=None, metavar="N",
+                   help="refuse a trace past N instructions (default: $NEURONXSIM_MAX_INSTRUCTIONS "
+                        "or one million)")
     p.add_argument("--output", default="neuronxsim-profile", help="output folder (default ./neuronxsim-profile)")
     p.add_argument("--top", type=int, default=8, help="source lines to list (default 8)")
     p.set_defaults(func=run)
@@ -84,7 +87,7 @@ def run(args) -> int:
         kwargs = kernel_arguments(kernel, len(arrays), args.arg)
         os.makedirs(args.output, exist_ok=True)
         out = os.path.abspath(args.output)
-        prof = _profile(kernel, arrays, kwargs, args.arch, args.mode)
+        prof = _profile(kernel, arrays, kwargs, args.arch, args.mode, args.max_instructions)
     r = prof.result
     files.write_trace(r, os.path.join(out, "trace.json"))
     files.write_timeline(r, [], os.path.join(out, "timeline.png"), f"{args.kernel}: {r.total_ns / 1e3:.1f} us")
@@ -158,12 +161,14 @@ def kernel_arguments(kernel, arrays: int, specs: list) -> dict:
     return values
 
 
-def _profile(kernel, arrays, kwargs, arch, mode):
+def _profile(kernel, arrays, kwargs, arch, mode, max_instructions):
     """Profiles a kernel of either dialect."""
     from neuronxsim.nki06.kernel import Kernel, LaunchedKernel
     if isinstance(kernel, (Kernel, LaunchedKernel)):
         from neuronxsim.nki06.kernel import profile
-        return profile(kernel, *arrays, arch=arch, mode=mode, **kwargs)
+        return profile(kernel, *arrays, arch=arch, mode=mode, max_instructions=max_instructions,
+                       **kwargs)
     import neuronxsim.nki as nki
-    return nki.profile(kernel, *arrays, arch=arch or "trn1", mode=mode, **kwargs)
+    return nki.profile_kernel(kernel, *arrays, arch=arch or "trn1", mode=mode,
+                              max_instructions=max_instructions, **kwargs)
 

@@ -57,6 +57,9 @@ def add_parser(sub) -> None:
     p.add_argument("--top", type=int, default=10, help="configurations in the table (default 10)")
     p.add_argument("--allow-shadowing", action="store_true",
                    help="run even when a real nki/neuronxcc package is importable")
+    p.add_argument("--max-instructions", type=int, default=None, metavar="N",
+                   help="refuse a trace past N instructions (default: $NEURONXSIM_MAX_INSTRUCTIONS "
+                        "or one million)")
     p.add_argument("--json", action="store_true", help="print one JSON document instead of text")
     p.add_argument("--quiet", action="store_true", help="print nothing but errors")
     p.set_defaults(func=run)
@@ -121,7 +124,7 @@ def run(args) -> int:
                     rtol=driver.RTOL if args.rtol is None else args.rtol,
                     atol=driver.ATOL if args.atol is None else args.atol, seed=args.seed,
                     output=args.output, resume=args.resume, trace_cache=args.trace_cache,
-                    allow_shadowing=args.allow_shadowing)
+                    allow_shadowing=args.allow_shadowing, max_instructions=args.max_instructions)
     colour = summary.check_colour(args.colour, list(grid))
     bar = _Bar(len(p.jobs), len(p.done), args.quiet or args.json)
     try:

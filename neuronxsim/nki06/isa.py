@@ -266,9 +266,7 @@ def dma_copy(dst, src, priority=None, oob_mode=oob_mode.error, dge_mode=dge_mode
         if skip:
             raise NKIError(f"{what}: oob_mode=skip applies to indirect (runtime-indexed) "
                            "accesses only", loc)
-        op = _ins.dma(tr, IT.DMACopy, dst._view, src._view, loc, what=what)
-        if fields and op is not None:
-            op.fields = dict(op.fields, **fields)
+        _ins.dma(tr, IT.DMACopy, dst._view, src._view, loc, what=what, fields=fields or None)
         return
     if ind.kind != "vector":
         raise NKIError(f"{what}: a source at a runtime scalar offset (scalar_offset, select by a "
@@ -507,6 +505,10 @@ def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_on
         d = _as(value.shape, d, loc)
     if accumulate is None:
         accumulate = _accumulates(tr, d, loc, what)
+    elif accumulate and d.storage.state.write_count == 0:
+        raise NKIError(f"{what}: accumulate=True onto PSUM tensor {d.storage.describe()}, which "
+                       "nothing wrote: there is no accumulation group to add to (pass "
+                       "accumulate=False or None to start one)", loc)
     try:
         tr.place_matmul(value, d, accumulate=bool(accumulate))
     except NKIError as e:
@@ -516,18 +518,19 @@ def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_on
 def _accumulates(tr, d: Tensor, loc, what: str) -> bool:
     """``accumulate=None``: whether the matmul adds to what ``d`` holds."""
     st = d.storage
-    if st.zero_init:
+    s = st.state
+    if s.zero_init:
         return True
-    if st.write_count == 0:
+    if s.write_count == 0:
         return False
-    groups = st.psum_groups
+    groups = s.groups.open if s.groups is not None else None
     if not groups:
         raise NKIError(f"{what}: accumulate=None onto PSUM tensor {st.describe()}, which a "
                        "non-matmul instruction wrote: accumulating onto it is undefined on "
                        "NeuronCore-v2/v3 (pass accumulate=False to overwrite)", loc)
     region = _tracer._extent(tr.access(d, loc, merge=False))
     for key, op in groups.items():
-        ext = _tracer._extent(op.outs[0])
+        ext = _tracer._extent(tr.core.first_output(op))
         if ext == region:
             return True
         if _tracer._overlaps(ext, region):
@@ -1132,7 +1135,7 @@ def dropout(dst, data, prob, name=None):
     if not 0.0 <= p <= 1.0:
         raise NKIError(f"{what}: prob {p} must be in [0, 1]", loc)
     _ins.record_lanewise(tr, IT.Dropout, Engine.DVE, d.shape, _full(d.shape), [v], [], d,
-                         {"prob": p, "seed": len(tr.core.ops)}, loc, what)
+                         {"prob": p, "seed": len(tr.ops)}, loc, what)
 
 
 def _prng(what: str):

@@ -341,7 +341,7 @@ def _pin(t: NkiTensor, address, loc):
     if st.kind == PSUM and byte % PSUM_BANK_BYTES:
         raise NKIError(f"nl.ndarray: a PSUM tensor starts at a bank (a multiple of 2048 bytes), "
                        f"not at byte {byte}", loc)
-    current().core.__dict__.setdefault("pinned_addresses", {})[st] = byte
+    st.placement = (0, byte)
 
 
 def _on_chip_new(shape, dtype, buffer, name, loc, what) -> NkiTensor:
@@ -358,12 +358,7 @@ def zeros(shape, dtype, buffer=sbuf, name="") -> NkiTensor:
     instead: the memset is emitted only if something else reads the zeros.)"""
     loc = caller_location(1)
     t = _on_chip_new(shape, dtype, buffer, name, loc, "zeros")
-    view = t._view
-    st = view.storage
-    st.pending_zero = _ins.pending_zeros(current(), view, loc)
-    st.write_count += 1
-    st.written_partitions = st.partitions
-    st.zero_init = True
+    current().zero_fill(t._view, loc)
     return t
 
 
@@ -577,10 +572,8 @@ def load_transpose2d(src, dtype=None) -> NkiTensor:
 
 def dma_record(tr, ins: list, outs: list, loc, fields: dict):
     """Records a DMA transfer on the next queue (queues round-robin, as ``instructions.dma``)."""
-    core = tr.core
-    queue = core.dma_queue
-    core.dma_queue = (queue + 1) % 16
-    tr.record(IT.DMACopy, Engine.DMA, ins, outs, dict(fields, queue=queue), loc)
+    tr.record(IT.DMACopy, Engine.DMA, ins, outs, dict(fields, queue=_ins.next_dma_queue(tr)),
+              loc)
 
 
 @api
@@ -867,7 +860,7 @@ def dropout(x, rate, dtype=None) -> NkiTensor:
         raise NKIError(f"nl.dropout: rate {rate} must be in [0, 1]", loc)
     out = tr.new_result(SBUF, _opt_dtype(dtype, loc) or v.storage.dtype, v.shape, "dropout", loc)
     _ins.record_lanewise(tr, IT.Dropout, Engine.DVE, v.shape, _ins.full_box(v.shape), [v], [],
-                         out, {"prob": rate, "seed": len(tr.core.ops)}, loc, "nl.dropout")
+                         out, {"prob": rate, "seed": len(tr.ops)}, loc, "nl.dropout")
     return wrap(out)
 
 

@@ -632,14 +632,14 @@ def test_nki_profile_in_timing_mode_gives_the_full_modes_timeline_without_numeri
         return out
 
     a = np.ones((128, 512), np.float32)
-    full = nki.profile(scale, a)
-    timed = nki.profile(scale, nt.tensor[[128, 512], nl.float32], mode="timing")
+    full = nki.profile_kernel(scale, a)
+    timed = nki.profile_kernel(scale, nt.tensor[[128, 512], nl.float32], mode="timing")
     assert timed.outputs == {} and full.outputs["out"].shape == (128, 512)
     assert np.array_equal(timed.instructions[["start_ns", "end_ns", "opcode"]],
                           full.instructions[["start_ns", "end_ns", "opcode"]])
     assert timed.total_ns == full.total_ns
     with pytest.raises(nki.NKIError, match="mode 'fast'"):
-        nki.profile(scale, a, mode="fast")
+        nki.profile_kernel(scale, a, mode="fast")
 
     @nki06.jit
     def scale06(a):
