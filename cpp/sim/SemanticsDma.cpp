@@ -1,5 +1,6 @@
-// DMA / Load / Save / DMACopy: element-for-element copies between any memories, with casts, the
-// add read-modify-write, 2-D transpose and indirect (gathered) rows. docs/isa-semantics.md §5.
+// DMA / Load / Save / DMACopy / IndirectSave: element-for-element copies between any memories, with
+// casts, the add read-modify-write, 2-D transpose, and indirect rows (gathered, or scattered by
+// IndirectSave). docs/isa-semantics.md §5.
 #include <algorithm>
 #include <cstring>
 
@@ -32,8 +33,10 @@ bool transposeDims(const bir::AccessPattern& ap, int64_t& a, int64_t& b) {
 void check(const InstDMA& I, Checker& c) {
   const Operand &src = c.in(0), &dst = c.out(0);
   c.notImmediate(src, "source");
-  if (I.mode != DmaMode::Copy && I.mode != DmaMode::Transpose)
+  if (I.mode != DmaMode::Copy && I.mode != DmaMode::Transpose && I.mode != DmaMode::Dynamic)
     c.fail(std::string("DMA mode ") + std::string(enumName(I.mode)) + " is not modelled");
+  if (I.mode == DmaMode::Dynamic && c.nIns != 2)
+    c.fail("a Dynamic DMA takes its run-time row offset as ins[1]");
   if (I.dst_rmw_op != AluOp::bypass && I.dst_rmw_op != AluOp::add)
     c.fail(std::string("dst_rmw_op ") + std::string(enumName(I.dst_rmw_op)) + " (DMA read-modify-write takes add)");
   if (I.dst_rmw_op == AluOp::add) c.outAlsoRead = true;
@@ -42,17 +45,23 @@ void check(const InstDMA& I, Checker& c) {
   if (I.dge_type == DgeType::HWDGE && c.engine != Engine::Activation && c.engine != Engine::SP)
     c.fail(std::string("a hardware-DGE DMA is triggered by the Activation or SP engine, not ") +
            std::string(enumName(c.engine)));
+  const bool scatter = I.opcode() == InstructionType::IndirectSave;
+  if (scatter && c.nIns != 2) c.fail("IndirectSave takes the source rows and their destination indices");
   if (c.nIns == 2) {
-    c.pairsByPattern = false;  // destination row r reads the source row its index names
+    c.pairsByPattern = false;  // the indexed side's rows follow the indices
     const Operand& idx = c.in(1);
+    const Operand& direct = scatter ? src : dst;  // one index per row of the side not indexed
     c.notImmediate(idx, "indices");
     if (!isIntDtype(idx.dtype)) c.fail("the index tensor ins[1] must have an integer dtype, not " + std::string(enumName(idx.dtype)));
-    if (I.mode != DmaMode::Copy) c.fail("an indirect DMA cannot transpose");
+    if (I.mode == DmaMode::Transpose) c.fail("an indirect DMA cannot transpose");
     if (I.indirect_dim != -1 && I.indirect_dim != 0)
       c.fail("indirect_dim " + std::to_string(I.indirect_dim) + " (only the outermost dim, 0, is modelled)");
-    if (idx.numElements() != dst.lanes)
-      c.fail("the index tensor has " + std::to_string(idx.numElements()) + " elements but the destination has " +
-             std::to_string(dst.lanes) + " rows (one index per row)");
+    if (I.mode == DmaMode::Dynamic) {
+      if (idx.numElements() != 1)
+        c.fail("the run-time row offset ins[1] has " + std::to_string(idx.numElements()) + " elements, not one");
+    } else if (idx.numElements() != direct.lanes)
+      c.fail("the index tensor has " + std::to_string(idx.numElements()) + " elements but the " +
+             (scatter ? "source" : "destination") + " has " + std::to_string(direct.lanes) + " rows (one index per row)");
     if (src.freeElems != dst.freeElems)
       c.fail("a source row has " + std::to_string(src.freeElems) + " elements but a destination row " +
              std::to_string(dst.freeElems));
@@ -71,31 +80,41 @@ void exec(const InstDMA& I, Exec& x) {
   const bool add = I.dst_rmw_op == AluOp::add;
 
   if (x.nIns() == 2) {
-    // Indirect: destination row r <- source row index[r] (outermost pairs). Every index is read
-    // (and checked) before anything is written; where the source or the index overlaps the
-    // destination (stage), so is every source row.
+    // Indirect. A gather: destination row r <- source row index[r]; a scatter (IndirectSave):
+    // destination row index[r] <- source row r, in row order (a repeated index: the last row
+    // wins, or every row adds); mode Dynamic: index[r] = the one offset + r. Rows are the
+    // outermost pairs. Every index is read (and checked) before anything is written; where the
+    // source or the index overlaps the destination (stage), so is every source row.
+    const bool scatter = I.opcode() == InstructionType::IndirectSave;
     const Operand& idx = x.in(1);
+    const Operand& indexed = scatter ? dst : src;
+    const int64_t n = scatter ? src.lanes : dst.lanes;
     Memory& im = x.memory(idx);
-    int64_t* rows = x.intSlot(dst.lanes);
-    for (int64_t r = 0; r < dst.lanes; ++r) {
-      const uint8_t* ip = x.lanePtr(idx, r / idx.freeElems) + idx.freeOffset(r % idx.freeElems);
+    int64_t* rows = x.intSlot(n);
+    const bool dynamic = I.mode == DmaMode::Dynamic;  // row r: the offset's value + r
+    for (int64_t r = 0; r < n; ++r) {
+      const int64_t k = dynamic ? 0 : r;
+      const uint8_t* ip = x.lanePtr(idx, k / idx.freeElems) + idx.freeOffset(k % idx.freeElems);
       x.checkWritten(im, ip, 1, idx.esize, idx.esize, idx);
-      const int64_t row = loadIndexElement(idx.dtype, ip);
-      if ((row < 0 || row >= src.lanes) && I.oob_is_err)
-        x.fail("index " + std::to_string(row) + " for destination row " + std::to_string(r) +
-               " is outside the " + std::to_string(src.lanes) + " source rows (oob_is_err)");
-      rows[r] = row >= 0 && row < src.lanes ? row : -1;  // skipped
+      const int64_t row = loadIndexElement(idx.dtype, ip) + (dynamic ? r : 0);
+      if ((row < 0 || row >= indexed.lanes) && I.oob_is_err)
+        x.fail("index " + std::to_string(row) + " for " + (scatter ? "source" : "destination") + " row " +
+               std::to_string(r) + " is outside the " + std::to_string(indexed.lanes) +
+               (scatter ? " destination" : " source") + " rows (oob_is_err)");
+      rows[r] = row >= 0 && row < indexed.lanes ? row : -1;  // skipped
     }
+    auto from = [&](int64_t r) { return scatter ? r : rows[r]; };
+    auto to = [&](int64_t r) { return scatter ? rows[r] : r; };
     const int64_t rowBytes = src.freeElems * src.esize;
-    uint8_t* staged = x.inst().stage ? x.byteSlot(dst.lanes * rowBytes) : nullptr;
+    uint8_t* staged = x.inst().stage ? x.byteSlot(n * rowBytes) : nullptr;
     if (staged)
-      for (int64_t r = 0; r < dst.lanes; ++r)
+      for (int64_t r = 0; r < n; ++r)
         if (rows[r] >= 0)
-          x.copyStream(x.lane(src, rows[r]), Exec::buffered(staged + r * rowBytes, src.dtype, src.freeElems, src), false);
-    for (int64_t r = 0; r < dst.lanes; ++r)
+          x.copyStream(x.lane(src, from(r)), Exec::buffered(staged + r * rowBytes, src.dtype, src.freeElems, src), false);
+    for (int64_t r = 0; r < n; ++r)
       if (rows[r] >= 0)
-        x.copyStream(staged ? Exec::buffered(staged + r * rowBytes, src.dtype, src.freeElems, src) : x.lane(src, rows[r]),
-                     x.lane(dst, r), add);
+        x.copyStream(staged ? Exec::buffered(staged + r * rowBytes, src.dtype, src.freeElems, src) : x.lane(src, from(r)),
+                     x.lane(dst, to(r)), add);
     return;
   }
 

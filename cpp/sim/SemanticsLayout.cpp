@@ -114,18 +114,9 @@ void check(const InstIota& I, Checker& c) { checkIotaPattern(c, I.pattern, c.out
 void exec(const InstIota& I, Exec& x) {
   const Operand& out = x.out(0);
   int64_t* v = x.intSlot(out.freeElems);
-  Memory& m = x.memory(out);
   for (int64_t l = 0; l < out.lanes; ++l) {
     iotaValues(I.base, I.channel_multiplier, I.pattern, l, v, out.freeElems);
-    RunCursor cur(out, x.lanePtr(out, l));
-    int64_t e = 0;
-    while (!cur.done()) {
-      const int64_t k = cur.remaining();
-      for (int64_t i = 0; i < k; ++i) storeInt64Element(out.dtype, cur.ptr() + i * cur.step(), v[e + i]);
-      x.markWritten(m, cur.ptr(), k, cur.step(), out.esize);
-      e += k;
-      cur.advance(k);
-    }
+    x.scatterIntLane(out, l, v);
   }
 }
 

@@ -293,11 +293,14 @@ def benchmark(kernel=None, *, warmup=10, iters=100, save_neff_name=None, save_tr
 
 
 class _TimingKernel(DeviceKernel):
-    """A DeviceKernel that also takes tensor types instead of arrays (timing only)."""
+    """A DeviceKernel that also takes tensor types instead of arrays, and then, or when
+    ``timing_only`` is set, runs in timing mode (no numerics)."""
+
+    timing_only = False
 
     def launch(self, target, args: tuple, kwargs: dict):
         from .typing import TensorType
-        if any(isinstance(a, TensorType) for a in list(args) + list(kwargs.values())):
+        if self.timing_only or any(isinstance(a, TensorType) for a in list(args) + list(kwargs.values())):
             traced = traced_kernel(target, args, kwargs, None)
             result = _simulator().simulate(traced.module, {}, arch=traced.arch,
                                            neuron_core_id=None, mode="timing")
@@ -309,15 +312,18 @@ class _TimingKernel(DeviceKernel):
 
 
 def profile(func=None, *, working_directory=None, save_neff_name=None, save_trace_name=None,
-            additional_compile_opt=None, overwrite=False, profile_nth=1, num_execs=1):
+            additional_compile_opt=None, overwrite=False, profile_nth=1, num_execs=1, mode="full"):
     """``@nki.profile(working_directory=...)``: the kernel called with NumPy arrays runs on the
     simulator and its profile is written into ``working_directory`` (an absolute path, as NKI
     requires): the timeline trace (``<save_trace_name stem>.json``, default ``profile.json``) and
     the traced module (``<save_neff_name stem>.bir.json``, default ``file.bir.json``); returns
     None, as NKI's. (``num_execs`` runs and the ``profile_nth`` of them profiled are all alike in
     a deterministic simulation.) Tensor types (``nki.typing.tensor[...]``) may stand in for the
-    arrays, as for ``nki.benchmark``. For a :class:`Profile` of one call, see
+    arrays, as for ``nki.benchmark``. ``mode="timing"`` (neuronxsim's, not the SDK's) profiles
+    without numerics, whatever the arguments. For a :class:`Profile` of one call, see
     :func:`profile_kernel`."""
+    if mode not in ("full", "timing"):
+        raise NKIError(f"nki.profile: mode must be 'full' or 'timing', not {mode!r}")
     if working_directory is None or not os.path.isabs(str(working_directory)):
         raise NKIError("nki.profile: working_directory must be given as an absolute path")
     for name, value in (("profile_nth", profile_nth), ("num_execs", num_execs)):
@@ -335,8 +341,10 @@ def profile(func=None, *, working_directory=None, save_neff_name=None, save_trac
             raise NKIError(f"nki.profile: {next(t for t in targets if os.path.exists(t))} "
                            "exists (pass overwrite=True to replace it)")
         os.makedirs(directory, exist_ok=True)
-        return _TimingKernel(kernel, "profile", neff_name, trace_name, directory,
-                             returns_outputs=False)
+        profiled = _TimingKernel(kernel, "profile", neff_name, trace_name, directory,
+                                 returns_outputs=False)
+        profiled.timing_only = mode == "timing"
+        return profiled
     return _device_decorator(func, make)
 
 

@@ -24,6 +24,7 @@ import numpy as np
 
 from neuronxsim import bir
 from neuronxsim.bir import target
+from neuronxsim.nki import gpsimd_instructions as _gpsimd
 from neuronxsim.nki import instructions as _ins
 from neuronxsim.nki import language as _nl22
 from neuronxsim.nki.errors import NKIError, caller_location
@@ -392,21 +393,29 @@ def empty_like(x, dtype=None, buffer=None, name="") -> NkiTensor:
 
 @api
 def rand(shape, dtype, buffer=sbuf, name="") -> NkiTensor:
-    """Uniform random values in [0, 1) (a Memset in Random mode; the values are the simulator's
-    generator's, not the hardware's sequence)."""
+    """Uniform random values in [0, 1): 32 bits from the Vector Engine's generators (which
+    nl.random_seed seeds), their top 24 scaled by 2^-24 (three instructions; the values are the
+    simulator's XORWOW, not the hardware's sequence)."""
     loc = caller_location(1)
+    tr = current()
     t = _on_chip_new(shape, dtype, buffer, name, loc, "rand")
-    acc = _ins.engine_out(current(), t._view, loc, "nl.rand", "destination", Engine.DVE)
-    current().record(IT.Memset, Engine.DVE, [], [acc],
-                     {"mode": bir.MemsetMode.Random, "constant": 0.0}, loc)
+    view = t._view
+    bits = tr.new_result(SBUF, uint32, view.shape, "rand", loc)
+    _gpsimd.rand_bits(tr, bits, Engine.DVE, loc, what="nl.rand")
+    top = _ins.tensor_scalar(tr, bits, Alu.logical_shift_right, 8.0, False, None, None, False,
+                             uint32, loc, what="nl.rand")
+    _ins.tensor_scalar(tr, top, Alu.mult, 2.0**-24, False, None, None, False, view.dtype, loc,
+                       out=view, what="nl.rand")
     return t
 
 
 @api
 def random_seed(seed):
-    """Not modelled: the simulator's random generator has no state a kernel can seed."""
-    raise NKIError("nl.random_seed: seeding the engines' random generator is not modelled (the "
-                   "simulator's generator has no kernel-visible state)", caller_location())
+    """Seeds the Vector Engine's generators (what nl.rand and nisa.rng draw from) with one
+    32-bit value, a [1, 1] SBUF or PSUM tensor."""
+    loc = caller_location(1)
+    v = _tile(seed, loc, "nl.random_seed: seed")
+    _gpsimd.set_rand_state(current(), v, Engine.DVE, loc, what="nl.random_seed")
 
 
 @api
@@ -570,10 +579,9 @@ def load_transpose2d(src, dtype=None) -> NkiTensor:
     return wrap(tile, sbuf)
 
 
-def dma_record(tr, ins: list, outs: list, loc, fields: dict):
+def dma_record(tr, ins: list, outs: list, loc, fields: dict, opcode=IT.DMACopy):
     """Records a DMA transfer on the next queue (queues round-robin, as ``instructions.dma``)."""
-    tr.record(IT.DMACopy, Engine.DMA, ins, outs, dict(fields, queue=_ins.next_dma_queue(tr)),
-              loc)
+    tr.record(opcode, Engine.DMA, ins, outs, dict(fields, queue=_ins.next_dma_queue(tr)), loc)
 
 
 @api
@@ -1048,9 +1056,21 @@ def expand_dims(x, axis) -> NkiTensor:
 
 @api
 def gather_flattened(data, indices, axis=0, dtype=None) -> NkiTensor:
-    """Not modelled: the GpSimd gather it lowers to has no simulator instruction yet."""
-    raise NKIError("nl.gather_flattened: the GpSimd gather (nisa.nc_n_gather) is not modelled by "
-                   "the simulator yet", caller_location())
+    """``result[p, j] = data[p, indices[p, j]]``, data's free dimensions flattened, on the GpSimd
+    Engine (nisa.nc_n_gather); a ``dtype`` other than data's adds a copy."""
+    loc = caller_location(1)
+    tr = current()
+    if axis != 0:
+        raise NKIError(f"nl.gather_flattened: axis={axis!r} is not modelled: the documentation "
+                       "describes the gather along the flattened free dimensions (axis=0) only",
+                       loc)
+    v = _tile(data, loc, "nl.gather_flattened: data")
+    i = _tile(indices, loc, "nl.gather_flattened: indices")
+    out = _gpsimd.gather(tr, v, i, loc, what="nl.gather_flattened")
+    want = _opt_dtype(dtype, loc)
+    if want is not None and want != out.dtype:
+        out = _ins.tensor_copy(tr, out, want, loc, what="nl.gather_flattened")
+    return wrap(out)
 
 
 # ---- debugging ----

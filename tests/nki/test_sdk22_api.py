@@ -73,6 +73,22 @@ def test_profile_writes_into_its_working_directory_and_returns_none(tmp_path, rn
     assert json.loads((typed / "t.json").read_text())
 
 
+def test_profile_in_timing_mode_draws_the_full_modes_timeline(tmp_path, rng):
+    a = rng.random((128, 512), np.float32)
+    slices = {}
+    for mode in ("full", "timing"):
+        kernel = nki.profile(working_directory=str(tmp_path / mode), save_trace_name="t.ntff",
+                             mode=mode)(add_kernel)
+        assert kernel(a, a) is None
+        assert bool(kernel.benchmark_result.profile.outputs) == (mode == "full")  # numerics or not
+        events = json.loads((tmp_path / mode / "t.json").read_text())
+        events = events["traceEvents"] if isinstance(events, dict) else events
+        slices[mode] = sorted((e["name"], e["ts"], e["dur"]) for e in events if e.get("ph") == "X")
+    assert slices["full"] and slices["timing"] == slices["full"]
+    with pytest.raises(nki.NKIError, match="mode must be 'full' or 'timing'"):
+        nki.profile(working_directory=str(tmp_path), mode="fast")
+
+
 def test_a_grid_launch_of_a_decorated_kernel(rng):
     @nki.baremetal
     def rows(a):
