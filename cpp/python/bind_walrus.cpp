@@ -74,16 +74,18 @@ void bindWalrus(py::module_& m) {
         py::arg("module"), py::arg("kernel_name") = "kernel",
         "(file bytes, {klr_operators, extended_operators, generic_instructions}).");
   m.def("resolve_kernel_nodes",
-        [](bir::Module& mod, bool nki, bool klir, const std::string& baseDir, bool verify) {
+        [](bir::Module& mod, bool nki, bool klir, const std::string& baseDir,
+           const std::vector<std::string>& allowedDirs, bool verify) {
           walrus::ResolveOptions o;
           o.nki_kernels = nki;
           o.klir_kernels = klir;
           o.base_dir = baseDir;
+          o.allowed_dirs = allowedDirs;
           o.verify = verify;
           return walrus::KernelNodeResolver(mod, o).run();
         },
         py::arg("module"), py::arg("nki_kernels") = true, py::arg("klir_kernels") = true,
-        py::arg("base_dir") = "", py::arg("verify") = true,
+        py::arg("base_dir") = "", py::arg("allowed_dirs") = std::vector<std::string>{}, py::arg("verify") = true,
         "Resolves IT55/IT56 nodes in place; returns how many. Instruction objects taken from the "
         "module before are invalid afterwards.");
   m.attr("NEURONXSIM_KLR_FORMAT") = klr::neuronxsimFormat();

@@ -10,7 +10,7 @@ from neuronxsim import bir
 from . import dtypes as dt
 from .errors import NKIError
 from .indexing import full_box
-from .instructions import (_number, _psum_inputs, broadcast_shape, engine_in, engine_out, is_empty,
+from .instructions import (number, _psum_inputs, broadcast_shape, engine_in, engine_out, is_empty,
                            lane_view, out_view, plan, pointer_view, result_tile)
 from .opcodes import BITVEC_IDS, Alu
 from .tensor import Tensor
@@ -22,7 +22,7 @@ def _scalar_in(tr, x, shape: tuple, box, loc, what: str, name: str, engine) -> A
     if x.__class__ is Tensor:
         return engine_in(tr, pointer_view(x, shape[0], box, loc, what, name), loc, what, name,
                          engine)
-    _number(x, loc)
+    number(x, loc)
     return None
 
 
@@ -50,7 +50,7 @@ def scalar_tensor_tensor(tr, data: Tensor, op0, operand0, reverse0, op1, operand
     if scalar is not None:
         ins.append(scalar)
     o = engine_out(tr, out_view(out, shape, box, loc), loc, what, "destination", engine)
-    fields = {"op0": op0, "const0": 0.0 if scalar is not None else _number(operand0, loc),
+    fields = {"op0": op0, "const0": 0.0 if scalar is not None else number(operand0, loc),
               "reverse0": True if reverse0 else False, "op1": op1,
               "reverse1": True if reverse1 else False}
     op = tr.record(IT.ScalarTensorTensor, engine, ins, [o], fields, loc)
@@ -97,9 +97,9 @@ def tensor_scalar_accumulate(tr, data: Tensor, op0, operand0, reverse0, reduce_o
     if reduce_res is not None:
         outs.append(engine_out(tr, pointer_view(reduce_res, shape[0], box, loc, what,
                                                 "reduce_res"), loc, what, "reduce_res", engine))
-    fields = {"op0": op0, "const0": 0.0 if scalar is not None else _number(operand0, loc),
+    fields = {"op0": op0, "const0": 0.0 if scalar is not None else number(operand0, loc),
               "reverse0": True if reverse0 else False, "reduce_op": reduce_op, "acc": acc,
-              "initial": 0.0 if start is not None or initial is None else _number(initial, loc),
+              "initial": 0.0 if start is not None or initial is None else number(initial, loc),
               "negate": True if negate else False, "cumulative": True if cumulative else False,
               "has_scalar_tensor": scalar is not None, "has_initial_tensor": start is not None}
     op = tr.record(IT.TensorScalarReduce, engine, ins, outs, fields, loc)

@@ -375,7 +375,7 @@ def ones(shape, dtype, buffer=sbuf, name="") -> NkiTensor:
 def full(shape, fill_value, dtype, buffer=sbuf, name="") -> NkiTensor:
     loc = caller_location(1)
     t = _on_chip_new(shape, dtype, buffer, name, loc, "full")
-    _ins.memset(current(), t._view, _number(fill_value, loc, "nl.full: fill_value"), loc)
+    _ins.memset(current(), t._view, number(fill_value, loc, "nl.full: fill_value"), loc)
     return t
 
 
@@ -489,10 +489,10 @@ def _operand(x, loc, what: str):
     """A tile's shared view, or a number."""
     if isinstance(x, NkiTensor):
         return _tile(x, loc, what)
-    return _number(x, loc, what)
+    return number(x, loc, what)
 
 
-def _number(x, loc, what: str):
+def number(x, loc, what: str):
     if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, float, np.number)):
         raise NKIError(f"{what} must be a number or a tensor, not {type(x).__name__}", loc)
     return x
@@ -614,7 +614,7 @@ def assign(dst: NkiTensor, value):
         if not d.storage.on_chip:
             raise NKIError("an HBM tensor cannot be filled with a number; copy a tile into it",
                            loc)
-        _ins.memset(tr, d, _number(value, loc, "the assigned value"), loc)
+        _ins.memset(tr, d, number(value, loc, "the assigned value"), loc)
 
 
 # ---- elementwise arithmetic ----
@@ -836,7 +836,7 @@ def fmod(x, y, dtype=None) -> NkiTensor:
                                False, float32, loc, what="fmod")
         m = _nl22._binary(mag, w, Alu.mod, float32, None, loc, what="fmod")
     else:
-        m = _ins.tensor_scalar(tr, mag, Alu.mod, builtins.abs(float(_number(y, loc, "nl.fmod: y"))),
+        m = _ins.tensor_scalar(tr, mag, Alu.mod, builtins.abs(float(number(y, loc, "nl.fmod: y"))),
                                False, None, None, False, float32, loc, what="fmod")
     s = _ins.activation(tr, Act.Sign, v, None, 1.0, float32, loc, what="fmod")
     return wrap(_ins.tensor_tensor(tr, m, s, Alu.mult, _opt_dtype(dtype, loc) or v.storage.dtype,
@@ -863,7 +863,7 @@ def dropout(x, rate, dtype=None) -> NkiTensor:
     if isinstance(rate, NkiTensor):
         raise NKIError("nl.dropout: a per-partition rate tile is not modelled (the simulator's "
                        "Dropout takes one probability); pass a number", loc)
-    rate = float(_number(rate, loc, "nl.dropout: rate"))
+    rate = float(number(rate, loc, "nl.dropout: rate"))
     if not 0.0 <= rate <= 1.0:
         raise NKIError(f"nl.dropout: rate {rate} must be in [0, 1]", loc)
     out = tr.new_result(SBUF, _opt_dtype(dtype, loc) or v.storage.dtype, v.shape, "dropout", loc)
@@ -978,7 +978,7 @@ def rms_norm(x, w, axis, n, epsilon=1e-06, dtype=None, compute_dtype=None) -> Nk
     cdt = _opt_dtype(compute_dtype, loc) or float32
     sq = _ins.tensor_tensor(tr, v, v, Alu.mult, cdt, loc, what="rms_norm")
     total = _ins.tensor_reduce(tr, Alu.add, sq, axes, True, False, float32, loc, what="rms_norm")
-    ms = _ins.tensor_scalar(tr, total, Alu.mult, 1.0 / _number(n, loc, "nl.rms_norm: n"), False,
+    ms = _ins.tensor_scalar(tr, total, Alu.mult, 1.0 / number(n, loc, "nl.rms_norm: n"), False,
                             Alu.add, float(epsilon), False, float32, loc, what="rms_norm")
     r = _ins.tensor_scalar(tr, ms, Alu.rsqrt, 0.0, False, None, None, False, float32, loc,
                            engine=Engine.Pool, what="rms_norm")

@@ -687,3 +687,14 @@ def test_v2_engines_share_sram_ports(arch):
     else:
         assert pool["start_ns"] == dve["start_ns"] == 0
         assert act_p["start_ns"] == 0
+
+
+def test_a_trace_that_cannot_be_written_names_the_file_and_the_reason(tmp_path):
+    b = ModuleBuilder()
+    _gemm_like(b)
+    r = sim.simulate(b.module, mode="timing")
+    with pytest.raises(SimulationError, match=r"writing trace file '/dev/full' failed \(No space left on device\)"):
+        r.write_trace("/dev/full")
+    with pytest.raises(SimulationError, match=r"cannot open trace file '.*/no/such/trace.json' for writing "
+                                              r"\(No such file or directory\)"):
+        r.write_trace(tmp_path / "no" / "such" / "trace.json")
