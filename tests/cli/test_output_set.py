@@ -13,6 +13,7 @@ import textwrap
 
 import pytest
 
+import neuronxsim
 from neuronxsim.cli import output_set
 from neuronxsim.cli.output_set import MANIFEST, OutputError, OutputSet
 
@@ -20,6 +21,14 @@ sys.path.insert(0, os.path.dirname(__file__))
 from output_set_driver import FILES, payload  # noqa: E402
 
 DRIVER = os.path.join(os.path.dirname(__file__), "output_set_driver.py")
+
+
+def _pythonpath() -> str:
+    """PYTHONPATH for a subprocess: the neuronxsim these tests import (an in-place build or the
+    installed package) first, and no empty entry, which would put the working directory (a source
+    tree without its compiled core, under CI) in front of it."""
+    package_root = os.path.dirname(os.path.dirname(neuronxsim.__file__))
+    return os.pathsep.join([package_root] + [p for p in sys.path if p])
 
 
 def write_generation(folder, generation):
@@ -130,7 +139,7 @@ def test_an_io_error_names_the_file_and_keeps_the_previous_set(tmp_path):
             print(e)
     """)
     r = subprocess.run([sys.executable, "-P", "-c", code], capture_output=True, text=True,
-                       env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+                       env={**os.environ, "PYTHONPATH": _pythonpath()})
     assert r.stdout.strip() == (f"{out}/trace.json: cannot write it (File too large); the folder keeps its "
                                 "previous contents"), r.stderr
     assert whole_set(out) == 5 and leftovers(out) == []
@@ -184,7 +193,7 @@ def test_killed_at_random_moments_the_folder_holds_one_whole_set(tmp_path):
     rng = random.Random(21)
     out = tmp_path / "out"
     write_generation(out, 0)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    env = {**os.environ, "PYTHONPATH": _pythonpath()}
     generation, seen = 0, set()
     for trial in range(60):
         sig = SIGNALS[trial % 3]
@@ -240,7 +249,7 @@ def test_killed_simulate_commands_leave_one_whole_set(tmp_path):
             f"        g += 1\n"
             f"except KeyboardInterrupt:  # Ctrl-C between two commands, outside main\n"
             f"    sys.exit(1)\n")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    env = {**os.environ, "PYTHONPATH": _pythonpath()}
     rng = random.Random(7)
     seed = 0
     for trial in range(6):

@@ -12,6 +12,7 @@ import time
 
 import pytest
 
+import neuronxsim
 from neuronxsim.sweep import sweep
 from neuronxsim.sweep.results import ResultsFile, read_rows
 from neuronxsim.sweep.space import SweepError
@@ -19,17 +20,18 @@ from neuronxsim.sweep.trace_cache import TraceCache
 
 from sweep_testing import FAULTS, GRID, MATMUL, MATMUL06, SHAPES, statuses
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
 
 def _cli(out, *extra, kernel=MATMUL):
     grid = [f"--grid={k}={','.join(map(str, v))}" for k, v in GRID.items()]
-    return [sys.executable, "-m", "neuronxsim", "sweep", kernel, *grid, "--shapes", *SHAPES[0],
+    return [sys.executable, "-P", "-m", "neuronxsim", "sweep", kernel, *grid, "--shapes", *SHAPES[0],
             "--output", str(out), "--jobs", "2", *extra]
 
 
 def _env():
-    return dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    """The subprocess imports the neuronxsim these tests import (an in-place build or the installed
+    package), not the source tree, which has no compiled core under CI."""
+    package_root = os.path.dirname(os.path.dirname(neuronxsim.__file__))
+    return dict(os.environ, PYTHONPATH=package_root + os.pathsep + os.environ.get("PYTHONPATH", ""))
 
 
 def _slow_matmul(tmp_path) -> str:
