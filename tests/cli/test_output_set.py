@@ -31,6 +31,13 @@ def _pythonpath() -> str:
     return os.pathsep.join([package_root] + [p for p in sys.path if p])
 
 
+def _sigint_as_a_terminal_gives_it():
+    """preexec_fn of a child this test interrupts: Ctrl-C acts as on a terminal even when the test
+    run was started in the background, where the shell ignores SIGINT and children inherit that
+    (Python then installs no KeyboardInterrupt handler)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def write_generation(folder, generation):
     with OutputSet(str(folder), "test") as out:
         for name, size in FILES:
@@ -199,7 +206,8 @@ def test_killed_at_random_moments_the_folder_holds_one_whole_set(tmp_path):
         sig = SIGNALS[trial % 3]
         first = generation + 1000
         p = subprocess.Popen([sys.executable, "-P", DRIVER, str(out), str(first)], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, env=env)
+                             stderr=subprocess.PIPE, env=env,
+                             preexec_fn=_sigint_as_a_terminal_gives_it)
         assert p.stdout.readline() == b"ready\n"
         try:
             p.wait(timeout=rng.uniform(0.0, 0.25))
@@ -255,7 +263,8 @@ def test_killed_simulate_commands_leave_one_whole_set(tmp_path):
     for trial in range(6):
         sig = SIGNALS[trial % 3]
         p = subprocess.Popen([sys.executable, "-P", "-c", loop.format(seed + 1)], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, env=env)
+                             stderr=subprocess.PIPE, env=env,
+                             preexec_fn=_sigint_as_a_terminal_gives_it)
         assert p.stdout.readline() == b"ready\n"
         try:
             p.wait(timeout=rng.uniform(0.0, 1.0))

@@ -28,6 +28,13 @@ def _pythonpath() -> str:
     return os.pathsep.join([package_root] + [p for p in sys.path if p])
 
 
+def _sigint_as_a_terminal_gives_it():
+    """preexec_fn of a child this test interrupts: Ctrl-C acts as on a terminal even when the test
+    run was started in the background, where the shell ignores SIGINT and children inherit that
+    (Python then installs no KeyboardInterrupt handler)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def c(name):
     return os.path.join(CORPUS, name)
 
@@ -215,7 +222,8 @@ def test_ctrl_c_is_one_line_and_status_130(tmp_path):
                           "import neuronxsim.cli.run as r\nr.layer.build_program = lambda cfg, tensors_only=False: time.sleep(60)\n"
                           "print('ready', flush=True)\nsys.exit(main(['run', '--output', 'o']))"],
                          cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         env={**os.environ, "PYTHONPATH": _pythonpath()})
+                         env={**os.environ, "PYTHONPATH": _pythonpath()},
+                         preexec_fn=_sigint_as_a_terminal_gives_it)
     assert p.stdout.readline() == "ready\n"
     import time
     time.sleep(1.0)
