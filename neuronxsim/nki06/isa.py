@@ -918,6 +918,19 @@ _REGISTER_CMD = {reduce_cmd.reset_reduce: bir.AccumCmd.ZeroAccumulate,
                  reduce_cmd.load_reduce: bir.AccumCmd.LoadAccumulate}
 
 
+def _register_cmd(reduce_cmd, init, init_name: str, loc, what: str):
+    """The accumulation-register command of ``reduce_cmd``; ``init`` (the load_reduce start
+    value, named ``init_name``) is given with load_reduce, and only then."""
+    cmd = _enum(reduce_cmd, _ReduceCmd, f"{what}: reduce_cmd", loc)
+    if cmd not in _REGISTER_CMD:
+        raise NKIError(f"{what}: reduce_cmd must be reset_reduce, reduce or load_reduce, not "
+                       f"{cmd.name}", loc)
+    if (init is not None) != (cmd is _ReduceCmd.load_reduce):
+        raise NKIError(f"{what}: {init_name} is given with reduce_cmd=load_reduce, and only then",
+                       loc)
+    return _REGISTER_CMD[cmd]
+
+
 @instruction
 def tensor_scalar_reduce(dst, data, op0, operand0, reduce_op, reduce_res=None, reverse0=False,
                          reduce_cmd=reduce_cmd.reset_reduce, reduce_init=None,
@@ -930,13 +943,7 @@ def tensor_scalar_reduce(dst, data, op0, operand0, reduce_op, reduce_res=None, r
     tr = current()
     what = "nisa.tensor_scalar_reduce"
     _name(name, loc, what)
-    cmd = _enum(reduce_cmd, _ReduceCmd, f"{what}: reduce_cmd", loc)
-    if cmd not in _REGISTER_CMD:
-        raise NKIError(f"{what}: reduce_cmd must be reset_reduce, reduce or load_reduce, not "
-                       f"{cmd.name}", loc)
-    if (reduce_init is not None) != (cmd is _ReduceCmd.load_reduce):
-        raise NKIError(f"{what}: reduce_init is given with reduce_cmd=load_reduce, and only "
-                       "then", loc)
+    accum = _register_cmd(reduce_cmd, reduce_init, "reduce_init", loc, what)
     if reverse0:
         raise NKIError(f"{what}: reverse0 is not supported (as in NKI)", loc)
     red = _alu(reduce_op, f"{what}: reduce_op", loc)
@@ -959,7 +966,7 @@ def tensor_scalar_reduce(dst, data, op0, operand0, reduce_op, reduce_res=None, r
         if r.shape[0] != d.shape[0] or math.prod(r.shape[1:]) != 1:
             raise NKIError(f"{what}: reduce_res must be [{d.shape[0]}, 1]; it is {list(r.shape)}",
                            loc)
-    _fused.tensor_scalar_accumulate(tr, v, a0, o0, False, red, _REGISTER_CMD[cmd], init,
+    _fused.tensor_scalar_accumulate(tr, v, a0, o0, False, red, accum, init,
                               bool(reduce_res_negate), False, d.storage.dtype, loc, out=d,
                               reduce_res=r, what=what)
 
@@ -974,12 +981,7 @@ def tensor_scalar_cumulative(dst, src, op0, op1, imm0, imm1=None,
     tr = current()
     what = "nisa.tensor_scalar_cumulative"
     _name(name, loc, what)
-    cmd = _enum(reduce_cmd, _ReduceCmd, f"{what}: reduce_cmd", loc)
-    if cmd not in _REGISTER_CMD:
-        raise NKIError(f"{what}: reduce_cmd must be reset_reduce, reduce or load_reduce, not "
-                       f"{cmd.name}", loc)
-    if (imm1 is not None) != (cmd is _ReduceCmd.load_reduce):
-        raise NKIError(f"{what}: imm1 is given with reduce_cmd=load_reduce, and only then", loc)
+    accum = _register_cmd(reduce_cmd, imm1, "imm1", loc, what)
     a0, a1 = _alu(op0, f"{what}: op0", loc), _alu(op1, f"{what}: op1", loc)
     if a0 in BITVEC:
         raise NKIError(f"{what}: op0 must be an arithmetic operator", loc)
@@ -993,7 +995,7 @@ def tensor_scalar_cumulative(dst, src, op0, op1, imm0, imm1=None,
             raise NKIError(f"{what}: int32/uint32 tiles are not supported (as in NKI)", loc)
     o0 = _scalar_or_column(imm0, d.shape[0], loc, f"{what}: imm0")
     init = None if imm1 is None else _scalar_or_column(imm1, d.shape[0], loc, f"{what}: imm1")
-    _fused.tensor_scalar_accumulate(tr, v, a0, o0, False, a1, _REGISTER_CMD[cmd], init, False, True,
+    _fused.tensor_scalar_accumulate(tr, v, a0, o0, False, a1, accum, init, False, True,
                               d.storage.dtype, loc, out=d, what=what)
 
 

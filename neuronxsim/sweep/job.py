@@ -216,12 +216,7 @@ def describe_failure(e: BaseException, path: str) -> str:
     name = os.path.basename(path)
     message = first_line(e)
     if f"{name}:" not in message and path not in message:
-        line = None
-        tb = e.__traceback__
-        while tb is not None:
-            if tb.tb_frame.f_code.co_filename == path:
-                line = tb.tb_lineno
-            tb = tb.tb_next
+        line = kernel_file.innermost_line(e, path)
         if line is not None:
             message = f"{name}:{line}: {message}"
     return f"{type(e).__name__}: {message}"

@@ -13,29 +13,14 @@ import textwrap
 
 import pytest
 
-import neuronxsim
 from neuronxsim.cli import output_set
 from neuronxsim.cli.output_set import MANIFEST, OutputError, OutputSet
 
 sys.path.insert(0, os.path.dirname(__file__))
+from child_process import pythonpath, sigint_as_a_terminal_gives_it  # noqa: E402
 from output_set_driver import FILES, payload  # noqa: E402
 
 DRIVER = os.path.join(os.path.dirname(__file__), "output_set_driver.py")
-
-
-def _pythonpath() -> str:
-    """PYTHONPATH for a subprocess: the neuronxsim these tests import (an in-place build or the
-    installed package) first, and no empty entry, which would put the working directory (a source
-    tree without its compiled core, under CI) in front of it."""
-    package_root = os.path.dirname(os.path.dirname(neuronxsim.__file__))
-    return os.pathsep.join([package_root] + [p for p in sys.path if p])
-
-
-def _sigint_as_a_terminal_gives_it():
-    """preexec_fn of a child this test interrupts: Ctrl-C acts as on a terminal even when the test
-    run was started in the background, where the shell ignores SIGINT and children inherit that
-    (Python then installs no KeyboardInterrupt handler)."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def write_generation(folder, generation):
@@ -146,7 +131,7 @@ def test_an_io_error_names_the_file_and_keeps_the_previous_set(tmp_path):
             print(e)
     """)
     r = subprocess.run([sys.executable, "-P", "-c", code], capture_output=True, text=True,
-                       env={**os.environ, "PYTHONPATH": _pythonpath()})
+                       env={**os.environ, "PYTHONPATH": pythonpath()})
     assert r.stdout.strip() == (f"{out}/trace.json: cannot write it (File too large); the folder keeps its "
                                 "previous contents"), r.stderr
     assert whole_set(out) == 5 and leftovers(out) == []
@@ -200,14 +185,14 @@ def test_killed_at_random_moments_the_folder_holds_one_whole_set(tmp_path):
     rng = random.Random(21)
     out = tmp_path / "out"
     write_generation(out, 0)
-    env = {**os.environ, "PYTHONPATH": _pythonpath()}
+    env = {**os.environ, "PYTHONPATH": pythonpath()}
     generation, seen = 0, set()
     for trial in range(60):
         sig = SIGNALS[trial % 3]
         first = generation + 1000
         p = subprocess.Popen([sys.executable, "-P", DRIVER, str(out), str(first)], stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, env=env,
-                             preexec_fn=_sigint_as_a_terminal_gives_it)
+                             preexec_fn=sigint_as_a_terminal_gives_it)
         assert p.stdout.readline() == b"ready\n"
         try:
             p.wait(timeout=rng.uniform(0.0, 0.25))
@@ -257,14 +242,14 @@ def test_killed_simulate_commands_leave_one_whole_set(tmp_path):
             f"        g += 1\n"
             f"except KeyboardInterrupt:  # Ctrl-C between two commands, outside main\n"
             f"    sys.exit(1)\n")
-    env = {**os.environ, "PYTHONPATH": _pythonpath()}
+    env = {**os.environ, "PYTHONPATH": pythonpath()}
     rng = random.Random(7)
     seed = 0
     for trial in range(6):
         sig = SIGNALS[trial % 3]
         p = subprocess.Popen([sys.executable, "-P", "-c", loop.format(seed + 1)], stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, env=env,
-                             preexec_fn=_sigint_as_a_terminal_gives_it)
+                             preexec_fn=sigint_as_a_terminal_gives_it)
         assert p.stdout.readline() == b"ready\n"
         try:
             p.wait(timeout=rng.uniform(0.0, 1.0))

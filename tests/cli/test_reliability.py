@@ -13,26 +13,13 @@ import zipfile
 import numpy as np
 import pytest
 
-import neuronxsim
 from neuronxsim.cli import main
 from neuronxsim.cli.failures import MAX_LINE
 
+sys.path.insert(0, os.path.dirname(__file__))
+from child_process import pythonpath, sigint_as_a_terminal_gives_it  # noqa: E402
+
 CORPUS = os.path.join(os.path.dirname(__file__), "corpus")
-
-
-def _pythonpath() -> str:
-    """PYTHONPATH for a subprocess: the neuronxsim these tests import (an in-place build or the
-    installed package) first, and no empty entry, which would put the working directory (a source
-    tree without its compiled core, under CI) in front of it."""
-    package_root = os.path.dirname(os.path.dirname(neuronxsim.__file__))
-    return os.pathsep.join([package_root] + [p for p in sys.path if p])
-
-
-def _sigint_as_a_terminal_gives_it():
-    """preexec_fn of a child this test interrupts: Ctrl-C acts as on a terminal even when the test
-    run was started in the background, where the shell ignores SIGINT and children inherit that
-    (Python then installs no KeyboardInterrupt handler)."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def c(name):
@@ -196,7 +183,7 @@ def test_a_small_archive_that_inflates_to_hundreds_of_megabytes_is_refused_from_
 
 def _cli(*argv, timeout=60, **kw):
     return subprocess.run([sys.executable, "-P", "-m", "neuronxsim", *argv], capture_output=True, text=True,
-                          timeout=timeout, env={**os.environ, "PYTHONPATH": _pythonpath()}, **kw)
+                          timeout=timeout, env={**os.environ, "PYTHONPATH": pythonpath()}, **kw)
 
 
 @pytest.mark.parametrize("command", [["simulate"], ["resolve", "-o", "r.json"], ["info"], ["lower", "-o", "o"]])
@@ -212,7 +199,7 @@ def test_a_named_pipe_is_refused_without_waiting_on_it(tmp_path, command):
 def test_a_closed_pipe_ends_the_command_quietly():
     p = subprocess.Popen(f"{sys.executable} -P -m neuronxsim registry | head -n 1", shell=True,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         env={**os.environ, "PYTHONPATH": _pythonpath()})
+                         env={**os.environ, "PYTHONPATH": pythonpath()})
     out, err = p.communicate(timeout=120)
     assert out.startswith("#") and err == ""
 
@@ -222,8 +209,8 @@ def test_ctrl_c_is_one_line_and_status_130(tmp_path):
                           "import neuronxsim.cli.run as r\nr.layer.build_program = lambda cfg, tensors_only=False: time.sleep(60)\n"
                           "print('ready', flush=True)\nsys.exit(main(['run', '--output', 'o']))"],
                          cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         env={**os.environ, "PYTHONPATH": _pythonpath()},
-                         preexec_fn=_sigint_as_a_terminal_gives_it)
+                         env={**os.environ, "PYTHONPATH": pythonpath()},
+                         preexec_fn=sigint_as_a_terminal_gives_it)
     assert p.stdout.readline() == "ready\n"
     import time
     time.sleep(1.0)
@@ -261,7 +248,7 @@ def test_running_out_of_memory_is_one_line_and_leaves_nothing(tmp_path):
             "resource.setrlimit(resource.RLIMIT_DATA, (memory._data_bytes() + (300 << 20), resource.RLIM_INFINITY))\n"
             "sys.exit(main(['run', '--tokens', '4096', '--mode', 'timing', '--output', 'o', '--quiet']))")
     r = subprocess.run([sys.executable, "-P", "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=600,
-                       env={**os.environ, "PYTHONPATH": _pythonpath()})
+                       env={**os.environ, "PYTHONPATH": pythonpath()})
     assert r.returncode == 1 and r.stderr.count("\n") == 1, r.stderr
     assert r.stderr.startswith("neuronxsim: error: out of memory") and "try smaller sizes" in r.stderr
     assert os.listdir(tmp_path) == []

@@ -53,23 +53,31 @@ def _source_in_destination_order(src: Operand, dst: Operand, transpose: bool) ->
     return raw.reshape(lanes, per_lane)
 
 
-def _gather_rows(step: Step, src: Operand, index: Operand, dst: Operand):
-    """Indirect DMA: destination row r (its outermost pair) gets source row index[r] (the
-    source's outermost pair). Returns the rows and which destination rows are written."""
+def _indexed_rows(step: Step, src: Operand, index: Operand, dst: Operand, scatter: bool):
+    """(the indexed side's row for each row of the other side, which of them are inside it) of an
+    indirect DMA: a gather indexes the source (ins[0]), a scatter the destination (outs[0])."""
     if step.inst.indirect_dim not in (-1, 0):
         raise Refusal(f"indirect_dim {step.inst.indirect_dim} is not modelled (only the outermost "
                       f"pair, 0, is)")
     if not is_integer(index.dtype):
         raise Refusal(f"ins[1]: the index tensor must hold integers, not {index.ap.dtype.name}")
-    rows, per_row = dst.shape
-    source_rows, source_per_row = src.shape
-    if source_per_row != per_row:
-        raise Refusal(f"ins[0] rows have {source_per_row} elements, outs[0] rows {per_row}")
-    indices = _row_indices(step, index, rows, "outs[0]")
-    inside = (indices >= 0) & (indices < source_rows)
+    if src.shape[1] != dst.shape[1]:
+        raise Refusal(f"ins[0] rows have {src.shape[1]} elements, outs[0] rows {dst.shape[1]}")
+    (direct, direct_name), (table, table_name) = (((src, "ins[0]"), (dst, "outs[0]")) if scatter
+                                                  else ((dst, "outs[0]"), (src, "ins[0]")))
+    indices = _row_indices(step, index, direct.shape[0], direct_name)
+    inside = (indices >= 0) & (indices < table.shape[0])
     if step.inst.oob_is_err and not inside.all():
         r = int(np.argmax(~inside))
-        raise Refusal(f"index {int(indices[r])} for row {r} is outside the {source_rows} rows of ins[0]")
+        raise Refusal(f"index {int(indices[r])} for row {r} is outside the {table.shape[0]} rows "
+                      f"of {table_name}")
+    return indices, inside
+
+
+def _gather_rows(step: Step, src: Operand, index: Operand, dst: Operand):
+    """Indirect DMA: destination row r (its outermost pair) gets source row index[r] (the
+    source's outermost pair). Returns the rows and which destination rows are written."""
+    indices, inside = _indexed_rows(step, src, index, dst, scatter=False)
     values = src.read_raw()[np.where(inside, indices, 0)]
     return values, np.broadcast_to(inside[:, None], dst.shape)
 
@@ -90,20 +98,8 @@ def _row_indices(step: Step, index: Operand, rows: int, direct: str) -> np.ndarr
 def _scatter_rows(step: Step, src: Operand, index: Operand, dst: Operand, add: bool) -> None:
     """IndirectSave: source row r (its outermost pair) lands in destination row index[r], rows in
     order (a repeated index: the last row stays, or with add every row adds)."""
-    if step.inst.indirect_dim not in (-1, 0):
-        raise Refusal(f"indirect_dim {step.inst.indirect_dim} is not modelled (only the outermost "
-                      f"pair, 0, is)")
-    if not is_integer(index.dtype):
-        raise Refusal(f"ins[1]: the index tensor must hold integers, not {index.ap.dtype.name}")
-    rows, per_row = src.shape
-    table_rows, table_per_row = dst.shape
-    if table_per_row != per_row:
-        raise Refusal(f"ins[0] rows have {per_row} elements, outs[0] rows {table_per_row}")
-    indices = _row_indices(step, index, rows, "ins[0]")
-    inside = (indices >= 0) & (indices < table_rows)
-    if step.inst.oob_is_err and not inside.all():
-        r = int(np.argmax(~inside))
-        raise Refusal(f"index {int(indices[r])} for row {r} is outside the {table_rows} rows of outs[0]")
+    indices, inside = _indexed_rows(step, src, index, dst, scatter=True)
+    table_rows, per_row = dst.shape
     source = src.read_raw()  # every source row before any is written
     table = dst.read_raw().copy()
     written = np.zeros((table_rows, per_row), bool)
