@@ -20,6 +20,7 @@ import math
 import numpy as np
 
 from neuronxsim.nki.errors import NKIError, caller_location
+from neuronxsim.nki.indexing import LoopIndex
 from neuronxsim.nki.tensor import HBM, INPUT, PSUM, SBUF, SHARED_HBM, Tensor, new_view
 from neuronxsim.nki.tracer import current
 
@@ -159,9 +160,8 @@ class NkiTensor(NKIObject):
         return _subscript(self, key, None)  # (errors find the kernel's line themselves)
 
     def __setitem__(self, key, value):
-        from . import language as _nl
         dst = _subscript(self, key, None)
-        _nl.assign(dst, value)
+        _language().assign(dst, value)
 
     @api
     def permute(self, dims) -> "NkiTensor":
@@ -615,7 +615,21 @@ def _index_tensor(x, what: str, loc) -> NkiTensor:
     return x
 
 
+def _language():
+    """This package's ``language`` module (which imports this one)."""
+    global _language_module
+    if _language_module is None:
+        from . import language
+        _language_module = language
+    return _language_module
+
+
+_language_module = None
+
+
 def _is_unknown_register(x) -> bool:
+    if x.__class__ is int or x.__class__ is LoopIndex:  # (the usual index: no import)
+        return False
     from .registers import VirtualRegister
     return isinstance(x, VirtualRegister) and x.value is None
 
@@ -629,11 +643,13 @@ def _subscript(t: NkiTensor, key, loc) -> NkiTensor:
     if not isinstance(key, tuple):
         key = (key,)
     ndim = t.ndim
-    if any(k is Ellipsis for k in key):
-        i = key.index(Ellipsis)
-        if Ellipsis in key[i + 1:]:
-            raise NKIError("a subscript takes one '...'", loc)
-        key = key[:i] + (slice(None),) * (ndim - len(key) + 1) + key[i + 1:]
+    for k in key:
+        if k is Ellipsis:
+            i = key.index(Ellipsis)
+            if Ellipsis in key[i + 1:]:
+                raise NKIError("a subscript takes one '...'", loc)
+            key = key[:i] + (slice(None),) * (ndim - len(key) + 1) + key[i + 1:]
+            break
     if len(key) > ndim:
         raise NKIError(f"{len(key)} indices for a {ndim}-dimensional tensor", loc)
     key = key + (slice(None),) * (ndim - len(key))
