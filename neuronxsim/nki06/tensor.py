@@ -583,10 +583,11 @@ def on_chip_view(x, loc, what: str) -> Tensor:
     """The shared view of ``x``, checked to be a direct view of an SBUF or PSUM tensor."""
     if not isinstance(x, NkiTensor):
         raise NKIError(f"{what} must be an SBUF or PSUM tensor, not {type(x).__name__}", loc)
-    if not x._on_chip:
+    view = x._view  # (x._on_chip and x._view_of, inline: this runs for every operand)
+    if not view.storage.on_chip:
         raise NKIError(f"{what} is the {x.buffer.name} tensor '{x.name}'; compute engines work on "
                        "SBUF and PSUM (copy it in with nl.load or nisa.dma_copy)", loc)
-    return x._view_of(what, loc)
+    return view if x._indirect is None else x._view_of(what, loc)
 
 
 def check_written(v: Tensor, loc, what: str) -> Tensor:
@@ -642,7 +643,7 @@ def _subscript(t: NkiTensor, key, loc) -> NkiTensor:
     in HBM an int drops its dim and results stay >= 1-D)."""
     if not isinstance(key, tuple):
         key = (key,)
-    ndim = t.ndim
+    ndim = len(t._view.shape)  # (t.ndim)
     for k in key:
         if k is Ellipsis:
             i = key.index(Ellipsis)
@@ -665,6 +666,10 @@ def _subscript(t: NkiTensor, key, loc) -> NkiTensor:
                     0 <= start < stop <= n and direct:  # the commonest: a:b inside the dim
                 offset += start * s
                 shape.append(stop - start)
+                strides.append(s)
+                continue
+            if start is None and stop is None and k.step is None:  # `:`, the whole dim
+                shape.append(n)
                 strides.append(s)
                 continue
             start, step, count = _slice(k, n, axis, loc)
