@@ -61,6 +61,7 @@ struct MachineConfig {
   int64_t pe_rows = UniformConfig::kPartitions;
   int64_t pe_cols = UniformConfig::kPartitions;
   int64_t pe_max_moving_free_elements = UniformConfig::kPeMaxMoving;
+  int64_t pe_tile_granularity = 0;  // PE tiling splits the array into 2 x 64 (v2) / 4 x 32 (v3) tiles [I]
   double pe_clock_ghz = 0;
   double act_clock_ghz = 0;
   double dve_clock_ghz = 0;
@@ -85,6 +86,7 @@ struct MachineConfig {
   bool dve_perf_modes = false;            // v3 DVE 2x/4x modes [A2]
   bool pe_fp8_double_row = false;         // v3 FP8 double_row: 2x throughput [A2]
   bool has_range_select = false;          // range_select is v3+ [I]
+  bool has_hardware_dge = false;          // DMA descriptors generated in hardware (DGE) are v3+ [A2]
   bool has_custom_ops = false;  // Neuron Custom C++ operators on the GpSimd cores (Inf2, Trn1 only)
   bool act_reduce_add_only = true;        // "v2 reduce = add only" [I activation]
 
@@ -118,6 +120,7 @@ struct MachineConfig {
     v("pe_rows", pe_rows);
     v("pe_cols", pe_cols);
     v("pe_max_moving_free_elements", pe_max_moving_free_elements);
+    v("pe_tile_granularity", pe_tile_granularity);
     v("pe_clock_ghz", pe_clock_ghz);
     v("act_clock_ghz", act_clock_ghz);
     v("dve_clock_ghz", dve_clock_ghz);
@@ -138,6 +141,7 @@ struct MachineConfig {
     v("dve_perf_modes", dve_perf_modes);
     v("pe_fp8_double_row", pe_fp8_double_row);
     v("has_range_select", has_range_select);
+    v("has_hardware_dge", has_hardware_dge);
     v("has_custom_ops", has_custom_ops);
     v("act_reduce_add_only", act_reduce_add_only);
     v("dma_engines", dma_engines);

@@ -84,16 +84,10 @@ void exec(const InstStreamShuffle& I, Exec& x) {
   }
 }
 
-// ---- StreamTranspose: out[j, i] = in[i, j], at most 32 x 32 ----
+// ---- StreamTranspose: out[j, i] = in[i, j], blocks of at most dve_transpose_max squared ----
 
 void check(const InstStreamTranspose&, Checker& c) {
-  c.notImmediate(c.in(0), "source");
-  const Operand &in = c.in(0), &out = c.out(0);
-  if (in.lanes > 32 || in.freeElems > 32)
-    c.fail("the DVE transpose takes at most 32 x 32; ins[0] is " + std::to_string(in.lanes) + " x " +
-           std::to_string(in.freeElems));
-  c.lanes(out, in.freeElems, "transpose");
-  c.elems(out, in.lanes, "transpose");
+  c.require(bir::legality::dveTranspose(Checker::facts(c.in(0)), Checker::facts(c.out(0)), c.cfg));
 }
 
 void exec(const InstStreamTranspose&, Exec& x) {

@@ -8,7 +8,6 @@ import math
 import numpy as np
 
 from neuronxsim import bir
-from neuronxsim.bir import target
 
 from . import dtypes as _dt
 from . import instructions as _ins
@@ -112,9 +111,7 @@ def nc_matmul(stationary, moving, is_stationary_onezero=False, is_moving_onezero
     if moving.__class__ is not Tensor or not moving.storage.on_chip:
         _tile(moving, loc, "nc_matmul: moving")
     fields = None
-    if tile_position or tile_size:
-        if len(tile_position) != 2 or len(tile_size) != 2:
-            raise NKIError("nc_matmul: tile_position and tile_size are (row, column) pairs", loc)
+    if tile_position or tile_size:  # (their form and fit: the rule matmul.pe-tile)
         fields = {"tile_position": [int(v) for v in tile_position],
                   "tile_size": [int(v) for v in tile_size]}
     return _ins.matmul(tr, stationary, moving, loc, "nc_matmul", fields,
@@ -342,11 +339,6 @@ def bn_stats(data, mask=None, dtype=None, **kwargs):
     elements (at most 512 per partition)."""
     loc = caller_location()
     data = _tile(data, loc, "bn_stats: data")
-    n = math.prod(data.shape[1:])
-    most = target.uniform("bn_stats_max_free_elements")
-    if n > most:
-        raise NKIError(f"bn_stats: {n} elements per partition; bn_stats takes at most {most} "
-                       "(nl.tile_size.bn_stats_fmax)", loc)
     return _ins.per_lane(current(), IT.BNStats, data, 6, _dtype(dtype, loc) or data.dtype, loc,
                          mask, "bn_stats")
 
@@ -363,18 +355,10 @@ def bn_aggr(data, mask=None, dtype=None, **kwargs):
                          _dtype(dtype, loc) or data.dtype, loc, mask, "bn_aggr")
 
 
-def _max8_input(data, loc, what):
-    n = math.prod(data.shape[1:])
-    lo, hi = target.uniform("max8_min_free_elements"), target.uniform("max8_max_free_elements")
-    if not lo <= n <= hi:
-        raise NKIError(f"{what}: {n} elements per partition; it takes {lo} to {hi}", loc)
-
-
 def max8(src, mask=None, dtype=None, **kwargs):
     """The 8 largest values of each partition, descending."""
     loc = caller_location()
     src = _tile(src, loc, "max8: src")
-    _max8_input(src, loc, "max8")
     return _ins.per_lane(current(), IT.Max, src, 8, _dtype(dtype, loc) or src.dtype, loc, mask,
                          "max8")
 
@@ -390,7 +374,6 @@ def nc_find_index8(data, vals, mask=None, dtype=None, **kwargs):
 
 def _vals8(vals, data, loc, what):
     vals = _tile(vals, loc, f"{what}: vals")
-    _max8_input(data, loc, what)
     if vals.shape[0] != data.shape[0] or math.prod(vals.shape[1:]) != 8:
         raise NKIError(f"{what}: vals must be [{data.shape[0]}, 8]; it is {list(vals.shape)}", loc)
     return vals
@@ -403,6 +386,7 @@ def nc_match_replace8(data, vals, imm, dst_idx=None, mask=None, dtype=None, **kw
     tr = current()
     data = _tile(data, loc, "nc_match_replace8: data")
     vals = _vals8(vals, data, loc, "nc_match_replace8")
+    _ins.refuse_illegal_size(tr, IT.MatchReplace, data, loc, "nc_match_replace8")
     shape = data.shape
     box = _ins.plan(tr, shape, mask, (data,), loc)
     if tuple(box[1:]) != _ins.full_box(shape)[1:]:

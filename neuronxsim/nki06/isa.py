@@ -23,7 +23,6 @@ import math
 import numpy as np
 
 from neuronxsim import bir
-from neuronxsim.bir import target
 from neuronxsim.nki import instructions as _ins
 from neuronxsim.nki import tracer as _tracer
 from neuronxsim.nki.errors import NKIError, caller_location
@@ -58,10 +57,6 @@ vector_engine = engine.vector
 scalar_engine = engine.scalar
 gpsimd_engine = engine.gpsimd
 unknown_engine = engine.unknown
-
-#: Elements per partition bn_stats, and max8 / find_index8 / match_replace8, take.
-_BN_STATS_MAX = target.uniform("bn_stats_max_free_elements")
-_MAX8_MIN, _MAX8_MAX = target.uniform("max8_min_free_elements"), target.uniform("max8_max_free_elements")
 
 _HW = {engine.tensor: Engine.PE, engine.vector: Engine.DVE, engine.scalar: Engine.Activation,
        engine.gpsimd: Engine.Pool, engine.dma: Engine.DMA, engine.sync: Engine.SP}
@@ -472,10 +467,16 @@ def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_on
     tr, loc, what, d = _begin(name, dst, "nisa.nc_matmul")
     st = _tile(stationary, loc, f"{what}: stationary")
     mv = _tile(moving, loc, f"{what}: moving")
+    fields = None
+    if tile_position or tile_size:  # (their form and fit: the rule matmul.pe-tile)
+        fields = {"tile_position": [int(v) for v in tile_position],
+                  "tile_size": [int(v) for v in tile_size]}
     if _enum(perf_mode, matmul_perf_mode, f"{what}: perf_mode", loc) is not matmul_perf_mode.none:
-        if tr.arch == "trn1":
-            raise NKIError(f"{what}: perf_mode=double_row needs NeuronCore-v3 (trn2); trn1 "
-                           "(NeuronCore-v2) does not have it", loc)
+        mv_st = mv.storage
+        _ins.refuse_illegal_matmul(tr, st, mv_st.kind, mv_st.dtype, mv.shape[0], math.prod(mv.shape[1:]),
+                                   mv_st.dtype if is_transpose else dt.float32, is_transpose, True, fields,
+                                   loc, what, out_kind=d.storage.kind,
+                                   perf_mode=bir.PerfMode.DoubleRow)
         raise NKIError(f"{what}: perf_mode=double_row is not modelled: the simulator computes "
                        "Matmult as a plain matmul", loc)
     for hint, t, arg in ((is_stationary_onezero, st, "is_stationary_onezero"),
@@ -483,23 +484,12 @@ def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_on
         if hint and t.storage.dtype == dt.float32:
             raise NKIError(f"{what}: {arg}=True on a float32 operand (a 2x faster PE mode) is not "
                            "modelled", loc)
-    fields = None
-    if tile_position or tile_size:
-        if len(tile_position) != 2 or len(tile_size) != 2:
-            raise NKIError(f"{what}: tile_position and tile_size are both (row, column) pairs",
-                           loc)
-        fields = {"tile_position": [int(v) for v in tile_position],
-                  "tile_size": [int(v) for v in tile_size]}
-    if d.storage.kind != PSUM:
-        raise NKIError(f"{what}: dst must be in PSUM; '{dst.name}' is in {dst.buffer.name}", loc)
     if is_transpose:
-        if accumulate:
-            raise NKIError(f"{what}: a transpose (is_transpose=True) cannot accumulate", loc)
         value = _ins.matmul(tr, st, mv, loc, what, fields, is_transpose=True,
-                            out_dtype=d.storage.dtype)
+                            out_dtype=d.storage.dtype, start=not accumulate, out_kind=d.storage.kind)
         _assign_result(tr, value, d, loc, what)
         return
-    value = _ins.matmul(tr, st, mv, loc, what, fields)
+    value = _ins.matmul(tr, st, mv, loc, what, fields, out_kind=d.storage.kind)
     if d.shape != value.shape:
         if d.shape[0] != value.shape[0] or math.prod(d.shape[1:]) != value.shape[1]:
             raise NKIError(f"{what}: dst has shape {list(d.shape)}; stationary.T @ moving is "
@@ -566,12 +556,7 @@ def nc_transpose(dst, data, engine=engine.unknown, name=None):
         Engine.DVE if small else Engine.PE
     hw = _engine(engine, (Engine.PE, Engine.DVE), default, loc, what)
     if hw is Engine.PE:
-        if d.storage.kind != PSUM:
-            raise NKIError(f"{what}: the Tensor Engine writes its transpose to PSUM; dst is in "
-                           f"{dst.buffer.name}", loc)
-        if d.storage.dtype != v.storage.dtype:
-            raise NKIError(f"{what}: dst must have data's dtype ({dt.name(v.storage.dtype)})", loc)
-        value = _ins.transpose_pe(tr, v, d.storage.dtype, loc, what=what)
+        value = _ins.transpose_pe(tr, v, d.storage.dtype, loc, what=what, out_kind=d.storage.kind)
     else:
         value = _ins.transpose_dve(tr, v, d.storage.dtype, loc, what=what)
     _assign_result(tr, value, d, loc, what)
@@ -1046,14 +1031,10 @@ def _per_lane(opcode, dst, data, count: int, loc, what, name, extra=None):
     d = _tile(dst, loc, f"{what}: dst")
     v = _tile(data, loc, f"{what}: data")
     n = math.prod(v.shape[1:])
-    if opcode is IT.BNStats and n > _BN_STATS_MAX:
-        raise NKIError(f"{what}: {n} elements per partition; bn_stats takes at most {_BN_STATS_MAX} "
-                       "(nl.tile_size.bn_stats_fmax)", loc)
+    _ins.refuse_illegal_size(tr, opcode, v, loc, what)
     if opcode is IT.BNStatsAggregate and n % 3:
         raise NKIError(f"{what}: {n} elements per partition is not a whole number of "
                        "(count, mean, variance*count) records", loc)
-    if opcode in (IT.Max, IT.MaxIndex, IT.MatchReplace) and not _MAX8_MIN <= n <= _MAX8_MAX:
-        raise NKIError(f"{what}: {n} elements per partition; it takes {_MAX8_MIN} to {_MAX8_MAX}", loc)
     if d.shape[0] != v.shape[0] or math.prod(d.shape[1:]) != count:
         raise NKIError(f"{what}: dst must be [{v.shape[0]}, {count}]; it is {list(d.shape)}",
                        loc)
@@ -1087,9 +1068,7 @@ def nc_match_replace8(dst, data, vals, imm, dst_idx=None, name=None):
     tr, loc, what, d = _begin(name, dst, "nisa.nc_match_replace8")
     v = _tile(data, loc, f"{what}: data")
     (v,) = _paired(d, [("data", v)], loc, what)
-    n = math.prod(v.shape[1:])
-    if not _MAX8_MIN <= n <= _MAX8_MAX:
-        raise NKIError(f"{what}: {n} elements per partition; it takes {_MAX8_MIN} to {_MAX8_MAX}", loc)
+    _ins.refuse_illegal_size(tr, IT.MatchReplace, v, loc, what)
     outs = [("dst", d)]
     if dst_idx is not None:
         i = _tile(dst_idx, loc, f"{what}: dst_idx")
