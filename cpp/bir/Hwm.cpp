@@ -47,21 +47,19 @@ uint32_t dmaEngineMask(const Instruction& I, const MachineConfig& c) {
   return mask ? mask : static_cast<uint32_t>((uint64_t{1} << c.dma_engines) - 1);
 }
 
-// Bytes a DMA side costs: every contiguous run is charged at least dma_min_burst_bytes (ours).
-double dmaChargedBytes(const AccessPattern& ap, const MachineConfig& c) {
-  if (ap.isImmediate()) return 0;
-  const int64_t esize = dtypeSize(ap.dtype);
-  int64_t run = 1;  // elements in one contiguous run: merge pairs from the innermost outwards
-  int64_t expect = 1;
-  for (size_t i = ap.pattern.size(); i-- > 0;) {
+// Elements in one contiguous run of a DMA side: its pairs merged from the innermost outwards while
+// each continues the last. An on-chip pattern's first pair walks partitions, which are not
+// contiguous with each other, so its runs stop inside a partition.
+int64_t contiguousRun(const AccessPattern& ap) {
+  const size_t first = ap.loc->isOnChip() ? 1 : 0;
+  int64_t run = 1;
+  for (size_t i = ap.pattern.size(); i-- > first;) {
     const APPair& p = ap.pattern[i];
     if (p.num == 1) continue;
-    if (p.step != expect) break;
+    if (p.step != run) break;
     run *= p.num;
-    expect *= p.num;
   }
-  const double runs = static_cast<double>(ap.numElements()) / static_cast<double>(run);
-  return runs * static_cast<double>(std::max<int64_t>(run * esize, c.dma_min_burst_bytes));
+  return run;
 }
 
 }  // namespace
@@ -116,15 +114,31 @@ double Hwm::minII(double n) const { return std::max(static_cast<double>(cfg_.min
 
 double Hwm::poolCycles(double n) const { return static_cast<double>(cfg_.gpsimd_start_cycles) + n; }
 
+bool Hwm::stridedOperand(const Instruction& I) const {
+  for (const auto* list : {&I.ins, &I.outs})
+    for (const auto& ap : *list)
+      if (!ap.isImmediate() && ap.loc->isOnChip() && ap.pattern.size() > 1 && ap.pattern.back().num > 1 &&
+          std::abs(ap.pattern.back().step) * dtypeSize(ap.dtype) > cfg_.sram_full_rate_max_stride_bytes)
+        return true;
+  return false;
+}
+
 Latency Hwm::compute(const Instruction& I, double cycles, int64_t flops) const {
   Latency l;
   l.engine = engineOf(I);
   const double ghz = clockGhz(l.engine);
+  // An SBUF/PSUM operand read or written with an innermost stride past the full-rate limit halves
+  // its interface's bandwidth [A1]; the MIN_II floor is not a data-rate cost.
+  if (l.engine != Engine::PE && cycles > static_cast<double>(cfg_.min_ii_cycles) && stridedOperand(I))
+    cycles *= cfg_.sram_strided_factor;
   l.cycles = cycles;
   l.busy_ns = cycles / ghz;
-  // Results land in SBUF/PSUM one access overhead after the engine is done [A1]. The PE's PSUM
-  // writes are near-memory accumulations pipelined with the array (ours): none.
-  l.access_ns = l.engine == Engine::PE ? 0.0 : static_cast<double>(cfg_.sram_access_cycles) / ghz;
+  // Results land in SBUF/PSUM the pipeline's static overhead and one access overhead after the
+  // engine is done [A1, P1]; independent instructions overlap it, a dependent one waits. The PE's
+  // PSUM writes are near-memory accumulations pipelined with the array (ours): none.
+  l.access_ns = l.engine == Engine::PE
+                    ? 0.0
+                    : static_cast<double>(cfg_.sram_access_cycles + cfg_.static_instruction_overhead_cycles) / ghz;
   for (const auto& ap : I.ins) l.bytes += apBytes(ap);
   for (const auto& ap : I.outs) l.bytes += apBytes(ap);
   l.flops = flops;
@@ -313,11 +327,15 @@ Latency Hwm::getLatency(const InstMatmult& I) const {
 
 // ---- DMA ----
 
-// DMA: fixed cost, then the payload at dma_engine_bandwidth_gbps per DMA engine over the engines
-// the on-chip side's partitions map to (up to 16, 8 partitions each):
-//   ~ 0.2 us + bytes / (27.2 GB/s x min(16, ceil(P/8)))   [ref §3 D1 and §7 "implication 4"].
-// Casts go src -> fp32 -> dst, so the wider side's bytes are charged; DGE instructions add their
-// per-instruction cost [A2]. The issuing engine spends dma_trigger_cycles (ours).
+// DMA [D1, DB, A2, G]: the issuing engine (SP unless the instruction names ACT or Pool) spends
+// dma_trigger_cycles; the transfer starts dma_start_latency_ns later (or when its DGE has made the
+// descriptors, if later); each DMA engine it spreads over (8 partitions of the on-chip side each;
+// DRAM to DRAM: all) works through its share of the descriptors, one contiguous run of both sides
+// each, at max(dma_descriptor_ns, run bytes / dma_engine_bandwidth_gbps) a descriptor; the core's
+// HBM carries the DRAM sides' bytes at hbm_core_bandwidth_gbps; the writes are visible
+// dma_completion_ns after the transfer. Casts go src -> fp32 -> dst, so the wider side's bytes are
+// charged. Transposes and add-accumulating DMAs move data at a fraction of the copy rate
+// (MachineConfig::dma_transpose_*_factor, dma_accumulate_factor).
 Latency Hwm::getLatency(const InstDMA& I) const {
   Latency l;
   l.engine = engineOf(I);
@@ -325,14 +343,36 @@ Latency Hwm::getLatency(const InstDMA& I) const {
   l.busy_ns = l.cycles / clockGhz(l.engine);
   l.dma_queue = I.queue;
   l.dma_engine_mask = dmaEngineMask(I, cfg_);
-  const double engines = std::popcount(l.dma_engine_mask);
-  double charged = 0;
-  if (!I.ins.empty()) charged = dmaChargedBytes(I.ins[0], cfg_);
-  if (!I.outs.empty()) charged = std::max(charged, dmaChargedBytes(I.outs[0], cfg_));
-  l.dma_fixed_ns = cfg_.dma_fixed_ns + (I.dge_type == DgeType::None ? 0.0 : cfg_.dma_dge_instruction_ns);
-  l.dma_transfer_ns = charged / (cfg_.dma_engine_bandwidth_gbps * engines);  // GB/s = bytes/ns
+  l.dma_latency_ns = cfg_.dma_start_latency_ns;
+  l.dma_dge_ns = I.dge_type == DgeType::None ? 0.0 : cfg_.dma_dge_instruction_ns;
+  l.access_ns = cfg_.dma_completion_ns;
   l.bytes = I.outs.empty() ? 0 : apBytes(I.outs[0]);
   l.flops = I.dst_rmw_op == AluOp::bypass ? 0 : elementsOut(I);
+  if (I.ins.empty() || I.outs.empty() || I.ins[0].isImmediate()) return l;
+  const AccessPattern &src = I.ins[0], &dst = I.outs[0];
+
+  const int64_t elements = dst.numElements();
+  const int64_t run = std::max<int64_t>(1, std::min(contiguousRun(src), contiguousRun(dst)));
+  const double descriptors = std::ceil(static_cast<double>(elements) / static_cast<double>(run));
+  const double bytes = static_cast<double>(elements) * std::max(dtypeSize(src.dtype), dtypeSize(dst.dtype));
+  // The busiest engine's share: its partitions of the on-chip side, or an even split.
+  double share = 1.0 / std::popcount(l.dma_engine_mask);
+  for (const auto* ap : {&dst, &src})
+    if (ap->loc->isOnChip()) {
+      const int64_t p = ap->partitions();
+      share = static_cast<double>(std::min<int64_t>(p, cfg_.dma_partitions_per_engine)) / static_cast<double>(p);
+      break;
+    }
+  double rate = cfg_.dma_engine_bandwidth_gbps;  // GB/s = bytes/ns
+  if (I.mode == DmaMode::Transpose)
+    rate *= src.loc->isOnChip() ? cfg_.dma_transpose_sbuf_factor : cfg_.dma_transpose_dram_factor;
+  if (I.dst_rmw_op != AluOp::bypass) rate *= cfg_.dma_accumulate_factor;
+  l.dma_descriptors = std::ceil(descriptors * share);
+  l.dma_transfer_ns = std::max(l.dma_descriptors * cfg_.dma_descriptor_ns, bytes * share / rate);
+  double hbmBytes = 0;
+  if (!src.loc->isOnChip()) hbmBytes += static_cast<double>(apBytes(src));
+  if (!dst.loc->isOnChip()) hbmBytes += static_cast<double>(apBytes(dst));
+  l.dma_hbm_ns = hbmBytes / cfg_.hbm_core_bandwidth_gbps;
   return l;
 }
 

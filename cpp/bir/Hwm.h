@@ -17,6 +17,7 @@
 // cost of a static instruction does not depend on data.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -29,17 +30,22 @@ namespace bir {
 
 // What one instruction costs. Compute instructions occupy their engine for `cycles` engine cycles
 // (the documented cost formula: an initiation interval for back-to-back instructions) and their
-// results are visible `access_ns` later (the SBUF/PSUM access overhead). DMA instructions occupy
-// their issuing engine for `cycles` (the trigger) and then their queue: `dma_fixed_ns` of fixed
-// cost, then `dma_transfer_ns` of payload on the DMA engines in `dma_engine_mask`.
+// results are visible `access_ns` later (the pipeline's static overhead and the SBUF/PSUM access).
+// DMA instructions occupy their issuing engine for `cycles` (the trigger); descriptors come from a
+// DGE for `dma_dge_ns` when the instruction uses one; the transfer starts `dma_latency_ns` after
+// the trigger and occupies the DMA engines of `dma_engine_mask` for `dma_transfer_ns` each, and
+// the core's HBM for `dma_hbm_ns`; its writes are visible `access_ns` after it ends.
 struct Latency {
   Engine engine = Engine::Unassigned;  // the engine that executes (DMA: triggers) the instruction
   double cycles = 0;                   // engine cycles, in that engine's clock
   double busy_ns = 0;                  // cycles / clock
-  double access_ns = 0;                // after busy_ns, until the results are visible
+  double access_ns = 0;                // after busy_ns (DMA: after the transfer), until visible
   int64_t dma_queue = -1;              // DMA only
-  double dma_fixed_ns = 0;
-  double dma_transfer_ns = 0;
+  double dma_latency_ns = 0;           // trigger to first data
+  double dma_dge_ns = 0;               // descriptor generation on a DGE (0: static descriptors)
+  double dma_transfer_ns = 0;          // on each DMA engine of the mask
+  double dma_hbm_ns = 0;               // of the core's HBM bandwidth
+  double dma_descriptors = 0;          // contiguous runs, on the busiest engine
   uint32_t dma_engine_mask = 0;
   int64_t bytes = 0;  // DMA: bytes written to the destination; compute: SBUF/PSUM bytes read + written
   int64_t flops = 0;  // arithmetic operations (a multiply-add is 2)
@@ -75,6 +81,8 @@ class Hwm {
   Latency compute(const Instruction& I, double cycles, int64_t flops) const;
   // max(MIN_II, n) [I]
   double minII(double n) const;
+  // An SBUF/PSUM operand whose innermost stride is past sram_full_rate_max_stride_bytes [A1].
+  bool stridedOperand(const Instruction& I) const;
   // The formula used for elementwise work when an engine is not DVE/ACT: GpSimd start-up plus one
   // element per partition per cycle (ours, by analogy with iota / affine_select [I]).
   double poolCycles(double n) const;

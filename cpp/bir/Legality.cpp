@@ -228,6 +228,9 @@ Verdict dma(const Dma& d, const MachineConfig& cfg) {
     return fail(Rule::DmaRmwOp, "dst_rmw_op " + std::string(enumName(d.dst_rmw_op)) + " (DMA read-modify-write takes add)");
   if (d.dge_type == DgeType::HWDGE && !cfg.has_hardware_dge)
     return fail(Rule::DmaHwdge, "hardware DGE needs NeuronCore-v3 or later; " + cfg.arch + " is " + cfg.neuron_core);
+  if (d.dge_type == DgeType::HWDGE && d.engine != Engine::Activation && d.engine != Engine::SP)
+    return fail(Rule::DmaHwdge, "a hardware-DGE DMA is triggered by the Activation or SP engine, not " +
+                                    std::string(enumName(d.engine)));
   if (d.index) {
     const Operand& idx = *d.index;
     if (idx.space == Space::Immediate) return fail(Rule::DmaIndex, "the index tensor is an immediate");

@@ -90,6 +90,7 @@ Verdict max8Family(Opcode op, const Operand& in, const MachineConfig& cfg);
 // ---- DMA (DMA, Load, Save, DMACopy) ----
 struct Dma {
   Opcode opcode = InstructionType::DMA;
+  Engine engine = Engine::SP;  // the engine that triggers it
   Operand src, dst;
   std::optional<Operand> index;  // an indirect DMA's index tensor (one index per destination row)
   DmaMode mode = DmaMode::Copy;

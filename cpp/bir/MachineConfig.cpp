@@ -23,7 +23,13 @@ MachineConfig trn1Config() {
   c.pe_fp32_transpose_factor = 4;  // no transpose mode speed-up on v2
   // "Neuron Custom C++ Operators ... run on the GPSIMD engines of Inf2 and Trn1" (aws-neuron-sdk)
   c.has_custom_ops = true;
-  c.dma_dge_instruction_ns = 600;  // DGE cost measured on v3 [A2], used for v2 too (ours)
+  c.dma_engine_bandwidth_gbps = 17;  // "TRN1 17 B/ns" per engine [DB, D1]
+  // Fitted to the matrix multiplication tutorial's optimization 1 on trn1 (42.96 ms, loads of
+  // [128, 1 KiB] rows: about 100 GB/s); the same floor puts the DMA overview's throughput figure,
+  // read as trn1, within 10% at every payload from 256 B to 4 KiB per partition.
+  c.dma_descriptor_ns = 155;
+  c.hbm_core_bandwidth_gbps = 820.0 / 2;  // "820 GB/s" for the chip's 2 NeuronCores [A1]
+  c.dma_dge_instruction_ns = 600;  // DGE cost measured on v3 [A2], used for v2's software DGE (ours)
   return c;
 }
 
@@ -42,10 +48,17 @@ MachineConfig trn2Config() {
   c.pool_clock_ghz = 1.2;
   c.sp_clock_ghz = 1.2;
   c.pe_fp32_transpose_factor = 2;  // "2x speedup in FP32 transpose" [A2]
+  c.dma_engine_bandwidth_gbps = 23;  // "TRN2 23 B/ns" per engine [DB, D1]
+  // Fitted to the DMA overview's throughput-vs-bytes-per-partition figure (nki-dma-intro-1.jpg,
+  // read as trn2, whose profiles the page shows): 1 KiB per partition at 0.42 of the 32 KiB rate.
+  c.dma_descriptor_ns = 108;
+  c.hbm_core_bandwidth_gbps = 2900.0 / 8;  // "2.9 TB/s" for the chip's 8 NeuronCores [H4]
+  c.has_hardware_dge = true;
+  c.dve_pool_share_sbuf = false;  // "both restrictions are lifted" on v3 [A2]
+  c.dve_act_share_psum = false;
   c.dve_perf_modes = true;
   c.pe_fp8_double_row = true;
   c.has_range_select = true;
-  c.has_hardware_dge = true;
   c.act_reduce_add_only = false;
   return c;
 }

@@ -12,6 +12,7 @@
 // a Hwm subclass in Hwm.cpp when its cost formulas differ (docs/architecture.md has the checklist).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -80,28 +81,75 @@ struct MachineConfig {
   int64_t gpsimd_start_cycles = 150;      // GPSIMD_START, "roughly 150 engine cycles" [I]
   int64_t min_ii_dynamic_cycles = 600;    // MIN_II_DYNAMIC [I]
   int64_t sram_access_cycles = 60;        // "static overhead approximately 60 cycles" per access [A1]
+  // "add a static instruction overhead of 100 engine cycles" for back-to-back small or dependent
+  // instructions [A1 VectorE cost model]; "in the order of ~100 cycles" [P1 Opt #5a]. Charged as
+  // pipeline latency of ACT/DVE/Pool instructions: hidden between independent instructions,
+  // paid by one that waits for the result.
+  int64_t static_instruction_overhead_cycles = 100;
+  // An instruction that waits for another's result (its engine's or another engine's) starts this
+  // long after the result is visible: the semaphore round trip. Fitted: a chain of dependent
+  // one-element ScalarE activations has an initiation interval of "189 ns (264 ScalarE cycles)"
+  // [P1 Opt #5a] = (MIN_II + static overhead + SRAM access) / 1.4 GHz + 30 ns; the DMA overview's
+  // profile (nki-dma-intro-3.png) shows ~40 ns from the end of an activation to the Sync engine
+  // instruction waiting for it.
+  double semaphore_wait_ns = 30;
   int64_t act_read_accumulator_cycles = 64;  // ActReadAccumulator, "roughly 64 ScalarE cycles" [A1]
   double pe_fp32_factor = 4;              // fp32 matmul "4 * max(...)" [I]
   double pe_fp32_transpose_factor = 4;    // v3 transpose mode: "2x speedup in FP32 transpose" [A2]
   bool dve_perf_modes = false;            // v3 DVE 2x/4x modes [A2]
   bool pe_fp8_double_row = false;         // v3 FP8 double_row: 2x throughput [A2]
   bool has_range_select = false;          // range_select is v3+ [I]
-  bool has_hardware_dge = false;          // DMA descriptors generated in hardware (DGE) are v3+ [A2]
   bool has_custom_ops = false;  // Neuron Custom C++ operators on the GpSimd cores (Inf2, Trn1 only)
   bool act_reduce_add_only = true;        // "v2 reduce = add only" [I activation]
+  // "When the most-minor F dimension stride is less than 16 bytes, SBUF/PSUM ... can supply a peak
+  // bandwidth ... If [it] exceeds 16 bytes, the achievable bandwidth ... will be half ... roughly
+  // 50% performance hit on the instructions" [A1]: ACT/DVE/Pool formulas x2 past this stride.
+  int64_t sram_full_rate_max_stride_bytes = 16;
+  double sram_strided_factor = 2;
+  // v2: "VectorE and GpSimdE cannot access SBUF in parallel", "VectorE and ScalarE cannot access
+  // PSUM in parallel" [A1]; both lifted on v3 [A2].
+  bool dve_pool_share_sbuf = true;
+  bool dve_act_share_psum = true;
 
-  // ---- DMA [ref §1, §3; D1] ----
+  // ---- DMA [ref §1, §3; D1; the DMA bandwidth guide DB; the DGE guide G] ----
+  // A transfer is spread over the DMA engines its on-chip partitions map to (8 partitions each;
+  // DRAM to DRAM: all 16). Each engine works through its descriptors (contiguous runs) one at a
+  // time, each taking max(dma_descriptor_ns, bytes / dma_engine_bandwidth_gbps); the engines are
+  // shared by all queues, and the core's HBM traffic is limited to hbm_core_bandwidth_gbps.
   int64_t dma_engines = 16;               // per core, each serving 8 partitions
   int64_t dma_partitions_per_engine = 8;
   int64_t dma_queues = UniformConfig::kDmaQueues;
-  double dma_engine_bandwidth_gbps = 27.2;  // GB/s per DMA engine [D1]
-  double dma_fixed_ns = 200;              // per transfer, from the 32 KiB / 1416 ns calibration [D1]
-  double dma_dge_instruction_ns = 0;      // DGE (v3): "about 600 ns" per instruction [A2]
+  // Sustained bytes/ns per engine with large payloads: 17 (Trainium1), 23 (Trainium2) [DB, D1].
+  double dma_engine_bandwidth_gbps = 0;
+  // Per-descriptor (DMA packet) floor: "the DMA packet rate---not HBM bandwidth---becomes the
+  // limiting factor" with small payloads [DB]. Fitted per generation (see trn1Config/trn2Config).
+  double dma_descriptor_ns = 0;
+  // From the trigger to the first data moving, and from the last data moved to the completion
+  // semaphore, ~1300 ns "semaphore-to-start latency ... cross-engine" in all [DB]; split as the
+  // DMA overview's profile shows it (nki-dma-intro-3.png: trigger to data ~1000 ns, data end to
+  // the waiting ScalarE instruction ~315 ns, of which semaphore_wait_ns is the wait itself).
+  // Latency, not occupancy: a queue's next transfer starts while this one's completion travels.
+  double dma_start_latency_ns = 1000;
+  double dma_completion_ns = 270;
+  double hbm_core_bandwidth_gbps = 0;     // the chip's HBM bandwidth / its NeuronCores [A1, H4]
+  // Hardware DGE: "Each DGE-based DMA instruction takes about 600 ns" on v3 [A2, G], on one of
+  // two DGE instances, DGE[0] commanded by the ScalarE sequencer and DGE[1] by the Sync engine
+  // [A2 figure]; it generates descriptors while the start latency runs, so it delays a transfer
+  // only past that. Software DGE generates them on GpSimd (the same 600 ns, ours).
+  double dma_dge_instruction_ns = 0;
+  bool has_hardware_dge = false;          // "NeuronCore-v3 hardware DGE" [A2]; none on v2
+  // DMA transposes move data at 90% of the copy throughput HBM -> SBUF and 50% SBUF -> SBUF [A2].
+  double dma_transpose_dram_factor = 0.9;
+  double dma_transpose_sbuf_factor = 0.5;
+  // An add-accumulating DMA moves data at "50% DMA throughput via DMA collective compute engines
+  // prior to NeuronCore-v4" (trainium3_arch.rst).
+  double dma_accumulate_factor = 0.5;
   int64_t dma_trigger_cycles = 64;        // the issuing engine's cost to trigger a queue (ours: MIN_II)
-  int64_t dma_min_burst_bytes = 64;       // a shorter contiguous run costs this much (ours)
 
   double peBf16PeakFlopsPerNs() const { return 2.0 * pe_rows * pe_cols * pe_clock_ghz; }
-  double dmaCoreBandwidthBytesPerNs() const { return dma_engines * dma_engine_bandwidth_gbps; }
+  double dmaCoreBandwidthBytesPerNs() const {
+    return std::min(static_cast<double>(dma_engines) * dma_engine_bandwidth_gbps, hbm_core_bandwidth_gbps);
+  }
 
   // Visits every field as v("name", value) (Python mirror, equality in tests).
   template <class V>
@@ -135,23 +183,34 @@ struct MachineConfig {
     v("gpsimd_start_cycles", gpsimd_start_cycles);
     v("min_ii_dynamic_cycles", min_ii_dynamic_cycles);
     v("sram_access_cycles", sram_access_cycles);
+    v("static_instruction_overhead_cycles", static_instruction_overhead_cycles);
+    v("semaphore_wait_ns", semaphore_wait_ns);
     v("act_read_accumulator_cycles", act_read_accumulator_cycles);
     v("pe_fp32_factor", pe_fp32_factor);
     v("pe_fp32_transpose_factor", pe_fp32_transpose_factor);
     v("dve_perf_modes", dve_perf_modes);
     v("pe_fp8_double_row", pe_fp8_double_row);
     v("has_range_select", has_range_select);
-    v("has_hardware_dge", has_hardware_dge);
     v("has_custom_ops", has_custom_ops);
     v("act_reduce_add_only", act_reduce_add_only);
+    v("sram_full_rate_max_stride_bytes", sram_full_rate_max_stride_bytes);
+    v("sram_strided_factor", sram_strided_factor);
+    v("dve_pool_share_sbuf", dve_pool_share_sbuf);
+    v("dve_act_share_psum", dve_act_share_psum);
     v("dma_engines", dma_engines);
     v("dma_partitions_per_engine", dma_partitions_per_engine);
     v("dma_queues", dma_queues);
     v("dma_engine_bandwidth_gbps", dma_engine_bandwidth_gbps);
-    v("dma_fixed_ns", dma_fixed_ns);
+    v("dma_descriptor_ns", dma_descriptor_ns);
+    v("dma_start_latency_ns", dma_start_latency_ns);
+    v("dma_completion_ns", dma_completion_ns);
+    v("hbm_core_bandwidth_gbps", hbm_core_bandwidth_gbps);
     v("dma_dge_instruction_ns", dma_dge_instruction_ns);
+    v("has_hardware_dge", has_hardware_dge);
+    v("dma_transpose_dram_factor", dma_transpose_dram_factor);
+    v("dma_transpose_sbuf_factor", dma_transpose_sbuf_factor);
+    v("dma_accumulate_factor", dma_accumulate_factor);
     v("dma_trigger_cycles", dma_trigger_cycles);
-    v("dma_min_burst_bytes", dma_min_burst_bytes);
   }
 };
 

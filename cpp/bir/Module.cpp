@@ -44,6 +44,19 @@ size_t BasicBlock::replace(size_t index, std::vector<std::unique_ptr<Instruction
   return n;
 }
 
+void BasicBlock::permute(const std::vector<uint32_t>& order) {
+  if (order.size() != insts_.size()) throw BIRError("BasicBlock::permute: not a permutation of the block");
+  std::vector<char> seen(insts_.size(), 0);
+  std::vector<std::unique_ptr<Instruction>> next;
+  next.reserve(insts_.size());
+  for (uint32_t k : order) {
+    if (k >= insts_.size() || seen[k]) throw BIRError("BasicBlock::permute: not a permutation of the block");
+    seen[k] = 1;
+    next.push_back(std::move(insts_[k]));
+  }
+  insts_ = std::move(next);
+}
+
 int64_t BasicBlock::indexOf(const Instruction* inst) const {
   for (size_t i = 0; i < insts_.size(); ++i)
     if (insts_[i].get() == inst) return static_cast<int64_t>(i);

@@ -40,6 +40,9 @@ class BasicBlock {
   size_t replace(size_t index, std::vector<std::unique_ptr<Instruction>> replacement);
   // Index of `inst` in this block, or -1.
   int64_t indexOf(const Instruction* inst) const;
+  // Puts the instructions in the order `order` names: order[k] is the current index of the k-th
+  // (a permutation of 0..size()-1; anything else throws BIRError).
+  void permute(const std::vector<uint32_t>& order);
 
  private:
   Function* parent_;

@@ -98,12 +98,13 @@ void bindLegality(py::module_& m) {
   m.def(
       "legality_dma",
       [](int opcode, const lg::Operand& src, const lg::Operand& dst, std::optional<lg::Operand> index, bir::DmaMode mode,
-         bir::AluOp dst_rmw_op, bir::DgeType dge_type, int64_t indirect_dim, bool src_2d, const std::string& arch) {
-        lg::Dma d{opcodeOf(opcode), src, dst, index, mode, dst_rmw_op, dge_type, indirect_dim, src_2d};
+         bir::AluOp dst_rmw_op, bir::DgeType dge_type, int64_t indirect_dim, bool src_2d, bir::Engine engine,
+         const std::string& arch) {
+        lg::Dma d{opcodeOf(opcode), engine, src, dst, index, mode, dst_rmw_op, dge_type, indirect_dim, src_2d};
         return lg::dma(d, bir::machineConfig(arch));
       },
       py::arg("opcode"), py::arg("src"), py::arg("dst"), py::arg("index"), py::arg("mode"), py::arg("dst_rmw_op"),
-      py::arg("dge_type"), py::arg("indirect_dim"), py::arg("src_2d"), py::arg("arch"));
+      py::arg("dge_type"), py::arg("indirect_dim"), py::arg("src_2d"), py::arg("engine"), py::arg("arch"));
 }
 
 }  // namespace

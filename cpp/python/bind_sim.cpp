@@ -8,6 +8,7 @@
 #include "bindings.h"
 #include "bir/Hwm.h"
 #include "bir/Module.h"
+#include "sim/ListSchedule.h"
 #include "sim/Simulator.h"
 #include "sim/Timeline.h"
 
@@ -30,8 +31,11 @@ py::dict latencyDict(const bir::Latency& l, const bir::Hwm& hwm) {
   d["access_ns"] = l.access_ns;
   d["clock_ghz"] = hwm.clockGhz(l.engine);
   d["dma_queue"] = l.dma_queue;
-  d["dma_fixed_ns"] = l.dma_fixed_ns;
+  d["dma_latency_ns"] = l.dma_latency_ns;
+  d["dma_dge_ns"] = l.dma_dge_ns;
   d["dma_transfer_ns"] = l.dma_transfer_ns;
+  d["dma_hbm_ns"] = l.dma_hbm_ns;
+  d["dma_descriptors"] = l.dma_descriptors;
   d["dma_engine_mask"] = l.dma_engine_mask;
   d["bytes"] = l.bytes;
   d["flops"] = l.flops;
@@ -178,6 +182,19 @@ void bindSim(py::module_& m) {
         py::arg("instruction"), py::arg("arch") = "trn1",
         "bir::Hwm::getLatency for one instruction: its engine, cycles and nanoseconds.");
   m.def("engine_of", [](const bir::Instruction& I) { return bir::Hwm::engineOf(I); });
+  m.def("schedule_function",
+        [](bir::Module& module, size_t function, const std::string& arch) {
+          const ScheduleStats s = scheduleFunction(module, function, arch);
+          py::dict d;
+          d["blocks"] = s.blocks;
+          d["kept"] = s.kept;
+          d["moved"] = s.moved;
+          d["refused"] = s.refused;
+          return d;
+        },
+        py::arg("module"), py::arg("function"), py::arg("arch"),
+        "Reorders functions[function]'s blocks by list scheduling over their dependency graph "
+        "(sim/ListSchedule.h); returns {blocks reordered, blocks kept, instructions moved}.");
   m.attr("TRACK_NAMES") = [] {
     py::list l;
     for (int t = 0; t < kMaxTracks; ++t) l.append(trackName(t));

@@ -250,8 +250,10 @@ struct Decoder {
     d.cycles = lat.cycles;
     d.busy_ns = lat.busy_ns;
     d.access_ns = lat.access_ns;
-    d.dma_fixed_ns = lat.dma_fixed_ns;
+    d.dma_latency_ns = lat.dma_latency_ns;
+    d.dma_dge_ns = lat.dma_dge_ns;
     d.dma_transfer_ns = lat.dma_transfer_ns;
+    d.dma_hbm_ns = lat.dma_hbm_ns;
     d.dma_engine_mask = lat.dma_engine_mask;
     d.bytes = lat.bytes;
     d.flops = lat.flops;
@@ -264,6 +266,12 @@ struct Decoder {
         fail("DMA queue " + std::to_string(q) + " does not exist (a core has " +
              std::to_string(cfg.dma_queues) + ")");
       d.track = static_cast<uint8_t>(kFirstQueueTrack + q);
+      // Hardware DGE (checkInstruction refuses it where it does not exist): DGE[0] is commanded by
+      // the ScalarE sequencer, DGE[1] by the Sync engine [A2]; software DGE makes the descriptors
+      // on GpSimd.
+      const bir::DgeType dge = bir::cast<bir::InstDMA>(&I)->dge_type;
+      if (dge == bir::DgeType::HWDGE) d.dgeUnit = d.engine == bir::Engine::Activation ? 0 : 1;
+      if (dge == bir::DgeType::SWDGE) d.dgeUnit = kDgePool;
     }
 
     // ---- hazard footprints ----
@@ -292,6 +300,14 @@ struct Decoder {
       const bool whole = k == c.wholeLocationOut;
       if (c.outAlsoRead) addAccess(ops[d.nIns + k], I.outs[static_cast<size_t>(k)], false, whole);
       addAccess(ops[d.nIns + k], I.outs[static_cast<size_t>(k)], true, whole);
+    }
+    // ---- shared SRAM ports (v2) ----
+    for (uint32_t a = d.firstAccess; a < cp.accesses.size(); ++a) {
+      const uint32_t mem = cp.accesses[a].mem;
+      if (mem == kMemSbuf && cfg.dve_pool_share_sbuf && (d.track == kTrackDVE || d.track == kTrackPool))
+        d.ports |= kPortSbufDvePool;
+      if (mem == kMemPsum && cfg.dve_act_share_psum && (d.track == kTrackDVE || d.track == kTrackACT))
+        d.ports |= kPortPsumDveAct;
     }
     d.nAccess = static_cast<uint8_t>(cp.accesses.size() - d.firstAccess);
     // Only execution reads operands again. Timing mode drops them: at 176 bytes each, three per

@@ -42,6 +42,10 @@ inline uint8_t quadrantsOf(int64_t p0, int64_t n) {
   return lo > hi ? 0 : static_cast<uint8_t>((2u << hi) - (1u << lo));  // bits lo..hi
 }
 
+inline constexpr int8_t kDgePool = 2;  // software DGE: descriptors made on GpSimd
+// v2's SRAM ports that two engines share (MachineConfig::dve_pool_share_sbuf, dve_act_share_psum).
+inline constexpr uint8_t kPortSbufDvePool = 1, kPortPsumDveAct = 2;
+
 struct DecodedInst {
   const bir::Instruction* inst = nullptr;
   bir::NodeClass cls = bir::NodeClass::NoOp;
@@ -58,9 +62,13 @@ struct DecodedInst {
   double cycles = 0;
   double busy_ns = 0;
   double access_ns = 0;
-  double dma_fixed_ns = 0;
+  double dma_latency_ns = 0;
+  double dma_dge_ns = 0;
   double dma_transfer_ns = 0;
+  double dma_hbm_ns = 0;
   uint32_t dma_engine_mask = 0;
+  int8_t dgeUnit = -1;  // DMA with generated descriptors: DGE instance 0 or 1, or kDgePool
+  uint8_t ports = 0;    // the shared SRAM ports it needs (kPortSbufDvePool, kPortPsumDveAct)
   int64_t bytes = 0;
   int64_t flops = 0;
   // where it sits, for messages and seeds

@@ -31,6 +31,7 @@ bool transposeDims(const bir::AccessPattern& ap, int64_t& a, int64_t& b) {
 void check(const InstDMA& I, Checker& c) {
   legality::Dma d;
   d.opcode = I.opcode();
+  d.engine = c.engine;
   d.src = Checker::facts(c.in(0));
   d.dst = Checker::facts(c.out(0));
   if (c.nIns == 2) {

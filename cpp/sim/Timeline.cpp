@@ -129,8 +129,9 @@ void addFlows(const SimResult& r, const CoreSpan& span, Timeline& t, const std::
     const Access* acc = span.program->accesses.data() + d.firstAccess;
     bool reads = false, writes = false;
     for (int a = 0; a < d.nAccess; ++a) (acc[a].write ? writes : reads) = true;
-    if (writes) releases.push_back({rec[i].writesDone_ns(), static_cast<uint32_t>(i), true});
-    if (reads) releases.push_back({rec[i].readsDone_ns(), static_cast<uint32_t>(i), false});
+    const HazardReleases rel = hazardReleases(rec[i], d, *r.program->config);
+    if (writes) releases.push_back({rel.writes, static_cast<uint32_t>(i), true});
+    if (reads) releases.push_back({rel.reads, static_cast<uint32_t>(i), false});
   }
   std::sort(releases.begin(), releases.end(), [](const Release& a, const Release& b) {
     return a.t != b.t ? a.t < b.t : a.record > b.record;  // at one time, the latest first

@@ -14,9 +14,9 @@
 // its track that is free at its start, so the slices of every lane are disjoint.
 //
 // Flows: for each instruction that a memory dependency delayed (Record::waited), one flow from
-// the instruction whose access it waited for: RAW/WAW: a write, whose end (results visible) is
-// the waiting instruction's start; WAR: a read, whose busyEnd (reads done) is that start. A DMA
-// waits with its trigger, so its flow ends on the trigger slice.
+// the instruction whose access it waited for: RAW/WAW: a write, whose results visible, WAR: a
+// read, whose reads done, plus the semaphore wait, is the waiting instruction's start
+// (sim::hazardReleases). A DMA waits with its trigger, so its flow ends on the trigger slice.
 //
 // Counters, per core:
 //   "SBUF in use" / "PSUM in use" (bytes): each on-chip tensor the instructions address (a BIR

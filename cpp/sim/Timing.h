@@ -3,19 +3,27 @@
 //
 // Scheduling in program order gives each instruction the earliest start its engine and its
 // dependencies allow (an instruction only depends on earlier ones; an engine's stream is program
-// order), i.e. the as-soon-as-possible schedule the semaphores produce on the device:
-//   compute:  start = max(engine free, hazards);  the engine is busy for busy_ns;
-//             results are visible at end = start + busy_ns + access_ns.
+// order), i.e. the as-soon-as-possible schedule the semaphores produce on the device. The hazards
+// see an access released `semaphore_wait_ns` after the access is done: an instruction that waits
+// for it starts then (the semaphore round trip).
+//   compute:  start = max(engine free, hazards, the v2 SRAM port it shares with another engine:
+//             SBUF for DVE and Pool, PSUM for DVE and ACT);  the engine (and the port) is busy
+//             for busy_ns; results are visible at end = start + busy_ns + access_ns.
 //   DMA:      the issuing engine (SP unless the instruction names another) spends busy_ns on the
-//             trigger once the hazards allow; the queue then starts when it is free, spends the
-//             fixed cost, and moves the payload once every DMA engine it spreads over is free
-//             (the 16 DMA engines are shared by all queues, served in program order).
+//             trigger once the hazards allow; the transfer may start dma_latency_ns later (and
+//             once its DGE, if any, has made the descriptors: DGE[0] for ScalarE, DGE[1] for the
+//             Sync engine, GpSimd for software DGE), once its queue's previous transfer is done
+//             and once every DMA engine it spreads over is free (the 16 DMA engines are shared by
+//             all queues, served in program order); it moves its data in dma_transfer_ns, and no
+//             faster than the core's HBM allows (dma_hbm_ns, HBM shared by all transfers); its
+//             writes are visible access_ns (the completion semaphore) after it ends.
 //   kernel node (timing mode): waits for every engine and queue and occupies them all.
 // Multi-core modules: the cores of a multi-core kernel launch together, so on a later core an
 // instruction of a kernel an earlier core also ran starts no earlier than that kernel's first
 // instruction there (Simulator::run passes it as `notBefore`).
-// Reads release their ranges when the engine is done with them (start + busy), writes when the
-// data is visible (end).
+// Reads release their ranges when the engine is done with them (start + busy; DMA: the transfer's
+// end), writes when the data is visible (end; DMA: end + access_ns), each plus the semaphore wait
+// (hazardReleases).
 #pragma once
 
 #include <cstdint>
@@ -28,7 +36,8 @@ namespace sim {
 
 // One executed instruction.
 struct Record {
-  double start_ns = 0, end_ns = 0;         // on its track (DMA: its queue); end: results visible
+  double start_ns = 0, end_ns = 0;         // on its track (DMA: its queue's data transfer); end:
+                                           // results visible (DMA: the data moved)
   double issue_ns = 0, issue_end_ns = 0;   // DMA: the trigger on the issuing engine; else start and
                                            // the end of its busy time (when its reads are done)
   uint32_t inst = 0;                       // index in its CoreProgram
@@ -40,12 +49,26 @@ struct Record {
   // it per instruction made the run loop take 14% more CPU time in benchmarks/bench_timing.py.)
   uint8_t waited : 1 = 0;
 
-  // When the hazards see its accesses released: writes when visible, reads when done.
+  // Writes visible (a DMA: its data moved; the completion semaphore follows), reads done.
   double writesDone_ns() const { return end_ns; }
   double readsDone_ns() const { return track >= kFirstQueueTrack ? end_ns : issue_end_ns; }
 };
 
 static_assert(sizeof(Record) == 40, "a long stream keeps one Record per instruction");
+
+// When the hazards see an instruction's accesses released, i.e. when an instruction that waits
+// for them starts: reads when done, writes when visible (a DMA's after its completion semaphore),
+// each plus the semaphore wait; except the PE's PSUM writes, near-memory accumulations the next
+// matmul of a group follows at the initiation interval (ours: a reader on another engine is not
+// charged the wait either).
+struct HazardReleases {
+  double reads = 0, writes = 0;
+};
+inline HazardReleases hazardReleases(const Record& r, const DecodedInst& d, const bir::MachineConfig& cfg) {
+  const double sem = cfg.semaphore_wait_ns;
+  if (r.track >= kFirstQueueTrack && !d.wholeCore) return {r.end_ns + sem, r.end_ns + d.access_ns + sem};
+  return {r.readsDone_ns() + sem, r.writesDone_ns() + (r.track == kTrackPE ? 0.0 : sem)};
+}
 
 class Scheduler {
  public:
@@ -57,12 +80,16 @@ class Scheduler {
 
   double busy_ns[kMaxTracks] = {};
   int64_t count[kMaxTracks] = {};
-  double end_ns = 0;  // when the last result is visible
+  double end_ns = 0;  // when the last instruction ends (a DMA: its transfer)
 
  private:
+  const bir::MachineConfig& cfg_;
   double ready_[kMaxTracks] = {};
   static constexpr int kDmaEngines = 32;  // >= MachineConfig::dma_engines (masks are 32 bits)
   double dmaEngineFree_[kDmaEngines] = {};
+  double dgeFree_[2] = {};
+  double portFree_[2] = {};  // kPortSbufDvePool, kPortPsumDveAct
+  double hbmFree_ = 0;
   int tracks_ = kMaxTracks;
   HazardTracker hazards_;
   std::vector<uint32_t> hints_;  // per access of the program: its segment last time (RangeTimes)

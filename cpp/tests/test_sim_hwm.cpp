@@ -65,7 +65,8 @@ TEST(SimHwm, VectorFormulasAndAccessOverhead) {
   auto* small = k.sbuf("s", 128, 10);
   auto* act = k.add(InstructionType::Activation, {Kit::tile(small)}, {Kit::tile(small)});
   EXPECT_DOUBLE_EQ(hwm.getLatency(*act).cycles, 64);  // max(MIN_II, N)
-  EXPECT_DOUBLE_EQ(hwm.getLatency(*act).access_ns, 60 / 1.4);
+  // visible after the static instruction overhead (100 cycles) and the SRAM access (60) [A1]
+  EXPECT_DOUBLE_EQ(hwm.getLatency(*act).access_ns, (100 + 60) / 1.4);
   auto* tt = k.add(InstructionType::TensorTensor, {Kit::tile(a), Kit::tile(b)}, {Kit::tile(a)});
   EXPECT_DOUBLE_EQ(hwm.getLatency(*tt).cycles, 2000);  // fp32 SBUF + SBUF: max(MIN_II, 2N)
   auto* tp = k.add(InstructionType::TensorTensor, {Kit::tile(p), Kit::tile(b)}, {Kit::tile(a)});
@@ -97,6 +98,7 @@ TEST(SimHwm, Trainium2PerfModes) {
 
 TEST(SimHwm, Dma) {
   TrainiumHwm hwm;
+  const bir::MachineConfig& c = hwm.config();
   Kit k;
   auto* x = k.dram("x", MemoryType::Input, {64, 4096}, DType::float32);
   auto* t = k.sbuf("t", 64, 4096);
@@ -104,8 +106,12 @@ TEST(SimHwm, Dma) {
   const Latency l = hwm.getLatency(*d);
   EXPECT_EQ(l.dma_queue, 3);
   EXPECT_EQ(std::popcount(l.dma_engine_mask), 8);  // 64 partitions / 8 per DMA engine
-  EXPECT_DOUBLE_EQ(l.dma_fixed_ns, 200);
-  EXPECT_DOUBLE_EQ(l.dma_transfer_ns, 64.0 * 4096 * 4 / (27.2 * 8));
+  EXPECT_DOUBLE_EQ(l.dma_latency_ns, c.dma_start_latency_ns);
+  EXPECT_DOUBLE_EQ(l.dma_descriptors, 8);  // a 16 KiB row per partition, 8 partitions per engine
+  // 17 B/ns per engine on trn1 [DMA bandwidth guide]; 16 KiB rows are far above the descriptor floor
+  EXPECT_DOUBLE_EQ(l.dma_transfer_ns, 8.0 * 4096 * 4 / 17);
+  EXPECT_DOUBLE_EQ(l.dma_hbm_ns, 64.0 * 4096 * 4 / c.hbm_core_bandwidth_gbps);
+  EXPECT_DOUBLE_EQ(l.access_ns, c.dma_completion_ns);
   EXPECT_EQ(l.bytes, 64 * 4096 * 4);
   auto* un = k.add(InstructionType::Halt, {}, {}, "h");
   EXPECT_THROW(hwm.getLatency(*un), sim::SimulationError);

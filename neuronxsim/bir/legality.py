@@ -89,12 +89,14 @@ def max8_family(opcode: InstructionType, data: Operand, *, arch: str) -> Optiona
 
 def dma(src: Operand, dst: Operand, *, arch: str, opcode: InstructionType = InstructionType.DMA,
         index: Optional[Operand] = None, mode: DmaMode = DmaMode.Copy, dst_rmw_op: AluOp = AluOp.bypass,
-        dge_type: DgeType = _DGE_NONE, indirect_dim: int = -1, src_2d: bool = True) -> Optional[Violation]:
+        dge_type: DgeType = _DGE_NONE, indirect_dim: int = -1, src_2d: bool = True,
+        engine: Engine = Engine.SP) -> Optional[Violation]:
     """A transfer (``DMA``, ``Load``, ``Save``, ``DMACopy``): a modelled mode (copy, or the
     transpose of a 2-D source: ``src_2d``), add as the only read-modify-write, hardware DGE only
-    where ``arch`` has it, equal element counts; an indirect transfer (``index``): integer indices,
+    where ``arch`` has it and triggered by the Activation or SP ``engine``, equal element counts; an indirect transfer (``index``): integer indices,
     one per destination row, rows of equal size."""
-    return _b.legality_dma(int(opcode), src, dst, index, mode, dst_rmw_op, dge_type, indirect_dim, src_2d, arch)
+    return _b.legality_dma(int(opcode), src, dst, index, mode, dst_rmw_op, dge_type, indirect_dim, src_2d, engine,
+                           arch)
 
 
 __all__ = ["Space", "Operand", "Violation", "Rule", "RULES", "pe_input_dtypes", "matmul", "engine_operand", "dve_transpose",

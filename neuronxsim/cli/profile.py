@@ -35,13 +35,16 @@ def add_parser(sub) -> None:
     p.add_argument("--arch", choices=sorted(pipeline.ARCHS), default=None,
                    help="trn1 or trn2 (default: trn1 for 2.2x kernels; for NKI 0.6 kernels "
                         "NEURON_PLATFORM_TARGET_OVERRIDE, else trn2)")
+    p.add_argument("--mode", choices=("full", "timing"), default="full",
+                   help="full (numerics and time, the default) or timing (time only: no values "
+                        "are made or computed, for large sizes)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--output", default="neuronxsim-profile", help="output folder (default ./neuronxsim-profile)")
     p.add_argument("--top", type=int, default=8, help="source lines to list (default 8)")
     p.set_defaults(func=run)
 
 
-def _array(spec: str, rng) -> np.ndarray:
+def _array(spec: str, rng, values: bool = True) -> np.ndarray:
     from neuronxsim.nki import language as nl
 
     shape_text, _, dtype_name = spec.partition(":")
@@ -54,6 +57,8 @@ def _array(spec: str, rng) -> np.ndarray:
     dtype = getattr(nl, dtype_name or "float32", None)
     if dtype is None:
         raise ProfileError(f"--shapes: {spec!r}: unknown dtype {dtype_name!r} (an nki.language dtype, e.g. bfloat16)")
+    if not values:  # timing mode: the shape and dtype, no memory
+        return np.broadcast_to(np.zeros((), np.dtype(dtype)), shape)
     return rng.standard_normal(shape).astype(np.dtype(dtype))
 
 
@@ -73,13 +78,13 @@ def run(args) -> int:
     from neuronxsim.importer import installed
 
     rng = np.random.default_rng(args.seed)
-    arrays = [_array(s, rng) for s in args.shapes]
+    arrays = [_array(s, rng, values=args.mode == "full") for s in args.shapes]
     with installed(allow_shadowing=args.allow_shadowing), _folder_on_path(args.kernel):
         kernel = _kernel(args.kernel)
         kwargs = kernel_arguments(kernel, len(arrays), args.arg)
         os.makedirs(args.output, exist_ok=True)
         out = os.path.abspath(args.output)
-        prof = _profile(kernel, arrays, kwargs, args.arch)
+        prof = _profile(kernel, arrays, kwargs, args.arch, args.mode)
     r = prof.result
     files.write_trace(r, os.path.join(out, "trace.json"))
     files.write_timeline(r, [], os.path.join(out, "timeline.png"), f"{args.kernel}: {r.total_ns / 1e3:.1f} us")
@@ -153,12 +158,12 @@ def kernel_arguments(kernel, arrays: int, specs: list) -> dict:
     return values
 
 
-def _profile(kernel, arrays, kwargs, arch):
+def _profile(kernel, arrays, kwargs, arch, mode):
     """Profiles a kernel of either dialect."""
     from neuronxsim.nki06.kernel import Kernel, LaunchedKernel
     if isinstance(kernel, (Kernel, LaunchedKernel)):
         from neuronxsim.nki06.kernel import profile
-        return profile(kernel, *arrays, arch=arch, **kwargs)
+        return profile(kernel, *arrays, arch=arch, mode=mode, **kwargs)
     import neuronxsim.nki as nki
-    return nki.profile(kernel, *arrays, arch=arch or "trn1", **kwargs)
+    return nki.profile(kernel, *arrays, arch=arch or "trn1", mode=mode, **kwargs)
 

@@ -42,13 +42,23 @@ def bound_arrays(kernel, args, kwargs) -> dict:
     return arrays
 
 
+MODES = ("full", "timing")
+
+
 def run_traced(traced: TracedKernel, arrays: dict, executor: str = "simulator",
-               arch: str = "trn1") -> tuple:
+               arch: str = "trn1", mode: str = "full") -> tuple:
     """Runs a traced kernel on ``executor``: ``"simulator"`` (``neuronxsim.sim``, the default of
     every public entry point; all NeuronCores at once, sharing the DRAM tensors) or
     ``"reference"`` (the NumPy reference executor, ``neuronxsim.reference``: numerics only, one
-    core at a time). Returns (the simulator's result, or None for the reference; the outputs by
-    name)."""
+    core at a time). ``mode="timing"`` times the simulator's run without numerics (``arrays``
+    unused, no outputs). Returns (the simulator's result, or None for the reference; the outputs
+    by name)."""
+    if mode not in MODES:
+        raise NKIError(f"mode {mode!r}: 'full' (numerics and time) or 'timing' (time only)")
+    if mode == "timing":
+        if executor != "simulator":
+            raise NKIError(f"mode 'timing' runs on the simulator, not the {executor!r} executor")
+        return _simulator().simulate(traced.module, arch=arch, mode="timing", neuron_core_id=None), {}
     if traced.constants:
         arrays = dict(traced.constants, **arrays)
     if executor == "simulator":
@@ -93,26 +103,28 @@ def _returned(traced: TracedKernel, outputs: dict):
 
 
 @user_facing
-def simulate_kernel(kernel, *args, arch: str = "trn1", **kwargs):
+def simulate_kernel(kernel, *args, arch: str = "trn1", schedule: str = "compiler", **kwargs):
     """Runs ``kernel`` (an ``nki.jit`` kernel, optionally with a launch grid) on the simulator
-    and returns its outputs as NumPy arrays (a tuple when it returns several)."""
-    traced = traced_kernel(kernel, args, kwargs, arch)
+    and returns its outputs as NumPy arrays (a tuple when it returns several). ``schedule``: see
+    :func:`~neuronxsim.nki.kernel.trace_kernel`."""
+    traced = traced_kernel(kernel, args, kwargs, arch, schedule=schedule)
     _, outputs = run_traced(traced, bound_arrays(kernel, args, kwargs), arch=arch)
     return _returned(traced, outputs)
 
 
-def simulate(kernel, arch: str = "trn1"):
+def simulate(kernel, arch: str = "trn1", schedule: str = "compiler"):
     """``nki.simulate(kernel)(*arrays)``: the kernel as a function of NumPy arrays."""
     def run(*args, **kwargs):
-        return simulate_kernel(kernel, *args, arch=arch, **kwargs)
+        return simulate_kernel(kernel, *args, arch=arch, schedule=schedule, **kwargs)
     run.__name__ = getattr(kernel, "__name__", "kernel")
     return run
 
 
 class Profile:
     """What ``nki.profile`` reports: the simulator's result (``result``: time, per-engine
-    statistics, per-instruction records with their kernel source lines), the outputs by name,
-    the traced kernel, and the path of the timeline trace if one was written. Attributes not
+    statistics, per-instruction records with their kernel source lines), the outputs by name
+    (none in timing mode), the traced kernel, and the path of the timeline trace if one was
+    written. Attributes not
     defined here are the simulator result's (``total_ns``, ``engines``, ``pe_mfu``,
     ``instructions``, ``write_trace``)."""
 
@@ -152,12 +164,17 @@ class Profile:
 
 
 @user_facing
-def profile(kernel, *args, arch: str = "trn1", trace_file=None, **kwargs) -> Profile:
+def profile(kernel, *args, arch: str = "trn1", trace_file=None, mode: str = "full",
+            schedule: str = "compiler", **kwargs) -> Profile:
     """Simulates ``kernel`` and reports time and per-engine statistics; with ``trace_file``,
     also writes the simulator's timeline trace there (Chrome/Perfetto JSON, one track per
-    engine and DMA queue, each instruction with its kernel source line)."""
-    traced = traced_kernel(kernel, args, kwargs, arch)
-    result, outputs = run_traced(traced, bound_arrays(kernel, args, kwargs), arch=arch)
+    engine and DMA queue, each instruction with its kernel source line). ``mode="timing"``
+    gives the same timeline and statistics without numerics (no outputs): the arguments may
+    then be ``nki.typing.tensor`` stand-ins, and large sizes run fast. ``schedule``: see
+    :func:`~neuronxsim.nki.kernel.trace_kernel`."""
+    traced = traced_kernel(kernel, args, kwargs, arch, schedule=schedule)
+    arrays = bound_arrays(kernel, args, kwargs) if mode == "full" else {}
+    result, outputs = run_traced(traced, arrays, arch=arch, mode=mode)
     if trace_file is not None:
         result.write_trace(trace_file)
     return Profile(traced, result, outputs, trace_file)

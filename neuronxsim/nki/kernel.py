@@ -36,6 +36,7 @@ from neuronxsim.errors import BIRError
 from . import dtypes as dt
 from .allocator import allocate
 from .emit import emit_core
+from .schedule import Schedule, check_schedule
 from .errors import NKIError, without_internal_frames
 from .language import nc
 from .tensor import HBM, SHARED_HBM, Tensor
@@ -228,27 +229,32 @@ def _bind(func, args, kwargs) -> tuple[list, dict]:
 
 
 @user_facing
-def trace_kernel(kernel, *args, arch: str = "trn1", **kwargs) -> TracedKernel:
-    """Traces ``kernel`` for the given arguments (arrays or ``nki.typing.tensor[...]`` specs)."""
-    return traced_kernel(kernel, args, kwargs, arch)
+def trace_kernel(kernel, *args, arch: str = "trn1", schedule: str = "compiler",
+                 **kwargs) -> TracedKernel:
+    """Traces ``kernel`` for the given arguments (arrays or ``nki.typing.tensor[...]`` specs).
+    ``schedule``: "compiler" orders the instructions as the NKI compiler's scheduler does,
+    "source" keeps the kernel's order (:mod:`neuronxsim.nki.schedule`)."""
+    return traced_kernel(kernel, args, kwargs, arch, schedule=schedule)
 
 
 @user_facing
-def trace(kernel, *args, arch: str = "trn1", **kwargs) -> "bir.Module":
+def trace(kernel, *args, arch: str = "trn1", schedule: str = "compiler", **kwargs) -> "bir.Module":
     """The BIR module of ``kernel`` traced for these arguments (see :func:`trace_kernel`)."""
-    return traced_kernel(kernel, args, kwargs, arch).module
+    return traced_kernel(kernel, args, kwargs, arch, schedule=schedule).module
 
 
-def traced_kernel(kernel, args: tuple, kwargs: dict, arch: str, adapter=None) -> TracedKernel:
+def traced_kernel(kernel, args: tuple, kwargs: dict, arch: str, adapter=None,
+                  schedule: str = "compiler") -> TracedKernel:
     """:func:`trace_kernel` for the other entry points (which filter tracebacks themselves).
     ``adapter``: how another dialect's kernel sees its arguments and hands back its results
     (see :class:`DialectAdapter`); None for this dialect's."""
+    check_schedule(schedule)
     # The trace allocates many small objects and frees none until it ends: the cyclic garbage
     # collector would only rescan them, over and over.
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _trace(kernel, args, arch, kwargs, adapter)
+        return _trace(kernel, args, arch, kwargs, adapter, schedule)
     finally:
         if collecting:
             gc.enable()
@@ -271,7 +277,7 @@ class DialectAdapter:
         return local_vars
 
 
-def _trace(kernel, args, arch: str, kwargs, adapter=None) -> TracedKernel:
+def _trace(kernel, args, arch: str, kwargs, adapter=None, schedule: str = "compiler") -> TracedKernel:
     start = time.perf_counter()
     func, grid = _unwrap(kernel)
     sizes, core_axis = _parse_grid(grid)
@@ -335,6 +341,8 @@ def _trace(kernel, args, arch: str, kwargs, adapter=None) -> TracedKernel:
         module.verify()
     except BIRError as e:
         raise _located_bir_error(e, tracer) from None
+    if schedule == "compiler":
+        Schedule().run(module, arch)
     for core in tracer.cores:
         core.break_cycles()
     return TracedKernel(module, inputs, outputs, num_cores, arch, counts, sbuf_peaks, psum_peaks,

@@ -183,8 +183,9 @@ def _check_arrays(args, kwargs, arch: str):
             dt.resolve(value.dtype, arch, None, "a kernel argument")
 
 
-def traced(kernel, args: tuple, kwargs: dict, arch: str | None = None):
-    """(TracedKernel, the shared driver's kernel object, arch) of an NKI 0.6 kernel."""
+def traced(kernel, args: tuple, kwargs: dict, arch: str | None = None, schedule: str = "compiler"):
+    """(TracedKernel, the shared driver's kernel object, arch) of an NKI 0.6 kernel; ``schedule``
+    as :func:`neuronxsim.nki.kernel.trace_kernel` takes it."""
     func, lnc, ndim = _unwrap(kernel)
     arch = arch or target_arch()
     if arch not in MAX_LNC:
@@ -200,7 +201,7 @@ def traced(kernel, args: tuple, kwargs: dict, arch: str | None = None):
     previous = dict(_launch)
     _launch.update(lnc=lnc, ndim=ndim, constants={})
     try:
-        t = traced_kernel(shared, args, kwargs, arch, adapter=_Adapter(lnc))
+        t = traced_kernel(shared, args, kwargs, arch, adapter=_Adapter(lnc), schedule=schedule)
         t.constants = {name: array for name, array in _launch["constants"].values()}
         return t, shared, arch
     finally:
@@ -209,25 +210,28 @@ def traced(kernel, args: tuple, kwargs: dict, arch: str | None = None):
 
 
 @user_facing
-def trace_kernel(kernel, *args, arch: str | None = None, **kwargs) -> TracedKernel:
+def trace_kernel(kernel, *args, arch: str | None = None, schedule: str = "compiler",
+                 **kwargs) -> TracedKernel:
     """Traces an NKI 0.6 kernel (``kernel`` or ``kernel[2]``) for these arguments: arrays or
-    ``neuronxsim.nki.typing.tensor[[shape], dtype]`` stand-ins."""
-    return traced(kernel, args, kwargs, arch)[0]
+    ``neuronxsim.nki.typing.tensor[[shape], dtype]`` stand-ins. ``schedule``: "compiler" (the
+    NKI compiler's instruction order) or "source"."""
+    return traced(kernel, args, kwargs, arch, schedule)[0]
 
 
 @user_facing
-def simulate_kernel(kernel, *args, arch: str | None = None, **kwargs):
+def simulate_kernel(kernel, *args, arch: str | None = None, schedule: str = "compiler", **kwargs):
     """Runs ``kernel`` on the simulator; returns its outputs (one array, or a tuple)."""
-    t, _, outputs = _run(kernel, args, kwargs, arch)
+    t, _, outputs = _run(kernel, args, kwargs, arch, schedule=schedule)
     values = tuple(outputs[spec.name] for spec in t.outputs)
     return values[0] if len(values) == 1 else values
 
 
-def _run(kernel, args, kwargs, arch, trace_file=None) -> tuple:
-    """(TracedKernel, the simulator's result, the outputs by name)."""
-    t, shared, arch = traced(kernel, args, kwargs, arch)
+def _run(kernel, args, kwargs, arch, trace_file=None, mode="full", schedule="compiler") -> tuple:
+    """(TracedKernel, the simulator's result, the outputs by name; none in timing mode)."""
+    t, shared, arch = traced(kernel, args, kwargs, arch, schedule)
+    arrays = bound_arrays(shared, args, kwargs) if mode == "full" else {}
     try:
-        sim_result, outputs = run_traced(t, bound_arrays(shared, args, kwargs), arch=arch)
+        sim_result, outputs = run_traced(t, arrays, arch=arch, mode=mode)
     except SimulationError as e:
         raise _at_kernel_line(e, t.module) from None
     if trace_file is not None:
@@ -236,10 +240,13 @@ def _run(kernel, args, kwargs, arch, trace_file=None) -> tuple:
 
 
 @user_facing
-def profile(kernel, *args, arch: str | None = None, trace_file=None, **kwargs) -> Profile:
+def profile(kernel, *args, arch: str | None = None, trace_file=None, mode: str = "full",
+            schedule: str = "compiler", **kwargs) -> Profile:
     """Simulates ``kernel`` and reports time and per-engine statistics (``Profile``); with
-    ``trace_file``, also writes the timeline trace (Chrome/Perfetto JSON)."""
-    t, sim_result, outputs = _run(kernel, args, kwargs, arch, trace_file)
+    ``trace_file``, also writes the timeline trace (Chrome/Perfetto JSON). ``mode="timing"``:
+    the same without numerics (no outputs; arguments may be tensor stand-ins). ``schedule``:
+    "compiler" (the NKI compiler's instruction order) or "source"."""
+    t, sim_result, outputs = _run(kernel, args, kwargs, arch, trace_file, mode, schedule)
     return Profile(t, sim_result, outputs, trace_file)
 
 

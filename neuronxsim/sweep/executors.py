@@ -3,10 +3,11 @@
 Both take batches of jobs (lists of :mod:`neuronxsim.sweep.job` dicts) and yield (job, result)
 for every job, in the order they finish:
 
-* :class:`LocalPool` runs ``workers`` processes (``python -m neuronxsim.sweep.worker``), each
-  simulating on one host thread. A worker that dies (killed, out of memory) is replaced and its
-  unfinished jobs run again, one per batch; a job that takes down :data:`MAX_ATTEMPTS` workers
-  becomes a failed result saying so.
+* :class:`LocalPool` runs ``workers`` processes, each simulating on one host thread, forked
+  from one process that has imported what they need (``python -m neuronxsim.sweep.worker``). A
+  worker that dies (killed, out of memory) is replaced and its unfinished jobs run again, one
+  per batch; a job that takes down :data:`MAX_ATTEMPTS` workers becomes a failed result saying
+  so.
 * :class:`DaskPool` submits the batches to a Dask distributed scheduler (an existing one, or a
   ``LocalCluster`` it starts). Dask runs a lost worker's tasks again elsewhere; a task that keeps
   killing workers comes back as ``KilledWorker`` and becomes failed results.
@@ -17,10 +18,15 @@ from __future__ import annotations
 import collections
 import logging
 import os
+import signal
+import socket
 import subprocess
 import sys
+import time
 import uuid
 from multiprocessing.connection import Connection, wait
+from multiprocessing.reduction import sendfds
+from typing import Optional
 
 import neuronxsim
 from neuronxsim.sweep.space import SweepError
@@ -52,19 +58,76 @@ def _worker_env() -> dict:
     return env
 
 
-class _Worker:
+class _ZygoteGone(Exception):
+    """The zygote process has died (killed, out of memory)."""
+
+
+class _Zygote:
+    """The process local workers are forked from (:mod:`neuronxsim.sweep.worker`): it has
+    imported what a job needs, so a new worker starts in milliseconds."""
+
     def __init__(self, env: dict):
-        self.process = subprocess.Popen([sys.executable, "-m", "neuronxsim.sweep.worker"],
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
-        self.send = Connection(os.dup(self.process.stdin.fileno()), readable=False)
-        self.receive = Connection(os.dup(self.process.stdout.fileno()), writable=False)
-        self.process.stdin.close()
-        self.process.stdout.close()
-        self.inflight = collections.deque()  # (batch, attempt) sent, not yet answered
+        ours, theirs = socket.socketpair()
+        try:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "neuronxsim.sweep.worker", str(theirs.fileno())],
+                stdin=subprocess.DEVNULL, pass_fds=(theirs.fileno(),), env=env)
+        finally:
+            theirs.close()
+        self.control = ours
+        self.reports = Connection(os.dup(ours.fileno()), writable=False)
+        self.exits: dict = {}  # pid -> exit code, reported and not yet asked for
+        self.alive = True  # False once its reports have stopped
+
+    def fork(self) -> tuple:
+        """A new worker's pid and the sweep's end of its socket (a duplex Connection)."""
+        ours, theirs = socket.socketpair()
+        try:
+            sendfds(self.control, [theirs.fileno()])
+        finally:
+            theirs.close()
+        while True:
+            message = self._next()
+            if message[0] == "started":
+                return message[1], Connection(ours.detach())
+
+    def exit_code(self, pid: int, timeout: float) -> Optional[int]:
+        """The exit code of worker ``pid`` once it has ended; None if not within ``timeout``."""
+        deadline = time.monotonic() + timeout
+        try:
+            while pid not in self.exits:
+                left = deadline - time.monotonic()
+                if left <= 0 or not self.reports.poll(left):
+                    return None
+                self._next()
+        except _ZygoteGone:
+            self.alive = False
+            return None  # its workers live on, but nobody reports how they end
+        return self.exits.pop(pid)
+
+    def _next(self):
+        try:
+            message = self.reports.recv()
+        except (EOFError, OSError):
+            raise _ZygoteGone() from None
+        if message[0] == "exit":
+            self.exits[message[1]] = message[2]
+        return message
 
     def close(self) -> None:
-        self.send.close()
-        self.receive.close()
+        self.control.close()  # the zygote ends when its control socket closes
+        self.reports.close()
+        try:
+            self.process.wait(timeout=3)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+class _Worker:
+    def __init__(self, zygote: _Zygote):
+        self.pid, self.conn = zygote.fork()
+        self.inflight = collections.deque()  # (batch, attempt) sent, not yet answered
 
 
 class LocalPool:
@@ -76,6 +139,7 @@ class LocalPool:
         self.workers = workers
         self._pool: list[_Worker] = []
         self._env = _worker_env()
+        self._zygote: Optional[_Zygote] = None
 
     def describe(self) -> str:
         return f"{self.workers} local worker process{'es' if self.workers != 1 else ''}"
@@ -85,19 +149,19 @@ class LocalPool:
 
     def pids(self) -> list[int]:
         """The process ids of the workers running now."""
-        return [w.process.pid for w in self._pool]
+        return [w.pid for w in self._pool]
 
     def run(self, batches: list[list[dict]]):
         """Yields (job, result) for every job of every batch."""
         pending = collections.deque((b, 1) for b in batches if b)
         try:
             while pending and len(self._pool) < self.workers:
-                self._pool.append(_Worker(self._env))
+                self._pool.append(self._new_worker())
             for w in self._pool:
                 self._feed(w, pending)
             while any(w.inflight for w in self._pool):
-                ready = wait([w.receive for w in self._pool if w.inflight])
-                for w in [w for w in self._pool if w.receive in ready]:
+                ready = wait([w.conn for w in self._pool if w.inflight])
+                for w in [w for w in self._pool if w.conn in ready]:
                     yield from self._collect(w, pending)
         finally:
             self.close()
@@ -106,7 +170,7 @@ class LocalPool:
         while pending and len(w.inflight) < _DEPTH:
             batch, attempt = pending.popleft()
             try:
-                w.send.send(batch)
+                w.conn.send(batch)
             except OSError:  # the worker is gone: its pipe's end-of-file says so
                 pending.appendleft((batch, attempt))
                 return
@@ -117,7 +181,7 @@ class LocalPool:
         ``pending`` (one job per batch, so that a job that kills workers is singled out) and a
         new worker takes its place."""
         try:
-            results = w.receive.recv()
+            results = w.conn.recv()
         except (EOFError, OSError):
             results = None
         if results is not None:
@@ -125,10 +189,11 @@ class LocalPool:
             yield from zip(batch, results)
             self._feed(w, pending)
             return
-        code = w.process.wait()
-        cause = f"signal {-code}" if code < 0 else f"exit status {code}"
-        w.close()
+        w.conn.close()
         self._pool.remove(w)
+        code = self._zygote.exit_code(w.pid, timeout=10)
+        cause = ("an unknown cause" if code is None else
+                 f"signal {-code}" if code < 0 else f"exit status {code}")
         for batch, attempt in w.inflight:
             if attempt >= MAX_ATTEMPTS:
                 for job in batch:
@@ -137,25 +202,43 @@ class LocalPool:
             else:
                 pending.extendleft(([job], attempt + 1) for job in reversed(batch))
         if pending:
-            replacement = _Worker(self._env)
+            replacement = self._new_worker()
             self._pool.append(replacement)
             self._feed(replacement, pending)
 
+    def _new_worker(self) -> _Worker:
+        """A worker forked from the zygote; a zygote that has died is replaced once."""
+        for _ in range(2):
+            if self._zygote is None:
+                self._zygote = _Zygote(self._env)
+            try:
+                return _Worker(self._zygote)
+            except (_ZygoteGone, OSError):
+                self._zygote.close()
+                self._zygote = None
+        raise SweepError("the local workers' zygote process (python -m neuronxsim.sweep.worker) "
+                         "died as it started: run it by hand to see why")
+
     def close(self) -> None:
-        """Stops the workers: asked to end, then killed if they do not within a few seconds."""
+        """Stops the workers (asked to end, killed if they do not within a few seconds), then
+        the zygote."""
         for w in self._pool:
             try:
-                w.send.send(None)
+                w.conn.send(None)
             except OSError:
                 pass
         for w in self._pool:
-            try:
-                w.process.wait(timeout=3)
-            except subprocess.TimeoutExpired:
-                w.process.kill()
-                w.process.wait()
-            w.close()
+            w.conn.close()
+            # Killed only while the zygote lives: until it reaps the worker, the pid is not reused.
+            if self._zygote.exit_code(w.pid, timeout=3) is None and self._zygote.alive:
+                try:
+                    os.kill(w.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
         self._pool = []
+        if self._zygote is not None:
+            self._zygote.close()
+            self._zygote = None
 
 
 def dask_missing() -> str:

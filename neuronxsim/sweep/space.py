@@ -9,6 +9,7 @@ that sets its result, by which a resumed sweep recognises the rows it already ha
 from __future__ import annotations
 
 import ast
+import functools
 import itertools
 import json
 import re
@@ -131,11 +132,17 @@ class ShapeSpec:
         return "x".join(map(str, self.shape)) + ":" + self.dtype
 
 
-def dtypes_by_name() -> dict:
-    """The dtypes an array argument may have (``neuronxsim.nki``'s), by name."""
+@functools.cache
+def _dtypes_by_name() -> dict:
     from neuronxsim.nki import dtypes
 
     return {dtypes.name(d): d for d in dtypes.SUPPORTED}
+
+
+def dtypes_by_name() -> dict:
+    """The dtypes an array argument may have (``neuronxsim.nki``'s), by name (a new dict each
+    call; the names are worked out once per process)."""
+    return dict(_dtypes_by_name())
 
 
 def parse_shape(spec: str) -> ShapeSpec:

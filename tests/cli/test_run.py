@@ -157,6 +157,12 @@ def test_profile_runs_an_nki_kernel_on_random_inputs(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "PE utilisation" in text and "k.py:" in text
     assert json.loads((tmp_path / "p" / "trace.json").read_text())
+    # --mode timing: the same timeline without numerics
+    assert main(["profile", f"{kernel_file}:double", "--shapes", "128x512:bfloat16", "--mode", "timing",
+                 "--output", str(tmp_path / "t")]) == 0
+    timed = capsys.readouterr().out
+    assert timed.splitlines()[0] == text.splitlines()[0]  # instructions and time
+    assert json.loads((tmp_path / "t" / "trace.json").read_text())
     assert main(["profile", f"{kernel_file}:double", "--shapes", "128by512"]) == 1
     assert "expected dims joined by 'x'" in capsys.readouterr().err
     assert main(["profile", f"{kernel_file}:missing", "--shapes", "4x4"]) == 1

@@ -1,20 +1,44 @@
 """Helpers of the NKI front-end tests."""
 
+import dataclasses
+
 import numpy as np
 
 import neuronxsim.nki as nki
 from neuronxsim.nki.execution import bound_arrays, run_traced
+from neuronxsim.nki.schedule import Schedule
 
 
 def run_on(executor, kernel, *args, arch="trn1", **kwargs):
     """Traces ``kernel`` and runs it on ``executor`` ("simulator": neuronxsim.sim, what
     nki.simulate_kernel uses; "reference": the NumPy reference executor); returns the outputs as
-    ``simulate_kernel`` does (one array, or a tuple)."""
-    traced = nki.trace_kernel(kernel, *args, arch=arch, **kwargs)
-    _, outputs = run_traced(traced, bound_arrays(kernel, args, kwargs), executor=executor,
-                            arch=arch)
+    ``simulate_kernel`` does (one array, or a tuple). On the simulator, also runs the kernel in
+    source order and requires the same bits: the scheduling pass never changes numerics."""
+    source = nki.trace_kernel(kernel, *args, arch=arch, schedule="source", **kwargs)
+    arrays = bound_arrays(kernel, args, kwargs)
+    traced = scheduled(source)
+    _, outputs = run_traced(traced, arrays, executor=executor, arch=arch)
+    if executor == "simulator":
+        assert_same_bits(outputs, run_traced(source, arrays, arch=arch)[1])
     values = tuple(outputs[o.name] for o in traced.outputs)
     return values[0] if len(values) == 1 else values
+
+
+def scheduled(source):
+    """A kernel traced in source order, with the scheduling pass run on a copy of its module
+    (what a trace with the default ``schedule="compiler"`` gives, without tracing twice)."""
+    module = source.module.clone()
+    Schedule().run(module, source.arch)
+    return dataclasses.replace(source, module=module)
+
+
+def assert_same_bits(outputs: dict, expected: dict) -> None:
+    """Every output byte for byte (NaNs included)."""
+    assert outputs.keys() == expected.keys()
+    for name, value in outputs.items():
+        a, b = np.ascontiguousarray(value), np.ascontiguousarray(expected[name])
+        assert a.dtype == b.dtype and a.shape == b.shape, name
+        assert a.tobytes() == b.tobytes(), f"output {name!r} differs from the source-order run"
 
 
 def run_on_reference(kernel, *args, arch="trn1", **kwargs):

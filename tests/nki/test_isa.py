@@ -12,7 +12,7 @@ from nki_testing import close, run_on_reference as run
 
 
 def emitted(kernel, *args):
-    return list(nki.trace(kernel, *args).functions[0].blocks[0].instructions)
+    return list(nki.trace(kernel, *args, schedule="source").functions[0].blocks[0].instructions)
 
 
 def single_output(body, out_shape=None, out_dtype=None):

@@ -14,7 +14,7 @@ bf16 = ml_dtypes.bfloat16
 
 
 def instructions(kernel, *args, **kwargs):
-    module = nki.trace(kernel, *args, **kwargs)
+    module = nki.trace(kernel, *args, schedule="source", **kwargs)
     return list(module.functions[0].blocks[0].instructions)
 
 

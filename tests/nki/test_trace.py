@@ -78,7 +78,7 @@ def test_the_module_runs_by_parameter_name(rng):
 
 def test_every_instruction_records_its_kernel_line():
     x = np.zeros((64, 32), np.float32)
-    insts = nki.trace(two_outputs, x, x).functions[0].blocks[0].instructions
+    insts = nki.trace(two_outputs, x, x, schedule="source").functions[0].blocks[0].instructions
     base = os.path.basename(__file__)
     assert [i.source for i in insts[:4]] == [f"{base}:{line_of('loads')}"] * 2 + [
         f"{base}:{line_of('sum')}"] * 2
@@ -98,7 +98,7 @@ def test_json_round_trip_and_arch():
 
 def test_engines_and_dma_queues():
     x = np.zeros((64, 32), np.float32)
-    insts = nki.trace(two_outputs, x, x).functions[0].blocks[0].instructions
+    insts = nki.trace(two_outputs, x, x, schedule="source").functions[0].blocks[0].instructions
     dmas = [i for i in insts if i.opcode_name in ("Load", "Save")]
     assert all(i.engine == bir.Engine.DMA for i in dmas)
     assert [i.queue for i in dmas] == list(range(len(dmas)))  # round-robin over 16 queues

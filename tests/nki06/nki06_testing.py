@@ -1,25 +1,44 @@
 """Helpers of the NKI 0.6 dialect's tests."""
 
+import dataclasses
+
 import numpy as np
 
 import neuronxsim.nki06 as nki
 import neuronxsim.nki06.language as nl
 from neuronxsim.nki.execution import bound_arrays, run_traced
+from neuronxsim.nki.schedule import Schedule
 from neuronxsim.nki06.kernel import traced
 
 
 def run(kernel, *args, arch=None, executor="simulator", **kwargs):
     """The kernel's outputs (one array or a tuple) on ``executor``: "simulator" (what
-    nki.simulate runs) or "reference" (the NumPy reference executor)."""
-    t, shared, arch = traced(kernel, args, kwargs, arch)
-    _, outputs = run_traced(t, bound_arrays(shared, args, kwargs), executor=executor, arch=arch)
+    nki.simulate runs) or "reference" (the NumPy reference executor). On the simulator, also in
+    source order, requiring the same bits (the scheduling pass never changes numerics)."""
+    source, shared, arch = traced(kernel, args, kwargs, arch, schedule="source")
+    arrays = bound_arrays(shared, args, kwargs)
+    module = source.module.clone()
+    Schedule().run(module, arch)
+    t = dataclasses.replace(source, module=module)
+    _, outputs = run_traced(t, arrays, executor=executor, arch=arch)
+    if executor == "simulator":
+        assert_same_bits(outputs, run_traced(source, arrays, arch=arch)[1])
     values = tuple(outputs[o.name] for o in t.outputs)
     return values[0] if len(values) == 1 else values
 
 
+def assert_same_bits(outputs: dict, expected: dict) -> None:
+    """Every output byte for byte (NaNs included)."""
+    assert outputs.keys() == expected.keys()
+    for name, value in outputs.items():
+        a, b = np.ascontiguousarray(value), np.ascontiguousarray(expected[name])
+        assert a.dtype == b.dtype and a.shape == b.shape, name
+        assert a.tobytes() == b.tobytes(), f"output {name!r} differs from the source-order run"
+
+
 def emitted(kernel, *args, arch=None, core=0):
-    """The instructions of the kernel's BIR (function ``core``)."""
-    t, _, _ = traced(kernel, args, {}, arch)
+    """The instructions of the kernel's BIR (function ``core``), in source order."""
+    t, _, _ = traced(kernel, args, {}, arch, schedule="source")
     return list(t.module.functions[core].blocks[0].instructions)
 
 

@@ -28,7 +28,7 @@ def test_the_decoder_layer_trace(small_layer, tmp_path):
     _, _, r = small_layer
     trace = tr.assert_trace_valid(tmp_path / "trace.json", r)
     assert set(trace.processes) == {0, 1}  # the K cache transpose runs on two NeuronCores
-    kinds = tr.assert_flows_valid(trace)
+    kinds = tr.assert_flows_valid(trace, r.config)
     assert kinds["RAW"] > 100 and kinds["WAR"] > 0
     names = {name for _, name in trace.counters}
     assert {"SBUF in use bytes", "PSUM in use bytes", "DMA0 rate GB/s"} <= names
@@ -145,9 +145,10 @@ def test_flows_join_each_delayed_instruction_to_the_one_it_waited_for(tmp_path):
     _, reload = _rec(r, "reload")
     _, overwrite = _rec(r, "overwrite")
     act_busy = sim.latency(next(i for i in _flows_module().block.instructions if i.name == "act"))["busy_ns"]
-    assert act["start_ns"] == load["end_ns"]
-    assert reload["issue_ns"] == act["start_ns"] + act_busy
-    assert overwrite["start_ns"] == act["end_ns"]
+    sem = r.config.semaphore_wait_ns  # each waiter starts a semaphore wait after what it waited for
+    assert act["start_ns"] == pytest.approx(load["end_ns"] + r.config.dma_completion_ns + sem)
+    assert reload["issue_ns"] == pytest.approx(act["start_ns"] + act_busy + sem)
+    assert overwrite["start_ns"] == pytest.approx(act["end_ns"] + sem)
 
 
 def test_counters_sum_the_tiles_in_use_and_the_dma_rates(tmp_path):

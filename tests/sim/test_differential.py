@@ -873,13 +873,15 @@ class ProgramGenerator:
         if src_dtype != t.dtype:
             v = stored(v, t.dtype)
         i = self.emit(self.choice(["DMA", "Load", "DMACopy"]), [src.whole()], [view],
-                      engine=self.engine_for(DMA_ENGINES, [view]), queue=int(self.rng.integers(16)),
-                      dge_type=self.dge_type())
+                      engine=(engine := self.engine_for(DMA_ENGINES, [view])), queue=int(self.rng.integers(16)),
+                      dge_type=self.dge_type(engine))
         self.write(view, v, i)
 
-    def dge_type(self) -> DgeType:
+    def dge_type(self, engine) -> DgeType:
         hardware = [DgeType.HWDGE] if self.arch == "trn2" else []  # v3 and later
-        return self.choice([DgeType.__members__["None"], DgeType.SWDGE] + hardware)
+        dge = self.choice([DgeType.__members__["None"], DgeType.SWDGE] + hardware)
+        # only the ScalarE and Sync sequencers command a hardware DGE
+        return DgeType.SWDGE if dge == DgeType.HWDGE and engine == Engine.Pool else dge
 
     # ---- data movement ----
 
@@ -918,8 +920,8 @@ class ProgramGenerator:
         fields = dict(mode=DmaMode.Transpose if transpose else DmaMode.Copy,
                       dst_rmw_op=AluOp.add if kind == "add" else AluOp.bypass)
         i = self.emit(self.choice(["DMA", "DMACopy", "Save", "Load"]), [src], [dst],
-                      engine=self.engine_for(DMA_ENGINES, [src, dst]), queue=int(self.rng.integers(16)),
-                      dge_type=self.dge_type(), **fields)
+                      engine=(engine := self.engine_for(DMA_ENGINES, [src, dst])),
+                      queue=int(self.rng.integers(16)), dge_type=self.dge_type(engine), **fields)
         self.write(dst, result, i)
         if kind != "add":  # a copy: its elements still come from the instruction that computed them
             dst.tensor.writer[dst.index()] = origin.reshape(dst.shape)

@@ -1,5 +1,5 @@
 """The same sweep on a two-worker Dask LocalCluster: one row per configuration, the rows of the
-process pool, also when a worker is killed midway."""
+process pool, also when a worker is killed midway; and on an existing scheduler by its address."""
 
 import os
 import signal
@@ -31,3 +31,15 @@ def test_a_local_cluster_with_a_worker_killed_midway(reference_rows, tmp_path):
     on_disk, _ = read_rows(p.results_path)
     assert sorted(r["key"] for r in on_disk) == sorted(j["key"] for j in p.jobs)
     assert statuses(rows) == statuses(reference_rows)
+
+
+def test_an_existing_scheduler_by_its_address(reference_rows, tmp_path):
+    import distributed
+
+    grid = {"TILES_IN_BLOCK_M": [1, 8], "TILES_IN_BLOCK_N": [2], "TILES_IN_BLOCK_K": [1]}
+    p = driver.plan(MATMUL, grid=grid, shapes=SHAPES, output=str(tmp_path / "address"))
+    with distributed.LocalCluster(n_workers=1, processes=False, dashboard_address=None) as cluster:
+        rows, _, description = driver.run_sweep(p, scheduler=cluster.scheduler_address)
+    assert description == f"Dask at {cluster.scheduler_address} (1 worker)"
+    want = statuses(reference_rows)
+    assert statuses(rows) == {k: want[k] for k in statuses(rows)} and len(rows) == 2

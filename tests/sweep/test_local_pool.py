@@ -73,3 +73,25 @@ def test_a_configuration_that_kills_its_worker_is_a_failed_row(tmp_path):
                                   "2 times")
         assert got[("assert", factor)]["error"] == ("AssertionError: faults.py:17: the kernel "
                                                     "refuses this configuration")
+
+
+def test_a_killed_zygote_is_replaced_when_a_worker_is(tmp_path):
+    grid = {"fault": ["none"], "factor": [float(i) for i in range(8)]}
+    pool, killed, first = {}, [], []
+
+    def kill(row, done, total):
+        executor = pool["executor"]
+        if done == 2:
+            killed.append(executor._zygote.process.pid)
+            os.kill(killed[0], signal.SIGKILL)
+            executor._zygote.process.wait()
+        if done == 3:
+            first.extend(executor.pids())
+            killed.append(first[0])
+            os.kill(killed[1], signal.SIGKILL)
+
+    p = driver.plan(FAULTS + ":scale", grid=grid, shapes=[["128x512"]], output=str(tmp_path / "z"))
+    rows, _, _ = driver.run_sweep(p, jobs=2, on_row=kill, on_start=lambda e: pool.update(executor=e))
+    assert len(killed) == 2 and len(rows) == 8 and all(r["status"] == "ok" for r in rows)
+    # The killed worker's configurations ran on a worker forked from a new zygote.
+    assert {int(r["worker"].rpartition(":")[2]) for r in rows} - set(first)

@@ -34,8 +34,12 @@ def test_module_traced_kernel_and_result_round_trip():
     assert restored.engines == result.engines and restored.cores == result.cores
     np.testing.assert_array_equal(restored.outputs["out"], 2 * a)
     assert (restored.instructions == result.instructions).all()
+    assert (restored.slices == result.slices).all() and len(restored.slices)
     with pytest.raises(SimulationError, match="unpickled"):
         restored.write_trace("unused.json")
+    bare = sim.simulate(traced.module, mode="timing", records=False)
+    again = pickle.loads(pickle.dumps(bare))
+    assert again.total_ns == bare.total_ns and len(again.instructions) == len(bare.instructions) == 0
 
 
 def test_an_unverified_module_pickles_as_it_is():

@@ -1,0 +1,242 @@
+#include "ListSchedule.h"
+
+#include <algorithm>
+#include <bit>
+#include <optional>
+#include <queue>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "Timing.h"
+#include "bir/Error.h"
+
+namespace sim {
+namespace {
+
+// A dependency on an earlier instruction: on its writes being visible (RAW, WAW) or on its reads
+// being done (WAR).
+struct Edge {
+  uint32_t from;
+  bool onWrites;
+};
+
+// The accesses seen so far on one memory: each entry an access of one instruction. A write drops
+// the entries it covers: a later access that conflicts with one of them conflicts with the write,
+// which comes after it.
+struct Entry {
+  int64_t lo, hi;
+  uint32_t inst;
+  uint8_t quadrants;
+  bool write;
+};
+
+bool overlaps(const Entry& e, const Access& a) {
+  return (e.quadrants & a.quadrants) && e.lo < a.hi && a.lo < e.hi;
+}
+
+// The accesses of one memory, in buckets of 2^shift bytes: an entry sits in every bucket its range
+// touches, so an access only meets the entries near it. Reads and writes apart: a read only looks
+// at the writes (a tile read a thousand times costs a read nothing).
+struct Bucket {
+  std::vector<Entry> reads, writes;
+};
+struct MemEntries {
+  int shift = 12;
+  std::unordered_map<int64_t, Bucket> buckets;
+};
+
+// The dependency graph of one block: preds[k] for the block's k-th instruction (block-local
+// indices).
+std::vector<std::vector<Edge>> dependencies(const CoreProgram& cp, const std::vector<TensorSpec>& tensors,
+                                            uint32_t first, uint32_t count) {
+  std::vector<std::vector<Edge>> preds(count);
+  // Memories some instruction of the block writes: reads of the others order nothing. On-chip
+  // memories in 4 KiB buckets; a DRAM tensor in at most ~256.
+  std::unordered_map<uint32_t, MemEntries> mems;
+  for (uint32_t k = 0; k < count; ++k) {
+    const DecodedInst& d = cp.insts[first + k];
+    for (int a = 0; a < d.nAccess; ++a) {
+      const Access& acc = cp.accesses[d.firstAccess + a];
+      if (!acc.write || mems.count(acc.mem)) continue;
+      MemEntries& m = mems[acc.mem];
+      if (acc.mem >= kMemFirstDram) {
+        const int64_t bytes = tensors[acc.mem - kMemFirstDram].bytes;
+        while (m.shift < 40 && (bytes >> m.shift) > 256) ++m.shift;
+      }
+    }
+  }
+  int64_t lastAccumulator = -1, lastPrint = -1;
+  for (uint32_t k = 0; k < count; ++k) {
+    const DecodedInst& d = cp.insts[first + k];
+    std::vector<Edge>& in = preds[k];
+    for (int a = 0; a < d.nAccess; ++a) {
+      const Access& acc = cp.accesses[d.firstAccess + a];
+      auto it = mems.find(acc.mem);
+      if (it == mems.end() || acc.hi <= acc.lo) continue;
+      MemEntries& m = it->second;
+      const int64_t b0 = acc.lo >> m.shift, b1 = (acc.hi - 1) >> m.shift;
+      const auto covered = [&](const Entry& e) {
+        return (e.quadrants & ~acc.quadrants) == 0 && acc.lo <= e.lo && e.hi <= acc.hi;
+      };
+      for (int64_t b = b0; b <= b1; ++b) {
+        Bucket& bucket = m.buckets[b];
+        for (const Entry& e : bucket.writes)
+          if (e.inst != k && overlaps(e, acc)) in.push_back({e.inst, true});
+        if (acc.write) {
+          for (const Entry& e : bucket.reads)
+            if (e.inst != k && overlaps(e, acc)) in.push_back({e.inst, false});
+          std::erase_if(bucket.reads, covered);
+          std::erase_if(bucket.writes, covered);
+          bucket.writes.push_back({acc.lo, acc.hi, k, acc.quadrants, true});
+        } else {
+          bucket.reads.push_back({acc.lo, acc.hi, k, acc.quadrants, false});
+        }
+      }
+    }
+    // Engine state outside memory.
+    const bir::Instruction& I = *d.inst;
+    bool accumulator = d.cls == bir::NodeClass::ReadActivationAccumulator;
+    if (const auto* act = bir::dyn_cast<bir::InstActivation>(&I)) accumulator = act->acc != bir::AccumCmd::Idle;
+    if (accumulator) {
+      if (lastAccumulator >= 0) in.push_back({static_cast<uint32_t>(lastAccumulator), true});
+      lastAccumulator = k;
+    }
+    if (d.cls == bir::NodeClass::DevicePrint) {
+      if (lastPrint >= 0) in.push_back({static_cast<uint32_t>(lastPrint), true});
+      lastPrint = k;
+    }
+    std::sort(in.begin(), in.end(), [](const Edge& x, const Edge& y) {
+      return x.from != y.from ? x.from < y.from : x.onWrites > y.onWrites;
+    });
+    in.erase(std::unique(in.begin(), in.end(), [](const Edge& x, const Edge& y) { return x.from == y.from; }),
+             in.end());
+  }
+  return preds;
+}
+
+// When an instruction could start, and what it releases, as the simulator's Scheduler would have
+// it (engine streams, DMA queues and engines; not the DGEs, SRAM ports or HBM): the estimate the
+// list scheduler orders by.
+class Estimate {
+ public:
+  explicit Estimate(const bir::MachineConfig& cfg) : cfg_(cfg) {}
+
+  double start(const DecodedInst& d, double deps) const {
+    return std::max(free_[d.track >= kFirstQueueTrack ? d.issueTrack : d.track], deps);
+  }
+  // Places `d` at `at` (its start()); returns (reads released, writes released).
+  std::pair<double, double> place(const DecodedInst& d, double at) {
+    const double sem = cfg_.semaphore_wait_ns;
+    if (d.track < kFirstQueueTrack) {
+      const double done = at + d.busy_ns;
+      free_[d.track] = done;
+      return {done + sem, done + d.access_ns + (d.track == kTrackPE ? 0.0 : sem)};
+    }
+    const double issued = at + d.busy_ns;
+    free_[d.issueTrack] = issued;
+    double t = std::max(issued + d.dma_latency_ns, free_[d.track]);
+    for (uint32_t m = d.dma_engine_mask; m; m &= m - 1) t = std::max(t, dmaFree_[std::countr_zero(m)]);
+    const double end = t + d.dma_transfer_ns;
+    free_[d.track] = end;
+    for (uint32_t m = d.dma_engine_mask; m; m &= m - 1) dmaFree_[std::countr_zero(m)] = end;
+    return {end + sem, end + d.access_ns + sem};
+  }
+
+ private:
+  const bir::MachineConfig& cfg_;
+  double free_[kMaxTracks] = {};
+  double dmaFree_[32] = {};
+};
+
+bool keepsSourceOrder(const DecodedInst& d) {
+  if (d.wholeCore) return true;
+  if (const auto* ms = bir::dyn_cast<bir::InstMemset>(d.inst)) return ms->mode == bir::MemsetMode::Random;
+  return false;
+}
+
+}  // namespace
+
+std::vector<uint32_t> listScheduleBlock(const CoreProgram& cp, const std::vector<TensorSpec>& tensors, uint32_t block,
+                                       const bir::MachineConfig& cfg) {
+  uint32_t first = 0;
+  while (first < cp.insts.size() && cp.insts[first].block != block) ++first;
+  uint32_t count = 0;
+  while (first + count < cp.insts.size() && cp.insts[first + count].block == block) ++count;
+  std::vector<uint32_t> order(count);
+  for (uint32_t k = 0; k < count; ++k) order[k] = k;
+  for (uint32_t k = 0; k < count; ++k)
+    if (keepsSourceOrder(cp.insts[first + k])) return order;
+
+  const std::vector<std::vector<Edge>> preds = dependencies(cp, tensors, first, count);
+  std::vector<std::vector<uint32_t>> succs(count);
+  std::vector<uint32_t> waiting(count);
+  for (uint32_t k = 0; k < count; ++k) {
+    waiting[k] = static_cast<uint32_t>(preds[k].size());
+    for (const Edge& e : preds[k]) succs[e.from].push_back(k);
+  }
+  std::vector<double> readsReleased(count, 0.0), writesReleased(count, 0.0);
+  auto deps = [&](uint32_t k) {
+    double t = 0;
+    for (const Edge& e : preds[k]) t = std::max(t, e.onWrites ? writesReleased[e.from] : readsReleased[e.from]);
+    return t;
+  };
+
+  // Ready instructions by (estimated start, source position); an entry whose estimate has grown
+  // since it was pushed (its engine got busier) goes back in with the new one.
+  using Key = std::pair<double, uint32_t>;
+  std::priority_queue<Key, std::vector<Key>, std::greater<>> ready;
+  Estimate est(cfg);
+  for (uint32_t k = 0; k < count; ++k)
+    if (waiting[k] == 0) ready.push({est.start(cp.insts[first + k], 0.0), k});
+  order.clear();
+  while (!ready.empty()) {
+    const auto [was, k] = ready.top();
+    ready.pop();
+    const DecodedInst& d = cp.insts[first + k];
+    const double at = est.start(d, deps(k));
+    if (at > was) {
+      ready.push({at, k});
+      continue;
+    }
+    std::tie(readsReleased[k], writesReleased[k]) = est.place(d, at);
+    order.push_back(k);
+    for (uint32_t s : succs[k])
+      if (--waiting[s] == 0) ready.push({est.start(cp.insts[first + s], deps(s)), s});
+  }
+  if (order.size() != count) throw std::logic_error("instruction scheduling: a dependency cycle (an internal error)");
+  return order;
+}
+
+ScheduleStats scheduleFunction(bir::Module& m, size_t function, const std::string& arch) {
+  const std::unique_ptr<bir::Hwm> hwm = bir::makeHwm(arch);
+  ScheduleStats stats;
+  std::optional<Program> decoded;
+  try {
+    decoded.emplace(m, *hwm, Mode::Timing, static_cast<int64_t>(function));
+  } catch (const SimulationError&) {
+    // The simulator refuses the function: it keeps its order, and simulating it says why.
+    stats.refused = true;
+    return stats;
+  }
+  const Program& prog = *decoded;
+  const CoreProgram& cp = prog.cores.at(0);
+  bir::Function& fn = *m.functions().at(function);
+  for (uint32_t b = 0; b < fn.blocks().size(); ++b) {
+    const std::vector<uint32_t> order = listScheduleBlock(cp, prog.tensors, b, hwm->config());
+    bool same = true;
+    for (uint32_t k = 0; k < order.size(); ++k)
+      if (order[k] != k) {
+        same = false;
+        ++stats.moved;
+      }
+    if (same) {
+      ++stats.kept;
+      continue;
+    }
+    fn.blocks()[b]->permute(order);
+    ++stats.blocks;
+  }
+  return stats;
+}
+
+}  // namespace sim

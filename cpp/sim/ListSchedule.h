@@ -1,0 +1,46 @@
+// Compiler-like instruction scheduling: reorders each block of a function so that every engine's
+// in-order stream interleaves independent work, as the NKI compiler's scheduler does for the
+// iterations of affine_range loops, instead of issuing instructions in source order (where an
+// engine idles while its next instruction waits for another engine or for its own latency).
+//
+// The reordering is a topological order of the block's dependency graph, so it never changes what
+// the block computes:
+//   * memory: an instruction follows every earlier one whose accesses it conflicts with (RAW, WAR,
+//     WAW on exact byte ranges per partition quadrant, the simulator's own footprints, with the
+//     addresses the allocator gave, so reused buffers stay ordered);
+//   * engine state the accesses do not show: the ScalarE accumulator registers (activations that
+//     reduce into them and ReadActivationAccumulator keep their order), DevicePrint output order;
+//   * a block holding an instruction whose result depends on its position (a random memset, seeded
+//     by its ordinal) or a kernel node is left as it is.
+// Among the instructions whose predecessors are placed, list scheduling picks the one that could
+// start first on its engine (ties: source order), estimating start and release times with the
+// cost model's own latencies (bir::Hwm, MachineConfig): engine streams, DMA triggers, queues and
+// engines, the semaphore wait and the DMA latencies.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "Program.h"
+
+namespace sim {
+
+// The new order of one block's instructions: `order[k]` is the index (in the block) of the k-th.
+// `tensors`: the program's DRAM tensors (Program::tensors).
+std::vector<uint32_t> listScheduleBlock(const CoreProgram& cp, const std::vector<TensorSpec>& tensors, uint32_t block,
+                                       const bir::MachineConfig& cfg);
+
+struct ScheduleStats {
+  size_t blocks = 0;         // blocks reordered
+  size_t kept = 0;           // blocks left in source order (see the header comment)
+  size_t moved = 0;          // instructions not at their source position
+  bool refused = false;      // the simulator refuses the function (kept as it is)
+};
+
+// Reorders every block of functions[function] of `m` (arch: "trn1" / "trn2"). A function the
+// simulator refuses (Program's checks) keeps its order: simulating it says why.
+ScheduleStats scheduleFunction(bir::Module& m, size_t function, const std::string& arch);
+
+}  // namespace sim
