@@ -17,7 +17,6 @@ import os
 
 from neuronxsim import bir, walrus
 from neuronxsim.bir import DType, MemoryType, TensorKind
-from neuronxsim.bir.printer import format_module
 from neuronxsim.starfish.penguin.ir.nki_compile import artifact
 from neuronxsim.starfish.penguin.targets.codegen.BirCodeGenLoop import BirCodeGenLoop, Opcode
 
@@ -94,7 +93,7 @@ def build_demo_module(tokens: int = 256, hidden: int = 2048, intermediate: int =
     # IT54: the name-inlined library node.
     mlp = cg.addInstruction(Opcode.BIRKernel)
     mlp.set_kernel_name("MLP")
-    mlp.set_kernel_attrs([("eps", "1e-06"), ("skip_gamma", "false")])
+    mlp.set_kernel_attrs([("eps", "1e-06")])
     mlp.set_srcs_shape([list(t.shape) for t in (hidden_t, ln_w, gate_w, up_w, down_w)])
     mlp.set_dsts_shape([list(mlp_out.shape)])
     mlp.set_sb_buf_shape(cg.sb_buf_shape)
@@ -149,19 +148,18 @@ def build_demo_module(tokens: int = 256, hidden: int = 2048, intermediate: int =
     return cg.module
 
 
-def run_demo(output_dir: str = "neuronxsim-demo", quiet: bool = False) -> str:
-    """Builds the demo module, prints it and writes ``<output_dir>/module.json``; returns that path."""
+def write_demo(output_dir: str = "neuronxsim-demo") -> tuple[str, bir.Module]:
+    """Builds the demo module and writes the folder ``output_dir`` (replaced as a whole) holding
+    ``module.json`` and the compiled kernels its IT55 nodes name (``nki/``); returns the module
+    file's path and the module."""
+    from neuronxsim.cli.output_set import OutputSet
+
+    output = OutputSet(output_dir, "demo")
     module = build_demo_module()
     module.verify()
-    os.makedirs(output_dir, exist_ok=True)
-    path = os.path.join(output_dir, "module.json")
-    bir.save(module, path)
-    for node in (i for f in module.functions for b in f.blocks for i in b.instructions):
-        if node.opcode == bir.InstructionType.NKIKernel:  # the compiled kernel beside the module
-            os.makedirs(os.path.join(output_dir, os.path.dirname(node.func)), exist_ok=True)
-            with open(os.path.join(output_dir, node.func), "wb") as f:
-                f.write(walrus.compiled_nki_kernel(node.func))
-    if not quiet:
-        print(format_module(module))
-        print(f"\nwrote {path} ({os.path.getsize(path)} bytes)")
-    return path
+    with output as out:
+        out.write_text("module.json", module.to_json())
+        for node in (i for f in module.functions for b in f.blocks for i in b.instructions):
+            if node.opcode == bir.InstructionType.NKIKernel:  # the compiled kernel beside the module
+                out.write_bytes(node.func, walrus.compiled_nki_kernel(node.func))
+    return os.path.join(output_dir, "module.json"), module

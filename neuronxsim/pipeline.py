@@ -55,6 +55,7 @@ ARCHS: Dict[str, str] = {arch: target.bir_arch(arch) for arch in target.ARCHS}
 MODES = ("full", "timing")
 
 PathLike = Union[str, os.PathLike]
+OnProgress = Callable[[int, int], None]
 
 
 def _check_arch(arch: str) -> str:
@@ -227,14 +228,15 @@ def resolve(lowered: Union[Lowered, bir.Module], files_dir: Optional[PathLike] =
 # ---- simulate ----
 
 def simulate(resolved: Union[Resolved, bir.Module], inputs: Optional[Mapping[str, np.ndarray]] = None,
-             arch: str = "trn1", mode: str = "full"):
+             arch: str = "trn1", mode: str = "full", on_progress: Optional[OnProgress] = None):
     """The simulator's run of the module (``neuronxsim.sim.simulate``); kernel nodes left in a
-    module are timed by their analytic cost in timing mode."""
+    module are timed by their analytic cost in timing mode. ``on_progress(done, total)``
+    (instructions) is called about ten times a second from another thread while it runs."""
     from neuronxsim import sim
 
     _check_arch(arch)
     module = resolved.module if isinstance(resolved, Resolved) else resolved
-    return sim.simulate(module, inputs, arch=arch, mode=mode)
+    return sim.simulate(module, inputs, arch=arch, mode=mode, on_progress=on_progress)
 
 
 # ---- report ----

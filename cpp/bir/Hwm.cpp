@@ -83,6 +83,11 @@ Engine Hwm::engineOf(const Instruction& I) {
       return Engine::PE;
     case NodeClass::Iota:
     case NodeClass::AffineSelect:
+    case NodeClass::TensorPartitionReduce:
+    case NodeClass::LocalGather:
+    case NodeClass::Gather:
+    case NodeClass::SequenceBounds:
+    case NodeClass::NonzeroWithCount:
       return Engine::Pool;
     case NodeClass::Activation:
     case NodeClass::ReadActivationAccumulator:
@@ -306,6 +311,77 @@ Latency Hwm::getLatency(const InstMaxIndex& I) const { return compute(I, freeSiz
 // the `max(MIN_II, N)` every sibling uses (ours).
 Latency Hwm::getLatency(const InstMatchReplace& I) const { return compute(I, minII(freeSize(I)), 0); }
 
+// scalar_tensor_tensor: `N` if data and operand1 are both bfloat16, op0 = subtract, op1 = multiply
+// and N is even; `2*N` otherwise [I scalar_tensor_tensor] (no MIN_II in the formula).
+Latency Hwm::getLatency(const InstScalarTensorTensor& I) const {
+  const double n = freeSize(I);
+  bool fast = false;
+  if (I.ins.size() >= 2)
+    fast = I.ins[0].dtype == DType::bfloat16 && I.ins[1].dtype == DType::bfloat16 &&
+           I.op0 == AluOp::subtract && I.op1 == AluOp::mult && std::fmod(n, 2.0) == 0.0;
+  return compute(I, fast ? n : 2 * n, 2 * elementsOut(I));
+}
+
+// tensor_scalar_reduce: `max(MIN_II, N) + MIN_II` [I tensor_scalar_reduce]. tensor_scalar_cumulative
+// has no published cost; it is the same single pass writing its running values instead of reading
+// the register out: `max(MIN_II, N)`, the one-input Vector Engine rate [A1] (ours).
+Latency Hwm::getLatency(const InstTensorScalarReduce& I) const {
+  const double n = freeSize(I);
+  const double cycles = I.cumulative ? minII(n) : minII(n) + static_cast<double>(cfg_.min_ii_cycles);
+  return compute(I, cycles, 2 * elementsOut(I));
+}
+
+// ---- GpSimd ----
+
+// tensor_partition_reduce, nc_n_gather, sequence_bounds and nonzero_with_count have no published
+// cost: GPSIMD_START plus one cycle per element per partition, as iota and affine_select [I]
+// (ours; cpp/sim/README.md). nc_n_gather is "n groups of instructions in the underlying ISA,
+// where n = ceil(elems_per_partition / 512)" [I nc_n_gather]: a start-up per group.
+Latency Hwm::getLatency(const InstTensorPartitionReduce& I) const {
+  const int64_t elems = I.ins.empty() ? 0 : I.ins[0].numElements();
+  return compute(I, poolCycles(freeSize(I)), elems);
+}
+
+Latency Hwm::getLatency(const InstGather& I) const {
+  const double n = I.outs.empty() ? 0.0 : static_cast<double>(I.outs[0].freeElements());
+  const double groups = std::max(1.0, std::ceil(n / static_cast<double>(cfg_.gather_group_elements)));
+  return compute(I, groups * static_cast<double>(cfg_.gpsimd_start_cycles) + n, 0);
+}
+
+Latency Hwm::getLatency(const InstSequenceBounds& I) const { return compute(I, poolCycles(freeSize(I)), 0); }
+
+Latency Hwm::getLatency(const InstNonzeroWithCount& I) const { return compute(I, poolCycles(freeSize(I)), 0); }
+
+// local_gather: `150 + (num_valid_indices * num_elem_per_idx)/C` GpSimd cycles, with
+// `C = ((28 + t*num_elem_per_idx)/(t*num_elem_per_idx)) / min(4/dtype_size, num_elem_per_idx)`,
+// dtype_size the source's element bytes and `t` = 4 [I local_gather].
+Latency Hwm::getLatency(const InstLocalGather& I) const {
+  constexpr double t = 4;
+  const double e = static_cast<double>(I.num_elem_per_idx);
+  const double size = I.ins.empty() ? 4.0 : static_cast<double>(dtypeSize(I.ins[0].dtype));
+  const double c = ((28 + t * e) / (t * e)) / std::min(4.0 / size, e);
+  const double n = static_cast<double>(I.num_valid_indices) * e;
+  return compute(I, static_cast<double>(cfg_.gpsimd_start_cycles) + n / c, 0);
+}
+
+// ---- the engines' random number generators (no published cost; ours) ----
+
+// rng: one output element per cycle as the single-input Vector Engine rule [A1], `max(MIN_II, N)`,
+// or on GpSimd the start-up plus N; the state moves cost an initiation interval, or the start-up plus
+// the six words on GpSimd.
+Latency Hwm::getLatency(const InstRand& I) const {
+  const double n = freeSize(I);
+  return compute(I, engineOf(I) == Engine::Pool ? poolCycles(n) : minII(n), 0);
+}
+
+Latency Hwm::getLatency(const InstSetRandState& I) const {
+  return compute(I, engineOf(I) == Engine::Pool ? poolCycles(6) : static_cast<double>(cfg_.min_ii_cycles), 0);
+}
+
+Latency Hwm::getLatency(const InstGetRandState& I) const {
+  return compute(I, engineOf(I) == Engine::Pool ? poolCycles(6) : static_cast<double>(cfg_.min_ii_cycles), 0);
+}
+
 // ---- PE ----
 
 // nc_matmul: `max(min(64, N_stationary), N_moving)` PE cycles for fp8/bf16/fp16/tf32 and
@@ -350,9 +426,14 @@ Latency Hwm::getLatency(const InstDMA& I) const {
   l.flops = I.dst_rmw_op == AluOp::bypass ? 0 : elementsOut(I);
   if (I.ins.empty() || I.outs.empty() || I.ins[0].isImmediate()) return l;
   const AccessPattern &src = I.ins[0], &dst = I.outs[0];
+  // Indirect (a second input): the rows that move are the side that is not indexed, the source of
+  // an IndirectSave scatter, else the destination; the indexed side names a whole table.
+  const bool indirect = I.ins.size() == 2;
+  const AccessPattern& moved = I.opcode() == InstructionType::IndirectSave ? src : dst;
+  const AccessPattern &from = indirect ? moved : src, &to = indirect ? moved : dst;
 
-  const int64_t elements = dst.numElements();
-  const int64_t run = std::max<int64_t>(1, std::min(contiguousRun(src), contiguousRun(dst)));
+  const int64_t elements = to.numElements();
+  const int64_t run = std::max<int64_t>(1, std::min(contiguousRun(from), contiguousRun(to)));
   const double descriptors = std::ceil(static_cast<double>(elements) / static_cast<double>(run));
   const double bytes = static_cast<double>(elements) * std::max(dtypeSize(src.dtype), dtypeSize(dst.dtype));
   // The busiest engine's share: its partitions of the on-chip side, or an even split.
@@ -370,8 +451,8 @@ Latency Hwm::getLatency(const InstDMA& I) const {
   l.dma_descriptors = std::ceil(descriptors * share);
   l.dma_transfer_ns = std::max(l.dma_descriptors * cfg_.dma_descriptor_ns, bytes * share / rate);
   double hbmBytes = 0;
-  if (!src.loc->isOnChip()) hbmBytes += static_cast<double>(apBytes(src));
-  if (!dst.loc->isOnChip()) hbmBytes += static_cast<double>(apBytes(dst));
+  if (!src.loc->isOnChip()) hbmBytes += static_cast<double>(apBytes(from));
+  if (!dst.loc->isOnChip()) hbmBytes += static_cast<double>(apBytes(to));
   l.dma_hbm_ns = hbmBytes / cfg_.hbm_core_bandwidth_gbps;
   return l;
 }

@@ -376,11 +376,13 @@ class InstMatmult final : public Instruction {
   }
 };
 
-// DMA, Load, Save, DMACopy: outs[0] = ins[0] (cast through fp32 when dtypes differ), on DMA queue
-// `queue`. dst_rmw_op = add accumulates into dst. mode Transpose transposes a 2-D pattern. With a
-// second input (an int32 index tensor, one index per row) the copy is an indirect gather: row r of
-// the destination reads the source's outermost pair at index[r] (indirect_dim 0); an index outside
-// the source is an error when oob_is_err, else the row is skipped.
+// DMA, Load, Save, DMACopy, IndirectSave: outs[0] = ins[0] (cast through fp32 when dtypes differ),
+// on DMA queue `queue`. dst_rmw_op = add accumulates into dst. mode Transpose transposes a 2-D
+// pattern. With a second input (an integer index tensor, one index per row) the copy is indirect:
+// a gather, where row r of the destination reads the source's outermost pair at index[r]
+// (indirect_dim 0), or for IndirectSave a scatter, where source row r lands in the destination's
+// outermost pair at index[r]; an index outside the indexed side is an error when oob_is_err, else
+// the row is skipped.
 class InstDMA final : public Instruction {
   BIR_NODE_MANY_OPCODES(InstDMA, DMA)
   static constexpr OperandRule kOperands{1, 2, 1, 1};
@@ -399,6 +401,146 @@ class InstDMA final : public Instruction {
     v("oob_is_err", &InstDMA::oob_is_err);
     v("indirect_dim", &InstDMA::indirect_dim);
   }
+};
+
+// scalar_tensor_tensor: out = op1(op0(data, s0), data1), reverseN swapping opN's operands, with
+// s0 the [P,1] third input or, without one, const0. ins: [data, data1, scalar0 [P,1]?]; outs: [out].
+class InstScalarTensorTensor final : public Instruction {
+  BIR_NODE_ONE_OPCODE(InstScalarTensorTensor, ScalarTensorTensor)
+  static constexpr OperandRule kOperands{2, 3, 1, 1};
+  AluOp op0 = AluOp::mult;
+  double const0 = 0.0;
+  bool reverse0 = false;
+  AluOp op1 = AluOp::add;
+  bool reverse1 = false;
+  template <class V>
+  static void fields(V&& v) {
+    v("op0", &InstScalarTensorTensor::op0);
+    v("const0", &InstScalarTensorTensor::const0);
+    v("reverse0", &InstScalarTensorTensor::reverse0);
+    v("op1", &InstScalarTensorTensor::op1);
+    v("reverse1", &InstScalarTensorTensor::reverse1);
+  }
+};
+
+// tensor_scalar_reduce / tensor_scalar_cumulative: y[i] = op0(data[i], s0) along each lane (s0 the
+// [P,1] scalar input if has_scalar_tensor, else const0), folded into the Vector Engine's
+// accumulation register of the lane, reg = reduce_op(y[i], reg), which starts as reduce_op's
+// identity (acc ZeroAccumulate), as the register's value (Accumulate) or as the [P,1] initial
+// input if has_initial_tensor, else `initial` (LoadAccumulate). out[i] = y[i], or the running reg
+// when `cumulative`; the optional [P,1] second output gets the final reg (negated when `negate`).
+// ins: [data, scalar0 [P,1]?, initial [P,1]?] (present per the flags, in that order);
+// outs: [out, reduced [P,1]?].
+class InstTensorScalarReduce final : public Instruction {
+  BIR_NODE_ONE_OPCODE(InstTensorScalarReduce, TensorScalarReduce)
+  static constexpr OperandRule kOperands{1, 3, 1, 2};
+  AluOp op0 = AluOp::mult;
+  double const0 = 0.0;
+  bool reverse0 = false;
+  AluOp reduce_op = AluOp::add;
+  AccumCmd acc = AccumCmd::ZeroAccumulate;
+  double initial = 0.0;
+  bool negate = false;
+  bool cumulative = false;
+  bool has_scalar_tensor = false;
+  bool has_initial_tensor = false;
+  template <class V>
+  static void fields(V&& v) {
+    v("op0", &InstTensorScalarReduce::op0);
+    v("const0", &InstTensorScalarReduce::const0);
+    v("reverse0", &InstTensorScalarReduce::reverse0);
+    v("reduce_op", &InstTensorScalarReduce::reduce_op);
+    v("acc", &InstTensorScalarReduce::acc);
+    v("initial", &InstTensorScalarReduce::initial);
+    v("negate", &InstTensorScalarReduce::negate);
+    v("cumulative", &InstTensorScalarReduce::cumulative);
+    v("has_scalar_tensor", &InstTensorScalarReduce::has_scalar_tensor);
+    v("has_initial_tensor", &InstTensorScalarReduce::has_initial_tensor);
+  }
+};
+
+// tensor_partition_reduce (GpSimd): outs[0] [1, N] = op folded over the partitions of ins[0] [P, N],
+// element by element.
+class InstTensorPartitionReduce final : public Instruction {
+  BIR_NODE_ONE_OPCODE(InstTensorPartitionReduce, TensorPartitionReduce)
+  static constexpr OperandRule kOperands{1, 1, 1, 1};
+  AluOp op = AluOp::add;
+  template <class V>
+  static void fields(V&& v) {
+    v("op", &InstTensorPartitionReduce::op);
+  }
+};
+
+// local_gather (GpSimd): each group of 16 partitions (one GpSimd core) reads its indices ins[1]
+// (uint16) partition first, keeps the first num_valid_indices, and each partition p of the group
+// gathers num_elem_per_idx elements from its own lane of ins[0] at each index (an element offset).
+// ins: [src, index]; outs: [dst] (num_valid_indices * num_elem_per_idx elements per partition).
+class InstLocalGather final : public Instruction {
+  BIR_NODE_ONE_OPCODE(InstLocalGather, LocalGather)
+  static constexpr OperandRule kOperands{2, 2, 1, 1};
+  int64_t num_elem_per_idx = 1;
+  int64_t num_valid_indices = 0;
+  template <class V>
+  static void fields(V&& v) {
+    v("num_elem_per_idx", &InstLocalGather::num_elem_per_idx);
+    v("num_valid_indices", &InstLocalGather::num_valid_indices);
+  }
+};
+
+// nc_n_gather (GpSimd): outs[0][p, j] = ins[0][p, ins[1][p, j]] within each partition (the
+// element at that flat free index). ins: [data, indices]; outs: [dst].
+class InstGather final : public Instruction {
+  BIR_NODE_ONE_OPCODE(InstGather, Gather)
+  static constexpr OperandRule kOperands{2, 2, 1, 1};
+  BIR_NO_FIELDS
+};
+
+// sequence_bounds (GpSimd): for segment ids ins[0] [1, N], outs[0] [1, 2N] holds each element's
+// segment start, then each element's segment end (exclusive); padding (id 0) gets N and -1.
+class InstSequenceBounds final : public Instruction {
+  BIR_NODE_ONE_OPCODE(InstSequenceBounds, SequenceBounds)
+  static constexpr OperandRule kOperands{1, 1, 1, 1};
+  BIR_NO_FIELDS
+};
+
+// nonzero_with_count (GpSimd): on every lane whose absolute partition is a multiple of 16,
+// outs[0] [P, N+1] = the indices of the nonzero elements of ins[0] [P, N] plus index_offset, then
+// padding_val, then their count; other lanes are not written.
+class InstNonzeroWithCount final : public Instruction {
+  BIR_NODE_ONE_OPCODE(InstNonzeroWithCount, NonzeroWithCount)
+  static constexpr OperandRule kOperands{1, 1, 1, 1};
+  int64_t index_offset = 0;
+  int64_t padding_val = -1;
+  template <class V>
+  static void fields(V&& v) {
+    v("index_offset", &InstNonzeroWithCount::index_offset);
+    v("padding_val", &InstNonzeroWithCount::padding_val);
+  }
+};
+
+// The engines' pseudo-random number generators (XORWOW [I rand2, rand_set_state]), one per lane
+// (absolute partition) of the Vector and of the GpSimd engine; `engine` chooses which.
+//   Rand (rng): outs[0] (8-, 16- or 32-bit integers) <- per element, the least significant bits
+//     of the lane's next 32-bit output.
+//   SetRandState: ins[0] [P,6] uint32 -> the lanes' states (rand_set_state), or ins[0] [1,1]
+//     (Vector Engine) -> every lane's state derived from that one seed (set_rng_seed).
+//   GetRandState: outs[0] [P,6] uint32 <- the lanes' states (rand_get_state).
+class InstRand final : public Instruction {
+  BIR_NODE_ONE_OPCODE(InstRand, Rand)
+  static constexpr OperandRule kOperands{0, 0, 1, 1};
+  BIR_NO_FIELDS
+};
+
+class InstSetRandState final : public Instruction {
+  BIR_NODE_ONE_OPCODE(InstSetRandState, SetRandState)
+  static constexpr OperandRule kOperands{1, 1, 0, 0};
+  BIR_NO_FIELDS
+};
+
+class InstGetRandState final : public Instruction {
+  BIR_NODE_ONE_OPCODE(InstGetRandState, GetRandState)
+  static constexpr OperandRule kOperands{0, 0, 1, 1};
+  BIR_NO_FIELDS
 };
 
 // nl.device_print: prints prefix and ins[0] when simulated.

@@ -218,29 +218,80 @@ Verdict max8Family(Opcode op, const Operand& in, const MachineConfig& cfg) {
   return std::nullopt;
 }
 
+Verdict localGather(const Operand& src, const Operand& index, int64_t e, int64_t valid, const MachineConfig& cfg) {
+  const Opcode op = InstructionType::LocalGather;
+  const int64_t core = cfg.gpsimd_core_partitions;
+  if (src.partitions % core != 0 || index.partitions != src.partitions)
+    return broken(Rule::LocalGatherPartitions, op, "the source has " + str(src.partitions) + " partitions and the index " +
+                                                       str(index.partitions) + "; both need the same, a multiple of " +
+                                                       str(core) + " (a GpSimd core's)");
+  if (index.dtype != DType::uint16)
+    return broken(Rule::LocalGatherIndexDtype, op, "the index is " + name(index.dtype) + "; local_gather indices are uint16");
+  if (e != 1 && e != 2 && e != 4 && e != 8 && e != 16 && e != 32)
+    return broken(Rule::LocalGatherElements, op, "num_elem_per_idx " + str(e) + " (it takes 1, 2, 4, 8, 16 or 32)");
+  const int64_t perCore = core * index.free_elements, most = std::min(perCore, cfg.local_gather_max_indices);
+  if (valid < 1 || valid > most)
+    return broken(Rule::LocalGatherValidIndices, op, "num_valid_indices " + str(valid) + " (each core has " + str(perCore) +
+                                                         " indices, and gathers at most " +
+                                                         str(cfg.local_gather_max_indices) + ")");
+  return std::nullopt;
+}
+
+Verdict generation(Opcode op, Engine engine, const MachineConfig& cfg) {
+  const std::string needsV3 = "needs NeuronCore-v3 or later; " + cfg.arch + " is " + cfg.neuron_core;
+  if (op == InstructionType::RangeSelect && !cfg.has_range_select) return broken(Rule::Generation, op, needsV3);
+  if (op == InstructionType::NonzeroWithCount && !cfg.has_gpsimd_v3_instructions)
+    return broken(Rule::Generation, op, needsV3);
+  const bool generator = op == InstructionType::Rand || op == InstructionType::SetRandState ||
+                         op == InstructionType::GetRandState;
+  if (generator && engine == Engine::Pool && !cfg.has_gpsimd_v3_instructions)
+    return broken(Rule::Generation, op, "the GpSimd Engine's random number generator " + needsV3);
+  if (op == InstructionType::GetRandState && engine != Engine::Pool)
+    return broken(Rule::Generation, op, "reading the Vector Engine's generator states is NeuronCore-v4's "
+                                        "(rand_get_state runs on GpSimd before it)");
+  return std::nullopt;
+}
+
+Verdict dmaTrigger(Opcode op, DgeType dge_type, Engine engine, const MachineConfig& cfg) {
+  if (dge_type != DgeType::HWDGE) return std::nullopt;
+  if (!cfg.has_hardware_dge)
+    return broken(Rule::DmaHwdge, op, "hardware DGE needs NeuronCore-v3 or later; " + cfg.arch + " is " + cfg.neuron_core);
+  if (engine != Engine::Activation && engine != Engine::SP)
+    return broken(Rule::DmaHwdge, op, "a hardware-DGE DMA is triggered by the Activation or SP engine, not " +
+                                          std::string(enumName(engine)));
+  return std::nullopt;
+}
+
 Verdict dma(const Dma& d, const MachineConfig& cfg) {
   const Opcode op = d.opcode;
   auto fail = [&](Rule r, const std::string& text) { return broken(r, op, text); };
+  const bool scatter = op == InstructionType::IndirectSave, dynamic = d.mode == DmaMode::Dynamic;
   if (d.src.space == Space::Immediate) return fail(Rule::DmaSource, "the source is an immediate");
-  if (d.mode != DmaMode::Copy && d.mode != DmaMode::Transpose)
+  if (d.mode != DmaMode::Copy && d.mode != DmaMode::Transpose && !dynamic)
     return fail(Rule::DmaMode, "DMA mode " + std::string(enumName(d.mode)) + " is not modelled");
+  if (dynamic && !d.index) return fail(Rule::DmaDynamicOffset, "a Dynamic DMA takes its run-time row offset as ins[1]");
   if (d.dst_rmw_op != AluOp::bypass && d.dst_rmw_op != AluOp::add)
     return fail(Rule::DmaRmwOp, "dst_rmw_op " + std::string(enumName(d.dst_rmw_op)) + " (DMA read-modify-write takes add)");
-  if (d.dge_type == DgeType::HWDGE && !cfg.has_hardware_dge)
-    return fail(Rule::DmaHwdge, "hardware DGE needs NeuronCore-v3 or later; " + cfg.arch + " is " + cfg.neuron_core);
-  if (d.dge_type == DgeType::HWDGE && d.engine != Engine::Activation && d.engine != Engine::SP)
-    return fail(Rule::DmaHwdge, "a hardware-DGE DMA is triggered by the Activation or SP engine, not " +
-                                    std::string(enumName(d.engine)));
+  if (auto v = dmaTrigger(op, d.dge_type, d.engine, cfg)) return v;
+  if (scatter && !d.index) return fail(Rule::DmaIndex, "IndirectSave takes the source rows and their destination indices");
   if (d.index) {
     const Operand& idx = *d.index;
-    if (idx.space == Space::Immediate) return fail(Rule::DmaIndex, "the index tensor is an immediate");
-    if (isFloat(idx.dtype)) return fail(Rule::DmaIndex, "the index tensor must have an integer dtype, not " + name(idx.dtype));
-    if (d.mode != DmaMode::Copy) return fail(Rule::DmaIndex, "an indirect DMA cannot transpose");
+    const Rule r = dynamic ? Rule::DmaDynamicOffset : Rule::DmaIndex;
+    const char* what = dynamic ? "the run-time row offset" : "the index tensor";
+    if (idx.space == Space::Immediate) return fail(r, std::string(what) + " is an immediate");
+    if (isFloat(idx.dtype)) return fail(r, std::string(what) + " must have an integer dtype, not " + name(idx.dtype));
+    if (d.mode == DmaMode::Transpose) return fail(Rule::DmaIndex, "an indirect DMA cannot transpose");
     if (d.indirect_dim != -1 && d.indirect_dim != 0)
-      return fail(Rule::DmaIndex, "indirect_dim " + str(d.indirect_dim) + " (only the outermost dim, 0, is modelled)");
-    if (idx.partitions * idx.free_elements != d.dst.partitions)
-      return fail(Rule::DmaIndex, "the index tensor has " + str(idx.partitions * idx.free_elements) +
-                                      " elements but the destination has " + str(d.dst.partitions) + " rows (one index per row)");
+      return fail(Rule::DmaIndirectDim, "indirect_dim " + str(d.indirect_dim) + " (only the outermost dim, 0, is modelled)");
+    const int64_t n = idx.partitions * idx.free_elements;
+    const Operand& direct = scatter ? d.src : d.dst;  // one index per row of the side not indexed
+    if (dynamic) {
+      if (n != 1) return fail(Rule::DmaDynamicOffset, "the run-time row offset has " + str(n) + " elements, not one");
+    } else if (n != direct.partitions) {
+      return fail(Rule::DmaIndex, "the index tensor has " + str(n) + " elements but the " +
+                                      (scatter ? "source" : "destination") + " has " + str(direct.partitions) +
+                                      " rows (one index per row)");
+    }
     if (d.src.free_elements != d.dst.free_elements)
       return fail(Rule::DmaRowSize, "a source row has " + str(d.src.free_elements) + " elements but a destination row " +
                                         str(d.dst.free_elements));

@@ -87,12 +87,24 @@ Verdict bnStats(const Operand& in, const MachineConfig& cfg);
 // max8 / nc_find_index8 / nc_match_replace8 (opcode Max, MaxIndex, MatchReplace).
 Verdict max8Family(Opcode op, const Operand& in, const MachineConfig& cfg);
 
-// ---- DMA (DMA, Load, Save, DMACopy) ----
+// ---- GpSimd's partition-local gather (LocalGather) ----
+// `index` holds each core's indices (gpsimd_core_partitions partitions per core).
+Verdict localGather(const Operand& src, const Operand& index, int64_t num_elem_per_idx, int64_t num_valid_indices,
+                    const MachineConfig& cfg);
+
+// ---- instructions of a later generation ----
+// Whether `op` on `engine` exists on this generation (RangeSelect, NonzeroWithCount, the random
+// number generators' Rand / SetRandState / GetRandState); other opcodes pass.
+Verdict generation(Opcode op, Engine engine, const MachineConfig& cfg);
+
+// ---- DMA (DMA, Load, Save, DMACopy, IndirectSave) ----
 struct Dma {
-  Opcode opcode = InstructionType::DMA;
+  Opcode opcode = InstructionType::DMA;  // IndirectSave: a scatter (the destination is indexed)
   Engine engine = Engine::SP;  // the engine that triggers it
   Operand src, dst;
-  std::optional<Operand> index;  // an indirect DMA's index tensor (one index per destination row)
+  // ins[1]: an indirect DMA's index tensor (one index per row of the side not indexed: the
+  // destination of a gather, the source of a scatter), or a Dynamic DMA's run-time row offset.
+  std::optional<Operand> index;
   DmaMode mode = DmaMode::Copy;
   AluOp dst_rmw_op = AluOp::bypass;
   DgeType dge_type = DgeType::None;
@@ -100,5 +112,8 @@ struct Dma {
   bool src_2d = true;  // the source pattern has at most two dims of more than one element
 };
 Verdict dma(const Dma& d, const MachineConfig& cfg);
+// The descriptor generator and the engine that triggers a transfer (rule dma.hwdge), also asked
+// alone by a tracer choosing them before it knows the transfer's operands.
+Verdict dmaTrigger(Opcode op, DgeType dge_type, Engine engine, const MachineConfig& cfg);
 
 }  // namespace bir::legality

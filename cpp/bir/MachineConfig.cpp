@@ -59,6 +59,7 @@ MachineConfig trn2Config() {
   c.dve_perf_modes = true;
   c.pe_fp8_double_row = true;
   c.has_range_select = true;
+  c.has_gpsimd_v3_instructions = true;
   c.act_reduce_add_only = false;
   return c;
 }

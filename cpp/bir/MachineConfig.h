@@ -75,6 +75,9 @@ struct MachineConfig {
   int64_t bn_stats_max_free_elements = UniformConfig::kBnStatsMaxFree;
   int64_t max8_min_free_elements = 8;  // max8 / nc_find_index8: 8..16,384 per partition [I]
   int64_t max8_max_free_elements = UniformConfig::kMax8MaxFree;
+  int64_t gpsimd_core_partitions = 16;  // GpSimd: 8 cores, core i wired to partitions [16i, 16i+16) [ref §1]
+  int64_t local_gather_max_indices = 4096;  // local_gather: num_valid_indices "at most 4096" [I]
+  int64_t gather_group_elements = 512;  // nc_n_gather: "n = ceil(elems_per_partition / 512)" groups [I]
 
   // ---- cost constants [ref §3] ----
   int64_t min_ii_cycles = 64;             // MIN_II, "roughly 64 engine cycles" [I]
@@ -100,6 +103,7 @@ struct MachineConfig {
   bool pe_fp8_double_row = false;         // v3 FP8 double_row: 2x throughput [A2]
   bool has_range_select = false;          // range_select is v3+ [I]
   bool has_custom_ops = false;  // Neuron Custom C++ operators on the GpSimd cores (Inf2, Trn1 only)
+  bool has_gpsimd_v3_instructions = false;  // GpSimd nonzero_with_count, rng, rand_set_state / _get_state: v3+ [I]
   bool act_reduce_add_only = true;        // "v2 reduce = add only" [I activation]
   // "When the most-minor F dimension stride is less than 16 bytes, SBUF/PSUM ... can supply a peak
   // bandwidth ... If [it] exceeds 16 bytes, the achievable bandwidth ... will be half ... roughly
@@ -179,6 +183,9 @@ struct MachineConfig {
     v("bn_stats_max_free_elements", bn_stats_max_free_elements);
     v("max8_min_free_elements", max8_min_free_elements);
     v("max8_max_free_elements", max8_max_free_elements);
+    v("gpsimd_core_partitions", gpsimd_core_partitions);
+    v("local_gather_max_indices", local_gather_max_indices);
+    v("gather_group_elements", gather_group_elements);
     v("min_ii_cycles", min_ii_cycles);
     v("gpsimd_start_cycles", gpsimd_start_cycles);
     v("min_ii_dynamic_cycles", min_ii_dynamic_cycles);
@@ -192,6 +199,7 @@ struct MachineConfig {
     v("pe_fp8_double_row", pe_fp8_double_row);
     v("has_range_select", has_range_select);
     v("has_custom_ops", has_custom_ops);
+    v("has_gpsimd_v3_instructions", has_gpsimd_v3_instructions);
     v("act_reduce_add_only", act_reduce_add_only);
     v("sram_full_rate_max_stride_bytes", sram_full_rate_max_stride_bytes);
     v("sram_strided_factor", sram_strided_factor);

@@ -1,6 +1,9 @@
 // Bindings of libBIR: opcode table, enums, operands, node classes (fields and set_<field> setters
 // generated from each class's fields()), Module/Function/BasicBlock and BIR JSON.
 #include <pybind11/operators.h>
+#include <pybind11/typing.h>
+
+#include <functional>
 
 #include "bindings.h"
 #include "bir/Error.h"
@@ -21,14 +24,33 @@ Opcode toOpcode(int64_t ordinal) {
   return static_cast<Opcode>(ordinal);
 }
 
-// Each field: a read/write attribute and a set_<name>(value) method (the setters seed 000 names,
-// e.g. set_kernel_name, set_klir_binary).
-template <class T, class PyClass>
-void bindFields(PyClass& cls) {
+// A field of some node class, reached from the Instruction it belongs to.
+template <class F>
+using FieldRef = std::function<F&(Instruction&)>;
+
+// One field: a read/write attribute and a set_<name>(value) method (the setters seed 000 names,
+// e.g. set_kernel_name, set_klir_binary), as def_readwrite would make them. A template of the
+// field type alone: pybind11 instantiates the accessors once per field type, not once per (node
+// class, field type), which was most of this file's compile time.
+template <class F>
+void bindField(py::handle cls, const char* className, const char* key, FieldRef<F> ref) {
+  const std::string setName = std::string("set_") + key;
+  py::cpp_function get([ref](Instruction& self) -> const F& { return ref(self); }, py::is_method(cls),
+                       py::return_value_policy::reference_internal);
+  py::cpp_function set([ref](Instruction& self, F v) { ref(self) = std::move(v); }, py::is_method(cls));
+  const std::string doc = std::string(className) + "." + key + ": the node's \"" + key + "\" field (BIR JSON).";
+  py::setattr(cls, key, py::module_::import("builtins").attr("property")(get, set, py::none(), doc));
+  py::setattr(cls, setName.c_str(),
+              py::cpp_function([ref](Instruction& self, F v) { ref(self) = std::move(v); },
+                               py::name(setName.c_str()), py::is_method(cls),
+                               py::doc(("Sets " + std::string(className) + "." + key + ".").c_str())));
+}
+
+template <class T>
+void bindFields(py::handle cls, const char* className) {
   T::fields([&](const char* key, auto member) {
     using F = std::remove_reference_t<decltype(std::declval<T&>().*member)>;
-    cls.def_readwrite(key, member);
-    cls.def((std::string("set_") + key).c_str(), [member](T& self, F v) { self.*member = std::move(v); });
+    bindField<F>(cls, className, key, [member](Instruction& I) -> F& { return static_cast<T&>(I).*member; });
   });
   py::list names;
   T::fields([&](const char* key, auto) { names.append(key); });
@@ -37,11 +59,14 @@ void bindFields(PyClass& cls) {
 
 template <class T>
 void bindNode(py::module_& m, const char* name) {
-  py::class_<T, Instruction> cls(m, name);
-  cls.def_static("classof", [](const Instruction* I) { return T::classof(I); });
+  const std::string doc = std::string("bir::") + name + ": a BIR node class (its fields: field_names; "
+                          "its operand counts: operand_rule).";
+  py::class_<T, Instruction> cls(m, name, doc.c_str());
+  cls.def_static("classof", [](const Instruction* I) { return T::classof(I); }, py::arg("instruction"),
+                 "Whether `instruction` is of this node class (LLVM-style classof).");
   cls.attr("operand_rule") = py::make_tuple(T::kOperands.min_ins, T::kOperands.max_ins,
                                             T::kOperands.min_outs, T::kOperands.max_outs);
-  bindFields<T>(cls);
+  bindFields<T>(cls, name);
 }
 
 void bindBir(py::module_& m) {
@@ -79,25 +104,27 @@ void bindBir(py::module_& m) {
     for (const auto& [k, v] : fieldOffsets()) d[py::str(k)] = v;
     return d;
   });
-  m.def("check_start_partition", &checkStartPartition, py::arg("start"), py::arg("partitions"));
+  m.def("check_start_partition", &checkStartPartition, py::arg("start"), py::arg("partitions"),
+        "The start-partition rule for a compute-engine access of `partitions` partitions from `start`: "
+        "\"\" when it holds, else the reason.");
 
   // ---- enums ----
 #define BIR_BIND_ENUM(E) bindEnum<E>(m);
   BIR_ENUMS(BIR_BIND_ENUM)
 #undef BIR_BIND_ENUM
   bindEnum<DType>(m);
-  m.def("dtype_size", [](DType t) { return dtypeSize(t); });
+  m.def("dtype_size", [](DType t) { return dtypeSize(t); }, py::arg("dtype"), "The size of one `dtype` element in bytes.");
 
   // ---- operands and memory ----
-  py::class_<APPair>(m, "APPair")
+  py::class_<APPair>(m, "APPair", "One [step, num] dimension of an access pattern (step in elements).")
       .def(py::init([](int64_t step, int64_t num) { return APPair{step, num}; }), py::arg("step"),
-           py::arg("num"))
+           py::arg("num"), "The pair [step, num].")
       .def(py::init([](py::sequence s) {
         if (py::len(s) != 2) throw py::value_error("an APPair is a [step, num] pair");
         return APPair{s[0].cast<int64_t>(), s[1].cast<int64_t>()};
-      }))
-      .def_readwrite("step", &APPair::step)
-      .def_readwrite("num", &APPair::num)
+      }), py::arg("pair"), "The pair from a [step, num] sequence.")
+      .def_readwrite("step", &APPair::step, "The stride, in elements.")
+      .def_readwrite("num", &APPair::num, "How many elements.")
       .def(py::self == py::self)
       .def("__repr__", [](const APPair& p) {
         return "[" + std::to_string(p.step) + ", " + std::to_string(p.num) + "]";
@@ -105,34 +132,33 @@ void bindBir(py::module_& m) {
   py::implicitly_convertible<py::tuple, APPair>();
   py::implicitly_convertible<py::list, APPair>();
 
-  py::class_<MemoryLocationSet>(m, "MemoryLocationSet")
-      .def_readonly("name", &MemoryLocationSet::name)
-      .def_readonly("dtype", &MemoryLocationSet::dtype)
-      .def_readonly("tensor_shape", &MemoryLocationSet::tensor_shape)
-      .def_readwrite("kind", &MemoryLocationSet::kind)
-      .def_property_readonly("location", [](py::object self) {
-        return borrowed(self.cast<MemoryLocationSet&>().location(), self);
-      });
+  py::class_<MemoryLocationSet> locationSet(m, "MemoryLocationSet", "bir::MemoryLocationSet: a tensor (name, dtype, shape, kind) and its memory location.");
+  locationSet.def_readonly("name", &MemoryLocationSet::name, "The tensor's name.")
+      .def_readonly("dtype", &MemoryLocationSet::dtype, "The tensor's element type.")
+      .def_readonly("tensor_shape", &MemoryLocationSet::tensor_shape, "The tensor's shape.")
+      .def_readwrite("kind", &MemoryLocationSet::kind, "What the tensor is to the kernel (input, output, internal, ...).");
 
-  py::class_<MemoryLocation>(m, "MemoryLocation")
-      .def_readonly("name", &MemoryLocation::name)
-      .def_readonly("type", &MemoryLocation::type)
-      .def_readonly("addr", &MemoryLocation::addr)
-      .def_readonly("partitions", &MemoryLocation::partitions)
-      .def_readonly("bytes_per_partition", &MemoryLocation::bytes_per_partition)
-      .def_readonly("base_partition", &MemoryLocation::base_partition)
-      .def_readonly("bank", &MemoryLocation::bank)
-      .def_property_readonly("dtype", [](const MemoryLocation& l) { return l.set->dtype; })
-      .def_property_readonly("shape", [](const MemoryLocation& l) { return l.set->tensor_shape; })
-      .def_property_readonly("kind", [](const MemoryLocation& l) { return l.set->kind; })
-      .def_property_readonly("set_name", [](const MemoryLocation& l) { return l.set->name; })
+  py::class_<MemoryLocation>(m, "MemoryLocation", "bir::MemoryLocation: where a tensor lives (memory type, partitions, bytes, address).")
+      .def_readonly("name", &MemoryLocation::name, "The location's name.")
+      .def_readonly("type", &MemoryLocation::type, "The memory it is in (DRAM, SB, PSUM, ...).")
+      .def_readonly("addr", &MemoryLocation::addr, "Its byte address (within each partition on chip).")
+      .def_readonly("partitions", &MemoryLocation::partitions, "How many partitions it spans.")
+      .def_readonly("bytes_per_partition", &MemoryLocation::bytes_per_partition, "Its size in each partition, in bytes.")
+      .def_readonly("base_partition", &MemoryLocation::base_partition, "Its first partition.")
+      .def_readonly("bank", &MemoryLocation::bank, "Its PSUM bank (PSUM locations).")
+      .def_property_readonly("dtype", [](const MemoryLocation& l) { return l.set->dtype; }, "The tensor's element type.")
+      .def_property_readonly("shape", [](const MemoryLocation& l) { return l.set->tensor_shape; }, "The tensor's shape.")
+      .def_property_readonly("kind", [](const MemoryLocation& l) { return l.set->kind; }, "The tensor's kind.")
+      .def_property_readonly("set_name", [](const MemoryLocation& l) { return l.set->name; }, "The tensor's name.")
       .def("__repr__", [](const MemoryLocation& l) {
         return "<MemoryLocation " + l.name + " " + std::string(enumName(l.type)) + ">";
       });
+  locationSet.def_property_readonly("location", [](MemoryLocationSet& set) { return set.location(); },
+                                    py::return_value_policy::reference_internal, "The set's memory location.");
 
   // An AccessPattern refers to its MemoryLocation by pointer; Python copies of operands keep the
   // owning module alive through the instruction that returned them.
-  py::class_<AccessPattern>(m, "AccessPattern")
+  py::class_<AccessPattern>(m, "AccessPattern", "bir::AccessPattern: an instruction operand, a strided view of a memory location or an immediate.")
       // A plain (ISA) operand: `pattern` over `location` from `offset`, in `dtype` (default: the
       // tensor's). Kernel-node operands are made with Instruction.createAP / addSeqAccess instead.
       .def(py::init([](MemoryLocation* loc, int64_t offset, std::vector<APPair> pattern,
@@ -145,25 +171,27 @@ void bindBir(py::module_& m) {
              ap.dtype = dtype.value_or(loc->set->dtype);
              return ap;
            }),
-           py::arg("location"), py::arg("offset"), py::arg("pattern"), py::arg("dtype") = py::none())
-      .def_static("immediate", &AccessPattern::immediate, py::arg("value"),
-                  py::arg("dtype") = DType::float32)
-      .def_readwrite("flavour", &AccessPattern::flavour)
-      .def_readwrite("dtype", &AccessPattern::dtype)
-      .def_readwrite("offset", &AccessPattern::offset)
-      .def_readwrite("pattern", &AccessPattern::pattern)
-      .def_readwrite("imm", &AccessPattern::imm)
-      .def_readwrite("access_shape", &AccessPattern::access_shape)
-      .def_readwrite("partition_dim", &AccessPattern::partition_dim)
-      .def_readwrite("lnc_size", &AccessPattern::lnc_size)
-      .def_readwrite("reduce", &AccessPattern::reduce)
-      .def_property_readonly("is_immediate", &AccessPattern::isImmediate)
+           py::arg("location"), py::arg("offset"), py::arg("pattern"), py::arg("dtype") = py::none(),
+           "A plain (ISA) operand: `pattern` over `location` from element `offset`, in `dtype` (default: the tensor's).")
+      .def_static("immediate", &AccessPattern::immediate, py::arg("value"), py::arg("dtype") = DType::float32,
+                  "An immediate operand of `value`.")
+      .def_readwrite("flavour", &AccessPattern::flavour, "How the operand addresses its tensor (BIR JSON \"flavour\").")
+      .def_readwrite("dtype", &AccessPattern::dtype, "The element type it is read or written in.")
+      .def_readwrite("offset", &AccessPattern::offset, "Its first element's offset, in elements.")
+      .def_readwrite("pattern", &AccessPattern::pattern, "Its [step, num] dimensions, partition dimension first.")
+      .def_readwrite("imm", &AccessPattern::imm, "The value of an immediate operand.")
+      .def_readwrite("access_shape", &AccessPattern::access_shape, "The shape a kernel-node operand is accessed as.")
+      .def_readwrite("partition_dim", &AccessPattern::partition_dim, "Which dimension of access_shape is the partition dimension.")
+      .def_readwrite("lnc_size", &AccessPattern::lnc_size, "The logical NeuronCore size a kernel-node operand is split over.")
+      .def_readwrite("reduce", &AccessPattern::reduce, "Whether an output operand accumulates into its destination.")
+      .def_property_readonly("is_immediate", &AccessPattern::isImmediate, "Whether it is an immediate.")
       .def_property_readonly("location", [](const AccessPattern& a) { return a.loc; },
-                             py::return_value_policy::reference)
-      .def_property_readonly("memref", [](const AccessPattern& a) { return a.loc ? a.loc->name : std::string(); })
-      .def_property_readonly("partitions", &AccessPattern::partitions)
-      .def_property_readonly("free_shape", &AccessPattern::freeShape)
-      .def_property_readonly("num_elements", &AccessPattern::numElements)
+                             py::return_value_policy::reference, "The memory location it views (None for an immediate).")
+      .def_property_readonly("memref", [](const AccessPattern& a) { return a.loc ? a.loc->name : std::string(); },
+                             "The memory location's name (\"\" for an immediate).")
+      .def_property_readonly("partitions", &AccessPattern::partitions, "How many partitions it spans.")
+      .def_property_readonly("free_shape", &AccessPattern::freeShape, "The shape of its free (non-partition) dimensions.")
+      .def_property_readonly("num_elements", &AccessPattern::numElements, "How many elements it addresses.")
       .def("__repr__", [](const AccessPattern& a) {
         if (a.isImmediate()) return "<imm " + std::to_string(a.imm) + ">";
         std::string s = "<ap " + (a.loc ? a.loc->name : std::string("?")) + "@" +
@@ -175,31 +203,35 @@ void bindBir(py::module_& m) {
       });
 
   // ---- instructions ----
-  py::class_<Instruction> inst(m, "Instruction");
-  inst.def_property_readonly("opcode", [](const Instruction& I) { return static_cast<int>(I.opcode()); })
-      .def_property_readonly("opcode_name", &Instruction::opcodeName)
-      .def_property_readonly("node_class", [](const Instruction& I) { return nodeClassName(I.nodeClass()); })
-      .def_readwrite("name", &Instruction::name)
-      .def_readwrite("engine", &Instruction::engine)
-      .def_readwrite("ins", &Instruction::ins)
-      .def_readwrite("outs", &Instruction::outs)
-      .def_readwrite("source", &Instruction::source)
-      .def_readwrite("kernel", &Instruction::kernel)
-      .def_readwrite("extra_json", &Instruction::extra_json)
-      .def_readonly("id", &Instruction::id)
+  py::class_<Instruction> inst(m, "Instruction", "bir::Instruction: the base of every BIR node class (opcode, engine, operands).");
+  inst.def_property_readonly("opcode", [](const Instruction& I) { return static_cast<int>(I.opcode()); },
+                             "Its InstructionType ordinal.")
+      .def_property_readonly("opcode_name", &Instruction::opcodeName, "Its InstructionType name.")
+      .def_property_readonly("node_class", [](const Instruction& I) { return nodeClassName(I.nodeClass()); },
+                             "The name of its node class (\"InstMatmult\", ...).")
+      .def_readwrite("name", &Instruction::name, "Its name.")
+      .def_readwrite("engine", &Instruction::engine, "The engine it runs on.")
+      .def_readwrite("ins", &Instruction::ins, "Its input operands.")
+      .def_readwrite("outs", &Instruction::outs, "Its output operands.")
+      .def_readwrite("source", &Instruction::source, "Where it came from (file:line of the traced kernel), or \"\".")
+      .def_readwrite("kernel", &Instruction::kernel, "The kernel instance it was expanded from, or \"\".")
+      .def_readwrite("extra_json", &Instruction::extra_json, "Unknown BIR JSON fields it was read with, kept verbatim (\"{...}\" or \"\").")
+      .def_readonly("id", &Instruction::id, "Its position-independent id, unique within its module.")
       .def("addSeqAccess", [](Instruction& I, MemoryLocation* t, bool isOutput) { I.addSeqAccess(t, isOutput); },
-           py::arg("tensor"), py::arg("isOutput"))
+           py::arg("tensor"), py::arg("isOutput"), "Adds a kernel-node operand reading or writing all of `tensor` in order.")
       .def("addOpaqueAP", [](Instruction& I, MemoryLocation* t, bool isOutput) { I.addOpaqueAP(t, isOutput); },
-           py::arg("tensor"), py::arg("isOutput"))
+           py::arg("tensor"), py::arg("isOutput"), "Adds an opaque operand naming `tensor` (no pattern).")
       .def("addAP", [](Instruction& I, const AccessPattern& ap, bool isOutput) { I.addAP(ap, isOutput); },
-           py::arg("ap"), py::arg("isOutput"))
+           py::arg("ap"), py::arg("isOutput"), "Adds `ap` as an input or an output operand.")
       .def("addArgumentOrOutput",
            [](Instruction& I, const AccessPattern& ap, bool isOutput, bool reduce) {
              I.addArgumentOrOutput(ap, isOutput, reduce);
            },
-           py::arg("ap"), py::arg("isOutput"), py::arg("reduce") = false)
+           py::arg("ap"), py::arg("isOutput"), py::arg("reduce") = false,
+           "Adds a kernel-node argument (input) or output operand; `reduce`: the output accumulates.")
       .def_static("createAP", &Instruction::createAP, py::arg("tensor"), py::arg("offset"),
-                  py::arg("pattern"), py::arg("access_shape"), py::arg("partition_dim"), py::arg("lnc_size") = 1)
+                  py::arg("pattern"), py::arg("access_shape"), py::arg("partition_dim"), py::arg("lnc_size") = 1,
+                  "A kernel-node operand: `pattern` over `tensor` from `offset`, accessed as `access_shape`.")
       .def("__repr__", [](const Instruction& I) {
         return "<" + std::string(nodeClassName(I.nodeClass())) + " " + I.opcodeName() + " '" + I.name + "'>";
       });
@@ -208,88 +240,95 @@ void bindBir(py::module_& m) {
 #undef BIR_NODE_CLASS
 
   // ---- containers ----
-  py::class_<BasicBlock>(m, "BasicBlock")
-      .def_readwrite("name", &BasicBlock::name)
+  // Objects a container owns are returned as references that keep the container alive
+  // (reference_internal), as lists typed by their element.
+  py::class_<BasicBlock>(m, "BasicBlock", "bir::BasicBlock: a straight-line list of instructions it owns.")
+      .def_readwrite("name", &BasicBlock::name, "The block's name.")
       .def("addInstruction",
-           [](py::object self, int64_t op, std::string name) {
-             return borrowed(self.cast<BasicBlock&>().addInstruction(toOpcode(op), std::move(name)), self);
-           },
-           py::arg("opcode"), py::arg("name") = "")
-      .def("__len__", &BasicBlock::size)
+           [](BasicBlock& bb, int64_t op, std::string name) { return bb.addInstruction(toOpcode(op), std::move(name)); },
+           py::arg("opcode"), py::arg("name") = "", py::return_value_policy::reference_internal,
+           "Appends a new instruction of `opcode` (an InstructionType ordinal), as its node class, and returns it.")
+      .def("__len__", &BasicBlock::size, "How many instructions the block holds.")
       .def("__getitem__",
-           [](py::object self, int64_t i) {
-             auto& bb = self.cast<BasicBlock&>();
+           [](BasicBlock& bb, int64_t i) {
              const int64_t n = static_cast<int64_t>(bb.size());
              if (i < 0) i += n;
              if (i < 0 || i >= n) throw py::index_error("instruction index out of range");
-             return borrowed(bb.at(static_cast<size_t>(i)), self);
-           })
+             return bb.at(static_cast<size_t>(i));
+           },
+           py::return_value_policy::reference_internal, "The instruction at index `i` (negative from the end).")
       .def_property_readonly("instructions", [](py::object self) {
-        py::list out;
+        py::typing::List<Instruction> out;
         for (const auto& I : self.cast<BasicBlock&>().instructions()) out.append(borrowed(I.get(), self));
         return out;
-      });
+      }, "The block's instructions, in order.");
 
-  py::class_<Function>(m, "Function")
-      .def_readwrite("name", &Function::name)
-      .def_readwrite("attributes", &Function::attributes)
-      .def("addBlock", [](py::object self, std::string n) { return borrowed(self.cast<Function&>().addBlock(std::move(n)), self); },
-           py::arg("name") = "")
+  py::class_<Function>(m, "Function", "bir::Function: the basic blocks and the memory allocations of one NeuronCore's program.")
+      .def_readwrite("name", &Function::name, "The function's name.")
+      .def_readwrite("attributes", &Function::attributes, "The function's attributes (BIR JSON \"attributes\").")
+      .def("addBlock", [](Function& f, std::string n) { return f.addBlock(std::move(n)); }, py::arg("name") = "",
+           py::return_value_policy::reference_internal, "Appends a new, empty basic block and returns it.")
       .def_property_readonly("blocks", [](py::object self) {
-        py::list out;
+        py::typing::List<BasicBlock> out;
         for (const auto& b : self.cast<Function&>().blocks()) out.append(borrowed(b.get(), self));
         return out;
-      })
+      }, "The function's basic blocks, in order.")
       .def_property_readonly("allocations", [](py::object self) {
-        py::list out;
+        py::typing::List<MemoryLocationSet> out;
         for (const auto& a : self.cast<Function&>().allocations()) out.append(borrowed(a.get(), self));
         return out;
-      })
+      }, "The function's tensors (DRAM and on-chip), in allocation order.")
       .def("createDramTensor",
-           [](py::object self, const std::string& n, MemoryType type, DType dtype,
-              const std::vector<int64_t>& shape, TensorKind kind) {
-             return borrowed(self.cast<Function&>().createDramTensor(n, type, dtype, shape, kind), self);
-           },
+           [](Function& f, const std::string& n, MemoryType type, DType dtype, const std::vector<int64_t>& shape,
+              TensorKind kind) { return f.createDramTensor(n, type, dtype, shape, kind); },
            py::arg("name"), py::arg("type"), py::arg("dtype"), py::arg("shape"),
-           py::arg("kind") = TensorKind::Internal)
+           py::arg("kind") = TensorKind::Internal, py::return_value_policy::reference_internal,
+           "Allocates a DRAM tensor of `shape` and returns its memory location.")
       .def("createOnChipTensor",
-           [](py::object self, const std::string& n, MemoryType type, DType dtype, int64_t partitions,
-              int64_t bytes, int64_t base, int64_t addr, const std::vector<int64_t>& shape) {
-             return borrowed(self.cast<Function&>().createOnChipTensor(n, type, dtype, partitions, bytes, base, addr, shape),
-                             self);
+           [](Function& f, const std::string& n, MemoryType type, DType dtype, int64_t partitions, int64_t bytes,
+              int64_t base, int64_t addr, const std::vector<int64_t>& shape) {
+             return f.createOnChipTensor(n, type, dtype, partitions, bytes, base, addr, shape);
            },
            py::arg("name"), py::arg("type"), py::arg("dtype"), py::arg("partitions"),
            py::arg("bytes_per_partition"), py::arg("base_partition") = 0, py::arg("addr") = 0,
-           py::arg("shape") = std::vector<int64_t>{})
-      .def("findLocation", [](py::object self, const std::string& n) { return borrowed(self.cast<Function&>().findLocation(n), self); })
-      .def("uniqueTensorName", &Function::uniqueTensorName)
-      .def_property_readonly("instruction_count", &Function::instructionCount);
+           py::arg("shape") = std::vector<int64_t>{}, py::return_value_policy::reference_internal,
+           "Allocates an SBUF/PSUM tensor (`partitions` x `bytes_per_partition` from `base_partition`, byte "
+           "address `addr`) and returns its memory location.")
+      .def("findLocation", [](Function& f, const std::string& n) { return f.findLocation(n); }, py::arg("name"),
+           py::return_value_policy::reference_internal, "The memory location named `name`, or None.")
+      .def("uniqueTensorName", &Function::uniqueTensorName, py::arg("base"),
+           "`base`, or `base` with a numeric suffix, that no tensor of the function is named yet.")
+      .def_property_readonly("instruction_count", &Function::instructionCount,
+                             "How many instructions the function's blocks hold.");
 
-  py::class_<Module>(m, "Module")
-      .def(py::init<>())
-      .def_readwrite("neuron_core_id", &Module::neuron_core_id)
-      .def_readwrite("arch", &Module::arch)
+  py::class_<Module>(m, "Module", "bir::Module: one function per NeuronCore, saved and loaded as BIR JSON.")
+      .def(py::init<>(), "An empty module.")
+      .def_readwrite("neuron_core_id", &Module::neuron_core_id, "The NeuronCore the module's main function runs on.")
+      .def_readwrite("arch", &Module::arch, "The target generation's name (\"trn1\", \"trn2\", ...).")
       .def_readwrite("files_dir", &Module::files_dir,
                      "The folder the module's file references (IT55 compiled kernels, IT56 KLR files) resolve "
                      "in: where it was loaded from or lowered into; \"\" = the working directory. Not saved.")
-      .def("addFunction", [](py::object self, std::string n) { return borrowed(self.cast<Module&>().addFunction(std::move(n)), self); },
-           py::arg("name") = "")
-      .def("function", [](py::object self, int64_t core) { return borrowed(self.cast<Module&>().function(core), self); },
-           py::arg("neuron_core_id") = 0)
+      .def("addFunction", [](Module& mod, std::string n) { return mod.addFunction(std::move(n)); }, py::arg("name") = "",
+           py::return_value_policy::reference_internal, "Appends a new, empty function and returns it.")
+      .def("function", [](Module& mod, int64_t core) { return mod.function(core); }, py::arg("neuron_core_id") = 0,
+           py::return_value_policy::reference_internal, "The function of NeuronCore `neuron_core_id`.")
       .def_property_readonly("functions", [](py::object self) {
-        py::list out;
+        py::typing::List<Function> out;
         for (const auto& f : self.cast<Module&>().functions()) out.append(borrowed(f.get(), self));
         return out;
-      })
-      .def("to_json", [](const Module& mod, int indent) { return moduleToJson(mod, indent); }, py::arg("indent") = 1)
+      }, "The module's functions, in order.")
+      .def("to_json", [](const Module& mod, int indent) { return moduleToJson(mod, indent); }, py::arg("indent") = 1,
+           "The module as BIR JSON text (`indent` < 0: on one line).")
       .def_static("from_json",
                   [](const std::string& text, bool verify) {
                     JsonReadOptions opts;
                     opts.verify = verify;
                     return moduleFromJson(text, opts);
                   },
-                  py::arg("text"), py::arg("verify") = true)
-      .def("verify", [](const Module& mod) { verifyModule(mod); });
+                  py::arg("text"), py::arg("verify") = true,
+                  "A module read from BIR JSON text, verified unless `verify` is False (BIRError names the JSON "
+                  "path of any problem).")
+      .def("verify", [](const Module& mod) { verifyModule(mod); }, "Checks the module; raises BIRError on the first problem.");
   m.attr("BIR_VERSION") = Module::kBirVersion;
   m.attr("FORMAT_VERSION") = Module::kFormatVersion;
 }

@@ -105,6 +105,25 @@ void bindLegality(py::module_& m) {
       },
       py::arg("opcode"), py::arg("src"), py::arg("dst"), py::arg("index"), py::arg("mode"), py::arg("dst_rmw_op"),
       py::arg("dge_type"), py::arg("indirect_dim"), py::arg("src_2d"), py::arg("engine"), py::arg("arch"));
+  m.def(
+      "legality_local_gather",
+      [](const lg::Operand& src, const lg::Operand& index, int64_t num_elem_per_idx, int64_t num_valid_indices,
+         const std::string& arch) {
+        return lg::localGather(src, index, num_elem_per_idx, num_valid_indices, bir::machineConfig(arch));
+      },
+      py::arg("src"), py::arg("index"), py::arg("num_elem_per_idx"), py::arg("num_valid_indices"), py::arg("arch"));
+  m.def(
+      "legality_generation",
+      [](int opcode, bir::Engine engine, const std::string& arch) {
+        return lg::generation(opcodeOf(opcode), engine, bir::machineConfig(arch));
+      },
+      py::arg("opcode"), py::arg("engine"), py::arg("arch"));
+  m.def(
+      "legality_dma_trigger",
+      [](int opcode, bir::DgeType dge_type, bir::Engine engine, const std::string& arch) {
+        return lg::dmaTrigger(opcodeOf(opcode), dge_type, engine, bir::machineConfig(arch));
+      },
+      py::arg("opcode"), py::arg("dge_type"), py::arg("engine"), py::arg("arch"));
 }
 
 }  // namespace

@@ -273,7 +273,10 @@ void bindSim(py::module_& m) {
              py::gil_scoped_release release;
              return s.run();
            },
-           py::keep_alive<0, 1>());  // the result resolves records through the module
+           py::keep_alive<0, 1>())  // the result resolves records through the module
+      .def_property_readonly("instruction_count", [](const Simulator& s) { return s.program().instructionCount(); })
+      .def("instructions_done", &Simulator::instructionsDone,
+           "Instructions the run in progress has done (for a progress bar; read from another thread).");
 }
 
 NXS_REGISTER_SUBMODULE(sim, 20, "libnxsim: the NeuronCore tile-engine simulator and bir::Hwm", bindSim);

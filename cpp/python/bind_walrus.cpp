@@ -74,16 +74,18 @@ void bindWalrus(py::module_& m) {
         py::arg("module"), py::arg("kernel_name") = "kernel",
         "(file bytes, {klr_operators, extended_operators, generic_instructions}).");
   m.def("resolve_kernel_nodes",
-        [](bir::Module& mod, bool nki, bool klir, const std::string& baseDir, bool verify) {
+        [](bir::Module& mod, bool nki, bool klir, const std::string& baseDir,
+           const std::vector<std::string>& allowedDirs, bool verify) {
           walrus::ResolveOptions o;
           o.nki_kernels = nki;
           o.klir_kernels = klir;
           o.base_dir = baseDir;
+          o.allowed_dirs = allowedDirs;
           o.verify = verify;
           return walrus::KernelNodeResolver(mod, o).run();
         },
         py::arg("module"), py::arg("nki_kernels") = true, py::arg("klir_kernels") = true,
-        py::arg("base_dir") = "", py::arg("verify") = true,
+        py::arg("base_dir") = "", py::arg("allowed_dirs") = std::vector<std::string>{}, py::arg("verify") = true,
         "Resolves IT55/IT56 nodes in place; returns how many. Instruction objects taken from the "
         "module before are invalid afterwards.");
   m.attr("NEURONXSIM_KLR_FORMAT") = klr::neuronxsimFormat();
@@ -91,9 +93,10 @@ void bindWalrus(py::module_& m) {
         [](const std::string& handle, const py::bytes& data) { walrus::addCompiledNkiKernel(handle, data); },
         py::arg("handle"), py::arg("data"), "Registers a user kernel the NKI front end compiled (an IT55 func).");
   m.def("compiled_nki_kernel",
-        [](const std::string& handle) -> py::object {
+        [](const std::string& handle) -> std::optional<py::bytes> {
           const auto data = walrus::findCompiledNkiKernel(handle);
-          return data ? py::object(py::bytes(*data)) : py::object(py::none());
+          if (!data) return std::nullopt;
+          return py::bytes(*data);
         },
         py::arg("handle"), "The artifact registered under `handle`, or None.");
   m.def("kernel_node_latency_stats", [] {

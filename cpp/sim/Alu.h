@@ -97,6 +97,16 @@ inline float aluDyn(AluOp op, float a, float b) {
   return withAluOp(op, [&]<AluOp Op>() { return alu<Op>(a, b); });
 }
 
+// v[i] = op(v[i], c) (or op(c, v[i]) when reversed), over n values: one instantiation per op.
+inline void applyScalar(AluOp op, bool reverse, float* v, int64_t n, float c) {
+  withAluOp(op, [&]<AluOp Op>() {
+    if (reverse)
+      for (int64_t i = 0; i < n; ++i) v[i] = alu<Op>(c, v[i]);
+    else
+      for (int64_t i = 0; i < n; ++i) v[i] = alu<Op>(v[i], c);
+  });
+}
+
 bool isComparison(AluOp op);
 bool isBitwise(AluOp op);  // bitvec ops: DVE only [ref §4 tensor_scalar]
 

@@ -65,7 +65,7 @@ std::vector<std::vector<Edge>> dependencies(const CoreProgram& cp, const std::ve
       }
     }
   }
-  int64_t lastAccumulator = -1, lastPrint = -1;
+  int64_t lastAccumulator = -1, lastPrint = -1, lastVectorRegister = -1, lastGenerator = -1;
   for (uint32_t k = 0; k < count; ++k) {
     const DecodedInst& d = cp.insts[first + k];
     std::vector<Edge>& in = preds[k];
@@ -104,6 +104,16 @@ std::vector<std::vector<Edge>> dependencies(const CoreProgram& cp, const std::ve
     if (d.cls == bir::NodeClass::DevicePrint) {
       if (lastPrint >= 0) in.push_back({static_cast<uint32_t>(lastPrint), true});
       lastPrint = k;
+    }
+    // The Vector Engine's accumulation registers (tensor_scalar_reduce / _cumulative) and the
+    // engines' random generators: each in program order.
+    if (d.cls == bir::NodeClass::TensorScalarReduce) {
+      if (lastVectorRegister >= 0) in.push_back({static_cast<uint32_t>(lastVectorRegister), true});
+      lastVectorRegister = k;
+    }
+    if (d.cls == bir::NodeClass::Rand || d.cls == bir::NodeClass::SetRandState || d.cls == bir::NodeClass::GetRandState) {
+      if (lastGenerator >= 0) in.push_back({static_cast<uint32_t>(lastGenerator), true});
+      lastGenerator = k;
     }
     std::sort(in.begin(), in.end(), [](const Edge& x, const Edge& y) {
       return x.from != y.from ? x.from < y.from : x.onWrites > y.onWrites;

@@ -26,8 +26,21 @@ struct Codec<DType::float32> {
   }
   static void store(uint8_t* p, float v) { std::memcpy(p, &v, 4); }
 };
+// tfloat32 (1 sign, 8 exponent, 10 mantissa bits [nki.api.shared]) in a 32-bit container: read as
+// the fp32 it holds; stored rounded to nearest-even at 10 mantissa bits, the low 13 bits zero,
+// overflowing to inf, NaN kept NaN (ours: the rounding of docs/isa-semantics.md §2 for bf16).
+inline uint32_t floatToTf32Bits(float f) {
+  const uint32_t u = floatToBits(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (u & 0xffffe000u) | 0x00400000u;
+  return (u + 0xfffu + ((u >> 13) & 1u)) & 0xffffe000u;
+}
 template <>
-struct Codec<DType::float32r> : Codec<DType::float32> {};
+struct Codec<DType::float32r> : Codec<DType::float32> {
+  static void store(uint8_t* p, float v) {
+    const uint32_t u = floatToTf32Bits(v);
+    std::memcpy(p, &u, 4);
+  }
+};
 
 template <>
 struct Codec<DType::bfloat16> {
@@ -294,7 +307,7 @@ void loadRun(DType t, const uint8_t* p, int64_t stride, int64_t n, float* out) {
 
 void storeRun(DType t, uint8_t* p, int64_t stride, int64_t n, const float* in) {
   if (n <= 0) return;
-  if (t == DType::float32 || t == DType::float32r) {
+  if (t == DType::float32) {
     if (stride == 4) return void(std::memcpy(p, in, static_cast<size_t>(n) * 4));
   } else if (t == DType::bfloat16 && stride == 2) {
     return storeBf16Contig(p, n, in);

@@ -53,14 +53,22 @@ bool engineAllowed(NodeClass c, Engine e) {
     case NodeClass::Activation:
     case NodeClass::ReadActivationAccumulator: return e == Activation;
     case NodeClass::Iota:
-    case NodeClass::AffineSelect: return e == Pool;
+    case NodeClass::AffineSelect:
+    case NodeClass::TensorPartitionReduce:
+    case NodeClass::LocalGather:
+    case NodeClass::Gather:
+    case NodeClass::SequenceBounds:
+    case NodeClass::NonzeroWithCount: return e == Pool;
     case NodeClass::DMA: return any({SP, Activation, Pool});
     case NodeClass::TensorCopy:
     case NodeClass::TensorCopyDynamic:
     case NodeClass::TensorScalar:
     case NodeClass::TensorScalarPtr: return any({DVE, Activation, Pool});
     case NodeClass::TensorTensor:
-    case NodeClass::Memset: return any({DVE, Pool});
+    case NodeClass::Memset:
+    case NodeClass::Rand:
+    case NodeClass::SetRandState:
+    case NodeClass::GetRandState: return any({DVE, Pool});
     case NodeClass::NoOp:
     case NodeClass::DevicePrint: return e != Unassigned;
     case NodeClass::BIRKernel:

@@ -215,6 +215,25 @@ void Exec::scatterLane(const Operand& op, int64_t lane, const float* in) {
   }
 }
 
+void Exec::scatterIntLane(const Operand& op, int64_t lane, const int64_t* in) {
+  Memory& m = memory(op);
+  RunCursor cur(op, lanePtr(op, lane));
+  int64_t e = 0;
+  while (!cur.done()) {
+    const int64_t k = cur.remaining();
+    for (int64_t i = 0; i < k; ++i) storeInt64Element(op.dtype, cur.ptr() + i * cur.step(), in[e + i]);
+    markWritten(m, cur.ptr(), k, cur.step(), op.esize);
+    e += k;
+    cur.advance(k);
+  }
+}
+
+const uint8_t* Exec::readElement(const Operand& op, int64_t lane, int64_t k) {
+  const uint8_t* p = lanePtr(op, lane) + op.freeOffset(k);
+  checkWritten(memory(op), p, 1, op.esize, op.esize, op);
+  return p;
+}
+
 float Exec::laneScalar(const Operand& op, int64_t lane) {
   if (op.isImm()) return immValue(op);
   Memory& m = memory(op);

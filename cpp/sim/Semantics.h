@@ -122,6 +122,10 @@ class Exec {
   void scatterLanes(const Operand& op, const float* in) {
     for (int64_t l = 0; l < op.lanes; ++l) scatterLane(op, l, in + l);
   }
+  // Stores exact integers into the lane (indices, counters): through fp32 only into a float dtype.
+  void scatterIntLane(const Operand& op, int64_t lane, const int64_t* in);
+  // Element k of the lane: its bytes, checked as written (copied bit for bit by the gathers).
+  const uint8_t* readElement(const Operand& op, int64_t lane, int64_t k);
   // Element 0 of the lane as fp32 (a [P,1] pointer).
   float laneScalar(const Operand& op, int64_t lane);
   // Checks / marks one run of bytes.
@@ -212,9 +216,11 @@ class Exec {
   template <class F>
   void elementwiseLanes(int64_t l0, int64_t l1, std::initializer_list<const Operand*> inputs, const Operand& out, F& f);
 
-  static bool isContiguousFp32(const Operand& op) {
-    return (op.dtype == bir::DType::float32 || op.dtype == bir::DType::float32r) && op.singleRun() &&
-           op.runStride() == 4 && op.base % 4 == 0 && !op.isImm();
+  // An fp32 lane used in place: any fp32-container input; an output only when storing is a plain
+  // copy (tfloat32 rounds).
+  static bool isContiguousFp32(const Operand& op, bool output = false) {
+    return (op.dtype == bir::DType::float32 || (!output && op.dtype == bir::DType::float32r)) &&
+           op.singleRun() && op.runStride() == 4 && op.base % 4 == 0 && !op.isImm();
   }
 };
 
@@ -245,7 +251,7 @@ void Exec::elementwiseLanes(int64_t first, int64_t last, std::initializer_list<c
   const int64_t n = out.freeElems;
   // fp32 lanes that are one contiguous run are used in place, one lane at a time: no staging
   // copies (the lane-local loops read element i before writing element i).
-  bool direct = !d_->stage && isContiguousFp32(out);
+  bool direct = !d_->stage && isContiguousFp32(out, true);
   for (const Operand* op : inputs) direct = direct && (op->isImm() || isContiguousFp32(*op));
   if (direct) {
     const float* in[kSlots - 1] = {};

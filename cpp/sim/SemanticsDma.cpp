@@ -1,5 +1,6 @@
-// DMA / Load / Save / DMACopy: element-for-element copies between any memories, with casts, the
-// add read-modify-write, 2-D transpose and indirect (gathered) rows. docs/isa-semantics.md §5.
+// DMA / Load / Save / DMACopy / IndirectSave: element-for-element copies between any memories, with
+// casts, the add read-modify-write, 2-D transpose, and indirect rows (gathered, or scattered by
+// IndirectSave). docs/isa-semantics.md §5.
 #include <algorithm>
 #include <cstring>
 
@@ -36,7 +37,7 @@ void check(const InstDMA& I, Checker& c) {
   d.dst = Checker::facts(c.out(0));
   if (c.nIns == 2) {
     d.index = Checker::facts(c.in(1));
-    c.pairsByPattern = false;  // destination row r reads the source row its index names
+    c.pairsByPattern = false;  // the indexed side's rows follow the indices
   }
   d.mode = I.mode;
   d.dst_rmw_op = I.dst_rmw_op;
@@ -53,31 +54,41 @@ void exec(const InstDMA& I, Exec& x) {
   const bool add = I.dst_rmw_op == AluOp::add;
 
   if (x.nIns() == 2) {
-    // Indirect: destination row r <- source row index[r] (outermost pairs). Every index is read
-    // (and checked) before anything is written; where the source or the index overlaps the
-    // destination (stage), so is every source row.
+    // Indirect. A gather: destination row r <- source row index[r]; a scatter (IndirectSave):
+    // destination row index[r] <- source row r, in row order (a repeated index: the last row
+    // wins, or every row adds); mode Dynamic: index[r] = the one offset + r. Rows are the
+    // outermost pairs. Every index is read (and checked) before anything is written; where the
+    // source or the index overlaps the destination (stage), so is every source row.
+    const bool scatter = I.opcode() == InstructionType::IndirectSave;
     const Operand& idx = x.in(1);
+    const Operand& indexed = scatter ? dst : src;
+    const int64_t n = scatter ? src.lanes : dst.lanes;
     Memory& im = x.memory(idx);
-    int64_t* rows = x.intSlot(dst.lanes);
-    for (int64_t r = 0; r < dst.lanes; ++r) {
-      const uint8_t* ip = x.lanePtr(idx, r / idx.freeElems) + idx.freeOffset(r % idx.freeElems);
+    int64_t* rows = x.intSlot(n);
+    const bool dynamic = I.mode == DmaMode::Dynamic;  // row r: the offset's value + r
+    for (int64_t r = 0; r < n; ++r) {
+      const int64_t k = dynamic ? 0 : r;
+      const uint8_t* ip = x.lanePtr(idx, k / idx.freeElems) + idx.freeOffset(k % idx.freeElems);
       x.checkWritten(im, ip, 1, idx.esize, idx.esize, idx);
-      const int64_t row = loadIndexElement(idx.dtype, ip);
-      if ((row < 0 || row >= src.lanes) && I.oob_is_err)
-        x.fail("index " + std::to_string(row) + " for destination row " + std::to_string(r) +
-               " is outside the " + std::to_string(src.lanes) + " source rows (oob_is_err)");
-      rows[r] = row >= 0 && row < src.lanes ? row : -1;  // skipped
+      const int64_t row = loadIndexElement(idx.dtype, ip) + (dynamic ? r : 0);
+      if ((row < 0 || row >= indexed.lanes) && I.oob_is_err)
+        x.fail("index " + std::to_string(row) + " for " + (scatter ? "source" : "destination") + " row " +
+               std::to_string(r) + " is outside the " + std::to_string(indexed.lanes) +
+               (scatter ? " destination" : " source") + " rows (oob_is_err)");
+      rows[r] = row >= 0 && row < indexed.lanes ? row : -1;  // skipped
     }
+    auto from = [&](int64_t r) { return scatter ? r : rows[r]; };
+    auto to = [&](int64_t r) { return scatter ? rows[r] : r; };
     const int64_t rowBytes = src.freeElems * src.esize;
-    uint8_t* staged = x.inst().stage ? x.byteSlot(dst.lanes * rowBytes) : nullptr;
+    uint8_t* staged = x.inst().stage ? x.byteSlot(n * rowBytes) : nullptr;
     if (staged)
-      for (int64_t r = 0; r < dst.lanes; ++r)
+      for (int64_t r = 0; r < n; ++r)
         if (rows[r] >= 0)
-          x.copyStream(x.lane(src, rows[r]), Exec::buffered(staged + r * rowBytes, src.dtype, src.freeElems, src), false);
-    for (int64_t r = 0; r < dst.lanes; ++r)
+          x.copyStream(x.lane(src, from(r)), Exec::buffered(staged + r * rowBytes, src.dtype, src.freeElems, src), false);
+    for (int64_t r = 0; r < n; ++r)
       if (rows[r] >= 0)
-        x.copyStream(staged ? Exec::buffered(staged + r * rowBytes, src.dtype, src.freeElems, src) : x.lane(src, rows[r]),
-                     x.lane(dst, r), add);
+        x.copyStream(staged ? Exec::buffered(staged + r * rowBytes, src.dtype, src.freeElems, src) : x.lane(src, from(r)),
+                     x.lane(dst, to(r)), add);
     return;
   }
 

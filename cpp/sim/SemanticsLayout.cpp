@@ -108,18 +108,9 @@ void check(const InstIota& I, Checker& c) { checkIotaPattern(c, I.pattern, c.out
 void exec(const InstIota& I, Exec& x) {
   const Operand& out = x.out(0);
   int64_t* v = x.intSlot(out.freeElems);
-  Memory& m = x.memory(out);
   for (int64_t l = 0; l < out.lanes; ++l) {
     iotaValues(I.base, I.channel_multiplier, I.pattern, l, v, out.freeElems);
-    RunCursor cur(out, x.lanePtr(out, l));
-    int64_t e = 0;
-    while (!cur.done()) {
-      const int64_t k = cur.remaining();
-      for (int64_t i = 0; i < k; ++i) storeInt64Element(out.dtype, cur.ptr() + i * cur.step(), v[e + i]);
-      x.markWritten(m, cur.ptr(), k, cur.step(), out.esize);
-      e += k;
-      cur.advance(k);
-    }
+    x.scatterIntLane(out, l, v);
   }
 }
 
@@ -149,7 +140,7 @@ void exec(const InstAffineSelect& I, Exec& x) {
 // ---- RangeSelect (v3+): keep in[j] where cmp0(j + start, b0) and cmp1(j + start, b1) ----
 
 void check(const InstRangeSelect& I, Checker& c) {
-  if (!c.cfg.has_range_select) c.fail("range_select needs NeuronCore-v3 or later; this is " + c.cfg.arch);
+  c.require(legality::generation(I.opcode(), c.engine, c.cfg));
   for (AluOp op : {I.comp_op0, I.comp_op1})
     if (!isComparison(op)) c.fail(std::string("comparison op ") + std::string(enumName(op)) + " is not a comparison");
   c.sameShape(c.out(0), {&c.in(0)});

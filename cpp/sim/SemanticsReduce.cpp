@@ -1,6 +1,8 @@
-// Per-lane reductions and searches: tensor_reduce, bn_stats / bn_aggr, max8, find_index8 and
-// match_replace8. docs/isa-semantics.md §5.
+// Per-lane reductions and searches: tensor_reduce, tensor_scalar_reduce / _cumulative (the Vector
+// Engine's accumulation registers), bn_stats / bn_aggr, max8, find_index8 and match_replace8.
+// docs/isa-semantics.md §5.
 #include <algorithm>
+#include <limits>
 
 #include "Alu.h"
 #include "Semantics.h"
@@ -72,6 +74,100 @@ void exec(const InstTensorReduce& I, Exec& x) {
       x.scatterLane(out, l, r);
     }
   });
+}
+
+// ---- TensorScalarReduce: y = op0(data, scalar0), folded into the DVE accumulation registers ----
+
+namespace {
+// The register value reset_reduce starts from: reduce_op's identity [I tensor_scalar_reduce,
+// tensor_scalar_cumulative: 0 for add and subtract, 1 for mult, -inf for max, +inf for min].
+float foldIdentity(AluOp op) {
+  switch (op) {
+    case AluOp::mult: return 1.0f;
+    case AluOp::max: return -std::numeric_limits<float>::infinity();
+    case AluOp::min: return std::numeric_limits<float>::infinity();
+    default: return 0.0f;
+  }
+}
+}  // namespace
+
+void check(const InstTensorScalarReduce& I, Checker& c) {
+  c.notImmediate(c.in(0), "data");
+  c.sameShape(c.out(0), {&c.in(0)});
+  if (isBitwise(I.op0))
+    c.fail(std::string("bit-vector op ") + std::string(enumName(I.op0)) + " (op0 must be arithmetic)");
+  const bool fold = I.reduce_op == AluOp::add || I.reduce_op == AluOp::mult || I.reduce_op == AluOp::max ||
+                    I.reduce_op == AluOp::min || (I.cumulative && I.reduce_op == AluOp::subtract);
+  if (!fold)
+    c.fail(std::string("reduce_op ") + std::string(enumName(I.reduce_op)) +
+           (I.cumulative ? " (a cumulative reduction takes add, subtract, mult, max or min)"
+                         : " (the reduction takes add, mult, max or min)"));
+  if (I.acc != AccumCmd::ZeroAccumulate && I.acc != AccumCmd::Accumulate && I.acc != AccumCmd::LoadAccumulate)
+    c.fail(std::string("accumulate command ") + std::string(enumName(I.acc)) +
+           " (the Vector Engine's registers take ZeroAccumulate, Accumulate or LoadAccumulate)");
+  if (I.has_initial_tensor && I.acc != AccumCmd::LoadAccumulate)
+    c.fail("has an initial register value but the accumulate command is " + std::string(enumName(I.acc)));
+  const int want = 1 + I.has_scalar_tensor + I.has_initial_tensor;
+  if (c.nIns != want)
+    c.fail("takes " + std::to_string(want) + " inputs (data" + (I.has_scalar_tensor ? ", scalar" : "") +
+           (I.has_initial_tensor ? ", initial register value" : "") + "), got " + std::to_string(c.nIns));
+  if (I.has_scalar_tensor) c.pointer(c.in(1), c.out(0).lanes, "per-partition scalar");
+  if (I.has_initial_tensor) c.pointer(c.in(want - 1), c.out(0).lanes, "initial register value");
+  if (c.nOuts == 2) {
+    if (I.cumulative) c.fail("a cumulative reduction writes its running values to outs[0] only");
+    c.pointer(c.out(1), c.out(0).lanes, "reduction");
+  }
+  // "Input / output dtypes are restricted to BF16, FP16, FP32, FP8, UINT8, UINT16, INT8, INT16"
+  // [I tensor_scalar_cumulative]
+  if (I.cumulative)
+    for (const Operand* op : {&c.in(0), &c.out(0)})
+      if (op->dtype == DType::int32 || op->dtype == DType::uint32 || op->dtype == DType::int64 ||
+          op->dtype == DType::uint64)
+        c.fail(c.name(*op) + " is " + std::string(enumName(op->dtype)) +
+               "; a cumulative reduction takes no 32- or 64-bit integer data");
+}
+
+// Per lane: reg starts at the identity, the register or the initial operand; for each element
+// reg = reduce_op(y[i], reg); out[i] = y[i] (or reg, cumulative); the register keeps reg.
+void exec(const InstTensorScalarReduce& I, Exec& x) {
+  const Operand& out = x.out(0);
+  const bool reduced = x.nOuts() == 2;
+  float* folds = reduced ? x.slot(Exec::kSideSlot, out.lanes) : nullptr;
+  std::vector<float>& reg = x.core.dveAccumulator;
+  std::vector<uint8_t>& set = x.core.dveAccumulatorSet;
+  const Operand* scalar = I.has_scalar_tensor ? &x.in(1) : nullptr;
+  const Operand* initial = I.has_initial_tensor ? &x.in(x.nIns() - 1) : nullptr;
+  const float c0 = static_cast<float>(I.const0), init = static_cast<float>(I.initial);
+  withAluOp(I.reduce_op, [&]<AluOp Op>() {
+    x.elementwise({&x.in(0)}, out, [&](int64_t l0, int64_t nl, int64_t n, const float* const* in, float* res) {
+      for (int64_t j = 0; j < nl; ++j) {
+        const int64_t lane = l0 + j;
+        const auto p = static_cast<size_t>(out.p0 + lane);
+        float r;
+        if (I.acc == AccumCmd::ZeroAccumulate) {
+          r = foldIdentity(I.reduce_op);
+        } else if (I.acc == AccumCmd::LoadAccumulate) {
+          r = initial ? x.laneScalar(*initial, lane) : init;
+        } else {
+          if (!set[p])
+            x.fail("reads the Vector Engine's accumulation register of partition " + std::to_string(p) +
+                   ", which no instruction has set");
+          r = reg[p];
+        }
+        float* y = res + j * n;
+        std::copy(in[0] + j * n, in[0] + (j + 1) * n, y);
+        applyScalar(I.op0, I.reverse0, y, n, scalar ? x.laneScalar(*scalar, lane) : c0);
+        if (I.cumulative)
+          for (int64_t i = 0; i < n; ++i) y[i] = r = alu<Op>(y[i], r);
+        else
+          for (int64_t i = 0; i < n; ++i) r = alu<Op>(y[i], r);
+        reg[p] = r;
+        set[p] = 1;
+        if (reduced) folds[lane] = I.negate ? -r : r;
+      }
+    });
+  });
+  if (reduced) x.scatterLanes(x.out(1), folds);
 }
 
 // ---- BNStats: [count, mean, var*count] of the even and of the odd elements ----

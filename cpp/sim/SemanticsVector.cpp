@@ -1,6 +1,6 @@
 // Elementwise instructions of ACT, DVE and Pool: activation and its accumulators, memset, copies
 // (static and dynamic), reciprocal, tensor-scalar and tensor-tensor ALU ops, the scan, dropout,
-// select (+reduce) and the predicated copy. docs/isa-semantics.md §3-§5.
+// scalar_tensor_tensor, select (+reduce) and the predicated copy. docs/isa-semantics.md §3-§5.
 #include <algorithm>
 
 #include "Alu.h"
@@ -12,16 +12,6 @@ namespace sim {
 using namespace bir;
 
 namespace {
-
-// v[i] = op(v[i], c) (or op(c, v[i]) when reversed), over n values: one instantiation per op.
-void applyScalar(AluOp op, bool reverse, float* v, int64_t n, float c) {
-  withAluOp(op, [&]<AluOp Op>() {
-    if (reverse)
-      for (int64_t i = 0; i < n; ++i) v[i] = alu<Op>(c, v[i]);
-    else
-      for (int64_t i = 0; i < n; ++i) v[i] = alu<Op>(v[i], c);
-  });
-}
 
 // fold_op over v[0..n): sequential, from the first element.
 float fold(AluOp op, const float* v, int64_t n) {
@@ -331,6 +321,47 @@ void exec(const InstTensorTensorScan& I, Exec& x) {
                     for (int64_t i = 0; i < n; ++i) o[i] = r = aluDyn(I.op1, aluDyn(I.op0, a[i], r), b[i]);
                   }
                 });
+}
+
+// ---- ScalarTensorTensor: out = op1(op0(data, scalar0), data1) ----
+
+void check(const InstScalarTensorTensor& I, Checker& c) {
+  c.notImmediate(c.in(0), "data");
+  c.notImmediate(c.in(1), "data1");
+  c.sameShape(c.out(0), {&c.in(0), &c.in(1)});
+  if (c.nIns == 3) c.pointer(c.in(2), c.out(0).lanes, "per-partition scalar");
+  checkNotBothPsum(c, c.in(0), c.in(1));
+  // "Both op0 and op1 must be arithmetic operators ... Bitvec operators are not supported" [I]
+  for (AluOp op : {I.op0, I.op1})
+    if (isBitwise(op)) c.fail(std::string("bit-vector op ") + std::string(enumName(op)) + " (scalar_tensor_tensor takes arithmetic ops)");
+}
+
+void exec(const InstScalarTensorTensor& I, Exec& x) {
+  // The output may be one of the inputs (in place): element i of both is read before element i is
+  // written, op0's results staged through a small stack block.
+  constexpr int64_t kBlock = 256;
+  const bool ptr = x.nIns() == 3;
+  const float c0 = static_cast<float>(I.const0);
+  withAluOp(I.op1, [&]<AluOp Op1>() {
+    x.elementwise({&x.in(0), &x.in(1)}, x.out(0),
+                  [&](int64_t l0, int64_t nl, int64_t n, const float* const* in, float* res) {
+                    float t[kBlock];
+                    for (int64_t j = 0; j < nl; ++j) {
+                      const float s = ptr ? x.laneScalar(x.in(2), l0 + j) : c0;
+                      const float *a = in[0] + j * n, *b = in[1] + j * n;
+                      float* o = res + j * n;
+                      for (int64_t i0 = 0; i0 < n; i0 += kBlock) {
+                        const int64_t k = std::min(kBlock, n - i0);
+                        std::copy(a + i0, a + i0 + k, t);
+                        applyScalar(I.op0, I.reverse0, t, k, s);
+                        if (I.reverse1)
+                          for (int64_t i = 0; i < k; ++i) o[i0 + i] = alu<Op1>(b[i0 + i], t[i]);
+                        else
+                          for (int64_t i = 0; i < k; ++i) o[i0 + i] = alu<Op1>(t[i], b[i0 + i]);
+                      }
+                    }
+                  });
+  });
 }
 
 // ---- Select, SelectReduce, CopyPredicated ----

@@ -196,6 +196,8 @@ SimResult Simulator::run() {
   // Multi-core: each kernel's launch time (its first instruction's start) on the cores before.
   const bool multiCore = prog.cores.size() > 1;
   std::unordered_map<std::string, double> launched;
+  uint64_t doneBefore = 0;  // instructions of the cores run before this one
+  done_.store(0, std::memory_order_relaxed);
   for (const CoreProgram& cp : prog.cores) {
     if (state) state->reset();
     if (gemm) gemm->panels().clear();  // its keys are addresses in the state just reset
@@ -206,6 +208,7 @@ SimResult Simulator::run() {
     int64_t peFlops = 0;
     for (uint32_t i = 0; i < cp.insts.size(); ++i) {
       const DecodedInst& d = cp.insts[i];
+      if (i % kProgressStride == 0) done_.store(doneBefore + i, std::memory_order_relaxed);
       if (full) exec->run(cp, d);
       const std::string* kernel = nullptr;  // read only for multi-core modules (a cache miss each)
       if (multiCore) {
@@ -229,6 +232,8 @@ SimResult Simulator::run() {
       }
     }
     if (gemm) gemm->drain();  // the last matmuls' parts in progress
+    doneBefore += cp.insts.size();
+    done_.store(doneBefore, std::memory_order_relaxed);
     for (const auto& [kernel, t] : launchedHere) {
       const auto [it, fresh] = launched.try_emplace(kernel, t);
       if (!fresh) it->second = std::min(it->second, t);

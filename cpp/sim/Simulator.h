@@ -13,6 +13,7 @@
 // function-order result.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -90,6 +91,10 @@ class Simulator {
   // writes is copied on run, so the caller's array is never modified.
   void bind(const std::string& name, void* data, int64_t bytes);
   SimResult run();
+  // Instructions run so far by the run in progress (updated every kProgressStride instructions,
+  // readable from another thread): what a progress bar shows.
+  uint64_t instructionsDone() const { return done_.load(std::memory_order_relaxed); }
+  static constexpr uint32_t kProgressStride = 1024;
 
  private:
   SimOptions opts_;
@@ -97,6 +102,7 @@ class Simulator {
   std::shared_ptr<Program> program_;
   std::vector<void*> bound_;
   double prepare_seconds_ = 0;
+  std::atomic<uint64_t> done_{0};
 };
 
 }  // namespace sim

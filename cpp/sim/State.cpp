@@ -46,6 +46,8 @@ std::string Memory::describe(int64_t offset, int64_t n) const {
 CoreState::CoreState(int64_t partitions, int64_t sbufBpp, int64_t psumBpp)
     : psumGroup(partitions * psumPitch(psumBpp) / 4),
       actAccumulator(static_cast<size_t>(partitions), 0.0f),
+      dveAccumulator(static_cast<size_t>(partitions), 0.0f),
+      dveAccumulatorSet(static_cast<size_t>(partitions), 0),
       partitions_(partitions),
       sbufBpp_(sbufBpp),
       psumBpp_(psumBpp) {
@@ -62,6 +64,14 @@ CoreState::CoreState(int64_t partitions, int64_t sbufBpp, int64_t psumBpp)
   };
   init(sbuf, "SBUF", Space::SBUF, sbufData_.data(), sbufBpp);
   init(psum, "PSUM", Space::PSUM, psumData_.data(), psumPitch(psumBpp));
+  for (auto& g : rng) g.resize(static_cast<size_t>(partitions));
+  resetRng();
+}
+
+void CoreState::resetRng() {
+  for (int g = 0; g < 2; ++g)
+    for (size_t p = 0; p < rng[static_cast<size_t>(g)].size(); ++p)
+      rng[static_cast<size_t>(g)][p] = initialRng(g, static_cast<int64_t>(p));
 }
 
 void CoreState::reset() {
@@ -71,6 +81,8 @@ void CoreState::reset() {
   sbufWrittenTiles.clear();
   psumGroupTiles.clear();
   std::fill(actAccumulator.begin(), actAccumulator.end(), 0.0f);
+  std::fill(dveAccumulatorSet.begin(), dveAccumulatorSet.end(), 0);
+  resetRng();
 }
 
 }  // namespace sim

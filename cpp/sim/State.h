@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "HostMemory.h"
+#include "Xorwow.h"
 #include "bir/Enums.h"
 
 namespace sim {
@@ -143,7 +144,7 @@ struct DramTensor {
   Memory mem;
 };
 
-// SBUF, PSUM and the ACT accumulators of one NeuronCore.
+// SBUF, PSUM and the ACT and DVE accumulators of one NeuronCore.
 class CoreState {
  public:
   CoreState(int64_t partitions, int64_t sbufBytesPerPartition, int64_t psumBytesPerPartition);
@@ -156,7 +157,7 @@ class CoreState {
   // spread them over a quarter of the sets and keep one PSUM group bit word per 64 words from
   // spanning two partitions (lane-parallel writers stay on separate bit words).
   static int64_t psumPitch(int64_t psumBytesPerPartition) { return psumBytesPerPartition + 256; }
-  void reset();  // a fresh core: nothing written, no accumulation groups, accumulators 0
+  void reset();  // a fresh core: nothing written, no accumulation groups, ACT accumulators 0, DVE ones unset, generators at their initial states
   // PSUM words [word, word + n) leave their accumulation groups (a non-matmul write).
   void endGroups(int64_t word, int64_t n) {
     psumGroup.clear(word, n);
@@ -173,6 +174,17 @@ class CoreState {
   TileSet<6> psumGroupTiles;
   WrittenTiles sbufWrittenTiles;  // matmul operand tiles already checked
   std::vector<float> actAccumulator;  // one fp32 register per partition
+  // The Vector Engine's accumulation registers (tensor_scalar_reduce / _cumulative), one fp32 per
+  // partition, and whether an instruction has set each: reading an unset one is refused.
+  std::vector<float> dveAccumulator;
+  std::vector<uint8_t> dveAccumulatorSet;
+  // The pseudo-random generators of the Vector (kRngVector) and GpSimd (kRngPool) engines, one
+  // per partition.
+  static constexpr int kRngVector = 0, kRngPool = 1;
+  std::array<std::vector<XorwowState>, 2> rng;
+  // The state generator `g` of partition p starts in (ours).
+  static XorwowState initialRng(int g, int64_t p) { return xorwowFromSeed((uint64_t(g + 1) << 32) | uint64_t(p)); }
+  void resetRng();
 
  private:
   int64_t partitions_, sbufBpp_, psumBpp_;

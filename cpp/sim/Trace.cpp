@@ -7,8 +7,10 @@
 // Time: "ts" and "dur" are microseconds, as the format defines them, printed exactly as integer
 // nanoseconds / 1000 ("1234.567"): Perfetto reads them back as those integer nanoseconds, so
 // slices that touch or nest in the timeline do in the viewer.
+#include <cerrno>
 #include <charconv>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <type_traits>
 
@@ -22,7 +24,7 @@ namespace {
 class JsonOut {
  public:
   explicit JsonOut(const std::string& path) : f_(std::fopen(path.c_str(), "wb")) {
-    if (!f_) throw SimulationError("cannot open trace file '" + path + "' for writing");
+    if (!f_) throw SimulationError("cannot open trace file '" + path + "' for writing (" + std::strerror(errno) + ")");
     buf_.reserve(1 << 16);
   }
   ~JsonOut() {
@@ -74,10 +76,11 @@ class JsonOut {
   }
   void close(const std::string& path) {
     flush();
-    const bool bad = std::ferror(f_) != 0;
-    const int rc = std::fclose(f_);
+    if (std::fflush(f_) != 0 && !error_) error_ = errno;
+    if (std::fclose(f_) != 0 && !error_) error_ = errno;
     f_ = nullptr;
-    if (bad || rc != 0) throw SimulationError("writing trace file '" + path + "' failed");
+    if (error_)  // the first failure's reason ("No space left on device")
+      throw SimulationError("writing trace file '" + path + "' failed (" + std::strerror(error_) + ")");
   }
 
  private:
@@ -85,10 +88,12 @@ class JsonOut {
     if (buf_.size() > (1 << 16) - 512) flush();
   }
   void flush() {
-    if (!buf_.empty()) std::fwrite(buf_.data(), 1, buf_.size(), f_);
+    if (!buf_.empty() && std::fwrite(buf_.data(), 1, buf_.size(), f_) != buf_.size() && !error_)
+      error_ = errno ? errno : EIO;
     buf_.clear();
   }
   std::FILE* f_;
+  int error_ = 0;
   std::string buf_;
 };
 

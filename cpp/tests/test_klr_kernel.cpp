@@ -101,7 +101,7 @@ TEST(KlrKernel, WritesAtomicallyAndReadsBack) {
   EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir), {}), 1);
   EXPECT_EQ(moduleToJson(*readKernelFile(path)), moduleToJson(*m));
   EXPECT_EQ(errorOf([&] { readKernelFile((dir / "missing.klr").string()); }),
-            (dir / "missing.klr").string() + ": cannot open the file");
+            (dir / "missing.klr").string() + ": cannot open the file (No such file or directory)");
 }
 
 TEST(KlrKernel, RefusesWhatIsNotIsaCode) {

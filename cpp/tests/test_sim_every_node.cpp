@@ -66,6 +66,31 @@ Kit everyNodeModule() {
   k.dma(Kit::tile(id), Kit::full(idx));
   k.add(InstructionType::TensorCopyDynamicSrc, {t(a, 8), Kit::tile(id, 1)}, {t(c, 8)});
   k.add(InstructionType::TensorCopyDynamicDst, {t(a, 8), Kit::tile(id, 1)}, {t(c, 8)});
+  k.add(InstructionType::ScalarTensorTensor, {t(a), t(b), t(s, 1)}, {t(c)});
+  k.add(InstructionType::TensorScalarReduce, {t(a)}, {t(c), t(s, 1)});
+  k.add(InstructionType::TensorPartitionReduce, {t(a)}, {Kit::tile(c, 1, N)});
+  auto* u16 = k.sbuf("u16", P, 1, DType::uint16);
+  auto* gi = k.sbuf("gi", P, 4, DType::uint32);
+  auto* seg = k.sbuf("seg", 1, 8, DType::int32);
+  auto* bounds = k.sbuf("bounds", 1, 16, DType::int32);
+  auto* nz = k.sbuf("nz", P, N + 1, DType::int32);
+  k.add<InstMemset>(InstructionType::Memset, {}, {t(u16)})->constant = 3;
+  k.add<InstMemset>(InstructionType::Memset, {}, {t(gi)})->constant = 5;
+  k.add<InstMemset>(InstructionType::Memset, {}, {t(seg)})->constant = 2;
+  {
+    auto* g = k.add<InstLocalGather>(InstructionType::LocalGather, {t(a), t(u16)}, {t(c)});
+    g->num_valid_indices = 8;
+    g->num_elem_per_idx = 2;
+  }
+  k.add(InstructionType::Gather, {t(a), t(gi)}, {Kit::tile(s, -1, 4)});
+  k.add(InstructionType::SequenceBounds, {t(seg)}, {t(bounds)});
+  k.add(InstructionType::NonzeroWithCount, {t(a)}, {t(nz)});
+  auto* st = k.sbuf("st", P, 6, DType::uint32);
+  k.add<InstMemset>(InstructionType::Memset, {}, {t(st)})->constant = 9;
+  k.add(InstructionType::SetRandState, {t(st)}, {})->engine = Engine::Pool;
+  k.add(InstructionType::SetRandState, {Kit::tile(st, 1, 1)}, {})->engine = Engine::DVE;
+  k.add(InstructionType::Rand, {}, {t(gi)})->engine = Engine::Pool;
+  k.add(InstructionType::GetRandState, {}, {t(st)})->engine = Engine::Pool;
   k.add(InstructionType::DevicePrint, {t(s, 2)}, {});
   k.add(InstructionType::NoOp, {}, {});
   k.add(InstructionType::DMA, {Kit::full(x), Kit::tile(id)}, {Kit::tile(b, 4)});

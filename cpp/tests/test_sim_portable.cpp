@@ -77,8 +77,9 @@ TEST_F(SimdVsPortable, Fp16Runs) {
 TEST_F(SimdVsPortable, MatmulKernels) {
   std::mt19937 gen(13);
   std::normal_distribution<float> nd(0.0f, 1.0f);
-  for (auto [K, M, N] : {std::array{128, 128, 512}, std::array{1, 1, 1}, std::array{37, 5, 33},
-                         std::array{100, 128, 93}, std::array{128, 70, 200}}) {
+  for (const auto& kmn : {std::array{128, 128, 512}, std::array{1, 1, 1}, std::array{37, 5, 33},
+                          std::array{100, 128, 93}, std::array{128, 70, 200}}) {
+    const int K = kmn[0], M = kmn[1], N = kmn[2];  // (not a structured binding: lambdas capture it below)
     for (bir::DType dt : {bir::DType::float32, bir::DType::bfloat16}) {
       const int es = bir::dtypeSize(dt);
       std::vector<uint8_t> a(size_t(K) * M * es), b(size_t(K) * N * es);

@@ -3,6 +3,7 @@
 // on-chip tensors and instructions copied under unique names; Form A (KLR file) and Form B (BIR
 // JSON, embedded or a file) give identical modules; multi-core kernels land one function per core.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
@@ -273,7 +274,7 @@ TEST(WalrusSplicer, BadCarriersNameTheNode) {
   n->klir_binary = "missing.klr";
   EXPECT_EQ(errorOf<klr::KLRError>([&] { resolve(*h.m); }),
             "functions[0].blocks[0].instructions[1] (NKIKLIRKernel 'k0'): Form A (kernel_format \"\"): " +
-                tempPath("missing.klr") + ": cannot open the file");
+                tempPath("missing.klr") + ": cannot open the file (No such file or directory)");
   n->klir_binary = "add_kernel.nki.klr";
   walrus::ResolveOptions corpus;
   corpus.base_dir = klr_test::klrCorpusDir();
@@ -331,6 +332,64 @@ TEST(WalrusSplicer, FileReferencesStayInTheFilesFolder) {
   cast<InstNKIKernel>(escaped.node)->func = "../outside.json";
   EXPECT_NE(errorOf<KernelError>([&] { resolve(*escaped.m, o); }).find("func '../outside.json' is outside the files folder"),
             std::string::npos);
+}
+
+// A node's file reference resolves only inside the module's folder or a folder allowed
+// explicitly (FileReference): "../", absolute paths and links that lead out are refused; pipes
+// and directories are refused without blocking; no error quotes a file's contents.
+TEST(WalrusSplicer, FileReferencesStayInsideTheirFolders) {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::path(testing::TempDir()) / "walrus_confined";
+  fs::remove_all(root);
+  fs::create_directories(root / "module" / "klr");
+  fs::create_directories(root / "elsewhere");
+  klr::writeKernelFile(*klr_test::addKernel(), (root / "module" / "klr" / "add.klr").string());
+  klr::writeKernelFile(*klr_test::addKernel(), (root / "elsewhere" / "add.klr").string());
+  std::ofstream(root / "elsewhere" / "secret.json") << "SECRET-FIRST-LINE: do not echo\n";
+  std::ofstream(root / "module" / "notes.json") << "{\"functions\": [{\"name\": \"SECRET-VALUE\", \"blocks\": 7}]}";
+  fs::create_symlink(root / "elsewhere" / "add.klr", root / "module" / "klr" / "link.klr");
+  ASSERT_EQ(::mkfifo((root / "module" / "pipe.klr").c_str(), 0600), 0);
+  fs::create_directories(root / "module" / "dir.klr");
+
+  walrus::ResolveOptions inModule;
+  inModule.base_dir = (root / "module").string();
+  auto attempt = [&](const std::string& format, const std::string& ref, walrus::ResolveOptions o) {
+    Host h = makeHost(InstructionType::NKIKLIRKernel);
+    auto* n = cast<InstNKIKLIRKernel>(h.node);
+    n->kernel_format = format;
+    n->klir_binary = ref;
+    try {
+      resolve(*h.m, o);
+    } catch (const nxs::Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(resolved)");
+  };
+  EXPECT_EQ(attempt("klir", "klr/add.klr", inModule), "(resolved)");
+  EXPECT_EQ(attempt("klir", (root / "module" / "klr" / "add.klr").string(), inModule), "(resolved)");
+  EXPECT_EQ(attempt("klir", "klr/../klr/./add.klr", inModule), "(resolved)");
+  for (const std::string& escape : {std::string("../elsewhere/add.klr"), (root / "elsewhere" / "add.klr").string(),
+                                    std::string("klr/link.klr"), std::string("/etc/passwd"), std::string("..")}) {
+    const std::string error = attempt("klir", escape, inModule);
+    EXPECT_NE(error.find("klir_binary '" + escape + "' is outside the files folder"), std::string::npos)
+        << error;
+  }
+  const std::string formB = attempt("bir", "../elsewhere/secret.json", inModule);
+  EXPECT_NE(formB.find("is outside the files folder"), std::string::npos) << formB;
+  EXPECT_EQ(formB.find("SECRET"), std::string::npos) << formB;
+  // Allowed explicitly, the other folder's files resolve, and their contents stay unquoted.
+  walrus::ResolveOptions both = inModule;
+  both.allowed_dirs = {(root / "elsewhere").string()};
+  EXPECT_EQ(attempt("klir", "../elsewhere/add.klr", both), "(resolved)");
+  EXPECT_EQ(attempt("klir", "klr/link.klr", both), "(resolved)");
+  for (const std::string& ref : {std::string("../elsewhere/secret.json"), std::string("notes.json")}) {
+    const std::string error = attempt("bir", ref, both);
+    EXPECT_NE(error.find("not a BIR JSON module"), std::string::npos) << error;
+    EXPECT_EQ(error.find("SECRET"), std::string::npos) << error;
+  }
+  EXPECT_NE(attempt("klir", "pipe.klr", inModule).find("is a named pipe (FIFO), not a regular file"), std::string::npos);
+  EXPECT_NE(attempt("klir", "dir.klr", inModule).find("is a directory, not a file"), std::string::npos);
+  EXPECT_NE(attempt("bir", "pipe.klr", inModule).find("is a named pipe (FIFO)"), std::string::npos);
 }
 
 // A grid-2 kernel in a one-function host: core 0's code replaces the node, core 1's lands in a new

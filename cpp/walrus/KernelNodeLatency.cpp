@@ -85,7 +85,7 @@ std::unique_ptr<Module> scratchModule(const Instruction& node, const Host& host,
 // lives in a file (handles of kernels compiled in this process name their content), and the model.
 std::string fileStamp(const std::string& folder, const std::string& reference) {
   std::error_code ec;
-  const auto path = resolveFileReference(folder, reference, "file");
+  const auto path = resolveFileReference(FileScope{folder, {}}, reference, "file");
   const auto size = std::filesystem::file_size(path, ec);
   const auto time = std::filesystem::last_write_time(path, ec);
   return path + ":" + std::to_string(size) + ":" + std::to_string(time.time_since_epoch().count());
@@ -113,9 +113,9 @@ void expand(Module& scratch, int64_t core) {
     Logger quiet;
     BIRKernelWrapper::createInstance(quiet, it54, &bb, /*verify=*/true)->inlineInPlace();
   } else if (auto* it55 = bir::dyn_cast<bir::InstNKIKernel>(node)) {
-    resolveNKIKernel(*it55, scratch.files_dir);
+    resolveNKIKernel(*it55, FileScope{scratch.files_dir, {}});
   } else if (auto* it56 = bir::dyn_cast<bir::InstNKIKLIRKernel>(node)) {
-    TranslateNKIASTToBIR(scratch.files_dir).lowerKernelInst(*it56);
+    TranslateNKIASTToBIR(FileScope{scratch.files_dir, {}}).lowerKernelInst(*it56);
   } else {
     throw KernelError(describeNode(*node) + ": not a kernel node");
   }

@@ -8,8 +8,8 @@ namespace walrus {
 
 size_t KernelNodeResolver::run() {
   if (options_.verify) bir::verifyModule(m_);
-  const std::string filesDir = options_.base_dir.empty() ? m_.files_dir : options_.base_dir;
-  const TranslateNKIASTToBIR it56(filesDir);
+  const FileScope files{options_.base_dir.empty() ? m_.files_dir : options_.base_dir, options_.allowed_dirs};
+  const TranslateNKIASTToBIR it56(files);
   size_t resolved = 0;
   // Indices, not iterators: resolving replaces instructions and may add functions.
   for (size_t fi = 0; fi < m_.functions().size(); ++fi) {
@@ -24,7 +24,7 @@ size_t KernelNodeResolver::run() {
           ++ii;
           continue;
         }
-        ii += nki ? resolveNKIKernel(*nki, filesDir) : it56.lowerKernelInst(*klir);
+        ii += nki ? resolveNKIKernel(*nki, files) : it56.lowerKernelInst(*klir);
         ++resolved;
       }
     }

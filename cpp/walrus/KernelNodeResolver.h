@@ -10,6 +10,7 @@
 #include <string>
 
 #include "bir/Module.h"
+#include "walrus/FileReference.h"
 
 namespace walrus {
 
@@ -17,6 +18,7 @@ struct ResolveOptions {
   bool nki_kernels = true;   // IT55
   bool klir_kernels = true;  // IT56
   std::string base_dir;      // the files folder (FileReference.h); empty: the module's files_dir
+  std::vector<std::string> allowed_dirs;  // further folders file references may point into
   bool verify = true;
 };
 

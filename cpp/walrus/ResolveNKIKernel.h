@@ -7,17 +7,18 @@
 #include <string>
 
 #include "bir/Module.h"
+#include "walrus/FileReference.h"
 
 namespace walrus {
 
 // The compiled kernel `node` names: compiled in this process, else the file `func` names in
-// `filesDir` (FileReference.h; "" = the working directory). Errors name the node: KernelError
+// `files` (FileReference.h). Errors name the node: KernelError
 // when it is found neither way (or the reference leaves the folder), BIRError / KLRError when the
 // artifact is malformed.
-std::unique_ptr<bir::Module> loadNKIKernel(const bir::InstNKIKernel& node, const std::string& filesDir);
+std::unique_ptr<bir::Module> loadNKIKernel(const bir::InstNKIKernel& node, const FileScope& files);
 
 // Replaces the node with its compiled kernel; returns the number of instructions now in its place.
 // KernelError when the kernel does not fit the node (and loadNKIKernel's errors).
-size_t resolveNKIKernel(bir::InstNKIKernel& node, const std::string& filesDir);
+size_t resolveNKIKernel(bir::InstNKIKernel& node, const FileScope& files);
 
 }  // namespace walrus

@@ -26,7 +26,7 @@ std::string formA(const bir::InstNKIKLIRKernel& node) { return "Form A (kernel_f
 std::string TranslateNKIASTToBIR::filePath(const bir::InstNKIKLIRKernel& node, const std::string& reference,
                                            const std::string& form) const {
   try {
-    return resolveFileReference(files_dir_, reference, "klir_binary");
+    return resolveFileReference(files_, reference, "klir_binary");
   } catch (const KernelError& e) {
     throw KernelError(describeNode(node) + ": " + form + ": " + e.what());
   }
@@ -54,8 +54,9 @@ size_t TranslateNKIASTToBIR::lowerFromKlrFile(bir::InstNKIKLIRKernel& node, cons
 std::unique_ptr<bir::Module> TranslateNKIASTToBIR::kernelFromBirJson(const bir::InstNKIKLIRKernel& node,
                                                                      const std::string& blob) const {
   const std::string where = describeNode(node);
+  const bool embedded = isJsonText(blob);
   std::string text = blob, source = "klir_binary";
-  if (!isJsonText(blob)) {
+  if (!embedded) {
     source = filePath(node, blob, formB());
     try {
       text = klr::readFileBytes(source);
@@ -66,7 +67,10 @@ std::unique_ptr<bir::Module> TranslateNKIASTToBIR::kernelFromBirJson(const bir::
   try {
     return bir::moduleFromJson(text);
   } catch (const bir::BIRError& e) {
-    throw bir::BIRError(where + ": " + formB() + " " + source + ": " + e.what());
+    if (embedded) throw bir::BIRError(where + ": " + formB() + " " + source + ": " + e.what());
+    // About a file the module names: say where, quote nothing of it.
+    throw bir::BIRError(where + ": " + formB() + " " + source + ": not a BIR JSON module: " +
+                        withoutFileContents(e.what()));
   }
 }
 

@@ -14,14 +14,15 @@
 #include <string>
 
 #include "bir/Module.h"
+#include "walrus/FileReference.h"
 
 namespace walrus {
 
 class TranslateNKIASTToBIR {
  public:
-  // `files_dir`: the module's files folder, where klir_binary paths resolve ("" = the working
-  // directory).
-  explicit TranslateNKIASTToBIR(std::string files_dir = {}) : files_dir_(std::move(files_dir)) {}
+  // klir_binary paths resolve inside `files` only (FileReference.h): relative ones against its
+  // base_dir, the module's files folder ("" = the working directory).
+  explicit TranslateNKIASTToBIR(FileScope files = {}) : files_(std::move(files)) {}
 
   // Lowers the node with the form its kernel_format names; returns the number of instructions
   // now in its place. Errors name the node: KLRError (Form A file), BIRError (Form B JSON),
@@ -41,7 +42,7 @@ class TranslateNKIASTToBIR {
   std::unique_ptr<bir::Module> kernelFromBirJson(const bir::InstNKIKLIRKernel& node, const std::string& blob) const;
   std::unique_ptr<bir::Module> kernelFromKlrFile(const bir::InstNKIKLIRKernel& node, const std::string& path) const;
   std::string filePath(const bir::InstNKIKLIRKernel& node, const std::string& reference, const std::string& form) const;
-  std::string files_dir_;
+  FileScope files_;
 };
 
 }  // namespace walrus

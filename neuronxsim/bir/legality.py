@@ -87,17 +87,42 @@ def max8_family(opcode: InstructionType, data: Operand, *, arch: str) -> Optiona
     return _b.legality_max8_family(int(opcode), data, arch)
 
 
+def local_gather(src: Operand, index: Operand, num_elem_per_idx: int, num_valid_indices: int, *,
+                 arch: str) -> Optional[Violation]:
+    """GpSimd's partition-local gather (``LocalGather``): source and index of the same partitions,
+    a multiple of a GpSimd core's; uint16 indices; ``num_elem_per_idx`` 1, 2, 4, ..., 32;
+    ``num_valid_indices`` 1 to a core's indices, at most ``local_gather_max_indices``."""
+    return _b.legality_local_gather(src, index, num_elem_per_idx, num_valid_indices, arch)
+
+
+def generation(opcode: InstructionType, engine: Engine, *, arch: str) -> Optional[Violation]:
+    """``instruction.generation``: ``RangeSelect``, ``NonzeroWithCount`` and GpSimd's random
+    number generator (``Rand``, ``SetRandState``, ``GetRandState`` on ``Engine.Pool``) only where
+    ``arch`` has them; ``GetRandState`` reads GpSimd's generators only."""
+    return _b.legality_generation(int(opcode), engine, arch)
+
+
 def dma(src: Operand, dst: Operand, *, arch: str, opcode: InstructionType = InstructionType.DMA,
         index: Optional[Operand] = None, mode: DmaMode = DmaMode.Copy, dst_rmw_op: AluOp = AluOp.bypass,
         dge_type: DgeType = _DGE_NONE, indirect_dim: int = -1, src_2d: bool = True,
         engine: Engine = Engine.SP) -> Optional[Violation]:
-    """A transfer (``DMA``, ``Load``, ``Save``, ``DMACopy``): a modelled mode (copy, or the
-    transpose of a 2-D source: ``src_2d``), add as the only read-modify-write, hardware DGE only
-    where ``arch`` has it and triggered by the Activation or SP ``engine``, equal element counts; an indirect transfer (``index``): integer indices,
-    one per destination row, rows of equal size."""
+    """A transfer (``DMA``, ``Load``, ``Save``, ``DMACopy``, ``IndirectSave``): a modelled mode
+    (copy, the transpose of a 2-D source: ``src_2d``, or ``Dynamic``: rows at the run-time offset
+    ``index``, one integer element), add as the only read-modify-write, the trigger
+    (:func:`dma_trigger`), equal element counts; an indirect transfer (``index``; an
+    ``IndirectSave`` scatter always has one): integer indices, one per row of the side not indexed
+    (the destination of a gather, the source of a scatter), ``indirect_dim`` -1 or 0, rows of
+    equal size."""
     return _b.legality_dma(int(opcode), src, dst, index, mode, dst_rmw_op, dge_type, indirect_dim, src_2d, engine,
                            arch)
 
 
+def dma_trigger(*, arch: str, dge_type: DgeType, engine: Engine,
+                opcode: InstructionType = InstructionType.DMA) -> Optional[Violation]:
+    """``dma.hwdge`` alone: hardware DGE only where ``arch`` has it, triggered by the Activation
+    or SP ``engine`` (for a tracer that picks them before the transfer's operands)."""
+    return _b.legality_dma_trigger(int(opcode), dge_type, engine, arch)
+
+
 __all__ = ["Space", "Operand", "Violation", "Rule", "RULES", "pe_input_dtypes", "matmul", "engine_operand", "dve_transpose",
-           "bn_stats", "max8_family", "dma"]
+           "bn_stats", "max8_family", "local_gather", "generation", "dma", "dma_trigger"]

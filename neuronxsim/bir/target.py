@@ -28,6 +28,16 @@ ARCHS: tuple = tuple(_b.known_archs())
 
 _FIELDS = _b.machine_config(ARCHS[0])
 
+
+
+def _clock_ghz(c, engine: str) -> float:
+    """The clock of ``engine`` ("PE", "ACT", "DVE", "Pool" or "SP"), in GHz."""
+    return {
+        "PE": c.pe_clock_ghz, "ACT": c.act_clock_ghz, "DVE": c.dve_clock_ghz,
+        "Pool": c.pool_clock_ghz, "SP": c.sp_clock_ghz,
+    }[engine]
+
+
 MachineConfig = dataclasses.make_dataclass(
     "MachineConfig",
     [(name, type(value)) for name, value in _FIELDS.items()],
@@ -39,10 +49,7 @@ MachineConfig = dataclasses.make_dataclass(
                                               doc="Peak bf16 multiply-add rate of the PE array, in flops per ns."),
         "psum_bank_fp32_elements": property(lambda c: c.psum_bank_bytes // 4,
                                             doc="fp32 elements of one PSUM bank per partition."),
-        "clock_ghz": lambda c, engine: {
-            "PE": c.pe_clock_ghz, "ACT": c.act_clock_ghz, "DVE": c.dve_clock_ghz,
-            "Pool": c.pool_clock_ghz, "SP": c.sp_clock_ghz,
-        }[engine],
+        "clock_ghz": _clock_ghz,
     },
 )
 

@@ -1,8 +1,9 @@
 """``neuronxsim run``: the built-in Llama decoder layer, lowered, resolved, simulated, checked
 against NumPy and profiled end to end (neuronxsim/models/llama_decoder.py).
 
-Writes to ``--output`` (default ./neuronxsim-run), each file atomically: ``trace.json`` (Chrome
-trace events: open in https://ui.perfetto.dev), ``timeline.png`` (per-engine Gantt chart),
+Writes the folder ``--output`` (default ./neuronxsim-run), replaced as a whole (``OutputSet``):
+``trace.json`` (Chrome trace events: open in https://ui.perfetto.dev), ``timeline.png`` (per-engine
+Gantt chart),
 ``report.json`` (every number of the table), ``program.json`` (the Penguin program),
 ``lowered.json`` (BIR with the kernel nodes) and ``klr/`` (the IT56 kernel's KLR file).
 Exit status 0, or 2 when an output is outside its tolerance (after the table is printed).
@@ -10,21 +11,23 @@ Exit status 0, or 2 when an output is outside its tolerance (after the table is 
 
 from __future__ import annotations
 
-import json
-import os
 import platform
 import sys
 
 import numpy as np
 
 import neuronxsim
-from neuronxsim import bir
-from neuronxsim import pipeline
-from neuronxsim.cli import files, kernel_report
-from neuronxsim.cli.progress import Progress
+from neuronxsim import bir, pipeline
+from neuronxsim.cli import arguments, files, kernel_report, memory, printing
+from neuronxsim.cli.output_set import OutputSet
+from neuronxsim.cli.progress import Progress, traced_instructions
 from neuronxsim.models import llama_decoder as layer
 
 EXIT_TOLERANCE = 2
+
+#: The files of the output folder, by role (report.json lists them, relative to the folder).
+FILES = (("trace", "trace.json"), ("timeline", "timeline.png"), ("report", "report.json"),
+         ("program", "program.json"), ("lowered", "lowered.json"))
 
 _SIZE_OPTIONS = (("tokens", "tokens of the sequence"), ("hidden", "hidden size"),
                  ("q_heads", "query heads"), ("kv_heads", "key/value heads (divides --q-heads)"),
@@ -40,14 +43,14 @@ def add_parser(sub) -> None:
                                    "and a registry transpose for the K cache) through the whole tool chain and "
                                    "prints where the time went.")
     for name, what in _SIZE_OPTIONS:
-        p.add_argument("--" + name.replace("_", "-"), type=int, default=getattr(defaults, name),
-                       help=f"{what} (default {getattr(defaults, name)})")
+        p.add_argument("--" + name.replace("_", "-"), type=arguments.seed if name == "seed" else arguments.size,
+                       default=getattr(defaults, name), help=f"{what} (default {getattr(defaults, name)})")
     p.add_argument("--arch", choices=sorted(pipeline.ARCHS), default="trn1", help="NeuronCore generation")
     p.add_argument("--mode", choices=("full", "timing"), default="full",
                    help="full: numerics, time and the check against NumPy; timing: time only (large sizes)")
-    p.add_argument("--output", default="neuronxsim-run", help="output folder (default ./neuronxsim-run)")
-    p.add_argument("--quiet", action="store_true", help="no progress bar and no table")
-    p.add_argument("--json", action="store_true", help="print report.json to stdout instead of the table")
+    p.add_argument("--output", type=arguments.folder, default="neuronxsim-run",
+                   help="output folder (default ./neuronxsim-run)")
+    printing.add_options(p)
     p.set_defaults(func=run)
 
 
@@ -89,70 +92,66 @@ def run(args) -> int:
     cfg = layer.DecoderConfig(**{name: getattr(args, name) for name, _ in _SIZE_OPTIONS})
     cfg.check()
     full = args.mode == "full"
-    out = os.path.abspath(args.output)
-    os.makedirs(out, exist_ok=True)
+    output = OutputSet(args.output, "run")
+    memory.check(layer.host_bytes(cfg, args.mode), f"checking {cfg.tokens} tokens against the NumPy layer",
+                 "Use --mode timing (time only, no numerics) or fewer --tokens.")
     steps = [("build program and inputs", 1), ("lower: BirCodeGenLoop", 1),
              ("resolve: InlineBIRKernel, lowerKernelInst", 1), (f"simulate ({args.mode} mode)", 4)]
     if full:
         steps.append(("check against NumPy", 2))
     steps.append(("write trace, timeline, report", 1))
-    progress = Progress(steps, quiet=args.quiet or args.json)
-    try:
+    with Progress(steps, quiet=args.quiet or args.json) as progress, output as out:
         with progress.step(steps[0][0]):
             program = layer.build_program(cfg)
             inputs = layer.make_inputs(cfg) if full else None
-        with progress.step(steps[1][0]):
-            lowered = pipeline.lower(program, args.arch, out_dir=out)
+        with progress.step(steps[1][0], count=traced_instructions, unit="instructions traced"):
+            lowered = pipeline.lower(program, args.arch, out_dir=out.path)
         with progress.step(steps[2][0]):
             resolved = pipeline.resolve(lowered)
-        with progress.step(steps[3][0]):
-            result = pipeline.simulate(resolved, inputs, arch=args.arch, mode=args.mode)
-        rows = pipeline.report(result, resolved.nodes).rows
+        memory.check(memory.simulation_bytes(resolved.module, args.arch, args.mode),
+                     f"simulating the layer's {sum(len(b.instructions) for f in resolved.module.functions for b in f.blocks)} "
+                     "instructions", "Use --mode timing (no numerics) or smaller sizes." if full else "Use smaller sizes.")
+        with progress.step(steps[3][0]) as step:
+            result = pipeline.simulate(resolved, inputs, arch=args.arch, mode=args.mode, on_progress=step.fraction)
+        summary = pipeline.report(result, resolved.nodes)
+        rows = summary.rows
         checks = {}
         if full:
             with progress.step("check against NumPy"):
                 checks = _check_outputs(cfg, inputs, result.outputs)
                 _attach_errors(rows, checks)
         with progress.step(steps[-1][0]):
-            busy = kernel_report.engine_busy(result)
             report = {
                 "neuronxsim": neuronxsim.__version__, "command": "run", "arch": args.arch, "mode": args.mode,
-                "layer": {"name": program.name, **vars(cfg)},
-                "total_ns": result.total_ns, "cycles": result.cycles, "instructions": result.instruction_count,
-                "pe_mfu": result.pe_mfu, "engine_busy": busy,
-                "kernels": [r.to_json() for r in rows], "checks": checks,
+                "layer": {"name": program.name, **vars(cfg)}, **summary.to_json(), "checks": checks,
                 "tolerance": {"rtol": layer.RTOL, "atol": layer.ATOL,
                               "rule": "max|a - b| <= atol + rtol * max|reference|"},
                 "host_seconds": dict(progress.seconds), "host": platform.platform(),
-                "files": {k: os.path.join(out, v) for k, v in (
-                    ("trace", "trace.json"), ("timeline", "timeline.png"), ("report", "report.json"),
-                    ("program", "program.json"), ("lowered", "lowered.json"))},
+                "files": dict(FILES),
             }
-            program.save(os.path.join(out, "program.json"))
-            bir.save(lowered.module, os.path.join(out, "lowered.json"))
-            files.write_trace(result, os.path.join(out, "trace.json"))
-            files.write_timeline(result, rows, os.path.join(out, "timeline.png"),
-                                 f"{program.name}: {cfg.tokens} tokens, hidden {cfg.hidden}, {args.arch}, "
-                                 f"{result.total_ns / 1e3:.1f} us")
-            files.write_json(os.path.join(out, "report.json"), report)
-    finally:
-        progress.close()
+            out.write_text("program.json", program.dumps() + "\n")
+            out.write_with("lowered.json", lambda path: bir.save(lowered.module, path))
+            out.write_with("trace.json", result.write_trace)
+            out.write_with("timeline.png", files.timeline_writer(
+                result, rows, f"{program.name}: {cfg.tokens} tokens, hidden {cfg.hidden}, {args.arch}, "
+                              f"{result.total_ns / 1e3:.1f} us"))
+            out.write_json("report.json", report)
 
     failed = [name for name, c in checks.items() if not c["ok"]]
-    if args.json:
-        print(json.dumps(report, indent=1))
-    elif not args.quiet:
+
+    def text():
         print(f"{program.name}: {cfg.tokens} tokens, hidden {cfg.hidden}, {cfg.q_heads} query / {cfg.kv_heads} kv "
               f"heads of {cfg.head_dim}, intermediate {cfg.intermediate}, bf16; {args.arch}, {args.mode} mode\n")
         print(kernel_report.format_table(rows, result.total_ns, with_errors=full))
         print()
-        print("\n".join(_where_time_went(result, rows, busy)))
+        print("\n".join(_where_time_went(result, rows, summary.engine_busy)))
         if full:
             print(f"check: {len(checks) - len(failed)} of {len(checks)} outputs within max|a - b| <= "
                   f"{layer.ATOL} + {layer.RTOL} * max|ref| of the NumPy layer")
-        print(f"wrote {out}/: trace.json (Perfetto), timeline.png, report.json, program.json, lowered.json")
+        print(f"wrote {args.output}/: trace.json (Perfetto), timeline.png, report.json, program.json, lowered.json, klr/")
+
+    printing.emit(args, {k: v for k, v in report.items() if k != "neuronxsim"}, text)
     if failed:
         print(f"neuronxsim: error: outside tolerance: {', '.join(failed)}", file=sys.stderr)
         return EXIT_TOLERANCE
     return 0
-

@@ -1,9 +1,10 @@
 """``neuronxsim simulate module.json [--inputs inputs.npz]``: runs a BIR module on the simulator.
 
 Kernel nodes are resolved first (``--analytic`` keeps them in timing mode, timed by their
-analytic cost). Inputs come from an .npz by tensor name, converted to each tensor's dtype; any
-input it lacks (or all, without ``--inputs``) is seeded random normal. Writes outputs.npz (full
-mode), report.json, trace.json and timeline.png to ``--output``.
+analytic cost). Inputs come from an .npz by tensor name (checked before anything is decompressed,
+see ``npz``), converted to each tensor's dtype; any input it lacks (or all, without
+``--inputs``) is seeded random normal. Writes outputs.npz (full mode), report.json, trace.json
+and timeline.png to the folder ``--output``, replaced as a whole.
 """
 
 from __future__ import annotations
@@ -12,9 +13,13 @@ import os
 
 import numpy as np
 
-from neuronxsim import bir
 from neuronxsim import pipeline
-from neuronxsim.cli import files, kernel_report
+from neuronxsim.cli import arguments, files, kernel_report, memory, printing
+from neuronxsim.cli.inputs import check_file
+from neuronxsim.cli.npz import read_npz
+from neuronxsim.cli.output_set import OutputSet
+from neuronxsim.cli.progress import Progress
+from neuronxsim.cli.resolve import load_module
 from neuronxsim.errors import SimulationError
 
 
@@ -23,36 +28,24 @@ def add_parser(sub) -> None:
     p.add_argument("module", help="BIR JSON (kernel nodes are resolved first)")
     p.add_argument("--inputs", help=".npz of input arrays by tensor name (missing ones: seeded random)")
     p.add_argument("--arch", choices=sorted(pipeline.ARCHS), default="trn1")
-    p.add_argument("--mode", choices=("full", "timing"), default="full")
+    p.add_argument("--mode", choices=pipeline.MODES, default="full")
     p.add_argument("--analytic", action="store_true",
                    help="timing mode: keep kernel nodes and time them by their analytic cost")
-    p.add_argument("--seed", type=int, default=0, help="seed of generated inputs")
-    p.add_argument("--output", default="neuronxsim-sim", help="output folder (default ./neuronxsim-sim)")
-    p.add_argument("--quiet", action="store_true")
+    p.add_argument("--seed", type=arguments.seed, default=0, help="seed of generated inputs")
+    p.add_argument("--output", type=arguments.folder, default="neuronxsim-sim",
+                   help="output folder (default ./neuronxsim-sim)")
+    printing.add_options(p)
     p.set_defaults(func=run)
 
 
-def _inputs(module, arch: str, path, seed: int) -> tuple[dict, list]:
+def _inputs(wanted: dict, path, seed: int) -> tuple[dict, list]:
     """(arrays by name, names generated at random)."""
-    from neuronxsim import sim
-
-    wanted = sim.input_tensors(module, arch)
-    given = {}
-    if path:
-        with np.load(path, allow_pickle=False) as npz:
-            given = {k: npz[k] for k in npz.files}
-        unknown = sorted(set(given) - set(wanted))
-        if unknown:
-            raise SimulationError(f"{path}: arrays {unknown} are not inputs of the module; its inputs are "
-                                  f"{sorted(wanted)}")
+    given = read_npz(path, wanted) if path else {}
     rng = np.random.default_rng(seed)
     arrays, generated = {}, []
     for name, (shape, dtype) in wanted.items():
         if name in given:
-            a = given[name]
-            if tuple(a.shape) != shape:
-                raise SimulationError(f"{path}: '{name}' is {list(a.shape)}; the module's input is {list(shape)}")
-            arrays[name] = a.astype(dtype)
+            arrays[name] = given[name]
         else:
             values = rng.standard_normal(shape) if dtype.kind in "fV" else rng.integers(0, 8, shape)
             arrays[name] = values.astype(dtype)
@@ -63,36 +56,48 @@ def _inputs(module, arch: str, path, seed: int) -> tuple[dict, list]:
 def run(args) -> int:
     from neuronxsim import sim
 
-    module = bir.load(args.module)
-    nodes = kernel_report.kernel_nodes(module)
     if args.analytic and args.mode != "timing":
         raise SimulationError("--analytic times kernel nodes without running them: it needs --mode timing")
-    if nodes and not args.analytic:
-        module = pipeline.resolve(module, os.path.dirname(os.path.abspath(args.module))).module
+    output = OutputSet(args.output, "simulate")
+    if args.inputs:
+        check_file(args.inputs, "inputs archive", limit=1 << 62)
     full = args.mode == "full"
-    inputs, generated = _inputs(module, args.arch, args.inputs, args.seed) if full else (None, [])
-    result = sim.simulate(module, inputs, arch=args.arch, mode=args.mode)
-    rows = kernel_report.kernel_rows(result, nodes) if nodes else []
-    os.makedirs(args.output, exist_ok=True)
-    out = os.path.abspath(args.output)
-    if full:
-        files.write_npz(os.path.join(out, "outputs.npz"), result.outputs)
-    files.write_trace(result, os.path.join(out, "trace.json"))
-    files.write_timeline(result, rows, os.path.join(out, "timeline.png"),
-                         f"{os.path.basename(args.module)}: {args.arch}, {result.total_ns / 1e3:.1f} us")
-    busy = kernel_report.engine_busy(result)
-    files.write_json(os.path.join(out, "report.json"), {
-        "command": "simulate", "module": os.path.abspath(args.module), "arch": args.arch, "mode": args.mode,
-        "total_ns": result.total_ns, "cycles": result.cycles, "instructions": result.instruction_count,
-        "pe_mfu": result.pe_mfu, "engine_busy": busy, "kernels": [r.to_json() for r in rows],
-        "generated_inputs": generated})
-    if not args.quiet:
+    steps = [("read the module", 1), ("resolve kernel nodes", 1), (f"simulate ({args.mode} mode)", 6),
+             ("write outputs, trace, timeline, report", 1)]
+    progress = Progress(steps, quiet=args.quiet or args.json)
+    with progress:
+        with progress.step(steps[0][0]):
+            module = load_module(args.module)
+            nodes = kernel_report.kernel_nodes(module)
+        with progress.step(steps[1][0]):
+            if nodes and not args.analytic:
+                module = pipeline.resolve(module, os.path.dirname(os.path.abspath(args.module))).module
+        memory.check(memory.simulation_bytes(module, args.arch, args.mode), f"simulating {args.module}",
+                     "Try --mode timing (no numerics)." if full else "Try a smaller module.")
+        with progress.step(steps[2][0]) as step:
+            inputs, generated = _inputs(sim.input_tensors(module, args.arch), args.inputs, args.seed) if full \
+                else (None, [])
+            result = pipeline.simulate(module, inputs, arch=args.arch, mode=args.mode, on_progress=step.fraction)
+        summary = pipeline.report(result, nodes)
+        with progress.step(steps[3][0]), output as out:
+            if full:
+                out.write_with("outputs.npz", files.npz_writer(result.outputs))
+            out.write_with("trace.json", result.write_trace)
+            out.write_with("timeline.png", files.timeline_writer(
+                result, summary.rows, f"{os.path.basename(args.module)}: {args.arch}, {result.total_ns / 1e3:.1f} us"))
+            document = {"command": "simulate", "module": os.path.abspath(args.module), "arch": args.arch,
+                        "mode": args.mode, "seed": args.seed, **summary.to_json(), "generated_inputs": generated}
+            out.write_json("report.json", document)
+
+    def text():
         if generated:
             print(f"inputs generated at random (seed {args.seed}): {', '.join(generated)}")
-        if rows:
-            print(kernel_report.format_table(rows, result.total_ns, with_errors=False))
+        if summary.rows:
+            print(kernel_report.format_table(summary.rows, result.total_ns, with_errors=False))
         print(f"{result.total_ns / 1e3:.1f} us on {result.config.neuron_core} ({args.arch}), "
               f"{result.instruction_count} instructions, {kernel_report.pe_mfu_text(result)}")
         print("\n".join(kernel_report.busy_lines(result)))
-        print(f"wrote {out}/: " + ("outputs.npz, " if full else "") + "report.json, trace.json, timeline.png")
+        print(f"wrote {args.output}/: " + ("outputs.npz, " if full else "") + "report.json, trace.json, timeline.png")
+
+    printing.emit(args, {**document, "output": args.output}, text)
     return 0

@@ -5,11 +5,12 @@ configurations and DIR/sweep.png. Everything is checked before any configuration
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 
 import neuronxsim
+from neuronxsim.cli import arguments, printing
+from neuronxsim.cli.output_set import replace_file
 from neuronxsim.pipeline import ARCHS
 
 
@@ -37,8 +38,8 @@ def add_parser(sub) -> None:
     p.add_argument("--rtol", type=float, default=None, help="full mode: relative tolerance "
                    "(default 2e-2, the public comparator's for bfloat16)")
     p.add_argument("--atol", type=float, default=None, help="full mode: absolute tolerance (default 1e-2)")
-    p.add_argument("--seed", type=int, default=0, help="full mode: seed of the random inputs")
-    p.add_argument("--output", default="neuronxsim-sweep", metavar="DIR",
+    p.add_argument("--seed", type=arguments.seed, default=0, help="full mode: seed of the random inputs")
+    p.add_argument("--output", type=arguments.folder, default="neuronxsim-sweep", metavar="DIR",
                    help="folder of results.jsonl and sweep.png (default ./neuronxsim-sweep)")
     p.add_argument("--resume", action="store_true",
                    help="continue DIR/results.jsonl: run only the configurations it lacks")
@@ -57,8 +58,10 @@ def add_parser(sub) -> None:
     p.add_argument("--top", type=int, default=10, help="configurations in the table (default 10)")
     p.add_argument("--allow-shadowing", action="store_true",
                    help="run even when a real nki/neuronxcc package is importable")
-    p.add_argument("--json", action="store_true", help="print one JSON document instead of text")
-    p.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    p.add_argument("--max-instructions", type=int, default=None, metavar="N",
+                   help="refuse a trace past N instructions (default: $NEURONXSIM_MAX_INSTRUCTIONS "
+                        "or one million)")
+    printing.add_options(p)
     p.set_defaults(func=run)
 
 
@@ -121,7 +124,7 @@ def run(args) -> int:
                     rtol=driver.RTOL if args.rtol is None else args.rtol,
                     atol=driver.ATOL if args.atol is None else args.atol, seed=args.seed,
                     output=args.output, resume=args.resume, trace_cache=args.trace_cache,
-                    allow_shadowing=args.allow_shadowing)
+                    allow_shadowing=args.allow_shadowing, max_instructions=args.max_instructions)
     colour = summary.check_colour(args.colour, list(grid))
     bar = _Bar(len(p.jobs), len(p.done), args.quiet or args.json)
     try:
@@ -129,16 +132,15 @@ def run(args) -> int:
                                                    on_row=bar.row, connect_timeout=args.connect_timeout)
     finally:
         bar.close()
-    png = summary.picture(rows, p.output, colour, p.kernel.name)
+    png = summary.picture(rows, p.output, colour, p.kernel.name, write=replace_file)
     counts = summary.counts(rows)
     ran = len(p.jobs) - len(p.done)
-    if args.json:
-        print(json.dumps({"neuronxsim": neuronxsim.__version__, "command": "sweep",
-                          "kernel": args.kernel, "mode": args.mode, "output": p.output,
-                          "results": p.results_path, "picture": png, "counts": counts,
-                          "ran": ran, "resumed": len(p.done), "seconds": seconds,
-                          "executor": executor, "best": summary.best(rows, args.top)}, indent=1))
-    elif not args.quiet:
+    document = {"command": "sweep", "kernel": args.kernel, "mode": args.mode, "output": p.output,
+                "results": p.results_path, "picture": png, "counts": counts, "ran": ran,
+                "resumed": len(p.done), "seconds": seconds, "executor": executor,
+                "best": summary.best(rows, args.top)}
+
+    def text():
         states = ", ".join(f"{counts[s]} {s}" for s in ("ok", "failed", "mismatch") if s in counts)
         rate = f" ({ran / seconds:.1f}/s)" if seconds > 0 and ran else ""
         resumed = f", {len(p.done)} from the results before" if p.done else ""
@@ -147,4 +149,6 @@ def run(args) -> int:
         print(summary.table(rows, list(grid), args.top))
         wrote = "results.jsonl" + (", sweep.png" if png else "")
         print(f"wrote {p.output}/: {wrote}")
+
+    printing.emit(args, document, text)
     return 0

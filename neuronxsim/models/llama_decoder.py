@@ -65,7 +65,9 @@ PRODUCER = {"qkv": "qkv_proj", "q_rot": "rope_q", "k_rot": "rope_k", "k_cache": 
             "attn": "attention", "attn_out": "o_proj", "mlp_out": "mlp", "h1": "mlp"}
 
 
-def build_program(cfg: DecoderConfig) -> ir.Program:
+def build_program(cfg: DecoderConfig, tensors_only: bool = False) -> ir.Program:
+    """The layer as a Penguin program; ``tensors_only``: its tensors without its instructions
+    (adding them compiles the user kernels, which sizing the layer must not do)."""
     cfg.check()
     S, H, d, F = cfg.tokens, cfg.hidden, cfg.head_dim, cfg.intermediate
     nq, nkv, N = cfg.q_heads, cfg.kv_heads, cfg.qkv_heads
@@ -86,6 +88,8 @@ def build_program(cfg: DecoderConfig) -> ir.Program:
     attn_out = t("attn_out", (1, S, H), kind="output")
     mlp_out, h1 = t("mlp_out", (1, S, H), kind="output"), t("h1", (1, S, H), kind="output")
 
+    if tensors_only:
+        return p
     full = ir.FullTensorAccess
 
     def heads(tensor, view, first, count):
@@ -113,6 +117,19 @@ def build_program(cfg: DecoderConfig) -> ir.Program:
                        name="mlp", fused_rmsnorm=True, norm_type="RMS_NORM", store_add=True, act_fn="SiLU",
                        eps=cfg.eps))
     return p
+
+
+def host_bytes(cfg: DecoderConfig, mode: str) -> int:
+    """About what ``make_inputs`` and ``reference`` hold at their peak, in bytes (0 in timing mode,
+    which needs neither): every program tensor about four times (the bfloat16 inputs and outputs,
+    their float32 copies in the reference), and the reference attention's score matrices, three
+    [q_heads, tokens, tokens] float32 arrays alive at once plus two [tokens, tokens] masks."""
+    if mode != "full":
+        return 0
+    tensors = build_program(cfg, tensors_only=True).tensors.values()
+    elements = sum(math.prod(t.shape) for t in tensors)
+    S = cfg.tokens
+    return 4 * 4 * elements + 3 * 4 * cfg.q_heads * S * S + 2 * S * S
 
 
 def make_inputs(cfg: DecoderConfig) -> dict:

@@ -13,7 +13,7 @@ profiled::
 
     c = add(a, b)                                 # = nki.simulate_kernel(add, a, b)
     module = nki.trace(add, a, b)                 # the BIR module: inputs "a", "b", output "out"
-    prof = nki.profile(add, a, b, trace_file="add.json")   # time, engines, PE utilisation
+    prof = nki.profile_kernel(add, a, b, trace_file="add.json")  # time, engines, PE use
 
 Interface for code that embeds traced kernels (the codegen's IT55 nodes):
 
@@ -31,19 +31,24 @@ Interface for code that embeds traced kernels (the codegen's IT55 nodes):
 * ``arch``: "trn1" (BIR ``gen2``, 192 KiB SBUF per partition) or "trn2" (``gen3``, 224 KiB).
 
 Modules: ``language`` (``nl``), ``isa`` (``nisa``), ``typing`` (``nt``); inside, ``kernel``
-(jit, grids, the trace driver), ``tracer`` (the tile-level instruction list), ``instructions``
-(one builder per ISA instruction, with the engines' rules), ``indexing`` (index expressions,
-masks, subscripts), ``tensor`` (symbolic tensors), ``allocator`` (SBUF/PSUM by live range),
-``emit`` (BIR), ``execution`` (simulate and profile) and ``errors``.
+(jit, grids, the trace driver), ``instructions`` (one builder per ISA instruction, with the
+engines' rules), ``tracer`` (recording, and the checks made as it records), ``record`` (the
+append-only record), ``passes`` (from the record to BIR: zero elision, redirects, matmul
+groups, liveness, then ``allocator`` (SBUF/PSUM by live range) and ``emit`` (BIR)),
+``indexing`` (index expressions, masks, subscripts), ``tensor`` (symbolic tensors),
+``execution`` (simulate and profile) and ``errors``. ``docs/nki-tracer.md`` describes the record,
+the passes and the boundary to libBIR.
 """
 
-from . import isa, language, typing
+from . import language  # (first: tensor, compiler and language import each other)
+from . import compiler, isa, typing
 from .errors import NKIAllocationError, NKIError
-from .execution import Profile, profile, simulate, simulate_kernel
+from .execution import (Profile, baremetal, benchmark, profile, profile_kernel, simulate,
+                        simulate_kernel)
 from .kernel import GridKernel, Kernel, TensorSpec, TracedKernel, jit, trace, trace_kernel
 
 __all__ = [
     "jit", "Kernel", "GridKernel", "trace", "trace_kernel", "TracedKernel", "TensorSpec",
-    "simulate_kernel", "simulate", "profile", "Profile", "NKIError", "NKIAllocationError",
-    "language", "isa", "typing",
+    "simulate_kernel", "simulate", "profile_kernel", "Profile", "baremetal", "benchmark",
+    "profile", "NKIError", "NKIAllocationError", "language", "isa", "typing", "compiler",
 ]

@@ -1,117 +1,191 @@
 """SBUF and PSUM allocation by live range, as the NKI compiler allocates.
 
-A storage lives from the first to the last enabled instruction that touches it (the tracer
-keeps these ranges as it records), so unrolled loop iterations reuse space: only what is live at
-one moment must fit. Storages are placed in order of their first use, each into a free range of
-the per-partition address space; the search starts where the previous placement ended and wraps
+A storage lives from the first to the last instruction that touches it (the live ranges of
+the liveness pass), so unrolled loop iterations reuse space: only what is live at one moment
+must fit. Storages are placed in order of their first use, each into a free range of the
+per-partition address space; the search starts where the previous placement ended and wraps
 around ("next fit"), so consecutive loop iterations get different buffers while space allows,
-and the engines can overlap one iteration's loads with the previous one's compute. A storage that fits nowhere is refused with the list of
-what is live at that moment.
+and the engines can overlap one iteration's loads with the previous one's compute. A storage
+that fits nowhere is refused with the list of what is live at that moment, unless placing
+everything again, packed (largest and longest-lived first, each at the lowest address free over
+its live range), fits: next fit can scatter long-lived tiles among short-lived ones until no free
+range is large enough although the live tiles would fit.
 
 PSUM is handed out in whole 2 KiB banks: every PSUM tile sits in its own bank(s), so a matmul
 accumulation group never shares a bank with another live tile.
+
+A storage a direct allocation placed (``Storage.placement``: start partition and byte address)
+stays where the kernel put it; two such storages whose partitions and bytes overlap must not be
+live at the same time (the compiler's lifetime conflict: one would overwrite the other), and the
+other storages are placed around those live at the same time.
 """
 
 from __future__ import annotations
 
 import bisect
 import heapq
-import operator
 
 from .errors import NKIAllocationError
 from .tensor import PSUM, PSUM_BANK_BYTES, SBUF, Storage
-from .tracer import PSUM_BYTES, CoreTrace
+from .tracer import PSUM_BYTES
 
 SBUF_ALIGN = 64  # bytes; keeps tiles on DMA-friendly boundaries
 
 
-def compute_live_ranges(core: CoreTrace):
-    """Sets ``first_use`` / ``last_use`` of every storage from the enabled instructions."""
-    for st in core.storages:
-        st.first_use = st.last_use = -1
-    index = 0
-    for op in core.ops:
-        if not op.enabled:
-            continue
-        for operands in (op.ins, op.outs):
-            for acc in operands:
-                st = acc.storage
-                if st.first_use < 0:
-                    st.first_use = index
-                st.last_use = index
-        index += 1
+class Allocation:
+    """The allocation pass: ``program.addr[sid]`` of every used on-chip storage (None for the
+    others) and ``program.peak_bytes`` (bytes per partition held at the busiest moment, by
+    space), from the live ranges of :class:`~neuronxsim.nki.passes.Liveness`."""
+
+    name = "allocation"
+
+    def run(self, program) -> None:
+        first_use, last_use = program.first_use, program.last_use
+        addr = [None] * len(first_use)
+        used = {SBUF: [], PSUM: []}
+        for st in program.record.storages:
+            if st.on_chip and first_use[st.sid] >= 0:
+                used[st.kind].append(st)
+        program.addr = addr
+        program.peak_bytes = {
+            SBUF: _place(used[SBUF], SBUF, program.sbuf_bytes, SBUF_ALIGN, first_use, last_use,
+                         addr),
+            PSUM: _place(used[PSUM], PSUM, PSUM_BYTES, PSUM_BANK_BYTES, first_use, last_use,
+                         addr)}
 
 
-def allocate(core: CoreTrace, sbuf_bytes: int) -> dict:
-    """Places every used on-chip storage of ``core``; returns peak bytes per partition by space.
-    Storages in ``core.pinned_addresses`` (``{storage: byte address}``, a kernel's manual
-    allocation, NKI 0.6's ``nl.ndarray(address=...)``) sit at their address; the others are
-    placed around the pinned ones live at the same time."""
-    if core.ranges_stale:
-        compute_live_ranges(core)
-    used = {SBUF: [], PSUM: []}
-    for st in core.storages:
-        if st.first_use >= 0 and st.on_chip:
-            used[st.kind].append(st)
-    pinned = getattr(core, "pinned_addresses", None) or {}
-    return {SBUF: _place(used[SBUF], SBUF, sbuf_bytes, SBUF_ALIGN, pinned),
-            PSUM: _place(used[PSUM], PSUM, PSUM_BYTES, PSUM_BANK_BYTES, pinned)}
-
-
-def _pin(storages: list[Storage], kind: str, capacity: int, pinned: dict) -> list:
-    """Places the pinned storages; returns their (addr, end, storage), by first use."""
-    entries = []
-    for st in storages:
-        addr = pinned.get(st)
-        if addr is None:
-            continue
-        end = addr + st.bytes_per_partition
-        if end > capacity:
-            raise NKIAllocationError(
-                f"tile {st.describe()} at address {addr} needs bytes [{addr}, {end}) of each "
-                f"partition; {'SBUF' if kind == SBUF else 'PSUM'} has {capacity}", st.created_at)
-        st.addr = addr
-        entries.append((addr, end, st))
-    return entries
-
-
-def _place(storages: list[Storage], kind: str, capacity: int, align: int,
-           pinned: dict = None) -> int:
-    storages.sort(key=_first_use)
-    fixed = _pin(storages, kind, capacity, pinned) if pinned else []
+def _place(storages: list[Storage], kind: str, capacity: int, align: int, first_use: list,
+           last_use: list, addr: list) -> int:
+    storages.sort(key=lambda st: first_use[st.sid])
+    fixed = [st for st in storages if st.placement is not None]
+    if fixed:
+        _check_bounds(fixed, kind, capacity)
+        _check_lifetimes(fixed, kind, first_use, last_use)
+        pinned = [(st.placement[1], st.placement[1] + st.bytes_per_partition, st) for st in fixed]
     live: list[tuple[int, int, Storage]] = []  # (addr, end, storage), sorted by addr
     expiry: list[tuple[int, int, tuple]] = []  # heap of (last_use, placement number, live entry)
     rover = 0
     held = peak = 0
     for number, st in enumerate(storages):
-        first_use = st.first_use
-        while expiry and expiry[0][0] < first_use:
+        first, last = first_use[st.sid], last_use[st.sid]
+        while expiry and expiry[0][0] < first:
             gone = heapq.heappop(expiry)[2]
             live.remove(gone)
             held -= gone[1] - gone[0]
-        if fixed and st in pinned:
-            continue
-        size = -(-st.bytes_per_partition // align) * align
-        blockers = [e for e in fixed if e[2].first_use <= st.last_use and
-                    st.first_use <= e[2].last_use] if fixed else None
-        addr = _next_fit(sorted(live + blockers, key=_start) if blockers else live, size,
-                         capacity, rover)
-        if addr is None:
-            raise _refusal(st, kind, size, capacity, live + (blockers or []))
-        st.addr = addr
-        rover = addr + size
-        entry = (addr, rover, st)
-        # Live ranges are disjoint: no entry starts at addr, so (addr,) sorts by start alone.
-        live.insert(bisect.bisect(live, (addr,)), entry)
-        heapq.heappush(expiry, (st.last_use, number, entry))
+        if st.placement is not None:
+            at = st.placement[1]
+            size = st.bytes_per_partition
+        else:
+            size = -(-st.bytes_per_partition // align) * align
+            taken = live
+            if fixed:  # the placed storages live at any moment of this one's range
+                blockers = [e for e in pinned if first_use[e[2].sid] <= last and
+                            first <= last_use[e[2].sid]]
+                if blockers:
+                    taken = sorted(live + blockers, key=_start)
+            at = _next_fit(taken, size, capacity, rover)
+            if at is None:  # fragmented, perhaps: place everything again, packed
+                if _pack(storages, capacity, align, first_use, last_use, addr):
+                    return peak_held(storages, align, first_use, last_use)
+                raise _refusal(st, kind, size, capacity, taken)
+            rover = at + size
+        addr[st.sid] = at
+        entry = (at, at + size, st)
+        live.insert(bisect.bisect(live, (at, at + size)), entry)
+        heapq.heappush(expiry, (last, number, entry))
         held += size
         if held > peak:
             peak = held
     return peak
 
 
-_first_use = operator.attrgetter("first_use")
-_start = operator.itemgetter(0)
+def _pack(storages: list, capacity: int, align: int, first_use: list, last_use: list,
+          addr: list) -> bool:
+    """The fallback when next fit leaves no free range large enough although the tiles live at
+    that moment would fit (long-lived tiles scattered among short-lived ones): every storage
+    placed again, the kernel's placements first, then the others largest and longest-lived
+    first, each at the lowest address free during its whole live range. True if all fit
+    (``addr`` then holds the new placement)."""
+    placed: list = []  # (first, last, addr, end)
+    order = [st for st in storages if st.placement is not None] + sorted(
+        (st for st in storages if st.placement is None),
+        key=lambda st: (-st.bytes_per_partition,
+                        first_use[st.sid] - last_use[st.sid], first_use[st.sid]))
+    new = {}
+    for st in order:
+        first, last = first_use[st.sid], last_use[st.sid]
+        if st.placement is not None:
+            at, size = st.placement[1], st.bytes_per_partition
+        else:
+            size = -(-st.bytes_per_partition // align) * align
+            taken = sorted((a, e) for f, l, a, e in placed if f <= last and first <= l)
+            at = prev = 0
+            for a, e in taken:
+                if a - prev >= size:
+                    break
+                prev = max(prev, e)
+            at = prev
+            if at + size > capacity:
+                return False
+        new[st.sid] = at
+        placed.append((first, last, at, at + size))
+    for sid, at in new.items():
+        addr[sid] = at
+    return True
+
+
+def peak_held(storages: list, align: int, first_use: list, last_use: list) -> int:
+    """Bytes per partition held at the busiest moment."""
+    events = []
+    for st in storages:
+        size = st.bytes_per_partition if st.placement is not None else \
+            -(-st.bytes_per_partition // align) * align
+        events.append((first_use[st.sid], size))
+        events.append((last_use[st.sid] + 1, -size))
+    events.sort(key=lambda e: (e[0], e[1]))
+    held = peak = 0
+    for _, delta in events:
+        held += delta
+        peak = max(peak, held)
+    return peak
+
+
+def _start(entry: tuple) -> int:
+    return entry[0]
+
+
+def _check_bounds(fixed: list, kind: str, capacity: int):
+    """Refuses a directly placed storage that ends past the end of its space."""
+    for st in fixed:
+        at = st.placement[1]
+        end = at + st.bytes_per_partition
+        if end > capacity:
+            raise NKIAllocationError(
+                f"tile {st.describe()} at address {at} needs bytes [{at}, {end}) of each "
+                f"partition; {'SBUF' if kind == SBUF else 'PSUM'} has {capacity}", st.created_at)
+
+
+def _check_lifetimes(fixed: list, kind: str, first_use: list, last_use: list):
+    """Refuses two directly placed storages that share partitions and bytes while both live
+    (``fixed`` in order of first use)."""
+    active: list = []
+    for st in fixed:
+        first = first_use[st.sid]
+        active = [o for o in active if last_use[o.sid] >= first]
+        p0, a0 = st.placement
+        p1, a1 = p0 + st.layout.partitions, a0 + st.bytes_per_partition
+        for other in active:
+            q0, b0 = other.placement
+            q1, b1 = q0 + other.layout.partitions, b0 + other.bytes_per_partition
+            if p0 < q1 and q0 < p1 and a0 < b1 and b0 < a1:
+                name = "SBUF" if kind == SBUF else "PSUM"
+                raise NKIAllocationError(
+                    f"{name} lifetime conflict: tile {st.describe()} is placed at bytes [{a0}, "
+                    f"{a1}) of partitions [{p0}, {p1}), which {other.describe()} (bytes [{b0}, "
+                    f"{b1}) of partitions [{q0}, {q1})) still holds; two tiles placed on the "
+                    "same memory must not be live at the same time (give the tensor more "
+                    "physical tiles, or end the other's use first)", st.created_at)
+        active.append(st)
 
 
 def _next_fit(live: list, size: int, capacity: int, rover: int) -> int | None:
@@ -127,7 +201,8 @@ def _next_fit(live: list, size: int, capacity: int, rover: int) -> int | None:
                 return start
             if wrapped is None:
                 wrapped = prev
-        prev = end if end > prev else prev  # sorted by start (pinned ranges may overlap)
+        if end > prev:  # (sorted by start; placed storages may overlap others in bytes)
+            prev = end
     if capacity - prev >= size:
         start = prev if prev >= rover else rover
         if capacity - start >= size:

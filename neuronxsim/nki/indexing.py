@@ -183,6 +183,90 @@ class IndexExpr:
 _WHOLE = slice(None)
 
 
+_int_add, _int_sub, _int_mul, _int_new = int.__add__, int.__sub__, int.__mul__, int.__new__
+
+
+class LoopIndex(int):
+    """The index of an ``nl.affine_range`` / ``nl.sequential_range`` iteration: an integer (the
+    trace runs the body once per iteration) that, like NKI's symbolic loop variable, keeps its
+    axis when it subscripts a tile's free dimension: ``t[:, i]`` of a [P, F] tile is the [P, 1]
+    column ``i`` (a plain integer drops the axis). Sums, differences and integer multiples of
+    loop indices are loop indices (``i0 * 4 + i1``); everything else is a plain integer."""
+
+    __slots__ = ()
+
+    def __add__(self, other):
+        c = other.__class__
+        if c is int or c is LoopIndex:
+            return _int_new(LoopIndex, _int_add(self, other))
+        return _int_add(self, other)
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        c = other.__class__
+        if c is int or c is LoopIndex:
+            return _int_new(LoopIndex, _int_sub(self, other))
+        return _int_sub(self, other)
+
+    def __rsub__(self, other):
+        if other.__class__ is int:
+            return _int_new(LoopIndex, _int_sub(other, self))
+        return NotImplemented
+
+    def __mul__(self, other):
+        c = other.__class__
+        if c is int or c is LoopIndex:
+            return _int_new(LoopIndex, _int_mul(self, other))
+        return _int_mul(self, other)
+
+    __rmul__ = __mul__
+
+    def __neg__(self):
+        return _int_new(LoopIndex, -int(self))
+
+    def __pos__(self):
+        return self
+
+
+def plain_subscript(key: tuple, on_chip: bool) -> tuple | None:
+    """``key`` with its loop indices made plain integers, slices of them plain slices, and a
+    loop index subscripting a tile's free dimension a slice of one (NKI keeps that axis; in
+    subscripts with index expressions it acts as the integer it is); None when ``key`` holds no
+    loop index (one pass, no generator: it runs for most subscripts inside traced loops)."""
+    out = None
+    keep = on_chip
+    for axis, k in enumerate(key):
+        c = k.__class__
+        if c is LoopIndex:
+            v = _int_index(k)
+            k = slice(v, v + 1) if axis else v  # (made an integer below unless `keep` holds)
+        elif c is slice and (k.start.__class__ is LoopIndex or k.stop.__class__ is LoopIndex or
+                             k.step.__class__ is LoopIndex):
+            a, b, step = k.start, k.stop, k.step
+            k = slice(None if a is None else _int_index(a), None if b is None else _int_index(b),
+                      None if step is None else _int_index(step))
+        else:
+            if c is IndexExpr:
+                keep = False
+            if out is not None:
+                out.append(k)
+            continue
+        if out is None:
+            out = list(key[:axis])
+        out.append(k)
+    if out is None:
+        return None
+    if not keep:  # an index expression in the key (or HBM): loop indices act as integers
+        for axis, k in enumerate(key):
+            if k.__class__ is LoopIndex:
+                out[axis] = _int_index(k)
+    return tuple(out)
+
+
+_int_index = int.__index__
+
+
 def _as_int(value, what: str) -> int:
     if isinstance(value, bool):
         raise NKIError(f"{what} cannot be combined with a boolean", caller_location())
@@ -212,6 +296,8 @@ class IndexPredicate:
 
     __rand__ = __and__
 
+    # (a comparison of loop indices alone is a Python bool: see mask_box)
+
     def __or__(self, other):
         raise NKIError("masks are conjunctions: combine predicates with '&' (for other "
                        "predicates use nl.where or nisa.affine_select)", caller_location())
@@ -240,11 +326,17 @@ class Mask:
             return Mask(self.predicates + (other,))
         if isinstance(other, Mask):
             return Mask(self.predicates + other.predicates)
+        if other is True or other is False or isinstance(other, np.bool_):
+            # a predicate of loop indices alone, known by now: it keeps this mask or nothing
+            return self if other else Mask(self.predicates + (_NOTHING,))
         raise NKIError(f"cannot combine a mask with {type(other).__name__}", caller_location())
 
     __rand__ = __and__
     __or__ = IndexPredicate.__or__
     __bool__ = IndexPredicate.__bool__
+
+
+_NOTHING = IndexPredicate(IndexExpr((), 0, ()), "<")  # 0 < 0: keeps nothing
 
 
 def _ceil_div(a: int, b: int) -> int:
@@ -275,11 +367,18 @@ def mask_box(mask, shape: tuple) -> tuple:
     and store of a partial tile): the mask remembers its last box. And it builds its masks anew
     on every loop iteration (``mask=(j * 512 + i_f < n)``), from a few distinct values: the box
     of a one-predicate mask is also remembered by those values (see _PREDICATE_BOXES).
+
+    A mask of loop indices and program ids alone is a Python bool by the time it arrives (the
+    trace runs them as integers): True keeps everything, False nothing.
     """
     if isinstance(mask, IndexPredicate):
         predicates = (mask,)
     elif isinstance(mask, Mask):
         predicates = mask.predicates
+    elif mask is True or mask is False or isinstance(mask, np.bool_):
+        # a predicate of loop indices and program ids alone (`mask=(i * 128 < n)`): the trace
+        # knows their values, so it keeps all or nothing
+        return full_box(shape) if mask else tuple((0, 0) for _ in shape)
     else:
         raise NKIError(f"mask must be a comparison of index expressions (e.g. "
                        f"i_p < n), not {type(mask).__name__}", caller_location())
@@ -406,11 +505,13 @@ class _MGrid:
             if not isinstance(k, slice) or k.stop is None:
                 raise NKIError("nl.mgrid takes slices with bounds, e.g. nl.mgrid[0:128, 0:512]",
                                caller_location())
-            e = arange(0 if k.start is None else k.start, k.stop, 1 if k.step is None else k.step)
-            shape = tuple(e.shape[0] if i == d else 1 for i in range(n))
-            coefs = tuple(e.coefs[0] if i == d else 0 for i in range(n))
-            exprs.append(IndexExpr(shape, e.const, coefs))
-        return IndexGrid(exprs)
+            exprs.append(arange(0 if k.start is None else k.start, k.stop,
+                                1 if k.step is None else k.step))
+        # dense, as NumPy's mgrid: every expression spans the whole grid
+        shape = tuple(e.shape[0] for e in exprs)
+        return IndexGrid([IndexExpr(shape, e.const,
+                                    tuple(e.coefs[0] if i == d else 0 for i in range(n)))
+                          for d, e in enumerate(exprs)])
 
 
 mgrid = _MGrid()
@@ -605,7 +706,12 @@ def partition_free_subscript(a, b, shape: tuple, strides: tuple, offset: int):
     if b.__class__ is not IndexExpr:
         return None
     a_shape, b_shape = a.shape, b.shape
-    if len(a_shape) != 2 or len(b_shape) != 2 or a_shape[1] != 1 or b_shape[0] != 1:
+    if len(a_shape) != 2 or len(b_shape) != 2:
+        return None
+    # a varies along the grid's first dimension only, b along its second (a [P, 1] and a
+    # [1, F] expression, or the two of a dense nl.mgrid[0:P, 0:F])
+    if a_shape[1] != 1 and (a.coefs[1] or a_shape[1] != b_shape[1]) or \
+            b_shape[0] != 1 and (b.coefs[0] or b_shape[0] != a_shape[0]):
         return None
     p, f = a_shape[0], b_shape[1]
     ca = a.coefs[0] if p != 1 else 0  # size-1 dimensions hold index 0

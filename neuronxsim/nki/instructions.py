@@ -79,7 +79,8 @@ def plan(tr: Tracer, shape: tuple, mask, views, loc) -> tuple:
         if v.__class__ is not Tensor:
             continue
         st = v.storage
-        if st.on_chip and st.forward is None and st.written_partitions >= v.offset // st.row + hi:
+        if st.on_chip and st.state.forward is None and \
+                st.state.written_partitions >= v.offset // st.layout.row + hi:
             continue  # the usual case: every partition the instruction reads was written
         if not st.on_chip or not v.shape or v.shape[0] != shape[0]:
             continue
@@ -89,6 +90,14 @@ def plan(tr: Tracer, shape: tuple, mask, views, loc) -> tuple:
     if hi != box[0][1]:
         box = ((lo, max(lo, hi)),) + tuple(box[1:])
     return box
+
+
+def masked_out(out: Tensor) -> Tensor:
+    """``out``, the result of an instruction its mask skipped: a tile nothing wrote, which an
+    assignment or an accumulation then leaves alone (the instruction did not happen)."""
+    if not out.storage.state.write_count:
+        out.storage.state.masked_out = True
+    return out
 
 
 def is_empty(box) -> bool:
@@ -167,7 +176,8 @@ def engine_in(tr: Tracer, view: Tensor, loc, what: str, name: str, engine,
               merge: bool = True) -> Access:
     """``tr.read`` of a compute engine's operand, checked by :func:`check_compute_operand`."""
     st = view.storage
-    if st.forward is None and st.pending_zero is None and st.write_count and not view.checks:
+    s = st.state
+    if s.forward is None and s.pending_zero is None and s.write_count and not view.checks:
         acc = plain_tile_access(view, st, engine)
         if acc is not None:
             return acc
@@ -209,19 +219,20 @@ def plain_inputs(tr: Tracer, engine, shape: tuple, mask, tiles, pointers=()) -> 
     p = shape[0]
     for v in tiles:
         st = v.storage
-        if v.shape != shape or v.checks or st.forward is not None or \
-                st.pending_zero is not None:
+        s = st.state
+        if v.shape != shape or v.checks or s.forward is not None or s.pending_zero is not None:
             return None
         acc = plain_tile_access(v, st, engine)
-        if acc is None or st.written_partitions < v.offset // st.row + p:
+        if acc is None or s.written_partitions < v.offset // st.layout.row + p:
             return None
         ins.append(acc)
     for v in pointers:
         st = v.storage
+        s = st.state
         vshape = v.shape  # [P, 1], or [P] (a reduction's result)
         if not (len(vshape) == 2 and vshape[1] == 1 or len(vshape) == 1) or vshape[0] != p or \
-                v.checks or st.forward is not None or st.pending_zero is not None or \
-                not st.write_count:
+                v.checks or s.forward is not None or s.pending_zero is not None or \
+                not s.write_count:
             return None
         acc = plain_tile_access(v, st, engine)
         if acc is None:
@@ -277,10 +288,7 @@ def record_lanewise(tr: Tracer, opcode, engine, shape: tuple, box: list, tiles: 
     if len(ins) > 1 and opcode is not IT.Activation and _psum_inputs(ins) > 1:
         raise NKIError(f"{what}: at most one input of a Vector Engine instruction can be in "
                        "PSUM", loc)
-    op = tr.record(opcode, engine, ins, outs, fields, loc)
-    if not full:
-        op.out_box = box
-    return op
+    return tr.record(opcode, engine, ins, outs, fields, loc, None if full else box)
 
 
 # ---- the builders ----
@@ -299,9 +307,9 @@ def tensor_tensor(tr, a: Tensor, b: Tensor, op, dtype, loc, mask=None, out=None,
         if record_plain(tr, IT.TensorTensor, engine, shape, ins, out, fields, loc):
             return out
         box = full_box(shape)
-    if not is_empty(box):
-        record_lanewise(tr, IT.TensorTensor, engine, shape, box, (a, b), (), out, fields, loc,
-                        what)
+    if is_empty(box):
+        return masked_out(out)
+    record_lanewise(tr, IT.TensorTensor, engine, shape, box, (a, b), (), out, fields, loc, what)
     return out
 
 
@@ -325,11 +333,11 @@ def tensor_scalar(tr, data: Tensor, op0, operand0, reverse0, op1, operand1, reve
     box = None if ins is not None else plan(tr, shape, mask, (data,), loc)
     out = result_tile(tr, out, shape, dtype, what, loc)
     if box is not None and is_empty(box):
-        return out
+        return masked_out(out)
     reverse0, reverse1 = True if reverse0 else False, True if reverse1 else False
     if not tile0 and not tile1:
-        fields = {"op0": op0, "const0": _number(operand0, loc), "reverse0": reverse0,
-                  "op1": op1, "const1": _number(operand1, loc), "reverse1": reverse1}
+        fields = {"op0": op0, "const0": number(operand0, loc), "reverse0": reverse0,
+                  "op1": op1, "const1": number(operand1, loc), "reverse1": reverse1}
         if box is None:  # the usual case (see plain_inputs)
             if record_plain(tr, IT.TensorScalar, engine, shape, ins, out, fields, loc):
                 return out
@@ -338,14 +346,14 @@ def tensor_scalar(tr, data: Tensor, op0, operand0, reverse0, op1, operand1, reve
                         loc, what)
         return out
     if not tile0:  # the pointer form takes operand0 from a tile: make one
-        operand0 = constant_column(tr, shape[0], _number(operand0, loc), loc)
+        operand0 = constant_column(tr, shape[0], number(operand0, loc), loc)
     fields = {"op0": op0, "reverse0": reverse0, "op1": op1, "reverse1": reverse1,
               "const1": 0.0}
     if tile1:
         pointers = (("operand0", operand0), ("operand1", operand1))
     else:
         pointers = (("operand0", operand0),)
-        fields["const1"] = _number(operand1, loc)
+        fields["const1"] = number(operand1, loc)
     if box is None:  # the usual case (see plain_inputs)
         if record_plain(tr, IT.TensorScalarPtr, engine, shape, ins, out, fields, loc):
             return out
@@ -355,7 +363,8 @@ def tensor_scalar(tr, data: Tensor, op0, operand0, reverse0, op1, operand1, reve
     return out
 
 
-def _number(x, loc) -> float:
+def number(x, loc) -> float:
+    """``x`` as a float (an instruction's immediate), or an error naming what it is."""
     if x.__class__ is float:
         return x
     try:
@@ -384,12 +393,12 @@ def activation(tr, func, data: Tensor, bias, scale, dtype, loc, mask=None, out=N
     box = None if ins is not None else plan(tr, shape, mask, (data,), loc)
     out = result_tile(tr, out, shape, dtype or data.dtype, what, loc)
     if box is not None and is_empty(box):
-        return out
+        return masked_out(out)
     pointers = []
     fields = {"func": func, "acc": acc, "acc_op": acc_op, "scale": 1.0}
     if bias is not None:
         if not isinstance(bias, Tensor):
-            value = _number(bias, loc)
+            value = number(bias, loc)
             bias = constant_column(tr, shape[0], value, loc) if value else None
         if bias is not None:
             if bias.storage.kind != PSUM and bias.dtype not in (dt.float32, dt.float16, dt.bfloat16):
@@ -401,7 +410,7 @@ def activation(tr, func, data: Tensor, bias, scale, dtype, loc, mask=None, out=N
         pointers.append(("scale", scale))
         fields["has_scale_tensor"] = True
     else:
-        fields["scale"] = _number(scale, loc)
+        fields["scale"] = number(scale, loc)
     if box is None:  # the usual case (see plain_inputs)
         if known is None and pointers:
             ins = plain_inputs(tr, Engine.Activation, shape, None, (data,),
@@ -446,17 +455,17 @@ def tensor_reduce(tr, op, data: Tensor, axes, keepdims: bool, negate: bool, dtyp
             return out
         box = full_box(shape)
     if is_empty(box):
-        return out
+        return masked_out(out)
     src = lane_view(data, shape, box, loc, what, "data")
     # Reduced axes go last (an access pattern can walk dimensions in any order); each group is
     # merged where contiguous so the reduction uses few access-pattern dimensions.
-    acc = tr.read(src, loc, merge=False)
-    row_pair = acc.pairs[0]
+    read = tr.read(src, loc, merge=False)
+    row_pair = read.pairs[0]
     kept = [a for a in range(1, rank) if a not in axes]
     by_axis = {a: (src.strides[a], src.shape[a]) for a in range(1, rank)}
     kept_pairs = merge_pairs([by_axis[a] for a in kept])
     red_pairs = merge_pairs([by_axis[a] for a in axes]) or [(1, 1)]
-    acc.pairs = [row_pair] + kept_pairs + red_pairs
+    acc = new_access(read.storage, read.offset, [row_pair] + kept_pairs + red_pairs)
     check_compute_operand(acc, loc, what, "data", Engine.DVE)
     fields["axis"] = _REDUCE_AXES[len(red_pairs)]
     if keepdims:
@@ -465,9 +474,8 @@ def tensor_reduce(tr, op, data: Tensor, axes, keepdims: bool, negate: bool, dtyp
         kept_box = [box[0]] + [box[a] for a in kept]
     dst = out_view(out, out_shape, kept_box, loc)
     o = engine_out(tr, dst, loc, what, "destination", Engine.DVE)
-    rec = tr.record(IT.TensorReduce, Engine.DVE, [acc], [o], fields, loc)
-    if tuple(kept_box) != full_box(out_shape):
-        rec.out_box = kept_box
+    tr.record(IT.TensorReduce, Engine.DVE, [acc], [o], fields, loc,
+              None if tuple(kept_box) == full_box(out_shape) else kept_box)
     return out
 
 
@@ -510,13 +518,14 @@ def tensor_copy(tr, src: Tensor, dtype, loc, mask=None, out=None, engine=None,
         if record_plain(tr, IT.TensorCopy, engine, shape, ins, out, None, loc):
             return out
         box = full_box(shape)
-    if not is_empty(box):
-        record_lanewise(tr, IT.TensorCopy, engine, shape, box, [src], [], out, None, loc, what)
+    if is_empty(box):
+        return masked_out(out)
+    record_lanewise(tr, IT.TensorCopy, engine, shape, box, [src], [], out, None, loc, what)
     return out
 
 
-def memset(tr, dst: Tensor, value, loc, mask=None, engine=Engine.DVE):
-    """Fills ``dst`` with ``value``."""
+def memset(tr, dst: Tensor, value, loc, mask=None, engine=Engine.DVE, random=False):
+    """Fills ``dst`` with ``value`` (``random``: uniform values in [0, 1) instead)."""
     shape = dst.shape
     if mask is None:
         box = full_box(shape)
@@ -525,20 +534,31 @@ def memset(tr, dst: Tensor, value, loc, mask=None, engine=Engine.DVE):
         if is_empty(box):
             return None
     acc = engine_out(tr, out_view(dst, shape, box, loc), loc, "memset", "destination", engine)
-    return tr.record(IT.Memset, engine, [], [acc],
-                     {"mode": _MEMSET_CONST, "constant": _number(value, loc)}, loc)
+    fields = {"mode": bir.MemsetMode.Random, "constant": 0.0} if random else \
+        {"mode": _MEMSET_CONST, "constant": number(value, loc)}
+    return tr.record(IT.Memset, engine, [], [acc], fields, loc)
 
 
-def pending_zeros(tr, dst: Tensor, loc) -> Op:
-    """The Memset of ``nl.zeros`` filling ``dst``, recorded disabled: it is enabled only if
-    something reads the zeros (see Tracer.enable)."""
-    acc = plain_tile_access(dst, dst.storage, Engine.DVE) or tr.access(dst, loc)
-    return tr.record(IT.Memset, Engine.DVE, [], [acc], _ZERO_FILL, loc, enabled=False)
+def dropout(tr, data: Tensor, prob, dtype, loc, mask=None, what="dropout") -> Tensor:
+    """``data`` with each element zeroed with probability ``prob`` and the others scaled by
+    ``1 / (1 - prob)`` (Vector Engine), seeded by the last ``nl.random_seed``."""
+    if isinstance(prob, Tensor):
+        raise NKIError(f"{what}: a drop probability held in a tile is not modelled; the "
+                       "simulator takes a number", loc)
+    p = number(prob, loc)
+    if not 0.0 <= p <= 1.0:
+        raise NKIError(f"{what}: the drop probability {p} is outside [0, 1]", loc)
+    shape = data.shape
+    box = plan(tr, shape, mask, (data,), loc)
+    out = result_tile(tr, None, shape, dtype or data.dtype, "dropout", loc)
+    if is_empty(box):
+        return masked_out(out)
+    record_lanewise(tr, IT.Dropout, Engine.DVE, shape, box, [data], [], out,
+                    {"prob": p, "seed": tr.random_seed}, loc, what)
+    return out
 
 
 _MEMSET_CONST = bir.MemsetMode.Const
-# The fields of every nl.zeros memset, one dict (the fields of a recorded memset never change).
-_ZERO_FILL = {"mode": _MEMSET_CONST, "constant": 0.0}
 _BYPASS = Alu.bypass
 
 
@@ -564,12 +584,11 @@ def iota(tr, expr: IndexExpr, dtype, loc, mask=None, out=None) -> Tensor:
     box = full_box(shape) if mask is None else mask_box(mask, shape)
     out = result_tile(tr, out, shape, dtype, "iota", loc)
     if is_empty(box):
-        return out
+        return masked_out(out)
     fields = _affine_fields(expr, shape, box, loc, "iota")
     acc = engine_out(tr, out_view(out, shape, box, loc), loc, "iota", "destination", Engine.Pool)
-    op = tr.record(IT.Iota, Engine.Pool, [], [acc], fields, loc)
-    if tuple(box) != full_box(shape):
-        op.out_box = box
+    tr.record(IT.Iota, Engine.Pool, [], [acc], fields, loc,
+              None if tuple(box) == full_box(shape) else box)
     return out
 
 
@@ -583,14 +602,18 @@ def affine_select(tr, pred, on_true: Tensor, fill: float, dtype, loc, mask=None,
     if not isinstance(pred, IndexPredicate):
         raise NKIError("affine_select takes one comparison of index expressions as its predicate "
                        "(e.g. i_q - i_k >= 0)", loc)
+    if on_true.storage.kind == PSUM:
+        # GpSimd reads SBUF only: the value is first copied out of PSUM (as the compiler
+        # lowers it)
+        on_true = tensor_copy(tr, on_true, on_true.dtype, loc, mask, what="affine_select")
     shape = on_true.shape
     box = plan(tr, shape, mask, (on_true,), loc)
     out = result_tile(tr, out, shape, dtype or on_true.dtype, "affine_select", loc)
     if is_empty(box):
-        return out
+        return masked_out(out)
     fields = _affine_fields(pred.expr, shape, box, loc, "affine_select")
     fields["compare_op"] = _COMPARE[pred.op]
-    fields["fill_value"] = _number(fill, loc)
+    fields["fill_value"] = number(fill, loc)
     record_lanewise(tr, IT.TensorScalarAffineSelect, Engine.Pool, shape, box, [on_true], [],
                     out, fields, loc, "affine_select")
     return out
@@ -602,19 +625,19 @@ def select(tr, pred: Tensor, on_true, on_false, dtype, loc, mask=None, out=None,
     tiles = [x for x in (pred, on_true, on_false) if isinstance(x, Tensor)]
     shape = broadcast_shape([t.shape for t in tiles], loc)
     if not isinstance(on_true, Tensor):
-        on_true = constant_tile(tr, shape, _number(on_true, loc), dt.float32, loc)
+        on_true = constant_tile(tr, shape, number(on_true, loc), dt.float32, loc)
     dtype = dtype or (dt.promote(on_true.dtype, on_false.dtype) if isinstance(on_false, Tensor)
                       else on_true.dtype)
     box = plan(tr, shape, mask, tiles, loc)
     out = result_tile(tr, out, shape, dtype, what, loc)
     if is_empty(box):
-        return out
+        return masked_out(out)
     if isinstance(on_false, Tensor):
         record_lanewise(tr, IT.Select, Engine.DVE, shape, box, [pred, on_true, on_false], [],
                         out, None, loc, what)
     else:
         record_lanewise(tr, IT.SelectReduce, Engine.DVE, shape, box, [pred, on_true], [], out,
-                        {"on_false_value": _number(on_false, loc)}, loc, what)
+                        {"on_false_value": number(on_false, loc)}, loc, what)
     return out
 
 
@@ -645,21 +668,30 @@ def select_reduce(tr, dst: Tensor, pred: Tensor, on_true: Tensor, on_false, redu
     if isinstance(on_false, Tensor):
         tiles.append(on_false)  # a [P, 1] column, repeated along the lane
     else:
-        fields["on_false_value"] = _number(on_false, loc)
+        fields["on_false_value"] = number(on_false, loc)
     extra = (("reduce_res", reduce_res),) if reduce_res is not None else ()
     record_lanewise(tr, IT.SelectReduce, Engine.DVE, shape, box, tiles, [], dst, fields, loc,
                     "select_reduce", outs_extra=extra)
 
 
+def refuse_later_generation(tr, opcode, engine, loc, what: str):
+    """Raises the rule ``instruction.generation`` when ``opcode`` on ``engine`` is a later
+    NeuronCore generation's than the trace's."""
+    why = legality.generation(opcode, engine, arch=tr.arch)
+    if why is not None:
+        raise NKIError(f"{what}: {why.message}", loc)
+
+
 def range_select(tr, data: Tensor, bound0: Tensor, bound1: Tensor, comp0, comp1, range_start,
                  fill, reduce_res, dtype, loc, mask=None) -> Tensor:
+    refuse_later_generation(tr, IT.RangeSelect, Engine.DVE, loc, "range_select")
     shape = data.shape
     box = plan(tr, shape, mask, (data,), loc)
     out = result_tile(tr, None, shape, dtype or data.dtype, "range_select", loc)
     if is_empty(box):
-        return out
+        return masked_out(out)
     fields = {"comp_op0": comp0, "comp_op1": comp1, "range_start": int(range_start),
-              "fill_value": _number(fill, loc)}
+              "fill_value": number(fill, loc)}
     extra = (("reduce_res", reduce_res),) if reduce_res is not None else ()
     record_lanewise(tr, IT.RangeSelect, Engine.DVE, shape, box, [data],
                     [("bound0", bound0), ("bound1", bound1)], out, fields, loc,
@@ -677,13 +709,13 @@ def tensor_tensor_scan(tr, data0: Tensor, data1: Tensor, initial, op0, op1, dtyp
     out = result_tile(tr, None, shape, dtype or dt.promote(data0.dtype, data1.dtype),
                       "tensor_tensor_scan", loc)
     if is_empty(box):
-        return out
+        return masked_out(out)
     fields = {"op0": op0, "op1": op1, "initial": 0.0}
     pointers = []
     if isinstance(initial, Tensor):
         pointers.append(("initial", initial))
     else:
-        fields["initial"] = _number(initial, loc)
+        fields["initial"] = number(initial, loc)
     record_lanewise(tr, IT.TensorTensorScan, Engine.DVE, shape, box, [data0, data1], pointers,
                     out, fields, loc, "tensor_tensor_scan")
     return out
@@ -706,15 +738,14 @@ def per_lane(tr, opcode, data: Tensor, out_free: int, dtype, loc, mask, what: st
             return out
         box = full_box(shape)
     if is_empty(box):
-        return out
+        return masked_out(out)
     ins = [engine_in(tr, lane_view(data, shape, box, loc, what, "data"), loc, what, "data",
                      engine)]
     if extra_in is not None:
         ins.append(engine_in(tr, extra_in.restrict(0, *box[0]), loc, what, "values", engine))
     o = engine_out(tr, out.restrict(0, *box[0]), loc, what, "destination", engine)
-    op = tr.record(opcode, engine, ins, [o], None, loc)
-    if box[0] != (0, shape[0]):
-        op.out_box = [box[0], (0, out_free)]
+    tr.record(opcode, engine, ins, [o], None, loc,
+              None if box[0] == (0, shape[0]) else [box[0], (0, out_free)])
     return out
 
 
@@ -762,6 +793,51 @@ def matmul(tr, stationary: Tensor, moving: Tensor, loc, what="nc_matmul", fields
     return out
 
 
+def matmul_double_row(tr, stationary: Tensor, moving: Tensor, loc, what="nc_matmul") -> Tensor:
+    """``nc_matmul(..., perf_mode="double_row_gen3")`` (NeuronCore-v3, fp8): stationary
+    [K, 2, M] and moving [K, 2, N], contracted over K and the pair of rows, as the PE's double
+    row mode does in the time of one K-row pass. Recorded as two matmuls flagged DoubleRow (the
+    hardware model times each at half a pass), one per row, the second joining the first's
+    accumulation group; an assignment or ``+=`` moves both."""
+    for name, t in (("stationary", stationary), ("moving", moving)):
+        if len(t.shape) != 3 or t.shape[1] != 2:
+            raise NKIError(f"{what}: double_row_gen3 takes a [K, 2, F] {name} tile; it is "
+                           f"{list(t.shape)}", loc)
+    # (the generation and the fp8 operands: the rule matmul.perf-mode, checked by matmul)
+    fields = {"perf_mode": bir.PerfMode.DoubleRow}
+    out = matmul(tr, stationary[:, 0, :], moving[:, 0, :], loc, what, fields)
+    first = tr.ops[-1]
+    ins = [engine_in(tr, stationary[:, 1, :], loc, what, "stationary", _PE),
+           engine_in(tr, moving[:, 1, :], loc, what, "moving", _PE)]
+    o = tr.write_fresh(out)  # (the pair writes the result once)
+    f = {"start_tensor_calc": True, "stop_tensor_calc": True, "is_transpose": False}
+    f.update(fields)
+    second = tr.record(IT.Matmult, _PE, ins, [o], f, loc)
+    core = tr.core
+    core.record.matmul_joins.append((first.index, second.index))
+    core.double_rows[second.index] = first
+    return out
+
+
+def whole_or_nothing(mask, loc, what: str) -> bool:
+    """Whether an instruction that takes no partial tiles runs under ``mask``: None or a mask
+    of loop indices alone (a bool by now) that keeps everything, not one that keeps nothing;
+    masks that cut the tile are refused (index the operands instead)."""
+    if mask is None or mask is True:
+        return True
+    if mask is False or isinstance(mask, np.bool_):
+        return bool(mask)
+    raise NKIError(f"{what}: masks that keep part of a tile are not supported; index the "
+                   "operand tiles instead", loc)
+
+
+def masked_matmul(tr, stationary: Tensor, moving: Tensor, loc, transposed: bool) -> Tensor:
+    """The PSUM result a masked-out matmul would have made (``masked_out``: see there)."""
+    m = stationary.shape[1] if transposed else stationary.shape[0]
+    out = tr.new_result(PSUM, dt.float32, (m,) + tuple(moving.shape[1:2]), "matmul", loc)
+    return masked_out(out)
+
+
 def legal_operand(kind: str, dtype, partitions: int, free: int) -> legality.Operand:
     """An operand as the legality rules see it (a tracer's operands are not placed yet)."""
     return legality.Operand(_LEGAL_SPACES.get(kind, legality.Space.DRAM), dt.BIR_DTYPES[dtype], partitions,
@@ -774,10 +850,11 @@ def refuse_illegal_matmul(tr, stationary: Tensor, moving_kind: str, moving_dtype
     """Raises the legality rule (:func:`neuronxsim.bir.legality.matmul`) a matmul of
     ``stationary`` with a moving tile of ``n`` elements per partition into ``out_kind`` breaks,
     with the kernel's source line; ``fields`` may carry the PE tiling (``tile_size``,
-    ``tile_position``)."""
+    ``tile_position``) and the ``perf_mode``."""
     k = stationary.shape[0]
     m = math.prod(stationary.shape[1:])
     fields = fields or {}
+    perf_mode = fields.get("perf_mode", perf_mode)
     why = legality.matmul(
         legal_operand(stationary.storage.kind, stationary.storage.dtype, k, m),
         legal_operand(moving_kind, moving_dtype, moving_partitions, n),
@@ -829,9 +906,10 @@ def transpose_dve(tr, data: Tensor, dtype, loc, what="nc_transpose") -> Tensor:
 
 
 def dma(tr, opcode, dst: Tensor, src: Tensor, loc, mask=None, rmw=None, what="dma",
-        fresh=False):
+        fresh=False, fields=None):
     """A DMA transfer ``dst <- src`` (elements paired in order, cast when dtypes differ);
-    ``fresh``: ``dst`` is a tile just created for the result."""
+    ``fresh``: ``dst`` is a tile just created for the result; ``fields``: more BIR fields of
+    the transfer (NKI 0.6's descriptor-generation mode)."""
     shape = dst.shape
     s_st, d_st = src.storage, dst.storage
     if s_st.kind == PSUM or d_st.kind == PSUM or (s_st.on_chip and src.shape[0] > NUM_PARTITIONS) \
@@ -856,45 +934,227 @@ def dma(tr, opcode, dst: Tensor, src: Tensor, loc, mask=None, rmw=None, what="dm
         if box is full_box(shape):
             box = None  # the mask keeps everything: an unmasked transfer
         elif is_empty(box):
+            if fresh:
+                masked_out(dst)
             return None
         else:
             for axis, (lo, hi) in enumerate(box):
                 src = src.restrict(axis, lo, hi)
                 dst = dst.restrict(axis, lo, hi)
-    src_acc = _hbm_access(src, s_st) if s_st.write_count or s_st.kind == INPUT else None
+    src_acc = _hbm_access(src, s_st) if s_st.state.write_count or s_st.kind == INPUT else None
     ins = [src_acc or tr.read(src, loc)]
     if fresh and box is None:
         outs = [tr.write_fresh(dst)]
     else:
         dst_acc = _hbm_access(dst, d_st) if d_st.kind != INPUT else None
         if dst_acc is not None:  # what tr.write does for it (see there)
-            d_st.zero_init = False
-            d_st.write_count += 1
+            d_st.state.zero_init = False
+            d_st.state.write_count += 1
             outs = [dst_acc]
         else:
             outs = [tr.write(dst, loc)]
-    core = tr.core  # DMA queues round-robin, so independent transfers overlap
+    queue = next_dma_queue(tr)
+    if rmw is None and fields is None:
+        fields = _QUEUE_FIELDS[queue]
+    else:
+        fields = dict(fields or (), queue=queue)
+        if rmw is not None:
+            fields["dst_rmw_op"] = rmw
+    return tr.record(opcode, _DMA, ins, outs, fields, loc, box)
+
+
+def next_dma_queue(tr) -> int:
+    """The queue of the next transfer: queues round-robin, so independent transfers overlap."""
+    core = tr.core
     queue = core.dma_queue
     core.dma_queue = (queue + 1) % DMA_QUEUES
-    fields = _QUEUE_FIELDS[queue] if rmw is None else {"queue": queue, "dst_rmw_op": rmw}
-    op = tr.record(opcode, _DMA, ins, outs, fields, loc)
-    if box is not None:
-        op.out_box = box
-    return op
+    return queue
 
 
 # The fields of a plain transfer on each DMA queue, shared (recorded fields do not change).
 _QUEUE_FIELDS = [{"queue": q} for q in range(DMA_QUEUES)]
 
 
+def dma_transpose(tr, opcode, dst: Tensor, src: Tensor, loc, what: str):
+    """A DMA transfer that lands the 2-D ``src`` ``[a, b]`` transposed in ``dst`` ``[b, a]``
+    (the DMA engine's transpose mode)."""
+    if len(src.shape) != 2:
+        raise NKIError(f"{what}: the source must be 2-D; it is {list(src.shape)}", loc)
+    a, b = src.shape
+    if tuple(dst.shape) != (b, a):
+        raise NKIError(f"{what}: the destination has shape {list(dst.shape)}; the transposed "
+                       f"source is {[b, a]}", loc)
+    for name, t in (("source", src), ("destination", dst)):
+        if t.storage.kind == PSUM:
+            raise NKIError(f"{what}: the {name} {t.storage.describe()} is in PSUM; DMA moves "
+                           "data between HBM and SBUF", loc)
+    ins = [tr.read(src, loc)]
+    outs = [tr.write(dst, loc)]
+    return tr.record(opcode, _DMA, ins, outs,
+                     {"queue": next_dma_queue(tr), "mode": bir.DmaMode.Transpose}, loc)
+
+
+def dma_gather(tr, dst: Tensor, src, loc, what: str, mask=None):
+    """An indirect DMA: row ``r`` of the tile ``dst`` gets row ``src.index[r]`` of
+    ``src.rows`` (an :class:`~neuronxsim.nki.tensor.IndirectView`); an index outside the rows
+    is an error when the kernel runs. A mask may keep some of the rows (partitions)."""
+    rows, index = src.rows, src.index
+    shape = tuple(src.shape)
+    if tuple(dst.shape) != shape:
+        raise NKIError(f"{what}: the destination has shape {list(dst.shape)}; the picked rows "
+                       f"{list(shape)}", loc)
+    if mask is not None:
+        box = mask_box(mask, shape)
+        if is_empty(box):
+            return masked_out(dst)
+        if tuple(box[1:]) != full_box(shape)[1:]:
+            raise NKIError(f"{what}: a mask of a gather may keep rows (partitions) only", loc)
+        lo, hi = box[0]
+        dst, index = dst.restrict(0, lo, hi), index.restrict(0, lo, hi)
+    ins = [tr.read(rows, loc, merge=False), tr.read(index, loc)]
+    outs = [tr.write(dst, loc)]
+    return tr.record(IT.DMACopy, _DMA, ins, outs,
+                     {"queue": next_dma_queue(tr), "indirect_dim": 0, "oob_is_err": True}, loc)
+
+
+def tensor_scalar_reduce(tr, data: Tensor, op0, operand0, reduce_op, reduce_res: Tensor, dtype,
+                         loc, mask=None, out=None, what="tensor_scalar_reduce") -> Tensor:
+    """``out = data op0 operand0`` and ``reduce_res = reduce_op`` of ``out`` along its free
+    dimensions, per partition. (The Vector Engine does both in one instruction; recorded as the
+    tensor_scalar and a tensor_reduce of its result: the same values, timed as two
+    instructions.)"""
+    out = tensor_scalar(tr, data, op0, operand0, False, None, None, False, dtype, loc, mask, out,
+                        what=what)
+    rank = len(out.shape)
+    if rank < 2:
+        raise NKIError(f"{what}: data needs a free dimension to reduce", loc)
+    p = out.shape[0]
+    if reduce_res.shape[0] != p or math.prod(reduce_res.shape[1:]) != 1:
+        raise NKIError(f"{what}: reduce_res must hold one value per partition, shape [{p}, 1]; "
+                       f"it is {list(reduce_res.shape)}", loc)
+    target = reduce_res if len(reduce_res.shape) == rank else \
+        new_view(reduce_res.storage, reduce_res.offset, (p,) + (1,) * (rank - 1),
+                 (reduce_res.strides[0],) + (0,) * (rank - 1), reduce_res.checks)
+    tensor_reduce(tr, reduce_op, out, list(range(1, rank)), True, False, reduce_res.dtype, loc,
+                  mask, out=target, what=what)
+    return out
+
+
+def scalar_tensor_tensor(tr, data: Tensor, op0, operand0, reverse0, op1, operand1: Tensor,
+                         reverse1, dtype, loc, mask=None, out=None,
+                         what="scalar_tensor_tensor") -> Tensor:
+    """``(data op0 operand0) op1 operand1`` (operands swapped by ``reverse0`` / ``reverse1``).
+    (One Vector Engine instruction; recorded as a tensor_scalar into an fp32 tile and a
+    tensor_tensor: the same values, timed as those two instructions.)"""
+    shape = data.shape
+    if operand1.shape[0] != shape[0] or math.prod(operand1.shape[1:]) != \
+            math.prod(shape[1:]):
+        raise NKIError(f"{what}: operand1 has shape {list(operand1.shape)}; it must match data "
+                       f"{list(shape)}", loc)
+    t = tensor_scalar(tr, data, op0, operand0, reverse0, None, None, False, dt.float32, loc,
+                      mask, what=what)
+    if operand1.shape != shape:
+        operand1 = new_view(operand1.storage, operand1.offset, shape, t.strides, ())
+    lhs, rhs = (operand1, t) if reverse1 else (t, operand1)
+    return tensor_tensor(tr, lhs, rhs, op1, dtype or data.dtype, loc, mask, out, what=what)
+
+
+def partition_reduce(tr, op, data: Tensor, dtype, loc, what="tensor_partition_reduce") -> Tensor:
+    """``op`` folded across the partitions of ``data`` ``[P, F...]``: a ``[1, F...]`` tile.
+    (GpSimd does it in one instruction; recorded through the PE array, whose float32 results
+    hold the same values: ``add`` as a matmul of a column of ones with ``data``; ``max`` and
+    ``min`` as PE transposes of 128-column slices, a free-axis reduction and a transpose
+    back.)"""
+    shape = data.shape
+    p, free = shape[0], math.prod(shape[1:])
+    if data.dtype not in MATMUL_DTYPE_SET:
+        raise NKIError(f"{what}: {dt.name(data.dtype)} tiles are not modelled (the simulator "
+                       "reduces across partitions through the PE array, which takes "
+                       "float8/bfloat16/float16/float32)", loc)
+    if op not in (Alu.add, Alu.max, Alu.min):
+        raise NKIError(f"{what}: op {op.name} is not modelled; add, max and min are", loc)
+    flat = data if len(shape) == 2 else tensor_copy(tr, data, data.dtype, loc, what=what)
+    if len(shape) != 2:
+        flat = new_view(flat.storage, flat.offset, (p, free), (flat.storage.layout.row, 1), ())
+    out = tr.new_result(SBUF, dtype or data.dtype, (1, free), what, loc)
+    if op is Alu.add:
+        ones = constant_tile(tr, (p, 1), 1.0, flat.dtype, loc)
+        for lo in range(0, free, MATMUL_MAX_MOVING):
+            hi = min(free, lo + MATMUL_MAX_MOVING)
+            ps = matmul(tr, ones, flat[:, lo:hi], loc, what)
+            tensor_copy(tr, ps, out.dtype, loc, out=out[:, lo:hi], what=what)
+    else:
+        for lo in range(0, free, NUM_PARTITIONS):
+            hi = min(free, lo + NUM_PARTITIONS)
+            tp = transpose_pe(tr, flat[:, lo:hi], flat.dtype, loc, what)  # [hi - lo, P]
+            col = tensor_reduce(tr, op, tp, [1], True, False, dt.float32, loc, what=what)
+            row = transpose_pe(tr, col, dt.float32, loc, what)  # [1, hi - lo]
+            tensor_copy(tr, row, out.dtype, loc, out=out[:, lo:hi], what=what)
+    if len(shape) == 2:
+        return out
+    return new_view(out.storage, 0, (1,) + tuple(shape[1:]),
+                    (out.storage.layout.row,) + tuple(
+                        math.prod(shape[a + 1:]) for a in range(1, len(shape))), ())
+
+
 def _hbm_access(view: Tensor, st) -> Access | None:
     """The access of a 2-D view of an HBM tensor without index checks (as ``tr.access`` makes
     it); None for anything else."""
-    if st.on_chip or len(view.shape) != 2 or view.checks or st.forward is not None or \
-            st.pending_zero is not None:
+    if st.on_chip or len(view.shape) != 2 or view.checks or st.state.forward is not None or \
+            st.state.pending_zero is not None:
         return None
     (n0, n1), (s0, s1) = view.shape, view.strides
     return new_access(st, view.offset, [(s0, n0), (s1, n1) if n1 > 1 else (1, 1)])
+
+
+def copy_predicated(tr, src: Tensor, predicate: Tensor, dst: Tensor, loc, mask=None):
+    """``dst = src`` where ``predicate`` is nonzero; other elements of ``dst`` keep their values
+    (which the instruction therefore reads: ``dst`` must have been written)."""
+    shape = dst.shape
+    for name, t in (("src", src), ("predicate", predicate)):
+        if t.shape[0] != shape[0] or math.prod(t.shape[1:]) != math.prod(shape[1:]):
+            raise NKIError(f"tensor_copy_predicated: {name} has shape {list(t.shape)}; dst has "
+                           f"{list(shape)}", loc)
+    box = plan(tr, shape, mask, (dst,), loc)
+    if is_empty(box):
+        return
+    tr.read(out_view(dst, shape, box, loc), loc)  # (the kept elements must be defined)
+    record_lanewise(tr, IT.CopyPredicated, Engine.DVE, shape, box,
+                    [_same_shape(src, shape), _same_shape(predicate, shape)], [], dst, None, loc,
+                    "tensor_copy_predicated")
+
+
+def _same_shape(t: Tensor, shape: tuple) -> Tensor:
+    """``t`` (of ``shape``'s partitions and elements) viewed in ``shape``, when it is a
+    contiguous row per partition (else as it is)."""
+    if t.shape == shape or len(t.shape) != 2 or t.strides[1] != 1:
+        return t
+    strides = [t.strides[0]] + [math.prod(shape[a + 1:]) for a in range(1, len(shape))]
+    return new_view(t.storage, t.offset, shape, tuple(strides), ())
+
+
+def stream_shuffle(tr, src: Tensor, dst: Tensor, shuffle_mask, loc, mask=None):
+    """Cross-partition moves within each 32-partition quadrant (Vector Engine): output
+    partition ``i`` takes input partition ``shuffle_mask[i]`` (255: unmodified)."""
+    masks = list(shuffle_mask)
+    if len(masks) != 32 or any(not isinstance(m, (int, np.integer)) or not
+                               (0 <= m < 32 or m == 255) for m in masks):
+        raise NKIError("nc_stream_shuffle: shuffle_mask is 32 integers, each a partition "
+                       "0-31 of the quadrant or 255", loc)
+    if src.dtype != dst.dtype:
+        raise NKIError(f"nc_stream_shuffle: dst ({dt.name(dst.dtype)}) must have src's dtype "
+                       f"({dt.name(src.dtype)})", loc)
+    if math.prod(src.shape[1:]) != math.prod(dst.shape[1:]):
+        raise NKIError(f"nc_stream_shuffle: src {list(src.shape)} and dst {list(dst.shape)} "
+                       "must have the same elements per partition", loc)
+    if not whole_or_nothing(mask, loc, "nc_stream_shuffle"):
+        return
+    if 255 in masks:  # (lanes left unmodified keep what dst held)
+        tr.read(dst, loc)
+    ins = [engine_in(tr, src, loc, "nc_stream_shuffle", "src", Engine.DVE)]
+    outs = [engine_out(tr, dst, loc, "nc_stream_shuffle", "dst", Engine.DVE)]
+    tr.record(IT.StreamShuffle, Engine.DVE, ins, outs,
+              {"shuffle_mask": [int(m) for m in masks]}, loc)
 
 
 def device_print(tr, prefix: str, x: Tensor, loc):

@@ -4,6 +4,7 @@ with the public argument names and defaults of the 2.2x SDKs."""
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -12,8 +13,8 @@ from neuronxsim import bir
 from . import dtypes as _dt
 from . import instructions as _ins
 from .errors import NKIError, caller_location
-from .opcodes import COMMUTATIVE, Alu, act_func, alu_op
-from .tensor import PSUM, Tensor
+from .opcodes import BITVEC, COMMUTATIVE, Alu, act_func, alu_op
+from .tensor import PSUM, SBUF, BlockedTensor, IndirectView, Tensor
 from .tracer import IT, Engine, current
 
 
@@ -79,6 +80,10 @@ def _engine(value, allowed: tuple, default, loc, what: str):
 
 
 def _tile(x, loc, what: str) -> Tensor:
+    if x.__class__ is BlockedTensor:
+        raise NKIError(f"{what} is {x.hint}, a tensor of {len(x.block_shape)} block "
+                       f"dimension(s) {list(x.block_shape)}: index a block (t[i, ...]); "
+                       "instructions work on one tile at a time", loc)
     if not isinstance(x, Tensor):
         raise NKIError(f"{what} must be a tile, not {type(x).__name__}", loc)
     if not x.storage.on_chip:
@@ -98,18 +103,46 @@ def _dtype(value, loc):
 
 # ---- Tensor Engine ----
 
-def nc_matmul(stationary, moving, is_stationary_onezero=False, is_moving_onezero=False,
-              is_transpose=False, tile_position=(), tile_size=(), mask=None, **kwargs):
+def nc_matmul(stationary, moving, *, is_stationary_onezero=False, is_moving_onezero=False,
+              is_transpose=False, tile_position=(), tile_size=(), mask=None, perf_mode=None):
     """``stationary.T @ moving`` into a new PSUM tile (fp32): stationary [K, M], moving [K, N],
-    K and M at most 128, N at most 512."""
+    K and M at most 128, N at most 512. ``perf_mode="double_row_gen3"`` (trn2, fp8): stationary
+    [K, 2, M] and moving [K, 2, N], contracted over K and both rows."""
     loc = caller_location()
     tr = current()
-    if mask is not None:
-        raise NKIError("nc_matmul: masks are not supported; index the operand tiles instead", loc)
+    if not _ins.whole_or_nothing(mask, loc, "nc_matmul"):
+        return _ins.masked_matmul(tr, stationary, moving, loc, True)
+    if perf_mode is not None and perf_mode != "none":
+        if perf_mode != "double_row_gen3":
+            raise NKIError(f"nc_matmul: perf_mode is None or 'double_row_gen3', not "
+                           f"{perf_mode!r}", loc)
+        if is_transpose or tile_position or tile_size:
+            raise NKIError("nc_matmul: perf_mode='double_row_gen3' takes no is_transpose, "
+                           "tile_position or tile_size", loc)
+        for t, name in ((stationary, "stationary"), (moving, "moving")):
+            if t.__class__ is not Tensor or not t.storage.on_chip:
+                _tile(t, loc, f"nc_matmul: {name}")  # (raises)
+        return _ins.matmul_double_row(tr, stationary, moving, loc)
     if stationary.__class__ is not Tensor or not stationary.storage.on_chip:
         _tile(stationary, loc, "nc_matmul: stationary")  # (raises)
     if moving.__class__ is not Tensor or not moving.storage.on_chip:
         _tile(moving, loc, "nc_matmul: moving")
+    for hint, t, name in ((is_stationary_onezero, stationary, "is_stationary_onezero"),
+                          (is_moving_onezero, moving, "is_moving_onezero")):
+        if hint and t.dtype == _dt.float32:
+            # NKI: no impact for non-float32 operands; for float32 ones, a PE mode up to twice
+            # as fast. The values are the same; the simulator's PE timing lacks that mode.
+            _warn_once(loc, f"nc_matmul({name}=True): the simulator times this float32 matmul "
+                            "without the PE's faster mode for 0/1 operands (up to 2x slower "
+                            "than the NeuronCore); the results are the same")
+    # An operand in PSUM (a PE transpose's result, say) is copied to SBUF first, as NKI's
+    # compiler does: the PE reads its operands from SBUF.
+    if stationary.storage.kind == PSUM:
+        stationary = _ins.tensor_copy(tr, stationary, stationary.dtype, loc,
+                                      what="nc_matmul: stationary from PSUM")
+    if moving.storage.kind == PSUM:
+        moving = _ins.tensor_copy(tr, moving, moving.dtype, loc,
+                                  what="nc_matmul: moving from PSUM")
     fields = None
     if tile_position or tile_size:  # (their form and fit: the rule matmul.pe-tile)
         fields = {"tile_position": [int(v) for v in tile_position],
@@ -118,27 +151,48 @@ def nc_matmul(stationary, moving, is_stationary_onezero=False, is_moving_onezero
                        is_transpose=bool(is_transpose))
 
 
-def nc_transpose(data, mask=None, dtype=None, engine=engine.unknown, **kwargs):
+def nc_transpose(data, *, mask=None, dtype=None, engine=engine.unknown):
     """Swaps partition and free dimension: on the Tensor Engine (up to [128, 128], into PSUM) or
     the Vector Engine (up to [32, 32], into SBUF). ``unknown`` picks the Vector Engine for tiles
     that fit it."""
     loc = caller_location()
     tr = current()
     data = _tile(data, loc, "nc_transpose: data")
-    if mask is not None:
-        raise NKIError("nc_transpose: masks are not supported; index the tile instead", loc)
     small = data.shape[0] <= 32 and math.prod(data.shape[1:]) <= 32
     hw = _engine(engine, (Engine.PE, Engine.DVE), Engine.DVE if small else Engine.PE, loc,
                  "nc_transpose")
+    if not _ins.whole_or_nothing(mask, loc, "nc_transpose"):  # (a mask of loop indices)
+        return _ins.masked_out(tr.new_result(
+            SBUF if hw is Engine.DVE else PSUM,
+            _dtype(dtype, loc) or data.dtype,
+            (math.prod(data.shape[1:]), data.shape[0]), "transpose", loc))
     if hw is Engine.DVE:
         return _ins.transpose_dve(tr, data, _dtype(dtype, loc), loc)
     return _ins.transpose_pe(tr, data, _dtype(dtype, loc), loc)
 
 
+def _warn_once(loc, message: str):
+    """A warning, once per kernel line, for what the simulator runs with the same results but
+    times differently from the NeuronCore."""
+    key = (loc.path, loc.line) if loc is not None else None
+    if key in _WARNED:
+        return
+    _WARNED.add(key)
+    where = f"{loc.path}:{loc.line}: " if loc is not None else ""
+    warnings.warn(where + message, NKITimingWarning, stacklevel=3)
+
+
+class NKITimingWarning(UserWarning):
+    """The simulator runs an instruction with the NeuronCore's results but not its timing."""
+
+
+_WARNED: set = set()
+
+
 # ---- Scalar Engine ----
 
-def activation(op, data, bias=None, scale=1.0, reduce_op=None, reduce_res=None,
-               reduce_cmd=reduce_cmd.idle, mask=None, dtype=None, **kwargs):
+def activation(op, data, *, bias=None, scale=1.0, reduce_op=None, reduce_res=None,
+               reduce_cmd=reduce_cmd.idle, mask=None, dtype=None):
     """``op(data * scale + bias)`` on the Scalar Engine, optionally reducing each partition's
     results into the engine's accumulation registers (read into ``reduce_res``)."""
     loc = caller_location()
@@ -162,8 +216,8 @@ def activation(op, data, bias=None, scale=1.0, reduce_op=None, reduce_res=None,
     return out
 
 
-def activation_reduce(op, data, reduce_op, reduce_res, bias=None, scale=1.0, mask=None,
-                      dtype=None, **kwargs):
+def activation_reduce(op, data, *, reduce_op, reduce_res, bias=None, scale=1.0, mask=None,
+                      dtype=None):
     """``activation`` whose results are also summed per partition into ``reduce_res``."""
     loc = caller_location()
     tr = current()
@@ -181,7 +235,7 @@ def activation_reduce(op, data, reduce_op, reduce_res, bias=None, scale=1.0, mas
 
 # ---- Vector / GpSimd engines ----
 
-def tensor_tensor(data1, data2, op, dtype=None, mask=None, engine=engine.unknown, **kwargs):
+def tensor_tensor(data1, data2, op, *, dtype=None, mask=None, engine=engine.unknown):
     """Elementwise ``op`` of two tiles (Vector Engine; GpSimd for ``power``)."""
     loc = caller_location()
     alu = alu_op(op, "tensor_tensor: op", loc)
@@ -196,7 +250,7 @@ def tensor_tensor(data1, data2, op, dtype=None, mask=None, engine=engine.unknown
 
 
 def tensor_scalar(data, op0, operand0, reverse0=False, op1=None, operand1=None, reverse1=False,
-                  dtype=None, mask=None, engine=engine.unknown, **kwargs):
+                  *, dtype=None, mask=None, engine=engine.unknown):
     """``(data op0 operand0) op1 operand1`` with numbers or [P, 1] tiles as operands."""
     loc = caller_location()
     data = _tile(data, loc, "tensor_scalar: data")
@@ -216,7 +270,7 @@ def tensor_scalar(data, op0, operand0, reverse0=False, op1=None, operand1=None, 
                               _dtype(dtype, loc), loc, mask, engine=hw)
 
 
-def tensor_reduce(op, data, axis, mask=None, dtype=None, negate=False, keepdims=False, **kwargs):
+def tensor_reduce(op, data, axis, *, mask=None, dtype=None, negate=False, keepdims=False):
     """Reduces ``data`` along free ``axis`` (an int or a list) on the Vector Engine."""
     loc = caller_location()
     alu = alu_op(op, "tensor_reduce: op", loc)
@@ -225,7 +279,7 @@ def tensor_reduce(op, data, axis, mask=None, dtype=None, negate=False, keepdims=
                               loc, mask)
 
 
-def tensor_copy(src, mask=None, dtype=None, engine=engine.unknown, **kwargs):
+def tensor_copy(src, *, mask=None, dtype=None, engine=engine.unknown):
     """Copies (and casts) a tile."""
     loc = caller_location()
     src = _tile(src, loc, "tensor_copy: src")
@@ -233,7 +287,7 @@ def tensor_copy(src, mask=None, dtype=None, engine=engine.unknown, **kwargs):
     return _ins.tensor_copy(current(), src, _dtype(dtype, loc), loc, mask, engine=hw)
 
 
-def reciprocal(data, dtype=None, mask=None, **kwargs):
+def reciprocal(data, *, dtype=None, mask=None):
     """``1 / data`` on the Vector Engine."""
     loc = caller_location()
     tr = current()
@@ -247,13 +301,13 @@ def reciprocal(data, dtype=None, mask=None, **kwargs):
     return out
 
 
-def iota(expr, dtype, mask=None, **kwargs):
+def iota(expr, dtype, *, mask=None):
     """The values of an index expression over its grid (GpSimd)."""
     loc = caller_location()
     return _ins.iota(current(), expr, _dtype(dtype, loc), loc, mask)
 
 
-def memset(shape, value, dtype, mask=None, engine=engine.unknown, **kwargs):
+def memset(shape, value, dtype, *, mask=None, engine=engine.unknown):
     """A new SBUF tile of ``shape`` filled with ``value``."""
     loc = caller_location()
     tr = current()
@@ -265,7 +319,7 @@ def memset(shape, value, dtype, mask=None, engine=engine.unknown, **kwargs):
     return out
 
 
-def affine_select(pred, on_true_tile, on_false_value, mask=None, dtype=None, **kwargs):
+def affine_select(pred, on_true_tile, on_false_value, *, mask=None, dtype=None):
     """``on_true_tile`` where the affine predicate (e.g. ``i_q - i_k >= 0``) holds, else
     ``on_false_value`` (GpSimd)."""
     loc = caller_location()
@@ -274,8 +328,8 @@ def affine_select(pred, on_true_tile, on_false_value, mask=None, dtype=None, **k
                               loc, mask)
 
 
-def tensor_tensor_scan(data0, data1, initial, op0, op1, reverse0=False, reverse1=False,
-                       dtype=None, mask=None, **kwargs):
+def tensor_tensor_scan(data0, data1, initial, op0, op1, reverse0=False, reverse1=False, *,
+                       dtype=None, mask=None):
     """Per partition, along the free dimension: ``r[i] = op1(op0(data0[i], r[i-1]), data1[i])``
     from ``r[-1] = initial`` (a number or a [P, 1] tile)."""
     loc = caller_location()
@@ -291,9 +345,9 @@ def tensor_tensor_scan(data0, data1, initial, op0, op1, reverse0=False, reverse1
                                    loc, mask)
 
 
-def select_reduce(dst, predicate, on_true, on_false, reduce_res=None,
+def select_reduce(*, dst, predicate, on_true, on_false, reduce_res=None,
                   reduce_cmd=reduce_cmd.idle, reduce_op=np.amax, reverse_pred=False, mask=None,
-                  dtype=None, **kwargs):
+                  dtype=None):
     """``dst = on_true where predicate else on_false``, with the per-partition max of ``dst``
     into ``reduce_res``."""
     loc = caller_location()
@@ -315,9 +369,9 @@ def select_reduce(dst, predicate, on_true, on_false, reduce_res=None,
     return dst
 
 
-def range_select(on_true_tile, comp_op0, comp_op1, bound0, bound1, reduce_cmd=reduce_cmd.idle,
-                 reduce_res=None, reduce_op=np.amax, range_start=0,
-                 on_false_value=np.float32(-3.4028235e38), mask=None, dtype=None, **kwargs):
+def range_select(*, on_true_tile, comp_op0, comp_op1, bound0, bound1,
+                 reduce_cmd=reduce_cmd.idle, reduce_res=None, reduce_op=np.amax, range_start=0,
+                 on_false_value=np.float32(-3.4028235e38), mask=None, dtype=None):
     """Keeps element ``j`` of each partition where ``comp_op0(j + range_start, bound0)`` and
     ``comp_op1(j + range_start, bound1)``, else ``on_false_value``; optional per-partition max."""
     loc = caller_location()
@@ -334,7 +388,7 @@ def range_select(on_true_tile, comp_op0, comp_op1, bound0, bound1, reduce_cmd=re
                              on_false_value, reduce_res, _dtype(dtype, loc), loc, mask)
 
 
-def bn_stats(data, mask=None, dtype=None, **kwargs):
+def bn_stats(data, *, mask=None, dtype=None):
     """Per partition, six values: count, mean and count*variance of the even and of the odd
     elements (at most 512 per partition)."""
     loc = caller_location()
@@ -343,7 +397,7 @@ def bn_stats(data, mask=None, dtype=None, **kwargs):
                          mask, "bn_stats")
 
 
-def bn_aggr(data, mask=None, dtype=None, **kwargs):
+def bn_aggr(data, *, mask=None, dtype=None):
     """Mean and variance per partition from concatenated bn_stats records."""
     loc = caller_location()
     data = _tile(data, loc, "bn_aggr: data")
@@ -355,7 +409,7 @@ def bn_aggr(data, mask=None, dtype=None, **kwargs):
                          _dtype(dtype, loc) or data.dtype, loc, mask, "bn_aggr")
 
 
-def max8(src, mask=None, dtype=None, **kwargs):
+def max8(*, src, mask=None, dtype=None):
     """The 8 largest values of each partition, descending."""
     loc = caller_location()
     src = _tile(src, loc, "max8: src")
@@ -363,7 +417,7 @@ def max8(src, mask=None, dtype=None, **kwargs):
                          "max8")
 
 
-def nc_find_index8(data, vals, mask=None, dtype=None, **kwargs):
+def nc_find_index8(*, data, vals, mask=None, dtype=None):
     """Per partition, the index of the first occurrence of each of the 8 values ``vals``."""
     loc = caller_location()
     data = _tile(data, loc, "nc_find_index8: data")
@@ -379,7 +433,7 @@ def _vals8(vals, data, loc, what):
     return vals
 
 
-def nc_match_replace8(data, vals, imm, dst_idx=None, mask=None, dtype=None, **kwargs):
+def nc_match_replace8(*, data, vals, imm, dst_idx=None, mask=None, dtype=None):
     """``data`` with the first occurrence of each of the 8 values ``vals`` replaced by ``imm``;
     their indices go to ``dst_idx`` if given."""
     loc = caller_location()
@@ -408,13 +462,169 @@ def nc_match_replace8(data, vals, imm, dst_idx=None, mask=None, dtype=None, **kw
     return out
 
 
+def tensor_scalar_reduce(*, data, op0, operand0, reduce_op, reduce_res, reverse0=False,
+                         dtype=None, mask=None):
+    """``data op0 operand0`` (returned) and ``reduce_res`` = ``reduce_op`` of that result along
+    every free dimension, per partition (Vector Engine; see
+    :func:`~neuronxsim.nki.instructions.tensor_scalar_reduce` for how it is recorded)."""
+    loc = caller_location()
+    data = _tile(data, loc, "tensor_scalar_reduce: data")
+    a0 = alu_op(op0, "tensor_scalar_reduce: op0", loc)
+    if a0 in BITVEC:
+        raise NKIError("tensor_scalar_reduce: op0 must be an arithmetic operator (bitvec "
+                       "operators are not supported)", loc)
+    if reverse0:
+        raise NKIError("tensor_scalar_reduce: reverse0 is not supported (as in NKI)", loc)
+    red = alu_op(reduce_op, "tensor_scalar_reduce: reduce_op", loc)
+    if red not in (Alu.add, Alu.subtract, Alu.mult, Alu.max, Alu.min):
+        raise NKIError("tensor_scalar_reduce: reduce_op must be nl.add, nl.subtract, "
+                       "nl.multiply, nl.max or nl.min", loc)
+    if isinstance(operand0, Tensor):
+        _tile(operand0, loc, "tensor_scalar_reduce: operand0")
+    reduce_res = _tile(reduce_res, loc, "tensor_scalar_reduce: reduce_res")
+    return _ins.tensor_scalar_reduce(current(), data, a0, operand0, red, reduce_res,
+                                     _dtype(dtype, loc), loc, mask)
+
+
+def scalar_tensor_tensor(*, data, op0, operand0, op1, operand1, reverse0=False, reverse1=False,
+                         dtype=None, mask=None):
+    """``(data op0 operand0) op1 operand1`` (Vector Engine): ``operand0`` a number or a
+    [P, 1] tile, ``operand1`` a tile of ``data``'s shape (see
+    :func:`~neuronxsim.nki.instructions.scalar_tensor_tensor` for how it is recorded)."""
+    loc = caller_location()
+    data = _tile(data, loc, "scalar_tensor_tensor: data")
+    operand1 = _tile(operand1, loc, "scalar_tensor_tensor: operand1")
+    a0 = alu_op(op0, "scalar_tensor_tensor: op0", loc)
+    a1 = alu_op(op1, "scalar_tensor_tensor: op1", loc)
+    if isinstance(operand0, Tensor):
+        _tile(operand0, loc, "scalar_tensor_tensor: operand0")
+    if data.storage.kind == PSUM and operand1.storage.kind == PSUM:
+        raise NKIError("scalar_tensor_tensor: data and operand1 cannot both be in PSUM", loc)
+    return _ins.scalar_tensor_tensor(current(), data, a0, operand0, bool(reverse0), a1, operand1,
+                                     bool(reverse1), _dtype(dtype, loc), loc, mask)
+
+
+def tensor_partition_reduce(op, data, *, mask=None, dtype=None):
+    """``op`` (add, max, min) folded across the partitions of ``data``: a tile of one
+    partition (see :func:`~neuronxsim.nki.instructions.partition_reduce` for how it is
+    recorded; bitwise_or / bitwise_and are not modelled)."""
+    loc = caller_location()
+    data = _tile(data, loc, "tensor_partition_reduce: data")
+    alu = alu_op(op, "tensor_partition_reduce: op", loc)
+    if mask is not None:
+        raise NKIError("tensor_partition_reduce: masks are not supported; slice the tile", loc)
+    return _ins.partition_reduce(current(), alu, data, _dtype(dtype, loc), loc)
+
+
+def dropout(data, prob, *, mask=None, dtype=None):
+    """Each element zeroed with probability ``prob`` (a number in [0, 1]), the survivors
+    scaled by ``1 / (1 - prob)`` (Vector Engine). A per-partition probability tile is not
+    modelled."""
+    loc = caller_location()
+    data = _tile(data, loc, "dropout: data")
+    return _ins.dropout(current(), data, prob, _dtype(dtype, loc), loc, mask, what="dropout")
+
+
+def tensor_copy_predicated(*, src, dst, predicate, reverse_pred=False, mask=None, dtype=None):
+    """``dst`` takes ``src`` (a tile or a number) where ``predicate`` (uint8/16/32) is nonzero
+    (zero with ``reverse_pred``); elsewhere ``dst`` keeps its values (Vector Engine)."""
+    loc = caller_location()
+    tr = current()
+    dst = _tile(dst, loc, "tensor_copy_predicated: dst")
+    predicate = _tile(predicate, loc, "tensor_copy_predicated: predicate")
+    if predicate.dtype not in (_dt.uint8, _dt.uint16, _dt.uint32, _dt.bool_):
+        raise NKIError("tensor_copy_predicated: the predicate must be uint8, uint16 or uint32, "
+                       f"not {_dt.name(predicate.dtype)}", loc)
+    if dtype is not None and _dtype(dtype, loc) != dst.dtype:
+        raise NKIError("tensor_copy_predicated: src and dst share one dtype; dtype cannot "
+                       "change it", loc)
+    if not isinstance(src, Tensor):
+        src = _ins.constant_tile(tr, dst.shape, _ins.number(src, loc), dst.dtype, loc)
+    src = _tile(src, loc, "tensor_copy_predicated: src")
+    if src.dtype != dst.dtype:
+        raise NKIError(f"tensor_copy_predicated: src ({_dt.name(src.dtype)}) and dst "
+                       f"({_dt.name(dst.dtype)}) must share their dtype", loc)
+    if src.storage.kind == PSUM and predicate.storage.kind == PSUM:
+        raise NKIError("tensor_copy_predicated: src and predicate cannot both be in PSUM", loc)
+    if reverse_pred:
+        predicate = _ins.tensor_scalar(tr, predicate, Alu.is_equal, 0.0, False, None, None,
+                                       False, _dt.uint8, loc, mask,
+                                       what="tensor_copy_predicated")
+    _ins.copy_predicated(tr, src, predicate, dst, loc, mask)
+    return dst
+
+
+def nc_stream_shuffle(src, dst, shuffle_mask, *, dtype=None, mask=None):
+    """Within each quadrant of 32 partitions, output partition ``i`` of ``dst`` takes input
+    partition ``shuffle_mask[i]`` of ``src`` (255 leaves it unmodified; Vector Engine)."""
+    loc = caller_location()
+    src = _tile(src, loc, "nc_stream_shuffle: src")
+    dst = _tile(dst, loc, "nc_stream_shuffle: dst")
+    if dtype is not None and _dtype(dtype, loc) != dst.dtype:
+        raise NKIError("nc_stream_shuffle: dst must have src's dtype", loc)
+    _ins.stream_shuffle(current(), src, dst, shuffle_mask, loc, mask)
+    return dst
+
+
+def dma_transpose(src, *, axes=None, mask=None, dtype=None):
+    """A new SBUF tile holding the 2-D ``src`` (HBM or SBUF) transposed by the DMA engine
+    (``axes=(1, 0)``; the 3-D and 4-D permutations are not modelled)."""
+    loc = caller_location()
+    tr = current()
+    if not isinstance(src, Tensor):
+        raise NKIError(f"dma_transpose: src must be a tensor or tile, not {type(src).__name__}",
+                       loc)
+    if axes not in (None, (1, 0), [1, 0]) or len(src.shape) != 2:
+        raise NKIError(f"dma_transpose: only 2-D transposes (axes=(1, 0)) are modelled; src "
+                       f"is {list(src.shape)}, axes {axes}", loc)
+    if not _ins.whole_or_nothing(mask, loc, "dma_transpose"):
+        return _ins.masked_out(tr.new_result(SBUF, _dtype(dtype, loc) or src.dtype,
+                                             tuple(reversed(src.shape)), "dma_transpose", loc))
+    out = tr.new_result(SBUF, _dtype(dtype, loc) or src.dtype, tuple(reversed(src.shape)),
+                        "dma_transpose", loc)
+    _ins.dma_transpose(tr, IT.DMACopy, out, src, loc, "dma_transpose")
+    return out
+
+
+def _not_modelled(name: str, why: str):
+    raise NKIError(f"{name}: {why} is not modelled by the simulator", caller_location(1))
+
+
+def tensor_copy_dynamic_src(src, *, mask=None, dtype=None, engine=engine.unknown):
+    """A copy from a run-time offset in each partition: not modelled (refused)."""
+    _not_modelled("tensor_copy_dynamic_src", "indexing with run-time values from tiles")
+
+
+def tensor_copy_dynamic_dst(*, dst, src, mask=None, dtype=None, engine=engine.unknown):
+    """A copy to a run-time offset in each partition: not modelled (refused)."""
+    _not_modelled("tensor_copy_dynamic_dst", "indexing with run-time values from tiles")
+
+
+def local_gather(src_buffer, index, num_elem_per_idx=1, num_valid_indices=None, *, mask=None):
+    """GpSimd's gather across 16-partition groups: not modelled (refused)."""
+    _not_modelled("local_gather", "GpSimd's partition gather")
+
+
+def sequence_bounds(*, segment_ids, dtype=None):
+    """Per-segment bounds on GpSimd: not modelled (refused)."""
+    _not_modelled("sequence_bounds", "GpSimd's segment bounds")
+
+
 # ---- DMA ----
 
-def dma_copy(dst, src, mask=None, dst_rmw_op=None, oob_mode=oob_mode.error,
-             dge_mode=dge_mode.unknown, **kwargs):
+def dma_copy(*, dst, src, mask=None, dst_rmw_op=None, oob_mode=oob_mode.error,
+             dge_mode=dge_mode.unknown):
     """Copies ``src`` to ``dst`` (HBM or SBUF, either way) by DMA; ``dst_rmw_op=np.add``
     accumulates into ``dst``."""
     loc = caller_location()
+    if src.__class__ is IndirectView and isinstance(dst, Tensor) and dst.storage.on_chip:
+        if dst_rmw_op is not None:
+            raise NKIError("dma_copy: accumulating a gather (dst_rmw_op with rows picked at "
+                           "run time) is not modelled", loc)
+        if not _ins.whole_or_nothing(mask, loc, "dma_copy"):
+            return
+        _ins.dma_gather(current(), dst, src, loc, "dma_copy")
+        return
     for name, t in (("dst", dst), ("src", src)):
         if not isinstance(t, Tensor):
             raise NKIError(f"dma_copy: {name} must be a tensor or tile, not {type(t).__name__}",
@@ -433,5 +643,8 @@ __all__ = [
     "nc_matmul", "nc_transpose", "activation", "activation_reduce", "tensor_tensor",
     "tensor_scalar", "tensor_reduce", "tensor_copy", "reciprocal", "iota", "memset",
     "affine_select", "tensor_tensor_scan", "select_reduce", "range_select", "bn_stats",
-    "bn_aggr", "max8", "nc_find_index8", "nc_match_replace8", "dma_copy",
+    "bn_aggr", "max8", "nc_find_index8", "nc_match_replace8", "dma_copy", "tensor_scalar_reduce",
+    "scalar_tensor_tensor", "tensor_partition_reduce", "dropout", "tensor_copy_predicated",
+    "nc_stream_shuffle", "dma_transpose", "tensor_copy_dynamic_src", "tensor_copy_dynamic_dst",
+    "local_gather", "sequence_bounds",
 ]

@@ -31,14 +31,15 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from neuronxsim import bir
+from neuronxsim.bir import target
 from neuronxsim.errors import BIRError
 
 from . import dtypes as dt
-from .allocator import allocate
-from .emit import emit_core
+from .arguments import located as located_argument_error
 from .schedule import Schedule, check_schedule
 from .errors import NKIError, without_internal_frames
-from .language import nc
+from .language import nc, spmd_dim
+from .passes import PIPELINE, Program, run_pipeline
 from .tensor import HBM, SHARED_HBM, Tensor
 from .tracer import ARCHS, Tracer
 from . import tracer as _tracer
@@ -73,27 +74,48 @@ class TracedKernel:
 
     @property
     def input_names(self) -> list[str]:
+        """The kernel's input tensors' names, in parameter order."""
         return [t.name for t in self.inputs]
 
     @property
     def output_names(self) -> list[str]:
+        """The kernel's output tensors' names, in order."""
         return [t.name for t in self.outputs]
 
     @property
     def instruction_count(self) -> int:
+        """How many instructions the trace emitted, summed over its NeuronCores."""
         return sum(self.instruction_counts)
+
+
+#: ``nki.jit(mode=...)``: how the real compiler runs a kernel (for a framework, on a device,
+#: on its simulator). Here a kernel called with NumPy arrays always runs on the simulator.
+JIT_MODES = ("auto", "simulation", "baremetal", "benchmark", "trace", "jax", "torchxla")
+#: neuronx-cc flags public kernels pass in ``additional_compile_opt``, and why none changes what
+#: the simulator runs.
+KNOWN_COMPILE_OPTIONS = {
+    "--internal-skip-backend-allocation-opt-nki": "keeps the kernel's own SBUF/PSUM allocation "
+                                                   "(the tracer never moves it)",
+    "--disable-internal-io-dge": "moves kernel I/O without the descriptor-generation engine "
+                                 "(a DMA detail the simulator's DMA model does not distinguish)",
+}
 
 
 class Kernel:
     """A function decorated with ``nki.jit``. Calling it with NumPy arrays simulates it and
     returns its outputs (as ``nki.simulate_kernel``); inside another kernel's trace it is
-    inlined. ``kernel[grid]`` launches it over a grid."""
+    inlined. ``kernel[grid]`` launches it over a grid. ``arch``: the generation of its
+    ``platform_target`` (None: the caller's choice)."""
 
-    def __init__(self, func, **options):
+    def __init__(self, func, mode: str = "auto", arch: str | None = None,
+                 compile_options: tuple = ()):
         if isinstance(func, Kernel):
             func = func.func
         self.func = func
-        self.options = options
+        self.mode = mode
+        self.arch = arch
+        self.compile_options = compile_options
+        self.force_auto_alloc = False  # (nki.compiler.force_auto_alloc)
         functools.update_wrapper(self, func)
 
     def __getitem__(self, grid) -> "GridKernel":
@@ -102,8 +124,13 @@ class Kernel:
     def __call__(self, *args, **kwargs):
         if _tracer.active():
             return self.func(*args, **kwargs)
+        return self.launch(self, args, kwargs)
+
+    def launch(self, target, args: tuple, kwargs: dict):
+        """Runs ``target`` (this kernel, or it on a grid) called with NumPy arrays: simulates it
+        and returns its outputs."""
         from .execution import simulate_kernel
-        return simulate_kernel(self, *args, **kwargs)
+        return simulate_kernel(target, *args, **kwargs)
 
     def __repr__(self):
         return f"<nki kernel {self.func.__qualname__}>"
@@ -119,30 +146,60 @@ class GridKernel:
     def __call__(self, *args, **kwargs):
         if _tracer.active():
             raise NKIError("launching a grid inside a kernel is not supported")
-        from .execution import simulate_kernel
-        return simulate_kernel(self, *args, **kwargs)
+        return self.kernel.launch(self, args, kwargs)
 
     def __repr__(self):
         return f"<nki kernel {self.kernel.func.__qualname__}{list(self.grid)}>"
 
 
-def jit(func=None, **options):
+def jit(func=None, mode="auto", *, platform_target=None, additional_compile_opt=None):
     """Marks an NKI kernel: ``@nki.jit``, ``@nki.jit()``, ``nki.jit(fn)``,
-    ``nki.jit(mode=...)(fn)``. Options of the real compiler (``mode``, ...) are accepted and
-    ignored."""
+    ``nki.jit(mode=...)(fn)``. Every ``mode`` (see :data:`JIT_MODES`) runs a kernel called with
+    NumPy arrays on the simulator; ``platform_target`` (a generation's name, as
+    ``neuronxsim.bir.target`` knows them) is the arch a
+    call without its own ``arch=`` traces for; ``additional_compile_opt`` takes the neuronx-cc
+    flags of :data:`KNOWN_COMPILE_OPTIONS` (none changes what the simulator runs; any other
+    flag is refused)."""
+    if mode not in JIT_MODES:
+        raise NKIError(f"nki.jit: mode {mode!r} is not one of {', '.join(JIT_MODES)}")
+    arch = None
+    if platform_target is not None:
+        arch = target.canonical_arch(platform_target) if isinstance(platform_target, str) \
+            else ""
+        if not arch:
+            names = (n for a in target.ARCHS for n in target.aliases(a))
+            raise NKIError(f"nki.jit: platform_target {platform_target!r} is not one of "
+                           f"{', '.join(names)}")
+    options = ()
+    if additional_compile_opt is not None:
+        if not isinstance(additional_compile_opt, str):
+            raise NKIError("nki.jit: additional_compile_opt is a string of compiler flags")
+        options = tuple(additional_compile_opt.split())
+        unknown = [o for o in options if o not in KNOWN_COMPILE_OPTIONS]
+        if unknown:
+            raise NKIError(f"nki.jit: compiler option(s) {', '.join(unknown)} are not known to "
+                           "the simulator, which cannot tell what they would change; it knows "
+                           f"{', '.join(KNOWN_COMPILE_OPTIONS)}")
     if func is None:
-        return lambda f: Kernel(f, **options)
-    return Kernel(func, **options)
+        return lambda f: Kernel(f, mode, arch, options)
+    return Kernel(func, mode, arch, options)
 
 
 def user_facing(fn):
-    """Public entry points raise NKIError with neuronxsim's own frames cut from the traceback."""
+    """Public entry points raise NKIError with neuronxsim's own frames cut from the traceback,
+    and a call of the NKI API with arguments it does not take as an
+    :class:`~neuronxsim.nki.arguments.NKIArgumentError` naming the kernel line."""
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
         except NKIError as e:
             raise e.with_traceback(without_internal_frames(e.__traceback__)) from None
+        except TypeError as e:
+            error = located_argument_error(e)
+            if error is None:
+                raise
+            raise error.with_traceback(without_internal_frames(e.__traceback__)) from None
     return wrapper
 
 
@@ -157,25 +214,29 @@ def _unwrap(kernel) -> tuple:
     raise NKIError(f"expected an nki.jit kernel or a function, got {type(kernel).__name__}")
 
 
-def _parse_grid(grid: tuple) -> tuple[tuple, int]:
-    """(sizes of the grid dimensions, index of the NeuronCore dimension or -1)."""
-    sizes, core_axis = [], -1
+def _parse_grid(grid: tuple) -> tuple[tuple, int, object]:
+    """(sizes of the grid dimensions, number of NeuronCores, the core of an instance's ids)."""
+    sizes, spread = [], None  # spread: (axis, core of an index along it, number of cores)
     for axis, g in enumerate(grid):
         if isinstance(g, nc):
-            if core_axis >= 0:
-                raise NKIError("a launch grid can spread one dimension over NeuronCores")
-            core_axis = axis
-            sizes.append(g.n)
-        else:
-            try:
-                n = int(g)
-            except TypeError:
-                raise NKIError(f"launch grid entries are integers or nl.nc(n), not "
-                               f"{type(g).__name__}") from None
-            if n < 1:
-                raise NKIError(f"launch grid {list(grid)} has an empty dimension")
-            sizes.append(n)
-    return tuple(sizes), core_axis
+            g = spmd_dim(g, 1)
+        if isinstance(g, spmd_dim):
+            if g.cores > 1 or isinstance(g.outer, nc) or isinstance(g.inner, nc):
+                if spread is not None:
+                    raise NKIError("a launch grid can spread one dimension over NeuronCores")
+                spread = (axis, g.core_of, g.cores)
+            sizes.append(g.size)
+            continue
+        if type(g) is not int and not isinstance(g, np.integer):
+            raise NKIError(f"launch grid entries are integers, nl.nc(n) or nl.spmd_dim(...), "
+                           f"not {type(g).__name__}")
+        if g < 1:
+            raise NKIError(f"launch grid {list(grid)} has an empty dimension")
+        sizes.append(int(g))
+    if spread is None:
+        return tuple(sizes), 1, lambda ids: 0
+    axis, core_of, cores = spread
+    return tuple(sizes), cores, lambda ids: core_of(ids[axis])
 
 
 class _ArraySpec:
@@ -229,32 +290,42 @@ def _bind(func, args, kwargs) -> tuple[list, dict]:
 
 
 @user_facing
-def trace_kernel(kernel, *args, arch: str = "trn1", schedule: str = "compiler",
+def trace_kernel(kernel, *args, arch: str | None = None,
+                 max_instructions: int | None = None, schedule: str = "compiler",
                  **kwargs) -> TracedKernel:
     """Traces ``kernel`` for the given arguments (arrays or ``nki.typing.tensor[...]`` specs).
-    ``schedule``: "compiler" orders the instructions as the NKI compiler's scheduler does,
-    "source" keeps the kernel's order (:mod:`neuronxsim.nki.schedule`)."""
-    return traced_kernel(kernel, args, kwargs, arch, schedule=schedule)
+    ``arch``: "trn1" or "trn2" (default: the kernel's ``platform_target``, else "trn1");
+    ``max_instructions``: the most instructions the trace may record (all cores together)
+    before it is refused (default: ``$NEURONXSIM_MAX_INSTRUCTIONS`` if set, else
+    ``tracer.DEFAULT_MAX_INSTRUCTIONS``, one million); ``schedule``: "compiler" orders the
+    instructions as the NKI compiler's scheduler does, "source" keeps the kernel's order
+    (:mod:`neuronxsim.nki.schedule`)."""
+    return traced_kernel(kernel, args, kwargs, arch, max_instructions, schedule=schedule)
 
 
 @user_facing
-def trace(kernel, *args, arch: str = "trn1", schedule: str = "compiler", **kwargs) -> "bir.Module":
+def trace(kernel, *args, arch: str | None = None, max_instructions: int | None = None,
+          schedule: str = "compiler", **kwargs) -> "bir.Module":
     """The BIR module of ``kernel`` traced for these arguments (see :func:`trace_kernel`)."""
-    return traced_kernel(kernel, args, kwargs, arch, schedule=schedule).module
+    return traced_kernel(kernel, args, kwargs, arch, max_instructions, schedule=schedule).module
 
 
-def traced_kernel(kernel, args: tuple, kwargs: dict, arch: str, adapter=None,
+def traced_kernel(kernel, args: tuple, kwargs: dict, arch: str | None,
+                  max_instructions: int | None = None, adapter=None,
                   schedule: str = "compiler") -> TracedKernel:
     """:func:`trace_kernel` for the other entry points (which filter tracebacks themselves).
     ``adapter``: how another dialect's kernel sees its arguments and hands back its results
     (see :class:`DialectAdapter`); None for this dialect's."""
     check_schedule(schedule)
+    if arch is None:
+        jitted = kernel.kernel if isinstance(kernel, GridKernel) else kernel
+        arch = (jitted.arch if isinstance(jitted, Kernel) else None) or "trn1"
     # The trace allocates many small objects and frees none until it ends: the cyclic garbage
     # collector would only rescan them, over and over.
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _trace(kernel, args, arch, kwargs, adapter, schedule)
+        return _trace(kernel, args, arch, kwargs, max_instructions, adapter, schedule)
     finally:
         if collecting:
             gc.enable()
@@ -277,27 +348,39 @@ class DialectAdapter:
         return local_vars
 
 
-def _trace(kernel, args, arch: str, kwargs, adapter=None, schedule: str = "compiler") -> TracedKernel:
-    start = time.perf_counter()
+@dataclass
+class Recording:
+    """A kernel launch as recorded, before the passes: the :class:`Tracer` (whose
+    ``cores[c].record`` is core ``c``'s :class:`~neuronxsim.nki.record.CoreRecord`), the input
+    specs, and per core the storages the kernel returns (already named)."""
+    tracer: Tracer
+    inputs: list[TensorSpec]
+    returned: list[list]
+
+
+def record_kernel(kernel, args: tuple, kwargs: dict, arch: str,
+                  max_instructions: int | None = None,
+                  adapter: DialectAdapter | None = None) -> Recording:
+    """Runs the kernel's Python once per SPMD instance of its grid, recording every core."""
     func, grid = _unwrap(kernel)
-    sizes, core_axis = _parse_grid(grid)
-    num_cores = sizes[core_axis] if core_axis >= 0 else 1
+    sizes, num_cores, core_of = _parse_grid(grid)
     params, specs = _bind(func, args, kwargs)
     inputs = [TensorSpec(n, s.shape, s.dtype) for n, s in specs.items() if s is not None]
     if arch not in ARCHS:
         raise NKIError(f"unknown arch {arch!r}; expected one of {', '.join(ARCHS)}")
 
-    tracer = Tracer(arch, num_cores)
+    tracer = Tracer(arch, num_cores, max_instructions, func.__qualname__)
     tracer.grid = sizes
+    jitted = kernel.kernel if isinstance(kernel, GridKernel) else kernel
+    tracer.force_auto_alloc = getattr(jitted, "force_auto_alloc", False)
     results = []  # per core: the storages returned
     out_names = None
     with tracer:
         for core in range(num_cores):
             tracer.set_core(core)
-            ranges = [range(core, core + 1) if a == core_axis else range(n)
-                      for a, n in enumerate(sizes)]
             returned = None
-            for instance, ids in enumerate(itertools.product(*ranges)):
+            mine = (ids for ids in itertools.product(*map(range, sizes)) if core_of(ids) == core)
+            for instance, ids in enumerate(mine):
                 tracer.begin_instance(ids, instance)
                 call_args, call_kwargs = _symbolic_args(tracer, params, specs)
                 if adapter is not None:
@@ -305,6 +388,11 @@ def _trace(kernel, args, arch: str, kwargs, adapter=None, schedule: str = "compi
                 frame_probe = _FrameProbe(func)
                 with frame_probe:
                     value = func(*call_args, **call_kwargs)
+                if tracer.unassigned_reductions:
+                    raise NKIError("the value of nl.loop_reduce is never assigned to a tile "
+                                   "(dst[...] = nl.loop_reduce(x, op, loop_indices)): the "
+                                   "reduction would be dropped",
+                                   tracer.unassigned_reductions[0].loc)
                 if adapter is not None:
                     value = adapter.returned(value, func)
                 storages = _returned_storages(value, func)
@@ -323,30 +411,50 @@ def _trace(kernel, args, arch: str, kwargs, adapter=None, schedule: str = "compi
                 # a reference cycle that keeps the whole trace alive until the cyclic collector.
                 frame_probe.frame = None
             results.append(returned)
-
-    module = bir.Module()
-    module.arch = ARCHS[arch]["bir_arch"]
-    counts, sbuf_peaks, psum_peaks, regions = [], [], [], []
     for core, returned in zip(tracer.cores, results):
         for st, name in zip(returned, out_names):
-            _rename(core, st, name)
-        peaks = allocate(core, tracer.sbuf_bytes)
-        sbuf_peaks.append(peaks["sbuf"])
-        psum_peaks.append(peaks["psum"])
-        counts.append(emit_core(module, core, set(returned)).instruction_count)
-        if num_cores > 1:  # to merge the cores' outputs when they run one at a time
-            regions.append(_written_regions(core, returned))
+            _rename(core.record, st, name)
+    return Recording(tracer, inputs, results)
+
+
+def _trace(kernel, args, arch: str, kwargs, max_instructions: int, adapter=None,
+           schedule: str = "compiler", pipeline=PIPELINE) -> TracedKernel:
+    start = time.perf_counter()
+    recording = record_kernel(kernel, args, kwargs, arch, max_instructions, adapter)
+    tracer, results = recording.tracer, recording.returned
+    module = bir.Module()
+    module.arch = ARCHS[arch]["bir_arch"]
+    programs = [run_pipeline(Program(core.record, arch, tracer.sbuf_bytes, returned, module),
+                             pipeline)
+                for core, returned in zip(tracer.cores, results)]
     outputs = [TensorSpec(st.name, st.shape, st.dtype) for st in results[0]]
     try:
         module.verify()
     except BIRError as e:
-        raise _located_bir_error(e, tracer) from None
+        raise _located_bir_error(e, programs) from None
+    regions = []
+    if len(programs) > 1:  # to merge the cores' outputs when they run one at a time
+        regions = [_written_regions(p.ops, returned) for p, returned in zip(programs, results)]
+    counts = [p.function.instruction_count for p in programs]
+    sbuf_peaks = [p.peak_bytes["sbuf"] for p in programs]
+    psum_peaks = [p.peak_bytes["psum"] for p in programs]
     if schedule == "compiler":
         Schedule().run(module, arch)
     for core in tracer.cores:
-        core.break_cycles()
-    return TracedKernel(module, inputs, outputs, num_cores, arch, counts, sbuf_peaks, psum_peaks,
-                        time.perf_counter() - start, regions)
+        _break_cycles(core.record)
+    constants = {}
+    for core in tracer.cores:
+        constants.update(core.record.constants)
+    return TracedKernel(module, recording.inputs, outputs, len(programs), arch, counts, sbuf_peaks,
+                        psum_peaks, time.perf_counter() - start, regions, constants)
+
+
+def _break_cycles(record):
+    """Drops the references from storages back to ops (nl.zeros memsets, open matmul groups,
+    redirects), so that reference counting frees the trace at once instead of leaving it to the
+    cyclic garbage collector."""
+    for st in record.storages:
+        st.state = None
 
 
 def _symbolic_args(tracer: Tracer, params, specs):
@@ -410,7 +518,7 @@ def _returned_storages(value, func) -> list:
             raise NKIError(f"kernel {func.__qualname__} returns {what} ({st.describe()}); it must "
                            "return whole HBM tensors created with nl.ndarray(..., "
                            "buffer=nl.shared_hbm)", st.created_at)
-        if st.write_count == 0:
+        if st.state.write_count == 0:
             raise NKIError(f"kernel {func.__qualname__} returns {st.describe()}, which it never "
                            "writes", st.created_at)
         if st in storages:
@@ -434,40 +542,38 @@ def _output_names(value, storages, local_vars: dict) -> list[str]:
     return names
 
 
-def _rename(core, st, name: str):
+def _rename(record, st, name: str):
+    names = record.names
     if st.name == name:
         return
     if st.name is not None:
-        core.names.discard(st.name)
+        names.discard(st.name)
     base, i = name, 0
-    while name in core.names:
+    while name in names:
         i += 1
         name = f"{base}_{i}"
-    core.names.add(name)
+    names.add(name)
     st.name = name
 
 
-def _written_regions(core, returned) -> dict:
+def _written_regions(ops: list, returned) -> dict:
     outs = {id(st): st.name for st in returned}
     regions = {}
-    for op in core.ops:
-        if not op.enabled:
-            continue
+    for op in ops:
         for acc in op.outs:
             if id(acc.storage) in outs:
                 regions.setdefault(outs[id(acc.storage)], []).append((acc.offset, acc.pairs))
     return regions
 
 
-def _located_bir_error(e: BIRError, tracer: Tracer) -> NKIError:
+def _located_bir_error(e: BIRError, programs: list) -> NKIError:
     """A verifier complaint about an emitted instruction, pointed at its kernel line."""
     m = re.match(r"functions\[(\d+)\]\.blocks\[0\]\.instructions\[(\d+)\]", str(e))
     loc = None
     if m:
         core, index = int(m.group(1)), int(m.group(2))
-        enabled = [op for op in tracer.cores[core].ops if op.enabled]
-        if index < len(enabled):
-            loc = enabled[index].loc
+        if core < len(programs) and index < len(programs[core].ops):
+            loc = programs[core].ops[index].loc
     return NKIError(f"the traced BIR is invalid: {e}", loc)
 
 

@@ -16,17 +16,22 @@ from __future__ import annotations
 import builtins
 import math
 
+import ml_dtypes
 import numpy as np
 
 from neuronxsim.bir import target
 
+from . import compiler as _ncc
 from . import dtypes as _dt
 from . import instructions as _ins
 from .errors import NKIError, caller_location
 from .indexing import arange, ds, mgrid  # noqa: F401  (public names of nl)
 from .opcodes import Act, Alu, activation as _act_marker, alu as _alu_marker
-from .tensor import HBM, PSUM, PSUM_BANK_BYTES, SBUF, SHARED_HBM, Tensor, new_view, same_view
-from .tracer import IT, Engine, current
+from .opcodes import alu_op as _alu_op
+from .compiler import DirectAllocation
+from .tensor import (HBM, PSUM, PSUM_BANK_BYTES, SBUF, SHARED_HBM, BlockedTensor, IndirectView,
+                     Tensor, new_view, same_view)
+from .tracer import IT, PSUM_BYTES, Engine, current
 
 # ---- data types and buffers ----
 bfloat16 = _dt.bfloat16
@@ -38,8 +43,8 @@ int8, int16, int32 = _dt.int8, _dt.int16, _dt.int32
 uint8, uint16, uint32 = _dt.uint8, _dt.uint16, _dt.uint32
 bool_ = _dt.bool_
 
-sbuf = SBUF
-psum = PSUM
+sbuf = _ncc.sbuf  # (the strings "sbuf" and "psum", which also make direct allocations)
+psum = _ncc.psum
 hbm = HBM
 private_hbm = HBM
 shared_hbm = SHARED_HBM
@@ -51,24 +56,80 @@ class par_dim(int):
 
 
 class tile_size:
-    """The hardware's tile limits (from the target description, neuronxsim.bir.target)."""
+    """The hardware's tile limits, NKI's documented values (from the target description,
+    neuronxsim.bir.target)."""
     pmax = target.uniform("num_partitions")  # partitions
-    psum_fmax = target.uniform("psum_bank_bytes")  # NKI's PSUM tile limit: one 2 KiB bank per partition
+    # free-dimension elements of a PSUM tile: one bank of fp32 (NKI's programming model)
+    psum_fmax = target.uniform("psum_bank_bytes") // np.dtype(np.float32).itemsize
     psum_partition_size = target.uniform("psum_bytes_per_partition")  # bytes per partition of PSUM
     gemm_stationary_fmax = target.uniform("pe_cols")  # M of nc_matmul
     gemm_moving_fmax = target.uniform("pe_max_moving_free_elements")  # N of nc_matmul
     bn_stats_fmax = target.uniform("bn_stats_max_free_elements")  # elements per partition nisa.bn_stats takes
 
 
+class fp32:
+    """FP32 constants: ``min``, the bit pattern 0xff7fffff (the most negative finite fp32)."""
+    min = float(np.array(0xFF7FFFFF, dtype=np.uint32).view(np.float32))
+
+
+class bfp16:
+    """BFLOAT16 constants: ``min``, the bit pattern 0xff80 (which is bfloat16's -inf)."""
+    min = float(np.array(0xFF80, dtype=np.uint16).view(_dt.bfloat16))
+
+
+def finfo(dtype):
+    """Machine limits of a floating-point NKI dtype (``min``, ``max``, ``eps``, ``tiny``, ...),
+    as ``numpy.finfo`` (``ml_dtypes.finfo`` for bfloat16 and the fp8 types)."""
+    d = _dtype(dtype, caller_location())
+    if not _dt.is_float(d):
+        raise NKIError(f"nl.finfo: {_dt.name(d)} is not a floating-point type (numpy.iinfo "
+                       "describes integers)", caller_location())
+    return ml_dtypes.finfo(d)
+
+
+def static_cast(input_data, dtype):
+    """A scalar or NumPy array cast to ``dtype`` (a NumPy operation, outside and inside
+    kernels: it does not touch tiles)."""
+    d = _dtype(dtype, caller_location())
+    if isinstance(input_data, (Tensor, BlockedTensor)):
+        raise NKIError("nl.static_cast casts NumPy arrays and scalars; cast a tile with nl.copy"
+                       "(x, dtype=...)", caller_location())
+    return np.asarray(input_data).astype(d) if np.ndim(input_data) else d.type(input_data)
+
+
 # ---- loops and SPMD programs ----
 
-def affine_range(start, stop=None, step=1, **_hints):
-    """A loop whose iterations are independent; the trace unrolls it."""
-    return range(start, stop, step) if stop is not None else range(start)
+def _traced_loop(kind: str, start, stop, step, directives):
+    """The values of a loop the trace unrolls, each iteration recorded as one of a ``kind``
+    loop (see :class:`~neuronxsim.nki.record.Loop`) with its ``directives``."""
+    loc = caller_location(1)
+    values = range(start, stop, step) if stop is not None else range(start)
+    if directives is None:
+        directives = ()
+    elif not isinstance(directives, (tuple, list)):
+        directives = (directives,)
+    for d in directives:
+        if not isinstance(d, _ncc.Directive):
+            raise NKIError(f"directives takes nki.compiler.no_reorder() and "
+                           f"nki.compiler.multi_buffer(n), not {d!r}", loc)
+    return current().iterate(kind, values, loc, tuple(directives))
 
 
-sequential_range = affine_range
-static_range = affine_range
+def affine_range(start, stop=None, step=1, *, directives=None):
+    """A loop whose iterations are independent; the trace unrolls it. ``directives``:
+    ``nki.compiler.no_reorder()`` / ``multi_buffer(n)`` (see :class:`~neuronxsim.nki.compiler.
+    Directive`)."""
+    return _traced_loop("affine", start, stop, step, directives)
+
+
+def sequential_range(start, stop=None, step=1, *, directives=None):
+    """A loop whose iterations depend on each other (run in order); the trace unrolls it."""
+    return _traced_loop("sequential", start, stop, step, directives)
+
+
+def static_range(start, stop=None, step=1):
+    """A loop the compiler unrolls; the trace unrolls it."""
+    return _traced_loop("static", start, stop, step, None)
 
 
 def program_id(axis: int) -> int:
@@ -96,15 +157,63 @@ def program_ndim() -> int:
 
 class nc:
     """A launch-grid dimension spread over NeuronCores: ``kernel[nl.nc(2)]`` traces one BIR
-    function per core, with ``nl.program_id`` of that axis the core index."""
+    function per core, with ``nl.program_id`` of that axis the core index. ``nl.nc(2) * 4`` and
+    ``4 * nl.nc(2)`` are ``nl.spmd_dim(nl.nc(2), 4)`` and ``nl.spmd_dim(4, nl.nc(2))``."""
 
     def __init__(self, n: int):
-        if int(n) < 1:
-            raise NKIError(f"nl.nc({n}) needs at least one core", caller_location())
-        self.n = int(n)
+        if type(n) is not int or n < 1:
+            raise NKIError(f"nl.nc({n!r}) needs a positive number of cores", caller_location())
+        self.n = n
+
+    def __mul__(self, other):
+        return spmd_dim(self, other)
+
+    def __rmul__(self, other):
+        return spmd_dim(other, self)
 
     def __repr__(self):
         return f"nl.nc({self.n})"
+
+
+class spmd_dim:
+    """A launch-grid dimension of ``outer * inner`` instances, ``program_id = i_outer * inner +
+    i_inner``, with one factor an ``nl.nc(n)``: ``spmd_dim(nl.nc(2), 4)`` puts instances 0-3 on
+    core 0 and 4-7 on core 1; ``spmd_dim(4, nl.nc(2))`` puts the even ones on core 0 and the
+    odd ones on core 1 (or no ``nc``: a plain dimension of that size)."""
+
+    def __init__(self, outer, inner):
+        loc = caller_location()
+        for part in (outer, inner):
+            if not isinstance(part, nc) and (type(part) is not int or part < 1):
+                raise NKIError(f"nl.spmd_dim takes positive integers and nl.nc(n), not "
+                               f"{part!r}", loc)
+        if isinstance(outer, nc) and isinstance(inner, nc):
+            raise NKIError("nl.spmd_dim: only one factor can be spread over NeuronCores", loc)
+        self.outer = outer
+        self.inner = inner
+
+    @property
+    def size(self) -> int:
+        return (getattr(self.outer, "n", self.outer)) * (getattr(self.inner, "n", self.inner))
+
+    @property
+    def cores(self) -> int:
+        for part in (self.outer, self.inner):
+            if isinstance(part, nc):
+                return part.n
+        return 1
+
+    def core_of(self, index: int) -> int:
+        """The NeuronCore of instance ``index`` along this dimension."""
+        inner = getattr(self.inner, "n", self.inner)
+        if isinstance(self.outer, nc):
+            return index // inner
+        if isinstance(self.inner, nc):
+            return index % inner
+        return 0
+
+    def __repr__(self):
+        return f"nl.spmd_dim({self.outer!r}, {self.inner!r})"
 
 
 # ---- creating tensors ----
@@ -143,41 +252,80 @@ def _dtype(value, loc, what="dtype"):
     return d
 
 
-def _new_tensor(shape, dtype, buffer, name, loc, what: str) -> Tensor:
+def _new_tensor(shape, dtype, buffer, name, loc, what: str):
+    """A new tensor: a :class:`Tensor` view of a new storage, or a :class:`BlockedTensor` for an
+    on-chip shape with block dimensions."""
     tr = current()
     dims, pidx = _parse_shape(shape, loc)
     # Kernels create tensors of a few shapes over and over in their loops: a shape of plain
     # ints (_parse_shape hands it back as it is) has its dtype and buffer checked once.
     spec = None
-    if dims is shape:
+    cached = dims is shape and buffer.__class__ is not DirectAllocation
+    if cached:
         try:
             spec = _CHECKED_SPECS.get((shape, dtype, buffer))
         except TypeError:  # an unhashable dtype or buffer: _tensor_spec refuses it
             pass
     if spec is None:
         spec = _tensor_spec(dims, pidx, dtype, buffer, loc, what)
-        if dims is shape:
+        if cached:
             _CHECKED_SPECS[(shape, dtype, buffer)] = spec
-    dtype, buffer = spec
-    if pidx == 0 and not name and (buffer == SBUF or buffer == PSUM):
+    dtype, kind = spec
+    allocation = None
+    if buffer.__class__ is DirectAllocation and not tr.force_auto_alloc:
+        allocation = tr.direct_allocation(buffer, loc)
+    if pidx and (kind == SBUF or kind == PSUM):  # (in HBM, nl.par_dim marks nothing)
+        return _blocked(tr, dims, pidx, dtype, kind, allocation, name or what, bool(name), loc)
+    if allocation is None and not name and (kind == SBUF or kind == PSUM):
         # an unnamed tile, named and placed as an instruction's result is (what tr.new_storage
         # and full_view do for it)
-        return tr.new_result(buffer, dtype, dims, what, loc)
-    st = tr.new_storage(buffer, dtype, dims, name or what, loc, pidx, explicit_name=bool(name))
-    return st.full_view()
+        return tr.new_result(kind, dtype, dims, what, loc)
+    placement = None
+    if allocation is not None:
+        placement = _placement(tr, allocation, (), dims, dtype, loc)
+    return tr.new_storage(kind, dtype, dims, name or what, loc, explicit_name=bool(name),
+                          placement=placement).full_view()
+
+
+def _blocked(tr, dims: tuple, pidx: int, dtype, kind: str, allocation, name: str,
+             explicit: bool, loc) -> BlockedTensor:
+    """A tensor of ``dims`` with block dimensions ``dims[:pidx]`` (see BlockedTensor)."""
+    tile = dims[pidx:]
+
+    def make_block(index: tuple) -> Tensor:
+        placement = None if allocation is None else \
+            _placement(tr, allocation, index, tile, dtype, loc)
+        label = f"{name}[{', '.join(map(str, index))}]" if explicit else name
+        return tr.new_storage(kind, dtype, tile, label, loc, explicit_name=explicit,
+                              placement=placement).full_view()
+    return BlockedTensor(dims[:pidx], tile, dtype, kind, name, loc, make_block)
+
+
+def _placement(tr, allocation, index: tuple, tile: tuple, dtype, loc) -> tuple:
+    """(start partition, byte address) of block ``index`` of a directly allocated tensor."""
+    if allocation.space == SBUF:
+        capacity = tr.sbuf_bytes
+    else:
+        capacity = PSUM_BYTES
+    return allocation.placement(index, tile[0], math.prod(tile[1:]) * dtype.itemsize, capacity,
+                                loc)
 
 
 _CHECKED_SPECS: dict = {}  # (shape, dtype, buffer) -> (NumPy dtype, buffer), see _new_tensor
 
 
 def _tensor_spec(dims: tuple, pidx: int, dtype, buffer, loc, what: str) -> tuple:
-    """(NumPy dtype, buffer) of a new tensor of shape ``dims`` (partition axis ``pidx``),
-    checked."""
+    """(NumPy dtype, buffer kind) of a new tensor of shape ``dims`` (partition axis ``pidx``),
+    checked; ``buffer`` a buffer name or a direct allocation."""
     dtype = _dtype(dtype, loc)
-    buffer = SBUF if buffer is None else buffer
+    if buffer is None:
+        buffer = SBUF
+    elif buffer.__class__ is DirectAllocation:
+        buffer = buffer.space
     if buffer not in (SBUF, PSUM, HBM, SHARED_HBM):
-        raise NKIError(f"unknown buffer {buffer!r}: use nl.sbuf, nl.psum, nl.hbm or nl.shared_hbm",
-                       loc)
+        raise NKIError(f"unknown buffer {buffer!r}: use nl.sbuf, nl.psum, nl.hbm, nl.shared_hbm "
+                       "or an nki.compiler allocation", loc)
+    buffer = str(buffer)
     if buffer in (SBUF, PSUM):
         if dims[pidx] > tile_size.pmax:
             raise NKIError(f"{what} of shape {list(dims)} puts {dims[pidx]} rows on the partition "
@@ -188,65 +336,99 @@ def _tensor_spec(dims: tuple, pidx: int, dtype, buffer, loc, what: str) -> tuple
             if per_block > PSUM_BANK_BYTES:
                 raise NKIError(f"PSUM tile of shape {list(dims)} needs {per_block} bytes per "
                                "partition; a PSUM tile must fit one 2 KiB bank", loc)
-    elif pidx:
-        raise NKIError("nl.par_dim applies to SBUF and PSUM tiles only", loc)
     return dtype, buffer
 
 
-def ndarray(shape, dtype, buffer=None, name: str = "", **_kwargs) -> Tensor:
-    """A new tensor (contents undefined until written)."""
+def ndarray(shape, dtype, *, buffer=None, name: str = ""):
+    """A new tensor (contents undefined until written): a tile, an HBM tensor, or an on-chip
+    tensor with block dimensions (dimensions before ``nl.par_dim``: one tile per block).
+    ``buffer``: ``nl.sbuf`` (the default), ``nl.psum``, ``nl.hbm``, ``nl.shared_hbm`` or a direct
+    allocation of ``nki.compiler``."""
     return _new_tensor(shape, dtype, buffer, name, caller_location(), "ndarray")
 
 
-def _filled(shape, value, dtype, buffer, name, loc, what):
+def _flag(value, name: str, loc):
+    if value is not True and value is not False:
+        raise NKIError(f"{name} is True or False, not {value!r}", loc)
+
+
+def _filled(shape, dtype, buffer, name, loc, what):
+    """A new on-chip tensor and the tiles to fill (one per block)."""
     t = _new_tensor(shape, dtype, buffer, name, loc, what)
-    st = t.storage
-    if st.kind not in (SBUF, PSUM):
+    if t.__class__ is BlockedTensor:
+        return t, t.all_blocks()
+    if not t.storage.on_chip:
         raise NKIError(f"nl.{what} creates on-chip tiles; HBM tensors are written by DMA", loc)
-    return t, (t if st.partition_axis == 0 else st.lanes_view())
+    return t, (t,)
 
 
-def zeros(shape, dtype, buffer=None, name: str = "", **_kwargs) -> Tensor:
+def zeros(shape, dtype, *, buffer=None, name: str = "", lazy_initialization: bool = False):
     """A tile of zeros. The memset is emitted only if something reads the zeros: a matmul
-    accumulating into a zeroed PSUM tile starts its accumulation group instead."""
+    accumulating into a zeroed PSUM tile starts its accumulation group instead.
+    (``lazy_initialization``, which lets the compiler place the fill late, changes nothing
+    here: the trace keeps program order and the fill's values are the same.)"""
     loc = caller_location()
-    t, lanes = _filled(shape, 0.0, dtype, buffer, name, loc, "zeros")
-    st = t.storage
-    st.pending_zero = _ins.pending_zeros(current(), lanes, loc)
-    st.write_count += 1
-    st.written_partitions = st.partitions
-    st.zero_init = True
+    _flag(lazy_initialization, "lazy_initialization", loc)
+    t, tiles = _filled(shape, dtype, buffer, name, loc, "zeros")
+    tr = current()
+    for tile in tiles:
+        tr.zero_fill(tile, loc)
     return t
 
 
-def full(shape, fill_value, dtype, buffer=None, name: str = "", **_kwargs) -> Tensor:
+def full(shape, fill_value, dtype, *, buffer=None, name: str = "",
+         lazy_initialization: bool = False):
+    """A tile filled with ``fill_value`` (``lazy_initialization``: see :func:`zeros`)."""
     loc = caller_location()
-    t, lanes = _filled(shape, fill_value, dtype, buffer, name, loc, "full")
-    _ins.memset(current(), lanes, fill_value, loc)
+    _flag(lazy_initialization, "lazy_initialization", loc)
+    t, tiles = _filled(shape, dtype, buffer, name, loc, "full")
+    for tile in tiles:
+        _ins.memset(current(), tile, fill_value, loc)
     return t
 
 
-def ones(shape, dtype, buffer=None, name: str = "", **_kwargs) -> Tensor:
+def ones(shape, dtype, *, buffer=None, name: str = "", lazy_initialization: bool = False):
+    """A tile of ones (``lazy_initialization``: see :func:`zeros`)."""
     loc = caller_location()
-    t, lanes = _filled(shape, 1.0, dtype, buffer, name, loc, "ones")
-    _ins.memset(current(), lanes, 1.0, loc)
+    _flag(lazy_initialization, "lazy_initialization", loc)
+    t, tiles = _filled(shape, dtype, buffer, name, loc, "ones")
+    for tile in tiles:
+        _ins.memset(current(), tile, 1.0, loc)
     return t
 
 
-def zeros_like(a: Tensor, dtype=None, buffer=None, name: str = "", **_kwargs) -> Tensor:
-    return zeros(a.shape, dtype or a.dtype, buffer or a.buffer, name)
+def zeros_like(a: Tensor, dtype=None, *, buffer=None, name: str = "") -> Tensor:
+    """A tile of zeros of ``a``'s shape (and dtype and buffer unless given)."""
+    return zeros(a.shape, dtype or a.dtype, buffer=buffer or a.buffer, name=name)
 
 
-def ones_like(a: Tensor, dtype=None, buffer=None, name: str = "", **_kwargs) -> Tensor:
-    return ones(a.shape, dtype or a.dtype, buffer or a.buffer, name)
+def empty_like(a: Tensor, dtype=None, *, buffer=None, name: str = "") -> Tensor:
+    """A new tensor of ``a``'s shape (and dtype and buffer unless given), contents undefined."""
+    return ndarray(a.shape, dtype or a.dtype, buffer=buffer or a.buffer, name=name)
 
 
-def full_like(a: Tensor, fill_value, dtype=None, buffer=None, name: str = "", **_kwargs):
-    return full(a.shape, fill_value, dtype or a.dtype, buffer or a.buffer, name)
+def shared_constant(constant, dtype=None):
+    """An HBM tensor holding ``constant`` (a NumPy array, cast to ``dtype`` if given): an input
+    of the traced module bound to these values when the kernel runs."""
+    loc = caller_location()
+    if isinstance(constant, (Tensor, BlockedTensor)):
+        raise NKIError("nl.shared_constant takes a NumPy array (values known when the kernel is "
+                       "traced), not a tensor", loc)
+    values = np.asarray(constant)
+    if values.ndim == 0:
+        raise NKIError("nl.shared_constant needs an array of at least one dimension", loc)
+    d = _dtype(values.dtype if dtype is None else dtype, loc)
+    values = np.ascontiguousarray(values.astype(d))
+    return current().constant_storage(values, loc).full_view()
 
 
-def empty_like(a: Tensor, dtype=None, buffer=None, name: str = "", **_kwargs) -> Tensor:
-    return ndarray(a.shape, dtype or a.dtype, buffer or a.buffer, name)
+def shared_identity_matrix(n, dtype=_dt.uint8):
+    """The ``[n, n]`` identity as a shared constant of ``dtype``."""
+    loc = caller_location()
+    if type(n) is not int or n < 1:
+        raise NKIError(f"nl.shared_identity_matrix: n must be a positive integer, not {n!r}", loc)
+    d = _dtype(dtype, loc)
+    return current().constant_storage(np.identity(n, dtype=d), loc).full_view()
 
 
 # ---- memory movement ----
@@ -258,6 +440,10 @@ def _tile(x, loc, what: str, arg: str = "") -> Tensor:
         return x
     if arg:
         what = f"nl.{what}: {arg}"
+    if x.__class__ is BlockedTensor:
+        raise NKIError(f"{what} is {x.hint}, a tensor of {len(x.block_shape)} block "
+                       f"dimension(s) {list(x.block_shape)}: index a block (t[i, ...]); "
+                       "instructions work on one tile at a time", loc)
     if not isinstance(x, Tensor):
         raise NKIError(f"{what} must be a tile, not {type(x).__name__}", loc)
     if not x.storage.on_chip:
@@ -272,11 +458,16 @@ def _hbm(x, loc, what: str) -> Tensor:
     return x
 
 
-def load(src, mask=None, dtype=None, **_kwargs) -> Tensor:
+def load(src, *, mask=None, dtype=None) -> Tensor:
     """Copies ``src`` (HBM) into a new SBUF tile of the same shape; ``src``'s first dimension
     lands on partitions."""
     loc = caller_location()
     tr = current()
+    if src.__class__ is IndirectView:  # t[idx_tile, ...]: a gather of rows
+        tile = tr.new_result(SBUF, _dtype(dtype, loc) if dtype is not None else src.dtype,
+                             src.shape, "load", loc)
+        _ins.dma_gather(tr, tile, src, loc, "nl.load", mask)
+        return tile
     if src.__class__ is not Tensor or src.storage.on_chip:
         _hbm(src, loc, "nl.load: src")  # (raises)
     shape = src.shape if len(src.shape) else (1,)
@@ -289,10 +480,34 @@ def load(src, mask=None, dtype=None, **_kwargs) -> Tensor:
     return tile
 
 
-def store(dst, value, mask=None, **_kwargs):
+def load_transpose2d(src, *, mask=None, dtype=None) -> Tensor:
+    """Loads the 2-D HBM tensor ``src`` ``[a, b]`` transposed into a new SBUF tile ``[b, a]``
+    (one DMA in the engine's transpose mode; ``b`` at most 128)."""
+    loc = caller_location()
+    tr = current()
+    if src.__class__ is not Tensor or src.storage.on_chip:
+        _hbm(src, loc, "nl.load_transpose2d: src")  # (raises)
+    if mask is not None:
+        raise NKIError("nl.load_transpose2d: masks are not supported; slice the source", loc)
+    if len(src.shape) != 2:
+        raise NKIError(f"nl.load_transpose2d: src must be 2-D; it is {list(src.shape)}", loc)
+    a, b = src.shape
+    if b > tile_size.pmax:
+        raise NKIError(f"nl.load_transpose2d: the source's second dimension ({b}) becomes the "
+                       f"tile's partition dimension, which has at most {tile_size.pmax}", loc)
+    tile = tr.new_result(SBUF, _dtype(dtype, loc) if dtype is not None else src.dtype, (b, a),
+                         "load_transpose2d", loc)
+    _ins.dma_transpose(tr, IT.Load, tile, src, loc, "nl.load_transpose2d")
+    return tile
+
+
+def store(dst, value, *, mask=None):
     """Copies the tile ``value`` into ``dst`` (HBM)."""
     loc = caller_location()
     tr = current()
+    if dst.__class__ is IndirectView:
+        raise NKIError("nl.store: a store to rows picked at run time (an indirect scatter) is "
+                       "not modelled by the simulator", loc)
     if dst.__class__ is not Tensor or dst.storage.on_chip:
         _hbm(dst, loc, "nl.store: dst")  # (raises)
     if value.__class__ is not Tensor or not value.storage.on_chip:
@@ -302,11 +517,11 @@ def store(dst, value, mask=None, **_kwargs):
     _ins.dma(tr, IT.Save, dst, value, loc, mask, what="nl.store")
 
 
-def copy(x, dtype=None, mask=None, **_kwargs) -> Tensor:
+def copy(src, *, mask=None, dtype=None) -> Tensor:
     """A copy of a tile (cast to ``dtype``) in SBUF."""
     loc = caller_location()
-    x = _tile(x, loc, "nl.copy: x")
-    return _ins.tensor_copy(current(), x, _opt_dtype(dtype, loc), loc, mask=mask, what="copy")
+    src = _tile(src, loc, "nl.copy: src")
+    return _ins.tensor_copy(current(), src, _opt_dtype(dtype, loc), loc, mask=mask, what="copy")
 
 
 copy.act_func = Act.Copy
@@ -316,38 +531,69 @@ def _opt_dtype(dtype, loc):
     return None if dtype is None else _dtype(dtype, loc)
 
 
-def broadcast_to(x, shape) -> Tensor:
-    """``x`` repeated to ``shape``. Free dimensions repeat by a copy; a single partition is
+def broadcast_to(src, *, shape) -> Tensor:
+    """``src`` repeated to ``shape``. Free dimensions repeat by a copy; a single partition is
     copied to all partitions through the PE array (a matmul against a row of ones)."""
-    return _broadcast_tile(x, shape, caller_location())
+    return _broadcast_tile(src, shape, caller_location())
 
 
 def _broadcast_tile(x, shape, loc) -> Tensor:
-    """:func:`broadcast_to` for the kernel line ``loc`` (``Tensor.broadcast_to`` finds it)."""
+    """:func:`broadcast_to` for the kernel line ``loc`` (``Tensor.broadcast_to`` finds it):
+    size-1 free dimensions repeat by a copy that reads them with step 0; a single partition
+    reaches all partitions through the PE array (a matmul with a row of ones). A 1-D ``[P]``
+    tile is a column: one value per partition."""
     tr = current()
     x = _tile(x, loc, "broadcast_to")
     shape = tuple([int(n) for n in shape])
     if x.shape == shape:
         return x
-    if len(shape) != len(x.shape):
-        raise NKIError(f"cannot broadcast {list(x.shape)} to {list(shape)}", loc)
-    if x.shape[0] == shape[0]:
-        out = tr.new_result(SBUF, x.dtype, shape, "broadcast", loc)
-        return _ins.tensor_copy(tr, x, x.dtype, loc, out=out, what="broadcast_to")
-    if x.shape[0] != 1 or shape[0] > tile_size.pmax or len(shape) > 2 or \
-            x.shape[1:] != shape[1:]:
-        raise NKIError(f"broadcast_to reaches all partitions from a [1, N] tile only; cannot "
-                       f"broadcast {list(x.shape)} to {list(shape)}", loc)
-    parts, width = shape[0], (shape[1] if len(shape) > 1 else 1)
+    if len(x.shape) == 1 and not x.checks:
+        x = new_view(x.storage, x.offset, (x.shape[0], 1), (x.strides[0], 0), ())
+    xs = x.shape
+    if len(xs) != len(shape) or xs[0] not in (1, shape[0]) or shape[0] > tile_size.pmax or \
+            any(a != b and a != 1 for a, b in zip(xs[1:], shape[1:])):
+        raise NKIError(f"cannot broadcast {list(xs)} to {list(shape)}: a tile broadcasts its "
+                       "size-1 dimensions (a single partition to all partitions, a [P] or "
+                       "[P, 1] column along the free dimensions)", loc)
+    if xs[0] == shape[0]:
+        return _free_broadcast(tr, x, shape, loc)
+    row = (1,) + shape[1:]
+    if xs != row or not _is_flat_row(x):
+        x = _free_broadcast(tr, x, row, loc)
+    return _partition_broadcast(tr, x, shape, loc)
+
+
+def _free_broadcast(tr, x: Tensor, shape: tuple, loc) -> Tensor:
+    """A new tile of ``shape`` with ``x`` (of the same partitions) repeated along its size-1
+    free dimensions."""
+    out = tr.new_result(SBUF, x.dtype, shape, "broadcast", loc)
+    view = _ins.lane_view(x, shape, _ins.full_box(shape), loc, "broadcast_to", "src")
+    return _ins.tensor_copy(tr, view, x.dtype, loc, out=out, what="broadcast_to")
+
+
+def _is_flat_row(x: Tensor) -> bool:
+    """Whether the one-partition tile ``x`` walks its elements contiguously."""
+    step = 1
+    for n, s in zip(reversed(x.shape[1:]), reversed(x.strides[1:])):
+        if n != 1 and s != step:
+            return False
+        step *= n
+    return True
+
+
+def _partition_broadcast(tr, x: Tensor, shape: tuple, loc) -> Tensor:
+    """The contiguous one-partition tile ``x`` copied to ``shape[0]`` partitions: a matmul of a
+    [1, P] row of ones with it, 512 columns at a time, and a copy out of PSUM."""
+    parts, width = shape[0], math.prod(shape[1:])
     src = x if x.dtype in _ins.MATMUL_DTYPE_SET else _ins.tensor_copy(tr, x, float32, loc)
+    src = new_view(src.storage, src.offset, (1, width), (src.storage.layout.row, 1), ())
     ones_row = _ins.constant_tile(tr, (1, parts), 1.0, src.dtype, loc)
     out = tr.new_result(SBUF, x.dtype, shape, "broadcast", loc)
-    flat = out if len(shape) > 1 else new_view(out.storage, 0, (parts, 1), (out.storage.row, 1), ())
-    srcf = src if len(src.shape) > 1 else new_view(src.storage, src.offset, (1, 1), (0, 1), ())
+    flat = new_view(out.storage, 0, (parts, width), (out.storage.layout.row, 1), ())
     step = _ins.MATMUL_MAX_MOVING
     for lo in range(0, width, step):
         hi = builtins.min(width, lo + step)
-        ps = _ins.matmul(tr, ones_row, srcf[:, lo:hi], loc, what="broadcast_to")
+        ps = _ins.matmul(tr, ones_row, src[:, lo:hi], loc, what="broadcast_to")
         _ins.tensor_copy(tr, ps, x.dtype, loc, out=flat[:, lo:hi], what="broadcast_to")
     return out
 
@@ -363,6 +609,8 @@ def assign(dst: Tensor, value):
         d_st = dst.storage
         if value.storage is d_st and same_view(dst, value):
             return  # `t[...] += x` stores back the view the += already updated
+        if value.storage.state.masked_out:
+            return  # the instruction computing the value was masked out
         if not d_st.on_chip:
             raise NKIError(f"assignment to HBM tensor {d_st.describe()}; write HBM with "
                            "nl.store")
@@ -382,6 +630,8 @@ def assign(dst: Tensor, value):
         if not dst.storage.on_chip:
             raise NKIError("HBM tensors cannot be filled with a constant; store a tile")
         _ins.memset(tr, dst, value, caller_location())
+    elif value.__class__ is LoopReduction:
+        value.apply(tr, dst)
     else:
         raise NKIError(f"cannot assign {type(value).__name__} to a tile")
 
@@ -404,6 +654,8 @@ def accumulate(dst: Tensor, value, name: str) -> Tensor:
     """``dst op= value`` (returns ``dst``): a matmul result added to PSUM joins its accumulation
     group; anything else is one lane-wise instruction reading and writing ``dst``."""
     tr = current()
+    if value.__class__ is Tensor and value.storage.state.masked_out:
+        return dst  # the instruction computing the value was masked out
     if name == "add" and value.__class__ is Tensor and dst.storage.kind == PSUM and \
             tr.place_matmul(value, dst, accumulate=True):
         return dst
@@ -415,8 +667,10 @@ def accumulate(dst: Tensor, value, name: str) -> Tensor:
 
 
 def _apply_operator(x, y, name: str, loc):
-    """``x <op> y`` written with Python's operators on tiles: ``nl.<name>(x, y)``."""
-    return _binary(x, y, _BINARY_ALU[name], None, None, loc, what=name)
+    """``x <op> y`` written with Python's operators on tiles: ``nl.<name>(x, y)`` (with its
+    default dtype: bool for comparisons)."""
+    return _binary(x, y, _BINARY_ALU[name], _dt.bool_ if name in _BOOL_RESULTS else None, None,
+                   loc, what=name)
 
 
 # ---- arithmetic ----
@@ -437,7 +691,15 @@ def _binary(x, y, op, dtype, mask, loc, out=None, what="") -> Tensor:
         _tile(y, loc, what, "y")
     if dtype is not None:
         dtype = _dtype(dtype, loc)
+    elif op is Alu.divide and not any(_dt.is_float(v.dtype) if v.__class__ is Tensor else
+                                      isinstance(v, (float, np.floating)) for v in (x, y)):
+        dtype = float32  # a true division, as NumPy's: integers divide to a float
     if xt and yt:
+        if x.shape[0] != y.shape[0]:  # a one-partition operand reaches all partitions
+            if x.shape[0] == 1:
+                x = _broadcast_tile(x, (y.shape[0],) + (x.shape[1:] or (1,)), loc)
+            elif y.shape[0] == 1:
+                y = _broadcast_tile(y, (x.shape[0],) + (y.shape[1:] or (1,)), loc)
         if x.shape != y.shape:  # (of equal shapes, both are lane constants or neither is)
             x_column, y_column = _is_lane_constant(x), _is_lane_constant(y)
             if y_column and not x_column and y.shape[0] == x.shape[0]:
@@ -461,12 +723,26 @@ def _binary(x, y, op, dtype, mask, loc, out=None, what="") -> Tensor:
 
 
 def _binary_fn(name: str, op):
-    @_alu_marker(op)
-    def fn(x, y, dtype=None, mask=None, **_kwargs):
-        return _binary(x, y, op, dtype, mask, caller_location(), what=name)
+    """``nl.<name>(x, y, *, dtype=None, mask=None)``: comparisons and logical operations give
+    bool tiles by default (``dtype=bool``); ``mod`` and ``fmod`` take dtype and mask by position
+    too (their documented signatures)."""
+    if name in _BOOL_RESULTS:
+        def fn(x, y, *, dtype=bool, mask=None):
+            return _binary(x, y, op, dtype, mask, caller_location(), what=name)
+    elif name in ("mod", "fmod"):
+        def fn(x, y, dtype=None, mask=None):
+            return _binary(x, y, op, dtype, mask, caller_location(), what=name)
+    else:
+        def fn(x, y, *, dtype=None, mask=None):
+            return _binary(x, y, op, dtype, mask, caller_location(), what=name)
+    fn = _alu_marker(op)(fn)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Elementwise ``{op.name}`` of two tiles, or a tile and a number (Vector Engine)."
     return fn
+
+
+_BOOL_RESULTS = frozenset(("equal", "not_equal", "greater", "greater_equal", "less", "less_equal",
+                           "logical_and", "logical_or", "logical_xor"))
 
 
 _BINARY_ALU = {
@@ -484,7 +760,7 @@ for _name, _op in _BINARY_ALU.items():
 
 def _activation_fn(name: str, func):
     @_act_marker(func)
-    def fn(x, dtype=None, mask=None, **_kwargs):
+    def fn(x, *, dtype=None, mask=None):
         loc = caller_location()
         x = _tile(x, loc, name, "x")
         return _ins.activation(current(), func, x, None, 1.0, _opt_dtype(dtype, loc), loc, mask,
@@ -507,14 +783,14 @@ for _name, _func in _ACTIVATIONS.items():
     globals()[_name] = _activation_fn(_name, _func)
 
 
-def negative(x, dtype=None, mask=None, **_kwargs) -> Tensor:
+def negative(x, *, dtype=None, mask=None) -> Tensor:
     loc = caller_location()
     x = _tile(x, loc, "nl.negative: x")
     return _ins.tensor_scalar(current(), x, Alu.mult, -1.0, False, None, None, False,
                               _opt_dtype(dtype, loc), loc, mask, what="negative")
 
 
-def invert(x, dtype=None, mask=None, **_kwargs) -> Tensor:
+def invert(x, *, dtype=None, mask=None) -> Tensor:
     loc = caller_location()
     x = _tile(x, loc, "nl.invert: x")
     return _ins.tensor_scalar(current(), x, Alu.bitwise_not, 0.0, False, None, None, False,
@@ -524,14 +800,14 @@ def invert(x, dtype=None, mask=None, **_kwargs) -> Tensor:
 bitwise_not = invert
 
 
-def logical_not(x, dtype=None, mask=None, **_kwargs) -> Tensor:
+def logical_not(x, *, dtype=bool, mask=None) -> Tensor:
     loc = caller_location()
     x = _tile(x, loc, "nl.logical_not: x")
     return _ins.tensor_scalar(current(), x, Alu.is_equal, 0.0, False, None, None, False,
                               _opt_dtype(dtype, loc), loc, mask, what="logical_not")
 
 
-def where(condition, x, y, dtype=None, mask=None, **_kwargs) -> Tensor:
+def where(condition, x, y, *, dtype=None, mask=None) -> Tensor:
     """``x`` where ``condition`` is non-zero, else ``y`` (a tile or a number)."""
     loc = caller_location()
     condition = _tile(condition, loc, "nl.where: condition")
@@ -542,11 +818,18 @@ def where(condition, x, y, dtype=None, mask=None, **_kwargs) -> Tensor:
 
 def _reduce_fn(name: str, op):
     @_alu_marker(op)
-    def fn(x, axis, dtype=None, mask=None, keepdims=False, **_kwargs):
+    def fn(x, axis, *, dtype=None, mask=None, keepdims=False):
         loc = caller_location()
         x = _tile(x, loc, name, "x")
         return _ins.tensor_reduce(current(), op, x, axis, keepdims, False, _opt_dtype(dtype, loc),
                                   loc, mask, what=name)
+    if name == "all":  # (a bool result by default, as NKI's)
+        def fn(x, axis, *, dtype=bool, mask=None, keepdims=False):
+            loc = caller_location()
+            x = _tile(x, loc, name, "x")
+            return _ins.tensor_reduce(current(), op, x, axis, keepdims, False, _dtype(dtype, loc),
+                                      loc, mask, what=name)
+        fn = _alu_marker(op)(fn)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"``{op.name}``-reduction along free axes ``axis`` (Vector Engine)."
     return fn
@@ -559,7 +842,7 @@ prod = _reduce_fn("prod", Alu.mult)
 all = _reduce_fn("all", Alu.logical_and)  # noqa: A001
 
 
-def mean(x, axis, dtype=None, mask=None, keepdims=False, **_kwargs) -> Tensor:
+def mean(x, axis, *, dtype=None, mask=None, keepdims=False) -> Tensor:
     """Arithmetic mean along free axes (a sum in fp32, then a scale)."""
     loc = caller_location()
     tr = current()
@@ -572,20 +855,244 @@ def mean(x, axis, dtype=None, mask=None, keepdims=False, **_kwargs) -> Tensor:
                               _opt_dtype(dtype, loc) or x.dtype, loc, None, what="mean")
 
 
-def softmax(x, axis=-1, dtype=None, mask=None, **_kwargs) -> Tensor:
-    """``exp(x - max) / sum(exp(x - max))`` along the last free axis."""
+def softmax(x, axis, *, dtype=None, compute_dtype=None, mask=None) -> Tensor:
+    """``exp(x - max) / sum(exp(x - max))`` along the last free axis, computed in
+    ``compute_dtype`` (float32 unless given)."""
     loc = caller_location()
     tr = current()
     x = _tile(x, loc, "nl.softmax: x")
     axes = _ins.normalize_axes(axis, len(x.shape), loc, "nl.softmax")
     if axes != [len(x.shape) - 1] or len(x.shape) != 2:
         raise NKIError("nl.softmax works along the free axis of a 2-D tile", loc)
-    peak = _ins.tensor_reduce(tr, Alu.max, x, axes, True, True, float32, loc, mask, what="softmax")
-    e = _ins.activation(tr, Act.Exp, x, peak, 1.0, float32, loc, mask, what="softmax")
-    total = _ins.tensor_reduce(tr, Alu.add, e, axes, True, False, float32, loc, mask,
+    cdt = _opt_dtype(compute_dtype, loc) or float32
+    peak = _ins.tensor_reduce(tr, Alu.max, x, axes, True, True, cdt, loc, mask, what="softmax")
+    e = _ins.activation(tr, Act.Exp, x, peak, 1.0, cdt, loc, mask, what="softmax")
+    total = _ins.tensor_reduce(tr, Alu.add, e, axes, True, False, cdt, loc, mask,
                                what="softmax")
     return _ins.tensor_scalar(tr, e, Alu.divide, total, False, None, None, False,
                               _opt_dtype(dtype, loc) or x.dtype, loc, mask, what="softmax")
+
+
+class LoopReduction:
+    """The value of ``nl.loop_reduce(x, op, loop_indices)``: the assignment that takes it,
+    ``dst[...] = nl.loop_reduce(...)``, records ``dst = op(dst, x)``. (A value no assignment
+    takes is an error at the end of the kernel: it would otherwise be dropped.)"""
+
+    __slots__ = ("x", "op", "dtype", "mask", "loc")
+
+    def __init__(self, x, op, dtype, mask, loc):
+        self.x, self.op, self.dtype, self.mask, self.loc = x, op, dtype, mask, loc
+
+    def apply(self, tr, dst: Tensor):
+        tr.unassigned_reductions.remove(self)
+        _ins.tensor_tensor(tr, dst, self.x, self.op, self.dtype or dst.dtype, self.loc,
+                           self.mask, out=dst, what="nl.loop_reduce")
+
+    def _misuse(self, *_):
+        raise NKIError("the value of nl.loop_reduce is the reduction into the tile it is "
+                       "assigned to (dst[...] = nl.loop_reduce(x, op, loop_indices)); it is not "
+                       "a tile", caller_location())
+
+    __add__ = __radd__ = __mul__ = __rmul__ = __sub__ = __rsub__ = __truediv__ = _misuse
+    __getitem__ = __setitem__ = __bool__ = _misuse
+
+
+def loop_reduce(x, op, loop_indices, *, dtype=None, mask=None):
+    """``dst[...] = nl.loop_reduce(x, op, loop_indices)`` reduces ``x`` into ``dst`` across the
+    iterations of the loops ``loop_indices`` (loop indices or integers: a hint to the compiler's
+    loop optimisations): each assignment records ``dst = op(dst, x)`` (Vector Engine)."""
+    loc = caller_location()
+    x = _tile(x, loc, "loop_reduce", "x")
+    alu = _alu_op(op, "nl.loop_reduce: op", loc)
+    indices = loop_indices if isinstance(loop_indices, (tuple, list)) else (loop_indices,)
+    for i in indices:
+        if isinstance(i, bool) or not isinstance(i, (int, np.integer)):
+            raise NKIError(f"nl.loop_reduce: loop_indices are loop indices or integers, not "
+                           f"{type(i).__name__}", loc)
+    value = LoopReduction(x, alu, _opt_dtype(dtype, loc), mask, loc)
+    current().unassigned_reductions.append(value)
+    return value
+
+
+def floor(x, *, dtype=None, mask=None) -> Tensor:
+    """The largest integer not above each element: ``x - mod(x, 1)`` (``mod`` floored, as
+    NumPy's; exact for every float), two Vector Engine instructions."""
+    loc = caller_location()
+    tr = current()
+    x = _tile(x, loc, "floor", "x")
+    frac = _ins.tensor_scalar(tr, x, Alu.mod, 1.0, False, None, None, False, float32, loc, mask,
+                              what="floor")
+    return _ins.tensor_tensor(tr, x, frac, Alu.subtract, _opt_dtype(dtype, loc) or x.dtype, loc,
+                              mask, what="floor")
+
+
+def ceil(x, *, dtype=None, mask=None) -> Tensor:
+    """The smallest integer not below each element: ``x + mod(-x, 1)``, two Vector Engine
+    instructions."""
+    loc = caller_location()
+    tr = current()
+    x = _tile(x, loc, "ceil", "x")
+    frac = _ins.tensor_scalar(tr, x, Alu.mult, -1.0, False, Alu.mod, 1.0, False, float32, loc,
+                              mask, what="ceil")
+    return _ins.tensor_tensor(tr, x, frac, Alu.add, _opt_dtype(dtype, loc) or x.dtype, loc, mask,
+                              what="ceil")
+
+
+def trunc(x, *, dtype=None, mask=None) -> Tensor:
+    """Each element with its fraction dropped (towards zero): ``sign(x) * (|x| - mod(|x|,
+    1))``, exact, in five Vector / Scalar Engine instructions."""
+    loc = caller_location()
+    tr = current()
+    x = _tile(x, loc, "trunc", "x")
+    mag = _ins.tensor_scalar(tr, x, Alu.abs, 0.0, False, None, None, False, float32, loc, mask,
+                             what="trunc")
+    frac = _ins.tensor_scalar(tr, mag, Alu.mod, 1.0, False, None, None, False, float32, loc,
+                              mask, what="trunc")
+    whole = _ins.tensor_tensor(tr, mag, frac, Alu.subtract, float32, loc, mask, what="trunc")
+    sign = _ins.activation(tr, Act.Sign, x, None, 1.0, float32, loc, mask, what="trunc")
+    return _ins.tensor_tensor(tr, whole, sign, Alu.mult, _opt_dtype(dtype, loc) or x.dtype, loc,
+                              mask, what="trunc")
+
+
+def _reduced_sine(tr, x: Tensor, shift: float, loc, mask, what: str) -> Tensor:
+    """``sin(x + shift)`` on the Scalar Engine, the argument first brought to [-pi, pi) on the
+    Vector Engine (``mod(x + shift + pi, 2 pi) - pi``, in fp32)."""
+    r = _ins.tensor_scalar(tr, x, Alu.add, shift + math.pi, False, Alu.mod, 2 * math.pi, False,
+                           float32, loc, mask, what=what)
+    r = _ins.tensor_scalar(tr, r, Alu.subtract, math.pi, False, None, None, False, float32, loc,
+                           mask, what=what)
+    return _ins.activation(tr, Act.Sin, r, None, 1.0, float32, loc, mask, what=what)
+
+
+def cos(x, *, dtype=None, mask=None) -> Tensor:
+    """Cosine, as the Scalar Engine's sine of the range-reduced ``x + pi/2``."""
+    loc = caller_location()
+    x = _tile(x, loc, "cos", "x")
+    c = _reduced_sine(current(), x, math.pi / 2, loc, mask, "cos")
+    return _ins.tensor_copy(current(), c, _opt_dtype(dtype, loc) or x.dtype, loc, mask,
+                            what="cos")
+
+
+def tan(x, *, dtype=None, mask=None) -> Tensor:
+    """Tangent, the quotient of the range-reduced sine and cosine."""
+    loc = caller_location()
+    tr = current()
+    x = _tile(x, loc, "tan", "x")
+    s = _reduced_sine(tr, x, 0.0, loc, mask, "tan")
+    c = _reduced_sine(tr, x, math.pi / 2, loc, mask, "tan")
+    return _ins.tensor_tensor(tr, s, c, Alu.divide, _opt_dtype(dtype, loc) or x.dtype, loc, mask,
+                              what="tan")
+
+
+def var(x, axis, *, dtype=None, mask=None) -> Tensor:
+    """Population variance along free axes: the mean of the squared deviations from the mean
+    (computed in fp32)."""
+    loc = caller_location()
+    tr = current()
+    x = _tile(x, loc, "var", "x")
+    axes = _ins.normalize_axes(axis, len(x.shape), loc, "nl.var")
+    count = math.prod(x.shape[a] for a in axes)
+    total = _ins.tensor_reduce(tr, Alu.add, x, axes, True, False, float32, loc, mask, what="var")
+    m = _ins.tensor_scalar(tr, total, Alu.mult, 1.0 / count, False, None, None, False, float32,
+                           loc, None, what="var")
+    d = _binary(x, m, Alu.subtract, float32, mask, loc, what="var") if len(x.shape) == 2 else \
+        _ins.tensor_tensor(tr, x, m, Alu.subtract, float32, loc, mask, what="var")
+    sq = _ins.tensor_tensor(tr, d, d, Alu.mult, float32, loc, mask, what="var")
+    ss = _ins.tensor_reduce(tr, Alu.add, sq, axes, False, False, float32, loc, mask, what="var")
+    return _ins.tensor_scalar(tr, ss, Alu.mult, 1.0 / count, False, None, None, False,
+                              _opt_dtype(dtype, loc) or x.dtype, loc, None, what="var")
+
+
+def rms_norm(x, w, axis, n, epsilon=1e-06, *, dtype=None, compute_dtype=None, mask=None):
+    """``x / sqrt(sum(x^2 along axis) / n + epsilon) * w``; ``dtype`` / ``compute_dtype`` (which
+    NKI treats alike) set the computation's and the result's type (default x's)."""
+    loc = caller_location()
+    tr = current()
+    x = _tile(x, loc, "rms_norm", "x")
+    w = _tile(w, loc, "rms_norm", "w")
+    cdt = _opt_dtype(compute_dtype or dtype, loc) or x.dtype
+    axes = _ins.normalize_axes(axis, len(x.shape), loc, "nl.rms_norm")
+    sq = _ins.tensor_tensor(tr, x, x, Alu.mult, float32, loc, mask, what="rms_norm")
+    total = _ins.tensor_reduce(tr, Alu.add, sq, axes, True, False, float32, loc, mask,
+                               what="rms_norm")
+    inv = _ins.tensor_scalar(tr, total, Alu.mult, 1.0 / _ins.number(n, loc), False, Alu.add,
+                             _ins.number(epsilon, loc), False, float32, loc, None, what="rms_norm")
+    inv = _ins.activation(tr, Act.Rsqrt, inv, None, 1.0, float32, loc, None, what="rms_norm")
+    normed = _binary(x, inv, Alu.mult, float32, mask, loc, what="rms_norm")
+    return _binary(normed, w, Alu.mult, cdt, mask, loc, what="rms_norm")
+
+
+def expand_dims(data, axis) -> Tensor:
+    """A view of the tile ``data`` with size-1 axes inserted after its last (``axis``: an int
+    or ints, each at least ``data.ndim``)."""
+    loc = caller_location()
+    data = _tile(data, loc, "expand_dims", "data")
+    axes = [axis] if isinstance(axis, (int, np.integer)) else list(axis)
+    ndim = len(data.shape) + len(axes)
+    axes = sorted(int(a) + ndim if int(a) < 0 else int(a) for a in axes)
+    if axes != list(range(len(data.shape), ndim)):
+        raise NKIError(f"nl.expand_dims: axes {axes} must follow the tile's last dimension (NKI "
+                       f"supports only those); the tile has {len(data.shape)}", loc)
+    return new_view(data.storage, data.offset, data.shape + (1,) * len(axes),
+                    data.strides + (0,) * len(axes), data.checks)
+
+
+def rand(shape, dtype=float32) -> Tensor:
+    """A new tile of uniform random values in [0, 1) (a Random memset; the simulator's generator
+    is not the NeuronCore's, so the values differ from the hardware's)."""
+    loc = caller_location()
+    tr = current()
+    d = _dtype(dtype, loc)
+    dims, pidx = _parse_shape(shape, loc)
+    if pidx or dims[0] > tile_size.pmax:
+        raise NKIError(f"nl.rand makes one tile; shape {list(dims)} is not one", loc)
+    out = tr.new_result(SBUF, d, dims, "rand", loc)
+    _ins.memset(tr, out, 0.0, loc, random=True)
+    return out
+
+
+def random_seed(seed, *, mask=None):
+    """Seeds the random number generator of the dropouts that follow with the integer ``seed``
+    (the simulator's generator is not the NeuronCore's: the same seed gives the same drops in
+    the simulator, not the hardware's drops). A seed in a tile (a run-time value) is not
+    modelled."""
+    loc = caller_location()
+    if not _ins.whole_or_nothing(mask, loc, "nl.random_seed"):
+        return
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise NKIError(f"nl.random_seed: a seed held in a tile (a run-time value) is not "
+                       f"modelled; the simulator takes an integer, not {type(seed).__name__}",
+                       loc)
+    current().random_seed = int(seed) & 0xFFFFFFFF
+
+
+def dropout(x, rate, *, dtype=None, mask=None) -> Tensor:
+    """Each element zeroed with probability ``rate`` (a number), the others scaled by
+    ``1 / (1 - rate)`` (Vector Engine)."""
+    loc = caller_location()
+    x = _tile(x, loc, "dropout", "x")
+    return _ins.dropout(current(), x, rate, _opt_dtype(dtype, loc), loc, mask, what="nl.dropout")
+
+
+def atomic_rmw(dst, value, op, *, mask=None):
+    """``dst = op(dst, value)`` on HBM. NKI supports it through indirect (run-time) indices
+    only, which the simulator does not model: refused."""
+    raise NKIError("nl.atomic_rmw: the indirect scatter-accumulate into HBM it needs is not "
+                   "modelled by the simulator", caller_location())
+
+
+def gather_flattened(data, indices, *, mask=None, dtype=None):
+    """Per partition, the elements of ``data`` at run-time ``indices``: the simulator has no
+    per-element gather instruction (refused)."""
+    raise NKIError("nl.gather_flattened: the per-element gather within partitions is not "
+                   "modelled by the simulator", caller_location())
+
+
+def all_reduce(x, op, program_axes, *, dtype=None, mask=None, parallel_reduce=True,
+               asynchronous=False):
+    """A reduction across SPMD programs (collective communication): not modelled (refused)."""
+    raise NKIError("nl.all_reduce: collective communication between SPMD programs is not "
+                   "modelled by the simulator", caller_location())
 
 
 # ---- the Tensor Engine ----
@@ -598,13 +1105,13 @@ def _sbuf_operand(tr, t: Tensor, loc, what: str) -> Tensor:
     return t
 
 
-def matmul(x, y, transpose_x=False, mask=None, **_kwargs) -> Tensor:
+def matmul(x, y, *, transpose_x=False, mask=None) -> Tensor:
     """``x @ y`` into PSUM (fp32). With ``transpose_x`` the tile ``x`` holds xᵀ ([K, M], the
     layout the PE array wants); otherwise ``x`` ([M, K]) is first transposed on the PE array."""
     loc = caller_location()
     tr = current()
-    if mask is not None:
-        raise NKIError("nl.matmul: masks are not supported; index the operand tiles instead", loc)
+    if not _ins.whole_or_nothing(mask, loc, "nl.matmul"):
+        return _ins.masked_matmul(tr, x, y, loc, transpose_x)
     if x.__class__ is not Tensor or x.storage.kind != SBUF:
         x = _sbuf_operand(tr, _tile(x, loc, "nl.matmul: x"), loc, "nl.matmul")
     if y.__class__ is not Tensor or y.storage.kind != SBUF:
@@ -615,28 +1122,32 @@ def matmul(x, y, transpose_x=False, mask=None, **_kwargs) -> Tensor:
     return _ins.matmul(tr, x, y, loc, what="nl.matmul")
 
 
-def transpose(x, dtype=None, mask=None, **_kwargs) -> Tensor:
+def transpose(x, *, dtype=None, mask=None) -> Tensor:
     """Swaps the partition and free dimensions of a 2-D tile (PE transpose, result in SBUF)."""
     loc = caller_location()
     tr = current()
     x = _sbuf_operand(tr, _tile(x, loc, "nl.transpose: x"), loc, "nl.transpose")
     dtype = _opt_dtype(dtype, loc) or x.dtype
-    if mask is not None:
-        raise NKIError("nl.transpose: masks are not supported; index the tile instead", loc)
+    if not _ins.whole_or_nothing(mask, loc, "nl.transpose"):
+        return _ins.masked_out(tr.new_result(SBUF, dtype, tuple(reversed(x.shape)),
+                                             "transpose", loc))
     ps = _ins.transpose_pe(tr, x, x.dtype, loc, what="nl.transpose")
     return _ins.tensor_copy(tr, ps, dtype, loc, what="nl.transpose")
 
 
 # ---- debugging ----
 
-def device_print(prefix, x, **_kwargs):
+def device_print(prefix, x, *, mask=None):
     """Prints ``prefix`` and the values of ``x`` when the kernel is simulated."""
     loc = caller_location()
+    if not _ins.whole_or_nothing(mask, loc, "nl.device_print"):
+        return
     if not isinstance(x, Tensor):
         raise NKIError("nl.device_print prints tiles and tensors", loc)
     _ins.device_print(current(), prefix, x, loc)
 
 
 __all__ = [n for n in list(globals()) if not n.startswith("_") and n not in (
-    "annotations", "builtins", "math", "np", "NKIError", "caller_location", "current",
-    "Tensor", "same_view", "IT", "Engine", "Alu", "Act", "HBM", "PSUM", "SBUF", "SHARED_HBM")]
+    "annotations", "builtins", "math", "np", "ml_dtypes", "NKIError", "caller_location", "current",
+    "Tensor", "BlockedTensor", "IndirectView", "DirectAllocation", "LoopReduction", "same_view", "new_view", "assign",
+    "accumulate", "IT", "Engine", "Alu", "Act", "HBM", "PSUM", "SBUF", "SHARED_HBM", "PSUM_BYTES")]

@@ -1,19 +1,23 @@
 """Symbolic tensors: what an NKI kernel holds while it is traced.
 
 A :class:`Storage` is one memory object: a kernel input or output in HBM, an internal HBM tensor,
-or an on-chip buffer (SBUF or PSUM) whose address the allocator chooses after tracing. A
-:class:`Tensor` is a strided view of a storage (``offset`` plus one ``stride`` per dimension, in
-elements): the object kernels index, pass to ``nl``/``nisa`` functions and combine with operators.
+or an on-chip tile (SBUF or PSUM) whose address the allocation pass chooses after tracing
+(unless a direct allocation fixed it). A :class:`Tensor` is a strided view of a storage
+(``offset`` plus one ``stride`` per dimension, in elements): the object kernels index, pass to
+``nl``/``nisa`` functions and combine with operators.
 
-On-chip layout. An on-chip storage has a partition axis (``nl.par_dim``, else axis 0); each
-partition holds the other axes row-major, the axes before the partition axis ("block" axes, as in
-``nl.ndarray((4, nl.par_dim(128), 512))``) outermost. In PSUM each block is padded to a 2 KiB
-bank, so every block is a tile a matmul can accumulate into.
+On-chip layout. An on-chip storage is a tile: its first dimension is the partition dimension and
+each partition holds the other dimensions row-major. An on-chip tensor with block dimensions
+(``nl.ndarray((4, nl.par_dim(128), 512))``: the dimensions before ``nl.par_dim``) is a
+:class:`BlockedTensor`, one tile per logical block, each its own storage: blocks are allocated
+by their own live ranges (or placed one by one by a direct allocation), and instructions work on
+one block at a time.
 """
 
 from __future__ import annotations
 
 import math
+import operator
 
 import numpy as np
 
@@ -22,7 +26,7 @@ from neuronxsim.bir import target
 from . import dtypes as dt
 from .errors import NKIError, SourceLocation, caller_location
 from .indexing import (BoundCheck, IndexExpr, basic_subscript, partition_free_subscript,
-                       resolve_subscript)
+                       plain_subscript, resolve_subscript)
 
 #: Buffer names as NKI spells them (``nl.sbuf`` is the string "sbuf", and so on).
 SBUF, PSUM, HBM, SHARED_HBM = "sbuf", "psum", "hbm", "shared_hbm"
@@ -32,81 +36,76 @@ NUM_PARTITIONS = target.uniform("num_partitions")
 PSUM_BANK_BYTES = target.uniform("psum_bank_bytes")
 
 
-def storage_layout(kind: str, dtype: np.dtype, shape: tuple, partition_axis: int = 0) -> tuple:
-    """What a storage's kind, dtype, shape and partition axis decide (see the module docstring):
-    ``(on_chip, partition_axis, partitions, row, strides, full_pairs)``, the first slots of
-    :class:`Storage`. ``row``: elements per partition (PSUM blocks padded to banks);
-    ``full_pairs``: the access pairs of a whole [P, F] tile, [(F, P), (1, F)] ((1, 1) for
-    F = 1; a [P] tile is a [P, 1] one), None for other storages. Storages alike may share one
-    layout: nothing changes it."""
+class Layout:
+    """Where the elements of a storage lie (see the module docstring); made by
+    :func:`storage_layout`. Storages alike share one: nothing changes a layout.
+
+    ``partitions``: the partition count of an on-chip tile (1 off chip); ``row``: elements per
+    partition (0 off chip); ``strides``: in elements, one per dimension (the partition
+    dimension's is ``row``); ``full_pairs``: the access pairs of a whole [P, F] or [P] tile,
+    [(F, P), (1, F)] ((1, 1) for F = 1), None for other storages."""
+
+    __slots__ = ("on_chip", "partitions", "row", "strides", "full_pairs")
+
+    def __init__(self, on_chip: bool, partitions: int, row: int, strides: tuple,
+                 full_pairs: list | None):
+        self.on_chip = on_chip
+        self.partitions = partitions
+        self.row = row
+        self.strides = strides
+        self.full_pairs = full_pairs
+
+
+def storage_layout(kind: str, shape: tuple) -> Layout:
+    """The layout of a storage of this kind and shape."""
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= n
+    strides = tuple(reversed(strides))
     if kind != SBUF and kind != PSUM:  # HBM: row-major, no partitions
-        strides, step = [], 1
-        for n in reversed(shape):
-            strides.append(step)
-            step *= n
-        return False, 0, 1, 0, tuple(reversed(strides)), None
-    free = shape[partition_axis + 1:]
-    blocks = shape[:partition_axis]
-    block = math.prod(free)
-    if kind == PSUM and blocks:
-        bank = PSUM_BANK_BYTES // dtype.itemsize
-        block = -(-block // bank) * bank
-    row = block * math.prod(blocks)
-    strides = [0] * len(shape)
-    step = 1
-    for axis in range(len(shape) - 1, partition_axis, -1):
-        strides[axis] = step
-        step *= shape[axis]
-    step = block
-    for axis in range(partition_axis - 1, -1, -1):
-        strides[axis] = step
-        step *= shape[axis]
-    strides[partition_axis] = row
+        return Layout(False, 1, 0, strides, None)
+    p = shape[0]
     full_pairs = None
-    p = shape[partition_axis]
-    if partition_axis == 0 and len(shape) <= 2 and p <= NUM_PARTITIONS:
+    if len(shape) <= 2 and p <= NUM_PARTITIONS:
         f = shape[1] if len(shape) == 2 else 1
         full_pairs = [(f, p), (1, f) if f > 1 else (1, 1)]
-    return True, partition_axis, p, row, tuple(strides), full_pairs
+    return Layout(True, p, strides[0] if len(shape) > 1 else 1, strides, full_pairs)
 
 
 class Storage:
-    """One memory object of the trace (see the module docstring); made by :func:`new_storage`.
+    """One memory object of the trace (see the module docstring): what it is and how its
+    elements lie. Made by :func:`new_storage`; what the trace learns about its contents while
+    recording is its ``state`` (:class:`~neuronxsim.nki.tracer.StorageState`), and where it is
+    placed is the allocation pass's answer, not the storage's.
 
-    Slotted, every attribute set at creation, and without ``__init__``: a trace creates (and
-    frees) one storage per instruction result, and a bare slotted object is the cheapest to
-    create and to free."""
+    ``sid``: its position in its core's list of storages (passes keep per-storage results in
+    lists indexed by it). Slotted and without ``__init__``: a trace creates (and frees) one
+    storage per instruction result, and a bare slotted object is the cheapest to create."""
 
-    __slots__ = (
-        # The layout (see storage_layout), then who the storage is.
-        "on_chip", "partition_axis", "partitions", "row", "strides", "full_pairs",
-        "name", "hint", "kind", "dtype", "shape", "created_at", "explicit_name",
-        # The Access of the full view of a [P, F] or [P] tile (full_pairs), made on first use
-        # and shared by the instructions using it (accesses are not changed once recorded).
-        "full_access",
-        # Trace state: writes seen; partitions written from 0 (and written ranges beyond them,
-        # see tracer._note_written_partitions); the disabled Memset of nl.zeros until something
-        # needs it; "nl.zeros made it and no non-matmul instruction wrote it since"; the (dst
-        # view, its write count, producer) of a redirected temporary (see Tracer.redirect).
-        "write_count", "written_partitions", "later_partitions", "pending_zero", "zero_init",
-        "forward",
-        # PSUM only, made by the first matmul placed there (else None / 0): regions whose first
-        # matmul replaced the pending zeros (and their element count), and region -> the last
-        # matmul of its open accumulation group.
-        "zero_started", "zero_covered", "psum_groups",
-        # Set after the trace: live range (instruction indices), address, position in the list
-        # of tensors the emitter passes to emit_traced.
-        "first_use", "last_use", "addr", "location_index",
-    )
+    __slots__ = ("sid", "kind", "dtype", "shape", "layout", "on_chip", "strides", "name", "hint",
+                 "created_at", "explicit_name", "placement", "state")
+    # (on_chip and strides are the layout's, repeated here: nearly every use of a storage asks
+    # for them first). placement: None, or the (start partition, byte address) a direct
+    # allocation fixed.
+
+    @property
+    def partitions(self) -> int:
+        return self.layout.partitions
+
+    @property
+    def row(self) -> int:
+        """Elements per partition of an on-chip storage."""
+        return self.layout.row
 
     @property
     def free_elements(self) -> int:
-        """Elements per partition, without PSUM bank padding."""
-        return math.prod(self.shape) // self.partitions
+        """Elements per partition."""
+        return math.prod(self.shape) // self.layout.partitions
 
     @property
     def bytes_per_partition(self) -> int:
-        return self.row * self.dtype.itemsize
+        return self.layout.row * self.dtype.itemsize
 
     def describe(self) -> str:
         where = f" (created at {self.created_at.short})" if self.created_at else ""
@@ -115,44 +114,27 @@ class Storage:
     def full_view(self) -> "Tensor":
         return new_view(self, 0, self.shape, self.strides, ())
 
-    def lanes_view(self) -> "Tensor":
-        """Every element of an on-chip storage as one tile: the partition axis first, then the
-        block and free axes (for instructions that fill a whole multi-tile ndarray)."""
-        if self.partition_axis == 0:
-            return self.full_view()
-        axes = [self.partition_axis] + [a for a in range(len(self.shape))
-                                        if a != self.partition_axis]
-        return new_view(self, 0, tuple(self.shape[a] for a in axes),
-                      tuple(self.strides[a] for a in axes), ())
 
-
-def new_storage(kind: str, dtype: np.dtype, shape: tuple, layout: tuple, hint: str,
-                created_at: SourceLocation | None, name: str | None = None,
-                explicit_name: bool = False) -> Storage:
-    """A storage of ``layout`` (``storage_layout(kind, dtype, shape, ...)``). Temporaries get
+def new_storage(sid: int, kind: str, dtype: np.dtype, shape: tuple, layout: Layout, hint: str,
+                created_at: SourceLocation | None, state, name: str | None = None,
+                explicit_name: bool = False, placement: tuple | None = None) -> Storage:
+    """A storage of ``layout`` (``storage_layout(kind, shape)``). Temporaries get
     their unique ``name`` only when they are emitted (most tiles an instruction first writes
     are redirected and never emitted); until then they go by ``hint``."""
     st = Storage()
-    st.on_chip, st.partition_axis, st.partitions, st.row, st.strides, st.full_pairs = layout
-    st.name = name
-    st.hint = hint
+    st.sid = sid
     st.kind = kind
     st.dtype = dtype
     st.shape = shape
+    st.layout = layout
+    st.on_chip = layout.on_chip
+    st.strides = layout.strides
+    st.name = name
+    st.hint = hint
     st.created_at = created_at
     st.explicit_name = explicit_name
-    st.full_access = None
-    st.write_count = 0
-    st.written_partitions = 0
-    st.later_partitions = None
-    st.pending_zero = None
-    st.zero_init = False
-    st.forward = None
-    st.zero_started = st.psum_groups = None
-    st.zero_covered = 0
-    st.first_use = st.last_use = -1
-    st.addr = None
-    st.location_index = -1
+    st.placement = placement
+    st.state = state
     return st
 
 
@@ -270,6 +252,13 @@ class Tensor:
                     return view
                 view = basic_subscript(key, shape, self.strides, self.offset)
         if view is None:
+            plain = plain_subscript(key if key.__class__ is tuple else (key,),
+                                    self.storage.on_chip and key.__class__ is tuple)
+            if plain is not None:  # (loop indices: see plain_subscript)
+                return self[plain if key.__class__ is tuple else plain[0]]
+            if key.__class__ is Tensor or key.__class__ is tuple and any(
+                    k.__class__ is Tensor for k in key):  # t[.., idx_tile, ...]: rows picked
+                return _indirect(self, key)               # at run time
             view = resolve_subscript(key, self.shape, self.strides, self.offset, self.checks)
         view = new_view(self.storage, view[0], view[1], view[2], view[3])
         self.last_subscript = (key, view)
@@ -379,6 +368,161 @@ def new_view(storage: Storage, offset: int, shape: tuple, strides: tuple,
     t.checks = checks
     t.last_subscript = t.blocks = t.access = None
     return t
+
+
+class IndirectView:
+    """An HBM tensor's rows picked at run time, ``t[idx, ...]``: ``rows`` is the view of every
+    row (the rest of the subscript applied), ``index`` the SBUF tile of row numbers (one per
+    partition, an integer dtype). ``nl.load`` / ``nisa.dma_copy`` read it with one indirect
+    DMA (destination row ``r`` gets row ``index[r]``); nothing else takes it."""
+
+    __slots__ = ("rows", "index")
+
+    def __init__(self, rows: "Tensor", index: "Tensor"):
+        self.rows = rows
+        self.index = index
+
+    @property
+    def shape(self) -> tuple:
+        return (self.index.shape[0],) + self.rows.shape[1:]
+
+    @property
+    def dtype(self):
+        return self.rows.storage.dtype
+
+    def __repr__(self):
+        return f"<rows of {self.rows.storage.describe()} picked by {self.index.storage.describe()}>"
+
+
+def _indirect(t: "Tensor", key) -> IndirectView:
+    """``t[i, ..., idx, ...]``: integers, then a tile of row numbers, then static subscripts
+    (see IndirectView)."""
+    loc = caller_location()
+    key = key if key.__class__ is tuple else (key,)
+    at = next(i for i, k in enumerate(key) if k.__class__ is Tensor)
+    if t.storage.on_chip:
+        raise NKIError("indexing a tile by a tile is not supported; the rows of an HBM tensor "
+                       "can be picked by a tile of row numbers (t[idx, ...])", loc)
+    if any(k.__class__ is not int and not isinstance(k, np.integer) for k in key[:at]):
+        raise NKIError("the dimensions before the one picked by a tile of row numbers must be "
+                       "fixed by integers (t[b, idx, ...])", loc)
+    index, rest = key[at], key[at + 1:]
+    ishape = index.shape
+    if not index.storage.on_chip or not (len(ishape) == 1 or
+                                         len(ishape) == 2 and ishape[1] == 1):
+        raise NKIError(f"the row numbers of t[idx, ...] are an SBUF tile of one column, [P, 1] "
+                       f"or [P]; this one is {list(ishape)} in {index.storage.kind}", loc)
+    if dt.is_float(index.dtype) or index.dtype.itemsize < 2:
+        raise NKIError(f"row numbers must be integers of 16 or 32 bits, not "
+                       f"{dt.name(index.dtype)}", loc)
+    for k in rest:
+        if k.__class__ is Tensor:
+            raise NKIError("only one dimension of t[..., idx, ...] can be picked at run time",
+                           loc)
+    base = t[key[:at]] if at else t
+    if len(rest) + 1 > len(base.shape):
+        raise NKIError(f"{len(key)} indices for a tensor of {len(t.shape)} dimension(s)", loc)
+    rows = base[(slice(None),) + tuple(rest)]
+    return IndirectView(rows, index)
+
+
+class BlockedTensor:
+    """An on-chip tensor with block dimensions: one tile per logical block (see the module
+    docstring), made on first use by ``make_block(index)`` (a tuple of block indices) and kept.
+    Subscripts that fix every block dimension give that block's :class:`Tensor` view (the rest
+    of the subscript applied to it); instructions take one block at a time."""
+
+    __slots__ = ("block_shape", "tile_shape", "dtype", "kind", "hint", "created_at", "blocks",
+                 "make_block", "last_subscript")
+    __array_priority__ = 1000
+
+    def __init__(self, block_shape: tuple, tile_shape: tuple, dtype, kind: str, hint: str,
+                 created_at, make_block):
+        self.block_shape = block_shape
+        self.tile_shape = tile_shape
+        self.dtype = dtype
+        self.kind = kind
+        self.hint = hint
+        self.created_at = created_at
+        self.blocks: dict = {}
+        self.make_block = make_block
+        self.last_subscript = None
+
+    @property
+    def shape(self) -> tuple:
+        return self.block_shape + self.tile_shape
+
+    @property
+    def ndim(self) -> int:
+        return len(self.block_shape) + len(self.tile_shape)
+
+    @property
+    def buffer(self) -> str:
+        return self.kind
+
+    @property
+    def name(self) -> str:
+        return self.hint
+
+    def __len__(self):
+        return self.block_shape[0]
+
+    def __repr__(self):
+        return (f"<nki tensor {self.hint} {self.kind} {dt.name(self.dtype)}{list(self.shape)}, "
+                f"{math.prod(self.block_shape)} blocks>")
+
+    def block(self, index: tuple) -> "Tensor":
+        """The full view of the tile of block ``index`` (made on first use)."""
+        view = self.blocks.get(index)
+        if view is None:
+            view = self.blocks[index] = self.make_block(index)
+        return view
+
+    def all_blocks(self) -> list:
+        """Every block's full view, in row-major block order."""
+        import itertools
+        return [self.block(index) for index in itertools.product(*map(range, self.block_shape))]
+
+    def __getitem__(self, key) -> "Tensor":
+        if key.__class__ is not tuple:
+            key = (key,)
+        nb = len(self.block_shape)
+        index = []
+        for axis, k in enumerate(key[:nb]):
+            size = self.block_shape[axis]
+            if k.__class__ is not int:
+                try:
+                    k = operator.index(k)
+                except TypeError:
+                    raise NKIError(f"{self.hint} has block dimensions {list(self.block_shape)}: "
+                                   f"index each one with an integer (t[i, ...]) to get a tile; "
+                                   f"instructions work on one block at a time, not on "
+                                   f"{type(k).__name__} over blocks", caller_location()) from None
+            if not -size <= k < size:
+                raise NKIError(f"block index {k} is out of range for block dimension {axis} of "
+                               f"size {size} of {self.hint}", caller_location())
+            index.append(k + size if k < 0 else k)
+        if len(index) < nb:  # t[i] of blocks [I, J]: the J blocks of row i
+            prefix, whole = tuple(index), self.block
+            return BlockedTensor(self.block_shape[len(index):], self.tile_shape, self.dtype,
+                                 self.kind, self.hint, self.created_at,
+                                 lambda rest: whole(prefix + rest))
+        view = self.block(tuple(index))
+        rest = key[nb:]
+        if rest and not (len(rest) == 1 and rest[0] is Ellipsis):
+            view = view[rest]
+        self.last_subscript = (key, view)
+        return view
+
+    def __setitem__(self, key, value):
+        last = self.last_subscript
+        view = last[1] if last is not None and last[0] is key else self[key]
+        if value is not view:
+            _nl.assign(view, value)
+
+    def __iter__(self):
+        raise NKIError("tensors are not iterable; index them with nl.affine_range loops",
+                       caller_location())
 
 
 def _block_key(key: tuple) -> tuple | None:

@@ -1,23 +1,30 @@
-"""The trace: a tile-level instruction list recorded while the kernel's Python runs once.
+"""Recording a trace: what ``nl`` / ``nisa`` calls append to the record, and the checks made
+as they do.
 
-Each ``nl`` / ``nisa`` call appends :class:`Op` records (one ISA instruction each) whose operands
-are :class:`Access` patterns over :class:`~neuronxsim.nki.tensor.Storage` objects. Addresses are not
-known yet: after the kernel returns, :mod:`.allocator` places SBUF and PSUM storages by their live
-ranges and :mod:`.emit` writes the BIR.
+Each call appends :class:`~neuronxsim.nki.record.Op` records (one ISA instruction each) whose
+operands are :class:`~neuronxsim.nki.record.Access` patterns over
+:class:`~neuronxsim.nki.tensor.Storage` objects, to the :class:`~neuronxsim.nki.record.CoreRecord`
+of the NeuronCore being traced. Addresses are not known yet: after the kernel returns, the
+passes of :mod:`.passes` turn the record into BIR.
 
 Reads and writes are checked as they are recorded: a tile read before anything wrote it, a write
-to a kernel input, an index outside its tensor are errors at the kernel line. Two recorded facts
-are revised later:
+to a kernel input, an index outside its tensor are errors at the kernel line. What the trace
+knows about a storage's contents is its :class:`StorageState`. Ops are never edited once
+recorded; what the trace learns about them later is appended to the record as a fact:
 
-* ``nl.zeros`` records a *disabled* Memset; it is enabled only if something reads the zeros. A
-  matmul accumulating into zeroed PSUM instead starts its accumulation group (on the NeuronCore,
-  accumulating onto memset PSUM is undefined).
-* ``dst[...] = expr`` redirects the instruction that computed ``expr`` to write ``dst`` directly
-  (no copy). The temporary then aliases ``dst``; should it be read after ``dst`` changed (or be
-  written), a copy ``dst -> temporary`` is inserted right after that instruction.
+* ``nl.zeros`` records a Memset marked ``zero_fill``; the fact "its zeros are needed" is added
+  only if something reads them. A matmul accumulating into zeroed PSUM instead starts its
+  accumulation group (on the NeuronCore, accumulating onto memset PSUM is undefined).
+* ``dst[...] = expr`` adds the fact that the instruction that computed ``expr`` writes ``dst``
+  directly (no copy). The temporary then aliases ``dst``; should it be read after ``dst``
+  changed (or be written), the fact "copy ``dst -> temporary`` right after that instruction" is
+  added.
+* ``acc += matmul`` adds the fact that the matmul joins the accumulation group open in ``acc``.
 """
 
 from __future__ import annotations
+
+import os
 
 import numpy as np
 
@@ -25,8 +32,12 @@ from neuronxsim import bir
 from neuronxsim.bir import target
 
 from .errors import NKIError, SourceLocation, caller_location
-from .tensor import (INPUT, NUM_PARTITIONS, PSUM, SBUF, SHARED_HBM, Storage, Tensor, new_storage,
-                     new_view, storage_layout)
+from .indexing import LoopIndex
+from .record import Access, CoreRecord, Loop, LoopIteration, Op, new_access, new_op
+from .tensor import (INPUT, NUM_PARTITIONS, PSUM, SBUF, SHARED_HBM, Layout, Storage, Tensor,
+                     new_storage, new_view, storage_layout)
+
+_new_int = int.__new__
 
 Engine = bir.Engine
 
@@ -49,86 +60,97 @@ MAX_FREE_PAIRS = target.uniform("ap_max_free_dims")  # access-pattern dimensions
 MAX_FREE_SBUF = target.uniform("dve_act_max_free_elements_sbuf")  # elements per partition a DVE/ACT instruction can walk in SBUF
 MAX_FREE_PSUM = target.uniform("dve_act_max_free_elements_psum")  # ... and in PSUM
 DMA_QUEUES = target.uniform("dma_queues")
+#: How many instructions a trace may record (all cores together) before it is refused, unless
+#: told otherwise (``max_instructions``): a trace holds about 1 KB per instruction and records
+#: a few hundred thousand a second, so a runaway loop stops within seconds, while kernels we know
+#: record tens of thousands at most.
+DEFAULT_MAX_INSTRUCTIONS = 1_000_000
+#: The environment variable that overrides that default (``--max-instructions`` of the
+#: ``neuronxsim`` commands sets it, so that the scripts ``neuronxsim exec`` runs see it too).
+MAX_INSTRUCTIONS_ENV = "NEURONXSIM_MAX_INSTRUCTIONS"
 
 
-class Access:
-    """An operand: ``pairs`` ``[(step, num), ...]`` (partition pair first) from element ``offset``
-    of ``storage`` (for on-chip storages, element ``partition * row + column``); made by
-    :func:`new_access`. (Access and Op have no ``__init__``: a trace creates a few of each per
-    instruction, and a bare slotted object filled by a function is the cheapest to create.)"""
-
-    __slots__ = ("storage", "offset", "pairs")
-
-    @property
-    def partitions(self) -> int:
-        return self.pairs[0][1]
-
-    @property
-    def free_size(self) -> int:
-        n = 1
-        for _, num in self.pairs[1:]:
-            n *= num
-        return n
-
-    def key(self) -> tuple:
-        return (self.offset, tuple(self.pairs))
+def instruction_cap(max_instructions: int | None = None) -> int:
+    """The cap a trace uses: ``max_instructions`` if given, else ``$NEURONXSIM_MAX_INSTRUCTIONS``
+    if set, else :data:`DEFAULT_MAX_INSTRUCTIONS`; a positive integer (NKIError otherwise)."""
+    if max_instructions is None:
+        text = os.environ.get(MAX_INSTRUCTIONS_ENV)
+        if text is None:
+            return DEFAULT_MAX_INSTRUCTIONS
+        try:
+            max_instructions = int(text)
+        except ValueError:
+            max_instructions = text
+        if type(max_instructions) is not int or max_instructions < 1:
+            raise NKIError(f"{MAX_INSTRUCTIONS_ENV}={text!r}: the cap on traced instructions is "
+                           "a positive integer")
+    if type(max_instructions) is not int or max_instructions < 1:
+        raise NKIError(f"max_instructions must be a positive integer, not {max_instructions!r}")
+    return max_instructions
 
 
-def new_access(storage: Storage, offset: int, pairs: list) -> Access:
-    acc = Access()
-    acc.storage = storage
-    acc.offset = offset
-    acc.pairs = pairs
-    return acc
+class StorageState:
+    """What the trace knows about a storage's contents while recording (made by
+    :func:`new_state`): writes seen; partitions written from 0 (and written ranges beyond them,
+    see ``_note_written_partitions``); the ``zero_fill`` Memset of ``nl.zeros`` until something
+    needs or overwrites its zeros; whether ``nl.zeros`` made it and no non-matmul instruction
+    wrote it since; the ``(dst view, its write count, producer op)`` of a redirected temporary
+    (see Tracer.redirect); the Access of the full view of a [P, F] or [P] tile, made on first
+    use and shared by the instructions using it; and, once a matmul is placed in it, its
+    :class:`MatmulGroups`; and whether it is the result of an instruction its mask skipped
+    (``masked_out``: assignments of it change nothing)."""
+
+    __slots__ = ("write_count", "written_partitions", "later_partitions", "pending_zero",
+                 "zero_init", "forward", "full_access", "groups", "masked_out")
 
 
-class Op:
-    """One ISA instruction of the trace: ``ins``/``outs`` are :class:`Access` operands,
-    ``fields`` the node's fields by their BIR names; made by :meth:`Tracer.record` (which fills
-    the bare slotted object itself: a trace records one per instruction, and a function call
-    more per instruction costs about as much as its whole bookkeeping of live ranges)."""
+def new_state() -> StorageState:
+    s = StorageState()
+    s.write_count = s.written_partitions = 0
+    s.later_partitions = s.pending_zero = s.forward = s.full_access = s.groups = None
+    s.zero_init = s.masked_out = False
+    return s
 
-    __slots__ = ("opcode", "engine", "ins", "outs", "fields", "loc", "enabled", "out_box",
-                 "index")
+
+class MatmulGroups:
+    """The matmul accumulation groups of a PSUM storage: ``open``, region (``Access.key()``) ->
+    the last matmul of the group open there; ``zero_started``, the regions whose first matmul
+    replaced the pending zeros of ``nl.zeros``, and ``zero_covered``, their element count;
+    ``unwritten``: nothing had written the storage when the first matmul was placed in it
+    (``acc += matmul`` into a fresh ``nl.ndarray``: each region's first matmul starts a group,
+    as into zeros)."""
+
+    __slots__ = ("open", "zero_started", "zero_covered", "unwritten")
+
+    def __init__(self, unwritten: bool):
+        self.open: dict = {}
+        self.zero_started: set = set()
+        self.zero_covered = 0
+        self.unwritten = unwritten
 
 
 class CoreTrace:
-    """The ops and storages of one NeuronCore (one BIR function)."""
+    """One NeuronCore's part of the trace: its :class:`CoreRecord` and what recording keeps per
+    core (the next DMA queue, tiles built once per core, the current first output of each
+    redirected op)."""
 
     def __init__(self, index: int):
         self.index = index
-        self.ops: list[Op] = []
-        self.storages: list[Storage] = []
-        self.inputs: dict[str, Storage] = {}
-        self.shared_outputs: list[Storage] = []  # shared_hbm tensors, in creation order
-        self.names: set[str] = set()
-        self.name_counts: dict[str, int] = {}  # base name -> next suffix to try
+        self.record = CoreRecord(index)
         self.dma_queue = 0  # the next transfer's (queues round-robin: see instructions.dma)
         self.cache: dict = {}  # tiles built once per core (PE-transpose identities)
-        # Live ranges are kept while recording; an instruction enabled or inserted afterwards
-        # makes them stale (allocation then recomputes them).
-        self.ranges_stale = False
+        self.redirected: dict[int, Access] = {}  # op index -> its first output now
+        # op index of the second matmul of a double-row pair -> the first (see
+        # instructions.matmul_double_row)
+        self.double_rows: dict[int, Op] = {}
 
-    def break_cycles(self):
-        """Drops the references from storages back to ops (nl.zeros memsets, open matmul
-        groups, redirects) and to their own shared accesses once the trace is emitted, so that
-        reference counting frees the trace at once instead of leaving it to the cyclic garbage
-        collector."""
-        for st in self.storages:
-            st.pending_zero = st.forward = st.full_access = None
-            if st.psum_groups is not None:
-                st.psum_groups = None
+    def first_output(self, op: Op) -> Access:
+        """``op``'s first output as redirects left it."""
+        acc = self.redirected.get(op.index)
+        return op.outs[0] if acc is None else acc
 
     def unique_name(self, base: str) -> str:
-        names, counts = self.names, self.name_counts
-        i = counts.get(base, 0)
-        name = base if i == 0 else f"{base}.{i}"
-        while name in names:
-            i += 1
-            name = f"{base}.{i}"
-        counts[base] = i + 1
-        names.add(name)
-        return name
+        return self.record.unique_name(base)
 
 
 _CURRENT: "Tracer | None" = None
@@ -147,22 +169,38 @@ def active() -> bool:
 
 
 class Tracer:
-    """Records one kernel launch: every SPMD instance on every NeuronCore of the grid."""
+    """Records one kernel launch: every SPMD instance on every NeuronCore of the grid.
+    ``max_instructions``: the most instructions the trace may record (all cores together)."""
 
-    def __init__(self, arch: str, num_cores: int):
+    def __init__(self, arch: str, num_cores: int, max_instructions: int | None = None,
+                 kernel_name: str = "kernel"):
         if arch not in ARCHS:
             raise NKIError(f"unknown arch {arch!r}; expected one of {', '.join(ARCHS)}")
+        max_instructions = instruction_cap(max_instructions)
+        self.kernel_name = kernel_name  # (for the cap's refusal)
         self.arch = arch
         self.sbuf_bytes = ARCHS[arch]["sbuf_bytes"]
         self.cores = [CoreTrace(i) for i in range(num_cores)]
         self.core = self.cores[0]
+        self.ops = self.core.record.ops  # (the current core's, read on every instruction)
         self.program_ids: tuple = (0,)
         self.grid: tuple = (1,)
         self.instance = 0  # index of the SPMD instance being traced on this core
         self.shared_index = 0  # shared_hbm tensors created so far by this instance
-        # The storage_layout of [P, F] and [P] tiles by shape (for them it depends on the shape
-        # alone: there are no blocks to pad in PSUM), shared by the many tiles of a trace.
+        self.constant_index = 0  # shared constants created so far by this instance
+        self.loop: LoopIteration | None = None  # the loop iteration being traced
+        self.force_auto_alloc = False  # (nki.compiler.force_auto_alloc: direct allocations off)
+        self.unassigned_reductions: list = []  # nl.loop_reduce values no assignment took yet
+        self.random_seed = 0  # of the dropouts that follow (nl.random_seed)
+        self.max_instructions = max_instructions
+        self.recordable = max_instructions  # instructions the cap still allows
+        # The layout of [P, F] and [P] tiles by shape (for them it depends on the shape alone),
+        # shared by the many tiles of a trace.
         self.tile_layouts: dict = {}
+        # Direct allocations by the kernel line (and loop body) that made them, see
+        # direct_allocation.
+        self.site_allocations: dict = {}
+        self.site_counts: dict = {}
 
     def __enter__(self):
         global _CURRENT
@@ -177,22 +215,65 @@ class Tracer:
 
     def set_core(self, index: int):
         self.core = self.cores[index]
+        self.ops = self.core.record.ops
 
     def begin_instance(self, program_ids: tuple, instance: int):
         self.program_ids = program_ids
         self.instance = instance
         self.shared_index = 0
+        self.constant_index = 0
+        self.site_allocations.clear()
+        self.site_counts.clear()
+
+    def direct_allocation(self, allocation, loc):
+        """The direct allocation a tensor made at ``loc`` gets: ``allocation``, except in a later
+        iteration of an ``affine_range`` / ``sequential_range`` loop, where it is the one the
+        same tensor got in the loop's first iteration. NKI traces such a loop's body once, so an
+        address computed in it (``base_addr=cur_addr`` with ``cur_addr`` growing in the body)
+        is computed once; the trace, which runs the body per iteration, keeps the first."""
+        it = self.loop
+        if it is None:
+            return allocation
+        body, iterations = [], []
+        while it is not None:
+            loop = it.loop
+            body.append((loop.loc, it.iteration if loop.kind == "static" else None))
+            iterations.append(it.iteration)
+            it = loop.outer
+        site = (loc, tuple(body))
+        counted = (site, tuple(iterations))
+        n = self.site_counts.get(counted, 0)  # (the n-th tensor this line makes per iteration)
+        self.site_counts[counted] = n + 1
+        return self.site_allocations.setdefault(site + (n,), allocation)
+
+    # ---- loops ----
+    def iterate(self, kind: str, values: range, loc, directives: tuple = ()):
+        """Runs the body of a loop of ``kind`` (see :class:`~neuronxsim.nki.record.Loop`) over
+        ``values``, with every op it records referring to its iteration."""
+        outer = self.loop
+        loop = Loop(kind, len(values), loc, outer, directives)
+        symbolic = kind != "static"  # (NKI's static_range index is a plain integer)
+        try:
+            for i, value in enumerate(values):
+                self.loop = LoopIteration(loop, i)
+                yield _new_int(LoopIndex, value) if symbolic else value
+        finally:
+            self.loop = outer
 
     # ---- storages ----
     def unique_name(self, base: str) -> str:
-        return self.core.unique_name(base)
+        return self.core.record.unique_name(base)
 
     def new_storage(self, kind: str, dtype: np.dtype, shape: tuple, name: str,
-                    loc: SourceLocation | None, partition_axis: int = 0,
-                    explicit_name: bool = False) -> Storage:
+                    loc: SourceLocation | None, explicit_name: bool = False,
+                    placement: tuple | None = None) -> Storage:
+        """A new storage; on chip, a tile (partition dimension first). ``placement``: the
+        (start partition, byte address) a direct allocation fixed (None: the allocation pass
+        places it)."""
+        record = self.core.record
         if kind == SHARED_HBM and self.instance > 0:
             # Every SPMD instance creates the kernel's shared outputs; they are one tensor.
-            outputs = self.core.shared_outputs
+            outputs = record.shared_outputs
             if self.shared_index < len(outputs):
                 st = outputs[self.shared_index]
                 self.shared_index += 1
@@ -203,30 +284,58 @@ class Tracer:
                         f"{list(st.shape)} {st.dtype}: every SPMD instance must create the same "
                         "shared tensors", loc)
                 return st
-        if partition_axis == 0 and len(shape) <= 2 and (kind == SBUF or kind == PSUM):
-            layout = self.tile_layouts.get(shape) or self._tile_layout(kind, dtype, shape)
+        if len(shape) <= 2 and (kind == SBUF or kind == PSUM):
+            layout = self.tile_layouts.get(shape) or self._tile_layout(kind, shape)
         else:
-            layout = storage_layout(kind, dtype, shape, partition_axis)
-        st = new_storage(kind, dtype, shape, layout, name, loc,
-                         self.unique_name(name) if explicit_name else None, explicit_name)
-        self.core.storages.append(st)
+            layout = storage_layout(kind, shape)
+        storages = record.storages
+        st = new_storage(len(storages), kind, dtype, shape, layout, name, loc, new_state(),
+                         self.unique_name(name) if explicit_name else None, explicit_name,
+                         placement)
+        storages.append(st)
         if kind == SHARED_HBM:
-            self.core.shared_outputs.append(st)
+            record.shared_outputs.append(st)
             self.shared_index += 1
         return st
 
-    def input_storage(self, name: str, dtype: np.dtype, shape: tuple) -> Storage:
-        st = self.core.inputs.get(name)
-        if st is None:
-            st = new_storage(INPUT, dtype, shape, storage_layout(INPUT, dtype, shape), name, None,
-                             self.unique_name(name))
-            self.core.storages.append(st)
-            self.core.inputs[name] = st
+    def constant_storage(self, values: np.ndarray, loc) -> Storage:
+        """An HBM tensor holding ``values`` (``nl.shared_constant``): an ``Input`` of the module
+        bound to them when the kernel runs (every SPMD instance of a core shares the ones it
+        creates in the same order)."""
+        record = self.core.record
+        index = self.constant_index
+        self.constant_index += 1
+        if index < len(record.constant_storages):
+            st = record.constant_storages[index]
+            if not np.array_equal(record.constants[st.name], values) or \
+                    record.constants[st.name].dtype != values.dtype:
+                raise NKIError(f"program {self.program_ids} creates shared constant #{index + 1} "
+                               "with other values than program 0 did: every SPMD instance must "
+                               "create the same constants", loc)
+            return st
+        st = new_storage(len(record.storages), INPUT, values.dtype, values.shape,
+                         storage_layout(INPUT, values.shape), "shared_constant", loc, new_state(),
+                         self.unique_name("shared_constant"))
+        st.state.write_count = 1
+        record.storages.append(st)
+        record.constant_storages.append(st)
+        record.constants[st.name] = values
         return st
 
-    def _tile_layout(self, kind: str, dtype: np.dtype, shape: tuple) -> tuple:
+    def input_storage(self, name: str, dtype: np.dtype, shape: tuple) -> Storage:
+        record = self.core.record
+        st = record.inputs.get(name)
+        if st is None:
+            st = new_storage(len(record.storages), INPUT, dtype, shape,
+                             storage_layout(INPUT, shape), name, None, new_state(),
+                             self.unique_name(name))
+            record.storages.append(st)
+            record.inputs[name] = st
+        return st
+
+    def _tile_layout(self, kind: str, shape: tuple) -> Layout:
         """The layout of a [P, F] or [P] tile of ``shape``, the first time (see tile_layouts)."""
-        layout = self.tile_layouts[shape] = storage_layout(kind, dtype, shape)
+        layout = self.tile_layouts[shape] = storage_layout(kind, shape)
         return layout
 
     # ---- operands ----
@@ -239,7 +348,7 @@ class Tracer:
         if st.on_chip:
             if len(shape) == 2:  # the common case: [P, F] with a forward step inside the row
                 p, n = shape
-                row = st.row
+                row = st.layout.row
                 s = strides[1]
                 if p == 1 or strides[0] == row:
                     if n == 1:
@@ -248,7 +357,7 @@ class Tracer:
                         return new_access(st, view.offset, [(row, p), (s, n)])
         elif len(shape) == 2:
             return new_access(st, view.offset, [(strides[0], shape[0]),
-                                            (strides[1], shape[1]) if shape[1] > 1 else (1, 1)])
+                                                (strides[1], shape[1]) if shape[1] > 1 else (1, 1)])
         else:
             pairs = [(strides[0], shape[0])] if shape else [(1, 1)]
             pairs += [(s, n) for s, n in zip(strides[1:], shape[1:])]
@@ -256,7 +365,7 @@ class Tracer:
         if not shape:
             raise NKIError(f"a scalar view of tile {st.describe()} has no partition dimension; "
                            "index partitions with a range (t[i:i+1, ...])", loc)
-        row = st.row
+        row = st.layout.row
         if shape[0] > 1 and strides[0] != row:
             raise NKIError(f"the first dimension of a view of {st.kind} tile {st.describe()} "
                            "must be its partition dimension", loc)
@@ -290,14 +399,18 @@ class Tracer:
 
     def read(self, view: Tensor, loc, merge: bool = True) -> Access:
         st = view.storage
-        if st.forward is not None:
+        s = st.state
+        if s.forward is not None:
             view = self._resolve_forward(view)
             st = view.storage
-        if st.pending_zero is not None:
-            self.enable(st.pending_zero)
-            st.pending_zero = None
-        if st.write_count == 0 and st.kind != INPUT:
-            raise NKIError(f"reads {st.kind} tensor {st.describe()} before anything writes it", loc)
+            s = st.state
+        if s.pending_zero is not None:
+            self.need_zeros(s)
+        if s.write_count == 0 and st.kind != INPUT and st.placement is None:
+            # (memory the kernel placed itself holds what was there: no error for it)
+            why = " (the instruction that computes it was masked out)" if s.masked_out else ""
+            raise NKIError(f"reads {st.kind} tensor {st.describe()} before anything writes it"
+                           f"{why}", loc)
         if view.checks:
             self._check_bounds(view, loc)
         return self.access(view, loc, merge)
@@ -307,113 +420,118 @@ class Tracer:
         if st.kind == INPUT:
             raise NKIError(f"writes to kernel input '{st.name}'; kernel inputs are read-only "
                            "(create an output with nl.ndarray(..., buffer=nl.shared_hbm))", loc)
-        if st.forward is not None:
+        s = st.state
+        if s.forward is not None:
             self._materialize_forward(st)
         if not matmul:
-            if st.pending_zero is not None:
+            if s.pending_zero is not None:
                 if not view.is_full_view():
-                    self.enable(st.pending_zero)
-                st.pending_zero = None
-            st.zero_init = False
+                    self.need_zeros(s)
+                s.pending_zero = None
+            s.zero_init = False
+            if s.groups is not None:
+                s.groups.unwritten = False
         if view.checks:
             self._check_bounds(view, loc)
         acc = self.access(view, loc, merge)
-        if st.psum_groups and not matmul:
-            _close_overlapping_groups(st, acc)
-        st.write_count += 1
+        if s.groups is not None and s.groups.open and not matmul:
+            self._close_overlapping_groups(s.groups, acc)
+        s.write_count += 1
         if st.on_chip:
-            _note_written_partitions(st, acc.offset // st.row, acc.pairs[0][1])
+            _note_written_partitions(s, acc.offset // st.layout.row, acc.pairs[0][1])
         return acc
 
     def write_plain(self, view: Tensor, engine, matmul: bool = False) -> Access | None:
         """``write`` of the commonest destination (see :func:`plain_tile_access`) when nothing
         about its storage needs ``write``'s other cases; None otherwise."""
         st = view.storage
-        if st.forward is None and st.later_partitions is None and not view.checks and \
-                (matmul or st.pending_zero is None and not st.psum_groups):
+        s = st.state
+        if s.forward is None and s.later_partitions is None and not view.checks and \
+                (matmul or s.pending_zero is None and (s.groups is None or not s.groups.open)):
             acc = plain_tile_access(view, st, engine)
             if acc is not None:  # what write() does for it
                 if not matmul:
-                    st.zero_init = False
-                st.write_count += 1
+                    s.zero_init = False
+                    if s.groups is not None:
+                        s.groups.unwritten = False
+                s.write_count += 1
                 p = acc.pairs[0][1]
-                if p > st.written_partitions:
-                    st.written_partitions = p
+                if p > s.written_partitions:
+                    s.written_partitions = p
                 return acc
         return None
 
     def write_fresh(self, view: Tensor) -> Access:
         """``write`` of a tile an instruction creates for its result (nothing to check yet)."""
         st = view.storage
-        st.write_count = 1
-        st.written_partitions = st.partitions
-        if st.full_pairs is not None:
-            acc = st.full_access
+        s = st.state
+        layout = st.layout
+        s.write_count = 1
+        s.written_partitions = layout.partitions
+        if layout.full_pairs is not None:
+            acc = s.full_access
             if acc is None:
-                acc = st.full_access = new_access(st, 0, st.full_pairs)
+                acc = s.full_access = new_access(st, 0, layout.full_pairs)
             return acc
         return self.access(view, None)
 
     def defined_partitions(self, view: Tensor) -> int:
         """How many leading partitions of ``view`` something wrote (all, off chip)."""
         st = view.storage
-        if st.forward is not None:
-            dst, count, _ = st.forward
-            if dst.storage.write_count == count and view.is_full_view():
+        s = st.state
+        if s.forward is not None:
+            dst, count, _ = s.forward
+            if dst.storage.state.write_count == count and view.is_full_view():
                 return self.defined_partitions(dst)
-        if not st.on_chip or st.pending_zero is not None:
+        if not st.on_chip or s.pending_zero is not None:
             return view.shape[0] if view.shape else 1
-        start = view.offset // st.row
-        return max(0, min(view.shape[0], st.written_partitions - start))
+        start = view.offset // st.layout.row
+        return max(0, min(view.shape[0], s.written_partitions - start))
 
-    def record(self, opcode, engine, ins, outs, fields, loc, enabled=True) -> Op:
-        """Appends an instruction, extending the live ranges of the storages it touches."""
-        op = Op()
-        op.opcode = opcode
-        op.engine = engine
-        op.ins = ins
-        op.outs = outs
-        op.fields = fields
-        op.loc = loc
-        op.enabled = enabled
-        op.out_box = None  # the mask box the output was restricted to (for redirects)
-        op.index = -1  # of an op recorded disabled: its position when recorded
-        ops = self.core.ops
-        if enabled:
-            index = len(ops)
-            for a in ins:
-                st = a.storage
-                if st.first_use < 0:
-                    st.first_use = index
-                st.last_use = index
-            for a in outs:
-                st = a.storage
-                if st.first_use < 0:
-                    st.first_use = index
-                st.last_use = index
-        else:
-            op.index = len(ops)
+    def record(self, opcode, engine, ins, outs, fields, loc, out_box=None,
+               zero_fill: bool = False) -> Op:
+        """Appends an instruction to the record; ``out_box``: the mask box its first output was
+        cut to (None when it covers the iteration space); ``zero_fill``: the memset of
+        ``nl.zeros`` (see :meth:`zero_fill`)."""
+        ops = self.ops
+        if self.recordable == 0:
+            raise NKIError(f"kernel {self.kernel_name} records more than max_instructions="
+                           f"{self.max_instructions} instructions; if it should, raise the cap: "
+                           "max_instructions=N when tracing or simulating, --max-instructions N "
+                           f"on the neuronxsim command, or {MAX_INSTRUCTIONS_ENV}=N", loc)
+        self.recordable -= 1
+        op = new_op(opcode, engine, ins, outs, fields, loc, self.loop, len(ops), out_box,
+                    zero_fill)
         ops.append(op)
         return op
 
-    def enable(self, op: Op):
-        """Enables an instruction recorded disabled (a Memset of nl.zeros): its storage's live
-        range now starts there (unless an insertion has made the indices stale)."""
-        op.enabled = True
-        for acc in op.outs:
-            st = acc.storage
-            if st.first_use < 0 or op.index < st.first_use:
-                st.first_use = op.index
-            if st.last_use < op.index:
-                st.last_use = op.index
+    def zero_fill(self, view: Tensor, loc) -> Op:
+        """``nl.zeros``: records the Memset filling the whole storage of ``view`` (its full
+        view, partition axis first) with zeros, kept only if something reads them."""
+        st = view.storage
+        s = st.state
+        acc = plain_tile_access(view, st, Engine.DVE) or self.access(view, loc)
+        op = self.record(IT.Memset, Engine.DVE, [], [acc], _ZERO_FILL, loc, zero_fill=True)
+        s.pending_zero = op
+        s.write_count += 1
+        s.written_partitions = st.layout.partitions
+        s.zero_init = True
+        return op
+
+    def need_zeros(self, s: StorageState):
+        """The zeros ``nl.zeros`` put in the storage of state ``s`` are read (or partly kept
+        under a new write): its Memset stays."""
+        self.core.record.zeros_needed.add(s.pending_zero.index)
+        s.pending_zero = None
 
     def new_result(self, kind: str, dtype: np.dtype, shape: tuple, name: str, loc) -> Tensor:
         """A fresh temporary tile for an instruction's result."""
         if len(shape) <= 2:  # [P, F] or [P] (what new_storage does for it)
-            st = new_storage(kind, dtype, shape,
-                             self.tile_layouts.get(shape) or self._tile_layout(kind, dtype, shape),
-                             name, loc)
-            self.core.storages.append(st)
+            storages = self.core.record.storages
+            st = new_storage(len(storages), kind, dtype, shape,
+                             self.tile_layouts.get(shape) or self._tile_layout(kind, shape),
+                             name, loc, new_state())
+            storages.append(st)
             return new_view(st, 0, shape, st.strides, ())
         return self.new_storage(kind, dtype, shape, name, loc).full_view()
 
@@ -421,16 +539,20 @@ class Tracer:
     def fresh_result(self, value: Tensor) -> Op | None:
         """The instruction that just produced ``value``, if ``value`` is an untouched temporary
         it alone wrote (so that instruction can write elsewhere instead)."""
-        ops = self.core.ops
+        ops = self.ops
         if not ops:
             return None
         op = ops[-1]
         st = value.storage
+        s = st.state
         outs = op.outs
+        if not outs:
+            return None
+        out = self.core.first_output(op)
         # (a result's view shares its storage's shape and strides tuples: `is` decides the
         # usual case before comparing them)
-        if not outs or outs[0].storage is not st or st.write_count != 1 or \
-                st.forward is not None or not op.enabled or value.offset or \
+        if out.storage is not st or s.write_count != 1 or s.forward is not None or \
+                op.zero_fill or value.offset or \
                 value.shape is not st.shape and value.shape != st.shape or \
                 value.strides is not st.strides and value.strides != st.strides:
             return None  # (not a full view)
@@ -456,24 +578,18 @@ class Tracer:
             acc = self.write(target, loc, merge, matmul=matmul)
             if checked_as is not None:
                 check_compute_operand(acc, loc, *checked_as, op.engine)
-        outs = op.outs
-        temp = outs[0].storage
-        outs[0] = acc
-        # The op is the last one recorded, and the temporary's only use.
-        index = len(self.core.ops) - 1
-        temp.first_use = temp.last_use = -1
-        st = acc.storage  # (dst's: a mask's box only narrows the view)
-        if st.first_use < 0:
-            st.first_use = index
-        st.last_use = index
-        temp.forward = (dst, st.write_count, op)
+        core = self.core
+        temp = core.first_output(op).storage
+        core.redirected[op.index] = acc
+        core.record.redirects.append((op.index, acc))
+        temp.state.forward = (dst, acc.storage.state.write_count, op)
         return acc
 
     def _resolve_forward(self, view: Tensor) -> Tensor:
         st = view.storage
-        dst, count, _ = st.forward
-        if dst.storage.write_count == count and view.is_full_view():
-            if dst.storage.forward is not None:
+        dst, count, _ = st.state.forward
+        if dst.storage.state.write_count == count and view.is_full_view():
+            if dst.storage.state.forward is not None:
                 return self._resolve_forward(dst)
             return dst
         self._materialize_forward(st)
@@ -482,23 +598,20 @@ class Tracer:
     def _materialize_forward(self, st: Storage):
         """Gives a redirected temporary its own value: a copy from the destination, placed right
         after the instruction that wrote both."""
-        dst, _, producer = st.forward
-        st.forward = None
-        # (recorded last, then moved: the live ranges record() extends are recomputed anyway,
-        # the instruction indices being stale from here on)
-        copy = self.record(IT.TensorCopy, Engine.DVE, [self.access(dst, producer.loc)],
-                           [self.access(st.full_view(), producer.loc)], None, producer.loc)
-        ops = self.core.ops
-        ops.pop()
-        ops.insert(ops.index(producer) + 1, copy)
-        self.core.ranges_stale = True
+        s = st.state
+        dst, _, producer = s.forward
+        s.forward = None
+        copy = new_op(IT.TensorCopy, Engine.DVE, [self.access(dst, producer.loc)],
+                      [self.access(st.full_view(), producer.loc)], None, producer.loc,
+                      producer.loop, -1)
+        self.core.record.copies.append((producer.index, copy))
 
     def place_matmul(self, value: Tensor, dst: Tensor, accumulate: bool) -> bool:
         """Points the matmul that just produced ``value`` (if ``value`` is its untouched result:
         see ``fresh_result``; False otherwise, having changed nothing) at the PSUM view ``dst``,
         either starting a new accumulation group or adding to the one open there. Errors locate
         the kernel line themselves."""
-        ops = self.core.ops
+        ops = self.ops
         if not ops or ops[-1].opcode is not IT.Matmult:  # (the cheap test first)
             return False
         op = self.fresh_result(value)
@@ -507,37 +620,53 @@ class Tracer:
         st = dst.storage
         if st.kind != PSUM:
             raise NKIError(f"matmul results live in PSUM; {st.describe()} is in {st.kind}")
-        groups = st.psum_groups
+        s = st.state
+        groups = s.groups
         if groups is None:  # the first matmul placed in this tile
-            groups = st.psum_groups = {}
-            st.zero_started = set()
-        if not accumulate and st.pending_zero is not None and not dst.is_full_view():
-            self.enable(st.pending_zero)  # the rest of the tile must still read as zeros
-            st.pending_zero = None
+            groups = s.groups = MatmulGroups(s.write_count == 0)
+        if not accumulate and s.pending_zero is not None and not dst.is_full_view():
+            self.need_zeros(s)  # the rest of the tile must still read as zeros
         acc = self.redirect(op, value, dst, None, merge=False, matmul=True)
+        core = self.core
+        first = core.double_rows.get(op.index)  # (a pair: the first half moves along)
+        if first is not None:
+            core.redirected[first.index] = acc
+            core.record.redirects.append((first.index, acc))
         region = acc.key()
         # (op was recorded starting and stopping its group: only a join changes that)
         if accumulate:
-            if st.zero_init and region not in st.zero_started:
-                st.zero_started.add(region)
-                st.zero_covered += acc.partitions * acc.free_size
-                if st.pending_zero is not None and \
-                        st.zero_covered >= st.partitions * st.free_elements:
-                    st.pending_zero = None  # matmuls overwrite every zero: the memset is dead
+            if (s.zero_init or groups.unwritten) and region not in groups.zero_started:
+                groups.zero_started.add(region)
+                groups.zero_covered += acc.partitions * acc.free_size
+                if s.pending_zero is not None and \
+                        groups.zero_covered >= st.layout.partitions * st.free_elements:
+                    s.pending_zero = None  # matmuls overwrite every zero: the memset is dead
             else:
-                last = groups.get(region)
+                last = groups.open.get(region)
                 if last is None:
-                    why = ("nothing wrote it" if st.write_count <= 1 else
+                    why = ("nothing wrote it" if s.write_count <= 1 else
                            "it holds a result of a non-matmul instruction")
                     raise NKIError(f"accumulates a matmul into PSUM tile {st.describe()}, but "
                                    f"{why}; on the NeuronCore only a matmul accumulation group "
                                    "(or nl.zeros) can be accumulated into")
-                op.fields["start_tensor_calc"] = False
-                last.fields["stop_tensor_calc"] = False
+                core.record.matmul_joins.append((last.index, (first or op).index))
         else:
-            _close_overlapping_groups(st, acc)
-        groups[region] = op
+            self._close_overlapping_groups(groups, acc)
+            groups.zero_started.add(region)  # (a later += here joins this group)
+        groups.open[region] = op
         return True
+
+    def _close_overlapping_groups(self, groups: MatmulGroups, acc: Access):
+        """Forgets the open matmul accumulation groups a write to ``acc`` overwrites."""
+        a = _extent(acc)
+        first_output = self.core.first_output
+        for region in [r for r, op in groups.open.items()
+                       if _overlaps(a, _extent(first_output(op)))]:
+            del groups.open[region]
+
+
+# The fields of every nl.zeros memset, one dict (the fields of a recorded op never change).
+_ZERO_FILL = {"mode": bir.MemsetMode.Const, "constant": 0.0}
 
 
 def check_compute_operand(acc: Access, loc, what: str, name: str, engine):
@@ -548,7 +677,9 @@ def check_compute_operand(acc: Access, loc, what: str, name: str, engine):
                        "(load it with nl.load first)", loc)
     pairs = acc.pairs
     p = pairs[0][1]
-    start = acc.offset // st.row
+    start = acc.offset // st.layout.row
+    if st.placement is not None:  # (the rule is on absolute partitions)
+        start += st.placement[0]
     if start or p > NUM_PARTITIONS:
         if p > NUM_PARTITIONS:
             raise NKIError(f"{what}: {name} spans {p} partitions; a tile has at most "
@@ -587,14 +718,16 @@ def plain_tile_access(view: Tensor, st: Storage, engine) -> Access | None:
     """The access of the commonest operand, a [P, F] view from partition 0 that walks its row
     forwards and that ``engine`` may use as it is (``Tracer.access`` and
     ``check_compute_operand`` would accept it); None for anything else."""
-    pairs = st.full_pairs
+    layout = st.layout
+    pairs = layout.full_pairs
     offset = view.offset
     if pairs is not None and view.shape is st.shape and view.strides is st.strides and \
             offset == 0:  # a whole tile (full_view shares the storage's tuples)
-        acc = st.full_access
+        s = st.state
+        acc = s.full_access
         if acc is None:
-            acc = st.full_access = new_access(st, 0, pairs)
-        n = st.row
+            acc = s.full_access = new_access(st, 0, pairs)
+        n = layout.row
     else:
         acc = view.access  # (made by an earlier use of this view)
         if acc is not None:
@@ -603,7 +736,7 @@ def plain_tile_access(view: Tensor, st: Storage, engine) -> Access | None:
             if not st.on_chip or len(view.shape) != 2:
                 return None
             p, n = view.shape
-            row = st.row
+            row = layout.row
             if p > NUM_PARTITIONS or offset >= row or (p != 1 and view.strides[0] != row):
                 return None
             if n == 1:
@@ -627,32 +760,32 @@ def plain_tile_access(view: Tensor, st: Storage, engine) -> Access | None:
 _PE, _POOL = Engine.PE, Engine.Pool
 
 
-def _note_written_partitions(st: Storage, start: int, count: int):
-    """Extends ``st.written_partitions``, the prefix of partitions something wrote; ranges
-    written beyond the prefix wait in ``st.later_partitions`` until the prefix reaches them."""
+def _note_written_partitions(s: StorageState, start: int, count: int):
+    """Extends ``s.written_partitions``, the prefix of partitions something wrote; ranges
+    written beyond the prefix wait in ``s.later_partitions`` until the prefix reaches them."""
     end = start + count
-    if start > st.written_partitions:
-        if st.later_partitions is None:
-            st.later_partitions = []
-        st.later_partitions.append((start, end))
+    if start > s.written_partitions:
+        if s.later_partitions is None:
+            s.later_partitions = []
+        s.later_partitions.append((start, end))
         return
-    prefix = st.written_partitions
+    prefix = s.written_partitions
     if end <= prefix:
         return
-    later = st.later_partitions
+    later = s.later_partitions
     while later:
         reached = [r for r in later if r[0] <= end]
         if not reached:
             break
         end = max(end, *(hi for _, hi in reached))
         later = [r for r in later if r[0] > end]
-    st.later_partitions = later or None
-    st.written_partitions = end
+    s.later_partitions = later or None
+    s.written_partitions = end
 
 
 def _extent(acc: Access) -> tuple:
     """(first partition, last partition, first column, last column) an access touches."""
-    row = acc.storage.row
+    row = acc.storage.layout.row
     p0, col = divmod(acc.offset, row)
     lo = hi = col
     for s, n in acc.pairs[1:]:
@@ -662,13 +795,6 @@ def _extent(acc: Access) -> tuple:
         else:
             hi += span
     return p0, p0 + acc.partitions - 1, lo, hi
-
-
-def _close_overlapping_groups(st: Storage, acc: Access):
-    """Forgets the open matmul accumulation groups a write to ``acc`` overwrites."""
-    a = _extent(acc)
-    for region in [r for r, op in st.psum_groups.items() if _overlaps(a, _extent(op.outs[0]))]:
-        del st.psum_groups[region]
 
 
 def _overlaps(a: tuple, b: tuple) -> bool:
@@ -695,4 +821,6 @@ def _merge_free(pairs: list) -> list:
     return [pairs[0]] + (merge_pairs(pairs[1:]) or [(1, 1)])
 
 
-__all__ = ["Tracer", "Op", "Access", "new_access", "current", "active", "ARCHS"]
+__all__ = ["Tracer", "CoreTrace", "StorageState", "MatmulGroups", "Op", "Access", "new_access",
+           "current", "active", "ARCHS", "DEFAULT_MAX_INSTRUCTIONS", "MAX_INSTRUCTIONS_ENV",
+           "instruction_cap"]

@@ -73,7 +73,7 @@ def api(fn=None, *, alias: str | None = None, instruction=None):
     @functools.wraps(fn)
     def instruction_wrapper(*args, **kwargs):
         tr = _tracer._CURRENT
-        ops = tr.core.ops if tr is not None else None
+        ops = tr.ops if tr is not None else None
         first = len(ops) if ops is not None else 0
         try:
             fn(*args, **kwargs)

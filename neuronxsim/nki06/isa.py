@@ -23,6 +23,9 @@ import math
 import numpy as np
 
 from neuronxsim import bir
+from neuronxsim.bir import legality
+from neuronxsim.nki import fused_instructions as _fused
+from neuronxsim.nki import gpsimd_instructions as _gpsimd
 from neuronxsim.nki import instructions as _ins
 from neuronxsim.nki import tracer as _tracer
 from neuronxsim.nki.errors import NKIError, caller_location
@@ -252,23 +255,59 @@ def dma_copy(dst, src, priority=None, oob_mode=oob_mode.error, dge_mode=dge_mode
             raise NKIError(f"{what}: {arg} must be a tensor, not {type(t).__name__}", loc)
     _priority(priority, loc, what)
     skip = _enum(oob_mode, _OobMode, f"{what}: oob_mode", loc) is _OobMode.skip
-    fields = _dge_fields(dge_mode, engine, dst, src, loc, what)
+    fields = _dge_fields(dge_mode, engine, dst, src, loc, what,
+                         IT.DMACopy if dst._indirect is None else IT.IndirectSave)
     if dst._indirect is not None:
-        raise NKIError(f"{what}: a scatter (indirect dst) is not modelled; the simulator's DMA "
-                       "gathers (indirect src) only", loc)
+        if src._indirect is not None:
+            raise NKIError(f"{what}: src and dst cannot both be indirect", loc)
+        ind = dst._indirect
+        if ind.kind != "vector":
+            _offset_dma(tr, dst, src, ind, True, not skip, fields, loc, what)
+            return
+        _scatter(tr, dst, src, ind, not skip, fields, loc, what)
+        return
     ind = src._indirect
     if ind is None:
         if skip:
             raise NKIError(f"{what}: oob_mode=skip applies to indirect (runtime-indexed) "
                            "accesses only", loc)
-        op = _ins.dma(tr, IT.DMACopy, dst._view, src._view, loc, what=what)
-        if fields and op is not None:
-            op.fields = dict(op.fields, **fields)
+        _ins.dma(tr, IT.DMACopy, dst._view, src._view, loc, what=what, fields=fields or None)
         return
     if ind.kind != "vector":
-        raise NKIError(f"{what}: a source at a runtime scalar offset (scalar_offset, select by a "
-                       "tensor) is not modelled; only vector_offset gathers are", loc)
+        _offset_dma(tr, src, dst, ind, False, not skip, fields, loc, what)
+        return
     _gather(tr, dst, src, ind, not skip, fields, loc, what)
+
+
+def _offset_dma(tr, indexed: NkiTensor, other: NkiTensor, ind, to_indexed: bool, oob_is_err,
+                fields, loc, what):
+    """A transfer whose ``indexed`` side starts a run-time number of rows further: the value of
+    the one-element tensor of ``.ap(scalar_offset=...)`` (a DMA of mode Dynamic; the rows it may
+    reach are its footprint). ``to_indexed``: the indexed side is the destination."""
+    from neuronxsim.nki.tensor import new_view
+    from .registers import VirtualRegister
+    if isinstance(ind.index, VirtualRegister):
+        ind.index.known(f"{what}: scalar_offset")  # (a register loaded from memory: refused)
+    view = indexed._view
+    if ind.dim != 0 or view.strides[0] != ind.row_step:
+        raise NKIError(f"{what}: a run-time scalar_offset is modelled on the outermost dimension "
+                       "of a pattern that walks it row by row (indirect_dim=0)", loc)
+    offset = ind.index._view_of(f"{what}: scalar_offset", loc)
+    if not dt.is_int(offset.storage.dtype) or math.prod(offset.shape) != 1:
+        raise NKIError(f"{what}: scalar_offset must be a one-element integer tensor", loc)
+    o = other._view_of(what, loc)
+    if math.prod(view.shape[1:]) != math.prod(o.shape[1:]) or view.shape[0] != o.shape[0]:
+        raise NKIError(f"{what}: src and dst must have the same rows of the same size "
+                       f"({list(view.shape)} vs {list(o.shape)})", loc)
+    table = _indexed_rows(view, ind)
+    one = offset if len(offset.shape) == 2 else new_view(offset.storage, offset.offset, (1, 1),
+                                                         (1, 1), ())
+    fields = dict(fields, mode=bir.DmaMode.Dynamic, indirect_dim=0, oob_is_err=oob_is_err)
+    if to_indexed:
+        dma_record(tr, [tr.read(o, loc), tr.read(one, loc)], [tr.write(table, loc)], loc, fields,
+                   opcode=IT.IndirectSave)
+    else:
+        dma_record(tr, [tr.read(table, loc), tr.read(one, loc)], [tr.write(o, loc)], loc, fields)
 
 
 def _priority(priority, loc, what):
@@ -278,21 +317,20 @@ def _priority(priority, loc, what):
                        f"({dt.CORE_NAMES.get(arch, arch)}) does not have it", loc)
 
 
-def _dge_fields(mode, eng, dst, src, loc, what) -> dict:
+def _dge_fields(mode, eng, dst, src, loc, what, opcode=IT.DMACopy) -> dict:
     mode = _enum(mode, dge_mode, f"{what}: dge_mode", loc)
     eng = _enum(eng, engine, f"{what}: engine", loc)
     if mode is dge_mode.hwdge:
-        arch = current().arch
-        if arch == "trn1":
-            raise NKIError(f"{what}: hardware DGE needs NeuronCore-v3 (trn2); trn1 "
-                           "(NeuronCore-v2) does not have it", loc)
+        # (the generation and the trigger engine: the rule dma.hwdge; unknown: the SP queue's)
+        why = legality.dma_trigger(arch=current().arch, dge_type=bir.DgeType.HWDGE,
+                                   engine=Engine.SP if eng is engine.unknown else _HW[eng],
+                                   opcode=opcode)
+        if why is not None:
+            raise NKIError(f"{what}: {why.message}", loc)
         if dst.dtype != src.dtype:
             raise NKIError(f"{what}: with dge_mode=hwdge the DMA moves raw bytes: src "
                            f"({dt.name(src.dtype)}) and dst ({dt.name(dst.dtype)}) must have one "
                            "dtype", loc)
-        if eng not in (engine.unknown, engine.sync, engine.scalar):
-            raise NKIError(f"{what}: engine must be nisa.engine.sync or nisa.engine.scalar with "
-                           "dge_mode=hwdge", loc)
         return {"dge_type": bir.DgeType.HWDGE}
     if eng is not engine.unknown:
         raise NKIError(f"{what}: engine applies to dge_mode=nisa.dge_mode.hwdge only", loc)
@@ -306,22 +344,51 @@ def _gather(tr, dst: NkiTensor, src: NkiTensor, ind, oob_is_err: bool, fields, l
     d = dst._view_of(what, loc)
     index = ind.index._view_of(f"{what}: the indices", loc)
     sv = src._view
-    rows = ind.rows
-    # every row the index may name stays inside the source tensor
-    span = sv.offset + sum(s * (n - 1) for s, n in zip(sv.strides[1:], sv.shape[1:]))
-    total = math.prod(sv.storage.shape)
-    rows = min(rows, (total - 1 - span) // ind.row_step + 1) if ind.row_step else rows
     if d.shape[0] != index.shape[0]:
         raise NKIError(f"{what}: {index.shape[0]} indices for {d.shape[0]} destination rows", loc)
-    from neuronxsim.nki.tensor import new_view
-    table = new_view(sv.storage, sv.offset, (rows,) + sv.shape[1:],
-                     (ind.row_step,) + sv.strides[1:], ())
+    table = _indexed_rows(sv, ind)  # every row the index may name, inside the source tensor
     if math.prod(sv.shape[1:]) != math.prod(d.shape[1:]):
         raise NKIError(f"{what}: a gathered row has {math.prod(sv.shape[1:])} elements; a "
                        f"destination row {math.prod(d.shape[1:])}", loc)
+    if "dst_rmw_op" in fields:
+        tr.read(d, loc)  # (an accumulating gather reads the rows it adds to)
     ins = [tr.read(table, loc), tr.read(index, loc)]
     outs = [tr.write(d, loc)]
     dma_record(tr, ins, outs, loc, dict(fields, indirect_dim=0, oob_is_err=oob_is_err))
+
+
+def _indexed_rows(view, ind) -> Tensor:
+    """The rows an index may name: the whole indirect dimension of ``view``'s tensor that stays
+    inside it, one row per index value."""
+    rows = ind.rows
+    span = view.offset + sum(s * (n - 1) for s, n in zip(view.strides[1:], view.shape[1:]))
+    total = math.prod(view.storage.shape)
+    rows = min(rows, (total - 1 - span) // ind.row_step + 1) if ind.row_step else rows
+    from neuronxsim.nki.tensor import new_view
+    return new_view(view.storage, view.offset, (rows,) + view.shape[1:],
+                    (ind.row_step,) + view.strides[1:], ())
+
+
+def _scatter(tr, dst: NkiTensor, src: NkiTensor, ind, oob_is_err: bool, fields, loc, what,
+             rmw=None):
+    """Row ``r`` of ``src`` lands in row ``index[r]`` of the destination's indirect dimension
+    (IndirectSave); with ``rmw`` add, it adds there."""
+    s = src._view_of(what, loc)
+    index = ind.index._view_of(f"{what}: the indices", loc)
+    d = dst._view
+    if s.shape[0] != index.shape[0]:
+        raise NKIError(f"{what}: {index.shape[0]} indices for {s.shape[0]} source rows", loc)
+    if math.prod(s.shape[1:]) != math.prod(d.shape[1:]):
+        raise NKIError(f"{what}: a source row has {math.prod(s.shape[1:])} elements; a "
+                       f"destination row {math.prod(d.shape[1:])}", loc)
+    table = _indexed_rows(d, ind)
+    if rmw is not None:
+        tr.read(table, loc)  # (an accumulating scatter reads the rows it adds to)
+    ins = [tr.read(s, loc), tr.read(index, loc)]
+    outs = [tr.write(table, loc)]
+    extra = {"dst_rmw_op": rmw} if rmw is not None else {}
+    dma_record(tr, ins, outs, loc, dict(fields, indirect_dim=0, oob_is_err=oob_is_err, **extra),
+               opcode=IT.IndirectSave)
 
 
 @instruction
@@ -360,9 +427,11 @@ def dma_transpose(dst, src, axes=None, priority=None, dge_mode=dge_mode.unknown,
 @instruction
 def dma_compute(dst, srcs, reduce_op, scales=None, unique_indices=True,
                 oob_mode=oob_mode.error, name=None):
-    """``dst = srcs[0] + srcs[1] + ...`` by DMA: recorded as a copy of the first source and
-    read-modify-write (``+=``) transfers of the others (a source that is ``dst`` itself is the
-    accumulator); time is that of those transfers."""
+    """``dst = srcs[0] + srcs[1] + ...`` by DMA. With ``vector_offset`` on one side, one
+    read-modify-write DMA: a scatter (dst in HBM indirect, ``srcs`` = [dst, data]) or a gather
+    (``srcs`` = [dst, HBM data indirect]). Otherwise, where ``dst`` is one of the sources, one
+    ``+=`` transfer per other source; else a copy of the first source and ``+=`` transfers of the
+    others (dma_compute's own cost is not published: these are timed as those transfers)."""
     loc = caller_location(1)
     tr = current()
     what = "nisa.dma_compute"
@@ -377,18 +446,22 @@ def dma_compute(dst, srcs, reduce_op, scales=None, unique_indices=True,
         raise NKIError(f"{what}: {len(scales)} scales for {len(srcs)} sources", loc)
     if unique_indices is not True:
         raise NKIError(f"{what}: unique_indices must be True", loc)
-    if _enum(oob_mode, _OobMode, f"{what}: oob_mode", loc) is not _OobMode.error:
-        raise NKIError(f"{what}: oob_mode=skip applies to indirect sources, which dma_compute "
-                       "does not model", loc)
+    skip = _enum(oob_mode, _OobMode, f"{what}: oob_mode", loc) is _OobMode.skip
     if not isinstance(dst, NkiTensor):
         raise NKIError(f"{what}: dst must be a tensor", loc)
-    d = dst._view_of(what, loc)
-    views = []
     for i, s in enumerate(srcs):
         if not isinstance(s, NkiTensor):
             raise NKIError(f"{what}: srcs[{i}] must be a tensor", loc)
-        views.append(s._view_of(f"{what}: srcs[{i}] (an indirect source is not modelled)", loc))
     from neuronxsim.nki.tensor import same_view
+    indirect = [s for s in srcs if s._indirect is not None]
+    if dst._indirect is not None or indirect:
+        _indirect_rmw(tr, dst, list(srcs), indirect, not skip, loc, what)
+        return
+    if skip:
+        raise NKIError(f"{what}: oob_mode=skip applies to indirect (vector_offset) accesses only",
+                       loc)
+    d = dst._view_of(what, loc)
+    views = [s._view_of(f"{what}: srcs[{i}]", loc) for i, s in enumerate(srcs)]
     accumulator = [v for v in views if same_view(v, d)]
     others = [v for v in views if not same_view(v, d)]
     if len(accumulator) > 1:
@@ -397,6 +470,30 @@ def dma_compute(dst, srcs, reduce_op, scales=None, unique_indices=True,
         _ins.dma(tr, IT.DMACopy, d, others.pop(0), loc, what=what)
     for v in others:
         _ins.dma(tr, IT.DMACopy, d, v, loc, rmw=Alu.add, what=what)
+
+
+def _indirect_rmw(tr, dst: NkiTensor, srcs: list, indirect: list, oob_is_err: bool, loc, what):
+    """dma_compute's read-modify-write modes: exactly two sources, one of them ``dst``."""
+    from neuronxsim.nki.tensor import same_view
+
+    def is_dst(s):
+        return s._indirect is dst._indirect and same_view(s._view, dst._view) or \
+            (s._indirect is None and dst._indirect is None and same_view(s._view, dst._view))
+
+    if len(srcs) != 2 or sum(1 for s in srcs if is_dst(s)) != 1:
+        raise NKIError(f"{what}: with vector_offset, srcs holds dst and one data tensor", loc)
+    (data,) = [s for s in srcs if not is_dst(s)]
+    if dst._indirect is not None:  # scatter: dst(HBM)[indices] += data(SBUF)
+        if dst._indirect.kind != "vector" or data._indirect is not None or not data._on_chip:
+            raise NKIError(f"{what}: a scatter read-modify-write adds an SBUF tile into HBM rows "
+                           "chosen by vector_offset", loc)
+        _scatter(tr, dst, data, dst._indirect, oob_is_err, {}, loc, what, rmw=Alu.add)
+        return
+    ind = data._indirect  # gather: dst(SBUF) += data(HBM)[indices]
+    if ind is None or ind.kind != "vector" or data._on_chip or not dst._on_chip:
+        raise NKIError(f"{what}: a gather read-modify-write adds HBM rows chosen by vector_offset "
+                       "into an SBUF dst", loc)
+    _gather(tr, dst, data, ind, oob_is_err, {"dst_rmw_op": Alu.add}, loc, what)
 
 
 # ---- copies and fills ----
@@ -497,6 +594,10 @@ def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_on
         d = _as(value.shape, d, loc)
     if accumulate is None:
         accumulate = _accumulates(tr, d, loc, what)
+    elif accumulate and d.storage.state.write_count == 0:
+        raise NKIError(f"{what}: accumulate=True onto PSUM tensor {d.storage.describe()}, which "
+                       "nothing wrote: there is no accumulation group to add to (pass "
+                       "accumulate=False or None to start one)", loc)
     try:
         tr.place_matmul(value, d, accumulate=bool(accumulate))
     except NKIError as e:
@@ -506,18 +607,19 @@ def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_on
 def _accumulates(tr, d: Tensor, loc, what: str) -> bool:
     """``accumulate=None``: whether the matmul adds to what ``d`` holds."""
     st = d.storage
-    if st.zero_init:
+    s = st.state
+    if s.zero_init:
         return True
-    if st.write_count == 0:
+    if s.write_count == 0:
         return False
-    groups = st.psum_groups
+    groups = s.groups.open if s.groups is not None else None
     if not groups:
         raise NKIError(f"{what}: accumulate=None onto PSUM tensor {st.describe()}, which a "
                        "non-matmul instruction wrote: accumulating onto it is undefined on "
                        "NeuronCore-v2/v3 (pass accumulate=False to overwrite)", loc)
     region = _tracer._extent(tr.access(d, loc, merge=False))
     for key, op in groups.items():
-        ext = _tracer._extent(op.outs[0])
+        ext = _tracer._extent(tr.core.first_output(op))
         if ext == region:
             return True
         if _tracer._overlaps(ext, region):
@@ -728,9 +830,20 @@ def tensor_reduce(dst, op, data, axis, negate=False, keepdims=False, name=None):
 
 @instruction
 def tensor_partition_reduce(dst, op, data, name=None):
-    """Reduction across partitions (GpSimd): not modelled yet."""
-    raise NKIError("nisa.tensor_partition_reduce: the GpSimd cross-partition reduction is not "
-                   "modelled by the simulator yet", caller_location())
+    """``op`` (add, maximum, bitwise_or, bitwise_and) folded over the partitions of ``data`` into
+    the one-partition ``dst`` (GpSimd)."""
+    tr, loc, what, d = _begin(name, dst, "nisa.tensor_partition_reduce")
+    alu = _alu(op, f"{what}: op", loc)
+    if alu is Alu.average:
+        raise NKIError(f"{what}: op=nl.average is not modelled: the documentation does not say "
+                       "what an average over partitions computes (a mean, or pairwise averages "
+                       "in some order)", loc)
+    v = check_written(_tile(data, loc, f"{what}: data"), loc, f"{what}: data")
+    if d.shape[0] != 1 or math.prod(d.shape[1:]) != math.prod(v.shape[1:]):
+        raise NKIError(f"{what}: dst must have one partition of data's "
+                       f"{math.prod(v.shape[1:])} elements; it is {list(d.shape)}", loc)
+    _gpsimd.partition_reduce(tr, alu, v, d.storage.dtype, loc,
+                                 out=_as((1,) + tuple(v.shape[1:]), d, loc), what=what)
 
 
 @instruction
@@ -773,42 +886,50 @@ def _scan(tr, d: Tensor, data0: Tensor, data1: Tensor, op0, op1, initial, loc, w
 @instruction
 def scalar_tensor_tensor(dst, data, op0, operand0, op1, operand1, reverse0=False,
                          reverse1=False, name=None):
-    """``dst = (data op0 operand0) op1 operand1``, operand0 a number or [P, 1] tile, operand1 a
-    tile. (Recorded as a tensor_scalar into an fp32 tile and a tensor_tensor: exact, and timed
-    as those two Vector Engine instructions.)"""
+    """``dst = (data op0 operand0) op1 operand1`` in one Vector Engine instruction, operand0 a
+    number or [P, 1] tile, operand1 a tile."""
     tr, loc, what, d = _begin(name, dst, "nisa.scalar_tensor_tensor")
     v = _tile(data, loc, f"{what}: data")
     w = _tile(operand1, loc, f"{what}: operand1")
     v, w = _paired(d, [("data", v), ("operand1", w)], loc, what)
     _one_psum_input([v, w], loc, what)
     a0, a1 = _alu(op0, f"{what}: op0", loc), _alu(op1, f"{what}: op1", loc)
-    if a0 in BITVEC or a1 in BITVEC:
-        raise NKIError(f"{what}: op0 and op1 must be arithmetic operators", loc)
     o0 = _scalar_or_column(operand0, d.shape[0], loc, f"{what}: operand0")
-    t = _ins.tensor_scalar(tr, v, a0, o0, reverse0, None, None, False, dt.float32, loc,
-                           what=what)
-    lhs, rhs = (w, t) if reverse1 else (t, w)
-    _ins.tensor_tensor(tr, lhs, rhs, a1, d.storage.dtype, loc, out=d, what=what)
+    _fused.scalar_tensor_tensor(tr, v, a0, o0, reverse0, a1, w, reverse1, d.storage.dtype, loc,
+                              out=d, what=what)
+
+
+_REGISTER_CMD = {reduce_cmd.reset_reduce: bir.AccumCmd.ZeroAccumulate,
+                 reduce_cmd.reduce: bir.AccumCmd.Accumulate,
+                 reduce_cmd.load_reduce: bir.AccumCmd.LoadAccumulate}
+
+
+def _register_cmd(reduce_cmd, init, init_name: str, loc, what: str):
+    """The accumulation-register command of ``reduce_cmd``; ``init`` (the load_reduce start
+    value, named ``init_name``) is given with load_reduce, and only then."""
+    cmd = _enum(reduce_cmd, _ReduceCmd, f"{what}: reduce_cmd", loc)
+    if cmd not in _REGISTER_CMD:
+        raise NKIError(f"{what}: reduce_cmd must be reset_reduce, reduce or load_reduce, not "
+                       f"{cmd.name}", loc)
+    if (init is not None) != (cmd is _ReduceCmd.load_reduce):
+        raise NKIError(f"{what}: {init_name} is given with reduce_cmd=load_reduce, and only then",
+                       loc)
+    return _REGISTER_CMD[cmd]
 
 
 @instruction
 def tensor_scalar_reduce(dst, data, op0, operand0, reduce_op, reduce_res=None, reverse0=False,
                          reduce_cmd=reduce_cmd.reset_reduce, reduce_init=None,
                          reduce_res_negate=False, name=None):
-    """``dst = data op0 operand0`` and ``reduce_res = reduce_op`` of those values per partition.
-    (Recorded as a tensor_scalar into an fp32 tile, a copy into ``dst`` and a tensor_reduce:
-    exact, timed as those Vector Engine instructions; the Vector Engine's accumulation
-    registers across instructions, reduce_cmd reduce/load_reduce, are not modelled.)"""
+    """``dst = data op0 operand0`` and, in the same Vector Engine instruction, ``reduce_op`` of
+    those values into the engine's accumulation registers (``reduce_cmd``: reset_reduce starts
+    from the operation's identity, reduce continues, load_reduce starts from ``reduce_init``),
+    read into ``reduce_res`` (negated with ``reduce_res_negate``) when given."""
     loc = caller_location(1)
     tr = current()
     what = "nisa.tensor_scalar_reduce"
     _name(name, loc, what)
-    cmd = _enum(reduce_cmd, _ReduceCmd, f"{what}: reduce_cmd", loc)
-    if cmd is not _ReduceCmd.reset_reduce:
-        raise NKIError(f"{what}: reduce_cmd={cmd.name} (accumulating across instructions in the "
-                       "Vector Engine's registers) is not modelled; use reset_reduce", loc)
-    if reduce_init is not None:
-        raise NKIError(f"{what}: reduce_init applies to reduce_cmd=load_reduce only", loc)
+    accum = _register_cmd(reduce_cmd, reduce_init, "reduce_init", loc, what)
     if reverse0:
         raise NKIError(f"{what}: reverse0 is not supported (as in NKI)", loc)
     red = _alu(reduce_op, f"{what}: reduce_op", loc)
@@ -819,40 +940,38 @@ def tensor_scalar_reduce(dst, data, op0, operand0, reduce_op, reduce_res=None, r
     v = _tile(data, loc, f"{what}: data")
     (v,) = _paired(d, [("data", v)], loc, what)
     a0 = _alu(op0, f"{what}: op0", loc)
-    if a0 in BITVEC:
-        raise NKIError(f"{what}: op0 must be an arithmetic operator", loc)
+    if a0 in (Alu.abs, Alu.rsqrt) and operand0 not in (None, 0, 0.0):
+        raise NKIError(f"{what}: operand0 must be None or 0 for the unary {a0.name}", loc)
     o0 = _scalar_or_column(0.0 if operand0 is None else operand0, d.shape[0], loc,
                            f"{what}: operand0")
-    t = _ins.tensor_scalar(tr, v, a0, o0, False, None, None, False, dt.float32, loc, what=what)
-    _ins.tensor_copy(tr, t, d.storage.dtype, loc, out=d, what=what)
-    if reduce_res is None:
-        return
-    r = _tile(reduce_res, loc, f"{what}: reduce_res")
-    if r.shape[0] != d.shape[0] or math.prod(r.shape[1:]) != 1:
-        raise NKIError(f"{what}: reduce_res must be [{d.shape[0]}, 1]; it is {list(r.shape)}", loc)
-    axes = list(range(1, len(t.shape)))
-    _ins.tensor_reduce(tr, red, t, axes, True, bool(reduce_res_negate), r.storage.dtype, loc,
-                       out=_as((t.shape[0],) + (1,) * len(axes), r, loc), what=what)
-
-
-_SCAN_INITIAL = {Alu.add: 0.0, Alu.subtract: 0.0, Alu.mult: 1.0, Alu.max: -math.inf,
-                 Alu.min: math.inf}
+    init = None if reduce_init is None else \
+        _scalar_or_column(reduce_init, d.shape[0], loc, f"{what}: reduce_init")
+    r = None
+    if reduce_res is not None:
+        r = _tile(reduce_res, loc, f"{what}: reduce_res")
+        if r.shape[0] != d.shape[0] or math.prod(r.shape[1:]) != 1:
+            raise NKIError(f"{what}: reduce_res must be [{d.shape[0]}, 1]; it is {list(r.shape)}",
+                           loc)
+    _fused.tensor_scalar_accumulate(tr, v, a0, o0, False, red, accum, init,
+                              bool(reduce_res_negate), False, d.storage.dtype, loc, out=d,
+                              reduce_res=r, what=what)
 
 
 @instruction
 def tensor_scalar_cumulative(dst, src, op0, op1, imm0, imm1=None,
                              reduce_cmd=reduce_cmd.reset_reduce, name=None):
-    """Per partition, ``reg = op1(op0(src[i], imm0), reg); dst[i] = reg`` (Vector Engine).
-    (Recorded as a tensor_scalar into an fp32 tile and a tensor_tensor_scan: exact, timed as
-    those two instructions; reduce_cmd=reduce, continuing the registers of an earlier
-    instruction, is not modelled.)"""
+    """Per partition, ``reg = op1(op0(src[i], imm0), reg); dst[i] = reg`` in one Vector Engine
+    instruction; ``reg`` is the engine's accumulation register (``reduce_cmd``: reset_reduce
+    starts from op1's identity, reduce continues, load_reduce starts from ``imm1``)."""
     loc = caller_location(1)
     tr = current()
     what = "nisa.tensor_scalar_cumulative"
     _name(name, loc, what)
-    cmd = _enum(reduce_cmd, _ReduceCmd, f"{what}: reduce_cmd", loc)
+    accum = _register_cmd(reduce_cmd, imm1, "imm1", loc, what)
     a0, a1 = _alu(op0, f"{what}: op0", loc), _alu(op1, f"{what}: op1", loc)
-    if a1 not in _SCAN_INITIAL:
+    if a0 in BITVEC:
+        raise NKIError(f"{what}: op0 must be an arithmetic operator", loc)
+    if a1 not in (Alu.add, Alu.subtract, Alu.mult, Alu.max, Alu.min):
         raise NKIError(f"{what}: op1 must be add, subtract, multiply, maximum or minimum", loc)
     d = _tile(dst, loc, f"{what}: dst")
     v = _tile(src, loc, f"{what}: src")
@@ -860,19 +979,10 @@ def tensor_scalar_cumulative(dst, src, op0, op1, imm0, imm1=None,
     for t in (v, d):
         if t.storage.dtype in (dt.int32, dt.uint32):
             raise NKIError(f"{what}: int32/uint32 tiles are not supported (as in NKI)", loc)
-    if cmd is _ReduceCmd.reset_reduce:
-        if imm1 is not None:
-            raise NKIError(f"{what}: imm1 applies to reduce_cmd=load_reduce only", loc)
-        initial = _SCAN_INITIAL[a1]
-    elif cmd is _ReduceCmd.load_reduce:
-        initial = _scalar_or_column(imm1, d.shape[0], loc, f"{what}: imm1")
-    else:
-        raise NKIError(f"{what}: reduce_cmd={cmd.name} is not modelled (use reset_reduce or "
-                       "load_reduce)", loc)
     o0 = _scalar_or_column(imm0, d.shape[0], loc, f"{what}: imm0")
-    t = _ins.tensor_scalar(tr, v, a0, o0, False, None, None, False, dt.float32, loc, what=what)
-    zero = _ins.constant_column(tr, d.shape[0], 0.0, loc)  # (r = op1(t[i], r) + 0)
-    _scan(tr, d, t, zero, a1, Alu.add, initial, loc, what)
+    init = None if imm1 is None else _scalar_or_column(imm1, d.shape[0], loc, f"{what}: imm1")
+    _fused.tensor_scalar_accumulate(tr, v, a0, o0, False, a1, accum, init, False, True,
+                              d.storage.dtype, loc, out=d, what=what)
 
 
 @instruction
@@ -944,9 +1054,7 @@ def range_select(dst, on_true_tile, comp_op0, comp_op1, bound0, bound1,
     tr = current()
     what = "nisa.range_select"
     _name(name, loc, what)
-    if tr.arch == "trn1":
-        raise NKIError(f"{what} needs NeuronCore-v3 (trn2); trn1 (NeuronCore-v2) does not have "
-                       "it", loc)
+    _ins.refuse_later_generation(tr, IT.RangeSelect, Engine.DVE, loc, what)
     cmd = _enum(reduce_cmd, _ReduceCmd, f"{what}: reduce_cmd", loc)
     if cmd in (_ReduceCmd.reduce, _ReduceCmd.load_reduce):
         raise NKIError(f"{what}: reduce_cmd={cmd.name} (continuing the Vector Engine's registers "
@@ -1111,33 +1219,55 @@ def dropout(dst, data, prob, name=None):
     if not 0.0 <= p <= 1.0:
         raise NKIError(f"{what}: prob {p} must be in [0, 1]", loc)
     _ins.record_lanewise(tr, IT.Dropout, Engine.DVE, d.shape, _full(d.shape), [v], [], d,
-                         {"prob": p, "seed": len(tr.core.ops)}, loc, what)
-
-
-def _prng(what: str):
-    raise NKIError(f"{what}: the engines' pseudo-random number generators (their state and bit "
-                   "sequences) are not modelled by the simulator", caller_location())
+                         {"prob": p, "seed": len(tr.ops)}, loc, what)
 
 
 @instruction
 def rng(dst, engine=engine.vector, name=None):
-    """Random bits: not modelled."""
-    _prng("nisa.rng")
+    """32 pseudo-random bits per element of ``dst`` (an 8-, 16- or 32-bit integer tile, the low
+    bits kept) from the Vector Engine's generators, or the GpSimd Engine's (NeuronCore-v3)."""
+    tr, loc, what, d = _begin(name, dst, "nisa.rng")
+    hw = _engine(engine, (Engine.DVE, Engine.Pool), Engine.DVE, loc, what)
+    _ins.refuse_later_generation(tr, IT.Rand, hw, loc, what)
+    _gpsimd.rand_bits(tr, d, hw, loc, what=what)
 
 
 @instruction
 def set_rng_seed(src_seeds, name=None):
-    _prng("nisa.set_rng_seed")
+    """Seeds the Vector Engine's generators from one 32-bit value (a [1, 1] tile)."""
+    loc = caller_location(1)
+    tr = current()
+    what = "nisa.set_rng_seed"
+    _name(name, loc, what)
+    s = check_written(_tile(src_seeds, loc, f"{what}: src_seeds"), loc, f"{what}: src_seeds")
+    _gpsimd.set_rand_state(tr, s, Engine.DVE, loc, what=what)
 
 
 @instruction
 def rand_set_state(src_seeds, engine=engine.gpsimd, name=None):
-    _prng("nisa.rand_set_state")
+    """The GpSimd Engine's generator of each partition of ``src_seeds`` takes the XORWOW state
+    in it (six uint32 words; NeuronCore-v3)."""
+    loc = caller_location(1)
+    tr = current()
+    what = "nisa.rand_set_state"
+    _name(name, loc, what)
+    if _enum(engine, _Engine, f"{what}: engine", loc) is _Engine.vector:
+        _v4_only(f"{what}(engine=nisa.engine.vector)", loc)
+    _engine(engine, (Engine.Pool,), Engine.Pool, loc, what)
+    _ins.refuse_later_generation(tr, IT.SetRandState, Engine.Pool, loc, what)
+    s = check_written(_tile(src_seeds, loc, f"{what}: src_seeds"), loc, f"{what}: src_seeds")
+    _gpsimd.set_rand_state(tr, s, Engine.Pool, loc, what=what)
 
 
 @instruction
 def rand_get_state(dst, engine=engine.gpsimd, name=None):
-    _prng("nisa.rand_get_state")
+    """Each partition's GpSimd generator state (six uint32 words) into ``dst`` (NeuronCore-v3)."""
+    tr, loc, what, d = _begin(name, dst, "nisa.rand_get_state")
+    if _enum(engine, _Engine, f"{what}: engine", loc) is _Engine.vector:
+        _v4_only(f"{what}(engine=nisa.engine.vector)", loc)
+    _engine(engine, (Engine.Pool,), Engine.Pool, loc, what)
+    _ins.refuse_later_generation(tr, IT.GetRandState, Engine.Pool, loc, what)
+    _gpsimd.get_rand_state(tr, d, loc, what=what)
 
 
 @instruction
@@ -1150,36 +1280,71 @@ def quantize_mx(dst, src, dst_scale, name=None):
     _v4_only("nisa.quantize_mx", caller_location())
 
 
-def _unmodelled(what: str, why: str = "has no simulator instruction yet"):
-    raise NKIError(f"{what}: {why}", caller_location())
-
-
 @instruction
 def local_gather(dst, src_buffer, index, num_elem_per_idx=1, num_valid_indices=None, name=None):
-    _unmodelled("nisa.local_gather", "the GpSimd gather has no simulator instruction yet")
+    """Per GpSimd core (16 partitions), its ``index`` values (uint16 element offsets, read
+    partition first) gather ``num_elem_per_idx`` elements each from every partition's own row of
+    ``src_buffer`` into ``dst``."""
+    tr, loc, what, d = _begin(name, dst, "nisa.local_gather")
+    s = check_written(_tile(src_buffer, loc, f"{what}: src_buffer"), loc, f"{what}: src_buffer")
+    i = check_written(_tile(index, loc, f"{what}: index"), loc, f"{what}: index")
+    _gpsimd.local_gather(tr, s, i, num_elem_per_idx, num_valid_indices, loc, out=d, what=what)
 
 
 @instruction
 def nc_n_gather(dst, data, indices, name=None):
-    _unmodelled("nisa.nc_n_gather", "the GpSimd gather has no simulator instruction yet")
+    """``dst[p, j] = data[p, indices[p, j]]`` within each partition, data's free dimensions
+    flattened (GpSimd)."""
+    tr, loc, what, d = _begin(name, dst, "nisa.nc_n_gather")
+    v = check_written(_tile(data, loc, f"{what}: data"), loc, f"{what}: data")
+    i = check_written(_tile(indices, loc, f"{what}: indices"), loc, f"{what}: indices")
+    if i.storage.dtype != dt.uint32:
+        raise NKIError(f"{what}: indices must be uint32, not {dt.name(i.storage.dtype)}", loc)
+    if d.shape[0] != i.shape[0] or math.prod(d.shape[1:]) != math.prod(i.shape[1:]):
+        raise NKIError(f"{what}: dst has shape {list(d.shape)}; it needs indices' partitions and "
+                       f"elements per partition ({list(i.shape)})", loc)
+    _gpsimd.gather(tr, v, i, loc, out=_as(i.shape, d, loc), what=what)
 
 
 @instruction
 def sequence_bounds(dst, segment_ids, name=None):
-    _unmodelled("nisa.sequence_bounds")
+    """For a one-partition tile of segment ids (0: padding), each element's segment start and end
+    (exclusive): ``dst`` [1, 2, n] (GpSimd)."""
+    tr, loc, what, d = _begin(name, dst, "nisa.sequence_bounds")
+    v = check_written(_tile(segment_ids, loc, f"{what}: segment_ids"), loc,
+                      f"{what}: segment_ids")
+    n = math.prod(v.shape[1:])
+    if d.shape[0] != 1 or math.prod(d.shape[1:]) != 2 * n:
+        raise NKIError(f"{what}: dst must be [1, 2, {n}]; it is {list(d.shape)}", loc)
+    _gpsimd.sequence_bounds(tr, v, loc, out=_as((1, 2, n), d, loc), what=what)
 
 
 @instruction
 def nonzero_with_count(dst, src, index_offset=0, padding_val=-1, name=None):
-    if current().arch == "trn1":
-        raise NKIError("nisa.nonzero_with_count needs NeuronCore-v3 (trn2); trn1 "
-                       "(NeuronCore-v2) does not have it", caller_location())
-    _unmodelled("nisa.nonzero_with_count")
+    """On partitions 0, 16, ..., 112 (each GpSimd core's first): the indices of src's non-zero
+    elements plus ``index_offset``, ``padding_val`` up to src's length, then their count."""
+    tr, loc, what, d = _begin(name, dst, "nisa.nonzero_with_count")
+    _ins.refuse_later_generation(tr, IT.NonzeroWithCount, Engine.Pool, loc, what)
+    v = _tile(src, loc, f"{what}: src")
+    for arg, value in (("index_offset", index_offset), ("padding_val", padding_val)):
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+            raise NKIError(f"{what}: {arg} must be an int32 integer, not {value!r}", loc)
+    p = v.shape[0]
+    for lane in range(0, p, _gpsimd.GPSIMD_CORE_PARTITIONS):  # the partitions it reads
+        check_written(v.restrict(0, lane, lane + 1), loc, f"{what}: src")
+    if d.shape[0] != p or math.prod(d.shape[1:]) != math.prod(v.shape[1:]) + 1:
+        raise NKIError(f"{what}: dst must have src's {p} partitions and one more element per "
+                       f"partition ({math.prod(v.shape[1:]) + 1}); it is {list(d.shape)}", loc)
+    _gpsimd.nonzero_with_count(tr, v, int(index_offset), int(padding_val), loc, out=d, what=what)
 
 
 @instruction
 def topk(val_dst, idx_dst, src, n, name=None):
-    _unmodelled("nisa.topk")
+    """Not modelled: the documentation leaves the result's placement open (see the error)."""
+    raise NKIError("nisa.topk is not modelled: its documentation says both that each partition "
+                   "works independently and that the source is one 16-partition 'snake', and "
+                   "does not say which partitions of val_dst / idx_dst receive a snake's top K "
+                   "or how ties are ordered", caller_location())
 
 
 def _cross_core(what: str):

@@ -183,9 +183,11 @@ def _check_arrays(args, kwargs, arch: str):
             dt.resolve(value.dtype, arch, None, "a kernel argument")
 
 
-def traced(kernel, args: tuple, kwargs: dict, arch: str | None = None, schedule: str = "compiler"):
-    """(TracedKernel, the shared driver's kernel object, arch) of an NKI 0.6 kernel; ``schedule``
-    as :func:`neuronxsim.nki.kernel.trace_kernel` takes it."""
+def traced(kernel, args: tuple, kwargs: dict, arch: str | None = None,
+           max_instructions: int | None = None, schedule: str = "compiler"):
+    """(TracedKernel, the shared driver's kernel object, arch) of an NKI 0.6 kernel;
+    ``max_instructions`` (the cap on traced instructions) and ``schedule`` as
+    :func:`neuronxsim.nki.kernel.trace_kernel` takes them."""
     func, lnc, ndim = _unwrap(kernel)
     arch = arch or target_arch()
     if arch not in MAX_LNC:
@@ -201,7 +203,8 @@ def traced(kernel, args: tuple, kwargs: dict, arch: str | None = None, schedule:
     previous = dict(_launch)
     _launch.update(lnc=lnc, ndim=ndim, constants={})
     try:
-        t = traced_kernel(shared, args, kwargs, arch, adapter=_Adapter(lnc), schedule=schedule)
+        t = traced_kernel(shared, args, kwargs, arch, max_instructions, adapter=_Adapter(lnc),
+                          schedule=schedule)
         t.constants = {name: array for name, array in _launch["constants"].values()}
         return t, shared, arch
     finally:
@@ -210,25 +213,30 @@ def traced(kernel, args: tuple, kwargs: dict, arch: str | None = None, schedule:
 
 
 @user_facing
-def trace_kernel(kernel, *args, arch: str | None = None, schedule: str = "compiler",
-                 **kwargs) -> TracedKernel:
+def trace_kernel(kernel, *args, arch: str | None = None, max_instructions: int | None = None,
+                 schedule: str = "compiler", **kwargs) -> TracedKernel:
     """Traces an NKI 0.6 kernel (``kernel`` or ``kernel[2]``) for these arguments: arrays or
-    ``neuronxsim.nki.typing.tensor[[shape], dtype]`` stand-ins. ``schedule``: "compiler" (the
-    NKI compiler's instruction order) or "source"."""
-    return traced(kernel, args, kwargs, arch, schedule)[0]
+    ``neuronxsim.nki.typing.tensor[[shape], dtype]`` stand-ins. ``max_instructions``: the most
+    instructions the trace may record (default: ``$NEURONXSIM_MAX_INSTRUCTIONS`` if set, else
+    one million); ``schedule``: "compiler" (the NKI compiler's instruction order) or "source"."""
+    return traced(kernel, args, kwargs, arch, max_instructions, schedule)[0]
 
 
 @user_facing
-def simulate_kernel(kernel, *args, arch: str | None = None, schedule: str = "compiler", **kwargs):
-    """Runs ``kernel`` on the simulator; returns its outputs (one array, or a tuple)."""
-    t, _, outputs = _run(kernel, args, kwargs, arch, schedule=schedule)
+def simulate_kernel(kernel, *args, arch: str | None = None, max_instructions: int | None = None,
+                    schedule: str = "compiler", **kwargs):
+    """Runs ``kernel`` on the simulator; returns its outputs (one array, or a tuple).
+    ``max_instructions``, ``schedule``: see :func:`trace_kernel`."""
+    t, _, outputs = _run(kernel, args, kwargs, arch, schedule=schedule,
+                         max_instructions=max_instructions)
     values = tuple(outputs[spec.name] for spec in t.outputs)
     return values[0] if len(values) == 1 else values
 
 
-def _run(kernel, args, kwargs, arch, trace_file=None, mode="full", schedule="compiler") -> tuple:
+def _run(kernel, args, kwargs, arch, trace_file=None, mode="full", schedule="compiler",
+         max_instructions=None) -> tuple:
     """(TracedKernel, the simulator's result, the outputs by name; none in timing mode)."""
-    t, shared, arch = traced(kernel, args, kwargs, arch, schedule)
+    t, shared, arch = traced(kernel, args, kwargs, arch, max_instructions, schedule)
     arrays = bound_arrays(shared, args, kwargs) if mode == "full" else {}
     try:
         sim_result, outputs = run_traced(t, arrays, arch=arch, mode=mode)
@@ -241,12 +249,14 @@ def _run(kernel, args, kwargs, arch, trace_file=None, mode="full", schedule="com
 
 @user_facing
 def profile(kernel, *args, arch: str | None = None, trace_file=None, mode: str = "full",
-            schedule: str = "compiler", **kwargs) -> Profile:
+            schedule: str = "compiler", max_instructions: int | None = None, **kwargs) -> Profile:
     """Simulates ``kernel`` and reports time and per-engine statistics (``Profile``); with
     ``trace_file``, also writes the timeline trace (Chrome/Perfetto JSON). ``mode="timing"``:
     the same without numerics (no outputs; arguments may be tensor stand-ins). ``schedule``:
-    "compiler" (the NKI compiler's instruction order) or "source"."""
-    t, sim_result, outputs = _run(kernel, args, kwargs, arch, trace_file, mode, schedule)
+    "compiler" (the NKI compiler's instruction order) or "source". ``max_instructions``: see
+    :func:`trace_kernel`."""
+    t, sim_result, outputs = _run(kernel, args, kwargs, arch, trace_file, mode, schedule,
+                                  max_instructions)
     return Profile(t, sim_result, outputs, trace_file)
 
 

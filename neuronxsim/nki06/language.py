@@ -24,6 +24,7 @@ import numpy as np
 
 from neuronxsim import bir
 from neuronxsim.bir import target
+from neuronxsim.nki import gpsimd_instructions as _gpsimd
 from neuronxsim.nki import instructions as _ins
 from neuronxsim.nki import language as _nl22
 from neuronxsim.nki.errors import NKIError, caller_location
@@ -341,7 +342,7 @@ def _pin(t: NkiTensor, address, loc):
     if st.kind == PSUM and byte % PSUM_BANK_BYTES:
         raise NKIError(f"nl.ndarray: a PSUM tensor starts at a bank (a multiple of 2048 bytes), "
                        f"not at byte {byte}", loc)
-    current().core.__dict__.setdefault("pinned_addresses", {})[st] = byte
+    st.placement = (0, byte)
 
 
 def _on_chip_new(shape, dtype, buffer, name, loc, what) -> NkiTensor:
@@ -358,12 +359,7 @@ def zeros(shape, dtype, buffer=sbuf, name="") -> NkiTensor:
     instead: the memset is emitted only if something else reads the zeros.)"""
     loc = caller_location(1)
     t = _on_chip_new(shape, dtype, buffer, name, loc, "zeros")
-    view = t._view
-    st = view.storage
-    st.pending_zero = _ins.pending_zeros(current(), view, loc)
-    st.write_count += 1
-    st.written_partitions = st.partitions
-    st.zero_init = True
+    current().zero_fill(t._view, loc)
     return t
 
 
@@ -379,7 +375,7 @@ def ones(shape, dtype, buffer=sbuf, name="") -> NkiTensor:
 def full(shape, fill_value, dtype, buffer=sbuf, name="") -> NkiTensor:
     loc = caller_location(1)
     t = _on_chip_new(shape, dtype, buffer, name, loc, "full")
-    _ins.memset(current(), t._view, _number(fill_value, loc, "nl.full: fill_value"), loc)
+    _ins.memset(current(), t._view, number(fill_value, loc, "nl.full: fill_value"), loc)
     return t
 
 
@@ -397,21 +393,29 @@ def empty_like(x, dtype=None, buffer=None, name="") -> NkiTensor:
 
 @api
 def rand(shape, dtype, buffer=sbuf, name="") -> NkiTensor:
-    """Uniform random values in [0, 1) (a Memset in Random mode; the values are the simulator's
-    generator's, not the hardware's sequence)."""
+    """Uniform random values in [0, 1): 32 bits from the Vector Engine's generators (which
+    nl.random_seed seeds), their top 24 scaled by 2^-24 (three instructions; the values are the
+    simulator's XORWOW, not the hardware's sequence)."""
     loc = caller_location(1)
+    tr = current()
     t = _on_chip_new(shape, dtype, buffer, name, loc, "rand")
-    acc = _ins.engine_out(current(), t._view, loc, "nl.rand", "destination", Engine.DVE)
-    current().record(IT.Memset, Engine.DVE, [], [acc],
-                     {"mode": bir.MemsetMode.Random, "constant": 0.0}, loc)
+    view = t._view
+    bits = tr.new_result(SBUF, uint32, view.shape, "rand", loc)
+    _gpsimd.rand_bits(tr, bits, Engine.DVE, loc, what="nl.rand")
+    top = _ins.tensor_scalar(tr, bits, Alu.logical_shift_right, 8.0, False, None, None, False,
+                             uint32, loc, what="nl.rand")
+    _ins.tensor_scalar(tr, top, Alu.mult, 2.0**-24, False, None, None, False, view.dtype, loc,
+                       out=view, what="nl.rand")
     return t
 
 
 @api
 def random_seed(seed):
-    """Not modelled: the simulator's random generator has no state a kernel can seed."""
-    raise NKIError("nl.random_seed: seeding the engines' random generator is not modelled (the "
-                   "simulator's generator has no kernel-visible state)", caller_location())
+    """Seeds the Vector Engine's generators (what nl.rand and nisa.rng draw from) with one
+    32-bit value, a [1, 1] SBUF or PSUM tensor."""
+    loc = caller_location(1)
+    v = _tile(seed, loc, "nl.random_seed: seed")
+    _gpsimd.set_rand_state(current(), v, Engine.DVE, loc, what="nl.random_seed")
 
 
 @api
@@ -485,10 +489,10 @@ def _operand(x, loc, what: str):
     """A tile's shared view, or a number."""
     if isinstance(x, NkiTensor):
         return _tile(x, loc, what)
-    return _number(x, loc, what)
+    return number(x, loc, what)
 
 
-def _number(x, loc, what: str):
+def number(x, loc, what: str):
     if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, float, np.number)):
         raise NKIError(f"{what} must be a number or a tensor, not {type(x).__name__}", loc)
     return x
@@ -575,12 +579,9 @@ def load_transpose2d(src, dtype=None) -> NkiTensor:
     return wrap(tile, sbuf)
 
 
-def dma_record(tr, ins: list, outs: list, loc, fields: dict):
+def dma_record(tr, ins: list, outs: list, loc, fields: dict, opcode=IT.DMACopy):
     """Records a DMA transfer on the next queue (queues round-robin, as ``instructions.dma``)."""
-    core = tr.core
-    queue = core.dma_queue
-    core.dma_queue = (queue + 1) % 16
-    tr.record(IT.DMACopy, Engine.DMA, ins, outs, dict(fields, queue=queue), loc)
+    tr.record(opcode, Engine.DMA, ins, outs, dict(fields, queue=_ins.next_dma_queue(tr)), loc)
 
 
 @api
@@ -613,7 +614,7 @@ def assign(dst: NkiTensor, value):
         if not d.storage.on_chip:
             raise NKIError("an HBM tensor cannot be filled with a number; copy a tile into it",
                            loc)
-        _ins.memset(tr, d, _number(value, loc, "the assigned value"), loc)
+        _ins.memset(tr, d, number(value, loc, "the assigned value"), loc)
 
 
 # ---- elementwise arithmetic ----
@@ -835,7 +836,7 @@ def fmod(x, y, dtype=None) -> NkiTensor:
                                False, float32, loc, what="fmod")
         m = _nl22._binary(mag, w, Alu.mod, float32, None, loc, what="fmod")
     else:
-        m = _ins.tensor_scalar(tr, mag, Alu.mod, builtins.abs(float(_number(y, loc, "nl.fmod: y"))),
+        m = _ins.tensor_scalar(tr, mag, Alu.mod, builtins.abs(float(number(y, loc, "nl.fmod: y"))),
                                False, None, None, False, float32, loc, what="fmod")
     s = _ins.activation(tr, Act.Sign, v, None, 1.0, float32, loc, what="fmod")
     return wrap(_ins.tensor_tensor(tr, m, s, Alu.mult, _opt_dtype(dtype, loc) or v.storage.dtype,
@@ -862,12 +863,12 @@ def dropout(x, rate, dtype=None) -> NkiTensor:
     if isinstance(rate, NkiTensor):
         raise NKIError("nl.dropout: a per-partition rate tile is not modelled (the simulator's "
                        "Dropout takes one probability); pass a number", loc)
-    rate = float(_number(rate, loc, "nl.dropout: rate"))
+    rate = float(number(rate, loc, "nl.dropout: rate"))
     if not 0.0 <= rate <= 1.0:
         raise NKIError(f"nl.dropout: rate {rate} must be in [0, 1]", loc)
     out = tr.new_result(SBUF, _opt_dtype(dtype, loc) or v.storage.dtype, v.shape, "dropout", loc)
     _ins.record_lanewise(tr, IT.Dropout, Engine.DVE, v.shape, _ins.full_box(v.shape), [v], [],
-                         out, {"prob": rate, "seed": len(tr.core.ops)}, loc, "nl.dropout")
+                         out, {"prob": rate, "seed": len(tr.ops)}, loc, "nl.dropout")
     return wrap(out)
 
 
@@ -977,7 +978,7 @@ def rms_norm(x, w, axis, n, epsilon=1e-06, dtype=None, compute_dtype=None) -> Nk
     cdt = _opt_dtype(compute_dtype, loc) or float32
     sq = _ins.tensor_tensor(tr, v, v, Alu.mult, cdt, loc, what="rms_norm")
     total = _ins.tensor_reduce(tr, Alu.add, sq, axes, True, False, float32, loc, what="rms_norm")
-    ms = _ins.tensor_scalar(tr, total, Alu.mult, 1.0 / _number(n, loc, "nl.rms_norm: n"), False,
+    ms = _ins.tensor_scalar(tr, total, Alu.mult, 1.0 / number(n, loc, "nl.rms_norm: n"), False,
                             Alu.add, float(epsilon), False, float32, loc, what="rms_norm")
     r = _ins.tensor_scalar(tr, ms, Alu.rsqrt, 0.0, False, None, None, False, float32, loc,
                            engine=Engine.Pool, what="rms_norm")
@@ -1055,9 +1056,21 @@ def expand_dims(x, axis) -> NkiTensor:
 
 @api
 def gather_flattened(data, indices, axis=0, dtype=None) -> NkiTensor:
-    """Not modelled: the GpSimd gather it lowers to has no simulator instruction yet."""
-    raise NKIError("nl.gather_flattened: the GpSimd gather (nisa.nc_n_gather) is not modelled by "
-                   "the simulator yet", caller_location())
+    """``result[p, j] = data[p, indices[p, j]]``, data's free dimensions flattened, on the GpSimd
+    Engine (nisa.nc_n_gather); a ``dtype`` other than data's adds a copy."""
+    loc = caller_location(1)
+    tr = current()
+    if axis != 0:
+        raise NKIError(f"nl.gather_flattened: axis={axis!r} is not modelled: the documentation "
+                       "describes the gather along the flattened free dimensions (axis=0) only",
+                       loc)
+    v = _tile(data, loc, "nl.gather_flattened: data")
+    i = _tile(indices, loc, "nl.gather_flattened: indices")
+    out = _gpsimd.gather(tr, v, i, loc, what="nl.gather_flattened")
+    want = _opt_dtype(dtype, loc)
+    if want is not None and want != out.dtype:
+        out = _ins.tensor_copy(tr, out, want, loc, what="nl.gather_flattened")
+    return wrap(out)
 
 
 # ---- debugging ----

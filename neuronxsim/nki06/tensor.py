@@ -593,9 +593,10 @@ def check_written(v: Tensor, loc, what: str) -> Tensor:
     """``v``, an on-chip input, after checking that something wrote all its partitions (the
     engines would read memory nothing wrote)."""
     st = v.storage
-    if st.on_chip and st.write_count and st.forward is None and st.pending_zero is None:
+    s = st.state
+    if st.on_chip and s.write_count and s.forward is None and s.pending_zero is None:
         start = v.offset // st.row
-        if st.written_partitions < start + v.shape[0]:
+        if s.written_partitions < start + v.shape[0]:
             defined = current().defined_partitions(v)
             if defined < v.shape[0]:
                 raise NKIError(f"{what}: reads partitions {start + defined}..{start + v.shape[0] - 1}"

@@ -96,6 +96,11 @@ ALU_OPS: dict[str, BinaryOp] = {
 }
 
 
+#: The bit-vector ops (docs/isa-semantics.md §3: on int32 / uint32 of the operands)
+BITWISE_OPS = frozenset({"bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "arith_shift_left",
+                         "arith_shift_right", "logical_shift_left", "logical_shift_right"})
+
+
 def apply(op, a, b, reverse: bool = False) -> np.ndarray:
     """``op(a, b)`` (``op(b, a)`` when ``reverse``) in fp32; ``op`` is a ``bir.AluOp`` member."""
     try:

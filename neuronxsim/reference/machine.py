@@ -2,7 +2,7 @@
 
 State: SBUF and PSUM as ``[128, bytes]`` byte arrays shared by every on-chip location (so
 locations that overlap alias, as on the hardware), each DRAM tensor as a flat byte buffer, and
-the activation engine's 128 fp32 accumulator registers. New memory is filled with 0xFF bytes:
+the activation and vector engines' 128 fp32 accumulator registers each. New memory is filled with 0xFF bytes:
 every float view of them (fp32, bf16, fp16, all three fp8) is NaN, so reads of memory nothing
 wrote show up as NaN (integer views see -1 / the type's max).
 
@@ -23,6 +23,7 @@ import numpy as np
 
 from neuronxsim.reference.numbers import numpy_dtype
 from neuronxsim.reference.refusal import Refusal
+from neuronxsim.reference.xorwow import initial_states
 
 NUM_PARTITIONS = 128
 PSUM_BYTES_PER_PARTITION = 16 * 1024
@@ -81,6 +82,11 @@ class Machine:
         self.dram: dict[str, np.ndarray] = {}
         self.on_chip: dict[str, np.ndarray] = {}
         self.activation_accumulators = np.zeros(NUM_PARTITIONS, dtype=np.float32)
+        # The Vector Engine's accumulation registers, and which ones an instruction has set
+        self.vector_accumulators = np.zeros(NUM_PARTITIONS, dtype=np.float32)
+        self.vector_accumulators_set = np.zeros(NUM_PARTITIONS, dtype=bool)
+        # The Vector (0) and GpSimd (1) engines' random generators, six uint32 words per partition
+        self.rng_states = [initial_states(g, NUM_PARTITIONS) for g in (0, 1)]
         capacity = {"SB": SBUF_BYTES_PER_PARTITION.get(arch, max(SBUF_BYTES_PER_PARTITION.values())),
                     "PSUM": PSUM_BYTES_PER_PARTITION}
         extent = {"SB": 0, "PSUM": 0}

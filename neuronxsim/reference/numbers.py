@@ -12,10 +12,14 @@ import numpy as np
 
 from neuronxsim.reference.refusal import Refusal
 
+#: tfloat32 (BIR float32r): an fp32 container whose stores keep 10 mantissa bits. Its NumPy dtype
+#: is float32 tagged in its metadata (NumPy's == ignores metadata: compare with same_format).
+TFLOAT32 = np.dtype(np.float32, metadata={"bir": "float32r"})
+
 #: BIR dtype name -> the NumPy dtype whose bytes have the same layout.
 NUMPY_DTYPES: dict[str, np.dtype] = {
     "float32": np.dtype(np.float32),
-    "float32r": np.dtype(np.float32),  # fp32 "round" mode for the PE: stored as plain fp32
+    "float32r": TFLOAT32,
     "bfloat16": np.dtype(ml_dtypes.bfloat16),
     "float16": np.dtype(np.float16),
     "float8e4": np.dtype(ml_dtypes.float8_e4m3),  # IEEE-style e4m3: inf and NaN, max 240
@@ -52,6 +56,25 @@ def is_integer(dtype: np.dtype) -> bool:
     return dtype.kind in "iu"
 
 
+def is_tfloat32(dtype: np.dtype) -> bool:
+    return (dtype.metadata or {}).get("bir") == "float32r"
+
+
+def same_format(a: np.dtype, b: np.dtype) -> bool:
+    """The same storage format (tfloat32 is not float32)."""
+    return a == b and is_tfloat32(a) == is_tfloat32(b)
+
+
+def round_to_tfloat32(values: np.ndarray) -> np.ndarray:
+    """fp32 -> the nearest tfloat32 (ties to even at 10 mantissa bits), overflowing to inf; NaN
+    stays NaN."""
+    bits = np.asarray(values, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    nan = (bits & 0x7FFFFFFF) > 0x7F800000
+    rounded = (bits + 0xFFF + ((bits >> 13) & 1)) & 0xFFFFE000
+    out = np.where(nan, (bits & 0xFFFFE000) | 0x00400000, rounded) & 0xFFFFFFFF
+    return out.astype(np.uint32).view(np.float32)
+
+
 def to_fp32(raw: np.ndarray) -> np.ndarray:
     """Stored elements -> fp32 values (integers by value, rounded to nearest-even above 2^24)."""
     return raw.astype(np.float32)
@@ -60,13 +83,16 @@ def to_fp32(raw: np.ndarray) -> np.ndarray:
 def from_fp32(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
     """fp32 engine results -> stored elements of ``dtype``.
 
-    bf16/fp16 round to nearest-even and overflow to inf; fp8 round to nearest-even and saturate
+    bf16/fp16 and tfloat32 round to nearest-even and overflow to inf; fp8 round to nearest-even
+    and saturate
     to the largest finite value (inf too); integers round to nearest-even, saturate, NaN -> 0.
     NaN stays NaN in every float type.
     """
     values = np.asarray(values, dtype=np.float32)
     if is_integer(dtype):
         return _round_to_integer(values.astype(np.float64), dtype)
+    if is_tfloat32(dtype):
+        return round_to_tfloat32(values)
     if dtype in _FP8_MAX:
         # Clipping first is the same as rounding then saturating: max is representable, and any
         # value beyond it rounds to max or to inf, both of which saturate to max.
@@ -117,6 +143,6 @@ def _nan_to_zero(values: np.ndarray) -> np.ndarray:
 
 def convert(raw: np.ndarray, dtype: np.dtype) -> np.ndarray:
     """A copy's element conversion: bit-exact when the types are the same, else through fp32."""
-    if raw.dtype == dtype:
+    if same_format(raw.dtype, dtype):
         return raw
     return from_fp32(to_fp32(raw), dtype)

@@ -13,7 +13,8 @@ then be omitted). Everything the machine cannot do is refused with a
 
 from __future__ import annotations
 
-from typing import Mapping, Optional
+import threading
+from typing import Callable, Mapping, Optional
 
 import numpy as np
 
@@ -68,7 +69,7 @@ def _new_output(spec) -> np.ndarray:
 
 def simulate(module: bir.Module, inputs: Optional[Mapping[str, np.ndarray]] = None, arch: str = "trn1",
              mode: str = "full", neuron_core_id: Optional[int] = None, *, threads: int = 0,
-             records: bool = True) -> SimResult:
+             records: bool = True, on_progress: Optional[Callable[[int, int], None]] = None) -> SimResult:
     """Simulates ``module`` on NeuronCore(s) of ``arch`` ("trn1" or "trn2").
 
     Args:
@@ -80,6 +81,8 @@ def simulate(module: bir.Module, inputs: Optional[Mapping[str, np.ndarray]] = No
             name; total time = the slowest core); an int runs only ``functions[i]``.
         threads: host threads for the matmul kernel (0: up to 2).
         records: keep per-instruction records (``result.instructions``, the trace).
+        on_progress: called as ``on_progress(done, total)`` (instructions) about ten times a second
+            while the run goes on, from another thread, and once at the end.
     """
     native = _core.sim.Simulator(module, arch, mode, neuron_core_id, threads, records)
     specs = native.tensors()
@@ -92,9 +95,32 @@ def simulate(module: bir.Module, inputs: Optional[Mapping[str, np.ndarray]] = No
             if spec["type"] == bir.MemoryType.Output:
                 outputs[spec["name"]] = _new_output(spec)
                 native.bind(spec["name"], outputs[spec["name"]])
-    result = native.run()
+    result = native.run() if on_progress is None else _run_reporting(native, on_progress)
     del bound  # referenced until the run is over
     return SimResult(result, outputs, config(arch), module)
+
+
+def _run_reporting(native, on_progress, interval: float = 0.1):
+    """``native.run()`` (which releases the GIL) while a thread reports its progress."""
+    total = native.instruction_count
+    finished = threading.Event()
+
+    def report():
+        while not finished.wait(interval):
+            try:
+                on_progress(native.instructions_done(), total)
+            except Exception:  # a failing display must not outlive or break the run
+                return
+
+    reporter = threading.Thread(target=report, name="neuronxsim-sim-progress", daemon=True)
+    reporter.start()
+    try:
+        result = native.run()
+    finally:
+        finished.set()
+        reporter.join()
+    on_progress(total, total)
+    return result
 
 
 def input_tensors(module: bir.Module, arch: str = "trn1") -> dict:

@@ -103,6 +103,8 @@ class SimResult:
 
     @property
     def prints(self):
+        """What the program's device-print instructions printed, in order: one (instruction name,
+        prefix, float32 array [partitions, elements]) tuple each."""
         return self._native.prints
 
     def write_trace(self, path) -> None:

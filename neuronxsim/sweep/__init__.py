@@ -27,7 +27,7 @@ def sweep(kernel: str, grid: dict, shapes: list, *, arch: Optional[list] = None,
           output: str = "neuronxsim-sweep", resume: bool = False, jobs: Optional[int] = None,
           scheduler: Optional[str] = None, trace_cache: Optional[str] = None,
           colour: Optional[str] = None, allow_shadowing: bool = False,
-          on_row: Optional[Callable] = None) -> list[dict]:
+          on_row: Optional[Callable] = None, max_instructions: Optional[int] = None) -> list[dict]:
     """Runs every configuration of ``kernel`` and returns their rows, in configuration order.
 
     Args:
@@ -48,10 +48,13 @@ def sweep(kernel: str, grid: dict, shapes: list, *, arch: Optional[list] = None,
         trace_cache: a folder of traced kernels reused across configurations and sweeps.
         colour: the parameter the picture colours by (default: the first of ``grid``).
         on_row: called as ``on_row(row, done, total)`` after each row is written.
+        max_instructions: the cap on each trace's instructions (None: the default, see
+            ``neuronxsim.nki.trace_kernel``); a configuration past it fails with that reason.
     """
     p = plan(kernel, grid=grid, shapes=shapes, arch=arch, mode=mode, args=args,
              reference=reference, rtol=rtol, atol=atol, seed=seed, output=output,
-             resume=resume, trace_cache=trace_cache, allow_shadowing=allow_shadowing)
+             resume=resume, trace_cache=trace_cache, allow_shadowing=allow_shadowing,
+             max_instructions=max_instructions)
     colour = check_colour(colour, list(grid))
     rows, _, _ = run_sweep(p, jobs=jobs, scheduler=scheduler, on_row=on_row)
     picture(rows, p.output, colour, p.kernel.name)

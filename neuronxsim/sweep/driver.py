@@ -51,10 +51,12 @@ def plan(kernel: str, *, grid: dict, shapes: list, arch: Optional[list] = None,
          mode: str = "timing", args: Optional[dict] = None, reference: Optional[str] = None,
          rtol: float = RTOL, atol: float = ATOL, seed: int = 0, output: str = "neuronxsim-sweep",
          resume: bool = False, trace_cache: Optional[str] = None,
-         allow_shadowing: bool = False) -> Plan:
+         allow_shadowing: bool = False, max_instructions: Optional[int] = None) -> Plan:
     """Checks everything a sweep needs before any work (see :func:`neuronxsim.sweep.sweep`)."""
     if mode not in MODES:
         raise SweepError(f"mode {mode!r}: expected 'timing' or 'full'")
+    if max_instructions is not None and (type(max_instructions) is not int or max_instructions < 1):
+        raise SweepError(f"--max-instructions {max_instructions!r}: a positive number of instructions")
     args = dict(args or {})
     space.check_grid(grid)
     if not shapes or any(not s for s in shapes):
@@ -101,7 +103,8 @@ def plan(kernel: str, *, grid: dict, shapes: list, arch: Optional[list] = None,
                      "args": args, "arch": c.arch, "mode": mode, "seed": seed,
                      "reference": ref_file.to_dict() if ref_file else None,
                      "rtol": rtol, "atol": atol, "trace_cache": trace_cache,
-                     "allow_shadowing": allow_shadowing, "neuronxsim": neuronxsim.__version__})
+                     "allow_shadowing": allow_shadowing, "max_instructions": max_instructions,
+                     "neuronxsim": neuronxsim.__version__})
     if len({j["key"] for j in jobs}) != len(jobs):
         raise SweepError("two configurations are the same (a shape set listed twice?)")
 

@@ -6,7 +6,8 @@ A job is a dict (it travels to a process or a Dask worker as such)::
      "shapes": [[[1024, 4096], "bfloat16"], ...], "params": {...}, "args": {...},
      "arch": "trn1", "mode": "timing" | "full", "seed": 0,
      "reference": {"path", "text", "name"} | None, "rtol": 0.02, "atol": 0.01,
-     "trace_cache": folder | None, "allow_shadowing": False}
+     "trace_cache": folder | None, "allow_shadowing": False,
+     "max_instructions": int | None (the cap on traced instructions; None: the default)}
 
 :func:`run` traces the kernel (or takes the trace from the cache), simulates it on one host
 thread and returns what the row of results.jsonl reports: ``status`` "ok", "failed" (the kernel
@@ -106,10 +107,10 @@ def _trace(kernel, job: dict, seconds: dict):
             return traced, arrays, True
     if job["dialect"] == "nki06":
         from neuronxsim.nki06.kernel import traced as trace06
-        traced = trace06(kernel, tuple(arrays), kwargs, job["arch"])[0]
+        traced = trace06(kernel, tuple(arrays), kwargs, job["arch"], job["max_instructions"])[0]
     else:
         from neuronxsim.nki.kernel import traced_kernel
-        traced = traced_kernel(kernel, tuple(arrays), kwargs, job["arch"])
+        traced = traced_kernel(kernel, tuple(arrays), kwargs, job["arch"], job["max_instructions"])
     seconds["trace"] = time.perf_counter() - t0
     if cache is not None:
         t0 = time.perf_counter()
@@ -215,12 +216,7 @@ def describe_failure(e: BaseException, path: str) -> str:
     name = os.path.basename(path)
     message = first_line(e)
     if f"{name}:" not in message and path not in message:
-        line = None
-        tb = e.__traceback__
-        while tb is not None:
-            if tb.tb_frame.f_code.co_filename == path:
-                line = tb.tb_lineno
-            tb = tb.tb_next
+        line = kernel_file.innermost_line(e, path)
         if line is not None:
             message = f"{name}:{line}: {message}"
     return f"{type(e).__name__}: {message}"

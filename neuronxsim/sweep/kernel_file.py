@@ -119,14 +119,20 @@ def load(kf: KernelFile):
     return namespace[kf.name]
 
 
-def _where(e: BaseException, path: str) -> str:
-    """``line N: `` of the innermost frame of ``path`` in the exception's traceback."""
+def innermost_line(e: BaseException, path: str) -> int | None:
+    """The line of the innermost frame of ``path`` in the exception's traceback, if any."""
     line = None
     tb = e.__traceback__
     while tb is not None:
         if tb.tb_frame.f_code.co_filename == path:
             line = tb.tb_lineno
         tb = tb.tb_next
+    return line
+
+
+def _where(e: BaseException, path: str) -> str:
+    """``line N: `` of the innermost frame of ``path`` in the exception's traceback."""
+    line = innermost_line(e, path)
     return f"line {line}: " if line is not None else ""
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Optional
+from typing import Callable, Optional
 
 from neuronxsim.sweep.job import DMA_MAX
 from neuronxsim.sweep.space import SweepError
@@ -82,8 +82,11 @@ def check_colour(colour: Optional[str], names: list) -> str:
     return colour
 
 
-def picture(rows: list, folder: str, colour: str, kernel: str) -> Optional[str]:
-    """Writes ``folder``/sweep.png; returns its path (None when no configuration ran)."""
+def picture(rows: list, folder: str, colour: str, kernel: str,
+            write: Callable[[str, Callable[[str], object]], None] = lambda path, writer: writer(path)) -> Optional[str]:
+    """Writes ``folder``/sweep.png; returns its path (None when no configuration ran).
+    ``write(path, writer)`` writes the file with ``writer(path_to_write)`` (the command line
+    replaces it in one rename)."""
     from neuronxsim.report.sweep import render_sweep
 
     ok = [r for r in rows if r["status"] == "ok" and r.get("total_ns") is not None]
@@ -98,7 +101,7 @@ def picture(rows: list, folder: str, colour: str, kernel: str) -> Optional[str]:
     if others:
         note = "not shown: " + ", ".join(f"{c[s]} {s}" for s in sorted(c) if s not in ("ok", "configurations"))
     path = os.path.join(folder, PICTURE)
-    render_sweep(path, [r["total_ns"] for r in ok], colour_values(ok, colour), colour, title, note)
+    write(path, lambda p: render_sweep(p, [r["total_ns"] for r in ok], colour_values(ok, colour), colour, title, note))
     return path
 
 

@@ -19,7 +19,6 @@ import hashlib
 import io
 import json
 import os
-import tempfile
 
 import numpy as np
 
@@ -107,21 +106,11 @@ class TraceCache:
 
     def put(self, key: str, traced) -> None:
         """Writes the entry of ``key`` (atomically)."""
+        from neuronxsim import bir
         folder = os.path.dirname(self.path(key))
         os.makedirs(folder, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(json.dumps(_describe(traced), separators=(",", ":")))
-                f.write("\n")
-                f.write(traced.module.to_json(-1))
-            os.replace(tmp, self.path(key))
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except FileNotFoundError:
-                pass
-            raise
+        bir.atomic_write_text(self.path(key), json.dumps(_describe(traced), separators=(",", ":"))
+                              + "\n" + traced.module.to_json(-1))
 
 
 __all__ = ["TraceCache", "cache_key", "FORMAT"]

@@ -8,7 +8,8 @@
   kernel in one of two forms, chosen by ``kernel_format``: Form A (anything but ``"bir"``,
   beta2): ``klir_binary`` is the path of a KLR file; Form B (``"bir"``, beta3): ``klir_binary``
   is BIR JSON text or the path of a BIR JSON file. Files are found inside the module's files
-  folder only (``base_dir``, else ``Module.files_dir``, else the working directory).
+  folder (``base_dir``, else ``Module.files_dir``, else the working directory) or a folder allowed
+  explicitly, never outside them (cpp/walrus/FileReference.h).
 * :func:`write_klr` / :func:`read_klr` write and read traced kernels as KLR files (the beta2
   carrier); :func:`klr_info` says what any KLR file holds, including the source-level files
   klr-lang writes.
@@ -69,9 +70,14 @@ def read_kernel(path: PathLike) -> Module:
     return _w.read_kernel_file(os.fspath(path))
 
 
+#: Folders this process wrote KLR files into: a module built in this process may name them.
+_WRITTEN_DIRS: set = set()
+
+
 def write_klr(module: Module, path: PathLike, kernel_name: str = "kernel") -> None:
     """Writes an ISA-level module as a KLR file, atomically. Kernel nodes must be resolved first."""
     _w.write_kernel_file(module, os.fspath(path), kernel_name)
+    _WRITTEN_DIRS.add(os.path.dirname(os.path.abspath(path)))
 
 
 def encode_klr(module: Module, kernel_name: str = "kernel") -> tuple[bytes, dict]:
@@ -117,16 +123,20 @@ def resolve_kernel_nodes(
     kinds: Iterable[Union[InstructionType, str, int]] = _RESOLVABLE,
     base_dir: Optional[PathLike] = None,
     verify: bool = True,
+    allowed_dirs: Iterable[PathLike] = (),
 ) -> Module:
     """A copy of ``module`` with its IT55 and/or IT56 nodes replaced by their kernels' ISA code.
 
     ``module`` itself is left untouched (objects taken from it stay valid, and an error leaves
     nothing half done). File references resolve inside ``base_dir`` (default: the module's
-    ``files_dir``, else the working directory) and never outside it. Raises :class:`KernelError` when a kernel does not fit its node,
-    :class:`KLRError` for a bad KLR file, :class:`BIRError` for bad BIR JSON.
+    ``files_dir``, else the working directory) or one of ``allowed_dirs``; a reference outside
+    them (``../``, an absolute path elsewhere, a link leading out) is refused. Without
+    ``base_dir``, the folders this process wrote KLR files into (:func:`write_klr`, as the codegen
+    does) are allowed too. Raises :class:`KernelError` when a kernel does not fit its node or its
+    file is outside, :class:`KLRError` for a bad KLR file, :class:`BIRError` for bad BIR JSON.
     """
     copy = module.clone()
-    resolve_kernel_nodes_in_place(copy, kinds, base_dir, verify)
+    resolve_kernel_nodes_in_place(copy, kinds, base_dir, verify, allowed_dirs)
     return copy
 
 
@@ -135,17 +145,24 @@ def resolve_kernel_nodes_in_place(
     kinds: Iterable[Union[InstructionType, str, int]] = _RESOLVABLE,
     base_dir: Optional[PathLike] = None,
     verify: bool = True,
+    allowed_dirs: Iterable[PathLike] = (),
 ) -> int:
     """:func:`resolve_kernel_nodes` on ``module`` itself, for a caller that owns it (a pipeline
     stage's copy); returns the number of nodes resolved. On error the module may be partly
     resolved, and instruction objects taken from it before are invalid afterwards."""
     nki, klir = _kind_flags(kinds)
-    return _w.resolve_kernel_nodes(module, nki, klir, os.fspath(base_dir) if base_dir else "", verify)
+    allowed = [os.fspath(d) for d in allowed_dirs]
+    if base_dir is None:
+        allowed += sorted(_WRITTEN_DIRS)
+    return _w.resolve_kernel_nodes(module, nki, klir, os.fspath(base_dir) if base_dir is not None else "", allowed,
+                                   verify)
 
 
-def lower_kernel_inst(module: Module, base_dir: Optional[PathLike] = None) -> Module:
-    """``TranslateNKIASTToBIR::lowerKernelInst`` over a module: resolves its IT56 nodes."""
-    return resolve_kernel_nodes(module, (InstructionType.NKIKLIRKernel,), base_dir)
+def lower_kernel_inst(module: Module, base_dir: Optional[PathLike] = None,
+                      allowed_dirs: Iterable[PathLike] = ()) -> Module:
+    """``TranslateNKIASTToBIR::lowerKernelInst`` over a module: resolves its IT56 nodes (files
+    confined as :func:`resolve_kernel_nodes` says)."""
+    return resolve_kernel_nodes(module, (InstructionType.NKIKLIRKernel,), base_dir, allowed_dirs=allowed_dirs)
 
 
 def resolve_nki_kernels(module: Module, base_dir: Optional[PathLike] = None) -> Module:

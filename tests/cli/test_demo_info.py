@@ -29,3 +29,9 @@ def test_info_on_malformed_json_has_no_traceback(tmp_path):
     assert r.returncode == 1
     assert "Traceback" not in r.stderr
     assert "functions[0].blocks: expected an array" in r.stderr
+
+
+def test_the_demo_module_resolves(tmp_path, capsys):
+    assert main(["demo", "--output", str(tmp_path / "demo"), "--quiet"]) == 0
+    assert main(["resolve", str(tmp_path / "demo" / "module.json"), "-o", str(tmp_path / "resolved.json")]) == 0
+    assert "resolved 3 kernel nodes (IT54 x1, IT55 x1, IT56 x1)" in capsys.readouterr().out

@@ -25,23 +25,23 @@ PROGRAM_PY = textwrap.dedent("""
 def test_lower_a_python_program_and_its_json_twin(tmp_path, capsys):
     src = tmp_path / "prog.py"
     src.write_text(PROGRAM_PY)
-    out = tmp_path / "module.json"
+    out = tmp_path / "lowered"
     assert main(["lower", str(src), "-o", str(out), "--arch", "trn2"]) == 0
     assert "MLP x1" in capsys.readouterr().out
-    module = bir.load(out)
+    module = bir.load(out / "module.json")
     assert module.arch == "gen3"
     (node,) = module.function(0).blocks[0].instructions
     assert isinstance(node, bir.InstBIRKernel) and node.kernel_name == "MLP"
-    sidecar = json.loads((tmp_path / "module.kernel_metrics.json").read_text())
+    sidecar = json.loads((out / "module.kernel_metrics.json").read_text())
     assert "MLP" in json.dumps(sidecar)
 
     # The same program saved as JSON lowers to the same module.
     import runpy
     program = runpy.run_path(str(src))["build_program"]()
     program.save(tmp_path / "prog.json")
-    out2 = tmp_path / "module2.json"
+    out2 = tmp_path / "lowered2"
     assert main(["lower", str(tmp_path / "prog.json"), "-o", str(out2), "--arch", "trn2", "--quiet"]) == 0
-    assert bir.load(out2).to_json() == module.to_json()
+    assert bir.load(out2 / "module.json").to_json() == module.to_json()
 
 
 def test_lower_errors_are_one_line(tmp_path):
@@ -55,9 +55,10 @@ def test_lower_errors_are_one_line(tmp_path):
     (tmp_path / "broken.json").write_text('{"format": "neuronxsim-penguin", "version": 1, "insts": 3}')
     cases.append(([str(tmp_path / "broken.json")], "broken.json"))
     for argv, needle in cases:
-        r = subprocess.run([sys.executable, "-P", "-m", "neuronxsim", "lower", *argv, "-o", str(tmp_path / "o.json")],
+        r = subprocess.run([sys.executable, "-P", "-m", "neuronxsim", "lower", *argv, "-o", str(tmp_path / "o")],
                            capture_output=True, text=True)
         assert r.returncode == 1, (argv, r.stderr)
         assert "Traceback" not in r.stderr and needle in r.stderr, (argv, r.stderr)
         assert r.stderr.count("\n") == 1
-    assert not (tmp_path / "o.json").exists()
+    assert not (tmp_path / "o").exists()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]

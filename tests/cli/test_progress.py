@@ -30,3 +30,39 @@ def test_elsewhere_nothing_is_printed():
         pass
     p.close()
     assert out.getvalue() == "" and "one" in p.seconds
+
+
+def test_inside_a_step_the_bar_moves_by_the_reported_fraction_with_an_eta(monkeypatch):
+    from neuronxsim.cli import progress as module
+
+    clock = [100.0]
+    monkeypatch.setattr(module.time, "perf_counter", lambda: clock[0])
+    out = Terminal()
+    p = Progress([("lower", 1), ("simulate", 3)], stream=out)
+    with p.step("lower"):
+        pass
+    with p.step("simulate") as step:
+        clock[0] += 10.0
+        step.fraction(1_000, 4_000)  # a quarter done in 10 s: 30 s to go
+        line = p._line()
+    p.close()
+    assert " 44%  simulate" in line  # (1 + 3 * 0.25) / 4
+    assert "1,000/4,000 instructions  ETA 30 s" in line
+
+
+def test_a_counting_step_shows_its_count():
+    p = Progress([("lower", 1)], stream=Terminal())
+    with p.step("lower", count=lambda: 12_345, unit="instructions traced"):
+        line = p._line()
+    p.close()
+    assert "12,345 instructions traced" in line and "ETA" not in line
+
+
+def test_a_memory_error_names_the_step():
+    import pytest
+
+    p = Progress([("resolve", 1)], stream=io.StringIO())
+    with pytest.raises(MemoryError) as e:
+        with p.step("resolve"):
+            raise MemoryError()
+    assert e.value.__notes__ == ["while: resolve"]

@@ -246,12 +246,14 @@ def test_select_reduce_and_range_select(rng):
                                          bound1=nl.load(b1), on_false_value=0.0))
         return sel, smax, rsel
 
-    sel, smax, rsel = run(kernel, x, pred, lo, hi)
+    sel, smax, rsel = run(kernel, x, pred, lo, hi, arch="trn2")  # range_select: NeuronCore-v3+
     want = np.where(pred != 0, x, -5.0)
     np.testing.assert_array_equal(sel, want)
     np.testing.assert_array_equal(smax, want.max(1, keepdims=True))
     j = np.arange(24)[None, :]
     np.testing.assert_array_equal(rsel, np.where((j >= lo) & (j < hi), x, 0.0))
+    with pytest.raises(nki.NKIError, match="RangeSelect: needs NeuronCore-v3 or later; trn1 is NeuronCore-v2"):
+        nki.trace(kernel, x, pred, lo, hi)
 
 
 def test_bn_stats_bn_aggr_and_reciprocal(rng):

@@ -1,4 +1,4 @@
-"""nki.simulate_kernel, nki.simulate, calling jit kernels, and nki.profile: kernels run on the
+"""nki.simulate_kernel, nki.simulate, calling jit kernels, and nki.profile_kernel: kernels run on the
 C++ tile-engine simulator (neuronxsim.sim)."""
 
 import json
@@ -82,7 +82,7 @@ def test_profile_of_the_tiled_matmul_reports_pe_utilisation_and_a_trace(tmp_path
     lhsT = rng.standard_normal((K, M)).astype(bf16)
     rhs = rng.standard_normal((K, N)).astype(bf16)
     trace_file = tmp_path / "matmul_tiled.json"
-    prof = nki.profile(tk.matmul_tiled, lhsT, rhs, trace_file=trace_file)
+    prof = nki.profile_kernel(tk.matmul_tiled, lhsT, rhs, trace_file=trace_file)
 
     out = prof.outputs["result"].astype(np.float32)
     ref = lhsT.astype(np.float32).T @ rhs.astype(np.float32)

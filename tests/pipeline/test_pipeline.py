@@ -94,3 +94,13 @@ def test_bad_arguments_are_refused():
         pipeline.run(None, until="check")
     with pytest.raises(Exception, match="arch 'trn9'"):
         pipeline.lower(layer.build_program(CFG), "trn9")
+
+
+def test_simulate_reports_its_progress(lowered):
+    resolved = pipeline.resolve(lowered)
+    calls = []
+    result = pipeline.simulate(resolved, None, mode="timing", on_progress=lambda done, total: calls.append((done, total)))
+    total = result.instruction_count
+    assert calls[-1] == (total, total)
+    assert all(t == total and 0 <= d <= total for d, t in calls)
+    assert [d for d, _ in calls] == sorted(d for d, _ in calls)

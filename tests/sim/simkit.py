@@ -18,6 +18,10 @@ def to_dtype(x, dtype: DType) -> np.ndarray:
     round to nearest even, saturate and map NaN to 0."""
     x = np.asarray(x, dtype=np.float32)
     nd = sim.dtype_to_numpy(dtype)
+    if dtype == DType.float32r:  # tfloat32: nearest-even at 10 mantissa bits (NaN stays NaN)
+        bits = x.view(np.uint32).astype(np.uint64)
+        rounded = ((bits + 0xFFF + ((bits >> 13) & 1)) & 0xFFFFE000).astype(np.uint32).view(np.float32)
+        return np.where(np.isnan(x), x, rounded)
     if dtype.name.startswith("float8"):
         top = float(ml_dtypes.finfo(nd).max)
         return np.where(np.isnan(x), x, np.clip(x, -top, top)).astype(nd)

@@ -73,6 +73,9 @@ class Storage:
 
 
 def _storage(dtype: DType) -> Storage:
+    if dtype == DType.float32r:  # tfloat32: fp32's exponent range, 10 mantissa bits
+        top = (2 - 2.0**-10) * 2.0**127
+        return Storage(dtype.name, False, 10, 2.0**-136, top, -top, False)
     nd = sim.dtype_to_numpy(dtype)
     if nd.kind in "iu":
         info = np.iinfo(nd)
@@ -579,6 +582,8 @@ class ProgramGenerator:
         self.boxes: list[tuple] = []       # (tensor, first partition, partitions, first col, cols) fully written
         self.all_boxes: list[tuple] = []   # every such box, for choosing the outputs
         self.accumulators = Bounds.exact(np.zeros(128), np.zeros(128))
+        self.vector_registers = Bounds.exact(np.zeros(128), np.zeros(128))  # DVE accumulation registers
+        self.vector_registers_set = np.zeros(128, bool)
         self.offsets: Optional[tuple[Tensor, list[int]]] = None  # dynamic-copy offsets and their values
         self.opcodes: set[str] = set()
         self.cases: set[str] = set()
@@ -847,10 +852,12 @@ class ProgramGenerator:
             "activation": 4.0, "read_accumulator": 0.7, "reciprocal": 0.6, "tensor_reduce": 1.5, "bn_stats": 0.8,
             "max8_family": 1.2, "select": 1.0, "select_reduce": 0.8, "copy_predicated": 0.8, "affine_select": 0.8,
             "stream_shuffle": 0.7, "stream_transpose": 0.7, "matmul": 3.0, "pe_transpose": 0.8, "dropout": 0.3,
-            "no_effect": 0.3,
+            "no_effect": 0.3, "scalar_tensor_tensor": 1.5, "tensor_scalar_reduce": 1.5, "partition_reduce": 0.7,
+            "local_gather": 0.6, "gather": 0.6, "sequence_bounds": 0.4, "random_bits": 0.8,
         }
         if self.arch == "trn2":
             f["range_select"] = 1.0
+            f["nonzero_with_count"] = 0.5
         return f
 
     def load(self, t: Optional[Tensor] = None, whole: bool = False) -> None:
@@ -888,9 +895,12 @@ class ProgramGenerator:
     def dma_move(self) -> None:
         """On-chip or DRAM-scratch DMA: reshaping copy with cast, add read-modify-write, 2-D
         transpose, or an indirect row gather."""
-        kind = self.choice(["copy", "copy", "copy", "add", "transpose", "gather", "gather", "scratch"])
+        kind = self.choice(["copy", "copy", "copy", "add", "transpose", "gather", "gather", "scatter", "scatter",
+                            "scratch"])
         if kind == "gather":
             return self.dma_gather()
+        if kind == "scatter":
+            return self.dma_scatter()
         if kind == "scratch":
             return self.dma_scratch_roundtrip()
         transpose = kind == "transpose"
@@ -977,19 +987,79 @@ class ProgramGenerator:
                 break
             dst = self.view_out(rows, per_row, compute=False, dtypes=dtypes, floats_only=tainted)
         dst = self.require(dst, "destination")
-        index_ap, index = self.gather_index(index, dst)
+        index_ap, index, mode = self.row_index(index, dst, rows_in, strict)
         src_values = src.tensor.read(src)  # after the index, which may have landed in the source
         inside = (index >= 0) & (index < rows_in)
         gathered = src_values.map(lambda a: a[np.where(inside, index, 0)])
         src_dtype = src.tensor.dtype
         result = gathered if src_dtype == dst.tensor.dtype else stored(gathered, dst.tensor.dtype)
         i = self.emit("DMA", [src, index_ap], [dst], queue=int(self.rng.integers(16)), oob_is_err=strict,
-                      indirect_dim=int(self.choice([-1, 0])))
+                      indirect_dim=int(self.choice([-1, 0])), mode=mode)
         if overlaps(src, dst):
             self.cases.add("indirect DMA, source in place")
         if overlaps(index_ap, dst):
             self.cases.add("indirect DMA, index in place")
         self.write(dst, result, i, where=inside[:, None])
+
+    def dma_scatter(self) -> None:
+        """IndirectSave: source row r lands in destination row index[r], in row order (a repeated
+        index: the last row stays, or with add they all add); out-of-range rows are skipped
+        (oob_is_err false) or there are none."""
+        add = self.chance(0.4)
+        src = self.require(self.view_in(None, int(self.rng.integers(1, 33)), "bounded" if add else "any",
+                                        compute=False), "source rows")
+        rows, per_row = src.shape
+        table_rows = int(self.rng.integers(1, 97))
+        strict = self.chance(0.4)
+        index = self.rng.integers(0, table_rows, size=rows)
+        if not strict:
+            index = np.where(self.rng.random(rows) < 0.2, self.choice([-1, table_rows, table_rows + 3]), index)
+        v = src.tensor.read(src)
+        dst = None
+        for _ in range(10):
+            dst = self.view_out(table_rows, per_row, compute=False, floats_only=bool(v.tainted().any()) or add)
+            if dst is not None and (not add or dst.tensor.written[dst.index()].all()):
+                break
+            dst = None
+        dst = self.require(dst, "destination table")
+        index_ap, index, mode = self.row_index(index, src, table_rows, strict)
+        inside = (index >= 0) & (index < table_rows)
+        values = dst.tensor.read(dst) if add else None
+        if add and not values.satisfies("bounded"):
+            raise Retry("a table whose values may differ without bound")
+        written = np.zeros(table_rows, bool)
+        rows_now = [None] * table_rows
+        source = src.tensor.read(src)  # after the index, which may have landed in the source
+        for r in np.flatnonzero(inside):
+            t = int(index[r])
+            row = source.map(lambda a: a[r:r + 1])
+            if add:
+                before = rows_now[t] if rows_now[t] is not None else values.map(lambda a: a[t:t + 1])
+                row = stored(alu_bounds(AluOp.add, before, row), dst.tensor.dtype)
+            elif src.tensor.dtype != dst.tensor.dtype:
+                row = stored(row, dst.tensor.dtype)
+            rows_now[t] = row
+            written[t] = True
+        if not written.any():
+            raise Retry("no row lands")
+        i = self.emit("IndirectSave", [src, index_ap], [dst], queue=int(self.rng.integers(16)), oob_is_err=strict,
+                      indirect_dim=int(self.choice([-1, 0])), dst_rmw_op=AluOp.add if add else AluOp.bypass, mode=mode)
+        filler = Bounds.exact(np.zeros((1, per_row)), np.zeros((1, per_row)))
+        result = stack_bounds([rows_now[t] if written[t] else filler for t in range(table_rows)], axis=0)
+        self.write(dst, result.map(lambda a: a.reshape(table_rows, per_row)), i, where=written[:, None])
+
+    def row_index(self, index: np.ndarray, direct: View, table_rows: int, strict: bool):
+        """(index operand, the indices it stands for, DMA mode): ``gather_index``'s, or now and
+        then (mode Dynamic) one run-time row offset v standing for v + r (all inside the table
+        when ``strict``)."""
+        rows = len(index)
+        if (strict and rows > table_rows) or not self.chance(0.25):
+            return (*self.gather_index(index, direct), DmaMode.Copy)
+        v = int(self.rng.integers(0, table_rows - rows + 1) if strict else
+                self.rng.integers(-2, max(1, table_rows - rows + 3)))
+        offset, _ = self.new_input([1, 1], self.choice([DType.int32, DType.int16]), values=[v])
+        self.cases.add("DMA at a run-time offset")
+        return offset.whole(), v + np.arange(rows), DmaMode.Dynamic
 
     def rows_over(self, src: View, rows: int) -> Optional[View]:
         """``rows`` rows of ``src``'s tensor sharing partitions with ``src``, in its columns moved by
@@ -1263,6 +1333,107 @@ class ProgramGenerator:
         out, result = self.out_for(d0.lanes, d0.elems, v)
         i = self.emit("TensorTensorScan", ins, [out], engine=Engine.DVE, op0=op0, op1=op1, initial=initial)
         self.write(out, result, i)
+
+    def scalar_tensor_tensor(self) -> None:
+        """out = op1(op0(data, scalar0), data1): a [P,1] scalar (or immediate) and two tiles."""
+        op0, rev0 = self.alu_op(allow_bitwise=False), self.chance(0.25)
+        op1, rev1 = self.alu_op(allow_bitwise=False), self.chance(0.25)
+        t_position = int(rev1)  # op0's result is op1's lhs unless reversed
+        need = stricter(operand_need(op0, int(rev0)), "exact" if alu_need(op1) == "exact" else "bounded")
+        if POLE_OPERAND.get(op1) == t_position:
+            need = "exact"
+        src = self.require(self.view_in(None, None, need), "data")
+        lanes = src.lanes
+        ins = [src]
+        data1 = self.require(self.view_in(lanes, src.elems, operand_need(op1, 1 - t_position),
+                                          spaces=("SB",) if src.tensor.space == "PSUM" else ("SB", "PSUM")), "data1")
+        ins.append(data1)
+        c0 = self.scalar_for(op0)
+        if self.chance(0.6):  # the scalar from a [P,1] input (or an immediate), else const0
+            s0, b0 = self.pointer(lanes, operand_need(op0, 1 - int(rev0)))
+            ins.append(s0)
+        else:
+            b0 = Bounds.of_values(np.full((lanes, 1), c0))
+        x = src.tensor.read(src)
+        t = self.apply_scalar(op0, rev0, x, broadcast(b0, x)[0])
+        d1 = data1.tensor.read(data1)
+        v = apply_alu(op1, d1, t) if rev1 else apply_alu(op1, t, d1)
+        out, result = self.out_for(lanes, src.elems, v)
+        i = self.emit("ScalarTensorTensor", ins, [out], engine=Engine.DVE, op0=op0, const0=c0, reverse0=rev0, op1=op1,
+                      reverse1=rev1)
+        self.write(out, result, i)
+
+    def tensor_scalar_reduce(self) -> None:
+        """y = op0(data, scalar0); reg = reduce_op(y[i], reg) along each lane from the identity, the
+        Vector Engine's register or a [P,1] input; out = y or the running reg (cumulative); the
+        register keeps reg and the optional second output gets it (negated or not)."""
+        cumulative = self.chance(0.4)
+        reduce_op = self.choice([AluOp.add, AluOp.mult, AluOp.max, AluOp.min] + ([AluOp.subtract] if cumulative else []))
+        op0, rev0 = self.alu_op(allow_bitwise=False), self.chance(0.25)
+        need = stricter(operand_need(op0, int(rev0)), "bounded")
+        if reduce_op == AluOp.mult:
+            need = "exact"  # a product of terms that may differ has no useful bound along a long lane
+        wide_ints = {DType.int32, DType.uint32, DType.int64, DType.uint64}
+        src = self.require(self.view_in(None, int(self.rng.integers(1, 33)), need,
+                                        dtypes=None if not cumulative else set(STORAGE) - wide_ints), "data")
+        lanes = src.lanes
+        ins = [src]
+        c0 = self.scalar_for(op0)
+        has_scalar = self.chance(0.6)
+        if has_scalar:
+            s0, b0 = self.pointer(lanes, operand_need(op0, 1 - int(rev0)))
+            ins.append(s0)
+        else:
+            b0 = Bounds.of_values(np.full((lanes, 1), c0))
+        x = src.tensor.read(src)
+        y = self.apply_scalar(op0, rev0, x, broadcast(b0, x)[0])
+        out = self.require(self.view_out(lanes, src.elems, floats_only=bool(y.tainted().any()) or cumulative,
+                                         dtypes=None if not cumulative else set(STORAGE) - wide_ints), "output")
+        registers = np.arange(lanes) + out.first_partition
+        acc = self.choice([AccumCmd.ZeroAccumulate, AccumCmd.ZeroAccumulate, AccumCmd.LoadAccumulate]
+                          + ([AccumCmd.Accumulate] * 2 if self.vector_registers_set[registers].all() else []))
+        first, initial, has_initial = 0, 0.0, False
+        if acc == AccumCmd.ZeroAccumulate and reduce_op in (AluOp.max, AluOp.min):
+            reg, first = y.map(lambda a: a[:, 0]), 1  # max(-inf, y0) is y0 (NaN too)
+        elif acc == AccumCmd.ZeroAccumulate:
+            reg = Bounds.of_values(np.full(lanes, 0.0 if reduce_op != AluOp.mult else 1.0))
+        elif acc == AccumCmd.LoadAccumulate and self.chance(0.3):
+            initial = self.scalar_for(AluOp.add)
+            reg = Bounds.of_values(np.full(lanes, initial))
+        elif acc == AccumCmd.LoadAccumulate:
+            init, reg = self.pointer(lanes, "bounded" if reduce_op != AluOp.mult else "exact")
+            ins.append(init)
+            has_initial = True
+            reg = reg.map(lambda a: a[:, 0])
+        else:
+            reg = self.vector_registers.map(lambda a: a[registers])
+            if reduce_op == AluOp.mult and not reg.satisfies("exact"):
+                raise Retry("a product from a register that may differ")
+        columns = [reg] if first else []
+        for k in range(first, src.elems):
+            reg = alu_bounds(reduce_op, y.map(lambda a: a[:, k]), reg)
+            columns.append(reg)
+        if not reg.satisfies("bounded"):
+            raise Retry("a reduction without a useful bound")
+        values = stack_bounds(columns, axis=1) if cumulative else y
+        result = stored(values, out.tensor.dtype)
+        outs = [out]
+        negate = self.chance(0.3)
+        if not cumulative and self.chance(0.6):
+            final = reg.map(lambda a: a[:, None])
+            if negate:
+                final = alu_bounds(AluOp.mult, final, Bounds.of_values(np.full(final.shape, -1.0)))
+            second, r2 = self.second_output(out, final)
+            outs.append(second)
+        i = self.emit("TensorScalarReduce", ins, outs, engine=Engine.DVE, op0=op0, const0=c0, reverse0=rev0,
+                      reduce_op=reduce_op, acc=acc, initial=initial, negate=negate, cumulative=cumulative,
+                      has_scalar_tensor=has_scalar, has_initial_tensor=has_initial)
+        self.write(out, result, i)
+        if len(outs) == 2:  # after outs[0]: where they share elements, outs[1]'s values remain
+            self.write(second, r2, i)
+        for f in dataclasses.fields(Bounds):
+            getattr(self.vector_registers, f.name)[registers] = getattr(reg, f.name)
+        self.vector_registers_set[registers] = True
 
     def reciprocal(self) -> None:
         src = self.require(self.view_in(None, None, "divisor"), "source")
@@ -1633,6 +1804,133 @@ class ProgramGenerator:
         i = self.emit("StreamTranspose", [src], [out], engine=Engine.DVE)
         self.write(out, result, i)
 
+    # ---- GpSimd ----
+
+    def index_tile(self, partitions: int, per_partition: int, values: np.ndarray, dtype: DType) -> View:
+        """A new SBUF tile of integer ``values`` ([partitions, per_partition], loaded by DMA)."""
+        src, _ = self.new_input([partitions, per_partition], dtype, values=values)
+        t = Tensor(self.b.sbuf(self.name("idx"), partitions, per_partition, dtype), dtype, "SB", partitions,
+                   per_partition)
+        view = View(t, 0, [[per_partition, partitions], [1, per_partition]])
+        i = self.emit("DMA", [src.whole()], [view], queue=int(self.rng.integers(16)))
+        self.write(view, src.values.map(lambda a: a.reshape(view.shape)), i)
+        return view
+
+    def partition_reduce(self) -> None:
+        """out[0, i] = op over the partitions of in[:, i] (GpSimd)."""
+        op = self.choice([AluOp.add, AluOp.add, AluOp.max, AluOp.bitwise_or, AluOp.bitwise_and])
+        src = self.require(self.view_in(None, None, "bounded" if op in (AluOp.add, AluOp.max) else "exact",
+                                        spaces=("SB",)), "data")
+        v = fold_bounds(op, src.tensor.read(src), axis=0).map(lambda a: a[None, :])
+        out, result = self.out_for(1, src.elems, v, spaces=("SB",))
+        i = self.emit("TensorPartitionReduce", [src], [out], engine=Engine.Pool, op=op)
+        self.write(out, result, i)
+
+    def local_gather(self) -> None:
+        """Per group of 16 partitions, element offsets read partition first; each partition gathers
+        num_elem_per_idx elements at each from its own lane (bytes copied)."""
+        lanes = int(self.choice([16, 32, 48, 64, 96, 128]))
+        e = int(self.choice([1, 1, 2, 4, 8, 16, 32]))
+        src = self.require(self.view_in(lanes, int(self.rng.integers(e, max(e, 48) + 1)), "any", spaces=("SB",),
+                                        broadcast=False), "source")
+        if (src.first_partition) % 16:
+            raise Retry("not on a GpSimd core")
+        cols = int(self.rng.integers(1, 4))
+        valid = int(self.rng.integers(1, 16 * cols + 1))
+        if valid * e > 160:
+            raise Retry("too many gathered elements")
+        cores = lanes // 16
+        index = self.rng.integers(0, src.elems - e + 1, size=(lanes, cols))
+        idx = self.index_tile(lanes, cols, index, DType.uint16)
+        out = self.require(self.view_out(lanes, valid * e, spaces=("SB",), dtypes=[src.tensor.dtype]), "output")
+        if out.first_partition % 16:
+            raise Retry("not on a GpSimd core")
+        flat = index.reshape(cores, 16, cols).transpose(0, 2, 1).reshape(cores, -1)[:, :valid]
+        columns = np.repeat((flat[:, :, None] + np.arange(e)).reshape(cores, -1), 16, axis=0)
+        v = src.tensor.read(src).map(lambda a: np.take_along_axis(a, columns, axis=1))
+        i = self.emit("LocalGather", [src, idx], [out], engine=Engine.Pool, num_elem_per_idx=e, num_valid_indices=valid)
+        self.write(out, v, i)
+
+    def gather(self) -> None:
+        """nc_n_gather: out[p, j] = data[p, indices[p, j]] (bytes copied)."""
+        src = self.require(self.view_in(None, None, "any", spaces=("SB",), broadcast=False), "data")
+        n = int(self.rng.integers(1, 33))
+        index = self.rng.integers(0, src.elems, size=(src.lanes, n))
+        idx = self.index_tile(src.lanes, n, index, self.choice([DType.uint32, DType.int32]))
+        out = self.require(self.view_out(src.lanes, n, spaces=("SB",), dtypes=[src.tensor.dtype]), "output")
+        v = src.tensor.read(src).map(lambda a: np.take_along_axis(a, index, axis=1))
+        i = self.emit("Gather", [src, idx], [out], engine=Engine.Pool)
+        self.write(out, v, i)
+
+    def sequence_bounds(self) -> None:
+        """Segment [start, end) of every element of one partition of ids (0: padding)."""
+        n = int(self.rng.integers(1, 40))
+        ids = np.sort(self.rng.integers(0, 6, size=n)) if self.chance(0.5) else self.rng.integers(0, 4, size=n)
+        dtype = self.choice([DType.int32, DType.float32])
+        src, _ = self.new_input([1, n], dtype, values=ids)
+        t = Tensor(self.b.sbuf(self.name("seg"), 1, n, dtype), dtype, "SB", 1, n)
+        view = View(t, 0, [[n, 1], [1, n]])
+        i = self.emit("DMA", [src.whole()], [view])
+        self.write(view, src.values.map(lambda a: a.reshape(1, n)), i)
+        start, end = np.zeros(n), np.zeros(n)
+        for k in range(n):
+            start[k] = n if ids[k] == 0 else (start[k - 1] if k and ids[k] == ids[k - 1] else k)
+        for k in reversed(range(n)):
+            end[k] = -1 if ids[k] == 0 else (end[k + 1] if k + 1 < n and ids[k] == ids[k + 1] else k + 1)
+        out = self.require(self.view_out(1, 2 * n, spaces=("SB",), dtypes=[DType.int32, DType.float32]), "output")
+        i = self.emit("SequenceBounds", [view], [out], engine=Engine.Pool)
+        self.write(out, Bounds.of_values(np.concatenate([start, end])[None, :]), i)
+
+    def nonzero_with_count(self) -> None:
+        """(trn2) on each GpSimd core's first partition: the non-zero indices + offset, padding, count."""
+        lanes = int(self.choice([16, 32, 64, 128, 1]))
+        src = self.require(self.view_in(lanes, None, "exact", spaces=("SB",), dtypes=[DType.float32, DType.int32]),
+                           "source")
+        if src.first_partition % 16:
+            raise Retry("not on a GpSimd core")
+        n = src.elems
+        out = self.require(self.view_out(lanes, n + 1, spaces=("SB",), dtypes=[DType.int32]), "output")
+        if out.first_partition % 16:
+            raise Retry("not on a GpSimd core")
+        offset, padding = int(self.rng.integers(-5, 100)), int(self.choice([-1, 0, 7]))
+        # indices, padding and counts: exact integers (which elements are non-zero, the executors
+        # decide from bit-identical inputs)
+        written = np.zeros((lanes, n + 1), bool)
+        written[::16] = True
+        top = max(abs(offset) + n, abs(padding), n)
+        i = self.emit("NonzeroWithCount", [src], [out], engine=Engine.Pool, index_offset=offset, padding_val=padding)
+        self.write(out, Bounds.exact(0.0, float(top), shape=(lanes, n + 1)), i, where=written)
+
+    def random_bits(self) -> None:
+        """The engines' generators: seed the Vector Engine's, set (trn2: GpSimd) states, draw bits
+        into integer tiles, read (GpSimd) states back; both executors step the same xorwow."""
+        pool = self.arch == "trn2" and self.chance(0.5)
+        engine = Engine.Pool if pool else Engine.DVE
+        kind = self.choice(["rand", "rand", "rand", "set", "get" if pool else "rand"])
+        if kind == "set" and not pool:  # set_rng_seed: one 32-bit seed
+            value = int(self.rng.integers(0, 2**32))
+            seed = self.index_tile(1, 1, np.array([[value]]), DType.uint32)
+            self.emit("SetRandState", [seed], [], engine=engine)
+            return
+        lanes = self.pick_lanes(128)
+        if kind == "set":
+            values = self.rng.integers(0, 2**32, size=(128, 6))
+            states = self.index_tile(128, 6, values, self.choice([DType.uint32, DType.int32]))
+            start = int(self.choice([s for s in allowed_starts(lanes) if s + lanes <= 128]))
+            self.emit("SetRandState", [View(states.tensor, start * 6, [[6, lanes], [1, 6]])], [], engine=engine)
+            return
+        if kind == "get":
+            out = self.require(self.view_out(lanes, 6, spaces=("SB",), dtypes=[DType.uint32, DType.int32],
+                                             shape=[6]), "states")
+            i = self.emit("GetRandState", [], [out], engine=engine)
+            self.write(out, Bounds.exact(0.0, 2.0**32, shape=out.shape), i)
+            return
+        dtypes = [DType.int8, DType.int16, DType.int32, DType.uint8, DType.uint16, DType.uint32]
+        out = self.require(self.view_out(lanes, int(self.rng.integers(1, 49)), spaces=("SB",) if pool else ("SB", "PSUM"),
+                                         dtypes=dtypes), "bits")
+        i = self.emit("Rand", [], [out], engine=engine)
+        self.write(out, Bounds.exact(0.0, 2.0**32, shape=out.shape), i)
+
     # ---- the PE array ----
 
     def pe_dtypes(self) -> set[DType]:
@@ -1866,14 +2164,16 @@ COVERED = {
     "TensorCopyDynamicSrc", "TensorCopyDynamicDst", "TensorReduce", "TensorScalar", "TensorScalarPtr", "TensorTensor",
     "TensorTensorScan", "BNStats", "BNStatsAggregate", "StreamShuffle", "StreamTranspose", "Iota",
     "TensorScalarAffineSelect", "RangeSelect", "Select", "SelectReduce", "CopyPredicated", "Dropout", "Max",
-    "MaxIndex", "MatchReplace", "Matmult", "DMA", "Load", "Save", "DMACopy",
+    "MaxIndex", "MatchReplace", "Matmult", "DMA", "Load", "Save", "DMACopy", "ScalarTensorTensor",
+    "TensorScalarReduce", "TensorPartitionReduce", "LocalGather", "Gather", "SequenceBounds", "NonzeroWithCount",
+    "Rand", "SetRandState", "GetRandState", "IndirectSave",
 }
 
 
 #: Cases the executors once disagreed on, which the contract now fixes: the programs must hold each.
 CASES = {
     "indirect DMA, source in place", "indirect DMA, index in place", "dynamic copy in place", "overlapping outputs",
-    "mod", "immediate of another dtype",
+    "mod", "immediate of another dtype", "DMA at a run-time offset",
 }
 
 
@@ -1885,5 +2185,5 @@ def test_the_programs_cover_every_instruction_class_and_arch():
         seen[program.arch] |= program.opcodes
         cases |= program.cases
     assert COVERED - (seen["trn1"] | seen["trn2"]) == set()
-    assert "RangeSelect" in seen["trn2"]
+    assert "RangeSelect" in seen["trn2"] and "NonzeroWithCount" in seen["trn2"]
     assert CASES - cases == set()

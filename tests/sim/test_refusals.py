@@ -231,7 +231,7 @@ def test_dtype_and_engine_combinations_the_hardware_lacks(case):
                             r"TensorTensor 'x': bit-vector op bitwise_and runs only on DVE"),
         "range_select_trn1": (lambda: b.add("RangeSelect", [b.tile(t), b.tile(t, elems=1), b.tile(t, elems=1)],
                                             [b.tile(t)], name="x"),
-                              r"RangeSelect 'x': range_select needs NeuronCore-v3 or later; this is trn1"),
+                              r"RangeSelect 'x': RangeSelect: needs NeuronCore-v3 or later; trn1 is NeuronCore-v2"),
         "act_reduce_max_trn1": (lambda: b.add("Activation", [b.tile(t)], [b.tile(t)], acc=AccumCmd.ZeroAccumulate,
                                               acc_op=AluOp.max, name="x"),
                                 r"Activation 'x': the trn1 Activation engine reduces with add only, not max"),

@@ -632,14 +632,14 @@ def test_nki_profile_in_timing_mode_gives_the_full_modes_timeline_without_numeri
         return out
 
     a = np.ones((128, 512), np.float32)
-    full = nki.profile(scale, a)
-    timed = nki.profile(scale, nt.tensor[[128, 512], nl.float32], mode="timing")
+    full = nki.profile_kernel(scale, a)
+    timed = nki.profile_kernel(scale, nt.tensor[[128, 512], nl.float32], mode="timing")
     assert timed.outputs == {} and full.outputs["out"].shape == (128, 512)
     assert np.array_equal(timed.instructions[["start_ns", "end_ns", "opcode"]],
                           full.instructions[["start_ns", "end_ns", "opcode"]])
     assert timed.total_ns == full.total_ns
     with pytest.raises(nki.NKIError, match="mode 'fast'"):
-        nki.profile(scale, a, mode="fast")
+        nki.profile_kernel(scale, a, mode="fast")
 
     @nki06.jit
     def scale06(a):
@@ -687,3 +687,14 @@ def test_v2_engines_share_sram_ports(arch):
     else:
         assert pool["start_ns"] == dve["start_ns"] == 0
         assert act_p["start_ns"] == 0
+
+
+def test_a_trace_that_cannot_be_written_names_the_file_and_the_reason(tmp_path):
+    b = ModuleBuilder()
+    _gemm_like(b)
+    r = sim.simulate(b.module, mode="timing")
+    with pytest.raises(SimulationError, match=r"writing trace file '/dev/full' failed \(No space left on device\)"):
+        r.write_trace("/dev/full")
+    with pytest.raises(SimulationError, match=r"cannot open trace file '.*/no/such/trace.json' for writing "
+                                              r"\(No such file or directory\)"):
+        r.write_trace(tmp_path / "no" / "such" / "trace.json")

@@ -12,6 +12,7 @@ import time
 
 import pytest
 
+import neuronxsim
 from neuronxsim.sweep import sweep
 from neuronxsim.sweep.results import ResultsFile, read_rows
 from neuronxsim.sweep.space import SweepError
@@ -19,22 +20,37 @@ from neuronxsim.sweep.trace_cache import TraceCache
 
 from sweep_testing import FAULTS, GRID, MATMUL, MATMUL06, SHAPES, statuses
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-
-def _cli(out, *extra):
+def _cli(out, *extra, kernel=MATMUL):
     grid = [f"--grid={k}={','.join(map(str, v))}" for k, v in GRID.items()]
-    return [sys.executable, "-m", "neuronxsim", "sweep", MATMUL, *grid, "--shapes", *SHAPES[0],
+    return [sys.executable, "-P", "-m", "neuronxsim", "sweep", kernel, *grid, "--shapes", *SHAPES[0],
             "--output", str(out), "--jobs", "2", *extra]
 
 
 def _env():
-    return dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    """The subprocess imports the neuronxsim these tests import (an in-place build or the installed
+    package), not the source tree, which has no compiled core under CI."""
+    package_root = os.path.dirname(os.path.dirname(neuronxsim.__file__))
+    return dict(os.environ, PYTHONPATH=package_root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+
+
+def _slow_matmul(tmp_path) -> str:
+    """The matmul kernel file, each trace a quarter second longer: on an idle machine the whole
+    sweep would otherwise finish between two looks at its results."""
+    path, _, name = MATMUL.rpartition(":")
+    with open(path) as f:
+        text = f.read()
+    signature = "def blocked_matmul(lhsT, rhs, TILES_IN_BLOCK_M=1, TILES_IN_BLOCK_N=1, TILES_IN_BLOCK_K=1):\n"
+    assert signature in text
+    slow = tmp_path / "slow_matmul.py"
+    slow.write_text("import time\n" + text.replace(signature, signature + "    time.sleep(0.25)\n"))
+    return f"{slow}:{name}"
 
 
 def test_resume_after_a_kill_gives_the_rows_of_an_uninterrupted_run(reference_rows, tmp_path):
     out = tmp_path / "killed"
-    proc = subprocess.Popen(_cli(out, "--quiet"), env=_env(), stderr=subprocess.PIPE)
+    kernel = _slow_matmul(tmp_path)
+    proc = subprocess.Popen(_cli(out, "--quiet", kernel=kernel), env=_env(), stderr=subprocess.PIPE)
     results = out / "results.jsonl"
     # Kill once three rows are written, however long a loaded machine takes to get there; the
     # bound only keeps a broken sweep from hanging the suite.
@@ -53,8 +69,8 @@ def test_resume_after_a_kill_gives_the_rows_of_an_uninterrupted_run(reference_ro
         f.write('{"params": {"TILES_IN_BLOCK_M": 1}, "sta')
 
     with pytest.raises(SweepError, match="--resume continues that sweep"):
-        sweep(MATMUL, GRID, SHAPES, output=str(out))
-    done = subprocess.run(_cli(out, "--resume", "--json"), env=_env(), capture_output=True,
+        sweep(kernel, GRID, SHAPES, output=str(out))
+    done = subprocess.run(_cli(out, "--resume", "--json", kernel=kernel), env=_env(), capture_output=True,
                           text=True)
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)

@@ -22,14 +22,17 @@ void gatedActivationsT(KernelBuilder& kb, const GatedMlpWeights& w, const Tile& 
   auto phase = kb.scope();
   const int64_t H = w.up.dim(0), I = w.up.dim(1), KT = ceilDiv(H, kPartitions), IT = ceilDiv(I, kPartitions);
   const int64_t pieceTiles = std::min(KT, kTilesPerPiece);
-  WeightStream uw(kb, kb.sbufPool("up_w", w.mm, {pieceTiles, kPartitions}, kWeightBufs));
-  WeightStream gw(kb, w.skipGate ? TilePool() : kb.sbufPool("gate_w", w.mm, {pieceTiles, kPartitions}, kWeightBufs));
-  for (int64_t i0 = 0; i0 < I; i0 += kPartitions) {
-    uw.plan(w.up, i0, std::min(kPartitions, I - i0));
-    if (!w.skipGate) gw.plan(w.gate, i0, std::min(kPartitions, I - i0));
-  }
+  const bool separateUp = w.upBias.location() && !w.skipGate;
+  const WeightLoads loads{pieceTiles, ceilDiv(KT, pieceTiles), kPartitions, I};
+  const int64_t actBytes = (separateUp ? 2 : 1) * 2 * kMaxMoving * dtypeSize(DType::float32);
+  const int64_t cols = weightColumns(kb, w.mm, loads, w.skipGate ? 1 : 2, weightBudget(kb, actBytes));
+  const int bufs = weightBufs(loads, cols, kWeightBufs);
+  WeightStream uw(kb, kb.sbufPool("up_w", w.mm, {pieceTiles, cols}, bufs));
+  WeightStream gw(kb, w.skipGate ? TilePool() : kb.sbufPool("gate_w", w.mm, {pieceTiles, cols}, bufs));
+  uw.plan({w.up}, 0, I, kPartitions);
+  if (!w.skipGate) gw.plan({w.gate}, 0, I, kPartitions);
   TilePool gs = kb.sbufPool("gate_act", DType::float32, {kMaxMoving}, 2);
-  TilePool us = w.upBias.location() && !w.skipGate ? kb.sbufPool("up", DType::float32, {kMaxMoving}, 2) : TilePool();
+  TilePool us = separateUp ? kb.sbufPool("up", DType::float32, {kMaxMoving}, 2) : TilePool();
   PsumPool gps = w.skipGate ? PsumPool() : kb.psumPool("gate_acc", 2);
   PsumPool ups = kb.psumPool("up_acc", 2);
   for (int64_t it = 0; it < IT; ++it) {
@@ -74,9 +77,13 @@ void downProjectAndStore(KernelBuilder& kb, const std::vector<DownTerm>& terms, 
   const int64_t I = terms.front().down.dim(0), H = terms.front().down.dim(1);
   const int64_t IT = ceilDiv(I, kPartitions), KT = ceilDiv(H, kPartitions), chunks = ceilDiv(tn, kPartitions);
   const DType outType = outRows.dtype();
-  WeightStream dw(kb, kb.sbufPool("down_w", mm, {std::min(IT, kTilesPerPiece), kPartitions}, kWeightBufs));
-  for (int64_t h0 = 0; h0 < H; h0 += kPartitions)
-    for (const auto& term : terms) dw.plan(term.down, h0, std::min(kPartitions, H - h0));
+  const int64_t pieceTiles = std::min(IT, kTilesPerPiece);
+  const WeightLoads loads{pieceTiles, static_cast<int64_t>(terms.size()) * ceilDiv(IT, pieceTiles), kPartitions, H};
+  const int64_t cols = weightColumns(kb, mm, loads, 1, weightBudget(kb, 4 * kMaxMoving * dtypeSize(outType)));
+  WeightStream dw(kb, kb.sbufPool("down_w", mm, {pieceTiles, cols}, weightBufs(loads, cols, kWeightBufs)));
+  std::vector<DramView> downs;
+  for (const auto& term : terms) downs.push_back(term.down);
+  dw.plan(downs, 0, H, kPartitions);
   TilePool oTs = kb.sbufPool("outT", outType, {kMaxMoving}, 2);
   TilePool os = kb.sbufPool("out", outType, {kMaxMoving / kPartitions, kPartitions}, 2);
   PsumPool acc = kb.psumPool("down_acc", 2);

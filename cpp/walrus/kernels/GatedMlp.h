@@ -3,7 +3,8 @@
 //   gatedActivationsT    hT[i, t] = act(Wg^T xT + bg)[i, t] * (Wu^T xT + bu)[i, t]
 //   downProjectAndStore  out[t, :] = sum over terms of (Wd^T hT)[:, t] (+ bd), per 128 output
 //                        columns: accumulated in one PSUM group, transposed back, stored
-// Weights stream through 3-deep pools of 8-row-tile pieces (one DMA each); the biases are
+// Weights stream in loads of 8 row tiles by as many columns as SBUF holds (Projection.h), one DMA
+// each, two column groups deep (else 3-deep pools of one projection's columns); the biases are
 // per-partition columns, free in the ACT evacuations.
 #pragma once
 

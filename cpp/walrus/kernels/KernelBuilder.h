@@ -111,6 +111,8 @@ class KernelBuilder {
   PsumPool psumPool(const std::string& name, int bufs, int banksPerBuf = 1);
   int psumBanks() const { return static_cast<int>(psum_.capacity() / psumBankBytes_); }
   int64_t sbufBytes() const { return sbuf_.capacity(); }
+  // SBUF bytes per partition not yet allocated (in this scope and the ones around it).
+  int64_t sbufFree() const { return sbuf_.capacity() - sbuf_.mark(); }
   int64_t psumBankBytes() const { return psumBankBytes_; }
   // The [128, 128] identity of `dtype` (built on first use: memset + affine_select).
   Tile identity(bir::DType dtype);

@@ -1,5 +1,10 @@
 // KLR file -> bir::Module, and what `klr_info` reports. See KernelFile.h and docs/klr-format.md.
-#include <fstream>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <unordered_set>
 
 #include "bir/Error.h"
@@ -267,16 +272,31 @@ std::unique_ptr<Module> decodeKernel(std::string_view bytes) {
 }
 
 std::string readFileBytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw KLRError(path + ": cannot open the file");
-  in.seekg(0, std::ios::end);
-  const std::streamoff size = in.tellg();
-  if (size < 0) throw KLRError(path + ": cannot read the file");
-  if (static_cast<uint64_t>(size) > kMaxFileBytes)
-    throw KLRError(path + ": the file is larger than 1 GiB");
-  std::string bytes(static_cast<size_t>(size), '\0');
-  in.seekg(0);
-  if (!in.read(bytes.data(), size)) throw KLRError(path + ": cannot read the file");
+  // Opened without blocking and checked once open: a named pipe, a device or a directory is
+  // refused by what it is, never waited on or read as if it were a file.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) throw KLRError(path + ": cannot open the file (" + std::strerror(errno) + ")");
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) throw KLRError(path + ": cannot read the file (" + std::strerror(errno) + ")");
+  if (S_ISDIR(st.st_mode)) throw KLRError(path + ": is a directory, not a file");
+  if (S_ISFIFO(st.st_mode)) throw KLRError(path + ": is a named pipe (FIFO), not a regular file");
+  if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) throw KLRError(path + ": is a device, not a regular file");
+  if (!S_ISREG(st.st_mode)) throw KLRError(path + ": is not a regular file");
+  if (static_cast<uint64_t>(st.st_size) > kMaxFileBytes) throw KLRError(path + ": the file is larger than 1 GiB");
+  std::string bytes(static_cast<size_t>(st.st_size), '\0');
+  size_t got = 0;
+  while (got < bytes.size()) {
+    const ssize_t n = ::read(fd, bytes.data() + got, bytes.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw KLRError(path + ": cannot read the file (" + std::strerror(errno) + ")");
+    if (n == 0) throw KLRError(path + ": the file ended after " + std::to_string(got) + " of " +
+                               std::to_string(bytes.size()) + " bytes while being read");
+    got += static_cast<size_t>(n);
+  }
   return bytes;
 }
 

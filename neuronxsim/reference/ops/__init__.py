@@ -10,15 +10,18 @@ from neuronxsim.reference.ops import (
     cross_partition,
     dma,
     elementwise,
+    gpsimd,
     index_ops,
     lane_ops,
     matmul,
     misc,
+    random,
 )
 from neuronxsim.reference.step import Step
 
 DISPATCH: dict[str, Callable[[Step], None]] = {}
-for _family in (activation, elementwise, lane_ops, index_ops, cross_partition, matmul, dma, misc):
+for _family in (activation, elementwise, lane_ops, index_ops, cross_partition, gpsimd, random, matmul, dma,
+                misc):
     assert not DISPATCH.keys() & _family.HANDLERS.keys(), "an opcode is handled twice"
     DISPATCH.update(_family.HANDLERS)
 

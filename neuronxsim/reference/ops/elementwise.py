@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from neuronxsim.reference.alu import apply
+from neuronxsim.reference.alu import BITWISE_OPS, apply
 from neuronxsim.reference.numbers import convert, int32_of
 from neuronxsim.reference.refusal import Refusal
 from neuronxsim.reference.step import Step
@@ -70,6 +70,19 @@ def tensor_tensor(step: Step) -> None:
     out.write(apply(step.inst.op, step.ins[0].read(*out.shape), step.ins[1].read(*out.shape)))
 
 
+def scalar_tensor_tensor(step: Step) -> None:
+    inst, out = step.inst, step.outs[0]
+    lanes, per_lane = out.shape
+    if step.ins[0].is_immediate or step.ins[1].is_immediate:
+        raise Refusal("the data operands of ScalarTensorTensor must be access patterns")
+    for op in (inst.op0, inst.op1):
+        if op.name in BITWISE_OPS:
+            raise Refusal(f"bit-vector op {op.name} (ScalarTensorTensor takes arithmetic ops)")
+    scalar0 = step.ins[2].read_pointer(lanes) if len(step.ins) == 3 else np.float32(inst.const0)
+    t = apply(inst.op0, step.ins[0].read(lanes, per_lane), scalar0, inst.reverse0)
+    out.write(apply(inst.op1, t, step.ins[1].read(lanes, per_lane), inst.reverse1))
+
+
 def select(step: Step) -> None:
     out = step.outs[0]
     predicate, on_true, on_false = (operand.read(*out.shape) for operand in step.ins)
@@ -104,6 +117,7 @@ HANDLERS = {
     "TensorScalar": tensor_scalar,
     "TensorScalarPtr": tensor_scalar_ptr,
     "TensorTensor": tensor_tensor,
+    "ScalarTensorTensor": scalar_tensor_tensor,
     "Select": select,
     "CopyPredicated": copy_predicated,
     "Dropout": dropout,

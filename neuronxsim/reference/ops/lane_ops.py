@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from neuronxsim.reference.alu import apply, fold
+from neuronxsim.reference.alu import BITWISE_OPS, apply, fold
 from neuronxsim.reference.refusal import Refusal
 from neuronxsim.reference.step import Step
 
@@ -47,6 +47,63 @@ def tensor_tensor_scan(step: Step) -> None:
         r = apply(inst.op1, apply(inst.op0, data0[:, i], r), data1[:, i])
         result[:, i] = r
     out.write(result)
+
+
+#: The register value a reset starts from: the reduce op's identity
+_FOLD_IDENTITY = {"add": 0.0, "subtract": 0.0, "mult": 1.0, "max": -np.inf, "min": np.inf}
+
+
+def tensor_scalar_reduce(step: Step) -> None:
+    """y = op0(data, scalar0); the vector accumulation register reg = reduce_op(y[i], reg) along the
+    lane from the identity, the register or ins[2]; out = y or (cumulative) the running reg."""
+    inst, out = step.inst, step.outs[0]
+    lanes, per_lane = out.shape
+    if step.ins[0].is_immediate:
+        raise Refusal("ins[0] (data) must be an access pattern")
+    if inst.op0.name in BITWISE_OPS:
+        raise Refusal(f"bit-vector op {inst.op0.name} (op0 must be arithmetic)")
+    reducible = {"add", "mult", "max", "min"} | ({"subtract"} if inst.cumulative else set())
+    if inst.reduce_op.name not in reducible:
+        raise Refusal(f"reduce_op {inst.reduce_op.name} cannot reduce here")
+    command = inst.acc.name
+    if command not in ("ZeroAccumulate", "Accumulate", "LoadAccumulate"):
+        raise Refusal(f"accumulate command {command}")
+    if inst.has_initial_tensor and command != "LoadAccumulate":
+        raise Refusal(f"an initial register value with accumulate command {command}")
+    if len(step.ins) != 1 + inst.has_scalar_tensor + inst.has_initial_tensor:
+        raise Refusal(f"has_scalar_tensor={inst.has_scalar_tensor} and has_initial_tensor="
+                      f"{inst.has_initial_tensor} need {1 + inst.has_scalar_tensor + inst.has_initial_tensor} "
+                      f"inputs, got {len(step.ins)}")
+    if inst.cumulative and len(step.outs) == 2:
+        raise Refusal("a cumulative reduction has one output")
+    if inst.cumulative and any(o.dtype.kind in "iu" and o.dtype.itemsize >= 4 for o in (step.ins[0], out)):
+        raise Refusal("a cumulative reduction takes no 32- or 64-bit integer data")
+    scalar0 = step.ins[1].read_pointer(lanes) if inst.has_scalar_tensor else np.float32(inst.const0)
+    y = apply(inst.op0, step.ins[0].read(lanes, per_lane), scalar0, inst.reverse0)
+    y = np.broadcast_to(y, (lanes, per_lane))  # (a unary op of the reversed scalar is one column)
+    registers = out.absolute_partitions()
+    machine = step.machine
+    if command == "ZeroAccumulate":
+        reg = np.full(lanes, _FOLD_IDENTITY[inst.reduce_op.name], dtype=np.float32)
+    elif command == "LoadAccumulate":
+        reg = (step.ins[-1].read_pointer(lanes)[:, 0] if inst.has_initial_tensor
+               else np.full(lanes, inst.initial, dtype=np.float32))
+    else:
+        unset = ~machine.vector_accumulators_set[registers]
+        if unset.any():
+            raise Refusal(f"reads the vector accumulation register of partition "
+                          f"{int(registers[np.argmax(unset)])}, which no instruction has set")
+        reg = machine.vector_accumulators[registers].copy()
+    running = np.empty((lanes, per_lane), dtype=np.float32)
+    for i in range(per_lane):  # sequential along the lane, vectorised across lanes
+        reg = apply(inst.reduce_op, y[:, i], reg)
+        running[:, i] = reg
+    out.write(running if inst.cumulative else y)
+    machine.vector_accumulators[registers] = reg
+    machine.vector_accumulators_set[registers] = True
+    if len(step.outs) == 2:
+        step.outs[1].expect(lanes, 1)
+        step.outs[1].write((-reg if inst.negate else reg)[:, None])
 
 
 def _stats(group: np.ndarray) -> list[np.ndarray]:
@@ -153,6 +210,7 @@ def select_reduce(step: Step) -> None:
 HANDLERS = {
     "TensorReduce": tensor_reduce,
     "TensorTensorScan": tensor_tensor_scan,
+    "TensorScalarReduce": tensor_scalar_reduce,
     "BNStats": bn_stats,
     "BNStatsAggregate": bn_stats_aggregate,
     "Max": max8,

@@ -209,12 +209,14 @@ class MlpTkg {
 
   void gateUp(const Tile& xT, const Tile& hT, int64_t tn) {
     auto phase = kb_.scope();
-    WeightStream uw(kb_, kb_.sbufPool("up_w", s_.mm, {kPieceTiles, kMaxMoving}, kBufs));
-    WeightStream gw(kb_, s_.skipGate ? TilePool() : kb_.sbufPool("gate_w", s_.mm, {kPieceTiles, kMaxMoving}, kBufs));
-    for (int64_t i0 = 0; i0 < s_.I; i0 += kMaxMoving) {
-      uw.plan(s_.up, i0, std::min(kMaxMoving, s_.I - i0));
-      if (!s_.skipGate) gw.plan(s_.gate, i0, std::min(kMaxMoving, s_.I - i0));
-    }
+    const WeightLoads loads{kPieceTiles, ceilDiv(KT_, kPieceTiles), kMaxMoving, s_.I};
+    const int64_t reserved = 4 * kMaxMoving * dtypeSize(DType::float32) + s_.I * dtypeSize(s_.mm);  // tmp, h
+    const int64_t cols = weightColumns(kb_, s_.mm, loads, s_.skipGate ? 1 : 2, weightBudget(kb_, reserved));
+    const int bufs = weightBufs(loads, cols, kBufs);
+    WeightStream uw(kb_, kb_.sbufPool("up_w", s_.mm, {kPieceTiles, cols}, bufs));
+    WeightStream gw(kb_, s_.skipGate ? TilePool() : kb_.sbufPool("gate_w", s_.mm, {kPieceTiles, cols}, bufs));
+    uw.plan({s_.up}, 0, s_.I, kMaxMoving);
+    if (!s_.skipGate) gw.plan({s_.gate}, 0, s_.I, kMaxMoving);
     TilePool tmp = kb_.sbufPool("act_tmp", DType::float32, {kMaxMoving}, 4);
     const Tile h = kb_.sbufTile("h", s_.mm, {s_.I});
     PsumPool gps = kb_.psumPool("gate_acc", 2);
@@ -255,8 +257,10 @@ class MlpTkg {
 
   void down(const Tile& hT, const DramView& outRows, int64_t t0, int64_t tn) {
     auto phase = kb_.scope();
-    WeightStream dw(kb_, kb_.sbufPool("down_w", s_.mm, {kPieceTiles, kMaxMoving}, kBufs));
-    for (int64_t c0 = 0; c0 < s_.H; c0 += kMaxMoving) dw.plan(s_.down, c0, std::min(kMaxMoving, s_.H - c0));
+    const WeightLoads loads{kPieceTiles, ceilDiv(IT_, kPieceTiles), kMaxMoving, s_.H};
+    const int64_t cols = weightColumns(kb_, s_.mm, loads, 1, weightBudget(kb_, 3 * kMaxMoving * dtypeSize(s_.out.dtype())));
+    WeightStream dw(kb_, kb_.sbufPool("down_w", s_.mm, {kPieceTiles, cols}, weightBufs(loads, cols, kBufs)));
+    dw.plan({s_.down}, 0, s_.H, kMaxMoving);
     TilePool os = kb_.sbufPool("out", s_.out.dtype(), {kMaxMoving}, 3);
     PsumPool acc = kb_.psumPool("down_acc", 2);
     EvacuationEngines evac;

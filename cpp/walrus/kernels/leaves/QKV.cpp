@@ -141,8 +141,11 @@ void runCte(KernelBuilder& kb, const QkvSpec& s, TokenPrologue& prologue, const 
     prologue.transposedTokens(rows, xT, 0, t0, tn);
     auto phase = kb.scope();
     auto sec = kb.section("qkv_proj");
-    WeightStream w(kb, kb.sbufPool("qkv_w", s.mm, {std::min(KT, kTilesPerPiece), kPartitions}, kWeightBufs));
-    for (int64_t c0 = 0; c0 < s.I; c0 += kPartitions) w.plan(s.weights, c0, std::min(kPartitions, s.I - c0));
+    const int64_t pieceTiles = std::min(KT, kTilesPerPiece);
+    const WeightLoads loads{pieceTiles, ceilDiv(KT, pieceTiles), kPartitions, s.I};
+    const int64_t cols = weightColumns(kb, s.mm, loads, 1, weightBudget(kb, 4 * kMaxMoving * dtypeSize(s.out.dtype())));
+    WeightStream w(kb, kb.sbufPool("qkv_w", s.mm, {pieceTiles, cols}, weightBufs(loads, cols, kWeightBufs)));
+    w.plan({s.weights}, 0, s.I, kPartitions);
     TilePool outT = kb.sbufPool("qkvT", s.out.dtype(), {kMaxMoving}, 2);
     TilePool outRows = kb.sbufPool("qkv", s.out.dtype(), {kMaxMoving / kPartitions, kPartitions}, 2);
     PsumPool acc = kb.psumPool("acc", 2);
@@ -181,8 +184,10 @@ void runTkg(KernelBuilder& kb, const QkvSpec& s, TokenPrologue& prologue, const 
     const Tile xT = kb.sbufTile("xT", s.mm, {KT, kPartitions});
     prologue.transposedTokens(rows, xT, 0, t0, tn);
     auto sec = kb.section("qkv_proj");
-    WeightStream w(kb, kb.sbufPool("qkv_w", s.mm, {4, kMaxMoving}, 4));
-    for (int64_t c0 = 0; c0 < s.I; c0 += kMaxMoving) w.plan(s.weights, c0, std::min(kMaxMoving, s.I - c0));
+    const WeightLoads loads{4, ceilDiv(KT, 4), kMaxMoving, s.I};
+    const int64_t cols = weightColumns(kb, s.mm, loads, 1, weightBudget(kb, 3 * kMaxMoving * dtypeSize(s.out.dtype())));
+    WeightStream w(kb, kb.sbufPool("qkv_w", s.mm, {4, cols}, weightBufs(loads, cols, 4)));
+    w.plan({s.weights}, 0, s.I, kMaxMoving);
     TilePool os = kb.sbufPool("qkv", s.out.dtype(), {kMaxMoving}, 3);
     PsumPool acc = kb.psumPool("acc", 2);
     EvacuationEngines evac;

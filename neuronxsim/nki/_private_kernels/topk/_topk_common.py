@@ -51,7 +51,7 @@ def row_tiles(rows: int, per_tile: int = PMAX):
 def _replace(work, data, values, indices):
     """``nc_match_replace8`` of ``work``: into a new tile the first time (``work is data``, which
     the caller keeps), in place after that, so a long row needs two tiles, not one per round."""
-    replaced = nisa.nc_match_replace8(work, values, REPLACED, dst_idx=indices)
+    replaced = nisa.nc_match_replace8(data=work, vals=values, imm=REPLACED, dst_idx=indices)
     if work is data:
         return replaced
     work[...] = replaced
@@ -64,7 +64,7 @@ def scan(data, rounds: int, values, indices=None):
     work = data
     for r in range(rounds):
         top = slice(r * GROUP, (r + 1) * GROUP)
-        values[:, top] = nisa.max8(work)
+        values[:, top] = nisa.max8(src=work)
         if indices is not None or r + 1 < rounds:
             work = _replace(work, data, values[:, top], None if indices is None else indices[:, top])
 

@@ -253,10 +253,11 @@ def access_from_json(j, tensors: dict, where: str) -> Access:
     """Rebuilds an access from its JSON object; ``tensors`` maps names to program tensors."""
     if not isinstance(j, dict):
         raise CodegenError(f"{where}: expected an access object, got {j!r}")
-    cls = ACCESS_KINDS.get(j.get("access"))
+    kind, name = j.get("access"), j.get("tensor")  # strings, or anything JSON holds
+    cls = ACCESS_KINDS.get(kind) if isinstance(kind, str) else None
     if cls is None:
         raise CodegenError(f"{where}.access: expected one of {', '.join(ACCESS_KINDS)}, got {j.get('access')!r}")
-    tensor = tensors.get(j.get("tensor"))
+    tensor = tensors.get(name) if isinstance(name, str) else None
     if tensor is None:
         raise CodegenError(f"{where}.tensor: {j.get('tensor')!r} is not a tensor of the program")
     fields = {k: v for k, v in j.items() if k not in ("access", "tensor")}

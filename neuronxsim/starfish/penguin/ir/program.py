@@ -35,6 +35,9 @@ from .tensor import Tensor
 FORMAT = "neuronxsim-penguin"
 VERSION = 1
 
+#: The longest message a refused program file gets (they quote what they found, which can be large).
+MAX_MESSAGE = 600
+
 #: Every macro class by its JSON ``op``.
 MACRO_CLASSES = {cls.__name__: cls for cls in (
     MLPKernel, NormQKV, RMSNormQuantKernel, AttentionMMSoftmaxMM, BackwardsAttention, BIRKernel,
@@ -143,20 +146,39 @@ class Program:
         return program
 
     @classmethod
-    def loads(cls, text: str) -> "Program":
+    def loads(cls, text: Union[str, bytes]) -> "Program":
+        if isinstance(text, bytes):
+            try:
+                text = text.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise CodegenError(f"not UTF-8 text (byte {e.start} is 0x{text[e.start]:02x})") from None
         try:
             j = json.loads(text)
         except json.JSONDecodeError as e:
             raise CodegenError(f"not JSON: {e}") from None
-        return cls.from_json(j)
+        except RecursionError:
+            raise CodegenError("not a Penguin program: the JSON is nested too deeply") from None
+        except ValueError as e:  # an integer of more digits than Python converts
+            raise CodegenError(f"not a Penguin program: {str(e).split(';')[0]}") from None
+        try:
+            return cls.from_json(j)
+        except RecursionError:
+            raise CodegenError("not a Penguin program: a value is nested too deeply") from None
+        except CodegenError as e:  # messages quote what they got: keep a quote of a large value short
+            message = str(e)
+            if len(message) <= MAX_MESSAGE:
+                raise
+            cut = MAX_MESSAGE - 40
+            raise CodegenError(f"{message[:cut]}... ({len(message) - cut} more characters)") from None
 
     @classmethod
     def load(cls, path: Union[str, os.PathLike]) -> "Program":
-        with open(path, encoding="utf-8") as f:
-            try:
-                return cls.loads(f.read())
-            except CodegenError as e:
-                raise CodegenError(f"{os.fspath(path)}: {e}") from None
+        with open(path, "rb") as f:
+            data = f.read()
+        try:
+            return cls.loads(data)
+        except CodegenError as e:
+            raise CodegenError(f"{os.fspath(path)}: {e}") from None
 
     def __repr__(self) -> str:
         return f"<Program '{self.name}': {len(self.tensors)} tensors, {len(self.insts)} insts>"
@@ -165,7 +187,7 @@ class Program:
 def _inst_from_json(j, tensors, where: str) -> MacroInst:
     if not isinstance(j, dict) or set(j) - {"op", "name", "srcs", "dsts", "attrs"}:
         raise CodegenError(f"{where}: expected {{op, name?, srcs, dsts, attrs}}, got {j!r}")
-    cls = MACRO_CLASSES.get(j.get("op"))
+    cls = MACRO_CLASSES.get(j.get("op")) if isinstance(j.get("op"), str) else None
     if cls is None:
         raise CodegenError(f"{where}.op: {j.get('op')!r}; expected one of {', '.join(MACRO_CLASSES)}")
     sides = {}

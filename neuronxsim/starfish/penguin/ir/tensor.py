@@ -33,8 +33,9 @@ def check_shape(shape, what: str) -> Tuple[int, ...]:
     if isinstance(shape, (str, bytes)) or not hasattr(shape, "__iter__"):
         raise CodegenError(f"{what}: expected a list of positive ints, got {shape!r}")
     dims = tuple(shape)
-    if not dims or not all(isinstance(d, int) and not isinstance(d, bool) and d > 0 for d in dims):
-        raise CodegenError(f"{what}: expected a non-empty list of positive ints, got {list(dims)!r}")
+    if not dims or not all(isinstance(d, int) and not isinstance(d, bool) and 0 < d < 2**63 for d in dims):
+        shown = repr(list(dims[:8]))[:-1] + (", ...]" if len(dims) > 8 else "]")
+        raise CodegenError(f"{what}: expected a non-empty list of positive ints (64-bit), got {shown[:200]}")
     return dims
 
 
@@ -58,12 +59,12 @@ class Tensor:
             raise CodegenError(f"Tensor name: expected a non-empty str, got {self.name!r}")
         object.__setattr__(self, "shape", check_shape(self.shape, f"Tensor '{self.name}' shape"))
         dtype = self.dtype.name if isinstance(self.dtype, DType) else self.dtype
-        if dtype not in DType.__members__ or dtype not in _NUMPY_DTYPES:
+        if not isinstance(dtype, str) or dtype not in DType.__members__ or dtype not in _NUMPY_DTYPES:
             raise CodegenError(
                 f"Tensor '{self.name}' dtype: expected a BIR dtype name ({', '.join(_NUMPY_DTYPES)}), "
                 f"got {self.dtype!r}")
         object.__setattr__(self, "dtype", dtype)
-        if self.kind not in TENSOR_KINDS:
+        if not isinstance(self.kind, str) or self.kind not in TENSOR_KINDS:
             raise CodegenError(
                 f"Tensor '{self.name}' kind: expected one of {', '.join(TENSOR_KINDS)}, got {self.kind!r}")
 

@@ -1,0 +1,161 @@
+"""From the record to BIR: the passes a traced NeuronCore goes through, in order.
+
+A pass is a small class with ``run(program)``; :data:`PIPELINE` is the flat list of them. Each
+reads what the record and the passes before it left in the :class:`Program` and adds its own
+answer; none changes the record (a pass that changes an op puts a new one in ``program.ops``):
+
+1. :class:`ZeroElision` drops the ``nl.zeros`` memsets whose zeros nothing reads;
+2. :class:`Redirects` makes the ops that ``dst[...] = expr`` redirected write ``dst``, and puts
+   the copies of redirected temporaries that were needed after all right after their ops;
+3. :class:`MatmulGroups` clears the start / stop flags of matmuls that joined an accumulation
+   group;
+4. :class:`Liveness` finds each storage's live range (first and last instruction using it);
+5. :class:`~neuronxsim.nki.allocator.Allocation` places SBUF and PSUM storages by live range;
+6. :class:`~neuronxsim.nki.emit.Emission` writes the function's tensors and instructions.
+
+Later passes slot in by position: a scheduler that reorders the instructions of independent
+``affine_range`` iterations (every op carries its loop iteration, see
+:class:`~neuronxsim.nki.record.LoopIteration`) goes before :class:`Liveness`; an allocator that
+spills instead of refusing replaces :class:`~neuronxsim.nki.allocator.Allocation`, adding its
+transfers to ``program.ops`` before the live ranges it uses are recomputed.
+"""
+
+from __future__ import annotations
+
+from .allocator import Allocation
+from .emit import Emission
+from .record import CoreRecord, Op
+
+
+class Program:
+    """One NeuronCore's trace on its way through the passes.
+
+    ``record``: the :class:`~neuronxsim.nki.record.CoreRecord` (read only); ``arch``: "trn1" or
+    "trn2"; ``sbuf_bytes``: SBUF bytes per partition; ``outputs``: the storages the kernel
+    returns; ``module``: the ``bir.Module`` the function goes into. What the passes add:
+    ``ops`` (the instructions in order, starting as the record's), ``first_use`` / ``last_use``
+    (per storage ``sid``, the indices in ``ops`` of the first and last instruction using it, -1
+    if none: :class:`Liveness`), ``addr`` and ``peak_bytes`` (per ``sid`` and per space:
+    allocation), ``function`` (emission)."""
+
+    def __init__(self, record: CoreRecord, arch: str, sbuf_bytes: int, outputs: list, module):
+        self.record = record
+        self.arch = arch
+        self.sbuf_bytes = sbuf_bytes
+        self.outputs = outputs
+        self.module = module
+        self.ops: list[Op] = record.ops
+        self.first_use: list[int] = []
+        self.last_use: list[int] = []
+        self.addr: list = []
+        self.peak_bytes: dict = {}
+        self.function = None
+
+
+class Pass:
+    """A stage of the pipeline: ``name`` (for errors and timings) and ``run(program)``.
+    (:class:`~neuronxsim.nki.allocator.Allocation` and :class:`~neuronxsim.nki.emit.Emission`
+    live beside what they do and have the same two members.)"""
+
+    name = ""
+
+    def run(self, program: Program) -> None:
+        raise NotImplementedError
+
+
+class ZeroElision(Pass):
+    """Drops the ``zero_fill`` memsets of ``nl.zeros`` whose zeros nothing needs (the record's
+    ``zeros_needed``)."""
+
+    name = "zero-elision"
+
+    def run(self, program: Program) -> None:
+        needed = program.record.zeros_needed
+        program.ops = [op for op in program.ops if not op.zero_fill or op.index in needed]
+
+
+class Redirects(Pass):
+    """Applies the record's ``redirects`` (the last one of an op wins) and ``copies`` (each
+    right after its op; a later copy goes before an earlier one, as it was placed right after
+    the op when it was made)."""
+
+    name = "redirects"
+
+    def run(self, program: Program) -> None:
+        record = program.record
+        if not record.redirects and not record.copies:
+            return
+        outputs = dict(record.redirects)
+        copies: dict[int, list[Op]] = {}
+        for index, copy in record.copies:
+            copies.setdefault(index, []).insert(0, copy)
+        ops = []
+        for op in program.ops:
+            acc = outputs.get(op.index)
+            if acc is not None:
+                op = op.replaced(outs=[acc] + op.outs[1:])
+            ops.append(op)
+            after = copies.get(op.index)
+            if after is not None:
+                ops += after
+        program.ops = ops
+
+
+class MatmulGroups(Pass):
+    """Applies the record's ``matmul_joins``: the earlier matmul of a join does not stop its
+    accumulation group (``stop_tensor_calc``), the later does not start one
+    (``start_tensor_calc``); every matmul was recorded doing both."""
+
+    name = "matmul-groups"
+
+    def run(self, program: Program) -> None:
+        joins = program.record.matmul_joins
+        if not joins:
+            return
+        continued = {earlier for earlier, _ in joins}
+        joined = {later for _, later in joins}
+        ops = []
+        for op in program.ops:
+            index = op.index
+            if index in continued or index in joined:
+                fields = dict(op.fields)
+                if index in continued:
+                    fields["stop_tensor_calc"] = False
+                if index in joined:
+                    fields["start_tensor_calc"] = False
+                op = op.replaced(fields=fields)
+            ops.append(op)
+        program.ops = ops
+
+
+class Liveness(Pass):
+    """Each storage's live range: the positions in ``program.ops`` of the first and the last
+    instruction that reads or writes it (-1 for a storage no instruction touches)."""
+
+    name = "liveness"
+
+    def run(self, program: Program) -> None:
+        n = len(program.record.storages)
+        first, last = [-1] * n, [-1] * n
+        for index, op in enumerate(program.ops):
+            for operands in (op[4], op[5]):  # (ins, outs)
+                for acc in operands:
+                    sid = acc[0]  # (acc.sid)
+                    if first[sid] < 0:
+                        first[sid] = index
+                    last[sid] = index
+        program.first_use, program.last_use = first, last
+
+
+#: The passes of every trace, in order (see the module docstring).
+PIPELINE = (ZeroElision(), Redirects(), MatmulGroups(), Liveness(), Allocation(), Emission())
+
+
+def run_pipeline(program: Program, pipeline=PIPELINE) -> Program:
+    for stage in pipeline:
+        stage.run(program)
+    return program
+
+
+__all__ = ["Program", "Pass", "ZeroElision", "Redirects", "MatmulGroups", "Liveness",
+           "PIPELINE", "run_pipeline"]

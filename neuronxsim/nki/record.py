@@ -1,0 +1,211 @@
+"""The record of a trace: what the kernel's Python did, appended in order and never edited.
+
+Per NeuronCore, a :class:`CoreRecord` holds
+
+* ``ops``: one :class:`Op` per ISA instruction the kernel's ``nl`` / ``nisa`` calls asked for,
+  in program order, each with its :class:`Access` operands, its BIR fields, its kernel source
+  line and the loop iteration that recorded it (:class:`LoopIteration`);
+* ``storages``: every memory object the kernel created (``Storage.sid`` is the position here);
+* the *facts* the trace learned about earlier ops after recording them, each appended when
+  learned (the passes of :mod:`.passes` apply them, in this order):
+
+  - ``zeros_needed``: the ``nl.zeros`` memsets (ops recorded with ``zero_fill``) whose zeros
+    something reads; the others are dead (a full overwrite or matmuls replaced every zero);
+  - ``redirects``: ``(op index, access)``: ``dst[...] = expr`` made the op that computed ``expr``
+    write ``access`` (in ``dst``) instead of its temporary; a later entry for the same op wins;
+  - ``copies``: ``(op index, copy op)``: a redirected temporary was needed after all (read after
+    ``dst`` changed, or written), so a copy ``dst -> temporary`` runs right after that op;
+  - ``matmul_joins``: ``(earlier op index, op index)``: a matmul joined the accumulation group
+    of an earlier one (the earlier does not stop the group, the later does not start one).
+
+Nothing here knows addresses or live ranges: those are the passes' answers.
+"""
+
+from __future__ import annotations
+
+import operator
+
+from neuronxsim import bir
+
+
+class Access(tuple):
+    """An operand: ``pairs`` ``[(step, num), ...]`` (partition pair first) from element ``offset``
+    of ``storage`` (for on-chip storages, element ``partition * row + column``); made by
+    :func:`new_access` and never changed.
+
+    It is the plain record the emission hands libBIR as it is: the tuple ``(storage sid,
+    offset, pairs, storage)``, of which C++ reads the first three."""
+
+    __slots__ = ()
+
+    sid = property(operator.itemgetter(0), doc="the storage's position in its core's list")
+    offset = property(operator.itemgetter(1))
+    pairs = property(operator.itemgetter(2))
+    storage = property(operator.itemgetter(3))
+
+    @property
+    def partitions(self) -> int:
+        return self[2][0][1]
+
+    @property
+    def free_size(self) -> int:
+        n = 1
+        for _, num in self[2][1:]:
+            n *= num
+        return n
+
+    def key(self) -> tuple:
+        return (self[1], tuple(self[2]))
+
+
+_new_tuple = tuple.__new__
+
+
+def new_access(storage, offset: int, pairs: list) -> Access:
+    return _new_tuple(Access, (storage.sid, offset, pairs, storage))
+
+
+class Op(tuple):
+    """One ISA instruction of the record: ``opcode`` (a ``bir.InstructionType``), ``engine``,
+    ``ins``/``outs`` (:class:`Access` operands), ``fields`` (the node's fields by their BIR
+    names, or None), ``loc`` (the kernel line), ``loop`` (the :class:`LoopIteration` being
+    traced, None outside loops), ``index`` (position in the record; -1 for a copy of
+    :attr:`CoreRecord.copies`), ``out_box`` (the mask box the first output was cut to, for
+    redirects) and ``zero_fill`` (an ``nl.zeros`` memset, kept only if its zeros are read).
+    Made by :func:`new_op` (``Tracer.record``); a pass that changes an op makes a new one
+    (:meth:`replaced`).
+
+    It is the plain record the emission hands libBIR as it is: the tuple ``(opcode number,
+    engine number, source "file.py:LINE", fields, ins, outs, ...)``, of which C++ reads the
+    first six."""
+
+    __slots__ = ()
+
+    opcode_number = property(operator.itemgetter(0))
+    engine_number = property(operator.itemgetter(1))
+    source = property(operator.itemgetter(2))
+    fields = property(operator.itemgetter(3))
+    ins = property(operator.itemgetter(4))
+    outs = property(operator.itemgetter(5))
+    opcode = property(operator.itemgetter(6))
+    engine = property(operator.itemgetter(7))
+    loc = property(operator.itemgetter(8))
+    loop = property(operator.itemgetter(9))
+    index = property(operator.itemgetter(10))
+    out_box = property(operator.itemgetter(11))
+    zero_fill = property(operator.itemgetter(12))
+
+    def replaced(self, outs=None, fields=None) -> "Op":
+        """This op with other outputs or fields (for the passes)."""
+        items = list(self)
+        if outs is not None:
+            items[5] = outs
+        if fields is not None:
+            items[3] = fields
+        return _new_tuple(Op, items)
+
+
+def new_op(opcode, engine, ins: list, outs: list, fields, loc, loop, index: int, out_box=None,
+           zero_fill: bool = False) -> Op:
+    return _new_tuple(Op, (opcode_number(opcode), engine_number(engine),
+                           "" if loc is None else loc.short, fields, ins, outs, opcode, engine,
+                           loc, loop, index, out_box, zero_fill))
+
+
+# Opcodes and engines by the id of their enum member (ops are made with the members themselves,
+# see tracer.IT; hashing a member would call into the binding).
+_OPCODES = {id(m): int(m) for m in bir.InstructionType.__members__.values()}
+_ENGINES = {id(m): int(m) for m in bir.Engine.__members__.values()}
+
+
+def opcode_number(opcode) -> int:
+    n = _OPCODES.get(id(opcode))
+    return int(opcode) if n is None else n
+
+
+def engine_number(engine) -> int:
+    n = _ENGINES.get(id(engine))
+    return int(engine) if n is None else n
+
+
+class Loop:
+    """A loop of the kernel as traced: ``kind`` ("affine" for ``nl.affine_range``, whose
+    iterations are independent; "sequential" for ``nl.sequential_range``; "static" for
+    ``nl.static_range``), its trip count, its source line, the iteration of the enclosing
+    loop it runs in (None at the kernel's top level) and the ``directives`` the kernel gave it
+    (``nki.compiler.no_reorder()``, ``multi_buffer(n)``)."""
+
+    __slots__ = ("kind", "trips", "loc", "outer", "directives")
+
+    def __init__(self, kind: str, trips: int, loc, outer: "LoopIteration | None",
+                 directives: tuple = ()):
+        self.kind = kind
+        self.trips = trips
+        self.loc = loc
+        self.outer = outer
+        self.directives = directives
+
+    def __repr__(self):
+        return f"<{self.kind} loop of {self.trips} at {self.loc}>"
+
+
+class LoopIteration:
+    """Iteration ``iteration`` (0-based) of ``loop``. Every op recorded inside it refers to it,
+    so a pass can tell which loop, which iteration and which enclosing iterations an
+    instruction belongs to (``outer`` chains to the enclosing loop's iteration)."""
+
+    __slots__ = ("loop", "iteration")
+
+    def __init__(self, loop: Loop, iteration: int):
+        self.loop = loop
+        self.iteration = iteration
+
+    @property
+    def outer(self) -> "LoopIteration | None":
+        return self.loop.outer
+
+    def nest(self) -> list["LoopIteration"]:
+        """The iterations from the outermost loop in to this one."""
+        chain, it = [], self
+        while it is not None:
+            chain.append(it)
+            it = it.loop.outer
+        return chain[::-1]
+
+    def __repr__(self):
+        return f"<iteration {self.iteration} of {self.loop!r}>"
+
+
+class CoreRecord:
+    """The record of one NeuronCore (one BIR function): see the module docstring."""
+
+    def __init__(self, index: int):
+        self.index = index
+        self.ops: list[Op] = []
+        self.storages: list = []
+        self.inputs: dict = {}  # parameter name -> its Input storage
+        self.shared_outputs: list = []  # shared_hbm tensors, in creation order
+        self.constant_storages: list = []  # nl.shared_constant tensors, in creation order
+        self.constants: dict = {}  # their values by name (bound as inputs when the kernel runs)
+        self.names: set[str] = set()  # of storages named so far
+        self.name_counts: dict[str, int] = {}  # base name -> next suffix to try
+        # the facts (see the module docstring)
+        self.zeros_needed: set[int] = set()
+        self.redirects: list[tuple[int, Access]] = []
+        self.copies: list[tuple[int, Op]] = []
+        self.matmul_joins: list[tuple[int, int]] = []
+
+    def unique_name(self, base: str) -> str:
+        """``base``, or ``base.1``, ``base.2``, ...: the first not yet taken on this core."""
+        names, counts = self.names, self.name_counts
+        i = counts.get(base, 0)
+        name = base if i == 0 else f"{base}.{i}"
+        while name in names:
+            i += 1
+            name = f"{base}.{i}"
+        counts[base] = i + 1
+        names.add(name)
+        return name
+
+
+__all__ = ["Access", "new_access", "Op", "new_op", "Loop", "LoopIteration", "CoreRecord"]

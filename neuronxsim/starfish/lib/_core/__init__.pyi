@@ -1,0 +1,8 @@
+"""
+neuronxsim compiled core (use the neuronxsim.* facades)
+"""
+from __future__ import annotations
+from . import bir
+from . import sim
+from . import walrus
+__all__: list[str] = ['bir', 'sim', 'walrus']

@@ -1,0 +1,86 @@
+"""
+libnxsim: the NeuronCore tile-engine simulator and bir::Hwm
+"""
+from __future__ import annotations
+import neuronxsim.starfish.lib._core.bir
+import numpy
+import typing
+__all__: list[str] = ['NUM_ENGINES', 'SimResult', 'Simulator', 'TRACK_NAMES', 'engine_of', 'lane_name', 'latency', 'schedule_function']
+class SimResult:
+    def record_columns(self) -> dict:
+        ...
+    def slice_columns(self) -> dict:
+        ...
+    def write_trace(self, path: str) -> None:
+        ...
+    @property
+    def arch(self) -> str:
+        ...
+    @property
+    def cores(self) -> list:
+        ...
+    @property
+    def instruction_count(self) -> int:
+        ...
+    @property
+    def mode(self) -> str:
+        ...
+    @property
+    def pe_flops(self) -> int:
+        ...
+    @property
+    def pe_mfu(self) -> float:
+        ...
+    @property
+    def prepare_seconds(self) -> float:
+        ...
+    @property
+    def prints(self) -> list:
+        ...
+    @property
+    def record_count(self) -> int:
+        ...
+    @property
+    def run_cpu_seconds(self) -> float:
+        ...
+    @property
+    def run_seconds(self) -> float:
+        ...
+    @property
+    def total_ns(self) -> float:
+        ...
+class Simulator:
+    def __init__(self, module: neuronxsim.starfish.lib._core.bir.Module, arch: str = 'trn1', mode: str = 'full', neuron_core_id: typing.SupportsInt | typing.SupportsIndex | None = None, threads: typing.SupportsInt | typing.SupportsIndex = 0, records: bool = True) -> None:
+        ...
+    def bind(self, name: str, array: numpy.ndarray) -> None:
+        ...
+    def instructions_done(self) -> int:
+        """
+        Instructions the run in progress has done (for a progress bar; read from another thread).
+        """
+    def run(self) -> SimResult:
+        ...
+    def tensors(self) -> list:
+        ...
+    @property
+    def config(self) -> dict:
+        ...
+    @property
+    def instruction_count(self) -> int:
+        ...
+def engine_of(arg0: neuronxsim.starfish.lib._core.bir.Instruction) -> neuronxsim.starfish.lib._core.bir.Engine:
+    ...
+def lane_name(track: typing.SupportsInt | typing.SupportsIndex, lane: typing.SupportsInt | typing.SupportsIndex) -> str:
+    """
+    The trace's name of a track's lane: "ACT", "ACT (pipelined)", "ACT (pipelined 2)".
+    """
+def latency(instruction: neuronxsim.starfish.lib._core.bir.Instruction, arch: str = 'trn1') -> dict:
+    """
+    bir::Hwm::getLatency for one instruction: its engine, cycles and nanoseconds.
+    """
+def schedule_function(module: neuronxsim.starfish.lib._core.bir.Module, function: typing.SupportsInt | typing.SupportsIndex, arch: str) -> dict:
+    """
+    Reorders functions[function]'s blocks by list scheduling over their dependency graph (sim/ListSchedule.h); returns {blocks reordered, blocks kept, instructions moved}.
+    """
+NUM_ENGINES: int = 5
+TRACK_NAMES: list = ['PE', 'ACT', 'DVE', 'Pool', 'SP', 'DMA0', 'DMA1', 'DMA2', 'DMA3', 'DMA4', 'DMA5', 'DMA6', 'DMA7', 'DMA8', 'DMA9', 'DMA10', 'DMA11', 'DMA12', 'DMA13', 'DMA14', 'DMA15']

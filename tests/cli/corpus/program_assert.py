@@ -1,0 +1,2 @@
+def build_program():
+    assert 1 == 2, "sizes disagree"

@@ -1,0 +1,1 @@
+program = 3

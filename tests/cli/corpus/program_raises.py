@@ -1,0 +1,2 @@
+def build_program():
+    raise ValueError("the user says no")

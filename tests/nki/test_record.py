@@ -1,0 +1,128 @@
+"""The record of a trace and the passes over it (docs/nki-tracer.md): ops are appended and never
+edited, facts learned later are appended as facts, every op knows its loop iteration, and the
+passes turn the record into the instructions the module holds."""
+
+import numpy as np
+import pytest
+
+import neuronxsim.nki as nki
+import neuronxsim.nki.isa as nisa
+import neuronxsim.nki.language as nl
+from neuronxsim import bir
+from neuronxsim.nki.kernel import record_kernel
+from neuronxsim.nki.passes import PIPELINE
+
+T = nki.typing.tensor
+IT = bir.InstructionType
+
+
+def _record(kernel, *args, arch="trn1"):
+    return record_kernel(kernel, args, {}, arch).tracer.cores[0].record
+
+
+@nki.jit
+def loops(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range(2):
+        for j in nl.sequential_range(3):
+            for k in nl.static_range(1):
+                t = nl.load(a[i * 64 + j * 16:i * 64 + j * 16 + 16, :])
+                nl.store(out[i * 64 + j * 16:i * 64 + j * 16 + 16, :], nl.exp(t))
+    last = nl.load(a[0:16, :])
+    nl.store(out[0:16, :], last)
+    return out
+
+
+def test_every_op_records_its_loop_iteration():
+    record = _record(loops, T[[128, 32], nl.float32])
+    looped, top = record.ops[:-2], record.ops[-2:]
+    assert all(op.loop is None for op in top)
+    nests = [[(it.loop.kind, it.loop.trips, it.iteration) for it in op.loop.nest()]
+             for op in looped[::3]]  # (load, exp, store per body)
+    assert nests == [[("affine", 2, i), ("sequential", 3, j), ("static", 1, 0)]
+                     for i in range(2) for j in range(3)]
+    inner = looped[0].loop
+    assert inner.loop.loc.line == loops.func.__code__.co_firstlineno + 5
+    assert inner.outer.loop is looped[0].loop.nest()[1].loop
+    # one Loop object per loop entered, one LoopIteration per iteration
+    assert len({id(op.loop.loop) for op in looped}) == 6  # the static loop is entered 6 times
+    assert len({id(op.loop.outer.outer) for op in looped}) == 2
+
+
+@nki.jit
+def redirected(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.sbuf)
+    t[...] = nl.load(a)  # the load is redirected to write t
+    acc = nl.zeros((64, 64), nl.float32, buffer=nl.psum)
+    for k in nl.affine_range(2):
+        acc += nisa.nc_matmul(t[:, 0:64], t[:, 0:64])  # the second joins the first's group
+    unused = nl.zeros((64, 8), nl.float32)  # never read: its memset is dead
+    nl.store(out[:, 0:64], nl.copy(acc))
+    return out
+
+
+def test_facts_are_appended_and_the_recorded_ops_stay_as_they_were():
+    record = _record(redirected, T[[64, 128], nl.float32])
+    load, zero_acc, mm0, mm1, zero_unused = record.ops[:5]
+    assert load.opcode == IT.Load and load.outs[0].storage.hint == "load"  # as recorded
+    (index, access), = [r for r in record.redirects if r[0] == load.index]
+    assert access.storage.hint == "ndarray"
+    assert zero_acc.zero_fill and zero_unused.zero_fill and record.zeros_needed == set()
+    assert record.matmul_joins == [(mm0.index, mm1.index)]
+    assert mm0.fields["stop_tensor_calc"] and mm1.fields["start_tensor_calc"]  # as recorded
+    assert record.copies == []
+
+
+def test_the_passes_apply_the_facts_in_order():
+    traced = nki.trace_kernel(redirected, T[[64, 128], nl.float32])
+    insts = traced.module.functions[0].blocks[0].instructions
+    assert [i.opcode_name for i in insts] == ["Load", "Matmult", "Matmult", "TensorCopy", "Save"]
+    load, mm0, mm1 = insts[:3]
+    assert load.outs[0].memref == "ndarray"
+    assert (mm0.start_tensor_calc, mm0.stop_tensor_calc) == (True, False)
+    assert (mm1.start_tensor_calc, mm1.stop_tensor_calc) == (False, True)
+    assert [stage.name for stage in PIPELINE] == ["zero-elision", "redirects", "matmul-groups",
+                                                  "liveness", "allocation", "emission"]
+
+
+def test_a_redirected_temporary_read_after_its_destination_changed_gets_a_copy(rng):
+    @nki.jit
+    def kernel(a):
+        out = nl.ndarray((2, 64, 32), dtype=a.dtype, buffer=nl.shared_hbm)
+        dst = nl.ndarray((64, 32), dtype=a.dtype)
+        e = nl.exp(nl.load(a))
+        dst[...] = e  # exp writes dst directly
+        dst[...] = nl.load(a)  # dst changes: e needs its own copy, made right after the exp
+        nl.store(out[0], e)
+        nl.store(out[1], dst)
+        return out
+
+    record = _record(kernel, T[[64, 32], nl.float32])
+    ((producer, copy),) = record.copies
+    assert record.ops[producer].opcode == IT.Activation and copy.opcode == IT.TensorCopy
+    a = rng.random((64, 32)).astype(np.float32)
+    insts = nki.trace(kernel, a).functions[0].blocks[0].instructions
+    assert [i.opcode_name for i in insts][:3] == ["Load", "Activation", "TensorCopy"]
+    out = nki.simulate_kernel(kernel, a)
+    np.testing.assert_allclose(out[0], np.exp(a), rtol=1e-6)
+    np.testing.assert_array_equal(out[1], a)
+
+
+def test_a_cap_on_recorded_instructions_names_itself_and_the_kernel_line():
+    @nki.jit
+    def endless(a):
+        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        for i in nl.affine_range(10 ** 9):
+            nl.store(out, nl.load(a))  # LINE
+        return out
+
+    with pytest.raises(nki.NKIError, match=r"test_record\.py:\d+: kernel .*endless records "
+                                           r"more than max_instructions=1000 instructions") as info:
+        nki.trace(endless, T[[8, 8], nl.float32], max_instructions=1000)
+    assert "nl.store(out, nl.load(a))  # LINE" in str(info.value)
+    assert nki.trace_kernel(loops, T[[128, 32], nl.float32], max_instructions=20).instruction_count == 20
+    with pytest.raises(nki.NKIError, match="max_instructions=19"):
+        nki.trace(loops, T[[128, 32], nl.float32], max_instructions=19)
+    with pytest.raises(nki.NKIError, match="max_instructions must be a positive integer"):
+        nki.trace(loops, T[[128, 32], nl.float32], max_instructions=0)

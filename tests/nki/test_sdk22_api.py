@@ -1,0 +1,589 @@
+"""The rest of the 2.2x SDK's API, each name checked against NumPy: the device decorators
+(baremetal, benchmark, profile), load_transpose2d, broadcasts, spmd_dim, shared constants, the
+Vector Engine's fused instructions, cross-partition reductions, loop_reduce, floor / ceil,
+constant masks, and the constants of nl."""
+
+import json
+import os
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import neuronxsim.nki as nki
+import neuronxsim.nki.isa as nisa
+import neuronxsim.nki.language as nl
+from nki_testing import close, run_on
+
+T = nki.typing.tensor
+bf16 = np.dtype(ml_dtypes.bfloat16)
+
+
+def add_kernel(a, b):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    nl.store(out, nl.load(a) + nl.load(b))
+    return out
+
+
+# ---- the device decorators ----
+
+def test_baremetal_runs_the_kernel_and_saves_its_module_and_trace(tmp_path, rng, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    kernel = nki.baremetal(save_neff_name="file.neff", save_trace_name="profile.ntff")(add_kernel)
+    a, b = rng.random((64, 32), np.float32), rng.random((64, 32), np.float32)
+    close(kernel(a, b), a + b, atol=0, rtol=1e-7)
+    assert json.loads((tmp_path / "file.bir.json").read_text())["functions"]
+    assert (tmp_path / "profile.json").exists()
+
+
+def test_benchmark_reports_the_simulated_latency_and_takes_tensor_types(rng):
+    kernel = nki.benchmark(warmup=2, iters=3)(add_kernel)
+    a, b = rng.random((128, 512), np.float32), rng.random((128, 512), np.float32)
+    close(kernel(a, b), a + b, atol=0, rtol=1e-7)
+    latency = kernel.benchmark_result.nc_latency
+    assert latency.get_latency_percentile(50) == latency.get_latency_percentile(99) > 0
+    with pytest.raises(nki.NKIError, match="percentile 42"):
+        latency.get_latency_percentile(42)
+    spec = T[[128, 512], nl.float32]
+    timed = nki.benchmark(add_kernel)
+    assert timed(spec, spec) is None  # no arrays: the timing alone
+    assert timed.benchmark_result.nc_latency.get_latency_percentile(50) == pytest.approx(
+        latency.get_latency_percentile(50))
+    with pytest.raises(nki.NKIError, match="iters must be a positive integer"):
+        nki.benchmark(iters=0)
+
+
+def test_profile_writes_into_its_working_directory_and_returns_none(tmp_path, rng):
+    kernel = nki.profile(working_directory=str(tmp_path), save_trace_name="t.ntff",
+                         profile_nth=2, num_execs=3)(add_kernel)
+    a = rng.random((32, 32), np.float32)
+    assert kernel(a, a) is None
+    events = json.loads((tmp_path / "t.json").read_text())
+    assert events
+    with pytest.raises(nki.NKIError, match="exists"):
+        nki.profile(working_directory=str(tmp_path), save_trace_name="t.ntff")(add_kernel)
+    with pytest.raises(nki.NKIError, match="absolute path"):
+        nki.profile(working_directory="relative/dir")
+    prof = nki.profile_kernel(nki.jit(add_kernel), a, a)
+    assert prof.total_ns > 0 and prof.traced.instruction_count == 4
+    typed = tmp_path / "typed"  # tensor types stand in for the arrays (timing only)
+    kernel = nki.profile(working_directory=str(typed), save_trace_name="t.ntff")(add_kernel)
+    assert kernel(nki.typing.tensor[[32, 32], nl.float32],
+                  nki.typing.tensor[[32, 32], nl.float32]) is None
+    assert json.loads((typed / "t.json").read_text())
+
+
+def test_profile_in_timing_mode_draws_the_full_modes_timeline(tmp_path, rng):
+    a = rng.random((128, 512), np.float32)
+    slices = {}
+    for mode in ("full", "timing"):
+        kernel = nki.profile(working_directory=str(tmp_path / mode), save_trace_name="t.ntff",
+                             mode=mode)(add_kernel)
+        assert kernel(a, a) is None
+        assert bool(kernel.benchmark_result.profile.outputs) == (mode == "full")  # numerics or not
+        events = json.loads((tmp_path / mode / "t.json").read_text())
+        events = events["traceEvents"] if isinstance(events, dict) else events
+        slices[mode] = sorted((e["name"], e["ts"], e["dur"]) for e in events if e.get("ph") == "X")
+    assert slices["full"] and slices["timing"] == slices["full"]
+    with pytest.raises(nki.NKIError, match="mode must be 'full' or 'timing'"):
+        nki.profile(working_directory=str(tmp_path), mode="fast")
+
+
+def test_a_grid_launch_of_a_decorated_kernel(rng):
+    @nki.baremetal
+    def rows(a):
+        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        i = nl.program_id(0)
+        nl.store(out[i * 32:(i + 1) * 32], nl.load(a[i * 32:(i + 1) * 32]) * (i + 1))
+        return out
+
+    a = rng.random((64, 16), np.float32)
+    close(rows[2](a), a * np.repeat([1.0, 2.0], 32)[:, None], atol=0, rtol=1e-7)
+
+
+# ---- launch grids over NeuronCores ----
+
+@nki.jit
+def blockwise(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    i = nl.program_id(0)
+    nl.store(out[i * 16:(i + 1) * 16], nl.load(a[i * 16:(i + 1) * 16]) + 100.0 * i)
+    return out
+
+
+@pytest.mark.parametrize("grid,cores", [
+    (lambda: nl.spmd_dim(nl.nc(2), 2), [[0, 1], [2, 3]]),
+    (lambda: nl.nc(2) * 2, [[0, 1], [2, 3]]),
+    (lambda: nl.spmd_dim(2, nl.nc(2)), [[0, 2], [1, 3]]),
+    (lambda: 2 * nl.nc(2), [[0, 2], [1, 3]]),
+])
+def test_spmd_dim_spreads_a_grid_dimension_over_cores(grid, cores, rng):
+    a = rng.random((64, 8), np.float32)
+    launch = blockwise[grid()]
+    traced = nki.trace_kernel(launch, a)
+    assert traced.num_cores == 2
+    for core, ids in enumerate(cores):
+        loads = [i for i in traced.module.functions[core].blocks[0].instructions
+                 if i.opcode_name == "Load"]
+        assert [ld.ins[0].offset // (16 * 8) for ld in loads] == ids
+    close(nki.simulate_kernel(launch, a), a + 100.0 * np.repeat(np.arange(4), 16)[:, None],
+          atol=0, rtol=1e-7)
+
+
+# ---- data movement and broadcasts ----
+
+def test_load_transpose2d(executor, rng):
+    @nki.jit
+    def kernel(a):
+        out = nl.ndarray((a.shape[1], a.shape[0]), dtype=nl.bfloat16, buffer=nl.shared_hbm)
+        nl.store(out, nl.load_transpose2d(a, dtype=nl.bfloat16))
+        return out
+
+    a = rng.standard_normal((96, 48)).astype(np.float32)
+    close(run_on(executor, kernel, a).astype(np.float32), a.T.astype(bf16).astype(np.float32),
+          atol=0)
+    with pytest.raises(nki.NKIError, match="second dimension \\(256\\)"):
+        nki.trace(kernel, T[[4, 256], nl.float32])
+
+
+@pytest.mark.parametrize("src_shape", [(128, 1), (128,), (1, 64), (1, 1)])
+def test_broadcast_to_from_columns_rows_and_scalars(src_shape, executor, rng):
+    @nki.jit
+    def kernel(a):
+        out = nl.ndarray((128, 64), dtype=a.dtype, buffer=nl.shared_hbm)
+        t = nl.load(a)
+        nl.store(out, nl.copy(nl.broadcast_to(t, shape=(128, 64))))
+        return out
+
+    a = rng.standard_normal(src_shape).astype(np.float32)
+    expected = np.broadcast_to(a.reshape(-1, 1) if len(src_shape) == 1 else a, (128, 64))
+    close(run_on(executor, kernel, a), expected, atol=0)
+
+
+def test_a_one_partition_operand_reaches_all_partitions(executor, rng):
+    @nki.jit
+    def kernel(x, row):
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        nl.store(out, nl.load(x) * nl.load(row))  # [128, 64] * [1, 64]
+        return out
+
+    x = rng.standard_normal((128, 64)).astype(np.float32)
+    row = rng.standard_normal((1, 64)).astype(np.float32)
+    close(run_on(executor, kernel, x, row), x * row, atol=0, rtol=1e-7)
+
+
+def test_affine_select_reads_psum_through_a_copy(executor, rng):
+    @nki.jit
+    def kernel(q, k):
+        out = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.shared_hbm)
+        scores = nisa.nc_matmul(nl.load(q), nl.load(k))
+        i_p, i_f = nl.mgrid[0:128, 0:128]
+        nl.store(out, nisa.affine_select(pred=(i_p - i_f >= 0), on_true_tile=scores,
+                                         on_false_value=nl.fp32.min, dtype=nl.float32))
+        return out
+
+    q = rng.standard_normal((64, 128)).astype(np.float32)
+    k = rng.standard_normal((64, 128)).astype(np.float32)
+    expected = np.where(np.tril(np.ones((128, 128), bool)), q.T @ k, nl.fp32.min)
+    close(run_on(executor, kernel, q, k), expected, atol=1e-4, rtol=1e-5)
+
+
+def test_shared_constants(executor, rng):
+    table = rng.standard_normal((64, 16)).astype(np.float32)
+
+    @nki.jit
+    def kernel(a):
+        out = nl.ndarray(a.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+        c = nl.load(nl.shared_constant(table))
+        ident = nl.load(nl.shared_identity_matrix(16, dtype=nl.float32))
+        nl.store(out, nl.load(a) * c + nisa.tensor_copy(ident[0:1, :]).broadcast_to((64, 16)))
+        return out
+
+    a = rng.standard_normal((64, 16)).astype(np.float32)
+    traced = nki.trace_kernel(kernel, a)
+    assert sorted(traced.constants) == ["shared_constant", "shared_constant.1"]
+    assert [t.name for t in traced.inputs] == ["a"]
+    expected = a * table + np.eye(16, dtype=np.float32)[0]
+    close(run_on(executor, kernel, a), expected, atol=1e-6, rtol=1e-6)
+
+
+# ---- the Vector Engine's fused instructions and cross-partition reductions ----
+
+def test_tensor_scalar_reduce(executor, rng):
+    @nki.jit
+    def kernel(a):
+        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        res = nl.ndarray((a.shape[0], 1), dtype=nl.float32, buffer=nl.shared_hbm)
+        r = nl.ndarray((a.shape[0], 1), dtype=nl.float32)
+        t = nisa.tensor_scalar_reduce(data=nl.load(a), op0=nl.multiply, operand0=2.0,
+                                      reduce_op=nl.max, reduce_res=r)
+        nl.store(out, t)
+        nl.store(res, r)
+        return out, res
+
+    a = rng.standard_normal((128, 300)).astype(np.float32)
+    out, res = run_on(executor, kernel, a)
+    close(out, 2 * a, atol=0)
+    close(res, (2 * a).max(axis=1, keepdims=True), atol=0)
+    with pytest.raises(nki.NKIError, match="reverse0 is not supported"):
+        nki.trace(nki.jit(lambda a: nisa.tensor_scalar_reduce(
+            data=nl.load(a), op0=nl.add, operand0=1.0, reduce_op=nl.add,
+            reduce_res=nl.ndarray((8, 1), nl.float32), reverse0=True)), T[[8, 8], nl.float32])
+
+
+def test_scalar_tensor_tensor(executor, rng):
+    @nki.jit
+    def kernel(a, b, col):
+        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        nl.store(out, nisa.scalar_tensor_tensor(data=nl.load(a), op0=nl.subtract,
+                                                operand0=nl.load(col), op1=nl.multiply,
+                                                operand1=nl.load(b), reverse1=True))
+        return out
+
+    a, b = (rng.standard_normal((128, 96)).astype(np.float32) for _ in range(2))
+    col = rng.standard_normal((128, 1)).astype(np.float32)
+    close(run_on(executor, kernel, a, b, col), b * (a - col), atol=1e-6, rtol=1e-6)
+
+
+@pytest.mark.parametrize("op,fold", [(np.add, np.sum), (np.maximum, np.max),
+                                     (np.minimum, np.min)])
+def test_tensor_partition_reduce(op, fold, executor, rng):
+    @nki.jit
+    def kernel(a):
+        out = nl.ndarray((1,) + a.shape[1:], dtype=a.dtype, buffer=nl.shared_hbm)
+        nl.store(out, nisa.tensor_partition_reduce(op, nl.load(a)))
+        return out
+
+    a = rng.standard_normal((128, 20, 30)).astype(np.float32)
+    close(run_on(executor, kernel, a), fold(a, axis=0, keepdims=True), atol=1e-4, rtol=1e-5)
+    with pytest.raises(nki.NKIError, match="bitwise_or is not modelled"):
+        nki.trace(nki.jit(lambda a: nisa.tensor_partition_reduce(np.bitwise_or, nl.load(a))),
+                  T[[8, 8], nl.float32])
+
+
+def test_loop_reduce_reduces_into_the_assigned_tile(executor, rng):
+    @nki.jit
+    def kernel(a):
+        out = nl.ndarray((128, 64), dtype=a.dtype, buffer=nl.shared_hbm)
+        acc = nl.full((128, 64), -1e30, dtype=nl.float32)
+        for k in nl.affine_range(4):
+            acc[...] = nl.loop_reduce(nl.load(a[k]), op=np.maximum, loop_indices=[k])
+        nl.store(out, acc)
+        return out
+
+    a = rng.standard_normal((4, 128, 64)).astype(np.float32)
+    close(run_on(executor, kernel, a), a.max(axis=0), atol=0)
+
+    @nki.jit
+    def dropped(a):
+        nl.loop_reduce(nl.load(a), op=np.add, loop_indices=0)  # never assigned
+        return a
+
+    with pytest.raises(nki.NKIError, match="never assigned"):
+        nki.trace(dropped, T[[8, 8], nl.float32])
+
+
+def test_floor_and_ceil(executor, rng):
+    @nki.jit
+    def kernel(a):
+        lo = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        hi = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        t = nl.load(a)
+        nl.store(lo, nl.floor(t))
+        nl.store(hi, nl.ceil(t))
+        return lo, hi
+
+    a = (rng.standard_normal((128, 64)) * 50).astype(np.float32)
+    a[0, :6] = [-2.0, -1.5, -0.0, 0.5, 3.0, 1e7 + 0.5]
+    lo, hi = run_on(executor, kernel, a)
+    close(lo, np.floor(a), atol=0)
+    close(hi, np.ceil(a), atol=0)
+
+
+# ---- masks of loop indices ----
+
+def test_a_mask_of_loop_indices_keeps_all_or_nothing(executor, rng):
+    @nki.jit
+    def kernel(a, n):
+        out = nl.ndarray((128, 4 * 32), dtype=a.dtype, buffer=nl.shared_hbm)
+        acc = nl.zeros((128, 32), dtype=nl.float32, buffer=nl.psum)
+        x = nl.load(a)
+        for k in nl.affine_range(4):
+            t = nl.zeros((128, 32), dtype=a.dtype)
+            t[...] = nl.exp(x[:, 0:32], mask=(k < n))
+            acc += nisa.nc_matmul(x[:, 32:160], x[:, 0:32], mask=(k < n))
+            nl.store(out[:, k * 32:(k + 1) * 32], t)
+        nl.store(out[:, 0:32], nl.copy(acc))
+        return out
+
+    a = (rng.standard_normal((128, 160)) / 4).astype(np.float32)
+    out = run_on(executor, kernel, a, 2)
+    e = np.exp(a[:, 0:32])
+    close(out[:, 32:64], e, atol=1e-6, rtol=1e-6)
+    close(out[:, 64:128], np.zeros((128, 64)), atol=0)  # masked out: the zeros stay
+    close(out[:, 0:32], 2 * (a[:, 32:160].T @ a[:, 0:32]), atol=1e-4, rtol=1e-5)
+
+
+# ---- constants and types ----
+
+def test_constants_of_the_language():
+    assert nl.tile_size.psum_fmax == 512 and nl.tile_size.pmax == 128
+    assert np.float32(nl.fp32.min) == -np.finfo(np.float32).max
+    assert nl.bfp16.min == -np.inf  # the bit pattern 0xff80
+    assert nl.finfo(nl.bfloat16).max == ml_dtypes.finfo(ml_dtypes.bfloat16).max
+    assert nl.finfo(np.float16).eps == np.finfo(np.float16).eps
+    with pytest.raises(nki.NKIError, match="not a floating-point type"):
+        nl.finfo(nl.int32)
+    cast = nl.static_cast(np.array([1.5, -2.25]), nl.bfloat16)
+    assert cast.dtype == bf16 and cast.tolist() == [1.5, -2.25]
+    assert nl.static_cast(3.7, np.int32) == 3
+
+
+# ---- more elementwise functions, reductions and views ----
+
+def test_trunc_cos_tan(executor, rng):
+    @nki.jit
+    def kernel(a):
+        t = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        c = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        s = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        x = nl.load(a)
+        nl.store(t, nl.trunc(x))
+        nl.store(c, nl.cos(x))
+        nl.store(s, nl.tan(x))
+        return t, c, s
+
+    a = (rng.standard_normal((128, 64)) * 5).astype(np.float32)
+    a[0, :4] = [-2.5, 2.5, -0.0, 7.0]
+    t, c, s = run_on(executor, kernel, a)
+    close(t, np.trunc(a), atol=0)
+    close(c, np.cos(a), atol=2e-5)  # the Scalar Engine's sine of a range-reduced fp32 argument
+    away = np.abs(np.cos(a)) > 0.05  # (near its poles tan magnifies cos's error without bound)
+    close(s[away], np.tan(a)[away], atol=2e-5, rtol=2e-3)
+
+
+def test_var_and_rms_norm(executor, rng):
+    @nki.jit
+    def kernel(a, w):
+        v = nl.ndarray((a.shape[0], 1), dtype=a.dtype, buffer=nl.shared_hbm)
+        r = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        x = nl.load(a)
+        nl.store(v, nl.expand_dims(nl.var(x, axis=1), 1))
+        nl.store(r, nl.rms_norm(x, nl.load(w).broadcast_to(a.shape), axis=1, n=a.shape[1]))
+        return v, r
+
+    a = rng.standard_normal((128, 200)).astype(np.float32)
+    w = rng.standard_normal((1, 200)).astype(np.float32)
+    v, r = run_on(executor, kernel, a, w)
+    close(v, a.var(axis=1, keepdims=True), atol=1e-5, rtol=1e-5)
+    rms = np.sqrt((a * a).sum(axis=1, keepdims=True) / 200 + 1e-6)
+    close(r, a / rms * w, atol=1e-5, rtol=1e-5)
+    with pytest.raises(nki.NKIError, match="must follow the tile's last dimension"):
+        nki.trace(nki.jit(lambda a: nl.expand_dims(nl.load(a), 0)), T[[8, 8], nl.float32])
+
+
+def test_rand_and_dropout_statistics():
+    @nki.jit
+    def kernel(a):
+        r = nl.ndarray(a.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+        d = nl.ndarray(a.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+        nl.store(r, nl.rand(a.shape))
+        nl.random_seed(seed=7)
+        nl.store(d, nl.dropout(nl.load(a), rate=0.25))
+        return r, d
+
+    a = np.ones((128, 1024), np.float32)
+    r, d = nki.simulate_kernel(kernel, a)
+    assert 0 <= r.min() and r.max() < 1 and abs(r.mean() - 0.5) < 0.01
+    kept = d != 0
+    assert abs(kept.mean() - 0.75) < 0.01
+    close(d[kept], np.full(kept.sum(), 1 / 0.75), atol=1e-6)
+    module = nki.trace(kernel, a)
+    drop = next(i for i in module.functions[0].blocks[0].instructions if i.opcode_name == "Dropout")
+    assert (drop.prob, drop.seed) == (0.25, 7)
+    with pytest.raises(nki.NKIError, match="a seed held in a tile"):
+        nki.trace(nki.jit(lambda a: nl.random_seed(nl.load(a))), T[[1, 1], nl.int32])
+
+
+def test_tensor_copy_predicated_and_stream_shuffle(executor, rng):
+    perm = list(rng.permutation(32))
+
+    @nki.jit
+    def kernel(a, b, p):
+        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        sh = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        dst = nl.load(a)
+        nisa.tensor_copy_predicated(src=nl.load(b), dst=dst, predicate=nl.load(p))
+        nl.store(out, dst)
+        moved = nl.ndarray(a.shape, dtype=a.dtype)
+        nisa.nc_stream_shuffle(src=nl.load(a), dst=moved, shuffle_mask=perm)
+        nl.store(sh, moved)
+        return out, sh
+
+    a, b = (rng.standard_normal((64, 48)).astype(np.float32) for _ in range(2))
+    p = (rng.random((64, 48)) < 0.5).astype(np.uint8)
+    out, sh = run_on(executor, kernel, a, b, p)
+    close(out, np.where(p != 0, b, a), atol=0)
+    rows = np.array([32 * (i // 32) + perm[i % 32] for i in range(64)])
+    close(sh, a[rows], atol=0)
+
+
+def test_dma_transpose_and_indirect_loads(executor, rng):
+    @nki.jit
+    def kernel(data, idx):
+        t = nl.ndarray((data.shape[1], 64), dtype=data.dtype, buffer=nl.shared_hbm)
+        g = nl.ndarray((64, data.shape[1]), dtype=data.dtype, buffer=nl.shared_hbm)
+        nl.store(t, nisa.dma_transpose(data[0:64, :]))
+        i_p = nl.arange(64)[:, None]
+        i_f = nl.arange(data.shape[1])[None, :]
+        rows = nl.load(idx[i_p])
+        nl.store(g, nl.load(data[rows[i_p, 0], i_f]))
+        return t, g
+
+    data = rng.standard_normal((128, 96)).astype(np.float32)
+    idx = rng.integers(0, 128, 64).astype(np.int32)
+    t, g = run_on(executor, kernel, data, idx)
+    close(t, data[0:64].T, atol=0)
+    close(g, data[idx], atol=0)
+
+    @nki.jit
+    def scatter(data, idx):
+        rows = nl.load(idx)
+        nl.store(data[rows, :], nl.load(data[0:8, :]))
+        return data
+
+    with pytest.raises(nki.NKIError, match="indirect scatter"):
+        nki.trace(scatter, T[[16, 8], nl.float32], T[[8, 1], nl.int32])
+
+
+@pytest.mark.parametrize("call,what", [
+    (lambda a: nisa.tensor_copy_dynamic_src(nl.load(a)), "tensor_copy_dynamic_src"),
+    (lambda a: nisa.local_gather(nl.load(a), nl.load(a)), "local_gather"),
+    (lambda a: nl.gather_flattened(nl.load(a), nl.load(a)), "gather_flattened"),
+    (lambda a: nl.all_reduce(nl.load(a), np.add, 0), "all_reduce"),
+    (lambda a: nl.atomic_rmw(a, nl.load(a), np.add), "atomic_rmw"),
+    (lambda a: nisa.sequence_bounds(segment_ids=nl.load(a)), "sequence_bounds"),
+])
+def test_what_the_simulator_does_not_model_is_refused_by_name(call, what):
+    with pytest.raises(nki.NKIError, match=f"{what}: .* not modelled") as info:
+        nki.trace(nki.jit(call), T[[8, 8], nl.float32])
+    assert info.value.location.path == __file__
+
+
+def test_dense_mgrid_lazy_fills_bool_masks_and_gathers_at_a_leading_index(executor, rng):
+    @nki.jit
+    def kernel(data, idx):
+        grid = nl.mgrid[0:8, 0:16]                      # dense, as NumPy's mgrid
+        iota = nl.ndarray((8, 16), dtype=nl.int32, buffer=nl.shared_hbm)
+        nl.store(iota, nisa.iota(grid.p * 16 + grid.x, dtype=nl.int32))
+        z = nl.zeros((8, 16), dtype=nl.float32, lazy_initialization=True)
+        f = nl.full((8, 16), 2.0, dtype=nl.float32, lazy_initialization=True)
+        masked = nl.ndarray((8, 16), dtype=nl.float32, buffer=nl.shared_hbm)
+        nl.store(masked, nl.add(z, f))
+        i_p = nl.arange(8)[:, None]
+        # "& True" keeps the mask, "& False" masks everything out
+        nl.store(masked[i_p, 0:4], nl.zeros((8, 4), dtype=nl.float32),
+                 mask=(i_p < 4) & True)
+        nl.store(masked[i_p, 4:8], nl.ones((8, 4), dtype=nl.float32), mask=(i_p < 8) & False)
+        gathered = nl.ndarray((8, data.shape[2]), dtype=data.dtype, buffer=nl.shared_hbm)
+        rows = nl.load(idx)
+        i_f = nl.arange(data.shape[2])[None, :]
+        nl.store(gathered, nl.load(data[1, rows[i_p, 0], i_f]))
+        return iota, masked, gathered
+
+    data = rng.standard_normal((2, 32, 24)).astype(np.float32)
+    idx = rng.integers(0, 32, (8, 1)).astype(np.int32)
+    iota, masked, gathered = run_on(executor, kernel, data, idx)
+    close(iota, np.arange(128, dtype=np.int32).reshape(8, 16), atol=0)
+    want = np.full((8, 16), 2.0, np.float32)
+    want[:4, 0:4] = 0.0
+    close(masked, want, atol=0)
+    close(gathered, data[1, idx[:, 0]], atol=0)
+    with pytest.raises(nki.NKIError, match="lazy_initialization"):
+        nki.trace(nki.jit(lambda: nl.zeros((2, 2), nl.float32, lazy_initialization="yes")))
+
+
+def test_loop_indices_keep_a_tiles_free_axis_and_integers_divide_to_floats(executor, rng):
+    @nki.jit
+    def kernel(a):
+        cols = nl.ndarray((128, 4), dtype=nl.float32, buffer=nl.shared_hbm)
+        quot = nl.ndarray((128, 4), dtype=nl.float32, buffer=nl.shared_hbm)
+        x = nl.load(a)                                     # [128, 8]
+        acc = nl.zeros((128, 4), dtype=nl.float32)
+        for i0 in nl.affine_range(2):
+            for i1 in nl.sequential_range(2):
+                i = i0 * 2 + i1                            # still a loop index
+                col = x[:, i]                              # [128, 1], as in NKI
+                assert col.shape == (128, 1)
+                acc[:, i] = nl.add(col[:, 0], 1.0)         # (col[:, 0]: an integer drops it)
+        assert x[:, 3].shape == (128,)
+        nl.store(cols, acc)
+        iota = nisa.iota(nl.arange(4)[None, :] + 7 * nl.arange(128)[:, None], dtype=nl.int32)
+        q = iota / 3                                       # int32 / int: a float32 quotient
+        assert q.dtype == nl.float32
+        nl.store(quot, nl.floor(q))
+        return cols, quot
+
+    a = rng.standard_normal((128, 8)).astype(np.float32)
+    cols, quot = run_on(executor, kernel, a)
+    close(cols, a[:, :4] + 1.0, atol=0)
+    close(quot, np.floor((np.arange(4)[None, :] + 7 * np.arange(128)[:, None]) / 3), atol=0)
+
+
+def test_par_dim_in_hbm_marks_nothing(executor, rng):
+    @nki.jit
+    def kernel(a):
+        scratch = nl.ndarray((2, nl.par_dim(128), 16), dtype=a.dtype, buffer=nl.private_hbm)
+        out = nl.ndarray((2, 128, 16), dtype=a.dtype, buffer=nl.shared_hbm)
+        assert scratch.shape == (2, 128, 16)
+        for i in nl.affine_range(2):
+            nl.store(scratch[i], nl.load(a[i]))
+            nl.store(out[i], nl.load(scratch[i]))
+        return out
+
+    a = rng.standard_normal((2, 128, 16)).astype(np.float32)
+    close(run_on(executor, kernel, a), a, atol=0)
+
+
+def test_double_row_matmul_contracts_both_rows_on_trn2(rng):
+    f8 = np.dtype(ml_dtypes.float8_e4m3)
+
+    @nki.jit
+    def kernel(a, b):
+        out = nl.ndarray((64, 256), dtype=nl.float32, buffer=nl.shared_hbm)
+        acc = nl.zeros((64, 256), dtype=nl.float32, buffer=nl.psum)
+        for k in nl.affine_range(2):
+            acc += nisa.nc_matmul(nl.load(a[k]), nl.load(b[k]), perf_mode="double_row_gen3")
+        nl.store(out, nl.copy(acc))
+        return out
+
+    a = rng.uniform(-2, 2, (2, 128, 2, 64)).astype(f8)
+    b = rng.uniform(-2, 2, (2, 128, 2, 256)).astype(f8)
+    want = np.einsum("jkrm,jkrn->mn", a.astype(np.float32), b.astype(np.float32))
+    close(nki.simulate_kernel(kernel, a, b, arch="trn2"), want, atol=1e-3, rtol=1e-5)
+    traced = nki.trace_kernel(kernel, a, b, arch="trn2")
+    mms = [i for i in traced.module.functions[0].blocks[0].instructions
+           if i.opcode_name == "Matmult"]
+    assert [(m.start_tensor_calc, m.stop_tensor_calc) for m in mms] == [
+        (True, False), (False, False), (False, False), (False, True)]
+    with pytest.raises(nki.NKIError, match="Matmult: perf_mode DoubleRow needs NeuronCore-v3 or later; trn1 is "):
+        nki.trace(kernel, a, b)
+    with pytest.raises(nki.NKIError, match="Matmult: perf_mode DoubleRow takes fp8 operands"):
+        nki.trace(kernel, a.astype(bf16), b.astype(bf16), arch="trn2")
+
+
+def test_a_matmul_operand_in_psum_is_copied_to_sbuf_first(executor, rng):
+    """As NKI's compiler does: a PE transpose's PSUM result feeds a matmul through a copy."""
+    @nki.jit
+    def kernel(a, b):
+        out = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+        t = nisa.nc_transpose(nl.load(a))                # [128, 128] in PSUM
+        nl.store(out, nisa.nc_matmul(t, nl.load(b)))     # stationary t: copied to SBUF
+        return out
+
+    a = rng.standard_normal((128, 128)).astype(np.float32)
+    b = rng.standard_normal((128, 64)).astype(np.float32)
+    close(run_on(executor, kernel, a, b), a @ b, atol=1e-3, rtol=1e-4)
+    ops = [i.opcode_name for i in nki.trace(kernel, a, b).functions[0].blocks[0].instructions]
+    last = len(ops) - 1 - ops[::-1].index("Matmult")
+    assert ops[last - 1] == "TensorCopy"

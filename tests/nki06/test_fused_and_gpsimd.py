@@ -1,0 +1,340 @@
+"""The single-instruction forms of nki.isa (NKI 0.6) that fuse a scalar stage into a Vector
+Engine instruction (scalar_tensor_tensor, tensor_scalar_reduce, tensor_scalar_cumulative, with the
+engine's accumulation registers) and the GpSimd gathers and reductions (tensor_partition_reduce,
+local_gather, nc_n_gather / nl.gather_flattened, sequence_bounds, nonzero_with_count), against
+NumPy over shapes that cross the partition and free-size boundaries. Each records one BIR
+instruction. Tolerances: exact for data movement, integer results, max/min and fp32 arithmetic
+on small multiples of powers of two; sums of random values within fp32 accumulation error
+(|a - b| <= 1e-5 * n * max|x|)."""
+
+import numpy as np
+import pytest
+
+import neuronxsim.nki06 as nki
+import neuronxsim.nki06.isa as nisa
+import neuronxsim.nki06.language as nl
+from neuronxsim.nki.errors import NKIError
+from nki06_testing import close, opcodes, run, tile_kernel
+
+SHAPES = [(1, 1), (17, 7), (32, 64), (64, 513), (96, 130), (128, 1000)]
+
+
+def grid(rng, shape, scale=8):
+    """Small multiples of 1/4: sums and products of a few of them are exact in fp32."""
+    return (rng.integers(-scale, scale + 1, size=shape) / 4).astype(np.float32)
+
+
+def compute_opcodes(kernel, *args, arch=None):
+    return [o for o in opcodes(kernel, *args, arch=arch) if o not in ("DMACopy", "DMA")]
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_scalar_tensor_tensor_is_one_instruction(shape, rng):
+    a, b = grid(rng, shape), grid(rng, shape)
+    col = grid(rng, (shape[0], 1))
+
+    def immediate(d, x, y):
+        nisa.scalar_tensor_tensor(dst=d, data=x, op0=nl.multiply, operand0=3.0, op1=nl.subtract,
+                                  operand1=y, reverse1=True)
+    np.testing.assert_array_equal(run(tile_kernel(immediate), a, b), b - 3 * a)
+    assert compute_opcodes(tile_kernel(immediate), a, b) == ["ScalarTensorTensor"]
+
+    def column(d, x, y, c):
+        nisa.scalar_tensor_tensor(dst=d, data=x, op0=nl.subtract, operand0=c, reverse0=True,
+                                  op1=nl.maximum, operand1=y)
+    np.testing.assert_array_equal(run(tile_kernel(column), a, b, col), np.maximum(col - a, b))
+
+
+def test_scalar_tensor_tensor_in_place_and_refusals(rng):
+    a, b = grid(rng, (64, 300)), grid(rng, (64, 300))
+
+    @nki.jit
+    def accumulate(x, y):
+        acc = nl.ndarray(x.shape, dtype=nl.float32, buffer=nl.sbuf)
+        t = nl.ndarray(x.shape, dtype=nl.float32, buffer=nl.sbuf)
+        nisa.dma_copy(dst=acc, src=x)
+        nisa.dma_copy(dst=t, src=y)
+        for _ in range(3):  # acc = 0.5 * t + acc, in place
+            nisa.scalar_tensor_tensor(dst=acc, data=t, op0=nl.multiply, operand0=0.5, op1=nl.add,
+                                      operand1=acc)
+        out = nl.ndarray(x.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+        nisa.dma_copy(dst=out, src=acc)
+        return out
+
+    np.testing.assert_array_equal(run(accumulate, a, b), a + 1.5 * b)
+
+    def bitwise(d, x, y):
+        nisa.scalar_tensor_tensor(dst=d, data=x, op0=nl.bitwise_and, operand0=1, op1=nl.add,
+                                  operand1=y)
+    ints = rng.integers(0, 9, (8, 8)).astype(np.int32)
+    with pytest.raises(NKIError, match="arithmetic operators"):
+        run(tile_kernel(bitwise), ints, ints)
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("op,np_fold", [(nl.add, np.sum), (nl.maximum, np.max),
+                                        (nl.minimum, np.min)])
+def test_tensor_scalar_reduce(shape, op, np_fold, rng):
+    a = grid(rng, shape)
+
+    @nki.jit
+    def kernel(x):
+        t = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=x)
+        d = nl.ndarray(x.shape, dtype=nl.float32, buffer=nl.sbuf)
+        r = nl.ndarray((x.shape[0], 1), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.tensor_scalar_reduce(dst=d, data=t, op0=nl.multiply, operand0=2.0, reduce_op=op,
+                                  reduce_res=r, reduce_res_negate=True)
+        o1 = nl.ndarray(x.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+        o2 = nl.ndarray((x.shape[0], 1), dtype=nl.float32, buffer=nl.shared_hbm)
+        nisa.dma_copy(dst=o1, src=d)
+        nisa.dma_copy(dst=o2, src=r)
+        return o1, o2
+
+    d, r = run(kernel, a)
+    np.testing.assert_array_equal(d, 2 * a)
+    np.testing.assert_array_equal(r, -np_fold(2 * a, axis=1, keepdims=True))
+    assert compute_opcodes(kernel, a) == ["TensorScalarReduce"]
+
+
+def test_vector_accumulation_registers_across_instructions(rng):
+    """reduce_cmd=reduce continues the registers an earlier instruction left; load_reduce starts
+    from reduce_init; reduce_res=None keeps the result in the registers only."""
+    a = grid(rng, (128, 700))
+    init = grid(rng, (128, 1))
+
+    @nki.jit
+    def kernel(x, i):
+        t = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
+        c = nl.ndarray(i.shape, dtype=i.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=x)
+        nisa.dma_copy(dst=c, src=i)
+        d = nl.ndarray((128, 350), dtype=nl.float32, buffer=nl.sbuf)
+        r = nl.ndarray((128, 1), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.tensor_scalar_reduce(dst=d, data=t[:, :350], op0=nl.add, operand0=0.0,
+                                  reduce_op=nl.add, reduce_cmd=nisa.reduce_cmd.load_reduce,
+                                  reduce_init=c)
+        nisa.tensor_scalar_reduce(dst=d, data=t[:, 350:], op0=nl.add, operand0=0.0,
+                                  reduce_op=nl.add, reduce_res=r,
+                                  reduce_cmd=nisa.reduce_cmd.reduce)
+        out = nl.ndarray((128, 1), dtype=nl.float32, buffer=nl.shared_hbm)
+        nisa.dma_copy(dst=out, src=r)
+        return out
+
+    np.testing.assert_array_equal(run(kernel, a, init), a.sum(1, keepdims=True) + init)
+
+    @nki.jit
+    def unset(x):
+        t = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=x)
+        r = nl.ndarray((x.shape[0], 1), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.tensor_scalar_reduce(dst=t, data=t, op0=nl.add, operand0=0.0, reduce_op=nl.add,
+                                  reduce_res=r, reduce_cmd=nisa.reduce_cmd.reduce)
+        out = nl.ndarray(r.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+        nisa.dma_copy(dst=out, src=r)
+        return out
+
+    from neuronxsim import SimulationError
+    with pytest.raises(SimulationError, match="accumulation register of partition 0, which no "
+                                              "instruction has set"):
+        run(unset, a[:, :8])
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_tensor_scalar_cumulative(shape, rng):
+    a = grid(rng, shape, scale=4)
+    seed = grid(rng, (shape[0], 1))
+
+    def cumsum(d, x):
+        nisa.tensor_scalar_cumulative(dst=d, src=x, op0=nl.multiply, op1=nl.add, imm0=2.0)
+    np.testing.assert_array_equal(run(tile_kernel(cumsum), a), np.cumsum(2 * a, axis=1))
+    assert compute_opcodes(tile_kernel(cumsum), a) == ["TensorScalarReduce"]
+
+    def running_max(d, x, s):
+        nisa.tensor_scalar_cumulative(dst=d, src=x, op0=nl.add, op1=nl.maximum, imm0=0.0,
+                                      imm1=s, reduce_cmd=nisa.reduce_cmd.load_reduce)
+    np.testing.assert_array_equal(run(tile_kernel(running_max), a, seed),
+                                  np.maximum.accumulate(np.maximum(a, np.where(
+                                      np.arange(shape[1]) == 0, seed, -np.inf)), axis=1))
+
+    def alternating(d, x):  # reg = y - reg: the documented operand order
+        nisa.tensor_scalar_cumulative(dst=d, src=x, op0=nl.add, op1=nl.subtract, imm0=0.0)
+    want = np.empty_like(a)
+    reg = np.zeros(shape[0], np.float32)
+    for i in range(shape[1]):
+        reg = a[:, i] - reg
+        want[:, i] = reg
+    np.testing.assert_array_equal(run(tile_kernel(alternating), a), want)
+
+
+@pytest.mark.parametrize("partitions", [1, 16, 33, 64, 128])
+@pytest.mark.parametrize("op,np_fold", [(nl.add, np.sum), (nl.maximum, np.max)])
+def test_tensor_partition_reduce(partitions, op, np_fold, rng):
+    a = rng.standard_normal((partitions, 3, 50)).astype(np.float32)
+
+    @nki.jit
+    def kernel(x):
+        t = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=x)
+        d = nl.ndarray((1, 3, 50), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.tensor_partition_reduce(dst=d, op=op, data=t)
+        out = nl.ndarray((1, 3, 50), dtype=nl.float32, buffer=nl.shared_hbm)
+        nisa.dma_copy(dst=out, src=d)
+        return out
+
+    want = np_fold(a, axis=0, keepdims=True)
+    close(run(kernel, a), want, atol=1e-5 * partitions * np.abs(a).max())
+    assert compute_opcodes(kernel, a) == ["TensorPartitionReduce"]
+
+
+def test_tensor_partition_reduce_bitwise_and_refusals(rng):
+    ints = rng.integers(0, 1 << 12, (32, 20)).astype(np.int32)
+
+    def bits(d, x):
+        nisa.tensor_partition_reduce(dst=d, op=nl.bitwise_or, data=x)
+    np.testing.assert_array_equal(run(tile_kernel(bits, out_shape=(1, 20)), ints),
+                                  np.bitwise_or.reduce(ints, axis=0, keepdims=True))
+
+    def average(d, x):
+        nisa.tensor_partition_reduce(dst=d, op=nl.average, data=x)
+    with pytest.raises(NKIError, match="average over partitions"):
+        run(tile_kernel(average, out_shape=(1, 20)), ints.astype(np.float32))
+
+
+def numpy_local_gather(src, index, e, valid):
+    """The NumPy semantics of the local_gather page's example: each 16-partition group's indices,
+    flattened partition first, are element offsets into every partition of the group."""
+    p = src.shape[0]
+    out = np.empty((p, valid * e), src.dtype)
+    for core in range(p // 16):
+        rows = slice(16 * core, 16 * core + 16)
+        idx = index[rows].flatten(order="F")[:valid].astype(np.int64)
+        cols = (idx[:, None] + np.arange(e)).reshape(-1)
+        out[rows] = src[rows][:, cols]
+    return out
+
+
+@pytest.mark.parametrize("partitions,e,valid", [(16, 1, 16), (32, 4, 20), (128, 2, 64),
+                                                 (64, 32, 3), (128, 8, 48)])
+def test_local_gather(partitions, e, valid, rng):
+    src = rng.standard_normal((partitions, 512)).astype(np.float32)
+    index = rng.integers(0, 512 - e + 1, (partitions, 4)).astype(np.uint16)
+
+    def gather(d, s, i):
+        nisa.local_gather(dst=d, src_buffer=s, index=i, num_elem_per_idx=e,
+                          num_valid_indices=valid)
+    k = tile_kernel(gather, out_shape=(partitions, valid * e), out_dtype=np.float32)
+    np.testing.assert_array_equal(run(k, src, index), numpy_local_gather(src, index, e, valid))
+    assert compute_opcodes(k, src, index) == ["LocalGather"]
+
+
+def test_local_gather_refusals(rng):
+    src = rng.standard_normal((24, 64)).astype(np.float32)
+
+    def gather(d, s, i):
+        nisa.local_gather(dst=d, src_buffer=s, index=i)
+    with pytest.raises(NKIError, match="multiple of 16"):
+        run(tile_kernel(gather, out_shape=(24, 16)), src, np.zeros((24, 1), np.uint16))
+    src = src[:16]
+    with pytest.raises(NKIError, match="LocalGather: the index is int32; local_gather indices are uint16"):
+        run(tile_kernel(gather, out_shape=(16, 16)), src, np.zeros((16, 1), np.int32))
+    from neuronxsim import SimulationError
+    with pytest.raises(SimulationError, match=r"index 64 .* \(out of bounds"):
+        run(tile_kernel(gather, out_shape=(16, 16)), src, np.full((16, 1), 64, np.uint16))
+
+
+@pytest.mark.parametrize("shape,n", [((1, 5), 3), ((32, 600), 700), ((128, 40), 1)])
+def test_nc_n_gather_and_gather_flattened(shape, n, rng):
+    data = rng.standard_normal(shape).astype(np.float32)
+    idx = rng.integers(0, shape[1], (shape[0], n)).astype(np.uint32)
+
+    def gather(d, x, i):
+        nisa.nc_n_gather(dst=d, data=x, indices=i)
+    k = tile_kernel(gather, out_shape=(shape[0], n), out_dtype=np.float32)
+    np.testing.assert_array_equal(run(k, data, idx), np.take_along_axis(data, idx, axis=1))
+    assert compute_opcodes(k, data, idx) == ["Gather"]
+
+    @nki.jit
+    def flattened(x, i):
+        t = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
+        j = nl.ndarray(i.shape, dtype=i.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=x)
+        nisa.dma_copy(dst=j, src=i)
+        r = nl.gather_flattened(t, j, dtype=nl.bfloat16)
+        out = nl.ndarray(r.shape, dtype=r.dtype, buffer=nl.shared_hbm)
+        nisa.dma_copy(dst=out, src=r)
+        return out
+
+    np.testing.assert_array_equal(run(flattened, data, idx).astype(np.float32),
+                                  np.take_along_axis(data, idx, axis=1).astype(
+                                      nl.bfloat16).astype(np.float32))
+    from neuronxsim import SimulationError
+    with pytest.raises(SimulationError, match="outside the"):
+        run(k, data, np.full((shape[0], n), shape[1], np.uint32))
+
+
+def numpy_sequence_bounds(seq):
+    n = len(seq)
+    start, end = np.zeros(n), np.zeros(n)
+    for i in range(n):
+        start[i] = n if seq[i] == 0 else (start[i - 1] if i and seq[i] == seq[i - 1] else i)
+    for i in reversed(range(n)):
+        end[i] = -1 if seq[i] == 0 else (end[i + 1] if i + 1 < n and seq[i] == seq[i + 1] else i + 1)
+    return np.stack([start, end])[None]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+@pytest.mark.parametrize("n", [1, 9, 512, 3000])
+def test_sequence_bounds(dtype, n, rng):
+    seq = np.sort(rng.integers(0, max(2, n // 7), n)).astype(dtype)[None, :]
+    seq[0, rng.integers(0, n)] = 0  # padding inside a segment too
+
+    @nki.jit
+    def kernel(ids):
+        t = nl.ndarray(ids.shape, dtype=ids.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=ids)
+        d = nl.ndarray((1, 2, ids.shape[1]), dtype=ids.dtype, buffer=nl.sbuf)
+        nisa.sequence_bounds(dst=d, segment_ids=t)
+        out = nl.ndarray(d.shape, dtype=d.dtype, buffer=nl.shared_hbm)
+        nisa.dma_copy(dst=out, src=d)
+        return out
+
+    np.testing.assert_array_equal(run(kernel, seq), numpy_sequence_bounds(seq[0]))
+    assert compute_opcodes(kernel, seq) == ["SequenceBounds"]
+    from neuronxsim import SimulationError
+    with pytest.raises(SimulationError, match="non-negative integers"):
+        run(kernel, np.full((1, n), -1, dtype))
+
+
+@pytest.mark.parametrize("partitions", [1, 16, 64, 128])
+def test_nonzero_with_count(partitions, rng):
+    src = (rng.random((partitions, 300)) < 0.3).astype(np.float32) * rng.standard_normal(
+        (partitions, 300)).astype(np.float32)
+
+    @nki.jit
+    def kernel(x):
+        t = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=x)
+        d = nl.ndarray((x.shape[0], x.shape[1] + 1), dtype=nl.int32, buffer=nl.sbuf)
+        nisa.memset(dst=d, value=7)  # partitions nonzero_with_count leaves alone keep this
+        nisa.nonzero_with_count(dst=d, src=t, index_offset=1000, padding_val=-1)
+        out = nl.ndarray(d.shape, dtype=nl.int32, buffer=nl.shared_hbm)
+        nisa.dma_copy(dst=out, src=d)
+        return out
+
+    want = np.full((partitions, 301), 7, np.int32)
+    for p in range(0, partitions, 16):
+        found = np.flatnonzero(src[p])
+        want[p] = -1
+        want[p, :found.size] = found + 1000
+        want[p, 300] = found.size
+    np.testing.assert_array_equal(run(kernel, src, arch="trn2"), want)
+    with pytest.raises(NKIError, match="needs NeuronCore-v3"):
+        run(kernel, src, arch="trn1")
+
+
+def test_topk_is_refused_saying_what_is_unknown(rng):
+    def topk(d, x):
+        nisa.topk(val_dst=d, idx_dst=d, src=x, n=16)
+    with pytest.raises(NKIError, match="which partitions of val_dst"):
+        run(tile_kernel(topk), rng.standard_normal((16, 16)).astype(np.float32))

@@ -1,0 +1,112 @@
+"""The engines' random number generators in NKI 0.6: nisa.rng, set_rng_seed, rand_set_state,
+rand_get_state, nl.random_seed and nl.rand. The bits are the simulator's XORWOW (the hardware's
+seeding and word order are not published): the tests check what the documentation promises --
+the same seed or state gives the same values, states round-trip, the low bits of the 32-bit draws
+fill narrower types, values in [0, 1) -- and the bits against an independent NumPy XORWOW."""
+
+import numpy as np
+import pytest
+
+import neuronxsim.nki06 as nki
+import neuronxsim.nki06.isa as nisa
+import neuronxsim.nki06.language as nl
+from neuronxsim.nki.errors import NKIError
+from nki06_testing import opcodes, run
+
+
+def xorwow(states: np.ndarray, n: int) -> np.ndarray:
+    """n draws of each row's xorwow state [x0..x4, d] (Marsaglia 2003), uint32 [P, n]."""
+    s = states.astype(np.uint64).copy()
+    out = np.empty((len(s), n), np.uint64)
+    m = np.uint64(0xFFFFFFFF)
+    for i in range(n):
+        t, x0 = s[:, 4].copy(), s[:, 0].copy()
+        s[:, 1:5] = s[:, 0:4].copy()
+        t ^= t >> np.uint64(2)
+        t = (t ^ (t << np.uint64(1))) & m
+        t ^= x0 ^ ((x0 << np.uint64(4)) & m)
+        s[:, 0] = t
+        s[:, 5] = (s[:, 5] + np.uint64(362437)) & m
+        out[:, i] = (t + s[:, 5]) & m
+    return out.astype(np.uint32)
+
+
+@pytest.mark.parametrize("partitions", [1, 16, 128])
+def test_gpsimd_states_set_draw_and_read_back(partitions, rng):
+    states = rng.integers(0, 2**32, (partitions, 6), dtype=np.uint64).astype(np.uint32)
+
+    @nki.jit
+    def kernel(seeds):
+        s = nl.ndarray(seeds.shape, dtype=nl.uint32, buffer=nl.sbuf)
+        nisa.dma_copy(dst=s, src=seeds)
+        nisa.rand_set_state(src_seeds=s)
+        bits = nl.ndarray((seeds.shape[0], 40), dtype=nl.uint32, buffer=nl.sbuf)
+        nisa.rng(dst=bits, engine=nisa.engine.gpsimd)
+        low = nl.ndarray((seeds.shape[0], 5), dtype=nl.uint8, buffer=nl.sbuf)
+        nisa.rng(dst=low, engine=nisa.engine.gpsimd)
+        after = nl.ndarray(seeds.shape, dtype=nl.uint32, buffer=nl.sbuf)
+        nisa.rand_get_state(dst=after)
+        outs = []
+        for t in (bits, low, after):
+            o = nl.ndarray(t.shape, dtype=t.dtype, buffer=nl.shared_hbm)
+            nisa.dma_copy(dst=o, src=t)
+            outs.append(o)
+        return tuple(outs)
+
+    bits, low, after = run(kernel, states, arch="trn2")
+    draws = xorwow(states, 45)
+    np.testing.assert_array_equal(bits, draws[:, :40])
+    np.testing.assert_array_equal(low, (draws[:, 40:] & 0xFF).astype(np.uint8))
+    np.testing.assert_array_equal(after[:, 5], states[:, 5] + np.uint32(45 * 362437))
+    assert opcodes(kernel, states, arch="trn2").count("Rand") == 2
+    with pytest.raises(NKIError, match="needs NeuronCore-v3"):
+        run(kernel, states, arch="trn1")
+
+
+def test_vector_seed_repeats_the_sequence_and_rand_is_in_unit_interval():
+    @nki.jit
+    def kernel(seed):
+        s = nl.ndarray((1, 1), dtype=nl.int32, buffer=nl.sbuf)
+        nisa.dma_copy(dst=s, src=seed)
+        nl.random_seed(s)
+        a = nl.rand((128, 300), dtype=nl.float32)
+        nisa.set_rng_seed(src_seeds=s)
+        b = nl.rand((128, 300), dtype=nl.float32)
+        c = nl.rand((128, 300), dtype=nl.float32)
+        bits = nl.ndarray((128, 4), dtype=nl.int16, buffer=nl.sbuf)
+        nisa.rng(dst=bits)
+        outs = []
+        for t in (a, b, c, bits):
+            o = nl.ndarray(t.shape, dtype=t.dtype, buffer=nl.shared_hbm)
+            nisa.dma_copy(dst=o, src=t)
+            outs.append(o)
+        return tuple(outs)
+
+    a, b, c, bits = run(kernel, np.array([[42]], np.int32), arch="trn1")
+    np.testing.assert_array_equal(a, b)  # the same seed, the same values
+    assert not np.array_equal(b, c)  # the generator moved on
+    for v in (a, c):
+        assert v.min() >= 0 and v.max() < 1 and abs(v.mean() - 0.5) < 0.01
+    a2 = run(kernel, np.array([[7]], np.int32), arch="trn1")[0]
+    assert not np.array_equal(a, a2)
+    assert bits.dtype == np.int16
+
+
+def test_refusals():
+    @nki.jit
+    def vector_state(x):
+        s = nl.ndarray((4, 24), dtype=nl.uint32, buffer=nl.sbuf)
+        nisa.rand_set_state(src_seeds=s, engine=nisa.engine.vector)
+        return x
+
+    with pytest.raises(NKIError, match="NeuronCore-v4"):
+        run(vector_state, np.zeros((1, 1), np.float32), arch="trn2")
+
+    @nki.jit
+    def float_bits(x):
+        d = nl.ndarray((4, 4), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.rng(dst=d)
+        return x
+
+    with pytest.raises(NKIError, match="int8, int16, int32, uint8, uint16 or uint32"):
+        run(float_bits, np.zeros((1, 1), np.float32))
