@@ -994,10 +994,30 @@ def dma_transpose(tr, opcode, dst: Tensor, src: Tensor, loc, what: str):
                      {"queue": next_dma_queue(tr), "mode": bir.DmaMode.Transpose}, loc)
 
 
-def dma_gather(tr, dst: Tensor, src, loc, what: str, mask=None):
+def dge_fields(tr, hwdge: bool, swdge: bool, trigger, src_dtype, dst_dtype, loc, what: str,
+               opcode=IT.DMACopy) -> dict:
+    """The BIR fields of a DMA's descriptor-generation mode (both dialects' ``dge_mode``):
+    hardware DGE (triggered by the engine ``trigger``; the rule dma.hwdge says which generations
+    and engines have it, and it moves raw bytes, so no cast) or software DGE; neither: the
+    default descriptors (no field)."""
+    if hwdge:
+        why = legality.dma_trigger(arch=tr.arch, dge_type=bir.DgeType.HWDGE, engine=trigger,
+                                   opcode=opcode)
+        if why is not None:
+            raise NKIError(f"{what}: {why.message}", loc)
+        if dst_dtype != src_dtype:
+            raise NKIError(f"{what}: with dge_mode=hwdge the DMA moves raw bytes: src "
+                           f"({dt.name(src_dtype)}) and dst ({dt.name(dst_dtype)}) must have one "
+                           "dtype", loc)
+        return {"dge_type": bir.DgeType.HWDGE}
+    return {"dge_type": bir.DgeType.SWDGE} if swdge else {}
+
+
+def dma_gather(tr, dst: Tensor, src, loc, what: str, mask=None, oob_is_err=True, fields=None):
     """An indirect DMA: row ``r`` of the tile ``dst`` gets row ``src.index[r]`` of
     ``src.rows`` (an :class:`~neuronxsim.nki.tensor.IndirectView`); an index outside the rows
-    is an error when the kernel runs. A mask may keep some of the rows (partitions)."""
+    is an error when the kernel runs (``oob_is_err``) or skips that row. A mask may keep some of
+    the rows (partitions); ``fields``: more BIR fields (the descriptor-generation mode)."""
     rows, index = src.rows, src.index
     shape = tuple(src.shape)
     if tuple(dst.shape) != shape:
@@ -1014,7 +1034,8 @@ def dma_gather(tr, dst: Tensor, src, loc, what: str, mask=None):
     ins = [tr.read(rows, loc, merge=False), tr.read(index, loc)]
     outs = [tr.write(dst, loc)]
     return tr.record(IT.DMACopy, _DMA, ins, outs,
-                     {"queue": next_dma_queue(tr), "indirect_dim": 0, "oob_is_err": True}, loc)
+                     {"queue": next_dma_queue(tr), "indirect_dim": 0, "oob_is_err": oob_is_err,
+                      **(fields or {})}, loc)
 
 
 def tensor_scalar_reduce(tr, data: Tensor, op0, operand0, reduce_op, reduce_res: Tensor, dtype,

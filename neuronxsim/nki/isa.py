@@ -60,6 +60,9 @@ class oob_mode:
     skip = "skip"
 
 
+_DGE, _OOB = dge_mode, oob_mode  # (in dma_copy, the parameters hide the classes)
+
+
 class nc_version:
     gen2 = 2
     gen3 = 3
@@ -615,26 +618,44 @@ def sequence_bounds(*, segment_ids, dtype=None):
 def dma_copy(*, dst, src, mask=None, dst_rmw_op=None, oob_mode=oob_mode.error,
              dge_mode=dge_mode.unknown):
     """Copies ``src`` to ``dst`` (HBM or SBUF, either way) by DMA; ``dst_rmw_op=np.add``
-    accumulates into ``dst``."""
+    accumulates into ``dst``. ``oob_mode=nisa.oob_mode.skip`` (gathers only) skips rows whose
+    index is out of range instead of failing; ``dge_mode`` picks the descriptor generation
+    (hardware DGE: NeuronCore-v3 and later)."""
     loc = caller_location()
-    if src.__class__ is IndirectView and isinstance(dst, Tensor) and dst.storage.on_chip:
+    if oob_mode not in (_OOB.error, _OOB.skip):
+        raise NKIError(f"dma_copy: oob_mode must be nisa.oob_mode.error or .skip, not {oob_mode!r}",
+                       loc)
+    if dge_mode not in (_DGE.unknown, _DGE.none, _DGE.swdge, _DGE.hwdge):
+        raise NKIError(f"dma_copy: dge_mode must be one of nisa.dge_mode.unknown, .none, .swdge, "
+                       f".hwdge, not {dge_mode!r}", loc)
+    for name, t, kinds in (("dst", dst, Tensor), ("src", src, (Tensor, IndirectView))):
+        if not isinstance(t, kinds):
+            raise NKIError(f"dma_copy: {name} must be a tensor or tile, not {type(t).__name__}",
+                           loc)
+    # (the hardware DGE is triggered from the SP queue: a 2.2x kernel cannot name an engine)
+    fields = _ins.dge_fields(current(), dge_mode == _DGE.hwdge, dge_mode == _DGE.swdge, Engine.SP,
+                             src.dtype, dst.dtype, loc, "dma_copy")
+    if src.__class__ is IndirectView:
+        if not dst.storage.on_chip:
+            raise NKIError("dma_copy: a gather (rows picked at run time) writes an SBUF tile", loc)
         if dst_rmw_op is not None:
             raise NKIError("dma_copy: accumulating a gather (dst_rmw_op with rows picked at "
                            "run time) is not modelled", loc)
         if not _ins.whole_or_nothing(mask, loc, "dma_copy"):
             return
-        _ins.dma_gather(current(), dst, src, loc, "dma_copy")
+        _ins.dma_gather(current(), dst, src, loc, "dma_copy",
+                        oob_is_err=oob_mode == _OOB.error, fields=fields)
         return
-    for name, t in (("dst", dst), ("src", src)):
-        if not isinstance(t, Tensor):
-            raise NKIError(f"dma_copy: {name} must be a tensor or tile, not {type(t).__name__}",
-                           loc)
+    if oob_mode != _OOB.error:
+        raise NKIError("dma_copy: oob_mode=skip applies to gathers (rows picked at run time) only",
+                       loc)
     rmw = None
     if dst_rmw_op is not None:
         rmw = alu_op(dst_rmw_op, "dma_copy: dst_rmw_op", loc)
         if rmw is not Alu.add:
             raise NKIError("dma_copy: dst_rmw_op supports add only", loc)
-    _ins.dma(current(), IT.DMACopy, dst, src, loc, mask, rmw=rmw, what="dma_copy")
+    _ins.dma(current(), IT.DMACopy, dst, src, loc, mask, rmw=rmw, what="dma_copy",
+             fields=fields or None)
 
 
 __all__ = [

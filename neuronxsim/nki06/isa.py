@@ -320,23 +320,12 @@ def _priority(priority, loc, what):
 def _dge_fields(mode, eng, dst, src, loc, what, opcode=IT.DMACopy) -> dict:
     mode = _enum(mode, dge_mode, f"{what}: dge_mode", loc)
     eng = _enum(eng, engine, f"{what}: engine", loc)
-    if mode is dge_mode.hwdge:
-        # (the generation and the trigger engine: the rule dma.hwdge; unknown: the SP queue's)
-        why = legality.dma_trigger(arch=current().arch, dge_type=bir.DgeType.HWDGE,
-                                   engine=Engine.SP if eng is engine.unknown else _HW[eng],
-                                   opcode=opcode)
-        if why is not None:
-            raise NKIError(f"{what}: {why.message}", loc)
-        if dst.dtype != src.dtype:
-            raise NKIError(f"{what}: with dge_mode=hwdge the DMA moves raw bytes: src "
-                           f"({dt.name(src.dtype)}) and dst ({dt.name(dst.dtype)}) must have one "
-                           "dtype", loc)
-        return {"dge_type": bir.DgeType.HWDGE}
-    if eng is not engine.unknown:
+    if mode is not dge_mode.hwdge and eng is not engine.unknown:
         raise NKIError(f"{what}: engine applies to dge_mode=nisa.dge_mode.hwdge only", loc)
-    if mode is dge_mode.swdge:
-        return {"dge_type": bir.DgeType.SWDGE}
-    return {}
+    # (hardware DGE's trigger engine: unknown means the SP queue's)
+    return _ins.dge_fields(current(), mode is dge_mode.hwdge, mode is dge_mode.swdge,
+                           Engine.SP if eng is engine.unknown else _HW[eng], src.dtype, dst.dtype,
+                           loc, what, opcode)
 
 
 def _gather(tr, dst: NkiTensor, src: NkiTensor, ind, oob_is_err: bool, fields, loc, what):
