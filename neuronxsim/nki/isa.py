@@ -358,6 +358,9 @@ def select_reduce(*, dst, predicate, on_true, on_false, reduce_res=None,
     dst = _tile(dst, loc, "select_reduce: dst")
     predicate = _tile(predicate, loc, "select_reduce: predicate")
     on_true = _tile(on_true, loc, "select_reduce: on_true")
+    if dtype is not None and _dtype(dtype, loc) != dst.dtype:
+        raise NKIError(f"select_reduce: dtype {_dt.name(_dtype(dtype, loc))} differs from dst's "
+                       f"{_dt.name(dst.dtype)} (the result is written to dst)", loc)
     if alu_op(reduce_op, "select_reduce: reduce_op", loc) is not Alu.max:
         raise NKIError("select_reduce: reduce_op must be max", loc)
     if reduce_cmd == bir.AccumCmd.Accumulate:

@@ -256,6 +256,26 @@ def test_select_reduce_and_range_select(rng):
         nki.trace(kernel, x, pred, lo, hi)
 
 
+def test_select_reduce_dtype_must_be_dsts(rng):
+    x = rng.standard_normal((8, 16)).astype(np.float32)
+
+    def kernel_with(dtype):
+        @nki.jit
+        def kernel(a):
+            out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+            t = nl.load(a)
+            dst = nl.ndarray(a.shape, dtype=a.dtype)
+            nisa.select_reduce(dst=dst, predicate=nl.greater(t, 0.0), on_true=t, on_false=0.0,
+                               dtype=dtype)
+            nl.store(out, dst)
+            return out
+        return kernel
+
+    np.testing.assert_array_equal(run(kernel_with(nl.float32), x), np.maximum(x, 0))
+    with pytest.raises(nki.NKIError, match="select_reduce: dtype bfloat16 differs from dst's float32"):
+        nki.trace(kernel_with(nl.bfloat16), x)
+
+
 def test_bn_stats_bn_aggr_and_reciprocal(rng):
     x = rng.standard_normal((64, 300)).astype(np.float32) * 3 + 1
 
