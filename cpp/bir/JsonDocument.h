@@ -45,12 +45,12 @@ class Value {
   double number() const;
   std::string_view string() const { return text_; }
 
-  // Arrays: elements; objects: members (in document order).
+  // Arrays: elements; objects: members (in document order; none for other values).
   size_t size() const { return size_; }
   const Value& operator[](size_t i) const { return items_[i]; }
   const Member* begin() const { return members_; }
   const Member* end() const;
-  // The member named `key` (objects), or null.
+  // The member named `key`, or null (also for a value that is no object).
   const Value* find(std::string_view key) const;
 
  private:
@@ -70,7 +70,7 @@ struct Member {
   Value value;
 };
 
-inline const Member* Value::end() const { return members_ + size_; }
+inline const Member* Value::end() const { return is_object() ? members_ + size_ : members_; }
 
 class Document {
  public:
