@@ -15,6 +15,8 @@ bf16 (lhsT 1024x4096, rhs 1024x2048) with its three TILES_IN_BLOCK_* parameters,
    the timing run, and the trace cache's write and read of the same trace.
 3. Preparation speed against the timing run's, in instructions per second, on the traced modules
    and on a long mixed stream (benchmarks/modules.py).
+4. Reading the traced modules' BIR JSON (what a trace-cache hit costs), MB/s: the reader as used
+   (plain text through its fast document) against nlohmann's document alone.
 
 Numbers, not a pass/fail check: the host is shared, so each figure is the best of ``--repeat``
 runs, and the ratios compare runs made in the same process, interleaved.
@@ -166,6 +168,24 @@ def preparation(modules: list, repeat: int) -> list:
     return rows
 
 
+def json_reading(modules: list, repeat: int) -> list:
+    """Rows of MB/s reading the modules' BIR JSON, each way (CPU, best of ``repeat``), and the
+    ratio to nlohmann's document alone."""
+    from neuronxsim import bir
+
+    texts = [m.to_json(-1) for m, _ in modules]
+    mb = sum(len(t) for t in texts) / 1e6
+    best = {}
+    for _ in range(repeat):  # interleaved, so that both see the same host
+        for name, plain in (("as read (plain text first)", True), ("nlohmann document only", False)):
+            t0 = time.thread_time()
+            for t in texts:
+                bir.Module.from_json(t, verify=False, plain_first=plain)
+            best[name] = min(best.get(name, float("inf")), time.thread_time() - t0)
+    slow = best["nlohmann document only"]
+    return [[name, mb, mb / sec, slow / sec] for name, sec in best.items()]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)))
@@ -203,6 +223,9 @@ def main():
 
     print_table(f"3. preparation (verify, decode, cost) and timing run, M instructions/s (best of {args.repeat})",
                 ["modules", "instructions", "prepare", "run", "prepare/run"], preparation(modules, args.repeat))
+
+    print_table(f"4. reading the traced modules' BIR JSON, MB/s (best of {args.repeat})",
+                ["reader", "MB", "MB/s", "x nlohmann"], json_reading(modules, args.repeat))
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "Error.h"
+#include "JsonDocument.h"
 #include "Verifier.h"
 
 namespace bir {
@@ -17,7 +18,8 @@ using ojson = nlohmann::ordered_json;
 
 class JsonPath {
  public:
-  void push(std::string_view key) { segs_.push_back({std::string(key), -1}); }
+  // `key` is always a string literal (a field name), so a view of it stays valid.
+  void push(std::string_view key) { segs_.push_back({key, -1}); }
   void push(size_t index) { segs_.push_back({{}, static_cast<int64_t>(index)}); }
   void pop() { segs_.pop_back(); }
   std::string str() const {
@@ -36,7 +38,7 @@ class JsonPath {
 
  private:
   struct Seg {
-    std::string key;
+    std::string_view key;
     int64_t index;
   };
   std::vector<Seg> segs_;
@@ -64,38 +66,63 @@ struct IsBirEnum : std::false_type {};
 template <class E>
 struct IsBirEnum<E, std::void_t<decltype(EnumTraits<E>::kNames)>> : std::true_type {};
 
-void expectObject(const ojson& j, const JsonPath& p) {
+// The two documents the readers below read: nlohmann's (any JSON; its messages are the reader's)
+// and json::Document (the plain subset, read first; see moduleFromJson).
+struct DocumentDeclined {};  // a json::Document holds what only nlohmann's reader keeps
+
+const ojson* memberOf(const ojson& obj, const char* key) {
+  const auto it = obj.find(key);
+  return it == obj.end() ? nullptr : &*it;
+}
+const json::Value* memberOf(const json::Value& obj, const char* key) { return obj.find(key); }
+bool booleanOf(const ojson& j) { return j.get<bool>(); }
+bool booleanOf(const json::Value& j) { return j.boolean(); }
+uint64_t unsignedOf(const ojson& j) { return j.get<uint64_t>(); }
+uint64_t unsignedOf(const json::Value& j) { return j.unsignedInteger(); }
+int64_t integerOf(const ojson& j) { return j.get<int64_t>(); }
+int64_t integerOf(const json::Value& j) { return j.integer(); }
+double numberOf(const ojson& j) { return j.get<double>(); }
+double numberOf(const json::Value& j) { return j.number(); }
+std::string_view stringOf(const ojson& j) { return j.get_ref<const std::string&>(); }
+std::string_view stringOf(const json::Value& j) { return j.string(); }
+
+template <class J>
+void expectObject(const J& j, const JsonPath& p) {
   if (!j.is_object()) p.fail(std::string("expected an object, got ") + j.type_name());
 }
-void expectArray(const ojson& j, const JsonPath& p) {
+template <class J>
+void expectArray(const J& j, const JsonPath& p) {
   if (!j.is_array()) p.fail(std::string("expected an array, got ") + j.type_name());
 }
 
-void fromJson(const ojson& j, bool& v, JsonPath& p) {
+template <class J>
+void fromJson(const J& j, bool& v, JsonPath& p) {
   if (!j.is_boolean()) p.fail(std::string("expected a boolean, got ") + j.type_name());
-  v = j.get<bool>();
+  v = booleanOf(j);
 }
 
-void fromJson(const ojson& j, int64_t& v, JsonPath& p) {
+template <class J>
+void fromJson(const J& j, int64_t& v, JsonPath& p) {
   if (j.is_number_unsigned()) {
-    const auto u = j.get<uint64_t>();
+    const uint64_t u = unsignedOf(j);
     if (u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
       p.fail("integer " + std::to_string(u) + " is out of range");
     v = static_cast<int64_t>(u);
     return;
   }
   if (!j.is_number_integer()) p.fail(std::string("expected an integer, got ") + j.type_name());
-  v = j.get<int64_t>();
+  v = integerOf(j);
 }
 
 // Non-finite doubles are written as the strings "inf", "-inf" and "nan" (JSON has no spelling).
-void fromJson(const ojson& j, double& v, JsonPath& p) {
+template <class J>
+void fromJson(const J& j, double& v, JsonPath& p) {
   if (j.is_number()) {
-    v = j.get<double>();
+    v = numberOf(j);
     return;
   }
   if (j.is_string()) {
-    const auto& s = j.get_ref<const std::string&>();
+    const std::string_view s = stringOf(j);
     if (s == "inf") return void(v = std::numeric_limits<double>::infinity());
     if (s == "-inf") return void(v = -std::numeric_limits<double>::infinity());
     if (s == "nan") return void(v = std::numeric_limits<double>::quiet_NaN());
@@ -109,19 +136,20 @@ ojson toJson(double v) {
   return v;
 }
 
-void fromJson(const ojson& j, std::string& v, JsonPath& p) {
+template <class J>
+void fromJson(const J& j, std::string& v, JsonPath& p) {
   if (!j.is_string()) p.fail(std::string("expected a string, got ") + j.type_name());
-  v = j.get<std::string>();
+  v = std::string(stringOf(j));
 }
 
-template <class E, std::enable_if_t<IsBirEnum<E>::value, int> = 0>
-void fromJson(const ojson& j, E& v, JsonPath& p) {
+template <class J, class E, std::enable_if_t<IsBirEnum<E>::value, int> = 0>
+void fromJson(const J& j, E& v, JsonPath& p) {
   if (!j.is_string())
     p.fail(std::string("expected a ") + std::string(EnumTraits<E>::kTypeName) + " name, got " +
            j.type_name());
-  const auto& s = j.get_ref<const std::string&>();
+  const std::string_view s = stringOf(j);
   if (!enumFromName(s, &v))
-    p.fail("unknown " + std::string(EnumTraits<E>::kTypeName) + " '" + s +
+    p.fail("unknown " + std::string(EnumTraits<E>::kTypeName) + " '" + std::string(s) +
            "' (expected one of: " + enumMemberList<E>() + ")");
 }
 
@@ -137,7 +165,8 @@ ojson toJson(const std::string& v) { return v; }
 // ---------------------------------------------------------------------------------------------
 // Aggregates
 
-void fromJson(const ojson& j, APPair& v, JsonPath& p) {
+template <class J>
+void fromJson(const J& j, APPair& v, JsonPath& p) {
   if (!j.is_array() || j.size() != 2) p.fail("expected a [step, num] pair");
   {
     Scope s(p, size_t{0});
@@ -148,7 +177,8 @@ void fromJson(const ojson& j, APPair& v, JsonPath& p) {
 }
 ojson toJson(const APPair& v) { return ojson::array({v.step, v.num}); }
 
-void fromJson(const ojson& j, std::pair<std::string, std::string>& v, JsonPath& p) {
+template <class J>
+void fromJson(const J& j, std::pair<std::string, std::string>& v, JsonPath& p) {
   if (!j.is_array() || j.size() != 2) p.fail("expected a [key, value] pair of strings");
   {
     Scope s(p, size_t{0});
@@ -162,8 +192,8 @@ ojson toJson(const std::pair<std::string, std::string>& v) {
 }
 
 
-template <class T>
-void fromJson(const ojson& j, std::vector<T>& v, JsonPath& p) {
+template <class J, class T>
+void fromJson(const J& j, std::vector<T>& v, JsonPath& p) {
   expectArray(j, p);
   v.clear();
   v.resize(j.size());
@@ -179,8 +209,8 @@ ojson toJson(const std::vector<T>& v) {
   return a;
 }
 
-template <class T>
-void fromJson(const ojson& j, std::optional<T>& v, JsonPath& p) {
+template <class J, class T>
+void fromJson(const J& j, std::optional<T>& v, JsonPath& p) {
   if (j.is_null()) {
     v.reset();
     return;
@@ -205,6 +235,18 @@ std::string collectExtra(const ojson& obj, std::initializer_list<std::string_vie
   return extra.empty() ? std::string() : extra.dump();
 }
 
+// json::Document: no unknown keys (nlohmann's reader keeps them, re-dumped exactly as it does).
+std::string collectExtra(const json::Value& obj, std::initializer_list<std::string_view> known,
+                         const std::vector<std::string_view>& moreKnown = {}) {
+  for (const json::Member& m : obj) {
+    bool isKnown = false;
+    for (auto k : known) isKnown = isKnown || m.key == k;
+    for (auto k : moreKnown) isKnown = isKnown || m.key == k;
+    if (!isKnown) throw DocumentDeclined{};
+  }
+  return std::string();
+}
+
 void appendExtra(ojson& obj, const std::string& extra, const JsonPath& p) {
   if (extra.empty()) return;
   ojson e;
@@ -218,18 +260,18 @@ void appendExtra(ojson& obj, const std::string& extra, const JsonPath& p) {
     if (!obj.contains(it.key())) obj[it.key()] = it.value();
 }
 
-template <class T>
-void readOptionalMember(const ojson& obj, const char* key, T& out, JsonPath& p) {
-  auto it = obj.find(key);
-  if (it == obj.end()) return;
+template <class J, class T>
+void readOptionalMember(const J& obj, const char* key, T& out, JsonPath& p) {
+  const J* it = memberOf(obj, key);
+  if (!it) return;
   Scope s(p, key);
   fromJson(*it, out, p);
 }
 
-template <class T>
-void readRequiredMember(const ojson& obj, const char* key, T& out, JsonPath& p) {
-  auto it = obj.find(key);
-  if (it == obj.end()) p.fail(std::string("missing required field '") + key + "'");
+template <class J, class T>
+void readRequiredMember(const J& obj, const char* key, T& out, JsonPath& p) {
+  const J* it = memberOf(obj, key);
+  if (!it) p.fail(std::string("missing required field '") + key + "'");
   Scope s(p, key);
   fromJson(*it, out, p);
 }
@@ -237,12 +279,12 @@ void readRequiredMember(const ojson& obj, const char* key, T& out, JsonPath& p) 
 // ---------------------------------------------------------------------------------------------
 // Node fields, through each class's fields(visitor)
 
-template <class T>
-void readFields(T& node, const ojson& j, JsonPath& p, std::vector<std::string_view>& known) {
+template <class T, class J>
+void readFields(T& node, const J& j, JsonPath& p, std::vector<std::string_view>& known) {
   T::fields([&](const char* key, auto member) {
     known.push_back(key);
-    auto it = j.find(key);
-    if (it == j.end()) return;
+    const J* it = memberOf(j, key);
+    if (!it) return;
     Scope s(p, key);
     fromJson(*it, node.*member, p);
   });
@@ -268,7 +310,8 @@ void writeFields(const T& node, ojson& j, JsonPath& p) {
   });
 }
 
-void readNodeFields(Instruction& I, const ojson& j, JsonPath& p,
+template <class J>
+void readNodeFields(Instruction& I, const J& j, JsonPath& p,
                     std::vector<std::string_view>& known) {
   switch (I.nodeClass()) {
 #define BIR_NODE_CLASS(C)                                      \
@@ -418,7 +461,8 @@ ojson writeFunction(const Function& f, JsonPath& p) {
 // ---------------------------------------------------------------------------------------------
 // Reader
 
-AccessPattern readArg(const ojson& j, const Function& f, JsonPath& p) {
+template <class J>
+AccessPattern readArg(const J& j, const Function& f, JsonPath& p) {
   expectObject(j, p);
   std::string kind;
   readRequiredMember(j, "kind", kind, p);
@@ -456,7 +500,8 @@ AccessPattern readArg(const ojson& j, const Function& f, JsonPath& p) {
   return a;
 }
 
-std::unique_ptr<MemoryLocation> readLocation(const ojson& j, JsonPath& p) {
+template <class J>
+std::unique_ptr<MemoryLocation> readLocation(const J& j, JsonPath& p) {
   expectObject(j, p);
   auto l = std::make_unique<MemoryLocation>();
   readRequiredMember(j, "name", l->name, p);
@@ -481,7 +526,8 @@ std::unique_ptr<MemoryLocation> readLocation(const ojson& j, JsonPath& p) {
   return l;
 }
 
-std::unique_ptr<MemoryLocationSet> readAllocation(const ojson& j, JsonPath& p) {
+template <class J>
+std::unique_ptr<MemoryLocationSet> readAllocation(const J& j, JsonPath& p) {
   expectObject(j, p);
   auto a = std::make_unique<MemoryLocationSet>();
   readRequiredMember(j, "name", a->name, p);
@@ -495,8 +541,8 @@ std::unique_ptr<MemoryLocationSet> readAllocation(const ojson& j, JsonPath& p) {
   readOptionalMember(j, "virtual", a->is_virtual, p);
   readOptionalMember(j, "kind", a->kind, p);
   readOptionalMember(j, "tensor_class", a->tensor_class, p);
-  auto it = j.find("memorylocations");
-  if (it == j.end()) p.fail("missing required field 'memorylocations'");
+  const J* it = memberOf(j, "memorylocations");
+  if (!it) p.fail("missing required field 'memorylocations'");
   Scope s(p, "memorylocations");
   expectArray(*it, p);
   for (size_t i = 0; i < it->size(); ++i) {
@@ -509,7 +555,8 @@ std::unique_ptr<MemoryLocationSet> readAllocation(const ojson& j, JsonPath& p) {
   return a;
 }
 
-void readInstruction(const ojson& j, Function& f, BasicBlock& bb, JsonPath& p) {
+template <class J>
+void readInstruction(const J& j, Function& f, BasicBlock& bb, JsonPath& p) {
   expectObject(j, p);
   std::string opname, name;
   readRequiredMember(j, "opcode", opname, p);
@@ -532,8 +579,8 @@ void readInstruction(const ojson& j, Function& f, BasicBlock& bb, JsonPath& p) {
   auto inst = createInstruction(op, name);
   readOptionalMember(j, "engine", inst->engine, p);
   for (const char* side : {"ins", "outs"}) {
-    auto it = j.find(side);
-    if (it == j.end()) continue;
+    const J* it = memberOf(j, side);
+    if (!it) continue;
     Scope s(p, side);
     expectArray(*it, p);
     auto& list = side[0] == 'i' ? inst->ins : inst->outs;
@@ -551,10 +598,11 @@ void readInstruction(const ojson& j, Function& f, BasicBlock& bb, JsonPath& p) {
   bb.append(std::move(inst));
 }
 
-void readFunction(const ojson& j, Function& f, JsonPath& p) {
+template <class J>
+void readFunction(const J& j, Function& f, JsonPath& p) {
   expectObject(j, p);
   readOptionalMember(j, "attributes", f.attributes, p);
-  if (auto it = j.find("allocations"); it != j.end()) {
+  if (const J* it = memberOf(j, "allocations")) {
     Scope s(p, "allocations");
     expectArray(*it, p);
     for (size_t i = 0; i < it->size(); ++i) {
@@ -567,18 +615,18 @@ void readFunction(const ojson& j, Function& f, JsonPath& p) {
       }
     }
   }
-  if (auto it = j.find("blocks"); it != j.end()) {
+  if (const J* it = memberOf(j, "blocks")) {
     Scope s(p, "blocks");
     expectArray(*it, p);
     for (size_t b = 0; b < it->size(); ++b) {
       Scope sb(p, b);
-      const ojson& bj = (*it)[b];
+      const J& bj = (*it)[b];
       expectObject(bj, p);
       std::string bname;
       readOptionalMember(bj, "name", bname, p);
       BasicBlock* bb = f.addBlock(bname);
-      auto insts = bj.find("instructions");
-      if (insts == bj.end()) continue;
+      const J* insts = memberOf(bj, "instructions");
+      if (!insts) continue;
       Scope si(p, "instructions");
       expectArray(*insts, p);
       for (size_t i = 0; i < insts->size(); ++i) {
@@ -635,14 +683,10 @@ std::string moduleToJson(const Module& m, int indent) {
   return j.dump(indent);
 }
 
-std::unique_ptr<Module> moduleFromJson(std::string_view text, const JsonReadOptions& opts) {
-  checkDepth(text);
-  ojson j;
-  try {
-    j = ojson::parse(text.begin(), text.end());
-  } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for numbers like 1e5000
-    throw BIRError(std::string("invalid JSON: ") + e.what());
-  }
+namespace {
+
+template <class J>
+std::unique_ptr<Module> readModule(const J& j) {
   JsonPath p;
   auto m = std::make_unique<Module>();
   try {
@@ -660,20 +704,20 @@ std::unique_ptr<Module> moduleFromJson(std::string_view text, const JsonReadOpti
       p.fail("format revision " + std::to_string(format) + " is not supported (this build reads " +
              std::to_string(Module::kFormatVersion) + ")");
     }
-    if (auto it = j.find("attributes"); it != j.end()) {
+    if (const J* it = memberOf(j, "attributes")) {
       Scope s(p, "attributes");
       expectObject(*it, p);
       readOptionalMember(*it, "neuron_core_id", m->neuron_core_id, p);
       m->attributes_extra_json = collectExtra(*it, {"neuron_core_id"});
     }
     readOptionalMember(j, "arch", m->arch, p);
-    auto funcs = j.find("functions");
-    if (funcs == j.end()) p.fail("missing required field 'functions'");
+    const J* funcs = memberOf(j, "functions");
+    if (!funcs) p.fail("missing required field 'functions'");
     Scope s(p, "functions");
     expectArray(*funcs, p);
     for (size_t i = 0; i < funcs->size(); ++i) {
       Scope si(p, i);
-      const ojson& fj = (*funcs)[i];
+      const J& fj = (*funcs)[i];
       expectObject(fj, p);
       std::string fname;
       readOptionalMember(fj, "name", fname, p);
@@ -685,6 +729,38 @@ std::unique_ptr<Module> moduleFromJson(std::string_view text, const JsonReadOpti
   }
   m->extra_json = collectExtra(
       j, {"attributes", "functions", "arch", "version", "neuronxsim_format"});
+  return m;
+}
+
+// The common case, about ten times faster than through nlohmann's document: plain text (see
+// JsonDocument.h) that makes a module. Null for anything else, which the nlohmann reader then
+// reads or refuses with its own words.
+std::unique_ptr<Module> readPlainModule(std::string_view text) {
+  json::Document doc;
+  if (!doc.parse(text)) return nullptr;
+  try {
+    return readModule(doc.root());
+  } catch (const BIRError&) {
+    return nullptr;
+  } catch (const DocumentDeclined&) {
+    return nullptr;
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<Module> moduleFromJson(std::string_view text, const JsonReadOptions& opts) {
+  checkDepth(text);
+  std::unique_ptr<Module> m = opts.plain_first ? readPlainModule(text) : nullptr;
+  if (!m) {
+    ojson j;
+    try {
+      j = ojson::parse(text.begin(), text.end());
+    } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for numbers like 1e5000
+      throw BIRError(std::string("invalid JSON: ") + e.what());
+    }
+    m = readModule(j);
+  }
   if (opts.verify) verifyModule(*m);
   return m;
 }

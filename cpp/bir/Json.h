@@ -19,6 +19,10 @@ std::string moduleToJson(const Module& m, int indent = 1);
 
 struct JsonReadOptions {
   bool verify = true;  // run the verifier on the module read
+  // Read plain text (JsonDocument.h) through the fast document first, falling back to nlohmann's
+  // for anything else and for every error. false: nlohmann's only (tests and the fuzzer check
+  // that the two read every text alike).
+  bool plain_first = true;
 };
 std::unique_ptr<Module> moduleFromJson(std::string_view text, const JsonReadOptions& opts = {});
 

@@ -320,14 +320,17 @@ void bindBir(py::module_& m) {
       .def("to_json", [](const Module& mod, int indent) { return moduleToJson(mod, indent); }, py::arg("indent") = 1,
            "The module as BIR JSON text (`indent` < 0: on one line).")
       .def_static("from_json",
-                  [](const std::string& text, bool verify) {
+                  [](const std::string& text, bool verify, bool plain_first) {
                     JsonReadOptions opts;
                     opts.verify = verify;
+                    opts.plain_first = plain_first;
                     return moduleFromJson(text, opts);
                   },
-                  py::arg("text"), py::arg("verify") = true,
+                  py::arg("text"), py::arg("verify") = true, py::arg("plain_first") = true,
                   "A module read from BIR JSON text, verified unless `verify` is False (BIRError names the JSON "
-                  "path of any problem).")
+                  "path of any problem). `plain_first` False skips the fast reader of plain text and reads "
+                  "through nlohmann's JSON document only: the same module or error, several times slower "
+                  "(for comparisons).")
       .def("verify", [](const Module& mod) { verifyModule(mod); }, "Checks the module; raises BIRError on the first problem.");
   m.attr("BIR_VERSION") = Module::kBirVersion;
   m.attr("FORMAT_VERSION") = Module::kFormatVersion;

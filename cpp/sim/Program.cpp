@@ -152,7 +152,8 @@ struct Decoder {
     auto fail = [&](const std::string& msg) -> void {
       throw SimulationError(instructionWhere(core, bi, ii, I) + ": " + msg);
     };
-    DecodedInst d;
+    // Built in place (nothing else is added to insts meanwhile); a refusal drops the program.
+    DecodedInst& d = cp.insts.emplace_back();
     d.inst = &I;
     d.cls = I.nodeClass();
     d.block = bi;
@@ -322,7 +323,6 @@ struct Decoder {
     // instruction, they would be most of the memory a long stream takes, and first touches of
     // memory are slow in a virtual machine (HostMemory.h).
     if (mode == Mode::Timing) cp.operands.resize(d.firstOperand);
-    cp.insts.push_back(d);
   }
 };
 

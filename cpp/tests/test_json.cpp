@@ -2,6 +2,10 @@
 // malformed input rejected with the JSON path of the problem.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
 #include <nlohmann/json.hpp>
 
 #include "TestModules.h"
@@ -151,4 +155,55 @@ TEST(Json, VerifierRunsOnRead) {
   expectRejected(j.dump(),
                  "functions[0].blocks[0].instructions[14].ins[0]: partition start 70 breaks the "
                  "start-partition rule for 16 partitions");
+}
+
+namespace {
+// What reading `text` gives: the module's compact JSON, or "error: " and the message.
+std::string readAs(std::string_view text, bool plainFirst) {
+  JsonReadOptions opts;
+  opts.plain_first = plainFirst;
+  try {
+    return moduleToJson(*moduleFromJson(text, opts), -1);
+  } catch (const BIRError& e) {
+    return std::string("error: ") + e.what();
+  }
+}
+
+void expectReadAlike(const std::string& text) {
+  EXPECT_EQ(readAs(text, true), readAs(text, false)) << "text: " << text.substr(0, 300);
+}
+}  // namespace
+
+// The fast plain-text reader (JsonDocument.h) and nlohmann's read every text alike: the same
+// module or the same message, at the edges of the plain subset and on the fuzz corpus.
+TEST(Json, PlainTextReaderAgreesWithNlohmann) {
+  const std::string every = everyNodeJson(-1);
+  for (int indent : {1, -1, 4}) expectReadAlike(everyNodeJson(indent));
+  for (const auto& entry : std::filesystem::directory_iterator(NXS_FUZZ_CORPUS_DIR "/bir_json")) {
+    std::ifstream f(entry.path(), std::ios::binary);
+    expectReadAlike(std::string(std::istreambuf_iterator<char>(f), {}));
+  }
+  // Values at the subset's edges, where a module holds an integer, a double and a string (texts
+  // the plain reader accepts, and ones only nlohmann's reads or refuses).
+  const std::string constant = R"("constant":0.0)";
+  ASSERT_NE(every.find(constant), std::string::npos);
+  for (const std::string x : {"0", "-0", "1", "-1", "007", "1.", ".5", "1e5", "1E+5", "-1.5e-3", "2.5E-3",
+                              "1e5000", "-1e5000", "1e-400", "0.1", "123456789012345678",
+                              "1234567890123456789", "18446744073709551615", "18446744073709551616",
+                              "-9223372036854775808", "-9223372036854775809", "true", "false", "null",
+                              "tru", "nul", "[]", "{}", "[1,]", "\"inf\"", "\"nan\"", "\"\\u0041\"",
+                              "\"\xc3\xa9\"", "\"\xff\"", "\"\t\"", "-", "+1", "0x10", "1 1"}) {
+    expectReadAlike(R"({"attributes": {"neuron_core_id": )" + x + R"(}, "functions": []})");
+    expectReadAlike(std::string(every).replace(every.find(constant), constant.size(), "\"constant\":" + x));
+    expectReadAlike(R"({"functions": [{"name": )" + x + R"(}], "arch": "trn1"})");
+  }
+  // Whole texts: empty, blank, a byte-order mark, trailing text, unknown keys, a repeated key.
+  for (const std::string& t : std::vector<std::string>{std::string(), std::string(" \n"), "\xef\xbb\xbf" + every, every + " x",
+                               every + "\n", " \t\r\n" + every,
+                               R"({"functions": [], "functions": []})",
+                               R"({"functions": [], "version": 1, "version": 2})",
+                               R"({"functions": [], "attributes": {"neuron_core_id": 0, "z": [1, {"b": null}]}})"})
+    expectReadAlike(t);
+  const size_t stepBy = every.size() / 300 + 1;
+  for (size_t cut = 0; cut < every.size(); cut += stepBy) expectReadAlike(every.substr(0, cut));
 }

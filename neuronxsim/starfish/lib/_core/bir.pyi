@@ -3225,9 +3225,9 @@ class Module:
     bir::Module: one function per NeuronCore, saved and loaded as BIR JSON.
     """
     @staticmethod
-    def from_json(text: str, verify: bool = True) -> Module:
+    def from_json(text: str, verify: bool = True, plain_first: bool = True) -> Module:
         """
-        A module read from BIR JSON text, verified unless `verify` is False (BIRError names the JSON path of any problem).
+        A module read from BIR JSON text, verified unless `verify` is False (BIRError names the JSON path of any problem). `plain_first` False skips the fast reader of plain text and reads through nlohmann's JSON document only: the same module or error, several times slower (for comparisons).
         """
     def __init__(self) -> None:
         """
