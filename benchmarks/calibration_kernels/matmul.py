@@ -120,3 +120,47 @@ def blocked_all(lhsT, rhs, bm=16, bn=2, bk=8):
                 m0 = mb * BM + i * TM
                 nl.store(result[m0:m0 + TM, nb * BN:(nb + 1) * BN], out[mb, i])
     return result
+
+
+@nki.jit
+def blocked_all_packed(lhsT, rhs, bm=16, bn=2, bk=8):
+    """Step 3 as the kernel optimization tutorial writes it (``nki/guides/tutorials/
+    kernel-optimization.rst``, the trn2 profile): as :func:`blocked_all`, but every [128, 512]
+    output tile has its own SBUF accumulator, zeroed by its own memset, and before the store the
+    ``bn`` accumulators of an output row are copied side by side into one [128, bn*512] tile
+    (a VectorE tensor_copy each), which one DMA then stores."""
+    K, M = lhsT.shape
+    N = rhs.shape[1]
+    BM, BN, BK = TM * bm, TN * bn, TK * bk
+    result = nl.ndarray((M, N), dtype=lhsT.dtype, buffer=nl.shared_hbm)
+    for nb in nl.affine_range(N // BN):
+        out = nl.ndarray((M // BM, bm, bn, nl.par_dim(TM), TN), dtype=lhsT.dtype, buffer=nl.sbuf)
+        for mb in nl.affine_range(M // BM):
+            for i in nl.affine_range(bm):
+                for j in nl.affine_range(bn):
+                    out[mb, i, j] = nisa.memset((TM, TN), 0.0, dtype=lhsT.dtype)
+        for kb in nl.sequential_range(K // BK):
+            b = nl.ndarray((bk, nl.par_dim(TK), BN), dtype=rhs.dtype, buffer=nl.sbuf)
+            for t in nl.affine_range(bk):
+                k0 = kb * BK + t * TK
+                b[t] = nl.load(rhs[k0:k0 + TK, nb * BN:(nb + 1) * BN])
+            for mb in nl.affine_range(M // BM):
+                a = nl.ndarray((bk, nl.par_dim(TK), BM), dtype=lhsT.dtype, buffer=nl.sbuf)
+                for t in nl.affine_range(bk):
+                    k0 = kb * BK + t * TK
+                    a[t] = nl.load(lhsT[k0:k0 + TK, mb * BM:(mb + 1) * BM])
+                for j in nl.affine_range(bn):
+                    for i in nl.affine_range(bm):
+                        part = nl.zeros((TM, TN), nl.float32, buffer=nl.psum)
+                        for t in nl.affine_range(bk):
+                            part += nisa.nc_matmul(a[t, :, i * TM:(i + 1) * TM],
+                                                   b[t, :, j * TN:(j + 1) * TN])
+                        out[mb, i, j] += part
+        for mb in nl.affine_range(M // BM):
+            for i in nl.affine_range(bm):
+                packed = nl.ndarray((nl.par_dim(TM), BN), dtype=nl.float32, buffer=nl.sbuf)
+                for j in nl.affine_range(bn):
+                    packed[:, j * TN:(j + 1) * TN] = nisa.tensor_copy(out[mb, i, j])
+                m0 = mb * BM + i * TM
+                nl.store(result[m0:m0 + TM, nb * BN:(nb + 1) * BN], packed)
+    return result

@@ -11,7 +11,8 @@ the lowest address free over its live range), is tried first: next fit can scatt
 tiles among short-lived ones until no free range is large enough although the live tiles would
 fit. If that does not fit either, SBUF tiles are spilled (:mod:`.spill`) until the storage fits;
 what no spill can fit (PSUM, a tile larger than SBUF, tiles the kernel placed itself) is refused
-with the list of what is live at that moment.
+with the list of what is live at that moment. A pending reload is placed (prefetched) before the
+next tile as soon as both fit and it leaves room for every tile placed before its use.
 
 PSUM is handed out in whole 2 KiB banks: every PSUM tile sits in its own bank(s), so a matmul
 accumulation group never shares a bank with another live tile.
@@ -86,24 +87,41 @@ def _place(storages: list[Storage], kind: str, capacity: int, align: int, first_
     rover = 0
     held = peak = 0
     number = 0
-    following = iter(storages)
-    st = next(following, None)
-    while st is not None or reloads:
-        number += 1
-        if reloads and (st is None or reloads[0][0] < first_use[st.sid]):
-            first, _, stretch = heapq.heappop(reloads)
-            placing, last, needed = stretch.storage, stretch.last, stretch.uses[0]
-        else:
-            placing, first, last = st, first_use[st.sid], last_use[st.sid]
-            needed = first
-            st = next(following, None)
-        while expiry and expiry[0][0] < first:
+    upcoming = 0  # storages[upcoming] is the next kernel tile to place
+    st = storages[0] if storages else None
+
+    def expire(position):  # the live entries last used before ``position`` leave
+        nonlocal held
+        while expiry and expiry[0][0] < position:
             gone = heapq.heappop(expiry)[2]
             if id(gone) in evicted:
                 evicted.discard(id(gone))
                 continue
             live.remove(gone)
             held -= gone[1] - gone[0]
+
+    while st is not None or reloads:
+        number += 1
+        if reloads and (st is None or reloads[0][0] < first_use[st.sid]):
+            first, _, stretch = heapq.heappop(reloads)
+            placing, last, needed = stretch.storage, stretch.last, stretch.uses[0]
+        else:
+            expire(first_use[st.sid])
+            if reloads and not fixed and st.placement is None and \
+                    _fits_both(live, reloads[0][2].storage, st, align, capacity, rover) and \
+                    _room_until_use(reloads[0][2], expiry, evicted, reloads, storages, upcoming,
+                                    first_use, last_use, align, capacity):
+                # prefetch: the next reload takes the space free now, before this tile
+                stretch = heapq.heappop(reloads)[2]
+                spiller.prefetch(stretch, first_use[st.sid])
+                placing, first, last = stretch.storage, stretch.first, stretch.last
+                needed = stretch.uses[0]
+            else:
+                placing, first, last = st, first_use[st.sid], last_use[st.sid]
+                needed = first
+                upcoming += 1
+                st = storages[upcoming] if upcoming < len(storages) else None
+        expire(first)
         if placing.placement is not None:
             at = placing.placement[1]
             size = placing.bytes_per_partition
@@ -232,6 +250,45 @@ def _check_lifetimes(fixed: list, kind: str, first_use: list, last_use: list):
                     "same memory must not be live at the same time (give the tensor more "
                     "physical tiles, or end the other's use first)", st.created_at)
         active.append(st)
+
+
+def _room_until_use(stretch, expiry: list, evicted: set, reloads: list, storages: list,
+                    upcoming: int, first_use: list, last_use: list, align: int,
+                    capacity: int) -> bool:
+    """Whether reload ``stretch``, placed now, leaves room for every tile placed before its use
+    (the bytes live at each of their first uses, pending reloads included), so that loading it
+    early evicts nothing it would not."""
+    def aligned(st):
+        return -(-st.bytes_per_partition // align) * align
+    use = stretch.uses[0]
+    ends = [(last, e[1] - e[0]) for last, _, e in expiry if id(e) not in evicted]
+    ends += [(r.last, aligned(r.storage)) for pos, _, r in reloads
+             if r is not stretch and pos < use]
+    starts = [pos for pos, _, r in reloads if r is not stretch and pos < use]
+    extra = aligned(stretch.storage)
+    k = upcoming
+    while k < len(storages) and first_use[storages[k].sid] < use:
+        st = storages[k]
+        ends.append((last_use[st.sid], aligned(st)))
+        starts.append(first_use[st.sid])
+        k += 1
+    for at in starts:
+        held = sum(size for last, size in ends if last >= at)  # (an upper bound: some start later)
+        if held + extra > capacity:
+            return False
+    return True
+
+
+def _fits_both(live: list, early, then, align: int, capacity: int, rover: int) -> bool:
+    """Whether storage ``early`` and then storage ``then`` both fit next to ``live`` now (next
+    fit from ``rover``, as they would be placed)."""
+    size = -(-early.bytes_per_partition // align) * align
+    at = _next_fit(live, size, capacity, rover)
+    if at is None:
+        return False
+    with_early = sorted(live + [(at, at + size, early)], key=_start)
+    return _next_fit(with_early, -(-then.bytes_per_partition // align) * align, capacity,
+                     at + size) is not None
 
 
 def _next_fit(live: list, size: int, capacity: int, rover: int) -> int | None:

@@ -1,6 +1,6 @@
 """SBUF spilling, as the NKI compiler spills: when the tiles live at one moment need more SBUF
 than the NeuronCore has, a tile that is not needed for a while goes to a DRAM spill buffer and
-comes back just before its next use.
+comes back before its next use, as soon as SBUF has room for it.
 
 The allocator (:mod:`.allocator`) places tiles in order of their first use; when one fits
 nowhere, it asks :class:`Spiller` for a victim: the live tile whose next use is furthest away
@@ -11,9 +11,12 @@ that asks for more than fits still gets the capacity error). Evicting a tile
 * ends its current stretch with a *spill store*, a DMA of the whole tile to a DRAM tensor
   (``<tile>_spill``), right after its last use before the pressure point; a stretch that only
   reads a tile reloaded from that buffer needs no store (the buffer holds the same bytes);
-* starts a new stretch: a new SBUF tile (``<tile>_reload``) that a *reload* DMA fills right
-  before the next use, placed like any other tile (it may itself be evicted later); the
-  instructions from the next use on read and write the new tile.
+* starts a new stretch: a new SBUF tile (``<tile>_reload``) that a *reload* DMA fills before
+  the next use, placed like any other tile (it may itself be evicted later); the instructions
+  from the next use on read and write the new tile. The reload goes right before the next use
+  unless the allocator finds room for it earlier (:meth:`Spiller.prefetch`: as the compiler
+  prefetches, it is issued where SBUF first has room for it without evicting anything more), so
+  the scheduling pass can overlap it with the compute before that use.
 
 Both transfers are ordinary ``DMACopy`` instructions, so the numerics are the tile's exact bytes
 and the timing model charges the traffic like any other DMA. PSUM is never spilled: DMA does not
@@ -43,10 +46,11 @@ class Stretch:
     ``first`` to position ``last``; ``uses``: the instruction positions reading or writing it
     (sorted), ``root``: the tile the kernel made (the storage its instructions name)."""
 
-    __slots__ = ("storage", "root", "first", "last", "uses", "reloaded")
+    __slots__ = ("storage", "root", "first", "last", "uses", "reloaded", "transfer")
 
-    def __init__(self, storage, root, first, last, uses, reloaded: bool):
+    def __init__(self, storage, root, first, last, uses, reloaded: bool, transfer: int = -1):
         self.storage = storage
+        self.transfer = transfer  # a reload stretch: its reload's index in Spiller.transfers
         self.root = root
         self.first = first
         self.last = last
@@ -144,8 +148,15 @@ class Spiller:
         self.bytes += size
         self.takeovers.setdefault(root.sid, []).append((after, tile))
         new = self.stretches[tile.sid] = Stretch(tile, root, after - RELOAD_BEFORE, last,
-                                                 s.uses[at:], True)
+                                                 s.uses[at:], True, len(self.transfers) - 1)
         return new
+
+    def prefetch(self, stretch: Stretch, position: int) -> None:
+        """Moves the reload of ``stretch`` (not yet placed) to right before instruction
+        ``position``, where SBUF has room for it: issued there, the scheduling pass can overlap
+        it with the compute before its use, as the compiler's prefetching does."""
+        stretch.first = position - RELOAD_BEFORE
+        self.transfers[stretch.transfer] = (stretch.first, self.transfers[stretch.transfer][1])
 
     def _new(self, kind: str, shape: tuple, root, suffix: str):
         st = new_storage(len(self.storages), kind, root.dtype, shape, storage_layout(kind, shape),
