@@ -153,7 +153,7 @@ def generic_module(kernel_name, ins, outs, attrs=(), **fields):
     ("RowTiledMM", [("a", [4, 8]), ("b", [9, 4])], [("o", [4, 4])], [], {},
      r"a is \[4, 8\] but b has 9 rows"),
     ("RowTiledMM", [("a", [4, 8])], [("o", [4, 4])], [], {},
-     r"takes 2 inputs \(a, b\), the node has 1"),
+     r"leaf 'RowTiledMM': ins\[1\] 'b' is missing; the node has 1 inputs of a \[M, K\], b \[K, N\], bias"),
     ("RowTiledMM", [("a", [4, 8]), ("b", [8, 4])], [("o", [4, 4])], [("alpha", "2")], {},
      r"unknown attr\(s\) 'alpha' in kernel_attrs"),
     ("MLP", [("h", [1, 4, 8]), ("g", [1, 8]), ("wg", [8, 16]), ("wu", [8, 16]), ("wd", [16, 8])], [("o", [1, 4, 8])],

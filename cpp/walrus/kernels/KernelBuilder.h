@@ -31,6 +31,7 @@
 #include "bir/Module.h"
 #include "walrus/kernels/DramView.h"
 #include "walrus/kernels/KernelAttrs.h"
+#include "walrus/kernels/LeafSignature.h"
 #include "walrus/kernels/OnChipMemory.h"
 #include "walrus/kernels/Tile.h"
 
@@ -72,13 +73,12 @@ class KernelBuilder {
   const std::string& arch() const { return arch_; }
 
   // ---- operands ----
-  size_t numInputs() const { return node_.ins.size(); }
-  size_t numOutputs() const { return node_.outs.size(); }
-  // ins[i] / outs[i] as a view; `role` names it in errors; `rank` (if > 0) is required.
-  DramView input(size_t i, const std::string& role, size_t rank = 0) const;
-  DramView output(size_t i, const std::string& role, size_t rank = 0) const;
-  // Requires exactly n inputs / outputs ("hidden, ln_w, ..." names them in the error).
-  void expectOperands(size_t nIns, const std::string& insRoster, size_t nOuts, const std::string& outsRoster) const;
+  // The input / output of `role` as a view, bound by the leaf's signature for the node's attrs
+  // (bindOperands: the node's operand counts must match it); `rank` (if > 0) is required.
+  DramView input(const std::string& role, size_t rank = 0);
+  DramView output(const std::string& role, size_t rank = 0);
+  // Whether the binding has an input of `role` (a variadic operand's role0, role1, ...).
+  bool hasInput(const std::string& role);
   // KernelError("<what>") unless `ok`: shapes and attrs a leaf cannot take.
   static void require(bool ok, const std::string& what);
 
@@ -198,6 +198,8 @@ class KernelBuilder {
                                        int64_t bytes, int64_t addr);
   bir::InstDMA& dma(bir::Engine issuer, const bir::AccessPattern& dst, const bir::AccessPattern& src);
   void check(const bir::Instruction& I) const;
+  DramView operand(bool isOutput, const std::string& role, size_t rank);
+  const OperandBinding& binding();
   [[noreturn]] void fail(const bir::Instruction& I, const std::string& msg) const;
 
   const bir::InstBIRKernel& node_;
@@ -205,6 +207,7 @@ class KernelBuilder {
   bool verify_;
   std::string arch_;
   KernelAttrs attrs_;
+  std::optional<OperandBinding> binding_;  // bound at the first input() / output()
   Arena sbuf_;
   Arena psum_;
   int64_t psumBankBytes_;
