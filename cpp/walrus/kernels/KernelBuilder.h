@@ -2,8 +2,8 @@
 //
 // A leaf is a C++ generator: for the node's shapes, attrs and operand access patterns it emits the
 // ISA instructions of the kernel, in program order, through this builder. The builder
-//   * hands out the operands as DramViews (input(i, role) / output(i, role)) and the attrs
-//     (attrs());
+//   * hands out the operands as DramViews by role (input(role) / output(role), bound by the leaf's
+//     signature) and the attrs, typed by it (attrs());
 //   * plans on-chip memory: SBUF pools with explicit multi-buffering, PSUM pools of whole banks,
 //     scopes that release a phase's memory (OnChipMemory.h), and a per-dtype identity tile for PE
 //     transposes built on chip;

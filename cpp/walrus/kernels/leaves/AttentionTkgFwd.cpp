@@ -35,7 +35,8 @@ void expandAttentionTkgFwd(KernelBuilder& kb) {
   const DramView q = kb.input("q", 3), kp = kb.input("k_prior", 3), vp = kb.input("v_prior", 3);
   const DramView ka = kb.input("k_active", 3), va = kb.input("v_active", 3), out = kb.output("out", 3);
   const int64_t BH = q.dim(0), d = q.dim(1), Sa = q.dim(2), BKV = kp.dim(0), Sp = kp.dim(2);
-  const int64_t priorLen = attrs.integer("prior_len") < 0 ? Sp : attrs.integer("prior_len");
+  const int64_t priorLenAttr = attrs.integer("prior_len");
+  const int64_t priorLen = priorLenAttr < 0 ? Sp : priorLenAttr;
   KernelBuilder::require(BKV >= 1 && BH % BKV == 0, "k_prior has " + std::to_string(BKV) +
                                                         " heads, which do not divide q's " + std::to_string(BH));
   KernelBuilder::require(kp.dim(1) == d && vp.shape() == std::vector<int64_t>{BKV, Sp, d},
