@@ -30,7 +30,7 @@ from neuronxsim.nki import instructions as _ins
 from neuronxsim.nki import tracer as _tracer
 from neuronxsim.nki.errors import NKIError, caller_location
 from neuronxsim.nki.opcodes import BITVEC, COMMUTATIVE, Act, Alu, act_func, alu_op
-from neuronxsim.nki.tensor import PSUM, SBUF, Tensor
+from neuronxsim.nki.tensor import PSUM, SBUF, Tensor, new_view, same_view
 from neuronxsim.nki.tracer import IT, Engine, current
 
 from . import dtypes as dt
@@ -284,8 +284,6 @@ def _offset_dma(tr, indexed: NkiTensor, other: NkiTensor, ind, to_indexed: bool,
     """A transfer whose ``indexed`` side starts a run-time number of rows further: the value of
     the one-element tensor of ``.ap(scalar_offset=...)`` (a DMA of mode Dynamic; the rows it may
     reach are its footprint). ``to_indexed``: the indexed side is the destination."""
-    from neuronxsim.nki.tensor import new_view
-    from .registers import VirtualRegister
     if isinstance(ind.index, VirtualRegister):
         ind.index.known(f"{what}: scalar_offset")  # (a register loaded from memory: refused)
     view = indexed._view
@@ -353,7 +351,6 @@ def _indexed_rows(view, ind) -> Tensor:
     span = view.offset + sum(s * (n - 1) for s, n in zip(view.strides[1:], view.shape[1:]))
     total = math.prod(view.storage.shape)
     rows = min(rows, (total - 1 - span) // ind.row_step + 1) if ind.row_step else rows
-    from neuronxsim.nki.tensor import new_view
     return new_view(view.storage, view.offset, (rows,) + view.shape[1:],
                     (ind.row_step,) + view.strides[1:], ())
 
@@ -441,7 +438,6 @@ def dma_compute(dst, srcs, reduce_op, scales=None, unique_indices=True,
     for i, s in enumerate(srcs):
         if not isinstance(s, NkiTensor):
             raise NKIError(f"{what}: srcs[{i}] must be a tensor", loc)
-    from neuronxsim.nki.tensor import same_view
     indirect = [s for s in srcs if s._indirect is not None]
     if dst._indirect is not None or indirect:
         _indirect_rmw(tr, dst, list(srcs), indirect, not skip, loc, what)
@@ -463,7 +459,6 @@ def dma_compute(dst, srcs, reduce_op, scales=None, unique_indices=True,
 
 def _indirect_rmw(tr, dst: NkiTensor, srcs: list, indirect: list, oob_is_err: bool, loc, what):
     """dma_compute's read-modify-write modes: exactly two sources, one of them ``dst``."""
-    from neuronxsim.nki.tensor import same_view
 
     def is_dst(s):
         return s._indirect is dst._indirect and same_view(s._view, dst._view) or \
