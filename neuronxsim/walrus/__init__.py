@@ -13,6 +13,8 @@
 * :func:`write_klr` / :func:`read_klr` write and read traced kernels as KLR files (the beta2
   carrier); :func:`klr_info` says what any KLR file holds, including the source-level files
   klr-lang writes.
+* :func:`leaf_signature` / :func:`leaf_signatures`: each IT54 leaf's operands by role and typed
+  attrs, the one declaration the resolver, the Penguin families and the codegen read.
 
 The file format is specified in ``docs/klr-format.md``.
 
@@ -30,6 +32,7 @@ from typing import Iterable, Optional, Union
 from neuronxsim.bir import InstructionType, Module
 from neuronxsim.errors import KLRError
 from neuronxsim.starfish.lib import _core
+from neuronxsim.walrus.signatures import LeafSignature, leaf_signature, leaf_signatures
 
 _w = _core.walrus
 
@@ -174,4 +177,5 @@ __all__ = [
     "NEURONXSIM_KLR_FORMAT", "klr_info", "read_klr", "read_kernel", "write_klr", "encode_klr",
     "decode_klr", "resolve_kernel_nodes", "resolve_kernel_nodes_in_place", "lower_kernel_inst", "resolve_nki_kernels",
     "add_compiled_nki_kernel", "compiled_nki_kernel", "kernel_node_latency_stats", "KLRError",
+    "LeafSignature", "leaf_signature", "leaf_signatures",
 ]

@@ -3,8 +3,11 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <algorithm>
 
 #include "bir/Error.h"
+#include "walrus/kernels/LeafRegistry.h"
+#include "walrus/kernels/LeafSignature.h"
 
 namespace walrus::kernels {
 
@@ -66,62 +69,98 @@ std::string text(double v) { return std::to_string(v); }
 
 }  // namespace
 
-const std::string* KernelAttrs::raw(const std::string& key) {
-  read_.insert(key);
-  return node_.attr(key);
+KernelAttrs::KernelAttrs(const bir::InstBIRKernel& node) : node_(node), signature_(nullptr) {
+  if (const Leaf* leaf = findLeaf(node.kernel_name)) signature_ = &leaf->signature;
 }
+
+std::string KernelAttrs::leaf() const { return "leaf '" + node_.kernel_name + "'"; }
+
+namespace {
+
+const AttrSig& declared(const LeafSignature* sig, const std::string& leaf, const std::string& key, AttrType type) {
+  const AttrSig* a = sig ? sig->attr(key) : nullptr;
+  if (!a) throw KernelError(leaf + " reads attr '" + key + "', which its signature does not declare");
+  if (a->type != type) throw KernelError(leaf + " reads attr '" + key + "' as another type than its signature's");
+  return *a;
+}
+
+// The signature's fallback, parsed (it is declared in BIR's string form).
+template <class T>
+std::optional<T> fallbackOf(const AttrSig& a, std::optional<T> (*parse)(const std::string&)) {
+  if (a.required()) return std::nullopt;
+  std::optional<T> v = parse(a.fallback);
+  if (!v) throw KernelError("attr '" + a.name + "': the signature's default '" + a.fallback + "' does not parse");
+  return v;
+}
+
+std::optional<bool> parseBool(const std::string& s) {
+  if (s == "true" || s == "1") return true;
+  if (s == "false" || s == "0") return false;
+  return std::nullopt;
+}
+
+}  // namespace
+
+const std::string* KernelAttrs::raw(const std::string& key) { return node_.attr(key); }
 
 void KernelAttrs::bad(const std::string& key, const std::string& value, const std::string& expected) const {
   throw KernelError("attr '" + key + "' is '" + value + "'; expected " + expected);
 }
 
 template <class T>
-T KernelAttrs::agree(const std::string& key, std::optional<T> bag, const std::optional<T>& field, T fallback) const {
+T KernelAttrs::agree(const std::string& key, std::optional<T> bag, const std::optional<T>& field,
+                     std::optional<T> fallback) const {
   if (bag && field && *bag != *field)
     throw KernelError("attr '" + key + "' is " + text(*bag) + " in kernel_attrs but " + text(*field) +
                       " in the node's " + key + " field");
   if (bag) return *bag;
   if (field) return *field;
-  return fallback;
+  if (fallback) return *fallback;
+  throw KernelError(leaf() + ": attr '" + key + "' is missing; its signature requires it");
 }
 
-bool KernelAttrs::flag(const std::string& key, bool fallback) {
+bool KernelAttrs::flag(const std::string& key) {
+  const AttrSig& a = declared(signature_, leaf(), key, AttrType::Bool);
   std::optional<bool> bag;
   if (const std::string* s = raw(key)) {
-    if (*s == "true" || *s == "1") bag = true;
-    else if (*s == "false" || *s == "0") bag = false;
-    else bad(key, *s, "true or false");
+    bag = parseBool(*s);
+    if (!bag) bad(key, *s, "true or false");
   }
-  return agree<bool>(key, bag, namedField<bool>(node_, key), fallback);
-}
-
-int64_t KernelAttrs::integer(const std::string& key, int64_t fallback) {
-  std::optional<int64_t> bag;
-  if (const std::string* s = raw(key)) {
-    bag = parseInt(*s);
-    if (!bag) bad(key, *s, "an integer");
-  }
-  return agree<int64_t>(key, bag, namedField<int64_t>(node_, key), fallback);
+  return agree<bool>(key, bag, namedField<bool>(node_, key), fallbackOf<bool>(a, parseBool));
 }
 
 int64_t KernelAttrs::integer(const std::string& key) {
-  const bool present = node_.attr(key) != nullptr || namedField<int64_t>(node_, key).has_value();
-  if (!present) throw KernelError("attr '" + key + "' is missing; expected an integer");
-  return integer(key, 0);
+  const AttrSig& a = declared(signature_, leaf(), key, AttrType::Int);
+  const std::string expected = "an integer" + (a.has_minimum ? " >= " + std::to_string(a.minimum) : std::string());
+  std::optional<int64_t> bag;
+  if (const std::string* s = raw(key)) {
+    bag = parseInt(*s);
+    if (!bag) bad(key, *s, expected);
+  }
+  const int64_t v = agree<int64_t>(key, bag, namedField<int64_t>(node_, key), fallbackOf<int64_t>(a, parseInt));
+  if (a.has_minimum && v < a.minimum) bad(key, std::to_string(v), expected);
+  return v;
 }
 
-double KernelAttrs::number(const std::string& key, double fallback) {
+double KernelAttrs::number(const std::string& key) {
+  const AttrSig& a = declared(signature_, leaf(), key, AttrType::Float);
   std::optional<double> bag;
   if (const std::string* s = raw(key)) {
     bag = parseNumber(*s);
     if (!bag) bad(key, *s, "a finite number");
   }
-  return agree<double>(key, bag, namedField<double>(node_, key), fallback);
+  return agree<double>(key, bag, namedField<double>(node_, key), fallbackOf<double>(a, parseNumber));
 }
 
-int64_t KernelAttrs::choice(const std::string& key, const std::vector<std::string>& names, int64_t fallback) {
+int64_t KernelAttrs::choice(const std::string& key) {
+  const AttrSig& a = declared(signature_, leaf(), key, AttrType::Enum);
+  const std::vector<std::string>& names = a.members;
+  const std::vector<std::string>& allowed = a.allowed.empty() ? names : a.allowed;
   std::string expected = "one of";
-  for (size_t i = 0; i < names.size(); ++i) expected += (i ? ", " : " ") + names[i] + " (" + std::to_string(i) + ")";
+  for (size_t i = 0; i < allowed.size(); ++i) {
+    const auto value = std::find(names.begin(), names.end(), allowed[i]) - names.begin();
+    expected += (i ? ", " : " ") + allowed[i] + " (" + std::to_string(value) + ")";
+  }
   std::optional<int64_t> bag;
   if (const std::string* s = raw(key)) {
     bag = parseInt(*s);
@@ -129,19 +168,24 @@ int64_t KernelAttrs::choice(const std::string& key, const std::vector<std::strin
       if (*s == names[i]) bag = static_cast<int64_t>(i);
     if (!bag || *bag < 0 || *bag >= static_cast<int64_t>(names.size())) bad(key, *s, expected);
   }
-  const int64_t v = agree<int64_t>(key, bag, namedField<int64_t>(node_, key), fallback);
-  if (v < 0 || v >= static_cast<int64_t>(names.size())) bad(key, std::to_string(v), expected);
+  const int64_t v = agree<int64_t>(key, bag, namedField<int64_t>(node_, key), fallbackOf<int64_t>(a, parseInt));
+  if (v < 0 || v >= static_cast<int64_t>(names.size()) ||
+      std::find(allowed.begin(), allowed.end(), names[static_cast<size_t>(v)]) == allowed.end())
+    bad(key, v >= 0 && v < static_cast<int64_t>(names.size()) ? names[static_cast<size_t>(v)] : std::to_string(v),
+        expected);
   return v;
 }
 
 void KernelAttrs::finish() const {
   std::string unknown;
   for (const auto& [k, v] : node_.kernel_attrs)
-    if (!read_.count(k)) unknown += (unknown.empty() ? "'" : ", '") + k + "'";
+    if (!signature_ || !signature_->attr(k)) unknown += (unknown.empty() ? "'" : ", '") + k + "'";
   if (unknown.empty()) return;
   std::string known;
-  for (const auto& k : read_) known += (known.empty() ? "" : ", ") + k;
-  throw KernelError("unknown attr(s) " + unknown + " in kernel_attrs; this kernel takes: " + known);
+  if (signature_)
+    for (const AttrSig& a : signature_->attrs) known += (known.empty() ? "" : ", ") + a.name;
+  throw KernelError(leaf() + ": unknown attr(s) " + unknown + " in kernel_attrs; its signature declares: " +
+                    (known.empty() ? "none" : known));
 }
 
 }  // namespace walrus::kernels

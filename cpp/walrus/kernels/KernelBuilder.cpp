@@ -92,30 +92,34 @@ void KernelBuilder::require(bool ok, const std::string& what) {
 
 // ---- operands ----
 
-DramView KernelBuilder::input(size_t i, const std::string& role, size_t rank) const {
-  const std::string what = "ins[" + std::to_string(i) + "] '" + role + "'";
-  require(i < node_.ins.size(), what + " is missing: the node has " + std::to_string(node_.ins.size()) + " inputs");
-  DramView v = DramView::ofOperand(node_.ins[i], what);
+DramView KernelBuilder::input(const std::string& role, size_t rank) { return operand(false, role, rank); }
+
+DramView KernelBuilder::output(const std::string& role, size_t rank) { return operand(true, role, rank); }
+
+bool KernelBuilder::hasInput(const std::string& role) {
+  const std::vector<std::string>& roles = binding().ins;
+  return std::find(roles.begin(), roles.end(), role) != roles.end();
+}
+
+const OperandBinding& KernelBuilder::binding() {
+  if (!binding_) {
+    require(attrs_.signature() != nullptr, "kernel '" + node_.kernel_name + "' has no leaf signature");
+    binding_ = bindOperands(node_.kernel_name, *attrs_.signature(), attrs_, node_.ins.size(), node_.outs.size());
+  }
+  return *binding_;
+}
+
+DramView KernelBuilder::operand(bool isOutput, const std::string& role, size_t rank) {
+  const std::vector<std::string>& roles = isOutput ? binding().outs : binding().ins;
+  const auto it = std::find(roles.begin(), roles.end(), role);
+  const std::string side = isOutput ? "outs" : "ins";
+  require(it != roles.end(), "operand '" + role + "' is not among the node's " + side + " for its attrs");
+  const size_t i = static_cast<size_t>(it - roles.begin());
+  const std::string what = side + "[" + std::to_string(i) + "] '" + role + "'";
+  DramView v = DramView::ofOperand(isOutput ? node_.outs[i] : node_.ins[i], what);
   require(rank == 0 || v.rank() == rank, what + " has shape " + shapeText(v.shape()) + "; expected rank " +
                                              std::to_string(rank));
   return v;
-}
-
-DramView KernelBuilder::output(size_t i, const std::string& role, size_t rank) const {
-  const std::string what = "outs[" + std::to_string(i) + "] '" + role + "'";
-  require(i < node_.outs.size(), what + " is missing: the node has " + std::to_string(node_.outs.size()) + " outputs");
-  DramView v = DramView::ofOperand(node_.outs[i], what);
-  require(rank == 0 || v.rank() == rank, what + " has shape " + shapeText(v.shape()) + "; expected rank " +
-                                             std::to_string(rank));
-  return v;
-}
-
-void KernelBuilder::expectOperands(size_t nIns, const std::string& insRoster, size_t nOuts,
-                                   const std::string& outsRoster) const {
-  require(node_.ins.size() == nIns, "takes " + std::to_string(nIns) + " inputs (" + insRoster + "), the node has " +
-                                        std::to_string(node_.ins.size()));
-  require(node_.outs.size() == nOuts, "takes " + std::to_string(nOuts) + " outputs (" + outsRoster +
-                                          "), the node has " + std::to_string(node_.outs.size()));
 }
 
 // ---- dtypes ----

@@ -2,8 +2,8 @@
 //
 // A leaf is a C++ generator: for the node's shapes, attrs and operand access patterns it emits the
 // ISA instructions of the kernel, in program order, through this builder. The builder
-//   * hands out the operands as DramViews (input(i, role) / output(i, role)) and the attrs
-//     (attrs());
+//   * hands out the operands as DramViews by role (input(role) / output(role), bound by the leaf's
+//     signature) and the attrs, typed by it (attrs());
 //   * plans on-chip memory: SBUF pools with explicit multi-buffering, PSUM pools of whole banks,
 //     scopes that release a phase's memory (OnChipMemory.h), and a per-dtype identity tile for PE
 //     transposes built on chip;
@@ -32,6 +32,7 @@
 #include "bir/Module.h"
 #include "walrus/kernels/DramView.h"
 #include "walrus/kernels/KernelAttrs.h"
+#include "walrus/kernels/LeafSignature.h"
 #include "walrus/kernels/OnChipMemory.h"
 #include "walrus/kernels/Tile.h"
 
@@ -75,13 +76,12 @@ class KernelBuilder {
   const bir::MachineConfig& config() const { return bir::machineConfig(arch_); }
 
   // ---- operands ----
-  size_t numInputs() const { return node_.ins.size(); }
-  size_t numOutputs() const { return node_.outs.size(); }
-  // ins[i] / outs[i] as a view; `role` names it in errors; `rank` (if > 0) is required.
-  DramView input(size_t i, const std::string& role, size_t rank = 0) const;
-  DramView output(size_t i, const std::string& role, size_t rank = 0) const;
-  // Requires exactly n inputs / outputs ("hidden, ln_w, ..." names them in the error).
-  void expectOperands(size_t nIns, const std::string& insRoster, size_t nOuts, const std::string& outsRoster) const;
+  // The input / output of `role` as a view, bound by the leaf's signature for the node's attrs
+  // (bindOperands: the node's operand counts must match it); `rank` (if > 0) is required.
+  DramView input(const std::string& role, size_t rank = 0);
+  DramView output(const std::string& role, size_t rank = 0);
+  // Whether the binding has an input of `role` (a variadic operand's role0, role1, ...).
+  bool hasInput(const std::string& role);
   // KernelError("<what>") unless `ok`: shapes and attrs a leaf cannot take.
   static void require(bool ok, const std::string& what);
 
@@ -203,6 +203,8 @@ class KernelBuilder {
   // The legality rules every instruction obeys (bir/Legality.h: engine operands), then the
   // verifier's access-pattern rules when verifying.
   void check(const bir::Instruction& I) const;
+  DramView operand(bool isOutput, const std::string& role, size_t rank);
+  const OperandBinding& binding();
   // Fails with the rule's message when `verdict` names a broken legality rule.
   void legal(const bir::Instruction& I, const bir::legality::Verdict& verdict) const {
     if (verdict) fail(I, verdict->message);
@@ -214,6 +216,7 @@ class KernelBuilder {
   bool verify_;
   std::string arch_;
   KernelAttrs attrs_;
+  std::optional<OperandBinding> binding_;  // bound at the first input() / output()
   Arena sbuf_;
   Arena psum_;
   int64_t psumBankBytes_;

@@ -1,12 +1,15 @@
 #include "walrus/kernels/RowNorm.h"
 
+#include "walrus/kernels/LeafSignature.h"
+
 namespace walrus::kernels {
 
 using namespace bir;
 
-NormType fusedNormType(KernelAttrs& attrs, NormType familyDefault) {
-  const bool fused = attrs.flag("fused_rmsnorm", familyDefault != NormType::None);
-  const auto type = static_cast<NormType>(attrs.choice("norm_type", normTypeNames(), static_cast<int64_t>(familyDefault)));
+NormType fusedNormType(KernelAttrs& attrs) {
+  const auto familyDefault = static_cast<NormType>(std::stoll(attrs.signature()->attr("norm_type")->fallback));
+  const bool fused = attrs.flag("fused_rmsnorm");
+  const auto type = static_cast<NormType>(attrs.choice("norm_type"));
   if (type != familyDefault) return type;
   if (!fused) return NormType::None;
   return type == NormType::None ? NormType::RMS : type;

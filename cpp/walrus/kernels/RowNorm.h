@@ -17,11 +17,12 @@ inline bool hasGamma(NormType t) { return t == NormType::RMS || t == NormType::L
 
 // The norm a fused MLP / QKV node asks for. The families carry two attrs for it: NxDI's older
 // fused_rmsnorm flag (true: RMS norm) and nkilib's norm_type, with family defaults that agree
-// (MLP: false / NO_NORM, QKV: true / RMS_NORM). The one the program changed decides:
+// (MLP: false / NO_NORM, QKV: true / RMS_NORM; the leaf's signature holds them). The one the
+// program changed decides:
 //   norm_type, if it is not the family's default;
 //   else fused_rmsnorm: true keeps the default norm (RMS_NORM when the default is NO_NORM), false
 //   means NO_NORM.
-NormType fusedNormType(KernelAttrs& attrs, NormType familyDefault);
+NormType fusedNormType(KernelAttrs& attrs);
 
 // out = norm(x) row by row, without gamma:
 //   RMS    x / sqrt(mean(x^2) + eps)             (nkilib's rms_norm; ACT square-and-accumulate)

@@ -2,8 +2,7 @@
 //
 //   out[h] = (softmax(scale * q[h]^T k[g] + mask) v[g])^T,   g = h / (BH / BKV)
 //
-//   srcs  q [BH, d, Sq], k [BKV, d, Sk], v [BKV, Sk, d]      dsts  out [BH, d, Sq]
-//   attrs is_causal (must agree with the kernel name), scale (> 0; NxDI pre-scales q and passes 1)
+//   Operands and attrs: attentionSignature at the bottom of this file.
 //
 // Heads are folded into the batch dim (NxDI's attention_isa_kernel layouts); BKV < BH is
 // grouped-query attention, query head h reading kv head h / (BH / BKV) (repeat_interleave). The
@@ -38,16 +37,15 @@ struct AttentionSpec {
 
 AttentionSpec readSpec(KernelBuilder& kb, bool causalKernel) {
   AttentionSpec s;
-  s.causal = kb.attrs().flag("is_causal", causalKernel);
+  s.causal = kb.attrs().flag("is_causal");
   KernelBuilder::require(s.causal == causalKernel,
                          std::string("is_causal is ") + (s.causal ? "true" : "false") + " but kernel '" +
                              kb.node().kernel_name + "' is " + (causalKernel ? "causal" : "not causal"));
-  s.scale = kb.attrs().number("scale", 1.0);
-  kb.expectOperands(3, "q, k, v", 1, "out");
-  s.q = kb.input(0, "q", 3);
-  s.k = kb.input(1, "k", 3);
-  s.v = kb.input(2, "v", 3);
-  s.out = kb.output(0, "out", 3);
+  s.scale = kb.attrs().number("scale");
+  s.q = kb.input("q", 3);
+  s.k = kb.input("k", 3);
+  s.v = kb.input("v", 3);
+  s.out = kb.output("out", 3);
   s.BH = s.q.dim(0);
   s.d = s.q.dim(1);
   s.Sq = s.q.dim(2);
@@ -124,9 +122,17 @@ void expandNonCausal(KernelBuilder& kb) { expandAttention(kb, false); }
 
 }  // namespace
 
+// The two kernels differ only in is_causal's default (which must agree with the name).
+LeafSignature attentionSignature(bool causal) {
+  return {{boolAttr("is_causal", causal, "the causal mask (must agree with the kernel name)"),
+           floatAttr("scale", "1.0", "the logits' scale (> 0; NxDI pre-scales q and passes 1)")},
+          {{"q", {"BH", "d", "Sq"}}, {"k", {"BKV", "d", "Sk"}}, {"v", {"BKV", "Sk", "d"}}},
+          {{"out", {"BH", "d", "Sq"}}}};
+}
+
 WALRUS_REGISTER_LEAF("CausalAttentionMMSoftmaxMMWithoutSwap", expandCausal,
-                     "out = (softmax(scale q^T k + causal mask) v)^T, flash tiling, GQA");
+                     "out = (softmax(scale q^T k + causal mask) v)^T, flash tiling, GQA", attentionSignature(true));
 WALRUS_REGISTER_LEAF("AttentionMMSoftmaxMMWithoutSwap", expandNonCausal,
-                     "out = (softmax(scale q^T k) v)^T, flash tiling, GQA");
+                     "out = (softmax(scale q^T k) v)^T, flash tiling, GQA", attentionSignature(false));
 
 }  // namespace walrus::kernels

@@ -5,10 +5,7 @@
 //                  prior[0 : prior_len] and active[0 : Sa] (active j only for j <= i when
 //                  causal_active), kv head g = h / (BH / BKV)
 //
-//   srcs  q [BH, d, Sa], k_prior [BKV, d, Sp], v_prior [BKV, Sp, d], k_active [BKV, d, Sa],
-//         v_active [BKV, Sa, d]
-//   dsts  out [BH, d, Sa]
-//   attrs scale (> 0, default 1), prior_len (0..Sp, default Sp), causal_active (default true)
+//   Operands and attrs: the signature at the bottom of this file.
 //
 // Decode is bound by reading the KV cache, so each kv head's prior keys and values are read once
 // for its whole group: the queries of every head of the group are stacked on partitions
@@ -33,13 +30,13 @@ constexpr double kMasked = -1e30;
 
 void expandAttentionTkgFwd(KernelBuilder& kb) {
   KernelAttrs& attrs = kb.attrs();
-  const double scale = attrs.number("scale", 1.0);
-  const bool causal = attrs.flag("causal_active", true);
-  kb.expectOperands(5, "q, k_prior, v_prior, k_active, v_active", 1, "out");
-  const DramView q = kb.input(0, "q", 3), kp = kb.input(1, "k_prior", 3), vp = kb.input(2, "v_prior", 3);
-  const DramView ka = kb.input(3, "k_active", 3), va = kb.input(4, "v_active", 3), out = kb.output(0, "out", 3);
+  const double scale = attrs.number("scale");
+  const bool causal = attrs.flag("causal_active");
+  const DramView q = kb.input("q", 3), kp = kb.input("k_prior", 3), vp = kb.input("v_prior", 3);
+  const DramView ka = kb.input("k_active", 3), va = kb.input("v_active", 3), out = kb.output("out", 3);
   const int64_t BH = q.dim(0), d = q.dim(1), Sa = q.dim(2), BKV = kp.dim(0), Sp = kp.dim(2);
-  const int64_t priorLen = attrs.integer("prior_len", Sp);
+  const int64_t priorLenAttr = attrs.integer("prior_len");
+  const int64_t priorLen = priorLenAttr < 0 ? Sp : priorLenAttr;
   KernelBuilder::require(BKV >= 1 && BH % BKV == 0, "k_prior has " + std::to_string(BKV) +
                                                         " heads, which do not divide q's " + std::to_string(BH));
   KernelBuilder::require(kp.dim(1) == d && vp.shape() == std::vector<int64_t>{BKV, Sp, d},
@@ -124,7 +121,19 @@ void expandAttentionTkgFwd(KernelBuilder& kb) {
 
 }  // namespace
 
+const LeafSignature kAttentionTkgFwdSignature{
+    {floatAttr("scale", "1.0", "the logits' scale (> 0)"),
+     boolAttr("causal_active", true, "active key j hidden from new token i when j > i"),
+     intAttr("prior_len", "-1", "the prior keys attended to, 0..Sp; -1: all Sp", true, -1)},
+    {{"q", {"BH", "d", "Sa"}},
+     {"k_prior", {"BKV", "d", "Sp"}},
+     {"v_prior", {"BKV", "Sp", "d"}},
+     {"k_active", {"BKV", "d", "Sa"}},
+     {"v_active", {"BKV", "Sa", "d"}}},
+    {{"out", {"BH", "d", "Sa"}}}};
+
 WALRUS_REGISTER_LEAF("AttentionTkgFwd", expandAttentionTkgFwd,
-                     "decode attention of Sa new tokens over prior[:prior_len] + active KV, GQA heads stacked");
+                     "decode attention of Sa new tokens over prior[:prior_len] + active KV, GQA heads stacked",
+                     kAttentionTkgFwdSignature);
 
 }  // namespace walrus::kernels

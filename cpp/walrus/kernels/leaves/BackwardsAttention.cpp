@@ -8,10 +8,7 @@
 //   dq = scale k dS^T      (d x Sq)
 //   dk = scale q dS        (d x Sk)         summed over the group
 //
-//   srcs  q [BH, d, S], k [BKV, d, S], v [BKV, d, S], o [BH, d, S], dy [BH, d, S], lse [BH, S]
-//   dsts  dq [BH, d, S], dk [BKV, d, S], dv [BKV, d, S]
-//   attrs is_causal (key j hidden from query i when j > i), scale (> 0)
-//   d <= 128.
+//   Operands and attrs: the signature at the bottom of this file. d <= 128.
 //
 // Tiling: per kv head, k and v stay resident ([d, S] as the moving operands of S and dP) with k^T
 // (DMA-transposed, the stationary operand of dq); per query head of the group, q, dy and their
@@ -47,19 +44,18 @@ struct BwdSpec {
 
 BwdSpec readSpec(KernelBuilder& kb) {
   BwdSpec s;
-  s.causal = kb.attrs().flag("is_causal", false);
-  s.scale = kb.attrs().number("scale", 1.0);
+  s.causal = kb.attrs().flag("is_causal");
+  s.scale = kb.attrs().number("scale");
   KernelBuilder::require(s.scale > 0, "scale " + std::to_string(s.scale) + "; expected a positive scale");
-  kb.expectOperands(6, "q, k, v, o, dy, lse", 3, "dq, dk, dv");
-  s.q = kb.input(0, "q", 3);
-  s.k = kb.input(1, "k", 3);
-  s.v = kb.input(2, "v", 3);
-  s.o = kb.input(3, "o", 3);
-  s.dy = kb.input(4, "dy", 3);
-  s.lse = kb.input(5, "lse", 2);
-  s.dq = kb.output(0, "dq", 3);
-  s.dk = kb.output(1, "dk", 3);
-  s.dv = kb.output(2, "dv", 3);
+  s.q = kb.input("q", 3);
+  s.k = kb.input("k", 3);
+  s.v = kb.input("v", 3);
+  s.o = kb.input("o", 3);
+  s.dy = kb.input("dy", 3);
+  s.lse = kb.input("lse", 2);
+  s.dq = kb.output("dq", 3);
+  s.dk = kb.output("dk", 3);
+  s.dv = kb.output("dv", 3);
   s.BH = s.q.dim(0);
   s.d = s.q.dim(1);
   s.S = s.q.dim(2);
@@ -240,7 +236,19 @@ void expandBackwardsAttention(KernelBuilder& kb) {
 
 }  // namespace
 
+const LeafSignature kBackwardsAttentionSignature{
+    {boolAttr("is_causal", false, "key j hidden from query i when j > i"),
+     floatAttr("scale", "1.0", "the logits' scale (> 0)")},
+    {{"q", {"BH", "d", "S"}},
+     {"k", {"BKV", "d", "S"}},
+     {"v", {"BKV", "d", "S"}},
+     {"o", {"BH", "d", "S"}},
+     {"dy", {"BH", "d", "S"}},
+     {"lse", {"BH", "S"}}},
+    {{"dq", {"BH", "d", "S"}}, {"dk", {"BKV", "d", "S"}}, {"dv", {"BKV", "d", "S"}}}};
+
 WALRUS_REGISTER_LEAF("BackwardsAttention", expandBackwardsAttention,
-                     "dq, dk, dv of softmax(scale q^T k [+ causal mask]) v from o, dy and lse; GQA");
+                     "dq, dk, dv of softmax(scale q^T k [+ causal mask]) v from o, dy and lse; GQA",
+                     kBackwardsAttentionSignature);
 
 }  // namespace walrus::kernels

@@ -21,8 +21,7 @@ namespace {
 using namespace bir;
 
 void expandCaymanPackedPETranspose(KernelBuilder& kb) {
-  kb.expectOperands(1, "x", 1, "out");
-  DramView x = kb.input(0, "x"), out = kb.output(0, "out");
+  DramView x = kb.input("x"), out = kb.output("out");
   KernelBuilder::require(x.rank() == 2 || x.rank() == 3, "x must be [M, N] or [G, M, N]");
   if (x.rank() == 2) x = x.broadcast(0, 1), out = out.broadcast(0, 1);
   const int64_t G = x.dim(0), M = x.dim(1), N = x.dim(2);
@@ -87,7 +86,11 @@ void expandCaymanPackedPETranspose(KernelBuilder& kb) {
 
 }  // namespace
 
+// x is [M, N] or [G, M, N]; out likewise with M and N swapped.
+const LeafSignature kCaymanPackedPETransposeSignature{{}, {{"x", {"...", "M", "N"}}}, {{"out", {"...", "N", "M"}}}};
+
 WALRUS_REGISTER_LEAF("CaymanPackedPETranspose", expandCaymanPackedPETranspose,
-                     "out[g] = x[g]^T on the PE, matrices of <= 64 rows packed 128 / M to a transpose");
+                     "out[g] = x[g]^T on the PE, matrices of <= 64 rows packed 128 / M to a transpose",
+                     kCaymanPackedPETransposeSignature);
 
 }  // namespace walrus::kernels

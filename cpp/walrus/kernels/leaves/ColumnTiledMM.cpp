@@ -91,6 +91,6 @@ void expandColumnTiledMM(KernelBuilder& kb) {
 }  // namespace
 
 WALRUS_REGISTER_LEAF("ColumnTiledMM", expandColumnTiledMM,
-                     "out[M,N] = a[M,K] @ b[K,N] (+ bias[1,N]), tiled by columns of out");
+                     "out[M,N] = a[M,K] @ b[K,N] (+ bias[1,N]), tiled by columns of out", matmulSignature());
 
 }  // namespace walrus::kernels

@@ -2,11 +2,8 @@
 //
 //   out[t] = sum_e a[t, e] * (act(x_t @ Wg[e]) * (x_t @ Wu[e])) @ Wd[e]
 //
-//   srcs  hidden [..., H] (tokens = the leading dims), expert_affinities [..., E] (zero for the
-//         experts a token is not routed to: RouterTopK's affinities), gate_w [E, H, I],
-//         up_w [E, H, I], down_w [E, I, H]
-//   dsts  out [..., H]
-//   attrs act_fn (SiLU, GELU, GELU_Tanh_Approx, Swish, as the MLP)
+//   Operands and attrs: the signature at the bottom of this file (tokens = the leading dims of
+//   hidden; expert_affinities is zero for the experts a token is not routed to: RouterTopK's).
 //
 // NxD's all-experts schedule: the work does not depend on the routing data, so every expert runs
 // over every token block and the affinities select. Per block of up to 512 tokens:
@@ -32,11 +29,10 @@ namespace {
 using namespace bir;
 
 void expandExpertMLPs(KernelBuilder& kb) {
-  const ActivationFunc act = mlpActivation(kb.attrs().choice("act_fn", mlpActivationNames(), 0));
-  kb.expectOperands(5, "hidden, expert_affinities, gate_w, up_w, down_w", 1, "out");
-  const DramView x = kb.input(0, "hidden").rows(), aff = kb.input(1, "expert_affinities").rows();
-  const DramView gate = kb.input(2, "gate_w", 3), up = kb.input(3, "up_w", 3), down = kb.input(4, "down_w", 3);
-  const DramView out = kb.output(0, "out").rows();
+  const ActivationFunc act = mlpActivation(kb.attrs().choice("act_fn"));
+  const DramView x = kb.input("hidden").rows(), aff = kb.input("expert_affinities").rows();
+  const DramView gate = kb.input("gate_w", 3), up = kb.input("up_w", 3), down = kb.input("down_w", 3);
+  const DramView out = kb.output("out").rows();
   const int64_t T = x.dim(0), H = x.dim(1), E = gate.dim(0), I = gate.dim(2);
   KernelBuilder::require(aff.shape() == std::vector<int64_t>{T, E}, "expert_affinities must be [tokens, E] = [" +
                                                                         std::to_string(T) + ", " + std::to_string(E) + "]");
@@ -97,7 +93,17 @@ void expandExpertMLPs(KernelBuilder& kb) {
 
 }  // namespace
 
+const LeafSignature kExpertMLPsSignature{
+    {enumAttr("act_fn", "ActFnType", mlpActivationNames(), "0", "the gate activation, as the MLP's")},
+    {{"hidden", {"...", "H"}},
+     {"expert_affinities", {"...", "E"}},
+     {"gate_w", {"E", "H", "I"}},
+     {"up_w", {"E", "H", "I"}},
+     {"down_w", {"E", "I", "H"}}},
+    {{"out", {"...", "H"}}}};
+
 WALRUS_REGISTER_LEAF("ExpertMLPs", expandExpertMLPs,
-                     "MoE experts: out = sum_e affinity[:, e] * MLP_e(hidden), all experts over token blocks");
+                     "MoE experts: out = sum_e affinity[:, e] * MLP_e(hidden), all experts over token blocks",
+                     kExpertMLPsSignature);
 
 }  // namespace walrus::kernels

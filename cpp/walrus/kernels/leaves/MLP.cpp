@@ -2,16 +2,7 @@
 //
 //   out = (act(x @ Wg [+ bg]) * (x @ Wu [+ bu])) @ Wd [+ bd],   x = norm(hidden [+ residual]) * gamma
 //
-//   srcs  hidden [B, S, H], residual [B, S, H] (store_add), ln_w [1, H], gate_w [H, I] (unless
-//         skip_gate), up_w [H, I], down_w [I, H], gate_b [1, I] (gate_bias; without the attr, an
-//         extra input in this place is the gate bias), up_b [1, I] (up_bias), down_b [1, H]
-//         (down_bias)
-//   dsts  out [B, S, H], add_out [B, S, H] (store_add: hidden + residual)
-//   attrs norm_type / fused_rmsnorm (RowNorm.h: NO_NORM, RMS_NORM, LAYER_NORM,
-//         RMS_NORM_SKIP_GAMMA), eps, store_add, skip_gate (out = act(x @ Wu [+ bu]) @ Wd),
-//         act_fn (SiLU, GELU, GELU_Tanh_Approx, Swish = x * sigmoid(1.702 x)), gate_bias,
-//         up_bias, down_bias, is_tkg (the codegen's B*S < TKG_BS_SEQLEN_THRESHOLD decision),
-//         quant_kernel / lower_bound (fp8 weights: refused, see below)
+// Operands and attrs: the signature at the bottom of this file.
 //
 // Two tilings, chosen by is_tkg:
 //   CTE (context encoding, many tokens): blocks of up to 512 tokens. The weights are the
@@ -34,6 +25,7 @@
 
 #include "walrus/kernels/KernelBuilder.h"
 #include "walrus/kernels/LeafRegistry.h"
+#include "walrus/kernels/RowNorm.h"
 #include "walrus/kernels/GatedMlp.h"
 #include "walrus/kernels/TokenPrologue.h"
 #include "walrus/kernels/TokenRows.h"
@@ -58,54 +50,35 @@ struct MlpSpec {
 MlpSpec readSpec(KernelBuilder& kb) {
   KernelAttrs& attrs = kb.attrs();
   MlpSpec s;
-  s.norm = fusedNormType(attrs, NormType::None);
-  s.eps = attrs.number("eps", 1e-6);
-  s.storeAdd = attrs.flag("store_add", false);
-  s.skipGate = attrs.flag("skip_gate", false);
-  s.upBias = attrs.flag("up_bias", false);
-  s.downBias = attrs.flag("down_bias", false);
-  // BirCodeGenLoop's MLP attrs predate the gate bias: without a gate_bias attr, a gate_b operand
-  // is recognised by the operand count (one more input than the other attrs account for).
-  const size_t withoutGateBias = 4 + (s.storeAdd ? 1 : 0) + (s.skipGate ? 0 : 1) + (s.upBias ? 1 : 0) + (s.downBias ? 1 : 0);
-  s.gateBias = attrs.flag("gate_bias", !s.skipGate && kb.numInputs() == withoutGateBias + 1);
-  s.tkg = attrs.flag("is_tkg", false);
-  s.act = mlpActivation(attrs.choice("act_fn", mlpActivationNames(), 0));
-  KernelBuilder::require(!attrs.flag("quant_kernel", false),
+  s.norm = fusedNormType(attrs);
+  s.eps = attrs.number("eps");
+  s.storeAdd = attrs.flag("store_add");
+  s.skipGate = attrs.flag("skip_gate");
+  s.gateBias = attrs.flag("gate_bias");
+  s.upBias = attrs.flag("up_bias");
+  s.downBias = attrs.flag("down_bias");
+  s.tkg = attrs.flag("is_tkg");
+  s.act = mlpActivation(attrs.choice("act_fn"));
+  KernelBuilder::require(!attrs.flag("quant_kernel"),
                          "quant_kernel: quantized MLPs (fp8 weights with row scales) are not implemented by the MLP leaf");
-  const double lowerBound = attrs.number("lower_bound", 0.0);
+  const double lowerBound = attrs.number("lower_bound");
   KernelBuilder::require(lowerBound == 0.0, "lower_bound " + std::to_string(lowerBound) +
                                                 " clips quantized inputs; it needs quant_kernel, which this leaf does not take");
   KernelBuilder::require(!(s.skipGate && s.gateBias), "gate_bias with skip_gate: there is no gate projection");
 
-  std::string ins = "hidden";
-  size_t nIns = 1;
-  auto add = [&](bool present, const char* role) {
-    if (present) ins += std::string(", ") + role, ++nIns;
-  };
-  add(s.storeAdd, "residual");
-  add(true, "ln_w");
-  add(!s.skipGate, "gate_w");
-  add(true, "up_w");
-  add(true, "down_w");
-  add(s.gateBias, "gate_b");
-  add(s.upBias, "up_b");
-  add(s.downBias, "down_b");
-  kb.expectOperands(nIns, ins, s.storeAdd ? 2 : 1, s.storeAdd ? "out, add_out" : "out");
-
-  size_t i = 0;
-  s.hidden = kb.input(i++, "hidden", 3);
+  s.hidden = kb.input("hidden", 3);
   s.H = s.hidden.dim(2);
   const std::vector<int64_t> tokens = s.hidden.shape();
   auto sameAsHidden = [&](const DramView& v, const std::string& what) {
     KernelBuilder::require(v.shape() == tokens, what + " must have hidden's shape [B, S, H]");
   };
-  if (s.storeAdd) sameAsHidden(s.residual = kb.input(i++, "residual", 3), "residual");
-  const DramView lnw = kb.input(i++, "ln_w", 2);
+  if (s.storeAdd) sameAsHidden(s.residual = kb.input("residual", 3), "residual");
+  const DramView lnw = kb.input("ln_w", 2);
   KernelBuilder::require(lnw.shape() == std::vector<int64_t>{1, s.H}, "ln_w must be [1, H] = [1, " + std::to_string(s.H) + "]");
   s.gamma = lnw.at(0, 0);
-  if (!s.skipGate) s.gate = kb.input(i++, "gate_w", 2);
-  s.up = kb.input(i++, "up_w", 2);
-  s.down = kb.input(i++, "down_w", 2);
+  if (!s.skipGate) s.gate = kb.input("gate_w", 2);
+  s.up = kb.input("up_w", 2);
+  s.down = kb.input("down_w", 2);
   s.I = s.up.dim(1);
   const std::vector<int64_t> hi{s.H, s.I};
   KernelBuilder::require(s.up.shape() == hi, "up_w must be [H, I]");
@@ -113,15 +86,15 @@ MlpSpec readSpec(KernelBuilder& kb) {
   KernelBuilder::require(s.down.shape() == std::vector<int64_t>{s.I, s.H}, "down_w must be [I, H]");
   auto bias = [&](bool present, const char* role, int64_t n) {
     if (!present) return DramView();
-    const DramView v = kb.input(i++, role, 2);
+    const DramView v = kb.input(role, 2);
     KernelBuilder::require(v.shape() == std::vector<int64_t>{1, n}, std::string(role) + " must be [1, " + std::to_string(n) + "]");
     return v.at(0, 0);
   };
   s.gateB = bias(s.gateBias, "gate_b", s.I);
   s.upB = bias(s.upBias, "up_b", s.I);
   s.downB = bias(s.downBias, "down_b", s.H);
-  sameAsHidden(s.out = kb.output(0, "out", 3), "out");
-  if (s.storeAdd) sameAsHidden(s.addOut = kb.output(1, "add_out", 3), "add_out");
+  sameAsHidden(s.out = kb.output("out", 3), "out");
+  if (s.storeAdd) sameAsHidden(s.addOut = kb.output("add_out", 3), "add_out");
 
   const DType w = s.up.dtype();
   KernelBuilder::require((s.skipGate || s.gate.dtype() == w) && s.down.dtype() == w,
@@ -318,7 +291,45 @@ void expandMLP(KernelBuilder& kb) {
 
 }  // namespace
 
+// The attrs in the order BirCodeGenLoop's MLP family emits them (seed 000's roster, then eps and
+// is_tkg); gate_bias is beyond the seed's roster, so it is emitted only when set.
+const LeafSignature kMlpSignature{
+    {boolAttr("fused_rmsnorm", false, "NxDI's norm flag: true = RMS norm unless norm_type says otherwise"),
+     enumAttr("norm_type", "NormType", normTypeNames(), "0", "the norm in front of the projections (RowNorm.h)"),
+     boolAttr("store_add", false, "add residual to hidden first and store the sum as add_out"),
+     boolAttr("quant_kernel", false, "fp8 weights with row scales (refused by this leaf)"),
+     floatAttr("lower_bound", "0.0", "clips quantized inputs (needs quant_kernel)"),
+     boolAttr("skip_gate", false, "no gate projection: out = act(x @ Wu [+ bu]) @ Wd"),
+     enumAttr("act_fn", "ActFnType", mlpActivationNames(), "0", "the gate activation (Swish = x * sigmoid(1.702 x))"),
+     [] {
+       AttrSig a = boolAttr("gate_bias", false, "gate_b is given (not with skip_gate)");
+       a.only_when_set = true;
+       return a;
+     }(),
+     boolAttr("up_bias", false, "up_b is given"),
+     boolAttr("down_bias", false, "down_b is given"),
+     floatAttr("eps", "1e-06", "the norm's epsilon"),
+     [] {
+       AttrSig a = boolAttr("is_tkg", false, "the token-generation tiling: B*S < TKG_BS_SEQLEN_THRESHOLD");
+       a.from_codegen = true;
+       return a;
+     }()},
+    {{"hidden", {"B", "S", "H"}},
+     {"residual", {"B", "S", "H"}, {"store_add"}},
+     {"ln_w", {"1", "H"}},
+     {"gate_w", {"H", "I"}, {"!skip_gate"}},
+     {"gate_w_scale", {"num_partitions", "I"}, {"!skip_gate", "quant_kernel"}},
+     {"up_w", {"H", "I"}},
+     {"up_w_scale", {"num_partitions", "I"}, {"quant_kernel"}},
+     {"down_w", {"I", "H"}},
+     {"down_w_scale", {"num_partitions", "H"}, {"quant_kernel"}},
+     {"gate_b", {"1", "I"}, {"gate_bias"}},
+     {"up_b", {"1", "I"}, {"up_bias"}},
+     {"down_b", {"1", "H"}, {"down_bias"}}},
+    {{"out", {"B", "S", "H"}}, {"add_out", {"B", "S", "H"}, {"store_add"}}}};
+
 WALRUS_REGISTER_LEAF("MLP", expandMLP,
-                     "out = (act(x @ Wg [+bg]) * (x @ Wu [+bu])) @ Wd [+bd], x = norm(hidden [+ residual]); CTE and TKG tilings");
+                     "out = (act(x @ Wg [+bg]) * (x @ Wu [+bu])) @ Wd [+bd], x = norm(hidden [+ residual]); CTE and TKG tilings",
+                     kMlpSignature);
 
 }  // namespace walrus::kernels

@@ -6,13 +6,18 @@ namespace walrus::kernels {
 
 using namespace bir;
 
+LeafSignature matmulSignature() {
+  return {{boolAttr("transpose_a", false, "a is given transposed, as aT [K, M]")},
+          {{"a", {"M", "K"}}, {"b", {"K", "N"}}, {"bias", {"1", "N"}, {}, 0, true}},
+          {{"out", {"M", "N"}}}};
+}
+
 MatmulOperands::MatmulOperands(KernelBuilder& kb) {
-  hasBias = kb.numInputs() == 3;
-  kb.expectOperands(hasBias ? 3 : 2, hasBias ? "a, b, bias" : "a, b", 1, "out");
-  aTransposed = kb.attrs().flag("transpose_a", false);
-  a = aTransposed ? kb.input(0, "aT", 2).permute({1, 0}) : kb.input(0, "a", 2);
-  b = kb.input(1, "b", 2);
-  out = kb.output(0, "out", 2);
+  hasBias = kb.hasInput("bias");  // an optional trailing input
+  aTransposed = kb.attrs().flag("transpose_a");
+  a = aTransposed ? kb.input("a", 2).permute({1, 0}) : kb.input("a", 2);
+  b = kb.input("b", 2);
+  out = kb.output("out", 2);
   M = a.dim(0);
   K = a.dim(1);
   N = b.dim(1);
@@ -22,7 +27,7 @@ MatmulOperands::MatmulOperands(KernelBuilder& kb) {
                          "out is [" + std::to_string(out.dim(0)) + ", " + std::to_string(out.dim(1)) +
                              "]; expected [M, N] = [" + std::to_string(M) + ", " + std::to_string(N) + "]");
   if (hasBias) {
-    const DramView v = kb.input(2, "bias", 2);
+    const DramView v = kb.input("bias", 2);
     KernelBuilder::require(v.dim(0) == 1 && v.dim(1) == N, "bias must be [1, N] = [1, " + std::to_string(N) + "]");
     bias = v.at(0, 0);
   }

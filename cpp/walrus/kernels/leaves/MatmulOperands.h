@@ -4,9 +4,14 @@
 #pragma once
 
 #include "walrus/kernels/KernelBuilder.h"
+#include "walrus/kernels/LeafSignature.h"
 #include "walrus/kernels/TileOps.h"
 
 namespace walrus::kernels {
+
+// The signature of both leaves: a [M, K] (aT [K, M] with transpose_a), b [K, N], bias [1, N]
+// (an optional trailing input); out [M, N].
+LeafSignature matmulSignature();
 
 struct MatmulOperands {
   explicit MatmulOperands(KernelBuilder& kb);

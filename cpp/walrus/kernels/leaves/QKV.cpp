@@ -2,14 +2,8 @@
 //
 //   qkv = norm(hidden [+ residuals]) * gamma @ Wqkv [+ bias],   I = (nq + 2 nkv) * d
 //
-//   srcs  hidden [B, S, H], 0 to 2 residuals [B, S, H] (added to hidden first, as nkilib's
-//         mlp_prev / attention_prev; their number is what the operand count leaves after the
-//         others), qkv_w [H, I], norm_w [1, H], bias [1, I] (bias)
-//   dsts  out in output_layout: BSD [B, S, I], NBSd [N, B, S, d], NBdS [N, B, d, S]
-//         (N = nq + 2 nkv heads: q heads, then k, then v)
-//   attrs num_q_heads, num_kv_heads (divides num_q_heads), d_head, norm_type / fused_rmsnorm
-//         (RowNorm.h; default RMS_NORM), eps, bias, output_layout, useTkgQKVKernel (the codegen's
-//         B*S < TKG_BS_SEQLEN_THRESHOLD decision, named as in codegenNormQKV)
+// Operands and attrs: the signature at the bottom of this file (N = nq + 2 nkv heads: q heads,
+// then k, then v; the residuals are added to hidden first, as nkilib's mlp_prev / attention_prev).
 //
 // Tilings as the MLP's projections (see MLP.cpp): CTE keeps the weights stationary and streams
 // blocks of up to 512 tokens, producing qkvT [I, tokens] (the bias a per-partition scalar of the
@@ -21,6 +15,7 @@
 #include "walrus/kernels/KernelBuilder.h"
 #include "walrus/kernels/LeafRegistry.h"
 #include "walrus/kernels/Projection.h"
+#include "walrus/kernels/RowNorm.h"
 #include "walrus/kernels/TokenPrologue.h"
 #include "walrus/kernels/TokenRows.h"
 
@@ -50,43 +45,35 @@ QkvSpec readSpec(KernelBuilder& kb) {
   QkvSpec s;
   const int64_t nq = attrs.integer("num_q_heads"), nkv = attrs.integer("num_kv_heads");
   s.d = attrs.integer("d_head");
-  KernelBuilder::require(nq >= 1 && nkv >= 1 && s.d >= 1, "num_q_heads, num_kv_heads and d_head must be >= 1");
   KernelBuilder::require(nq % nkv == 0, "num_kv_heads " + std::to_string(nkv) + " does not divide num_q_heads " +
                                             std::to_string(nq));
   s.heads = nq + 2 * nkv;
-  s.norm = fusedNormType(attrs, NormType::RMS);
-  s.eps = attrs.number("eps", 1e-6);
-  s.tkg = attrs.flag("useTkgQKVKernel", false);
-  s.layout = static_cast<Layout>(attrs.choice("output_layout", {"BSD", "NBSd", "NBdS"}, 0));
-  const bool hasBias = attrs.flag("bias", false);
+  s.norm = fusedNormType(attrs);
+  s.eps = attrs.number("eps");
+  s.tkg = attrs.flag("useTkgQKVKernel");
+  s.layout = static_cast<Layout>(attrs.choice("output_layout"));
+  const bool hasBias = attrs.flag("bias");
 
-  const int64_t fixed = 3 + (hasBias ? 1 : 0);
-  const int64_t residuals = static_cast<int64_t>(kb.numInputs()) - fixed;
-  KernelBuilder::require(residuals >= 0 && residuals <= 2,
-                         "takes hidden, 0 to 2 residuals, qkv_w, norm_w" + std::string(hasBias ? ", bias" : "") +
-                             "; the node has " + std::to_string(kb.numInputs()) + " inputs");
-  KernelBuilder::require(kb.numOutputs() == 1, "takes one output (out); the node has " + std::to_string(kb.numOutputs()));
-  size_t i = 0;
-  s.hidden = kb.input(i++, "hidden", 3);
-  for (int64_t r = 0; r < residuals; ++r) {
-    s.residuals.push_back(kb.input(i++, "residual" + std::to_string(r), 3));
+  s.hidden = kb.input("hidden", 3);
+  for (int r = 0; kb.hasInput("residual" + std::to_string(r)); ++r) {
+    s.residuals.push_back(kb.input("residual" + std::to_string(r), 3));
     KernelBuilder::require(s.residuals.back().shape() == s.hidden.shape(), "residuals must have hidden's shape");
   }
-  s.weights = kb.input(i++, "qkv_w", 2);
+  s.weights = kb.input("qkv_w", 2);
   s.H = s.hidden.dim(2);
   s.I = s.heads * s.d;
   KernelBuilder::require(s.weights.shape() == std::vector<int64_t>{s.H, s.I},
                          "qkv_w must be [H, (nq + 2 nkv) * d] = [" + std::to_string(s.H) + ", " + std::to_string(s.I) + "]");
-  const DramView normW = kb.input(i++, "norm_w", 2);
+  const DramView normW = kb.input("norm_w", 2);
   KernelBuilder::require(normW.shape() == std::vector<int64_t>{1, s.H}, "norm_w must be [1, H]");
   s.gamma = normW.at(0, 0);
   if (hasBias) {
-    const DramView b = kb.input(i++, "bias", 2);
+    const DramView b = kb.input("bias", 2);
     KernelBuilder::require(b.shape() == std::vector<int64_t>{1, s.I}, "bias must be [1, I]");
     s.bias = b.at(0, 0);
   }
   const int64_t B = s.hidden.dim(0), S = s.hidden.dim(1);
-  s.out = kb.output(0, "out");
+  s.out = kb.output("out");
   // The output as [B, S, N, d] whatever its layout.
   std::vector<int64_t> expected;
   switch (s.layout) {
@@ -236,7 +223,34 @@ void expandQKV(KernelBuilder& kb) {
 
 }  // namespace
 
+// The attrs in the order BirCodeGenLoop's NormQKV family emits them. The residuals are a variadic
+// operand (the NormQKV family's residual_adds says how many it passes; the seed's attr roster has
+// no such attr, so the node carries the count as its operands).
+const LeafSignature kQkvSignature{
+    {boolAttr("fused_rmsnorm", true, "NxDI's norm flag: true = RMS norm unless norm_type says otherwise"),
+     enumAttr("norm_type", "NormType", normTypeNames(), "1", "the norm in front of the projection (RowNorm.h)"),
+     enumAttr("output_layout", "QKVOutputLayout", {"BSD", "NBSd", "NBdS"}, "0", "how out is laid out"),
+     intAttr("num_q_heads", "", "query heads", true, 1),
+     intAttr("num_kv_heads", "", "key and value heads each; divides num_q_heads", true, 1),
+     intAttr("d_head", "", "the head dim d", true, 1),
+     boolAttr("bias", false, "bias is given"),
+     floatAttr("eps", "1e-06", "the norm's epsilon"),
+     [] {
+       AttrSig a = boolAttr("useTkgQKVKernel", false, "the token-generation tiling: B*S < TKG_BS_SEQLEN_THRESHOLD");
+       a.from_codegen = true;
+       return a;
+     }()},
+    {{"hidden", {"B", "S", "H"}},
+     {"residual", {"B", "S", "H"}, {}, 2},
+     {"qkv_w", {"H", "I"}},
+     {"norm_w", {"1", "H"}},
+     {"bias", {"1", "I"}, {"bias"}}},
+    {{"out", {"B", "S", "I"}, {"output_layout=BSD"}},
+     {"out", {"N", "B", "S", "d"}, {"output_layout=NBSd"}},
+     {"out", {"N", "B", "d", "S"}, {"output_layout=NBdS"}}}};
+
 WALRUS_REGISTER_LEAF("QKV", expandQKV,
-                     "qkv = norm(hidden [+ residuals]) @ Wqkv [+ bias] in layout BSD, NBSd or NBdS; CTE and TKG tilings");
+                     "qkv = norm(hidden [+ residuals]) @ Wqkv [+ bias] in layout BSD, NBSd or NBdS; CTE and TKG tilings",
+                     kQkvSignature);
 
 }  // namespace walrus::kernels

@@ -5,11 +5,8 @@
 //           dq = max(a / fp8_max, 1e-6);  out[t] = [fp8(x / dq) (H bytes), dq as fp32 (4 bytes)]
 //   STATIC: out[t] = fp8(x / in_scale)              (saturating)
 //
-//   srcs  hidden [B, S, H], ln_w [1, H], in_scale [128, 1] (STATIC: the dequant scale, broadcast)
-//   dsts  out [B, S, H + 4] (ROW) or [B, S, H] (STATIC), fp8 (fp8_max: 240 for float8e4, 57344
-//         for float8e5)
-//   attrs norm_type (NO_NORM or RMS_NORM), quantization_type (STATIC = 1, ROW = 2), lower_bound
-//         (>= 0), eps
+//   Operands and attrs: the signature at the bottom of this file; out is fp8 (fp8_max: 240 for
+//   float8e4, 57344 for float8e5); hidden may also be [rows, H].
 //
 // Tiles of 128 rows, software-pipelined three deep (load, norm, quantize), the passes over a row
 // spread over the engines: ACT squares and sums it and scales it by 1/rms, Pool multiplies by
@@ -28,7 +25,7 @@ namespace {
 
 using namespace bir;
 
-constexpr int64_t kStatic = 1, kRow = 2;
+constexpr int64_t kRow = 2;  // QuantizationType::ROW
 constexpr double kMinDequantScale = 1e-6;  // nkilib: keeps the reciprocal of tiny rows finite
 
 double fp8Max(DType t) {
@@ -43,23 +40,18 @@ double fp8Max(DType t) {
 
 void expandRMSNormQuant(KernelBuilder& kb) {
   KernelAttrs& attrs = kb.attrs();
-  const auto norm = static_cast<NormType>(attrs.choice("norm_type", normTypeNames(), 1));
-  KernelBuilder::require(norm == NormType::None || norm == NormType::RMS,
-                         "norm_type " + normTypeNames()[static_cast<size_t>(norm)] + "; expected NO_NORM or RMS_NORM");
-  const int64_t quant = attrs.choice("quantization_type", {"NONE", "STATIC", "ROW", "MX", "STATIC_MX", "ROW_MX"}, kRow);
-  KernelBuilder::require(quant == kRow || quant == kStatic, "quantization_type " + std::to_string(quant) +
-                                                                "; expected STATIC (1) or ROW (2)");
-  const double lowerBound = attrs.number("lower_bound", 0.0), eps = attrs.number("eps", 1e-6);
+  const auto norm = static_cast<NormType>(attrs.choice("norm_type"));  // NO_NORM or RMS_NORM
+  const int64_t quant = attrs.choice("quantization_type");               // STATIC or ROW
+  const double lowerBound = attrs.number("lower_bound"), eps = attrs.number("eps");
   KernelBuilder::require(lowerBound >= 0, "lower_bound " + std::to_string(lowerBound) + "; expected >= 0");
   const bool row = quant == kRow, clip = row && lowerBound > 1e-6;
 
-  kb.expectOperands(row ? 2 : 3, row ? "hidden, ln_w" : "hidden, ln_w, in_scale", 1, "out");
-  const DramView hidden = kb.input(0, "hidden");
+  const DramView hidden = kb.input("hidden");
   KernelBuilder::require(hidden.rank() >= 2, "hidden must have rank >= 2 (rows along the last dim)");
   const int64_t H = hidden.dim(hidden.rank() - 1);
-  const DramView lnw = kb.input(1, "ln_w", 2);
+  const DramView lnw = kb.input("ln_w", 2);
   KernelBuilder::require(lnw.shape() == std::vector<int64_t>{1, H}, "ln_w must be [1, H]");
-  const DramView out = kb.output(0, "out");
+  const DramView out = kb.output("out");
   std::vector<int64_t> expected = hidden.shape();
   if (row) expected.back() += 4;
   KernelBuilder::require(out.shape() == expected, std::string("out must be hidden's shape") + (row ? " with H + 4" : ""));
@@ -77,7 +69,7 @@ void expandRMSNormQuant(KernelBuilder& kb) {
     loadBroadcastRow(kb, gamma, lnw.at(0, 0));
   }
   if (!row) {
-    const DramView in = kb.input(2, "in_scale", 2);
+    const DramView in = kb.input("in_scale", 2);
     KernelBuilder::require(in.shape() == std::vector<int64_t>{kPartitions, 1}, "in_scale must be [128, 1]");
     staticScale = kb.sbufTile("quant_scale", DType::float32, {1});
     kb.load(staticScale, in);
@@ -165,7 +157,21 @@ void expandRMSNormQuant(KernelBuilder& kb) {
 
 }  // namespace
 
+// The attrs in the order BirCodeGenLoop's RMSNormQuant family emits them.
+const LeafSignature kRmsNormQuantSignature{
+    {enumAttr("norm_type", "NormType", normTypeNames(), "1", "RMS_NORM, or NO_NORM: quantize hidden as is",
+              {"NO_NORM", "RMS_NORM"}),
+     enumAttr("quantization_type", "QuantizationType", {"NONE", "STATIC", "ROW", "MX", "STATIC_MX", "ROW_MX"}, "2",
+              "ROW: a dequant scale per row, stored in its last 4 bytes; STATIC: in_scale", {"ROW", "STATIC"}),
+     floatAttr("lower_bound", "0.0", "clips each row's max to it when > 0 (ROW)"),
+     floatAttr("eps", "1e-06", "the norm's epsilon")},
+    {{"hidden", {"B", "S", "H"}},
+     {"ln_w", {"1", "H"}},
+     {"in_scale", {"num_partitions", "1"}, {"quantization_type=STATIC"}}},
+    {{"out", {"B", "S", "H+4"}, {"quantization_type=ROW"}}, {"out", {"B", "S", "H"}, {"quantization_type=STATIC"}}}};
+
 WALRUS_REGISTER_LEAF("QuantOnly", expandRMSNormQuant,
-                     "out = fp8(rms_norm(hidden) * gamma) per row, with each row's fp32 dequant scale (ROW) or a static scale");
+                     "out = fp8(rms_norm(hidden) * gamma) per row, with each row's fp32 dequant scale (ROW) or a static scale",
+                     kRmsNormQuantSignature);
 
 }  // namespace walrus::kernels

@@ -7,9 +7,8 @@
 //   otherwise:                  a = act(the k selected logits), scattered into zeros
 //   act: SOFTMAX (0) or SIGMOID (1)
 //
-//   srcs  x [..., H] (tokens = the leading dims), w [H, E], bias [1, E] (optional)
-//   dsts  router_logits [..., E], expert_index [..., k] (integers), expert_affinities [..., E]
-//   attrs k (1 <= k <= E), act_fn, router_pre_norm, norm_topk_prob
+//   Operands and attrs: the signature at the bottom of this file (tokens = the leading dims of x;
+//   expert_index holds integers).
 //
 // Per tile of 128 tokens: x^T on the PE (TokenPrologue), the logits with the tokens stationary
 // and w (resident) moving; then, tokens on partitions, the DVE's max8 / match_replace8 pick 8
@@ -35,14 +34,12 @@ constexpr double kLowest = -std::numeric_limits<float>::max();
 void expandRouterTopK(KernelBuilder& kb) {
   KernelAttrs& attrs = kb.attrs();
   const int64_t k = attrs.integer("k");
-  const bool sigmoid = attrs.choice("act_fn", {"SOFTMAX", "SIGMOID"}, 0) == 1;
-  const bool preNorm = attrs.flag("router_pre_norm", true), normTopk = attrs.flag("norm_topk_prob", false);
-  const bool hasBias = kb.numInputs() == 3;
-  kb.expectOperands(hasBias ? 3 : 2, hasBias ? "x, w, bias" : "x, w", 3,
-                    "router_logits, expert_index, expert_affinities");
-  const DramView x = kb.input(0, "x").rows(), w = kb.input(1, "w", 2);
-  const DramView logitsOut = kb.output(0, "router_logits").rows(), indexOut = kb.output(1, "expert_index").rows(),
-                 affOut = kb.output(2, "expert_affinities").rows();
+  const bool sigmoid = attrs.choice("act_fn") == 1;
+  const bool preNorm = attrs.flag("router_pre_norm"), normTopk = attrs.flag("norm_topk_prob");
+  const bool hasBias = kb.hasInput("bias");  // an optional trailing input
+  const DramView x = kb.input("x").rows(), w = kb.input("w", 2);
+  const DramView logitsOut = kb.output("router_logits").rows(), indexOut = kb.output("expert_index").rows(),
+                 affOut = kb.output("expert_affinities").rows();
   const int64_t T = x.dim(0), H = x.dim(1), E = w.dim(1);
   KernelBuilder::require(w.dim(0) == H, "w must be [H, E] with x's H = " + std::to_string(H));
   KernelBuilder::require(1 <= k && k <= E, "k = " + std::to_string(k) + "; expected 1 <= k <= E = " + std::to_string(E));
@@ -59,7 +56,7 @@ void expandRouterTopK(KernelBuilder& kb) {
   loadRowTiles(kb, wT, w);
   Tile bias;
   if (hasBias) {
-    const DramView b = kb.input(2, "bias", 2);
+    const DramView b = kb.input("bias", 2);
     KernelBuilder::require(b.shape() == std::vector<int64_t>{1, E}, "bias must be [1, E]");
     bias = kb.sbufTile("bias", DType::float32, {E});
     loadBroadcastRow(kb, bias, b.at(0, 0));
@@ -180,7 +177,16 @@ void expandRouterTopK(KernelBuilder& kb) {
 
 }  // namespace
 
+const LeafSignature kRouterTopKSignature{
+    {intAttr("k", "", "experts per token, 1 <= k <= E"),
+     enumAttr("act_fn", "RouterActFnType", {"SOFTMAX", "SIGMOID"}, "0", "the affinity function"),
+     boolAttr("router_pre_norm", true, "act over all E logits (else over the k selected)"),
+     boolAttr("norm_topk_prob", false, "with router_pre_norm: renormalise the k selected to sum 1")},
+    {{"x", {"...", "H"}}, {"w", {"H", "E"}}, {"bias", {"1", "E"}, {}, 0, true}},
+    {{"router_logits", {"...", "E"}}, {"expert_index", {"...", "k"}}, {"expert_affinities", {"...", "E"}}}};
+
 WALRUS_REGISTER_LEAF("RouterTopK", expandRouterTopK,
-                     "MoE router: logits = x @ w [+ b], top-k experts per token, softmax/sigmoid affinities");
+                     "MoE router: logits = x @ w [+ b], top-k experts per token, softmax/sigmoid affinities",
+                     kRouterTopKSignature);
 
 }  // namespace walrus::kernels

@@ -94,6 +94,7 @@ void expandRowTiledMM(KernelBuilder& kb) {
 
 }  // namespace
 
-WALRUS_REGISTER_LEAF("RowTiledMM", expandRowTiledMM, "out[M,N] = a[M,K] @ b[K,N] (+ bias[1,N]), tiled by rows of out; transpose_a: a given as aT[K,M]");
+WALRUS_REGISTER_LEAF("RowTiledMM", expandRowTiledMM, "out[M,N] = a[M,K] @ b[K,N] (+ bias[1,N]), tiled by rows of out; transpose_a: a given as aT[K,M]",
+                     matmulSignature());
 
 }  // namespace walrus::kernels

@@ -5,7 +5,7 @@ from __future__ import annotations
 import collections.abc
 import neuronxsim.starfish.lib._core.bir
 import typing
-__all__: list[str] = ['NEURONXSIM_KLR_FORMAT', 'add_compiled_nki_kernel', 'bir_kernel_leaves', 'compiled_nki_kernel', 'decode_kernel', 'encode_kernel', 'inline_bir_kernels', 'kernel_node_latency_stats', 'klr_info', 'read_kernel_file', 'resolve_kernel_nodes', 'write_kernel_file']
+__all__: list[str] = ['NEURONXSIM_KLR_FORMAT', 'add_compiled_nki_kernel', 'bir_kernel_leaves', 'compiled_nki_kernel', 'decode_kernel', 'encode_kernel', 'inline_bir_kernels', 'kernel_node_latency_stats', 'klr_info', 'leaf_signatures', 'read_kernel_file', 'resolve_kernel_nodes', 'write_kernel_file']
 def add_compiled_nki_kernel(handle: str, data: bytes) -> None:
     """
     Registers a user kernel the NKI front end compiled (an IT55 func).
@@ -31,6 +31,10 @@ def kernel_node_latency_stats() -> dict:
 def klr_info(path: str) -> dict:
     """
     What a KLR file holds (header, metadata, Contents kind...), without lowering it.
+    """
+def leaf_signatures() -> list:
+    """
+    Every IT54 leaf's signature (operands by role with symbolic dims, typed attrs with defaults), by name.
     """
 def read_kernel_file(path: str) -> neuronxsim.starfish.lib._core.bir.Module:
     """

@@ -46,6 +46,7 @@ from neuronxsim.starfish.penguin.ir.nki_compile import operand_types
 from neuronxsim.starfish.penguin.targets.codegen.KernelBuilder import KernelBuilder
 from neuronxsim.starfish.penguin.targets.codegen.KernelMetricsCollector import KernelCategory
 from neuronxsim.starfish.penguin.targets.codegen.KernelMetricsCollector import KernelMetricsCollector
+from neuronxsim.walrus.signatures import leaf_signature
 import numpy as np
 import os as os
 import shutil as shutil
@@ -172,6 +173,13 @@ class BirCodeGenLoop(InternalNativeNkiKernelCodegen):
         """
         The kernel the NKI front end compiled for ``inst`` (when the program was built), checked
                 against the module's arch and the macro's operands. No tracing here.
+        """
+    def _leafAttrs(self, inst, kernel_name, **decisions):
+        """
+        A bespoke family's kernel_attrs: its leaf's signature's attrs, in the signature's order
+                (seed 000's roster for the family), each from the macro or, for the codegen's routing
+                decisions, from ``decisions``. An attr beyond the seed's roster (``only_when_set``: MLP's
+                gate_bias) is emitted only when it differs from its default.
         """
     def _location(self, access):
         ...

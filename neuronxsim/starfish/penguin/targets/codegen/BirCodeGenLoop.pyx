@@ -40,6 +40,7 @@ from neuronxsim.starfish.penguin.ir.nki_compile import operand_types
 from neuronxsim.starfish.penguin.targets.codegen.KernelBuilder import KernelBuilder
 from neuronxsim.starfish.penguin.targets.codegen.KernelMetricsCollector import (KernelCategory,
                                                                                KernelMetricsCollector)
+from neuronxsim.walrus.signatures import leaf_signature
 
 #: The internal kernel registry (seed 003): None until the IT56 sink first needs it
 #: (``get_internal_kernel_registry``). Lowering IT54 and IT55 macros never builds it.
@@ -384,6 +385,25 @@ class BirCodeGenLoop(InternalNativeNkiKernelCodegen):
         self._marshalOperands(node, inst, marshal)
         return node
 
+    def _leafAttrs(self, inst, kernel_name, **decisions):
+        """A bespoke family's kernel_attrs: its leaf's signature's attrs, in the signature's order
+        (seed 000's roster for the family), each from the macro or, for the codegen's routing
+        decisions, from ``decisions``. An attr beyond the seed's roster (``only_when_set``: MLP's
+        gate_bias) is emitted only when it differs from its default."""
+        attrs = []
+        for a in leaf_signature(kernel_name).attrs:
+            if a.from_codegen:
+                if a.name not in decisions:
+                    raise CodegenError(f"{inst.label}: the codegen made no '{a.name}' decision for leaf '{kernel_name}'")
+                value = decisions.pop(a.name)
+            else:
+                value = getattr(inst, a.name)
+            if not (a.only_when_set and value == a.default):
+                attrs.append((a.name, value))
+        if decisions:
+            raise CodegenError(f"{inst.label}: leaf '{kernel_name}' takes no attr {sorted(decisions)}")
+        return attrs
+
     # The token-generation routing (seed 000 section 3): ``is_tkg = (B*S < TKG_BS_SEQLEN_THRESHOLD)``
     # with the threshold imported from the MLP leaf module inside each codegen method, at lowering
     # time, so the leaf's current value decides. The QKV family names the same decision
@@ -391,10 +411,7 @@ class BirCodeGenLoop(InternalNativeNkiKernelCodegen):
 
     def _mlpAttrs(self, inst, is_tkg):
         """The MLP family's named attrs and its TKG routing decision, in kernel_attrs order."""
-        return [("fused_rmsnorm", inst.fused_rmsnorm), ("norm_type", inst.norm_type), ("store_add", inst.store_add),
-                ("quant_kernel", inst.quant_kernel), ("lower_bound", inst.lower_bound),
-                ("skip_gate", inst.skip_gate), ("act_fn", inst.act_fn), ("up_bias", inst.up_bias),
-                ("down_bias", inst.down_bias), ("eps", inst.eps), ("is_tkg", is_tkg)]
+        return self._leafAttrs(inst, MLP_KERNEL_NAME, is_tkg=is_tkg)
 
     def codegenMLPKernel(self, inst):
         self._checkLowerable(inst, "codegenMLPKernel")
@@ -412,10 +429,7 @@ class BirCodeGenLoop(InternalNativeNkiKernelCodegen):
 
     def _normQKVAttrs(self, inst, useTkgQKVKernel):
         """The QKV family's named attrs and its TKG routing decision, in kernel_attrs order."""
-        return [("fused_rmsnorm", inst.fused_rmsnorm), ("norm_type", inst.norm_type),
-                ("output_layout", inst.output_layout), ("num_q_heads", inst.num_q_heads),
-                ("num_kv_heads", inst.num_kv_heads), ("d_head", inst.d_head), ("bias", inst.bias),
-                ("eps", inst.eps), ("useTkgQKVKernel", useTkgQKVKernel)]
+        return self._leafAttrs(inst, QKV_KERNEL_NAME, useTkgQKVKernel=useTkgQKVKernel)
 
     def codegenNormQKV(self, inst):
         self._checkLowerable(inst, "codegenNormQKV")
@@ -432,8 +446,7 @@ class BirCodeGenLoop(InternalNativeNkiKernelCodegen):
                                                self._addPreTiledAP)
 
     def _rmsNormQuantAttrs(self, inst):
-        return [("norm_type", inst.norm_type), ("quantization_type", inst.quantization_type),
-                ("lower_bound", inst.lower_bound), ("eps", inst.eps)]
+        return self._leafAttrs(inst, RMSNORM_QUANT_KERNEL_NAME)
 
     def codegenRMSNormQuantKernel(self, inst):
         self._checkLowerable(inst, "codegenRMSNormQuantKernel")
@@ -446,7 +459,7 @@ class BirCodeGenLoop(InternalNativeNkiKernelCodegen):
                                                self._addPreTiledAP)
 
     def _attentionAttrs(self, inst):
-        return [("is_causal", inst.is_causal), ("scale", inst.scale)]
+        return self._leafAttrs(inst, ATTENTION_KERNEL_NAMES[inst.is_causal])
 
     def codegenAttentionMMSoftmaxMM(self, inst):
         self._checkLowerable(inst, "codegenAttentionMMSoftmaxMM")
@@ -466,7 +479,7 @@ class BirCodeGenLoop(InternalNativeNkiKernelCodegen):
         KernelMetricsCollector.get_instance().record_kernel(kernel_name, category=KernelCategory.BIR_KERNEL)
         node = self.addInstruction(Opcode.BIRKernel, inst.name or kernel_name)
         self._setBIRKernelFields(node, inst, kernel_name,
-                                 [("is_causal", attr_to_str(is_causal)), ("scale", attr_to_str(inst.scale))])
+                                 [(k, attr_to_str(v)) for k, v in self._leafAttrs(inst, kernel_name)])
         node.set_is_causal(is_causal)
         self._marshalOperands(node, inst, self._addSeqAccess)
         return node
