@@ -238,19 +238,29 @@ def test_an_error_line_is_capped():
     assert one_line("a\n    b\x07") == "a | b\\x07"
 
 
-@pytest.mark.xfail(reason="since the merge of main the 4096-token timing run fits the limit, and at sizes "
-                   "that outgrow it glibc aborts a thread start ('cannot allocate memory for thread-local "
-                   "data', exit 127) before Python sees a MemoryError; open", strict=False)
 def test_running_out_of_memory_is_one_line_and_leaves_nothing(tmp_path):
-    """A data limit (ulimit -d) the layer's timing run outgrows: the C++ core's std::bad_alloc and
-    NumPy's MemoryError both end as one line, and no output folder or staging folder is left."""
+    """A data limit (ulimit -d) the layer's timing run outgrows while the C++ core builds its
+    program: the std::bad_alloc ends as one line (not as glibc's abort when the C++ runtime's
+    thread-local data or an unwinding destructor cannot be allocated, cpp/python/out_of_memory.cpp),
+    and no output folder or staging folder is left."""
     code = ("import resource, sys\nfrom neuronxsim.cli import main, memory\n"
-            "resource.setrlimit(resource.RLIMIT_DATA, (memory._data_bytes() + (300 << 20), resource.RLIM_INFINITY))\n"
-            "sys.exit(main(['run', '--tokens', '4096', '--mode', 'timing', '--output', 'o', '--quiet']))")
+            "resource.setrlimit(resource.RLIMIT_DATA, (memory._data_bytes() + (200 << 20), resource.RLIM_INFINITY))\n"
+            "sys.exit(main(['run', '--tokens', '8192', '--mode', 'timing', '--output', 'o', '--quiet']))")
     r = subprocess.run([sys.executable, "-P", "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=600,
                        env={**os.environ, "PYTHONPATH": pythonpath()})
     assert r.returncode == 1 and r.stderr.count("\n") == 1, r.stderr
-    assert r.stderr.startswith("neuronxsim: error: out of memory") and "try smaller sizes" in r.stderr
+    assert r.stderr.startswith("neuronxsim: error: out of memory") and "(std::bad_alloc)" in r.stderr
+    assert "try smaller sizes" in r.stderr
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_kernel_node_expanding_past_the_instruction_cap_is_one_line(tmp_path, capsys, monkeypatch):
+    """The cap on one kernel node's expansion stops an enormous expansion before it exhausts
+    memory (made small here, so that the layer's first node, QKV, exceeds it)."""
+    monkeypatch.setenv("NEURONXSIM_MAX_INSTRUCTIONS", "200")
+    status, _, err = run_cli(["run", "--tokens", "128", "--mode", "timing", "--output", str(tmp_path / "o"),
+                              "--quiet"], capsys)
+    assert_one_error_line(err, "(kernel 'QKV'): its expansion has more than 200 instructions, the cap", status, 1)
     assert os.listdir(tmp_path) == []
 
 
