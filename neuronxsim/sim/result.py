@@ -92,7 +92,8 @@ class SimResult:
         the slice before: ``track_label``); start_ns / end_ns (start until its results are
         visible) and busy_end_ns (until then it kept its track busy), integer nanoseconds of
         simulated time; record (its row of ``instructions``); trigger; whole_core (a kernel node
-        timed by its analytic cost, which occupies every track of its core)."""
+        timed as one step by the cached time of its expansion, which occupies every track of
+        its core)."""
         if self._slices is None:
             cols = self._native.slice_columns()
             rec = np.empty(len(cols["start_ns"]), dtype=np.dtype([(f, cols[f].dtype) for f in _SLICE_FIELDS]))
