@@ -281,6 +281,12 @@ def ms(r) -> float:
     return r.total_ns / 1e6
 
 
+MAMBA_SPILL = ("mamba_v2's whole-sequence tiles do not fit SBUF from seq 6144 (with our allocator's "
+               "placement), so the simulator spills them as the compiler did (the tutorial shows "
+               "qSyncSpillReload traffic): whole tiles, the one next used furthest away first, "
+               "each stored to HBM and reloaded before its next use; the compiler's spill plan "
+               "is not public and evidently moves less (or hides more of it)")
+
 ROWS = [
     # ---- NKI performance guide ----
     Row("perf.act-dependent-ii", "perf", "trn1",
@@ -390,10 +396,10 @@ ROWS = [
     Row("mamba.v2-8k", "mamba", "trn1", "mamba_v2, channels 4096, seq 8192", "time (ms)", 53.33,
         lambda: ms(mamba_run("v2", 4096, 8192)),
         reading="stated (the scaling table gives 52.2 ms for the same kernel)",
-        why="the kernel's live tiles do not fit SBUF at this size and the simulator refuses it; the compiler spilled them (the tutorial shows qSyncSpillReload traffic), and spilling is not modelled yet"),
+        why=MAMBA_SPILL),
     Row("mamba.v2-8k-dve", "mamba", "trn1", "the same run", "VectorE busy (%)", 58.93,
         lambda: busy_share(mamba_run("v2", 4096, 8192), "DVE"),
-        why="the kernel's live tiles do not fit SBUF at this size and the simulator refuses it; the compiler spilled them (the tutorial shows qSyncSpillReload traffic), and spilling is not modelled yet"),
+        why=MAMBA_SPILL),
     Row("mamba.v3-8k", "mamba", "trn1", "mamba_v3, channels 4096, seq 8192", "time (ms)", 27.8,
         lambda: ms(mamba_run("v3", 4096, 8192))),
     Row("mamba.v3-8k-dve", "mamba", "trn1", "the same run", "VectorE busy (%)", 94.85,
@@ -401,9 +407,6 @@ ROWS = [
         why="our share counts VectorE's instruction cycles only; the rest of the published share looks like VectorE waiting for the SBUF port it shares with GpSimd on NeuronCore-v2 (the accumulation runs there), which the profiler counts as VectorE active time"),
 ]
 
-MAMBA_SPILL = ("mamba_v2's whole-sequence tiles do not fit SBUF from seq 6144 (with our allocator's "
-               "placement) and the simulator refuses the kernel; the compiler spilled them (the "
-               "tutorial shows qSyncSpillReload traffic), and spilling is not modelled yet")
 
 # The scaling table: mamba_v2 and mamba_v3 from seq 512 to 8192 (channels 4096).
 MAMBA_SCALING = {512: (1.6, 1.6), 1024: (4.4, 3.3), 2048: (8.9, 6.6), 3072: (13.1, 10.1),
@@ -450,7 +453,7 @@ ROWS += [
     Row("kopt.blocked-free-pe", "kopt", "trn2", "free dimensions blocked 2 x 2",
         "TensorE active (%)", 99.52,
         lambda: busy_share(matmul_run(matmul.blocked_free, "fp32", "trn2"), "PE"),
-        why="the 2 x 2 block of fp32 rhs tiles (128 KiB per partition) and the lhsT tiles do not fit trn2's SBUF with our allocator; the compiler spilled or reused them, and spilling is not modelled yet"),
+        why="the 2 x 2 block of fp32 rhs tiles (128 KiB per partition) and the lhsT tiles do not fit trn2's SBUF with our allocator, which spills them (about 3.4 GB of spill stores and reloads, whole tiles, furthest next use first), leaving TensorE waiting on the reloads; the compiler kept TensorE busy, so it spilled far less or reused the tiles in place"),
     Row("kopt.blocked-free-dma", "kopt", "trn2", "the same run", "DMA active (%)", 95.70,
         lambda: dma_active_share(matmul_run(matmul.blocked_free, "fp32", "trn2")),
         why='as kopt.blocked-free-pe'),

@@ -5,11 +5,13 @@ the liveness pass), so unrolled loop iterations reuse space: only what is live a
 must fit. Storages are placed in order of their first use, each into a free range of the
 per-partition address space; the search starts where the previous placement ended and wraps
 around ("next fit"), so consecutive loop iterations get different buffers while space allows,
-and the engines can overlap one iteration's loads with the previous one's compute. A storage
-that fits nowhere is refused with the list of what is live at that moment, unless placing
-everything again, packed (largest and longest-lived first, each at the lowest address free over
-its live range), fits: next fit can scatter long-lived tiles among short-lived ones until no free
-range is large enough although the live tiles would fit.
+and the engines can overlap one iteration's loads with the previous one's compute. When a
+storage fits nowhere, placing everything again, packed (largest and longest-lived first, each at
+the lowest address free over its live range), is tried first: next fit can scatter long-lived
+tiles among short-lived ones until no free range is large enough although the live tiles would
+fit. If that does not fit either, SBUF tiles are spilled (:mod:`.spill`) until the storage fits;
+what no spill can fit (PSUM, a tile larger than SBUF, tiles the kernel placed itself) is refused
+with the list of what is live at that moment.
 
 PSUM is handed out in whole 2 KiB banks: every PSUM tile sits in its own bank(s), so a matmul
 accumulation group never shares a bank with another live tile.
@@ -26,6 +28,7 @@ import bisect
 import heapq
 
 from .errors import NKIAllocationError
+from .spill import Spiller
 from .tensor import PSUM, PSUM_BANK_BYTES, SBUF, Storage
 from .tracer import PSUM_BYTES
 
@@ -34,28 +37,41 @@ SBUF_ALIGN = 64  # bytes; keeps tiles on DMA-friendly boundaries
 
 class Allocation:
     """The allocation pass: ``program.addr[sid]`` of every used on-chip storage (None for the
-    others) and ``program.peak_bytes`` (bytes per partition held at the busiest moment, by
-    space), from the live ranges of :class:`~neuronxsim.nki.passes.Liveness`."""
+    others), ``program.peak_bytes`` (bytes per partition held at the busiest moment, by space)
+    and ``program.spills`` (the spill transfers it added, see :mod:`.spill`), from the live
+    ranges of :class:`~neuronxsim.nki.passes.Liveness`. ``spill=False`` refuses a kernel whose
+    SBUF tiles do not fit instead of spilling."""
 
     name = "allocation"
 
+    def __init__(self, spill: bool = True):
+        self.spill = spill
+
     def run(self, program) -> None:
         first_use, last_use = program.first_use, program.last_use
-        addr = [None] * len(first_use)
+        addr = [None] * len(program.storages)
         used = {SBUF: [], PSUM: []}
-        for st in program.record.storages:
+        for st in program.storages:
             if st.on_chip and first_use[st.sid] >= 0:
                 used[st.kind].append(st)
         program.addr = addr
+        spiller = Spiller(program.ops, program.storages, addr)
         program.peak_bytes = {
             SBUF: _place(used[SBUF], SBUF, program.sbuf_bytes, SBUF_ALIGN, first_use, last_use,
-                         addr),
+                         addr, spiller if self.spill else None),
             PSUM: _place(used[PSUM], PSUM, PSUM_BYTES, PSUM_BANK_BYTES, first_use, last_use,
                          addr)}
+        program.spills = spiller.summary()
+        if spiller.transfers:
+            program.ops = spiller.apply(program.ops)
+            from .passes import Liveness  # (passes imports this module)
+            Liveness().run(program)  # the transfers and the reloaded tiles' ranges
 
 
 def _place(storages: list[Storage], kind: str, capacity: int, align: int, first_use: list,
-           last_use: list, addr: list) -> int:
+           last_use: list, addr: list, spiller: Spiller | None = None) -> int:
+    """Places ``storages`` (see the module docstring); with a ``spiller``, evicts tiles instead
+    of refusing and places the tiles that reload them as they come."""
     storages.sort(key=lambda st: first_use[st.sid])
     fixed = [st for st in storages if st.placement is not None]
     if fixed:
@@ -64,33 +80,63 @@ def _place(storages: list[Storage], kind: str, capacity: int, align: int, first_
         pinned = [(st.placement[1], st.placement[1] + st.bytes_per_partition, st) for st in fixed]
     live: list[tuple[int, int, Storage]] = []  # (addr, end, storage), sorted by addr
     expiry: list[tuple[int, int, tuple]] = []  # heap of (last_use, placement number, live entry)
+    evicted: set[int] = set()  # ids of live entries a spill removed (still in expiry)
+    reloads: list = []  # heap of (position, number, stretch) of reload tiles to place
+    packed_in_vain = False
     rover = 0
     held = peak = 0
-    for number, st in enumerate(storages):
-        first, last = first_use[st.sid], last_use[st.sid]
+    number = 0
+    following = iter(storages)
+    st = next(following, None)
+    while st is not None or reloads:
+        number += 1
+        if reloads and (st is None or reloads[0][0] < first_use[st.sid]):
+            first, _, stretch = heapq.heappop(reloads)
+            placing, last, needed = stretch.storage, stretch.last, stretch.uses[0]
+        else:
+            placing, first, last = st, first_use[st.sid], last_use[st.sid]
+            needed = first
+            st = next(following, None)
         while expiry and expiry[0][0] < first:
             gone = heapq.heappop(expiry)[2]
+            if id(gone) in evicted:
+                evicted.discard(id(gone))
+                continue
             live.remove(gone)
             held -= gone[1] - gone[0]
-        if st.placement is not None:
-            at = st.placement[1]
-            size = st.bytes_per_partition
+        if placing.placement is not None:
+            at = placing.placement[1]
+            size = placing.bytes_per_partition
         else:
-            size = -(-st.bytes_per_partition // align) * align
-            taken = live
-            if fixed:  # the placed storages live at any moment of this one's range
-                blockers = [e for e in pinned if first_use[e[2].sid] <= last and
-                            first <= last_use[e[2].sid]]
-                if blockers:
-                    taken = sorted(live + blockers, key=_start)
-            at = _next_fit(taken, size, capacity, rover)
-            if at is None:  # fragmented, perhaps: place everything again, packed
-                if _pack(storages, capacity, align, first_use, last_use, addr):
-                    return peak_held(storages, align, first_use, last_use)
-                raise _refusal(st, kind, size, capacity, taken)
+            size = -(-placing.bytes_per_partition // align) * align
+            while True:
+                taken = live
+                if fixed:  # the placed storages live at any moment of this one's range
+                    blockers = [e for e in pinned if first_use[e[2].sid] <= last and
+                                first <= last_use[e[2].sid]]
+                    if blockers:
+                        taken = sorted(live + blockers, key=_start)
+                at = _next_fit(taken, size, capacity, rover)
+                if at is not None:
+                    break
+                if not packed_in_vain and (spiller is None or not spiller.transfers):
+                    # fragmented, perhaps: place everything again, packed
+                    if _pack(storages, capacity, align, first_use, last_use, addr):
+                        return peak_held(storages, align, first_use, last_use)
+                    packed_in_vain = True
+                victim = None
+                if spiller is not None and size <= capacity:
+                    victim = spiller.victim(live, needed, first_use, last_use)
+                if victim is None:
+                    raise _refusal(placing, kind, size, capacity, taken, spiller is not None)
+                live.remove(victim)
+                evicted.add(id(victim))
+                held -= victim[1] - victim[0]
+                reload = spiller.evict(victim[2], needed)
+                heapq.heappush(reloads, (reload.first, len(spiller.transfers), reload))
             rover = at + size
-        addr[st.sid] = at
-        entry = (at, at + size, st)
+        addr[placing.sid] = at
+        entry = (at, at + size, placing)
         live.insert(bisect.bisect(live, (at, at + size)), entry)
         heapq.heappush(expiry, (last, number, entry))
         held += size
@@ -212,14 +258,26 @@ def _next_fit(live: list, size: int, capacity: int, rover: int) -> int | None:
     return wrapped
 
 
-def _refusal(st: Storage, kind: str, size: int, capacity: int, live: list) -> NKIAllocationError:
+def _refusal(st: Storage, kind: str, size: int, capacity: int, live: list,
+             spilling: bool) -> NKIAllocationError:
+    name = "SBUF" if kind == SBUF else "PSUM"
+    if size > capacity:
+        return NKIAllocationError(
+            f"{name} overflow: tile {st.describe()} needs {size} bytes per partition, more than "
+            f"the {capacity} bytes per partition {name} has; no spill can make one tile fit "
+            "(split it into smaller tiles)", st.created_at)
     held = sum(end - addr for addr, end, _ in live)
     top = sorted(live, key=lambda e: e[0] - e[1])[:6]
     listing = "; ".join(f"{s.describe()} {end - addr} B" for addr, end, s in top)
     more = f" and {len(live) - len(top)} more" if len(live) > len(top) else ""
-    name = "SBUF" if kind == SBUF else "PSUM"
+    why = ""
+    if spilling:
+        why = ("; none of them can be spilled: the kernel placed them (nki.compiler "
+               "allocations, address=) or this instruction uses them")
+    elif kind == PSUM:
+        why = "; PSUM tiles are not spilled (DMA does not reach PSUM)"
     return NKIAllocationError(
         f"{name} overflow: tile {st.describe()} needs {size} bytes per partition, but {held} of "
         f"the {capacity} bytes per partition are held by {len(live)} tiles live at that moment "
-        f"({listing}{more}); a tile lives from its first write to its last read",
+        f"({listing}{more}); a tile lives from its first write to its last read{why}",
         st.created_at)

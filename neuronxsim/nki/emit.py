@@ -47,9 +47,9 @@ class Emission:
         outputs = set(program.outputs)
         dtypes = _DTYPE_NUMBERS
         tensors = []
-        tensor_of = [-1] * len(record.storages)  # sid -> index in tensors
+        tensor_of = [-1] * len(program.storages)  # sid -> index in tensors
         unique_name = record.unique_name
-        for st in record.storages:
+        for st in program.storages:
             used = first_use[st.sid] >= 0
             if not used and (st.on_chip or st.kind not in (INPUT, SHARED_HBM)):
                 continue  # never touched by an instruction (and not a kernel input/output)

@@ -150,7 +150,7 @@ class Profile:
         return getattr(self.result, name)
 
     def summary(self) -> str:
-        """A few lines: time, instructions, PE utilisation and MFU, busy engines."""
+        """A few lines: time, instructions, PE utilisation and MFU, busy engines, SBUF spills."""
         r = self.result
         busy = ", ".join(f"{e} {s.utilization:.1%}" for e, s in r.engines.items()
                          if s.instructions and not e.startswith("DMA"))
@@ -159,6 +159,12 @@ class Profile:
                  f"NeuronCore(s), {r.total_ns / 1e3:.2f} us",
                  f"PE utilisation {self.pe_utilization:.1%}, PE MFU {r.pe_mfu:.1%}",
                  f"engines busy: {busy}; DMA queues busy {dma / 1e3:.2f} us in total"]
+        stores = sum(s["stores"] for s in self.traced.spills)
+        if stores or any(s["reloads"] for s in self.traced.spills):
+            reloads = sum(s["reloads"] for s in self.traced.spills)
+            moved = sum(s["bytes"] for s in self.traced.spills)
+            lines.append(f"SBUF spills: {stores} stores and {reloads} reloads moving "
+                         f"{moved / 2**20:.2f} MiB to and from HBM (the live tiles did not fit)")
         if self.trace_file is not None:
             lines.append(f"trace: {self.trace_file}")
         return "\n".join(lines)

@@ -71,6 +71,9 @@ class TracedKernel:
     #: arrays of Input tensors the kernel made itself (nl.shared_constant), by name: bound with
     #: the arguments' arrays when the kernel runs
     constants: dict = field(default_factory=dict)
+    #: per core: the SBUF spill transfers the allocator added (``stores``, ``reloads`` and the
+    #: ``bytes`` they move, both ways; see :mod:`neuronxsim.nki.spill`)
+    spills: list[dict] = field(default_factory=list)
 
     @property
     def input_names(self) -> list[str]:
@@ -446,7 +449,8 @@ def _trace(kernel, args, arch: str, kwargs, max_instructions: int, adapter=None,
     for core in tracer.cores:
         constants.update(core.record.constants)
     return TracedKernel(module, recording.inputs, outputs, len(programs), arch, counts, sbuf_peaks,
-                        psum_peaks, time.perf_counter() - start, regions, constants)
+                        psum_peaks, time.perf_counter() - start, regions, constants,
+                        [p.spills for p in programs])
 
 
 def _break_cycles(record):

@@ -10,14 +10,14 @@ answer; none changes the record (a pass that changes an op puts a new one in ``p
 3. :class:`MatmulGroups` clears the start / stop flags of matmuls that joined an accumulation
    group;
 4. :class:`Liveness` finds each storage's live range (first and last instruction using it);
-5. :class:`~neuronxsim.nki.allocator.Allocation` places SBUF and PSUM storages by live range;
+5. :class:`~neuronxsim.nki.allocator.Allocation` places SBUF and PSUM storages by live range,
+   spilling SBUF tiles that do not fit (:mod:`~neuronxsim.nki.spill`: it adds the transfers to
+   ``program.ops`` and recomputes the live ranges);
 6. :class:`~neuronxsim.nki.emit.Emission` writes the function's tensors and instructions.
 
 Later passes slot in by position: a scheduler that reorders the instructions of independent
 ``affine_range`` iterations (every op carries its loop iteration, see
-:class:`~neuronxsim.nki.record.LoopIteration`) goes before :class:`Liveness`; an allocator that
-spills instead of refusing replaces :class:`~neuronxsim.nki.allocator.Allocation`, adding its
-transfers to ``program.ops`` before the live ranges it uses are recomputed.
+:class:`~neuronxsim.nki.record.LoopIteration`) goes before :class:`Liveness`.
 """
 
 from __future__ import annotations
@@ -30,13 +30,15 @@ from .record import CoreRecord, Op
 class Program:
     """One NeuronCore's trace on its way through the passes.
 
-    ``record``: the :class:`~neuronxsim.nki.record.CoreRecord` (read only); ``arch``: "trn1" or
+    ``record``: the :class:`~neuronxsim.nki.record.CoreRecord` (read only); ``storages``: the
+    record's storages and the ones the passes add (spill buffers, reloaded tiles; ``sid`` is the
+    position here); ``arch``: "trn1" or
     "trn2"; ``sbuf_bytes``: SBUF bytes per partition; ``outputs``: the storages the kernel
     returns; ``module``: the ``bir.Module`` the function goes into. What the passes add:
     ``ops`` (the instructions in order, starting as the record's), ``first_use`` / ``last_use``
     (per storage ``sid``, the indices in ``ops`` of the first and last instruction using it, -1
-    if none: :class:`Liveness`), ``addr`` and ``peak_bytes`` (per ``sid`` and per space:
-    allocation), ``function`` (emission)."""
+    if none: :class:`Liveness`), ``addr``, ``peak_bytes`` and ``spills`` (per ``sid``, per space
+    and the spill transfers: allocation), ``function`` (emission)."""
 
     def __init__(self, record: CoreRecord, arch: str, sbuf_bytes: int, outputs: list, module):
         self.record = record
@@ -45,10 +47,12 @@ class Program:
         self.outputs = outputs
         self.module = module
         self.ops: list[Op] = record.ops
+        self.storages: list = list(record.storages)
         self.first_use: list[int] = []
         self.last_use: list[int] = []
         self.addr: list = []
         self.peak_bytes: dict = {}
+        self.spills: dict = {}
         self.function = None
 
 
@@ -135,7 +139,7 @@ class Liveness(Pass):
     name = "liveness"
 
     def run(self, program: Program) -> None:
-        n = len(program.record.storages)
+        n = len(program.storages)
         first, last = [-1] * n, [-1] * n
         for index, op in enumerate(program.ops):
             for operands in (op[4], op[5]):  # (ins, outs)

@@ -95,9 +95,11 @@ class Op(tuple):
     out_box = property(operator.itemgetter(11))
     zero_fill = property(operator.itemgetter(12))
 
-    def replaced(self, outs=None, fields=None) -> "Op":
-        """This op with other outputs or fields (for the passes)."""
+    def replaced(self, outs=None, fields=None, ins=None) -> "Op":
+        """This op with other operands or fields (for the passes)."""
         items = list(self)
+        if ins is not None:
+            items[4] = ins
         if outs is not None:
             items[5] = outs
         if fields is not None:

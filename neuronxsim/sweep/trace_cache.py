@@ -63,7 +63,8 @@ def _describe(traced) -> dict:
             "written_regions": [{name: [[int(off) if np.isscalar(off) else np.asarray(off).tolist(),
                                          [list(p) for p in pairs]] for off, pairs in regs]
                                  for name, regs in core.items()} for core in traced.written_regions],
-            "constants": {name: _array_text(np.asarray(a)) for name, a in traced.constants.items()}}
+            "constants": {name: _array_text(np.asarray(a)) for name, a in traced.constants.items()},
+            "spills": list(traced.spills)}
 
 
 def _traced(desc: dict, module_json: str):
@@ -81,7 +82,10 @@ def _traced(desc: dict, module_json: str):
                         specs(desc["outputs"]), desc["num_cores"], desc["arch"],
                         desc["instruction_counts"], desc["sbuf_peak_bytes"],
                         desc["psum_peak_bytes"], desc["trace_seconds"], regions,
-                        {name: _array(t) for name, t in desc["constants"].items()})
+                        {name: _array(t) for name, t in desc["constants"].items()},
+                        # (entries written before the allocator spilled hold unspilled traces)
+                        desc.get("spills", [{"stores": 0, "reloads": 0, "bytes": 0}] *
+                                 desc["num_cores"]))
 
 
 class TraceCache:

@@ -37,24 +37,21 @@ def test_loop_iterations_reuse_sbuf():
     assert traced.sbuf_peak_bytes[0] <= 2 * 32768  # one input and one result live at a time
 
 
-def test_what_is_live_at_once_must_fit_and_the_refusal_names_it():
+def test_what_is_live_at_once_must_fit_or_is_spilled():
     a = nki.typing.tensor[[128, 8192 * 8], nl.float32]
     traced = nki.trace_kernel(hoarding, a, 5)  # 5 loads + the running sum: 192 KiB, just fits
+    assert traced.sbuf_peak_bytes[0] == 6 * 32768 and traced.spills[0]["stores"] == 0
+    traced = nki.trace_kernel(hoarding, a, 6)  # one tile more: one goes to HBM and comes back
     assert traced.sbuf_peak_bytes[0] == 6 * 32768
-    with pytest.raises(nki.NKIAllocationError) as info:
-        nki.trace(hoarding, a, 6)
-    msg = str(info.value)
-    assert "SBUF overflow" in msg and "needs 32768 bytes per partition" in msg
-    assert "196608 of the 196608 bytes per partition are held by 6 tiles" in msg
-    assert info.value.location.path == __file__
+    assert traced.spills[0] == {"stores": 1, "reloads": 1, "bytes": 2 * 128 * 32768}
 
 
 def test_trn2_has_more_sbuf():
     a = nki.typing.tensor[[128, 8192 * 8], nl.float32]
-    with pytest.raises(nki.NKIAllocationError):
-        nki.trace(hoarding, a, 6, arch="trn1")
+    assert nki.trace_kernel(hoarding, a, 6, arch="trn1").spills[0]["stores"] == 1
     traced = nki.trace_kernel(hoarding, a, 6, arch="trn2")  # 224 KiB per partition
     assert traced.module.arch == "gen3" and traced.sbuf_peak_bytes[0] == 7 * 32768
+    assert traced.spills[0]["stores"] == 0
 
 
 @nki.jit
@@ -74,8 +71,10 @@ def test_psum_has_eight_banks():
             if s.location.type == bir.MemoryType.PSUM]
     assert sorted(l.addr for l in psum) == [2048 * i for i in range(8)]
     assert {l.bank for l in psum} == set(range(8))
-    with pytest.raises(nki.NKIAllocationError, match="PSUM overflow"):
-        nki.trace(psum_tiles, a, 9)
+    assert nki.trace_kernel(psum_tiles, a, 8).spills[0]["stores"] == 0
+    with pytest.raises(nki.NKIAllocationError,
+                       match="PSUM overflow: .*PSUM tiles are not spilled"):
+        nki.trace(psum_tiles, a, 9)  # (PSUM is not spilled: DMA does not reach it)
 
 
 def _live_ranges(module):

@@ -9,7 +9,7 @@ import neuronxsim.nki06 as nki
 import neuronxsim.nki06.isa as nisa
 import neuronxsim.nki06.language as nl
 from neuronxsim.errors import SimulationError
-from neuronxsim.nki.errors import NKIAllocationError, NKIError
+from neuronxsim.nki.errors import NKIError
 from nki06_testing import run, tile_kernel
 
 
@@ -73,9 +73,9 @@ def test_out_of_range_access():
         run(k, np.zeros((2, 2), np.float32))
 
 
-def test_sbuf_overflow_names_the_tile_and_line():
+def test_tiles_beyond_sbuf_spill_and_one_tile_beyond_it_is_refused_with_its_line():
     @nki.jit
-    def big(a):
+    def many(a):
         tiles = []
         for _ in range(30):  # 30 x 8 KiB live at once: more than 224 KiB per partition
             t = nl.ndarray((128, 2048), nl.float32)
@@ -86,9 +86,20 @@ def test_sbuf_overflow_names_the_tile_and_line():
             nisa.dma_copy(dst=out, src=t)
         return out
 
-    with pytest.raises(NKIAllocationError, match=r"test_bad_input\.py:\d+: SBUF overflow: tile "
-                                                 r"'ndarray'.*needs 8192 bytes per partition"):
-        run(big, np.ones((128, 2048), np.float32))
+    a = np.arange(128 * 2048, dtype=np.float32).reshape(128, 2048)
+    np.testing.assert_array_equal(run(many, a), a)  # the spilled tiles come back exact
+
+    @nki.jit
+    def huge(a):
+        t = nl.ndarray((128, 60000), nl.float32)  # 240000 bytes per partition
+        nisa.dma_copy(dst=t[:, 0:2048], src=a)
+        out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+        nisa.dma_copy(dst=out, src=t[:, 0:2048])
+        return out
+
+    with pytest.raises(NKIError, match=r"test_bad_input\.py:\d+: ndarray: shape \[128, 60000\] of "
+                                       r"float32 needs 240000 bytes per partition; SBUF has"):
+        run(huge, a)
 
 
 def test_the_simulators_refusals_name_the_kernel_line(rng):
