@@ -4,6 +4,7 @@ exactly one line on stderr, ``neuronxsim: error: ...`` naming what and where, th
 status, no traceback, and nothing written."""
 
 import io
+import json
 import os
 import signal
 import subprocess
@@ -186,14 +187,25 @@ def _cli(*argv, timeout=60, **kw):
                           timeout=timeout, env={**os.environ, "PYTHONPATH": pythonpath()}, **kw)
 
 
-@pytest.mark.parametrize("command", [["simulate"], ["resolve", "-o", "r.json"], ["info"], ["lower", "-o", "o"]])
-def test_a_named_pipe_is_refused_without_waiting_on_it(tmp_path, command):
+def test_a_named_pipe_is_refused_without_waiting_on_it(tmp_path):
+    """Every command that reads a module or program, on a FIFO, in one child process (a hang
+    would time it out): one line each, naming the pipe."""
     fifo = tmp_path / "pipe.json"
     os.mkfifo(fifo)
-    argv = [command[0], str(fifo), *command[1:]]
-    r = _cli(*argv, cwd=tmp_path, timeout=120)  # a hang would time out
-    assert r.returncode == 1 and r.stderr.count("\n") == 1, r.stderr
-    assert "pipe.json: is a named pipe (FIFO)" in r.stderr
+    commands = [["simulate"], ["resolve", "-o", "r.json"], ["info"], ["lower", "-o", "o"]]
+    code = ("import contextlib, io, json, sys\nfrom neuronxsim.cli import main\nresults = []\n"
+            f"for argv in {[[c[0], str(fifo), *c[1:]] for c in commands]!r}:\n"
+            "    err = io.StringIO()\n"
+            "    with contextlib.redirect_stderr(err):\n"
+            "        status = main(argv)\n"
+            "    results.append([status, err.getvalue()])\n"
+            "print(json.dumps(results))")
+    r = subprocess.run([sys.executable, "-P", "-c", code], cwd=tmp_path, capture_output=True, text=True,
+                       timeout=120, env={**os.environ, "PYTHONPATH": pythonpath()})
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    for command, (status, err) in zip(commands, json.loads(r.stdout)):
+        assert status == 1 and err.count("\n") == 1, (command, err)
+        assert "pipe.json: is a named pipe (FIFO)" in err, (command, err)
 
 
 def test_a_closed_pipe_ends_the_command_quietly():
@@ -205,15 +217,15 @@ def test_a_closed_pipe_ends_the_command_quietly():
 
 
 def test_ctrl_c_is_one_line_and_status_130(tmp_path):
+    # "ready" comes from inside the command's first step, where the interrupt must land.
     p = subprocess.Popen([sys.executable, "-P", "-c", "import sys, time\nfrom neuronxsim.cli import main\n"
-                          "import neuronxsim.cli.run as r\nr.layer.build_program = lambda cfg, tensors_only=False: time.sleep(60)\n"
-                          "print('ready', flush=True)\nsys.exit(main(['run', '--output', 'o']))"],
+                          "import neuronxsim.cli.run as r\n"
+                          "r.layer.build_program = lambda cfg, tensors_only=False: (print('ready', flush=True), "
+                          "time.sleep(60))\nsys.exit(main(['run', '--output', 'o']))"],
                          cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          env={**os.environ, "PYTHONPATH": pythonpath()},
                          preexec_fn=sigint_as_a_terminal_gives_it)
     assert p.stdout.readline() == "ready\n"
-    import time
-    time.sleep(1.0)
     p.send_signal(signal.SIGINT)
     _, err = p.communicate(timeout=60)
     assert p.returncode == 130 and err == "neuronxsim: interrupted\n"
