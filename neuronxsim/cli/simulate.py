@@ -80,10 +80,10 @@ def run(args) -> int:
                 else (None, [])
             result = pipeline.simulate(module, inputs, arch=args.arch, mode=args.mode, on_progress=step.fraction)
         summary = pipeline.report(result, nodes)
-        with progress.step(steps[3][0]), output as out:
+        with progress.step(steps[3][0], unit="trace slices written") as step, output as out:
             if full:
                 out.write_with("outputs.npz", files.npz_writer(result.outputs))
-            out.write_with("trace.json", result.write_trace)
+            out.write_with("trace.json", lambda path: result.write_trace(path, on_progress=step.fraction))
             out.write_with("timeline.png", files.timeline_writer(
                 result, summary.rows, f"{os.path.basename(args.module)}: {args.arch}, {result.total_ns / 1e3:.1f} us"))
             document = {"command": "simulate", "module": os.path.abspath(args.module), "arch": args.arch,
