@@ -15,6 +15,7 @@ MachineConfig trn1Config() {
   c.neuron_core_version = 2;
   c.sbuf_bytes_per_partition = 192 * 1024;  // 24 MiB = 128 x 192 KiB [A1]
   c.pe_clock_ghz = 2.8;                     // [A1]
+  c.pe_tile_granularity = c.pe_rows / 2;    // 2 x 64 PE tiles [I]
   c.act_clock_ghz = 1.4;
   c.dve_clock_ghz = 1.12;
   c.pool_clock_ghz = 1.4;
@@ -41,6 +42,7 @@ MachineConfig trn2Config() {
   c.has_custom_ops = false;
   c.sbuf_bytes_per_partition = 224 * 1024;  // 28 MiB = 128 x 224 KiB [A2]
   c.pe_clock_ghz = 2.4;                     // [A2]
+  c.pe_tile_granularity = c.pe_rows / 4;    // 4 x 32 PE tiles [I]
   c.act_clock_ghz = 1.2;
   c.dve_clock_ghz = 0.96;
   c.pool_clock_ghz = 1.2;

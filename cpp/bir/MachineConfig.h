@@ -62,6 +62,7 @@ struct MachineConfig {
   int64_t pe_rows = UniformConfig::kPartitions;
   int64_t pe_cols = UniformConfig::kPartitions;
   int64_t pe_max_moving_free_elements = UniformConfig::kPeMaxMoving;
+  int64_t pe_tile_granularity = 0;  // PE tiling splits the array into 2 x 64 (v2) / 4 x 32 (v3) tiles [I]
   double pe_clock_ghz = 0;
   double act_clock_ghz = 0;
   double dve_clock_ghz = 0;
@@ -171,6 +172,7 @@ struct MachineConfig {
     v("pe_rows", pe_rows);
     v("pe_cols", pe_cols);
     v("pe_max_moving_free_elements", pe_max_moving_free_elements);
+    v("pe_tile_granularity", pe_tile_granularity);
     v("pe_clock_ghz", pe_clock_ghz);
     v("act_clock_ghz", act_clock_ghz);
     v("dve_clock_ghz", dve_clock_ghz);

@@ -205,7 +205,6 @@ struct Decoder {
               fail(what() + " tensor '" + loc.name + "' occupies PSUM bytes [" + std::to_string(loc.addr) + ", " +
                    std::to_string(loc.addr + loc.bytes_per_partition) + ") per partition, beyond the " +
                    std::to_string(cfg.psum_bytes_per_partition) + " bytes of a " + cfg.arch + " PSUM partition");
-            if (d.engine == Engine::Pool) fail(what() + " is in PSUM: GpSimd (Pool) cannot access PSUM");
           } else {
             fail(what() + " tensor '" + loc.name + "' is in memory of type " +
                  std::string(bir::enumName(loc.type)) + ", which the simulator does not model");
@@ -221,13 +220,9 @@ struct Decoder {
         } catch (const SimulationError& e) {
           fail(what() + ": " + e.what());
         }
-        if (compute && op.onChip() && (d.engine == Engine::DVE || d.engine == Engine::Activation)) {
-          const int64_t cap = op.space == Space::PSUM ? cfg.dve_act_max_free_elements_psum
-                                                      : cfg.dve_act_max_free_elements_sbuf;
-          if (op.freeElems > cap)
-            fail(what() + " has " + std::to_string(op.freeElems) + " elements per partition; DVE/ACT "
-                 "instructions take at most " + std::to_string(cap) + " in " + spaceName(op.space));
-        }
+        if (!kernel && op.onChip())
+          if (const auto why = bir::legality::engineOperand(I.opcode(), d.engine, sim::Checker::facts(op), side == 1, cfg))
+            fail(why->message);
         cp.operands.push_back(op);
       }
     }

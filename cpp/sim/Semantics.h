@@ -19,6 +19,7 @@
 #include "Program.h"
 #include "State.h"
 #include "bir/Error.h"
+#include "bir/Legality.h"
 
 namespace sim {
 
@@ -53,6 +54,12 @@ class Checker {
   void sameShape(const Operand& ref, std::initializer_list<const Operand*> others) const;
   void notImmediate(const Operand& op, const char* what) const;
   std::string name(const Operand& op) const;  // "ins[1]" / "outs[0]"
+  // The operand as the legality rules (bir/Legality.h) see it, and their verdict: fails with the
+  // rule's message unless the instruction is legal.
+  static bir::legality::Operand facts(const Operand& op);
+  void require(const bir::legality::Verdict& v) const {
+    if (v) fail(v->message);
+  }
 
   // Hazard footprint adjustments (see Program): the whole location of ins[k] / outs[k] may be
   // touched (dynamic offsets), or outs[k] is also read.

@@ -12,7 +12,6 @@ namespace sim {
 using namespace bir;
 
 namespace {
-bool isIntDtype(DType t) { return !isFloat(t); }
 // A transposing DMA's source as [a, b]: its pattern's dims other than unit ones (at most two;
 // fewer are padded with 1 in front). False when more than two remain.
 bool transposeDims(const bir::AccessPattern& ap, int64_t& a, int64_t& b) {
@@ -31,48 +30,23 @@ bool transposeDims(const bir::AccessPattern& ap, int64_t& a, int64_t& b) {
 }  // namespace
 
 void check(const InstDMA& I, Checker& c) {
-  const Operand &src = c.in(0), &dst = c.out(0);
-  c.notImmediate(src, "source");
-  if (I.mode != DmaMode::Copy && I.mode != DmaMode::Transpose && I.mode != DmaMode::Dynamic)
-    c.fail(std::string("DMA mode ") + std::string(enumName(I.mode)) + " is not modelled");
-  if (I.mode == DmaMode::Dynamic && c.nIns != 2)
-    c.fail("a Dynamic DMA takes its run-time row offset as ins[1]");
-  if (I.dst_rmw_op != AluOp::bypass && I.dst_rmw_op != AluOp::add)
-    c.fail(std::string("dst_rmw_op ") + std::string(enumName(I.dst_rmw_op)) + " (DMA read-modify-write takes add)");
-  if (I.dst_rmw_op == AluOp::add) c.outAlsoRead = true;
-  if (I.dge_type == DgeType::HWDGE && !c.cfg.has_hardware_dge)
-    c.fail("hardware DGE needs NeuronCore-v3 or later; this is " + c.cfg.arch);
-  if (I.dge_type == DgeType::HWDGE && c.engine != Engine::Activation && c.engine != Engine::SP)
-    c.fail(std::string("a hardware-DGE DMA is triggered by the Activation or SP engine, not ") +
-           std::string(enumName(c.engine)));
-  const bool scatter = I.opcode() == InstructionType::IndirectSave;
-  if (scatter && c.nIns != 2) c.fail("IndirectSave takes the source rows and their destination indices");
+  legality::Dma d;
+  d.opcode = I.opcode();
+  d.engine = c.engine;
+  d.src = Checker::facts(c.in(0));
+  d.dst = Checker::facts(c.out(0));
   if (c.nIns == 2) {
+    d.index = Checker::facts(c.in(1));
     c.pairsByPattern = false;  // the indexed side's rows follow the indices
-    const Operand& idx = c.in(1);
-    const Operand& direct = scatter ? src : dst;  // one index per row of the side not indexed
-    c.notImmediate(idx, "indices");
-    if (!isIntDtype(idx.dtype)) c.fail("the index tensor ins[1] must have an integer dtype, not " + std::string(enumName(idx.dtype)));
-    if (I.mode == DmaMode::Transpose) c.fail("an indirect DMA cannot transpose");
-    if (I.indirect_dim != -1 && I.indirect_dim != 0)
-      c.fail("indirect_dim " + std::to_string(I.indirect_dim) + " (only the outermost dim, 0, is modelled)");
-    if (I.mode == DmaMode::Dynamic) {
-      if (idx.numElements() != 1)
-        c.fail("the run-time row offset ins[1] has " + std::to_string(idx.numElements()) + " elements, not one");
-    } else if (idx.numElements() != direct.lanes)
-      c.fail("the index tensor has " + std::to_string(idx.numElements()) + " elements but the " +
-             (scatter ? "source" : "destination") + " has " + std::to_string(direct.lanes) + " rows (one index per row)");
-    if (src.freeElems != dst.freeElems)
-      c.fail("a source row has " + std::to_string(src.freeElems) + " elements but a destination row " +
-             std::to_string(dst.freeElems));
-    return;
   }
+  d.mode = I.mode;
+  d.dst_rmw_op = I.dst_rmw_op;
+  d.dge_type = I.dge_type;
+  d.indirect_dim = I.indirect_dim;
   int64_t a, b;
-  if (I.mode == DmaMode::Transpose && !transposeDims(I.ins[0], a, b))
-    c.fail("a DMA transpose takes a 2-D source [a, b] (unit dims aside); ins[0] has more dims");
-  if (src.numElements() != dst.numElements())
-    c.fail("ins[0] has " + std::to_string(src.numElements()) + " elements but outs[0] has " +
-           std::to_string(dst.numElements()));
+  d.src_2d = transposeDims(I.ins[0], a, b);
+  c.require(legality::dma(d, c.cfg));
+  if (I.dst_rmw_op == AluOp::add) c.outAlsoRead = true;
 }
 
 void exec(const InstDMA& I, Exec& x) {

@@ -77,26 +77,14 @@ void check(const InstLocalGather& I, Checker& c) {
   const Operand &src = c.in(0), &index = c.in(1), &dst = c.out(0);
   c.notImmediate(src, "source");
   c.notImmediate(index, "index");
-  // The constraints of [I local_gather].
-  const int64_t corePartitions = c.cfg.gpsimd_core_partitions, most = c.cfg.local_gather_max_indices;
-  if (src.lanes % corePartitions != 0)
-    c.fail("ins[0] (source) has " + std::to_string(src.lanes) + " partitions; local_gather takes a multiple of " +
-           std::to_string(corePartitions));
+  // The constraints of [I local_gather]: the rules local-gather.*, then where the operands sit.
+  const int64_t e = I.num_elem_per_idx;
+  c.require(legality::localGather(Checker::facts(src), Checker::facts(index), e, I.num_valid_indices, c.cfg));
   onCoreBoundary(c, src, "source");
   onCoreBoundary(c, index, "index");
   onCoreBoundary(c, dst, "destination");
-  c.lanes(index, src.lanes, "index");
   c.lanes(dst, src.lanes, "destination");
-  if (index.dtype != DType::uint16)
-    c.fail("ins[1] (index) is " + std::string(enumName(index.dtype)) + "; local_gather indices are uint16");
   sameDtype(c, src, dst, "local_gather does not convert");
-  const int64_t e = I.num_elem_per_idx;
-  if (e != 1 && e != 2 && e != 4 && e != 8 && e != 16 && e != 32)
-    c.fail("num_elem_per_idx " + std::to_string(e) + " (it takes 1, 2, 4, 8, 16 or 32)");
-  const int64_t perCore = corePartitions * index.freeElems;
-  if (I.num_valid_indices < 1 || I.num_valid_indices > perCore || I.num_valid_indices > most)
-    c.fail("num_valid_indices " + std::to_string(I.num_valid_indices) + " (each core has " + std::to_string(perCore) +
-           " indices, and gathers at most " + std::to_string(most) + ")");
   c.elems(dst, I.num_valid_indices * e, "num_valid_indices x num_elem_per_idx");
   c.pairsByPattern = false;  // elements are read where the indices say
 }
@@ -226,13 +214,12 @@ void exec(const InstSequenceBounds&, Exec& x) {
 
 // ---- NonzeroWithCount: indices of the nonzero elements, padding, count ----
 
-void check(const InstNonzeroWithCount&, Checker& c) {
+void check(const InstNonzeroWithCount& I, Checker& c) {
   const Operand &src = c.in(0), &dst = c.out(0);
   c.notImmediate(src, "source");
-  // "Available only on NeuronCore-v3 and newer"; src float32 or int32, dst int32; one more
-  // element than src per partition [I nonzero_with_count].
-  if (!c.cfg.has_gpsimd_v3_instructions)
-    c.fail("nonzero_with_count needs NeuronCore-v3 or later; this is " + c.cfg.arch);
+  // "Available only on NeuronCore-v3 and newer" (rule instruction.generation); src float32 or
+  // int32, dst int32; one more element than src per partition [I nonzero_with_count].
+  c.require(legality::generation(I.opcode(), c.engine, c.cfg));
   if (src.dtype != DType::float32 && src.dtype != DType::int32)
     c.fail("ins[0] is " + std::string(enumName(src.dtype)) + "; nonzero_with_count reads float32 or int32");
   if (dst.dtype != DType::int32)

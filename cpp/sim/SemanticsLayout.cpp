@@ -84,16 +84,10 @@ void exec(const InstStreamShuffle& I, Exec& x) {
   }
 }
 
-// ---- StreamTranspose: out[j, i] = in[i, j], at most 32 x 32 ----
+// ---- StreamTranspose: out[j, i] = in[i, j], blocks of at most dve_transpose_max squared ----
 
 void check(const InstStreamTranspose&, Checker& c) {
-  c.notImmediate(c.in(0), "source");
-  const Operand &in = c.in(0), &out = c.out(0);
-  if (in.lanes > 32 || in.freeElems > 32)
-    c.fail("the DVE transpose takes at most 32 x 32; ins[0] is " + std::to_string(in.lanes) + " x " +
-           std::to_string(in.freeElems));
-  c.lanes(out, in.freeElems, "transpose");
-  c.elems(out, in.lanes, "transpose");
+  c.require(bir::legality::dveTranspose(Checker::facts(c.in(0)), Checker::facts(c.out(0)), c.cfg));
 }
 
 void exec(const InstStreamTranspose&, Exec& x) {
@@ -146,7 +140,7 @@ void exec(const InstAffineSelect& I, Exec& x) {
 // ---- RangeSelect (v3+): keep in[j] where cmp0(j + start, b0) and cmp1(j + start, b1) ----
 
 void check(const InstRangeSelect& I, Checker& c) {
-  if (!c.cfg.has_range_select) c.fail("range_select needs NeuronCore-v3 or later; this is " + c.cfg.arch);
+  c.require(legality::generation(I.opcode(), c.engine, c.cfg));
   for (AluOp op : {I.comp_op0, I.comp_op1})
     if (!isComparison(op)) c.fail(std::string("comparison op ") + std::string(enumName(op)) + " is not a comparison");
   c.sameShape(c.out(0), {&c.in(0)});

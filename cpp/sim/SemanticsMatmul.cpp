@@ -1,5 +1,5 @@
 // InstMatmult: the PE array, with PSUM accumulation groups and transpose mode.
-// docs/isa-semantics.md §5; limits and dtypes from nc_matmul [ref §2, §4].
+// docs/isa-semantics.md §5; what the PE may be asked is bir::legality::matmul (bir/Legality.h).
 #include <algorithm>
 #include <cstring>
 
@@ -10,90 +10,17 @@ namespace sim {
 
 using namespace bir;
 
-namespace {
-
-bool isPeInputDtype(DType t, const MachineConfig& cfg) {
-  switch (t) {
-    case DType::float8e4:
-    case DType::float8e5:
-    case DType::bfloat16:
-    case DType::float16:
-    case DType::float32r:
-    case DType::float32:
-      return true;
-    case DType::float8e3:  // "FP8_E3 runs at BF16 speed" is a v3 statement [A2]
-      return cfg.pe_fp8_double_row;
-    default:
-      return false;
-  }
-}
-bool isFp32(DType t) { return t == DType::float32 || t == DType::float32r; }
-bool isFp8(DType t) { return t == DType::float8e4 || t == DType::float8e5 || t == DType::float8e3; }
-
-}  // namespace
-
 void check(const InstMatmult& I, Checker& c) {
-  const Operand &st = c.in(0), &mv = c.in(1), &out = c.out(0);
-  const MachineConfig& cfg = c.cfg;
-  for (const Operand* op : {&st, &mv}) {
-    c.notImmediate(*op, "matmul operand");
-    if (op->space != Space::SBUF)
-      c.fail(c.name(*op) + " is in " + spaceName(op->space) + "; the PE reads its operands from SBUF");
-    if (!isPeInputDtype(op->dtype, cfg))
-      c.fail(c.name(*op) + " has dtype " + std::string(enumName(op->dtype)) + ", which the PE does not take on " + cfg.arch);
-  }
-  if (isFp32(st.dtype) != isFp32(mv.dtype))
-    c.fail("if one matmul operand is fp32 both must be (stationary " + std::string(enumName(st.dtype)) +
-           ", moving " + std::string(enumName(mv.dtype)) + ")");
-  if (out.space != Space::PSUM) c.fail("outs[0] is in " + std::string(spaceName(out.space)) + "; the PE writes PSUM");
-  const int64_t k = st.lanes, m = st.freeElems, n = mv.freeElems;
-  if (mv.lanes != k)
-    c.fail("stationary has K = " + std::to_string(k) + " partitions but moving has " + std::to_string(mv.lanes));
-  if (k > cfg.pe_rows) c.fail("K = " + std::to_string(k) + " exceeds the " + std::to_string(cfg.pe_rows) + " PE rows");
-  if (m > cfg.pe_cols) c.fail("M = " + std::to_string(m) + " (stationary free size) exceeds the " + std::to_string(cfg.pe_cols) + " PE columns");
-  if (n > cfg.pe_max_moving_free_elements)
-    c.fail("N = " + std::to_string(n) + " (moving free size) exceeds " + std::to_string(cfg.pe_max_moving_free_elements));
-  c.lanes(out, m, "result: M partitions");
-  if (I.is_transpose) {
-    if (n != k) c.fail("transpose mode takes the [K, K] identity as moving; it has " + std::to_string(n) + " columns");
-    c.elems(out, k, "transposed: K elements");
-    if (out.dtype != st.dtype && !isFp32(out.dtype))
-      c.fail("a PE transpose writes the stationary's dtype or fp32, not " + std::string(enumName(out.dtype)));
-    if (!I.start_tensor_calc) c.fail("a PE transpose cannot accumulate (start_tensor_calc is false)");
-  } else {
-    c.elems(out, n, "result: N elements");
-    if (out.dtype != DType::float32) c.fail("the PE accumulates in fp32 PSUM; outs[0] is " + std::string(enumName(out.dtype)));
-  }
-  if (out.base % 4 != 0) c.fail("outs[0] starts at PSUM byte " + std::to_string(out.base) + ", not on a 4-byte word");
-  // One accumulation group lives in one 2 KiB bank per partition [ref §2].
-  const int64_t bank = cfg.psum_bank_bytes;
-  if (out.lo / bank != (out.hi - 1) / bank)
-    c.fail("outs[0] covers PSUM bytes [" + std::to_string(out.lo) + ", " + std::to_string(out.hi) +
-           ") of each partition, crossing the bank boundary at " + std::to_string((out.lo / bank + 1) * bank) +
-           ": an accumulation group must fit one " + std::to_string(bank) + "-byte PSUM bank");
-  switch (I.perf_mode) {
-    case PerfMode::None: break;
-    case PerfMode::DoubleRow:
-      if (!cfg.pe_fp8_double_row) c.fail("perf_mode DoubleRow needs NeuronCore-v3 or later");
-      if (!isFp8(st.dtype) || !isFp8(mv.dtype)) c.fail("perf_mode DoubleRow takes fp8 operands");
-      break;
-    default: c.fail(std::string("perf_mode ") + std::string(enumName(I.perf_mode)) + " is not modelled");
-  }
-  // PE tiling: the array splits into 2x64 (v2) or 4x32 (v3) tiles [I].
-  if (!I.tile_size.empty() || !I.tile_position.empty()) {
-    if (I.tile_size.size() != 2 || I.tile_position.size() != 2)
-      c.fail("tile_size and tile_position take [rows, cols] and [row, col]");
-    const int64_t g = cfg.pe_fp8_double_row ? 32 : 64;
-    const int64_t rows = I.tile_size[0], cols = I.tile_size[1], r0 = I.tile_position[0], c0 = I.tile_position[1];
-    for (int64_t v : {rows, cols, r0, c0})
-      if (v < 0 || v % g != 0) c.fail("PE tile sizes and positions are multiples of " + std::to_string(g) + " on " + cfg.arch);
-    if (rows == 0 || cols == 0 || r0 + rows > cfg.pe_rows || c0 + cols > cfg.pe_cols)
-      c.fail("PE tile [" + std::to_string(r0) + "+" + std::to_string(rows) + ", " + std::to_string(c0) + "+" +
-             std::to_string(cols) + "] does not fit the array");
-    if (k > rows || m > cols)
-      c.fail("K x M = " + std::to_string(k) + " x " + std::to_string(m) + " does not fit the " +
-             std::to_string(rows) + " x " + std::to_string(cols) + " PE tile");
-  }
+  legality::Matmul mm;
+  mm.stationary = Checker::facts(c.in(0));
+  mm.moving = Checker::facts(c.in(1));
+  mm.out = Checker::facts(c.out(0));
+  mm.is_transpose = I.is_transpose;
+  mm.start = I.start_tensor_calc;
+  mm.perf_mode = I.perf_mode;
+  mm.tile_size = I.tile_size;
+  mm.tile_position = I.tile_position;
+  c.require(legality::matmul(mm, c.cfg));
 }
 
 namespace {

@@ -15,11 +15,9 @@ constexpr int64_t kStateWords = 6;  // "element count for XORWOW must be 6 eleme
 
 int generatorOf(Engine e) { return e == Engine::Pool ? CoreState::kRngPool : CoreState::kRngVector; }
 
-// The GpSimd generator is NeuronCore-v3+ [I rng, rand_set_state, rand_get_state].
-void checkPoolGenerator(Checker& c) {
-  if (c.engine == Engine::Pool && !c.cfg.has_gpsimd_v3_instructions)
-    c.fail("the GpSimd Engine's random number generator needs NeuronCore-v3 or later; this is " + c.cfg.arch);
-}
+// The GpSimd generator is NeuronCore-v3+ [I rng, rand_set_state, rand_get_state]: the rule
+// instruction.generation.
+void checkGenerator(const Instruction& I, Checker& c) { c.require(legality::generation(I.opcode(), c.engine, c.cfg)); }
 
 void checkStateOperand(Checker& c, const Operand& op, const char* what) {
   c.notImmediate(op, what);
@@ -32,8 +30,8 @@ void checkStateOperand(Checker& c, const Operand& op, const char* what) {
 
 // ---- Rand: 32 random bits per element, truncated to the destination's integer type ----
 
-void check(const InstRand&, Checker& c) {
-  checkPoolGenerator(c);
+void check(const InstRand& I, Checker& c) {
+  checkGenerator(I, c);
   const DType t = c.out(0).dtype;
   // "The output dst tile must be an integer type: int8, int16, int32, uint8, uint16, or uint32" [I]
   if (t != DType::int8 && t != DType::int16 && t != DType::int32 && t != DType::uint8 && t != DType::uint16 &&
@@ -64,8 +62,8 @@ void exec(const InstRand&, Exec& x) {
 
 // ---- SetRandState: each lane's state, or (Vector Engine) one seed for all ----
 
-void check(const InstSetRandState&, Checker& c) {
-  checkPoolGenerator(c);
+void check(const InstSetRandState& I, Checker& c) {
+  checkGenerator(I, c);
   const Operand& in = c.in(0);
   if (c.engine == Engine::DVE) {
     // set_rng_seed: "a [1,1] tensor ... with a 32-bit value" [I]; the Vector Engine's per-lane
@@ -102,11 +100,8 @@ void exec(const InstSetRandState&, Exec& x) {
 
 // ---- GetRandState: each lane's state ----
 
-void check(const InstGetRandState&, Checker& c) {
-  if (c.engine != Engine::Pool)
-    c.fail("reading the Vector Engine's generator states is NeuronCore-v4's (rand_get_state runs on GpSimd "
-           "before it)");
-  checkPoolGenerator(c);
+void check(const InstGetRandState& I, Checker& c) {
+  checkGenerator(I, c);
   checkStateOperand(c, c.out(0), "generator states");
 }
 

@@ -174,10 +174,7 @@ void exec(const InstTensorScalarReduce& I, Exec& x) {
 
 void check(const InstBNStats&, Checker& c) {
   c.notImmediate(c.in(0), "data");
-  const int64_t most = c.cfg.bn_stats_max_free_elements;
-  if (c.in(0).freeElems > most)
-    c.fail("bn_stats takes at most " + std::to_string(most) + " elements per partition, got " +
-           std::to_string(c.in(0).freeElems));
+  c.require(legality::bnStats(Checker::facts(c.in(0)), c.cfg));
   c.lanes(c.out(0), c.in(0).lanes, "statistics");
   c.elems(c.out(0), 6, "statistics");
 }
@@ -246,11 +243,7 @@ void exec(const InstBNStatsAggregate&, Exec& x) {
 
 void check(const InstMax&, Checker& c) {
   c.notImmediate(c.in(0), "data");
-  const int64_t n = c.in(0).freeElems;
-  const int64_t lo = c.cfg.max8_min_free_elements, hi = c.cfg.max8_max_free_elements;
-  if (n < lo || n > hi)
-    c.fail("max8 takes " + std::to_string(lo) + ".." + std::to_string(hi) + " elements per partition, got " +
-           std::to_string(n));
+  c.require(legality::max8Family(InstructionType::Max, Checker::facts(c.in(0)), c.cfg));
   c.lanes(c.out(0), c.in(0).lanes, "top 8");
   c.elems(c.out(0), 8, "top 8");
 }
@@ -267,10 +260,7 @@ void exec(const InstMax&, Exec& x) {
 
 void check(const InstMaxIndex&, Checker& c) {
   c.notImmediate(c.in(0), "data");
-  const int64_t n = c.in(0).freeElems;
-  if (n > c.cfg.max8_max_free_elements)
-    c.fail("find_index8 takes at most " + std::to_string(c.cfg.max8_max_free_elements) +
-           " elements per partition, got " + std::to_string(n));
+  c.require(legality::max8Family(InstructionType::MaxIndex, Checker::facts(c.in(0)), c.cfg));
   c.lanes(c.in(1), c.in(0).lanes, "values");
   c.elems(c.in(1), 8, "values");
   c.lanes(c.out(0), c.in(0).lanes, "indices");
@@ -309,9 +299,7 @@ void exec(const InstMaxIndex&, Exec& x) {
 
 void check(const InstMatchReplace&, Checker& c) {
   c.notImmediate(c.in(0), "data");
-  if (c.in(0).freeElems > c.cfg.max8_max_free_elements)
-    c.fail("match_replace8 takes at most " + std::to_string(c.cfg.max8_max_free_elements) +
-           " elements per partition, got " + std::to_string(c.in(0).freeElems));
+  c.require(legality::max8Family(InstructionType::MatchReplace, Checker::facts(c.in(0)), c.cfg));
   c.lanes(c.in(1), c.in(0).lanes, "values");
   c.elems(c.in(1), 8, "values");
   c.sameShape(c.out(0), {&c.in(0)});

@@ -170,7 +170,7 @@ TEST(SimRefusals, RefusedWithTheInstructionNamed) {
     auto* mv = k.sbuf("mv", 128, 512, DType::bfloat16);
     k.bb->instructions().back()->ins[1] = Kit::tile(mv);
     k.bb->instructions().back()->outs[0] = Kit::tile(acc, -1, 512);
-    expectRefused(k, "instructions[0] Matmult 'mm': outs[0] covers PSUM bytes [1024, 3072)");
+    expectRefused(k, "instructions[0] Matmult 'mm': Matmult: the result covers PSUM bytes [1024, 3072)");
   }
   {
     Kit k;
@@ -203,7 +203,7 @@ TEST(SimRefusals, RefusedWithTheInstructionNamed) {
     auto* p = k.psum("p", 128, 64);
     auto* cp = k.add(InstructionType::TensorCopy, {Kit::tile(p)}, {Kit::tile(t)}, "cp");
     cp->engine = Engine::Pool;
-    expectRefused(k, "TensorCopy 'cp': ins[0] is in PSUM: GpSimd (Pool) cannot access PSUM");
+    expectRefused(k, "TensorCopy 'cp': TensorCopy: an input is in PSUM, which GpSimd (Pool) cannot access");
   }
   {
     Kit k;

@@ -7,19 +7,24 @@ from __future__ import annotations
 
 import math
 
-from neuronxsim.bir import target
+from neuronxsim.bir import legality, target
 
 from . import dtypes as dt
 from .errors import NKIError
 from .indexing import full_box
-from .instructions import engine_in, engine_out, out_view, result_tile
+from .instructions import engine_in, engine_out, legal_operand, out_view, result_tile
 from .opcodes import Alu
 from .tensor import SBUF, Tensor
 from .tracer import IT, Access, Engine
 
 _PARTITION_FOLDS = (Alu.add, Alu.max, Alu.bitwise_or, Alu.bitwise_and)
 GPSIMD_CORE_PARTITIONS = target.uniform("gpsimd_core_partitions")  # SBUF partitions per GpSimd core
-LOCAL_GATHER_MAX_INDICES = target.uniform("local_gather_max_indices")
+
+
+def _facts(t: Tensor):
+    """``t`` as the legality rules see it."""
+    st = t.storage
+    return legal_operand(st.kind, st.dtype, t.shape[0], math.prod(t.shape[1:]))
 
 
 def _pool_in(tr, view: Tensor, loc, what: str, name: str) -> Access:
@@ -70,20 +75,12 @@ def local_gather(tr, src: Tensor, index: Tensor, num_elem_per_idx: int, num_vali
     """Per GpSimd core (16 partitions), the core's ``index`` values (uint16 element offsets, read
     partition first) gather ``num_elem_per_idx`` elements each from every partition's own row."""
     p = src.shape[0]
-    if p % GPSIMD_CORE_PARTITIONS or index.shape[0] != p:
-        raise NKIError(f"{what}: src_buffer and index must have the same partitions, a multiple "
-                       f"of {GPSIMD_CORE_PARTITIONS}; they have {src.shape[0]} and {index.shape[0]}", loc)
-    if index.dtype != dt.uint16:
-        raise NKIError(f"{what}: index must be uint16, not {dt.name(index.dtype)}", loc)
     e = int(num_elem_per_idx)
-    if e not in (1, 2, 4, 8, 16, 32):
-        raise NKIError(f"{what}: num_elem_per_idx must be 1, 2, 4, 8, 16 or 32, not {e}", loc)
     per_core = GPSIMD_CORE_PARTITIONS * math.prod(index.shape[1:])
     valid = per_core if num_valid_indices is None else int(num_valid_indices)
-    most = min(per_core, LOCAL_GATHER_MAX_INDICES)
-    if not 1 <= valid <= most:
-        raise NKIError(f"{what}: num_valid_indices {valid} must be 1 to {most} (the {per_core} "
-                       f"indices of a core, at most {LOCAL_GATHER_MAX_INDICES})", loc)
+    why = legality.local_gather(_facts(src), _facts(index), e, valid, arch=tr.arch)
+    if why is not None:
+        raise NKIError(f"{what}: {why.message}", loc)
     shape = (p, valid * e)
     out = _gathered_into(tr, out, shape, src, "src_buffer", loc, what)
     ins = [_pool_in(tr, src, loc, what, "src_buffer"), _pool_in(tr, index, loc, what, "index")]

@@ -20,7 +20,7 @@ import math
 import numpy as np
 
 from neuronxsim import bir
-from neuronxsim.bir import target
+from neuronxsim.bir import legality, target
 
 from . import dtypes as dt
 from .errors import NKIError
@@ -33,8 +33,11 @@ from .tracer import (DMA_QUEUES, IT, Access, Engine, Op, Tracer, check_compute_o
 Act = bir.ActivationFunc
 MATMUL_MAX_STATIONARY = target.uniform("pe_cols")
 MATMUL_MAX_MOVING = target.uniform("pe_max_moving_free_elements")
-MATMUL_DTYPES = (dt.float8_e4m3, dt.float8_e5m2, dt.bfloat16, dt.float16, dt.float32)
+#: The dtypes the PE reads on every generation (nl.matmul casts other inputs to float32).
+MATMUL_DTYPES = tuple(d for d in dt.SUPPORTED if d is not dt.bool_ and
+                      all(dt.BIR_DTYPES[d] in legality.pe_input_dtypes(a) for a in target.ARCHS))
 MATMUL_DTYPE_SET = frozenset(MATMUL_DTYPES)  # (hashing beats comparing with each in turn)
+_LEGAL_SPACES = {SBUF: legality.Space.SBUF, PSUM: legality.Space.PSUM}
 # (module globals for the engines of every matmul and transfer: reading a member of the Engine
 # class costs several times as much)
 _PE, _DMA = Engine.PE, Engine.DMA
@@ -671,8 +674,17 @@ def select_reduce(tr, dst: Tensor, pred: Tensor, on_true: Tensor, on_false, redu
                     "select_reduce", outs_extra=extra)
 
 
+def refuse_later_generation(tr, opcode, engine, loc, what: str):
+    """Raises the rule ``instruction.generation`` when ``opcode`` on ``engine`` is a later
+    NeuronCore generation's than the trace's."""
+    why = legality.generation(opcode, engine, arch=tr.arch)
+    if why is not None:
+        raise NKIError(f"{what}: {why.message}", loc)
+
+
 def range_select(tr, data: Tensor, bound0: Tensor, bound1: Tensor, comp0, comp1, range_start,
                  fill, reduce_res, dtype, loc, mask=None) -> Tensor:
+    refuse_later_generation(tr, IT.RangeSelect, Engine.DVE, loc, "range_select")
     shape = data.shape
     box = plan(tr, shape, mask, (data,), loc)
     out = result_tile(tr, None, shape, dtype or data.dtype, "range_select", loc)
@@ -715,6 +727,7 @@ def per_lane(tr, opcode, data: Tensor, out_free: int, dtype, loc, mask, what: st
     ...); ``extra_in``: a second input of the same partitions (nc_find_index8's values)."""
     shape = data.shape
     engine = Engine.DVE
+    refuse_illegal_size(tr, opcode, data, loc, what)
     ins = plain_inputs(tr, engine, shape, mask, (data,)) if extra_in is None else None
     box = None if ins is not None else plan(tr, shape, mask, (data,), loc)
     out = result_tile(tr, None, (shape[0], out_free), dtype, what, loc)
@@ -736,28 +749,44 @@ def per_lane(tr, opcode, data: Tensor, out_free: int, dtype, loc, mask, what: st
     return out
 
 
+_SIZE_RULES = {IT.BNStats: legality.bn_stats, IT.Max: legality.max8_family,
+               IT.MaxIndex: legality.max8_family, IT.MatchReplace: legality.max8_family}
+
+
+def refuse_illegal_size(tr, opcode, data: Tensor, loc, what: str):
+    """Raises the legality rule on the elements per partition of bn_stats and the max8 family
+    (``bn-stats.size``, ``max8.size``) that ``data`` breaks; other opcodes have none."""
+    rule = _SIZE_RULES.get(opcode)
+    if rule is None:
+        return
+    st = data.storage
+    facts = legal_operand(st.kind, st.dtype, data.shape[0], math.prod(data.shape[1:]))
+    why = rule(facts, arch=tr.arch) if opcode is IT.BNStats else rule(opcode, facts, arch=tr.arch)
+    if why is not None:
+        raise NKIError(f"{what}: {why.message}", loc)
+
+
 def matmul(tr, stationary: Tensor, moving: Tensor, loc, what="nc_matmul", fields=None,
-           is_transpose=False, out_dtype=None) -> Tensor:
+           is_transpose=False, out_dtype=None, start=True, out_kind=PSUM) -> Tensor:
     """``stationary.T @ moving`` on the PE array into a new fp32 PSUM tile. In transpose mode
-    the result is ``stationary.T`` exactly (``moving`` is the identity) in the input dtype."""
+    the result is ``stationary.T`` exactly (``moving`` is the identity) in the input dtype.
+    ``out_kind``: the memory of the destination the result will be redirected to (checked)."""
     s_shape, m_shape = stationary.shape, moving.shape
     k = s_shape[0]
     m = s_shape[1] if len(s_shape) == 2 else math.prod(s_shape[1:])
     n = m_shape[1] if len(m_shape) == 2 else math.prod(m_shape[1:])
-    s_dt, m_dt = stationary.storage.dtype, moving.storage.dtype
-    if not (k == m_shape[0] <= NUM_PARTITIONS and m <= MATMUL_MAX_STATIONARY and
-            n <= MATMUL_MAX_MOVING and stationary.storage.kind == SBUF and
-            moving.storage.kind == SBUF and s_dt in MATMUL_DTYPE_SET and
-            m_dt in MATMUL_DTYPE_SET and (s_dt == dt.float32) == (m_dt == dt.float32)):
-        _refuse_matmul(stationary, moving, k, m, n, loc, what)
+    s_dt = stationary.storage.dtype
+    out_dtype = (out_dtype or s_dt) if is_transpose else dt.float32
+    refuse_illegal_matmul(tr, stationary, moving.storage.kind, moving.storage.dtype, m_shape[0], n,
+                          out_dtype, is_transpose, start, fields, loc, what, out_kind=out_kind)
     if is_transpose:
-        out = tr.new_result(PSUM, out_dtype or s_dt, (m, k), "transpose", loc)
+        out = tr.new_result(PSUM, out_dtype, (m, k), "transpose", loc)
     else:
         out = tr.new_result(PSUM, dt.float32, (m, n), "matmul", loc)
     ins = [engine_in(tr, stationary, loc, what, "stationary", _PE),
            engine_in(tr, moving, loc, what, "moving", _PE)]
     o = tr.write_fresh(out)
-    f = {"start_tensor_calc": True, "stop_tensor_calc": True, "is_transpose": is_transpose}
+    f = {"start_tensor_calc": start, "stop_tensor_calc": True, "is_transpose": is_transpose}
     if fields is not None:
         f.update(fields)
     tr.record(IT.Matmult, _PE, ins, [o], f, loc)
@@ -770,16 +799,11 @@ def matmul_double_row(tr, stationary: Tensor, moving: Tensor, loc, what="nc_matm
     row mode does in the time of one K-row pass. Recorded as two matmuls flagged DoubleRow (the
     hardware model times each at half a pass), one per row, the second joining the first's
     accumulation group; an assignment or ``+=`` moves both."""
-    if tr.arch != "trn2":
-        raise NKIError(f"{what}: perf_mode='double_row_gen3' needs NeuronCore-v3 (trn2); this "
-                       f"trace is for {tr.arch}", loc)
     for name, t in (("stationary", stationary), ("moving", moving)):
         if len(t.shape) != 3 or t.shape[1] != 2:
             raise NKIError(f"{what}: double_row_gen3 takes a [K, 2, F] {name} tile; it is "
                            f"{list(t.shape)}", loc)
-        if t.dtype not in (dt.float8_e4m3, dt.float8_e5m2):
-            raise NKIError(f"{what}: double_row_gen3 takes float8_e4m3 / float8_e5m2 operands; "
-                           f"the {name} tile is {dt.name(t.dtype)}", loc)
+    # (the generation and the fp8 operands: the rule matmul.perf-mode, checked by matmul)
     fields = {"perf_mode": bir.PerfMode.DoubleRow}
     out = matmul(tr, stationary[:, 0, :], moving[:, 0, :], loc, what, fields)
     first = tr.ops[-1]
@@ -814,30 +838,32 @@ def masked_matmul(tr, stationary: Tensor, moving: Tensor, loc, transposed: bool)
     return masked_out(out)
 
 
-def _refuse_matmul(stationary: Tensor, moving: Tensor, k: int, m: int, n: int, loc, what: str):
-    """Raises the error that says which operand limit of the PE array a matmul breaks."""
-    k2 = moving.shape[0]
-    if k != k2:
-        raise NKIError(f"{what}: the stationary tile has {k} partitions and the moving tile {k2}; "
-                       "both hold the contraction dimension K on partitions", loc)
-    if k > NUM_PARTITIONS:
-        raise NKIError(f"{what}: contraction dimension {k} exceeds {NUM_PARTITIONS} partitions",
-                       loc)
-    if m > MATMUL_MAX_STATIONARY:
-        raise NKIError(f"{what}: the stationary tile has {m} elements per partition; the PE array "
-                       f"takes at most {MATMUL_MAX_STATIONARY} (M)", loc)
-    if n > MATMUL_MAX_MOVING:
-        raise NKIError(f"{what}: the moving tile has {n} elements per partition; the PE array "
-                       f"takes at most {MATMUL_MAX_MOVING} (N) per matmul", loc)
-    for name, t in (("stationary", stationary), ("moving", moving)):
-        if t.storage.kind != SBUF:
-            raise NKIError(f"{what}: the {name} tile must be in SBUF; "
-                           f"{t.storage.describe()} is in {t.buffer.upper()}", loc)
-        if t.dtype not in MATMUL_DTYPES:
-            raise NKIError(f"{what}: the {name} tile is {dt.name(t.dtype)}; the PE array takes "
-                           "float8_e4m3, float8_e5m2, bfloat16, float16 and float32", loc)
-    raise NKIError(f"{what}: stationary is {dt.name(stationary.dtype)} and moving is "
-                   f"{dt.name(moving.dtype)}; if one operand is float32 both must be", loc)
+def legal_operand(kind: str, dtype, partitions: int, free: int) -> legality.Operand:
+    """An operand as the legality rules see it (a tracer's operands are not placed yet)."""
+    return legality.Operand(_LEGAL_SPACES.get(kind, legality.Space.DRAM), dt.BIR_DTYPES[dtype], partitions,
+                            free)
+
+
+def refuse_illegal_matmul(tr, stationary: Tensor, moving_kind: str, moving_dtype, moving_partitions: int,
+                          n: int, out_dtype, is_transpose: bool, start: bool, fields, loc, what: str,
+                          out_kind: str = PSUM, perf_mode=None):
+    """Raises the legality rule (:func:`neuronxsim.bir.legality.matmul`) a matmul of
+    ``stationary`` with a moving tile of ``n`` elements per partition into ``out_kind`` breaks,
+    with the kernel's source line; ``fields`` may carry the PE tiling (``tile_size``,
+    ``tile_position``) and the ``perf_mode``."""
+    k = stationary.shape[0]
+    m = math.prod(stationary.shape[1:])
+    fields = fields or {}
+    perf_mode = fields.get("perf_mode", perf_mode)
+    why = legality.matmul(
+        legal_operand(stationary.storage.kind, stationary.storage.dtype, k, m),
+        legal_operand(moving_kind, moving_dtype, moving_partitions, n),
+        legal_operand(out_kind, out_dtype, m, k if is_transpose else n),
+        arch=tr.arch, is_transpose=is_transpose, start=start, tile_size=fields.get("tile_size", ()),
+        tile_position=fields.get("tile_position", ()),
+        **({} if perf_mode is None else {"perf_mode": perf_mode}))
+    if why is not None:
+        raise NKIError(f"{what}: {why.message}", loc)
 
 
 def identity_tile(tr: Tracer, size: int, dtype, loc) -> Tensor:
@@ -854,26 +880,24 @@ def identity_tile(tr: Tracer, size: int, dtype, loc) -> Tensor:
     return ident
 
 
-def transpose_pe(tr, data: Tensor, dtype, loc, what="nc_transpose") -> Tensor:
-    """PE transpose of an SBUF tile into PSUM: a matmul in transpose mode against the identity."""
+def transpose_pe(tr, data: Tensor, dtype, loc, what="nc_transpose", out_kind=PSUM) -> Tensor:
+    """PE transpose of an SBUF tile into PSUM: a matmul in transpose mode against the identity
+    (checked before the identity is built)."""
     p = data.shape[0]
-    if p > NUM_PARTITIONS or math.prod(data.shape[1:]) > MATMUL_MAX_STATIONARY:
-        raise NKIError(f"{what}: the Tensor Engine transposes tiles of up to [128, 128]; this one "
-                       f"is {list(data.shape)}", loc)
-    if data.dtype not in MATMUL_DTYPES:
-        raise NKIError(f"{what}: the Tensor Engine cannot transpose {dt.name(data.dtype)} tiles",
-                       loc)
+    st = data.storage
+    refuse_illegal_matmul(tr, data, SBUF, st.dtype, p, p, dtype or st.dtype, True, True, None, loc, what,
+                          out_kind=out_kind)
     ident = identity_tile(tr, p, data.dtype, loc)
-    return matmul(tr, data, ident, loc, what, is_transpose=True, out_dtype=dtype)
+    return matmul(tr, data, ident, loc, what, is_transpose=True, out_dtype=dtype, out_kind=out_kind)
 
 
 def transpose_dve(tr, data: Tensor, dtype, loc, what="nc_transpose") -> Tensor:
     p = data.shape[0]
     f = math.prod(data.shape[1:])
-    most = target.uniform("dve_transpose_max")
-    if p > most or f > most:
-        raise NKIError(f"{what}: the Vector Engine transposes tiles of up to [{most}, {most}]; this one is "
-                       f"{list(data.shape)}", loc)
+    why = legality.dve_transpose(legal_operand(data.storage.kind, data.storage.dtype, p, f),
+                                 legal_operand(SBUF, dtype or data.dtype, f, p), arch=tr.arch)
+    if why is not None:
+        raise NKIError(f"{what}: {why.message}", loc)
     out = tr.new_result(SBUF, dtype or data.dtype, (f, p), "transpose", loc)
     ins = [engine_in(tr, data, loc, what, "data", Engine.DVE)]
     o = engine_out(tr, out, loc, what, "result", Engine.DVE)
@@ -970,10 +994,30 @@ def dma_transpose(tr, opcode, dst: Tensor, src: Tensor, loc, what: str):
                      {"queue": next_dma_queue(tr), "mode": bir.DmaMode.Transpose}, loc)
 
 
-def dma_gather(tr, dst: Tensor, src, loc, what: str, mask=None):
+def dge_fields(tr, hwdge: bool, swdge: bool, trigger, src_dtype, dst_dtype, loc, what: str,
+               opcode=IT.DMACopy) -> dict:
+    """The BIR fields of a DMA's descriptor-generation mode (both dialects' ``dge_mode``):
+    hardware DGE (triggered by the engine ``trigger``; the rule dma.hwdge says which generations
+    and engines have it, and it moves raw bytes, so no cast) or software DGE; neither: the
+    default descriptors (no field)."""
+    if hwdge:
+        why = legality.dma_trigger(arch=tr.arch, dge_type=bir.DgeType.HWDGE, engine=trigger,
+                                   opcode=opcode)
+        if why is not None:
+            raise NKIError(f"{what}: {why.message}", loc)
+        if dst_dtype != src_dtype:
+            raise NKIError(f"{what}: with dge_mode=hwdge the DMA moves raw bytes: src "
+                           f"({dt.name(src_dtype)}) and dst ({dt.name(dst_dtype)}) must have one "
+                           "dtype", loc)
+        return {"dge_type": bir.DgeType.HWDGE}
+    return {"dge_type": bir.DgeType.SWDGE} if swdge else {}
+
+
+def dma_gather(tr, dst: Tensor, src, loc, what: str, mask=None, oob_is_err=True, fields=None):
     """An indirect DMA: row ``r`` of the tile ``dst`` gets row ``src.index[r]`` of
     ``src.rows`` (an :class:`~neuronxsim.nki.tensor.IndirectView`); an index outside the rows
-    is an error when the kernel runs. A mask may keep some of the rows (partitions)."""
+    is an error when the kernel runs (``oob_is_err``) or skips that row. A mask may keep some of
+    the rows (partitions); ``fields``: more BIR fields (the descriptor-generation mode)."""
     rows, index = src.rows, src.index
     shape = tuple(src.shape)
     if tuple(dst.shape) != shape:
@@ -990,7 +1034,8 @@ def dma_gather(tr, dst: Tensor, src, loc, what: str, mask=None):
     ins = [tr.read(rows, loc, merge=False), tr.read(index, loc)]
     outs = [tr.write(dst, loc)]
     return tr.record(IT.DMACopy, _DMA, ins, outs,
-                     {"queue": next_dma_queue(tr), "indirect_dim": 0, "oob_is_err": True}, loc)
+                     {"queue": next_dma_queue(tr), "indirect_dim": 0, "oob_is_err": oob_is_err,
+                      **(fields or {})}, loc)
 
 
 def tensor_scalar_reduce(tr, data: Tensor, op0, operand0, reduce_op, reduce_res: Tensor, dtype,

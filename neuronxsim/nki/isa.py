@@ -9,7 +9,6 @@ import warnings
 import numpy as np
 
 from neuronxsim import bir
-from neuronxsim.bir import target
 
 from . import dtypes as _dt
 from . import instructions as _ins
@@ -59,6 +58,9 @@ class dge_mode:
 class oob_mode:
     error = "error"
     skip = "skip"
+
+
+_DGE, _OOB = dge_mode, oob_mode  # (in dma_copy, the parameters hide the classes)
 
 
 class nc_version:
@@ -145,9 +147,7 @@ def nc_matmul(stationary, moving, *, is_stationary_onezero=False, is_moving_onez
         moving = _ins.tensor_copy(tr, moving, moving.dtype, loc,
                                   what="nc_matmul: moving from PSUM")
     fields = None
-    if tile_position or tile_size:
-        if len(tile_position) != 2 or len(tile_size) != 2:
-            raise NKIError("nc_matmul: tile_position and tile_size are (row, column) pairs", loc)
+    if tile_position or tile_size:  # (their form and fit: the rule matmul.pe-tile)
         fields = {"tile_position": [int(v) for v in tile_position],
                   "tile_size": [int(v) for v in tile_size]}
     return _ins.matmul(tr, stationary, moving, loc, "nc_matmul", fields,
@@ -358,6 +358,9 @@ def select_reduce(*, dst, predicate, on_true, on_false, reduce_res=None,
     dst = _tile(dst, loc, "select_reduce: dst")
     predicate = _tile(predicate, loc, "select_reduce: predicate")
     on_true = _tile(on_true, loc, "select_reduce: on_true")
+    if dtype is not None and _dtype(dtype, loc) != dst.dtype:
+        raise NKIError(f"select_reduce: dtype {_dt.name(_dtype(dtype, loc))} differs from dst's "
+                       f"{_dt.name(dst.dtype)} (the result is written to dst)", loc)
     if alu_op(reduce_op, "select_reduce: reduce_op", loc) is not Alu.max:
         raise NKIError("select_reduce: reduce_op must be max", loc)
     if reduce_cmd == bir.AccumCmd.Accumulate:
@@ -396,11 +399,6 @@ def bn_stats(data, *, mask=None, dtype=None):
     elements (at most 512 per partition)."""
     loc = caller_location()
     data = _tile(data, loc, "bn_stats: data")
-    n = math.prod(data.shape[1:])
-    most = target.uniform("bn_stats_max_free_elements")
-    if n > most:
-        raise NKIError(f"bn_stats: {n} elements per partition; bn_stats takes at most {most} "
-                       "(nl.tile_size.bn_stats_fmax)", loc)
     return _ins.per_lane(current(), IT.BNStats, data, 6, _dtype(dtype, loc) or data.dtype, loc,
                          mask, "bn_stats")
 
@@ -417,18 +415,10 @@ def bn_aggr(data, *, mask=None, dtype=None):
                          _dtype(dtype, loc) or data.dtype, loc, mask, "bn_aggr")
 
 
-def _max8_input(data, loc, what):
-    n = math.prod(data.shape[1:])
-    lo, hi = target.uniform("max8_min_free_elements"), target.uniform("max8_max_free_elements")
-    if not lo <= n <= hi:
-        raise NKIError(f"{what}: {n} elements per partition; it takes {lo} to {hi}", loc)
-
-
 def max8(*, src, mask=None, dtype=None):
     """The 8 largest values of each partition, descending."""
     loc = caller_location()
     src = _tile(src, loc, "max8: src")
-    _max8_input(src, loc, "max8")
     return _ins.per_lane(current(), IT.Max, src, 8, _dtype(dtype, loc) or src.dtype, loc, mask,
                          "max8")
 
@@ -444,7 +434,6 @@ def nc_find_index8(*, data, vals, mask=None, dtype=None):
 
 def _vals8(vals, data, loc, what):
     vals = _tile(vals, loc, f"{what}: vals")
-    _max8_input(data, loc, what)
     if vals.shape[0] != data.shape[0] or math.prod(vals.shape[1:]) != 8:
         raise NKIError(f"{what}: vals must be [{data.shape[0]}, 8]; it is {list(vals.shape)}", loc)
     return vals
@@ -457,6 +446,7 @@ def nc_match_replace8(*, data, vals, imm, dst_idx=None, mask=None, dtype=None):
     tr = current()
     data = _tile(data, loc, "nc_match_replace8: data")
     vals = _vals8(vals, data, loc, "nc_match_replace8")
+    _ins.refuse_illegal_size(tr, IT.MatchReplace, data, loc, "nc_match_replace8")
     shape = data.shape
     box = _ins.plan(tr, shape, mask, (data,), loc)
     if tuple(box[1:]) != _ins.full_box(shape)[1:]:
@@ -631,26 +621,44 @@ def sequence_bounds(*, segment_ids, dtype=None):
 def dma_copy(*, dst, src, mask=None, dst_rmw_op=None, oob_mode=oob_mode.error,
              dge_mode=dge_mode.unknown):
     """Copies ``src`` to ``dst`` (HBM or SBUF, either way) by DMA; ``dst_rmw_op=np.add``
-    accumulates into ``dst``."""
+    accumulates into ``dst``. ``oob_mode=nisa.oob_mode.skip`` (gathers only) skips rows whose
+    index is out of range instead of failing; ``dge_mode`` picks the descriptor generation
+    (hardware DGE: NeuronCore-v3 and later)."""
     loc = caller_location()
-    if src.__class__ is IndirectView and isinstance(dst, Tensor) and dst.storage.on_chip:
+    if oob_mode not in (_OOB.error, _OOB.skip):
+        raise NKIError(f"dma_copy: oob_mode must be nisa.oob_mode.error or .skip, not {oob_mode!r}",
+                       loc)
+    if dge_mode not in (_DGE.unknown, _DGE.none, _DGE.swdge, _DGE.hwdge):
+        raise NKIError(f"dma_copy: dge_mode must be one of nisa.dge_mode.unknown, .none, .swdge, "
+                       f".hwdge, not {dge_mode!r}", loc)
+    for name, t, kinds in (("dst", dst, Tensor), ("src", src, (Tensor, IndirectView))):
+        if not isinstance(t, kinds):
+            raise NKIError(f"dma_copy: {name} must be a tensor or tile, not {type(t).__name__}",
+                           loc)
+    # (the hardware DGE is triggered from the SP queue: a 2.2x kernel cannot name an engine)
+    fields = _ins.dge_fields(current(), dge_mode == _DGE.hwdge, dge_mode == _DGE.swdge, Engine.SP,
+                             src.dtype, dst.dtype, loc, "dma_copy")
+    if src.__class__ is IndirectView:
+        if not dst.storage.on_chip:
+            raise NKIError("dma_copy: a gather (rows picked at run time) writes an SBUF tile", loc)
         if dst_rmw_op is not None:
             raise NKIError("dma_copy: accumulating a gather (dst_rmw_op with rows picked at "
                            "run time) is not modelled", loc)
         if not _ins.whole_or_nothing(mask, loc, "dma_copy"):
             return
-        _ins.dma_gather(current(), dst, src, loc, "dma_copy")
+        _ins.dma_gather(current(), dst, src, loc, "dma_copy",
+                        oob_is_err=oob_mode == _OOB.error, fields=fields)
         return
-    for name, t in (("dst", dst), ("src", src)):
-        if not isinstance(t, Tensor):
-            raise NKIError(f"dma_copy: {name} must be a tensor or tile, not {type(t).__name__}",
-                           loc)
+    if oob_mode != _OOB.error:
+        raise NKIError("dma_copy: oob_mode=skip applies to gathers (rows picked at run time) only",
+                       loc)
     rmw = None
     if dst_rmw_op is not None:
         rmw = alu_op(dst_rmw_op, "dma_copy: dst_rmw_op", loc)
         if rmw is not Alu.add:
             raise NKIError("dma_copy: dst_rmw_op supports add only", loc)
-    _ins.dma(current(), IT.DMACopy, dst, src, loc, mask, rmw=rmw, what="dma_copy")
+    _ins.dma(current(), IT.DMACopy, dst, src, loc, mask, rmw=rmw, what="dma_copy",
+             fields=fields or None)
 
 
 __all__ = [

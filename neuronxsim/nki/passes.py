@@ -75,7 +75,8 @@ class ZeroElision(Pass):
 
     def run(self, program: Program) -> None:
         needed = program.record.zeros_needed
-        program.ops = [op for op in program.ops if not op.zero_fill or op.index in needed]
+        # (op[12], op[10]: op.zero_fill, op.index without the property call, once per op)
+        program.ops = [op for op in program.ops if not op[12] or op[10] in needed]
 
 
 class Redirects(Pass):
@@ -95,13 +96,15 @@ class Redirects(Pass):
             copies.setdefault(index, []).insert(0, copy)
         ops = []
         for op in program.ops:
-            acc = outputs.get(op.index)
+            index = op[10]  # (op.index)
+            acc = outputs.get(index)
             if acc is not None:
                 op = op.replaced(outs=[acc] + op.outs[1:])
             ops.append(op)
-            after = copies.get(op.index)
-            if after is not None:
-                ops += after
+            if copies:
+                after = copies.get(index)
+                if after is not None:
+                    ops += after
         program.ops = ops
 
 
@@ -120,7 +123,7 @@ class MatmulGroups(Pass):
         joined = {later for _, later in joins}
         ops = []
         for op in program.ops:
-            index = op.index
+            index = op[10]  # (op.index)
             if index in continued or index in joined:
                 fields = dict(op.fields)
                 if index in continued:

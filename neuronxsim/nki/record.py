@@ -109,7 +109,11 @@ class Op(tuple):
 
 def new_op(opcode, engine, ins: list, outs: list, fields, loc, loop, index: int, out_box=None,
            zero_fill: bool = False) -> Op:
-    return _new_tuple(Op, (opcode_number(opcode), engine_number(engine),
+    # (the numbers by the members' ids, see _OPCODES: this runs once per instruction)
+    opcode_n = _OPCODES.get(id(opcode))
+    engine_n = _ENGINES.get(id(engine))
+    return _new_tuple(Op, (int(opcode) if opcode_n is None else opcode_n,
+                           int(engine) if engine_n is None else engine_n,
                            "" if loc is None else loc.short, fields, ins, outs, opcode, engine,
                            loc, loop, index, out_box, zero_fill))
 
@@ -118,16 +122,6 @@ def new_op(opcode, engine, ins: list, outs: list, fields, loc, loop, index: int,
 # see tracer.IT; hashing a member would call into the binding).
 _OPCODES = {id(m): int(m) for m in bir.InstructionType.__members__.values()}
 _ENGINES = {id(m): int(m) for m in bir.Engine.__members__.values()}
-
-
-def opcode_number(opcode) -> int:
-    n = _OPCODES.get(id(opcode))
-    return int(opcode) if n is None else n
-
-
-def engine_number(engine) -> int:
-    n = _ENGINES.get(id(engine))
-    return int(engine) if n is None else n
 
 
 class Loop:

@@ -25,8 +25,8 @@ from neuronxsim.bir import target
 
 from . import dtypes as dt
 from .errors import NKIError, SourceLocation, caller_location
-from .indexing import (BoundCheck, IndexExpr, basic_subscript, partition_free_subscript,
-                       plain_subscript, resolve_subscript)
+from .indexing import (BoundCheck, IndexExpr, LoopIndex, basic_subscript,
+                       partition_free_subscript, plain_subscript, resolve_subscript)
 
 #: Buffer names as NKI spells them (``nl.sbuf`` is the string "sbuf", and so on).
 SBUF, PSUM, HBM, SHARED_HBM = "sbuf", "psum", "hbm", "shared_hbm"
@@ -226,6 +226,18 @@ class Tensor:
                         r0, r1 = 0, n0
                     if c0 is None and c1 is None:
                         c0, c1 = 0, n1
+                    if r0.__class__ is not int or r1.__class__ is not int or \
+                            c0.__class__ is not int or c1.__class__ is not int:
+                        # t[i * 128:(i + 1) * 128, ...]: in a slice, a loop index is the integer
+                        # it is (as plain_subscript makes it)
+                        if r0.__class__ is LoopIndex:
+                            r0 = _int_index(r0)
+                        if r1.__class__ is LoopIndex:
+                            r1 = _int_index(r1)
+                        if c0.__class__ is LoopIndex:
+                            c0 = _int_index(c0)
+                        if c1.__class__ is LoopIndex:
+                            c1 = _int_index(c1)
                     if r0.__class__ is int and r1.__class__ is int and c0.__class__ is int and \
                             c1.__class__ is int and 0 <= r0 < r1 <= n0 and 0 <= c0 < c1 <= n1:
                         strides = self.strides
@@ -358,6 +370,9 @@ class Tensor:
     def __itruediv__(self, o): return _nl.accumulate(self, o, "divide")
 
 
+_int_index = int.__index__  # (a loop index as the plain integer it is)
+
+
 def new_view(storage: Storage, offset: int, shape: tuple, strides: tuple,
              checks: tuple) -> Tensor:
     t = Tensor()
@@ -486,7 +501,18 @@ class BlockedTensor:
     def __getitem__(self, key) -> "Tensor":
         if key.__class__ is not tuple:
             key = (key,)
-        nb = len(self.block_shape)
+        block_shape = self.block_shape
+        if len(block_shape) == 1:  # t[i, ...] of one block dimension, the commonest, in short
+            k = key[0]
+            c = k.__class__
+            if (c is int or c is LoopIndex) and 0 <= k < block_shape[0]:
+                view = self.block((k,) if c is int else (_int_index(k),))
+                rest = key[1:]
+                if rest and not (len(rest) == 1 and rest[0] is Ellipsis):
+                    view = view[rest]
+                self.last_subscript = (key, view)
+                return view
+        nb = len(block_shape)
         index = []
         for axis, k in enumerate(key[:nb]):
             size = self.block_shape[axis]

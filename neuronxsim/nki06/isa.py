@@ -23,14 +23,14 @@ import math
 import numpy as np
 
 from neuronxsim import bir
-from neuronxsim.bir import target
+from neuronxsim.bir import legality
 from neuronxsim.nki import fused_instructions as _fused
 from neuronxsim.nki import gpsimd_instructions as _gpsimd
 from neuronxsim.nki import instructions as _ins
 from neuronxsim.nki import tracer as _tracer
 from neuronxsim.nki.errors import NKIError, caller_location
 from neuronxsim.nki.opcodes import BITVEC, COMMUTATIVE, Act, Alu, act_func, alu_op
-from neuronxsim.nki.tensor import PSUM, SBUF, Tensor
+from neuronxsim.nki.tensor import PSUM, SBUF, Tensor, new_view, same_view
 from neuronxsim.nki.tracer import IT, Engine, current
 
 from . import dtypes as dt
@@ -60,10 +60,6 @@ vector_engine = engine.vector
 scalar_engine = engine.scalar
 gpsimd_engine = engine.gpsimd
 unknown_engine = engine.unknown
-
-#: Elements per partition bn_stats, and max8 / find_index8 / match_replace8, take.
-_BN_STATS_MAX = target.uniform("bn_stats_max_free_elements")
-_MAX8_MIN, _MAX8_MAX = target.uniform("max8_min_free_elements"), target.uniform("max8_max_free_elements")
 
 _HW = {engine.tensor: Engine.PE, engine.vector: Engine.DVE, engine.scalar: Engine.Activation,
        engine.gpsimd: Engine.Pool, engine.dma: Engine.DMA, engine.sync: Engine.SP}
@@ -259,7 +255,8 @@ def dma_copy(dst, src, priority=None, oob_mode=oob_mode.error, dge_mode=dge_mode
             raise NKIError(f"{what}: {arg} must be a tensor, not {type(t).__name__}", loc)
     _priority(priority, loc, what)
     skip = _enum(oob_mode, _OobMode, f"{what}: oob_mode", loc) is _OobMode.skip
-    fields = _dge_fields(dge_mode, engine, dst, src, loc, what)
+    fields = _dge_fields(dge_mode, engine, dst, src, loc, what,
+                         IT.DMACopy if dst._indirect is None else IT.IndirectSave)
     if dst._indirect is not None:
         if src._indirect is not None:
             raise NKIError(f"{what}: src and dst cannot both be indirect", loc)
@@ -287,8 +284,6 @@ def _offset_dma(tr, indexed: NkiTensor, other: NkiTensor, ind, to_indexed: bool,
     """A transfer whose ``indexed`` side starts a run-time number of rows further: the value of
     the one-element tensor of ``.ap(scalar_offset=...)`` (a DMA of mode Dynamic; the rows it may
     reach are its footprint). ``to_indexed``: the indexed side is the destination."""
-    from neuronxsim.nki.tensor import new_view
-    from .registers import VirtualRegister
     if isinstance(ind.index, VirtualRegister):
         ind.index.known(f"{what}: scalar_offset")  # (a register loaded from memory: refused)
     view = indexed._view
@@ -320,27 +315,15 @@ def _priority(priority, loc, what):
                        f"({dt.CORE_NAMES.get(arch, arch)}) does not have it", loc)
 
 
-def _dge_fields(mode, eng, dst, src, loc, what) -> dict:
+def _dge_fields(mode, eng, dst, src, loc, what, opcode=IT.DMACopy) -> dict:
     mode = _enum(mode, dge_mode, f"{what}: dge_mode", loc)
     eng = _enum(eng, engine, f"{what}: engine", loc)
-    if mode is dge_mode.hwdge:
-        arch = current().arch
-        if arch == "trn1":
-            raise NKIError(f"{what}: hardware DGE needs NeuronCore-v3 (trn2); trn1 "
-                           "(NeuronCore-v2) does not have it", loc)
-        if dst.dtype != src.dtype:
-            raise NKIError(f"{what}: with dge_mode=hwdge the DMA moves raw bytes: src "
-                           f"({dt.name(src.dtype)}) and dst ({dt.name(dst.dtype)}) must have one "
-                           "dtype", loc)
-        if eng not in (engine.unknown, engine.sync, engine.scalar):
-            raise NKIError(f"{what}: engine must be nisa.engine.sync or nisa.engine.scalar with "
-                           "dge_mode=hwdge", loc)
-        return {"dge_type": bir.DgeType.HWDGE}
-    if eng is not engine.unknown:
+    if mode is not dge_mode.hwdge and eng is not engine.unknown:
         raise NKIError(f"{what}: engine applies to dge_mode=nisa.dge_mode.hwdge only", loc)
-    if mode is dge_mode.swdge:
-        return {"dge_type": bir.DgeType.SWDGE}
-    return {}
+    # (hardware DGE's trigger engine: unknown means the SP queue's)
+    return _ins.dge_fields(current(), mode is dge_mode.hwdge, mode is dge_mode.swdge,
+                           Engine.SP if eng is engine.unknown else _HW[eng], src.dtype, dst.dtype,
+                           loc, what, opcode)
 
 
 def _gather(tr, dst: NkiTensor, src: NkiTensor, ind, oob_is_err: bool, fields, loc, what):
@@ -368,7 +351,6 @@ def _indexed_rows(view, ind) -> Tensor:
     span = view.offset + sum(s * (n - 1) for s, n in zip(view.strides[1:], view.shape[1:]))
     total = math.prod(view.storage.shape)
     rows = min(rows, (total - 1 - span) // ind.row_step + 1) if ind.row_step else rows
-    from neuronxsim.nki.tensor import new_view
     return new_view(view.storage, view.offset, (rows,) + view.shape[1:],
                     (ind.row_step,) + view.strides[1:], ())
 
@@ -456,7 +438,6 @@ def dma_compute(dst, srcs, reduce_op, scales=None, unique_indices=True,
     for i, s in enumerate(srcs):
         if not isinstance(s, NkiTensor):
             raise NKIError(f"{what}: srcs[{i}] must be a tensor", loc)
-    from neuronxsim.nki.tensor import same_view
     indirect = [s for s in srcs if s._indirect is not None]
     if dst._indirect is not None or indirect:
         _indirect_rmw(tr, dst, list(srcs), indirect, not skip, loc, what)
@@ -478,7 +459,6 @@ def dma_compute(dst, srcs, reduce_op, scales=None, unique_indices=True,
 
 def _indirect_rmw(tr, dst: NkiTensor, srcs: list, indirect: list, oob_is_err: bool, loc, what):
     """dma_compute's read-modify-write modes: exactly two sources, one of them ``dst``."""
-    from neuronxsim.nki.tensor import same_view
 
     def is_dst(s):
         return s._indirect is dst._indirect and same_view(s._view, dst._view) or \
@@ -568,10 +548,16 @@ def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_on
     tr, loc, what, d = _begin(name, dst, "nisa.nc_matmul")
     st = _tile(stationary, loc, f"{what}: stationary")
     mv = _tile(moving, loc, f"{what}: moving")
+    fields = None
+    if tile_position or tile_size:  # (their form and fit: the rule matmul.pe-tile)
+        fields = {"tile_position": [int(v) for v in tile_position],
+                  "tile_size": [int(v) for v in tile_size]}
     if _enum(perf_mode, matmul_perf_mode, f"{what}: perf_mode", loc) is not matmul_perf_mode.none:
-        if tr.arch == "trn1":
-            raise NKIError(f"{what}: perf_mode=double_row needs NeuronCore-v3 (trn2); trn1 "
-                           "(NeuronCore-v2) does not have it", loc)
+        mv_st = mv.storage
+        _ins.refuse_illegal_matmul(tr, st, mv_st.kind, mv_st.dtype, mv.shape[0], math.prod(mv.shape[1:]),
+                                   mv_st.dtype if is_transpose else dt.float32, is_transpose, True, fields,
+                                   loc, what, out_kind=d.storage.kind,
+                                   perf_mode=bir.PerfMode.DoubleRow)
         raise NKIError(f"{what}: perf_mode=double_row is not modelled: the simulator computes "
                        "Matmult as a plain matmul", loc)
     for hint, t, arg in ((is_stationary_onezero, st, "is_stationary_onezero"),
@@ -579,23 +565,12 @@ def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_on
         if hint and t.storage.dtype == dt.float32:
             raise NKIError(f"{what}: {arg}=True on a float32 operand (a 2x faster PE mode) is not "
                            "modelled", loc)
-    fields = None
-    if tile_position or tile_size:
-        if len(tile_position) != 2 or len(tile_size) != 2:
-            raise NKIError(f"{what}: tile_position and tile_size are both (row, column) pairs",
-                           loc)
-        fields = {"tile_position": [int(v) for v in tile_position],
-                  "tile_size": [int(v) for v in tile_size]}
-    if d.storage.kind != PSUM:
-        raise NKIError(f"{what}: dst must be in PSUM; '{dst.name}' is in {dst.buffer.name}", loc)
     if is_transpose:
-        if accumulate:
-            raise NKIError(f"{what}: a transpose (is_transpose=True) cannot accumulate", loc)
         value = _ins.matmul(tr, st, mv, loc, what, fields, is_transpose=True,
-                            out_dtype=d.storage.dtype)
+                            out_dtype=d.storage.dtype, start=not accumulate, out_kind=d.storage.kind)
         _assign_result(tr, value, d, loc, what)
         return
-    value = _ins.matmul(tr, st, mv, loc, what, fields)
+    value = _ins.matmul(tr, st, mv, loc, what, fields, out_kind=d.storage.kind)
     if d.shape != value.shape:
         if d.shape[0] != value.shape[0] or math.prod(d.shape[1:]) != value.shape[1]:
             raise NKIError(f"{what}: dst has shape {list(d.shape)}; stationary.T @ moving is "
@@ -667,12 +642,7 @@ def nc_transpose(dst, data, engine=engine.unknown, name=None):
         Engine.DVE if small else Engine.PE
     hw = _engine(engine, (Engine.PE, Engine.DVE), default, loc, what)
     if hw is Engine.PE:
-        if d.storage.kind != PSUM:
-            raise NKIError(f"{what}: the Tensor Engine writes its transpose to PSUM; dst is in "
-                           f"{dst.buffer.name}", loc)
-        if d.storage.dtype != v.storage.dtype:
-            raise NKIError(f"{what}: dst must have data's dtype ({dt.name(v.storage.dtype)})", loc)
-        value = _ins.transpose_pe(tr, v, d.storage.dtype, loc, what=what)
+        value = _ins.transpose_pe(tr, v, d.storage.dtype, loc, what=what, out_kind=d.storage.kind)
     else:
         value = _ins.transpose_dve(tr, v, d.storage.dtype, loc, what=what)
     _assign_result(tr, value, d, loc, what)
@@ -1068,9 +1038,7 @@ def range_select(dst, on_true_tile, comp_op0, comp_op1, bound0, bound1,
     tr = current()
     what = "nisa.range_select"
     _name(name, loc, what)
-    if tr.arch == "trn1":
-        raise NKIError(f"{what} needs NeuronCore-v3 (trn2); trn1 (NeuronCore-v2) does not have "
-                       "it", loc)
+    _ins.refuse_later_generation(tr, IT.RangeSelect, Engine.DVE, loc, what)
     cmd = _enum(reduce_cmd, _ReduceCmd, f"{what}: reduce_cmd", loc)
     if cmd in (_ReduceCmd.reduce, _ReduceCmd.load_reduce):
         raise NKIError(f"{what}: reduce_cmd={cmd.name} (continuing the Vector Engine's registers "
@@ -1155,14 +1123,10 @@ def _per_lane(opcode, dst, data, count: int, loc, what, name, extra=None):
     d = _tile(dst, loc, f"{what}: dst")
     v = _tile(data, loc, f"{what}: data")
     n = math.prod(v.shape[1:])
-    if opcode is IT.BNStats and n > _BN_STATS_MAX:
-        raise NKIError(f"{what}: {n} elements per partition; bn_stats takes at most {_BN_STATS_MAX} "
-                       "(nl.tile_size.bn_stats_fmax)", loc)
+    _ins.refuse_illegal_size(tr, opcode, v, loc, what)
     if opcode is IT.BNStatsAggregate and n % 3:
         raise NKIError(f"{what}: {n} elements per partition is not a whole number of "
                        "(count, mean, variance*count) records", loc)
-    if opcode in (IT.Max, IT.MaxIndex, IT.MatchReplace) and not _MAX8_MIN <= n <= _MAX8_MAX:
-        raise NKIError(f"{what}: {n} elements per partition; it takes {_MAX8_MIN} to {_MAX8_MAX}", loc)
     if d.shape[0] != v.shape[0] or math.prod(d.shape[1:]) != count:
         raise NKIError(f"{what}: dst must be [{v.shape[0]}, {count}]; it is {list(d.shape)}",
                        loc)
@@ -1196,9 +1160,7 @@ def nc_match_replace8(dst, data, vals, imm, dst_idx=None, name=None):
     tr, loc, what, d = _begin(name, dst, "nisa.nc_match_replace8")
     v = _tile(data, loc, f"{what}: data")
     (v,) = _paired(d, [("data", v)], loc, what)
-    n = math.prod(v.shape[1:])
-    if not _MAX8_MIN <= n <= _MAX8_MAX:
-        raise NKIError(f"{what}: {n} elements per partition; it takes {_MAX8_MIN} to {_MAX8_MAX}", loc)
+    _ins.refuse_illegal_size(tr, IT.MatchReplace, v, loc, what)
     outs = [("dst", d)]
     if dst_idx is not None:
         i = _tile(dst_idx, loc, f"{what}: dst_idx")
@@ -1244,20 +1206,13 @@ def dropout(dst, data, prob, name=None):
                          {"prob": p, "seed": len(tr.ops)}, loc, what)
 
 
-def _gpsimd_generator(tr, what: str, loc):
-    if tr.arch == "trn1":
-        raise NKIError(f"{what}: the GpSimd Engine's random number generator needs NeuronCore-v3 "
-                       "(trn2); trn1 (NeuronCore-v2) does not have it", loc)
-
-
 @instruction
 def rng(dst, engine=engine.vector, name=None):
     """32 pseudo-random bits per element of ``dst`` (an 8-, 16- or 32-bit integer tile, the low
     bits kept) from the Vector Engine's generators, or the GpSimd Engine's (NeuronCore-v3)."""
     tr, loc, what, d = _begin(name, dst, "nisa.rng")
     hw = _engine(engine, (Engine.DVE, Engine.Pool), Engine.DVE, loc, what)
-    if hw is Engine.Pool:
-        _gpsimd_generator(tr, what, loc)
+    _ins.refuse_later_generation(tr, IT.Rand, hw, loc, what)
     _gpsimd.rand_bits(tr, d, hw, loc, what=what)
 
 
@@ -1283,7 +1238,7 @@ def rand_set_state(src_seeds, engine=engine.gpsimd, name=None):
     if _enum(engine, _Engine, f"{what}: engine", loc) is _Engine.vector:
         _v4_only(f"{what}(engine=nisa.engine.vector)", loc)
     _engine(engine, (Engine.Pool,), Engine.Pool, loc, what)
-    _gpsimd_generator(tr, what, loc)
+    _ins.refuse_later_generation(tr, IT.SetRandState, Engine.Pool, loc, what)
     s = check_written(_tile(src_seeds, loc, f"{what}: src_seeds"), loc, f"{what}: src_seeds")
     _gpsimd.set_rand_state(tr, s, Engine.Pool, loc, what=what)
 
@@ -1295,7 +1250,7 @@ def rand_get_state(dst, engine=engine.gpsimd, name=None):
     if _enum(engine, _Engine, f"{what}: engine", loc) is _Engine.vector:
         _v4_only(f"{what}(engine=nisa.engine.vector)", loc)
     _engine(engine, (Engine.Pool,), Engine.Pool, loc, what)
-    _gpsimd_generator(tr, what, loc)
+    _ins.refuse_later_generation(tr, IT.GetRandState, Engine.Pool, loc, what)
     _gpsimd.get_rand_state(tr, d, loc, what=what)
 
 
@@ -1353,9 +1308,7 @@ def nonzero_with_count(dst, src, index_offset=0, padding_val=-1, name=None):
     """On partitions 0, 16, ..., 112 (each GpSimd core's first): the indices of src's non-zero
     elements plus ``index_offset``, ``padding_val`` up to src's length, then their count."""
     tr, loc, what, d = _begin(name, dst, "nisa.nonzero_with_count")
-    if tr.arch == "trn1":
-        raise NKIError(f"{what} needs NeuronCore-v3 (trn2); trn1 (NeuronCore-v2) does not have it",
-                       loc)
+    _ins.refuse_later_generation(tr, IT.NonzeroWithCount, Engine.Pool, loc, what)
     v = _tile(src, loc, f"{what}: src")
     for arg, value in (("index_offset", index_offset), ("padding_val", padding_val)):
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):

@@ -29,7 +29,7 @@ from neuronxsim.nki import instructions as _ins
 from neuronxsim.nki import language as _nl22
 from neuronxsim.nki.errors import NKIError, caller_location
 from neuronxsim.nki.opcodes import Act, Alu, activation as _act_marker, alu as _alu_marker
-from neuronxsim.nki.tensor import NUM_PARTITIONS, PSUM, PSUM_BANK_BYTES, SBUF, Tensor
+from neuronxsim.nki.tensor import NUM_PARTITIONS, PSUM, PSUM_BANK_BYTES, SBUF, Tensor, new_view
 from neuronxsim.nki.tracer import ARCHS, IT, Engine, current
 from neuronxsim.nki.tracer import active as _tracing
 
@@ -38,7 +38,7 @@ from ._api import api
 from .kernel import launch, target_arch
 from .registers import VirtualRegister, dynamic_range, unrolled_for, unrolled_while  # noqa: F401
 from .tensor import (STORAGE_KIND, MemoryRegion, NKIObject, NkiTensor,  # noqa: F401
-                     check_written, on_chip_view, wrap)
+                     check_written, on_chip_view, reshape_strides, wrap)
 
 # ---- data types and buffers ----
 bool_, int8, int16, int32 = dt.bool_, dt.int8, dt.int16, dt.int32
@@ -512,14 +512,12 @@ def _opt_dtype(dtype, loc):
 def _as(shape: tuple, view: Tensor, loc) -> Tensor:
     """``view`` with the elements of each partition viewed as ``shape`` (same count per
     partition), when its layout allows it."""
-    from .tensor import reshape_strides
     if view.shape == shape:
         return view
     strides = reshape_strides(view.shape[1:], view.strides[1:], shape[1:])
     if strides is None or view.shape[0] != shape[0]:
         raise NKIError(f"a tile of shape {list(view.shape)} cannot be paired element by element "
                        f"with one of shape {list(shape)}", loc)
-    from neuronxsim.nki.tensor import new_view
     return new_view(view.storage, view.offset, shape, (view.strides[0],) + strides, ())
 
 
@@ -878,7 +876,6 @@ def _two_d(view: Tensor) -> Tensor:
     """On-chip results stay at least 2-D: a [P] reduction result is viewed as [P, 1]."""
     if len(view.shape) != 1:
         return view
-    from neuronxsim.nki.tensor import new_view
     return new_view(view.storage, view.offset, view.shape + (1,), view.strides + (1,), ())
 
 
@@ -1032,7 +1029,6 @@ def broadcast_to(x, shape, dtype=None) -> NkiTensor:
     if dims == v.shape and dtype == v.storage.dtype:
         return x
     if dims[1:] != v.shape[1:]:  # free dimensions: a copy reading them with step 0
-        from neuronxsim.nki.tensor import new_view
         strides = (v.strides[0],) + tuple(0 if n == 1 else s
                                           for n, s in zip(v.shape[1:], v.strides[1:]))
         src = new_view(v.storage, v.offset, (v.shape[0],) + dims[1:], strides, ())

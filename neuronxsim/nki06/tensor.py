@@ -20,6 +20,7 @@ import math
 import numpy as np
 
 from neuronxsim.nki.errors import NKIError, caller_location
+from neuronxsim.nki.indexing import LoopIndex
 from neuronxsim.nki.tensor import HBM, INPUT, PSUM, SBUF, SHARED_HBM, Tensor, new_view
 from neuronxsim.nki.tracer import current
 
@@ -159,9 +160,8 @@ class NkiTensor(NKIObject):
         return _subscript(self, key, None)  # (errors find the kernel's line themselves)
 
     def __setitem__(self, key, value):
-        from . import language as _nl
         dst = _subscript(self, key, None)
-        _nl.assign(dst, value)
+        _language().assign(dst, value)
 
     @api
     def permute(self, dims) -> "NkiTensor":
@@ -583,10 +583,11 @@ def on_chip_view(x, loc, what: str) -> Tensor:
     """The shared view of ``x``, checked to be a direct view of an SBUF or PSUM tensor."""
     if not isinstance(x, NkiTensor):
         raise NKIError(f"{what} must be an SBUF or PSUM tensor, not {type(x).__name__}", loc)
-    if not x._on_chip:
+    view = x._view  # (x._on_chip and x._view_of, inline: this runs for every operand)
+    if not view.storage.on_chip:
         raise NKIError(f"{what} is the {x.buffer.name} tensor '{x.name}'; compute engines work on "
                        "SBUF and PSUM (copy it in with nl.load or nisa.dma_copy)", loc)
-    return x._view_of(what, loc)
+    return view if x._indirect is None else x._view_of(what, loc)
 
 
 def check_written(v: Tensor, loc, what: str) -> Tensor:
@@ -615,7 +616,21 @@ def _index_tensor(x, what: str, loc) -> NkiTensor:
     return x
 
 
+def _language():
+    """This package's ``language`` module (which imports this one)."""
+    global _language_module
+    if _language_module is None:
+        from . import language
+        _language_module = language
+    return _language_module
+
+
+_language_module = None
+
+
 def _is_unknown_register(x) -> bool:
+    if x.__class__ is int or x.__class__ is LoopIndex:  # (the usual index: no import)
+        return False
     from .registers import VirtualRegister
     return isinstance(x, VirtualRegister) and x.value is None
 
@@ -628,12 +643,14 @@ def _subscript(t: NkiTensor, key, loc) -> NkiTensor:
     in HBM an int drops its dim and results stay >= 1-D)."""
     if not isinstance(key, tuple):
         key = (key,)
-    ndim = t.ndim
-    if any(k is Ellipsis for k in key):
-        i = key.index(Ellipsis)
-        if Ellipsis in key[i + 1:]:
-            raise NKIError("a subscript takes one '...'", loc)
-        key = key[:i] + (slice(None),) * (ndim - len(key) + 1) + key[i + 1:]
+    ndim = len(t._view.shape)  # (t.ndim)
+    for k in key:
+        if k is Ellipsis:
+            i = key.index(Ellipsis)
+            if Ellipsis in key[i + 1:]:
+                raise NKIError("a subscript takes one '...'", loc)
+            key = key[:i] + (slice(None),) * (ndim - len(key) + 1) + key[i + 1:]
+            break
     if len(key) > ndim:
         raise NKIError(f"{len(key)} indices for a {ndim}-dimensional tensor", loc)
     key = key + (slice(None),) * (ndim - len(key))
@@ -649,6 +666,10 @@ def _subscript(t: NkiTensor, key, loc) -> NkiTensor:
                     0 <= start < stop <= n and direct:  # the commonest: a:b inside the dim
                 offset += start * s
                 shape.append(stop - start)
+                strides.append(s)
+                continue
+            if start is None and stop is None and k.step is None:  # `:`, the whole dim
+                shape.append(n)
                 strides.append(s)
                 continue
             start, step, count = _slice(k, n, axis, loc)

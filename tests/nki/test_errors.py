@@ -112,7 +112,7 @@ def contraction_mismatch(a, b):
 
 def test_matmul_operand_limits():
     assert_located(trace_error(moving_too_wide, A[:, :128], np.zeros((128, 1024), np.float32)),
-                   "moving", "1024 elements per partition", "at most 512")
+                   "moving", "Matmult: N = 1024 (the moving's elements per partition) exceeds 512")
     assert_located(trace_error(contraction_mismatch, A[:64, :128], A[:, :128]), "kdim",
                    "64 partitions", "128")
 

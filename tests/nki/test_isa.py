@@ -246,12 +246,34 @@ def test_select_reduce_and_range_select(rng):
                                          bound1=nl.load(b1), on_false_value=0.0))
         return sel, smax, rsel
 
-    sel, smax, rsel = run(kernel, x, pred, lo, hi)
+    sel, smax, rsel = run(kernel, x, pred, lo, hi, arch="trn2")  # range_select: NeuronCore-v3+
     want = np.where(pred != 0, x, -5.0)
     np.testing.assert_array_equal(sel, want)
     np.testing.assert_array_equal(smax, want.max(1, keepdims=True))
     j = np.arange(24)[None, :]
     np.testing.assert_array_equal(rsel, np.where((j >= lo) & (j < hi), x, 0.0))
+    with pytest.raises(nki.NKIError, match="RangeSelect: needs NeuronCore-v3 or later; trn1 is NeuronCore-v2"):
+        nki.trace(kernel, x, pred, lo, hi)
+
+
+def test_select_reduce_dtype_must_be_dsts(rng):
+    x = rng.standard_normal((8, 16)).astype(np.float32)
+
+    def kernel_with(dtype):
+        @nki.jit
+        def kernel(a):
+            out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+            t = nl.load(a)
+            dst = nl.ndarray(a.shape, dtype=a.dtype)
+            nisa.select_reduce(dst=dst, predicate=nl.greater(t, 0.0), on_true=t, on_false=0.0,
+                               dtype=dtype)
+            nl.store(out, dst)
+            return out
+        return kernel
+
+    np.testing.assert_array_equal(run(kernel_with(nl.float32), x), np.maximum(x, 0))
+    with pytest.raises(nki.NKIError, match="select_reduce: dtype bfloat16 differs from dst's float32"):
+        nki.trace(kernel_with(nl.bfloat16), x)
 
 
 def test_bn_stats_bn_aggr_and_reciprocal(rng):
@@ -270,3 +292,65 @@ def test_bn_stats_bn_aggr_and_reciprocal(rng):
     close(mv[:, 0], x.mean(1), atol=1e-5, rtol=1e-5)
     close(mv[:, 1], x.var(1), atol=1e-4, rtol=1e-4)
     close(inv, 1 / x, atol=0, rtol=1e-6)
+
+
+def test_dma_copy_dge_mode_reaches_the_instruction_and_hwdge_follows_its_rule(rng):
+    a = rng.random((32, 16)).astype(np.float32)
+
+    def copy_kernel(mode, dtype=None):
+        @nki.jit
+        def kernel(x):
+            out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+            t = nl.ndarray(x.shape, dtype=dtype or x.dtype, buffer=nl.sbuf)
+            nisa.dma_copy(dst=t, src=x, dge_mode=mode)
+            nisa.dma_copy(dst=out, src=t)
+            return out
+        return kernel
+
+    for mode, want in ((nisa.dge_mode.swdge, "SWDGE"), (nisa.dge_mode.hwdge, "HWDGE")):
+        close(run(copy_kernel(mode), a, arch="trn2"), a, atol=0)
+        first = nki.trace(copy_kernel(mode), a, arch="trn2", schedule="source")
+        assert first.functions[0].blocks[0].instructions[0].dge_type.name == want
+    for mode in (nisa.dge_mode.unknown, nisa.dge_mode.none):
+        close(run(copy_kernel(mode), a), a, atol=0)
+    with pytest.raises(nki.NKIError, match=r"dma_copy: .*(trn1|NeuronCore-v2)"):
+        nki.trace(copy_kernel(nisa.dge_mode.hwdge), a, arch="trn1")
+    with pytest.raises(nki.NKIError, match="raw bytes"):
+        nki.trace(copy_kernel(nisa.dge_mode.hwdge, nl.bfloat16), a, arch="trn2")
+    with pytest.raises(nki.NKIError, match="dge_mode must be one of"):
+        nki.trace(copy_kernel("fast"), a)
+
+
+def test_dma_copy_oob_mode_skip_leaves_out_of_range_rows_and_applies_to_gathers_only(rng):
+    data = rng.standard_normal((32, 24)).astype(np.float32)
+    idx = np.array([[3], [40], [0], [31], [-1], [7], [32], [5]], np.int32)
+
+    def gather(mode):
+        @nki.jit
+        def kernel(d, i):
+            out = nl.ndarray((8, d.shape[1]), dtype=d.dtype, buffer=nl.shared_hbm)
+            t = nl.full((8, d.shape[1]), 9.0, dtype=d.dtype)
+            rows = nl.load(i)
+            i_p = nl.arange(8)[:, None]
+            i_f = nl.arange(d.shape[1])[None, :]
+            nisa.dma_copy(dst=t, src=d[rows[i_p, 0], i_f], oob_mode=mode)
+            nl.store(out, t)
+            return out
+        return kernel
+
+    want = np.full((8, 24), 9.0, np.float32)
+    ok = (idx[:, 0] >= 0) & (idx[:, 0] < 32)
+    want[ok] = data[idx[ok, 0]]
+    close(run(gather(nisa.oob_mode.skip), data, idx), want, atol=0)
+    with pytest.raises(Exception, match="out of range|outside"):
+        run(gather(nisa.oob_mode.error), data, idx)
+
+    @nki.jit
+    def plain(x):
+        t = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=x, oob_mode=nisa.oob_mode.skip)
+        return t
+    with pytest.raises(nki.NKIError, match="oob_mode=skip applies to gathers"):
+        nki.trace(plain, data)
+    with pytest.raises(nki.NKIError, match="oob_mode must be"):
+        nki.trace(gather("wrap"), data, idx)

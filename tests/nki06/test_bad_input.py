@@ -26,7 +26,7 @@ def test_matmul_dtypes_and_limits(rng):
     ints = rng.integers(0, 4, (16, 16)).astype(np.int32)
     k = tile_kernel(lambda d, x: nisa.nc_matmul(d, x, x), out_shape=(16, 16),
                     out_dtype=nl.float32)
-    with pytest.raises(NKIError, match="nc_matmul: dst must be in PSUM"):
+    with pytest.raises(NKIError, match="nc_matmul: Matmult: the stationary is int32, which the PE does not take on trn2"):
         run(k, ints)
 
     @nki.jit
@@ -37,7 +37,7 @@ def test_matmul_dtypes_and_limits(rng):
         nisa.nc_matmul(p, t, t)
         return a
 
-    with pytest.raises(NKIError, match="stationary tile is int32"):
+    with pytest.raises(NKIError, match="Matmult: the stationary is int32"):
         run(wrong_dtype, ints)
 
 

@@ -177,7 +177,7 @@ def test_double_row_matmuls_are_refused(rng):
         nisa.nc_matmul(p, t, t, perf_mode=nisa.matmul_perf_mode.double_row)
         return a
 
-    with pytest.raises(NKIError, match="double_row needs NeuronCore-v3"):
+    with pytest.raises(NKIError, match="nc_matmul: Matmult: perf_mode DoubleRow needs NeuronCore-v3"):
         run(k, x, arch="trn1")
     with pytest.raises(NKIError, match="double_row is not modelled"):
         run(k, x, arch="trn2")

@@ -236,7 +236,7 @@ def test_local_gather_refusals(rng):
     with pytest.raises(NKIError, match="multiple of 16"):
         run(tile_kernel(gather, out_shape=(24, 16)), src, np.zeros((24, 1), np.uint16))
     src = src[:16]
-    with pytest.raises(NKIError, match="index must be uint16"):
+    with pytest.raises(NKIError, match="LocalGather: the index is int32; local_gather indices are uint16"):
         run(tile_kernel(gather, out_shape=(16, 16)), src, np.zeros((16, 1), np.int32))
     from neuronxsim import SimulationError
     with pytest.raises(SimulationError, match=r"index 64 .* \(out of bounds"):

@@ -75,20 +75,20 @@ def test_pe_limits():
     b = _b()
     st, mv = b.sbuf("st", 128, 129, DType.bfloat16), b.sbuf("mv", 128, 512, DType.bfloat16)
     b.matmul(b.tile(b.psum("acc", 128, 512)), b.tile(st), b.tile(mv), name="mm")
-    refused(b, r"Matmult 'mm': M = 129 \(stationary free size\) exceeds the 128 PE columns")
+    refused(b, r"Matmult 'mm': Matmult: M = 129 \(the stationary's elements per partition\) exceeds the 128 PE columns")
     b = _b()
     _mm(b, n=513)
-    refused(b, r"Matmult 'mm': N = 513 \(moving free size\) exceeds 512")
+    refused(b, r"Matmult 'mm': Matmult: N = 513 \(the moving's elements per partition\) exceeds 512 per matmul")
     b = _b()
     _mm(b, k=64, tile_size=[64, 128], tile_position=[0, 0])
     assert sim.simulate(b.module, mode="timing").total_ns > 0
     b = _b()
     _mm(b, k=128, tile_size=[64, 128], tile_position=[0, 0])
-    refused(b, r"Matmult 'mm': K x M = 128 x 128 does not fit the 64 x 128 PE tile")
+    refused(b, r"Matmult 'mm': Matmult: K x M = 128 x 128 does not fit the 64 x 128 PE tile")
     b = _b()
     st, mv = b.sbuf("st", 128, 128, DType.bfloat16), b.sbuf("mv", 64, 512, DType.bfloat16)
     b.matmul(b.tile(b.psum("acc", 128, 512)), b.tile(st), b.tile(mv), name="mm")
-    refused(b, r"Matmult 'mm': stationary has K = 128 partitions but moving has 64")
+    refused(b, r"Matmult 'mm': Matmult: the stationary has K = 128 partitions and the moving 64")
 
 
 def test_pe_contraction_beyond_128_rows_is_refused_by_the_verifier():
@@ -114,7 +114,7 @@ def test_pe_contraction_beyond_128_rows_is_refused_by_the_verifier():
 def test_matmul_group_must_fit_one_psum_bank():
     b = _b()
     _mm(b, n=512, psum_addr=1024)
-    refused(b, r"Matmult 'mm': outs\[0\] covers PSUM bytes \[1024, 3072\) of each partition, crossing the bank "
+    refused(b, r"Matmult 'mm': Matmult: the result covers PSUM bytes \[1024, 3072\) of each partition, crossing the bank "
                r"boundary at 2048")
 
 
@@ -216,13 +216,13 @@ def test_dtype_and_engine_combinations_the_hardware_lacks(case):
     p64 = b.psum("p64", 64, 64)  # the [M = 64, N = 64] result of tb^T @ tb
     want = {
         "pool_psum": (lambda: b.add("TensorCopy", [b.tile(p)], [b.tile(t)], engine=Engine.Pool, name="x"),
-                      r"TensorCopy 'x': ins\[0\] is in PSUM: GpSimd \(Pool\) cannot access PSUM"),
+                      r"TensorCopy 'x': TensorCopy: an input is in PSUM, which GpSimd \(Pool\) cannot access"),
         "matmul_on_dve": (lambda: b.matmul(b.tile(p64), b.tile(tb), b.tile(tb), engine=Engine.DVE, name="x"),
                           r"Matmult 'x': runs on DVE, which cannot execute InstMatmult"),
         "psum_matmul_input": (lambda: b.matmul(b.tile(p), b.tile(p), b.tile(tb), name="x"),
-                              r"Matmult 'x': ins\[0\] is in PSUM; the PE reads its operands from SBUF"),
+                              r"Matmult 'x': Matmult: the stationary is in PSUM; the PE reads its operands from SBUF"),
         "int_matmul": (lambda: b.matmul(b.tile(p64), b.tile(ti), b.tile(ti), name="x"),
-                       r"Matmult 'x': ins\[0\] has dtype int8, which the PE does not take on trn1"),
+                       r"Matmult 'x': Matmult: the stationary is int8, which the PE does not take on trn1"),
         "act_divide": (lambda: b.add("TensorScalar", [b.tile(t)], [b.tile(t)], engine=Engine.Activation,
                                      op0=AluOp.divide, name="x"),
                        r"TensorScalar 'x': the Activation engine's tensor_scalar takes only mult and add, not divide"),
@@ -231,15 +231,15 @@ def test_dtype_and_engine_combinations_the_hardware_lacks(case):
                             r"TensorTensor 'x': bit-vector op bitwise_and runs only on DVE"),
         "range_select_trn1": (lambda: b.add("RangeSelect", [b.tile(t), b.tile(t, elems=1), b.tile(t, elems=1)],
                                             [b.tile(t)], name="x"),
-                              r"RangeSelect 'x': range_select needs NeuronCore-v3 or later; this is trn1"),
+                              r"RangeSelect 'x': RangeSelect: needs NeuronCore-v3 or later; trn1 is NeuronCore-v2"),
         "act_reduce_max_trn1": (lambda: b.add("Activation", [b.tile(t)], [b.tile(t)], acc=AccumCmd.ZeroAccumulate,
                                               acc_op=AluOp.max, name="x"),
                                 r"Activation 'x': the trn1 Activation engine reduces with add only, not max"),
         "double_row_trn1": (lambda: b.matmul(b.tile(p64), b.tile(tb), b.tile(tb), perf_mode=PerfMode.DoubleRow,
                                              name="x"),
-                            r"Matmult 'x': perf_mode DoubleRow needs NeuronCore-v3 or later"),
+                            r"Matmult 'x': Matmult: perf_mode DoubleRow needs NeuronCore-v3 or later; trn1 is NeuronCore-v2"),
         "hwdge_trn1": (lambda: b.dma(b.tile(t), b.tile(t), dge_type=DgeType.HWDGE, name="x"),
-                       r"DMA 'x': hardware DGE needs NeuronCore-v3 or later; this is trn1"),
+                       r"DMA 'x': DMA: hardware DGE needs NeuronCore-v3 or later; trn1 is NeuronCore-v2"),
         "tensor_tensor_on_act": (lambda: b.add("TensorTensor", [b.tile(t), b.tile(t)], [b.tile(t)],
                                                engine=Engine.Activation, name="x"),
                                  r"TensorTensor 'x': runs on Activation, which cannot execute InstTensorTensor"),
@@ -254,10 +254,10 @@ def test_dtype_and_engine_combinations_the_hardware_lacks(case):
                                                [b.tile(t)], name="x"),
                                  r"TensorCopy 'x': ins\[0\] is DRAM tensor 'd': compute engines address SBUF and PSUM"),
         "fp32_bf16_matmul": (lambda: b.matmul(b.tile(p64), b.tile(t), b.tile(tb), name="x"),
-                             r"Matmult 'x': if one matmul operand is fp32 both must be"),
+                             r"Matmult 'x': Matmult: the stationary is float32 and the moving bfloat16; if one operand is fp32 "),
         "psum_bf16_matmul_out": (lambda: b.matmul(b.tile(b.psum("pb", 64, 64, DType.bfloat16)), b.tile(tb),
                                                   b.tile(tb), name="x"),
-                                 r"Matmult 'x': the PE accumulates in fp32 PSUM; outs\[0\] is bfloat16"),
+                                 r"Matmult 'x': Matmult: the PE accumulates in fp32 PSUM; the result is bfloat16"),
     }
     build, pattern = want[case]
     build()
@@ -280,7 +280,7 @@ def test_free_size_limits_and_queues():
     b = _b()
     t = b.sbuf("t", 128, 65537, DType.uint8)
     b.add("Memset", [], [b.tile(t)], name="big")
-    refused(b, r"Memset 'big': outs\[0\] has 65537 elements per partition; DVE/ACT instructions take at most 65536")
+    refused(b, r"Memset 'big': Memset: an output walks 65537 elements per partition; a DVE or ACT instruction walks at most 65536")
     b = _b()
     t = b.sbuf("t", 128, 64, DType.float32)
     b.dma(b.tile(t), b.tile(t), queue=16, name="q")

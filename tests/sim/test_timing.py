@@ -407,7 +407,7 @@ def test_hardware_dge_is_a_600_ns_unit_per_sequencer():
 def test_software_dge_runs_on_gpsimd_and_hardware_dge_is_refused_where_it_does_not_exist():
     r = sim.simulate(_small_loads("trn1", ["SP"] * 3, "SWDGE"), mode="timing")
     assert r.engines["Pool"].busy_ns == pytest.approx(3 * CFG1.dma_dge_instruction_ns)
-    with pytest.raises(SimulationError, match="hardware DGE needs NeuronCore-v3 or later; this is trn1"):
+    with pytest.raises(SimulationError, match="DMA: hardware DGE needs NeuronCore-v3 or later; trn1 is NeuronCore-v2"):
         sim.simulate(_small_loads("trn1", ["SP"], "HWDGE"), mode="timing")
     with pytest.raises(SimulationError, match="triggered by the Activation or SP engine, not Pool"):
         sim.simulate(_small_loads("trn2", ["Pool"], "HWDGE"), arch="trn2", mode="timing")

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "bir/Error.h"
+#include "bir/Legality.h"
 #include "bir/Verifier.h"
 
 namespace walrus::kernels {
@@ -37,6 +38,20 @@ std::string shapeText(const std::vector<int64_t>& s) {
 }
 
 bool isFp32(DType t) { return t == DType::float32 || t == DType::float32r; }
+
+// A Matmult as the legality rules see it.
+legality::Matmul matmulFacts(const InstMatmult& I) {
+  legality::Matmul mm;
+  mm.stationary = legality::operandOf(I.ins[0]);
+  mm.moving = legality::operandOf(I.ins[1]);
+  mm.out = legality::operandOf(I.outs[0]);
+  mm.is_transpose = I.is_transpose;
+  mm.start = I.start_tensor_calc;
+  mm.perf_mode = I.perf_mode;
+  mm.tile_size = I.tile_size;
+  mm.tile_position = I.tile_position;
+  return mm;
+}
 
 }  // namespace
 
@@ -220,6 +235,11 @@ void KernelBuilder::fail(const Instruction& I, const std::string& msg) const {
 }
 
 void KernelBuilder::check(const Instruction& I) const {
+  for (size_t k = 0; k < I.ins.size() + I.outs.size(); ++k) {
+    const bool out = k >= I.ins.size();
+    legal(I, legality::engineOperand(I.opcode(), I.engine, legality::operandOf(out ? I.outs[k - I.ins.size()] : I.ins[k]),
+                                     out, config()));
+  }
   if (!verify_) return;
   const bool compute = I.nodeClass() != NodeClass::DMA;
   try {
@@ -306,35 +326,18 @@ void KernelBuilder::matmul(const Tile& out, const Tile& stationary, const Tile& 
   I.outs = {out.ap()};
   I.start_tensor_calc = start;
   I.stop_tensor_calc = stop;
-  const int64_t k = stationary.partitions(), m = stationary.freeSize(), n = moving.freeSize();
-  if (stationary.inPsum() || moving.inPsum()) fail(I, "the PE reads its operands from SBUF");
-  if (!out.inPsum() || out.dtype() != DType::float32) fail(I, "the PE accumulates into fp32 PSUM, not " + out.str());
-  if (moving.partitions() != k) fail(I, "stationary " + stationary.str() + " and moving " + moving.str() + " differ in K");
-  if (k > kPartitions || m > kPartitions || n > kMaxMoving)
-    fail(I, "K x M x N = " + std::to_string(k) + " x " + std::to_string(m) + " x " + std::to_string(n) +
-                " exceeds the PE (K, M <= 128, N <= 512)");
-  if (isFp32(stationary.dtype()) != isFp32(moving.dtype()))
-    fail(I, "stationary " + stationary.str() + " and moving " + moving.str() + ": fp32 needs both fp32");
-  if (out.partitions() != m || out.freeSize() != n)
-    fail(I, "out " + out.str() + " is not [M=" + std::to_string(m) + ", N=" + std::to_string(n) + "]");
+  legal(I, legality::matmul(matmulFacts(I), config()));
   check(I);
 }
 
 void KernelBuilder::transpose(const Tile& out, const Tile& in) {
-  const int64_t k = in.partitions(), m = in.freeSize();
+  const int64_t k = in.partitions();
   const Tile id = identity(in.dtype()).rows(0, k).cols(0, k);
   auto& I = emit<InstMatmult>(Engine::PE, "tp");
   I.ins = {in.ap(), id.ap()};
   I.outs = {out.ap()};
   I.is_transpose = true;
-  if (in.inPsum()) fail(I, "transposes " + in.str() + ": the PE reads SBUF");
-  if (!out.inPsum()) fail(I, "a PE transpose writes PSUM, not " + out.str());
-  if (k > kPartitions || m > kPartitions) fail(I, "transposes " + in.str() + ": at most [128, 128]");
-  if (out.dtype() != in.dtype() && out.dtype() != DType::float32)
-    fail(I, "a PE transpose writes its input's dtype or fp32, not " + out.str());
-  if (out.partitions() != m || out.freeSize() != k) fail(I, "out " + out.str() + " is not the transpose of " + in.str());
-  if ((out.ap().offset % out.rowElements()) * dtypeSize(out.dtype()) % 4 != 0)
-    fail(I, "out " + out.str() + " does not start on a 4-byte PSUM word");
+  legal(I, legality::matmul(matmulFacts(I), config()));
   check(I);
 }
 
@@ -387,7 +390,6 @@ void KernelBuilder::copy(const Tile& out, const Tile& in, Engine e) {
   I.ins = {in.ap()};
   I.outs = {out.ap()};
   if (auto why = laneMismatch(out, in); !why.empty()) fail(I, why);
-  if (e == Engine::Pool && (in.inPsum() || out.inPsum())) fail(I, "GpSimd (Pool) cannot access PSUM");
   check(I);
 }
 
@@ -406,7 +408,6 @@ void KernelBuilder::tensorTensor(const Tile& out, const Tile& a, const Tile& b, 
   if (auto why = laneMismatch(out, a); !why.empty()) fail(I, why);
   if (auto why = laneMismatch(out, b); !why.empty()) fail(I, why);
   if (a.inPsum() && b.inPsum()) fail(I, "both inputs in PSUM: an engine reads at most one PSUM input");
-  if (e == Engine::Pool && (a.inPsum() || b.inPsum() || out.inPsum())) fail(I, "GpSimd (Pool) cannot access PSUM");
   check(I);
 }
 
@@ -465,7 +466,7 @@ void KernelBuilder::bnStats(const Tile& out, const Tile& in) {
   auto& I = emit<InstBNStats>(Engine::DVE, "bnstats");
   I.ins = {in.ap()};
   I.outs = {out.ap()};
-  if (in.freeSize() > kBnStatsMaxFree) fail(I, "bn_stats takes at most 512 elements per partition, not " + in.str());
+  legal(I, legality::bnStats(legality::operandOf(I.ins[0]), config()));
   if (out.freeSize() != 6 || out.partitions() != in.partitions()) fail(I, "out " + out.str() + " is not [P, 6]");
   check(I);
 }
@@ -483,8 +484,8 @@ void KernelBuilder::max8(const Tile& out, const Tile& in) {
   auto& I = emit<InstMax>(Engine::DVE, "max8");
   I.ins = {in.ap()};
   I.outs = {out.ap()};
-  if (in.freeSize() < 8 || out.freeSize() != 8 || out.partitions() != in.partitions())
-    fail(I, "max8 of " + in.str() + " into " + out.str());
+  legal(I, legality::max8Family(I.opcode(), legality::operandOf(I.ins[0]), config()));
+  if (out.freeSize() != 8 || out.partitions() != in.partitions()) fail(I, "max8 of " + in.str() + " into " + out.str());
   check(I);
 }
 
@@ -492,6 +493,7 @@ void KernelBuilder::findIndex8(const Tile& out, const Tile& in, const Tile& valu
   auto& I = emit<InstMaxIndex>(Engine::DVE, "findidx");
   I.ins = {in.ap(), values.ap()};
   I.outs = {out.ap()};
+  legal(I, legality::max8Family(I.opcode(), legality::operandOf(I.ins[0]), config()));
   if (values.freeSize() != 8 || out.freeSize() != 8 || out.partitions() != in.partitions())
     fail(I, "find_index8 of " + values.str() + " in " + in.str() + " into " + out.str());
   check(I);
@@ -507,6 +509,7 @@ void KernelBuilder::matchReplace8(const Tile& out, const Tile& in, const Tile& v
     I.outs.push_back(indices->ap());
     if (indices->freeSize() != 8 || isFloat(indices->dtype())) fail(I, "indices " + indices->str() + " is not [P, 8] integers");
   }
+  legal(I, legality::max8Family(I.opcode(), legality::operandOf(I.ins[0]), config()));
   if (auto why = laneMismatch(out, in); !why.empty()) fail(I, why);
   if (values.freeSize() != 8) fail(I, "match_replace8 takes 8 values per partition, not " + values.str());
   check(I);
@@ -521,7 +524,6 @@ void KernelBuilder::iota(const Tile& out, int64_t base, const std::vector<APPair
   int64_t n = 1;
   for (const auto& p : pattern) n *= p.num;
   if (n != out.freeSize()) fail(I, "the pattern has " + std::to_string(n) + " elements per partition, out " + out.str());
-  if (out.inPsum()) fail(I, "GpSimd (Pool) cannot access PSUM");
   check(I);
 }
 
@@ -539,7 +541,6 @@ void KernelBuilder::affineSelect(const Tile& out, const Tile& in, int64_t base, 
   int64_t n = 1;
   for (const auto& p : pattern) n *= p.num;
   if (n != out.freeSize()) fail(I, "the pattern has " + std::to_string(n) + " elements per partition, out " + out.str());
-  if (in.inPsum() || out.inPsum()) fail(I, "GpSimd (Pool) cannot access PSUM");
   check(I);
 }
 

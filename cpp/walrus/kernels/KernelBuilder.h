@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "bir/Error.h"
+#include "bir/Legality.h"
 #include "bir/MachineConfig.h"
 #include "bir/Module.h"
 #include "walrus/kernels/DramView.h"
@@ -72,6 +73,8 @@ class KernelBuilder {
   const bir::InstBIRKernel& node() const { return node_; }
   KernelAttrs& attrs() { return attrs_; }
   const std::string& arch() const { return arch_; }
+  // The target description of the module's arch (checked known when the builder is made).
+  const bir::MachineConfig& config() const { return bir::machineConfig(arch_); }
 
   // ---- operands ----
   size_t numInputs() const { return node_.ins.size(); }
@@ -199,7 +202,13 @@ class KernelBuilder {
   bir::MemoryLocation* newOnChipTensor(const std::string& name, bir::MemoryType type, bir::DType dtype,
                                        int64_t bytes, int64_t addr);
   bir::InstDMA& dma(bir::Engine issuer, const bir::AccessPattern& dst, const bir::AccessPattern& src);
+  // The legality rules every instruction obeys (bir/Legality.h: engine operands), then the
+  // verifier's access-pattern rules when verifying.
   void check(const bir::Instruction& I) const;
+  // Fails with the rule's message when `verdict` names a broken legality rule.
+  void legal(const bir::Instruction& I, const bir::legality::Verdict& verdict) const {
+    if (verdict) fail(I, verdict->message);
+  }
   [[noreturn]] void fail(const bir::Instruction& I, const std::string& msg) const;
 
   const bir::InstBIRKernel& node_;

@@ -4,7 +4,7 @@ libBIR: opcodes, node classes, modules, BIR JSON
 from __future__ import annotations
 import collections.abc
 import typing
-__all__: list[str] = ['APPair', 'AccessFlavour', 'AccessPattern', 'AccumCmd', 'ActivationFunc', 'AddrSpace', 'AluOp', 'BIR_VERSION', 'BasicBlock', 'DType', 'DgeType', 'DmaMode', 'Engine', 'FORMAT_VERSION', 'Function', 'InstActivation', 'InstAffineSelect', 'InstBIRKernel', 'InstBNStats', 'InstBNStatsAggregate', 'InstCopyPredicated', 'InstDMA', 'InstDevicePrint', 'InstDropout', 'InstGather', 'InstGetRandState', 'InstIota', 'InstLocalGather', 'InstMatchReplace', 'InstMatmult', 'InstMax', 'InstMaxIndex', 'InstMemset', 'InstNKIKLIRKernel', 'InstNKIKernel', 'InstNoOp', 'InstNonzeroWithCount', 'InstRand', 'InstRangeSelect', 'InstReadActivationAccumulator', 'InstReciprocal', 'InstScalarTensorTensor', 'InstSelect', 'InstSelectReduce', 'InstSequenceBounds', 'InstSetRandState', 'InstStreamShuffle', 'InstStreamTranspose', 'InstTensorCopy', 'InstTensorCopyDynamic', 'InstTensorPartitionReduce', 'InstTensorReduce', 'InstTensorScalar', 'InstTensorScalarPtr', 'InstTensorScalarReduce', 'InstTensorTensor', 'InstTensorTensorScan', 'InstUnmodeled', 'Instruction', 'MemoryLocation', 'MemoryLocationSet', 'MemoryType', 'MemsetMode', 'Module', 'PerfMode', 'ReduceAxis', 'TensorKind', 'arch_aliases', 'canonical_arch', 'check_start_partition', 'dtype_size', 'emit_trace', 'field_offsets', 'instruction_type_string', 'known_archs', 'machine_config', 'opcode_categories', 'opcode_names', 'opcode_node_classes', 'opcode_origins', 'string2InstructionType']
+__all__: list[str] = ['APPair', 'AccessFlavour', 'AccessPattern', 'AccumCmd', 'ActivationFunc', 'AddrSpace', 'AluOp', 'BIR_VERSION', 'BasicBlock', 'DType', 'DgeType', 'DmaMode', 'Engine', 'FORMAT_VERSION', 'Function', 'InstActivation', 'InstAffineSelect', 'InstBIRKernel', 'InstBNStats', 'InstBNStatsAggregate', 'InstCopyPredicated', 'InstDMA', 'InstDevicePrint', 'InstDropout', 'InstGather', 'InstGetRandState', 'InstIota', 'InstLocalGather', 'InstMatchReplace', 'InstMatmult', 'InstMax', 'InstMaxIndex', 'InstMemset', 'InstNKIKLIRKernel', 'InstNKIKernel', 'InstNoOp', 'InstNonzeroWithCount', 'InstRand', 'InstRangeSelect', 'InstReadActivationAccumulator', 'InstReciprocal', 'InstScalarTensorTensor', 'InstSelect', 'InstSelectReduce', 'InstSequenceBounds', 'InstSetRandState', 'InstStreamShuffle', 'InstStreamTranspose', 'InstTensorCopy', 'InstTensorCopyDynamic', 'InstTensorPartitionReduce', 'InstTensorReduce', 'InstTensorScalar', 'InstTensorScalarPtr', 'InstTensorScalarReduce', 'InstTensorTensor', 'InstTensorTensorScan', 'InstUnmodeled', 'Instruction', 'LegalityOperand', 'LegalityRule', 'LegalitySpace', 'LegalityViolation', 'MemoryLocation', 'MemoryLocationSet', 'MemoryType', 'MemsetMode', 'Module', 'PerfMode', 'ReduceAxis', 'TensorKind', 'arch_aliases', 'canonical_arch', 'check_start_partition', 'dtype_size', 'emit_trace', 'field_offsets', 'instruction_type_string', 'known_archs', 'legality_bn_stats', 'legality_dma', 'legality_dma_trigger', 'legality_dve_transpose', 'legality_engine_operand', 'legality_generation', 'legality_local_gather', 'legality_matmul', 'legality_max8_family', 'legality_pe_input_dtypes', 'legality_rules', 'machine_config', 'opcode_categories', 'opcode_names', 'opcode_node_classes', 'opcode_origins', 'string2InstructionType']
 class Engine:
     """
     Members:
@@ -3282,6 +3282,90 @@ class Module:
     @neuron_core_id.setter
     def neuron_core_id(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
         ...
+class LegalitySpace:
+    """
+    Members:
+    
+      SBUF
+    
+      PSUM
+    
+      DRAM
+    
+      Immediate
+    """
+    DRAM: typing.ClassVar[LegalitySpace]
+    Immediate: typing.ClassVar[LegalitySpace]
+    PSUM: typing.ClassVar[LegalitySpace]
+    SBUF: typing.ClassVar[LegalitySpace]
+    __members__: typing.ClassVar[dict[str, LegalitySpace]]
+    @typing.overload
+    def __eq__(self, other: LegalitySpace) -> bool:
+        ...
+    @typing.overload
+    def __eq__(self, other: typing.Any) -> bool:
+        ...
+    def __getstate__(self) -> int:
+        ...
+    def __hash__(self) -> int:
+        ...
+    def __index__(self) -> int:
+        ...
+    def __init__(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def __int__(self) -> int:
+        ...
+    @typing.overload
+    def __ne__(self, other: LegalitySpace) -> bool:
+        ...
+    @typing.overload
+    def __ne__(self, other: typing.Any) -> bool:
+        ...
+    def __repr__(self) -> str:
+        ...
+    def __setstate__(self, state: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def __str__(self) -> str:
+        ...
+    @property
+    def name(self) -> str:
+        ...
+    @property
+    def value(self) -> int:
+        ...
+class LegalityRule:
+    def __repr__(self) -> str:
+        ...
+    @property
+    def id(self) -> str:
+        ...
+    @property
+    def requires(self) -> str:
+        ...
+class LegalityViolation:
+    def __repr__(self) -> str:
+        ...
+    @property
+    def message(self) -> str:
+        ...
+    @property
+    def rule(self) -> str:
+        ...
+class LegalityOperand:
+    def __init__(self, space: LegalitySpace, dtype: DType, partitions: typing.SupportsInt | typing.SupportsIndex, free_elements: typing.SupportsInt | typing.SupportsIndex, placed: tuple[typing.SupportsInt | typing.SupportsIndex, typing.SupportsInt | typing.SupportsIndex, typing.SupportsInt | typing.SupportsIndex] | None = None) -> None:
+        ...
+    @property
+    def dtype(self) -> DType:
+        ...
+    @property
+    def free_elements(self) -> int:
+        ...
+    @property
+    def partitions(self) -> int:
+        ...
+    @property
+    def space(self) -> LegalitySpace:
+        ...
 def arch_aliases(arch: str) -> list[str]:
     """
     Every name accepted for the generation `arch`, canonical name first ([] when unknown).
@@ -3310,6 +3394,28 @@ def known_archs() -> list[str]:
     """
     The canonical names of the known generations, oldest first.
     """
+def legality_bn_stats(data: LegalityOperand, arch: str) -> LegalityViolation | None:
+    ...
+def legality_dma(opcode: typing.SupportsInt | typing.SupportsIndex, src: LegalityOperand, dst: LegalityOperand, index: LegalityOperand | None, mode: DmaMode, dst_rmw_op: AluOp, dge_type: DgeType, indirect_dim: typing.SupportsInt | typing.SupportsIndex, src_2d: bool, engine: Engine, arch: str) -> LegalityViolation | None:
+    ...
+def legality_dma_trigger(opcode: typing.SupportsInt | typing.SupportsIndex, dge_type: DgeType, engine: Engine, arch: str) -> LegalityViolation | None:
+    ...
+def legality_dve_transpose(data: LegalityOperand, out: LegalityOperand, arch: str) -> LegalityViolation | None:
+    ...
+def legality_engine_operand(opcode: typing.SupportsInt | typing.SupportsIndex, engine: Engine, operand: LegalityOperand, output: bool, arch: str) -> LegalityViolation | None:
+    ...
+def legality_generation(opcode: typing.SupportsInt | typing.SupportsIndex, engine: Engine, arch: str) -> LegalityViolation | None:
+    ...
+def legality_local_gather(src: LegalityOperand, index: LegalityOperand, num_elem_per_idx: typing.SupportsInt | typing.SupportsIndex, num_valid_indices: typing.SupportsInt | typing.SupportsIndex, arch: str) -> LegalityViolation | None:
+    ...
+def legality_matmul(stationary: LegalityOperand, moving: LegalityOperand, out: LegalityOperand, arch: str, is_transpose: bool, start: bool, perf_mode: PerfMode, tile_size: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], tile_position: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]) -> LegalityViolation | None:
+    ...
+def legality_max8_family(opcode: typing.SupportsInt | typing.SupportsIndex, data: LegalityOperand, arch: str) -> LegalityViolation | None:
+    ...
+def legality_pe_input_dtypes(arch: str) -> list[DType]:
+    ...
+def legality_rules() -> list[LegalityRule]:
+    ...
 def machine_config(arch: str) -> dict:
     """
     Every field of bir::MachineConfig of the generation `arch`, by name.

@@ -1,0 +1,119 @@
+// The legality rules: what a NeuronCore instruction may be, once, for every layer that emits or
+// runs instructions. The simulator's decoder (cpp/sim), the IT54 kernel builder
+// (cpp/walrus/kernels/KernelBuilder) and both NKI tracers (through neuronxsim.bir.legality)
+// describe their operands as legality::Operand and ask here. Each rule (LegalityRules.def) has an
+// id and one wording, "<opcode>: <what is wrong>", the same from every layer; the caller adds where
+// the instruction sits (the simulator its position in the module, the kernel builder its node, a
+// tracer the kernel's source line).
+//
+// Every number comes from the target description (MachineConfig.h); the rules follow the public
+// ISA documentation ([ref §2, §4] in ../shared/reference/nki-isa-and-hw.md).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "AccessPattern.h"
+#include "Enums.h"
+#include "InstructionType.h"
+#include "MachineConfig.h"
+
+namespace bir::legality {
+
+enum class Rule : uint8_t {
+#define BIR_LEGALITY_RULE(Name, Id, Requires) Name,
+#include "LegalityRules.def"
+#undef BIR_LEGALITY_RULE
+};
+
+struct RuleInfo {
+  Rule rule;
+  std::string_view id;        // "matmul.pe-rows"
+  std::string_view requires_; // "K <= pe_rows"
+};
+// Every rule, in LegalityRules.def's order.
+const std::vector<RuleInfo>& rules();
+const RuleInfo& info(Rule r);
+
+// A broken rule: which, and its message ("Matmult: K = 200 exceeds the 128 PE rows").
+struct Violation {
+  Rule rule;
+  std::string message;
+};
+using Verdict = std::optional<Violation>;  // nullopt: legal
+
+enum class Space : uint8_t { SBUF, PSUM, DRAM, Immediate };
+
+// What the rules need to know of one operand; each layer fills it from its own operand type.
+struct Operand {
+  Space space = Space::SBUF;
+  DType dtype = DType::float32;
+  int64_t partitions = 1;     // partitions (on-chip); the outermost pattern pair's size (DRAM)
+  int64_t free_elements = 1;  // elements per partition
+  // Once placed (on-chip): the byte of element 0 in its partition, and the bytes [byte_lo, byte_hi)
+  // of each partition it covers. A tracer places after the trace: the address rules then wait.
+  bool placed = false;
+  int64_t start_byte = 0, byte_lo = 0, byte_hi = 0;
+};
+// An access pattern as the rules see it (immediates, DRAM, and SB / PSUM placed at their location).
+Operand operandOf(const AccessPattern& ap);
+
+// ---- the PE array: nc_matmul and PE transposes (InstMatmult) ----
+struct Matmul {
+  Operand stationary, moving, out;
+  bool is_transpose = false;  // moving is the [K, K] identity; out = stationary^T
+  bool start = true;          // start_tensor_calc: a new accumulation group
+  PerfMode perf_mode = PerfMode::None;
+  std::vector<int64_t> tile_size, tile_position;  // PE tiling ([rows, cols], [row, col]) or empty
+};
+Verdict matmul(const Matmul& mm, const MachineConfig& cfg);
+// The dtypes the PE reads on this generation.
+bool isPeInputDtype(DType t, const MachineConfig& cfg);
+
+// ---- operands of the compute engines ----
+// One on-chip operand (`output`: an output, else an input) of instruction `op` issued on `engine`:
+// GpSimd (Pool) reaches no PSUM; a DVE or ACT compute instruction walks at most
+// dve_act_max_free_elements_{sbuf,psum} per partition (DMA transfers are exempt).
+Verdict engineOperand(Opcode op, Engine engine, const Operand& operand, bool output, const MachineConfig& cfg);
+
+// ---- the Vector Engine's transpose (InstStreamTranspose) ----
+Verdict dveTranspose(const Operand& in, const Operand& out, const MachineConfig& cfg);
+
+// ---- per-instruction limits ----
+Verdict bnStats(const Operand& in, const MachineConfig& cfg);
+// max8 / nc_find_index8 / nc_match_replace8 (opcode Max, MaxIndex, MatchReplace).
+Verdict max8Family(Opcode op, const Operand& in, const MachineConfig& cfg);
+
+// ---- GpSimd's partition-local gather (LocalGather) ----
+// `index` holds each core's indices (gpsimd_core_partitions partitions per core).
+Verdict localGather(const Operand& src, const Operand& index, int64_t num_elem_per_idx, int64_t num_valid_indices,
+                    const MachineConfig& cfg);
+
+// ---- instructions of a later generation ----
+// Whether `op` on `engine` exists on this generation (RangeSelect, NonzeroWithCount, the random
+// number generators' Rand / SetRandState / GetRandState); other opcodes pass.
+Verdict generation(Opcode op, Engine engine, const MachineConfig& cfg);
+
+// ---- DMA (DMA, Load, Save, DMACopy, IndirectSave) ----
+struct Dma {
+  Opcode opcode = InstructionType::DMA;  // IndirectSave: a scatter (the destination is indexed)
+  Engine engine = Engine::SP;  // the engine that triggers it
+  Operand src, dst;
+  // ins[1]: an indirect DMA's index tensor (one index per row of the side not indexed: the
+  // destination of a gather, the source of a scatter), or a Dynamic DMA's run-time row offset.
+  std::optional<Operand> index;
+  DmaMode mode = DmaMode::Copy;
+  AluOp dst_rmw_op = AluOp::bypass;
+  DgeType dge_type = DgeType::None;
+  int64_t indirect_dim = -1;
+  bool src_2d = true;  // the source pattern has at most two dims of more than one element
+};
+Verdict dma(const Dma& d, const MachineConfig& cfg);
+// The descriptor generator and the engine that triggers a transfer (rule dma.hwdge), also asked
+// alone by a tracer choosing them before it knows the transfer's operands.
+Verdict dmaTrigger(Opcode op, DgeType dge_type, Engine engine, const MachineConfig& cfg);
+
+}  // namespace bir::legality

@@ -1,0 +1,131 @@
+// Bindings of the legality rules (bir/Legality.h) into `_core.bir`; neuronxsim.bir.legality is the
+// facade. Each check returns None when the instruction is legal, else the Violation it commits.
+#include <optional>
+
+#include "bindings.h"
+#include "bir/Error.h"
+#include "bir/Legality.h"
+
+namespace nxs::py_bind {
+namespace {
+
+namespace lg = bir::legality;
+
+bir::Opcode opcodeOf(int ordinal) {
+  if (!bir::isValidOpcode(ordinal)) throw bir::BIRError("opcode " + std::to_string(ordinal) + " is not an InstructionType");
+  return static_cast<bir::Opcode>(ordinal);
+}
+
+void bindLegality(py::module_& m) {
+  py::enum_<lg::Space>(m, "LegalitySpace")
+      .value("SBUF", lg::Space::SBUF)
+      .value("PSUM", lg::Space::PSUM)
+      .value("DRAM", lg::Space::DRAM)
+      .value("Immediate", lg::Space::Immediate);
+  py::class_<lg::RuleInfo>(m, "LegalityRule")
+      .def_property_readonly("id", [](const lg::RuleInfo& r) { return std::string(r.id); })
+      .def_property_readonly("requires", [](const lg::RuleInfo& r) { return std::string(r.requires_); })
+      .def("__repr__", [](const lg::RuleInfo& r) { return "<rule " + std::string(r.id) + ">"; });
+  py::class_<lg::Violation>(m, "LegalityViolation")
+      .def_property_readonly("rule", [](const lg::Violation& v) { return std::string(lg::info(v.rule).id); })
+      .def_readonly("message", &lg::Violation::message)
+      .def("__repr__", [](const lg::Violation& v) { return "<" + std::string(lg::info(v.rule).id) + ": " + v.message + ">"; });
+  py::class_<lg::Operand>(m, "LegalityOperand")
+      .def(py::init([](lg::Space space, bir::DType dtype, int64_t partitions, int64_t free_elements,
+                       std::optional<std::tuple<int64_t, int64_t, int64_t>> placed) {
+             lg::Operand o;
+             o.space = space;
+             o.dtype = dtype;
+             o.partitions = partitions;
+             o.free_elements = free_elements;
+             if (placed) {
+               const auto [start, lo, hi] = *placed;
+               if (lo < 0 || hi <= lo || start < lo || start >= hi)
+                 throw bir::BIRError("placed (" + std::to_string(start) + ", " + std::to_string(lo) + ", " +
+                                     std::to_string(hi) + ") is not (start byte, lo, hi) of a non-empty byte range");
+               o.placed = true;
+               o.start_byte = start;
+               o.byte_lo = lo;
+               o.byte_hi = hi;
+             }
+             return o;
+           }),
+           py::arg("space"), py::arg("dtype"), py::arg("partitions"), py::arg("free_elements"),
+           py::arg("placed") = py::none())
+      .def_readonly("space", &lg::Operand::space)
+      .def_readonly("dtype", &lg::Operand::dtype)
+      .def_readonly("partitions", &lg::Operand::partitions)
+      .def_readonly("free_elements", &lg::Operand::free_elements);
+
+  m.def("legality_pe_input_dtypes", [](const std::string& arch) {
+    const bir::MachineConfig& cfg = bir::machineConfig(arch);
+    std::vector<bir::DType> out;
+    for (size_t i = 0; i < bir::EnumTraits<bir::DType>::kNames.size(); ++i)
+      if (lg::isPeInputDtype(static_cast<bir::DType>(i), cfg)) out.push_back(static_cast<bir::DType>(i));
+    return out;
+  }, py::arg("arch"));
+  m.def("legality_rules", [] { return lg::rules(); }, py::return_value_policy::copy);
+  m.def(
+      "legality_matmul",
+      [](const lg::Operand& st, const lg::Operand& mv, const lg::Operand& out, const std::string& arch, bool is_transpose,
+         bool start, bir::PerfMode perf_mode, std::vector<int64_t> tile_size, std::vector<int64_t> tile_position) {
+        lg::Matmul mm{st, mv, out, is_transpose, start, perf_mode, std::move(tile_size), std::move(tile_position)};
+        return lg::matmul(mm, bir::machineConfig(arch));
+      },
+      py::arg("stationary"), py::arg("moving"), py::arg("out"), py::arg("arch"), py::arg("is_transpose"), py::arg("start"),
+      py::arg("perf_mode"), py::arg("tile_size"), py::arg("tile_position"));
+  m.def(
+      "legality_engine_operand",
+      [](int opcode, bir::Engine engine, const lg::Operand& op, bool output, const std::string& arch) {
+        return lg::engineOperand(opcodeOf(opcode), engine, op, output, bir::machineConfig(arch));
+      },
+      py::arg("opcode"), py::arg("engine"), py::arg("operand"), py::arg("output"), py::arg("arch"));
+  m.def(
+      "legality_dve_transpose",
+      [](const lg::Operand& in, const lg::Operand& out, const std::string& arch) {
+        return lg::dveTranspose(in, out, bir::machineConfig(arch));
+      },
+      py::arg("data"), py::arg("out"), py::arg("arch"));
+  m.def(
+      "legality_bn_stats", [](const lg::Operand& in, const std::string& arch) { return lg::bnStats(in, bir::machineConfig(arch)); },
+      py::arg("data"), py::arg("arch"));
+  m.def(
+      "legality_max8_family",
+      [](int opcode, const lg::Operand& in, const std::string& arch) {
+        return lg::max8Family(opcodeOf(opcode), in, bir::machineConfig(arch));
+      },
+      py::arg("opcode"), py::arg("data"), py::arg("arch"));
+  m.def(
+      "legality_dma",
+      [](int opcode, const lg::Operand& src, const lg::Operand& dst, std::optional<lg::Operand> index, bir::DmaMode mode,
+         bir::AluOp dst_rmw_op, bir::DgeType dge_type, int64_t indirect_dim, bool src_2d, bir::Engine engine,
+         const std::string& arch) {
+        lg::Dma d{opcodeOf(opcode), engine, src, dst, index, mode, dst_rmw_op, dge_type, indirect_dim, src_2d};
+        return lg::dma(d, bir::machineConfig(arch));
+      },
+      py::arg("opcode"), py::arg("src"), py::arg("dst"), py::arg("index"), py::arg("mode"), py::arg("dst_rmw_op"),
+      py::arg("dge_type"), py::arg("indirect_dim"), py::arg("src_2d"), py::arg("engine"), py::arg("arch"));
+  m.def(
+      "legality_local_gather",
+      [](const lg::Operand& src, const lg::Operand& index, int64_t num_elem_per_idx, int64_t num_valid_indices,
+         const std::string& arch) {
+        return lg::localGather(src, index, num_elem_per_idx, num_valid_indices, bir::machineConfig(arch));
+      },
+      py::arg("src"), py::arg("index"), py::arg("num_elem_per_idx"), py::arg("num_valid_indices"), py::arg("arch"));
+  m.def(
+      "legality_generation",
+      [](int opcode, bir::Engine engine, const std::string& arch) {
+        return lg::generation(opcodeOf(opcode), engine, bir::machineConfig(arch));
+      },
+      py::arg("opcode"), py::arg("engine"), py::arg("arch"));
+  m.def(
+      "legality_dma_trigger",
+      [](int opcode, bir::DgeType dge_type, bir::Engine engine, const std::string& arch) {
+        return lg::dmaTrigger(opcodeOf(opcode), dge_type, engine, bir::machineConfig(arch));
+      },
+      py::arg("opcode"), py::arg("dge_type"), py::arg("engine"), py::arg("arch"));
+}
+
+}  // namespace
+NXS_REGISTER_SUBMODULE(bir, 13, "libBIR: opcodes, node classes, modules, BIR JSON", bindLegality);
+}  // namespace nxs::py_bind

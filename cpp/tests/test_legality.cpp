@@ -1,0 +1,151 @@
+// The legality rules (bir/Legality.h) as the IT54 kernel builder applies them: each violation the
+// builder can be asked for is refused with the rule's own message (tests/bir/test_legality.py checks
+// the same wording through the simulator's decoder and both NKI tracers).
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <set>
+
+#include "bir/Legality.h"
+#include "bir/Module.h"
+#include "walrus/kernels/KernelBuilder.h"
+
+namespace {
+
+using namespace bir;
+namespace lg = bir::legality;
+using walrus::kernels::KernelBuilder;
+using walrus::kernels::Tile;
+
+struct Fixture {
+  std::unique_ptr<Module> m = std::make_unique<Module>();
+  Function* f = m->addFunction();
+  InstBIRKernel* node =
+      cast<InstBIRKernel>(f->addBlock("main")->addInstruction(InstructionType::BIRKernel, "node0"));
+  KernelBuilder kb{*node, *f, true};
+};
+
+lg::Operand operand(lg::Space s, DType t, int64_t p, int64_t f) {
+  lg::Operand o;
+  o.space = s;
+  o.dtype = t;
+  o.partitions = p;
+  o.free_elements = f;
+  return o;
+}
+lg::Operand sb(DType t, int64_t p, int64_t f) { return operand(lg::Space::SBUF, t, p, f); }
+lg::Operand ps(DType t, int64_t p, int64_t f) { return operand(lg::Space::PSUM, t, p, f); }
+
+// `emit` breaks `rule`; the builder's message carries the rule's message for `facts`.
+void expectRefused(const std::function<void(KernelBuilder&)>& emit, lg::Verdict facts, lg::Rule rule) {
+  ASSERT_TRUE(facts.has_value());
+  ASSERT_EQ(facts->rule, rule) << facts->message;
+  Fixture fx;
+  try {
+    emit(fx.kb);
+    FAIL() << "not refused: " << facts->message;
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find(facts->message), std::string::npos) << e.what() << "\nwanted: " << facts->message;
+  }
+}
+
+lg::Matmul pe(lg::Operand st, lg::Operand mv, lg::Operand out, bool transpose = false) {
+  lg::Matmul mm;
+  mm.stationary = st;
+  mm.moving = mv;
+  mm.out = out;
+  mm.is_transpose = transpose;
+  return mm;
+}
+
+const MachineConfig& trn1() { return machineConfig("trn1"); }
+
+TEST(Legality, EveryRuleHasAnIdAndARequirement) {
+  std::set<std::string_view> ids;
+  for (const auto& r : lg::rules()) {
+    EXPECT_TRUE(ids.insert(r.id).second) << r.id;
+    EXPECT_FALSE(r.requires_.empty()) << r.id;
+    EXPECT_EQ(&lg::info(r.rule), &r);
+  }
+}
+
+TEST(Legality, KernelBuilderRefusesWithTheRulesWording) {
+  const DType bf = DType::bfloat16, f32 = DType::float32;
+  lg::Matmul mm = pe(sb(bf, 128, 128), sb(bf, 128, 513), ps(f32, 128, 513));
+  expectRefused(
+      [](KernelBuilder& kb) {
+        kb.matmul(kb.psumPool("p", 1, 2).next(DType::float32, {513}), kb.sbufTile("st", DType::bfloat16, {128}),
+                  kb.sbufTile("mv", DType::bfloat16, {513}), true, true);
+      },
+      lg::matmul(mm, trn1()), lg::Rule::MatmulMovingSize);
+
+  mm = pe(sb(f32, 128, 128), sb(bf, 128, 512), ps(f32, 128, 512));
+  expectRefused(
+      [](KernelBuilder& kb) {
+        kb.matmul(kb.psumPool("p", 1).next(DType::float32, {512}), kb.sbufTile("st", DType::float32, {128}),
+                  kb.sbufTile("mv", DType::bfloat16, {512}), true, true);
+      },
+      lg::matmul(mm, trn1()), lg::Rule::MatmulFp32Pair);
+
+  mm = pe(sb(bf, 128, 128), sb(bf, 64, 512), ps(f32, 128, 512));
+  expectRefused(
+      [](KernelBuilder& kb) {
+        kb.matmul(kb.psumPool("p", 1).next(DType::float32, {512}), kb.sbufTile("st", DType::bfloat16, {128}),
+                  kb.sbufTile("mv", DType::bfloat16, {512}).rows(0, 64), true, true);
+      },
+      lg::matmul(mm, trn1()), lg::Rule::MatmulContraction);
+
+  mm = pe(sb(bf, 128, 128), sb(bf, 128, 512), sb(f32, 128, 512));
+  expectRefused(
+      [](KernelBuilder& kb) {
+        kb.matmul(kb.sbufTile("out", DType::float32, {512}), kb.sbufTile("st", DType::bfloat16, {128}),
+                  kb.sbufTile("mv", DType::bfloat16, {512}), true, true);
+      },
+      lg::matmul(mm, trn1()), lg::Rule::MatmulResultSpace);
+
+  mm = pe(sb(bf, 128, 128), sb(bf, 128, 512), ps(bf, 128, 512));
+  expectRefused(
+      [](KernelBuilder& kb) {
+        kb.matmul(kb.psumPool("p", 1).next(DType::bfloat16, {512}), kb.sbufTile("st", DType::bfloat16, {128}),
+                  kb.sbufTile("mv", DType::bfloat16, {512}), true, true);
+      },
+      lg::matmul(mm, trn1()), lg::Rule::MatmulResultDtype);
+
+  // The result [128, 512] fp32 from byte 1024 of a two-bank buffer crosses the first bank's end.
+  lg::Operand out = ps(f32, 128, 512);
+  out.placed = true;
+  out.start_byte = out.byte_lo = 1024;
+  out.byte_hi = 3072;
+  mm = pe(sb(bf, 128, 128), sb(bf, 128, 512), out);
+  expectRefused(
+      [](KernelBuilder& kb) {
+        kb.matmul(kb.psumPool("p", 1, 2).next(DType::float32, {1024}).cols(256, 512),
+                  kb.sbufTile("st", DType::bfloat16, {128}), kb.sbufTile("mv", DType::bfloat16, {512}), true, true);
+      },
+      lg::matmul(mm, trn1()), lg::Rule::MatmulPsumBank);
+
+  mm = pe(sb(bf, 128, 64), sb(bf, 128, 128), ps(DType::int32, 64, 128), true);
+  expectRefused(
+      [](KernelBuilder& kb) {
+        kb.transpose(kb.psumPool("p", 1).next(DType::int32, {128}).rows(0, 64), kb.sbufTile("in", DType::bfloat16, {64}));
+      },
+      lg::matmul(mm, trn1()), lg::Rule::MatmulResultDtype);
+
+  expectRefused(
+      [](KernelBuilder& kb) {
+        kb.bnStats(kb.sbufTile("out", DType::float32, {6}), kb.sbufTile("in", DType::float32, {513}));
+      },
+      lg::bnStats(sb(f32, 128, 513), trn1()), lg::Rule::BnStatsSize);
+
+  expectRefused(
+      [](KernelBuilder& kb) { kb.max8(kb.sbufTile("out", DType::float32, {8}), kb.sbufTile("in", DType::float32, {4})); },
+      lg::max8Family(InstructionType::Max, sb(f32, 128, 4), trn1()), lg::Rule::Max8Size);
+
+  expectRefused(
+      [](KernelBuilder& kb) {
+        kb.copy(kb.sbufTile("out", DType::float32, {64}), kb.psumPool("p", 1).next(DType::float32, {64}), Engine::Pool);
+      },
+      lg::engineOperand(InstructionType::TensorCopy, Engine::Pool, ps(f32, 128, 64), false, trn1()), lg::Rule::PoolPsum);
+}
+
+}  // namespace

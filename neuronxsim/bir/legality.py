@@ -1,0 +1,128 @@
+"""The legality rules of NeuronCore instructions, bound from libBIR (``cpp/bir/Legality.h``): the one
+set of rules that the simulator's decoder, the IT54 kernel builder and both NKI tracers apply. Each
+rule has a stable id and one wording, ``"<opcode>: <what is wrong>"``; a check returns ``None`` when
+the instruction is legal, else the :class:`Violation` of the first rule it breaks. The caller says
+where the instruction is (the tracers prefix the kernel's source line).
+
+>>> from neuronxsim.bir import DType, legality
+>>> S = legality.Space
+>>> v = legality.matmul(legality.Operand(S.SBUF, DType.bfloat16, 128, 128),
+...                     legality.Operand(S.SBUF, DType.bfloat16, 128, 600),
+...                     legality.Operand(S.PSUM, DType.float32, 128, 600), arch="trn1")
+>>> v.rule, v.message
+('matmul.moving-size', "Matmult: N = 600 (the moving's elements per partition) exceeds 512 per matmul")
+
+Limits are read from the target description (:mod:`neuronxsim.bir.target`) of ``arch``, which every
+check takes by name ("trn1", "trn2" or any alias).
+"""
+
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+from neuronxsim.bir import AluOp, DgeType, DmaMode, Engine, InstructionType, PerfMode
+from neuronxsim.starfish.lib import _core
+
+_b = _core.bir
+_PERF_NONE = PerfMode.__members__["None"]  # (a member named None: not reachable as an attribute)
+_DGE_NONE = DgeType.__members__["None"]
+
+#: Where an operand lives: ``Space.SBUF``, ``Space.PSUM``, ``Space.DRAM`` or ``Space.Immediate``.
+Space = _b.LegalitySpace
+
+#: What the rules know of one operand: ``Operand(space, dtype, partitions, free_elements,
+#: placed=None)``; ``placed`` is ``(start, lo, hi)`` once an on-chip operand has an address: the
+#: byte of its element 0 in a partition and the bytes ``[lo, hi)`` of each partition it covers.
+#: Without it (a trace, before allocation) the address rules (PSUM word, one PSUM bank) wait.
+Operand = _b.LegalityOperand
+
+#: A broken rule: ``.rule`` (its id, e.g. ``"matmul.pe-rows"``) and ``.message``.
+Violation = _b.LegalityViolation
+
+#: One rule: ``.id`` and ``.requires`` (what it requires, in one line).
+Rule = _b.LegalityRule
+
+#: Every rule, in the order of ``cpp/bir/LegalityRules.def``.
+RULES: tuple = tuple(_b.legality_rules())
+
+
+def pe_input_dtypes(arch: str) -> tuple:
+    """The dtypes the PE array reads on ``arch`` (``matmul.operand-dtype``)."""
+    return tuple(_b.legality_pe_input_dtypes(arch))
+
+
+def matmul(stationary: Operand, moving: Operand, out: Operand, *, arch: str, is_transpose: bool = False,
+           start: bool = True, perf_mode: PerfMode = _PERF_NONE, tile_size: Sequence[int] = (),
+           tile_position: Sequence[int] = ()) -> Optional[Violation]:
+    """The PE array (``Matmult``; NKI ``nc_matmul`` and the PE ``nc_transpose``): operands in SBUF
+    of a PE dtype of ``arch``, fp32 on both or neither, K <= PE rows on both, M <= PE columns,
+    N <= the moving limit, an fp32 [M, N] PSUM result (transpose mode: the [K, K] identity as
+    moving, an [M, K] result in the input's dtype or fp32, ``start`` true), inside one PSUM bank,
+    ``perf_mode`` and PE tiling as ``arch`` allows."""
+    return _b.legality_matmul(stationary, moving, out, arch, is_transpose, start, perf_mode, list(tile_size),
+                              list(tile_position))
+
+
+def engine_operand(opcode: InstructionType, engine: Engine, operand: Operand, *, output: bool,
+                   arch: str) -> Optional[Violation]:
+    """One on-chip operand of ``opcode`` issued on ``engine``: no PSUM on GpSimd (Pool); at most the
+    DVE/ACT free-size cap of its memory on the Vector and Scalar engines (DMA transfers exempt)."""
+    return _b.legality_engine_operand(int(opcode), engine, operand, output, arch)
+
+
+def dve_transpose(data: Operand, out: Operand, *, arch: str) -> Optional[Violation]:
+    """The Vector Engine's transpose (``StreamTranspose``; NKI ``nc_transpose`` on the DVE): a
+    source of at most ``dve_transpose_max`` squared, ``out`` of the transposed shape."""
+    return _b.legality_dve_transpose(data, out, arch)
+
+
+def bn_stats(data: Operand, *, arch: str) -> Optional[Violation]:
+    """``BNStats``: at most ``bn_stats_max_free_elements`` per partition."""
+    return _b.legality_bn_stats(data, arch)
+
+
+def max8_family(opcode: InstructionType, data: Operand, *, arch: str) -> Optional[Violation]:
+    """``Max`` (max8), ``MaxIndex`` (nc_find_index8), ``MatchReplace`` (nc_match_replace8):
+    ``max8_min_free_elements`` to ``max8_max_free_elements`` per partition."""
+    return _b.legality_max8_family(int(opcode), data, arch)
+
+
+def local_gather(src: Operand, index: Operand, num_elem_per_idx: int, num_valid_indices: int, *,
+                 arch: str) -> Optional[Violation]:
+    """GpSimd's partition-local gather (``LocalGather``): source and index of the same partitions,
+    a multiple of a GpSimd core's; uint16 indices; ``num_elem_per_idx`` 1, 2, 4, ..., 32;
+    ``num_valid_indices`` 1 to a core's indices, at most ``local_gather_max_indices``."""
+    return _b.legality_local_gather(src, index, num_elem_per_idx, num_valid_indices, arch)
+
+
+def generation(opcode: InstructionType, engine: Engine, *, arch: str) -> Optional[Violation]:
+    """``instruction.generation``: ``RangeSelect``, ``NonzeroWithCount`` and GpSimd's random
+    number generator (``Rand``, ``SetRandState``, ``GetRandState`` on ``Engine.Pool``) only where
+    ``arch`` has them; ``GetRandState`` reads GpSimd's generators only."""
+    return _b.legality_generation(int(opcode), engine, arch)
+
+
+def dma(src: Operand, dst: Operand, *, arch: str, opcode: InstructionType = InstructionType.DMA,
+        index: Optional[Operand] = None, mode: DmaMode = DmaMode.Copy, dst_rmw_op: AluOp = AluOp.bypass,
+        dge_type: DgeType = _DGE_NONE, indirect_dim: int = -1, src_2d: bool = True,
+        engine: Engine = Engine.SP) -> Optional[Violation]:
+    """A transfer (``DMA``, ``Load``, ``Save``, ``DMACopy``, ``IndirectSave``): a modelled mode
+    (copy, the transpose of a 2-D source: ``src_2d``, or ``Dynamic``: rows at the run-time offset
+    ``index``, one integer element), add as the only read-modify-write, the trigger
+    (:func:`dma_trigger`), equal element counts; an indirect transfer (``index``; an
+    ``IndirectSave`` scatter always has one): integer indices, one per row of the side not indexed
+    (the destination of a gather, the source of a scatter), ``indirect_dim`` -1 or 0, rows of
+    equal size."""
+    return _b.legality_dma(int(opcode), src, dst, index, mode, dst_rmw_op, dge_type, indirect_dim, src_2d, engine,
+                           arch)
+
+
+def dma_trigger(*, arch: str, dge_type: DgeType, engine: Engine,
+                opcode: InstructionType = InstructionType.DMA) -> Optional[Violation]:
+    """``dma.hwdge`` alone: hardware DGE only where ``arch`` has it, triggered by the Activation
+    or SP ``engine`` (for a tracer that picks them before the transfer's operands)."""
+    return _b.legality_dma_trigger(int(opcode), dge_type, engine, arch)
+
+
+__all__ = ["Space", "Operand", "Violation", "Rule", "RULES", "pe_input_dtypes", "matmul", "engine_operand", "dve_transpose",
+           "bn_stats", "max8_family", "local_gather", "generation", "dma", "dma_trigger"]

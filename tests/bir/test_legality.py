@@ -1,0 +1,406 @@
+"""One set of legality rules (cpp/bir/Legality.h, neuronxsim.bir.legality), one wording per rule.
+
+For every rule: the rule's own check (through the Python API) breaks it with a message naming the
+instruction, and each layer that can be asked for such an instruction refuses it with that very
+message: the simulator's decoder, the 2.2x NKI tracer and the NKI 0.6 tracer (prefixed with the
+kernel's source line). The IT54 kernel builder's refusals are checked in
+cpp/tests/test_legality.cpp. A layer that cannot express the violation says why in ``UNREACHABLE``;
+a new rule without its cases fails ``test_every_rule_has_its_cases``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import neuronxsim.nki as nki
+import neuronxsim.nki.isa as nisa
+import neuronxsim.nki.language as nl
+import neuronxsim.nki06 as nki06
+import neuronxsim.nki06.isa as nisa06
+import neuronxsim.nki06.language as nl06
+from neuronxsim import sim
+from neuronxsim.bir import AluOp, DgeType, DmaMode, DType, Engine, InstructionType, PerfMode, legality
+from neuronxsim.errors import NeuronxsimError
+from neuronxsim.nki06.kernel import traced
+from neuronxsim.sim.build import ModuleBuilder
+
+S = legality.Space
+IT = InstructionType
+LAYERS = ("decoder", "nki", "nki06")
+
+
+def sb(dtype, p, f):
+    return legality.Operand(S.SBUF, dtype, p, f)
+
+
+def ps(dtype, p, f):
+    return legality.Operand(S.PSUM, dtype, p, f)
+
+
+# ---- the layers ----
+
+def decoder_error(arch, build) -> str:
+    """The simulator's refusal of the module ``build(b)`` makes."""
+    b = ModuleBuilder(arch)
+    build(b)
+    with pytest.raises(NeuronxsimError) as info:
+        sim.simulate(b.module, arch=arch, mode="timing")
+    return str(info.value)
+
+
+def nki_error(arch, body, *shapes) -> str:
+    """The 2.2x tracer's refusal of a kernel loading fp32 inputs of ``shapes`` into SBUF (bf16
+    tiles) and running ``body(*tiles)``."""
+    def kernel(*args):
+        tiles = [nl.load(a, dtype=nl.bfloat16) for a in args]
+        body(*tiles)
+        out = nl.ndarray((1, 1), dtype=nl.float32, buffer=nl.shared_hbm)
+        return out
+
+    with pytest.raises(nki.NKIError) as info:
+        nki.trace(kernel, *[np.zeros(s, np.float32) for s in shapes], arch=arch)
+    assert info.value.location is not None and str(info.value).startswith(f"{__file__}:")
+    return str(info.value)
+
+
+def nki06_error(arch, body, *specs) -> str:
+    """The NKI 0.6 tracer's refusal of a kernel passing tiles to ``body(*tiles)``: one per spec,
+    a shape (a bf16 SBUF tile) or (shape, "sbuf" | "psum", dtype name), set to 1."""
+    @nki06.jit
+    def kernel(a):
+        tiles = []
+        for spec in specs:
+            shape, buffer, dtype = spec if isinstance(spec[1], str) else (spec, "sbuf", "bfloat16")
+            t = nl06.ndarray(shape, dtype=getattr(nl06, dtype), buffer=getattr(nl06, buffer))
+            nisa06.memset(dst=t, value=1.0)
+            tiles.append(t)
+        body(*tiles)
+        return a
+
+    with pytest.raises(nki.NKIError) as info:
+        traced(kernel, (np.zeros((1, 1), np.float32),), {}, arch)
+    assert info.value.location is not None and str(info.value).startswith(f"{__file__}:")
+    return str(info.value)
+
+
+# ---- decoder builders ----
+
+def mm_module(k=128, m=128, n=512, st_dtype=DType.bfloat16, mv_dtype=DType.bfloat16, out_dtype=DType.float32,
+              out_space="PSUM", st_space="SB", mv_k=None, out_p=None, out_n=None, psum_addr=None, **fields):
+    def build(b):
+        st = (b.sbuf if st_space == "SB" else b.psum)("st", k, m, st_dtype)
+        mv = b.sbuf("mv", mv_k or k, n, mv_dtype)
+        out = (b.psum if out_space == "PSUM" else b.sbuf)("acc", out_p or m, out_n or n, out_dtype,
+                                                         **({"addr": psum_addr} if psum_addr is not None else {}))
+        b.matmul(b.tile(out), b.tile(st), b.tile(mv), name="mm", **fields)
+    return build
+
+
+def one(opcode, ins_spec, out_spec, engine=None, **fields):
+    """A module of one ``opcode`` over fresh tensors: specs are (space, partitions, elems, dtype)."""
+    def build(b):
+        def loc(i, spec):
+            space, p, f, dtype = spec
+            return (b.sbuf if space == "SB" else b.psum)(f"t{i}", p, f, dtype)
+        ins = [b.tile(loc(i, s)) for i, s in enumerate(ins_spec)]
+        outs = [b.tile(loc(len(ins_spec) + i, s)) for i, s in enumerate(out_spec)]
+        b.add(opcode, ins, outs, engine=engine, name="x", **fields)
+    return build
+
+
+def dma_module(src_shape, dst_shape, index=None, opcode="DMA", **fields):
+    def build(b):
+        src = b.input("src", src_shape, DType.float32)
+        dst = b.output("dst", dst_shape, DType.float32)
+        ins = [b.full(src)]
+        if index is not None:
+            ins.append(b.full(b.input("idx", index[0], index[1])))
+        b.add(opcode, ins, [b.full(dst)], name="x", **fields)
+    return build
+
+
+def gather_module(partitions, index_dtype, per_index, valid):
+    """A LocalGather on GpSimd of a [partitions, 64] fp32 source by a [partitions, 1] index."""
+    return one("LocalGather", [("SB", partitions, 64, DType.float32), ("SB", partitions, 1, index_dtype)],
+               [("SB", partitions, per_index * valid, DType.float32)], engine=Engine.Pool, num_elem_per_idx=per_index,
+               num_valid_indices=valid)
+
+
+BF, F32, U16 = DType.bfloat16, DType.float32, DType.uint16
+TRN1 = "trn1"
+REPLICATE = DmaMode.__members__["Replicate"]  # (a mode the simulator does not model)
+DYNAMIC = DmaMode.Dynamic  # rows at a run-time offset (ins[1])
+I32 = DType.int32
+
+
+def dram(p, f, dtype=F32):
+    return legality.Operand(S.DRAM, dtype, p, f)
+
+#: rule id -> (arch, the Python API's violating call, {layer: how that layer is asked}).
+CASES = {
+    "matmul.operand-space": (TRN1, lambda a: legality.matmul(ps(BF, 128, 128), sb(BF, 128, 512), ps(F32, 128, 512), arch=a), {
+        "decoder": mm_module(st_space="PSUM"),
+        "nki06": lambda t: nisa06.nc_matmul(dst=t[2], stationary=t[0], moving=t[1])}),
+    "matmul.operand-dtype": (TRN1, lambda a: legality.matmul(sb(DType.int32, 128, 128), sb(BF, 128, 512), ps(F32, 128, 512), arch=a), {
+        "decoder": mm_module(st_dtype=DType.int32)}),
+    "matmul.fp32-pair": (TRN1, lambda a: legality.matmul(sb(F32, 128, 128), sb(BF, 128, 512), ps(F32, 128, 512), arch=a), {
+        "decoder": mm_module(st_dtype=F32)}),
+    "matmul.result-space": (TRN1, lambda a: legality.matmul(sb(BF, 64, 64), sb(BF, 64, 64), sb(F32, 64, 64), arch=a), {
+        "decoder": mm_module(k=64, m=64, n=64, out_space="SB"),
+        "nki06": lambda t: nisa06.nc_matmul(dst=t[2], stationary=t[0], moving=t[1])}),
+    "matmul.contraction": (TRN1, lambda a: legality.matmul(sb(BF, 128, 128), sb(BF, 64, 512), ps(F32, 128, 512), arch=a), {
+        "decoder": mm_module(mv_k=64),
+        "nki": lambda t: nisa.nc_matmul(t[0], t[1])}),
+    "matmul.pe-rows": (TRN1, lambda a: legality.matmul(sb(BF, 129, 128), sb(BF, 129, 512), ps(F32, 128, 512), arch=a), {}),
+    "matmul.pe-cols": (TRN1, lambda a: legality.matmul(sb(BF, 128, 129), sb(BF, 128, 512), ps(F32, 129, 512), arch=a), {
+        "nki": lambda t: nisa.nc_matmul(t[0], t[1])}),
+    "matmul.moving-size": (TRN1, lambda a: legality.matmul(sb(BF, 128, 128), sb(BF, 128, 513), ps(F32, 128, 513), arch=a), {
+        "decoder": mm_module(n=513),
+        "nki": lambda t: nisa.nc_matmul(t[0], t[1])}),
+    "matmul.result-partitions": (TRN1, lambda a: legality.matmul(sb(BF, 128, 128), sb(BF, 128, 512), ps(F32, 64, 512), arch=a), {
+        "decoder": mm_module(out_p=64)}),
+    "matmul.result-size": (TRN1, lambda a: legality.matmul(sb(BF, 128, 128), sb(BF, 128, 512), ps(F32, 128, 256), arch=a), {
+        "decoder": mm_module(out_n=256)}),
+    "matmul.result-dtype": (TRN1, lambda a: legality.matmul(sb(BF, 128, 128), sb(BF, 128, 512), ps(BF, 128, 512), arch=a), {
+        "decoder": mm_module(out_dtype=BF)}),
+    "matmul.transpose-identity": (TRN1, lambda a: legality.matmul(sb(BF, 64, 64), sb(BF, 64, 32), ps(BF, 64, 64), arch=a, is_transpose=True), {
+        "decoder": mm_module(k=64, m=64, n=32, out_dtype=BF, out_n=64, is_transpose=True)}),
+    "matmul.transpose-start": (TRN1, lambda a: legality.matmul(sb(BF, 64, 64), sb(BF, 64, 64), ps(BF, 64, 64), arch=a, is_transpose=True, start=False), {
+        "decoder": mm_module(k=64, m=64, n=64, out_dtype=BF, is_transpose=True, start=False),
+        "nki06": lambda t: nisa06.nc_matmul(dst=t[2], stationary=t[0], moving=t[1], is_transpose=True,
+                                             accumulate=True)}),
+    "matmul.psum-word": (TRN1, lambda a: legality.matmul(sb(BF, 64, 64), sb(BF, 64, 64), legality.Operand(S.PSUM, BF, 64, 64, placed=(2, 2, 130)), arch=a, is_transpose=True), {}),
+    "matmul.psum-bank": (TRN1, lambda a: legality.matmul(sb(BF, 128, 128), sb(BF, 128, 512), legality.Operand(S.PSUM, F32, 128, 512, placed=(1024, 1024, 3072)), arch=a), {
+        "decoder": mm_module(psum_addr=1024)}),
+    "matmul.perf-mode": (TRN1, lambda a: legality.matmul(sb(BF, 64, 64), sb(BF, 64, 64), ps(F32, 64, 64), arch=a, perf_mode=PerfMode.DoubleRow), {
+        "decoder": mm_module(k=64, m=64, n=64, perf_mode=PerfMode.DoubleRow),
+        "nki": lambda t: nisa.nc_matmul(t[0], t[1], perf_mode="double_row_gen3"),
+        "nki06": lambda t: nisa06.nc_matmul(dst=t[2], stationary=t[0], moving=t[1],
+                                             perf_mode=nisa06.matmul_perf_mode.double_row)}),
+    "matmul.pe-tile": (TRN1, lambda a: legality.matmul(sb(BF, 64, 64), sb(BF, 64, 64), ps(F32, 64, 64), arch=a, tile_size=[32, 64], tile_position=[0, 0]), {
+        "decoder": mm_module(k=64, m=64, n=64, tile_size=[32, 64], tile_position=[0, 0]),
+        "nki": lambda t: nisa.nc_matmul(t[0], t[1], tile_size=(32, 64), tile_position=(0, 0)),
+        "nki06": lambda t: nisa06.nc_matmul(dst=t[2], stationary=t[0], moving=t[1], tile_size=(32, 64),
+                                             tile_position=(0, 0))}),
+    "operand.pool-psum": (TRN1, lambda a: legality.engine_operand(IT.TensorCopy, Engine.Pool, ps(F32, 64, 64), output=False, arch=a), {
+        "decoder": one("TensorCopy", [("PSUM", 64, 64, F32)], [("SB", 64, 64, F32)], engine=Engine.Pool)}),
+    "operand.dve-act-free-size": (TRN1, lambda a: legality.engine_operand(IT.TensorCopy, Engine.DVE, sb(DType.uint8, 2, 65537), output=False, arch=a), {
+        "decoder": one("TensorCopy", [("SB", 2, 65537, DType.uint8)], [("SB", 2, 65537, DType.uint8)], engine=Engine.DVE)}),
+    "stream-transpose.source": (TRN1, lambda a: legality.dve_transpose(legality.Operand(S.Immediate, F32, 1, 1), sb(F32, 1, 1), arch=a), {}),
+    "stream-transpose.block": (TRN1, lambda a: legality.dve_transpose(sb(BF, 16, 40), sb(BF, 40, 16), arch=a), {
+        "decoder": one("StreamTranspose", [("SB", 16, 40, BF)], [("SB", 40, 16, BF)]),
+        "nki": lambda t: nisa.nc_transpose(t[0], engine=nisa.vector_engine),
+        "nki06": lambda t: nisa06.nc_transpose(dst=t[1], data=t[0], engine=nisa06.vector_engine)}),
+    "stream-transpose.result": (TRN1, lambda a: legality.dve_transpose(sb(BF, 16, 32), sb(BF, 16, 32), arch=a), {
+        "decoder": one("StreamTranspose", [("SB", 16, 32, BF)], [("SB", 16, 32, BF)])}),
+    "bn-stats.size": (TRN1, lambda a: legality.bn_stats(sb(BF, 8, 513), arch=a), {
+        "decoder": one("BNStats", [("SB", 8, 513, BF)], [("SB", 8, 6, BF)]),
+        "nki": lambda t: nisa.bn_stats(t[0]),
+        "nki06": lambda t: nisa06.bn_stats(dst=t[1], data=t[0])}),
+    "max8.size": (TRN1, lambda a: legality.max8_family(IT.Max, sb(BF, 8, 4), arch=a), {
+        "decoder": one("Max", [("SB", 8, 4, BF)], [("SB", 8, 8, BF)]),
+        "nki": lambda t: nisa.max8(src=t[0]),
+        "nki06": lambda t: nisa06.max8(dst=t[1], src=t[0])}),
+    "local-gather.partitions": (TRN1, lambda a: legality.local_gather(sb(F32, 24, 64), sb(U16, 24, 1), 1, 16, arch=a), {
+        "decoder": gather_module(24, U16, 1, 16),
+        "nki06": lambda t: nisa06.local_gather(dst=t[2], src_buffer=t[0], index=t[1])}),
+    "local-gather.index-dtype": (TRN1, lambda a: legality.local_gather(sb(F32, 16, 64), sb(I32, 16, 1), 1, 16, arch=a), {
+        "decoder": gather_module(16, I32, 1, 16),
+        "nki06": lambda t: nisa06.local_gather(dst=t[2], src_buffer=t[0], index=t[1])}),
+    "local-gather.elements-per-index": (TRN1, lambda a: legality.local_gather(sb(F32, 16, 64), sb(U16, 16, 1), 3, 16, arch=a), {
+        "decoder": gather_module(16, U16, 3, 16),
+        "nki06": lambda t: nisa06.local_gather(dst=t[2], src_buffer=t[0], index=t[1], num_elem_per_idx=3)}),
+    "local-gather.valid-indices": (TRN1, lambda a: legality.local_gather(sb(F32, 16, 64), sb(U16, 16, 1), 1, 17, arch=a), {
+        "decoder": gather_module(16, U16, 1, 17),
+        "nki06": lambda t: nisa06.local_gather(dst=t[2], src_buffer=t[0], index=t[1], num_valid_indices=17)}),
+    "instruction.generation": (TRN1, lambda a: legality.generation(IT.RangeSelect, Engine.DVE, arch=a), {
+        "decoder": one("RangeSelect", [("SB", 4, 8, F32), ("SB", 4, 1, F32), ("SB", 4, 1, F32)], [("SB", 4, 8, F32)]),
+        "nki": lambda t: nisa.range_select(on_true_tile=t[0], comp_op0=np.greater_equal, comp_op1=np.less,
+                                           bound0=t[1], bound1=t[1]),
+        "nki06": lambda t: nisa06.range_select(dst=t[0], on_true_tile=t[0], comp_op0=np.greater_equal,
+                                               comp_op1=np.less, bound0=t[1], bound1=t[1])}),
+    "dma.source": (TRN1, lambda a: legality.dma(legality.Operand(S.Immediate, F32, 1, 1), dram(1, 1), arch=a), {}),
+    "dma.mode": (TRN1, lambda a: legality.dma(dram(4, 8), dram(4, 8), arch=a, mode=REPLICATE), {
+        "decoder": dma_module((4, 8), (4, 8), mode=REPLICATE)}),
+    "dma.rmw-op": (TRN1, lambda a: legality.dma(dram(4, 8), dram(4, 8), arch=a, dst_rmw_op=AluOp.mult), {
+        "decoder": dma_module((4, 8), (4, 8), dst_rmw_op=AluOp.mult)}),
+    "dma.hwdge": (TRN1, lambda a: legality.dma(dram(4, 8), dram(4, 8), arch=a, opcode=IT.DMACopy, dge_type=DgeType.HWDGE), {
+        "decoder": dma_module((4, 8), (4, 8), opcode="DMACopy", dge_type=DgeType.HWDGE),
+        "nki06": lambda t: nisa06.dma_copy(dst=t[1], src=t[0], dge_mode=nisa06.dge_mode.hwdge)}),
+    "dma.index": (TRN1, lambda a: legality.dma(dram(4, 8), dram(4, 8), arch=a, index=dram(4, 1, F32)), {
+        "decoder": dma_module((4, 8), (4, 8), index=((4, 1), F32))}),
+    "dma.indirect-dim": (TRN1, lambda a: legality.dma(dram(4, 8), dram(4, 8), arch=a, index=dram(4, 1, I32), indirect_dim=1), {
+        "decoder": dma_module((4, 8), (4, 8), index=((4, 1), I32), indirect_dim=1)}),
+    "dma.dynamic-offset": (TRN1, lambda a: legality.dma(dram(8, 8), dram(4, 8), arch=a, index=dram(2, 1, I32), mode=DYNAMIC), {
+        "decoder": dma_module((8, 8), (4, 8), index=((2, 1), I32), mode=DYNAMIC)}),
+    "dma.row-size": (TRN1, lambda a: legality.dma(dram(4, 8), dram(4, 4), arch=a, index=dram(4, 1, DType.int32)), {
+        "decoder": dma_module((4, 8), (4, 4), index=((4, 1), DType.int32))}),
+    "dma.transpose-source": (TRN1, lambda a: legality.dma(legality.Operand(S.DRAM, F32, 2, 12), dram(2, 12), arch=a, mode=DmaMode.Transpose, src_2d=False), {
+        "decoder": dma_module((2, 3, 4), (2, 12), mode=DmaMode.Transpose)}),
+    "dma.element-count": (TRN1, lambda a: legality.dma(dram(4, 8), dram(4, 4), arch=a), {
+        "decoder": dma_module((4, 8), (4, 4))}),
+}
+
+#: Why a layer cannot be asked for an instruction breaking the rule (rule id -> layer -> reason).
+TRACERS_MAKE_THE_RESULT = "the tracer makes the PSUM result of the matmul's shape and dtype itself"
+TRACERS_PLACE_LATER = "the tracer places tiles after the trace (its allocator keeps groups in one bank)"
+NO_129_PARTITIONS = "no tile, and (decoder) no verified operand, spans more than the PE rows"
+UNREACHABLE = {
+    "matmul.operand-dtype": {"nki": "the tracers have no PE-illegal on-chip float dtype to hand it",
+                             "nki06": "the tracers have no PE-illegal on-chip float dtype to hand it"},
+    "matmul.fp32-pair": {"nki": "bf16 test tiles", "nki06": "bf16 test tiles"},
+    "matmul.operand-space": {"nki": "the 2.2x tracer copies a PSUM operand to SBUF first, as NKI's compiler does "
+                                    "(test_a_psum_operand_reaches_the_pe_through_sbuf)"},
+    "matmul.result-space": {"nki": TRACERS_MAKE_THE_RESULT},
+    "matmul.contraction": {"nki06": "covered through the shared builder (nki/instructions.matmul)"},
+    "matmul.pe-rows": {"decoder": NO_129_PARTITIONS, "nki": NO_129_PARTITIONS, "nki06": NO_129_PARTITIONS},
+    "matmul.pe-cols": {"decoder": "the stationary's partitions would have to exceed the result's PSUM tensor",
+                       "nki06": "covered through the shared builder (nki/instructions.matmul)"},
+    "matmul.moving-size": {"nki06": "covered through the shared builder (nki/instructions.matmul)"},
+    "matmul.result-partitions": {"nki": TRACERS_MAKE_THE_RESULT, "nki06": TRACERS_MAKE_THE_RESULT},
+    "matmul.result-size": {"nki": TRACERS_MAKE_THE_RESULT, "nki06": TRACERS_MAKE_THE_RESULT},
+    "matmul.result-dtype": {"nki": TRACERS_MAKE_THE_RESULT, "nki06": TRACERS_MAKE_THE_RESULT},
+    "matmul.transpose-identity": {"nki": "the tracer streams its own identity",
+                                  "nki06": "the tracer streams its own identity"},
+    "matmul.transpose-start": {"nki": "nc_transpose never accumulates"},
+    "matmul.psum-word": {"decoder": "matmul.psum-bank's decoder case covers the placed-address rules",
+                         "nki": TRACERS_PLACE_LATER, "nki06": TRACERS_PLACE_LATER},
+    "matmul.psum-bank": {"nki": TRACERS_PLACE_LATER, "nki06": TRACERS_PLACE_LATER},
+    "operand.pool-psum": {"nki": "not yet: the tracers' operand checks (nki/tracer.py) keep their wording",
+                          "nki06": "not yet: the tracers' operand checks (nki/tracer.py) keep their wording"},
+    "operand.dve-act-free-size": {"nki": "not yet: the tracers' operand checks (nki/tracer.py) keep their wording",
+                                  "nki06": "not yet: the tracers' operand checks (nki/tracer.py) keep their wording"},
+    "stream-transpose.source": {"decoder": "the decoder refuses an immediate input of StreamTranspose",
+                                "nki": "tracer operands are tiles", "nki06": "tracer operands are tiles"},
+    "stream-transpose.result": {"nki": "the tracer makes the transposed result",
+                                "nki06": "nki06 reshapes dst to the transposed result"},
+    "dma.source": {"decoder": "covered by the decoder's refusal of immediate DMA sources",
+                   "nki": "tracer operands are tiles", "nki06": "tracer operands are tiles"},
+}
+for _rule in ("local-gather.partitions", "local-gather.index-dtype", "local-gather.elements-per-index",
+              "local-gather.valid-indices"):
+    UNREACHABLE[_rule] = {"nki": "the 2.2x local_gather is not modelled (refused)"}
+UNREACHABLE["dma.hwdge"] = {"nki": "the 2.2x dma_copy records no descriptor-generator type (its dge_mode is not modelled)"}
+for _rule in ("dma.mode", "dma.rmw-op", "dma.index", "dma.indirect-dim", "dma.dynamic-offset",
+              "dma.row-size", "dma.transpose-source", "dma.element-count"):
+    UNREACHABLE[_rule] = {"nki": "not yet: the tracers' DMA checks keep their wording",
+                          "nki06": "not yet: the tracers' DMA checks keep their wording"}
+
+#: The on-chip bf16 tiles each tracer case starts from.
+NKI_TILES = {"matmul.operand-space": [(128, 128), (128, 512)], "matmul.contraction": [(128, 128), (64, 512)], "matmul.pe-cols": [(128, 129), (128, 512)],
+             "matmul.moving-size": [(128, 128), (128, 513)], "matmul.pe-tile": [(64, 64), (64, 64)],
+             "matmul.perf-mode": [(64, 2, 64), (64, 2, 64)], "instruction.generation": [(4, 8), (4, 1)],
+             "stream-transpose.block": [(16, 40)], "bn-stats.size": [(8, 513)], "max8.size": [(8, 4)]}
+PSUM_F32 = ((64, 64), "psum", "float32")
+NKI06_TILES = {"matmul.operand-space": [((128, 128), "psum", "bfloat16"), (128, 512), ((128, 512), "psum", "float32")],
+               "matmul.result-space": [(64, 64), (64, 64), ((64, 64), "sbuf", "float32")],
+               "matmul.transpose-start": [(64, 64), (64, 64), ((64, 64), "psum", "bfloat16")],
+               "matmul.perf-mode": [(64, 64), (64, 64), PSUM_F32],
+               "matmul.pe-tile": [(64, 64), (64, 64), PSUM_F32],
+               "stream-transpose.block": [(16, 40), (40, 16)], "bn-stats.size": [(8, 513), (8, 6)],
+               "max8.size": [(8, 4), (8, 8)], "dma.hwdge": [(4, 8), (4, 8)],
+               "instruction.generation": [(4, 8), (4, 1)],
+               "local-gather.partitions": [((24, 64), "sbuf", "float32"), ((24, 1), "sbuf", "uint16"), ((24, 16), "sbuf", "float32")],
+               "local-gather.index-dtype": [((16, 64), "sbuf", "float32"), ((16, 1), "sbuf", "int32"), ((16, 16), "sbuf", "float32")],
+               "local-gather.elements-per-index": [((16, 64), "sbuf", "float32"), ((16, 1), "sbuf", "uint16"), ((16, 48), "sbuf", "float32")],
+               "local-gather.valid-indices": [((16, 64), "sbuf", "float32"), ((16, 1), "sbuf", "uint16"), ((16, 17), "sbuf", "float32")]}
+
+
+def test_every_rule_has_its_cases():
+    ids = [r.id for r in legality.RULES]
+    assert len(ids) == len(set(ids)) and ids == list(CASES)
+    for rid, (_, _, layers) in CASES.items():
+        for layer in LAYERS:
+            assert (layer in layers) != (layer in UNREACHABLE.get(rid, {})), (rid, layer)
+    for rule in legality.RULES:
+        assert rule.requires and repr(rule) == f"<rule {rule.id}>"
+
+
+@pytest.mark.parametrize("rid", list(CASES))
+def test_one_wording_through_every_layer(rid):
+    arch, api, layers = CASES[rid]
+    v = api(arch)
+    assert v is not None and v.rule == rid, v
+    assert v.message.split(":")[0] in {t.name for t in IT}, v.message  # it names the instruction
+    for layer, how in layers.items():
+        if layer == "decoder":
+            text = decoder_error(arch, how)
+        elif layer == "nki":
+            tiles = NKI_TILES[rid]
+            text = nki_error(arch, lambda *t: how(t), *tiles)
+        else:
+            text = nki06_error(arch, lambda *t: how(t), *NKI06_TILES[rid])
+        assert v.message in text, (layer, v.message, text)
+
+
+def test_legal_instructions_pass_and_limits_follow_the_generation():
+    ok = legality.matmul(sb(BF, 128, 128), sb(BF, 128, 512), ps(F32, 128, 512), arch="trn1")
+    assert ok is None
+    e3 = DType.float8e3
+    assert legality.matmul(sb(e3, 64, 64), sb(e3, 64, 64), ps(F32, 64, 64), arch="trn1").rule == "matmul.operand-dtype"
+    assert legality.matmul(sb(e3, 64, 64), sb(e3, 64, 64), ps(F32, 64, 64), arch="trn2") is None
+    assert e3 in legality.pe_input_dtypes("trn2") and e3 not in legality.pe_input_dtypes("trn1")
+    tiles = dict(tile_size=[32, 64], tile_position=[0, 0])
+    assert legality.matmul(sb(BF, 32, 64), sb(BF, 32, 64), ps(F32, 64, 64), arch="trn2", **tiles) is None
+    assert legality.dma(dram(4, 8), dram(4, 8), arch="trn2", dge_type=DgeType.HWDGE) is None
+    with pytest.raises(NeuronxsimError, match="unknown arch 'trn9'"):
+        legality.bn_stats(sb(BF, 1, 1), arch="trn9")
+
+
+def test_dma_rules_cover_scatters_and_run_time_offsets():
+    """IndirectSave (a scatter: one index per source row) and Dynamic DMAs (one run-time row
+    offset) are refused by the rules dma.index / dma.dynamic-offset, with their one wording, in
+    the simulator's decoder too."""
+    scatter = IT.IndirectSave
+    cases = [
+        (legality.dma(dram(4, 8), dram(8, 8), arch=TRN1, opcode=scatter), "dma.index",
+         dma_module((4, 8), (8, 8), opcode="IndirectSave")),
+        (legality.dma(dram(4, 8), dram(8, 8), arch=TRN1, opcode=scatter, index=dram(8, 1, I32)), "dma.index",
+         dma_module((4, 8), (8, 8), opcode="IndirectSave", index=((8, 1), I32))),
+        (legality.dma(dram(8, 8), dram(4, 8), arch=TRN1, mode=DYNAMIC), "dma.dynamic-offset",
+         dma_module((8, 8), (4, 8), mode=DYNAMIC)),
+        (legality.dma(dram(8, 8), dram(4, 8), arch=TRN1, mode=DYNAMIC, index=dram(1, 1, F32)), "dma.dynamic-offset",
+         dma_module((8, 8), (4, 8), mode=DYNAMIC, index=((1, 1), F32))),
+        (legality.dma(dram(8, 8), dram(4, 4), arch=TRN1, mode=DYNAMIC, index=dram(1, 1, I32)), "dma.row-size",
+         dma_module((8, 8), (4, 4), mode=DYNAMIC, index=((1, 1), I32))),
+    ]
+    for v, rid, build in cases:
+        assert v is not None and v.rule == rid, (rid, v)
+        assert v.message in decoder_error(TRN1, build), (rid, v.message)
+    assert "the source has 4 rows" in cases[1][0].message
+    assert legality.dma(dram(4, 8), dram(8, 8), arch=TRN1, opcode=scatter, index=dram(4, 1, I32)) is None
+    assert legality.dma(dram(8, 8), dram(4, 8), arch=TRN1, mode=DYNAMIC, index=dram(1, 1, I32)) is None
+
+
+def test_a_psum_operand_reaches_the_pe_through_sbuf():
+    """The PE reads its operands from SBUF (nki.isa.nc_matmul: "must read inputs from SBUF";
+    rule matmul.operand-space). The 2.2x tracer lowers a PSUM operand as NKI's compiler does, a
+    copy to SBUF before the Matmult, so the instruction it emits obeys the rule; NKI 0.6, whose
+    instructions are the hardware's one to one, refuses it (CASES)."""
+    @nki.jit
+    def kernel(a, b):
+        out = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+        t = nisa.nc_transpose(nl.load(a))  # [128, 128] in PSUM
+        nl.store(out, nisa.nc_matmul(t, nl.load(b)))
+        return out
+
+    a, b = np.zeros((128, 128), np.float32), np.zeros((128, 64), np.float32)
+    insts = nki.trace(kernel, a, b).functions[0].blocks[0].instructions
+    mm = [i for i in insts if i.opcode_name == "Matmult"][-1]
+    assert all(ap.location.type.name == "SB" for ap in mm.ins), [ap.location.type for ap in mm.ins]
+
+
+def test_the_generation_rule_covers_every_later_instruction():
+    """instruction.generation: each instruction the rule names, refused on trn1 and taken on trn2
+    (the GetRandState of the Vector Engine's generators on neither: NeuronCore-v4's)."""
+    pool, dve = Engine.Pool, Engine.DVE
+    for op, engine in ((IT.RangeSelect, dve), (IT.NonzeroWithCount, pool), (IT.Rand, pool),
+                       (IT.SetRandState, pool), (IT.GetRandState, pool)):
+        v = legality.generation(op, engine, arch="trn1")
+        assert v is not None and v.rule == "instruction.generation" and v.message.startswith(f"{op.name}: "), v
+        assert "needs NeuronCore-v3 or later; trn1 is NeuronCore-v2" in v.message
+        assert legality.generation(op, engine, arch="trn2") is None
+    assert legality.generation(IT.Rand, dve, arch="trn1") is None  # the Vector Engine's generators: every generation
+    assert "NeuronCore-v4" in legality.generation(IT.GetRandState, dve, arch="trn2").message
+    assert legality.generation(IT.TensorCopy, pool, arch="trn1") is None
