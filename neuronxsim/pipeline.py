@@ -230,7 +230,8 @@ def resolve(lowered: Union[Lowered, bir.Module], files_dir: Optional[PathLike] =
 def simulate(resolved: Union[Resolved, bir.Module], inputs: Optional[Mapping[str, np.ndarray]] = None,
              arch: str = "trn1", mode: str = "full", on_progress: Optional[OnProgress] = None):
     """The simulator's run of the module (``neuronxsim.sim.simulate``); kernel nodes left in a
-    module are timed by their analytic cost in timing mode. ``on_progress(done, total)``
+    module are timed in timing mode, each as one step: the cached simulated time of its own
+    expansion (walrus KernelNodeLatency). ``on_progress(done, total)``
     (instructions) is called about ten times a second from another thread while it runs."""
     from neuronxsim import sim
 

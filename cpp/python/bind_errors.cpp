@@ -20,6 +20,7 @@ void raise(const char* cls, const char* msg) {
 }  // namespace
 
 void bindErrors(py::module_& m) {
+  prepareForOutOfMemory();
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
@@ -33,6 +34,9 @@ void bindErrors(py::module_& m) {
       raise("KLRError", e.what());
     } catch (const nxs::Error& e) {
       raise("NeuronxsimError", e.what());
+    } catch (const std::bad_alloc& e) {
+      keepMemoryReserve();  // the unwinding that may have used it is over
+      PyErr_SetString(PyExc_MemoryError, e.what());
     }
   });
 }

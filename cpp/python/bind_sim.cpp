@@ -11,6 +11,7 @@
 #include "sim/ListSchedule.h"
 #include "sim/Simulator.h"
 #include "sim/Timeline.h"
+#include "sim/TraceProgress.h"
 
 namespace nxs::py_bind {
 namespace {
@@ -204,6 +205,11 @@ void bindSim(py::module_& m) {
   m.def("lane_name", &laneName, py::arg("track"), py::arg("lane"),
         "The trace's name of a track's lane: \"ACT\", \"ACT (pipelined)\", \"ACT (pipelined 2)\".");
 
+  py::class_<sim::TraceProgress>(m, "TraceProgress", "How far write_trace is: done of total slices (read it from another thread).")
+      .def(py::init<>())
+      .def_property_readonly("done", [](const sim::TraceProgress& p) { return p.done.load(std::memory_order_relaxed); })
+      .def_property_readonly("total", [](const sim::TraceProgress& p) { return p.total.load(std::memory_order_relaxed); });
+
   py::class_<SimResult>(m, "SimResult")
       .def_readonly("arch", &SimResult::arch)
       .def_property_readonly("mode", [](const SimResult& r) { return r.mode == Mode::Full ? "full" : "timing"; })
@@ -218,10 +224,11 @@ void bindSim(py::module_& m) {
       .def("record_columns", &recordColumns)
       .def("slice_columns", &sliceColumns)
       .def_property_readonly("record_count", [](const SimResult& r) { return r.records.size(); })
-      .def("write_trace", [](const SimResult& r, const std::string& path) {
+      .def("write_trace", [](const SimResult& r, const std::string& path, sim::TraceProgress* progress) {
         py::gil_scoped_release release;
-        r.writeTrace(path);
-      }, py::arg("path"))
+        sim::writeTrace(r, path, progress);
+      }, py::arg("path"), py::arg("progress") = nullptr,
+         "Writes the trace file; `progress` (a TraceProgress) is updated as it goes.")
       .def_property_readonly("prints", [](const SimResult& r) {
         py::list out;
         for (const auto& p : r.prints) {

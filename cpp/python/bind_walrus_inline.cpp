@@ -76,16 +76,18 @@ py::dict signatureDict(const walrus::kernels::Leaf& leaf) {
 void bindWalrusInline(py::module_& m) {
   m.def(
       "inline_bir_kernels",
-      [](bir::Module& module, bool verify) {
+      [](bir::Module& module, bool verify, size_t maxInstructions) {
         walrus::Logger logger;
-        walrus::InlineBIRKernel pass(logger, {.verify = verify});
+        walrus::InlineBIRKernel pass(logger, {.verify = verify, .max_instructions = maxInstructions});
         pass.run(module);
         py::list out;
         for (const auto& s : pass.expansions()) out.append(statsDict(s));
         return out;
       },
-      py::arg("module"), py::arg("verify") = true,
-      "Expands every IT54 InstBIRKernel node of `module` in place; returns one dict of statistics per node.");
+      py::arg("module"), py::arg("verify") = true, py::arg("max_instructions") = walrus::kDefaultMaxInstructions,
+      "Expands every IT54 InstBIRKernel node of `module` in place; returns one dict of statistics per node.\n"
+      "A node whose expansion has more than `max_instructions` instructions is refused (KernelError).");
+  m.attr("DEFAULT_MAX_INSTRUCTIONS") = walrus::kDefaultMaxInstructions;
   m.def("bir_kernel_leaves", [] {
     py::dict out;
     for (const auto& leaf : walrus::kernels::leaves()) out[py::str(leaf.name)] = leaf.summary;

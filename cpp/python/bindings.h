@@ -15,6 +15,10 @@ namespace nxs::py_bind {
 namespace py = pybind11;
 
 void bindErrors(py::module_& m);
+// Out of memory as MemoryError, never an abort (out_of_memory.cpp): prepareForOutOfMemory() once
+// at import, keepMemoryReserve() again after a std::bad_alloc has been translated.
+void prepareForOutOfMemory();
+void keepMemoryReserve();
 
 // Each core area binds itself into its own submodule of _core (`_core.bir`, `_core.sim`, ...) by
 // registering here from its bind_<area>.cpp, so adding an area touches no shared file:

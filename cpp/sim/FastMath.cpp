@@ -65,6 +65,10 @@ __attribute__((target("avx2"))) void expRunAvx2(float* v, int64_t n) {
 // Scalar and AVX2 versions perform the same IEEE double operations in the same order (no fused
 // multiply-adds), so every host gives the same bits.
 
+// Gelu of NaN: Gelu(NaN) is x's own NaN, quieted (x + x). x Phi(x) would multiply two NaNs, x's and
+// Phi's (which has |x|'s sign), and which of two NaN operands a multiply returns depends on the
+// order the compiler put them in: GCC and clang (under ASan) chose differently.
+
 // g(u), degree 18: |error| <= 1.33e-12 on z in [0, 30] (relative error of erfc)
 constexpr double kErfcPoly[] = {
     -0.6717940840566923, 0.6726432239992207, 0.047343306853420045, -0.04689561153577452,
@@ -195,7 +199,8 @@ __attribute__((target("avx2"))) inline void geluAvx2(Block x) {
     const __m256d half = _mm256_mul_pd(_mm256_set1_pd(0.5), e[k]);
     const __m256d phi = _mm256_blendv_pd(half, _mm256_sub_pd(_mm256_set1_pd(1.0), half),
                                          _mm256_cmp_pd(x[k], _mm256_setzero_pd(), _CMP_GE_OQ));
-    x[k] = _mm256_mul_pd(x[k], phi);
+    x[k] = _mm256_blendv_pd(_mm256_mul_pd(x[k], phi), _mm256_add_pd(x[k], x[k]),
+                            _mm256_cmp_pd(x[k], x[k], _CMP_UNORD_Q));  // Gelu of NaN: see above kErfcPoly
   }
 }
 
@@ -240,7 +245,9 @@ float erf32(float x) {
 }
 
 float gelu32(float x) {
-  const double xd = x, half = 0.5 * erfcNonNegative(std::fabs(xd) * kInvSqrt2);
+  const double xd = x;
+  if (std::isnan(xd)) return static_cast<float>(xd + xd);  // Gelu of NaN: see above kErfcPoly
+  const double half = 0.5 * erfcNonNegative(std::fabs(xd) * kInvSqrt2);
   return static_cast<float>(xd * (xd >= 0 ? 1.0 - half : half));
 }
 

@@ -354,7 +354,7 @@ std::string instructionWhere(int core, uint32_t block, uint32_t index, const bir
 }
 
 Program::Program(const bir::Module& m, const bir::Hwm& hwm, Mode mode_, std::optional<int64_t> neuronCoreId)
-    : mode(mode_), config(&hwm.config()) {
+    : mode(mode_), config(&ownConfig_), ownConfig_(hwm.config()) {
   // Each instruction is verified just before it is decoded, so that its operands are read from
   // memory once (a long stream does not fit in the caches). The verifier's complaints still come
   // first: on any refusal the whole module is verified before the refusal is passed on, exactly

@@ -101,14 +101,19 @@ class Program {
   // function (neuron_core_id empty) or only functions[*neuron_core_id]. Throws SimulationError
   // naming the instruction for anything the machine cannot run.
   Program(const bir::Module& m, const bir::Hwm& hwm, Mode mode, std::optional<int64_t> neuronCoreId);
+  Program(const Program&) = delete;  // `config` points into this object
+  Program& operator=(const Program&) = delete;
 
   Mode mode;
+  // The Hwm's machine, copied: a SimResult keeps its Program after the Simulator and its Hwm are
+  // gone (the trace reads the semaphore wait from it).
   const bir::MachineConfig* config;
   std::vector<CoreProgram> cores;
   std::vector<TensorSpec> tensors;
   size_t instructionCount() const;
 
  private:
+  bir::MachineConfig ownConfig_;
   void decodeModule(const bir::Module& m, const bir::Hwm& hwm, std::optional<int64_t> neuronCoreId);
 };
 

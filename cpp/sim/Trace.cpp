@@ -16,6 +16,7 @@
 
 #include "Simulator.h"
 #include "Timeline.h"
+#include "TraceProgress.h"
 
 namespace sim {
 
@@ -99,8 +100,16 @@ class JsonOut {
 
 }  // namespace
 
-void SimResult::writeTrace(const std::string& path) const {
-  const Timeline t = buildTimeline(*this);
+void SimResult::writeTrace(const std::string& path) const { sim::writeTrace(*this, path, nullptr); }
+
+void writeTrace(const SimResult& r, const std::string& path, TraceProgress* progress) {
+  const auto& arch = r.arch;
+  const auto& mode = r.mode;
+  const auto& total_ns = r.total_ns;
+  const auto& cores = r.cores;
+  const auto& records = r.records;
+  const Timeline t = buildTimeline(r);
+  if (progress) progress->total.store(t.slices.size(), std::memory_order_relaxed);
   JsonOut o(path);
   o.raw("{\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"neuronxsim\",\"arch\":");
   o.str(arch);
@@ -153,9 +162,10 @@ void SimResult::writeTrace(const std::string& path) const {
     o.us(s.start);
   };
 
-  for (const Slice& s : t.slices) {
-    const Record& r = records[s.record];
-    const DecodedInst& d = decoded(r);
+  for (size_t i = 0; i < t.slices.size(); ++i) {
+    if (progress && i % 1024 == 0) progress->done.store(i, std::memory_order_relaxed);
+    const Slice& s = t.slices[i];
+    const DecodedInst& d = r.decoded(records[s.record]);
     const bir::Instruction& I = *d.inst;
     // Named by what a profile reader looks for: the opcode, the kernel it was expanded from and its
     // source line (the instruction's own name when it has neither; it is always in args).

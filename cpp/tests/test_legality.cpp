@@ -8,6 +8,7 @@
 
 #include "bir/Legality.h"
 #include "bir/Module.h"
+#include "walrus/BIRKernelWrapper.h"
 #include "walrus/kernels/KernelBuilder.h"
 
 namespace {
@@ -22,7 +23,7 @@ struct Fixture {
   Function* f = m->addFunction();
   InstBIRKernel* node =
       cast<InstBIRKernel>(f->addBlock("main")->addInstruction(InstructionType::BIRKernel, "node0"));
-  KernelBuilder kb{*node, *f, true};
+  KernelBuilder kb{*node, *f, true, walrus::kDefaultMaxInstructions};
 };
 
 lg::Operand operand(lg::Space s, DType t, int64_t p, int64_t f) {

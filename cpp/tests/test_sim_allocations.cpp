@@ -26,16 +26,35 @@ std::atomic<int64_t> gNews{0};
 }  // namespace
 
 #if NXS_COUNT_NEWS
-// Replaceable global allocation functions ([new.delete.single]); the aligned and nothrow forms
-// keep their library versions, which pair with their own deletes. Not inlined: GCC would then see
-// free() meet operator new at the call site and warn (-Wmismatched-new-delete).
-__attribute__((noinline)) void* operator new(std::size_t n) {
+// Replaceable global allocation functions ([new.delete.single], [new.delete.array]), every
+// unaligned form: the standard library's own nothrow and array forms forward to these, but a
+// sanitizer runtime's do not (they allocate from its own heap), so a form left out would pair a
+// sanitizer allocation with free() below (ASan: alloc-dealloc-mismatch, e.g. std::stable_sort's
+// nothrow temporary buffer). The aligned forms keep their library versions, which pair with their
+// own deletes. Not inlined: GCC would then see free() meet operator new at the call site and warn
+// (-Wmismatched-new-delete).
+namespace {
+void* countedAlloc(std::size_t n) noexcept {
   gNews.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(n ? n : 1)) return p;
+  return std::malloc(n ? n : 1);
+}
+}  // namespace
+__attribute__((noinline)) void* operator new(std::size_t n) {
+  if (void* p = countedAlloc(n)) return p;
   throw std::bad_alloc();
 }
+__attribute__((noinline)) void* operator new[](std::size_t n) {
+  if (void* p = countedAlloc(n)) return p;
+  throw std::bad_alloc();
+}
+__attribute__((noinline)) void* operator new(std::size_t n, const std::nothrow_t&) noexcept { return countedAlloc(n); }
+__attribute__((noinline)) void* operator new[](std::size_t n, const std::nothrow_t&) noexcept { return countedAlloc(n); }
 __attribute__((noinline)) void operator delete(void* p) noexcept { std::free(p); }
+__attribute__((noinline)) void operator delete[](void* p) noexcept { std::free(p); }
 __attribute__((noinline)) void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+__attribute__((noinline)) void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+__attribute__((noinline)) void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+__attribute__((noinline)) void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
 #endif
 
 namespace {

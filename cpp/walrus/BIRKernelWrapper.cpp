@@ -60,7 +60,8 @@ std::string BIRKernelWrapper::describe(const InstBIRKernel& node, const BasicBlo
 }
 
 std::unique_ptr<BIRKernelWrapper> BIRKernelWrapper::createInstance(Logger& logger, InstBIRKernel* node,
-                                                                    BasicBlock* bb, bool verify) {
+                                                                    BasicBlock* bb, bool verify,
+                                                                    size_t maxInstructions) {
   if (!node) throw KernelError("BIRKernelWrapper::createInstance: no node");
   if (!bb || bb->indexOf(node) < 0 || !bb->parent())
     throw KernelError(describe(*node, nullptr) + ": not an instruction of the given block of a function");
@@ -74,7 +75,7 @@ std::unique_ptr<BIRKernelWrapper> BIRKernelWrapper::createInstance(Logger& logge
   requireOneCoreOperands(*node, where);
   try {
     checkOperandShapes(*node);
-    kernels::KernelBuilder kb(*node, *bb->parent(), verify);
+    kernels::KernelBuilder kb(*node, *bb->parent(), verify, maxInstructions);
     leaf->expand(kb);
     kb.attrs().finish();
     w->stats_.sbuf_bytes = kb.sbufHighWater();

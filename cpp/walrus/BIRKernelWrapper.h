@@ -50,6 +50,12 @@ struct ExpansionStats {
   int psum_banks = 0;
 };
 
+// The most instructions one kernel node's expansion may have unless told otherwise (a host holds
+// about 1 KB per simulated instruction, so an expansion past it would exhaust memory rather than
+// run). The NKI tracer's cap on a trace takes the same default (neuronxsim/nki/tracer.py), and
+// both follow $NEURONXSIM_MAX_INSTRUCTIONS / --max-instructions.
+inline constexpr size_t kDefaultMaxInstructions = 1'000'000;
+
 class BIRKernelWrapper {
  public:
   // Instantiates and expands the leaf of `node` (which must sit in `bb`). `verify` checks every
@@ -57,7 +63,13 @@ class BIRKernelWrapper {
   // the node's position, name and kernel for an unknown kernel_name (listing the known ones), for
   // attrs or shapes the leaf cannot take, and for code the leaf could not make legal.
   static std::unique_ptr<BIRKernelWrapper> createInstance(Logger& logger, bir::InstBIRKernel* node,
-                                                          bir::BasicBlock* bb, bool verify);
+                                                          bir::BasicBlock* bb, bool verify) {
+    return createInstance(logger, node, bb, verify, kDefaultMaxInstructions);
+  }
+  // ... and refuses (KernelError, before memory runs out) an expansion of more than
+  // `maxInstructions` instructions.
+  static std::unique_ptr<BIRKernelWrapper> createInstance(Logger& logger, bir::InstBIRKernel* node,
+                                                          bir::BasicBlock* bb, bool verify, size_t maxInstructions);
   ~BIRKernelWrapper();
 
   // Replaces the node in its block by the expansion (each instruction's `kernel` set to the

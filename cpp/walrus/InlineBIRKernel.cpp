@@ -14,7 +14,8 @@ size_t InlineBIRKernel::run(Module& m) {
     for (const auto& bb : f->blocks())
       for (const auto& I : bb->instructions())
         if (auto* node = dyn_cast<InstBIRKernel>(I.get()))
-          staged.push_back(BIRKernelWrapper::createInstance(logger_, node, bb.get(), options_.verify));
+          staged.push_back(BIRKernelWrapper::createInstance(logger_, node, bb.get(), options_.verify,
+                                                                            options_.max_instructions));
   // Nothing can fail from here on: commit every expansion.
   for (auto& w : staged) {
     w->inlineInPlace();

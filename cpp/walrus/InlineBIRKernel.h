@@ -18,6 +18,7 @@ namespace walrus {
 
 struct InlineOptions {
   bool verify = true;  // check each emitted operand, and the whole module after the rewrite
+  size_t max_instructions = kDefaultMaxInstructions;  // per node's expansion (BIRKernelWrapper.h)
 };
 
 class InlineBIRKernel {

@@ -26,7 +26,9 @@ using bir::Module;
 
 // Kernels inside kernels are priced recursively; no real kernel nests this deep.
 constexpr int kMaxNesting = 8;
-thread_local int gNesting = 0;
+// Initial-exec: in each thread's static TLS block, allocated with the thread. The default model
+// would allocate it on first use, where glibc aborts the process when memory is exhausted.
+__attribute__((tls_model("initial-exec"))) thread_local int gNesting = 0;
 
 struct Cache {
   std::mutex mutex;

@@ -99,7 +99,7 @@ def kernel_rows(result, nodes: List[KernelNode]) -> List[KernelRow]:
     rec = result.instructions
     peak = result.config.pe_bf16_peak_flops_per_ns
     kernel_of = rec["kernel"]
-    unexpanded = kernel_of == ""  # a kernel node timed by its analytic cost is its own record
+    unexpanded = kernel_of == ""  # a kernel node timed as one step (--analytic) is its own record
     s_engine, s_core, s_kernel, s_name, s_start, s_end = _busy_intervals(result)
     s_unexpanded = s_kernel == ""
     rows = []

@@ -120,7 +120,7 @@ def run(args) -> int:
             with progress.step("check against NumPy"):
                 checks = _check_outputs(cfg, inputs, result.outputs)
                 _attach_errors(rows, checks)
-        with progress.step(steps[-1][0]):
+        with progress.step(steps[-1][0], unit="trace slices written") as step:
             report = {
                 "neuronxsim": neuronxsim.__version__, "command": "run", "arch": args.arch, "mode": args.mode,
                 "layer": {"name": program.name, **vars(cfg)}, **summary.to_json(), "checks": checks,
@@ -131,7 +131,7 @@ def run(args) -> int:
             }
             out.write_text("program.json", program.dumps() + "\n")
             out.write_with("lowered.json", lambda path: bir.save(lowered.module, path))
-            out.write_with("trace.json", result.write_trace)
+            out.write_with("trace.json", lambda path: result.write_trace(path, on_progress=step.fraction))
             out.write_with("timeline.png", files.timeline_writer(
                 result, rows, f"{program.name}: {cfg.tokens} tokens, hidden {cfg.hidden}, {args.arch}, "
                               f"{result.total_ns / 1e3:.1f} us"))

@@ -1,7 +1,7 @@
 """``neuronxsim simulate module.json [--inputs inputs.npz]``: runs a BIR module on the simulator.
 
-Kernel nodes are resolved first (``--analytic`` keeps them in timing mode, timed by their
-analytic cost). Inputs come from an .npz by tensor name (checked before anything is decompressed,
+Kernel nodes are resolved first (``--analytic`` keeps them in timing mode, each timed as one
+step: the cached simulated time of the node's own expansion, walrus KernelNodeLatency). Inputs come from an .npz by tensor name (checked before anything is decompressed,
 see ``npz``), converted to each tensor's dtype; any input it lacks (or all, without
 ``--inputs``) is seeded random normal. Writes outputs.npz (full mode), report.json, trace.json
 and timeline.png to the folder ``--output``, replaced as a whole.
@@ -30,7 +30,8 @@ def add_parser(sub) -> None:
     p.add_argument("--arch", choices=sorted(pipeline.ARCHS), default="trn1")
     p.add_argument("--mode", choices=pipeline.MODES, default="full")
     p.add_argument("--analytic", action="store_true",
-                   help="timing mode: keep kernel nodes and time them by their analytic cost")
+                   help="timing mode: keep kernel nodes unexpanded, each timed as one step by the cached "
+                        "simulated time of its expansion")
     p.add_argument("--seed", type=arguments.seed, default=0, help="seed of generated inputs")
     p.add_argument("--output", type=arguments.folder, default="neuronxsim-sim",
                    help="output folder (default ./neuronxsim-sim)")
@@ -79,10 +80,10 @@ def run(args) -> int:
                 else (None, [])
             result = pipeline.simulate(module, inputs, arch=args.arch, mode=args.mode, on_progress=step.fraction)
         summary = pipeline.report(result, nodes)
-        with progress.step(steps[3][0]), output as out:
+        with progress.step(steps[3][0], unit="trace slices written") as step, output as out:
             if full:
                 out.write_with("outputs.npz", files.npz_writer(result.outputs))
-            out.write_with("trace.json", result.write_trace)
+            out.write_with("trace.json", lambda path: result.write_trace(path, on_progress=step.fraction))
             out.write_with("timeline.png", files.timeline_writer(
                 result, summary.rows, f"{os.path.basename(args.module)}: {args.arch}, {result.total_ns / 1e3:.1f} us"))
             document = {"command": "simulate", "module": os.path.abspath(args.module), "arch": args.arch,

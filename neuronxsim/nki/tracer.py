@@ -30,6 +30,7 @@ import numpy as np
 
 from neuronxsim import bir
 from neuronxsim.bir import target
+from neuronxsim.starfish.lib import _core
 
 from .errors import NKIError, SourceLocation, caller_location
 from .indexing import LoopIndex
@@ -63,8 +64,9 @@ DMA_QUEUES = target.uniform("dma_queues")
 #: How many instructions a trace may record (all cores together) before it is refused, unless
 #: told otherwise (``max_instructions``): a trace holds about 1 KB per instruction and records
 #: a few hundred thousand a second, so a runaway loop stops within seconds, while kernels we know
-#: record tens of thousands at most.
-DEFAULT_MAX_INSTRUCTIONS = 1_000_000
+#: record tens of thousands at most. The same default caps one IT54 kernel node's expansion
+#: (walrus::kDefaultMaxInstructions, cpp/walrus/BIRKernelWrapper.h, its home).
+DEFAULT_MAX_INSTRUCTIONS = _core.walrus.DEFAULT_MAX_INSTRUCTIONS
 #: The environment variable that overrides that default (``--max-instructions`` of the
 #: ``neuronxsim`` commands sets it, so that the scripts ``neuronxsim exec`` runs see it too).
 MAX_INSTRUCTIONS_ENV = "NEURONXSIM_MAX_INSTRUCTIONS"

@@ -9,7 +9,8 @@ slowest core's end, the same denominator for every core):
   an engine that triggers a DMA, the trigger;
 * a DMA queue: each transfer from its start to its end;
 * "DMA (any queue)": the time at least one of the core's queues is busy;
-* a kernel node timed by its analytic cost (``simulate --analytic``) keeps every track busy.
+* a kernel node timed as one step (``simulate --analytic``: the cached time of its expansion)
+  keeps every track busy.
 
 A core's PE MFU is its matmul flops over the bf16 PE peak for the total time. (The module's
 ``SimResult.pe_mfu`` is the mean over its cores; ``pe_mfu_text`` says so.)

@@ -13,7 +13,6 @@ then be omitted). Everything the machine cannot do is refused with a
 
 from __future__ import annotations
 
-import threading
 from typing import Callable, Mapping, Optional
 
 import numpy as np
@@ -22,6 +21,7 @@ from neuronxsim import bir
 from neuronxsim.errors import SimulationError
 from neuronxsim.sim.config import MachineConfig, config
 from neuronxsim.sim.dtypes import dtype_to_numpy, numpy_to_dtype
+from neuronxsim.sim.reporting import run_reporting
 from neuronxsim.sim.result import ENGINES, EngineStats, SimResult
 from neuronxsim.starfish.lib import _core
 
@@ -95,32 +95,13 @@ def simulate(module: bir.Module, inputs: Optional[Mapping[str, np.ndarray]] = No
             if spec["type"] == bir.MemoryType.Output:
                 outputs[spec["name"]] = _new_output(spec)
                 native.bind(spec["name"], outputs[spec["name"]])
-    result = native.run() if on_progress is None else _run_reporting(native, on_progress)
+    if on_progress is None:
+        result = native.run()
+    else:
+        total = native.instruction_count
+        result = run_reporting(native.run, lambda: (native.instructions_done(), total), on_progress)
     del bound  # referenced until the run is over
     return SimResult(result, outputs, config(arch), module)
-
-
-def _run_reporting(native, on_progress, interval: float = 0.1):
-    """``native.run()`` (which releases the GIL) while a thread reports its progress."""
-    total = native.instruction_count
-    finished = threading.Event()
-
-    def report():
-        while not finished.wait(interval):
-            try:
-                on_progress(native.instructions_done(), total)
-            except Exception:  # a failing display must not outlive or break the run
-                return
-
-    reporter = threading.Thread(target=report, name="neuronxsim-sim-progress", daemon=True)
-    reporter.start()
-    try:
-        result = native.run()
-    finally:
-        finished.set()
-        reporter.join()
-    on_progress(total, total)
-    return result
 
 
 def input_tensors(module: bir.Module, arch: str = "trn1") -> dict:

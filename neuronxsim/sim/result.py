@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from typing import Mapping
+from typing import Callable, Mapping, Optional
 
 import numpy as np
 
@@ -92,7 +92,8 @@ class SimResult:
         the slice before: ``track_label``); start_ns / end_ns (start until its results are
         visible) and busy_end_ns (until then it kept its track busy), integer nanoseconds of
         simulated time; record (its row of ``instructions``); trigger; whole_core (a kernel node
-        timed by its analytic cost, which occupies every track of its core)."""
+        timed as one step by the cached time of its expansion, which occupies every track of
+        its core)."""
         if self._slices is None:
             cols = self._native.slice_columns()
             rec = np.empty(len(cols["start_ns"]), dtype=np.dtype([(f, cols[f].dtype) for f in _SLICE_FIELDS]))
@@ -107,7 +108,7 @@ class SimResult:
         prefix, float32 array [partitions, elements]) tuple each."""
         return self._native.prints
 
-    def write_trace(self, path) -> None:
+    def write_trace(self, path, on_progress: Optional[Callable[[int, int], None]] = None) -> None:
         """Writes a Chrome trace-event JSON file (open it in https://ui.perfetto.dev or
         chrome://tracing) of ``slices``: one process per NeuronCore, one track per engine, DMA
         queue and sub-track with slices, one slice per instruction named "<opcode> <kernel>
@@ -116,8 +117,16 @@ class SimResult:
         into each instruction a memory dependency delayed, from the instruction it waited for;
         counters "SBUF in use" and "PSUM in use" (bytes) and "<queue> rate" (GB/s) per core. Times
         are integer nanoseconds (``ts``/``dur`` in microseconds with three decimals). What each
-        of these means: docs/trace.md."""
-        self._native.write_trace(os.fspath(path))
+        of these means: docs/trace.md. ``on_progress(done, total)`` (slices written) is called
+        about ten times a second from another thread while it writes, and once at the end."""
+        if on_progress is None:
+            self._native.write_trace(os.fspath(path))
+            return
+        from neuronxsim.sim.reporting import run_reporting
+
+        progress = _core.sim.TraceProgress()
+        run_reporting(lambda: self._native.write_trace(os.fspath(path), progress),
+                      lambda: (progress.done, progress.total), on_progress)
 
     def __repr__(self) -> str:
         busy = ", ".join(f"{e} {self.engines[e].utilization:.0%}" for e in ENGINES if e in self.engines)
@@ -153,7 +162,7 @@ class _Restored:
     def slice_columns(self) -> dict:
         return self.slice_data
 
-    def write_trace(self, path) -> None:
+    def write_trace(self, path, on_progress: Optional[Callable[[int, int], None]] = None) -> None:
         from neuronxsim.errors import SimulationError
         raise SimulationError("this result was unpickled: its trace can only be written where "
                               "it was simulated (call write_trace there)")

@@ -15,14 +15,16 @@ C++ core, as ``InlineBIRKernel::run`` does -- so the module can be simulated.
 
 from __future__ import annotations
 
+from typing import Optional
+
 from neuronxsim.bir import Module
-from neuronxsim.errors import KernelError
+from neuronxsim.errors import KernelError, NeuronxsimError
 from neuronxsim.starfish.lib import _core
 
 _w = _core.walrus
 
 
-def inline_bir_kernels(module: Module, *, verify: bool = True) -> list[dict]:
+def inline_bir_kernels(module: Module, *, verify: bool = True, max_instructions: Optional[int] = None) -> list[dict]:
     """Expands every IT54 (``InstBIRKernel``) node of ``module`` in place, as
     ``InlineBIRKernel::run`` does.
 
@@ -30,6 +32,9 @@ def inline_bir_kernels(module: Module, *, verify: bool = True) -> list[dict]:
     the known ones), attrs or shapes its leaf cannot take -- :class:`KernelError` names the node and
     no node changes. ``verify`` checks each emitted operand as it is made and the whole module
     afterwards. IT55 and IT56 nodes are left for ``neuronxsim.walrus.resolve_kernel_nodes``.
+    ``max_instructions``: a node whose expansion has more instructions is refused (KernelError)
+    before it can exhaust memory; None: the NKI tracer's cap (``$NEURONXSIM_MAX_INSTRUCTIONS`` or
+    ``neuronxsim.nki.tracer.DEFAULT_MAX_INSTRUCTIONS``).
 
     Returns one dict per expanded node, in module order: ``node``, ``kernel_name``,
     ``instructions``, ``per_engine`` (compute instructions by engine name), ``dmas``, ``tensors``
@@ -37,7 +42,13 @@ def inline_bir_kernels(module: Module, *, verify: bool = True) -> list[dict]:
     """
     if not isinstance(module, Module):
         raise KernelError(f"inline_bir_kernels: expected a neuronxsim.bir.Module, got {type(module).__name__}")
-    return _w.inline_bir_kernels(module, verify)
+    from neuronxsim.nki.tracer import instruction_cap
+
+    try:
+        cap = instruction_cap(max_instructions)
+    except NeuronxsimError as e:
+        raise KernelError(f"inline_bir_kernels: {e}") from None
+    return _w.inline_bir_kernels(module, verify, cap)
 
 
 def bir_kernel_leaves() -> dict[str, str]:

@@ -4,6 +4,7 @@ exactly one line on stderr, ``neuronxsim: error: ...`` naming what and where, th
 status, no traceback, and nothing written."""
 
 import io
+import json
 import os
 import signal
 import subprocess
@@ -186,14 +187,25 @@ def _cli(*argv, timeout=60, **kw):
                           timeout=timeout, env={**os.environ, "PYTHONPATH": pythonpath()}, **kw)
 
 
-@pytest.mark.parametrize("command", [["simulate"], ["resolve", "-o", "r.json"], ["info"], ["lower", "-o", "o"]])
-def test_a_named_pipe_is_refused_without_waiting_on_it(tmp_path, command):
+def test_a_named_pipe_is_refused_without_waiting_on_it(tmp_path):
+    """Every command that reads a module or program, on a FIFO, in one child process (a hang
+    would time it out): one line each, naming the pipe."""
     fifo = tmp_path / "pipe.json"
     os.mkfifo(fifo)
-    argv = [command[0], str(fifo), *command[1:]]
-    r = _cli(*argv, cwd=tmp_path, timeout=120)  # a hang would time out
-    assert r.returncode == 1 and r.stderr.count("\n") == 1, r.stderr
-    assert "pipe.json: is a named pipe (FIFO)" in r.stderr
+    commands = [["simulate"], ["resolve", "-o", "r.json"], ["info"], ["lower", "-o", "o"]]
+    code = ("import contextlib, io, json, sys\nfrom neuronxsim.cli import main\nresults = []\n"
+            f"for argv in {[[c[0], str(fifo), *c[1:]] for c in commands]!r}:\n"
+            "    err = io.StringIO()\n"
+            "    with contextlib.redirect_stderr(err):\n"
+            "        status = main(argv)\n"
+            "    results.append([status, err.getvalue()])\n"
+            "print(json.dumps(results))")
+    r = subprocess.run([sys.executable, "-P", "-c", code], cwd=tmp_path, capture_output=True, text=True,
+                       timeout=120, env={**os.environ, "PYTHONPATH": pythonpath()})
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    for command, (status, err) in zip(commands, json.loads(r.stdout)):
+        assert status == 1 and err.count("\n") == 1, (command, err)
+        assert "pipe.json: is a named pipe (FIFO)" in err, (command, err)
 
 
 def test_a_closed_pipe_ends_the_command_quietly():
@@ -205,15 +217,15 @@ def test_a_closed_pipe_ends_the_command_quietly():
 
 
 def test_ctrl_c_is_one_line_and_status_130(tmp_path):
+    # "ready" comes from inside the command's first step, where the interrupt must land.
     p = subprocess.Popen([sys.executable, "-P", "-c", "import sys, time\nfrom neuronxsim.cli import main\n"
-                          "import neuronxsim.cli.run as r\nr.layer.build_program = lambda cfg, tensors_only=False: time.sleep(60)\n"
-                          "print('ready', flush=True)\nsys.exit(main(['run', '--output', 'o']))"],
+                          "import neuronxsim.cli.run as r\n"
+                          "r.layer.build_program = lambda cfg, tensors_only=False: (print('ready', flush=True), "
+                          "time.sleep(60))\nsys.exit(main(['run', '--output', 'o']))"],
                          cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          env={**os.environ, "PYTHONPATH": pythonpath()},
                          preexec_fn=sigint_as_a_terminal_gives_it)
     assert p.stdout.readline() == "ready\n"
-    import time
-    time.sleep(1.0)
     p.send_signal(signal.SIGINT)
     _, err = p.communicate(timeout=60)
     assert p.returncode == 130 and err == "neuronxsim: interrupted\n"
@@ -238,19 +250,29 @@ def test_an_error_line_is_capped():
     assert one_line("a\n    b\x07") == "a | b\\x07"
 
 
-@pytest.mark.xfail(reason="since the merge of main the 4096-token timing run fits the limit, and at sizes "
-                   "that outgrow it glibc aborts a thread start ('cannot allocate memory for thread-local "
-                   "data', exit 127) before Python sees a MemoryError; open", strict=False)
 def test_running_out_of_memory_is_one_line_and_leaves_nothing(tmp_path):
-    """A data limit (ulimit -d) the layer's timing run outgrows: the C++ core's std::bad_alloc and
-    NumPy's MemoryError both end as one line, and no output folder or staging folder is left."""
+    """A data limit (ulimit -d) the layer's timing run outgrows while the C++ core builds its
+    program: the std::bad_alloc ends as one line (not as glibc's abort when the C++ runtime's
+    thread-local data or an unwinding destructor cannot be allocated, cpp/python/out_of_memory.cpp),
+    and no output folder or staging folder is left."""
     code = ("import resource, sys\nfrom neuronxsim.cli import main, memory\n"
-            "resource.setrlimit(resource.RLIMIT_DATA, (memory._data_bytes() + (300 << 20), resource.RLIM_INFINITY))\n"
-            "sys.exit(main(['run', '--tokens', '4096', '--mode', 'timing', '--output', 'o', '--quiet']))")
+            "resource.setrlimit(resource.RLIMIT_DATA, (memory._data_bytes() + (200 << 20), resource.RLIM_INFINITY))\n"
+            "sys.exit(main(['run', '--tokens', '8192', '--mode', 'timing', '--output', 'o', '--quiet']))")
     r = subprocess.run([sys.executable, "-P", "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=600,
                        env={**os.environ, "PYTHONPATH": pythonpath()})
     assert r.returncode == 1 and r.stderr.count("\n") == 1, r.stderr
-    assert r.stderr.startswith("neuronxsim: error: out of memory") and "try smaller sizes" in r.stderr
+    assert r.stderr.startswith("neuronxsim: error: out of memory") and "(std::bad_alloc)" in r.stderr
+    assert "try smaller sizes" in r.stderr
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_kernel_node_expanding_past_the_instruction_cap_is_one_line(tmp_path, capsys, monkeypatch):
+    """The cap on one kernel node's expansion stops an enormous expansion before it exhausts
+    memory (made small here, so that the layer's first node, QKV, exceeds it)."""
+    monkeypatch.setenv("NEURONXSIM_MAX_INSTRUCTIONS", "200")
+    status, _, err = run_cli(["run", "--tokens", "128", "--mode", "timing", "--output", str(tmp_path / "o"),
+                              "--quiet"], capsys)
+    assert_one_error_line(err, "(kernel 'QKV'): its expansion has more than 200 instructions, the cap", status, 1)
     assert os.listdir(tmp_path) == []
 
 

@@ -104,3 +104,17 @@ def test_simulate_reports_its_progress(lowered):
     assert calls[-1] == (total, total)
     assert all(t == total and 0 <= d <= total for d, t in calls)
     assert [d for d, _ in calls] == sorted(d for d, _ in calls)
+
+
+def test_writing_the_trace_reports_its_progress(lowered, tmp_path):
+    """Slices written of the trace's slices, in order, ending at all of them; the file is the
+    one written without a progress report."""
+    result = pipeline.simulate(pipeline.resolve(lowered), None, mode="timing")
+    calls = []
+    result.write_trace(tmp_path / "reported.json", on_progress=lambda done, total: calls.append((done, total)))
+    result.write_trace(tmp_path / "plain.json")
+    total = len(result.slices)
+    assert total > 0 and calls[-1] == (total, total)
+    assert all(t in (0, total) and 0 <= d <= total for d, t in calls)
+    assert [d for d, _ in calls] == sorted(d for d, _ in calls)
+    assert (tmp_path / "reported.json").read_bytes() == (tmp_path / "plain.json").read_bytes()

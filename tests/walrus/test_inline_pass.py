@@ -133,6 +133,30 @@ def test_an_unknown_kernel_is_refused_naming_the_known_ones_and_nothing_changes(
     assert module.to_json() == before  # mm0 and tp0 were expandable, but nothing was committed
 
 
+def test_an_expansion_past_the_instruction_cap_is_refused_before_it_is_made(monkeypatch):
+    """The cap (max_instructions, else $NEURONXSIM_MAX_INSTRUCTIONS, else the tracer's default)
+    stops a node's expansion at the first instruction past it: one line naming the node, and
+    nothing changes. Exactly the expansion's own size passes."""
+    module = BirCodeGenLoop().lower(two_kernel_program())
+    before = module.to_json()
+    sizes = [s["instructions"] for s in inline_bir_kernels(BirCodeGenLoop().lower(two_kernel_program()))]
+    with pytest.raises(KernelError) as e:
+        inline_bir_kernels(module, max_instructions=sizes[0] - 1)
+    assert str(e.value) == (f"functions[0].blocks[0].instructions[0] InstBIRKernel 'mm0' (kernel 'RowTiledMM'): its "
+                            f"expansion has more than {sizes[0] - 1} instructions, the cap on one kernel node's "
+                            "expansion (raise it with NEURONXSIM_MAX_INSTRUCTIONS or --max-instructions, or use "
+                            "smaller shapes)")
+    assert module.to_json() == before
+    monkeypatch.setenv("NEURONXSIM_MAX_INSTRUCTIONS", str(max(sizes) - 1))
+    with pytest.raises(KernelError, match="more than"):
+        inline_bir_kernels(module)
+    monkeypatch.setenv("NEURONXSIM_MAX_INSTRUCTIONS", "many")
+    with pytest.raises(KernelError, match="NEURONXSIM_MAX_INSTRUCTIONS='many'"):
+        inline_bir_kernels(module)
+    assert module.to_json() == before
+    assert [s["instructions"] for s in inline_bir_kernels(module, max_instructions=max(sizes))] == sizes
+
+
 def generic_module(kernel_name, ins, outs, attrs=(), **fields):
     """One IT54 node over fresh fp32 DRAM tensors ([name, shape] pairs), built with the bir API."""
     m = bir.Module()

@@ -57,10 +57,12 @@ legality::Matmul matmulFacts(const InstMatmult& I) {
 
 // ---------------------------------------------------------------------------------------------
 
-KernelBuilder::KernelBuilder(const InstBIRKernel& node, const Function& function, bool verify)
+KernelBuilder::KernelBuilder(const InstBIRKernel& node, const Function& function, bool verify,
+                             size_t maxInstructions)
     : node_(node),
       function_(function),
       verify_(verify),
+      maxInstructions_(maxInstructions),
       arch_(function.parent() ? function.parent()->arch : kDefaultBirArch),
       attrs_(node),
       sbuf_("SBUF", 0, kSbufAlign),
@@ -215,6 +217,10 @@ KernelBuilder::Section::~Section() { kb_.section_ = saved_; }
 
 template <class T>
 T& KernelBuilder::emit(Engine engine, const char* what) {
+  if (code_.size() >= maxInstructions_)
+    throw KernelError("its expansion has more than " + std::to_string(maxInstructions_) +
+                      " instructions, the cap on one kernel node's expansion (raise it with "
+                      "NEURONXSIM_MAX_INSTRUCTIONS or --max-instructions, or use smaller shapes)");
   std::unique_ptr<T> inst;
   if constexpr (std::is_same_v<T, InstDMA>)
     inst = std::make_unique<InstDMA>(InstructionType::DMACopy);

@@ -64,7 +64,9 @@ struct Act {
 class KernelBuilder {
  public:
   // `verify`: check each emitted operand with the BIR verifier's rules as it is made.
-  KernelBuilder(const bir::InstBIRKernel& node, const bir::Function& function, bool verify);
+  // `maxInstructions`: emitting one more throws KernelError (the expansion's cap).
+  KernelBuilder(const bir::InstBIRKernel& node, const bir::Function& function, bool verify,
+                size_t maxInstructions);
   ~KernelBuilder();
   KernelBuilder(const KernelBuilder&) = delete;
   KernelBuilder& operator=(const KernelBuilder&) = delete;
@@ -214,6 +216,7 @@ class KernelBuilder {
   const bir::InstBIRKernel& node_;
   const bir::Function& function_;
   bool verify_;
+  size_t maxInstructions_;
   std::string arch_;
   KernelAttrs attrs_;
   std::optional<OperandBinding> binding_;  // bound at the first input() / output()

@@ -5,14 +5,28 @@ from __future__ import annotations
 import neuronxsim.starfish.lib._core.bir
 import numpy
 import typing
-__all__: list[str] = ['NUM_ENGINES', 'SimResult', 'Simulator', 'TRACK_NAMES', 'engine_of', 'lane_name', 'latency', 'schedule_function']
+__all__: list[str] = ['NUM_ENGINES', 'SimResult', 'Simulator', 'TRACK_NAMES', 'TraceProgress', 'engine_of', 'lane_name', 'latency', 'schedule_function']
+class TraceProgress:
+    """
+    How far write_trace is: done of total slices (read it from another thread).
+    """
+    def __init__(self) -> None:
+        ...
+    @property
+    def done(self) -> int:
+        ...
+    @property
+    def total(self) -> int:
+        ...
 class SimResult:
     def record_columns(self) -> dict:
         ...
     def slice_columns(self) -> dict:
         ...
-    def write_trace(self, path: str) -> None:
-        ...
+    def write_trace(self, path: str, progress: TraceProgress = None) -> None:
+        """
+        Writes the trace file; `progress` (a TraceProgress) is updated as it goes.
+        """
     @property
     def arch(self) -> str:
         ...

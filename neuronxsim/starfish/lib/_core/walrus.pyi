@@ -5,7 +5,7 @@ from __future__ import annotations
 import collections.abc
 import neuronxsim.starfish.lib._core.bir
 import typing
-__all__: list[str] = ['NEURONXSIM_KLR_FORMAT', 'add_compiled_nki_kernel', 'bir_kernel_leaves', 'compiled_nki_kernel', 'decode_kernel', 'encode_kernel', 'inline_bir_kernels', 'kernel_node_latency_stats', 'klr_info', 'leaf_signatures', 'read_kernel_file', 'resolve_kernel_nodes', 'write_kernel_file']
+__all__: list[str] = ['DEFAULT_MAX_INSTRUCTIONS', 'NEURONXSIM_KLR_FORMAT', 'add_compiled_nki_kernel', 'bir_kernel_leaves', 'compiled_nki_kernel', 'decode_kernel', 'encode_kernel', 'inline_bir_kernels', 'kernel_node_latency_stats', 'klr_info', 'leaf_signatures', 'read_kernel_file', 'resolve_kernel_nodes', 'write_kernel_file']
 def add_compiled_nki_kernel(handle: str, data: bytes) -> None:
     """
     Registers a user kernel the NKI front end compiled (an IT55 func).
@@ -22,9 +22,10 @@ def encode_kernel(module: neuronxsim.starfish.lib._core.bir.Module, kernel_name:
     """
     (file bytes, {klr_operators, extended_operators, generic_instructions}).
     """
-def inline_bir_kernels(module: neuronxsim.starfish.lib._core.bir.Module, verify: bool = True) -> list:
+def inline_bir_kernels(module: neuronxsim.starfish.lib._core.bir.Module, verify: bool = True, max_instructions: typing.SupportsInt | typing.SupportsIndex = 1000000) -> list:
     """
     Expands every IT54 InstBIRKernel node of `module` in place; returns one dict of statistics per node.
+    A node whose expansion has more than `max_instructions` instructions is refused (KernelError).
     """
 def kernel_node_latency_stats() -> dict:
     ...
@@ -46,4 +47,5 @@ def resolve_kernel_nodes(module: neuronxsim.starfish.lib._core.bir.Module, nki_k
     """
 def write_kernel_file(module: neuronxsim.starfish.lib._core.bir.Module, path: str, kernel_name: str = 'kernel') -> None:
     ...
+DEFAULT_MAX_INSTRUCTIONS: int = 1000000
 NEURONXSIM_KLR_FORMAT: str = 'neuronxsim-klr/1'
