@@ -5,22 +5,11 @@
 #include "bir/Error.h"
 #include "bir/Module.h"
 #include "bir/View.h"
+#include "test_ap_kit.h"
 
 using namespace bir;
 
 namespace {
-
-// The element indices an access pattern addresses, in enumeration order.
-std::vector<int64_t> elements(const AccessPattern& ap) {
-  std::vector<int64_t> out = {ap.offset};
-  for (const APPair& p : ap.pattern) {
-    std::vector<int64_t> next;
-    for (int64_t base : out)
-      for (int64_t i = 0; i < p.num; ++i) next.push_back(base + i * p.step);
-    out = std::move(next);
-  }
-  return out;
-}
 
 struct Fixture {
   Module m;
