@@ -215,16 +215,15 @@ struct Decoder {
         } else if (side == 1) {
           fail(what() + " is an immediate; outputs must be memory");
         }
-        Operand op;
+        const Operand* op = nullptr;
         try {
-          op = decodeOperand(ap, tensor);
+          op = &cp.operands.emplace_back(decodeOperand(ap, tensor));  // no default-built copy
         } catch (const SimulationError& e) {
           fail(what() + ": " + e.what());
         }
-        if (!kernel && op.onChip())
-          if (const auto why = bir::legality::engineOperand(I.opcode(), d.engine, sim::Checker::facts(op), side == 1, cfg))
+        if (!kernel && op->onChip())
+          if (const auto why = bir::legality::engineOperand(I.opcode(), d.engine, sim::Checker::facts(*op), side == 1, cfg))
             fail(why->message);
-        cp.operands.push_back(op);
       }
     }
 
@@ -398,8 +397,9 @@ void Program::decodeModule(const bir::Module& m, const bir::Hwm& hwm, std::optio
     uint32_t ordinal = 0;
     for (size_t bi = 0; bi < fn.blocks().size(); ++bi) {
       const bir::BasicBlock& bb = *fn.blocks()[bi];
-      for (size_t ii = 0; ii < bb.size(); ++ii) {
-        const bir::Instruction& I = *bb.at(ii);
+      const auto& insts = bb.instructions();
+      for (size_t ii = 0; ii < insts.size(); ++ii) {
+        const bir::Instruction& I = *insts[ii];
         bir::verifyInstruction(I, static_cast<size_t>(f), bi, ii);
         if (run) dec.decode(cp, I, static_cast<uint32_t>(bi), static_cast<uint32_t>(ii), ordinal++);
       }
