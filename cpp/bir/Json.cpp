@@ -223,19 +223,6 @@ std::string collectExtra(const json::Value& obj, std::initializer_list<std::stri
   return std::string();
 }
 
-void appendExtra(ojson& obj, const std::string& extra, const JsonPath& p) {
-  if (extra.empty()) return;
-  ojson e;
-  try {
-    e = ojson::parse(extra);
-  } catch (const nlohmann::json::exception& ex) {
-    p.fail(std::string("extra fields are not valid JSON: ") + ex.what());
-  }
-  if (!e.is_object()) p.fail("extra fields must be a JSON object");
-  for (auto it = e.begin(); it != e.end(); ++it)
-    if (!obj.contains(it.key())) obj[it.key()] = it.value();
-}
-
 template <class J, class T>
 void readOptionalMember(const J& obj, const char* key, T& out, JsonPath& p) {
   const J* it = memberOf(obj, key);
@@ -297,7 +284,7 @@ class DocumentBuilder {
   void integer(int64_t v) { place(v); }
   void number(double v) { place(v); }
   void string(std::string_view v) { place(std::string(v)); }
-  void extra(const std::string& extra, const JsonPath& p) { appendExtra(*stack_.back(), extra, p); }
+  ojson& innermost() { return *stack_.back(); }
   std::string take() { return root_.dump(indent_); }
 
  private:
@@ -316,9 +303,9 @@ class DocumentBuilder {
   std::string key_;
 };
 
-// Unknown fields, written after the known ones; a name the object already has is not written again.
-void putExtra(json::Writer& w, const std::string& extra, const JsonPath& p) {
-  if (extra.empty()) return;
+// Unknown fields (kept verbatim as a compact JSON object), written after the known ones; a name
+// the object already has is not written again.
+ojson extraFields(const std::string& extra, const JsonPath& p) {
   ojson e;
   try {
     e = ojson::parse(extra);
@@ -326,13 +313,26 @@ void putExtra(json::Writer& w, const std::string& extra, const JsonPath& p) {
     p.fail(std::string("extra fields are not valid JSON: ") + ex.what());
   }
   if (!e.is_object()) p.fail("extra fields must be a JSON object");
+  return e;
+}
+
+void putExtra(DocumentBuilder& d, const std::string& extra, const JsonPath& p) {
+  if (extra.empty()) return;
+  const ojson e = extraFields(extra, p);
+  ojson& obj = d.innermost();
+  for (auto it = e.begin(); it != e.end(); ++it)
+    if (!obj.contains(it.key())) obj[it.key()] = it.value();
+}
+
+void putExtra(json::Writer& w, const std::string& extra, const JsonPath& p) {
+  if (extra.empty()) return;
+  const ojson e = extraFields(extra, p);
   for (auto it = e.begin(); it != e.end(); ++it)
     if (!w.hasKey(it.key())) {
       w.key(it.key());
       w.dumped(it.value().dump(w.indent()));
     }
 }
-void putExtra(DocumentBuilder& d, const std::string& extra, const JsonPath& p) { d.extra(extra, p); }
 
 // Non-finite doubles are written as the strings "inf", "-inf" and "nan" (JSON has no spelling).
 template <class W>

@@ -397,9 +397,8 @@ void Program::decodeModule(const bir::Module& m, const bir::Hwm& hwm, std::optio
     uint32_t ordinal = 0;
     for (size_t bi = 0; bi < fn.blocks().size(); ++bi) {
       const bir::BasicBlock& bb = *fn.blocks()[bi];
-      const auto& insts = bb.instructions();
-      for (size_t ii = 0; ii < insts.size(); ++ii) {
-        const bir::Instruction& I = *insts[ii];
+      for (size_t ii = 0; ii < bb.size(); ++ii) {
+        const bir::Instruction& I = *bb.at(ii);
         bir::verifyInstruction(I, static_cast<size_t>(f), bi, ii);
         if (run) dec.decode(cp, I, static_cast<uint32_t>(bi), static_cast<uint32_t>(ii), ordinal++);
       }
