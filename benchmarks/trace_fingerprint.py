@@ -25,6 +25,7 @@ import re
 import sys
 
 _TMP = re.compile(r"\S*/pytest-\d+/")
+_SELF = re.compile(r"\S*trace_fingerprint\.py:\d+")  # (this script's wrapper calls the kernel)
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _ROOT = os.path.dirname(_HERE)
 
@@ -48,7 +49,8 @@ class Fingerprints:
                 t = original(*args, **kwargs)
             except Exception as e:
                 # (pytest's temporary folders differ from run to run)
-                self.prints[key] = _TMP.sub("<tmp>/", f"{type(e).__name__}: {e}")
+                self.prints[key] = _SELF.sub("<here>", _TMP.sub("<tmp>/",
+                                                                f"{type(e).__name__}: {e}"))
                 raise
             h = hashlib.sha256(t.module.to_json(-1).encode())
             h.update(repr((t.inputs, t.outputs, t.num_cores, t.arch, t.instruction_counts,
