@@ -158,12 +158,16 @@ class CoreTrace:
 _CURRENT: "Tracer | None" = None
 
 
-def current() -> "Tracer":
-    if _CURRENT is None:
-        raise NKIError("nki.language and nki.isa functions run only inside a kernel being traced "
-                       "(call the kernel through nki.jit, nki.simulate_kernel or nki.trace)",
-                       caller_location())
-    return _CURRENT
+def _no_tracer():
+    raise NKIError("nki.language and nki.isa functions run only inside a kernel being traced "
+                   "(call the kernel through nki.jit, nki.simulate_kernel or nki.trace)",
+                   caller_location())
+
+
+_core.nki.set_no_tracer(_no_tracer)
+#: ``current()``: the Tracer recording a kernel (``_CURRENT``), else the NKIError of
+#: ``_no_tracer``. In C (``cpp/python/trace_current.cpp``): nearly every nl / nisa call asks.
+current = _core.nki.current
 
 
 def active() -> bool:
@@ -209,11 +213,13 @@ class Tracer:
         if _CURRENT is not None:
             raise NKIError("a kernel is already being traced (nested traces are not supported)")
         _CURRENT = self
+        _core.nki.set_current(self)
         return self
 
     def __exit__(self, *exc):
         global _CURRENT
         _CURRENT = None
+        _core.nki.set_current(None)
 
     def set_core(self, index: int):
         self.core = self.cores[index]

@@ -3,4 +3,33 @@ the NKI tracer's hot paths
 """
 from __future__ import annotations
 from neuronxsim.nki.indexing import LoopIndex
-__all__: list[str] = ['LoopIndex']
+import typing
+__all__: list[str] = ['LoopIndex', 'caller_location', 'current', 'forget_call_sites', 'remember_call_site', 'set_call_site_walk', 'set_current', 'set_no_tracer']
+def caller_location(*args, **kwargs):
+    """
+    caller_location(skip=0): the location of the frame 1 + skip above the calling function, if remembered; else what the frame walk (set_call_site_walk) answers for the same arguments.
+    """
+def current(*args, **kwargs):
+    """
+    current(): the tracer recording a kernel (see set_current), else what the set_no_tracer function answers.
+    """
+def forget_call_sites() -> None:
+    """
+    Forgets every remembered call site.
+    """
+def remember_call_site(code: typing.Any, lasti: typing.SupportsInt | typing.SupportsIndex, location: typing.Any) -> None:
+    """
+    Remembers the location of the call at bytecode offset `lasti` of `code` (for caller_location).
+    """
+def set_call_site_walk(walk: typing.Any) -> None:
+    """
+    The Python function caller_location calls for a call site it does not know.
+    """
+def set_current(tracer: typing.Any) -> None:
+    """
+    The tracer current() returns from now on (None: no tracer).
+    """
+def set_no_tracer(fn: typing.Any) -> None:
+    """
+    The Python function current() calls when there is no tracer.
+    """
