@@ -4,7 +4,7 @@ the NKI tracer's hot paths
 from __future__ import annotations
 from neuronxsim.nki.indexing import LoopIndex
 import typing
-__all__: list[str] = ['LoopIndex', 'caller_location', 'current', 'forget_call_sites', 'remember_call_site', 'set_call_site_walk', 'set_current', 'set_no_tracer']
+__all__: list[str] = ['LoopIndex', 'caller_location', 'current', 'forget_call_sites', 'new_access', 'new_op', 'remember_call_site', 'set_call_site_walk', 'set_current', 'set_no_tracer']
 def caller_location(*args, **kwargs):
     """
     caller_location(skip=0): the location of the frame 1 + skip above the calling function, if remembered; else what the frame walk (set_call_site_walk) answers for the same arguments.
@@ -16,6 +16,14 @@ def current(*args, **kwargs):
 def forget_call_sites() -> None:
     """
     Forgets every remembered call site.
+    """
+def new_access(*args, **kwargs):
+    """
+    new_access(cls, storage, offset, pairs): an access record (see neuronxsim.nki.record.new_access).
+    """
+def new_op(*args, **kwargs):
+    """
+    new_op(cls, opcode, engine, ins, outs, fields, loc, loop, index, out_box=None, zero_fill=False): an op record (see neuronxsim.nki.record.new_op).
     """
 def remember_call_site(code: typing.Any, lasti: typing.SupportsInt | typing.SupportsIndex, location: typing.Any) -> None:
     """
