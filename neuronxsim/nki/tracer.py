@@ -24,6 +24,7 @@ recorded; what the trace learns about them later is appended to the record as a 
 
 from __future__ import annotations
 
+import functools
 import os
 
 import numpy as np
@@ -106,12 +107,11 @@ class StorageState:
                  "zero_init", "forward", "full_access", "groups", "masked_out")
 
 
-def new_state() -> StorageState:
-    s = StorageState()
-    s.write_count = s.written_partitions = 0
-    s.later_partitions = s.pending_zero = s.forward = s.full_access = s.groups = None
-    s.zero_init = s.masked_out = False
-    return s
+#: ``new_state()``: the :class:`StorageState` of a storage nothing wrote (``write_count``,
+#: ``written_partitions`` 0, ``zero_init``, ``masked_out`` False, the rest None). In C
+#: (``cpp/python/trace_slotted.cpp``): a trace makes one per instruction result.
+new_state = functools.partial(_core.nki.new_slotted, StorageState, 0, 0, None, None, False, None,
+                              None, None, False)
 
 
 class MatmulGroups:

@@ -4,7 +4,7 @@ the NKI tracer's hot paths
 from __future__ import annotations
 from neuronxsim.nki.indexing import LoopIndex
 import typing
-__all__: list[str] = ['LoopIndex', 'caller_location', 'current', 'forget_call_sites', 'new_access', 'new_op', 'remember_call_site', 'set_call_site_walk', 'set_current', 'set_no_tracer']
+__all__: list[str] = ['LoopIndex', 'caller_location', 'current', 'forget_call_sites', 'new_access', 'new_op', 'new_slotted', 'remember_call_site', 'set_call_site_walk', 'set_current', 'set_no_tracer']
 def caller_location(*args, **kwargs):
     """
     caller_location(skip=0): the location of the frame 1 + skip above the calling function, if remembered; else what the frame walk (set_call_site_walk) answers for the same arguments.
@@ -24,6 +24,10 @@ def new_access(*args, **kwargs):
 def new_op(*args, **kwargs):
     """
     new_op(cls, opcode, engine, ins, outs, fields, loc, loop, index, out_box=None, zero_fill=False): an op record (see neuronxsim.nki.record.new_op).
+    """
+def new_slotted(*args, **kwargs):
+    """
+    new_slotted(cls, *values): an instance of the __slots__ class cls (no __init__ run), its slots set in __slots__ order to values and the rest to None.
     """
 def remember_call_site(code: typing.Any, lasti: typing.SupportsInt | typing.SupportsIndex, location: typing.Any) -> None:
     """
