@@ -107,10 +107,16 @@ class StorageState:
                  "zero_init", "forward", "full_access", "groups", "masked_out")
 
 
+_new_slotted = _core.nki.new_slotted
+if Storage.__slots__ != ("sid", "kind", "dtype", "shape", "layout", "on_chip", "strides", "name",
+                         "hint", "created_at", "explicit_name", "placement", "state"):
+    raise ImportError("Tracer.new_result makes storages with new_slotted: update it for the "
+                      "slots of Storage")
+
 #: ``new_state()``: the :class:`StorageState` of a storage nothing wrote (``write_count``,
 #: ``written_partitions`` 0, ``zero_init``, ``masked_out`` False, the rest None). In C
 #: (``cpp/python/trace_slotted.cpp``): a trace makes one per instruction result.
-new_state = functools.partial(_core.nki.new_slotted, StorageState, 0, 0, None, None, False, None,
+new_state = functools.partial(_new_slotted, StorageState, 0, 0, None, None, False, None,
                               None, None, False)
 
 
@@ -534,11 +540,13 @@ class Tracer:
 
     def new_result(self, kind: str, dtype: np.dtype, shape: tuple, name: str, loc) -> Tensor:
         """A fresh temporary tile for an instruction's result."""
-        if len(shape) <= 2:  # [P, F] or [P] (what new_storage does for it)
+        if len(shape) <= 2:  # [P, F] or [P] (what new_storage does for it, inline)
             storages = self.core.record.storages
-            st = new_storage(len(storages), kind, dtype, shape,
-                             self.tile_layouts.get(shape) or self._tile_layout(kind, shape),
-                             name, loc, new_state())
+            layout = self.tile_layouts.get(shape) or self._tile_layout(kind, shape)
+            # (Storage's slots in order: sid, kind, dtype, shape, layout, on_chip, strides, name,
+            # hint, created_at, explicit_name, placement, state)
+            st = _new_slotted(Storage, len(storages), kind, dtype, shape, layout, layout.on_chip,
+                              layout.strides, None, name, loc, False, None, new_state())
             storages.append(st)
             return new_view(st, 0, shape, st.strides, ())
         return self.new_storage(kind, dtype, shape, name, loc).full_view()
@@ -556,7 +564,7 @@ class Tracer:
         outs = op.outs
         if not outs:
             return None
-        out = self.core.first_output(op)
+        out = self.core.redirected.get(op.index) or outs[0]  # (core.first_output, inline)
         # (a result's view shares its storage's shape and strides tuples: `is` decides the
         # usual case before comparing them)
         if out.storage is not st or s.write_count != 1 or s.forward is not None or \
@@ -587,7 +595,7 @@ class Tracer:
             if checked_as is not None:
                 check_compute_operand(acc, loc, *checked_as, op.engine)
         core = self.core
-        temp = core.first_output(op).storage
+        temp = (core.redirected.get(op.index) or op.outs[0]).storage  # (core.first_output)
         core.redirected[op.index] = acc
         core.record.redirects.append((op.index, acc))
         temp.state.forward = (dst, acc.storage.state.write_count, op)
