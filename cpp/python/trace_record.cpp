@@ -9,6 +9,8 @@
 //
 // Why C: every recorded instruction makes one op and a few accesses, and a Python function
 // that builds a tuple costs a Python frame and an intermediate tuple.
+#include "trace_record.h"
+
 #include "bindings.h"
 
 #include <unordered_map>
@@ -81,9 +83,7 @@ PyObject* newAccess(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     PyErr_SetString(PyExc_TypeError, "new_access(cls, storage, offset, pairs)");
     return nullptr;
   }
-  PyObject* items[4] = {PyObject_GetAttr(args[1], sidName), Py_NewRef(args[2]), Py_NewRef(args[3]),
-                        Py_NewRef(args[1])};
-  return tupleOf(args[0], items, 4);
+  return newAccessRecord(args[0], args[1], args[2], args[3]);
 }
 
 PyMethodDef newOpDef = {"new_op", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(newOp)),
@@ -107,4 +107,11 @@ void bindRecord(py::module_& m) {
 NXS_REGISTER_SUBMODULE(nki, 43, "the NKI tracer's hot paths", bindRecord);
 
 }  // namespace
+
+PyObject* newAccessRecord(PyObject* cls, PyObject* storage, PyObject* offset, PyObject* pairs) {
+  PyObject* items[4] = {PyObject_GetAttr(storage, sidName), Py_NewRef(offset), Py_NewRef(pairs),
+                        Py_NewRef(storage)};
+  return tupleOf(cls, items, 4);
+}
+
 }  // namespace nxs::py_bind

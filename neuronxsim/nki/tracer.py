@@ -730,50 +730,18 @@ ENGINE_NAMES = {Engine.DVE: "Vector", Engine.Activation: "Scalar", Engine.Pool: 
                 Engine.PE: "Tensor"}
 
 
-def plain_tile_access(view: Tensor, st: Storage, engine) -> Access | None:
-    """The access of the commonest operand, a [P, F] view from partition 0 that walks its row
-    forwards and that ``engine`` may use as it is (``Tracer.access`` and
-    ``check_compute_operand`` would accept it); None for anything else."""
-    layout = st.layout
-    pairs = layout.full_pairs
-    offset = view.offset
-    if pairs is not None and view.shape is st.shape and view.strides is st.strides and \
-            offset == 0:  # a whole tile (full_view shares the storage's tuples)
-        s = st.state
-        acc = s.full_access
-        if acc is None:
-            acc = s.full_access = new_access(st, 0, pairs)
-        n = layout.row
-    else:
-        acc = view.access  # (made by an earlier use of this view)
-        if acc is not None:
-            n = acc.pairs[1][1]
-        else:
-            if not st.on_chip or len(view.shape) != 2:
-                return None
-            p, n = view.shape
-            row = layout.row
-            if p > NUM_PARTITIONS or offset >= row or (p != 1 and view.strides[0] != row):
-                return None
-            if n == 1:
-                free = (1, 1)
-            else:
-                s = view.strides[1]
-                if not 0 < s < row or offset + s * (n - 1) >= row:
-                    return None
-                free = (s, n)
-            acc = view.access = new_access(st, offset, [(row, p), free])
-    if engine is not _PE:
-        if st.kind == PSUM:
-            if engine is _POOL or n > MAX_FREE_PSUM:
-                return None
-        elif n > MAX_FREE_SBUF:
-            return None
-    return acc
-
-
 # (module globals: reading a member of the Engine class costs several times as much)
 _PE, _POOL = Engine.PE, Engine.Pool
+
+_core.nki.configure_plain_tile_access(Access, _PE, _POOL, PSUM, NUM_PARTITIONS, MAX_FREE_PSUM,
+                                      MAX_FREE_SBUF)
+#: ``plain_tile_access(view, st, engine)``: the access of the commonest operand, a [P, F] view
+#: (of storage ``st``) from partition 0 that walks its row forwards and that ``engine`` may use
+#: as it is (``Tracer.access`` and ``check_compute_operand`` would accept it); None for anything
+#: else. The whole tile's access is made once (``st.state.full_access``), another view's once
+#: (``view.access``). In C (``cpp/python/trace_plain_access.cpp``, which states the rules): it
+#: runs for nearly every operand of every traced instruction.
+plain_tile_access = _core.nki.plain_tile_access
 
 
 def _note_written_partitions(s: StorageState, start: int, count: int):

@@ -4,10 +4,14 @@ the NKI tracer's hot paths
 from __future__ import annotations
 from neuronxsim.nki.indexing import LoopIndex
 import typing
-__all__: list[str] = ['LoopIndex', 'caller_location', 'current', 'forget_call_sites', 'new_access', 'new_op', 'new_slotted', 'remember_call_site', 'set_call_site_walk', 'set_current', 'set_no_tracer']
+__all__: list[str] = ['LoopIndex', 'caller_location', 'configure_plain_tile_access', 'current', 'forget_call_sites', 'new_access', 'new_op', 'new_slotted', 'plain_tile_access', 'remember_call_site', 'set_call_site_walk', 'set_current', 'set_no_tracer']
 def caller_location(*args, **kwargs):
     """
     caller_location(skip=0): the location of the frame 1 + skip above the calling function, if remembered; else what the frame walk (set_call_site_walk) answers for the same arguments.
+    """
+def configure_plain_tile_access(access_class: typing.Any, pe: typing.Any, pool: typing.Any, psum: str, num_partitions: typing.SupportsInt | typing.SupportsIndex, max_free_psum: typing.SupportsInt | typing.SupportsIndex, max_free_sbuf: typing.SupportsInt | typing.SupportsIndex) -> None:
+    """
+    Gives plain_tile_access the tracer's Access class, engine objects, PSUM kind and limits.
     """
 def current(*args, **kwargs):
     """
@@ -28,6 +32,10 @@ def new_op(*args, **kwargs):
 def new_slotted(*args, **kwargs):
     """
     new_slotted(cls, *values): an instance of the __slots__ class cls (no __init__ run), its slots set in __slots__ order to values and the rest to None.
+    """
+def plain_tile_access(*args, **kwargs):
+    """
+    plain_tile_access(view, st, engine): the Access of the commonest operand, a [P, F] view from partition 0 that walks its row forwards and that engine may use as it is; None for anything else.
     """
 def remember_call_site(code: typing.Any, lasti: typing.SupportsInt | typing.SupportsIndex, location: typing.Any) -> None:
     """
