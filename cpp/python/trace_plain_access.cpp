@@ -1,7 +1,7 @@
 // The commonest operand of a traced instruction, `_core.nki.plain_tile_access(view, st, engine)`
-// (neuronxsim.nki.tracer.plain_tile_access): the Access of a [P, F] view of an on-chip tile from
-// partition 0 of the view's first row... that walks its row forwards, when `engine` takes it as it
-// is; None for anything else (the tracer's general path then resolves and checks it).
+// (neuronxsim.nki.tracer.plain_tile_access): the Access of a [P, F] view of an on-chip tile
+// that starts in partition 0 and walks its row forwards, when `engine` takes it as it is; None
+// for anything else (the tracer's general path then resolves and checks it).
 //
 //   the whole tile (offset 0, the storage's own shape and strides tuples):
 //       the storage's full access, made once (st.state.full_access) from layout.full_pairs;
