@@ -12,6 +12,13 @@
 //   then: the PE takes it; other engines take at most the DVE/ACT free-size cap of the tile's
 //       memory (max_free_psum / max_free_sbuf elements per partition), and GpSimd no PSUM.
 //
+// `write_plain(view, engine, matmul=False)` (neuronxsim.nki.tracer.Tracer.write_plain): the
+// write of such a destination, when nothing about its storage needs the tracer's general write
+// (no redirect forward, no partitions written beyond the written prefix, no bound checks; unless
+// `matmul`, no pending nl.zeros memset and no open matmul group): its access with the storage's
+// state updated (one more write, written partitions extended; unless `matmul`, no longer zeroed by
+// nl.zeros and no longer unwritten for matmul groups); None, having changed nothing, otherwise.
+//
 // `configure_plain_tile_access(access_class, pe, pool, psum, num_partitions, max_free_psum,
 // max_free_sbuf)` gives it the tracer's Access class, the PE and GpSimd engine objects, the PSUM
 // kind string and the limits (from the target description, read in Python).
@@ -27,6 +34,8 @@ namespace {
 
 struct Names {
   PyObject *layout, *full_pairs, *offset, *shape, *strides, *state, *full_access, *row, *access, *on_chip, *kind;
+  PyObject *storage, *forward, *later_partitions, *checks, *pending_zero, *groups, *open, *zero_init, *unwritten,
+      *write_count, *written_partitions;
 };
 Names names{};
 PyObject* accessClass = nullptr;
@@ -169,6 +178,87 @@ PyObject* plainTileAccess(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   return acc.release();
 }
 
+// Whether o.name is None (-1 with an error set).
+int isNone(PyObject* o, PyObject* name) {
+  PyObject* v = attr(o, name);
+  if (v == nullptr) return -1;
+  Py_DECREF(v);
+  return v == Py_None;
+}
+
+// Whether o.name is true (-1 with an error set).
+int isTrue(PyObject* o, PyObject* name) {
+  PyObject* v = attr(o, name);
+  if (v == nullptr) return -1;
+  const int t = PyObject_IsTrue(v);
+  Py_DECREF(v);
+  return t;
+}
+
+PyObject* writePlain(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs < 2 || nargs > 3) {
+    PyErr_SetString(PyExc_TypeError, "write_plain(view, engine, matmul=False)");
+    return nullptr;
+  }
+  PyObject *view = args[0], *engine = args[1];
+  const int matmul = nargs > 2 ? PyObject_IsTrue(args[2]) : 0;
+  if (matmul < 0) return nullptr;
+  Ref st(attr(view, names.storage));
+  if (st.get() == nullptr) return nullptr;
+  Ref state(attr(st.get(), names.state));
+  if (state.get() == nullptr) return nullptr;
+  PyObject* s = state.get();
+  int ok = isNone(s, names.forward);
+  if (ok == 1) ok = isNone(s, names.later_partitions);
+  if (ok == 1) {
+    const int checked = isTrue(view, names.checks);
+    ok = checked < 0 ? -1 : !checked;
+  }
+  Ref groups(nullptr);
+  if (ok == 1) {
+    groups.p = attr(s, names.groups);
+    if (groups.get() == nullptr) return nullptr;
+  }
+  if (ok == 1 && !matmul) {
+    ok = isNone(s, names.pending_zero);
+    if (ok == 1 && groups.get() != Py_None) {
+      const int open = isTrue(groups.get(), names.open);
+      ok = open < 0 ? -1 : !open;
+    }
+  }
+  if (ok < 0) return nullptr;
+  if (ok == 0) return Py_NewRef(Py_None);
+  PyObject* const accessArgs[3] = {view, st.get(), engine};
+  Ref acc(plainTileAccess(nullptr, accessArgs, 3));
+  if (acc.get() == nullptr || acc.get() == Py_None) return acc.release();
+  if (!matmul) {
+    if (PyObject_SetAttr(s, names.zero_init, Py_False) < 0) return nullptr;
+    if (groups.get() != Py_None && PyObject_SetAttr(groups.get(), names.unwritten, Py_False) < 0) return nullptr;
+  }
+  long long count = 0, written = 0, p = 0;
+  if (!intValue(attr(s, names.write_count), count) || !intValue(attr(s, names.written_partitions), written))
+    return nullptr;
+  PyObject* pairs = PyTuple_GET_ITEM(acc.get(), 2);  // (an Access: plain_tile_access made or kept it)
+  PyObject* partitionPair = PySequence_Check(pairs) ? PySequence_GetItem(pairs, 0) : nullptr;
+  if (partitionPair == nullptr) return nullptr;
+  PyObject* pObj = PySequence_GetItem(partitionPair, 1);
+  Py_DECREF(partitionPair);
+  if (!intValue(pObj, p)) return nullptr;
+  Ref newCount(PyLong_FromLongLong(count + 1));
+  if (newCount.get() == nullptr || PyObject_SetAttr(s, names.write_count, newCount.get()) < 0) return nullptr;
+  if (p > written) {
+    Ref partitions(PyLong_FromLongLong(p));
+    if (partitions.get() == nullptr || PyObject_SetAttr(s, names.written_partitions, partitions.get()) < 0)
+      return nullptr;
+  }
+  return acc.release();
+}
+
+PyMethodDef writePlainDef = {
+    "write_plain", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(writePlain)), METH_FASTCALL,
+    "write_plain(view, engine, matmul=False): the write of a plain destination (see plain_tile_access) when "
+    "nothing about its storage needs the tracer's general write, its state updated; None otherwise."};
+
 PyMethodDef plainTileAccessDef = {
     "plain_tile_access", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(plainTileAccess)),
     METH_FASTCALL,
@@ -180,13 +270,18 @@ void bindPlainAccess(py::module_& m) {
   for (auto [slot, text] : {std::pair{&n.layout, "layout"}, {&n.full_pairs, "full_pairs"}, {&n.offset, "offset"},
                             {&n.shape, "shape"}, {&n.strides, "strides"}, {&n.state, "state"},
                             {&n.full_access, "full_access"}, {&n.row, "row"}, {&n.access, "access"},
-                            {&n.on_chip, "on_chip"}, {&n.kind, "kind"}}) {
+                            {&n.on_chip, "on_chip"}, {&n.kind, "kind"}, {&n.storage, "storage"},
+                            {&n.forward, "forward"}, {&n.later_partitions, "later_partitions"},
+                            {&n.checks, "checks"}, {&n.pending_zero, "pending_zero"}, {&n.groups, "groups"},
+                            {&n.open, "open"}, {&n.zero_init, "zero_init"}, {&n.unwritten, "unwritten"},
+                            {&n.write_count, "write_count"}, {&n.written_partitions, "written_partitions"}}) {
     *slot = PyUnicode_InternFromString(text);
     if (*slot == nullptr) throw py::error_already_set();
   }
   names = n;
   m.attr("plain_tile_access") =
       py::reinterpret_steal<py::object>(PyCFunction_NewEx(&plainTileAccessDef, nullptr, nullptr));
+  m.attr("write_plain") = py::reinterpret_steal<py::object>(PyCFunction_NewEx(&writePlainDef, nullptr, nullptr));
   m.def(
       "configure_plain_tile_access",
       [](py::object access, py::object peEngine, py::object poolEngine, py::str psumKind, long long partitions,

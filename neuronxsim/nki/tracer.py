@@ -455,25 +455,13 @@ class Tracer:
             _note_written_partitions(s, acc.offset // st.layout.row, acc.pairs[0][1])
         return acc
 
-    def write_plain(self, view: Tensor, engine, matmul: bool = False) -> Access | None:
-        """``write`` of the commonest destination (see :func:`plain_tile_access`) when nothing
-        about its storage needs ``write``'s other cases; None otherwise."""
-        st = view.storage
-        s = st.state
-        if s.forward is None and s.later_partitions is None and not view.checks and \
-                (matmul or s.pending_zero is None and (s.groups is None or not s.groups.open)):
-            acc = plain_tile_access(view, st, engine)
-            if acc is not None:  # what write() does for it
-                if not matmul:
-                    s.zero_init = False
-                    if s.groups is not None:
-                        s.groups.unwritten = False
-                s.write_count += 1
-                p = acc.pairs[0][1]
-                if p > s.written_partitions:
-                    s.written_partitions = p
-                return acc
-        return None
+    #: ``write_plain(view, engine, matmul=False)``: ``write`` of the commonest destination (see
+    #: :func:`plain_tile_access`) when nothing about its storage needs ``write``'s other cases (a
+    #: redirect forward, partitions written beyond the written prefix, bound checks; unless
+    #: ``matmul``, pending ``nl.zeros`` zeros or an open matmul group), with what ``write`` does
+    #: for it; None otherwise, having changed nothing. In C
+    #: (``cpp/python/trace_plain_access.cpp``): it runs for nearly every destination.
+    write_plain = staticmethod(_core.nki.write_plain)
 
     def write_fresh(self, view: Tensor) -> Access:
         """``write`` of a tile an instruction creates for its result (nothing to check yet)."""
