@@ -3,7 +3,8 @@
 
     python3 scripts/slowest-units.py BUILD_DIR [N]
 
-BUILD_DIR is a CMake/Ninja build directory (build/dev, or pip's with -Cbuild-dir=DIR). Prints the
+BUILD_DIR is the directory of a clean CMake/Ninja build (pip's with -Cbuild-dir=DIR; the log of a
+reused directory also lists steps of earlier configurations). Prints the
 N (default 25) longest steps (each step's latest run) and each target's total. Times are wall seconds
 per step: on a loaded machine they grow with the load, so compare steps of one build, not builds.
 """
