@@ -23,7 +23,7 @@ import math
 import numpy as np
 
 from neuronxsim import bir
-from neuronxsim.bir import legality
+from neuronxsim.bir import legality, target
 from neuronxsim.nki import fused_instructions as _fused
 from neuronxsim.nki import gpsimd_instructions as _gpsimd
 from neuronxsim.nki import instructions as _ins
@@ -135,8 +135,8 @@ class NkiInstruction(NKIObject):
 
 @api
 def get_nc_version():
-    """The nc_version of the target (``gen2`` for trn1, ``gen3`` for trn2)."""
-    return nc_version.gen3 if current().arch == "trn2" else nc_version.gen2
+    """The nc_version of the target (``gen2`` for trn1, ``gen3`` for trn2): its NeuronCore-vN."""
+    return nc_version(target.config(current().arch).neuron_core_version)
 
 
 @api
@@ -489,9 +489,9 @@ def tensor_copy(dst, src, engine=engine.unknown, name=None):
     tr, loc, what, d = _begin(name, dst, "nisa.tensor_copy")
     s = _tile(src, loc, f"{what}: src")
     hw = _engine(engine, (Engine.DVE, Engine.Activation, Engine.Pool), None, loc, what)
-    if hw is Engine.Activation and tr.arch == "trn1":
-        raise NKIError(f"{what}: the Scalar Engine of NeuronCore-v2 (trn1) has no tensor_copy; "
-                       "use nisa.activation(op=nl.copy)", loc)
+    if hw is Engine.Activation and not target.config(tr.arch).act_tensor_copy:
+        raise NKIError(f"{what}: the Scalar Engine of {dt.CORE_NAMES[tr.arch]} ({tr.arch}) has no "
+                       "tensor_copy; use nisa.activation(op=nl.copy)", loc)
     (s,) = _paired(d, [("src", s)], loc, what)
     _ins.tensor_copy(tr, s, d.storage.dtype, loc, out=d, engine=hw, what=what)
 
@@ -660,9 +660,9 @@ def _activation(tr, d: Tensor, op, data, bias, scale, acc, loc, what):
     (v,) = _paired(d, [("data", v)], loc, what)
     p = d.shape[0]
     bias = None if bias is None else _scalar_or_column(bias, p, loc, f"{what}: bias")
-    if isinstance(bias, float) and bias != 0.0 and tr.arch == "trn1":
-        raise NKIError(f"{what}: on NeuronCore-v2 (trn1) the bias is a [{p}, 1] tile, not a "
-                       "number (a scalar bias needs NeuronCore-v3)", loc)
+    if isinstance(bias, float) and bias != 0.0 and not target.config(tr.arch).act_bias_immediate:
+        raise NKIError(f"{what}: on {dt.CORE_NAMES[tr.arch]} ({tr.arch}) the bias is a [{p}, 1] "
+                       "tile, not a number (a scalar bias needs NeuronCore-v3)", loc)
     scale = _scalar_or_column(scale, p, loc, f"{what}: scale")
     _ins.activation(tr, func, v, bias, scale, d.storage.dtype, loc, out=d, acc=acc, what=what)
 
@@ -1334,9 +1334,9 @@ def topk(val_dst, idx_dst, src, n, name=None):
 
 def _cross_core(what: str):
     tr = current()
-    if tr.arch == "trn1":
-        raise NKIError(f"{what} needs NeuronCore-v3 (trn2) with LNC=2; trn1 (NeuronCore-v2) "
-                       "does not have it", caller_location())
+    if target.config(tr.arch).max_logical_cores < 2:
+        raise NKIError(f"{what} needs NeuronCore-v3 (trn2) with LNC=2; {tr.arch} "
+                       f"({dt.CORE_NAMES[tr.arch]}) does not have it", caller_location())
     raise NKIError(f"{what}: synchronisation and transfers between the NeuronCores of an LNC=2 "
                    "launch are not modelled (the simulator runs the cores side by side on shared "
                    "HBM)", caller_location())
