@@ -16,7 +16,8 @@ bf16 (lhsT 1024x4096, rhs 1024x2048) with its three TILES_IN_BLOCK_* parameters,
 3. Preparation speed against the timing run's, in instructions per second, on the traced modules
    and on a long mixed stream (benchmarks/modules.py).
 4. Reading the traced modules' BIR JSON (what a trace-cache hit costs), MB/s: the reader as used
-   (plain text through its fast document) against nlohmann's document alone.
+   (plain text through its fast document) against nlohmann's document alone; and writing it (what
+   a trace-cache write costs: bir.Module.to_json, written directly), MB/s.
 
 Numbers, not a pass/fail check: the host is shared, so each figure is the best of ``--repeat``
 runs, and the ratios compare runs made in the same process, interleaved.
@@ -169,8 +170,8 @@ def preparation(modules: list, repeat: int) -> list:
 
 
 def json_reading(modules: list, repeat: int) -> list:
-    """Rows of MB/s reading the modules' BIR JSON, each way (CPU, best of ``repeat``), and the
-    ratio to nlohmann's document alone."""
+    """Rows of MB/s reading the modules' BIR JSON, each way, and writing it (CPU, best of
+    ``repeat``), and the ratio to reading through nlohmann's document alone."""
     from neuronxsim import bir
 
     texts = [m.to_json(-1) for m, _ in modules]
@@ -183,7 +184,14 @@ def json_reading(modules: list, repeat: int) -> list:
                 bir.Module.from_json(t, verify=False, plain_first=plain)
             best[name] = min(best.get(name, float("inf")), time.thread_time() - t0)
     slow = best["nlohmann document only"]
-    return [[name, mb, mb / sec, slow / sec] for name, sec in best.items()]
+    rows = [[name, mb, mb / sec, slow / sec] for name, sec in best.items()]
+    write = float("inf")
+    for _ in range(repeat):
+        t0 = time.thread_time()
+        for m, _ in modules:
+            m.to_json(-1)
+        write = min(write, time.thread_time() - t0)
+    return rows + [["writing (to_json)", mb, mb / write, slow / write]]
 
 
 def main():
@@ -224,8 +232,9 @@ def main():
     print_table(f"3. preparation (verify, decode, cost) and timing run, M instructions/s (best of {args.repeat})",
                 ["modules", "instructions", "prepare", "run", "prepare/run"], preparation(modules, args.repeat))
 
-    print_table(f"4. reading the traced modules' BIR JSON, MB/s (best of {args.repeat})",
-                ["reader", "MB", "MB/s", "x nlohmann"], json_reading(modules, args.repeat))
+    print_table(f"4. reading and writing the traced modules' BIR JSON, MB/s (best of {args.repeat}; "
+                "'x nlohmann': over reading through nlohmann's document)",
+                ["way", "MB", "MB/s", "x nlohmann"], json_reading(modules, args.repeat))
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@
 
 #include "Error.h"
 #include "JsonDocument.h"
+#include "JsonWriter.h"
 #include "Verifier.h"
 
 namespace bir {
@@ -130,12 +131,6 @@ void fromJson(const J& j, double& v, JsonPath& p) {
   p.fail(std::string("expected a number, got ") + j.type_name());
 }
 
-ojson toJson(double v) {
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  return v;
-}
-
 template <class J>
 void fromJson(const J& j, std::string& v, JsonPath& p) {
   if (!j.is_string()) p.fail(std::string("expected a string, got ") + j.type_name());
@@ -153,15 +148,6 @@ void fromJson(const J& j, E& v, JsonPath& p) {
            "' (expected one of: " + enumMemberList<E>() + ")");
 }
 
-template <class E, std::enable_if_t<IsBirEnum<E>::value, int> = 0>
-ojson toJson(E v) {
-  return std::string(enumName(v));
-}
-
-ojson toJson(bool v) { return v; }
-ojson toJson(int64_t v) { return v; }
-ojson toJson(const std::string& v) { return v; }
-
 // ---------------------------------------------------------------------------------------------
 // Aggregates
 
@@ -175,7 +161,6 @@ void fromJson(const J& j, APPair& v, JsonPath& p) {
   Scope s(p, size_t{1});
   fromJson(j[1], v.num, p);
 }
-ojson toJson(const APPair& v) { return ojson::array({v.step, v.num}); }
 
 template <class J>
 void fromJson(const J& j, std::pair<std::string, std::string>& v, JsonPath& p) {
@@ -186,9 +171,6 @@ void fromJson(const J& j, std::pair<std::string, std::string>& v, JsonPath& p) {
   }
   Scope s(p, size_t{1});
   fromJson(j[1], v.second, p);
-}
-ojson toJson(const std::pair<std::string, std::string>& v) {
-  return ojson::array({v.first, v.second});
 }
 
 
@@ -201,12 +183,6 @@ void fromJson(const J& j, std::vector<T>& v, JsonPath& p) {
     Scope s(p, i);
     fromJson(j[i], v[i], p);
   }
-}
-template <class T>
-ojson toJson(const std::vector<T>& v) {
-  ojson a = ojson::array();
-  for (const auto& x : v) a.push_back(toJson(x));
-  return a;
 }
 
 template <class J, class T>
@@ -247,19 +223,6 @@ std::string collectExtra(const json::Value& obj, std::initializer_list<std::stri
   return std::string();
 }
 
-void appendExtra(ojson& obj, const std::string& extra, const JsonPath& p) {
-  if (extra.empty()) return;
-  ojson e;
-  try {
-    e = ojson::parse(extra);
-  } catch (const nlohmann::json::exception& ex) {
-    p.fail(std::string("extra fields are not valid JSON: ") + ex.what());
-  }
-  if (!e.is_object()) p.fail("extra fields must be a JSON object");
-  for (auto it = e.begin(); it != e.end(); ++it)
-    if (!obj.contains(it.key())) obj[it.key()] = it.value();
-}
-
 template <class J, class T>
 void readOptionalMember(const J& obj, const char* key, T& out, JsonPath& p) {
   const J* it = memberOf(obj, key);
@@ -290,26 +253,6 @@ void readFields(T& node, const J& j, JsonPath& p, std::vector<std::string_view>&
   });
 }
 
-template <class F>
-ojson fieldToJson(const F& v, const JsonPath&) {
-  return toJson(v);
-}
-
-template <class T>
-void writeFields(const T& node, ojson& j, JsonPath& p) {
-  T::fields([&](const char* key, auto member) {
-    const auto& v = node.*member;
-    using F = std::decay_t<decltype(v)>;
-    Scope s(p, key);
-    if constexpr (std::is_same_v<F, std::optional<bool>> || std::is_same_v<F, std::optional<int64_t>> ||
-                  std::is_same_v<F, std::optional<double>>) {
-      if (v) j[key] = toJson(*v);
-    } else {
-      j[key] = fieldToJson(v, p);
-    }
-  });
-}
-
 template <class J>
 void readNodeFields(Instruction& I, const J& j, JsonPath& p,
                     std::vector<std::string_view>& known) {
@@ -323,139 +266,315 @@ void readNodeFields(Instruction& I, const J& j, JsonPath& p,
   }
 }
 
-void writeNodeFields(const Instruction& I, ojson& j, JsonPath& p) {
+// ---------------------------------------------------------------------------------------------
+// Writer: one walk of the module (the schema's field order lives here only) over either of two
+// back ends with the same calls: json::Writer, which writes the text directly, and
+// DocumentBuilder, which builds nlohmann's document and dumps it (the reference the tests hold the
+// direct text to, byte for byte).
+
+class DocumentBuilder {
+ public:
+  explicit DocumentBuilder(int indent) : indent_(indent) {}
+  void beginObject() { stack_.push_back(&place(ojson::object())); }
+  void endObject() { stack_.pop_back(); }
+  void beginArray() { stack_.push_back(&place(ojson::array())); }
+  void endArray() { stack_.pop_back(); }
+  void key(std::string_view k) { key_ = k; }
+  void boolean(bool v) { place(v); }
+  void integer(int64_t v) { place(v); }
+  void number(double v) { place(v); }
+  void string(std::string_view v) { place(std::string(v)); }
+  ojson& innermost() { return *stack_.back(); }
+  std::string take() { return root_.dump(indent_); }
+
+ private:
+  // A new value where the innermost container takes it (an object member of the same name keeps
+  // its place and takes the new value, as nlohmann's operator[] does).
+  ojson& place(ojson v) {
+    if (stack_.empty()) return root_ = std::move(v);
+    ojson& top = *stack_.back();
+    if (top.is_object()) return top[key_] = std::move(v);
+    top.push_back(std::move(v));
+    return top.back();
+  }
+  int indent_;
+  ojson root_;
+  std::vector<ojson*> stack_;
+  std::string key_;
+};
+
+// Unknown fields (kept verbatim as a compact JSON object), written after the known ones; a name
+// the object already has is not written again.
+ojson extraFields(const std::string& extra, const JsonPath& p) {
+  ojson e;
+  try {
+    e = ojson::parse(extra);
+  } catch (const nlohmann::json::exception& ex) {
+    p.fail(std::string("extra fields are not valid JSON: ") + ex.what());
+  }
+  if (!e.is_object()) p.fail("extra fields must be a JSON object");
+  return e;
+}
+
+void putExtra(DocumentBuilder& d, const std::string& extra, const JsonPath& p) {
+  if (extra.empty()) return;
+  const ojson e = extraFields(extra, p);
+  ojson& obj = d.innermost();
+  for (auto it = e.begin(); it != e.end(); ++it)
+    if (!obj.contains(it.key())) obj[it.key()] = it.value();
+}
+
+void putExtra(json::Writer& w, const std::string& extra, const JsonPath& p) {
+  if (extra.empty()) return;
+  const ojson e = extraFields(extra, p);
+  for (auto it = e.begin(); it != e.end(); ++it)
+    if (!w.hasKey(it.key())) {
+      w.key(it.key());
+      w.dumped(it.value().dump(w.indent()));
+    }
+}
+
+// Non-finite doubles are written as the strings "inf", "-inf" and "nan" (JSON has no spelling).
+template <class W>
+void put(W& w, double v) {
+  if (std::isnan(v)) return w.string("nan");
+  if (std::isinf(v)) return w.string(v > 0 ? "inf" : "-inf");
+  w.number(v);
+}
+template <class W, class E, std::enable_if_t<IsBirEnum<E>::value, int> = 0>
+void put(W& w, E v) {
+  w.string(enumName(v));
+}
+template <class W>
+void put(W& w, bool v) {
+  w.boolean(v);
+}
+template <class W>
+void put(W& w, int64_t v) {
+  w.integer(v);
+}
+template <class W>
+void put(W& w, const std::string& v) {
+  w.string(v);
+}
+template <class W>
+void put(W& w, const APPair& v) {
+  w.beginArray();
+  w.integer(v.step);
+  w.integer(v.num);
+  w.endArray();
+}
+template <class W>
+void put(W& w, const std::pair<std::string, std::string>& v) {
+  w.beginArray();
+  w.string(v.first);
+  w.string(v.second);
+  w.endArray();
+}
+template <class W, class T>
+void put(W& w, const std::vector<T>& v) {
+  w.beginArray();
+  for (const auto& x : v) put(w, x);
+  w.endArray();
+}
+template <class W, class T>
+void member(W& w, std::string_view key, const T& v) {
+  w.key(key);
+  put(w, v);
+}
+
+template <class W, class T>
+void writeFields(W& w, const T& node) {
+  T::fields([&](const char* key, auto field) {
+    const auto& v = node.*field;
+    using F = std::decay_t<decltype(v)>;
+    if constexpr (std::is_same_v<F, std::optional<bool>> || std::is_same_v<F, std::optional<int64_t>> ||
+                  std::is_same_v<F, std::optional<double>>) {
+      if (v) member(w, key, *v);
+    } else {
+      member(w, key, v);
+    }
+  });
+}
+
+template <class W>
+void writeNodeFields(W& w, const Instruction& I) {
   switch (I.nodeClass()) {
 #define BIR_NODE_CLASS(C)                                      \
   case NodeClass::C:                                           \
-    writeFields(static_cast<const Inst##C&>(I), j, p);         \
+    writeFields(w, static_cast<const Inst##C&>(I));            \
     return;
 #include "NodeClasses.def"
 #undef BIR_NODE_CLASS
   }
 }
 
-// ---------------------------------------------------------------------------------------------
-// Writer
-
-ojson writeArg(const AccessPattern& a, JsonPath& p) {
-  ojson j;
+template <class W>
+void writeArg(W& w, const AccessPattern& a, const JsonPath& p) {
+  if (a.kind != ArgKind::ImmValue && (!a.loc || !a.loc->set)) p.fail("access pattern has no memory location");
+  w.beginObject();
   if (a.kind == ArgKind::ImmValue) {
-    j["kind"] = "imm_value";
-    j["dtype"] = toJson(a.dtype);
-    j["value"] = toJson(a.imm);
-    return j;
+    member(w, "kind", std::string("imm_value"));
+    member(w, "dtype", a.dtype);
+    member(w, "value", a.imm);
+    return w.endObject();
   }
-  if (!a.loc || !a.loc->set) p.fail("access pattern has no memory location");
-  j["kind"] = "physical_ap";
-  j["ap"] = toJson(a.pattern);
-  j["dtype"] = toJson(a.dtype);
-  j["offset"] = a.offset;
-  j["memsetref"] = a.loc->set->name;
-  j["memref"] = a.loc->name;
-  if (a.flavour != AccessFlavour::Plain) j["access"] = toJson(a.flavour);
-  if (!a.access_shape.empty()) j["access_shape"] = toJson(a.access_shape);
-  if (a.partition_dim >= 0) j["partition_dim"] = a.partition_dim;
-  if (a.lnc_size != 1) j["lnc_size"] = a.lnc_size;
-  if (a.reduce) j["reduce"] = true;
-  return j;
+  w.key("kind");
+  w.string("physical_ap");
+  member(w, "ap", a.pattern);
+  member(w, "dtype", a.dtype);
+  member(w, "offset", a.offset);
+  member(w, "memsetref", a.loc->set->name);
+  member(w, "memref", a.loc->name);
+  if (a.flavour != AccessFlavour::Plain) member(w, "access", a.flavour);
+  if (!a.access_shape.empty()) member(w, "access_shape", a.access_shape);
+  if (a.partition_dim >= 0) member(w, "partition_dim", a.partition_dim);
+  if (a.lnc_size != 1) member(w, "lnc_size", a.lnc_size);
+  if (a.reduce) member(w, "reduce", true);
+  w.endObject();
 }
 
-ojson writeInstruction(const Instruction& I, JsonPath& p) {
-  ojson j;
-  j["opcode"] = I.opcodeName();
-  j["name"] = I.name;
-  j["engine"] = toJson(I.engine);
+template <class W>
+void writeInstruction(W& w, const Instruction& I, JsonPath& p) {
+  w.beginObject();
+  member(w, "opcode", I.opcodeName());
+  member(w, "name", I.name);
+  member(w, "engine", I.engine);
   for (const char* side : {"ins", "outs"}) {
     const auto& list = side[0] == 'i' ? I.ins : I.outs;
     Scope s(p, side);
-    ojson a = ojson::array();
+    w.key(side);
+    w.beginArray();
     for (size_t i = 0; i < list.size(); ++i) {
       Scope si(p, i);
-      a.push_back(writeArg(list[i], p));
+      writeArg(w, list[i], p);
     }
-    j[side] = std::move(a);
+    w.endArray();
   }
-  writeNodeFields(I, j, p);
-  if (!I.source.empty()) j["source"] = I.source;
-  if (!I.kernel.empty()) j["kernel"] = I.kernel;
-  appendExtra(j, I.extra_json, p);
-  return j;
+  writeNodeFields(w, I);
+  if (!I.source.empty()) member(w, "source", I.source);
+  if (!I.kernel.empty()) member(w, "kernel", I.kernel);
+  putExtra(w, I.extra_json, p);
+  w.endObject();
 }
 
-ojson writeLocation(const MemoryLocation& l, JsonPath& p) {
-  ojson j;
-  j["Skind"] = "memory_location";
-  j["name"] = l.name;
-  j["type"] = toJson(l.type);
-  j["addr"] = l.addr;
-  j["dims"] = ojson::array({l.partitions, l.bytes_per_partition});
-  j["bank"] = l.bank;
-  j["base"] = l.base_partition;
-  j["allocated"] = l.allocated;
-  j["pinned"] = l.pinned;
-  j["tensor_id"] = l.tensor_id;
-  appendExtra(j, l.extra_json, p);
-  return j;
+template <class W>
+void writeLocation(W& w, const MemoryLocation& l, const JsonPath& p) {
+  w.beginObject();
+  w.key("Skind");
+  w.string("memory_location");
+  member(w, "name", l.name);
+  member(w, "type", l.type);
+  member(w, "addr", l.addr);
+  w.key("dims");
+  w.beginArray();
+  w.integer(l.partitions);
+  w.integer(l.bytes_per_partition);
+  w.endArray();
+  member(w, "bank", l.bank);
+  member(w, "base", l.base_partition);
+  member(w, "allocated", l.allocated);
+  member(w, "pinned", l.pinned);
+  member(w, "tensor_id", l.tensor_id);
+  putExtra(w, l.extra_json, p);
+  w.endObject();
 }
 
-ojson writeAllocation(const MemoryLocationSet& a, JsonPath& p) {
-  ojson j;
-  j["Skind"] = "memory_location_set";
-  j["addr_space"] = toJson(a.addr_space);
-  j["dtype"] = toJson(a.dtype);
-  j["partition_dim"] = a.partition_dim;
-  j["tensor_shape"] = toJson(a.tensor_shape);
-  j["name"] = a.name;
-  j["file"] = a.file;
-  j["no_spill"] = a.no_spill;
-  j["volatile"] = a.is_volatile;
-  j["virtual"] = a.is_virtual;
-  j["kind"] = toJson(a.kind);
-  j["tensor_class"] = a.tensor_class;
-  ojson locs = ojson::array();
+template <class W>
+void writeAllocation(W& w, const MemoryLocationSet& a, JsonPath& p) {
+  w.beginObject();
+  w.key("Skind");
+  w.string("memory_location_set");
+  member(w, "addr_space", a.addr_space);
+  member(w, "dtype", a.dtype);
+  member(w, "partition_dim", a.partition_dim);
+  member(w, "tensor_shape", a.tensor_shape);
+  member(w, "name", a.name);
+  member(w, "file", a.file);
+  member(w, "no_spill", a.no_spill);
+  member(w, "volatile", a.is_volatile);
+  member(w, "virtual", a.is_virtual);
+  member(w, "kind", a.kind);
+  member(w, "tensor_class", a.tensor_class);
   {
     Scope s(p, "memorylocations");
+    w.key("memorylocations");
+    w.beginArray();
     for (size_t i = 0; i < a.locations.size(); ++i) {
       Scope si(p, i);
-      locs.push_back(writeLocation(*a.locations[i], p));
+      writeLocation(w, *a.locations[i], p);
     }
+    w.endArray();
   }
-  j["memorylocations"] = std::move(locs);
-  appendExtra(j, a.extra_json, p);
-  return j;
+  putExtra(w, a.extra_json, p);
+  w.endObject();
 }
 
-ojson writeFunction(const Function& f, JsonPath& p) {
-  ojson j;
-  j["name"] = f.name;
-  j["attributes"] = toJson(f.attributes);
-  ojson allocs = ojson::array();
+template <class W>
+void writeFunction(W& w, const Function& f, JsonPath& p) {
+  w.beginObject();
+  member(w, "name", f.name);
+  member(w, "attributes", f.attributes);
   {
     Scope s(p, "allocations");
+    w.key("allocations");
+    w.beginArray();
     for (size_t i = 0; i < f.allocations().size(); ++i) {
       Scope si(p, i);
-      allocs.push_back(writeAllocation(*f.allocations()[i], p));
+      writeAllocation(w, *f.allocations()[i], p);
     }
+    w.endArray();
   }
-  j["allocations"] = std::move(allocs);
-  ojson blocks = ojson::array();
   {
     Scope s(p, "blocks");
+    w.key("blocks");
+    w.beginArray();
     for (size_t b = 0; b < f.blocks().size(); ++b) {
       Scope sb(p, b);
       const BasicBlock& bb = *f.blocks()[b];
-      ojson insts = ojson::array();
+      w.beginObject();
+      member(w, "name", bb.name);
       Scope si(p, "instructions");
+      w.key("instructions");
+      w.beginArray();
       for (size_t i = 0; i < bb.size(); ++i) {
         Scope sii(p, i);
-        insts.push_back(writeInstruction(*bb.at(i), p));
+        writeInstruction(w, *bb.at(i), p);
       }
-      blocks.push_back(ojson{{"name", bb.name}, {"instructions", std::move(insts)}});
+      w.endArray();
+      w.endObject();
     }
+    w.endArray();
   }
-  j["blocks"] = std::move(blocks);
-  appendExtra(j, f.extra_json, p);
-  return j;
+  putExtra(w, f.extra_json, p);
+  w.endObject();
+}
+
+template <class W>
+std::string writeModule(W&& w, const Module& m) {
+  JsonPath p;
+  w.beginObject();
+  w.key("attributes");
+  w.beginObject();
+  member(w, "neuron_core_id", m.neuron_core_id);
+  putExtra(w, m.attributes_extra_json, p);
+  w.endObject();
+  {
+    Scope s(p, "functions");
+    w.key("functions");
+    w.beginArray();
+    for (size_t i = 0; i < m.functions().size(); ++i) {
+      Scope si(p, i);
+      writeFunction(w, *m.functions()[i], p);
+    }
+    w.endArray();
+  }
+  member(w, "arch", m.arch);
+  member(w, "version", Module::kBirVersion);
+  member(w, "neuronxsim_format", Module::kFormatVersion);
+  putExtra(w, m.extra_json, p);
+  w.endObject();
+  return w.take();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -662,25 +781,10 @@ void checkDepth(std::string_view text) {
 
 }  // namespace
 
-std::string moduleToJson(const Module& m, int indent) {
-  JsonPath p;
-  ojson j;
-  j["attributes"] = ojson{{"neuron_core_id", m.neuron_core_id}};
-  appendExtra(j["attributes"], m.attributes_extra_json, p);
-  ojson funcs = ojson::array();
-  {
-    Scope s(p, "functions");
-    for (size_t i = 0; i < m.functions().size(); ++i) {
-      Scope si(p, i);
-      funcs.push_back(writeFunction(*m.functions()[i], p));
-    }
-  }
-  j["functions"] = std::move(funcs);
-  j["arch"] = m.arch;
-  j["version"] = Module::kBirVersion;
-  j["neuronxsim_format"] = Module::kFormatVersion;
-  appendExtra(j, m.extra_json, p);
-  return j.dump(indent);
+std::string moduleToJson(const Module& m, int indent) { return writeModule(json::Writer(indent), m); }
+
+std::string moduleToJsonThroughDocument(const Module& m, int indent) {
+  return writeModule(DocumentBuilder(indent), m);
 }
 
 namespace {

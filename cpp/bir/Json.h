@@ -14,8 +14,12 @@
 
 namespace bir {
 
-// indent < 0 writes compact JSON.
+// indent < 0 writes compact JSON. The text is laid out as nlohmann's dump(indent) lays it out
+// (JsonWriter.h), written directly as the module is walked.
 std::string moduleToJson(const Module& m, int indent = 1);
+// The same text through nlohmann's document (built, then dumped): the reference the tests compare
+// moduleToJson with, byte for byte.
+std::string moduleToJsonThroughDocument(const Module& m, int indent = 1);
 
 struct JsonReadOptions {
   bool verify = true;  // run the verifier on the module read

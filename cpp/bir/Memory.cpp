@@ -1,6 +1,7 @@
 #include "AccessPattern.h"
 #include "Error.h"
 #include "Memory.h"
+#include "View.h"
 
 namespace bir {
 
@@ -43,26 +44,10 @@ int64_t AccessPattern::startPartition() const {
 
 AccessPattern sequentialPattern(MemoryLocation* loc) {
   if (!loc || !loc->set) throw BIRError("sequentialPattern: no tensor");
-  AccessPattern ap;
-  ap.dtype = loc->set->dtype;
-  ap.loc = loc;
-  if (loc->isOnChip()) {
-    const int64_t row = loc->bytes_per_partition / dtypeSize(ap.dtype);
-    ap.pattern = {{row, loc->partitions}, {1, row}};
-    return ap;
-  }
-  const auto& shape = loc->set->tensor_shape;
-  if (shape.empty()) {
-    ap.pattern = {{1, 1}};
-    return ap;
-  }
-  ap.pattern.resize(shape.size());
-  int64_t stride = 1;
-  for (size_t i = shape.size(); i-- > 0;) {
-    ap.pattern[i] = {stride, shape[i]};
-    stride *= shape[i];
-  }
-  return ap;
+  const DType dtype = loc->set->dtype;
+  if (loc->isOnChip())
+    return View::onChip(loc, dtype, loc->partitions, {loc->bytes_per_partition / dtypeSize(dtype)}).ap();
+  return View::ofShape(loc, dtype, loc->set->tensor_shape).ap();
 }
 
 }  // namespace bir

@@ -4,36 +4,9 @@
 
 #include "bir/Error.h"
 #include "bir/Memory.h"
+#include "bir/View.h"
 
 namespace sim {
-namespace {
-
-// Drops unit dims and merges (outer, inner) pairs that are contiguous: outer step = inner step *
-// inner num. Works in place on n dims; returns the new count.
-int mergeDims(int64_t* num, int64_t* stride, int n) {
-  int out = 0;
-  for (int i = 0; i < n; ++i) {
-    if (num[i] == 1) continue;
-    num[out] = num[i];
-    stride[out] = stride[i];
-    ++out;
-  }
-  int m = 0;
-  for (int i = 0; i < out; ++i) {
-    if (m > 0 && stride[m - 1] == stride[i] * num[i]) {
-      num[m - 1] *= num[i];
-      stride[m - 1] = stride[i];
-    } else {
-      num[m] = num[i];
-      stride[m] = stride[i];
-      ++m;
-    }
-  }
-  return m;
-}
-
-}  // namespace
-
 bool footprintsOverlap(const Operand& a, const Operand& b) {
   if (a.isImm() || b.isImm() || a.space != b.space || a.tensor != b.tensor) return false;
   if (a.onChip() && (a.p0 + a.lanes <= b.p0 || b.p0 + b.lanes <= a.p0)) return false;
@@ -59,7 +32,7 @@ Operand decodeOperand(const bir::AccessPattern& ap, int32_t tensorIndex) {
     num[i] = ap.pattern[static_cast<size_t>(i) + 1].num;
     stride[i] = ap.pattern[static_cast<size_t>(i) + 1].step * es;
   }
-  const int n = mergeDims(num, stride, nIn);
+  const int n = bir::normaliseDims(num, stride, nIn);
   if (n > kMaxFreeDims)
     throw SimulationError("access pattern has " + std::to_string(n) +
                           " free dims after merging contiguous ones; the simulator takes at most " +
@@ -145,7 +118,7 @@ RunCursor RunCursor::whole(const Operand& op, uint8_t* ptr, int64_t dim0Stride) 
     num[i + 1] = op.num[i];
     stride[i + 1] = op.stride[i];
   }
-  c.nd_ = mergeDims(num, stride, op.nfree + 1);
+  c.nd_ = bir::normaliseDims(num, stride, op.nfree + 1);
   for (int i = 0; i < c.nd_; ++i) {
     c.num_[i] = num[i];
     c.stride_[i] = stride[i];

@@ -215,16 +215,15 @@ struct Decoder {
         } else if (side == 1) {
           fail(what() + " is an immediate; outputs must be memory");
         }
-        Operand op;
+        const Operand* op = nullptr;
         try {
-          op = decodeOperand(ap, tensor);
+          op = &cp.operands.emplace_back(decodeOperand(ap, tensor));  // no default-built copy
         } catch (const SimulationError& e) {
           fail(what() + ": " + e.what());
         }
-        if (!kernel && op.onChip())
-          if (const auto why = bir::legality::engineOperand(I.opcode(), d.engine, sim::Checker::facts(op), side == 1, cfg))
+        if (!kernel && op->onChip())
+          if (const auto why = bir::legality::engineOperand(I.opcode(), d.engine, sim::Checker::facts(*op), side == 1, cfg))
             fail(why->message);
-        cp.operands.push_back(op);
       }
     }
 

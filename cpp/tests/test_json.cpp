@@ -2,6 +2,7 @@
 // malformed input rejected with the JSON path of the problem.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -206,4 +207,56 @@ TEST(Json, PlainTextReaderAgreesWithNlohmann) {
     expectReadAlike(t);
   const size_t stepBy = every.size() / 300 + 1;
   for (size_t cut = 0; cut < every.size(); cut += stepBy) expectReadAlike(every.substr(0, cut));
+}
+
+namespace {
+// Both writers' text for `m` at `indent`, or "error: " and the message.
+std::string writtenAs(const Module& m, int indent, bool direct) {
+  try {
+    return direct ? moduleToJson(m, indent) : moduleToJsonThroughDocument(m, indent);
+  } catch (const std::exception& e) {
+    return std::string("error: ") + e.what();
+  }
+}
+
+void expectWrittenAlike(const Module& m) {
+  for (int indent : {-1, 0, 1, 2, 4})
+    EXPECT_EQ(writtenAs(m, indent, true), writtenAs(m, indent, false)) << "indent " << indent;
+}
+}  // namespace
+
+// moduleToJson writes the text directly (JsonWriter.h); it is byte for byte what nlohmann's
+// document dumps: on every node kind, unknown fields (nested, and names the object already has),
+// strings that need escaping or are not UTF-8, the doubles nlohmann formats specially, and the
+// fuzz corpus.
+TEST(Json, DirectWriterWritesWhatNlohmannDumps) {
+  auto m = nxs_test::buildEveryNodeModule();
+  expectWrittenAlike(*m);
+  Function* f = m->function(0);
+  Instruction* node = f->blocks()[0]->at(0);
+  node->extra_json = R"({"name":"shadowed","z":[1,{"b":null,"c":[]},{}],"e":{},"s":"\u00e9\n"})";
+  f->extra_json = R"({"x":[[]]})";
+  m->attributes_extra_json = R"({"neuron_core_id":5,"w":-0.0})";
+  m->extra_json = R"({"compiler_version":"2.24","n":1e300})";
+  expectWrittenAlike(*m);
+  for (const std::string name : {"plain", "quote\"back\\slash", "tab\tnew\nline\x01", "caf\xc3\xa9", "bad\xff"}) {
+    node->name = name;
+    expectWrittenAlike(*m);
+  }
+  node->name = "n";
+  auto* memset = cast<InstMemset>(f->blocks()[0]->at(InstructionType::Memset));
+  for (double x : {0.0, -0.0, 1.0, -1.5, 0.1, 1e-5, 1e-4, 123456789012345.0, 1e15, 1e16, 1e17, 1.5e300,
+                   4.9e-324, 2.2250738585072014e-308, 1.0 / 3, std::nan(""), 1.0 / 0.0, -1.0 / 0.0}) {
+    memset->constant = x;
+    expectWrittenAlike(*m);
+  }
+  node->extra_json = "[1]";  // refused alike: not an object
+  expectWrittenAlike(*m);
+  for (const auto& entry : std::filesystem::directory_iterator(NXS_FUZZ_CORPUS_DIR "/bir_json")) {
+    std::ifstream in(entry.path(), std::ios::binary);
+    try {
+      expectWrittenAlike(*moduleFromJson(std::string(std::istreambuf_iterator<char>(in), {}), {.verify = false}));
+    } catch (const BIRError&) {
+    }
+  }
 }

@@ -4,23 +4,12 @@
 
 #include "bir/Module.h"
 #include "walrus/OperandLayout.h"
+#include "test_ap_kit.h"
 
 using namespace bir;
 using walrus::OperandLayout;
 
 namespace {
-
-// Enumerates the element indices an access pattern addresses.
-std::vector<int64_t> elements(const AccessPattern& ap) {
-  std::vector<int64_t> out = {ap.offset};
-  for (const APPair& p : ap.pattern) {
-    std::vector<int64_t> next;
-    for (int64_t base : out)
-      for (int64_t i = 0; i < p.num; ++i) next.push_back(base + i * p.step);
-    out = std::move(next);
-  }
-  return out;
-}
 
 AccessPattern pattern(MemoryLocation* t, int64_t offset, std::vector<APPair> pairs) {
   AccessPattern a;

@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "bir/Error.h"
+#include "bir/View.h"
 
 namespace walrus {
 
@@ -12,16 +13,12 @@ OperandLayout::OperandLayout(const bir::AccessPattern& operand)
     if (__builtin_mul_overflow(elements_, p.num, &elements_))
       throw KernelError("operand of " + std::to_string(operand.pattern.size()) +
                         " dims has too many elements");
-    if (p.num == 1) continue;
-    // Merge with the previous dim when this one continues it contiguously.
-    if (!sizes_.empty() && strides_.back() == p.num * p.step) {
-      sizes_.back() *= p.num;
-      strides_.back() = p.step;
-    } else {
-      sizes_.push_back(p.num);
-      strides_.push_back(p.step);
-    }
+    sizes_.push_back(p.num);
+    strides_.push_back(p.step);
   }
+  const int dims = bir::normaliseDims(sizes_.data(), strides_.data(), static_cast<int>(sizes_.size()));
+  sizes_.resize(static_cast<size_t>(dims));
+  strides_.resize(static_cast<size_t>(dims));
   if (sizes_.empty()) {
     sizes_ = {1};
     strides_ = {1};

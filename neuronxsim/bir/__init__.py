@@ -58,6 +58,7 @@ DmaMode = _b.DmaMode
 DgeType = _b.DgeType
 APPair = _b.APPair
 AccessPattern = _b.AccessPattern
+View = _b.View
 MemoryLocation = _b.MemoryLocation
 MemoryLocationSet = _b.MemoryLocationSet
 Instruction = _b.Instruction

@@ -16,6 +16,7 @@ import sys
 import types
 
 from neuronxsim.errors import NeuronxsimError
+from neuronxsim.starfish.lib import _core
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 #: Folders whose modules are the front end's own (their frames are not kernel code): this one and
@@ -75,31 +76,20 @@ def add_internal_package(init_file: str):
     package is imported, before any of its frames is classified."""
     _INTERNAL_DIRS.add(os.path.dirname(os.path.abspath(init_file)))
     _internal_files.clear()
+    _core.nki.forget_call_sites()
 
 
 _internal_files: dict[str, bool] = {}
 _locations: dict[tuple, SourceLocation] = {}  # one object per kernel line
-# (id of a code object, bytecode offset) of a call in kernel code -> (the code object, its
-# location). Reading a frame's f_lineno walks the code's line table (in Python 3.11, from its
-# start on every read); the offset of the frame's current instruction costs nothing and names
-# the line as well. (Keyed by id, because hashing a code object hashes its contents; the entry
-# holds the code object, so that its id is not reused.)
-_call_sites: dict[tuple, tuple] = {}
 
 
-def caller_location(skip: int = 0) -> SourceLocation | None:
-    """The innermost frame outside this package: the kernel line that called into nki.
-    ``skip``: how many more frames of this package lie between the caller and the kernel."""
-    # Usually the kernel called the nki function that calls this: try that frame first.
-    try:
-        frame = sys._getframe(2 + skip)
-    except ValueError:
-        frame = None
-    else:
-        site = _call_sites.get((id(frame.f_code), frame.f_lasti))
-        if site is not None:
-            return site[1]
-    frame = sys._getframe(1)
+def _walk_to_kernel(skip: int = 0) -> SourceLocation | None:
+    """caller_location's answer for a call site it has not seen: the innermost frame outside
+    this package (``skip`` plays no part here), remembered by its code object and bytecode
+    offset. (Reading a frame's f_lineno walks the code's line table, in Python 3.11 from its
+    start on every read; the offset of the frame's current instruction costs nothing and names
+    the line as well.)"""
+    frame = sys._getframe(1)  # (caller_location is C: this is the function that called it)
     internal = _internal_files
     while frame is not None:
         code = frame.f_code
@@ -108,17 +98,24 @@ def caller_location(skip: int = 0) -> SourceLocation | None:
         if flag is None:
             flag = internal[filename] = is_internal_file(filename)
         if not flag:
-            key = (id(code), frame.f_lasti)
-            site = _call_sites.get(key)
-            if site is None:
-                line_key = (filename, frame.f_lineno)
-                loc = _locations.get(line_key)
-                if loc is None:
-                    loc = _locations[line_key] = SourceLocation(filename, frame.f_lineno)
-                site = _call_sites[key] = (code, loc)
-            return site[1]
+            line_key = (filename, frame.f_lineno)
+            loc = _locations.get(line_key)
+            if loc is None:
+                loc = _locations[line_key] = SourceLocation(filename, frame.f_lineno)
+            _core.nki.remember_call_site(code, frame.f_lasti, loc)
+            return loc
         frame = frame.f_back
     return None
+
+
+_core.nki.set_call_site_walk(_walk_to_kernel)
+
+#: ``caller_location(skip=0)``: the kernel line that called into nki, the innermost frame outside
+#: this package; ``skip``: how many more frames of this package lie between the function calling
+#: it and the kernel. Usually the kernel called the nki function that calls this: that frame's
+#: call site, if seen before, is answered from a table in C (``cpp/python/trace_call_site.cpp``),
+#: anything else by :func:`_walk_to_kernel`.
+caller_location = _core.nki.caller_location
 
 
 def without_internal_frames(tb: types.TracebackType | None) -> types.TracebackType | None:

@@ -21,6 +21,8 @@ import operator
 
 import numpy as np
 
+from neuronxsim.starfish.lib import _core
+
 from .errors import NKIError, caller_location
 
 
@@ -183,50 +185,14 @@ class IndexExpr:
 _WHOLE = slice(None)
 
 
-_int_add, _int_sub, _int_mul, _int_new = int.__add__, int.__sub__, int.__mul__, int.__new__
-
-
-class LoopIndex(int):
-    """The index of an ``nl.affine_range`` / ``nl.sequential_range`` iteration: an integer (the
-    trace runs the body once per iteration) that, like NKI's symbolic loop variable, keeps its
-    axis when it subscripts a tile's free dimension: ``t[:, i]`` of a [P, F] tile is the [P, 1]
-    column ``i`` (a plain integer drops the axis). Sums, differences and integer multiples of
-    loop indices are loop indices (``i0 * 4 + i1``); everything else is a plain integer."""
-
-    __slots__ = ()
-
-    def __add__(self, other):
-        c = other.__class__
-        if c is int or c is LoopIndex:
-            return _int_new(LoopIndex, _int_add(self, other))
-        return _int_add(self, other)
-
-    __radd__ = __add__
-
-    def __sub__(self, other):
-        c = other.__class__
-        if c is int or c is LoopIndex:
-            return _int_new(LoopIndex, _int_sub(self, other))
-        return _int_sub(self, other)
-
-    def __rsub__(self, other):
-        if other.__class__ is int:
-            return _int_new(LoopIndex, _int_sub(other, self))
-        return NotImplemented
-
-    def __mul__(self, other):
-        c = other.__class__
-        if c is int or c is LoopIndex:
-            return _int_new(LoopIndex, _int_mul(self, other))
-        return _int_mul(self, other)
-
-    __rmul__ = __mul__
-
-    def __neg__(self):
-        return _int_new(LoopIndex, -int(self))
-
-    def __pos__(self):
-        return self
+#: The index of an ``nl.affine_range`` / ``nl.sequential_range`` iteration: an integer (the
+#: trace runs the body once per iteration) that, like NKI's symbolic loop variable, keeps its
+#: axis when it subscripts a tile's free dimension: ``t[:, i]`` of a [P, F] tile is the [P, 1]
+#: column ``i`` (a plain integer drops the axis). Sums, differences and integer multiples of
+#: loop indices are loop indices (``i0 * 4 + i1``); everything else is a plain integer. An int
+#: subclass in C (``cpp/python/trace_loop_index.cpp``): its operators run a few times per traced
+#: instruction, and a Python operator method would cost a Python frame each time.
+LoopIndex = _core.nki.LoopIndex
 
 
 def plain_subscript(key: tuple, on_chip: bool) -> tuple | None:

@@ -857,6 +857,12 @@ def legal_operand(kind: str, dtype, partitions: int, free: int) -> legality.Oper
                             free)
 
 
+# The legality rules' verdicts (a Violation or None) on plain matmuls, by the facts they are a
+# function of: a kernel's loops ask the rules the same question for matmul after matmul.
+_MATMUL_VERDICTS: dict = {}
+_UNKNOWN = object()
+
+
 def refuse_illegal_matmul(tr, stationary: Tensor, moving_kind: str, moving_dtype, moving_partitions: int,
                           n: int, out_dtype, is_transpose: bool, start: bool, fields, loc, what: str,
                           out_kind: str = PSUM, perf_mode=None):
@@ -864,17 +870,30 @@ def refuse_illegal_matmul(tr, stationary: Tensor, moving_kind: str, moving_dtype
     ``stationary`` with a moving tile of ``n`` elements per partition into ``out_kind`` breaks,
     with the kernel's source line; ``fields`` may carry the PE tiling (``tile_size``,
     ``tile_position``) and the ``perf_mode``."""
-    k = stationary.shape[0]
-    m = math.prod(stationary.shape[1:])
-    fields = fields or {}
-    perf_mode = fields.get("perf_mode", perf_mode)
-    why = legality.matmul(
-        legal_operand(stationary.storage.kind, stationary.storage.dtype, k, m),
-        legal_operand(moving_kind, moving_dtype, moving_partitions, n),
-        legal_operand(out_kind, out_dtype, m, k if is_transpose else n),
-        arch=tr.arch, is_transpose=is_transpose, start=start, tile_size=fields.get("tile_size", ()),
-        tile_position=fields.get("tile_position", ()),
-        **({} if perf_mode is None else {"perf_mode": perf_mode}))
+    s_shape = stationary.shape
+    k = s_shape[0]
+    m = s_shape[1] if len(s_shape) == 2 else math.prod(s_shape[1:])
+    s_st = stationary.storage
+    if not fields and perf_mode is None:  # (the commonest matmul: its verdict is likely known)
+        key = (s_st.kind, s_st.dtype, k, m, moving_kind, moving_dtype, moving_partitions, n,
+               out_dtype, is_transpose, start, out_kind, tr.arch)
+        why = _MATMUL_VERDICTS.get(key, _UNKNOWN)
+        if why is _UNKNOWN:
+            why = _MATMUL_VERDICTS[key] = legality.matmul(
+                legal_operand(s_st.kind, s_st.dtype, k, m),
+                legal_operand(moving_kind, moving_dtype, moving_partitions, n),
+                legal_operand(out_kind, out_dtype, m, k if is_transpose else n),
+                arch=tr.arch, is_transpose=is_transpose, start=start)
+    else:
+        fields = fields or {}
+        perf_mode = fields.get("perf_mode", perf_mode)
+        why = legality.matmul(
+            legal_operand(s_st.kind, s_st.dtype, k, m),
+            legal_operand(moving_kind, moving_dtype, moving_partitions, n),
+            legal_operand(out_kind, out_dtype, m, k if is_transpose else n),
+            arch=tr.arch, is_transpose=is_transpose, start=start,
+            tile_size=fields.get("tile_size", ()), tile_position=fields.get("tile_position", ()),
+            **({} if perf_mode is None else {"perf_mode": perf_mode}))
     if why is not None:
         raise NKIError(f"{what}: {why.message}", loc)
 

@@ -23,9 +23,10 @@ Nothing here knows addresses or live ranges: those are the passes' answers.
 
 from __future__ import annotations
 
+import functools
 import operator
 
-from neuronxsim import bir
+from neuronxsim.starfish.lib import _core
 
 
 class Access(tuple):
@@ -58,11 +59,9 @@ class Access(tuple):
         return (self[1], tuple(self[2]))
 
 
-_new_tuple = tuple.__new__
-
-
-def new_access(storage, offset: int, pairs: list) -> Access:
-    return _new_tuple(Access, (storage.sid, offset, pairs, storage))
+#: ``new_access(storage, offset, pairs)``: an :class:`Access` (in C, ``cpp/python/trace_record.cpp``:
+#: a trace makes a few per instruction).
+new_access = functools.partial(_core.nki.new_access, Access)
 
 
 class Op(tuple):
@@ -104,24 +103,13 @@ class Op(tuple):
             items[5] = outs
         if fields is not None:
             items[3] = fields
-        return _new_tuple(Op, items)
+        return tuple.__new__(Op, items)
 
 
-def new_op(opcode, engine, ins: list, outs: list, fields, loc, loop, index: int, out_box=None,
-           zero_fill: bool = False) -> Op:
-    # (the numbers by the members' ids, see _OPCODES: this runs once per instruction)
-    opcode_n = _OPCODES.get(id(opcode))
-    engine_n = _ENGINES.get(id(engine))
-    return _new_tuple(Op, (int(opcode) if opcode_n is None else opcode_n,
-                           int(engine) if engine_n is None else engine_n,
-                           "" if loc is None else loc.short, fields, ins, outs, opcode, engine,
-                           loc, loop, index, out_box, zero_fill))
-
-
-# Opcodes and engines by the id of their enum member (ops are made with the members themselves,
-# see tracer.IT; hashing a member would call into the binding).
-_OPCODES = {id(m): int(m) for m in bir.InstructionType.__members__.values()}
-_ENGINES = {id(m): int(m) for m in bir.Engine.__members__.values()}
+#: ``new_op(opcode, engine, ins, outs, fields, loc, loop, index, out_box=None, zero_fill=False)``:
+#: an :class:`Op` (in C, ``cpp/python/trace_record.cpp``: one per recorded instruction); the opcode
+#: and engine numbers are ``int()`` of the members, read once per member.
+new_op = functools.partial(_core.nki.new_op, Op)
 
 
 class Loop:

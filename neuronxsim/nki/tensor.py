@@ -16,12 +16,14 @@ one block at a time.
 
 from __future__ import annotations
 
+import functools
 import math
 import operator
 
 import numpy as np
 
 from neuronxsim.bir import target
+from neuronxsim.starfish.lib import _core
 
 from . import dtypes as dt
 from .errors import NKIError, SourceLocation, caller_location
@@ -373,16 +375,9 @@ class Tensor:
 _int_index = int.__index__  # (a loop index as the plain integer it is)
 
 
-def new_view(storage: Storage, offset: int, shape: tuple, strides: tuple,
-             checks: tuple) -> Tensor:
-    t = Tensor()
-    t.storage = storage
-    t.offset = offset
-    t.shape = shape
-    t.strides = strides
-    t.checks = checks
-    t.last_subscript = t.blocks = t.access = None
-    return t
+#: ``new_view(storage, offset, shape, strides, checks)``: a :class:`Tensor` (the rest of its
+#: slots None). In C (``cpp/python/trace_slotted.cpp``): a trace makes a few per instruction.
+new_view = functools.partial(_core.nki.new_slotted, Tensor)
 
 
 class IndirectView:

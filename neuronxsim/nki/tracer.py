@@ -24,6 +24,7 @@ recorded; what the trace learns about them later is appended to the record as a 
 
 from __future__ import annotations
 
+import functools
 import os
 
 import numpy as np
@@ -107,12 +108,17 @@ class StorageState:
                  "zero_init", "forward", "full_access", "groups", "masked_out")
 
 
-def new_state() -> StorageState:
-    s = StorageState()
-    s.write_count = s.written_partitions = 0
-    s.later_partitions = s.pending_zero = s.forward = s.full_access = s.groups = None
-    s.zero_init = s.masked_out = False
-    return s
+_new_slotted = _core.nki.new_slotted
+if Storage.__slots__ != ("sid", "kind", "dtype", "shape", "layout", "on_chip", "strides", "name",
+                         "hint", "created_at", "explicit_name", "placement", "state"):
+    raise ImportError("Tracer.new_result makes storages with new_slotted: update it for the "
+                      "slots of Storage")
+
+#: ``new_state()``: the :class:`StorageState` of a storage nothing wrote (``write_count``,
+#: ``written_partitions`` 0, ``zero_init``, ``masked_out`` False, the rest None). In C
+#: (``cpp/python/trace_slotted.cpp``): a trace makes one per instruction result.
+new_state = functools.partial(_new_slotted, StorageState, 0, 0, None, None, False, None,
+                              None, None, False)
 
 
 class MatmulGroups:
@@ -159,12 +165,16 @@ class CoreTrace:
 _CURRENT: "Tracer | None" = None
 
 
-def current() -> "Tracer":
-    if _CURRENT is None:
-        raise NKIError("nki.language and nki.isa functions run only inside a kernel being traced "
-                       "(call the kernel through nki.jit, nki.simulate_kernel or nki.trace)",
-                       caller_location())
-    return _CURRENT
+def _no_tracer():
+    raise NKIError("nki.language and nki.isa functions run only inside a kernel being traced "
+                   "(call the kernel through nki.jit, nki.simulate_kernel or nki.trace)",
+                   caller_location())
+
+
+_core.nki.set_no_tracer(_no_tracer)
+#: ``current()``: the Tracer recording a kernel (``_CURRENT``), else the NKIError of
+#: ``_no_tracer``. In C (``cpp/python/trace_current.cpp``): nearly every nl / nisa call asks.
+current = _core.nki.current
 
 
 def active() -> bool:
@@ -210,11 +220,13 @@ class Tracer:
         if _CURRENT is not None:
             raise NKIError("a kernel is already being traced (nested traces are not supported)")
         _CURRENT = self
+        _core.nki.set_current(self)
         return self
 
     def __exit__(self, *exc):
         global _CURRENT
         _CURRENT = None
+        _core.nki.set_current(None)
 
     def set_core(self, index: int):
         self.core = self.cores[index]
@@ -444,25 +456,13 @@ class Tracer:
             _note_written_partitions(s, acc.offset // st.layout.row, acc.pairs[0][1])
         return acc
 
-    def write_plain(self, view: Tensor, engine, matmul: bool = False) -> Access | None:
-        """``write`` of the commonest destination (see :func:`plain_tile_access`) when nothing
-        about its storage needs ``write``'s other cases; None otherwise."""
-        st = view.storage
-        s = st.state
-        if s.forward is None and s.later_partitions is None and not view.checks and \
-                (matmul or s.pending_zero is None and (s.groups is None or not s.groups.open)):
-            acc = plain_tile_access(view, st, engine)
-            if acc is not None:  # what write() does for it
-                if not matmul:
-                    s.zero_init = False
-                    if s.groups is not None:
-                        s.groups.unwritten = False
-                s.write_count += 1
-                p = acc.pairs[0][1]
-                if p > s.written_partitions:
-                    s.written_partitions = p
-                return acc
-        return None
+    #: ``write_plain(view, engine, matmul=False)``: ``write`` of the commonest destination (see
+    #: :func:`plain_tile_access`) when nothing about its storage needs ``write``'s other cases (a
+    #: redirect forward, partitions written beyond the written prefix, bound checks; unless
+    #: ``matmul``, pending ``nl.zeros`` zeros or an open matmul group), with what ``write`` does
+    #: for it; None otherwise, having changed nothing. In C
+    #: (``cpp/python/trace_plain_access.cpp``): it runs for nearly every destination.
+    write_plain = staticmethod(_core.nki.write_plain)
 
     def write_fresh(self, view: Tensor) -> Access:
         """``write`` of a tile an instruction creates for its result (nothing to check yet)."""
@@ -529,11 +529,13 @@ class Tracer:
 
     def new_result(self, kind: str, dtype: np.dtype, shape: tuple, name: str, loc) -> Tensor:
         """A fresh temporary tile for an instruction's result."""
-        if len(shape) <= 2:  # [P, F] or [P] (what new_storage does for it)
+        if len(shape) <= 2:  # [P, F] or [P] (what new_storage does for it, inline)
             storages = self.core.record.storages
-            st = new_storage(len(storages), kind, dtype, shape,
-                             self.tile_layouts.get(shape) or self._tile_layout(kind, shape),
-                             name, loc, new_state())
+            layout = self.tile_layouts.get(shape) or self._tile_layout(kind, shape)
+            # (Storage's slots in order: sid, kind, dtype, shape, layout, on_chip, strides, name,
+            # hint, created_at, explicit_name, placement, state)
+            st = _new_slotted(Storage, len(storages), kind, dtype, shape, layout, layout.on_chip,
+                              layout.strides, None, name, loc, False, None, new_state())
             storages.append(st)
             return new_view(st, 0, shape, st.strides, ())
         return self.new_storage(kind, dtype, shape, name, loc).full_view()
@@ -551,7 +553,7 @@ class Tracer:
         outs = op.outs
         if not outs:
             return None
-        out = self.core.first_output(op)
+        out = self.core.redirected.get(op.index) or outs[0]  # (core.first_output, inline)
         # (a result's view shares its storage's shape and strides tuples: `is` decides the
         # usual case before comparing them)
         if out.storage is not st or s.write_count != 1 or s.forward is not None or \
@@ -582,7 +584,7 @@ class Tracer:
             if checked_as is not None:
                 check_compute_operand(acc, loc, *checked_as, op.opcode, op.engine, True)
         core = self.core
-        temp = core.first_output(op).storage
+        temp = (core.redirected.get(op.index) or op.outs[0]).storage  # (core.first_output)
         core.redirected[op.index] = acc
         core.record.redirects.append((op.index, acc))
         temp.state.forward = (dst, acc.storage.state.write_count, op)
@@ -710,50 +712,18 @@ def check_compute_operand(acc: Access, loc, what: str, name: str, opcode, engine
             raise NKIError(f"{what}: {why.message} ({name}: {st.describe()})", loc)
 
 
-def plain_tile_access(view: Tensor, st: Storage, engine) -> Access | None:
-    """The access of the commonest operand, a [P, F] view from partition 0 that walks its row
-    forwards and that ``engine`` may use as it is (``Tracer.access`` and
-    ``check_compute_operand`` would accept it); None for anything else."""
-    layout = st.layout
-    pairs = layout.full_pairs
-    offset = view.offset
-    if pairs is not None and view.shape is st.shape and view.strides is st.strides and \
-            offset == 0:  # a whole tile (full_view shares the storage's tuples)
-        s = st.state
-        acc = s.full_access
-        if acc is None:
-            acc = s.full_access = new_access(st, 0, pairs)
-        n = layout.row
-    else:
-        acc = view.access  # (made by an earlier use of this view)
-        if acc is not None:
-            n = acc.pairs[1][1]
-        else:
-            if not st.on_chip or len(view.shape) != 2:
-                return None
-            p, n = view.shape
-            row = layout.row
-            if p > NUM_PARTITIONS or offset >= row or (p != 1 and view.strides[0] != row):
-                return None
-            if n == 1:
-                free = (1, 1)
-            else:
-                s = view.strides[1]
-                if not 0 < s < row or offset + s * (n - 1) >= row:
-                    return None
-                free = (s, n)
-            acc = view.access = new_access(st, offset, [(row, p), free])
-    if engine is not _PE:
-        if st.kind == PSUM:
-            if engine is _POOL or n > MAX_FREE_PSUM:
-                return None
-        elif n > MAX_FREE_SBUF:
-            return None
-    return acc
-
-
 # (module globals: reading a member of the Engine class costs several times as much)
 _PE, _POOL = Engine.PE, Engine.Pool
+
+_core.nki.configure_plain_tile_access(Access, _PE, _POOL, PSUM, NUM_PARTITIONS, MAX_FREE_PSUM,
+                                      MAX_FREE_SBUF)
+#: ``plain_tile_access(view, st, engine)``: the access of the commonest operand, a [P, F] view
+#: (of storage ``st``) from partition 0 that walks its row forwards and that ``engine`` may use
+#: as it is (``Tracer.access`` and ``check_compute_operand`` would accept it); None for anything
+#: else. The whole tile's access is made once (``st.state.full_access``), another view's once
+#: (``view.access``). In C (``cpp/python/trace_plain_access.cpp``, which states the rules): it
+#: runs for nearly every operand of every traced instruction.
+plain_tile_access = _core.nki.plain_tile_access
 
 
 def _note_written_partitions(s: StorageState, start: int, count: int):

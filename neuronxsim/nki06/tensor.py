@@ -21,7 +21,7 @@ import numpy as np
 
 from neuronxsim.nki.errors import NKIError, caller_location
 from neuronxsim.nki.indexing import LoopIndex
-from neuronxsim.nki.tensor import HBM, INPUT, PSUM, SBUF, SHARED_HBM, Tensor, new_view
+from neuronxsim.nki.tensor import HBM, INPUT, PSUM, SBUF, SHARED_HBM, Tensor, _int_index, new_view
 from neuronxsim.nki.tracer import current
 
 from . import dtypes as dt
@@ -660,10 +660,17 @@ def _subscript(t: NkiTensor, key, loc) -> NkiTensor:
     shape, strides, dropped = [], [], False
     direct = t._indirect is None
     for axis, (k, n, s) in enumerate(zip(key, view.shape, view.strides)):
-        if k.__class__ is slice:
+        c = k.__class__
+        if c is slice:
             start, stop = k.start, k.stop
-            if k.step is None and start.__class__ is int and stop.__class__ is int and \
-                    0 <= start < stop <= n and direct:  # the commonest: a:b inside the dim
+            c0, c1 = start.__class__, stop.__class__
+            if k.step is None and (c0 is int or c0 is LoopIndex) and \
+                    (c1 is int or c1 is LoopIndex) and 0 <= start < stop <= n and direct:
+                # the commonest: a:b inside the dim (loop indices as the plain integers they are)
+                if c0 is LoopIndex:
+                    start = _int_index(start)
+                if c1 is LoopIndex:
+                    stop = _int_index(stop)
                 offset += start * s
                 shape.append(stop - start)
                 strides.append(s)
@@ -679,15 +686,19 @@ def _subscript(t: NkiTensor, key, loc) -> NkiTensor:
             shape.append(count)
             strides.append(s * step)
             continue
-        if isinstance(k, NkiTensor) or _is_unknown_register(k):
-            raise NKIError("a subscript with a runtime index: use t.select(dim, index) or "
-                           "t.ap(..., scalar_offset=...)", loc)
-        i = _int(k, "an index", loc)
+        if c is int or c is LoopIndex:  # (the commonest index, as _int makes it)
+            i = k if c is int else _int_index(k)
+        else:
+            if isinstance(k, NkiTensor) or _is_unknown_register(k):
+                raise NKIError("a subscript with a runtime index: use t.select(dim, index) or "
+                               "t.ap(..., scalar_offset=...)", loc)
+            i = _int(k, "an index", loc)
         if i < 0:
             i += n
         if not 0 <= i < n:
             raise NKIError(f"index {k} is outside dimension {axis} (size {n})", loc)
-        t._direct_dim(axis, "a subscript", loc)
+        if not direct:
+            t._direct_dim(axis, "a subscript", loc)
         offset += i * s
         if on_chip and axis == 0:
             shape.append(1)

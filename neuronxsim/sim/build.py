@@ -95,12 +95,8 @@ class ModuleBuilder:
 
     def full(self, loc: bir.MemoryLocation) -> bir.AccessPattern:
         """The whole DRAM tensor, row-major, its first dim as the outer pair."""
-        shape = list(loc.shape) or [1]
-        pattern, stride = [], 1
-        for d in reversed(shape):
-            pattern.insert(0, (stride, d))
-            stride *= d
-        return self.ap(loc, 0, pattern)
+        view = bir.View.ofShape(loc, loc.dtype, list(loc.shape) or [1])
+        return self.ap(loc, 0, [(p.step, p.num) for p in view.dims])
 
     def tile(self, loc: bir.MemoryLocation, partitions: Optional[int] = None, elems: Optional[int] = None,
              start_partition: int = 0, col: int = 0, dtype: Optional[DType] = None,

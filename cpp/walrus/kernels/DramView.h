@@ -6,62 +6,41 @@
 // `access_shape` in dim order). A DramView undoes the partition-first ordering and presents the
 // operand as a logical N-d array: dim d has `num` elements, `step` elements apart, from `offset`.
 // Leaves slice and reshape views and hand them to DMAs; they never assume a contiguous tensor.
+//
+// The view algebra is bir::View's (cpp/bir/View.h); DramView only keeps the type apart from
+// on-chip Tiles, so a leaf cannot hand one where the other is meant.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "bir/AccessPattern.h"
+#include "bir/View.h"
 
 namespace walrus::kernels {
 
-class DramView {
+class DramView : public bir::View {
  public:
-  DramView() = default;
-  DramView(bir::MemoryLocation* loc, bir::DType dtype, int64_t offset, std::vector<bir::APPair> dims);
+  DramView() : View(nullptr, bir::DType::float32, 0, {}, "DramView") {}
+  DramView(bir::MemoryLocation* loc, bir::DType dtype, int64_t offset, std::vector<bir::APPair> dims)
+      : View(loc, dtype, offset, std::move(dims), "DramView") {}
 
   // The logical view of a kernel operand (`what` names it in errors, e.g. "ins[2] 'gate_w'").
-  static DramView ofOperand(const bir::AccessPattern& ap, const std::string& what);
+  static DramView ofOperand(const bir::AccessPattern& ap, const std::string& what) {
+    return DramView(View::ofOperand(ap, what, "DramView"));
+  }
 
-  bir::MemoryLocation* location() const { return loc_; }
-  bir::DType dtype() const { return dtype_; }
-  int64_t offset() const { return offset_; }
-  size_t rank() const { return dims_.size(); }
-  int64_t dim(size_t d) const;
-  std::vector<int64_t> shape() const;
-  int64_t numElements() const;
-  const std::vector<bir::APPair>& dims() const { return dims_; }
-
-  // Elements [start, start + count) of dim d.
-  DramView slice(size_t d, int64_t start, int64_t count) const;
-  // Element i of dim d; the dim is dropped.
-  DramView at(size_t d, int64_t i) const;
-  // Dims d and d+1 as one dim (they must be nested: step[d] == step[d+1] * num[d+1]).
-  DramView merge(size_t d) const;
-  // Every dim but the last merged into one: the [rows, row elements] view of a [..., H] operand
-  // (its leading dims must nest).
-  DramView rows() const;
-  // Dim d split into [num / inner, inner].
-  DramView split(size_t d, int64_t inner) const;
-  // Dims reordered: result dim i is dim order[i].
-  DramView permute(const std::vector<size_t>& order) const;
-  // A new dim of n elements at position d that repeats the same elements (step 0).
-  DramView broadcast(size_t d, int64_t n) const;
-  // The same bytes as `dtype` elements; only the innermost dim may change size, and it must be
-  // contiguous (the quantized rows' fp32 scales live in fp8 rows).
-  DramView bitcast(bir::DType dtype) const;
-
-  // The access pattern enumerating the view's elements in row-major order of its dims.
-  bir::AccessPattern ap() const;
-  std::string str() const;
+  DramView slice(size_t d, int64_t start, int64_t count) const { return DramView(View::slice(d, start, count)); }
+  DramView at(size_t d, int64_t i) const { return DramView(View::at(d, i)); }
+  DramView merge(size_t d) const { return DramView(View::merge(d)); }
+  DramView rows() const { return DramView(View::rows()); }
+  DramView split(size_t d, int64_t inner) const { return DramView(View::split(d, inner)); }
+  DramView permute(const std::vector<size_t>& order) const { return DramView(View::permute(order)); }
+  DramView broadcast(size_t d, int64_t n) const { return DramView(View::broadcast(d, n)); }
+  DramView bitcast(bir::DType dtype) const { return DramView(View::bitcast(dtype)); }
 
  private:
-  void checkDim(size_t d, const char* op) const;
-  bir::MemoryLocation* loc_ = nullptr;
-  bir::DType dtype_ = bir::DType::float32;
-  int64_t offset_ = 0;
-  std::vector<bir::APPair> dims_;
+  explicit DramView(View v) : View(std::move(v)) {}
 };
 
 }  // namespace walrus::kernels

@@ -5,4 +5,5 @@ from __future__ import annotations
 from . import bir
 from . import sim
 from . import walrus
-__all__: list[str] = ['bir', 'sim', 'walrus']
+from . import nki
+__all__: list[str] = ['bir', 'nki', 'sim', 'walrus']

@@ -4,7 +4,7 @@ libBIR: opcodes, node classes, modules, BIR JSON
 from __future__ import annotations
 import collections.abc
 import typing
-__all__: list[str] = ['APPair', 'AccessFlavour', 'AccessPattern', 'AccumCmd', 'ActivationFunc', 'AddrSpace', 'AluOp', 'BIR_VERSION', 'BasicBlock', 'DType', 'DgeType', 'DmaMode', 'Engine', 'FORMAT_VERSION', 'Function', 'InstActivation', 'InstAffineSelect', 'InstBIRKernel', 'InstBNStats', 'InstBNStatsAggregate', 'InstCopyPredicated', 'InstDMA', 'InstDevicePrint', 'InstDropout', 'InstGather', 'InstGetRandState', 'InstIota', 'InstLocalGather', 'InstMatchReplace', 'InstMatmult', 'InstMax', 'InstMaxIndex', 'InstMemset', 'InstNKIKLIRKernel', 'InstNKIKernel', 'InstNoOp', 'InstNonzeroWithCount', 'InstRand', 'InstRangeSelect', 'InstReadActivationAccumulator', 'InstReciprocal', 'InstScalarTensorTensor', 'InstSelect', 'InstSelectReduce', 'InstSequenceBounds', 'InstSetRandState', 'InstStreamShuffle', 'InstStreamTranspose', 'InstTensorCopy', 'InstTensorCopyDynamic', 'InstTensorPartitionReduce', 'InstTensorReduce', 'InstTensorScalar', 'InstTensorScalarPtr', 'InstTensorScalarReduce', 'InstTensorTensor', 'InstTensorTensorScan', 'InstUnmodeled', 'Instruction', 'LegalityOperand', 'LegalityRule', 'LegalitySpace', 'LegalityViolation', 'MemoryLocation', 'MemoryLocationSet', 'MemoryType', 'MemsetMode', 'Module', 'PerfMode', 'ReduceAxis', 'TensorKind', 'arch_aliases', 'canonical_arch', 'check_start_partition', 'dtype_size', 'emit_trace', 'field_offsets', 'instruction_type_string', 'known_archs', 'legality_bn_stats', 'legality_dma', 'legality_dma_trigger', 'legality_dve_transpose', 'legality_engine_operand', 'legality_generation', 'legality_local_gather', 'legality_matmul', 'legality_max8_family', 'legality_pe_input_dtypes', 'legality_psum_inputs', 'legality_rules', 'machine_config', 'opcode_categories', 'opcode_names', 'opcode_node_classes', 'opcode_origins', 'string2InstructionType']
+__all__: list[str] = ['APPair', 'AccessFlavour', 'AccessPattern', 'AccumCmd', 'ActivationFunc', 'AddrSpace', 'AluOp', 'BIR_VERSION', 'BasicBlock', 'DType', 'DgeType', 'DmaMode', 'Engine', 'FORMAT_VERSION', 'Function', 'InstActivation', 'InstAffineSelect', 'InstBIRKernel', 'InstBNStats', 'InstBNStatsAggregate', 'InstCopyPredicated', 'InstDMA', 'InstDevicePrint', 'InstDropout', 'InstGather', 'InstGetRandState', 'InstIota', 'InstLocalGather', 'InstMatchReplace', 'InstMatmult', 'InstMax', 'InstMaxIndex', 'InstMemset', 'InstNKIKLIRKernel', 'InstNKIKernel', 'InstNoOp', 'InstNonzeroWithCount', 'InstRand', 'InstRangeSelect', 'InstReadActivationAccumulator', 'InstReciprocal', 'InstScalarTensorTensor', 'InstSelect', 'InstSelectReduce', 'InstSequenceBounds', 'InstSetRandState', 'InstStreamShuffle', 'InstStreamTranspose', 'InstTensorCopy', 'InstTensorCopyDynamic', 'InstTensorPartitionReduce', 'InstTensorReduce', 'InstTensorScalar', 'InstTensorScalarPtr', 'InstTensorScalarReduce', 'InstTensorTensor', 'InstTensorTensorScan', 'InstUnmodeled', 'Instruction', 'LegalityOperand', 'LegalityRule', 'LegalitySpace', 'LegalityViolation', 'MemoryLocation', 'MemoryLocationSet', 'MemoryType', 'MemsetMode', 'Module', 'PerfMode', 'ReduceAxis', 'TensorKind', 'View', 'arch_aliases', 'canonical_arch', 'check_start_partition', 'dtype_size', 'emit_trace', 'field_offsets', 'instruction_type_string', 'known_archs', 'legality_bn_stats', 'legality_dma', 'legality_dma_trigger', 'legality_dve_transpose', 'legality_engine_operand', 'legality_generation', 'legality_local_gather', 'legality_matmul', 'legality_max8_family', 'legality_pe_input_dtypes', 'legality_psum_inputs', 'legality_rules', 'machine_config', 'opcode_categories', 'opcode_names', 'opcode_node_classes', 'opcode_origins', 'string2InstructionType']
 class Engine:
     """
     Members:
@@ -3282,6 +3282,135 @@ class Module:
     @neuron_core_id.setter
     def neuron_core_id(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
         ...
+class View:
+    """
+    bir::View: an access-pattern value over one memory location -- element offset, logical [step, num] dims outermost first and, on chip, a partition range -- with the view operations (slice, at, merge, flatten, rows, split, permute, broadcast, bitcast, normalised). Every operation returns a new view of the same elements; ap() makes the operand.
+    """
+    @staticmethod
+    def ofOperand(ap: AccessPattern, what: str) -> View:
+        """
+        The logical N-d view of a DRAM kernel-node operand (its partition-first pair moved back to its dim); `what` names the operand in errors.
+        """
+    @staticmethod
+    def ofShape(location: MemoryLocation, dtype: DType, shape: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]) -> View:
+        """
+        The whole of `location` seen as a row-major array of `shape` elements of `dtype`.
+        """
+    @staticmethod
+    def onChip(location: MemoryLocation, dtype: DType, partitions: typing.SupportsInt | typing.SupportsIndex, free: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]) -> View:
+        """
+        `partitions` partitions of the SB/PSUM `location` from its first row, contiguous free dims of shape `free`.
+        """
+    def __init__(self, location: MemoryLocation, dtype: DType, offset: typing.SupportsInt | typing.SupportsIndex, dims: collections.abc.Sequence[APPair]) -> None:
+        """
+        A DRAM view: `dims` ([step, num] pairs, outermost first) from element `offset` of `location` (None for a view of no location).
+        """
+    def __repr__(self) -> str:
+        ...
+    def __str__(self) -> str:
+        ...
+    def ap(self) -> AccessPattern:
+        """
+        The AccessPattern enumerating the view's elements (partition pair first on chip).
+        """
+    def at(self, dim: typing.SupportsInt | typing.SupportsIndex, index: typing.SupportsInt | typing.SupportsIndex) -> View:
+        """
+        Element `index` of dim `dim`; the dim is dropped.
+        """
+    def bitcast(self, dtype: DType) -> View:
+        """
+        The same bytes as `dtype` elements (the innermost dim contiguous and aligned).
+        """
+    def broadcast(self, dim: typing.SupportsInt | typing.SupportsIndex, n: typing.SupportsInt | typing.SupportsIndex) -> View:
+        """
+        A new dim of n elements at position `dim` repeating the same elements (step 0).
+        """
+    def flatten(self) -> View:
+        """
+        Every dim as one: unit dims dropped, the others must nest.
+        """
+    def merge(self, dim: typing.SupportsInt | typing.SupportsIndex) -> View:
+        """
+        Dims `dim` and `dim` + 1 as one (they must nest).
+        """
+    def normalised(self) -> View:
+        """
+        Unit dims dropped and contiguous dims merged; the same elements in the same order.
+        """
+    def partitionFirstPairs(self, partition_dim: typing.SupportsInt | typing.SupportsIndex) -> list[APPair]:
+        """
+        A DRAM view's [step, num] pairs with dim `partition_dim`'s pair first (a kernel-node operand).
+        """
+    def partitionRange(self, p0: typing.SupportsInt | typing.SupportsIndex, n: typing.SupportsInt | typing.SupportsIndex) -> View:
+        """
+        Partitions [p0, p0 + n) of an on-chip view.
+        """
+    def permute(self, order: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]) -> View:
+        """
+        Dims reordered: result dim i is dim order[i].
+        """
+    def rows(self) -> View:
+        """
+        Every dim but the last merged: the [rows, row elements] view.
+        """
+    def slice(self, dim: typing.SupportsInt | typing.SupportsIndex, start: typing.SupportsInt | typing.SupportsIndex, count: typing.SupportsInt | typing.SupportsIndex, step: typing.SupportsInt | typing.SupportsIndex = 1) -> View:
+        """
+        Elements start, start + step, ... (count of them) of dim `dim`.
+        """
+    def split(self, dim: typing.SupportsInt | typing.SupportsIndex, inner: typing.SupportsInt | typing.SupportsIndex) -> View:
+        """
+        Dim `dim` split into [num / inner, inner].
+        """
+    @property
+    def dims(self) -> list[APPair]:
+        """
+        The logical (on chip: free) dims as [step, num] pairs.
+        """
+    @property
+    def dtype(self) -> DType:
+        """
+        The element type; offsets and steps count its elements.
+        """
+    @property
+    def is_on_chip(self) -> bool:
+        """
+        Whether the view has a partition range (SB/PSUM).
+        """
+    @property
+    def location(self) -> MemoryLocation:
+        """
+        The memory location viewed (None for a detached view).
+        """
+    @property
+    def num_elements(self) -> int:
+        """
+        Elements the view addresses.
+        """
+    @property
+    def offset(self) -> int:
+        """
+        Element 0's offset in the location, in elements.
+        """
+    @property
+    def partitions(self) -> int:
+        """
+        The partition range's size (1 for DRAM views).
+        """
+    @property
+    def rank(self) -> int:
+        """
+        How many logical (on chip: free) dims the view has.
+        """
+    @property
+    def row_elements(self) -> int:
+        """
+        Elements of the dtype per partition row of an on-chip location, else 0.
+        """
+    @property
+    def shape(self) -> list[int]:
+        """
+        The logical (on chip: free) dims' sizes.
+        """
 class LegalitySpace:
     """
     Members:

@@ -301,10 +301,11 @@ def _build_internal_kernel_registry():
         insertion order are seed 003's PHASE C table.
         
     """
-def _dram_access_pattern(shape, starts, counts, steps, partition_dim):
+def _dram_access_pattern(location, shape, starts, counts, steps, partition_dim):
     """
     (offset, [step, num] pairs) addressing ``counts[d]`` elements from ``starts[d]`` every
-        ``steps[d]`` of each dim of a row-major ``shape``, the partition dim's pair first.
+        ``steps[d]`` of each dim of ``location`` seen as a row-major ``shape``, the partition dim's
+        pair first: a ``bir.View`` (cpp/bir/View.h, the one home of the access-pattern algebra).
     """
 def _field_value(value):
     """

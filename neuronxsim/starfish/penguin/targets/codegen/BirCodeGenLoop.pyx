@@ -129,15 +129,14 @@ def _tokens(hidden_shape):
     return tokens
 
 
-def _dram_access_pattern(shape, starts, counts, steps, partition_dim):
+def _dram_access_pattern(location, shape, starts, counts, steps, partition_dim):
     """(offset, [step, num] pairs) addressing ``counts[d]`` elements from ``starts[d]`` every
-    ``steps[d]`` of each dim of a row-major ``shape``, the partition dim's pair first."""
-    strides = [1] * len(shape)
-    for d in range(len(shape) - 2, -1, -1):
-        strides[d] = strides[d + 1] * shape[d + 1]
-    offset = sum(s * st for s, st in zip(starts, strides))
-    pairs = [[strides[d] * steps[d], counts[d]] for d in range(len(shape))]
-    return offset, [pairs[partition_dim]] + [p for d, p in enumerate(pairs) if d != partition_dim]
+    ``steps[d]`` of each dim of ``location`` seen as a row-major ``shape``, the partition dim's
+    pair first: a ``bir.View`` (cpp/bir/View.h, the one home of the access-pattern algebra)."""
+    view = bir.View.ofShape(location, location.dtype, list(shape))
+    for d, (start, count, step) in enumerate(zip(starts, counts, steps)):
+        view = view.slice(d, start, count, step)
+    return view.offset, view.partitionFirstPairs(partition_dim)
 
 
 def LncSize(access):
@@ -336,9 +335,10 @@ class BirCodeGenLoop(InternalNativeNkiKernelCodegen):
         every ``steps[d]``; shared by ``LncSize`` NeuronCores; ``reduce``: the kernel may reduce the
         output along its partition dim."""
         access_shape, partition_dim, lnc = access.access_shape, access.partition_dim, LncSize(access)
-        offset, pairs = _dram_access_pattern(self._apShape(access.tensor), access.offsets, access_shape,
+        location = self._location(access)
+        offset, pairs = _dram_access_pattern(location, self._apShape(access.tensor), access.offsets, access_shape,
                                              access.steps, partition_dim)
-        ap = node.createAP(self._location(access), offset, pairs, list(access_shape), partition_dim, lnc)
+        ap = node.createAP(location, offset, pairs, list(access_shape), partition_dim, lnc)
         node.addArgumentOrOutput(ap, isOutput, access.reduce)
 
     def addBIRKernelTileAccess(self, node, access, isOutput):
@@ -348,9 +348,10 @@ class BirCodeGenLoop(InternalNativeNkiKernelCodegen):
 
     def _tileAP(self, node, access):
         tile, partition_dim, lnc = access.tile, access.partition_dim, LncSize(access)
-        offset, pairs = _dram_access_pattern(self._apShape(access.tensor), access.offsets, tile.shape,
+        location = self._location(access)
+        offset, pairs = _dram_access_pattern(location, self._apShape(access.tensor), access.offsets, tile.shape,
                                              (1,) * len(tile.shape), partition_dim)
-        return node.createAP(self._location(access), offset, pairs, list(tile.shape), partition_dim, lnc)
+        return node.createAP(location, offset, pairs, list(tile.shape), partition_dim, lnc)
 
     def _addPreTiledAP(self, node, access, isOutput):
         """The tiled twins' marshalling: the operand's MemrefTile pattern through ``addAP``."""

@@ -1,0 +1,72 @@
+// The NKI tracer's loop index, `_core.nki.LoopIndex` (neuronxsim.nki.indexing.LoopIndex): the
+// index of a traced `nl.affine_range` / `nl.sequential_range` iteration, an int subclass that
+// keeps its axis when it subscripts a tile (see indexing.py). Sums, differences and integer
+// multiples of loop indices (with ints or loop indices) are loop indices; everything else is
+// what int makes of it.
+//
+// Why C: kernels compute their subscripts from loop indices (`t[i * 128:(i + 1) * 128]`), a few
+// operations per traced instruction, and an operator defined in Python costs a Python frame
+// each time; as number slots they cost about what int's own operators do.
+#include "bindings.h"
+
+namespace nxs::py_bind {
+namespace {
+
+PyTypeObject LoopIndexType;  // (zero; filled in and readied by bindLoopIndex)
+
+bool isIntOrIndex(PyObject* o) { return PyLong_CheckExact(o) || Py_TYPE(o) == &LoopIndexType; }
+
+// `value` (a new reference to an exact int, or null) as a LoopIndex.
+PyObject* asLoopIndex(PyObject* value) {
+  if (value == nullptr || !PyLong_CheckExact(value)) return value;
+  PyObject* args = PyTuple_Pack(1, value);
+  Py_DECREF(value);
+  if (args == nullptr) return nullptr;
+  PyObject* index = PyLong_Type.tp_new(&LoopIndexType, args, nullptr);
+  Py_DECREF(args);
+  return index;
+}
+
+// a OP b, a LoopIndex when both are ints or loop indices (one of them is a loop index).
+template <binaryfunc PyNumberMethods::*op>
+PyObject* closedOperator(PyObject* a, PyObject* b) {
+  PyObject* r = (PyLong_Type.tp_as_number->*op)(a, b);
+  return isIntOrIndex(a) && isIntOrIndex(b) ? asLoopIndex(r) : r;
+}
+
+PyObject* negative(PyObject* a) { return asLoopIndex(PyLong_Type.tp_as_number->nb_negative(a)); }
+
+PyObject* positive(PyObject* a) {
+  Py_INCREF(a);
+  return a;
+}
+
+PyNumberMethods loopIndexNumbers = [] {
+  PyNumberMethods n{};
+  n.nb_add = closedOperator<&PyNumberMethods::nb_add>;
+  n.nb_subtract = closedOperator<&PyNumberMethods::nb_subtract>;
+  n.nb_multiply = closedOperator<&PyNumberMethods::nb_multiply>;
+  n.nb_negative = negative;
+  n.nb_positive = positive;
+  return n;
+}();
+
+void bindLoopIndex(py::module_& m) {
+  Py_SET_REFCNT(reinterpret_cast<PyObject*>(&LoopIndexType), 1);  // (a static type: never freed)
+  LoopIndexType.tp_name = "neuronxsim.nki.indexing.LoopIndex";
+  LoopIndexType.tp_doc =
+      "The index of an nl.affine_range / nl.sequential_range iteration: an integer (the trace runs "
+      "the body once per iteration) that, like NKI's symbolic loop variable, keeps its axis when it "
+      "subscripts a tile's free dimension. Sums, differences and integer multiples of loop indices "
+      "are loop indices (i0 * 4 + i1); everything else is a plain integer.";
+  LoopIndexType.tp_base = &PyLong_Type;
+  LoopIndexType.tp_flags = Py_TPFLAGS_DEFAULT;
+  LoopIndexType.tp_as_number = &loopIndexNumbers;
+  if (PyType_Ready(&LoopIndexType) < 0) throw py::error_already_set();
+  m.attr("LoopIndex") = py::handle(reinterpret_cast<PyObject*>(&LoopIndexType));
+}
+
+NXS_REGISTER_SUBMODULE(nki, 40, "the NKI tracer's hot paths", bindLoopIndex);
+
+}  // namespace
+}  // namespace nxs::py_bind

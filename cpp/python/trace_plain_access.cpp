@@ -1,0 +1,306 @@
+// The commonest operand of a traced instruction, `_core.nki.plain_tile_access(view, st, engine)`
+// (neuronxsim.nki.tracer.plain_tile_access): the Access of a [P, F] view of an on-chip tile
+// that starts in partition 0 and walks its row forwards, when `engine` takes it as it is; None
+// for anything else (the tracer's general path then resolves and checks it).
+//
+//   the whole tile (offset 0, the storage's own shape and strides tuples):
+//       the storage's full access, made once (st.state.full_access) from layout.full_pairs;
+//   else a view whose access was made before: view.access;
+//   else an on-chip [p, n] view with p <= partitions, offset < row, partition step row (or p 1),
+//       free step s with 0 < s < row and the row's last element inside the row (or n 1):
+//       [(row, p), (s, n)] ((1, 1) for n 1) from the view's offset, kept as view.access;
+//   then: the PE takes it; other engines take at most the DVE/ACT free-size cap of the tile's
+//       memory (max_free_psum / max_free_sbuf elements per partition), and GpSimd no PSUM.
+//
+// `write_plain(view, engine, matmul=False)` (neuronxsim.nki.tracer.Tracer.write_plain): the
+// write of such a destination, when nothing about its storage needs the tracer's general write
+// (no redirect forward, no partitions written beyond the written prefix, no bound checks; unless
+// `matmul`, no pending nl.zeros memset and no open matmul group): its access with the storage's
+// state updated (one more write, written partitions extended; unless `matmul`, no longer zeroed by
+// nl.zeros and no longer unwritten for matmul groups); None, having changed nothing, otherwise.
+//
+// `configure_plain_tile_access(access_class, pe, pool, psum, num_partitions, max_free_psum,
+// max_free_sbuf)` gives it the tracer's Access class, the PE and GpSimd engine objects, the PSUM
+// kind string and the limits (from the target description, read in Python).
+//
+// Why C: this runs for nearly every operand of every traced instruction, and in Python it reads a
+// dozen attributes one bytecode at a time.
+#include "trace_record.h"
+
+#include "bindings.h"
+
+namespace nxs::py_bind {
+namespace {
+
+struct Names {
+  PyObject *layout, *full_pairs, *offset, *shape, *strides, *state, *full_access, *row, *access, *on_chip, *kind;
+  PyObject *storage, *forward, *later_partitions, *checks, *pending_zero, *groups, *open, *zero_init, *unwritten,
+      *write_count, *written_partitions;
+};
+Names names{};
+PyObject* accessClass = nullptr;
+PyObject* pe = nullptr;
+PyObject* pool = nullptr;
+PyObject* psum = nullptr;
+long long numPartitions = 0, maxFreePsum = 0, maxFreeSbuf = 0;
+
+// A new reference to o.name (null with an error set).
+PyObject* attr(PyObject* o, PyObject* name) { return PyObject_GetAttr(o, name); }
+
+// The integer value of a new reference `o` (released); false with an error set.
+bool intValue(PyObject* o, long long& v) {
+  if (o == nullptr) return false;
+  v = PyLong_AsLongLong(o);
+  Py_DECREF(o);
+  return !(v == -1 && PyErr_Occurred());
+}
+
+struct Ref {  // a new reference, released at the end of the scope
+  PyObject* p;
+  explicit Ref(PyObject* o) : p(o) {}
+  Ref(const Ref&) = delete;
+  Ref& operator=(const Ref&) = delete;
+  ~Ref() { Py_XDECREF(p); }
+  PyObject* get() const { return p; }
+  PyObject* release() {
+    PyObject* o = p;
+    p = nullptr;
+    return o;
+  }
+};
+
+// The access of a [p, n] view that has none yet, or None (a new reference; null on error).
+PyObject* viewAccess(PyObject* view, PyObject* st, PyObject* layout, PyObject* shape, PyObject* offsetObj,
+                     long long offset, long long& n) {
+  Ref onChip(attr(st, names.on_chip));
+  if (onChip.get() == nullptr) return nullptr;
+  const int on = PyObject_IsTrue(onChip.get());
+  if (on < 0) return nullptr;
+  if (!on || !PyTuple_Check(shape) || PyTuple_GET_SIZE(shape) != 2) return Py_NewRef(Py_None);
+  long long p = 0, row = 0;
+  if (!intValue(Py_NewRef(PyTuple_GET_ITEM(shape, 0)), p) || !intValue(Py_NewRef(PyTuple_GET_ITEM(shape, 1)), n) ||
+      !intValue(attr(layout, names.row), row))
+    return nullptr;
+  Ref strides(attr(view, names.strides));
+  if (strides.get() == nullptr) return nullptr;
+  if (!PyTuple_Check(strides.get()) || PyTuple_GET_SIZE(strides.get()) != 2) return Py_NewRef(Py_None);
+  long long s0 = 0, s1 = 0;
+  if (!intValue(Py_NewRef(PyTuple_GET_ITEM(strides.get(), 0)), s0) ||
+      !intValue(Py_NewRef(PyTuple_GET_ITEM(strides.get(), 1)), s1))
+    return nullptr;
+  if (p > numPartitions || offset >= row || (p != 1 && s0 != row)) return Py_NewRef(Py_None);
+  Ref free(nullptr);
+  if (n == 1) {
+    free.p = Py_BuildValue("(ii)", 1, 1);
+  } else {
+    if (!(0 < s1 && s1 < row) || offset + s1 * (n - 1) >= row) return Py_NewRef(Py_None);
+    free.p = PyTuple_Pack(2, PyTuple_GET_ITEM(strides.get(), 1), PyTuple_GET_ITEM(shape, 1));
+  }
+  Ref partitionPair(Py_BuildValue("(LL)", row, p));
+  if (free.get() == nullptr || partitionPair.get() == nullptr) return nullptr;
+  // (the same objects Python's [(row, p), free] would hold: row and p as ints, free's step and num
+  // the view's own)
+  Ref pairs(PyList_New(2));
+  if (pairs.get() == nullptr) return nullptr;
+  PyList_SET_ITEM(pairs.get(), 0, partitionPair.release());
+  PyList_SET_ITEM(pairs.get(), 1, free.release());
+  Ref acc(newAccessRecord(accessClass, st, offsetObj, pairs.get()));
+  if (acc.get() == nullptr || PyObject_SetAttr(view, names.access, acc.get()) < 0) return nullptr;
+  return acc.release();
+}
+
+PyObject* plainTileAccess(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 3) {
+    PyErr_SetString(PyExc_TypeError, "plain_tile_access(view, st, engine)");
+    return nullptr;
+  }
+  if (accessClass == nullptr) {
+    PyErr_SetString(PyExc_RuntimeError, "plain_tile_access: not configured");
+    return nullptr;
+  }
+  PyObject *view = args[0], *st = args[1], *engine = args[2];
+  Ref layout(attr(st, names.layout));
+  if (layout.get() == nullptr) return nullptr;
+  Ref fullPairs(attr(layout.get(), names.full_pairs));
+  Ref offsetObj(attr(view, names.offset));
+  if (fullPairs.get() == nullptr || offsetObj.get() == nullptr) return nullptr;
+  long long offset = 0;
+  if (!intValue(Py_NewRef(offsetObj.get()), offset)) return nullptr;
+  Ref acc(nullptr);
+  long long n = 0;
+  bool whole = false;
+  if (fullPairs.get() != Py_None && offset == 0) {
+    Ref vShape(attr(view, names.shape)), sShape(attr(st, names.shape));
+    Ref vStrides(attr(view, names.strides)), sStrides(attr(st, names.strides));
+    if (!vShape.get() || !sShape.get() || !vStrides.get() || !sStrides.get()) return nullptr;
+    whole = vShape.get() == sShape.get() && vStrides.get() == sStrides.get();
+  }
+  if (whole) {  // the whole tile: the storage's full access
+    Ref state(attr(st, names.state));
+    if (state.get() == nullptr) return nullptr;
+    acc.p = attr(state.get(), names.full_access);
+    if (acc.get() == nullptr) return nullptr;
+    if (acc.get() == Py_None) {
+      Py_DECREF(acc.release());
+      acc.p = newAccessRecord(accessClass, st, offsetObj.get(), fullPairs.get());
+      if (acc.get() == nullptr || PyObject_SetAttr(state.get(), names.full_access, acc.get()) < 0) return nullptr;
+    }
+    if (!intValue(attr(layout.get(), names.row), n)) return nullptr;
+  } else {
+    acc.p = attr(view, names.access);  // (made by an earlier use of this view)
+    if (acc.get() == nullptr) return nullptr;
+    if (acc.get() != Py_None) {
+      PyObject* pairs = PyTuple_Check(acc.get()) && PyTuple_GET_SIZE(acc.get()) > 2 ? PyTuple_GET_ITEM(acc.get(), 2)
+                                                                                     : nullptr;
+      PyObject* free = pairs != nullptr && PyList_Check(pairs) && PyList_GET_SIZE(pairs) > 1
+                           ? PyList_GET_ITEM(pairs, 1)
+                           : nullptr;
+      if (free == nullptr || !PyTuple_Check(free) || PyTuple_GET_SIZE(free) != 2) {
+        PyErr_SetString(PyExc_TypeError, "plain_tile_access: a view's access has no [partition, free] pairs");
+        return nullptr;
+      }
+      if (!intValue(Py_NewRef(PyTuple_GET_ITEM(free, 1)), n)) return nullptr;
+    } else {
+      Py_DECREF(acc.release());
+      Ref shape(attr(view, names.shape));
+      if (shape.get() == nullptr) return nullptr;
+      acc.p = viewAccess(view, st, layout.get(), shape.get(), offsetObj.get(), offset, n);
+      if (acc.get() == nullptr || acc.get() == Py_None) return acc.release();
+    }
+  }
+  if (engine != pe) {
+    Ref kind(attr(st, names.kind));
+    if (kind.get() == nullptr) return nullptr;
+    const int isPsum = kind.get() == psum ? 1 : PyObject_RichCompareBool(kind.get(), psum, Py_EQ);
+    if (isPsum < 0) return nullptr;
+    if (isPsum ? (engine == pool || n > maxFreePsum) : n > maxFreeSbuf) return Py_NewRef(Py_None);
+  }
+  return acc.release();
+}
+
+// Whether o.name is None (-1 with an error set).
+int isNone(PyObject* o, PyObject* name) {
+  PyObject* v = attr(o, name);
+  if (v == nullptr) return -1;
+  Py_DECREF(v);
+  return v == Py_None;
+}
+
+// Whether o.name is true (-1 with an error set).
+int isTrue(PyObject* o, PyObject* name) {
+  PyObject* v = attr(o, name);
+  if (v == nullptr) return -1;
+  const int t = PyObject_IsTrue(v);
+  Py_DECREF(v);
+  return t;
+}
+
+PyObject* writePlain(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs < 2 || nargs > 3) {
+    PyErr_SetString(PyExc_TypeError, "write_plain(view, engine, matmul=False)");
+    return nullptr;
+  }
+  PyObject *view = args[0], *engine = args[1];
+  const int matmul = nargs > 2 ? PyObject_IsTrue(args[2]) : 0;
+  if (matmul < 0) return nullptr;
+  Ref st(attr(view, names.storage));
+  if (st.get() == nullptr) return nullptr;
+  Ref state(attr(st.get(), names.state));
+  if (state.get() == nullptr) return nullptr;
+  PyObject* s = state.get();
+  int ok = isNone(s, names.forward);
+  if (ok == 1) ok = isNone(s, names.later_partitions);
+  if (ok == 1) {
+    const int checked = isTrue(view, names.checks);
+    ok = checked < 0 ? -1 : !checked;
+  }
+  Ref groups(nullptr);
+  if (ok == 1) {
+    groups.p = attr(s, names.groups);
+    if (groups.get() == nullptr) return nullptr;
+  }
+  if (ok == 1 && !matmul) {
+    ok = isNone(s, names.pending_zero);
+    if (ok == 1 && groups.get() != Py_None) {
+      const int open = isTrue(groups.get(), names.open);
+      ok = open < 0 ? -1 : !open;
+    }
+  }
+  if (ok < 0) return nullptr;
+  if (ok == 0) return Py_NewRef(Py_None);
+  PyObject* const accessArgs[3] = {view, st.get(), engine};
+  Ref acc(plainTileAccess(nullptr, accessArgs, 3));
+  if (acc.get() == nullptr || acc.get() == Py_None) return acc.release();
+  if (!matmul) {
+    if (PyObject_SetAttr(s, names.zero_init, Py_False) < 0) return nullptr;
+    if (groups.get() != Py_None && PyObject_SetAttr(groups.get(), names.unwritten, Py_False) < 0) return nullptr;
+  }
+  long long count = 0, written = 0, p = 0;
+  if (!intValue(attr(s, names.write_count), count) || !intValue(attr(s, names.written_partitions), written))
+    return nullptr;
+  PyObject* pairs = PyTuple_GET_ITEM(acc.get(), 2);  // (an Access: plain_tile_access made or kept it)
+  PyObject* partitionPair = PySequence_Check(pairs) ? PySequence_GetItem(pairs, 0) : nullptr;
+  if (partitionPair == nullptr) return nullptr;
+  PyObject* pObj = PySequence_GetItem(partitionPair, 1);
+  Py_DECREF(partitionPair);
+  if (!intValue(pObj, p)) return nullptr;
+  Ref newCount(PyLong_FromLongLong(count + 1));
+  if (newCount.get() == nullptr || PyObject_SetAttr(s, names.write_count, newCount.get()) < 0) return nullptr;
+  if (p > written) {
+    Ref partitions(PyLong_FromLongLong(p));
+    if (partitions.get() == nullptr || PyObject_SetAttr(s, names.written_partitions, partitions.get()) < 0)
+      return nullptr;
+  }
+  return acc.release();
+}
+
+PyMethodDef writePlainDef = {
+    "write_plain", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(writePlain)), METH_FASTCALL,
+    "write_plain(view, engine, matmul=False): the write of a plain destination (see plain_tile_access) when "
+    "nothing about its storage needs the tracer's general write, its state updated; None otherwise."};
+
+PyMethodDef plainTileAccessDef = {
+    "plain_tile_access", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(plainTileAccess)),
+    METH_FASTCALL,
+    "plain_tile_access(view, st, engine): the Access of the commonest operand, a [P, F] view from "
+    "partition 0 that walks its row forwards and that engine may use as it is; None for anything else."};
+
+void bindPlainAccess(py::module_& m) {
+  Names n{};
+  for (auto [slot, text] : {std::pair{&n.layout, "layout"}, {&n.full_pairs, "full_pairs"}, {&n.offset, "offset"},
+                            {&n.shape, "shape"}, {&n.strides, "strides"}, {&n.state, "state"},
+                            {&n.full_access, "full_access"}, {&n.row, "row"}, {&n.access, "access"},
+                            {&n.on_chip, "on_chip"}, {&n.kind, "kind"}, {&n.storage, "storage"},
+                            {&n.forward, "forward"}, {&n.later_partitions, "later_partitions"},
+                            {&n.checks, "checks"}, {&n.pending_zero, "pending_zero"}, {&n.groups, "groups"},
+                            {&n.open, "open"}, {&n.zero_init, "zero_init"}, {&n.unwritten, "unwritten"},
+                            {&n.write_count, "write_count"}, {&n.written_partitions, "written_partitions"}}) {
+    *slot = PyUnicode_InternFromString(text);
+    if (*slot == nullptr) throw py::error_already_set();
+  }
+  names = n;
+  m.attr("plain_tile_access") =
+      py::reinterpret_steal<py::object>(PyCFunction_NewEx(&plainTileAccessDef, nullptr, nullptr));
+  m.attr("write_plain") = py::reinterpret_steal<py::object>(PyCFunction_NewEx(&writePlainDef, nullptr, nullptr));
+  m.def(
+      "configure_plain_tile_access",
+      [](py::object access, py::object peEngine, py::object poolEngine, py::str psumKind, long long partitions,
+         long long freePsum, long long freeSbuf) {
+        for (PyObject** slot : {&accessClass, &pe, &pool, &psum}) Py_XDECREF(*slot);
+        accessClass = access.inc_ref().ptr();
+        pe = peEngine.inc_ref().ptr();
+        pool = poolEngine.inc_ref().ptr();
+        psum = psumKind.inc_ref().ptr();
+        numPartitions = partitions;
+        maxFreePsum = freePsum;
+        maxFreeSbuf = freeSbuf;
+      },
+      py::arg("access_class"), py::arg("pe"), py::arg("pool"), py::arg("psum"), py::arg("num_partitions"),
+      py::arg("max_free_psum"), py::arg("max_free_sbuf"),
+      "Gives plain_tile_access the tracer's Access class, engine objects, PSUM kind and limits.");
+}
+
+NXS_REGISTER_SUBMODULE(nki, 45, "the NKI tracer's hot paths", bindPlainAccess);
+
+}  // namespace
+}  // namespace nxs::py_bind

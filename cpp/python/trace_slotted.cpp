@@ -1,0 +1,89 @@
+// `_core.nki.new_slotted(cls, *values)`: an instance of `cls`, a class of `__slots__` deriving
+// from object directly (no `__init__` run), its slots set in `__slots__` order to `values` and
+// the slots after them to None. The NKI tracer makes its views (neuronxsim.nki.tensor.new_view)
+// and storage states (tracer.new_state) with it.
+//
+// Why C: a trace makes a few such objects per recorded instruction; a Python function that
+// assigns each slot costs a frame and an attribute store per slot.
+#include "bindings.h"
+
+#include <structmember.h>
+
+#include <unordered_map>
+#include <vector>
+
+namespace nxs::py_bind {
+namespace {
+
+// The byte offsets of a class's slots, in `__slots__` order (the class is referenced).
+std::unordered_map<PyTypeObject*, std::vector<Py_ssize_t>> slotOffsets;
+
+const std::vector<Py_ssize_t>* offsetsOf(PyTypeObject* cls) {
+  auto known = slotOffsets.find(cls);
+  if (known != slotOffsets.end()) return &known->second;
+  if (cls->tp_base != &PyBaseObject_Type || cls->tp_dictoffset != 0) {
+    PyErr_Format(PyExc_TypeError, "new_slotted: %s must derive from object and have __slots__ only",
+                 cls->tp_name);
+    return nullptr;
+  }
+  PyObject* names = PyDict_GetItemString(cls->tp_dict, "__slots__");  // (borrowed)
+  if (names == nullptr || !PyTuple_Check(names)) {
+    PyErr_Format(PyExc_TypeError, "new_slotted: %s has no __slots__ tuple", cls->tp_name);
+    return nullptr;
+  }
+  std::vector<Py_ssize_t> offsets;
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(names); ++i) {
+    PyObject* descr = PyDict_GetItem(cls->tp_dict, PyTuple_GET_ITEM(names, i));
+    if (descr == nullptr || Py_TYPE(descr) != &PyMemberDescr_Type) {
+      PyErr_Format(PyExc_TypeError, "new_slotted: slot %R of %s is not a member", PyTuple_GET_ITEM(names, i),
+                   cls->tp_name);
+      return nullptr;
+    }
+    const PyMemberDef* member = reinterpret_cast<PyMemberDescrObject*>(descr)->d_member;
+    if (member->type != T_OBJECT_EX) {
+      PyErr_Format(PyExc_TypeError, "new_slotted: slot %R of %s is not an object slot",
+                   PyTuple_GET_ITEM(names, i), cls->tp_name);
+      return nullptr;
+    }
+    offsets.push_back(member->offset);
+  }
+  Py_INCREF(cls);
+  return &slotOffsets.emplace(cls, std::move(offsets)).first->second;
+}
+
+PyObject* newSlotted(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs < 1 || !PyType_Check(args[0])) {
+    PyErr_SetString(PyExc_TypeError, "new_slotted(cls, *values): cls must be a class");
+    return nullptr;
+  }
+  auto* cls = reinterpret_cast<PyTypeObject*>(args[0]);
+  const std::vector<Py_ssize_t>* offsets = offsetsOf(cls);
+  if (offsets == nullptr) return nullptr;
+  if (static_cast<size_t>(nargs - 1) > offsets->size()) {
+    PyErr_Format(PyExc_TypeError, "new_slotted: %s has %zu slots, not %zd", cls->tp_name, offsets->size(),
+                 nargs - 1);
+    return nullptr;
+  }
+  PyObject* o = cls->tp_alloc(cls, 0);
+  if (o == nullptr) return nullptr;
+  char* base = reinterpret_cast<char*>(o);
+  for (size_t i = 0; i < offsets->size(); ++i) {
+    PyObject* value = static_cast<Py_ssize_t>(i + 1) < nargs ? args[i + 1] : Py_None;
+    *reinterpret_cast<PyObject**>(base + (*offsets)[i]) = Py_NewRef(value);
+  }
+  return o;
+}
+
+PyMethodDef newSlottedDef = {
+    "new_slotted", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(newSlotted)), METH_FASTCALL,
+    "new_slotted(cls, *values): an instance of the __slots__ class cls (no __init__ run), its slots "
+    "set in __slots__ order to values and the rest to None."};
+
+void bindSlotted(py::module_& m) {
+  m.attr("new_slotted") = py::reinterpret_steal<py::object>(PyCFunction_NewEx(&newSlottedDef, nullptr, nullptr));
+}
+
+NXS_REGISTER_SUBMODULE(nki, 44, "the NKI tracer's hot paths", bindSlotted);
+
+}  // namespace
+}  // namespace nxs::py_bind

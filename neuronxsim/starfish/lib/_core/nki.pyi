@@ -1,0 +1,59 @@
+"""
+the NKI tracer's hot paths
+"""
+from __future__ import annotations
+from neuronxsim.nki.indexing import LoopIndex
+import typing
+__all__: list[str] = ['LoopIndex', 'caller_location', 'configure_plain_tile_access', 'current', 'forget_call_sites', 'new_access', 'new_op', 'new_slotted', 'plain_tile_access', 'remember_call_site', 'set_call_site_walk', 'set_current', 'set_no_tracer', 'write_plain']
+def caller_location(*args, **kwargs):
+    """
+    caller_location(skip=0): the location of the frame 1 + skip above the calling function, if remembered; else what the frame walk (set_call_site_walk) answers for the same arguments.
+    """
+def configure_plain_tile_access(access_class: typing.Any, pe: typing.Any, pool: typing.Any, psum: str, num_partitions: typing.SupportsInt | typing.SupportsIndex, max_free_psum: typing.SupportsInt | typing.SupportsIndex, max_free_sbuf: typing.SupportsInt | typing.SupportsIndex) -> None:
+    """
+    Gives plain_tile_access the tracer's Access class, engine objects, PSUM kind and limits.
+    """
+def current(*args, **kwargs):
+    """
+    current(): the tracer recording a kernel (see set_current), else what the set_no_tracer function answers.
+    """
+def forget_call_sites() -> None:
+    """
+    Forgets every remembered call site.
+    """
+def new_access(*args, **kwargs):
+    """
+    new_access(cls, storage, offset, pairs): an access record (see neuronxsim.nki.record.new_access).
+    """
+def new_op(*args, **kwargs):
+    """
+    new_op(cls, opcode, engine, ins, outs, fields, loc, loop, index, out_box=None, zero_fill=False): an op record (see neuronxsim.nki.record.new_op).
+    """
+def new_slotted(*args, **kwargs):
+    """
+    new_slotted(cls, *values): an instance of the __slots__ class cls (no __init__ run), its slots set in __slots__ order to values and the rest to None.
+    """
+def plain_tile_access(*args, **kwargs):
+    """
+    plain_tile_access(view, st, engine): the Access of the commonest operand, a [P, F] view from partition 0 that walks its row forwards and that engine may use as it is; None for anything else.
+    """
+def remember_call_site(code: typing.Any, lasti: typing.SupportsInt | typing.SupportsIndex, location: typing.Any) -> None:
+    """
+    Remembers the location of the call at bytecode offset `lasti` of `code` (for caller_location).
+    """
+def set_call_site_walk(walk: typing.Any) -> None:
+    """
+    The Python function caller_location calls for a call site it does not know.
+    """
+def set_current(tracer: typing.Any) -> None:
+    """
+    The tracer current() returns from now on (None: no tracer).
+    """
+def set_no_tracer(fn: typing.Any) -> None:
+    """
+    The Python function current() calls when there is no tracer.
+    """
+def write_plain(*args, **kwargs):
+    """
+    write_plain(view, engine, matmul=False): the write of a plain destination (see plain_tile_access) when nothing about its storage needs the tracer's general write, its state updated; None otherwise.
+    """
