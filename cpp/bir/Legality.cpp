@@ -188,6 +188,12 @@ Verdict engineOperand(Opcode op, Engine engine, const Operand& o, bool output, c
   return std::nullopt;
 }
 
+Verdict psumInputs(Opcode op, const Operand& a, const Operand& b) {
+  if (a.space == Space::PSUM && b.space == Space::PSUM)
+    return broken(Rule::PsumInputs, op, "two inputs are in PSUM; an engine reads at most one PSUM input");
+  return std::nullopt;
+}
+
 Verdict dveTranspose(const Operand& in, const Operand& out, const MachineConfig& cfg) {
   const Opcode op = InstructionType::StreamTranspose;
   const int64_t most = cfg.dve_transpose_max;
@@ -252,13 +258,16 @@ Verdict generation(Opcode op, Engine engine, const MachineConfig& cfg) {
   return std::nullopt;
 }
 
-Verdict dmaTrigger(Opcode op, DgeType dge_type, Engine engine, const MachineConfig& cfg) {
+Verdict dmaTrigger(Opcode op, DgeType dge_type, Engine engine, DType src, DType dst, const MachineConfig& cfg) {
   if (dge_type != DgeType::HWDGE) return std::nullopt;
   if (!cfg.has_hardware_dge)
     return broken(Rule::DmaHwdge, op, "hardware DGE needs NeuronCore-v3 or later; " + cfg.arch + " is " + cfg.neuron_core);
   if (engine != Engine::Activation && engine != Engine::SP)
     return broken(Rule::DmaHwdge, op, "a hardware-DGE DMA is triggered by the Activation or SP engine, not " +
                                           std::string(enumName(engine)));
+  if (src != dst)
+    return broken(Rule::DmaHwdge, op, "a hardware-DGE DMA moves raw bytes, without a cast; the source is " + name(src) +
+                                          " and the destination " + name(dst));
   return std::nullopt;
 }
 
@@ -272,7 +281,7 @@ Verdict dma(const Dma& d, const MachineConfig& cfg) {
   if (dynamic && !d.index) return fail(Rule::DmaDynamicOffset, "a Dynamic DMA takes its run-time row offset as ins[1]");
   if (d.dst_rmw_op != AluOp::bypass && d.dst_rmw_op != AluOp::add)
     return fail(Rule::DmaRmwOp, "dst_rmw_op " + std::string(enumName(d.dst_rmw_op)) + " (DMA read-modify-write takes add)");
-  if (auto v = dmaTrigger(op, d.dge_type, d.engine, cfg)) return v;
+  if (auto v = dmaTrigger(op, d.dge_type, d.engine, d.src.dtype, d.dst.dtype, cfg)) return v;
   if (scatter && !d.index) return fail(Rule::DmaIndex, "IndirectSave takes the source rows and their destination indices");
   if (d.index) {
     const Operand& idx = *d.index;

@@ -79,6 +79,10 @@ bool isPeInputDtype(DType t, const MachineConfig& cfg);
 // dve_act_max_free_elements_{sbuf,psum} per partition (DMA transfers are exempt).
 Verdict engineOperand(Opcode op, Engine engine, const Operand& operand, bool output, const MachineConfig& cfg);
 
+// The two tensor inputs `a` and `b` that instruction `op` pairs element by element (TensorTensor,
+// TensorTensorScan, ScalarTensorTensor, SelectReduce, CopyPredicated): at most one in PSUM.
+Verdict psumInputs(Opcode op, const Operand& a, const Operand& b);
+
 // ---- the Vector Engine's transpose (InstStreamTranspose) ----
 Verdict dveTranspose(const Operand& in, const Operand& out, const MachineConfig& cfg);
 
@@ -112,8 +116,9 @@ struct Dma {
   bool src_2d = true;  // the source pattern has at most two dims of more than one element
 };
 Verdict dma(const Dma& d, const MachineConfig& cfg);
-// The descriptor generator and the engine that triggers a transfer (rule dma.hwdge), also asked
-// alone by a tracer choosing them before it knows the transfer's operands.
-Verdict dmaTrigger(Opcode op, DgeType dge_type, Engine engine, const MachineConfig& cfg);
+// The descriptor generator of a transfer from `src` dtype to `dst` dtype and the engine that
+// triggers it (rule dma.hwdge), also asked alone by a tracer choosing them before it has the
+// transfer's operands.
+Verdict dmaTrigger(Opcode op, DgeType dge_type, Engine engine, DType src, DType dst, const MachineConfig& cfg);
 
 }  // namespace bir::legality

@@ -61,6 +61,9 @@ MachineConfig trn2Config() {
   c.has_range_select = true;
   c.has_gpsimd_v3_instructions = true;
   c.act_reduce_add_only = false;
+  c.act_tensor_copy = true;
+  c.act_bias_immediate = true;
+  c.max_logical_cores = 2;
   return c;
 }
 

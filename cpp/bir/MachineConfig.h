@@ -105,6 +105,9 @@ struct MachineConfig {
   bool has_custom_ops = false;  // Neuron Custom C++ operators on the GpSimd cores (Inf2, Trn1 only)
   bool has_gpsimd_v3_instructions = false;  // GpSimd nonzero_with_count, rng, rand_set_state / _get_state: v3+ [I]
   bool act_reduce_add_only = true;        // "v2 reduce = add only" [I activation]
+  bool act_tensor_copy = false;           // the Scalar Engine's tensor_copy is v3+ [I tensor_copy]
+  bool act_bias_immediate = false;        // a number as activation's bias is v3+; v2 reads a [P, 1] tile [I activation]
+  int64_t max_logical_cores = 1;          // NeuronCores one logical core (LNC) may span: LNC=2 is v3's [A2]
   // "When the most-minor F dimension stride is less than 16 bytes, SBUF/PSUM ... can supply a peak
   // bandwidth ... If [it] exceeds 16 bytes, the achievable bandwidth ... will be half ... roughly
   // 50% performance hit on the instructions" [A1]: ACT/DVE/Pool formulas x2 past this stride.
@@ -201,6 +204,9 @@ struct MachineConfig {
     v("has_custom_ops", has_custom_ops);
     v("has_gpsimd_v3_instructions", has_gpsimd_v3_instructions);
     v("act_reduce_add_only", act_reduce_add_only);
+    v("act_tensor_copy", act_tensor_copy);
+    v("act_bias_immediate", act_bias_immediate);
+    v("max_logical_cores", max_logical_cores);
     v("sram_full_rate_max_stride_bytes", sram_full_rate_max_stride_bytes);
     v("sram_strided_factor", sram_strided_factor);
     v("dve_pool_share_sbuf", dve_pool_share_sbuf);

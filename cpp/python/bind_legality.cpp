@@ -81,6 +81,10 @@ void bindLegality(py::module_& m) {
       },
       py::arg("opcode"), py::arg("engine"), py::arg("operand"), py::arg("output"), py::arg("arch"));
   m.def(
+      "legality_psum_inputs",
+      [](int opcode, const lg::Operand& a, const lg::Operand& b) { return lg::psumInputs(opcodeOf(opcode), a, b); },
+      py::arg("opcode"), py::arg("a"), py::arg("b"));
+  m.def(
       "legality_dve_transpose",
       [](const lg::Operand& in, const lg::Operand& out, const std::string& arch) {
         return lg::dveTranspose(in, out, bir::machineConfig(arch));
@@ -120,10 +124,10 @@ void bindLegality(py::module_& m) {
       py::arg("opcode"), py::arg("engine"), py::arg("arch"));
   m.def(
       "legality_dma_trigger",
-      [](int opcode, bir::DgeType dge_type, bir::Engine engine, const std::string& arch) {
-        return lg::dmaTrigger(opcodeOf(opcode), dge_type, engine, bir::machineConfig(arch));
+      [](int opcode, bir::DgeType dge_type, bir::Engine engine, bir::DType src, bir::DType dst, const std::string& arch) {
+        return lg::dmaTrigger(opcodeOf(opcode), dge_type, engine, src, dst, bir::machineConfig(arch));
       },
-      py::arg("opcode"), py::arg("dge_type"), py::arg("engine"), py::arg("arch"));
+      py::arg("opcode"), py::arg("dge_type"), py::arg("engine"), py::arg("src"), py::arg("dst"), py::arg("arch"));
 }
 
 }  // namespace

@@ -41,8 +41,7 @@ void checkScalarOps(Checker& c, AluOp op0, AluOp op1) {
 }
 
 void checkNotBothPsum(Checker& c, const Operand& a, const Operand& b) {
-  if (a.space == Space::PSUM && b.space == Space::PSUM)
-    c.fail(c.name(a) + " and " + c.name(b) + " are both in PSUM; an engine reads at most one PSUM input");
+  c.require(bir::legality::psumInputs(c.I.opcode(), Checker::facts(a), Checker::facts(b)));
 }
 
 }  // namespace

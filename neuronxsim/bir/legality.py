@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
-from neuronxsim.bir import AluOp, DgeType, DmaMode, Engine, InstructionType, PerfMode
+from neuronxsim.bir import AluOp, DgeType, DmaMode, DType, Engine, InstructionType, PerfMode
 from neuronxsim.starfish.lib import _core
 
 _b = _core.bir
@@ -70,6 +70,13 @@ def engine_operand(opcode: InstructionType, engine: Engine, operand: Operand, *,
     return _b.legality_engine_operand(int(opcode), engine, operand, output, arch)
 
 
+def psum_inputs(opcode: InstructionType, a: Operand, b: Operand) -> Optional[Violation]:
+    """``operand.psum-inputs``: the two tensor inputs ``a`` and ``b`` that ``opcode`` pairs
+    element by element (``TensorTensor``, ``TensorTensorScan``, ``ScalarTensorTensor``,
+    ``SelectReduce``, ``CopyPredicated``), at most one of them in PSUM."""
+    return _b.legality_psum_inputs(int(opcode), a, b)
+
+
 def dve_transpose(data: Operand, out: Operand, *, arch: str) -> Optional[Violation]:
     """The Vector Engine's transpose (``StreamTranspose``; NKI ``nc_transpose`` on the DVE): a
     source of at most ``dve_transpose_max`` squared, ``out`` of the transposed shape."""
@@ -117,12 +124,14 @@ def dma(src: Operand, dst: Operand, *, arch: str, opcode: InstructionType = Inst
                            arch)
 
 
-def dma_trigger(*, arch: str, dge_type: DgeType, engine: Engine,
+def dma_trigger(*, arch: str, dge_type: DgeType, engine: Engine, src: DType, dst: DType,
                 opcode: InstructionType = InstructionType.DMA) -> Optional[Violation]:
     """``dma.hwdge`` alone: hardware DGE only where ``arch`` has it, triggered by the Activation
-    or SP ``engine`` (for a tracer that picks them before the transfer's operands)."""
-    return _b.legality_dma_trigger(int(opcode), dge_type, engine, arch)
+    or SP ``engine``, moving raw bytes (the ``src`` and ``dst`` dtypes alike), for a tracer that
+    picks them before it has the transfer's operands."""
+    return _b.legality_dma_trigger(int(opcode), dge_type, engine, src, dst, arch)
 
 
-__all__ = ["Space", "Operand", "Violation", "Rule", "RULES", "pe_input_dtypes", "matmul", "engine_operand", "dve_transpose",
+__all__ = ["Space", "Operand", "Violation", "Rule", "RULES", "pe_input_dtypes", "matmul", "engine_operand", "psum_inputs",
+           "dve_transpose",
            "bn_stats", "max8_family", "local_gather", "generation", "dma", "dma_trigger"]

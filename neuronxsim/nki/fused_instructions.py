@@ -11,17 +11,17 @@ from . import dtypes as dt
 from .errors import NKIError
 from .indexing import full_box
 from .instructions import (number, _psum_inputs, broadcast_shape, engine_in, engine_out, is_empty,
-                           lane_view, out_view, plan, pointer_view, result_tile)
+                           lane_view, out_view, plan, pointer_view, refuse_psum_inputs, result_tile)
 from .opcodes import BITVEC_IDS, Alu
 from .tensor import Tensor
 from .tracer import IT, Access, Engine
 
-def _scalar_in(tr, x, shape: tuple, box, loc, what: str, name: str, engine) -> Access | None:
+def _scalar_in(tr, x, shape: tuple, box, loc, what: str, name: str, engine, opcode) -> Access | None:
     """The access of a ``[P, 1]`` per-partition scalar operand given as a tile; None for a number
     (which the instruction's fields carry)."""
     if x.__class__ is Tensor:
         return engine_in(tr, pointer_view(x, shape[0], box, loc, what, name), loc, what, name,
-                         engine)
+                         engine, opcode)
     number(x, loc)
     return None
 
@@ -40,20 +40,21 @@ def scalar_tensor_tensor(tr, data: Tensor, op0, operand0, reverse0, op1, operand
     if is_empty(box):
         return out
     engine = Engine.DVE
+    stt = IT.ScalarTensorTensor
     ins = [engine_in(tr, lane_view(data, shape, box, loc, what, "data"), loc, what, "data",
-                     engine),
+                     engine, stt),
            engine_in(tr, lane_view(operand1, shape, box, loc, what, "operand1"), loc, what,
-                     "operand1", engine)]
+                     "operand1", engine, stt)]
     if _psum_inputs(ins) > 1:
-        raise NKIError(f"{what}: data and operand1 cannot both be in PSUM", loc)
-    scalar = _scalar_in(tr, operand0, shape, box, loc, what, "operand0", engine)
+        refuse_psum_inputs(tr, stt, ins, loc, what)
+    scalar = _scalar_in(tr, operand0, shape, box, loc, what, "operand0", engine, stt)
     if scalar is not None:
         ins.append(scalar)
-    o = engine_out(tr, out_view(out, shape, box, loc), loc, what, "destination", engine)
+    o = engine_out(tr, out_view(out, shape, box, loc), loc, what, "destination", engine, stt)
     fields = {"op0": op0, "const0": 0.0 if scalar is not None else number(operand0, loc),
               "reverse0": True if reverse0 else False, "op1": op1,
               "reverse1": True if reverse1 else False}
-    op = tr.record(IT.ScalarTensorTensor, engine, ins, [o], fields, loc)
+    op = tr.record(stt, engine, ins, [o], fields, loc)
     if tuple(box) != full_box(shape):
         op.out_box = box
     return out
@@ -86,23 +87,25 @@ def tensor_scalar_accumulate(tr, data: Tensor, op0, operand0, reverse0, reduce_o
     if is_empty(box):
         return out
     engine = Engine.DVE
+    tsr = IT.TensorScalarReduce
     ins = [engine_in(tr, lane_view(data, shape, box, loc, what, "data"), loc, what, "data",
-                     engine)]
-    scalar = _scalar_in(tr, operand0, shape, box, loc, what, "operand0", engine)
+                     engine, tsr)]
+    scalar = _scalar_in(tr, operand0, shape, box, loc, what, "operand0", engine, tsr)
     start = None
     if acc is bir.AccumCmd.LoadAccumulate:
-        start = _scalar_in(tr, initial, shape, box, loc, what, "the initial value", engine)
+        start = _scalar_in(tr, initial, shape, box, loc, what, "the initial value", engine, tsr)
     ins += [a for a in (scalar, start) if a is not None]
-    outs = [engine_out(tr, out_view(out, shape, box, loc), loc, what, "destination", engine)]
+    outs = [engine_out(tr, out_view(out, shape, box, loc), loc, what, "destination", engine, tsr)]
     if reduce_res is not None:
         outs.append(engine_out(tr, pointer_view(reduce_res, shape[0], box, loc, what,
-                                                "reduce_res"), loc, what, "reduce_res", engine))
+                                                "reduce_res"), loc, what, "reduce_res", engine,
+                               tsr))
     fields = {"op0": op0, "const0": 0.0 if scalar is not None else number(operand0, loc),
               "reverse0": True if reverse0 else False, "reduce_op": reduce_op, "acc": acc,
               "initial": 0.0 if start is not None or initial is None else number(initial, loc),
               "negate": True if negate else False, "cumulative": True if cumulative else False,
               "has_scalar_tensor": scalar is not None, "has_initial_tensor": start is not None}
-    op = tr.record(IT.TensorScalarReduce, engine, ins, outs, fields, loc)
+    op = tr.record(tsr, engine, ins, outs, fields, loc)
     if tuple(box) != full_box(shape):
         op.out_box = box
     return out

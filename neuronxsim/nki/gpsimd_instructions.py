@@ -27,18 +27,20 @@ def _facts(t: Tensor):
     return legal_operand(st.kind, st.dtype, t.shape[0], math.prod(t.shape[1:]))
 
 
-def _pool_in(tr, view: Tensor, loc, what: str, name: str) -> Access:
-    if view.storage.kind != SBUF:
+def _pool_in(tr, view: Tensor, opcode, loc, what: str, name: str) -> Access:
+    """An input of ``opcode`` on GpSimd (a tile in PSUM: the rule operand.pool-psum refuses it)."""
+    if not view.storage.on_chip:
         raise NKIError(f"{what}: {name} must be in SBUF (the GpSimd Engine cannot access "
                        f"{view.storage.kind.upper()})", loc)
-    return engine_in(tr, view, loc, what, name, Engine.Pool)
+    return engine_in(tr, view, loc, what, name, Engine.Pool, opcode)
 
 
-def _pool_out(tr, view: Tensor, loc, what: str, name: str = "destination") -> Access:
-    if view.storage.kind != SBUF:
+def _pool_out(tr, view: Tensor, opcode, loc, what: str, name: str = "destination") -> Access:
+    """An output of ``opcode`` on GpSimd (as :func:`_pool_in`)."""
+    if not view.storage.on_chip:
         raise NKIError(f"{what}: the {name} must be in SBUF (the GpSimd Engine cannot access "
                        f"{view.storage.kind.upper()})", loc)
-    return engine_out(tr, view, loc, what, name, Engine.Pool)
+    return engine_out(tr, view, loc, what, name, Engine.Pool, opcode)
 
 
 def _exact_out(out: Tensor, shape: tuple, loc, what: str) -> Tensor:
@@ -54,8 +56,9 @@ def partition_reduce(tr, op, data: Tensor, dtype, loc, out=None,
                        f"{op.name}", loc)
     shape = (1,) + tuple(data.shape[1:])
     out = result_tile(tr, out, shape, dtype or data.dtype, what, loc)
-    ins = [_pool_in(tr, data, loc, what, "data")]
-    o = _pool_out(tr, out_view(out, shape, full_box(shape), loc), loc, what)
+    tpr = IT.TensorPartitionReduce
+    ins = [_pool_in(tr, data, tpr, loc, what, "data")]
+    o = _pool_out(tr, out_view(out, shape, full_box(shape), loc), tpr, loc, what)
     tr.record(IT.TensorPartitionReduce, Engine.Pool, ins, [o], {"op": op}, loc)
     return out
 
@@ -83,8 +86,9 @@ def local_gather(tr, src: Tensor, index: Tensor, num_elem_per_idx: int, num_vali
         raise NKIError(f"{what}: {why.message}", loc)
     shape = (p, valid * e)
     out = _gathered_into(tr, out, shape, src, "src_buffer", loc, what)
-    ins = [_pool_in(tr, src, loc, what, "src_buffer"), _pool_in(tr, index, loc, what, "index")]
-    o = _pool_out(tr, _exact_out(out, shape, loc, what), loc, what)
+    ins = [_pool_in(tr, src, IT.LocalGather, loc, what, "src_buffer"),
+           _pool_in(tr, index, IT.LocalGather, loc, what, "index")]
+    o = _pool_out(tr, _exact_out(out, shape, loc, what), IT.LocalGather, loc, what)
     tr.record(IT.LocalGather, Engine.Pool, ins, [o],
               {"num_elem_per_idx": e, "num_valid_indices": valid}, loc)
     return out
@@ -100,8 +104,9 @@ def gather(tr, data: Tensor, indices: Tensor, loc, out=None, what="nc_n_gather")
         raise NKIError(f"{what}: indices must be uint32, not {dt.name(indices.dtype)}", loc)
     shape = tuple(indices.shape)
     out = _gathered_into(tr, out, shape, data, "data", loc, what)
-    ins = [_pool_in(tr, data, loc, what, "data"), _pool_in(tr, indices, loc, what, "indices")]
-    o = _pool_out(tr, _exact_out(out, shape, loc, what), loc, what)
+    ins = [_pool_in(tr, data, IT.Gather, loc, what, "data"),
+           _pool_in(tr, indices, IT.Gather, loc, what, "indices")]
+    o = _pool_out(tr, _exact_out(out, shape, loc, what), IT.Gather, loc, what)
     tr.record(IT.Gather, Engine.Pool, ins, [o], None, loc)
     return out
 
@@ -119,8 +124,8 @@ def sequence_bounds(tr, segment_ids: Tensor, loc, out=None, what="sequence_bound
     n = math.prod(segment_ids.shape[1:])
     shape = (1, 2, n)
     out = result_tile(tr, out, shape, segment_ids.dtype, what, loc)
-    ins = [_pool_in(tr, segment_ids, loc, what, "segment_ids")]
-    o = _pool_out(tr, _exact_out(out, shape, loc, what), loc, what)
+    ins = [_pool_in(tr, segment_ids, IT.SequenceBounds, loc, what, "segment_ids")]
+    o = _pool_out(tr, _exact_out(out, shape, loc, what), IT.SequenceBounds, loc, what)
     tr.record(IT.SequenceBounds, Engine.Pool, ins, [o], None, loc)
     return out
 
@@ -135,8 +140,8 @@ def nonzero_with_count(tr, src: Tensor, index_offset: int, padding_val: int, loc
         raise NKIError(f"{what}: dst must be int32, not {dt.name(out.dtype)}", loc)
     p, n = src.shape[0], math.prod(src.shape[1:])
     shape = (p, n + 1)
-    ins = [_pool_in(tr, src, loc, what, "src")]
-    o = _pool_out(tr, _exact_out(out, shape, loc, what), loc, what, "dst")
+    ins = [_pool_in(tr, src, IT.NonzeroWithCount, loc, what, "src")]
+    o = _pool_out(tr, _exact_out(out, shape, loc, what), IT.NonzeroWithCount, loc, what, "dst")
     tr.record(IT.NonzeroWithCount, Engine.Pool, ins, [o],
               {"index_offset": int(index_offset), "padding_val": int(padding_val)}, loc)
     return out
@@ -154,8 +159,8 @@ def rand_bits(tr, out: Tensor, engine, loc, what="rng"):
     if out.dtype not in RAND_DTYPES:
         raise NKIError(f"{what}: dst must be int8, int16, int32, uint8, uint16 or uint32, not "
                        f"{dt.name(out.dtype)}", loc)
-    o = (_pool_out(tr, out, loc, what, "dst") if engine is Engine.Pool else
-         engine_out(tr, out, loc, what, "dst", engine))
+    o = (_pool_out(tr, out, IT.Rand, loc, what, "dst") if engine is Engine.Pool else
+         engine_out(tr, out, loc, what, "dst", engine, IT.Rand))
     tr.record(IT.Rand, engine, [], [o], None, loc)
 
 
@@ -166,14 +171,14 @@ def set_rand_state(tr, src: Tensor, engine, loc, what="rand_set_state"):
         if math.prod(src.shape) != 1 or src.dtype.itemsize != 4:
             raise NKIError(f"{what}: the seed must be one 32-bit value ([1, 1]); it is "
                            f"{list(src.shape)} {dt.name(src.dtype)}", loc)
-        ins = [engine_in(tr, src, loc, what, "src_seeds", engine)]
+        ins = [engine_in(tr, src, loc, what, "src_seeds", engine, IT.SetRandState)]
     else:
         if src.dtype not in (dt.uint32, dt.int32) or \
                 math.prod(src.shape[1:]) != RNG_STATE_WORDS:
             raise NKIError(f"{what}: src_seeds must be uint32 with {RNG_STATE_WORDS} elements per "
                            f"partition (one XORWOW state); it is {list(src.shape)} "
                            f"{dt.name(src.dtype)}", loc)
-        ins = [_pool_in(tr, src, loc, what, "src_seeds")]
+        ins = [_pool_in(tr, src, IT.SetRandState, loc, what, "src_seeds")]
     tr.record(IT.SetRandState, engine, ins, [], None, loc)
 
 
@@ -182,4 +187,5 @@ def get_rand_state(tr, out: Tensor, loc, what="rand_get_state"):
     if out.dtype not in (dt.uint32, dt.int32) or math.prod(out.shape[1:]) != RNG_STATE_WORDS:
         raise NKIError(f"{what}: dst must be uint32 with {RNG_STATE_WORDS} elements per partition; "
                        f"it is {list(out.shape)} {dt.name(out.dtype)}", loc)
-    tr.record(IT.GetRandState, Engine.Pool, [], [_pool_out(tr, out, loc, what, "dst")], None, loc)
+    o = _pool_out(tr, out, IT.GetRandState, loc, what, "dst")
+    tr.record(IT.GetRandState, Engine.Pool, [], [o], None, loc)

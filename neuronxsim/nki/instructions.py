@@ -172,9 +172,10 @@ def out_view(view: Tensor, shape: tuple, box: list, loc, what: str = "the destin
 
 # ---- operand checks ----
 
-def engine_in(tr: Tracer, view: Tensor, loc, what: str, name: str, engine,
+def engine_in(tr: Tracer, view: Tensor, loc, what: str, name: str, engine, opcode,
               merge: bool = True) -> Access:
-    """``tr.read`` of a compute engine's operand, checked by :func:`check_compute_operand`."""
+    """``tr.read`` of an input of ``opcode`` on a compute ``engine``, checked by
+    :func:`check_compute_operand`."""
     st = view.storage
     s = st.state
     if s.forward is None and s.pending_zero is None and s.write_count and not view.checks:
@@ -182,18 +183,19 @@ def engine_in(tr: Tracer, view: Tensor, loc, what: str, name: str, engine,
         if acc is not None:
             return acc
     acc = tr.read(view, loc, merge)
-    check_compute_operand(acc, loc, what, name, engine)
+    check_compute_operand(acc, loc, what, name, opcode, engine, False)
     return acc
 
 
-def engine_out(tr: Tracer, view: Tensor, loc, what: str, name: str, engine,
+def engine_out(tr: Tracer, view: Tensor, loc, what: str, name: str, engine, opcode,
                merge: bool = True) -> Access:
-    """``tr.write`` of a compute engine's destination, checked by :func:`check_compute_operand`."""
+    """``tr.write`` of an output of ``opcode`` on a compute ``engine``, checked by
+    :func:`check_compute_operand`."""
     acc = tr.write_plain(view, engine)
     if acc is not None:
         return acc
     acc = tr.write(view, loc, merge)
-    check_compute_operand(acc, loc, what, name, engine)
+    check_compute_operand(acc, loc, what, name, opcode, engine, True)
     return acc
 
 
@@ -243,6 +245,15 @@ def plain_inputs(tr: Tracer, engine, shape: tuple, mask, tiles, pointers=()) -> 
     return ins
 
 
+def refuse_psum_inputs(tr, opcode, ins: list, loc, what: str):
+    """Raises the rule operand.psum-inputs on the first two of the inputs ``ins`` (accesses or
+    views) that are in PSUM (the rule reads their memories only)."""
+    a, b = [legal_operand(PSUM, x.storage.dtype, 1, 1) for x in ins if x.storage.kind == PSUM][:2]
+    why = legality.psum_inputs(opcode, a, b)
+    if why is not None:
+        raise NKIError(f"{what}: {why.message}", loc)
+
+
 def _psum_inputs(ins: list) -> int:
     """How many of the input accesses ``ins`` read PSUM (a Vector Engine instruction takes one)."""
     n = 0
@@ -275,19 +286,18 @@ def record_lanewise(tr: Tracer, opcode, engine, shape: tuple, box: list, tiles: 
     for i, v in enumerate(tiles):
         if not full or v.shape != shape or v.checks:
             v = lane_view(v, shape, box, loc, what, f"operand {i}")
-        ins.append(engine_in(tr, v, loc, what, "operand", engine))
+        ins.append(engine_in(tr, v, loc, what, "operand", engine, opcode))
     for name, v in pointers:
         ins.append(engine_in(tr, pointer_view(v, shape[0], box, loc, what, name), loc, what, name,
-                             engine))
+                             engine, opcode))
     if not full or out.shape != shape:
         out = out_view(out, shape, box, loc)
-    outs = [engine_out(tr, out, loc, what, "destination", engine)]
+    outs = [engine_out(tr, out, loc, what, "destination", engine, opcode)]
     for name, v in outs_extra:
         outs.append(engine_out(tr, pointer_view(v, shape[0], box, loc, what, name), loc, what,
-                               name, engine))
+                               name, engine, opcode))
     if len(ins) > 1 and opcode is not IT.Activation and _psum_inputs(ins) > 1:
-        raise NKIError(f"{what}: at most one input of a Vector Engine instruction can be in "
-                       "PSUM", loc)
+        refuse_psum_inputs(tr, opcode, ins, loc, what)
     return tr.record(opcode, engine, ins, outs, fields, loc, None if full else box)
 
 
@@ -428,7 +438,7 @@ def read_accumulator(tr, dst: Tensor, partitions: int, loc, what="reduce_res"):
     """Copies the Scalar Engine's accumulation registers of ``partitions`` lanes into ``dst``."""
     box = [(0, partitions)]
     acc = engine_out(tr, pointer_view(dst, partitions, box, loc, "activation", what), loc,
-                     "activation", what, Engine.Activation)
+                     "activation", what, Engine.Activation, IT.ReadActivationAccumulator)
     tr.record(IT.ReadActivationAccumulator, Engine.Activation, [], [acc], None, loc)
 
 
@@ -466,14 +476,14 @@ def tensor_reduce(tr, op, data: Tensor, axes, keepdims: bool, negate: bool, dtyp
     kept_pairs = merge_pairs([by_axis[a] for a in kept])
     red_pairs = merge_pairs([by_axis[a] for a in axes]) or [(1, 1)]
     acc = new_access(read.storage, read.offset, [row_pair] + kept_pairs + red_pairs)
-    check_compute_operand(acc, loc, what, "data", Engine.DVE)
+    check_compute_operand(acc, loc, what, "data", IT.TensorReduce, Engine.DVE, False)
     fields["axis"] = _REDUCE_AXES[len(red_pairs)]
     if keepdims:
         kept_box = [box[0]] + [(0, 1) if a in axes else box[a] for a in range(1, rank)]
     else:
         kept_box = [box[0]] + [box[a] for a in kept]
     dst = out_view(out, out_shape, kept_box, loc)
-    o = engine_out(tr, dst, loc, what, "destination", Engine.DVE)
+    o = engine_out(tr, dst, loc, what, "destination", Engine.DVE, IT.TensorReduce)
     tr.record(IT.TensorReduce, Engine.DVE, [acc], [o], fields, loc,
               None if tuple(kept_box) == full_box(out_shape) else kept_box)
     return out
@@ -533,7 +543,8 @@ def memset(tr, dst: Tensor, value, loc, mask=None, engine=Engine.DVE, random=Fal
         box = mask_box(mask, shape)
         if is_empty(box):
             return None
-    acc = engine_out(tr, out_view(dst, shape, box, loc), loc, "memset", "destination", engine)
+    acc = engine_out(tr, out_view(dst, shape, box, loc), loc, "memset", "destination", engine,
+                     IT.Memset)
     fields = {"mode": bir.MemsetMode.Random, "constant": 0.0} if random else \
         {"mode": _MEMSET_CONST, "constant": number(value, loc)}
     return tr.record(IT.Memset, engine, [], [acc], fields, loc)
@@ -586,7 +597,8 @@ def iota(tr, expr: IndexExpr, dtype, loc, mask=None, out=None) -> Tensor:
     if is_empty(box):
         return masked_out(out)
     fields = _affine_fields(expr, shape, box, loc, "iota")
-    acc = engine_out(tr, out_view(out, shape, box, loc), loc, "iota", "destination", Engine.Pool)
+    acc = engine_out(tr, out_view(out, shape, box, loc), loc, "iota", "destination", Engine.Pool,
+                     IT.Iota)
     tr.record(IT.Iota, Engine.Pool, [], [acc], fields, loc,
               None if tuple(box) == full_box(shape) else box)
     return out
@@ -740,10 +752,11 @@ def per_lane(tr, opcode, data: Tensor, out_free: int, dtype, loc, mask, what: st
     if is_empty(box):
         return masked_out(out)
     ins = [engine_in(tr, lane_view(data, shape, box, loc, what, "data"), loc, what, "data",
-                     engine)]
+                     engine, opcode)]
     if extra_in is not None:
-        ins.append(engine_in(tr, extra_in.restrict(0, *box[0]), loc, what, "values", engine))
-    o = engine_out(tr, out.restrict(0, *box[0]), loc, what, "destination", engine)
+        ins.append(engine_in(tr, extra_in.restrict(0, *box[0]), loc, what, "values", engine,
+                             opcode))
+    o = engine_out(tr, out.restrict(0, *box[0]), loc, what, "destination", engine, opcode)
     tr.record(opcode, engine, ins, [o], None, loc,
               None if box[0] == (0, shape[0]) else [box[0], (0, out_free)])
     return out
@@ -783,8 +796,8 @@ def matmul(tr, stationary: Tensor, moving: Tensor, loc, what="nc_matmul", fields
         out = tr.new_result(PSUM, out_dtype, (m, k), "transpose", loc)
     else:
         out = tr.new_result(PSUM, dt.float32, (m, n), "matmul", loc)
-    ins = [engine_in(tr, stationary, loc, what, "stationary", _PE),
-           engine_in(tr, moving, loc, what, "moving", _PE)]
+    ins = [engine_in(tr, stationary, loc, what, "stationary", _PE, IT.Matmult),
+           engine_in(tr, moving, loc, what, "moving", _PE, IT.Matmult)]
     o = tr.write_fresh(out)
     f = {"start_tensor_calc": start, "stop_tensor_calc": True, "is_transpose": is_transpose}
     if fields is not None:
@@ -807,8 +820,8 @@ def matmul_double_row(tr, stationary: Tensor, moving: Tensor, loc, what="nc_matm
     fields = {"perf_mode": bir.PerfMode.DoubleRow}
     out = matmul(tr, stationary[:, 0, :], moving[:, 0, :], loc, what, fields)
     first = tr.ops[-1]
-    ins = [engine_in(tr, stationary[:, 1, :], loc, what, "stationary", _PE),
-           engine_in(tr, moving[:, 1, :], loc, what, "moving", _PE)]
+    ins = [engine_in(tr, stationary[:, 1, :], loc, what, "stationary", _PE, IT.Matmult),
+           engine_in(tr, moving[:, 1, :], loc, what, "moving", _PE, IT.Matmult)]
     o = tr.write_fresh(out)  # (the pair writes the result once)
     f = {"start_tensor_calc": True, "stop_tensor_calc": True, "is_transpose": False}
     f.update(fields)
@@ -918,8 +931,8 @@ def transpose_dve(tr, data: Tensor, dtype, loc, what="nc_transpose") -> Tensor:
     if why is not None:
         raise NKIError(f"{what}: {why.message}", loc)
     out = tr.new_result(SBUF, dtype or data.dtype, (f, p), "transpose", loc)
-    ins = [engine_in(tr, data, loc, what, "data", Engine.DVE)]
-    o = engine_out(tr, out, loc, what, "result", Engine.DVE)
+    ins = [engine_in(tr, data, loc, what, "data", Engine.DVE, IT.StreamTranspose)]
+    o = engine_out(tr, out, loc, what, "result", Engine.DVE, IT.StreamTranspose)
     tr.record(IT.StreamTranspose, Engine.DVE, ins, [o], None, loc)
     return out
 
@@ -935,15 +948,14 @@ def dma(tr, opcode, dst: Tensor, src: Tensor, loc, mask=None, rmw=None, what="dm
             or (d_st.on_chip and shape[0] > NUM_PARTITIONS):
         for name, t in (("source", src), ("destination", dst)):
             st = t.storage
-            if st.kind == PSUM:
+            if st.kind == PSUM:  # (NKI's transfers: HBM and SBUF; the simulator's reach PSUM too)
                 raise NKIError(f"{what}: the {name} {st.describe()} is in PSUM; DMA moves data "
                                "between HBM and SBUF (copy PSUM to SBUF first)", loc)
             if st.on_chip and t.shape[0] > NUM_PARTITIONS:
                 raise NKIError(f"{what}: the {name} tile spans {t.shape[0]} partitions; a tile "
                                f"has at most {NUM_PARTITIONS}", loc)
     if src.shape != shape and math.prod(src.shape) != math.prod(shape):
-        raise NKIError(f"{what}: the source has shape {list(src.shape)} and the destination "
-                       f"{list(shape)}", loc)
+        refuse_illegal_dma(tr, opcode, src, dst, loc, what)  # (dma.element-count)
     box = None
     if mask is not None:
         if src.shape != shape:
@@ -982,6 +994,29 @@ def dma(tr, opcode, dst: Tensor, src: Tensor, loc, mask=None, rmw=None, what="dm
     return tr.record(opcode, _DMA, ins, outs, fields, loc, box)
 
 
+def dma_operand(view: Tensor) -> legality.Operand:
+    """A transfer's side as the legality rules see it: its rows (the outermost dimension) and
+    the elements of each."""
+    st = view.storage
+    shape = view.shape
+    return legal_operand(st.kind, st.dtype, shape[0] if shape else 1, math.prod(shape[1:]))
+
+
+def refuse_illegal_dma(tr, opcode, src: Tensor, dst: Tensor, loc, what: str,
+                       index: Tensor | None = None, mode=bir.DmaMode.Copy, rmw=None,
+                       indirect_dim: int = -1):
+    """Raises the legality rule (:func:`neuronxsim.bir.legality.dma`) the transfer
+    ``dst <- src`` of ``opcode`` breaks (``index``: a gather's or scatter's indices, or a
+    Dynamic transfer's run-time row offset; ``rmw``: its read-modify-write operation), with the
+    kernel's source line."""
+    why = legality.dma(dma_operand(src), dma_operand(dst), arch=tr.arch, opcode=opcode,
+                       index=None if index is None else dma_operand(index), mode=mode,
+                       dst_rmw_op=_BYPASS if rmw is None else rmw, indirect_dim=indirect_dim,
+                       src_2d=sum(1 for n in src.shape if n > 1) <= 2)
+    if why is not None:
+        raise NKIError(f"{what}: {why.message}", loc)
+
+
 def next_dma_queue(tr) -> int:
     """The queue of the next transfer: queues round-robin, so independent transfers overlap."""
     core = tr.core
@@ -997,16 +1032,17 @@ _QUEUE_FIELDS = [{"queue": q} for q in range(DMA_QUEUES)]
 def dma_transpose(tr, opcode, dst: Tensor, src: Tensor, loc, what: str):
     """A DMA transfer that lands the 2-D ``src`` ``[a, b]`` transposed in ``dst`` ``[b, a]``
     (the DMA engine's transpose mode)."""
-    if len(src.shape) != 2:
+    for name, t in (("source", src), ("destination", dst)):
+        if t.storage.kind == PSUM:
+            raise NKIError(f"{what}: the {name} {t.storage.describe()} is in PSUM; DMA moves "
+                           "data between HBM and SBUF", loc)
+    refuse_illegal_dma(tr, opcode, src, dst, loc, what, mode=bir.DmaMode.Transpose)
+    if len(src.shape) != 2:  # (this API takes the [a, b] source itself, not one with unit dims)
         raise NKIError(f"{what}: the source must be 2-D; it is {list(src.shape)}", loc)
     a, b = src.shape
     if tuple(dst.shape) != (b, a):
         raise NKIError(f"{what}: the destination has shape {list(dst.shape)}; the transposed "
                        f"source is {[b, a]}", loc)
-    for name, t in (("source", src), ("destination", dst)):
-        if t.storage.kind == PSUM:
-            raise NKIError(f"{what}: the {name} {t.storage.describe()} is in PSUM; DMA moves "
-                           "data between HBM and SBUF", loc)
     ins = [tr.read(src, loc)]
     outs = [tr.write(dst, loc)]
     return tr.record(opcode, _DMA, ins, outs,
@@ -1017,17 +1053,14 @@ def dge_fields(tr, hwdge: bool, swdge: bool, trigger, src_dtype, dst_dtype, loc,
                opcode=IT.DMACopy) -> dict:
     """The BIR fields of a DMA's descriptor-generation mode (both dialects' ``dge_mode``):
     hardware DGE (triggered by the engine ``trigger``; the rule dma.hwdge says which generations
-    and engines have it, and it moves raw bytes, so no cast) or software DGE; neither: the
+    and engines have it, and that it moves raw bytes, so no cast) or software DGE; neither: the
     default descriptors (no field)."""
     if hwdge:
         why = legality.dma_trigger(arch=tr.arch, dge_type=bir.DgeType.HWDGE, engine=trigger,
+                                   src=dt.BIR_DTYPES[src_dtype], dst=dt.BIR_DTYPES[dst_dtype],
                                    opcode=opcode)
         if why is not None:
             raise NKIError(f"{what}: {why.message}", loc)
-        if dst_dtype != src_dtype:
-            raise NKIError(f"{what}: with dge_mode=hwdge the DMA moves raw bytes: src "
-                           f"({dt.name(src_dtype)}) and dst ({dt.name(dst_dtype)}) must have one "
-                           "dtype", loc)
         return {"dge_type": bir.DgeType.HWDGE}
     return {"dge_type": bir.DgeType.SWDGE} if swdge else {}
 
@@ -1191,8 +1224,8 @@ def stream_shuffle(tr, src: Tensor, dst: Tensor, shuffle_mask, loc, mask=None):
         return
     if 255 in masks:  # (lanes left unmodified keep what dst held)
         tr.read(dst, loc)
-    ins = [engine_in(tr, src, loc, "nc_stream_shuffle", "src", Engine.DVE)]
-    outs = [engine_out(tr, dst, loc, "nc_stream_shuffle", "dst", Engine.DVE)]
+    ins = [engine_in(tr, src, loc, "nc_stream_shuffle", "src", Engine.DVE, IT.StreamShuffle)]
+    outs = [engine_out(tr, dst, loc, "nc_stream_shuffle", "dst", Engine.DVE, IT.StreamShuffle)]
     tr.record(IT.StreamShuffle, Engine.DVE, ins, outs,
               {"shuffle_mask": [int(m) for m in masks]}, loc)
 

@@ -457,14 +457,15 @@ def nc_match_replace8(*, data, vals, imm, dst_idx=None, mask=None, dtype=None):
         return out
     lo, hi = box[0]
     what = "nc_match_replace8"
-    ins = [_ins.engine_in(tr, data.restrict(0, lo, hi), loc, what, "data", Engine.DVE),
-           _ins.engine_in(tr, vals.restrict(0, lo, hi), loc, what, "vals", Engine.DVE)]
-    outs = [_ins.engine_out(tr, out.restrict(0, lo, hi), loc, what, "result", Engine.DVE)]
+    mr = IT.MatchReplace
+    ins = [_ins.engine_in(tr, data.restrict(0, lo, hi), loc, what, "data", Engine.DVE, mr),
+           _ins.engine_in(tr, vals.restrict(0, lo, hi), loc, what, "vals", Engine.DVE, mr)]
+    outs = [_ins.engine_out(tr, out.restrict(0, lo, hi), loc, what, "result", Engine.DVE, mr)]
     if dst_idx is not None:
         dst_idx = _tile(dst_idx, loc, "nc_match_replace8: dst_idx")
         outs.append(_ins.engine_out(tr, dst_idx.restrict(0, lo, hi), loc, what, "dst_idx",
-                                    Engine.DVE))
-    tr.record(IT.MatchReplace, Engine.DVE, ins, outs, {"imm_value": float(imm)}, loc)
+                                    Engine.DVE, mr))
+    tr.record(mr, Engine.DVE, ins, outs, {"imm_value": float(imm)}, loc)
     return out
 
 
@@ -656,7 +657,7 @@ def dma_copy(*, dst, src, mask=None, dst_rmw_op=None, oob_mode=oob_mode.error,
     if dst_rmw_op is not None:
         rmw = alu_op(dst_rmw_op, "dma_copy: dst_rmw_op", loc)
         if rmw is not Alu.add:
-            raise NKIError("dma_copy: dst_rmw_op supports add only", loc)
+            _ins.refuse_illegal_dma(current(), IT.DMACopy, src, dst, loc, "dma_copy", rmw=rmw)
     _ins.dma(current(), IT.DMACopy, dst, src, loc, mask, rmw=rmw, what="dma_copy",
              fields=fields or None)
 

@@ -30,9 +30,10 @@ import os
 import numpy as np
 
 from neuronxsim import bir
-from neuronxsim.bir import target
+from neuronxsim.bir import legality, target
 from neuronxsim.starfish.lib import _core
 
+from .dtypes import BIR_DTYPES
 from .errors import NKIError, SourceLocation, caller_location
 from .indexing import LoopIndex
 from .record import Access, CoreRecord, Loop, LoopIteration, Op, new_access, new_op
@@ -581,7 +582,7 @@ class Tracer:
         if acc is None:
             acc = self.write(target, loc, merge, matmul=matmul)
             if checked_as is not None:
-                check_compute_operand(acc, loc, *checked_as, op.engine)
+                check_compute_operand(acc, loc, *checked_as, op.opcode, op.engine, True)
         core = self.core
         temp = (core.redirected.get(op.index) or op.outs[0]).storage  # (core.first_output)
         core.redirected[op.index] = acc
@@ -673,8 +674,11 @@ class Tracer:
 _ZERO_FILL = {"mode": bir.MemsetMode.Const, "constant": 0.0}
 
 
-def check_compute_operand(acc: Access, loc, what: str, name: str, engine):
-    """The rules every on-chip operand of a compute engine obeys (DMA is exempt)."""
+def check_compute_operand(acc: Access, loc, what: str, name: str, opcode, engine, output: bool):
+    """The rules every on-chip operand ``name`` (an ``output`` or an input) of ``opcode`` issued
+    on a compute ``engine`` obeys (DMA is exempt). The engine's own are the legality rules
+    ``operand.pool-psum`` and ``operand.dve-act-free-size``, asked of
+    :func:`neuronxsim.bir.legality.engine_operand` when the operand is one they might refuse."""
     st = acc.storage
     if not st.on_chip:
         raise NKIError(f"{what}: {name} must be an SBUF or PSUM tile; {st.describe()} is in HBM "
@@ -699,23 +703,13 @@ def check_compute_operand(acc: Access, loc, what: str, name: str, engine):
         free = acc.free_size
     else:
         free = pairs[1][1]
-    if engine is not Engine.PE:
-        kind = st.kind
-        if kind == PSUM:
-            if engine is Engine.Pool:
-                raise NKIError(f"{what}: {name} is in PSUM, which the GpSimd engine cannot "
-                               "access", loc)
-            limit = MAX_FREE_PSUM
-        else:
-            limit = MAX_FREE_SBUF
-        if free > limit:
-            raise NKIError(f"{what}: {name} has {free} elements per partition; a "
-                           f"{ENGINE_NAMES[engine]} Engine instruction walks at most {limit} in "
-                           f"{kind.upper()}", loc)
-
-
-ENGINE_NAMES = {Engine.DVE: "Vector", Engine.Activation: "Scalar", Engine.Pool: "GpSimd",
-                Engine.PE: "Tensor"}
+    if engine is not Engine.PE and (st.kind == PSUM and engine is Engine.Pool or
+                                    free > (MAX_FREE_PSUM if st.kind == PSUM else MAX_FREE_SBUF)):
+        space = legality.Space.PSUM if st.kind == PSUM else legality.Space.SBUF
+        facts = legality.Operand(space, BIR_DTYPES[st.dtype], p, free)
+        why = legality.engine_operand(opcode, engine, facts, output=output, arch=current().arch)
+        if why is not None:
+            raise NKIError(f"{what}: {why.message} ({name}: {st.describe()})", loc)
 
 
 # (module globals: reading a member of the Engine class costs several times as much)

@@ -23,7 +23,7 @@ import math
 import numpy as np
 
 from neuronxsim import bir
-from neuronxsim.bir import legality
+from neuronxsim.bir import legality, target
 from neuronxsim.nki import fused_instructions as _fused
 from neuronxsim.nki import gpsimd_instructions as _gpsimd
 from neuronxsim.nki import instructions as _ins
@@ -135,8 +135,8 @@ class NkiInstruction(NKIObject):
 
 @api
 def get_nc_version():
-    """The nc_version of the target (``gen2`` for trn1, ``gen3`` for trn2)."""
-    return nc_version.gen3 if current().arch == "trn2" else nc_version.gen2
+    """The nc_version of the target (``gen2`` for trn1, ``gen3`` for trn2): its NeuronCore-vN."""
+    return nc_version(target.config(current().arch).neuron_core_version)
 
 
 @api
@@ -223,9 +223,11 @@ def _alu(op, what, loc):
     return alu_op(op, what, loc)
 
 
-def _one_psum_input(views, loc, what):
-    if sum(1 for v in views if isinstance(v, Tensor) and v.storage.kind == PSUM) > 1:
-        raise NKIError(f"{what}: at most one input may be in PSUM", loc)
+def _one_psum_input(opcode, views, loc, what):
+    """The rule operand.psum-inputs on the two tensor inputs ``opcode`` pairs (a number: none)."""
+    psum = [v for v in views if isinstance(v, Tensor) and v.storage.kind == PSUM]
+    if len(psum) > 1:
+        _ins.refuse_psum_inputs(current(), opcode, psum, loc, what)
 
 
 def _full(shape):
@@ -234,8 +236,8 @@ def _full(shape):
 
 def _record(tr, opcode, engine_, ins: list, outs: list, fields, loc, what: str):
     """Records one instruction over on-chip views (checked as the engine's operands)."""
-    in_accs = [_ins.engine_in(tr, v, loc, what, name, engine_) for name, v in ins]
-    out_accs = [_ins.engine_out(tr, v, loc, what, name, engine_) for name, v in outs]
+    in_accs = [_ins.engine_in(tr, v, loc, what, name, engine_, opcode) for name, v in ins]
+    out_accs = [_ins.engine_out(tr, v, loc, what, name, engine_, opcode) for name, v in outs]
     return tr.record(opcode, engine_, in_accs, out_accs, fields, loc)
 
 
@@ -287,15 +289,17 @@ def _offset_dma(tr, indexed: NkiTensor, other: NkiTensor, ind, to_indexed: bool,
     if isinstance(ind.index, VirtualRegister):
         ind.index.known(f"{what}: scalar_offset")  # (a register loaded from memory: refused)
     view = indexed._view
-    if ind.dim != 0 or view.strides[0] != ind.row_step:
+    offset = ind.index._view_of(f"{what}: scalar_offset", loc)
+    o = other._view_of(what, loc)
+    # (dma.indirect-dim, dma.dynamic-offset, dma.row-size)
+    src, dst = (o, view) if to_indexed else (view, o)
+    _ins.refuse_illegal_dma(tr, IT.IndirectSave if to_indexed else IT.DMACopy, src, dst, loc, what,
+                            index=offset, mode=bir.DmaMode.Dynamic, indirect_dim=ind.dim)
+    if view.strides[0] != ind.row_step:
         raise NKIError(f"{what}: a run-time scalar_offset is modelled on the outermost dimension "
                        "of a pattern that walks it row by row (indirect_dim=0)", loc)
-    offset = ind.index._view_of(f"{what}: scalar_offset", loc)
-    if not dt.is_int(offset.storage.dtype) or math.prod(offset.shape) != 1:
-        raise NKIError(f"{what}: scalar_offset must be a one-element integer tensor", loc)
-    o = other._view_of(what, loc)
-    if math.prod(view.shape[1:]) != math.prod(o.shape[1:]) or view.shape[0] != o.shape[0]:
-        raise NKIError(f"{what}: src and dst must have the same rows of the same size "
+    if view.shape[0] != o.shape[0]:
+        raise NKIError(f"{what}: src and dst must have the same rows "
                        f"({list(view.shape)} vs {list(o.shape)})", loc)
     table = _indexed_rows(view, ind)
     one = offset if len(offset.shape) == 2 else new_view(offset.storage, offset.offset, (1, 1),
@@ -331,12 +335,10 @@ def _gather(tr, dst: NkiTensor, src: NkiTensor, ind, oob_is_err: bool, fields, l
     d = dst._view_of(what, loc)
     index = ind.index._view_of(f"{what}: the indices", loc)
     sv = src._view
-    if d.shape[0] != index.shape[0]:
-        raise NKIError(f"{what}: {index.shape[0]} indices for {d.shape[0]} destination rows", loc)
+    # (dma.index, dma.row-size)
+    _ins.refuse_illegal_dma(tr, IT.DMACopy, sv, d, loc, what, index=index,
+                            rmw=fields.get("dst_rmw_op"), indirect_dim=0)
     table = _indexed_rows(sv, ind)  # every row the index may name, inside the source tensor
-    if math.prod(sv.shape[1:]) != math.prod(d.shape[1:]):
-        raise NKIError(f"{what}: a gathered row has {math.prod(sv.shape[1:])} elements; a "
-                       f"destination row {math.prod(d.shape[1:])}", loc)
     if "dst_rmw_op" in fields:
         tr.read(d, loc)  # (an accumulating gather reads the rows it adds to)
     ins = [tr.read(table, loc), tr.read(index, loc)]
@@ -362,11 +364,8 @@ def _scatter(tr, dst: NkiTensor, src: NkiTensor, ind, oob_is_err: bool, fields, 
     s = src._view_of(what, loc)
     index = ind.index._view_of(f"{what}: the indices", loc)
     d = dst._view
-    if s.shape[0] != index.shape[0]:
-        raise NKIError(f"{what}: {index.shape[0]} indices for {s.shape[0]} source rows", loc)
-    if math.prod(s.shape[1:]) != math.prod(d.shape[1:]):
-        raise NKIError(f"{what}: a source row has {math.prod(s.shape[1:])} elements; a "
-                       f"destination row {math.prod(d.shape[1:])}", loc)
+    _ins.refuse_illegal_dma(tr, IT.IndirectSave, s, d, loc, what, index=index, rmw=rmw,
+                            indirect_dim=0)  # (dma.index, dma.row-size)
     table = _indexed_rows(d, ind)
     if rmw is not None:
         tr.read(table, loc)  # (an accumulating scatter reads the rows it adds to)
@@ -395,7 +394,8 @@ def dma_transpose(dst, src, axes=None, priority=None, dge_mode=dge_mode.unknown,
     if axes not in (None, (1, 0), [1, 0]):
         raise NKIError(f"{what}: axes {axes} (3-D and 4-D transposes) are not modelled; the "
                        "simulator's DMA transposes 2-D tensors (axes=(1, 0))", loc)
-    if len(s.shape) != 2:
+    _ins.refuse_illegal_dma(tr, IT.DMACopy, s, d, loc, what, mode=bir.DmaMode.Transpose)
+    if len(s.shape) != 2:  # (axes=(1, 0) names the two dims of an [a, b] src, unit ones too)
         raise NKIError(f"{what}: src must be 2-D for axes=(1, 0); it is {list(s.shape)}", loc)
     if d.shape != (s.shape[1], s.shape[0]):
         raise NKIError(f"{what}: dst has shape {list(d.shape)}; the transposed src is "
@@ -422,8 +422,7 @@ def dma_compute(dst, srcs, reduce_op, scales=None, unique_indices=True,
     tr = current()
     what = "nisa.dma_compute"
     _name(name, loc, what)
-    if _alu(reduce_op, f"{what}: reduce_op", loc) is not Alu.add:
-        raise NKIError(f"{what}: reduce_op must be nl.add", loc)
+    op = _alu(reduce_op, f"{what}: reduce_op", loc)
     if not isinstance(srcs, (list, tuple)) or not 1 <= len(srcs) <= 16:
         raise NKIError(f"{what}: srcs must be a list of 1 to 16 tensors", loc)
     if scales is not None and any(float(s) != 1.0 for s in scales):
@@ -438,6 +437,8 @@ def dma_compute(dst, srcs, reduce_op, scales=None, unique_indices=True,
     for i, s in enumerate(srcs):
         if not isinstance(s, NkiTensor):
             raise NKIError(f"{what}: srcs[{i}] must be a tensor", loc)
+    if op is not Alu.add:  # (the transfers add into dst: the rule dma.rmw-op)
+        _ins.refuse_illegal_dma(tr, IT.DMACopy, srcs[-1]._view, dst._view, loc, what, rmw=op)
     indirect = [s for s in srcs if s._indirect is not None]
     if dst._indirect is not None or indirect:
         _indirect_rmw(tr, dst, list(srcs), indirect, not skip, loc, what)
@@ -488,9 +489,9 @@ def tensor_copy(dst, src, engine=engine.unknown, name=None):
     tr, loc, what, d = _begin(name, dst, "nisa.tensor_copy")
     s = _tile(src, loc, f"{what}: src")
     hw = _engine(engine, (Engine.DVE, Engine.Activation, Engine.Pool), None, loc, what)
-    if hw is Engine.Activation and tr.arch == "trn1":
-        raise NKIError(f"{what}: the Scalar Engine of NeuronCore-v2 (trn1) has no tensor_copy; "
-                       "use nisa.activation(op=nl.copy)", loc)
+    if hw is Engine.Activation and not target.config(tr.arch).act_tensor_copy:
+        raise NKIError(f"{what}: the Scalar Engine of {dt.CORE_NAMES[tr.arch]} ({tr.arch}) has no "
+                       "tensor_copy; use nisa.activation(op=nl.copy)", loc)
     (s,) = _paired(d, [("src", s)], loc, what)
     _ins.tensor_copy(tr, s, d.storage.dtype, loc, out=d, engine=hw, what=what)
 
@@ -526,7 +527,7 @@ def tensor_copy_predicated(dst, src, predicate, reverse_pred=False, name=None):
     else:
         raise NKIError(f"{what}: src must be a tile or a number, not {type(src).__name__}", loc)
     s, p = _paired(d, [("src", s), ("predicate", p)], loc, what)
-    _one_psum_input([s, p], loc, what)
+    _one_psum_input(IT.CopyPredicated, [s, p], loc, what)
     if reverse_pred:
         p = _ins.tensor_scalar(tr, p, Alu.is_equal, 0.0, False, None, None, False, dt.uint8, loc,
                                what=what)
@@ -659,9 +660,9 @@ def _activation(tr, d: Tensor, op, data, bias, scale, acc, loc, what):
     (v,) = _paired(d, [("data", v)], loc, what)
     p = d.shape[0]
     bias = None if bias is None else _scalar_or_column(bias, p, loc, f"{what}: bias")
-    if isinstance(bias, float) and bias != 0.0 and tr.arch == "trn1":
-        raise NKIError(f"{what}: on NeuronCore-v2 (trn1) the bias is a [{p}, 1] tile, not a "
-                       "number (a scalar bias needs NeuronCore-v3)", loc)
+    if isinstance(bias, float) and bias != 0.0 and not target.config(tr.arch).act_bias_immediate:
+        raise NKIError(f"{what}: on {dt.CORE_NAMES[tr.arch]} ({tr.arch}) the bias is a [{p}, 1] "
+                       "tile, not a number (a scalar bias needs NeuronCore-v3)", loc)
     scale = _scalar_or_column(scale, p, loc, f"{what}: scale")
     _ins.activation(tr, func, v, bias, scale, d.storage.dtype, loc, out=d, acc=acc, what=what)
 
@@ -731,7 +732,7 @@ def tensor_tensor(dst, data1, data2, op, engine=engine.unknown, name=None):
     a = _tile(data1, loc, f"{what}: data1")
     b = _tile(data2, loc, f"{what}: data2")
     a, b = _paired(d, [("data1", a), ("data2", b)], loc, what)
-    _one_psum_input([a, b], loc, what)
+    _one_psum_input(IT.TensorTensor, [a, b], loc, what)
     in_psum = PSUM in (a.storage.kind, b.storage.kind, d.storage.kind)
     ints = all(t.storage.dtype in (dt.int32, dt.uint32) for t in (a, b, d))
     default = Engine.Pool if (alu is Alu.pow or ints) and not in_psum else Engine.DVE
@@ -849,7 +850,7 @@ def tensor_tensor_scan(dst, data0, data1, initial, op0, op1, reverse0=False, rev
     x0 = _tile(data0, loc, f"{what}: data0")
     x1 = _tile(data1, loc, f"{what}: data1")
     x0, x1 = _paired(d, [("data0", x0), ("data1", x1)], loc, what)
-    _one_psum_input([x0, x1], loc, what)
+    _one_psum_input(IT.TensorTensorScan, [x0, x1], loc, what)
     init = _scalar_or_column(initial, d.shape[0], loc, f"{what}: initial")
     _scan(tr, d, x0, x1, a0, a1, init, loc, what)
 
@@ -876,7 +877,7 @@ def scalar_tensor_tensor(dst, data, op0, operand0, op1, operand1, reverse0=False
     v = _tile(data, loc, f"{what}: data")
     w = _tile(operand1, loc, f"{what}: operand1")
     v, w = _paired(d, [("data", v), ("operand1", w)], loc, what)
-    _one_psum_input([v, w], loc, what)
+    _one_psum_input(IT.ScalarTensorTensor, [v, w], loc, what)
     a0, a1 = _alu(op0, f"{what}: op0", loc), _alu(op1, f"{what}: op1", loc)
     o0 = _scalar_or_column(operand0, d.shape[0], loc, f"{what}: operand0")
     _fused.scalar_tensor_tensor(tr, v, a0, o0, reverse0, a1, w, reverse1, d.storage.dtype, loc,
@@ -1084,7 +1085,7 @@ def select_reduce(dst, predicate, on_true, on_false, reduce_res=None, reduce_cmd
     p = _tile(predicate, loc, f"{what}: predicate")
     t = _tile(on_true, loc, f"{what}: on_true")
     p, t = _paired(d, [("predicate", p), ("on_true", t)], loc, what)
-    _one_psum_input([p, t], loc, what)
+    _one_psum_input(IT.SelectReduce, [p, t], loc, what)
     f = _scalar_or_column(on_false, d.shape[0], loc, f"{what}: on_false")
     if reverse_pred:
         p = _ins.tensor_scalar(tr, p, Alu.is_equal, 0.0, False, None, None, False, dt.uint8, loc,
@@ -1333,9 +1334,9 @@ def topk(val_dst, idx_dst, src, n, name=None):
 
 def _cross_core(what: str):
     tr = current()
-    if tr.arch == "trn1":
-        raise NKIError(f"{what} needs NeuronCore-v3 (trn2) with LNC=2; trn1 (NeuronCore-v2) "
-                       "does not have it", caller_location())
+    if target.config(tr.arch).max_logical_cores < 2:
+        raise NKIError(f"{what} needs NeuronCore-v3 (trn2) with LNC=2; {tr.arch} "
+                       f"({dt.CORE_NAMES[tr.arch]}) does not have it", caller_location())
     raise NKIError(f"{what}: synchronisation and transfers between the NeuronCores of an LNC=2 "
                    "launch are not modelled (the simulator runs the cores side by side on shared "
                    "HBM)", caller_location())

@@ -44,8 +44,6 @@ DEFAULT_ARCH = "trn2"
 _TARGETS = {name: arch for arch in target.ARCHS for name in target.aliases(arch)
             if name != target.config(arch).neuron_core}
 _UNMODELLED_TARGETS = ("trn3", "gen4")
-#: Physical NeuronCores a logical core may span, per generation.
-MAX_LNC = {"trn1": 1, "trn2": 2}
 
 #: The launch being traced: ``lnc`` cores, and whether the kernel was launched with brackets
 #: (``nl.program_ndim``); set by :func:`traced` around the trace.
@@ -190,12 +188,12 @@ def traced(kernel, args: tuple, kwargs: dict, arch: str | None = None,
     :func:`neuronxsim.nki.kernel.trace_kernel` takes them."""
     func, lnc, ndim = _unwrap(kernel)
     arch = arch or target_arch()
-    if arch not in MAX_LNC:
-        raise NKIError(f"unknown arch {arch!r}; expected one of {', '.join(MAX_LNC)}")
-    if lnc > MAX_LNC[arch]:
+    if arch not in target.ARCHS:
+        raise NKIError(f"unknown arch {arch!r}; expected one of {', '.join(target.ARCHS)}")
+    most = target.config(arch).max_logical_cores  # (physical NeuronCores per logical core)
+    if lnc > most:
         raise NKIError(f"kernel[{lnc}]: LNC={lnc} needs {lnc} physical NeuronCores per logical "
-                       f"core; {arch} ({dt.CORE_NAMES[arch]}) has {MAX_LNC[arch]} (LNC=2 needs "
-                       "trn2)")
+                       f"core; {arch} ({dt.CORE_NAMES[arch]}) has {most}")
     _check_arrays(args, kwargs, arch)
     shared = _SharedKernel(func)
     if lnc > 1:

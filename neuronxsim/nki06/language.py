@@ -683,11 +683,9 @@ def logical_not(x, dtype=None) -> NkiTensor:
 
 @api
 def rsqrt(x, dtype=None) -> NkiTensor:
-    """``1 / sqrt(x)`` on the GpSimd Engine (SBUF only, since NKI 0.5)."""
+    """``1 / sqrt(x)`` on the GpSimd Engine (SBUF only, since NKI 0.5: the rule
+    operand.pool-psum; ``nisa.activation(op=nl.rsqrt)`` takes PSUM)."""
     loc = caller_location(1)
-    if _tile(x, loc, "nl.rsqrt: x").storage.kind == PSUM:
-        raise NKIError("nl.rsqrt: runs on the GpSimd Engine, which cannot read PSUM (use "
-                       "nisa.activation(op=nl.rsqrt) for PSUM inputs)", loc)
     return wrap(_unary_alu(x, Alu.rsqrt, 0.0, None, None, dtype, loc, "rsqrt", Engine.Pool))
 
 

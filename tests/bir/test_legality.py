@@ -84,6 +84,13 @@ def nki06_error(arch, body, *specs) -> str:
     return str(info.value)
 
 
+def hbm_copy(tile):
+    """An HBM tensor holding ``tile`` (NKI 0.6: the base of an indirect access)."""
+    h = nl06.ndarray(tile.shape, dtype=tile.dtype, buffer=nl06.shared_hbm)
+    nisa06.dma_copy(dst=h, src=tile)
+    return h
+
+
 # ---- decoder builders ----
 
 def mm_module(k=128, m=128, n=512, st_dtype=DType.bfloat16, mv_dtype=DType.bfloat16, out_dtype=DType.float32,
@@ -184,9 +191,18 @@ CASES = {
         "nki06": lambda t: nisa06.nc_matmul(dst=t[2], stationary=t[0], moving=t[1], tile_size=(32, 64),
                                              tile_position=(0, 0))}),
     "operand.pool-psum": (TRN1, lambda a: legality.engine_operand(IT.TensorCopy, Engine.Pool, ps(F32, 64, 64), output=False, arch=a), {
-        "decoder": one("TensorCopy", [("PSUM", 64, 64, F32)], [("SB", 64, 64, F32)], engine=Engine.Pool)}),
-    "operand.dve-act-free-size": (TRN1, lambda a: legality.engine_operand(IT.TensorCopy, Engine.DVE, sb(DType.uint8, 2, 65537), output=False, arch=a), {
-        "decoder": one("TensorCopy", [("SB", 2, 65537, DType.uint8)], [("SB", 2, 65537, DType.uint8)], engine=Engine.DVE)}),
+        "decoder": one("TensorCopy", [("PSUM", 64, 64, F32)], [("SB", 64, 64, F32)], engine=Engine.Pool),
+        "nki": lambda t: nisa.tensor_copy(nisa.nc_transpose(t[0]), engine=nisa.gpsimd_engine),
+        "nki06": lambda t: nisa06.tensor_copy(dst=t[1], src=t[0], engine=nisa06.gpsimd_engine)}),
+    "operand.dve-act-free-size": (TRN1, lambda a: legality.engine_operand(IT.Memset, Engine.DVE, sb(DType.uint8, 2, 65537), output=True, arch=a), {
+        "decoder": one("Memset", [], [("SB", 2, 65537, DType.uint8)], engine=Engine.DVE),
+        "nki": lambda t: nisa.memset((2, 65537), 0, nl.uint8, engine=nisa.vector_engine),
+        "nki06": lambda t: nisa06.memset(dst=t[0], value=0.0, engine=nisa06.vector_engine)}),
+    "operand.psum-inputs": (TRN1, lambda a: legality.psum_inputs(IT.TensorTensor, ps(F32, 64, 64), ps(F32, 64, 64)), {
+        "decoder": one("TensorTensor", [("PSUM", 64, 64, F32), ("PSUM", 64, 64, F32)], [("SB", 64, 64, F32)],
+                       engine=Engine.DVE, op=AluOp.add),
+        "nki": lambda t: nisa.tensor_tensor(nisa.nc_transpose(t[0]), nisa.nc_transpose(t[0]), op=np.add),
+        "nki06": lambda t: nisa06.tensor_tensor(dst=t[2], data1=t[0], data2=t[1], op=nl06.add)}),
     "stream-transpose.source": (TRN1, lambda a: legality.dve_transpose(legality.Operand(S.Immediate, F32, 1, 1), sb(F32, 1, 1), arch=a), {}),
     "stream-transpose.block": (TRN1, lambda a: legality.dve_transpose(sb(BF, 16, 40), sb(BF, 40, 16), arch=a), {
         "decoder": one("StreamTranspose", [("SB", 16, 40, BF)], [("SB", 40, 16, BF)]),
@@ -223,23 +239,36 @@ CASES = {
     "dma.source": (TRN1, lambda a: legality.dma(legality.Operand(S.Immediate, F32, 1, 1), dram(1, 1), arch=a), {}),
     "dma.mode": (TRN1, lambda a: legality.dma(dram(4, 8), dram(4, 8), arch=a, mode=REPLICATE), {
         "decoder": dma_module((4, 8), (4, 8), mode=REPLICATE)}),
-    "dma.rmw-op": (TRN1, lambda a: legality.dma(dram(4, 8), dram(4, 8), arch=a, dst_rmw_op=AluOp.mult), {
-        "decoder": dma_module((4, 8), (4, 8), dst_rmw_op=AluOp.mult)}),
+    "dma.rmw-op": (TRN1, lambda a: legality.dma(dram(4, 8), dram(4, 8), arch=a, opcode=IT.DMACopy, dst_rmw_op=AluOp.mult), {
+        "decoder": dma_module((4, 8), (4, 8), opcode="DMACopy", dst_rmw_op=AluOp.mult),
+        "nki": lambda t: nisa.dma_copy(dst=t[1], src=t[0], dst_rmw_op=np.multiply),
+        "nki06": lambda t: nisa06.dma_compute(dst=t[1], srcs=[t[0], t[1]], reduce_op=nl06.multiply)}),
     "dma.hwdge": (TRN1, lambda a: legality.dma(dram(4, 8), dram(4, 8), arch=a, opcode=IT.DMACopy, dge_type=DgeType.HWDGE), {
         "decoder": dma_module((4, 8), (4, 8), opcode="DMACopy", dge_type=DgeType.HWDGE),
         "nki06": lambda t: nisa06.dma_copy(dst=t[1], src=t[0], dge_mode=nisa06.dge_mode.hwdge)}),
-    "dma.index": (TRN1, lambda a: legality.dma(dram(4, 8), dram(4, 8), arch=a, index=dram(4, 1, F32)), {
-        "decoder": dma_module((4, 8), (4, 8), index=((4, 1), F32))}),
-    "dma.indirect-dim": (TRN1, lambda a: legality.dma(dram(4, 8), dram(4, 8), arch=a, index=dram(4, 1, I32), indirect_dim=1), {
-        "decoder": dma_module((4, 8), (4, 8), index=((4, 1), I32), indirect_dim=1)}),
-    "dma.dynamic-offset": (TRN1, lambda a: legality.dma(dram(8, 8), dram(4, 8), arch=a, index=dram(2, 1, I32), mode=DYNAMIC), {
-        "decoder": dma_module((8, 8), (4, 8), index=((2, 1), I32), mode=DYNAMIC)}),
-    "dma.row-size": (TRN1, lambda a: legality.dma(dram(4, 8), dram(4, 4), arch=a, index=dram(4, 1, DType.int32)), {
-        "decoder": dma_module((4, 8), (4, 4), index=((4, 1), DType.int32))}),
-    "dma.transpose-source": (TRN1, lambda a: legality.dma(legality.Operand(S.DRAM, F32, 2, 12), dram(2, 12), arch=a, mode=DmaMode.Transpose, src_2d=False), {
-        "decoder": dma_module((2, 3, 4), (2, 12), mode=DmaMode.Transpose)}),
-    "dma.element-count": (TRN1, lambda a: legality.dma(dram(4, 8), dram(4, 4), arch=a), {
-        "decoder": dma_module((4, 8), (4, 4))}),
+    "dma.index": (TRN1, lambda a: legality.dma(dram(4, 8), dram(4, 8), arch=a, opcode=IT.DMACopy, index=dram(2, 1, I32)), {
+        "decoder": dma_module((4, 8), (4, 8), opcode="DMACopy", index=((2, 1), I32)),
+        "nki06": lambda t: nisa06.dma_copy(dst=t[2], src=hbm_copy(t[0]).ap([[8, 2], [1, 8]], vector_offset=t[1],
+                                                                          indirect_dim=0))}),
+    "dma.indirect-dim": (TRN1, lambda a: legality.dma(dram(4, 8), dram(4, 8), arch=a, opcode=IT.DMACopy, index=dram(1, 1, I32), mode=DYNAMIC, indirect_dim=1), {
+        "decoder": dma_module((4, 8), (4, 8), opcode="DMACopy", index=((1, 1), I32), mode=DYNAMIC, indirect_dim=1),
+        "nki06": lambda t: nisa06.dma_copy(dst=t[2], src=hbm_copy(t[0]).ap([[8, 4], [1, 8]], scalar_offset=t[1],
+                                                                          indirect_dim=1))}),
+    "dma.dynamic-offset": (TRN1, lambda a: legality.dma(dram(8, 8), dram(4, 8), arch=a, opcode=IT.DMACopy, index=dram(2, 1, I32), mode=DYNAMIC), {
+        "decoder": dma_module((8, 8), (4, 8), opcode="DMACopy", index=((2, 1), I32), mode=DYNAMIC),
+        "nki06": lambda t: nisa06.dma_copy(dst=t[2], src=hbm_copy(t[0]).ap([[8, 4], [1, 8]], scalar_offset=t[1],
+                                                                          indirect_dim=0))}),
+    "dma.row-size": (TRN1, lambda a: legality.dma(dram(4, 8), dram(4, 4), arch=a, opcode=IT.DMACopy, index=dram(4, 1, I32)), {
+        "decoder": dma_module((4, 8), (4, 4), opcode="DMACopy", index=((4, 1), I32)),
+        "nki06": lambda t: nisa06.dma_copy(dst=t[2], src=hbm_copy(t[0]).ap([[8, 4], [1, 8]], vector_offset=t[1],
+                                                                          indirect_dim=0))}),
+    "dma.transpose-source": (TRN1, lambda a: legality.dma(dram(2, 12), dram(2, 12), arch=a, opcode=IT.DMACopy, mode=DmaMode.Transpose, src_2d=False), {
+        "decoder": dma_module((2, 3, 4), (2, 12), opcode="DMACopy", mode=DmaMode.Transpose),
+        "nki06": lambda t: nisa06.dma_transpose(dst=t[1], src=t[0])}),
+    "dma.element-count": (TRN1, lambda a: legality.dma(dram(4, 8), dram(4, 4), arch=a, opcode=IT.DMACopy), {
+        "decoder": dma_module((4, 8), (4, 4), opcode="DMACopy"),
+        "nki": lambda t: nisa.dma_copy(dst=t[1], src=t[0]),
+        "nki06": lambda t: nisa06.dma_copy(dst=t[1], src=t[0])}),
 }
 
 #: Why a layer cannot be asked for an instruction breaking the rule (rule id -> layer -> reason).
@@ -267,10 +296,6 @@ UNREACHABLE = {
     "matmul.psum-word": {"decoder": "matmul.psum-bank's decoder case covers the placed-address rules",
                          "nki": TRACERS_PLACE_LATER, "nki06": TRACERS_PLACE_LATER},
     "matmul.psum-bank": {"nki": TRACERS_PLACE_LATER, "nki06": TRACERS_PLACE_LATER},
-    "operand.pool-psum": {"nki": "not yet: the tracers' operand checks (nki/tracer.py) keep their wording",
-                          "nki06": "not yet: the tracers' operand checks (nki/tracer.py) keep their wording"},
-    "operand.dve-act-free-size": {"nki": "not yet: the tracers' operand checks (nki/tracer.py) keep their wording",
-                                  "nki06": "not yet: the tracers' operand checks (nki/tracer.py) keep their wording"},
     "stream-transpose.source": {"decoder": "the decoder refuses an immediate input of StreamTranspose",
                                 "nki": "tracer operands are tiles", "nki06": "tracer operands are tiles"},
     "stream-transpose.result": {"nki": "the tracer makes the transposed result",
@@ -282,22 +307,36 @@ for _rule in ("local-gather.partitions", "local-gather.index-dtype", "local-gath
               "local-gather.valid-indices"):
     UNREACHABLE[_rule] = {"nki": "the 2.2x local_gather is not modelled (refused)"}
 UNREACHABLE["dma.hwdge"] = {"nki": "the 2.2x dma_copy records no descriptor-generator type (its dge_mode is not modelled)"}
-for _rule in ("dma.mode", "dma.rmw-op", "dma.index", "dma.indirect-dim", "dma.dynamic-offset",
-              "dma.row-size", "dma.transpose-source", "dma.element-count"):
-    UNREACHABLE[_rule] = {"nki": "not yet: the tracers' DMA checks keep their wording",
-                          "nki06": "not yet: the tracers' DMA checks keep their wording"}
+UNREACHABLE["dma.mode"] = {"nki": "the tracers emit copies, transposes and Dynamic transfers only",
+                           "nki06": "the tracers emit copies, transposes and Dynamic transfers only"}
+NO_2X_INDIRECT = "the 2.2x gathers index SBUF tiles by whole rows of their own shape (dma_gather)"
+for _rule in ("dma.index", "dma.indirect-dim", "dma.dynamic-offset", "dma.row-size"):
+    UNREACHABLE[_rule] = {"nki": NO_2X_INDIRECT}
+UNREACHABLE["dma.transpose-source"] = {"nki": "nki.isa.dma_transpose takes 2-D tiles only (its axes=(1, 0))"}
 
 #: The on-chip bf16 tiles each tracer case starts from.
 NKI_TILES = {"matmul.operand-space": [(128, 128), (128, 512)], "matmul.contraction": [(128, 128), (64, 512)], "matmul.pe-cols": [(128, 129), (128, 512)],
              "matmul.moving-size": [(128, 128), (128, 513)], "matmul.pe-tile": [(64, 64), (64, 64)],
              "matmul.perf-mode": [(64, 2, 64), (64, 2, 64)], "instruction.generation": [(4, 8), (4, 1)],
+             "operand.pool-psum": [(64, 64)], "operand.dve-act-free-size": [], "operand.psum-inputs": [(64, 64)],
+             "dma.rmw-op": [(4, 8), (4, 8)], "dma.element-count": [(4, 8), (4, 4)],
              "stream-transpose.block": [(16, 40)], "bn-stats.size": [(8, 513)], "max8.size": [(8, 4)]}
 PSUM_F32 = ((64, 64), "psum", "float32")
+F32_4x8 = ((4, 8), "sbuf", "float32")
 NKI06_TILES = {"matmul.operand-space": [((128, 128), "psum", "bfloat16"), (128, 512), ((128, 512), "psum", "float32")],
                "matmul.result-space": [(64, 64), (64, 64), ((64, 64), "sbuf", "float32")],
                "matmul.transpose-start": [(64, 64), (64, 64), ((64, 64), "psum", "bfloat16")],
                "matmul.perf-mode": [(64, 64), (64, 64), PSUM_F32],
                "matmul.pe-tile": [(64, 64), (64, 64), PSUM_F32],
+               "operand.pool-psum": [PSUM_F32, ((64, 64), "sbuf", "float32")],
+               "operand.dve-act-free-size": [((2, 65537), "sbuf", "uint8")],
+               "operand.psum-inputs": [PSUM_F32, PSUM_F32, ((64, 64), "sbuf", "float32")],
+               "dma.rmw-op": [(4, 8), (4, 8)], "dma.element-count": [(4, 8), (4, 4)],
+               "dma.index": [F32_4x8, ((2, 1), "sbuf", "int32"), F32_4x8],
+               "dma.indirect-dim": [F32_4x8, ((1, 1), "sbuf", "int32"), F32_4x8],
+               "dma.dynamic-offset": [F32_4x8, ((2, 1), "sbuf", "int32"), F32_4x8],
+               "dma.row-size": [F32_4x8, ((4, 1), "sbuf", "int32"), ((4, 4), "sbuf", "float32")],
+               "dma.transpose-source": [(2, 3, 4), (12, 2)],
                "stream-transpose.block": [(16, 40), (40, 16)], "bn-stats.size": [(8, 513), (8, 6)],
                "max8.size": [(8, 4), (8, 8)], "dma.hwdge": [(4, 8), (4, 8)],
                "instruction.generation": [(4, 8), (4, 1)],
@@ -404,3 +443,24 @@ def test_the_generation_rule_covers_every_later_instruction():
     assert legality.generation(IT.Rand, dve, arch="trn1") is None  # the Vector Engine's generators: every generation
     assert "NeuronCore-v4" in legality.generation(IT.GetRandState, dve, arch="trn2").message
     assert legality.generation(IT.TensorCopy, pool, arch="trn1") is None
+
+
+def test_hardware_dge_moves_raw_bytes():
+    """dma.hwdge on a generation that has hardware DGE: a cast is refused with one wording by the
+    decoder and both tracers."""
+    v = legality.dma(dram(4, 8, BF), dram(4, 8), arch="trn2", opcode=IT.DMACopy, dge_type=DgeType.HWDGE)
+    assert v is not None and v.rule == "dma.hwdge" and "raw bytes" in v.message, v
+    assert legality.dma(dram(4, 8), dram(4, 8), arch="trn2", opcode=IT.DMACopy, dge_type=DgeType.HWDGE) is None
+
+    def build(b):
+        src, dst = b.input("src", (4, 8), BF), b.output("dst", (4, 8), F32)
+        b.add("DMACopy", [b.full(src)], [b.full(dst)], name="x", dge_type=DgeType.HWDGE)
+
+    def cast_2x(t):
+        nisa.dma_copy(dst=nl.ndarray((4, 8), dtype=nl.float32, buffer=nl.sbuf), src=t[0],
+                      dge_mode=nisa.dge_mode.hwdge)
+
+    assert v.message in decoder_error("trn2", build)
+    assert v.message in nki_error("trn2", lambda *t: cast_2x(t), (4, 8))
+    assert v.message in nki06_error("trn2", lambda *t: nisa06.dma_copy(dst=t[1], src=t[0], dge_mode=nisa06.dge_mode.hwdge),
+                                    (4, 8), ((4, 8), "sbuf", "float32"))

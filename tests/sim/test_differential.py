@@ -881,14 +881,15 @@ class ProgramGenerator:
             v = stored(v, t.dtype)
         i = self.emit(self.choice(["DMA", "Load", "DMACopy"]), [src.whole()], [view],
                       engine=(engine := self.engine_for(DMA_ENGINES, [view])), queue=int(self.rng.integers(16)),
-                      dge_type=self.dge_type(engine))
+                      dge_type=self.dge_type(engine, src_dtype != t.dtype))
         self.write(view, v, i)
 
-    def dge_type(self, engine) -> DgeType:
+    def dge_type(self, engine, cast: bool) -> DgeType:
         hardware = [DgeType.HWDGE] if self.arch == "trn2" else []  # v3 and later
         dge = self.choice([DgeType.__members__["None"], DgeType.SWDGE] + hardware)
-        # only the ScalarE and Sync sequencers command a hardware DGE
-        return DgeType.SWDGE if dge == DgeType.HWDGE and engine == Engine.Pool else dge
+        # only the ScalarE and Sync sequencers command a hardware DGE, which moves raw bytes (rule
+        # dma.hwdge: no cast)
+        return DgeType.SWDGE if dge == DgeType.HWDGE and (engine == Engine.Pool or cast) else dge
 
     # ---- data movement ----
 
@@ -931,7 +932,8 @@ class ProgramGenerator:
                       dst_rmw_op=AluOp.add if kind == "add" else AluOp.bypass)
         i = self.emit(self.choice(["DMA", "DMACopy", "Save", "Load"]), [src], [dst],
                       engine=(engine := self.engine_for(DMA_ENGINES, [src, dst])),
-                      queue=int(self.rng.integers(16)), dge_type=self.dge_type(engine), **fields)
+                      queue=int(self.rng.integers(16)), dge_type=self.dge_type(engine, src.tensor.dtype != dst.tensor.dtype),
+                      **fields)
         self.write(dst, result, i)
         if kind != "add":  # a copy: its elements still come from the instruction that computed them
             dst.tensor.writer[dst.index()] = origin.reshape(dst.shape)

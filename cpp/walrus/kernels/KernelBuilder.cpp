@@ -53,6 +53,23 @@ legality::Matmul matmulFacts(const InstMatmult& I) {
   return mm;
 }
 
+// A transfer as the legality rules see it.
+legality::Dma dmaFacts(const InstDMA& I) {
+  legality::Dma d;
+  d.opcode = I.opcode();
+  d.engine = I.engine;
+  d.src = legality::operandOf(I.ins[0]);
+  d.dst = legality::operandOf(I.outs[0]);
+  if (I.ins.size() == 2) d.index = legality::operandOf(I.ins[1]);
+  d.mode = I.mode;
+  d.dst_rmw_op = I.dst_rmw_op;
+  d.dge_type = I.dge_type;
+  d.indirect_dim = I.indirect_dim;
+  const auto& pattern = I.ins[0].pattern;
+  d.src_2d = std::count_if(pattern.begin(), pattern.end(), [](const auto& pair) { return pair.num > 1; }) <= 2;
+  return d;
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -239,6 +256,7 @@ void KernelBuilder::fail(const Instruction& I, const std::string& msg) const {
 }
 
 void KernelBuilder::check(const Instruction& I) const {
+  if (const auto* transfer = dyn_cast<InstDMA>(&I)) legal(I, legality::dma(dmaFacts(*transfer), config()));
   for (size_t k = 0; k < I.ins.size() + I.outs.size(); ++k) {
     const bool out = k >= I.ins.size();
     legal(I, legality::engineOperand(I.opcode(), I.engine, legality::operandOf(out ? I.outs[k - I.ins.size()] : I.ins[k]),
@@ -310,11 +328,6 @@ void KernelBuilder::gather(const Tile& dst, const DramView& src, const Tile& ind
   auto& I = dma(issuer, dst.ap(), src.ap());
   I.ins.push_back(index.ap());
   I.indirect_dim = 0;
-  if (index.partitions() * index.freeSize() != dst.partitions())
-    fail(I, "needs one index per destination row: " + index.str() + " for " + dst.str());
-  if (isFloat(index.dtype())) fail(I, "the index tile " + index.str() + " must hold integers");
-  if (src.rank() < 1 || src.numElements() / src.dim(0) != dst.freeSize())
-    fail(I, "a source row of " + src.str() + " does not match a destination row of " + dst.str());
   check(I);
 }
 
@@ -411,7 +424,7 @@ void KernelBuilder::tensorTensor(const Tile& out, const Tile& a, const Tile& b, 
   I.outs = {out.ap()};
   if (auto why = laneMismatch(out, a); !why.empty()) fail(I, why);
   if (auto why = laneMismatch(out, b); !why.empty()) fail(I, why);
-  if (a.inPsum() && b.inPsum()) fail(I, "both inputs in PSUM: an engine reads at most one PSUM input");
+  legal(I, legality::psumInputs(I.opcode(), legality::operandOf(I.ins[0]), legality::operandOf(I.ins[1])));
   check(I);
 }
 

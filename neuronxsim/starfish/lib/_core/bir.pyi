@@ -4,7 +4,7 @@ libBIR: opcodes, node classes, modules, BIR JSON
 from __future__ import annotations
 import collections.abc
 import typing
-__all__: list[str] = ['APPair', 'AccessFlavour', 'AccessPattern', 'AccumCmd', 'ActivationFunc', 'AddrSpace', 'AluOp', 'BIR_VERSION', 'BasicBlock', 'DType', 'DgeType', 'DmaMode', 'Engine', 'FORMAT_VERSION', 'Function', 'InstActivation', 'InstAffineSelect', 'InstBIRKernel', 'InstBNStats', 'InstBNStatsAggregate', 'InstCopyPredicated', 'InstDMA', 'InstDevicePrint', 'InstDropout', 'InstGather', 'InstGetRandState', 'InstIota', 'InstLocalGather', 'InstMatchReplace', 'InstMatmult', 'InstMax', 'InstMaxIndex', 'InstMemset', 'InstNKIKLIRKernel', 'InstNKIKernel', 'InstNoOp', 'InstNonzeroWithCount', 'InstRand', 'InstRangeSelect', 'InstReadActivationAccumulator', 'InstReciprocal', 'InstScalarTensorTensor', 'InstSelect', 'InstSelectReduce', 'InstSequenceBounds', 'InstSetRandState', 'InstStreamShuffle', 'InstStreamTranspose', 'InstTensorCopy', 'InstTensorCopyDynamic', 'InstTensorPartitionReduce', 'InstTensorReduce', 'InstTensorScalar', 'InstTensorScalarPtr', 'InstTensorScalarReduce', 'InstTensorTensor', 'InstTensorTensorScan', 'InstUnmodeled', 'Instruction', 'LegalityOperand', 'LegalityRule', 'LegalitySpace', 'LegalityViolation', 'MemoryLocation', 'MemoryLocationSet', 'MemoryType', 'MemsetMode', 'Module', 'PerfMode', 'ReduceAxis', 'TensorKind', 'View', 'arch_aliases', 'canonical_arch', 'check_start_partition', 'dtype_size', 'emit_trace', 'field_offsets', 'instruction_type_string', 'known_archs', 'legality_bn_stats', 'legality_dma', 'legality_dma_trigger', 'legality_dve_transpose', 'legality_engine_operand', 'legality_generation', 'legality_local_gather', 'legality_matmul', 'legality_max8_family', 'legality_pe_input_dtypes', 'legality_rules', 'machine_config', 'opcode_categories', 'opcode_names', 'opcode_node_classes', 'opcode_origins', 'string2InstructionType']
+__all__: list[str] = ['APPair', 'AccessFlavour', 'AccessPattern', 'AccumCmd', 'ActivationFunc', 'AddrSpace', 'AluOp', 'BIR_VERSION', 'BasicBlock', 'DType', 'DgeType', 'DmaMode', 'Engine', 'FORMAT_VERSION', 'Function', 'InstActivation', 'InstAffineSelect', 'InstBIRKernel', 'InstBNStats', 'InstBNStatsAggregate', 'InstCopyPredicated', 'InstDMA', 'InstDevicePrint', 'InstDropout', 'InstGather', 'InstGetRandState', 'InstIota', 'InstLocalGather', 'InstMatchReplace', 'InstMatmult', 'InstMax', 'InstMaxIndex', 'InstMemset', 'InstNKIKLIRKernel', 'InstNKIKernel', 'InstNoOp', 'InstNonzeroWithCount', 'InstRand', 'InstRangeSelect', 'InstReadActivationAccumulator', 'InstReciprocal', 'InstScalarTensorTensor', 'InstSelect', 'InstSelectReduce', 'InstSequenceBounds', 'InstSetRandState', 'InstStreamShuffle', 'InstStreamTranspose', 'InstTensorCopy', 'InstTensorCopyDynamic', 'InstTensorPartitionReduce', 'InstTensorReduce', 'InstTensorScalar', 'InstTensorScalarPtr', 'InstTensorScalarReduce', 'InstTensorTensor', 'InstTensorTensorScan', 'InstUnmodeled', 'Instruction', 'LegalityOperand', 'LegalityRule', 'LegalitySpace', 'LegalityViolation', 'MemoryLocation', 'MemoryLocationSet', 'MemoryType', 'MemsetMode', 'Module', 'PerfMode', 'ReduceAxis', 'TensorKind', 'View', 'arch_aliases', 'canonical_arch', 'check_start_partition', 'dtype_size', 'emit_trace', 'field_offsets', 'instruction_type_string', 'known_archs', 'legality_bn_stats', 'legality_dma', 'legality_dma_trigger', 'legality_dve_transpose', 'legality_engine_operand', 'legality_generation', 'legality_local_gather', 'legality_matmul', 'legality_max8_family', 'legality_pe_input_dtypes', 'legality_psum_inputs', 'legality_rules', 'machine_config', 'opcode_categories', 'opcode_names', 'opcode_node_classes', 'opcode_origins', 'string2InstructionType']
 class Engine:
     """
     Members:
@@ -3527,7 +3527,7 @@ def legality_bn_stats(data: LegalityOperand, arch: str) -> LegalityViolation | N
     ...
 def legality_dma(opcode: typing.SupportsInt | typing.SupportsIndex, src: LegalityOperand, dst: LegalityOperand, index: LegalityOperand | None, mode: DmaMode, dst_rmw_op: AluOp, dge_type: DgeType, indirect_dim: typing.SupportsInt | typing.SupportsIndex, src_2d: bool, engine: Engine, arch: str) -> LegalityViolation | None:
     ...
-def legality_dma_trigger(opcode: typing.SupportsInt | typing.SupportsIndex, dge_type: DgeType, engine: Engine, arch: str) -> LegalityViolation | None:
+def legality_dma_trigger(opcode: typing.SupportsInt | typing.SupportsIndex, dge_type: DgeType, engine: Engine, src: DType, dst: DType, arch: str) -> LegalityViolation | None:
     ...
 def legality_dve_transpose(data: LegalityOperand, out: LegalityOperand, arch: str) -> LegalityViolation | None:
     ...
@@ -3542,6 +3542,8 @@ def legality_matmul(stationary: LegalityOperand, moving: LegalityOperand, out: L
 def legality_max8_family(opcode: typing.SupportsInt | typing.SupportsIndex, data: LegalityOperand, arch: str) -> LegalityViolation | None:
     ...
 def legality_pe_input_dtypes(arch: str) -> list[DType]:
+    ...
+def legality_psum_inputs(opcode: typing.SupportsInt | typing.SupportsIndex, a: LegalityOperand, b: LegalityOperand) -> LegalityViolation | None:
     ...
 def legality_rules() -> list[LegalityRule]:
     ...
