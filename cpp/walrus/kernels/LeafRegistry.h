@@ -35,5 +35,5 @@ bool registerLeaf(const Leaf& leaf);
 #define WALRUS_LEAF_CONCAT2(a, b) a##b
 #define WALRUS_LEAF_CONCAT(a, b) WALRUS_LEAF_CONCAT2(a, b)
 #define WALRUS_REGISTER_LEAF(name, fn, summary, signature) \
-  static const bool WALRUS_LEAF_CONCAT(walrus_leaf_registered_, __LINE__) = \
+  static const bool WALRUS_LEAF_CONCAT(walrus_leaf_registered_, __COUNTER__) = \
       ::walrus::kernels::registerLeaf({name, fn, summary, signature})
