@@ -5,12 +5,13 @@
 
 namespace bir {
 
-namespace {
 std::string shapeText(const std::vector<int64_t>& s) {
   std::string t = "[";
   for (size_t i = 0; i < s.size(); ++i) t += (i ? ", " : "") + std::to_string(s[i]);
   return t + "]";
 }
+
+namespace {
 std::string locName(const MemoryLocation* loc) { return loc ? loc->name : std::string("?"); }
 }  // namespace
 

@@ -46,6 +46,9 @@ inline int normaliseDims(int64_t* num, int64_t* step, int n) {
   return m;
 }
 
+// A shape as errors print it: "[2, 128, 512]".
+std::string shapeText(const std::vector<int64_t>& shape);
+
 class View {
  public:
   View() = default;

@@ -18,12 +18,6 @@ void Logger::log(Level level, std::string message) {
 
 namespace {
 
-std::string shapeText(const std::vector<int64_t>& s) {
-  std::string t = "[";
-  for (size_t i = 0; i < s.size(); ++i) t += (i ? ", " : "") + std::to_string(s[i]);
-  return t + "]";
-}
-
 // The node's srcs_shape / dsts_shape, when given, must be what its operands address.
 void checkOperandShapes(const InstBIRKernel& node) {
   auto side = [](const std::vector<AccessPattern>& aps, const ShapeList& shapes, const char* name, const char* field) {

@@ -31,12 +31,6 @@ std::vector<int64_t> tileShape(const Tile& t) {
   return s;
 }
 
-std::string shapeText(const std::vector<int64_t>& s) {
-  std::string t = "[";
-  for (size_t i = 0; i < s.size(); ++i) t += (i ? ", " : "") + std::to_string(s[i]);
-  return t + "]";
-}
-
 bool isFp32(DType t) { return t == DType::float32 || t == DType::float32r; }
 
 // A Matmult as the legality rules see it.
