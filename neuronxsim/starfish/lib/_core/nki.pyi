@@ -4,7 +4,7 @@ the NKI tracer's hot paths
 from __future__ import annotations
 from neuronxsim.nki.indexing import LoopIndex
 import typing
-__all__: list[str] = ['LoopIndex', 'caller_location', 'configure_plain_tile_access', 'current', 'forget_call_sites', 'new_access', 'new_op', 'new_slotted', 'plain_tile_access', 'remember_call_site', 'set_call_site_walk', 'set_current', 'set_no_tracer', 'write_plain']
+__all__: list[str] = ['LoopIndex', 'caller_location', 'configure_plain_tile_access', 'configure_tracer_methods', 'current', 'forget_call_sites', 'new_access', 'new_op', 'new_slotted', 'peek', 'plain_tile_access', 'remember_call_site', 'set_call_site_walk', 'set_current', 'set_no_tracer', 'tracer_method', 'write_plain']
 def caller_location(*args, **kwargs):
     """
     caller_location(skip=0): the location of the frame 1 + skip above the calling function, if remembered; else what the frame walk (set_call_site_walk) answers for the same arguments.
@@ -12,6 +12,10 @@ def caller_location(*args, **kwargs):
 def configure_plain_tile_access(access_class: typing.Any, pe: typing.Any, pool: typing.Any, psum: str, num_partitions: typing.SupportsInt | typing.SupportsIndex, max_free_psum: typing.SupportsInt | typing.SupportsIndex, max_free_sbuf: typing.SupportsInt | typing.SupportsIndex) -> None:
     """
     Gives plain_tile_access the tracer's Access class, engine objects, PSUM kind and limits.
+    """
+def configure_tracer_methods(op_class: type, storage_class: type, tensor_class: type, new_state: typing.Any, matmult: typing.Any) -> None:
+    """
+    Gives the tracer's C methods the record's Op class, the Storage and Tensor classes, the StorageState factory and the Matmult opcode.
     """
 def current(*args, **kwargs):
     """
@@ -33,6 +37,10 @@ def new_slotted(*args, **kwargs):
     """
     new_slotted(cls, *values): an instance of the __slots__ class cls (no __init__ run), its slots set in __slots__ order to values and the rest to None.
     """
+def peek(*args, **kwargs):
+    """
+    peek(): the tracer recording a kernel (see set_current), else None.
+    """
 def plain_tile_access(*args, **kwargs):
     """
     plain_tile_access(view, st, engine): the Access of the commonest operand, a [P, F] view from partition 0 that walks its row forwards and that engine may use as it is; None for anything else.
@@ -52,6 +60,10 @@ def set_current(tracer: typing.Any) -> None:
 def set_no_tracer(fn: typing.Any) -> None:
     """
     The Python function current() calls when there is no tracer.
+    """
+def tracer_method(cls: type, name: str) -> typing.Any:
+    """
+    The C method `name` (record, new_result or fresh_result) as a method of the tracer class cls.
     """
 def write_plain(*args, **kwargs):
     """
