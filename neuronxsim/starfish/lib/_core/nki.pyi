@@ -4,10 +4,14 @@ the NKI tracer's hot paths
 from __future__ import annotations
 from neuronxsim.nki.indexing import LoopIndex
 import typing
-__all__: list[str] = ['LoopIndex', 'caller_location', 'configure_plain_tile_access', 'configure_tracer_methods', 'current', 'forget_call_sites', 'new_access', 'new_op', 'new_slotted', 'peek', 'plain_tile_access', 'remember_call_site', 'set_call_site_walk', 'set_current', 'set_no_tracer', 'tracer_method', 'write_plain']
+__all__: list[str] = ['LoopIndex', 'caller_location', 'configure_nki06_subscript', 'configure_plain_tile_access', 'configure_tracer_methods', 'current', 'forget_call_sites', 'new_access', 'new_op', 'new_slotted', 'peek', 'plain_tile_access', 'remember_call_site', 'set_call_site_walk', 'set_current', 'set_no_tracer', 'subscript_method', 'tracer_method', 'write_plain']
 def caller_location(*args, **kwargs):
     """
     caller_location(skip=0): the location of the frame 1 + skip above the calling function, if remembered; else what the frame walk (set_call_site_walk) answers for the same arguments.
+    """
+def configure_nki06_subscript(nki_tensor_class: type, tensor_class: type, loop_index_class: type, fallback: typing.Any) -> None:
+    """
+    Gives the NKI 0.6 subscript the NkiTensor, Tensor and LoopIndex classes and the Python subscript fallback(t, key, loc) for the keys it does not take.
     """
 def configure_plain_tile_access(access_class: typing.Any, pe: typing.Any, pool: typing.Any, psum: str, num_partitions: typing.SupportsInt | typing.SupportsIndex, max_free_psum: typing.SupportsInt | typing.SupportsIndex, max_free_sbuf: typing.SupportsInt | typing.SupportsIndex) -> None:
     """
@@ -60,6 +64,10 @@ def set_current(tracer: typing.Any) -> None:
 def set_no_tracer(fn: typing.Any) -> None:
     """
     The Python function current() calls when there is no tracer.
+    """
+def subscript_method(cls: type) -> typing.Any:
+    """
+    The C subscript as the __getitem__ method of the NKI 0.6 tensor class cls.
     """
 def tracer_method(cls: type, name: str) -> typing.Any:
     """
