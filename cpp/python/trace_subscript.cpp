@@ -1,5 +1,16 @@
-// `t[key]` of an NKI 0.6 tensor (neuronxsim.nki06.tensor.NkiTensor.__getitem__), in C for the
-// commonest keys, installed on the class as a method descriptor by `subscript_method(cls)`:
+// The tracer's subscripts, in C for the commonest keys, installed on the tensor classes as
+// method descriptors (`subscript_method(cls)` for each dialect's tensor class).
+//
+// `t[key]` of a 2.2x tensor (neuronxsim.nki.tensor.Tensor.__getitem__):
+//   `...`: the tensor itself;
+//   on a 2-D tensor without bound checks, `[a:b, c:d]` of ints or loop indices (no steps; `:`
+//   for a whole dim), inside the tensor: the view of the same storage from offset
+//   `offset + a * strides[0] + c * strides[1]`, of shape (b - a, d - c), sharing the tensor's
+//   strides tuple, with no checks;
+//   anything else: the Python subscript (`fallback22(t, key)`), which handles the other keys and
+//   raises the errors.
+//
+// `t[key]` of an NKI 0.6 tensor (neuronxsim.nki06.tensor.NkiTensor.__getitem__):
 //
 //   a key of ints, loop indices, `a:b` slices of them (no step) and `:` (with at most one `...`),
 //   no more than the tensor has dimensions, on a direct (not vector-selected) tensor, every index
@@ -14,10 +25,11 @@
 //
 // The view arithmetic is bir::View's (a strided view of the storage's elements: slice, at).
 //
-// `configure_nki06_subscript(nki_tensor_class, tensor_class, loop_index_class, fallback)`.
+// `configure_subscripts(tensor_class, loop_index_class, fallback)` (2.2x, whose Tensor NKI 0.6's
+// views wrap), then `configure_nki06_subscript(nki_tensor_class, fallback)`.
 //
-// Why C: NKI 0.6 kernels subscript a tensor for nearly every instruction operand (dst=a[:, k, :],
-// src=x[r * 128:(r + 1) * 128, :]), and the Python subscript walks the key in several frames.
+// Why C: kernels subscript a tensor for nearly every instruction operand (dst=a[:, k, :],
+// src=x[r * 128:(r + 1) * 128, :]); in Python each costs a frame or several and dozens of bytecodes.
 #include "trace_slotted.h"
 
 #include "bindings.h"
@@ -26,12 +38,14 @@
 
 namespace nxs::py_bind {
 namespace {
-namespace subscript06 {  // (named: the unity build merges the anonymous namespaces of trace_*.cpp)
+namespace subscripts {  // (named: the unity build merges the anonymous namespaces of trace_*.cpp)
 
 PyObject* nkiTensorClass = nullptr;
 PyObject* tensorClass = nullptr;
 PyTypeObject* loopIndexClass = nullptr;
-PyObject* fallback = nullptr;
+PyObject* fallback = nullptr;    // NKI 0.6's Python subscript
+PyObject* fallback22 = nullptr;  // 2.2x's
+PyObject* checksName = nullptr;
 PyObject *viewName, *bufferName, *indirectName, *storageName, *onChipName, *offsetName, *shapeName, *stridesName;
 
 struct Held {  // a new reference, released at the end of the scope
@@ -95,8 +109,8 @@ PyObject* subscript(PyObject* t, PyObject* const* args, Py_ssize_t nargs) {
     PyErr_SetString(PyExc_TypeError, "__getitem__(key)");
     return nullptr;
   }
-  if (nkiTensorClass == nullptr) {
-    PyErr_SetString(PyExc_RuntimeError, "the NKI 0.6 subscript is not configured");
+  if (nkiTensorClass == nullptr || tensorClass == nullptr) {
+    PyErr_SetString(PyExc_RuntimeError, "the tracer's subscripts are not configured");
     return nullptr;
   }
   PyObject* key = args[0];
@@ -212,41 +226,114 @@ PyObject* subscript(PyObject* t, PyObject* const* args, Py_ssize_t nargs) {
   return out;
 }
 
+// One bound of a slice of a dim of size n: `lo`/`hi` from the slice's start and stop (None and
+// None: the whole dim). False when the fast path does not take it.
+bool sliceBounds(PyObject* k, int64_t n, long long& lo, long long& hi) {
+  if (!PySlice_Check(k)) return false;
+  auto* s = reinterpret_cast<PySliceObject*>(k);
+  if (s->step != Py_None) return false;
+  if (s->start == Py_None && s->stop == Py_None) {
+    lo = 0;
+    hi = n;
+    return true;
+  }
+  return plainIndex(s->start, lo) && plainIndex(s->stop, hi) && 0 <= lo && lo < hi && hi <= n;
+}
+
+PyObject* subscript22(PyObject* t, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 1) {
+    PyErr_SetString(PyExc_TypeError, "__getitem__(key)");
+    return nullptr;
+  }
+  if (tensorClass == nullptr) {
+    PyErr_SetString(PyExc_RuntimeError, "the tracer's subscripts are not configured");
+    return nullptr;
+  }
+  PyObject* key = args[0];
+  if (key == Py_Ellipsis) return Py_NewRef(t);
+  if (!PyTuple_CheckExact(key) || PyTuple_GET_SIZE(key) != 2) return PyObject_CallFunctionObjArgs(fallback22, t, key, nullptr);
+  Held checks(PyObject_GetAttr(t, checksName));
+  Held shapeObj(PyObject_GetAttr(t, shapeName));
+  Held stridesObj(PyObject_GetAttr(t, stridesName));
+  if (!checks.get() || !shapeObj.get() || !stridesObj.get()) return nullptr;
+  const int checked = PyObject_IsTrue(checks.get());
+  if (checked < 0) return nullptr;
+  std::vector<int64_t> shape, strides;
+  long long r0 = 0, r1 = 0, c0 = 0, c1 = 0;
+  if (checked || !intsOf(shapeObj.get(), shape) || shape.size() != 2 || !intsOf(stridesObj.get(), strides) ||
+      strides.size() != 2 || !sliceBounds(PyTuple_GET_ITEM(key, 0), shape[0], r0, r1) ||
+      !sliceBounds(PyTuple_GET_ITEM(key, 1), shape[1], c0, c1))
+    return PyObject_CallFunctionObjArgs(fallback22, t, key, nullptr);
+  Held storage(PyObject_GetAttr(t, storageName));
+  Held offsetObj(PyObject_GetAttr(t, offsetName));
+  if (!storage.get() || !offsetObj.get()) return nullptr;
+  const long long offset = PyLong_AsLongLong(offsetObj.get());
+  if (offset == -1 && PyErr_Occurred()) return nullptr;
+  bir::View v(nullptr, bir::DType::float32, offset, {{strides[0], shape[0]}, {strides[1], shape[1]}});
+  try {
+    v = v.slice(0, r0, r1 - r0).slice(1, c0, c1 - c0);
+  } catch (const bir::BIRError&) {  // (not expected: sliceBounds keeps both slices inside)
+    return PyObject_CallFunctionObjArgs(fallback22, t, key, nullptr);
+  }
+  Held newOffset(PyLong_FromLongLong(v.offset()));
+  Held newShape(tupleOfInts({v.dims()[0].num, v.dims()[1].num}));
+  Held noChecks(PyTuple_New(0));
+  if (!newOffset.get() || !newShape.get() || !noChecks.get()) return nullptr;
+  PyObject* const slots[5] = {storage.get(), newOffset.get(), newShape.get(), stridesObj.get(), noChecks.get()};
+  return newSlottedObject(tensorClass, slots, 5);
+}
+
+PyMethodDef subscript22Def = {
+    "__getitem__", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(subscript22)), METH_FASTCALL,
+    "t[key]: a view of the tensor (see the NKI indexing rules)."};
+
 PyMethodDef subscriptDef = {
     "__getitem__", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(subscript)), METH_FASTCALL,
     "t[key]: ints, slices (nl.ds) and ... (see the language guide's indexing rules)."};
 
-void bindSubscript06(py::module_& m) {
-  for (auto [slot, text] : {std::pair{&viewName, "_view"}, {&bufferName, "_buffer"}, {&indirectName, "_indirect"},
+void bindSubscripts(py::module_& m) {
+  for (auto [slot, text] : {std::pair{&checksName, "checks"}, {&viewName, "_view"}, {&bufferName, "_buffer"}, {&indirectName, "_indirect"},
                             {&storageName, "storage"}, {&onChipName, "on_chip"}, {&offsetName, "offset"},
                             {&shapeName, "shape"}, {&stridesName, "strides"}}) {
     *slot = PyUnicode_InternFromString(text);
     if (*slot == nullptr) throw py::error_already_set();
   }
   m.def(
-      "configure_nki06_subscript",
-      [](py::type nkiTensor, py::type tensor, py::type loopIndex, py::object python) {
-        for (PyObject** slot : {&nkiTensorClass, &tensorClass, &fallback}) Py_XDECREF(*slot);
+      "configure_subscripts",
+      [](py::type tensor, py::type loopIndex, py::object python) {
+        for (PyObject** slot : {&tensorClass, &fallback22}) Py_XDECREF(*slot);
         Py_XDECREF(reinterpret_cast<PyObject*>(loopIndexClass));
-        nkiTensorClass = nkiTensor.inc_ref().ptr();
         tensorClass = tensor.inc_ref().ptr();
         loopIndexClass = reinterpret_cast<PyTypeObject*>(loopIndex.inc_ref().ptr());
+        fallback22 = python.inc_ref().ptr();
+      },
+      py::arg("tensor_class"), py::arg("loop_index_class"), py::arg("fallback"),
+      "Gives the subscripts the Tensor (2.2x) and LoopIndex classes and the Python subscript fallback(t, key) "
+      "of Tensor for the keys the C one does not take.");
+  m.def(
+      "configure_nki06_subscript",
+      [](py::type nkiTensor, py::object python) {
+        for (PyObject** slot : {&nkiTensorClass, &fallback}) Py_XDECREF(*slot);
+        nkiTensorClass = nkiTensor.inc_ref().ptr();
         fallback = python.inc_ref().ptr();
       },
-      py::arg("nki_tensor_class"), py::arg("tensor_class"), py::arg("loop_index_class"), py::arg("fallback"),
-      "Gives the NKI 0.6 subscript the NkiTensor, Tensor and LoopIndex classes and the Python subscript "
-      "fallback(t, key, loc) for the keys it does not take.");
+      py::arg("nki_tensor_class"), py::arg("fallback"),
+      "Gives the subscripts the NkiTensor class (NKI 0.6; after configure_subscripts) and its Python "
+      "subscript fallback(t, key, loc) for the keys the C one does not take.");
   m.def(
       "subscript_method",
       [](py::type cls) {
+        auto* type = reinterpret_cast<PyTypeObject*>(cls.ptr());
+        if (cls.ptr() != tensorClass && cls.ptr() != nkiTensorClass)
+          throw py::type_error("subscript_method: configure the subscripts of this class first");
         return py::reinterpret_steal<py::object>(
-            PyDescr_NewMethod(reinterpret_cast<PyTypeObject*>(cls.ptr()), &subscriptDef));
+            PyDescr_NewMethod(type, cls.ptr() == tensorClass ? &subscript22Def : &subscriptDef));
       },
-      py::arg("cls"), "The C subscript as the __getitem__ method of the NKI 0.6 tensor class cls.");
+      py::arg("cls"), "The C subscript of the tensor class cls (Tensor or NkiTensor) as its __getitem__ method.");
 }
 
-NXS_REGISTER_SUBMODULE(nki, 47, "the NKI tracer's hot paths", bindSubscript06);
+NXS_REGISTER_SUBMODULE(nki, 47, "the NKI tracer's hot paths", bindSubscripts);
 
-}  // namespace subscript06
+}  // namespace subscripts
 }  // namespace
 }  // namespace nxs::py_bind

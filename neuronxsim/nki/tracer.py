@@ -575,10 +575,10 @@ class Tracer:
         either starting a new accumulation group or adding to the one open there. Errors locate
         the kernel line themselves."""
         ops = self.ops
-        if not ops or ops[-1].opcode is not IT.Matmult:  # (the cheap test first)
+        if not ops or ops[-1][6] is not _MATMULT:  # (op.opcode; the cheap test first)
             return False
         op = self.fresh_result(value)
-        if op is None or op.fields["is_transpose"]:
+        if op is None or op[3]["is_transpose"]:  # (op.fields)
             return False
         st = dst.storage
         if st.kind != PSUM:
@@ -589,13 +589,22 @@ class Tracer:
             groups = s.groups = MatmulGroups(s.write_count == 0)
         if not accumulate and s.pending_zero is not None and not dst.is_full_view():
             self.need_zeros(s)  # the rest of the tile must still read as zeros
-        acc = self.redirect(op, value, dst, None, merge=False, matmul=True)
-        core = self.core
-        first = core.double_rows.get(op.index)  # (a pair: the first half moves along)
-        if first is not None:
+        if op[11] is None:  # (no out_box: redirect's steps for a matmul, inline)
+            acc = write_plain(dst, op[7], True) or self.write(dst, None, False, matmul=True)
+            core = self.core
+            index = op[10]  # (op.index)
+            temp = (core.redirected.get(index) or op[5][0])[3]  # (core.first_output(op).storage)
+            core.redirected[index] = acc
+            core.record.redirects.append((index, acc))
+            temp.state.forward = (dst, acc[3].state.write_count, op)
+        else:
+            acc = self.redirect(op, value, dst, None, False, True)
+            core = self.core
+        first = core.double_rows.get(op[10]) if core.double_rows else None
+        if first is not None:  # (a pair: the first half moves along)
             core.redirected[first.index] = acc
             core.record.redirects.append((first.index, acc))
-        region = acc.key()
+        region = (acc[1], tuple(acc[2]))  # (acc.key())
         # (op was recorded starting and stopping its group: only a join changes that)
         if accumulate:
             if (s.zero_init or groups.unwritten) and region not in groups.zero_started:
@@ -692,6 +701,8 @@ def check_compute_operand(acc: Access, loc, what: str, name: str, opcode, engine
 
 # (module globals: reading a member of the Engine class costs several times as much)
 _PE, _POOL = Engine.PE, Engine.Pool
+_MATMULT = IT.Matmult
+write_plain = _core.nki.write_plain  # (Tracer.write_plain, for place_matmul)
 
 _core.nki.configure_plain_tile_access(Access, _PE, _POOL, PSUM, NUM_PARTITIONS, MAX_FREE_PSUM,
                                       MAX_FREE_SBUF)

@@ -731,7 +731,7 @@ def _slice(k: slice, n: int, axis: int, loc) -> tuple[int, int, int]:
     return start, step, -(-(stop - start) // step)
 
 
-_core.nki.configure_nki06_subscript(NkiTensor, Tensor, LoopIndex, _subscript)
+_core.nki.configure_nki06_subscript(NkiTensor, _subscript)
 #: ``t[key]`` in C (``cpp/python/trace_subscript.cpp``) for keys of ints, loop indices, ``a:b``
 #: slices of them, ``:`` and ``...`` inside the tensor, on a direct tensor: what ``_subscript``
 #: does for them, without its frames (NKI 0.6 kernels subscript nearly every operand); other

@@ -4,18 +4,22 @@ the NKI tracer's hot paths
 from __future__ import annotations
 from neuronxsim.nki.indexing import LoopIndex
 import typing
-__all__: list[str] = ['LoopIndex', 'caller_location', 'configure_nki06_subscript', 'configure_plain_tile_access', 'configure_tracer_methods', 'current', 'forget_call_sites', 'new_access', 'new_op', 'new_slotted', 'peek', 'plain_tile_access', 'remember_call_site', 'set_call_site_walk', 'set_current', 'set_no_tracer', 'subscript_method', 'tracer_method', 'write_plain']
+__all__: list[str] = ['LoopIndex', 'caller_location', 'configure_nki06_subscript', 'configure_plain_tile_access', 'configure_subscripts', 'configure_tracer_methods', 'current', 'forget_call_sites', 'new_access', 'new_op', 'new_slotted', 'peek', 'plain_tile_access', 'remember_call_site', 'set_call_site_walk', 'set_current', 'set_no_tracer', 'subscript_method', 'tracer_method', 'write_plain']
 def caller_location(*args, **kwargs):
     """
     caller_location(skip=0): the location of the frame 1 + skip above the calling function, if remembered; else what the frame walk (set_call_site_walk) answers for the same arguments.
     """
-def configure_nki06_subscript(nki_tensor_class: type, tensor_class: type, loop_index_class: type, fallback: typing.Any) -> None:
+def configure_nki06_subscript(nki_tensor_class: type, fallback: typing.Any) -> None:
     """
-    Gives the NKI 0.6 subscript the NkiTensor, Tensor and LoopIndex classes and the Python subscript fallback(t, key, loc) for the keys it does not take.
+    Gives the subscripts the NkiTensor class (NKI 0.6; after configure_subscripts) and its Python subscript fallback(t, key, loc) for the keys the C one does not take.
     """
 def configure_plain_tile_access(access_class: typing.Any, pe: typing.Any, pool: typing.Any, psum: str, num_partitions: typing.SupportsInt | typing.SupportsIndex, max_free_psum: typing.SupportsInt | typing.SupportsIndex, max_free_sbuf: typing.SupportsInt | typing.SupportsIndex) -> None:
     """
     Gives plain_tile_access the tracer's Access class, engine objects, PSUM kind and limits.
+    """
+def configure_subscripts(tensor_class: type, loop_index_class: type, fallback: typing.Any) -> None:
+    """
+    Gives the subscripts the Tensor (2.2x) and LoopIndex classes and the Python subscript fallback(t, key) of Tensor for the keys the C one does not take.
     """
 def configure_tracer_methods(op_class: type, storage_class: type, tensor_class: type, new_state: typing.Any, matmult: typing.Any) -> None:
     """
@@ -67,7 +71,7 @@ def set_no_tracer(fn: typing.Any) -> None:
     """
 def subscript_method(cls: type) -> typing.Any:
     """
-    The C subscript as the __getitem__ method of the NKI 0.6 tensor class cls.
+    The C subscript of the tensor class cls (Tensor or NkiTensor) as its __getitem__ method.
     """
 def tracer_method(cls: type, name: str) -> typing.Any:
     """
