@@ -112,6 +112,22 @@ class Op(tuple):
 new_op = functools.partial(_core.nki.new_op, Op)
 
 
+def _positions(cls) -> dict[str, int]:
+    """Where each named item of the record tuple class ``cls`` is (read from its properties),
+    for the passes written in C (``cpp/python/trace_pass_facts.cpp``), which take the positions
+    they read as arguments."""
+    at = {}
+    for name, member in vars(cls).items():
+        if isinstance(member, property) and isinstance(member.fget, operator.itemgetter):
+            at[name] = member.fget(range(64))
+    return at
+
+
+#: The position of each item of an :class:`Op` / :class:`Access` by its property's name.
+OP_AT = _positions(Op)
+ACCESS_AT = _positions(Access)
+
+
 class Loop:
     """A loop of the kernel as traced: ``kind`` ("affine" for ``nl.affine_range``, whose
     iterations are independent; "sequential" for ``nl.sequential_range``; "static" for
@@ -192,4 +208,4 @@ class CoreRecord:
         return name
 
 
-__all__ = ["Access", "new_access", "Op", "new_op", "Loop", "LoopIteration", "CoreRecord"]
+__all__ = ["Access", "new_access", "Op", "new_op", "OP_AT", "ACCESS_AT", "Loop", "LoopIteration", "CoreRecord"]
