@@ -94,7 +94,7 @@ PyObject* replacedOp(PyObject* op, Py_ssize_t at, PyObject* value) {
 }
 
 // Appends `o` (stolen) to `list`.
-bool append(PyObject* list, PyObject* o) {
+bool appendStolen(PyObject* list, PyObject* o) {
   if (o == nullptr) return false;
   const int failed = PyList_Append(list, o);
   Py_DECREF(o);
@@ -150,14 +150,14 @@ PyObject* opsRedirected(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
       }
       kept = replacedOp(op, outsAt, newOuts);
     }
-    if (!append(out, kept)) {
+    if (!appendStolen(out, kept)) {
       Py_DECREF(out);
       return nullptr;
     }
     auto copied = after.find(index);
     if (copied == after.end()) continue;
     for (auto c = copied->second.rbegin(); c != copied->second.rend(); ++c)  // (each made right after the op)
-      if (!append(out, Py_NewRef(*c))) {
+      if (!appendStolen(out, Py_NewRef(*c))) {
         Py_DECREF(out);
         return nullptr;
       }
