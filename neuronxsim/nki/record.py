@@ -176,6 +176,9 @@ class LoopIteration:
         return f"<iteration {self.iteration} of {self.loop!r}>"
 
 
+_unique_name = _core.nki.unique_name
+
+
 class CoreRecord:
     """The record of one NeuronCore (one BIR function): see the module docstring."""
 
@@ -196,16 +199,10 @@ class CoreRecord:
         self.matmul_joins: list[tuple[int, int]] = []
 
     def unique_name(self, base: str) -> str:
-        """``base``, or ``base.1``, ``base.2``, ...: the first not yet taken on this core."""
-        names, counts = self.names, self.name_counts
-        i = counts.get(base, 0)
-        name = base if i == 0 else f"{base}.{i}"
-        while name in names:
-            i += 1
-            name = f"{base}.{i}"
-        counts[base] = i + 1
-        names.add(name)
-        return name
+        """``base``, or ``base.1``, ``base.2``, ...: the first not yet taken on this core (in C,
+        ``cpp/python/trace_emit_tensors.cpp``, where the emission names its temporaries)."""
+        return _unique_name(self.names, self.name_counts, base)
 
 
-__all__ = ["Access", "new_access", "Op", "new_op", "OP_AT", "ACCESS_AT", "Loop", "LoopIteration", "CoreRecord"]
+__all__ = ["Access", "new_access", "Op", "new_op", "OP_AT", "ACCESS_AT", "Loop", "LoopIteration",
+           "CoreRecord"]

@@ -122,3 +122,105 @@ def test_next_fit_placement_gives_up_when_a_tile_fits_nowhere():
     assert _core.nki.next_fit_place([64, 128], [0, 1], [5, 5], 128) is None
     with pytest.raises(ValueError, match="differ in length"):
         _core.nki.next_fit_place([64], [0, 1], [5], 128)
+
+
+def unique_name_reference(names, counts, base):
+    i = counts.get(base, 0)
+    name = base if i == 0 else f"{base}.{i}"
+    while name in names:
+        i += 1
+        name = f"{base}.{i}"
+    counts[base] = i + 1
+    names.add(name)
+    return name
+
+
+def test_unique_names_skip_the_names_taken():
+    bases = ["t", "t", "u", "t.1", "t", "t", "u"]
+    taken = {"t.2", "u.1"}
+    names, counts = set(taken), {}
+    ref_names, ref_counts = set(taken), {}
+    got = [_core.nki.unique_name(names, counts, b) for b in bases]
+    assert got == [unique_name_reference(ref_names, ref_counts, b) for b in bases]
+    assert got == ["t", "t.1", "u", "t.1.1", "t.3", "t.4", "u.2"]
+    assert (names, counts) == (ref_names, ref_counts)
+    with pytest.raises(TypeError, match="unique_name"):
+        _core.nki.unique_name([], counts, "t")
+
+
+def emitted_tensors_reference(program):
+    """What the emission pass's Python loop made before it moved to C."""
+    from neuronxsim.nki.emit import _DTYPE_NUMBERS, _KINDS
+    from neuronxsim.nki.tensor import INPUT, SBUF, SHARED_HBM
+    _, _, _, _, sb, psum, input_type, output_type, dram, ext_in, ext_out, internal = _KINDS
+    record, first_use, addr = program.record, program.first_use, program.addr
+    outputs = set(program.outputs)
+    tensors, tensor_of = [], [-1] * len(program.storages)
+    for st in program.storages:
+        used = first_use[st.sid] >= 0
+        if not used and (st.on_chip or st.kind not in (INPUT, SHARED_HBM)):
+            continue
+        if st.name is None:
+            st.name = unique_name_reference(record.names, record.name_counts, st.hint)
+        number = _DTYPE_NUMBERS[st.dtype]
+        if st.on_chip:
+            tensors.append((st.name, sb if st.kind == SBUF else psum, number,
+                            (st.layout.partitions, st.layout.row), internal, st.layout.partitions,
+                            st.bytes_per_partition,
+                            0 if st.placement is None else st.placement[0], addr[st.sid]))
+        elif st.kind == INPUT:
+            tensors.append((st.name, input_type, number, st.shape, ext_in, 0, 0, 0, 0))
+        elif st in outputs:
+            tensors.append((st.name, output_type, number, st.shape, ext_out, 0, 0, 0, 0))
+        elif used:
+            tensors.append((st.name, dram, number, st.shape, internal, 0, 0, 0, 0))
+        else:
+            continue
+        tensor_of[st.sid] = len(tensors) - 1
+    return tensors, tensor_of
+
+
+def test_the_tensor_table_is_the_emission_loops():
+    import neuronxsim.nki as nki
+    import neuronxsim.nki.language as nl
+    from neuronxsim import bir
+    from neuronxsim.nki.emit import _KINDS
+    from neuronxsim.nki.kernel import record_kernel
+    from neuronxsim.nki.passes import PIPELINE, Program
+
+    @nki.jit
+    def kernel(a, b):
+        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        unused = nl.ndarray((4, 4), dtype=nl.float32, buffer=nl.shared_hbm)  # noqa: F841
+        for i in nl.affine_range(2):
+            t = nl.load(a[i * 64:(i + 1) * 64, :])
+            u = nl.exp(t) + nl.load(b[i * 64:(i + 1) * 64, :])
+            nl.store(out[i * 64:(i + 1) * 64, :], u * 2.0)
+        return out
+
+    T = nki.typing.tensor
+    recording = record_kernel(kernel, (T[[128, 32], nl.float32], T[[128, 32], nl.bfloat16]), {},
+                              "trn1")
+    record = recording.tracer.cores[0].record
+    program = Program(record, "trn1", recording.tracer.sbuf_bytes, recording.returned[0],
+                      bir.Module())
+    for stage in PIPELINE[:-1]:  # (up to the emission)
+        stage.run(program)
+    unnamed = [st for st in program.storages if st.name is None]
+    assert len(unnamed) > 3  # (temporaries, and the shared_hbm tensor nothing uses)
+    names, counts = set(record.names), dict(record.name_counts)
+    expected = emitted_tensors_reference(program)
+    expected_names = [st.name for st in program.storages]
+    for st in unnamed:
+        st.name = None
+    record.names, record.name_counts = names, counts
+    got = _core.nki.tensor_table(program.storages, program.first_use, program.addr,
+                                 set(program.outputs), record.names, record.name_counts, _KINDS)
+    assert got == expected
+    assert [st.name for st in program.storages] == expected_names
+    assert any(t[1] == _KINDS[7] for t in got[0]) and any(t[1] == _KINDS[6] for t in got[0])
+    with pytest.raises(TypeError, match="has no slot sid"):
+        _core.nki.tensor_table([object()], [0], [None], set(), set(), {}, _KINDS)
+    with pytest.raises(TypeError, match="tensor_table"):
+        _core.nki.tensor_table(program.storages, program.first_use, program.addr, set(),
+                               set(), {}, _KINDS[:3])

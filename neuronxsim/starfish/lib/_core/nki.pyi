@@ -4,7 +4,7 @@ the NKI tracer's hot paths
 from __future__ import annotations
 from neuronxsim.nki.indexing import LoopIndex
 import typing
-__all__: list[str] = ['LoopIndex', 'caller_location', 'configure_plain_tile_access', 'current', 'forget_call_sites', 'live_ranges', 'new_access', 'new_op', 'new_slotted', 'next_fit_place', 'ops_matmul_grouped', 'ops_redirected', 'plain_tile_access', 'remember_call_site', 'set_call_site_walk', 'set_current', 'set_no_tracer', 'write_plain']
+__all__: list[str] = ['LoopIndex', 'caller_location', 'configure_plain_tile_access', 'current', 'forget_call_sites', 'live_ranges', 'new_access', 'new_op', 'new_slotted', 'next_fit_place', 'ops_matmul_grouped', 'ops_redirected', 'plain_tile_access', 'remember_call_site', 'set_call_site_walk', 'set_current', 'set_no_tracer', 'tensor_table', 'unique_name', 'write_plain']
 def caller_location(*args, **kwargs):
     """
     caller_location(skip=0): the location of the frame 1 + skip above the calling function, if remembered; else what the frame walk (set_call_site_walk) answers for the same arguments.
@@ -68,6 +68,14 @@ def set_current(tracer: typing.Any) -> None:
 def set_no_tracer(fn: typing.Any) -> None:
     """
     The Python function current() calls when there is no tracer.
+    """
+def tensor_table(*args, **kwargs):
+    """
+    tensor_table(storages, first_use, addr, outputs, names, counts, kinds): (tensors, tensor_of), the tensor records of the emitted storages (see neuronxsim.nki.emit.Emission).
+    """
+def unique_name(*args, **kwargs):
+    """
+    unique_name(names, counts, base): base, or base.1, base.2, ...: the first not in names, trying from counts[base]; records it (see neuronxsim.nki.record.CoreRecord.unique_name).
     """
 def write_plain(*args, **kwargs):
     """
