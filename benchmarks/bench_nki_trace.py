@@ -74,7 +74,8 @@ class PhaseTimer:
     def __enter__(self):
         for stage in PIPELINE:
             stage.run = self._timed(stage.name, stage.run)
-        self._patched = [(Schedule, "run", Schedule.run), (nki_kernel, "_trace", nki_kernel._trace),
+        self._patched = [(Schedule, "run", Schedule.run),
+                         (nki_kernel, "_trace", nki_kernel._trace),
                          (nki_kernel, "_break_cycles", nki_kernel._break_cycles)]
         Schedule.run = self._timed("schedule", Schedule.run)
         nki_kernel._trace = self._freed(nki_kernel._trace)
@@ -161,7 +162,8 @@ def main():
     print(f"python loop (1M x += i): {loop_ms:.1f} ms CPU (best of {len(loops)} runs between the "
           f"traces; median {sorted(loops)[len(loops) // 2]:.1f})")
     print(f"{'kernel':50s} {'instr':>6s} {'us/instr':>9s} {'record':>7s} {'passes':>6s} "
-          f"{'alloc':>6s} {'emit':>6s} {'sched':>6s} {'free':>6s} {'tail':>6s} {'per loop-ms':>11s}")
+          f"{'alloc':>6s} {'emit':>6s} {'sched':>6s} {'free':>6s} {'tail':>6s} "
+          f"{'per loop-ms':>11s}")
     for name, r in rows.items():
         print(f"{name:50s} {r['instructions']:6d} {r['total']:9.1f} {r['record']:7.1f} "
               f"{r['passes']:6.1f} {r['allocate']:6.1f} {r['emit']:6.1f} {r['schedule']:6.1f} "

@@ -5,9 +5,10 @@ Kernel inputs become ``Input`` DRAM tensors named after their parameters, return
 storage an on-chip tensor at the address the allocation pass chose. Every op of the program
 becomes one ISA node with its engine, its fields and ``source = "file.py:LINE"``.
 
-The tensor records are made in C (``_core.nki.tensor_table``, ``cpp/python/trace_emit_tensors.cpp``:
-it reads each storage's slots by their names). The boundary to libBIR is one call of plain records (``_core.bir.emit_trace``, see
-``cpp/python/bind_isa_emit.cpp``), checked field by field on the C++ side:
+The tensor records are made in C (``_core.nki.tensor_table``, ``cpp/python/trace_emit_tensors.cpp``,
+which reads each storage's slots by their names). The boundary to libBIR is one call of plain
+records (``_core.bir.emit_trace``, see ``cpp/python/bind_isa_emit.cpp``), checked field by field on
+the C++ side:
 
 * a tensor is ``(name, memory type, dtype, shape, tensor kind, partitions, bytes per partition,
   start partition, address)``, enums as ints (on-chip tensors use partitions, bytes, start
