@@ -3,6 +3,7 @@
 #include <unordered_set>
 
 #include "bir/Error.h"
+#include "bir/View.h"
 #include "walrus/Clone.h"
 #include "walrus/OperandLayout.h"
 
@@ -12,10 +13,9 @@ namespace {
 using bir::AccessPattern;
 using bir::MemoryLocation;
 
-std::string shapeText(bir::DType dtype, const std::vector<int64_t>& shape) {
-  std::string s = std::string(bir::enumName(dtype)) + "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
+// "bfloat16[128, 512]"
+std::string typedShapeText(bir::DType dtype, const std::vector<int64_t>& shape) {
+  return std::string(bir::enumName(dtype)) + bir::shapeText(shape);
 }
 
 std::vector<int64_t> withoutOnes(const std::vector<int64_t>& shape) {
@@ -66,8 +66,8 @@ void KernelSplicer::bind(const std::string& name, const AccessPattern& operand,
   const std::vector<int64_t> oshape = operandShape(operand);
   if (operand.dtype != t->set->dtype || withoutOnes(oshape) != withoutOnes(kshape))
     throw KernelError(r_.where + ": kernel tensor '" + name + "' is " +
-                      shapeText(t->set->dtype, kshape) + " but " + side + " ('" +
-                      operand.loc->name + "') is " + shapeText(operand.dtype, oshape));
+                      typedShapeText(t->set->dtype, kshape) + " but " + side + " ('" +
+                      operand.loc->name + "') is " + typedShapeText(operand.dtype, oshape));
   auto b = std::make_unique<Binding>(Binding{t, operand, OperandLayout(operand), side});
   const int64_t kernelElements = t->sizeBytes() / bir::dtypeSize(t->set->dtype);
   if (b->layout.elements() != kernelElements)

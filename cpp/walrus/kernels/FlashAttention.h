@@ -33,6 +33,9 @@ struct BlockMask {
   int64_t width;  // col0 .. col0 + width - 1 must lie in one 512-key group
 };
 
+// The additive mask of a key a query row must not see (its softmax weight underflows to 0).
+inline constexpr double kFlashMasked = -1e30;
+
 // Keys per block: the softmax's per-block row updates are paid once per 1024 keys.
 inline constexpr int64_t kFlashBlockKeys = 2 * kMaxMoving;
 

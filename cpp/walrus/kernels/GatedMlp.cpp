@@ -7,26 +7,23 @@ namespace walrus::kernels {
 using namespace bir;
 
 namespace {
-constexpr int64_t kTilesPerPiece = 8;
-constexpr int kWeightBufs = 3;
-
-int64_t pieceBytes(int64_t kTiles, DType mm) { return std::min(kTiles, kTilesPerPiece) * kPartitions * dtypeSize(mm); }
+int64_t pieceBytes(int64_t kTiles, DType mm) { return std::min(kTiles, kWeightPieceTiles) * kPartitions * dtypeSize(mm); }
 }  // namespace
 
 int64_t gatedActivationsBytes(const GatedMlpWeights& w, int64_t tb) {
   const int64_t KT = ceilDiv(w.up.dim(0), kPartitions);
-  return (w.skipGate ? 1 : 2) * kWeightBufs * pieceBytes(KT, w.mm) + 2 * tb * 4 * (w.upBias.location() ? 2 : 1);
+  return (w.skipGate ? 1 : 2) * kWeightLoadsInFlight * pieceBytes(KT, w.mm) + 2 * tb * 4 * (w.upBias.location() ? 2 : 1);
 }
 
 void gatedActivationsT(KernelBuilder& kb, const GatedMlpWeights& w, const Tile& xT, const Tile& hT, int64_t tn) {
   auto phase = kb.scope();
   const int64_t H = w.up.dim(0), I = w.up.dim(1), KT = ceilDiv(H, kPartitions), IT = ceilDiv(I, kPartitions);
-  const int64_t pieceTiles = std::min(KT, kTilesPerPiece);
+  const int64_t pieceTiles = std::min(KT, kWeightPieceTiles);
   const bool separateUp = w.upBias.location() && !w.skipGate;
   const WeightLoads loads{pieceTiles, ceilDiv(KT, pieceTiles), kPartitions, I};
   const int64_t actBytes = (separateUp ? 2 : 1) * 2 * kMaxMoving * dtypeSize(DType::float32);
   const int64_t cols = weightColumns(kb, w.mm, loads, w.skipGate ? 1 : 2, weightBudget(kb, actBytes));
-  const int bufs = weightBufs(loads, cols, kWeightBufs);
+  const int bufs = weightBufs(loads, cols, kWeightLoadsInFlight);
   WeightStream uw(kb, kb.sbufPool("up_w", w.mm, {pieceTiles, cols}, bufs));
   WeightStream gw(kb, w.skipGate ? TilePool() : kb.sbufPool("gate_w", w.mm, {pieceTiles, cols}, bufs));
   uw.plan({w.up}, 0, I, kPartitions);
@@ -68,7 +65,7 @@ void gatedActivationsT(KernelBuilder& kb, const GatedMlpWeights& w, const Tile& 
 }
 
 int64_t downProjectBytes(DType mm, DType out, int64_t tb) {
-  return kWeightBufs * pieceBytes(kTilesPerPiece, mm) + 4 * tb * dtypeSize(out);
+  return kWeightLoadsInFlight * pieceBytes(kWeightPieceTiles, mm) + 4 * tb * dtypeSize(out);
 }
 
 void downProjectAndStore(KernelBuilder& kb, const std::vector<DownTerm>& terms, const Tile& biasCols,
@@ -77,10 +74,10 @@ void downProjectAndStore(KernelBuilder& kb, const std::vector<DownTerm>& terms, 
   const int64_t I = terms.front().down.dim(0), H = terms.front().down.dim(1);
   const int64_t IT = ceilDiv(I, kPartitions), KT = ceilDiv(H, kPartitions), chunks = ceilDiv(tn, kPartitions);
   const DType outType = outRows.dtype();
-  const int64_t pieceTiles = std::min(IT, kTilesPerPiece);
+  const int64_t pieceTiles = std::min(IT, kWeightPieceTiles);
   const WeightLoads loads{pieceTiles, static_cast<int64_t>(terms.size()) * ceilDiv(IT, pieceTiles), kPartitions, H};
   const int64_t cols = weightColumns(kb, mm, loads, 1, weightBudget(kb, 4 * kMaxMoving * dtypeSize(outType)));
-  WeightStream dw(kb, kb.sbufPool("down_w", mm, {pieceTiles, cols}, weightBufs(loads, cols, kWeightBufs)));
+  WeightStream dw(kb, kb.sbufPool("down_w", mm, {pieceTiles, cols}, weightBufs(loads, cols, kWeightLoadsInFlight)));
   std::vector<DramView> downs;
   for (const auto& term : terms) downs.push_back(term.down);
   dw.plan(downs, 0, H, kPartitions);

@@ -58,6 +58,11 @@ class WeightStream {
   std::deque<Use> uses_;
 };
 
+// Weight loads of the projection leaves (QKV, the gated MLP): at most this many row tiles of 128
+// per load, and this many loads in flight when a load is narrower than a projection.
+inline constexpr int64_t kWeightPieceTiles = 8;
+inline constexpr int kWeightLoadsInFlight = 3;
+
 // The loads a projection sequence needs per column group, for sizing its WeightStream's pool.
 struct WeightLoads {
   int64_t tiles = 0;    // row tiles per load

@@ -138,7 +138,7 @@ bool isJsonObject(const std::string& text) {
       --depth;
     }
   }
-  if (!nlohmann::json::accept(text)) return false;
+  if (!nlohmann::ordered_json::accept(text)) return false;  // the variant KernelEncoder.cpp parses with: one instantiation
   const size_t first = text.find_first_not_of(" \t\r\n");
   return first != std::string::npos && text[first] == '{';
 }

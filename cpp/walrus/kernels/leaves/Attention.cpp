@@ -25,8 +25,6 @@ namespace {
 
 using namespace bir;
 
-constexpr double kMasked = -1e30;
-
 struct AttentionSpec {
   DramView q, k, v, out;
   int64_t BH = 0, BKV = 0, d = 0, Sq = 0, Sk = 0;
@@ -35,7 +33,7 @@ struct AttentionSpec {
   DType mm = DType::bfloat16;
 };
 
-AttentionSpec readSpec(KernelBuilder& kb, bool causalKernel) {
+AttentionSpec readAttentionSpec(KernelBuilder& kb, bool causalKernel) {
   AttentionSpec s;
   s.causal = kb.attrs().flag("is_causal");
   KernelBuilder::require(s.causal == causalKernel,
@@ -63,7 +61,7 @@ AttentionSpec readSpec(KernelBuilder& kb, bool causalKernel) {
 }
 
 void expandAttention(KernelBuilder& kb, bool causalKernel) {
-  const AttentionSpec s = readSpec(kb, causalKernel);
+  const AttentionSpec s = readAttentionSpec(kb, causalKernel);
   const int64_t DT = ceilDiv(s.d, kPartitions), ST = ceilDiv(s.Sk, kPartitions), group = s.BH / s.BKV;
   KernelBuilder::require(s.Sq >= 1 && s.Sk >= 1, "empty sequence");
   const int64_t es = dtypeSize(s.mm);
@@ -77,7 +75,7 @@ void expandAttention(KernelBuilder& kb, bool causalKernel) {
     auto sec = kb.section("mask");
     mask = kb.sbufTile("causal_mask", s.mm, {kPartitions});
     kb.memset(mask, 0.0);
-    kb.affineSelect(mask, mask, 0, {{-1, kPartitions}}, 1, AluOp::is_ge, kMasked);
+    kb.affineSelect(mask, mask, 0, {{-1, kPartitions}}, 1, AluOp::is_ge, kFlashMasked);
   }
   TilePool ks = kb.sbufPool("k", s.mm, {DT, s.Sk}, 2);
   TilePool vs = kb.sbufPool("v", s.mm, {ST, s.d}, 2);

@@ -26,8 +26,6 @@ namespace {
 
 using namespace bir;
 
-constexpr double kMasked = -1e30;
-
 void expandAttentionTkgFwd(KernelBuilder& kb) {
   KernelAttrs& attrs = kb.attrs();
   const double scale = attrs.number("scale");
@@ -62,7 +60,7 @@ void expandAttentionTkgFwd(KernelBuilder& kb) {
     kb.iota(token, 0, {{1, 1}}, 1);
     kb.tensorScalar(token, token, AluOp::mod, static_cast<double>(Sa));
     kb.iota(keyIds, 0, {{1, Sa}}, 0);
-    kb.tensorScalarPtr(mask, keyIds, AluOp::is_gt, token, AluOp::mult, std::nullopt, kMasked);
+    kb.tensorScalarPtr(mask, keyIds, AluOp::is_gt, token, AluOp::mult, std::nullopt, kFlashMasked);
   }
   // As many kv heads resident as fit three quarters of SBUF (at least two): the items of half of
   // them run while the other half loads.

@@ -42,7 +42,7 @@ struct BwdSpec {
   DType mm = DType::bfloat16;
 };
 
-BwdSpec readSpec(KernelBuilder& kb) {
+BwdSpec readBwdSpec(KernelBuilder& kb) {
   BwdSpec s;
   s.causal = kb.attrs().flag("is_causal");
   s.scale = kb.attrs().number("scale");
@@ -84,7 +84,7 @@ void loadTransposedTiles(KernelBuilder& kb, const Tile& dst, const DramView& src
 constexpr int64_t kLanes = 2;  // query tiles in flight (PSUM: scores and dP per lane)
 
 void expandBackwardsAttention(KernelBuilder& kb) {
-  const BwdSpec s = readSpec(kb);
+  const BwdSpec s = readBwdSpec(kb);
   const int64_t d = s.d, S = s.S, ST = ceilDiv(S, kPartitions), group = s.BH / s.BKV;
   const DType mm = s.mm;
 

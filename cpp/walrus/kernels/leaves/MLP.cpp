@@ -47,7 +47,7 @@ struct MlpSpec {
   DType mm = DType::bfloat16;  // the matmul dtype
 };
 
-MlpSpec readSpec(KernelBuilder& kb) {
+MlpSpec readMlpSpec(KernelBuilder& kb) {
   KernelAttrs& attrs = kb.attrs();
   MlpSpec s;
   s.norm = fusedNormType(attrs);
@@ -261,7 +261,7 @@ class MlpTkg {
 };
 
 void expandMLP(KernelBuilder& kb) {
-  const MlpSpec s = readSpec(kb);
+  const MlpSpec s = readMlpSpec(kb);
   std::vector<DramView> tokenViews{s.hidden, s.out};
   if (s.storeAdd) tokenViews.push_back(s.residual), tokenViews.push_back(s.addOut);
   TokenPrologue::Config pc;

@@ -26,9 +26,6 @@ using namespace bir;
 
 enum class Layout : int64_t { BSD = 0, NBSd = 1, NBdS = 2 };
 
-constexpr int64_t kTilesPerPiece = 8;
-constexpr int kWeightBufs = 3;
-
 struct QkvSpec {
   NormType norm = NormType::RMS;
   double eps = 1e-6;
@@ -40,7 +37,7 @@ struct QkvSpec {
   DType mm = DType::bfloat16;
 };
 
-QkvSpec readSpec(KernelBuilder& kb) {
+QkvSpec readQkvSpec(KernelBuilder& kb) {
   KernelAttrs& attrs = kb.attrs();
   QkvSpec s;
   const int64_t nq = attrs.integer("num_q_heads"), nkv = attrs.integer("num_kv_heads");
@@ -118,7 +115,7 @@ void storeColumns(KernelBuilder& kb, const DramView& seg, int64_t d, int64_t t0,
 void runCte(KernelBuilder& kb, const QkvSpec& s, TokenPrologue& prologue, const TokenRowsIn& rows, const DramView& out,
             const Tile& bias) {
   const int64_t KT = ceilDiv(s.H, kPartitions), IT = ceilDiv(s.I, kPartitions), T = out.dim(0);
-  const int64_t weightBytes = kWeightBufs * std::min(KT, kTilesPerPiece) * kPartitions * dtypeSize(s.mm);
+  const int64_t weightBytes = kWeightLoadsInFlight * std::min(KT, kWeightPieceTiles) * kPartitions * dtypeSize(s.mm);
   const int64_t tb = tokenBlock(kb, T, KT * dtypeSize(s.mm),
                                 std::max(prologue.stagingBytes(), weightBytes + 4 * kMaxMoving * dtypeSize(s.out.dtype())));
   for (int64_t t0 = 0; t0 < T; t0 += tb) {
@@ -128,10 +125,10 @@ void runCte(KernelBuilder& kb, const QkvSpec& s, TokenPrologue& prologue, const 
     prologue.transposedTokens(rows, xT, 0, t0, tn);
     auto phase = kb.scope();
     auto sec = kb.section("qkv_proj");
-    const int64_t pieceTiles = std::min(KT, kTilesPerPiece);
+    const int64_t pieceTiles = std::min(KT, kWeightPieceTiles);
     const WeightLoads loads{pieceTiles, ceilDiv(KT, pieceTiles), kPartitions, s.I};
     const int64_t cols = weightColumns(kb, s.mm, loads, 1, weightBudget(kb, 4 * kMaxMoving * dtypeSize(s.out.dtype())));
-    WeightStream w(kb, kb.sbufPool("qkv_w", s.mm, {pieceTiles, cols}, weightBufs(loads, cols, kWeightBufs)));
+    WeightStream w(kb, kb.sbufPool("qkv_w", s.mm, {pieceTiles, cols}, weightBufs(loads, cols, kWeightLoadsInFlight)));
     w.plan({s.weights}, 0, s.I, kPartitions);
     TilePool outT = kb.sbufPool("qkvT", s.out.dtype(), {kMaxMoving}, 2);
     TilePool outRows = kb.sbufPool("qkv", s.out.dtype(), {kMaxMoving / kPartitions, kPartitions}, 2);
@@ -193,7 +190,7 @@ void runTkg(KernelBuilder& kb, const QkvSpec& s, TokenPrologue& prologue, const 
 }
 
 void expandQKV(KernelBuilder& kb) {
-  const QkvSpec s = readSpec(kb);
+  const QkvSpec s = readQkvSpec(kb);
   TokenPrologue::Config pc;
   pc.H = s.H;
   pc.hiddenDtype = s.hidden.dtype();
