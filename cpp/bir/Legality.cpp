@@ -194,6 +194,48 @@ Verdict psumInputs(Opcode op, const Operand& a, const Operand& b) {
   return std::nullopt;
 }
 
+namespace {
+bool isBitvec(AluOp op) {
+  switch (op) {
+    case AluOp::bitwise_and:
+    case AluOp::bitwise_or:
+    case AluOp::bitwise_xor:
+    case AluOp::bitwise_not:
+    case AluOp::arith_shift_left:
+    case AluOp::arith_shift_right:
+    case AluOp::logical_shift_left:
+    case AluOp::logical_shift_right:
+      return true;
+    default:
+      return false;
+  }
+}
+}  // namespace
+
+Verdict aluOps(Opcode op, Engine engine, AluOp op0, AluOp op1) {
+  for (AluOp a : {op0, op1})
+    if (isBitvec(a) && engine != Engine::DVE)
+      return broken(Rule::AluBitvecEngine, op, "the bit-vector operator " + std::string(enumName(a)) +
+                                                   " runs on the Vector Engine, not " + std::string(enumName(engine)));
+  const bool scalar = op == InstructionType::TensorScalar || op == InstructionType::TensorScalarPtr;
+  if (scalar && engine == Engine::Activation &&
+      !(op0 == AluOp::mult && (op1 == AluOp::add || op1 == AluOp::bypass)) &&
+      !(op0 == AluOp::add && op1 == AluOp::bypass))
+    return broken(Rule::ActTensorScalarOps, op, "op0 " + std::string(enumName(op0)) + ", op1 " +
+                                                    std::string(enumName(op1)) +
+                                                    " on the Activation engine, which takes op0 mult with op1 add or "
+                                                    "bypass, or op0 add with op1 bypass");
+  return std::nullopt;
+}
+
+Verdict activationReduce(AccumCmd acc, AluOp acc_op, const MachineConfig& cfg) {
+  if (acc != AccumCmd::Idle && cfg.act_reduce_add_only && acc_op != AluOp::add)
+    return broken(Rule::ActReduceOp, InstructionType::Activation,
+                  "the " + cfg.arch + " Activation engine's accumulation registers reduce with add only, not " +
+                      std::string(enumName(acc_op)) + " (" + cfg.neuron_core + ")");
+  return std::nullopt;
+}
+
 Verdict dveTranspose(const Operand& in, const Operand& out, const MachineConfig& cfg) {
   const Opcode op = InstructionType::StreamTranspose;
   const int64_t most = cfg.dve_transpose_max;
@@ -276,6 +318,12 @@ Verdict dma(const Dma& d, const MachineConfig& cfg) {
   auto fail = [&](Rule r, const std::string& text) { return broken(r, op, text); };
   const bool scatter = op == InstructionType::IndirectSave, dynamic = d.mode == DmaMode::Dynamic;
   if (d.src.space == Space::Immediate) return fail(Rule::DmaSource, "the source is an immediate");
+  const char* index = dynamic ? "the run-time row offset" : "the index tensor";
+  for (const auto& [role, o] : {std::pair<const char*, const Operand*>{"the source", &d.src}, {"the destination", &d.dst},
+                                 {index, d.index ? &*d.index : nullptr}})
+    if (o && o->space == Space::PSUM)
+      return fail(Rule::DmaPsum, std::string(role) + " is in PSUM; DMA moves data between HBM and SBUF (a compute "
+                                                     "engine copies PSUM to SBUF)");
   if (d.mode != DmaMode::Copy && d.mode != DmaMode::Transpose && !dynamic)
     return fail(Rule::DmaMode, "DMA mode " + std::string(enumName(d.mode)) + " is not modelled");
   if (dynamic && !d.index) return fail(Rule::DmaDynamicOffset, "a Dynamic DMA takes its run-time row offset as ins[1]");

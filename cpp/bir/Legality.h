@@ -83,6 +83,14 @@ Verdict engineOperand(Opcode op, Engine engine, const Operand& operand, bool out
 // TensorTensorScan, ScalarTensorTensor, SelectReduce, CopyPredicated): at most one in PSUM.
 Verdict psumInputs(Opcode op, const Operand& a, const Operand& b);
 
+// ---- ALU operators by engine ----
+// The ALU operators of `op` on `engine`: op0 and op1 of TensorScalar / TensorScalarPtr (op1 bypass:
+// none), TensorTensor's op (op1 bypass). Bit-vector operators run on the Vector Engine; the
+// Activation engine's tensor_scalar takes mult then add, mult, or add.
+Verdict aluOps(Opcode op, Engine engine, AluOp op0, AluOp op1);
+// The reduction `acc_op` of an Activation whose accumulate command is `acc` (Idle: none).
+Verdict activationReduce(AccumCmd acc, AluOp acc_op, const MachineConfig& cfg);
+
 // ---- the Vector Engine's transpose (InstStreamTranspose) ----
 Verdict dveTranspose(const Operand& in, const Operand& out, const MachineConfig& cfg);
 

@@ -85,6 +85,18 @@ void bindLegality(py::module_& m) {
       [](int opcode, const lg::Operand& a, const lg::Operand& b) { return lg::psumInputs(opcodeOf(opcode), a, b); },
       py::arg("opcode"), py::arg("a"), py::arg("b"));
   m.def(
+      "legality_alu_ops",
+      [](int opcode, bir::Engine engine, bir::AluOp op0, bir::AluOp op1) {
+        return lg::aluOps(opcodeOf(opcode), engine, op0, op1);
+      },
+      py::arg("opcode"), py::arg("engine"), py::arg("op0"), py::arg("op1"));
+  m.def(
+      "legality_activation_reduce",
+      [](bir::AccumCmd acc, bir::AluOp acc_op, const std::string& arch) {
+        return lg::activationReduce(acc, acc_op, bir::machineConfig(arch));
+      },
+      py::arg("acc"), py::arg("acc_op"), py::arg("arch"));
+  m.def(
       "legality_dve_transpose",
       [](const lg::Operand& in, const lg::Operand& out, const std::string& arch) {
         return lg::dveTranspose(in, out, bir::machineConfig(arch));

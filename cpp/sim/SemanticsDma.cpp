@@ -1,6 +1,6 @@
-// DMA / Load / Save / DMACopy / IndirectSave: element-for-element copies between any memories, with
-// casts, the add read-modify-write, 2-D transpose, and indirect rows (gathered, or scattered by
-// IndirectSave). docs/isa-semantics.md §5.
+// DMA / Load / Save / DMACopy / IndirectSave: element-for-element copies between DRAM and SBUF (not
+// PSUM: rule dma.psum), with casts, the add read-modify-write, 2-D transpose, and indirect rows
+// (gathered, or scattered by IndirectSave). docs/isa-semantics.md §5.
 #include <algorithm>
 #include <cstring>
 

@@ -27,19 +27,6 @@ bool isFoldOp(AluOp op) {
          op == AluOp::min;
 }
 
-// The ACT engine's tensor_scalar takes only multiply and add [ref §4: "ACT (trn2) only mul+add,
-// mul, add"]; bit-vector ops run only on DVE.
-void checkScalarOps(Checker& c, AluOp op0, AluOp op1) {
-  for (AluOp op : {op0, op1}) {
-    if (isBitwise(op) && c.engine != Engine::DVE)
-      c.fail(std::string("bit-vector op ") + std::string(enumName(op)) + " runs only on DVE");
-    if (c.engine == Engine::Activation && op != AluOp::mult && op != AluOp::add && op != AluOp::bypass)
-      c.fail(std::string("the Activation engine's tensor_scalar takes only mult and add, not ") +
-             std::string(enumName(op)));
-  }
-  if (op0 == AluOp::bypass && c.engine == Engine::Activation) c.fail("op0 bypass on the Activation engine");
-}
-
 void checkNotBothPsum(Checker& c, const Operand& a, const Operand& b) {
   c.require(bir::legality::psumInputs(c.I.opcode(), Checker::facts(a), Checker::facts(b)));
 }
@@ -59,9 +46,7 @@ void check(const InstActivation& I, Checker& c) {
   if (I.acc != AccumCmd::Idle) {
     if (!isFoldOp(I.acc_op))
       c.fail(std::string("acc_op ") + std::string(enumName(I.acc_op)) + " cannot reduce (add, subtract, mult, max, min)");
-    if (c.cfg.act_reduce_add_only && I.acc_op != AluOp::add)
-      c.fail("the " + c.cfg.arch + " Activation engine reduces with add only, not " +
-             std::string(enumName(I.acc_op)));
+    c.require(bir::legality::activationReduce(I.acc, I.acc_op, c.cfg));
   }
   c.notImmediate(c.in(0), "data");
   c.sameShape(c.out(0), {&c.in(0)});
@@ -252,7 +237,7 @@ void exec(const InstTensorCopyDynamic& I, Exec& x) {
 
 void check(const InstTensorScalar& I, Checker& c) {
   c.sameShape(c.out(0), {&c.in(0)});
-  checkScalarOps(c, I.op0, I.op1);
+  c.require(bir::legality::aluOps(I.opcode(), c.engine, I.op0, I.op1));
 }
 
 void exec(const InstTensorScalar& I, Exec& x) {
@@ -267,7 +252,7 @@ void exec(const InstTensorScalar& I, Exec& x) {
 void check(const InstTensorScalarPtr& I, Checker& c) {
   c.sameShape(c.out(0), {&c.in(0)});
   for (int k = 1; k < c.nIns; ++k) c.pointer(c.in(k), c.out(0).lanes, "per-partition scalar");
-  checkScalarOps(c, I.op0, I.op1);
+  c.require(bir::legality::aluOps(I.opcode(), c.engine, I.op0, I.op1));
 }
 
 void exec(const InstTensorScalarPtr& I, Exec& x) {
@@ -288,8 +273,7 @@ void exec(const InstTensorScalarPtr& I, Exec& x) {
 void check(const InstTensorTensor& I, Checker& c) {
   c.sameShape(c.out(0), {&c.in(0), &c.in(1)});
   checkNotBothPsum(c, c.in(0), c.in(1));
-  if (isBitwise(I.op) && c.engine != Engine::DVE)
-    c.fail(std::string("bit-vector op ") + std::string(enumName(I.op)) + " runs only on DVE");
+  c.require(bir::legality::aluOps(I.opcode(), c.engine, I.op, AluOp::bypass));
 }
 
 void exec(const InstTensorTensor& I, Exec& x) {

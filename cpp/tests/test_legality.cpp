@@ -147,6 +147,54 @@ TEST(Legality, KernelBuilderRefusesWithTheRulesWording) {
         kb.copy(kb.sbufTile("out", DType::float32, {64}), kb.psumPool("p", 1).next(DType::float32, {64}), Engine::Pool);
       },
       lg::engineOperand(InstructionType::TensorCopy, Engine::Pool, ps(f32, 128, 64), false, trn1()), lg::Rule::PoolPsum);
+
+  // ALU operators by engine.
+  expectRefused(
+      [](KernelBuilder& kb) {
+        kb.tensorScalar(kb.sbufTile("out", DType::float32, {64}), kb.sbufTile("in", DType::float32, {64}), AluOp::add, 1.0,
+                        AluOp::mult, 2.0, Engine::Activation);
+      },
+      lg::aluOps(InstructionType::TensorScalar, Engine::Activation, AluOp::add, AluOp::mult), lg::Rule::ActTensorScalarOps);
+  expectRefused(
+      [](KernelBuilder& kb) {
+        kb.tensorTensor(kb.sbufTile("out", DType::int32, {64}), kb.sbufTile("a", DType::int32, {64}),
+                        kb.sbufTile("b", DType::int32, {64}), AluOp::bitwise_xor, Engine::Pool);
+      },
+      lg::aluOps(InstructionType::TensorTensor, Engine::Pool, AluOp::bitwise_xor, AluOp::bypass), lg::Rule::AluBitvecEngine);
+
+  expectRefused(
+      [](KernelBuilder& kb) {
+        kb.activation(kb.sbufTile("out", DType::float32, {64}), kb.sbufTile("in", DType::float32, {64}), ActivationFunc::Copy,
+                      walrus::kernels::Act().accumulate(AccumCmd::ZeroAccumulate, AluOp::max));
+      },
+      lg::activationReduce(AccumCmd::ZeroAccumulate, AluOp::max, trn1()), lg::Rule::ActReduceOp);
+
+  // DMA does not reach PSUM: a store from, a load into, and an on-chip transpose out of a PSUM tile.
+  const auto dram = [](KernelBuilder& kb, std::vector<APPair> dims) {
+    return walrus::kernels::DramView(
+        kb.node().parent()->parent()->createDramTensor("d", MemoryType::DRAM, DType::float32, {128, 64}), DType::float32,
+        0, std::move(dims));
+  };
+  lg::Dma save;
+  save.opcode = InstructionType::DMACopy;
+  save.src = ps(f32, 128, 64);
+  save.dst = operand(lg::Space::DRAM, f32, 128, 64);
+  expectRefused(
+      [&](KernelBuilder& kb) { kb.store(dram(kb, {{64, 128}, {1, 64}}), kb.psumPool("p", 1).next(DType::float32, {64})); },
+      lg::dma(save, trn1()), lg::Rule::DmaPsum);
+  lg::Dma in = save;
+  std::swap(in.src, in.dst);
+  expectRefused(
+      [&](KernelBuilder& kb) { kb.load(kb.psumPool("p", 1).next(DType::float32, {64}), dram(kb, {{64, 128}, {1, 64}})); },
+      lg::dma(in, trn1()), lg::Rule::DmaPsum);
+  lg::Dma transpose = save;
+  transpose.dst = sb(f32, 64, 128);
+  transpose.mode = DmaMode::Transpose;
+  expectRefused(
+      [](KernelBuilder& kb) {
+        kb.transposeOnChip(kb.sbufTile("t", DType::float32, {128}).rows(0, 64), kb.psumPool("p", 1).next(DType::float32, {64}));
+      },
+      lg::dma(transpose, trn1()), lg::Rule::DmaPsum);
 }
 
 }  // namespace

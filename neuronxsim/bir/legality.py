@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
-from neuronxsim.bir import AluOp, DgeType, DmaMode, DType, Engine, InstructionType, PerfMode
+from neuronxsim.bir import AccumCmd, AluOp, DgeType, DmaMode, DType, Engine, InstructionType, PerfMode
 from neuronxsim.starfish.lib import _core
 
 _b = _core.bir
@@ -75,6 +75,20 @@ def psum_inputs(opcode: InstructionType, a: Operand, b: Operand) -> Optional[Vio
     element by element (``TensorTensor``, ``TensorTensorScan``, ``ScalarTensorTensor``,
     ``SelectReduce``, ``CopyPredicated``), at most one of them in PSUM."""
     return _b.legality_psum_inputs(int(opcode), a, b)
+
+
+def alu_ops(opcode: InstructionType, engine: Engine, op0: AluOp, op1: AluOp = AluOp.bypass) -> Optional[Violation]:
+    """``alu.bitvec-engine`` / ``alu.act-tensor-scalar``: the ALU operators of ``opcode`` on
+    ``engine`` (``TensorScalar`` / ``TensorScalarPtr``: ``op0`` and ``op1``, bypass for none;
+    ``TensorTensor``: ``op0``). Bit-vector operators run on the Vector Engine; the Activation
+    engine's tensor_scalar takes mult then add, mult, or add."""
+    return _b.legality_alu_ops(int(opcode), engine, op0, op1)
+
+
+def activation_reduce(acc: AccumCmd, acc_op: AluOp, *, arch: str) -> Optional[Violation]:
+    """``alu.act-reduce``: an ``Activation`` accumulating (``acc`` other than ``Idle``) with
+    ``acc_op``; NeuronCore-v2's Activation engine reduces with add only."""
+    return _b.legality_activation_reduce(acc, acc_op, arch)
 
 
 def dve_transpose(data: Operand, out: Operand, *, arch: str) -> Optional[Violation]:
@@ -133,5 +147,5 @@ def dma_trigger(*, arch: str, dge_type: DgeType, engine: Engine, src: DType, dst
 
 
 __all__ = ["Space", "Operand", "Violation", "Rule", "RULES", "pe_input_dtypes", "matmul", "engine_operand", "psum_inputs",
-           "dve_transpose",
+           "alu_ops", "activation_reduce", "dve_transpose",
            "bn_stats", "max8_family", "local_gather", "generation", "dma", "dma_trigger"]

@@ -305,6 +305,8 @@ def record_lanewise(tr: Tracer, opcode, engine, shape: tuple, box: list, tiles: 
 
 def tensor_tensor(tr, a: Tensor, b: Tensor, op, dtype, loc, mask=None, out=None,
                   engine=Engine.DVE, what="tensor_tensor") -> Tensor:
+    if engine is not Engine.DVE and id(op) in BITVEC_IDS:
+        refuse_illegal_alu(IT.TensorTensor, engine, op, _BYPASS, loc, what)  # (alu.bitvec-engine)
     shape = a.shape
     if b.shape != shape:
         shape = broadcast_shape([shape, b.shape], loc)
@@ -335,6 +337,9 @@ def tensor_scalar(tr, data: Tensor, op0, operand0, reverse0, op1, operand1, reve
     if op1 is None:
         op1, operand1 = _BYPASS, 0.0
     tile0, tile1 = operand0.__class__ is Tensor, operand1.__class__ is Tensor
+    if engine is not Engine.DVE:  # (alu.bitvec-engine, alu.act-tensor-scalar)
+        refuse_illegal_alu(IT.TensorScalarPtr if tile0 or tile1 else IT.TensorScalar, engine, op0, op1, loc,
+                           what)
     if tile0:
         ins = plain_inputs(tr, engine, shape, mask, (data,),
                            (operand0, operand1) if tile1 else (operand0,))
@@ -371,6 +376,26 @@ def tensor_scalar(tr, data: Tensor, op0, operand0, reverse0, op1, operand1, reve
     record_lanewise(tr, IT.TensorScalarPtr, engine, shape, box, [data], pointers, out,
                     fields, loc, what)
     return out
+
+
+def refuse_illegal_alu(opcode, engine, op0, op1, loc, what: str) -> None:
+    """Raises the legality rule (:func:`neuronxsim.bir.legality.alu_ops`) the ALU operators
+    ``op0`` / ``op1`` of ``opcode`` on ``engine`` break, with the kernel's source line."""
+    why = legality.alu_ops(opcode, engine, op0, op1)
+    if why is not None:
+        raise NKIError(f"{what}: {why.message}", loc)
+
+
+def refuse_illegal_reduce(tr, op, loc, what: str) -> None:
+    """Raises the legality rule (:func:`neuronxsim.bir.legality.activation_reduce`) an
+    accumulating Activation reducing with ``op`` breaks; the tracers record add only, so another
+    ``op`` the generation takes is refused as not modelled."""
+    why = legality.activation_reduce(bir.AccumCmd.ZeroAccumulate, op, arch=tr.arch)
+    if why is not None:
+        raise NKIError(f"{what}: {why.message}", loc)
+    if op is not Alu.add:
+        raise NKIError(f"{what}: reduce_op {op.name} on the Scalar Engine's accumulation registers is not "
+                       "modelled by the tracer (it records nl.add)", loc)
 
 
 def number(x, loc) -> float:
@@ -946,11 +971,10 @@ def dma(tr, opcode, dst: Tensor, src: Tensor, loc, mask=None, rmw=None, what="dm
     s_st, d_st = src.storage, dst.storage
     if s_st.kind == PSUM or d_st.kind == PSUM or (s_st.on_chip and src.shape[0] > NUM_PARTITIONS) \
             or (d_st.on_chip and shape[0] > NUM_PARTITIONS):
+        if s_st.kind == PSUM or d_st.kind == PSUM:
+            refuse_illegal_dma(tr, opcode, src, dst, loc, what)  # (dma.psum)
         for name, t in (("source", src), ("destination", dst)):
             st = t.storage
-            if st.kind == PSUM:  # (NKI's transfers: HBM and SBUF; the simulator's reach PSUM too)
-                raise NKIError(f"{what}: the {name} {st.describe()} is in PSUM; DMA moves data "
-                               "between HBM and SBUF (copy PSUM to SBUF first)", loc)
             if st.on_chip and t.shape[0] > NUM_PARTITIONS:
                 raise NKIError(f"{what}: the {name} tile spans {t.shape[0]} partitions; a tile "
                                f"has at most {NUM_PARTITIONS}", loc)
@@ -1039,10 +1063,6 @@ _QUEUE_FIELDS = [{"queue": q} for q in range(DMA_QUEUES)]
 def dma_transpose(tr, opcode, dst: Tensor, src: Tensor, loc, what: str):
     """A DMA transfer that lands the 2-D ``src`` ``[a, b]`` transposed in ``dst`` ``[b, a]``
     (the DMA engine's transpose mode)."""
-    for name, t in (("source", src), ("destination", dst)):
-        if t.storage.kind == PSUM:
-            raise NKIError(f"{what}: the {name} {t.storage.describe()} is in PSUM; DMA moves "
-                           "data between HBM and SBUF", loc)
     refuse_illegal_dma(tr, opcode, src, dst, loc, what, mode=bir.DmaMode.Transpose)
     if len(src.shape) != 2:  # (this API takes the [a, b] source itself, not one with unit dims)
         raise NKIError(f"{what}: the source must be 2-D; it is {list(src.shape)}", loc)

@@ -205,10 +205,9 @@ def activation(op, data, *, bias=None, scale=1.0, reduce_op=None, reduce_res=Non
     if reduce_res is not None or (reduce_cmd is not _IDLE and  # (identity: the usual case, cheaply)
                                   reduce_cmd in (bir.AccumCmd.Accumulate,
                                                  bir.AccumCmd.ZeroAccumulate)):
-        if reduce_op is not None and \
-                alu_op(reduce_op, "activation: reduce_op", loc) is not Alu.add:
-            raise NKIError("activation: the Scalar Engine's reduction registers only add "
-                           "(reduce_op=nl.add)", loc)
+        if reduce_op is not None:
+            _ins.refuse_illegal_reduce(tr, alu_op(reduce_op, "activation: reduce_op", loc), loc,
+                                       "activation")
     if reduce_res is not None and reduce_cmd == bir.AccumCmd.Idle:
         reduce_cmd = bir.AccumCmd.ZeroAccumulate
     out = _ins.activation(tr, func, data, bias, scale, _dtype(dtype, loc), loc, mask,
@@ -226,9 +225,8 @@ def activation_reduce(op, data, *, reduce_op, reduce_res, bias=None, scale=1.0, 
     tr = current()
     func = act_func(op, loc)
     data = _tile(data, loc, "activation_reduce: data")
-    if alu_op(reduce_op, "activation_reduce: reduce_op", loc) is not Alu.add:
-        raise NKIError("activation_reduce: the Scalar Engine's reduction registers only add "
-                       "(reduce_op=nl.add)", loc)
+    _ins.refuse_illegal_reduce(tr, alu_op(reduce_op, "activation_reduce: reduce_op", loc), loc,
+                               "activation_reduce")
     out = _ins.activation(tr, func, data, bias, scale, _dtype(dtype, loc), loc, mask,
                           acc=bir.AccumCmd.ZeroAccumulate, what="activation_reduce")
     _ins.read_accumulator(tr, _tile(reduce_res, loc, "activation_reduce: reduce_res"),
@@ -263,9 +261,6 @@ def tensor_scalar(data, op0, operand0, reverse0=False, op1=None, operand1=None, 
         raise NKIError("tensor_scalar: op1 needs operand1", loc)
     hw = _engine(engine, (Engine.DVE, Engine.Activation, Engine.Pool), Engine.DVE, loc,
                  "tensor_scalar")
-    if hw is Engine.Activation and not {a0, a1 or Alu.add} <= {Alu.add, Alu.mult}:
-        raise NKIError("tensor_scalar: on the Scalar Engine the operators must be add or multiply",
-                       loc)
     for operand in (operand0, operand1):
         if isinstance(operand, Tensor):
             _tile(operand, loc, "tensor_scalar: operand")

@@ -667,15 +667,16 @@ def _activation(tr, d: Tensor, op, data, bias, scale, acc, loc, what):
     _ins.activation(tr, func, v, bias, scale, d.storage.dtype, loc, out=d, acc=acc, what=what)
 
 
-def _reduce_regs(reduce_op, cmd, reduce_res, loc, what):
+def _reduce_regs(tr, reduce_op, cmd, reduce_res, loc, what):
     cmd = _enum(cmd, reduce_cmd, f"{what}: reduce_cmd", loc)
     if cmd is reduce_cmd.load_reduce:
         raise NKIError(f"{what}: reduce_cmd=load_reduce is not modelled by the simulator's "
                        "accumulation registers", loc)
-    if (reduce_res is not None or cmd in (reduce_cmd.reduce, reduce_cmd.reset_reduce)) and \
-            (reduce_op is None or _alu(reduce_op, f"{what}: reduce_op", loc) is not Alu.add):
-        raise NKIError(f"{what}: the Scalar Engine's reduction registers add (reduce_op=nl.add)",
-                       loc)
+    if reduce_res is not None or cmd in (reduce_cmd.reduce, reduce_cmd.reset_reduce):
+        if reduce_op is None:
+            raise NKIError(f"{what}: the Scalar Engine's reduction registers add (reduce_op=nl.add)",
+                           loc)
+        _ins.refuse_illegal_reduce(tr, _alu(reduce_op, f"{what}: reduce_op", loc), loc, what)
     return _ACC[cmd]
 
 
@@ -685,7 +686,7 @@ def activation(dst, op, data, bias=None, scale=1.0, reduce_op=None, reduce_res=N
     """``dst = op(data * scale + bias)`` on the Scalar Engine; with ``reduce_cmd`` the results
     also add into the engine's per-partition registers, read into ``reduce_res``."""
     tr, loc, what, d = _begin(name, dst, "nisa.activation")
-    acc = _reduce_regs(reduce_op, reduce_cmd, reduce_res, loc, what)
+    acc = _reduce_regs(tr, reduce_op, reduce_cmd, reduce_res, loc, what)
     _activation(tr, d, op, data, bias, scale, acc, loc, what)
     if reduce_res is not None:
         _ins.read_accumulator(tr, _tile(reduce_res, loc, f"{what}: reduce_res"), d.shape[0], loc)
@@ -696,7 +697,7 @@ def activation_reduce(dst, op, data, reduce_op, reduce_res, bias=None, scale=1.0
     """``activation`` with ``reduce_cmd=reset_reduce``, the per-partition sums read into
     ``reduce_res``."""
     tr, loc, what, d = _begin(name, dst, "nisa.activation_reduce")
-    acc = _reduce_regs(reduce_op, reduce_cmd.reset_reduce, reduce_res, loc, what)
+    acc = _reduce_regs(tr, reduce_op, reduce_cmd.reset_reduce, reduce_res, loc, what)
     _activation(tr, d, op, data, bias, scale, acc, loc, what)
     _ins.read_accumulator(tr, _tile(reduce_res, loc, f"{what}: reduce_res"), d.shape[0], loc)
 
@@ -765,14 +766,8 @@ def tensor_scalar(dst, data, op0, operand0, reverse0=False, op1=None, operand1=N
                        loc)
     hw = _engine(engine, (Engine.DVE, Engine.Activation, Engine.Pool), Engine.DVE, loc, what)
     if bitvec and bitvec[0]:
-        if hw is not Engine.DVE:
-            raise NKIError(f"{what}: bitvec operators run on the Vector Engine", loc)
         if not (dt.is_int(v.storage.dtype) and dt.is_int(d.storage.dtype)):
             raise NKIError(f"{what}: bitvec operators need integer tiles", loc)
-    if hw is Engine.Activation and (a0, a1) not in ((Alu.mult, Alu.add), (Alu.mult, None),
-                                                    (Alu.add, None)):
-        raise NKIError(f"{what}: the Scalar Engine takes op0=nl.multiply with op1=nl.add or None, "
-                       "or op0=nl.add with op1=None", loc)
     if hw is Engine.Pool and (a0, a1) != (Alu.rsqrt, None):
         raise NKIError(f"{what}: the GpSimd Engine is allowed for rsqrt only", loc)
     o0 = _scalar_or_column(operand0, d.shape[0], loc, f"{what}: operand0")

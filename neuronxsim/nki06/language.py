@@ -551,9 +551,6 @@ def store(dst, value):
     tr = current()
     d = _hbm(dst, loc, "nl.store: dst")
     v = _tile(value, loc, "nl.store: value")
-    if v.storage.kind == PSUM:
-        raise NKIError("nl.store: value is in PSUM; DMA reads SBUF (copy it with nl.copy first)",
-                       loc)
     _ins.dma(tr, IT.Save, d, v, loc, what="nl.store")
 
 

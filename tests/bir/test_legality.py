@@ -20,7 +20,7 @@ import neuronxsim.nki06 as nki06
 import neuronxsim.nki06.isa as nisa06
 import neuronxsim.nki06.language as nl06
 from neuronxsim import sim
-from neuronxsim.bir import AluOp, DgeType, DmaMode, DType, Engine, InstructionType, PerfMode, legality
+from neuronxsim.bir import AccumCmd, ActivationFunc, AluOp, DgeType, DmaMode, DType, Engine, InstructionType, PerfMode, legality
 from neuronxsim.errors import NeuronxsimError
 from neuronxsim.nki06.kernel import traced
 from neuronxsim.sim.build import ModuleBuilder
@@ -203,6 +203,26 @@ CASES = {
                        engine=Engine.DVE, op=AluOp.add),
         "nki": lambda t: nisa.tensor_tensor(nisa.nc_transpose(t[0]), nisa.nc_transpose(t[0]), op=np.add),
         "nki06": lambda t: nisa06.tensor_tensor(dst=t[2], data1=t[0], data2=t[1], op=nl06.add)}),
+    "alu.bitvec-engine": (TRN1, lambda a: legality.alu_ops(IT.TensorTensor, Engine.Pool, AluOp.bitwise_and), {
+        "decoder": one("TensorTensor", [("SB", 4, 8, I32), ("SB", 4, 8, I32)], [("SB", 4, 8, I32)], engine=Engine.Pool,
+                       op=AluOp.bitwise_and),
+        "nki": lambda t: nisa.tensor_tensor(t[0], t[0], op=np.bitwise_and, engine=nisa.gpsimd_engine),
+        "nki06": lambda t: nisa06.tensor_tensor(dst=t[0], data1=t[0], data2=t[0], op=nl06.bitwise_and,
+                                                 engine=nisa06.gpsimd_engine)}),
+    "alu.act-tensor-scalar": (TRN1, lambda a: legality.alu_ops(IT.TensorScalar, Engine.Activation, AluOp.add, AluOp.mult), {
+        "decoder": one("TensorScalar", [("SB", 4, 8, F32)], [("SB", 4, 8, F32)], engine=Engine.Activation,
+                       op0=AluOp.add, const0=1.0, op1=AluOp.mult, const1=2.0),
+        "nki": lambda t: nisa.tensor_scalar(t[0], np.add, 1.0, op1=np.multiply, operand1=2.0,
+                                            engine=nisa.scalar_engine),
+        "nki06": lambda t: nisa06.tensor_scalar(dst=t[0], data=t[0], op0=nl06.add, operand0=1.0, op1=nl06.multiply,
+                                                 operand1=2.0, engine=nisa06.scalar_engine)}),
+    "alu.act-reduce": (TRN1, lambda a: legality.activation_reduce(AccumCmd.ZeroAccumulate, AluOp.max, arch=a), {
+        "decoder": one("Activation", [("SB", 4, 8, F32)], [("SB", 4, 8, F32)], func=ActivationFunc.Copy,
+                       acc=AccumCmd.ZeroAccumulate, acc_op=AluOp.max),
+        "nki": lambda t: nisa.activation_reduce(nl.copy, t[0], reduce_op=np.max,
+                                                reduce_res=nl.ndarray((4, 1), dtype=nl.float32, buffer=nl.sbuf)),
+        "nki06": lambda t: nisa06.activation_reduce(dst=t[0], op=nl06.copy, data=t[0], reduce_op=nl06.maximum,
+                                                     reduce_res=t[1])}),
     "stream-transpose.source": (TRN1, lambda a: legality.dve_transpose(legality.Operand(S.Immediate, F32, 1, 1), sb(F32, 1, 1), arch=a), {}),
     "stream-transpose.block": (TRN1, lambda a: legality.dve_transpose(sb(BF, 16, 40), sb(BF, 40, 16), arch=a), {
         "decoder": one("StreamTranspose", [("SB", 16, 40, BF)], [("SB", 40, 16, BF)]),
@@ -237,6 +257,10 @@ CASES = {
         "nki06": lambda t: nisa06.range_select(dst=t[0], on_true_tile=t[0], comp_op0=np.greater_equal,
                                                comp_op1=np.less, bound0=t[1], bound1=t[1])}),
     "dma.source": (TRN1, lambda a: legality.dma(legality.Operand(S.Immediate, F32, 1, 1), dram(1, 1), arch=a), {}),
+    "dma.psum": (TRN1, lambda a: legality.dma(sb(F32, 4, 8), ps(F32, 4, 8), arch=a, opcode=IT.DMACopy), {
+        "decoder": one("DMACopy", [("SB", 4, 8, F32)], [("PSUM", 4, 8, F32)]),
+        "nki": lambda t: nisa.dma_copy(dst=nl.ndarray((4, 8), dtype=nl.float32, buffer=nl.psum), src=t[0]),
+        "nki06": lambda t: nisa06.dma_copy(dst=t[1], src=t[0])}),
     "dma.mode": (TRN1, lambda a: legality.dma(dram(4, 8), dram(4, 8), arch=a, mode=REPLICATE), {
         "decoder": dma_module((4, 8), (4, 8), mode=REPLICATE)}),
     "dma.rmw-op": (TRN1, lambda a: legality.dma(dram(4, 8), dram(4, 8), arch=a, opcode=IT.DMACopy, dst_rmw_op=AluOp.mult), {
@@ -319,7 +343,8 @@ NKI_TILES = {"matmul.operand-space": [(128, 128), (128, 512)], "matmul.contracti
              "matmul.moving-size": [(128, 128), (128, 513)], "matmul.pe-tile": [(64, 64), (64, 64)],
              "matmul.perf-mode": [(64, 2, 64), (64, 2, 64)], "instruction.generation": [(4, 8), (4, 1)],
              "operand.pool-psum": [(64, 64)], "operand.dve-act-free-size": [], "operand.psum-inputs": [(64, 64)],
-             "dma.rmw-op": [(4, 8), (4, 8)], "dma.element-count": [(4, 8), (4, 4)],
+             "dma.rmw-op": [(4, 8), (4, 8)], "dma.element-count": [(4, 8), (4, 4)], "dma.psum": [(4, 8)],
+             "alu.bitvec-engine": [(4, 8)], "alu.act-tensor-scalar": [(4, 8)], "alu.act-reduce": [(4, 8)],
              "stream-transpose.block": [(16, 40)], "bn-stats.size": [(8, 513)], "max8.size": [(8, 4)]}
 PSUM_F32 = ((64, 64), "psum", "float32")
 F32_4x8 = ((4, 8), "sbuf", "float32")
@@ -332,6 +357,9 @@ NKI06_TILES = {"matmul.operand-space": [((128, 128), "psum", "bfloat16"), (128, 
                "operand.dve-act-free-size": [((2, 65537), "sbuf", "uint8")],
                "operand.psum-inputs": [PSUM_F32, PSUM_F32, ((64, 64), "sbuf", "float32")],
                "dma.rmw-op": [(4, 8), (4, 8)], "dma.element-count": [(4, 8), (4, 4)],
+               "dma.psum": [F32_4x8, ((4, 8), "psum", "float32")],
+               "alu.bitvec-engine": [((4, 8), "sbuf", "int32")], "alu.act-tensor-scalar": [F32_4x8],
+               "alu.act-reduce": [F32_4x8, ((4, 1), "sbuf", "float32")],
                "dma.index": [F32_4x8, ((2, 1), "sbuf", "int32"), F32_4x8],
                "dma.indirect-dim": [F32_4x8, ((1, 1), "sbuf", "int32"), F32_4x8],
                "dma.dynamic-offset": [F32_4x8, ((2, 1), "sbuf", "int32"), F32_4x8],
@@ -464,3 +492,63 @@ def test_hardware_dge_moves_raw_bytes():
     assert v.message in nki_error("trn2", lambda *t: cast_2x(t), (4, 8))
     assert v.message in nki06_error("trn2", lambda *t: nisa06.dma_copy(dst=t[1], src=t[0], dge_mode=nisa06.dge_mode.hwdge),
                                     (4, 8), ((4, 8), "sbuf", "float32"))
+
+
+def test_dma_does_not_reach_psum():
+    """dma.psum: DMA moves data between HBM and SBUF, a compute engine between PSUM and SBUF. A
+    PSUM source, destination or index is refused with one wording by the decoder and the tracers'
+    DMA calls; the 2.2x nl.store lowers a PSUM tile as NKI 2.26's compiler does ("nki.language.store
+    supports PSUM buffer with extra additional copy inserted"), a copy to SBUF before the DMA, while
+    NKI 0.6's nl.store, whose instructions are the hardware's one to one, refuses it."""
+    src = legality.dma(ps(F32, 4, 8), dram(4, 8), arch=TRN1, opcode=IT.Save)
+    assert src.rule == "dma.psum" and src.message.startswith("Save: the source is in PSUM"), src
+    index = legality.dma(dram(4, 8), sb(F32, 4, 8), arch=TRN1, index=ps(I32, 4, 1))
+    assert index.rule == "dma.psum" and "the index tensor is in PSUM" in index.message, index
+    offset = legality.dma(dram(8, 8), sb(F32, 4, 8), arch=TRN1, index=ps(I32, 1, 1), mode=DYNAMIC)
+    assert "the run-time row offset is in PSUM" in offset.message, offset
+    assert legality.dma(dram(4, 8), sb(F32, 4, 8), arch=TRN1) is None
+
+    def hbm(t):
+        return nl06.ndarray(t.shape, dtype=t.dtype, buffer=nl06.shared_hbm)
+
+    psum = ((4, 8), "psum", "float32")
+    assert src.message in nki06_error(TRN1, lambda *t: nl06.store(hbm(t[0]), t[0]), psum)
+    transposed = legality.dma(ps(F32, 4, 8), sb(F32, 8, 4), arch=TRN1, opcode=IT.DMACopy, mode=DmaMode.Transpose)
+    assert transposed.message in nki06_error(TRN1, lambda *t: nisa06.dma_transpose(dst=t[1], src=t[0]), psum,
+                                             ((8, 4), "sbuf", "float32"))
+    assert src.message in decoder_error(TRN1, one("Save", [("PSUM", 4, 8, F32)], [("SB", 4, 8, F32)]))
+
+    @nki.jit
+    def store_psum(a):
+        out = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.shared_hbm)
+        nl.store(out, nisa.nc_transpose(nl.load(a)))  # the transpose lands in PSUM
+        return out
+
+    insts = nki.trace(store_psum, np.zeros((128, 128), np.float32)).functions[0].blocks[0].instructions
+    spaces = [(i.opcode_name, [ap.location.type.name for ap in i.ins + i.outs if not ap.is_immediate])
+              for i in insts[-2:]]
+    assert spaces == [("TensorCopy", ["PSUM", "SB"]), ("Save", ["SB", "Output"])], spaces
+
+
+def test_alu_rules_follow_engine_and_generation():
+    """alu.*: the operator combinations each engine takes (public tensor_scalar docs), and the
+    Activation engine's add-only reduction on NeuronCore-v2 only."""
+    act, ts = Engine.Activation, IT.TensorScalar
+    for op0, op1 in ((AluOp.mult, AluOp.add), (AluOp.mult, AluOp.bypass), (AluOp.add, AluOp.bypass)):
+        assert legality.alu_ops(ts, act, op0, op1) is None
+        assert legality.alu_ops(IT.TensorScalarPtr, act, op0, op1) is None
+    for op0, op1 in ((AluOp.mult, AluOp.mult), (AluOp.add, AluOp.add), (AluOp.subtract, AluOp.bypass),
+                     (AluOp.bypass, AluOp.bypass)):
+        assert legality.alu_ops(ts, act, op0, op1).rule == "alu.act-tensor-scalar"
+    assert legality.alu_ops(ts, Engine.DVE, AluOp.bitwise_xor, AluOp.logical_shift_left) is None
+    assert legality.alu_ops(ts, Engine.Pool, AluOp.add, AluOp.arith_shift_right).rule == "alu.bitvec-engine"
+    assert legality.alu_ops(IT.TensorTensor, Engine.Pool, AluOp.pow) is None
+    zero = AccumCmd.ZeroAccumulate
+    assert legality.activation_reduce(zero, AluOp.add, arch="trn1") is None
+    assert legality.activation_reduce(AccumCmd.Idle, AluOp.max, arch="trn1") is None
+    assert legality.activation_reduce(zero, AluOp.max, arch="trn2") is None
+    # the tracers record add only: on trn2, where the rule takes max, they say so
+    text = nki_error("trn2", lambda *t: nisa.activation_reduce(nl.copy, t[0], reduce_op=np.max,
+                                                               reduce_res=nl.ndarray((4, 1), dtype=nl.float32,
+                                                                                     buffer=nl.sbuf)), (4, 8))
+    assert "is not modelled by the tracer" in text, text

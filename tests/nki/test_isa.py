@@ -117,9 +117,9 @@ def test_tensor_scalar_two_ops_reversed_and_pointer_operands(rng):
     assert [i.opcode_name for i in ops][2:4] == ["Memset", "TensorScalarPtr"]
     ts = ops[3]
     assert (ts.op0.name, ts.reverse0, ts.op1.name) == ("subtract", True, "mult")
-    k2 = single_output(lambda x: nisa.tensor_scalar(x, np.add, 2.0, op1=np.multiply,
-                                                    operand1=3.0, engine=nisa.scalar_engine))
-    close(run(k2, a), (a + 2) * 3, atol=0, rtol=1e-6)
+    k2 = single_output(lambda x: nisa.tensor_scalar(x, np.multiply, 3.0, op1=np.add,
+                                                    operand1=2.0, engine=nisa.scalar_engine))
+    close(run(k2, a), a * 3 + 2, atol=0, rtol=1e-6)
     assert emitted(k2, a)[1].engine == bir.Engine.Activation
 
 

@@ -8,7 +8,7 @@ import ml_dtypes
 import numpy as np
 
 from neuronxsim import sim
-from neuronxsim.bir import DType
+from neuronxsim.bir import DType, Engine, MemoryType
 from neuronxsim.sim.build import ModuleBuilder
 
 
@@ -55,18 +55,14 @@ class Kit:
         self._n += 1
         return f"{base}{self._n}"
 
-    def load(self, array: np.ndarray, dtype: DType = DType.float32, base_partition: int = 0,
-             space: str = "SB") -> "object":
-        """A [P, ...] array (P partitions, the rest flattened per partition) in a new SBUF (or PSUM)
-        tensor of ``dtype``; the DRAM input carries the values already stored as ``dtype``."""
+    def load(self, array: np.ndarray, dtype: DType = DType.float32, base_partition: int = 0) -> "object":
+        """A [P, ...] array (P partitions, the rest flattened per partition) in a new SBUF tensor
+        of ``dtype``; the DRAM input carries the values already stored as ``dtype``."""
         arr = to_dtype(array, dtype).reshape(array.shape[0], -1)
         name = self._name("in")
         self.inputs[name] = arr
         dram = self.b.input(name, list(arr.shape), dtype)
-        if space == "SB":
-            loc = self.b.sbuf(name + "_sb", arr.shape[0], arr.shape[1], dtype, base_partition=base_partition)
-        else:
-            loc = self.b.psum(name + "_ps", arr.shape[0], arr.shape[1], dtype, base_partition=base_partition)
+        loc = self.b.sbuf(name + "_sb", arr.shape[0], arr.shape[1], dtype, base_partition=base_partition)
         self.b.dma(self.b.tile(loc), self.b.full(dram))
         return loc
 
@@ -77,10 +73,16 @@ class Kit:
         return self.b.psum(self._name("p"), partitions, elems, dtype)
 
     def store(self, loc, ap=None) -> str:
-        """Copies ``loc`` (or the pattern ``ap`` over it) to a new output; returns its name."""
+        """Copies ``loc`` (or the pattern ``ap`` over it) to a new output; returns its name. DMA
+        does not reach PSUM (rule dma.psum): a PSUM source goes through SBUF first, by the Vector
+        Engine's TensorCopy (a byte copy)."""
         name = self._name("out")
         src = ap if ap is not None else self.b.tile(loc)
         shape = [src.partitions, int(np.prod(src.free_shape))]
+        if src.location.type == MemoryType.PSUM:
+            staged = self.sbuf(shape[0], shape[1], src.dtype, base_partition=src.location.base_partition)
+            self.add("TensorCopy", [src], [self.tile(staged)], engine=Engine.DVE)
+            src = self.tile(staged)
         out = self.b.output(name, shape, src.dtype)
         self.b.dma(self.b.full(out), src)
         return name

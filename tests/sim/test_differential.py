@@ -23,7 +23,8 @@ legitimate last-bit difference can never be amplified into a false alarm; contin
 bound forward.
 
 Left out: a PE output starting inside a 4-byte PSUM word, which the contract refuses (both executors
-do: nothing to compare). Memset Random and Dropout with a probability above 0 are left out by
+do: nothing to compare), and DMA to or from PSUM, which the simulator refuses (rule dma.psum; the
+programs move PSUM results to SBUF with the Vector Engine's TensorCopy before storing them). Memset Random and Dropout with a probability above 0 are left out by
 design: the contract lets the executors draw different random numbers.
 """
 
@@ -547,6 +548,8 @@ class Program:
 # Which engines may run what (tests/sim/test_refusals.py; cpp/sim/Program.cpp engineAllowed).
 COPY_ENGINES = (Engine.DVE, Engine.Activation, Engine.Pool)
 DMA_ENGINES = (Engine.SP, Engine.Activation, Engine.Pool)
+#: What a DMA reaches on chip: SBUF, not PSUM (rule dma.psum; PSUM <-> SBUF is an engine's copy).
+DMA_SPACES = ("SB",)
 
 SBUF_DTYPES = [  # (dtype, weight): mostly floats, every storage format present
     (DType.float32, 0.26), (DType.bfloat16, 0.15), (DType.float16, 0.09), (DType.float8e4, 0.06),
@@ -861,9 +864,10 @@ class ProgramGenerator:
         return f
 
     def load(self, t: Optional[Tensor] = None, whole: bool = False) -> None:
-        """DMA a new DRAM input (cast on the way if its dtype differs) into an on-chip view."""
+        """DMA a new DRAM input (cast on the way if its dtype differs) into an SBUF view (DMA
+        does not reach PSUM: rule dma.psum)."""
         if t is None:
-            t = self.choice([t for t in self.pool if t.space == "SB"] + [self.choice(self.pool)])
+            t = self.choice([t for t in self.pool if t.space == "SB"])
         if whole:
             view = View(t, 0, [[t.row, t.partitions], [1, t.row]])
         else:
@@ -905,7 +909,7 @@ class ProgramGenerator:
         if kind == "scratch":
             return self.dma_scratch_roundtrip()
         transpose = kind == "transpose"
-        src = self.require(self.view_in(None, None, "bounded" if kind == "add" else "any", compute=False,
+        src = self.require(self.view_in(None, None, "bounded" if kind == "add" else "any", compute=False, spaces=DMA_SPACES,
                                         shape=None if not transpose else [int(self.rng.integers(1, 33))]), "source")
         v = src.tensor.read(src)
         origin = src.tensor.writer[src.index()]
@@ -918,7 +922,8 @@ class ProgramGenerator:
         flat = v.map(lambda x: x.reshape(lanes, total // lanes))
         dst = None
         for _ in range(10):
-            dst = self.view_out(lanes, total // lanes, compute=False, floats_only=bool(flat.tainted().any()))
+            dst = self.view_out(lanes, total // lanes, spaces=DMA_SPACES, compute=False,
+                                floats_only=bool(flat.tainted().any()))
             if dst is not None and (kind != "add" or (dst.tensor.written[dst.index()].all()
                                                       and dst.tensor.read(dst).satisfies("bounded"))):
                 break
@@ -940,7 +945,7 @@ class ProgramGenerator:
 
     def dma_scratch_roundtrip(self) -> None:
         """On-chip -> internal DRAM tensor -> on-chip (DRAM is element-addressed, no partitions)."""
-        src = self.require(self.view_in(None, None, "any", compute=False), "source")
+        src = self.require(self.view_in(None, None, "any", compute=False, spaces=DMA_SPACES), "source")
         scratch = self.choice(self.scratch)
         total = src.lanes * src.elems
         if total > scratch.row:
@@ -952,8 +957,8 @@ class ProgramGenerator:
         there = View(scratch, offset, [[total, 1], [1, total]])
         i = self.emit("DMA", [src], [there], queue=int(self.rng.integers(16)))
         self.write(there, v, i)
-        back = self.require(self.view_out(src.lanes, src.elems, compute=False, floats_only=bool(v.tainted().any())),
-                            "destination")
+        back = self.require(self.view_out(src.lanes, src.elems, spaces=DMA_SPACES, compute=False,
+                                          floats_only=bool(v.tainted().any())), "destination")
         w = v.map(lambda x: x.reshape(back.shape))
         if scratch.dtype != back.tensor.dtype:
             w = stored(w, back.tensor.dtype)
@@ -971,7 +976,7 @@ class ProgramGenerator:
             table, _ = self.new_input([rows_in, per_row], self.choice([DType.float32, DType.bfloat16, DType.int32]))
             src = table.whole()
         else:
-            src = self.require(self.view_in(None, per_row, "any", compute=False), "source")
+            src = self.require(self.view_in(None, per_row, "any", compute=False, spaces=DMA_SPACES), "source")
             rows_in = src.lanes
         rows = int(self.rng.integers(1, 65))
         strict = self.chance(0.4)
@@ -987,7 +992,7 @@ class ProgramGenerator:
         for _ in range(10):
             if dst is not None:
                 break
-            dst = self.view_out(rows, per_row, compute=False, dtypes=dtypes, floats_only=tainted)
+            dst = self.view_out(rows, per_row, spaces=DMA_SPACES, compute=False, dtypes=dtypes, floats_only=tainted)
         dst = self.require(dst, "destination")
         index_ap, index, mode = self.row_index(index, dst, rows_in, strict)
         src_values = src.tensor.read(src)  # after the index, which may have landed in the source
@@ -1009,7 +1014,7 @@ class ProgramGenerator:
         (oob_is_err false) or there are none."""
         add = self.chance(0.4)
         src = self.require(self.view_in(None, int(self.rng.integers(1, 33)), "bounded" if add else "any",
-                                        compute=False), "source rows")
+                                        compute=False, spaces=DMA_SPACES), "source rows")
         rows, per_row = src.shape
         table_rows = int(self.rng.integers(1, 97))
         strict = self.chance(0.4)
@@ -1019,7 +1024,8 @@ class ProgramGenerator:
         v = src.tensor.read(src)
         dst = None
         for _ in range(10):
-            dst = self.view_out(table_rows, per_row, compute=False, floats_only=bool(v.tainted().any()) or add)
+            dst = self.view_out(table_rows, per_row, spaces=DMA_SPACES, compute=False,
+                                floats_only=bool(v.tainted().any()) or add)
             if dst is not None and (not add or dst.tensor.written[dst.index()].all()):
                 break
             dst = None
@@ -2078,11 +2084,17 @@ class ProgramGenerator:
                 except Retry:
                     dtype, v = t.dtype, t.read(view)
             name = self.name("out")
+            writers[name] = t.writer[view.index()]
+            if t.space == "PSUM":  # DMA does not reach PSUM: the Vector Engine copies the bytes to SBUF first
+                staging = Tensor(self.b.sbuf(self.name("stage"), t.partitions, view.elems, t.dtype), t.dtype, "SB",
+                                 t.partitions, view.elems)
+                staged = View(staging, view.offset // t.row * view.elems, [[view.elems, view.lanes], [1, view.elems]])
+                self.emit("TensorCopy", [view], [staged], engine=Engine.DVE)
+                view = staged
             dst = Tensor(self.b.output(name, list(view.shape), dtype), dtype, "DRAM", 1, view.lanes * view.elems)
             self.emit("DMA", [view], [View(dst, 0, [[view.elems, view.lanes], [1, view.elems]])],
                       queue=int(self.rng.integers(16)))
             outputs[name] = v
-            writers[name] = t.writer[view.index()]
         return outputs, writers
 
 

@@ -277,7 +277,6 @@ InstDMA& KernelBuilder::dma(Engine issuer, const AccessPattern& dst, const Acces
 
 void KernelBuilder::load(const Tile& dst, const DramView& src, Engine issuer) {
   auto& I = dma(issuer, dst.ap(), src.ap());
-  if (dst.inPsum()) fail(I, "DMA into PSUM: load into SBUF");
   if (squeezed(tileShape(dst)) != squeezed(src.shape()))
     fail(I, "loads " + src.str() + " into " + dst.str() + " of another shape");
   check(I);
@@ -286,7 +285,6 @@ void KernelBuilder::load(const Tile& dst, const DramView& src, Engine issuer) {
 void KernelBuilder::loadTransposed(const Tile& dst, const DramView& src, Engine issuer) {
   auto& I = dma(issuer, dst.ap(), src.ap());
   I.mode = DmaMode::Transpose;
-  if (dst.inPsum()) fail(I, "DMA into PSUM: load into SBUF");
   if (src.rank() != 2 || dst.partitions() != src.dim(1) || dst.freeSize() != src.dim(0))
     fail(I, "transposes " + src.str() + " into " + dst.str() + ", which is not its [b, a] transpose");
   check(I);
@@ -295,7 +293,6 @@ void KernelBuilder::loadTransposed(const Tile& dst, const DramView& src, Engine 
 void KernelBuilder::transposeOnChip(const Tile& dst, const Tile& src, Engine issuer) {
   auto& I = dma(issuer, dst.ap(), src.ap());
   I.mode = DmaMode::Transpose;
-  if (dst.inPsum() || src.inPsum()) fail(I, "DMA transposes within SBUF");
   if (src.rank() != 1 || dst.partitions() != src.freeSize() || dst.freeSize() != src.partitions())
     fail(I, "transposes " + src.str() + " into " + dst.str() + ", which is not its [b, a] transpose");
   check(I);
@@ -303,7 +300,6 @@ void KernelBuilder::transposeOnChip(const Tile& dst, const Tile& src, Engine iss
 
 void KernelBuilder::store(const DramView& dst, const Tile& src, Engine issuer) {
   auto& I = dma(issuer, dst.ap(), src.ap());
-  if (src.inPsum()) fail(I, "DMA out of PSUM: copy to SBUF first");
   if (squeezed(tileShape(src)) != squeezed(dst.shape()))
     fail(I, "stores " + src.str() + " into " + dst.str() + " of another shape");
   check(I);
@@ -312,7 +308,6 @@ void KernelBuilder::store(const DramView& dst, const Tile& src, Engine issuer) {
 void KernelBuilder::storeTransposed(const DramView& dst, const Tile& src, Engine issuer) {
   auto& I = dma(issuer, dst.ap(), src.ap());
   I.mode = DmaMode::Transpose;
-  if (src.inPsum()) fail(I, "DMA out of PSUM: copy to SBUF first");
   if (src.rank() != 1 || dst.rank() != 2 || dst.dim(0) != src.freeSize() || dst.dim(1) != src.partitions())
     fail(I, "stores " + src.str() + " transposed into " + dst.str() + ", which is not its [b, a] transpose");
   check(I);
@@ -386,6 +381,7 @@ void KernelBuilder::activation(const Tile& out, const Tile& in, ActivationFunc f
     if (auto why = notColumn(*args.scaleTile_, out.partitions(), "scale"); !why.empty()) fail(I, why);
   }
   if (auto why = laneMismatch(out, in); !why.empty()) fail(I, why);
+  legal(I, legality::activationReduce(I.acc, I.acc_op, config()));
   check(I);
 }
 
@@ -419,6 +415,7 @@ void KernelBuilder::tensorTensor(const Tile& out, const Tile& a, const Tile& b, 
   if (auto why = laneMismatch(out, a); !why.empty()) fail(I, why);
   if (auto why = laneMismatch(out, b); !why.empty()) fail(I, why);
   legal(I, legality::psumInputs(I.opcode(), legality::operandOf(I.ins[0]), legality::operandOf(I.ins[1])));
+  legal(I, legality::aluOps(I.opcode(), e, op, AluOp::bypass));
   check(I);
 }
 
@@ -431,6 +428,7 @@ void KernelBuilder::tensorScalar(const Tile& out, const Tile& in, AluOp op0, dou
   I.ins = {in.ap()};
   I.outs = {out.ap()};
   if (auto why = laneMismatch(out, in); !why.empty()) fail(I, why);
+  legal(I, legality::aluOps(I.opcode(), e, op0, op1));
   check(I);
 }
 
@@ -446,6 +444,7 @@ void KernelBuilder::tensorScalarPtr(const Tile& out, const Tile& in, AluOp op0, 
   if (auto why = laneMismatch(out, in); !why.empty()) fail(I, why);
   if (auto why = notColumn(s0, out.partitions(), "scalar0"); !why.empty()) fail(I, why);
   if (s1) if (auto why = notColumn(*s1, out.partitions(), "scalar1"); !why.empty()) fail(I, why);
+  legal(I, legality::aluOps(I.opcode(), e, op0, op1));
   check(I);
 }
 
