@@ -50,17 +50,19 @@ PyObject* recordOf(PyObject* o, Py_ssize_t size, const char* what) {
   return o;
 }
 
-// The tensor of each storage number.
+// The tensor of each storage number, and its dtype (kept beside it: reading it through the
+// tensor's set costs two dependent loads per operand).
 struct StorageTensors {
   const std::vector<int64_t>& tensorOf;
   const std::vector<MemoryLocation*>& tensors;
-  MemoryLocation* operator()(int64_t storage) const {
+  const std::vector<DType>& dtypes;
+  size_t operator()(int64_t storage) const {
     if (storage < 0 || storage >= static_cast<int64_t>(tensorOf.size()))
       throw BIRError("emit_trace: storage number " + std::to_string(storage) + " is out of range");
     const int64_t t = tensorOf[static_cast<size_t>(storage)];
     if (t < 0 || t >= static_cast<int64_t>(tensors.size()))
       throw BIRError("emit_trace: storage " + std::to_string(storage) + " has no tensor");
-    return tensors[static_cast<size_t>(t)];
+    return static_cast<size_t>(t);
   }
 };
 
@@ -71,27 +73,30 @@ std::pair<PyObject**, Py_ssize_t> itemsOf(PyObject* o, const char* what) {
   throw BIRError(std::string("emit_trace: ") + what + " must be a list or a tuple");
 }
 
-AccessPattern operandFrom(PyObject* h, const StorageTensors& tensorOf) {
+// Appends the operand `h` to `to` (built in place).
+void appendOperand(PyObject* h, const StorageTensors& tensorOf, std::vector<AccessPattern>& to) {
   if (PyFloat_Check(h) || PyLong_Check(h)) {
     const double v = PyFloat_AsDouble(h);
     if (v == -1.0 && PyErr_Occurred()) {
       PyErr_Clear();
       throw BIRError("emit_trace: an immediate operand out of range");
     }
-    return AccessPattern::immediate(v);
+    to.push_back(AccessPattern::immediate(v));
+    return;
   }
   recordOf(h, 3, "an operand is a number or (storage number, offset, pairs, ...)");
-  AccessPattern ap;
-  ap.loc = tensorOf(intOf(PyTuple_GET_ITEM(h, 0), "a storage number"));
-  ap.dtype = ap.loc->set->dtype;
-  ap.offset = intOf(PyTuple_GET_ITEM(h, 1), "an offset");
+  const size_t t = tensorOf(intOf(PyTuple_GET_ITEM(h, 0), "a storage number"));
+  const int64_t offset = intOf(PyTuple_GET_ITEM(h, 1), "an offset");
+  AccessPattern& ap = to.emplace_back();
+  ap.loc = tensorOf.tensors[t];
+  ap.dtype = tensorOf.dtypes[t];
+  ap.offset = offset;
   auto [pairs, n] = itemsOf(PyTuple_GET_ITEM(h, 2), "an operand's pairs");
   ap.pattern.reserve(static_cast<size_t>(n));
   for (Py_ssize_t i = 0; i < n; ++i) {
     PyObject* p = tupleOf(pairs[i], 2, "an access-pattern pair is (step, num)");
     ap.pattern.push_back({intOf(PyTuple_GET_ITEM(p, 0), "a step"), intOf(PyTuple_GET_ITEM(p, 1), "a num")});
   }
-  return ap;
 }
 
 // What one emit_trace call learns once and reuses: which member a field name is, per node class
@@ -181,7 +186,8 @@ void setFieldsOf(Instruction& I, PyObject* fields, EmitCache& cache) {
 
 void appendOperands(PyObject* list, const StorageTensors& tensorOf, std::vector<AccessPattern>& to) {
   auto [items, n] = itemsOf(list, "ins and outs");
-  for (Py_ssize_t i = 0; i < n; ++i) to.push_back(operandFrom(items[i], tensorOf));
+  to.reserve(static_cast<size_t>(n));
+  for (Py_ssize_t i = 0; i < n; ++i) appendOperand(items[i], tensorOf, to);
 }
 
 template <class E>
@@ -251,8 +257,13 @@ void emitTrace(Function& fn, py::list tensor_records, const std::vector<int64_t>
                py::list records) {
   std::vector<MemoryLocation*> tensors;
   tensors.reserve(tensor_records.size());
-  for (py::handle t : tensor_records) tensors.push_back(tensorFrom(fn, t.ptr()));
-  const StorageTensors tensorOf{tensor_of, tensors};
+  std::vector<DType> dtypes;
+  dtypes.reserve(tensor_records.size());
+  for (py::handle t : tensor_records) {
+    tensors.push_back(tensorFrom(fn, t.ptr()));
+    dtypes.push_back(tensors.back()->set->dtype);
+  }
+  const StorageTensors tensorOf{tensor_of, tensors, dtypes};
   BasicBlock& bb = *fn.addBlock();
   EmitCache cache;
   struct Release {  // the enum members the cache holds

@@ -131,10 +131,12 @@ class Estimate {
  public:
   explicit Estimate(const bir::MachineConfig& cfg) : cfg_(cfg) {}
 
-  double start(const DecodedInst& d, double deps) const {
-    return std::max(free_[d.track >= kFirstQueueTrack ? d.issueTrack : d.track], deps);
-  }
-  // Places `d` at `at` (its start()); returns (reads released, writes released).
+  // The track whose time `d` waits for before it starts: its engine's, or for a DMA the issuing
+  // engine's (the DMA queue and engines only delay its end).
+  static int startTrack(const DecodedInst& d) { return d.track >= kFirstQueueTrack ? d.issueTrack : d.track; }
+  // When `track` is next free (never decreases).
+  double freeAt(int track) const { return free_[track]; }
+  // Places `d` at `at` (its estimated start); returns (reads released, writes released).
   std::pair<double, double> place(const DecodedInst& d, double at) {
     const double sem = cfg_.semaphore_wait_ns;
     if (d.track < kFirstQueueTrack) {
@@ -191,27 +193,56 @@ std::vector<uint32_t> listScheduleBlock(const CoreProgram& cp, const std::vector
     return t;
   };
 
-  // Ready instructions by (estimated start, source position); an entry whose estimate has grown
-  // since it was pushed (its engine got busier) goes back in with the new one.
+  // Each step places the ready instruction with the earliest estimated start, max(its start
+  // track's free time, its dependencies' release), ties by source position. The ready
+  // instructions wait per start track: those whose dependencies are released by the time the
+  // track is free all start then, so the first in source order is that track's candidate; the
+  // others start when their dependencies are released. A track's free time only grows, so an
+  // instruction moves from the second set to the first at most once: a step costs a look at
+  // each track, not at each ready instruction.
   using Key = std::pair<double, uint32_t>;
-  std::priority_queue<Key, std::vector<Key>, std::greater<>> ready;
+  struct Ready {
+    std::priority_queue<Key, std::vector<Key>, std::greater<>> later;  // (dependencies released, k)
+    std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<>> atFree;  // k
+  };
+  std::vector<Ready> ready(kMaxTracks);
   Estimate est(cfg);
+  auto makeReady = [&](uint32_t k) {
+    ready[Estimate::startTrack(cp.insts[first + k])].later.push({deps(k), k});
+  };
   for (uint32_t k = 0; k < count; ++k)
-    if (waiting[k] == 0) ready.push({est.start(cp.insts[first + k], 0.0), k});
+    if (waiting[k] == 0) makeReady(k);
   order.clear();
-  while (!ready.empty()) {
-    const auto [was, k] = ready.top();
-    ready.pop();
-    const DecodedInst& d = cp.insts[first + k];
-    const double at = est.start(d, deps(k));
-    if (at > was) {
-      ready.push({at, k});
-      continue;
+  while (order.size() < count) {
+    int best = -1;
+    Key bestKey{0.0, 0};
+    for (int t = 0; t < kMaxTracks; ++t) {
+      Ready& r = ready[t];
+      const double free = est.freeAt(t);
+      while (!r.later.empty() && r.later.top().first <= free) {
+        r.atFree.push(r.later.top().second);
+        r.later.pop();
+      }
+      Key key;
+      if (!r.atFree.empty())
+        key = {free, r.atFree.top()};
+      else if (!r.later.empty())
+        key = r.later.top();
+      else
+        continue;
+      if (best < 0 || key < bestKey) best = t, bestKey = key;
     }
-    std::tie(readsReleased[k], writesReleased[k]) = est.place(d, at);
+    if (best < 0) break;  // (a dependency cycle: reported below)
+    Ready& r = ready[best];
+    if (!r.atFree.empty())
+      r.atFree.pop();
+    else
+      r.later.pop();
+    const auto [at, k] = bestKey;
+    std::tie(readsReleased[k], writesReleased[k]) = est.place(cp.insts[first + k], at);
     order.push_back(k);
     for (uint32_t s : succs[k])
-      if (--waiting[s] == 0) ready.push({est.start(cp.insts[first + s], deps(s)), s});
+      if (--waiting[s] == 0) makeReady(s);
   }
   if (order.size() != count) throw std::logic_error("instruction scheduling: a dependency cycle (an internal error)");
   return order;

@@ -28,12 +28,19 @@ from __future__ import annotations
 import bisect
 import heapq
 
+from neuronxsim.starfish.lib import _core
+
 from .errors import NKIAllocationError
 from .spill import Spiller
 from .tensor import PSUM, PSUM_BANK_BYTES, SBUF, Storage
 from .tracer import PSUM_BYTES
 
 SBUF_ALIGN = 64  # bytes; keeps tiles on DMA-friendly boundaries
+
+# _place's loop for kernels that place no tile themselves, up to the first tile that fits
+# nowhere (cpp/python/trace_alloc_next_fit.cpp); _place then starts again, with spilling and
+# packing.
+_next_fit_place = _core.nki.next_fit_place
 
 
 class Allocation:
@@ -75,6 +82,15 @@ def _place(storages: list[Storage], kind: str, capacity: int, align: int, first_
     of refusing and places the tiles that reload them as they come."""
     storages.sort(key=lambda st: first_use[st.sid])
     fixed = [st for st in storages if st.placement is not None]
+    if not fixed:  # the common case, in C: next fit, as below, while every tile fits
+        sids = [st.sid for st in storages]
+        placed = _next_fit_place(
+            [-(-st.bytes_per_partition // align) * align for st in storages],
+            [first_use[sid] for sid in sids], [last_use[sid] for sid in sids], capacity)
+        if placed is not None:
+            for sid, at in zip(sids, placed[0]):
+                addr[sid] = at
+            return placed[1]
     if fixed:
         _check_bounds(fixed, kind, capacity)
         _check_lifetimes(fixed, kind, first_use, last_use)

@@ -5,8 +5,10 @@ Kernel inputs become ``Input`` DRAM tensors named after their parameters, return
 storage an on-chip tensor at the address the allocation pass chose. Every op of the program
 becomes one ISA node with its engine, its fields and ``source = "file.py:LINE"``.
 
-The boundary to libBIR is one call of plain records (``_core.bir.emit_trace``, see
-``cpp/python/bind_isa_emit.cpp``), checked field by field on the C++ side:
+The tensor records are made in C (``_core.nki.tensor_table``, ``cpp/python/trace_emit_tensors.cpp``,
+which reads each storage's slots by their names). The boundary to libBIR is one call of plain
+records (``_core.bir.emit_trace``, see ``cpp/python/bind_isa_emit.cpp``), checked field by field on
+the C++ side:
 
 * a tensor is ``(name, memory type, dtype, shape, tensor kind, partitions, bytes per partition,
   start partition, address)``, enums as ints (on-chip tensors use partitions, bytes, start
@@ -34,6 +36,10 @@ _INPUT, _OUTPUT, _DRAM = int(bir.MemoryType.Input), int(bir.MemoryType.Output), 
     int(bir.MemoryType.DRAM)
 _EXTERNAL_INPUT, _EXTERNAL_OUTPUT, _INTERNAL = int(bir.TensorKind.ExternalInput), \
     int(bir.TensorKind.ExternalOutput), int(bir.TensorKind.Internal)
+# The storage kinds and BIR numbers the tensor table (cpp/python/trace_emit_tensors.cpp) uses.
+_KINDS = (SBUF, INPUT, SHARED_HBM, _DTYPE_NUMBERS, _SB, _PSUM, _INPUT, _OUTPUT, _DRAM,
+          _EXTERNAL_INPUT, _EXTERNAL_OUTPUT, _INTERNAL)
+_tensor_table = _core.nki.tensor_table
 
 
 class Emission:
@@ -43,35 +49,11 @@ class Emission:
 
     def run(self, program) -> None:
         record = program.record
-        first_use, addr = program.first_use, program.addr
-        outputs = set(program.outputs)
-        dtypes = _DTYPE_NUMBERS
-        tensors = []
-        tensor_of = [-1] * len(program.storages)  # sid -> index in tensors
-        unique_name = record.unique_name
-        for st in program.storages:
-            used = first_use[st.sid] >= 0
-            if not used and (st.on_chip or st.kind not in (INPUT, SHARED_HBM)):
-                continue  # never touched by an instruction (and not a kernel input/output)
-            if st.name is None:  # temporaries are named when they turn out to be needed
-                st.name = unique_name(st.hint)
-            if st.on_chip:
-                tensors.append((st.name, _SB if st.kind == SBUF else _PSUM, dtypes[st.dtype],
-                                (st.layout.partitions, st.layout.row), _INTERNAL,
-                                st.layout.partitions, st.bytes_per_partition,
-                                0 if st.placement is None else st.placement[0], addr[st.sid]))
-            elif st.kind == INPUT:
-                tensors.append((st.name, _INPUT, dtypes[st.dtype], st.shape, _EXTERNAL_INPUT, 0,
-                                0, 0, 0))
-            elif st in outputs:
-                tensors.append((st.name, _OUTPUT, dtypes[st.dtype], st.shape, _EXTERNAL_OUTPUT,
-                                0, 0, 0, 0))
-            elif used:
-                tensors.append((st.name, _DRAM, dtypes[st.dtype], st.shape, _INTERNAL, 0, 0, 0,
-                                0))
-            else:
-                continue  # a shared_hbm tensor nothing touches and the kernel does not return
-            tensor_of[st.sid] = len(tensors) - 1
+        # (in C: a storage no instruction touches is left out unless it is a kernel input or a
+        # returned output; temporaries are named here, when they turn out to be needed)
+        tensors, tensor_of = _tensor_table(program.storages, program.first_use, program.addr,
+                                           set(program.outputs), record.names,
+                                           record.name_counts, _KINDS)
         program.function = program.module.addFunction()
         _emit_trace(program.function, tensors, tensor_of, program.ops)
 

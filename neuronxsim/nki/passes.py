@@ -22,9 +22,17 @@ Later passes slot in by position: a scheduler that reorders the instructions of 
 
 from __future__ import annotations
 
+from neuronxsim.starfish.lib import _core
+
 from .allocator import Allocation
 from .emit import Emission
-from .record import CoreRecord, Op
+from .record import ACCESS_AT, OP_AT, CoreRecord, Op
+
+# The passes that touch every op run in C (cpp/python/trace_pass_facts.cpp), told where the
+# items they read are.
+_INDEX, _INS, _OUTS, _FIELDS, _ZERO_FILL = (OP_AT[k] for k in ("index", "ins", "outs", "fields",
+                                                                "zero_fill"))
+_SID = ACCESS_AT["sid"]
 
 
 class Program:
@@ -75,8 +83,8 @@ class ZeroElision(Pass):
 
     def run(self, program: Program) -> None:
         needed = program.record.zeros_needed
-        # (op[12], op[10]: op.zero_fill, op.index without the property call, once per op)
-        program.ops = [op for op in program.ops if not op[12] or op[10] in needed]
+        zero_fill, index = _ZERO_FILL, _INDEX  # (items, not properties: once per op)
+        program.ops = [op for op in program.ops if not op[zero_fill] or op[index] in needed]
 
 
 class Redirects(Pass):
@@ -88,24 +96,9 @@ class Redirects(Pass):
 
     def run(self, program: Program) -> None:
         record = program.record
-        if not record.redirects and not record.copies:
-            return
-        outputs = dict(record.redirects)
-        copies: dict[int, list[Op]] = {}
-        for index, copy in record.copies:
-            copies.setdefault(index, []).insert(0, copy)
-        ops = []
-        for op in program.ops:
-            index = op[10]  # (op.index)
-            acc = outputs.get(index)
-            if acc is not None:
-                op = op.replaced(outs=[acc] + op.outs[1:])
-            ops.append(op)
-            if copies:
-                after = copies.get(index)
-                if after is not None:
-                    ops += after
-        program.ops = ops
+        if record.redirects or record.copies:
+            program.ops = _core.nki.ops_redirected(program.ops, record.redirects, record.copies,
+                                                   _INDEX, _OUTS)
 
 
 class MatmulGroups(Pass):
@@ -117,22 +110,8 @@ class MatmulGroups(Pass):
 
     def run(self, program: Program) -> None:
         joins = program.record.matmul_joins
-        if not joins:
-            return
-        continued = {earlier for earlier, _ in joins}
-        joined = {later for _, later in joins}
-        ops = []
-        for op in program.ops:
-            index = op[10]  # (op.index)
-            if index in continued or index in joined:
-                fields = dict(op.fields)
-                if index in continued:
-                    fields["stop_tensor_calc"] = False
-                if index in joined:
-                    fields["start_tensor_calc"] = False
-                op = op.replaced(fields=fields)
-            ops.append(op)
-        program.ops = ops
+        if joins:
+            program.ops = _core.nki.ops_matmul_grouped(program.ops, joins, _INDEX, _FIELDS)
 
 
 class Liveness(Pass):
@@ -142,16 +121,8 @@ class Liveness(Pass):
     name = "liveness"
 
     def run(self, program: Program) -> None:
-        n = len(program.storages)
-        first, last = [-1] * n, [-1] * n
-        for index, op in enumerate(program.ops):
-            for operands in (op[4], op[5]):  # (ins, outs)
-                for acc in operands:
-                    sid = acc[0]  # (acc.sid)
-                    if first[sid] < 0:
-                        first[sid] = index
-                    last[sid] = index
-        program.first_use, program.last_use = first, last
+        program.first_use, program.last_use = _core.nki.live_ranges(
+            program.ops, len(program.storages), _INS, _OUTS, _SID)
 
 
 #: The passes of every trace, in order (see the module docstring).

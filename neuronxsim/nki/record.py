@@ -112,6 +112,22 @@ class Op(tuple):
 new_op = functools.partial(_core.nki.new_op, Op)
 
 
+def _positions(cls) -> dict[str, int]:
+    """Where each named item of the record tuple class ``cls`` is (read from its properties),
+    for the passes written in C (``cpp/python/trace_pass_facts.cpp``), which take the positions
+    they read as arguments."""
+    at = {}
+    for name, member in vars(cls).items():
+        if isinstance(member, property) and isinstance(member.fget, operator.itemgetter):
+            at[name] = member.fget(range(64))
+    return at
+
+
+#: The position of each item of an :class:`Op` / :class:`Access` by its property's name.
+OP_AT = _positions(Op)
+ACCESS_AT = _positions(Access)
+
+
 class Loop:
     """A loop of the kernel as traced: ``kind`` ("affine" for ``nl.affine_range``, whose
     iterations are independent; "sequential" for ``nl.sequential_range``; "static" for
@@ -160,6 +176,9 @@ class LoopIteration:
         return f"<iteration {self.iteration} of {self.loop!r}>"
 
 
+_unique_name = _core.nki.unique_name
+
+
 class CoreRecord:
     """The record of one NeuronCore (one BIR function): see the module docstring."""
 
@@ -180,16 +199,10 @@ class CoreRecord:
         self.matmul_joins: list[tuple[int, int]] = []
 
     def unique_name(self, base: str) -> str:
-        """``base``, or ``base.1``, ``base.2``, ...: the first not yet taken on this core."""
-        names, counts = self.names, self.name_counts
-        i = counts.get(base, 0)
-        name = base if i == 0 else f"{base}.{i}"
-        while name in names:
-            i += 1
-            name = f"{base}.{i}"
-        counts[base] = i + 1
-        names.add(name)
-        return name
+        """``base``, or ``base.1``, ``base.2``, ...: the first not yet taken on this core (in C,
+        ``cpp/python/trace_emit_tensors.cpp``, where the emission names its temporaries)."""
+        return _unique_name(self.names, self.name_counts, base)
 
 
-__all__ = ["Access", "new_access", "Op", "new_op", "Loop", "LoopIteration", "CoreRecord"]
+__all__ = ["Access", "new_access", "Op", "new_op", "OP_AT", "ACCESS_AT", "Loop", "LoopIteration",
+           "CoreRecord"]

@@ -4,7 +4,7 @@ the NKI tracer's hot paths
 from __future__ import annotations
 from neuronxsim.nki.indexing import LoopIndex
 import typing
-__all__: list[str] = ['LoopIndex', 'caller_location', 'configure_plain_tile_access', 'current', 'forget_call_sites', 'new_access', 'new_op', 'new_slotted', 'plain_tile_access', 'remember_call_site', 'set_call_site_walk', 'set_current', 'set_no_tracer', 'write_plain']
+__all__: list[str] = ['LoopIndex', 'caller_location', 'configure_plain_tile_access', 'current', 'forget_call_sites', 'live_ranges', 'new_access', 'new_op', 'new_slotted', 'next_fit_place', 'ops_matmul_grouped', 'ops_redirected', 'plain_tile_access', 'remember_call_site', 'set_call_site_walk', 'set_current', 'set_no_tracer', 'tensor_table', 'unique_name', 'write_plain']
 def caller_location(*args, **kwargs):
     """
     caller_location(skip=0): the location of the frame 1 + skip above the calling function, if remembered; else what the frame walk (set_call_site_walk) answers for the same arguments.
@@ -21,6 +21,10 @@ def forget_call_sites() -> None:
     """
     Forgets every remembered call site.
     """
+def live_ranges(*args, **kwargs):
+    """
+    live_ranges(ops, storage_count, ins_at, outs_at, sid_at): (first, last), per storage number the positions of the first and last op using it, -1 if none (see neuronxsim.nki.passes.Liveness).
+    """
 def new_access(*args, **kwargs):
     """
     new_access(cls, storage, offset, pairs): an access record (see neuronxsim.nki.record.new_access).
@@ -32,6 +36,18 @@ def new_op(*args, **kwargs):
 def new_slotted(*args, **kwargs):
     """
     new_slotted(cls, *values): an instance of the __slots__ class cls (no __init__ run), its slots set in __slots__ order to values and the rest to None.
+    """
+def next_fit_place(*args, **kwargs):
+    """
+    next_fit_place(sizes, first, last, capacity): (addresses, peak bytes) of tiles placed next fit in this order by their live ranges, or None if one fits nowhere (see neuronxsim.nki.allocator).
+    """
+def ops_matmul_grouped(*args, **kwargs):
+    """
+    ops_matmul_grouped(ops, joins, index_at, fields_at): the ops with the record's matmul joins applied (see neuronxsim.nki.passes.MatmulGroups).
+    """
+def ops_redirected(*args, **kwargs):
+    """
+    ops_redirected(ops, redirects, copies, index_at, outs_at): the ops with the record's redirects and copies applied (see neuronxsim.nki.passes.Redirects).
     """
 def plain_tile_access(*args, **kwargs):
     """
@@ -52,6 +68,14 @@ def set_current(tracer: typing.Any) -> None:
 def set_no_tracer(fn: typing.Any) -> None:
     """
     The Python function current() calls when there is no tracer.
+    """
+def tensor_table(*args, **kwargs):
+    """
+    tensor_table(storages, first_use, addr, outputs, names, counts, kinds): (tensors, tensor_of), the tensor records of the emitted storages (see neuronxsim.nki.emit.Emission).
+    """
+def unique_name(*args, **kwargs):
+    """
+    unique_name(names, counts, base): base, or base.1, base.2, ...: the first not in names, trying from counts[base]; records it (see neuronxsim.nki.record.CoreRecord.unique_name).
     """
 def write_plain(*args, **kwargs):
     """

@@ -1,0 +1,291 @@
+// The emission pass's tensor table (neuronxsim/nki/emit.py), and the record's unique names
+// (neuronxsim/nki/record.py, CoreRecord.unique_name):
+//   unique_name(names, counts, base) -> str
+//     `base`, or `base.1`, `base.2`, ...: the first not in the set `names`, trying from
+//     counts[base]; adds it to `names` and sets counts[base] past it
+//   tensor_table(storages, first_use, addr, outputs, names, counts, kinds) -> (tensors, tensor_of)
+//     the tensor records emit_trace takes (see bind_isa_emit.cpp) for the storages an instruction
+//     uses, the kernel's inputs and the outputs it returns (the set `outputs`), in storage order,
+//     naming the unnamed ones (storage.name = unique_name(names, counts, storage.hint)); and per
+//     storage number the index of its tensor (-1: none). `kinds` is the tuple (SBUF, INPUT,
+//     SHARED_HBM, {dtype: BIR dtype number}, SB, PSUM, Input, Output, DRAM, ExternalInput,
+//     ExternalOutput, Internal) of the storage kinds and BIR numbers emit.py names.
+// A storage's and its layout's slots (neuronxsim/nki/tensor.py, Storage and Layout) are found
+// by name through the classes' member descriptors, once per class.
+//
+// Why C: a trace emits about one tensor per instruction, and naming and describing each in
+// Python costs a few microseconds.
+#include "bindings.h"
+
+#include <structmember.h>
+
+#include <array>
+#include <initializer_list>
+#include <unordered_map>
+#include <vector>
+
+namespace nxs::py_bind {
+namespace {
+
+// The byte offsets of the named object slots of a class, found through its member descriptors.
+template <size_t N>
+struct Slots {
+  std::array<Py_ssize_t, N> offset{};
+};
+
+template <size_t N>
+bool findSlots(PyTypeObject* cls, const std::array<const char*, N>& names, Slots<N>& slots) {
+  for (size_t i = 0; i < N; ++i) {
+    PyObject* descr = PyObject_GetAttrString(reinterpret_cast<PyObject*>(cls), names[i]);
+    const bool member = descr != nullptr && Py_TYPE(descr) == &PyMemberDescr_Type &&
+                        reinterpret_cast<PyMemberDescrObject*>(descr)->d_member->type == T_OBJECT_EX;
+    if (member) slots.offset[i] = reinterpret_cast<PyMemberDescrObject*>(descr)->d_member->offset;
+    Py_XDECREF(descr);  // (the class holds it)
+    if (!member) {
+      PyErr_Clear();
+      PyErr_Format(PyExc_TypeError, "tensor_table: %s has no slot %s", cls->tp_name, names[i]);
+      return false;
+    }
+  }
+  return true;
+}
+
+// Slot `i` of `o` (borrowed), or null with an AttributeError set when it is not set.
+template <size_t N>
+PyObject* slot(PyObject* o, const Slots<N>& slots, size_t i, const char* name) {
+  PyObject* v = *reinterpret_cast<PyObject**>(reinterpret_cast<char*>(o) + slots.offset[i]);
+  if (v == nullptr) PyErr_Format(PyExc_AttributeError, "tensor_table: a storage's %s is not set", name);
+  return v;
+}
+
+PyObject* uniqueName(PyObject* names, PyObject* counts, PyObject* base) {
+  if (!PySet_Check(names) || !PyDict_Check(counts) || !PyUnicode_Check(base)) {
+    PyErr_SetString(PyExc_TypeError, "unique_name(names: set, counts: dict, base: str)");
+    return nullptr;
+  }
+  PyObject* known = PyDict_GetItemWithError(counts, base);
+  if (known == nullptr && PyErr_Occurred()) return nullptr;
+  Py_ssize_t i = known == nullptr ? 0 : PyLong_AsSsize_t(known);
+  if (i == -1 && PyErr_Occurred()) return nullptr;
+  PyObject* name = i == 0 ? Py_NewRef(base) : PyUnicode_FromFormat("%U.%zd", base, i);
+  while (name != nullptr) {
+    const int taken = PySet_Contains(names, name);
+    if (taken == 0) break;
+    Py_CLEAR(name);
+    if (taken < 0) return nullptr;
+    name = PyUnicode_FromFormat("%U.%zd", base, ++i);
+  }
+  if (name == nullptr) return nullptr;
+  PyObject* next = PyLong_FromSsize_t(i + 1);
+  if (next == nullptr || PyDict_SetItem(counts, base, next) < 0 || PySet_Add(names, name) < 0) {
+    Py_XDECREF(next);
+    Py_DECREF(name);
+    return nullptr;
+  }
+  Py_DECREF(next);
+  return name;
+}
+
+PyObject* uniqueNameCall(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 3) {
+    PyErr_SetString(PyExc_TypeError, "unique_name(names, counts, base)");
+    return nullptr;
+  }
+  return uniqueName(args[0], args[1], args[2]);
+}
+
+enum StorageSlot { kSid, kKind, kDtype, kShape, kLayout, kOnChip, kName, kHint, kPlacement, kStorageSlots };
+const std::array<const char*, kStorageSlots> kStorageSlotNames = {"sid",    "kind", "dtype", "shape",    "layout",
+                                                                  "on_chip", "name", "hint",  "placement"};
+enum LayoutSlot { kPartitions, kRow, kLayoutSlots };
+const std::array<const char*, kLayoutSlots> kLayoutSlotNames = {"partitions", "row"};
+
+// A tensor record of the nine `items` (references stolen); null with an error set if one is.
+PyObject* tensorRecord(std::initializer_list<PyObject*> items) {
+  bool ok = true;
+  for (PyObject* o : items) ok = ok && o != nullptr;
+  PyObject* t = ok ? PyTuple_New(static_cast<Py_ssize_t>(items.size())) : nullptr;
+  Py_ssize_t i = 0;
+  for (PyObject* o : items) {
+    if (t != nullptr)
+      PyTuple_SET_ITEM(t, i++, o);
+    else
+      Py_XDECREF(o);
+  }
+  return t;
+}
+
+PyObject* nameAttr = nullptr;      // "name" (interned)
+PyObject* itemsizeAttr = nullptr;  // "itemsize" (interned)
+
+struct Kinds {
+  PyObject *sbuf, *input, *sharedHbm, *dtypes;
+  PyObject *sb, *psum, *inputType, *outputType, *dram, *externalInput, *externalOutput, *internal;
+};
+
+bool sameKind(PyObject* kind, PyObject* name) {
+  return kind == name || PyObject_RichCompareBool(kind, name, Py_EQ) == 1;
+}
+
+// What each dtype object gives a tensor: its BIR number and its size (looked up once per dtype).
+struct DtypeFacts {
+  PyObject* number;  // borrowed from the kinds' dict
+  long long itemsize;
+};
+
+PyObject* tensorTable(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 7 || !PyList_Check(args[0]) || !PyList_Check(args[1]) || !PyList_Check(args[2]) ||
+      !PyAnySet_Check(args[3]) || !PyTuple_Check(args[6]) || PyTuple_GET_SIZE(args[6]) != 12) {
+    PyErr_SetString(PyExc_TypeError,
+                    "tensor_table(storages: list, first_use: list, addr: list, outputs: set, names: set, counts: "
+                    "dict, kinds: 12-tuple)");
+    return nullptr;
+  }
+  PyObject *storages = args[0], *firstUse = args[1], *addr = args[2], *outputs = args[3];
+  PyObject** k = &PyTuple_GET_ITEM(args[6], 0);
+  const Kinds kinds{k[0], k[1], k[2], k[3], k[4], k[5], k[6], k[7], k[8], k[9], k[10], k[11]};
+  if (!PyDict_Check(kinds.dtypes)) {
+    PyErr_SetString(PyExc_TypeError, "tensor_table: kinds[3] must be a dict of dtype numbers");
+    return nullptr;
+  }
+  static std::unordered_map<PyTypeObject*, Slots<kStorageSlots>> storageSlots;
+  static std::unordered_map<PyTypeObject*, Slots<kLayoutSlots>> layoutSlots;
+  std::unordered_map<PyObject*, DtypeFacts> dtypeFacts;  // (the storages hold the dtypes)
+  const Py_ssize_t n = PyList_GET_SIZE(storages);
+  if (PyList_GET_SIZE(firstUse) != n || PyList_GET_SIZE(addr) != n) {
+    PyErr_SetString(PyExc_ValueError, "tensor_table: storages, first_use and addr differ in length");
+    return nullptr;
+  }
+  PyObject* tensors = PyList_New(0);
+  PyObject* tensorOf = PyList_New(n);
+  if (tensors == nullptr || tensorOf == nullptr) {
+    Py_XDECREF(tensors);
+    Py_XDECREF(tensorOf);
+    return nullptr;
+  }
+  PyObject* none = PyLong_FromLong(-1);
+  for (Py_ssize_t s = 0; s < n; ++s) PyList_SET_ITEM(tensorOf, s, Py_NewRef(none));
+  Py_DECREF(none);
+  auto fail = [&]() -> PyObject* {
+    Py_DECREF(tensors);
+    Py_DECREF(tensorOf);
+    return nullptr;
+  };
+  for (Py_ssize_t s = 0; s < n; ++s) {
+    PyObject* st = PyList_GET_ITEM(storages, s);
+    auto known = storageSlots.find(Py_TYPE(st));
+    if (known == storageSlots.end()) {
+      Slots<kStorageSlots> found;
+      if (!findSlots(Py_TYPE(st), kStorageSlotNames, found)) return fail();
+      Py_INCREF(Py_TYPE(st));  // (the class stays alive while it is a key)
+      known = storageSlots.emplace(Py_TYPE(st), found).first;
+    }
+    const Slots<kStorageSlots>& ss = known->second;
+    PyObject* values[kStorageSlots];
+    for (size_t i = 0; i < kStorageSlots; ++i)
+      if ((values[i] = slot(st, ss, i, kStorageSlotNames[i])) == nullptr) return fail();
+    const Py_ssize_t sid = PyLong_AsSsize_t(values[kSid]);
+    if (sid < 0 || sid >= n) {
+      if (!PyErr_Occurred()) PyErr_Format(PyExc_IndexError, "tensor_table: storage number %zd of %zd", sid, n);
+      return fail();
+    }
+    const long long first = PyLong_AsLongLong(PyList_GET_ITEM(firstUse, sid));
+    if (first == -1 && PyErr_Occurred()) return fail();
+    const int onChipTruth = PyObject_IsTrue(values[kOnChip]);
+    if (onChipTruth < 0) return fail();
+    const bool used = first >= 0, onChip = onChipTruth == 1;
+    PyObject* kind = values[kKind];
+    const bool input = !onChip && sameKind(kind, kinds.input);
+    if (!used && (onChip || !(input || sameKind(kind, kinds.sharedHbm)))) continue;
+    PyObject* name = values[kName];
+    if (name == Py_None) {  // temporaries are named when they turn out to be needed
+      name = uniqueName(args[4], args[5], values[kHint]);
+      if (name == nullptr || PyObject_SetAttr(st, nameAttr, name) < 0) {
+        Py_XDECREF(name);
+        return fail();
+      }
+      Py_DECREF(name);  // (the storage holds it)
+    }
+    bool output = false;
+    if (!onChip && !input) {
+      const int in = PySet_Contains(outputs, st);
+      if (in < 0) return fail();
+      output = in == 1;
+      if (!output && !used) continue;  // a shared_hbm tensor nothing touches and the kernel does not return
+    }
+    auto facts = dtypeFacts.find(values[kDtype]);
+    if (facts == dtypeFacts.end()) {
+      PyObject* number = PyDict_GetItemWithError(kinds.dtypes, values[kDtype]);
+      if (number == nullptr) {
+        if (!PyErr_Occurred()) PyErr_Format(PyExc_KeyError, "tensor_table: dtype %R has no BIR number", values[kDtype]);
+        return fail();
+      }
+      PyObject* size = PyObject_GetAttr(values[kDtype], itemsizeAttr);
+      const long long itemsize = size == nullptr ? -1 : PyLong_AsLongLong(size);
+      Py_XDECREF(size);
+      if (itemsize == -1 && PyErr_Occurred()) return fail();
+      facts = dtypeFacts.emplace(values[kDtype], DtypeFacts{number, itemsize}).first;
+    }
+    PyObject* tensor;
+    if (onChip) {
+      PyObject* layout = values[kLayout];
+      auto knownLayout = layoutSlots.find(Py_TYPE(layout));
+      if (knownLayout == layoutSlots.end()) {
+        Slots<kLayoutSlots> found;
+        if (!findSlots(Py_TYPE(layout), kLayoutSlotNames, found)) return fail();
+        Py_INCREF(Py_TYPE(layout));
+        knownLayout = layoutSlots.emplace(Py_TYPE(layout), found).first;
+      }
+      PyObject* partitions = slot(layout, knownLayout->second, kPartitions, "layout's partitions");
+      PyObject* row = slot(layout, knownLayout->second, kRow, "layout's row");
+      if (partitions == nullptr || row == nullptr) return fail();
+      const long long rowElements = PyLong_AsLongLong(row);
+      if (rowElements == -1 && PyErr_Occurred()) return fail();
+      PyObject* placement = values[kPlacement];
+      PyObject* startPartition = placement == Py_None ? PyLong_FromLong(0) : PySequence_GetItem(placement, 0);
+      tensor = tensorRecord({Py_NewRef(name), Py_NewRef(sameKind(kind, kinds.sbuf) ? kinds.sb : kinds.psum),
+                        Py_NewRef(facts->second.number), PyTuple_Pack(2, partitions, row), Py_NewRef(kinds.internal),
+                        Py_NewRef(partitions), PyLong_FromLongLong(rowElements * facts->second.itemsize),
+                        startPartition, Py_NewRef(PyList_GET_ITEM(addr, sid))});
+    } else {
+      PyObject* type = input ? kinds.inputType : output ? kinds.outputType : kinds.dram;
+      PyObject* tensorKind = input ? kinds.externalInput : output ? kinds.externalOutput : kinds.internal;
+      tensor = tensorRecord({Py_NewRef(name), Py_NewRef(type), Py_NewRef(facts->second.number), Py_NewRef(values[kShape]),
+                        Py_NewRef(tensorKind), PyLong_FromLong(0), PyLong_FromLong(0), PyLong_FromLong(0),
+                        PyLong_FromLong(0)});
+    }
+    if (tensor == nullptr || PyList_Append(tensors, tensor) < 0) {
+      Py_XDECREF(tensor);
+      return fail();
+    }
+    Py_DECREF(tensor);
+    PyObject* index = PyLong_FromSsize_t(PyList_GET_SIZE(tensors) - 1);
+    if (index == nullptr || PyList_SetItem(tensorOf, sid, index) < 0) return fail();
+  }
+  PyObject* table = PyTuple_Pack(2, tensors, tensorOf);
+  Py_DECREF(tensors);
+  Py_DECREF(tensorOf);
+  return table;
+}
+
+PyMethodDef uniqueNameDef = {
+    "unique_name", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(uniqueNameCall)), METH_FASTCALL,
+    "unique_name(names, counts, base): base, or base.1, base.2, ...: the first not in names, trying from "
+    "counts[base]; records it (see neuronxsim.nki.record.CoreRecord.unique_name)."};
+PyMethodDef tensorTableDef = {
+    "tensor_table", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(tensorTable)), METH_FASTCALL,
+    "tensor_table(storages, first_use, addr, outputs, names, counts, kinds): (tensors, tensor_of), the tensor "
+    "records of the emitted storages (see neuronxsim.nki.emit.Emission)."};
+
+void bindEmitTensors(py::module_& m) {
+  nameAttr = PyUnicode_InternFromString("name");
+  itemsizeAttr = PyUnicode_InternFromString("itemsize");
+  if (nameAttr == nullptr || itemsizeAttr == nullptr) throw py::error_already_set();
+  for (PyMethodDef* def : {&uniqueNameDef, &tensorTableDef})
+    m.attr(def->ml_name) = py::reinterpret_steal<py::object>(PyCFunction_NewEx(def, nullptr, nullptr));
+}
+
+NXS_REGISTER_SUBMODULE(nki, 48, "the NKI tracer's hot paths", bindEmitTensors);
+
+}  // namespace
+}  // namespace nxs::py_bind

@@ -1,0 +1,293 @@
+// The passes that apply the NKI tracer's recorded facts and find live ranges
+// (neuronxsim/nki/passes.py: Redirects, MatmulGroups, Liveness), each one loop over the ops:
+//   ops_redirected(ops, redirects, copies, index_at, outs_at) -> list
+//     each op whose index (op[index_at]) a (index, access) of `redirects` names (the last
+//     wins) with its first output replaced by that access; after each op, the copy ops that
+//     (index, op) pairs of `copies` give for its index, the later pairs first
+//   ops_matmul_grouped(ops, joins, index_at, fields_at) -> list
+//     for each (earlier, later) index pair of `joins`: the earlier op with
+//     fields["stop_tensor_calc"] = False, the later with fields["start_tensor_calc"] = False (in a
+//     copy of its fields dict)
+//   live_ranges(ops, storage_count, ins_at, outs_at, sid_at) -> (first, last)
+//     per storage number, the positions in `ops` of the first and the last op reading or writing
+//     it (an operand is a tuple whose item sid_at is the storage number), -1 if none
+// An op that changes is a new tuple of the op's own class (the record is never edited). The
+// positions are arguments, not constants: the Python side names them (neuronxsim/nki/record.py,
+// OP_AT and ACCESS_AT), so this file knows no layout of its own.
+//
+// Why C: these loops touch every recorded op and operand; in Python each op costs a few
+// dictionary look-ups and, for a changed op, a list and a tuple built item by item.
+#include "bindings.h"
+
+#include <algorithm>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+namespace nxs::py_bind {
+namespace {
+
+// A position argument: a non-negative int.
+bool positionOf(PyObject* o, const char* what, Py_ssize_t& at) {
+  at = PyLong_Check(o) ? PyLong_AsSsize_t(o) : -1;
+  if (at < 0) {
+    PyErr_Clear();
+    PyErr_Format(PyExc_TypeError, "%s must be a non-negative int", what);
+    return false;
+  }
+  return true;
+}
+
+// Item `at` of the record tuple `t` (borrowed), or null with an error set.
+PyObject* itemOf(PyObject* t, Py_ssize_t at, const char* what) {
+  if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) <= at) {
+    PyErr_Format(PyExc_TypeError, "%s must be a tuple of more than %zd items", what, at);
+    return nullptr;
+  }
+  return PyTuple_GET_ITEM(t, at);
+}
+
+bool indexOf(PyObject* o, const char* what, long long& v) {
+  v = PyLong_Check(o) ? PyLong_AsLongLong(o) : -1;
+  if (v == -1 && (PyErr_Occurred() || !PyLong_Check(o))) {
+    PyErr_Clear();
+    PyErr_Format(PyExc_TypeError, "%s must be an int", what);
+    return false;
+  }
+  return true;
+}
+
+// The (int, object) pairs of the list `pairs`, in order (objects borrowed).
+bool pairsOf(PyObject* pairs, const char* what, std::vector<std::pair<long long, PyObject*>>& out) {
+  if (!PyList_Check(pairs)) {
+    PyErr_Format(PyExc_TypeError, "%s must be a list", what);
+    return false;
+  }
+  out.reserve(static_cast<size_t>(PyList_GET_SIZE(pairs)));
+  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(pairs); ++i) {
+    PyObject* p = PyList_GET_ITEM(pairs, i);
+    long long index;
+    if (!PyTuple_Check(p) || PyTuple_GET_SIZE(p) != 2) {
+      PyErr_Format(PyExc_TypeError, "%s holds (index, value) pairs", what);
+      return false;
+    }
+    if (!indexOf(PyTuple_GET_ITEM(p, 0), what, index)) return false;
+    out.emplace_back(index, PyTuple_GET_ITEM(p, 1));
+  }
+  return true;
+}
+
+// A copy of the op `op` (a tuple of its record class) with item `at` replaced by `value`
+// (stolen); null with an error set.
+PyObject* replacedOp(PyObject* op, Py_ssize_t at, PyObject* value) {
+  if (value == nullptr) return nullptr;
+  PyTypeObject* cls = Py_TYPE(op);
+  const Py_ssize_t n = PyTuple_GET_SIZE(op);
+  PyObject* copy = cls->tp_alloc(cls, n);
+  if (copy == nullptr) {
+    Py_DECREF(value);
+    return nullptr;
+  }
+  for (Py_ssize_t i = 0; i < n; ++i) PyTuple_SET_ITEM(copy, i, i == at ? value : Py_NewRef(PyTuple_GET_ITEM(op, i)));
+  return copy;
+}
+
+// Appends `o` (stolen) to `list`.
+bool appendStolen(PyObject* list, PyObject* o) {
+  if (o == nullptr) return false;
+  const int failed = PyList_Append(list, o);
+  Py_DECREF(o);
+  return failed == 0;
+}
+
+bool listOfOps(PyObject* ops) {
+  if (PyList_Check(ops)) return true;
+  PyErr_SetString(PyExc_TypeError, "ops must be a list");
+  return false;
+}
+
+PyObject* opsRedirected(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  Py_ssize_t indexAt, outsAt;
+  if (nargs != 5) {
+    PyErr_SetString(PyExc_TypeError, "ops_redirected(ops, redirects, copies, index_at, outs_at)");
+    return nullptr;
+  }
+  std::vector<std::pair<long long, PyObject*>> redirects, copies;
+  if (!listOfOps(args[0]) || !pairsOf(args[1], "redirects", redirects) || !pairsOf(args[2], "copies", copies) ||
+      !positionOf(args[3], "index_at", indexAt) || !positionOf(args[4], "outs_at", outsAt))
+    return nullptr;
+  std::unordered_map<long long, PyObject*> outputs;  // (the last redirect of an op wins)
+  for (const auto& [index, access] : redirects) outputs[index] = access;
+  std::unordered_map<long long, std::vector<PyObject*>> after;  // op index -> copies, as recorded
+  for (const auto& [index, copy] : copies) after[index].push_back(copy);
+  PyObject* ops = args[0];
+  PyObject* out = PyList_New(0);
+  if (out == nullptr) return nullptr;
+  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(ops); ++i) {
+    PyObject* op = PyList_GET_ITEM(ops, i);
+    PyObject* indexItem = itemOf(op, std::max(indexAt, outsAt), "an op") ? PyTuple_GET_ITEM(op, indexAt) : nullptr;
+    long long index;
+    if (indexItem == nullptr || !indexOf(indexItem, "an op's index", index)) {
+      Py_DECREF(out);
+      return nullptr;
+    }
+    auto redirected = outputs.find(index);
+    PyObject* kept = Py_NewRef(op);
+    if (redirected != outputs.end()) {
+      Py_DECREF(kept);
+      PyObject* outs = PyTuple_GET_ITEM(op, outsAt);
+      if (!PyList_Check(outs)) {
+        PyErr_SetString(PyExc_TypeError, "a redirected op's outputs must be a list");
+        Py_DECREF(out);
+        return nullptr;
+      }
+      const Py_ssize_t n = std::max<Py_ssize_t>(PyList_GET_SIZE(outs), 1);
+      PyObject* newOuts = PyList_New(n);
+      if (newOuts != nullptr) {
+        PyList_SET_ITEM(newOuts, 0, Py_NewRef(redirected->second));
+        for (Py_ssize_t k = 1; k < n; ++k) PyList_SET_ITEM(newOuts, k, Py_NewRef(PyList_GET_ITEM(outs, k)));
+      }
+      kept = replacedOp(op, outsAt, newOuts);
+    }
+    if (!appendStolen(out, kept)) {
+      Py_DECREF(out);
+      return nullptr;
+    }
+    auto copied = after.find(index);
+    if (copied == after.end()) continue;
+    for (auto c = copied->second.rbegin(); c != copied->second.rend(); ++c)  // (each made right after the op)
+      if (!appendStolen(out, Py_NewRef(*c))) {
+        Py_DECREF(out);
+        return nullptr;
+      }
+  }
+  return out;
+}
+
+PyObject* stopName = nullptr;   // "stop_tensor_calc" (interned)
+PyObject* startName = nullptr;  // "start_tensor_calc" (interned)
+
+PyObject* opsMatmulGrouped(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  Py_ssize_t indexAt, fieldsAt;
+  if (nargs != 4) {
+    PyErr_SetString(PyExc_TypeError, "ops_matmul_grouped(ops, joins, index_at, fields_at)");
+    return nullptr;
+  }
+  std::vector<std::pair<long long, PyObject*>> joins;
+  if (!listOfOps(args[0]) || !pairsOf(args[1], "joins", joins) || !positionOf(args[2], "index_at", indexAt) ||
+      !positionOf(args[3], "fields_at", fieldsAt))
+    return nullptr;
+  std::unordered_set<long long> continued, joined;
+  for (const auto& [earlier, later] : joins) {
+    long long l;
+    if (!indexOf(later, "a join's later index", l)) return nullptr;
+    continued.insert(earlier);
+    joined.insert(l);
+  }
+  PyObject* ops = args[0];
+  PyObject* out = PyList_New(PyList_GET_SIZE(ops));
+  if (out == nullptr) return nullptr;
+  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(ops); ++i) {
+    PyObject* op = PyList_GET_ITEM(ops, i);
+    long long index;
+    if (itemOf(op, std::max(indexAt, fieldsAt), "an op") == nullptr ||
+        !indexOf(PyTuple_GET_ITEM(op, indexAt), "an op's index", index)) {
+      Py_DECREF(out);
+      return nullptr;
+    }
+    const bool stops = continued.count(index) == 0, starts = joined.count(index) == 0;
+    PyObject* kept = Py_NewRef(op);
+    if (!stops || !starts) {
+      Py_DECREF(kept);
+      PyObject* fields = PyObject_CallOneArg(reinterpret_cast<PyObject*>(&PyDict_Type), PyTuple_GET_ITEM(op, fieldsAt));
+      if (fields != nullptr && ((!stops && PyDict_SetItem(fields, stopName, Py_False) < 0) ||
+                                (!starts && PyDict_SetItem(fields, startName, Py_False) < 0)))
+        Py_CLEAR(fields);
+      kept = replacedOp(op, fieldsAt, fields);
+      if (kept == nullptr) {
+        Py_DECREF(out);
+        return nullptr;
+      }
+    }
+    PyList_SET_ITEM(out, i, kept);
+  }
+  return out;
+}
+
+PyObject* liveRanges(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  Py_ssize_t count, insAt, outsAt, sidAt;
+  if (nargs != 5) {
+    PyErr_SetString(PyExc_TypeError, "live_ranges(ops, storage_count, ins_at, outs_at, sid_at)");
+    return nullptr;
+  }
+  if (!listOfOps(args[0]) || !positionOf(args[1], "storage_count", count) || !positionOf(args[2], "ins_at", insAt) ||
+      !positionOf(args[3], "outs_at", outsAt) || !positionOf(args[4], "sid_at", sidAt))
+    return nullptr;
+  std::vector<Py_ssize_t> first(static_cast<size_t>(count), -1), last(static_cast<size_t>(count), -1);
+  PyObject* ops = args[0];
+  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(ops); ++i) {
+    PyObject* op = PyList_GET_ITEM(ops, i);
+    if (itemOf(op, std::max(insAt, outsAt), "an op") == nullptr) return nullptr;
+    for (PyObject* operands : {PyTuple_GET_ITEM(op, insAt), PyTuple_GET_ITEM(op, outsAt)}) {
+      if (!PyList_Check(operands) && !PyTuple_Check(operands)) {
+        PyErr_SetString(PyExc_TypeError, "an op's operands must be a list or a tuple");
+        return nullptr;
+      }
+      PyObject** items = PySequence_Fast_ITEMS(operands);
+      for (Py_ssize_t k = 0; k < PySequence_Fast_GET_SIZE(operands); ++k) {
+        PyObject* sidItem = itemOf(items[k], sidAt, "an operand");
+        long long sid;
+        if (sidItem == nullptr || !indexOf(sidItem, "an operand's storage number", sid)) return nullptr;
+        if (sid < 0 || sid >= count) {
+          PyErr_Format(PyExc_IndexError, "storage number %lld of %zd", sid, count);
+          return nullptr;
+        }
+        if (first[static_cast<size_t>(sid)] < 0) first[static_cast<size_t>(sid)] = i;
+        last[static_cast<size_t>(sid)] = i;
+      }
+    }
+  }
+  PyObject* firstList = PyList_New(count);
+  PyObject* lastList = PyList_New(count);
+  if (firstList == nullptr || lastList == nullptr) {
+    Py_XDECREF(firstList);
+    Py_XDECREF(lastList);
+    return nullptr;
+  }
+  for (Py_ssize_t s = 0; s < count; ++s) {
+    PyList_SET_ITEM(firstList, s, PyLong_FromSsize_t(first[static_cast<size_t>(s)]));
+    PyList_SET_ITEM(lastList, s, PyLong_FromSsize_t(last[static_cast<size_t>(s)]));
+  }
+  PyObject* ranges = PyTuple_Pack(2, firstList, lastList);
+  Py_DECREF(firstList);
+  Py_DECREF(lastList);
+  return ranges;
+}
+
+PyMethodDef opsRedirectedDef = {
+    "ops_redirected", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(opsRedirected)), METH_FASTCALL,
+    "ops_redirected(ops, redirects, copies, index_at, outs_at): the ops with the record's redirects and copies "
+    "applied (see neuronxsim.nki.passes.Redirects)."};
+PyMethodDef opsMatmulGroupedDef = {
+    "ops_matmul_grouped", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(opsMatmulGrouped)),
+    METH_FASTCALL,
+    "ops_matmul_grouped(ops, joins, index_at, fields_at): the ops with the record's matmul joins applied (see "
+    "neuronxsim.nki.passes.MatmulGroups)."};
+PyMethodDef liveRangesDef = {
+    "live_ranges", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(liveRanges)), METH_FASTCALL,
+    "live_ranges(ops, storage_count, ins_at, outs_at, sid_at): (first, last), per storage number the positions "
+    "of the first and last op using it, -1 if none (see neuronxsim.nki.passes.Liveness)."};
+
+void bindPassFacts(py::module_& m) {
+  stopName = PyUnicode_InternFromString("stop_tensor_calc");
+  startName = PyUnicode_InternFromString("start_tensor_calc");
+  if (stopName == nullptr || startName == nullptr) throw py::error_already_set();
+  for (PyMethodDef* def : {&opsRedirectedDef, &opsMatmulGroupedDef, &liveRangesDef})
+    m.attr(def->ml_name) = py::reinterpret_steal<py::object>(PyCFunction_NewEx(def, nullptr, nullptr));
+}
+
+NXS_REGISTER_SUBMODULE(nki, 46, "the NKI tracer's hot paths", bindPassFacts);
+
+}  // namespace
+}  // namespace nxs::py_bind

@@ -1,0 +1,226 @@
+"""The tracer's passes written in C (cpp/python/trace_pass_facts.cpp, trace_alloc_next_fit.cpp)
+against plain Python statements of what they do, on records made up here, and their refusal of
+malformed input."""
+
+import heapq
+import random
+
+import pytest
+
+from neuronxsim.nki.allocator import _next_fit
+from neuronxsim.nki.record import ACCESS_AT, OP_AT, Access, Op
+from neuronxsim.starfish.lib import _core
+
+INDEX, INS, OUTS, FIELDS, SID = OP_AT["index"], OP_AT["ins"], OP_AT["outs"], OP_AT["fields"], \
+    ACCESS_AT["sid"]
+
+
+def access(sid, offset=0):
+    return tuple.__new__(Access, (sid, offset, [(1, 1)], None))
+
+
+def op(index, ins, outs, fields=None):
+    items = [None] * len(OP_AT)
+    items[INDEX], items[INS], items[OUTS], items[FIELDS] = index, ins, outs, fields
+    return tuple.__new__(Op, items)
+
+
+def test_item_positions_come_from_the_record_classes():
+    assert OP_AT["index"] == 10 and OP_AT["outs"] == 5 and ACCESS_AT["sid"] == 0
+    assert op(7, [], []).index == 7
+
+
+def test_redirects_take_the_last_redirect_and_put_later_copies_first():
+    ops = [op(0, [access(0)], [access(1), access(2)]), op(1, [access(1)], [access(3)]),
+           op(2, [], [access(4)])]
+    redirects = [(0, access(5)), (1, access(6)), (0, access(7))]
+    copy_a, copy_b = op(-1, [access(7)], [access(1)]), op(-1, [access(8)], [access(1)])
+    out = _core.nki.ops_redirected(ops, redirects, [(0, copy_a), (0, copy_b)], INDEX, OUTS)
+    assert [type(o) for o in out] == [Op] * 5
+    assert out[0].outs == [access(7), access(2)] and out[0].ins == ops[0].ins
+    assert out[1:3] == [copy_b, copy_a]
+    assert out[3].outs == [access(6)]
+    assert out[4] is ops[2]
+    assert ops[0].outs == [access(1), access(2)]  # (the record is not edited)
+
+
+def test_matmul_joins_clear_the_flags_in_a_copy_of_the_fields():
+    fields = {"start_tensor_calc": True, "stop_tensor_calc": True, "x": 1}
+    ops = [op(i, [], [], dict(fields)) for i in range(3)]
+    out = _core.nki.ops_matmul_grouped(ops, [(0, 1), (1, 2)], INDEX, FIELDS)
+    assert [o.fields for o in out] == [
+        {"start_tensor_calc": True, "stop_tensor_calc": False, "x": 1},
+        {"start_tensor_calc": False, "stop_tensor_calc": False, "x": 1},
+        {"start_tensor_calc": False, "stop_tensor_calc": True, "x": 1}]
+    assert list(out[1].fields) == list(fields)  # (same key order)
+    assert all(o.fields == fields for o in ops)
+    added = _core.nki.ops_matmul_grouped([op(0, [], [], {})], [(0, 0)], INDEX, FIELDS)
+    assert list(added[0].fields) == ["stop_tensor_calc", "start_tensor_calc"]
+
+
+def test_live_ranges_are_the_first_and_last_use():
+    ops = [op(0, [access(2)], [access(0)]), op(1, [access(0)], [access(3)]),
+           op(2, (access(0), access(3)), [access(0)])]
+    assert _core.nki.live_ranges(ops, 5, INS, OUTS, SID) == ([0, -1, 0, 1, -1],
+                                                            [2, -1, 0, 2, -1])
+
+
+def test_malformed_records_are_refused_with_what_is_wrong():
+    with pytest.raises(TypeError, match="ops must be a list"):
+        _core.nki.live_ranges((), 1, INS, OUTS, SID)
+    with pytest.raises(IndexError, match="storage number 3 of 2"):
+        _core.nki.live_ranges([op(0, [access(3)], [])], 2, INS, OUTS, SID)
+    with pytest.raises(TypeError, match="an operand must be a tuple"):
+        _core.nki.live_ranges([op(0, [1.5], [])], 2, INS, OUTS, SID)
+    with pytest.raises(TypeError, match="an op must be a tuple"):
+        _core.nki.ops_redirected([op(0, [], [])[:3]], [(0, access(1))], [], INDEX, OUTS)
+    with pytest.raises(TypeError, match="redirects holds \\(index, value\\) pairs"):
+        _core.nki.ops_redirected([], [0], [], INDEX, OUTS)
+    with pytest.raises(TypeError, match="outputs must be a list"):
+        _core.nki.ops_redirected([op(0, [], (access(0),))], [(0, access(1))], [], INDEX, OUTS)
+    with pytest.raises(TypeError, match="index_at must be a non-negative int"):
+        _core.nki.ops_matmul_grouped([], [], -1, FIELDS)
+
+
+def next_fit_reference(sizes, first, last, capacity):
+    """allocator._place's loop for tiles that all fit (None at the first that does not)."""
+    live, expiry, addr = [], [], []
+    rover = held = peak = 0
+    for k, size in enumerate(sizes):
+        while expiry and expiry[0][0] < first[k]:
+            gone = heapq.heappop(expiry)[2]
+            live.remove(gone)
+            held -= gone[1] - gone[0]
+        at = _next_fit(live, size, capacity, rover)
+        if at is None:
+            return None
+        rover = at + size
+        entry = (at, at + size, k)
+        live.append(entry)
+        live.sort()
+        heapq.heappush(expiry, (last[k], k, entry))
+        addr.append(at)
+        held += size
+        peak = max(peak, held)
+    return addr, peak
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_next_fit_placement_matches_the_allocators_loop(seed):
+    rnd = random.Random(seed)
+    n = rnd.randrange(1, 60)
+    first = sorted(rnd.randrange(100) for _ in range(n))
+    last = [f + rnd.randrange(0, 30) for f in first]
+    sizes = [64 * rnd.randrange(0, 12) for _ in range(n)]
+    capacity = 64 * rnd.choice([8, 16, 64])
+    assert _core.nki.next_fit_place(sizes, first, last, capacity) == \
+        next_fit_reference(sizes, first, last, capacity)
+
+
+def test_next_fit_placement_gives_up_when_a_tile_fits_nowhere():
+    assert _core.nki.next_fit_place([64, 64], [0, 1], [5, 5], 128) == ([0, 64], 128)
+    assert _core.nki.next_fit_place([64, 128], [0, 1], [5, 5], 128) is None
+    with pytest.raises(ValueError, match="differ in length"):
+        _core.nki.next_fit_place([64], [0, 1], [5], 128)
+
+
+def unique_name_reference(names, counts, base):
+    i = counts.get(base, 0)
+    name = base if i == 0 else f"{base}.{i}"
+    while name in names:
+        i += 1
+        name = f"{base}.{i}"
+    counts[base] = i + 1
+    names.add(name)
+    return name
+
+
+def test_unique_names_skip_the_names_taken():
+    bases = ["t", "t", "u", "t.1", "t", "t", "u"]
+    taken = {"t.2", "u.1"}
+    names, counts = set(taken), {}
+    ref_names, ref_counts = set(taken), {}
+    got = [_core.nki.unique_name(names, counts, b) for b in bases]
+    assert got == [unique_name_reference(ref_names, ref_counts, b) for b in bases]
+    assert got == ["t", "t.1", "u", "t.1.1", "t.3", "t.4", "u.2"]
+    assert (names, counts) == (ref_names, ref_counts)
+    with pytest.raises(TypeError, match="unique_name"):
+        _core.nki.unique_name([], counts, "t")
+
+
+def emitted_tensors_reference(program):
+    """What the emission pass's Python loop made before it moved to C."""
+    from neuronxsim.nki.emit import _DTYPE_NUMBERS, _KINDS
+    from neuronxsim.nki.tensor import INPUT, SBUF, SHARED_HBM
+    _, _, _, _, sb, psum, input_type, output_type, dram, ext_in, ext_out, internal = _KINDS
+    record, first_use, addr = program.record, program.first_use, program.addr
+    outputs = set(program.outputs)
+    tensors, tensor_of = [], [-1] * len(program.storages)
+    for st in program.storages:
+        used = first_use[st.sid] >= 0
+        if not used and (st.on_chip or st.kind not in (INPUT, SHARED_HBM)):
+            continue
+        if st.name is None:
+            st.name = unique_name_reference(record.names, record.name_counts, st.hint)
+        number = _DTYPE_NUMBERS[st.dtype]
+        if st.on_chip:
+            tensors.append((st.name, sb if st.kind == SBUF else psum, number,
+                            (st.layout.partitions, st.layout.row), internal, st.layout.partitions,
+                            st.bytes_per_partition,
+                            0 if st.placement is None else st.placement[0], addr[st.sid]))
+        elif st.kind == INPUT:
+            tensors.append((st.name, input_type, number, st.shape, ext_in, 0, 0, 0, 0))
+        elif st in outputs:
+            tensors.append((st.name, output_type, number, st.shape, ext_out, 0, 0, 0, 0))
+        elif used:
+            tensors.append((st.name, dram, number, st.shape, internal, 0, 0, 0, 0))
+        else:
+            continue
+        tensor_of[st.sid] = len(tensors) - 1
+    return tensors, tensor_of
+
+
+def test_the_tensor_table_is_the_emission_loops():
+    import neuronxsim.nki as nki
+    import neuronxsim.nki.language as nl
+    from neuronxsim import bir
+    from neuronxsim.nki.emit import _KINDS
+    from neuronxsim.nki.kernel import record_kernel
+    from neuronxsim.nki.passes import PIPELINE, Program
+
+    @nki.jit
+    def kernel(a, b):
+        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        unused = nl.ndarray((4, 4), dtype=nl.float32, buffer=nl.shared_hbm)  # noqa: F841
+        for i in nl.affine_range(2):
+            t = nl.load(a[i * 64:(i + 1) * 64, :])
+            u = nl.exp(t) + nl.load(b[i * 64:(i + 1) * 64, :])
+            nl.store(out[i * 64:(i + 1) * 64, :], u * 2.0)
+        return out
+
+    T = nki.typing.tensor
+    recording = record_kernel(kernel, (T[[128, 32], nl.float32], T[[128, 32], nl.bfloat16]), {},
+                              "trn1")
+    record = recording.tracer.cores[0].record
+    program = Program(record, "trn1", recording.tracer.sbuf_bytes, recording.returned[0],
+                      bir.Module())
+    for stage in PIPELINE[:-1]:  # (up to the emission)
+        stage.run(program)
+    unnamed = [st for st in program.storages if st.name is None]
+    assert len(unnamed) > 3  # (temporaries, and the shared_hbm tensor nothing uses)
+    names, counts = set(record.names), dict(record.name_counts)
+    expected = emitted_tensors_reference(program)
+    expected_names = [st.name for st in program.storages]
+    for st in unnamed:
+        st.name = None
+    record.names, record.name_counts = names, counts
+    got = _core.nki.tensor_table(program.storages, program.first_use, program.addr,
+                                 set(program.outputs), record.names, record.name_counts, _KINDS)
+    assert got == expected
+    assert [st.name for st in program.storages] == expected_names
+    assert any(t[1] == _KINDS[7] for t in got[0]) and any(t[1] == _KINDS[6] for t in got[0])
+    with pytest.raises(TypeError, match="has no slot sid"):
+        _core.nki.tensor_table([object()], [0], [None], set(), set(), {}, _KINDS)
+    with pytest.raises(TypeError, match="tensor_table"):
+        _core.nki.tensor_table(program.storages, program.first_use, program.addr, set(),
+                               set(), {}, _KINDS[:3])
