@@ -344,7 +344,8 @@ void prefetchAhead(const std::vector<std::unique_ptr<bir::Instruction>>& insts, 
     for (const auto* list : {&I.ins, &I.outs})
       for (const bir::AccessPattern& ap : *list) {
         __builtin_prefetch(ap.pattern.data());
-        const char* loc = reinterpret_cast<const char*>(ap.loc);  // null for an immediate: harmless
+        if (!ap.loc) continue;  // an immediate
+        const char* loc = reinterpret_cast<const char*>(ap.loc);
         for (size_t line = 0; line < sizeof(bir::MemoryLocation); line += 64) __builtin_prefetch(loc + line);
       }
   }
