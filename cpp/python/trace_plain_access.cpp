@@ -28,6 +28,9 @@
 #include "trace_record.h"
 
 #include "bindings.h"
+#include "bir/Error.h"
+#include "bir/Memory.h"
+#include "bir/View.h"
 
 namespace nxs::py_bind {
 namespace {
@@ -69,7 +72,20 @@ struct Ref {  // a new reference, released at the end of the scope
   }
 };
 
-// The access of a [p, n] view that has none yet, or None (a new reference; null on error).
+// One partition row of `row` elements (as float32: elements are what the tracer counts), the
+// location the tile views of viewAccess are made over.
+bir::MemoryLocation rowLocation(long long row) {
+  bir::MemoryLocation loc;
+  loc.type = bir::MemoryType::SB;
+  loc.partitions = numPartitions;
+  loc.bytes_per_partition = row * static_cast<long long>(sizeof(float));
+  return loc;
+}
+
+// The access of a [p, n] view that has none yet, or None (a new reference; null on error). The
+// access-pattern algebra is bir::View's: the view is the tile's first p partitions, sliced to n
+// elements every s1 from column `offset` of the row (View::slice refuses a slice that starts in
+// a later partition or leaves the row); its ap() is the access.
 PyObject* viewAccess(PyObject* view, PyObject* st, PyObject* layout, PyObject* shape, PyObject* offsetObj,
                      long long offset, long long& n) {
   Ref onChip(attr(st, names.on_chip));
@@ -88,22 +104,22 @@ PyObject* viewAccess(PyObject* view, PyObject* st, PyObject* layout, PyObject* s
   if (!intValue(Py_NewRef(PyTuple_GET_ITEM(strides.get(), 0)), s0) ||
       !intValue(Py_NewRef(PyTuple_GET_ITEM(strides.get(), 1)), s1))
     return nullptr;
-  if (p > numPartitions || offset >= row || (p != 1 && s0 != row)) return Py_NewRef(Py_None);
-  Ref free(nullptr);
-  if (n == 1) {
-    free.p = Py_BuildValue("(ii)", 1, 1);
-  } else {
-    if (!(0 < s1 && s1 < row) || offset + s1 * (n - 1) >= row) return Py_NewRef(Py_None);
-    free.p = PyTuple_Pack(2, PyTuple_GET_ITEM(strides.get(), 1), PyTuple_GET_ITEM(shape, 1));
+  // (a tile view's partition dim steps one row: the hardware has no other partition stride, and
+  // View has none; View::slice walks forwards: a backward or repeating free dim is the general
+  // path's, as is an offset past the tile's first row)
+  if (p > numPartitions || (p != 1 && s0 != row) || (n != 1 && s1 < 1) || offset >= row) return Py_NewRef(Py_None);
+  bir::AccessPattern ap;
+  try {
+    bir::MemoryLocation loc = rowLocation(row);
+    ap = bir::View::onChip(&loc, bir::DType::float32, p, {row}).slice(0, offset, n, n == 1 ? 1 : s1).ap();
+  } catch (const bir::BIRError&) {  // (the slice leaves the row)
+    return Py_NewRef(Py_None);
   }
-  Ref partitionPair(Py_BuildValue("(LL)", row, p));
-  if (free.get() == nullptr || partitionPair.get() == nullptr) return nullptr;
-  // (the same objects Python's [(row, p), free] would hold: row and p as ints, free's step and num
-  // the view's own)
-  Ref pairs(PyList_New(2));
+  // [(row, p), (step, num)] ((1, 1) for a single column)
+  Ref pairs(Py_BuildValue("[(LL)(LL)]", static_cast<long long>(ap.pattern[0].step),
+                          static_cast<long long>(ap.pattern[0].num), static_cast<long long>(ap.pattern[1].step),
+                          static_cast<long long>(ap.pattern[1].num)));
   if (pairs.get() == nullptr) return nullptr;
-  PyList_SET_ITEM(pairs.get(), 0, partitionPair.release());
-  PyList_SET_ITEM(pairs.get(), 1, free.release());
   Ref acc(newAccessRecord(accessClass, st, offsetObj, pairs.get()));
   if (acc.get() == nullptr || PyObject_SetAttr(view, names.access, acc.get()) < 0) return nullptr;
   return acc.release();

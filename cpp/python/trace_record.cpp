@@ -52,31 +52,7 @@ PyObject* tupleOf(PyObject* cls, PyObject** items, Py_ssize_t n) {
   return t;
 }
 
-PyObject* newOp(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
-  if (nargs < 9 || nargs > 11) {
-    PyErr_SetString(PyExc_TypeError,
-                    "new_op(cls, opcode, engine, ins, outs, fields, loc, loop, index, out_box=None, "
-                    "zero_fill=False)");
-    return nullptr;
-  }
-  PyObject* loc = args[6];
-  PyObject* items[13] = {
-      numberOf(args[1]),
-      numberOf(args[2]),
-      loc == Py_None ? PyUnicode_FromStringAndSize("", 0) : PyObject_GetAttr(loc, shortName),
-      Py_NewRef(args[5]),  // fields
-      Py_NewRef(args[3]),  // ins
-      Py_NewRef(args[4]),  // outs
-      Py_NewRef(args[1]),  // opcode
-      Py_NewRef(args[2]),  // engine
-      Py_NewRef(loc),
-      Py_NewRef(args[7]),   // loop
-      Py_NewRef(args[8]),   // index
-      Py_NewRef(nargs > 9 ? args[9] : Py_None),    // out_box
-      Py_NewRef(nargs > 10 ? args[10] : Py_False),  // zero_fill
-  };
-  return tupleOf(args[0], items, 13);
-}
+PyObject* newOp(PyObject*, PyObject* const* args, Py_ssize_t nargs) { return newOpRecord(args, nargs); }
 
 PyObject* newAccess(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   if (nargs != 4) {
@@ -107,6 +83,32 @@ void bindRecord(py::module_& m) {
 NXS_REGISTER_SUBMODULE(nki, 43, "the NKI tracer's hot paths", bindRecord);
 
 }  // namespace
+
+PyObject* newOpRecord(PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs < 9 || nargs > 11) {
+    PyErr_SetString(PyExc_TypeError,
+                    "new_op(cls, opcode, engine, ins, outs, fields, loc, loop, index, out_box=None, "
+                    "zero_fill=False)");
+    return nullptr;
+  }
+  PyObject* loc = args[6];
+  PyObject* items[13] = {
+      numberOf(args[1]),
+      numberOf(args[2]),
+      loc == Py_None ? PyUnicode_FromStringAndSize("", 0) : PyObject_GetAttr(loc, shortName),
+      Py_NewRef(args[5]),  // fields
+      Py_NewRef(args[3]),  // ins
+      Py_NewRef(args[4]),  // outs
+      Py_NewRef(args[1]),  // opcode
+      Py_NewRef(args[2]),  // engine
+      Py_NewRef(loc),
+      Py_NewRef(args[7]),   // loop
+      Py_NewRef(args[8]),   // index
+      Py_NewRef(nargs > 9 ? args[9] : Py_None),    // out_box
+      Py_NewRef(nargs > 10 ? args[10] : Py_False),  // zero_fill
+  };
+  return tupleOf(args[0], items, 13);
+}
 
 PyObject* newAccessRecord(PyObject* cls, PyObject* storage, PyObject* offset, PyObject* pairs) {
   PyObject* items[4] = {PyObject_GetAttr(storage, sidName), Py_NewRef(offset), Py_NewRef(pairs),

@@ -5,6 +5,8 @@
 //
 // Why C: a trace makes a few such objects per recorded instruction; a Python function that
 // assigns each slot costs a frame and an attribute store per slot.
+#include "trace_slotted.h"
+
 #include "bindings.h"
 
 #include <structmember.h>
@@ -56,22 +58,7 @@ PyObject* newSlotted(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     PyErr_SetString(PyExc_TypeError, "new_slotted(cls, *values): cls must be a class");
     return nullptr;
   }
-  auto* cls = reinterpret_cast<PyTypeObject*>(args[0]);
-  const std::vector<Py_ssize_t>* offsets = offsetsOf(cls);
-  if (offsets == nullptr) return nullptr;
-  if (static_cast<size_t>(nargs - 1) > offsets->size()) {
-    PyErr_Format(PyExc_TypeError, "new_slotted: %s has %zu slots, not %zd", cls->tp_name, offsets->size(),
-                 nargs - 1);
-    return nullptr;
-  }
-  PyObject* o = cls->tp_alloc(cls, 0);
-  if (o == nullptr) return nullptr;
-  char* base = reinterpret_cast<char*>(o);
-  for (size_t i = 0; i < offsets->size(); ++i) {
-    PyObject* value = static_cast<Py_ssize_t>(i + 1) < nargs ? args[i + 1] : Py_None;
-    *reinterpret_cast<PyObject**>(base + (*offsets)[i]) = Py_NewRef(value);
-  }
-  return o;
+  return newSlottedObject(args[0], args + 1, nargs - 1);
 }
 
 PyMethodDef newSlottedDef = {
@@ -86,4 +73,22 @@ void bindSlotted(py::module_& m) {
 NXS_REGISTER_SUBMODULE(nki, 44, "the NKI tracer's hot paths", bindSlotted);
 
 }  // namespace
+
+PyObject* newSlottedObject(PyObject* clsObject, PyObject* const* values, Py_ssize_t n) {
+  auto* cls = reinterpret_cast<PyTypeObject*>(clsObject);
+  const std::vector<Py_ssize_t>* offsets = offsetsOf(cls);
+  if (offsets == nullptr) return nullptr;
+  if (static_cast<size_t>(n) > offsets->size()) {
+    PyErr_Format(PyExc_TypeError, "new_slotted: %s has %zu slots, not %zd", cls->tp_name, offsets->size(), n);
+    return nullptr;
+  }
+  PyObject* o = cls->tp_alloc(cls, 0);
+  if (o == nullptr) return nullptr;
+  char* base = reinterpret_cast<char*>(o);
+  for (size_t i = 0; i < offsets->size(); ++i) {
+    PyObject* value = static_cast<Py_ssize_t>(i) < n ? values[i] : Py_None;
+    *reinterpret_cast<PyObject**>(base + (*offsets)[i]) = Py_NewRef(value);
+  }
+  return o;
+}
 }  // namespace nxs::py_bind

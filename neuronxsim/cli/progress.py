@@ -27,7 +27,7 @@ def traced_instructions() -> Optional[int]:
     nothing is being traced (read from another thread, for the bar only)."""
     try:
         from neuronxsim.nki import tracer
-        t = tracer._CURRENT
+        t = tracer.peek()
         return None if t is None else sum(len(core.ops) for core in t.cores)
     except Exception:  # the tracer changed shape: the bar just shows no count
         return None

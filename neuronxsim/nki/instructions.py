@@ -972,10 +972,17 @@ def dma(tr, opcode, dst: Tensor, src: Tensor, loc, mask=None, rmw=None, what="dm
             for axis, (lo, hi) in enumerate(box):
                 src = src.restrict(axis, lo, hi)
                 dst = dst.restrict(axis, lo, hi)
-    src_acc = _hbm_access(src, s_st) if s_st.state.write_count or s_st.kind == INPUT else None
+    s = s_st.state
+    if s_st.on_chip:  # (engine_in's plain case: a tile the DMA reads as it is)
+        src_acc = plain_tile_access(src, s_st, _DMA) if s.write_count and s.forward is None and \
+            s.pending_zero is None and not src.checks else None
+    else:
+        src_acc = _hbm_access(src, s_st) if s.write_count or s_st.kind == INPUT else None
     ins = [src_acc or tr.read(src, loc)]
     if fresh and box is None:
         outs = [tr.write_fresh(dst)]
+    elif d_st.on_chip:
+        outs = [tr.write_plain(dst, _DMA) or tr.write(dst, loc)]
     else:
         dst_acc = _hbm_access(dst, d_st) if d_st.kind != INPUT else None
         if dst_acc is not None:  # what tr.write does for it (see there)

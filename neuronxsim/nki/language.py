@@ -616,7 +616,7 @@ def assign(dst: Tensor, value):
                            "nl.store")
         if not value.storage.on_chip:
             _tile(value, None, "the assigned value")  # (the error for an HBM tensor)
-        if d_st.kind == PSUM and tr.place_matmul(value, dst, accumulate=False):
+        if d_st.kind == PSUM and tr.place_matmul(value, dst, False):
             return
         op = tr.fresh_result(value)
         if op is not None and _can_write(op, dst):
@@ -657,7 +657,7 @@ def accumulate(dst: Tensor, value, name: str) -> Tensor:
     if value.__class__ is Tensor and value.storage.state.masked_out:
         return dst  # the instruction computing the value was masked out
     if name == "add" and value.__class__ is Tensor and dst.storage.kind == PSUM and \
-            tr.place_matmul(value, dst, accumulate=True):
+            tr.place_matmul(value, dst, True):
         return dst
     loc = caller_location(1)  # (called from Tensor's in-place operator)
     if dst.__class__ is not Tensor or not dst.storage.on_chip:

@@ -207,76 +207,9 @@ class Tensor:
 
     # ---- views ----
     def __getitem__(self, key) -> "Tensor":
-        if key is Ellipsis:
-            return self
-        view = None
-        if key.__class__ is tuple and not self.checks:
-            n = len(key)
-            shape = self.shape
-            if n == 2 and len(shape) == 2:
-                r, c = key
-                if r.__class__ is IndexExpr:  # t[t * 128 + ip, ic]
-                    view = partition_free_subscript(r, c, shape, self.strides, self.offset)
-                    if view is not None:
-                        return new_view(self.storage, view[0], view[1], view[2], ())
-                # t[a:b, c:d] (or `:`) inside a 2-D tensor, the commonest subscript of all
-                elif r.__class__ is slice and c.__class__ is slice and r.step is None and \
-                        c.step is None:
-                    r0, r1, c0, c1 = r.start, r.stop, c.start, c.stop
-                    n0, n1 = shape
-                    if r0 is None and r1 is None:
-                        r0, r1 = 0, n0
-                    if c0 is None and c1 is None:
-                        c0, c1 = 0, n1
-                    if r0.__class__ is not int or r1.__class__ is not int or \
-                            c0.__class__ is not int or c1.__class__ is not int:
-                        # t[i * 128:(i + 1) * 128, ...]: in a slice, a loop index is the integer
-                        # it is (as plain_subscript makes it)
-                        if r0.__class__ is LoopIndex:
-                            r0 = _int_index(r0)
-                        if r1.__class__ is LoopIndex:
-                            r1 = _int_index(r1)
-                        if c0.__class__ is LoopIndex:
-                            c0 = _int_index(c0)
-                        if c1.__class__ is LoopIndex:
-                            c1 = _int_index(c1)
-                    if r0.__class__ is int and r1.__class__ is int and c0.__class__ is int and \
-                            c1.__class__ is int and 0 <= r0 < r1 <= n0 and 0 <= c0 < c1 <= n1:
-                        strides = self.strides
-                        return new_view(self.storage,
-                                      self.offset + r0 * strides[0] + c0 * strides[1],
-                                      (r1 - r0, c1 - c0), strides, ())
-            if n and key[0].__class__ is int and n <= len(shape):
-                # t[i, ...]: a block of a multi-tile ndarray (an on-chip one may have been
-                # subscripted so before: it has `blocks`)
-                blocks = self.blocks
-                memo = _block_key(key) if blocks is not None or self.storage.on_chip else None
-                if memo is not None:
-                    if blocks is None:
-                        blocks = self.blocks = {}
-                    else:
-                        view = blocks.get(memo)
-                        if view is not None:
-                            self.last_subscript = (key, view)
-                            return view
-                    view = basic_subscript(key, shape, self.strides, self.offset)
-                    view = blocks[memo] = new_view(self.storage, view[0], view[1], view[2],
-                                                 view[3])
-                    self.last_subscript = (key, view)
-                    return view
-                view = basic_subscript(key, shape, self.strides, self.offset)
-        if view is None:
-            plain = plain_subscript(key if key.__class__ is tuple else (key,),
-                                    self.storage.on_chip and key.__class__ is tuple)
-            if plain is not None:  # (loop indices: see plain_subscript)
-                return self[plain if key.__class__ is tuple else plain[0]]
-            if key.__class__ is Tensor or key.__class__ is tuple and any(
-                    k.__class__ is Tensor for k in key):  # t[.., idx_tile, ...]: rows picked
-                return _indirect(self, key)               # at run time
-            view = resolve_subscript(key, self.shape, self.strides, self.offset, self.checks)
-        view = new_view(self.storage, view[0], view[1], view[2], view[3])
-        self.last_subscript = (key, view)
-        return view
+        # (replaced below by _core.nki's subscript, which takes `...` and `t[a:b, c:d]` of a 2-D
+        # tensor itself and hands every other key to _getitem)
+        return _getitem(self, key)
 
     def __setitem__(self, key, value):
         last = self.last_subscript
@@ -288,6 +221,7 @@ class Tensor:
             view = self[key]
         if value is not view:  # (`t[key] op= x` stores back the view the operation updated)
             _nl.assign(view, value)
+
 
     def restrict(self, axis: int, lo: int, hi: int) -> "Tensor":
         """The view with dimension ``axis`` limited to ``[lo, hi)`` (how masks apply)."""
@@ -372,12 +306,66 @@ class Tensor:
     def __itruediv__(self, o): return _nl.accumulate(self, o, "divide")
 
 
+def _getitem(self: Tensor, key) -> Tensor:
+    """``self[key]`` for the keys the C subscript (``Tensor.__getitem__``) hands on: index
+    expressions, blocks of multi-tile tensors, loop-index keys, masks, run-time (indirect) rows,
+    and every error."""
+    view = None
+    if key.__class__ is tuple and not self.checks:
+        n = len(key)
+        shape = self.shape
+        if n == 2 and len(shape) == 2:
+            r, c = key
+            if r.__class__ is IndexExpr:  # t[t * 128 + ip, ic]
+                view = partition_free_subscript(r, c, shape, self.strides, self.offset)
+                if view is not None:
+                    return new_view(self.storage, view[0], view[1], view[2], ())
+        if n and key[0].__class__ is int and n <= len(shape):
+            # t[i, ...]: a block of a multi-tile ndarray (an on-chip one may have been
+            # subscripted so before: it has `blocks`)
+            blocks = self.blocks
+            memo = _block_key(key) if blocks is not None or self.storage.on_chip else None
+            if memo is not None:
+                if blocks is None:
+                    blocks = self.blocks = {}
+                else:
+                    view = blocks.get(memo)
+                    if view is not None:
+                        self.last_subscript = (key, view)
+                        return view
+                view = basic_subscript(key, shape, self.strides, self.offset)
+                view = blocks[memo] = new_view(self.storage, view[0], view[1], view[2],
+                                             view[3])
+                self.last_subscript = (key, view)
+                return view
+            view = basic_subscript(key, shape, self.strides, self.offset)
+    if view is None:
+        plain = plain_subscript(key if key.__class__ is tuple else (key,),
+                                self.storage.on_chip and key.__class__ is tuple)
+        if plain is not None:  # (loop indices: see plain_subscript)
+            return self[plain if key.__class__ is tuple else plain[0]]
+        if key.__class__ is Tensor or key.__class__ is tuple and any(
+                k.__class__ is Tensor for k in key):  # t[.., idx_tile, ...]: rows picked
+            return _indirect(self, key)               # at run time
+        view = resolve_subscript(key, self.shape, self.strides, self.offset, self.checks)
+    view = new_view(self.storage, view[0], view[1], view[2], view[3])
+    self.last_subscript = (key, view)
+    return view
+
+
 _int_index = int.__index__  # (a loop index as the plain integer it is)
 
 
 #: ``new_view(storage, offset, shape, strides, checks)``: a :class:`Tensor` (the rest of its
 #: slots None). In C (``cpp/python/trace_slotted.cpp``): a trace makes a few per instruction.
 new_view = functools.partial(_core.nki.new_slotted, Tensor)
+
+_core.nki.configure_subscripts(Tensor, LoopIndex, _getitem)
+#: ``t[key]`` in C (``cpp/python/trace_subscript.cpp``): ``...`` (the tensor itself) and
+#: ``t[a:b, c:d]`` of ints, loop indices or ``:`` inside a 2-D tensor without bound checks (the
+#: commonest subscript of all: the view from ``offset + a * strides[0] + c * strides[1]`` of shape
+#: ``(b - a, d - c)``, sharing the tensor's strides); every other key is ``_getitem``'s.
+Tensor.__getitem__ = _core.nki.subscript_method(Tensor)
 
 
 class IndirectView:

@@ -162,9 +162,6 @@ class CoreTrace:
         return self.record.unique_name(base)
 
 
-_CURRENT: "Tracer | None" = None
-
-
 def _no_tracer():
     raise NKIError("nki.language and nki.isa functions run only inside a kernel being traced "
                    "(call the kernel through nki.jit, nki.simulate_kernel or nki.trace)",
@@ -172,13 +169,16 @@ def _no_tracer():
 
 
 _core.nki.set_no_tracer(_no_tracer)
-#: ``current()``: the Tracer recording a kernel (``_CURRENT``), else the NKIError of
+#: ``current()``: the Tracer recording a kernel, else the NKIError of
 #: ``_no_tracer``. In C (``cpp/python/trace_current.cpp``): nearly every nl / nisa call asks.
 current = _core.nki.current
+#: ``peek()``: the Tracer recording a kernel, else None. The C state behind ``current`` is the
+#: one home of the current tracer.
+peek = _core.nki.peek
 
 
 def active() -> bool:
-    return _CURRENT is not None
+    return peek() is not None
 
 
 class Tracer:
@@ -196,6 +196,7 @@ class Tracer:
         self.cores = [CoreTrace(i) for i in range(num_cores)]
         self.core = self.cores[0]
         self.ops = self.core.record.ops  # (the current core's, read on every instruction)
+        self.storages = self.core.record.storages  # (the current core's, see new_result)
         self.program_ids: tuple = (0,)
         self.grid: tuple = (1,)
         self.instance = 0  # index of the SPMD instance being traced on this core
@@ -216,21 +217,18 @@ class Tracer:
         self.site_counts: dict = {}
 
     def __enter__(self):
-        global _CURRENT
-        if _CURRENT is not None:
+        if peek() is not None:
             raise NKIError("a kernel is already being traced (nested traces are not supported)")
-        _CURRENT = self
         _core.nki.set_current(self)
         return self
 
     def __exit__(self, *exc):
-        global _CURRENT
-        _CURRENT = None
         _core.nki.set_current(None)
 
     def set_core(self, index: int):
         self.core = self.cores[index]
         self.ops = self.core.record.ops
+        self.storages = self.core.record.storages
 
     def begin_instance(self, program_ids: tuple, instance: int):
         self.program_ids = program_ids
@@ -491,22 +489,12 @@ class Tracer:
         start = view.offset // st.layout.row
         return max(0, min(view.shape[0], s.written_partitions - start))
 
-    def record(self, opcode, engine, ins, outs, fields, loc, out_box=None,
-               zero_fill: bool = False) -> Op:
-        """Appends an instruction to the record; ``out_box``: the mask box its first output was
-        cut to (None when it covers the iteration space); ``zero_fill``: the memset of
-        ``nl.zeros`` (see :meth:`zero_fill`)."""
-        ops = self.ops
-        if self.recordable == 0:
-            raise NKIError(f"kernel {self.kernel_name} records more than max_instructions="
-                           f"{self.max_instructions} instructions; if it should, raise the cap: "
-                           "max_instructions=N when tracing or simulating, --max-instructions N "
-                           f"on the neuronxsim command, or {MAX_INSTRUCTIONS_ENV}=N", loc)
-        self.recordable -= 1
-        op = new_op(opcode, engine, ins, outs, fields, loc, self.loop, len(ops), out_box,
-                    zero_fill)
-        ops.append(op)
-        return op
+    def _refuse_cap(self, loc):
+        """The error of ``record`` (see below) at the cap on recorded instructions."""
+        raise NKIError(f"kernel {self.kernel_name} records more than max_instructions="
+                       f"{self.max_instructions} instructions; if it should, raise the cap: "
+                       "max_instructions=N when tracing or simulating, --max-instructions N "
+                       f"on the neuronxsim command, or {MAX_INSTRUCTIONS_ENV}=N", loc)
 
     def zero_fill(self, view: Tensor, loc) -> Op:
         """``nl.zeros``: records the Memset filling the whole storage of ``view`` (its full
@@ -514,7 +502,7 @@ class Tracer:
         st = view.storage
         s = st.state
         acc = plain_tile_access(view, st, Engine.DVE) or self.access(view, loc)
-        op = self.record(IT.Memset, Engine.DVE, [], [acc], _ZERO_FILL, loc, zero_fill=True)
+        op = self.record(IT.Memset, Engine.DVE, [], [acc], _ZERO_FILL, loc, None, True)
         s.pending_zero = op
         s.write_count += 1
         s.written_partitions = st.layout.partitions
@@ -527,13 +515,12 @@ class Tracer:
         self.core.record.zeros_needed.add(s.pending_zero.index)
         s.pending_zero = None
 
-    def new_result(self, kind: str, dtype: np.dtype, shape: tuple, name: str, loc) -> Tensor:
-        """A fresh temporary tile for an instruction's result."""
+    def _new_result_general(self, kind: str, dtype: np.dtype, shape: tuple, name: str,
+                            loc) -> Tensor:
+        """``new_result`` (see below) of a shape that is not a tuple of at most two dimensions."""
         if len(shape) <= 2:  # [P, F] or [P] (what new_storage does for it, inline)
-            storages = self.core.record.storages
+            storages = self.storages
             layout = self.tile_layouts.get(shape) or self._tile_layout(kind, shape)
-            # (Storage's slots in order: sid, kind, dtype, shape, layout, on_chip, strides, name,
-            # hint, created_at, explicit_name, placement, state)
             st = _new_slotted(Storage, len(storages), kind, dtype, shape, layout, layout.on_chip,
                               layout.strides, None, name, loc, False, None, new_state())
             storages.append(st)
@@ -541,35 +528,6 @@ class Tracer:
         return self.new_storage(kind, dtype, shape, name, loc).full_view()
 
     # ---- the redirect of `dst[...] = expr` ----
-    def fresh_result(self, value: Tensor) -> Op | None:
-        """The instruction that just produced ``value``, if ``value`` is an untouched temporary
-        it alone wrote (so that instruction can write elsewhere instead)."""
-        ops = self.ops
-        if not ops:
-            return None
-        op = ops[-1]
-        st = value.storage
-        s = st.state
-        outs = op.outs
-        if not outs:
-            return None
-        out = self.core.redirected.get(op.index) or outs[0]  # (core.first_output, inline)
-        # (a result's view shares its storage's shape and strides tuples: `is` decides the
-        # usual case before comparing them)
-        if out.storage is not st or s.write_count != 1 or s.forward is not None or \
-                op.zero_fill or value.offset or \
-                value.shape is not st.shape and value.shape != st.shape or \
-                value.strides is not st.strides and value.strides != st.strides:
-            return None  # (not a full view)
-        if op.opcode is IT.Matmult:
-            return op  # (it reads SBUF and writes one PSUM tile: nothing else touches st)
-        for a in op.ins:
-            if a.storage is st:
-                return None
-        if len(outs) > 1 and any(a.storage is st for a in outs[1:]):
-            return None
-        return op
-
     def redirect(self, op: Op, value: Tensor, dst: Tensor, loc, merge: bool = True,
                  matmul: bool = False, checked_as: tuple | None = None) -> Access:
         """Makes ``op`` write ``dst`` instead of the temporary ``value``; ``checked_as``:
@@ -617,10 +575,10 @@ class Tracer:
         either starting a new accumulation group or adding to the one open there. Errors locate
         the kernel line themselves."""
         ops = self.ops
-        if not ops or ops[-1].opcode is not IT.Matmult:  # (the cheap test first)
+        if not ops or ops[-1][6] is not _MATMULT:  # (op.opcode; the cheap test first)
             return False
         op = self.fresh_result(value)
-        if op is None or op.fields["is_transpose"]:
+        if op is None or op[3]["is_transpose"]:  # (op.fields)
             return False
         st = dst.storage
         if st.kind != PSUM:
@@ -631,13 +589,22 @@ class Tracer:
             groups = s.groups = MatmulGroups(s.write_count == 0)
         if not accumulate and s.pending_zero is not None and not dst.is_full_view():
             self.need_zeros(s)  # the rest of the tile must still read as zeros
-        acc = self.redirect(op, value, dst, None, merge=False, matmul=True)
-        core = self.core
-        first = core.double_rows.get(op.index)  # (a pair: the first half moves along)
-        if first is not None:
+        if op[11] is None:  # (no out_box: redirect's steps for a matmul, inline)
+            acc = write_plain(dst, op[7], True) or self.write(dst, None, False, matmul=True)
+            core = self.core
+            index = op[10]  # (op.index)
+            temp = (core.redirected.get(index) or op[5][0])[3]  # (core.first_output(op).storage)
+            core.redirected[index] = acc
+            core.record.redirects.append((index, acc))
+            temp.state.forward = (dst, acc[3].state.write_count, op)
+        else:
+            acc = self.redirect(op, value, dst, None, False, True)
+            core = self.core
+        first = core.double_rows.get(op[10]) if core.double_rows else None
+        if first is not None:  # (a pair: the first half moves along)
             core.redirected[first.index] = acc
             core.record.redirects.append((first.index, acc))
-        region = acc.key()
+        region = (acc[1], tuple(acc[2]))  # (acc.key())
         # (op was recorded starting and stopping its group: only a join changes that)
         if accumulate:
             if (s.zero_init or groups.unwritten) and region not in groups.zero_started:
@@ -669,6 +636,26 @@ class Tracer:
                        if _overlaps(a, _extent(first_output(op)))]:
             del groups.open[region]
 
+
+_core.nki.configure_tracer_methods(Op, Storage, Tensor, new_state, IT.Matmult)
+# Three methods in C (cpp/python/trace_tracer_methods.cpp), installed as method descriptors: every
+# traced instruction calls them, and as Python methods each cost a frame and dozens of bytecodes.
+#
+# ``record(opcode, engine, ins, outs, fields, loc, out_box=None, zero_fill=False)``: appends an
+# instruction to the record and returns its Op; ``out_box``: the mask box its first output was cut
+# to (None when it covers the iteration space); ``zero_fill``: the memset of ``nl.zeros`` (see
+# ``zero_fill``). At the cap on recorded instructions, ``_refuse_cap`` raises.
+Tracer.record = _core.nki.tracer_method(Tracer, "record")
+# ``new_result(kind, dtype, shape, name, loc)``: a fresh temporary tile for an instruction's result
+# (a [P, F] or [P] storage appended to ``storages``, its layout shared by shape through
+# ``tile_layouts``, and its full view; other shapes: ``_new_result_general``).
+Tracer.new_result = _core.nki.tracer_method(Tracer, "new_result")
+# ``fresh_result(value)``: the instruction that just produced ``value``, if ``value`` is an untouched
+# temporary it alone wrote (so that instruction can write elsewhere instead): the full view of the
+# storage of the last op's first output (as redirects left it: ``core.first_output``), written once,
+# not forwarded, not an ``nl.zeros`` fill, and, unless the op is a matmul (which reads SBUF and
+# writes one PSUM tile), no other operand of the op on that storage; else None.
+Tracer.fresh_result = _core.nki.tracer_method(Tracer, "fresh_result")
 
 # The fields of every nl.zeros memset, one dict (the fields of a recorded op never change).
 _ZERO_FILL = {"mode": bir.MemsetMode.Const, "constant": 0.0}
@@ -714,6 +701,8 @@ def check_compute_operand(acc: Access, loc, what: str, name: str, opcode, engine
 
 # (module globals: reading a member of the Engine class costs several times as much)
 _PE, _POOL = Engine.PE, Engine.Pool
+_MATMULT = IT.Matmult
+write_plain = _core.nki.write_plain  # (Tracer.write_plain, for place_matmul)
 
 _core.nki.configure_plain_tile_access(Access, _PE, _POOL, PSUM, NUM_PARTITIONS, MAX_FREE_PSUM,
                                       MAX_FREE_SBUF)
@@ -788,5 +777,5 @@ def _merge_free(pairs: list) -> list:
 
 
 __all__ = ["Tracer", "CoreTrace", "StorageState", "MatmulGroups", "Op", "Access", "new_access",
-           "current", "active", "ARCHS", "DEFAULT_MAX_INSTRUCTIONS", "MAX_INSTRUCTIONS_ENV",
+           "current", "peek", "active", "ARCHS", "DEFAULT_MAX_INSTRUCTIONS", "MAX_INSTRUCTIONS_ENV",
            "instruction_cap"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import inspect
 
-from neuronxsim.nki import tracer as _tracer
+from neuronxsim.nki.tracer import peek as _peek
 from neuronxsim.nki.errors import caller_location
 
 #: How kernels spell this package's modules.
@@ -72,7 +72,7 @@ def api(fn=None, *, alias: str | None = None, instruction=None):
 
     @functools.wraps(fn)
     def instruction_wrapper(*args, **kwargs):
-        tr = _tracer._CURRENT
+        tr = _peek()
         ops = tr.ops if tr is not None else None
         first = len(ops) if ops is not None else 0
         try:

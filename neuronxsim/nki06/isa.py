@@ -584,7 +584,7 @@ def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_on
                        "nothing wrote: there is no accumulation group to add to (pass "
                        "accumulate=False or None to start one)", loc)
     try:
-        tr.place_matmul(value, d, accumulate=bool(accumulate))
+        tr.place_matmul(value, d, bool(accumulate))
     except NKIError as e:
         raise NKIError(f"{what}: {e.reason}", loc) from None
 

@@ -23,6 +23,7 @@ from neuronxsim.nki.errors import NKIError, caller_location
 from neuronxsim.nki.indexing import LoopIndex
 from neuronxsim.nki.tensor import HBM, INPUT, PSUM, SBUF, SHARED_HBM, Tensor, _int_index, new_view
 from neuronxsim.nki.tracer import current
+from neuronxsim.starfish.lib import _core
 
 from . import dtypes as dt
 from ._api import api
@@ -158,10 +159,10 @@ class NkiTensor(NKIObject):
     # ---- views ----
     def __getitem__(self, key) -> "NkiTensor":
         return _subscript(self, key, None)  # (errors find the kernel's line themselves)
+    # (replaced below by the same subscript in C for the commonest keys)
 
     def __setitem__(self, key, value):
-        dst = _subscript(self, key, None)
-        _language().assign(dst, value)
+        _language().assign(self[key], value)
 
     @api
     def permute(self, dims) -> "NkiTensor":
@@ -728,6 +729,14 @@ def _slice(k: slice, n: int, axis: int, loc) -> tuple[int, int, int]:
         raise NKIError(f"slice {k.start}:{k.stop} of dimension {axis} (size {n}) is empty or "
                        "reaches outside it", loc)
     return start, step, -(-(stop - start) // step)
+
+
+_core.nki.configure_nki06_subscript(NkiTensor, _subscript)
+#: ``t[key]`` in C (``cpp/python/trace_subscript.cpp``) for keys of ints, loop indices, ``a:b``
+#: slices of them, ``:`` and ``...`` inside the tensor, on a direct tensor: what ``_subscript``
+#: does for them, without its frames (NKI 0.6 kernels subscript nearly every operand); other
+#: keys, and the errors, are ``_subscript``'s.
+NkiTensor.__getitem__ = _core.nki.subscript_method(NkiTensor)
 
 
 __all__ = ["NkiTensor", "NKIObject", "MemoryRegion", "Indirection", "wrap", "reshape_strides",

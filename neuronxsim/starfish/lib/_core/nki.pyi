@@ -4,14 +4,26 @@ the NKI tracer's hot paths
 from __future__ import annotations
 from neuronxsim.nki.indexing import LoopIndex
 import typing
-__all__: list[str] = ['LoopIndex', 'caller_location', 'configure_plain_tile_access', 'current', 'forget_call_sites', 'live_ranges', 'new_access', 'new_op', 'new_slotted', 'next_fit_place', 'ops_matmul_grouped', 'ops_redirected', 'plain_tile_access', 'remember_call_site', 'set_call_site_walk', 'set_current', 'set_no_tracer', 'tensor_table', 'unique_name', 'write_plain']
+__all__: list[str] = ['LoopIndex', 'caller_location', 'configure_nki06_subscript', 'configure_plain_tile_access', 'configure_subscripts', 'configure_tracer_methods', 'current', 'forget_call_sites', 'live_ranges', 'new_access', 'new_op', 'new_slotted', 'next_fit_place', 'ops_matmul_grouped', 'ops_redirected', 'peek', 'plain_tile_access', 'remember_call_site', 'set_call_site_walk', 'set_current', 'set_no_tracer', 'subscript_method', 'tensor_table', 'tracer_method', 'unique_name', 'write_plain']
 def caller_location(*args, **kwargs):
     """
     caller_location(skip=0): the location of the frame 1 + skip above the calling function, if remembered; else what the frame walk (set_call_site_walk) answers for the same arguments.
     """
+def configure_nki06_subscript(nki_tensor_class: type, fallback: typing.Any) -> None:
+    """
+    Gives the subscripts the NkiTensor class (NKI 0.6; after configure_subscripts) and its Python subscript fallback(t, key, loc) for the keys the C one does not take.
+    """
 def configure_plain_tile_access(access_class: typing.Any, pe: typing.Any, pool: typing.Any, psum: str, num_partitions: typing.SupportsInt | typing.SupportsIndex, max_free_psum: typing.SupportsInt | typing.SupportsIndex, max_free_sbuf: typing.SupportsInt | typing.SupportsIndex) -> None:
     """
     Gives plain_tile_access the tracer's Access class, engine objects, PSUM kind and limits.
+    """
+def configure_subscripts(tensor_class: type, loop_index_class: type, fallback: typing.Any) -> None:
+    """
+    Gives the subscripts the Tensor (2.2x) and LoopIndex classes and the Python subscript fallback(t, key) of Tensor for the keys the C one does not take.
+    """
+def configure_tracer_methods(op_class: type, storage_class: type, tensor_class: type, new_state: typing.Any, matmult: typing.Any) -> None:
+    """
+    Gives the tracer's C methods the record's Op class, the Storage and Tensor classes, the StorageState factory and the Matmult opcode.
     """
 def current(*args, **kwargs):
     """
@@ -49,6 +61,10 @@ def ops_redirected(*args, **kwargs):
     """
     ops_redirected(ops, redirects, copies, index_at, outs_at): the ops with the record's redirects and copies applied (see neuronxsim.nki.passes.Redirects).
     """
+def peek(*args, **kwargs):
+    """
+    peek(): the tracer recording a kernel (see set_current), else None.
+    """
 def plain_tile_access(*args, **kwargs):
     """
     plain_tile_access(view, st, engine): the Access of the commonest operand, a [P, F] view from partition 0 that walks its row forwards and that engine may use as it is; None for anything else.
@@ -69,9 +85,17 @@ def set_no_tracer(fn: typing.Any) -> None:
     """
     The Python function current() calls when there is no tracer.
     """
+def subscript_method(cls: type) -> typing.Any:
+    """
+    The C subscript of the tensor class cls (Tensor or NkiTensor) as its __getitem__ method.
+    """
 def tensor_table(*args, **kwargs):
     """
     tensor_table(storages, first_use, addr, outputs, names, counts, kinds): (tensors, tensor_of), the tensor records of the emitted storages (see neuronxsim.nki.emit.Emission).
+    """
+def tracer_method(cls: type, name: str) -> typing.Any:
+    """
+    The C method `name` (record, new_result or fresh_result) as a method of the tracer class cls.
     """
 def unique_name(*args, **kwargs):
     """

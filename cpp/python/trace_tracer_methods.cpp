@@ -1,0 +1,302 @@
+// Three methods of the NKI tracer (neuronxsim.nki.tracer.Tracer), in C, installed on the class as
+// method descriptors by `tracer_method(cls, name)`:
+//
+//   record(opcode, engine, ins, outs, fields, loc, out_box=None, zero_fill=False) -> Op
+//       one more instruction appended to `self.ops` (an Op made by new_op, with `self.loop` and its
+//       position), when the cap still allows one (`self.recordable`, counted down); at the cap,
+//       `self._refuse_cap(loc)` raises the error.
+//   new_result(kind, dtype, shape, name, loc) -> Tensor
+//       a fresh [P, F] or [P] tile for an instruction's result: a Storage (its layout shared by
+//       shape through `self.tile_layouts`, made by `self._tile_layout(kind, shape)` the first
+//       time) appended to `self.storages`, with a fresh StorageState, and its full view. Any
+//       other shape: `self._new_result_general(...)`.
+//   fresh_result(value) -> Op | None
+//       the instruction that just produced `value`, if `value` is an untouched full view of a
+//       temporary that instruction alone wrote (the test `dst[...] = expr` makes before it
+//       redirects the instruction), else None.
+//
+// `configure_tracer_methods(op_class, storage_class, tensor_class, new_state, matmult)` gives them
+// the record's Op class, the Storage and Tensor classes (slotted: made with new_slotted's slot
+// order), the StorageState factory and the Matmult opcode object.
+//
+// Why C: every traced instruction calls record once and new_result about twice, and most
+// `dst[...] = expr` call fresh_result; as Python methods they cost a frame and a few dozen
+// bytecodes each. The Python code states the same steps: see the docstrings in tracer.py.
+#include "trace_record.h"
+#include "trace_slotted.h"
+
+#include "bindings.h"
+
+namespace nxs::py_bind {
+namespace {
+namespace tracer_methods {  // (named: the unity build merges the anonymous namespaces of trace_*.cpp)
+
+struct Names {
+  PyObject *recordable, *ops, *loop, *refuse_cap, *storages, *tile_layouts, *tile_layout, *on_chip, *strides,
+      *new_result_general, *storage, *state, *write_count, *forward, *offset, *shape, *core, *redirected;
+};
+Names names{};
+PyObject* opClass = nullptr;
+PyObject* storageClass = nullptr;
+PyObject* tensorClass = nullptr;
+PyObject* newState = nullptr;
+PyObject* matmult = nullptr;
+PyObject* zero = nullptr;        // the int 0
+PyObject* emptyTuple = nullptr;  // ()
+
+struct Owned {  // a new reference, released at the end of the scope
+  PyObject* p;
+  explicit Owned(PyObject* o) : p(o) {}
+  Owned(const Owned&) = delete;
+  Owned& operator=(const Owned&) = delete;
+  ~Owned() { Py_XDECREF(p); }
+  PyObject* get() const { return p; }
+  PyObject* release() {
+    PyObject* o = p;
+    p = nullptr;
+    return o;
+  }
+};
+
+bool configured() {
+  if (opClass != nullptr) return true;
+  PyErr_SetString(PyExc_RuntimeError, "the tracer's C methods are not configured");
+  return false;
+}
+
+// Op fields by position (neuronxsim.nki.record.Op).
+constexpr Py_ssize_t kIns = 4, kOuts = 5, kOpcode = 6, kIndex = 10, kZeroFill = 12;
+constexpr Py_ssize_t kAccessStorage = 3;  // Access: (sid, offset, pairs, storage)
+
+PyObject* record(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs < 6 || nargs > 8) {
+    PyErr_SetString(PyExc_TypeError, "record(opcode, engine, ins, outs, fields, loc, out_box=None, zero_fill=False)");
+    return nullptr;
+  }
+  if (!configured()) return nullptr;
+  Owned recordable(PyObject_GetAttr(self, names.recordable));
+  if (recordable.get() == nullptr) return nullptr;
+  const long long left = PyLong_AsLongLong(recordable.get());
+  if (left == -1 && PyErr_Occurred()) return nullptr;
+  if (left == 0) {  // (the refusal's wording lives in Python)
+    Owned refused(PyObject_CallMethodOneArg(self, names.refuse_cap, args[5]));
+    if (refused.get() != nullptr)
+      PyErr_SetString(PyExc_RuntimeError, "record: Tracer._refuse_cap returned instead of raising");
+    return nullptr;
+  }
+  Owned ops(PyObject_GetAttr(self, names.ops));
+  Owned loop(PyObject_GetAttr(self, names.loop));
+  if (ops.get() == nullptr || loop.get() == nullptr) return nullptr;
+  if (!PyList_CheckExact(ops.get())) {
+    PyErr_SetString(PyExc_TypeError, "record: Tracer.ops must be a list");
+    return nullptr;
+  }
+  Owned count(PyLong_FromLongLong(left - 1));
+  Owned index(PyLong_FromSsize_t(PyList_GET_SIZE(ops.get())));
+  if (count.get() == nullptr || index.get() == nullptr) return nullptr;
+  PyObject* const opArgs[11] = {opClass, args[0], args[1], args[2],  args[3],
+                                args[4], args[5], loop.get(), index.get(), nargs > 6 ? args[6] : Py_None,
+                                nargs > 7 ? args[7] : Py_False};
+  Owned op(newOpRecord(opArgs, 11));
+  if (op.get() == nullptr || PyList_Append(ops.get(), op.get()) < 0 ||
+      PyObject_SetAttr(self, names.recordable, count.get()) < 0)
+    return nullptr;
+  return op.release();
+}
+
+PyObject* newResult(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 5) {
+    PyErr_SetString(PyExc_TypeError, "new_result(kind, dtype, shape, name, loc)");
+    return nullptr;
+  }
+  if (!configured()) return nullptr;
+  PyObject *kind = args[0], *dtype = args[1], *shape = args[2], *name = args[3], *loc = args[4];
+  if (!PyTuple_CheckExact(shape) || PyTuple_GET_SIZE(shape) > 2) {
+    PyObject* const general[6] = {self, kind, dtype, shape, name, loc};
+    return PyObject_VectorcallMethod(names.new_result_general, general, 6, nullptr);
+  }
+  Owned layouts(PyObject_GetAttr(self, names.tile_layouts));
+  if (layouts.get() == nullptr) return nullptr;
+  if (!PyDict_CheckExact(layouts.get())) {
+    PyErr_SetString(PyExc_TypeError, "new_result: Tracer.tile_layouts must be a dict");
+    return nullptr;
+  }
+  Owned layout(Py_XNewRef(PyDict_GetItemWithError(layouts.get(), shape)));
+  if (layout.get() == nullptr) {
+    if (PyErr_Occurred()) return nullptr;
+    PyObject* const layoutArgs[3] = {self, kind, shape};
+    layout.p = PyObject_VectorcallMethod(names.tile_layout, layoutArgs, 3, nullptr);
+    if (layout.get() == nullptr) return nullptr;
+  }
+  Owned storages(PyObject_GetAttr(self, names.storages));
+  Owned onChip(PyObject_GetAttr(layout.get(), names.on_chip));
+  Owned strides(PyObject_GetAttr(layout.get(), names.strides));
+  Owned state(PyObject_CallNoArgs(newState));
+  if (storages.get() == nullptr || onChip.get() == nullptr || strides.get() == nullptr || state.get() == nullptr)
+    return nullptr;
+  if (!PyList_CheckExact(storages.get())) {
+    PyErr_SetString(PyExc_TypeError, "new_result: Tracer.storages must be a list");
+    return nullptr;
+  }
+  Owned sid(PyLong_FromSsize_t(PyList_GET_SIZE(storages.get())));
+  if (sid.get() == nullptr) return nullptr;
+  // (Storage's slots in order: sid, kind, dtype, shape, layout, on_chip, strides, name, hint, created_at,
+  // explicit_name, placement, state; tracer.py checks that order at import)
+  PyObject* const slots[13] = {sid.get(), kind,     dtype,   shape,    layout.get(), onChip.get(), strides.get(),
+                               Py_None,   name,     loc,     Py_False, Py_None,      state.get()};
+  Owned st(newSlottedObject(storageClass, slots, 13));
+  if (st.get() == nullptr || PyList_Append(storages.get(), st.get()) < 0) return nullptr;
+  // (Tensor's: storage, offset, shape, strides, checks; the rest None)
+  PyObject* const view[5] = {st.get(), zero, shape, strides.get(), emptyTuple};
+  return newSlottedObject(tensorClass, view, 5);
+}
+
+// Whether some access of the list `accs` from `from` on is over `st` (-1 with an error set).
+int touches(PyObject* accs, Py_ssize_t from, PyObject* st) {
+  if (!PyList_Check(accs) && !PyTuple_Check(accs)) {
+    PyErr_SetString(PyExc_TypeError, "fresh_result: an op's operands must be a list");
+    return -1;
+  }
+  const Py_ssize_t n = PySequence_Fast_GET_SIZE(accs);
+  for (Py_ssize_t i = from; i < n; ++i) {
+    PyObject* acc = PySequence_Fast_GET_ITEM(accs, i);
+    if (!PyTuple_Check(acc) || PyTuple_GET_SIZE(acc) <= kAccessStorage) {
+      PyErr_SetString(PyExc_TypeError, "fresh_result: an operand is not an Access");
+      return -1;
+    }
+    if (PyTuple_GET_ITEM(acc, kAccessStorage) == st) return 1;
+  }
+  return 0;
+}
+
+// Whether a == b, by identity first (a result's view shares its storage's tuples); -1 on error.
+int same(PyObject* a, PyObject* b) { return a == b ? 1 : PyObject_RichCompareBool(a, b, Py_EQ); }
+
+PyObject* freshResult(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 1) {
+    PyErr_SetString(PyExc_TypeError, "fresh_result(value)");
+    return nullptr;
+  }
+  if (!configured()) return nullptr;
+  PyObject* value = args[0];
+  Owned ops(PyObject_GetAttr(self, names.ops));
+  if (ops.get() == nullptr) return nullptr;
+  if (!PyList_CheckExact(ops.get())) {
+    PyErr_SetString(PyExc_TypeError, "fresh_result: Tracer.ops must be a list");
+    return nullptr;
+  }
+  const Py_ssize_t n = PyList_GET_SIZE(ops.get());
+  if (n == 0) Py_RETURN_NONE;
+  PyObject* op = PyList_GET_ITEM(ops.get(), n - 1);
+  if (!PyTuple_Check(op) || PyTuple_GET_SIZE(op) <= kZeroFill) {
+    PyErr_SetString(PyExc_TypeError, "fresh_result: the last op is not an Op");
+    return nullptr;
+  }
+  PyObject* outs = PyTuple_GET_ITEM(op, kOuts);
+  const int hasOuts = PyObject_IsTrue(outs);
+  if (hasOuts <= 0) return hasOuts < 0 ? nullptr : Py_NewRef(Py_None);
+  // the op's first output as redirects left it (core.first_output)
+  Owned core(PyObject_GetAttr(self, names.core));
+  if (core.get() == nullptr) return nullptr;
+  Owned redirected(PyObject_GetAttr(core.get(), names.redirected));
+  if (redirected.get() == nullptr) return nullptr;
+  if (!PyDict_CheckExact(redirected.get())) {
+    PyErr_SetString(PyExc_TypeError, "fresh_result: CoreTrace.redirected must be a dict");
+    return nullptr;
+  }
+  PyObject* out = PyDict_GetItemWithError(redirected.get(), PyTuple_GET_ITEM(op, kIndex));  // (borrowed)
+  if (out == nullptr) {
+    if (PyErr_Occurred()) return nullptr;
+    Owned first(PySequence_GetItem(outs, 0));
+    if (first.get() == nullptr) return nullptr;
+    out = first.get();  // (outs holds it)
+  }
+  if (!PyTuple_Check(out) || PyTuple_GET_SIZE(out) <= kAccessStorage) {
+    PyErr_SetString(PyExc_TypeError, "fresh_result: an output is not an Access");
+    return nullptr;
+  }
+  Owned st(PyObject_GetAttr(value, names.storage));
+  if (st.get() == nullptr) return nullptr;
+  if (PyTuple_GET_ITEM(out, kAccessStorage) != st.get()) Py_RETURN_NONE;
+  Owned s(PyObject_GetAttr(st.get(), names.state));
+  if (s.get() == nullptr) return nullptr;
+  Owned count(PyObject_GetAttr(s.get(), names.write_count));
+  Owned forward(PyObject_GetAttr(s.get(), names.forward));
+  Owned offset(PyObject_GetAttr(value, names.offset));
+  if (count.get() == nullptr || forward.get() == nullptr || offset.get() == nullptr) return nullptr;
+  const long long written = PyLong_AsLongLong(count.get());
+  if (written == -1 && PyErr_Occurred()) return nullptr;
+  if (written != 1 || forward.get() != Py_None) Py_RETURN_NONE;
+  int t = PyObject_IsTrue(PyTuple_GET_ITEM(op, kZeroFill));
+  if (t == 0) t = PyObject_IsTrue(offset.get());
+  if (t != 0) return t < 0 ? nullptr : Py_NewRef(Py_None);
+  Owned vShape(PyObject_GetAttr(value, names.shape)), sShape(PyObject_GetAttr(st.get(), names.shape));
+  Owned vStrides(PyObject_GetAttr(value, names.strides)), sStrides(PyObject_GetAttr(st.get(), names.strides));
+  if (!vShape.get() || !sShape.get() || !vStrides.get() || !sStrides.get()) return nullptr;
+  t = same(vShape.get(), sShape.get());
+  if (t == 1) t = same(vStrides.get(), sStrides.get());
+  if (t != 1) return t < 0 ? nullptr : Py_NewRef(Py_None);  // (not a full view)
+  if (PyTuple_GET_ITEM(op, kOpcode) == matmult) return Py_NewRef(op);  // (it reads SBUF, writes one PSUM tile)
+  t = touches(PyTuple_GET_ITEM(op, kIns), 0, st.get());
+  if (t == 0) t = touches(outs, 1, st.get());
+  if (t != 0) return t < 0 ? nullptr : Py_NewRef(Py_None);
+  return Py_NewRef(op);
+}
+
+PyMethodDef methods[] = {
+    {"record", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(record)), METH_FASTCALL,
+     "record(opcode, engine, ins, outs, fields, loc, out_box=None, zero_fill=False): appends an instruction "
+     "to the record (see neuronxsim.nki.tracer.Tracer)."},
+    {"new_result", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(newResult)), METH_FASTCALL,
+     "new_result(kind, dtype, shape, name, loc): a fresh temporary tile for an instruction's result."},
+    {"fresh_result", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(freshResult)), METH_FASTCALL,
+     "fresh_result(value): the instruction that just produced value, if value is an untouched temporary it "
+     "alone wrote; else None."},
+};
+
+void bindTracerMethods(py::module_& m) {
+  Names n{};
+  for (auto [slot, text] :
+       {std::pair{&n.recordable, "recordable"}, {&n.ops, "ops"}, {&n.loop, "loop"}, {&n.refuse_cap, "_refuse_cap"},
+        {&n.storages, "storages"}, {&n.tile_layouts, "tile_layouts"}, {&n.tile_layout, "_tile_layout"},
+        {&n.on_chip, "on_chip"}, {&n.strides, "strides"}, {&n.new_result_general, "_new_result_general"},
+        {&n.storage, "storage"}, {&n.state, "state"}, {&n.write_count, "write_count"}, {&n.forward, "forward"},
+        {&n.offset, "offset"}, {&n.shape, "shape"}, {&n.core, "core"}, {&n.redirected, "redirected"}}) {
+    *slot = PyUnicode_InternFromString(text);
+    if (*slot == nullptr) throw py::error_already_set();
+  }
+  names = n;
+  zero = PyLong_FromLong(0);
+  emptyTuple = PyTuple_New(0);
+  if (zero == nullptr || emptyTuple == nullptr) throw py::error_already_set();
+  m.def(
+      "configure_tracer_methods",
+      [](py::type op, py::type storage, py::type tensor, py::object state, py::object matmultOpcode) {
+        for (PyObject** slot : {&opClass, &storageClass, &tensorClass, &newState, &matmult}) Py_XDECREF(*slot);
+        opClass = op.inc_ref().ptr();
+        storageClass = storage.inc_ref().ptr();
+        tensorClass = tensor.inc_ref().ptr();
+        newState = state.inc_ref().ptr();
+        matmult = matmultOpcode.inc_ref().ptr();
+      },
+      py::arg("op_class"), py::arg("storage_class"), py::arg("tensor_class"), py::arg("new_state"),
+      py::arg("matmult"),
+      "Gives the tracer's C methods the record's Op class, the Storage and Tensor classes, the StorageState "
+      "factory and the Matmult opcode.");
+  m.def(
+      "tracer_method",
+      [](py::type cls, const std::string& name) {
+        for (PyMethodDef& def : methods)
+          if (name == def.ml_name)
+            return py::reinterpret_steal<py::object>(PyDescr_NewMethod(reinterpret_cast<PyTypeObject*>(cls.ptr()), &def));
+        throw py::value_error("tracer_method: no C method " + name);
+      },
+      py::arg("cls"), py::arg("name"),
+      "The C method `name` (record, new_result or fresh_result) as a method of the tracer class cls.");
+}
+
+NXS_REGISTER_SUBMODULE(nki, 46, "the NKI tracer's hot paths", bindTracerMethods);
+
+}  // namespace tracer_methods
+}  // namespace
+}  // namespace nxs::py_bind
