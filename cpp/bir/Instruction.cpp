@@ -23,15 +23,8 @@ BIR_DEFINE_MANY_OPCODE_CTOR(InstUnmodeled, Unmodeled)
 #undef BIR_DEFINE_MANY_OPCODE_CTOR
 
 NodeClass nodeClassOf(Opcode op) {
-  switch (op) {
-#define BIR_OPCODE(Name, NC, Cat, Src) \
-  case InstructionType::Name:     \
-    return NodeClass::NC;
-#include "InstructionType.def"
-#undef BIR_OPCODE
-  }
-  InstructionType::string(op);  // throws for an out-of-range ordinal
-  return NodeClass::Unmodeled;
+  if (!isValidOpcode(op)) InstructionType::string(op);  // throws for an out-of-range ordinal
+  return kNodeClassOfOpcode[op];
 }
 
 const char* nodeClassName(NodeClass c) {

@@ -10,6 +10,7 @@
 
 #include <array>
 #include <cstdint>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,8 +29,17 @@ enum class NodeClass : uint8_t {
 #include "NodeClasses.def"
 #undef BIR_NODE_CLASS
 };
-NodeClass nodeClassOf(Opcode op);
+NodeClass nodeClassOf(Opcode op);  // throws for an out-of-range ordinal
 const char* nodeClassName(NodeClass c);
+// nodeClassOf by ordinal: Instruction::nodeClass() is asked several times per instruction on the
+// simulator's preparation path, an out-of-line switch each time cost about 100 machine
+// instructions per BIR instruction.
+inline constexpr NodeClass kNodeClassOfOpcode[] = {
+#define BIR_OPCODE(Name, NC, Cat, Src) NodeClass::NC,
+#include "InstructionType.def"
+#undef BIR_OPCODE
+};
+static_assert(std::size(kNodeClassOfOpcode) == InstructionType::kCount);
 
 // How many ins/outs a node class takes; checked by the verifier.
 struct OperandRule {
@@ -45,7 +55,7 @@ class Instruction {
 
   Opcode opcode() const { return type_; }
   const std::string& opcodeName() const { return InstructionType::string(type_); }
-  NodeClass nodeClass() const { return nodeClassOf(type_); }
+  NodeClass nodeClass() const { return kNodeClassOfOpcode[type_]; }  // type_ is valid (constructor)
 
   BasicBlock* parent() const { return parent_; }
   void setParent(BasicBlock* bb) { parent_ = bb; }

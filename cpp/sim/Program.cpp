@@ -325,6 +325,32 @@ struct Decoder {
   }
 };
 
+// A traced module's instructions, operand vectors, patterns and locations lie where the tracer
+// allocated them, and its scheduling pass reorders the instructions: walking them in program order
+// jumps around the heap, and each step waits on a chain of dependent loads (the instruction, its
+// operand arrays, each operand's pairs and its location, whose fields span three cache lines).
+// Prefetched a few instructions ahead, one link of the chain per step, they arrive before the
+// verifier reads them.
+void prefetchAhead(const std::vector<std::unique_ptr<bir::Instruction>>& insts, size_t ii) {
+  constexpr size_t kAhead = 4;  // instructions ahead of the one being decoded, for the first link
+  if (ii + kAhead < insts.size()) __builtin_prefetch(insts[ii + kAhead].get());
+  if (ii + kAhead - 1 < insts.size()) {
+    const bir::Instruction& I = *insts[ii + kAhead - 1];
+    __builtin_prefetch(I.ins.data());
+    __builtin_prefetch(I.outs.data());
+  }
+  if (ii + kAhead - 2 < insts.size()) {
+    const bir::Instruction& I = *insts[ii + kAhead - 2];
+    for (const auto* list : {&I.ins, &I.outs})
+      for (const bir::AccessPattern& ap : *list) {
+        __builtin_prefetch(ap.pattern.data());
+        if (!ap.loc) continue;  // an immediate
+        const char* loc = reinterpret_cast<const char*>(ap.loc);
+        for (size_t line = 0; line < sizeof(bir::MemoryLocation); line += 64) __builtin_prefetch(loc + line);
+      }
+  }
+}
+
 }  // namespace
 
 const char* trackName(int track) {
@@ -397,8 +423,10 @@ void Program::decodeModule(const bir::Module& m, const bir::Hwm& hwm, std::optio
     uint32_t ordinal = 0;
     for (size_t bi = 0; bi < fn.blocks().size(); ++bi) {
       const bir::BasicBlock& bb = *fn.blocks()[bi];
-      for (size_t ii = 0; ii < bb.size(); ++ii) {
-        const bir::Instruction& I = *bb.at(ii);
+      const auto& insts = bb.instructions();
+      for (size_t ii = 0; ii < insts.size(); ++ii) {
+        prefetchAhead(insts, ii);
+        const bir::Instruction& I = *insts[ii];
         bir::verifyInstruction(I, static_cast<size_t>(f), bi, ii);
         if (run) dec.decode(cp, I, static_cast<uint32_t>(bi), static_cast<uint32_t>(ii), ordinal++);
       }
