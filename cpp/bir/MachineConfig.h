@@ -105,7 +105,9 @@ struct MachineConfig {
   bool has_custom_ops = false;  // Neuron Custom C++ operators on the GpSimd cores (Inf2, Trn1 only)
   bool has_gpsimd_v3_instructions = false;  // GpSimd nonzero_with_count, rng, rand_set_state / _get_state: v3+ [I]
   bool act_reduce_add_only = true;        // "v2 reduce = add only" [I activation]
-  bool act_tensor_copy = false;           // the Scalar Engine's tensor_copy is v3+ [I tensor_copy]
+  // The Scalar Engine's native tensor_copy is v3+ [I tensor_copy]; v2's ACT copies "by first
+  // casting the input tile to FP32" (2.2x docs): the simulator copies through fp32 there.
+  bool act_tensor_copy = false;
   bool act_bias_immediate = false;        // a number as activation's bias is v3+; v2 reads a [P, 1] tile [I activation]
   int64_t max_logical_cores = 1;          // NeuronCores one logical core (LNC) may span: LNC=2 is v3's [A2]
   // "When the most-minor F dimension stride is less than 16 bytes, SBUF/PSUM ... can supply a peak

@@ -140,12 +140,16 @@ void exec(const InstDropout& I, Exec& x) {
 }
 
 // ---- TensorCopy: bytes when the dtypes match, else through fp32 ----
+// A Scalar Engine without a native tensor_copy (v2: MachineConfig::act_tensor_copy) copies on its
+// activation path, "by first casting the input tile to FP32", so an int32 above 2^24 rounds there
+// as it does on the hardware (nki-isa-and-hw.md, tensor_copy).
 
 void check(const InstTensorCopy&, Checker& c) { c.sameShape(c.out(0), {&c.in(0)}); }
 
 void exec(const InstTensorCopy&, Exec& x) {
   const Operand &in = x.in(0), &out = x.out(0);
-  if (in.isImm() || in.dtype != out.dtype) {
+  const bool throughFp32 = x.inst().engine == bir::Engine::Activation && !x.cfg.act_tensor_copy;
+  if (in.isImm() || in.dtype != out.dtype || throughFp32) {
     x.elementwise({&in}, out, [&](int64_t, int64_t nl, int64_t n, const float* const* src, float* res) {
       std::copy(src[0], src[0] + nl * n, res);
     });

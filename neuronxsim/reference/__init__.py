@@ -84,6 +84,8 @@ Instructions
     does. The offset is ``int32`` of the fp32 value of ``ins[1]``'s first element. A moved
     pattern must keep its partitions and stay inside one row (SB/PSUM) or inside the tensor
     (DRAM), the verifier's rules for static patterns.
+  * TensorCopy on the Scalar Engine of NeuronCore-v2 (``gen2``) goes through fp32 even when the
+    dtypes match ("performs copy by first casting the input tile to FP32", NKI 2.2x docs).
   * Memset Random and Dropout use ``numpy.random.default_rng`` seeded by the instruction's
     ``(function, block, instruction)`` indices and by ``seed`` respectively. Dropout refuses a
     ``prob`` outside [0, 1]; ``prob = 1`` zeroes everything.

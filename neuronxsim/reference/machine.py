@@ -78,6 +78,7 @@ class Machine:
     """Memories and registers of one NeuronCore, for the locations one function uses."""
 
     def __init__(self, locations: Mapping[str, object], arch: str):
+        self.arch = arch
         self.locations = dict(locations)
         self.dram: dict[str, np.ndarray] = {}
         self.on_chip: dict[str, np.ndarray] = {}

@@ -381,3 +381,24 @@ def test_strided_and_multi_dim_patterns(kit, rng):
     got = kit.fetch(out)
     ref = a.reshape(P, 16, 4).transpose(0, 2, 1).reshape(P, 64)
     np.testing.assert_array_equal(got, ref)
+
+
+@pytest.mark.parametrize("arch, engine, exact", [("trn1", Engine.Activation, False), ("trn2", Engine.Activation, True),
+                                                 ("trn1", Engine.DVE, True)])
+def test_same_dtype_int32_copy_goes_through_fp32_only_on_the_v2_scalar_engine(arch, engine, exact):
+    # "Scalar Engine on NeuronCore-v2 performs copy by first casting the input tile to FP32"
+    # (NKI 2.2x nki.isa.tensor_copy); v3's Scalar Engine and every Vector Engine copy the bits.
+    from simkit import Kit
+    kit = Kit(arch)
+    x = np.tile(np.array([2**24 + 1, -(2**24 + 3), 2**31 - 1, 7, -5, 0], dtype=np.int32), (P, 4))
+    name = "ints"
+    kit.inputs[name] = x
+    dram = kit.b.input(name, list(x.shape), DType.int32)
+    a = kit.sbuf(P, x.shape[1], DType.int32)
+    b = kit.sbuf(P, x.shape[1], DType.int32)
+    kit.b.dma(kit.tile(a), kit.b.full(dram))
+    kit.add("TensorCopy", [kit.tile(a)], [kit.tile(b)], engine=engine)
+    got = kit.fetch(b)
+    ref = x if exact else np.clip(x.astype(np.float32).astype(np.float64), -2**31, 2**31 - 1).astype(np.int32)
+    np.testing.assert_array_equal(got, ref)
+    assert exact == np.array_equal(got, x)
