@@ -194,8 +194,7 @@ Verdict psumInputs(Opcode op, const Operand& a, const Operand& b) {
   return std::nullopt;
 }
 
-namespace {
-bool isBitvec(AluOp op) {
+bool isBitvecOp(AluOp op) {
   switch (op) {
     case AluOp::bitwise_and:
     case AluOp::bitwise_or:
@@ -210,11 +209,10 @@ bool isBitvec(AluOp op) {
       return false;
   }
 }
-}  // namespace
 
 Verdict aluOps(Opcode op, Engine engine, AluOp op0, AluOp op1) {
   for (AluOp a : {op0, op1})
-    if (isBitvec(a) && engine != Engine::DVE)
+    if (isBitvecOp(a) && engine != Engine::DVE)
       return broken(Rule::AluBitvecEngine, op, "the bit-vector operator " + std::string(enumName(a)) +
                                                    " runs on the Vector Engine, not " + std::string(enumName(engine)));
   const bool scalar = op == InstructionType::TensorScalar || op == InstructionType::TensorScalarPtr;

@@ -87,6 +87,9 @@ Verdict psumInputs(Opcode op, const Operand& a, const Operand& b);
 // The ALU operators of `op` on `engine`: op0 and op1 of TensorScalar / TensorScalarPtr (op1 bypass:
 // none), TensorTensor's op (op1 bypass). Bit-vector operators run on the Vector Engine; the
 // Activation engine's tensor_scalar takes mult then add, mult, or add.
+// The bit-vector operators (bitwise and shifts): the Vector Engine's alone (alu.bitvec-engine),
+// and refused where an instruction takes arithmetic operators only.
+bool isBitvecOp(AluOp op);
 Verdict aluOps(Opcode op, Engine engine, AluOp op0, AluOp op1);
 // The reduction `acc_op` of an Activation whose accumulate command is `acc` (Idle: none).
 Verdict activationReduce(AccumCmd acc, AluOp acc_op, const MachineConfig& cfg);

@@ -16,20 +16,4 @@ bool isComparison(AluOp op) {
   }
 }
 
-bool isBitwise(AluOp op) {
-  switch (op) {
-    case AluOp::bitwise_and:
-    case AluOp::bitwise_or:
-    case AluOp::bitwise_xor:
-    case AluOp::bitwise_not:
-    case AluOp::arith_shift_left:
-    case AluOp::arith_shift_right:
-    case AluOp::logical_shift_left:
-    case AluOp::logical_shift_right:
-      return true;
-    default:
-      return false;
-  }
-}
-
 }  // namespace sim

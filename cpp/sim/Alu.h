@@ -108,7 +108,6 @@ inline void applyScalar(AluOp op, bool reverse, float* v, int64_t n, float c) {
 }
 
 bool isComparison(AluOp op);
-bool isBitwise(AluOp op);  // bitvec ops: DVE only [ref §4 tensor_scalar]
 
 // ---- activation functions on x = in * scale + bias ----
 

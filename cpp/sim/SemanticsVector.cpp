@@ -320,7 +320,7 @@ void check(const InstScalarTensorTensor& I, Checker& c) {
   checkNotBothPsum(c, c.in(0), c.in(1));
   // "Both op0 and op1 must be arithmetic operators ... Bitvec operators are not supported" [I]
   for (AluOp op : {I.op0, I.op1})
-    if (isBitwise(op)) c.fail(std::string("bit-vector op ") + std::string(enumName(op)) + " (scalar_tensor_tensor takes arithmetic ops)");
+    if (bir::legality::isBitvecOp(op)) c.fail(std::string("bit-vector op ") + std::string(enumName(op)) + " (scalar_tensor_tensor takes arithmetic ops)");
 }
 
 void exec(const InstScalarTensorTensor& I, Exec& x) {

@@ -181,15 +181,21 @@ def test_copy_cast_store_rules(kit, rng, dtype):
         np.testing.assert_array_equal(f32(got), f32(ref))  # NaN == NaN in assert_array_equal
 
 
+def _raw_tile(kit, x, dtype):
+    """An SBUF tile holding ``x``'s bits (loaded as ``dtype``, with no conversion)."""
+    name = f"raw{len(kit.inputs)}"
+    kit.inputs[name] = x
+    dram = kit.b.input(name, list(x.shape), dtype)
+    tile = kit.sbuf(P, x.shape[1], dtype)
+    kit.b.dma(kit.tile(tile), kit.b.full(dram))
+    return tile
+
+
 def test_same_dtype_copy_is_bit_exact(kit):
     bits = np.array([0x7FC1, 0xFF81, 0x7F80, 0x0001, 0x8000, 0x3F80], dtype=np.uint16)  # NaN payloads
     x = np.tile(bits, (P, 8)).view(ml_dtypes.bfloat16)
-    name = "raw"
-    kit.inputs[name] = x
-    dram = kit.b.input(name, list(x.shape), DType.bfloat16)
-    a = kit.sbuf(P, x.shape[1], DType.bfloat16)
+    a = _raw_tile(kit, x, DType.bfloat16)
     b = kit.sbuf(P, x.shape[1], DType.bfloat16)
-    kit.b.dma(kit.tile(a), kit.b.full(dram))
     kit.add("TensorCopy", [kit.tile(a)], [kit.tile(b)])
     got = kit.fetch(b)
     np.testing.assert_array_equal(got.view(np.uint16), x.view(np.uint16))
@@ -391,12 +397,8 @@ def test_same_dtype_int32_copy_goes_through_fp32_only_on_the_v2_scalar_engine(ar
     from simkit import Kit
     kit = Kit(arch)
     x = np.tile(np.array([2**24 + 1, -(2**24 + 3), 2**31 - 1, 7, -5, 0], dtype=np.int32), (P, 4))
-    name = "ints"
-    kit.inputs[name] = x
-    dram = kit.b.input(name, list(x.shape), DType.int32)
-    a = kit.sbuf(P, x.shape[1], DType.int32)
+    a = _raw_tile(kit, x, DType.int32)
     b = kit.sbuf(P, x.shape[1], DType.int32)
-    kit.b.dma(kit.tile(a), kit.b.full(dram))
     kit.add("TensorCopy", [kit.tile(a)], [kit.tile(b)], engine=engine)
     got = kit.fetch(b)
     ref = x if exact else np.clip(x.astype(np.float32).astype(np.float64), -2**31, 2**31 - 1).astype(np.int32)
