@@ -25,6 +25,7 @@
 //
 // Why C: this runs for nearly every operand of every traced instruction, and in Python it reads a
 // dozen attributes one bytecode at a time.
+#include "trace_ref.h"
 #include "trace_record.h"
 
 #include "bindings.h"
@@ -58,19 +59,7 @@ bool intValue(PyObject* o, long long& v) {
   return !(v == -1 && PyErr_Occurred());
 }
 
-struct Ref {  // a new reference, released at the end of the scope
-  PyObject* p;
-  explicit Ref(PyObject* o) : p(o) {}
-  Ref(const Ref&) = delete;
-  Ref& operator=(const Ref&) = delete;
-  ~Ref() { Py_XDECREF(p); }
-  PyObject* get() const { return p; }
-  PyObject* release() {
-    PyObject* o = p;
-    p = nullptr;
-    return o;
-  }
-};
+using Ref = nxs::py_bind::OwnedRef;
 
 // One partition row of `row` elements (as float32: elements are what the tracer counts), the
 // location the tile views of viewAccess are made over.

@@ -30,6 +30,7 @@
 //
 // Why C: kernels subscript a tensor for nearly every instruction operand (dst=a[:, k, :],
 // src=x[r * 128:(r + 1) * 128, :]); in Python each costs a frame or several and dozens of bytecodes.
+#include "trace_ref.h"
 #include "trace_slotted.h"
 
 #include "bindings.h"
@@ -48,14 +49,7 @@ PyObject* fallback22 = nullptr;  // 2.2x's
 PyObject* checksName = nullptr;
 PyObject *viewName, *bufferName, *indirectName, *storageName, *onChipName, *offsetName, *shapeName, *stridesName;
 
-struct Held {  // a new reference, released at the end of the scope
-  PyObject* p;
-  explicit Held(PyObject* o) : p(o) {}
-  Held(const Held&) = delete;
-  Held& operator=(const Held&) = delete;
-  ~Held() { Py_XDECREF(p); }
-  PyObject* get() const { return p; }
-};
+using Held = nxs::py_bind::OwnedRef;
 
 // An index the fast path takes: an int or a loop index, exactly (not a bool, not a numpy int).
 bool plainIndex(PyObject* k, long long& v) {

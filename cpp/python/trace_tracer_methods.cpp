@@ -22,6 +22,7 @@
 // Why C: every traced instruction calls record once and new_result about twice, and most
 // `dst[...] = expr` call fresh_result; as Python methods they cost a frame and a few dozen
 // bytecodes each. The Python code states the same steps: see the docstrings in tracer.py.
+#include "trace_ref.h"
 #include "trace_record.h"
 #include "trace_slotted.h"
 
@@ -44,19 +45,7 @@ PyObject* matmult = nullptr;
 PyObject* zero = nullptr;        // the int 0
 PyObject* emptyTuple = nullptr;  // ()
 
-struct Owned {  // a new reference, released at the end of the scope
-  PyObject* p;
-  explicit Owned(PyObject* o) : p(o) {}
-  Owned(const Owned&) = delete;
-  Owned& operator=(const Owned&) = delete;
-  ~Owned() { Py_XDECREF(p); }
-  PyObject* get() const { return p; }
-  PyObject* release() {
-    PyObject* o = p;
-    p = nullptr;
-    return o;
-  }
-};
+using Owned = nxs::py_bind::OwnedRef;
 
 bool configured() {
   if (opClass != nullptr) return true;
