@@ -248,10 +248,10 @@ class OutputSet:
                 self._lock_fd = os.open(self.path, os.O_RDONLY | os.O_DIRECTORY)
                 fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
         except OSError as e:
-            self._discard()
+            self._discard_surely()
             raise OutputError(f"{self.display}: cannot create the output folder ({_reason(e)})") from None
         except BaseException:
-            self._discard()
+            self._discard_surely()
             raise
         return self
 
@@ -260,8 +260,23 @@ class OutputSet:
             if kind is None:
                 self._commit()
         finally:
-            self._discard()
+            self._discard_surely()
         return False
+
+    def _discard_surely(self) -> None:
+        """``_discard``, even when a signal's exception (Ctrl-C, SIGTERM) lands before it has
+        deferred signals: it is idempotent, so it runs again, and the exception is raised after."""
+        interrupted = None
+        while True:
+            try:
+                self._discard()
+                break
+            except Exception:
+                raise  # a real error, not a signal: no second try
+            except BaseException as e:  # KeyboardInterrupt, signals.Terminated
+                interrupted = interrupted or e
+        if interrupted is not None:
+            raise interrupted
 
     def _manifest(self) -> dict:
         files = {}
