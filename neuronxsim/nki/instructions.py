@@ -1123,6 +1123,8 @@ def tensor_scalar_reduce(tr, data: Tensor, op0, operand0, reduce_op, reduce_res:
     dimensions, per partition. (The Vector Engine does both in one instruction; recorded as the
     tensor_scalar and a tensor_reduce of its result: the same values, timed as two
     instructions.)"""
+    if id(op0) in BITVEC_IDS:  # (alu.tensor-scalar-reduce: the rule of the one instruction)
+        refuse_illegal_alu(IT.TensorScalarReduce, Engine.DVE, op0, _BYPASS, loc, what)
     out = tensor_scalar(tr, data, op0, operand0, False, None, None, False, dtype, loc, mask, out,
                         what=what)
     rank = len(out.shape)
@@ -1146,6 +1148,8 @@ def scalar_tensor_tensor(tr, data: Tensor, op0, operand0, reverse0, op1, operand
     """``(data op0 operand0) op1 operand1`` (operands swapped by ``reverse0`` / ``reverse1``).
     (One Vector Engine instruction; recorded as a tensor_scalar into an fp32 tile and a
     tensor_tensor: the same values, timed as those two instructions.)"""
+    if id(op0) in BITVEC_IDS or id(op1) in BITVEC_IDS:  # (alu.scalar-tensor-tensor, likewise)
+        refuse_illegal_alu(IT.ScalarTensorTensor, Engine.DVE, op0, op1, loc, what)
     shape = data.shape
     if operand1.shape[0] != shape[0] or math.prod(operand1.shape[1:]) != \
             math.prod(shape[1:]):

@@ -949,8 +949,6 @@ def tensor_scalar_cumulative(dst, src, op0, op1, imm0, imm1=None,
     _name(name, loc, what)
     accum = _register_cmd(reduce_cmd, imm1, "imm1", loc, what)
     a0, a1 = _alu(op0, f"{what}: op0", loc), _alu(op1, f"{what}: op1", loc)
-    if a0 in BITVEC:
-        raise NKIError(f"{what}: op0 must be an arithmetic operator", loc)
     if a1 not in (Alu.add, Alu.subtract, Alu.mult, Alu.max, Alu.min):
         raise NKIError(f"{what}: op1 must be add, subtract, multiply, maximum or minimum", loc)
     d = _tile(dst, loc, f"{what}: dst")
