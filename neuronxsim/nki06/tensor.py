@@ -526,10 +526,7 @@ def ap_view(offset: int, shape: tuple, strides: tuple) -> bir.View:
     location, its dims the tensor's, the partition dim of an on-chip tensor included): the
     access-pattern algebra (slice, at, split, flatten, permute, broadcast, reshape) has its one
     home there (``cpp/bir/View.h``)."""
-    return _of_strides(offset, shape, strides)
-
-
-_of_strides = bir.View.ofStrides
+    return bir.View.ofStrides(offset, shape, strides)
 
 
 def reshape_strides(shape: tuple, strides: tuple, new_shape: tuple) -> tuple | None:
