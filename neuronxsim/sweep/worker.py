@@ -46,17 +46,32 @@ PRELOAD = ("neuronxsim.sweep.job", "neuronxsim.nki.kernel", "neuronxsim.nki.typi
 
 
 def serve(conn: Connection) -> None:
-    """A worker's loop: a batch in, its results out."""
-    from neuronxsim.sweep import job
+    """A worker's loop: a batch in, its results out. The kernel file's imports (see
+    :func:`neuronxsim.sweep.kernel_file.kernel_imports`) stay set up from one job to the next
+    while the jobs' kernel folder stays the same, as it does in a sweep."""
+    import contextlib
 
-    while True:
-        try:
-            batch = conn.recv()
-        except EOFError:
-            return
-        if batch is None:
-            return
-        conn.send(job.run_many(batch))
+    from neuronxsim.sweep import job, kernel_file
+
+    with contextlib.ExitStack() as held:
+        imports = None  # (path, allow_shadowing) of the block held open
+        while True:
+            try:
+                batch = conn.recv()
+            except EOFError:
+                return
+            if batch is None:
+                return
+            wanted = (batch[0]["kernel"]["path"], batch[0]["allow_shadowing"]) if batch else imports
+            if wanted != imports:
+                held.close()
+                imports = None
+                try:
+                    held.enter_context(kernel_file.kernel_imports(*wanted))
+                    imports = wanted
+                except Exception:
+                    pass  # (a real Neuron SDK importable): each job's row says so
+            conn.send(job.run_many(batch))
 
 
 def _fork_worker(worker_fd: int, zygote_fds: list) -> int:
