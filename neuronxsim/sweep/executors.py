@@ -36,7 +36,9 @@ from neuronxsim.sweep.space import SweepError
 #: Workers a job may take down before it counts as failed.
 MAX_ATTEMPTS = 2
 
-#: Batches a local worker holds at once (the next is waiting when it finishes one).
+#: Batches a local worker holds at once (the next is waiting when it finishes one), while more
+#: batches wait than there are workers; near the end, one each, so that no worker sits idle
+#: while another still holds a batch it has not begun.
 _DEPTH = 2
 
 #: Host threads of the numerical libraries in a worker: one, like the simulator's.
@@ -251,7 +253,8 @@ class LocalPool:
             self.close()
 
     def _feed(self, w: _Worker, pending) -> None:
-        while pending and len(w.inflight) < _DEPTH:
+        while pending and (not w.inflight or
+                           (len(w.inflight) < _DEPTH and len(pending) > len(self._pool))):
             batch, attempt = pending.popleft()
             try:
                 w.conn.send(batch)
@@ -262,8 +265,8 @@ class LocalPool:
 
     def _collect(self, w: _Worker, pending):
         """The answer ``w`` has sent; if instead it died, its unanswered batches go back to
-        ``pending`` (one job per batch, so that a job that kills workers is singled out) and a
-        new worker takes its place."""
+        ``pending`` (one job per batch, so that a job that kills workers is singled out), a new
+        worker takes its place and every worker with room takes some."""
         try:
             results = w.conn.recv()
         except (EOFError, OSError):
@@ -286,9 +289,9 @@ class LocalPool:
             else:
                 pending.extendleft(([job], attempt + 1) for job in reversed(batch))
         if pending:
-            replacement = self._new_worker()
-            self._pool.append(replacement)
-            self._feed(replacement, pending)
+            self._pool.append(self._new_worker())
+            for other in self._pool:  # an idle worker too: it waits for nothing to wake it
+                self._feed(other, pending)
 
     def _new_worker(self) -> _Worker:
         """A worker forked from the zygote; a zygote that has died is replaced once."""
