@@ -121,14 +121,25 @@ def _fork_zygote(theirs: socket.socket) -> Optional[_ForkedChild]:
         except (OSError, ValueError, AttributeError):
             pass
     verdict_r, verdict_w = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: nothing before the verdict
-        os.close(verdict_w)
-        if os.read(verdict_r, 1) == b"y":
-            os.close(verdict_r)
-            from neuronxsim.sweep.worker import become_zygote
-            become_zygote(theirs.fileno())
-        os._exit(0)
+    # Signals wait until the child has put its own handlers in place: a handler of this
+    # process's (the CLI's SIGTERM one) must never run there, nor an exception unwind this
+    # process's stack there.
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, signal.valid_signals())
+    try:
+        pid = os.fork()
+    except BaseException:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        raise
+    if pid == 0:  # the child: nothing before the verdict, and never back to the caller
+        try:
+            os.close(verdict_w)
+            if os.read(verdict_r, 1) == b"y":
+                os.close(verdict_r)
+                from neuronxsim.sweep.worker import become_zygote
+                become_zygote(theirs.fileno(), mask)
+        finally:
+            os._exit(0)
+    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
     os.close(verdict_r)
     alone = _thread_count() == 1
     os.write(verdict_w, b"y" if alone else b"n")

@@ -146,13 +146,14 @@ def _standard_streams() -> None:
     sys.stdout = sys.stderr
 
 
-def become_zygote(control_fd: int) -> None:
+def become_zygote(control_fd: int, signal_mask: set) -> None:
     """Turns a fork of the sweep's process into the zygote; never returns. The fork keeps the
     sweep's imports and drops the rest of its state: every descriptor but the standard ones and
     ``control_fd`` (the sweep's results file, its end of this very socket pair, whatever its
-    caller had open), the signal handlers it installed, its wakeup descriptor. It ends with
-    ``os._exit``: the sweep's ``atexit`` handlers and finalizers (an output folder's clean-up)
-    are the sweep's, not this process's."""
+    caller had open), the signal handlers it installed, its wakeup descriptor. It starts with
+    every signal blocked and restores the sweep's mask (``signal_mask``) once its own handlers
+    are in place. It ends with ``os._exit``: the sweep's ``atexit`` handlers and finalizers (an output folder's
+    clean-up) are the sweep's, not this process's."""
     try:
         gc.freeze()  # nothing of the sweep's is collected here (a finalizer would close a descriptor)
         signal.set_wakeup_fd(-1)
@@ -160,6 +161,7 @@ def become_zygote(control_fd: int) -> None:
             if callable(signal.getsignal(sig)):  # a Python handler (SIGINT's default one too)
                 signal.signal(sig, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.pthread_sigmask(signal.SIG_SETMASK, signal_mask)
         for fd in [int(name) for name in os.listdir("/proc/self/fd")]:
             if fd > 2 and fd != control_fd:
                 try:

@@ -13,6 +13,8 @@ PROBE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "zygote_probe.p
 
 
 def probe(state, tmp_path):
+    """The probe's report on a sweep after setting up ``state``; what holds whatever the
+    zygote is checked here."""
     done = subprocess.run([sys.executable, PROBE, state, str(tmp_path)], capture_output=True,
                           text=True, timeout=300)
     assert done.returncode == 0, done.stderr
@@ -20,6 +22,8 @@ def probe(state, tmp_path):
     assert report["statuses"] == ["ok"] * 3
     # Only the sweep's process ran its atexit handlers (the zygote and workers end with _exit).
     assert (tmp_path / "atexit").read_text().split() == [str(report["pid"])]
+    # The zygote, sent a signal the sweep's process handles, did not run that handler.
+    assert not (tmp_path / "handled").exists()
     return report
 
 

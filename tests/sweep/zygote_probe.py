@@ -11,6 +11,7 @@ full-mode simulation ran first: the simulator keeps its matmul helper threads).
 import atexit
 import json
 import os
+import signal
 import sys
 import threading
 
@@ -37,6 +38,9 @@ def native_threads_left_behind() -> None:
 def main() -> None:
     state, out = sys.argv[1], sys.argv[2]
     atexit.register(lambda: open(os.path.join(out, "atexit"), "a").write(f"{os.getpid()}\n"))
+    # A handler of this process's, for a signal whose default is to do nothing.
+    signal.signal(signal.SIGWINCH,
+                  lambda *_: open(os.path.join(out, "handled"), "a").write(f"{os.getpid()}\n"))
     held_r, held_w = os.pipe()  # the write end: a fork that keeps it open keeps a reader waiting
     stop = threading.Event()
     if state == "thread":
@@ -54,6 +58,7 @@ def main() -> None:
             fds = f"/proc/{zygote.process.pid}/fd"
             seen["links"] = [os.readlink(os.path.join(fds, fd)) for fd in os.listdir(fds)]
             seen["forked"] = zygote.forked
+            os.kill(zygote.process.pid, signal.SIGWINCH)
 
     rows, _, _ = driver.run_sweep(p, jobs=2, on_row=look,
                                   on_start=lambda e: seen.update(executor=e))
