@@ -301,8 +301,8 @@ class LocalPool:
                 pending.extendleft(([job], attempt + 1) for job in reversed(batch))
         if pending:
             self._pool.append(self._new_worker())
-            for other in self._pool:  # an idle worker too: it waits for nothing to wake it
-                self._feed(other, pending)
+            for other in self._pool[::-1]:  # the new one first; then an idle one too: it waits
+                self._feed(other, pending)  # for nothing that would wake it
 
     def _new_worker(self) -> _Worker:
         """A worker forked from the zygote; a zygote that has died is replaced once."""
