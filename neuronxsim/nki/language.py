@@ -20,6 +20,7 @@ import ml_dtypes
 import numpy as np
 
 from neuronxsim.bir import target
+from neuronxsim.starfish.lib import _core
 
 from . import compiler as _ncc
 from . import dtypes as _dt
@@ -31,7 +32,7 @@ from .opcodes import alu_op as _alu_op
 from .compiler import DirectAllocation
 from .tensor import (HBM, PSUM, PSUM_BANK_BYTES, SBUF, SHARED_HBM, BlockedTensor, IndirectView,
                      Tensor, new_view, same_view)
-from .tracer import IT, PSUM_BYTES, Engine, current
+from .tracer import IT, PSUM_BYTES, Engine, current, write_plain
 
 # ---- data types and buffers ----
 bfloat16 = _dt.bfloat16
@@ -605,6 +606,8 @@ def assign(dst: Tensor, value):
     ``dst`` when it can; otherwise a copy (or, for a number, a memset) writes ``dst``. Errors
     locate the kernel line themselves; only recorded instructions need ``caller_location``."""
     tr = current()
+    if assign_redirect(tr, dst, value):  # (the commonest assignment, in C)
+        return
     if isinstance(value, Tensor):
         d_st = dst.storage
         if value.storage is d_st and same_view(dst, value):
@@ -638,6 +641,14 @@ def assign(dst: Tensor, value):
 
 _ASSIGNED = ("assignment", "the destination")  # how errors name an assignment's target
 _DMA, _POOL = Engine.DMA, Engine.Pool  # (module globals: see instructions._PE)
+
+_core.nki.configure_assign(Tensor, write_plain, IT.Matmult, _DMA, _POOL, PSUM, SBUF)
+#: ``assign_redirect(tr, dst, value)``: :func:`assign` of the untouched result of the instruction
+#: just recorded, made to write ``dst`` (``Tracer.redirect`` without a mask box, into a
+#: destination ``write_plain`` takes); True when done, False, having changed nothing, for any
+#: other assignment. In C (``cpp/python/trace_assign.cpp``, which states the conditions): most
+#: ``dst[...] = expr`` of a kernel are such redirects.
+assign_redirect = _core.nki.assign_redirect
 
 
 def _can_write(op, dst: Tensor) -> bool:
