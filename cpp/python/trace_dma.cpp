@@ -10,8 +10,8 @@
 //       zeros and no index checks, whose plain_tile_access (for the DMA engine) exists; or a 2-D
 //       view without index checks of an HBM tensor that was written (or is a kernel input), not
 //       forwarded and without pending zeros: [(s0, n0), (s1, n1)] ((1, 1) for n1 1) from its offset;
-//   the destination is the `fresh` result tile of the transfer whose layout has full pairs (the
-//       storage's full access, made once: write_fresh); an on-chip view write_plain takes; or
+//   the destination is the `fresh` result tile of the transfer (Tracer.write_fresh); an on-chip
+//       view write_plain takes; or
 //       such a 2-D HBM view of a tensor that is not a kernel input (its state: one more write,
 //       no longer zero-initialised).
 // The transfer goes to the core's next DMA queue (round robin over `dma_queues`) with the shared
@@ -36,8 +36,7 @@ namespace dma_plain {  // (named: the unity build merges the anonymous namespace
 
 struct Names {
   PyObject *storage, *kind, *on_chip, *shape, *strides, *offset, *checks, *state, *write_count, *forward,
-      *pending_zero, *layout, *full_pairs, *partitions, *written_partitions, *full_access, *zero_init, *core,
-      *dma_queue, *record;
+      *pending_zero, *zero_init, *core, *dma_queue, *record, *write_fresh;
 };
 Names names{};
 PyObject* accessClass = nullptr;
@@ -154,29 +153,6 @@ PyObject* sourceAccess(const Side& s) {
   return hbmAccess(s);
 }
 
-// Tracer.write_fresh of the transfer's result tile, when its layout has full pairs (a new
-// reference); None, having changed nothing, otherwise; null on error.
-PyObject* writeFresh(const Side& d) {
-  Owned layout(PyObject_GetAttr(d.st.get(), names.layout));
-  if (layout.get() == nullptr) return nullptr;
-  Owned fullPairs(PyObject_GetAttr(layout.get(), names.full_pairs));
-  Owned partitions(PyObject_GetAttr(layout.get(), names.partitions));
-  if (fullPairs.get() == nullptr || partitions.get() == nullptr) return nullptr;
-  if (fullPairs.get() == Py_None) Py_RETURN_NONE;
-  Owned one(PyLong_FromLong(1));
-  if (one.get() == nullptr || PyObject_SetAttr(d.state.get(), names.write_count, one.get()) < 0 ||
-      PyObject_SetAttr(d.state.get(), names.written_partitions, partitions.get()) < 0)
-    return nullptr;
-  Owned acc(PyObject_GetAttr(d.state.get(), names.full_access));
-  if (acc.get() == nullptr) return nullptr;
-  if (acc.get() != Py_None) return acc.release();
-  Owned zero(PyLong_FromLong(0));
-  if (zero.get() == nullptr) return nullptr;
-  Owned made(newAccessRecord(accessClass, d.st.get(), zero.get(), fullPairs.get()));
-  if (made.get() == nullptr || PyObject_SetAttr(d.state.get(), names.full_access, made.get()) < 0) return nullptr;
-  return made.release();
-}
-
 // The write of an HBM destination (what Tracer.write does for a plain 2-D view): its access with
 // the state updated; None, having changed nothing, when the general write is needed; null on error.
 PyObject* writeHbm(const Side& d) {
@@ -224,9 +200,10 @@ PyObject* dmaPlain(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   if (in.get() == nullptr) return nullptr;
   if (in.get() == Py_None) Py_RETURN_NOTIMPLEMENTED;
   Owned out(nullptr);
-  if (fresh)
-    out.p = writeFresh(d);
-  else if (d.onChip) {
+  if (fresh) {
+    PyObject* const w[2] = {tr, d.view.get()};
+    out.p = PyObject_VectorcallMethod(names.write_fresh, w, 2, nullptr);
+  } else if (d.onChip) {
     PyObject* const w[2] = {d.view.get(), dmaEngine};
     out.p = PyObject_Vectorcall(writePlain, w, 2, nullptr);
   } else
@@ -266,9 +243,8 @@ void bindDmaPlain(py::module_& m) {
        {std::pair{&n.storage, "storage"}, {&n.kind, "kind"}, {&n.on_chip, "on_chip"}, {&n.shape, "shape"},
         {&n.strides, "strides"}, {&n.offset, "offset"}, {&n.checks, "checks"}, {&n.state, "state"},
         {&n.write_count, "write_count"}, {&n.forward, "forward"}, {&n.pending_zero, "pending_zero"},
-        {&n.layout, "layout"}, {&n.full_pairs, "full_pairs"}, {&n.partitions, "partitions"},
-        {&n.written_partitions, "written_partitions"}, {&n.full_access, "full_access"}, {&n.zero_init, "zero_init"},
-        {&n.core, "core"}, {&n.dma_queue, "dma_queue"}, {&n.record, "record"}}) {
+        {&n.zero_init, "zero_init"}, {&n.core, "core"}, {&n.dma_queue, "dma_queue"}, {&n.record, "record"},
+        {&n.write_fresh, "write_fresh"}}) {
     *slot = PyUnicode_InternFromString(text);
     if (*slot == nullptr) throw py::error_already_set();
   }

@@ -810,6 +810,11 @@ def matmul(tr, stationary: Tensor, moving: Tensor, loc, what="nc_matmul", fields
     """``stationary.T @ moving`` on the PE array into a new fp32 PSUM tile. In transpose mode
     the result is ``stationary.T`` exactly (``moving`` is the identity) in the input dtype.
     ``out_kind``: the memory of the destination the result will be redirected to (checked)."""
+    if fields is None and not is_transpose and out_dtype is None and start is True and \
+            out_kind == PSUM:  # (the commonest matmul, in C)
+        out = matmul_plain(tr, stationary, moving, loc)
+        if out is not NotImplemented:
+            return out
     s_shape, m_shape = stationary.shape, moving.shape
     k = s_shape[0]
     m = s_shape[1] if len(s_shape) == 2 else math.prod(s_shape[1:])
@@ -887,6 +892,14 @@ def legal_operand(kind: str, dtype, partitions: int, free: int) -> legality.Oper
 # function of: a kernel's loops ask the rules the same question for matmul after matmul.
 _MATMUL_VERDICTS: dict = {}
 _UNKNOWN = object()
+
+_core.nki.configure_matmul(Tensor, plain_tile_access, _MATMUL_VERDICTS, IT.Matmult, _PE, PSUM,
+                           dt.float32)
+#: ``matmul_plain(tr, stationary, moving, loc)``: :func:`matmul` of two plain 2-D tiles whose
+#: verdict ``_MATMUL_VERDICTS`` holds as legal, recorded (its PSUM result); NotImplemented,
+#: having changed nothing, for any other. In C (``cpp/python/trace_matmul.cpp``, which states the
+#: conditions): a kernel's inner loops record matmul after matmul.
+matmul_plain = _core.nki.matmul_plain
 
 
 def refuse_illegal_matmul(tr, stationary: Tensor, moving_kind: str, moving_dtype, moving_partitions: int,

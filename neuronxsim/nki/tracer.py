@@ -462,20 +462,6 @@ class Tracer:
     #: (``cpp/python/trace_plain_access.cpp``): it runs for nearly every destination.
     write_plain = staticmethod(_core.nki.write_plain)
 
-    def write_fresh(self, view: Tensor) -> Access:
-        """``write`` of a tile an instruction creates for its result (nothing to check yet)."""
-        st = view.storage
-        s = st.state
-        layout = st.layout
-        s.write_count = 1
-        s.written_partitions = layout.partitions
-        if layout.full_pairs is not None:
-            acc = s.full_access
-            if acc is None:
-                acc = s.full_access = new_access(st, 0, layout.full_pairs)
-            return acc
-        return self.access(view, None)
-
     def defined_partitions(self, view: Tensor) -> int:
         """How many leading partitions of ``view`` something wrote (all, off chip)."""
         st = view.storage
@@ -637,8 +623,8 @@ class Tracer:
             del groups.open[region]
 
 
-_core.nki.configure_tracer_methods(Op, Storage, Tensor, new_state, IT.Matmult)
-# Three methods in C (cpp/python/trace_tracer_methods.cpp), installed as method descriptors: every
+_core.nki.configure_tracer_methods(Op, Storage, Tensor, new_state, IT.Matmult, Access)
+# Four methods in C (cpp/python/trace_tracer_methods.cpp), installed as method descriptors: every
 # traced instruction calls them, and as Python methods each cost a frame and dozens of bytecodes.
 #
 # ``record(opcode, engine, ins, outs, fields, loc, out_box=None, zero_fill=False)``: appends an
@@ -656,6 +642,10 @@ Tracer.new_result = _core.nki.tracer_method(Tracer, "new_result")
 # not forwarded, not an ``nl.zeros`` fill, and, unless the op is a matmul (which reads SBUF and
 # writes one PSUM tile), no other operand of the op on that storage; else None.
 Tracer.fresh_result = _core.nki.tracer_method(Tracer, "fresh_result")
+# ``write_fresh(view)``: ``write`` of a tile an instruction creates for its result (nothing to
+# check yet): written once over all its partitions; the whole tile's access, made once
+# (``state.full_access``) from the layout's full pairs (without them: ``access(view, None)``).
+Tracer.write_fresh = _core.nki.tracer_method(Tracer, "write_fresh")
 
 # The fields of every nl.zeros memset, one dict (the fields of a recorded op never change).
 _ZERO_FILL = {"mode": bir.MemsetMode.Const, "constant": 0.0}
