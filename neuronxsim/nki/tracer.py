@@ -268,7 +268,8 @@ class Tracer:
         symbolic = kind != "static"  # (NKI's static_range index is a plain integer)
         try:
             for i, value in enumerate(values):
-                self.loop = LoopIteration(loop, i)
+                # (LoopIteration(loop, i), without the __init__ frame: one per iteration)
+                self.loop = _new_slotted(LoopIteration, loop, i)
                 yield _new_int(LoopIndex, value) if symbolic else value
         finally:
             self.loop = outer
