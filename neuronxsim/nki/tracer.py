@@ -556,11 +556,8 @@ class Tracer:
                       producer.loop, -1)
         self.core.record.copies.append((producer.index, copy))
 
-    def place_matmul(self, value: Tensor, dst: Tensor, accumulate: bool) -> bool:
-        """Points the matmul that just produced ``value`` (if ``value`` is its untouched result:
-        see ``fresh_result``; False otherwise, having changed nothing) at the PSUM view ``dst``,
-        either starting a new accumulation group or adding to the one open there. Errors locate
-        the kernel line themselves."""
+    def _place_matmul_general(self, value: Tensor, dst: Tensor, accumulate: bool) -> bool:
+        """``place_matmul`` (see below; C) of any matmul result and destination."""
         ops = self.ops
         if not ops or ops[-1][6] is not _MATMULT:  # (op.opcode; the cheap test first)
             return False
@@ -603,17 +600,22 @@ class Tracer:
             else:
                 last = groups.open.get(region)
                 if last is None:
-                    why = ("nothing wrote it" if s.write_count <= 1 else
-                           "it holds a result of a non-matmul instruction")
-                    raise NKIError(f"accumulates a matmul into PSUM tile {st.describe()}, but "
-                                   f"{why}; on the NeuronCore only a matmul accumulation group "
-                                   "(or nl.zeros) can be accumulated into")
+                    self._refuse_accumulation(st)
                 core.record.matmul_joins.append((last.index, (first or op).index))
         else:
             self._close_overlapping_groups(groups, acc)
             groups.zero_started.add(region)  # (a later += here joins this group)
         groups.open[region] = op
         return True
+
+    @staticmethod
+    def _refuse_accumulation(st: Storage):
+        """The error of a matmul accumulated into a region of ``st`` no group is open on."""
+        why = ("nothing wrote it" if st.state.write_count <= 1 else
+               "it holds a result of a non-matmul instruction")
+        raise NKIError(f"accumulates a matmul into PSUM tile {st.describe()}, but {why}; on the "
+                       "NeuronCore only a matmul accumulation group (or nl.zeros) can be "
+                       "accumulated into")
 
     def _close_overlapping_groups(self, groups: MatmulGroups, acc: Access):
         """Forgets the open matmul accumulation groups a write to ``acc`` overwrites."""
@@ -625,7 +627,7 @@ class Tracer:
 
 
 _core.nki.configure_tracer_methods(Op, Storage, Tensor, new_state, IT.Matmult, Access)
-# Four methods in C (cpp/python/trace_tracer_methods.cpp), installed as method descriptors: every
+# Methods in C (cpp/python/trace_tracer_methods.cpp, trace_assign.cpp), installed as method descriptors: every
 # traced instruction calls them, and as Python methods each cost a frame and dozens of bytecodes.
 #
 # ``record(opcode, engine, ins, outs, fields, loc, out_box=None, zero_fill=False)``: appends an
@@ -647,6 +649,13 @@ Tracer.fresh_result = _core.nki.tracer_method(Tracer, "fresh_result")
 # check yet): written once over all its partitions; the whole tile's access, made once
 # (``state.full_access``) from the layout's full pairs (without them: ``access(view, None)``).
 Tracer.write_fresh = _core.nki.tracer_method(Tracer, "write_fresh")
+# ``place_matmul(value, dst, accumulate)``: points the matmul that just produced ``value`` (if
+# ``value`` is its untouched result: see ``fresh_result``; False otherwise, having changed nothing)
+# at the PSUM view ``dst``, either starting a new accumulation group (``accumulate`` False) or adding
+# to the one open there. Errors locate the kernel line themselves. In C
+# (``cpp/python/trace_assign.cpp``) for a destination with groups already, no pending zeros, no
+# mask box and no double-row pair, that ``write_plain`` takes; else ``_place_matmul_general``.
+Tracer.place_matmul = _core.nki.place_matmul_method(Tracer)
 
 # The fields of every nl.zeros memset, one dict (the fields of a recorded op never change).
 _ZERO_FILL = {"mode": bir.MemsetMode.Const, "constant": 0.0}

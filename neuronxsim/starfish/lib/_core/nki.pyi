@@ -4,7 +4,7 @@ the NKI tracer's hot paths
 from __future__ import annotations
 from neuronxsim.nki.indexing import LoopIndex
 import typing
-__all__: list[str] = ['LoopIndex', 'assign_redirect', 'caller_location', 'configure_assign', 'configure_dma_plain', 'configure_matmul', 'configure_nki06_subscript', 'configure_plain_tile_access', 'configure_subscripts', 'configure_tracer_methods', 'current', 'dma_plain', 'forget_call_sites', 'live_ranges', 'matmul_plain', 'new_access', 'new_op', 'new_slotted', 'next_fit_place', 'ops_matmul_grouped', 'ops_redirected', 'peek', 'plain_tile_access', 'remember_call_site', 'set_call_site_walk', 'set_current', 'set_no_tracer', 'subscript_method', 'tensor_table', 'tracer_method', 'unique_name', 'write_plain']
+__all__: list[str] = ['LoopIndex', 'assign_redirect', 'caller_location', 'configure_assign', 'configure_dma_plain', 'configure_matmul', 'configure_nki06_subscript', 'configure_plain_tile_access', 'configure_subscripts', 'configure_tracer_methods', 'current', 'dma_plain', 'forget_call_sites', 'live_ranges', 'matmul_plain', 'new_access', 'new_op', 'new_slotted', 'next_fit_place', 'ops_matmul_grouped', 'ops_redirected', 'peek', 'place_matmul_method', 'plain_tile_access', 'remember_call_site', 'set_call_site_walk', 'set_current', 'set_no_tracer', 'subscript_method', 'tensor_table', 'tracer_method', 'unique_name', 'write_plain']
 def assign_redirect(*args, **kwargs):
     """
     assign_redirect(tr, dst, value): True when `dst[...] = value` was done by making the instruction that just computed value write dst; False, having changed nothing, when the assignment needs the general path.
@@ -88,6 +88,10 @@ def ops_redirected(*args, **kwargs):
 def peek(*args, **kwargs):
     """
     peek(): the tracer recording a kernel (see set_current), else None.
+    """
+def place_matmul_method(cls: type) -> typing.Any:
+    """
+    place_matmul as a method of the tracer class cls.
     """
 def plain_tile_access(*args, **kwargs):
     """
