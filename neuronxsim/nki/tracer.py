@@ -627,8 +627,9 @@ class Tracer:
 
 
 _core.nki.configure_tracer_methods(Op, Storage, Tensor, new_state, IT.Matmult, Access)
-# Methods in C (cpp/python/trace_tracer_methods.cpp, trace_assign.cpp), installed as method descriptors: every
-# traced instruction calls them, and as Python methods each cost a frame and dozens of bytecodes.
+# Methods in C (cpp/python/trace_tracer_methods.cpp; place_matmul: trace_assign.cpp), installed as
+# method descriptors: every traced instruction calls them, and as Python methods each cost a frame
+# and dozens of bytecodes.
 #
 # ``record(opcode, engine, ins, outs, fields, loc, out_box=None, zero_fill=False)``: appends an
 # instruction to the record and returns its Op; ``out_box``: the mask box its first output was cut
@@ -651,10 +652,10 @@ Tracer.fresh_result = _core.nki.tracer_method(Tracer, "fresh_result")
 Tracer.write_fresh = _core.nki.tracer_method(Tracer, "write_fresh")
 # ``place_matmul(value, dst, accumulate)``: points the matmul that just produced ``value`` (if
 # ``value`` is its untouched result: see ``fresh_result``; False otherwise, having changed nothing)
-# at the PSUM view ``dst``, either starting a new accumulation group (``accumulate`` False) or adding
-# to the one open there. Errors locate the kernel line themselves. In C
-# (``cpp/python/trace_assign.cpp``) for a destination with groups already, no pending zeros, no
-# mask box and no double-row pair, that ``write_plain`` takes; else ``_place_matmul_general``.
+# at the PSUM view ``dst``, either starting a new accumulation group (``accumulate`` False) or
+# adding to the one open there. Errors locate the kernel line themselves. In C for a destination
+# with groups already, no pending zeros, no mask box and no double-row pair, that ``write_plain``
+# takes; else ``_place_matmul_general``.
 Tracer.place_matmul = _core.nki.place_matmul_method(Tracer)
 
 # The fields of every nl.zeros memset, one dict (the fields of a recorded op never change).
