@@ -72,17 +72,28 @@ BasicBlock* Function::addBlock(std::string n) {
 }
 
 MemoryLocationSet* Function::addAllocation(std::unique_ptr<MemoryLocationSet> set) {
-  if (setByName_.count(set->name))
+  // Each name is hashed once: inserted if new, and the insertions taken back on a clash (the
+  // checks come in the same order as the messages say: the set first, then its locations).
+  if (!setByName_.try_emplace(set->name, set.get()).second)
     throw BIRError("allocation '" + set->name + "' is defined twice");
-  for (auto& loc : set->locations) {
-    if (locByName_.count(loc->name))
+  for (size_t i = 0; i < set->locations.size(); ++i) {
+    MemoryLocation* loc = set->locations[i].get();
+    auto [at, added] = locByName_.try_emplace(loc->name, loc);
+    if (added) continue;
+    bool ours = false;  // a name twice in this set: the later location is the one found by name
+    for (size_t k = 0; k < i; ++k) ours = ours || at->second == set->locations[k].get();
+    if (ours) {
+      at->second = loc;
+    } else {
+      for (size_t k = 0; k < i; ++k) {
+        auto mine = locByName_.find(set->locations[k]->name);
+        if (mine != locByName_.end() && mine->second == set->locations[k].get()) locByName_.erase(mine);
+      }
+      setByName_.erase(set->name);
       throw BIRError("memory location '" + loc->name + "' is defined twice");
+    }
   }
-  for (auto& loc : set->locations) {
-    loc->set = set.get();
-    locByName_[loc->name] = loc.get();
-  }
-  setByName_[set->name] = set.get();
+  for (auto& loc : set->locations) loc->set = set.get();
   allocs_.push_back(std::move(set));
   return allocs_.back().get();
 }
@@ -163,10 +174,12 @@ std::string Function::uniqueTensorName(const std::string& base) const {
 }
 
 std::string Function::uniqueInstructionName(const std::string& base) {
-  std::string n = base;
-  while (instNames_.count(n)) n = base + "." + std::to_string(++nameCounter_);
-  instNames_[n] = 1;
-  return n;
+  // (one hash per name tried: try_emplace both asks and reserves)
+  if (instNames_.try_emplace(base, 1).second) return base;
+  for (;;) {
+    std::string n = base + "." + std::to_string(++nameCounter_);
+    if (instNames_.try_emplace(n, 1).second) return n;
+  }
 }
 
 void Function::registerInstructionName(const std::string& n) {
@@ -178,6 +191,13 @@ bool Function::hasInstructionName(const std::string& n) const { return instNames
 void Function::forgetInstructionName(const std::string& n) { instNames_.erase(n); }
 
 uint64_t Function::nextInstructionId() { return parent_ ? parent_->nextInstructionId() : 0; }
+
+void Function::reserve(size_t tensors, size_t instructions) {
+  locByName_.reserve(tensors);
+  setByName_.reserve(tensors);
+  allocs_.reserve(tensors);
+  instNames_.reserve(instructions);
+}
 
 size_t Function::instructionCount() const {
   size_t n = 0;

@@ -36,6 +36,8 @@ class BasicBlock {
   Instruction* addInstruction(Opcode op, std::string name = {});
   // Appends an already built node (takes ownership; renames it if its name is taken).
   Instruction* append(std::unique_ptr<Instruction> inst);
+  // Room for `n` instructions in all (a builder that knows its count appends without regrowing).
+  void reserve(size_t n) { insts_.reserve(n); }
   // Replaces the instruction at `index` with `replacement` (in order); returns the count inserted.
   size_t replace(size_t index, std::vector<std::unique_ptr<Instruction>> replacement);
   // Index of `inst` in this block, or -1.
@@ -91,6 +93,10 @@ class Function {
 
   uint64_t nextInstructionId();
   size_t instructionCount() const;
+  // Room for `tensors` tensors and `instructions` instruction names in all: the name tables
+  // (hash maps) then take a whole trace's names without rehashing, which moved every name
+  // again each time they doubled (a trace's emission builds thousands at once).
+  void reserve(size_t tensors, size_t instructions);
 
  private:
   Module* parent_;

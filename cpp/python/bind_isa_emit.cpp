@@ -22,6 +22,7 @@
 #include "bir/Error.h"
 #include "bir/Module.h"
 
+#include <array>
 #include <cstring>
 #include <unordered_map>
 
@@ -73,8 +74,30 @@ std::pair<PyObject**, Py_ssize_t> itemsOf(PyObject* o, const char* what) {
   throw BIRError(std::string("emit_trace: ") + what + " must be a list or a tuple");
 }
 
+// What one emit_trace call learns once and reuses: which member a field name is, per node class
+// (keyed by the name's string object: a kernel's field names are a few interned strings), and
+// the value of each enum member object (Python enum members are singletons).
+struct EmitCache {
+  std::unordered_map<uint64_t, int> fieldIndex;
+  std::unordered_map<PyObject*, int64_t> enumValues;
+  // The pairs last read from each of a few list objects (direct-mapped by address): the tracer
+  // shares one pairs list among the accesses of a tile, so most operands find theirs here
+  // without reading the list's tuples and ints again. (The lists are the caller's and live, and
+  // unchanged, through the call: no Python code runs in it.)
+  struct Pairs {
+    PyObject* list = nullptr;
+    std::vector<APPair> pairs;
+  };
+  std::array<Pairs, 64> pairs;
+  // The last source string object read, and its text (a kernel's instructions come from a few
+  // lines, in runs).
+  PyObject* source = nullptr;
+  std::string sourceText;
+};
+
 // Appends the operand `h` to `to` (built in place).
-void appendOperand(PyObject* h, const StorageTensors& tensorOf, std::vector<AccessPattern>& to) {
+void appendOperand(PyObject* h, const StorageTensors& tensorOf, EmitCache& cache,
+                   std::vector<AccessPattern>& to) {
   if (PyFloat_Check(h) || PyLong_Check(h)) {
     const double v = PyFloat_AsDouble(h);
     if (v == -1.0 && PyErr_Occurred()) {
@@ -91,21 +114,20 @@ void appendOperand(PyObject* h, const StorageTensors& tensorOf, std::vector<Acce
   ap.loc = tensorOf.tensors[t];
   ap.dtype = tensorOf.dtypes[t];
   ap.offset = offset;
-  auto [pairs, n] = itemsOf(PyTuple_GET_ITEM(h, 2), "an operand's pairs");
-  ap.pattern.reserve(static_cast<size_t>(n));
-  for (Py_ssize_t i = 0; i < n; ++i) {
-    PyObject* p = tupleOf(pairs[i], 2, "an access-pattern pair is (step, num)");
-    ap.pattern.push_back({intOf(PyTuple_GET_ITEM(p, 0), "a step"), intOf(PyTuple_GET_ITEM(p, 1), "a num")});
+  PyObject* list = PyTuple_GET_ITEM(h, 2);
+  EmitCache::Pairs& known = cache.pairs[(reinterpret_cast<uintptr_t>(list) >> 4) % cache.pairs.size()];
+  if (known.list != list) {
+    auto [pairs, n] = itemsOf(list, "an operand's pairs");
+    known.list = nullptr;  // (until read whole: a malformed pair throws)
+    known.pairs.clear();
+    for (Py_ssize_t i = 0; i < n; ++i) {
+      PyObject* p = tupleOf(pairs[i], 2, "an access-pattern pair is (step, num)");
+      known.pairs.push_back({intOf(PyTuple_GET_ITEM(p, 0), "a step"), intOf(PyTuple_GET_ITEM(p, 1), "a num")});
+    }
+    known.list = list;
   }
+  ap.pattern = known.pairs;
 }
-
-// What one emit_trace call learns once and reuses: which member a field name is, per node class
-// (keyed by the name's string object: a kernel's field names are a few interned strings), and
-// the value of each enum member object (Python enum members are singletons).
-struct EmitCache {
-  std::unordered_map<uint64_t, int> fieldIndex;
-  std::unordered_map<PyObject*, int64_t> enumValues;
-};
 
 // The value of a field of type F from a Python object: the common scalar types read directly,
 // enums through the cache, the rest through pybind11's casters.
@@ -184,10 +206,11 @@ void setFieldsOf(Instruction& I, PyObject* fields, EmitCache& cache) {
   }
 }
 
-void appendOperands(PyObject* list, const StorageTensors& tensorOf, std::vector<AccessPattern>& to) {
+void appendOperands(PyObject* list, const StorageTensors& tensorOf, EmitCache& cache,
+                    std::vector<AccessPattern>& to) {
   auto [items, n] = itemsOf(list, "ins and outs");
   to.reserve(static_cast<size_t>(n));
-  for (Py_ssize_t i = 0; i < n; ++i) appendOperand(items[i], tensorOf, to);
+  for (Py_ssize_t i = 0; i < n; ++i) appendOperand(items[i], tensorOf, cache, to);
 }
 
 template <class E>
@@ -242,19 +265,24 @@ void appendRecord(BasicBlock& bb, PyObject* r, const StorageTensors& tensorOf, E
   recordOf(r, 6, "a record is (opcode, engine, source, fields, ins, outs, ...)");
   const Opcode opcode = opcodeOf(PyTuple_GET_ITEM(r, 0));
   const auto engine = enumOf<Engine>(PyTuple_GET_ITEM(r, 1), "engine");
-  std::string source = stringOf(PyTuple_GET_ITEM(r, 2), "a source");
+  PyObject* source = PyTuple_GET_ITEM(r, 2);
+  if (source != cache.source) {
+    cache.sourceText = stringOf(source, "a source");
+    cache.source = source;  // (the records hold it through the call)
+  }
   PyObject* fields = PyTuple_GET_ITEM(r, 3);
   if (fields != Py_None && !PyDict_Check(fields)) throw BIRError("emit_trace: fields are None or a dict");
   Instruction* I = bb.addInstruction(opcode);
   I->engine = engine;
-  I->source = std::move(source);
+  I->source = cache.sourceText;
   if (fields != Py_None) setFieldsOf(*I, fields, cache);
-  appendOperands(PyTuple_GET_ITEM(r, 4), tensorOf, I->ins);
-  appendOperands(PyTuple_GET_ITEM(r, 5), tensorOf, I->outs);
+  appendOperands(PyTuple_GET_ITEM(r, 4), tensorOf, cache, I->ins);
+  appendOperands(PyTuple_GET_ITEM(r, 5), tensorOf, cache, I->outs);
 }
 
 void emitTrace(Function& fn, py::list tensor_records, const std::vector<int64_t>& tensor_of,
                py::list records) {
+  fn.reserve(fn.allocations().size() + tensor_records.size(), fn.instructionCount() + records.size());
   std::vector<MemoryLocation*> tensors;
   tensors.reserve(tensor_records.size());
   std::vector<DType> dtypes;
@@ -265,6 +293,7 @@ void emitTrace(Function& fn, py::list tensor_records, const std::vector<int64_t>
   }
   const StorageTensors tensorOf{tensor_of, tensors, dtypes};
   BasicBlock& bb = *fn.addBlock();
+  bb.reserve(records.size());
   EmitCache cache;
   struct Release {  // the enum members the cache holds
     EmitCache& c;

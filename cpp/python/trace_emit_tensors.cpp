@@ -10,14 +10,13 @@
 //     storage number the index of its tensor (-1: none). `kinds` is the tuple (SBUF, INPUT,
 //     SHARED_HBM, {dtype: BIR dtype number}, SB, PSUM, Input, Output, DRAM, ExternalInput,
 //     ExternalOutput, Internal) of the storage kinds and BIR numbers emit.py names.
-// A storage's and its layout's slots (neuronxsim/nki/tensor.py, Storage and Layout) are found
-// by name through the classes' member descriptors, once per class.
+// A storage's and its layout's slots (neuronxsim/nki/tensor.py, Storage and Layout) are read by
+// name (NamedSlots, trace_slotted.h).
 //
 // Why C: a trace emits about one tensor per instruction, and naming and describing each in
 // Python costs a few microseconds.
 #include "bindings.h"
-
-#include <structmember.h>
+#include "trace_slotted.h"
 
 #include <array>
 #include <initializer_list>
@@ -26,37 +25,6 @@
 
 namespace nxs::py_bind {
 namespace {
-
-// The byte offsets of the named object slots of a class, found through its member descriptors.
-template <size_t N>
-struct Slots {
-  std::array<Py_ssize_t, N> offset{};
-};
-
-template <size_t N>
-bool findSlots(PyTypeObject* cls, const std::array<const char*, N>& names, Slots<N>& slots) {
-  for (size_t i = 0; i < N; ++i) {
-    PyObject* descr = PyObject_GetAttrString(reinterpret_cast<PyObject*>(cls), names[i]);
-    const bool member = descr != nullptr && Py_TYPE(descr) == &PyMemberDescr_Type &&
-                        reinterpret_cast<PyMemberDescrObject*>(descr)->d_member->type == T_OBJECT_EX;
-    if (member) slots.offset[i] = reinterpret_cast<PyMemberDescrObject*>(descr)->d_member->offset;
-    Py_XDECREF(descr);  // (the class holds it)
-    if (!member) {
-      PyErr_Clear();
-      PyErr_Format(PyExc_TypeError, "tensor_table: %s has no slot %s", cls->tp_name, names[i]);
-      return false;
-    }
-  }
-  return true;
-}
-
-// Slot `i` of `o` (borrowed), or null with an AttributeError set when it is not set.
-template <size_t N>
-PyObject* slot(PyObject* o, const Slots<N>& slots, size_t i, const char* name) {
-  PyObject* v = *reinterpret_cast<PyObject**>(reinterpret_cast<char*>(o) + slots.offset[i]);
-  if (v == nullptr) PyErr_Format(PyExc_AttributeError, "tensor_table: a storage's %s is not set", name);
-  return v;
-}
 
 PyObject* uniqueName(PyObject* names, PyObject* counts, PyObject* base) {
   if (!PySet_Check(names) || !PyDict_Check(counts) || !PyUnicode_Check(base)) {
@@ -148,8 +116,8 @@ PyObject* tensorTable(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     PyErr_SetString(PyExc_TypeError, "tensor_table: kinds[3] must be a dict of dtype numbers");
     return nullptr;
   }
-  static std::unordered_map<PyTypeObject*, Slots<kStorageSlots>> storageSlots;
-  static std::unordered_map<PyTypeObject*, Slots<kLayoutSlots>> layoutSlots;
+  static NamedSlots<kStorageSlots> storageSlots("tensor_table", kStorageSlotNames);
+  static NamedSlots<kLayoutSlots> layoutSlots("tensor_table", kLayoutSlotNames);
   std::unordered_map<PyObject*, DtypeFacts> dtypeFacts;  // (the storages hold the dtypes)
   const Py_ssize_t n = PyList_GET_SIZE(storages);
   if (PyList_GET_SIZE(firstUse) != n || PyList_GET_SIZE(addr) != n) {
@@ -173,17 +141,11 @@ PyObject* tensorTable(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   };
   for (Py_ssize_t s = 0; s < n; ++s) {
     PyObject* st = PyList_GET_ITEM(storages, s);
-    auto known = storageSlots.find(Py_TYPE(st));
-    if (known == storageSlots.end()) {
-      Slots<kStorageSlots> found;
-      if (!findSlots(Py_TYPE(st), kStorageSlotNames, found)) return fail();
-      Py_INCREF(Py_TYPE(st));  // (the class stays alive while it is a key)
-      known = storageSlots.emplace(Py_TYPE(st), found).first;
-    }
-    const Slots<kStorageSlots>& ss = known->second;
+    const auto* ss = storageSlots.of(Py_TYPE(st));
+    if (ss == nullptr) return fail();
     PyObject* values[kStorageSlots];
     for (size_t i = 0; i < kStorageSlots; ++i)
-      if ((values[i] = slot(st, ss, i, kStorageSlotNames[i])) == nullptr) return fail();
+      if ((values[i] = storageSlots.get(st, *ss, i)) == nullptr) return fail();
     const Py_ssize_t sid = PyLong_AsSsize_t(values[kSid]);
     if (sid < 0 || sid >= n) {
       if (!PyErr_Occurred()) PyErr_Format(PyExc_IndexError, "tensor_table: storage number %zd of %zd", sid, n);
@@ -229,15 +191,10 @@ PyObject* tensorTable(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     PyObject* tensor;
     if (onChip) {
       PyObject* layout = values[kLayout];
-      auto knownLayout = layoutSlots.find(Py_TYPE(layout));
-      if (knownLayout == layoutSlots.end()) {
-        Slots<kLayoutSlots> found;
-        if (!findSlots(Py_TYPE(layout), kLayoutSlotNames, found)) return fail();
-        Py_INCREF(Py_TYPE(layout));
-        knownLayout = layoutSlots.emplace(Py_TYPE(layout), found).first;
-      }
-      PyObject* partitions = slot(layout, knownLayout->second, kPartitions, "layout's partitions");
-      PyObject* row = slot(layout, knownLayout->second, kRow, "layout's row");
+      const auto* ls = layoutSlots.of(Py_TYPE(layout));
+      if (ls == nullptr) return fail();
+      PyObject* partitions = layoutSlots.get(layout, *ls, kPartitions);
+      PyObject* row = layoutSlots.get(layout, *ls, kRow);
       if (partitions == nullptr || row == nullptr) return fail();
       const long long rowElements = PyLong_AsLongLong(row);
       if (rowElements == -1 && PyErr_Occurred()) return fail();

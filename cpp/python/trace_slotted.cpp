@@ -35,19 +35,13 @@ const std::vector<Py_ssize_t>* offsetsOf(PyTypeObject* cls) {
   }
   std::vector<Py_ssize_t> offsets;
   for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(names); ++i) {
-    PyObject* descr = PyDict_GetItem(cls->tp_dict, PyTuple_GET_ITEM(names, i));
-    if (descr == nullptr || Py_TYPE(descr) != &PyMemberDescr_Type) {
-      PyErr_Format(PyExc_TypeError, "new_slotted: slot %R of %s is not a member", PyTuple_GET_ITEM(names, i),
-                   cls->tp_name);
-      return nullptr;
-    }
-    const PyMemberDef* member = reinterpret_cast<PyMemberDescrObject*>(descr)->d_member;
-    if (member->type != T_OBJECT_EX) {
+    const Py_ssize_t offset = objectSlotOffset(PyDict_GetItem(cls->tp_dict, PyTuple_GET_ITEM(names, i)));
+    if (offset < 0) {
       PyErr_Format(PyExc_TypeError, "new_slotted: slot %R of %s is not an object slot",
                    PyTuple_GET_ITEM(names, i), cls->tp_name);
       return nullptr;
     }
-    offsets.push_back(member->offset);
+    offsets.push_back(offset);
   }
   Py_INCREF(cls);
   return &slotOffsets.emplace(cls, std::move(offsets)).first->second;
@@ -73,6 +67,12 @@ void bindSlotted(py::module_& m) {
 NXS_REGISTER_SUBMODULE(nki, 44, "the NKI tracer's hot paths", bindSlotted);
 
 }  // namespace
+
+Py_ssize_t objectSlotOffset(PyObject* descr) {
+  if (descr == nullptr || Py_TYPE(descr) != &PyMemberDescr_Type) return -1;
+  const PyMemberDef* member = reinterpret_cast<PyMemberDescrObject*>(descr)->d_member;
+  return member->type == T_OBJECT_EX ? member->offset : -1;
+}
 
 PyObject* newSlottedObject(PyObject* clsObject, PyObject* const* values, Py_ssize_t n) {
   auto* cls = reinterpret_cast<PyTypeObject*>(clsObject);

@@ -1,7 +1,12 @@
-// Slotted object creation, for the other trace_*.cpp files (see trace_slotted.cpp).
+// Slotted objects for the trace_*.cpp fast paths: creating them (trace_slotted.cpp) and reading
+// their slots by name (the offsets found once per class through its member descriptors).
 #pragma once
 
 #include <Python.h>
+
+#include <array>
+#include <cstddef>
+#include <unordered_map>
 
 namespace nxs::py_bind {
 
@@ -9,5 +14,53 @@ namespace nxs::py_bind {
 // run), its first `n` slots in __slots__ order set to `values` and the rest to None (a new
 // reference; null with an error set).
 PyObject* newSlottedObject(PyObject* cls, PyObject* const* values, Py_ssize_t n);
+
+// The byte offset of the object slot whose member descriptor is `descr` (borrowed, may be null),
+// or -1 if `descr` is not an object slot's descriptor.
+Py_ssize_t objectSlotOffset(PyObject* descr);
+
+// The slots `names` of the classes whose instances a fast path reads: their byte offsets per
+// class, found once (the class is then kept alive while it is a key).
+template <size_t N>
+class NamedSlots {
+ public:
+  using Offsets = std::array<Py_ssize_t, N>;
+
+  // `who`: the function named in errors.
+  NamedSlots(const char* who, const std::array<const char*, N>& names) : who_(who), names_(names) {}
+
+  // The offsets of the slots in `cls`, or null with a TypeError set if it lacks one.
+  const Offsets* of(PyTypeObject* cls) {
+    auto known = offsets_.find(cls);
+    if (known != offsets_.end()) return &known->second;
+    Offsets found{};
+    for (size_t i = 0; i < N; ++i) {
+      PyObject* descr = PyObject_GetAttrString(reinterpret_cast<PyObject*>(cls), names_[i]);
+      found[i] = objectSlotOffset(descr);
+      Py_XDECREF(descr);  // (the class holds it)
+      if (found[i] < 0) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError, "%s: %s has no slot %s", who_, cls->tp_name, names_[i]);
+        return nullptr;
+      }
+    }
+    Py_INCREF(cls);
+    return &offsets_.emplace(cls, found).first->second;
+  }
+
+  // Slot `i` of `o` (borrowed; `at` = of(its class)), or null with an AttributeError when it is
+  // not set.
+  PyObject* get(PyObject* o, const Offsets& at, size_t i) const {
+    PyObject* v = *reinterpret_cast<PyObject**>(reinterpret_cast<char*>(o) + at[i]);
+    if (v == nullptr)
+      PyErr_Format(PyExc_AttributeError, "%s: slot %s of a %s is not set", who_, names_[i], Py_TYPE(o)->tp_name);
+    return v;
+  }
+
+ private:
+  const char* who_;
+  std::array<const char*, N> names_;
+  std::unordered_map<PyTypeObject*, Offsets> offsets_;
+};
 
 }  // namespace nxs::py_bind
