@@ -5,14 +5,21 @@
 On the blocked matmul of tests/sweep/kernels/blocked_matmul.py at [4096, 1024] @ [1024, 2048]
 bf16 (lhsT 1024x4096, rhs 1024x2048) with its three TILES_IN_BLOCK_* parameters, timing mode:
 
-1. End to end: the same grid swept on 1 worker and on N workers (default: the CPU count), as
-   configurations per second of wall time and per CPU-second (the sweep's processes: the parent
-   and its workers), also without the one-off CPU of starting the pool, and the N-worker rate
-   over the 1-worker rate (ideal: N; on a loaded host the per-CPU-second ratio, ideal 1, is the
-   one that shows what more workers cost).
+1. End to end: the same grid swept on 1 worker and on N workers (default: the CPU count) with
+   ``driver.run_sweep``, as a user's sweep runs. Two rates, each per second of wall time and per
+   CPU-second (the sweep's processes: the parent, the zygote, the workers):
+   - "whole sweep": every configuration over the whole call, starting and stopping the pool
+     included: what a user sweeping this grid sees;
+   - "after start": the configurations after the first result over the time from the first
+     result to the last: the rate a longer sweep approaches once the pool runs;
+   and the N-worker rate over the 1-worker rate for each (ideal: N by wall time; per
+   CPU-second, ideal 1: what more workers cost on a loaded host). Then the pool's one-off start
+   alone: CPU and wall of starting a one-worker pool until the worker answers, and closing it.
 2. Where one configuration's time goes, in this process (CPU seconds per configuration): tracing
    (and per traced instruction), preparing the module for the simulator (verify, decode, cost),
-   the timing run, and the trace cache's write and read of the same trace.
+   the timing run, the trace cache's write and read of the same trace, job.run (a worker's
+   whole configuration) and what job.run spends outside tracing and the simulator (the
+   kernel's imports, freeing the trace, the row's measures).
 3. Preparation speed against the timing run's, in instructions per second, on the traced modules
    and on a long mixed stream (benchmarks/modules.py).
 4. Reading the traced modules' BIR JSON (what a trace-cache hit costs), MB/s: the reader as used
@@ -26,6 +33,7 @@ runs, and the ratios compare runs made in the same process, interleaved.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import resource
 import shutil
@@ -49,41 +57,78 @@ def cpu_seconds() -> float:
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
-def end_to_end(jobs: int, repeat: int) -> dict:
-    """The best of ``repeat`` sweeps of GRID on ``jobs`` workers: configurations, wall seconds
-    (from the first configuration sent, the workers started), CPU seconds (workers started)."""
+def end_to_end(workers: list, repeat: int) -> dict:
+    """{workers: the best (by wall time) of ``repeat`` sweeps of GRID on that many}, the counts
+    taking turns: configurations, wall and CPU seconds of the whole call, and from the first
+    result to the last."""
     from neuronxsim.sweep import driver
 
-    best = None
+    best = {}
     for _ in range(repeat):
-        out = tempfile.mkdtemp(prefix="bench-sweep-")
-        try:
-            p = driver.plan(KERNEL, grid=GRID, shapes=SHAPES, output=out)
-            cpu0 = cpu_seconds()
-            rows, wall, _ = driver.run_sweep(p, jobs=jobs)
-            cpu = cpu_seconds() - cpu0
-        finally:
-            shutil.rmtree(out)
-        run = {"configurations": len(rows), "wall": wall, "cpu": cpu,
-               "ok": sum(r["status"] == "ok" for r in rows),
-               "worker_total": sum(r["host_seconds"].get("total", 0) for r in rows)}
-        if best is None or run["wall"] < best["wall"]:
-            best = run
+        for jobs in workers:
+            out = tempfile.mkdtemp(prefix="bench-sweep-")
+            arrivals = []  # (wall, CPU) as the first and the last result arrive
+
+            def on_row(row, done, total):
+                if done == 1 or done == total:  # (reading /proc for every row would cost a lot)
+                    arrivals.append((time.perf_counter(), cpu_seconds() + live_children_cpu()))
+            try:
+                p = driver.plan(KERNEL, grid=GRID, shapes=SHAPES, output=out)
+                cpu0, wall0 = cpu_seconds(), time.perf_counter()
+                rows, _, _ = driver.run_sweep(p, jobs=jobs, on_row=on_row)
+                wall, cpu = time.perf_counter() - wall0, cpu_seconds() - cpu0
+            finally:
+                shutil.rmtree(out)
+            run = {"configurations": len(rows), "ok": sum(r["status"] == "ok" for r in rows),
+                   "wall": wall, "cpu": cpu, "after": len(rows) - 1,
+                   "after_wall": arrivals[-1][0] - arrivals[0][0],
+                   "after_cpu": arrivals[-1][1] - arrivals[0][1]}
+            if jobs not in best or run["wall"] < best[jobs]["wall"]:
+                best[jobs] = run
     return best
 
 
-def pool_start(repeat: int) -> float:
-    """CPU seconds of starting the local pool (the zygote's imports, one forked worker) and
-    stopping it: the one-off part of an end-to-end figure (best of ``repeat``)."""
+def live_children_cpu() -> float:
+    """CPU seconds of this process's live descendants (and of the children they reaped): the
+    zygote and the workers while the sweep runs (Linux /proc; 0 elsewhere)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    parent, spent = {}, {}
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return 0.0
+    for name in names:
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat") as f:
+                    fields = f.read().rpartition(")")[2].split()
+            except OSError:
+                continue  # ended meanwhile
+            parent[int(name)] = int(fields[1])
+            spent[int(name)] = sum(int(x) for x in fields[11:15]) / tick  # utime stime cutime cstime
+    mine, todo = set(), [os.getpid()]
+    while todo:
+        pid = todo.pop()
+        kids = [k for k, pp in parent.items() if pp == pid and k not in mine]
+        mine.update(kids)
+        todo.extend(kids)
+    return sum(spent[k] for k in mine)
+
+
+def pool_start(repeat: int) -> tuple:
+    """(CPU, wall) seconds of starting a one-worker local pool until the worker has answered an
+    empty batch, and stopping it: the one-off part of an end-to-end figure (best of ``repeat``)."""
     from neuronxsim.sweep.executors import LocalPool
 
-    best = float("inf")
+    best = (float("inf"), float("inf"))
     for _ in range(repeat):
+        cpu0, wall0 = cpu_seconds(), time.perf_counter()
         pool = LocalPool(1)
-        cpu0 = cpu_seconds()
-        pool._new_worker()
+        worker = pool._new_worker()
+        worker.conn.send([])
+        worker.conn.recv()
         pool.close()
-        best = min(best, cpu_seconds() - cpu0)
+        best = min(best, (cpu_seconds() - cpu0, time.perf_counter() - wall0))
     return best
 
 
@@ -133,11 +178,13 @@ def phases(repeat: int) -> tuple:
                     t1 = time.thread_time()
                     cache.get(f"{i:064x}")
                     t2 = time.thread_time()
-                    job_module.run(j)
+                    with timed_calls() as inside:
+                        job_module.run(j)
                     t3 = time.thread_time()
                     spent["cache write"] += t1 - t0
                     spent["cache read"] += t2 - t1
                     spent["job.run (all in)"] += t3 - t2
+                    spent["job.run outside trace, simulate"] += t3 - t2 - inside[0]
                     spent["instructions"] += traced.instruction_count
                     spent["configurations"] += 1
                     modules.append((traced.module, j["arch"]))
@@ -148,7 +195,36 @@ def phases(repeat: int) -> tuple:
         shutil.rmtree(out)
 
 
-PHASES = ("trace", "prepare", "run", "cache write", "cache read", "job.run (all in)")
+PHASES = ("trace", "prepare", "run", "cache write", "cache read", "job.run (all in)",
+          "job.run outside trace, simulate")
+
+
+@contextlib.contextmanager
+def timed_calls():
+    """Inside the block, the CPU seconds spent in tracing (traced_kernel) and in the simulator
+    (sim.simulate) add up in the yielded list's one item: what job.run spends elsewhere (the
+    kernel's imports, freeing the trace, the row's measures) is the rest of its time."""
+    from neuronxsim import sim
+    from neuronxsim.nki import kernel
+
+    inside = [0.0]
+    originals = {(kernel, "traced_kernel"): kernel.traced_kernel, (sim, "simulate"): sim.simulate}
+
+    def timing(fn):
+        def call(*args, **kwargs):
+            t0 = time.thread_time()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                inside[0] += time.thread_time() - t0
+        return call
+    for (owner, name), fn in originals.items():
+        setattr(owner, name, timing(fn))
+    try:
+        yield inside
+    finally:
+        for (owner, name), fn in originals.items():
+            setattr(owner, name, fn)
 
 
 def preparation(modules: list, repeat: int) -> list:
@@ -198,37 +274,46 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)))
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--sections", default="1,2,3,4", help="the sections to run: 1, 2 or all")
     args = ap.parse_args()
+    sections = {int(x) for x in args.sections.split(",")}
     print(host_note())
     configs = 1
     for v in GRID.values():
         configs *= len(v)
 
-    one = end_to_end(1, args.repeat)
-    many = end_to_end(args.jobs, args.repeat)
-    start = pool_start(args.repeat)
-    rows = []
-    for jobs, r in ((1, one), (args.jobs, many)):
-        rows.append([jobs, r["configurations"], r["ok"], r["wall"], r["configurations"] / r["wall"],
-                     r["configurations"] / r["cpu"], r["configurations"] / (r["cpu"] - start)])
-    print_table(f"1. end to end, timing mode, {configs} configurations (best of {args.repeat})",
-                ["workers", "configs", "ok", "wall s", "configs/s", "configs/CPU-s",
-                 "after start"], rows)
-    print(f"  starting the pool (imports, once per sweep) costs {start:.2f} CPU-s; 'after start': "
-          "configurations per CPU-second without it, the rate a long sweep approaches")
-    print(f"  {args.jobs} workers / 1 worker: {(many['configurations'] / many['wall']) / (one['configurations'] / one['wall']):.2f}x "
-          f"(ideal {args.jobs}); per CPU-second: "
-          f"{(many['configurations'] / many['cpu']) / (one['configurations'] / one['cpu']):.2f}x (ideal 1)")
+    if 1 in sections:
+        runs = end_to_end([1, args.jobs], args.repeat)
+        rows = []
+        for jobs, r in runs.items():
+            rows.append([jobs, r["configurations"], r["ok"], r["wall"], r["configurations"] / r["wall"],
+                         r["configurations"] / r["cpu"], r["after"] / r["after_wall"],
+                         r["after"] / r["after_cpu"]])
+        print_table(f"1. end to end, timing mode, {configs} configurations (best of {args.repeat})",
+                    ["workers", "configs", "ok", "wall s", "whole sweep /s", "/CPU-s",
+                     "after start /s", "/CPU-s"], rows)
+        one, many = runs[1], runs[args.jobs]
+        for label, n, wall, cpu in (("whole sweep", "configurations", "wall", "cpu"),
+                                    ("after start", "after", "after_wall", "after_cpu")):
+            print(f"  {args.jobs} workers / 1 worker, {label}: "
+                  f"{(many[n] / many[wall]) / (one[n] / one[wall]):.2f}x by wall time (ideal "
+                  f"{args.jobs}), {(many[n] / many[cpu]) / (one[n] / one[cpu]):.2f}x per CPU-second (ideal 1)")
+        start_cpu, start_wall = pool_start(args.repeat)
+        print(f"  starting and stopping a one-worker pool (once per sweep): {start_cpu:.3f} CPU-s, "
+              f"{start_wall:.3f} s wall")
 
-    spent, modules = phases(args.repeat)
-    n, per = spent["configurations"], spent["instructions"] / max(spent["configurations"], 1)
-    table = [[phase, spent[phase] / n * 1e3, spent[phase] / spent["instructions"] * 1e6] for phase in PHASES]
-    print_table(f"2. one configuration in one process, CPU ms (mean over the {n} that trace, {per:.0f} "
-                f"instructions each; best of {args.repeat})", ["phase", "ms", "us/instr"], table)
-    all_in = spent["job.run (all in)"]
-    print(f"  job.run: {n / all_in:.1f} configurations per CPU-second; tracing is "
-          f"{spent['trace'] / all_in:.0%} of it, preparing and running {(spent['prepare'] + spent['run']) / all_in:.0%}")
+    if sections & {2, 3, 4}:
+        spent, modules = phases(args.repeat)
+        n, per = spent["configurations"], spent["instructions"] / max(spent["configurations"], 1)
+        table = [[phase, spent[phase] / n * 1e3, spent[phase] / spent["instructions"] * 1e6] for phase in PHASES]
+        print_table(f"2. one configuration in one process, CPU ms (mean over the {n} that trace, {per:.0f} "
+                    f"instructions each; best of {args.repeat})", ["phase", "ms", "us/instr"], table)
+        all_in = spent["job.run (all in)"]
+        print(f"  job.run: {n / all_in:.1f} configurations per CPU-second; tracing is "
+              f"{spent['trace'] / all_in:.0%} of it, preparing and running {(spent['prepare'] + spent['run']) / all_in:.0%}")
 
+    if not sections & {3, 4}:
+        return 0
     print_table(f"3. preparation (verify, decode, cost) and timing run, M instructions/s (best of {args.repeat})",
                 ["modules", "instructions", "prepare", "run", "prepare/run"], preparation(modules, args.repeat))
 

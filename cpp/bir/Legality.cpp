@@ -1,6 +1,7 @@
 #include "Legality.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace bir::legality {
 namespace {
@@ -211,6 +212,16 @@ bool isBitvecOp(AluOp op) {
 }
 
 Verdict aluOps(Opcode op, Engine engine, AluOp op0, AluOp op1) {
+  // "op1 bitwise_and is a bit-vector operator; ..."
+  const auto bitvec = [](const char* role, AluOp a) {
+    return std::string(role) + " " + std::string(enumName(a)) + " is a bit-vector operator; ";
+  };
+  if (op == InstructionType::ScalarTensorTensor)
+    for (const auto& [role, a] : {std::pair{"op0", op0}, std::pair{"op1", op1}})
+      if (isBitvecOp(a))
+        return broken(Rule::SttArithmeticOps, op, bitvec(role, a) + "op0 and op1 take arithmetic operators only");
+  if (op == InstructionType::TensorScalarReduce && isBitvecOp(op0))
+    return broken(Rule::TsrArithmeticOp0, op, bitvec("op0", op0) + "op0 takes arithmetic operators only");
   for (AluOp a : {op0, op1})
     if (isBitvecOp(a) && engine != Engine::DVE)
       return broken(Rule::AluBitvecEngine, op, "the bit-vector operator " + std::string(enumName(a)) +

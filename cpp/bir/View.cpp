@@ -166,6 +166,75 @@ View View::flatten() const {
   return v;
 }
 
+View View::flatten(size_t first, size_t last) const {
+  checkDim(last, "flatten");
+  if (first > last) fail("flatten", "dims " + std::to_string(first) + ".." + std::to_string(last) + " of " + str());
+  const auto begin = dims_.begin() + static_cast<std::ptrdiff_t>(first);
+  const auto end = dims_.begin() + static_cast<std::ptrdiff_t>(last) + 1;
+  int64_t num = 1, step = 1;
+  const APPair* inner = nullptr;  // the last non-unit dim seen
+  for (auto it = begin; it != end; ++it) {
+    if (it->num == 1) continue;
+    if (inner && inner->step != it->step * it->num)
+      fail("flatten", "dims " + std::to_string(first) + ".." + std::to_string(last) + " of " + str() + " do not nest");
+    inner = &*it;
+    num *= it->num;
+    step = it->step;
+  }
+  View v = *this;
+  v.dims_.erase(v.dims_.begin() + static_cast<std::ptrdiff_t>(first) + 1, v.dims_.begin() + static_cast<std::ptrdiff_t>(last) + 1);
+  v.dims_[first] = {step, num};
+  return v;
+}
+
+View View::reshape(const std::vector<int64_t>& shape) const {
+  int64_t count = 1;
+  for (int64_t n : shape) count *= n;
+  const auto refuse = [&]() {
+    fail("reshape", str() + " as " + shapeText(shape) +
+                        (count == freeElements() ? " needs a copy" : ": " + std::to_string(count) + " elements, not " +
+                                                                        std::to_string(freeElements())));
+  };
+  if (count != freeElements()) refuse();
+  std::vector<APPair> old;  // the non-unit dims
+  for (const APPair& p : dims_)
+    if (p.num != 1) old.push_back(p);
+  std::vector<size_t> big;  // the result's non-unit dims
+  for (size_t i = 0; i < shape.size(); ++i)
+    if (shape[i] != 1) big.push_back(i);
+  std::vector<APPair> out(shape.size());
+  size_t oi = 0, ni = 0;
+  // Match runs of old and new dims of equal element counts; each old run must nest, and the new
+  // run's steps continue from its innermost dim's.
+  while (oi < old.size() && ni < big.size()) {
+    int64_t newCount = shape[big[ni]], oldCount = old[oi].num;
+    size_t nj = ni + 1, oj = oi + 1;
+    while (newCount != oldCount) {
+      if (newCount < oldCount) {
+        if (nj >= big.size()) refuse();
+        newCount *= shape[big[nj++]];
+      } else {
+        if (oj >= old.size()) refuse();
+        oldCount *= old[oj++].num;
+      }
+    }
+    for (size_t k = oi; k + 1 < oj; ++k)
+      if (old[k].step != old[k + 1].step * old[k + 1].num) refuse();
+    int64_t step = old[oj - 1].step;
+    for (size_t k = nj; k-- > ni;) {
+      out[big[k]] = {step, shape[big[k]]};
+      step *= shape[big[k]];
+    }
+    oi = oj;
+    ni = nj;
+  }
+  for (size_t i = 0; i < shape.size(); ++i)
+    if (shape[i] == 1) out[i] = {1, 1};
+  View v = *this;
+  v.dims_ = std::move(out);
+  return v;
+}
+
 View View::rows() const {
   if (dims_.empty()) fail("rows", "a rank-0 view of '" + locName(loc_) + "'");
   View v = *this;

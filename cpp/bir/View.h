@@ -9,8 +9,8 @@
 //   * an on-chip view (SB / PSUM, onChip): a partition range [P partitions] plus free dims within
 //     each partition's row; the hardware has no partition stride, so the partition pair's step is
 //     always one row. On-chip views always keep at least one free dim (a [P] column is [P, 1]).
-// The operations make new views of the same bytes (slice, at, merge, flatten, rows, split,
-// permute, broadcast, bitcast, normalised) and never move data; ap() turns a view into an
+// The operations make new views of the same bytes (slice, at, merge, flatten, reshape, rows,
+// split, permute, broadcast, bitcast, normalised) and never move data; ap() turns a view into an
 // operand, partition pair first. normaliseDims is the in-place "drop unit dims, merge contiguous
 // ones" every consumer of patterns uses (the simulator's operand decode, walrus's operand layout).
 //
@@ -89,6 +89,13 @@ class View {
   View merge(size_t d) const;
   // Every dim as one: unit dims dropped, the rest must nest ([1, 1] when none is left).
   View flatten() const;
+  // Dims first..last (inclusive) as one: unit dims dropped, the rest must nest; the dim's step is
+  // the innermost non-unit dim's (1 when every one is unit).
+  View flatten(size_t first, size_t last) const;
+  // The same elements in the same (row-major) order as a view of `shape`, moving none: NumPy's
+  // no-copy reshape (each run of dims merged or split must nest; a unit dim of the result gets
+  // step 1). Refused when the element count differs or the layout would need a copy.
+  View reshape(const std::vector<int64_t>& shape) const;
   // Every dim but the last merged into one: the [rows, row elements] view of a [..., H] array.
   View rows() const;
   // Dim d split into [num / inner, inner].

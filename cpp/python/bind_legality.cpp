@@ -84,6 +84,7 @@ void bindLegality(py::module_& m) {
       "legality_psum_inputs",
       [](int opcode, const lg::Operand& a, const lg::Operand& b) { return lg::psumInputs(opcodeOf(opcode), a, b); },
       py::arg("opcode"), py::arg("a"), py::arg("b"));
+  m.def("legality_is_bitvec_op", &lg::isBitvecOp, py::arg("op"));
   m.def(
       "legality_alu_ops",
       [](int opcode, bir::Engine engine, bir::AluOp op0, bir::AluOp op1) {

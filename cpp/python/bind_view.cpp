@@ -1,5 +1,6 @@
 // Bindings of bir::View (cpp/bir/View.h), the one access-pattern algebra, into `_core.bir`.
 #include "bindings.h"
+#include "bir/Error.h"
 #include "bir/Memory.h"
 #include "bir/View.h"
 
@@ -15,7 +16,8 @@ void bindView(py::module_& m) {
   py::class_<View>(m, "View",
                    "bir::View: an access-pattern value over one memory location -- element offset, "
                    "logical [step, num] dims outermost first and, on chip, a partition range -- with "
-                   "the view operations (slice, at, merge, flatten, rows, split, permute, broadcast, "
+                   "the view operations (slice, at, merge, flatten, flattenDims, reshape, rows, split, permute, "
+                   "broadcast, "
                    "bitcast, normalised). Every operation returns a new view of the same elements; "
                    "ap() makes the operand.")
       .def(py::init([](bir::MemoryLocation* loc, bir::DType dtype, int64_t offset, std::vector<APPair> dims) {
@@ -36,6 +38,20 @@ void bindView(py::module_& m) {
                   py::arg("ap"), py::arg("what"), py::keep_alive<0, 1>(),
                   "The logical N-d view of a DRAM kernel-node operand (its partition-first pair moved back "
                   "to its dim); `what` names the operand in errors.")
+      // The tracers' Python views are (offset, shape, strides) tuples: ofStrides and `strided` carry
+      // them across in one call each, without a Python APPair per dim.
+      .def_static("ofStrides",
+                  [](int64_t offset, const std::vector<int64_t>& shape, const std::vector<int64_t>& strides) {
+                    if (shape.size() != strides.size())
+                      throw bir::BIRError("View::ofStrides: " + std::to_string(shape.size()) + " sizes and " +
+                                          std::to_string(strides.size()) + " strides");
+                    std::vector<APPair> dims(shape.size());
+                    for (size_t d = 0; d < shape.size(); ++d) dims[d] = {strides[d], shape[d]};
+                    return View(nullptr, bir::DType::float32, offset, std::move(dims));
+                  },
+                  py::arg("offset"), py::arg("shape"), py::arg("strides"),
+                  "A view of no location counting elements: dim d of size shape[d] and step strides[d] from "
+                  "element `offset` (a tracer's strided view).")
       .def_static("onChip",
                   [](bir::MemoryLocation* loc, bir::DType dtype, int64_t partitions, const std::vector<int64_t>& free) {
                     return View::onChip(loc, dtype, partitions, free);
@@ -52,6 +68,18 @@ void bindView(py::module_& m) {
       .def_property_readonly("rank", &View::rank, "How many logical (on chip: free) dims the view has.")
       .def_property_readonly("dims", &View::dims, "The logical (on chip: free) dims as [step, num] pairs.")
       .def_property_readonly("shape", &View::shape, "The logical (on chip: free) dims' sizes.")
+      .def_property_readonly(
+          "strided",
+          [](const View& v) {
+            const auto& dims = v.dims();
+            py::tuple shape(dims.size()), strides(dims.size());
+            for (size_t d = 0; d < dims.size(); ++d) {
+              shape[d] = py::int_(dims[d].num);
+              strides[d] = py::int_(dims[d].step);
+            }
+            return py::make_tuple(v.offset(), shape, strides);
+          },
+          "(offset, shape, strides) as tuples of ints: the logical (on chip: free) dims' sizes and steps.")
       .def_property_readonly("num_elements", &View::numElements, "Elements the view addresses.")
       .def_property_readonly("row_elements", &View::rowElements,
                              "Elements of the dtype per partition row of an on-chip location, else 0.")
@@ -63,8 +91,15 @@ void bindView(py::module_& m) {
            "Element `index` of dim `dim`; the dim is dropped.")
       .def("merge", &View::merge, py::arg("dim"), py::keep_alive<0, 1>(),
            "Dims `dim` and `dim` + 1 as one (they must nest).")
-      .def("flatten", &View::flatten, py::keep_alive<0, 1>(),
+      .def("flatten", py::overload_cast<>(&View::flatten, py::const_), py::keep_alive<0, 1>(),
            "Every dim as one: unit dims dropped, the others must nest.")
+      .def("flattenDims", py::overload_cast<size_t, size_t>(&View::flatten, py::const_), py::arg("first"),
+           py::arg("last"), py::keep_alive<0, 1>(),
+           "Dims `first`..`last` (inclusive) as one: unit dims dropped, the rest must nest (the step "
+           "of the innermost non-unit dim, 1 when none is left).")
+      .def("reshape", &View::reshape, py::arg("shape"), py::keep_alive<0, 1>(),
+           "The same elements in row-major order as `shape`, moving none (NumPy's no-copy reshape; a "
+           "unit dim gets step 1); refused when that needs a copy.")
       .def("rows", &View::rows, py::keep_alive<0, 1>(),
            "Every dim but the last merged: the [rows, row elements] view.")
       .def("split", &View::split, py::arg("dim"), py::arg("inner"), py::keep_alive<0, 1>(),

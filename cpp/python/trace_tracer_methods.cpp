@@ -1,4 +1,4 @@
-// Three methods of the NKI tracer (neuronxsim.nki.tracer.Tracer), in C, installed on the class as
+// Four methods of the NKI tracer (neuronxsim.nki.tracer.Tracer), in C, installed on the class as
 // method descriptors by `tracer_method(cls, name)`:
 //
 //   record(opcode, engine, ins, outs, fields, loc, out_box=None, zero_fill=False) -> Op
@@ -14,9 +14,13 @@
 //       the instruction that just produced `value`, if `value` is an untouched full view of a
 //       temporary that instruction alone wrote (the test `dst[...] = expr` makes before it
 //       redirects the instruction), else None.
+//   write_fresh(view) -> Access
+//       the write of a tile an instruction creates for its result (nothing to check yet): its state
+//       written once over all its partitions; the access of the whole tile, made once from the
+//       layout's full pairs (state.full_access); for a layout without them, `self.access(view, None)`.
 //
-// `configure_tracer_methods(op_class, storage_class, tensor_class, new_state, matmult)` gives them
-// the record's Op class, the Storage and Tensor classes (slotted: made with new_slotted's slot
+// `configure_tracer_methods(op_class, storage_class, tensor_class, new_state, matmult, access_class)`
+// gives them the record's Op class, the Storage and Tensor classes (slotted: made with new_slotted's slot
 // order), the StorageState factory and the Matmult opcode object.
 //
 // Why C: every traced instruction calls record once and new_result about twice, and most
@@ -34,7 +38,8 @@ namespace tracer_methods {  // (named: the unity build merges the anonymous name
 
 struct Names {
   PyObject *recordable, *ops, *loop, *refuse_cap, *storages, *tile_layouts, *tile_layout, *on_chip, *strides,
-      *new_result_general, *storage, *state, *write_count, *forward, *offset, *shape, *core, *redirected;
+      *new_result_general, *storage, *state, *write_count, *forward, *offset, *shape, *core, *redirected, *layout,
+      *full_pairs, *partitions, *written_partitions, *full_access, *access;
 };
 Names names{};
 PyObject* opClass = nullptr;
@@ -42,6 +47,8 @@ PyObject* storageClass = nullptr;
 PyObject* tensorClass = nullptr;
 PyObject* newState = nullptr;
 PyObject* matmult = nullptr;
+PyObject* accessClass = nullptr;
+PyObject* one = nullptr;         // the int 1
 PyObject* zero = nullptr;        // the int 0
 PyObject* emptyTuple = nullptr;  // ()
 
@@ -232,6 +239,36 @@ PyObject* freshResult(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   return Py_NewRef(op);
 }
 
+PyObject* writeFresh(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 1) {
+    PyErr_SetString(PyExc_TypeError, "write_fresh(view)");
+    return nullptr;
+  }
+  if (!configured()) return nullptr;
+  PyObject* view = args[0];
+  Owned st(PyObject_GetAttr(view, names.storage));
+  if (st.get() == nullptr) return nullptr;
+  Owned s(PyObject_GetAttr(st.get(), names.state));
+  Owned layout(PyObject_GetAttr(st.get(), names.layout));
+  if (s.get() == nullptr || layout.get() == nullptr) return nullptr;
+  Owned partitions(PyObject_GetAttr(layout.get(), names.partitions));
+  if (partitions.get() == nullptr || PyObject_SetAttr(s.get(), names.write_count, one) < 0 ||
+      PyObject_SetAttr(s.get(), names.written_partitions, partitions.get()) < 0)
+    return nullptr;
+  Owned fullPairs(PyObject_GetAttr(layout.get(), names.full_pairs));
+  if (fullPairs.get() == nullptr) return nullptr;
+  if (fullPairs.get() == Py_None) {
+    PyObject* const access[3] = {self, view, Py_None};
+    return PyObject_VectorcallMethod(names.access, access, 3, nullptr);
+  }
+  Owned acc(PyObject_GetAttr(s.get(), names.full_access));
+  if (acc.get() == nullptr) return nullptr;
+  if (acc.get() != Py_None) return acc.release();
+  Owned made(newAccessRecord(accessClass, st.get(), zero, fullPairs.get()));
+  if (made.get() == nullptr || PyObject_SetAttr(s.get(), names.full_access, made.get()) < 0) return nullptr;
+  return made.release();
+}
+
 PyMethodDef methods[] = {
     {"record", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(record)), METH_FASTCALL,
      "record(opcode, engine, ins, outs, fields, loc, out_box=None, zero_fill=False): appends an instruction "
@@ -241,6 +278,9 @@ PyMethodDef methods[] = {
     {"fresh_result", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(freshResult)), METH_FASTCALL,
      "fresh_result(value): the instruction that just produced value, if value is an untouched temporary it "
      "alone wrote; else None."},
+    {"write_fresh", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(writeFresh)), METH_FASTCALL,
+     "write_fresh(view): the write of a tile an instruction creates for its result (see "
+     "neuronxsim.nki.tracer.Tracer)."},
 };
 
 void bindTracerMethods(py::module_& m) {
@@ -250,18 +290,24 @@ void bindTracerMethods(py::module_& m) {
         {&n.storages, "storages"}, {&n.tile_layouts, "tile_layouts"}, {&n.tile_layout, "_tile_layout"},
         {&n.on_chip, "on_chip"}, {&n.strides, "strides"}, {&n.new_result_general, "_new_result_general"},
         {&n.storage, "storage"}, {&n.state, "state"}, {&n.write_count, "write_count"}, {&n.forward, "forward"},
-        {&n.offset, "offset"}, {&n.shape, "shape"}, {&n.core, "core"}, {&n.redirected, "redirected"}}) {
+        {&n.offset, "offset"}, {&n.shape, "shape"}, {&n.core, "core"}, {&n.redirected, "redirected"},
+        {&n.layout, "layout"}, {&n.full_pairs, "full_pairs"}, {&n.partitions, "partitions"},
+        {&n.written_partitions, "written_partitions"}, {&n.full_access, "full_access"}, {&n.access, "access"}}) {
     *slot = PyUnicode_InternFromString(text);
     if (*slot == nullptr) throw py::error_already_set();
   }
   names = n;
   zero = PyLong_FromLong(0);
+  one = PyLong_FromLong(1);
   emptyTuple = PyTuple_New(0);
-  if (zero == nullptr || emptyTuple == nullptr) throw py::error_already_set();
+  if (zero == nullptr || one == nullptr || emptyTuple == nullptr) throw py::error_already_set();
   m.def(
       "configure_tracer_methods",
-      [](py::type op, py::type storage, py::type tensor, py::object state, py::object matmultOpcode) {
-        for (PyObject** slot : {&opClass, &storageClass, &tensorClass, &newState, &matmult}) Py_XDECREF(*slot);
+      [](py::type op, py::type storage, py::type tensor, py::object state, py::object matmultOpcode,
+         py::type access) {
+        for (PyObject** slot : {&opClass, &storageClass, &tensorClass, &newState, &matmult, &accessClass})
+          Py_XDECREF(*slot);
+        accessClass = access.inc_ref().ptr();
         opClass = op.inc_ref().ptr();
         storageClass = storage.inc_ref().ptr();
         tensorClass = tensor.inc_ref().ptr();
@@ -269,9 +315,9 @@ void bindTracerMethods(py::module_& m) {
         matmult = matmultOpcode.inc_ref().ptr();
       },
       py::arg("op_class"), py::arg("storage_class"), py::arg("tensor_class"), py::arg("new_state"),
-      py::arg("matmult"),
+      py::arg("matmult"), py::arg("access_class"),
       "Gives the tracer's C methods the record's Op class, the Storage and Tensor classes, the StorageState "
-      "factory and the Matmult opcode.");
+      "factory, the Matmult opcode and the record's Access class.");
   m.def(
       "tracer_method",
       [](py::type cls, const std::string& name) {
@@ -281,7 +327,7 @@ void bindTracerMethods(py::module_& m) {
         throw py::value_error("tracer_method: no C method " + name);
       },
       py::arg("cls"), py::arg("name"),
-      "The C method `name` (record, new_result or fresh_result) as a method of the tracer class cls.");
+      "The C method `name` (record, new_result, fresh_result or write_fresh) as a method of the tracer class cls.");
 }
 
 NXS_REGISTER_SUBMODULE(nki, 46, "the NKI tracer's hot paths", bindTracerMethods);

@@ -94,8 +94,7 @@ float foldIdentity(AluOp op) {
 void check(const InstTensorScalarReduce& I, Checker& c) {
   c.notImmediate(c.in(0), "data");
   c.sameShape(c.out(0), {&c.in(0)});
-  if (bir::legality::isBitvecOp(I.op0))
-    c.fail(std::string("bit-vector op ") + std::string(enumName(I.op0)) + " (op0 must be arithmetic)");
+  c.require(bir::legality::aluOps(I.opcode(), c.engine, I.op0, AluOp::bypass));
   const bool fold = I.reduce_op == AluOp::add || I.reduce_op == AluOp::mult || I.reduce_op == AluOp::max ||
                     I.reduce_op == AluOp::min || (I.cumulative && I.reduce_op == AluOp::subtract);
   if (!fold)

@@ -318,9 +318,7 @@ void check(const InstScalarTensorTensor& I, Checker& c) {
   c.sameShape(c.out(0), {&c.in(0), &c.in(1)});
   if (c.nIns == 3) c.pointer(c.in(2), c.out(0).lanes, "per-partition scalar");
   checkNotBothPsum(c, c.in(0), c.in(1));
-  // "Both op0 and op1 must be arithmetic operators ... Bitvec operators are not supported" [I]
-  for (AluOp op : {I.op0, I.op1})
-    if (bir::legality::isBitvecOp(op)) c.fail(std::string("bit-vector op ") + std::string(enumName(op)) + " (scalar_tensor_tensor takes arithmetic ops)");
+  c.require(bir::legality::aluOps(I.opcode(), c.engine, I.op0, I.op1));
 }
 
 void exec(const InstScalarTensorTensor& I, Exec& x) {

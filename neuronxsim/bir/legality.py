@@ -77,11 +77,19 @@ def psum_inputs(opcode: InstructionType, a: Operand, b: Operand) -> Optional[Vio
     return _b.legality_psum_inputs(int(opcode), a, b)
 
 
+def is_bitvec_op(op: AluOp) -> bool:
+    """Whether ``op`` is a bit-vector operator (bitwise and / or / xor / not, the shifts): the
+    Vector Engine's alone, and refused where an instruction takes arithmetic operators only."""
+    return _b.legality_is_bitvec_op(op)
+
+
 def alu_ops(opcode: InstructionType, engine: Engine, op0: AluOp, op1: AluOp = AluOp.bypass) -> Optional[Violation]:
-    """``alu.bitvec-engine`` / ``alu.act-tensor-scalar``: the ALU operators of ``opcode`` on
-    ``engine`` (``TensorScalar`` / ``TensorScalarPtr``: ``op0`` and ``op1``, bypass for none;
-    ``TensorTensor``: ``op0``). Bit-vector operators run on the Vector Engine; the Activation
-    engine's tensor_scalar takes mult then add, mult, or add."""
+    """``alu.bitvec-engine`` / ``alu.act-tensor-scalar`` / ``alu.scalar-tensor-tensor`` /
+    ``alu.tensor-scalar-reduce``: the ALU operators of ``opcode`` on ``engine``
+    (``TensorScalar`` / ``TensorScalarPtr`` / ``ScalarTensorTensor``: ``op0`` and ``op1``, bypass
+    for none; ``TensorTensor``: ``op0``; ``TensorScalarReduce``: ``op0``). Bit-vector operators
+    run on the Vector Engine; the Activation engine's tensor_scalar takes mult then add, mult, or
+    add; scalar_tensor_tensor and TensorScalarReduce's op0 take arithmetic operators only."""
     return _b.legality_alu_ops(int(opcode), engine, op0, op1)
 
 

@@ -11,7 +11,8 @@ from . import dtypes as dt
 from .errors import NKIError
 from .indexing import full_box
 from .instructions import (number, _psum_inputs, broadcast_shape, engine_in, engine_out, is_empty,
-                           lane_view, out_view, plan, pointer_view, refuse_psum_inputs, result_tile)
+                           lane_view, out_view, plan, pointer_view, refuse_illegal_alu, refuse_psum_inputs,
+                           result_tile)
 from .opcodes import BITVEC_IDS, Alu
 from .tensor import Tensor
 from .tracer import IT, Access, Engine
@@ -31,9 +32,8 @@ def scalar_tensor_tensor(tr, data: Tensor, op0, operand0, reverse0, op1, operand
                          what="scalar_tensor_tensor") -> Tensor:
     """``(data op0 operand0) op1 operand1`` in one Vector Engine instruction: ``operand0`` a number
     or a [P, 1] tile, ``operand1`` a tile of ``data``'s shape."""
-    if id(op0) in BITVEC_IDS or id(op1) in BITVEC_IDS:
-        raise NKIError(f"{what}: op0 and op1 must be arithmetic operators (bitvec operators are "
-                       "not supported)", loc)
+    if id(op0) in BITVEC_IDS or id(op1) in BITVEC_IDS:  # (alu.scalar-tensor-tensor)
+        refuse_illegal_alu(IT.ScalarTensorTensor, Engine.DVE, op0, op1, loc, what)
     shape = broadcast_shape([data.shape, operand1.shape], loc)
     box = plan(tr, shape, mask, (data, operand1), loc)
     out = result_tile(tr, out, shape, dtype or dt.promote(data.dtype, operand1.dtype), what, loc)
@@ -72,9 +72,8 @@ def tensor_scalar_accumulate(tr, data: Tensor, op0, operand0, reverse0, reduce_o
     Accumulate = continue, LoadAccumulate = start from ``initial``, a number or [P, 1] tile),
     written to ``reduce_res`` (negated with ``negate``); ``cumulative`` writes the running
     register values instead of the ``op0`` results (tensor_scalar_cumulative)."""
-    if id(op0) in BITVEC_IDS:
-        raise NKIError(f"{what}: op0 must be an arithmetic operator (bitvec operators are not "
-                       "supported)", loc)
+    if id(op0) in BITVEC_IDS:  # (alu.tensor-scalar-reduce)
+        refuse_illegal_alu(IT.TensorScalarReduce, Engine.DVE, op0, Alu.bypass, loc, what)
     if reduce_op not in _REGISTER_FOLDS and not (cumulative and reduce_op is Alu.subtract):
         raise NKIError(f"{what}: the reduction must be add, multiply, maximum or minimum"
                        f"{' (or subtract)' if cumulative else ''}, not {reduce_op.name}", loc)

@@ -21,6 +21,7 @@ import numpy as np
 
 from neuronxsim import bir
 from neuronxsim.bir import legality, target
+from neuronxsim.starfish.lib import _core
 
 from . import dtypes as dt
 from .errors import NKIError
@@ -809,6 +810,11 @@ def matmul(tr, stationary: Tensor, moving: Tensor, loc, what="nc_matmul", fields
     """``stationary.T @ moving`` on the PE array into a new fp32 PSUM tile. In transpose mode
     the result is ``stationary.T`` exactly (``moving`` is the identity) in the input dtype.
     ``out_kind``: the memory of the destination the result will be redirected to (checked)."""
+    if fields is None and not is_transpose and out_dtype is None and start is True and \
+            out_kind == PSUM:  # (the commonest matmul, in C)
+        out = matmul_plain(tr, stationary, moving, loc)
+        if out is not NotImplemented:
+            return out
     s_shape, m_shape = stationary.shape, moving.shape
     k = s_shape[0]
     m = s_shape[1] if len(s_shape) == 2 else math.prod(s_shape[1:])
@@ -886,6 +892,14 @@ def legal_operand(kind: str, dtype, partitions: int, free: int) -> legality.Oper
 # function of: a kernel's loops ask the rules the same question for matmul after matmul.
 _MATMUL_VERDICTS: dict = {}
 _UNKNOWN = object()
+
+_core.nki.configure_matmul(Tensor, plain_tile_access, _MATMUL_VERDICTS, IT.Matmult, _PE, PSUM,
+                           dt.float32)
+#: ``matmul_plain(tr, stationary, moving, loc)``: :func:`matmul` of two plain 2-D tiles whose
+#: verdict ``_MATMUL_VERDICTS`` holds as legal, recorded (its PSUM result); NotImplemented,
+#: having changed nothing, for any other. In C (``cpp/python/trace_matmul.cpp``, which states the
+#: conditions): a kernel's inner loops record matmul after matmul.
+matmul_plain = _core.nki.matmul_plain
 
 
 def refuse_illegal_matmul(tr, stationary: Tensor, moving_kind: str, moving_dtype, moving_partitions: int,
@@ -967,6 +981,10 @@ def dma(tr, opcode, dst: Tensor, src: Tensor, loc, mask=None, rmw=None, what="dm
     """A DMA transfer ``dst <- src`` (elements paired in order, cast when dtypes differ);
     ``fresh``: ``dst`` is a tile just created for the result; ``fields``: more BIR fields of
     the transfer (NKI 0.6's descriptor-generation mode)."""
+    if mask is None and rmw is None and fields is None:  # (the commonest transfer, in C)
+        op = dma_plain(tr, opcode, dst, src, loc, fresh)
+        if op is not NotImplemented:
+            return op
     shape = dst.shape
     s_st, d_st = src.storage, dst.storage
     if s_st.kind == PSUM or d_st.kind == PSUM or (s_st.on_chip and src.shape[0] > NUM_PARTITIONS) \
@@ -1059,6 +1077,15 @@ def next_dma_queue(tr) -> int:
 # The fields of a plain transfer on each DMA queue, shared (recorded fields do not change).
 _QUEUE_FIELDS = [{"queue": q} for q in range(DMA_QUEUES)]
 
+_core.nki.configure_dma_plain(Access, plain_tile_access, Tracer.write_plain, _DMA, PSUM, INPUT,
+                              NUM_PARTITIONS, DMA_QUEUES, _QUEUE_FIELDS)
+#: ``dma_plain(tr, opcode, dst, src, loc, fresh)``: :func:`dma`'s steps for an unmasked transfer
+#: whose sides need none of the tracer's general reads and writes (same shapes, no PSUM, source
+#: written and not forwarded, ...), recorded; NotImplemented, having changed nothing, for any
+#: other. In C (``cpp/python/trace_dma.cpp``, which states the conditions): about half of a
+#: kernel's instructions are such transfers.
+dma_plain = _core.nki.dma_plain
+
 
 def dma_transpose(tr, opcode, dst: Tensor, src: Tensor, loc, what: str):
     """A DMA transfer that lands the 2-D ``src`` ``[a, b]`` transposed in ``dst`` ``[b, a]``
@@ -1123,6 +1150,8 @@ def tensor_scalar_reduce(tr, data: Tensor, op0, operand0, reduce_op, reduce_res:
     dimensions, per partition. (The Vector Engine does both in one instruction; recorded as the
     tensor_scalar and a tensor_reduce of its result: the same values, timed as two
     instructions.)"""
+    if id(op0) in BITVEC_IDS:  # (alu.tensor-scalar-reduce: the rule of the one instruction)
+        refuse_illegal_alu(IT.TensorScalarReduce, Engine.DVE, op0, _BYPASS, loc, what)
     out = tensor_scalar(tr, data, op0, operand0, False, None, None, False, dtype, loc, mask, out,
                         what=what)
     rank = len(out.shape)
@@ -1146,6 +1175,8 @@ def scalar_tensor_tensor(tr, data: Tensor, op0, operand0, reverse0, op1, operand
     """``(data op0 operand0) op1 operand1`` (operands swapped by ``reverse0`` / ``reverse1``).
     (One Vector Engine instruction; recorded as a tensor_scalar into an fp32 tile and a
     tensor_tensor: the same values, timed as those two instructions.)"""
+    if id(op0) in BITVEC_IDS or id(op1) in BITVEC_IDS:  # (alu.scalar-tensor-tensor, likewise)
+        refuse_illegal_alu(IT.ScalarTensorTensor, Engine.DVE, op0, op1, loc, what)
     shape = data.shape
     if operand1.shape[0] != shape[0] or math.prod(operand1.shape[1:]) != \
             math.prod(shape[1:]):

@@ -13,7 +13,7 @@ from neuronxsim import bir
 from . import dtypes as _dt
 from . import instructions as _ins
 from .errors import NKIError, caller_location
-from .opcodes import BITVEC, COMMUTATIVE, Alu, act_func, alu_op
+from .opcodes import COMMUTATIVE, Alu, act_func, alu_op
 from .tensor import PSUM, SBUF, BlockedTensor, IndirectView, Tensor
 from .tracer import IT, Engine, current
 
@@ -472,9 +472,6 @@ def tensor_scalar_reduce(*, data, op0, operand0, reduce_op, reduce_res, reverse0
     loc = caller_location()
     data = _tile(data, loc, "tensor_scalar_reduce: data")
     a0 = alu_op(op0, "tensor_scalar_reduce: op0", loc)
-    if a0 in BITVEC:
-        raise NKIError("tensor_scalar_reduce: op0 must be an arithmetic operator (bitvec "
-                       "operators are not supported)", loc)
     if reverse0:
         raise NKIError("tensor_scalar_reduce: reverse0 is not supported (as in NKI)", loc)
     red = alu_op(reduce_op, "tensor_scalar_reduce: reduce_op", loc)
@@ -500,8 +497,10 @@ def scalar_tensor_tensor(*, data, op0, operand0, op1, operand1, reverse0=False, 
     a1 = alu_op(op1, "scalar_tensor_tensor: op1", loc)
     if isinstance(operand0, Tensor):
         _tile(operand0, loc, "scalar_tensor_tensor: operand0")
-    if data.storage.kind == PSUM and operand1.storage.kind == PSUM:
-        raise NKIError("scalar_tensor_tensor: data and operand1 cannot both be in PSUM", loc)
+    if data.storage.kind == PSUM and operand1.storage.kind == PSUM:  # (operand.psum-inputs: the
+        # rule of the one instruction; it is recorded as two, see instructions.scalar_tensor_tensor)
+        _ins.refuse_psum_inputs(None, IT.ScalarTensorTensor, [data, operand1], loc,
+                                "scalar_tensor_tensor")
     return _ins.scalar_tensor_tensor(current(), data, a0, operand0, bool(reverse0), a1, operand1,
                                      bool(reverse1), _dtype(dtype, loc), loc, mask)
 
@@ -546,8 +545,9 @@ def tensor_copy_predicated(*, src, dst, predicate, reverse_pred=False, mask=None
     if src.dtype != dst.dtype:
         raise NKIError(f"tensor_copy_predicated: src ({_dt.name(src.dtype)}) and dst "
                        f"({_dt.name(dst.dtype)}) must share their dtype", loc)
-    if src.storage.kind == PSUM and predicate.storage.kind == PSUM:
-        raise NKIError("tensor_copy_predicated: src and predicate cannot both be in PSUM", loc)
+    if src.storage.kind == PSUM and predicate.storage.kind == PSUM:  # (operand.psum-inputs)
+        _ins.refuse_psum_inputs(None, IT.CopyPredicated, [src, predicate], loc,
+                                "tensor_copy_predicated")
     if reverse_pred:
         predicate = _ins.tensor_scalar(tr, predicate, Alu.is_equal, 0.0, False, None, None,
                                        False, _dt.uint8, loc, mask,

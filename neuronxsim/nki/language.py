@@ -20,6 +20,7 @@ import ml_dtypes
 import numpy as np
 
 from neuronxsim.bir import target
+from neuronxsim.starfish.lib import _core
 
 from . import compiler as _ncc
 from . import dtypes as _dt
@@ -31,7 +32,7 @@ from .opcodes import alu_op as _alu_op
 from .compiler import DirectAllocation
 from .tensor import (HBM, PSUM, PSUM_BANK_BYTES, SBUF, SHARED_HBM, BlockedTensor, IndirectView,
                      Tensor, new_view, same_view)
-from .tracer import IT, PSUM_BYTES, Engine, current
+from .tracer import IT, PSUM_BYTES, Engine, current, write_plain
 
 # ---- data types and buffers ----
 bfloat16 = _dt.bfloat16
@@ -261,15 +262,16 @@ def _new_tensor(shape, dtype, buffer, name, loc, what: str):
     # ints (_parse_shape hands it back as it is) has its dtype and buffer checked once.
     spec = None
     cached = dims is shape and buffer.__class__ is not DirectAllocation
+    key = (shape, dtype, buffer)
     if cached:
         try:
-            spec = _CHECKED_SPECS.get((shape, dtype, buffer))
+            spec = _CHECKED_SPECS.get(key)
         except TypeError:  # an unhashable dtype or buffer: _tensor_spec refuses it
             pass
     if spec is None:
         spec = _tensor_spec(dims, pidx, dtype, buffer, loc, what)
         if cached:
-            _CHECKED_SPECS[(shape, dtype, buffer)] = spec
+            _CHECKED_SPECS[key] = spec
     dtype, kind = spec
     allocation = None
     if buffer.__class__ is DirectAllocation and not tr.force_auto_alloc:
@@ -279,6 +281,8 @@ def _new_tensor(shape, dtype, buffer, name, loc, what: str):
     if allocation is None and not name and (kind == SBUF or kind == PSUM):
         # an unnamed tile, named and placed as an instruction's result is (what tr.new_storage
         # and full_view do for it)
+        if cached:  # (see ndarray)
+            _NEW_TILES[key] = (kind, dtype, dims)
         return tr.new_result(kind, dtype, dims, what, loc)
     placement = None
     if allocation is not None:
@@ -312,6 +316,9 @@ def _placement(tr, allocation, index: tuple, tile: tuple, dtype, loc) -> tuple:
 
 
 _CHECKED_SPECS: dict = {}  # (shape, dtype, buffer) -> (NumPy dtype, buffer), see _new_tensor
+#: (shape, dtype, buffer) -> (kind, NumPy dtype, dims) of the unnamed tiles nl.ndarray made
+#: (plain int shapes, no nl.par_dim, no direct allocation): the next such call is new_result.
+_NEW_TILES: dict = {}
 
 
 def _tensor_spec(dims: tuple, pidx: int, dtype, buffer, loc, what: str) -> tuple:
@@ -344,6 +351,13 @@ def ndarray(shape, dtype, *, buffer=None, name: str = ""):
     tensor with block dimensions (dimensions before ``nl.par_dim``: one tile per block).
     ``buffer``: ``nl.sbuf`` (the default), ``nl.psum``, ``nl.hbm``, ``nl.shared_hbm`` or a direct
     allocation of ``nki.compiler``."""
+    if not name and shape.__class__ is tuple:  # (a tile like one made before: _new_tensor's steps)
+        try:
+            tile = _NEW_TILES.get((shape, dtype, buffer))
+        except TypeError:  # (an unhashable argument: _new_tensor refuses it)
+            tile = None
+        if tile is not None:
+            return current().new_result(tile[0], tile[1], tile[2], "ndarray", caller_location())
     return _new_tensor(shape, dtype, buffer, name, caller_location(), "ndarray")
 
 
@@ -605,6 +619,8 @@ def assign(dst: Tensor, value):
     ``dst`` when it can; otherwise a copy (or, for a number, a memset) writes ``dst``. Errors
     locate the kernel line themselves; only recorded instructions need ``caller_location``."""
     tr = current()
+    if assign_redirect(tr, dst, value):  # (the commonest assignment, in C)
+        return
     if isinstance(value, Tensor):
         d_st = dst.storage
         if value.storage is d_st and same_view(dst, value):
@@ -638,6 +654,14 @@ def assign(dst: Tensor, value):
 
 _ASSIGNED = ("assignment", "the destination")  # how errors name an assignment's target
 _DMA, _POOL = Engine.DMA, Engine.Pool  # (module globals: see instructions._PE)
+
+_core.nki.configure_assign(Tensor, write_plain, IT.Matmult, _DMA, _POOL, PSUM, SBUF)
+#: ``assign_redirect(tr, dst, value)``: :func:`assign` of the untouched result of the instruction
+#: just recorded, made to write ``dst`` (``Tracer.redirect`` without a mask box, into a
+#: destination ``write_plain`` takes); True when done, False, having changed nothing, for any
+#: other assignment. In C (``cpp/python/trace_assign.cpp``, which states the conditions): most
+#: ``dst[...] = expr`` of a kernel are such redirects.
+assign_redirect = _core.nki.assign_redirect
 
 
 def _can_write(op, dst: Tensor) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from neuronxsim import bir
+from neuronxsim.bir import legality
 
 from .errors import NKIError
 
@@ -40,9 +41,8 @@ COMMUTATIVE = {Alu.add, Alu.mult, Alu.max, Alu.min, Alu.is_equal, Alu.not_equal,
                Alu.logical_and, Alu.logical_or, Alu.logical_xor, Alu.bitwise_and,
                Alu.bitwise_or, Alu.bitwise_xor}
 
-BITVEC = {Alu.bitwise_and, Alu.bitwise_or, Alu.bitwise_xor, Alu.bitwise_not,
-          Alu.arith_shift_left, Alu.arith_shift_right, Alu.logical_shift_left,
-          Alu.logical_shift_right}
+#: The bit-vector operators (:func:`neuronxsim.bir.legality.is_bitvec_op`, the list's one home).
+BITVEC = frozenset(op for op in Alu.__members__.values() if legality.is_bitvec_op(op))
 
 
 def alu(op):

@@ -489,7 +489,10 @@ class BlockedTensor:
             k = key[0]
             c = k.__class__
             if (c is int or c is LoopIndex) and 0 <= k < block_shape[0]:
-                view = self.block((k,) if c is int else (_int_index(k),))
+                index = (k,) if c is int else (_int_index(k),)
+                view = self.blocks.get(index)
+                if view is None:
+                    view = self.block(index)  # (made on first use)
                 rest = key[1:]
                 if rest and not (len(rest) == 1 and rest[0] is Ellipsis):
                     view = view[rest]

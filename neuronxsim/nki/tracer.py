@@ -268,7 +268,8 @@ class Tracer:
         symbolic = kind != "static"  # (NKI's static_range index is a plain integer)
         try:
             for i, value in enumerate(values):
-                self.loop = LoopIteration(loop, i)
+                # (LoopIteration(loop, i), without the __init__ frame: one per iteration)
+                self.loop = _new_slotted(LoopIteration, loop, i)
                 yield _new_int(LoopIndex, value) if symbolic else value
         finally:
             self.loop = outer
@@ -462,20 +463,6 @@ class Tracer:
     #: (``cpp/python/trace_plain_access.cpp``): it runs for nearly every destination.
     write_plain = staticmethod(_core.nki.write_plain)
 
-    def write_fresh(self, view: Tensor) -> Access:
-        """``write`` of a tile an instruction creates for its result (nothing to check yet)."""
-        st = view.storage
-        s = st.state
-        layout = st.layout
-        s.write_count = 1
-        s.written_partitions = layout.partitions
-        if layout.full_pairs is not None:
-            acc = s.full_access
-            if acc is None:
-                acc = s.full_access = new_access(st, 0, layout.full_pairs)
-            return acc
-        return self.access(view, None)
-
     def defined_partitions(self, view: Tensor) -> int:
         """How many leading partitions of ``view`` something wrote (all, off chip)."""
         st = view.storage
@@ -569,11 +556,8 @@ class Tracer:
                       producer.loop, -1)
         self.core.record.copies.append((producer.index, copy))
 
-    def place_matmul(self, value: Tensor, dst: Tensor, accumulate: bool) -> bool:
-        """Points the matmul that just produced ``value`` (if ``value`` is its untouched result:
-        see ``fresh_result``; False otherwise, having changed nothing) at the PSUM view ``dst``,
-        either starting a new accumulation group or adding to the one open there. Errors locate
-        the kernel line themselves."""
+    def _place_matmul_general(self, value: Tensor, dst: Tensor, accumulate: bool) -> bool:
+        """``place_matmul`` (see below; C) of any matmul result and destination."""
         ops = self.ops
         if not ops or ops[-1][6] is not _MATMULT:  # (op.opcode; the cheap test first)
             return False
@@ -616,17 +600,22 @@ class Tracer:
             else:
                 last = groups.open.get(region)
                 if last is None:
-                    why = ("nothing wrote it" if s.write_count <= 1 else
-                           "it holds a result of a non-matmul instruction")
-                    raise NKIError(f"accumulates a matmul into PSUM tile {st.describe()}, but "
-                                   f"{why}; on the NeuronCore only a matmul accumulation group "
-                                   "(or nl.zeros) can be accumulated into")
+                    self._refuse_accumulation(st)
                 core.record.matmul_joins.append((last.index, (first or op).index))
         else:
             self._close_overlapping_groups(groups, acc)
             groups.zero_started.add(region)  # (a later += here joins this group)
         groups.open[region] = op
         return True
+
+    @staticmethod
+    def _refuse_accumulation(st: Storage):
+        """The error of a matmul accumulated into a region of ``st`` no group is open on."""
+        why = ("nothing wrote it" if st.state.write_count <= 1 else
+               "it holds a result of a non-matmul instruction")
+        raise NKIError(f"accumulates a matmul into PSUM tile {st.describe()}, but {why}; on the "
+                       "NeuronCore only a matmul accumulation group (or nl.zeros) can be "
+                       "accumulated into")
 
     def _close_overlapping_groups(self, groups: MatmulGroups, acc: Access):
         """Forgets the open matmul accumulation groups a write to ``acc`` overwrites."""
@@ -637,9 +626,10 @@ class Tracer:
             del groups.open[region]
 
 
-_core.nki.configure_tracer_methods(Op, Storage, Tensor, new_state, IT.Matmult)
-# Three methods in C (cpp/python/trace_tracer_methods.cpp), installed as method descriptors: every
-# traced instruction calls them, and as Python methods each cost a frame and dozens of bytecodes.
+_core.nki.configure_tracer_methods(Op, Storage, Tensor, new_state, IT.Matmult, Access)
+# Methods in C (cpp/python/trace_tracer_methods.cpp; place_matmul: trace_assign.cpp), installed as
+# method descriptors: every traced instruction calls them, and as Python methods each cost a frame
+# and dozens of bytecodes.
 #
 # ``record(opcode, engine, ins, outs, fields, loc, out_box=None, zero_fill=False)``: appends an
 # instruction to the record and returns its Op; ``out_box``: the mask box its first output was cut
@@ -656,6 +646,17 @@ Tracer.new_result = _core.nki.tracer_method(Tracer, "new_result")
 # not forwarded, not an ``nl.zeros`` fill, and, unless the op is a matmul (which reads SBUF and
 # writes one PSUM tile), no other operand of the op on that storage; else None.
 Tracer.fresh_result = _core.nki.tracer_method(Tracer, "fresh_result")
+# ``write_fresh(view)``: ``write`` of a tile an instruction creates for its result (nothing to
+# check yet): written once over all its partitions; the whole tile's access, made once
+# (``state.full_access``) from the layout's full pairs (without them: ``access(view, None)``).
+Tracer.write_fresh = _core.nki.tracer_method(Tracer, "write_fresh")
+# ``place_matmul(value, dst, accumulate)``: points the matmul that just produced ``value`` (if
+# ``value`` is its untouched result: see ``fresh_result``; False otherwise, having changed nothing)
+# at the PSUM view ``dst``, either starting a new accumulation group (``accumulate`` False) or
+# adding to the one open there. Errors locate the kernel line themselves. In C for a destination
+# with groups already, no pending zeros, no mask box and no double-row pair, that ``write_plain``
+# takes; else ``_place_matmul_general``.
+Tracer.place_matmul = _core.nki.place_matmul_method(Tracer)
 
 # The fields of every nl.zeros memset, one dict (the fields of a recorded op never change).
 _ZERO_FILL = {"mode": bir.MemsetMode.Const, "constant": 0.0}

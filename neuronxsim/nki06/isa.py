@@ -257,8 +257,11 @@ def dma_copy(dst, src, priority=None, oob_mode=oob_mode.error, dge_mode=dge_mode
             raise NKIError(f"{what}: {arg} must be a tensor, not {type(t).__name__}", loc)
     _priority(priority, loc, what)
     skip = _enum(oob_mode, _OobMode, f"{what}: oob_mode", loc) is _OobMode.skip
-    fields = _dge_fields(dge_mode, engine, dst, src, loc, what,
-                         IT.DMACopy if dst._indirect is None else IT.IndirectSave)
+    if dge_mode is _DGE_UNKNOWN and engine is _ENGINE_UNKNOWN:  # (the defaults: no fields)
+        fields = {}
+    else:
+        fields = _dge_fields(dge_mode, engine, dst, src, loc, what,
+                             IT.DMACopy if dst._indirect is None else IT.IndirectSave)
     if dst._indirect is not None:
         if src._indirect is not None:
             raise NKIError(f"{what}: src and dst cannot both be indirect", loc)
@@ -317,6 +320,9 @@ def _priority(priority, loc, what):
         arch = current().arch
         raise NKIError(f"{what}: priority is a NeuronCore-v4 (trn3) feature; {arch} "
                        f"({dt.CORE_NAMES.get(arch, arch)}) does not have it", loc)
+
+
+_DGE_UNKNOWN, _ENGINE_UNKNOWN = dge_mode.unknown, engine.unknown
 
 
 def _dge_fields(mode, eng, dst, src, loc, what, opcode=IT.DMACopy) -> dict:
@@ -949,8 +955,6 @@ def tensor_scalar_cumulative(dst, src, op0, op1, imm0, imm1=None,
     _name(name, loc, what)
     accum = _register_cmd(reduce_cmd, imm1, "imm1", loc, what)
     a0, a1 = _alu(op0, f"{what}: op0", loc), _alu(op1, f"{what}: op1", loc)
-    if a0 in BITVEC:
-        raise NKIError(f"{what}: op0 must be an arithmetic operator", loc)
     if a1 not in (Alu.add, Alu.subtract, Alu.mult, Alu.max, Alu.min):
         raise NKIError(f"{what}: op1 must be add, subtract, multiply, maximum or minimum", loc)
     d = _tile(dst, loc, f"{what}: dst")

@@ -19,6 +19,8 @@ import math
 
 import numpy as np
 
+from neuronxsim import bir
+from neuronxsim.errors import BIRError
 from neuronxsim.nki.errors import NKIError, caller_location
 from neuronxsim.nki.indexing import LoopIndex
 from neuronxsim.nki.tensor import HBM, INPUT, PSUM, SBUF, SHARED_HBM, Tensor, _int_index, new_view
@@ -175,8 +177,7 @@ class NkiTensor(NKIObject):
         if (self._on_chip or self._indirect is not None) and dims[0] != 0:
             raise NKIError("permute: the partition dimension of an on-chip (or vector-selected) "
                            f"tensor stays first (dims[0] must be 0, not {dims[0]})", loc)
-        return self._derive(self.offset, tuple(self.shape[d] for d in dims),
-                            tuple(self.strides[d] for d in dims))
+        return self._derive_view(self._ap().permute(list(dims)))
 
     @api
     def broadcast(self, dim, size) -> "NkiTensor":
@@ -190,7 +191,7 @@ class NkiTensor(NKIObject):
         self._not_partition(dim, "broadcast", loc)
         if size < 1:
             raise NKIError(f"broadcast: size {size} must be positive", loc)
-        return self._derive(self.offset, _put(self.shape, dim, size), _put(self.strides, dim, 0))
+        return self._derive_view(self._ap().at(dim, 0).broadcast(dim, size))
 
     @api
     def expand_dim(self, dim) -> "NkiTensor":
@@ -213,8 +214,7 @@ class NkiTensor(NKIObject):
         if self.shape[dim] != 1:
             raise NKIError(f"squeeze_dim: dimension {dim} has size {self.shape[dim]}, not 1", loc)
         self._not_partition(dim, "squeeze_dim", loc)
-        return self._derive(self.offset, self.shape[:dim] + self.shape[dim + 1:],
-                            self.strides[:dim] + self.strides[dim + 1:])
+        return self._derive_view(self._ap().at(dim, 0))
 
     @api
     def reshape_dim(self, dim, shape) -> "NkiTensor":
@@ -225,13 +225,10 @@ class NkiTensor(NKIObject):
         if dim == 0 and (self._on_chip or self._indirect is not None) and len(sizes) != 1:
             raise NKIError("reshape_dim: the partition dimension of an on-chip tensor cannot be "
                            "split", loc)
-        inner = self.strides[dim]
-        split = [0] * len(sizes)
-        for i in range(len(sizes) - 1, -1, -1):
-            split[i] = inner
-            inner *= sizes[i]
-        return self._derive(self.offset, self.shape[:dim] + tuple(sizes) + self.shape[dim + 1:],
-                            self.strides[:dim] + tuple(split) + self.strides[dim + 1:])
+        v = self._ap()
+        for i in range(len(sizes) - 1):  # [n] -> [n / inner, inner], the inner dims split on
+            v = v.split(dim + i, math.prod(sizes[i + 1:]))
+        return self._derive_view(v)
 
     @api
     def flatten_dims(self, start_dim, end_dim) -> "NkiTensor":
@@ -244,15 +241,13 @@ class NkiTensor(NKIObject):
         if a == 0 and (self._on_chip or self._indirect is not None) and b > 0:
             raise NKIError("flatten_dims: the partition dimension of an on-chip tensor cannot be "
                            "merged (start_dim must be > 0)", loc)
-        dims = [(n, s) for n, s in zip(self.shape[a:b + 1], self.strides[a:b + 1]) if n != 1]
-        for (_, outer), (n, inner) in zip(dims, dims[1:]):
-            if outer != inner * n:
-                raise NKIError(f"flatten_dims: dimensions {a}..{b} are not contiguous in memory "
-                               f"(strides {list(self.strides[a:b + 1])}, shape "
-                               f"{list(self.shape[a:b + 1])})", loc)
-        return self._derive(self.offset,
-                            self.shape[:a] + (math.prod(self.shape[a:b + 1]),) + self.shape[b + 1:],
-                            self.strides[:a] + (dims[-1][1] if dims else 1,) + self.strides[b + 1:])
+        try:
+            v = self._ap().flattenDims(a, b)
+        except BIRError:  # (the dims do not nest)
+            raise NKIError(f"flatten_dims: dimensions {a}..{b} are not contiguous in memory "
+                           f"(strides {list(self.strides[a:b + 1])}, shape "
+                           f"{list(self.shape[a:b + 1])})", loc) from None
+        return self._derive_view(v)
 
     @api
     def reshape(self, shape) -> "NkiTensor":
@@ -319,9 +314,7 @@ class NkiTensor(NKIObject):
             raise NKIError(f"slice: {start}:{end}:{step} of dimension {dim} (size {n}) needs "
                            "0 <= start < end <= size and step >= 1", loc)
         self._direct_dim(dim, "slice", loc)
-        count = -(-(end - start) // step)
-        return self._derive(self.offset + start * self.strides[dim], _put(self.shape, dim, count),
-                            _put(self.strides, dim, self.strides[dim] * step))
+        return self._derive_view(self._ap().slice(dim, start, -(-(end - start) // step), step))
 
     @api
     def select(self, dim, index) -> "NkiTensor":
@@ -437,6 +430,17 @@ class NkiTensor(NKIObject):
                        f"later; {arch} ({dt.CORE_NAMES.get(arch, arch)}) does not have it", loc)
 
     # ---- helpers ----
+    def _ap(self) -> bir.View:
+        """This tensor's (offset, shape, strides) as a :class:`neuronxsim.bir.View`, whose
+        operations are the view methods' arithmetic (see ap_view)."""
+        view = self._view
+        return ap_view(view.offset, view.shape, view.strides)
+
+    def _derive_view(self, v: bir.View) -> "NkiTensor":
+        """The tensor of the same storage (and indirection) that ``v`` (see _ap) addresses."""
+        offset, shape, strides = v.strided
+        return self._derive(offset, shape, strides)
+
     def _derive(self, offset, shape, strides, indirect=None) -> "NkiTensor":
         view = new_view(self._view.storage, offset, shape, strides, ())
         return _wrap(view, self._buffer, indirect if indirect is not None else self._indirect)
@@ -490,10 +494,6 @@ def _reinterpret_refusal(what: str, loc) -> NKIError:
                     "gives every operand its tensor's dtype", loc)
 
 
-def _put(t: tuple, i: int, v) -> tuple:
-    return t[:i] + (v,) + t[i + 1:]
-
-
 def _int(v, what: str, loc) -> int:
     if isinstance(v, (bool, np.bool_)):
         raise NKIError(f"{what}: expected an integer, got a bool", loc)
@@ -521,35 +521,23 @@ def _sizes(shape, total: int, what: str, loc) -> list:
     return sizes
 
 
+def ap_view(offset: int, shape: tuple, strides: tuple) -> bir.View:
+    """A tensor view ``(offset, shape, strides)`` as a :class:`neuronxsim.bir.View` (of no memory
+    location, its dims the tensor's, the partition dim of an on-chip tensor included): the
+    access-pattern algebra (slice, at, split, flatten, permute, broadcast, reshape) has its one
+    home there (``cpp/bir/View.h``)."""
+    return bir.View.ofStrides(offset, shape, strides)
+
+
 def reshape_strides(shape: tuple, strides: tuple, new_shape: tuple) -> tuple | None:
     """The strides that view the elements of (``shape``, ``strides``), in row-major order, as
-    ``new_shape`` (same element count); None when that needs a copy (NumPy's no-copy reshape)."""
-    old = [(n, s) for n, s in zip(shape, strides) if n != 1]
-    new_strides = [0] * len(new_shape)
-    big = [i for i, n in enumerate(new_shape) if n != 1]
-    oi = ni = 0
-    while oi < len(old) and ni < len(big):
-        np_, op_ = new_shape[big[ni]], old[oi][0]
-        nj, oj = ni + 1, oi + 1
-        while np_ != op_:
-            if np_ < op_:
-                np_ *= new_shape[big[nj]]
-                nj += 1
-            else:
-                op_ *= old[oj][0]
-                oj += 1
-        for k in range(oi, oj - 1):  # the old block must be contiguous to split or merge
-            if old[k][1] != old[k + 1][0] * old[k + 1][1]:
-                return None
-        step = old[oj - 1][1]
-        for k in range(nj - 1, ni - 1, -1):
-            new_strides[big[k]] = step
-            step *= new_shape[big[k]]
-        oi, ni = oj, nj
-    for i, n in enumerate(new_shape):
-        if n == 1:
-            new_strides[i] = 1
-    return tuple(new_strides)
+    ``new_shape`` (same element count); None when that needs a copy (NumPy's no-copy reshape:
+    ``bir.View.reshape``)."""
+    try:
+        v = ap_view(0, shape, strides).reshape(list(new_shape))
+    except BIRError:
+        return None
+    return v.strided[2]
 
 
 def check_inside(view: Tensor, loc, what: str):

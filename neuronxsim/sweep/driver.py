@@ -184,9 +184,9 @@ CONNECT_TIMEOUT = 10.0
 
 
 def make_executor(jobs: Optional[int] = None, scheduler: Optional[str] = None,
-                  connect_timeout: float = CONNECT_TIMEOUT):
-    """A LocalPool of ``jobs`` processes (default: the CPU count), or a DaskPool on
-    ``scheduler`` ("local": a LocalCluster of ``jobs`` workers)."""
+                  connect_timeout: float = CONNECT_TIMEOUT, mode: str = "timing"):
+    """A LocalPool of ``jobs`` processes (default: the CPU count) for a sweep in ``mode``, or a
+    DaskPool on ``scheduler`` ("local": a LocalCluster of ``jobs`` workers)."""
     from neuronxsim.sweep.executors import DaskPool, LocalPool
 
     n = jobs if jobs is not None else (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
@@ -199,7 +199,7 @@ def make_executor(jobs: Optional[int] = None, scheduler: Optional[str] = None,
         if not connect_timeout > 0:
             raise SweepError(f"--connect-timeout {connect_timeout}: a positive number of seconds")
         return DaskPool(scheduler, n, connect_timeout)
-    return LocalPool(n)
+    return LocalPool(n, fork_here=mode == "timing")
 
 
 def batch_size(todo: int, workers: int, scheduler: Optional[str]) -> int:
@@ -215,7 +215,7 @@ def run_sweep(p: Plan, jobs: Optional[int] = None, scheduler: Optional[str] = No
               connect_timeout: float = CONNECT_TIMEOUT) -> tuple:
     """(rows, seconds, executor description): the plan run on a new executor; ``on_start``
     is called with the executor before the first configuration is sent."""
-    executor = make_executor(jobs, scheduler, connect_timeout)
+    executor = make_executor(jobs, scheduler, connect_timeout, p.mode)
     try:
         workers = executor.worker_count()
         description = executor.describe()

@@ -4,7 +4,8 @@ Both take batches of jobs (lists of :mod:`neuronxsim.sweep.job` dicts) and yield
 for every job, in the order they finish:
 
 * :class:`LocalPool` runs ``workers`` processes, each simulating on one host thread, forked
-  from one process that has imported what they need (``python -m neuronxsim.sweep.worker``). A
+  from one process that has imported what they need (a fork of this process when it is safe,
+  else ``python -m neuronxsim.sweep.worker``: see :mod:`neuronxsim.sweep.worker`). A
   worker that dies (killed, out of memory) is replaced and its unfinished jobs run again, one
   per batch; a job that takes down :data:`MAX_ATTEMPTS` workers becomes a failed result saying
   so.
@@ -22,6 +23,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from multiprocessing.connection import Connection, wait
@@ -34,7 +36,9 @@ from neuronxsim.sweep.space import SweepError
 #: Workers a job may take down before it counts as failed.
 MAX_ATTEMPTS = 2
 
-#: Batches a local worker holds at once (the next is waiting when it finishes one).
+#: Batches a local worker holds at once (the next is waiting when it finishes one), while more
+#: batches wait than there are workers; near the end, one each, so that no worker sits idle
+#: while another still holds a batch it has not begun.
 _DEPTH = 2
 
 #: Host threads of the numerical libraries in a worker: one, like the simulator's.
@@ -62,16 +66,106 @@ class _ZygoteGone(Exception):
     """The zygote process has died (killed, out of memory)."""
 
 
+class _ForkedChild:
+    """A child process forked here, with the part of ``subprocess.Popen`` the pool uses."""
+
+    def __init__(self, pid: int):
+        self.pid = pid
+        self.returncode: Optional[int] = None
+
+    def wait(self, timeout: Optional[float] = None) -> int:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.returncode is None:
+            pid, status = os.waitpid(self.pid, 0 if deadline is None else os.WNOHANG)
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+            elif time.monotonic() >= deadline:
+                raise subprocess.TimeoutExpired(f"zygote {self.pid}", timeout)
+            else:
+                time.sleep(0.005)
+        return self.returncode
+
+    def kill(self) -> None:
+        if self.returncode is None:
+            os.kill(self.pid, signal.SIGKILL)
+
+
+def _thread_count() -> Optional[int]:
+    """This process's threads (the interpreter's and every native library's); None where the
+    system does not say (not Linux)."""
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return None
+
+
+def _fork_zygote(theirs: socket.socket) -> Optional[_ForkedChild]:
+    """The zygote as a fork of this process (:func:`neuronxsim.sweep.worker.become_zygote`), or
+    None when this process is not single-threaded at the fork.
+
+    Why a fork of this process and not a fresh interpreter (nor a multiprocessing forkserver,
+    which is one): this process has imported NumPy, ml_dtypes and neuronxsim already, and a
+    fresh one spends about a second of CPU importing them again, as long as tracing a few dozen
+    configurations, paid on a sweep's critical path. Why the thread check: a fork keeps only
+    the forking thread, so another thread's locks stay held for ever in the child and a thread
+    pool (the simulator's matmul helpers after a multi-threaded simulation here, a Dask client,
+    a notebook's threads) is left without its threads. The check counts the threads right after
+    the fork, in this process: NumPy's OpenBLAS pool is shut down by its own fork handler before
+    the fork (and restarted on its next use), any other thread is still there. The child waits
+    for the verdict before it touches anything and, on a no, exits at once."""
+    if threading.active_count() > 1 or _thread_count() is None:
+        return None  # (a Python thread is one for certain: no need to fork to see it)
+    for stream in (sys.stdout, sys.stderr):  # what they hold would be written twice
+        try:
+            stream.flush()
+        except (OSError, ValueError, AttributeError):
+            pass
+    verdict_r, verdict_w = os.pipe()
+    # Signals wait until the child has put its own handlers in place: a handler of this
+    # process's (the CLI's SIGTERM one) must never run there, nor an exception unwind this
+    # process's stack there.
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, signal.valid_signals())
+    try:
+        pid = os.fork()
+    except BaseException:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        raise
+    if pid == 0:  # the child: nothing before the verdict, and never back to the caller
+        try:
+            os.close(verdict_w)
+            if os.read(verdict_r, 1) == b"y":
+                os.close(verdict_r)
+                from neuronxsim.sweep.worker import become_zygote
+                become_zygote(theirs.fileno(), mask)
+        finally:
+            os._exit(0)
+    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+    os.close(verdict_r)
+    alone = _thread_count() == 1
+    os.write(verdict_w, b"y" if alone else b"n")
+    os.close(verdict_w)
+    child = _ForkedChild(pid)
+    if not alone:
+        child.wait()
+        return None
+    return child
+
+
 class _Zygote:
     """The process local workers are forked from (:mod:`neuronxsim.sweep.worker`): it has
-    imported what a job needs, so a new worker starts in milliseconds."""
+    imported what a job needs, so a new worker starts in milliseconds. ``fork_here``: the
+    zygote is a fork of this process when that is safe (:func:`_fork_zygote`), else a fresh
+    interpreter (``forked`` says which)."""
 
-    def __init__(self, env: dict):
+    def __init__(self, env: dict, fork_here: bool):
         ours, theirs = socket.socketpair()
         try:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "neuronxsim.sweep.worker", str(theirs.fileno())],
-                stdin=subprocess.DEVNULL, pass_fds=(theirs.fileno(),), env=env)
+            self.process = _fork_zygote(theirs) if fork_here else None
+            self.forked = self.process is not None
+            if not self.forked:
+                self.process = subprocess.Popen(
+                    [sys.executable, "-m", "neuronxsim.sweep.worker", str(theirs.fileno())],
+                    stdin=subprocess.DEVNULL, pass_fds=(theirs.fileno(),), env=env)
         finally:
             theirs.close()
         self.control = ours
@@ -131,12 +225,15 @@ class _Worker:
 
 
 class LocalPool:
-    """``workers`` local processes (see the module docstring)."""
+    """``workers`` local processes (see the module docstring). ``fork_here``: their zygote may
+    be a fork of this process (see :mod:`neuronxsim.sweep.worker`); False for full-mode sweeps,
+    whose reference functions' NumPy must run on one thread per worker."""
 
-    def __init__(self, workers: int):
+    def __init__(self, workers: int, fork_here: bool = True):
         if workers < 1:
             raise SweepError(f"--jobs {workers}: at least one worker")
         self.workers = workers
+        self.fork_here = fork_here
         self._pool: list[_Worker] = []
         self._env = _worker_env()
         self._zygote: Optional[_Zygote] = None
@@ -167,7 +264,8 @@ class LocalPool:
             self.close()
 
     def _feed(self, w: _Worker, pending) -> None:
-        while pending and len(w.inflight) < _DEPTH:
+        while pending and (not w.inflight or
+                           (len(w.inflight) < _DEPTH and len(pending) > len(self._pool))):
             batch, attempt = pending.popleft()
             try:
                 w.conn.send(batch)
@@ -178,8 +276,8 @@ class LocalPool:
 
     def _collect(self, w: _Worker, pending):
         """The answer ``w`` has sent; if instead it died, its unanswered batches go back to
-        ``pending`` (one job per batch, so that a job that kills workers is singled out) and a
-        new worker takes its place."""
+        ``pending`` (one job per batch, so that a job that kills workers is singled out), a new
+        worker takes its place and every worker with room takes some."""
         try:
             results = w.conn.recv()
         except (EOFError, OSError):
@@ -202,15 +300,15 @@ class LocalPool:
             else:
                 pending.extendleft(([job], attempt + 1) for job in reversed(batch))
         if pending:
-            replacement = self._new_worker()
-            self._pool.append(replacement)
-            self._feed(replacement, pending)
+            self._pool.append(self._new_worker())
+            for other in self._pool[::-1]:  # the new one first; then an idle one too: it waits
+                self._feed(other, pending)  # for nothing that would wake it
 
     def _new_worker(self) -> _Worker:
         """A worker forked from the zygote; a zygote that has died is replaced once."""
         for _ in range(2):
             if self._zygote is None:
-                self._zygote = _Zygote(self._env)
+                self._zygote = _Zygote(self._env, self.fork_here)
             try:
                 return _Worker(self._zygote)
             except (_ZygoteGone, OSError):
@@ -246,6 +344,24 @@ def dask_missing() -> str:
             "pip install 'neuronxsim[dask]' (or pip install 'dask[distributed]')")
 
 
+def _local_cluster(distributed, workers: int):
+    """A LocalCluster of ``workers`` processes of one thread, started through a multiprocessing
+    forkserver that has imported Dask and what a job needs (:data:`neuronxsim.sweep.worker.
+    PRELOAD`), so that the second and later workers do not import them again (about 2
+    CPU-seconds each otherwise: Dask spawns each worker as a fresh interpreter). A forkserver,
+    not a fork of this process: the Dask client's event loop is a thread here. The forkserver
+    is Python's, shared by this process's later clusters; a worker Dask restarts after this
+    start is spawned as usual."""
+    import dask
+    from neuronxsim.sweep.worker import PRELOAD
+
+    with dask.config.set({"distributed.worker.multiprocessing-method": "forkserver"}):
+        distributed.utils.get_mp_context().set_forkserver_preload(["distributed", *PRELOAD])
+        return distributed.LocalCluster(
+            n_workers=workers, threads_per_worker=1, processes=True,
+            dashboard_address=None, env=dict(_ONE_THREAD), silence_logs=logging.ERROR)
+
+
 class DaskPool:
     """A Dask distributed client: ``address`` of a running scheduler (``tcp://host:8786``), or
     ``"local"`` for a LocalCluster of ``workers`` processes with one thread each."""
@@ -258,9 +374,7 @@ class DaskPool:
         self.address = address
         self.cluster = None
         if address == "local":
-            self.cluster = distributed.LocalCluster(
-                n_workers=workers, threads_per_worker=1, processes=True,
-                dashboard_address=None, env=dict(_ONE_THREAD), silence_logs=logging.ERROR)
+            self.cluster = _local_cluster(distributed, workers)
             self.client = distributed.Client(self.cluster)
         else:
             try:

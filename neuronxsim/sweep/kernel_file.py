@@ -74,19 +74,33 @@ def read(ref: str, what: str = "kernel") -> KernelFile:
 _namespaces: dict = {}
 
 
+# The (folder, allow_shadowing) of the kernel_imports blocks open, innermost last.
+_open_imports: list = []
+
+
 @contextlib.contextmanager
 def kernel_imports(path: str, allow_shadowing: bool):
     """``import nki`` / ``import neuronxcc.nki`` mapped to neuronxsim, and the file's folder
-    first on sys.path (where it exists), for the duration of the block."""
+    first on sys.path (where it exists), for the duration of the block. Inside a block for the
+    same folder and flag, nothing more to do: a local worker keeps one open across its jobs
+    (:func:`neuronxsim.sweep.worker.serve`), which each open one (setting it up costs about
+    0.3 ms, the import hook's check for a real Neuron SDK included)."""
     from neuronxsim.importer import installed
 
     folder = os.path.dirname(os.path.abspath(path))
+    if _open_imports and _open_imports[-1] == (folder, allow_shadowing):
+        yield
+        return
     added = os.path.isdir(folder) and folder not in sys.path
     if added:
         sys.path.insert(0, folder)
     try:
         with installed(allow_shadowing=allow_shadowing):
-            yield
+            _open_imports.append((folder, allow_shadowing))
+            try:
+                yield
+            finally:
+                _open_imports.pop()
     finally:
         if added and folder in sys.path:
             sys.path.remove(folder)

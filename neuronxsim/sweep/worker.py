@@ -1,11 +1,21 @@
-"""The local workers of a sweep, forked from one prepared process:
-``python -m neuronxsim.sweep.worker CONTROL_FD``.
+"""The local workers of a sweep, forked from one prepared process (the *zygote*).
 
-Starting a worker is mostly importing NumPy, ml_dtypes and the tracer (about 0.8 CPU-seconds,
-as long as tracing a few dozen configurations), so the pool pays it once: this process (the
-*zygote*) imports everything a job needs, then forks one worker per request. It is a fresh
-interpreter started by the sweep, single-threaded (one numerical thread), so a fork shares
-nothing with the process that started the sweep (its threads, locks, ``__main__``).
+Starting a worker is mostly importing NumPy, ml_dtypes and the tracer (about 1.1 CPU-seconds, as
+long as tracing a few dozen configurations; 0.8 of it is ml_dtypes registering its NumPy loops),
+so the pool pays it at most once: the zygote has imported everything a job needs and forks one
+worker per request, in milliseconds. The zygote is either
+
+* a fork of the sweep's own process (:func:`become_zygote`), which has imported all of it
+  already, so the pool starts for nothing. Only when the sweep's process was single-threaded at
+  the fork (checked by the sweep; :mod:`neuronxsim.sweep.executors`), so that no lock or thread
+  pool (the simulator's matmul helpers, a Dask client, a notebook's threads) is inherited
+  half-held or without its threads; or
+* a fresh interpreter, ``python -m neuronxsim.sweep.worker CONTROL_FD``, that imports it all
+  (about a second), when the sweep's process had other threads, or runs full-mode
+  configurations (its environment holds the numerical libraries to one thread each, which a
+  fork cannot change once NumPy is loaded).
+
+Either way the zygote holds no descriptor, signal handler or ``stdout`` of the sweep's.
 
 The control socket (``CONTROL_FD``, one end of a Unix socket pair) carries, from the sweep, one
 socket per new worker (as an SCM_RIGHTS file descriptor) and, back to the sweep,
@@ -36,17 +46,32 @@ PRELOAD = ("neuronxsim.sweep.job", "neuronxsim.nki.kernel", "neuronxsim.nki.typi
 
 
 def serve(conn: Connection) -> None:
-    """A worker's loop: a batch in, its results out."""
-    from neuronxsim.sweep import job
+    """A worker's loop: a batch in, its results out. The kernel file's imports (see
+    :func:`neuronxsim.sweep.kernel_file.kernel_imports`) stay set up from one job to the next
+    while the jobs' kernel folder stays the same, as it does in a sweep."""
+    import contextlib
 
-    while True:
-        try:
-            batch = conn.recv()
-        except EOFError:
-            return
-        if batch is None:
-            return
-        conn.send(job.run_many(batch))
+    from neuronxsim.sweep import job, kernel_file
+
+    with contextlib.ExitStack() as held:
+        imports = None  # (path, allow_shadowing) of the block held open
+        while True:
+            try:
+                batch = conn.recv()
+            except EOFError:
+                return
+            if batch is None:
+                return
+            wanted = (batch[0]["kernel"]["path"], batch[0]["allow_shadowing"]) if batch else imports
+            if wanted != imports:
+                held.close()
+                imports = None
+                try:
+                    held.enter_context(kernel_file.kernel_imports(*wanted))
+                    imports = wanted
+                except Exception:
+                    pass  # (a real Neuron SDK importable): each job's row says so
+            conn.send(job.run_many(batch))
 
 
 def _fork_worker(worker_fd: int, zygote_fds: list) -> int:
@@ -84,11 +109,11 @@ def _reap(report: Connection) -> None:
         report.send(("exit", pid, os.waitstatus_to_exitcode(status)))
 
 
-def main(argv: list) -> int:
-    os.dup2(2, 1)  # print() goes to stderr, in the zygote and in every worker
-    sys.stdout = sys.stderr
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the sweep decides when it stops
-    control = socket.socket(fileno=int(argv[0]))
+def _serve_zygote(control_fd: int) -> None:
+    """Forks a worker per socket received on ``control_fd`` and reports how they end, until
+    the control socket closes. Runs with only 0, 1, 2 and ``control_fd`` open, stdin the null
+    device, stdout a copy of stderr, SIGINT ignored (the sweep decides when it stops)."""
+    control = socket.socket(fileno=control_fd)
     report = Connection(os.dup(control.fileno()), readable=False)
     for name in PRELOAD:
         __import__(name)
@@ -109,7 +134,56 @@ def main(argv: list) -> int:
                 own = [control.fileno(), report.fileno(), wake_r, wake_w]
                 report.send(("started", _fork_worker(fds[0], own)))
     except (EOFError, OSError):
-        return 0  # the sweep is done (its workers see their sockets close and end)
+        return  # the sweep is done (its workers see their sockets close and end)
+
+
+def _standard_streams() -> None:
+    """stdin the null device; print() to stderr, in the zygote and in every worker."""
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+
+
+def become_zygote(control_fd: int, signal_mask: set) -> None:
+    """Turns a fork of the sweep's process into the zygote; never returns. The fork keeps the
+    sweep's imports and drops the rest of its state: every descriptor but the standard ones and
+    ``control_fd`` (the sweep's results file, its end of this very socket pair, whatever its
+    caller had open), the signal handlers it installed, its wakeup descriptor. It starts with
+    every signal blocked and restores the sweep's mask (``signal_mask``) once its own handlers
+    are in place. It ends with ``os._exit``: the sweep's ``atexit`` handlers and finalizers (an output folder's
+    clean-up) are the sweep's, not this process's."""
+    try:
+        gc.freeze()  # nothing of the sweep's is collected here (a finalizer would close a descriptor)
+        signal.set_wakeup_fd(-1)
+        for sig in signal.valid_signals():
+            if callable(signal.getsignal(sig)):  # a Python handler (SIGINT's default one too)
+                signal.signal(sig, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.pthread_sigmask(signal.SIG_SETMASK, signal_mask)
+        for fd in [int(name) for name in os.listdir("/proc/self/fd")]:
+            if fd > 2 and fd != control_fd:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass  # the listing's own descriptor, already closed
+        _standard_streams()
+        _serve_zygote(control_fd)
+    except BaseException:
+        import traceback
+        traceback.print_exc()
+    finally:
+        sys.stderr.flush()
+        os._exit(0)
+
+
+def main(argv: list) -> int:
+    """The fresh-interpreter zygote (see the module docstring)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _standard_streams()
+    _serve_zygote(int(argv[0]))
+    return 0
 
 
 if __name__ == "__main__":

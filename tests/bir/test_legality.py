@@ -223,6 +223,20 @@ CASES = {
                                                 reduce_res=nl.ndarray((4, 1), dtype=nl.float32, buffer=nl.sbuf)),
         "nki06": lambda t: nisa06.activation_reduce(dst=t[0], op=nl06.copy, data=t[0], reduce_op=nl06.maximum,
                                                      reduce_res=t[1])}),
+    "alu.scalar-tensor-tensor": (TRN1, lambda a: legality.alu_ops(IT.ScalarTensorTensor, Engine.DVE, AluOp.add, AluOp.bitwise_and), {
+        "decoder": one("ScalarTensorTensor", [("SB", 4, 8, I32), ("SB", 4, 8, I32)], [("SB", 4, 8, I32)],
+                       engine=Engine.DVE, op0=AluOp.add, const0=1.0, op1=AluOp.bitwise_and),
+        "nki": lambda t: nisa.scalar_tensor_tensor(data=t[0], op0=np.add, operand0=1.0, op1=np.bitwise_and,
+                                                   operand1=t[0]),
+        "nki06": lambda t: nisa06.scalar_tensor_tensor(dst=t[0], data=t[0], op0=nl06.add, operand0=1.0,
+                                                        op1=nl06.bitwise_and, operand1=t[0])}),
+    "alu.tensor-scalar-reduce": (TRN1, lambda a: legality.alu_ops(IT.TensorScalarReduce, Engine.DVE, AluOp.bitwise_xor), {
+        "decoder": one("TensorScalarReduce", [("SB", 4, 8, I32)], [("SB", 4, 8, I32), ("SB", 4, 1, I32)],
+                       engine=Engine.DVE, op0=AluOp.bitwise_xor, const0=1.0, acc=AccumCmd.ZeroAccumulate),
+        "nki": lambda t: nisa.tensor_scalar_reduce(data=t[0], op0=np.bitwise_xor, operand0=1, reduce_op=np.add,
+                                                   reduce_res=nl.ndarray((4, 1), dtype=nl.int32, buffer=nl.sbuf)),
+        "nki06": lambda t: nisa06.tensor_scalar_cumulative(dst=t[0], src=t[0], op0=nl06.bitwise_xor, op1=nl06.add,
+                                                            imm0=1.0)}),
     "stream-transpose.source": (TRN1, lambda a: legality.dve_transpose(legality.Operand(S.Immediate, F32, 1, 1), sb(F32, 1, 1), arch=a), {}),
     "stream-transpose.block": (TRN1, lambda a: legality.dve_transpose(sb(BF, 16, 40), sb(BF, 40, 16), arch=a), {
         "decoder": one("StreamTranspose", [("SB", 16, 40, BF)], [("SB", 40, 16, BF)]),
@@ -345,6 +359,7 @@ NKI_TILES = {"matmul.operand-space": [(128, 128), (128, 512)], "matmul.contracti
              "operand.pool-psum": [(64, 64)], "operand.dve-act-free-size": [], "operand.psum-inputs": [(64, 64)],
              "dma.rmw-op": [(4, 8), (4, 8)], "dma.element-count": [(4, 8), (4, 4)], "dma.psum": [(4, 8)],
              "alu.bitvec-engine": [(4, 8)], "alu.act-tensor-scalar": [(4, 8)], "alu.act-reduce": [(4, 8)],
+             "alu.scalar-tensor-tensor": [(4, 8)], "alu.tensor-scalar-reduce": [(4, 8)],
              "stream-transpose.block": [(16, 40)], "bn-stats.size": [(8, 513)], "max8.size": [(8, 4)]}
 PSUM_F32 = ((64, 64), "psum", "float32")
 F32_4x8 = ((4, 8), "sbuf", "float32")
@@ -360,6 +375,7 @@ NKI06_TILES = {"matmul.operand-space": [((128, 128), "psum", "bfloat16"), (128, 
                "dma.psum": [F32_4x8, ((4, 8), "psum", "float32")],
                "alu.bitvec-engine": [((4, 8), "sbuf", "int32")], "alu.act-tensor-scalar": [F32_4x8],
                "alu.act-reduce": [F32_4x8, ((4, 1), "sbuf", "float32")],
+               "alu.scalar-tensor-tensor": [((4, 8), "sbuf", "int32")], "alu.tensor-scalar-reduce": [F32_4x8],
                "dma.index": [F32_4x8, ((2, 1), "sbuf", "int32"), F32_4x8],
                "dma.indirect-dim": [F32_4x8, ((1, 1), "sbuf", "int32"), F32_4x8],
                "dma.dynamic-offset": [F32_4x8, ((2, 1), "sbuf", "int32"), F32_4x8],

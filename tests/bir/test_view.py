@@ -63,6 +63,41 @@ def test_dram_chains_match_numpy(function, rows):
 
 
 @pytest.mark.parametrize("rows", ROWS)
+def test_flatten_dims_and_reshape_match_numpy(function, rows):
+    """flattenDims merges a run of dims that nest (unit dims aside); reshape is NumPy's no-copy
+    reshape, refused where NumPy would have to copy."""
+    v, a = dram(function, [rows, 6, 10])
+    same(v.flattenDims(1, 2), a.reshape(rows, 60))
+    same(v.flattenDims(0, 1), a.reshape(rows * 6, 10))
+    same(v.flattenDims(1, 1), a)
+    same(v.slice(2, 2, 1).flattenDims(1, 2), a[:, :, 2:3].reshape(rows, 6))  # a unit dim is skipped
+    assert v.slice(1, 3, 1).slice(2, 4, 1).flattenDims(1, 2).dims[1].step == 1  # (all unit: step 1)
+    same(v.reshape([rows * 3, 2, 10]), a.reshape(rows * 3, 2, 10))
+    same(v.reshape([rows, 1, 60]), a.reshape(rows, 1, 60))
+    same(v.reshape([rows * 60]), a.reshape(-1))
+    t = v.slice(2, 0, 5)  # rows of 5 of 10: the last dims no longer nest
+    same(t.reshape([rows, 3, 2, 5]), a[:, :, :5].reshape(rows, 3, 2, 5))  # a split needs no copy
+    same(v.permute([0, 2, 1]).reshape([rows, 10, 2, 3]), a.transpose(0, 2, 1).reshape(rows, 10, 2, 3))
+    assert [p.step for p in v.reshape([1, rows, 60, 1]).dims][::3] == [1, 1]  # unit dims: step 1
+    with pytest.raises(BIRError, match=r"View::reshape: .* as \[.*, 30\] needs a copy"):
+        t.reshape([rows, 30])
+    with pytest.raises(BIRError, match="View::reshape: .* 7 elements, not"):
+        v.reshape([7])
+    with pytest.raises(BIRError, match=r"View::flatten: dims 1\.\.2 of .* do not nest"):
+        t.flattenDims(1, 2)
+
+
+def test_strided_views_round_trip():
+    """A tracer's (offset, shape, strides) view in and out in one call each."""
+    v = bir.View.ofStrides(7, (4, 3, 5), (15, 5, 1))
+    assert v.location is None and [(p.step, p.num) for p in v.dims] == [(15, 4), (5, 3), (1, 5)]
+    assert v.slice(2, 1, 2, 2).strided == (8, (4, 3, 2), (15, 5, 2))
+    assert v.at(1, 2).strided == (17, (4, 5), (15, 1))
+    with pytest.raises(BIRError, match="View::ofStrides: 2 sizes and 1 strides"):
+        bir.View.ofStrides(0, (2, 3), (1,))
+
+
+@pytest.mark.parametrize("rows", ROWS)
 def test_kernel_operand_round_trip(function, rows):
     """A sub-tensor made partition-first for createAP reads back as the same logical view."""
     v, a = dram(function, [4, rows, 8])

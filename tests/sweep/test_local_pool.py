@@ -95,3 +95,33 @@ def test_a_killed_zygote_is_replaced_when_a_worker_is(tmp_path):
     assert len(killed) == 2 and len(rows) == 8 and all(r["status"] == "ok" for r in rows)
     # The killed worker's configurations ran on a worker forked from a new zygote.
     assert {int(r["worker"].rpartition(":")[2]) for r in rows} - set(first)
+
+
+def test_a_worker_holds_a_second_batch_only_while_more_wait_than_there_are_workers():
+    import collections
+
+    from neuronxsim.sweep.executors import LocalPool
+
+    class Sent:
+        def __init__(self):
+            self.inflight, self.conn = collections.deque(), self
+            self.batches = []
+
+        def send(self, batch):
+            self.batches.append(batch)
+
+    pool = LocalPool(2)
+    pool._pool = [Sent(), Sent()]
+    pending = collections.deque(([i], 1) for i in range(5))
+    for w in pool._pool:
+        pool._feed(w, pending)
+    # 5 waiting: the first worker takes two (3 left > 2 workers), the second one (2 left).
+    assert [w.batches for w in pool._pool] == [[[0], [1]], [[2]]] and len(pending) == 2
+    first = pool._pool[0]
+    first.inflight.popleft()  # it answered its first batch: it holds one, 2 wait for 2 workers
+    pool._feed(first, pending)
+    assert len(first.inflight) == 1 and len(pending) == 2
+    first.inflight.popleft()  # idle: it takes one
+    pool._feed(first, pending)
+    assert first.batches[-1] == [3] and len(pending) == 1
+    pool._pool = []

@@ -4,7 +4,7 @@ libBIR: opcodes, node classes, modules, BIR JSON
 from __future__ import annotations
 import collections.abc
 import typing
-__all__: list[str] = ['APPair', 'AccessFlavour', 'AccessPattern', 'AccumCmd', 'ActivationFunc', 'AddrSpace', 'AluOp', 'BIR_VERSION', 'BasicBlock', 'DType', 'DgeType', 'DmaMode', 'Engine', 'FORMAT_VERSION', 'Function', 'InstActivation', 'InstAffineSelect', 'InstBIRKernel', 'InstBNStats', 'InstBNStatsAggregate', 'InstCopyPredicated', 'InstDMA', 'InstDevicePrint', 'InstDropout', 'InstGather', 'InstGetRandState', 'InstIota', 'InstLocalGather', 'InstMatchReplace', 'InstMatmult', 'InstMax', 'InstMaxIndex', 'InstMemset', 'InstNKIKLIRKernel', 'InstNKIKernel', 'InstNoOp', 'InstNonzeroWithCount', 'InstRand', 'InstRangeSelect', 'InstReadActivationAccumulator', 'InstReciprocal', 'InstScalarTensorTensor', 'InstSelect', 'InstSelectReduce', 'InstSequenceBounds', 'InstSetRandState', 'InstStreamShuffle', 'InstStreamTranspose', 'InstTensorCopy', 'InstTensorCopyDynamic', 'InstTensorPartitionReduce', 'InstTensorReduce', 'InstTensorScalar', 'InstTensorScalarPtr', 'InstTensorScalarReduce', 'InstTensorTensor', 'InstTensorTensorScan', 'InstUnmodeled', 'Instruction', 'LegalityOperand', 'LegalityRule', 'LegalitySpace', 'LegalityViolation', 'MemoryLocation', 'MemoryLocationSet', 'MemoryType', 'MemsetMode', 'Module', 'PerfMode', 'ReduceAxis', 'TensorKind', 'View', 'arch_aliases', 'canonical_arch', 'check_start_partition', 'dtype_size', 'emit_trace', 'field_offsets', 'instruction_type_string', 'known_archs', 'legality_activation_reduce', 'legality_alu_ops', 'legality_bn_stats', 'legality_dma', 'legality_dma_trigger', 'legality_dve_transpose', 'legality_engine_operand', 'legality_generation', 'legality_local_gather', 'legality_matmul', 'legality_max8_family', 'legality_pe_input_dtypes', 'legality_psum_inputs', 'legality_rules', 'machine_config', 'opcode_categories', 'opcode_names', 'opcode_node_classes', 'opcode_origins', 'string2InstructionType']
+__all__: list[str] = ['APPair', 'AccessFlavour', 'AccessPattern', 'AccumCmd', 'ActivationFunc', 'AddrSpace', 'AluOp', 'BIR_VERSION', 'BasicBlock', 'DType', 'DgeType', 'DmaMode', 'Engine', 'FORMAT_VERSION', 'Function', 'InstActivation', 'InstAffineSelect', 'InstBIRKernel', 'InstBNStats', 'InstBNStatsAggregate', 'InstCopyPredicated', 'InstDMA', 'InstDevicePrint', 'InstDropout', 'InstGather', 'InstGetRandState', 'InstIota', 'InstLocalGather', 'InstMatchReplace', 'InstMatmult', 'InstMax', 'InstMaxIndex', 'InstMemset', 'InstNKIKLIRKernel', 'InstNKIKernel', 'InstNoOp', 'InstNonzeroWithCount', 'InstRand', 'InstRangeSelect', 'InstReadActivationAccumulator', 'InstReciprocal', 'InstScalarTensorTensor', 'InstSelect', 'InstSelectReduce', 'InstSequenceBounds', 'InstSetRandState', 'InstStreamShuffle', 'InstStreamTranspose', 'InstTensorCopy', 'InstTensorCopyDynamic', 'InstTensorPartitionReduce', 'InstTensorReduce', 'InstTensorScalar', 'InstTensorScalarPtr', 'InstTensorScalarReduce', 'InstTensorTensor', 'InstTensorTensorScan', 'InstUnmodeled', 'Instruction', 'LegalityOperand', 'LegalityRule', 'LegalitySpace', 'LegalityViolation', 'MemoryLocation', 'MemoryLocationSet', 'MemoryType', 'MemsetMode', 'Module', 'PerfMode', 'ReduceAxis', 'TensorKind', 'View', 'arch_aliases', 'canonical_arch', 'check_start_partition', 'dtype_size', 'emit_trace', 'field_offsets', 'instruction_type_string', 'known_archs', 'legality_activation_reduce', 'legality_alu_ops', 'legality_bn_stats', 'legality_dma', 'legality_dma_trigger', 'legality_dve_transpose', 'legality_engine_operand', 'legality_generation', 'legality_is_bitvec_op', 'legality_local_gather', 'legality_matmul', 'legality_max8_family', 'legality_pe_input_dtypes', 'legality_psum_inputs', 'legality_rules', 'machine_config', 'opcode_categories', 'opcode_names', 'opcode_node_classes', 'opcode_origins', 'string2InstructionType']
 class Engine:
     """
     Members:
@@ -3284,7 +3284,7 @@ class Module:
         ...
 class View:
     """
-    bir::View: an access-pattern value over one memory location -- element offset, logical [step, num] dims outermost first and, on chip, a partition range -- with the view operations (slice, at, merge, flatten, rows, split, permute, broadcast, bitcast, normalised). Every operation returns a new view of the same elements; ap() makes the operand.
+    bir::View: an access-pattern value over one memory location -- element offset, logical [step, num] dims outermost first and, on chip, a partition range -- with the view operations (slice, at, merge, flatten, flattenDims, reshape, rows, split, permute, broadcast, bitcast, normalised). Every operation returns a new view of the same elements; ap() makes the operand.
     """
     @staticmethod
     def ofOperand(ap: AccessPattern, what: str) -> View:
@@ -3295,6 +3295,11 @@ class View:
     def ofShape(location: MemoryLocation, dtype: DType, shape: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]) -> View:
         """
         The whole of `location` seen as a row-major array of `shape` elements of `dtype`.
+        """
+    @staticmethod
+    def ofStrides(offset: typing.SupportsInt | typing.SupportsIndex, shape: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], strides: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]) -> View:
+        """
+        A view of no location counting elements: dim d of size shape[d] and step strides[d] from element `offset` (a tracer's strided view).
         """
     @staticmethod
     def onChip(location: MemoryLocation, dtype: DType, partitions: typing.SupportsInt | typing.SupportsIndex, free: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]) -> View:
@@ -3329,6 +3334,10 @@ class View:
         """
         Every dim as one: unit dims dropped, the others must nest.
         """
+    def flattenDims(self, first: typing.SupportsInt | typing.SupportsIndex, last: typing.SupportsInt | typing.SupportsIndex) -> View:
+        """
+        Dims `first`..`last` (inclusive) as one: unit dims dropped, the rest must nest (the step of the innermost non-unit dim, 1 when none is left).
+        """
     def merge(self, dim: typing.SupportsInt | typing.SupportsIndex) -> View:
         """
         Dims `dim` and `dim` + 1 as one (they must nest).
@@ -3348,6 +3357,10 @@ class View:
     def permute(self, order: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]) -> View:
         """
         Dims reordered: result dim i is dim order[i].
+        """
+    def reshape(self, shape: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]) -> View:
+        """
+        The same elements in row-major order as `shape`, moving none (NumPy's no-copy reshape; a unit dim gets step 1); refused when that needs a copy.
         """
     def rows(self) -> View:
         """
@@ -3410,6 +3423,11 @@ class View:
     def shape(self) -> list[int]:
         """
         The logical (on chip: free) dims' sizes.
+        """
+    @property
+    def strided(self) -> tuple[int, tuple, tuple]:
+        """
+        (offset, shape, strides) as tuples of ints: the logical (on chip: free) dims' sizes and steps.
         """
 class LegalitySpace:
     """
@@ -3538,6 +3556,8 @@ def legality_dve_transpose(data: LegalityOperand, out: LegalityOperand, arch: st
 def legality_engine_operand(opcode: typing.SupportsInt | typing.SupportsIndex, engine: Engine, operand: LegalityOperand, output: bool, arch: str) -> LegalityViolation | None:
     ...
 def legality_generation(opcode: typing.SupportsInt | typing.SupportsIndex, engine: Engine, arch: str) -> LegalityViolation | None:
+    ...
+def legality_is_bitvec_op(op: AluOp) -> bool:
     ...
 def legality_local_gather(src: LegalityOperand, index: LegalityOperand, num_elem_per_idx: typing.SupportsInt | typing.SupportsIndex, num_valid_indices: typing.SupportsInt | typing.SupportsIndex, arch: str) -> LegalityViolation | None:
     ...

@@ -4,10 +4,26 @@ the NKI tracer's hot paths
 from __future__ import annotations
 from neuronxsim.nki.indexing import LoopIndex
 import typing
-__all__: list[str] = ['LoopIndex', 'caller_location', 'configure_nki06_subscript', 'configure_plain_tile_access', 'configure_subscripts', 'configure_tracer_methods', 'current', 'forget_call_sites', 'live_ranges', 'new_access', 'new_op', 'new_slotted', 'next_fit_place', 'ops_matmul_grouped', 'ops_redirected', 'peek', 'plain_tile_access', 'remember_call_site', 'set_call_site_walk', 'set_current', 'set_no_tracer', 'subscript_method', 'tensor_table', 'tracer_method', 'unique_name', 'write_plain']
+__all__: list[str] = ['LoopIndex', 'assign_redirect', 'caller_location', 'configure_assign', 'configure_dma_plain', 'configure_matmul', 'configure_nki06_subscript', 'configure_plain_tile_access', 'configure_subscripts', 'configure_tracer_methods', 'current', 'dma_plain', 'forget_call_sites', 'live_ranges', 'matmul_plain', 'new_access', 'new_op', 'new_slotted', 'next_fit_place', 'ops_matmul_grouped', 'ops_redirected', 'peek', 'place_matmul_method', 'plain_tile_access', 'remember_call_site', 'set_call_site_walk', 'set_current', 'set_no_tracer', 'subscript_method', 'tensor_table', 'tracer_method', 'unique_name', 'write_plain']
+def assign_redirect(*args, **kwargs):
+    """
+    assign_redirect(tr, dst, value): True when `dst[...] = value` was done by making the instruction that just computed value write dst; False, having changed nothing, when the assignment needs the general path.
+    """
 def caller_location(*args, **kwargs):
     """
     caller_location(skip=0): the location of the frame 1 + skip above the calling function, if remembered; else what the frame walk (set_call_site_walk) answers for the same arguments.
+    """
+def configure_assign(tensor_class: type, write_plain: typing.Any, matmult: typing.Any, dma: typing.Any, pool: typing.Any, psum: str, sbuf: str) -> None:
+    """
+    Gives assign_redirect the Tensor class, the tracer's write_plain, the Matmult opcode, the DMA and GpSimd engines and the PSUM and SBUF kinds.
+    """
+def configure_dma_plain(access_class: type, plain_tile_access: typing.Any, write_plain: typing.Any, dma_engine: typing.Any, psum: str, input_kind: str, num_partitions: typing.SupportsInt | typing.SupportsIndex, dma_queues: typing.SupportsInt | typing.SupportsIndex, queue_fields: list) -> None:
+    """
+    Gives dma_plain the record's Access class, the tracer's operand functions, the DMA engine, the PSUM and kernel-input kinds, the partition count, the DMA queue count and each queue's fields dict.
+    """
+def configure_matmul(tensor_class: type, plain_tile_access: typing.Any, verdicts: dict, matmult: typing.Any, pe: typing.Any, psum: str, float32: typing.Any) -> None:
+    """
+    Gives matmul_plain the Tensor class, the tracer's plain_tile_access, the legality verdicts of plain matmuls (a dict), the Matmult opcode, the PE engine, the PSUM kind and the float32 dtype.
     """
 def configure_nki06_subscript(nki_tensor_class: type, fallback: typing.Any) -> None:
     """
@@ -21,13 +37,17 @@ def configure_subscripts(tensor_class: type, loop_index_class: type, fallback: t
     """
     Gives the subscripts the Tensor (2.2x) and LoopIndex classes and the Python subscript fallback(t, key) of Tensor for the keys the C one does not take.
     """
-def configure_tracer_methods(op_class: type, storage_class: type, tensor_class: type, new_state: typing.Any, matmult: typing.Any) -> None:
+def configure_tracer_methods(op_class: type, storage_class: type, tensor_class: type, new_state: typing.Any, matmult: typing.Any, access_class: type) -> None:
     """
-    Gives the tracer's C methods the record's Op class, the Storage and Tensor classes, the StorageState factory and the Matmult opcode.
+    Gives the tracer's C methods the record's Op class, the Storage and Tensor classes, the StorageState factory, the Matmult opcode and the record's Access class.
     """
 def current(*args, **kwargs):
     """
     current(): the tracer recording a kernel (see set_current), else what the set_no_tracer function answers.
+    """
+def dma_plain(*args, **kwargs):
+    """
+    dma_plain(tr, opcode, dst, src, loc, fresh): the Op of the commonest DMA transfer dst <- src, recorded; NotImplemented, having changed nothing, when the transfer needs the general path.
     """
 def forget_call_sites() -> None:
     """
@@ -36,6 +56,10 @@ def forget_call_sites() -> None:
 def live_ranges(*args, **kwargs):
     """
     live_ranges(ops, storage_count, ins_at, outs_at, sid_at): (first, last), per storage number the positions of the first and last op using it, -1 if none (see neuronxsim.nki.passes.Liveness).
+    """
+def matmul_plain(*args, **kwargs):
+    """
+    matmul_plain(tr, stationary, moving, loc): the PSUM result of the commonest matmul, recorded; NotImplemented, having changed nothing, when the matmul needs the general path.
     """
 def new_access(*args, **kwargs):
     """
@@ -64,6 +88,10 @@ def ops_redirected(*args, **kwargs):
 def peek(*args, **kwargs):
     """
     peek(): the tracer recording a kernel (see set_current), else None.
+    """
+def place_matmul_method(cls: type) -> typing.Any:
+    """
+    place_matmul as a method of the tracer class cls.
     """
 def plain_tile_access(*args, **kwargs):
     """
@@ -95,7 +123,7 @@ def tensor_table(*args, **kwargs):
     """
 def tracer_method(cls: type, name: str) -> typing.Any:
     """
-    The C method `name` (record, new_result or fresh_result) as a method of the tracer class cls.
+    The C method `name` (record, new_result, fresh_result or write_fresh) as a method of the tracer class cls.
     """
 def unique_name(*args, **kwargs):
     """

@@ -1,0 +1,390 @@
+// The commonest assignment of a trace, `_core.nki.assign_redirect(tr, dst, value)`
+// (neuronxsim.nki.language.assign, which calls it first): `dst[...] = value` where `value` is the
+// untouched result tile of the instruction just recorded, made to write `dst` instead (the steps
+// of assign and Tracer.redirect for it); True when done, False, having changed nothing, for
+// anything else (assign then takes its general path: no-ops, errors, PSUM destinations and
+// matmul placement, masks, copies, redirects that need the tracer's general write).
+//
+// It applies when `dst` and `value` are Tensors of different on-chip storages, `dst` not in PSUM,
+// `value`'s instruction not masked out; `tr.fresh_result(value)` is an op whose engine can write
+// `dst`'s memory (not a matmul; a DMA or GpSimd op only into SBUF), recorded without a mask box,
+// `dst` has `value`'s shape, and `write_plain(dst, op.engine)` takes `dst`. Then, as redirect:
+//     core.redirected[op.index] = acc; core.record.redirects.append((op.index, acc));
+//     the temporary's state.forward = (dst, dst's write count, op)
+// (the temporary: the storage of op's first output as earlier redirects left it).
+//
+// `configure_assign(tensor_class, write_plain, matmult, dma, pool, psum, sbuf)` gives it the
+// Tensor class, the tracer's C write_plain, the Matmult opcode, the DMA and GpSimd engines and
+// the PSUM and SBUF kinds.
+//
+// Why C: most `dst[...] = expr` of a kernel are this redirect, and in Python they cost three
+// frames (assign, _can_write, redirect) and dozens of attribute reads.
+#include "trace_ref.h"
+
+#include "bindings.h"
+
+namespace nxs::py_bind {
+namespace {
+namespace assign_redirect {  // (named: the unity build merges the anonymous namespaces of trace_*.cpp)
+
+struct Names {
+  PyObject *storage, *on_chip, *kind, *state, *masked_out, *shape, *fresh_result, *core, *redirected, *record,
+      *redirects, *write_count, *forward, *ops, *is_transpose, *groups, *pending_zero, *double_rows, *open,
+      *zero_started, *zero_init, *unwritten, *zero_covered, *refuse_accumulation, *matmul_joins,
+      *close_overlapping_groups, *place_matmul_general;
+};
+Names names{};
+PyObject* tensorClass = nullptr;
+PyObject* writePlain = nullptr;
+PyObject* matmult = nullptr;
+PyObject* dma = nullptr;
+PyObject* pool = nullptr;
+PyObject* psum = nullptr;
+PyObject* sbuf = nullptr;
+
+using Owned = nxs::py_bind::OwnedRef;
+
+// Op fields by position (neuronxsim.nki.record.Op), and the Access's storage.
+constexpr Py_ssize_t kFields = 3, kOuts = 5, kOpcode = 6, kEngine = 7, kIndex = 10, kOutBox = 11, kOpSize = 13;
+constexpr Py_ssize_t kAccessOffset = 1, kAccessPairs = 2, kAccessStorage = 3;
+
+// 1 if the string kind `k` is `what` (identity first), 0 if not, -1 on error.
+int isKind(PyObject* k, PyObject* what) { return k == what ? 1 : PyObject_RichCompareBool(k, what, Py_EQ); }
+
+// 1 if o.name is true, 0 if not, -1 on error.
+int attrIsTrue(PyObject* o, PyObject* name) {
+  Owned v(PyObject_GetAttr(o, name));
+  return v.get() == nullptr ? -1 : PyObject_IsTrue(v.get());
+}
+
+// 1 when the assignment may take the fast path up to the op (storages, kinds), 0 if not, -1 on error.
+int plainOperands(PyObject* dstSt, PyObject* valueSt, Owned& dstKind) {
+  if (dstSt == valueSt) return 0;
+  int t = attrIsTrue(dstSt, names.on_chip);
+  if (t == 1) t = attrIsTrue(valueSt, names.on_chip);
+  if (t != 1) return t;
+  Owned valueState(PyObject_GetAttr(valueSt, names.state));
+  if (valueState.get() == nullptr) return -1;
+  t = attrIsTrue(valueState.get(), names.masked_out);
+  if (t != 0) return t < 0 ? -1 : 0;
+  dstKind.p = PyObject_GetAttr(dstSt, names.kind);
+  if (dstKind.get() == nullptr) return -1;
+  t = isKind(dstKind.get(), psum);
+  return t < 0 ? -1 : !t;
+}
+
+// Whether op's engine can write memory of kind `kind` (language._can_write; not a matmul here).
+int canWrite(PyObject* op, PyObject* kind) {
+  if (PyTuple_GET_ITEM(op, kOpcode) == matmult) return 0;  // (into PSUM only: not this path)
+  PyObject* engine = PyTuple_GET_ITEM(op, kEngine);
+  if (engine == dma || engine == pool) return isKind(kind, sbuf);
+  return 1;
+}
+
+// Redirect's bookkeeping once op writes `acc` (in dst) instead of its temporary:
+//     core.redirected[op.index] = acc; core.record.redirects.append((op.index, acc));
+//     the temporary's state.forward = (dst, dst's write count, op)
+// 0, or -1 with an error set.
+int noteRedirect(PyObject* tr, PyObject* op, PyObject* dst, PyObject* acc) {
+  Owned core(PyObject_GetAttr(tr, names.core));
+  if (core.get() == nullptr) return -1;
+  Owned redirected(PyObject_GetAttr(core.get(), names.redirected));
+  Owned record(PyObject_GetAttr(core.get(), names.record));
+  if (redirected.get() == nullptr || record.get() == nullptr) return -1;
+  if (!PyDict_CheckExact(redirected.get())) {
+    PyErr_SetString(PyExc_TypeError, "CoreTrace.redirected must be a dict");
+    return -1;
+  }
+  PyObject* index = PyTuple_GET_ITEM(op, kIndex);
+  Owned first(Py_XNewRef(PyDict_GetItemWithError(redirected.get(), index)));
+  if (first.get() == nullptr) {
+    if (PyErr_Occurred()) return -1;
+    first.p = PySequence_GetItem(PyTuple_GET_ITEM(op, kOuts), 0);
+    if (first.get() == nullptr) return -1;
+  }
+  if (!PyTuple_Check(first.get()) || PyTuple_GET_SIZE(first.get()) <= kAccessStorage || !PyTuple_Check(acc) ||
+      PyTuple_GET_SIZE(acc) <= kAccessStorage) {
+    PyErr_SetString(PyExc_TypeError, "redirect: an operand is not an Access");
+    return -1;
+  }
+  Owned temp(Py_NewRef(PyTuple_GET_ITEM(first.get(), kAccessStorage)));
+  if (PyDict_SetItem(redirected.get(), index, acc) < 0) return -1;
+  Owned redirects(PyObject_GetAttr(record.get(), names.redirects));
+  Owned entry(PyTuple_Pack(2, index, acc));
+  if (redirects.get() == nullptr || entry.get() == nullptr || PyList_Append(redirects.get(), entry.get()) < 0)
+    return -1;
+  Owned accState(PyObject_GetAttr(PyTuple_GET_ITEM(acc, kAccessStorage), names.state));
+  if (accState.get() == nullptr) return -1;
+  Owned count(PyObject_GetAttr(accState.get(), names.write_count));
+  Owned tempState(PyObject_GetAttr(temp.get(), names.state));
+  if (count.get() == nullptr || tempState.get() == nullptr) return -1;
+  Owned forward(PyTuple_Pack(3, dst, count.get(), op));
+  if (forward.get() == nullptr || PyObject_SetAttr(tempState.get(), names.forward, forward.get()) < 0) return -1;
+  return 0;
+}
+
+PyObject* assignRedirect(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 3) {
+    PyErr_SetString(PyExc_TypeError, "assign_redirect(tr, dst, value)");
+    return nullptr;
+  }
+  if (tensorClass == nullptr) {
+    PyErr_SetString(PyExc_RuntimeError, "assign_redirect is not configured");
+    return nullptr;
+  }
+  PyObject *tr = args[0], *dst = args[1], *value = args[2];
+  if (Py_TYPE(dst) != reinterpret_cast<PyTypeObject*>(tensorClass) ||
+      Py_TYPE(value) != reinterpret_cast<PyTypeObject*>(tensorClass))
+    Py_RETURN_FALSE;
+  Owned dstSt(PyObject_GetAttr(dst, names.storage)), valueSt(PyObject_GetAttr(value, names.storage));
+  if (dstSt.get() == nullptr || valueSt.get() == nullptr) return nullptr;
+  Owned dstKind(nullptr);
+  int t = plainOperands(dstSt.get(), valueSt.get(), dstKind);
+  if (t != 1) return t < 0 ? nullptr : Py_NewRef(Py_False);
+  PyObject* const fresh[2] = {tr, value};
+  Owned op(PyObject_VectorcallMethod(names.fresh_result, fresh, 2, nullptr));
+  if (op.get() == nullptr) return nullptr;
+  if (op.get() == Py_None) Py_RETURN_FALSE;
+  if (!PyTuple_Check(op.get()) || PyTuple_GET_SIZE(op.get()) < kOpSize) {
+    PyErr_SetString(PyExc_TypeError, "assign_redirect: fresh_result did not answer an Op");
+    return nullptr;
+  }
+  t = canWrite(op.get(), dstKind.get());
+  if (t == 1) t = PyTuple_GET_ITEM(op.get(), kOutBox) == Py_None;
+  if (t == 1) {
+    Owned dstShape(PyObject_GetAttr(dst, names.shape)), valueShape(PyObject_GetAttr(value, names.shape));
+    if (dstShape.get() == nullptr || valueShape.get() == nullptr) return nullptr;
+    t = PyObject_RichCompareBool(dstShape.get(), valueShape.get(), Py_EQ);
+  }
+  if (t != 1) return t < 0 ? nullptr : Py_NewRef(Py_False);
+  PyObject* const write[2] = {dst, PyTuple_GET_ITEM(op.get(), kEngine)};
+  Owned acc(PyObject_Vectorcall(writePlain, write, 2, nullptr));
+  if (acc.get() == nullptr) return nullptr;
+  if (acc.get() == Py_None) Py_RETURN_FALSE;
+  // (dst is written from here on)
+  if (noteRedirect(tr, op.get(), dst, acc.get()) < 0) return nullptr;
+  Py_RETURN_TRUE;
+}
+
+// An Access's partitions times its free elements (the elements it covers); -1 with an error set.
+long long accessElements(PyObject* acc) {
+  PyObject* pairs = PyTuple_GET_ITEM(acc, kAccessPairs);
+  if (!PyList_Check(pairs) && !PyTuple_Check(pairs)) {
+    PyErr_SetString(PyExc_TypeError, "place_matmul: an access's pairs must be a list");
+    return -1;
+  }
+  long long n = 1;
+  for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(pairs); ++i) {
+    PyObject* pair = PySequence_Fast_GET_ITEM(pairs, i);
+    if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
+      PyErr_SetString(PyExc_TypeError, "place_matmul: an access pair must be (step, num)");
+      return -1;
+    }
+    const long long num = PyLong_AsLongLong(PyTuple_GET_ITEM(pair, 1));
+    if (num == -1 && PyErr_Occurred()) return -1;
+    n *= num;
+  }
+  return n;
+}
+
+// The end of place_matmul once `acc` is redirected: the accumulation group `region` of `groups`
+// joined (accumulate) or started. 0, or -1 with an error set.
+int placeInGroups(PyObject* tr, PyObject* st, PyObject* s, PyObject* groups, PyObject* op, PyObject* acc,
+                  bool accumulate) {
+  Owned pairs(PySequence_Tuple(PyTuple_GET_ITEM(acc, kAccessPairs)));
+  if (pairs.get() == nullptr) return -1;
+  Owned region(PyTuple_Pack(2, PyTuple_GET_ITEM(acc, kAccessOffset), pairs.get()));  // (acc.key())
+  Owned open(PyObject_GetAttr(groups, names.open)), started(PyObject_GetAttr(groups, names.zero_started));
+  if (region.get() == nullptr || open.get() == nullptr || started.get() == nullptr) return -1;
+  if (!PyDict_CheckExact(open.get()) || !PySet_Check(started.get())) {
+    PyErr_SetString(PyExc_TypeError, "place_matmul: MatmulGroups.open must be a dict, zero_started a set");
+    return -1;
+  }
+  if (accumulate) {
+    int zeroed = attrIsTrue(s, names.zero_init);
+    if (zeroed == 0) zeroed = attrIsTrue(groups, names.unwritten);
+    if (zeroed == 1) {
+      zeroed = PySet_Contains(started.get(), region.get());
+      if (zeroed >= 0) zeroed = !zeroed;
+    }
+    if (zeroed < 0) return -1;
+    if (zeroed) {  // (the region's first matmul replaces zeros; no zeros are pending on this path)
+      const long long elements = accessElements(acc);
+      if (elements < 0 || PySet_Add(started.get(), region.get()) < 0) return -1;
+      Owned covered(PyObject_GetAttr(groups, names.zero_covered));
+      Owned more(PyLong_FromLongLong(elements));
+      if (covered.get() == nullptr || more.get() == nullptr) return -1;
+      Owned sum(PyNumber_Add(covered.get(), more.get()));
+      if (sum.get() == nullptr || PyObject_SetAttr(groups, names.zero_covered, sum.get()) < 0) return -1;
+    } else {
+      PyObject* last = PyDict_GetItemWithError(open.get(), region.get());  // (borrowed)
+      if (last == nullptr) {
+        if (PyErr_Occurred()) return -1;
+        PyObject* const refuse[2] = {tr, st};
+        Owned refused(PyObject_VectorcallMethod(names.refuse_accumulation, refuse, 2, nullptr));
+        if (refused.get() != nullptr)
+          PyErr_SetString(PyExc_RuntimeError, "place_matmul: Tracer._refuse_accumulation returned");
+        return -1;
+      }
+      if (!PyTuple_Check(last) || PyTuple_GET_SIZE(last) < kOpSize) {
+        PyErr_SetString(PyExc_TypeError, "place_matmul: an open group's last op is not an Op");
+        return -1;
+      }
+      Owned core(PyObject_GetAttr(tr, names.core));
+      if (core.get() == nullptr) return -1;
+      Owned record(PyObject_GetAttr(core.get(), names.record));
+      if (record.get() == nullptr) return -1;
+      Owned joins(PyObject_GetAttr(record.get(), names.matmul_joins));
+      Owned join(PyTuple_Pack(2, PyTuple_GET_ITEM(last, kIndex), PyTuple_GET_ITEM(op, kIndex)));
+      if (joins.get() == nullptr || join.get() == nullptr || PyList_Append(joins.get(), join.get()) < 0) return -1;
+    }
+  } else {
+    PyObject* const close[3] = {tr, groups, acc};
+    Owned closed(PyObject_VectorcallMethod(names.close_overlapping_groups, close, 3, nullptr));
+    if (closed.get() == nullptr || PySet_Add(started.get(), region.get()) < 0) return -1;
+  }
+  return PyDict_SetItem(open.get(), region.get(), op);
+}
+
+PyObject* placeMatmul(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 3) {
+    PyErr_SetString(PyExc_TypeError, "place_matmul(value, dst, accumulate)");
+    return nullptr;
+  }
+  if (tensorClass == nullptr) {
+    PyErr_SetString(PyExc_RuntimeError, "place_matmul is not configured");
+    return nullptr;
+  }
+  PyObject *value = args[0], *dst = args[1];
+  {  // (the cheap test first: the last op is a matmul)
+    Owned ops(PyObject_GetAttr(self, names.ops));
+    if (ops.get() == nullptr) return nullptr;
+    if (!PyList_CheckExact(ops.get())) {
+      PyErr_SetString(PyExc_TypeError, "place_matmul: Tracer.ops must be a list");
+      return nullptr;
+    }
+    const Py_ssize_t n = PyList_GET_SIZE(ops.get());
+    PyObject* last = n ? PyList_GET_ITEM(ops.get(), n - 1) : nullptr;
+    if (last == nullptr || !PyTuple_Check(last) || PyTuple_GET_SIZE(last) < kOpSize ||
+        PyTuple_GET_ITEM(last, kOpcode) != matmult)
+      Py_RETURN_FALSE;
+  }
+  const int accumulate = PyObject_IsTrue(args[2]);
+  if (accumulate < 0) return nullptr;
+  PyObject* const fresh[2] = {self, value};
+  Owned op(PyObject_VectorcallMethod(names.fresh_result, fresh, 2, nullptr));
+  if (op.get() == nullptr) return nullptr;
+  if (op.get() == Py_None) Py_RETURN_FALSE;
+  if (!PyTuple_Check(op.get()) || PyTuple_GET_SIZE(op.get()) < kOpSize) {
+    PyErr_SetString(PyExc_TypeError, "place_matmul: fresh_result did not answer an Op");
+    return nullptr;
+  }
+  Owned transposed(PyObject_GetItem(PyTuple_GET_ITEM(op.get(), kFields), names.is_transpose));
+  if (transposed.get() == nullptr) return nullptr;
+  int t = PyObject_IsTrue(transposed.get());
+  if (t != 0) return t < 0 ? nullptr : Py_NewRef(Py_False);
+  // (the plain case: an exact Tensor in PSUM with groups, no pending zeros, no mask box, no pair)
+  Owned st(nullptr), s(nullptr), groups(nullptr);
+  t = Py_TYPE(dst) == reinterpret_cast<PyTypeObject*>(tensorClass) &&
+      PyTuple_GET_ITEM(op.get(), kOutBox) == Py_None;
+  if (t == 1) {
+    st.p = PyObject_GetAttr(dst, names.storage);
+    if (st.get() == nullptr) return nullptr;
+    Owned kind(PyObject_GetAttr(st.get(), names.kind));
+    s.p = PyObject_GetAttr(st.get(), names.state);
+    if (kind.get() == nullptr || s.get() == nullptr) return nullptr;
+    t = isKind(kind.get(), psum);
+  }
+  if (t == 1) {
+    groups.p = PyObject_GetAttr(s.get(), names.groups);
+    if (groups.get() == nullptr) return nullptr;
+    t = groups.get() != Py_None;
+    if (t == 1) {
+      Owned pending(PyObject_GetAttr(s.get(), names.pending_zero));
+      if (pending.get() == nullptr) return nullptr;
+      t = pending.get() == Py_None;
+    }
+  }
+  if (t == 1) {
+    Owned core(PyObject_GetAttr(self, names.core));
+    if (core.get() == nullptr) return nullptr;
+    t = attrIsTrue(core.get(), names.double_rows);
+    if (t >= 0) t = !t;
+  }
+  Owned acc(nullptr);
+  if (t == 1) {
+    PyObject* const write[3] = {dst, PyTuple_GET_ITEM(op.get(), kEngine), Py_True};
+    acc.p = PyObject_Vectorcall(writePlain, write, 3, nullptr);
+    if (acc.get() == nullptr) return nullptr;
+    t = acc.get() != Py_None;
+  }
+  if (t < 0) return nullptr;
+  if (t == 0) {  // (nothing changed yet)
+    PyObject* const general[4] = {self, value, dst, args[2]};
+    return PyObject_VectorcallMethod(names.place_matmul_general, general, 4, nullptr);
+  }
+  if (noteRedirect(self, op.get(), dst, acc.get()) < 0 ||
+      placeInGroups(self, st.get(), s.get(), groups.get(), op.get(), acc.get(), accumulate) < 0)
+    return nullptr;
+  Py_RETURN_TRUE;
+}
+
+PyMethodDef placeMatmulDef = {
+    "place_matmul", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(placeMatmul)), METH_FASTCALL,
+    "place_matmul(value, dst, accumulate): points the matmul that just produced value at the PSUM view dst "
+    "(see neuronxsim.nki.tracer.Tracer); False when value is not such a result."};
+
+PyMethodDef assignRedirectDef = {
+    "assign_redirect", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(assignRedirect)), METH_FASTCALL,
+    "assign_redirect(tr, dst, value): True when `dst[...] = value` was done by making the instruction that just "
+    "computed value write dst; False, having changed nothing, when the assignment needs the general path."};
+
+void bindAssign(py::module_& m) {
+  Names n{};
+  for (auto [slot, text] :
+       {std::pair{&n.storage, "storage"}, {&n.on_chip, "on_chip"}, {&n.kind, "kind"}, {&n.state, "state"},
+        {&n.masked_out, "masked_out"}, {&n.shape, "shape"}, {&n.fresh_result, "fresh_result"}, {&n.core, "core"},
+        {&n.redirected, "redirected"}, {&n.record, "record"}, {&n.redirects, "redirects"},
+        {&n.write_count, "write_count"}, {&n.forward, "forward"}, {&n.ops, "ops"}, {&n.is_transpose, "is_transpose"},
+        {&n.groups, "groups"}, {&n.pending_zero, "pending_zero"}, {&n.double_rows, "double_rows"}, {&n.open, "open"},
+        {&n.zero_started, "zero_started"}, {&n.zero_init, "zero_init"}, {&n.unwritten, "unwritten"},
+        {&n.zero_covered, "zero_covered"}, {&n.refuse_accumulation, "_refuse_accumulation"},
+        {&n.matmul_joins, "matmul_joins"}, {&n.close_overlapping_groups, "_close_overlapping_groups"},
+        {&n.place_matmul_general, "_place_matmul_general"}}) {
+    *slot = PyUnicode_InternFromString(text);
+    if (*slot == nullptr) throw py::error_already_set();
+  }
+  names = n;
+  m.attr("assign_redirect") =
+      py::reinterpret_steal<py::object>(PyCFunction_NewEx(&assignRedirectDef, nullptr, nullptr));
+  m.def(
+      "place_matmul_method",
+      [](py::type cls) {
+        return py::reinterpret_steal<py::object>(
+            PyDescr_NewMethod(reinterpret_cast<PyTypeObject*>(cls.ptr()), &placeMatmulDef));
+      },
+      py::arg("cls"), "place_matmul as a method of the tracer class cls.");
+  m.def(
+      "configure_assign",
+      [](py::type tensor, py::object write, py::object matmultOpcode, py::object dmaEngine, py::object poolEngine,
+         py::str psumKind, py::str sbufKind) {
+        for (PyObject** slot : {&tensorClass, &writePlain, &matmult, &dma, &pool, &psum, &sbuf}) Py_XDECREF(*slot);
+        tensorClass = tensor.inc_ref().ptr();
+        writePlain = write.inc_ref().ptr();
+        matmult = matmultOpcode.inc_ref().ptr();
+        dma = dmaEngine.inc_ref().ptr();
+        pool = poolEngine.inc_ref().ptr();
+        psum = psumKind.inc_ref().ptr();
+        sbuf = sbufKind.inc_ref().ptr();
+      },
+      py::arg("tensor_class"), py::arg("write_plain"), py::arg("matmult"), py::arg("dma"), py::arg("pool"),
+      py::arg("psum"), py::arg("sbuf"),
+      "Gives assign_redirect the Tensor class, the tracer's write_plain, the Matmult opcode, the DMA and GpSimd "
+      "engines and the PSUM and SBUF kinds.");
+}
+
+NXS_REGISTER_SUBMODULE(nki, 47, "the NKI tracer's hot paths", bindAssign);
+
+}  // namespace assign_redirect
+}  // namespace
+}  // namespace nxs::py_bind

@@ -1,0 +1,169 @@
+// The commonest matmul of a trace, `_core.nki.matmul_plain(tr, stationary, moving, loc)`
+// (neuronxsim.nki.instructions.matmul, which calls it first for a plain matmul: no fields, not a
+// transpose, starting its group, into PSUM): the Tensor of its new fp32 PSUM result, recorded;
+// NotImplemented, having changed nothing, when it needs matmul's general path.
+//
+// It applies when both operands are 2-D Tensors whose reads need none of the tracer's general work
+// (written, not forwarded, no pending nl.zeros zeros, no index checks, a plain_tile_access for the
+// PE) and the legality rules' verdict on the matmul is known to be "legal": the table
+// `instructions._MATMUL_VERDICTS` (filled by refuse_illegal_matmul from
+// neuronxsim.bir.legality.matmul, the rules' one home) holds None for its key. Then, as matmul:
+// the result tile (tr.new_result(PSUM, float32, (M, N), "matmul", loc)), written fresh, and
+// tr.record(Matmult, PE, [stationary, moving], [result], {start, stop, is_transpose False}, loc).
+//
+// `configure_matmul(tensor_class, plain_tile_access, verdicts, matmult, pe, psum, float32)` gives
+// it the Tensor class, the tracer's plain_tile_access, the verdict table, the Matmult opcode, the
+// PE engine, the PSUM kind and the float32 dtype.
+//
+// Why C: the matmuls of a kernel's inner loop are a large share of its instructions, and matmul's
+// Python steps (with refuse_illegal_matmul and two engine_in) cost several frames each.
+#include "trace_ref.h"
+
+#include "bindings.h"
+
+namespace nxs::py_bind {
+namespace {
+namespace matmul_plain {  // (named: the unity build merges the anonymous namespaces of trace_*.cpp)
+
+struct Names {
+  PyObject *storage, *state, *forward, *pending_zero, *write_count, *checks, *shape, *kind, *dtype, *arch,
+      *new_result, *write_fresh, *record, *start_tensor_calc, *stop_tensor_calc, *is_transpose, *matmul;
+};
+Names names{};
+PyObject* tensorClass = nullptr;
+PyObject* plainTileAccess = nullptr;
+PyObject* verdicts = nullptr;
+PyObject* matmult = nullptr;
+PyObject* pe = nullptr;
+PyObject* psum = nullptr;
+PyObject* float32 = nullptr;
+
+using Owned = nxs::py_bind::OwnedRef;
+
+// One operand: its storage, shape and the access the PE reads it by.
+struct Operand {
+  Owned st{nullptr}, shape{nullptr}, access{nullptr}, kind{nullptr}, dtype{nullptr};
+  // 1 when the operand takes the plain path, 0 if not, -1 on error.
+  int read(PyObject* view) {
+    if (Py_TYPE(view) != reinterpret_cast<PyTypeObject*>(tensorClass)) return 0;
+    st.p = PyObject_GetAttr(view, names.storage);
+    shape.p = PyObject_GetAttr(view, names.shape);
+    if (st.get() == nullptr || shape.get() == nullptr) return -1;
+    if (!PyTuple_CheckExact(shape.get()) || PyTuple_GET_SIZE(shape.get()) != 2) return 0;
+    Owned s(PyObject_GetAttr(st.get(), names.state));
+    if (s.get() == nullptr) return -1;
+    Owned forward(PyObject_GetAttr(s.get(), names.forward));
+    Owned pending(PyObject_GetAttr(s.get(), names.pending_zero));
+    Owned count(PyObject_GetAttr(s.get(), names.write_count));
+    Owned checks(PyObject_GetAttr(view, names.checks));
+    if (forward.get() == nullptr || pending.get() == nullptr || count.get() == nullptr || checks.get() == nullptr)
+      return -1;
+    if (forward.get() != Py_None || pending.get() != Py_None) return 0;
+    int t = PyObject_IsTrue(count.get());
+    if (t == 1) {
+      t = PyObject_IsTrue(checks.get());
+      if (t >= 0) t = !t;
+    }
+    if (t != 1) return t;
+    PyObject* const args[3] = {view, st.get(), pe};
+    access.p = PyObject_Vectorcall(plainTileAccess, args, 3, nullptr);
+    if (access.get() == nullptr) return -1;
+    if (access.get() == Py_None) return 0;
+    kind.p = PyObject_GetAttr(st.get(), names.kind);
+    dtype.p = PyObject_GetAttr(st.get(), names.dtype);
+    return kind.get() == nullptr || dtype.get() == nullptr ? -1 : 1;
+  }
+};
+
+PyObject* matmulPlain(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 4) {
+    PyErr_SetString(PyExc_TypeError, "matmul_plain(tr, stationary, moving, loc)");
+    return nullptr;
+  }
+  if (tensorClass == nullptr) {
+    PyErr_SetString(PyExc_RuntimeError, "matmul_plain is not configured");
+    return nullptr;
+  }
+  PyObject *tr = args[0], *loc = args[3];
+  Operand s, m;
+  int t = s.read(args[1]);
+  if (t == 1) t = m.read(args[2]);
+  if (t != 1) return t < 0 ? nullptr : Py_NewRef(Py_NotImplemented);
+  PyObject* k = PyTuple_GET_ITEM(s.shape.get(), 0);
+  PyObject* mCols = PyTuple_GET_ITEM(s.shape.get(), 1);
+  PyObject* n = PyTuple_GET_ITEM(m.shape.get(), 1);
+  // (refuse_illegal_matmul's key for a plain matmul: the verdict is known or the general path asks)
+  Owned arch(PyObject_GetAttr(tr, names.arch));
+  if (arch.get() == nullptr) return nullptr;
+  Owned key(PyTuple_Pack(13, s.kind.get(), s.dtype.get(), k, mCols, m.kind.get(), m.dtype.get(),
+                         PyTuple_GET_ITEM(m.shape.get(), 0), n, float32, Py_False, Py_True, psum, arch.get()));
+  if (key.get() == nullptr) return nullptr;
+  PyObject* verdict = PyDict_GetItemWithError(verdicts, key.get());  // (borrowed)
+  if (verdict == nullptr) return PyErr_Occurred() ? nullptr : Py_NewRef(Py_NotImplemented);
+  if (verdict != Py_None) Py_RETURN_NOTIMPLEMENTED;  // (the general path raises it)
+  Owned shape(PyTuple_Pack(2, mCols, n));
+  if (shape.get() == nullptr) return nullptr;
+  PyObject* const result[6] = {tr, psum, float32, shape.get(), names.matmul, loc};
+  Owned out(PyObject_VectorcallMethod(names.new_result, result, 6, nullptr));
+  if (out.get() == nullptr) return nullptr;
+  PyObject* const fresh[2] = {tr, out.get()};
+  Owned o(PyObject_VectorcallMethod(names.write_fresh, fresh, 2, nullptr));
+  Owned ins(PyList_New(2)), outs(PyList_New(1)), fields(PyDict_New());
+  if (o.get() == nullptr || ins.get() == nullptr || outs.get() == nullptr || fields.get() == nullptr) return nullptr;
+  PyList_SET_ITEM(ins.get(), 0, s.access.release());
+  PyList_SET_ITEM(ins.get(), 1, m.access.release());
+  PyList_SET_ITEM(outs.get(), 0, o.release());
+  if (PyDict_SetItem(fields.get(), names.start_tensor_calc, Py_True) < 0 ||
+      PyDict_SetItem(fields.get(), names.stop_tensor_calc, Py_True) < 0 ||
+      PyDict_SetItem(fields.get(), names.is_transpose, Py_False) < 0)
+    return nullptr;
+  PyObject* const rec[7] = {tr, matmult, pe, ins.get(), outs.get(), fields.get(), loc};
+  Owned op(PyObject_VectorcallMethod(names.record, rec, 7, nullptr));
+  if (op.get() == nullptr) return nullptr;
+  return out.release();
+}
+
+PyMethodDef matmulPlainDef = {
+    "matmul_plain", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(matmulPlain)), METH_FASTCALL,
+    "matmul_plain(tr, stationary, moving, loc): the PSUM result of the commonest matmul, recorded; "
+    "NotImplemented, having changed nothing, when the matmul needs the general path."};
+
+void bindMatmul(py::module_& m) {
+  Names n{};
+  for (auto [slot, text] :
+       {std::pair{&n.storage, "storage"}, {&n.state, "state"}, {&n.forward, "forward"},
+        {&n.pending_zero, "pending_zero"}, {&n.write_count, "write_count"}, {&n.checks, "checks"},
+        {&n.shape, "shape"}, {&n.kind, "kind"}, {&n.dtype, "dtype"}, {&n.arch, "arch"},
+        {&n.new_result, "new_result"}, {&n.write_fresh, "write_fresh"}, {&n.record, "record"},
+        {&n.start_tensor_calc, "start_tensor_calc"}, {&n.stop_tensor_calc, "stop_tensor_calc"},
+        {&n.is_transpose, "is_transpose"}, {&n.matmul, "matmul"}}) {
+    *slot = PyUnicode_InternFromString(text);
+    if (*slot == nullptr) throw py::error_already_set();
+  }
+  names = n;
+  m.attr("matmul_plain") = py::reinterpret_steal<py::object>(PyCFunction_NewEx(&matmulPlainDef, nullptr, nullptr));
+  m.def(
+      "configure_matmul",
+      [](py::type tensor, py::object plain, py::dict table, py::object matmultOpcode, py::object peEngine,
+         py::str psumKind, py::object f32) {
+        for (PyObject** slot : {&tensorClass, &plainTileAccess, &verdicts, &matmult, &pe, &psum, &float32})
+          Py_XDECREF(*slot);
+        tensorClass = tensor.inc_ref().ptr();
+        plainTileAccess = plain.inc_ref().ptr();
+        verdicts = table.inc_ref().ptr();
+        matmult = matmultOpcode.inc_ref().ptr();
+        pe = peEngine.inc_ref().ptr();
+        psum = psumKind.inc_ref().ptr();
+        float32 = f32.inc_ref().ptr();
+      },
+      py::arg("tensor_class"), py::arg("plain_tile_access"), py::arg("verdicts"), py::arg("matmult"), py::arg("pe"),
+      py::arg("psum"), py::arg("float32"),
+      "Gives matmul_plain the Tensor class, the tracer's plain_tile_access, the legality verdicts of plain "
+      "matmuls (a dict), the Matmult opcode, the PE engine, the PSUM kind and the float32 dtype.");
+}
+
+NXS_REGISTER_SUBMODULE(nki, 47, "the NKI tracer's hot paths", bindMatmul);
+
+}  // namespace matmul_plain
+}  // namespace
+}  // namespace nxs::py_bind
