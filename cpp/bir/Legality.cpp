@@ -237,6 +237,16 @@ Verdict aluOps(Opcode op, Engine engine, AluOp op0, AluOp op1) {
   return std::nullopt;
 }
 
+Verdict registerFold(AluOp reduce_op, bool cumulative) {
+  if (reduce_op == AluOp::add || reduce_op == AluOp::mult || reduce_op == AluOp::max || reduce_op == AluOp::min ||
+      (cumulative && reduce_op == AluOp::subtract))
+    return std::nullopt;
+  return broken(Rule::TsrRegisterFold, InstructionType::TensorScalarReduce,
+                "reduce_op " + std::string(enumName(reduce_op)) +
+                    (cumulative ? "; a cumulative reduction takes add, subtract, mult, max or min"
+                                : "; the reduction takes add, mult, max or min"));
+}
+
 Verdict activationReduce(AccumCmd acc, AluOp acc_op, const MachineConfig& cfg) {
   if (acc != AccumCmd::Idle && cfg.act_reduce_add_only && acc_op != AluOp::add)
     return broken(Rule::ActReduceOp, InstructionType::Activation,

@@ -93,6 +93,9 @@ Verdict psumInputs(Opcode op, const Operand& a, const Operand& b);
 // and refused where an instruction takes arithmetic operators only.
 bool isBitvecOp(AluOp op);
 Verdict aluOps(Opcode op, Engine engine, AluOp op0, AluOp op1);
+// The operator `reduce_op` a TensorScalarReduce folds its results into the Vector Engine's
+// accumulation registers with; `cumulative`: tensor_scalar_cumulative's, which also subtracts.
+Verdict registerFold(AluOp reduce_op, bool cumulative);
 // The reduction `acc_op` of an Activation whose accumulate command is `acc` (Idle: none).
 Verdict activationReduce(AccumCmd acc, AluOp acc_op, const MachineConfig& cfg);
 

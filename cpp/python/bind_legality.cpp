@@ -91,6 +91,7 @@ void bindLegality(py::module_& m) {
         return lg::aluOps(opcodeOf(opcode), engine, op0, op1);
       },
       py::arg("opcode"), py::arg("engine"), py::arg("op0"), py::arg("op1"));
+  m.def("legality_register_fold", &lg::registerFold, py::arg("reduce_op"), py::arg("cumulative"));
   m.def(
       "legality_activation_reduce",
       [](bir::AccumCmd acc, bir::AluOp acc_op, const std::string& arch) {

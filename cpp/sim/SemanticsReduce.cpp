@@ -95,12 +95,7 @@ void check(const InstTensorScalarReduce& I, Checker& c) {
   c.notImmediate(c.in(0), "data");
   c.sameShape(c.out(0), {&c.in(0)});
   c.require(bir::legality::aluOps(I.opcode(), c.engine, I.op0, AluOp::bypass));
-  const bool fold = I.reduce_op == AluOp::add || I.reduce_op == AluOp::mult || I.reduce_op == AluOp::max ||
-                    I.reduce_op == AluOp::min || (I.cumulative && I.reduce_op == AluOp::subtract);
-  if (!fold)
-    c.fail(std::string("reduce_op ") + std::string(enumName(I.reduce_op)) +
-           (I.cumulative ? " (a cumulative reduction takes add, subtract, mult, max or min)"
-                         : " (the reduction takes add, mult, max or min)"));
+  c.require(bir::legality::registerFold(I.reduce_op, I.cumulative));
   if (I.acc != AccumCmd::ZeroAccumulate && I.acc != AccumCmd::Accumulate && I.acc != AccumCmd::LoadAccumulate)
     c.fail(std::string("accumulate command ") + std::string(enumName(I.acc)) +
            " (the Vector Engine's registers take ZeroAccumulate, Accumulate or LoadAccumulate)");

@@ -93,6 +93,13 @@ def alu_ops(opcode: InstructionType, engine: Engine, op0: AluOp, op1: AluOp = Al
     return _b.legality_alu_ops(int(opcode), engine, op0, op1)
 
 
+def register_fold(reduce_op: AluOp, *, cumulative: bool) -> Optional[Violation]:
+    """``alu.tensor-scalar-reduce-fold``: the operator a ``TensorScalarReduce`` folds into the
+    Vector Engine's accumulation registers with (add, mult, max or min; a ``cumulative`` one,
+    tensor_scalar_cumulative, also subtract)."""
+    return _b.legality_register_fold(reduce_op, cumulative)
+
+
 def activation_reduce(acc: AccumCmd, acc_op: AluOp, *, arch: str) -> Optional[Violation]:
     """``alu.act-reduce``: an ``Activation`` accumulating (``acc`` other than ``Idle``) with
     ``acc_op``; NeuronCore-v2's Activation engine reduces with add only."""
@@ -155,5 +162,5 @@ def dma_trigger(*, arch: str, dge_type: DgeType, engine: Engine, src: DType, dst
 
 
 __all__ = ["Space", "Operand", "Violation", "Rule", "RULES", "pe_input_dtypes", "matmul", "engine_operand", "psum_inputs",
-           "alu_ops", "activation_reduce", "dve_transpose",
+           "alu_ops", "register_fold", "activation_reduce", "dve_transpose",
            "bn_stats", "max8_family", "local_gather", "generation", "dma", "dma_trigger"]

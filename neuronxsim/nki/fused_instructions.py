@@ -6,6 +6,7 @@ docs/isa-semantics.md §5)."""
 from __future__ import annotations
 
 from neuronxsim import bir
+from neuronxsim.bir import legality
 
 from . import dtypes as dt
 from .errors import NKIError
@@ -60,9 +61,6 @@ def scalar_tensor_tensor(tr, data: Tensor, op0, operand0, reverse0, op1, operand
     return out
 
 
-_REGISTER_FOLDS = (Alu.add, Alu.mult, Alu.max, Alu.min)
-
-
 def tensor_scalar_accumulate(tr, data: Tensor, op0, operand0, reverse0, reduce_op, acc, initial,
                              negate: bool, cumulative: bool, dtype, loc, mask=None, out=None,
                              reduce_res: Tensor | None = None,
@@ -74,9 +72,9 @@ def tensor_scalar_accumulate(tr, data: Tensor, op0, operand0, reverse0, reduce_o
     register values instead of the ``op0`` results (tensor_scalar_cumulative)."""
     if id(op0) in BITVEC_IDS:  # (alu.tensor-scalar-reduce)
         refuse_illegal_alu(IT.TensorScalarReduce, Engine.DVE, op0, Alu.bypass, loc, what)
-    if reduce_op not in _REGISTER_FOLDS and not (cumulative and reduce_op is Alu.subtract):
-        raise NKIError(f"{what}: the reduction must be add, multiply, maximum or minimum"
-                       f"{' (or subtract)' if cumulative else ''}, not {reduce_op.name}", loc)
+    why = legality.register_fold(reduce_op, cumulative=cumulative)
+    if why is not None:
+        raise NKIError(f"{what}: {why.message}", loc)
     shape = data.shape
     box = plan(tr, shape, mask, (data,), loc)
     if cumulative and box[1:] != full_box(shape)[1:]:

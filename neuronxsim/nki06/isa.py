@@ -918,10 +918,8 @@ def tensor_scalar_reduce(dst, data, op0, operand0, reduce_op, reduce_res=None, r
     accum = _register_cmd(reduce_cmd, reduce_init, "reduce_init", loc, what)
     if reverse0:
         raise NKIError(f"{what}: reverse0 is not supported (as in NKI)", loc)
-    red = _alu(reduce_op, f"{what}: reduce_op", loc)
-    if red not in (Alu.add, Alu.mult, Alu.max, Alu.min):
-        raise NKIError(f"{what}: reduce_op must be nl.add, nl.multiply, nl.maximum or "
-                       "nl.minimum", loc)
+    red = _alu(reduce_op, f"{what}: reduce_op", loc)  # (alu.tensor-scalar-reduce-fold: checked
+    # with the instruction, tensor_scalar_accumulate)
     d = _tile(dst, loc, f"{what}: dst")
     v = _tile(data, loc, f"{what}: data")
     (v,) = _paired(d, [("data", v)], loc, what)
@@ -955,8 +953,6 @@ def tensor_scalar_cumulative(dst, src, op0, op1, imm0, imm1=None,
     _name(name, loc, what)
     accum = _register_cmd(reduce_cmd, imm1, "imm1", loc, what)
     a0, a1 = _alu(op0, f"{what}: op0", loc), _alu(op1, f"{what}: op1", loc)
-    if a1 not in (Alu.add, Alu.subtract, Alu.mult, Alu.max, Alu.min):
-        raise NKIError(f"{what}: op1 must be add, subtract, multiply, maximum or minimum", loc)
     d = _tile(dst, loc, f"{what}: dst")
     v = _tile(src, loc, f"{what}: src")
     (v,) = _paired(d, [("src", v)], loc, what)

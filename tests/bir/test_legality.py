@@ -237,6 +237,12 @@ CASES = {
                                                    reduce_res=nl.ndarray((4, 1), dtype=nl.int32, buffer=nl.sbuf)),
         "nki06": lambda t: nisa06.tensor_scalar_cumulative(dst=t[0], src=t[0], op0=nl06.bitwise_xor, op1=nl06.add,
                                                             imm0=1.0)}),
+    "alu.tensor-scalar-reduce-fold": (TRN1, lambda a: legality.register_fold(AluOp.subtract, cumulative=False), {
+        "decoder": one("TensorScalarReduce", [("SB", 4, 8, F32)], [("SB", 4, 8, F32), ("SB", 4, 1, F32)],
+                       engine=Engine.DVE, op0=AluOp.mult, const0=1.0, reduce_op=AluOp.subtract,
+                       acc=AccumCmd.ZeroAccumulate),
+        "nki06": lambda t: nisa06.tensor_scalar_reduce(dst=t[0], data=t[0], op0=nl06.multiply, operand0=1.0,
+                                                        reduce_op=nl06.subtract, reduce_res=t[1])}),
     "stream-transpose.source": (TRN1, lambda a: legality.dve_transpose(legality.Operand(S.Immediate, F32, 1, 1), sb(F32, 1, 1), arch=a), {}),
     "stream-transpose.block": (TRN1, lambda a: legality.dve_transpose(sb(BF, 16, 40), sb(BF, 40, 16), arch=a), {
         "decoder": one("StreamTranspose", [("SB", 16, 40, BF)], [("SB", 40, 16, BF)]),
@@ -350,6 +356,9 @@ UNREACHABLE["dma.mode"] = {"nki": "the tracers emit copies, transposes and Dynam
 NO_2X_INDIRECT = "the 2.2x gathers index SBUF tiles by whole rows of their own shape (dma_gather)"
 for _rule in ("dma.index", "dma.indirect-dim", "dma.dynamic-offset", "dma.row-size"):
     UNREACHABLE[_rule] = {"nki": NO_2X_INDIRECT}
+UNREACHABLE["alu.tensor-scalar-reduce-fold"] = {
+    "nki": "the 2.2x tensor_scalar_reduce is recorded as a tensor_scalar and a tensor_reduce (its docs take "
+           "nl.subtract too), not as a TensorScalarReduce"}
 UNREACHABLE["dma.transpose-source"] = {"nki": "nki.isa.dma_transpose takes 2-D tiles only (its axes=(1, 0))"}
 
 #: The on-chip bf16 tiles each tracer case starts from.
@@ -376,6 +385,7 @@ NKI06_TILES = {"matmul.operand-space": [((128, 128), "psum", "bfloat16"), (128, 
                "alu.bitvec-engine": [((4, 8), "sbuf", "int32")], "alu.act-tensor-scalar": [F32_4x8],
                "alu.act-reduce": [F32_4x8, ((4, 1), "sbuf", "float32")],
                "alu.scalar-tensor-tensor": [((4, 8), "sbuf", "int32")], "alu.tensor-scalar-reduce": [F32_4x8],
+               "alu.tensor-scalar-reduce-fold": [F32_4x8, ((4, 1), "sbuf", "float32")],
                "dma.index": [F32_4x8, ((2, 1), "sbuf", "int32"), F32_4x8],
                "dma.indirect-dim": [F32_4x8, ((1, 1), "sbuf", "int32"), F32_4x8],
                "dma.dynamic-offset": [F32_4x8, ((2, 1), "sbuf", "int32"), F32_4x8],
@@ -429,6 +439,10 @@ def test_legal_instructions_pass_and_limits_follow_the_generation():
     assert legality.dma(dram(4, 8), dram(4, 8), arch="trn2", dge_type=DgeType.HWDGE) is None
     with pytest.raises(NeuronxsimError, match="unknown arch 'trn9'"):
         legality.bn_stats(sb(BF, 1, 1), arch="trn9")
+    for fold in (AluOp.add, AluOp.mult, AluOp.max, AluOp.min):
+        assert legality.register_fold(fold, cumulative=False) is None
+    assert legality.register_fold(AluOp.subtract, cumulative=True) is None
+    assert legality.register_fold(AluOp.divide, cumulative=True).rule == "alu.tensor-scalar-reduce-fold"
 
 
 def test_dma_rules_cover_scatters_and_run_time_offsets():
