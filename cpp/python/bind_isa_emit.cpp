@@ -19,6 +19,7 @@
 // (thousands of nodes per kernel), and a binding round trip per node, operand and field would
 // cost more than building the node.
 #include "bindings.h"
+#include "trace_record.h"
 #include "bir/Error.h"
 #include "bir/Module.h"
 
@@ -107,14 +108,14 @@ void appendOperand(PyObject* h, const StorageTensors& tensorOf, EmitCache& cache
     to.push_back(AccessPattern::immediate(v));
     return;
   }
-  recordOf(h, 3, "an operand is a number or (storage number, offset, pairs, ...)");
-  const size_t t = tensorOf(intOf(PyTuple_GET_ITEM(h, 0), "a storage number"));
-  const int64_t offset = intOf(PyTuple_GET_ITEM(h, 1), "an offset");
+  recordOf(h, access_pos::pairs + 1, "an operand is a number or (storage number, offset, pairs, ...)");
+  const size_t t = tensorOf(intOf(PyTuple_GET_ITEM(h, access_pos::sid), "a storage number"));
+  const int64_t offset = intOf(PyTuple_GET_ITEM(h, access_pos::offset), "an offset");
   AccessPattern& ap = to.emplace_back();
   ap.loc = tensorOf.tensors[t];
   ap.dtype = tensorOf.dtypes[t];
   ap.offset = offset;
-  PyObject* list = PyTuple_GET_ITEM(h, 2);
+  PyObject* list = PyTuple_GET_ITEM(h, access_pos::pairs);
   EmitCache::Pairs& known = cache.pairs[(reinterpret_cast<uintptr_t>(list) >> 4) % cache.pairs.size()];
   if (known.list != list) {
     auto [pairs, n] = itemsOf(list, "an operand's pairs");
@@ -262,22 +263,22 @@ MemoryLocation* tensorFrom(Function& fn, PyObject* t) {
 }
 
 void appendRecord(BasicBlock& bb, PyObject* r, const StorageTensors& tensorOf, EmitCache& cache) {
-  recordOf(r, 6, "a record is (opcode, engine, source, fields, ins, outs, ...)");
-  const Opcode opcode = opcodeOf(PyTuple_GET_ITEM(r, 0));
-  const auto engine = enumOf<Engine>(PyTuple_GET_ITEM(r, 1), "engine");
-  PyObject* source = PyTuple_GET_ITEM(r, 2);
+  recordOf(r, op_pos::outs + 1, "a record is (opcode, engine, source, fields, ins, outs, ...)");
+  const Opcode opcode = opcodeOf(PyTuple_GET_ITEM(r, op_pos::opcode_number));
+  const auto engine = enumOf<Engine>(PyTuple_GET_ITEM(r, op_pos::engine_number), "engine");
+  PyObject* source = PyTuple_GET_ITEM(r, op_pos::source);
   if (source != cache.source) {
     cache.sourceText = stringOf(source, "a source");
     cache.source = source;  // (the records hold it through the call)
   }
-  PyObject* fields = PyTuple_GET_ITEM(r, 3);
+  PyObject* fields = PyTuple_GET_ITEM(r, op_pos::fields);
   if (fields != Py_None && !PyDict_Check(fields)) throw BIRError("emit_trace: fields are None or a dict");
   Instruction* I = bb.addInstruction(opcode);
   I->engine = engine;
   I->source = cache.sourceText;
   if (fields != Py_None) setFieldsOf(*I, fields, cache);
-  appendOperands(PyTuple_GET_ITEM(r, 4), tensorOf, cache, I->ins);
-  appendOperands(PyTuple_GET_ITEM(r, 5), tensorOf, cache, I->outs);
+  appendOperands(PyTuple_GET_ITEM(r, op_pos::ins), tensorOf, cache, I->ins);
+  appendOperands(PyTuple_GET_ITEM(r, op_pos::outs), tensorOf, cache, I->outs);
 }
 
 void emitTrace(Function& fn, py::list tensor_records, const std::vector<int64_t>& tensor_of,

@@ -19,6 +19,7 @@
 //
 // Why C: most `dst[...] = expr` of a kernel are this redirect, and in Python they cost three
 // frames (assign, _can_write, redirect) and dozens of attribute reads.
+#include "trace_record.h"
 #include "trace_ref.h"
 
 #include "bindings.h"
@@ -45,8 +46,10 @@ PyObject* sbuf = nullptr;
 using Owned = nxs::py_bind::OwnedRef;
 
 // Op fields by position (neuronxsim.nki.record.Op), and the Access's storage.
-constexpr Py_ssize_t kFields = 3, kOuts = 5, kOpcode = 6, kEngine = 7, kIndex = 10, kOutBox = 11, kOpSize = 13;
-constexpr Py_ssize_t kAccessOffset = 1, kAccessPairs = 2, kAccessStorage = 3;
+constexpr Py_ssize_t kFields = op_pos::fields, kOuts = op_pos::outs, kOpcode = op_pos::opcode,
+                     kEngine = op_pos::engine, kIndex = op_pos::index, kOutBox = op_pos::out_box, kOpSize = op_pos::size;
+constexpr Py_ssize_t kAccessOffset = access_pos::offset, kAccessPairs = access_pos::pairs,
+                     kAccessStorage = access_pos::storage;
 
 // 1 if the string kind `k` is `what` (identity first), 0 if not, -1 on error.
 int isKind(PyObject* k, PyObject* what) { return k == what ? 1 : PyObject_RichCompareBool(k, what, Py_EQ); }

@@ -155,7 +155,7 @@ PyObject* plainTileAccess(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     acc.p = attr(view, names.access);  // (made by an earlier use of this view)
     if (acc.get() == nullptr) return nullptr;
     if (acc.get() != Py_None) {
-      PyObject* pairs = PyTuple_Check(acc.get()) && PyTuple_GET_SIZE(acc.get()) > 2 ? PyTuple_GET_ITEM(acc.get(), 2)
+      PyObject* pairs = PyTuple_Check(acc.get()) && PyTuple_GET_SIZE(acc.get()) > access_pos::pairs ? PyTuple_GET_ITEM(acc.get(), access_pos::pairs)
                                                                                      : nullptr;
       PyObject* free = pairs != nullptr && PyList_Check(pairs) && PyList_GET_SIZE(pairs) > 1
                            ? PyList_GET_ITEM(pairs, 1)
@@ -243,7 +243,7 @@ PyObject* writePlain(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   long long count = 0, written = 0, p = 0;
   if (!intValue(attr(s, names.write_count), count) || !intValue(attr(s, names.written_partitions), written))
     return nullptr;
-  PyObject* pairs = PyTuple_GET_ITEM(acc.get(), 2);  // (an Access: plain_tile_access made or kept it)
+  PyObject* pairs = PyTuple_GET_ITEM(acc.get(), access_pos::pairs);  // (an Access: plain_tile_access made or kept it)
   PyObject* partitionPair = PySequence_Check(pairs) ? PySequence_GetItem(pairs, 0) : nullptr;
   if (partitionPair == nullptr) return nullptr;
   PyObject* pObj = PySequence_GetItem(partitionPair, 1);

@@ -78,6 +78,13 @@ void bindRecord(py::module_& m) {
   if (shortName == nullptr || sidName == nullptr) throw py::error_already_set();
   m.attr("new_op") = py::reinterpret_steal<py::object>(PyCFunction_NewEx(&newOpDef, nullptr, nullptr));
   m.attr("new_access") = py::reinterpret_steal<py::object>(PyCFunction_NewEx(&newAccessDef, nullptr, nullptr));
+  py::dict op, access;
+  const char* opNames[] = {"opcode_number", "engine_number", "source", "fields", "ins", "outs", "opcode",
+                           "engine", "loc", "loop", "index", "out_box", "zero_fill"};
+  for (Py_ssize_t i = 0; i < op_pos::size; ++i) op[opNames[i]] = i;
+  const char* accessNames[] = {"sid", "offset", "pairs", "storage"};
+  for (Py_ssize_t i = 0; i < access_pos::size; ++i) access[accessNames[i]] = i;
+  m.attr("RECORD_POSITIONS") = py::dict(py::arg("Op") = op, py::arg("Access") = access);
 }
 
 NXS_REGISTER_SUBMODULE(nki, 43, "the NKI tracer's hot paths", bindRecord);
@@ -92,7 +99,8 @@ PyObject* newOpRecord(PyObject* const* args, Py_ssize_t nargs) {
     return nullptr;
   }
   PyObject* loc = args[6];
-  PyObject* items[13] = {
+  static_assert(op_pos::size == 13 && access_pos::size == 4, "new_op and new_access fill every position, in order");
+  PyObject* items[op_pos::size] = {
       numberOf(args[1]),
       numberOf(args[2]),
       loc == Py_None ? PyUnicode_FromStringAndSize("", 0) : PyObject_GetAttr(loc, shortName),
@@ -107,13 +115,13 @@ PyObject* newOpRecord(PyObject* const* args, Py_ssize_t nargs) {
       Py_NewRef(nargs > 9 ? args[9] : Py_None),    // out_box
       Py_NewRef(nargs > 10 ? args[10] : Py_False),  // zero_fill
   };
-  return tupleOf(args[0], items, 13);
+  return tupleOf(args[0], items, op_pos::size);
 }
 
 PyObject* newAccessRecord(PyObject* cls, PyObject* storage, PyObject* offset, PyObject* pairs) {
-  PyObject* items[4] = {PyObject_GetAttr(storage, sidName), Py_NewRef(offset), Py_NewRef(pairs),
-                        Py_NewRef(storage)};
-  return tupleOf(cls, items, 4);
+  PyObject* items[access_pos::size] = {PyObject_GetAttr(storage, sidName), Py_NewRef(offset), Py_NewRef(pairs),
+                                      Py_NewRef(storage)};
+  return tupleOf(cls, items, access_pos::size);
 }
 
 }  // namespace nxs::py_bind

@@ -5,6 +5,18 @@
 
 namespace nxs::py_bind {
 
+// The positions of the record's tuples: the one home of every C file that makes or reads them
+// (trace_record.cpp, trace_assign.cpp, trace_tracer_methods.cpp, trace_plain_access.cpp,
+// bind_isa_emit.cpp). The properties of neuronxsim.nki.record.Op and Access name the same
+// positions; tests/nki/test_record.py compares them through nki.RECORD_POSITIONS.
+namespace op_pos {
+enum : Py_ssize_t { opcode_number, engine_number, source, fields, ins, outs, opcode, engine, loc, loop, index,
+                    out_box, zero_fill, size };
+}
+namespace access_pos {
+enum : Py_ssize_t { sid, offset, pairs, storage, size };
+}
+
 // cls((storage.sid, offset, pairs, storage)): an Access of the tracer's record (a new
 // reference; null with an error set).
 PyObject* newAccessRecord(PyObject* cls, PyObject* storage, PyObject* offset, PyObject* pairs);

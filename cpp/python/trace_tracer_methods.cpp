@@ -62,7 +62,7 @@ bool configured() {
 
 // Op fields by position (neuronxsim.nki.record.Op).
 constexpr Py_ssize_t kIns = 4, kOuts = 5, kOpcode = 6, kIndex = 10, kZeroFill = 12;
-constexpr Py_ssize_t kAccessStorage = 3;  // Access: (sid, offset, pairs, storage)
+constexpr Py_ssize_t kAccessStorage = access_pos::storage;
 
 PyObject* record(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   if (nargs < 6 || nargs > 8) {

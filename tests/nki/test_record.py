@@ -126,3 +126,16 @@ def test_a_cap_on_recorded_instructions_names_itself_and_the_kernel_line():
         nki.trace(loops, T[[128, 32], nl.float32], max_instructions=19)
     with pytest.raises(nki.NKIError, match="max_instructions must be a positive integer"):
         nki.trace(loops, T[[128, 32], nl.float32], max_instructions=0)
+
+
+def test_the_c_code_reads_the_record_at_the_positions_its_python_properties_name():
+    """The record's tuples are made and read in C by position (cpp/python/trace_record.h); the
+    positions there are the ones the Python properties of the same names read (record.OP_AT,
+    ACCESS_AT), and the tuples have no position the C code does not know."""
+    from neuronxsim.nki import record
+    from neuronxsim.starfish.lib import _core
+
+    positions = _core.nki.RECORD_POSITIONS
+    assert positions == {"Op": record.OP_AT, "Access": record.ACCESS_AT}
+    assert sorted(record.OP_AT.values()) == list(range(len(record.OP_AT)))
+    assert sorted(record.ACCESS_AT.values()) == list(range(len(record.ACCESS_AT)))

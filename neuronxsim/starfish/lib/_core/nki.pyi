@@ -4,7 +4,7 @@ the NKI tracer's hot paths
 from __future__ import annotations
 from neuronxsim.nki.indexing import LoopIndex
 import typing
-__all__: list[str] = ['LoopIndex', 'assign_redirect', 'caller_location', 'configure_assign', 'configure_dma_plain', 'configure_matmul', 'configure_nki06_subscript', 'configure_plain_tile_access', 'configure_subscripts', 'configure_tracer_methods', 'current', 'dma_plain', 'forget_call_sites', 'live_ranges', 'matmul_plain', 'new_access', 'new_op', 'new_slotted', 'next_fit_place', 'ops_matmul_grouped', 'ops_redirected', 'peek', 'place_matmul_method', 'plain_tile_access', 'remember_call_site', 'set_call_site_walk', 'set_current', 'set_no_tracer', 'subscript_method', 'tensor_table', 'tracer_method', 'unique_name', 'write_plain']
+__all__: list[str] = ['LoopIndex', 'RECORD_POSITIONS', 'assign_redirect', 'caller_location', 'configure_assign', 'configure_dma_plain', 'configure_matmul', 'configure_nki06_subscript', 'configure_plain_tile_access', 'configure_subscripts', 'configure_tracer_methods', 'current', 'dma_plain', 'forget_call_sites', 'live_ranges', 'matmul_plain', 'new_access', 'new_op', 'new_slotted', 'next_fit_place', 'ops_matmul_grouped', 'ops_redirected', 'peek', 'place_matmul_method', 'plain_tile_access', 'remember_call_site', 'set_call_site_walk', 'set_current', 'set_no_tracer', 'subscript_method', 'tensor_table', 'tracer_method', 'unique_name', 'write_plain']
 def assign_redirect(*args, **kwargs):
     """
     assign_redirect(tr, dst, value): True when `dst[...] = value` was done by making the instruction that just computed value write dst; False, having changed nothing, when the assignment needs the general path.
@@ -133,3 +133,4 @@ def write_plain(*args, **kwargs):
     """
     write_plain(view, engine, matmul=False): the write of a plain destination (see plain_tile_access) when nothing about its storage needs the tracer's general write, its state updated; None otherwise.
     """
+RECORD_POSITIONS: dict = {'Op': {'opcode_number': 0, 'engine_number': 1, 'source': 2, 'fields': 3, 'ins': 4, 'outs': 5, 'opcode': 6, 'engine': 7, 'loc': 8, 'loop': 9, 'index': 10, 'out_box': 11, 'zero_fill': 12}, 'Access': {'sid': 0, 'offset': 1, 'pairs': 2, 'storage': 3}}
