@@ -212,6 +212,7 @@ bool isBitvecOp(AluOp op) {
 }
 
 Verdict aluOps(Opcode op, Engine engine, AluOp op0, AluOp op1) {
+  const auto kind = [](AluOp a) { return isBitvecOp(a) ? "bit-vector" : "arithmetic"; };
   // "op1 bitwise_and is a bit-vector operator; ..."
   const auto bitvec = [](const char* role, AluOp a) {
     return std::string(role) + " " + std::string(enumName(a)) + " is a bit-vector operator; ";
@@ -222,11 +223,15 @@ Verdict aluOps(Opcode op, Engine engine, AluOp op0, AluOp op1) {
         return broken(Rule::SttArithmeticOps, op, bitvec(role, a) + "op0 and op1 take arithmetic operators only");
   if (op == InstructionType::TensorScalarReduce && isBitvecOp(op0))
     return broken(Rule::TsrArithmeticOp0, op, bitvec("op0", op0) + "op0 takes arithmetic operators only");
+  const bool scalar = op == InstructionType::TensorScalar || op == InstructionType::TensorScalarPtr;
+  if (scalar && op1 != AluOp::bypass && isBitvecOp(op0) != isBitvecOp(op1))
+    return broken(Rule::TensorScalarOpKinds, op, "op0 " + std::string(enumName(op0)) + " is " + kind(op0) + " and op1 " +
+                                                     std::string(enumName(op1)) + " " + kind(op1) +
+                                                     "; op0 and op1 are both bit-vector or both arithmetic operators");
   for (AluOp a : {op0, op1})
     if (isBitvecOp(a) && engine != Engine::DVE)
       return broken(Rule::AluBitvecEngine, op, "the bit-vector operator " + std::string(enumName(a)) +
                                                    " runs on the Vector Engine, not " + std::string(enumName(engine)));
-  const bool scalar = op == InstructionType::TensorScalar || op == InstructionType::TensorScalarPtr;
   if (scalar && engine == Engine::Activation &&
       !(op0 == AluOp::mult && (op1 == AluOp::add || op1 == AluOp::bypass)) &&
       !(op0 == AluOp::add && op1 == AluOp::bypass))
@@ -235,6 +240,54 @@ Verdict aluOps(Opcode op, Engine engine, AluOp op0, AluOp op1) {
                                                     " on the Activation engine, which takes op0 mult with op1 add or "
                                                     "bypass, or op0 add with op1 bypass");
   return std::nullopt;
+}
+
+Verdict bitvecDtypes(Opcode op, AluOp op0, AluOp op1, const std::vector<DType>& ins, const std::vector<DType>& outs) {
+  for (AluOp a : {op0, op1}) {
+    if (!isBitvecOp(a)) continue;
+    for (const auto& [role, dtypes] : {std::pair{"an input", &ins}, std::pair{"an output", &outs}})
+      for (DType t : *dtypes)
+        if (isFloat(t))
+          return broken(Rule::AluBitvecDtype, op, "the bit-vector operator " + std::string(enumName(a)) +
+                                                      " treats elements as bit patterns and takes integer tiles; " +
+                                                      role + " is " + name(t));
+  }
+  return std::nullopt;
+}
+
+bool isReduceOp(AluOp op) {
+  switch (op) {
+    case AluOp::add:
+    case AluOp::subtract:
+    case AluOp::mult:
+    case AluOp::max:
+    case AluOp::min:
+    case AluOp::logical_and:
+    case AluOp::logical_or:
+    case AluOp::logical_xor:
+    case AluOp::bitwise_and:
+    case AluOp::bitwise_or:
+    case AluOp::bitwise_xor:
+      return true;
+    default:
+      return false;
+  }
+}
+
+Verdict reduceOp(Opcode op, AluOp reduce_op) {
+  if (isReduceOp(reduce_op)) return std::nullopt;
+  return broken(Rule::ReduceOp, op, "the operator " + std::string(enumName(reduce_op)) +
+                                        " cannot reduce (a reduction takes add, subtract, mult, max, min, logical_and, "
+                                        "logical_or, logical_xor, bitwise_and, bitwise_or or bitwise_xor)");
+}
+
+Verdict partitionReduceOp(AluOp op) {
+  if (op == AluOp::add || op == AluOp::max || op == AluOp::bitwise_or || op == AluOp::bitwise_and ||
+      op == AluOp::average)
+    return std::nullopt;
+  return broken(Rule::PartitionReduceOp, InstructionType::TensorPartitionReduce,
+                "op " + std::string(enumName(op)) +
+                    " (a partition reduction takes add, max, bitwise_or, bitwise_and or average)");
 }
 
 Verdict registerFold(AluOp reduce_op, bool cumulative) {

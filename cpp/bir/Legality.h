@@ -86,13 +86,25 @@ Verdict psumInputs(Opcode op, const Operand& a, const Operand& b);
 // ---- ALU operators by engine ----
 // The ALU operators of `op` on `engine`: op0 and op1 of TensorScalar / TensorScalarPtr /
 // ScalarTensorTensor (op1 bypass: none), TensorTensor's op and TensorScalarReduce's op0 (op1
-// bypass). Bit-vector operators run on the Vector Engine; the Activation engine's tensor_scalar
-// takes mult then add, mult, or add; scalar_tensor_tensor and TensorScalarReduce's op0 (its
-// reduction is not an ALU stage) take arithmetic operators only.
+// bypass). Bit-vector operators run on the Vector Engine; tensor_scalar's two are of one kind
+// (both bit-vector or both arithmetic); the Activation engine's tensor_scalar takes mult then
+// add, mult, or add; scalar_tensor_tensor and TensorScalarReduce's op0 (its reduction is not an
+// ALU stage) take arithmetic operators only.
 // The bit-vector operators (bitwise and shifts): the Vector Engine's alone (alu.bitvec-engine),
 // and refused where an instruction takes arithmetic operators only.
 bool isBitvecOp(AluOp op);
 Verdict aluOps(Opcode op, Engine engine, AluOp op0, AluOp op1);
+// The dtypes of the tensors instruction `op` reads (`ins`: its data, not per-partition scalars) and
+// writes (`outs`) when its operators are `op0` / `op1` (bypass: none): a bit-vector operator treats
+// elements as bit patterns, so every one is an integer dtype (alu.bitvec-dtype).
+Verdict bitvecDtypes(Opcode op, AluOp op0, AluOp op1, const std::vector<DType>& ins, const std::vector<DType>& outs);
+// The operators a reduction along the free axes folds with (tbl-aluop's "Legal Reduction op").
+bool isReduceOp(AluOp op);
+// `reduce_op`, the operator reduction instruction `op` (TensorReduce, an accumulating Activation,
+// SelectReduce) folds with (alu.reduce-op).
+Verdict reduceOp(Opcode op, AluOp reduce_op);
+// The operator TensorPartitionReduce folds GpSimd's partitions with (alu.partition-reduce-op).
+Verdict partitionReduceOp(AluOp op);
 // The operator `reduce_op` a TensorScalarReduce folds its results into the Vector Engine's
 // accumulation registers with; `cumulative`: tensor_scalar_cumulative's, which also subtracts.
 Verdict registerFold(AluOp reduce_op, bool cumulative);

@@ -91,6 +91,16 @@ void bindLegality(py::module_& m) {
         return lg::aluOps(opcodeOf(opcode), engine, op0, op1);
       },
       py::arg("opcode"), py::arg("engine"), py::arg("op0"), py::arg("op1"));
+  m.def(
+      "legality_bitvec_dtypes",
+      [](int opcode, bir::AluOp op0, bir::AluOp op1, const std::vector<bir::DType>& ins,
+         const std::vector<bir::DType>& outs) { return lg::bitvecDtypes(opcodeOf(opcode), op0, op1, ins, outs); },
+      py::arg("opcode"), py::arg("op0"), py::arg("op1"), py::arg("ins"), py::arg("outs"));
+  m.def("legality_is_reduce_op", &lg::isReduceOp, py::arg("op"));
+  m.def(
+      "legality_reduce_op", [](int opcode, bir::AluOp reduce_op) { return lg::reduceOp(opcodeOf(opcode), reduce_op); },
+      py::arg("opcode"), py::arg("reduce_op"));
+  m.def("legality_partition_reduce_op", &lg::partitionReduceOp, py::arg("op"));
   m.def("legality_register_fold", &lg::registerFold, py::arg("reduce_op"), py::arg("cumulative"));
   m.def(
       "legality_activation_reduce",

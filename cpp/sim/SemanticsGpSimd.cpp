@@ -46,11 +46,11 @@ void copyElement(Exec& x, const Operand& src, int64_t lane, int64_t k, const Ope
 
 void check(const InstTensorPartitionReduce& I, Checker& c) {
   c.notImmediate(c.in(0), "data");
-  // "the reduction operator (add, max, bitwise_or, bitwise_and)" [I tensor_partition_reduce]; the
-  // NKI 0.6 page adds "average", whose result over partitions it does not define.
-  if (I.op != AluOp::add && I.op != AluOp::max && I.op != AluOp::bitwise_or && I.op != AluOp::bitwise_and)
-    c.fail(std::string("op ") + std::string(enumName(I.op)) +
-           " (a partition reduction takes add, max, bitwise_or or bitwise_and)");
+  c.require(legality::partitionReduceOp(I.op));
+  c.require(legality::bitvecDtypes(I.opcode(), I.op, AluOp::bypass, {c.in(0).dtype}, {c.out(0).dtype}));
+  // NKI 0.6's page adds "average", whose result over partitions it does not define.
+  if (I.op == AluOp::average)
+    c.fail("op average is not modelled: the documentation does not say what an average over partitions computes");
   c.lanes(c.out(0), 1, "the reduction");
   c.elems(c.out(0), c.in(0).freeElems, "the reduction");
 }

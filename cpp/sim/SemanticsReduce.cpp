@@ -52,6 +52,8 @@ void check(const InstTensorReduce& I, Checker& c) {
     c.fail(std::string("axis ") + std::string(enumName(I.axis)) + " folds " + std::to_string(k) +
            " free dims but ins[0] has " + std::to_string(dims));
   c.notImmediate(c.in(0), "data");
+  c.require(legality::reduceOp(I.opcode(), I.op));
+  c.require(legality::bitvecDtypes(I.opcode(), I.op, AluOp::bypass, {c.in(0).dtype}, {c.out(0).dtype}));
   c.lanes(c.out(0), c.in(0).lanes, "result");
   c.elems(c.out(0), c.in(0).freeElems / foldedElements(I.ins[0], k), "result");
 }

@@ -22,9 +22,12 @@ float fold(AluOp op, const float* v, int64_t n) {
   });
 }
 
-bool isFoldOp(AluOp op) {
-  return op == AluOp::add || op == AluOp::subtract || op == AluOp::mult || op == AluOp::max ||
-         op == AluOp::min;
+// The dtypes of the tensors among `ops` (an immediate is a number, not a tile of bit patterns).
+std::vector<DType> tileDtypes(std::initializer_list<const Operand*> ops) {
+  std::vector<DType> out;
+  for (const Operand* op : ops)
+    if (!op->isImm()) out.push_back(op->dtype);
+  return out;
 }
 
 void checkNotBothPsum(Checker& c, const Operand& a, const Operand& b) {
@@ -44,9 +47,13 @@ void check(const InstActivation& I, Checker& c) {
   if (I.acc == AccumCmd::AddAccumulate || I.acc == AccumCmd::LoadAccumulate)
     c.fail(std::string("accumulate command ") + std::string(enumName(I.acc)) + " is not modelled");
   if (I.acc != AccumCmd::Idle) {
-    if (!isFoldOp(I.acc_op))
-      c.fail(std::string("acc_op ") + std::string(enumName(I.acc_op)) + " cannot reduce (add, subtract, mult, max, min)");
+    c.require(bir::legality::reduceOp(I.opcode(), I.acc_op));
     c.require(bir::legality::activationReduce(I.acc, I.acc_op, c.cfg));
+    // The registers fold the fp32 activation results: what a bit-vector operator makes of their
+    // bit patterns is not modelled (the executor folds values).
+    if (bir::legality::isBitvecOp(I.acc_op))
+      c.fail(std::string("acc_op ") + std::string(enumName(I.acc_op)) +
+             ": a bit-vector reduction of the Activation engine's fp32 results is not modelled");
   }
   c.notImmediate(c.in(0), "data");
   c.sameShape(c.out(0), {&c.in(0)});
@@ -242,6 +249,7 @@ void exec(const InstTensorCopyDynamic& I, Exec& x) {
 void check(const InstTensorScalar& I, Checker& c) {
   c.sameShape(c.out(0), {&c.in(0)});
   c.require(bir::legality::aluOps(I.opcode(), c.engine, I.op0, I.op1));
+  c.require(bir::legality::bitvecDtypes(I.opcode(), I.op0, I.op1, tileDtypes({&c.in(0)}), {c.out(0).dtype}));
 }
 
 void exec(const InstTensorScalar& I, Exec& x) {
@@ -257,6 +265,7 @@ void check(const InstTensorScalarPtr& I, Checker& c) {
   c.sameShape(c.out(0), {&c.in(0)});
   for (int k = 1; k < c.nIns; ++k) c.pointer(c.in(k), c.out(0).lanes, "per-partition scalar");
   c.require(bir::legality::aluOps(I.opcode(), c.engine, I.op0, I.op1));
+  c.require(bir::legality::bitvecDtypes(I.opcode(), I.op0, I.op1, tileDtypes({&c.in(0)}), {c.out(0).dtype}));
 }
 
 void exec(const InstTensorScalarPtr& I, Exec& x) {
@@ -278,6 +287,8 @@ void check(const InstTensorTensor& I, Checker& c) {
   c.sameShape(c.out(0), {&c.in(0), &c.in(1)});
   checkNotBothPsum(c, c.in(0), c.in(1));
   c.require(bir::legality::aluOps(I.opcode(), c.engine, I.op, AluOp::bypass));
+  c.require(bir::legality::bitvecDtypes(I.opcode(), I.op, AluOp::bypass, tileDtypes({&c.in(0), &c.in(1)}),
+                                        {c.out(0).dtype}));
 }
 
 void exec(const InstTensorTensor& I, Exec& x) {
@@ -366,7 +377,10 @@ void check(const InstSelectReduce& I, Checker& c) {
   checkNotBothPsum(c, c.in(0), c.in(1));
   if (c.nOuts == 2) {
     c.pointer(c.out(1), c.out(0).lanes, "reduction");
-    if (!isFoldOp(I.reduce_op)) c.fail(std::string("reduce_op ") + std::string(enumName(I.reduce_op)) + " cannot reduce");
+    c.require(bir::legality::reduceOp(I.opcode(), I.reduce_op));
+    const std::vector<DType> data = c.nIns == 3 ? tileDtypes({&c.in(1), &c.in(2)}) : tileDtypes({&c.in(1)});
+    c.require(bir::legality::bitvecDtypes(I.opcode(), I.reduce_op, AluOp::bypass, data,  // (not the predicate)
+                                          {c.out(0).dtype, c.out(1).dtype}));
   }
 }
 

@@ -161,6 +161,24 @@ TEST(Legality, KernelBuilderRefusesWithTheRulesWording) {
                         kb.sbufTile("b", DType::int32, {64}), AluOp::bitwise_xor, Engine::Pool);
       },
       lg::aluOps(InstructionType::TensorTensor, Engine::Pool, AluOp::bitwise_xor, AluOp::bypass), lg::Rule::AluBitvecEngine);
+  expectRefused(
+      [](KernelBuilder& kb) {
+        kb.tensorTensor(kb.sbufTile("out", DType::int32, {64}), kb.sbufTile("a", DType::float32, {64}),
+                        kb.sbufTile("b", DType::int32, {64}), AluOp::bitwise_and, Engine::DVE);
+      },
+      lg::bitvecDtypes(InstructionType::TensorTensor, AluOp::bitwise_and, AluOp::bypass, {DType::float32}, {}),
+      lg::Rule::AluBitvecDtype);
+  expectRefused(
+      [](KernelBuilder& kb) {
+        kb.tensorScalar(kb.sbufTile("out", DType::int32, {64}), kb.sbufTile("in", DType::int32, {64}), AluOp::add, 1.0,
+                        AluOp::bitwise_and, 2.0, Engine::DVE);
+      },
+      lg::aluOps(InstructionType::TensorScalar, Engine::DVE, AluOp::add, AluOp::bitwise_and), lg::Rule::TensorScalarOpKinds);
+  expectRefused(
+      [](KernelBuilder& kb) {
+        kb.reduce(kb.sbufTile("out", DType::float32, {1}), kb.sbufTile("in", DType::float32, {64}), AluOp::pow);
+      },
+      lg::reduceOp(InstructionType::TensorReduce, AluOp::pow), lg::Rule::ReduceOp);
 
   expectRefused(
       [](KernelBuilder& kb) {

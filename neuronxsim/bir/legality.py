@@ -84,13 +84,40 @@ def is_bitvec_op(op: AluOp) -> bool:
 
 
 def alu_ops(opcode: InstructionType, engine: Engine, op0: AluOp, op1: AluOp = AluOp.bypass) -> Optional[Violation]:
-    """``alu.bitvec-engine`` / ``alu.act-tensor-scalar`` / ``alu.scalar-tensor-tensor`` /
-    ``alu.tensor-scalar-reduce``: the ALU operators of ``opcode`` on ``engine``
-    (``TensorScalar`` / ``TensorScalarPtr`` / ``ScalarTensorTensor``: ``op0`` and ``op1``, bypass
-    for none; ``TensorTensor``: ``op0``; ``TensorScalarReduce``: ``op0``). Bit-vector operators
-    run on the Vector Engine; the Activation engine's tensor_scalar takes mult then add, mult, or
-    add; scalar_tensor_tensor and TensorScalarReduce's op0 take arithmetic operators only."""
+    """``alu.bitvec-engine`` / ``alu.tensor-scalar-op-kinds`` / ``alu.act-tensor-scalar`` /
+    ``alu.scalar-tensor-tensor`` / ``alu.tensor-scalar-reduce``: the ALU operators of ``opcode`` on
+    ``engine`` (``TensorScalar`` / ``TensorScalarPtr`` / ``ScalarTensorTensor``: ``op0`` and
+    ``op1``, bypass for none; ``TensorTensor``: ``op0``; ``TensorScalarReduce``: ``op0``).
+    Bit-vector operators run on the Vector Engine; tensor_scalar's two are both bit-vector or both
+    arithmetic; the Activation engine's tensor_scalar takes mult then add, mult, or add;
+    scalar_tensor_tensor and TensorScalarReduce's op0 take arithmetic operators only."""
     return _b.legality_alu_ops(int(opcode), engine, op0, op1)
+
+
+def bitvec_dtypes(opcode: InstructionType, op0: AluOp, op1: AluOp = AluOp.bypass, *, ins: Sequence[DType],
+                  outs: Sequence[DType]) -> Optional[Violation]:
+    """``alu.bitvec-dtype``: ``opcode`` applying ``op0`` / ``op1`` (bypass: none) to tensors of
+    dtypes ``ins`` (its data, not per-partition scalars) and ``outs``; a bit-vector operator treats
+    elements as bit patterns, so every one is an integer dtype."""
+    return _b.legality_bitvec_dtypes(int(opcode), op0, op1, list(ins), list(outs))
+
+
+def is_reduce_op(op: AluOp) -> bool:
+    """Whether a reduction along the free axes may fold with ``op`` (``alu.reduce-op``)."""
+    return _b.legality_is_reduce_op(op)
+
+
+def reduce_op(opcode: InstructionType, op: AluOp) -> Optional[Violation]:
+    """``alu.reduce-op``: the operator ``op`` of a reduction along the free axes (``TensorReduce``,
+    an accumulating ``Activation``, ``SelectReduce``): add, subtract, mult, max, min, the logical
+    and bitwise and / or / xor."""
+    return _b.legality_reduce_op(int(opcode), op)
+
+
+def partition_reduce_op(op: AluOp) -> Optional[Violation]:
+    """``alu.partition-reduce-op``: the operator ``TensorPartitionReduce`` folds GpSimd's
+    partitions with (add, max, bitwise_or, bitwise_and or average)."""
+    return _b.legality_partition_reduce_op(op)
 
 
 def register_fold(reduce_op: AluOp, *, cumulative: bool) -> Optional[Violation]:
@@ -162,5 +189,5 @@ def dma_trigger(*, arch: str, dge_type: DgeType, engine: Engine, src: DType, dst
 
 
 __all__ = ["Space", "Operand", "Violation", "Rule", "RULES", "pe_input_dtypes", "matmul", "engine_operand", "psum_inputs",
-           "alu_ops", "register_fold", "activation_reduce", "dve_transpose",
+           "alu_ops", "bitvec_dtypes", "is_reduce_op", "reduce_op", "partition_reduce_op", "register_fold", "activation_reduce", "dve_transpose",
            "bn_stats", "max8_family", "local_gather", "generation", "dma", "dma_trigger"]

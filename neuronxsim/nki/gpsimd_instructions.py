@@ -12,12 +12,11 @@ from neuronxsim.bir import legality, target
 from . import dtypes as dt
 from .errors import NKIError
 from .indexing import full_box
-from .instructions import engine_in, engine_out, legal_operand, out_view, result_tile
+from .instructions import engine_in, engine_out, legal_operand, out_view, refuse_bitvec_dtypes, result_tile
 from .opcodes import Alu
 from .tensor import SBUF, Tensor
 from .tracer import IT, Access, Engine
 
-_PARTITION_FOLDS = (Alu.add, Alu.max, Alu.bitwise_or, Alu.bitwise_and)
 GPSIMD_CORE_PARTITIONS = target.uniform("gpsimd_core_partitions")  # SBUF partitions per GpSimd core
 
 
@@ -51,12 +50,16 @@ def _exact_out(out: Tensor, shape: tuple, loc, what: str) -> Tensor:
 def partition_reduce(tr, op, data: Tensor, dtype, loc, out=None,
                      what="tensor_partition_reduce") -> Tensor:
     """``op`` folded over the partitions of ``data`` into a one-partition tile (GpSimd)."""
-    if op not in _PARTITION_FOLDS:
-        raise NKIError(f"{what}: op must be add, maximum, bitwise_or or bitwise_and, not "
-                       f"{op.name}", loc)
+    tpr = IT.TensorPartitionReduce
+    why = legality.partition_reduce_op(op)
+    if why is not None:
+        raise NKIError(f"{what}: {why.message}", loc)
+    if op is Alu.average:
+        raise NKIError(f"{what}: op average is not modelled: the documentation does not say what an "
+                       "average over partitions computes (a mean, or pairwise averages in some order)", loc)
     shape = (1,) + tuple(data.shape[1:])
     out = result_tile(tr, out, shape, dtype or data.dtype, what, loc)
-    tpr = IT.TensorPartitionReduce
+    refuse_bitvec_dtypes(tpr, op, Alu.bypass, (data,), out, loc, what)
     ins = [_pool_in(tr, data, tpr, loc, what, "data")]
     o = _pool_out(tr, out_view(out, shape, full_box(shape), loc), tpr, loc, what)
     tr.record(IT.TensorPartitionReduce, Engine.Pool, ins, [o], {"op": op}, loc)

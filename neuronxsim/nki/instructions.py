@@ -26,7 +26,7 @@ from neuronxsim.starfish.lib import _core
 from . import dtypes as dt
 from .errors import NKIError
 from .indexing import _FULL_BOXES, IndexExpr, IndexPredicate, full_box, mask_box
-from .opcodes import BITVEC_IDS, Alu
+from .opcodes import BITVEC_IDS, REDUCE_IDS, Alu
 from .tensor import INPUT, NUM_PARTITIONS, PSUM, SBUF, Tensor, new_view
 from .tracer import (DMA_QUEUES, IT, Access, Engine, Op, Tracer, check_compute_operand,
                      merge_pairs, new_access, plain_tile_access)
@@ -306,7 +306,8 @@ def record_lanewise(tr: Tracer, opcode, engine, shape: tuple, box: list, tiles: 
 
 def tensor_tensor(tr, a: Tensor, b: Tensor, op, dtype, loc, mask=None, out=None,
                   engine=Engine.DVE, what="tensor_tensor") -> Tensor:
-    if engine is not Engine.DVE and id(op) in BITVEC_IDS:
+    bitvec = id(op) in BITVEC_IDS
+    if engine is not Engine.DVE and bitvec:
         refuse_illegal_alu(IT.TensorTensor, engine, op, _BYPASS, loc, what)  # (alu.bitvec-engine)
     shape = a.shape
     if b.shape != shape:
@@ -315,6 +316,8 @@ def tensor_tensor(tr, a: Tensor, b: Tensor, op, dtype, loc, mask=None, out=None,
     ins = plain_inputs(tr, engine, shape, mask, (a, b))
     box = None if ins is not None else plan(tr, shape, mask, (a, b), loc)
     out = result_tile(tr, out, shape, dtype, what, loc)
+    if bitvec:
+        refuse_bitvec_dtypes(IT.TensorTensor, op, _BYPASS, (a, b), out, loc, what)
     fields = {"op": op}
     if box is None:  # the usual case (see plain_inputs)
         if record_plain(tr, IT.TensorTensor, engine, shape, ins, out, fields, loc):
@@ -331,16 +334,13 @@ def tensor_scalar(tr, data: Tensor, op0, operand0, reverse0, op1, operand1, reve
     """``(data op0 operand0) op1 operand1``; operands are numbers or [P, 1] tiles."""
     shape = data.shape
     dtype = dtype or data.dtype
-    if engine is Engine.DVE and (id(op0) in BITVEC_IDS or id(op1) in BITVEC_IDS) and \
-            dt.is_float(data.dtype):
-        raise NKIError(f"{what}: bitwise operations need integer tiles, not {dt.name(data.dtype)}",
-                       loc)
     if op1 is None:
         op1, operand1 = _BYPASS, 0.0
     tile0, tile1 = operand0.__class__ is Tensor, operand1.__class__ is Tensor
-    if engine is not Engine.DVE:  # (alu.bitvec-engine, alu.act-tensor-scalar)
-        refuse_illegal_alu(IT.TensorScalarPtr if tile0 or tile1 else IT.TensorScalar, engine, op0, op1, loc,
-                           what)
+    opcode = IT.TensorScalarPtr if tile0 or tile1 else IT.TensorScalar
+    bitvec = id(op0) in BITVEC_IDS or id(op1) in BITVEC_IDS
+    if bitvec or engine is not Engine.DVE:  # (alu.tensor-scalar-op-kinds, alu.bitvec-engine, alu.act-tensor-scalar)
+        refuse_illegal_alu(opcode, engine, op0, op1, loc, what)
     if tile0:
         ins = plain_inputs(tr, engine, shape, mask, (data,),
                            (operand0, operand1) if tile1 else (operand0,))
@@ -348,6 +348,8 @@ def tensor_scalar(tr, data: Tensor, op0, operand0, reverse0, op1, operand1, reve
         ins = None if tile1 else plain_inputs(tr, engine, shape, mask, (data,))
     box = None if ins is not None else plan(tr, shape, mask, (data,), loc)
     out = result_tile(tr, out, shape, dtype, what, loc)
+    if bitvec:
+        refuse_bitvec_dtypes(opcode, op0, op1, (data,), out, loc, what)
     if box is not None and is_empty(box):
         return masked_out(out)
     reverse0, reverse1 = True if reverse0 else False, True if reverse1 else False
@@ -383,6 +385,15 @@ def refuse_illegal_alu(opcode, engine, op0, op1, loc, what: str) -> None:
     """Raises the legality rule (:func:`neuronxsim.bir.legality.alu_ops`) the ALU operators
     ``op0`` / ``op1`` of ``opcode`` on ``engine`` break, with the kernel's source line."""
     why = legality.alu_ops(opcode, engine, op0, op1)
+    if why is not None:
+        raise NKIError(f"{what}: {why.message}", loc)
+
+
+def refuse_bitvec_dtypes(opcode, op0, op1, ins, out: Tensor, loc, what: str) -> None:
+    """Raises the rule ``alu.bitvec-dtype`` (:func:`neuronxsim.bir.legality.bitvec_dtypes`) when
+    ``opcode`` applies a bit-vector operator to a float tile (of ``ins``, its data, or ``out``)."""
+    why = legality.bitvec_dtypes(opcode, op0, op1, ins=[dt.BIR_DTYPES[t.dtype] for t in ins],
+                                 outs=[dt.BIR_DTYPES[out.dtype]])
     if why is not None:
         raise NKIError(f"{what}: {why.message}", loc)
 
@@ -471,6 +482,8 @@ def read_accumulator(tr, dst: Tensor, partitions: int, loc, what="reduce_res"):
 def tensor_reduce(tr, op, data: Tensor, axes, keepdims: bool, negate: bool, dtype, loc,
                   mask=None, out=None, what="tensor_reduce") -> Tensor:
     """Reduces ``data`` along free ``axes`` (Vector Engine)."""
+    if id(op) not in REDUCE_IDS:  # (alu.reduce-op)
+        raise NKIError(f"{what}: {legality.reduce_op(IT.TensorReduce, op).message}", loc)
     shape = data.shape
     rank = len(shape)
     axes = normalize_axes(axes, rank, loc, what)
@@ -486,6 +499,8 @@ def tensor_reduce(tr, op, data: Tensor, axes, keepdims: bool, negate: bool, dtyp
         ins = None
     box = None if ins is not None else plan(tr, shape, mask, (data,), loc)
     out = result_tile(tr, out, out_shape, dtype or data.dtype, what, loc)
+    if id(op) in BITVEC_IDS:
+        refuse_bitvec_dtypes(IT.TensorReduce, op, _BYPASS, (data,), out, loc, what)
     if box is None:  # the usual case (see plain_inputs)
         if record_plain(tr, IT.TensorReduce, Engine.DVE, out_shape, ins, out, fields, loc):
             return out

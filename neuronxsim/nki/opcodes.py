@@ -76,6 +76,9 @@ _ACT_BY_FUNCTION: dict = {}
 
 #: ids of the BITVEC members, to test ``id(op) in BITVEC_IDS`` without hashing the enum
 BITVEC_IDS = frozenset(id(op) for op in BITVEC)
+#: ids of the operators a reduction along the free axes folds with
+#: (:func:`neuronxsim.bir.legality.is_reduce_op`, the list's one home)
+REDUCE_IDS = frozenset(id(op) for op in Alu.__members__.values() if legality.is_reduce_op(op))
 
 
 def alu_op(fn, what: str, loc):

@@ -728,8 +728,8 @@ def exponential(dst, src, max_value=0.0, reduce_res=None, reduce_cmd=reduce_cmd.
 
 @instruction
 def tensor_tensor(dst, data1, data2, op, engine=engine.unknown, name=None):
-    """``dst = data1 op data2`` elementwise (Vector Engine; GpSimd for ``nl.power`` and for
-    all-int32 operands outside PSUM)."""
+    """``dst = data1 op data2`` elementwise (Vector Engine; GpSimd for ``nl.power`` and for an
+    arithmetic ``op`` of all-int32 operands outside PSUM)."""
     loc = caller_location(1)
     tr = current()
     what = "nisa.tensor_tensor"
@@ -742,10 +742,10 @@ def tensor_tensor(dst, data1, data2, op, engine=engine.unknown, name=None):
     _one_psum_input(IT.TensorTensor, [a, b], loc, what)
     in_psum = PSUM in (a.storage.kind, b.storage.kind, d.storage.kind)
     ints = all(t.storage.dtype in (dt.int32, dt.uint32) for t in (a, b, d))
-    default = Engine.Pool if (alu is Alu.pow or ints) and not in_psum else Engine.DVE
+    # (GpSimd for power and integers where the rules let it: bit-vector operators are the DVE's)
+    pool = (alu is Alu.pow or ints) and not in_psum and alu not in BITVEC
+    default = Engine.Pool if pool else Engine.DVE
     hw = _engine(engine, (Engine.DVE, Engine.Pool), default, loc, what)
-    if alu in BITVEC and not all(dt.is_int(t.storage.dtype) for t in (a, b, d)):
-        raise NKIError(f"{what}: bitwise operators need integer tiles", loc)
     _ins.tensor_tensor(tr, a, b, alu, d.storage.dtype, loc, out=d, engine=hw, what=what)
 
 
@@ -766,14 +766,9 @@ def tensor_scalar(dst, data, op0, operand0, reverse0=False, op1=None, operand1=N
         raise NKIError(f"{what}: operand0 must be None or 0 for the unary {a0.name}", loc)
     if operand0 is None:
         operand0 = 0.0
-    bitvec = [a in BITVEC for a in (a0, a1) if a is not None]
-    if len(set(bitvec)) > 1:
-        raise NKIError(f"{what}: op0 and op1 must both be bitvec or both arithmetic operators",
-                       loc)
     hw = _engine(engine, (Engine.DVE, Engine.Activation, Engine.Pool), Engine.DVE, loc, what)
-    if bitvec and bitvec[0]:
-        if not (dt.is_int(v.storage.dtype) and dt.is_int(d.storage.dtype)):
-            raise NKIError(f"{what}: bitvec operators need integer tiles", loc)
+    # (the operators' kinds and dtypes: alu.tensor-scalar-op-kinds, alu.bitvec-dtype, asked by
+    # the builder; the engine argument takes gpsimd for rsqrt alone, an API fact of NKI's)
     if hw is Engine.Pool and (a0, a1) != (Alu.rsqrt, None):
         raise NKIError(f"{what}: the GpSimd Engine is allowed for rsqrt only", loc)
     o0 = _scalar_or_column(operand0, d.shape[0], loc, f"{what}: operand0")
@@ -820,10 +815,6 @@ def tensor_partition_reduce(dst, op, data, name=None):
     the one-partition ``dst`` (GpSimd)."""
     tr, loc, what, d = _begin(name, dst, "nisa.tensor_partition_reduce")
     alu = _alu(op, f"{what}: op", loc)
-    if alu is Alu.average:
-        raise NKIError(f"{what}: op=nl.average is not modelled: the documentation does not say "
-                       "what an average over partitions computes (a mean, or pairwise averages "
-                       "in some order)", loc)
     v = check_written(_tile(data, loc, f"{what}: data"), loc, f"{what}: data")
     if d.shape[0] != 1 or math.prod(d.shape[1:]) != math.prod(v.shape[1:]):
         raise NKIError(f"{what}: dst must have one partition of data's "

@@ -19,8 +19,9 @@ import neuronxsim.nki.language as nl
 import neuronxsim.nki06 as nki06
 import neuronxsim.nki06.isa as nisa06
 import neuronxsim.nki06.language as nl06
-from neuronxsim import sim
-from neuronxsim.bir import AccumCmd, ActivationFunc, AluOp, DgeType, DmaMode, DType, Engine, InstructionType, PerfMode, legality
+from neuronxsim import bir, sim
+from neuronxsim.bir import (AccumCmd, ActivationFunc, AluOp, DgeType, DmaMode, DType, Engine, InstructionType, PerfMode,
+                            ReduceAxis, legality)
 from neuronxsim.errors import NeuronxsimError
 from neuronxsim.nki06.kernel import traced
 from neuronxsim.sim.build import ModuleBuilder
@@ -243,6 +244,26 @@ CASES = {
                        acc=AccumCmd.ZeroAccumulate),
         "nki06": lambda t: nisa06.tensor_scalar_reduce(dst=t[0], data=t[0], op0=nl06.multiply, operand0=1.0,
                                                         reduce_op=nl06.subtract, reduce_res=t[1])}),
+    "alu.bitvec-dtype": (TRN1, lambda a: legality.bitvec_dtypes(IT.TensorTensor, AluOp.bitwise_and, ins=[BF, BF], outs=[BF]), {
+        "decoder": one("TensorTensor", [("SB", 4, 8, BF), ("SB", 4, 8, BF)], [("SB", 4, 8, BF)], engine=Engine.DVE,
+                       op=AluOp.bitwise_and),
+        "nki": lambda t: nisa.tensor_tensor(t[0], t[0], op=np.bitwise_and),
+        "nki06": lambda t: nisa06.tensor_tensor(dst=t[0], data1=t[0], data2=t[0], op=nl06.bitwise_and)}),
+    "alu.tensor-scalar-op-kinds": (TRN1, lambda a: legality.alu_ops(IT.TensorScalar, Engine.DVE, AluOp.add, AluOp.bitwise_and), {
+        "decoder": one("TensorScalar", [("SB", 4, 8, I32)], [("SB", 4, 8, I32)], engine=Engine.DVE,
+                       op0=AluOp.add, const0=1.0, op1=AluOp.bitwise_and, const1=3.0),
+        "nki": lambda t: nisa.tensor_scalar(t[0], np.add, 1.0, op1=np.bitwise_and, operand1=3),
+        "nki06": lambda t: nisa06.tensor_scalar(dst=t[0], data=t[0], op0=nl06.add, operand0=1.0,
+                                                 op1=nl06.bitwise_and, operand1=3)}),
+    "alu.reduce-op": (TRN1, lambda a: legality.reduce_op(IT.TensorReduce, AluOp.pow), {
+        "decoder": one("TensorReduce", [("SB", 4, 8, F32)], [("SB", 4, 1, F32)], engine=Engine.DVE, op=AluOp.pow,
+                       axis=ReduceAxis.X),
+        "nki": lambda t: nisa.tensor_reduce(np.power, t[0], axis=1),
+        "nki06": lambda t: nisa06.tensor_reduce(dst=t[1], op=nl06.power, data=t[0], axis=1)}),
+    "alu.partition-reduce-op": (TRN1, lambda a: legality.partition_reduce_op(AluOp.min), {
+        "decoder": one("TensorPartitionReduce", [("SB", 4, 8, F32)], [("SB", 1, 8, F32)], engine=Engine.Pool,
+                       op=AluOp.min),
+        "nki06": lambda t: nisa06.tensor_partition_reduce(dst=t[1], op=nl06.minimum, data=t[0])}),
     "stream-transpose.source": (TRN1, lambda a: legality.dve_transpose(legality.Operand(S.Immediate, F32, 1, 1), sb(F32, 1, 1), arch=a), {}),
     "stream-transpose.block": (TRN1, lambda a: legality.dve_transpose(sb(BF, 16, 40), sb(BF, 40, 16), arch=a), {
         "decoder": one("StreamTranspose", [("SB", 16, 40, BF)], [("SB", 40, 16, BF)]),
@@ -359,6 +380,9 @@ for _rule in ("dma.index", "dma.indirect-dim", "dma.dynamic-offset", "dma.row-si
 UNREACHABLE["alu.tensor-scalar-reduce-fold"] = {
     "nki": "the 2.2x tensor_scalar_reduce is recorded as a tensor_scalar and a tensor_reduce (its docs take "
            "nl.subtract too), not as a TensorScalarReduce"}
+UNREACHABLE["alu.partition-reduce-op"] = {
+    "nki": "the 2.2x tensor_partition_reduce is recorded through the PE array (a matmul, or transposes and a "
+           "tensor_reduce), not as a TensorPartitionReduce"}
 UNREACHABLE["dma.transpose-source"] = {"nki": "nki.isa.dma_transpose takes 2-D tiles only (its axes=(1, 0))"}
 
 #: The on-chip bf16 tiles each tracer case starts from.
@@ -369,6 +393,7 @@ NKI_TILES = {"matmul.operand-space": [(128, 128), (128, 512)], "matmul.contracti
              "dma.rmw-op": [(4, 8), (4, 8)], "dma.element-count": [(4, 8), (4, 4)], "dma.psum": [(4, 8)],
              "alu.bitvec-engine": [(4, 8)], "alu.act-tensor-scalar": [(4, 8)], "alu.act-reduce": [(4, 8)],
              "alu.scalar-tensor-tensor": [(4, 8)], "alu.tensor-scalar-reduce": [(4, 8)],
+             "alu.bitvec-dtype": [(4, 8)], "alu.tensor-scalar-op-kinds": [(4, 8)], "alu.reduce-op": [(4, 8)],
              "stream-transpose.block": [(16, 40)], "bn-stats.size": [(8, 513)], "max8.size": [(8, 4)]}
 PSUM_F32 = ((64, 64), "psum", "float32")
 F32_4x8 = ((4, 8), "sbuf", "float32")
@@ -386,6 +411,9 @@ NKI06_TILES = {"matmul.operand-space": [((128, 128), "psum", "bfloat16"), (128, 
                "alu.act-reduce": [F32_4x8, ((4, 1), "sbuf", "float32")],
                "alu.scalar-tensor-tensor": [((4, 8), "sbuf", "int32")], "alu.tensor-scalar-reduce": [F32_4x8],
                "alu.tensor-scalar-reduce-fold": [F32_4x8, ((4, 1), "sbuf", "float32")],
+               "alu.bitvec-dtype": [(4, 8)], "alu.tensor-scalar-op-kinds": [((4, 8), "sbuf", "int32")],
+               "alu.reduce-op": [F32_4x8, ((4, 1), "sbuf", "float32")],
+               "alu.partition-reduce-op": [F32_4x8, ((1, 8), "sbuf", "float32")],
                "dma.index": [F32_4x8, ((2, 1), "sbuf", "int32"), F32_4x8],
                "dma.indirect-dim": [F32_4x8, ((1, 1), "sbuf", "int32"), F32_4x8],
                "dma.dynamic-offset": [F32_4x8, ((2, 1), "sbuf", "int32"), F32_4x8],
@@ -571,7 +599,9 @@ def test_alu_rules_follow_engine_and_generation():
                      (AluOp.bypass, AluOp.bypass)):
         assert legality.alu_ops(ts, act, op0, op1).rule == "alu.act-tensor-scalar"
     assert legality.alu_ops(ts, Engine.DVE, AluOp.bitwise_xor, AluOp.logical_shift_left) is None
-    assert legality.alu_ops(ts, Engine.Pool, AluOp.add, AluOp.arith_shift_right).rule == "alu.bitvec-engine"
+    assert legality.alu_ops(ts, Engine.Pool, AluOp.bitwise_and, AluOp.arith_shift_right).rule == "alu.bitvec-engine"
+    assert legality.alu_ops(ts, Engine.Pool, AluOp.add, AluOp.arith_shift_right).rule == "alu.tensor-scalar-op-kinds"
+    assert legality.alu_ops(IT.TensorScalarPtr, Engine.DVE, AluOp.bitwise_not, AluOp.bypass) is None  # one operator
     assert legality.alu_ops(IT.TensorTensor, Engine.Pool, AluOp.pow) is None
     zero = AccumCmd.ZeroAccumulate
     assert legality.activation_reduce(zero, AluOp.add, arch="trn1") is None
@@ -582,3 +612,88 @@ def test_alu_rules_follow_engine_and_generation():
                                                                reduce_res=nl.ndarray((4, 1), dtype=nl.float32,
                                                                                      buffer=nl.sbuf)), (4, 8))
     assert "is not modelled by the tracer" in text, text
+
+
+def _bitwise_module(dtype, op0=AluOp.bitwise_and, op1=AluOp.bypass):
+    """A BIR JSON module loading x [4, 8] of ``dtype``, ``(x op0 12) op1 3`` on the Vector
+    Engine, storing y."""
+    b = ModuleBuilder(TRN1)
+    x, y = b.input("x", (4, 8), dtype), b.output("y", (4, 8), dtype)
+    t = b.sbuf("t", 4, 8, dtype)
+    b.dma(b.tile(t), b.full(x))
+    b.add("TensorScalar", [b.tile(t)], [b.tile(t)], engine=Engine.DVE, name="x", op0=op0, const0=12.0, op1=op1,
+          const1=3.0)
+    b.dma(b.full(y), b.tile(t))
+    return bir.Module.from_json(b.module.to_json(-1))
+
+
+def test_a_bir_json_module_applies_bit_vector_operators_to_integer_tiles_only():
+    """alu.bitvec-dtype, alu.tensor-scalar-op-kinds: the simulator once computed a bit-vector
+    operator on float data as on its int32-truncated values, a silent wrong answer for a module
+    read from BIR JSON; it refuses it with the rule's wording. On integer tiles the result is the
+    integers' bits, as before."""
+    x = np.arange(32, dtype=np.int32).reshape(4, 8) - 7
+    r = sim.simulate(_bitwise_module(I32), {"x": x}, arch=TRN1)
+    np.testing.assert_array_equal(r.outputs["y"], x & 12)
+    bad = legality.bitvec_dtypes(IT.TensorScalar, AluOp.bitwise_and, ins=[F32], outs=[F32])
+    assert bad.rule == "alu.bitvec-dtype" and "an input is float32" in bad.message, bad
+    with pytest.raises(NeuronxsimError) as info:
+        sim.simulate(_bitwise_module(F32), {"x": x.astype(np.float32)}, arch=TRN1)
+    assert bad.message in str(info.value), str(info.value)
+    mixed = legality.alu_ops(IT.TensorScalar, Engine.DVE, AluOp.bitwise_and, AluOp.add)
+    assert mixed.rule == "alu.tensor-scalar-op-kinds", mixed
+    with pytest.raises(NeuronxsimError) as info:
+        sim.simulate(_bitwise_module(I32, op1=AluOp.add), {"x": x}, arch=TRN1)
+    assert mixed.message in str(info.value), str(info.value)
+    assert legality.bitvec_dtypes(IT.TensorTensor, AluOp.bitwise_or, ins=[I32, DType.uint8], outs=[DType.int16]) is None
+    assert legality.bitvec_dtypes(IT.TensorTensor, AluOp.add, ins=[F32, F32], outs=[BF]) is None
+    out = legality.bitvec_dtypes(IT.TensorReduce, AluOp.logical_shift_left, ins=[I32], outs=[F32])
+    assert out.rule == "alu.bitvec-dtype" and "an output is float32" in out.message, out
+
+
+def test_reductions_fold_with_the_documented_operators():
+    """alu.reduce-op (tbl-aluop's Legal Reduction column) for TensorReduce, an accumulating
+    Activation and SelectReduce in the decoder; alu.partition-reduce-op for GpSimd's partition
+    reduction, whose bit-vector operators take integer tiles (alu.bitvec-dtype) in the decoder and
+    the NKI 0.6 tracer."""
+    legal = {AluOp.add, AluOp.subtract, AluOp.mult, AluOp.max, AluOp.min, AluOp.logical_and, AluOp.logical_or,
+             AluOp.logical_xor, AluOp.bitwise_and, AluOp.bitwise_or, AluOp.bitwise_xor}
+    for op in AluOp.__members__.values():
+        assert legality.is_reduce_op(op) == (op in legal), op
+        assert (legality.reduce_op(IT.TensorReduce, op) is None) == (op in legal), op
+    for op in (AluOp.add, AluOp.max, AluOp.bitwise_or, AluOp.bitwise_and, AluOp.average):
+        assert legality.partition_reduce_op(op) is None, op
+    divide = legality.reduce_op(IT.Activation, AluOp.divide)
+    assert divide.rule == "alu.reduce-op" and divide.message.startswith("Activation: "), divide
+    act = one("Activation", [("SB", 4, 8, F32)], [("SB", 4, 8, F32)], func=ActivationFunc.Copy,
+              acc=AccumCmd.ZeroAccumulate, acc_op=AluOp.divide)
+    assert divide.message in decoder_error("trn2", act)
+    pow_ = legality.reduce_op(IT.SelectReduce, AluOp.pow)
+    select = one("SelectReduce", [("SB", 4, 8, DType.uint8), ("SB", 4, 8, F32)], [("SB", 4, 8, F32), ("SB", 4, 1, F32)],
+                 engine=Engine.DVE, reduce_op=AluOp.pow)
+    assert pow_.message in decoder_error(TRN1, select)
+    floats = legality.bitvec_dtypes(IT.TensorPartitionReduce, AluOp.bitwise_or, ins=[F32], outs=[F32])
+    tpr = one("TensorPartitionReduce", [("SB", 4, 8, F32)], [("SB", 1, 8, F32)], engine=Engine.Pool,
+              op=AluOp.bitwise_or)
+    assert floats.message in decoder_error(TRN1, tpr)
+    f32 = ((4, 8), "sbuf", "float32")
+    assert floats.message in nki06_error(TRN1, lambda *t: nisa06.tensor_partition_reduce(dst=t[1], op=nl06.bitwise_or,
+                                                                                         data=t[0]),
+                                         f32, ((1, 8), "sbuf", "float32"))
+
+
+def test_integer_bit_vector_tensor_tensor_runs_on_the_vector_engine():
+    """NKI 0.6's tensor_tensor defaults all-int32 operands to GpSimd, but a bit-vector operator
+    to the Vector Engine, where the rule alu.bitvec-engine puts it."""
+    @nki06.jit
+    def kernel(a):
+        out = nl06.ndarray((4, 8), dtype=nl06.int32, buffer=nl06.shared_hbm)
+        t = nl06.ndarray((4, 8), dtype=nl06.int32, buffer=nl06.sbuf)
+        nisa06.dma_copy(dst=t, src=a)
+        nisa06.tensor_tensor(dst=t, data1=t, data2=t, op=nl06.bitwise_xor)
+        nisa06.dma_copy(dst=out, src=t)
+        return out
+
+    module = traced(kernel, (np.zeros((4, 8), np.int32),), {}, TRN1)[0].module
+    engines = [i.engine for i in module.functions[0].blocks[0].instructions if i.opcode_name == "TensorTensor"]
+    assert engines == [Engine.DVE], engines

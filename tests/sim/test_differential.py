@@ -40,7 +40,8 @@ import numpy as np
 import pytest
 
 from neuronxsim import SimulationError, bir, reference, sim
-from neuronxsim.bir import AccumCmd, ActivationFunc, AluOp, DgeType, DmaMode, DType, Engine, PerfMode, ReduceAxis
+from neuronxsim.bir import (AccumCmd, ActivationFunc, AluOp, DgeType, DmaMode, DType, Engine, InstructionType, PerfMode,
+                            ReduceAxis, legality)
 from neuronxsim.bir.printer import format_module
 from neuronxsim.sim.build import ModuleBuilder
 
@@ -1234,9 +1235,22 @@ class ProgramGenerator:
         return float(self.choice(CONSTANTS + [float(self.rng.integers(-64, 65)) / 8]))
 
     def scalar_ops(self):
+        """op0 and op1 of a tensor_scalar: both bit-vector or both arithmetic (the rule
+        alu.tensor-scalar-op-kinds; op1 bypass: none)."""
         op0 = self.alu_op()
-        op1 = AluOp.bypass if self.chance(0.4) else self.alu_op()
+        if self.chance(0.4):
+            op1 = AluOp.bypass
+        elif op0 in BITWISE:
+            op1 = self.choice(sorted(BITWISE - UNARY, key=lambda o: o.name))
+        else:
+            op1 = self.alu_op(allow_bitwise=False)
         return op0, self.chance(0.25), op1, self.chance(0.25)
+
+    @staticmethod
+    def tile_dtypes(*ops: AluOp):
+        """The dtypes an instruction applying ``ops`` may read and write: integers for a
+        bit-vector operator (the rule alu.bitvec-dtype), any otherwise."""
+        return INTEGER_DTYPES if BITWISE.intersection(ops) else None
 
     @staticmethod
     def scalar_needs(op0: AluOp, rev0: bool, op1: AluOp, rev1: bool) -> tuple[str, str, str]:
@@ -1248,24 +1262,21 @@ class ProgramGenerator:
         return data, operand_need(op0, 1 - int(rev0)), operand_need(op1, 1 - int(rev1))
 
     def scalar_engines(self, op0: AluOp, op1: AluOp) -> list[Engine]:
-        ops = {op0, op1}
-        if ops & BITWISE:
-            return [Engine.DVE]
-        engines = [Engine.DVE, Engine.DVE, Engine.Pool]
-        if op0 in (AluOp.mult, AluOp.add) and op1 in (AluOp.mult, AluOp.add, AluOp.bypass):
-            engines.append(Engine.Activation)  # ACT's tensor_scalar: mult and add only
-        return engines
+        """The engines whose tensor_scalar takes op0 and op1 (the alu.* rules), the DVE twice."""
+        return [e for e in (Engine.DVE, Engine.DVE, Engine.Pool, Engine.Activation)
+                if legality.alu_ops(InstructionType.TensorScalar, e, op0, op1) is None]
 
     def tensor_scalar(self) -> None:
         op0, rev0, op1, rev1 = self.scalar_ops()
         c0, c1 = self.scalar_for(op0), self.scalar_for(op1)
         need, _, _ = self.scalar_needs(op0, rev0, op1, rev1)
-        src = self.require(self.view_in(None, None, need), "source")
+        tiles = self.tile_dtypes(op0, op1)
+        src = self.require(self.view_in(None, None, need, dtypes=tiles), "source")
         x = src.tensor.read(src)
         v = self.apply_scalar(op0, rev0, x, Bounds.of_values(np.full(x.shape, c0)))
         if op1 != AluOp.bypass:
             v = self.apply_scalar(op1, rev1, v, Bounds.of_values(np.full(x.shape, c1)))
-        out, result = self.out_for(src.lanes, src.elems, v)
+        out, result = self.out_for(src.lanes, src.elems, v, dtypes=tiles)
         engine = self.engine_for(self.scalar_engines(op0, op1), [src, out])
         i = self.emit("TensorScalar", [src], [out], engine=engine, op0=op0, const0=c0, reverse0=rev0, op1=op1,
                       const1=c1, reverse1=rev1)
@@ -1278,7 +1289,8 @@ class ProgramGenerator:
     def tensor_scalar_ptr(self) -> None:
         op0, rev0, op1, rev1 = self.scalar_ops()
         need, need0, need1 = self.scalar_needs(op0, rev0, op1, rev1)
-        src = self.require(self.view_in(None, None, need), "source")
+        tiles = self.tile_dtypes(op0, op1)
+        src = self.require(self.view_in(None, None, need, dtypes=tiles), "source")
         lanes = src.lanes
         s0, b0 = self.pointer(lanes, need0)
         ins = [src, s0]
@@ -1292,7 +1304,7 @@ class ProgramGenerator:
         v = self.apply_scalar(op0, rev0, x, broadcast(b0, x)[0])
         if op1 != AluOp.bypass:
             v = self.apply_scalar(op1, rev1, v, broadcast(b1, x)[0])
-        out, result = self.out_for(lanes, src.elems, v)
+        out, result = self.out_for(lanes, src.elems, v, dtypes=tiles)
         engine = self.engine_for(self.scalar_engines(op0, op1), ins + [out])
         i = self.emit("TensorScalarPtr", ins, [out], engine=engine, op0=op0, reverse0=rev0, op1=op1, reverse1=rev1,
                       const1=c1)
@@ -1300,16 +1312,17 @@ class ProgramGenerator:
 
     def tensor_tensor(self) -> None:
         op = self.alu_op()
-        a = self.require(self.view_in(None, None, operand_need(op, 0)), "input")
+        tiles = self.tile_dtypes(op)
+        a = self.require(self.view_in(None, None, operand_need(op, 0), dtypes=tiles), "input")
         if self.chance(0.12):
             b_ap, value = self.immediate(self.scalar_for(op))
             bb = Bounds.of_values(np.full(a.shape, value))
         else:
-            b_ap = self.require(self.view_in(a.lanes, a.elems, operand_need(op, 1),
+            b_ap = self.require(self.view_in(a.lanes, a.elems, operand_need(op, 1), dtypes=tiles,
                                              spaces=("SB",) if a.tensor.space == "PSUM" else ("SB", "PSUM")), "input")
             bb = b_ap.tensor.read(b_ap)
         v = apply_alu(op, a.tensor.read(a), bb)
-        out, result = self.out_for(a.lanes, a.elems, v)
+        out, result = self.out_for(a.lanes, a.elems, v, dtypes=tiles)
         engines = [Engine.DVE] if op in BITWISE else [Engine.DVE, Engine.DVE, Engine.Pool]
         i = self.emit("TensorTensor", [a, b_ap], [out], engine=self.engine_for(engines, [a, b_ap, out]), op=op)
         self.write(out, result, i)
@@ -1543,12 +1556,13 @@ class ProgramGenerator:
         shape = [int(self.rng.integers(1, 7)) for _ in range(dims)]
         op = self.choice(FOLD_OPS + [AluOp.bitwise_or, AluOp.bitwise_xor, AluOp.logical_or, AluOp.logical_and])
         need = "bounded" if op in (AluOp.add, AluOp.subtract, AluOp.max, AluOp.min) else "exact"
-        src = self.require(self.view_in(None, math.prod(shape), need, shape=shape), "source")
+        tiles = self.tile_dtypes(op)
+        src = self.require(self.view_in(None, math.prod(shape), need, shape=shape, dtypes=tiles), "source")
         kept = math.prod(shape[: dims - folded])
         x = src.tensor.read(src).map(lambda a: a.reshape(src.lanes, kept, -1))
         r = fold_bounds(op, x)
         negate = self.chance(0.3)
-        out, result = self.out_for(src.lanes, kept, r)
+        out, result = self.out_for(src.lanes, kept, r, dtypes=tiles)
         i = self.emit("TensorReduce", [src], [out], engine=Engine.DVE, op=op, axis=axis, negate=negate)
         self.write(out, result, i)
 
@@ -1827,10 +1841,11 @@ class ProgramGenerator:
     def partition_reduce(self) -> None:
         """out[0, i] = op over the partitions of in[:, i] (GpSimd)."""
         op = self.choice([AluOp.add, AluOp.add, AluOp.max, AluOp.bitwise_or, AluOp.bitwise_and])
+        tiles = self.tile_dtypes(op)
         src = self.require(self.view_in(None, None, "bounded" if op in (AluOp.add, AluOp.max) else "exact",
-                                        spaces=("SB",)), "data")
+                                        spaces=("SB",), dtypes=tiles), "data")
         v = fold_bounds(op, src.tensor.read(src), axis=0).map(lambda a: a[None, :])
-        out, result = self.out_for(1, src.elems, v, spaces=("SB",))
+        out, result = self.out_for(1, src.elems, v, spaces=("SB",), dtypes=tiles)
         i = self.emit("TensorPartitionReduce", [src], [out], engine=Engine.Pool, op=op)
         self.write(out, result, i)
 

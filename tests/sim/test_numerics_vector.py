@@ -268,13 +268,20 @@ def test_alu_reference_covers_every_op():
         alu_ref(op, np.ones(2), np.ones(2))
 
 
+def _tiles(op) -> DType:
+    """The dtype of the tiles ``op`` runs on: integers for a bit-vector op (the rule
+    alu.bitvec-dtype), which the engines compute on fp32 values all the same."""
+    return DType.int32 if op in BITWISE else DType.float32
+
+
 @pytest.mark.parametrize("op", ALU_OPS)
 def test_tensor_tensor(kit, rng, op):
     a, b = _operands(rng, op)
-    ta, tb, out = kit.load(a), kit.load(b), kit.sbuf(P, N)
+    dtype = _tiles(op)
+    ta, tb, out = kit.load(a, dtype), kit.load(b, dtype), kit.sbuf(P, N, dtype)
     kit.add("TensorTensor", [kit.tile(ta), kit.tile(tb)], [kit.tile(out)], op=getattr(AluOp, op))
     got = kit.fetch(out)
-    ref = alu_ref(op, a, b)
+    ref = to_dtype(alu_ref(op, a, b), dtype)
     if op == "pow":
         np.testing.assert_allclose(got, ref, rtol=2e-6)
     else:
@@ -285,14 +292,16 @@ def test_tensor_tensor(kit, rng, op):
 @pytest.mark.parametrize("reverse", [False, True])
 def test_tensor_scalar(kit, rng, op, reverse):
     a, _ = _operands(rng, op)
+    dtype = _tiles(op)
     c0 = 3.0 if op in BITWISE else 1.75
-    c1 = 0.5
-    src, out = kit.load(a), kit.sbuf(P, N)
+    # op1 of op0's kind (the rule alu.tensor-scalar-op-kinds)
+    op1, c1 = (AluOp.bitwise_xor, 5.0) if op in BITWISE else (AluOp.mult, 0.5)
+    src, out = kit.load(a, dtype), kit.sbuf(P, N, dtype)
     kit.add("TensorScalar", [kit.tile(src)], [kit.tile(out)], op0=getattr(AluOp, op), const0=c0, reverse0=reverse,
-            op1=AluOp.mult, const1=c1)
+            op1=op1, const1=c1)
     got = kit.fetch(out)
     first = alu_ref(op, np.full_like(a, c0), a) if reverse else alu_ref(op, a, np.full_like(a, c0))
-    ref = first * np.float32(c1)
+    ref = to_dtype(alu_ref(op1.name, first, np.full_like(a, c1)), dtype)
     if op == "pow":
         np.testing.assert_allclose(got, ref, rtol=2e-6)
     else:

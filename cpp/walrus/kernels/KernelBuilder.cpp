@@ -381,6 +381,7 @@ void KernelBuilder::activation(const Tile& out, const Tile& in, ActivationFunc f
     if (auto why = notColumn(*args.scaleTile_, out.partitions(), "scale"); !why.empty()) fail(I, why);
   }
   if (auto why = laneMismatch(out, in); !why.empty()) fail(I, why);
+  if (I.acc != AccumCmd::Idle) legal(I, legality::reduceOp(I.opcode(), I.acc_op));
   legal(I, legality::activationReduce(I.acc, I.acc_op, config()));
   check(I);
 }
@@ -416,6 +417,7 @@ void KernelBuilder::tensorTensor(const Tile& out, const Tile& a, const Tile& b, 
   if (auto why = laneMismatch(out, b); !why.empty()) fail(I, why);
   legal(I, legality::psumInputs(I.opcode(), legality::operandOf(I.ins[0]), legality::operandOf(I.ins[1])));
   legal(I, legality::aluOps(I.opcode(), e, op, AluOp::bypass));
+  legal(I, legality::bitvecDtypes(I.opcode(), op, AluOp::bypass, {I.ins[0].dtype, I.ins[1].dtype}, {I.outs[0].dtype}));
   check(I);
 }
 
@@ -429,6 +431,7 @@ void KernelBuilder::tensorScalar(const Tile& out, const Tile& in, AluOp op0, dou
   I.outs = {out.ap()};
   if (auto why = laneMismatch(out, in); !why.empty()) fail(I, why);
   legal(I, legality::aluOps(I.opcode(), e, op0, op1));
+  legal(I, legality::bitvecDtypes(I.opcode(), op0, op1, {I.ins[0].dtype}, {I.outs[0].dtype}));
   check(I);
 }
 
@@ -445,6 +448,7 @@ void KernelBuilder::tensorScalarPtr(const Tile& out, const Tile& in, AluOp op0, 
   if (auto why = notColumn(s0, out.partitions(), "scalar0"); !why.empty()) fail(I, why);
   if (s1) if (auto why = notColumn(*s1, out.partitions(), "scalar1"); !why.empty()) fail(I, why);
   legal(I, legality::aluOps(I.opcode(), e, op0, op1));
+  legal(I, legality::bitvecDtypes(I.opcode(), op0, op1, {I.ins[0].dtype}, {I.outs[0].dtype}));
   check(I);
 }
 
@@ -455,6 +459,8 @@ void KernelBuilder::reduce(const Tile& out, const Tile& in, AluOp op, ReduceAxis
   I.negate = negate;
   I.ins = {in.ap()};
   I.outs = {out.ap()};
+  legal(I, legality::reduceOp(I.opcode(), op));
+  legal(I, legality::bitvecDtypes(I.opcode(), op, AluOp::bypass, {I.ins[0].dtype}, {I.outs[0].dtype}));
   const size_t folded = axis == ReduceAxis::X ? 1 : axis == ReduceAxis::XY ? 2 : axis == ReduceAxis::XYZ ? 3 : 4;
   if (folded > in.rank()) fail(I, "folds " + std::to_string(folded) + " free dims of " + in.str());
   int64_t kept = 1;
