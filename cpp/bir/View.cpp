@@ -113,25 +113,45 @@ View View::partitionRange(int64_t p0, int64_t n) const {
   return v;
 }
 
-View View::slice(size_t d, int64_t start, int64_t count, int64_t step) const {
+void View::sliceInPlace(size_t d, int64_t start, int64_t count, int64_t step) {
   checkDim(d, "slice");
-  const int64_t last = start + (count - 1) * step;
-  if (start < 0 || count < 1 || step < 1 || last >= dims_[d].num)
+  const int64_t last = start + (count - 1) * step, num = dims_[d].num;
+  if (count < 1 || step == 0 || start < 0 || start >= num || last < 0 || last >= num)
     fail("slice", (step == 1 ? "[" + std::to_string(start) + ", " + std::to_string(start + count) + ")"
                              : std::to_string(count) + " elements every " + std::to_string(step) + " from " +
                                    std::to_string(start)) +
                       " of " + dimWord() + std::to_string(d) + " of " + str());
+  offset_ += start * dims_[d].step;
+  dims_[d] = {dims_[d].step * step, count};
+}
+
+View View::slice(size_t d, int64_t start, int64_t count, int64_t step) const& {
   View v = *this;
-  v.offset_ += start * dims_[d].step;
-  v.dims_[d] = {dims_[d].step * step, count};
+  v.sliceInPlace(d, start, count, step);
   return v;
 }
 
-View View::at(size_t d, int64_t i) const {
-  View v = slice(d, i, 1);
-  v.dims_.erase(v.dims_.begin() + static_cast<std::ptrdiff_t>(d));
-  if (isOnChip() && v.dims_.empty()) v.dims_.push_back({dims_[d].step, 1});  // a tile keeps one free dim
+View View::slice(size_t d, int64_t start, int64_t count, int64_t step) && {
+  sliceInPlace(d, start, count, step);
+  return std::move(*this);
+}
+
+void View::atInPlace(size_t d, int64_t i) {
+  sliceInPlace(d, i, 1, 1);
+  const int64_t step = dims_[d].step;
+  dims_.erase(dims_.begin() + static_cast<std::ptrdiff_t>(d));
+  if (isOnChip() && dims_.empty()) dims_.push_back({step, 1});  // a tile keeps one free dim
+}
+
+View View::at(size_t d, int64_t i) const& {
+  View v = *this;
+  v.atInPlace(d, i);
   return v;
+}
+
+View View::at(size_t d, int64_t i) && {
+  atInPlace(d, i);
+  return std::move(*this);
 }
 
 View View::merge(size_t d) const {

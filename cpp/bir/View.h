@@ -81,10 +81,14 @@ class View {
 
   // Partitions [p0, p0 + n) of an on-chip view.
   View partitionRange(int64_t p0, int64_t n) const;
-  // Elements start, start + step, ... (count of them) of dim d.
-  View slice(size_t d, int64_t start, int64_t count, int64_t step = 1) const;
+  // Elements start, start + step, ... (count of them) of dim d; a negative step walks the dim
+  // backwards (NumPy's [start::step]), every element inside it. (On an rvalue, slice and at reuse
+  // its dims: `v = std::move(v).slice(...)` allocates nothing, for the tracers' subscripts.)
+  View slice(size_t d, int64_t start, int64_t count, int64_t step = 1) const&;
+  View slice(size_t d, int64_t start, int64_t count, int64_t step = 1) &&;
   // Element i of dim d; the dim is dropped.
-  View at(size_t d, int64_t i) const;
+  View at(size_t d, int64_t i) const&;
+  View at(size_t d, int64_t i) &&;
   // Dims d and d+1 as one dim (they must nest: step[d] == step[d+1] * num[d+1]).
   View merge(size_t d) const;
   // Every dim as one: unit dims dropped, the rest must nest ([1, 1] when none is left).
@@ -120,6 +124,8 @@ class View {
   std::string str() const;
 
  private:
+  void sliceInPlace(size_t d, int64_t start, int64_t count, int64_t step);
+  void atInPlace(size_t d, int64_t i);
   [[noreturn]] void fail(const char* op, const std::string& msg) const;
   void checkDim(size_t d, const char* op) const;
   const char* dimWord() const { return isOnChip() ? "free dim " : "dim "; }

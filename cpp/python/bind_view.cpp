@@ -85,9 +85,9 @@ void bindView(py::module_& m) {
                              "Elements of the dtype per partition row of an on-chip location, else 0.")
       .def("partitionRange", &View::partitionRange, py::arg("p0"), py::arg("n"), py::keep_alive<0, 1>(),
            "Partitions [p0, p0 + n) of an on-chip view.")
-      .def("slice", &View::slice, py::arg("dim"), py::arg("start"), py::arg("count"), py::arg("step") = 1,
-           py::keep_alive<0, 1>(), "Elements start, start + step, ... (count of them) of dim `dim`.")
-      .def("at", &View::at, py::arg("dim"), py::arg("index"), py::keep_alive<0, 1>(),
+      .def("slice", static_cast<View (View::*)(size_t, int64_t, int64_t, int64_t) const&>(&View::slice), py::arg("dim"), py::arg("start"), py::arg("count"), py::arg("step") = 1,
+           py::keep_alive<0, 1>(), "Elements start, start + step, ... (count of them) of dim `dim` (a negative step walks it backwards).")
+      .def("at", static_cast<View (View::*)(size_t, int64_t) const&>(&View::at), py::arg("dim"), py::arg("index"), py::keep_alive<0, 1>(),
            "Element `index` of dim `dim`; the dim is dropped.")
       .def("merge", &View::merge, py::arg("dim"), py::keep_alive<0, 1>(),
            "Dims `dim` and `dim` + 1 as one (they must nest).")

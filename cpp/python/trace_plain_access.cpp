@@ -94,8 +94,8 @@ PyObject* viewAccess(PyObject* view, PyObject* st, PyObject* layout, PyObject* s
       !intValue(Py_NewRef(PyTuple_GET_ITEM(strides.get(), 1)), s1))
     return nullptr;
   // (a tile view's partition dim steps one row: the hardware has no other partition stride, and
-  // View has none; View::slice walks forwards: a backward or repeating free dim is the general
-  // path's, as is an offset past the tile's first row)
+  // View has none; a backward or repeating free dim is the general path's, as is an offset past
+  // the tile's first row)
   if (p > numPartitions || (p != 1 && s0 != row) || (n != 1 && s1 < 1) || offset >= row) return Py_NewRef(Py_None);
   bir::AccessPattern ap;
   try {

@@ -1,32 +1,42 @@
-// The tracer's subscripts, in C for the commonest keys, installed on the tensor classes as
-// method descriptors (`subscript_method(cls)` for each dialect's tensor class).
+// The tracers' subscripts `t[key]`, their view arithmetic bir::View's (slice, at), installed on the
+// tensor classes as method descriptors (`subscript_method(cls)` for each dialect's tensor class).
 //
 // `t[key]` of a 2.2x tensor (neuronxsim.nki.tensor.Tensor.__getitem__):
 //   `...`: the tensor itself;
-//   on a 2-D tensor without bound checks, `[a:b, c:d]` of ints or loop indices (no steps; `:`
-//   for a whole dim), inside the tensor: the view of the same storage from offset
-//   `offset + a * strides[0] + c * strides[1]`, of shape (b - a, d - c), sharing the tensor's
-//   strides tuple, with no checks;
-//   anything else: the Python subscript (`fallback22(t, key)`), which handles the other keys and
-//   raises the errors.
+//   on a tensor without bound checks, a key (or a tuple key) of ints, loop indices, NumPy
+//   integers, slices (of ints, loop indices or None, any nonzero step, negative bounds from the
+//   end) and at most one `...`, no more entries than dims, every index and slice inside its dim,
+//   that is not a tuple key starting with an int or loop index on an on-chip tensor (those are
+//   `_getitem`'s, which keeps such blocks' views): the view of the same storage, ints (negative:
+//   from the end) dropping their dim, a loop index at a tuple key's position > 0 on an on-chip
+//   tensor keeping its dim at size 1 (NKI's symbolic loop variable: nki.indexing.plain_subscript),
+//   slices slicing theirs, omitted trailing dims whole; it shares the tensor's strides tuple when
+//   they are unchanged;
+//   anything else: the Python subscript (`fallback22(t, key)`, nki.tensor._getitem: index
+//   expressions, blocks, slices reaching outside their dim with the bound checks they defer to
+//   the instruction, run-time rows, and every error).
+// `basic_subscript(key, shape, strides, offset)`: the same arithmetic for the Python subscript
+// (a view without bound checks; at most one key entry per dim): ints, NumPy integers and slices,
+// `(offset, shape, strides, ())`, or None from the first entry of another kind (a loop index,
+// `...`, an index expression, ...) or when a slice reaches outside its dim (the general path's
+// bound checks); an int outside its dim and a bad slice raise NKIError, in key order.
+// `slice_range(s, size, axis)`: (start, step, count) of a slice of a dim of `size`, NumPy's
+// without the clamping (a slice reaching outside is an out-of-range access, checked later).
 //
-// `t[key]` of an NKI 0.6 tensor (neuronxsim.nki06.tensor.NkiTensor.__getitem__):
+// `t[key]` of an NKI 0.6 tensor (neuronxsim.nki06.tensor.NkiTensor.__getitem__), for every key:
+//   ints (negative: from the end; `index(k)` converts other objects and refuses run-time ones),
+//   slices (`to_int(v, what)` converts bounds that are not ints; positive steps only; every
+//   slice inside its dim and not empty), `:` and at most one `...`, no more entries than dims:
+//   the view of the tensor's view sliced and indexed (ints: the dim is dropped, except on the
+//   partition dim of an on-chip tensor, which stays at size 1; when that leaves fewer than 2 dims
+//   on chip, or none in HBM, a last dim of size 1 is added, of step 1 on chip or when nothing is
+//   left, else the last dim's step), wrapped as an NkiTensor of the same buffer and indirection;
+//   on a vector-selected tensor dim 0 can be neither indexed nor sliced (only `:`);
+//   anything else raises NKIError (the kernel's line found by NKIError itself).
 //
-//   a key of ints, loop indices, `a:b` slices of them (no step) and `:` (with at most one `...`),
-//   no more than the tensor has dimensions, on a direct (not vector-selected) tensor, every index
-//   and slice inside its dimension:
-//       the view of the tensor's view sliced (a:b, :) and indexed (ints: the dim is dropped, except
-//       on the partition dim of an on-chip tensor, which stays at size 1; when that leaves fewer
-//       than 2 dims on chip, or none in HBM, a last dim of size 1 is added, of step 1 on chip or
-//       when nothing is left, else the last dim's step), wrapped as an NkiTensor of the same
-//       buffer;
-//   anything else: the Python subscript (`fallback(t, key, None)`), which states the same rules,
-//   handles the other keys and raises the errors, with their wording.
-//
-// The view arithmetic is bir::View's (a strided view of the storage's elements: slice, at).
-//
-// `configure_subscripts(tensor_class, loop_index_class, fallback)` (2.2x, whose Tensor NKI 0.6's
-// views wrap), then `configure_nki06_subscript(nki_tensor_class, fallback)`.
+// `configure_subscripts(tensor_class, loop_index_class, fallback, error, as_int, np_integer)`
+// (2.2x, whose Tensor NKI 0.6's views wrap), then `configure_nki06_subscript(nki_tensor_class,
+// index, to_int)`.
 //
 // Why C: kernels subscript a tensor for nearly every instruction operand (dst=a[:, k, :],
 // src=x[r * 128:(r + 1) * 128, :]); in Python each costs a frame or several and dozens of bytecodes.
@@ -44,19 +54,54 @@ namespace subscripts {  // (named: the unity build merges the anonymous namespac
 PyObject* nkiTensorClass = nullptr;
 PyObject* tensorClass = nullptr;
 PyTypeObject* loopIndexClass = nullptr;
-PyObject* fallback = nullptr;    // NKI 0.6's Python subscript
-PyObject* fallback22 = nullptr;  // 2.2x's
-PyObject* checksName = nullptr;
-PyObject *viewName, *bufferName, *indirectName, *storageName, *onChipName, *offsetName, *shapeName, *stridesName;
+PyObject* fallback22 = nullptr;  // 2.2x's Python subscript, for the keys the C one does not take
+PyObject* nkiError = nullptr;    // neuronxsim.nki.errors.NKIError
+PyObject* asInt22 = nullptr;     // 2.2x's index conversion, nki.indexing._as_int(value, what)
+PyObject* npInteger = nullptr;   // numpy.integer
+PyObject* index06 = nullptr;     // NKI 0.6's index(k): an index that is no int, converted or refused
+PyObject* toInt06 = nullptr;     // NKI 0.6's to_int(v, what): a slice bound or step, converted
+PyObject *checksName, *viewName, *bufferName, *indirectName, *storageName, *onChipName, *offsetName, *shapeName,
+    *stridesName, *kindName, *vectorName;
 
 using Held = nxs::py_bind::OwnedRef;
 
-// An index the fast path takes: an int or a loop index, exactly (not a bool, not a numpy int).
-bool plainIndex(PyObject* k, long long& v) {
+// Raises NKIError(reason) (its location: the kernel line running, which NKIError finds); null.
+PyObject* raise(PyObject* reason) {
+  if (reason == nullptr) return nullptr;
+  PyObject* e = PyObject_CallOneArg(nkiError, reason);
+  Py_DECREF(reason);
+  if (e != nullptr) {
+    PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(e)), e);
+    Py_DECREF(e);
+  }
+  return nullptr;
+}
+
+// An index taken as it is: an int or a loop index, exactly (not a bool, not a numpy int), that
+// fits 64 bits (`overflow`: it does not).
+bool plainIndex(PyObject* k, long long& v, bool* overflow = nullptr) {
   if (!PyLong_CheckExact(k) && Py_TYPE(k) != loopIndexClass) return false;
-  v = PyLong_AsLongLong(k);
-  if (v == -1 && PyErr_Occurred()) {
-    PyErr_Clear();  // (too large: the Python subscript says so)
+  int over = 0;
+  v = PyLong_AsLongLongAndOverflow(k, &over);
+  if (overflow) *overflow = over != 0;
+  return over == 0;
+}
+
+// Python's floor division and the ceiling one (nki.indexing._ceil_div).
+int64_t floorDiv(int64_t a, int64_t b) { return a / b - ((a % b != 0 && (a < 0) != (b < 0)) ? 1 : 0); }
+int64_t ceilDiv(int64_t a, int64_t b) { return -floorDiv(-a, b); }
+
+// `convert(v, what)` as an int64 into `out`; false with an error set.
+bool convertedInt(PyObject* convert, PyObject* v, const char* what, long long& out) {
+  Held w(PyUnicode_FromString(what));
+  if (w.get() == nullptr) return false;
+  Held i(PyObject_CallFunctionObjArgs(convert, v, w.get(), nullptr));
+  if (i.get() == nullptr) return false;
+  int over = 0;
+  out = PyLong_AsLongLongAndOverflow(i.get(), &over);
+  if (out == -1 && PyErr_Occurred()) return false;
+  if (over) {
+    raise(PyUnicode_FromFormat("%s %S does not fit 64 bits", what, i.get()));
     return false;
   }
   return true;
@@ -79,26 +124,375 @@ bool intsOf(PyObject* tuple, std::vector<int64_t>& out) {
   return true;
 }
 
-PyObject* fallBack(PyObject* t, PyObject* key) {
-  PyObject* const args[3] = {t, key, Py_None};
-  return PyObject_Vectorcall(fallback, args, 3, nullptr);
+// A tensor's view as a bir::View of no location (its dims the tensor's, the partition dim of an
+// on-chip one included).
+bir::View viewOf(int64_t offset, const std::vector<int64_t>& shape, const std::vector<int64_t>& strides) {
+  std::vector<bir::APPair> dims(shape.size());
+  for (size_t d = 0; d < shape.size(); ++d) dims[d] = {strides[d], shape[d]};
+  return bir::View(nullptr, bir::DType::float32, offset, std::move(dims));
 }
 
-PyObject* tupleOfInts(const std::vector<int64_t>& values) {
-  PyObject* t = PyTuple_New(static_cast<Py_ssize_t>(values.size()));
-  if (t == nullptr) return nullptr;
-  for (size_t i = 0; i < values.size(); ++i) {
-    PyObject* v = PyLong_FromLongLong(values[i]);
-    if (v == nullptr) {
-      Py_DECREF(t);
-      return nullptr;
-    }
-    PyTuple_SET_ITEM(t, static_cast<Py_ssize_t>(i), v);
+// A key's entries: its items (a non-tuple key is one), the one `...` among them expanded to the
+// `:`s (null) of the dims the others leave; `pos`: each entry's position in the key.
+struct Entry {
+  PyObject* key;
+  Py_ssize_t pos;
+};
+
+// ---- 2.2x ----
+
+enum class Walk { View, Other, Error };  // a view; a key the walk leaves to Python; an error set
+
+// 2.2x's (start, step, count) of the slice `s` of a dim of `size` (slice_range). `raising`: bounds
+// that are not ints are converted (nki.indexing._as_int) and a zero step or an empty slice raise;
+// else they are Other.
+Walk sliceRange22(PyObject* k, int64_t size, size_t axis, bool raising, int64_t& start, int64_t& step,
+                  int64_t& count) {
+  auto* s = reinterpret_cast<PySliceObject*>(k);
+  auto value = [&](PyObject* v, const char* what, long long& out) {
+    if (plainIndex(v, out)) return Walk::View;
+    if (!raising) return Walk::Other;
+    return convertedInt(asInt22, v, what, out) ? Walk::View : Walk::Error;
+  };
+  long long st = 1, a = 0, b = 0;
+  Walk w;
+  if (s->step != Py_None && (w = value(s->step, "a slice step", st)) != Walk::View) return w;
+  if (st == 0) {
+    if (!raising) return Walk::Other;
+    raise(PyUnicode_FromString("slice step must not be 0"));
+    return Walk::Error;
   }
-  return t;
+  if (s->start == Py_None) {
+    a = st > 0 ? 0 : size - 1;
+  } else {
+    if ((w = value(s->start, "a slice bound", a)) != Walk::View) return w;
+    if (a < 0) a += size;
+  }
+  if (s->stop == Py_None) {
+    count = st > 0 ? ceilDiv(size - a, st) : floorDiv(a, -st) + 1;
+  } else {
+    if ((w = value(s->stop, "a slice bound", b)) != Walk::View) return w;
+    if (b < 0) b += size;
+    count = ceilDiv(b - a, st);
+  }
+  if (count <= 0) {
+    if (!raising) return Walk::Other;
+    raise(PyUnicode_FromFormat("slice %S:%S:%S of dimension %zu (size %lld) is empty", s->start, s->stop, s->step,
+                               axis, static_cast<long long>(size)));
+    return Walk::Error;
+  }
+  start = a;
+  step = st;
+  return Walk::View;
 }
 
-PyObject* subscript(PyObject* t, PyObject* const* args, Py_ssize_t nargs) {
+// `v` (a 2.2x tensor's view, no bound checks) subscripted by `n` entries (n <= its rank).
+// `method`: for Tensor.__getitem__: loop indices as plain_subscript has them (`keepLoopAxes`: an
+// on-chip tensor and a tuple key, where a loop index past position 0 keeps its dim), and whatever
+// is refused or reaches outside is Other (the Python subscript says what is wrong). Else
+// basic_subscript's: a loop index is Other, an int outside its dim and a bad slice raise, and a
+// slice reaching outside makes the key Other once the rest of it raised nothing.
+Walk walk22(const Entry* e, size_t n, const std::vector<int64_t>& shape, bir::View& v, bool method,
+            bool keepLoopAxes) {
+  size_t d = 0;  // v's dim for the next entry
+  bool inside = true;
+  for (size_t axis = 0; axis < n; ++axis) {
+    PyObject* k = e[axis].key;
+    const int64_t size = shape[axis];
+    if (k == nullptr) {
+      ++d;
+      continue;
+    }
+    long long i = 0;
+    bool overflow = false;
+    if (PySlice_Check(k)) {
+      auto* s = reinterpret_cast<PySliceObject*>(k);
+      long long a = 0, b = 0;
+      if (s->step == Py_None && s->start == Py_None && s->stop == Py_None) {
+        ++d;
+        continue;
+      }
+      if (s->step == Py_None && plainIndex(s->start, a) && plainIndex(s->stop, b) && 0 <= a && a < b && b <= size) {
+        v = std::move(v).slice(d++, a, b - a);  // (the commonest: a:b inside the dim)
+        continue;
+      }
+      int64_t start = 0, step = 1, count = 0;
+      const Walk w = sliceRange22(k, size, axis, !method, start, step, count);
+      if (w != Walk::View) return w;
+      const int64_t last = start + step * (count - 1);
+      if (start < 0 || last < 0 || start >= size || last >= size) {
+        if (method) return Walk::Other;
+        inside = false;  // (the general path defers its bound check)
+        ++d;
+        continue;
+      }
+      v = std::move(v).slice(d++, start, count, step);
+      continue;
+    }
+    PyObject* shown = k;  // the int errors name
+    Held converted(nullptr);
+    if (PyLong_CheckExact(k)) {
+      plainIndex(k, i, &overflow);
+    } else if (Py_TYPE(k) == loopIndexClass) {
+      if (!method) return Walk::Other;
+      plainIndex(k, i, &overflow);
+      if (keepLoopAxes && e[axis].pos > 0) {  // slice(i, i + 1): NKI keeps the axis
+        if (overflow || i < 0 || i >= size) return Walk::Other;
+        v = std::move(v).slice(d++, i, 1);
+        continue;
+      }
+    } else {
+      const int isNumpy = PyObject_IsInstance(k, npInteger);
+      if (isNumpy < 0) return Walk::Error;
+      if (!isNumpy) return Walk::Other;
+      converted.p = PyNumber_Long(k);
+      if (converted.get() == nullptr) return Walk::Error;
+      shown = converted.get();
+      int over = 0;
+      i = PyLong_AsLongLongAndOverflow(shown, &over);
+      overflow = over != 0;
+    }
+    if (!overflow && -size <= i && i < 0) i += size;
+    if (overflow || i < 0 || i >= size) {
+      if (method) return Walk::Other;
+      raise(PyUnicode_FromFormat("index %S is out of range for dimension %zu of size %lld", shown, axis,
+                                 static_cast<long long>(size)));
+      return Walk::Error;
+    }
+    v = std::move(v).at(d, i);
+  }
+  return inside ? Walk::View : Walk::Other;
+}
+
+// (offset, shape, strides) of `v` into new references; `strides` is `sameStrides` (whose values
+// are `oldStrides`) when they are equal.
+bool viewParts(const bir::View& v, PyObject* sameStrides, const std::vector<int64_t>& oldStrides, Held& offset,
+               Held& shape, Held& strides) {
+  const std::vector<bir::APPair>& dims = v.dims();
+  const Py_ssize_t n = static_cast<Py_ssize_t>(dims.size());
+  offset.p = PyLong_FromLongLong(v.offset());
+  shape.p = PyTuple_New(n);
+  if (offset.get() == nullptr || shape.get() == nullptr) return false;
+  bool same = sameStrides != nullptr && oldStrides.size() == dims.size();
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject* num = PyLong_FromLongLong(dims[static_cast<size_t>(i)].num);
+    if (num == nullptr) return false;
+    PyTuple_SET_ITEM(shape.get(), i, num);
+    same = same && oldStrides[static_cast<size_t>(i)] == dims[static_cast<size_t>(i)].step;
+  }
+  if (same) {
+    strides.p = Py_NewRef(sameStrides);
+    return true;
+  }
+  strides.p = PyTuple_New(n);
+  if (strides.get() == nullptr) return false;
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject* step = PyLong_FromLongLong(dims[static_cast<size_t>(i)].step);
+    if (step == nullptr) return false;
+    PyTuple_SET_ITEM(strides.get(), i, step);
+  }
+  return true;
+}
+
+PyObject* fallBack22(PyObject* t, PyObject* key) {
+  PyObject* const args[2] = {t, key};
+  return PyObject_Vectorcall(fallback22, args, 2, nullptr);
+}
+
+PyObject* subscript22(PyObject* t, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 1) {
+    PyErr_SetString(PyExc_TypeError, "__getitem__(key)");
+    return nullptr;
+  }
+  if (tensorClass == nullptr) {
+    PyErr_SetString(PyExc_RuntimeError, "the tracer's subscripts are not configured");
+    return nullptr;
+  }
+  PyObject* key = args[0];
+  if (key == Py_Ellipsis) return Py_NewRef(t);
+  PyObject* const* items = &key;
+  Py_ssize_t count = 1;
+  const bool isTuple = PyTuple_CheckExact(key);
+  if (isTuple) {
+    items = &PyTuple_GET_ITEM(key, 0);
+    count = PyTuple_GET_SIZE(key);
+  } else if (PyTuple_Check(key)) {
+    return fallBack22(t, key);
+  }
+  Held checks(PyObject_GetAttr(t, checksName));
+  Held shapeObj(PyObject_GetAttr(t, shapeName));
+  Held stridesObj(PyObject_GetAttr(t, stridesName));
+  if (!checks.get() || !shapeObj.get() || !stridesObj.get()) return nullptr;
+  const int checked = PyObject_IsTrue(checks.get());
+  if (checked < 0) return nullptr;
+  std::vector<int64_t> shape, strides;
+  if (checked || !intsOf(shapeObj.get(), shape) || !intsOf(stridesObj.get(), strides) || shape.size() != strides.size())
+    return fallBack22(t, key);
+  const size_t ndim = shape.size();
+  Held storage(PyObject_GetAttr(t, storageName));
+  if (storage.get() == nullptr) return nullptr;
+  bool loopIndices = false;
+  Py_ssize_t ellipsis = -1;
+  for (Py_ssize_t i = 0; i < count; ++i) {
+    if (items[i] == Py_Ellipsis) {
+      if (ellipsis >= 0) return fallBack22(t, key);  // (two: the Python subscript refuses them)
+      ellipsis = i;
+    } else if (Py_TYPE(items[i]) == loopIndexClass) {
+      loopIndices = true;
+    }
+  }
+  const size_t given = static_cast<size_t>(count) - (ellipsis >= 0 ? 1 : 0);
+  if (given > ndim) return fallBack22(t, key);
+  int onChip = 0;
+  if (isTuple && (loopIndices || (count > 0 && PyLong_CheckExact(items[0])))) {
+    Held onChipObj(PyObject_GetAttr(storage.get(), onChipName));
+    if (onChipObj.get() == nullptr) return nullptr;
+    onChip = PyObject_IsTrue(onChipObj.get());
+    if (onChip < 0) return nullptr;
+    // t[i, ...] of an on-chip tensor: a block of a multi-tile tensor (_getitem keeps its views)
+    if (onChip && count > 0 && (PyLong_CheckExact(items[0]) || Py_TYPE(items[0]) == loopIndexClass))
+      return fallBack22(t, key);
+  }
+  Entry local[8];  // (most tensors have a few dims: no allocation)
+  std::vector<Entry> many(ndim > 8 ? ndim : 0);
+  Entry* entries = ndim > 8 ? many.data() : local;
+  size_t n = 0;
+  for (Py_ssize_t i = 0; i < count; ++i) {
+    if (i == ellipsis)
+      for (size_t j = given; j < ndim; ++j) entries[n++] = {nullptr, i};
+    else
+      entries[n++] = {items[i], i};
+  }
+  Held offsetObj(PyObject_GetAttr(t, offsetName));
+  if (offsetObj.get() == nullptr) return nullptr;
+  const long long offset = PyLong_AsLongLong(offsetObj.get());
+  if (offset == -1 && PyErr_Occurred()) return nullptr;
+  bir::View v = viewOf(offset, shape, strides);
+  try {
+    const Walk w = walk22(entries, n, shape, v, true, onChip && isTuple);
+    if (w == Walk::Error) return nullptr;
+    if (w == Walk::Other) return fallBack22(t, key);
+  } catch (const bir::BIRError&) {  // (not expected: the walk keeps every slice inside)
+    return fallBack22(t, key);
+  }
+  Held newOffset(nullptr), newShape(nullptr), newStrides(nullptr);
+  Held noChecks(PyTuple_New(0));
+  if (!viewParts(v, stridesObj.get(), strides, newOffset, newShape, newStrides) || !noChecks.get()) return nullptr;
+  PyObject* const slots[5] = {storage.get(), newOffset.get(), newShape.get(), newStrides.get(), noChecks.get()};
+  return newSlottedObject(tensorClass, slots, 5);
+}
+
+// basic_subscript(key, shape, strides, offset) (see the file's comment).
+PyObject* basicSubscript(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 4 || !PyTuple_Check(args[0])) {
+    PyErr_SetString(PyExc_TypeError, "basic_subscript(key: tuple, shape, strides, offset)");
+    return nullptr;
+  }
+  std::vector<int64_t> shape, strides;
+  const long long offset = PyLong_AsLongLong(args[3]);
+  if ((offset == -1 && PyErr_Occurred()) || !intsOf(args[1], shape) || !intsOf(args[2], strides) ||
+      shape.size() != strides.size()) {
+    PyErr_Clear();
+    PyErr_SetString(PyExc_TypeError, "basic_subscript: shape and strides are tuples of as many ints, offset an int");
+    return nullptr;
+  }
+  PyObject* key = args[0];
+  const Py_ssize_t n = PyTuple_GET_SIZE(key);
+  if (static_cast<size_t>(n) > shape.size()) Py_RETURN_NONE;
+  std::vector<Entry> entries(static_cast<size_t>(n));
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject* k = PyTuple_GET_ITEM(key, i);
+    if (k == Py_Ellipsis) {  // (not the walk's `:`)
+      entries.resize(static_cast<size_t>(i));
+      break;
+    }
+    entries[static_cast<size_t>(i)] = {k, i};
+  }
+  bir::View v = viewOf(offset, shape, strides);
+  Walk w;
+  try {
+    w = walk22(entries.data(), entries.size(), shape, v, false, false);
+  } catch (const bir::BIRError& e) {  // (not expected: the walk keeps every slice inside)
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+    return nullptr;
+  }
+  if (w == Walk::Error) return nullptr;
+  if (w == Walk::Other || entries.size() != static_cast<size_t>(n)) Py_RETURN_NONE;
+  Held newOffset(nullptr), newShape(nullptr), newStrides(nullptr);
+  Held noChecks(PyTuple_New(0));
+  if (!viewParts(v, args[2], strides, newOffset, newShape, newStrides) || !noChecks.get()) return nullptr;
+  return PyTuple_Pack(4, newOffset.get(), newShape.get(), newStrides.get(), noChecks.get());
+}
+
+// slice_range(s, size, axis) (see the file's comment).
+PyObject* sliceRange(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 3 || !PySlice_Check(args[0])) {
+    PyErr_SetString(PyExc_TypeError, "slice_range(s: slice, size: int, axis: int)");
+    return nullptr;
+  }
+  const long long size = PyLong_AsLongLong(args[1]);
+  const long long axis = PyLong_AsLongLong(args[2]);
+  if (PyErr_Occurred()) return nullptr;
+  int64_t start = 0, step = 1, count = 0;
+  if (sliceRange22(args[0], size, static_cast<size_t>(axis), true, start, step, count) != Walk::View) return nullptr;
+  return Py_BuildValue("(LLL)", static_cast<long long>(start), static_cast<long long>(step),
+                       static_cast<long long>(count));
+}
+
+// ---- NKI 0.6 ----
+
+// The int of an NKI 0.6 slice bound or step `v` (nki06.tensor._int for what is no int).
+// `overflow`: an int that does not fit 64 bits (no error set).
+bool int06(PyObject* v, const char* what, long long& out, bool& overflow) {
+  overflow = false;
+  if (PyLong_CheckExact(v) || Py_TYPE(v) == loopIndexClass) {
+    plainIndex(v, out, &overflow);
+    return true;
+  }
+  return convertedInt(toInt06, v, what, out);
+}
+
+// (start, step, count) of NKI 0.6's slice `k` of a dim of `n` (nki06's slice rules); false with
+// an NKIError set.
+bool sliceRange06(PyObject* k, int64_t n, size_t axis, int64_t& start, int64_t& step, int64_t& count) {
+  auto* s = reinterpret_cast<PySliceObject*>(k);
+  long long st = 1, a = 0, b = n;
+  bool over = false, outside = false;
+  if (s->step != Py_None) {
+    if (!int06(s->step, "a slice step", st, over)) return false;
+    if (over) {
+      raise(PyUnicode_FromFormat("a slice step %S does not fit 64 bits", s->step));
+      return false;
+    }
+  }
+  if (st < 1) {
+    raise(PyUnicode_FromFormat("slice step %lld: steps must be positive", st));
+    return false;
+  }
+  if (s->start != Py_None) {
+    if (!int06(s->start, "a slice start", a, over)) return false;
+    outside = over;
+  }
+  if (s->stop != Py_None) {
+    if (!int06(s->stop, "a slice stop", b, over)) return false;
+    outside = outside || over;
+  }
+  if (!outside) {
+    if (a < 0) a += n;
+    if (b < 0) b += n;
+  }
+  if (outside || !(0 <= a && a < b && b <= n)) {
+    raise(PyUnicode_FromFormat("slice %S:%S of dimension %zu (size %lld) is empty or reaches outside it", s->start,
+                               s->stop, axis, static_cast<long long>(n)));
+    return false;
+  }
+  start = a;
+  step = st;
+  count = ceilDiv(b - a, st);
+  return true;
+}
+
+PyObject* subscript06(PyObject* t, PyObject* const* args, Py_ssize_t nargs) {
   if (nargs != 1) {
     PyErr_SetString(PyExc_TypeError, "__getitem__(key)");
     return nullptr;
@@ -111,7 +505,6 @@ PyObject* subscript(PyObject* t, PyObject* const* args, Py_ssize_t nargs) {
   Held indirect(PyObject_GetAttr(t, indirectName));
   Held view(PyObject_GetAttr(t, viewName));
   if (indirect.get() == nullptr || view.get() == nullptr) return nullptr;
-  if (indirect.get() != Py_None) return fallBack(t, key);
   Held storage(PyObject_GetAttr(view.get(), storageName));
   Held offsetObj(PyObject_GetAttr(view.get(), offsetName));
   Held shapeObj(PyObject_GetAttr(view.get(), shapeName));
@@ -126,84 +519,102 @@ PyObject* subscript(PyObject* t, PyObject* const* args, Py_ssize_t nargs) {
   if ((offset == -1 && PyErr_Occurred()) || !intsOf(shapeObj.get(), shape) || !intsOf(stridesObj.get(), strides) ||
       shape.size() != strides.size()) {
     PyErr_Clear();
-    return fallBack(t, key);
+    PyErr_SetString(PyExc_TypeError, "NkiTensor subscript: a view of an int offset, shape and strides expected");
+    return nullptr;
   }
   const size_t ndim = shape.size();
-  // the key's entries, `...` expanded to `:`s (nullptr stands for `:`)
-  std::vector<PyObject*> entries;
   PyObject* const* items = &key;
   Py_ssize_t count = 1;
   if (PyTuple_Check(key)) {
     items = &PyTuple_GET_ITEM(key, 0);
     count = PyTuple_GET_SIZE(key);
   }
-  bool ellipsis = false;
+  Py_ssize_t ellipsis = -1;
   for (Py_ssize_t i = 0; i < count; ++i) {
     if (items[i] != Py_Ellipsis) continue;
-    if (ellipsis) return fallBack(t, key);  // (two: the Python subscript refuses them)
-    ellipsis = true;
+    if (ellipsis >= 0) return raise(PyUnicode_FromString("a subscript takes one '...'"));
+    ellipsis = i;
   }
-  const size_t given = static_cast<size_t>(count) - (ellipsis ? 1 : 0);
-  if (given > ndim) return fallBack(t, key);
+  const size_t given = static_cast<size_t>(count) - (ellipsis >= 0 ? 1 : 0);
+  if (given > ndim) return raise(PyUnicode_FromFormat("%zu indices for a %zu-dimensional tensor", given, ndim));
+  std::vector<PyObject*> entries;  // null: `:`
+  entries.reserve(ndim);
   for (Py_ssize_t i = 0; i < count; ++i) {
-    if (items[i] == Py_Ellipsis)
+    if (i == ellipsis)
       entries.insert(entries.end(), ndim - given, nullptr);
     else
       entries.push_back(items[i]);
   }
   entries.resize(ndim, nullptr);
-  std::vector<bir::APPair> dims(ndim);
-  for (size_t d = 0; d < ndim; ++d) dims[d] = {strides[d], shape[d]};
-  bir::View v(nullptr, bir::DType::float32, offset, std::move(dims));
-  size_t d = 0;  // v's dim for the key's next entry
+  // Dim 0 of a vector-selected tensor is indirect: only `:` takes it.
+  auto refuseIndirect = [&](size_t axis) {
+    if (axis != 0 || indirect.get() == Py_None) return false;
+    Held kind(PyObject_GetAttr(indirect.get(), kindName));
+    if (kind.get() == nullptr) return true;
+    const int vector = PyObject_RichCompareBool(kind.get(), vectorName, Py_EQ);
+    if (vector < 0) return true;
+    if (vector)
+      raise(PyUnicode_FromString(
+          "a subscript: dimension 0 of this view is indirect (vector-selected) and cannot be sliced or selected"));
+    return vector != 0;
+  };
+  bir::View v = viewOf(offset, shape, strides);
   bool dropped = false;
+  size_t d = 0;  // v's dim for the next entry
   try {
     for (size_t axis = 0; axis < ndim; ++axis) {
       PyObject* k = entries[axis];
       const int64_t n = shape[axis];
-      long long start = 0, stop = 0;
       if (k == nullptr) {
         ++d;
-      } else if (PySlice_Check(k)) {
+        continue;
+      }
+      if (PySlice_Check(k)) {
         auto* s = reinterpret_cast<PySliceObject*>(k);
-        if (s->step != Py_None) return fallBack(t, key);
-        if (s->start == Py_None && s->stop == Py_None) {
+        if (s->start == Py_None && s->stop == Py_None && s->step == Py_None) {
           ++d;
           continue;
         }
-        if (!plainIndex(s->start, start) || !plainIndex(s->stop, stop) || !(0 <= start && start < stop && stop <= n))
-          return fallBack(t, key);
-        v = v.slice(d++, start, stop - start);
-      } else if (plainIndex(k, start)) {
-        if (start < 0) start += n;
-        if (!(0 <= start && start < n)) return fallBack(t, key);
-        if (onChip && axis == 0) {
-          v = v.slice(d++, start, 1);  // (the partition dim stays, at size 1)
-        } else {
-          v = v.at(d, start);
-          dropped = true;
-        }
+        int64_t start = 0, step = 1, num = 0;
+        if (!sliceRange06(k, n, axis, start, step, num)) return nullptr;
+        if ((start != 0 || step != 1 || num != n) && refuseIndirect(axis)) return nullptr;
+        v = std::move(v).slice(d++, start, num, step);
+        continue;
+      }
+      long long i = 0;
+      bool overflow = false;
+      if (!plainIndex(k, i, &overflow) && !overflow) {
+        Held converted(PyObject_CallOneArg(index06, k));  // (raises for a run-time index)
+        if (converted.get() == nullptr) return nullptr;
+        int over = 0;
+        i = PyLong_AsLongLongAndOverflow(converted.get(), &over);
+        if (i == -1 && PyErr_Occurred()) return nullptr;
+        overflow = over != 0;
+      }
+      if (!overflow && i < 0) i += n;
+      if (overflow || i < 0 || i >= n)
+        return raise(PyUnicode_FromFormat("index %S is outside dimension %zu (size %lld)", k, axis,
+                                          static_cast<long long>(n)));
+      if (refuseIndirect(axis)) return nullptr;
+      if (onChip && axis == 0) {
+        v = std::move(v).slice(d++, i, 1);  // (the partition dim stays, at size 1)
       } else {
-        return fallBack(t, key);
+        v = std::move(v).at(d, i);
+        dropped = true;
       }
     }
-  } catch (const bir::BIRError&) {  // (not expected: the checks above keep every slice inside)
-    return fallBack(t, key);
+  } catch (const bir::BIRError& e) {  // (not expected: the checks above keep every slice inside)
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+    return nullptr;
   }
-  std::vector<int64_t> outShape, outStrides;
-  for (const bir::APPair& p : v.dims()) {
-    outShape.push_back(p.num);
-    outStrides.push_back(p.step);
+  if (dropped && v.rank() < (onChip ? 2u : 1u)) {  // the last dim stays at size 1
+    std::vector<bir::APPair> dims = v.dims();
+    dims.push_back({dims.empty() || onChip ? 1 : dims.back().step, 1});
+    v = bir::View(nullptr, bir::DType::float32, v.offset(), std::move(dims));
   }
-  if (dropped && outShape.size() < (onChip ? 2u : 1u)) {  // the last dim stays at size 1
-    outStrides.push_back(outStrides.empty() || onChip ? 1 : outStrides.back());
-    outShape.push_back(1);
-  }
-  Held newOffset(PyLong_FromLongLong(v.offset()));
-  Held newShape(tupleOfInts(outShape));
-  Held newStrides(tupleOfInts(outStrides));
+  Held newOffset(nullptr), newShape(nullptr), newStrides(nullptr);
   Held noChecks(PyTuple_New(0));
-  if (!newOffset.get() || !newShape.get() || !newStrides.get() || !noChecks.get()) return nullptr;
+  if (!viewParts(v, nullptr, strides, newOffset, newShape, newStrides) || !noChecks.get()) return nullptr;
   PyObject* const slots[5] = {storage.get(), newOffset.get(), newShape.get(), newStrides.get(), noChecks.get()};
   Held derived(newSlottedObject(tensorClass, slots, 5));
   if (derived.get() == nullptr) return nullptr;
@@ -213,107 +624,76 @@ PyObject* subscript(PyObject* t, PyObject* const* args, Py_ssize_t nargs) {
   PyObject* out = cls->tp_alloc(cls, 0);
   if (out == nullptr) return nullptr;
   if (PyObject_SetAttr(out, viewName, derived.get()) < 0 || PyObject_SetAttr(out, bufferName, buffer.get()) < 0 ||
-      PyObject_SetAttr(out, indirectName, Py_None) < 0) {
+      PyObject_SetAttr(out, indirectName, indirect.get()) < 0) {
     Py_DECREF(out);
     return nullptr;
   }
   return out;
 }
 
-// One bound of a slice of a dim of size n: `lo`/`hi` from the slice's start and stop (None and
-// None: the whole dim). False when the fast path does not take it.
-bool sliceBounds(PyObject* k, int64_t n, long long& lo, long long& hi) {
-  if (!PySlice_Check(k)) return false;
-  auto* s = reinterpret_cast<PySliceObject*>(k);
-  if (s->step != Py_None) return false;
-  if (s->start == Py_None && s->stop == Py_None) {
-    lo = 0;
-    hi = n;
-    return true;
-  }
-  return plainIndex(s->start, lo) && plainIndex(s->stop, hi) && 0 <= lo && lo < hi && hi <= n;
-}
-
-PyObject* subscript22(PyObject* t, PyObject* const* args, Py_ssize_t nargs) {
-  if (nargs != 1) {
-    PyErr_SetString(PyExc_TypeError, "__getitem__(key)");
-    return nullptr;
-  }
-  if (tensorClass == nullptr) {
-    PyErr_SetString(PyExc_RuntimeError, "the tracer's subscripts are not configured");
-    return nullptr;
-  }
-  PyObject* key = args[0];
-  if (key == Py_Ellipsis) return Py_NewRef(t);
-  if (!PyTuple_CheckExact(key) || PyTuple_GET_SIZE(key) != 2) return PyObject_CallFunctionObjArgs(fallback22, t, key, nullptr);
-  Held checks(PyObject_GetAttr(t, checksName));
-  Held shapeObj(PyObject_GetAttr(t, shapeName));
-  Held stridesObj(PyObject_GetAttr(t, stridesName));
-  if (!checks.get() || !shapeObj.get() || !stridesObj.get()) return nullptr;
-  const int checked = PyObject_IsTrue(checks.get());
-  if (checked < 0) return nullptr;
-  std::vector<int64_t> shape, strides;
-  long long r0 = 0, r1 = 0, c0 = 0, c1 = 0;
-  if (checked || !intsOf(shapeObj.get(), shape) || shape.size() != 2 || !intsOf(stridesObj.get(), strides) ||
-      strides.size() != 2 || !sliceBounds(PyTuple_GET_ITEM(key, 0), shape[0], r0, r1) ||
-      !sliceBounds(PyTuple_GET_ITEM(key, 1), shape[1], c0, c1))
-    return PyObject_CallFunctionObjArgs(fallback22, t, key, nullptr);
-  Held storage(PyObject_GetAttr(t, storageName));
-  Held offsetObj(PyObject_GetAttr(t, offsetName));
-  if (!storage.get() || !offsetObj.get()) return nullptr;
-  const long long offset = PyLong_AsLongLong(offsetObj.get());
-  if (offset == -1 && PyErr_Occurred()) return nullptr;
-  bir::View v(nullptr, bir::DType::float32, offset, {{strides[0], shape[0]}, {strides[1], shape[1]}});
-  try {
-    v = v.slice(0, r0, r1 - r0).slice(1, c0, c1 - c0);
-  } catch (const bir::BIRError&) {  // (not expected: sliceBounds keeps both slices inside)
-    return PyObject_CallFunctionObjArgs(fallback22, t, key, nullptr);
-  }
-  Held newOffset(PyLong_FromLongLong(v.offset()));
-  Held newShape(tupleOfInts({v.dims()[0].num, v.dims()[1].num}));
-  Held noChecks(PyTuple_New(0));
-  if (!newOffset.get() || !newShape.get() || !noChecks.get()) return nullptr;
-  PyObject* const slots[5] = {storage.get(), newOffset.get(), newShape.get(), stridesObj.get(), noChecks.get()};
-  return newSlottedObject(tensorClass, slots, 5);
-}
-
 PyMethodDef subscript22Def = {
     "__getitem__", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(subscript22)), METH_FASTCALL,
     "t[key]: a view of the tensor (see the NKI indexing rules)."};
 
-PyMethodDef subscriptDef = {
-    "__getitem__", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(subscript)), METH_FASTCALL,
+PyMethodDef subscript06Def = {
+    "__getitem__", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(subscript06)), METH_FASTCALL,
     "t[key]: ints, slices (nl.ds) and ... (see the language guide's indexing rules)."};
 
+PyMethodDef basicSubscriptDef = {
+    "basic_subscript", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(basicSubscript)), METH_FASTCALL,
+    "basic_subscript(key, shape, strides, offset): the view (offset, shape, strides, ()) of a 2.2x tensor view "
+    "without bound checks subscripted by the tuple key of ints, NumPy integers and slices (at most one per dim); "
+    "None for a key with another entry (from the first of them) or a slice reaching outside its dim; an int "
+    "outside its dim and a bad slice raise NKIError, in key order."};
+
+PyMethodDef sliceRangeDef = {
+    "slice_range", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(sliceRange)), METH_FASTCALL,
+    "slice_range(s, size, axis): (start, step, count) of the slice s of dim `axis` of `size` elements, without "
+    "NumPy's clamping (a slice reaching outside is an out-of-range access, checked later); NKIError for a zero "
+    "step or an empty slice."};
+
+void setFunction(py::module_& m, PyMethodDef* def) {
+  m.attr(def->ml_name) = py::reinterpret_steal<py::object>(PyCFunction_NewEx(def, nullptr, nullptr));
+}
+
 void bindSubscripts(py::module_& m) {
-  for (auto [slot, text] : {std::pair{&checksName, "checks"}, {&viewName, "_view"}, {&bufferName, "_buffer"}, {&indirectName, "_indirect"},
-                            {&storageName, "storage"}, {&onChipName, "on_chip"}, {&offsetName, "offset"},
-                            {&shapeName, "shape"}, {&stridesName, "strides"}}) {
+  for (auto [slot, text] :
+       {std::pair{&checksName, "checks"}, {&viewName, "_view"}, {&bufferName, "_buffer"}, {&indirectName, "_indirect"},
+        {&storageName, "storage"}, {&onChipName, "on_chip"}, {&offsetName, "offset"}, {&shapeName, "shape"},
+        {&stridesName, "strides"}, {&kindName, "kind"}, {&vectorName, "vector"}}) {
     *slot = PyUnicode_InternFromString(text);
     if (*slot == nullptr) throw py::error_already_set();
   }
   m.def(
       "configure_subscripts",
-      [](py::type tensor, py::type loopIndex, py::object python) {
-        for (PyObject** slot : {&tensorClass, &fallback22}) Py_XDECREF(*slot);
+      [](py::type tensor, py::type loopIndex, py::object python, py::type error, py::object asInt,
+         py::type integer) {
+        for (PyObject** slot : {&tensorClass, &fallback22, &nkiError, &asInt22, &npInteger}) Py_XDECREF(*slot);
         Py_XDECREF(reinterpret_cast<PyObject*>(loopIndexClass));
         tensorClass = tensor.inc_ref().ptr();
         loopIndexClass = reinterpret_cast<PyTypeObject*>(loopIndex.inc_ref().ptr());
         fallback22 = python.inc_ref().ptr();
+        nkiError = error.inc_ref().ptr();
+        asInt22 = asInt.inc_ref().ptr();
+        npInteger = integer.inc_ref().ptr();
       },
-      py::arg("tensor_class"), py::arg("loop_index_class"), py::arg("fallback"),
-      "Gives the subscripts the Tensor (2.2x) and LoopIndex classes and the Python subscript fallback(t, key) "
-      "of Tensor for the keys the C one does not take.");
+      py::arg("tensor_class"), py::arg("loop_index_class"), py::arg("fallback"), py::arg("error"),
+      py::arg("as_int"), py::arg("np_integer"),
+      "Gives the subscripts the Tensor (2.2x) and LoopIndex classes, the Python subscript fallback(t, key) of "
+      "Tensor for the keys the C one does not take, the NKIError class, the conversion as_int(value, what) of "
+      "slice bounds that are not ints, and numpy.integer.");
   m.def(
       "configure_nki06_subscript",
-      [](py::type nkiTensor, py::object python) {
-        for (PyObject** slot : {&nkiTensorClass, &fallback}) Py_XDECREF(*slot);
+      [](py::type nkiTensor, py::object index, py::object toInt) {
+        for (PyObject** slot : {&nkiTensorClass, &index06, &toInt06}) Py_XDECREF(*slot);
         nkiTensorClass = nkiTensor.inc_ref().ptr();
-        fallback = python.inc_ref().ptr();
+        index06 = index.inc_ref().ptr();
+        toInt06 = toInt.inc_ref().ptr();
       },
-      py::arg("nki_tensor_class"), py::arg("fallback"),
-      "Gives the subscripts the NkiTensor class (NKI 0.6; after configure_subscripts) and its Python "
-      "subscript fallback(t, key, loc) for the keys the C one does not take.");
+      py::arg("nki_tensor_class"), py::arg("index"), py::arg("to_int"),
+      "Gives the subscripts the NkiTensor class (NKI 0.6; after configure_subscripts), index(k): the int of "
+      "an index that is no int or loop index (NKIError for a run-time one), and to_int(v, what): the int of a "
+      "slice bound or step that is no int.");
   m.def(
       "subscript_method",
       [](py::type cls) {
@@ -321,9 +701,11 @@ void bindSubscripts(py::module_& m) {
         if (cls.ptr() != tensorClass && cls.ptr() != nkiTensorClass)
           throw py::type_error("subscript_method: configure the subscripts of this class first");
         return py::reinterpret_steal<py::object>(
-            PyDescr_NewMethod(type, cls.ptr() == tensorClass ? &subscript22Def : &subscriptDef));
+            PyDescr_NewMethod(type, cls.ptr() == tensorClass ? &subscript22Def : &subscript06Def));
       },
       py::arg("cls"), "The C subscript of the tensor class cls (Tensor or NkiTensor) as its __getitem__ method.");
+  setFunction(m, &basicSubscriptDef);
+  setFunction(m, &sliceRangeDef);
 }
 
 NXS_REGISTER_SUBMODULE(nki, 47, "the NKI tracer's hot paths", bindSubscripts);

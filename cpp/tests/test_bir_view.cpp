@@ -44,6 +44,12 @@ TEST(BirView, SliceAndAt) {
   EXPECT_EQ(s.shape(), (std::vector<int64_t>{4, 3, 8}));
   const View strided = x.v.slice(2, 1, 3, 2);  // elements 1, 3, 5 of the last dim
   EXPECT_EQ(elements(strided.at(0, 0).at(0, 0).ap()), (std::vector<int64_t>{1, 3, 5}));
+  const View backwards = x.v.slice(2, 6, 3, -2);  // elements 6, 4, 2 of the last dim
+  EXPECT_EQ(elements(backwards.at(0, 0).at(0, 0).ap()), (std::vector<int64_t>{6, 4, 2}));
+  EXPECT_EQ(errorOf([&] { x.v.slice(2, 1, 2, -2); }),  // reaches element -1
+            "View::slice: 2 elements every -2 from 1 of dim 2 of t@0[[48,4], [8,6], [1,8]] float32");
+  EXPECT_EQ(errorOf([&] { x.v.slice(2, 1, 2, 0); }),
+            "View::slice: 2 elements every 0 from 1 of dim 2 of t@0[[48,4], [8,6], [1,8]] float32");
   const View a = x.v.at(0, 3);
   EXPECT_EQ(a.rank(), 2u);
   EXPECT_EQ(a.offset(), 144);

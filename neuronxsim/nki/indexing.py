@@ -517,30 +517,10 @@ class BoundCheck:
         return None
 
 
-def _slice_range(s: slice, size: int, axis: int) -> tuple[int, int, int]:
-    """(start, step, count) of a slice, without NumPy's clamping: a slice reaching outside the
-    dimension is an out-of-range access (checked later), not a shorter one."""
-    step = 1 if s.step is None else _as_int(s.step, "a slice step")
-    if step == 0:
-        raise NKIError("slice step must not be 0", caller_location())
-    start = s.start
-    if start is None:
-        start = 0 if step > 0 else size - 1
-    else:
-        start = _as_int(start, "a slice bound")
-        if start < 0:
-            start += size
-    if s.stop is None:
-        count = _ceil_div(size - start, step) if step > 0 else start // -step + 1
-    else:
-        stop = _as_int(s.stop, "a slice bound")
-        if stop < 0:
-            stop += size
-        count = _ceil_div(stop - start, step)
-    if count <= 0:
-        raise NKIError(f"slice {s.start}:{s.stop}:{s.step} of dimension {axis} (size {size}) "
-                       "is empty", caller_location())
-    return start, step, count
+#: ``_slice_range(s, size, axis)``: (start, step, count) of a slice, without NumPy's clamping: a
+#: slice reaching outside the dimension is an out-of-range access (checked later), not a shorter
+#: one. In C (``cpp/python/trace_subscript.cpp``, the home of the subscripts' slice arithmetic).
+_slice_range = _core.nki.slice_range
 
 
 def resolve_subscript(key, shape: tuple, strides: tuple, offset: int, checks: tuple):
@@ -751,68 +731,10 @@ def _expr_subscript(key: tuple, shape: tuple, strides: tuple, offset: int):
     return offset, grid, tuple(new_strides), tuple(new_checks)
 
 
-def basic_subscript(key: tuple, shape: tuple, strides: tuple, offset: int):
-    """The common case of :func:`resolve_subscript` (of a view without index checks, at most
-    one subscript per dimension): integers and slices only (omitted trailing dimensions are
-    whole). None for anything else (the general path's job)."""
-    new_shape, new_strides, new_checks = [], [], None
-    axis = 0
-    for k in key:
-        cls = k.__class__
-        if cls is int:  # (tested first, and without int(): the commonest subscript)
-            size = shape[axis]
-            if not 0 <= k < size:
-                if -size <= k < 0:
-                    k += size
-                else:
-                    raise NKIError(f"index {k} is out of range for dimension {axis} of size "
-                                   f"{size}", caller_location())
-            offset += strides[axis] * k
-        elif cls is slice:
-            start, stop = k.start, k.stop
-            if k.step is None:
-                if start is None and stop is None:  # `:`, the whole dimension
-                    new_shape.append(shape[axis])
-                    new_strides.append(strides[axis])
-                    axis += 1
-                    continue
-                if start.__class__ is int and stop.__class__ is int and \
-                        0 <= start < stop <= shape[axis]:  # a forward slice inside it
-                    stride = strides[axis]
-                    offset += stride * start
-                    new_shape.append(stop - start)
-                    new_strides.append(stride)
-                    axis += 1
-                    continue
-            size = shape[axis]
-            stride = strides[axis]
-            start, step, count = _slice_range(k, size, axis)
-            last = start + step * (count - 1)
-            offset += stride * start
-            if start < 0 or last < 0 or start >= size or last >= size:
-                if new_checks is None:
-                    new_checks = []
-                new_checks.append((start, (0,) * len(new_shape) + (step,), size, axis))
-            new_shape.append(count)
-            new_strides.append(stride * step)
-        elif isinstance(k, np.integer):
-            k = int(k)
-            size = shape[axis]
-            if -size <= k < 0:
-                k += size
-            if not 0 <= k < size:
-                raise NKIError(f"index {k} is out of range for dimension {axis} of size {size}",
-                               caller_location())
-            offset += strides[axis] * k
-        else:
-            return None
-        axis += 1
-    if axis < len(shape):
-        new_shape += shape[axis:]
-        new_strides += strides[axis:]
-    if new_checks is None:
-        return offset, tuple(new_shape), tuple(new_strides), ()
-    rank = len(new_shape)
-    checks = tuple(BoundCheck(c, coefs + (0,) * (rank - len(coefs)), n, a)
-                   for c, coefs, n, a in new_checks)
-    return offset, tuple(new_shape), tuple(new_strides), checks
+#: ``basic_subscript(key, shape, strides, offset)``: the common case of :func:`resolve_subscript`
+#: (a view without index checks, at most one subscript per dimension): integers, NumPy integers
+#: and slices inside their dimensions (omitted trailing dimensions are whole), ``(offset, shape,
+#: strides, ())``; None for a key with anything else or a slice reaching outside its dimension
+#: (the general path's bound checks); an integer out of range and a bad slice raise NKIError, in
+#: key order. In C on ``bir::View`` (``cpp/python/trace_subscript.cpp``), as ``Tensor``'s subscript.
+basic_subscript = _core.nki.basic_subscript

@@ -27,7 +27,7 @@ from neuronxsim.starfish.lib import _core
 
 from . import dtypes as dt
 from .errors import NKIError, SourceLocation, caller_location
-from .indexing import (BoundCheck, IndexExpr, LoopIndex, basic_subscript,
+from .indexing import (BoundCheck, IndexExpr, LoopIndex, _as_int, basic_subscript,
                        partition_free_subscript, plain_subscript, resolve_subscript)
 
 #: Buffer names as NKI spells them (``nl.sbuf`` is the string "sbuf", and so on).
@@ -206,10 +206,8 @@ class Tensor:
                        "used as a Python integer", caller_location())
 
     # ---- views ----
-    def __getitem__(self, key) -> "Tensor":
-        # (replaced below by _core.nki's subscript, which takes `...` and `t[a:b, c:d]` of a 2-D
-        # tensor itself and hands every other key to _getitem)
-        return _getitem(self, key)
+    # (__getitem__: _core.nki's subscript, set below, which hands the keys it does not take to
+    # _getitem)
 
     def __setitem__(self, key, value):
         last = self.last_subscript
@@ -308,8 +306,8 @@ class Tensor:
 
 def _getitem(self: Tensor, key) -> Tensor:
     """``self[key]`` for the keys the C subscript (``Tensor.__getitem__``) hands on: index
-    expressions, blocks of multi-tile tensors, loop-index keys, masks, run-time (indirect) rows,
-    and every error."""
+    expressions, blocks of multi-tile tensors, slices reaching outside their dimension (bound
+    checks deferred to the instruction), run-time (indirect) rows, and every error."""
     view = None
     if key.__class__ is tuple and not self.checks:
         n = len(key)
@@ -334,11 +332,12 @@ def _getitem(self: Tensor, key) -> Tensor:
                         self.last_subscript = (key, view)
                         return view
                 view = basic_subscript(key, shape, self.strides, self.offset)
-                view = blocks[memo] = new_view(self.storage, view[0], view[1], view[2],
-                                             view[3])
-                self.last_subscript = (key, view)
-                return view
-            view = basic_subscript(key, shape, self.strides, self.offset)
+                if view is not None:  # (None: a slice reaches outside; resolve_subscript's)
+                    view = blocks[memo] = new_view(self.storage, view[0], view[1], view[2], ())
+                    self.last_subscript = (key, view)
+                    return view
+            else:
+                view = basic_subscript(key, shape, self.strides, self.offset)
     if view is None:
         plain = plain_subscript(key if key.__class__ is tuple else (key,),
                                 self.storage.on_chip and key.__class__ is tuple)
@@ -360,11 +359,12 @@ _int_index = int.__index__  # (a loop index as the plain integer it is)
 #: slots None). In C (``cpp/python/trace_slotted.cpp``): a trace makes a few per instruction.
 new_view = functools.partial(_core.nki.new_slotted, Tensor)
 
-_core.nki.configure_subscripts(Tensor, LoopIndex, _getitem)
-#: ``t[key]`` in C (``cpp/python/trace_subscript.cpp``): ``...`` (the tensor itself) and
-#: ``t[a:b, c:d]`` of ints, loop indices or ``:`` inside a 2-D tensor without bound checks (the
-#: commonest subscript of all: the view from ``offset + a * strides[0] + c * strides[1]`` of shape
-#: ``(b - a, d - c)``, sharing the tensor's strides); every other key is ``_getitem``'s.
+_core.nki.configure_subscripts(Tensor, LoopIndex, _getitem, NKIError, _as_int, np.integer)
+#: ``t[key]`` in C (``cpp/python/trace_subscript.cpp``, its arithmetic ``bir::View``'s): ``...``
+#: (the tensor itself) and, on a tensor without bound checks, keys of ints, loop indices, NumPy
+#: integers, slices (any step, negative bounds) and one ``...``, every index and slice inside its
+#: dimension, except a tuple key starting with an integer on an on-chip tensor (a block, whose
+#: views ``_getitem`` keeps); every other key is ``_getitem``'s.
 Tensor.__getitem__ = _core.nki.subscript_method(Tensor)
 
 

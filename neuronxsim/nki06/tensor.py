@@ -23,7 +23,7 @@ from neuronxsim import bir
 from neuronxsim.errors import BIRError
 from neuronxsim.nki.errors import NKIError, caller_location
 from neuronxsim.nki.indexing import LoopIndex
-from neuronxsim.nki.tensor import HBM, INPUT, PSUM, SBUF, SHARED_HBM, Tensor, _int_index, new_view
+from neuronxsim.nki.tensor import HBM, INPUT, PSUM, SBUF, SHARED_HBM, Tensor, new_view
 from neuronxsim.nki.tracer import current
 from neuronxsim.starfish.lib import _core
 
@@ -159,9 +159,7 @@ class NkiTensor(NKIObject):
         return self._indirect is not None
 
     # ---- views ----
-    def __getitem__(self, key) -> "NkiTensor":
-        return _subscript(self, key, None)  # (errors find the kernel's line themselves)
-    # (replaced below by the same subscript in C for the commonest keys)
+    # (__getitem__: _core.nki's subscript, set below)
 
     def __setitem__(self, key, value):
         _language().assign(self[key], value)
@@ -626,104 +624,26 @@ def _is_unknown_register(x) -> bool:
 
 # ---- subscripts ----
 
-def _subscript(t: NkiTensor, key, loc) -> NkiTensor:
-    """``t[key]``: ints, slices (``nl.ds``), ``...`` (see the module docstring of the language
-    guide's indexing rules: on chip an int on dim 0 keeps it at size 1 and results stay >= 2-D;
-    in HBM an int drops its dim and results stay >= 1-D)."""
-    if not isinstance(key, tuple):
-        key = (key,)
-    ndim = len(t._view.shape)  # (t.ndim)
-    for k in key:
-        if k is Ellipsis:
-            i = key.index(Ellipsis)
-            if Ellipsis in key[i + 1:]:
-                raise NKIError("a subscript takes one '...'", loc)
-            key = key[:i] + (slice(None),) * (ndim - len(key) + 1) + key[i + 1:]
-            break
-    if len(key) > ndim:
-        raise NKIError(f"{len(key)} indices for a {ndim}-dimensional tensor", loc)
-    key = key + (slice(None),) * (ndim - len(key))
-    view = t._view
-    on_chip = view.storage.on_chip
-    offset = view.offset
-    shape, strides, dropped = [], [], False
-    direct = t._indirect is None
-    for axis, (k, n, s) in enumerate(zip(key, view.shape, view.strides)):
-        c = k.__class__
-        if c is slice:
-            start, stop = k.start, k.stop
-            c0, c1 = start.__class__, stop.__class__
-            if k.step is None and (c0 is int or c0 is LoopIndex) and \
-                    (c1 is int or c1 is LoopIndex) and 0 <= start < stop <= n and direct:
-                # the commonest: a:b inside the dim (loop indices as the plain integers they are)
-                if c0 is LoopIndex:
-                    start = _int_index(start)
-                if c1 is LoopIndex:
-                    stop = _int_index(stop)
-                offset += start * s
-                shape.append(stop - start)
-                strides.append(s)
-                continue
-            if start is None and stop is None and k.step is None:  # `:`, the whole dim
-                shape.append(n)
-                strides.append(s)
-                continue
-            start, step, count = _slice(k, n, axis, loc)
-            if (start, step, count) != (0, 1, n):
-                t._direct_dim(axis, "a subscript", loc)
-            offset += start * s
-            shape.append(count)
-            strides.append(s * step)
-            continue
-        if c is int or c is LoopIndex:  # (the commonest index, as _int makes it)
-            i = k if c is int else _int_index(k)
-        else:
-            if isinstance(k, NkiTensor) or _is_unknown_register(k):
-                raise NKIError("a subscript with a runtime index: use t.select(dim, index) or "
-                               "t.ap(..., scalar_offset=...)", loc)
-            i = _int(k, "an index", loc)
-        if i < 0:
-            i += n
-        if not 0 <= i < n:
-            raise NKIError(f"index {k} is outside dimension {axis} (size {n})", loc)
-        if not direct:
-            t._direct_dim(axis, "a subscript", loc)
-        offset += i * s
-        if on_chip and axis == 0:
-            shape.append(1)
-            strides.append(s)
-        else:
-            dropped = True
-    minimum = 2 if on_chip else 1
-    if dropped and len(shape) < minimum:  # the last dim stays at size 1
-        shape.append(1)
-        strides.append(1 if not strides or on_chip else strides[-1])
-    return t._derive(offset, tuple(shape), tuple(strides))
+def _index(k) -> int:
+    """The integer of a subscript's index that is neither an int nor a loop index (a NumPy
+    integer, a register of known value); a tensor or an unknown register, a run-time index, is
+    refused (NkiTensor's C subscript asks)."""
+    if isinstance(k, NkiTensor) or _is_unknown_register(k):
+        raise NKIError("a subscript with a runtime index: use t.select(dim, index) or "
+                       "t.ap(..., scalar_offset=...)")
+    return _int(k, "an index", None)
 
 
-def _slice(k: slice, n: int, axis: int, loc) -> tuple[int, int, int]:
-    """(start, step, count) of a slice of a dimension of size ``n``; a slice reaching outside it
-    is an error (NumPy would clamp it)."""
-    step = 1 if k.step is None else _int(k.step, "a slice step", loc)
-    if step < 1:
-        raise NKIError(f"slice step {step}: steps must be positive", loc)
-    start = 0 if k.start is None else _int(k.start, "a slice start", loc)
-    stop = n if k.stop is None else _int(k.stop, "a slice stop", loc)
-    if start < 0:
-        start += n
-    if stop < 0:
-        stop += n
-    if not 0 <= start < stop <= n:
-        raise NKIError(f"slice {k.start}:{k.stop} of dimension {axis} (size {n}) is empty or "
-                       "reaches outside it", loc)
-    return start, step, -(-(stop - start) // step)
+def _slice_int(v, what: str) -> int:
+    """A slice bound or step that is no int, as an integer (NkiTensor's C subscript asks)."""
+    return _int(v, what, None)
 
 
-_core.nki.configure_nki06_subscript(NkiTensor, _subscript)
-#: ``t[key]`` in C (``cpp/python/trace_subscript.cpp``) for keys of ints, loop indices, ``a:b``
-#: slices of them, ``:`` and ``...`` inside the tensor, on a direct tensor: what ``_subscript``
-#: does for them, without its frames (NKI 0.6 kernels subscript nearly every operand); other
-#: keys, and the errors, are ``_subscript``'s.
+_core.nki.configure_nki06_subscript(NkiTensor, _index, _slice_int)
+#: ``t[key]`` in C (``cpp/python/trace_subscript.cpp``, its arithmetic ``bir::View``'s): ints
+#: (negative from the end), slices (``nl.ds``; positive steps, inside the dimension), ``:`` and
+#: ``...`` (see the language guide's indexing rules: on chip an int on dim 0 keeps it at size 1
+#: and results stay >= 2-D; in HBM an int drops its dim and results stay >= 1-D), and every error.
 NkiTensor.__getitem__ = _core.nki.subscript_method(NkiTensor)
 
 

@@ -47,6 +47,8 @@ def test_dram_chains_match_numpy(function, rows):
     same(v, a)
     same(v.slice(0, rows // 3, max(1, rows // 2), 1), a[rows // 3:rows // 3 + max(1, rows // 2)])
     same(v.slice(2, 1, 3, 3), a[:, :, 1:10:3])
+    same(v.slice(2, 9, 4, -3), a[:, :, 9::-3])  # backwards
+    same(v.slice(0, rows - 1, rows, -1), a[::-1])
     same(v.at(1, 4), a[:, 4])
     same(v.split(2, 5), a.reshape(rows, 6, 2, 5))
     same(v.permute([2, 0, 1]), a.transpose(2, 0, 1))
@@ -137,6 +139,10 @@ def test_refusals_name_the_operation(function):
     v, _ = dram(function, [128, 6, 10])
     with pytest.raises(BIRError, match=r"View::slice: \[5, 8\) of dim 1"):
         v.slice(1, 5, 3)
+    with pytest.raises(BIRError, match=r"View::slice: 3 elements every -2 from 3 of dim 1"):
+        v.slice(1, 3, 3, -2)  # (reaches element -1)
+    with pytest.raises(BIRError, match=r"View::slice: 2 elements every 0 from 1 of dim 1"):
+        v.slice(1, 1, 2, 0)
     with pytest.raises(BIRError, match="View::merge: dims 1 and 2 of .* do not nest"):
         v.slice(2, 0, 5).merge(1)
     with pytest.raises(BIRError, match="View::split: dim 2 of .* by 3"):

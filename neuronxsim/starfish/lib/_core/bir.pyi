@@ -3368,7 +3368,7 @@ class View:
         """
     def slice(self, dim: typing.SupportsInt | typing.SupportsIndex, start: typing.SupportsInt | typing.SupportsIndex, count: typing.SupportsInt | typing.SupportsIndex, step: typing.SupportsInt | typing.SupportsIndex = 1) -> View:
         """
-        Elements start, start + step, ... (count of them) of dim `dim`.
+        Elements start, start + step, ... (count of them) of dim `dim` (a negative step walks it backwards).
         """
     def split(self, dim: typing.SupportsInt | typing.SupportsIndex, inner: typing.SupportsInt | typing.SupportsIndex) -> View:
         """

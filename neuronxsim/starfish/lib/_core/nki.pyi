@@ -4,10 +4,14 @@ the NKI tracer's hot paths
 from __future__ import annotations
 from neuronxsim.nki.indexing import LoopIndex
 import typing
-__all__: list[str] = ['LoopIndex', 'RECORD_POSITIONS', 'assign_redirect', 'caller_location', 'configure_assign', 'configure_dma_plain', 'configure_matmul', 'configure_nki06_subscript', 'configure_plain_tile_access', 'configure_subscripts', 'configure_tracer_methods', 'current', 'dma_plain', 'forget_call_sites', 'live_ranges', 'matmul_plain', 'new_access', 'new_op', 'new_slotted', 'next_fit_place', 'ops_matmul_grouped', 'ops_redirected', 'peek', 'place_matmul_method', 'plain_tile_access', 'remember_call_site', 'set_call_site_walk', 'set_current', 'set_no_tracer', 'subscript_method', 'tensor_table', 'tracer_method', 'unique_name', 'write_plain']
+__all__: list[str] = ['LoopIndex', 'RECORD_POSITIONS', 'assign_redirect', 'basic_subscript', 'caller_location', 'configure_assign', 'configure_dma_plain', 'configure_matmul', 'configure_nki06_subscript', 'configure_plain_tile_access', 'configure_subscripts', 'configure_tracer_methods', 'current', 'dma_plain', 'forget_call_sites', 'live_ranges', 'matmul_plain', 'new_access', 'new_op', 'new_slotted', 'next_fit_place', 'ops_matmul_grouped', 'ops_redirected', 'peek', 'place_matmul_method', 'plain_tile_access', 'remember_call_site', 'set_call_site_walk', 'set_current', 'set_no_tracer', 'slice_range', 'subscript_method', 'tensor_table', 'tracer_method', 'unique_name', 'write_plain']
 def assign_redirect(*args, **kwargs):
     """
     assign_redirect(tr, dst, value): True when `dst[...] = value` was done by making the instruction that just computed value write dst; False, having changed nothing, when the assignment needs the general path.
+    """
+def basic_subscript(*args, **kwargs):
+    """
+    basic_subscript(key, shape, strides, offset): the view (offset, shape, strides, ()) of a 2.2x tensor view without bound checks subscripted by the tuple key of ints, NumPy integers and slices (at most one per dim); None for a key with another entry (from the first of them) or a slice reaching outside its dim; an int outside its dim and a bad slice raise NKIError, in key order.
     """
 def caller_location(*args, **kwargs):
     """
@@ -25,17 +29,17 @@ def configure_matmul(tensor_class: type, plain_tile_access: typing.Any, verdicts
     """
     Gives matmul_plain the Tensor class, the tracer's plain_tile_access, the legality verdicts of plain matmuls (a dict), the Matmult opcode, the PE engine, the PSUM kind and the float32 dtype.
     """
-def configure_nki06_subscript(nki_tensor_class: type, fallback: typing.Any) -> None:
+def configure_nki06_subscript(nki_tensor_class: type, index: typing.Any, to_int: typing.Any) -> None:
     """
-    Gives the subscripts the NkiTensor class (NKI 0.6; after configure_subscripts) and its Python subscript fallback(t, key, loc) for the keys the C one does not take.
+    Gives the subscripts the NkiTensor class (NKI 0.6; after configure_subscripts), index(k): the int of an index that is no int or loop index (NKIError for a run-time one), and to_int(v, what): the int of a slice bound or step that is no int.
     """
 def configure_plain_tile_access(access_class: typing.Any, pe: typing.Any, pool: typing.Any, psum: str, num_partitions: typing.SupportsInt | typing.SupportsIndex, max_free_psum: typing.SupportsInt | typing.SupportsIndex, max_free_sbuf: typing.SupportsInt | typing.SupportsIndex) -> None:
     """
     Gives plain_tile_access the tracer's Access class, engine objects, PSUM kind and limits.
     """
-def configure_subscripts(tensor_class: type, loop_index_class: type, fallback: typing.Any) -> None:
+def configure_subscripts(tensor_class: type, loop_index_class: type, fallback: typing.Any, error: type, as_int: typing.Any, np_integer: type) -> None:
     """
-    Gives the subscripts the Tensor (2.2x) and LoopIndex classes and the Python subscript fallback(t, key) of Tensor for the keys the C one does not take.
+    Gives the subscripts the Tensor (2.2x) and LoopIndex classes, the Python subscript fallback(t, key) of Tensor for the keys the C one does not take, the NKIError class, the conversion as_int(value, what) of slice bounds that are not ints, and numpy.integer.
     """
 def configure_tracer_methods(op_class: type, storage_class: type, tensor_class: type, new_state: typing.Any, matmult: typing.Any, access_class: type) -> None:
     """
@@ -112,6 +116,10 @@ def set_current(tracer: typing.Any) -> None:
 def set_no_tracer(fn: typing.Any) -> None:
     """
     The Python function current() calls when there is no tracer.
+    """
+def slice_range(*args, **kwargs):
+    """
+    slice_range(s, size, axis): (start, step, count) of the slice s of dim `axis` of `size` elements, without NumPy's clamping (a slice reaching outside is an out-of-range access, checked later); NKIError for a zero step or an empty slice.
     """
 def subscript_method(cls: type) -> typing.Any:
     """
