@@ -61,7 +61,8 @@ bool configured() {
 }
 
 // Op fields by position (neuronxsim.nki.record.Op).
-constexpr Py_ssize_t kIns = 4, kOuts = 5, kOpcode = 6, kIndex = 10, kZeroFill = 12;
+constexpr Py_ssize_t kIns = op_pos::ins, kOuts = op_pos::outs, kOpcode = op_pos::opcode, kIndex = op_pos::index,
+                     kZeroFill = op_pos::zero_fill;
 constexpr Py_ssize_t kAccessStorage = access_pos::storage;
 
 PyObject* record(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
