@@ -23,6 +23,7 @@
 #include "trace_ref.h"
 
 #include "bindings.h"
+#include "trace_slotted.h"
 
 namespace nxs::py_bind {
 namespace {
@@ -56,7 +57,7 @@ int isKind(PyObject* k, PyObject* what) { return k == what ? 1 : PyObject_RichCo
 
 // 1 if o.name is true, 0 if not, -1 on error.
 int attrIsTrue(PyObject* o, PyObject* name) {
-  Owned v(PyObject_GetAttr(o, name));
+  Owned v(slotAttr(o, name));
   return v.get() == nullptr ? -1 : PyObject_IsTrue(v.get());
 }
 
@@ -66,11 +67,11 @@ int plainOperands(PyObject* dstSt, PyObject* valueSt, Owned& dstKind) {
   int t = attrIsTrue(dstSt, names.on_chip);
   if (t == 1) t = attrIsTrue(valueSt, names.on_chip);
   if (t != 1) return t;
-  Owned valueState(PyObject_GetAttr(valueSt, names.state));
+  Owned valueState(slotAttr(valueSt, names.state));
   if (valueState.get() == nullptr) return -1;
   t = attrIsTrue(valueState.get(), names.masked_out);
   if (t != 0) return t < 0 ? -1 : 0;
-  dstKind.p = PyObject_GetAttr(dstSt, names.kind);
+  dstKind.p = slotAttr(dstSt, names.kind);
   if (dstKind.get() == nullptr) return -1;
   t = isKind(dstKind.get(), psum);
   return t < 0 ? -1 : !t;
@@ -89,10 +90,10 @@ int canWrite(PyObject* op, PyObject* kind) {
 //     the temporary's state.forward = (dst, dst's write count, op)
 // 0, or -1 with an error set.
 int noteRedirect(PyObject* tr, PyObject* op, PyObject* dst, PyObject* acc) {
-  Owned core(PyObject_GetAttr(tr, names.core));
+  Owned core(slotAttr(tr, names.core));
   if (core.get() == nullptr) return -1;
-  Owned redirected(PyObject_GetAttr(core.get(), names.redirected));
-  Owned record(PyObject_GetAttr(core.get(), names.record));
+  Owned redirected(slotAttr(core.get(), names.redirected));
+  Owned record(slotAttr(core.get(), names.record));
   if (redirected.get() == nullptr || record.get() == nullptr) return -1;
   if (!PyDict_CheckExact(redirected.get())) {
     PyErr_SetString(PyExc_TypeError, "CoreTrace.redirected must be a dict");
@@ -112,14 +113,14 @@ int noteRedirect(PyObject* tr, PyObject* op, PyObject* dst, PyObject* acc) {
   }
   Owned temp(Py_NewRef(PyTuple_GET_ITEM(first.get(), kAccessStorage)));
   if (PyDict_SetItem(redirected.get(), index, acc) < 0) return -1;
-  Owned redirects(PyObject_GetAttr(record.get(), names.redirects));
+  Owned redirects(slotAttr(record.get(), names.redirects));
   Owned entry(PyTuple_Pack(2, index, acc));
   if (redirects.get() == nullptr || entry.get() == nullptr || PyList_Append(redirects.get(), entry.get()) < 0)
     return -1;
-  Owned accState(PyObject_GetAttr(PyTuple_GET_ITEM(acc, kAccessStorage), names.state));
+  Owned accState(slotAttr(PyTuple_GET_ITEM(acc, kAccessStorage), names.state));
   if (accState.get() == nullptr) return -1;
-  Owned count(PyObject_GetAttr(accState.get(), names.write_count));
-  Owned tempState(PyObject_GetAttr(temp.get(), names.state));
+  Owned count(slotAttr(accState.get(), names.write_count));
+  Owned tempState(slotAttr(temp.get(), names.state));
   if (count.get() == nullptr || tempState.get() == nullptr) return -1;
   Owned forward(PyTuple_Pack(3, dst, count.get(), op));
   if (forward.get() == nullptr || PyObject_SetAttr(tempState.get(), names.forward, forward.get()) < 0) return -1;
@@ -139,7 +140,7 @@ PyObject* assignRedirect(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   if (Py_TYPE(dst) != reinterpret_cast<PyTypeObject*>(tensorClass) ||
       Py_TYPE(value) != reinterpret_cast<PyTypeObject*>(tensorClass))
     Py_RETURN_FALSE;
-  Owned dstSt(PyObject_GetAttr(dst, names.storage)), valueSt(PyObject_GetAttr(value, names.storage));
+  Owned dstSt(slotAttr(dst, names.storage)), valueSt(slotAttr(value, names.storage));
   if (dstSt.get() == nullptr || valueSt.get() == nullptr) return nullptr;
   Owned dstKind(nullptr);
   int t = plainOperands(dstSt.get(), valueSt.get(), dstKind);
@@ -155,7 +156,7 @@ PyObject* assignRedirect(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   t = canWrite(op.get(), dstKind.get());
   if (t == 1) t = PyTuple_GET_ITEM(op.get(), kOutBox) == Py_None;
   if (t == 1) {
-    Owned dstShape(PyObject_GetAttr(dst, names.shape)), valueShape(PyObject_GetAttr(value, names.shape));
+    Owned dstShape(slotAttr(dst, names.shape)), valueShape(slotAttr(value, names.shape));
     if (dstShape.get() == nullptr || valueShape.get() == nullptr) return nullptr;
     t = PyObject_RichCompareBool(dstShape.get(), valueShape.get(), Py_EQ);
   }
@@ -197,7 +198,7 @@ int placeInGroups(PyObject* tr, PyObject* st, PyObject* s, PyObject* groups, PyO
   Owned pairs(PySequence_Tuple(PyTuple_GET_ITEM(acc, kAccessPairs)));
   if (pairs.get() == nullptr) return -1;
   Owned region(PyTuple_Pack(2, PyTuple_GET_ITEM(acc, kAccessOffset), pairs.get()));  // (acc.key())
-  Owned open(PyObject_GetAttr(groups, names.open)), started(PyObject_GetAttr(groups, names.zero_started));
+  Owned open(slotAttr(groups, names.open)), started(slotAttr(groups, names.zero_started));
   if (region.get() == nullptr || open.get() == nullptr || started.get() == nullptr) return -1;
   if (!PyDict_CheckExact(open.get()) || !PySet_Check(started.get())) {
     PyErr_SetString(PyExc_TypeError, "place_matmul: MatmulGroups.open must be a dict, zero_started a set");
@@ -214,7 +215,7 @@ int placeInGroups(PyObject* tr, PyObject* st, PyObject* s, PyObject* groups, PyO
     if (zeroed) {  // (the region's first matmul replaces zeros; no zeros are pending on this path)
       const long long elements = accessElements(acc);
       if (elements < 0 || PySet_Add(started.get(), region.get()) < 0) return -1;
-      Owned covered(PyObject_GetAttr(groups, names.zero_covered));
+      Owned covered(slotAttr(groups, names.zero_covered));
       Owned more(PyLong_FromLongLong(elements));
       if (covered.get() == nullptr || more.get() == nullptr) return -1;
       Owned sum(PyNumber_Add(covered.get(), more.get()));
@@ -233,11 +234,11 @@ int placeInGroups(PyObject* tr, PyObject* st, PyObject* s, PyObject* groups, PyO
         PyErr_SetString(PyExc_TypeError, "place_matmul: an open group's last op is not an Op");
         return -1;
       }
-      Owned core(PyObject_GetAttr(tr, names.core));
+      Owned core(slotAttr(tr, names.core));
       if (core.get() == nullptr) return -1;
-      Owned record(PyObject_GetAttr(core.get(), names.record));
+      Owned record(slotAttr(core.get(), names.record));
       if (record.get() == nullptr) return -1;
-      Owned joins(PyObject_GetAttr(record.get(), names.matmul_joins));
+      Owned joins(slotAttr(record.get(), names.matmul_joins));
       Owned join(PyTuple_Pack(2, PyTuple_GET_ITEM(last, kIndex), PyTuple_GET_ITEM(op, kIndex)));
       if (joins.get() == nullptr || join.get() == nullptr || PyList_Append(joins.get(), join.get()) < 0) return -1;
     }
@@ -260,7 +261,7 @@ PyObject* placeMatmul(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   }
   PyObject *value = args[0], *dst = args[1];
   {  // (the cheap test first: the last op is a matmul)
-    Owned ops(PyObject_GetAttr(self, names.ops));
+    Owned ops(slotAttr(self, names.ops));
     if (ops.get() == nullptr) return nullptr;
     if (!PyList_CheckExact(ops.get())) {
       PyErr_SetString(PyExc_TypeError, "place_matmul: Tracer.ops must be a list");
@@ -291,25 +292,25 @@ PyObject* placeMatmul(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   t = Py_TYPE(dst) == reinterpret_cast<PyTypeObject*>(tensorClass) &&
       PyTuple_GET_ITEM(op.get(), kOutBox) == Py_None;
   if (t == 1) {
-    st.p = PyObject_GetAttr(dst, names.storage);
+    st.p = slotAttr(dst, names.storage);
     if (st.get() == nullptr) return nullptr;
-    Owned kind(PyObject_GetAttr(st.get(), names.kind));
-    s.p = PyObject_GetAttr(st.get(), names.state);
+    Owned kind(slotAttr(st.get(), names.kind));
+    s.p = slotAttr(st.get(), names.state);
     if (kind.get() == nullptr || s.get() == nullptr) return nullptr;
     t = isKind(kind.get(), psum);
   }
   if (t == 1) {
-    groups.p = PyObject_GetAttr(s.get(), names.groups);
+    groups.p = slotAttr(s.get(), names.groups);
     if (groups.get() == nullptr) return nullptr;
     t = groups.get() != Py_None;
     if (t == 1) {
-      Owned pending(PyObject_GetAttr(s.get(), names.pending_zero));
+      Owned pending(slotAttr(s.get(), names.pending_zero));
       if (pending.get() == nullptr) return nullptr;
       t = pending.get() == Py_None;
     }
   }
   if (t == 1) {
-    Owned core(PyObject_GetAttr(self, names.core));
+    Owned core(slotAttr(self, names.core));
     if (core.get() == nullptr) return nullptr;
     t = attrIsTrue(core.get(), names.double_rows);
     if (t >= 0) t = !t;

@@ -29,6 +29,7 @@
 #include "trace_ref.h"
 
 #include "bindings.h"
+#include "trace_slotted.h"
 
 namespace nxs::py_bind {
 namespace {
@@ -60,13 +61,13 @@ struct Side {
   int onChip = 0;
   bool read(PyObject* v) {
     view.p = Py_NewRef(v);
-    st.p = PyObject_GetAttr(v, names.storage);
+    st.p = slotAttr(v, names.storage);
     if (st.get() == nullptr) return false;
-    state.p = PyObject_GetAttr(st.get(), names.state);
-    shape.p = PyObject_GetAttr(v, names.shape);
-    kind.p = PyObject_GetAttr(st.get(), names.kind);
+    state.p = slotAttr(st.get(), names.state);
+    shape.p = slotAttr(v, names.shape);
+    kind.p = slotAttr(st.get(), names.kind);
     if (state.get() == nullptr || shape.get() == nullptr || kind.get() == nullptr) return false;
-    Owned on(PyObject_GetAttr(st.get(), names.on_chip));
+    Owned on(slotAttr(st.get(), names.on_chip));
     if (on.get() == nullptr) return false;
     onChip = PyObject_IsTrue(on.get());
     return onChip >= 0;
@@ -75,13 +76,13 @@ struct Side {
 
 // 1 if o.name is None, 0 if not, -1 on error.
 int attrIsNone(PyObject* o, PyObject* name) {
-  Owned v(PyObject_GetAttr(o, name));
+  Owned v(slotAttr(o, name));
   return v.get() == nullptr ? -1 : v.get() == Py_None;
 }
 
 // 1 if o.name is true, 0 if not, -1 on error.
 int attrIsTrue(PyObject* o, PyObject* name) {
-  Owned v(PyObject_GetAttr(o, name));
+  Owned v(slotAttr(o, name));
   return v.get() == nullptr ? -1 : PyObject_IsTrue(v.get());
 }
 
@@ -101,8 +102,8 @@ int untouched(const Side& s) {
 // view is not 2-D (a new reference; null on error).
 PyObject* hbmAccess(const Side& s) {
   if (!PyTuple_CheckExact(s.shape.get()) || PyTuple_GET_SIZE(s.shape.get()) != 2) Py_RETURN_NONE;
-  Owned strides(PyObject_GetAttr(s.view.get(), names.strides));
-  Owned offset(PyObject_GetAttr(s.view.get(), names.offset));
+  Owned strides(slotAttr(s.view.get(), names.strides));
+  Owned offset(slotAttr(s.view.get(), names.offset));
   if (strides.get() == nullptr || offset.get() == nullptr) return nullptr;
   if (!PyTuple_CheckExact(strides.get()) || PyTuple_GET_SIZE(strides.get()) != 2) Py_RETURN_NONE;
   PyObject* n0 = PyTuple_GET_ITEM(s.shape.get(), 0);
@@ -132,7 +133,7 @@ int tooTall(const Side& s) {
 PyObject* sourceAccess(const Side& s) {
   long long written = 0;
   {
-    Owned count(PyObject_GetAttr(s.state.get(), names.write_count));
+    Owned count(slotAttr(s.state.get(), names.write_count));
     if (count.get() == nullptr) return nullptr;
     written = PyLong_AsLongLong(count.get());
     if (written == -1 && PyErr_Occurred()) return nullptr;
@@ -162,7 +163,7 @@ PyObject* writeHbm(const Side& d) {
   if (t <= 0) return t < 0 ? nullptr : Py_NewRef(Py_None);
   Owned acc(hbmAccess(d));
   if (acc.get() == nullptr || acc.get() == Py_None) return acc.release();
-  Owned count(PyObject_GetAttr(d.state.get(), names.write_count));
+  Owned count(slotAttr(d.state.get(), names.write_count));
   if (count.get() == nullptr) return nullptr;
   Owned one(PyLong_FromLong(1));
   if (one.get() == nullptr) return nullptr;
@@ -211,9 +212,9 @@ PyObject* dmaPlain(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   if (out.get() == nullptr) return nullptr;
   if (out.get() == Py_None) Py_RETURN_NOTIMPLEMENTED;
   // (the transfer is recorded from here on: dma's own steps)
-  Owned core(PyObject_GetAttr(tr, names.core));
+  Owned core(slotAttr(tr, names.core));
   if (core.get() == nullptr) return nullptr;
-  Owned queueObj(PyObject_GetAttr(core.get(), names.dma_queue));
+  Owned queueObj(slotAttr(core.get(), names.dma_queue));
   if (queueObj.get() == nullptr) return nullptr;
   const long long queue = PyLong_AsLongLong(queueObj.get());
   if (queue == -1 && PyErr_Occurred()) return nullptr;

@@ -20,11 +20,24 @@
 
 #include <array>
 #include <initializer_list>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
 namespace nxs::py_bind {
 namespace {
+
+// `base.i` (a new reference; null with an error set). (PyUnicode_FromFormat parses its format
+// and builds through a writer: several times this, once per temporary of a trace.)
+PyObject* suffixed(PyObject* base, Py_ssize_t i) {
+  Py_ssize_t length;
+  const char* text = PyUnicode_AsUTF8AndSize(base, &length);
+  if (text == nullptr) return nullptr;
+  std::string name(text, static_cast<size_t>(length));
+  name += '.';
+  name += std::to_string(i);
+  return PyUnicode_DecodeUTF8(name.data(), static_cast<Py_ssize_t>(name.size()), nullptr);
+}
 
 PyObject* uniqueName(PyObject* names, PyObject* counts, PyObject* base) {
   if (!PySet_Check(names) || !PyDict_Check(counts) || !PyUnicode_Check(base)) {
@@ -35,13 +48,13 @@ PyObject* uniqueName(PyObject* names, PyObject* counts, PyObject* base) {
   if (known == nullptr && PyErr_Occurred()) return nullptr;
   Py_ssize_t i = known == nullptr ? 0 : PyLong_AsSsize_t(known);
   if (i == -1 && PyErr_Occurred()) return nullptr;
-  PyObject* name = i == 0 ? Py_NewRef(base) : PyUnicode_FromFormat("%U.%zd", base, i);
+  PyObject* name = i == 0 ? Py_NewRef(base) : suffixed(base, i);
   while (name != nullptr) {
     const int taken = PySet_Contains(names, name);
     if (taken == 0) break;
     Py_CLEAR(name);
     if (taken < 0) return nullptr;
-    name = PyUnicode_FromFormat("%U.%zd", base, ++i);
+    name = suffixed(base, ++i);
   }
   if (name == nullptr) return nullptr;
   PyObject* next = PyLong_FromSsize_t(i + 1);

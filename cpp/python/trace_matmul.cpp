@@ -20,6 +20,7 @@
 #include "trace_ref.h"
 
 #include "bindings.h"
+#include "trace_slotted.h"
 
 namespace nxs::py_bind {
 namespace {
@@ -46,16 +47,16 @@ struct Operand {
   // 1 when the operand takes the plain path, 0 if not, -1 on error.
   int read(PyObject* view) {
     if (Py_TYPE(view) != reinterpret_cast<PyTypeObject*>(tensorClass)) return 0;
-    st.p = PyObject_GetAttr(view, names.storage);
-    shape.p = PyObject_GetAttr(view, names.shape);
+    st.p = slotAttr(view, names.storage);
+    shape.p = slotAttr(view, names.shape);
     if (st.get() == nullptr || shape.get() == nullptr) return -1;
     if (!PyTuple_CheckExact(shape.get()) || PyTuple_GET_SIZE(shape.get()) != 2) return 0;
-    Owned s(PyObject_GetAttr(st.get(), names.state));
+    Owned s(slotAttr(st.get(), names.state));
     if (s.get() == nullptr) return -1;
-    Owned forward(PyObject_GetAttr(s.get(), names.forward));
-    Owned pending(PyObject_GetAttr(s.get(), names.pending_zero));
-    Owned count(PyObject_GetAttr(s.get(), names.write_count));
-    Owned checks(PyObject_GetAttr(view, names.checks));
+    Owned forward(slotAttr(s.get(), names.forward));
+    Owned pending(slotAttr(s.get(), names.pending_zero));
+    Owned count(slotAttr(s.get(), names.write_count));
+    Owned checks(slotAttr(view, names.checks));
     if (forward.get() == nullptr || pending.get() == nullptr || count.get() == nullptr || checks.get() == nullptr)
       return -1;
     if (forward.get() != Py_None || pending.get() != Py_None) return 0;
@@ -69,8 +70,8 @@ struct Operand {
     access.p = PyObject_Vectorcall(plainTileAccess, args, 3, nullptr);
     if (access.get() == nullptr) return -1;
     if (access.get() == Py_None) return 0;
-    kind.p = PyObject_GetAttr(st.get(), names.kind);
-    dtype.p = PyObject_GetAttr(st.get(), names.dtype);
+    kind.p = slotAttr(st.get(), names.kind);
+    dtype.p = slotAttr(st.get(), names.dtype);
     return kind.get() == nullptr || dtype.get() == nullptr ? -1 : 1;
   }
 };
@@ -93,7 +94,7 @@ PyObject* matmulPlain(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   PyObject* mCols = PyTuple_GET_ITEM(s.shape.get(), 1);
   PyObject* n = PyTuple_GET_ITEM(m.shape.get(), 1);
   // (refuse_illegal_matmul's key for a plain matmul: the verdict is known or the general path asks)
-  Owned arch(PyObject_GetAttr(tr, names.arch));
+  Owned arch(slotAttr(tr, names.arch));
   if (arch.get() == nullptr) return nullptr;
   Owned key(PyTuple_Pack(13, s.kind.get(), s.dtype.get(), k, mCols, m.kind.get(), m.dtype.get(),
                          PyTuple_GET_ITEM(m.shape.get(), 0), n, float32, Py_False, Py_True, psum, arch.get()));

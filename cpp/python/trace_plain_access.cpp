@@ -29,6 +29,7 @@
 #include "trace_record.h"
 
 #include "bindings.h"
+#include "trace_slotted.h"
 #include "bir/Error.h"
 #include "bir/Memory.h"
 #include "bir/View.h"
@@ -49,7 +50,7 @@ PyObject* psum = nullptr;
 long long numPartitions = 0, maxFreePsum = 0, maxFreeSbuf = 0;
 
 // A new reference to o.name (null with an error set).
-PyObject* attr(PyObject* o, PyObject* name) { return PyObject_GetAttr(o, name); }
+PyObject* attr(PyObject* o, PyObject* name) { return slotAttr(o, name); }
 
 // The integer value of a new reference `o` (released); false with an error set.
 bool intValue(PyObject* o, long long& v) {

@@ -12,6 +12,7 @@
 #include "trace_record.h"
 
 #include "bindings.h"
+#include "trace_slotted.h"
 
 #include <unordered_map>
 
@@ -103,7 +104,7 @@ PyObject* newOpRecord(PyObject* const* args, Py_ssize_t nargs) {
   PyObject* items[op_pos::size] = {
       numberOf(args[1]),
       numberOf(args[2]),
-      loc == Py_None ? PyUnicode_FromStringAndSize("", 0) : PyObject_GetAttr(loc, shortName),
+      loc == Py_None ? PyUnicode_FromStringAndSize("", 0) : slotAttr(loc, shortName),
       Py_NewRef(args[5]),  // fields
       Py_NewRef(args[3]),  // ins
       Py_NewRef(args[4]),  // outs
@@ -119,7 +120,7 @@ PyObject* newOpRecord(PyObject* const* args, Py_ssize_t nargs) {
 }
 
 PyObject* newAccessRecord(PyObject* cls, PyObject* storage, PyObject* offset, PyObject* pairs) {
-  PyObject* items[access_pos::size] = {PyObject_GetAttr(storage, sidName), Py_NewRef(offset), Py_NewRef(pairs),
+  PyObject* items[access_pos::size] = {slotAttr(storage, sidName), Py_NewRef(offset), Py_NewRef(pairs),
                                       Py_NewRef(storage)};
   return tupleOf(cls, items, access_pos::size);
 }

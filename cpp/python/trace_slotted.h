@@ -19,6 +19,13 @@ PyObject* newSlottedObject(PyObject* cls, PyObject* const* values, Py_ssize_t n)
 // or -1 if `descr` is not an object slot's descriptor.
 Py_ssize_t objectSlotOffset(PyObject* descr);
 
+// o.name (a new reference; null with an error set), `name` an interned str the caller keeps for
+// good: read straight from o's slot when o's class resolves `name` to an object slot and gets
+// attributes the generic way (found once per class version and name, in a small cache), else
+// PyObject_GetAttr. The fast paths read a few dozen slots of tiles, views and states per traced
+// instruction; PyObject_GetAttr walks the type's attribute lookup and the descriptor every time.
+PyObject* slotAttr(PyObject* o, PyObject* name);
+
 // The slots `names` of the classes whose instances a fast path reads: their byte offsets per
 // class, found once (the class is then kept alive while it is a key).
 template <size_t N>

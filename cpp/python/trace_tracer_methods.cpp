@@ -61,7 +61,8 @@ bool configured() {
 }
 
 // Op fields by position (neuronxsim.nki.record.Op).
-constexpr Py_ssize_t kIns = 4, kOuts = 5, kOpcode = 6, kIndex = 10, kZeroFill = 12;
+constexpr Py_ssize_t kIns = op_pos::ins, kOuts = op_pos::outs, kOpcode = op_pos::opcode, kIndex = op_pos::index,
+                     kZeroFill = op_pos::zero_fill;
 constexpr Py_ssize_t kAccessStorage = access_pos::storage;
 
 PyObject* record(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
@@ -70,7 +71,7 @@ PyObject* record(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
     return nullptr;
   }
   if (!configured()) return nullptr;
-  Owned recordable(PyObject_GetAttr(self, names.recordable));
+  Owned recordable(slotAttr(self, names.recordable));
   if (recordable.get() == nullptr) return nullptr;
   const long long left = PyLong_AsLongLong(recordable.get());
   if (left == -1 && PyErr_Occurred()) return nullptr;
@@ -80,8 +81,8 @@ PyObject* record(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
       PyErr_SetString(PyExc_RuntimeError, "record: Tracer._refuse_cap returned instead of raising");
     return nullptr;
   }
-  Owned ops(PyObject_GetAttr(self, names.ops));
-  Owned loop(PyObject_GetAttr(self, names.loop));
+  Owned ops(slotAttr(self, names.ops));
+  Owned loop(slotAttr(self, names.loop));
   if (ops.get() == nullptr || loop.get() == nullptr) return nullptr;
   if (!PyList_CheckExact(ops.get())) {
     PyErr_SetString(PyExc_TypeError, "record: Tracer.ops must be a list");
@@ -111,7 +112,7 @@ PyObject* newResult(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
     PyObject* const general[6] = {self, kind, dtype, shape, name, loc};
     return PyObject_VectorcallMethod(names.new_result_general, general, 6, nullptr);
   }
-  Owned layouts(PyObject_GetAttr(self, names.tile_layouts));
+  Owned layouts(slotAttr(self, names.tile_layouts));
   if (layouts.get() == nullptr) return nullptr;
   if (!PyDict_CheckExact(layouts.get())) {
     PyErr_SetString(PyExc_TypeError, "new_result: Tracer.tile_layouts must be a dict");
@@ -124,9 +125,9 @@ PyObject* newResult(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
     layout.p = PyObject_VectorcallMethod(names.tile_layout, layoutArgs, 3, nullptr);
     if (layout.get() == nullptr) return nullptr;
   }
-  Owned storages(PyObject_GetAttr(self, names.storages));
-  Owned onChip(PyObject_GetAttr(layout.get(), names.on_chip));
-  Owned strides(PyObject_GetAttr(layout.get(), names.strides));
+  Owned storages(slotAttr(self, names.storages));
+  Owned onChip(slotAttr(layout.get(), names.on_chip));
+  Owned strides(slotAttr(layout.get(), names.strides));
   Owned state(PyObject_CallNoArgs(newState));
   if (storages.get() == nullptr || onChip.get() == nullptr || strides.get() == nullptr || state.get() == nullptr)
     return nullptr;
@@ -175,7 +176,7 @@ PyObject* freshResult(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   }
   if (!configured()) return nullptr;
   PyObject* value = args[0];
-  Owned ops(PyObject_GetAttr(self, names.ops));
+  Owned ops(slotAttr(self, names.ops));
   if (ops.get() == nullptr) return nullptr;
   if (!PyList_CheckExact(ops.get())) {
     PyErr_SetString(PyExc_TypeError, "fresh_result: Tracer.ops must be a list");
@@ -192,9 +193,9 @@ PyObject* freshResult(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   const int hasOuts = PyObject_IsTrue(outs);
   if (hasOuts <= 0) return hasOuts < 0 ? nullptr : Py_NewRef(Py_None);
   // the op's first output as redirects left it (core.first_output)
-  Owned core(PyObject_GetAttr(self, names.core));
+  Owned core(slotAttr(self, names.core));
   if (core.get() == nullptr) return nullptr;
-  Owned redirected(PyObject_GetAttr(core.get(), names.redirected));
+  Owned redirected(slotAttr(core.get(), names.redirected));
   if (redirected.get() == nullptr) return nullptr;
   if (!PyDict_CheckExact(redirected.get())) {
     PyErr_SetString(PyExc_TypeError, "fresh_result: CoreTrace.redirected must be a dict");
@@ -211,14 +212,14 @@ PyObject* freshResult(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
     PyErr_SetString(PyExc_TypeError, "fresh_result: an output is not an Access");
     return nullptr;
   }
-  Owned st(PyObject_GetAttr(value, names.storage));
+  Owned st(slotAttr(value, names.storage));
   if (st.get() == nullptr) return nullptr;
   if (PyTuple_GET_ITEM(out, kAccessStorage) != st.get()) Py_RETURN_NONE;
-  Owned s(PyObject_GetAttr(st.get(), names.state));
+  Owned s(slotAttr(st.get(), names.state));
   if (s.get() == nullptr) return nullptr;
-  Owned count(PyObject_GetAttr(s.get(), names.write_count));
-  Owned forward(PyObject_GetAttr(s.get(), names.forward));
-  Owned offset(PyObject_GetAttr(value, names.offset));
+  Owned count(slotAttr(s.get(), names.write_count));
+  Owned forward(slotAttr(s.get(), names.forward));
+  Owned offset(slotAttr(value, names.offset));
   if (count.get() == nullptr || forward.get() == nullptr || offset.get() == nullptr) return nullptr;
   const long long written = PyLong_AsLongLong(count.get());
   if (written == -1 && PyErr_Occurred()) return nullptr;
@@ -226,8 +227,8 @@ PyObject* freshResult(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   int t = PyObject_IsTrue(PyTuple_GET_ITEM(op, kZeroFill));
   if (t == 0) t = PyObject_IsTrue(offset.get());
   if (t != 0) return t < 0 ? nullptr : Py_NewRef(Py_None);
-  Owned vShape(PyObject_GetAttr(value, names.shape)), sShape(PyObject_GetAttr(st.get(), names.shape));
-  Owned vStrides(PyObject_GetAttr(value, names.strides)), sStrides(PyObject_GetAttr(st.get(), names.strides));
+  Owned vShape(slotAttr(value, names.shape)), sShape(slotAttr(st.get(), names.shape));
+  Owned vStrides(slotAttr(value, names.strides)), sStrides(slotAttr(st.get(), names.strides));
   if (!vShape.get() || !sShape.get() || !vStrides.get() || !sStrides.get()) return nullptr;
   t = same(vShape.get(), sShape.get());
   if (t == 1) t = same(vStrides.get(), sStrides.get());
@@ -246,22 +247,22 @@ PyObject* writeFresh(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   }
   if (!configured()) return nullptr;
   PyObject* view = args[0];
-  Owned st(PyObject_GetAttr(view, names.storage));
+  Owned st(slotAttr(view, names.storage));
   if (st.get() == nullptr) return nullptr;
-  Owned s(PyObject_GetAttr(st.get(), names.state));
-  Owned layout(PyObject_GetAttr(st.get(), names.layout));
+  Owned s(slotAttr(st.get(), names.state));
+  Owned layout(slotAttr(st.get(), names.layout));
   if (s.get() == nullptr || layout.get() == nullptr) return nullptr;
-  Owned partitions(PyObject_GetAttr(layout.get(), names.partitions));
+  Owned partitions(slotAttr(layout.get(), names.partitions));
   if (partitions.get() == nullptr || PyObject_SetAttr(s.get(), names.write_count, one) < 0 ||
       PyObject_SetAttr(s.get(), names.written_partitions, partitions.get()) < 0)
     return nullptr;
-  Owned fullPairs(PyObject_GetAttr(layout.get(), names.full_pairs));
+  Owned fullPairs(slotAttr(layout.get(), names.full_pairs));
   if (fullPairs.get() == nullptr) return nullptr;
   if (fullPairs.get() == Py_None) {
     PyObject* const access[3] = {self, view, Py_None};
     return PyObject_VectorcallMethod(names.access, access, 3, nullptr);
   }
-  Owned acc(PyObject_GetAttr(s.get(), names.full_access));
+  Owned acc(slotAttr(s.get(), names.full_access));
   if (acc.get() == nullptr) return nullptr;
   if (acc.get() != Py_None) return acc.release();
   Owned made(newAccessRecord(accessClass, st.get(), zero, fullPairs.get()));
