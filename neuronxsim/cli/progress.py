@@ -25,12 +25,9 @@ TICK = 0.1
 def traced_instructions() -> Optional[int]:
     """Instructions the NKI tracer has recorded in the kernel it is tracing now, or None when
     nothing is being traced (read from another thread, for the bar only)."""
-    try:
-        from neuronxsim.nki import tracer
-        t = tracer.peek()
-        return None if t is None else sum(len(core.ops) for core in t.cores)
-    except Exception:  # the tracer changed shape: the bar just shows no count
-        return None
+    from neuronxsim.nki import tracer
+    t = tracer.peek()
+    return None if t is None else sum(len(core.record.ops) for core in t.cores)
 
 
 def _duration(seconds: float) -> str:

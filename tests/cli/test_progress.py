@@ -66,3 +66,27 @@ def test_a_memory_error_names_the_step():
         with p.step("resolve"):
             raise MemoryError()
     assert e.value.__notes__ == ["while: resolve"]
+
+
+def test_while_a_kernel_is_traced_the_count_is_its_recorded_instructions():
+    # The bar polls this from its ticker thread; here the kernel itself asks, after three DMAs.
+    import neuronxsim.nki as nki
+    import neuronxsim.nki.language as nl
+    from neuronxsim.cli.progress import traced_instructions
+
+    seen = []
+
+    def kernel(a):
+        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        seen.append(traced_instructions())
+        t = nl.load(a)
+        u = nl.load(a)
+        nl.store(out, value=t)
+        seen.append(traced_instructions())
+        nl.store(out, value=u)
+        return out
+
+    assert traced_instructions() is None
+    nki.trace_kernel(kernel, nki.typing.tensor[[128, 64], nl.float32])
+    assert seen == [0, 3]
+    assert traced_instructions() is None
