@@ -28,7 +28,7 @@ bool isFoldOp(AluOp op) {
 }
 
 void checkNotBothPsum(Checker& c, const Operand& a, const Operand& b) {
-  c.require(bir::legality::psumInputs(c.I.opcode(), Checker::facts(a), Checker::facts(b)));
+  c.require(bir::legality::psumInputs(c.I.opcode(), c.facts(a), c.facts(b)));
 }
 
 }  // namespace
