@@ -62,6 +62,24 @@ struct AccessPattern {
   int64_t startPartition() const;
 };
 
+// Inline: the simulator's module preparation asks these of every operand.
+inline int64_t AccessPattern::freeElements() const {
+  int64_t n = 1;
+  for (size_t i = 1; i < pattern.size(); ++i) n *= pattern[i].num;
+  return n;
+}
+
+inline int64_t AccessPattern::rowElements() const {
+  if (!loc || !loc->isOnChip()) return 0;
+  return loc->bytes_per_partition / dtypeSize(dtype);
+}
+
+inline int64_t AccessPattern::startPartition() const {
+  if (!loc || !loc->isOnChip()) return 0;
+  const int64_t row = rowElements();
+  return loc->base_partition + (row > 0 ? offset / row : 0);
+}
+
 // The whole tensor as a sequential pattern: one [stride, dim] pair per tensor dim (dim 0 first).
 AccessPattern sequentialPattern(MemoryLocation* loc);
 

@@ -40,9 +40,10 @@ uint32_t dmaEngineMask(const Instruction& I, const MachineConfig& c) {
     for (const auto& ap : *list) {
       if (ap.isImmediate() || !ap.loc->isOnChip()) continue;
       const int64_t p0 = ap.startPartition(), p1 = p0 + ap.partitions();
-      for (int64_t e = p0 / c.dma_partitions_per_engine;
-           e * c.dma_partitions_per_engine < p1 && e < c.dma_engines; ++e)
-        mask |= 1u << e;
+      // Engines p0 / per .. (p1 - 1) / per, as one run of bits.
+      const int64_t lo = p0 / c.dma_partitions_per_engine;
+      const int64_t hi = std::min<int64_t>((p1 - 1) / c.dma_partitions_per_engine, c.dma_engines - 1);
+      if (p1 > p0 && lo <= hi) mask |= static_cast<uint32_t>((uint64_t{2} << hi) - (uint64_t{1} << lo));
     }
   return mask ? mask : static_cast<uint32_t>((uint64_t{1} << c.dma_engines) - 1);
 }

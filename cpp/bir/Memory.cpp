@@ -19,27 +19,10 @@ AccessPattern AccessPattern::immediate(double value, DType dtype) {
   return ap;
 }
 
-int64_t AccessPattern::freeElements() const {
-  int64_t n = 1;
-  for (size_t i = 1; i < pattern.size(); ++i) n *= pattern[i].num;
-  return n;
-}
-
 std::vector<int64_t> AccessPattern::freeShape() const {
   std::vector<int64_t> s;
   for (size_t i = 1; i < pattern.size(); ++i) s.push_back(pattern[i].num);
   return s;
-}
-
-int64_t AccessPattern::rowElements() const {
-  if (!loc || !loc->isOnChip()) return 0;
-  return loc->bytes_per_partition / dtypeSize(dtype);
-}
-
-int64_t AccessPattern::startPartition() const {
-  if (!loc || !loc->isOnChip()) return 0;
-  const int64_t row = rowElements();
-  return loc->base_partition + (row > 0 ? offset / row : 0);
 }
 
 AccessPattern sequentialPattern(MemoryLocation* loc) {

@@ -1,5 +1,6 @@
 #include "Verifier.h"
 
+#include <algorithm>
 #include <limits>
 
 #include "Error.h"
@@ -18,17 +19,30 @@ bool addOk(int64_t a, int64_t b, int64_t* out) { return !__builtin_add_overflow(
 // `where` below is a callable giving the JSON path of what is checked: it is called only to
 // word an error, so that verifying a valid module builds no strings.
 
-// Smallest and largest element offset (relative to the pattern's offset) the pairs reach.
-template <class Where>
-void patternExtent(const std::vector<APPair>& pairs, size_t first, int64_t* lo, int64_t* hi, const Where& where) {
-  *lo = 0;
-  *hi = 0;
-  for (size_t i = first; i < pairs.size(); ++i) {
-    int64_t span;
-    if (!mulOk(pairs[i].num - 1, pairs[i].step, &span)) fail(where(), "access pattern extent overflows");
-    int64_t& end = span < 0 ? *lo : *hi;
-    if (!addOk(end, span, &end)) fail(where(), "access pattern extent overflows");
+// The pairs' smallest and largest element offsets (relative to the pattern's offset), the free
+// pairs' (from the second) and the first pair's apart, and the smallest num, in one pass: the
+// verifier reads each pattern once. `overflow`: an extent does not fit in int64.
+struct PatternExtent {
+  int64_t lo = 0, hi = 0;            // of the free pairs
+  int64_t outerLo = 0, outerHi = 0;  // of the first pair
+  int64_t minNum = 1;
+  bool overflow = false;
+};
+
+PatternExtent patternExtent(const std::vector<APPair>& pairs) {
+  PatternExtent e;
+  if (pairs.empty()) return e;
+  e.minNum = pairs[0].num;
+  int64_t span;
+  e.overflow = __builtin_mul_overflow(pairs[0].num - 1, pairs[0].step, &span);
+  (span < 0 ? e.outerLo : e.outerHi) = span;
+  for (size_t i = 1; i < pairs.size(); ++i) {
+    e.minNum = std::min(e.minNum, pairs[i].num);
+    e.overflow |= __builtin_mul_overflow(pairs[i].num - 1, pairs[i].step, &span);
+    int64_t& end = span < 0 ? e.lo : e.hi;
+    e.overflow |= __builtin_add_overflow(end, span, &end);
   }
+  return e;
 }
 
 template <class Where>
@@ -82,18 +96,21 @@ void checkAccessPattern(const AccessPattern& ap, bool computeEngine, const Where
   if (ap.isImmediate()) return;
   if (!ap.loc || !ap.loc->set) fail(where(), "access pattern has no memory location");
   if (ap.pattern.empty()) fail(where(), "access pattern has no [step, num] pairs");
-  for (size_t i = 0; i < ap.pattern.size(); ++i)
-    if (ap.pattern[i].num < 1)
-      fail(where(), "ap[" + std::to_string(i) + "] has num " + std::to_string(ap.pattern[i].num) +
-                      " (must be at least 1)");
+  const PatternExtent ext = patternExtent(ap.pattern);
+  if (ext.minNum < 1)
+    for (size_t i = 0; i < ap.pattern.size(); ++i)
+      if (ap.pattern[i].num < 1)
+        fail(where(), "ap[" + std::to_string(i) + "] has num " + std::to_string(ap.pattern[i].num) +
+                        " (must be at least 1)");
   if (ap.offset < 0) fail(where(), "negative offset " + std::to_string(ap.offset));
   const MemoryLocation& l = *ap.loc;
   const int64_t dsize = dtypeSize(ap.dtype);
-  const int64_t capacity = l.partitions * l.bytes_per_partition / dsize;  // verified not to overflow
 
   if (!l.isOnChip()) {
-    int64_t lo, hi, first, last;
-    patternExtent(ap.pattern, 0, &lo, &hi, where);
+    const int64_t capacity = l.partitions * l.bytes_per_partition / dsize;  // verified not to overflow
+    int64_t lo = ext.lo, hi = ext.hi, first, last;
+    if (ext.overflow || !addOk(lo, ext.outerLo, &lo) || !addOk(hi, ext.outerHi, &hi))
+      fail(where(), "access pattern extent overflows");
     if (!addOk(ap.offset, lo, &first) || !addOk(ap.offset, hi, &last) || first < 0 ||
         last >= capacity)
       fail(where(), "access [" + std::to_string(ap.offset + lo) + ", " +
@@ -118,8 +135,9 @@ void checkAccessPattern(const AccessPattern& ap, bool computeEngine, const Where
     fail(where(), "partitions [" + std::to_string(firstPartition) + ", " +
                     std::to_string(firstPartition + par.num) + ") are outside tensor '" + l.name +
                     "' of " + std::to_string(l.partitions) + " partitions");
-  int64_t lo, hi;
-  patternExtent(ap.pattern, 1, &lo, &hi, where);
+  // (The first pair's extent is bounded: num <= 128 partitions of one row each.)
+  if (ext.overflow) fail(where(), "access pattern extent overflows");
+  const int64_t lo = ext.lo, hi = ext.hi;
   const int64_t col = ap.offset % row;
   if (col + lo < 0 || col + hi >= row)
     fail(where(), "free access [" + std::to_string(col + lo) + ", " + std::to_string(col + hi) +

@@ -13,14 +13,13 @@ bool footprintsOverlap(const Operand& a, const Operand& b) {
   return a.lo < b.hi && b.lo < a.hi;
 }
 
-Operand decodeOperand(const bir::AccessPattern& ap, int32_t tensorIndex) {
-  Operand op;
+void decodeOperand(const bir::AccessPattern& ap, int32_t tensorIndex, Operand& op) {
   op.dtype = ap.dtype;
   op.esize = static_cast<uint8_t>(bir::dtypeSize(ap.dtype));
   if (ap.isImmediate()) {
     op.space = Space::Imm;
     op.imm = ap.imm;
-    return op;
+    return;
   }
   const bir::MemoryLocation& loc = *ap.loc;
   const int64_t es = op.esize;
@@ -65,7 +64,6 @@ Operand decodeOperand(const bir::AccessPattern& ap, int32_t tensorIndex) {
     op.lo = op.base + flo + std::min<int64_t>(0, span);
     op.hi = op.base + fhi + std::max<int64_t>(0, span) + es;
   }
-  return op;
 }
 
 Operand contiguousOperand(bir::DType dtype, int64_t n) {

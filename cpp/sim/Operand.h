@@ -52,10 +52,11 @@ bool footprintsOverlap(const Operand& a, const Operand& b);
 // n contiguous elements of `dtype` in one lane: how staged copies of operands are described.
 Operand contiguousOperand(bir::DType dtype, int64_t n);
 
-// Builds the decoded form of `ap`; `tensorIndex` is the DRAM tensor index (DRAM operands only).
+// Builds the decoded form of `ap` in `op`, a default-built Operand (in place: the decoder fills its
+// operand list without a copy); `tensorIndex` is the DRAM tensor index (DRAM operands only).
 // Throws sim::SimulationError (without a location; the caller adds it) when the pattern has more
 // dims than kMaxFreeDims after merging.
-Operand decodeOperand(const bir::AccessPattern& ap, int32_t tensorIndex);
+void decodeOperand(const bir::AccessPattern& ap, int32_t tensorIndex, Operand& op);
 
 // Walks the elements of one lane (or of the whole operand, `wholeOperand`) as runs: stretches of
 // elements `step()` bytes apart along the innermost dim.

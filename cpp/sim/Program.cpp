@@ -113,6 +113,8 @@ struct Decoder {
   std::unordered_map<std::string, int32_t> tensorByName;
   // The same, by location object: what operands point at (no string hashing per operand).
   std::unordered_map<const bir::MemoryLocation*, int32_t> tensorByLocation;
+  // The legality facts of the instruction being decoded, one per operand (kept for its capacity).
+  std::vector<bir::legality::Operand> facts;
 
   // Registers the DRAM tensors of `fn`, shared by name with the other functions.
   void collectTensors(const bir::Function& fn, int core) {
@@ -173,6 +175,7 @@ struct Decoder {
 
     // ---- operands ----
     d.firstOperand = static_cast<uint32_t>(cp.operands.size());
+    facts.clear();
     d.nIns = static_cast<uint8_t>(I.ins.size());
     d.nOuts = static_cast<uint8_t>(I.outs.size());
     for (int side = 0; side < 2; ++side) {
@@ -215,21 +218,25 @@ struct Decoder {
         } else if (side == 1) {
           fail(what() + " is an immediate; outputs must be memory");
         }
-        const Operand* op = nullptr;
+        Operand& op = cp.operands.emplace_back();
         try {
-          op = &cp.operands.emplace_back(decodeOperand(ap, tensor));  // no default-built copy
+          decodeOperand(ap, tensor, op);
         } catch (const SimulationError& e) {
           fail(what() + ": " + e.what());
         }
-        if (!kernel && op->onChip())
-          if (const auto why = bir::legality::engineOperand(I.opcode(), d.engine, sim::Checker::facts(*op), side == 1, cfg))
+        if (!kernel && op.onChip()) {
+          const bir::legality::Operand& f = facts.emplace_back(legalityFacts(op));
+          if (const auto why = bir::legality::engineOperand(I.opcode(), d.engine, f, side == 1, cfg))
             fail(why->message);
+        } else {
+          facts.emplace_back();  // made below, once immediates have their shape
+        }
       }
     }
 
     // An immediate input stands for a tensor of the output's shape, every element its value.
+    Operand* ops = cp.operands.data() + d.firstOperand;
     if (d.nOuts > 0) {
-      Operand* ops = cp.operands.data() + d.firstOperand;
       const Operand& ref = ops[d.nIns];
       for (int k = 0; k < d.nIns; ++k)
         if (ops[k].isImm()) {
@@ -237,21 +244,21 @@ struct Decoder {
           ops[k].freeElems = ref.freeElems;
         }
     }
+    for (size_t k = 0; k < facts.size(); ++k)
+      if (kernel || !ops[k].onChip()) facts[k] = legalityFacts(ops[k]);
 
     // ---- node-class rules ----
-    Checker c(I, core, bi, ii, d.engine, cfg, mode, cp.operands.data() + d.firstOperand, d.nIns, d.nOuts);
+    Checker c(I, core, bi, ii, d.engine, cfg, mode, ops, facts.data(), d.nIns, d.nOuts);
     checkInstruction(I, c);
 
     // Inputs that overlap the output without being the same elements are read in full before
     // anything is written (in-place operands with identical patterns stream as usual; where the
-    // node does not pair elements by their patterns, any overlap stages).
-    {
-      const Operand* ops = cp.operands.data() + d.firstOperand;
+    // node does not pair elements by their patterns, any overlap stages). Only execution stages.
+    if (mode == Mode::Full)
       for (int o = d.nIns; o < d.nIns + d.nOuts; ++o)
         for (int k = 0; k < d.nIns; ++k)
           if (c.pairsByPattern ? overlapsDifferently(ops[k], ops[o]) : footprintsOverlap(ops[k], ops[o]))
             d.stage = true;
-    }
 
     // ---- cost ----
     const bir::Latency lat = hwm.getLatency(I);
@@ -302,7 +309,6 @@ struct Decoder {
       }
       cp.accesses.push_back(a);
     };
-    const Operand* ops = cp.operands.data() + d.firstOperand;
     for (int k = 0; k < d.nIns; ++k) addAccess(ops[k], I.ins[static_cast<size_t>(k)], false, k == c.wholeLocationIn);
     for (int k = 0; k < d.nOuts; ++k) {
       const bool whole = k == c.wholeLocationOut;
@@ -406,7 +412,7 @@ void Program::decodeModule(const bir::Module& m, const bir::Hwm& hwm, std::optio
   const int64_t first = neuronCoreId ? *neuronCoreId : 0;
   const int64_t last = neuronCoreId ? *neuronCoreId + 1 : nf;
 
-  Decoder dec{m, hwm, hwm.config(), mode, tensors, {}, {}};
+  Decoder dec{m, hwm, hwm.config(), mode, tensors, {}, {}, {}};
   for (int64_t f = first; f < last; ++f) dec.collectTensors(*m.functions()[static_cast<size_t>(f)], static_cast<int>(f));
   for (int64_t f = 0; f < nf; ++f) {
     const bir::Function& fn = *m.functions()[static_cast<size_t>(f)];

@@ -53,7 +53,7 @@ struct DecodedInst {
   uint8_t track = 0;       // where it runs: an engine, or for DMA its queue
   uint8_t issueTrack = 0;  // DMA: the engine that triggers it; else == track
   bool wholeCore = false;  // analytic kernel node: occupies every engine and queue
-  bool stage = false;      // an input overlaps the output elsewhere: read everything first
+  bool stage = false;      // full mode: an input overlaps the output elsewhere: read everything first
   uint8_t nIns = 0, nOuts = 0;
   uint32_t firstOperand = 0;  // ins then outs, in CoreProgram::operands
   uint32_t firstAccess = 0;

@@ -24,7 +24,7 @@ std::string Checker::name(const Operand& op) const {
   return k < nIns ? "ins[" + std::to_string(k) + "]" : "outs[" + std::to_string(k - nIns) + "]";
 }
 
-bir::legality::Operand Checker::facts(const Operand& op) {
+bir::legality::Operand legalityFacts(const Operand& op) {
   namespace lg = bir::legality;
   lg::Operand f;
   f.space = op.space == Space::SBUF ? lg::Space::SBUF

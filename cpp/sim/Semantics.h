@@ -28,10 +28,12 @@ namespace sim {
 
 class Checker {
  public:
+  // `facts[k]` is legalityFacts(ops[k]), made once per operand by the decoder.
   Checker(const bir::Instruction& I, int core, uint32_t block, uint32_t index, bir::Engine engine,
-          const bir::MachineConfig& cfg, Mode mode, const Operand* ops, int nIns, int nOuts)
+          const bir::MachineConfig& cfg, Mode mode, const Operand* ops, const bir::legality::Operand* facts,
+          int nIns, int nOuts)
       : I(I), engine(engine), cfg(cfg), mode(mode), nIns(nIns), nOuts(nOuts), core_(core),
-        block_(block), index_(index), ops_(ops) {}
+        block_(block), index_(index), ops_(ops), facts_(facts) {}
 
   const bir::Instruction& I;
   const bir::Engine engine;
@@ -54,9 +56,9 @@ class Checker {
   void sameShape(const Operand& ref, std::initializer_list<const Operand*> others) const;
   void notImmediate(const Operand& op, const char* what) const;
   std::string name(const Operand& op) const;  // "ins[1]" / "outs[0]"
-  // The operand as the legality rules (bir/Legality.h) see it, and their verdict: fails with the
-  // rule's message unless the instruction is legal.
-  static bir::legality::Operand facts(const Operand& op);
+  // The operand (one of in(k) / out(k)) as the legality rules (bir/Legality.h) see it, and their
+  // verdict: fails with the rule's message unless the instruction is legal.
+  const bir::legality::Operand& facts(const Operand& op) const { return facts_[&op - ops_]; }
   void require(const bir::legality::Verdict& v) const {
     if (v) fail(v->message);
   }
@@ -74,7 +76,11 @@ class Checker {
   int core_;
   uint32_t block_, index_;
   const Operand* ops_;
+  const bir::legality::Operand* facts_;
 };
+
+// A decoded operand as the legality rules (bir/Legality.h) see it.
+bir::legality::Operand legalityFacts(const Operand& op);
 
 void checkInstruction(const bir::Instruction& I, Checker& c);
 #define BIR_NODE_CLASS(C) void check(const bir::Inst##C& I, Checker& c);

@@ -33,10 +33,10 @@ void check(const InstDMA& I, Checker& c) {
   legality::Dma d;
   d.opcode = I.opcode();
   d.engine = c.engine;
-  d.src = Checker::facts(c.in(0));
-  d.dst = Checker::facts(c.out(0));
+  d.src = c.facts(c.in(0));
+  d.dst = c.facts(c.out(0));
   if (c.nIns == 2) {
-    d.index = Checker::facts(c.in(1));
+    d.index = c.facts(c.in(1));
     c.pairsByPattern = false;  // the indexed side's rows follow the indices
   }
   d.mode = I.mode;

@@ -79,7 +79,7 @@ void check(const InstLocalGather& I, Checker& c) {
   c.notImmediate(index, "index");
   // The constraints of [I local_gather]: the rules local-gather.*, then where the operands sit.
   const int64_t e = I.num_elem_per_idx;
-  c.require(legality::localGather(Checker::facts(src), Checker::facts(index), e, I.num_valid_indices, c.cfg));
+  c.require(legality::localGather(c.facts(src), c.facts(index), e, I.num_valid_indices, c.cfg));
   onCoreBoundary(c, src, "source");
   onCoreBoundary(c, index, "index");
   onCoreBoundary(c, dst, "destination");

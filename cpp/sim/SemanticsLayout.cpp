@@ -87,7 +87,7 @@ void exec(const InstStreamShuffle& I, Exec& x) {
 // ---- StreamTranspose: out[j, i] = in[i, j], blocks of at most dve_transpose_max squared ----
 
 void check(const InstStreamTranspose&, Checker& c) {
-  c.require(bir::legality::dveTranspose(Checker::facts(c.in(0)), Checker::facts(c.out(0)), c.cfg));
+  c.require(bir::legality::dveTranspose(c.facts(c.in(0)), c.facts(c.out(0)), c.cfg));
 }
 
 void exec(const InstStreamTranspose&, Exec& x) {

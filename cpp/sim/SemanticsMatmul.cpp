@@ -12,9 +12,9 @@ using namespace bir;
 
 void check(const InstMatmult& I, Checker& c) {
   legality::Matmul mm;
-  mm.stationary = Checker::facts(c.in(0));
-  mm.moving = Checker::facts(c.in(1));
-  mm.out = Checker::facts(c.out(0));
+  mm.stationary = c.facts(c.in(0));
+  mm.moving = c.facts(c.in(1));
+  mm.out = c.facts(c.out(0));
   mm.is_transpose = I.is_transpose;
   mm.start = I.start_tensor_calc;
   mm.perf_mode = I.perf_mode;

@@ -170,7 +170,7 @@ void exec(const InstTensorScalarReduce& I, Exec& x) {
 
 void check(const InstBNStats&, Checker& c) {
   c.notImmediate(c.in(0), "data");
-  c.require(legality::bnStats(Checker::facts(c.in(0)), c.cfg));
+  c.require(legality::bnStats(c.facts(c.in(0)), c.cfg));
   c.lanes(c.out(0), c.in(0).lanes, "statistics");
   c.elems(c.out(0), 6, "statistics");
 }
@@ -239,7 +239,7 @@ void exec(const InstBNStatsAggregate&, Exec& x) {
 
 void check(const InstMax&, Checker& c) {
   c.notImmediate(c.in(0), "data");
-  c.require(legality::max8Family(InstructionType::Max, Checker::facts(c.in(0)), c.cfg));
+  c.require(legality::max8Family(InstructionType::Max, c.facts(c.in(0)), c.cfg));
   c.lanes(c.out(0), c.in(0).lanes, "top 8");
   c.elems(c.out(0), 8, "top 8");
 }
@@ -256,7 +256,7 @@ void exec(const InstMax&, Exec& x) {
 
 void check(const InstMaxIndex&, Checker& c) {
   c.notImmediate(c.in(0), "data");
-  c.require(legality::max8Family(InstructionType::MaxIndex, Checker::facts(c.in(0)), c.cfg));
+  c.require(legality::max8Family(InstructionType::MaxIndex, c.facts(c.in(0)), c.cfg));
   c.lanes(c.in(1), c.in(0).lanes, "values");
   c.elems(c.in(1), 8, "values");
   c.lanes(c.out(0), c.in(0).lanes, "indices");
@@ -295,7 +295,7 @@ void exec(const InstMaxIndex&, Exec& x) {
 
 void check(const InstMatchReplace&, Checker& c) {
   c.notImmediate(c.in(0), "data");
-  c.require(legality::max8Family(InstructionType::MatchReplace, Checker::facts(c.in(0)), c.cfg));
+  c.require(legality::max8Family(InstructionType::MatchReplace, c.facts(c.in(0)), c.cfg));
   c.lanes(c.in(1), c.in(0).lanes, "values");
   c.elems(c.in(1), 8, "values");
   c.sameShape(c.out(0), {&c.in(0)});

@@ -31,7 +31,7 @@ std::vector<DType> tileDtypes(std::initializer_list<const Operand*> ops) {
 }
 
 void checkNotBothPsum(Checker& c, const Operand& a, const Operand& b) {
-  c.require(bir::legality::psumInputs(c.I.opcode(), Checker::facts(a), Checker::facts(b)));
+  c.require(bir::legality::psumInputs(c.I.opcode(), c.facts(a), c.facts(b)));
 }
 
 }  // namespace

@@ -96,7 +96,8 @@ TEST(SimLaneParallel, RefusalIsTheFirstLaneInSerialOrder) {
 TEST(SimLaneParallel, CursorWindowWalksTheSameElements) {
   Kit k;
   auto* t = k.dram("t", MemoryType::Input, {4, 6, 10}, DType::float32);
-  const sim::Operand op = sim::decodeOperand(Instruction::createAP(t, 2, {{60, 4}, {10, 5}, {2, 4}}, {}, -1), 0);
+  sim::Operand op;
+  sim::decodeOperand(Instruction::createAP(t, 2, {{60, 4}, {10, 5}, {2, 4}}, {}, -1), 0, op);
   std::vector<uint8_t> mem(4 * 6 * 10 * 4);
   auto walk = [&](sim::RunCursor c) {
     std::vector<int64_t> offs;
