@@ -74,20 +74,20 @@ BasicBlock* Function::addBlock(std::string n) {
 MemoryLocationSet* Function::addAllocation(std::unique_ptr<MemoryLocationSet> set) {
   // Each name is hashed once: inserted if new, and the insertions taken back on a clash (the
   // checks come in the same order as the messages say: the set first, then its locations).
-  if (!setByName_.try_emplace(set->name, set.get()).second)
+  if (!setByName_.tryEmplace(set->name, set.get()).second)
     throw BIRError("allocation '" + set->name + "' is defined twice");
   for (size_t i = 0; i < set->locations.size(); ++i) {
     MemoryLocation* loc = set->locations[i].get();
-    auto [at, added] = locByName_.try_emplace(loc->name, loc);
+    auto [at, added] = locByName_.tryEmplace(loc->name, loc);
     if (added) continue;
     bool ours = false;  // a name twice in this set: the later location is the one found by name
-    for (size_t k = 0; k < i; ++k) ours = ours || at->second == set->locations[k].get();
+    for (size_t k = 0; k < i; ++k) ours = ours || *at == set->locations[k].get();
     if (ours) {
-      at->second = loc;
+      *at = loc;
     } else {
       for (size_t k = 0; k < i; ++k) {
-        auto mine = locByName_.find(set->locations[k]->name);
-        if (mine != locByName_.end() && mine->second == set->locations[k].get()) locByName_.erase(mine);
+        MemoryLocation** mine = locByName_.find(set->locations[k]->name);
+        if (mine && *mine == set->locations[k].get()) locByName_.erase(set->locations[k]->name);
       }
       setByName_.erase(set->name);
       throw BIRError("memory location '" + loc->name + "' is defined twice");
@@ -156,37 +156,37 @@ MemoryLocation* Function::createOnChipTensor(const std::string& n, MemoryType ty
 }
 
 MemoryLocation* Function::findLocation(const std::string& n) const {
-  auto it = locByName_.find(n);
-  return it == locByName_.end() ? nullptr : it->second;
+  MemoryLocation* const* at = locByName_.find(n);
+  return at ? *at : nullptr;
 }
 
 MemoryLocationSet* Function::findAllocation(const std::string& n) const {
-  auto it = setByName_.find(n);
-  return it == setByName_.end() ? nullptr : it->second;
+  MemoryLocationSet* const* at = setByName_.find(n);
+  return at ? *at : nullptr;
 }
 
 std::string Function::uniqueTensorName(const std::string& base) const {
-  if (!locByName_.count(base) && !setByName_.count(base + "_set")) return base;
+  if (!locByName_.contains(base) && !setByName_.contains(base + "_set")) return base;
   for (uint64_t i = 1;; ++i) {
     std::string n = base + "." + std::to_string(i);
-    if (!locByName_.count(n) && !setByName_.count(n + "_set")) return n;
+    if (!locByName_.contains(n) && !setByName_.contains(n + "_set")) return n;
   }
 }
 
 std::string Function::uniqueInstructionName(const std::string& base) {
-  // (one hash per name tried: try_emplace both asks and reserves)
-  if (instNames_.try_emplace(base, 1).second) return base;
+  // (one hash per name tried: tryEmplace both asks and reserves)
+  if (instNames_.tryEmplace(base, 0).second) return base;
   for (;;) {
     std::string n = base + "." + std::to_string(++nameCounter_);
-    if (instNames_.try_emplace(n, 1).second) return n;
+    if (instNames_.tryEmplace(n, 0).second) return n;
   }
 }
 
 void Function::registerInstructionName(const std::string& n) {
-  if (!instNames_.emplace(n, 1).second) throw BIRError("instruction name '" + n + "' is used twice");
+  if (!instNames_.tryEmplace(n, 0).second) throw BIRError("instruction name '" + n + "' is used twice");
 }
 
-bool Function::hasInstructionName(const std::string& n) const { return instNames_.count(n) != 0; }
+bool Function::hasInstructionName(const std::string& n) const { return instNames_.contains(n); }
 
 void Function::forgetInstructionName(const std::string& n) { instNames_.erase(n); }
 

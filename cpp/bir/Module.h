@@ -8,12 +8,12 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "KernelInstructions.h"
 #include "MachineConfig.h"
 #include "Memory.h"
+#include "NameTable.h"
 
 namespace bir {
 
@@ -94,17 +94,17 @@ class Function {
   uint64_t nextInstructionId();
   size_t instructionCount() const;
   // Room for `tensors` tensors and `instructions` instruction names in all: the name tables
-  // (hash maps) then take a whole trace's names without rehashing, which moved every name
-  // again each time they doubled (a trace's emission builds thousands at once).
+  // then take a whole trace's names without rebuilding, which moved every name again each time
+  // they doubled (a trace's emission builds thousands at once).
   void reserve(size_t tensors, size_t instructions);
 
  private:
   Module* parent_;
   std::vector<std::unique_ptr<MemoryLocationSet>> allocs_;
   std::vector<std::unique_ptr<BasicBlock>> blocks_;
-  std::unordered_map<std::string, MemoryLocation*> locByName_;
-  std::unordered_map<std::string, MemoryLocationSet*> setByName_;
-  std::unordered_map<std::string, uint64_t> instNames_;  // name -> uses
+  NameTable<MemoryLocation*> locByName_;
+  NameTable<MemoryLocationSet*> setByName_;
+  NameTable<char> instNames_;  // the instruction names in use (the value is unused)
   uint64_t nameCounter_ = 0;
 };
 
