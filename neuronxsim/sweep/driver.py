@@ -176,7 +176,12 @@ def execute(p: Plan, executor, on_row: Optional[Callable] = None, batch: int = 1
             done += 1
             if on_row is not None:
                 on_row(row, done, total)
-    return [rows[j["key"]] for j in p.jobs if j["key"] in rows]
+    missing = [j for j in p.jobs if j["key"] not in rows]
+    if missing:  # (an executor that ends without every answer would lose them silently)
+        raise SweepError(f"{len(missing)} of {total} configurations got no result (the first: "
+                         f"{missing[0]['key']}); their rows are not in {p.results_path}: run "
+                         f"again with --resume")
+    return [rows[j["key"]] for j in p.jobs]
 
 
 #: Seconds to wait for a Dask scheduler to answer before giving up.

@@ -256,8 +256,10 @@ class LocalPool:
                 self._pool.append(self._new_worker())
             for w in self._pool:
                 self._feed(w, pending)
-            while any(w.inflight for w in self._pool):
-                ready = wait([w.conn for w in self._pool if w.inflight])
+            # While batches wait, a worker holding none is one whose pipe refused them (it died
+            # as it was fed): waiting on it too reads its end-of-file, and it is replaced.
+            while pending or any(w.inflight for w in self._pool):
+                ready = wait([w.conn for w in self._pool if w.inflight or pending])
                 for w in [w for w in self._pool if w.conn in ready]:
                     yield from self._collect(w, pending)
         finally:

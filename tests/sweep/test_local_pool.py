@@ -5,8 +5,11 @@ import json
 import os
 import signal
 
+import pytest
+
 from neuronxsim.sweep import driver, sweep
 from neuronxsim.sweep.results import read_rows
+from neuronxsim.sweep.space import SweepError
 
 from sweep_testing import FAULTS, GRID, MATMUL, SHAPES, statuses
 
@@ -95,6 +98,40 @@ def test_a_killed_zygote_is_replaced_when_a_worker_is(tmp_path):
     assert len(killed) == 2 and len(rows) == 8 and all(r["status"] == "ok" for r in rows)
     # The killed worker's configurations ran on a worker forked from a new zygote.
     assert {int(r["worker"].rpartition(":")[2]) for r in rows} - set(first)
+
+
+def test_a_worker_that_dies_as_it_is_fed_is_replaced_and_nothing_is_lost(tmp_path):
+    # One worker holds two batches, then one each near the end: after the second row it holds
+    # none. Killed then, and gone before the loop feeds it, its pipe refuses the third batch.
+    grid = {"fault": ["none"], "factor": [1.0, 2.0, 3.0]}
+    pool, killed = {}, []
+
+    def kill_the_worker_before_it_is_fed(row, done, total):
+        if done == 2:
+            (w,) = pool["executor"]._pool
+            assert not w.inflight
+            os.kill(w.pid, signal.SIGKILL)
+            killed.append(w.pid)
+            assert w.conn.poll(30)  # (its end of the pipe is closed: the process is gone)
+
+    p = driver.plan(FAULTS + ":scale", grid=grid, shapes=[["128x512"]], output=str(tmp_path / "f"))
+    rows, _, _ = driver.run_sweep(p, jobs=1, on_row=kill_the_worker_before_it_is_fed,
+                                  on_start=lambda e: pool.update(executor=e))
+    assert killed and [r["status"] for r in rows] == ["ok"] * 3
+    assert int(rows[2]["worker"].rpartition(":")[2]) != killed[0]
+
+
+def test_an_executor_that_ends_without_every_answer_is_an_error(tmp_path):
+    class Forgetful:
+        def run(self, batches):
+            for job, in batches[:-1]:
+                yield job, {"status": "failed", "error": "x"}
+
+    p = driver.plan(FAULTS + ":scale", grid={"fault": ["none"], "factor": [1.0, 2.0]},
+                    shapes=[["128x512"]], output=str(tmp_path / "g"))
+    with pytest.raises(SweepError, match=r"1 of 2 configurations got no result .*--resume"):
+        driver.execute(p, Forgetful())
+    assert len(read_rows(p.results_path)[0]) == 1
 
 
 def test_a_worker_holds_a_second_batch_only_while_more_wait_than_there_are_workers():
