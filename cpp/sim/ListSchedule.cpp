@@ -93,8 +93,21 @@ Graph dependencies(const CoreProgram& cp, const std::vector<TensorSpec>& tensors
     }
   }
   int64_t lastAccumulator = -1, lastPrint = -1, lastVectorRegister = -1, lastGenerator = -1;
-  std::vector<Edge> in;  // the k-th instruction's edges, before sorting
-  for (uint32_t k = 0; k < count; ++k) {
+  // The k-th instruction's predecessors, each once (on its writes if any edge is): an access meets
+  // the same earlier one in several buckets and several of its operands.
+  std::vector<Edge> in;
+  std::vector<uint32_t> seenBy(count, UINT32_MAX), slot(count);  // per predecessor: by k, at in[slot]
+  uint32_t k = 0;
+  const auto add = [&](uint32_t from, bool onWrites) {
+    if (seenBy[from] != k) {
+      seenBy[from] = k;
+      slot[from] = static_cast<uint32_t>(in.size());
+      in.push_back({from, onWrites});
+    } else if (onWrites) {
+      in[slot[from]].onWrites = true;
+    }
+  };
+  for (; k < count; ++k) {
     const DecodedInst& d = cp.insts[first + k];
     in.clear();
     for (int a = 0; a < d.nAccess; ++a) {
@@ -108,10 +121,10 @@ Graph dependencies(const CoreProgram& cp, const std::vector<TensorSpec>& tensors
       for (int64_t b = b0; b <= b1; ++b) {
         Bucket& bucket = m.at(b);
         for (const Entry& e : bucket.writes)
-          if (e.inst != k && overlaps(e, acc)) in.push_back({e.inst, true});
+          if (e.inst != k && overlaps(e, acc)) add(e.inst, true);
         if (acc.write) {
           for (const Entry& e : bucket.reads)
-            if (e.inst != k && overlaps(e, acc)) in.push_back({e.inst, false});
+            if (e.inst != k && overlaps(e, acc)) add(e.inst, false);
           std::erase_if(bucket.reads, covered);
           std::erase_if(bucket.writes, covered);
           bucket.writes.push_back({acc.lo, acc.hi, k, acc.quadrants, true});
@@ -125,28 +138,24 @@ Graph dependencies(const CoreProgram& cp, const std::vector<TensorSpec>& tensors
     bool accumulator = d.cls == bir::NodeClass::ReadActivationAccumulator;
     if (const auto* act = bir::dyn_cast<bir::InstActivation>(&I)) accumulator = act->acc != bir::AccumCmd::Idle;
     if (accumulator) {
-      if (lastAccumulator >= 0) in.push_back({static_cast<uint32_t>(lastAccumulator), true});
+      if (lastAccumulator >= 0) add(static_cast<uint32_t>(lastAccumulator), true);
       lastAccumulator = k;
     }
     if (d.cls == bir::NodeClass::DevicePrint) {
-      if (lastPrint >= 0) in.push_back({static_cast<uint32_t>(lastPrint), true});
+      if (lastPrint >= 0) add(static_cast<uint32_t>(lastPrint), true);
       lastPrint = k;
     }
     // The Vector Engine's accumulation registers (tensor_scalar_reduce / _cumulative) and the
     // engines' random generators: each in program order.
     if (d.cls == bir::NodeClass::TensorScalarReduce) {
-      if (lastVectorRegister >= 0) in.push_back({static_cast<uint32_t>(lastVectorRegister), true});
+      if (lastVectorRegister >= 0) add(static_cast<uint32_t>(lastVectorRegister), true);
       lastVectorRegister = k;
     }
     if (d.cls == bir::NodeClass::Rand || d.cls == bir::NodeClass::SetRandState || d.cls == bir::NodeClass::GetRandState) {
-      if (lastGenerator >= 0) in.push_back({static_cast<uint32_t>(lastGenerator), true});
+      if (lastGenerator >= 0) add(static_cast<uint32_t>(lastGenerator), true);
       lastGenerator = k;
     }
-    std::sort(in.begin(), in.end(), [](const Edge& x, const Edge& y) {
-      return x.from != y.from ? x.from < y.from : x.onWrites > y.onWrites;
-    });
-    in.erase(std::unique(in.begin(), in.end(), [](const Edge& x, const Edge& y) { return x.from == y.from; }),
-             in.end());
+    std::sort(in.begin(), in.end(), [](const Edge& x, const Edge& y) { return x.from < y.from; });
     g.edges.insert(g.edges.end(), in.begin(), in.end());
     g.start.push_back(static_cast<uint32_t>(g.edges.size()));
   }
