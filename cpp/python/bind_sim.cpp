@@ -183,19 +183,30 @@ void bindSim(py::module_& m) {
         py::arg("instruction"), py::arg("arch") = "trn1",
         "bir::Hwm::getLatency for one instruction: its engine, cycles and nanoseconds.");
   m.def("engine_of", [](const bir::Instruction& I) { return bir::Hwm::engineOf(I); });
+  const auto statsDict = [](const ScheduleStats& s) {
+    py::dict d;
+    d["blocks"] = s.blocks;
+    d["kept"] = s.kept;
+    d["moved"] = s.moved;
+    d["refused"] = s.refused;
+    return d;
+  };
   m.def("schedule_function",
-        [](bir::Module& module, size_t function, const std::string& arch) {
-          const ScheduleStats s = scheduleFunction(module, function, arch);
-          py::dict d;
-          d["blocks"] = s.blocks;
-          d["kept"] = s.kept;
-          d["moved"] = s.moved;
-          d["refused"] = s.refused;
-          return d;
+        [statsDict](bir::Module& module, size_t function, const std::string& arch) {
+          return statsDict(scheduleFunction(module, function, arch));
         },
         py::arg("module"), py::arg("function"), py::arg("arch"),
         "Reorders functions[function]'s blocks by list scheduling over their dependency graph "
         "(sim/ListSchedule.h); returns {blocks reordered, blocks kept, instructions moved}.");
+  m.def("schedule_module",
+        [statsDict](bir::Module& module, const std::string& arch) {
+          py::list l;
+          for (const ScheduleStats& s : scheduleModule(module, arch)) l.append(statsDict(s));
+          return l;
+        },
+        py::arg("module"), py::arg("arch"),
+        "schedule_function for every function of the module, in order, from one decoding of "
+        "the module when the simulator accepts it whole; returns the list of their dicts.");
   m.attr("TRACK_NAMES") = [] {
     py::list l;
     for (int t = 0; t < kMaxTracks; ++t) l.append(trackName(t));

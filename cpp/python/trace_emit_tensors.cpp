@@ -19,6 +19,7 @@
 #include "trace_slotted.h"
 
 #include <array>
+#include <cstring>
 #include <initializer_list>
 #include <string>
 #include <unordered_map>
@@ -28,14 +29,33 @@ namespace nxs::py_bind {
 namespace {
 
 // `base.i` (a new reference; null with an error set). (PyUnicode_FromFormat parses its format
-// and builds through a writer: several times this, once per temporary of a trace.)
+// and builds through a writer: several times this, once per temporary of a trace.) An ASCII base,
+// the usual one, is copied straight into the new string.
 PyObject* suffixed(PyObject* base, Py_ssize_t i) {
+  char digits[24];  // ".i" (i >= 0: counts start at 0), without snprintf's format parsing
+  char* end = digits + sizeof digits;
+  char* at = end;
+  for (size_t v = static_cast<size_t>(i);; v /= 10) {
+    *--at = static_cast<char>('0' + v % 10);
+    if (v < 10) break;
+  }
+  *--at = '.';
+  const Py_ssize_t n = end - at;
+  std::memmove(digits, at, static_cast<size_t>(n));
+  if (PyUnicode_IS_READY(base) && PyUnicode_IS_ASCII(base)) {
+    const Py_ssize_t length = PyUnicode_GET_LENGTH(base);
+    PyObject* name = PyUnicode_New(length + n, 127);
+    if (name == nullptr) return nullptr;
+    char* out = reinterpret_cast<char*>(PyUnicode_1BYTE_DATA(name));
+    std::memcpy(out, PyUnicode_1BYTE_DATA(base), static_cast<size_t>(length));
+    std::memcpy(out + length, digits, static_cast<size_t>(n));
+    return name;
+  }
   Py_ssize_t length;
   const char* text = PyUnicode_AsUTF8AndSize(base, &length);
   if (text == nullptr) return nullptr;
   std::string name(text, static_cast<size_t>(length));
-  name += '.';
-  name += std::to_string(i);
+  name.append(digits, static_cast<size_t>(n));
   return PyUnicode_DecodeUTF8(name.data(), static_cast<Py_ssize_t>(name.size()), nullptr);
 }
 

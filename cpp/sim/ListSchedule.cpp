@@ -5,7 +5,6 @@
 #include <optional>
 #include <queue>
 #include <stdexcept>
-#include <unordered_map>
 
 #include "Timing.h"
 #include "bir/Error.h"
@@ -36,29 +35,57 @@ bool overlaps(const Entry& e, const Access& a) {
 
 // The accesses of one memory, in buckets of 2^shift bytes: an entry sits in every bucket its range
 // touches, so an access only meets the entries near it. Reads and writes apart: a read only looks
-// at the writes (a tile read a thousand times costs a read nothing).
+// at the writes (a tile read a thousand times costs a read nothing). The buckets lie in one vector
+// from the lowest touched to the highest (an on-chip memory has a few dozen of 4 KiB, a DRAM tensor
+// at most ~256), so finding one is an index.
 struct Bucket {
   std::vector<Entry> reads, writes;
 };
 struct MemEntries {
   int shift = 12;
-  std::unordered_map<int64_t, Bucket> buckets;
+  int64_t first = 0;  // the number of buckets[0]
+  std::vector<Bucket> buckets;
+
+  Bucket& at(int64_t b) {
+    if (buckets.empty()) {
+      first = b;
+      buckets.resize(1);
+    } else if (b < first) {
+      buckets.insert(buckets.begin(), static_cast<size_t>(first - b), Bucket{});
+      first = b;
+    } else if (b - first >= static_cast<int64_t>(buckets.size())) {
+      buckets.resize(static_cast<size_t>(b - first + 1));
+    }
+    return buckets[static_cast<size_t>(b - first)];
+  }
 };
 
-// The dependency graph of one block: preds[k] for the block's k-th instruction (block-local
-// indices).
-std::vector<std::vector<Edge>> dependencies(const CoreProgram& cp, const std::vector<TensorSpec>& tensors,
-                                            uint32_t first, uint32_t count) {
-  std::vector<std::vector<Edge>> preds(count);
+// The dependency graph of one block, block-local indices: the predecessors of the k-th
+// instruction are edges[start[k], start[k + 1]), by source position, one edge per predecessor
+// (on its writes if any conflict is with them).
+struct Graph {
+  std::vector<uint32_t> start;
+  std::vector<Edge> edges;
+};
+
+Graph dependencies(const CoreProgram& cp, const std::vector<TensorSpec>& tensors, uint32_t first, uint32_t count) {
+  Graph g;
+  g.start.reserve(count + 1);
+  g.edges.reserve(count * 2);
+  g.start.push_back(0);
   // Memories some instruction of the block writes: reads of the others order nothing. On-chip
   // memories in 4 KiB buckets; a DRAM tensor in at most ~256.
-  std::unordered_map<uint32_t, MemEntries> mems;
+  std::vector<int32_t> memIndex;  // by Access::mem: its entry in `mems`, or -1
+  std::vector<MemEntries> mems;
   for (uint32_t k = 0; k < count; ++k) {
     const DecodedInst& d = cp.insts[first + k];
     for (int a = 0; a < d.nAccess; ++a) {
       const Access& acc = cp.accesses[d.firstAccess + a];
-      if (!acc.write || mems.count(acc.mem)) continue;
-      MemEntries& m = mems[acc.mem];
+      if (!acc.write) continue;
+      if (acc.mem >= memIndex.size()) memIndex.resize(acc.mem + 1, -1);
+      if (memIndex[acc.mem] >= 0) continue;
+      memIndex[acc.mem] = static_cast<int32_t>(mems.size());
+      MemEntries& m = mems.emplace_back();
       if (acc.mem >= kMemFirstDram) {
         const int64_t bytes = tensors[acc.mem - kMemFirstDram].bytes;
         while (m.shift < 40 && (bytes >> m.shift) > 256) ++m.shift;
@@ -66,25 +93,38 @@ std::vector<std::vector<Edge>> dependencies(const CoreProgram& cp, const std::ve
     }
   }
   int64_t lastAccumulator = -1, lastPrint = -1, lastVectorRegister = -1, lastGenerator = -1;
-  for (uint32_t k = 0; k < count; ++k) {
+  // The k-th instruction's predecessors, each once (on its writes if any edge is): an access meets
+  // the same earlier one in several buckets and several of its operands.
+  std::vector<Edge> in;
+  std::vector<uint32_t> seenBy(count, UINT32_MAX), slot(count);  // per predecessor: by k, at in[slot]
+  uint32_t k = 0;
+  const auto add = [&](uint32_t from, bool onWrites) {
+    if (seenBy[from] != k) {
+      seenBy[from] = k;
+      slot[from] = static_cast<uint32_t>(in.size());
+      in.push_back({from, onWrites});
+    } else if (onWrites) {
+      in[slot[from]].onWrites = true;
+    }
+  };
+  for (; k < count; ++k) {
     const DecodedInst& d = cp.insts[first + k];
-    std::vector<Edge>& in = preds[k];
+    in.clear();
     for (int a = 0; a < d.nAccess; ++a) {
       const Access& acc = cp.accesses[d.firstAccess + a];
-      auto it = mems.find(acc.mem);
-      if (it == mems.end() || acc.hi <= acc.lo) continue;
-      MemEntries& m = it->second;
+      if (acc.mem >= memIndex.size() || memIndex[acc.mem] < 0 || acc.hi <= acc.lo) continue;
+      MemEntries& m = mems[static_cast<size_t>(memIndex[acc.mem])];
       const int64_t b0 = acc.lo >> m.shift, b1 = (acc.hi - 1) >> m.shift;
       const auto covered = [&](const Entry& e) {
         return (e.quadrants & ~acc.quadrants) == 0 && acc.lo <= e.lo && e.hi <= acc.hi;
       };
       for (int64_t b = b0; b <= b1; ++b) {
-        Bucket& bucket = m.buckets[b];
+        Bucket& bucket = m.at(b);
         for (const Entry& e : bucket.writes)
-          if (e.inst != k && overlaps(e, acc)) in.push_back({e.inst, true});
+          if (e.inst != k && overlaps(e, acc)) add(e.inst, true);
         if (acc.write) {
           for (const Entry& e : bucket.reads)
-            if (e.inst != k && overlaps(e, acc)) in.push_back({e.inst, false});
+            if (e.inst != k && overlaps(e, acc)) add(e.inst, false);
           std::erase_if(bucket.reads, covered);
           std::erase_if(bucket.writes, covered);
           bucket.writes.push_back({acc.lo, acc.hi, k, acc.quadrants, true});
@@ -98,30 +138,28 @@ std::vector<std::vector<Edge>> dependencies(const CoreProgram& cp, const std::ve
     bool accumulator = d.cls == bir::NodeClass::ReadActivationAccumulator;
     if (const auto* act = bir::dyn_cast<bir::InstActivation>(&I)) accumulator = act->acc != bir::AccumCmd::Idle;
     if (accumulator) {
-      if (lastAccumulator >= 0) in.push_back({static_cast<uint32_t>(lastAccumulator), true});
+      if (lastAccumulator >= 0) add(static_cast<uint32_t>(lastAccumulator), true);
       lastAccumulator = k;
     }
     if (d.cls == bir::NodeClass::DevicePrint) {
-      if (lastPrint >= 0) in.push_back({static_cast<uint32_t>(lastPrint), true});
+      if (lastPrint >= 0) add(static_cast<uint32_t>(lastPrint), true);
       lastPrint = k;
     }
     // The Vector Engine's accumulation registers (tensor_scalar_reduce / _cumulative) and the
     // engines' random generators: each in program order.
     if (d.cls == bir::NodeClass::TensorScalarReduce) {
-      if (lastVectorRegister >= 0) in.push_back({static_cast<uint32_t>(lastVectorRegister), true});
+      if (lastVectorRegister >= 0) add(static_cast<uint32_t>(lastVectorRegister), true);
       lastVectorRegister = k;
     }
     if (d.cls == bir::NodeClass::Rand || d.cls == bir::NodeClass::SetRandState || d.cls == bir::NodeClass::GetRandState) {
-      if (lastGenerator >= 0) in.push_back({static_cast<uint32_t>(lastGenerator), true});
+      if (lastGenerator >= 0) add(static_cast<uint32_t>(lastGenerator), true);
       lastGenerator = k;
     }
-    std::sort(in.begin(), in.end(), [](const Edge& x, const Edge& y) {
-      return x.from != y.from ? x.from < y.from : x.onWrites > y.onWrites;
-    });
-    in.erase(std::unique(in.begin(), in.end(), [](const Edge& x, const Edge& y) { return x.from == y.from; }),
-             in.end());
+    std::sort(in.begin(), in.end(), [](const Edge& x, const Edge& y) { return x.from < y.from; });
+    g.edges.insert(g.edges.end(), in.begin(), in.end());
+    g.start.push_back(static_cast<uint32_t>(g.edges.size()));
   }
-  return preds;
+  return g;
 }
 
 // When an instruction could start, and what it releases, as the simulator's Scheduler would have
@@ -179,17 +217,27 @@ std::vector<uint32_t> listScheduleBlock(const CoreProgram& cp, const std::vector
   for (uint32_t k = 0; k < count; ++k)
     if (keepsSourceOrder(cp.insts[first + k])) return order;
 
-  const std::vector<std::vector<Edge>> preds = dependencies(cp, tensors, first, count);
-  std::vector<std::vector<uint32_t>> succs(count);
+  const Graph g = dependencies(cp, tensors, first, count);
+  // The successors of k: succ[succStart[k], succStart[k + 1]), in source order.
+  std::vector<uint32_t> succStart(count + 1, 0), succ(g.edges.size());
   std::vector<uint32_t> waiting(count);
   for (uint32_t k = 0; k < count; ++k) {
-    waiting[k] = static_cast<uint32_t>(preds[k].size());
-    for (const Edge& e : preds[k]) succs[e.from].push_back(k);
+    waiting[k] = g.start[k + 1] - g.start[k];
+    for (uint32_t e = g.start[k]; e < g.start[k + 1]; ++e) ++succStart[g.edges[e].from + 1];
+  }
+  for (uint32_t k = 0; k < count; ++k) succStart[k + 1] += succStart[k];
+  {
+    std::vector<uint32_t> fill(succStart.begin(), succStart.end() - 1);
+    for (uint32_t k = 0; k < count; ++k)
+      for (uint32_t e = g.start[k]; e < g.start[k + 1]; ++e) succ[fill[g.edges[e].from]++] = k;
   }
   std::vector<double> readsReleased(count, 0.0), writesReleased(count, 0.0);
   auto deps = [&](uint32_t k) {
     double t = 0;
-    for (const Edge& e : preds[k]) t = std::max(t, e.onWrites ? writesReleased[e.from] : readsReleased[e.from]);
+    for (uint32_t i = g.start[k]; i < g.start[k + 1]; ++i) {
+      const Edge& e = g.edges[i];
+      t = std::max(t, e.onWrites ? writesReleased[e.from] : readsReleased[e.from]);
+    }
     return t;
   };
 
@@ -241,29 +289,21 @@ std::vector<uint32_t> listScheduleBlock(const CoreProgram& cp, const std::vector
     const auto [at, k] = bestKey;
     std::tie(readsReleased[k], writesReleased[k]) = est.place(cp.insts[first + k], at);
     order.push_back(k);
-    for (uint32_t s : succs[k])
-      if (--waiting[s] == 0) makeReady(s);
+    for (uint32_t i = succStart[k]; i < succStart[k + 1]; ++i)
+      if (--waiting[succ[i]] == 0) makeReady(succ[i]);
   }
   if (order.size() != count) throw std::logic_error("instruction scheduling: a dependency cycle (an internal error)");
   return order;
 }
 
-ScheduleStats scheduleFunction(bir::Module& m, size_t function, const std::string& arch) {
-  const std::unique_ptr<bir::Hwm> hwm = bir::makeHwm(arch);
+namespace {
+
+// Reorders every block of `fn`, decoded as `cp`.
+ScheduleStats scheduleBlocks(bir::Function& fn, const CoreProgram& cp, const std::vector<TensorSpec>& tensors,
+                             const bir::MachineConfig& cfg) {
   ScheduleStats stats;
-  std::optional<Program> decoded;
-  try {
-    decoded.emplace(m, *hwm, Mode::Timing, static_cast<int64_t>(function));
-  } catch (const SimulationError&) {
-    // The simulator refuses the function: it keeps its order, and simulating it says why.
-    stats.refused = true;
-    return stats;
-  }
-  const Program& prog = *decoded;
-  const CoreProgram& cp = prog.cores.at(0);
-  bir::Function& fn = *m.functions().at(function);
   for (uint32_t b = 0; b < fn.blocks().size(); ++b) {
-    const std::vector<uint32_t> order = listScheduleBlock(cp, prog.tensors, b, hwm->config());
+    const std::vector<uint32_t> order = listScheduleBlock(cp, tensors, b, cfg);
     bool same = true;
     for (uint32_t k = 0; k < order.size(); ++k)
       if (order[k] != k) {
@@ -277,6 +317,46 @@ ScheduleStats scheduleFunction(bir::Module& m, size_t function, const std::strin
     fn.blocks()[b]->permute(order);
     ++stats.blocks;
   }
+  return stats;
+}
+
+}  // namespace
+
+ScheduleStats scheduleFunction(bir::Module& m, size_t function, const std::string& arch) {
+  const std::unique_ptr<bir::Hwm> hwm = bir::makeHwm(arch);
+  std::optional<Program> decoded;
+  try {
+    decoded.emplace(m, *hwm, Mode::Timing, static_cast<int64_t>(function));
+  } catch (const SimulationError&) {
+    // The simulator refuses the function: it keeps its order, and simulating it says why.
+    ScheduleStats stats;
+    stats.refused = true;
+    return stats;
+  }
+  return scheduleBlocks(*m.functions().at(function), decoded->cores.at(0), decoded->tensors, hwm->config());
+}
+
+std::vector<ScheduleStats> scheduleModule(bir::Module& m, const std::string& arch) {
+  const size_t nf = m.functions().size();
+  if (nf > 1) {
+    // One decoding of the whole module (each function's decoding verifies every function); if
+    // the simulator refuses it, each function on its own, so that only the refused ones keep
+    // their order.
+    const std::unique_ptr<bir::Hwm> hwm = bir::makeHwm(arch);
+    std::optional<Program> decoded;
+    try {
+      decoded.emplace(m, *hwm, Mode::Timing, std::nullopt);
+    } catch (const SimulationError&) {
+    }
+    if (decoded) {
+      std::vector<ScheduleStats> stats;
+      for (size_t f = 0; f < nf; ++f)
+        stats.push_back(scheduleBlocks(*m.functions()[f], decoded->cores.at(f), decoded->tensors, hwm->config()));
+      return stats;
+    }
+  }
+  std::vector<ScheduleStats> stats;
+  for (size_t f = 0; f < nf; ++f) stats.push_back(scheduleFunction(m, f, arch));
   return stats;
 }
 

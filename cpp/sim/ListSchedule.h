@@ -43,4 +43,8 @@ struct ScheduleStats {
 // simulator refuses (Program's checks) keeps its order: simulating it says why.
 ScheduleStats scheduleFunction(bir::Module& m, size_t function, const std::string& arch);
 
+// scheduleFunction for every function of `m`, in order (the same reorderings and stats), from
+// one decoding of the module when the simulator accepts it whole.
+std::vector<ScheduleStats> scheduleModule(bir::Module& m, const std::string& arch);
+
 }  // namespace sim

@@ -39,7 +39,7 @@ class Schedule:
 
     def run(self, module, arch: str) -> list[dict]:
         from neuronxsim.starfish.lib import _core
-        return [_core.sim.schedule_function(module, f, arch) for f in range(len(module.functions))]
+        return _core.sim.schedule_module(module, arch)
 
 
 __all__ = ["SCHEDULES", "Schedule", "check_schedule"]

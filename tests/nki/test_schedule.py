@@ -110,3 +110,55 @@ def test_buffers_rotate_while_sbuf_allows(block_bytes, buffers):
         assert all(a != b for a, b in zip(loads, loads[1:]))  # never the buffer just used
     t = {s: sim.simulate(m, mode="timing").total_ns for s, m in modules.items()}
     assert t["compiler"] < 0.9 * t["source"]
+
+
+@nki.jit
+def _stream_per_core(x):
+    """_stream over each NeuronCore's half of the columns: core 0 in 8 blocks, core 1 in 4 (the
+    functions differ, so each must get its own order)."""
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    half = x.shape[1] // 2
+    core = int(nl.program_id(0))
+    blocks = 8 if core == 0 else 4
+    w = half // blocks
+    for i in nl.affine_range(blocks):
+        cols = slice(core * half + i * w, core * half + (i + 1) * w)
+        t = nl.load(x[:, cols])
+        nl.store(out[:, cols], nl.exp(t))
+    return out
+
+
+def _function_by_function(module, arch):
+    from neuronxsim.starfish.lib import _core
+    return [_core.sim.schedule_function(module, f, arch) for f in range(len(module.functions))]
+
+
+def test_a_multi_core_module_is_scheduled_as_function_by_function():
+    """The pass decodes a multi-core module once (cpp/sim/ListSchedule.cpp scheduleModule): each
+    function gets the order, and the stats, scheduling it on its own gives."""
+    args = (nt.tensor[[128, 16 * 256], nl.float32],)
+    whole = nki.trace(_stream_per_core[nl.nc(2)], *args, schedule="source")
+    alone = nki.trace(_stream_per_core[nl.nc(2)], *args, schedule="source")
+    stats = Schedule().run(whole, "trn1")
+    assert stats == _function_by_function(alone, "trn1")
+    assert [s["blocks"] for s in stats] == [1, 1]
+    assert whole.to_json(-1) == alone.to_json(-1)
+
+
+def test_in_a_multi_core_module_only_the_refused_function_keeps_its_order():
+    """One function the simulator refuses makes the module's decoding fail: the others are still
+    scheduled, each on its own."""
+    b = ModuleBuilder(functions=2)
+    for core in (0, 1):
+        b.core(core)
+        t = [b.sbuf(f"t{i}", 128, 256, bir.DType.float32) for i in range(4)]
+        for x, y, n in ((t[0], t[1], "A"), (t[2], t[3], "B")):  # two independent chains
+            b.add("Memset", [], [b.tile(x)], name=n + "0", constant=1.0)
+            b.add("TensorCopy", [b.tile(x)], [b.tile(y)], name=n + "1")
+        if core == 1:
+            b.add("RangeSelect", [b.tile(t[1]), b.tile(t[1]), b.tile(t[1])], [b.tile(t[2])],
+                  name="v3_only")
+    stats = Schedule().run(b.module, "trn1")  # range_select is NeuronCore-v3+: trn1 refuses it
+    assert [s["refused"] for s in stats] == [False, True]
+    assert stats[0]["blocks"] == 1
+    assert [i.name for i in b.module.functions[0].blocks[0].instructions] == ["A0", "B0", "A1", "B1"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import neuronxsim.starfish.lib._core.bir
 import numpy
 import typing
-__all__: list[str] = ['NUM_ENGINES', 'SimResult', 'Simulator', 'TRACK_NAMES', 'TraceProgress', 'engine_of', 'lane_name', 'latency', 'schedule_function']
+__all__: list[str] = ['NUM_ENGINES', 'SimResult', 'Simulator', 'TRACK_NAMES', 'TraceProgress', 'engine_of', 'lane_name', 'latency', 'schedule_function', 'schedule_module']
 class TraceProgress:
     """
     How far write_trace is: done of total slices (read it from another thread).
@@ -95,6 +95,10 @@ def latency(instruction: neuronxsim.starfish.lib._core.bir.Instruction, arch: st
 def schedule_function(module: neuronxsim.starfish.lib._core.bir.Module, function: typing.SupportsInt | typing.SupportsIndex, arch: str) -> dict:
     """
     Reorders functions[function]'s blocks by list scheduling over their dependency graph (sim/ListSchedule.h); returns {blocks reordered, blocks kept, instructions moved}.
+    """
+def schedule_module(module: neuronxsim.starfish.lib._core.bir.Module, arch: str) -> list:
+    """
+    schedule_function for every function of the module, in order, from one decoding of the module when the simulator accepts it whole; returns the list of their dicts.
     """
 NUM_ENGINES: int = 5
 TRACK_NAMES: list = ['PE', 'ACT', 'DVE', 'Pool', 'SP', 'DMA0', 'DMA1', 'DMA2', 'DMA3', 'DMA4', 'DMA5', 'DMA6', 'DMA7', 'DMA8', 'DMA9', 'DMA10', 'DMA11', 'DMA12', 'DMA13', 'DMA14', 'DMA15']
