@@ -532,7 +532,9 @@ class BlockedTensor:
         last = self.last_subscript
         view = last[1] if last is not None and last[0] is key else self[key]
         if value is not view:
-            _nl.assign(view, value)
+            tr = _current()  # (nl.assign's steps, without its frame)
+            if not _nl.assign_redirect(tr, view, value):
+                _nl.assign_general(tr, view, value)
 
     def __iter__(self):
         raise NKIError("tensors are not iterable; index them with nl.affine_range loops",

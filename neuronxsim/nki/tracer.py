@@ -193,7 +193,7 @@ class Tracer:
                  "program_ids", "grid", "instance", "shared_index", "constant_index", "loop",
                  "force_auto_alloc", "unassigned_reductions", "random_seed", "max_instructions",
                  "recordable", "tile_layouts", "site_allocations", "site_counts",
-                 "nki06_no_reorder")  # (the NKI 0.6 no_reorder blocks open, neuronxsim.nki06.language)
+                 "nki06_no_reorder")  # (last: NKI 0.6's open no_reorder blocks, nki06.language)
 
     def __init__(self, arch: str, num_cores: int, max_instructions: int | None = None,
                  kernel_name: str = "kernel"):
