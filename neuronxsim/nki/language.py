@@ -623,10 +623,10 @@ def assign(dst: Tensor, value):
     tr = current()
     if assign_redirect(tr, dst, value):  # (the commonest assignment, in C)
         return
-    assign_general(tr, dst, value)
+    _assign_general(tr, dst, value)
 
 
-def assign_general(tr, dst: Tensor, value):
+def _assign_general(tr, dst: Tensor, value):
     """:func:`assign` past ``assign_redirect`` (``Tensor.__setitem__`` tries that itself)."""
     if isinstance(value, Tensor):
         d_st = dst.storage

@@ -219,7 +219,7 @@ class Tensor:
         if value is not view:  # (`t[key] op= x` stores back the view the operation updated)
             tr = _current()  # (nl.assign's steps, without its frame)
             if not _nl.assign_redirect(tr, view, value):
-                _nl.assign_general(tr, view, value)
+                _nl._assign_general(tr, view, value)
 
 
     def restrict(self, axis: int, lo: int, hi: int) -> "Tensor":
@@ -534,7 +534,7 @@ class BlockedTensor:
         if value is not view:
             tr = _current()  # (nl.assign's steps, without its frame)
             if not _nl.assign_redirect(tr, view, value):
-                _nl.assign_general(tr, view, value)
+                _nl._assign_general(tr, view, value)
 
     def __iter__(self):
         raise NKIError("tensors are not iterable; index them with nl.affine_range loops",
