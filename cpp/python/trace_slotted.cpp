@@ -70,33 +70,25 @@ NXS_REGISTER_SUBMODULE(nki, 44, "the NKI tracer's hot paths", bindSlotted);
 
 }  // namespace
 
-namespace {
+namespace slot_lookup {
+std::array<std::array<Entry, 2>, size_t{1} << kSetBits> sets;
+}  // namespace slot_lookup
 
-// What slotAttr learned of a class and name: the slot's offset, or -1 (PyObject_GetAttr). Keyed
-// by the class's version tag too: it changes when the class (or a base) is changed, and a class
-// made at the address of a freed one has another.
-struct SlotLookup {
-  PyTypeObject* type = nullptr;
-  unsigned int version = 0;
-  PyObject* name = nullptr;
-  Py_ssize_t offset = -1;
-};
-std::array<SlotLookup, 1024> slotLookups;  // (direct-mapped by class and name)
-
-}  // namespace
-
-PyObject* slotAttr(PyObject* o, PyObject* name) {
+PyObject* slotAttrLearn(PyObject* o, PyObject* name) {
   PyTypeObject* type = Py_TYPE(o);
-  SlotLookup& known = slotLookups[((reinterpret_cast<uintptr_t>(type) >> 4) * 31 + (reinterpret_cast<uintptr_t>(name) >> 4)) %
-                                  slotLookups.size()];
-  if (known.type != type || known.name != name || known.version != type->tp_version_tag || known.version == 0) {
+  auto& set = slot_lookup::setOf(type, name);
+  const slot_lookup::Entry* known = &set[0];  // (matched when slotAttr fell back for its unset slot)
+  if (!known->matches(type, name)) known = &set[1];
+  if (!known->matches(type, name)) {
     PyObject* descr = _PyType_Lookup(type, name);  // (borrowed; assigns the class a version tag)
     const bool generic = type->tp_getattro == PyObject_GenericGetAttr;
-    known = {type, PyType_HasFeature(type, Py_TPFLAGS_VALID_VERSION_TAG) ? type->tp_version_tag : 0u, name,
-             generic ? objectSlotOffset(descr) : -1};
+    set[1] = set[0];
+    set[0] = {type, PyType_HasFeature(type, Py_TPFLAGS_VALID_VERSION_TAG) ? type->tp_version_tag : 0u, name,
+              generic ? objectSlotOffset(descr) : -1};
+    known = &set[0];
   }
-  if (known.offset >= 0 && known.version != 0) {
-    PyObject* v = *reinterpret_cast<PyObject**>(reinterpret_cast<char*>(o) + known.offset);
+  if (known->offset >= 0 && known->version != 0) {
+    PyObject* v = *reinterpret_cast<PyObject**>(reinterpret_cast<char*>(o) + known->offset);
     if (v != nullptr) return Py_NewRef(v);
   }
   return PyObject_GetAttr(o, name);

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <unordered_map>
 
 namespace nxs::py_bind {
@@ -19,12 +20,50 @@ PyObject* newSlottedObject(PyObject* cls, PyObject* const* values, Py_ssize_t n)
 // or -1 if `descr` is not an object slot's descriptor.
 Py_ssize_t objectSlotOffset(PyObject* descr);
 
+// What slotAttr learned of a class and name: the slot's offset, or -1 (PyObject_GetAttr). Keyed
+// by the class's version tag too: it changes when the class (or a base) is changed, and a class
+// made at the address of a freed one has another. Two ways per set (the most recently learned
+// first), the set picked by a multiplicative hash of the class and name: the fast paths read some
+// 60 class/name pairs in turn, and pairs that share a set evict each other (a direct-mapped table
+// of this size had a few such pairs per trace).
+namespace slot_lookup {
+struct Entry {
+  PyTypeObject* type = nullptr;
+  unsigned int version = 0;
+  PyObject* name = nullptr;
+  Py_ssize_t offset = -1;
+
+  bool matches(PyTypeObject* t, PyObject* n) const {
+    return type == t && name == n && version == t->tp_version_tag && version != 0;
+  }
+};
+constexpr int kSetBits = 9;
+extern std::array<std::array<Entry, 2>, size_t{1} << kSetBits> sets;
+
+inline std::array<Entry, 2>& setOf(PyTypeObject* type, PyObject* name) {
+  const uint64_t key = reinterpret_cast<uintptr_t>(type) * 0x9E3779B97F4A7C15ull ^ reinterpret_cast<uintptr_t>(name);
+  return sets[(key * 0xC2B2AE3D27D4EB4Full) >> (64 - kSetBits)];
+}
+}  // namespace slot_lookup
+
+// slotAttr past the first way of its set: the second way, else learning the class and name; and
+// every read that is not of a set slot.
+PyObject* slotAttrLearn(PyObject* o, PyObject* name);
+
 // o.name (a new reference; null with an error set), `name` an interned str the caller keeps for
 // good: read straight from o's slot when o's class resolves `name` to an object slot and gets
 // attributes the generic way (found once per class version and name, in a small cache), else
 // PyObject_GetAttr. The fast paths read a few dozen slots of tiles, views and states per traced
 // instruction; PyObject_GetAttr walks the type's attribute lookup and the descriptor every time.
-PyObject* slotAttr(PyObject* o, PyObject* name);
+// (Inline: the commonest case, the first way's slot, is a few loads.)
+inline PyObject* slotAttr(PyObject* o, PyObject* name) {
+  const slot_lookup::Entry& known = slot_lookup::setOf(Py_TYPE(o), name)[0];
+  if (known.matches(Py_TYPE(o), name) && known.offset >= 0) {
+    PyObject* v = *reinterpret_cast<PyObject**>(reinterpret_cast<char*>(o) + known.offset);
+    if (v != nullptr) return Py_NewRef(v);
+  }
+  return slotAttrLearn(o, name);
+}
 
 // The slots `names` of the classes whose instances a fast path reads: their byte offsets per
 // class, found once (the class is then kept alive while it is a key).

@@ -830,6 +830,14 @@ def matmul(tr, stationary: Tensor, moving: Tensor, loc, what="nc_matmul", fields
         out = matmul_plain(tr, stationary, moving, loc)
         if out is not NotImplemented:
             return out
+    return matmul_general(tr, stationary, moving, loc, what, fields, is_transpose, out_dtype, start,
+                          out_kind)
+
+
+def matmul_general(tr, stationary: Tensor, moving: Tensor, loc, what, fields, is_transpose,
+                   out_dtype, start, out_kind) -> Tensor:
+    """:func:`matmul` past its plain case (callers that tried ``matmul_plain`` themselves come
+    here)."""
     s_shape, m_shape = stationary.shape, moving.shape
     k = s_shape[0]
     m = s_shape[1] if len(s_shape) == 2 else math.prod(s_shape[1:])
@@ -1000,6 +1008,11 @@ def dma(tr, opcode, dst: Tensor, src: Tensor, loc, mask=None, rmw=None, what="dm
         op = dma_plain(tr, opcode, dst, src, loc, fresh)
         if op is not NotImplemented:
             return op
+    return dma_general(tr, opcode, dst, src, loc, mask, rmw, what, fresh, fields)
+
+
+def dma_general(tr, opcode, dst: Tensor, src: Tensor, loc, mask, rmw, what, fresh, fields):
+    """:func:`dma` past its plain case (callers that tried ``dma_plain`` themselves come here)."""
     shape = dst.shape
     s_st, d_st = src.storage, dst.storage
     if s_st.kind == PSUM or d_st.kind == PSUM or (s_st.on_chip and src.shape[0] > NUM_PARTITIONS) \

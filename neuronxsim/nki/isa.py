@@ -113,7 +113,7 @@ def nc_matmul(stationary, moving, *, is_stationary_onezero=False, is_moving_onez
     [K, 2, M] and moving [K, 2, N], contracted over K and both rows."""
     loc = caller_location()
     tr = current()
-    if not _ins.whole_or_nothing(mask, loc, "nc_matmul"):
+    if mask is not None and not _ins.whole_or_nothing(mask, loc, "nc_matmul"):
         return _ins.masked_matmul(tr, stationary, moving, loc, True)
     if perf_mode is not None and perf_mode != "none":
         if perf_mode != "double_row_gen3":
@@ -130,14 +130,15 @@ def nc_matmul(stationary, moving, *, is_stationary_onezero=False, is_moving_onez
         _tile(stationary, loc, "nc_matmul: stationary")  # (raises)
     if moving.__class__ is not Tensor or not moving.storage.on_chip:
         _tile(moving, loc, "nc_matmul: moving")
-    for hint, t, name in ((is_stationary_onezero, stationary, "is_stationary_onezero"),
-                          (is_moving_onezero, moving, "is_moving_onezero")):
-        if hint and t.dtype == _dt.float32:
-            # NKI: no impact for non-float32 operands; for float32 ones, a PE mode up to twice
-            # as fast. The values are the same; the simulator's PE timing lacks that mode.
-            _warn_once(loc, f"nc_matmul({name}=True): the simulator times this float32 matmul "
-                            "without the PE's faster mode for 0/1 operands (up to 2x slower "
-                            "than the NeuronCore); the results are the same")
+    if is_stationary_onezero or is_moving_onezero:  # (hints of a few kernels)
+        for hint, t, name in ((is_stationary_onezero, stationary, "is_stationary_onezero"),
+                              (is_moving_onezero, moving, "is_moving_onezero")):
+            if hint and t.dtype == _dt.float32:
+                # NKI: no impact for non-float32 operands; for float32 ones, a PE mode up to twice
+                # as fast. The values are the same; the simulator's PE timing lacks that mode.
+                _warn_once(loc, f"nc_matmul({name}=True): the simulator times this float32 matmul "
+                                "without the PE's faster mode for 0/1 operands (up to 2x slower "
+                                "than the NeuronCore); the results are the same")
     # An operand in PSUM (a PE transpose's result, say) is copied to SBUF first, as NKI's
     # compiler does: the PE reads its operands from SBUF.
     if stationary.storage.kind == PSUM:
@@ -150,6 +151,12 @@ def nc_matmul(stationary, moving, *, is_stationary_onezero=False, is_moving_onez
     if tile_position or tile_size:  # (their form and fit: the rule matmul.pe-tile)
         fields = {"tile_position": [int(v) for v in tile_position],
                   "tile_size": [int(v) for v in tile_size]}
+    elif not is_transpose:  # (_ins.matmul's steps, its plain case first, without its frame)
+        out = _ins.matmul_plain(tr, stationary, moving, loc)
+        if out is NotImplemented:
+            out = _ins.matmul_general(tr, stationary, moving, loc, "nc_matmul", None, False, None,
+                                      True, PSUM)
+        return out
     return _ins.matmul(tr, stationary, moving, loc, "nc_matmul", fields,
                        is_transpose=bool(is_transpose))
 

@@ -488,9 +488,11 @@ def load(src, *, mask=None, dtype=None) -> Tensor:
     if shape[0] > tile_size.pmax:
         raise NKIError(f"nl.load: the source's first dimension ({shape[0]}) becomes the tile's "
                        f"partition dimension, which has at most {tile_size.pmax} partitions", loc)
-    dtype = _dtype(dtype, loc) if dtype is not None else src.dtype
+    dtype = _dtype(dtype, loc) if dtype is not None else src.storage.dtype
     tile = tr.new_result(SBUF, dtype, shape, "load", loc)
-    _ins.dma(tr, IT.Load, tile, src, loc, mask, what="nl.load", fresh=True)
+    # (_ins.dma's steps, its plain case first, without its frame: most loads are plain)
+    if mask is not None or _dma_plain(tr, _LOAD, tile, src, loc, True) is NotImplemented:
+        _ins.dma_general(tr, _LOAD, tile, src, loc, mask, None, "nl.load", True, None)
     return tile
 
 
@@ -621,6 +623,11 @@ def assign(dst: Tensor, value):
     tr = current()
     if assign_redirect(tr, dst, value):  # (the commonest assignment, in C)
         return
+    _assign_general(tr, dst, value)
+
+
+def _assign_general(tr, dst: Tensor, value):
+    """:func:`assign` past ``assign_redirect`` (``Tensor.__setitem__`` tries that itself)."""
     if isinstance(value, Tensor):
         d_st = dst.storage
         if value.storage is d_st and same_view(dst, value):
@@ -662,6 +669,7 @@ _core.nki.configure_assign(Tensor, write_plain, IT.Matmult, _DMA, _POOL, PSUM, S
 #: other assignment. In C (``cpp/python/trace_assign.cpp``, which states the conditions): most
 #: ``dst[...] = expr`` of a kernel are such redirects.
 assign_redirect = _core.nki.assign_redirect
+_dma_plain, _matmul_plain, _LOAD = _ins.dma_plain, _ins.matmul_plain, IT.Load
 
 
 def _can_write(op, dst: Tensor) -> bool:
@@ -1134,7 +1142,7 @@ def matmul(x, y, *, transpose_x=False, mask=None) -> Tensor:
     layout the PE array wants); otherwise ``x`` ([M, K]) is first transposed on the PE array."""
     loc = caller_location()
     tr = current()
-    if not _ins.whole_or_nothing(mask, loc, "nl.matmul"):
+    if mask is not None and not _ins.whole_or_nothing(mask, loc, "nl.matmul"):
         return _ins.masked_matmul(tr, x, y, loc, transpose_x)
     if x.__class__ is not Tensor or x.storage.kind != SBUF:
         x = _sbuf_operand(tr, _tile(x, loc, "nl.matmul: x"), loc, "nl.matmul")
@@ -1143,7 +1151,11 @@ def matmul(x, y, *, transpose_x=False, mask=None) -> Tensor:
     if not transpose_x:
         xt = _ins.transpose_pe(tr, x, x.dtype, loc, what="nl.matmul")
         x = _ins.tensor_copy(tr, xt, x.dtype, loc, what="nl.matmul")
-    return _ins.matmul(tr, x, y, loc, what="nl.matmul")
+    # (_ins.matmul's steps, its plain case first, without its frame)
+    out = _matmul_plain(tr, x, y, loc)
+    if out is NotImplemented:
+        out = _ins.matmul_general(tr, x, y, loc, "nl.matmul", None, False, None, True, PSUM)
+    return out
 
 
 def transpose(x, *, dtype=None, mask=None) -> Tensor:

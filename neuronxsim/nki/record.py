@@ -182,6 +182,11 @@ _unique_name = _core.nki.unique_name
 class CoreRecord:
     """The record of one NeuronCore (one BIR function): see the module docstring."""
 
+    # (slots: the C fast paths read them per traced instruction, see trace_slotted.h slotAttr)
+    __slots__ = ("index", "ops", "storages", "inputs", "shared_outputs", "constant_storages",
+                 "constants", "names", "name_counts", "zeros_needed", "redirects", "copies",
+                 "matmul_joins")
+
     def __init__(self, index: int):
         self.index = index
         self.ops: list[Op] = []

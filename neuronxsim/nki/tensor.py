@@ -169,9 +169,8 @@ class Tensor:
     __array_priority__ = 1000  # numpy scalars on the left defer to our operators
 
     # ---- what kernels read ----
-    @property
-    def dtype(self) -> np.dtype:
-        return self.storage.dtype
+    # (a getter in C: kernels and the nl functions read it often)
+    dtype = property(operator.attrgetter("storage.dtype"), doc="The tensor's element type.")
 
     @property
     def buffer(self) -> str:
@@ -218,7 +217,9 @@ class Tensor:
         else:
             view = self[key]
         if value is not view:  # (`t[key] op= x` stores back the view the operation updated)
-            _nl.assign(view, value)
+            tr = _current()  # (nl.assign's steps, without its frame)
+            if not _nl.assign_redirect(tr, view, value):
+                _nl._assign_general(tr, view, value)
 
 
     def restrict(self, axis: int, lo: int, hi: int) -> "Tensor":
@@ -353,6 +354,7 @@ def _getitem(self: Tensor, key) -> Tensor:
 
 
 _int_index = int.__index__  # (a loop index as the plain integer it is)
+_current = _core.nki.current  # (neuronxsim.nki.tracer.current: tracer imports this module)
 
 
 #: ``new_view(storage, offset, shape, strides, checks)``: a :class:`Tensor` (the rest of its
@@ -530,7 +532,9 @@ class BlockedTensor:
         last = self.last_subscript
         view = last[1] if last is not None and last[0] is key else self[key]
         if value is not view:
-            _nl.assign(view, value)
+            tr = _current()  # (nl.assign's steps, without its frame)
+            if not _nl.assign_redirect(tr, view, value):
+                _nl._assign_general(tr, view, value)
 
     def __iter__(self):
         raise NKIError("tensors are not iterable; index them with nl.affine_range loops",

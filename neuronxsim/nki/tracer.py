@@ -143,6 +143,9 @@ class CoreTrace:
     core (the next DMA queue, tiles built once per core, the current first output of each
     redirected op)."""
 
+    # (slots: the C fast paths read them per traced instruction, see trace_slotted.h slotAttr)
+    __slots__ = ("index", "record", "dma_queue", "cache", "redirected", "double_rows")
+
     def __init__(self, index: int):
         self.index = index
         self.record = CoreRecord(index)
@@ -184,6 +187,13 @@ def active() -> bool:
 class Tracer:
     """Records one kernel launch: every SPMD instance on every NeuronCore of the grid.
     ``max_instructions``: the most instructions the trace may record (all cores together)."""
+
+    # (slots: the C fast paths read them per traced instruction, see trace_slotted.h slotAttr)
+    __slots__ = ("kernel_name", "arch", "sbuf_bytes", "cores", "core", "ops", "storages",
+                 "program_ids", "grid", "instance", "shared_index", "constant_index", "loop",
+                 "force_auto_alloc", "unassigned_reductions", "random_seed", "max_instructions",
+                 "recordable", "tile_layouts", "site_allocations", "site_counts",
+                 "nki06_no_reorder")  # (last: NKI 0.6's open no_reorder blocks, nki06.language)
 
     def __init__(self, arch: str, num_cores: int, max_instructions: int | None = None,
                  kernel_name: str = "kernel"):
