@@ -3,5 +3,5 @@
 set -euo pipefail
 python3 -m pip install -q --disable-pip-version-check \
   "scikit-build-core>=0.10" "pybind11>=2.12" "cython>=3.0" "numpy>=1.24" "ml_dtypes>=0.3" \
-  "pytest>=7" "ninja>=1.10" "cmake>=3.20" "dask[distributed]>=2023.1" \
+  "pytest>=7" "ninja>=1.10" "cmake>=3.24" "dask[distributed]>=2023.1" \
   "atheris>=2.3"  # atheris: the Python fuzzers (scripts/fuzz.sh)
