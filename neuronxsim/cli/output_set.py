@@ -37,6 +37,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import errno
+import atexit
 import fcntl
 import json
 import os
@@ -247,6 +248,7 @@ class OutputSet:
                 self.path = tempfile.mkdtemp(prefix=f".{name}{_STAGING}", dir=parent)
                 self._lock_fd = os.open(self.path, os.O_RDONLY | os.O_DIRECTORY)
                 fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
+                _open_sets.add(self)
         except OSError as e:
             self._discard_surely()
             raise OutputError(f"{self.display}: cannot create the output folder ({_reason(e)})") from None
@@ -322,6 +324,21 @@ class OutputSet:
             if self._lock_fd is not None:
                 os.close(self._lock_fd)
                 self._lock_fd = None
+            _open_sets.discard(self)
+
+
+#: Sets entered and not discarded yet. A signal's exception can land as a call begins (Python runs
+#: signal handlers on entering a function), so also as ``__exit__`` or ``_discard_surely`` begins,
+#: before any ``try`` of theirs: the set is then never discarded by its ``with`` block, and the
+#: interpreter's exit discards it (an interrupted command exits through ``sys.exit`` or an
+#: uncaught ``KeyboardInterrupt``, both of which run ``atexit``; SIGKILL's is left to ``recover``).
+_open_sets: "set[OutputSet]" = set()
+
+
+@atexit.register
+def _discard_sets_left_open() -> None:
+    for s in list(_open_sets):
+        s._discard()
 
 
 @contextlib.contextmanager

@@ -179,6 +179,25 @@ def test_a_stale_staging_folder_is_removed_but_a_live_one_is_kept(tmp_path):
 SIGNALS = (signal.SIGKILL, signal.SIGTERM, signal.SIGINT)
 
 
+@pytest.mark.parametrize("ending", ["sys.exit(1)", "raise KeyboardInterrupt"])
+def test_a_set_whose_with_block_was_cut_is_discarded_as_the_process_exits(tmp_path, ending):
+    """A signal's exception can land as ``__exit__`` begins, before it can discard the staging
+    folder (Python runs handlers on entering a function): the process's exit removes it."""
+    out = tmp_path / "out"
+    write_generation(out, 0)
+    script = textwrap.dedent(f"""
+        import sys
+        from neuronxsim.cli.output_set import OutputSet
+        s = OutputSet(sys.argv[1], "test").__enter__()  # (its with block never ends)
+        s.write_bytes("report.json", b"partial")
+        {ending}
+    """)
+    p = subprocess.run([sys.executable, "-P", "-c", script, str(out)], capture_output=True,
+                       env={**os.environ, "PYTHONPATH": pythonpath()})
+    assert p.returncode != 0 and b"Error" not in p.stderr.replace(b"KeyboardInterrupt", b"")
+    assert leftovers(out) == [] and whole_set(out) == 0
+
+
 def test_killed_at_random_moments_the_folder_holds_one_whole_set(tmp_path):
     """Many trials: the driver rewrites the folder in a loop and gets SIGKILL, SIGTERM or SIGINT
     at a random moment; the folder must hold one complete generation every time."""
