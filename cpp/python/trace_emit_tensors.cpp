@@ -41,21 +41,20 @@ PyObject* suffixed(PyObject* base, Py_ssize_t i) {
   }
   *--at = '.';
   const Py_ssize_t n = end - at;
-  std::memmove(digits, at, static_cast<size_t>(n));
   if (PyUnicode_IS_READY(base) && PyUnicode_IS_ASCII(base)) {
     const Py_ssize_t length = PyUnicode_GET_LENGTH(base);
     PyObject* name = PyUnicode_New(length + n, 127);
     if (name == nullptr) return nullptr;
     char* out = reinterpret_cast<char*>(PyUnicode_1BYTE_DATA(name));
     std::memcpy(out, PyUnicode_1BYTE_DATA(base), static_cast<size_t>(length));
-    std::memcpy(out + length, digits, static_cast<size_t>(n));
+    std::memcpy(out + length, at, static_cast<size_t>(n));
     return name;
   }
   Py_ssize_t length;
   const char* text = PyUnicode_AsUTF8AndSize(base, &length);
   if (text == nullptr) return nullptr;
   std::string name(text, static_cast<size_t>(length));
-  name.append(digits, static_cast<size_t>(n));
+  name.append(at, static_cast<size_t>(n));
   return PyUnicode_DecodeUTF8(name.data(), static_cast<Py_ssize_t>(name.size()), nullptr);
 }
 
