@@ -349,8 +349,11 @@ def _signals_deferred():
     if threading.current_thread() is not threading.main_thread():
         yield  # signals are delivered to the main thread
         return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, deferred)
+    # The mask as it is, read without changing it: a handler that raises as the blocking call
+    # returns (Python runs pending handlers there) must find the restoring `finally` in place.
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, ())
     try:
+        signal.pthread_sigmask(signal.SIG_BLOCK, deferred)
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)

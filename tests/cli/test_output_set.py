@@ -176,6 +176,30 @@ def test_a_stale_staging_folder_is_removed_but_a_live_one_is_kept(tmp_path):
     assert whole_set(out) == 11 and leftovers(out) == []
 
 
+
+def test_a_handler_raising_as_signals_are_blocked_leaves_them_unblocked(monkeypatch):
+    """Python runs a pending signal handler as a call returns: a KeyboardInterrupt raised as the
+    call blocking the signals returns must not leave them blocked for the rest of the process."""
+    real = signal.pthread_sigmask
+
+    def interrupted_as_it_blocks(how, mask):
+        old = real(how, mask)
+        if how == signal.SIG_BLOCK and signal.SIGINT in set(mask):
+            raise KeyboardInterrupt  # (as the handler of a Ctrl-C pressed just before would)
+        return old
+
+    before = real(signal.SIG_BLOCK, ())
+    monkeypatch.setattr(signal, "pthread_sigmask", interrupted_as_it_blocks)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            with output_set._signals_deferred():
+                pass
+    finally:
+        monkeypatch.undo()
+        left = real(signal.SIG_SETMASK, before)  # (unblocked again, whatever the outcome)
+    assert left == before
+
+
 SIGNALS = (signal.SIGKILL, signal.SIGTERM, signal.SIGINT)
 
 
