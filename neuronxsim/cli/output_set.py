@@ -341,22 +341,40 @@ def _discard_sets_left_open() -> None:
         s._discard()
 
 
+#: The signals whose handling waits until a ``_signals_deferred`` block is over.
+_DEFERRED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
 @contextlib.contextmanager
 def _signals_deferred():
     """Ctrl-C, SIGTERM and SIGHUP wait until the block is over (then they are handled as usual),
-    so that a few steps that must happen together are never cut between two of them."""
-    deferred = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+    so that a few steps that must happen together are never cut between two of them.
+
+    Their handlers are swapped for one that notes the signal, rather than the signals blocked:
+    a thread's signal mask is its own, and the kernel hands a signal the main thread blocks to
+    another thread (the simulator's matmul helpers, a progress bar's ticker), whose delivery
+    still runs Python's handler in the main thread, inside the block."""
     if threading.current_thread() is not threading.main_thread():
-        yield  # signals are delivered to the main thread
+        yield  # handlers can only be set, and only run, in the main thread
         return
-    # The mask as it is, read without changing it: a handler that raises as the blocking call
-    # returns (Python runs pending handlers there) must find the restoring `finally` in place.
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, ())
+    arrived = []
+
+    def note(signum, frame):
+        arrived.append(signum)
+
+    previous = {}
     try:
-        signal.pthread_sigmask(signal.SIG_BLOCK, deferred)
+        for s in _DEFERRED:
+            handler = signal.getsignal(s)  # (read first: a handler may run as signal() returns)
+            if handler is not None:  # (None: set outside Python, so it cannot be put back)
+                previous[s] = handler
+                signal.signal(s, note)
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+        for s in dict.fromkeys(arrived):
+            signal.raise_signal(s)  # handled now, by the handler it would have met
 
 
 def _umask() -> int:

@@ -177,27 +177,46 @@ def test_a_stale_staging_folder_is_removed_but_a_live_one_is_kept(tmp_path):
 
 
 
-def test_a_handler_raising_as_signals_are_blocked_leaves_them_unblocked(monkeypatch):
-    """Python runs a pending signal handler as a call returns: a KeyboardInterrupt raised as the
-    call blocking the signals returns must not leave them blocked for the rest of the process."""
-    real = signal.pthread_sigmask
+def test_a_signal_delivered_to_another_thread_waits_until_the_steps_are_done():
+    """The kernel hands a signal to any thread that does not block it (the simulator's matmul
+    helpers, a progress bar's ticker), and Python runs its handler in the main thread as soon as
+    that thread hands it the GIL: a Ctrl-C arriving during the steps is handled after the last
+    one, then as usual."""
+    import threading
+    import time
 
-    def interrupted_as_it_blocks(how, mask):
-        old = real(how, mask)
-        if how == signal.SIG_BLOCK and signal.SIGINT in set(mask):
-            raise KeyboardInterrupt  # (as the handler of a Ctrl-C pressed just before would)
-        return old
+    stop = threading.Event()
 
-    before = real(signal.SIG_BLOCK, ())
-    monkeypatch.setattr(signal, "pthread_sigmask", interrupted_as_it_blocks)
+    def busy():  # (a thread running Python: the two take turns at the GIL every 5 ms)
+        while not stop.is_set():
+            pass
+
+    other = threading.Thread(target=busy)
+    other.start()
+    handler = signal.getsignal(signal.SIGINT)
+    steps = []
     try:
         with pytest.raises(KeyboardInterrupt):
             with output_set._signals_deferred():
-                pass
+                os.kill(os.getpid(), signal.SIGINT)
+                t0 = time.perf_counter()
+                while time.perf_counter() - t0 < 0.2:  # (many turns at the GIL)
+                    steps.append(None)
+                steps.append("last")
     finally:
-        monkeypatch.undo()
-        left = real(signal.SIG_SETMASK, before)  # (unblocked again, whatever the outcome)
-    assert left == before
+        stop.set()
+        other.join()
+    assert steps[-1] == "last"
+    assert signal.getsignal(signal.SIGINT) is handler
+
+
+def test_signals_deferred_puts_back_every_handler_when_the_block_raises():
+    before = {s: signal.getsignal(s) for s in output_set._DEFERRED}
+    with pytest.raises(ValueError):
+        with output_set._signals_deferred():
+            assert all(signal.getsignal(s) is not before[s] for s in before)
+            raise ValueError("a step failed")
+    assert {s: signal.getsignal(s) for s in before} == before
 
 
 SIGNALS = (signal.SIGKILL, signal.SIGTERM, signal.SIGINT)
