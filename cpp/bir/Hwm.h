@@ -25,6 +25,7 @@
 
 #include "KernelInstructions.h"
 #include "MachineConfig.h"
+#include "PatternShape.h"
 
 namespace bir {
 
@@ -74,6 +75,11 @@ class Hwm {
 #define BIR_NODE_CLASS(C) virtual Latency getLatency(const Inst##C& I) const;
 #include "NodeClasses.def"
 #undef BIR_NODE_CLASS
+  // The same as getLatency(I) when the caller already has I's operand shapes, ins then outs
+  // (patternShape of each, as bir::verifyInstruction makes them): the simulator's decoder. The
+  // formulas that read shapes take them from there (DMA: dmaLatency) instead of walking the
+  // patterns again; every other node class is priced by getLatency(I).
+  Latency getLatency(const Instruction& I, const PatternShape* shapes) const;
 
  protected:
   // A compute instruction of `cycles` engine cycles on I's engine, with the access overhead and
@@ -86,6 +92,9 @@ class Hwm {
   // The formula used for elementwise work when an engine is not DVE/ACT: GpSimd start-up plus one
   // element per partition per cycle (ours, by analogy with iota / affine_select [I]).
   double poolCycles(double n) const;
+  // The DMA formula, on I's operand shapes (ins then outs); getLatency(InstDMA) makes them. A model
+  // with its own DMA formula overrides this, so that both entry points price alike.
+  virtual Latency dmaLatency(const InstDMA& I, const PatternShape* shapes) const;
 
   MachineConfig cfg_;
 };

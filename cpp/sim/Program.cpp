@@ -115,6 +115,8 @@ struct Decoder {
   std::unordered_map<const bir::MemoryLocation*, int32_t> tensorByLocation;
   // The legality facts of the instruction being decoded, one per operand (kept for its capacity).
   std::vector<bir::legality::Operand> facts;
+  // Its operands' pattern shapes, ins then outs (kept for its capacity).
+  std::vector<bir::PatternShape> shapes;
 
   // Registers the DRAM tensors of `fn`, shared by name with the other functions.
   void collectTensors(const bir::Function& fn, int core) {
@@ -149,7 +151,9 @@ struct Decoder {
       }
   }
 
-  void decode(CoreProgram& cp, const bir::Instruction& I, uint32_t bi, uint32_t ii, uint32_t ordinal) {
+  // `shapes`: bir::patternShape of I's operands, ins then outs (verifyInstruction made them).
+  void decode(CoreProgram& cp, const bir::Instruction& I, const bir::PatternShape* shapes, uint32_t bi, uint32_t ii,
+              uint32_t ordinal) {
     const int core = cp.core;
     auto fail = [&](const std::string& msg) -> void {
       throw SimulationError(instructionWhere(core, bi, ii, I) + ": " + msg);
@@ -180,7 +184,8 @@ struct Decoder {
     d.nOuts = static_cast<uint8_t>(I.outs.size());
     for (int side = 0; side < 2; ++side) {
       const auto& list = side == 0 ? I.ins : I.outs;
-      for (size_t k = 0; k < list.size(); ++k) {
+      const size_t count = list.size();
+      for (size_t k = 0; k < count; ++k) {
         const bir::AccessPattern& ap = list[k];
         // Worded only for an error: decoding a valid operand builds no strings.
         auto what = [&] { return std::string(side == 0 ? "ins[" : "outs[") + std::to_string(k) + "]"; };
@@ -219,11 +224,12 @@ struct Decoder {
           fail(what() + " is an immediate; outputs must be memory");
         }
         Operand& op = cp.operands.emplace_back();
-        try {
-          decodeOperand(ap, tensor, op);
-        } catch (const SimulationError& e) {
-          fail(what() + ": " + e.what());
-        }
+        decodeFootprint(ap, shapes[side == 0 ? k : d.nIns + k], tensor, op);
+        if (mode == Mode::Full || dimsMayRefuse(ap)) try {
+            decodeDims(ap, op);
+          } catch (const SimulationError& e) {
+            fail(what() + ": " + e.what());
+          }
         if (!kernel && op.onChip()) {
           const bir::legality::Operand& f = facts.emplace_back(legalityFacts(op));
           if (const auto why = bir::legality::engineOperand(I.opcode(), d.engine, f, side == 1, cfg))
@@ -261,7 +267,7 @@ struct Decoder {
             d.stage = true;
 
     // ---- cost ----
-    const bir::Latency lat = hwm.getLatency(I);
+    const bir::Latency lat = hwm.getLatency(I, shapes);
     d.cycles = lat.cycles;
     d.busy_ns = lat.busy_ns;
     d.access_ns = lat.access_ns;
@@ -412,7 +418,7 @@ void Program::decodeModule(const bir::Module& m, const bir::Hwm& hwm, std::optio
   const int64_t first = neuronCoreId ? *neuronCoreId : 0;
   const int64_t last = neuronCoreId ? *neuronCoreId + 1 : nf;
 
-  Decoder dec{m, hwm, hwm.config(), mode, tensors, {}, {}, {}};
+  Decoder dec{m, hwm, hwm.config(), mode, tensors, {}, {}, {}, {}};
   for (int64_t f = first; f < last; ++f) dec.collectTensors(*m.functions()[static_cast<size_t>(f)], static_cast<int>(f));
   for (int64_t f = 0; f < nf; ++f) {
     const bir::Function& fn = *m.functions()[static_cast<size_t>(f)];
@@ -433,8 +439,13 @@ void Program::decodeModule(const bir::Module& m, const bir::Hwm& hwm, std::optio
       for (size_t ii = 0; ii < insts.size(); ++ii) {
         prefetchAhead(insts, ii);
         const bir::Instruction& I = *insts[ii];
-        bir::verifyInstruction(I, static_cast<size_t>(f), bi, ii);
-        if (run) dec.decode(cp, I, static_cast<uint32_t>(bi), static_cast<uint32_t>(ii), ordinal++);
+        if (!run) {
+          bir::verifyInstruction(I, static_cast<size_t>(f), bi, ii);
+          continue;
+        }
+        dec.shapes.resize(I.ins.size() + I.outs.size());
+        bir::verifyInstruction(I, static_cast<size_t>(f), bi, ii, dec.shapes.data());
+        dec.decode(cp, I, dec.shapes.data(), static_cast<uint32_t>(bi), static_cast<uint32_t>(ii), ordinal++);
       }
     }
     if (run) cores.push_back(std::move(cp));
