@@ -69,6 +69,26 @@ int64_t contiguousRun(const AccessPattern& ap) {
   return run;
 }
 
+// The operand shapes of an instruction priced without them (ins then outs): four on the stack, the
+// most a DMA or a matmul has.
+class ShapesOf {
+ public:
+  explicit ShapesOf(const Instruction& I) {
+    const size_t nIns = I.ins.size(), n = nIns + I.outs.size();
+    if (n > std::size(few_)) {
+      many_.resize(n);
+      data_ = many_.data();
+    }
+    for (size_t k = 0; k < n; ++k) data_[k] = patternShape(k < nIns ? I.ins[k] : I.outs[k - nIns]);
+  }
+  const PatternShape* data() const { return data_; }
+
+ private:
+  PatternShape few_[4];
+  std::vector<PatternShape> many_;
+  PatternShape* data_ = few_;
+};
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -135,7 +155,7 @@ bool Hwm::stridedOperand(const Instruction& I) const {
   return false;
 }
 
-Latency Hwm::compute(const Instruction& I, double cycles, int64_t flops) const {
+Latency Hwm::compute(const Instruction& I, double cycles, int64_t flops, const PatternShape* shapes) const {
   Latency l;
   l.engine = engineOf(I);
   const double ghz = clockGhz(l.engine);
@@ -151,8 +171,14 @@ Latency Hwm::compute(const Instruction& I, double cycles, int64_t flops) const {
   l.access_ns = l.engine == Engine::PE
                     ? 0.0
                     : static_cast<double>(cfg_.sram_access_cycles + cfg_.static_instruction_overhead_cycles) / ghz;
-  for (const auto& ap : I.ins) l.bytes += apBytes(ap);
-  for (const auto& ap : I.outs) l.bytes += apBytes(ap);
+  // The operands' shapes (ins then outs): the caller's, or read here from the patterns.
+  if (shapes) {
+    for (const auto* list : {&I.ins, &I.outs})
+      for (const AccessPattern& ap : *list) l.bytes += apBytes(ap, *shapes++);
+  } else {
+    for (const auto* list : {&I.ins, &I.outs})
+      for (const AccessPattern& ap : *list) l.bytes += apBytes(ap);
+  }
   l.flops = flops;
   return l;
 }
@@ -395,17 +421,19 @@ Latency Hwm::getLatency(const InstGetRandState& I) const {
 // `4 * max(min(64, N_stationary), N_moving)` for fp32 [I]; N_stationary = M (the stationary's
 // free size), N_moving = N. PE transpose: `max(P, min(64, F))` [I], the same expression for the
 // identity moving tile (N_moving = K = P); FP32 transpose is 4x (v2) or 2x (v3 transpose mode).
-Latency Hwm::getLatency(const InstMatmult& I) const {
-  if (I.ins.size() < 2) return compute(I, 0, 0);
+Latency Hwm::getLatency(const InstMatmult& I) const { return matmulLatency(I, ShapesOf(I).data()); }
+
+Latency Hwm::matmulLatency(const InstMatmult& I, const PatternShape* shapes) const {
+  if (I.ins.size() < 2) return compute(I, 0, 0, shapes);
   const auto &st = I.ins[0], &mv = I.ins[1];
-  const double m = static_cast<double>(st.freeElements());
-  const double n = static_cast<double>(mv.freeElements());
-  const double k = static_cast<double>(st.partitions());
+  const double m = static_cast<double>(shapes[0].freeElements);
+  const double n = static_cast<double>(shapes[1].freeElements);
+  const double k = static_cast<double>(shapes[0].partitions);
   double cycles = std::max(std::min(64.0, m), n);
   const bool fp32 = isFp32(st.dtype) || isFp32(mv.dtype);
   if (fp32) cycles *= I.is_transpose ? cfg_.pe_fp32_transpose_factor : cfg_.pe_fp32_factor;
   const int64_t flops = I.is_transpose ? 0 : static_cast<int64_t>(2.0 * k * m * n);
-  return compute(I, cycles, flops);
+  return compute(I, cycles, flops, shapes);
 }
 
 // ---- DMA ----
@@ -419,20 +447,7 @@ Latency Hwm::getLatency(const InstMatmult& I) const {
 // dma_completion_ns after the transfer. Casts go src -> fp32 -> dst, so the wider side's bytes are
 // charged. Transposes and add-accumulating DMAs move data at a fraction of the copy rate
 // (MachineConfig::dma_transpose_*_factor, dma_accumulate_factor).
-Latency Hwm::getLatency(const InstDMA& I) const {
-  // Shapes for the operands a DMA has (the verifier's rule: one or two ins, one out), else made here.
-  PatternShape few[4];
-  std::vector<PatternShape> many;
-  const size_t n = I.ins.size() + I.outs.size();
-  PatternShape* shapes = few;
-  if (n > 4) {
-    many.resize(n);
-    shapes = many.data();
-  }
-  for (size_t k = 0; k < n; ++k)
-    shapes[k] = patternShape(k < I.ins.size() ? I.ins[k] : I.outs[k - I.ins.size()]);
-  return dmaLatency(I, shapes);
-}
+Latency Hwm::getLatency(const InstDMA& I) const { return dmaLatency(I, ShapesOf(I).data()); }
 
 Latency Hwm::dmaLatency(const InstDMA& I, const PatternShape* shapes) const {
   Latency l;
@@ -486,8 +501,11 @@ Latency Hwm::dmaLatency(const InstDMA& I, const PatternShape* shapes) const {
 }
 
 Latency Hwm::getLatency(const Instruction& I, const PatternShape* shapes) const {
-  if (I.nodeClass() == NodeClass::DMA) return dmaLatency(*cast<InstDMA>(&I), shapes);
-  return getLatency(I);
+  switch (I.nodeClass()) {
+    case NodeClass::DMA: return dmaLatency(*cast<InstDMA>(&I), shapes);
+    case NodeClass::Matmult: return matmulLatency(*cast<InstMatmult>(&I), shapes);
+    default: return getLatency(I);
+  }
 }
 
 // ---- the Custom / Extension band (seed 000: slots 53..57, opaque latency-modelled boxes) ----
@@ -584,8 +602,8 @@ Latency NeuronCoreV3Hwm::getLatency(const InstTensorTensor& I) const {
 }
 
 // v3 FP8 double_row: K=256 in the time of a BF16 K=128, i.e. half the cycles per row [A2].
-Latency NeuronCoreV3Hwm::getLatency(const InstMatmult& I) const {
-  Latency l = Hwm::getLatency(I);
+Latency NeuronCoreV3Hwm::matmulLatency(const InstMatmult& I, const PatternShape* shapes) const {
+  Latency l = Hwm::matmulLatency(I, shapes);
   if (I.perf_mode == PerfMode::DoubleRow && I.ins.size() == 2 && isFp8(I.ins[0].dtype) &&
       isFp8(I.ins[1].dtype)) {
     l.cycles /= 2;

@@ -21,9 +21,6 @@ struct PatternShape {
   int64_t outerLo = 0, outerHi = 0;
   bool overflow = false;
   int64_t minNum = 1;  // the smallest num of any pair
-  // The innermost pair when there are free pairs (else step 1, num 1): its stride decides the SRAM
-  // rate (Hwm) and whether the innermost dim is contiguous.
-  int64_t innerStep = 1, innerNum = 1;
 
   int64_t numElements() const { return partitions * freeElements; }
 };
@@ -45,10 +42,6 @@ inline PatternShape patternShape(const AccessPattern& ap) {
     s.overflow |= __builtin_mul_overflow(p.num - 1, p.step, &span);
     int64_t& end = span < 0 ? s.lo : s.hi;
     s.overflow |= __builtin_add_overflow(end, span, &end);
-  }
-  if (pairs.size() > 1) {
-    s.innerStep = pairs.back().step;
-    s.innerNum = pairs.back().num;
   }
   return s;
 }

@@ -165,11 +165,12 @@ void verifyInstruction(const Instruction& I, size_t fi, size_t bi, size_t ii, Pa
   const bool kernel = isKernelNode(I);
   const bool compute = !kernel && cls != NodeClass::DMA;
   auto checkSide = [&](const std::vector<AccessPattern>& list, bool input, PatternShape* out) {
-    for (size_t k = 0; k < list.size(); ++k) {
+    PatternShape own;  // where the shapes go when the caller keeps none
+    for (size_t k = 0, n = list.size(); k < n; ++k) {
       const AccessPattern& ap = list[k];
       auto where = [&] { return ipath() + (input ? ".ins[" : ".outs[") + std::to_string(k) + "]"; };
-      const PatternShape shape = patternShape(ap);
-      if (out) out[k] = shape;
+      PatternShape& shape = out ? out[k] : own;
+      shape = patternShape(ap);
       checkAccessPattern(ap, shape, compute, where);
       if (kernel && !ap.isImmediate() && !ap.loc->isDram())
         fail(where(), "kernel node operands must be DRAM tensors; '" + ap.loc->name +

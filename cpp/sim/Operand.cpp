@@ -14,8 +14,19 @@ bool footprintsOverlap(const Operand& a, const Operand& b) {
 }
 
 void decodeFootprint(const bir::AccessPattern& ap, const bir::PatternShape& shape, int32_t tensorIndex, Operand& op) {
+  // Every field but num and stride is assigned (as a default-built Operand has them where this
+  // operand has none), so that `op` may be a reused one; nfree 0: no dims decoded.
   op.dtype = ap.dtype;
   op.esize = static_cast<uint8_t>(bir::dtypeSize(ap.dtype));
+  op.nfree = 0;
+  op.tensor = -1;
+  op.lanes = 1;
+  op.p0 = 0;
+  op.base = 0;
+  op.laneStride = 0;
+  op.freeElems = 1;
+  op.lo = op.hi = 0;
+  op.imm = 0;
   if (ap.isImmediate()) {
     op.space = Space::Imm;
     op.imm = ap.imm;

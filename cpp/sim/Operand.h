@@ -58,8 +58,8 @@ Operand contiguousOperand(bir::DType dtype, int64_t n);
 // Throws sim::SimulationError (without a location; the caller adds it) when the pattern has more
 // dims than kMaxFreeDims after merging. `ap` must verify (bir::verifyAccessPattern).
 void decodeOperand(const bir::AccessPattern& ap, int32_t tensorIndex, Operand& op);
-// decodeOperand in two steps. The footprint: every field but the dims (nfree, num, stride), from
-// the pattern's shape (bir::patternShape(ap)); it throws nothing. The dims: the free pairs with unit
+// decodeOperand in two steps. The footprint: every field but the dims (num, stride; nfree 0), from
+// the pattern's shape (bir::patternShape(ap)), into any Operand; it throws nothing. The dims: the free pairs with unit
 // dims dropped and contiguous ones merged, which only execution walks; decodeDims throws
 // decodeOperand's refusal, which only a pattern of more than kMaxFreeDims free pairs can meet
 // (dimsMayRefuse). Timing mode decodes footprints only (and the dims of a pattern that may be

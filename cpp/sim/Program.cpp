@@ -117,6 +117,8 @@ struct Decoder {
   std::vector<bir::legality::Operand> facts;
   // Its operands' pattern shapes, ins then outs (kept for its capacity).
   std::vector<bir::PatternShape> shapes;
+  // Timing mode: its decoded operands, ins then outs (kept for its capacity).
+  std::vector<Operand> scratch;
 
   // Registers the DRAM tensors of `fn`, shared by name with the other functions.
   void collectTensors(const bir::Function& fn, int core) {
@@ -179,6 +181,19 @@ struct Decoder {
 
     // ---- operands ----
     d.firstOperand = static_cast<uint32_t>(cp.operands.size());
+    // Execution reads the operands again; timing mode drops them once decoded (at 176 bytes each,
+    // three per instruction, they would be most of the memory a long stream takes, and first
+    // touches of memory are slow in a virtual machine, HostMemory.h), so it decodes them into
+    // scratch operands, whose footprints decodeFootprint assigns in full.
+    const size_t nOperands = I.ins.size() + I.outs.size();
+    Operand* ops;
+    if (mode == Mode::Full) {
+      cp.operands.resize(d.firstOperand + nOperands);
+      ops = cp.operands.data() + d.firstOperand;
+    } else {
+      if (scratch.size() < nOperands) scratch.resize(nOperands);
+      ops = scratch.data();
+    }
     facts.clear();
     d.nIns = static_cast<uint8_t>(I.ins.size());
     d.nOuts = static_cast<uint8_t>(I.outs.size());
@@ -223,8 +238,8 @@ struct Decoder {
         } else if (side == 1) {
           fail(what() + " is an immediate; outputs must be memory");
         }
-        Operand& op = cp.operands.emplace_back();
-        decodeFootprint(ap, shapes[side == 0 ? k : d.nIns + k], tensor, op);
+        Operand& op = ops[side == 0 ? k : I.ins.size() + k];
+        decodeFootprint(ap, shapes[side == 0 ? k : I.ins.size() + k], tensor, op);
         if (mode == Mode::Full || dimsMayRefuse(ap)) try {
             decodeDims(ap, op);
           } catch (const SimulationError& e) {
@@ -241,7 +256,6 @@ struct Decoder {
     }
 
     // An immediate input stands for a tensor of the output's shape, every element its value.
-    Operand* ops = cp.operands.data() + d.firstOperand;
     if (d.nOuts > 0) {
       const Operand& ref = ops[d.nIns];
       for (int k = 0; k < d.nIns; ++k)
@@ -330,10 +344,6 @@ struct Decoder {
         d.ports |= kPortPsumDveAct;
     }
     d.nAccess = static_cast<uint8_t>(cp.accesses.size() - d.firstAccess);
-    // Only execution reads operands again. Timing mode drops them: at 176 bytes each, three per
-    // instruction, they would be most of the memory a long stream takes, and first touches of
-    // memory are slow in a virtual machine (HostMemory.h).
-    if (mode == Mode::Timing) cp.operands.resize(d.firstOperand);
   }
 };
 
@@ -418,7 +428,7 @@ void Program::decodeModule(const bir::Module& m, const bir::Hwm& hwm, std::optio
   const int64_t first = neuronCoreId ? *neuronCoreId : 0;
   const int64_t last = neuronCoreId ? *neuronCoreId + 1 : nf;
 
-  Decoder dec{m, hwm, hwm.config(), mode, tensors, {}, {}, {}, {}};
+  Decoder dec{m, hwm, hwm.config(), mode, tensors, {}, {}, {}, {}, {}};
   for (int64_t f = first; f < last; ++f) dec.collectTensors(*m.functions()[static_cast<size_t>(f)], static_cast<int>(f));
   for (int64_t f = 0; f < nf; ++f) {
     const bir::Function& fn = *m.functions()[static_cast<size_t>(f)];
@@ -443,7 +453,7 @@ void Program::decodeModule(const bir::Module& m, const bir::Hwm& hwm, std::optio
           bir::verifyInstruction(I, static_cast<size_t>(f), bi, ii);
           continue;
         }
-        dec.shapes.resize(I.ins.size() + I.outs.size());
+        if (const size_t n = I.ins.size() + I.outs.size(); dec.shapes.size() < n) dec.shapes.resize(n);
         bir::verifyInstruction(I, static_cast<size_t>(f), bi, ii, dec.shapes.data());
         dec.decode(cp, I, dec.shapes.data(), static_cast<uint32_t>(bi), static_cast<uint32_t>(ii), ordinal++);
       }
