@@ -79,10 +79,6 @@ void decodeDims(const bir::AccessPattern& ap, Operand& op) {
   }
 }
 
-bool dimsMayRefuse(const bir::AccessPattern& ap) {
-  return static_cast<int64_t>(ap.pattern.size()) - 1 > kMaxFreeDims;
-}
-
 void decodeOperand(const bir::AccessPattern& ap, int32_t tensorIndex, Operand& op) {
   decodeFootprint(ap, bir::patternShape(ap), tensorIndex, op);
   decodeDims(ap, op);

@@ -66,7 +66,9 @@ void decodeOperand(const bir::AccessPattern& ap, int32_t tensorIndex, Operand& o
 // refused, for the refusal): its operands are dropped once the decode-time checks have read them.
 void decodeFootprint(const bir::AccessPattern& ap, const bir::PatternShape& shape, int32_t tensorIndex, Operand& op);
 void decodeDims(const bir::AccessPattern& ap, Operand& op);
-bool dimsMayRefuse(const bir::AccessPattern& ap);
+inline bool dimsMayRefuse(const bir::AccessPattern& ap) {
+  return static_cast<int64_t>(ap.pattern.size()) - 1 > kMaxFreeDims;
+}
 
 // Walks the elements of one lane (or of the whole operand, `wholeOperand`) as runs: stretches of
 // elements `step()` bytes apart along the innermost dim.

@@ -199,7 +199,7 @@ struct Decoder {
     d.nOuts = static_cast<uint8_t>(I.outs.size());
     for (int side = 0; side < 2; ++side) {
       const auto& list = side == 0 ? I.ins : I.outs;
-      const size_t count = list.size();
+      const size_t count = list.size(), first = side == 0 ? 0 : I.ins.size();  // in ops and shapes
       for (size_t k = 0; k < count; ++k) {
         const bir::AccessPattern& ap = list[k];
         // Worded only for an error: decoding a valid operand builds no strings.
@@ -238,8 +238,8 @@ struct Decoder {
         } else if (side == 1) {
           fail(what() + " is an immediate; outputs must be memory");
         }
-        Operand& op = ops[side == 0 ? k : I.ins.size() + k];
-        decodeFootprint(ap, shapes[side == 0 ? k : I.ins.size() + k], tensor, op);
+        Operand& op = ops[first + k];
+        decodeFootprint(ap, shapes[first + k], tensor, op);
         if (mode == Mode::Full || dimsMayRefuse(ap)) try {
             decodeDims(ap, op);
           } catch (const SimulationError& e) {
