@@ -24,6 +24,10 @@ bool unitStride(const AccessPattern& ap) {
 int64_t apBytes(const AccessPattern& ap) {
   return ap.isImmediate() ? 0 : ap.numElements() * dtypeSize(ap.dtype);
 }
+// The same, of a pattern whose shape the caller has.
+int64_t apBytes(const AccessPattern& ap, const PatternShape& shape) {
+  return ap.isImmediate() ? 0 : shape.numElements() * dtypeSize(ap.dtype);
+}
 // N: elements per partition of the main input, or of the output when there is no input [ref §4].
 double freeSize(const Instruction& I) {
   for (const auto& ap : I.ins)
@@ -34,12 +38,14 @@ int64_t elementsOut(const Instruction& I) { return I.outs.empty() ? 0 : I.outs[0
 
 // The DMA engines a transfer is spread over: each serves dma_partitions_per_engine partitions of the
 // on-chip side; a DRAM-to-DRAM transfer uses them all [D1].
-uint32_t dmaEngineMask(const Instruction& I, const MachineConfig& c) {
+uint32_t dmaEngineMask(const Instruction& I, const PatternShape* shapes, const MachineConfig& c) {
   uint32_t mask = 0;
+  const size_t nIns = I.ins.size();
   for (const auto* list : {&I.ins, &I.outs})
-    for (const auto& ap : *list) {
+    for (size_t k = 0; k < list->size(); ++k) {
+      const AccessPattern& ap = (*list)[k];
       if (ap.isImmediate() || !ap.loc->isOnChip()) continue;
-      const int64_t p0 = ap.startPartition(), p1 = p0 + ap.partitions();
+      const int64_t p0 = ap.startPartition(), p1 = p0 + shapes[list == &I.ins ? k : nIns + k].partitions;
       // Engines p0 / per .. (p1 - 1) / per, as one run of bits.
       const int64_t lo = p0 / c.dma_partitions_per_engine;
       const int64_t hi = std::min<int64_t>((p1 - 1) / c.dma_partitions_per_engine, c.dma_engines - 1);
@@ -62,6 +68,26 @@ int64_t contiguousRun(const AccessPattern& ap) {
   }
   return run;
 }
+
+// The operand shapes of an instruction priced without them (ins then outs): four on the stack, the
+// most a DMA or a matmul has.
+class ShapesOf {
+ public:
+  explicit ShapesOf(const Instruction& I) {
+    const size_t nIns = I.ins.size(), n = nIns + I.outs.size();
+    if (n > std::size(few_)) {
+      many_.resize(n);
+      data_ = many_.data();
+    }
+    for (size_t k = 0; k < n; ++k) data_[k] = patternShape(k < nIns ? I.ins[k] : I.outs[k - nIns]);
+  }
+  const PatternShape* data() const { return data_; }
+
+ private:
+  PatternShape few_[4];
+  std::vector<PatternShape> many_;
+  PatternShape* data_ = few_;
+};
 
 }  // namespace
 
@@ -129,7 +155,7 @@ bool Hwm::stridedOperand(const Instruction& I) const {
   return false;
 }
 
-Latency Hwm::compute(const Instruction& I, double cycles, int64_t flops) const {
+Latency Hwm::compute(const Instruction& I, double cycles, int64_t flops, const PatternShape* shapes) const {
   Latency l;
   l.engine = engineOf(I);
   const double ghz = clockGhz(l.engine);
@@ -145,8 +171,14 @@ Latency Hwm::compute(const Instruction& I, double cycles, int64_t flops) const {
   l.access_ns = l.engine == Engine::PE
                     ? 0.0
                     : static_cast<double>(cfg_.sram_access_cycles + cfg_.static_instruction_overhead_cycles) / ghz;
-  for (const auto& ap : I.ins) l.bytes += apBytes(ap);
-  for (const auto& ap : I.outs) l.bytes += apBytes(ap);
+  // The operands' shapes (ins then outs): the caller's, or read here from the patterns.
+  if (shapes) {
+    for (const auto* list : {&I.ins, &I.outs})
+      for (const AccessPattern& ap : *list) l.bytes += apBytes(ap, *shapes++);
+  } else {
+    for (const auto* list : {&I.ins, &I.outs})
+      for (const AccessPattern& ap : *list) l.bytes += apBytes(ap);
+  }
   l.flops = flops;
   return l;
 }
@@ -389,17 +421,19 @@ Latency Hwm::getLatency(const InstGetRandState& I) const {
 // `4 * max(min(64, N_stationary), N_moving)` for fp32 [I]; N_stationary = M (the stationary's
 // free size), N_moving = N. PE transpose: `max(P, min(64, F))` [I], the same expression for the
 // identity moving tile (N_moving = K = P); FP32 transpose is 4x (v2) or 2x (v3 transpose mode).
-Latency Hwm::getLatency(const InstMatmult& I) const {
-  if (I.ins.size() < 2) return compute(I, 0, 0);
+Latency Hwm::getLatency(const InstMatmult& I) const { return matmulLatency(I, ShapesOf(I).data()); }
+
+Latency Hwm::matmulLatency(const InstMatmult& I, const PatternShape* shapes) const {
+  if (I.ins.size() < 2) return compute(I, 0, 0, shapes);
   const auto &st = I.ins[0], &mv = I.ins[1];
-  const double m = static_cast<double>(st.freeElements());
-  const double n = static_cast<double>(mv.freeElements());
-  const double k = static_cast<double>(st.partitions());
+  const double m = static_cast<double>(shapes[0].freeElements);
+  const double n = static_cast<double>(shapes[1].freeElements);
+  const double k = static_cast<double>(shapes[0].partitions);
   double cycles = std::max(std::min(64.0, m), n);
   const bool fp32 = isFp32(st.dtype) || isFp32(mv.dtype);
   if (fp32) cycles *= I.is_transpose ? cfg_.pe_fp32_transpose_factor : cfg_.pe_fp32_factor;
   const int64_t flops = I.is_transpose ? 0 : static_cast<int64_t>(2.0 * k * m * n);
-  return compute(I, cycles, flops);
+  return compute(I, cycles, flops, shapes);
 }
 
 // ---- DMA ----
@@ -413,35 +447,43 @@ Latency Hwm::getLatency(const InstMatmult& I) const {
 // dma_completion_ns after the transfer. Casts go src -> fp32 -> dst, so the wider side's bytes are
 // charged. Transposes and add-accumulating DMAs move data at a fraction of the copy rate
 // (MachineConfig::dma_transpose_*_factor, dma_accumulate_factor).
-Latency Hwm::getLatency(const InstDMA& I) const {
+Latency Hwm::getLatency(const InstDMA& I) const { return dmaLatency(I, ShapesOf(I).data()); }
+
+Latency Hwm::dmaLatency(const InstDMA& I, const PatternShape* shapes) const {
   Latency l;
   l.engine = engineOf(I);
   l.cycles = static_cast<double>(cfg_.dma_trigger_cycles);
   l.busy_ns = l.cycles / clockGhz(l.engine);
   l.dma_queue = I.queue;
-  l.dma_engine_mask = dmaEngineMask(I, cfg_);
+  l.dma_engine_mask = dmaEngineMask(I, shapes, cfg_);
   l.dma_latency_ns = cfg_.dma_start_latency_ns;
   l.dma_dge_ns = I.dge_type == DgeType::None ? 0.0 : cfg_.dma_dge_instruction_ns;
   l.access_ns = cfg_.dma_completion_ns;
-  l.bytes = I.outs.empty() ? 0 : apBytes(I.outs[0]);
-  l.flops = I.dst_rmw_op == AluOp::bypass ? 0 : elementsOut(I);
+  const size_t nIns = I.ins.size();
+  const PatternShape* outShapes = shapes + nIns;
+  l.bytes = I.outs.empty() ? 0 : apBytes(I.outs[0], outShapes[0]);
+  l.flops = I.dst_rmw_op == AluOp::bypass || I.outs.empty() ? 0 : outShapes[0].numElements();
   if (I.ins.empty() || I.outs.empty() || I.ins[0].isImmediate()) return l;
   const AccessPattern &src = I.ins[0], &dst = I.outs[0];
+  const PatternShape &srcShape = shapes[0], &dstShape = outShapes[0];
   // Indirect (a second input): the rows that move are the side that is not indexed, the source of
   // an IndirectSave scatter, else the destination; the indexed side names a whole table.
-  const bool indirect = I.ins.size() == 2;
-  const AccessPattern& moved = I.opcode() == InstructionType::IndirectSave ? src : dst;
+  const bool indirect = nIns == 2;
+  const bool scatter = I.opcode() == InstructionType::IndirectSave;
+  const AccessPattern& moved = scatter ? src : dst;
+  const PatternShape& movedShape = scatter ? srcShape : dstShape;
   const AccessPattern &from = indirect ? moved : src, &to = indirect ? moved : dst;
+  const PatternShape &fromShape = indirect ? movedShape : srcShape, &toShape = indirect ? movedShape : dstShape;
 
-  const int64_t elements = to.numElements();
+  const int64_t elements = toShape.numElements();
   const int64_t run = std::max<int64_t>(1, std::min(contiguousRun(from), contiguousRun(to)));
   const double descriptors = std::ceil(static_cast<double>(elements) / static_cast<double>(run));
   const double bytes = static_cast<double>(elements) * std::max(dtypeSize(src.dtype), dtypeSize(dst.dtype));
   // The busiest engine's share: its partitions of the on-chip side, or an even split.
   double share = 1.0 / std::popcount(l.dma_engine_mask);
-  for (const auto* ap : {&dst, &src})
+  for (const auto& [ap, shape] : {std::pair{&dst, &dstShape}, std::pair{&src, &srcShape}})
     if (ap->loc->isOnChip()) {
-      const int64_t p = ap->partitions();
+      const int64_t p = shape->partitions;
       share = static_cast<double>(std::min<int64_t>(p, cfg_.dma_partitions_per_engine)) / static_cast<double>(p);
       break;
     }
@@ -452,10 +494,18 @@ Latency Hwm::getLatency(const InstDMA& I) const {
   l.dma_descriptors = std::ceil(descriptors * share);
   l.dma_transfer_ns = std::max(l.dma_descriptors * cfg_.dma_descriptor_ns, bytes * share / rate);
   double hbmBytes = 0;
-  if (!src.loc->isOnChip()) hbmBytes += static_cast<double>(apBytes(from));
-  if (!dst.loc->isOnChip()) hbmBytes += static_cast<double>(apBytes(to));
+  if (!src.loc->isOnChip()) hbmBytes += static_cast<double>(apBytes(from, fromShape));
+  if (!dst.loc->isOnChip()) hbmBytes += static_cast<double>(apBytes(to, toShape));
   l.dma_hbm_ns = hbmBytes / cfg_.hbm_core_bandwidth_gbps;
   return l;
+}
+
+Latency Hwm::getLatency(const Instruction& I, const PatternShape* shapes) const {
+  switch (I.nodeClass()) {
+    case NodeClass::DMA: return dmaLatency(*cast<InstDMA>(&I), shapes);
+    case NodeClass::Matmult: return matmulLatency(*cast<InstMatmult>(&I), shapes);
+    default: return getLatency(I);
+  }
 }
 
 // ---- the Custom / Extension band (seed 000: slots 53..57, opaque latency-modelled boxes) ----
@@ -552,8 +602,8 @@ Latency NeuronCoreV3Hwm::getLatency(const InstTensorTensor& I) const {
 }
 
 // v3 FP8 double_row: K=256 in the time of a BF16 K=128, i.e. half the cycles per row [A2].
-Latency NeuronCoreV3Hwm::getLatency(const InstMatmult& I) const {
-  Latency l = Hwm::getLatency(I);
+Latency NeuronCoreV3Hwm::matmulLatency(const InstMatmult& I, const PatternShape* shapes) const {
+  Latency l = Hwm::matmulLatency(I, shapes);
   if (I.perf_mode == PerfMode::DoubleRow && I.ins.size() == 2 && isFp8(I.ins[0].dtype) &&
       isFp8(I.ins[1].dtype)) {
     l.cycles /= 2;

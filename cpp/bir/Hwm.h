@@ -25,6 +25,7 @@
 
 #include "KernelInstructions.h"
 #include "MachineConfig.h"
+#include "PatternShape.h"
 
 namespace bir {
 
@@ -74,11 +75,16 @@ class Hwm {
 #define BIR_NODE_CLASS(C) virtual Latency getLatency(const Inst##C& I) const;
 #include "NodeClasses.def"
 #undef BIR_NODE_CLASS
+  // The same as getLatency(I) when the caller already has I's operand shapes, ins then outs
+  // (patternShape of each, as bir::verifyInstruction makes them): the simulator's decoder. The
+  // formulas that read shapes take them from there (dmaLatency, matmulLatency) instead of walking the
+  // patterns again; every other node class is priced by getLatency(I).
+  Latency getLatency(const Instruction& I, const PatternShape* shapes) const;
 
  protected:
   // A compute instruction of `cycles` engine cycles on I's engine, with the access overhead and
-  // the bytes its operands move.
-  Latency compute(const Instruction& I, double cycles, int64_t flops) const;
+  // the bytes its operands move; `shapes`: its operands' (ins then outs), if the caller has them.
+  Latency compute(const Instruction& I, double cycles, int64_t flops, const PatternShape* shapes = nullptr) const;
   // max(MIN_II, n) [I]
   double minII(double n) const;
   // An SBUF/PSUM operand whose innermost stride is past sram_full_rate_max_stride_bytes [A1].
@@ -86,6 +92,11 @@ class Hwm {
   // The formula used for elementwise work when an engine is not DVE/ACT: GpSimd start-up plus one
   // element per partition per cycle (ours, by analogy with iota / affine_select [I]).
   double poolCycles(double n) const;
+  // The DMA formula, on I's operand shapes (ins then outs); getLatency(InstDMA) makes them. A model
+  // with its own DMA formula overrides this, so that both entry points price alike.
+  virtual Latency dmaLatency(const InstDMA& I, const PatternShape* shapes) const;
+  // The same for the PE's matmul (getLatency(InstMatmult)).
+  virtual Latency matmulLatency(const InstMatmult& I, const PatternShape* shapes) const;
 
   MachineConfig cfg_;
 };
@@ -99,7 +110,9 @@ class NeuronCoreV3Hwm : public Hwm {
   Latency getLatency(const InstTensorScalar& I) const override;
   Latency getLatency(const InstTensorScalarPtr& I) const override;
   Latency getLatency(const InstTensorTensor& I) const override;
-  Latency getLatency(const InstMatmult& I) const override;
+
+ protected:
+  Latency matmulLatency(const InstMatmult& I, const PatternShape* shapes) const override;
 
  private:
   // The v3 DVE perf-mode speed-up (1, 2 or 4) of a copy / tensor_scalar [A2].

@@ -1,5 +1,7 @@
 #include "Instruction.h"
 
+#include <iterator>
+
 #include "Error.h"
 #include "KernelInstructions.h"
 
@@ -39,14 +41,14 @@ const char* nodeClassName(NodeClass c) {
 }
 
 OperandRule operandRuleOf(NodeClass c) {
-  switch (c) {
-#define BIR_NODE_CLASS(C) \
-  case NodeClass::C:      \
-    return Inst##C::kOperands;
+  // By ordinal (NodeClass lists NodeClasses.def in order): asked of every instruction verified.
+  static constexpr OperandRule kRules[] = {
+#define BIR_NODE_CLASS(C) Inst##C::kOperands,
 #include "NodeClasses.def"
 #undef BIR_NODE_CLASS
-  }
-  return {0, 0, 0, 0};
+  };
+  const auto i = static_cast<size_t>(c);
+  return i < std::size(kRules) ? kRules[i] : OperandRule{0, 0, 0, 0};
 }
 
 namespace {

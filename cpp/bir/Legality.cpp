@@ -173,20 +173,16 @@ Verdict matmul(const Matmul& mm, const MachineConfig& cfg) {
   return std::nullopt;
 }
 
-Verdict engineOperand(Opcode op, Engine engine, const Operand& o, bool output, const MachineConfig& cfg) {
-  if (o.space != Space::SBUF && o.space != Space::PSUM) return std::nullopt;
-  const char* role = output ? "an output" : "an input";
-  if (o.space == Space::PSUM && engine == Engine::Pool)
-    return broken(Rule::PoolPsum, op, std::string(role) + " is in PSUM, which GpSimd (Pool) cannot access");
-  if ((engine == Engine::DVE || engine == Engine::Activation) &&
-      InstructionType::category(op) != InstructionType::Category::DMA) {
-    const int64_t cap = o.space == Space::PSUM ? cfg.dve_act_max_free_elements_psum : cfg.dve_act_max_free_elements_sbuf;
-    if (o.free_elements > cap)
-      return broken(Rule::DveActFreeSize, op, std::string(role) + " walks " + str(o.free_elements) +
-                                                  " elements per partition; a DVE or ACT instruction walks at most " +
-                                                  str(cap) + " in " + std::string(spaceName(o.space)));
-  }
-  return std::nullopt;
+Verdict poolPsumOperand(Opcode op, bool output) {
+  return broken(Rule::PoolPsum, op, std::string(output ? "an output" : "an input") +
+                                        " is in PSUM, which GpSimd (Pool) cannot access");
+}
+
+Verdict dveActFreeSize(Opcode op, const Operand& o, bool output, int64_t cap) {
+  return broken(Rule::DveActFreeSize, op, std::string(output ? "an output" : "an input") + " walks " +
+                                              str(o.free_elements) +
+                                              " elements per partition; a DVE or ACT instruction walks at most " +
+                                              str(cap) + " in " + std::string(spaceName(o.space)));
 }
 
 Verdict psumInputs(Opcode op, const Operand& a, const Operand& b) {

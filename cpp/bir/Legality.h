@@ -77,7 +77,12 @@ bool isPeInputDtype(DType t, const MachineConfig& cfg);
 // One on-chip operand (`output`: an output, else an input) of instruction `op` issued on `engine`:
 // GpSimd (Pool) reaches no PSUM; a DVE or ACT compute instruction walks at most
 // dve_act_max_free_elements_{sbuf,psum} per partition (DMA transfers are exempt).
-Verdict engineOperand(Opcode op, Engine engine, const Operand& operand, bool output, const MachineConfig& cfg);
+// Inline: asked of every on-chip operand of every instruction a module is prepared with; only a
+// refusal's message is made out of line.
+inline Verdict engineOperand(Opcode op, Engine engine, const Operand& operand, bool output, const MachineConfig& cfg);
+// engineOperand's refusals: rule pool-psum, and rule dve-act-free-size with the engine's `cap`.
+Verdict poolPsumOperand(Opcode op, bool output);
+Verdict dveActFreeSize(Opcode op, const Operand& operand, bool output, int64_t cap);
 
 // The two tensor inputs `a` and `b` that instruction `op` pairs element by element (TensorTensor,
 // TensorTensorScan, ScalarTensorTensor, SelectReduce, CopyPredicated): at most one in PSUM.
@@ -148,5 +153,16 @@ Verdict dma(const Dma& d, const MachineConfig& cfg);
 // triggers it (rule dma.hwdge), also asked alone by a tracer choosing them before it has the
 // transfer's operands.
 Verdict dmaTrigger(Opcode op, DgeType dge_type, Engine engine, DType src, DType dst, const MachineConfig& cfg);
+
+inline Verdict engineOperand(Opcode op, Engine engine, const Operand& o, bool output, const MachineConfig& cfg) {
+  if (o.space != Space::SBUF && o.space != Space::PSUM) return std::nullopt;
+  if (o.space == Space::PSUM && engine == Engine::Pool) return poolPsumOperand(op, output);
+  if ((engine == Engine::DVE || engine == Engine::Activation) &&
+      InstructionType::category(op) != InstructionType::Category::DMA) {
+    const int64_t cap = o.space == Space::PSUM ? cfg.dve_act_max_free_elements_psum : cfg.dve_act_max_free_elements_sbuf;
+    if (o.free_elements > cap) return dveActFreeSize(op, o, output, cap);
+  }
+  return std::nullopt;
+}
 
 }  // namespace bir::legality

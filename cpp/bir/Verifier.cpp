@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "Error.h"
+#include "PatternShape.h"
 
 namespace bir {
 namespace {
@@ -18,32 +19,6 @@ bool addOk(int64_t a, int64_t b, int64_t* out) { return !__builtin_add_overflow(
 
 // `where` below is a callable giving the JSON path of what is checked: it is called only to
 // word an error, so that verifying a valid module builds no strings.
-
-// The pairs' smallest and largest element offsets (relative to the pattern's offset), the free
-// pairs' (from the second) and the first pair's apart, and the smallest num, in one pass: the
-// verifier reads each pattern once. `overflow`: an extent does not fit in int64.
-struct PatternExtent {
-  int64_t lo = 0, hi = 0;            // of the free pairs
-  int64_t outerLo = 0, outerHi = 0;  // of the first pair
-  int64_t minNum = 1;
-  bool overflow = false;
-};
-
-PatternExtent patternExtent(const std::vector<APPair>& pairs) {
-  PatternExtent e;
-  if (pairs.empty()) return e;
-  e.minNum = pairs[0].num;
-  int64_t span;
-  e.overflow = __builtin_mul_overflow(pairs[0].num - 1, pairs[0].step, &span);
-  (span < 0 ? e.outerLo : e.outerHi) = span;
-  for (size_t i = 1; i < pairs.size(); ++i) {
-    e.minNum = std::min(e.minNum, pairs[i].num);
-    e.overflow |= __builtin_mul_overflow(pairs[i].num - 1, pairs[i].step, &span);
-    int64_t& end = span < 0 ? e.lo : e.hi;
-    e.overflow |= __builtin_add_overflow(end, span, &end);
-  }
-  return e;
-}
 
 template <class Where>
 void verifyLocation(const MemoryLocation& l, const Where& where) {
@@ -91,12 +66,12 @@ std::string checkStartPartition(int64_t start, int64_t partitions) {
 
 namespace {
 
+// `ext` is patternShape(ap), made by the caller (who may keep it).
 template <class Where>
-void checkAccessPattern(const AccessPattern& ap, bool computeEngine, const Where& where) {
+void checkAccessPattern(const AccessPattern& ap, const PatternShape& ext, bool computeEngine, const Where& where) {
   if (ap.isImmediate()) return;
   if (!ap.loc || !ap.loc->set) fail(where(), "access pattern has no memory location");
   if (ap.pattern.empty()) fail(where(), "access pattern has no [step, num] pairs");
-  const PatternExtent ext = patternExtent(ap.pattern);
   if (ext.minNum < 1)
     for (size_t i = 0; i < ap.pattern.size(); ++i)
       if (ap.pattern[i].num < 1)
@@ -155,7 +130,7 @@ void checkAccessPattern(const AccessPattern& ap, bool computeEngine, const Where
 }  // namespace
 
 void verifyAccessPattern(const AccessPattern& ap, bool computeEngine, const std::string& where) {
-  checkAccessPattern(ap, computeEngine, [&] { return where; });
+  checkAccessPattern(ap, patternShape(ap), computeEngine, [&] { return where; });
 }
 
 void verifyAllocations(const Function& f, size_t fi) {
@@ -172,12 +147,13 @@ void verifyAllocations(const Function& f, size_t fi) {
   }
 }
 
-void verifyInstruction(const Instruction& I, size_t fi, size_t bi, size_t ii) {
+void verifyInstruction(const Instruction& I, size_t fi, size_t bi, size_t ii, PatternShape* shapes) {
   auto ipath = [&] {
     return "functions[" + std::to_string(fi) + "].blocks[" + std::to_string(bi) + "].instructions[" +
            std::to_string(ii) + "]";
   };
-  const OperandRule rule = operandRuleOf(I.nodeClass());
+  const NodeClass cls = I.nodeClass();
+  const OperandRule rule = operandRuleOf(cls);
   const auto nIns = static_cast<int>(I.ins.size()), nOuts = static_cast<int>(I.outs.size());
   if (nIns < rule.min_ins || nIns > rule.max_ins || nOuts < rule.min_outs ||
       nOuts > rule.max_outs)
@@ -187,23 +163,28 @@ void verifyInstruction(const Instruction& I, size_t fi, size_t bi, size_t ii) {
                       " outputs, got " + std::to_string(nIns) + " and " +
                       std::to_string(nOuts));
   const bool kernel = isKernelNode(I);
-  const bool compute = !kernel && nodeClassOf(I.opcode()) != NodeClass::DMA;
-  for (const char* side : {"ins", "outs"}) {
-    const auto& list = side[0] == 'i' ? I.ins : I.outs;
-    for (size_t k = 0; k < list.size(); ++k) {
-      auto where = [&] { return ipath() + "." + side + "[" + std::to_string(k) + "]"; };
-      checkAccessPattern(list[k], compute, where);
-      if (kernel && !list[k].isImmediate() && !list[k].loc->isDram())
-        fail(where(), "kernel node operands must be DRAM tensors; '" + list[k].loc->name +
-                          "' is in " + std::string(enumName(list[k].loc->type)));
-      if (list[k].lnc_size < 1) fail(where(), "lnc_size " + std::to_string(list[k].lnc_size) + " is not positive");
-      if ((list[k].lnc_size != 1 || list[k].reduce) && !kernel)
+  const bool compute = !kernel && cls != NodeClass::DMA;
+  auto checkSide = [&](const std::vector<AccessPattern>& list, bool input, PatternShape* out) {
+    PatternShape own;  // where the shapes go when the caller keeps none
+    for (size_t k = 0, n = list.size(); k < n; ++k) {
+      const AccessPattern& ap = list[k];
+      auto where = [&] { return ipath() + (input ? ".ins[" : ".outs[") + std::to_string(k) + "]"; };
+      PatternShape& shape = out ? out[k] : own;
+      shape = patternShape(ap);
+      checkAccessPattern(ap, shape, compute, where);
+      if (kernel && !ap.isImmediate() && !ap.loc->isDram())
+        fail(where(), "kernel node operands must be DRAM tensors; '" + ap.loc->name +
+                          "' is in " + std::string(enumName(ap.loc->type)));
+      if (ap.lnc_size < 1) fail(where(), "lnc_size " + std::to_string(ap.lnc_size) + " is not positive");
+      if ((ap.lnc_size != 1 || ap.reduce) && !kernel)
         fail(where(), "lnc_size and reduce mark kernel-node operands (LncSize, addArgumentOrOutput); " +
                           I.opcodeName() + " is not a kernel node");
-      if (list[k].reduce && side[0] == 'i')
+      if (ap.reduce && input)
         fail(where(), "reduce marks an output that may be reduced along its partition dim, not an input");
     }
-  }
+  };
+  checkSide(I.ins, true, shapes);
+  checkSide(I.outs, false, shapes ? shapes + nIns : nullptr);
 }
 
 void verifyModule(const Module& m) {

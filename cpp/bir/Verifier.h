@@ -14,6 +14,7 @@
 
 #include "MachineConfig.h"
 #include "Module.h"
+#include "PatternShape.h"
 
 namespace bir {
 
@@ -27,7 +28,9 @@ void verifyModule(const Module& m);
 // it (the simulator's decoder, which then walks each instruction's operands once): the tensors of
 // functions[fi], and one instruction, functions[fi].blocks[bi].instructions[ii].
 void verifyAllocations(const Function& f, size_t fi);
-void verifyInstruction(const Instruction& I, size_t fi, size_t bi, size_t ii);
+// `shapes`, when given, receives patternShape of each operand, ins then outs (ins.size() +
+// outs.size() of them), for a caller that reads the patterns' numbers again (the decoder).
+void verifyInstruction(const Instruction& I, size_t fi, size_t bi, size_t ii, PatternShape* shapes = nullptr);
 
 // The start-partition rule for a compute-engine access of `partitions` partitions starting at
 // `start`; empty when it holds, else the reason.

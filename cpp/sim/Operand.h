@@ -11,6 +11,7 @@
 
 #include "State.h"
 #include "bir/AccessPattern.h"
+#include "bir/PatternShape.h"
 
 namespace sim {
 
@@ -55,8 +56,19 @@ Operand contiguousOperand(bir::DType dtype, int64_t n);
 // Builds the decoded form of `ap` in `op`, a default-built Operand (in place: the decoder fills its
 // operand list without a copy); `tensorIndex` is the DRAM tensor index (DRAM operands only).
 // Throws sim::SimulationError (without a location; the caller adds it) when the pattern has more
-// dims than kMaxFreeDims after merging.
+// dims than kMaxFreeDims after merging. `ap` must verify (bir::verifyAccessPattern).
 void decodeOperand(const bir::AccessPattern& ap, int32_t tensorIndex, Operand& op);
+// decodeOperand in two steps. The footprint: every field but the dims (num, stride; nfree 0), from
+// the pattern's shape (bir::patternShape(ap)), into any Operand; it throws nothing. The dims: the free pairs with unit
+// dims dropped and contiguous ones merged, which only execution walks; decodeDims throws
+// decodeOperand's refusal, which only a pattern of more than kMaxFreeDims free pairs can meet
+// (dimsMayRefuse). Timing mode decodes footprints only (and the dims of a pattern that may be
+// refused, for the refusal): its operands are dropped once the decode-time checks have read them.
+void decodeFootprint(const bir::AccessPattern& ap, const bir::PatternShape& shape, int32_t tensorIndex, Operand& op);
+void decodeDims(const bir::AccessPattern& ap, Operand& op);
+inline bool dimsMayRefuse(const bir::AccessPattern& ap) {
+  return static_cast<int64_t>(ap.pattern.size()) - 1 > kMaxFreeDims;
+}
 
 // Walks the elements of one lane (or of the whole operand, `wholeOperand`) as runs: stretches of
 // elements `step()` bytes apart along the innermost dim.

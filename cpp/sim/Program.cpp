@@ -115,6 +115,10 @@ struct Decoder {
   std::unordered_map<const bir::MemoryLocation*, int32_t> tensorByLocation;
   // The legality facts of the instruction being decoded, one per operand (kept for its capacity).
   std::vector<bir::legality::Operand> facts;
+  // Its operands' pattern shapes, ins then outs (kept for its capacity).
+  std::vector<bir::PatternShape> shapes;
+  // Timing mode: its decoded operands, ins then outs (kept for its capacity).
+  std::vector<Operand> scratch;
 
   // Registers the DRAM tensors of `fn`, shared by name with the other functions.
   void collectTensors(const bir::Function& fn, int core) {
@@ -149,7 +153,9 @@ struct Decoder {
       }
   }
 
-  void decode(CoreProgram& cp, const bir::Instruction& I, uint32_t bi, uint32_t ii, uint32_t ordinal) {
+  // `shapes`: bir::patternShape of I's operands, ins then outs (verifyInstruction made them).
+  void decode(CoreProgram& cp, const bir::Instruction& I, const bir::PatternShape* shapes, uint32_t bi, uint32_t ii,
+              uint32_t ordinal) {
     const int core = cp.core;
     auto fail = [&](const std::string& msg) -> void {
       throw SimulationError(instructionWhere(core, bi, ii, I) + ": " + msg);
@@ -175,12 +181,26 @@ struct Decoder {
 
     // ---- operands ----
     d.firstOperand = static_cast<uint32_t>(cp.operands.size());
+    // Execution reads the operands again; timing mode drops them once decoded (at 176 bytes each,
+    // three per instruction, they would be most of the memory a long stream takes, and first
+    // touches of memory are slow in a virtual machine, HostMemory.h), so it decodes them into
+    // scratch operands, whose footprints decodeFootprint assigns in full.
+    const size_t nOperands = I.ins.size() + I.outs.size();
+    Operand* ops;
+    if (mode == Mode::Full) {
+      cp.operands.resize(d.firstOperand + nOperands);
+      ops = cp.operands.data() + d.firstOperand;
+    } else {
+      if (scratch.size() < nOperands) scratch.resize(nOperands);
+      ops = scratch.data();
+    }
     facts.clear();
     d.nIns = static_cast<uint8_t>(I.ins.size());
     d.nOuts = static_cast<uint8_t>(I.outs.size());
     for (int side = 0; side < 2; ++side) {
       const auto& list = side == 0 ? I.ins : I.outs;
-      for (size_t k = 0; k < list.size(); ++k) {
+      const size_t count = list.size(), first = side == 0 ? 0 : I.ins.size();  // in ops and shapes
+      for (size_t k = 0; k < count; ++k) {
         const bir::AccessPattern& ap = list[k];
         // Worded only for an error: decoding a valid operand builds no strings.
         auto what = [&] { return std::string(side == 0 ? "ins[" : "outs[") + std::to_string(k) + "]"; };
@@ -218,12 +238,13 @@ struct Decoder {
         } else if (side == 1) {
           fail(what() + " is an immediate; outputs must be memory");
         }
-        Operand& op = cp.operands.emplace_back();
-        try {
-          decodeOperand(ap, tensor, op);
-        } catch (const SimulationError& e) {
-          fail(what() + ": " + e.what());
-        }
+        Operand& op = ops[first + k];
+        decodeFootprint(ap, shapes[first + k], tensor, op);
+        if (mode == Mode::Full || dimsMayRefuse(ap)) try {
+            decodeDims(ap, op);
+          } catch (const SimulationError& e) {
+            fail(what() + ": " + e.what());
+          }
         if (!kernel && op.onChip()) {
           const bir::legality::Operand& f = facts.emplace_back(legalityFacts(op));
           if (const auto why = bir::legality::engineOperand(I.opcode(), d.engine, f, side == 1, cfg))
@@ -235,7 +256,6 @@ struct Decoder {
     }
 
     // An immediate input stands for a tensor of the output's shape, every element its value.
-    Operand* ops = cp.operands.data() + d.firstOperand;
     if (d.nOuts > 0) {
       const Operand& ref = ops[d.nIns];
       for (int k = 0; k < d.nIns; ++k)
@@ -261,7 +281,7 @@ struct Decoder {
             d.stage = true;
 
     // ---- cost ----
-    const bir::Latency lat = hwm.getLatency(I);
+    const bir::Latency lat = hwm.getLatency(I, shapes);
     d.cycles = lat.cycles;
     d.busy_ns = lat.busy_ns;
     d.access_ns = lat.access_ns;
@@ -324,10 +344,6 @@ struct Decoder {
         d.ports |= kPortPsumDveAct;
     }
     d.nAccess = static_cast<uint8_t>(cp.accesses.size() - d.firstAccess);
-    // Only execution reads operands again. Timing mode drops them: at 176 bytes each, three per
-    // instruction, they would be most of the memory a long stream takes, and first touches of
-    // memory are slow in a virtual machine (HostMemory.h).
-    if (mode == Mode::Timing) cp.operands.resize(d.firstOperand);
   }
 };
 
@@ -412,7 +428,7 @@ void Program::decodeModule(const bir::Module& m, const bir::Hwm& hwm, std::optio
   const int64_t first = neuronCoreId ? *neuronCoreId : 0;
   const int64_t last = neuronCoreId ? *neuronCoreId + 1 : nf;
 
-  Decoder dec{m, hwm, hwm.config(), mode, tensors, {}, {}, {}};
+  Decoder dec{m, hwm, hwm.config(), mode, tensors, {}, {}, {}, {}, {}};
   for (int64_t f = first; f < last; ++f) dec.collectTensors(*m.functions()[static_cast<size_t>(f)], static_cast<int>(f));
   for (int64_t f = 0; f < nf; ++f) {
     const bir::Function& fn = *m.functions()[static_cast<size_t>(f)];
@@ -433,8 +449,13 @@ void Program::decodeModule(const bir::Module& m, const bir::Hwm& hwm, std::optio
       for (size_t ii = 0; ii < insts.size(); ++ii) {
         prefetchAhead(insts, ii);
         const bir::Instruction& I = *insts[ii];
-        bir::verifyInstruction(I, static_cast<size_t>(f), bi, ii);
-        if (run) dec.decode(cp, I, static_cast<uint32_t>(bi), static_cast<uint32_t>(ii), ordinal++);
+        if (!run) {
+          bir::verifyInstruction(I, static_cast<size_t>(f), bi, ii);
+          continue;
+        }
+        if (const size_t n = I.ins.size() + I.outs.size(); dec.shapes.size() < n) dec.shapes.resize(n);
+        bir::verifyInstruction(I, static_cast<size_t>(f), bi, ii, dec.shapes.data());
+        dec.decode(cp, I, dec.shapes.data(), static_cast<uint32_t>(bi), static_cast<uint32_t>(ii), ordinal++);
       }
     }
     if (run) cores.push_back(std::move(cp));

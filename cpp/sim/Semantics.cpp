@@ -24,25 +24,6 @@ std::string Checker::name(const Operand& op) const {
   return k < nIns ? "ins[" + std::to_string(k) + "]" : "outs[" + std::to_string(k - nIns) + "]";
 }
 
-bir::legality::Operand legalityFacts(const Operand& op) {
-  namespace lg = bir::legality;
-  lg::Operand f;
-  f.space = op.space == Space::SBUF ? lg::Space::SBUF
-            : op.space == Space::PSUM ? lg::Space::PSUM
-            : op.space == Space::DRAM ? lg::Space::DRAM
-                                      : lg::Space::Immediate;
-  f.dtype = op.dtype;
-  f.partitions = op.lanes;
-  f.free_elements = op.freeElems;
-  if (op.onChip()) {
-    f.placed = true;
-    f.start_byte = op.base;
-    f.byte_lo = op.lo;
-    f.byte_hi = op.hi;
-  }
-  return f;
-}
-
 void Checker::lanes(const Operand& op, int64_t n, const char* what) const {
   if (!op.isImm() && op.lanes != n)
     fail(name(op) + " (" + what + ") has " + std::to_string(op.lanes) + " partitions, expected " +

@@ -79,8 +79,26 @@ class Checker {
   const bir::legality::Operand* facts_;
 };
 
-// A decoded operand as the legality rules (bir/Legality.h) see it.
-bir::legality::Operand legalityFacts(const Operand& op);
+// A decoded operand as the legality rules (bir/Legality.h) see it. Inline: made for every operand
+// of every instruction a module is prepared with.
+inline bir::legality::Operand legalityFacts(const Operand& op) {
+  namespace lg = bir::legality;
+  lg::Operand f;
+  f.space = op.space == Space::SBUF ? lg::Space::SBUF
+            : op.space == Space::PSUM ? lg::Space::PSUM
+            : op.space == Space::DRAM ? lg::Space::DRAM
+                                      : lg::Space::Immediate;
+  f.dtype = op.dtype;
+  f.partitions = op.lanes;
+  f.free_elements = op.freeElems;
+  if (op.onChip()) {
+    f.placed = true;
+    f.start_byte = op.base;
+    f.byte_lo = op.lo;
+    f.byte_hi = op.hi;
+  }
+  return f;
+}
 
 void checkInstruction(const bir::Instruction& I, Checker& c);
 #define BIR_NODE_CLASS(C) void check(const bir::Inst##C& I, Checker& c);

@@ -43,8 +43,9 @@ void check(const InstDMA& I, Checker& c) {
   d.dst_rmw_op = I.dst_rmw_op;
   d.dge_type = I.dge_type;
   d.indirect_dim = I.indirect_dim;
+  // Only a transpose's source is held to two dims (dma.transpose-source).
   int64_t a, b;
-  d.src_2d = transposeDims(I.ins[0], a, b);
+  d.src_2d = I.mode != DmaMode::Transpose || transposeDims(I.ins[0], a, b);
   c.require(legality::dma(d, c.cfg));
   if (I.dst_rmw_op == AluOp::add) c.outAlsoRead = true;
 }

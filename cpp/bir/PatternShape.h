@@ -1,0 +1,49 @@
+// The numbers of an access pattern that preparing an instruction asks for, read in one pass over
+// its [step, num] pairs. The verifier's bounds checks, the simulator's operand decode and the
+// latency model each used to walk every pattern again; a long instruction stream does not fit in
+// the caches, so the simulator's decoder has the verifier fill one PatternShape per operand
+// (verifyInstruction) and hands it on to the decode and the pricing.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include "AccessPattern.h"
+
+namespace bir {
+
+struct PatternShape {
+  int64_t partitions = 1;    // the first pair's num (AccessPattern::partitions)
+  int64_t freeElements = 1;  // the free pairs' nums multiplied (AccessPattern::freeElements)
+  // The free pairs' smallest and largest element offsets relative to element 0, and the first
+  // pair's; `overflow`: one of them does not fit in int64 (the others are then meaningless).
+  int64_t lo = 0, hi = 0;
+  int64_t outerLo = 0, outerHi = 0;
+  bool overflow = false;
+  int64_t minNum = 1;  // the smallest num of any pair
+
+  int64_t numElements() const { return partitions * freeElements; }
+};
+
+// Inline: called for every operand of every instruction a module is prepared with.
+inline PatternShape patternShape(const AccessPattern& ap) {
+  PatternShape s;
+  const std::vector<APPair>& pairs = ap.pattern;
+  if (pairs.empty()) return s;
+  s.partitions = pairs[0].num;
+  s.minNum = pairs[0].num;
+  int64_t span;
+  s.overflow = __builtin_mul_overflow(pairs[0].num - 1, pairs[0].step, &span);
+  (span < 0 ? s.outerLo : s.outerHi) = span;
+  for (size_t i = 1; i < pairs.size(); ++i) {
+    const APPair p = pairs[i];
+    s.freeElements *= p.num;
+    s.minNum = std::min(s.minNum, p.num);
+    s.overflow |= __builtin_mul_overflow(p.num - 1, p.step, &span);
+    int64_t& end = span < 0 ? s.lo : s.hi;
+    s.overflow |= __builtin_add_overflow(end, span, &end);
+  }
+  return s;
+}
+
+}  // namespace bir
