@@ -107,9 +107,9 @@ def _traced_loop(kind: str, start, stop, step, directives):
     loop (see :class:`~neuronxsim.nki.record.Loop`) with its ``directives``."""
     loc = caller_location(1)
     values = range(start, stop, step) if stop is not None else range(start)
-    if directives is None:
-        directives = ()
-    elif not isinstance(directives, (tuple, list)):
+    if directives is None:  # (the commonest: no directives to check)
+        return current().iterate(kind, values, loc)
+    if not isinstance(directives, (tuple, list)):
         directives = (directives,)
     for d in directives:
         if not isinstance(d, _ncc.Directive):
@@ -374,7 +374,9 @@ def ndarray(shape, dtype, *, buffer=None, name: str = ""):
             tile = _NEW_TILES.get((shape, dtype, buffer))
         except TypeError:  # (an unhashable argument: _new_tensor refuses it)
             tile = None
-        if tile is not None:
+        # (an nl.par_dim equals its int: (2, nl.par_dim(128), 4), blocks of [128, 4] tiles, finds
+        # the entry of the [2, 128, 4] tile)
+        if tile is not None and par_dim not in map(type, shape):
             return current().new_result(tile[0], tile[1], tile[2], "ndarray", caller_location())
     return _new_tensor(shape, dtype, buffer, name, caller_location(), "ndarray")
 

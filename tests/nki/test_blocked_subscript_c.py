@@ -120,6 +120,21 @@ def test_blocks_are_made_once_and_kept():
         assert all(k.__class__ is int for index in t.blocks for k in index)  # (no loop indices kept)
 
 
+def test_par_dim_shapes_are_not_the_tiles_of_the_same_ints():
+    with Tracer("trn2", 1):
+        for first, second in [((2, 128, 4), (2, nl.par_dim(128), 4)), ((2, nl.par_dim(128), 4), (2, 128, 4)),
+                              ((2, nl.par_dim(128), 4), (2, 128, nl.par_dim(4)))]:
+            for shape in (first, second, first, second):  # (each a second time: what the caches keep)
+                t = nl.ndarray(shape, dtype=nl.float32, buffer=nl.sbuf)
+                pidx = next((i for i, n in enumerate(shape) if n.__class__ is nl.par_dim), 0)
+                if pidx:
+                    assert t.__class__ is BlockedTensor, shape
+                    assert (t.block_shape, t.tile_shape) == (shape[:pidx], shape[pidx:]), shape
+                    assert all(n.__class__ is int for n in t.block_shape + t.tile_shape)
+                else:
+                    assert t.__class__ is Tensor and t.shape == shape, shape
+
+
 def test_a_store_reuses_the_view_of_the_same_key():
     with Tracer("trn2", 1):
         t = nl.ndarray((2, nl.par_dim(4), 6), dtype=nl.float32, buffer=nl.sbuf)
