@@ -376,8 +376,13 @@ def ndarray(shape, dtype, *, buffer=None, name: str = ""):
             tile = None
         # (an nl.par_dim equals its int: (2, nl.par_dim(128), 4), blocks of [128, 4] tiles, finds
         # the entry of the [2, 128, 4] tile)
-        if tile is not None and par_dim not in map(type, shape):
-            return current().new_result(tile[0], tile[1], tile[2], "ndarray", caller_location())
+        if tile is not None:
+            for n in shape:
+                if n.__class__ is par_dim:
+                    break
+            else:
+                return current().new_result(tile[0], tile[1], tile[2], "ndarray",
+                                            caller_location())
     return _new_tensor(shape, dtype, buffer, name, caller_location(), "ndarray")
 
 
