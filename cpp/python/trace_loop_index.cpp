@@ -7,6 +7,8 @@
 // Why C: kernels compute their subscripts from loop indices (`t[i * 128:(i + 1) * 128]`), a few
 // operations per traced instruction, and an operator defined in Python costs a Python frame
 // each time; as number slots they cost about what int's own operators do.
+#include "trace_loop_index.h"
+
 #include "bindings.h"
 
 namespace nxs::py_bind {
@@ -85,4 +87,6 @@ void bindLoopIndex(py::module_& m) {
 NXS_REGISTER_SUBMODULE(nki, 40, "the NKI tracer's hot paths", bindLoopIndex);
 
 }  // namespace
+
+PyObject* newLoopIndex(PyObject* value) { return asLoopIndex(PyNumber_Index(value)); }
 }  // namespace nxs::py_bind

@@ -40,6 +40,8 @@
 //
 // Why C: kernels subscript a tensor for nearly every instruction operand (dst=a[:, k, :],
 // src=x[r * 128:(r + 1) * 128, :]); in Python each costs a frame or several and dozens of bytecodes.
+#include "trace_subscript.h"
+
 #include "trace_ref.h"
 #include "trace_slotted.h"
 
@@ -712,4 +714,7 @@ NXS_REGISTER_SUBMODULE(nki, 47, "the NKI tracer's hot paths", bindSubscripts);
 
 }  // namespace subscripts
 }  // namespace
+
+PyObject* tensorSubscript22(PyObject* t, PyObject* key) { return subscripts::subscript22(t, &key, 1); }
+
 }  // namespace nxs::py_bind

@@ -34,6 +34,8 @@ from .tensor import (HBM, PSUM, PSUM_BANK_BYTES, SBUF, SHARED_HBM, BlockedTensor
                      Tensor, new_view, same_view)
 from .tracer import IT, PSUM_BYTES, Engine, current, write_plain
 
+_new_slotted = _core.nki.new_slotted  # (a slotted object without its __init__ frame, see _blocked)
+
 # ---- data types and buffers ----
 bfloat16 = _dt.bfloat16
 float16 = _dt.float16
@@ -105,9 +107,9 @@ def _traced_loop(kind: str, start, stop, step, directives):
     loop (see :class:`~neuronxsim.nki.record.Loop`) with its ``directives``."""
     loc = caller_location(1)
     values = range(start, stop, step) if stop is not None else range(start)
-    if directives is None:
-        directives = ()
-    elif not isinstance(directives, (tuple, list)):
+    if directives is None:  # (the commonest: no directives to check)
+        return current().iterate(kind, values, loc)
+    if not isinstance(directives, (tuple, list)):
         directives = (directives,)
     for d in directives:
         if not isinstance(d, _ncc.Directive):
@@ -220,12 +222,20 @@ class spmd_dim:
 # ---- creating tensors ----
 
 def _parse_shape(shape, loc) -> tuple[tuple, int]:
-    if type(shape) is tuple and shape:  # the common case: plain positive ints, no nl.par_dim
+    if type(shape) is tuple and shape:  # the common cases: plain positive ints, one nl.par_dim
+        pidx = -1
+        i = 0
         for n in shape:
-            if type(n) is not int or n <= 0:
+            c = n.__class__
+            if c is par_dim:
+                if pidx >= 0 or n <= 0:
+                    break  # (the loop below says what is wrong)
+                pidx = i
+            elif c is not int or n <= 0:
                 break
+            i += 1
         else:
-            return shape, 0
+            return (shape, 0) if pidx < 0 else (tuple(map(int, shape)), pidx)
     if isinstance(shape, (int, np.integer)):
         shape = (shape,)
     dims, pidx = [], None
@@ -261,8 +271,9 @@ def _new_tensor(shape, dtype, buffer, name, loc, what: str):
     # Kernels create tensors of a few shapes over and over in their loops: a shape of plain
     # ints (_parse_shape hands it back as it is) has its dtype and buffer checked once.
     spec = None
-    cached = dims is shape and buffer.__class__ is not DirectAllocation
-    key = (shape, dtype, buffer)
+    cached = buffer.__class__ is not DirectAllocation
+    # (a shape with nl.par_dim equals the same ints without it: its parsed form is the key)
+    key = (shape, dtype, buffer) if dims is shape else (dims, pidx, dtype, buffer)
     if cached:
         try:
             spec = _CHECKED_SPECS.get(key)
@@ -281,7 +292,7 @@ def _new_tensor(shape, dtype, buffer, name, loc, what: str):
     if allocation is None and not name and (kind == SBUF or kind == PSUM):
         # an unnamed tile, named and placed as an instruction's result is (what tr.new_storage
         # and full_view do for it)
-        if cached:  # (see ndarray)
+        if cached and dims is shape:  # (see ndarray)
             _NEW_TILES[key] = (kind, dtype, dims)
         return tr.new_result(kind, dtype, dims, what, loc)
     placement = None
@@ -295,14 +306,21 @@ def _blocked(tr, dims: tuple, pidx: int, dtype, kind: str, allocation, name: str
              explicit: bool, loc) -> BlockedTensor:
     """A tensor of ``dims`` with block dimensions ``dims[:pidx]`` (see BlockedTensor)."""
     tile = dims[pidx:]
+    if allocation is None and not explicit:
+        new_result = tr.new_result
 
-    def make_block(index: tuple) -> Tensor:
-        placement = None if allocation is None else \
-            _placement(tr, allocation, index, tile, dtype, loc)
-        label = f"{name}[{', '.join(map(str, index))}]" if explicit else name
-        return tr.new_storage(kind, dtype, tile, label, loc, explicit_name=explicit,
-                              placement=placement).full_view()
-    return BlockedTensor(dims[:pidx], tile, dtype, kind, name, loc, make_block)
+        def make_block(index: tuple) -> Tensor:  # (what the general one below does for it)
+            return new_result(kind, dtype, tile, name, loc)
+    else:
+        def make_block(index: tuple) -> Tensor:
+            placement = None if allocation is None else \
+                _placement(tr, allocation, index, tile, dtype, loc)
+            label = f"{name}[{', '.join(map(str, index))}]" if explicit else name
+            return tr.new_storage(kind, dtype, tile, label, loc, explicit_name=explicit,
+                                  placement=placement).full_view()
+    # (BlockedTensor(dims[:pidx], tile, dtype, kind, name, loc, make_block), without the
+    # __init__ frame: its slots in order, blocks {} and last_subscript None)
+    return _new_slotted(BlockedTensor, dims[:pidx], tile, dtype, kind, name, loc, {}, make_block)
 
 
 def _placement(tr, allocation, index: tuple, tile: tuple, dtype, loc) -> tuple:
@@ -356,8 +374,15 @@ def ndarray(shape, dtype, *, buffer=None, name: str = ""):
             tile = _NEW_TILES.get((shape, dtype, buffer))
         except TypeError:  # (an unhashable argument: _new_tensor refuses it)
             tile = None
+        # (an nl.par_dim equals its int: (2, nl.par_dim(128), 4), blocks of [128, 4] tiles, finds
+        # the entry of the [2, 128, 4] tile)
         if tile is not None:
-            return current().new_result(tile[0], tile[1], tile[2], "ndarray", caller_location())
+            for n in shape:
+                if n.__class__ is par_dim:
+                    break
+            else:
+                return current().new_result(tile[0], tile[1], tile[2], "ndarray",
+                                            caller_location())
     return _new_tensor(shape, dtype, buffer, name, caller_location(), "ndarray")
 
 
@@ -682,16 +707,12 @@ def _can_write(op, dst: Tensor) -> bool:
     return True
 
 
-def accumulate(dst: Tensor, value, name: str) -> Tensor:
-    """``dst op= value`` (returns ``dst``): a matmul result added to PSUM joins its accumulation
-    group; anything else is one lane-wise instruction reading and writing ``dst``."""
-    tr = current()
-    if value.__class__ is Tensor and value.storage.state.masked_out:
-        return dst  # the instruction computing the value was masked out
-    if name == "add" and value.__class__ is Tensor and dst.storage.kind == PSUM and \
-            tr.place_matmul(value, dst, True):
-        return dst
-    loc = caller_location(1)  # (called from Tensor's in-place operator)
+def _accumulate_general(tr, dst: Tensor, value, name: str) -> Tensor:
+    """``dst op= value`` (returns ``dst``) past what Tensor's in-place operators (C,
+    ``cpp/python/trace_accumulate.cpp``) do themselves (a masked-out value: nothing; a matmul
+    result added to PSUM: joins its accumulation group): one lane-wise instruction reading and
+    writing ``dst``. (The operators call it straight from C: the kernel's frame is the next.)"""
+    loc = caller_location()
     if dst.__class__ is not Tensor or not dst.storage.on_chip:
         _tile(dst, loc, f"the target of '{name}='")
     _binary(dst, value, _BINARY_ALU[name], dst.dtype, None, loc, out=dst, what=name)
@@ -1186,4 +1207,4 @@ def device_print(prefix, x, *, mask=None):
 __all__ = [n for n in list(globals()) if not n.startswith("_") and n not in (
     "annotations", "builtins", "math", "np", "ml_dtypes", "NKIError", "caller_location", "current",
     "Tensor", "BlockedTensor", "IndirectView", "DirectAllocation", "LoopReduction", "same_view", "new_view", "assign",
-    "accumulate", "IT", "Engine", "Alu", "Act", "HBM", "PSUM", "SBUF", "SHARED_HBM", "PSUM_BYTES")]
+    "IT", "Engine", "Alu", "Act", "HBM", "PSUM", "SBUF", "SHARED_HBM", "PSUM_BYTES")]

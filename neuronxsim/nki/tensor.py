@@ -206,20 +206,10 @@ class Tensor:
 
     # ---- views ----
     # (__getitem__: _core.nki's subscript, set below, which hands the keys it does not take to
-    # _getitem)
-
-    def __setitem__(self, key, value):
-        last = self.last_subscript
-        if key is Ellipsis:  # `t[...] = x`, `t[...] op= x`: the whole view (as __getitem__ has it)
-            view = self
-        elif last is not None and last[0] is key:
-            view = last[1]  # the same key object resolves to the same view (views are immutable)
-        else:
-            view = self[key]
-        if value is not view:  # (`t[key] op= x` stores back the view the operation updated)
-            tr = _current()  # (nl.assign's steps, without its frame)
-            if not _nl.assign_redirect(tr, view, value):
-                _nl._assign_general(tr, view, value)
+    # _getitem; __setitem__: _core.nki's store, set below: `t[...]` is t, a key object that was
+    # the last subscript's resolves to its view (views are immutable: `t[key] op= x` subscripts
+    # t twice with one key), anything else to t[key]; the value, unless it is that view, is
+    # assigned as nl.assign does)
 
 
     def restrict(self, axis: int, lo: int, hi: int) -> "Tensor":
@@ -299,10 +289,7 @@ class Tensor:
     def __invert__(self):
         return _nl.invert(self)
 
-    def __iadd__(self, o): return _nl.accumulate(self, o, "add")
-    def __isub__(self, o): return _nl.accumulate(self, o, "subtract")
-    def __imul__(self, o): return _nl.accumulate(self, o, "multiply")
-    def __itruediv__(self, o): return _nl.accumulate(self, o, "divide")
+    # (__iadd__, __isub__, __imul__, __itruediv__: _core.nki's, set below)
 
 
 def _getitem(self: Tensor, key) -> Tensor:
@@ -353,7 +340,6 @@ def _getitem(self: Tensor, key) -> Tensor:
     return view
 
 
-_int_index = int.__index__  # (a loop index as the plain integer it is)
 _current = _core.nki.current  # (neuronxsim.nki.tracer.current: tracer imports this module)
 
 
@@ -483,58 +469,8 @@ class BlockedTensor:
         import itertools
         return [self.block(index) for index in itertools.product(*map(range, self.block_shape))]
 
-    def __getitem__(self, key) -> "Tensor":
-        if key.__class__ is not tuple:
-            key = (key,)
-        block_shape = self.block_shape
-        if len(block_shape) == 1:  # t[i, ...] of one block dimension, the commonest, in short
-            k = key[0]
-            c = k.__class__
-            if (c is int or c is LoopIndex) and 0 <= k < block_shape[0]:
-                index = (k,) if c is int else (_int_index(k),)
-                view = self.blocks.get(index)
-                if view is None:
-                    view = self.block(index)  # (made on first use)
-                rest = key[1:]
-                if rest and not (len(rest) == 1 and rest[0] is Ellipsis):
-                    view = view[rest]
-                self.last_subscript = (key, view)
-                return view
-        nb = len(block_shape)
-        index = []
-        for axis, k in enumerate(key[:nb]):
-            size = self.block_shape[axis]
-            if k.__class__ is not int:
-                try:
-                    k = operator.index(k)
-                except TypeError:
-                    raise NKIError(f"{self.hint} has block dimensions {list(self.block_shape)}: "
-                                   f"index each one with an integer (t[i, ...]) to get a tile; "
-                                   f"instructions work on one block at a time, not on "
-                                   f"{type(k).__name__} over blocks", caller_location()) from None
-            if not -size <= k < size:
-                raise NKIError(f"block index {k} is out of range for block dimension {axis} of "
-                               f"size {size} of {self.hint}", caller_location())
-            index.append(k + size if k < 0 else k)
-        if len(index) < nb:  # t[i] of blocks [I, J]: the J blocks of row i
-            prefix, whole = tuple(index), self.block
-            return BlockedTensor(self.block_shape[len(index):], self.tile_shape, self.dtype,
-                                 self.kind, self.hint, self.created_at,
-                                 lambda rest: whole(prefix + rest))
-        view = self.block(tuple(index))
-        rest = key[nb:]
-        if rest and not (len(rest) == 1 and rest[0] is Ellipsis):
-            view = view[rest]
-        self.last_subscript = (key, view)
-        return view
-
-    def __setitem__(self, key, value):
-        last = self.last_subscript
-        view = last[1] if last is not None and last[0] is key else self[key]
-        if value is not view:
-            tr = _current()  # (nl.assign's steps, without its frame)
-            if not _nl.assign_redirect(tr, view, value):
-                _nl._assign_general(tr, view, value)
+    # (__getitem__ and __setitem__: _core.nki's, set below; the subscripts the C one does not
+    # take, and every error, are _blocked_getitem's)
 
     def __iter__(self):
         raise NKIError("tensors are not iterable; index them with nl.affine_range loops",
@@ -587,5 +523,57 @@ def same_view(a: Tensor, b: Tensor) -> bool:
             and a.strides == b.strides)
 
 
+def _blocked_getitem(self: BlockedTensor, key) -> "Tensor":
+    """``self[key]`` of a BlockedTensor for the keys its C subscript (``cpp/python/
+    trace_blocked.cpp``) hands on: fewer entries than block dimensions (the blocks they leave, a
+    BlockedTensor), block indices that are neither ints nor loop indices, and every error."""
+    if key.__class__ is not tuple:
+        key = (key,)
+    nb = len(self.block_shape)
+    index = []
+    for axis, k in enumerate(key[:nb]):
+        size = self.block_shape[axis]
+        if k.__class__ is not int:
+            try:
+                k = operator.index(k)
+            except TypeError:
+                raise NKIError(f"{self.hint} has block dimensions {list(self.block_shape)}: "
+                               f"index each one with an integer (t[i, ...]) to get a tile; "
+                               f"instructions work on one block at a time, not on "
+                               f"{type(k).__name__} over blocks", caller_location()) from None
+        if not -size <= k < size:
+            raise NKIError(f"block index {k} is out of range for block dimension {axis} of "
+                           f"size {size} of {self.hint}", caller_location())
+        index.append(k + size if k < 0 else k)
+    if len(index) < nb:  # t[i] of blocks [I, J]: the J blocks of row i
+        prefix, whole = tuple(index), self.block
+        return BlockedTensor(self.block_shape[len(index):], self.tile_shape, self.dtype,
+                             self.kind, self.hint, self.created_at,
+                             lambda rest: whole(prefix + rest))
+    view = self.block(tuple(index))
+    rest = key[nb:]
+    if rest and not (len(rest) == 1 and rest[0] is Ellipsis):
+        view = view[rest]
+    self.last_subscript = (key, view)
+    return view
+
+
 # Operators and assignment are nl functions; language imports this module, so it is bound last.
 from . import language as _nl  # noqa: E402
+
+_core.nki.configure_blocked(BlockedTensor, Tensor, LoopIndex, _blocked_getitem, _current, _nl)
+#: ``t[key]`` and ``t[key] = value`` of a BlockedTensor, ``t[key] = value`` of a Tensor, in C
+#: (``cpp/python/trace_blocked.cpp``): a key whose block indices are ints or loop indices inside
+#: their dimensions names a block, whose view (kept in ``blocks``) takes the rest of the key;
+#: every other key is ``_blocked_getitem``'s. A store assigns the value as nl.assign does.
+BlockedTensor.__getitem__, BlockedTensor.__setitem__ = _core.nki.blocked_methods()
+Tensor.__setitem__ = _core.nki.tensor_store_method()
+
+_core.nki.configure_accumulate(Tensor, _current, _nl, PSUM)
+#: ``t += x`` (``-=``, ``*=``, ``/=``) of a Tensor, in C (``cpp/python/trace_accumulate.cpp``):
+#: returns t, having recorded nothing for a masked-out value, a matmul result added to PSUM
+#: joining its accumulation group (``Tracer.place_matmul``), anything else by
+#: ``language._accumulate_general``.
+for _name, _method in _core.nki.accumulate_methods().items():
+    setattr(Tensor, _name, _method)
+del _name, _method

@@ -40,7 +40,6 @@ from .record import Access, CoreRecord, Loop, LoopIteration, Op, new_access, new
 from .tensor import (INPUT, NUM_PARTITIONS, PSUM, SBUF, SHARED_HBM, Layout, Storage, Tensor,
                      new_storage, new_view, storage_layout)
 
-_new_int = int.__new__
 
 Engine = bir.Engine
 
@@ -270,19 +269,7 @@ class Tracer:
         return self.site_allocations.setdefault(site + (n,), allocation)
 
     # ---- loops ----
-    def iterate(self, kind: str, values: range, loc, directives: tuple = ()):
-        """Runs the body of a loop of ``kind`` (see :class:`~neuronxsim.nki.record.Loop`) over
-        ``values``, with every op it records referring to its iteration."""
-        outer = self.loop
-        loop = Loop(kind, len(values), loc, outer, directives)
-        symbolic = kind != "static"  # (NKI's static_range index is a plain integer)
-        try:
-            for i, value in enumerate(values):
-                # (LoopIteration(loop, i), without the __init__ frame: one per iteration)
-                self.loop = _new_slotted(LoopIteration, loop, i)
-                yield _new_int(LoopIndex, value) if symbolic else value
-        finally:
-            self.loop = outer
+    # (iterate: in C, set below)
 
     # ---- storages ----
     def unique_name(self, base: str) -> str:
@@ -667,6 +654,21 @@ Tracer.write_fresh = _core.nki.tracer_method(Tracer, "write_fresh")
 # with groups already, no pending zeros, no mask box and no double-row pair, that ``write_plain``
 # takes; else ``_place_matmul_general``.
 Tracer.place_matmul = _core.nki.place_matmul_method(Tracer)
+
+_core.nki.configure_iterate(Loop, LoopIteration, "static")
+# ``iterate(kind, values, loc, directives=())``: runs the body of a loop of ``kind`` (see
+# :class:`~neuronxsim.nki.record.Loop`) over ``values``, with every op it records referring to its
+# iteration. The steps of the generator it replaces (cpp/python/trace_loop_iterate.cpp):
+#     outer = self.loop
+#     loop = Loop(kind, len(values), loc, outer, directives)
+#     symbolic = kind != "static"  # (NKI's static_range index is a plain integer)
+#     try:
+#         for i, value in enumerate(values):
+#             self.loop = LoopIteration(loop, i)
+#             yield int.__new__(LoopIndex, value) if symbolic else value
+#     finally:
+#         self.loop = outer
+Tracer.iterate = _core.nki.iterate_method(Tracer)
 
 # The fields of every nl.zeros memset, one dict (the fields of a recorded op never change).
 _ZERO_FILL = {"mode": bir.MemsetMode.Const, "constant": 0.0}

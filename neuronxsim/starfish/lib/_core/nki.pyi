@@ -3,8 +3,13 @@ the NKI tracer's hot paths
 """
 from __future__ import annotations
 from neuronxsim.nki.indexing import LoopIndex
+import types
 import typing
-__all__: list[str] = ['LoopIndex', 'RECORD_POSITIONS', 'assign_redirect', 'basic_subscript', 'caller_location', 'configure_assign', 'configure_dma_plain', 'configure_matmul', 'configure_nki06_subscript', 'configure_plain_tile_access', 'configure_subscripts', 'configure_tracer_methods', 'current', 'dma_plain', 'forget_call_sites', 'live_ranges', 'matmul_plain', 'new_access', 'new_op', 'new_slotted', 'next_fit_place', 'ops_matmul_grouped', 'ops_redirected', 'peek', 'place_matmul_method', 'plain_tile_access', 'remember_call_site', 'set_call_site_walk', 'set_current', 'set_no_tracer', 'slice_range', 'subscript_method', 'tensor_table', 'tracer_method', 'unique_name', 'write_plain']
+__all__: list[str] = ['LoopIndex', 'RECORD_POSITIONS', 'accumulate_methods', 'assign_redirect', 'basic_subscript', 'blocked_methods', 'caller_location', 'configure_accumulate', 'configure_assign', 'configure_blocked', 'configure_dma_plain', 'configure_iterate', 'configure_matmul', 'configure_nki06_subscript', 'configure_plain_tile_access', 'configure_subscripts', 'configure_tracer_methods', 'current', 'dma_plain', 'forget_call_sites', 'iterate_method', 'live_ranges', 'matmul_plain', 'new_access', 'new_op', 'new_slotted', 'next_fit_place', 'ops_matmul_grouped', 'ops_redirected', 'peek', 'place_matmul_method', 'plain_tile_access', 'remember_call_site', 'set_call_site_walk', 'set_current', 'set_no_tracer', 'slice_range', 'subscript_method', 'tensor_store_method', 'tensor_table', 'tracer_method', 'unique_name', 'write_plain']
+def accumulate_methods() -> dict:
+    """
+    {name: method} of Tensor's in-place operators (__iadd__, __isub__, __imul__, __itruediv__) in C.
+    """
 def assign_redirect(*args, **kwargs):
     """
     assign_redirect(tr, dst, value): True when `dst[...] = value` was done by making the instruction that just computed value write dst; False, having changed nothing, when the assignment needs the general path.
@@ -13,17 +18,33 @@ def basic_subscript(*args, **kwargs):
     """
     basic_subscript(key, shape, strides, offset): the view (offset, shape, strides, ()) of a 2.2x tensor view without bound checks subscripted by the tuple key of ints, NumPy integers and slices (at most one per dim); None for a key with another entry (from the first of them) or a slice reaching outside its dim; an int outside its dim and a bad slice raise NKIError, in key order.
     """
+def blocked_methods() -> tuple[typing.Any, typing.Any]:
+    """
+    (__getitem__, __setitem__) of BlockedTensor in C.
+    """
 def caller_location(*args, **kwargs):
     """
     caller_location(skip=0): the location of the frame 1 + skip above the calling function, if remembered; else what the frame walk (set_call_site_walk) answers for the same arguments.
+    """
+def configure_accumulate(tensor_class: type, current: typing.Any, language: types.ModuleType, psum: str) -> None:
+    """
+    Gives the in-place operators the Tensor class, current(), the language module (whose _accumulate_general(tr, dst, value, name) records what they do not) and the PSUM kind.
     """
 def configure_assign(tensor_class: type, write_plain: typing.Any, matmult: typing.Any, dma: typing.Any, pool: typing.Any, psum: str, sbuf: str) -> None:
     """
     Gives assign_redirect the Tensor class, the tracer's write_plain, the Matmult opcode, the DMA and GpSimd engines and the PSUM and SBUF kinds.
     """
+def configure_blocked(blocked_tensor_class: type, tensor_class: type, loop_index_class: type, fallback: typing.Any, current: typing.Any, language: types.ModuleType) -> None:
+    """
+    Gives the C subscript and stores the BlockedTensor, Tensor and LoopIndex classes, BlockedTensor's Python subscript fallback(t, key) for the keys the C one does not take, current() and the language module, whose assign_redirect(tr, dst, value) and then, when that declined, _assign_general(tr, dst, value) a store calls.
+    """
 def configure_dma_plain(access_class: type, plain_tile_access: typing.Any, write_plain: typing.Any, dma_engine: typing.Any, psum: str, input_kind: str, num_partitions: typing.SupportsInt | typing.SupportsIndex, dma_queues: typing.SupportsInt | typing.SupportsIndex, queue_fields: list) -> None:
     """
     Gives dma_plain the record's Access class, the tracer's operand functions, the DMA engine, the PSUM and kernel-input kinds, the partition count, the DMA queue count and each queue's fields dict.
+    """
+def configure_iterate(loop_class: type, loop_iteration_class: type, static: str) -> None:
+    """
+    Gives Tracer.iterate the record's Loop and LoopIteration classes and the kind of a static loop.
     """
 def configure_matmul(tensor_class: type, plain_tile_access: typing.Any, verdicts: dict, matmult: typing.Any, pe: typing.Any, psum: str, float32: typing.Any) -> None:
     """
@@ -56,6 +77,10 @@ def dma_plain(*args, **kwargs):
 def forget_call_sites() -> None:
     """
     Forgets every remembered call site.
+    """
+def iterate_method(cls: type) -> typing.Any:
+    """
+    Tracer.iterate in C, as a method of the tracer class cls.
     """
 def live_ranges(*args, **kwargs):
     """
@@ -124,6 +149,10 @@ def slice_range(*args, **kwargs):
 def subscript_method(cls: type) -> typing.Any:
     """
     The C subscript of the tensor class cls (Tensor or NkiTensor) as its __getitem__ method.
+    """
+def tensor_store_method() -> typing.Any:
+    """
+    Tensor.__setitem__ in C.
     """
 def tensor_table(*args, **kwargs):
     """

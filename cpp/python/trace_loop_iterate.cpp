@@ -1,0 +1,189 @@
+// `Tracer.iterate(kind, values, loc, directives=())` of the NKI tracer (neuronxsim.nki.tracer), in
+// C, installed on the class as a method descriptor by `iterate_method()` once
+// `configure_iterate(loop_class, loop_iteration_class, static)` has given it the record's Loop and
+// LoopIteration classes (slotted: made with new_slotted's slot order) and the "static" kind.
+//
+// It returns an iterator that runs the body of a loop of `kind` over `values`, as the Python
+// generator it replaces did: on the first next(), `outer = self.loop` and the Loop(kind,
+// len(values), loc, outer, directives) are made; each next() sets `self.loop` to
+// LoopIteration(loop, i) and gives value i as a LoopIndex (a plain int for a "static" loop);
+// when the values run out, or when the iterator is dropped before (a `break`, an exception out
+// of the body), `self.loop` is `outer` again. An iterator never started changes nothing.
+//
+// Why C: kernels run a loop per few instructions (the trip counts of tiled kernels are small),
+// and the generator's frame, resumed per iteration, and the Python calls it made cost more than
+// the iteration's own work.
+#include "trace_loop_index.h"
+#include "trace_ref.h"
+#include "trace_slotted.h"
+
+#include "bindings.h"
+
+namespace nxs::py_bind {
+namespace {
+namespace loop_iterate {  // (named: the unity build merges the anonymous namespaces of trace_*.cpp)
+
+PyObject* loopClass = nullptr;
+PyObject* iterationClass = nullptr;
+PyObject* staticKind = nullptr;
+PyObject* loopName = nullptr;  // "loop", the tracer's attribute
+
+using Owned = nxs::py_bind::OwnedRef;
+
+struct LoopIterator {
+  PyObject_HEAD
+  PyObject* tracer;
+  PyObject* kind;
+  PyObject* values;
+  PyObject* loc;
+  PyObject* directives;
+  PyObject* values_it;  // iter(values), once started
+  PyObject* loop;       // the Loop, once started
+  PyObject* outer;      // the tracer's loop when it started
+  Py_ssize_t index;
+  int state;  // 0: not started, 1: running, 2: done
+  bool symbolic;
+};
+
+PyTypeObject LoopIteratorType;  // (zero; filled in and readied by bindIterate)
+
+// self.loop = outer, once (the generator's `finally`); -1 with an error set.
+int finish(LoopIterator* it) {
+  if (it->state != 1) return 0;
+  it->state = 2;
+  return PyObject_SetAttr(it->tracer, loopName, it->outer);
+}
+
+int start(LoopIterator* it) {
+  it->outer = PyObject_GetAttr(it->tracer, loopName);
+  if (it->outer == nullptr) return -1;
+  const Py_ssize_t trips = PyObject_Size(it->values);
+  if (trips < 0) return -1;
+  Owned count(PyLong_FromSsize_t(trips));
+  if (count.get() == nullptr) return -1;
+  PyObject* const slots[5] = {it->kind, count.get(), it->loc, it->outer, it->directives};
+  it->loop = newSlottedObject(loopClass, slots, 5);
+  if (it->loop == nullptr) return -1;
+  it->state = 1;  // (from here on, whatever happens, self.loop is restored)
+  it->values_it = PyObject_GetIter(it->values);
+  if (it->values_it == nullptr) return -1;
+  const int isStatic = PyObject_RichCompareBool(it->kind, staticKind, Py_EQ);
+  if (isStatic < 0) return -1;
+  it->symbolic = !isStatic;
+  return 0;
+}
+
+PyObject* next(PyObject* self) {
+  auto* it = reinterpret_cast<LoopIterator*>(self);
+  if (it->state == 2) return nullptr;
+  if (it->state == 0 && start(it) < 0) {
+    if (it->state == 1) {  // (the generator's finally ran too)
+      PyObject *type, *value, *tb;
+      PyErr_Fetch(&type, &value, &tb);
+      if (finish(it) < 0) PyErr_WriteUnraisable(self);
+      PyErr_Restore(type, value, tb);
+    }
+    it->state = 2;
+    return nullptr;
+  }
+  Owned value(PyIter_Next(it->values_it));
+  if (value.get() == nullptr) {
+    if (PyErr_Occurred()) {
+      PyObject *type, *v, *tb;
+      PyErr_Fetch(&type, &v, &tb);
+      if (finish(it) < 0) PyErr_WriteUnraisable(self);
+      PyErr_Restore(type, v, tb);
+      return nullptr;
+    }
+    finish(it);  // (an error here is StopIteration's replacement, as from a finally)
+    return nullptr;
+  }
+  Owned i(PyLong_FromSsize_t(it->index++));
+  if (i.get() == nullptr) return nullptr;
+  PyObject* const slots[2] = {it->loop, i.get()};
+  Owned iteration(newSlottedObject(iterationClass, slots, 2));
+  if (iteration.get() == nullptr || PyObject_SetAttr(it->tracer, loopName, iteration.get()) < 0) return nullptr;
+  return it->symbolic ? newLoopIndex(value.get()) : value.release();
+}
+
+void dealloc(PyObject* self) {
+  auto* it = reinterpret_cast<LoopIterator*>(self);
+  if (it->state == 1) {  // dropped before the values ran out: the generator's close()
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    if (finish(it) < 0) PyErr_WriteUnraisable(self);
+    PyErr_Restore(type, value, tb);
+  }
+  for (PyObject* o : {it->tracer, it->kind, it->values, it->loc, it->directives, it->values_it, it->loop, it->outer})
+    Py_XDECREF(o);
+  Py_TYPE(self)->tp_free(self);
+}
+
+PyObject* iterate(PyObject* tracer, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs < 3 || nargs > 4) {
+    PyErr_SetString(PyExc_TypeError, "iterate(kind, values, loc, directives=())");
+    return nullptr;
+  }
+  if (loopClass == nullptr) {
+    PyErr_SetString(PyExc_RuntimeError, "iterate: call configure_iterate first");
+    return nullptr;
+  }
+  Owned noDirectives(nargs == 4 ? nullptr : PyTuple_New(0));
+  PyObject* directives = nargs == 4 ? args[3] : noDirectives.get();
+  if (directives == nullptr) return nullptr;
+  auto* it = PyObject_New(LoopIterator, &LoopIteratorType);
+  if (it == nullptr) return nullptr;
+  it->tracer = Py_NewRef(tracer);
+  it->kind = Py_NewRef(args[0]);
+  it->values = Py_NewRef(args[1]);
+  it->loc = Py_NewRef(args[2]);
+  it->directives = Py_NewRef(directives);
+  it->values_it = it->loop = it->outer = nullptr;
+  it->index = 0;
+  it->state = 0;
+  it->symbolic = true;
+  return reinterpret_cast<PyObject*>(it);
+}
+
+PyMethodDef iterateDef = {
+    "iterate", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(iterate)), METH_FASTCALL,
+    "iterate(kind, values, loc, directives=()): an iterator running a loop body of `kind` over `values`, with "
+    "every op it records referring to its iteration (see tracer.py)."};
+
+void bindIterate(py::module_& m) {
+  loopName = PyUnicode_InternFromString("loop");
+  if (loopName == nullptr) throw py::error_already_set();
+  Py_SET_REFCNT(reinterpret_cast<PyObject*>(&LoopIteratorType), 1);  // (a static type: never freed)
+  LoopIteratorType.tp_name = "neuronxsim.nki.tracer.LoopIterator";
+  LoopIteratorType.tp_basicsize = sizeof(LoopIterator);
+  LoopIteratorType.tp_flags = Py_TPFLAGS_DEFAULT;
+  LoopIteratorType.tp_doc = "The iterations of a traced loop (Tracer.iterate).";
+  LoopIteratorType.tp_iter = PyObject_SelfIter;
+  LoopIteratorType.tp_iternext = next;
+  LoopIteratorType.tp_dealloc = dealloc;
+  if (PyType_Ready(&LoopIteratorType) < 0) throw py::error_already_set();
+  m.def(
+      "configure_iterate",
+      [](py::type loop, py::type iteration, py::str staticName) {
+        for (PyObject** slot : {&loopClass, &iterationClass, &staticKind}) Py_XDECREF(*slot);
+        loopClass = loop.inc_ref().ptr();
+        iterationClass = iteration.inc_ref().ptr();
+        staticKind = staticName.inc_ref().ptr();
+      },
+      py::arg("loop_class"), py::arg("loop_iteration_class"), py::arg("static"),
+      "Gives Tracer.iterate the record's Loop and LoopIteration classes and the kind of a static loop.");
+  m.def(
+      "iterate_method",
+      [](py::type cls) {
+        PyObject* descr = PyDescr_NewMethod(reinterpret_cast<PyTypeObject*>(cls.ptr()), &iterateDef);
+        if (descr == nullptr) throw py::error_already_set();
+        return py::reinterpret_steal<py::object>(descr);
+      },
+      py::arg("cls"), "Tracer.iterate in C, as a method of the tracer class cls.");
+}
+
+NXS_REGISTER_SUBMODULE(nki, 48, "the NKI tracer's hot paths", bindIterate);
+
+}  // namespace loop_iterate
+}  // namespace
+}  // namespace nxs::py_bind
