@@ -4,7 +4,7 @@ the NKI tracer's hot paths
 from __future__ import annotations
 from neuronxsim.nki.indexing import LoopIndex
 import typing
-__all__: list[str] = ['LoopIndex', 'RECORD_POSITIONS', 'assign_redirect', 'basic_subscript', 'caller_location', 'configure_assign', 'configure_dma_plain', 'configure_matmul', 'configure_nki06_subscript', 'configure_plain_tile_access', 'configure_subscripts', 'configure_tracer_methods', 'current', 'dma_plain', 'forget_call_sites', 'live_ranges', 'matmul_plain', 'new_access', 'new_op', 'new_slotted', 'next_fit_place', 'ops_matmul_grouped', 'ops_redirected', 'peek', 'place_matmul_method', 'plain_tile_access', 'remember_call_site', 'set_call_site_walk', 'set_current', 'set_no_tracer', 'slice_range', 'subscript_method', 'tensor_table', 'tracer_method', 'unique_name', 'write_plain']
+__all__: list[str] = ['LoopIndex', 'RECORD_POSITIONS', 'assign_redirect', 'basic_subscript', 'caller_location', 'configure_assign', 'configure_dma_plain', 'configure_index_expr', 'configure_lanewise', 'configure_matmul', 'configure_nki06_subscript', 'configure_plain_tile_access', 'configure_subscripts', 'configure_tracer_methods', 'current', 'dma_plain', 'forget_call_sites', 'lanewise_plain', 'live_ranges', 'matmul_plain', 'new_access', 'new_op', 'new_slotted', 'next_fit_place', 'ops_matmul_grouped', 'ops_redirected', 'peek', 'place_matmul_method', 'plain_tile_access', 'remember_call_site', 'set_call_site_walk', 'set_current', 'set_no_tracer', 'slice_range', 'subscript_method', 'tensor_table', 'tracer_method', 'unique_name', 'write_plain']
 def assign_redirect(*args, **kwargs):
     """
     assign_redirect(tr, dst, value): True when `dst[...] = value` was done by making the instruction that just computed value write dst; False, having changed nothing, when the assignment needs the general path.
@@ -24,6 +24,14 @@ def configure_assign(tensor_class: type, write_plain: typing.Any, matmult: typin
 def configure_dma_plain(access_class: type, plain_tile_access: typing.Any, write_plain: typing.Any, dma_engine: typing.Any, psum: str, input_kind: str, num_partitions: typing.SupportsInt | typing.SupportsIndex, dma_queues: typing.SupportsInt | typing.SupportsIndex, queue_fields: list) -> None:
     """
     Gives dma_plain the record's Access class, the tracer's operand functions, the DMA engine, the PSUM and kernel-input kinds, the partition count, the DMA queue count and each queue's fields dict.
+    """
+def configure_index_expr(index_expr_class: type) -> None:
+    """
+    Gives the 2.2x subscript the IndexExpr class: t[a, b] of a 2-D tensor without bound checks, `a` an IndexExpr, is then nki.indexing.partition_free_subscript's view when that applies (in C).
+    """
+def configure_lanewise(tensor_class: type, plain_tile_access: typing.Any, write_plain: typing.Any, activation: typing.Any, psum: str, sbuf: str, num_partitions: typing.SupportsInt | typing.SupportsIndex) -> None:
+    """
+    Gives lanewise_plain the Tensor class, the tracer's plain_tile_access and write_plain, the Scalar Engine, the PSUM and SBUF kinds and the partitions of a tile.
     """
 def configure_matmul(tensor_class: type, plain_tile_access: typing.Any, verdicts: dict, matmult: typing.Any, pe: typing.Any, psum: str, float32: typing.Any) -> None:
     """
@@ -56,6 +64,10 @@ def dma_plain(*args, **kwargs):
 def forget_call_sites() -> None:
     """
     Forgets every remembered call site.
+    """
+def lanewise_plain(*args, **kwargs):
+    """
+    lanewise_plain(tr, opcode, engine, shape, tiles, pointers, out, out_shape, dtype, what, fields, loc): a lane-wise instruction of plain operands, recorded (its destination); NotImplemented, having changed nothing, when it needs the general path; (result,) when it made a new result that the general path must record.
     """
 def live_ranges(*args, **kwargs):
     """
