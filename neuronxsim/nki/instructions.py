@@ -440,7 +440,8 @@ def _tensor_scalar_plain(tr, data, shape, op0, operand0, tile0, reverse0, op1, o
                           loc)
 
 
-_TT, _TS, _TSP, _ACT = IT.TensorTensor, IT.TensorScalar, IT.TensorScalarPtr, IT.Activation
+_TT, _TS, _TSP, _ACT, _COPY = (IT.TensorTensor, IT.TensorScalar, IT.TensorScalarPtr,
+                               IT.Activation, IT.TensorCopy)
 _ACT_BIAS_DTYPES = (dt.float32, dt.float16, dt.bfloat16)
 
 
@@ -652,6 +653,13 @@ def tensor_copy(tr, src: Tensor, dtype, loc, mask=None, out=None, engine=None,
     if engine is None:
         engine = Engine.Activation if src.storage.kind == PSUM else Engine.DVE
     shape = src.shape
+    if keeps_all(mask, shape):
+        made = lanewise_plain(tr, _COPY, engine, shape, (src,), (), out, shape,
+                              dtype or src.dtype, what, None, loc)
+        if made.__class__ is Tensor:
+            return made
+        if made is not NotImplemented:
+            out = made[0]  # (made, not recorded: the general path below records it)
     ins = plain_inputs(tr, engine, shape, mask, (src,))
     box = None if ins is not None else plan(tr, shape, mask, (src,), loc)
     out = result_tile(tr, out, shape, dtype or src.dtype, what, loc)
