@@ -12,6 +12,9 @@
 //   tensor keeping its dim at size 1 (NKI's symbolic loop variable: nki.indexing.plain_subscript),
 //   slices slicing theirs, omitted trailing dims whole; it shares the tensor's strides tuple when
 //   they are unchanged;
+//   `t[a, b]` of a 2-D tensor without bound checks, `a` an IndexExpr (`configure_index_expr`) and `b`
+//   an int or IndexExpr: nki.indexing.partition_free_subscript's view when that applies (as
+//   _getitem's first case: `t[t * 128 + ip, ic]`), else the Python subscript;
 //   anything else: the Python subscript (`fallback22(t, key)`, nki.tensor._getitem: index
 //   expressions, blocks, slices reaching outside their dim with the bound checks they defer to
 //   the instruction, run-time rows, and every error).
@@ -296,6 +299,94 @@ bool viewParts(const bir::View& v, PyObject* sameStrides, const std::vector<int6
   return true;
 }
 
+PyTypeObject* indexExprClass = nullptr;  // nki.indexing.IndexExpr (configure_index_expr)
+PyObject *constName, *coefsName;
+
+// The value of an exact int that fits 64 bits (false, no error set, for anything else).
+bool smallInt(PyObject* o, int64_t& v) {
+  if (!PyLong_CheckExact(o)) return false;
+  int over = 0;
+  const long long x = PyLong_AsLongLongAndOverflow(o, &over);
+  if (over || (x == -1 && PyErr_Occurred())) {
+    PyErr_Clear();
+    return false;
+  }
+  v = x;
+  return true;
+}
+
+// An IndexExpr's slots as read by partitionFree: its shape tuple (2-D) and the ints of its shape,
+// const and coefs. False (no error set) when it is not such; -1 from read() on an error.
+struct Expr2 {
+  Held shape{nullptr};
+  int64_t n[2]{}, c[2]{}, k = 0;
+  int read(PyObject* e) {
+    shape.p = slotAttr(e, shapeName);
+    Held k0(slotAttr(e, constName)), coefs(slotAttr(e, coefsName));
+    if (shape.get() == nullptr || k0.get() == nullptr || coefs.get() == nullptr) return -1;
+    PyObject* s = shape.get();
+    PyObject* cs = coefs.get();
+    if (!PyTuple_CheckExact(s) || PyTuple_GET_SIZE(s) != 2 || !PyTuple_CheckExact(cs) || PyTuple_GET_SIZE(cs) != 2)
+      return 0;
+    return smallInt(PyTuple_GET_ITEM(s, 0), n[0]) && smallInt(PyTuple_GET_ITEM(s, 1), n[1]) &&
+           smallInt(PyTuple_GET_ITEM(cs, 0), c[0]) && smallInt(PyTuple_GET_ITEM(cs, 1), c[1]) && smallInt(k0.get(), k);
+  }
+};
+
+// Whether lo <= x < hi.
+bool inside(int64_t x, int64_t hi) { return 0 <= x && x < hi; }
+
+// nki.indexing.partition_free_subscript(a, b, shape, strides, offset) for the IndexExpr `a` (see
+// there: `t[t * 128 + ip, ic]` and `t[ip, j]`), as _getitem applies it to a 2-D tensor without
+// bound checks: the view (a new reference in `out`) and 1; 0 when it does not apply (the Python
+// subscript then decides); -1 on error. Arithmetic that leaves 64 bits: 0.
+int partitionFree(PyObject* a, PyObject* b, const std::vector<int64_t>& shape, const std::vector<int64_t>& strides,
+                  PyObject* t, PyObject*& out) {
+  Expr2 x;
+  int r = x.read(a);
+  if (r != 1) return r;
+  int64_t p = x.n[0], ca = p != 1 ? x.c[0] : 0, a0 = x.k, n0 = shape[0], n1 = shape[1], s0 = strides[0],
+          s1 = strides[1];
+  int64_t last = 0, b0 = 0, cb = 0;
+  Held newShape(nullptr);
+  if (PyLong_CheckExact(b)) {  // t[ip, j]: column j as a [P, 1] tile
+    if (!smallInt(b, b0) || x.n[1] != 1 || !inside(b0, n1)) return 0;
+    newShape.p = Py_NewRef(x.shape.get());
+  } else {
+    if (Py_TYPE(b) != indexExprClass) return 0;
+    Expr2 y;
+    r = y.read(b);
+    if (r != 1) return r;
+    if ((x.n[1] != 1 && (x.c[1] != 0 || x.n[1] != y.n[1])) || (y.n[0] != 1 && (y.c[0] != 0 || y.n[0] != x.n[0])))
+      return 0;
+    const int64_t f = y.n[1];
+    cb = f != 1 ? y.c[1] : 0;
+    b0 = y.k;
+    if (__builtin_mul_overflow(cb, f - 1, &last) || __builtin_add_overflow(b0, last, &last)) return 0;
+    if (!inside(b0, n1) || !inside(last, n1)) return 0;
+    newShape.p = PyTuple_Pack(2, PyTuple_GET_ITEM(x.shape.get(), 0), PyTuple_GET_ITEM(y.shape.get(), 1));
+    if (newShape.get() == nullptr) return -1;
+  }
+  if (__builtin_mul_overflow(ca, p - 1, &last) || __builtin_add_overflow(a0, last, &last)) return 0;
+  if (!inside(a0, n0) || !inside(last, n0)) return 0;
+  Held offsetObj(slotAttr(t, offsetName));
+  if (offsetObj.get() == nullptr) return -1;
+  int64_t offset = 0, sa = 0, sb = 0, at = 0, step0 = 0, step1 = 0;
+  if (!smallInt(offsetObj.get(), offset) || __builtin_mul_overflow(s0, a0, &sa) ||
+      __builtin_mul_overflow(s1, b0, &sb) || __builtin_add_overflow(offset, sa, &at) ||
+      __builtin_add_overflow(at, sb, &at) || __builtin_mul_overflow(s0, ca, &step0) ||
+      __builtin_mul_overflow(s1, cb, &step1))
+    return 0;
+  Held storage(slotAttr(t, storageName));
+  Held newOffset(PyLong_FromLongLong(at));
+  Held newStrides(Py_BuildValue("(LL)", static_cast<long long>(step0), static_cast<long long>(step1)));
+  Held noChecks(PyTuple_New(0));
+  if (!storage.get() || !newOffset.get() || !newStrides.get() || !noChecks.get()) return -1;
+  PyObject* const slots[5] = {storage.get(), newOffset.get(), newShape.get(), newStrides.get(), noChecks.get()};
+  out = newSlottedObject(tensorClass, slots, 5);
+  return out == nullptr ? -1 : 1;
+}
+
 PyObject* fallBack22(PyObject* t, PyObject* key) {
   PyObject* const args[2] = {t, key};
   return PyObject_Vectorcall(fallback22, args, 2, nullptr);
@@ -331,6 +422,13 @@ PyObject* subscript22(PyObject* t, PyObject* const* args, Py_ssize_t nargs) {
   if (checked || !intsOf(shapeObj.get(), shape) || !intsOf(stridesObj.get(), strides) || shape.size() != strides.size())
     return fallBack22(t, key);
   const size_t ndim = shape.size();
+  if (isTuple && count == 2 && ndim == 2 && Py_TYPE(items[0]) == indexExprClass) {
+    // t[t * 128 + ip, ic]: _getitem's first case, in C (else the Python subscript's)
+    PyObject* view = nullptr;
+    const int made = partitionFree(items[0], items[1], shape, strides, t, view);
+    if (made != 0) return made < 0 ? nullptr : view;
+    return fallBack22(t, key);
+  }
   Held storage(PyObject_GetAttr(t, storageName));
   if (storage.get() == nullptr) return nullptr;
   bool loopIndices = false;
@@ -684,6 +782,19 @@ void bindSubscripts(py::module_& m) {
       "Gives the subscripts the Tensor (2.2x) and LoopIndex classes, the Python subscript fallback(t, key) of "
       "Tensor for the keys the C one does not take, the NKIError class, the conversion as_int(value, what) of "
       "slice bounds that are not ints, and numpy.integer.");
+  for (auto [slot, text] : {std::pair{&constName, "const"}, {&coefsName, "coefs"}}) {
+    *slot = PyUnicode_InternFromString(text);
+    if (*slot == nullptr) throw py::error_already_set();
+  }
+  m.def(
+      "configure_index_expr",
+      [](py::type indexExpr) {
+        Py_XDECREF(reinterpret_cast<PyObject*>(indexExprClass));
+        indexExprClass = reinterpret_cast<PyTypeObject*>(indexExpr.inc_ref().ptr());
+      },
+      py::arg("index_expr_class"),
+      "Gives the 2.2x subscript the IndexExpr class: t[a, b] of a 2-D tensor without bound checks, `a` an "
+      "IndexExpr, is then nki.indexing.partition_free_subscript's view when that applies (in C).");
   m.def(
       "configure_nki06_subscript",
       [](py::type nkiTensor, py::object index, py::object toInt) {

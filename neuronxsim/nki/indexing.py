@@ -85,15 +85,21 @@ class IndexExpr:
         return IndexExpr(self.shape, self.const + sign * k, self.coefs)
 
     def __add__(self, other):
-        if other.__class__ is int:  # (_combine's first case, without the extra call)
+        c = other.__class__
+        if c is int:  # (_combine's first case, without the extra call)
             return IndexExpr(self.shape, self.const + other, self.coefs)
+        if c is LoopIndex:  # (_combine's last case: `t * 128 + ip`, as the integer it is)
+            return IndexExpr(self.shape, self.const + _int_index(other), self.coefs)
         return self._combine(other, 1)
 
     __radd__ = __add__
 
     def __sub__(self, other):
-        if other.__class__ is int:
+        c = other.__class__
+        if c is int:
             return IndexExpr(self.shape, self.const - other, self.coefs)
+        if c is LoopIndex:
+            return IndexExpr(self.shape, self.const - _int_index(other), self.coefs)
         return self._combine(other, -1)
 
     def __rsub__(self, other):
@@ -154,6 +160,8 @@ class IndexExpr:
         return IndexPredicate(self - other, op)
 
     def __lt__(self, other):
+        if other.__class__ is int:  # (_compare's first case, without the extra call: `< rows`)
+            return IndexPredicate(IndexExpr(self.shape, self.const - other, self.coefs), "<")
         return self._compare(other, "<")
 
     def __le__(self, other):

@@ -246,6 +246,24 @@ def plain_inputs(tr: Tracer, engine, shape: tuple, mask, tiles, pointers=()) -> 
     return ins
 
 
+_core.nki.configure_lanewise(Tensor, plain_tile_access, _core.nki.write_plain, Engine.Activation,
+                             PSUM, SBUF, NUM_PARTITIONS)
+#: ``lanewise_plain(tr, opcode, engine, shape, tiles, pointers, out, out_shape, dtype, what,
+#: fields, loc)``: :func:`plain_inputs` (no mask: callers resolve theirs first, see
+#: :func:`keeps_all`), :func:`result_tile` and :func:`record_plain` in one call: the recorded
+#: destination; NotImplemented, having changed nothing, when the instruction needs the general
+#: path; ``(result,)`` when it made the new result but the general path must record it. In C
+#: (``cpp/python/trace_lanewise.cpp``, which states the conditions): most instructions of a
+#: normalisation kernel are such.
+lanewise_plain = _core.nki.lanewise_plain
+
+
+def keeps_all(mask, shape: tuple) -> bool:
+    """Whether ``mask`` (None or a mask) keeps the whole iteration space ``shape``, as
+    :func:`plain_inputs` asks it first (a wrong mask raises here as it would there)."""
+    return mask is None or mask_box(mask, shape) is _FULL_BOXES.get(shape)
+
+
 def refuse_psum_inputs(tr, opcode, ins: list, loc, what: str):
     """Raises the rule operand.psum-inputs on the first two of the inputs ``ins`` (accesses or
     views) that are in PSUM (the rule reads their memories only)."""
@@ -313,6 +331,13 @@ def tensor_tensor(tr, a: Tensor, b: Tensor, op, dtype, loc, mask=None, out=None,
     if b.shape != shape:
         shape = broadcast_shape([shape, b.shape], loc)
     dtype = dtype or dt.promote(a.dtype, b.dtype)
+    if not bitvec and shape is a.shape and keeps_all(mask, shape):  # (b of a's shape)
+        made = lanewise_plain(tr, _TT, engine, shape, (a, b), (), out, shape, dtype, what,
+                              {"op": op}, loc)
+        if made.__class__ is Tensor:
+            return made
+        if made is not NotImplemented:
+            out = made[0]  # (made, not recorded: the general path below records it)
     ins = plain_inputs(tr, engine, shape, mask, (a, b))
     box = None if ins is not None else plan(tr, shape, mask, (a, b), loc)
     out = result_tile(tr, out, shape, dtype, what, loc)
@@ -341,6 +366,15 @@ def tensor_scalar(tr, data: Tensor, op0, operand0, reverse0, op1, operand1, reve
     bitvec = id(op0) in BITVEC_IDS or id(op1) in BITVEC_IDS
     if bitvec or engine is not Engine.DVE:  # (alu.tensor-scalar-op-kinds, alu.bitvec-engine, alu.act-tensor-scalar)
         refuse_illegal_alu(opcode, engine, op0, op1, loc, what)
+    c1 = operand1.__class__
+    if not bitvec and (tile0 or not tile1) and (tile1 or c1 is float or c1 is int) and \
+            keeps_all(mask, shape):
+        made = _tensor_scalar_plain(tr, data, shape, op0, operand0, tile0, reverse0, op1,
+                                    operand1, tile1, reverse1, dtype, loc, out, engine, what)
+        if made.__class__ is Tensor:
+            return made
+        if made is not NotImplemented:
+            out = made[0]  # (made, not recorded: the general path below records it)
     if tile0:
         ins = plain_inputs(tr, engine, shape, mask, (data,),
                            (operand0, operand1) if tile1 else (operand0,))
@@ -379,6 +413,36 @@ def tensor_scalar(tr, data: Tensor, op0, operand0, reverse0, op1, operand1, reve
     record_lanewise(tr, IT.TensorScalarPtr, engine, shape, box, [data], pointers, out,
                     fields, loc, what)
     return out
+
+
+def _tensor_scalar_plain(tr, data, shape, op0, operand0, tile0, reverse0, op1, operand1, tile1,
+                         reverse1, dtype, loc, out, engine, what):
+    """:func:`tensor_scalar` by ``lanewise_plain`` (same fields, same operands), or what that
+    returned; NotImplemented for a number operand0 other than a float or int (``number`` may
+    refuse it, after result_tile)."""
+    reverse0, reverse1 = True if reverse0 else False, True if reverse1 else False
+    if tile0:
+        fields = {"op0": op0, "reverse0": reverse0, "op1": op1, "reverse1": reverse1,
+                  "const1": 0.0}
+        if tile1:
+            pointers = (operand0, operand1)
+        else:
+            pointers = (operand0,)
+            fields["const1"] = float(operand1)
+        return lanewise_plain(tr, _TSP, engine, shape, (data,), pointers, out, shape, dtype, what,
+                              fields, loc)
+    c0 = operand0.__class__
+    if c0 is not float and c0 is not int:
+        return NotImplemented
+    fields = {"op0": op0, "const0": float(operand0), "reverse0": reverse0,
+              "op1": op1, "const1": float(operand1), "reverse1": reverse1}
+    return lanewise_plain(tr, _TS, engine, shape, (data,), (), out, shape, dtype, what, fields,
+                          loc)
+
+
+_TT, _TS, _TSP, _ACT, _COPY = (IT.TensorTensor, IT.TensorScalar, IT.TensorScalarPtr,
+                               IT.Activation, IT.TensorCopy)
+_ACT_BIAS_DTYPES = (dt.float32, dt.float16, dt.bfloat16)
 
 
 def refuse_illegal_alu(opcode, engine, op0, op1, loc, what: str) -> None:
@@ -432,6 +496,26 @@ def activation(tr, func, data: Tensor, bias, scale, dtype, loc, mask=None, out=N
     """``func(data * scale + bias)`` on the Scalar Engine; bias a [P, 1] tile or number, scale a
     number or [P, 1] tile."""
     shape = data.shape
+    c = scale.__class__
+    if (bias is None or bias.__class__ is Tensor and (bias.storage.kind == PSUM or
+                                                      bias.storage.dtype in _ACT_BIAS_DTYPES)) and \
+            (c is Tensor or c is float or c is int) and keeps_all(mask, shape):
+        fields = {"func": func, "acc": acc, "acc_op": acc_op, "scale": 1.0}
+        pointers = ()
+        if bias is not None:
+            pointers = (bias,)
+            fields["has_bias"] = True
+        if c is Tensor:
+            pointers += (scale,)
+            fields["has_scale_tensor"] = True
+        else:
+            fields["scale"] = float(scale)
+        made = lanewise_plain(tr, _ACT, Engine.Activation, shape, (data,), pointers, out, shape,
+                              dtype or data.dtype, what, fields, loc)
+        if made.__class__ is Tensor:
+            return made
+        if made is not NotImplemented:
+            out = made[0]  # (made, not recorded: the general path below records it)
     # The pointer operands, when known before a number bias makes its constant column.
     known = () if scale.__class__ is not Tensor else (scale,)
     if bias is not None:
@@ -492,6 +576,13 @@ def tensor_reduce(tr, op, data: Tensor, axes, keepdims: bool, negate: bool, dtyp
         out_shape = (shape[0], 1) if keepdims else (shape[0],)
         # Its operand walks F in one access-pattern dimension: the pattern as plain_inputs
         # makes it is the one the general path makes.
+        if id(op) not in BITVEC_IDS and keeps_all(mask, shape):
+            made = lanewise_plain(tr, IT.TensorReduce, Engine.DVE, shape, (data,), (), out,
+                                  out_shape, dtype or data.dtype, what, fields, loc)
+            if made.__class__ is Tensor:
+                return made
+            if made is not NotImplemented:
+                out = made[0]  # (made, not recorded: the general path below records it)
         ins = plain_inputs(tr, Engine.DVE, shape, mask, (data,))
     else:
         out_shape = tuple([1 if a in axes else n for a, n in enumerate(shape)
@@ -562,6 +653,13 @@ def tensor_copy(tr, src: Tensor, dtype, loc, mask=None, out=None, engine=None,
     if engine is None:
         engine = Engine.Activation if src.storage.kind == PSUM else Engine.DVE
     shape = src.shape
+    if keeps_all(mask, shape):
+        made = lanewise_plain(tr, _COPY, engine, shape, (src,), (), out, shape,
+                              dtype or src.dtype, what, None, loc)
+        if made.__class__ is Tensor:
+            return made
+        if made is not NotImplemented:
+            out = made[0]  # (made, not recorded: the general path below records it)
     ins = plain_inputs(tr, engine, shape, mask, (src,))
     box = None if ins is not None else plan(tr, shape, mask, (src,), loc)
     out = result_tile(tr, out, shape, dtype or src.dtype, what, loc)
@@ -781,9 +879,25 @@ def per_lane(tr, opcode, data: Tensor, out_free: int, dtype, loc, mask, what: st
     shape = data.shape
     engine = Engine.DVE
     refuse_illegal_size(tr, opcode, data, loc, what)
+    if extra_in is None and keeps_all(mask, shape):
+        made = lanewise_plain(tr, opcode, engine, shape, (data,), (), None, (shape[0], out_free),
+                              dtype, what, None, loc)
+        if made.__class__ is Tensor:
+            return made
+        if made is not NotImplemented:  # (made, not recorded: the general path records it)
+            return _per_lane_general(tr, opcode, data, out_free, dtype, loc, mask, what,
+                                     extra_in, made[0])
+    return _per_lane_general(tr, opcode, data, out_free, dtype, loc, mask, what, extra_in, None)
+
+
+def _per_lane_general(tr, opcode, data: Tensor, out_free: int, dtype, loc, mask, what: str,
+                      extra_in, out) -> Tensor:
+    """:func:`per_lane` past lanewise_plain (``out``: the result it made, if any)."""
+    shape = data.shape
+    engine = Engine.DVE
     ins = plain_inputs(tr, engine, shape, mask, (data,)) if extra_in is None else None
     box = None if ins is not None else plan(tr, shape, mask, (data,), loc)
-    out = result_tile(tr, None, (shape[0], out_free), dtype, what, loc)
+    out = result_tile(tr, out, (shape[0], out_free), dtype, what, loc)
     if box is None:  # the usual case (see plain_inputs)
         o = tr.write_plain(out, engine)
         if o is not None:
@@ -803,6 +917,7 @@ def per_lane(tr, opcode, data: Tensor, out_free: int, dtype, loc, mask, what: st
     return out
 
 
+_SIZE_VERDICTS: dict = {}  # (opcode, kind, dtype, shape, arch) -> the rule's verdict
 _SIZE_RULES = {IT.BNStats: legality.bn_stats, IT.Max: legality.max8_family,
                IT.MaxIndex: legality.max8_family, IT.MatchReplace: legality.max8_family}
 
@@ -814,8 +929,14 @@ def refuse_illegal_size(tr, opcode, data: Tensor, loc, what: str):
     if rule is None:
         return
     st = data.storage
-    facts = legal_operand(st.kind, st.dtype, data.shape[0], math.prod(data.shape[1:]))
-    why = rule(facts, arch=tr.arch) if opcode is IT.BNStats else rule(opcode, facts, arch=tr.arch)
+    # (the rules are functions of these facts; a kernel's loop asks about one tile shape again
+    # and again)
+    key = (opcode, st.kind, st.dtype, data.shape, tr.arch)
+    why = _SIZE_VERDICTS.get(key, _UNKNOWN)
+    if why is _UNKNOWN:
+        facts = legal_operand(st.kind, st.dtype, data.shape[0], math.prod(data.shape[1:]))
+        why = _SIZE_VERDICTS[key] = rule(facts, arch=tr.arch) if opcode is IT.BNStats else \
+            rule(opcode, facts, arch=tr.arch)
     if why is not None:
         raise NKIError(f"{what}: {why.message}", loc)
 

@@ -515,6 +515,8 @@ def load(src, *, mask=None, dtype=None) -> Tensor:
                        f"partition dimension, which has at most {tile_size.pmax} partitions", loc)
     dtype = _dtype(dtype, loc) if dtype is not None else src.storage.dtype
     tile = tr.new_result(SBUF, dtype, shape, "load", loc)
+    if mask is not None and shape is src.shape and _ins.keeps_all(mask, shape):
+        mask = None  # (dma_general's first step for it, before its checks none of which fail)
     # (_ins.dma's steps, its plain case first, without its frame: most loads are plain)
     if mask is not None or _dma_plain(tr, _LOAD, tile, src, loc, True) is NotImplemented:
         _ins.dma_general(tr, _LOAD, tile, src, loc, mask, None, "nl.load", True, None)
@@ -555,6 +557,10 @@ def store(dst, value, *, mask=None):
         _tile(value, loc, "nl.store: value")  # (raises)
     if value.storage.kind == PSUM:
         value = _ins.tensor_copy(tr, value, value.dtype, loc, mask=mask, what="nl.store")
+    shape = value.shape
+    if mask is not None and shape == dst.shape and shape and shape[0] <= _ins.NUM_PARTITIONS and \
+            _ins.keeps_all(mask, shape):
+        mask = None  # (dma_general's first step for it, past its checks none of which fail)
     _ins.dma(tr, IT.Save, dst, value, loc, mask, what="nl.store")
 
 
@@ -733,6 +739,9 @@ def _is_lane_constant(t: Tensor) -> bool:
     return shape[1] == 1 if len(shape) == 2 else math.prod(shape[1:]) == 1
 
 
+_FLOATS = (float, np.floating)
+
+
 def _binary(x, y, op, dtype, mask, loc, out=None, what="") -> Tensor:
     tr = current()
     xt, yt = isinstance(x, Tensor), isinstance(y, Tensor)
@@ -744,15 +753,19 @@ def _binary(x, y, op, dtype, mask, loc, out=None, what="") -> Tensor:
         _tile(y, loc, what, "y")
     if dtype is not None:
         dtype = _dtype(dtype, loc)
-    elif op is Alu.divide and not any(_dt.is_float(v.dtype) if v.__class__ is Tensor else
-                                      isinstance(v, (float, np.floating)) for v in (x, y)):
+    elif op is Alu.divide and not (
+            _dt.is_float(x.dtype) if x.__class__ is Tensor else isinstance(x, _FLOATS)) and not (
+            _dt.is_float(y.dtype) if y.__class__ is Tensor else isinstance(y, _FLOATS)):
         dtype = float32  # a true division, as NumPy's: integers divide to a float
     if xt and yt:
-        if x.shape[0] != y.shape[0]:  # a one-partition operand reaches all partitions
-            if x.shape[0] == 1:
-                x = _broadcast_tile(x, (y.shape[0],) + (x.shape[1:] or (1,)), loc)
-            elif y.shape[0] == 1:
-                y = _broadcast_tile(y, (x.shape[0],) + (y.shape[1:] or (1,)), loc)
+        x_shape, y_shape = x.shape, y.shape
+        if x_shape == y_shape:  # (the commonest: no broadcast, no lane constant)
+            return _ins.tensor_tensor(tr, x, y, op, dtype, loc, mask, out, what=what)
+        if x_shape[0] != y_shape[0]:  # a one-partition operand reaches all partitions
+            if x_shape[0] == 1:
+                x = _broadcast_tile(x, (y_shape[0],) + (x_shape[1:] or (1,)), loc)
+            elif y_shape[0] == 1:
+                y = _broadcast_tile(y, (x_shape[0],) + (y_shape[1:] or (1,)), loc)
         if x.shape != y.shape:  # (of equal shapes, both are lane constants or neither is)
             x_column, y_column = _is_lane_constant(x), _is_lane_constant(y)
             if y_column and not x_column and y.shape[0] == x.shape[0]:

@@ -354,6 +354,8 @@ _core.nki.configure_subscripts(Tensor, LoopIndex, _getitem, NKIError, _as_int, n
 #: dimension, except a tuple key starting with an integer on an on-chip tensor (a block, whose
 #: views ``_getitem`` keeps); every other key is ``_getitem``'s.
 Tensor.__getitem__ = _core.nki.subscript_method(Tensor)
+# (its first case below, `t[t * 128 + ip, ic]` by partition_free_subscript, is the C subscript's too)
+_core.nki.configure_index_expr(IndexExpr)
 
 
 class IndirectView:

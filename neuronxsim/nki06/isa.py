@@ -162,6 +162,8 @@ def _enum(value, cls, what: str, loc):
 
 
 def _engine(value, allowed: tuple, default, loc, what: str):
+    if value is engine.unknown:  # (the commonest, without _enum's message)
+        return default
     value = _enum(value, engine, f"{what}: engine", loc)
     if value is engine.unknown:
         return default
@@ -190,8 +192,14 @@ def _name(name, loc, what):
 _tile = on_chip_view  # (inputs are checked as written by _paired and _scalar_or_column)
 
 
-def _scalar_or_column(x, parts: int, loc, what: str):
-    """A number, or the view of a [P, 1] tile of ``parts`` partitions."""
+def _scalar_or_column(x, parts: int, loc, what: str, name: str | None = None):
+    """A number, or the view of a [P, 1] tile of ``parts`` partitions; errors name the operand
+    ``what``, or ``"what: name"`` when ``name`` is given (made only when needed)."""
+    c = x.__class__
+    if c is float or c is int:  # (the commonest)
+        return float(x)
+    if name is not None:
+        what = f"{what}: {name}"
     if isinstance(x, NkiTensor):
         v = check_written(_tile(x, loc, what), loc, what)
         if v.shape[0] != parts or math.prod(v.shape[1:]) != 1:
@@ -207,10 +215,14 @@ def _scalar_or_column(x, parts: int, loc, what: str):
 def _paired(dst: Tensor, views: list, loc, what: str) -> list:
     """The input views reshaped to ``dst``'s shape, after checking that each has ``dst``'s
     partitions and elements per partition, and was written."""
-    p, free = dst.shape[0], math.prod(dst.shape[1:])
+    shape = dst.shape
+    p, free = shape[0], math.prod(shape[1:])
     out = []
     for name, v in views:
-        check_written(v, loc, f"{what}: {name}")
+        check_written(v, loc, what, name)
+        if v.shape == shape:  # (the commonest: nothing to check or reshape)
+            out.append(v)
+            continue
         if v.shape[0] != p or math.prod(v.shape[1:]) != free:
             raise NKIError(f"{what}: {name} has shape {list(v.shape)} ({v.shape[0]} partitions of "
                            f"{math.prod(v.shape[1:])}); dst has {list(dst.shape)} ({p} of {free}): "
@@ -665,11 +677,11 @@ def _activation(tr, d: Tensor, op, data, bias, scale, acc, loc, what):
     v = _tile(data, loc, f"{what}: data")
     (v,) = _paired(d, [("data", v)], loc, what)
     p = d.shape[0]
-    bias = None if bias is None else _scalar_or_column(bias, p, loc, f"{what}: bias")
+    bias = None if bias is None else _scalar_or_column(bias, p, loc, what, "bias")
     if isinstance(bias, float) and bias != 0.0 and not target.config(tr.arch).act_bias_immediate:
         raise NKIError(f"{what}: on {dt.CORE_NAMES[tr.arch]} ({tr.arch}) the bias is a [{p}, 1] "
                        "tile, not a number (a scalar bias needs NeuronCore-v3)", loc)
-    scale = _scalar_or_column(scale, p, loc, f"{what}: scale")
+    scale = _scalar_or_column(scale, p, loc, what, "scale")
     _ins.activation(tr, func, v, bias, scale, d.storage.dtype, loc, out=d, acc=acc, what=what)
 
 
@@ -726,6 +738,9 @@ def exponential(dst, src, max_value=0.0, reduce_res=None, reduce_cmd=reduce_cmd.
 
 # ---- the Vector and GpSimd engines ----
 
+_INTS = (dt.int32, dt.uint32)
+
+
 @instruction
 def tensor_tensor(dst, data1, data2, op, engine=engine.unknown, name=None):
     """``dst = data1 op data2`` elementwise (Vector Engine; GpSimd for ``nl.power`` and for an
@@ -741,7 +756,7 @@ def tensor_tensor(dst, data1, data2, op, engine=engine.unknown, name=None):
     a, b = _paired(d, [("data1", a), ("data2", b)], loc, what)
     _one_psum_input(IT.TensorTensor, [a, b], loc, what)
     in_psum = PSUM in (a.storage.kind, b.storage.kind, d.storage.kind)
-    ints = all(t.storage.dtype in (dt.int32, dt.uint32) for t in (a, b, d))
+    ints = a.storage.dtype in _INTS and b.storage.dtype in _INTS and d.storage.dtype in _INTS
     # (GpSimd for power and integers where the rules let it: bit-vector operators are the DVE's)
     pool = (alu is Alu.pow or ints) and not in_psum and alu not in BITVEC
     default = Engine.Pool if pool else Engine.DVE
@@ -771,8 +786,8 @@ def tensor_scalar(dst, data, op0, operand0, reverse0=False, op1=None, operand1=N
     # the builder; the engine argument takes gpsimd for rsqrt alone, an API fact of NKI's)
     if hw is Engine.Pool and (a0, a1) != (Alu.rsqrt, None):
         raise NKIError(f"{what}: the GpSimd Engine is allowed for rsqrt only", loc)
-    o0 = _scalar_or_column(operand0, d.shape[0], loc, f"{what}: operand0")
-    o1 = None if a1 is None else _scalar_or_column(operand1, d.shape[0], loc, f"{what}: operand1")
+    o0 = _scalar_or_column(operand0, d.shape[0], loc, what, "operand0")
+    o1 = None if a1 is None else _scalar_or_column(operand1, d.shape[0], loc, what, "operand1")
     _ins.tensor_scalar(tr, v, a0, o0, reverse0, a1, o1, reverse1, d.storage.dtype, loc, out=d,
                        engine=hw, what=what)
 
@@ -843,7 +858,7 @@ def tensor_tensor_scan(dst, data0, data1, initial, op0, op1, reverse0=False, rev
     x1 = _tile(data1, loc, f"{what}: data1")
     x0, x1 = _paired(d, [("data0", x0), ("data1", x1)], loc, what)
     _one_psum_input(IT.TensorTensorScan, [x0, x1], loc, what)
-    init = _scalar_or_column(initial, d.shape[0], loc, f"{what}: initial")
+    init = _scalar_or_column(initial, d.shape[0], loc, what, "initial")
     _scan(tr, d, x0, x1, a0, a1, init, loc, what)
 
 
@@ -871,7 +886,7 @@ def scalar_tensor_tensor(dst, data, op0, operand0, op1, operand1, reverse0=False
     v, w = _paired(d, [("data", v), ("operand1", w)], loc, what)
     _one_psum_input(IT.ScalarTensorTensor, [v, w], loc, what)
     a0, a1 = _alu(op0, f"{what}: op0", loc), _alu(op1, f"{what}: op1", loc)
-    o0 = _scalar_or_column(operand0, d.shape[0], loc, f"{what}: operand0")
+    o0 = _scalar_or_column(operand0, d.shape[0], loc, what, "operand0")
     _fused.scalar_tensor_tensor(tr, v, a0, o0, reverse0, a1, w, reverse1, d.storage.dtype, loc,
                               out=d, what=what)
 
@@ -917,10 +932,9 @@ def tensor_scalar_reduce(dst, data, op0, operand0, reduce_op, reduce_res=None, r
     a0 = _alu(op0, f"{what}: op0", loc)
     if a0 in (Alu.abs, Alu.rsqrt) and operand0 not in (None, 0, 0.0):
         raise NKIError(f"{what}: operand0 must be None or 0 for the unary {a0.name}", loc)
-    o0 = _scalar_or_column(0.0 if operand0 is None else operand0, d.shape[0], loc,
-                           f"{what}: operand0")
+    o0 = _scalar_or_column(0.0 if operand0 is None else operand0, d.shape[0], loc, what, "operand0")
     init = None if reduce_init is None else \
-        _scalar_or_column(reduce_init, d.shape[0], loc, f"{what}: reduce_init")
+        _scalar_or_column(reduce_init, d.shape[0], loc, what, "reduce_init")
     r = None
     if reduce_res is not None:
         r = _tile(reduce_res, loc, f"{what}: reduce_res")
@@ -950,8 +964,8 @@ def tensor_scalar_cumulative(dst, src, op0, op1, imm0, imm1=None,
     for t in (v, d):
         if t.storage.dtype in (dt.int32, dt.uint32):
             raise NKIError(f"{what}: int32/uint32 tiles are not supported (as in NKI)", loc)
-    o0 = _scalar_or_column(imm0, d.shape[0], loc, f"{what}: imm0")
-    init = None if imm1 is None else _scalar_or_column(imm1, d.shape[0], loc, f"{what}: imm1")
+    o0 = _scalar_or_column(imm0, d.shape[0], loc, what, "imm0")
+    init = None if imm1 is None else _scalar_or_column(imm1, d.shape[0], loc, what, "imm1")
     _fused.tensor_scalar_accumulate(tr, v, a0, o0, False, a1, accum, init, False, True,
                               d.storage.dtype, loc, out=d, what=what)
 
@@ -1038,8 +1052,8 @@ def range_select(dst, on_true_tile, comp_op0, comp_op1, bound0, bound1,
     d = _tile(dst, loc, f"{what}: dst")
     t = _tile(on_true_tile, loc, f"{what}: on_true_tile")
     (t,) = _paired(d, [("on_true_tile", t)], loc, what)
-    b0 = _scalar_or_column(bound0, d.shape[0], loc, f"{what}: bound0")
-    b1 = _scalar_or_column(bound1, d.shape[0], loc, f"{what}: bound1")
+    b0 = _scalar_or_column(bound0, d.shape[0], loc, what, "bound0")
+    b1 = _scalar_or_column(bound1, d.shape[0], loc, what, "bound1")
     if not isinstance(b0, Tensor) or not isinstance(b1, Tensor):
         raise NKIError(f"{what}: bound0 and bound1 must be [P, 1] tiles", loc)
     fields = {"comp_op0": c0, "comp_op1": c1, "range_start": int(range_start),
@@ -1072,7 +1086,7 @@ def select_reduce(dst, predicate, on_true, on_false, reduce_res=None, reduce_cmd
     t = _tile(on_true, loc, f"{what}: on_true")
     p, t = _paired(d, [("predicate", p), ("on_true", t)], loc, what)
     _one_psum_input(IT.SelectReduce, [p, t], loc, what)
-    f = _scalar_or_column(on_false, d.shape[0], loc, f"{what}: on_false")
+    f = _scalar_or_column(on_false, d.shape[0], loc, what, "on_false")
     if reverse_pred:
         p = _ins.tensor_scalar(tr, p, Alu.is_equal, 0.0, False, None, None, False, dt.uint8, loc,
                                what=what)

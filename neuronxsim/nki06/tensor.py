@@ -577,9 +577,10 @@ def on_chip_view(x, loc, what: str) -> Tensor:
     return view if x._indirect is None else x._view_of(what, loc)
 
 
-def check_written(v: Tensor, loc, what: str) -> Tensor:
+def check_written(v: Tensor, loc, what: str, name: str | None = None) -> Tensor:
     """``v``, an on-chip input, after checking that something wrote all its partitions (the
-    engines would read memory nothing wrote)."""
+    engines would read memory nothing wrote). Errors name it ``what``, or ``"what: name"``
+    when ``name`` is given (made only for an error: this runs for every operand)."""
     st = v.storage
     s = st.state
     if st.on_chip and s.write_count and s.forward is None and s.pending_zero is None:
@@ -587,6 +588,8 @@ def check_written(v: Tensor, loc, what: str) -> Tensor:
         if s.written_partitions < start + v.shape[0]:
             defined = current().defined_partitions(v)
             if defined < v.shape[0]:
+                if name is not None:
+                    what = f"{what}: {name}"
                 raise NKIError(f"{what}: reads partitions {start + defined}..{start + v.shape[0] - 1}"
                                f" of {st.describe()}, which nothing wrote", loc)
     return v

@@ -5,7 +5,7 @@ from __future__ import annotations
 from neuronxsim.nki.indexing import LoopIndex
 import types
 import typing
-__all__: list[str] = ['LoopIndex', 'RECORD_POSITIONS', 'accumulate_methods', 'assign_redirect', 'basic_subscript', 'blocked_methods', 'caller_location', 'configure_accumulate', 'configure_assign', 'configure_blocked', 'configure_dma_plain', 'configure_iterate', 'configure_matmul', 'configure_nki06_subscript', 'configure_plain_tile_access', 'configure_subscripts', 'configure_tracer_methods', 'current', 'dma_plain', 'forget_call_sites', 'iterate_method', 'live_ranges', 'matmul_plain', 'new_access', 'new_op', 'new_slotted', 'next_fit_place', 'ops_matmul_grouped', 'ops_redirected', 'peek', 'place_matmul_method', 'plain_tile_access', 'remember_call_site', 'set_call_site_walk', 'set_current', 'set_no_tracer', 'slice_range', 'subscript_method', 'tensor_store_method', 'tensor_table', 'tracer_method', 'unique_name', 'write_plain']
+__all__: list[str] = ['LoopIndex', 'RECORD_POSITIONS', 'accumulate_methods', 'assign_redirect', 'basic_subscript', 'blocked_methods', 'caller_location', 'configure_accumulate', 'configure_assign', 'configure_blocked', 'configure_dma_plain', 'configure_index_expr', 'configure_iterate', 'configure_lanewise', 'configure_matmul', 'configure_nki06_subscript', 'configure_plain_tile_access', 'configure_subscripts', 'configure_tracer_methods', 'current', 'dma_plain', 'forget_call_sites', 'iterate_method', 'lanewise_plain', 'live_ranges', 'matmul_plain', 'new_access', 'new_op', 'new_slotted', 'next_fit_place', 'ops_matmul_grouped', 'ops_redirected', 'peek', 'place_matmul_method', 'plain_tile_access', 'remember_call_site', 'set_call_site_walk', 'set_current', 'set_no_tracer', 'slice_range', 'subscript_method', 'tensor_store_method', 'tensor_table', 'tracer_method', 'unique_name', 'write_plain']
 def accumulate_methods() -> dict:
     """
     {name: method} of Tensor's in-place operators (__iadd__, __isub__, __imul__, __itruediv__) in C.
@@ -42,9 +42,17 @@ def configure_dma_plain(access_class: type, plain_tile_access: typing.Any, write
     """
     Gives dma_plain the record's Access class, the tracer's operand functions, the DMA engine, the PSUM and kernel-input kinds, the partition count, the DMA queue count and each queue's fields dict.
     """
+def configure_index_expr(index_expr_class: type) -> None:
+    """
+    Gives the 2.2x subscript the IndexExpr class: t[a, b] of a 2-D tensor without bound checks, `a` an IndexExpr, is then nki.indexing.partition_free_subscript's view when that applies (in C).
+    """
 def configure_iterate(loop_class: type, loop_iteration_class: type, static: str) -> None:
     """
     Gives Tracer.iterate the record's Loop and LoopIteration classes and the kind of a static loop.
+    """
+def configure_lanewise(tensor_class: type, plain_tile_access: typing.Any, write_plain: typing.Any, activation: typing.Any, psum: str, sbuf: str, num_partitions: typing.SupportsInt | typing.SupportsIndex) -> None:
+    """
+    Gives lanewise_plain the Tensor class, the tracer's plain_tile_access and write_plain, the Scalar Engine, the PSUM and SBUF kinds and the partitions of a tile.
     """
 def configure_matmul(tensor_class: type, plain_tile_access: typing.Any, verdicts: dict, matmult: typing.Any, pe: typing.Any, psum: str, float32: typing.Any) -> None:
     """
@@ -81,6 +89,10 @@ def forget_call_sites() -> None:
 def iterate_method(cls: type) -> typing.Any:
     """
     Tracer.iterate in C, as a method of the tracer class cls.
+    """
+def lanewise_plain(*args, **kwargs):
+    """
+    lanewise_plain(tr, opcode, engine, shape, tiles, pointers, out, out_shape, dtype, what, fields, loc): a lane-wise instruction of plain operands, recorded (its destination); NotImplemented, having changed nothing, when it needs the general path; (result,) when it made a new result that the general path must record.
     """
 def live_ranges(*args, **kwargs):
     """

@@ -1,0 +1,241 @@
+// The commonest lane-wise instruction of a trace (tensor_tensor, tensor_scalar, activation,
+// bn_stats, tensor_reduce, ...), in one call:
+//
+//   `_core.nki.lanewise_plain(tr, opcode, engine, shape, tiles, pointers, out, out_shape, dtype,
+//                             what, fields, loc)`
+//
+// is neuronxsim.nki.instructions.plain_inputs (without a mask: callers resolve it first), then
+// result_tile, then record_plain, for the case plain_inputs takes:
+//
+//   every view of the tuple `tiles` is a Tensor of the iteration space `shape`, without index
+//   checks, not forwarded, no pending nl.zeros zeros, written in all its partitions
+//   (state.written_partitions >= offset // layout.row + P), and plain_tile_access(view, st,
+//   engine) gives its access; every view of the tuple `pointers` is a [P, 1] or [P] Tensor of
+//   those P partitions, without checks, not forwarded, no pending zeros, written at least once,
+//   and has such an access; at most one input in PSUM unless `engine` is the Scalar Engine.
+//
+// Then the destination: `out` if given (its shape must be `out_shape`), else a new SBUF result
+// (tr.new_result(SBUF, dtype, out_shape, what, loc); NotImplemented when out_shape spans more
+// partitions than a tile has: result_tile raises that). Its write is write_plain(out, engine), and
+// the instruction tr.record(opcode, engine, [ins...], [write], fields, loc).
+//
+// Returns the destination, recorded; NotImplemented, having changed nothing (views may keep the
+// access plain_tile_access made, as they do on the Python path), when the instruction needs the
+// general path; or the 1-tuple (result,) when it made the new result but write_plain did not take
+// it: the general path then records the instruction with that result (as record_plain's caller
+// does when record_plain returns False).
+//
+// `configure_lanewise(tensor_class, plain_tile_access, write_plain, activation, psum, sbuf,
+// num_partitions)` gives it the Tensor class, the tracer's plain_tile_access and write_plain, the
+// Scalar Engine, the PSUM and SBUF kinds and the partitions of a tile.
+//
+// Why C: these instructions are most of a normalisation kernel's, and their Python steps
+// (plain_inputs, result_tile, record_plain and what they call) cost a dozen frames each.
+#include "trace_ref.h"
+
+#include "bindings.h"
+#include "trace_slotted.h"
+
+namespace nxs::py_bind {
+namespace {
+namespace lanewise_plain {  // (named: the unity build merges the anonymous namespaces of trace_*.cpp)
+
+struct Names {
+  PyObject *storage, *state, *shape, *checks, *forward, *pending_zero, *write_count, *written_partitions, *offset,
+      *layout, *row, *kind, *new_result, *record;
+};
+Names names{};
+PyObject* tensorClass = nullptr;
+PyObject* plainTileAccess = nullptr;
+PyObject* writePlain = nullptr;
+PyObject* activation = nullptr;
+PyObject* psum = nullptr;
+PyObject* sbuf = nullptr;
+long long numPartitions = 0;
+
+using Owned = nxs::py_bind::OwnedRef;
+
+// The integer value of a new reference `o` (released); false with an error set.
+bool intValue(PyObject* o, long long& v) {
+  if (o == nullptr) return false;
+  v = PyLong_AsLongLong(o);
+  Py_DECREF(o);
+  return !(v == -1 && PyErr_Occurred());
+}
+
+// Whether a == b, by identity first (views of one tile share its shape tuple); -1 on error.
+int same(PyObject* a, PyObject* b) { return a == b ? 1 : PyObject_RichCompareBool(a, b, Py_EQ); }
+
+// The access of one input view `v` (appended to `ins`, a list): 1 when it takes the plain path,
+// 0 if not, -1 on error. `pointer`: a [P, 1] / [P] per-partition operand, else a tile of `shape`.
+// `psumCount` counts the inputs in PSUM.
+int input(PyObject* v, bool pointer, PyObject* shape, long long p, PyObject* engine, PyObject* ins, int& psumCount) {
+  if (Py_TYPE(v) != reinterpret_cast<PyTypeObject*>(tensorClass)) return 0;
+  Owned vShape(slotAttr(v, names.shape));
+  if (vShape.get() == nullptr) return -1;
+  int t;
+  if (pointer) {
+    PyObject* s = vShape.get();
+    if (!PyTuple_CheckExact(s)) return 0;
+    const Py_ssize_t rank = PyTuple_GET_SIZE(s);
+    if (rank == 2) {
+      const long long f = PyLong_AsLongLong(PyTuple_GET_ITEM(s, 1));
+      if (f == -1 && PyErr_Occurred()) return -1;
+      if (f != 1) return 0;
+    } else if (rank != 1) {
+      return 0;
+    }
+    const long long vp = PyLong_AsLongLong(PyTuple_GET_ITEM(s, 0));
+    if (vp == -1 && PyErr_Occurred()) return -1;
+    if (vp != p) return 0;
+  } else {
+    t = same(vShape.get(), shape);
+    if (t != 1) return t;
+  }
+  Owned checks(slotAttr(v, names.checks));
+  if (checks.get() == nullptr) return -1;
+  t = PyObject_IsTrue(checks.get());
+  if (t != 0) return t < 0 ? -1 : 0;
+  Owned st(slotAttr(v, names.storage));
+  if (st.get() == nullptr) return -1;
+  Owned s(slotAttr(st.get(), names.state));
+  if (s.get() == nullptr) return -1;
+  Owned forward(slotAttr(s.get(), names.forward));
+  Owned pending(slotAttr(s.get(), names.pending_zero));
+  if (forward.get() == nullptr || pending.get() == nullptr) return -1;
+  if (forward.get() != Py_None || pending.get() != Py_None) return 0;
+  if (pointer) {
+    Owned count(slotAttr(s.get(), names.write_count));
+    if (count.get() == nullptr) return -1;
+    t = PyObject_IsTrue(count.get());
+    if (t != 1) return t;
+  }
+  PyObject* const args[3] = {v, st.get(), engine};
+  Owned acc(PyObject_Vectorcall(plainTileAccess, args, 3, nullptr));
+  if (acc.get() == nullptr) return -1;
+  if (acc.get() == Py_None) return 0;
+  if (!pointer) {  // written in all the partitions the view spans
+    long long written = 0, offset = 0, row = 0;
+    Owned layout(slotAttr(st.get(), names.layout));
+    if (layout.get() == nullptr || !intValue(slotAttr(s.get(), names.written_partitions), written) ||
+        !intValue(slotAttr(v, names.offset), offset) || !intValue(slotAttr(layout.get(), names.row), row))
+      return -1;
+    if (row <= 0) return 0;  // (the Python path's floor division decides)
+    long long q = offset / row;
+    if (offset % row != 0 && offset < 0) --q;  // (Python's floor)
+    if (written < q + p) return 0;
+  }
+  Owned kind(slotAttr(st.get(), names.kind));
+  if (kind.get() == nullptr) return -1;
+  t = kind.get() == psum ? 1 : PyObject_RichCompareBool(kind.get(), psum, Py_EQ);
+  if (t < 0) return -1;
+  psumCount += t;
+  return PyList_Append(ins, acc.get()) < 0 ? -1 : 1;
+}
+
+PyObject* lanewisePlain(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 12) {
+    PyErr_SetString(PyExc_TypeError,
+                    "lanewise_plain(tr, opcode, engine, shape, tiles, pointers, out, out_shape, dtype, what, fields, "
+                    "loc)");
+    return nullptr;
+  }
+  if (tensorClass == nullptr) {
+    PyErr_SetString(PyExc_RuntimeError, "lanewise_plain is not configured");
+    return nullptr;
+  }
+  PyObject *tr = args[0], *opcode = args[1], *engine = args[2], *shape = args[3], *tiles = args[4],
+           *pointers = args[5], *out = args[6], *outShape = args[7], *dtype = args[8], *what = args[9],
+           *fields = args[10], *loc = args[11];
+  if (!PyTuple_CheckExact(shape) || PyTuple_GET_SIZE(shape) == 0 || !PyTuple_CheckExact(tiles) ||
+      !PyTuple_CheckExact(pointers) || !PyTuple_CheckExact(outShape) || PyTuple_GET_SIZE(outShape) == 0)
+    Py_RETURN_NOTIMPLEMENTED;
+  const long long p = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, 0));
+  if (p == -1 && PyErr_Occurred()) return nullptr;
+  Owned ins(PyList_New(0));
+  if (ins.get() == nullptr) return nullptr;
+  int psumCount = 0;
+  for (int pointer = 0; pointer < 2; ++pointer) {
+    PyObject* views = pointer ? pointers : tiles;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(views); ++i) {
+      const int t = input(PyTuple_GET_ITEM(views, i), pointer != 0, shape, p, engine, ins.get(), psumCount);
+      if (t != 1) return t < 0 ? nullptr : Py_NewRef(Py_NotImplemented);
+    }
+  }
+  if (PyList_GET_SIZE(ins.get()) > 1 && engine != activation && psumCount > 1)
+    Py_RETURN_NOTIMPLEMENTED;  // (an error: the general path reports it)
+  Owned result(nullptr);
+  bool fresh = false;
+  if (out == Py_None) {
+    const long long resultPartitions = PyLong_AsLongLong(PyTuple_GET_ITEM(outShape, 0));
+    if (resultPartitions == -1 && PyErr_Occurred()) return nullptr;
+    if (resultPartitions > numPartitions) Py_RETURN_NOTIMPLEMENTED;  // (result_tile raises it)
+    PyObject* const make[6] = {tr, sbuf, dtype, outShape, what, loc};
+    result.p = PyObject_VectorcallMethod(names.new_result, make, 6, nullptr);
+    if (result.get() == nullptr) return nullptr;
+    fresh = true;
+  } else {
+    if (Py_TYPE(out) != reinterpret_cast<PyTypeObject*>(tensorClass)) Py_RETURN_NOTIMPLEMENTED;
+    Owned oShape(slotAttr(out, names.shape));
+    if (oShape.get() == nullptr) return nullptr;
+    const int t = same(oShape.get(), outShape);
+    if (t != 1) return t < 0 ? nullptr : Py_NewRef(Py_NotImplemented);
+    result.p = Py_NewRef(out);
+  }
+  PyObject* const write[2] = {result.get(), engine};
+  Owned o(PyObject_Vectorcall(writePlain, write, 2, nullptr));
+  if (o.get() == nullptr) return nullptr;
+  if (o.get() == Py_None) return fresh ? PyTuple_Pack(1, result.get()) : Py_NewRef(Py_NotImplemented);
+  Owned outs(PyList_New(1));
+  if (outs.get() == nullptr) return nullptr;
+  PyList_SET_ITEM(outs.get(), 0, o.release());
+  PyObject* const rec[7] = {tr, opcode, engine, ins.get(), outs.get(), fields, loc};
+  Owned op(PyObject_VectorcallMethod(names.record, rec, 7, nullptr));
+  if (op.get() == nullptr) return nullptr;
+  return result.release();
+}
+
+PyMethodDef lanewisePlainDef = {
+    "lanewise_plain", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(lanewisePlain)), METH_FASTCALL,
+    "lanewise_plain(tr, opcode, engine, shape, tiles, pointers, out, out_shape, dtype, what, fields, loc): a "
+    "lane-wise instruction of plain operands, recorded (its destination); NotImplemented, having changed nothing, "
+    "when it needs the general path; (result,) when it made a new result that the general path must record."};
+
+void bindLanewise(py::module_& m) {
+  Names n{};
+  for (auto [slot, text] :
+       {std::pair{&n.storage, "storage"}, {&n.state, "state"}, {&n.shape, "shape"}, {&n.checks, "checks"},
+        {&n.forward, "forward"}, {&n.pending_zero, "pending_zero"}, {&n.write_count, "write_count"},
+        {&n.written_partitions, "written_partitions"}, {&n.offset, "offset"}, {&n.layout, "layout"},
+        {&n.row, "row"}, {&n.kind, "kind"}, {&n.new_result, "new_result"}, {&n.record, "record"}}) {
+    *slot = PyUnicode_InternFromString(text);
+    if (*slot == nullptr) throw py::error_already_set();
+  }
+  names = n;
+  m.attr("lanewise_plain") =
+      py::reinterpret_steal<py::object>(PyCFunction_NewEx(&lanewisePlainDef, nullptr, nullptr));
+  m.def(
+      "configure_lanewise",
+      [](py::type tensor, py::object plain, py::object write, py::object act, py::str psumKind, py::str sbufKind,
+         long long partitions) {
+        for (PyObject** slot : {&tensorClass, &plainTileAccess, &writePlain, &activation, &psum, &sbuf})
+          Py_XDECREF(*slot);
+        tensorClass = tensor.inc_ref().ptr();
+        plainTileAccess = plain.inc_ref().ptr();
+        writePlain = write.inc_ref().ptr();
+        activation = act.inc_ref().ptr();
+        psum = psumKind.inc_ref().ptr();
+        sbuf = sbufKind.inc_ref().ptr();
+        numPartitions = partitions;
+      },
+      py::arg("tensor_class"), py::arg("plain_tile_access"), py::arg("write_plain"), py::arg("activation"),
+      py::arg("psum"), py::arg("sbuf"), py::arg("num_partitions"),
+      "Gives lanewise_plain the Tensor class, the tracer's plain_tile_access and write_plain, the Scalar Engine, "
+      "the PSUM and SBUF kinds and the partitions of a tile.");
+}
+
+NXS_REGISTER_SUBMODULE(nki, 47, "the NKI tracer's hot paths", bindLanewise);
+
+}  // namespace lanewise_plain
+}  // namespace
+}  // namespace nxs::py_bind
