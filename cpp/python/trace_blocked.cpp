@@ -78,15 +78,10 @@ PyObject* blockedView(PyObject* t, PyObject* key) {
   PyObject* blocks = slotOf(t, blocksAt);
   if (blockShape == nullptr || !PyTuple_CheckExact(blockShape) || blocks == nullptr || !PyDict_CheckExact(blocks))
     return fallBack(t, key);
-  PyObject* const* items = &key;
-  Py_ssize_t count = 1;
+  PyObject* const* items;
+  Py_ssize_t count;
+  if (!subscriptItems(key, items, count)) return fallBack(t, key);
   const bool isTuple = PyTuple_CheckExact(key);
-  if (isTuple) {
-    items = &PyTuple_GET_ITEM(key, 0);
-    count = PyTuple_GET_SIZE(key);
-  } else if (PyTuple_Check(key)) {
-    return fallBack(t, key);
-  }
   const Py_ssize_t nb = PyTuple_GET_SIZE(blockShape);
   if (nb == 0 || count < nb) return fallBack(t, key);  // (t[i] of blocks [I, J]: a BlockedTensor)
   Owned index(PyTuple_New(nb));

@@ -403,15 +403,10 @@ PyObject* subscript22(PyObject* t, PyObject* const* args, Py_ssize_t nargs) {
   }
   PyObject* key = args[0];
   if (key == Py_Ellipsis) return Py_NewRef(t);
-  PyObject* const* items = &key;
-  Py_ssize_t count = 1;
+  PyObject* const* items;
+  Py_ssize_t count;
+  if (!subscriptItems(key, items, count)) return fallBack22(t, key);
   const bool isTuple = PyTuple_CheckExact(key);
-  if (isTuple) {
-    items = &PyTuple_GET_ITEM(key, 0);
-    count = PyTuple_GET_SIZE(key);
-  } else if (PyTuple_Check(key)) {
-    return fallBack22(t, key);
-  }
   Held checks(PyObject_GetAttr(t, checksName));
   Held shapeObj(PyObject_GetAttr(t, shapeName));
   Held stridesObj(PyObject_GetAttr(t, stridesName));

@@ -9,4 +9,17 @@ namespace nxs::py_bind {
 // on included): a new reference, null with an error set.
 PyObject* tensorSubscript22(PyObject* t, PyObject* key);
 
+// A subscript's items: a plain tuple's own, any other key as one item. False for a tuple subclass
+// (a named tuple, say), which the fast paths leave to the Python code.
+inline bool subscriptItems(PyObject* const& key, PyObject* const*& items, Py_ssize_t& count) {
+  if (PyTuple_CheckExact(key)) {
+    items = &PyTuple_GET_ITEM(key, 0);
+    count = PyTuple_GET_SIZE(key);
+    return true;
+  }
+  items = &key;
+  count = 1;
+  return !PyTuple_Check(key);
+}
+
 }  // namespace nxs::py_bind
