@@ -17,11 +17,8 @@ bir::Opcode opcodeOf(int ordinal) {
 }
 
 void bindLegality(py::module_& m) {
-  py::enum_<lg::Space>(m, "LegalitySpace")
-      .value("SBUF", lg::Space::SBUF)
-      .value("PSUM", lg::Space::PSUM)
-      .value("DRAM", lg::Space::DRAM)
-      .value("Immediate", lg::Space::Immediate);
+  static constexpr std::string_view kSpaces[] = {"SBUF", "PSUM", "DRAM", "Immediate"};  // lg::Space's order
+  bindEnum<lg::Space>(m, "LegalitySpace", kSpaces, std::size(kSpaces));
   py::class_<lg::RuleInfo>(m, "LegalityRule")
       .def_property_readonly("id", [](const lg::RuleInfo& r) { return std::string(r.id); })
       .def_property_readonly("requires", [](const lg::RuleInfo& r) { return std::string(r.requires_); })
