@@ -3,8 +3,6 @@
 #include <pybind11/operators.h>
 #include <pybind11/typing.h>
 
-#include <functional>
-
 #include "bindings.h"
 #include "bir/Error.h"
 #include "bir/Json.h"
@@ -24,45 +22,51 @@ Opcode toOpcode(int64_t ordinal) {
   return static_cast<Opcode>(ordinal);
 }
 
-// A field of some node class, reached from the Instruction it belongs to.
+// A field of some node class, as a member of the Instruction it belongs to: `F T::*` converted to
+// `F Instruction::*` (T derives from Instruction alone, not virtually), which is applied only to
+// instances of T (the attribute is T's).
 template <class F>
-using FieldRef = std::function<F&(Instruction&)>;
+using FieldRef = F Instruction::*;
 
 // One field: a read/write attribute and a set_<name>(value) method (the setters seed 000 names,
 // e.g. set_kernel_name, set_klir_binary), as def_readwrite would make them. A template of the
-// field type alone: pybind11 instantiates the accessors once per field type, not once per (node
-// class, field type), which was most of this file's compile time.
+// field type alone, its accessors capturing only the member pointer: pybind11 instantiates them
+// once per field type, not once per (node class, field), which was most of this file's compile
+// time.
 template <class F>
-void bindField(py::handle cls, const char* className, const char* key, FieldRef<F> ref) {
+void bindField(py::handle cls, const char* className, const char* key, FieldRef<F> field) {
   const std::string setName = std::string("set_") + key;
-  py::cpp_function get([ref](Instruction& self) -> const F& { return ref(self); }, py::is_method(cls),
+  py::cpp_function get([field](Instruction& self) -> const F& { return self.*field; }, py::is_method(cls),
                        py::return_value_policy::reference_internal);
-  py::cpp_function set([ref](Instruction& self, F v) { ref(self) = std::move(v); }, py::is_method(cls));
+  const auto setter = [field](Instruction& self, F v) { self.*field = std::move(v); };
+  py::cpp_function set(setter, py::is_method(cls));
   const std::string doc = std::string(className) + "." + key + ": the node's \"" + key + "\" field (BIR JSON).";
   py::setattr(cls, key, py::module_::import("builtins").attr("property")(get, set, py::none(), doc));
   py::setattr(cls, setName.c_str(),
-              py::cpp_function([ref](Instruction& self, F v) { ref(self) = std::move(v); },
-                               py::name(setName.c_str()), py::is_method(cls),
+              py::cpp_function(setter, py::name(setName.c_str()), py::is_method(cls),
                                py::doc(("Sets " + std::string(className) + "." + key + ".").c_str())));
 }
 
 template <class T>
 void bindFields(py::handle cls, const char* className) {
+  py::list names;
   T::fields([&](const char* key, auto member) {
     using F = std::remove_reference_t<decltype(std::declval<T&>().*member)>;
-    bindField<F>(cls, className, key, [member](Instruction& I) -> F& { return static_cast<T&>(I).*member; });
+    bindField<F>(cls, className, key, static_cast<FieldRef<F>>(member));
+    names.append(key);
   });
-  py::list names;
-  T::fields([&](const char* key, auto) { names.append(key); });
   cls.attr("field_names") = py::tuple(names);
 }
 
+// Not a template of T beyond this: one `classof` function type (capturing T::classof) and the
+// field accessors per field type serve every node class.
 template <class T>
 void bindNode(py::module_& m, const char* name) {
   const std::string doc = std::string("bir::") + name + ": a BIR node class (its fields: field_names; "
                           "its operand counts: operand_rule).";
   py::class_<T, Instruction> cls(m, name, doc.c_str());
-  cls.def_static("classof", [](const Instruction* I) { return T::classof(I); }, py::arg("instruction"),
+  bool (*classof)(const Instruction*) = &T::classof;
+  cls.def_static("classof", [classof](const Instruction* I) { return classof(I); }, py::arg("instruction"),
                  "Whether `instruction` is of this node class (LLVM-style classof).");
   cls.attr("operand_rule") = py::make_tuple(T::kOperands.min_ins, T::kOperands.max_ins,
                                             T::kOperands.min_outs, T::kOperands.max_outs);
