@@ -135,6 +135,14 @@ def static_range(start, stop=None, step=1):
     return _traced_loop("static", start, stop, step, None)
 
 
+# A loop over plain ints (no directives) is recorded in C (cpp/python/trace_loop_iterate.cpp's
+# range_fast, through a FastCall: cpp/python/trace_fast_call.cpp); any other call runs the
+# definitions above, which stay the home of every check and error.
+affine_range = _core.nki.FastCall(affine_range, _core.nki.range_fast("affine"))
+sequential_range = _core.nki.FastCall(sequential_range, _core.nki.range_fast("sequential"))
+static_range = _core.nki.FastCall(static_range, _core.nki.range_fast("static"))
+
+
 def program_id(axis: int) -> int:
     """Index of this SPMD instance along launch-grid ``axis`` (the NeuronCore index for an
     ``nl.nc(n)`` axis)."""

@@ -2,10 +2,11 @@
 the NKI tracer's hot paths
 """
 from __future__ import annotations
+from neuronxsim.nki.arguments import FastCall
 from neuronxsim.nki.indexing import LoopIndex
 import types
 import typing
-__all__: list[str] = ['LoopIndex', 'RECORD_POSITIONS', 'accumulate_methods', 'assign_redirect', 'basic_subscript', 'blocked_methods', 'caller_location', 'configure_accumulate', 'configure_assign', 'configure_blocked', 'configure_dma_plain', 'configure_index_expr', 'configure_iterate', 'configure_lanewise', 'configure_matmul', 'configure_nki06_subscript', 'configure_plain_tile_access', 'configure_subscripts', 'configure_tracer_methods', 'current', 'dma_plain', 'forget_call_sites', 'iterate_method', 'lanewise_plain', 'live_ranges', 'matmul_plain', 'new_access', 'new_op', 'new_slotted', 'next_fit_place', 'ops_matmul_grouped', 'ops_redirected', 'peek', 'place_matmul_method', 'plain_tile_access', 'remember_call_site', 'set_call_site_walk', 'set_current', 'set_no_tracer', 'slice_range', 'subscript_method', 'tensor_store_method', 'tensor_table', 'tracer_method', 'unique_name', 'write_plain']
+__all__: list[str] = ['FastCall', 'LoopIndex', 'RECORD_POSITIONS', 'accumulate_methods', 'assign_redirect', 'basic_subscript', 'blocked_methods', 'caller_location', 'configure_accumulate', 'configure_assign', 'configure_blocked', 'configure_dma_plain', 'configure_index_expr', 'configure_iterate', 'configure_lanewise', 'configure_matmul', 'configure_nki06_subscript', 'configure_plain_tile_access', 'configure_subscripts', 'configure_tracer_methods', 'current', 'dma_plain', 'forget_call_sites', 'iterate_method', 'lanewise_plain', 'live_ranges', 'matmul_plain', 'nc_matmul_fast', 'new_access', 'new_op', 'new_slotted', 'next_fit_place', 'ops_matmul_grouped', 'ops_redirected', 'peek', 'place_matmul_method', 'plain_tile_access', 'range_fast', 'remember_call_site', 'set_call_site_walk', 'set_current', 'set_no_tracer', 'slice_range', 'subscript_method', 'tensor_store_method', 'tensor_table', 'tracer_method', 'unique_name', 'write_plain']
 def accumulate_methods() -> dict:
     """
     {name: method} of Tensor's in-place operators (__iadd__, __isub__, __imul__, __itruediv__) in C.
@@ -102,6 +103,10 @@ def matmul_plain(*args, **kwargs):
     """
     matmul_plain(tr, stationary, moving, loc): the PSUM result of the commonest matmul, recorded; NotImplemented, having changed nothing, when the matmul needs the general path.
     """
+def nc_matmul_fast(*args, **kwargs):
+    """
+    nc_matmul_fast(stationary, moving): nisa.nc_matmul of two SBUF tiles by matmul_plain; NotImplemented, having changed nothing, for any other call.
+    """
 def new_access(*args, **kwargs):
     """
     new_access(cls, storage, offset, pairs): an access record (see neuronxsim.nki.record.new_access).
@@ -137,6 +142,10 @@ def place_matmul_method(cls: type) -> typing.Any:
 def plain_tile_access(*args, **kwargs):
     """
     plain_tile_access(view, st, engine): the Access of the commonest operand, a [P, F] view from partition 0 that walks its row forwards and that engine may use as it is; None for anything else.
+    """
+def range_fast(kind: str) -> typing.Any:
+    """
+    The C path of the nl range function of loops of `kind` (for FastCall).
     """
 def remember_call_site(code: typing.Any, lasti: typing.SupportsInt | typing.SupportsIndex, location: typing.Any) -> None:
     """
