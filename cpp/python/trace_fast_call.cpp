@@ -1,9 +1,8 @@
 // `_core.nki.FastCall(wrapped, fast)`: a public `nl` / `nisa` function whose commonest call takes a
-// C path. A call without keywords first goes to `fast` (a C function taking the same positional
-// arguments), which answers it or returns NotImplemented having changed nothing; anything else,
-// and whatever `fast` declines, goes to `wrapped`, the function's Python definition, which stays
-// the one home of its behaviour (every check, every error message: `fast` takes only calls whose
-// result it knows to be the Python definition's).
+// C path. Every call first goes to `fast` (a C function taking the same arguments), which answers
+// it or returns NotImplemented having changed nothing; whatever `fast` declines goes to `wrapped`,
+// the function's Python definition, which stays the one home of its behaviour (every check, every
+// error message: `fast` takes only calls whose result it knows to be the Python definition's).
 //
 // The object stands for the function everywhere else too: `__name__`, `__qualname__`, `__module__`,
 // `__doc__` and any other attribute not its own are the definition's, `__wrapped__` is the
@@ -34,11 +33,9 @@ FastCall* self(PyObject* o) { return reinterpret_cast<FastCall*>(o); }
 
 PyObject* call(PyObject* o, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
   FastCall* f = self(o);
-  if (kwnames == nullptr || PyTuple_GET_SIZE(kwnames) == 0) {
-    PyObject* r = PyObject_Vectorcall(f->fast, args, PyVectorcall_NARGS(nargsf), nullptr);
-    if (r != Py_NotImplemented) return r;  // (a result, or an error)
-    Py_DECREF(r);
-  }
+  PyObject* r = PyObject_Vectorcall(f->fast, args, PyVectorcall_NARGS(nargsf), kwnames);
+  if (r != Py_NotImplemented) return r;  // (a result, or an error)
+  Py_DECREF(r);
   return PyObject_Vectorcall(f->wrapped, args, nargsf, kwnames);
 }
 
@@ -120,8 +117,8 @@ void bindFastCall(py::module_& m) {
   FastCallType.tp_basicsize = sizeof(FastCall);
   FastCallType.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL;
   FastCallType.tp_doc =
-      "FastCall(wrapped, fast): the function `wrapped` (a Python definition) whose calls without "
-      "keywords go to `fast` first (a C path answering the same arguments, or NotImplemented).";
+      "FastCall(wrapped, fast): the function `wrapped` (a Python definition) whose calls go to "
+      "`fast` first (a C path answering the same arguments, or NotImplemented).";
   FastCallType.tp_new = newFastCall;
   FastCallType.tp_dealloc = dealloc;
   FastCallType.tp_traverse = traverse;

@@ -159,9 +159,10 @@ PyMethodDef iterateDef = {
 // line; NotImplemented for anything else (a loop index or other int subclass, None, a step of
 // 0, no trace running: the Python definition answers it, with its errors). `kind` (the
 // function's self) is the loop's kind.
-PyObject* rangeFast(PyObject* kind, PyObject* const* args, Py_ssize_t nargs) {
+PyObject* rangeFast(PyObject* kind, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   PyObject* tracer = currentTracer();
-  if (tracer == nullptr || nargs < 1 || nargs > 3) Py_RETURN_NOTIMPLEMENTED;
+  if (tracer == nullptr || nargs < 1 || nargs > 3 || (kwnames != nullptr && PyTuple_GET_SIZE(kwnames) != 0))
+    Py_RETURN_NOTIMPLEMENTED;
   for (Py_ssize_t i = 0; i < nargs; ++i)
     if (!PyLong_CheckExact(args[i])) Py_RETURN_NOTIMPLEMENTED;
   if (nargs == 3) {
@@ -177,7 +178,8 @@ PyObject* rangeFast(PyObject* kind, PyObject* const* args, Py_ssize_t nargs) {
 }
 
 PyMethodDef rangeFastDef = {
-    "range_fast", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(rangeFast)), METH_FASTCALL,
+    "range_fast", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(rangeFast)),
+    METH_FASTCALL | METH_KEYWORDS,
     "range_fast(start, stop=None, step=1): a traced loop of this function's kind over plain ints, as "
     "nl.affine_range and its kin record it; NotImplemented for any other call."};
 

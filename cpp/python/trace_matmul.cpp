@@ -130,9 +130,9 @@ PyObject* matmulPlain(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
 // Tensors in SBUF and no keywords: what isa.py's nc_matmul does then, matmul_plain with the call's
 // line; NotImplemented, having changed nothing, for anything else (matmul_plain's refusals among
 // them: the Python definition answers, with its errors).
-PyObject* ncMatmulFast(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+PyObject* ncMatmulFast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   PyObject* tr = currentTracer();
-  if (nargs != 2 || tr == nullptr || tensorClass == nullptr) Py_RETURN_NOTIMPLEMENTED;
+  if (nargs != 2 || (kwnames != nullptr && PyTuple_GET_SIZE(kwnames) != 0) || tr == nullptr || tensorClass == nullptr) Py_RETURN_NOTIMPLEMENTED;
   for (Py_ssize_t i = 0; i < 2; ++i) {  // (on chip, not in PSUM: isa.nc_matmul copies those)
     if (Py_TYPE(args[i]) != reinterpret_cast<PyTypeObject*>(tensorClass)) Py_RETURN_NOTIMPLEMENTED;
     Owned st(slotAttr(args[i], names.storage));
@@ -151,7 +151,8 @@ PyObject* ncMatmulFast(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
 }
 
 PyMethodDef ncMatmulFastDef = {
-    "nc_matmul_fast", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(ncMatmulFast)), METH_FASTCALL,
+    "nc_matmul_fast", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(ncMatmulFast)),
+    METH_FASTCALL | METH_KEYWORDS,
     "nc_matmul_fast(stationary, moving): nisa.nc_matmul of two SBUF tiles by matmul_plain; NotImplemented, "
     "having changed nothing, for any other call."};
 

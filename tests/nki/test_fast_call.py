@@ -23,7 +23,7 @@ from neuronxsim.starfish.lib import _core
 from nki_testing import close, run_on
 
 T = nki.typing.tensor
-FAST = [(nisa, "nc_matmul"), (nl, "affine_range"), (nl, "sequential_range"),
+FAST = [(nisa, "nc_matmul"), (nl, "affine_range"), (nl, "sequential_range"), (nl, "ndarray"), (nl, "load"),
         (nl, "static_range")]
 
 
@@ -72,6 +72,30 @@ def matmuls(a, b, c):
         acc[:, 0:128] += t
     nl.store(out, value=nl.copy(acc))
     return out
+
+
+@nki.jit
+def tiles(a):
+    """Tiles made again (the C path) beside those it declines: a first tile, a name, nl.par_dim,
+    positional and keyword dtypes, loads with a mask or a dtype, a 1-D source."""
+    out = nl.ndarray((256, 512), dtype=a.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range(2):
+        t = nl.ndarray((128, 512), a.dtype)
+        u = nl.ndarray((128, 512), dtype=a.dtype, buffer=nl.sbuf)
+        v = nl.ndarray((2, nl.par_dim(128), 512), dtype=a.dtype, buffer=nl.sbuf)
+        w = nl.ndarray((128, 512), dtype=a.dtype, buffer=nl.sbuf, name=f"w{i}")
+        t[...] = nl.load(a[i * 128:(i + 1) * 128, :])
+        u[...] = nl.load(a[i * 128:(i + 1) * 128, :], dtype=nl.float32)
+        v[0] = nl.load(a[i * 128:(i + 1) * 128, :], mask=None)
+        w[...] = nl.add(t, u)
+        r = nl.load(a[i * 128:(i + 1) * 128, 0])  # (a 1-D source)
+        nl.store(out[i * 128:(i + 1) * 128, :], value=nl.add(w, v[0]))
+        nl.store(out[i * 128:(i + 1) * 128, 0], value=r)
+    return out
+
+
+def test_tiles_and_loads_trace_as_the_python_definitions(monkeypatch):
+    assert _same_with_and_without(monkeypatch, tiles, T[[256, 512], nl.float32]).startswith("{")
 
 
 def test_matmuls_and_loops_trace_as_the_python_definitions(monkeypatch):
@@ -141,6 +165,20 @@ def bad_loops(a, kind):
     elif kind == "matmul keyword":
         x = nl.load(a)
         nisa.nc_matmul(x, x, colour=1)
+    elif kind == "load of a tile":
+        x = nl.load(a)
+        nl.load(x)
+    elif kind == "load of too many rows":
+        nl.load(a.reshape((256, 64)))
+    elif kind == "ndarray dtype":
+        nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.sbuf)
+        nl.ndarray((128, 128), dtype="float99", buffer=nl.sbuf)
+    elif kind == "ndarray keyword":
+        nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.sbuf)
+        nl.ndarray((128, 128), dtype=nl.float32, bufer=nl.sbuf)
+    elif kind == "ndarray unhashable":
+        nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.sbuf)
+        nl.ndarray((128, 128), dtype=nl.float32, buffer=[nl.sbuf])
     elif kind == "matmul arity":
         x = nl.load(a)
         nisa.nc_matmul(x)
@@ -151,7 +189,9 @@ def bad_loops(a, kind):
     (dram_operand, (T[[128, 128], nl.bfloat16], T[[128, 512], nl.bfloat16])),
     (wrong_shapes, (T[[64, 128], nl.bfloat16], T[[128, 512], nl.bfloat16])),
 ] + [(bad_loops, (T[[128, 128], nl.bfloat16], kind))
-     for kind in ("zero step", "float", "keyword", "matmul keyword", "matmul arity")])
+     for kind in ("zero step", "float", "keyword", "matmul keyword", "matmul arity",
+                  "load of a tile", "load of too many rows", "ndarray dtype", "ndarray keyword",
+                  "ndarray unhashable")])
 def test_refusals_are_the_python_definitions(monkeypatch, kernel, args):
     message = _same_with_and_without(monkeypatch, kernel, *args)
     assert not message.startswith("{"), message
