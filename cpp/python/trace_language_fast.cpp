@@ -1,4 +1,4 @@
-// The C paths of `nl.ndarray` and `nl.load` (neuronxsim.nki.language), taken through a FastCall
+// The C paths of `nl.ndarray`, `nl.zeros` and `nl.load` (neuronxsim.nki.language), taken through a FastCall
 // (trace_fast_call.cpp) for their commonest calls; anything else returns NotImplemented having
 // changed nothing, and the Python definition answers it, with every check and error:
 //
@@ -6,6 +6,8 @@
 //   (language.py's `_NEW_TILES`, which _new_tensor fills once a tile's spec is checked), shape a
 //   plain tuple without nl.par_dim: `current().new_result(kind, dtype, dims, "ndarray", loc)`, as
 //   ndarray's first lines do;
+// - `zeros_fast(shape, dtype, *, buffer=None)`: the same for nl.zeros (what "zeros"), then
+//   `tr.zero_fill(tile, loc)`, as zeros does for such a tile;
 // - `load_fast(src)`: an HBM Tensor of at most pmax rows, no mask or dtype: the SBUF tile of
 //   its shape and dtype (`tr.new_result`), then `dma_plain(tr, Load, tile, src, loc, True)`,
 //   else `dma_general(tr, Load, tile, src, loc, None, None, "nl.load", True, None)`, as load does.
@@ -33,14 +35,18 @@ struct Config {
   PyObject *tensorClass, *newTiles, *parDim, *sbuf, *load, *pmax, *dmaPlain, *dmaGeneral;
 };
 Config config{};
-PyObject *dtypeName, *bufferName, *storageName, *shapeName, *onChipName, *newResultName, *ndarrayText, *loadText,
+PyObject *dtypeName, *bufferName, *storageName, *shapeName, *onChipName, *newResultName, *ndarrayText, *zerosText, *zeroFillName, *loadText,
     *nlLoadText;
 
 bool noKeywords(PyObject* kwnames) { return kwnames == nullptr || PyTuple_GET_SIZE(kwnames) == 0; }
 
-PyObject* ndarrayFast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+// A new tile of `what` ("ndarray", "zeros") for the arguments (shape, dtype, *, buffer=None) when
+// they name a tile made before: `tile` (a new reference) and 1; 0, having changed nothing, when
+// the definition must answer; -1 with an error set.
+int knownTile(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames, PyObject* what, PyObject*& tile,
+              PyObject*& loc) {
   PyObject* tr = currentTracer();
-  if (tr == nullptr || config.newTiles == nullptr || nargs < 1 || nargs > 2) Py_RETURN_NOTIMPLEMENTED;
+  if (tr == nullptr || config.newTiles == nullptr || nargs < 1 || nargs > 2) return 0;
   PyObject* shape = args[0];
   PyObject* dtype = nargs == 2 ? args[1] : nullptr;
   PyObject* buffer = Py_None;
@@ -52,27 +58,47 @@ PyObject* ndarrayFast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObje
     else if (key == bufferName)
       buffer = args[nargs + i];
     else
-      Py_RETURN_NOTIMPLEMENTED;  // (name=, a repeated or misspelt keyword: the definition's)
+      return 0;  // (name=, lazy_initialization=, a repeated or misspelt keyword: the definition's)
   }
-  if (dtype == nullptr || !PyTuple_CheckExact(shape)) Py_RETURN_NOTIMPLEMENTED;
+  if (dtype == nullptr || !PyTuple_CheckExact(shape)) return 0;
   for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(shape); ++i)
-    if (Py_TYPE(PyTuple_GET_ITEM(shape, i)) == reinterpret_cast<PyTypeObject*>(config.parDim))
-      Py_RETURN_NOTIMPLEMENTED;
+    if (Py_TYPE(PyTuple_GET_ITEM(shape, i)) == reinterpret_cast<PyTypeObject*>(config.parDim)) return 0;
   Owned key(PyTuple_Pack(3, shape, dtype, buffer));
-  if (key.get() == nullptr) return nullptr;
-  PyObject* tile = PyDict_GetItemWithError(config.newTiles, key.get());  // (borrowed)
-  if (tile == nullptr) {
-    if (!PyErr_Occurred()) Py_RETURN_NOTIMPLEMENTED;
-    if (!PyErr_ExceptionMatches(PyExc_TypeError)) return nullptr;
+  if (key.get() == nullptr) return -1;
+  PyObject* known = PyDict_GetItemWithError(config.newTiles, key.get());  // (borrowed)
+  if (known == nullptr) {
+    if (!PyErr_Occurred()) return 0;
+    if (!PyErr_ExceptionMatches(PyExc_TypeError)) return -1;
     PyErr_Clear();  // (an unhashable argument: the definition refuses it)
-    Py_RETURN_NOTIMPLEMENTED;
+    return 0;
   }
-  if (!PyTuple_CheckExact(tile) || PyTuple_GET_SIZE(tile) != 3) Py_RETURN_NOTIMPLEMENTED;
-  Owned loc(callSiteLocation(0));  // (the kernel's frame: this C function has none of its own)
-  if (loc.get() == nullptr) return nullptr;
-  PyObject* const call[6] = {tr, PyTuple_GET_ITEM(tile, 0), PyTuple_GET_ITEM(tile, 1), PyTuple_GET_ITEM(tile, 2),
-                             ndarrayText, loc.get()};
-  return PyObject_VectorcallMethod(newResultName, call, 6, nullptr);
+  if (!PyTuple_CheckExact(known) || PyTuple_GET_SIZE(known) != 3) return 0;
+  loc = callSiteLocation(0);  // (the kernel's frame: this C function has none of its own)
+  if (loc == nullptr) return -1;
+  PyObject* const call[6] = {tr, PyTuple_GET_ITEM(known, 0), PyTuple_GET_ITEM(known, 1), PyTuple_GET_ITEM(known, 2),
+                             what, loc};
+  tile = PyObject_VectorcallMethod(newResultName, call, 6, nullptr);
+  return tile == nullptr ? -1 : 1;
+}
+
+PyObject* ndarrayFast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  PyObject *tile = nullptr, *loc = nullptr;
+  const int made = knownTile(args, nargs, kwnames, ndarrayText, tile, loc);
+  Py_XDECREF(loc);
+  if (made != 0) return made < 0 ? nullptr : tile;
+  Py_RETURN_NOTIMPLEMENTED;
+}
+
+// nl.zeros: the tile, then tr.zero_fill(tile, loc) (its Memset, kept if something reads it).
+PyObject* zerosFast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  PyObject *made = nullptr, *where = nullptr;
+  const int known = knownTile(args, nargs, kwnames, zerosText, made, where);
+  Owned tile(made), loc(where);
+  if (known == 0) Py_RETURN_NOTIMPLEMENTED;
+  if (known < 0) return nullptr;
+  PyObject* const fill[3] = {currentTracer(), tile.get(), loc.get()};
+  Owned op(PyObject_VectorcallMethod(zeroFillName, fill, 3, nullptr));
+  return op.get() == nullptr ? nullptr : tile.release();
 }
 
 PyObject* loadFast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
@@ -116,6 +142,11 @@ PyMethodDef ndarrayFastDef = {
     "ndarray_fast(shape, dtype, *, buffer=None): nl.ndarray of a tile made before; NotImplemented, having "
     "changed nothing, for any other call."};
 
+PyMethodDef zerosFastDef = {
+    "zeros_fast", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(zerosFast)), METH_FASTCALL | METH_KEYWORDS,
+    "zeros_fast(shape, dtype, *, buffer=None): nl.zeros of a tile made before; NotImplemented, having changed "
+    "nothing, for any other call."};
+
 PyMethodDef loadFastDef = {
     "load_fast", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(loadFast)), METH_FASTCALL | METH_KEYWORDS,
     "load_fast(src): nl.load of an HBM Tensor, no mask or dtype; NotImplemented, having changed nothing, for "
@@ -124,11 +155,13 @@ PyMethodDef loadFastDef = {
 void bindLanguageFast(py::module_& m) {
   for (auto [slot, text] : {std::pair{&dtypeName, "dtype"}, {&bufferName, "buffer"}, {&storageName, "storage"},
                             {&shapeName, "shape"}, {&onChipName, "on_chip"}, {&newResultName, "new_result"},
-                            {&ndarrayText, "ndarray"}, {&loadText, "load"}, {&nlLoadText, "nl.load"}}) {
+                            {&ndarrayText, "ndarray"}, {&zerosText, "zeros"},
+                            {&zeroFillName, "zero_fill"}, {&loadText, "load"}, {&nlLoadText, "nl.load"}}) {
     *slot = PyUnicode_InternFromString(text);
     if (*slot == nullptr) throw py::error_already_set();
   }
   m.attr("ndarray_fast") = py::reinterpret_steal<py::object>(PyCFunction_NewEx(&ndarrayFastDef, nullptr, nullptr));
+  m.attr("zeros_fast") = py::reinterpret_steal<py::object>(PyCFunction_NewEx(&zerosFastDef, nullptr, nullptr));
   m.attr("load_fast") = py::reinterpret_steal<py::object>(PyCFunction_NewEx(&loadFastDef, nullptr, nullptr));
   m.def(
       "configure_language_fast",
@@ -143,7 +176,7 @@ void bindLanguageFast(py::module_& m) {
       },
       py::arg("tensor_class"), py::arg("new_tiles"), py::arg("par_dim"), py::arg("sbuf"), py::arg("load"),
       py::arg("pmax"), py::arg("dma_plain"), py::arg("dma_general"),
-      "Gives ndarray_fast and load_fast the Tensor class, language.py's _NEW_TILES, the par_dim class, the SBUF "
+      "Gives ndarray_fast, zeros_fast and load_fast the Tensor class, language.py's _NEW_TILES, the par_dim class, the SBUF "
       "kind, the Load opcode, the partition count, and dma_plain / dma_general.");
 }
 

@@ -24,6 +24,7 @@ from nki_testing import close, run_on
 
 T = nki.typing.tensor
 FAST = [(nisa, "nc_matmul"), (nl, "affine_range"), (nl, "sequential_range"), (nl, "ndarray"), (nl, "load"),
+        (nl, "zeros"),
         (nl, "static_range")]
 
 
@@ -84,12 +85,19 @@ def tiles(a):
         u = nl.ndarray((128, 512), dtype=a.dtype, buffer=nl.sbuf)
         v = nl.ndarray((2, nl.par_dim(128), 512), dtype=a.dtype, buffer=nl.sbuf)
         w = nl.ndarray((128, 512), dtype=a.dtype, buffer=nl.sbuf, name=f"w{i}")
+        z = nl.zeros((128, 512), a.dtype)  # (made before: the C path, reading the zeros)
+        y = nl.zeros((128, 512), dtype=a.dtype, buffer=nl.sbuf, lazy_initialization=True)
+        x = nl.zeros((128, 256), dtype=nl.float32, buffer=nl.sbuf)  # (a first tile of its kind)
+        z2 = nl.zeros_like(z)
+        t[...] = nl.add(nl.add(z, y), nl.add(z2, z2))
         t[...] = nl.load(a[i * 128:(i + 1) * 128, :])
         u[...] = nl.load(a[i * 128:(i + 1) * 128, :], dtype=nl.float32)
         v[0] = nl.load(a[i * 128:(i + 1) * 128, :], mask=None)
         w[...] = nl.add(t, u)
+        x[...] = nl.add(x, w[:, 0:256])
         r = nl.load(a[i * 128:(i + 1) * 128, 0])  # (a 1-D source)
         nl.store(out[i * 128:(i + 1) * 128, :], value=nl.add(w, v[0]))
+        nl.store(out[i * 128:(i + 1) * 128, 0:256], value=x)
         nl.store(out[i * 128:(i + 1) * 128, 0], value=r)
     return out
 
@@ -179,6 +187,11 @@ def bad_loops(a, kind):
     elif kind == "ndarray unhashable":
         nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.sbuf)
         nl.ndarray((128, 128), dtype=nl.float32, buffer=[nl.sbuf])
+    elif kind == "zeros in HBM":
+        nl.zeros((128, 128), dtype=nl.float32, buffer=nl.shared_hbm)
+    elif kind == "zeros flag":
+        nl.zeros((128, 128), dtype=nl.float32, buffer=nl.sbuf)
+        nl.zeros((128, 128), dtype=nl.float32, buffer=nl.sbuf, lazy_initialization=1)
     elif kind == "matmul arity":
         x = nl.load(a)
         nisa.nc_matmul(x)
@@ -191,7 +204,7 @@ def bad_loops(a, kind):
 ] + [(bad_loops, (T[[128, 128], nl.bfloat16], kind))
      for kind in ("zero step", "float", "keyword", "matmul keyword", "matmul arity",
                   "load of a tile", "load of too many rows", "ndarray dtype", "ndarray keyword",
-                  "ndarray unhashable")])
+                  "ndarray unhashable", "zeros in HBM", "zeros flag")])
 def test_refusals_are_the_python_definitions(monkeypatch, kernel, args):
     message = _same_with_and_without(monkeypatch, kernel, *args)
     assert not message.startswith("{"), message

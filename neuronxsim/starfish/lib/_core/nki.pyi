@@ -6,7 +6,7 @@ from neuronxsim.nki.arguments import FastCall
 from neuronxsim.nki.indexing import LoopIndex
 import types
 import typing
-__all__: list[str] = ['FastCall', 'LoopIndex', 'RECORD_POSITIONS', 'accumulate_methods', 'assign_redirect', 'basic_subscript', 'blocked_methods', 'caller_location', 'configure_accumulate', 'configure_assign', 'configure_blocked', 'configure_dma_plain', 'configure_index_expr', 'configure_iterate', 'configure_lanewise', 'configure_language_fast', 'configure_matmul', 'configure_nki06_subscript', 'configure_plain_tile_access', 'configure_subscripts', 'configure_tracer_methods', 'current', 'dma_plain', 'forget_call_sites', 'iterate_method', 'lanewise_plain', 'live_ranges', 'load_fast', 'matmul_plain', 'nc_matmul_fast', 'ndarray_fast', 'new_access', 'new_op', 'new_slotted', 'next_fit_place', 'ops_matmul_grouped', 'ops_redirected', 'peek', 'place_matmul_method', 'plain_tile_access', 'range_fast', 'remember_call_site', 'set_call_site_walk', 'set_current', 'set_no_tracer', 'slice_range', 'subscript_method', 'tensor_store_method', 'tensor_table', 'tracer_method', 'unique_name', 'write_plain']
+__all__: list[str] = ['FastCall', 'LoopIndex', 'RECORD_POSITIONS', 'accumulate_methods', 'assign_redirect', 'basic_subscript', 'blocked_methods', 'caller_location', 'configure_accumulate', 'configure_assign', 'configure_blocked', 'configure_dma_plain', 'configure_index_expr', 'configure_iterate', 'configure_lanewise', 'configure_language_fast', 'configure_matmul', 'configure_nki06_subscript', 'configure_plain_tile_access', 'configure_subscripts', 'configure_tracer_methods', 'current', 'dma_plain', 'forget_call_sites', 'iterate_method', 'lanewise_plain', 'live_ranges', 'load_fast', 'matmul_plain', 'nc_matmul_fast', 'ndarray_fast', 'new_access', 'new_op', 'new_slotted', 'next_fit_place', 'ops_matmul_grouped', 'ops_redirected', 'peek', 'place_matmul_method', 'plain_tile_access', 'range_fast', 'remember_call_site', 'set_call_site_walk', 'set_current', 'set_no_tracer', 'slice_range', 'subscript_method', 'tensor_store_method', 'tensor_table', 'tracer_method', 'unique_name', 'write_plain', 'zeros_fast']
 def accumulate_methods() -> dict:
     """
     {name: method} of Tensor's in-place operators (__iadd__, __isub__, __imul__, __itruediv__) in C.
@@ -57,7 +57,7 @@ def configure_lanewise(tensor_class: type, plain_tile_access: typing.Any, write_
     """
 def configure_language_fast(tensor_class: type, new_tiles: dict, par_dim: type, sbuf: str, load: typing.Any, pmax: int, dma_plain: typing.Any, dma_general: typing.Any) -> None:
     """
-    Gives ndarray_fast and load_fast the Tensor class, language.py's _NEW_TILES, the par_dim class, the SBUF kind, the Load opcode, the partition count, and dma_plain / dma_general.
+    Gives ndarray_fast, zeros_fast and load_fast the Tensor class, language.py's _NEW_TILES, the par_dim class, the SBUF kind, the Load opcode, the partition count, and dma_plain / dma_general.
     """
 def configure_matmul(tensor_class: type, plain_tile_access: typing.Any, verdicts: dict, matmult: typing.Any, pe: typing.Any, psum: str, float32: typing.Any) -> None:
     """
@@ -202,5 +202,9 @@ def unique_name(*args, **kwargs):
 def write_plain(*args, **kwargs):
     """
     write_plain(view, engine, matmul=False): the write of a plain destination (see plain_tile_access) when nothing about its storage needs the tracer's general write, its state updated; None otherwise.
+    """
+def zeros_fast(*args, **kwargs):
+    """
+    zeros_fast(shape, dtype, *, buffer=None): nl.zeros of a tile made before; NotImplemented, having changed nothing, for any other call.
     """
 RECORD_POSITIONS: dict = {'Op': {'opcode_number': 0, 'engine_number': 1, 'source': 2, 'fields': 3, 'ins': 4, 'outs': 5, 'opcode': 6, 'engine': 7, 'loc': 8, 'loop': 9, 'index': 10, 'out_box': 11, 'zero_fill': 12}, 'Access': {'sid': 0, 'offset': 1, 'pairs': 2, 'storage': 3}}
