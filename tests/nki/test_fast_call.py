@@ -24,7 +24,7 @@ from nki_testing import close, run_on
 
 T = nki.typing.tensor
 FAST = [(nisa, "nc_matmul"), (nl, "affine_range"), (nl, "sequential_range"), (nl, "ndarray"), (nl, "load"),
-        (nl, "zeros"),
+        (nl, "zeros"), (nl, "store"),
         (nl, "static_range")]
 
 
@@ -72,6 +72,7 @@ def matmuls(a, b, c):
         t = nisa.nc_matmul(p, nl.load(c))  # (a PSUM stationary: copied to SBUF first)
         acc[:, 0:128] += t
     nl.store(out, value=nl.copy(acc))
+    nl.store(out, value=acc)  # (from PSUM: copied to SBUF first, by the definition)
     return out
 
 
@@ -98,6 +99,8 @@ def tiles(a):
         r = nl.load(a[i * 128:(i + 1) * 128, 0])  # (a 1-D source)
         nl.store(out[i * 128:(i + 1) * 128, :], value=nl.add(w, v[0]))
         nl.store(out[i * 128:(i + 1) * 128, 0:256], value=x)
+        nl.store(out[i * 128:(i + 1) * 128, 256:512], x)  # (value by position)
+        nl.store(out[i * 128:(i + 1) * 128, 0:512], value=w, mask=None)  # (a mask: the definition)
         nl.store(out[i * 128:(i + 1) * 128, 0], value=r)
     return out
 
@@ -133,8 +136,15 @@ def taken(a, b):
     loop = _core.nki.range_fast("affine")(0, 2, 1)
     assert loop is not NotImplemented
     assert _core.nki.range_fast("affine")(True) is NotImplemented  # (a bool: the definition's)
+    x2 = _core.nki.load_fast(a)
+    assert x2 is not NotImplemented
+    s = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.sbuf)
+    s2 = _core.nki.ndarray_fast((128, 512), dtype=nl.float32, buffer=nl.sbuf)
+    z = _core.nki.zeros_fast((128, 512), nl.float32, buffer=nl.sbuf)
+    assert s2 is not NotImplemented and z is not NotImplemented
+    s[...] = nl.copy(r)
     for i in loop:
-        nl.store(out, value=nl.copy(r))
+        assert _core.nki.store_fast(out, value=nl.add(s, z)) is None
     return out
 
 
@@ -192,6 +202,14 @@ def bad_loops(a, kind):
     elif kind == "zeros flag":
         nl.zeros((128, 128), dtype=nl.float32, buffer=nl.sbuf)
         nl.zeros((128, 128), dtype=nl.float32, buffer=nl.sbuf, lazy_initialization=1)
+    elif kind == "store to a tile":
+        x = nl.load(a)
+        nl.store(x, value=x)
+    elif kind == "store of HBM":
+        nl.store(a, value=a)
+    elif kind == "store keyword":
+        x = nl.load(a)
+        nl.store(a, vaule=x)
     elif kind == "matmul arity":
         x = nl.load(a)
         nisa.nc_matmul(x)
@@ -204,7 +222,8 @@ def bad_loops(a, kind):
 ] + [(bad_loops, (T[[128, 128], nl.bfloat16], kind))
      for kind in ("zero step", "float", "keyword", "matmul keyword", "matmul arity",
                   "load of a tile", "load of too many rows", "ndarray dtype", "ndarray keyword",
-                  "ndarray unhashable", "zeros in HBM", "zeros flag")])
+                  "ndarray unhashable", "zeros in HBM", "zeros flag", "store to a tile", "store of HBM",
+                  "store keyword")])
 def test_refusals_are_the_python_definitions(monkeypatch, kernel, args):
     message = _same_with_and_without(monkeypatch, kernel, *args)
     assert not message.startswith("{"), message
