@@ -15,6 +15,8 @@ import re
 
 import pytest
 
+from neuronxsim.starfish.lib import _core
+
 PACKAGES = ["neuronxsim", "neuronxsim.bir", "neuronxsim.sim", "neuronxsim.nki"]
 
 
@@ -42,6 +44,7 @@ def own_doc(obj, name: str) -> str:
 
 def documentable(obj) -> bool:
     return (inspect.isclass(obj) or inspect.isroutine(obj) or inspect.ismodule(obj)
+            or isinstance(obj, _core.nki.FastCall)  # (a function taking a C path first)
             or isinstance(obj, (property, staticmethod, classmethod)))
 
 

@@ -7,6 +7,8 @@
 //
 // Why C: nearly every nl / nisa call asks for the tracer first, and a Python function that
 // returns a module global costs a Python frame.
+#include "trace_current.h"
+
 #include "bindings.h"
 
 namespace nxs::py_bind {
@@ -14,6 +16,12 @@ namespace {
 
 PyObject* tracer = nullptr;    // the current tracer (a reference), or null
 PyObject* noTracer = nullptr;  // the Python function for "no tracer"
+
+}  // namespace
+
+PyObject* currentTracer() { return tracer; }
+
+namespace {
 
 PyObject* current(PyObject*, PyObject*) {
   if (tracer != nullptr) return Py_NewRef(tracer);

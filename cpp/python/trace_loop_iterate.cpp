@@ -13,6 +13,8 @@
 // Why C: kernels run a loop per few instructions (the trip counts of tiled kernels are small),
 // and the generator's frame, resumed per iteration, and the Python calls it made cost more than
 // the iteration's own work.
+#include "trace_call_site.h"
+#include "trace_current.h"
 #include "trace_loop_index.h"
 #include "trace_ref.h"
 #include "trace_slotted.h"
@@ -27,6 +29,7 @@ PyObject* loopClass = nullptr;
 PyObject* iterationClass = nullptr;
 PyObject* staticKind = nullptr;
 PyObject* loopName = nullptr;  // "loop", the tracer's attribute
+PyObject* iterateName = nullptr;  // "iterate", the tracer's method
 
 using Owned = nxs::py_bind::OwnedRef;
 
@@ -150,7 +153,39 @@ PyMethodDef iterateDef = {
     "iterate(kind, values, loc, directives=()): an iterator running a loop body of `kind` over `values`, with "
     "every op it records referring to its iteration (see tracer.py)."};
 
+// nl.affine_range / sequential_range / static_range (a FastCall's C path, see
+// trace_fast_call.cpp) for one to three plain ints and no directives: what language.py's
+// _traced_loop does, `current().iterate(kind, range(...), caller_location(1))` with the call's
+// line; NotImplemented for anything else (a loop index or other int subclass, None, a step of
+// 0, no trace running: the Python definition answers it, with its errors). `kind` (the
+// function's self) is the loop's kind.
+PyObject* rangeFast(PyObject* kind, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  PyObject* tracer = currentTracer();
+  if (tracer == nullptr || nargs < 1 || nargs > 3 || (kwnames != nullptr && PyTuple_GET_SIZE(kwnames) != 0))
+    Py_RETURN_NOTIMPLEMENTED;
+  for (Py_ssize_t i = 0; i < nargs; ++i)
+    if (!PyLong_CheckExact(args[i])) Py_RETURN_NOTIMPLEMENTED;
+  if (nargs == 3) {
+    const int zero = PyObject_Not(args[2]);
+    if (zero != 0) return zero < 0 ? nullptr : Py_NewRef(Py_NotImplemented);
+  }
+  Owned loc(callSiteLocation(0));  // (the kernel's frame: this C function has none of its own)
+  if (loc.get() == nullptr) return nullptr;
+  Owned values(PyObject_Vectorcall(reinterpret_cast<PyObject*>(&PyRange_Type), args, nargs, nullptr));
+  if (values.get() == nullptr) return nullptr;
+  PyObject* const call[4] = {tracer, kind, values.get(), loc.get()};
+  return PyObject_VectorcallMethod(iterateName, call, 4, nullptr);
+}
+
+PyMethodDef rangeFastDef = {
+    "range_fast", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(rangeFast)),
+    METH_FASTCALL | METH_KEYWORDS,
+    "range_fast(start, stop=None, step=1): a traced loop of this function's kind over plain ints, as "
+    "nl.affine_range and its kin record it; NotImplemented for any other call."};
+
 void bindIterate(py::module_& m) {
+  iterateName = PyUnicode_InternFromString("iterate");
+  if (iterateName == nullptr) throw py::error_already_set();
   loopName = PyUnicode_InternFromString("loop");
   if (loopName == nullptr) throw py::error_already_set();
   Py_SET_REFCNT(reinterpret_cast<PyObject*>(&LoopIteratorType), 1);  // (a static type: never freed)
@@ -180,6 +215,18 @@ void bindIterate(py::module_& m) {
         return py::reinterpret_steal<py::object>(descr);
       },
       py::arg("cls"), "Tracer.iterate in C, as a method of the tracer class cls.");
+  m.def(
+      "range_fast",
+      [](py::str kind) {
+        PyObject* k = kind.ptr();
+        Py_INCREF(k);
+        PyUnicode_InternInPlace(&k);  // (the kind as language.py spells it: the interned literal)
+        PyObject* fn = PyCFunction_NewEx(&rangeFastDef, k, nullptr);
+        Py_DECREF(k);
+        if (fn == nullptr) throw py::error_already_set();
+        return py::reinterpret_steal<py::object>(fn);
+      },
+      py::arg("kind"), "The C path of the nl range function of loops of `kind` (for FastCall).");
 }
 
 NXS_REGISTER_SUBMODULE(nki, 48, "the NKI tracer's hot paths", bindIterate);

@@ -17,6 +17,8 @@
 //
 // Why C: the matmuls of a kernel's inner loop are a large share of its instructions, and matmul's
 // Python steps (with refuse_illegal_matmul and two engine_in) cost several frames each.
+#include "trace_call_site.h"
+#include "trace_current.h"
 #include "trace_ref.h"
 
 #include "bindings.h"
@@ -28,7 +30,7 @@ namespace matmul_plain {  // (named: the unity build merges the anonymous namesp
 
 struct Names {
   PyObject *storage, *state, *forward, *pending_zero, *write_count, *checks, *shape, *kind, *dtype, *arch,
-      *new_result, *write_fresh, *record, *start_tensor_calc, *stop_tensor_calc, *is_transpose, *matmul;
+      *new_result, *write_fresh, *record, *start_tensor_calc, *stop_tensor_calc, *is_transpose, *matmul, *on_chip;
 };
 Names names{};
 PyObject* tensorClass = nullptr;
@@ -124,6 +126,36 @@ PyObject* matmulPlain(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   return out.release();
 }
 
+// 2.2x nisa.nc_matmul(stationary, moving) (a FastCall's C path, see trace_fast_call.cpp) for two
+// Tensors in SBUF and no keywords: what isa.py's nc_matmul does then, matmul_plain with the call's
+// line; NotImplemented, having changed nothing, for anything else (matmul_plain's refusals among
+// them: the Python definition answers, with its errors).
+PyObject* ncMatmulFast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  PyObject* tr = currentTracer();
+  if (nargs != 2 || (kwnames != nullptr && PyTuple_GET_SIZE(kwnames) != 0) || tr == nullptr || tensorClass == nullptr) Py_RETURN_NOTIMPLEMENTED;
+  for (Py_ssize_t i = 0; i < 2; ++i) {  // (on chip, not in PSUM: isa.nc_matmul copies those)
+    if (Py_TYPE(args[i]) != reinterpret_cast<PyTypeObject*>(tensorClass)) Py_RETURN_NOTIMPLEMENTED;
+    Owned st(slotAttr(args[i], names.storage));
+    if (st.get() == nullptr) return nullptr;
+    Owned onChip(slotAttr(st.get(), names.on_chip));
+    Owned kind(slotAttr(st.get(), names.kind));
+    if (onChip.get() == nullptr || kind.get() == nullptr) return nullptr;
+    if (onChip.get() != Py_True) Py_RETURN_NOTIMPLEMENTED;
+    const int inPsum = PyObject_RichCompareBool(kind.get(), psum, Py_EQ);
+    if (inPsum != 0) return inPsum < 0 ? nullptr : Py_NewRef(Py_NotImplemented);
+  }
+  Owned loc(callSiteLocation(0));  // (the kernel's frame: this C function has none of its own)
+  if (loc.get() == nullptr) return nullptr;
+  PyObject* const plain[4] = {tr, args[0], args[1], loc.get()};
+  return matmulPlain(nullptr, plain, 4);
+}
+
+PyMethodDef ncMatmulFastDef = {
+    "nc_matmul_fast", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(ncMatmulFast)),
+    METH_FASTCALL | METH_KEYWORDS,
+    "nc_matmul_fast(stationary, moving): nisa.nc_matmul of two SBUF tiles by matmul_plain; NotImplemented, "
+    "having changed nothing, for any other call."};
+
 PyMethodDef matmulPlainDef = {
     "matmul_plain", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(matmulPlain)), METH_FASTCALL,
     "matmul_plain(tr, stationary, moving, loc): the PSUM result of the commonest matmul, recorded; "
@@ -137,12 +169,13 @@ void bindMatmul(py::module_& m) {
         {&n.shape, "shape"}, {&n.kind, "kind"}, {&n.dtype, "dtype"}, {&n.arch, "arch"},
         {&n.new_result, "new_result"}, {&n.write_fresh, "write_fresh"}, {&n.record, "record"},
         {&n.start_tensor_calc, "start_tensor_calc"}, {&n.stop_tensor_calc, "stop_tensor_calc"},
-        {&n.is_transpose, "is_transpose"}, {&n.matmul, "matmul"}}) {
+        {&n.is_transpose, "is_transpose"}, {&n.matmul, "matmul"}, {&n.on_chip, "on_chip"}}) {
     *slot = PyUnicode_InternFromString(text);
     if (*slot == nullptr) throw py::error_already_set();
   }
   names = n;
   m.attr("matmul_plain") = py::reinterpret_steal<py::object>(PyCFunction_NewEx(&matmulPlainDef, nullptr, nullptr));
+  m.attr("nc_matmul_fast") = py::reinterpret_steal<py::object>(PyCFunction_NewEx(&ncMatmulFastDef, nullptr, nullptr));
   m.def(
       "configure_matmul",
       [](py::type tensor, py::object plain, py::dict table, py::object matmultOpcode, py::object peEngine,

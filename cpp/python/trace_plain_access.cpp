@@ -105,11 +105,21 @@ PyObject* viewAccess(PyObject* view, PyObject* st, PyObject* layout, PyObject* s
   } catch (const bir::BIRError&) {  // (the slice leaves the row)
     return Py_NewRef(Py_None);
   }
-  // [(row, p), (step, num)] ((1, 1) for a single column)
-  Ref pairs(Py_BuildValue("[(LL)(LL)]", static_cast<long long>(ap.pattern[0].step),
-                          static_cast<long long>(ap.pattern[0].num), static_cast<long long>(ap.pattern[1].step),
-                          static_cast<long long>(ap.pattern[1].num)));
+  // [(row, p), (step, num)] ((1, 1) for a single column), built directly (Py_BuildValue parses its
+  // format on every call, a share of a plain access's cost)
+  Ref pairs(PyList_New(2));
   if (pairs.get() == nullptr) return nullptr;
+  for (Py_ssize_t i = 0; i < 2; ++i) {
+    PyObject* pair = PyTuple_New(2);
+    if (pair == nullptr) return nullptr;
+    PyList_SET_ITEM(pairs.get(), i, pair);
+    PyObject* step = PyLong_FromLongLong(ap.pattern[i].step);
+    if (step == nullptr) return nullptr;
+    PyTuple_SET_ITEM(pair, 0, step);
+    PyObject* num = PyLong_FromLongLong(ap.pattern[i].num);
+    if (num == nullptr) return nullptr;
+    PyTuple_SET_ITEM(pair, 1, num);
+  }
   Ref acc(newAccessRecord(accessClass, st, offsetObj, pairs.get()));
   if (acc.get() == nullptr || PyObject_SetAttr(view, names.access, acc.get()) < 0) return nullptr;
   return acc.release();

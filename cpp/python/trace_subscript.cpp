@@ -407,9 +407,9 @@ PyObject* subscript22(PyObject* t, PyObject* const* args, Py_ssize_t nargs) {
   Py_ssize_t count;
   if (!subscriptItems(key, items, count)) return fallBack22(t, key);
   const bool isTuple = PyTuple_CheckExact(key);
-  Held checks(PyObject_GetAttr(t, checksName));
-  Held shapeObj(PyObject_GetAttr(t, shapeName));
-  Held stridesObj(PyObject_GetAttr(t, stridesName));
+  Held checks(slotAttr(t, checksName));
+  Held shapeObj(slotAttr(t, shapeName));
+  Held stridesObj(slotAttr(t, stridesName));
   if (!checks.get() || !shapeObj.get() || !stridesObj.get()) return nullptr;
   const int checked = PyObject_IsTrue(checks.get());
   if (checked < 0) return nullptr;
@@ -424,7 +424,7 @@ PyObject* subscript22(PyObject* t, PyObject* const* args, Py_ssize_t nargs) {
     if (made != 0) return made < 0 ? nullptr : view;
     return fallBack22(t, key);
   }
-  Held storage(PyObject_GetAttr(t, storageName));
+  Held storage(slotAttr(t, storageName));
   if (storage.get() == nullptr) return nullptr;
   bool loopIndices = false;
   Py_ssize_t ellipsis = -1;
@@ -440,7 +440,7 @@ PyObject* subscript22(PyObject* t, PyObject* const* args, Py_ssize_t nargs) {
   if (given > ndim) return fallBack22(t, key);
   int onChip = 0;
   if (isTuple && (loopIndices || (count > 0 && PyLong_CheckExact(items[0])))) {
-    Held onChipObj(PyObject_GetAttr(storage.get(), onChipName));
+    Held onChipObj(slotAttr(storage.get(), onChipName));
     if (onChipObj.get() == nullptr) return nullptr;
     onChip = PyObject_IsTrue(onChipObj.get());
     if (onChip < 0) return nullptr;
@@ -458,7 +458,7 @@ PyObject* subscript22(PyObject* t, PyObject* const* args, Py_ssize_t nargs) {
     else
       entries[n++] = {items[i], i};
   }
-  Held offsetObj(PyObject_GetAttr(t, offsetName));
+  Held offsetObj(slotAttr(t, offsetName));
   if (offsetObj.get() == nullptr) return nullptr;
   const long long offset = PyLong_AsLongLong(offsetObj.get());
   if (offset == -1 && PyErr_Occurred()) return nullptr;
@@ -597,15 +597,15 @@ PyObject* subscript06(PyObject* t, PyObject* const* args, Py_ssize_t nargs) {
     return nullptr;
   }
   PyObject* key = args[0];
-  Held indirect(PyObject_GetAttr(t, indirectName));
-  Held view(PyObject_GetAttr(t, viewName));
+  Held indirect(slotAttr(t, indirectName));
+  Held view(slotAttr(t, viewName));
   if (indirect.get() == nullptr || view.get() == nullptr) return nullptr;
-  Held storage(PyObject_GetAttr(view.get(), storageName));
-  Held offsetObj(PyObject_GetAttr(view.get(), offsetName));
-  Held shapeObj(PyObject_GetAttr(view.get(), shapeName));
-  Held stridesObj(PyObject_GetAttr(view.get(), stridesName));
+  Held storage(slotAttr(view.get(), storageName));
+  Held offsetObj(slotAttr(view.get(), offsetName));
+  Held shapeObj(slotAttr(view.get(), shapeName));
+  Held stridesObj(slotAttr(view.get(), stridesName));
   if (!storage.get() || !offsetObj.get() || !shapeObj.get() || !stridesObj.get()) return nullptr;
-  Held onChipObj(PyObject_GetAttr(storage.get(), onChipName));
+  Held onChipObj(slotAttr(storage.get(), onChipName));
   if (onChipObj.get() == nullptr) return nullptr;
   const int onChip = PyObject_IsTrue(onChipObj.get());
   if (onChip < 0) return nullptr;
@@ -644,7 +644,7 @@ PyObject* subscript06(PyObject* t, PyObject* const* args, Py_ssize_t nargs) {
   // Dim 0 of a vector-selected tensor is indirect: only `:` takes it.
   auto refuseIndirect = [&](size_t axis) {
     if (axis != 0 || indirect.get() == Py_None) return false;
-    Held kind(PyObject_GetAttr(indirect.get(), kindName));
+    Held kind(slotAttr(indirect.get(), kindName));
     if (kind.get() == nullptr) return true;
     const int vector = PyObject_RichCompareBool(kind.get(), vectorName, Py_EQ);
     if (vector < 0) return true;
@@ -713,7 +713,7 @@ PyObject* subscript06(PyObject* t, PyObject* const* args, Py_ssize_t nargs) {
   PyObject* const slots[5] = {storage.get(), newOffset.get(), newShape.get(), newStrides.get(), noChecks.get()};
   Held derived(newSlottedObject(tensorClass, slots, 5));
   if (derived.get() == nullptr) return nullptr;
-  Held buffer(PyObject_GetAttr(t, bufferName));
+  Held buffer(slotAttr(t, bufferName));
   if (buffer.get() == nullptr) return nullptr;
   auto* cls = reinterpret_cast<PyTypeObject*>(nkiTensorClass);
   PyObject* out = cls->tp_alloc(cls, 0);

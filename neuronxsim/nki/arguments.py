@@ -22,6 +22,8 @@ import linecache
 import re
 import types
 
+from neuronxsim.starfish.lib import _core
+
 from .errors import SourceLocation, is_internal_file
 
 
@@ -126,10 +128,20 @@ def _resolve(node: ast.expr, frame: types.FrameType):
     return None
 
 
+#: An API function whose plain calls take a C path first, standing for its Python definition
+#: (``__wrapped__``): ``cpp/python/trace_fast_call.cpp``.
+FastCall = _core.nki.FastCall
+
+
+def definition(fn):
+    """The Python definition of ``fn``: the one a :data:`FastCall` stands for, else ``fn``."""
+    return fn.__wrapped__ if isinstance(fn, FastCall) else fn
+
+
 def _spelling(fn) -> str | None:
     """``nl.load``, ``nisa.nc_matmul``, ``nki.jit``, ``Tensor.broadcast_to`` for a public
     function of this dialect; None for anything else."""
-    fn = getattr(fn, "__func__", fn)
+    fn = definition(getattr(fn, "__func__", fn))
     if not isinstance(fn, types.FunctionType):
         return None
     module = _SPELLINGS.get(fn.__module__)

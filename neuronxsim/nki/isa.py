@@ -9,6 +9,7 @@ import warnings
 import numpy as np
 
 from neuronxsim import bir
+from neuronxsim.starfish.lib import _core
 
 from . import dtypes as _dt
 from . import instructions as _ins
@@ -159,6 +160,12 @@ def nc_matmul(stationary, moving, *, is_stationary_onezero=False, is_moving_onez
         return out
     return _ins.matmul(tr, stationary, moving, loc, "nc_matmul", fields,
                        is_transpose=bool(is_transpose))
+
+
+# nc_matmul(stationary, moving) of two SBUF tiles, no keywords, is recorded in C
+# (cpp/python/trace_matmul.cpp's nc_matmul_fast, through a FastCall: cpp/python/trace_fast_call.cpp)
+# when matmul_plain takes it; any other call runs the definition above, the home of every check.
+nc_matmul = _core.nki.FastCall(nc_matmul, _core.nki.nc_matmul_fast)
 
 
 def nc_transpose(data, *, mask=None, dtype=None, engine=engine.unknown):

@@ -378,42 +378,53 @@ def record_kernel(kernel, args: tuple, kwargs: dict, arch: str,
     tracer.force_auto_alloc = getattr(jitted, "force_auto_alloc", False)
     results = []  # per core: the storages returned
     out_names = None
-    with tracer:
-        for core in range(num_cores):
-            tracer.set_core(core)
-            returned = None
-            mine = (ids for ids in itertools.product(*map(range, sizes)) if core_of(ids) == core)
-            for instance, ids in enumerate(mine):
-                tracer.begin_instance(ids, instance)
-                call_args, call_kwargs = _symbolic_args(tracer, params, specs)
-                if adapter is not None:
-                    call_args, call_kwargs = adapter.arguments(call_args, call_kwargs)
-                frame_probe = _FrameProbe(func)
-                with frame_probe:
-                    value = func(*call_args, **call_kwargs)
-                if tracer.unassigned_reductions:
-                    raise NKIError("the value of nl.loop_reduce is never assigned to a tile "
-                                   "(dst[...] = nl.loop_reduce(x, op, loop_indices)): the "
-                                   "reduction would be dropped",
-                                   tracer.unassigned_reductions[0].loc)
-                if adapter is not None:
-                    value = adapter.returned(value, func)
-                storages = _returned_storages(value, func)
-                if returned is None:
-                    returned = storages
-                    if out_names is None:
-                        local_vars = frame_probe.locals()
-                        if adapter is not None:
-                            local_vars = adapter.local_tensors(local_vars)
-                        out_names = _output_names(value, storages, local_vars)
-                elif [id(s) for s in storages] != [id(s) for s in returned]:
-                    raise NKIError(f"program {ids} of kernel {func.__qualname__} returns different "
-                                   "tensors than program 0; every SPMD instance must return the "
-                                   "same shared outputs")
-                # The kernel's frame refers back to this one (f_back): holding on to it would make
-                # a reference cycle that keeps the whole trace alive until the cyclic collector.
-                frame_probe.frame = None
-            results.append(returned)
+    frame_probe = None
+    try:
+        with tracer:
+            for core in range(num_cores):
+                tracer.set_core(core)
+                returned = None
+                mine = (ids for ids in itertools.product(*map(range, sizes)) if core_of(ids) == core)
+                for instance, ids in enumerate(mine):
+                    tracer.begin_instance(ids, instance)
+                    call_args, call_kwargs = _symbolic_args(tracer, params, specs)
+                    if adapter is not None:
+                        call_args, call_kwargs = adapter.arguments(call_args, call_kwargs)
+                    frame_probe = _FrameProbe(func)
+                    with frame_probe:
+                        value = func(*call_args, **call_kwargs)
+                    if tracer.unassigned_reductions:
+                        raise NKIError("the value of nl.loop_reduce is never assigned to a tile "
+                                       "(dst[...] = nl.loop_reduce(x, op, loop_indices)): the "
+                                       "reduction would be dropped",
+                                       tracer.unassigned_reductions[0].loc)
+                    if adapter is not None:
+                        value = adapter.returned(value, func)
+                    storages = _returned_storages(value, func)
+                    if returned is None:
+                        returned = storages
+                        if out_names is None:
+                            local_vars = frame_probe.locals()
+                            if adapter is not None:
+                                local_vars = adapter.local_tensors(local_vars)
+                            out_names = _output_names(value, storages, local_vars)
+                    elif [id(s) for s in storages] != [id(s) for s in returned]:
+                        raise NKIError(f"program {ids} of kernel {func.__qualname__} returns different "
+                                       "tensors than program 0; every SPMD instance must return the "
+                                       "same shared outputs")
+                    # The kernel's frame refers back to this one (f_back): holding on to it would make
+                    # a reference cycle that keeps the whole trace alive until the cyclic collector.
+                    frame_probe.frame = None
+                results.append(returned)
+    except BaseException:
+        # A refused trace: the exception's traceback holds the kernel's frame, which refers back
+        # to this one (f_back) and so to the probe holding it and to the record, whose own
+        # cycles (see _break_cycles) would wait for the cyclic collector otherwise.
+        if frame_probe is not None:
+            frame_probe.frame = None
+        for core in tracer.cores:
+            _break_cycles(core.record)
+        raise
     for core, returned in zip(tracer.cores, results):
         for st, name in zip(returned, out_names):
             _rename(core.record, st, name)
@@ -425,26 +436,31 @@ def _trace(kernel, args, arch: str, kwargs, max_instructions: int, adapter=None,
     start = time.perf_counter()
     recording = record_kernel(kernel, args, kwargs, arch, max_instructions, adapter)
     tracer, results = recording.tracer, recording.returned
-    module = bir.Module()
-    module.arch = ARCHS[arch]["bir_arch"]
-    programs = [run_pipeline(Program(core.record, arch, tracer.sbuf_bytes, returned, module),
-                             pipeline)
-                for core, returned in zip(tracer.cores, results)]
-    outputs = [TensorSpec(st.name, st.shape, st.dtype) for st in results[0]]
+    # Also when the trace is refused (an allocation that does not fit, say): the exception's
+    # traceback holds this frame and so the record, whose cycles would otherwise wait for the
+    # cyclic collector (tens of ms for a large record, in a sweep's next configuration).
     try:
-        module.verify()
-    except BIRError as e:
-        raise _located_bir_error(e, programs) from None
-    regions = []
-    if len(programs) > 1:  # to merge the cores' outputs when they run one at a time
-        regions = [_written_regions(p.ops, returned) for p, returned in zip(programs, results)]
-    counts = [p.function.instruction_count for p in programs]
-    sbuf_peaks = [p.peak_bytes["sbuf"] for p in programs]
-    psum_peaks = [p.peak_bytes["psum"] for p in programs]
-    if schedule == "compiler":
-        Schedule().run(module, arch)
-    for core in tracer.cores:
-        _break_cycles(core.record)
+        module = bir.Module()
+        module.arch = ARCHS[arch]["bir_arch"]
+        programs = [run_pipeline(Program(core.record, arch, tracer.sbuf_bytes, returned, module),
+                                 pipeline)
+                    for core, returned in zip(tracer.cores, results)]
+        outputs = [TensorSpec(st.name, st.shape, st.dtype) for st in results[0]]
+        try:
+            module.verify()
+        except BIRError as e:
+            raise _located_bir_error(e, programs) from None
+        regions = []
+        if len(programs) > 1:  # to merge the cores' outputs when they run one at a time
+            regions = [_written_regions(p.ops, returned) for p, returned in zip(programs, results)]
+        counts = [p.function.instruction_count for p in programs]
+        sbuf_peaks = [p.peak_bytes["sbuf"] for p in programs]
+        psum_peaks = [p.peak_bytes["psum"] for p in programs]
+        if schedule == "compiler":
+            Schedule().run(module, arch)
+    finally:
+        for core in tracer.cores:
+            _break_cycles(core.record)
     constants = {}
     for core in tracer.cores:
         constants.update(core.record.constants)

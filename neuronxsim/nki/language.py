@@ -135,6 +135,14 @@ def static_range(start, stop=None, step=1):
     return _traced_loop("static", start, stop, step, None)
 
 
+# A loop over plain ints (no directives) is recorded in C (cpp/python/trace_loop_iterate.cpp's
+# range_fast, through a FastCall: cpp/python/trace_fast_call.cpp); any other call runs the
+# definitions above, which stay the home of every check and error.
+affine_range = _core.nki.FastCall(affine_range, _core.nki.range_fast("affine"))
+sequential_range = _core.nki.FastCall(sequential_range, _core.nki.range_fast("sequential"))
+static_range = _core.nki.FastCall(static_range, _core.nki.range_fast("static"))
+
+
 def program_id(axis: int) -> int:
     """Index of this SPMD instance along launch-grid ``axis`` (the NeuronCore index for an
     ``nl.nc(n)`` axis)."""
@@ -701,6 +709,17 @@ _core.nki.configure_assign(Tensor, write_plain, IT.Matmult, _DMA, _POOL, PSUM, S
 #: ``dst[...] = expr`` of a kernel are such redirects.
 assign_redirect = _core.nki.assign_redirect
 _dma_plain, _matmul_plain, _LOAD = _ins.dma_plain, _ins.matmul_plain, IT.Load
+
+# nl.ndarray and nl.zeros of a tile made before, nl.load of an HBM tensor (no mask, no dtype) and
+# nl.store of an SBUF tile into one (no mask) are recorded in C (cpp/python/trace_language_fast.cpp, through a FastCall:
+# cpp/python/trace_fast_call.cpp); any other call runs the definitions above, the home of every
+# check and error.
+_core.nki.configure_language_fast(Tensor, _NEW_TILES, par_dim, SBUF, _LOAD, tile_size.pmax,
+                                  _dma_plain, _ins.dma_general, IT.Save, PSUM)
+ndarray = _core.nki.FastCall(ndarray, _core.nki.ndarray_fast)
+zeros = _core.nki.FastCall(zeros, _core.nki.zeros_fast)
+load = _core.nki.FastCall(load, _core.nki.load_fast)
+store = _core.nki.FastCall(store, _core.nki.store_fast)
 
 
 def _can_write(op, dst: Tensor) -> bool:

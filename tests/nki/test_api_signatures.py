@@ -25,10 +25,10 @@ def public_functions():
     for alias, module in (("nki", nki), ("nl", nl), ("nisa", nisa)):
         for name in module.__all__:
             obj = getattr(module, name)
-            if inspect.isfunction(obj):
+            if inspect.isfunction(arguments.definition(obj)):  # (also through a FastCall)
                 found.append((f"{alias}.{name}", obj))
     for name, obj in vars(nl.Tensor if hasattr(nl, "Tensor") else object).items():
-        if inspect.isfunction(obj) and not name.startswith("_"):
+        if inspect.isfunction(arguments.definition(obj)) and not name.startswith("_"):
             found.append((f"Tensor.{name}", obj))
     return found
 

@@ -2,10 +2,11 @@
 the NKI tracer's hot paths
 """
 from __future__ import annotations
+from neuronxsim.nki.arguments import FastCall
 from neuronxsim.nki.indexing import LoopIndex
 import types
 import typing
-__all__: list[str] = ['LoopIndex', 'RECORD_POSITIONS', 'accumulate_methods', 'assign_redirect', 'basic_subscript', 'blocked_methods', 'caller_location', 'configure_accumulate', 'configure_assign', 'configure_blocked', 'configure_dma_plain', 'configure_index_expr', 'configure_iterate', 'configure_lanewise', 'configure_matmul', 'configure_nki06_subscript', 'configure_plain_tile_access', 'configure_subscripts', 'configure_tracer_methods', 'current', 'dma_plain', 'forget_call_sites', 'iterate_method', 'lanewise_plain', 'live_ranges', 'matmul_plain', 'new_access', 'new_op', 'new_slotted', 'next_fit_place', 'ops_matmul_grouped', 'ops_redirected', 'peek', 'place_matmul_method', 'plain_tile_access', 'remember_call_site', 'set_call_site_walk', 'set_current', 'set_no_tracer', 'slice_range', 'subscript_method', 'tensor_store_method', 'tensor_table', 'tracer_method', 'unique_name', 'write_plain']
+__all__: list[str] = ['FastCall', 'LoopIndex', 'RECORD_POSITIONS', 'accumulate_methods', 'assign_redirect', 'basic_subscript', 'blocked_methods', 'caller_location', 'configure_accumulate', 'configure_assign', 'configure_blocked', 'configure_dma_plain', 'configure_index_expr', 'configure_iterate', 'configure_lanewise', 'configure_language_fast', 'configure_matmul', 'configure_nki06_subscript', 'configure_plain_tile_access', 'configure_subscripts', 'configure_tracer_methods', 'current', 'dma_plain', 'forget_call_sites', 'iterate_method', 'lanewise_plain', 'live_ranges', 'load_fast', 'matmul_plain', 'nc_matmul_fast', 'ndarray_fast', 'new_access', 'new_op', 'new_slotted', 'next_fit_place', 'ops_matmul_grouped', 'ops_redirected', 'peek', 'place_matmul_method', 'plain_tile_access', 'range_fast', 'remember_call_site', 'set_call_site_walk', 'set_current', 'set_no_tracer', 'slice_range', 'store_fast', 'subscript_method', 'tensor_store_method', 'tensor_table', 'tracer_method', 'unique_name', 'write_plain', 'zeros_fast']
 def accumulate_methods() -> dict:
     """
     {name: method} of Tensor's in-place operators (__iadd__, __isub__, __imul__, __itruediv__) in C.
@@ -54,6 +55,10 @@ def configure_lanewise(tensor_class: type, plain_tile_access: typing.Any, write_
     """
     Gives lanewise_plain the Tensor class, the tracer's plain_tile_access and write_plain, the Scalar Engine, the PSUM and SBUF kinds and the partitions of a tile.
     """
+def configure_language_fast(tensor_class: type, new_tiles: dict, par_dim: type, sbuf: str, load: typing.Any, pmax: int, dma_plain: typing.Any, dma_general: typing.Any, save: typing.Any, psum: str) -> None:
+    """
+    Gives ndarray_fast, zeros_fast, load_fast and store_fast the Tensor class, language.py's _NEW_TILES, the par_dim class, the SBUF kind, the Load opcode, the partition count, dma_plain / dma_general, the Save opcode and the PSUM kind.
+    """
 def configure_matmul(tensor_class: type, plain_tile_access: typing.Any, verdicts: dict, matmult: typing.Any, pe: typing.Any, psum: str, float32: typing.Any) -> None:
     """
     Gives matmul_plain the Tensor class, the tracer's plain_tile_access, the legality verdicts of plain matmuls (a dict), the Matmult opcode, the PE engine, the PSUM kind and the float32 dtype.
@@ -98,9 +103,21 @@ def live_ranges(*args, **kwargs):
     """
     live_ranges(ops, storage_count, ins_at, outs_at, sid_at): (first, last), per storage number the positions of the first and last op using it, -1 if none (see neuronxsim.nki.passes.Liveness).
     """
+def load_fast(*args, **kwargs):
+    """
+    load_fast(src): nl.load of an HBM Tensor, no mask or dtype; NotImplemented, having changed nothing, for any other call.
+    """
 def matmul_plain(*args, **kwargs):
     """
     matmul_plain(tr, stationary, moving, loc): the PSUM result of the commonest matmul, recorded; NotImplemented, having changed nothing, when the matmul needs the general path.
+    """
+def nc_matmul_fast(*args, **kwargs):
+    """
+    nc_matmul_fast(stationary, moving): nisa.nc_matmul of two SBUF tiles by matmul_plain; NotImplemented, having changed nothing, for any other call.
+    """
+def ndarray_fast(*args, **kwargs):
+    """
+    ndarray_fast(shape, dtype, *, buffer=None): nl.ndarray of a tile made before; NotImplemented, having changed nothing, for any other call.
     """
 def new_access(*args, **kwargs):
     """
@@ -138,6 +155,10 @@ def plain_tile_access(*args, **kwargs):
     """
     plain_tile_access(view, st, engine): the Access of the commonest operand, a [P, F] view from partition 0 that walks its row forwards and that engine may use as it is; None for anything else.
     """
+def range_fast(kind: str) -> typing.Any:
+    """
+    The C path of the nl range function of loops of `kind` (for FastCall).
+    """
 def remember_call_site(code: typing.Any, lasti: typing.SupportsInt | typing.SupportsIndex, location: typing.Any) -> None:
     """
     Remembers the location of the call at bytecode offset `lasti` of `code` (for caller_location).
@@ -157,6 +178,10 @@ def set_no_tracer(fn: typing.Any) -> None:
 def slice_range(*args, **kwargs):
     """
     slice_range(s, size, axis): (start, step, count) of the slice s of dim `axis` of `size` elements, without NumPy's clamping (a slice reaching outside is an out-of-range access, checked later); NKIError for a zero step or an empty slice.
+    """
+def store_fast(*args, **kwargs):
+    """
+    store_fast(dst, value): nl.store of an SBUF Tensor into an HBM Tensor, no mask; NotImplemented, having changed nothing, for any other call.
     """
 def subscript_method(cls: type) -> typing.Any:
     """
@@ -181,5 +206,9 @@ def unique_name(*args, **kwargs):
 def write_plain(*args, **kwargs):
     """
     write_plain(view, engine, matmul=False): the write of a plain destination (see plain_tile_access) when nothing about its storage needs the tracer's general write, its state updated; None otherwise.
+    """
+def zeros_fast(*args, **kwargs):
+    """
+    zeros_fast(shape, dtype, *, buffer=None): nl.zeros of a tile made before; NotImplemented, having changed nothing, for any other call.
     """
 RECORD_POSITIONS: dict = {'Op': {'opcode_number': 0, 'engine_number': 1, 'source': 2, 'fields': 3, 'ins': 4, 'outs': 5, 'opcode': 6, 'engine': 7, 'loc': 8, 'loop': 9, 'index': 10, 'out_box': 11, 'zero_fill': 12}, 'Access': {'sid': 0, 'offset': 1, 'pairs': 2, 'storage': 3}}
