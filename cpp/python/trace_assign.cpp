@@ -33,7 +33,7 @@ struct Names {
   PyObject *storage, *on_chip, *kind, *state, *masked_out, *shape, *fresh_result, *core, *redirected, *record,
       *redirects, *write_count, *forward, *ops, *is_transpose, *groups, *pending_zero, *double_rows, *open,
       *zero_started, *zero_init, *unwritten, *zero_covered, *refuse_accumulation, *matmul_joins,
-      *close_overlapping_groups, *place_matmul_general;
+      *close_overlapping_groups, *refuse_overlapping_start, *place_matmul_general;
 };
 Names names{};
 PyObject* tensorClass = nullptr;
@@ -213,6 +213,11 @@ int placeInGroups(PyObject* tr, PyObject* st, PyObject* s, PyObject* groups, PyO
     }
     if (zeroed < 0) return -1;
     if (zeroed) {  // (the region's first matmul replaces zeros; no zeros are pending on this path)
+      if (PySet_GET_SIZE(started.get()) > 0) {  // (another group's results must not be overwritten)
+        PyObject* const check[4] = {tr, st, groups, acc};
+        Owned checked(PyObject_VectorcallMethod(names.refuse_overlapping_start, check, 4, nullptr));
+        if (checked.get() == nullptr) return -1;
+      }
       const long long elements = accessElements(acc);
       if (elements < 0 || PySet_Add(started.get(), region.get()) < 0) return -1;
       Owned covered(slotAttr(groups, names.zero_covered));
@@ -354,6 +359,7 @@ void bindAssign(py::module_& m) {
         {&n.zero_started, "zero_started"}, {&n.zero_init, "zero_init"}, {&n.unwritten, "unwritten"},
         {&n.zero_covered, "zero_covered"}, {&n.refuse_accumulation, "_refuse_accumulation"},
         {&n.matmul_joins, "matmul_joins"}, {&n.close_overlapping_groups, "_close_overlapping_groups"},
+        {&n.refuse_overlapping_start, "_refuse_overlapping_start"},
         {&n.place_matmul_general, "_place_matmul_general"}}) {
     *slot = PyUnicode_InternFromString(text);
     if (*slot == nullptr) throw py::error_already_set();

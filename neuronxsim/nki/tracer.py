@@ -589,6 +589,8 @@ class Tracer:
         # (op was recorded starting and stopping its group: only a join changes that)
         if accumulate:
             if (s.zero_init or groups.unwritten) and region not in groups.zero_started:
+                if groups.zero_started:
+                    self._refuse_overlapping_start(st, groups, acc)
                 groups.zero_started.add(region)
                 groups.zero_covered += acc.partitions * acc.free_size
                 if s.pending_zero is not None and \
@@ -613,6 +615,25 @@ class Tracer:
         raise NKIError(f"accumulates a matmul into PSUM tile {st.describe()}, but {why}; on the "
                        "NeuronCore only a matmul accumulation group (or nl.zeros) can be "
                        "accumulated into")
+
+    @staticmethod
+    def _refuse_overlapping_start(st: Storage, groups: MatmulGroups, acc: Access):
+        """Refuses the first matmul accumulated into region ``acc`` of a zeroed (or fresh) PSUM
+        tile when an earlier matmul group started on another region that overlaps it: the
+        overlap holds that group's results, not zeros, so starting a group here (which
+        overwrites) would lose them, and accumulating needs a group open on the same region."""
+        a = _extent(acc)
+        row = st.layout.row
+        for region in groups.zero_started:
+            b = _region_extent(row, region)
+            if _overlaps(a, b):
+                raise NKIError(
+                    f"accumulates a matmul into partitions {a[0]}..{a[1]}, columns {a[2]}..{a[3]}"
+                    f" of PSUM tile {st.describe()}, which partly overlap the region of an "
+                    f"earlier accumulation group (partitions {b[0]}..{b[1]}, columns "
+                    f"{b[2]}..{b[3]}); accumulating into overlapping regions is not modelled "
+                    "(accumulate into the group's whole region, or copy the tile to SBUF and "
+                    "add there)")
 
     def _close_overlapping_groups(self, groups: MatmulGroups, acc: Access):
         """Forgets the open matmul accumulation groups a write to ``acc`` overwrites."""
@@ -753,16 +774,22 @@ def _note_written_partitions(s: StorageState, start: int, count: int):
 
 def _extent(acc: Access) -> tuple:
     """(first partition, last partition, first column, last column) an access touches."""
-    row = acc.storage.layout.row
-    p0, col = divmod(acc.offset, row)
+    return _region_extent(acc.storage.layout.row, acc.key())
+
+
+def _region_extent(row: int, region: tuple) -> tuple:
+    """``_extent`` of the access whose ``key()`` is ``region``, in a storage of ``row``
+    elements per partition."""
+    offset, pairs = region
+    p0, col = divmod(offset, row)
     lo = hi = col
-    for s, n in acc.pairs[1:]:
+    for s, n in pairs[1:]:
         span = s * (n - 1)
         if span < 0:
             lo += span
         else:
             hi += span
-    return p0, p0 + acc.partitions - 1, lo, hi
+    return p0, p0 + pairs[0][1] - 1, lo, hi
 
 
 def _overlaps(a: tuple, b: tuple) -> bool:
