@@ -229,6 +229,11 @@ int placeInGroups(PyObject* tr, PyObject* st, PyObject* s, PyObject* groups, PyO
       PyObject* last = PyDict_GetItemWithError(open.get(), region.get());  // (borrowed)
       if (last == nullptr) {
         if (PyErr_Occurred()) return -1;
+        if (PySet_GET_SIZE(started.get()) > 0) {  // (the overlap's message, where there is one)
+          PyObject* const check[4] = {tr, st, groups, acc};
+          Owned checked(PyObject_VectorcallMethod(names.refuse_overlapping_start, check, 4, nullptr));
+          if (checked.get() == nullptr) return -1;
+        }
         PyObject* const refuse[2] = {tr, st};
         Owned refused(PyObject_VectorcallMethod(names.refuse_accumulation, refuse, 2, nullptr));
         if (refused.get() != nullptr)

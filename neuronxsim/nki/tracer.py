@@ -599,6 +599,8 @@ class Tracer:
             else:
                 last = groups.open.get(region)
                 if last is None:
+                    if groups.zero_started:
+                        self._refuse_overlapping_start(st, groups, acc)
                     self._refuse_accumulation(st)
                 core.record.matmul_joins.append((last.index, (first or op).index))
         else:
@@ -618,10 +620,10 @@ class Tracer:
 
     @staticmethod
     def _refuse_overlapping_start(st: Storage, groups: MatmulGroups, acc: Access):
-        """Refuses the first matmul accumulated into region ``acc`` of a zeroed (or fresh) PSUM
-        tile when an earlier matmul group started on another region that overlaps it: the
-        overlap holds that group's results, not zeros, so starting a group here (which
-        overwrites) would lose them, and accumulating needs a group open on the same region."""
+        """Refuses a matmul accumulated into region ``acc`` of PSUM tile ``st`` that partly
+        overlaps the region of an earlier matmul group (returns if none does). As the region's
+        first matmul onto zeros (or a fresh tile) it would start a group, which overwrites, and
+        lose that group's results; accumulating needs a group open on the same region."""
         a = _extent(acc)
         row = st.layout.row
         for region in groups.zero_started:

@@ -62,6 +62,19 @@ def part_then_whole(a, b, c):
 
 
 @nki.jit
+def assigned_then_part(a, b, c):
+    """A tile written first by a copy, then by an assigned matmul (whose group covers it)."""
+    out = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+    acc = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.psum)
+    x = nl.load(a)
+    acc[...] = nl.copy(nl.load(b))
+    acc[...] = nisa.nc_matmul(x, nl.load(b))
+    acc[:, 0:128] += nisa.nc_matmul(x, nl.load(c))  # AT:assigned_then_part
+    nl.store(out, value=nl.copy(acc))
+    return out
+
+
+@nki.jit
 def apart_and_repeated(a, b, c):
     """Column blocks apart from each other, each accumulated twice: no refusal."""
     out = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
@@ -90,6 +103,7 @@ def place_matmul(request, monkeypatch):
     (whole_then_part, "whole_then_part", "columns 0..127", "columns 0..511"),
     (whole_then_part_through_a_name, "through_a_name", "columns 0..127", "columns 0..511"),
     (part_then_whole, "part_then_whole", "columns 0..511", "columns 0..127"),
+    (assigned_then_part, "assigned_then_part", "columns 0..127", "columns 0..511"),
 ])
 def test_an_overlapping_first_accumulation_is_refused_at_its_line(place_matmul, kernel, tag,
                                                                    ours, theirs):
