@@ -51,7 +51,7 @@ std::vector<SubmoduleBinder>& submoduleBinders();
 // pybind11's internals (cpp_function::initialize_generic, function_record, type_caster_generic), so
 // it is compiled with the pybind11 it was written against (3.1, pinned in pyproject.toml) only;
 // any other version binds through py::enum_.
-// (-DNXS_ENUM_BINDER=0 forces py::enum_, to test the fallback.)
+// (cmake -DNXS_ENUM_BINDER=OFF forces py::enum_: scripts/test-portable.sh tests the fallback so.)
 #ifndef NXS_ENUM_BINDER
 #if PYBIND11_VERSION_MAJOR == 3 && PYBIND11_VERSION_MINOR == 1
 #define NXS_ENUM_BINDER 1
