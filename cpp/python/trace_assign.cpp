@@ -191,6 +191,15 @@ long long accessElements(PyObject* acc) {
   return n;
 }
 
+// Tracer._refuse_overlapping_start(st, groups, acc) where some group started in `st` (`started`,
+// not empty): raises if `acc` partly overlaps such a group's region. 0, or -1 with the error set.
+int refuseOverlappingStart(PyObject* tr, PyObject* st, PyObject* groups, PyObject* acc, PyObject* started) {
+  if (PySet_GET_SIZE(started) == 0) return 0;
+  PyObject* const check[4] = {tr, st, groups, acc};
+  Owned checked(PyObject_VectorcallMethod(names.refuse_overlapping_start, check, 4, nullptr));
+  return checked.get() == nullptr ? -1 : 0;
+}
+
 // The end of place_matmul once `acc` is redirected: the accumulation group `region` of `groups`
 // joined (accumulate) or started. 0, or -1 with an error set.
 int placeInGroups(PyObject* tr, PyObject* st, PyObject* s, PyObject* groups, PyObject* op, PyObject* acc,
@@ -213,11 +222,8 @@ int placeInGroups(PyObject* tr, PyObject* st, PyObject* s, PyObject* groups, PyO
     }
     if (zeroed < 0) return -1;
     if (zeroed) {  // (the region's first matmul replaces zeros; no zeros are pending on this path)
-      if (PySet_GET_SIZE(started.get()) > 0) {  // (another group's results must not be overwritten)
-        PyObject* const check[4] = {tr, st, groups, acc};
-        Owned checked(PyObject_VectorcallMethod(names.refuse_overlapping_start, check, 4, nullptr));
-        if (checked.get() == nullptr) return -1;
-      }
+      // (another group's results must not be overwritten)
+      if (refuseOverlappingStart(tr, st, groups, acc, started.get()) < 0) return -1;
       const long long elements = accessElements(acc);
       if (elements < 0 || PySet_Add(started.get(), region.get()) < 0) return -1;
       Owned covered(slotAttr(groups, names.zero_covered));
@@ -229,11 +235,8 @@ int placeInGroups(PyObject* tr, PyObject* st, PyObject* s, PyObject* groups, PyO
       PyObject* last = PyDict_GetItemWithError(open.get(), region.get());  // (borrowed)
       if (last == nullptr) {
         if (PyErr_Occurred()) return -1;
-        if (PySet_GET_SIZE(started.get()) > 0) {  // (the overlap's message, where there is one)
-          PyObject* const check[4] = {tr, st, groups, acc};
-          Owned checked(PyObject_VectorcallMethod(names.refuse_overlapping_start, check, 4, nullptr));
-          if (checked.get() == nullptr) return -1;
-        }
+        // (the overlap's message, where there is one)
+        if (refuseOverlappingStart(tr, st, groups, acc, started.get()) < 0) return -1;
         PyObject* const refuse[2] = {tr, st};
         Owned refused(PyObject_VectorcallMethod(names.refuse_accumulation, refuse, 2, nullptr));
         if (refused.get() != nullptr)

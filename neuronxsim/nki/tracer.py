@@ -627,7 +627,7 @@ class Tracer:
         a = _extent(acc)
         row = st.layout.row
         for region in groups.zero_started:
-            b = _region_extent(row, region)
+            b = _pairs_extent(row, *region)
             if _overlaps(a, b):
                 raise NKIError(
                     f"accumulates a matmul into partitions {a[0]}..{a[1]}, columns {a[2]}..{a[3]}"
@@ -776,13 +776,12 @@ def _note_written_partitions(s: StorageState, start: int, count: int):
 
 def _extent(acc: Access) -> tuple:
     """(first partition, last partition, first column, last column) an access touches."""
-    return _region_extent(acc.storage.layout.row, acc.key())
+    return _pairs_extent(acc.storage.layout.row, acc.offset, acc.pairs)
 
 
-def _region_extent(row: int, region: tuple) -> tuple:
-    """``_extent`` of the access whose ``key()`` is ``region``, in a storage of ``row``
-    elements per partition."""
-    offset, pairs = region
+def _pairs_extent(row: int, offset: int, pairs) -> tuple:
+    """``_extent`` of the access of ``pairs`` from element ``offset`` (an access's ``key()``
+    is ``(offset, pairs)``) in a storage of ``row`` elements per partition."""
     p0, col = divmod(offset, row)
     lo = hi = col
     for s, n in pairs[1:]:
