@@ -185,7 +185,11 @@ struct Decoder {
     // three per instruction, they would be most of the memory a long stream takes, and first
     // touches of memory are slow in a virtual machine, HostMemory.h), so it decodes them into
     // scratch operands, whose footprints decodeFootprint assigns in full.
-    const size_t nOperands = I.ins.size() + I.outs.size();
+    // The operand lists' sizes and data, read once: the calls below could change them as far as
+    // the compiler knows, so it would reload and divide them by sizeof(AccessPattern) at each use.
+    const size_t nIns = I.ins.size(), nOuts = I.outs.size(), nOperands = nIns + nOuts;
+    const bir::AccessPattern* const insData = I.ins.data();
+    const bir::AccessPattern* const outsData = I.outs.data();
     Operand* ops;
     if (mode == Mode::Full) {
       cp.operands.resize(d.firstOperand + nOperands);
@@ -196,11 +200,11 @@ struct Decoder {
     }
     // Assigned by index below (resize keeps the capacity: no allocation once warm).
     if (facts.size() < nOperands) facts.resize(nOperands);
-    d.nIns = static_cast<uint8_t>(I.ins.size());
-    d.nOuts = static_cast<uint8_t>(I.outs.size());
+    d.nIns = static_cast<uint8_t>(nIns);
+    d.nOuts = static_cast<uint8_t>(nOuts);
     for (int side = 0; side < 2; ++side) {
-      const auto& list = side == 0 ? I.ins : I.outs;
-      const size_t count = list.size(), first = side == 0 ? 0 : I.ins.size();  // in ops and shapes
+      const bir::AccessPattern* const list = side == 0 ? insData : outsData;
+      const size_t count = side == 0 ? nIns : nOuts, first = side == 0 ? 0 : nIns;  // in ops and shapes
       for (size_t k = 0; k < count; ++k) {
         const bir::AccessPattern& ap = list[k];
         // Worded only for an error: decoding a valid operand builds no strings.
@@ -333,11 +337,11 @@ struct Decoder {
       }
       cp.accesses.push_back(a);
     };
-    for (int k = 0; k < d.nIns; ++k) addAccess(ops[k], I.ins[static_cast<size_t>(k)], false, k == c.wholeLocationIn);
+    for (int k = 0; k < d.nIns; ++k) addAccess(ops[k], insData[k], false, k == c.wholeLocationIn);
     for (int k = 0; k < d.nOuts; ++k) {
       const bool whole = k == c.wholeLocationOut;
-      if (c.outAlsoRead) addAccess(ops[d.nIns + k], I.outs[static_cast<size_t>(k)], false, whole);
-      addAccess(ops[d.nIns + k], I.outs[static_cast<size_t>(k)], true, whole);
+      if (c.outAlsoRead) addAccess(ops[d.nIns + k], outsData[k], false, whole);
+      addAccess(ops[d.nIns + k], outsData[k], true, whole);
     }
     d.nAccess = static_cast<uint8_t>(cp.accesses.size() - d.firstAccess);
   }
