@@ -238,7 +238,7 @@ Verdict aluOps(Opcode op, Engine engine, AluOp op0, AluOp op1) {
   return std::nullopt;
 }
 
-Verdict bitvecDtypes(Opcode op, AluOp op0, AluOp op1, const std::vector<DType>& ins, const std::vector<DType>& outs) {
+Verdict bitvecDtypes(Opcode op, AluOp op0, AluOp op1, std::span<const DType> ins, std::span<const DType> outs) {
   for (AluOp a : {op0, op1}) {
     if (!isBitvecOp(a)) continue;
     for (const auto& [role, dtypes] : {std::pair{"an input", &ins}, std::pair{"an output", &outs}})

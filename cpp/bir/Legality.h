@@ -11,7 +11,9 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -102,7 +104,13 @@ Verdict aluOps(Opcode op, Engine engine, AluOp op0, AluOp op1);
 // The dtypes of the tensors instruction `op` reads (`ins`: its data, not per-partition scalars) and
 // writes (`outs`) when its operators are `op0` / `op1` (bypass: none): a bit-vector operator treats
 // elements as bit patterns, so every one is an integer dtype (alu.bitvec-dtype).
-Verdict bitvecDtypes(Opcode op, AluOp op0, AluOp op1, const std::vector<DType>& ins, const std::vector<DType>& outs);
+Verdict bitvecDtypes(Opcode op, AluOp op0, AluOp op1, std::span<const DType> ins, std::span<const DType> outs);
+// The same over braced lists of dtypes (a span cannot be made from one in C++20).
+inline Verdict bitvecDtypes(Opcode op, AluOp op0, AluOp op1, std::initializer_list<DType> ins,
+                            std::initializer_list<DType> outs) {
+  return bitvecDtypes(op, op0, op1, std::span<const DType>(ins.begin(), ins.size()),
+                      std::span<const DType>(outs.begin(), outs.size()));
+}
 // The operators a reduction along the free axes folds with (tbl-aluop's "Legal Reduction op").
 bool isReduceOp(AluOp op);
 // `reduce_op`, the operator reduction instruction `op` (TensorReduce, an accumulating Activation,

@@ -172,6 +172,9 @@ void verifyInstruction(const Instruction& I, size_t fi, size_t bi, size_t ii, Pa
       PatternShape& shape = out ? out[k] : own;
       shape = patternShape(ap);
       checkAccessPattern(ap, shape, compute, where);
+      // The checks below concern kernel nodes and the kernel-node marks: the operand of another
+      // instruction without the marks (nearly every operand) passes them all.
+      if (!kernel && ap.lnc_size == 1 && !ap.reduce) continue;
       if (kernel && !ap.isImmediate() && !ap.loc->isDram())
         fail(where(), "kernel node operands must be DRAM tensors; '" + ap.loc->name +
                           "' is in " + std::string(enumName(ap.loc->type)));

@@ -64,7 +64,8 @@ void decodeOperand(const bir::AccessPattern& ap, int32_t tensorIndex, Operand& o
 // decodeOperand's refusal, which only a pattern of more than kMaxFreeDims free pairs can meet
 // (dimsMayRefuse). Timing mode decodes footprints only (and the dims of a pattern that may be
 // refused, for the refusal): its operands are dropped once the decode-time checks have read them.
-void decodeFootprint(const bir::AccessPattern& ap, const bir::PatternShape& shape, int32_t tensorIndex, Operand& op);
+// Inline: made for every operand of every instruction a module is prepared with.
+inline void decodeFootprint(const bir::AccessPattern& ap, const bir::PatternShape& shape, int32_t tensorIndex, Operand& op);
 void decodeDims(const bir::AccessPattern& ap, Operand& op);
 inline bool dimsMayRefuse(const bir::AccessPattern& ap) {
   return static_cast<int64_t>(ap.pattern.size()) - 1 > kMaxFreeDims;
@@ -100,5 +101,48 @@ class RunCursor {
   int64_t runLeft_ = 0;
   int64_t left_ = 0;  // elements left in total
 };
+
+inline void decodeFootprint(const bir::AccessPattern& ap, const bir::PatternShape& shape, int32_t tensorIndex, Operand& op) {
+  // Every field but num and stride is assigned (as a default-built Operand has them where this
+  // operand has none), so that `op` may be a reused one; nfree 0: no dims decoded.
+  op.dtype = ap.dtype;
+  op.esize = static_cast<uint8_t>(bir::dtypeSize(ap.dtype));
+  op.nfree = 0;
+  op.tensor = -1;
+  op.lanes = 1;
+  op.p0 = 0;
+  op.base = 0;
+  op.laneStride = 0;
+  op.freeElems = 1;
+  op.lo = op.hi = 0;
+  op.imm = 0;
+  if (ap.isImmediate()) {
+    op.space = Space::Imm;
+    op.imm = ap.imm;
+    return;
+  }
+  const bir::MemoryLocation& loc = *ap.loc;
+  const int64_t es = op.esize;
+  // The free extent in bytes, relative to element 0. Dropping unit dims and merging contiguous ones
+  // (decodeDims) changes neither the element count nor the extent, so both come from the pairs.
+  const int64_t flo = shape.lo * es, fhi = shape.hi * es;
+  op.freeElems = shape.freeElements;
+  op.lanes = static_cast<int32_t>(shape.partitions);
+  if (loc.isOnChip()) {
+    op.space = loc.type == bir::MemoryType::SB ? Space::SBUF : Space::PSUM;
+    const int64_t row = loc.bytes_per_partition / es;  // verified > 0
+    op.p0 = static_cast<int32_t>(loc.base_partition + ap.offset / row);
+    op.base = loc.addr + (ap.offset % row) * es;
+    op.lo = op.base + flo;
+    op.hi = op.base + fhi + es;
+  } else {
+    op.space = Space::DRAM;
+    op.tensor = tensorIndex;
+    op.base = ap.offset * es;
+    op.laneStride = (ap.pattern.empty() ? 1 : ap.pattern.front().step) * es;
+    op.lo = op.base + flo + shape.outerLo * es;
+    op.hi = op.base + fhi + shape.outerHi * es + es;
+  }
+}
 
 }  // namespace sim

@@ -185,7 +185,11 @@ struct Decoder {
     // three per instruction, they would be most of the memory a long stream takes, and first
     // touches of memory are slow in a virtual machine, HostMemory.h), so it decodes them into
     // scratch operands, whose footprints decodeFootprint assigns in full.
-    const size_t nOperands = I.ins.size() + I.outs.size();
+    // The operand lists' sizes and data, read once: the calls below could change them as far as
+    // the compiler knows, so it would reload and divide them by sizeof(AccessPattern) at each use.
+    const size_t nIns = I.ins.size(), nOuts = I.outs.size(), nOperands = nIns + nOuts;
+    const bir::AccessPattern* const insData = I.ins.data();
+    const bir::AccessPattern* const outsData = I.outs.data();
     Operand* ops;
     if (mode == Mode::Full) {
       cp.operands.resize(d.firstOperand + nOperands);
@@ -194,12 +198,13 @@ struct Decoder {
       if (scratch.size() < nOperands) scratch.resize(nOperands);
       ops = scratch.data();
     }
-    facts.clear();
-    d.nIns = static_cast<uint8_t>(I.ins.size());
-    d.nOuts = static_cast<uint8_t>(I.outs.size());
+    // Assigned by index below (resize keeps the capacity: no allocation once warm).
+    if (facts.size() < nOperands) facts.resize(nOperands);
+    d.nIns = static_cast<uint8_t>(nIns);
+    d.nOuts = static_cast<uint8_t>(nOuts);
     for (int side = 0; side < 2; ++side) {
-      const auto& list = side == 0 ? I.ins : I.outs;
-      const size_t count = list.size(), first = side == 0 ? 0 : I.ins.size();  // in ops and shapes
+      const bir::AccessPattern* const list = side == 0 ? insData : outsData;
+      const size_t count = side == 0 ? nIns : nOuts, first = side == 0 ? 0 : nIns;  // in ops and shapes
       for (size_t k = 0; k < count; ++k) {
         const bir::AccessPattern& ap = list[k];
         // Worded only for an error: decoding a valid operand builds no strings.
@@ -246,12 +251,11 @@ struct Decoder {
             fail(what() + ": " + e.what());
           }
         if (!kernel && op.onChip()) {
-          const bir::legality::Operand& f = facts.emplace_back(legalityFacts(op));
+          bir::legality::Operand& f = facts[first + k];
+          f = legalityFacts(op);
           if (const auto why = bir::legality::engineOperand(I.opcode(), d.engine, f, side == 1, cfg))
             fail(why->message);
-        } else {
-          facts.emplace_back();  // made below, once immediates have their shape
-        }
+        }  // else made below, once immediates have their shape
       }
     }
 
@@ -264,7 +268,7 @@ struct Decoder {
           ops[k].freeElems = ref.freeElems;
         }
     }
-    for (size_t k = 0; k < facts.size(); ++k)
+    for (size_t k = 0; k < nOperands; ++k)
       if (kernel || !ops[k].onChip()) facts[k] = legalityFacts(ops[k]);
 
     // ---- node-class rules ----
@@ -309,8 +313,10 @@ struct Decoder {
       if (dge == bir::DgeType::SWDGE) d.dgeUnit = kDgePool;
     }
 
-    // ---- hazard footprints ----
+    // ---- hazard footprints, and the shared SRAM ports (v2) they need ----
     d.firstAccess = static_cast<uint32_t>(cp.accesses.size());
+    const bool sharesSbuf = cfg.dve_pool_share_sbuf && (d.track == kTrackDVE || d.track == kTrackPool);
+    const bool sharesPsum = cfg.dve_act_share_psum && (d.track == kTrackDVE || d.track == kTrackACT);
     auto addAccess = [&](const Operand& op, const bir::AccessPattern& ap, bool write, bool whole) {
       if (op.isImm()) return;
       Access a;
@@ -321,6 +327,8 @@ struct Decoder {
         a.quadrants = whole ? quadrantsOf(loc.base_partition, loc.partitions) : quadrantsOf(op.p0, op.lanes);
         a.lo = whole ? loc.addr : op.lo;
         a.hi = whole ? loc.addr + loc.bytes_per_partition : op.hi;
+        if (a.mem == kMemSbuf ? sharesSbuf : sharesPsum)
+          d.ports |= a.mem == kMemSbuf ? kPortSbufDvePool : kPortPsumDveAct;
       } else {
         a.mem = kMemFirstDram + static_cast<uint32_t>(op.tensor);
         a.quadrants = 1;
@@ -329,19 +337,11 @@ struct Decoder {
       }
       cp.accesses.push_back(a);
     };
-    for (int k = 0; k < d.nIns; ++k) addAccess(ops[k], I.ins[static_cast<size_t>(k)], false, k == c.wholeLocationIn);
+    for (int k = 0; k < d.nIns; ++k) addAccess(ops[k], insData[k], false, k == c.wholeLocationIn);
     for (int k = 0; k < d.nOuts; ++k) {
       const bool whole = k == c.wholeLocationOut;
-      if (c.outAlsoRead) addAccess(ops[d.nIns + k], I.outs[static_cast<size_t>(k)], false, whole);
-      addAccess(ops[d.nIns + k], I.outs[static_cast<size_t>(k)], true, whole);
-    }
-    // ---- shared SRAM ports (v2) ----
-    for (uint32_t a = d.firstAccess; a < cp.accesses.size(); ++a) {
-      const uint32_t mem = cp.accesses[a].mem;
-      if (mem == kMemSbuf && cfg.dve_pool_share_sbuf && (d.track == kTrackDVE || d.track == kTrackPool))
-        d.ports |= kPortSbufDvePool;
-      if (mem == kMemPsum && cfg.dve_act_share_psum && (d.track == kTrackDVE || d.track == kTrackACT))
-        d.ports |= kPortPsumDveAct;
+      if (c.outAlsoRead) addAccess(ops[d.nIns + k], outsData[k], false, whole);
+      addAccess(ops[d.nIns + k], outsData[k], true, whole);
     }
     d.nAccess = static_cast<uint8_t>(cp.accesses.size() - d.firstAccess);
   }

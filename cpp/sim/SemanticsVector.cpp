@@ -22,13 +22,20 @@ float fold(AluOp op, const float* v, int64_t n) {
   });
 }
 
-// The dtypes of the tensors among `ops` (an immediate is a number, not a tile of bit patterns).
-std::vector<DType> tileDtypes(std::initializer_list<const Operand*> ops) {
-  std::vector<DType> out;
-  for (const Operand* op : ops)
-    if (!op->isImm()) out.push_back(op->dtype);
-  return out;
-}
+// The dtypes of the tensors among `ops` (an immediate is a number, not a tile of bit patterns): on
+// the stack, as every elementwise instruction's check asks for them.
+class TileDtypes {
+ public:
+  TileDtypes(std::initializer_list<const Operand*> ops) {
+    for (const Operand* op : ops)
+      if (!op->isImm()) dtypes_[n_++] = op->dtype;
+  }
+  operator std::span<const DType>() const { return {dtypes_, n_}; }
+
+ private:
+  DType dtypes_[2] = {};  // the most any caller passes
+  size_t n_ = 0;
+};
 
 void checkNotBothPsum(Checker& c, const Operand& a, const Operand& b) {
   c.require(bir::legality::psumInputs(c.I.opcode(), c.facts(a), c.facts(b)));
@@ -249,7 +256,8 @@ void exec(const InstTensorCopyDynamic& I, Exec& x) {
 void check(const InstTensorScalar& I, Checker& c) {
   c.sameShape(c.out(0), {&c.in(0)});
   c.require(bir::legality::aluOps(I.opcode(), c.engine, I.op0, I.op1));
-  c.require(bir::legality::bitvecDtypes(I.opcode(), I.op0, I.op1, tileDtypes({&c.in(0)}), {c.out(0).dtype}));
+  const DType out[] = {c.out(0).dtype};
+  c.require(bir::legality::bitvecDtypes(I.opcode(), I.op0, I.op1, TileDtypes({&c.in(0)}), out));
 }
 
 void exec(const InstTensorScalar& I, Exec& x) {
@@ -265,7 +273,8 @@ void check(const InstTensorScalarPtr& I, Checker& c) {
   c.sameShape(c.out(0), {&c.in(0)});
   for (int k = 1; k < c.nIns; ++k) c.pointer(c.in(k), c.out(0).lanes, "per-partition scalar");
   c.require(bir::legality::aluOps(I.opcode(), c.engine, I.op0, I.op1));
-  c.require(bir::legality::bitvecDtypes(I.opcode(), I.op0, I.op1, tileDtypes({&c.in(0)}), {c.out(0).dtype}));
+  const DType out[] = {c.out(0).dtype};
+  c.require(bir::legality::bitvecDtypes(I.opcode(), I.op0, I.op1, TileDtypes({&c.in(0)}), out));
 }
 
 void exec(const InstTensorScalarPtr& I, Exec& x) {
@@ -287,8 +296,8 @@ void check(const InstTensorTensor& I, Checker& c) {
   c.sameShape(c.out(0), {&c.in(0), &c.in(1)});
   checkNotBothPsum(c, c.in(0), c.in(1));
   c.require(bir::legality::aluOps(I.opcode(), c.engine, I.op, AluOp::bypass));
-  c.require(bir::legality::bitvecDtypes(I.opcode(), I.op, AluOp::bypass, tileDtypes({&c.in(0), &c.in(1)}),
-                                        {c.out(0).dtype}));
+  const DType out[] = {c.out(0).dtype};
+  c.require(bir::legality::bitvecDtypes(I.opcode(), I.op, AluOp::bypass, TileDtypes({&c.in(0), &c.in(1)}), out));
 }
 
 void exec(const InstTensorTensor& I, Exec& x) {
@@ -378,9 +387,9 @@ void check(const InstSelectReduce& I, Checker& c) {
   if (c.nOuts == 2) {
     c.pointer(c.out(1), c.out(0).lanes, "reduction");
     c.require(bir::legality::reduceOp(I.opcode(), I.reduce_op));
-    const std::vector<DType> data = c.nIns == 3 ? tileDtypes({&c.in(1), &c.in(2)}) : tileDtypes({&c.in(1)});
-    c.require(bir::legality::bitvecDtypes(I.opcode(), I.reduce_op, AluOp::bypass, data,  // (not the predicate)
-                                          {c.out(0).dtype, c.out(1).dtype}));
+    const TileDtypes data = c.nIns == 3 ? TileDtypes({&c.in(1), &c.in(2)}) : TileDtypes({&c.in(1)});
+    const DType outs[] = {c.out(0).dtype, c.out(1).dtype};
+    c.require(bir::legality::bitvecDtypes(I.opcode(), I.reduce_op, AluOp::bypass, data, outs));  // (not the predicate)
   }
 }
 
