@@ -41,7 +41,7 @@ void keepMemoryReserve() {
 
 void prepareForOutOfMemory() {
   // __cxa_get_globals is declared const: a call whose result is unused would be dropped.
-  static void* volatile cxxRuntimeThreadData;
+  [[maybe_unused]] static void* volatile cxxRuntimeThreadData;  // written, never read: the call is the point
   cxxRuntimeThreadData = abi::__cxa_get_globals();
   keepMemoryReserve();
 }
