@@ -69,7 +69,10 @@ struct Matmul {
   bool is_transpose = false;  // moving is the [K, K] identity; out = stationary^T
   bool start = true;          // start_tensor_calc: a new accumulation group
   PerfMode perf_mode = PerfMode::None;
-  std::vector<int64_t> tile_size, tile_position;  // PE tiling ([rows, cols], [row, col]) or empty
+  // PE tiling ([rows, cols], [row, col]) or empty. Views of the caller's lists (the instruction's,
+  // which outlive the check): the simulator's decoder asks this of every matmul, and copying two
+  // vectors cost about a quarter of its check.
+  std::span<const int64_t> tile_size, tile_position;
 };
 Verdict matmul(const Matmul& mm, const MachineConfig& cfg);
 // The dtypes the PE reads on this generation.

@@ -66,9 +66,11 @@ std::string checkStartPartition(int64_t start, int64_t partitions) {
 
 namespace {
 
-// `ext` is patternShape(ap), made by the caller (who may keep it).
+// `ext` is patternShape(ap), made by the caller (who may keep it). Inlined into the verifier's
+// operand loop, which runs for every operand of every instruction a module is prepared with: as a
+// call it saved and restored registers for a body of mostly untaken branches.
 template <class Where>
-void checkAccessPattern(const AccessPattern& ap, const PatternShape& ext, bool computeEngine, const Where& where) {
+[[gnu::always_inline]] inline void checkAccessPattern(const AccessPattern& ap, const PatternShape& ext, bool computeEngine, const Where& where) {
   if (ap.isImmediate()) return;
   if (!ap.loc || !ap.loc->set) fail(where(), "access pattern has no memory location");
   if (ap.pattern.empty()) fail(where(), "access pattern has no [step, num] pairs");

@@ -66,7 +66,7 @@ void bindLegality(py::module_& m) {
       "legality_matmul",
       [](const lg::Operand& st, const lg::Operand& mv, const lg::Operand& out, const std::string& arch, bool is_transpose,
          bool start, bir::PerfMode perf_mode, std::vector<int64_t> tile_size, std::vector<int64_t> tile_position) {
-        lg::Matmul mm{st, mv, out, is_transpose, start, perf_mode, std::move(tile_size), std::move(tile_position)};
+        lg::Matmul mm{st, mv, out, is_transpose, start, perf_mode, tile_size, tile_position};
         return lg::matmul(mm, bir::machineConfig(arch));
       },
       py::arg("stationary"), py::arg("moving"), py::arg("out"), py::arg("arch"), py::arg("is_transpose"), py::arg("start"),
