@@ -166,8 +166,9 @@ void verifyInstruction(const Instruction& I, size_t fi, size_t bi, size_t ii, Pa
                       std::to_string(nOuts));
   const bool kernel = isKernelNode(I);
   const bool compute = !kernel && cls != NodeClass::DMA;
-  auto checkSide = [&](const std::vector<AccessPattern>& list, bool input, PatternShape* out) {
-    PatternShape own;  // where the shapes go when the caller keeps none
+  PatternShape own;  // where the shapes go when the caller keeps none
+  // Inlined (both sides): as a call it saved and restored registers twice per instruction.
+  auto checkSide = [&](const std::vector<AccessPattern>& list, bool input, PatternShape* out) __attribute__((always_inline)) {
     for (size_t k = 0, n = list.size(); k < n; ++k) {
       const AccessPattern& ap = list[k];
       auto where = [&] { return ipath() + (input ? ".ins[" : ".outs[") + std::to_string(k) + "]"; };
