@@ -96,34 +96,6 @@ class ShapesOf {
 Hwm::Hwm(MachineConfig config) : cfg_(std::move(config)) {}
 Hwm::~Hwm() = default;
 
-Engine Hwm::engineOf(const Instruction& I) {
-  const NodeClass nc = I.nodeClass();
-  if (nc == NodeClass::DMA && (I.engine == Engine::Unassigned || I.engine == Engine::DMA))
-    return Engine::SP;
-  if (I.engine != Engine::Unassigned) return I.engine;
-  if (I.opcode() == InstructionType::CustomOp) return Engine::Pool;  // Custom C++ operators run on GpSimd
-  switch (nc) {
-    case NodeClass::Matmult:
-    case NodeClass::BIRKernel:
-    case NodeClass::NKIKernel:
-    case NodeClass::NKIKLIRKernel:
-      return Engine::PE;
-    case NodeClass::Iota:
-    case NodeClass::AffineSelect:
-    case NodeClass::TensorPartitionReduce:
-    case NodeClass::LocalGather:
-    case NodeClass::Gather:
-    case NodeClass::SequenceBounds:
-    case NodeClass::NonzeroWithCount:
-      return Engine::Pool;
-    case NodeClass::Activation:
-    case NodeClass::ReadActivationAccumulator:
-      return Engine::Activation;
-    default:
-      return Engine::DVE;
-  }
-}
-
 double Hwm::clockGhz(Engine e) const {
   switch (e) {
     case Engine::PE:

@@ -101,6 +101,36 @@ class Hwm {
   MachineConfig cfg_;
 };
 
+// Inline: asked several times of every instruction a module is prepared with (the decoder, the
+// formulas), across the library boundary.
+inline Engine Hwm::engineOf(const Instruction& I) {
+  const NodeClass nc = I.nodeClass();
+  if (nc == NodeClass::DMA && (I.engine == Engine::Unassigned || I.engine == Engine::DMA))
+    return Engine::SP;
+  if (I.engine != Engine::Unassigned) return I.engine;
+  if (I.opcode() == InstructionType::CustomOp) return Engine::Pool;  // Custom C++ operators run on GpSimd
+  switch (nc) {
+    case NodeClass::Matmult:
+    case NodeClass::BIRKernel:
+    case NodeClass::NKIKernel:
+    case NodeClass::NKIKLIRKernel:
+      return Engine::PE;
+    case NodeClass::Iota:
+    case NodeClass::AffineSelect:
+    case NodeClass::TensorPartitionReduce:
+    case NodeClass::LocalGather:
+    case NodeClass::Gather:
+    case NodeClass::SequenceBounds:
+    case NodeClass::NonzeroWithCount:
+      return Engine::Pool;
+    case NodeClass::Activation:
+    case NodeClass::ReadActivationAccumulator:
+      return Engine::Activation;
+    default:
+      return Engine::DVE;
+  }
+}
+
 // NeuronCore-v3 (trn2): v3 numbers, DVE performance modes, FP8 double-row matmul.
 class NeuronCoreV3Hwm : public Hwm {
  public:
