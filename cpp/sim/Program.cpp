@@ -250,26 +250,25 @@ struct Decoder {
           } catch (const SimulationError& e) {
             fail(what() + ": " + e.what());
           }
-        if (!kernel && op.onChip()) {
-          bir::legality::Operand& f = facts[first + k];
-          f = legalityFacts(op);
+        if (op.isImm()) continue;  // its facts are made below, once it has its shape
+        bir::legality::Operand& f = facts[first + k];
+        f = legalityFacts(op);
+        if (!kernel && op.onChip())
           if (const auto why = bir::legality::engineOperand(I.opcode(), d.engine, f, side == 1, cfg))
             fail(why->message);
-        }  // else made below, once immediates have their shape
       }
     }
 
-    // An immediate input stands for a tensor of the output's shape, every element its value.
-    if (d.nOuts > 0) {
-      const Operand& ref = ops[d.nIns];
-      for (int k = 0; k < d.nIns; ++k)
-        if (ops[k].isImm()) {
-          ops[k].lanes = ref.lanes;
-          ops[k].freeElems = ref.freeElems;
+    // An immediate input stands for a tensor of the output's shape, every element its value; its
+    // facts are those of that tensor. (Immediate outputs were refused above.)
+    for (int k = 0; k < d.nIns; ++k)
+      if (ops[k].isImm()) {
+        if (d.nOuts > 0) {
+          ops[k].lanes = ops[d.nIns].lanes;
+          ops[k].freeElems = ops[d.nIns].freeElems;
         }
-    }
-    for (size_t k = 0; k < nOperands; ++k)
-      if (kernel || !ops[k].onChip()) facts[k] = legalityFacts(ops[k]);
+        facts[k] = legalityFacts(ops[k]);
+      }
 
     // ---- node-class rules ----
     Checker c(I, core, bi, ii, d.engine, cfg, mode, ops, facts.data(), d.nIns, d.nOuts);
