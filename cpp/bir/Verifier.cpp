@@ -171,7 +171,8 @@ void verifyInstruction(const Instruction& I, size_t fi, size_t bi, size_t ii, Pa
   auto checkSide = [&](const std::vector<AccessPattern>& list, bool input, PatternShape* out) __attribute__((always_inline)) {
     for (size_t k = 0, n = list.size(); k < n; ++k) {
       const AccessPattern& ap = list[k];
-      auto where = [&] { return ipath() + (input ? ".ins[" : ".outs[") + std::to_string(k) + "]"; };
+      // By value: the loop index stays in a register (the closure is only called to word an error).
+      auto where = [&ipath, input, k] { return ipath() + (input ? ".ins[" : ".outs[") + std::to_string(k) + "]"; };
       PatternShape& shape = out ? out[k] : own;
       shape = patternShape(ap);
       checkAccessPattern(ap, shape, compute, where);

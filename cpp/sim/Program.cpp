@@ -207,8 +207,9 @@ struct Decoder {
       const size_t count = side == 0 ? nIns : nOuts, first = side == 0 ? 0 : nIns;  // in ops and shapes
       for (size_t k = 0; k < count; ++k) {
         const bir::AccessPattern& ap = list[k];
-        // Worded only for an error: decoding a valid operand builds no strings.
-        auto what = [&] { return std::string(side == 0 ? "ins[" : "outs[") + std::to_string(k) + "]"; };
+        // Worded only for an error: decoding a valid operand builds no strings. By value, so that the
+        // loop indices stay in registers.
+        auto what = [side, k] { return std::string(side == 0 ? "ins[" : "outs[") + std::to_string(k) + "]"; };
         int32_t tensor = -1;
         if (!ap.isImmediate()) {
           const bir::MemoryLocation& loc = *ap.loc;
