@@ -136,7 +136,8 @@ void readSource(PyObject* o, EmitCache& cache) {
 // Appends the operand `h` to `to` (built in place).
 void appendOperand(PyObject* h, const StorageTensors& tensorOf, EmitCache& cache,
                    std::vector<AccessPattern>& to) {
-  if (PyFloat_Check(h) || PyLong_Check(h)) {
+  // (the tuple test first: most operands are tuples, and PyFloat_Check of one walks its MRO)
+  if (!PyTuple_Check(h) && (PyFloat_Check(h) || PyLong_Check(h))) {
     const double v = PyFloat_AsDouble(h);
     if (v == -1.0 && PyErr_Occurred()) {
       PyErr_Clear();
@@ -177,6 +178,7 @@ F fieldValue(PyObject* value, EmitCache& cache) {
     if (PyFloat_CheckExact(value)) return PyFloat_AS_DOUBLE(value);
   } else if constexpr (std::is_same_v<F, int64_t>) {
     if (PyLong_CheckExact(value)) {
+      if (int64_t v; oneDigitValue(value, v)) return v;
       const long long v = PyLong_AsLongLong(value);
       if (!(v == -1 && PyErr_Occurred())) return v;
       PyErr_Clear();
