@@ -124,12 +124,13 @@ PyObject* nextFitPlace(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   return result;
 }
 
-PyObject* sidName = nullptr;        // "sid" (interned)
-PyObject* placementName = nullptr;  // "placement" (interned)
-PyObject* bytesName = nullptr;      // "bytes_per_partition" (interned)
+PyObject* storageSidName = nullptr;        // "sid" (interned)
+PyObject* storagePlacementName = nullptr;  // "placement" (interned)
+PyObject* storageBytesName = nullptr;      // "bytes_per_partition" (interned)
 
-// Item `i` of the list of ints `list` (an index: sid), or false with an error set.
-bool itemOf(PyObject* list, long long i, long long& v) {
+// Item `i` (a storage number) of the list of ints `list` (first_use, last_use), or false with an
+// error set.
+bool useOf(PyObject* list, long long i, long long& v) {
   if (i < 0 || i >= PyList_GET_SIZE(list)) {
     PyErr_Format(PyExc_IndexError, "next_fit_storages: storage number %lld of %zd", i, PyList_GET_SIZE(list));
     return false;
@@ -153,18 +154,18 @@ PyObject* nextFitStorages(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   std::vector<long long> sids(n), sizes(n), first(n), last(n);
   for (size_t k = 0; k < n; ++k) {
     PyObject* st = PyList_GET_ITEM(storages, static_cast<Py_ssize_t>(k));
-    OwnedRef placement(slotAttr(st, placementName));
+    OwnedRef placement(slotAttr(st, storagePlacementName));
     if (placement.get() == nullptr) return nullptr;
     if (placement.get() != Py_None) Py_RETURN_NONE;  // the kernel placed it: the Python pass's case
-    OwnedRef sid(slotAttr(st, sidName));
-    OwnedRef bytes(PyObject_GetAttr(st, bytesName));  // (the property: its one home)
+    OwnedRef sid(slotAttr(st, storageSidName));
+    OwnedRef bytes(PyObject_GetAttr(st, storageBytesName));  // (the property: its one home)
     if (sid.get() == nullptr || bytes.get() == nullptr) return nullptr;
     sids[k] = PyLong_AsLongLong(sid.get());
     const long long b = PyLong_AsLongLong(bytes.get());
     if ((sids[k] == -1 || b == -1) && PyErr_Occurred()) return nullptr;
     if (b < 0) Py_RETURN_NONE;
     sizes[k] = (b + align - 1) / align * align;  // (allocator: -(-b // align) * align)
-    if (!itemOf(firstUse, sids[k], first[k]) || !itemOf(lastUse, sids[k], last[k])) return nullptr;
+    if (!useOf(firstUse, sids[k], first[k]) || !useOf(lastUse, sids[k], last[k])) return nullptr;
     if (sids[k] >= PyList_GET_SIZE(addrList)) {
       PyErr_Format(PyExc_IndexError, "next_fit_storages: storage number %lld of %zd addresses", sids[k],
                    PyList_GET_SIZE(addrList));
@@ -204,10 +205,11 @@ PyMethodDef nextFitStoragesDef = {
     "nowhere or has a placement (see neuronxsim.nki.allocator)."};
 
 void bindAllocNextFit(py::module_& m) {
-  sidName = PyUnicode_InternFromString("sid");
-  placementName = PyUnicode_InternFromString("placement");
-  bytesName = PyUnicode_InternFromString("bytes_per_partition");
-  if (sidName == nullptr || placementName == nullptr || bytesName == nullptr) throw py::error_already_set();
+  storageSidName = PyUnicode_InternFromString("sid");
+  storagePlacementName = PyUnicode_InternFromString("placement");
+  storageBytesName = PyUnicode_InternFromString("bytes_per_partition");
+  if (storageSidName == nullptr || storagePlacementName == nullptr || storageBytesName == nullptr)
+    throw py::error_already_set();
   for (PyMethodDef* def : {&nextFitPlaceDef, &nextFitStoragesDef})
     m.attr(def->ml_name) = py::reinterpret_steal<py::object>(PyCFunction_NewEx(def, nullptr, nullptr));
 }
