@@ -139,6 +139,41 @@ bool useOf(PyObject* list, long long i, long long& v) {
   return !(v == -1 && PyErr_Occurred());
 }
 
+// What next_fit_storages reads of its storages, in the order given.
+struct Tiles {
+  std::vector<long long> sids, sizes, first, last;
+};
+enum class Read { kTiles, kPythonCase, kError };
+
+// The tiles of `storages` (sizes rounded up to `align` > 0): kPythonCase if the kernel placed one
+// (storage.placement) or a size is negative, kError with an error set.
+Read readTiles(PyObject* storages, PyObject* firstUse, PyObject* lastUse, Py_ssize_t addresses, long long align,
+               Tiles& t) {
+  const size_t n = static_cast<size_t>(PyList_GET_SIZE(storages));
+  for (auto* v : {&t.sids, &t.sizes, &t.first, &t.last}) v->resize(n);
+  for (size_t k = 0; k < n; ++k) {
+    PyObject* st = PyList_GET_ITEM(storages, static_cast<Py_ssize_t>(k));
+    OwnedRef placement(slotAttr(st, storagePlacementName));
+    if (placement.get() == nullptr) return Read::kError;
+    if (placement.get() != Py_None) return Read::kPythonCase;
+    OwnedRef sid(slotAttr(st, storageSidName));
+    OwnedRef bytes(PyObject_GetAttr(st, storageBytesName));  // (the property: its one home)
+    if (sid.get() == nullptr || bytes.get() == nullptr) return Read::kError;
+    t.sids[k] = PyLong_AsLongLong(sid.get());
+    const long long b = PyLong_AsLongLong(bytes.get());
+    if ((t.sids[k] == -1 || b == -1) && PyErr_Occurred()) return Read::kError;
+    if (b < 0) return Read::kPythonCase;
+    t.sizes[k] = (b + align - 1) / align * align;  // (allocator: -(-b // align) * align)
+    if (!useOf(firstUse, t.sids[k], t.first[k]) || !useOf(lastUse, t.sids[k], t.last[k])) return Read::kError;
+    if (t.sids[k] >= addresses) {
+      PyErr_Format(PyExc_IndexError, "next_fit_storages: storage number %lld of %zd addresses", t.sids[k],
+                   addresses);
+      return Read::kError;
+    }
+  }
+  return Read::kTiles;
+}
+
 PyObject* nextFitStorages(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   if (nargs != 6 || !PyList_Check(args[0]) || !PyList_Check(args[1]) || !PyList_Check(args[2]) ||
       !PyList_Check(args[5])) {
@@ -146,48 +181,31 @@ PyObject* nextFitStorages(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
                     "next_fit_storages(storages: list, first_use: list, last_use: list, capacity, align, addr: list)");
     return nullptr;
   }
-  PyObject *storages = args[0], *firstUse = args[1], *lastUse = args[2], *addrList = args[5];
+  PyObject* addrList = args[5];
   const long long capacity = PyLong_AsLongLong(args[3]), align = PyLong_AsLongLong(args[4]);
   if ((capacity == -1 || align == -1) && PyErr_Occurred()) return nullptr;
   if (align <= 0) Py_RETURN_NONE;  // (the Python pass's arithmetic then)
-  const size_t n = static_cast<size_t>(PyList_GET_SIZE(storages));
-  std::vector<long long> sids(n), sizes(n), first(n), last(n);
-  for (size_t k = 0; k < n; ++k) {
-    PyObject* st = PyList_GET_ITEM(storages, static_cast<Py_ssize_t>(k));
-    OwnedRef placement(slotAttr(st, storagePlacementName));
-    if (placement.get() == nullptr) return nullptr;
-    if (placement.get() != Py_None) Py_RETURN_NONE;  // the kernel placed it: the Python pass's case
-    OwnedRef sid(slotAttr(st, storageSidName));
-    OwnedRef bytes(PyObject_GetAttr(st, storageBytesName));  // (the property: its one home)
-    if (sid.get() == nullptr || bytes.get() == nullptr) return nullptr;
-    sids[k] = PyLong_AsLongLong(sid.get());
-    const long long b = PyLong_AsLongLong(bytes.get());
-    if ((sids[k] == -1 || b == -1) && PyErr_Occurred()) return nullptr;
-    if (b < 0) Py_RETURN_NONE;
-    sizes[k] = (b + align - 1) / align * align;  // (allocator: -(-b // align) * align)
-    if (!useOf(firstUse, sids[k], first[k]) || !useOf(lastUse, sids[k], last[k])) return nullptr;
-    if (sids[k] >= PyList_GET_SIZE(addrList)) {
-      PyErr_Format(PyExc_IndexError, "next_fit_storages: storage number %lld of %zd addresses", sids[k],
-                   PyList_GET_SIZE(addrList));
-      return nullptr;
-    }
-  }
+  Tiles t;
+  const Read read = readTiles(args[0], args[1], args[2], PyList_GET_SIZE(addrList), align, t);
+  if (read == Read::kError) return nullptr;
+  if (read == Read::kPythonCase) Py_RETURN_NONE;
   // In order of first use; ties in the order given (list.sort is stable).
+  const size_t n = t.sids.size();
   std::vector<size_t> order(n);
   std::iota(order.begin(), order.end(), size_t{0});
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return first[a] < first[b]; });
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return t.first[a] < t.first[b]; });
   const auto ordered = [&](const std::vector<long long>& v) {
     std::vector<long long> out(n);
     for (size_t k = 0; k < n; ++k) out[k] = v[order[k]];
     return out;
   };
   std::vector<long long> addr;
-  const long long peak = placeNextFit(ordered(sizes), ordered(first), ordered(last), capacity, addr);
+  const long long peak = placeNextFit(ordered(t.sizes), ordered(t.first), ordered(t.last), capacity, addr);
   if (peak < 0) Py_RETURN_NONE;
   for (size_t k = 0; k < n; ++k) {
     PyObject* at = PyLong_FromLongLong(addr[k]);
     if (at == nullptr) return nullptr;
-    PyList_SetItem(addrList, static_cast<Py_ssize_t>(sids[order[k]]), at);  // (steals; in range: checked)
+    PyList_SetItem(addrList, static_cast<Py_ssize_t>(t.sids[order[k]]), at);  // (steals; in range: checked)
   }
   return PyLong_FromLongLong(peak);
 }
