@@ -1,5 +1,6 @@
 #include "Module.h"
 
+#include <charconv>
 #include <cstdio>
 
 #include "Error.h"
@@ -16,8 +17,8 @@ Instruction* BasicBlock::addInstruction(Opcode op, std::string n) {
 Instruction* BasicBlock::append(std::unique_ptr<Instruction> inst) {
   if (!inst) throw BIRError("BasicBlock::append: null instruction");
   if (parent_) {
-    const std::string base = inst->name.empty() ? inst->opcodeName() : inst->name;
-    inst->name = parent_->uniqueInstructionName(base);
+    // (the base is the opcode's static name or the node's own, read in place: no copy of it)
+    inst->name = parent_->uniqueInstructionName(inst->name.empty() ? inst->opcodeName() : inst->name);
     inst->id = parent_->nextInstructionId();
   }
   inst->setParent(this);
@@ -125,7 +126,7 @@ MemoryLocation* Function::createDramTensor(const std::string& n, MemoryType type
 std::unique_ptr<MemoryLocationSet> makeOnChipTensor(const std::string& n, MemoryType type, DType dtype,
                                                     int64_t partitions, int64_t bytes_per_partition,
                                                     int64_t base_partition, int64_t addr,
-                                                    const std::vector<int64_t>& shape) {
+                                                    std::vector<int64_t> shape) {
   if (type != MemoryType::SB && type != MemoryType::PSUM)
     throw BIRError("createOnChipTensor '" + n + "': memory type must be SB or PSUM");
   auto set = std::make_unique<MemoryLocationSet>();
@@ -133,7 +134,7 @@ std::unique_ptr<MemoryLocationSet> makeOnChipTensor(const std::string& n, Memory
   set->dtype = dtype;
   set->tensor_shape =
       shape.empty() ? std::vector<int64_t>{partitions, bytes_per_partition / dtypeSize(dtype)}
-                    : shape;
+                    : std::move(shape);
   auto loc = std::make_unique<MemoryLocation>();
   loc->name = n;
   loc->type = type;
@@ -150,8 +151,9 @@ std::unique_ptr<MemoryLocationSet> makeOnChipTensor(const std::string& n, Memory
 MemoryLocation* Function::createOnChipTensor(const std::string& n, MemoryType type, DType dtype,
                                              int64_t partitions, int64_t bytes_per_partition,
                                              int64_t base_partition, int64_t addr,
-                                             const std::vector<int64_t>& shape) {
-  return addAllocation(makeOnChipTensor(n, type, dtype, partitions, bytes_per_partition, base_partition, addr, shape))
+                                             std::vector<int64_t> shape) {
+  return addAllocation(
+             makeOnChipTensor(n, type, dtype, partitions, bytes_per_partition, base_partition, addr, std::move(shape)))
       ->location();
 }
 
@@ -177,7 +179,11 @@ std::string Function::uniqueInstructionName(const std::string& base) {
   // (one hash per name tried: tryEmplace both asks and reserves)
   if (instNames_.tryEmplace(base, 0).second) return base;
   for (;;) {
-    std::string n = base + "." + std::to_string(++nameCounter_);
+    char digits[24];  // "base.N" built in one string (an emitter names thousands of nodes so)
+    const auto length = static_cast<size_t>(std::to_chars(digits, digits + sizeof digits, ++nameCounter_).ptr - digits);
+    std::string n;
+    n.reserve(base.size() + 1 + length);
+    n.append(base).append(1, '.').append(digits, length);
     if (instNames_.tryEmplace(n, 0).second) return n;
   }
 }

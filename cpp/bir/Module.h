@@ -74,10 +74,11 @@ class Function {
                                    TensorKind kind = TensorKind::Internal);
   // An on-chip tensor (SB or PSUM): `partitions` rows of `bytes_per_partition` bytes placed at
   // partition `base_partition`, byte `addr`.
+  // (`shape` by value: a caller that builds it for the call moves it in.)
   MemoryLocation* createOnChipTensor(const std::string& name, MemoryType type, DType dtype,
                                      int64_t partitions, int64_t bytes_per_partition,
                                      int64_t base_partition, int64_t addr,
-                                     const std::vector<int64_t>& shape = {});
+                                     std::vector<int64_t> shape = {});
   // Takes ownership of a fully built allocation (the JSON reader's path, and makeOnChipTensor's).
   MemoryLocationSet* addAllocation(std::unique_ptr<MemoryLocationSet> set);
 
@@ -149,6 +150,6 @@ class Module {
 std::unique_ptr<MemoryLocationSet> makeOnChipTensor(const std::string& name, MemoryType type, DType dtype,
                                                     int64_t partitions, int64_t bytes_per_partition,
                                                     int64_t base_partition, int64_t addr,
-                                                    const std::vector<int64_t>& shape = {});
+                                                    std::vector<int64_t> shape = {});
 
 }  // namespace bir

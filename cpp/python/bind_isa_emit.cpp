@@ -25,6 +25,7 @@
 
 #include <array>
 #include <cstring>
+#include <string_view>
 #include <unordered_map>
 
 namespace nxs::py_bind {
@@ -32,8 +33,25 @@ namespace {
 
 using namespace bir;
 
+// The value of an int `o` that fits in one digit (nearly every number of a trace), read in place:
+// PyLong_AsLongLong is a call and overflow checks per number, and a record has a dozen numbers.
+// False for a larger int.
+bool oneDigitValue(PyObject* o, int64_t& v) {
+#if PY_VERSION_HEX >= 0x030C0000
+  auto* n = reinterpret_cast<PyLongObject*>(o);
+  if (!PyUnstable_Long_IsCompact(n)) return false;
+  v = PyUnstable_Long_CompactValue(n);
+#else
+  const Py_ssize_t size = Py_SIZE(o);  // (ints of 3.10 and 3.11: a signed digit count, the digits)
+  if (size < -1 || size > 1) return false;
+  v = size * static_cast<int64_t>(reinterpret_cast<PyLongObject*>(o)->ob_digit[0]);
+#endif
+  return true;
+}
+
 int64_t intOf(PyObject* o, const char* what) {
   if (!PyLong_Check(o)) throw BIRError(std::string("emit_trace: ") + what + " must be an integer");
+  if (int64_t v; oneDigitValue(o, v)) return v;
   const long long v = PyLong_AsLongLong(o);
   if (v == -1 && PyErr_Occurred()) {
     PyErr_Clear();
@@ -50,6 +68,17 @@ PyObject* tupleOf(PyObject* o, Py_ssize_t size, const char* what) {
 PyObject* recordOf(PyObject* o, Py_ssize_t size, const char* what) {
   if (!PyTuple_Check(o) || PyTuple_GET_SIZE(o) < size) throw BIRError(std::string("emit_trace: ") + what);
   return o;
+}
+
+// The text of the str `o` (valid while `o` lives).
+std::string_view textOf(PyObject* o, const char* what) {
+  Py_ssize_t length = 0;
+  const char* text = PyUnicode_Check(o) ? PyUnicode_AsUTF8AndSize(o, &length) : nullptr;
+  if (!text) {
+    PyErr_Clear();
+    throw BIRError(std::string("emit_trace: ") + what + " must be a string");
+  }
+  return {text, static_cast<size_t>(length)};
 }
 
 // The tensor of each storage number, and its dtype (kept beside it: reading it through the
@@ -91,15 +120,24 @@ struct EmitCache {
   };
   std::array<Pairs, 64> pairs;
   // The last source string object read, and its text (a kernel's instructions come from a few
-  // lines, in runs).
+  // lines, in runs; often as a new string object per instruction, so the text is compared too).
   PyObject* source = nullptr;
   std::string sourceText;
 };
 
+// Reads the record's source `o` into cache.sourceText, unless it holds that text already.
+void readSource(PyObject* o, EmitCache& cache) {
+  if (o == cache.source) return;
+  const std::string_view text = textOf(o, "a source");
+  if (text != cache.sourceText) cache.sourceText.assign(text);
+  cache.source = o;  // (the records hold it through the call)
+}
+
 // Appends the operand `h` to `to` (built in place).
 void appendOperand(PyObject* h, const StorageTensors& tensorOf, EmitCache& cache,
                    std::vector<AccessPattern>& to) {
-  if (PyFloat_Check(h) || PyLong_Check(h)) {
+  // (the tuple test first: most operands are tuples, and PyFloat_Check of one walks its MRO)
+  if (!PyTuple_Check(h) && (PyFloat_Check(h) || PyLong_Check(h))) {
     const double v = PyFloat_AsDouble(h);
     if (v == -1.0 && PyErr_Occurred()) {
       PyErr_Clear();
@@ -140,6 +178,7 @@ F fieldValue(PyObject* value, EmitCache& cache) {
     if (PyFloat_CheckExact(value)) return PyFloat_AS_DOUBLE(value);
   } else if constexpr (std::is_same_v<F, int64_t>) {
     if (PyLong_CheckExact(value)) {
+      if (int64_t v; oneDigitValue(value, v)) return v;
       const long long v = PyLong_AsLongLong(value);
       if (!(v == -1 && PyErr_Occurred())) return v;
       PyErr_Clear();
@@ -229,19 +268,12 @@ Opcode opcodeOf(PyObject* o) {
   return static_cast<Opcode>(opcode);
 }
 
-std::string stringOf(PyObject* o, const char* what) {
-  Py_ssize_t length = 0;
-  const char* text = PyUnicode_Check(o) ? PyUnicode_AsUTF8AndSize(o, &length) : nullptr;
-  if (!text) {
-    PyErr_Clear();
-    throw BIRError(std::string("emit_trace: ") + what + " must be a string");
-  }
-  return std::string(text, static_cast<size_t>(length));
-}
+std::string stringOf(PyObject* o, const char* what) { return std::string(textOf(o, what)); }
 
 std::vector<int64_t> shapeOf(PyObject* o) {
   auto [items, n] = itemsOf(o, "a shape");
   std::vector<int64_t> shape;
+  shape.reserve(static_cast<size_t>(n));
   for (Py_ssize_t i = 0; i < n; ++i) shape.push_back(intOf(items[i], "a dimension"));
   return shape;
 }
@@ -258,7 +290,7 @@ MemoryLocation* tensorFrom(Function& fn, PyObject* t) {
     return fn.createOnChipTensor(name, type, dtype, intOf(PyTuple_GET_ITEM(t, 5), "partitions"),
                                  intOf(PyTuple_GET_ITEM(t, 6), "bytes per partition"),
                                  intOf(PyTuple_GET_ITEM(t, 7), "a start partition"),
-                                 intOf(PyTuple_GET_ITEM(t, 8), "an address"), shape);
+                                 intOf(PyTuple_GET_ITEM(t, 8), "an address"), std::move(shape));
   return fn.createDramTensor(name, type, dtype, shape, enumOf<TensorKind>(PyTuple_GET_ITEM(t, 4), "a tensor kind"));
 }
 
@@ -266,11 +298,7 @@ void appendRecord(BasicBlock& bb, PyObject* r, const StorageTensors& tensorOf, E
   recordOf(r, op_pos::outs + 1, "a record is (opcode, engine, source, fields, ins, outs, ...)");
   const Opcode opcode = opcodeOf(PyTuple_GET_ITEM(r, op_pos::opcode_number));
   const auto engine = enumOf<Engine>(PyTuple_GET_ITEM(r, op_pos::engine_number), "engine");
-  PyObject* source = PyTuple_GET_ITEM(r, op_pos::source);
-  if (source != cache.source) {
-    cache.sourceText = stringOf(source, "a source");
-    cache.source = source;  // (the records hold it through the call)
-  }
+  readSource(PyTuple_GET_ITEM(r, op_pos::source), cache);
   PyObject* fields = PyTuple_GET_ITEM(r, op_pos::fields);
   if (fields != Py_None && !PyDict_Check(fields)) throw BIRError("emit_trace: fields are None or a dict");
   Instruction* I = bb.addInstruction(opcode);
@@ -281,8 +309,17 @@ void appendRecord(BasicBlock& bb, PyObject* r, const StorageTensors& tensorOf, E
   appendOperands(PyTuple_GET_ITEM(r, op_pos::outs), tensorOf, cache, I->outs);
 }
 
-void emitTrace(Function& fn, py::list tensor_records, const std::vector<int64_t>& tensor_of,
-               py::list records) {
+// tensor_of as numbers (read here: pybind11's list caster costs a call per item, and a trace has
+// a number per storage).
+std::vector<int64_t> tensorNumbers(const py::list& tensorOf) {
+  std::vector<int64_t> numbers;
+  numbers.reserve(tensorOf.size());
+  for (py::handle t : tensorOf) numbers.push_back(intOf(t.ptr(), "a tensor number"));
+  return numbers;
+}
+
+void emitTrace(Function& fn, py::list tensor_records, py::list tensor_of, py::list records) {
+  const std::vector<int64_t> numbers = tensorNumbers(tensor_of);
   fn.reserve(fn.allocations().size() + tensor_records.size(), fn.instructionCount() + records.size());
   std::vector<MemoryLocation*> tensors;
   tensors.reserve(tensor_records.size());
@@ -292,7 +329,7 @@ void emitTrace(Function& fn, py::list tensor_records, const std::vector<int64_t>
     tensors.push_back(tensorFrom(fn, t.ptr()));
     dtypes.push_back(tensors.back()->set->dtype);
   }
-  const StorageTensors tensorOf{tensor_of, tensors, dtypes};
+  const StorageTensors tensorOf{numbers, tensors, dtypes};
   BasicBlock& bb = *fn.addBlock();
   bb.reserve(records.size());
   EmitCache cache;

@@ -7,11 +7,20 @@
 // address of each tile and the most bytes held at one moment; None as soon as a tile fits
 // nowhere, for the Python pass to place everything again with what this does not do (packing,
 // spilling, the kernel's own placements), from the start.
+//   next_fit_storages(storages, first_use, last_use, capacity, align, addr) -> peak or None
+// the same for the pass's storages themselves: ordered by first use (stably), each of
+// storage.bytes_per_partition rounded up to `align`, their live ranges first_use[sid] to
+// last_use[sid]; sets addr[sid] of each and returns the peak, or None with `addr` untouched if
+// one fits nowhere or the kernel placed one itself (storage.placement).
 //
-// Why C: a trace places one tile per instruction or so, and each placement scans the live tiles.
+// Why C: a trace places one tile per instruction or so, and each placement scans the live tiles;
+// ordering the storages and listing their sizes and ranges cost as much again in Python.
 #include "bindings.h"
+#include "trace_ref.h"
+#include "trace_slotted.h"
 
 #include <algorithm>
+#include <numeric>
 #include <queue>
 #include <tuple>
 #include <vector>
@@ -58,6 +67,39 @@ bool intsOf(PyObject* list, const char* what, std::vector<long long>& out) {
   return true;
 }
 
+// Places the tiles (see next_fit_place) into `addr`; returns the peak, or -1 if one fits nowhere.
+long long placeNextFit(const std::vector<long long>& sizes, const std::vector<long long>& first,
+                       const std::vector<long long>& last, long long capacity, std::vector<long long>& addr) {
+  addr.resize(sizes.size());
+  std::vector<Placed> live;  // sorted by (addr, end)
+  using Expiry = std::tuple<long long, size_t>;  // (last use, placement number = tile)
+  std::priority_queue<Expiry, std::vector<Expiry>, std::greater<>> expiry;
+  long long rover = 0, held = 0, peak = 0;
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    while (!expiry.empty() && std::get<0>(expiry.top()) < first[k]) {
+      const size_t gone = std::get<1>(expiry.top());
+      expiry.pop();
+      auto it = std::find_if(live.begin(), live.end(), [&](const Placed& p) { return p.tile == gone; });
+      held -= it->end - it->addr;
+      live.erase(it);
+    }
+    const long long at = nextFit(live, sizes[k], capacity, rover);
+    if (at < 0) return -1;
+    rover = at + sizes[k];
+    addr[k] = at;
+    const Placed entry{at, at + sizes[k], k};
+    live.insert(std::upper_bound(live.begin(), live.end(), entry,
+                                 [](const Placed& x, const Placed& y) {
+                                   return x.addr != y.addr ? x.addr < y.addr : x.end < y.end;
+                                 }),
+                entry);
+    expiry.emplace(last[k], k);
+    held += sizes[k];
+    peak = std::max(peak, held);
+  }
+  return peak;
+}
+
 PyObject* nextFitPlace(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   if (nargs != 4) {
     PyErr_SetString(PyExc_TypeError, "next_fit_place(sizes, first, last, capacity)");
@@ -72,33 +114,9 @@ PyObject* nextFitPlace(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     PyErr_SetString(PyExc_ValueError, "next_fit_place: sizes, first and last differ in length");
     return nullptr;
   }
-  std::vector<long long> addr(sizes.size());
-  std::vector<Placed> live;  // sorted by (addr, end)
-  using Expiry = std::tuple<long long, size_t>;  // (last use, placement number = tile)
-  std::priority_queue<Expiry, std::vector<Expiry>, std::greater<>> expiry;
-  long long rover = 0, held = 0, peak = 0;
-  for (size_t k = 0; k < sizes.size(); ++k) {
-    while (!expiry.empty() && std::get<0>(expiry.top()) < first[k]) {
-      const size_t gone = std::get<1>(expiry.top());
-      expiry.pop();
-      auto it = std::find_if(live.begin(), live.end(), [&](const Placed& p) { return p.tile == gone; });
-      held -= it->end - it->addr;
-      live.erase(it);
-    }
-    const long long at = nextFit(live, sizes[k], capacity, rover);
-    if (at < 0) Py_RETURN_NONE;
-    rover = at + sizes[k];
-    addr[k] = at;
-    const Placed entry{at, at + sizes[k], k};
-    live.insert(std::upper_bound(live.begin(), live.end(), entry,
-                                 [](const Placed& x, const Placed& y) {
-                                   return x.addr != y.addr ? x.addr < y.addr : x.end < y.end;
-                                 }),
-                entry);
-    expiry.emplace(last[k], k);
-    held += sizes[k];
-    peak = std::max(peak, held);
-  }
+  std::vector<long long> addr;
+  const long long peak = placeNextFit(sizes, first, last, capacity, addr);
+  if (peak < 0) Py_RETURN_NONE;
   PyObject* addresses = PyList_New(static_cast<Py_ssize_t>(addr.size()));
   if (addresses == nullptr) return nullptr;
   for (size_t k = 0; k < addr.size(); ++k) PyList_SET_ITEM(addresses, static_cast<Py_ssize_t>(k), PyLong_FromLongLong(addr[k]));
@@ -106,13 +124,112 @@ PyObject* nextFitPlace(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   return result;
 }
 
+PyObject* storageSidName = nullptr;        // "sid" (interned)
+PyObject* storagePlacementName = nullptr;  // "placement" (interned)
+PyObject* storageBytesName = nullptr;      // "bytes_per_partition" (interned)
+
+// Item `i` (a storage number) of the list of ints `list` (first_use, last_use), or false with an
+// error set.
+bool useOf(PyObject* list, long long i, long long& v) {
+  if (i < 0 || i >= PyList_GET_SIZE(list)) {
+    PyErr_Format(PyExc_IndexError, "next_fit_storages: storage number %lld of %zd", i, PyList_GET_SIZE(list));
+    return false;
+  }
+  v = PyLong_AsLongLong(PyList_GET_ITEM(list, i));
+  return !(v == -1 && PyErr_Occurred());
+}
+
+// What next_fit_storages reads of its storages, in the order given.
+struct Tiles {
+  std::vector<long long> sids, sizes, first, last;
+};
+enum class Read { kTiles, kPythonCase, kError };
+
+// The tiles of `storages` (sizes rounded up to `align` > 0): kPythonCase if the kernel placed one
+// (storage.placement) or a size is negative, kError with an error set.
+Read readTiles(PyObject* storages, PyObject* firstUse, PyObject* lastUse, Py_ssize_t addresses, long long align,
+               Tiles& t) {
+  const size_t n = static_cast<size_t>(PyList_GET_SIZE(storages));
+  for (auto* v : {&t.sids, &t.sizes, &t.first, &t.last}) v->resize(n);
+  for (size_t k = 0; k < n; ++k) {
+    PyObject* st = PyList_GET_ITEM(storages, static_cast<Py_ssize_t>(k));
+    OwnedRef placement(slotAttr(st, storagePlacementName));
+    if (placement.get() == nullptr) return Read::kError;
+    if (placement.get() != Py_None) return Read::kPythonCase;
+    OwnedRef sid(slotAttr(st, storageSidName));
+    OwnedRef bytes(PyObject_GetAttr(st, storageBytesName));  // (the property: its one home)
+    if (sid.get() == nullptr || bytes.get() == nullptr) return Read::kError;
+    t.sids[k] = PyLong_AsLongLong(sid.get());
+    const long long b = PyLong_AsLongLong(bytes.get());
+    if ((t.sids[k] == -1 || b == -1) && PyErr_Occurred()) return Read::kError;
+    if (b < 0) return Read::kPythonCase;
+    t.sizes[k] = (b + align - 1) / align * align;  // (allocator: -(-b // align) * align)
+    if (!useOf(firstUse, t.sids[k], t.first[k]) || !useOf(lastUse, t.sids[k], t.last[k])) return Read::kError;
+    if (t.sids[k] >= addresses) {
+      PyErr_Format(PyExc_IndexError, "next_fit_storages: storage number %lld of %zd addresses", t.sids[k],
+                   addresses);
+      return Read::kError;
+    }
+  }
+  return Read::kTiles;
+}
+
+PyObject* nextFitStorages(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 6 || !PyList_Check(args[0]) || !PyList_Check(args[1]) || !PyList_Check(args[2]) ||
+      !PyList_Check(args[5])) {
+    PyErr_SetString(PyExc_TypeError,
+                    "next_fit_storages(storages: list, first_use: list, last_use: list, capacity, align, addr: list)");
+    return nullptr;
+  }
+  PyObject* addrList = args[5];
+  const long long capacity = PyLong_AsLongLong(args[3]), align = PyLong_AsLongLong(args[4]);
+  if ((capacity == -1 || align == -1) && PyErr_Occurred()) return nullptr;
+  if (align <= 0) Py_RETURN_NONE;  // (the Python pass's arithmetic then)
+  Tiles t;
+  const Read read = readTiles(args[0], args[1], args[2], PyList_GET_SIZE(addrList), align, t);
+  if (read == Read::kError) return nullptr;
+  if (read == Read::kPythonCase) Py_RETURN_NONE;
+  // In order of first use; ties in the order given (list.sort is stable).
+  const size_t n = t.sids.size();
+  std::vector<size_t> order(n);
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return t.first[a] < t.first[b]; });
+  const auto ordered = [&](const std::vector<long long>& v) {
+    std::vector<long long> out(n);
+    for (size_t k = 0; k < n; ++k) out[k] = v[order[k]];
+    return out;
+  };
+  std::vector<long long> addr;
+  const long long peak = placeNextFit(ordered(t.sizes), ordered(t.first), ordered(t.last), capacity, addr);
+  if (peak < 0) Py_RETURN_NONE;
+  for (size_t k = 0; k < n; ++k) {
+    PyObject* at = PyLong_FromLongLong(addr[k]);
+    if (at == nullptr) return nullptr;
+    PyList_SetItem(addrList, static_cast<Py_ssize_t>(t.sids[order[k]]), at);  // (steals; in range: checked)
+  }
+  return PyLong_FromLongLong(peak);
+}
+
 PyMethodDef nextFitPlaceDef = {
     "next_fit_place", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(nextFitPlace)), METH_FASTCALL,
     "next_fit_place(sizes, first, last, capacity): (addresses, peak bytes) of tiles placed next fit in this "
     "order by their live ranges, or None if one fits nowhere (see neuronxsim.nki.allocator)."};
 
+PyMethodDef nextFitStoragesDef = {
+    "next_fit_storages", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(nextFitStorages)),
+    METH_FASTCALL,
+    "next_fit_storages(storages, first_use, last_use, capacity, align, addr): next_fit_place for the allocation "
+    "pass's storages, in order of first use, into addr[sid]; the peak bytes, or None (addr untouched) if one fits "
+    "nowhere or has a placement (see neuronxsim.nki.allocator)."};
+
 void bindAllocNextFit(py::module_& m) {
-  m.attr("next_fit_place") = py::reinterpret_steal<py::object>(PyCFunction_NewEx(&nextFitPlaceDef, nullptr, nullptr));
+  storageSidName = PyUnicode_InternFromString("sid");
+  storagePlacementName = PyUnicode_InternFromString("placement");
+  storageBytesName = PyUnicode_InternFromString("bytes_per_partition");
+  if (storageSidName == nullptr || storagePlacementName == nullptr || storageBytesName == nullptr)
+    throw py::error_already_set();
+  for (PyMethodDef* def : {&nextFitPlaceDef, &nextFitStoragesDef})
+    m.attr(def->ml_name) = py::reinterpret_steal<py::object>(PyCFunction_NewEx(def, nullptr, nullptr));
 }
 
 NXS_REGISTER_SUBMODULE(nki, 47, "the NKI tracer's hot paths", bindAllocNextFit);

@@ -69,15 +69,19 @@ PyObject* uniqueName(PyObject* names, PyObject* counts, PyObject* base) {
   if (i == -1 && PyErr_Occurred()) return nullptr;
   PyObject* name = i == 0 ? Py_NewRef(base) : suffixed(base, i);
   while (name != nullptr) {
-    const int taken = PySet_Contains(names, name);
-    if (taken == 0) break;
-    Py_CLEAR(name);
-    if (taken < 0) return nullptr;
+    // Added if not taken: one look-up for both (the set grows by one exactly when it was free).
+    const Py_ssize_t before = PySet_GET_SIZE(names);
+    if (PySet_Add(names, name) < 0) {
+      Py_DECREF(name);
+      return nullptr;
+    }
+    if (PySet_GET_SIZE(names) != before) break;
+    Py_DECREF(name);
     name = suffixed(base, ++i);
   }
   if (name == nullptr) return nullptr;
   PyObject* next = PyLong_FromSsize_t(i + 1);
-  if (next == nullptr || PyDict_SetItem(counts, base, next) < 0 || PySet_Add(names, name) < 0) {
+  if (next == nullptr || PyDict_SetItem(counts, base, next) < 0) {
     Py_XDECREF(next);
     Py_DECREF(name);
     return nullptr;
@@ -194,11 +198,11 @@ PyObject* tensorTable(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     PyObject* name = values[kName];
     if (name == Py_None) {  // temporaries are named when they turn out to be needed
       name = uniqueName(args[4], args[5], values[kHint]);
-      if (name == nullptr || PyObject_SetAttr(st, nameAttr, name) < 0) {
-        Py_XDECREF(name);
-        return fail();
-      }
+      if (name == nullptr) return fail();
+      // (straight into the slot: the generic setattr looks the name up on the class every time)
+      const bool named = storageSlots.set(st, *ss, kName, name) || PyObject_SetAttr(st, nameAttr, name) == 0;
       Py_DECREF(name);  // (the storage holds it)
+      if (!named) return fail();
     }
     bool output = false;
     if (!onChip && !input) {

@@ -20,9 +20,8 @@
 #include "bindings.h"
 
 #include <algorithm>
+#include <iterator>
 #include <string>
-#include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 namespace nxs::py_bind {
@@ -78,6 +77,20 @@ bool pairsOf(PyObject* pairs, const char* what, std::vector<std::pair<long long,
   return true;
 }
 
+// The pairs of `pairs` by index, stably (pairs of one index stay in their order), to be looked
+// up by binary search: sorting a vector costs one allocation where a hash map of the thousands of
+// redirects and joins of a large trace cost one per entry.
+using IndexedPairs = std::vector<std::pair<long long, PyObject*>>;
+void sortByIndex(IndexedPairs& pairs) {
+  std::stable_sort(pairs.begin(), pairs.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+}
+// The pairs of `sorted` (sortByIndex) whose index is `index`, in their order.
+std::pair<IndexedPairs::const_iterator, IndexedPairs::const_iterator> pairsAt(const IndexedPairs& sorted,
+                                                                              long long index) {
+  return std::equal_range(sorted.begin(), sorted.end(), std::pair<long long, PyObject*>{index, nullptr},
+                          [](const auto& a, const auto& b) { return a.first < b.first; });
+}
+
 // A copy of the op `op` (a tuple of its record class) with item `at` replaced by `value`
 // (stolen); null with an error set.
 PyObject* replacedOp(PyObject* op, Py_ssize_t at, PyObject* value) {
@@ -117,10 +130,8 @@ PyObject* opsRedirected(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   if (!listOfOps(args[0]) || !pairsOf(args[1], "redirects", redirects) || !pairsOf(args[2], "copies", copies) ||
       !positionOf(args[3], "index_at", indexAt) || !positionOf(args[4], "outs_at", outsAt))
     return nullptr;
-  std::unordered_map<long long, PyObject*> outputs;  // (the last redirect of an op wins)
-  for (const auto& [index, access] : redirects) outputs[index] = access;
-  std::unordered_map<long long, std::vector<PyObject*>> after;  // op index -> copies, as recorded
-  for (const auto& [index, copy] : copies) after[index].push_back(copy);
+  sortByIndex(redirects);  // (the last redirect of an op wins)
+  sortByIndex(copies);     // op index -> copies, as recorded
   PyObject* ops = args[0];
   PyObject* out = PyList_New(0);
   if (out == nullptr) return nullptr;
@@ -132,9 +143,10 @@ PyObject* opsRedirected(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
       Py_DECREF(out);
       return nullptr;
     }
-    auto redirected = outputs.find(index);
+    const auto [redirectsFrom, redirectsTo] = pairsAt(redirects, index);
     PyObject* kept = Py_NewRef(op);
-    if (redirected != outputs.end()) {
+    if (redirectsFrom != redirectsTo) {
+      const auto redirected = std::prev(redirectsTo);
       Py_DECREF(kept);
       PyObject* outs = PyTuple_GET_ITEM(op, outsAt);
       if (!PyList_Check(outs)) {
@@ -154,10 +166,9 @@ PyObject* opsRedirected(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
       Py_DECREF(out);
       return nullptr;
     }
-    auto copied = after.find(index);
-    if (copied == after.end()) continue;
-    for (auto c = copied->second.rbegin(); c != copied->second.rend(); ++c)  // (each made right after the op)
-      if (!appendStolen(out, Py_NewRef(*c))) {
+    const auto [copiesFrom, copiesTo] = pairsAt(copies, index);
+    for (auto c = copiesTo; c != copiesFrom;)  // (each made right after the op: the later first)
+      if (!appendStolen(out, Py_NewRef((--c)->second))) {
         Py_DECREF(out);
         return nullptr;
       }
@@ -178,13 +189,17 @@ PyObject* opsMatmulGrouped(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   if (!listOfOps(args[0]) || !pairsOf(args[1], "joins", joins) || !positionOf(args[2], "index_at", indexAt) ||
       !positionOf(args[3], "fields_at", fieldsAt))
     return nullptr;
-  std::unordered_set<long long> continued, joined;
+  std::vector<long long> continued, joined;  // sorted: looked up by binary search
+  continued.reserve(joins.size());
+  joined.reserve(joins.size());
   for (const auto& [earlier, later] : joins) {
     long long l;
     if (!indexOf(later, "a join's later index", l)) return nullptr;
-    continued.insert(earlier);
-    joined.insert(l);
+    continued.push_back(earlier);
+    joined.push_back(l);
   }
+  std::sort(continued.begin(), continued.end());
+  std::sort(joined.begin(), joined.end());
   PyObject* ops = args[0];
   PyObject* out = PyList_New(PyList_GET_SIZE(ops));
   if (out == nullptr) return nullptr;
@@ -196,11 +211,14 @@ PyObject* opsMatmulGrouped(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
       Py_DECREF(out);
       return nullptr;
     }
-    const bool stops = continued.count(index) == 0, starts = joined.count(index) == 0;
+    const bool stops = !std::binary_search(continued.begin(), continued.end(), index),
+               starts = !std::binary_search(joined.begin(), joined.end(), index);
     PyObject* kept = Py_NewRef(op);
     if (!stops || !starts) {
       Py_DECREF(kept);
-      PyObject* fields = PyObject_CallOneArg(reinterpret_cast<PyObject*>(&PyDict_Type), PyTuple_GET_ITEM(op, fieldsAt));
+      PyObject* was = PyTuple_GET_ITEM(op, fieldsAt);  // (copied as dict(was) would)
+      PyObject* fields =
+          PyDict_CheckExact(was) ? PyDict_Copy(was) : PyObject_CallOneArg(reinterpret_cast<PyObject*>(&PyDict_Type), was);
       if (fields != nullptr && ((!stops && PyDict_SetItem(fields, stopName, Py_False) < 0) ||
                                 (!starts && PyDict_SetItem(fields, startName, Py_False) < 0)))
         Py_CLEAR(fields);

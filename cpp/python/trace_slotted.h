@@ -103,6 +103,14 @@ class NamedSlots {
     return v;
   }
 
+  // o.<slot i> = v, as the slot's member descriptor sets it; false (nothing set) if o's class
+  // sets attributes its own way (__setattr__): the caller then sets it by name.
+  bool set(PyObject* o, const Offsets& at, size_t i, PyObject* v) const {
+    if (Py_TYPE(o)->tp_setattro != PyObject_GenericSetAttr) return false;
+    Py_XSETREF(*reinterpret_cast<PyObject**>(reinterpret_cast<char*>(o) + at[i]), Py_NewRef(v));
+    return true;
+  }
+
  private:
   const char* who_;
   std::array<const char*, N> names_;

@@ -254,9 +254,15 @@ std::vector<uint32_t> listScheduleBlock(const CoreProgram& cp, const std::vector
     std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<>> atFree;  // k
   };
   std::vector<Ready> ready(kMaxTracks);
+  // The tracks with a ready instruction (bit t: ready[t] is not empty): a step looks at those
+  // only, a few of the kMaxTracks.
+  static_assert(kMaxTracks <= 32);
+  uint32_t readyTracks = 0;
   Estimate est(cfg);
   auto makeReady = [&](uint32_t k) {
-    ready[Estimate::startTrack(cp.insts[first + k])].later.push({deps(k), k});
+    const int t = Estimate::startTrack(cp.insts[first + k]);
+    ready[t].later.push({deps(k), k});
+    readyTracks |= 1u << t;
   };
   for (uint32_t k = 0; k < count; ++k)
     if (waiting[k] == 0) makeReady(k);
@@ -264,7 +270,8 @@ std::vector<uint32_t> listScheduleBlock(const CoreProgram& cp, const std::vector
   while (order.size() < count) {
     int best = -1;
     Key bestKey{0.0, 0};
-    for (int t = 0; t < kMaxTracks; ++t) {
+    for (uint32_t tracks = readyTracks; tracks; tracks &= tracks - 1) {
+      const int t = std::countr_zero(tracks);
       Ready& r = ready[t];
       const double free = est.freeAt(t);
       while (!r.later.empty() && r.later.top().first <= free) {
@@ -286,6 +293,7 @@ std::vector<uint32_t> listScheduleBlock(const CoreProgram& cp, const std::vector
       r.atFree.pop();
     else
       r.later.pop();
+    if (r.atFree.empty() && r.later.empty()) readyTracks &= ~(1u << best);
     const auto [at, k] = bestKey;
     std::tie(readsReleased[k], writesReleased[k]) = est.place(cp.insts[first + k], at);
     order.push_back(k);

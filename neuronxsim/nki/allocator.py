@@ -38,9 +38,9 @@ from .tracer import PSUM_BYTES
 SBUF_ALIGN = 64  # bytes; keeps tiles on DMA-friendly boundaries
 
 # _place's loop for kernels that place no tile themselves, up to the first tile that fits
-# nowhere (cpp/python/trace_alloc_next_fit.cpp); _place then starts again, with spilling and
-# packing.
-_next_fit_place = _core.nki.next_fit_place
+# nowhere (cpp/python/trace_alloc_next_fit.cpp; it orders the storages by first use and sizes
+# them as below); _place then starts again, with spilling and packing.
+_next_fit_storages = _core.nki.next_fit_storages
 
 
 class Allocation:
@@ -80,17 +80,13 @@ def _place(storages: list[Storage], kind: str, capacity: int, align: int, first_
            last_use: list, addr: list, spiller: Spiller | None = None) -> int:
     """Places ``storages`` (see the module docstring); with a ``spiller``, evicts tiles instead
     of refusing and places the tiles that reload them as they come."""
+    # the common case, in C: no tile placed by the kernel, next fit, as below, while every tile
+    # fits (None: nothing placed)
+    peak = _next_fit_storages(storages, first_use, last_use, capacity, align, addr)
+    if peak is not None:
+        return peak
     storages.sort(key=lambda st: first_use[st.sid])
     fixed = [st for st in storages if st.placement is not None]
-    if not fixed:  # the common case, in C: next fit, as below, while every tile fits
-        sids = [st.sid for st in storages]
-        placed = _next_fit_place(
-            [-(-st.bytes_per_partition // align) * align for st in storages],
-            [first_use[sid] for sid in sids], [last_use[sid] for sid in sids], capacity)
-        if placed is not None:
-            for sid, at in zip(sids, placed[0]):
-                addr[sid] = at
-            return placed[1]
     if fixed:
         _check_bounds(fixed, kind, capacity)
         _check_lifetimes(fixed, kind, first_use, last_use)

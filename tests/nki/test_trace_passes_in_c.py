@@ -117,6 +117,54 @@ def test_next_fit_placement_matches_the_allocators_loop(seed):
         next_fit_reference(sizes, first, last, capacity)
 
 
+class _Tile:
+    """What next_fit_storages reads of a storage."""
+    __slots__ = ("sid", "placement", "size")
+
+    def __init__(self, sid, size, placement=None):
+        self.sid, self.size, self.placement = sid, size, placement
+
+    @property
+    def bytes_per_partition(self):
+        return self.size
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_next_fit_storages_orders_and_sizes_the_storages_as_the_pass_did(seed):
+    rnd = random.Random(seed)
+    n = rnd.randrange(1, 80)
+    first = [rnd.randrange(100) for _ in range(n)]  # (ties kept in the order given)
+    last = [f + rnd.randrange(0, 30) for f in first]
+    tiles = [_Tile(sid, rnd.randrange(0, 700)) for sid in range(n)]
+    picked = [t for t in tiles if rnd.random() < 0.7]
+    capacity, align = 64 * rnd.choice([8, 16, 64]), 64
+    addr = [None] * n
+    peak = _core.nki.next_fit_storages(picked, first, last, capacity, align, addr)
+    ordered = sorted(picked, key=lambda t: first[t.sid])
+    want = next_fit_reference([-(-t.size // align) * align for t in ordered],
+                              [first[t.sid] for t in ordered], [last[t.sid] for t in ordered],
+                              capacity)
+    if want is None:
+        assert peak is None and addr == [None] * n
+    else:
+        assert peak == want[1] and [addr[t.sid] for t in ordered] == want[0]
+        assert all(addr[t.sid] is None for t in tiles if t not in picked)
+
+
+def test_next_fit_storages_leaves_placed_tiles_and_misfits_to_the_pass():
+    addr = [None] * 2
+    assert _core.nki.next_fit_storages([_Tile(0, 64), _Tile(1, 64, (0, 128))], [0, 1], [5, 5],
+                                       256, 64, addr) is None
+    assert _core.nki.next_fit_storages([_Tile(0, 64), _Tile(1, 128)], [0, 1], [5, 5], 128, 64,
+                                       addr) is None
+    assert addr == [None, None]
+    assert _core.nki.next_fit_storages([_Tile(1, 10), _Tile(0, 64)], [1, 0], [5, 5], 256, 64,
+                                       addr) == 128
+    assert addr == [64, 0]  # (sid 1 is used first)
+    with pytest.raises(TypeError, match="next_fit_storages"):
+        _core.nki.next_fit_storages((), [0], [0], 128, 64, addr)
+
+
 def test_next_fit_placement_gives_up_when_a_tile_fits_nowhere():
     assert _core.nki.next_fit_place([64, 64], [0, 1], [5, 5], 128) == ([0, 64], 128)
     assert _core.nki.next_fit_place([64, 128], [0, 1], [5, 5], 128) is None

@@ -3529,7 +3529,7 @@ def dtype_size(dtype: DType) -> int:
     """
     The size of one `dtype` element in bytes.
     """
-def emit_trace(function: Function, tensors: list, tensor_of: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], records: list) -> None:
+def emit_trace(function: Function, tensors: list, tensor_of: list, records: list) -> None:
     """
     Creates a function's tensors from (name, memory type, dtype, shape, kind, partitions, bytes per partition, start partition, address) tuples and appends a block of ISA nodes from (opcode, engine, source, fields, ins, outs, ...) records; operands are (storage number, offset, pairs, ...) over tensor_of[storage number], or numbers.
     """
