@@ -2,7 +2,7 @@
 // its [step, num] pairs. The verifier's bounds checks, the simulator's operand decode and the
 // latency model each used to walk every pattern again; a long instruction stream does not fit in
 // the caches, so the simulator's decoder has the verifier fill one PatternShape per operand
-// (verifyInstruction) and hands it on to the decode and the pricing.
+// (verifyOperand, OperandCheck.h) and hands it on to the decode and the pricing.
 #pragma once
 
 #include <algorithm>

@@ -25,8 +25,8 @@ inline constexpr int64_t kMaxFreeDims = UniformConfig::kApMaxFreeDims;
 void verifyModule(const Module& m);
 
 // The parts verifyModule checks in order, for a reader that checks an instruction as it reaches
-// it (the simulator's decoder, which then walks each instruction's operands once): the tensors of
-// functions[fi], and one instruction, functions[fi].blocks[bi].instructions[ii].
+// it: the tensors of functions[fi], and one instruction, functions[fi].blocks[bi].instructions[ii]
+// (OperandCheck.h has the same checks one operand at a time, for the simulator's decoder).
 void verifyAllocations(const Function& f, size_t fi);
 // `shapes`, when given, receives patternShape of each operand, ins then outs (ins.size() +
 // outs.size() of them), for a caller that reads the patterns' numbers again (the decoder).

@@ -6,6 +6,7 @@
 
 #include "Semantics.h"
 #include "bir/Error.h"
+#include "bir/OperandCheck.h"
 #include "bir/Verifier.h"
 
 namespace sim {
@@ -153,10 +154,14 @@ struct Decoder {
       }
   }
 
-  // `shapes`: bir::patternShape of I's operands, ins then outs (verifyInstruction made them).
-  void decode(CoreProgram& cp, const bir::Instruction& I, const bir::PatternShape* shapes, uint32_t bi, uint32_t ii,
+  // Verifies I (as bir::verifyInstruction does, in the same order) and decodes it: each operand is
+  // verified just before it is decoded, so that its fields are read from memory once, in one pass
+  // per operand. `shapes`, with room for I's operands, receives their bir::patternShape, ins then
+  // outs, which the decode and the pricing read.
+  void decode(CoreProgram& cp, const bir::Instruction& I, bir::PatternShape* shapes, uint32_t bi, uint32_t ii,
               uint32_t ordinal) {
     const int core = cp.core;
+    const bir::InstructionCheck check = bir::verifyOperandCounts(I, static_cast<size_t>(core), bi, ii);
     auto fail = [&](const std::string& msg) -> void {
       throw SimulationError(instructionWhere(core, bi, ii, I) + ": " + msg);
     };
@@ -210,6 +215,7 @@ struct Decoder {
         // Worded only for an error: decoding a valid operand builds no strings. By value, so that the
         // loop indices stay in registers.
         auto what = [side, k] { return std::string(side == 0 ? "ins[" : "outs[") + std::to_string(k) + "]"; };
+        bir::verifyOperand(I, check, ap, side == 0, k, shapes[first + k]);
         int32_t tensor = -1;
         if (!ap.isImmediate()) {
           const bir::MemoryLocation& loc = *ap.loc;
@@ -402,10 +408,11 @@ std::string instructionWhere(int core, uint32_t block, uint32_t index, const bir
 
 Program::Program(const bir::Module& m, const bir::Hwm& hwm, Mode mode_, std::optional<int64_t> neuronCoreId)
     : mode(mode_), config(&ownConfig_), ownConfig_(hwm.config()) {
-  // Each instruction is verified just before it is decoded, so that its operands are read from
-  // memory once (a long stream does not fit in the caches). The verifier's complaints still come
-  // first: on any refusal the whole module is verified before the refusal is passed on, exactly
-  // as when the verifier ran over it before decoding.
+  // Each operand is verified just before it is decoded, so that it is read from memory once (a
+  // long stream does not fit in the caches). The verifier's complaints still come first: on any
+  // refusal the whole module is verified before the refusal is passed on, exactly as when the
+  // verifier ran over it before decoding (so a decoder's refusal of an operand is reported only
+  // when no operand, of any instruction, breaks the verifier's rules).
   try {
     decodeModule(m, hwm, neuronCoreId);
   } catch (...) {
@@ -454,7 +461,6 @@ void Program::decodeModule(const bir::Module& m, const bir::Hwm& hwm, std::optio
           continue;
         }
         if (const size_t n = I.ins.size() + I.outs.size(); dec.shapes.size() < n) dec.shapes.resize(n);
-        bir::verifyInstruction(I, static_cast<size_t>(f), bi, ii, dec.shapes.data());
         dec.decode(cp, I, dec.shapes.data(), static_cast<uint32_t>(bi), static_cast<uint32_t>(ii), ordinal++);
       }
     }

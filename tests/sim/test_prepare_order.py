@@ -1,5 +1,5 @@
-"""Preparing a module verifies each instruction just before decoding it (one pass over the
-module), yet refuses exactly as verifying the whole module first did: the verifier's complaint
+"""Preparing a module verifies each operand just before decoding it (one pass over the
+module's operands), yet refuses exactly as verifying the whole module first did: the verifier's complaint
 about any instruction, of any function, comes before a decoder's refusal of an earlier one."""
 
 import pytest
@@ -25,6 +25,24 @@ def test_a_later_verifier_refusal_comes_before_an_earlier_decoder_refusal():
     big = b.sbuf("big", 128, 8192, DType.float32, addr=190 * 1024)
     b.add("Memset", [], [b.tile(big)], name="fill")
     with pytest.raises(SimulationError, match=r"instructions\[0\] Memset 'fill': outs\[0\] tensor 'big' "
+                                              r"occupies SBUF bytes"):
+        sim.simulate(b.module, mode="timing")
+
+
+def test_a_later_operands_verifier_refusal_comes_before_an_earlier_operands_decoder_refusal():
+    # The decoder verifies each operand just before decoding it; ins[0] is decoded (and refused)
+    # before outs[0] is verified, yet the verifier's complaint about outs[0] is the one reported.
+    b = ModuleBuilder("trn1")
+    big = b.sbuf("big", 128, 8192, DType.float32, addr=190 * 1024)  # beyond trn1's SBUF: decode
+    t = b.sbuf("t", 128, 64, DType.float32)
+    b.add("TensorCopy", [b.tile(big, elems=64)], [b.tile(t, col=32, elems=64)], name="mix")
+    with pytest.raises(SimulationError, match=r"instructions\[0\] TensorCopy 'mix'\.outs\[0\]: free access"):
+        sim.simulate(b.module, mode="timing")
+    b = ModuleBuilder("trn1")
+    big = b.sbuf("big", 128, 8192, DType.float32, addr=190 * 1024)
+    t = b.sbuf("t", 128, 64, DType.float32)
+    b.add("TensorCopy", [b.tile(big, elems=64)], [b.tile(t, elems=64)], name="mix")
+    with pytest.raises(SimulationError, match=r"instructions\[0\] TensorCopy 'mix': ins\[0\] tensor 'big' "
                                               r"occupies SBUF bytes"):
         sim.simulate(b.module, mode="timing")
 
