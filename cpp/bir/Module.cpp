@@ -186,8 +186,9 @@ std::string Function::uniqueInstructionName(Opcode op) {
   const std::string& base = InstructionType::string(op);
   const auto taken = static_cast<size_t>(op);
   if (opcodeNameTaken_[taken]) return numberedInstructionName(base);
-  opcodeNameTaken_[taken] = true;  // (by this node or an earlier one, after the call below)
-  return uniqueInstructionName(base);
+  std::string name = uniqueInstructionName(base);
+  opcodeNameTaken_[taken] = true;  // (by this node, or by an earlier one)
+  return name;
 }
 
 // "base.N" for the first N of the function's counter that makes an unused name; reserves it.
