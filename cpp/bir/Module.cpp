@@ -17,8 +17,9 @@ Instruction* BasicBlock::addInstruction(Opcode op, std::string n) {
 Instruction* BasicBlock::append(std::unique_ptr<Instruction> inst) {
   if (!inst) throw BIRError("BasicBlock::append: null instruction");
   if (parent_) {
-    // (the base is the opcode's static name or the node's own, read in place: no copy of it)
-    inst->name = parent_->uniqueInstructionName(inst->name.empty() ? inst->opcodeName() : inst->name);
+    // (the base is the node's own name, read in place: no copy of it, or its opcode's)
+    inst->name = inst->name.empty() ? parent_->uniqueInstructionName(inst->opcode())
+                                    : parent_->uniqueInstructionName(inst->name);
     inst->id = parent_->nextInstructionId();
   }
   inst->setParent(this);
@@ -178,6 +179,20 @@ std::string Function::uniqueTensorName(const std::string& base) const {
 std::string Function::uniqueInstructionName(const std::string& base) {
   // (one hash per name tried: tryEmplace both asks and reserves)
   if (instNames_.tryEmplace(base, 0).second) return base;
+  return numberedInstructionName(base);
+}
+
+std::string Function::uniqueInstructionName(Opcode op) {
+  const std::string& base = InstructionType::string(op);
+  const auto taken = static_cast<size_t>(op);
+  if (opcodeNameTaken_[taken]) return numberedInstructionName(base);
+  std::string name = uniqueInstructionName(base);
+  opcodeNameTaken_[taken] = true;  // (by this node, or by an earlier one)
+  return name;
+}
+
+// "base.N" for the first N of the function's counter that makes an unused name; reserves it.
+std::string Function::numberedInstructionName(const std::string& base) {
   for (;;) {
     char digits[24];  // "base.N" built in one string (an emitter names thousands of nodes so)
     const auto length = static_cast<size_t>(std::to_chars(digits, digits + sizeof digits, ++nameCounter_).ptr - digits);
@@ -194,7 +209,10 @@ void Function::registerInstructionName(const std::string& n) {
 
 bool Function::hasInstructionName(const std::string& n) const { return instNames_.contains(n); }
 
-void Function::forgetInstructionName(const std::string& n) { instNames_.erase(n); }
+void Function::forgetInstructionName(const std::string& n) {
+  instNames_.erase(n);
+  opcodeNameTaken_.reset();
+}
 
 uint64_t Function::nextInstructionId() { return parent_ ? parent_->nextInstructionId() : 0; }
 

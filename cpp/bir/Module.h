@@ -5,6 +5,7 @@
 // instructions in program order. Names of tensors and instructions are unique per function.
 #pragma once
 
+#include <bitset>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -88,6 +89,10 @@ class Function {
   std::string uniqueTensorName(const std::string& base) const;
   // A name not yet used by any instruction, from `base`; reserves it.
   std::string uniqueInstructionName(const std::string& base);
+  // The same from the opcode's name (an unnamed node's): once that name is known taken, straight
+  // to the numbered names, without asking the table for it again (it fails for every node of
+  // the opcode but the first).
+  std::string uniqueInstructionName(Opcode op);
   void registerInstructionName(const std::string& name);
   bool hasInstructionName(const std::string& name) const;
   void forgetInstructionName(const std::string& name);
@@ -106,7 +111,11 @@ class Function {
   NameTable<MemoryLocation*> locByName_;
   NameTable<MemoryLocationSet*> setByName_;
   NameTable<char> instNames_;  // the instruction names in use (the value is unused)
+  // Per opcode: its name is in instNames_ (set when asked for it; all cleared when any name is
+  // forgotten, as that name may be an opcode's).
+  std::bitset<InstructionType::kCount> opcodeNameTaken_;
   uint64_t nameCounter_ = 0;
+  std::string numberedInstructionName(const std::string& base);
 };
 
 class Module {

@@ -115,3 +115,22 @@ TEST(NameTable, AFunctionsNamesStayUniqueThroughReplacement) {
   EXPECT_THROW(f->createDramTensor("x", MemoryType::DRAM, DType::float32, {4}), BIRError);
   EXPECT_EQ(f->findLocation("x"), x);  // the failed definition took nothing back but its own
 }
+
+TEST(NameTable, AnUnnamedNodeTakesItsOpcodesNameAgainOnceForgotten) {
+  Module m;
+  Function* f = m.addFunction();
+  BasicBlock* bb = f->addBlock();
+  const std::string& base = InstructionType::string(InstructionType::Matmult);
+  Instruction* a = bb->addInstruction(InstructionType::Matmult);
+  Instruction* b = bb->addInstruction(InstructionType::Matmult);
+  EXPECT_EQ(a->name, base);
+  EXPECT_EQ(b->name, base + ".1");
+  std::vector<std::unique_ptr<Instruction>> with;
+  with.push_back(createInstruction(InstructionType::Matmult, base + ".1"));
+  bb->replace(1, std::move(with));  // b's name is forgotten (and taken again by its replacement)
+  with.clear();
+  with.push_back(createInstruction(InstructionType::Matmult, "mm"));
+  bb->replace(0, std::move(with));  // the opcode's own name is forgotten: free for the next node
+  EXPECT_EQ(bb->addInstruction(InstructionType::Matmult)->name, base);
+  EXPECT_EQ(bb->addInstruction(InstructionType::Matmult)->name, base + ".2");
+}
