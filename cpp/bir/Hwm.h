@@ -101,14 +101,10 @@ class Hwm {
   MachineConfig cfg_;
 };
 
-// Inline: asked several times of every instruction a module is prepared with (the decoder, the
-// formulas), across the library boundary.
-inline Engine Hwm::engineOf(const Instruction& I) {
-  const NodeClass nc = I.nodeClass();
-  if (nc == NodeClass::DMA && (I.engine == Engine::Unassigned || I.engine == Engine::DMA))
-    return Engine::SP;
-  if (I.engine != Engine::Unassigned) return I.engine;
-  if (I.opcode() == InstructionType::CustomOp) return Engine::Pool;  // Custom C++ operators run on GpSimd
+// The engine a node class runs on when its instruction names none: the one engine of each
+// single-engine class (the decoder's engineAllowed reads it so), the vector engine where
+// several may run it.
+inline Engine defaultEngine(NodeClass nc) {
   switch (nc) {
     case NodeClass::Matmult:
     case NodeClass::BIRKernel:
@@ -129,6 +125,17 @@ inline Engine Hwm::engineOf(const Instruction& I) {
     default:
       return Engine::DVE;
   }
+}
+
+// Inline: asked several times of every instruction a module is prepared with (the decoder, the
+// formulas), across the library boundary.
+inline Engine Hwm::engineOf(const Instruction& I) {
+  const NodeClass nc = I.nodeClass();
+  if (nc == NodeClass::DMA && (I.engine == Engine::Unassigned || I.engine == Engine::DMA))
+    return Engine::SP;
+  if (I.engine != Engine::Unassigned) return I.engine;
+  if (I.opcode() == InstructionType::CustomOp) return Engine::Pool;  // Custom C++ operators run on GpSimd
+  return defaultEngine(nc);
 }
 
 // NeuronCore-v3 (trn2): v3 numbers, DVE performance modes, FP8 double-row matmul.

@@ -50,16 +50,6 @@ bool engineAllowed(NodeClass c, Engine e) {
   using enum Engine;
   auto any = [&](std::initializer_list<Engine> l) { return std::find(l.begin(), l.end(), e) != l.end(); };
   switch (c) {
-    case NodeClass::Matmult: return e == PE;
-    case NodeClass::Activation:
-    case NodeClass::ReadActivationAccumulator: return e == Activation;
-    case NodeClass::Iota:
-    case NodeClass::AffineSelect:
-    case NodeClass::TensorPartitionReduce:
-    case NodeClass::LocalGather:
-    case NodeClass::Gather:
-    case NodeClass::SequenceBounds:
-    case NodeClass::NonzeroWithCount: return e == Pool;
     case NodeClass::DMA: return any({SP, Activation, Pool});
     case NodeClass::TensorCopy:
     case NodeClass::TensorCopyDynamic:
@@ -75,7 +65,7 @@ bool engineAllowed(NodeClass c, Engine e) {
     case NodeClass::BIRKernel:
     case NodeClass::NKIKernel:
     case NodeClass::NKIKLIRKernel: return true;
-    default: return e == DVE;  // the vector-engine-only instructions
+    default: return e == bir::defaultEngine(c);  // the single-engine classes: their one engine
   }
 }
 
