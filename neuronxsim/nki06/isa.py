@@ -224,13 +224,13 @@ def _paired(dst: Tensor, views: list, loc, what: str) -> list:
     """The input views reshaped to ``dst``'s shape, after checking that each has ``dst``'s
     partitions and elements per partition, and was written."""
     shape = dst.shape
-    p, free = shape[0], math.prod(shape[1:])
     out = []
     for name, v in views:
         check_written(v, loc, what, name)
         if v.shape == shape:  # (the commonest: nothing to check or reshape)
             out.append(v)
             continue
+        p, free = shape[0], math.prod(shape[1:])
         if v.shape[0] != p or math.prod(v.shape[1:]) != free:
             raise NKIError(f"{what}: {name} has shape {list(v.shape)} ({v.shape[0]} partitions of "
                            f"{math.prod(v.shape[1:])}); dst has {list(dst.shape)} ({p} of {free}): "
