@@ -307,7 +307,10 @@ def dma_copy(dst, src, priority=None, oob_mode=oob_mode.error, dge_mode=dge_mode
         if skip:
             raise NKIError(f"{what}: oob_mode=skip applies to indirect (runtime-indexed) "
                            "accesses only", loc)
-        _ins.dma(tr, IT.DMACopy, dst._view, src._view, loc, what=what, fields=fields or None)
+        d, s = dst._view, src._view
+        if fields or _dma_plain(tr, _DMA_COPY, d, s, loc, False) is NotImplemented:
+            # (_ins.dma, its plain case tried here without its frame: every transfer comes here)
+            _ins.dma_general(tr, _DMA_COPY, d, s, loc, None, None, what, False, fields or None)
         return
     if ind.kind != "vector":
         _offset_dma(tr, src, dst, ind, False, not skip, fields, loc, what)
@@ -354,6 +357,7 @@ def _priority(priority, loc, what):
 
 
 _DGE_UNKNOWN, _ENGINE_UNKNOWN, _OOB_ERROR = dge_mode.unknown, engine.unknown, oob_mode.error
+_dma_plain, _matmul_plain, _DMA_COPY = _ins.dma_plain, _ins.matmul_plain, IT.DMACopy
 
 
 def _dge_fields(mode, eng, dst, src, loc, what, opcode=IT.DMACopy) -> dict:
@@ -613,7 +617,12 @@ def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_on
                             out_dtype=d.storage.dtype, start=not accumulate, out_kind=d.storage.kind)
         _assign_result(tr, value, d, loc, what)
         return
-    value = _ins.matmul(tr, st, mv, loc, what, fields, out_kind=d.storage.kind)
+    # (_ins.matmul, its plain case tried here without its frame: every matmul comes here)
+    out_kind = d.storage.kind
+    value = _matmul_plain(tr, st, mv, loc) if fields is None and out_kind == PSUM else \
+        NotImplemented
+    if value is NotImplemented:
+        value = _ins.matmul_general(tr, st, mv, loc, what, fields, False, None, True, out_kind)
     if d.shape != value.shape:
         if d.shape[0] != value.shape[0] or math.prod(d.shape[1:]) != value.shape[1]:
             raise NKIError(f"{what}: dst has shape {list(d.shape)}; stationary.T @ moving is "
