@@ -192,7 +192,8 @@ def _begin(name, dst, what: str) -> tuple:
 
 def _name(name, loc, what):
     """``name=``: the instruction's label for NKI's scheduling APIs (neuronxsim names
-    instructions by their kernel line)."""
+    instructions by their kernel line). (Callers test ``name is not None`` first: most calls
+    name nothing, and need no frame for it.)"""
     if name is not None and not isinstance(name, str):
         raise NKIError(f"{what}: name must be a string", loc)
 
@@ -239,8 +240,7 @@ def _paired(dst: Tensor, views: list, loc, what: str) -> list:
     return out
 
 
-def _alu(op, what, loc):
-    return alu_op(op, what, loc)
+_alu = alu_op  # (op, what, loc): the ALU operator of an nl function, np.add or an Alu member
 
 
 def _unary(alu) -> bool:
@@ -424,7 +424,8 @@ def dma_transpose(dst, src, axes=None, priority=None, dge_mode=dge_mode.unknown,
     loc = caller_location(1)
     tr = current()
     what = "nisa.dma_transpose"
-    _name(name, loc, what)
+    if name is not None:
+        _name(name, loc, what)
     _priority(priority, loc, what)
     d = _tile(dst, loc, what, "dst")
     if d.storage.kind != SBUF:
@@ -462,7 +463,8 @@ def dma_compute(dst, srcs, reduce_op, scales=None, unique_indices=True,
     loc = caller_location(1)
     tr = current()
     what = "nisa.dma_compute"
-    _name(name, loc, what)
+    if name is not None:
+        _name(name, loc, what)
     op = _alu(reduce_op, f"{what}: reduce_op", loc)
     if not isinstance(srcs, (list, tuple)) or not 1 <= len(srcs) <= 16:
         raise NKIError(f"{what}: srcs must be a list of 1 to 16 tensors", loc)
@@ -787,7 +789,8 @@ def tensor_tensor(dst, data1, data2, op, engine=engine.unknown, name=None):
     loc = caller_location(1)
     tr = current()
     what = "nisa.tensor_tensor"
-    _name(name, loc, what)
+    if name is not None:
+        _name(name, loc, what)
     alu = _alu(op, f"{what}: op", loc)
     d = _tile(dst, loc, what, "dst")
     a = _tile(data1, loc, what, "data1")
@@ -845,7 +848,8 @@ def tensor_reduce(dst, op, data, axis, negate=False, keepdims=False, name=None):
     loc = caller_location(1)
     tr = current()
     what = "nisa.tensor_reduce"
-    _name(name, loc, what)
+    if name is not None:
+        _name(name, loc, what)
     alu = _alu(op, f"{what}: op", loc)
     d = _tile(dst, loc, what, "dst")
     v = _tile(data, loc, what, "data")
@@ -885,7 +889,8 @@ def tensor_tensor_scan(dst, data0, data1, initial, op0, op1, reverse0=False, rev
     loc = caller_location(1)
     tr = current()
     what = "nisa.tensor_tensor_scan"
-    _name(name, loc, what)
+    if name is not None:
+        _name(name, loc, what)
     a0 = _alu(op0, f"{what}: op0", loc)
     a1 = _alu(op1, f"{what}: op1", loc)
     for rev, a, arg in ((reverse0, a0, "op0"), (reverse1, a1, "op1")):
@@ -959,7 +964,8 @@ def tensor_scalar_reduce(dst, data, op0, operand0, reduce_op, reduce_res=None, r
     loc = caller_location(1)
     tr = current()
     what = "nisa.tensor_scalar_reduce"
-    _name(name, loc, what)
+    if name is not None:
+        _name(name, loc, what)
     accum = _register_cmd(reduce_cmd, reduce_init, "reduce_init", loc, what)
     if reverse0:
         raise NKIError(f"{what}: reverse0 is not supported (as in NKI)", loc)
@@ -994,7 +1000,8 @@ def tensor_scalar_cumulative(dst, src, op0, op1, imm0, imm1=None,
     loc = caller_location(1)
     tr = current()
     what = "nisa.tensor_scalar_cumulative"
-    _name(name, loc, what)
+    if name is not None:
+        _name(name, loc, what)
     accum = _register_cmd(reduce_cmd, imm1, "imm1", loc, what)
     a0, a1 = _alu(op0, f"{what}: op0", loc), _alu(op1, f"{what}: op1", loc)
     d = _tile(dst, loc, what, "dst")
@@ -1051,7 +1058,8 @@ def affine_select(dst, pattern, channel_multiplier, on_true_tile, on_false_value
     loc = caller_location(1)
     tr = current()
     what = "nisa.affine_select"
-    _name(name, loc, what)
+    if name is not None:
+        _name(name, loc, what)
     cmp = _alu(cmp_op, f"{what}: cmp_op", loc)
     if cmp not in (Alu.is_equal, Alu.not_equal, Alu.is_lt, Alu.is_le, Alu.is_gt, Alu.is_ge):
         raise NKIError(f"{what}: cmp_op must be a comparison (nl.equal, nl.greater, ...)", loc)
@@ -1077,7 +1085,8 @@ def range_select(dst, on_true_tile, comp_op0, comp_op1, bound0, bound1,
     loc = caller_location(1)
     tr = current()
     what = "nisa.range_select"
-    _name(name, loc, what)
+    if name is not None:
+        _name(name, loc, what)
     _ins.refuse_later_generation(tr, IT.RangeSelect, Engine.DVE, loc, what)
     cmd = _enum(reduce_cmd, _ReduceCmd, what, loc, "reduce_cmd")
     if cmd in (_ReduceCmd.reduce, _ReduceCmd.load_reduce):
@@ -1113,7 +1122,8 @@ def select_reduce(dst, predicate, on_true, on_false, reduce_res=None, reduce_cmd
     loc = caller_location(1)
     tr = current()
     what = "nisa.select_reduce"
-    _name(name, loc, what)
+    if name is not None:
+        _name(name, loc, what)
     cmd = _enum(reduce_cmd, _ReduceCmd, what, loc, "reduce_cmd")
     if cmd in (_ReduceCmd.reduce, _ReduceCmd.load_reduce):
         raise NKIError(f"{what}: reduce_cmd={cmd.name} (continuing the Vector Engine's registers "
@@ -1159,7 +1169,8 @@ def max8(dst, src, name=None):
 
 def _per_lane(opcode, dst, data, count: int, loc, what, name, extra=None):
     tr = current()
-    _name(name, loc, what)
+    if name is not None:
+        _name(name, loc, what)
     d = _tile(dst, loc, what, "dst")
     v = _tile(data, loc, what, "data")
     n = math.prod(v.shape[1:])
@@ -1262,7 +1273,8 @@ def set_rng_seed(src_seeds, name=None):
     loc = caller_location(1)
     tr = current()
     what = "nisa.set_rng_seed"
-    _name(name, loc, what)
+    if name is not None:
+        _name(name, loc, what)
     s = check_written(_tile(src_seeds, loc, what, "src_seeds"), loc, what, "src_seeds")
     _gpsimd.set_rand_state(tr, s, Engine.DVE, loc, what=what)
 
@@ -1274,7 +1286,8 @@ def rand_set_state(src_seeds, engine=engine.gpsimd, name=None):
     loc = caller_location(1)
     tr = current()
     what = "nisa.rand_set_state"
-    _name(name, loc, what)
+    if name is not None:
+        _name(name, loc, what)
     if _enum(engine, _Engine, what, loc, "engine") is _Engine.vector:
         _v4_only(f"{what}(engine=nisa.engine.vector)", loc)
     _engine(engine, (Engine.Pool,), Engine.Pool, loc, what)

@@ -601,7 +601,7 @@ def check_written(v: Tensor, loc, what: str, name: str | None = None) -> Tensor:
     st = v.storage
     s = st.state
     if st.on_chip and s.write_count and s.forward is None and s.pending_zero is None:
-        start = v.offset // st.row
+        start = v.offset // st.row if v.offset else 0  # (row: a property; most views start at 0)
         if s.written_partitions < start + v.shape[0]:
             defined = current().defined_partitions(v)
             if defined < v.shape[0]:
