@@ -15,7 +15,7 @@ import inspect
 from neuronxsim.nki.tracer import peek as _peek
 from neuronxsim.nki.errors import caller_location
 
-_new_object = object.__new__
+_new_object = object.__new__  # (an instance without its __init__: see api's ``instruction``)
 
 #: How kernels spell this package's modules.
 _ALIASES = {"language": "nl", "isa": "nisa", "collectives": "ncc", "typing": "nt", "kernel": "nki",

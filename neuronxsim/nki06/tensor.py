@@ -574,9 +574,11 @@ def on_chip_view(x, loc, what: str, name: str | None = None) -> Tensor:
     """The shared view of ``x``, checked to be a direct view of an SBUF or PSUM tensor. Errors
     name it ``what``, or ``"what: name"`` when ``name`` is given (made only for an error: this
     runs for every operand)."""
-    if x.__class__ is not NkiTensor:  # (the commonest, without isinstance's subclass walk)
+    # A direct view of an on-chip NkiTensor, the commonest, is answered here (the class tested by
+    # identity, _on_chip and _view_of inline); anything else goes through the checks in order.
+    if x.__class__ is not NkiTensor:
         return _on_chip_view_slow(x, loc, what, name)
-    view = x._view  # (x._on_chip and x._view_of, inline: this runs for every operand)
+    view = x._view
     if not view.storage.on_chip or x._indirect is not None:
         return _on_chip_view_slow(x, loc, what, name)
     return view
