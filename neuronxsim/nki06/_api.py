@@ -15,6 +15,8 @@ import inspect
 from neuronxsim.nki.tracer import peek as _peek
 from neuronxsim.nki.errors import caller_location
 
+_new_object = object.__new__  # (an instance without its __init__: see api's ``instruction``)
+
 #: How kernels spell this package's modules.
 _ALIASES = {"language": "nl", "isa": "nisa", "collectives": "ncc", "typing": "nt", "kernel": "nki",
             "tensor": "NkiTensor", "registers": "nisa"}
@@ -40,9 +42,10 @@ _REMOVED = {
 def api(fn=None, *, alias: str | None = None, instruction=None):
     """Wraps a public function (see the module docstring); ``alias``: the module name kernels
     spell it with, when not its own module's (``@api(alias="nl")``); ``instruction``: a class
-    the call returns an instance of, made from the list of instructions the call recorded
-    (``nisa``'s NkiInstruction). The kernel's frame is the wrapped function's caller's caller:
-    the function finds its line with ``caller_location(1)``."""
+    the call returns an instance of, whose ``handle`` is the list of instructions the call
+    recorded (``nisa``'s NkiInstruction; made without running its ``__init__``, whose Python
+    frame would cost as much as the rest of the wrapper). The kernel's frame is the wrapped
+    function's caller's caller: the function finds its line with ``caller_location(1)``."""
     if fn is None:
         return lambda f: api(f, alias=alias, instruction=instruction)
     sig = inspect.signature(fn)
@@ -82,7 +85,9 @@ def api(fn=None, *, alias: str | None = None, instruction=None):
             if error is None:
                 raise
             raise error from None
-        return instruction(ops[first:])
+        made = _new_object(instruction)
+        made.handle = ops[first:]
+        return made
     return instruction_wrapper
 
 

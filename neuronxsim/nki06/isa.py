@@ -73,6 +73,8 @@ class reduce_cmd(enum.Enum):
     reset_reduce = 3
     load_reduce = 4
 
+    __hash__ = object.__hash__  # (as nl's MemoryRegion: _reduce_regs looks one up per call)
+
 
 _ACC = {reduce_cmd.idle: bir.AccumCmd.Idle, reduce_cmd.reset: bir.AccumCmd.Zero,
         reduce_cmd.reduce: bir.AccumCmd.Accumulate,
@@ -121,7 +123,8 @@ class NkiValidationError(Exception):
 
 
 class NkiInstruction(NKIObject):
-    """The instructions one ``nki.isa`` call recorded."""
+    """The instructions one ``nki.isa`` call recorded (``handle``: their list; the calls make
+    theirs without this ``__init__``: see neuronxsim.nki06._api.api)."""
 
     def __init__(self, handle):
         self.handle = handle
@@ -153,8 +156,12 @@ def instruction(fn):
 
 # ---- operands ----
 
-def _enum(value, cls, what: str, loc):
+def _enum(value, cls, what: str, loc, name: str | None = None):
+    """``value``, a member of the enum ``cls``; errors name the argument ``what``, or
+    ``"what: name"`` when ``name`` is given (made only for an error: this runs on every call)."""
     if not isinstance(value, cls):
+        if name is not None:
+            what = f"{what}: {name}"
         members = ", ".join(f"nisa.{cls.__name__}.{m.name}" for m in cls)
         raise NKIError(f"{what} must be one of {members}, not {value!r} (raw values were removed "
                        "in NKI 0.3)", loc)
@@ -162,9 +169,9 @@ def _enum(value, cls, what: str, loc):
 
 
 def _engine(value, allowed: tuple, default, loc, what: str):
-    if value is engine.unknown:  # (the commonest, without _enum's message)
+    if value is _ENGINE_UNKNOWN:  # (the commonest, without _enum's message)
         return default
-    value = _enum(value, engine, f"{what}: engine", loc)
+    value = _enum(value, engine, what, loc, "engine")
     if value is engine.unknown:
         return default
     hw = _HW.get(value)
@@ -178,13 +185,15 @@ def _engine(value, allowed: tuple, default, loc, what: str):
 def _begin(name, dst, what: str) -> tuple:
     """(tracer, kernel line, what, dst's view) of the instruction ``what`` that called this."""
     loc = caller_location(2)
-    _name(name, loc, what)
-    return current(), loc, what, _tile(dst, loc, f"{what}: dst")
+    if name is not None:  # (_name's check: most calls name nothing, and need no frame for it)
+        _name(name, loc, what)
+    return current(), loc, what, _tile(dst, loc, what, "dst")
 
 
 def _name(name, loc, what):
     """``name=``: the instruction's label for NKI's scheduling APIs (neuronxsim names
-    instructions by their kernel line)."""
+    instructions by their kernel line). (Callers test ``name is not None`` first: most calls
+    name nothing, and need no frame for it.)"""
     if name is not None and not isinstance(name, str):
         raise NKIError(f"{what}: name must be a string", loc)
 
@@ -216,13 +225,13 @@ def _paired(dst: Tensor, views: list, loc, what: str) -> list:
     """The input views reshaped to ``dst``'s shape, after checking that each has ``dst``'s
     partitions and elements per partition, and was written."""
     shape = dst.shape
-    p, free = shape[0], math.prod(shape[1:])
     out = []
     for name, v in views:
         check_written(v, loc, what, name)
         if v.shape == shape:  # (the commonest: nothing to check or reshape)
             out.append(v)
             continue
+        p, free = shape[0], math.prod(shape[1:])
         if v.shape[0] != p or math.prod(v.shape[1:]) != free:
             raise NKIError(f"{what}: {name} has shape {list(v.shape)} ({v.shape[0]} partitions of "
                            f"{math.prod(v.shape[1:])}); dst has {list(dst.shape)} ({p} of {free}): "
@@ -231,8 +240,13 @@ def _paired(dst: Tensor, views: list, loc, what: str) -> list:
     return out
 
 
-def _alu(op, what, loc):
-    return alu_op(op, what, loc)
+_alu = alu_op  # (op, what, loc): the ALU operator of an nl function, np.add or an Alu member
+
+
+def _unary(alu) -> bool:
+    """Whether the ALU operator ``alu`` ignores its second operand. (alu_op answers Alu's own
+    members, so identity is their equality; Alu's == is pybind11's, some 40 times as slow.)"""
+    return alu is Alu.abs or alu is Alu.rsqrt
 
 
 def _one_psum_input(opcode, views, loc, what):
@@ -263,12 +277,17 @@ def dma_copy(dst, src, priority=None, oob_mode=oob_mode.error, dge_mode=dge_mode
     loc = caller_location(1)
     tr = current()
     what = "nisa.dma_copy"
-    _name(name, loc, what)
-    for arg, t in (("dst", dst), ("src", src)):
-        if not isinstance(t, NkiTensor):
-            raise NKIError(f"{what}: {arg} must be a tensor, not {type(t).__name__}", loc)
-    _priority(priority, loc, what)
-    skip = _enum(oob_mode, _OobMode, f"{what}: oob_mode", loc) is _OobMode.skip
+    # (the checks of the defaults and of two NkiTensors, without a frame each: every call)
+    if name is not None:
+        _name(name, loc, what)
+    if dst.__class__ is not NkiTensor or src.__class__ is not NkiTensor:
+        for arg, t in (("dst", dst), ("src", src)):
+            if not isinstance(t, NkiTensor):
+                raise NKIError(f"{what}: {arg} must be a tensor, not {type(t).__name__}", loc)
+    if priority is not None:
+        _priority(priority, loc, what)
+    skip = oob_mode is not _OOB_ERROR and \
+        _enum(oob_mode, _OobMode, what, loc, "oob_mode") is _OobMode.skip
     if dge_mode is _DGE_UNKNOWN and engine is _ENGINE_UNKNOWN:  # (the defaults: no fields)
         fields = {}
     else:
@@ -288,7 +307,10 @@ def dma_copy(dst, src, priority=None, oob_mode=oob_mode.error, dge_mode=dge_mode
         if skip:
             raise NKIError(f"{what}: oob_mode=skip applies to indirect (runtime-indexed) "
                            "accesses only", loc)
-        _ins.dma(tr, IT.DMACopy, dst._view, src._view, loc, what=what, fields=fields or None)
+        d, s = dst._view, src._view
+        if fields or _dma_plain(tr, _DMA_COPY, d, s, loc, False) is NotImplemented:
+            # (_ins.dma, its plain case tried here without its frame: every transfer comes here)
+            _ins.dma_general(tr, _DMA_COPY, d, s, loc, None, None, what, False, fields or None)
         return
     if ind.kind != "vector":
         _offset_dma(tr, src, dst, ind, False, not skip, fields, loc, what)
@@ -334,12 +356,13 @@ def _priority(priority, loc, what):
                        f"({dt.CORE_NAMES.get(arch, arch)}) does not have it", loc)
 
 
-_DGE_UNKNOWN, _ENGINE_UNKNOWN = dge_mode.unknown, engine.unknown
+_DGE_UNKNOWN, _ENGINE_UNKNOWN, _OOB_ERROR = dge_mode.unknown, engine.unknown, oob_mode.error
+_dma_plain, _matmul_plain, _DMA_COPY = _ins.dma_plain, _ins.matmul_plain, IT.DMACopy
 
 
 def _dge_fields(mode, eng, dst, src, loc, what, opcode=IT.DMACopy) -> dict:
-    mode = _enum(mode, dge_mode, f"{what}: dge_mode", loc)
-    eng = _enum(eng, engine, f"{what}: engine", loc)
+    mode = _enum(mode, dge_mode, what, loc, "dge_mode")
+    eng = _enum(eng, engine, what, loc, "engine")
     if mode is not dge_mode.hwdge and eng is not engine.unknown:
         raise NKIError(f"{what}: engine applies to dge_mode=nisa.dge_mode.hwdge only", loc)
     # (hardware DGE's trigger engine: unknown means the SP queue's)
@@ -401,9 +424,10 @@ def dma_transpose(dst, src, axes=None, priority=None, dge_mode=dge_mode.unknown,
     loc = caller_location(1)
     tr = current()
     what = "nisa.dma_transpose"
-    _name(name, loc, what)
+    if name is not None:
+        _name(name, loc, what)
     _priority(priority, loc, what)
-    d = _tile(dst, loc, f"{what}: dst")
+    d = _tile(dst, loc, what, "dst")
     if d.storage.kind != SBUF:
         raise NKIError(f"{what}: dst must be in SBUF", loc)
     if not isinstance(src, NkiTensor):
@@ -421,7 +445,7 @@ def dma_transpose(dst, src, axes=None, priority=None, dge_mode=dge_mode.unknown,
     if d.storage.dtype != s.storage.dtype:
         raise NKIError(f"{what}: src.dtype ({dt.name(s.storage.dtype)}) must equal dst.dtype "
                        f"({dt.name(d.storage.dtype)})", loc)
-    if _enum(oob_mode, _OobMode, f"{what}: oob_mode", loc) is not _OobMode.error:
+    if _enum(oob_mode, _OobMode, what, loc, "oob_mode") is not _OobMode.error:
         raise NKIError(f"{what}: oob_mode=skip applies to indirect sources only", loc)
     fields = _dge_fields(dge_mode, engine.unknown, dst, src, loc, what)
     dma_record(tr, [tr.read(s, loc)], [tr.write(d, loc)], loc,
@@ -439,7 +463,8 @@ def dma_compute(dst, srcs, reduce_op, scales=None, unique_indices=True,
     loc = caller_location(1)
     tr = current()
     what = "nisa.dma_compute"
-    _name(name, loc, what)
+    if name is not None:
+        _name(name, loc, what)
     op = _alu(reduce_op, f"{what}: reduce_op", loc)
     if not isinstance(srcs, (list, tuple)) or not 1 <= len(srcs) <= 16:
         raise NKIError(f"{what}: srcs must be a list of 1 to 16 tensors", loc)
@@ -449,7 +474,7 @@ def dma_compute(dst, srcs, reduce_op, scales=None, unique_indices=True,
         raise NKIError(f"{what}: {len(scales)} scales for {len(srcs)} sources", loc)
     if unique_indices is not True:
         raise NKIError(f"{what}: unique_indices must be True", loc)
-    skip = _enum(oob_mode, _OobMode, f"{what}: oob_mode", loc) is _OobMode.skip
+    skip = _enum(oob_mode, _OobMode, what, loc, "oob_mode") is _OobMode.skip
     if not isinstance(dst, NkiTensor):
         raise NKIError(f"{what}: dst must be a tensor", loc)
     for i, s in enumerate(srcs):
@@ -505,7 +530,7 @@ def _indirect_rmw(tr, dst: NkiTensor, srcs: list, indirect: list, oob_is_err: bo
 def tensor_copy(dst, src, engine=engine.unknown, name=None):
     """``dst = src`` on the Vector, Scalar or GpSimd Engine (bit-exact when dtypes match)."""
     tr, loc, what, d = _begin(name, dst, "nisa.tensor_copy")
-    s = _tile(src, loc, f"{what}: src")
+    s = _tile(src, loc, what, "src")
     hw = _engine(engine, (Engine.DVE, Engine.Activation, Engine.Pool), None, loc, what)
     if hw is Engine.Activation and not target.config(tr.arch).act_tensor_copy:
         raise NKIError(f"{what}: the Scalar Engine of {dt.CORE_NAMES[tr.arch]} ({tr.arch}) has no "
@@ -532,12 +557,12 @@ def tensor_copy_predicated(dst, src, predicate, reverse_pred=False, name=None):
     """``dst = src`` where ``predicate`` is non-zero (zero with ``reverse_pred``); other elements
     of ``dst`` keep their values (Vector Engine)."""
     tr, loc, what, d = _begin(name, dst, "nisa.tensor_copy_predicated")
-    p = _tile(predicate, loc, f"{what}: predicate")
+    p = _tile(predicate, loc, what, "predicate")
     if p.storage.dtype not in (dt.uint8, dt.uint16, dt.uint32):
         raise NKIError(f"{what}: predicate must be uint8, uint16 or uint32, not "
                        f"{dt.name(p.storage.dtype)}", loc)
     if isinstance(src, NkiTensor):
-        s = _tile(src, loc, f"{what}: src")
+        s = _tile(src, loc, what, "src")
         if s.storage.dtype != d.storage.dtype:
             raise NKIError(f"{what}: src and dst must share a dtype", loc)
     elif isinstance(src, (int, float, np.number)) and not isinstance(src, (bool, np.bool_)):
@@ -556,6 +581,9 @@ def tensor_copy_predicated(dst, src, predicate, reverse_pred=False, name=None):
 
 # ---- the Tensor Engine ----
 
+_PERF_NONE = matmul_perf_mode.none
+
+
 @instruction
 def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_onezero=False,
               is_transpose=False, accumulate=None, tile_position=(), tile_size=(),
@@ -565,13 +593,14 @@ def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_on
     open on ``dst``, False starts one, None (default) adds when one is open there (or ``dst``
     holds nl.zeros) and starts one otherwise."""
     tr, loc, what, d = _begin(name, dst, "nisa.nc_matmul")
-    st = _tile(stationary, loc, f"{what}: stationary")
-    mv = _tile(moving, loc, f"{what}: moving")
+    st = _tile(stationary, loc, what, "stationary")
+    mv = _tile(moving, loc, what, "moving")
     fields = None
     if tile_position or tile_size:  # (their form and fit: the rule matmul.pe-tile)
         fields = {"tile_position": [int(v) for v in tile_position],
                   "tile_size": [int(v) for v in tile_size]}
-    if _enum(perf_mode, matmul_perf_mode, f"{what}: perf_mode", loc) is not matmul_perf_mode.none:
+    if perf_mode is not _PERF_NONE and \
+            _enum(perf_mode, matmul_perf_mode, what, loc, "perf_mode") is not _PERF_NONE:
         mv_st = mv.storage
         _ins.refuse_illegal_matmul(tr, st, mv_st.kind, mv_st.dtype, mv.shape[0], math.prod(mv.shape[1:]),
                                    mv_st.dtype if is_transpose else dt.float32, is_transpose, True, fields,
@@ -579,17 +608,23 @@ def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_on
                                    perf_mode=bir.PerfMode.DoubleRow)
         raise NKIError(f"{what}: perf_mode=double_row is not modelled: the simulator computes "
                        "Matmult as a plain matmul", loc)
-    for hint, t, arg in ((is_stationary_onezero, st, "is_stationary_onezero"),
-                         (is_moving_onezero, mv, "is_moving_onezero")):
-        if hint and t.storage.dtype == dt.float32:
-            raise NKIError(f"{what}: {arg}=True on a float32 operand (a 2x faster PE mode) is not "
-                           "modelled", loc)
+    if is_stationary_onezero or is_moving_onezero:  # (rare: no tuples built on every call)
+        for hint, t, arg in ((is_stationary_onezero, st, "is_stationary_onezero"),
+                             (is_moving_onezero, mv, "is_moving_onezero")):
+            if hint and t.storage.dtype == dt.float32:
+                raise NKIError(f"{what}: {arg}=True on a float32 operand (a 2x faster PE mode) is "
+                               "not modelled", loc)
     if is_transpose:
         value = _ins.matmul(tr, st, mv, loc, what, fields, is_transpose=True,
                             out_dtype=d.storage.dtype, start=not accumulate, out_kind=d.storage.kind)
         _assign_result(tr, value, d, loc, what)
         return
-    value = _ins.matmul(tr, st, mv, loc, what, fields, out_kind=d.storage.kind)
+    # (_ins.matmul, its plain case tried here without its frame: every matmul comes here)
+    out_kind = d.storage.kind
+    value = _matmul_plain(tr, st, mv, loc) if fields is None and out_kind == PSUM else \
+        NotImplemented
+    if value is NotImplemented:
+        value = _ins.matmul_general(tr, st, mv, loc, what, fields, False, None, True, out_kind)
     if d.shape != value.shape:
         if d.shape[0] != value.shape[0] or math.prod(d.shape[1:]) != value.shape[1]:
             raise NKIError(f"{what}: dst has shape {list(d.shape)}; stationary.T @ moving is "
@@ -655,7 +690,7 @@ def nc_transpose(dst, data, engine=engine.unknown, name=None):
     """``dst = data.T`` on the Tensor Engine (up to [128, 128], into PSUM) or the Vector Engine
     (up to [32, 32]). By default the Vector Engine takes tiles that fit it and an SBUF ``dst``."""
     tr, loc, what, d = _begin(name, dst, "nisa.nc_transpose")
-    v = _tile(data, loc, f"{what}: data")
+    v = _tile(data, loc, what, "data")
     small = v.shape[0] <= 32 and math.prod(v.shape[1:]) <= 32
     default = Engine.PE if d.storage.kind == PSUM and not small else \
         Engine.DVE if small else Engine.PE
@@ -674,7 +709,7 @@ def _activation(tr, d: Tensor, op, data, bias, scale, acc, loc, what):
     if func is Act.Prelu:
         raise NKIError(f"{what}: nl.prelu takes its slope from nisa.activate2's relu_param "
                        "(NeuronCore-v4); nisa.activation has none", loc)
-    v = _tile(data, loc, f"{what}: data")
+    v = _tile(data, loc, what, "data")
     (v,) = _paired(d, [("data", v)], loc, what)
     p = d.shape[0]
     bias = None if bias is None else _scalar_or_column(bias, p, loc, what, "bias")
@@ -686,16 +721,22 @@ def _activation(tr, d: Tensor, op, data, bias, scale, acc, loc, what):
 
 
 def _reduce_regs(tr, reduce_op, cmd, reduce_res, loc, what):
-    cmd = _enum(cmd, reduce_cmd, f"{what}: reduce_cmd", loc)
-    if cmd is reduce_cmd.load_reduce:
+    cmd = _enum(cmd, reduce_cmd, what, loc, "reduce_cmd")
+    if cmd is _LOAD_REDUCE:
         raise NKIError(f"{what}: reduce_cmd=load_reduce is not modelled by the simulator's "
                        "accumulation registers", loc)
-    if reduce_res is not None or cmd in (reduce_cmd.reduce, reduce_cmd.reset_reduce):
+    if reduce_res is not None or cmd is _REDUCE or cmd is _RESET_REDUCE:
         if reduce_op is None:
             raise NKIError(f"{what}: the Scalar Engine's reduction registers add (reduce_op=nl.add)",
                            loc)
         _ins.refuse_illegal_reduce(tr, _alu(reduce_op, f"{what}: reduce_op", loc), loc, what)
     return _ACC[cmd]
+
+
+# (an Enum's member read through its class costs a descriptor call, its hash a Python frame:
+# what runs on every call reads these constants, and reduce_cmd hashes by identity)
+_LOAD_REDUCE, _REDUCE, _RESET_REDUCE = reduce_cmd.load_reduce, reduce_cmd.reduce, \
+    reduce_cmd.reset_reduce
 
 
 @instruction
@@ -707,7 +748,7 @@ def activation(dst, op, data, bias=None, scale=1.0, reduce_op=None, reduce_res=N
     acc = _reduce_regs(tr, reduce_op, reduce_cmd, reduce_res, loc, what)
     _activation(tr, d, op, data, bias, scale, acc, loc, what)
     if reduce_res is not None:
-        _ins.read_accumulator(tr, _tile(reduce_res, loc, f"{what}: reduce_res"), d.shape[0], loc)
+        _ins.read_accumulator(tr, _tile(reduce_res, loc, what, "reduce_res"), d.shape[0], loc)
 
 
 @instruction
@@ -715,9 +756,9 @@ def activation_reduce(dst, op, data, reduce_op, reduce_res, bias=None, scale=1.0
     """``activation`` with ``reduce_cmd=reset_reduce``, the per-partition sums read into
     ``reduce_res``."""
     tr, loc, what, d = _begin(name, dst, "nisa.activation_reduce")
-    acc = _reduce_regs(tr, reduce_op, reduce_cmd.reset_reduce, reduce_res, loc, what)
+    acc = _reduce_regs(tr, reduce_op, _RESET_REDUCE, reduce_res, loc, what)
     _activation(tr, d, op, data, bias, scale, acc, loc, what)
-    _ins.read_accumulator(tr, _tile(reduce_res, loc, f"{what}: reduce_res"), d.shape[0], loc)
+    _ins.read_accumulator(tr, _tile(reduce_res, loc, what, "reduce_res"), d.shape[0], loc)
 
 
 @instruction
@@ -748,11 +789,12 @@ def tensor_tensor(dst, data1, data2, op, engine=engine.unknown, name=None):
     loc = caller_location(1)
     tr = current()
     what = "nisa.tensor_tensor"
-    _name(name, loc, what)
+    if name is not None:
+        _name(name, loc, what)
     alu = _alu(op, f"{what}: op", loc)
-    d = _tile(dst, loc, f"{what}: dst")
-    a = _tile(data1, loc, f"{what}: data1")
-    b = _tile(data2, loc, f"{what}: data2")
+    d = _tile(dst, loc, what, "dst")
+    a = _tile(data1, loc, what, "data1")
+    b = _tile(data2, loc, what, "data2")
     a, b = _paired(d, [("data1", a), ("data2", b)], loc, what)
     _one_psum_input(IT.TensorTensor, [a, b], loc, what)
     in_psum = PSUM in (a.storage.kind, b.storage.kind, d.storage.kind)
@@ -769,7 +811,7 @@ def tensor_scalar(dst, data, op0, operand0, reverse0=False, op1=None, operand1=N
                   reverse1=False, engine=engine.unknown, name=None):
     """``dst = (data op0 operand0) op1 operand1`` with numbers or [P, 1] tiles as operands."""
     tr, loc, what, d = _begin(name, dst, "nisa.tensor_scalar")
-    v = _tile(data, loc, f"{what}: data")
+    v = _tile(data, loc, what, "data")
     (v,) = _paired(d, [("data", v)], loc, what)
     a0 = _alu(op0, f"{what}: op0", loc)
     a1 = None if op1 is None else _alu(op1, f"{what}: op1", loc)
@@ -777,7 +819,7 @@ def tensor_scalar(dst, data, op0, operand0, reverse0=False, op1=None, operand1=N
         raise NKIError(f"{what}: operand1 given without op1", loc)
     if a1 is not None and operand1 is None:
         raise NKIError(f"{what}: op1 needs operand1", loc)
-    if a0 in (Alu.abs, Alu.rsqrt) and operand0 not in (None, 0, 0.0):
+    if _unary(a0) and operand0 not in (None, 0, 0.0):
         raise NKIError(f"{what}: operand0 must be None or 0 for the unary {a0.name}", loc)
     if operand0 is None:
         operand0 = 0.0
@@ -806,10 +848,11 @@ def tensor_reduce(dst, op, data, axis, negate=False, keepdims=False, name=None):
     loc = caller_location(1)
     tr = current()
     what = "nisa.tensor_reduce"
-    _name(name, loc, what)
+    if name is not None:
+        _name(name, loc, what)
     alu = _alu(op, f"{what}: op", loc)
-    d = _tile(dst, loc, f"{what}: dst")
-    v = _tile(data, loc, f"{what}: data")
+    d = _tile(dst, loc, what, "dst")
+    v = _tile(data, loc, what, "data")
     axes = _reduce_axes(axis, len(v.shape), loc, what)
     kept = v.shape[:axes[0]]
     out_shape = kept + (1,) * len(axes) if keepdims else kept
@@ -830,7 +873,7 @@ def tensor_partition_reduce(dst, op, data, name=None):
     the one-partition ``dst`` (GpSimd)."""
     tr, loc, what, d = _begin(name, dst, "nisa.tensor_partition_reduce")
     alu = _alu(op, f"{what}: op", loc)
-    v = check_written(_tile(data, loc, f"{what}: data"), loc, f"{what}: data")
+    v = check_written(_tile(data, loc, what, "data"), loc, what, "data")
     if d.shape[0] != 1 or math.prod(d.shape[1:]) != math.prod(v.shape[1:]):
         raise NKIError(f"{what}: dst must have one partition of data's "
                        f"{math.prod(v.shape[1:])} elements; it is {list(d.shape)}", loc)
@@ -846,16 +889,17 @@ def tensor_tensor_scan(dst, data0, data1, initial, op0, op1, reverse0=False, rev
     loc = caller_location(1)
     tr = current()
     what = "nisa.tensor_tensor_scan"
-    _name(name, loc, what)
+    if name is not None:
+        _name(name, loc, what)
     a0 = _alu(op0, f"{what}: op0", loc)
     a1 = _alu(op1, f"{what}: op1", loc)
     for rev, a, arg in ((reverse0, a0, "op0"), (reverse1, a1, "op1")):
         if rev and a not in COMMUTATIVE:
             raise NKIError(f"{what}: reversing the non-commutative {arg} ({a.name}) is not "
                            "modelled (the simulator's scan has no operand swap)", loc)
-    d = _tile(dst, loc, f"{what}: dst")
-    x0 = _tile(data0, loc, f"{what}: data0")
-    x1 = _tile(data1, loc, f"{what}: data1")
+    d = _tile(dst, loc, what, "dst")
+    x0 = _tile(data0, loc, what, "data0")
+    x1 = _tile(data1, loc, what, "data1")
     x0, x1 = _paired(d, [("data0", x0), ("data1", x1)], loc, what)
     _one_psum_input(IT.TensorTensorScan, [x0, x1], loc, what)
     init = _scalar_or_column(initial, d.shape[0], loc, what, "initial")
@@ -881,8 +925,8 @@ def scalar_tensor_tensor(dst, data, op0, operand0, op1, operand1, reverse0=False
     """``dst = (data op0 operand0) op1 operand1`` in one Vector Engine instruction, operand0 a
     number or [P, 1] tile, operand1 a tile."""
     tr, loc, what, d = _begin(name, dst, "nisa.scalar_tensor_tensor")
-    v = _tile(data, loc, f"{what}: data")
-    w = _tile(operand1, loc, f"{what}: operand1")
+    v = _tile(data, loc, what, "data")
+    w = _tile(operand1, loc, what, "operand1")
     v, w = _paired(d, [("data", v), ("operand1", w)], loc, what)
     _one_psum_input(IT.ScalarTensorTensor, [v, w], loc, what)
     a0, a1 = _alu(op0, f"{what}: op0", loc), _alu(op1, f"{what}: op1", loc)
@@ -899,7 +943,7 @@ _REGISTER_CMD = {reduce_cmd.reset_reduce: bir.AccumCmd.ZeroAccumulate,
 def _register_cmd(reduce_cmd, init, init_name: str, loc, what: str):
     """The accumulation-register command of ``reduce_cmd``; ``init`` (the load_reduce start
     value, named ``init_name``) is given with load_reduce, and only then."""
-    cmd = _enum(reduce_cmd, _ReduceCmd, f"{what}: reduce_cmd", loc)
+    cmd = _enum(reduce_cmd, _ReduceCmd, what, loc, "reduce_cmd")
     if cmd not in _REGISTER_CMD:
         raise NKIError(f"{what}: reduce_cmd must be reset_reduce, reduce or load_reduce, not "
                        f"{cmd.name}", loc)
@@ -920,24 +964,25 @@ def tensor_scalar_reduce(dst, data, op0, operand0, reduce_op, reduce_res=None, r
     loc = caller_location(1)
     tr = current()
     what = "nisa.tensor_scalar_reduce"
-    _name(name, loc, what)
+    if name is not None:
+        _name(name, loc, what)
     accum = _register_cmd(reduce_cmd, reduce_init, "reduce_init", loc, what)
     if reverse0:
         raise NKIError(f"{what}: reverse0 is not supported (as in NKI)", loc)
     red = _alu(reduce_op, f"{what}: reduce_op", loc)  # (alu.tensor-scalar-reduce-fold: checked
     # with the instruction, tensor_scalar_accumulate)
-    d = _tile(dst, loc, f"{what}: dst")
-    v = _tile(data, loc, f"{what}: data")
+    d = _tile(dst, loc, what, "dst")
+    v = _tile(data, loc, what, "data")
     (v,) = _paired(d, [("data", v)], loc, what)
     a0 = _alu(op0, f"{what}: op0", loc)
-    if a0 in (Alu.abs, Alu.rsqrt) and operand0 not in (None, 0, 0.0):
+    if _unary(a0) and operand0 not in (None, 0, 0.0):
         raise NKIError(f"{what}: operand0 must be None or 0 for the unary {a0.name}", loc)
     o0 = _scalar_or_column(0.0 if operand0 is None else operand0, d.shape[0], loc, what, "operand0")
     init = None if reduce_init is None else \
         _scalar_or_column(reduce_init, d.shape[0], loc, what, "reduce_init")
     r = None
     if reduce_res is not None:
-        r = _tile(reduce_res, loc, f"{what}: reduce_res")
+        r = _tile(reduce_res, loc, what, "reduce_res")
         if r.shape[0] != d.shape[0] or math.prod(r.shape[1:]) != 1:
             raise NKIError(f"{what}: reduce_res must be [{d.shape[0]}, 1]; it is {list(r.shape)}",
                            loc)
@@ -955,11 +1000,12 @@ def tensor_scalar_cumulative(dst, src, op0, op1, imm0, imm1=None,
     loc = caller_location(1)
     tr = current()
     what = "nisa.tensor_scalar_cumulative"
-    _name(name, loc, what)
+    if name is not None:
+        _name(name, loc, what)
     accum = _register_cmd(reduce_cmd, imm1, "imm1", loc, what)
     a0, a1 = _alu(op0, f"{what}: op0", loc), _alu(op1, f"{what}: op1", loc)
-    d = _tile(dst, loc, f"{what}: dst")
-    v = _tile(src, loc, f"{what}: src")
+    d = _tile(dst, loc, what, "dst")
+    v = _tile(src, loc, what, "src")
     (v,) = _paired(d, [("src", v)], loc, what)
     for t in (v, d):
         if t.storage.dtype in (dt.int32, dt.uint32):
@@ -974,7 +1020,7 @@ def tensor_scalar_cumulative(dst, src, op0, op1, imm0, imm1=None,
 def reciprocal(dst, data, name=None):
     """``dst = 1 / data`` (Vector Engine)."""
     tr, loc, what, d = _begin(name, dst, "nisa.reciprocal")
-    (v,) = _paired(d, [("data", _tile(data, loc, f"{what}: data"))], loc, what)
+    (v,) = _paired(d, [("data", _tile(data, loc, what, "data"))], loc, what)
     _ins.record_lanewise(tr, IT.Reciprocal, Engine.DVE, d.shape, _full(d.shape), [v], [], d,
                          None, loc, what)
 
@@ -1012,12 +1058,13 @@ def affine_select(dst, pattern, channel_multiplier, on_true_tile, on_false_value
     loc = caller_location(1)
     tr = current()
     what = "nisa.affine_select"
-    _name(name, loc, what)
+    if name is not None:
+        _name(name, loc, what)
     cmp = _alu(cmp_op, f"{what}: cmp_op", loc)
     if cmp not in (Alu.is_equal, Alu.not_equal, Alu.is_lt, Alu.is_le, Alu.is_gt, Alu.is_ge):
         raise NKIError(f"{what}: cmp_op must be a comparison (nl.equal, nl.greater, ...)", loc)
-    d = _tile(dst, loc, f"{what}: dst")
-    t = _tile(on_true_tile, loc, f"{what}: on_true_tile")
+    d = _tile(dst, loc, what, "dst")
+    t = _tile(on_true_tile, loc, what, "on_true_tile")
     if d.storage.kind != SBUF or t.storage.kind != SBUF:
         raise NKIError(f"{what}: dst and on_true_tile must be in SBUF", loc)
     (t,) = _paired(d, [("on_true_tile", t)], loc, what)
@@ -1038,9 +1085,10 @@ def range_select(dst, on_true_tile, comp_op0, comp_op1, bound0, bound1,
     loc = caller_location(1)
     tr = current()
     what = "nisa.range_select"
-    _name(name, loc, what)
+    if name is not None:
+        _name(name, loc, what)
     _ins.refuse_later_generation(tr, IT.RangeSelect, Engine.DVE, loc, what)
-    cmd = _enum(reduce_cmd, _ReduceCmd, f"{what}: reduce_cmd", loc)
+    cmd = _enum(reduce_cmd, _ReduceCmd, what, loc, "reduce_cmd")
     if cmd in (_ReduceCmd.reduce, _ReduceCmd.load_reduce):
         raise NKIError(f"{what}: reduce_cmd={cmd.name} (continuing the Vector Engine's registers "
                        "across instructions) is not modelled", loc)
@@ -1049,8 +1097,8 @@ def range_select(dst, on_true_tile, comp_op0, comp_op1, bound0, bound1,
     if np.float32(on_false_value) != np.finfo(np.float32).min:
         raise NKIError(f"{what}: on_false_value must be FP32_MIN (-3.4028235e+38)", loc)
     c0, c1 = _alu(comp_op0, f"{what}: comp_op0", loc), _alu(comp_op1, f"{what}: comp_op1", loc)
-    d = _tile(dst, loc, f"{what}: dst")
-    t = _tile(on_true_tile, loc, f"{what}: on_true_tile")
+    d = _tile(dst, loc, what, "dst")
+    t = _tile(on_true_tile, loc, what, "on_true_tile")
     (t,) = _paired(d, [("on_true_tile", t)], loc, what)
     b0 = _scalar_or_column(bound0, d.shape[0], loc, what, "bound0")
     b1 = _scalar_or_column(bound1, d.shape[0], loc, what, "bound1")
@@ -1060,7 +1108,7 @@ def range_select(dst, on_true_tile, comp_op0, comp_op1, bound0, bound1,
               "fill_value": float(on_false_value)}
     extra = ()
     if reduce_res is not None and cmd is not _ReduceCmd.idle:
-        extra = (("reduce_res", _tile(reduce_res, loc, f"{what}: reduce_res")),)
+        extra = (("reduce_res", _tile(reduce_res, loc, what, "reduce_res")),)
     _ins.record_lanewise(tr, IT.RangeSelect, Engine.DVE, d.shape, _full(d.shape), [t],
                          [("bound0", b0), ("bound1", b1)], d, fields, loc, what,
                          outs_extra=extra)
@@ -1074,16 +1122,17 @@ def select_reduce(dst, predicate, on_true, on_false, reduce_res=None, reduce_cmd
     loc = caller_location(1)
     tr = current()
     what = "nisa.select_reduce"
-    _name(name, loc, what)
-    cmd = _enum(reduce_cmd, _ReduceCmd, f"{what}: reduce_cmd", loc)
+    if name is not None:
+        _name(name, loc, what)
+    cmd = _enum(reduce_cmd, _ReduceCmd, what, loc, "reduce_cmd")
     if cmd in (_ReduceCmd.reduce, _ReduceCmd.load_reduce):
         raise NKIError(f"{what}: reduce_cmd={cmd.name} (continuing the Vector Engine's registers "
                        "across instructions) is not modelled", loc)
     if _alu(reduce_op, f"{what}: reduce_op", loc) is not Alu.max:
         raise NKIError(f"{what}: reduce_op must be nl.maximum", loc)
-    d = _tile(dst, loc, f"{what}: dst")
-    p = _tile(predicate, loc, f"{what}: predicate")
-    t = _tile(on_true, loc, f"{what}: on_true")
+    d = _tile(dst, loc, what, "dst")
+    p = _tile(predicate, loc, what, "predicate")
+    t = _tile(on_true, loc, what, "on_true")
     p, t = _paired(d, [("predicate", p), ("on_true", t)], loc, what)
     _one_psum_input(IT.SelectReduce, [p, t], loc, what)
     f = _scalar_or_column(on_false, d.shape[0], loc, what, "on_false")
@@ -1092,7 +1141,7 @@ def select_reduce(dst, predicate, on_true, on_false, reduce_res=None, reduce_cmd
                                what=what)
     r = None
     if reduce_res is not None and cmd is not _ReduceCmd.idle:
-        r = _tile(reduce_res, loc, f"{what}: reduce_res")
+        r = _tile(reduce_res, loc, what, "reduce_res")
     _ins.select_reduce(tr, d, p, t, f, r, Alu.max, loc)
 
 
@@ -1120,9 +1169,10 @@ def max8(dst, src, name=None):
 
 def _per_lane(opcode, dst, data, count: int, loc, what, name, extra=None):
     tr = current()
-    _name(name, loc, what)
-    d = _tile(dst, loc, f"{what}: dst")
-    v = _tile(data, loc, f"{what}: data")
+    if name is not None:
+        _name(name, loc, what)
+    d = _tile(dst, loc, what, "dst")
+    v = _tile(data, loc, what, "data")
     n = math.prod(v.shape[1:])
     _ins.refuse_illegal_size(tr, opcode, v, loc, what)
     if opcode is IT.BNStatsAggregate and n % 3:
@@ -1136,8 +1186,8 @@ def _per_lane(opcode, dst, data, count: int, loc, what, name, extra=None):
 
 
 def _vals8(vals, data, loc, what) -> tuple:
-    v = _tile(vals, loc, f"{what}: vals")
-    p = _tile(data, loc, f"{what}: data").shape[0]
+    v = _tile(vals, loc, what, "vals")
+    p = _tile(data, loc, what, "data").shape[0]
     if v.shape[0] != p or math.prod(v.shape[1:]) != 8:
         raise NKIError(f"{what}: vals must be [{p}, 8]; it is {list(v.shape)}", loc)
     return ("vals", v)
@@ -1149,7 +1199,7 @@ def nc_find_index8(dst, data, vals, name=None):
     (all-ones where a value does not occur)."""
     loc = caller_location(1)
     what = "nisa.nc_find_index8"
-    if _tile(dst, loc, f"{what}: dst").storage.dtype not in (dt.uint16, dt.uint32):
+    if _tile(dst, loc, what, "dst").storage.dtype not in (dt.uint16, dt.uint32):
         raise NKIError(f"{what}: dst must be uint16 or uint32", loc)
     _per_lane(IT.MaxIndex, dst, data, 8, loc, what, name, _vals8(vals, data, loc, what))
 
@@ -1159,12 +1209,12 @@ def nc_match_replace8(dst, data, vals, imm, dst_idx=None, name=None):
     """``dst`` = ``data`` with the first occurrence of each of the 8 values ``vals`` replaced by
     ``imm``; their indices into ``dst_idx`` if given."""
     tr, loc, what, d = _begin(name, dst, "nisa.nc_match_replace8")
-    v = _tile(data, loc, f"{what}: data")
+    v = _tile(data, loc, what, "data")
     (v,) = _paired(d, [("data", v)], loc, what)
     _ins.refuse_illegal_size(tr, IT.MatchReplace, v, loc, what)
     outs = [("dst", d)]
     if dst_idx is not None:
-        i = _tile(dst_idx, loc, f"{what}: dst_idx")
+        i = _tile(dst_idx, loc, what, "dst_idx")
         if i.shape[0] != d.shape[0] or math.prod(i.shape[1:]) != 8:
             raise NKIError(f"{what}: dst_idx must be [{d.shape[0]}, 8]", loc)
         outs.append(("dst_idx", i))
@@ -1177,7 +1227,7 @@ def nc_stream_shuffle(dst, src, shuffle_mask, name=None):
     """Within each 32-partition quadrant, dst partition ``i`` takes src partition
     ``shuffle_mask[i]`` (255: left unwritten) (Vector Engine)."""
     tr, loc, what, d = _begin(name, dst, "nisa.nc_stream_shuffle")
-    s = _tile(src, loc, f"{what}: src")
+    s = _tile(src, loc, what, "src")
     if d.storage.dtype != s.storage.dtype:
         raise NKIError(f"{what}: dst must have src's dtype", loc)
     if math.prod(d.shape[1:]) != math.prod(s.shape[1:]):
@@ -1194,7 +1244,7 @@ def dropout(dst, data, prob, name=None):
     """Zeroes each element with probability ``prob`` (a number), scaling survivors by
     ``1 / (1 - prob)`` (Vector Engine)."""
     tr, loc, what, d = _begin(name, dst, "nisa.dropout")
-    (v,) = _paired(d, [("data", _tile(data, loc, f"{what}: data"))], loc, what)
+    (v,) = _paired(d, [("data", _tile(data, loc, what, "data"))], loc, what)
     if d.storage.dtype != v.storage.dtype:
         raise NKIError(f"{what}: dst.dtype must match data.dtype", loc)
     if isinstance(prob, NkiTensor):
@@ -1223,8 +1273,9 @@ def set_rng_seed(src_seeds, name=None):
     loc = caller_location(1)
     tr = current()
     what = "nisa.set_rng_seed"
-    _name(name, loc, what)
-    s = check_written(_tile(src_seeds, loc, f"{what}: src_seeds"), loc, f"{what}: src_seeds")
+    if name is not None:
+        _name(name, loc, what)
+    s = check_written(_tile(src_seeds, loc, what, "src_seeds"), loc, what, "src_seeds")
     _gpsimd.set_rand_state(tr, s, Engine.DVE, loc, what=what)
 
 
@@ -1235,12 +1286,13 @@ def rand_set_state(src_seeds, engine=engine.gpsimd, name=None):
     loc = caller_location(1)
     tr = current()
     what = "nisa.rand_set_state"
-    _name(name, loc, what)
-    if _enum(engine, _Engine, f"{what}: engine", loc) is _Engine.vector:
+    if name is not None:
+        _name(name, loc, what)
+    if _enum(engine, _Engine, what, loc, "engine") is _Engine.vector:
         _v4_only(f"{what}(engine=nisa.engine.vector)", loc)
     _engine(engine, (Engine.Pool,), Engine.Pool, loc, what)
     _ins.refuse_later_generation(tr, IT.SetRandState, Engine.Pool, loc, what)
-    s = check_written(_tile(src_seeds, loc, f"{what}: src_seeds"), loc, f"{what}: src_seeds")
+    s = check_written(_tile(src_seeds, loc, what, "src_seeds"), loc, what, "src_seeds")
     _gpsimd.set_rand_state(tr, s, Engine.Pool, loc, what=what)
 
 
@@ -1248,7 +1300,7 @@ def rand_set_state(src_seeds, engine=engine.gpsimd, name=None):
 def rand_get_state(dst, engine=engine.gpsimd, name=None):
     """Each partition's GpSimd generator state (six uint32 words) into ``dst`` (NeuronCore-v3)."""
     tr, loc, what, d = _begin(name, dst, "nisa.rand_get_state")
-    if _enum(engine, _Engine, f"{what}: engine", loc) is _Engine.vector:
+    if _enum(engine, _Engine, what, loc, "engine") is _Engine.vector:
         _v4_only(f"{what}(engine=nisa.engine.vector)", loc)
     _engine(engine, (Engine.Pool,), Engine.Pool, loc, what)
     _ins.refuse_later_generation(tr, IT.GetRandState, Engine.Pool, loc, what)
@@ -1271,8 +1323,8 @@ def local_gather(dst, src_buffer, index, num_elem_per_idx=1, num_valid_indices=N
     partition first) gather ``num_elem_per_idx`` elements each from every partition's own row of
     ``src_buffer`` into ``dst``."""
     tr, loc, what, d = _begin(name, dst, "nisa.local_gather")
-    s = check_written(_tile(src_buffer, loc, f"{what}: src_buffer"), loc, f"{what}: src_buffer")
-    i = check_written(_tile(index, loc, f"{what}: index"), loc, f"{what}: index")
+    s = check_written(_tile(src_buffer, loc, what, "src_buffer"), loc, what, "src_buffer")
+    i = check_written(_tile(index, loc, what, "index"), loc, what, "index")
     _gpsimd.local_gather(tr, s, i, num_elem_per_idx, num_valid_indices, loc, out=d, what=what)
 
 
@@ -1281,8 +1333,8 @@ def nc_n_gather(dst, data, indices, name=None):
     """``dst[p, j] = data[p, indices[p, j]]`` within each partition, data's free dimensions
     flattened (GpSimd)."""
     tr, loc, what, d = _begin(name, dst, "nisa.nc_n_gather")
-    v = check_written(_tile(data, loc, f"{what}: data"), loc, f"{what}: data")
-    i = check_written(_tile(indices, loc, f"{what}: indices"), loc, f"{what}: indices")
+    v = check_written(_tile(data, loc, what, "data"), loc, what, "data")
+    i = check_written(_tile(indices, loc, what, "indices"), loc, what, "indices")
     if i.storage.dtype != dt.uint32:
         raise NKIError(f"{what}: indices must be uint32, not {dt.name(i.storage.dtype)}", loc)
     if d.shape[0] != i.shape[0] or math.prod(d.shape[1:]) != math.prod(i.shape[1:]):
@@ -1296,7 +1348,7 @@ def sequence_bounds(dst, segment_ids, name=None):
     """For a one-partition tile of segment ids (0: padding), each element's segment start and end
     (exclusive): ``dst`` [1, 2, n] (GpSimd)."""
     tr, loc, what, d = _begin(name, dst, "nisa.sequence_bounds")
-    v = check_written(_tile(segment_ids, loc, f"{what}: segment_ids"), loc,
+    v = check_written(_tile(segment_ids, loc, what, "segment_ids"), loc,
                       f"{what}: segment_ids")
     n = math.prod(v.shape[1:])
     if d.shape[0] != 1 or math.prod(d.shape[1:]) != 2 * n:
@@ -1310,7 +1362,7 @@ def nonzero_with_count(dst, src, index_offset=0, padding_val=-1, name=None):
     elements plus ``index_offset``, ``padding_val`` up to src's length, then their count."""
     tr, loc, what, d = _begin(name, dst, "nisa.nonzero_with_count")
     _ins.refuse_later_generation(tr, IT.NonzeroWithCount, Engine.Pool, loc, what)
-    v = _tile(src, loc, f"{what}: src")
+    v = _tile(src, loc, what, "src")
     for arg, value in (("index_offset", index_offset), ("padding_val", padding_val)):
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
             raise NKIError(f"{what}: {arg} must be an int32 integer, not {value!r}", loc)

@@ -38,7 +38,7 @@ from ._api import api
 from .kernel import launch, target_arch
 from .registers import VirtualRegister, dynamic_range, unrolled_for, unrolled_while  # noqa: F401
 from .tensor import (STORAGE_KIND, MemoryRegion, NKIObject, NkiTensor,  # noqa: F401
-                     check_written, on_chip_view, reshape_strides, wrap)
+                     _wrap, check_written, on_chip_view, reshape_strides, wrap)
 
 # ---- data types and buffers ----
 bool_, int8, int16, int32 = dt.bool_, dt.int8, dt.int16, dt.int32
@@ -286,7 +286,7 @@ def _new(shape, dtype, buffer, name, loc, what: str) -> NkiTensor:
     else:
         view = tr.new_storage(kind, dtype, dims, name or what, loc, explicit_name=bool(name)) \
             .full_view()
-    return wrap(view, region)
+    return _wrap(view, region)  # (wrap, its region known: one frame fewer per tensor)
 
 
 _CHECKED: dict = {}  # (shape, dtype, buffer, arch) -> (dims, NumPy dtype, region, storage kind)

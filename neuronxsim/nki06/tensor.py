@@ -39,6 +39,10 @@ class MemoryRegion(enum.Enum):
     private_hbm = "private_hbm"
     shared_hbm = "shared_hbm"
 
+    # Members are singletons compared by identity: hashing by identity, in C, is the same
+    # equality, without Enum.__hash__'s Python frame (nl.ndarray hashes its buffer every call).
+    __hash__ = object.__hash__
+
 
 #: The shared tracer's storage kind of each region.
 STORAGE_KIND = {MemoryRegion.sbuf: SBUF, MemoryRegion.psum: PSUM, MemoryRegion.private_hbm: HBM,
@@ -566,15 +570,30 @@ def check_inside(view: Tensor, loc, what: str):
                        f"has {math.prod(st.shape)}", loc)
 
 
-def on_chip_view(x, loc, what: str) -> Tensor:
-    """The shared view of ``x``, checked to be a direct view of an SBUF or PSUM tensor."""
+def on_chip_view(x, loc, what: str, name: str | None = None) -> Tensor:
+    """The shared view of ``x``, checked to be a direct view of an SBUF or PSUM tensor. Errors
+    name it ``what``, or ``"what: name"`` when ``name`` is given (made only for an error: this
+    runs for every operand)."""
+    # A direct view of an on-chip NkiTensor, the commonest, is answered here (the class tested by
+    # identity, _on_chip and _view_of inline); anything else goes through the checks in order.
+    if x.__class__ is not NkiTensor:
+        return _on_chip_view_slow(x, loc, what, name)
+    view = x._view
+    if not view.storage.on_chip or x._indirect is not None:
+        return _on_chip_view_slow(x, loc, what, name)
+    return view
+
+
+def _on_chip_view_slow(x, loc, what: str, name: str | None) -> Tensor:
+    """on_chip_view of anything but a direct on-chip NkiTensor: its checks, in their order."""
+    if name is not None:
+        what = f"{what}: {name}"
     if not isinstance(x, NkiTensor):
         raise NKIError(f"{what} must be an SBUF or PSUM tensor, not {type(x).__name__}", loc)
-    view = x._view  # (x._on_chip and x._view_of, inline: this runs for every operand)
-    if not view.storage.on_chip:
+    if not x._on_chip:
         raise NKIError(f"{what} is the {x.buffer.name} tensor '{x.name}'; compute engines work on "
                        "SBUF and PSUM (copy it in with nl.load or nisa.dma_copy)", loc)
-    return view if x._indirect is None else x._view_of(what, loc)
+    return x._view_of(what, loc)
 
 
 def check_written(v: Tensor, loc, what: str, name: str | None = None) -> Tensor:
@@ -584,7 +603,7 @@ def check_written(v: Tensor, loc, what: str, name: str | None = None) -> Tensor:
     st = v.storage
     s = st.state
     if st.on_chip and s.write_count and s.forward is None and s.pending_zero is None:
-        start = v.offset // st.row
+        start = v.offset // st.row if v.offset else 0  # (row: a property; most views start at 0)
         if s.written_partitions < start + v.shape[0]:
             defined = current().defined_partitions(v)
             if defined < v.shape[0]:
