@@ -674,9 +674,12 @@ Tracer.write_fresh = _core.nki.tracer_method(Tracer, "write_fresh")
 # ``value`` is its untouched result: see ``fresh_result``; False otherwise, having changed nothing)
 # at the PSUM view ``dst``, either starting a new accumulation group (``accumulate`` False) or
 # adding to the one open there. Errors locate the kernel line themselves. In C for a destination
-# with groups already, no pending zeros, no mask box and no double-row pair, that ``write_plain``
-# takes; else ``_place_matmul_general``.
-Tracer.place_matmul = _core.nki.place_matmul_method(Tracer)
+# that ``write_plain`` takes, without a mask box or a double-row pair, and with pending ``nl.zeros``
+# zeros only when ``accumulate`` (the first ``acc += matmul`` into ``nl.zeros``, every matmul
+# kernel's); the tile's first matmul makes its MatmulGroups there too. Else
+# ``_place_matmul_general``, the home of the rules (cpp/python/trace_assign.cpp says why the C
+# steps are the same).
+Tracer.place_matmul = _core.nki.place_matmul_method(Tracer, MatmulGroups)
 
 _core.nki.configure_iterate(Loop, LoopIteration, "static")
 # ``iterate(kind, values, loc, directives=())``: runs the body of a loop of ``kind`` (see
