@@ -480,9 +480,10 @@ class Tracer:
                        "max_instructions=N when tracing or simulating, --max-instructions N "
                        f"on the neuronxsim command, or {MAX_INSTRUCTIONS_ENV}=N", loc)
 
-    def zero_fill(self, view: Tensor, loc) -> Op:
-        """``nl.zeros``: records the Memset filling the whole storage of ``view`` (its full
-        view, partition axis first) with zeros, kept only if something reads them."""
+    def _zero_fill_general(self, view: Tensor, loc) -> Op:
+        """``zero_fill`` (see below; C): ``nl.zeros``' Memset filling the whole storage of
+        ``view`` (its full view, partition axis first) with zeros, kept only if something reads
+        them."""
         st = view.storage
         s = st.state
         acc = plain_tile_access(view, st, Engine.DVE) or self.access(view, loc)
@@ -752,6 +753,12 @@ _core.nki.configure_plain_tile_access(Access, _PE, _POOL, PSUM, NUM_PARTITIONS, 
 #: (``view.access``). In C (``cpp/python/trace_plain_access.cpp``, which states the rules): it
 #: runs for nearly every operand of every traced instruction.
 plain_tile_access = _core.nki.plain_tile_access
+
+_core.nki.configure_zero_fill(plain_tile_access, IT.Memset, Engine.DVE, _ZERO_FILL)
+# ``zero_fill(view, loc)``: ``_zero_fill_general``'s steps in C (cpp/python/trace_tracer_methods.cpp)
+# for a view ``plain_tile_access`` takes, else ``_zero_fill_general``: matmul kernels make an
+# ``nl.zeros`` tile per accumulation group.
+Tracer.zero_fill = _core.nki.tracer_method(Tracer, "zero_fill")
 
 
 def _note_written_partitions(s: StorageState, start: int, count: int):

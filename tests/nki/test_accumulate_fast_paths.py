@@ -1,8 +1,9 @@
-"""The C paths of ``acc += matmul`` (Tracer.place_matmul, cpp/python/trace_assign.cpp) and of
-``t op= x`` of two on-chip tiles (the in-place operators, cpp/python/trace_accumulate.cpp): every
-kernel here traces to the same module, and refuses what it refuses with the same message, as with
-the Python definitions alone (``_place_matmul_general``; ``language._accumulate_general`` for
-every in-place operator place_matmul does not take)."""
+"""The C paths of ``acc += matmul`` (Tracer.place_matmul, cpp/python/trace_assign.cpp), of
+``t op= x`` of two on-chip tiles (the in-place operators, cpp/python/trace_accumulate.cpp) and of
+``nl.zeros``' memset (Tracer.zero_fill, cpp/python/trace_tracer_methods.cpp): every kernel here
+traces to the same module, and refuses what it refuses with the same message, as with the Python
+definitions alone (``_place_matmul_general``; ``language._accumulate_general`` for every in-place
+operator place_matmul does not take; ``_zero_fill_general``)."""
 
 import numpy as np
 import pytest
@@ -19,10 +20,12 @@ T = nki.typing.tensor
 
 
 def _python_only(m):
-    """Within monkeypatch context ``m``: place_matmul is ``_place_matmul_general``, and the
-    in-place operators find no ALU op for their C shortcut (``language._IN_PLACE_ALU``, the table
-    they were configured with, emptied), so ``_accumulate_general`` records what they do not."""
+    """Within monkeypatch context ``m``: place_matmul is ``_place_matmul_general``, zero_fill
+    ``_zero_fill_general``, and the in-place operators find no ALU op for their C shortcut
+    (``language._IN_PLACE_ALU``, the table they were configured with, emptied), so
+    ``_accumulate_general`` records what they do not."""
     m.setattr(Tracer, "place_matmul", Tracer._place_matmul_general)
+    m.setattr(Tracer, "zero_fill", Tracer._zero_fill_general)
     for name in list(language._IN_PLACE_ALU):
         m.delitem(language._IN_PLACE_ALU, name)
 

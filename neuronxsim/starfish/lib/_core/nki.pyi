@@ -6,7 +6,7 @@ from neuronxsim.nki.arguments import FastCall
 from neuronxsim.nki.indexing import LoopIndex
 import types
 import typing
-__all__: list[str] = ['FastCall', 'LoopIndex', 'RECORD_POSITIONS', 'accumulate_methods', 'assign_redirect', 'basic_subscript', 'blocked_methods', 'caller_location', 'configure_accumulate', 'configure_accumulate_plain', 'configure_assign', 'configure_blocked', 'configure_dma_plain', 'configure_index_expr', 'configure_iterate', 'configure_lanewise', 'configure_language_fast', 'configure_matmul', 'configure_nki06_subscript', 'configure_plain_tile_access', 'configure_subscripts', 'configure_tracer_methods', 'current', 'dma_plain', 'forget_call_sites', 'iterate_method', 'lanewise_plain', 'live_ranges', 'load_fast', 'matmul_plain', 'nc_matmul_fast', 'ndarray_fast', 'new_access', 'new_op', 'new_slotted', 'next_fit_place', 'next_fit_storages', 'ops_matmul_grouped', 'ops_redirected', 'peek', 'place_matmul_method', 'plain_tile_access', 'range_fast', 'remember_call_site', 'set_call_site_walk', 'set_current', 'set_no_tracer', 'slice_range', 'store_fast', 'subscript_method', 'tensor_store_method', 'tensor_table', 'tracer_method', 'unique_name', 'write_plain', 'zeros_fast']
+__all__: list[str] = ['FastCall', 'LoopIndex', 'RECORD_POSITIONS', 'accumulate_methods', 'assign_redirect', 'basic_subscript', 'blocked_methods', 'caller_location', 'configure_accumulate', 'configure_accumulate_plain', 'configure_assign', 'configure_blocked', 'configure_dma_plain', 'configure_index_expr', 'configure_iterate', 'configure_lanewise', 'configure_language_fast', 'configure_matmul', 'configure_nki06_subscript', 'configure_plain_tile_access', 'configure_subscripts', 'configure_tracer_methods', 'configure_zero_fill', 'current', 'dma_plain', 'forget_call_sites', 'iterate_method', 'lanewise_plain', 'live_ranges', 'load_fast', 'matmul_plain', 'nc_matmul_fast', 'ndarray_fast', 'new_access', 'new_op', 'new_slotted', 'next_fit_place', 'next_fit_storages', 'ops_matmul_grouped', 'ops_redirected', 'peek', 'place_matmul_method', 'plain_tile_access', 'range_fast', 'remember_call_site', 'set_call_site_walk', 'set_current', 'set_no_tracer', 'slice_range', 'store_fast', 'subscript_method', 'tensor_store_method', 'tensor_table', 'tracer_method', 'unique_name', 'write_plain', 'zeros_fast']
 def accumulate_methods() -> dict:
     """
     {name: method} of Tensor's in-place operators (__iadd__, __isub__, __imul__, __itruediv__) in C.
@@ -82,6 +82,10 @@ def configure_subscripts(tensor_class: type, loop_index_class: type, fallback: t
 def configure_tracer_methods(op_class: type, storage_class: type, tensor_class: type, new_state: typing.Any, matmult: typing.Any, access_class: type) -> None:
     """
     Gives the tracer's C methods the record's Op class, the Storage and Tensor classes, the StorageState factory, the Matmult opcode and the record's Access class.
+    """
+def configure_zero_fill(plain_tile_access: typing.Any, memset: typing.Any, dve: typing.Any, fields: dict) -> None:
+    """
+    Gives the tracer's C zero_fill the tracer's plain_tile_access, the Memset opcode, the Vector Engine and the fields of every nl.zeros memset.
     """
 def current(*args, **kwargs):
     """
@@ -205,7 +209,7 @@ def tensor_table(*args, **kwargs):
     """
 def tracer_method(cls: type, name: str) -> typing.Any:
     """
-    The C method `name` (record, new_result, fresh_result or write_fresh) as a method of the tracer class cls.
+    The C method `name` (record, new_result, fresh_result, write_fresh or zero_fill) as a method of the tracer class cls.
     """
 def unique_name(*args, **kwargs):
     """
