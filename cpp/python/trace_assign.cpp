@@ -33,7 +33,7 @@ struct Names {
   PyObject *storage, *on_chip, *kind, *state, *masked_out, *shape, *fresh_result, *core, *redirected, *record,
       *redirects, *write_count, *forward, *ops, *is_transpose, *groups, *pending_zero, *double_rows, *open,
       *zero_started, *zero_init, *unwritten, *zero_covered, *refuse_accumulation, *matmul_joins,
-      *close_overlapping_groups, *refuse_overlapping_start, *place_matmul_general;
+      *close_overlapping_groups, *refuse_overlapping_start, *place_matmul_general, *layout, *partitions;
 };
 Names names{};
 PyObject* tensorClass = nullptr;
@@ -43,6 +43,7 @@ PyObject* dma = nullptr;
 PyObject* pool = nullptr;
 PyObject* psum = nullptr;
 PyObject* sbuf = nullptr;
+PyObject* matmulGroupsClass = nullptr;  // neuronxsim.nki.tracer.MatmulGroups (place_matmul_method)
 
 using Owned = nxs::py_bind::OwnedRef;
 
@@ -200,6 +201,37 @@ int refuseOverlappingStart(PyObject* tr, PyObject* st, PyObject* groups, PyObjec
   return checked.get() == nullptr ? -1 : 0;
 }
 
+// place_matmul's
+//     if s.pending_zero is not None and covered >= st.layout.partitions * st.free_elements:
+//         s.pending_zero = None  # matmuls overwrite every zero: the memset is dead
+// once the zero-started regions of the storage `st` (state `s`) cover `covered` elements.
+// 0, or -1 with an error set.
+int dropCoveredZeros(PyObject* st, PyObject* s, PyObject* covered) {
+  Owned pending(slotAttr(s, names.pending_zero));
+  if (pending.get() == nullptr) return -1;
+  if (pending.get() == Py_None) return 0;
+  // (st.free_elements, a property: math.prod(st.shape) // st.layout.partitions)
+  Owned layout(slotAttr(st, names.layout)), shape(slotAttr(st, names.shape));
+  if (layout.get() == nullptr || shape.get() == nullptr) return -1;
+  Owned partitionsObj(slotAttr(layout.get(), names.partitions));
+  if (partitionsObj.get() == nullptr) return -1;
+  const long long partitions = PyLong_AsLongLong(partitionsObj.get());
+  const long long done = PyLong_AsLongLong(covered);
+  if ((partitions == -1 || done == -1) && PyErr_Occurred()) return -1;
+  if (!PyTuple_CheckExact(shape.get()) || partitions <= 0) {
+    PyErr_SetString(PyExc_TypeError, "place_matmul: a PSUM storage's shape must be a tuple, its partitions positive");
+    return -1;
+  }
+  long long elements = 1;
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(shape.get()); ++i) {
+    const long long n = PyLong_AsLongLong(PyTuple_GET_ITEM(shape.get(), i));
+    if (n == -1 && PyErr_Occurred()) return -1;
+    elements *= n;  // (a tile's elements: far from overflowing)
+  }
+  if (done < partitions * (elements / partitions)) return 0;
+  return PyObject_SetAttr(s, names.pending_zero, Py_None);
+}
+
 // The end of place_matmul once `acc` is redirected: the accumulation group `region` of `groups`
 // joined (accumulate) or started. 0, or -1 with an error set.
 int placeInGroups(PyObject* tr, PyObject* st, PyObject* s, PyObject* groups, PyObject* op, PyObject* acc,
@@ -221,7 +253,7 @@ int placeInGroups(PyObject* tr, PyObject* st, PyObject* s, PyObject* groups, PyO
       if (zeroed >= 0) zeroed = !zeroed;
     }
     if (zeroed < 0) return -1;
-    if (zeroed) {  // (the region's first matmul replaces zeros; no zeros are pending on this path)
+    if (zeroed) {  // (the region's first matmul replaces zeros)
       // (another group's results must not be overwritten)
       if (refuseOverlappingStart(tr, st, groups, acc, started.get()) < 0) return -1;
       const long long elements = accessElements(acc);
@@ -231,6 +263,7 @@ int placeInGroups(PyObject* tr, PyObject* st, PyObject* s, PyObject* groups, PyO
       if (covered.get() == nullptr || more.get() == nullptr) return -1;
       Owned sum(PyNumber_Add(covered.get(), more.get()));
       if (sum.get() == nullptr || PyObject_SetAttr(groups, names.zero_covered, sum.get()) < 0) return -1;
+      if (dropCoveredZeros(st, s, sum.get()) < 0) return -1;
     } else {
       PyObject* last = PyDict_GetItemWithError(open.get(), region.get());  // (borrowed)
       if (last == nullptr) {
@@ -256,11 +289,62 @@ int placeInGroups(PyObject* tr, PyObject* st, PyObject* s, PyObject* groups, PyO
       if (joins.get() == nullptr || join.get() == nullptr || PyList_Append(joins.get(), join.get()) < 0) return -1;
     }
   } else {
-    PyObject* const close[3] = {tr, groups, acc};
-    Owned closed(PyObject_VectorcallMethod(names.close_overlapping_groups, close, 3, nullptr));
-    if (closed.get() == nullptr || PySet_Add(started.get(), region.get()) < 0) return -1;
+    if (PyDict_GET_SIZE(open.get()) != 0) {  // (with no group open it forgets nothing)
+      PyObject* const close[3] = {tr, groups, acc};
+      Owned closed(PyObject_VectorcallMethod(names.close_overlapping_groups, close, 3, nullptr));
+      if (closed.get() == nullptr) return -1;
+    }
+    if (PySet_Add(started.get(), region.get()) < 0) return -1;
   }
   return PyDict_SetItem(open.get(), region.get(), op);
+}
+
+// Whether place_matmul's C path takes the destination `dst` of `op` (1; 0 if not, -1 on error):
+// an exact Tensor in PSUM, op recorded without a mask box, no double-row pair in the core, and
+// pending nl.zeros zeros only when `accumulate` (`+=` never keeps them: its first matmul per
+// region replaces them, and they are dropped once such regions cover the tile;
+// `dst[...] = matmul` of part of a zeroed tile needs them, see _place_matmul_general). Sets `st`,
+// `s` (its state), `groups` (s.groups, None for the tile's first matmul) and `writes` (s's write
+// count, read only then).
+int plainDestination(PyObject* tr, PyObject* dst, PyObject* op, int accumulate, Owned& st, Owned& s, Owned& groups,
+                     long long& writes) {
+  if (Py_TYPE(dst) != reinterpret_cast<PyTypeObject*>(tensorClass) || PyTuple_GET_ITEM(op, kOutBox) != Py_None)
+    return 0;
+  st.p = slotAttr(dst, names.storage);
+  if (st.get() == nullptr) return -1;
+  Owned kind(slotAttr(st.get(), names.kind));
+  s.p = slotAttr(st.get(), names.state);
+  if (kind.get() == nullptr || s.get() == nullptr) return -1;
+  int t = isKind(kind.get(), psum);
+  if (t != 1) return t;
+  groups.p = slotAttr(s.get(), names.groups);
+  if (groups.get() == nullptr) return -1;
+  if (!accumulate) {
+    Owned pending(slotAttr(s.get(), names.pending_zero));
+    if (pending.get() == nullptr) return -1;
+    if (pending.get() != Py_None) return 0;
+  }
+  if (groups.get() == Py_None) {
+    Owned count(slotAttr(s.get(), names.write_count));
+    if (count.get() == nullptr) return -1;
+    writes = PyLong_AsLongLong(count.get());
+    if (writes == -1 && PyErr_Occurred()) return -1;
+  }
+  Owned core(slotAttr(tr, names.core));
+  if (core.get() == nullptr) return -1;
+  t = attrIsTrue(core.get(), names.double_rows);
+  return t < 0 ? -1 : !t;
+}
+
+// s.groups = MatmulGroups(unwritten) (its slots open {}, zero_started set(), zero_covered 0,
+// unwritten; without the __init__ frame), also in `groups`. 0, or -1 with an error set.
+int newGroups(PyObject* s, bool unwritten, Owned& groups) {
+  Owned open(PyDict_New()), started(PySet_New(nullptr)), zero(PyLong_FromLong(0));
+  if (open.get() == nullptr || started.get() == nullptr || zero.get() == nullptr) return -1;
+  PyObject* const slots[4] = {open.get(), started.get(), zero.get(), unwritten ? Py_True : Py_False};
+  Py_XSETREF(groups.p, newSlottedObject(matmulGroupsClass, slots, 4));
+  if (groups.get() == nullptr) return -1;
+  return PyObject_SetAttr(s, names.groups, groups.get());
 }
 
 PyObject* placeMatmul(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
@@ -300,34 +384,11 @@ PyObject* placeMatmul(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   if (transposed.get() == nullptr) return nullptr;
   int t = PyObject_IsTrue(transposed.get());
   if (t != 0) return t < 0 ? nullptr : Py_NewRef(Py_False);
-  // (the plain case: an exact Tensor in PSUM with groups, no pending zeros, no mask box, no pair)
+  // (the plain case: an exact Tensor in PSUM, no mask box, no double-row pair; pending nl.zeros
+  // zeros only under `+=`, see plainDestination)
   Owned st(nullptr), s(nullptr), groups(nullptr);
-  t = Py_TYPE(dst) == reinterpret_cast<PyTypeObject*>(tensorClass) &&
-      PyTuple_GET_ITEM(op.get(), kOutBox) == Py_None;
-  if (t == 1) {
-    st.p = slotAttr(dst, names.storage);
-    if (st.get() == nullptr) return nullptr;
-    Owned kind(slotAttr(st.get(), names.kind));
-    s.p = slotAttr(st.get(), names.state);
-    if (kind.get() == nullptr || s.get() == nullptr) return nullptr;
-    t = isKind(kind.get(), psum);
-  }
-  if (t == 1) {
-    groups.p = slotAttr(s.get(), names.groups);
-    if (groups.get() == nullptr) return nullptr;
-    t = groups.get() != Py_None;
-    if (t == 1) {
-      Owned pending(slotAttr(s.get(), names.pending_zero));
-      if (pending.get() == nullptr) return nullptr;
-      t = pending.get() == Py_None;
-    }
-  }
-  if (t == 1) {
-    Owned core(slotAttr(self, names.core));
-    if (core.get() == nullptr) return nullptr;
-    t = attrIsTrue(core.get(), names.double_rows);
-    if (t >= 0) t = !t;
-  }
+  long long writes = 0;
+  t = plainDestination(self, dst, op.get(), accumulate, st, s, groups, writes);
   Owned acc(nullptr);
   if (t == 1) {
     PyObject* const write[3] = {dst, PyTuple_GET_ITEM(op.get(), kEngine), Py_True};
@@ -340,6 +401,10 @@ PyObject* placeMatmul(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
     PyObject* const general[4] = {self, value, dst, args[2]};
     return PyObject_VectorcallMethod(names.place_matmul_general, general, 4, nullptr);
   }
+  // The tile's first matmul: its groups, as _place_matmul_general makes them before its write
+  // (which leaves them alone: write_plain of a matmul reads nothing of them, and `writes` is the
+  // write count from before it).
+  if (groups.get() == Py_None && newGroups(s.get(), writes == 0, groups) < 0) return nullptr;
   if (noteRedirect(self, op.get(), dst, acc.get()) < 0 ||
       placeInGroups(self, st.get(), s.get(), groups.get(), op.get(), acc.get(), accumulate) < 0)
     return nullptr;
@@ -368,7 +433,7 @@ void bindAssign(py::module_& m) {
         {&n.zero_covered, "zero_covered"}, {&n.refuse_accumulation, "_refuse_accumulation"},
         {&n.matmul_joins, "matmul_joins"}, {&n.close_overlapping_groups, "_close_overlapping_groups"},
         {&n.refuse_overlapping_start, "_refuse_overlapping_start"},
-        {&n.place_matmul_general, "_place_matmul_general"}}) {
+        {&n.place_matmul_general, "_place_matmul_general"}, {&n.layout, "layout"}, {&n.partitions, "partitions"}}) {
     *slot = PyUnicode_InternFromString(text);
     if (*slot == nullptr) throw py::error_already_set();
   }
@@ -377,11 +442,15 @@ void bindAssign(py::module_& m) {
       py::reinterpret_steal<py::object>(PyCFunction_NewEx(&assignRedirectDef, nullptr, nullptr));
   m.def(
       "place_matmul_method",
-      [](py::type cls) {
+      [](py::type cls, py::type matmulGroups) {
+        Py_XDECREF(matmulGroupsClass);
+        matmulGroupsClass = matmulGroups.inc_ref().ptr();
         return py::reinterpret_steal<py::object>(
             PyDescr_NewMethod(reinterpret_cast<PyTypeObject*>(cls.ptr()), &placeMatmulDef));
       },
-      py::arg("cls"), "place_matmul as a method of the tracer class cls.");
+      py::arg("cls"), py::arg("matmul_groups"),
+      "place_matmul as a method of the tracer class cls; matmul_groups: the class of a PSUM tile's "
+      "accumulation groups (slots open, zero_started, zero_covered, unwritten), made for its first matmul.");
   m.def(
       "configure_assign",
       [](py::type tensor, py::object write, py::object matmultOpcode, py::object dmaEngine, py::object poolEngine,

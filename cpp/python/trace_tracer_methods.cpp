@@ -1,4 +1,4 @@
-// Four methods of the NKI tracer (neuronxsim.nki.tracer.Tracer), in C, installed on the class as
+// Five methods of the NKI tracer (neuronxsim.nki.tracer.Tracer), in C, installed on the class as
 // method descriptors by `tracer_method(cls, name)`:
 //
 //   record(opcode, engine, ins, outs, fields, loc, out_box=None, zero_fill=False) -> Op
@@ -14,6 +14,10 @@
 //       the instruction that just produced `value`, if `value` is an untouched full view of a
 //       temporary that instruction alone wrote (the test `dst[...] = expr` makes before it
 //       redirects the instruction), else None.
+//   zero_fill(view, loc) -> Op
+//       nl.zeros' Memset of the whole storage of `view` (see Tracer._zero_fill_general, the Python
+//       definition), for a view plain_tile_access gives the DVE's access of; else
+//       `self._zero_fill_general(view, loc)`.
 //   write_fresh(view) -> Access
 //       the write of a tile an instruction creates for its result (nothing to check yet): its state
 //       written once over all its partitions; the access of the whole tile, made once from the
@@ -23,8 +27,11 @@
 // gives them the record's Op class, the Storage and Tensor classes (slotted: made with new_slotted's slot
 // order), the StorageState factory and the Matmult opcode object.
 //
+// `configure_zero_fill(plain_tile_access, memset, dve, fields)` gives zero_fill the tracer's
+// plain_tile_access, the Memset opcode, the Vector Engine and the fields of every nl.zeros memset.
+//
 // Why C: every traced instruction calls record once and new_result about twice, and most
-// `dst[...] = expr` call fresh_result; as Python methods they cost a frame and a few dozen
+// `dst[...] = expr` call fresh_result; matmul kernels make an nl.zeros tile per accumulation group; as Python methods they cost a frame and a few dozen
 // bytecodes each. The Python code states the same steps: see the docstrings in tracer.py.
 #include "trace_ref.h"
 #include "trace_record.h"
@@ -39,7 +46,8 @@ namespace tracer_methods {  // (named: the unity build merges the anonymous name
 struct Names {
   PyObject *recordable, *ops, *loop, *refuse_cap, *storages, *tile_layouts, *tile_layout, *on_chip, *strides,
       *new_result_general, *storage, *state, *write_count, *forward, *offset, *shape, *core, *redirected, *layout,
-      *full_pairs, *partitions, *written_partitions, *full_access, *access;
+      *full_pairs, *partitions, *written_partitions, *full_access, *access, *pending_zero, *zero_init,
+      *zero_fill_general;
 };
 Names names{};
 PyObject* opClass = nullptr;
@@ -51,6 +59,8 @@ PyObject* accessClass = nullptr;
 PyObject* one = nullptr;         // the int 1
 PyObject* zero = nullptr;        // the int 0
 PyObject* emptyTuple = nullptr;  // ()
+// From configure_zero_fill.
+PyObject *plainTileAccess = nullptr, *memset = nullptr, *dve = nullptr, *zeroFillFields = nullptr;
 
 using Owned = nxs::py_bind::OwnedRef;
 
@@ -270,6 +280,47 @@ PyObject* writeFresh(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   return made.release();
 }
 
+// Tracer._zero_fill_general's steps for a view plain_tile_access takes:
+//     op = self.record(Memset, DVE, [], [acc], fields, loc, None, True)
+//     s.pending_zero = op; s.write_count += 1
+//     s.written_partitions = st.layout.partitions; s.zero_init = True
+PyObject* zeroFill(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 2) {
+    PyErr_SetString(PyExc_TypeError, "zero_fill(view, loc)");
+    return nullptr;
+  }
+  if (!configured()) return nullptr;
+  PyObject *view = args[0], *loc = args[1];
+  Owned acc(nullptr), st(nullptr);
+  if (plainTileAccess != nullptr && Py_TYPE(view) == reinterpret_cast<PyTypeObject*>(tensorClass)) {
+    st.p = slotAttr(view, names.storage);
+    if (st.get() == nullptr) return nullptr;
+    PyObject* const access[3] = {view, st.get(), dve};
+    acc.p = PyObject_Vectorcall(plainTileAccess, access, 3, nullptr);
+    if (acc.get() == nullptr) return nullptr;
+  }
+  if (acc.get() == nullptr || acc.get() == Py_None) {  // (nothing changed yet)
+    PyObject* const general[3] = {self, view, loc};
+    return PyObject_VectorcallMethod(names.zero_fill_general, general, 3, nullptr);
+  }
+  Owned s(slotAttr(st.get(), names.state)), layout(slotAttr(st.get(), names.layout));
+  Owned ins(PyList_New(0)), outs(PyList_New(1));
+  if (s.get() == nullptr || layout.get() == nullptr || ins.get() == nullptr || outs.get() == nullptr) return nullptr;
+  PyList_SET_ITEM(outs.get(), 0, acc.release());
+  PyObject* const rec[8] = {memset, dve, ins.get(), outs.get(), zeroFillFields, loc, Py_None, Py_True};
+  Owned op(record(self, rec, 8));
+  if (op.get() == nullptr) return nullptr;
+  Owned count(slotAttr(s.get(), names.write_count)), partitions(slotAttr(layout.get(), names.partitions));
+  if (count.get() == nullptr || partitions.get() == nullptr) return nullptr;
+  Owned more(PyNumber_Add(count.get(), one));
+  if (more.get() == nullptr || PyObject_SetAttr(s.get(), names.pending_zero, op.get()) < 0 ||
+      PyObject_SetAttr(s.get(), names.write_count, more.get()) < 0 ||
+      PyObject_SetAttr(s.get(), names.written_partitions, partitions.get()) < 0 ||
+      PyObject_SetAttr(s.get(), names.zero_init, Py_True) < 0)
+    return nullptr;
+  return op.release();
+}
+
 PyMethodDef methods[] = {
     {"record", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(record)), METH_FASTCALL,
      "record(opcode, engine, ins, outs, fields, loc, out_box=None, zero_fill=False): appends an instruction "
@@ -282,6 +333,8 @@ PyMethodDef methods[] = {
     {"write_fresh", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(writeFresh)), METH_FASTCALL,
      "write_fresh(view): the write of a tile an instruction creates for its result (see "
      "neuronxsim.nki.tracer.Tracer)."},
+    {"zero_fill", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(zeroFill)), METH_FASTCALL,
+     "zero_fill(view, loc): records nl.zeros' Memset of the storage of view (see neuronxsim.nki.tracer.Tracer)."},
 };
 
 void bindTracerMethods(py::module_& m) {
@@ -293,7 +346,8 @@ void bindTracerMethods(py::module_& m) {
         {&n.storage, "storage"}, {&n.state, "state"}, {&n.write_count, "write_count"}, {&n.forward, "forward"},
         {&n.offset, "offset"}, {&n.shape, "shape"}, {&n.core, "core"}, {&n.redirected, "redirected"},
         {&n.layout, "layout"}, {&n.full_pairs, "full_pairs"}, {&n.partitions, "partitions"},
-        {&n.written_partitions, "written_partitions"}, {&n.full_access, "full_access"}, {&n.access, "access"}}) {
+        {&n.written_partitions, "written_partitions"}, {&n.full_access, "full_access"}, {&n.access, "access"},
+        {&n.pending_zero, "pending_zero"}, {&n.zero_init, "zero_init"}, {&n.zero_fill_general, "_zero_fill_general"}}) {
     *slot = PyUnicode_InternFromString(text);
     if (*slot == nullptr) throw py::error_already_set();
   }
@@ -320,6 +374,18 @@ void bindTracerMethods(py::module_& m) {
       "Gives the tracer's C methods the record's Op class, the Storage and Tensor classes, the StorageState "
       "factory, the Matmult opcode and the record's Access class.");
   m.def(
+      "configure_zero_fill",
+      [](py::object plain, py::object memsetOpcode, py::object vectorEngine, py::dict fields) {
+        for (PyObject** slot : {&plainTileAccess, &memset, &dve, &zeroFillFields}) Py_XDECREF(*slot);
+        plainTileAccess = plain.inc_ref().ptr();
+        memset = memsetOpcode.inc_ref().ptr();
+        dve = vectorEngine.inc_ref().ptr();
+        zeroFillFields = fields.inc_ref().ptr();
+      },
+      py::arg("plain_tile_access"), py::arg("memset"), py::arg("dve"), py::arg("fields"),
+      "Gives the tracer's C zero_fill the tracer's plain_tile_access, the Memset opcode, the Vector Engine and the "
+      "fields of every nl.zeros memset.");
+  m.def(
       "tracer_method",
       [](py::type cls, const std::string& name) {
         for (PyMethodDef& def : methods)
@@ -328,7 +394,7 @@ void bindTracerMethods(py::module_& m) {
         throw py::value_error("tracer_method: no C method " + name);
       },
       py::arg("cls"), py::arg("name"),
-      "The C method `name` (record, new_result, fresh_result or write_fresh) as a method of the tracer class cls.");
+      "The C method `name` (record, new_result, fresh_result, write_fresh or zero_fill) as a method of the tracer class cls.");
 }
 
 NXS_REGISTER_SUBMODULE(nki, 46, "the NKI tracer's hot paths", bindTracerMethods);

@@ -735,8 +735,10 @@ def _can_write(op, dst: Tensor) -> bool:
 def _accumulate_general(tr, dst: Tensor, value, name: str) -> Tensor:
     """``dst op= value`` (returns ``dst``) past what Tensor's in-place operators (C,
     ``cpp/python/trace_accumulate.cpp``) do themselves (a masked-out value: nothing; a matmul
-    result added to PSUM: joins its accumulation group): one lane-wise instruction reading and
-    writing ``dst``. (The operators call it straight from C: the kernel's frame is the next.)"""
+    result added to PSUM: joins its accumulation group; two on-chip tiles of one shape that
+    ``lanewise_plain`` takes: its instruction, as recorded here): one lane-wise instruction
+    reading and writing ``dst``. (The operators call it straight from C: the kernel's frame is
+    the next.)"""
     loc = caller_location()
     if dst.__class__ is not Tensor or not dst.storage.on_chip:
         _tile(dst, loc, f"the target of '{name}='")
@@ -841,6 +843,18 @@ _BINARY_ALU = {
 }
 for _name, _op in _BINARY_ALU.items():
     globals()[_name] = _binary_fn(_name, _op)
+
+# ``t op= x`` of two on-chip Tensors of one shape (``res += psum_tile``) is recorded by the
+# in-place operators in C (``cpp/python/trace_accumulate.cpp``) with the ``lanewise_plain`` call
+# _accumulate_general -> _binary -> instructions.tensor_tensor makes for it; that holds because
+# these ALU ops are not bitvec ops (tensor_tensor's only other check on them) and the C path
+# takes only destinations of an NKI dtype (a key of _dt._TO_BIR, which _dtype accepts as it is).
+_IN_PLACE_ALU = {name: _BINARY_ALU[name] for name in ("add", "subtract", "multiply", "divide")}
+if any(id(op) in _ins.BITVEC_IDS for op in _IN_PLACE_ALU.values()):
+    raise ImportError("a bitvec ALU op among the in-place operators': update "
+                      "trace_accumulate.cpp's lanewisePlain")
+_core.nki.configure_accumulate_plain(_ins, IT.TensorTensor, Engine.DVE, _IN_PLACE_ALU,
+                                     _dt._TO_BIR)
 
 
 def _activation_fn(name: str, func):

@@ -574,7 +574,8 @@ Tensor.__setitem__ = _core.nki.tensor_store_method()
 _core.nki.configure_accumulate(Tensor, _current, _nl, PSUM)
 #: ``t += x`` (``-=``, ``*=``, ``/=``) of a Tensor, in C (``cpp/python/trace_accumulate.cpp``):
 #: returns t, having recorded nothing for a masked-out value, a matmul result added to PSUM
-#: joining its accumulation group (``Tracer.place_matmul``), anything else by
+#: joining its accumulation group (``Tracer.place_matmul``), two on-chip tiles of one shape by
+#: ``lanewise_plain`` when it takes them (see ``language._IN_PLACE_ALU``), anything else by
 #: ``language._accumulate_general``.
 for _name, _method in _core.nki.accumulate_methods().items():
     setattr(Tensor, _name, _method)

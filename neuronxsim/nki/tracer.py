@@ -480,9 +480,10 @@ class Tracer:
                        "max_instructions=N when tracing or simulating, --max-instructions N "
                        f"on the neuronxsim command, or {MAX_INSTRUCTIONS_ENV}=N", loc)
 
-    def zero_fill(self, view: Tensor, loc) -> Op:
-        """``nl.zeros``: records the Memset filling the whole storage of ``view`` (its full
-        view, partition axis first) with zeros, kept only if something reads them."""
+    def _zero_fill_general(self, view: Tensor, loc) -> Op:
+        """``zero_fill`` (see below; C): ``nl.zeros``' Memset filling the whole storage of
+        ``view`` (its full view, partition axis first) with zeros, kept only if something reads
+        them."""
         st = view.storage
         s = st.state
         acc = plain_tile_access(view, st, Engine.DVE) or self.access(view, loc)
@@ -674,9 +675,12 @@ Tracer.write_fresh = _core.nki.tracer_method(Tracer, "write_fresh")
 # ``value`` is its untouched result: see ``fresh_result``; False otherwise, having changed nothing)
 # at the PSUM view ``dst``, either starting a new accumulation group (``accumulate`` False) or
 # adding to the one open there. Errors locate the kernel line themselves. In C for a destination
-# with groups already, no pending zeros, no mask box and no double-row pair, that ``write_plain``
-# takes; else ``_place_matmul_general``.
-Tracer.place_matmul = _core.nki.place_matmul_method(Tracer)
+# that ``write_plain`` takes, without a mask box or a double-row pair, and with pending ``nl.zeros``
+# zeros only when ``accumulate`` (the first ``acc += matmul`` into ``nl.zeros``, every matmul
+# kernel's); the tile's first matmul makes its MatmulGroups there too. Else
+# ``_place_matmul_general``, the home of the rules (cpp/python/trace_assign.cpp says why the C
+# steps are the same).
+Tracer.place_matmul = _core.nki.place_matmul_method(Tracer, MatmulGroups)
 
 _core.nki.configure_iterate(Loop, LoopIteration, "static")
 # ``iterate(kind, values, loc, directives=())``: runs the body of a loop of ``kind`` (see
@@ -749,6 +753,12 @@ _core.nki.configure_plain_tile_access(Access, _PE, _POOL, PSUM, NUM_PARTITIONS, 
 #: (``view.access``). In C (``cpp/python/trace_plain_access.cpp``, which states the rules): it
 #: runs for nearly every operand of every traced instruction.
 plain_tile_access = _core.nki.plain_tile_access
+
+_core.nki.configure_zero_fill(plain_tile_access, IT.Memset, Engine.DVE, _ZERO_FILL)
+# ``zero_fill(view, loc)``: ``_zero_fill_general``'s steps in C (cpp/python/trace_tracer_methods.cpp)
+# for a view ``plain_tile_access`` takes, else ``_zero_fill_general``: matmul kernels make an
+# ``nl.zeros`` tile per accumulation group.
+Tracer.zero_fill = _core.nki.tracer_method(Tracer, "zero_fill")
 
 
 def _note_written_partitions(s: StorageState, start: int, count: int):

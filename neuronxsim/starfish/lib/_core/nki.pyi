@@ -6,7 +6,7 @@ from neuronxsim.nki.arguments import FastCall
 from neuronxsim.nki.indexing import LoopIndex
 import types
 import typing
-__all__: list[str] = ['FastCall', 'LoopIndex', 'RECORD_POSITIONS', 'accumulate_methods', 'assign_redirect', 'basic_subscript', 'blocked_methods', 'caller_location', 'configure_accumulate', 'configure_assign', 'configure_blocked', 'configure_dma_plain', 'configure_index_expr', 'configure_iterate', 'configure_lanewise', 'configure_language_fast', 'configure_matmul', 'configure_nki06_subscript', 'configure_plain_tile_access', 'configure_subscripts', 'configure_tracer_methods', 'current', 'dma_plain', 'forget_call_sites', 'iterate_method', 'lanewise_plain', 'live_ranges', 'load_fast', 'matmul_plain', 'nc_matmul_fast', 'ndarray_fast', 'new_access', 'new_op', 'new_slotted', 'next_fit_place', 'next_fit_storages', 'ops_matmul_grouped', 'ops_redirected', 'peek', 'place_matmul_method', 'plain_tile_access', 'range_fast', 'remember_call_site', 'set_call_site_walk', 'set_current', 'set_no_tracer', 'slice_range', 'store_fast', 'subscript_method', 'tensor_store_method', 'tensor_table', 'tracer_method', 'unique_name', 'write_plain', 'zeros_fast']
+__all__: list[str] = ['FastCall', 'LoopIndex', 'RECORD_POSITIONS', 'accumulate_methods', 'assign_redirect', 'basic_subscript', 'blocked_methods', 'caller_location', 'configure_accumulate', 'configure_accumulate_plain', 'configure_assign', 'configure_blocked', 'configure_dma_plain', 'configure_index_expr', 'configure_iterate', 'configure_lanewise', 'configure_language_fast', 'configure_matmul', 'configure_nki06_subscript', 'configure_plain_tile_access', 'configure_subscripts', 'configure_tracer_methods', 'configure_zero_fill', 'current', 'dma_plain', 'forget_call_sites', 'iterate_method', 'lanewise_plain', 'live_ranges', 'load_fast', 'matmul_plain', 'nc_matmul_fast', 'ndarray_fast', 'new_access', 'new_op', 'new_slotted', 'next_fit_place', 'next_fit_storages', 'ops_matmul_grouped', 'ops_redirected', 'peek', 'place_matmul_method', 'plain_tile_access', 'range_fast', 'remember_call_site', 'set_call_site_walk', 'set_current', 'set_no_tracer', 'slice_range', 'store_fast', 'subscript_method', 'tensor_store_method', 'tensor_table', 'tracer_method', 'unique_name', 'write_plain', 'zeros_fast']
 def accumulate_methods() -> dict:
     """
     {name: method} of Tensor's in-place operators (__iadd__, __isub__, __imul__, __itruediv__) in C.
@@ -30,6 +30,10 @@ def caller_location(*args, **kwargs):
 def configure_accumulate(tensor_class: type, current: typing.Any, language: types.ModuleType, psum: str) -> None:
     """
     Gives the in-place operators the Tensor class, current(), the language module (whose _accumulate_general(tr, dst, value, name) records what they do not) and the PSUM kind.
+    """
+def configure_accumulate_plain(instructions: types.ModuleType, tensor_tensor: typing.Any, dve: typing.Any, alu_ops: dict, dtypes: dict) -> None:
+    """
+    Gives the in-place operators the instructions module (whose lanewise_plain they call), the TensorTensor opcode, the Vector Engine and {name: ALU op} of add, subtract, multiply and divide (none a bitvec op) and {NKI dtype: ...}, to record `t op= x` of two on-chip tiles of one shape themselves.
     """
 def configure_assign(tensor_class: type, write_plain: typing.Any, matmult: typing.Any, dma: typing.Any, pool: typing.Any, psum: str, sbuf: str) -> None:
     """
@@ -78,6 +82,10 @@ def configure_subscripts(tensor_class: type, loop_index_class: type, fallback: t
 def configure_tracer_methods(op_class: type, storage_class: type, tensor_class: type, new_state: typing.Any, matmult: typing.Any, access_class: type) -> None:
     """
     Gives the tracer's C methods the record's Op class, the Storage and Tensor classes, the StorageState factory, the Matmult opcode and the record's Access class.
+    """
+def configure_zero_fill(plain_tile_access: typing.Any, memset: typing.Any, dve: typing.Any, fields: dict) -> None:
+    """
+    Gives the tracer's C zero_fill the tracer's plain_tile_access, the Memset opcode, the Vector Engine and the fields of every nl.zeros memset.
     """
 def current(*args, **kwargs):
     """
@@ -151,9 +159,9 @@ def peek(*args, **kwargs):
     """
     peek(): the tracer recording a kernel (see set_current), else None.
     """
-def place_matmul_method(cls: type) -> typing.Any:
+def place_matmul_method(cls: type, matmul_groups: type) -> typing.Any:
     """
-    place_matmul as a method of the tracer class cls.
+    place_matmul as a method of the tracer class cls; matmul_groups: the class of a PSUM tile's accumulation groups (slots open, zero_started, zero_covered, unwritten), made for its first matmul.
     """
 def plain_tile_access(*args, **kwargs):
     """
@@ -201,7 +209,7 @@ def tensor_table(*args, **kwargs):
     """
 def tracer_method(cls: type, name: str) -> typing.Any:
     """
-    The C method `name` (record, new_result, fresh_result or write_fresh) as a method of the tracer class cls.
+    The C method `name` (record, new_result, fresh_result, write_fresh or zero_fill) as a method of the tracer class cls.
     """
 def unique_name(*args, **kwargs):
     """
