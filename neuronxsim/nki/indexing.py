@@ -17,6 +17,7 @@ instruction's mask may exclude the out-of-range part (``nl.load(a[i * 128 + ip, 
 
 from __future__ import annotations
 
+import functools
 import operator
 
 import numpy as np
@@ -87,9 +88,9 @@ class IndexExpr:
     def __add__(self, other):
         c = other.__class__
         if c is int:  # (_combine's first case, without the extra call)
-            return IndexExpr(self.shape, self.const + other, self.coefs)
+            return _expr(self.shape, self.const + other, self.coefs)
         if c is LoopIndex:  # (_combine's last case: `t * 128 + ip`, as the integer it is)
-            return IndexExpr(self.shape, self.const + _int_index(other), self.coefs)
+            return _expr(self.shape, self.const + _int_index(other), self.coefs)
         return self._combine(other, 1)
 
     __radd__ = __add__
@@ -97,9 +98,9 @@ class IndexExpr:
     def __sub__(self, other):
         c = other.__class__
         if c is int:
-            return IndexExpr(self.shape, self.const - other, self.coefs)
+            return _expr(self.shape, self.const - other, self.coefs)
         if c is LoopIndex:
-            return IndexExpr(self.shape, self.const - _int_index(other), self.coefs)
+            return _expr(self.shape, self.const - _int_index(other), self.coefs)
         return self._combine(other, -1)
 
     def __rsub__(self, other):
@@ -130,9 +131,9 @@ class IndexExpr:
         if key.__class__ is tuple and len(key) == 2 and len(self.shape) == 1:
             a, b = key  # the usual: a 1-D arange made a partition or a free index
             if a is None and b.__class__ is slice and b == _WHOLE:
-                return IndexExpr((1, self.shape[0]), self.const, (0, self.coefs[0]))
+                return _expr((1, self.shape[0]), self.const, (0, self.coefs[0]))
             if b is None and a.__class__ is slice and a == _WHOLE:
-                return IndexExpr((self.shape[0], 1), self.const, (self.coefs[0], 0))
+                return _expr((self.shape[0], 1), self.const, (self.coefs[0], 0))
         if not isinstance(key, tuple):
             key = (key,)
         if sum(k is Ellipsis for k in key) > 1:
@@ -156,12 +157,12 @@ class IndexExpr:
     # ---- comparisons give predicates (masks) ----
     def _compare(self, other, op: str) -> "IndexPredicate":
         if other.__class__ is int:  # (self - other, without the extra call)
-            return IndexPredicate(IndexExpr(self.shape, self.const - other, self.coefs), op)
+            return _predicate(_expr(self.shape, self.const - other, self.coefs), op)
         return IndexPredicate(self - other, op)
 
     def __lt__(self, other):
         if other.__class__ is int:  # (_compare's first case, without the extra call: `< rows`)
-            return IndexPredicate(IndexExpr(self.shape, self.const - other, self.coefs), "<")
+            return _predicate(_expr(self.shape, self.const - other, self.coefs), "<")
         return self._compare(other, "<")
 
     def __le__(self, other):
@@ -310,6 +311,15 @@ class Mask:
     __bool__ = IndexPredicate.__bool__
 
 
+#: ``_expr(shape, const, coefs)`` is ``IndexExpr(shape, const, coefs)`` and ``_predicate(expr,
+#: op)`` is ``IndexPredicate(expr, op)`` (its box_cache None), made without running ``__init__``
+#: (``cpp/python/trace_slotted.cpp``): a kernel's loop body makes a few of each per traced
+#: instruction (``t * 128 + ip``, ``mask=(j * 512 + i_f < n)``), and the ``__init__`` frame was
+#: most of their cost. (The classes' ``__init__`` stay what other callers use; both set exactly
+#: the slots, in __slots__ order.)
+_expr = functools.partial(_core.nki.new_slotted, IndexExpr)
+_predicate = functools.partial(_core.nki.new_slotted, IndexPredicate)
+
 _NOTHING = IndexPredicate(IndexExpr((), 0, ()), "<")  # 0 < 0: keeps nothing
 
 
@@ -448,13 +458,15 @@ def _predicates_box(predicates: tuple, shape: tuple) -> tuple:
 def arange(start, stop=None, step=1) -> IndexExpr:
     if stop is None:
         start, stop = 0, start
-    start, stop, step = (_as_int(v, "nl.arange") for v in (start, stop, step))
+    if start.__class__ is not int or stop.__class__ is not int or step.__class__ is not int:
+        # (plain ints, the usual arguments, are what _as_int would return them as)
+        start, stop, step = (_as_int(v, "nl.arange") for v in (start, stop, step))
     if step == 0:
         raise NKIError("nl.arange step must not be 0", caller_location())
     n = len(range(start, stop, step))
     if n == 0:
         raise NKIError(f"nl.arange({start}, {stop}, {step}) is empty", caller_location())
-    return IndexExpr((n,), start, (step,))
+    return _expr((n,), start, (step,))
 
 
 class IndexGrid(tuple):
