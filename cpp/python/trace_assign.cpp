@@ -33,7 +33,7 @@ struct Names {
   PyObject *storage, *on_chip, *kind, *state, *masked_out, *shape, *fresh_result, *core, *redirected, *record,
       *redirects, *write_count, *forward, *ops, *is_transpose, *groups, *pending_zero, *double_rows, *open,
       *zero_started, *zero_init, *unwritten, *zero_covered, *refuse_accumulation, *matmul_joins,
-      *close_overlapping_groups, *refuse_overlapping_start, *place_matmul_general, *layout, *partitions;
+      *close_overlapping_groups, *refuse_overlapping_start, *place_matmul_general, *layout, *partitions, *free_elements;
 };
 Names names{};
 PyObject* tensorClass = nullptr;
@@ -210,25 +210,15 @@ int dropCoveredZeros(PyObject* st, PyObject* s, PyObject* covered) {
   Owned pending(slotAttr(s, names.pending_zero));
   if (pending.get() == nullptr) return -1;
   if (pending.get() == Py_None) return 0;
-  // (st.free_elements, a property: math.prod(st.shape) // st.layout.partitions)
-  Owned layout(slotAttr(st, names.layout)), shape(slotAttr(st, names.shape));
-  if (layout.get() == nullptr || shape.get() == nullptr) return -1;
-  Owned partitionsObj(slotAttr(layout.get(), names.partitions));
-  if (partitionsObj.get() == nullptr) return -1;
-  const long long partitions = PyLong_AsLongLong(partitionsObj.get());
-  const long long done = PyLong_AsLongLong(covered);
-  if ((partitions == -1 || done == -1) && PyErr_Occurred()) return -1;
-  if (!PyTuple_CheckExact(shape.get()) || partitions <= 0) {
-    PyErr_SetString(PyExc_TypeError, "place_matmul: a PSUM storage's shape must be a tuple, its partitions positive");
-    return -1;
-  }
-  long long elements = 1;
-  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(shape.get()); ++i) {
-    const long long n = PyLong_AsLongLong(PyTuple_GET_ITEM(shape.get(), i));
-    if (n == -1 && PyErr_Occurred()) return -1;
-    elements *= n;  // (a tile's elements: far from overflowing)
-  }
-  if (done < partitions * (elements / partitions)) return 0;
+  // (st.free_elements is the Python property, the one home of a storage's elements per partition)
+  Owned layout(slotAttr(st, names.layout)), freeElements(PyObject_GetAttr(st, names.free_elements));
+  if (layout.get() == nullptr || freeElements.get() == nullptr) return -1;
+  Owned partitions(slotAttr(layout.get(), names.partitions));
+  if (partitions.get() == nullptr) return -1;
+  Owned elements(PyNumber_Multiply(partitions.get(), freeElements.get()));
+  if (elements.get() == nullptr) return -1;
+  const int covers = PyObject_RichCompareBool(covered, elements.get(), Py_GE);
+  if (covers <= 0) return covers;
   return PyObject_SetAttr(s, names.pending_zero, Py_None);
 }
 
@@ -433,7 +423,8 @@ void bindAssign(py::module_& m) {
         {&n.zero_covered, "zero_covered"}, {&n.refuse_accumulation, "_refuse_accumulation"},
         {&n.matmul_joins, "matmul_joins"}, {&n.close_overlapping_groups, "_close_overlapping_groups"},
         {&n.refuse_overlapping_start, "_refuse_overlapping_start"},
-        {&n.place_matmul_general, "_place_matmul_general"}, {&n.layout, "layout"}, {&n.partitions, "partitions"}}) {
+        {&n.place_matmul_general, "_place_matmul_general"}, {&n.layout, "layout"}, {&n.partitions, "partitions"},
+        {&n.free_elements, "free_elements"}}) {
     *slot = PyUnicode_InternFromString(text);
     if (*slot == nullptr) throw py::error_already_set();
   }
