@@ -12,10 +12,15 @@ from __future__ import annotations
 import functools
 import inspect
 
-from neuronxsim.nki.tracer import peek as _peek
 from neuronxsim.nki.errors import caller_location
+from neuronxsim.nki.tracer import peek as _peek
+from neuronxsim.starfish.lib import _core
 
-_new_object = object.__new__  # (an instance without its __init__: see api's ``instruction``)
+#: A public function of this dialect as :func:`api` makes it: a C callable
+#: (``cpp/python/trace_api_call.cpp``) that passes its arguments unchanged to the Python
+#: definition (``__wrapped__``) and stands for it (name, docstring, signature, binding as a
+#: method, pickling).
+ApiCall = _core.nki.ApiCall
 
 #: How kernels spell this package's modules.
 _ALIASES = {"language": "nl", "isa": "nisa", "collectives": "ncc", "typing": "nt", "kernel": "nki",
@@ -43,9 +48,13 @@ def api(fn=None, *, alias: str | None = None, instruction=None):
     """Wraps a public function (see the module docstring); ``alias``: the module name kernels
     spell it with, when not its own module's (``@api(alias="nl")``); ``instruction``: a class
     the call returns an instance of, whose ``handle`` is the list of instructions the call
-    recorded (``nisa``'s NkiInstruction; made without running its ``__init__``, whose Python
-    frame would cost as much as the rest of the wrapper). The kernel's frame is the wrapped
-    function's caller's caller: the function finds its line with ``caller_location(1)``."""
+    recorded (``nisa``'s NkiInstruction; made without running its ``__init__``).
+
+    The result is an :data:`ApiCall`: a call goes to ``fn`` with its arguments as they are; a
+    TypeError out of ``fn`` is replaced by what ``explained`` makes of the arguments, when they do
+    not fit the signature, and propagates unchanged otherwise (a TypeError of ``fn``'s body). It
+    has no Python frame: ``fn`` is called by the kernel directly, and finds the kernel's line with
+    ``caller_location()``."""
     if fn is None:
         return lambda f: api(f, alias=alias, instruction=instruction)
     sig = inspect.signature(fn)
@@ -61,6 +70,16 @@ def api(fn=None, *, alias: str | None = None, instruction=None):
             return signature_error(name, alias, fn.__name__, sig, kwargs, binding)
         return None
 
+    wrapper = ApiCall(fn, explained, instruction)
+    wrapper.__dict__.update(fn.__dict__)  # (functools.wraps's: the nl functions' ALU markers)
+    return wrapper
+
+
+def python_call(call: ApiCall):
+    """What the C callable ``call`` does, as the Python function it replaced (a frame of this
+    package's between the kernel and the definition, whose caller_location() then walks past it to
+    the same line): for the tests that compare the two (tests/nki06/test_api_call.py)."""
+    fn, explained, instruction = call.__wrapped__, call.explain, call.instruction
     if instruction is None:
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
@@ -85,7 +104,7 @@ def api(fn=None, *, alias: str | None = None, instruction=None):
             if error is None:
                 raise
             raise error from None
-        made = _new_object(instruction)
+        made = object.__new__(instruction)
         made.handle = ops[first:]
         return made
     return instruction_wrapper
@@ -130,4 +149,4 @@ def _old_parameters(alias: str, short: str) -> dict:
             if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
 
 
-__all__ = ["api"]
+__all__ = ["api", "ApiCall"]

@@ -184,7 +184,7 @@ def _engine(value, allowed: tuple, default, loc, what: str):
 
 def _begin(name, dst, what: str) -> tuple:
     """(tracer, kernel line, what, dst's view) of the instruction ``what`` that called this."""
-    loc = caller_location(2)
+    loc = caller_location(1)  # (the instruction's caller: the kernel; api adds no frame)
     if name is not None:  # (_name's check: most calls name nothing, and need no frame for it)
         _name(name, loc, what)
     return current(), loc, what, _tile(dst, loc, what, "dst")
@@ -274,7 +274,7 @@ def dma_copy(dst, src, priority=None, oob_mode=oob_mode.error, dge_mode=dge_mode
              engine=engine.unknown, name=None):
     """``dst = src`` by DMA (HBM or SBUF, either way; cast through fp32 when dtypes differ).
     ``src.ap(vector_offset=idx)`` / ``src.vector_select(0, idx)`` gathers rows."""
-    loc = caller_location(1)
+    loc = caller_location()
     tr = current()
     what = "nisa.dma_copy"
     # (the checks of the defaults and of two NkiTensors, without a frame each: every call)
@@ -421,7 +421,7 @@ def _scatter(tr, dst: NkiTensor, src: NkiTensor, ind, oob_is_err: bool, fields, 
 def dma_transpose(dst, src, axes=None, priority=None, dge_mode=dge_mode.unknown,
                   oob_mode=oob_mode.error, name=None):
     """A 2-D transpose by DMA: ``dst`` [b, a] (SBUF) from ``src`` [a, b] (HBM or SBUF)."""
-    loc = caller_location(1)
+    loc = caller_location()
     tr = current()
     what = "nisa.dma_transpose"
     if name is not None:
@@ -460,7 +460,7 @@ def dma_compute(dst, srcs, reduce_op, scales=None, unique_indices=True,
     (``srcs`` = [dst, HBM data indirect]). Otherwise, where ``dst`` is one of the sources, one
     ``+=`` transfer per other source; else a copy of the first source and ``+=`` transfers of the
     others (dma_compute's own cost is not published: these are timed as those transfers)."""
-    loc = caller_location(1)
+    loc = caller_location()
     tr = current()
     what = "nisa.dma_compute"
     if name is not None:
@@ -786,7 +786,7 @@ _INTS = (dt.int32, dt.uint32)
 def tensor_tensor(dst, data1, data2, op, engine=engine.unknown, name=None):
     """``dst = data1 op data2`` elementwise (Vector Engine; GpSimd for ``nl.power`` and for an
     arithmetic ``op`` of all-int32 operands outside PSUM)."""
-    loc = caller_location(1)
+    loc = caller_location()
     tr = current()
     what = "nisa.tensor_tensor"
     if name is not None:
@@ -845,7 +845,7 @@ def _reduce_axes(axis, rank: int, loc, what) -> list:
 @instruction
 def tensor_reduce(dst, op, data, axis, negate=False, keepdims=False, name=None):
     """Reduces ``data`` with ``op`` along its last free axes ``axis`` (Vector Engine)."""
-    loc = caller_location(1)
+    loc = caller_location()
     tr = current()
     what = "nisa.tensor_reduce"
     if name is not None:
@@ -886,7 +886,7 @@ def tensor_tensor_scan(dst, data0, data1, initial, op0, op1, reverse0=False, rev
                        name=None):
     """Per partition: ``r[i] = op1(op0(data0[i], r[i-1]), data1[i])`` from ``r[-1] = initial``
     (a number or a [P, 1] tile)."""
-    loc = caller_location(1)
+    loc = caller_location()
     tr = current()
     what = "nisa.tensor_tensor_scan"
     if name is not None:
@@ -961,7 +961,7 @@ def tensor_scalar_reduce(dst, data, op0, operand0, reduce_op, reduce_res=None, r
     those values into the engine's accumulation registers (``reduce_cmd``: reset_reduce starts
     from the operation's identity, reduce continues, load_reduce starts from ``reduce_init``),
     read into ``reduce_res`` (negated with ``reduce_res_negate``) when given."""
-    loc = caller_location(1)
+    loc = caller_location()
     tr = current()
     what = "nisa.tensor_scalar_reduce"
     if name is not None:
@@ -997,7 +997,7 @@ def tensor_scalar_cumulative(dst, src, op0, op1, imm0, imm1=None,
     """Per partition, ``reg = op1(op0(src[i], imm0), reg); dst[i] = reg`` in one Vector Engine
     instruction; ``reg`` is the engine's accumulation register (``reduce_cmd``: reset_reduce
     starts from op1's identity, reduce continues, load_reduce starts from ``imm1``)."""
-    loc = caller_location(1)
+    loc = caller_location()
     tr = current()
     what = "nisa.tensor_scalar_cumulative"
     if name is not None:
@@ -1055,7 +1055,7 @@ def affine_select(dst, pattern, channel_multiplier, on_true_tile, on_false_value
                   cmp_op=_equal, offset=0, name=None):
     """``dst = on_true_tile where cmp_op(affine value, 0) else on_false_value`` with the affine
     value of ``nisa.iota`` (GpSimd)."""
-    loc = caller_location(1)
+    loc = caller_location()
     tr = current()
     what = "nisa.affine_select"
     if name is not None:
@@ -1082,7 +1082,7 @@ def range_select(dst, on_true_tile, comp_op0, comp_op1, bound0, bound1,
     """Keeps element ``j`` where ``comp_op0(j + range_start, bound0)`` and ``comp_op1(...,
     bound1)``, else ``on_false_value`` (FP32_MIN); the per-partition max into ``reduce_res``
     (Vector Engine, NeuronCore-v3)."""
-    loc = caller_location(1)
+    loc = caller_location()
     tr = current()
     what = "nisa.range_select"
     if name is not None:
@@ -1119,7 +1119,7 @@ def select_reduce(dst, predicate, on_true, on_false, reduce_res=None, reduce_cmd
                   reduce_op=_maximum, reverse_pred=False, name=None):
     """``dst = on_true where predicate else on_false``; the per-partition max into
     ``reduce_res`` (Vector Engine)."""
-    loc = caller_location(1)
+    loc = caller_location()
     tr = current()
     what = "nisa.select_reduce"
     if name is not None:
@@ -1149,21 +1149,21 @@ def select_reduce(dst, predicate, on_true, on_false, reduce_res=None, reduce_cmd
 def bn_stats(dst, data, name=None):
     """Per partition, six values: count, mean and count*variance of the even and of the odd
     elements (at most 512 per partition)."""
-    loc = caller_location(1)
+    loc = caller_location()
     _per_lane(IT.BNStats, dst, data, 6, loc, "nisa.bn_stats", name)
 
 
 @instruction
 def bn_aggr(dst, data, name=None):
     """Mean and variance per partition from bn_stats records."""
-    loc = caller_location(1)
+    loc = caller_location()
     _per_lane(IT.BNStatsAggregate, dst, data, 2, loc, "nisa.bn_aggr", name)
 
 
 @instruction
 def max8(dst, src, name=None):
     """The 8 largest values of each partition, descending."""
-    loc = caller_location(1)
+    loc = caller_location()
     _per_lane(IT.Max, dst, src, 8, loc, "nisa.max8", name)
 
 
@@ -1197,7 +1197,7 @@ def _vals8(vals, data, loc, what) -> tuple:
 def nc_find_index8(dst, data, vals, name=None):
     """Per partition, the index of the first occurrence of each of the 8 values ``vals``
     (all-ones where a value does not occur)."""
-    loc = caller_location(1)
+    loc = caller_location()
     what = "nisa.nc_find_index8"
     if _tile(dst, loc, what, "dst").storage.dtype not in (dt.uint16, dt.uint32):
         raise NKIError(f"{what}: dst must be uint16 or uint32", loc)
@@ -1270,7 +1270,7 @@ def rng(dst, engine=engine.vector, name=None):
 @instruction
 def set_rng_seed(src_seeds, name=None):
     """Seeds the Vector Engine's generators from one 32-bit value (a [1, 1] tile)."""
-    loc = caller_location(1)
+    loc = caller_location()
     tr = current()
     what = "nisa.set_rng_seed"
     if name is not None:
@@ -1283,7 +1283,7 @@ def set_rng_seed(src_seeds, name=None):
 def rand_set_state(src_seeds, engine=engine.gpsimd, name=None):
     """The GpSimd Engine's generator of each partition of ``src_seeds`` takes the XORWOW state
     in it (six uint32 words; NeuronCore-v3)."""
-    loc = caller_location(1)
+    loc = caller_location()
     tr = current()
     what = "nisa.rand_set_state"
     if name is not None:

@@ -168,7 +168,7 @@ def static_range(start, stop=None, step=1):
 @api
 def ds(start, size) -> slice:
     """``start:start+size`` (``start`` an int or a register whose value the trace knows)."""
-    loc = caller_location(1)
+    loc = caller_location()
     if isinstance(start, VirtualRegister):
         start = start.known("nl.ds")
     try:
@@ -314,7 +314,7 @@ def _checked_spec(tr, shape, dtype, buffer, loc, what: str) -> tuple:
 @api
 def ndarray(shape, dtype, buffer=sbuf, name="", address=None) -> NkiTensor:
     """A new tensor of ``shape`` and ``dtype`` in ``buffer`` (contents undefined)."""
-    loc = caller_location(1)
+    loc = caller_location()
     t = _new(shape, dtype, buffer, name, loc, "ndarray")
     if address is not None:
         _pin(t, address, loc)
@@ -357,7 +357,7 @@ def _on_chip_new(shape, dtype, buffer, name, loc, what) -> NkiTensor:
 def zeros(shape, dtype, buffer=sbuf, name="") -> NkiTensor:
     """A tensor of zeros. (A matmul accumulating into zeroed PSUM starts its accumulation group
     instead: the memset is emitted only if something else reads the zeros.)"""
-    loc = caller_location(1)
+    loc = caller_location()
     t = _on_chip_new(shape, dtype, buffer, name, loc, "zeros")
     current().zero_fill(t._view, loc)
     return t
@@ -365,7 +365,7 @@ def zeros(shape, dtype, buffer=sbuf, name="") -> NkiTensor:
 
 @api
 def ones(shape, dtype, buffer=sbuf, name="") -> NkiTensor:
-    loc = caller_location(1)
+    loc = caller_location()
     t = _on_chip_new(shape, dtype, buffer, name, loc, "ones")
     _ins.memset(current(), t._view, 1, loc)
     return t
@@ -373,7 +373,7 @@ def ones(shape, dtype, buffer=sbuf, name="") -> NkiTensor:
 
 @api
 def full(shape, fill_value, dtype, buffer=sbuf, name="") -> NkiTensor:
-    loc = caller_location(1)
+    loc = caller_location()
     t = _on_chip_new(shape, dtype, buffer, name, loc, "full")
     _ins.memset(current(), t._view, number(fill_value, loc, "nl.full: fill_value"), loc)
     return t
@@ -381,13 +381,13 @@ def full(shape, fill_value, dtype, buffer=sbuf, name="") -> NkiTensor:
 
 @api
 def zeros_like(x, dtype=None, buffer=None, name="") -> NkiTensor:
-    x = _tensor(x, caller_location(1), "nl.zeros_like: x")
+    x = _tensor(x, caller_location(), "nl.zeros_like: x")
     return zeros(x.shape, dtype or x.dtype, buffer or sbuf, name)
 
 
 @api
 def empty_like(x, dtype=None, buffer=None, name="") -> NkiTensor:
-    x = _tensor(x, caller_location(1), "nl.empty_like: x")
+    x = _tensor(x, caller_location(), "nl.empty_like: x")
     return ndarray(x.shape, dtype or x.dtype, buffer or x.buffer, name)
 
 
@@ -396,7 +396,7 @@ def rand(shape, dtype, buffer=sbuf, name="") -> NkiTensor:
     """Uniform random values in [0, 1): 32 bits from the Vector Engine's generators (which
     nl.random_seed seeds), their top 24 scaled by 2^-24 (three instructions; the values are the
     simulator's XORWOW, not the hardware's sequence)."""
-    loc = caller_location(1)
+    loc = caller_location()
     tr = current()
     t = _on_chip_new(shape, dtype, buffer, name, loc, "rand")
     view = t._view
@@ -413,7 +413,7 @@ def rand(shape, dtype, buffer=sbuf, name="") -> NkiTensor:
 def random_seed(seed):
     """Seeds the Vector Engine's generators (what nl.rand and nisa.rng draw from) with one
     32-bit value, a [1, 1] SBUF or PSUM tensor."""
-    loc = caller_location(1)
+    loc = caller_location()
     v = _tile(seed, loc, "nl.random_seed: seed")
     _gpsimd.set_rand_state(current(), v, Engine.DVE, loc, what="nl.random_seed")
 
@@ -421,7 +421,7 @@ def random_seed(seed):
 @api
 def shared_constant(constant) -> NkiTensor:
     """A shared_hbm tensor holding ``constant`` (a NumPy array or a .npy path)."""
-    loc = caller_location(1)
+    loc = caller_location()
     tr = current()
     if isinstance(constant, (str, os.PathLike)):
         try:
@@ -449,7 +449,7 @@ def shared_constant(constant) -> NkiTensor:
 @api
 def shared_identity_matrix(n, dtype=uint8, dst=None) -> NkiTensor:
     """The [n, n] identity in SBUF (built once per core and dtype), or written into ``dst``."""
-    loc = caller_location(1)
+    loc = caller_location()
     n = _int(n, loc, "nl.shared_identity_matrix: n")
     if not 1 <= n <= NUM_PARTITIONS:
         raise NKIError(f"nl.shared_identity_matrix: n={n} must be 1..{NUM_PARTITIONS}", loc)
@@ -532,7 +532,7 @@ def _v4_only(what: str, loc):
 @api
 def load(src, dtype=None) -> NkiTensor:
     """A new SBUF tile holding ``src`` (HBM); its first dimension lands on partitions."""
-    loc = caller_location(1)
+    loc = caller_location()
     tr = current()
     view = _hbm(src, loc, "nl.load: src")
     shape = view.shape if len(view.shape) > 1 else (view.shape[0], 1)
@@ -547,7 +547,7 @@ def load(src, dtype=None) -> NkiTensor:
 @api
 def store(dst, value):
     """Writes the SBUF tile ``value`` into ``dst`` (HBM)."""
-    loc = caller_location(1)
+    loc = caller_location()
     tr = current()
     d = _hbm(dst, loc, "nl.store: dst")
     v = _tile(value, loc, "nl.store: value")
@@ -558,7 +558,7 @@ def store(dst, value):
 def load_transpose2d(src, dtype=None) -> NkiTensor:
     """A new SBUF tile holding the 2-D HBM tensor ``src`` [a, b] transposed ([b, a]), by a DMA
     transpose."""
-    loc = caller_location(1)
+    loc = caller_location()
     tr = current()
     view = _hbm(src, loc, "nl.load_transpose2d: src")
     if len(view.shape) != 2:
@@ -582,7 +582,7 @@ def dma_record(tr, ins: list, outs: list, loc, fields: dict, opcode=IT.DMACopy):
 @api
 def copy(x, dtype=None) -> NkiTensor:
     """A copy of an SBUF or PSUM tile in SBUF (Vector Engine; bit-exact when dtypes match)."""
-    loc = caller_location(1)
+    loc = caller_location()
     v = _tile(x, loc, "nl.copy: x")
     out = _ins.tensor_copy(current(), v, _opt_dtype(dtype, loc), loc, engine=Engine.DVE,
                            what="nl.copy")
@@ -623,7 +623,7 @@ def _binary(x, y, op, dtype, loc, what: str) -> NkiTensor:
 def _binary_fn(name: str, op, v4: bool = False):
     @_alu_marker(op)
     def fn(x, y, dtype=None):
-        loc = caller_location(1)
+        loc = caller_location()
         if v4:
             _v4_only(f"nl.{name}", loc)
         return _binary(x, y, op, dtype, loc, name)
@@ -659,13 +659,13 @@ def _unary_alu(x, op0, operand0, op1, operand1, dtype, loc, what, engine=Engine.
 
 @api
 def negative(x, dtype=None) -> NkiTensor:
-    return wrap(_unary_alu(x, Alu.mult, -1.0, None, None, dtype, caller_location(1), "negative"))
+    return wrap(_unary_alu(x, Alu.mult, -1.0, None, None, dtype, caller_location(), "negative"))
 
 
 @api
 def invert(x, dtype=None) -> NkiTensor:
     """Bitwise NOT of an integer tile."""
-    loc = caller_location(1)
+    loc = caller_location()
     if not dt.is_int(_tile(x, loc, "nl.invert: x").storage.dtype):
         raise NKIError("nl.invert: the input must be an integer tile", loc)
     return wrap(_unary_alu(x, Alu.bitwise_not, 0, None, None, dtype, loc, "invert"))
@@ -674,7 +674,7 @@ def invert(x, dtype=None) -> NkiTensor:
 @api
 def logical_not(x, dtype=None) -> NkiTensor:
     """``x XOR 1`` (for 0/1 inputs)."""
-    return wrap(_unary_alu(x, Alu.logical_xor, 1.0, None, None, dtype, caller_location(1),
+    return wrap(_unary_alu(x, Alu.logical_xor, 1.0, None, None, dtype, caller_location(),
                            "logical_not"))
 
 
@@ -682,7 +682,7 @@ def logical_not(x, dtype=None) -> NkiTensor:
 def rsqrt(x, dtype=None) -> NkiTensor:
     """``1 / sqrt(x)`` on the GpSimd Engine (SBUF only, since NKI 0.5: the rule
     operand.pool-psum; ``nisa.activation(op=nl.rsqrt)`` takes PSUM)."""
-    loc = caller_location(1)
+    loc = caller_location()
     return wrap(_unary_alu(x, Alu.rsqrt, 0.0, None, None, dtype, loc, "rsqrt", Engine.Pool))
 
 
@@ -695,7 +695,7 @@ def _activation(x, func, dtype, loc, what, bias=None, scale=1.0) -> Tensor:
 def _activation_fn(name: str, func):
     @_act_marker(func)
     def fn(x, dtype=None):
-        loc = caller_location(1)
+        loc = caller_location()
         return wrap(_activation(x, func, dtype, loc, name))
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Elementwise ``{func.name}`` (a Scalar Engine activation)."
@@ -720,7 +720,7 @@ for _name, _func in _ACTIVATIONS.items():
 def gelu_apprx_sigmoid_dx(x, dtype=None) -> NkiTensor:
     """Derivative of ``x * sigmoid(1.702 x)``: ``s + 1.702 x s (1 - s)`` with
     ``s = sigmoid(1.702 x)`` (the Scalar Engine has no single function for it)."""
-    loc = caller_location(1)
+    loc = caller_location()
     tr = current()
     v = _tile(x, loc, "nl.gelu_apprx_sigmoid_dx: x")
     s = _ins.activation(tr, Act.Sigmoid, v, None, 1.702, float32, loc, what="gelu_apprx_sigmoid_dx")
@@ -753,21 +753,21 @@ def _sine(x, shift: float, dtype, loc, what: str) -> Tensor:
 def sin(x, dtype=None) -> NkiTensor:
     """``sin(x)`` over the whole input range: range reduction to [-pi, pi), then the Scalar
     Engine's sine (whose fit holds on [-pi, pi] only)."""
-    loc = caller_location(1)
+    loc = caller_location()
     return wrap(_sine(x, 0.0, _opt_dtype(dtype, loc), loc, "sin"))
 
 
 @api
 def cos(x, dtype=None) -> NkiTensor:
     """``cos(x) = sin(x + pi/2)``, range-reduced as nl.sin."""
-    loc = caller_location(1)
+    loc = caller_location()
     return wrap(_sine(x, math.pi / 2, _opt_dtype(dtype, loc), loc, "cos"))
 
 
 @api
 def tan(x, dtype=None) -> NkiTensor:
     """``sin(x) / cos(x)``."""
-    loc = caller_location(1)
+    loc = caller_location()
     v = _tile(x, loc, "nl.tan: x")
     s = _sine(v, 0.0, float32, loc, "tan")
     c = _sine(v, math.pi / 2, float32, loc, "tan")
@@ -784,7 +784,7 @@ def _floor(tr, v: Tensor, loc, what, dtype=float32) -> Tensor:
 
 @api
 def floor(x, dtype=None) -> NkiTensor:
-    loc = caller_location(1)
+    loc = caller_location()
     v = _tile(x, loc, "nl.floor: x")
     return wrap(_floor(current(), v, loc, "floor", _opt_dtype(dtype, loc) or v.storage.dtype))
 
@@ -792,7 +792,7 @@ def floor(x, dtype=None) -> NkiTensor:
 @api
 def ceil(x, dtype=None) -> NkiTensor:
     """``-floor(-x)``."""
-    loc = caller_location(1)
+    loc = caller_location()
     tr = current()
     v = _tile(x, loc, "nl.ceil: x")
     neg = _ins.tensor_scalar(tr, v, Alu.mult, -1.0, False, None, None, False, float32, loc,
@@ -805,7 +805,7 @@ def ceil(x, dtype=None) -> NkiTensor:
 @api
 def trunc(x, dtype=None) -> NkiTensor:
     """``sign(x) * floor(|x|)``."""
-    loc = caller_location(1)
+    loc = caller_location()
     tr = current()
     v = _tile(x, loc, "nl.trunc: x")
     mag = _ins.tensor_scalar(tr, v, Alu.abs, 0.0, False, None, None, False, float32, loc,
@@ -819,7 +819,7 @@ def trunc(x, dtype=None) -> NkiTensor:
 @api
 def fmod(x, y, dtype=None) -> NkiTensor:
     """Remainder with the sign of ``x``: ``sign(x) * mod(|x|, |y|)``."""
-    loc = caller_location(1)
+    loc = caller_location()
     tr = current()
     v = _tile(x, loc, "nl.fmod: x")
     mag = _ins.tensor_scalar(tr, v, Alu.abs, 0.0, False, None, None, False, float32, loc,
@@ -839,7 +839,7 @@ def fmod(x, y, dtype=None) -> NkiTensor:
 @api
 def where(condition, x, y, dtype=None) -> NkiTensor:
     """``x`` where ``condition`` is non-zero, else ``y`` (a tile or a number)."""
-    loc = caller_location(1)
+    loc = caller_location()
     cond = _tile(condition, loc, "nl.where: condition")
     a = _operand(x, loc, "nl.where: x")
     b = _operand(y, loc, "nl.where: y")
@@ -850,7 +850,7 @@ def where(condition, x, y, dtype=None) -> NkiTensor:
 def dropout(x, rate, dtype=None) -> NkiTensor:
     """Zeroes each element with probability ``rate`` (a number), scaling survivors by
     ``1 / (1 - rate)``."""
-    loc = caller_location(1)
+    loc = caller_location()
     tr = current()
     v = _tile(x, loc, "nl.dropout: x")
     if isinstance(rate, NkiTensor):
@@ -883,7 +883,7 @@ def _reduce(x, op, axis, dtype, keepdims, loc, what) -> Tensor:
 def _reduce_fn(name: str, op):
     @_alu_marker(op)
     def fn(x, axis, dtype=None, keepdims=False):
-        return wrap(_reduce(x, op, axis, dtype, keepdims, caller_location(1), name))
+        return wrap(_reduce(x, op, axis, dtype, keepdims, caller_location(), name))
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"``{op.name}``-reduction along free axes ``axis`` (Vector Engine)."
     fn.__module__ = __name__
@@ -899,7 +899,7 @@ prod = _reduce_fn("prod", Alu.mult)
 @api
 def all(x, axis, dtype=None):  # noqa: A001
     """Whether every element along ``axis`` is non-zero (a logical-and reduction)."""
-    return wrap(_reduce(x, Alu.logical_and, axis, dtype, False, caller_location(1), "all"))
+    return wrap(_reduce(x, Alu.logical_and, axis, dtype, False, caller_location(), "all"))
 
 
 def _mean(tr, v: Tensor, axes, keepdims, loc, what) -> Tensor:
@@ -912,7 +912,7 @@ def _mean(tr, v: Tensor, axes, keepdims, loc, what) -> Tensor:
 @api
 def mean(x, axis, dtype=None, keepdims=False) -> NkiTensor:
     """Arithmetic mean along ``axis`` (an fp32 sum, then a scale)."""
-    loc = caller_location(1)
+    loc = caller_location()
     tr = current()
     v = _tile(x, loc, "nl.mean: x")
     axes = _ins.normalize_axes(axis, len(v.shape), loc, "nl.mean")
@@ -925,7 +925,7 @@ def mean(x, axis, dtype=None, keepdims=False) -> NkiTensor:
 def var(x, axis, dtype=None, keepdims=False) -> NkiTensor:
     """Population variance along ``axis`` (``mean((x - mean(x))^2)`` in fp32); the result keeps
     the reduced axes at size 1, whatever ``keepdims`` says (as NKI)."""
-    loc = caller_location(1)
+    loc = caller_location()
     tr = current()
     v = _tile(x, loc, "nl.var: x")
     axes = _ins.normalize_axes(axis, len(v.shape), loc, "nl.var")
@@ -943,7 +943,7 @@ def var(x, axis, dtype=None, keepdims=False) -> NkiTensor:
 @api
 def softmax(x, axis=-1, dtype=None) -> NkiTensor:
     """``exp(x - max) / sum(exp(x - max))`` along the free axis of a 2-D tile."""
-    loc = caller_location(1)
+    loc = caller_location()
     tr = current()
     v = _tile(x, loc, "nl.softmax: x")
     axes = _ins.normalize_axes(axis, len(v.shape), loc, "nl.softmax")
@@ -960,7 +960,7 @@ def softmax(x, axis=-1, dtype=None) -> NkiTensor:
 @api
 def rms_norm(x, w, axis, n, epsilon=1e-06, dtype=None, compute_dtype=None) -> NkiTensor:
     """``x / sqrt(sum(x^2) / n + epsilon) * w`` along the free axis of a 2-D tile."""
-    loc = caller_location(1)
+    loc = caller_location()
     tr = current()
     v = _tile(x, loc, "nl.rms_norm: x")
     weight = _tile(w, loc, "nl.rms_norm: w")
@@ -987,7 +987,7 @@ def rms_norm(x, w, axis, n, epsilon=1e-06, dtype=None, compute_dtype=None) -> Nk
 def matmul(x, y, transpose_x=False) -> NkiTensor:
     """``x @ y`` (``x.T @ y`` with ``transpose_x``) into a new fp32 PSUM tile. Without
     ``transpose_x``, ``x`` [M, K] is first transposed on the Tensor Engine."""
-    loc = caller_location(1)
+    loc = caller_location()
     tr = current()
     a = _tile(x, loc, "nl.matmul: x")
     b = _tile(y, loc, "nl.matmul: y")
@@ -1001,7 +1001,7 @@ def matmul(x, y, transpose_x=False) -> NkiTensor:
 def transpose(x, dtype=None) -> NkiTensor:
     """Swaps the partition and free dimension of a 2-D SBUF tile on the Tensor Engine; the
     result is in PSUM."""
-    loc = caller_location(1)
+    loc = caller_location()
     v = _tile(x, loc, "nl.transpose: x")
     return wrap(_ins.transpose_pe(current(), v, _opt_dtype(dtype, loc), loc,
                                   what="nl.transpose"), psum)
@@ -1013,7 +1013,7 @@ def transpose(x, dtype=None) -> NkiTensor:
 def broadcast_to(x, shape, dtype=None) -> NkiTensor:
     """A new SBUF tile of ``shape`` repeating ``x`` along its size-1 dimensions (a single
     partition reaches all partitions through the Tensor Engine)."""
-    loc = caller_location(1)
+    loc = caller_location()
     v = _tile(x, loc, "nl.broadcast_to: x")
     dims = _shape(shape, loc, "nl.broadcast_to")
     if len(dims) != len(v.shape) or builtins.any(a != b and a != 1 for a, b in zip(v.shape, dims)):
@@ -1042,14 +1042,14 @@ def broadcast_to(x, shape, dtype=None) -> NkiTensor:
 @api
 def expand_dims(x, axis) -> NkiTensor:
     """A view of ``x`` with a new size-1 dimension at ``axis``."""
-    return _tensor(x, caller_location(1), "nl.expand_dims: x").expand_dim(axis)
+    return _tensor(x, caller_location(), "nl.expand_dims: x").expand_dim(axis)
 
 
 @api
 def gather_flattened(data, indices, axis=0, dtype=None) -> NkiTensor:
     """``result[p, j] = data[p, indices[p, j]]``, data's free dimensions flattened, on the GpSimd
     Engine (nisa.nc_n_gather); a ``dtype`` other than data's adds a copy."""
-    loc = caller_location(1)
+    loc = caller_location()
     tr = current()
     if axis != 0:
         raise NKIError(f"nl.gather_flattened: axis={axis!r} is not modelled: the documentation "
@@ -1069,7 +1069,7 @@ def gather_flattened(data, indices, axis=0, dtype=None) -> NkiTensor:
 @api
 def device_print(print_prefix, tensor):
     """Prints ``print_prefix`` and the tensor's values when the kernel is simulated."""
-    loc = caller_location(1)
+    loc = caller_location()
     if not isinstance(print_prefix, str):
         raise NKIError("nl.device_print: print_prefix must be a string", loc)
     view = _tensor(tensor, loc, "nl.device_print: tensor")._view_of("nl.device_print", loc)

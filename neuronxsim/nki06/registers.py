@@ -104,7 +104,7 @@ def register_move(dst, src):
 def register_load(dst, src):
     """Loads the one element of ``src`` into ``dst`` (its value is then known only at run
     time)."""
-    loc = caller_location(1)
+    loc = caller_location()
     _writable(dst, "nisa.register_load")
     _scalar_tensor(src, "nisa.register_load: src", loc)
     dst.value, dst.loaded_at = None, loc
@@ -113,7 +113,7 @@ def register_load(dst, src):
 @api
 def register_store(dst, src):
     """Writes the value of register ``src`` into the one element of ``dst``."""
-    loc = caller_location(1)
+    loc = caller_location()
     view = _scalar_tensor(dst, "nisa.register_store: dst", loc)
     if not isinstance(src, VirtualRegister):
         raise NKIError("nisa.register_store: src must be a VirtualRegister", loc)

@@ -171,7 +171,7 @@ class NkiTensor(NKIObject):
     @api
     def permute(self, dims) -> "NkiTensor":
         """Reorders dimensions (a permutation of ``range(ndim)``; on-chip: ``dims[0] == 0``)."""
-        loc = caller_location(1)
+        loc = caller_location()
         dims = tuple(_int(d, "permute: dims", loc) for d in dims)
         if sorted(dims) != list(range(self.ndim)):
             raise NKIError(f"permute: {list(dims)} is not a permutation of the {self.ndim} "
@@ -184,7 +184,7 @@ class NkiTensor(NKIObject):
     @api
     def broadcast(self, dim, size) -> "NkiTensor":
         """Repeats a size-1 dimension ``size`` times (stride 0)."""
-        loc = caller_location(1)
+        loc = caller_location()
         dim = self._dim(dim, "broadcast", loc)
         size = _int(size, "broadcast: size", loc)
         if self.shape[dim] != 1:
@@ -198,7 +198,7 @@ class NkiTensor(NKIObject):
     @api
     def expand_dim(self, dim) -> "NkiTensor":
         """Inserts a size-1 dimension at ``dim``."""
-        loc = caller_location(1)
+        loc = caller_location()
         dim = _int(dim, "expand_dim: dim", loc)
         if dim < 0:
             dim += self.ndim + 1
@@ -211,7 +211,7 @@ class NkiTensor(NKIObject):
     @api
     def squeeze_dim(self, dim) -> "NkiTensor":
         """Removes a size-1 dimension."""
-        loc = caller_location(1)
+        loc = caller_location()
         dim = self._dim(dim, "squeeze_dim", loc)
         if self.shape[dim] != 1:
             raise NKIError(f"squeeze_dim: dimension {dim} has size {self.shape[dim]}, not 1", loc)
@@ -221,7 +221,7 @@ class NkiTensor(NKIObject):
     @api
     def reshape_dim(self, dim, shape) -> "NkiTensor":
         """Splits dimension ``dim`` into ``shape`` (one entry may be -1)."""
-        loc = caller_location(1)
+        loc = caller_location()
         dim = self._dim(dim, "reshape_dim", loc)
         sizes = _sizes(shape, self.shape[dim], "reshape_dim", loc)
         if dim == 0 and (self._on_chip or self._indirect is not None) and len(sizes) != 1:
@@ -235,7 +235,7 @@ class NkiTensor(NKIObject):
     @api
     def flatten_dims(self, start_dim, end_dim) -> "NkiTensor":
         """Merges dimensions ``start_dim..end_dim`` (inclusive), which must be contiguous."""
-        loc = caller_location(1)
+        loc = caller_location()
         a = self._dim(start_dim, "flatten_dims", loc)
         b = self._dim(end_dim, "flatten_dims", loc)
         if b < a:
@@ -254,7 +254,7 @@ class NkiTensor(NKIObject):
     @api
     def reshape(self, shape) -> "NkiTensor":
         """The same elements under a new shape, without copying (on-chip: ``shape[0]`` kept)."""
-        loc = caller_location(1)
+        loc = caller_location()
         shape = _sizes(shape, self.size, "reshape", loc)
         first = 1 if (self._on_chip or self._indirect is not None) else 0
         if first and (not shape or shape[0] != self.shape[0]):
@@ -271,7 +271,7 @@ class NkiTensor(NKIObject):
     def rearrange(self, src_pattern, dst_pattern, fixed_sizes=None) -> "NkiTensor":
         """einops-style: split the grouped dims of ``src_pattern``, reorder, merge the grouped
         dims of ``dst_pattern``."""
-        loc = caller_location(1)
+        loc = caller_location()
         fixed = dict(fixed_sizes or {})
         if len(src_pattern) != self.ndim:
             raise NKIError(f"rearrange: src_pattern has {len(src_pattern)} entries; the tensor "
@@ -308,7 +308,7 @@ class NkiTensor(NKIObject):
     @api
     def slice(self, dim, start, end, step=1) -> "NkiTensor":
         """Elements ``start:end:step`` of dimension ``dim`` (``0 <= start < end <= size``)."""
-        loc = caller_location(1)
+        loc = caller_location()
         dim = self._dim(dim, "slice", loc)
         start, end, step = (_int(v, "slice", loc) for v in (start, end, step))
         n = self.shape[dim]
@@ -321,7 +321,7 @@ class NkiTensor(NKIObject):
     @api
     def select(self, dim, index) -> "NkiTensor":
         """Removes dimension ``dim`` at ``index``: an int, or a [1, 1] tensor read at run time."""
-        loc = caller_location(1)
+        loc = caller_location()
         dim = self._dim(dim, "select", loc)
         if isinstance(index, NkiTensor) or _is_unknown_register(index):
             if self._indirect is not None:
@@ -348,7 +348,7 @@ class NkiTensor(NKIObject):
     def vector_select(self, dim, vector_offset) -> "NkiTensor":
         """Partition ``p`` of the result reads index ``vector_offset[p]`` of dimension 0 (an HBM
         tensor only): a gather."""
-        loc = caller_location(1)
+        loc = caller_location()
         if _int(dim, "vector_select: dim", loc) != 0:
             raise NKIError("vector_select: dim must be 0", loc)
         if self._on_chip:
@@ -365,7 +365,7 @@ class NkiTensor(NKIObject):
            dtype=None) -> "NkiTensor":
         """An explicit access pattern ``[[stride, count], ...]`` over the storage (partition pair
         first on chip), from this view's offset plus ``offset``."""
-        loc = caller_location(1)
+        loc = caller_location()
         pairs = []
         for p in pattern:
             if len(p) != 2:
@@ -416,7 +416,7 @@ class NkiTensor(NKIObject):
     @api
     def view(self, dtype) -> "NkiTensor":
         """Reinterprets the data as ``dtype`` (no copy)."""
-        loc = caller_location(1)
+        loc = caller_location()
         if dt.resolve(dtype, current().arch, loc, "view: dtype") == self.dtype:
             return self
         raise _reinterpret_refusal("view(dtype)", loc)
@@ -426,7 +426,7 @@ class NkiTensor(NKIObject):
     @api
     def indirect(self, index, num_elem=None) -> "NkiTensor":
         """Tensor indirection (NeuronCore-v4 and later)."""
-        loc = caller_location(1)
+        loc = caller_location()
         arch = current().arch
         raise NKIError(f"indirect: tensor indirection is available on NeuronCore-v4 (trn3) and "
                        f"later; {arch} ({dt.CORE_NAMES.get(arch, arch)}) does not have it", loc)

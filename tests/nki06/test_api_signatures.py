@@ -12,7 +12,13 @@ import neuronxsim.nki06.collectives as ncc
 import neuronxsim.nki06.isa as nisa
 import neuronxsim.nki06.language as nl
 import neuronxsim.nki06.typing as nt
+from neuronxsim.nki06._api import ApiCall
 from nki06_testing import run
+
+
+def is_function(obj) -> bool:
+    """A Python function, or one made public by neuronxsim.nki06._api.api (a C callable)."""
+    return inspect.isfunction(obj) or isinstance(obj, ApiCall)
 
 
 def public_functions():
@@ -21,10 +27,10 @@ def public_functions():
     for alias, module in (("nki", nki), ("nl", nl), ("nisa", nisa), ("ncc", ncc)):
         for name in module.__all__:
             obj = getattr(module, name)
-            if inspect.isfunction(obj):
+            if is_function(obj):
                 found.append((f"{alias}.{name}", obj))
     for name, obj in vars(nl.NkiTensor).items():
-        if inspect.isfunction(obj) and not name.startswith("_"):
+        if is_function(obj) and not name.startswith("_"):
             found.append((f"NkiTensor.{name}", obj))
     return found
 
