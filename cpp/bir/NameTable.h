@@ -52,7 +52,7 @@ class NameTable {
         return {&entries_[at - 1].value, false};
       }
     }
-    entries_.push_back(Entry{std::string(name), std::move(value), h});
+    entries_.emplace_back(name, std::move(value), h);  // (the name copied once, into its entry)
     slots_[free == SIZE_MAX ? s : free] = static_cast<uint32_t>(entries_.size());
     ++live_;
     return {&entries_.back().value, true};
@@ -82,6 +82,7 @@ class NameTable {
 
  private:
   struct Entry {
+    Entry(std::string_view n, V v, uint64_t h) : name(n), value(std::move(v)), hash(h) {}
     std::string name;
     V value;
     uint64_t hash;

@@ -36,7 +36,7 @@ using namespace bir;
 // The value of an int `o` that fits in one digit (nearly every number of a trace), read in place:
 // PyLong_AsLongLong is a call and overflow checks per number, and a record has a dozen numbers.
 // False for a larger int.
-bool oneDigitValue(PyObject* o, int64_t& v) {
+[[gnu::always_inline]] inline bool oneDigitValue(PyObject* o, int64_t& v) {
 #if PY_VERSION_HEX >= 0x030C0000
   auto* n = reinterpret_cast<PyLongObject*>(o);
   if (!PyUnstable_Long_IsCompact(n)) return false;
@@ -49,24 +49,36 @@ bool oneDigitValue(PyObject* o, int64_t& v) {
   return true;
 }
 
-int64_t intOf(PyObject* o, const char* what) {
-  if (!PyLong_Check(o)) throw BIRError(std::string("emit_trace: ") + what + " must be an integer");
-  if (int64_t v; oneDigitValue(o, v)) return v;
+// The checks below are inline with their failures out of line: a record has a dozen numbers and
+// tuples, and a call per check (with the frame its error message's std::string needs) cost more
+// than the check.
+[[noreturn, gnu::noinline, gnu::cold]] void malformed(const char* what, const char* why = "") {
+  throw BIRError(std::string("emit_trace: ") + what + why);
+}
+
+// The value of an int wider than a digit.
+[[gnu::noinline]] int64_t wideIntOf(PyObject* o, const char* what) {
   const long long v = PyLong_AsLongLong(o);
   if (v == -1 && PyErr_Occurred()) {
     PyErr_Clear();
-    throw BIRError(std::string("emit_trace: ") + what + " is out of range");
+    malformed(what, " is out of range");
   }
   return v;
 }
 
-PyObject* tupleOf(PyObject* o, Py_ssize_t size, const char* what) {
-  if (!PyTuple_Check(o) || PyTuple_GET_SIZE(o) != size) throw BIRError(std::string("emit_trace: ") + what);
+inline int64_t intOf(PyObject* o, const char* what) {
+  if (!PyLong_Check(o)) malformed(what, " must be an integer");
+  if (int64_t v; oneDigitValue(o, v)) return v;
+  return wideIntOf(o, what);
+}
+
+inline PyObject* tupleOf(PyObject* o, Py_ssize_t size, const char* what) {
+  if (!PyTuple_Check(o) || PyTuple_GET_SIZE(o) != size) malformed(what);
   return o;
 }
 
-PyObject* recordOf(PyObject* o, Py_ssize_t size, const char* what) {
-  if (!PyTuple_Check(o) || PyTuple_GET_SIZE(o) < size) throw BIRError(std::string("emit_trace: ") + what);
+inline PyObject* recordOf(PyObject* o, Py_ssize_t size, const char* what) {
+  if (!PyTuple_Check(o) || PyTuple_GET_SIZE(o) < size) malformed(what);
   return o;
 }
 
@@ -107,8 +119,19 @@ std::pair<PyObject**, Py_ssize_t> itemsOf(PyObject* o, const char* what) {
 // What one emit_trace call learns once and reuses: which member a field name is, per node class
 // (keyed by the name's string object: a kernel's field names are a few interned strings), and
 // the value of each enum member object (Python enum members are singletons).
+struct EmitCache;
+
+// How to set one field of one node class, found once per (node class, field name object): the
+// field's member pointer, kept as its bytes, and the setter instantiated for its type (which reads
+// them back). (Finding a field by walking the class's field list was most of setting it.)
+struct FieldSetter {
+  void (*set)(Instruction& node, const FieldSetter& field, PyObject* value, EmitCache& cache) = nullptr;
+  const char* name = nullptr;  // the field's BIR name
+  alignas(16) unsigned char member[16] = {};
+};
+
 struct EmitCache {
-  std::unordered_map<uint64_t, int> fieldIndex;
+  std::unordered_map<uint64_t, FieldSetter> fieldSetters;
   std::unordered_map<PyObject*, int64_t> enumValues;
   // The pairs last read from each of a few list objects (direct-mapped by address): the tracer
   // shares one pairs list among the accesses of a tile, so most operands find theirs here
@@ -194,6 +217,21 @@ F fieldValue(PyObject* value, EmitCache& cache) {
   return py::handle(value).cast<F>();
 }
 
+// Sets the field `field` of the node `I` (a T) to `value`.
+template <class T, class M>
+void setMember(Instruction& I, const FieldSetter& field, PyObject* value, EmitCache& cache) {
+  M member;
+  std::memcpy(&member, field.member, sizeof member);
+  T& node = static_cast<T&>(I);
+  using F = std::remove_reference_t<decltype(node.*member)>;
+  try {
+    node.*member = fieldValue<F>(value, cache);
+  } catch (const py::cast_error&) {
+    throw BIRError("emit_trace: field " + std::string(field.name) + " of " + nodeClassName(node.nodeClass()) +
+                   " cannot take a " + Py_TYPE(value)->tp_name);
+  }
+}
+
 // Sets the fields named in `fields` (a dict: BIR field name -> value) on `node`.
 template <class T>
 void setFields(T& node, PyObject* fields, EmitCache& cache) {
@@ -202,36 +240,28 @@ void setFields(T& node, PyObject* fields, EmitCache& cache) {
   while (PyDict_Next(fields, &pos, &key, &value)) {
     const uint64_t slot = (static_cast<uint64_t>(node.nodeClass()) << 56) ^
                           reinterpret_cast<uint64_t>(key);
-    auto found = cache.fieldIndex.find(slot);
-    int index = found == cache.fieldIndex.end() ? -1 : found->second;
-    if (index < 0) {
+    auto found = cache.fieldSetters.find(slot);
+    if (found == cache.fieldSetters.end()) {
       const char* name = PyUnicode_Check(key) ? PyUnicode_AsUTF8(key) : nullptr;
       if (!name) {
         PyErr_Clear();
         throw BIRError("emit_trace: field names are strings");
       }
-      int i = 0;
-      T::fields([&](const char* field, auto) {
-        if (index < 0 && std::strcmp(field, name) == 0) index = i;
-        ++i;
+      FieldSetter setter;
+      T::fields([&](const char* field, auto member) {  // (the first field of that name)
+        if (setter.set != nullptr || std::strcmp(field, name) != 0) return;
+        static_assert(sizeof member <= sizeof setter.member);
+        setter.set = &setMember<T, decltype(member)>;
+        setter.name = field;
+        std::memcpy(setter.member, &member, sizeof member);
       });
-      if (index < 0)
+      if (setter.set == nullptr)
         throw BIRError("emit_trace: " + std::string(nodeClassName(node.nodeClass())) +
                        " has no field " + name);
-      cache.fieldIndex.emplace(slot, index);  // (the key string outlives the call: the dict has it)
+      // (the key string outlives the call: the dict has it)
+      found = cache.fieldSetters.emplace(slot, setter).first;
     }
-    int i = 0;
-    T::fields([&](const char* field, auto member) {
-      if (i++ != index) return;
-      using F = std::remove_reference_t<decltype(node.*member)>;
-      try {
-        node.*member = fieldValue<F>(value, cache);
-      } catch (const py::cast_error&) {
-        throw BIRError("emit_trace: field " + std::string(field) + " of " +
-                       nodeClassName(node.nodeClass()) + " cannot take a " +
-                       Py_TYPE(value)->tp_name);
-      }
-    });
+    found->second.set(node, found->second, value, cache);
   }
 }
 
