@@ -25,7 +25,7 @@ from neuronxsim.starfish.lib import _core
 
 from . import dtypes as dt
 from .errors import NKIError
-from .indexing import _FULL_BOXES, IndexExpr, IndexPredicate, full_box, mask_box
+from .indexing import _FULL_BOXES, IndexExpr, IndexPredicate, Mask, full_box, mask_box
 from .opcodes import BITVEC_IDS, REDUCE_IDS, Alu
 from .tensor import INPUT, NUM_PARTITIONS, PSUM, SBUF, Tensor, new_view
 from .tracer import (DMA_QUEUES, IT, Access, Engine, Op, Tracer, check_compute_operand,
@@ -261,7 +261,14 @@ lanewise_plain = _core.nki.lanewise_plain
 def keeps_all(mask, shape: tuple) -> bool:
     """Whether ``mask`` (None or a mask) keeps the whole iteration space ``shape``, as
     :func:`plain_inputs` asks it first (a wrong mask raises here as it would there)."""
-    return mask is None or mask_box(mask, shape) is _FULL_BOXES.get(shape)
+    if mask is None:
+        return True
+    c = mask.__class__
+    if c is IndexPredicate or c is Mask:  # (mask_box's remembered box, without its frame)
+        cached = mask.box_cache
+        if cached is not None and cached[0] == shape:
+            return cached[1] is _FULL_BOXES.get(shape)
+    return mask_box(mask, shape) is _FULL_BOXES.get(shape)
 
 
 def refuse_psum_inputs(tr, opcode, ins: list, loc, what: str):

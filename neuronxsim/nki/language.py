@@ -710,12 +710,14 @@ _core.nki.configure_assign(Tensor, write_plain, IT.Matmult, _DMA, _POOL, PSUM, S
 assign_redirect = _core.nki.assign_redirect
 _dma_plain, _matmul_plain, _LOAD = _ins.dma_plain, _ins.matmul_plain, IT.Load
 
-# nl.ndarray and nl.zeros of a tile made before, nl.load of an HBM tensor (no mask, no dtype) and
-# nl.store of an SBUF tile into one (no mask) are recorded in C (cpp/python/trace_language_fast.cpp, through a FastCall:
-# cpp/python/trace_fast_call.cpp); any other call runs the definitions above, the home of every
-# check and error.
+# nl.ndarray and nl.zeros of a tile made before, nl.load of an HBM tensor (no dtype) and nl.store
+# of an SBUF tile into one, without a mask or with one keeps_all says keeps them whole (what load
+# and store test first), are recorded in C (cpp/python/trace_language_fast.cpp, through a
+# FastCall: cpp/python/trace_fast_call.cpp); any other call runs the definitions above, the home
+# of every check and error.
 _core.nki.configure_language_fast(Tensor, _NEW_TILES, par_dim, SBUF, _LOAD, tile_size.pmax,
-                                  _dma_plain, _ins.dma_general, IT.Save, PSUM)
+                                  _dma_plain, _ins.dma_general, IT.Save, PSUM, _ins.keeps_all,
+                                  _ins.NUM_PARTITIONS)
 ndarray = _core.nki.FastCall(ndarray, _core.nki.ndarray_fast)
 zeros = _core.nki.FastCall(zeros, _core.nki.zeros_fast)
 load = _core.nki.FastCall(load, _core.nki.load_fast)
