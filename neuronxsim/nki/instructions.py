@@ -41,7 +41,7 @@ MATMUL_DTYPE_SET = frozenset(MATMUL_DTYPES)  # (hashing beats comparing with eac
 _LEGAL_SPACES = {SBUF: legality.Space.SBUF, PSUM: legality.Space.PSUM}
 # (module globals for the engines of every matmul and transfer: reading a member of the Engine
 # class costs several times as much)
-_PE, _DMA = Engine.PE, Engine.DMA
+_PE, _DMA, _DVE = Engine.PE, Engine.DMA, Engine.DVE
 
 
 # ---- iteration spaces ----
@@ -884,9 +884,15 @@ def per_lane(tr, opcode, data: Tensor, out_free: int, dtype, loc, mask, what: st
     """Vector Engine instructions with a fixed number of results per lane (bn_stats, max8,
     ...); ``extra_in``: a second input of the same partitions (nc_find_index8's values)."""
     shape = data.shape
-    engine = Engine.DVE
-    refuse_illegal_size(tr, opcode, data, loc, what)
-    if extra_in is None and keeps_all(mask, shape):
+    engine = _DVE
+    if opcode in _SIZE_RULES:
+        st = data.storage
+        # (refuse_illegal_size's remembered verdict, without its frame: a kernel's loop asks
+        # about one tile shape again and again; anything else is its call)
+        if _SIZE_VERDICTS.get((opcode, st.kind, st.dtype, shape, tr.arch), _UNKNOWN) is not None:
+            refuse_illegal_size(tr, opcode, data, loc, what)
+    # (keeps_all, without its frame: the masks of these instructions are usually new ones)
+    if extra_in is None and (mask is None or mask_box(mask, shape) is _FULL_BOXES.get(shape)):
         made = lanewise_plain(tr, opcode, engine, shape, (data,), (), None, (shape[0], out_free),
                               dtype, what, None, loc)
         if made.__class__ is Tensor:
