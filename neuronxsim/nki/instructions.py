@@ -260,7 +260,8 @@ lanewise_plain = _core.nki.lanewise_plain
 
 def keeps_all(mask, shape: tuple) -> bool:
     """Whether ``mask`` (None or a mask) keeps the whole iteration space ``shape``, as
-    :func:`plain_inputs` asks it first (a wrong mask raises here as it would there)."""
+    :func:`plain_inputs` asks it first (a wrong mask raises here as it would there). (The
+    builders test ``mask is None`` before calling it: most instructions have no mask.)"""
     if mask is None:
         return True
     c = mask.__class__
@@ -338,7 +339,7 @@ def tensor_tensor(tr, a: Tensor, b: Tensor, op, dtype, loc, mask=None, out=None,
     if b.shape != shape:
         shape = broadcast_shape([shape, b.shape], loc)
     dtype = dtype or dt.promote(a.dtype, b.dtype)
-    if not bitvec and shape is a.shape and keeps_all(mask, shape):  # (b of a's shape)
+    if not bitvec and shape is a.shape and (mask is None or keeps_all(mask, shape)):  # (b of a's shape)
         made = lanewise_plain(tr, _TT, engine, shape, (a, b), (), out, shape, dtype, what,
                               {"op": op}, loc)
         if made.__class__ is Tensor:
@@ -375,7 +376,7 @@ def tensor_scalar(tr, data: Tensor, op0, operand0, reverse0, op1, operand1, reve
         refuse_illegal_alu(opcode, engine, op0, op1, loc, what)
     c1 = operand1.__class__
     if not bitvec and (tile0 or not tile1) and (tile1 or c1 is float or c1 is int) and \
-            keeps_all(mask, shape):
+            (mask is None or keeps_all(mask, shape)):
         made = _tensor_scalar_plain(tr, data, shape, op0, operand0, tile0, reverse0, op1,
                                     operand1, tile1, reverse1, dtype, loc, out, engine, what)
         if made.__class__ is Tensor:
@@ -506,7 +507,7 @@ def activation(tr, func, data: Tensor, bias, scale, dtype, loc, mask=None, out=N
     c = scale.__class__
     if (bias is None or bias.__class__ is Tensor and (bias.storage.kind == PSUM or
                                                       bias.storage.dtype in _ACT_BIAS_DTYPES)) and \
-            (c is Tensor or c is float or c is int) and keeps_all(mask, shape):
+            (c is Tensor or c is float or c is int) and (mask is None or keeps_all(mask, shape)):
         fields = {"func": func, "acc": acc, "acc_op": acc_op, "scale": 1.0}
         pointers = ()
         if bias is not None:
@@ -583,7 +584,7 @@ def tensor_reduce(tr, op, data: Tensor, axes, keepdims: bool, negate: bool, dtyp
         out_shape = (shape[0], 1) if keepdims else (shape[0],)
         # Its operand walks F in one access-pattern dimension: the pattern as plain_inputs
         # makes it is the one the general path makes.
-        if id(op) not in BITVEC_IDS and keeps_all(mask, shape):
+        if id(op) not in BITVEC_IDS and (mask is None or keeps_all(mask, shape)):
             made = lanewise_plain(tr, IT.TensorReduce, Engine.DVE, shape, (data,), (), out,
                                   out_shape, dtype or data.dtype, what, fields, loc)
             if made.__class__ is Tensor:
@@ -660,7 +661,7 @@ def tensor_copy(tr, src: Tensor, dtype, loc, mask=None, out=None, engine=None,
     if engine is None:
         engine = Engine.Activation if src.storage.kind == PSUM else Engine.DVE
     shape = src.shape
-    if keeps_all(mask, shape):
+    if mask is None or keeps_all(mask, shape):
         made = lanewise_plain(tr, _COPY, engine, shape, (src,), (), out, shape,
                               dtype or src.dtype, what, None, loc)
         if made.__class__ is Tensor:
