@@ -8,17 +8,25 @@
 //   ndarray's first lines do;
 // - `zeros_fast(shape, dtype, *, buffer=None)`: the same for nl.zeros (what "zeros"), then
 //   `tr.zero_fill(tile, loc)`, as zeros does for such a tile;
-// - `load_fast(src)`: an HBM Tensor of at most pmax rows, no mask or dtype: the SBUF tile of
-//   its shape and dtype (`tr.new_result`), then `dma_plain(tr, Load, tile, src, loc, True)`,
-//   else `dma_general(tr, Load, tile, src, loc, None, None, "nl.load", True, None)`, as load does;
-// - `store_fast(dst, value)` (value also by keyword): an HBM Tensor dst, an SBUF Tensor value, no
-//   mask: `dma_plain(tr, Save, dst, value, loc, False)`, else dma_general, as store (through
+// - `load_fast(src, *, mask=None)`: an HBM Tensor of at most pmax rows, no dtype, no mask or one
+//   that keeps the whole tile (`keeps_all(mask, shape)`, below): the SBUF tile of its shape and
+//   dtype (`tr.new_result`), then `dma_plain(tr, Load, tile, src, loc, True)`, else
+//   `dma_general(tr, Load, tile, src, loc, None, None, "nl.load", True, None)`, as load does;
+// - `store_fast(dst, value, *, mask=None)` (value also by keyword): an HBM Tensor dst, an SBUF
+//   Tensor value, no mask or one that keeps the whole transfer (as for load):
+//   `dma_plain(tr, Save, dst, value, loc, False)`, else dma_general, as store (through
 //   instructions.dma) does.
 //
+// A mask is settled by instructions.keeps_all, the definitions' own test (a wrong mask raises
+// there): the definitions drop a mask it keeps whole before anything else looks at it, so the
+// call is then an unmasked one. When it keeps less, or raises, the call is the definition's (the
+// error is dropped here: the definition raises it again, after the checks that come first).
+//
 // `configure_language_fast(tensor_class, new_tiles, par_dim, sbuf, load, pmax, dma_plain,
-// dma_general, save, psum)` gives them the Tensor class, the `_NEW_TILES` dict, the par_dim class,
-// the SBUF kind, the Load opcode, the partition count, the two DMA steps, the Save opcode and the
-// PSUM kind.
+// dma_general, save, psum, keeps_all, num_partitions)` gives them the Tensor class, the
+// `_NEW_TILES` dict, the par_dim class, the SBUF kind, the Load opcode, the partition count of
+// nl.load's check, the two DMA steps, the Save opcode, the PSUM kind, keeps_all and the partition
+// count of nl.store's.
 //
 // Why C: kernels make, load and store a tile per few instructions, and each call cost a Python frame
 // (and caller_location a walk from it) around the one C call that records it.
@@ -36,13 +44,30 @@ namespace language_fast {  // (named: the unity build merges the anonymous names
 using Owned = nxs::py_bind::OwnedRef;
 
 struct Config {
-  PyObject *tensorClass, *newTiles, *parDim, *sbuf, *load, *pmax, *dmaPlain, *dmaGeneral, *save, *psum;
+  PyObject *tensorClass, *newTiles, *parDim, *sbuf, *load, *pmax, *dmaPlain, *dmaGeneral, *save, *psum, *keepsAll,
+      *numPartitions;
 };
 Config config{};
 PyObject *dtypeName, *bufferName, *storageName, *shapeName, *onChipName, *newResultName, *ndarrayText, *zerosText, *zeroFillName, *loadText, *valueName, *kindName, *nlStoreText,
-    *nlLoadText;
+    *nlLoadText, *maskName;
 
 bool noKeywords(PyObject* kwnames) { return kwnames == nullptr || PyTuple_GET_SIZE(kwnames) == 0; }
+
+// Whether the call's mask (None when not given) leaves it an unmasked one: 1 when there is none or
+// `keeps_all(mask, shape)` is true; 0 otherwise, and when keeps_all raises an Exception (cleared:
+// the definition raises it in its turn, after the checks it makes first); -1 with the error set
+// for anything else (a KeyboardInterrupt, ...).
+int maskKeepsAll(PyObject* mask, PyObject* shape) {
+  if (mask == nullptr || mask == Py_None) return 1;
+  PyObject* const call[2] = {mask, shape};
+  Owned keeps(PyObject_Vectorcall(config.keepsAll, call, 2, nullptr));
+  if (keeps.get() == nullptr) {
+    if (!PyErr_ExceptionMatches(PyExc_Exception)) return -1;
+    PyErr_Clear();
+    return 0;
+  }
+  return keeps.get() == Py_True ? 1 : 0;
+}
 
 // A new tile of `what` ("ndarray", "zeros") for the arguments (shape, dtype, *, buffer=None) when
 // they name a tile made before: `tile` (a new reference) and 1; 0, having changed nothing, when
@@ -107,7 +132,13 @@ PyObject* zerosFast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject
 
 PyObject* loadFast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   PyObject* tr = currentTracer();
-  if (tr == nullptr || config.tensorClass == nullptr || nargs != 1 || !noKeywords(kwnames)) Py_RETURN_NOTIMPLEMENTED;
+  if (tr == nullptr || config.tensorClass == nullptr || nargs != 1) Py_RETURN_NOTIMPLEMENTED;
+  // load(src) or load(src, mask=m): nothing else (a dtype is the definition's)
+  PyObject* mask = nullptr;
+  if (!noKeywords(kwnames)) {
+    if (PyTuple_GET_SIZE(kwnames) != 1 || PyTuple_GET_ITEM(kwnames, 0) != maskName) Py_RETURN_NOTIMPLEMENTED;
+    mask = args[1];
+  }
   PyObject* src = args[0];
   if (Py_TYPE(src) != reinterpret_cast<PyTypeObject*>(config.tensorClass)) Py_RETURN_NOTIMPLEMENTED;
   Owned st(slotAttr(src, storageName));
@@ -121,6 +152,9 @@ PyObject* loadFast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject*
   if (!PyLong_CheckExact(rows)) Py_RETURN_NOTIMPLEMENTED;
   const int tooMany = PyObject_RichCompareBool(rows, config.pmax, Py_GT);
   if (tooMany != 0) return tooMany < 0 ? nullptr : Py_NewRef(Py_NotImplemented);
+  // (load tests the mask after making the tile; the test changes nothing the tile depends on)
+  const int keeps = maskKeepsAll(mask, shape.get());
+  if (keeps != 1) return keeps < 0 ? nullptr : Py_NewRef(Py_NotImplemented);
   Owned dtype(slotAttr(st.get(), dtypeName));
   if (dtype.get() == nullptr) return nullptr;
   Owned loc(callSiteLocation(0));
@@ -155,10 +189,19 @@ PyObject* storeFast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject
   PyObject* tr = currentTracer();
   if (tr == nullptr || config.tensorClass == nullptr) Py_RETURN_NOTIMPLEMENTED;
   const Py_ssize_t nkw = kwnames == nullptr ? 0 : PyTuple_GET_SIZE(kwnames);
-  // store(dst, value) or store(dst, value=value): nothing else (a mask is the definition's)
-  if (!(nargs == 2 && nkw == 0) && !(nargs == 1 && nkw == 1 && PyTuple_GET_ITEM(kwnames, 0) == valueName))
-    Py_RETURN_NOTIMPLEMENTED;
-  PyObject *dst = args[0], *value = args[1];
+  // store(dst, value) or store(dst, value=value), then perhaps mask=m: nothing else
+  if (nargs < 1 || nargs > 2 || nargs + nkw < 2 || nargs + nkw > 3) Py_RETURN_NOTIMPLEMENTED;
+  PyObject *dst = args[0], *value = nargs == 2 ? args[1] : nullptr, *mask = nullptr;
+  for (Py_ssize_t i = 0; i < nkw; ++i) {  // (interned keywords: compared by identity; others decline)
+    PyObject* key = PyTuple_GET_ITEM(kwnames, i);
+    if (key == valueName && value == nullptr)
+      value = args[nargs + i];
+    else if (key == maskName && mask == nullptr)
+      mask = args[nargs + i];
+    else
+      Py_RETURN_NOTIMPLEMENTED;
+  }
+  if (value == nullptr) Py_RETURN_NOTIMPLEMENTED;
   Owned dstStorage(nullptr), valueStorage(nullptr);
   int t = tensorIn(dst, Py_False, dstStorage);
   if (t == 1) t = tensorIn(value, Py_True, valueStorage);
@@ -167,6 +210,17 @@ PyObject* storeFast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject
   if (kind.get() == nullptr) return nullptr;
   const int inPsum = PyObject_RichCompareBool(kind.get(), config.psum, Py_EQ);  // (store copies it first)
   if (inPsum != 0) return inPsum < 0 ? nullptr : Py_NewRef(Py_NotImplemented);
+  if (mask != nullptr && mask != Py_None) {  // store's test: same shapes, at most a tile's partitions, kept whole
+    Owned shape(slotAttr(value, shapeName)), dstShape(slotAttr(dst, shapeName));
+    if (shape.get() == nullptr || dstShape.get() == nullptr) return nullptr;
+    if (!PyTuple_CheckExact(shape.get()) || PyTuple_GET_SIZE(shape.get()) == 0 ||
+        !PyLong_CheckExact(PyTuple_GET_ITEM(shape.get(), 0)))
+      Py_RETURN_NOTIMPLEMENTED;
+    int ok = PyObject_RichCompareBool(shape.get(), dstShape.get(), Py_EQ);
+    if (ok == 1) ok = PyObject_RichCompareBool(PyTuple_GET_ITEM(shape.get(), 0), config.numPartitions, Py_LE);
+    if (ok == 1) ok = maskKeepsAll(mask, shape.get());
+    if (ok != 1) return ok < 0 ? nullptr : Py_NewRef(Py_NotImplemented);
+  }
   Owned loc(callSiteLocation(0));
   if (loc.get() == nullptr) return nullptr;
   PyObject* const plain[6] = {tr, config.save, dst, value, loc.get(), Py_False};
@@ -183,8 +237,8 @@ PyObject* storeFast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject
 
 PyMethodDef storeFastDef = {
     "store_fast", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(storeFast)), METH_FASTCALL | METH_KEYWORDS,
-    "store_fast(dst, value): nl.store of an SBUF Tensor into an HBM Tensor, no mask; NotImplemented, having "
-    "changed nothing, for any other call."};
+    "store_fast(dst, value, *, mask=None): nl.store of an SBUF Tensor into an HBM Tensor, no mask or one that "
+    "keeps it whole; NotImplemented, having changed nothing, for any other call."};
 
 PyMethodDef ndarrayFastDef = {
     "ndarray_fast", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(ndarrayFast)),
@@ -199,15 +253,16 @@ PyMethodDef zerosFastDef = {
 
 PyMethodDef loadFastDef = {
     "load_fast", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(loadFast)), METH_FASTCALL | METH_KEYWORDS,
-    "load_fast(src): nl.load of an HBM Tensor, no mask or dtype; NotImplemented, having changed nothing, for "
-    "any other call."};
+    "load_fast(src, *, mask=None): nl.load of an HBM Tensor, no dtype, no mask or one that keeps the whole "
+    "tile; NotImplemented, having changed nothing, for any other call."};
 
 void bindLanguageFast(py::module_& m) {
   for (auto [slot, text] : {std::pair{&dtypeName, "dtype"}, {&bufferName, "buffer"}, {&storageName, "storage"},
                             {&shapeName, "shape"}, {&onChipName, "on_chip"}, {&newResultName, "new_result"},
                             {&ndarrayText, "ndarray"}, {&zerosText, "zeros"},
                             {&zeroFillName, "zero_fill"}, {&loadText, "load"},
-                            {&valueName, "value"}, {&kindName, "kind"}, {&nlStoreText, "nl.store"}, {&nlLoadText, "nl.load"}}) {
+                            {&valueName, "value"}, {&kindName, "kind"}, {&nlStoreText, "nl.store"}, {&nlLoadText, "nl.load"},
+                            {&maskName, "mask"}}) {
     *slot = PyUnicode_InternFromString(text);
     if (*slot == nullptr) throw py::error_already_set();
   }
@@ -218,21 +273,24 @@ void bindLanguageFast(py::module_& m) {
   m.def(
       "configure_language_fast",
       [](py::type tensor, py::dict newTiles, py::type parDim, py::str sbuf, py::object load, py::int_ pmax,
-         py::object dmaPlain, py::object dmaGeneral, py::object save, py::str psum) {
+         py::object dmaPlain, py::object dmaGeneral, py::object save, py::str psum, py::object keepsAll,
+         py::int_ numPartitions) {
         Config c{tensor.inc_ref().ptr(),   newTiles.inc_ref().ptr(),   parDim.inc_ref().ptr(),
                  sbuf.inc_ref().ptr(),     load.inc_ref().ptr(),       pmax.inc_ref().ptr(),
                  dmaPlain.inc_ref().ptr(), dmaGeneral.inc_ref().ptr(), save.inc_ref().ptr(),
-                 psum.inc_ref().ptr()};
+                 psum.inc_ref().ptr(),     keepsAll.inc_ref().ptr(),   numPartitions.inc_ref().ptr()};
         for (PyObject* o : {config.tensorClass, config.newTiles, config.parDim, config.sbuf, config.load, config.pmax,
-                            config.dmaPlain, config.dmaGeneral, config.save, config.psum})
+                            config.dmaPlain, config.dmaGeneral, config.save, config.psum, config.keepsAll,
+                            config.numPartitions})
           Py_XDECREF(o);
         config = c;
       },
       py::arg("tensor_class"), py::arg("new_tiles"), py::arg("par_dim"), py::arg("sbuf"), py::arg("load"),
       py::arg("pmax"), py::arg("dma_plain"), py::arg("dma_general"), py::arg("save"), py::arg("psum"),
+      py::arg("keeps_all"), py::arg("num_partitions"),
       "Gives ndarray_fast, zeros_fast, load_fast and store_fast the Tensor class, language.py's _NEW_TILES, the "
-      "par_dim class, the SBUF kind, the Load opcode, the partition count, dma_plain / dma_general, the Save "
-      "opcode and the PSUM kind.");
+      "par_dim class, the SBUF kind, the Load opcode, nl.load's partition count, dma_plain / dma_general, the "
+      "Save opcode, the PSUM kind, instructions.keeps_all and nl.store's partition count.");
 }
 
 NXS_REGISTER_SUBMODULE(nki, 48, "the NKI tracer's hot paths", bindLanguageFast);

@@ -25,7 +25,7 @@ from neuronxsim.starfish.lib import _core
 
 from . import dtypes as dt
 from .errors import NKIError
-from .indexing import _FULL_BOXES, IndexExpr, IndexPredicate, full_box, mask_box
+from .indexing import _FULL_BOXES, IndexExpr, IndexPredicate, Mask, full_box, mask_box
 from .opcodes import BITVEC_IDS, REDUCE_IDS, Alu
 from .tensor import INPUT, NUM_PARTITIONS, PSUM, SBUF, Tensor, new_view
 from .tracer import (DMA_QUEUES, IT, Access, Engine, Op, Tracer, check_compute_operand,
@@ -41,7 +41,7 @@ MATMUL_DTYPE_SET = frozenset(MATMUL_DTYPES)  # (hashing beats comparing with eac
 _LEGAL_SPACES = {SBUF: legality.Space.SBUF, PSUM: legality.Space.PSUM}
 # (module globals for the engines of every matmul and transfer: reading a member of the Engine
 # class costs several times as much)
-_PE, _DMA = Engine.PE, Engine.DMA
+_PE, _DMA, _DVE = Engine.PE, Engine.DMA, Engine.DVE
 
 
 # ---- iteration spaces ----
@@ -260,8 +260,16 @@ lanewise_plain = _core.nki.lanewise_plain
 
 def keeps_all(mask, shape: tuple) -> bool:
     """Whether ``mask`` (None or a mask) keeps the whole iteration space ``shape``, as
-    :func:`plain_inputs` asks it first (a wrong mask raises here as it would there)."""
-    return mask is None or mask_box(mask, shape) is _FULL_BOXES.get(shape)
+    :func:`plain_inputs` asks it first (a wrong mask raises here as it would there). (The
+    builders test ``mask is None`` before calling it: most instructions have no mask.)"""
+    if mask is None:
+        return True
+    c = mask.__class__
+    if c is IndexPredicate or c is Mask:  # (mask_box's remembered box, without its frame)
+        cached = mask.box_cache
+        if cached is not None and cached[0] == shape:
+            return cached[1] is _FULL_BOXES.get(shape)
+    return mask_box(mask, shape) is _FULL_BOXES.get(shape)
 
 
 def refuse_psum_inputs(tr, opcode, ins: list, loc, what: str):
@@ -331,7 +339,7 @@ def tensor_tensor(tr, a: Tensor, b: Tensor, op, dtype, loc, mask=None, out=None,
     if b.shape != shape:
         shape = broadcast_shape([shape, b.shape], loc)
     dtype = dtype or dt.promote(a.dtype, b.dtype)
-    if not bitvec and shape is a.shape and keeps_all(mask, shape):  # (b of a's shape)
+    if not bitvec and shape is a.shape and (mask is None or keeps_all(mask, shape)):  # (b of a's shape)
         made = lanewise_plain(tr, _TT, engine, shape, (a, b), (), out, shape, dtype, what,
                               {"op": op}, loc)
         if made.__class__ is Tensor:
@@ -368,7 +376,7 @@ def tensor_scalar(tr, data: Tensor, op0, operand0, reverse0, op1, operand1, reve
         refuse_illegal_alu(opcode, engine, op0, op1, loc, what)
     c1 = operand1.__class__
     if not bitvec and (tile0 or not tile1) and (tile1 or c1 is float or c1 is int) and \
-            keeps_all(mask, shape):
+            (mask is None or keeps_all(mask, shape)):
         made = _tensor_scalar_plain(tr, data, shape, op0, operand0, tile0, reverse0, op1,
                                     operand1, tile1, reverse1, dtype, loc, out, engine, what)
         if made.__class__ is Tensor:
@@ -499,7 +507,7 @@ def activation(tr, func, data: Tensor, bias, scale, dtype, loc, mask=None, out=N
     c = scale.__class__
     if (bias is None or bias.__class__ is Tensor and (bias.storage.kind == PSUM or
                                                       bias.storage.dtype in _ACT_BIAS_DTYPES)) and \
-            (c is Tensor or c is float or c is int) and keeps_all(mask, shape):
+            (c is Tensor or c is float or c is int) and (mask is None or keeps_all(mask, shape)):
         fields = {"func": func, "acc": acc, "acc_op": acc_op, "scale": 1.0}
         pointers = ()
         if bias is not None:
@@ -576,7 +584,7 @@ def tensor_reduce(tr, op, data: Tensor, axes, keepdims: bool, negate: bool, dtyp
         out_shape = (shape[0], 1) if keepdims else (shape[0],)
         # Its operand walks F in one access-pattern dimension: the pattern as plain_inputs
         # makes it is the one the general path makes.
-        if id(op) not in BITVEC_IDS and keeps_all(mask, shape):
+        if id(op) not in BITVEC_IDS and (mask is None or keeps_all(mask, shape)):
             made = lanewise_plain(tr, IT.TensorReduce, Engine.DVE, shape, (data,), (), out,
                                   out_shape, dtype or data.dtype, what, fields, loc)
             if made.__class__ is Tensor:
@@ -653,7 +661,7 @@ def tensor_copy(tr, src: Tensor, dtype, loc, mask=None, out=None, engine=None,
     if engine is None:
         engine = Engine.Activation if src.storage.kind == PSUM else Engine.DVE
     shape = src.shape
-    if keeps_all(mask, shape):
+    if mask is None or keeps_all(mask, shape):
         made = lanewise_plain(tr, _COPY, engine, shape, (src,), (), out, shape,
                               dtype or src.dtype, what, None, loc)
         if made.__class__ is Tensor:
@@ -877,9 +885,15 @@ def per_lane(tr, opcode, data: Tensor, out_free: int, dtype, loc, mask, what: st
     """Vector Engine instructions with a fixed number of results per lane (bn_stats, max8,
     ...); ``extra_in``: a second input of the same partitions (nc_find_index8's values)."""
     shape = data.shape
-    engine = Engine.DVE
-    refuse_illegal_size(tr, opcode, data, loc, what)
-    if extra_in is None and keeps_all(mask, shape):
+    engine = _DVE
+    if opcode in _SIZE_RULES:
+        st = data.storage
+        # (refuse_illegal_size's remembered verdict, without its frame: a kernel's loop asks
+        # about one tile shape again and again; anything else is its call)
+        if _SIZE_VERDICTS.get((opcode, st.kind, st.dtype, shape, tr.arch), _UNKNOWN) is not None:
+            refuse_illegal_size(tr, opcode, data, loc, what)
+    # (keeps_all, without its frame: the masks of these instructions are usually new ones)
+    if extra_in is None and (mask is None or mask_box(mask, shape) is _FULL_BOXES.get(shape)):
         made = lanewise_plain(tr, opcode, engine, shape, (data,), (), None, (shape[0], out_free),
                               dtype, what, None, loc)
         if made.__class__ is Tensor:

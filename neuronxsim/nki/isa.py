@@ -33,6 +33,7 @@ tensor_engine = engine.tensor
 vector_engine = engine.vector
 scalar_engine = engine.scalar
 gpsimd_engine = engine.gpsimd
+_BN_STATS, _DVE = IT.BNStats, Engine.DVE  # (module globals: reading a class member costs more)
 
 _ENGINES = {engine.vector: Engine.DVE, engine.scalar: Engine.Activation,
             engine.gpsimd: Engine.Pool, engine.tensor: Engine.PE}
@@ -268,18 +269,23 @@ def tensor_scalar(data, op0, operand0, reverse0=False, op1=None, operand1=None, 
                   *, dtype=None, mask=None, engine=engine.unknown):
     """``(data op0 operand0) op1 operand1`` with numbers or [P, 1] tiles as operands."""
     loc = caller_location()
-    data = _tile(data, loc, "tensor_scalar: data")
+    # (_tile's, _engine's and _dtype's answers for the usual arguments are found here without
+    # their frames; they are called for any other, and raise what they raise)
+    if data.__class__ is not Tensor or not data.storage.on_chip:
+        data = _tile(data, loc, "tensor_scalar: data")
     a0 = alu_op(op0, "tensor_scalar: op0", loc)
     a1 = None if op1 is None else alu_op(op1, "tensor_scalar: op1", loc)
     if a1 is not None and operand1 is None:
         raise NKIError("tensor_scalar: op1 needs operand1", loc)
-    hw = _engine(engine, (Engine.DVE, Engine.Activation, Engine.Pool), Engine.DVE, loc,
-                 "tensor_scalar")
+    hw = _DVE if engine is unknown_engine else \
+        _engine(engine, (Engine.DVE, Engine.Activation, Engine.Pool), Engine.DVE, loc,
+                "tensor_scalar")
     for operand in (operand0, operand1):
-        if isinstance(operand, Tensor):
+        if isinstance(operand, Tensor) and (operand.__class__ is not Tensor or
+                                            not operand.storage.on_chip):
             _tile(operand, loc, "tensor_scalar: operand")
     return _ins.tensor_scalar(current(), data, a0, operand0, reverse0, a1, operand1, reverse1,
-                              _dtype(dtype, loc), loc, mask, engine=hw)
+                              None if dtype is None else _dtype(dtype, loc), loc, mask, engine=hw)
 
 
 def tensor_reduce(op, data, axis, *, mask=None, dtype=None, negate=False, keepdims=False):
@@ -407,21 +413,26 @@ def bn_stats(data, *, mask=None, dtype=None):
     """Per partition, six values: count, mean and count*variance of the even and of the odd
     elements (at most 512 per partition)."""
     loc = caller_location()
-    data = _tile(data, loc, "bn_stats: data")
-    return _ins.per_lane(current(), IT.BNStats, data, 6, _dtype(dtype, loc) or data.dtype, loc,
-                         mask, "bn_stats")
+    if data.__class__ is not Tensor or not data.storage.on_chip:  # (_tile's test, without its frame)
+        data = _tile(data, loc, "bn_stats: data")
+    return _ins.per_lane(current(), _BN_STATS, data, 6,
+                         (None if dtype is None else _dtype(dtype, loc)) or data.dtype, loc, mask,
+                         "bn_stats")
+
 
 
 def bn_aggr(data, *, mask=None, dtype=None):
     """Mean and variance per partition from concatenated bn_stats records."""
     loc = caller_location()
-    data = _tile(data, loc, "bn_aggr: data")
+    if data.__class__ is not Tensor or not data.storage.on_chip:  # (_tile's test, without its frame)
+        data = _tile(data, loc, "bn_aggr: data")
     n = math.prod(data.shape[1:])
     if n % 3:
         raise NKIError(f"bn_aggr: {n} elements per partition is not a whole number of "
                        "(count, mean, variance*count) records", loc)
     return _ins.per_lane(current(), IT.BNStatsAggregate, data, 2,
-                         _dtype(dtype, loc) or data.dtype, loc, mask, "bn_aggr")
+                         (None if dtype is None else _dtype(dtype, loc)) or data.dtype, loc, mask,
+                         "bn_aggr")
 
 
 def max8(*, src, mask=None, dtype=None):

@@ -710,12 +710,14 @@ _core.nki.configure_assign(Tensor, write_plain, IT.Matmult, _DMA, _POOL, PSUM, S
 assign_redirect = _core.nki.assign_redirect
 _dma_plain, _matmul_plain, _LOAD = _ins.dma_plain, _ins.matmul_plain, IT.Load
 
-# nl.ndarray and nl.zeros of a tile made before, nl.load of an HBM tensor (no mask, no dtype) and
-# nl.store of an SBUF tile into one (no mask) are recorded in C (cpp/python/trace_language_fast.cpp, through a FastCall:
-# cpp/python/trace_fast_call.cpp); any other call runs the definitions above, the home of every
-# check and error.
+# nl.ndarray and nl.zeros of a tile made before, nl.load of an HBM tensor (no dtype) and nl.store
+# of an SBUF tile into one, without a mask or with one keeps_all says keeps them whole (what load
+# and store test first), are recorded in C (cpp/python/trace_language_fast.cpp, through a
+# FastCall: cpp/python/trace_fast_call.cpp); any other call runs the definitions above, the home
+# of every check and error.
 _core.nki.configure_language_fast(Tensor, _NEW_TILES, par_dim, SBUF, _LOAD, tile_size.pmax,
-                                  _dma_plain, _ins.dma_general, IT.Save, PSUM)
+                                  _dma_plain, _ins.dma_general, IT.Save, PSUM, _ins.keeps_all,
+                                  _ins.NUM_PARTITIONS)
 ndarray = _core.nki.FastCall(ndarray, _core.nki.ndarray_fast)
 zeros = _core.nki.FastCall(zeros, _core.nki.zeros_fast)
 load = _core.nki.FastCall(load, _core.nki.load_fast)
@@ -755,11 +757,6 @@ def _apply_operator(x, y, name: str, loc):
 
 # ---- arithmetic ----
 
-def _is_lane_constant(t: Tensor) -> bool:
-    shape = t.shape
-    return shape[1] == 1 if len(shape) == 2 else math.prod(shape[1:]) == 1
-
-
 _FLOATS = (float, np.floating)
 
 
@@ -787,8 +784,11 @@ def _binary(x, y, op, dtype, mask, loc, out=None, what="") -> Tensor:
                 x = _broadcast_tile(x, (y_shape[0],) + (x_shape[1:] or (1,)), loc)
             elif y_shape[0] == 1:
                 y = _broadcast_tile(y, (x_shape[0],) + (y_shape[1:] or (1,)), loc)
-        if x.shape != y.shape:  # (of equal shapes, both are lane constants or neither is)
-            x_column, y_column = _is_lane_constant(x), _is_lane_constant(y)
+        x_shape, y_shape = x.shape, y.shape
+        if x_shape != y_shape:  # (of equal shapes, both are lane constants or neither is)
+            # lane constants: one element per partition ([P, 1], [P], [P, 1, 1], ...)
+            x_column = x_shape[1] == 1 if len(x_shape) == 2 else math.prod(x_shape[1:]) == 1
+            y_column = y_shape[1] == 1 if len(y_shape) == 2 else math.prod(y_shape[1:]) == 1
             if y_column and not x_column and y.shape[0] == x.shape[0]:
                 return _ins.tensor_scalar(tr, x, op, y, False, None, None, False,
                                           dtype or _dt.promote(x.dtype, y.dtype), loc, mask, out,
@@ -861,9 +861,10 @@ def _activation_fn(name: str, func):
     @_act_marker(func)
     def fn(x, *, dtype=None, mask=None):
         loc = caller_location()
-        x = _tile(x, loc, name, "x")
-        return _ins.activation(current(), func, x, None, 1.0, _opt_dtype(dtype, loc), loc, mask,
-                               what=name)
+        if x.__class__ is not Tensor or not x.storage.on_chip:  # (_tile's test, without its frame)
+            x = _tile(x, loc, name, "x")
+        return _ins.activation(current(), func, x, None, 1.0,
+                               None if dtype is None else _dtype(dtype, loc), loc, mask, what=name)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Elementwise ``{func.name}`` (Scalar Engine activation)."
     return fn
@@ -919,9 +920,11 @@ def _reduce_fn(name: str, op):
     @_alu_marker(op)
     def fn(x, axis, *, dtype=None, mask=None, keepdims=False):
         loc = caller_location()
-        x = _tile(x, loc, name, "x")
-        return _ins.tensor_reduce(current(), op, x, axis, keepdims, False, _opt_dtype(dtype, loc),
-                                  loc, mask, what=name)
+        if x.__class__ is not Tensor or not x.storage.on_chip:  # (_tile's test, without its frame)
+            x = _tile(x, loc, name, "x")
+        return _ins.tensor_reduce(current(), op, x, axis, keepdims, False,
+                                  None if dtype is None else _dtype(dtype, loc), loc, mask,
+                                  what=name)
     if name == "all":  # (a bool result by default, as NKI's)
         def fn(x, axis, *, dtype=bool, mask=None, keepdims=False):
             loc = caller_location()

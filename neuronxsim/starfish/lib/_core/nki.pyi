@@ -60,9 +60,9 @@ def configure_lanewise(tensor_class: type, plain_tile_access: typing.Any, write_
     """
     Gives lanewise_plain the Tensor class, the tracer's plain_tile_access and write_plain, the Scalar Engine, the PSUM and SBUF kinds and the partitions of a tile.
     """
-def configure_language_fast(tensor_class: type, new_tiles: dict, par_dim: type, sbuf: str, load: typing.Any, pmax: int, dma_plain: typing.Any, dma_general: typing.Any, save: typing.Any, psum: str) -> None:
+def configure_language_fast(tensor_class: type, new_tiles: dict, par_dim: type, sbuf: str, load: typing.Any, pmax: int, dma_plain: typing.Any, dma_general: typing.Any, save: typing.Any, psum: str, keeps_all: typing.Any, num_partitions: int) -> None:
     """
-    Gives ndarray_fast, zeros_fast, load_fast and store_fast the Tensor class, language.py's _NEW_TILES, the par_dim class, the SBUF kind, the Load opcode, the partition count, dma_plain / dma_general, the Save opcode and the PSUM kind.
+    Gives ndarray_fast, zeros_fast, load_fast and store_fast the Tensor class, language.py's _NEW_TILES, the par_dim class, the SBUF kind, the Load opcode, nl.load's partition count, dma_plain / dma_general, the Save opcode, the PSUM kind, instructions.keeps_all and nl.store's partition count.
     """
 def configure_matmul(tensor_class: type, plain_tile_access: typing.Any, verdicts: dict, matmult: typing.Any, pe: typing.Any, psum: str, float32: typing.Any) -> None:
     """
@@ -114,7 +114,7 @@ def live_ranges(*args, **kwargs):
     """
 def load_fast(*args, **kwargs):
     """
-    load_fast(src): nl.load of an HBM Tensor, no mask or dtype; NotImplemented, having changed nothing, for any other call.
+    load_fast(src, *, mask=None): nl.load of an HBM Tensor, no dtype, no mask or one that keeps the whole tile; NotImplemented, having changed nothing, for any other call.
     """
 def matmul_plain(*args, **kwargs):
     """
@@ -194,7 +194,7 @@ def slice_range(*args, **kwargs):
     """
 def store_fast(*args, **kwargs):
     """
-    store_fast(dst, value): nl.store of an SBUF Tensor into an HBM Tensor, no mask; NotImplemented, having changed nothing, for any other call.
+    store_fast(dst, value, *, mask=None): nl.store of an SBUF Tensor into an HBM Tensor, no mask or one that keeps it whole; NotImplemented, having changed nothing, for any other call.
     """
 def subscript_method(cls: type) -> typing.Any:
     """
