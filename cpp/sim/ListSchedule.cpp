@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <memory>
 #include <optional>
 #include <queue>
 #include <stdexcept>
@@ -41,6 +42,9 @@ bool overlaps(const Entry& e, const Access& a) {
 struct Bucket {
   std::vector<Entry> reads, writes;
 };
+// A bucket's list starts with room for this many entries: growing one entry at a time from none
+// costs an allocation and a copy at 1, 2 and 4.
+constexpr size_t kFirstCapacity = 8;
 struct MemEntries {
   int shift = 12;
   int64_t first = 0;  // the number of buckets[0]
@@ -95,21 +99,27 @@ Graph dependencies(const CoreProgram& cp, const std::vector<TensorSpec>& tensors
   int64_t lastAccumulator = -1, lastPrint = -1, lastVectorRegister = -1, lastGenerator = -1;
   // The k-th instruction's predecessors, each once (on its writes if any edge is): an access meets
   // the same earlier one in several buckets and several of its operands.
-  std::vector<Edge> in;
-  std::vector<uint32_t> seenBy(count, UINT32_MAX), slot(count);  // per predecessor: by k, at in[slot]
+  // (Room for every earlier instruction, each at most once: appending is a store, no capacity
+  // check or call.)
+  const auto in = std::make_unique_for_overwrite<Edge[]>(count);
+  uint32_t nIn = 0;
+  // Per predecessor: by k, at in[slot] (slot is only read where seenBy says it was written).
+  std::vector<uint32_t> seenBy(count, UINT32_MAX);
+  const auto slot = std::make_unique_for_overwrite<uint32_t[]>(count);
   uint32_t k = 0;
-  const auto add = [&](uint32_t from, bool onWrites) {
+  // Inlined: called for every conflicting entry met (tens of thousands per block).
+  const auto add = [&](uint32_t from, bool onWrites) __attribute__((always_inline)) {
     if (seenBy[from] != k) {
       seenBy[from] = k;
-      slot[from] = static_cast<uint32_t>(in.size());
-      in.push_back({from, onWrites});
+      slot[from] = nIn;
+      in[nIn++] = {from, onWrites};
     } else if (onWrites) {
       in[slot[from]].onWrites = true;
     }
   };
   for (; k < count; ++k) {
     const DecodedInst& d = cp.insts[first + k];
-    in.clear();
+    nIn = 0;
     for (int a = 0; a < d.nAccess; ++a) {
       const Access& acc = cp.accesses[d.firstAccess + a];
       if (acc.mem >= memIndex.size() || memIndex[acc.mem] < 0 || acc.hi <= acc.lo) continue;
@@ -125,10 +135,13 @@ Graph dependencies(const CoreProgram& cp, const std::vector<TensorSpec>& tensors
         if (acc.write) {
           for (const Entry& e : bucket.reads)
             if (e.inst != k && overlaps(e, acc)) add(e.inst, false);
-          std::erase_if(bucket.reads, covered);
-          std::erase_if(bucket.writes, covered);
+          // (Most lists are empty or a write's own: no call for those.)
+          if (!bucket.reads.empty()) std::erase_if(bucket.reads, covered);
+          if (!bucket.writes.empty()) std::erase_if(bucket.writes, covered);
+          if (bucket.writes.capacity() == 0) bucket.writes.reserve(kFirstCapacity);
           bucket.writes.push_back({acc.lo, acc.hi, k, acc.quadrants, true});
         } else {
+          if (bucket.reads.capacity() == 0) bucket.reads.reserve(kFirstCapacity);
           bucket.reads.push_back({acc.lo, acc.hi, k, acc.quadrants, false});
         }
       }
@@ -155,8 +168,20 @@ Graph dependencies(const CoreProgram& cp, const std::vector<TensorSpec>& tensors
       if (lastGenerator >= 0) add(static_cast<uint32_t>(lastGenerator), true);
       lastGenerator = k;
     }
-    std::sort(in.begin(), in.end(), [](const Edge& x, const Edge& y) { return x.from < y.from; });
-    g.edges.insert(g.edges.end(), in.begin(), in.end());
+    // By source position. A handful of predecessors, found nearly in order, each once: an
+    // insertion sort gives the order std::sort gives, without its introsort's setup per
+    // instruction (std::sort for a long list, where insertion could be quadratic).
+    if (nIn > 32) {
+      std::sort(in.get(), in.get() + nIn, [](const Edge& x, const Edge& y) { return x.from < y.from; });
+    } else {
+      for (uint32_t i = 1; i < nIn; ++i) {
+        const Edge e = in[i];
+        uint32_t j = i;
+        for (; j > 0 && in[j - 1].from > e.from; --j) in[j] = in[j - 1];
+        in[j] = e;
+      }
+    }
+    g.edges.insert(g.edges.end(), in.get(), in.get() + nIn);
     g.start.push_back(static_cast<uint32_t>(g.edges.size()));
   }
   return g;
@@ -219,7 +244,9 @@ std::vector<uint32_t> listScheduleBlock(const CoreProgram& cp, const std::vector
 
   const Graph g = dependencies(cp, tensors, first, count);
   // The successors of k: succ[succStart[k], succStart[k + 1]), in source order.
-  std::vector<uint32_t> succStart(count + 1, 0), succ(g.edges.size());
+  // (Arrays every element of which is written before it is read are left uninitialized.)
+  std::vector<uint32_t> succStart(count + 1, 0);
+  const auto succ = std::make_unique_for_overwrite<uint32_t[]>(g.edges.size());
   std::vector<uint32_t> waiting(count);
   for (uint32_t k = 0; k < count; ++k) {
     waiting[k] = g.start[k + 1] - g.start[k];
@@ -231,7 +258,9 @@ std::vector<uint32_t> listScheduleBlock(const CoreProgram& cp, const std::vector
     for (uint32_t k = 0; k < count; ++k)
       for (uint32_t e = g.start[k]; e < g.start[k + 1]; ++e) succ[fill[g.edges[e].from]++] = k;
   }
-  std::vector<double> readsReleased(count, 0.0), writesReleased(count, 0.0);
+  // Written when an instruction is placed, read by its successors, placed after it.
+  const auto readsReleased = std::make_unique_for_overwrite<double[]>(count);
+  const auto writesReleased = std::make_unique_for_overwrite<double[]>(count);
   auto deps = [&](uint32_t k) {
     double t = 0;
     for (uint32_t i = g.start[k]; i < g.start[k + 1]; ++i) {
@@ -330,11 +359,11 @@ ScheduleStats scheduleBlocks(bir::Function& fn, const CoreProgram& cp, const std
 
 }  // namespace
 
-ScheduleStats scheduleFunction(bir::Module& m, size_t function, const std::string& arch) {
+ScheduleStats scheduleFunction(bir::Module& m, size_t function, const std::string& arch, bool verified) {
   const std::unique_ptr<bir::Hwm> hwm = bir::makeHwm(arch);
   std::optional<Program> decoded;
   try {
-    decoded.emplace(m, *hwm, Mode::Timing, static_cast<int64_t>(function));
+    decoded.emplace(m, *hwm, Mode::Timing, static_cast<int64_t>(function), verified);
   } catch (const SimulationError&) {
     // The simulator refuses the function: it keeps its order, and simulating it says why.
     ScheduleStats stats;
@@ -344,7 +373,7 @@ ScheduleStats scheduleFunction(bir::Module& m, size_t function, const std::strin
   return scheduleBlocks(*m.functions().at(function), decoded->cores.at(0), decoded->tensors, hwm->config());
 }
 
-std::vector<ScheduleStats> scheduleModule(bir::Module& m, const std::string& arch) {
+std::vector<ScheduleStats> scheduleModule(bir::Module& m, const std::string& arch, bool verified) {
   const size_t nf = m.functions().size();
   if (nf > 1) {
     // One decoding of the whole module (each function's decoding verifies every function); if
@@ -353,7 +382,7 @@ std::vector<ScheduleStats> scheduleModule(bir::Module& m, const std::string& arc
     const std::unique_ptr<bir::Hwm> hwm = bir::makeHwm(arch);
     std::optional<Program> decoded;
     try {
-      decoded.emplace(m, *hwm, Mode::Timing, std::nullopt);
+      decoded.emplace(m, *hwm, Mode::Timing, std::nullopt, verified);
     } catch (const SimulationError&) {
     }
     if (decoded) {
@@ -364,7 +393,7 @@ std::vector<ScheduleStats> scheduleModule(bir::Module& m, const std::string& arc
     }
   }
   std::vector<ScheduleStats> stats;
-  for (size_t f = 0; f < nf; ++f) stats.push_back(scheduleFunction(m, f, arch));
+  for (size_t f = 0; f < nf; ++f) stats.push_back(scheduleFunction(m, f, arch, verified));
   return stats;
 }
 

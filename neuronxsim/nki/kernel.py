@@ -457,7 +457,7 @@ def _trace(kernel, args, arch: str, kwargs, max_instructions: int, adapter=None,
         sbuf_peaks = [p.peak_bytes["sbuf"] for p in programs]
         psum_peaks = [p.peak_bytes["psum"] for p in programs]
         if schedule == "compiler":
-            Schedule().run(module, arch)
+            Schedule().run(module, arch, verified=True)  # module.verify() passed above
     finally:
         for core in tracer.cores:
             _break_cycles(core.record)

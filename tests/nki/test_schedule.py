@@ -162,3 +162,38 @@ def test_in_a_multi_core_module_only_the_refused_function_keeps_its_order():
     assert [s["refused"] for s in stats] == [False, True]
     assert stats[0]["blocks"] == 1
     assert [i.name for i in b.module.functions[0].blocks[0].instructions] == ["A0", "B0", "A1", "B1"]
+
+
+@pytest.mark.parametrize("kernel, args", [
+    (tk.mamba_v2, _mamba_args()),
+    (_accumulate_and_print, (nt.tensor[[128, 128], nl.float32],)),
+    (_stream_per_core[nl.nc(2)], (nt.tensor[[128, 16 * 256], nl.float32],)),
+])
+def test_a_verified_module_is_scheduled_the_same_without_the_verifiers_checks(kernel, args):
+    """trace's pass passes verified=True (module.verify() ran just before): decoding then skips
+    the verifier's checks (cpp/sim/Program.cpp), and gives the order and stats of the full
+    decoding."""
+    checked = nki.trace(kernel, *args, schedule="source")
+    trusted = nki.trace(kernel, *args, schedule="source")
+    assert Schedule().run(checked, "trn1") == Schedule().run(trusted, "trn1", verified=True)
+    assert checked.to_json(-1) == trusted.to_json(-1)
+
+
+def test_a_verified_module_the_simulator_refuses_keeps_its_order():
+    """Skipping the verifier's checks keeps the simulator's own: the same functions are refused."""
+    b = ModuleBuilder(functions=2)
+    for core in (0, 1):
+        b.core(core)
+        t = [b.sbuf(f"t{i}", 128, 256, bir.DType.float32) for i in range(4)]
+        for x, y, n in ((t[0], t[1], "A"), (t[2], t[3], "B")):
+            b.add("Memset", [], [b.tile(x)], name=n + "0", constant=1.0)
+            b.add("TensorCopy", [b.tile(x)], [b.tile(y)], name=n + "1")
+        if core == 1:
+            b.add("RangeSelect", [b.tile(t[1]), b.tile(t[1]), b.tile(t[1])], [b.tile(t[2])],
+                  name="v3_only")
+    b.module.verify()
+    names = lambda f: [i.name for i in b.module.functions[f].blocks[0].instructions]  # noqa: E731
+    before = names(1)
+    stats = Schedule().run(b.module, "trn1", verified=True)  # range_select is NeuronCore-v3+
+    assert [s["refused"] for s in stats] == [False, True]
+    assert names(0) == ["A0", "B0", "A1", "B1"] and names(1) == before
