@@ -20,9 +20,10 @@
 // reversed forms (Tensor.__add__, __radd__, ...; `operator_methods()`), which share the shortcut:
 // for two on-chip exact Tensors of one shape (the commonest case of a normalisation kernel's
 // `x * y`, `x - mean`) they make the `lanewise_plain` call _apply_operator -> _binary ->
-// instructions.tensor_tensor makes (see binaryPlain); every other case, and every case
-// lanewise_plain does not take, is language._apply_operator's, called with the kernel's line as
-// the Python method found it (caller_location(), one frame up: the frame running this C method).
+// instructions.tensor_tensor makes (see binaryPlain), and for a float tile with an int or a float
+// (`x / cols`, `1.0 - x`) the instructions.tensor_scalar call _binary makes (see binaryNumber);
+// every other case is language._apply_operator's, called with the kernel's line as the Python
+// method found it (caller_location(), one frame up: the frame running this C method).
 // Why C: the Python method, _apply_operator, _binary and tensor_tensor cost four frames per
 // operator, two thirds of what recording one costs.
 #include "trace_call_site.h"
@@ -53,7 +54,7 @@ PyObject* lanewiseName = nullptr;
 // divide-of-integers rule needs one of them among a division's operands to leave the dtype to
 // promote).
 PyObject *promote = nullptr, *floatDtypes = nullptr;
-PyObject *applyOperatorName, *tensorTensorGeneralName;
+PyObject *applyOperatorName, *tensorTensorGeneralName, *tensorScalarName;
 
 using Owned = nxs::py_bind::OwnedRef;
 
@@ -240,14 +241,49 @@ PyObject* binaryPlain(PyObject* x, PyObject* y, PyObject* name) {
   return PyObject_Vectorcall(general.get(), args, 12, nullptr);
 }
 
-// `x <name> y` (see binaryPlain): a new reference, null with an error set.
+// `tile <name> number` (reverse: `number <name> tile`) of an on-chip exact Tensor of a float dtype
+// and an exact int or float: the call _apply_operator -> _binary makes,
+//     instructions.tensor_scalar(tr, tile, op, number, reverse, None, None, False, dtype, loc,
+//                                None, None, DVE, name)
+// with dtype the tile's (a float: neither _binary's integer-division rule nor its int-tile-with-
+// a-float rule applies; a bool is no exact int). A new reference, null with an error set, or
+// NotImplemented (a new reference), having changed nothing, for any other operands.
+PyObject* binaryNumber(PyObject* tile, PyObject* number, bool reverse, PyObject* name) {
+  if (!PyLong_CheckExact(number) && !PyFloat_CheckExact(number)) Py_RETURN_NOTIMPLEMENTED;
+  PyObject* op = PyDict_GetItemWithError(aluOps, name);  // (borrowed; none: tests emptied the table)
+  if (op == nullptr) return PyErr_Occurred() ? nullptr : Py_NewRef(Py_NotImplemented);
+  int t = onChip(tile);
+  if (t != 1) return t < 0 ? nullptr : Py_NewRef(Py_NotImplemented);
+  Owned storage(slotAttr(tile, storageName));
+  if (storage.get() == nullptr) return nullptr;
+  Owned dtype(slotAttr(storage.get(), dtypeName));  // (tile.dtype: its storage's)
+  if (dtype.get() == nullptr) return nullptr;
+  t = PyDict_Contains(floatDtypes, dtype.get());
+  if (t != 1) return t < 0 ? nullptr : Py_NewRef(Py_NotImplemented);
+  Owned loc(callSiteLocation(0));  // (the kernel's frame: this C method has none of its own)
+  if (loc.get() == nullptr) return nullptr;
+  Owned tr(PyObject_CallNoArgs(current));
+  if (tr.get() == nullptr) return nullptr;
+  Owned scalarFn(PyObject_GetAttr(instructions, tensorScalarName));
+  if (scalarFn.get() == nullptr) return nullptr;
+  PyObject* const args[14] = {tr.get(),    tile,      op,      number,  reverse ? Py_True : Py_False,
+                              Py_None,     Py_None,   Py_False, dtype.get(), loc.get(),
+                              Py_None,     Py_None,   dve,     name};
+  return PyObject_Vectorcall(scalarFn.get(), args, 14, nullptr);
+}
+
+// `x <name> y` (see binaryPlain and binaryNumber): a new reference, null with an error set.
 PyObject* binary(PyObject* x, PyObject* y, PyObject* name) {
   if (tensorClass == nullptr) {
     PyErr_SetString(PyExc_RuntimeError, "the tensors' operators are not configured");
     return nullptr;
   }
-  if (instructions != nullptr && Py_TYPE(x) == tensorClass && Py_TYPE(y) == tensorClass) {
-    Owned done(binaryPlain(x, y, name));
+  if (instructions != nullptr) {
+    const bool xt = Py_TYPE(x) == tensorClass, yt = Py_TYPE(y) == tensorClass;
+    Owned done(xt && yt ? binaryPlain(x, y, name)
+               : xt     ? binaryNumber(x, y, false, name)
+               : yt     ? binaryNumber(y, x, true, name)
+                        : Py_NewRef(Py_NotImplemented));
     if (done.get() != Py_NotImplemented) return done.release();
   }
   Owned loc(callSiteLocation(0));  // (what the Python method's caller_location() answers)
@@ -288,7 +324,7 @@ void bindAccumulate(py::module_& m) {
         {&addName, "add"}, {&subtractName, "subtract"}, {&multiplyName, "multiply"}, {&divideName, "divide"},
         {&onChipName, "on_chip"}, {&shapeName, "shape"}, {&opName, "op"}, {&dtypeName, "dtype"},
         {&lanewiseName, "lanewise_plain"}, {&applyOperatorName, "_apply_operator"},
-        {&tensorTensorGeneralName, "tensor_tensor_general"}}) {
+        {&tensorTensorGeneralName, "tensor_tensor_general"}, {&tensorScalarName, "tensor_scalar"}}) {
     *slot = PyUnicode_InternFromString(text);
     if (*slot == nullptr) throw py::error_already_set();
   }

@@ -852,7 +852,8 @@ for _name, _op in _BINARY_ALU.items():
 # ``x op y`` of two such tiles (Tensor's operator methods, same file) makes the call
 # _apply_operator -> _binary -> tensor_tensor makes, with the dtype _dt.promote gives; it leaves
 # a division to Python unless an operand's dtype is a float (``_FLOAT_DTYPES``: _binary's
-# integer-division rule then does not apply).
+# integer-division rule then does not apply); ``tile op number`` of a float tile and an int or
+# a float makes _binary's tensor_scalar call (dtype the tile's: a float).
 _IN_PLACE_ALU = {name: _BINARY_ALU[name] for name in ("add", "subtract", "multiply", "divide")}
 if any(id(op) in _ins.BITVEC_IDS for op in _IN_PLACE_ALU.values()):
     raise ImportError("a bitvec ALU op among the in-place operators': update "

@@ -1,8 +1,9 @@
-"""The C path of ``x + y``, ``x - y``, ``x * y``, ``x / y`` and their reversed forms (Tensor's
+"""The C paths of ``x + y``, ``x - y``, ``x * y``, ``x / y`` and their reversed forms (Tensor's
 operator methods, cpp/python/trace_accumulate.cpp): every kernel here traces to the same module,
 and refuses what it refuses with the same message, as with the Python definitions alone
 (``tensor._operator``'s methods, calling ``language._apply_operator``)."""
 
+import numpy as np
 import pytest
 
 import neuronxsim.nki as nki
@@ -78,6 +79,9 @@ def operators(a, b, c, d):
     r = x * 3
     r = 3 + x
     r = i * 2.5
+    r = h * 0.5
+    r = 7 / h
+    r = i - 1
     ps = nisa.nc_matmul(x[:, 0:128], y)
     r = ps * y
     r = y + ps
@@ -111,6 +115,10 @@ def refusals(a, b, c, d, which):
         x * "two"
     elif which == "string-reversed":
         "two" - x
+    elif which == "bool":
+        x * True
+    elif which == "hbm-number":
+        2.0 * a
     elif which == "partitions":
         x + y[0:64, :]
     elif which == "psum-both":
@@ -127,7 +135,7 @@ def test_the_c_paths_trace_as_the_python_definitions(monkeypatch):
 
 
 @pytest.mark.parametrize("which", ["hbm-right", "hbm-left", "hbm-both", "shapes", "unwritten",
-                                   "string", "string-reversed", "partitions",
+                                   "string", "string-reversed", "partitions", "bool", "hbm-number",
                                    "psum-both"])
 def test_the_c_paths_refuse_as_the_python_definitions(monkeypatch, which):
     outcome = _same_with_and_without(monkeypatch, refusals, ARGS + (which,))
@@ -165,7 +173,8 @@ def test_tutorial_kernels_trace_as_with_the_python_definitions(monkeypatch, kern
 
 
 def test_which_operators_take_the_c_path(monkeypatch):
-    """Only tiles of one shape, both on chip, with a division of floats, skip _apply_operator."""
+    """Only tiles of one shape, both on chip, with a division of floats, and a float tile with an
+    int or a float, skip _apply_operator."""
     calls = []
     apply = language._apply_operator
 
@@ -187,6 +196,10 @@ def test_which_operators_take_the_c_path(monkeypatch):
         i / x
         x[0:1, :] * y
         2.0 - x
+        x / 3
+        i * 2
+        i / 2.0
+        x * np.float32(2.0)
         x < y
         out = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
         nl.store(out, value=x)
@@ -195,4 +208,5 @@ def test_which_operators_take_the_c_path(monkeypatch):
     monkeypatch.setattr(language, "_apply_operator", counted)
     nki.trace_kernel(kernel, ARGS[0], ARGS[1], ARGS[3])
     assert calls == [("divide", (128, 512), (128, 512)), ("multiply", (1, 512), (128, 512)),
-                     ("subtract", 2.0, (128, 512)), ("less", (128, 512), (128, 512))], calls
+                     ("multiply", (128, 512), 2), ("divide", (128, 512), 2.0),
+                     ("multiply", (128, 512), np.float32(2.0)), ("less", (128, 512), (128, 512))], calls
