@@ -15,6 +15,17 @@
 //
 // Why C: `acc[...] += nisa.nc_matmul(...)` is the inner statement of every matmul kernel, and
 // the Python operator method and the function it called cost two frames per matmul.
+//
+// The same file holds the plain binary operators `x + y`, `x - y`, `x * y`, `x / y` and their
+// reversed forms (Tensor.__add__, __radd__, ...; `operator_methods()`), which share the shortcut:
+// for two on-chip exact Tensors of one shape (the commonest case of a normalisation kernel's
+// `x * y`, `x - mean`) they make the `lanewise_plain` call _apply_operator -> _binary ->
+// instructions.tensor_tensor makes (see binaryPlain), and for a float tile with an int or a float
+// (`x / cols`, `1.0 - x`) the instructions.tensor_scalar call _binary makes (see binaryNumber);
+// every other case is language._apply_operator's, called with the kernel's line as the Python
+// method found it (caller_location(), one frame up: the frame running this C method).
+// Why C: the Python method, _apply_operator, _binary and tensor_tensor cost four frames per
+// operator, two thirds of what recording one costs.
 #include "trace_call_site.h"
 #include "trace_ref.h"
 #include "trace_slotted.h"
@@ -38,6 +49,12 @@ PyObject *onChipName, *shapeName, *opName, *dtypeName;
 PyObject *instructions = nullptr, *tensorTensor = nullptr, *dve = nullptr, *aluOps = nullptr;
 PyObject* nkiDtypes = nullptr;  // {NKI dtype: ...}: those _dtype accepts, as themselves
 PyObject* lanewiseName = nullptr;
+// From configure_accumulate_plain too: dtypes.promote (called, never re-encoded: the one home of
+// the promotion rule) and {float NKI dtype: ...} (those dtypes.is_float accepts: _binary's
+// divide-of-integers rule needs one of them among a division's operands to leave the dtype to
+// promote).
+PyObject *promote = nullptr, *floatDtypes = nullptr;
+PyObject *applyOperatorName, *tensorTensorGeneralName, *tensorScalarName;
 
 using Owned = nxs::py_bind::OwnedRef;
 
@@ -47,6 +64,22 @@ int onChip(PyObject* o) {
   if (st.get() == nullptr) return -1;
   Owned flag(slotAttr(st.get(), onChipName));
   return flag.get() == nullptr ? -1 : PyObject_IsTrue(flag.get());
+}
+
+// tensor_tensor's call `lanewise_plain(tr, TensorTensor, DVE, shape, (x, y), (), out, shape,
+// dtype, name, {"op": op}, loc)` (lanewise_plain read per call: tests replace it): its answer, a
+// new reference, or null with an error set.
+PyObject* callLanewise(PyObject* tr, PyObject* shape, PyObject* x, PyObject* y, PyObject* out, PyObject* dtype,
+                       PyObject* name, PyObject* op, PyObject* loc) {
+  Owned operands(PyTuple_Pack(2, x, y)), pointers(PyTuple_New(0)), fields(PyDict_New());
+  if (operands.get() == nullptr || pointers.get() == nullptr || fields.get() == nullptr ||
+      PyDict_SetItem(fields.get(), opName, op) < 0)
+    return nullptr;
+  PyObject* const call[12] = {tr,  tensorTensor, dve,   shape, operands.get(), pointers.get(),
+                              out, shape,        dtype, name,  fields.get(),   loc};
+  Owned lanewise(PyObject_GetAttr(instructions, lanewiseName));
+  if (lanewise.get() == nullptr) return nullptr;
+  return PyObject_Vectorcall(lanewise.get(), call, 12, nullptr);
 }
 
 // `dst <name>= value` of two on-chip Tensors of one shape, the commonest general case (`res +=
@@ -79,17 +112,9 @@ PyObject* lanewisePlain(PyObject* tr, PyObject* dst, PyObject* value, PyObject* 
   if (dtype.get() == nullptr) return nullptr;
   t = PyDict_Contains(nkiDtypes, dtype.get());
   if (t != 1) return t < 0 ? nullptr : Py_NewRef(Py_NotImplemented);  // (_dtype's error, if any)
-  Owned operands(PyTuple_Pack(2, dst, value)), pointers(PyTuple_New(0)), fields(PyDict_New());
-  if (operands.get() == nullptr || pointers.get() == nullptr || fields.get() == nullptr ||
-      PyDict_SetItem(fields.get(), opName, op) < 0)
-    return nullptr;
   Owned loc(callSiteLocation(0));  // (the kernel's frame: this C method has none of its own)
   if (loc.get() == nullptr) return nullptr;
-  PyObject* const call[12] = {tr,  tensorTensor, dve,          shape.get(), operands.get(), pointers.get(),
-                              dst, shape.get(),  dtype.get(), name,        fields.get(),   loc.get()};
-  Owned lanewise(PyObject_GetAttr(instructions, lanewiseName));
-  if (lanewise.get() == nullptr) return nullptr;
-  Owned made(PyObject_Vectorcall(lanewise.get(), call, 12, nullptr));
+  Owned made(callLanewise(tr, shape.get(), dst, value, dst, dtype.get(), name, op, loc.get()));
   if (made.get() == nullptr || made.get() == Py_NotImplemented) return made.release();
   if (made.get() != dst) {  // (with a destination given it records into it, or does nothing)
     PyErr_SetString(PyExc_RuntimeError, "lanewise_plain answered other than its destination");
@@ -162,13 +187,144 @@ NXS_IN_PLACE(__imul__, multiplyName, "*")
 NXS_IN_PLACE(__itruediv__, divideName, "/")
 #undef NXS_IN_PLACE
 
+// `x <name> y` of two exact Tensors by the operator methods' shortcut (see the file's comment): a
+// new reference, null with an error set, or NotImplemented (a new reference), having changed
+// nothing, when the Python path must take them. The shortcut takes two on-chip exact Tensors of one shape, for which the Python path
+// is: caller_location() (the kernel's line: the frame running this C method); _apply_operator
+// (dtype None: none of the four names is in _BOOL_RESULTS); _binary (both on chip: no error; no
+// dtype given, so None, or float32 for a division of which neither operand's dtype is a float:
+// that case is left to Python; equal shapes) and tensor_tensor (not bitvec ops, checked where they
+// are configured; DVE; dtype promote(x.dtype, y.dtype); shape x.shape; no mask, no out), which
+// calls lanewise_plain and, unless it answers a Tensor, goes on with its general part
+// (tensor_tensor_general) with the result lanewise_plain made, if it answered one, or none.
+PyObject* binaryPlain(PyObject* x, PyObject* y, PyObject* name) {
+  PyObject* op = PyDict_GetItemWithError(aluOps, name);  // (borrowed; none: tests emptied the table)
+  if (op == nullptr) return PyErr_Occurred() ? nullptr : Py_NewRef(Py_NotImplemented);
+  int t = onChip(x);
+  if (t == 1) t = onChip(y);
+  if (t != 1) return t < 0 ? nullptr : Py_NewRef(Py_NotImplemented);
+  Owned shape(slotAttr(x, shapeName)), yShape(slotAttr(y, shapeName));
+  if (shape.get() == nullptr || yShape.get() == nullptr) return nullptr;
+  t = shape.get() == yShape.get() ? 1 : PyObject_RichCompareBool(shape.get(), yShape.get(), Py_EQ);
+  if (t != 1) return t < 0 ? nullptr : Py_NewRef(Py_NotImplemented);
+  Owned xStorage(slotAttr(x, storageName)), yStorage(slotAttr(y, storageName));
+  if (xStorage.get() == nullptr || yStorage.get() == nullptr) return nullptr;
+  Owned xDtype(slotAttr(xStorage.get(), dtypeName)), yDtype(slotAttr(yStorage.get(), dtypeName));  // (x.dtype: its storage's)
+  if (xDtype.get() == nullptr || yDtype.get() == nullptr) return nullptr;
+  if (name == divideName) {  // (is either a float? else _binary's float32 rule: Python's)
+    t = PyDict_Contains(floatDtypes, xDtype.get());
+    if (t == 0) t = PyDict_Contains(floatDtypes, yDtype.get());
+    if (t != 1) return t < 0 ? nullptr : Py_NewRef(Py_NotImplemented);
+  }
+  PyObject* const pair[2] = {xDtype.get(), yDtype.get()};
+  Owned dtype(PyObject_Vectorcall(promote, pair, 2, nullptr));
+  if (dtype.get() == nullptr) return nullptr;
+  Owned loc(callSiteLocation(0));  // (the kernel's frame: this C method has none of its own)
+  if (loc.get() == nullptr) return nullptr;
+  Owned tr(PyObject_CallNoArgs(current));
+  if (tr.get() == nullptr) return nullptr;
+  Owned made(callLanewise(tr.get(), shape.get(), x, y, Py_None, dtype.get(), name, op, loc.get()));
+  if (made.get() == nullptr || Py_TYPE(made.get()) == tensorClass) return made.release();
+  PyObject* out = Py_None;
+  if (made.get() != Py_NotImplemented) {  // (result,): made, not recorded
+    if (!PyTuple_Check(made.get()) || PyTuple_GET_SIZE(made.get()) != 1) {
+      PyErr_SetString(PyExc_RuntimeError, "lanewise_plain answered other than a result");
+      return nullptr;
+    }
+    out = PyTuple_GET_ITEM(made.get(), 0);
+  }
+  // (NotImplemented: lanewise_plain changed nothing; tensor_tensor goes on as here, out None)
+  Owned general(PyObject_GetAttr(instructions, tensorTensorGeneralName));
+  if (general.get() == nullptr) return nullptr;
+  PyObject* const args[12] = {tr.get(), x,   y,    op,          dtype.get(), loc.get(), Py_None,
+                              out,      dve, name, shape.get(), Py_False};
+  return PyObject_Vectorcall(general.get(), args, 12, nullptr);
+}
+
+// `tile <name> number` (reverse: `number <name> tile`) of an on-chip exact Tensor of a float dtype
+// and an exact int or float: the call _apply_operator -> _binary makes,
+//     instructions.tensor_scalar(tr, tile, op, number, reverse, None, None, False, dtype, loc,
+//                                None, None, DVE, name)
+// with dtype the tile's (a float: neither _binary's integer-division rule nor its int-tile-with-
+// a-float rule applies; a bool is no exact int). A new reference, null with an error set, or
+// NotImplemented (a new reference), having changed nothing, for any other operands.
+PyObject* binaryNumber(PyObject* tile, PyObject* number, bool reverse, PyObject* name) {
+  if (!PyLong_CheckExact(number) && !PyFloat_CheckExact(number)) Py_RETURN_NOTIMPLEMENTED;
+  PyObject* op = PyDict_GetItemWithError(aluOps, name);  // (borrowed; none: tests emptied the table)
+  if (op == nullptr) return PyErr_Occurred() ? nullptr : Py_NewRef(Py_NotImplemented);
+  int t = onChip(tile);
+  if (t != 1) return t < 0 ? nullptr : Py_NewRef(Py_NotImplemented);
+  Owned storage(slotAttr(tile, storageName));
+  if (storage.get() == nullptr) return nullptr;
+  Owned dtype(slotAttr(storage.get(), dtypeName));  // (tile.dtype: its storage's)
+  if (dtype.get() == nullptr) return nullptr;
+  t = PyDict_Contains(floatDtypes, dtype.get());
+  if (t != 1) return t < 0 ? nullptr : Py_NewRef(Py_NotImplemented);
+  Owned loc(callSiteLocation(0));  // (the kernel's frame: this C method has none of its own)
+  if (loc.get() == nullptr) return nullptr;
+  Owned tr(PyObject_CallNoArgs(current));
+  if (tr.get() == nullptr) return nullptr;
+  Owned scalarFn(PyObject_GetAttr(instructions, tensorScalarName));
+  if (scalarFn.get() == nullptr) return nullptr;
+  PyObject* const args[14] = {tr.get(),    tile,      op,      number,  reverse ? Py_True : Py_False,
+                              Py_None,     Py_None,   Py_False, dtype.get(), loc.get(),
+                              Py_None,     Py_None,   dve,     name};
+  return PyObject_Vectorcall(scalarFn.get(), args, 14, nullptr);
+}
+
+// `x <name> y` (see binaryPlain and binaryNumber): a new reference, null with an error set.
+PyObject* binary(PyObject* x, PyObject* y, PyObject* name) {
+  if (tensorClass == nullptr) {
+    PyErr_SetString(PyExc_RuntimeError, "the tensors' operators are not configured");
+    return nullptr;
+  }
+  if (instructions != nullptr) {
+    const bool xt = Py_TYPE(x) == tensorClass, yt = Py_TYPE(y) == tensorClass;
+    Owned done(xt && yt ? binaryPlain(x, y, name)
+               : xt     ? binaryNumber(x, y, false, name)
+               : yt     ? binaryNumber(y, x, true, name)
+                        : Py_NewRef(Py_NotImplemented));
+    if (done.get() != Py_NotImplemented) return done.release();
+  }
+  Owned loc(callSiteLocation(0));  // (what the Python method's caller_location() answers)
+  if (loc.get() == nullptr) return nullptr;
+  Owned apply(PyObject_GetAttr(language, applyOperatorName));
+  if (apply.get() == nullptr) return nullptr;
+  PyObject* const args[4] = {x, y, name, loc.get()};
+  return PyObject_Vectorcall(apply.get(), args, 4, nullptr);
+}
+
+template <PyObject** name, bool reversed>
+PyObject* operatorMethod(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 1) {
+    PyErr_SetString(PyExc_TypeError, "a binary operator takes one operand");
+    return nullptr;
+  }
+  return reversed ? binary(args[0], self, *name) : binary(self, args[0], *name);
+}
+
+#define NXS_OPERATOR(method, name, reversed, doc)                                                          \
+  PyMethodDef method##Def = {#method,                                                                      \
+                             reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(operatorMethod<&name, reversed>)), \
+                             METH_FASTCALL, doc};
+NXS_OPERATOR(__add__, addName, false, "t + x: nl.add(t, x).")
+NXS_OPERATOR(__radd__, addName, true, "x + t: nl.add(x, t).")
+NXS_OPERATOR(__sub__, subtractName, false, "t - x: nl.subtract(t, x).")
+NXS_OPERATOR(__rsub__, subtractName, true, "x - t: nl.subtract(x, t).")
+NXS_OPERATOR(__mul__, multiplyName, false, "t * x: nl.multiply(t, x).")
+NXS_OPERATOR(__rmul__, multiplyName, true, "x * t: nl.multiply(x, t).")
+NXS_OPERATOR(__truediv__, divideName, false, "t / x: nl.divide(t, x).")
+NXS_OPERATOR(__rtruediv__, divideName, true, "x / t: nl.divide(x, t).")
+#undef NXS_OPERATOR
+
 void bindAccumulate(py::module_& m) {
   for (auto [slot, text] :
        {std::pair{&storageName, "storage"}, {&stateName, "state"}, {&maskedOutName, "masked_out"},
         {&kindName, "kind"}, {&placeMatmulName, "place_matmul"}, {&generalName, "_accumulate_general"},
         {&addName, "add"}, {&subtractName, "subtract"}, {&multiplyName, "multiply"}, {&divideName, "divide"},
         {&onChipName, "on_chip"}, {&shapeName, "shape"}, {&opName, "op"}, {&dtypeName, "dtype"},
-        {&lanewiseName, "lanewise_plain"}}) {
+        {&lanewiseName, "lanewise_plain"}, {&applyOperatorName, "_apply_operator"},
+        {&tensorTensorGeneralName, "tensor_tensor_general"}, {&tensorScalarName, "tensor_scalar"}}) {
     *slot = PyUnicode_InternFromString(text);
     if (*slot == nullptr) throw py::error_already_set();
   }
@@ -188,18 +344,22 @@ void bindAccumulate(py::module_& m) {
   m.def(
       "configure_accumulate_plain",
       [](py::module_ instructionsModule, py::object tensorTensorOpcode, py::object vectorEngine, py::dict ops,
-         py::dict dtypes) {
-        for (PyObject** slot : {&instructions, &tensorTensor, &dve, &aluOps, &nkiDtypes}) Py_XDECREF(*slot);
+         py::dict dtypes, py::object promoteFn, py::dict floats) {
+        for (PyObject** slot : {&instructions, &tensorTensor, &dve, &aluOps, &nkiDtypes, &promote, &floatDtypes})
+          Py_XDECREF(*slot);
         nkiDtypes = dtypes.inc_ref().ptr();
+        promote = promoteFn.inc_ref().ptr();
+        floatDtypes = floats.inc_ref().ptr();
         instructions = instructionsModule.inc_ref().ptr();
         tensorTensor = tensorTensorOpcode.inc_ref().ptr();
         dve = vectorEngine.inc_ref().ptr();
         aluOps = ops.inc_ref().ptr();
       },
       py::arg("instructions"), py::arg("tensor_tensor"), py::arg("dve"), py::arg("alu_ops"), py::arg("dtypes"),
-      "Gives the in-place operators the instructions module (whose lanewise_plain they call), the TensorTensor opcode, the Vector Engine and "
-      "{name: ALU op} of add, subtract, multiply and divide (none a bitvec op) and {NKI dtype: ...}, to record `t op= x` of two "
-      "on-chip tiles of one shape themselves.");
+      py::arg("promote"), py::arg("float_dtypes"),
+      "Gives the in-place and binary operators the instructions module (whose lanewise_plain and tensor_tensor_general they call), the "
+      "TensorTensor opcode, the Vector Engine, {name: ALU op} of add, subtract, multiply and divide (none a bitvec op), {NKI dtype: ...}, "
+      "dtypes.promote and {float NKI dtype: ...}, to record `t op= x` and `t op x` of two on-chip tiles of one shape themselves.");
   m.def(
       "accumulate_methods",
       []() {
@@ -213,6 +373,21 @@ void bindAccumulate(py::module_& m) {
         return methods;
       },
       "{name: method} of Tensor's in-place operators (__iadd__, __isub__, __imul__, __itruediv__) in C.");
+  m.def(
+      "operator_methods",
+      []() {
+        if (tensorClass == nullptr) throw py::type_error("operator_methods: call configure_accumulate first");
+        py::dict methods;
+        for (PyMethodDef* def : {&__add__Def, &__radd__Def, &__sub__Def, &__rsub__Def, &__mul__Def, &__rmul__Def,
+                                 &__truediv__Def, &__rtruediv__Def}) {
+          PyObject* descr = PyDescr_NewMethod(tensorClass, def);
+          if (descr == nullptr) throw py::error_already_set();
+          methods[def->ml_name] = py::reinterpret_steal<py::object>(descr);
+        }
+        return methods;
+      },
+      "{name: method} of Tensor's binary operators (__add__, __radd__, __sub__, __rsub__, __mul__, __rmul__, __truediv__, "
+      "__rtruediv__) in C.");
 }
 
 NXS_REGISTER_SUBMODULE(nki, 48, "the NKI tracer's hot paths", bindAccumulate);

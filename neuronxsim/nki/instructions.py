@@ -346,6 +346,13 @@ def tensor_tensor(tr, a: Tensor, b: Tensor, op, dtype, loc, mask=None, out=None,
             return made
         if made is not NotImplemented:
             out = made[0]  # (made, not recorded: the general path below records it)
+    return tensor_tensor_general(tr, a, b, op, dtype, loc, mask, out, engine, what, shape, bitvec)
+
+
+def tensor_tensor_general(tr, a, b, op, dtype, loc, mask, out, engine, what, shape, bitvec):
+    """The rest of :func:`tensor_tensor` past its ``lanewise_plain`` call (``dtype`` resolved,
+    ``shape`` the iteration space, ``out`` the result lanewise_plain made but did not record, if
+    it did): also called from C by the tile operators (cpp/python/trace_accumulate.cpp)."""
     ins = plain_inputs(tr, engine, shape, mask, (a, b))
     box = None if ins is not None else plan(tr, shape, mask, (a, b), loc)
     out = result_tile(tr, out, shape, dtype, what, loc)

@@ -849,12 +849,18 @@ for _name, _op in _BINARY_ALU.items():
 # _accumulate_general -> _binary -> instructions.tensor_tensor makes for it; that holds because
 # these ALU ops are not bitvec ops (tensor_tensor's only other check on them) and the C path
 # takes only destinations of an NKI dtype (a key of _dt._TO_BIR, which _dtype accepts as it is).
+# ``x op y`` of two such tiles (Tensor's operator methods, same file) makes the call
+# _apply_operator -> _binary -> tensor_tensor makes, with the dtype _dt.promote gives; it leaves
+# a division to Python unless an operand's dtype is a float (``_FLOAT_DTYPES``: _binary's
+# integer-division rule then does not apply); ``tile op number`` of a float tile and an int or
+# a float makes _binary's tensor_scalar call (dtype the tile's: a float).
 _IN_PLACE_ALU = {name: _BINARY_ALU[name] for name in ("add", "subtract", "multiply", "divide")}
 if any(id(op) in _ins.BITVEC_IDS for op in _IN_PLACE_ALU.values()):
     raise ImportError("a bitvec ALU op among the in-place operators': update "
                       "trace_accumulate.cpp's lanewisePlain")
+_FLOAT_DTYPES = {d: None for d in _dt._TO_BIR if _dt.is_float(d)}
 _core.nki.configure_accumulate_plain(_ins, IT.TensorTensor, Engine.DVE, _IN_PLACE_ALU,
-                                     _dt._TO_BIR)
+                                     _dt._TO_BIR, _dt.promote, _FLOAT_DTYPES)
 
 
 def _activation_fn(name: str, func):

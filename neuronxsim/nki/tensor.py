@@ -579,4 +579,11 @@ _core.nki.configure_accumulate(Tensor, _current, _nl, PSUM)
 #: ``language._accumulate_general``.
 for _name, _method in _core.nki.accumulate_methods().items():
     setattr(Tensor, _name, _method)
+#: ``t + x`` (``-``, ``*``, ``/`` and their reversed forms) of a Tensor, in C (same file): two
+#: on-chip tiles of one shape by the ``lanewise_plain`` call ``language._binary`` makes for them
+#: when it takes them, a float tile with an int or a float by _binary's ``tensor_scalar`` call,
+#: anything else by ``language._apply_operator`` (which the Python definitions above,
+#: ``_operator``, call).
+for _name, _method in _core.nki.operator_methods().items():
+    setattr(Tensor, _name, _method)
 del _name, _method

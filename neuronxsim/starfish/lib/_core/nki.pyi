@@ -7,7 +7,7 @@ from neuronxsim.nki.indexing import LoopIndex
 from neuronxsim.nki06._api import ApiCall
 import types
 import typing
-__all__: list[str] = ['ApiCall', 'FastCall', 'LoopIndex', 'RECORD_POSITIONS', 'accumulate_methods', 'assign_redirect', 'basic_subscript', 'blocked_methods', 'caller_location', 'configure_accumulate', 'configure_accumulate_plain', 'configure_assign', 'configure_blocked', 'configure_dma_plain', 'configure_index_expr', 'configure_iterate', 'configure_lanewise', 'configure_language_fast', 'configure_matmul', 'configure_nki06_subscript', 'configure_plain_tile_access', 'configure_subscripts', 'configure_tracer_methods', 'configure_zero_fill', 'current', 'dma_plain', 'forget_call_sites', 'iterate_method', 'lanewise_plain', 'live_ranges', 'load_fast', 'matmul_plain', 'nc_matmul_fast', 'ndarray_fast', 'new_access', 'new_op', 'new_slotted', 'next_fit_place', 'next_fit_storages', 'ops_matmul_grouped', 'ops_redirected', 'peek', 'place_matmul_method', 'plain_tile_access', 'range_fast', 'remember_call_site', 'set_call_site_walk', 'set_current', 'set_no_tracer', 'slice_range', 'store_fast', 'subscript_method', 'tensor_store_method', 'tensor_table', 'tracer_method', 'unique_name', 'write_plain', 'zeros_fast']
+__all__: list[str] = ['ApiCall', 'FastCall', 'LoopIndex', 'RECORD_POSITIONS', 'accumulate_methods', 'assign_redirect', 'basic_subscript', 'blocked_methods', 'caller_location', 'configure_accumulate', 'configure_accumulate_plain', 'configure_assign', 'configure_blocked', 'configure_dma_plain', 'configure_index_expr', 'configure_iterate', 'configure_lanewise', 'configure_language_fast', 'configure_matmul', 'configure_nki06_subscript', 'configure_plain_tile_access', 'configure_subscripts', 'configure_tracer_methods', 'configure_zero_fill', 'current', 'dma_plain', 'forget_call_sites', 'iterate_method', 'lanewise_plain', 'live_ranges', 'load_fast', 'matmul_plain', 'nc_matmul_fast', 'ndarray_fast', 'new_access', 'new_op', 'new_slotted', 'next_fit_place', 'next_fit_storages', 'operator_methods', 'ops_matmul_grouped', 'ops_redirected', 'peek', 'place_matmul_method', 'plain_tile_access', 'range_fast', 'remember_call_site', 'set_call_site_walk', 'set_current', 'set_no_tracer', 'slice_range', 'store_fast', 'subscript_method', 'tensor_store_method', 'tensor_table', 'tracer_method', 'unique_name', 'write_plain', 'zeros_fast']
 def accumulate_methods() -> dict:
     """
     {name: method} of Tensor's in-place operators (__iadd__, __isub__, __imul__, __itruediv__) in C.
@@ -32,9 +32,9 @@ def configure_accumulate(tensor_class: type, current: typing.Any, language: type
     """
     Gives the in-place operators the Tensor class, current(), the language module (whose _accumulate_general(tr, dst, value, name) records what they do not) and the PSUM kind.
     """
-def configure_accumulate_plain(instructions: types.ModuleType, tensor_tensor: typing.Any, dve: typing.Any, alu_ops: dict, dtypes: dict) -> None:
+def configure_accumulate_plain(instructions: types.ModuleType, tensor_tensor: typing.Any, dve: typing.Any, alu_ops: dict, dtypes: dict, promote: typing.Any, float_dtypes: dict) -> None:
     """
-    Gives the in-place operators the instructions module (whose lanewise_plain they call), the TensorTensor opcode, the Vector Engine and {name: ALU op} of add, subtract, multiply and divide (none a bitvec op) and {NKI dtype: ...}, to record `t op= x` of two on-chip tiles of one shape themselves.
+    Gives the in-place and binary operators the instructions module (whose lanewise_plain and tensor_tensor_general they call), the TensorTensor opcode, the Vector Engine, {name: ALU op} of add, subtract, multiply and divide (none a bitvec op), {NKI dtype: ...}, dtypes.promote and {float NKI dtype: ...}, to record `t op= x` and `t op x` of two on-chip tiles of one shape themselves.
     """
 def configure_assign(tensor_class: type, write_plain: typing.Any, matmult: typing.Any, dma: typing.Any, pool: typing.Any, psum: str, sbuf: str) -> None:
     """
@@ -147,6 +147,10 @@ def next_fit_place(*args, **kwargs):
 def next_fit_storages(*args, **kwargs):
     """
     next_fit_storages(storages, first_use, last_use, capacity, align, addr): next_fit_place for the allocation pass's storages, in order of first use, into addr[sid]; the peak bytes, or None (addr untouched) if one fits nowhere or has a placement (see neuronxsim.nki.allocator).
+    """
+def operator_methods() -> dict:
+    """
+    {name: method} of Tensor's binary operators (__add__, __radd__, __sub__, __rsub__, __mul__, __rmul__, __truediv__, __rtruediv__) in C.
     """
 def ops_matmul_grouped(*args, **kwargs):
     """
