@@ -5,6 +5,7 @@ import dataclasses
 import numpy as np
 
 import neuronxsim.nki as nki
+from neuronxsim.nki.errors import NKIError
 from neuronxsim.nki.execution import bound_arrays, run_traced
 from neuronxsim.nki.schedule import Schedule
 
@@ -52,3 +53,12 @@ def close(actual, expected, atol, rtol=0.0):
     assert a.shape == e.shape, (a.shape, e.shape)
     np.testing.assert_allclose(a, e, atol=atol, rtol=rtol)
 
+
+
+def trace_outcome(kernel, *args) -> str:
+    """The traced module's JSON, or the refusal's type and message: what the tests comparing a C
+    fast path with the Python definition it stands for compare."""
+    try:
+        return nki.trace_kernel(kernel, *args).module.to_json(-1)
+    except (NKIError, TypeError, ValueError) as e:
+        return f"{type(e).__name__}: {e}"

@@ -15,6 +15,7 @@ from neuronxsim.nki import language
 from neuronxsim.nki.tracer import Tracer
 
 import tutorial_kernels as tk
+from nki_testing import trace_outcome
 
 T = nki.typing.tensor
 
@@ -30,18 +31,11 @@ def _python_only(m):
         m.delitem(language._IN_PLACE_ALU, name)
 
 
-def _outcome(kernel, args):
-    try:
-        return nki.trace_kernel(kernel, *args).module.to_json(-1)
-    except nki.NKIError as e:
-        return f"NKIError: {e}"
-
-
 def _same_with_and_without(monkeypatch, kernel, args):
-    fast = _outcome(kernel, args)
+    fast = trace_outcome(kernel, *args)
     with monkeypatch.context() as m:
         _python_only(m)
-        general = _outcome(kernel, args)
+        general = trace_outcome(kernel, *args)
     assert fast == general
     return fast
 

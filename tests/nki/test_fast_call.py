@@ -20,7 +20,7 @@ from neuronxsim.nki import arguments
 from neuronxsim.nki.errors import NKIError
 from neuronxsim.starfish.lib import _core
 
-from nki_testing import close, run_on
+from nki_testing import close, run_on, trace_outcome
 
 T = nki.typing.tensor
 FAST = [(nisa, "nc_matmul"), (nl, "affine_range"), (nl, "sequential_range"), (nl, "ndarray"), (nl, "load"),
@@ -34,20 +34,12 @@ def _python_only(monkeypatch):
         monkeypatch.setattr(module, name, getattr(module, name).__wrapped__)
 
 
-def _outcome(kernel, *args):
-    """The traced module's JSON, or the refusal's type and message."""
-    try:
-        return nki.trace_kernel(kernel, *args).module.to_json(-1)
-    except (NKIError, TypeError, ValueError) as e:
-        return f"{type(e).__name__}: {e}"
-
-
 def _same_with_and_without(monkeypatch, kernel, *args) -> str:
-    fast = _outcome(kernel, *args)
+    fast = trace_outcome(kernel, *args)
     with monkeypatch.context() as m:
         _python_only(m)
         assert not isinstance(nisa.nc_matmul, _core.nki.FastCall)
-        general = _outcome(kernel, *args)
+        general = trace_outcome(kernel, *args)
     assert fast == general
     return fast
 

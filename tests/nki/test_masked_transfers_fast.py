@@ -12,25 +12,18 @@ import pytest
 import neuronxsim.nki as nki
 import neuronxsim.nki.language as nl
 from neuronxsim.nki import language
-from neuronxsim.nki.errors import NKIError
+
+from nki_testing import trace_outcome
 
 T = nki.typing.tensor
 
 
-def _outcome(kernel, *args):
-    """The traced module's JSON, or the refusal's type and message."""
-    try:
-        return nki.trace_kernel(kernel, *args).module.to_json(-1)
-    except (NKIError, TypeError, ValueError) as e:
-        return f"{type(e).__name__}: {e}"
-
-
 def _same_with_and_without(monkeypatch, kernel, *args) -> str:
-    fast = _outcome(kernel, *args)
+    fast = trace_outcome(kernel, *args)
     with monkeypatch.context() as m:
         for name in ("load", "store"):
             m.setattr(nl, name, getattr(nl, name).__wrapped__)
-        general = _outcome(kernel, *args)
+        general = trace_outcome(kernel, *args)
     assert fast == general
     return fast
 

@@ -12,16 +12,10 @@ import pytest
 import neuronxsim.nki as nki
 import neuronxsim.nki.isa as nisa
 import neuronxsim.nki.language as nl
-from neuronxsim.nki.errors import NKIError
+
+from nki_testing import trace_outcome
 
 T = nki.typing.tensor
-
-
-def _outcome(kernel, *args):
-    try:
-        return nki.trace_kernel(kernel, *args).module.to_json(-1)
-    except (NKIError, TypeError, ValueError) as e:
-        return f"{type(e).__name__}: {e}"
 
 
 @nki.jit
@@ -133,12 +127,12 @@ def scalar_no_operand1(x_hbm, c_hbm):
 
 @pytest.mark.parametrize("rows, cols", [(4096, 2048), (300, 1000), (128, 512), (100, 100)])
 def test_layernorm_traces(rows, cols):
-    out = _outcome(layernorm, T[[rows, cols], nl.float32], 1e-5)
+    out = trace_outcome(layernorm, T[[rows, cols], nl.float32], 1e-5)
     assert out.startswith("{"), out
 
 
 def test_masked_statistics_trace():
-    assert _outcome(masked_stats, T[[128, 512], nl.float32]).startswith("{")
+    assert trace_outcome(masked_stats, T[[128, 512], nl.float32]).startswith("{")
 
 
 @pytest.mark.parametrize("kernel, shape, message", [
@@ -151,7 +145,7 @@ def test_masked_statistics_trace():
     (aggr_bad_count, [128, 6], "not a whole number of"),
 ])
 def test_statistics_refusals(kernel, shape, message):
-    out = _outcome(kernel, T[shape, nl.float32])
+    out = trace_outcome(kernel, T[shape, nl.float32])
     assert out.startswith("NKIError") and message in out, out
 
 
@@ -163,5 +157,5 @@ def test_statistics_refusals(kernel, shape, message):
     (scalar_no_operand1, "tensor_scalar: data is the HBM tensor"),
 ])
 def test_tensor_scalar_refusals(kernel, message):
-    out = _outcome(kernel, T[[128, 512], nl.float32], T[[128, 1], nl.float32])
+    out = trace_outcome(kernel, T[[128, 512], nl.float32], T[[128, 1], nl.float32])
     assert out.startswith("NKIError") and message in out, out
