@@ -62,3 +62,14 @@ def trace_outcome(kernel, *args) -> str:
         return nki.trace_kernel(kernel, *args).module.to_json(-1)
     except (NKIError, TypeError, ValueError) as e:
         return f"{type(e).__name__}: {e}"
+
+
+def same_outcome(monkeypatch, python_only, kernel, *args) -> str:
+    """``trace_outcome`` of ``kernel`` with the C fast paths, asserted equal to its outcome with
+    ``python_only(m)`` applied in a monkeypatch context (the Python definitions alone); returns it."""
+    fast = trace_outcome(kernel, *args)
+    with monkeypatch.context() as m:
+        python_only(m)
+        general = trace_outcome(kernel, *args)
+    assert fast == general
+    return fast

@@ -15,7 +15,7 @@ from neuronxsim.nki import language
 from neuronxsim.nki.tracer import Tracer
 
 import tutorial_kernels as tk
-from nki_testing import trace_outcome
+from nki_testing import same_outcome
 
 T = nki.typing.tensor
 
@@ -32,12 +32,7 @@ def _python_only(m):
 
 
 def _same_with_and_without(monkeypatch, kernel, args):
-    fast = trace_outcome(kernel, *args)
-    with monkeypatch.context() as m:
-        _python_only(m)
-        general = trace_outcome(kernel, *args)
-    assert fast == general
-    return fast
+    return same_outcome(monkeypatch, _python_only, kernel, *args)
 
 
 @nki.jit

@@ -20,7 +20,7 @@ from neuronxsim.nki import arguments
 from neuronxsim.nki.errors import NKIError
 from neuronxsim.starfish.lib import _core
 
-from nki_testing import close, run_on, trace_outcome
+from nki_testing import close, run_on, same_outcome
 
 T = nki.typing.tensor
 FAST = [(nisa, "nc_matmul"), (nl, "affine_range"), (nl, "sequential_range"), (nl, "ndarray"), (nl, "load"),
@@ -34,14 +34,13 @@ def _python_only(monkeypatch):
         monkeypatch.setattr(module, name, getattr(module, name).__wrapped__)
 
 
+def _python_only_checked(m):
+    _python_only(m)
+    assert not isinstance(nisa.nc_matmul, _core.nki.FastCall)
+
+
 def _same_with_and_without(monkeypatch, kernel, *args) -> str:
-    fast = trace_outcome(kernel, *args)
-    with monkeypatch.context() as m:
-        _python_only(m)
-        assert not isinstance(nisa.nc_matmul, _core.nki.FastCall)
-        general = trace_outcome(kernel, *args)
-    assert fast == general
-    return fast
+    return same_outcome(monkeypatch, _python_only_checked, kernel, *args)
 
 
 @nki.jit
