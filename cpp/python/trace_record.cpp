@@ -14,6 +14,7 @@
 #include "bindings.h"
 #include "trace_slotted.h"
 
+#include <cstring>
 #include <unordered_map>
 
 namespace nxs::py_bind {
@@ -31,6 +32,65 @@ PyObject* numberOf(PyObject* member) {
   if (number == nullptr) return nullptr;
   memberNumbers.emplace(Py_NewRef(member), Py_NewRef(number));
   return number;
+}
+
+// Access pairs by value: one list per distinct value, shared by every access with those pairs.
+// A trace makes a few accesses per instruction but only a handful of distinct patterns (matmul
+// kernels: about 2 500 pairs lists of 7 values), and each list with its (step, num) tuples and
+// their ints is 4-6 objects that stay alive, and are freed one by one, with the record. Records
+// are never edited (several accesses already share a layout's full_pairs), so sharing equal
+// lists changes no value. The cache holds its own copy of the list, never the caller's, so a
+// caller changing its list afterwards cannot change the cached one.
+constexpr int kMaxInternedPairs = 6;       // longer patterns are rare: kept as given
+constexpr size_t kMaxInternedLists = 4096; // bound on what the cache keeps alive for the process
+struct PairsKey {
+  int n = 0;
+  long long v[2 * kMaxInternedPairs] = {};
+  bool operator==(const PairsKey& o) const {
+    return n == o.n && std::memcmp(v, o.v, sizeof(long long) * 2 * n) == 0;
+  }
+};
+struct PairsKeyHash {
+  size_t operator()(const PairsKey& k) const {
+    size_t h = static_cast<size_t>(k.n);
+    for (int i = 0; i < 2 * k.n; ++i) h = h * 1000003u ^ static_cast<size_t>(k.v[i]);
+    return h;
+  }
+};
+std::unordered_map<PairsKey, PyObject*, PairsKeyHash> internedPairs;  // value -> list (referenced)
+
+// The shared list equal to `pairs` (a new reference), or a new reference to `pairs` itself when
+// it is not a short list of (int, int) tuples (left for whoever reads it to judge) or the cache
+// is full. Never fails.
+PyObject* sharedPairs(PyObject* pairs) {
+  if (!PyList_CheckExact(pairs)) return Py_NewRef(pairs);
+  const Py_ssize_t n = PyList_GET_SIZE(pairs);
+  if (n > kMaxInternedPairs) return Py_NewRef(pairs);
+  PairsKey key;
+  key.n = static_cast<int>(n);
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject* pair = PyList_GET_ITEM(pairs, i);
+    if (!PyTuple_CheckExact(pair) || PyTuple_GET_SIZE(pair) != 2) return Py_NewRef(pairs);
+    for (Py_ssize_t j = 0; j < 2; ++j) {
+      PyObject* x = PyTuple_GET_ITEM(pair, j);
+      // (exact ints only: True and 1 are equal but print differently; an exact int's value
+      // cannot fail to read, only overflow)
+      if (!PyLong_CheckExact(x)) return Py_NewRef(pairs);
+      int overflow = 0;
+      key.v[2 * i + j] = PyLong_AsLongLongAndOverflow(x, &overflow);
+      if (overflow != 0) return Py_NewRef(pairs);
+    }
+  }
+  auto known = internedPairs.find(key);
+  if (known != internedPairs.end()) return Py_NewRef(known->second);
+  if (internedPairs.size() >= kMaxInternedLists) return Py_NewRef(pairs);
+  PyObject* copy = PyList_GetSlice(pairs, 0, n);  // (its tuples are immutable: shared as they are)
+  if (copy == nullptr) {  // (out of memory: the access keeps the caller's list, as before)
+    PyErr_Clear();
+    return Py_NewRef(pairs);
+  }
+  internedPairs.emplace(key, Py_NewRef(copy));
+  return copy;
 }
 
 // An instance of the tuple subclass `cls` holding `items` (references stolen; null items are
@@ -120,7 +180,9 @@ PyObject* newOpRecord(PyObject* const* args, Py_ssize_t nargs) {
 }
 
 PyObject* newAccessRecord(PyObject* cls, PyObject* storage, PyObject* offset, PyObject* pairs) {
-  PyObject* items[access_pos::size] = {slotAttr(storage, sidName), Py_NewRef(offset), Py_NewRef(pairs),
+  PyObject* sid = slotAttr(storage, sidName);
+  // (sharing only once the sid is read: an error it set stays the one reported)
+  PyObject* items[access_pos::size] = {sid, Py_NewRef(offset), sid != nullptr ? sharedPairs(pairs) : Py_NewRef(pairs),
                                       Py_NewRef(storage)};
   return tupleOf(cls, items, access_pos::size);
 }

@@ -139,3 +139,26 @@ def test_the_c_code_reads_the_record_at_the_positions_its_python_properties_name
     assert positions == {"Op": record.OP_AT, "Access": record.ACCESS_AT}
     assert sorted(record.OP_AT.values()) == list(range(len(record.OP_AT)))
     assert sorted(record.ACCESS_AT.values()) == list(range(len(record.ACCESS_AT)))
+
+
+def test_accesses_with_equal_pairs_share_one_list():
+    """new_access keeps one list per distinct pairs value (a trace has a handful of them, and
+    each list freed with the record costs several objects), never the caller's own list."""
+    from neuronxsim.nki.record import new_access
+    record = _record(redirected, T[[64, 128], nl.float32])
+    st = record.storages[-1]
+    mine = [(64, 128), (1, 64)]
+    a, b = new_access(st, 0, mine), new_access(st, 64, [(64, 128), (1, 64)])
+    assert a.pairs == b.pairs == [(64, 128), (1, 64)] and a.pairs is b.pairs
+    assert a.pairs is not mine
+    mine.append((1, 1))  # a caller changing its list afterwards changes no access
+    assert new_access(st, 0, [(64, 128), (1, 64)]).pairs == [(64, 128), (1, 64)]
+    # what is not a short list of (int, int) is kept as given (for its reader to judge)
+    for odd in ([(True, 128), (1, 64)], [(64.0, 128)], [(64, 128, 1)], ((64, 128), (1, 64)),
+                [(1, 1)] * 7, [(2 ** 70, 1)]):
+        assert new_access(st, 0, odd).pairs is odd
+    # the record's own accesses share theirs too
+    by_value = {}
+    for op in record.ops:
+        for acc in list(op.ins) + list(op.outs):
+            assert by_value.setdefault(tuple(acc.pairs), acc.pairs) is acc.pairs
