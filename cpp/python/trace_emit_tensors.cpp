@@ -28,6 +28,7 @@
 #include <cstring>
 #include <initializer_list>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -64,15 +65,15 @@ PyObject* suffixed(PyObject* base, Py_ssize_t i) {
   return PyUnicode_DecodeUTF8(name.data(), static_cast<Py_ssize_t>(name.size()), nullptr);
 }
 
-PyObject* uniqueName(PyObject* names, PyObject* counts, PyObject* base) {
-  if (!PySet_Check(names) || !PyDict_Check(counts) || !PyUnicode_Check(base)) {
-    PyErr_SetString(PyExc_TypeError, "unique_name(names: set, counts: dict, base: str)");
-    return nullptr;
-  }
-  PyObject* known = PyDict_GetItemWithError(counts, base);
-  if (known == nullptr && PyErr_Occurred()) return nullptr;
-  Py_ssize_t i = known == nullptr ? 0 : PyLong_AsSsize_t(known);
-  if (i == -1 && PyErr_Occurred()) return nullptr;
+bool uniqueNameArguments(PyObject* names, PyObject* counts, PyObject* base) {
+  if (PySet_Check(names) && PyDict_Check(counts) && PyUnicode_Check(base)) return true;
+  PyErr_SetString(PyExc_TypeError, "unique_name(names: set, counts: dict, base: str)");
+  return false;
+}
+
+// The first of base (i == 0) or base.i, base.i+1, ... not in the set `names`, added to it (a new
+// reference; null with an error set); `i` is left at its number.
+PyObject* firstFreeName(PyObject* names, PyObject* base, Py_ssize_t& i) {
   PyObject* name = i == 0 ? Py_NewRef(base) : suffixed(base, i);
   while (name != nullptr) {
     // Added if not taken: one look-up for both (the set grows by one exactly when it was free).
@@ -85,16 +86,102 @@ PyObject* uniqueName(PyObject* names, PyObject* counts, PyObject* base) {
     Py_DECREF(name);
     name = suffixed(base, ++i);
   }
+  return name;
+}
+
+// counts[base] (0 if absent); false with an error set.
+bool countOf(PyObject* counts, PyObject* base, Py_ssize_t& i) {
+  PyObject* known = PyDict_GetItemWithError(counts, base);
+  if (known == nullptr && PyErr_Occurred()) return false;
+  i = known == nullptr ? 0 : PyLong_AsSsize_t(known);
+  return !(i == -1 && PyErr_Occurred());
+}
+
+bool setCount(PyObject* counts, PyObject* base, Py_ssize_t next) {
+  PyObject* value = PyLong_FromSsize_t(next);
+  const bool ok = value != nullptr && PyDict_SetItem(counts, base, value) == 0;
+  Py_XDECREF(value);
+  return ok;
+}
+
+PyObject* uniqueName(PyObject* names, PyObject* counts, PyObject* base) {
+  if (!uniqueNameArguments(names, counts, base)) return nullptr;
+  Py_ssize_t i;
+  if (!countOf(counts, base, i)) return nullptr;
+  PyObject* name = firstFreeName(names, base, i);
   if (name == nullptr) return nullptr;
-  PyObject* next = PyLong_FromSsize_t(i + 1);
-  if (next == nullptr || PyDict_SetItem(counts, base, next) < 0) {
-    Py_XDECREF(next);
+  if (!setCount(counts, base, i + 1)) {
     Py_DECREF(name);
     return nullptr;
   }
-  Py_DECREF(next);
   return name;
 }
+
+// uniqueName for the temporaries one tensor table names: the counts of ASCII str bases are kept
+// here, by the base's text (equal strs are one key of the dict), and written to the dict once, in
+// the order the bases were first named: at the end, on a failure, and before any Python code
+// may read them. (A read and a write of the dict per temporary were a third of naming it.)
+class TemporaryNames {
+ public:
+  TemporaryNames(PyObject* names, PyObject* counts) : names_(names), counts_(counts) {}
+  TemporaryNames(const TemporaryNames&) = delete;
+  TemporaryNames& operator=(const TemporaryNames&) = delete;
+  ~TemporaryNames() {  // (on a failure: the error set stays the one raised)
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    if (!flush()) PyErr_Clear();
+    PyErr_Restore(type, value, traceback);
+    for (Count& count : order_) Py_DECREF(count.base);
+  }
+
+  // As uniqueName(names, counts, base).
+  PyObject* name(PyObject* base) {
+    if (!uniqueNameArguments(names_, counts_, base)) return nullptr;
+    if (!PyUnicode_CheckExact(base) || !PyUnicode_IS_READY(base) || !PyUnicode_IS_COMPACT_ASCII(base)) {
+      byText_.clear();  // (after a flush: the dict is then the one record of every count)
+      PyObject* name = flush() ? uniqueName(names_, counts_, base) : nullptr;
+      for (Count& count : order_) Py_DECREF(count.base);
+      order_.clear();
+      return name;
+    }
+    const std::string_view text(reinterpret_cast<const char*>(PyUnicode_1BYTE_DATA(base)),
+                                static_cast<size_t>(PyUnicode_GET_LENGTH(base)));
+    auto [at, added] = byText_.try_emplace(text, order_.size());
+    if (added) {
+      Py_ssize_t i;
+      if (!countOf(counts_, base, i)) {
+        byText_.erase(at);
+        return nullptr;
+      }
+      order_.push_back({Py_NewRef(base), i, false});  // (held: byText_ keeps a view of its text)
+    }
+    Count& count = order_[at->second];
+    Py_ssize_t i = count.next;
+    PyObject* name = firstFreeName(names_, base, i);
+    if (name != nullptr) count = {count.base, i + 1, true};
+    return name;
+  }
+
+  // Writes the counts changed since the last flush to the dict; false with an error set.
+  bool flush() {
+    for (Count& count : order_) {
+      if (!count.changed) continue;
+      if (!setCount(counts_, count.base, count.next)) return false;
+      count.changed = false;
+    }
+    return true;
+  }
+
+ private:
+  struct Count {
+    PyObject* base;   // the first base of its text: the dict's key, if the call adds it
+    Py_ssize_t next;  // counts[base]
+    bool changed;     // since the last flush
+  };
+  PyObject *names_, *counts_;
+  std::unordered_map<std::string_view, size_t> byText_;  // -> its index in order_
+  std::vector<Count> order_;
+};
 
 PyObject* uniqueNameCall(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   if (nargs != 3) {
@@ -122,8 +209,17 @@ struct Kinds {
   PyObject *sb, *psum, *inputType, *outputType, *dram, *externalInput, *externalOutput, *internal;
 };
 
+// kind == name. Two exact strs are compared here, as str == compares them (same kind, length and
+// code units): the storages' kinds are equal strs more often than the same object, and the
+// generic comparison was a tenth of the table.
 bool sameKind(PyObject* kind, PyObject* name) {
-  return kind == name || PyObject_RichCompareBool(kind, name, Py_EQ) == 1;
+  if (kind == name) return true;
+  if (PyUnicode_CheckExact(kind) && PyUnicode_CheckExact(name) && PyUnicode_IS_READY(kind) &&
+      PyUnicode_IS_READY(name))
+    return PyUnicode_KIND(kind) == PyUnicode_KIND(name) && PyUnicode_GET_LENGTH(kind) == PyUnicode_GET_LENGTH(name) &&
+           std::memcmp(PyUnicode_DATA(kind), PyUnicode_DATA(name),
+                       static_cast<size_t>(PyUnicode_GET_LENGTH(kind)) * PyUnicode_KIND(kind)) == 0;
+  return PyObject_RichCompareBool(kind, name, Py_EQ) == 1;
 }
 
 // What each dtype object gives a tensor: its BIR number and its size (looked up once per dtype).
@@ -228,6 +324,7 @@ bool collectTensors(PyObject* const* args, std::vector<TensorRow>& rows, std::ve
     return false;
   }
   tensorOf.assign(static_cast<size_t>(n), -1);
+  TemporaryNames temporaries(args[4], args[5]);
   for (Py_ssize_t s = 0; s < n; ++s) {
     PyObject* st = PyList_GET_ITEM(storages, s);
     const auto* ss = storageSlots.of(Py_TYPE(st));
@@ -250,10 +347,12 @@ bool collectTensors(PyObject* const* args, std::vector<TensorRow>& rows, std::ve
     if (!used && (onChip || !(input || sameKind(kind, kinds.sharedHbm)))) continue;
     PyObject* name = values[kName];
     if (name == Py_None) {  // temporaries are named when they turn out to be needed
-      name = uniqueName(args[4], args[5], values[kHint]);
+      name = temporaries.name(values[kHint]);
       if (name == nullptr) return false;
-      // (straight into the slot: the generic setattr looks the name up on the class every time)
-      const bool named = storageSlots.set(st, *ss, kName, name) || PyObject_SetAttr(st, nameAttr, name) == 0;
+      // (straight into the slot: the generic setattr looks the name up on the class every time;
+      // a class's own __setattr__ may read the counts, so they are written first)
+      const bool named = storageSlots.set(st, *ss, kName, name) ||
+                         (temporaries.flush() && PyObject_SetAttr(st, nameAttr, name) == 0);
       if (!named) {
         Py_DECREF(name);
         return false;
@@ -309,7 +408,7 @@ bool collectTensors(PyObject* const* args, std::vector<TensorRow>& rows, std::ve
     tensorOf[static_cast<size_t>(sid)] = static_cast<int64_t>(rows.size());
     rows.push_back(std::move(row));
   }
-  return true;
+  return temporaries.flush();
 }
 
 namespace {
