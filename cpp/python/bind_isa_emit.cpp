@@ -19,6 +19,7 @@
 // (thousands of nodes per kernel), and a binding round trip per node, operand and field would
 // cost more than building the node.
 #include "bindings.h"
+#include "trace_emit.h"
 #include "trace_record.h"
 #include "bir/Error.h"
 #include "bir/Module.h"
@@ -308,20 +309,52 @@ std::vector<int64_t> shapeOf(PyObject* o) {
   return shape;
 }
 
-MemoryLocation* tensorFrom(Function& fn, PyObject* t) {
+// The objects of one tensor's record (borrowed), as tensorFrom reads them: the items of an
+// emit_trace tuple, or of a TensorRow (trace_emit.h) where `shape` null is the on-chip pair
+// (partitions, row), `bytes` null is `bytesValue`, and `start` null is 0.
+struct TensorItems {
+  PyObject *name, *type, *dtype, *shape, *row, *kind, *partitions, *bytes;
+  int64_t bytesValue;
+  PyObject *start, *addr;
+};
+
+TensorItems itemsOfTuple(PyObject* t) {
   tupleOf(t, 9,
           "a tensor is (name, memory type, dtype, shape, kind, partitions, bytes per partition, start partition, "
           "address)");
-  const std::string name = stringOf(PyTuple_GET_ITEM(t, 0), "a tensor name");
-  const auto type = enumOf<MemoryType>(PyTuple_GET_ITEM(t, 1), "a memory type");
-  const auto dtype = enumOf<DType>(PyTuple_GET_ITEM(t, 2), "a dtype");
-  std::vector<int64_t> shape = shapeOf(PyTuple_GET_ITEM(t, 3));
-  if (type == MemoryType::SB || type == MemoryType::PSUM)
-    return fn.createOnChipTensor(name, type, dtype, intOf(PyTuple_GET_ITEM(t, 5), "partitions"),
-                                 intOf(PyTuple_GET_ITEM(t, 6), "bytes per partition"),
-                                 intOf(PyTuple_GET_ITEM(t, 7), "a start partition"),
-                                 intOf(PyTuple_GET_ITEM(t, 8), "an address"), std::move(shape));
-  return fn.createDramTensor(name, type, dtype, shape, enumOf<TensorKind>(PyTuple_GET_ITEM(t, 4), "a tensor kind"));
+  PyObject** i = &PyTuple_GET_ITEM(t, 0);
+  return {i[0], i[1], i[2], i[3], nullptr, i[4], i[5], i[6], 0, i[7], i[8]};
+}
+
+TensorItems itemsOfRow(const TensorRow& r) {
+  return {r.name, r.type, r.dtype, r.shape, r.row, r.kind, r.partitions, nullptr, r.bytes, r.start, r.addr};
+}
+
+// The shape of `t`: its shape's dims, or the on-chip pair (checked as the tuple's would be).
+std::vector<int64_t> shapeOf(const TensorItems& t) {
+  if (t.shape != nullptr) return shapeOf(t.shape);
+  std::vector<int64_t> shape;
+  shape.reserve(2);
+  shape.push_back(intOf(t.partitions, "a dimension"));
+  shape.push_back(intOf(t.row, "a dimension"));
+  return shape;
+}
+
+MemoryLocation* tensorFrom(Function& fn, const TensorItems& t) {
+  const std::string name = stringOf(t.name, "a tensor name");
+  const auto type = enumOf<MemoryType>(t.type, "a memory type");
+  const auto dtype = enumOf<DType>(t.dtype, "a dtype");
+  std::vector<int64_t> shape = shapeOf(t);
+  if (type == MemoryType::SB || type == MemoryType::PSUM) {
+    // (checked from the last to the first, the order of the released versions, which read them
+    // as arguments of the call: test_emit_trace.py pins it)
+    const int64_t addr = intOf(t.addr, "an address");
+    const int64_t start = t.start ? intOf(t.start, "a start partition") : 0;
+    const int64_t bytes = t.bytes ? intOf(t.bytes, "bytes per partition") : t.bytesValue;
+    const int64_t partitions = intOf(t.partitions, "partitions");
+    return fn.createOnChipTensor(name, type, dtype, partitions, bytes, start, addr, std::move(shape));
+  }
+  return fn.createDramTensor(name, type, dtype, shape, enumOf<TensorKind>(t.kind, "a tensor kind"));
 }
 
 void appendRecord(BasicBlock& bb, PyObject* r, const StorageTensors& tensorOf, EmitCache& cache) {
@@ -348,20 +381,24 @@ std::vector<int64_t> tensorNumbers(const py::list& tensorOf) {
   return numbers;
 }
 
-void emitTrace(Function& fn, py::list tensor_records, py::list tensor_of, py::list records) {
-  const std::vector<int64_t> numbers = tensorNumbers(tensor_of);
-  fn.reserve(fn.allocations().size() + tensor_records.size(), fn.instructionCount() + records.size());
+// emit_trace's body past reading tensor_of: `count` tensors, the i-th made from itemsOf(i), then
+// a block of the records' nodes (`records` a list).
+template <class ItemsOf>
+void emitTensorsAndRecords(Function& fn, size_t count, ItemsOf itemsOf, const std::vector<int64_t>& numbers,
+                           PyObject* records) {
+  const auto nRecords = static_cast<size_t>(PyList_GET_SIZE(records));
+  fn.reserve(fn.allocations().size() + count, fn.instructionCount() + nRecords);
   std::vector<MemoryLocation*> tensors;
-  tensors.reserve(tensor_records.size());
+  tensors.reserve(count);
   std::vector<DType> dtypes;
-  dtypes.reserve(tensor_records.size());
-  for (py::handle t : tensor_records) {
-    tensors.push_back(tensorFrom(fn, t.ptr()));
+  dtypes.reserve(count);
+  for (size_t i = 0; i < count; ++i) {
+    tensors.push_back(tensorFrom(fn, itemsOf(i)));
     dtypes.push_back(tensors.back()->set->dtype);
   }
   const StorageTensors tensorOf{numbers, tensors, dtypes};
   BasicBlock& bb = *fn.addBlock();
-  bb.reserve(records.size());
+  bb.reserve(nRecords);
   EmitCache cache;
   struct Release {  // the enum members the cache holds
     EmitCache& c;
@@ -369,7 +406,16 @@ void emitTrace(Function& fn, py::list tensor_records, py::list tensor_of, py::li
       for (auto& [o, v] : c.enumValues) Py_DECREF(o);
     }
   } release{cache};
-  for (py::handle r : records) appendRecord(bb, r.ptr(), tensorOf, cache);
+  // (the list's length read each time, as py::list's iterator does: no Python code runs here)
+  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(records); ++i)
+    appendRecord(bb, PyList_GET_ITEM(records, i), tensorOf, cache);
+}
+
+void emitTrace(Function& fn, py::list tensor_records, py::list tensor_of, py::list records) {
+  const std::vector<int64_t> numbers = tensorNumbers(tensor_of);
+  emitTensorsAndRecords(
+      fn, tensor_records.size(), [&](size_t i) { return itemsOfTuple(PyList_GET_ITEM(tensor_records.ptr(), i)); },
+      numbers, records.ptr());
 }
 
 void bindIsaEmit(py::module_& m) {
@@ -384,4 +430,10 @@ void bindIsaEmit(py::module_& m) {
 NXS_REGISTER_SUBMODULE(bir, 11, "libBIR: opcodes, node classes, modules, BIR JSON", bindIsaEmit);
 
 }  // namespace
+
+void emitRows(Function& fn, const std::vector<TensorRow>& rows, const std::vector<int64_t>& tensorOf,
+              PyObject* records) {
+  emitTensorsAndRecords(fn, rows.size(), [&](size_t i) { return itemsOfRow(rows[i]); }, tensorOf, records);
+}
+
 }  // namespace nxs::py_bind

@@ -8,7 +8,8 @@ becomes one ISA node with its engine, its fields and ``source = "file.py:LINE"``
 The tensor records are made in C (``_core.nki.tensor_table``, ``cpp/python/trace_emit_tensors.cpp``,
 which reads each storage's slots by their names). The boundary to libBIR is one call of plain
 records (``_core.bir.emit_trace``, see ``cpp/python/bind_isa_emit.cpp``), checked field by field on
-the C++ side:
+the C++ side. The pass makes both calls as one (``_core.nki.emit_program``: the tensor records
+go over as C rows, not tuples; :func:`emit_in_two_calls` is what it does):
 
 * a tensor is ``(name, memory type, dtype, shape, tensor kind, partitions, bytes per partition,
   start partition, address)``, enums as ints (on-chip tensors use partitions, bytes, start
@@ -40,6 +41,7 @@ _EXTERNAL_INPUT, _EXTERNAL_OUTPUT, _INTERNAL = int(bir.TensorKind.ExternalInput)
 _KINDS = (SBUF, INPUT, SHARED_HBM, _DTYPE_NUMBERS, _SB, _PSUM, _INPUT, _OUTPUT, _DRAM,
           _EXTERNAL_INPUT, _EXTERNAL_OUTPUT, _INTERNAL)
 _tensor_table = _core.nki.tensor_table
+_emit_program = _core.nki.emit_program
 
 
 class Emission:
@@ -49,13 +51,24 @@ class Emission:
 
     def run(self, program) -> None:
         record = program.record
-        # (in C: a storage no instruction touches is left out unless it is a kernel input or a
-        # returned output; temporaries are named here, when they turn out to be needed)
-        tensors, tensor_of = _tensor_table(program.storages, program.first_use, program.addr,
-                                           set(program.outputs), record.names,
-                                           record.name_counts, _KINDS)
-        program.function = program.module.addFunction()
-        _emit_trace(program.function, tensors, tensor_of, program.ops)
+        # (one C call: the tensor table and emit_trace joined, see emit_in_two_calls)
+        program.function = _emit_program(program.module, program.storages, program.first_use,
+                                         program.addr, set(program.outputs), record.names,
+                                         record.name_counts, _KINDS, program.ops)
 
 
-__all__ = ["Emission"]
+def emit_in_two_calls(program) -> None:
+    """What ``Emission.run``'s one call (``_core.nki.emit_program``) does, as the two calls it
+    joins: the tensor table as tuples, a new function, and ``emit_trace`` of those tuples and the
+    records. (The tests compare the two.)"""
+    record = program.record
+    # (in C: a storage no instruction touches is left out unless it is a kernel input or a
+    # returned output; temporaries are named here, when they turn out to be needed)
+    tensors, tensor_of = _tensor_table(program.storages, program.first_use, program.addr,
+                                       set(program.outputs), record.names, record.name_counts,
+                                       _KINDS)
+    program.function = program.module.addFunction()
+    _emit_trace(program.function, tensors, tensor_of, program.ops)
+
+
+__all__ = ["Emission", "emit_in_two_calls"]

@@ -80,3 +80,62 @@ def test_malformed_records_are_refused(tensors, record, message):
     fn = bir.Module().addFunction()
     with pytest.raises(BIRError, match=message.replace("(", r"\(").replace(")", r"\)")):
         _core.bir.emit_trace(fn, tensors, TENSOR_OF, [] if record is None else [record])
+
+
+def test_an_on_chip_tensors_numbers_are_checked_from_the_address_back():
+    """(the order emit_trace always had: its call's arguments were read last to first)"""
+    sb, bf16 = int(bir.MemoryType.SB), int(bir.DType.bfloat16)
+    for items, message in [(("p", "b", "s", "a"), "an address"), (("p", "b", "s", 0), "a start partition"),
+                           (("p", "b", 0, 0), "bytes per partition"), (("p", 128, 0, 0), "partitions")]:
+        tensor = ("t", sb, bf16, (64, 64), 0) + items
+        with pytest.raises(BIRError, match=f"emit_trace: {message} must be an integer"):
+            _core.bir.emit_trace(bir.Module().addFunction(), [tensor], [0], [])
+
+
+# emit_program (cpp/python/trace_emit_tensors.cpp): the emission pass in one call, against the two
+# calls it joins (neuronxsim.nki.emit.emit_in_two_calls).
+
+import neuronxsim.nki as nki  # noqa: E402
+import neuronxsim.nki.language as nl  # noqa: E402
+from neuronxsim.nki import emit  # noqa: E402
+
+import tutorial_kernels as tk  # noqa: E402
+from nki_testing import same_outcome  # noqa: E402
+
+T = nki.typing.tensor
+
+
+def _two_calls(m):
+    m.setattr(emit.Emission, "run", lambda self, program: emit.emit_in_two_calls(program))
+
+
+@nki.jit
+def unused_and_returned(a):
+    """An input, a returned output, a shared_hbm tensor nothing touches, named and unnamed
+    temporaries in SBUF and PSUM."""
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    spare = nl.ndarray((4, 4), dtype=nl.float32, buffer=nl.shared_hbm)  # noqa: F841
+    for i in nl.affine_range(2):
+        t = nl.load(a[i * 64:(i + 1) * 64, :])
+        nl.store(out[i * 64:(i + 1) * 64, :], nl.exp(t) * 2.0 + t)
+    return out
+
+
+@pytest.mark.parametrize("kernel,args", [
+    (unused_and_returned, (T[[128, 32], nl.float32],)),
+    (tk.matmul_blocked, (T[[1024, 1024], nl.bfloat16], T[[1024, 1024], nl.bfloat16])),
+    (tk.layernorm_v2, (T[[256, 512], nl.float32], 1e-5, T[[512], nl.float32], T[[512], nl.float32])),
+    (tk.mamba_v1, (T[[1, 128, 64], nl.float32], T[[1, 128, 64], nl.float32], T[[128, 4], nl.float32],
+                   T[[1, 4, 64], nl.float32], T[[1, 4, 64], nl.float32])),
+])
+def test_emit_program_is_the_two_calls_it_joins(monkeypatch, kernel, args):
+    assert same_outcome(monkeypatch, _two_calls, kernel, *args).startswith("{")
+
+
+def test_emit_program_refuses_what_the_tensor_table_refuses():
+    module = bir.Module()
+    with pytest.raises(TypeError, match="has no slot sid"):
+        _core.nki.emit_program(module, [object()], [0], [None], set(), set(), {}, emit._KINDS, [])
+    with pytest.raises(TypeError, match=r"tensor_table\(storages: list"):
+        _core.nki.emit_program(module, [], [], [], set(), set(), {}, emit._KINDS[:3], [])
+    assert module.functions == []  # (no function added: the table failed first)

@@ -228,7 +228,8 @@ def emitted_tensors_reference(program):
     return tensors, tensor_of
 
 
-def test_the_tensor_table_is_the_emission_loops():
+def _program_before_emission():
+    """A small kernel's program and record, run through the pipeline up to the emission."""
     import neuronxsim.nki as nki
     import neuronxsim.nki.language as nl
     from neuronxsim import bir
@@ -254,11 +255,19 @@ def test_the_tensor_table_is_the_emission_loops():
                       bir.Module())
     for stage in PIPELINE[:-1]:  # (up to the emission)
         stage.run(program)
+    return program, record
+
+
+def _same_table_as_the_reference(program, record):
+    """tensor_table of ``program`` equals emitted_tensors_reference's table, names and counts
+    (the counts in the same order); returns the table."""
+    from neuronxsim.nki.emit import _KINDS
     unnamed = [st for st in program.storages if st.name is None]
     assert len(unnamed) > 3  # (temporaries, and the shared_hbm tensor nothing uses)
     names, counts = set(record.names), dict(record.name_counts)
     expected = emitted_tensors_reference(program)
     expected_names = [st.name for st in program.storages]
+    expected_counts = list(record.name_counts.items())
     for st in unnamed:
         st.name = None
     record.names, record.name_counts = names, counts
@@ -266,9 +275,36 @@ def test_the_tensor_table_is_the_emission_loops():
                                  set(program.outputs), record.names, record.name_counts, _KINDS)
     assert got == expected
     assert [st.name for st in program.storages] == expected_names
+    assert list(record.name_counts.items()) == expected_counts
+    return got
+
+
+def test_the_tensor_table_is_the_emission_loops():
+    from neuronxsim.nki.emit import _KINDS
+    program, record = _program_before_emission()
+    got = _same_table_as_the_reference(program, record)
     assert any(t[1] == _KINDS[7] for t in got[0]) and any(t[1] == _KINDS[6] for t in got[0])
     with pytest.raises(TypeError, match="has no slot sid"):
         _core.nki.tensor_table([object()], [0], [None], set(), set(), {}, _KINDS)
     with pytest.raises(TypeError, match="tensor_table"):
         _core.nki.tensor_table(program.storages, program.first_use, program.addr, set(),
                                set(), {}, _KINDS[:3])
+
+
+class _Hint(str):
+    """A str of its own class: named by the dict's counts, not by their copy in C."""
+
+
+@pytest.mark.parametrize("hints", [
+    ["t", "".join(["t", ""]), "u", "t", "u"],  # equal texts in distinct objects are one count
+    ["t", "\u00e9", "t", "\u00e9", "t"],  # a non-ASCII base takes the dict's count
+    ["t", _Hint("t"), "t", _Hint("u"), "u"],  # and so does a str subclass
+])
+def test_the_tensor_tables_temporary_names_are_unique_names(hints):
+    program, record = _program_before_emission()
+    unnamed = [st for st in program.storages if st.name is None]
+    for i, st in enumerate(unnamed):
+        st.hint = hints[i % len(hints)]
+    record.names.update({"t.2", "u.1"})  # (taken: skipped)
+    record.name_counts["u"] = 1
+    _same_table_as_the_reference(program, record)
