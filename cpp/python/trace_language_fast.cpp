@@ -5,9 +5,10 @@
 // - `ndarray_fast(shape, dtype, *, buffer=None)`: a tile of a (shape, dtype, buffer) made before
 //   (language.py's `_NEW_TILES`, which _new_tensor fills once a tile's spec is checked), shape a
 //   plain tuple without nl.par_dim: `current().new_result(kind, dtype, dims, "ndarray", loc)`, as
-//   ndarray's first lines do;
+//   ndarray's first lines do; a shape with block dims made before: its BlockedTensor
+//   (trace_new_blocked.cpp);
 // - `zeros_fast(shape, dtype, *, buffer=None)`: the same for nl.zeros (what "zeros"), then
-//   `tr.zero_fill(tile, loc)`, as zeros does for such a tile;
+//   `tr.zero_fill(tile, loc)`, as zeros does for such a tile (of each block of a BlockedTensor);
 // - `load_fast(src, *, mask=None)`: an HBM Tensor of at most pmax rows, no dtype, no mask or one
 //   that keeps the whole tile (`keeps_all(mask, shape)`, below): the SBUF tile of its shape and
 //   dtype (`tr.new_result`), then `dma_plain(tr, Load, tile, src, loc, True)`, else
@@ -32,6 +33,7 @@
 // (and caller_location a walk from it) around the one C call that records it.
 #include "trace_call_site.h"
 #include "trace_current.h"
+#include "trace_new_blocked.h"
 #include "trace_ref.h"
 #include "trace_slotted.h"
 
@@ -70,8 +72,9 @@ int maskKeepsAll(PyObject* mask, PyObject* shape) {
 }
 
 // A new tile of `what` ("ndarray", "zeros") for the arguments (shape, dtype, *, buffer=None) when
-// they name a tile made before: `tile` (a new reference) and 1; 0, having changed nothing, when
-// the definition must answer; -1 with an error set.
+// they name a tile made before: `tile` (a new reference) and 1; for a shape with block dims, the
+// BlockedTensor (zero-filled already for nl.zeros; `loc` left null) and 2; 0, having changed
+// nothing, when the definition must answer; -1 with an error set.
 int knownTile(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames, PyObject* what, PyObject*& tile,
               PyObject*& loc) {
   PyObject* tr = currentTracer();
@@ -91,7 +94,11 @@ int knownTile(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames, PyObje
   }
   if (dtype == nullptr || !PyTuple_CheckExact(shape)) return 0;
   for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(shape); ++i)
-    if (Py_TYPE(PyTuple_GET_ITEM(shape, i)) == reinterpret_cast<PyTypeObject*>(config.parDim)) return 0;
+    if (Py_TYPE(PyTuple_GET_ITEM(shape, i)) == reinterpret_cast<PyTypeObject*>(config.parDim)) {
+      // (block dims: a BlockedTensor, its blocks zero-filled for nl.zeros, see trace_new_blocked.h)
+      const int made = newBlockedTensor(tr, shape, dtype, buffer, what, what == zerosText, tile);
+      return made == 1 ? 2 : made;
+    }
   Owned key(PyTuple_Pack(3, shape, dtype, buffer));
   if (key.get() == nullptr) return -1;
   PyObject* known = PyDict_GetItemWithError(config.newTiles, key.get());  // (borrowed)
@@ -125,6 +132,7 @@ PyObject* zerosFast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject
   Owned tile(made), loc(where);
   if (known == 0) Py_RETURN_NOTIMPLEMENTED;
   if (known < 0) return nullptr;
+  if (known == 2) return tile.release();  // (a BlockedTensor: its blocks are filled)
   PyObject* const fill[3] = {currentTracer(), tile.get(), loc.get()};
   Owned op(PyObject_VectorcallMethod(zeroFillName, fill, 3, nullptr));
   return op.get() == nullptr ? nullptr : tile.release();

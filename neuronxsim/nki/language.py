@@ -279,6 +279,7 @@ def _new_tensor(shape, dtype, buffer, name, loc, what: str):
     # Kernels create tensors of a few shapes over and over in their loops: a shape of plain
     # ints (_parse_shape hands it back as it is) has its dtype and buffer checked once.
     spec = None
+    dtype_arg = dtype
     cached = buffer.__class__ is not DirectAllocation
     # (a shape with nl.par_dim equals the same ints without it: its parsed form is the key)
     key = (shape, dtype, buffer) if dims is shape else (dims, pidx, dtype, buffer)
@@ -296,6 +297,8 @@ def _new_tensor(shape, dtype, buffer, name, loc, what: str):
     if buffer.__class__ is DirectAllocation and not tr.force_auto_alloc:
         allocation = tr.direct_allocation(buffer, loc)
     if pidx and (kind == SBUF or kind == PSUM):  # (in HBM, nl.par_dim marks nothing)
+        if allocation is None and not name and cached:  # (the next such call is C's: ndarray)
+            _NEW_BLOCKED[(dims, pidx, dtype_arg, buffer)] = (dims[:pidx], dims[pidx:], dtype, kind)
         return _blocked(tr, dims, pidx, dtype, kind, allocation, name or what, bool(name), loc)
     if allocation is None and not name and (kind == SBUF or kind == PSUM):
         # an unnamed tile, named and placed as an instruction's result is (what tr.new_storage
@@ -345,6 +348,10 @@ _CHECKED_SPECS: dict = {}  # (shape, dtype, buffer) -> (NumPy dtype, buffer), se
 #: (shape, dtype, buffer) -> (kind, NumPy dtype, dims) of the unnamed tiles nl.ndarray made
 #: (plain int shapes, no nl.par_dim, no direct allocation): the next such call is new_result.
 _NEW_TILES: dict = {}
+#: (dims, partition axis, dtype, buffer) -> (block shape, tile shape, NumPy dtype, kind) of the
+#: unnamed tensors with block dimensions nl.ndarray / nl.zeros made (no direct allocation): the
+#: next such call is made in C (cpp/python/trace_new_blocked.cpp), as _blocked makes it.
+_NEW_BLOCKED: dict = {}
 
 
 def _tensor_spec(dims: tuple, pidx: int, dtype, buffer, loc, what: str) -> tuple:
@@ -718,6 +725,7 @@ _dma_plain, _matmul_plain, _LOAD = _ins.dma_plain, _ins.matmul_plain, IT.Load
 _core.nki.configure_language_fast(Tensor, _NEW_TILES, par_dim, SBUF, _LOAD, tile_size.pmax,
                                   _dma_plain, _ins.dma_general, IT.Save, PSUM, _ins.keeps_all,
                                   _ins.NUM_PARTITIONS)
+_core.nki.configure_new_blocked(BlockedTensor, par_dim, _NEW_BLOCKED)
 ndarray = _core.nki.FastCall(ndarray, _core.nki.ndarray_fast)
 zeros = _core.nki.FastCall(zeros, _core.nki.zeros_fast)
 load = _core.nki.FastCall(load, _core.nki.load_fast)

@@ -5,10 +5,9 @@ from __future__ import annotations
 from neuronxsim.nki.arguments import FastCall
 from neuronxsim.nki.indexing import LoopIndex
 from neuronxsim.nki06._api import ApiCall
-import neuronxsim.starfish.lib._core.bir
 import types
 import typing
-__all__: list[str] = ['ApiCall', 'FastCall', 'LoopIndex', 'RECORD_POSITIONS', 'accumulate_methods', 'assign_redirect', 'basic_subscript', 'blocked_methods', 'caller_location', 'configure_accumulate', 'configure_accumulate_plain', 'configure_assign', 'configure_blocked', 'configure_dma_plain', 'configure_index_expr', 'configure_iterate', 'configure_lanewise', 'configure_language_fast', 'configure_matmul', 'configure_nki06_subscript', 'configure_plain_tile_access', 'configure_subscripts', 'configure_tracer_methods', 'configure_zero_fill', 'current', 'dma_plain', 'emit_program', 'forget_call_sites', 'iterate_method', 'lanewise_plain', 'live_ranges', 'load_fast', 'matmul_plain', 'nc_matmul_fast', 'ndarray_fast', 'new_access', 'new_op', 'new_slotted', 'next_fit_place', 'next_fit_storages', 'operator_methods', 'ops_matmul_grouped', 'ops_redirected', 'peek', 'place_matmul_method', 'plain_tile_access', 'range_fast', 'remember_call_site', 'set_call_site_walk', 'set_current', 'set_no_tracer', 'slice_range', 'store_fast', 'subscript_method', 'tensor_store_method', 'tensor_table', 'tracer_method', 'unique_name', 'write_plain', 'zeros_fast']
+__all__: list[str] = ['ApiCall', 'FastCall', 'LoopIndex', 'RECORD_POSITIONS', 'accumulate_methods', 'assign_redirect', 'basic_subscript', 'blocked_methods', 'caller_location', 'configure_accumulate', 'configure_accumulate_plain', 'configure_assign', 'configure_blocked', 'configure_dma_plain', 'configure_index_expr', 'configure_iterate', 'configure_lanewise', 'configure_language_fast', 'configure_matmul', 'configure_new_blocked', 'configure_nki06_subscript', 'configure_plain_tile_access', 'configure_subscripts', 'configure_tracer_methods', 'configure_zero_fill', 'current', 'dma_plain', 'forget_call_sites', 'iterate_method', 'lanewise_plain', 'live_ranges', 'load_fast', 'matmul_plain', 'nc_matmul_fast', 'ndarray_fast', 'new_access', 'new_op', 'new_slotted', 'next_fit_place', 'next_fit_storages', 'operator_methods', 'ops_matmul_grouped', 'ops_redirected', 'peek', 'place_matmul_method', 'plain_tile_access', 'range_fast', 'remember_call_site', 'set_call_site_walk', 'set_current', 'set_no_tracer', 'slice_range', 'store_fast', 'subscript_method', 'tensor_store_method', 'tensor_table', 'tracer_method', 'unique_name', 'write_plain', 'zeros_fast']
 def accumulate_methods() -> dict:
     """
     {name: method} of Tensor's in-place operators (__iadd__, __isub__, __imul__, __itruediv__) in C.
@@ -69,6 +68,10 @@ def configure_matmul(tensor_class: type, plain_tile_access: typing.Any, verdicts
     """
     Gives matmul_plain the Tensor class, the tracer's plain_tile_access, the legality verdicts of plain matmuls (a dict), the Matmult opcode, the PE engine, the PSUM kind and the float32 dtype.
     """
+def configure_new_blocked(blocked_tensor_class: type, par_dim: type, new_blocked: dict) -> None:
+    """
+    Gives ndarray_fast and zeros_fast the BlockedTensor class, the par_dim class and language.py's _NEW_BLOCKED ((dims, partition axis, dtype, buffer) -> (block shape, tile shape, dtype, kind) of the unnamed blocked tensors made before), for the nl.ndarray and nl.zeros of block-dimension shapes.
+    """
 def configure_nki06_subscript(nki_tensor_class: type, index: typing.Any, to_int: typing.Any) -> None:
     """
     Gives the subscripts the NkiTensor class (NKI 0.6; after configure_subscripts), index(k): the int of an index that is no int or loop index (NKIError for a run-time one), and to_int(v, what): the int of a slice bound or step that is no int.
@@ -96,10 +99,6 @@ def current(*args, **kwargs):
 def dma_plain(*args, **kwargs):
     """
     dma_plain(tr, opcode, dst, src, loc, fresh): the Op of the commonest DMA transfer dst <- src, recorded; NotImplemented, having changed nothing, when the transfer needs the general path.
-    """
-def emit_program(module: neuronxsim.starfish.lib._core.bir.Module, storages: typing.Any, first_use: typing.Any, addr: typing.Any, outputs: typing.Any, names: typing.Any, counts: typing.Any, kinds: typing.Any, records: list) -> neuronxsim.starfish.lib._core.bir.Function:
-    """
-    The emission pass (neuronxsim.nki.emit.Emission) in one call: appends a function to module, makes the tensors tensor_table(storages, first_use, addr, outputs, names, counts, kinds) describes and the nodes of the records as emit_trace does, and returns the function.
     """
 def forget_call_sites() -> None:
     """
