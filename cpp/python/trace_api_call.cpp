@@ -9,6 +9,10 @@
 // `handle` is the slice of the current tracer's `ops` the call appended, and not what `wrapped`
 // returned.
 //
+// `fast` (settable; None at first): a C function taking the call's arguments before `wrapped` does,
+// which answers the function's commonest calls (trace_nki06_fast.cpp's) or returns NotImplemented,
+// having changed nothing, for `wrapped` to answer; its errors are treated as `wrapped`'s.
+//
 // The object stands for the function everywhere else too, as trace_fast_call.cpp's FastCall does:
 // `__name__`, `__qualname__`, `__module__`, `__doc__` and any attribute not its own are the
 // definition's, `__wrapped__` is the definition (so `inspect.signature` and `inspect.unwrap` see
@@ -33,6 +37,7 @@ struct ApiCall {
   PyObject* wrapped;      // the Python definition
   PyObject* explain;      // explain(args, kwargs): the TypeError to raise instead, or None
   PyObject* instruction;  // the class of the handle the call answers, or null (the function's own result)
+  PyObject* fast;         // a C path that answers the commonest calls, or null (see `fast` below)
   PyObject* dict;         // the instance's own attributes
   vectorcallfunc vectorcall;
 };
@@ -40,6 +45,7 @@ struct ApiCall {
 PyTypeObject ApiCallType;    // (zero; filled in and readied by bindApiCall)
 PyObject* opsName = nullptr;  // "ops" (interned, kept for good: slotAttr's key)
 PyObject* noArgs = nullptr;   // ()
+PyObject* handleName = nullptr;  // "handle" (interned, kept for good: not made again on every call)
 
 ApiCall* self(PyObject* o) { return reinterpret_cast<ApiCall*>(o); }
 
@@ -115,16 +121,27 @@ PyObject* handleOf(ApiCall* a, PyObject* ops, Py_ssize_t first) {
     Py_XDECREF(slice);
     Py_XDECREF(start);
   }
-  if (handle == nullptr || PyObject_SetAttrString(made, "handle", handle) < 0) Py_CLEAR(made);
+  if (handle == nullptr || PyObject_SetAttr(made, handleName, handle) < 0) Py_CLEAR(made);
   Py_XDECREF(handle);
   return made;
+}
+
+// The call of `fast` (when set), else of `wrapped`, or of `wrapped` when `fast` declines
+// (NotImplemented, having changed nothing).
+PyObject* answer(ApiCall* a, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+  if (a->fast != nullptr) {
+    PyObject* r = PyObject_Vectorcall(a->fast, args, nargsf, kwnames);
+    if (r != Py_NotImplemented) return r;
+    Py_DECREF(r);
+  }
+  return PyObject_Vectorcall(a->wrapped, args, nargsf, kwnames);
 }
 
 PyObject* call(PyObject* o, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
   ApiCall* a = self(o);
   const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
   if (a->instruction == nullptr) {
-    PyObject* r = PyObject_Vectorcall(a->wrapped, args, nargsf, kwnames);
+    PyObject* r = answer(a, args, nargsf, kwnames);
     if (r == nullptr && PyErr_ExceptionMatches(PyExc_TypeError)) return explained(a, args, nargs, kwnames);
     return r;
   }
@@ -141,7 +158,7 @@ PyObject* call(PyObject* o, PyObject* const* args, size_t nargsf, PyObject* kwna
       return nullptr;
     }
   }
-  PyObject* r = PyObject_Vectorcall(a->wrapped, args, nargsf, kwnames);
+  PyObject* r = answer(a, args, nargsf, kwnames);
   if (r == nullptr) {
     Py_DECREF(ops);
     if (PyErr_ExceptionMatches(PyExc_TypeError)) return explained(a, args, nargs, kwnames);
@@ -174,6 +191,7 @@ PyObject* newApiCall(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   a->wrapped = Py_NewRef(wrapped);
   a->explain = Py_NewRef(explain);
   a->instruction = instruction != Py_None ? Py_NewRef(instruction) : nullptr;
+  a->fast = nullptr;
   a->dict = nullptr;
   a->vectorcall = call;
   return o;
@@ -183,6 +201,7 @@ int traverse(PyObject* o, visitproc visit, void* arg) {
   Py_VISIT(self(o)->wrapped);
   Py_VISIT(self(o)->explain);
   Py_VISIT(self(o)->instruction);
+  Py_VISIT(self(o)->fast);
   Py_VISIT(self(o)->dict);
   return 0;
 }
@@ -191,6 +210,7 @@ int clear(PyObject* o) {
   Py_CLEAR(self(o)->wrapped);
   Py_CLEAR(self(o)->explain);
   Py_CLEAR(self(o)->instruction);
+  Py_CLEAR(self(o)->fast);
   Py_CLEAR(self(o)->dict);
   return 0;
 }
@@ -227,6 +247,17 @@ PyObject* getInstruction(PyObject* o, void*) {
   return Py_NewRef(self(o)->instruction != nullptr ? self(o)->instruction : Py_None);
 }
 
+PyObject* getFast(PyObject* o, void*) { return Py_NewRef(self(o)->fast != nullptr ? self(o)->fast : Py_None); }
+
+int setFast(PyObject* o, PyObject* value, void*) {
+  if (value != nullptr && value != Py_None && !PyCallable_Check(value)) {
+    PyErr_SetString(PyExc_TypeError, "ApiCall.fast must be callable or None");
+    return -1;
+  }
+  Py_XSETREF(self(o)->fast, value != nullptr && value != Py_None ? Py_NewRef(value) : nullptr);
+  return 0;
+}
+
 PyObject* repr(PyObject* o) { return PyObject_Repr(self(o)->wrapped); }
 
 // Pickled (and copied) by reference, as a function is: its qualified name in its module.
@@ -240,6 +271,10 @@ PyGetSetDef getset[] = {
     {"__wrapped__", getWrapped, nullptr, "the Python definition", nullptr},
     {"explain", getExplain, nullptr, "explain(args, kwargs): the TypeError of a call that does not fit", nullptr},
     {"instruction", getInstruction, nullptr, "the class of the handle a call answers, or None", nullptr},
+    {"fast", getFast, setFast,
+     "a C path taking the call's arguments first (None: none): its answer, or NotImplemented having changed "
+     "nothing, when the definition answers",
+     nullptr},
     {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, "the object's own attributes", nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr}};
 
@@ -249,7 +284,8 @@ PyMethodDef methods[] = {{"__reduce__", reduce, METH_NOARGS, "pickled by referen
 void bindApiCall(py::module_& m) {
   opsName = PyUnicode_InternFromString("ops");
   noArgs = PyTuple_New(0);
-  if (opsName == nullptr || noArgs == nullptr) throw py::error_already_set();
+  handleName = PyUnicode_InternFromString("handle");
+  if (opsName == nullptr || noArgs == nullptr || handleName == nullptr) throw py::error_already_set();
   Py_SET_REFCNT(reinterpret_cast<PyObject*>(&ApiCallType), 1);  // (a static type: never freed)
   ApiCallType.tp_name = "neuronxsim.nki06._api.ApiCall";
   ApiCallType.tp_basicsize = sizeof(ApiCall);

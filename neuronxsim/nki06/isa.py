@@ -32,6 +32,7 @@ from neuronxsim.nki.errors import NKIError, caller_location
 from neuronxsim.nki.opcodes import BITVEC, COMMUTATIVE, Act, Alu, act_func, alu_op
 from neuronxsim.nki.tensor import PSUM, SBUF, Tensor, new_view, same_view
 from neuronxsim.nki.tracer import IT, Engine, current
+from neuronxsim.starfish.lib import _core
 
 from . import dtypes as dt
 from ._api import api
@@ -625,6 +626,13 @@ def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_on
         NotImplemented
     if value is NotImplemented:
         value = _ins.matmul_general(tr, st, mv, loc, what, fields, False, None, True, out_kind)
+    _place_matmul(tr, value, d, accumulate, loc, what)
+
+
+def _place_matmul(tr, value: Tensor, d: Tensor, accumulate, loc, what: str):
+    """nc_matmul's last step: the matmul just recorded (its result ``value``) writes ``dst``'s
+    view ``d``, adding to its accumulation group or starting one. (Also the last step of its C
+    path, cpp/python/trace_nki06_fast.cpp.)"""
     if d.shape != value.shape:
         if d.shape[0] != value.shape[0] or math.prod(d.shape[1:]) != value.shape[1]:
             raise NKIError(f"{what}: dst has shape {list(d.shape)}; stationary.T @ moving is "
@@ -640,6 +648,14 @@ def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_on
         tr.place_matmul(value, d, bool(accumulate))
     except NKIError as e:
         raise NKIError(f"{what}: {e.reason}", loc) from None
+
+
+# The commonest dma_copy and nc_matmul calls (plain NkiTensors) are recorded in C, without the
+# definitions' frames (cpp/python/trace_nki06_fast.cpp says which): anything else comes here.
+_core.nki.configure_nki06_fast(NkiTensor, _dma_plain, _ins.dma_general, _DMA_COPY, _matmul_plain,
+                               _place_matmul, PSUM)
+dma_copy.fast = _core.nki.dma_copy06_fast
+nc_matmul.fast = _core.nki.nc_matmul06_fast
 
 
 def _accumulates(tr, d: Tensor, loc, what: str) -> bool:

@@ -32,6 +32,7 @@ from neuronxsim.nki.opcodes import Act, Alu, activation as _act_marker, alu as _
 from neuronxsim.nki.tensor import NUM_PARTITIONS, PSUM, PSUM_BANK_BYTES, SBUF, Tensor, new_view
 from neuronxsim.nki.tracer import ARCHS, IT, Engine, current
 from neuronxsim.nki.tracer import active as _tracing
+from neuronxsim.starfish.lib import _core
 
 from . import dtypes as dt
 from ._api import api
@@ -319,6 +320,12 @@ def ndarray(shape, dtype, buffer=sbuf, name="", address=None) -> NkiTensor:
     if address is not None:
         _pin(t, address, loc)
     return t
+
+
+# A tensor of a spec _new checked before (plain arguments, no name or address) is made in C, without
+# the frames of ndarray, _new and _wrap (cpp/python/trace_nki06_fast.cpp): anything else comes here.
+_core.nki.configure_nki06_ndarray(NkiTensor, _CHECKED, sbuf, SBUF, PSUM)
+ndarray.fast = _core.nki.ndarray06_fast
 
 
 def _pin(t: NkiTensor, address, loc):

@@ -7,7 +7,7 @@ from neuronxsim.nki.indexing import LoopIndex
 from neuronxsim.nki06._api import ApiCall
 import types
 import typing
-__all__: list[str] = ['ApiCall', 'FastCall', 'LoopIndex', 'RECORD_POSITIONS', 'accumulate_methods', 'assign_redirect', 'basic_subscript', 'blocked_methods', 'caller_location', 'configure_accumulate', 'configure_accumulate_plain', 'configure_assign', 'configure_blocked', 'configure_dma_plain', 'configure_index_expr', 'configure_iterate', 'configure_lanewise', 'configure_language_fast', 'configure_matmul', 'configure_new_blocked', 'configure_nki06_subscript', 'configure_plain_tile_access', 'configure_subscripts', 'configure_tracer_methods', 'configure_zero_fill', 'current', 'dma_plain', 'forget_call_sites', 'iterate_method', 'lanewise_plain', 'live_ranges', 'load_fast', 'matmul_plain', 'nc_matmul_fast', 'ndarray_fast', 'new_access', 'new_op', 'new_slotted', 'next_fit_place', 'next_fit_storages', 'operator_methods', 'ops_matmul_grouped', 'ops_redirected', 'peek', 'place_matmul_method', 'plain_tile_access', 'range_fast', 'remember_call_site', 'set_call_site_walk', 'set_current', 'set_no_tracer', 'slice_range', 'store_fast', 'subscript_method', 'tensor_store_method', 'tensor_table', 'tracer_method', 'unique_name', 'write_plain', 'zeros_fast']
+__all__: list[str] = ['ApiCall', 'FastCall', 'LoopIndex', 'RECORD_POSITIONS', 'accumulate_methods', 'assign_redirect', 'basic_subscript', 'blocked_methods', 'caller_location', 'configure_accumulate', 'configure_accumulate_plain', 'configure_assign', 'configure_blocked', 'configure_dma_plain', 'configure_index_expr', 'configure_iterate', 'configure_lanewise', 'configure_language_fast', 'configure_matmul', 'configure_nki06_fast', 'configure_nki06_ndarray', 'configure_nki06_subscript', 'configure_plain_tile_access', 'configure_subscripts', 'configure_tracer_methods', 'configure_zero_fill', 'current', 'dma_copy06_fast', 'dma_plain', 'forget_call_sites', 'iterate_method', 'lanewise_plain', 'live_ranges', 'load_fast', 'matmul_plain', 'nc_matmul06_fast', 'nc_matmul_fast', 'ndarray06_fast', 'ndarray_fast', 'new_access', 'new_op', 'new_slotted', 'next_fit_place', 'next_fit_storages', 'operator_methods', 'ops_matmul_grouped', 'ops_redirected', 'peek', 'place_matmul_method', 'plain_tile_access', 'range_fast', 'remember_call_site', 'set_call_site_walk', 'set_current', 'set_no_tracer', 'slice_range', 'store_fast', 'subscript_method', 'tensor_store_method', 'tensor_table', 'tracer_method', 'unique_name', 'write_plain', 'zeros_fast']
 def accumulate_methods() -> dict:
     """
     {name: method} of Tensor's in-place operators (__iadd__, __isub__, __imul__, __itruediv__) in C.
@@ -68,9 +68,13 @@ def configure_matmul(tensor_class: type, plain_tile_access: typing.Any, verdicts
     """
     Gives matmul_plain the Tensor class, the tracer's plain_tile_access, the legality verdicts of plain matmuls (a dict), the Matmult opcode, the PE engine, the PSUM kind and the float32 dtype.
     """
-def configure_new_blocked(blocked_tensor_class: type, par_dim: type, new_blocked: dict) -> None:
+def configure_nki06_fast(nki_tensor: type, dma_plain: typing.Any, dma_general: typing.Any, dma_copy: typing.Any, matmul_plain: typing.Any, place_matmul: typing.Any, psum: str) -> None:
     """
-    Gives ndarray_fast and zeros_fast the BlockedTensor class, the par_dim class and language.py's _NEW_BLOCKED ((dims, partition axis, dtype, buffer) -> (block shape, tile shape, dtype, kind) of the unnamed blocked tensors made before), for the nl.ndarray and nl.zeros of block-dimension shapes.
+    Gives dma_copy06_fast and nc_matmul06_fast the NkiTensor class, dma_plain / dma_general, the DMACopy opcode, matmul_plain, nisa's _place_matmul and the PSUM kind.
+    """
+def configure_nki06_ndarray(nki_tensor: type, checked: dict, sbuf: typing.Any, sbuf_kind: str, psum_kind: str) -> None:
+    """
+    Gives ndarray06_fast the NkiTensor class, language.py's _CHECKED table, nl.sbuf (the default buffer) and the SBUF and PSUM kinds.
     """
 def configure_nki06_subscript(nki_tensor_class: type, index: typing.Any, to_int: typing.Any) -> None:
     """
@@ -95,6 +99,10 @@ def configure_zero_fill(plain_tile_access: typing.Any, memset: typing.Any, dve: 
 def current(*args, **kwargs):
     """
     current(): the tracer recording a kernel (see set_current), else what the set_no_tracer function answers.
+    """
+def dma_copy06_fast(*args, **kwargs):
+    """
+    dma_copy06_fast(dst, src): nisa.dma_copy of two direct NkiTensors; NotImplemented, having changed nothing, for any other call.
     """
 def dma_plain(*args, **kwargs):
     """
@@ -124,9 +132,17 @@ def matmul_plain(*args, **kwargs):
     """
     matmul_plain(tr, stationary, moving, loc): the PSUM result of the commonest matmul, recorded; NotImplemented, having changed nothing, when the matmul needs the general path.
     """
+def nc_matmul06_fast(*args, **kwargs):
+    """
+    nc_matmul06_fast(dst, stationary, moving, accumulate=None): nisa.nc_matmul of direct on-chip NkiTensors into PSUM when matmul_plain records it; NotImplemented, having changed nothing, for any other call.
+    """
 def nc_matmul_fast(*args, **kwargs):
     """
     nc_matmul_fast(stationary, moving): nisa.nc_matmul of two SBUF tiles by matmul_plain; NotImplemented, having changed nothing, for any other call.
+    """
+def ndarray06_fast(*args, **kwargs):
+    """
+    ndarray06_fast(shape, dtype, buffer=nl.sbuf): NKI 0.6's nl.ndarray of an SBUF or PSUM spec checked before; NotImplemented, having changed nothing, for any other call.
     """
 def ndarray_fast(*args, **kwargs):
     """
