@@ -7,10 +7,14 @@ from neuronxsim.nki.indexing import LoopIndex
 from neuronxsim.nki06._api import ApiCall
 import types
 import typing
-__all__: list[str] = ['ApiCall', 'FastCall', 'LoopIndex', 'RECORD_POSITIONS', 'accumulate_methods', 'assign_redirect', 'basic_subscript', 'blocked_methods', 'caller_location', 'configure_accumulate', 'configure_accumulate_plain', 'configure_assign', 'configure_blocked', 'configure_dma_plain', 'configure_index_expr', 'configure_iterate', 'configure_lanewise', 'configure_language_fast', 'configure_matmul', 'configure_nki06_subscript', 'configure_plain_tile_access', 'configure_subscripts', 'configure_tracer_methods', 'configure_zero_fill', 'current', 'dma_plain', 'forget_call_sites', 'iterate_method', 'lanewise_plain', 'live_ranges', 'load_fast', 'matmul_plain', 'nc_matmul_fast', 'ndarray_fast', 'new_access', 'new_op', 'new_slotted', 'next_fit_place', 'next_fit_storages', 'operator_methods', 'ops_matmul_grouped', 'ops_redirected', 'peek', 'place_matmul_method', 'plain_tile_access', 'range_fast', 'remember_call_site', 'set_call_site_walk', 'set_current', 'set_no_tracer', 'slice_range', 'store_fast', 'subscript_method', 'tensor_store_method', 'tensor_table', 'tracer_method', 'unique_name', 'write_plain', 'zeros_fast']
+__all__: list[str] = ['ApiCall', 'FastCall', 'LoopIndex', 'RECORD_POSITIONS', 'accumulate_methods', 'activation_fast', 'assign_redirect', 'basic_subscript', 'binary_fast', 'blocked_methods', 'bn_stats_fast', 'caller_location', 'configure_accumulate', 'configure_accumulate_plain', 'configure_assign', 'configure_blocked', 'configure_dma_plain', 'configure_index_expr', 'configure_iterate', 'configure_lane_fast', 'configure_lanewise', 'configure_language_fast', 'configure_matmul', 'configure_nki06_subscript', 'configure_plain_tile_access', 'configure_subscripts', 'configure_tracer_methods', 'configure_zero_fill', 'current', 'dma_plain', 'forget_call_sites', 'iterate_method', 'lanewise_plain', 'live_ranges', 'load_fast', 'matmul_plain', 'nc_matmul_fast', 'ndarray_fast', 'new_access', 'new_op', 'new_slotted', 'next_fit_place', 'next_fit_storages', 'operator_methods', 'ops_matmul_grouped', 'ops_redirected', 'peek', 'place_matmul_method', 'plain_tile_access', 'range_fast', 'reduce_fast', 'remember_call_site', 'set_call_site_walk', 'set_current', 'set_no_tracer', 'slice_range', 'store_fast', 'subscript_method', 'tensor_store_method', 'tensor_table', 'tracer_method', 'unique_name', 'write_plain', 'zeros_fast']
 def accumulate_methods() -> dict:
     """
     {name: method} of Tensor's in-place operators (__iadd__, __isub__, __imul__, __itruediv__) in C.
+    """
+def activation_fast(func: typing.Any, name: str) -> typing.Any:
+    """
+    The C path of nl.<name>(x, *, mask=None), the activation func: a result, or NotImplemented for the Python definition to answer (use in a FastCall).
     """
 def assign_redirect(*args, **kwargs):
     """
@@ -20,9 +24,17 @@ def basic_subscript(*args, **kwargs):
     """
     basic_subscript(key, shape, strides, offset): the view (offset, shape, strides, ()) of a 2.2x tensor view without bound checks subscripted by the tuple key of ints, NumPy integers and slices (at most one per dim); None for a key with another entry (from the first of them) or a slice reaching outside its dim; an int outside its dim and a bad slice raise NKIError, in key order.
     """
+def binary_fast(name: str) -> typing.Any:
+    """
+    The C path of nl.<name>(x, y, *, mask=None) for add, subtract, multiply and divide: a result, or NotImplemented for the Python definition to answer (use in a FastCall).
+    """
 def blocked_methods() -> tuple[typing.Any, typing.Any]:
     """
     (__getitem__, __setitem__) of BlockedTensor in C.
+    """
+def bn_stats_fast() -> typing.Any:
+    """
+    The C path of nisa.bn_stats(data, *, mask=None, dtype=None): a result, or NotImplemented for the Python definition to answer (use in a FastCall).
     """
 def caller_location(*args, **kwargs):
     """
@@ -55,6 +67,10 @@ def configure_index_expr(index_expr_class: type) -> None:
 def configure_iterate(loop_class: type, loop_iteration_class: type, static: str) -> None:
     """
     Gives Tracer.iterate the record's Loop and LoopIteration classes and the kind of a static loop.
+    """
+def configure_lane_fast(tensor_class: type, instructions: types.ModuleType, dtype_lookups: dict, bn_stats: typing.Any) -> None:
+    """
+    Gives activation_fast, reduce_fast and bn_stats_fast the Tensor class, the instructions module (whose activation, tensor_reduce and per_lane they call), dtypes._LOOKUPS and the BNStats opcode.
     """
 def configure_lanewise(tensor_class: type, plain_tile_access: typing.Any, write_plain: typing.Any, activation: typing.Any, psum: str, sbuf: str, num_partitions: typing.SupportsInt | typing.SupportsIndex) -> None:
     """
@@ -175,6 +191,10 @@ def plain_tile_access(*args, **kwargs):
 def range_fast(kind: str) -> typing.Any:
     """
     The C path of the nl range function of loops of `kind` (for FastCall).
+    """
+def reduce_fast(op: typing.Any, name: str) -> typing.Any:
+    """
+    The C path of nl.<name>(x, axis, *, mask=None, keepdims=False), the op-reduction: a result, or NotImplemented for the Python definition to answer (use in a FastCall).
     """
 def remember_call_site(code: typing.Any, lasti: typing.SupportsInt | typing.SupportsIndex, location: typing.Any) -> None:
     """
