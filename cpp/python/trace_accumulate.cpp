@@ -54,7 +54,7 @@ PyObject* lanewiseName = nullptr;
 // divide-of-integers rule needs one of them among a division's operands to leave the dtype to
 // promote).
 PyObject *promote = nullptr, *floatDtypes = nullptr;
-PyObject *applyOperatorName, *tensorTensorGeneralName, *tensorScalarName;
+PyObject *applyOperatorName, *tensorTensorGeneralName, *tensorScalarName, *tensorTensorName, *maskName;
 
 using Owned = nxs::py_bind::OwnedRef;
 
@@ -244,11 +244,12 @@ PyObject* binaryPlain(PyObject* x, PyObject* y, PyObject* name) {
 // `tile <name> number` (reverse: `number <name> tile`) of an on-chip exact Tensor of a float dtype
 // and an exact int or float: the call _apply_operator -> _binary makes,
 //     instructions.tensor_scalar(tr, tile, op, number, reverse, None, None, False, dtype, loc,
-//                                None, None, DVE, name)
+//                                mask, None, DVE, name)
+// (mask None for an operator; nl.<name>'s mask, which _binary hands on as it is, for binaryFast)
 // with dtype the tile's (a float: neither _binary's integer-division rule nor its int-tile-with-
 // a-float rule applies; a bool is no exact int). A new reference, null with an error set, or
 // NotImplemented (a new reference), having changed nothing, for any other operands.
-PyObject* binaryNumber(PyObject* tile, PyObject* number, bool reverse, PyObject* name) {
+PyObject* binaryNumber(PyObject* tile, PyObject* number, bool reverse, PyObject* name, PyObject* mask) {
   if (!PyLong_CheckExact(number) && !PyFloat_CheckExact(number)) Py_RETURN_NOTIMPLEMENTED;
   PyObject* op = PyDict_GetItemWithError(aluOps, name);  // (borrowed; none: tests emptied the table)
   if (op == nullptr) return PyErr_Occurred() ? nullptr : Py_NewRef(Py_NotImplemented);
@@ -268,8 +269,108 @@ PyObject* binaryNumber(PyObject* tile, PyObject* number, bool reverse, PyObject*
   if (scalarFn.get() == nullptr) return nullptr;
   PyObject* const args[14] = {tr.get(),    tile,      op,      number,  reverse ? Py_True : Py_False,
                               Py_None,     Py_None,   Py_False, dtype.get(), loc.get(),
-                              Py_None,     Py_None,   dve,     name};
+                              mask,        Py_None,   dve,     name};
   return PyObject_Vectorcall(scalarFn.get(), args, 14, nullptr);
+}
+
+// The facts _binary tests of two exact Tensors x and y before it picks an instruction: 1 when both
+// are on chip and, for a division, one's dtype is a float (so that _binary leaves the dtype None:
+// its integer-division rule is Python's), with op the name's ALU op (borrowed), their shapes and
+// their dtypes (their storages') set; 0, having changed nothing, when Python must take them; -1
+// with an error set.
+struct Pair {
+  PyObject* op = nullptr;
+  Owned xShape{nullptr}, yShape{nullptr}, xDtype{nullptr}, yDtype{nullptr};
+};
+int pairFacts(PyObject* x, PyObject* y, PyObject* name, Pair& p) {
+  p.op = PyDict_GetItemWithError(aluOps, name);  // (none: tests emptied the table)
+  if (p.op == nullptr) return PyErr_Occurred() ? -1 : 0;
+  int t = onChip(x);
+  if (t == 1) t = onChip(y);
+  if (t != 1) return t;
+  p.xShape.p = slotAttr(x, shapeName);
+  p.yShape.p = slotAttr(y, shapeName);
+  if (p.xShape.get() == nullptr || p.yShape.get() == nullptr) return -1;
+  Owned xStorage(slotAttr(x, storageName)), yStorage(slotAttr(y, storageName));
+  if (xStorage.get() == nullptr || yStorage.get() == nullptr) return -1;
+  p.xDtype.p = slotAttr(xStorage.get(), dtypeName);
+  p.yDtype.p = slotAttr(yStorage.get(), dtypeName);
+  if (p.xDtype.get() == nullptr || p.yDtype.get() == nullptr) return -1;
+  if (name != divideName) return 1;
+  t = PyDict_Contains(floatDtypes, p.xDtype.get());
+  return t == 0 ? PyDict_Contains(floatDtypes, p.yDtype.get()) : t;
+}
+
+// _binary's test of a lane constant (one element per partition: [P, 1], [P], [P, 1, 1]...), for a
+// shape tuple of at least one entry whose free entries are exact ints: 1 when they are all 1 (their
+// product is 1: sizes are never negative), 0 when one is another int, -1 when some entry is no
+// exact int (Python must take it).
+int isColumn(PyObject* shape) {
+  int column = 1;
+  for (Py_ssize_t i = 1; i < PyTuple_GET_SIZE(shape); ++i) {
+    PyObject* size = PyTuple_GET_ITEM(shape, i);
+    if (!PyLong_CheckExact(size)) return -1;
+    int overflow = 0;
+    const long n = PyLong_AsLongAndOverflow(size, &overflow);
+    if (n < 0 || overflow != 0) return -1;  // (never a size: Python's)
+    if (n != 1) column = 0;
+  }
+  return column;
+}
+
+// `x <name> y` of two on-chip exact Tensors of the same partitions, one a lane constant (see
+// isColumn) and the other not (`x * rstd`, `x - mean`): the call _binary makes for them,
+//     instructions.tensor_scalar(tr, data, op, column, reverse, None, None, False,
+//                                promote(x.dtype, y.dtype), loc, mask, None, DVE, name)
+// with column the lane constant, data the other and reverse whether the column is x (same
+// partitions: no broadcast; different shapes: no tensor_tensor; dtype None, the division rule left
+// to Python by pairFacts). A new reference, null with an error set, or NotImplemented (a new
+// reference), having changed nothing, for any other operands.
+PyObject* binaryColumn(PyObject* x, PyObject* y, PyObject* name, PyObject* mask) {
+  Pair p;
+  int t = pairFacts(x, y, name, p);
+  if (t != 1) return t < 0 ? nullptr : Py_NewRef(Py_NotImplemented);
+  PyObject *xs = p.xShape.get(), *ys = p.yShape.get();
+  if (!PyTuple_CheckExact(xs) || !PyTuple_CheckExact(ys) || PyTuple_GET_SIZE(xs) == 0 || PyTuple_GET_SIZE(ys) == 0)
+    Py_RETURN_NOTIMPLEMENTED;
+  t = PyObject_RichCompareBool(PyTuple_GET_ITEM(xs, 0), PyTuple_GET_ITEM(ys, 0), Py_EQ);
+  if (t != 1) return t < 0 ? nullptr : Py_NewRef(Py_NotImplemented);
+  const int xColumn = isColumn(xs), yColumn = isColumn(ys);
+  if (xColumn < 0 || yColumn < 0 || xColumn == yColumn) Py_RETURN_NOTIMPLEMENTED;
+  const bool reverse = xColumn == 1;
+  PyObject* const pair[2] = {p.xDtype.get(), p.yDtype.get()};
+  Owned dtype(PyObject_Vectorcall(promote, pair, 2, nullptr));
+  if (dtype.get() == nullptr) return nullptr;
+  Owned loc(callSiteLocation(0));  // (the kernel's frame: this C function has none of its own)
+  if (loc.get() == nullptr) return nullptr;
+  Owned tr(PyObject_CallNoArgs(current));
+  if (tr.get() == nullptr) return nullptr;
+  Owned scalarFn(PyObject_GetAttr(instructions, tensorScalarName));
+  if (scalarFn.get() == nullptr) return nullptr;
+  PyObject* const args[14] = {tr.get(), reverse ? y : x, p.op,   reverse ? x : y, reverse ? Py_True : Py_False,
+                              Py_None,  Py_None,         Py_False, dtype.get(),   loc.get(),
+                              mask,     Py_None,         dve,      name};
+  return PyObject_Vectorcall(scalarFn.get(), args, 14, nullptr);
+}
+
+// `nl.<name>(x, y, mask=mask)` of two on-chip exact Tensors of one shape: the call _binary makes,
+//     instructions.tensor_tensor(tr, x, y, op, None, loc, mask, None, DVE, name)
+// (the dtype None: the division rule left to Python by pairFacts). A new reference, null with an
+// error set, or NotImplemented (a new reference), having changed nothing, for any other operands.
+PyObject* binaryMasked(PyObject* x, PyObject* y, PyObject* name, PyObject* mask) {
+  Pair p;
+  int t = pairFacts(x, y, name, p);
+  if (t != 1) return t < 0 ? nullptr : Py_NewRef(Py_NotImplemented);
+  t = p.xShape.get() == p.yShape.get() ? 1 : PyObject_RichCompareBool(p.xShape.get(), p.yShape.get(), Py_EQ);
+  if (t != 1) return t < 0 ? nullptr : Py_NewRef(Py_NotImplemented);
+  Owned loc(callSiteLocation(0));  // (the kernel's frame: this C function has none of its own)
+  if (loc.get() == nullptr) return nullptr;
+  Owned tr(PyObject_CallNoArgs(current));
+  if (tr.get() == nullptr) return nullptr;
+  Owned tensorTensorFn(PyObject_GetAttr(instructions, tensorTensorName));
+  if (tensorTensorFn.get() == nullptr) return nullptr;
+  PyObject* const args[10] = {tr.get(), x, y, p.op, Py_None, loc.get(), mask, Py_None, dve, name};
+  return PyObject_Vectorcall(tensorTensorFn.get(), args, 10, nullptr);
 }
 
 // `x <name> y` (see binaryPlain and binaryNumber): a new reference, null with an error set.
@@ -281,10 +382,15 @@ PyObject* binary(PyObject* x, PyObject* y, PyObject* name) {
   if (instructions != nullptr) {
     const bool xt = Py_TYPE(x) == tensorClass, yt = Py_TYPE(y) == tensorClass;
     Owned done(xt && yt ? binaryPlain(x, y, name)
-               : xt     ? binaryNumber(x, y, false, name)
-               : yt     ? binaryNumber(y, x, true, name)
+               : xt     ? binaryNumber(x, y, false, name, Py_None)
+               : yt     ? binaryNumber(y, x, true, name, Py_None)
                         : Py_NewRef(Py_NotImplemented));
-    if (done.get() != Py_NotImplemented) return done.release();
+    if (done.get() == Py_NotImplemented && xt && yt) {  // (not one shape: a lane constant?)
+      Owned column(binaryColumn(x, y, name, Py_None));
+      if (column.get() != Py_NotImplemented) return column.release();
+    } else if (done.get() != Py_NotImplemented) {
+      return done.release();
+    }
   }
   Owned loc(callSiteLocation(0));  // (what the Python method's caller_location() answers)
   if (loc.get() == nullptr) return nullptr;
@@ -317,6 +423,34 @@ NXS_OPERATOR(__truediv__, divideName, false, "t / x: nl.divide(t, x).")
 NXS_OPERATOR(__rtruediv__, divideName, true, "x / t: nl.divide(x, t).")
 #undef NXS_OPERATOR
 
+// `nl.<name>(x, y, *, mask=None)` (self: the name, add, subtract, multiply or divide), the C path
+// of the four functions (language.py wraps them in FastCalls, trace_fast_call.cpp): the definition
+// calls _binary(x, y, op, None, mask, loc, what=name), which is _apply_operator's call with the
+// mask added, so without a mask these are the operators' shortcuts (binaryPlain, binaryColumn,
+// binaryNumber) and with one the same steps with the mask handed on (binaryMasked for one shape).
+// A dtype, any other keyword or argument count, and every operand the shortcuts decline return
+// NotImplemented, having changed nothing: the definition answers them (its TypeErrors too).
+// Why C: the function's frame and _binary's cost a third of recording `nl.multiply(x, rstd)`.
+PyObject* binaryFast(PyObject* name, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  if (tensorClass == nullptr || instructions == nullptr || nargs != 2) Py_RETURN_NOTIMPLEMENTED;
+  PyObject* mask = Py_None;
+  const Py_ssize_t nkw = kwnames == nullptr ? 0 : PyTuple_GET_SIZE(kwnames);
+  if (nkw > 1 || (nkw == 1 && PyTuple_GET_ITEM(kwnames, 0) != maskName)) Py_RETURN_NOTIMPLEMENTED;
+  if (nkw == 1) mask = args[2];
+  PyObject *x = args[0], *y = args[1];
+  const bool xt = Py_TYPE(x) == tensorClass, yt = Py_TYPE(y) == tensorClass;
+  if (xt && !yt) return binaryNumber(x, y, false, name, mask);
+  if (yt && !xt) return binaryNumber(y, x, true, name, mask);
+  if (!xt) Py_RETURN_NOTIMPLEMENTED;
+  Owned done(mask == Py_None ? binaryPlain(x, y, name) : binaryMasked(x, y, name, mask));
+  if (done.get() != Py_NotImplemented) return done.release();
+  return binaryColumn(x, y, name, mask);
+}
+
+PyMethodDef binaryFastDef = {"binary_fast", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(binaryFast)),
+                             METH_FASTCALL | METH_KEYWORDS,
+                             "binary_fast(x, y, *, mask=None): nl.<name>'s C path (NotImplemented: the definition's)."};
+
 void bindAccumulate(py::module_& m) {
   for (auto [slot, text] :
        {std::pair{&storageName, "storage"}, {&stateName, "state"}, {&maskedOutName, "masked_out"},
@@ -324,7 +458,8 @@ void bindAccumulate(py::module_& m) {
         {&addName, "add"}, {&subtractName, "subtract"}, {&multiplyName, "multiply"}, {&divideName, "divide"},
         {&onChipName, "on_chip"}, {&shapeName, "shape"}, {&opName, "op"}, {&dtypeName, "dtype"},
         {&lanewiseName, "lanewise_plain"}, {&applyOperatorName, "_apply_operator"},
-        {&tensorTensorGeneralName, "tensor_tensor_general"}, {&tensorScalarName, "tensor_scalar"}}) {
+        {&tensorTensorGeneralName, "tensor_tensor_general"}, {&tensorScalarName, "tensor_scalar"},
+        {&tensorTensorName, "tensor_tensor"}, {&maskName, "mask"}}) {
     *slot = PyUnicode_InternFromString(text);
     if (*slot == nullptr) throw py::error_already_set();
   }
@@ -373,6 +508,19 @@ void bindAccumulate(py::module_& m) {
         return methods;
       },
       "{name: method} of Tensor's in-place operators (__iadd__, __isub__, __imul__, __itruediv__) in C.");
+  m.def(
+      "binary_fast",
+      [](py::str name) {
+        PyObject* text = Py_NewRef(name.ptr());
+        PyUnicode_InternInPlace(&text);  // (the interned name: the shortcuts compare names by identity)
+        py::object fast = py::reinterpret_steal<py::object>(PyCFunction_NewEx(&binaryFastDef, text, nullptr));
+        Py_DECREF(text);
+        if (!fast) throw py::error_already_set();
+        return fast;
+      },
+      py::arg("name"),
+      "The C path of nl.<name>(x, y, *, mask=None) for add, subtract, multiply and divide: a result, or NotImplemented "
+      "for the Python definition to answer (use in a FastCall).");
   m.def(
       "operator_methods",
       []() {

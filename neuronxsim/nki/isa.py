@@ -420,6 +420,11 @@ def bn_stats(data, *, mask=None, dtype=None):
                          "bn_stats")
 
 
+# An on-chip tile, no dtype or one _dtype has answered before: the per_lane call above, made in C
+# (cpp/python/trace_lane_fast.cpp, through a FastCall: cpp/python/trace_fast_call.cpp); any other
+# call is the definition's.
+bn_stats = _core.nki.FastCall(bn_stats, _core.nki.bn_stats_fast())
+
 
 def bn_aggr(data, *, mask=None, dtype=None):
     """Mean and variance per partition from concatenated bn_stats records."""

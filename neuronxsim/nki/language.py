@@ -869,6 +869,13 @@ if any(id(op) in _ins.BITVEC_IDS for op in _IN_PLACE_ALU.values()):
 _FLOAT_DTYPES = {d: None for d in _dt._TO_BIR if _dt.is_float(d)}
 _core.nki.configure_accumulate_plain(_ins, IT.TensorTensor, Engine.DVE, _IN_PLACE_ALU,
                                      _dt._TO_BIR, _dt.promote, _FLOAT_DTYPES)
+# nl.add, nl.subtract, nl.multiply and nl.divide called as functions take the operators' shortcuts
+# (with their mask handed on) through a FastCall (cpp/python/trace_fast_call.cpp): the definition
+# above is _apply_operator's _binary call plus the mask. They stay the definitions everywhere else
+# (name, docs, signature, alu_op marker: the FastCall forwards them); what the C path declines (a
+# dtype, other operands) is the definition's.
+for _name in _IN_PLACE_ALU:
+    globals()[_name] = _core.nki.FastCall(globals()[_name], _core.nki.binary_fast(_name))
 
 
 def _activation_fn(name: str, func):
@@ -893,8 +900,13 @@ _ACTIVATIONS = {
     "erf": Act.Erf, "erf_dx": Act.Derivative_Erf, "softplus": Act.Softplus, "mish": Act.Mish,
     "sign": Act.Sign, "identity": Act.Identity,
 }
+# Called without a dtype, on an on-chip tile, each is its one activation call, made in C
+# (cpp/python/trace_lane_fast.cpp, through a FastCall: cpp/python/trace_fast_call.cpp); any other
+# call runs the definition above, the home of every check and error.
+_core.nki.configure_lane_fast(Tensor, _ins, _dt._LOOKUPS, IT.BNStats)
 for _name, _func in _ACTIVATIONS.items():
-    globals()[_name] = _activation_fn(_name, _func)
+    globals()[_name] = _core.nki.FastCall(_activation_fn(_name, _func),
+                                          _core.nki.activation_fast(_func, _name))
 
 
 def negative(x, *, dtype=None, mask=None) -> Tensor:
@@ -956,6 +968,11 @@ max = _reduce_fn("max", Alu.max)  # noqa: A001
 min = _reduce_fn("min", Alu.min)  # noqa: A001
 prod = _reduce_fn("prod", Alu.mult)
 all = _reduce_fn("all", Alu.logical_and)  # noqa: A001
+# sum, max, min and prod called without a dtype on an on-chip tile: their one tensor_reduce call,
+# made in C (cpp/python/trace_lane_fast.cpp, through a FastCall); anything else is the definition's.
+for _name in ("sum", "max", "min", "prod"):
+    globals()[_name] = _core.nki.FastCall(globals()[_name],
+                                          _core.nki.reduce_fast(globals()[_name].alu_op, _name))
 
 
 def mean(x, axis, *, dtype=None, mask=None, keepdims=False) -> Tensor:

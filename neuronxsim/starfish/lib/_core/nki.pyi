@@ -7,10 +7,14 @@ from neuronxsim.nki.indexing import LoopIndex
 from neuronxsim.nki06._api import ApiCall
 import types
 import typing
-__all__: list[str] = ['ApiCall', 'FastCall', 'LoopIndex', 'RECORD_POSITIONS', 'accumulate_methods', 'assign_redirect', 'basic_subscript', 'blocked_methods', 'caller_location', 'configure_accumulate', 'configure_accumulate_plain', 'configure_assign', 'configure_blocked', 'configure_dma_plain', 'configure_index_expr', 'configure_iterate', 'configure_lanewise', 'configure_language_fast', 'configure_matmul', 'configure_nki06_fast', 'configure_nki06_ndarray', 'configure_nki06_subscript', 'configure_plain_tile_access', 'configure_subscripts', 'configure_tracer_methods', 'configure_zero_fill', 'current', 'dma_copy06_fast', 'dma_plain', 'forget_call_sites', 'iterate_method', 'lanewise_plain', 'live_ranges', 'load_fast', 'matmul_plain', 'nc_matmul06_fast', 'nc_matmul_fast', 'ndarray06_fast', 'ndarray_fast', 'new_access', 'new_op', 'new_slotted', 'next_fit_place', 'next_fit_storages', 'operator_methods', 'ops_matmul_grouped', 'ops_redirected', 'peek', 'place_matmul_method', 'plain_tile_access', 'range_fast', 'remember_call_site', 'set_call_site_walk', 'set_current', 'set_no_tracer', 'slice_range', 'store_fast', 'subscript_method', 'tensor_store_method', 'tensor_table', 'tracer_method', 'unique_name', 'write_plain', 'zeros_fast']
+__all__: list[str] = ['ApiCall', 'FastCall', 'LoopIndex', 'RECORD_POSITIONS', 'accumulate_methods', 'activation_fast', 'assign_redirect', 'basic_subscript', 'binary_fast', 'blocked_methods', 'bn_stats_fast', 'caller_location', 'configure_accumulate', 'configure_accumulate_plain', 'configure_assign', 'configure_blocked', 'configure_dma_plain', 'configure_index_expr', 'configure_iterate', 'configure_lane_fast', 'configure_lanewise', 'configure_language_fast', 'configure_matmul', 'configure_nki06_subscript', 'configure_plain_tile_access', 'configure_subscripts', 'configure_tracer_methods', 'configure_zero_fill', 'current', 'dma_plain', 'forget_call_sites', 'iterate_method', 'lanewise_plain', 'live_ranges', 'load_fast', 'matmul_plain', 'nc_matmul_fast', 'ndarray_fast', 'new_access', 'new_op', 'new_slotted', 'next_fit_place', 'next_fit_storages', 'operator_methods', 'ops_matmul_grouped', 'ops_redirected', 'peek', 'place_matmul_method', 'plain_tile_access', 'range_fast', 'reduce_fast', 'remember_call_site', 'set_call_site_walk', 'set_current', 'set_no_tracer', 'slice_range', 'store_fast', 'subscript_method', 'tensor_store_method', 'tensor_table', 'tracer_method', 'unique_name', 'write_plain', 'zeros_fast']
 def accumulate_methods() -> dict:
     """
     {name: method} of Tensor's in-place operators (__iadd__, __isub__, __imul__, __itruediv__) in C.
+    """
+def activation_fast(func: typing.Any, name: str) -> typing.Any:
+    """
+    The C path of nl.<name>(x, *, mask=None), the activation func: a result, or NotImplemented for the Python definition to answer (use in a FastCall).
     """
 def assign_redirect(*args, **kwargs):
     """
@@ -20,9 +24,17 @@ def basic_subscript(*args, **kwargs):
     """
     basic_subscript(key, shape, strides, offset): the view (offset, shape, strides, ()) of a 2.2x tensor view without bound checks subscripted by the tuple key of ints, NumPy integers and slices (at most one per dim); None for a key with another entry (from the first of them) or a slice reaching outside its dim; an int outside its dim and a bad slice raise NKIError, in key order.
     """
+def binary_fast(name: str) -> typing.Any:
+    """
+    The C path of nl.<name>(x, y, *, mask=None) for add, subtract, multiply and divide: a result, or NotImplemented for the Python definition to answer (use in a FastCall).
+    """
 def blocked_methods() -> tuple[typing.Any, typing.Any]:
     """
     (__getitem__, __setitem__) of BlockedTensor in C.
+    """
+def bn_stats_fast() -> typing.Any:
+    """
+    The C path of nisa.bn_stats(data, *, mask=None, dtype=None): a result, or NotImplemented for the Python definition to answer (use in a FastCall).
     """
 def caller_location(*args, **kwargs):
     """
@@ -56,6 +68,10 @@ def configure_iterate(loop_class: type, loop_iteration_class: type, static: str)
     """
     Gives Tracer.iterate the record's Loop and LoopIteration classes and the kind of a static loop.
     """
+def configure_lane_fast(tensor_class: type, instructions: types.ModuleType, dtype_lookups: dict, bn_stats: typing.Any) -> None:
+    """
+    Gives activation_fast, reduce_fast and bn_stats_fast the Tensor class, the instructions module (whose activation, tensor_reduce and per_lane they call), dtypes._LOOKUPS and the BNStats opcode.
+    """
 def configure_lanewise(tensor_class: type, plain_tile_access: typing.Any, write_plain: typing.Any, activation: typing.Any, psum: str, sbuf: str, num_partitions: typing.SupportsInt | typing.SupportsIndex) -> None:
     """
     Gives lanewise_plain the Tensor class, the tracer's plain_tile_access and write_plain, the Scalar Engine, the PSUM and SBUF kinds and the partitions of a tile.
@@ -67,14 +83,6 @@ def configure_language_fast(tensor_class: type, new_tiles: dict, par_dim: type, 
 def configure_matmul(tensor_class: type, plain_tile_access: typing.Any, verdicts: dict, matmult: typing.Any, pe: typing.Any, psum: str, float32: typing.Any) -> None:
     """
     Gives matmul_plain the Tensor class, the tracer's plain_tile_access, the legality verdicts of plain matmuls (a dict), the Matmult opcode, the PE engine, the PSUM kind and the float32 dtype.
-    """
-def configure_nki06_fast(nki_tensor: type, dma_plain: typing.Any, dma_general: typing.Any, dma_copy: typing.Any, matmul_plain: typing.Any, place_matmul: typing.Any, psum: str) -> None:
-    """
-    Gives dma_copy06_fast and nc_matmul06_fast the NkiTensor class, dma_plain / dma_general, the DMACopy opcode, matmul_plain, nisa's _place_matmul and the PSUM kind.
-    """
-def configure_nki06_ndarray(nki_tensor: type, checked: dict, sbuf: typing.Any, sbuf_kind: str, psum_kind: str) -> None:
-    """
-    Gives ndarray06_fast the NkiTensor class, language.py's _CHECKED table, nl.sbuf (the default buffer) and the SBUF and PSUM kinds.
     """
 def configure_nki06_subscript(nki_tensor_class: type, index: typing.Any, to_int: typing.Any) -> None:
     """
@@ -99,10 +107,6 @@ def configure_zero_fill(plain_tile_access: typing.Any, memset: typing.Any, dve: 
 def current(*args, **kwargs):
     """
     current(): the tracer recording a kernel (see set_current), else what the set_no_tracer function answers.
-    """
-def dma_copy06_fast(*args, **kwargs):
-    """
-    dma_copy06_fast(dst, src): nisa.dma_copy of two direct NkiTensors; NotImplemented, having changed nothing, for any other call.
     """
 def dma_plain(*args, **kwargs):
     """
@@ -132,17 +136,9 @@ def matmul_plain(*args, **kwargs):
     """
     matmul_plain(tr, stationary, moving, loc): the PSUM result of the commonest matmul, recorded; NotImplemented, having changed nothing, when the matmul needs the general path.
     """
-def nc_matmul06_fast(*args, **kwargs):
-    """
-    nc_matmul06_fast(dst, stationary, moving, accumulate=None): nisa.nc_matmul of direct on-chip NkiTensors into PSUM when matmul_plain records it; NotImplemented, having changed nothing, for any other call.
-    """
 def nc_matmul_fast(*args, **kwargs):
     """
     nc_matmul_fast(stationary, moving): nisa.nc_matmul of two SBUF tiles by matmul_plain; NotImplemented, having changed nothing, for any other call.
-    """
-def ndarray06_fast(*args, **kwargs):
-    """
-    ndarray06_fast(shape, dtype, buffer=nl.sbuf): NKI 0.6's nl.ndarray of an SBUF or PSUM spec checked before; NotImplemented, having changed nothing, for any other call.
     """
 def ndarray_fast(*args, **kwargs):
     """
@@ -195,6 +191,10 @@ def plain_tile_access(*args, **kwargs):
 def range_fast(kind: str) -> typing.Any:
     """
     The C path of the nl range function of loops of `kind` (for FastCall).
+    """
+def reduce_fast(op: typing.Any, name: str) -> typing.Any:
+    """
+    The C path of nl.<name>(x, axis, *, mask=None, keepdims=False), the op-reduction: a result, or NotImplemented for the Python definition to answer (use in a FastCall).
     """
 def remember_call_site(code: typing.Any, lasti: typing.SupportsInt | typing.SupportsIndex, location: typing.Any) -> None:
     """

@@ -1,0 +1,293 @@
+"""The C paths of nl.add / subtract / multiply / divide called as functions, of the tile operators
+with a lane-constant operand (``x * rstd``), of nl's activations (nl.exp, nl.rsqrt...) and
+reductions (nl.sum, nl.max, nl.min, nl.prod) and of nisa.bn_stats (FastCalls and Tensor's operator
+methods: cpp/python/trace_accumulate.cpp, cpp/python/trace_lane_fast.cpp): every kernel here
+traces to the same module, and refuses what it refuses with the same message, as with the Python
+definitions alone."""
+
+import inspect
+
+import numpy as np
+import pytest
+
+import neuronxsim.nki as nki
+import neuronxsim.nki.isa as nisa
+import neuronxsim.nki.language as nl
+from neuronxsim.nki import instructions, isa, language, tensor
+from neuronxsim.nki.opcodes import Act, Alu
+from neuronxsim.nki.tensor import Tensor
+
+import tutorial_kernels as tk
+from nki_testing import same_outcome
+
+T = nki.typing.tensor
+
+_BINARY = ("add", "subtract", "multiply", "divide")
+_ACTIVATIONS = tuple(language._ACTIVATIONS)
+_REDUCTIONS = ("sum", "max", "min", "prod")
+_OPERATORS = {"__add__": ("add", False), "__radd__": ("add", True),
+              "__sub__": ("subtract", False), "__rsub__": ("subtract", True),
+              "__mul__": ("multiply", False), "__rmul__": ("multiply", True),
+              "__truediv__": ("divide", False), "__rtruediv__": ("divide", True)}
+
+
+def _python_only(m):
+    """Within monkeypatch context ``m``: the functions are their Python definitions, Tensor's
+    operator methods too, and the in-place operators find no ALU op for their C shortcut."""
+    for name in _BINARY + _ACTIVATIONS + _REDUCTIONS:
+        m.setattr(language, name, getattr(language, name).__wrapped__)
+    m.setattr(isa, "bn_stats", isa.bn_stats.__wrapped__)
+    for method, (name, reverse) in _OPERATORS.items():
+        m.setattr(Tensor, method, tensor._operator(name, reverse))
+    for name in list(language._IN_PLACE_ALU):
+        m.delitem(language._IN_PLACE_ALU, name)
+
+
+def _same(monkeypatch, kernel, *args):
+    return same_outcome(monkeypatch, _python_only, kernel, *args)
+
+
+@nki.jit
+def functions(a, b, c, d):
+    """Rows crossing a tile boundary (the last tile partial, masked), tiles of one shape, [P, 1]
+    and [P] lane constants on either side, numbers, dtypes, masks, PSUM operands."""
+    rows, cols = a.shape
+    out = nl.ndarray((rows, cols), dtype=nl.float32, buffer=nl.shared_hbm)
+    ip = nl.arange(128)[:, None]
+    ic = nl.arange(cols)[None, :]
+    for t in nl.affine_range((rows + 127) // 128):
+        valid = t * 128 + ip < rows
+        x = nl.load(a[t * 128 + ip, ic], mask=valid)
+        y = nl.load(b[t * 128 + ip, ic], mask=valid)
+        h = nl.load(c[t * 128 + ip, ic], mask=valid)  # bfloat16
+        i = nl.load(d[t * 128 + ip, ic], mask=valid)  # int32
+        col = nl.sum(x, axis=[1], keepdims=True)  # [P, 1]
+        vec = nl.max(y, axis=1)  # [P]
+        ivec = nl.sum(i, axis=1, dtype=nl.int32)
+        s = nl.add(x, y)
+        s = nl.subtract(s, y, mask=valid)
+        s = nl.multiply(s, col)
+        s = nl.multiply(col, s, mask=valid)
+        s = nl.divide(s, vec)
+        s = nl.divide(vec, s, mask=valid)
+        s = nl.subtract(s, 2.0)
+        s = nl.add(1, s, mask=valid)
+        s = nl.multiply(s, h)  # (float32 with bfloat16: promote)
+        s = nl.multiply(h, vec)
+        s = nl.divide(i, i)  # (integers divide to float32: Python's)
+        s = nl.divide(i, ivec)
+        s = nl.divide(ivec, x)
+        s = nl.multiply(x, y, dtype=nl.bfloat16)
+        s = nl.add(x, col, dtype=nl.float32)
+        s = nl.multiply(i, 3)
+        s = nl.multiply(i, 0.5, mask=valid)
+        s = x * col + col * y - vec / x + x / vec - col
+        s = s * h[:, 0:1] + i[:, 0:1] * x  # (a bfloat16 and an int32 column)
+        s = nl.add(x[0:1, :], y)  # (a [1, F] row: broadcast)
+        ps = nisa.nc_matmul(x[:, 0:128], y)
+        s = nl.multiply(ps, col) + ps * vec + nl.add(ps, y, mask=valid)
+        z = nl.exp(s)
+        z = nl.rsqrt(nl.square(z), mask=valid)
+        z = nl.tanh(z, dtype=nl.bfloat16)
+        z = nl.sigmoid(ps)
+        r = nl.sum(z, axis=1, keepdims=True, mask=valid)
+        r = nl.max(z, [1]) + nl.min(z, axis=[1], keepdims=False) + nl.prod(z, axis=1)
+        r = nl.sum(i, axis=1, mask=valid)
+        nl.store(out[t * 128 + ip, ic], value=s + z + col * r, mask=valid)
+    return out
+
+
+@nki.jit
+def bn_stats_kernel(a, cols_fb):
+    """bn_stats over chunks with a mask on the last (odd sizes), dtypes given in several ways."""
+    rows, cols = a.shape
+    out = nl.ndarray((rows, 2), dtype=nl.float32, buffer=nl.shared_hbm)
+    ip = nl.arange(128)[:, None]
+    ic = nl.arange(cols)[None, :]
+    i_fb = nl.arange(cols_fb)[None, :]
+    i6 = nl.arange(6)[None, :]
+    chunks = (cols + cols_fb - 1) // cols_fb
+    for t in nl.affine_range((rows + 127) // 128):
+        valid = t * 128 + ip < rows
+        x = nl.load(a[t * 128 + ip, ic], mask=valid)
+        stats = nl.ndarray((128, 6 * chunks), dtype=np.float32)
+        for j in nl.affine_range(chunks):
+            stats[ip, j * 6 + i6] = nisa.bn_stats(x[ip, j * cols_fb + i_fb],
+                                                  mask=(j * cols_fb + i_fb < cols),
+                                                  dtype=np.float32)
+        b16 = nisa.bn_stats(x[:, 0:64], dtype=nl.bfloat16)
+        plain = nisa.bn_stats(x[:, 0:64])
+        named = nisa.bn_stats(x[:, 0:64], dtype="float32", mask=valid)
+        mv = nisa.bn_aggr(stats)
+        nl.store(out[t * 128 + ip, nl.arange(2)[None, :]],
+                 value=mv + nisa.bn_aggr(b16) + nisa.bn_aggr(plain) + nisa.bn_aggr(named),
+                 mask=valid)
+    return out
+
+
+@nki.jit
+def refusals(a, b, which):
+    x = nl.load(a)
+    y = nl.load(b)
+    col = nl.sum(x, axis=1, keepdims=True)
+    if which == "hbm":
+        nl.multiply(x, b)
+    elif which == "hbm-column":
+        nl.multiply(a, col)
+    elif which == "partitions":
+        nl.add(x[0:64, :], col)
+    elif which == "shapes":
+        nl.subtract(x, y[:, 0:128], mask=nl.arange(128)[:, None] < 64)
+    elif which == "no-tile":
+        nl.add(1.0, 2.0)
+    elif which == "string":
+        nl.multiply(x, "two", mask=nl.arange(128)[:, None] < 64)
+    elif which == "bad-mask":
+        nl.add(x, col, mask=3)
+    elif which == "too-many":
+        nl.add(x, y, col)
+    elif which == "keyword":
+        nl.add(x, y, bogus=1)
+    elif which == "exp-hbm":
+        nl.exp(a)
+    elif which == "exp-keyword":
+        nl.exp(x, bogus=1)
+    elif which == "exp-bad-mask":
+        nl.exp(x, mask="m")
+    elif which == "sum-no-axis":
+        nl.sum(x)
+    elif which == "sum-axis-twice":
+        nl.sum(x, 1, axis=1)
+    elif which == "sum-bad-axis":
+        nl.sum(x, axis=5)
+    elif which == "sum-partition-axis":
+        nl.max(x, axis=0)
+    elif which == "sum-hbm":
+        nl.sum(a, axis=1)
+    elif which == "bn-hbm":
+        nisa.bn_stats(a)
+    elif which == "bn-dtype":
+        nisa.bn_stats(x, dtype="nope")
+    elif which == "bn-unhashable":
+        nisa.bn_stats(x, dtype=[1])
+    elif which == "bn-too-big":
+        nisa.bn_stats(x)  # (512 elements per partition at most)
+    elif which == "bn-keyword":
+        nisa.bn_stats(x, bogus=1)
+    out = nl.ndarray((128, 1024), dtype=nl.float32, buffer=nl.shared_hbm)
+    nl.store(out, value=x)
+    return out
+
+
+@pytest.mark.parametrize("rows, cols", [(128, 128), (260, 128), (200, 300)])
+def test_the_c_paths_trace_as_the_python_definitions(monkeypatch, rows, cols):
+    args = (T[[rows, cols], nl.float32], T[[rows, cols], nl.float32],
+            T[[rows, cols], nl.bfloat16], T[[rows, cols], nl.int32])
+    assert not _same(monkeypatch, functions, *args).startswith(("NKIError", "TypeError"))
+
+
+@pytest.mark.parametrize("rows, cols, fb", [(128, 512, 512), (300, 700, 512), (129, 100, 48)])
+def test_bn_stats_traces_as_the_python_definition(monkeypatch, rows, cols, fb):
+    assert not _same(monkeypatch, bn_stats_kernel, T[[rows, cols], nl.float32],
+                     fb).startswith(("NKIError", "TypeError"))
+
+
+@pytest.mark.parametrize("which", [
+    "hbm", "hbm-column", "partitions", "shapes", "no-tile", "string", "bad-mask", "too-many",
+    "keyword", "exp-hbm", "exp-keyword", "exp-bad-mask", "sum-no-axis", "sum-axis-twice",
+    "sum-bad-axis", "sum-partition-axis", "sum-hbm", "bn-hbm", "bn-dtype", "bn-unhashable",
+    "bn-too-big", "bn-keyword"])
+def test_the_c_paths_refuse_as_the_python_definitions(monkeypatch, which):
+    outcome = _same(monkeypatch, refusals, T[[128, 1024], nl.float32],
+                    T[[128, 1024], nl.float32], which)
+    assert outcome.startswith(("NKI", "TypeError")), outcome
+
+
+def test_when_lanewise_plain_declines(monkeypatch):
+    """A lanewise_plain that takes nothing: the builders' general paths, as from Python."""
+    monkeypatch.setattr(instructions, "lanewise_plain", lambda *args: NotImplemented)
+    _same(monkeypatch, functions, T[[200, 128], nl.float32], T[[200, 128], nl.float32],
+          T[[200, 128], nl.bfloat16], T[[200, 128], nl.int32])
+    _same(monkeypatch, bn_stats_kernel, T[[300, 700], nl.float32], 512)
+
+
+@pytest.mark.parametrize("kernel, args", [
+    (tk.layernorm_v2, (T[[300, 1100], nl.float32], 1e-5, T[[1100], nl.float32],
+                       T[[1100], nl.float32])),
+    (tk.layernorm_v1, (T[[300, 200], nl.float32], 1e-5, T[[200], nl.float32],
+                       T[[200], nl.float32])),
+    (tk.rmsnorm_kernel, (T[[300, 200], nl.float32], T[[200], nl.float32])),
+    (tk.rmsnorm_kernel, (T[[256, 64], nl.bfloat16], T[[64], nl.bfloat16])),
+    (tk.softmax_kernel, (T[[200, 300], nl.float32],)),
+])
+def test_tutorial_kernels_trace_as_with_the_python_definitions(monkeypatch, kernel, args):
+    assert not _same(monkeypatch, kernel, *args).startswith(("NKIError", "TypeError"))
+
+
+def test_the_functions_stay_the_definitions():
+    """Name, docs, signature and ALU / activation identity are the definitions'."""
+    for name in _BINARY + _ACTIVATIONS + _REDUCTIONS:
+        fn = getattr(nl, name)
+        assert fn.__name__ == fn.__wrapped__.__name__ == name
+        assert fn.__doc__ == fn.__wrapped__.__doc__
+        assert inspect.signature(fn) == inspect.signature(fn.__wrapped__)
+    assert nl.multiply.alu_op is Alu.mult and nl.add.alu_op is Alu.add
+    assert nl.sum.alu_op is Alu.add and nl.max.alu_op is Alu.max
+    assert nl.rsqrt.act_func is Act.Rsqrt
+    assert isa.bn_stats.__name__ == "bn_stats"
+    assert inspect.signature(isa.bn_stats) == inspect.signature(isa.bn_stats.__wrapped__)
+
+
+@nki.jit
+def as_operations(a):
+    """The functions passed as ALU ops and activation functions."""
+    out = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+    x = nl.load(a)
+    y = nisa.tensor_tensor(x, x, op=nl.multiply)
+    y = nisa.tensor_scalar(y, op0=nl.subtract, operand0=1.0, op1=nl.divide, operand1=2.0)
+    y = nisa.activation(op=nl.exp, data=y)
+    y = nisa.tensor_reduce(nl.add, y, axis=1, keepdims=True)
+    nl.store(out, value=nl.add(x, y))
+    return out
+
+
+def test_the_functions_are_the_ops(monkeypatch):
+    assert not _same(monkeypatch, as_operations, T[[128, 64], nl.float32]).startswith("NKIError")
+
+
+def test_which_calls_take_the_c_path(monkeypatch):
+    """The common calls skip the definitions (and _binary): counted with them replaced."""
+    calls = []
+
+    def counting(name, fn):
+        def counted(*args, **kwargs):
+            calls.append(name)
+            return fn(*args, **kwargs)
+        return counted
+
+    monkeypatch.setattr(language, "_binary", counting("_binary", language._binary))
+
+    @nki.jit
+    def kernel(a):
+        out = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+        x = nl.load(a)
+        col = nl.sum(x, axis=[1])
+        y = nl.multiply(x, nl.rsqrt(col))
+        y = nl.add(y, x, mask=nl.arange(128)[:, None] < 200)
+        y = x * nl.sum(x, axis=1, keepdims=True) - col
+        y = nl.divide(y, 3.0)
+        nl.store(out, value=y)
+        return out
+
+    nki.trace_kernel(kernel, T[[128, 64], nl.float32])
+    assert calls == []  # (a dtype makes the definition run)
+
+    @nki.jit
+    def with_dtype(a):
+        out = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+        x = nl.load(a)
+        nl.store(out, value=nl.add(x, x, dtype=nl.float32))
+        return out
+
+    nki.trace_kernel(with_dtype, T[[128, 64], nl.float32])
+    assert calls == ["_binary"]
