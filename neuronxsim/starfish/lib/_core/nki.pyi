@@ -5,9 +5,10 @@ from __future__ import annotations
 from neuronxsim.nki.arguments import FastCall
 from neuronxsim.nki.indexing import LoopIndex
 from neuronxsim.nki06._api import ApiCall
+import neuronxsim.starfish.lib._core.bir
 import types
 import typing
-__all__: list[str] = ['ApiCall', 'FastCall', 'LoopIndex', 'RECORD_POSITIONS', 'accumulate_methods', 'activation_fast', 'assign_redirect', 'basic_subscript', 'binary_fast', 'blocked_methods', 'bn_stats_fast', 'caller_location', 'configure_accumulate', 'configure_accumulate_plain', 'configure_assign', 'configure_blocked', 'configure_dma_plain', 'configure_index_expr', 'configure_iterate', 'configure_lane_fast', 'configure_lanewise', 'configure_language_fast', 'configure_matmul', 'configure_nki06_subscript', 'configure_plain_tile_access', 'configure_subscripts', 'configure_tracer_methods', 'configure_zero_fill', 'current', 'dma_plain', 'forget_call_sites', 'iterate_method', 'lanewise_plain', 'live_ranges', 'load_fast', 'matmul_plain', 'nc_matmul_fast', 'ndarray_fast', 'new_access', 'new_op', 'new_slotted', 'next_fit_place', 'next_fit_storages', 'operator_methods', 'ops_matmul_grouped', 'ops_redirected', 'peek', 'place_matmul_method', 'plain_tile_access', 'range_fast', 'reduce_fast', 'remember_call_site', 'set_call_site_walk', 'set_current', 'set_no_tracer', 'slice_range', 'store_fast', 'subscript_method', 'tensor_store_method', 'tensor_table', 'tracer_method', 'unique_name', 'write_plain', 'zeros_fast']
+__all__: list[str] = ['ApiCall', 'FastCall', 'LoopIndex', 'RECORD_POSITIONS', 'accumulate_methods', 'activation_fast', 'assign_redirect', 'basic_subscript', 'binary_fast', 'blocked_methods', 'bn_stats_fast', 'caller_location', 'configure_accumulate', 'configure_accumulate_plain', 'configure_assign', 'configure_blocked', 'configure_dma_plain', 'configure_index_expr', 'configure_iterate', 'configure_lane_fast', 'configure_lanewise', 'configure_language_fast', 'configure_matmul', 'configure_new_blocked', 'configure_nki06_fast', 'configure_nki06_ndarray', 'configure_nki06_subscript', 'configure_plain_tile_access', 'configure_subscripts', 'configure_tracer_methods', 'configure_zero_fill', 'current', 'dma_copy06_fast', 'dma_plain', 'emit_program', 'forget_call_sites', 'iterate_method', 'lanewise_plain', 'live_ranges', 'load_fast', 'matmul_plain', 'nc_matmul06_fast', 'nc_matmul_fast', 'ndarray06_fast', 'ndarray_fast', 'new_access', 'new_op', 'new_slotted', 'next_fit_place', 'next_fit_storages', 'operator_methods', 'ops_matmul_grouped', 'ops_redirected', 'peek', 'place_matmul_method', 'plain_tile_access', 'range_fast', 'reduce_fast', 'remember_call_site', 'set_call_site_walk', 'set_current', 'set_no_tracer', 'slice_range', 'store_fast', 'subscript_method', 'tensor_store_method', 'tensor_table', 'tracer_method', 'unique_name', 'write_plain', 'zeros_fast']
 def accumulate_methods() -> dict:
     """
     {name: method} of Tensor's in-place operators (__iadd__, __isub__, __imul__, __itruediv__) in C.
@@ -84,6 +85,18 @@ def configure_matmul(tensor_class: type, plain_tile_access: typing.Any, verdicts
     """
     Gives matmul_plain the Tensor class, the tracer's plain_tile_access, the legality verdicts of plain matmuls (a dict), the Matmult opcode, the PE engine, the PSUM kind and the float32 dtype.
     """
+def configure_new_blocked(blocked_tensor_class: type, par_dim: type, new_blocked: dict) -> None:
+    """
+    Gives ndarray_fast and zeros_fast the BlockedTensor class, the par_dim class and language.py's _NEW_BLOCKED ((dims, partition axis, dtype, buffer) -> (block shape, tile shape, dtype, kind) of the unnamed blocked tensors made before), for the nl.ndarray and nl.zeros of block-dimension shapes.
+    """
+def configure_nki06_fast(nki_tensor: type, dma_plain: typing.Any, dma_general: typing.Any, dma_copy: typing.Any, matmul_plain: typing.Any, place_matmul: typing.Any, psum: str) -> None:
+    """
+    Gives dma_copy06_fast and nc_matmul06_fast the NkiTensor class, dma_plain / dma_general, the DMACopy opcode, matmul_plain, nisa's _place_matmul and the PSUM kind.
+    """
+def configure_nki06_ndarray(nki_tensor: type, checked: dict, sbuf: typing.Any, sbuf_kind: str, psum_kind: str) -> None:
+    """
+    Gives ndarray06_fast the NkiTensor class, language.py's _CHECKED table, nl.sbuf (the default buffer) and the SBUF and PSUM kinds.
+    """
 def configure_nki06_subscript(nki_tensor_class: type, index: typing.Any, to_int: typing.Any) -> None:
     """
     Gives the subscripts the NkiTensor class (NKI 0.6; after configure_subscripts), index(k): the int of an index that is no int or loop index (NKIError for a run-time one), and to_int(v, what): the int of a slice bound or step that is no int.
@@ -108,9 +121,17 @@ def current(*args, **kwargs):
     """
     current(): the tracer recording a kernel (see set_current), else what the set_no_tracer function answers.
     """
+def dma_copy06_fast(*args, **kwargs):
+    """
+    dma_copy06_fast(dst, src): nisa.dma_copy of two direct NkiTensors; NotImplemented, having changed nothing, for any other call.
+    """
 def dma_plain(*args, **kwargs):
     """
     dma_plain(tr, opcode, dst, src, loc, fresh): the Op of the commonest DMA transfer dst <- src, recorded; NotImplemented, having changed nothing, when the transfer needs the general path.
+    """
+def emit_program(module: neuronxsim.starfish.lib._core.bir.Module, storages: typing.Any, first_use: typing.Any, addr: typing.Any, outputs: typing.Any, names: typing.Any, counts: typing.Any, kinds: typing.Any, records: list) -> neuronxsim.starfish.lib._core.bir.Function:
+    """
+    The emission pass (neuronxsim.nki.emit.Emission) in one call: appends a function to module, makes the tensors tensor_table(storages, first_use, addr, outputs, names, counts, kinds) describes and the nodes of the records as emit_trace does, and returns the function.
     """
 def forget_call_sites() -> None:
     """
@@ -136,9 +157,17 @@ def matmul_plain(*args, **kwargs):
     """
     matmul_plain(tr, stationary, moving, loc): the PSUM result of the commonest matmul, recorded; NotImplemented, having changed nothing, when the matmul needs the general path.
     """
+def nc_matmul06_fast(*args, **kwargs):
+    """
+    nc_matmul06_fast(dst, stationary, moving, accumulate=None): nisa.nc_matmul of direct on-chip NkiTensors into PSUM when matmul_plain records it; NotImplemented, having changed nothing, for any other call.
+    """
 def nc_matmul_fast(*args, **kwargs):
     """
     nc_matmul_fast(stationary, moving): nisa.nc_matmul of two SBUF tiles by matmul_plain; NotImplemented, having changed nothing, for any other call.
+    """
+def ndarray06_fast(*args, **kwargs):
+    """
+    ndarray06_fast(shape, dtype, buffer=nl.sbuf): NKI 0.6's nl.ndarray of an SBUF or PSUM spec checked before; NotImplemented, having changed nothing, for any other call.
     """
 def ndarray_fast(*args, **kwargs):
     """
