@@ -241,6 +241,23 @@ PyObject* binaryPlain(PyObject* x, PyObject* y, PyObject* name) {
   return PyObject_Vectorcall(general.get(), args, 12, nullptr);
 }
 
+// instructions.tensor_scalar(tr, tile, op, scalar, reverse, None, None, False, dtype, loc, mask,
+// None, DVE, name), the call _binary makes for a tile and a scalar (a number or a lane constant),
+// with tr the tracer recording and loc the kernel's line: a new reference, null with an error set.
+PyObject* tensorScalarCall(PyObject* tile, PyObject* op, PyObject* scalar, bool reverse, PyObject* dtype,
+                           PyObject* mask, PyObject* name) {
+  Owned loc(callSiteLocation(0));  // (the kernel's frame: these C functions have none of their own)
+  if (loc.get() == nullptr) return nullptr;
+  Owned tr(PyObject_CallNoArgs(current));
+  if (tr.get() == nullptr) return nullptr;
+  Owned scalarFn(PyObject_GetAttr(instructions, tensorScalarName));
+  if (scalarFn.get() == nullptr) return nullptr;
+  PyObject* const args[14] = {tr.get(), tile,    op,       scalar, reverse ? Py_True : Py_False,
+                              Py_None,  Py_None, Py_False, dtype,  loc.get(),
+                              mask,     Py_None, dve,      name};
+  return PyObject_Vectorcall(scalarFn.get(), args, 14, nullptr);
+}
+
 // `tile <name> number` (reverse: `number <name> tile`) of an on-chip exact Tensor of a float dtype
 // and an exact int or float: the call _apply_operator -> _binary makes,
 //     instructions.tensor_scalar(tr, tile, op, number, reverse, None, None, False, dtype, loc,
@@ -261,16 +278,7 @@ PyObject* binaryNumber(PyObject* tile, PyObject* number, bool reverse, PyObject*
   if (dtype.get() == nullptr) return nullptr;
   t = PyDict_Contains(floatDtypes, dtype.get());
   if (t != 1) return t < 0 ? nullptr : Py_NewRef(Py_NotImplemented);
-  Owned loc(callSiteLocation(0));  // (the kernel's frame: this C method has none of its own)
-  if (loc.get() == nullptr) return nullptr;
-  Owned tr(PyObject_CallNoArgs(current));
-  if (tr.get() == nullptr) return nullptr;
-  Owned scalarFn(PyObject_GetAttr(instructions, tensorScalarName));
-  if (scalarFn.get() == nullptr) return nullptr;
-  PyObject* const args[14] = {tr.get(),    tile,      op,      number,  reverse ? Py_True : Py_False,
-                              Py_None,     Py_None,   Py_False, dtype.get(), loc.get(),
-                              mask,        Py_None,   dve,     name};
-  return PyObject_Vectorcall(scalarFn.get(), args, 14, nullptr);
+  return tensorScalarCall(tile, op, number, reverse, dtype.get(), mask, name);
 }
 
 // The facts _binary tests of two exact Tensors x and y before it picks an instruction: 1 when both
@@ -341,16 +349,7 @@ PyObject* binaryColumn(PyObject* x, PyObject* y, PyObject* name, PyObject* mask)
   PyObject* const pair[2] = {p.xDtype.get(), p.yDtype.get()};
   Owned dtype(PyObject_Vectorcall(promote, pair, 2, nullptr));
   if (dtype.get() == nullptr) return nullptr;
-  Owned loc(callSiteLocation(0));  // (the kernel's frame: this C function has none of its own)
-  if (loc.get() == nullptr) return nullptr;
-  Owned tr(PyObject_CallNoArgs(current));
-  if (tr.get() == nullptr) return nullptr;
-  Owned scalarFn(PyObject_GetAttr(instructions, tensorScalarName));
-  if (scalarFn.get() == nullptr) return nullptr;
-  PyObject* const args[14] = {tr.get(), reverse ? y : x, p.op,   reverse ? x : y, reverse ? Py_True : Py_False,
-                              Py_None,  Py_None,         Py_False, dtype.get(),   loc.get(),
-                              mask,     Py_None,         dve,      name};
-  return PyObject_Vectorcall(scalarFn.get(), args, 14, nullptr);
+  return tensorScalarCall(reverse ? y : x, p.op, reverse ? x : y, reverse, dtype.get(), mask, name);
 }
 
 // `nl.<name>(x, y, mask=mask)` of two on-chip exact Tensors of one shape: the call _binary makes,
