@@ -55,6 +55,14 @@ PyObject* lanewiseName = nullptr;
 // promote).
 PyObject *promote = nullptr, *floatDtypes = nullptr;
 PyObject *applyOperatorName, *tensorTensorGeneralName, *tensorScalarName, *tensorTensorName, *maskName;
+// From configure_tensor_scalar_plain: the TensorScalar and TensorScalarPtr opcodes and Alu.bypass,
+// for tensor_scalar's own lanewise_plain call (tensorScalarPlain).
+PyObject *tensorScalarOpcode = nullptr, *tensorScalarPtrOpcode = nullptr, *bypass = nullptr;
+PyObject *tensorScalarGeneralName, *op0Name, *const0Name, *reverse0Name, *op1Name, *const1Name, *reverse1Name;
+PyObject *zeroFloat, *emptyTuple;
+// From configure_remembered_masks: indexing's IndexPredicate and Mask classes and _FULL_BOXES.
+PyTypeObject *indexPredicateClass = nullptr, *maskClass = nullptr;
+PyObject *fullBoxes = nullptr, *boxCacheName;
 
 using Owned = nxs::py_bind::OwnedRef;
 
@@ -197,7 +205,9 @@ NXS_IN_PLACE(__itruediv__, divideName, "/")
 // are configured; DVE; dtype promote(x.dtype, y.dtype); shape x.shape; no mask, no out), which
 // calls lanewise_plain and, unless it answers a Tensor, goes on with its general part
 // (tensor_tensor_general) with the result lanewise_plain made, if it answered one, or none.
-PyObject* binaryPlain(PyObject* x, PyObject* y, PyObject* name) {
+// (`mask`: None for the operators; binaryMasked's mask when keeps_all would answer True: it is handed
+// on to tensor_tensor_general as tensor_tensor does.)
+PyObject* binaryPlain(PyObject* x, PyObject* y, PyObject* name, PyObject* mask = Py_None) {
   PyObject* op = PyDict_GetItemWithError(aluOps, name);  // (borrowed; none: tests emptied the table)
   if (op == nullptr) return PyErr_Occurred() ? nullptr : Py_NewRef(Py_NotImplemented);
   int t = onChip(x);
@@ -236,9 +246,80 @@ PyObject* binaryPlain(PyObject* x, PyObject* y, PyObject* name) {
   // (NotImplemented: lanewise_plain changed nothing; tensor_tensor goes on as here, out None)
   Owned general(PyObject_GetAttr(instructions, tensorTensorGeneralName));
   if (general.get() == nullptr) return nullptr;
-  PyObject* const args[12] = {tr.get(), x,   y,    op,          dtype.get(), loc.get(), Py_None,
+  PyObject* const args[12] = {tr.get(), x,   y,    op,          dtype.get(), loc.get(), mask,
                               out,      dve, name, shape.get(), Py_False};
   return PyObject_Vectorcall(general.get(), args, 12, nullptr);
+}
+
+// instructions.tensor_scalar(tr, tile, op, scalar, reverse, None, None, False, dtype, loc, None,
+// None, DVE, name) as it runs for an exact Tensor `tile`, op one of the four operators (no
+// bit-vector op: no legality call on the Vector Engine), a truthy dtype, no mask and `scalar` an
+// exact Tensor or an exact float, or an exact int that converts to a float: op1 is bypass with
+// operand1 0.0, and _tensor_scalar_plain's lanewise_plain call (read per call from the
+// instructions module: tests replace it) has the same fields, in the same order, and operands;
+// unless it answers a Tensor (recorded), tensor_scalar_general goes on with the result it made but
+// did not record, or None. A new reference, null with an error set, or NotImplemented (changed
+// nothing) for the builder to take the call.
+PyObject* tensorScalarPlain(PyObject* tr, PyObject* tile, PyObject* op, PyObject* scalar, bool reverse,
+                            PyObject* dtype, PyObject* loc, PyObject* name) {
+  if (bypass == nullptr || Py_TYPE(tile) != tensorClass) Py_RETURN_NOTIMPLEMENTED;
+  const bool tile0 = Py_TYPE(scalar) == tensorClass;
+  Owned const0(nullptr);
+  if (!tile0) {
+    if (PyFloat_CheckExact(scalar)) {
+      const0.p = Py_NewRef(scalar);  // (float(x) of a float is x)
+    } else if (PyLong_CheckExact(scalar)) {
+      const double v = PyLong_AsDouble(scalar);  // (what float(x) answers)
+      if (v == -1.0 && PyErr_Occurred()) {  // (too large: the builder's OverflowError)
+        PyErr_Clear();
+        Py_RETURN_NOTIMPLEMENTED;
+      }
+      const0.p = PyFloat_FromDouble(v);
+      if (const0.get() == nullptr) return nullptr;
+    } else {
+      Py_RETURN_NOTIMPLEMENTED;
+    }
+  }
+  int t = PyObject_IsTrue(dtype);  // (`dtype or data.dtype`)
+  if (t != 1) return t < 0 ? nullptr : Py_NewRef(Py_NotImplemented);
+  PyObject* rev = reverse ? Py_True : Py_False;
+  Owned shape(slotAttr(tile, shapeName));
+  Owned fields(PyDict_New());
+  if (shape.get() == nullptr || fields.get() == nullptr || PyDict_SetItem(fields.get(), op0Name, op) < 0) return nullptr;
+  if (tile0) {
+    if (PyDict_SetItem(fields.get(), reverse0Name, rev) < 0 || PyDict_SetItem(fields.get(), op1Name, bypass) < 0 ||
+        PyDict_SetItem(fields.get(), reverse1Name, Py_False) < 0 ||
+        PyDict_SetItem(fields.get(), const1Name, zeroFloat) < 0)
+      return nullptr;
+  } else if (PyDict_SetItem(fields.get(), const0Name, const0.get()) < 0 ||
+             PyDict_SetItem(fields.get(), reverse0Name, rev) < 0 || PyDict_SetItem(fields.get(), op1Name, bypass) < 0 ||
+             PyDict_SetItem(fields.get(), const1Name, zeroFloat) < 0 ||
+             PyDict_SetItem(fields.get(), reverse1Name, Py_False) < 0) {
+    return nullptr;
+  }
+  Owned tiles(PyTuple_Pack(1, tile));
+  Owned pointers(tile0 ? PyTuple_Pack(1, scalar) : Py_NewRef(emptyTuple));
+  Owned lanewise(PyObject_GetAttr(instructions, lanewiseName));
+  if (tiles.get() == nullptr || pointers.get() == nullptr || lanewise.get() == nullptr) return nullptr;
+  PyObject* opcode = tile0 ? tensorScalarPtrOpcode : tensorScalarOpcode;
+  PyObject* const call[12] = {tr,      opcode,      dve,   shape.get(), tiles.get(),  pointers.get(),
+                              Py_None, shape.get(), dtype, name,        fields.get(), loc};
+  Owned made(PyObject_Vectorcall(lanewise.get(), call, 12, nullptr));
+  if (made.get() == nullptr || Py_TYPE(made.get()) == tensorClass) return made.release();
+  PyObject* out = Py_None;
+  if (made.get() != Py_NotImplemented) {  // (result,): made, not recorded
+    if (!PyTuple_Check(made.get()) || PyTuple_GET_SIZE(made.get()) != 1) {
+      PyErr_SetString(PyExc_RuntimeError, "lanewise_plain answered other than a result");
+      return nullptr;
+    }
+    out = PyTuple_GET_ITEM(made.get(), 0);
+  }
+  Owned general(PyObject_GetAttr(instructions, tensorScalarGeneralName));
+  if (general.get() == nullptr) return nullptr;
+  PyObject* const args[18] = {tr,      tile, op,   scalar, rev,    bypass,  zeroFloat, Py_False, dtype,
+                              loc,     Py_None, out, dve,  name,   opcode, tile0 ? Py_True : Py_False, Py_False,
+                              Py_False};
+  return PyObject_Vectorcall(general.get(), args, 18, nullptr);
 }
 
 // instructions.tensor_scalar(tr, tile, op, scalar, reverse, None, None, False, dtype, loc, mask,
@@ -250,6 +331,10 @@ PyObject* tensorScalarCall(PyObject* tile, PyObject* op, PyObject* scalar, bool 
   if (loc.get() == nullptr) return nullptr;
   Owned tr(PyObject_CallNoArgs(current));
   if (tr.get() == nullptr) return nullptr;
+  if (mask == Py_None) {  // (the builder's own steps for these operands: tensorScalarPlain)
+    Owned done(tensorScalarPlain(tr.get(), tile, op, scalar, reverse, dtype, loc.get(), name));
+    if (done.get() != Py_NotImplemented) return done.release();
+  }
   Owned scalarFn(PyObject_GetAttr(instructions, tensorScalarName));
   if (scalarFn.get() == nullptr) return nullptr;
   PyObject* const args[14] = {tr.get(), tile,    op,       scalar, reverse ? Py_True : Py_False,
@@ -352,6 +437,23 @@ PyObject* binaryColumn(PyObject* x, PyObject* y, PyObject* name, PyObject* mask)
   return tensorScalarCall(reverse ? y : x, p.op, reverse ? x : y, reverse, dtype.get(), mask, name);
 }
 
+// What instructions.keeps_all(mask, shape) answers from the box mask_box remembered in an
+// IndexPredicate's or Mask's box_cache for `shape` (a kernel's loop masks its tiles with one mask
+// again and again): 1 when that box is the full box of `shape` (keeps_all's True), 0 when keeps_all
+// would need more (no remembered box, another shape or class) or answers False, -1 with an error.
+int rememberedKeepsAll(PyObject* mask, PyObject* shape) {
+  if (fullBoxes == nullptr || (Py_TYPE(mask) != indexPredicateClass && Py_TYPE(mask) != maskClass)) return 0;
+  Owned cached(slotAttr(mask, boxCacheName));
+  if (cached.get() == nullptr) return -1;
+  if (!PyTuple_CheckExact(cached.get()) || PyTuple_GET_SIZE(cached.get()) != 2) return 0;
+  PyObject* cachedShape = PyTuple_GET_ITEM(cached.get(), 0);
+  const int t = cachedShape == shape ? 1 : PyObject_RichCompareBool(cachedShape, shape, Py_EQ);
+  if (t != 1) return t;
+  PyObject* full = PyDict_GetItemWithError(fullBoxes, shape);  // (borrowed)
+  if (full == nullptr && PyErr_Occurred()) return -1;
+  return full != nullptr && PyTuple_GET_ITEM(cached.get(), 1) == full ? 1 : 0;
+}
+
 // `nl.<name>(x, y, mask=mask)` of two on-chip exact Tensors of one shape: the call _binary makes,
 //     instructions.tensor_tensor(tr, x, y, op, None, loc, mask, None, DVE, name)
 // (the dtype None: the division rule left to Python by pairFacts). A new reference, null with an
@@ -362,6 +464,14 @@ PyObject* binaryMasked(PyObject* x, PyObject* y, PyObject* name, PyObject* mask)
   if (t != 1) return t < 0 ? nullptr : Py_NewRef(Py_NotImplemented);
   t = p.xShape.get() == p.yShape.get() ? 1 : PyObject_RichCompareBool(p.xShape.get(), p.yShape.get(), Py_EQ);
   if (t != 1) return t < 0 ? nullptr : Py_NewRef(Py_NotImplemented);
+  // (a mask keeping the whole tile, as tensor_tensor's keeps_all finds it: its lanewise_plain call,
+  // as without a mask, the mask handed on to its general part)
+  t = rememberedKeepsAll(mask, p.xShape.get());
+  if (t < 0) return nullptr;
+  if (t == 1) {
+    Owned done(binaryPlain(x, y, name, mask));
+    if (done.get() != Py_NotImplemented) return done.release();
+  }
   Owned loc(callSiteLocation(0));  // (the kernel's frame: this C function has none of its own)
   if (loc.get() == nullptr) return nullptr;
   Owned tr(PyObject_CallNoArgs(current));
@@ -458,10 +568,39 @@ void bindAccumulate(py::module_& m) {
         {&onChipName, "on_chip"}, {&shapeName, "shape"}, {&opName, "op"}, {&dtypeName, "dtype"},
         {&lanewiseName, "lanewise_plain"}, {&applyOperatorName, "_apply_operator"},
         {&tensorTensorGeneralName, "tensor_tensor_general"}, {&tensorScalarName, "tensor_scalar"},
-        {&tensorTensorName, "tensor_tensor"}, {&maskName, "mask"}}) {
+        {&tensorTensorName, "tensor_tensor"}, {&maskName, "mask"},
+        {&tensorScalarGeneralName, "tensor_scalar_general"}, {&op0Name, "op0"}, {&const0Name, "const0"},
+        {&boxCacheName, "box_cache"}, {&reverse0Name, "reverse0"}, {&op1Name, "op1"}, {&const1Name, "const1"}, {&reverse1Name, "reverse1"}}) {
     *slot = PyUnicode_InternFromString(text);
     if (*slot == nullptr) throw py::error_already_set();
   }
+  zeroFloat = PyFloat_FromDouble(0.0);
+  emptyTuple = PyTuple_New(0);
+  if (zeroFloat == nullptr || emptyTuple == nullptr) throw py::error_already_set();
+  m.def(
+      "configure_tensor_scalar_plain",
+      [](py::object tensorScalar, py::object tensorScalarPtr, py::object bypassOp) {
+        for (PyObject** slot : {&tensorScalarOpcode, &tensorScalarPtrOpcode, &bypass}) Py_XDECREF(*slot);
+        tensorScalarOpcode = tensorScalar.inc_ref().ptr();
+        tensorScalarPtrOpcode = tensorScalarPtr.inc_ref().ptr();
+        bypass = bypassOp.inc_ref().ptr();
+      },
+      py::arg("tensor_scalar"), py::arg("tensor_scalar_ptr"), py::arg("bypass"),
+      "Gives the operators' tensor_scalar calls the TensorScalar and TensorScalarPtr opcodes and Alu.bypass, to make "
+      "the builder's lanewise_plain call themselves (without a mask).");
+  m.def(
+      "configure_remembered_masks",
+      [](py::type indexPredicate, py::type maskType, py::dict full) {
+        Py_XDECREF(reinterpret_cast<PyObject*>(indexPredicateClass));
+        Py_XDECREF(reinterpret_cast<PyObject*>(maskClass));
+        Py_XDECREF(fullBoxes);
+        indexPredicateClass = reinterpret_cast<PyTypeObject*>(indexPredicate.inc_ref().ptr());
+        maskClass = reinterpret_cast<PyTypeObject*>(maskType.inc_ref().ptr());
+        fullBoxes = full.inc_ref().ptr();
+      },
+      py::arg("index_predicate"), py::arg("mask"), py::arg("full_boxes"),
+      "Gives nl.add, nl.subtract, nl.multiply and nl.divide's C path the IndexPredicate and Mask classes and "
+      "indexing._FULL_BOXES, to read a mask's remembered box as instructions.keeps_all does.");
   m.def(
       "configure_accumulate",
       [](py::type tensor, py::object currentFn, py::module_ languageModule, py::str psumKind) {

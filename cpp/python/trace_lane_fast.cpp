@@ -40,6 +40,16 @@ PyTypeObject* tensorClass = nullptr;
 PyObject *instructions = nullptr, *lookups = nullptr, *bnStats = nullptr;
 PyObject *storageName, *onChipName, *dtypeName, *maskName, *axisName, *keepdimsName, *whatName;
 PyObject *activationName, *tensorReduceName, *perLaneName, *bnStatsText, *one, *six, *whatOnly;
+// From configure_lane_fast_plain: the Activation and TensorReduce opcodes, the Scalar and Vector
+// Engines, AccumCmd.Idle, Alu.add, ReduceAxis.X and instructions' REDUCE_IDS and BITVEC_IDS (the
+// sets of ids the builders test).
+struct Plain {
+  PyObject *activation, *scalarEngine, *idle, *aluAdd, *tensorReduce, *dve, *reduceX, *reduceIds, *bitvecIds;
+};
+Plain plain{};
+PyObject *shapeName, *lanewiseName, *activationGeneralName, *tensorReduceGeneralName, *funcName, *accName,
+    *accOpName, *scaleName, *opName, *negateName, *emptyTuple;
+PyObject* one1;  // (1,): its item the int 1
 
 // 1 when `o` is an exact Tensor on chip, 0 if not, -1 with an error set.
 int onChipTile(PyObject* o) {
@@ -78,6 +88,102 @@ PyObject* callBuilder(PyObject* builderName, PyObject* const* positional, size_t
   return PyObject_Vectorcall(builder.get(), args, n, whatOnly);
 }
 
+// `lanewise_plain(tr, opcode, engine, x.shape, (x,), (), None, outShape, x.dtype, what, fields,
+// loc)` (read per call from the instructions module: tests replace it), then, unless it answered
+// a Tensor (recorded), `general(*generalArgs)` with its slot `outSlot` set to the result it made
+// but did not record, or None (it changed nothing): the builders' own two steps (see
+// instructions.activation and tensor_reduce). A new reference, or null with an error set.
+template <size_t N>
+PyObject* lanewiseThenGeneral(PyObject* tr, PyObject* opcode, PyObject* engine, PyObject* x, PyObject* shape,
+                              PyObject* outShape, PyObject* what, PyObject* fields, PyObject* loc,
+                              PyObject* generalName, PyObject* (&generalArgs)[N], size_t outSlot) {
+  Owned st(slotAttr(x, storageName));
+  if (st.get() == nullptr) return nullptr;
+  Owned dtype(slotAttr(st.get(), dtypeName));  // (x.dtype: its storage's)
+  Owned tiles(PyTuple_Pack(1, x));
+  Owned lanewise(PyObject_GetAttr(instructions, lanewiseName));
+  if (dtype.get() == nullptr || tiles.get() == nullptr || lanewise.get() == nullptr) return nullptr;
+  PyObject* const call[12] = {tr,      opcode,   engine, shape,     tiles.get(), emptyTuple,
+                              Py_None, outShape, dtype.get(), what, fields,      loc};
+  Owned made(PyObject_Vectorcall(lanewise.get(), call, 12, nullptr));
+  if (made.get() == nullptr || Py_TYPE(made.get()) == tensorClass) return made.release();
+  PyObject* out = Py_None;
+  if (made.get() != Py_NotImplemented) {  // (result,): made, not recorded
+    if (!PyTuple_Check(made.get()) || PyTuple_GET_SIZE(made.get()) != 1) {
+      PyErr_SetString(PyExc_RuntimeError, "lanewise_plain answered other than a result");
+      return nullptr;
+    }
+    out = PyTuple_GET_ITEM(made.get(), 0);
+  }
+  Owned general(PyObject_GetAttr(instructions, generalName));
+  if (general.get() == nullptr) return nullptr;
+  generalArgs[outSlot] = out;
+  return PyObject_Vectorcall(general.get(), generalArgs, N, nullptr);
+}
+
+// instructions.activation(tr, func, x, None, 1.0, None, loc, None, what=name) of an on-chip exact
+// Tensor x, as it runs for those arguments (bias None, scale a float, no mask: its lanewise_plain
+// call, then activation_general), with the same fields in the same order.
+PyObject* activationPlain(PyObject* tr, PyObject* func, PyObject* x, PyObject* what, PyObject* loc) {
+  Owned shape(slotAttr(x, shapeName));
+  Owned fields(PyDict_New());
+  if (shape.get() == nullptr || fields.get() == nullptr || PyDict_SetItem(fields.get(), funcName, func) < 0 ||
+      PyDict_SetItem(fields.get(), accName, plain.idle) < 0 ||
+      PyDict_SetItem(fields.get(), accOpName, plain.aluAdd) < 0 || PyDict_SetItem(fields.get(), scaleName, one) < 0)
+    return nullptr;
+  PyObject* general[12] = {tr, func, x, Py_None, one, Py_None, loc, Py_None, Py_None, plain.idle, plain.aluAdd, what};
+  return lanewiseThenGeneral(tr, plain.activation, plain.scalarEngine, x, shape.get(), shape.get(), what,
+                             fields.get(), loc, activationGeneralName, general, 8);
+}
+
+// 1 when `op`'s id is in the set `ids` (REDUCE_IDS, BITVEC_IDS: the builders' tests), 0 if not, -1.
+int idIn(PyObject* ids, PyObject* op) {
+  Owned id(PyLong_FromVoidPtr(op));
+  return id.get() == nullptr ? -1 : PySet_Contains(ids, id.get());
+}
+
+// Whether `axis` is what normalize_axes turns into [1] for a [P, F] tile and reads without a
+// conversion of its own: an exact int 1 or -1, or a list or tuple holding one such.
+bool lastAxisOfTwo(PyObject* axis) {
+  if ((PyList_CheckExact(axis) || PyTuple_CheckExact(axis)) && PySequence_Fast_GET_SIZE(axis) == 1)
+    axis = PySequence_Fast_GET_ITEM(axis, 0);
+  if (!PyLong_CheckExact(axis)) return false;
+  int overflow = 0;
+  const long a = PyLong_AsLongAndOverflow(axis, &overflow);
+  return overflow == 0 && (a == 1 || a == -1);
+}
+
+// instructions.tensor_reduce(tr, op, x, axis, keepdims, False, None, loc, None, what=name) of an
+// on-chip exact Tensor x of a [P, F] shape, axis its free one (lastAxisOfTwo), keepdims True or
+// False, op a reduce op and no bit-vector one: as it runs for those arguments (its lanewise_plain
+// call, then tensor_reduce_general), with the same fields in the same order. NotImplemented
+// (changed nothing) for anything else: the builder's call.
+PyObject* reducePlain(PyObject* tr, PyObject* op, PyObject* x, PyObject* axis, PyObject* keepdims, PyObject* what,
+                      PyObject* loc) {
+  if (plain.reduceIds == nullptr || (keepdims != Py_True && keepdims != Py_False) || !lastAxisOfTwo(axis))
+    Py_RETURN_NOTIMPLEMENTED;
+  int t = idIn(plain.reduceIds, op);  // (not one: the builder's error)
+  if (t != 1) return t < 0 ? nullptr : Py_NewRef(Py_NotImplemented);
+  t = idIn(plain.bitvecIds, op);
+  if (t != 0) return t < 0 ? nullptr : Py_NewRef(Py_NotImplemented);
+  Owned shape(slotAttr(x, shapeName));
+  if (shape.get() == nullptr) return nullptr;
+  if (!PyTuple_CheckExact(shape.get()) || PyTuple_GET_SIZE(shape.get()) != 2) Py_RETURN_NOTIMPLEMENTED;
+  PyObject* p = PyTuple_GET_ITEM(shape.get(), 0);
+  Owned outShape(keepdims == Py_True ? PyTuple_Pack(2, p, PyTuple_GET_ITEM(one1, 0)) : PyTuple_Pack(1, p));
+  Owned fields(PyDict_New());
+  Owned axes(PyList_New(1));
+  if (outShape.get() == nullptr || fields.get() == nullptr || axes.get() == nullptr ||
+      PyDict_SetItem(fields.get(), opName, op) < 0 || PyDict_SetItem(fields.get(), axisName, plain.reduceX) < 0 ||
+      PyDict_SetItem(fields.get(), negateName, Py_False) < 0)
+    return nullptr;
+  PyList_SET_ITEM(axes.get(), 0, Py_NewRef(PyTuple_GET_ITEM(one1, 0)));
+  PyObject* general[12] = {tr,      op,      x,    axes.get(),   keepdims,       Py_None,
+                           loc,     Py_None, Py_None, what, fields.get(), outShape.get()};
+  return lanewiseThenGeneral(tr, plain.tensorReduce, plain.dve, x, shape.get(), outShape.get(), what, fields.get(),
+                             loc, tensorReduceGeneralName, general, 8);
+}
+
 // self: (func, name).
 PyObject* activationFast(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   if (nargs != 1 || instructions == nullptr) Py_RETURN_NOTIMPLEMENTED;
@@ -90,6 +196,8 @@ PyObject* activationFast(PyObject* self, PyObject* const* args, Py_ssize_t nargs
   if (tr == nullptr) Py_RETURN_NOTIMPLEMENTED;
   Owned loc(callSiteLocation(0));
   if (loc.get() == nullptr) return nullptr;
+  if (values[0] == Py_None && plain.activation != nullptr)
+    return activationPlain(tr, PyTuple_GET_ITEM(self, 0), args[0], PyTuple_GET_ITEM(self, 1), loc.get());
   PyObject* const positional[8] = {tr, PyTuple_GET_ITEM(self, 0), args[0], Py_None, one, Py_None, loc.get(), values[0]};
   return callBuilder(activationName, positional, 8, PyTuple_GET_ITEM(self, 1));
 }
@@ -109,6 +217,11 @@ PyObject* reduceFast(PyObject* self, PyObject* const* args, Py_ssize_t nargs, Py
   if (tr == nullptr) Py_RETURN_NOTIMPLEMENTED;
   Owned loc(callSiteLocation(0));
   if (loc.get() == nullptr) return nullptr;
+  if (values[1] == Py_None) {
+    Owned done(reducePlain(tr, PyTuple_GET_ITEM(self, 0), args[0], values[0], values[2], PyTuple_GET_ITEM(self, 1),
+                           loc.get()));
+    if (done.get() != Py_NotImplemented) return done.release();
+  }
   PyObject* const positional[9] = {tr,       PyTuple_GET_ITEM(self, 0), args[0], values[0], values[2],
                                    Py_False, Py_None,                   loc.get(), values[1]};
   return callBuilder(tensorReduceName, positional, 9, PyTuple_GET_ITEM(self, 1));
@@ -174,14 +287,21 @@ void bindLaneFast(py::module_& m) {
                             {&maskName, "mask"}, {&axisName, "axis"}, {&keepdimsName, "keepdims"},
                             {&whatName, "what"}, {&activationName, "activation"},
                             {&tensorReduceName, "tensor_reduce"}, {&perLaneName, "per_lane"},
-                            {&bnStatsText, "bn_stats"}}) {
+                            {&bnStatsText, "bn_stats"}, {&shapeName, "shape"}, {&lanewiseName, "lanewise_plain"},
+                            {&activationGeneralName, "activation_general"},
+                            {&tensorReduceGeneralName, "tensor_reduce_general"}, {&funcName, "func"},
+                            {&accName, "acc"}, {&accOpName, "acc_op"}, {&scaleName, "scale"}, {&opName, "op"},
+                            {&negateName, "negate"}}) {
     *slot = PyUnicode_InternFromString(text);
     if (*slot == nullptr) throw py::error_already_set();
   }
   one = PyFloat_FromDouble(1.0);
   six = PyLong_FromLong(6);
   whatOnly = PyTuple_Pack(1, whatName);
-  if (one == nullptr || six == nullptr || whatOnly == nullptr) throw py::error_already_set();
+  emptyTuple = PyTuple_New(0);
+  one1 = Py_BuildValue("(i)", 1);
+  if (one == nullptr || six == nullptr || whatOnly == nullptr || emptyTuple == nullptr || one1 == nullptr)
+    throw py::error_already_set();
   m.def(
       "configure_lane_fast",
       [](py::type tensor, py::module_ instructionsModule, py::dict dtypeLookups, py::object bnStatsOpcode) {
@@ -195,6 +315,26 @@ void bindLaneFast(py::module_& m) {
       py::arg("tensor_class"), py::arg("instructions"), py::arg("dtype_lookups"), py::arg("bn_stats"),
       "Gives activation_fast, reduce_fast and bn_stats_fast the Tensor class, the instructions module (whose "
       "activation, tensor_reduce and per_lane they call), dtypes._LOOKUPS and the BNStats opcode.");
+  m.def(
+      "configure_lane_fast_plain",
+      [](py::object activationOpcode, py::object scalarEngine, py::object idle, py::object aluAdd,
+         py::object tensorReduceOpcode, py::object dve, py::object reduceX, py::object reduceIds,
+         py::object bitvecIds) {
+        if (!PyFrozenSet_CheckExact(reduceIds.ptr()) || !PyFrozenSet_CheckExact(bitvecIds.ptr()))
+          throw py::type_error("configure_lane_fast_plain: reduce_ids and bitvec_ids must be frozensets");
+        for (PyObject** slot : {&plain.activation, &plain.scalarEngine, &plain.idle, &plain.aluAdd, &plain.tensorReduce,
+                                &plain.dve, &plain.reduceX, &plain.reduceIds, &plain.bitvecIds})
+          Py_XDECREF(*slot);
+        plain = Plain{activationOpcode.inc_ref().ptr(), scalarEngine.inc_ref().ptr(), idle.inc_ref().ptr(),
+                      aluAdd.inc_ref().ptr(),           tensorReduceOpcode.inc_ref().ptr(),
+                      dve.inc_ref().ptr(),              reduceX.inc_ref().ptr(),
+                      reduceIds.inc_ref().ptr(),        bitvecIds.inc_ref().ptr()};
+      },
+      py::arg("activation"), py::arg("scalar_engine"), py::arg("idle"), py::arg("alu_add"),
+      py::arg("tensor_reduce"), py::arg("dve"), py::arg("reduce_x"), py::arg("reduce_ids"), py::arg("bitvec_ids"),
+      "Gives activation_fast and reduce_fast what they need to make the builders' lanewise_plain calls themselves "
+      "(without a mask): the Activation opcode, the Scalar Engine, AccumCmd.Idle, Alu.add, the TensorReduce opcode, "
+      "the Vector Engine, ReduceAxis.X and the instructions module's REDUCE_IDS and BITVEC_IDS.");
   m.def(
       "activation_fast",
       [](py::object func, py::str name) {

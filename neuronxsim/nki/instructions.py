@@ -389,7 +389,17 @@ def tensor_scalar(tr, data: Tensor, op0, operand0, reverse0, op1, operand1, reve
         if made.__class__ is Tensor:
             return made
         if made is not NotImplemented:
-            out = made[0]  # (made, not recorded: the general path below records it)
+            out = made[0]  # (made, not recorded: the general path records it)
+    return tensor_scalar_general(tr, data, op0, operand0, reverse0, op1, operand1, reverse1,
+                                 dtype, loc, mask, out, engine, what, opcode, tile0, tile1, bitvec)
+
+
+def tensor_scalar_general(tr, data, op0, operand0, reverse0, op1, operand1, reverse1, dtype,
+                          loc, mask, out, engine, what, opcode, tile0, tile1, bitvec):
+    """The rest of :func:`tensor_scalar` past its ``lanewise_plain`` call (``dtype`` and ``op1``
+    resolved, ``out`` the result lanewise_plain made but did not record, if it did): also called
+    from C (cpp/python/trace_accumulate.cpp)."""
+    shape = data.shape
     if tile0:
         ins = plain_inputs(tr, engine, shape, mask, (data,),
                            (operand0, operand1) if tile1 else (operand0,))
@@ -530,7 +540,16 @@ def activation(tr, func, data: Tensor, bias, scale, dtype, loc, mask=None, out=N
         if made.__class__ is Tensor:
             return made
         if made is not NotImplemented:
-            out = made[0]  # (made, not recorded: the general path below records it)
+            out = made[0]  # (made, not recorded: the general path records it)
+    return activation_general(tr, func, data, bias, scale, dtype, loc, mask, out, acc, acc_op,
+                              what)
+
+
+def activation_general(tr, func, data, bias, scale, dtype, loc, mask, out, acc, acc_op, what):
+    """The rest of :func:`activation` past its ``lanewise_plain`` call (``out`` the result
+    lanewise_plain made but did not record, if it did): also called from C
+    (cpp/python/trace_lane_fast.cpp)."""
+    shape = data.shape
     # The pointer operands, when known before a number bias makes its constant column.
     known = () if scale.__class__ is not Tensor else (scale,)
     if bias is not None:
@@ -597,7 +616,20 @@ def tensor_reduce(tr, op, data: Tensor, axes, keepdims: bool, negate: bool, dtyp
             if made.__class__ is Tensor:
                 return made
             if made is not NotImplemented:
-                out = made[0]  # (made, not recorded: the general path below records it)
+                out = made[0]  # (made, not recorded: the general path records it)
+    return tensor_reduce_general(tr, op, data, axes, keepdims, dtype, loc, mask, out, what,
+                                 fields, out_shape if rank == 2 else None)
+
+
+def tensor_reduce_general(tr, op, data, axes, keepdims, dtype, loc, mask, out, what, fields,
+                          out_shape):
+    """The rest of :func:`tensor_reduce` past its ``lanewise_plain`` call (``axes`` normalized,
+    ``fields`` made, ``out_shape`` that of a [P, F] tile's result, else None; ``out`` the result
+    lanewise_plain made but did not record, if it did): also called from C
+    (cpp/python/trace_lane_fast.cpp)."""
+    shape = data.shape
+    rank = len(shape)
+    if rank == 2:
         ins = plain_inputs(tr, Engine.DVE, shape, mask, (data,))
     else:
         out_shape = tuple([1 if a in axes else n for a, n in enumerate(shape)

@@ -24,6 +24,7 @@ from neuronxsim.starfish.lib import _core
 
 from . import compiler as _ncc
 from . import dtypes as _dt
+from . import indexing as _idx
 from . import instructions as _ins
 from .errors import NKIError, caller_location
 from .indexing import arange, ds, mgrid  # noqa: F401  (public names of nl)
@@ -869,6 +870,12 @@ if any(id(op) in _ins.BITVEC_IDS for op in _IN_PLACE_ALU.values()):
 _FLOAT_DTYPES = {d: None for d in _dt._TO_BIR if _dt.is_float(d)}
 _core.nki.configure_accumulate_plain(_ins, IT.TensorTensor, Engine.DVE, _IN_PLACE_ALU,
                                      _dt._TO_BIR, _dt.promote, _FLOAT_DTYPES)
+# (their tensor_scalar calls without a mask make the builder's lanewise_plain call themselves,
+# then its general part, tensor_scalar_general, if that declines)
+_core.nki.configure_tensor_scalar_plain(IT.TensorScalar, IT.TensorScalarPtr, Alu.bypass)
+# (and nl.<op>(x, y, mask=m) of two tiles of one shape, when m's remembered box keeps the whole
+# tile, makes tensor_tensor's lanewise_plain call as without a mask: see keeps_all)
+_core.nki.configure_remembered_masks(_idx.IndexPredicate, _idx.Mask, _idx._FULL_BOXES)
 # nl.add, nl.subtract, nl.multiply and nl.divide called as functions take the operators' shortcuts
 # (with their mask handed on) through a FastCall (cpp/python/trace_fast_call.cpp): the definition
 # above is _apply_operator's _binary call plus the mask. They stay the definitions everywhere else
@@ -904,6 +911,11 @@ _ACTIVATIONS = {
 # (cpp/python/trace_lane_fast.cpp, through a FastCall: cpp/python/trace_fast_call.cpp); any other
 # call runs the definition above, the home of every check and error.
 _core.nki.configure_lane_fast(Tensor, _ins, _dt._LOOKUPS, IT.BNStats)
+# Without a mask they make the builders' lanewise_plain call themselves (activation's and
+# tensor_reduce's first step for such operands), then the builders' general parts if it declines.
+_core.nki.configure_lane_fast_plain(IT.Activation, Engine.Activation, _ins.bir.AccumCmd.Idle,
+                                    Alu.add, IT.TensorReduce, Engine.DVE, _ins._REDUCE_X,
+                                    _ins.REDUCE_IDS, _ins.BITVEC_IDS)
 for _name, _func in _ACTIVATIONS.items():
     globals()[_name] = _core.nki.FastCall(_activation_fn(_name, _func),
                                           _core.nki.activation_fast(_func, _name))
