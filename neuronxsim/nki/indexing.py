@@ -391,6 +391,12 @@ def mask_box(mask, shape: tuple) -> tuple:
 _PREDICATE_BOXES: dict = {}
 _MAX_PREDICATE_BOXES = 4096
 
+# The boxes a mask remembers (its box_cache; _PREDICATE_BOXES) are read in C through a FastCall
+# (cpp/python/trace_mask_box.cpp, cpp/python/trace_fast_call.cpp): anything else, and every
+# error, is the definition's above.
+_core.nki.configure_mask_box(IndexPredicate, Mask, _FULL_BOXES, _PREDICATE_BOXES)
+mask_box = _core.nki.FastCall(mask_box, _core.nki.mask_box_fast())
+
 
 def _predicates_box(predicates: tuple, shape: tuple) -> tuple:
     """:func:`mask_box` of a conjunction, computed."""

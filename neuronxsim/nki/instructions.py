@@ -272,6 +272,11 @@ def keeps_all(mask, shape: tuple) -> bool:
     return mask_box(mask, shape) is _FULL_BOXES.get(shape)
 
 
+# (what keeps_all answers from a mask's remembered box, in C through a FastCall:
+# cpp/python/trace_mask_box.cpp; the definition above answers the rest)
+keeps_all = _core.nki.FastCall(keeps_all, _core.nki.keeps_all_fast())
+
+
 def refuse_psum_inputs(tr, opcode, ins: list, loc, what: str):
     """Raises the rule operand.psum-inputs on the first two of the inputs ``ins`` (accesses or
     views) that are in PSUM (the rule reads their memories only)."""

@@ -8,7 +8,7 @@ from neuronxsim.nki06._api import ApiCall
 import neuronxsim.starfish.lib._core.bir
 import types
 import typing
-__all__: list[str] = ['ApiCall', 'FastCall', 'LoopIndex', 'RECORD_POSITIONS', 'accumulate_methods', 'activation_fast', 'assign_redirect', 'basic_subscript', 'binary_fast', 'blocked_methods', 'bn_stats_fast', 'caller_location', 'configure_accumulate', 'configure_accumulate_plain', 'configure_assign', 'configure_blocked', 'configure_dma_plain', 'configure_index_expr', 'configure_iterate', 'configure_lane_fast', 'configure_lanewise', 'configure_language_fast', 'configure_matmul', 'configure_new_blocked', 'configure_nki06_fast', 'configure_nki06_ndarray', 'configure_nki06_subscript', 'configure_plain_tile_access', 'configure_subscripts', 'configure_tracer_methods', 'configure_zero_fill', 'current', 'dma_copy06_fast', 'dma_plain', 'emit_program', 'forget_call_sites', 'iterate_method', 'lanewise_plain', 'live_ranges', 'load_fast', 'matmul_plain', 'nc_matmul06_fast', 'nc_matmul_fast', 'ndarray06_fast', 'ndarray_fast', 'new_access', 'new_op', 'new_slotted', 'next_fit_place', 'next_fit_storages', 'operator_methods', 'ops_matmul_grouped', 'ops_redirected', 'peek', 'place_matmul_method', 'plain_tile_access', 'range_fast', 'reduce_fast', 'remember_call_site', 'set_call_site_walk', 'set_current', 'set_no_tracer', 'slice_range', 'store_fast', 'subscript_method', 'tensor_store_method', 'tensor_table', 'tracer_method', 'unique_name', 'write_plain', 'zeros_fast']
+__all__: list[str] = ['ApiCall', 'FastCall', 'LoopIndex', 'RECORD_POSITIONS', 'accumulate_methods', 'activation_fast', 'assign_redirect', 'basic_subscript', 'binary_fast', 'blocked_methods', 'bn_stats_fast', 'caller_location', 'configure_accumulate', 'configure_accumulate_plain', 'configure_assign', 'configure_blocked', 'configure_dma_plain', 'configure_index_expr', 'configure_iterate', 'configure_lane_fast', 'configure_lane_fast_plain', 'configure_lanewise', 'configure_language_fast', 'configure_mask_box', 'configure_matmul', 'configure_new_blocked', 'configure_nki06_fast', 'configure_nki06_ndarray', 'configure_nki06_subscript', 'configure_plain_tile_access', 'configure_remembered_masks', 'configure_subscripts', 'configure_tensor_scalar_plain', 'configure_tracer_methods', 'configure_zero_fill', 'current', 'dma_copy06_fast', 'dma_plain', 'emit_program', 'forget_call_sites', 'iterate_method', 'keeps_all_fast', 'lanewise_plain', 'live_ranges', 'load_fast', 'mask_box_fast', 'matmul_plain', 'nc_matmul06_fast', 'nc_matmul_fast', 'ndarray06_fast', 'ndarray_fast', 'new_access', 'new_op', 'new_slotted', 'next_fit_place', 'next_fit_storages', 'operator_methods', 'ops_matmul_grouped', 'ops_redirected', 'peek', 'place_matmul_method', 'plain_tile_access', 'range_fast', 'reduce_fast', 'remember_call_site', 'set_call_site_walk', 'set_current', 'set_no_tracer', 'slice_range', 'store_fast', 'subscript_method', 'tensor_store_method', 'tensor_table', 'tracer_method', 'unique_name', 'write_plain', 'zeros_fast']
 def accumulate_methods() -> dict:
     """
     {name: method} of Tensor's in-place operators (__iadd__, __isub__, __imul__, __itruediv__) in C.
@@ -73,6 +73,10 @@ def configure_lane_fast(tensor_class: type, instructions: types.ModuleType, dtyp
     """
     Gives activation_fast, reduce_fast and bn_stats_fast the Tensor class, the instructions module (whose activation, tensor_reduce and per_lane they call), dtypes._LOOKUPS and the BNStats opcode.
     """
+def configure_lane_fast_plain(activation: typing.Any, scalar_engine: typing.Any, idle: typing.Any, alu_add: typing.Any, tensor_reduce: typing.Any, dve: typing.Any, reduce_x: typing.Any, reduce_ids: typing.Any, bitvec_ids: typing.Any) -> None:
+    """
+    Gives activation_fast and reduce_fast what they need to make the builders' lanewise_plain calls themselves (without a mask): the Activation opcode, the Scalar Engine, AccumCmd.Idle, Alu.add, the TensorReduce opcode, the Vector Engine, ReduceAxis.X and the instructions module's REDUCE_IDS and BITVEC_IDS.
+    """
 def configure_lanewise(tensor_class: type, plain_tile_access: typing.Any, write_plain: typing.Any, activation: typing.Any, psum: str, sbuf: str, num_partitions: typing.SupportsInt | typing.SupportsIndex) -> None:
     """
     Gives lanewise_plain the Tensor class, the tracer's plain_tile_access and write_plain, the Scalar Engine, the PSUM and SBUF kinds and the partitions of a tile.
@@ -80,6 +84,10 @@ def configure_lanewise(tensor_class: type, plain_tile_access: typing.Any, write_
 def configure_language_fast(tensor_class: type, new_tiles: dict, par_dim: type, sbuf: str, load: typing.Any, pmax: int, dma_plain: typing.Any, dma_general: typing.Any, save: typing.Any, psum: str, keeps_all: typing.Any, num_partitions: int) -> None:
     """
     Gives ndarray_fast, zeros_fast, load_fast and store_fast the Tensor class, language.py's _NEW_TILES, the par_dim class, the SBUF kind, the Load opcode, nl.load's partition count, dma_plain / dma_general, the Save opcode, the PSUM kind, instructions.keeps_all and nl.store's partition count.
+    """
+def configure_mask_box(index_predicate: type, mask: type, full_boxes: dict, predicate_boxes: dict) -> None:
+    """
+    Gives mask_box_fast and keeps_all_fast the IndexPredicate and Mask classes and indexing's _FULL_BOXES and _PREDICATE_BOXES.
     """
 def configure_matmul(tensor_class: type, plain_tile_access: typing.Any, verdicts: dict, matmult: typing.Any, pe: typing.Any, psum: str, float32: typing.Any) -> None:
     """
@@ -105,9 +113,17 @@ def configure_plain_tile_access(access_class: typing.Any, pe: typing.Any, pool: 
     """
     Gives plain_tile_access the tracer's Access class, engine objects, PSUM kind and limits.
     """
+def configure_remembered_masks(index_predicate: type, mask: type, full_boxes: dict) -> None:
+    """
+    Gives nl.add, nl.subtract, nl.multiply and nl.divide's C path the IndexPredicate and Mask classes and indexing._FULL_BOXES, to read a mask's remembered box as instructions.keeps_all does.
+    """
 def configure_subscripts(tensor_class: type, loop_index_class: type, fallback: typing.Any, error: type, as_int: typing.Any, np_integer: type) -> None:
     """
     Gives the subscripts the Tensor (2.2x) and LoopIndex classes, the Python subscript fallback(t, key) of Tensor for the keys the C one does not take, the NKIError class, the conversion as_int(value, what) of slice bounds that are not ints, and numpy.integer.
+    """
+def configure_tensor_scalar_plain(tensor_scalar: typing.Any, tensor_scalar_ptr: typing.Any, bypass: typing.Any) -> None:
+    """
+    Gives the operators' tensor_scalar calls the TensorScalar and TensorScalarPtr opcodes and Alu.bypass, to make the builder's lanewise_plain call themselves (without a mask).
     """
 def configure_tracer_methods(op_class: type, storage_class: type, tensor_class: type, new_state: typing.Any, matmult: typing.Any, access_class: type) -> None:
     """
@@ -141,6 +157,10 @@ def iterate_method(cls: type) -> typing.Any:
     """
     Tracer.iterate in C, as a method of the tracer class cls.
     """
+def keeps_all_fast() -> typing.Any:
+    """
+    The C path of instructions.keeps_all(mask, shape): its answer from a remembered box, or NotImplemented for the definition (use in a FastCall).
+    """
 def lanewise_plain(*args, **kwargs):
     """
     lanewise_plain(tr, opcode, engine, shape, tiles, pointers, out, out_shape, dtype, what, fields, loc): a lane-wise instruction of plain operands, recorded (its destination); NotImplemented, having changed nothing, when it needs the general path; (result,) when it made a new result that the general path must record.
@@ -152,6 +172,10 @@ def live_ranges(*args, **kwargs):
 def load_fast(*args, **kwargs):
     """
     load_fast(src, *, mask=None): nl.load of an HBM Tensor, no dtype, no mask or one that keeps the whole tile; NotImplemented, having changed nothing, for any other call.
+    """
+def mask_box_fast() -> typing.Any:
+    """
+    The C path of indexing.mask_box(mask, shape): a remembered box, or NotImplemented for the definition (use in a FastCall).
     """
 def matmul_plain(*args, **kwargs):
     """
