@@ -338,7 +338,7 @@ def record_lanewise(tr: Tracer, opcode, engine, shape: tuple, box: list, tiles: 
 def tensor_tensor(tr, a: Tensor, b: Tensor, op, dtype, loc, mask=None, out=None,
                   engine=Engine.DVE, what="tensor_tensor") -> Tensor:
     bitvec = id(op) in BITVEC_IDS
-    if engine is not Engine.DVE and bitvec:
+    if engine is not _DVE and bitvec:
         refuse_illegal_alu(IT.TensorTensor, engine, op, _BYPASS, loc, what)  # (alu.bitvec-engine)
     shape = a.shape
     if b.shape != shape:
@@ -382,9 +382,9 @@ def tensor_scalar(tr, data: Tensor, op0, operand0, reverse0, op1, operand1, reve
     if op1 is None:
         op1, operand1 = _BYPASS, 0.0
     tile0, tile1 = operand0.__class__ is Tensor, operand1.__class__ is Tensor
-    opcode = IT.TensorScalarPtr if tile0 or tile1 else IT.TensorScalar
+    opcode = _TSP if tile0 or tile1 else _TS
     bitvec = id(op0) in BITVEC_IDS or id(op1) in BITVEC_IDS
-    if bitvec or engine is not Engine.DVE:  # (alu.tensor-scalar-op-kinds, alu.bitvec-engine, alu.act-tensor-scalar)
+    if bitvec or engine is not _DVE:  # (alu.tensor-scalar-op-kinds, alu.bitvec-engine, alu.act-tensor-scalar)
         refuse_illegal_alu(opcode, engine, op0, op1, loc, what)
     c1 = operand1.__class__
     if not bitvec and (tile0 or not tile1) and (tile1 or c1 is float or c1 is int) and \
@@ -472,6 +472,7 @@ def _tensor_scalar_plain(tr, data, shape, op0, operand0, tile0, reverse0, op1, o
 
 _TT, _TS, _TSP, _ACT, _COPY = (IT.TensorTensor, IT.TensorScalar, IT.TensorScalarPtr,
                                IT.Activation, IT.TensorCopy)
+_ACT_ENGINE = Engine.Activation
 _ACT_BIAS_DTYPES = (dt.float32, dt.float16, dt.bfloat16)
 
 
@@ -540,7 +541,7 @@ def activation(tr, func, data: Tensor, bias, scale, dtype, loc, mask=None, out=N
             fields["has_scale_tensor"] = True
         else:
             fields["scale"] = float(scale)
-        made = lanewise_plain(tr, _ACT, Engine.Activation, shape, (data,), pointers, out, shape,
+        made = lanewise_plain(tr, _ACT, _ACT_ENGINE, shape, (data,), pointers, out, shape,
                               dtype or data.dtype, what, fields, loc)
         if made.__class__ is Tensor:
             return made

@@ -244,10 +244,17 @@ def _paired(dst: Tensor, views: list, loc, what: str) -> list:
 _alu = alu_op  # (op, what, loc): the ALU operator of an nl function, np.add or an Alu member
 
 
+# (members of the pybind11 enums read on every call of the instructions below, as module globals:
+# reading one through its class costs a pybind11 attribute lookup)
+_ABS, _RSQRT, _POW, _PRELU, _TT = Alu.abs, Alu.rsqrt, Alu.pow, Act.Prelu, IT.TensorTensor
+_DVE, _POOL = Engine.DVE, Engine.Pool
+_DVE_POOL, _DVE_ACT_POOL = (Engine.DVE, Engine.Pool), (Engine.DVE, Engine.Activation, Engine.Pool)
+
+
 def _unary(alu) -> bool:
     """Whether the ALU operator ``alu`` ignores its second operand. (alu_op answers Alu's own
     members, so identity is their equality; Alu's == is pybind11's, some 40 times as slow.)"""
-    return alu is Alu.abs or alu is Alu.rsqrt
+    return alu is _ABS or alu is _RSQRT
 
 
 def _one_psum_input(opcode, views, loc, what):
@@ -722,7 +729,7 @@ def nc_transpose(dst, data, engine=engine.unknown, name=None):
 
 def _activation(tr, d: Tensor, op, data, bias, scale, acc, loc, what):
     func = act_func(op, loc)
-    if func is Act.Prelu:
+    if func is _PRELU:
         raise NKIError(f"{what}: nl.prelu takes its slope from nisa.activate2's relu_param "
                        "(NeuronCore-v4); nisa.activation has none", loc)
     v = _tile(data, loc, what, "data")
@@ -812,13 +819,13 @@ def tensor_tensor(dst, data1, data2, op, engine=engine.unknown, name=None):
     a = _tile(data1, loc, what, "data1")
     b = _tile(data2, loc, what, "data2")
     a, b = _paired(d, [("data1", a), ("data2", b)], loc, what)
-    _one_psum_input(IT.TensorTensor, [a, b], loc, what)
+    _one_psum_input(_TT, [a, b], loc, what)
     in_psum = PSUM in (a.storage.kind, b.storage.kind, d.storage.kind)
     ints = a.storage.dtype in _INTS and b.storage.dtype in _INTS and d.storage.dtype in _INTS
     # (GpSimd for power and integers where the rules let it: bit-vector operators are the DVE's)
-    pool = (alu is Alu.pow or ints) and not in_psum and alu not in BITVEC
-    default = Engine.Pool if pool else Engine.DVE
-    hw = _engine(engine, (Engine.DVE, Engine.Pool), default, loc, what)
+    pool = (alu is _POW or ints) and not in_psum and alu not in BITVEC
+    default = _POOL if pool else _DVE
+    hw = _engine(engine, _DVE_POOL, default, loc, what)
     _ins.tensor_tensor(tr, a, b, alu, d.storage.dtype, loc, out=d, engine=hw, what=what)
 
 
@@ -839,10 +846,10 @@ def tensor_scalar(dst, data, op0, operand0, reverse0=False, op1=None, operand1=N
         raise NKIError(f"{what}: operand0 must be None or 0 for the unary {a0.name}", loc)
     if operand0 is None:
         operand0 = 0.0
-    hw = _engine(engine, (Engine.DVE, Engine.Activation, Engine.Pool), Engine.DVE, loc, what)
+    hw = _engine(engine, _DVE_ACT_POOL, _DVE, loc, what)
     # (the operators' kinds and dtypes: alu.tensor-scalar-op-kinds, alu.bitvec-dtype, asked by
     # the builder; the engine argument takes gpsimd for rsqrt alone, an API fact of NKI's)
-    if hw is Engine.Pool and (a0, a1) != (Alu.rsqrt, None):
+    if hw is _POOL and (a0, a1) != (_RSQRT, None):
         raise NKIError(f"{what}: the GpSimd Engine is allowed for rsqrt only", loc)
     o0 = _scalar_or_column(operand0, d.shape[0], loc, what, "operand0")
     o1 = None if a1 is None else _scalar_or_column(operand1, d.shape[0], loc, what, "operand1")
