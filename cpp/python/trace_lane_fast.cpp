@@ -25,6 +25,7 @@
 // recording `nl.rsqrt(var)` or a bn_stats record costs.
 #include "trace_call_site.h"
 #include "trace_current.h"
+#include "trace_mask_box.h"
 #include "trace_ref.h"
 #include "trace_slotted.h"
 
@@ -50,6 +51,9 @@ Plain plain{};
 PyObject *shapeName, *lanewiseName, *activationGeneralName, *tensorReduceGeneralName, *funcName, *accName,
     *accOpName, *scaleName, *opName, *negateName, *emptyTuple;
 PyObject* one1;  // (1,): its item the int 1
+// From configure_per_lane_plain: instructions._SIZE_VERDICTS and indexing._FULL_BOXES.
+PyObject *sizeVerdicts = nullptr, *fullBoxes = nullptr;
+PyObject *kindName, *archName, *perLaneGeneralName;
 
 // 1 when `o` is an exact Tensor on chip, 0 if not, -1 with an error set.
 int onChipTile(PyObject* o) {
@@ -227,6 +231,63 @@ PyObject* reduceFast(PyObject* self, PyObject* const* args, Py_ssize_t nargs, Py
   return callBuilder(tensorReduceName, positional, 9, PyTuple_GET_ITEM(self, 1));
 }
 
+// instructions.per_lane(tr, opcode, data, outFree, dtype, loc, mask, what) (no extra_in) as it runs
+// when the size rule's verdict on (opcode, data's kind and dtype, shape, tr.arch) is remembered in
+// _SIZE_VERDICTS as None (no error) and the mask is None or one whose remembered box is the full
+// box of the shape: its lanewise_plain call (read per call from the instructions module), then,
+// unless that answers a Tensor (recorded), _per_lane_general with the result it made but did not
+// record, or None. A new reference, null with an error set, or NotImplemented (changed nothing)
+// for per_lane to take the call.
+PyObject* perLanePlain(PyObject* tr, PyObject* opcode, PyObject* data, PyObject* outFree, PyObject* dtype,
+                       PyObject* loc, PyObject* mask, PyObject* what) {
+  if (sizeVerdicts == nullptr || plain.dve == nullptr) Py_RETURN_NOTIMPLEMENTED;
+  Owned shape(slotAttr(data, shapeName));
+  Owned st(slotAttr(data, storageName));
+  if (shape.get() == nullptr || st.get() == nullptr) return nullptr;
+  if (!PyTuple_CheckExact(shape.get()) || PyTuple_GET_SIZE(shape.get()) == 0) Py_RETURN_NOTIMPLEMENTED;
+  Owned kind(slotAttr(st.get(), kindName));
+  Owned dt(slotAttr(st.get(), dtypeName));
+  Owned arch(PyObject_GetAttr(tr, archName));
+  if (kind.get() == nullptr || dt.get() == nullptr || arch.get() == nullptr) return nullptr;
+  Owned key(PyTuple_Pack(5, opcode, kind.get(), dt.get(), shape.get(), arch.get()));
+  if (key.get() == nullptr) return nullptr;
+  PyObject* verdict = PyDict_GetItemWithError(sizeVerdicts, key.get());  // (borrowed)
+  if (verdict == nullptr) {
+    if (PyErr_Occurred()) return nullptr;
+    Py_RETURN_NOTIMPLEMENTED;  // (not asked before: refuse_illegal_size's)
+  }
+  if (verdict != Py_None) Py_RETURN_NOTIMPLEMENTED;  // (an error: refuse_illegal_size raises it)
+  if (mask != Py_None) {
+    PyObject* box = nullptr;
+    const int t = rememberedMaskBox(mask, shape.get(), &box);
+    if (t != 1) return t < 0 ? nullptr : Py_NewRef(Py_NotImplemented);
+    Owned owned(box);
+    PyObject* full = PyDict_GetItemWithError(fullBoxes, shape.get());  // (borrowed)
+    if (full == nullptr && PyErr_Occurred()) return nullptr;
+    if (box != full) Py_RETURN_NOTIMPLEMENTED;  // (a cut: per_lane's general part)
+  }
+  Owned outShape(PyTuple_Pack(2, PyTuple_GET_ITEM(shape.get(), 0), outFree));
+  Owned tiles(PyTuple_Pack(1, data));
+  Owned lanewise(PyObject_GetAttr(instructions, lanewiseName));
+  if (outShape.get() == nullptr || tiles.get() == nullptr || lanewise.get() == nullptr) return nullptr;
+  PyObject* const call[12] = {tr,      opcode,         plain.dve, shape.get(), tiles.get(), emptyTuple,
+                              Py_None, outShape.get(), dtype,     what,        Py_None,     loc};
+  Owned made(PyObject_Vectorcall(lanewise.get(), call, 12, nullptr));
+  if (made.get() == nullptr || Py_TYPE(made.get()) == tensorClass) return made.release();
+  PyObject* out = Py_None;
+  if (made.get() != Py_NotImplemented) {  // (result,): made, not recorded
+    if (!PyTuple_Check(made.get()) || PyTuple_GET_SIZE(made.get()) != 1) {
+      PyErr_SetString(PyExc_RuntimeError, "lanewise_plain answered other than a result");
+      return nullptr;
+    }
+    out = PyTuple_GET_ITEM(made.get(), 0);
+  }
+  Owned general(PyObject_GetAttr(instructions, perLaneGeneralName));
+  if (general.get() == nullptr) return nullptr;
+  PyObject* const args[10] = {tr, opcode, data, outFree, dtype, loc, mask, what, Py_None, out};
+  return PyObject_Vectorcall(general.get(), args, 10, nullptr);
+}
+
 PyObject* bnStatsFast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   if (nargs != 1 || instructions == nullptr) Py_RETURN_NOTIMPLEMENTED;
   PyObject* const names[2] = {maskName, dtypeName};
@@ -261,6 +322,10 @@ PyObject* bnStatsFast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObje
   if (tr == nullptr) Py_RETURN_NOTIMPLEMENTED;
   Owned loc(callSiteLocation(0));
   if (loc.get() == nullptr) return nullptr;
+  {
+    Owned done(perLanePlain(tr, bnStats, data, six, dtype, loc.get(), values[0], bnStatsText));
+    if (done.get() != Py_NotImplemented) return done.release();
+  }
   Owned perLane(PyObject_GetAttr(instructions, perLaneName));
   if (perLane.get() == nullptr) return nullptr;
   PyObject* const call[8] = {tr, bnStats, data, six, dtype, loc.get(), values[0], bnStatsText};
@@ -291,7 +356,8 @@ void bindLaneFast(py::module_& m) {
                             {&activationGeneralName, "activation_general"},
                             {&tensorReduceGeneralName, "tensor_reduce_general"}, {&funcName, "func"},
                             {&accName, "acc"}, {&accOpName, "acc_op"}, {&scaleName, "scale"}, {&opName, "op"},
-                            {&negateName, "negate"}}) {
+                            {&negateName, "negate"}, {&kindName, "kind"}, {&archName, "arch"},
+                            {&perLaneGeneralName, "_per_lane_general"}}) {
     *slot = PyUnicode_InternFromString(text);
     if (*slot == nullptr) throw py::error_already_set();
   }
@@ -335,6 +401,17 @@ void bindLaneFast(py::module_& m) {
       "Gives activation_fast and reduce_fast what they need to make the builders' lanewise_plain calls themselves "
       "(without a mask): the Activation opcode, the Scalar Engine, AccumCmd.Idle, Alu.add, the TensorReduce opcode, "
       "the Vector Engine, ReduceAxis.X and the instructions module's REDUCE_IDS and BITVEC_IDS.");
+  m.def(
+      "configure_per_lane_plain",
+      [](py::dict verdicts, py::dict full) {
+        Py_XDECREF(sizeVerdicts);
+        Py_XDECREF(fullBoxes);
+        sizeVerdicts = verdicts.inc_ref().ptr();
+        fullBoxes = full.inc_ref().ptr();
+      },
+      py::arg("size_verdicts"), py::arg("full_boxes"),
+      "Gives bn_stats_fast instructions._SIZE_VERDICTS and indexing._FULL_BOXES, to make per_lane's lanewise_plain "
+      "call itself when the size rule's verdict is remembered and the mask keeps the whole tile.");
   m.def(
       "activation_fast",
       [](py::object func, py::str name) {

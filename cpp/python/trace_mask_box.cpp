@@ -19,6 +19,8 @@
 // Why C: both are called for nearly every masked instruction of a normalisation kernel (a
 // partial last tile), from Python builders and from C paths alike, and their frames were most
 // of what they cost.
+#include "trace_mask_box.h"
+
 #include "trace_ref.h"
 #include "trace_slotted.h"
 
@@ -167,4 +169,11 @@ NXS_REGISTER_SUBMODULE(nki, 48, "the NKI tracer's hot paths", bindMaskBox);
 
 }  // namespace mask_box
 }  // namespace
+
+int rememberedMaskBox(PyObject* mask, PyObject* shape, PyObject** box) {
+  mask_box::Owned found(nullptr);
+  const int t = mask_box::knownBox(mask, shape, found);
+  if (t == 1) *box = found.release();
+  return t;
+}
 }  // namespace nxs::py_bind

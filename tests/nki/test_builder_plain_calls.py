@@ -1,5 +1,5 @@
 """The builders' lanewise_plain calls made in C (cpp/python/trace_lane_fast.cpp for nl's
-activations and reductions, cpp/python/trace_accumulate.cpp for the operators' tensor_scalar and
+activations and reductions and nisa.bn_stats' per_lane, cpp/python/trace_accumulate.cpp for the operators' tensor_scalar and
 nl.<op>(x, y, mask=m) of a mask that keeps the whole tile) and the C paths of mask_box and
 keeps_all (cpp/python/trace_mask_box.cpp): every kernel here, over rows and columns that leave a
 partial last tile (masked), traces to the same module, and refuses with the same message, as with
@@ -131,14 +131,22 @@ def test_an_int_too_large_for_a_float_raises_as_from_python(monkeypatch):
             nki.trace_kernel(refusals, T[[128, 64], nl.float32], "huge-int")
 
 
-def test_when_lanewise_plain_declines(monkeypatch):
+_KERNELS = [
+    (lane_kernel, (T[[300, 200], nl.float32], T[[300, 200], nl.float32], T[[200], nl.float32])),
+    (tk.layernorm_v2, (T[[300, 1100], nl.float32], 1e-5, T[[1100], nl.float32],
+                       T[[1100], nl.float32])),
+]
+
+
+@pytest.mark.parametrize("kernel, args", _KERNELS)
+def test_when_lanewise_plain_declines(monkeypatch, kernel, args):
     """A lanewise_plain that takes nothing: the C calls go on with the builders' general parts."""
     monkeypatch.setattr(instructions, "lanewise_plain", lambda *args: NotImplemented)
-    _same(monkeypatch, lane_kernel, T[[300, 200], nl.float32], T[[300, 200], nl.float32],
-          T[[200], nl.float32])
+    _same(monkeypatch, kernel, *args)
 
 
-def test_when_lanewise_plain_makes_but_does_not_record(monkeypatch):
+@pytest.mark.parametrize("kernel, args", _KERNELS)
+def test_when_lanewise_plain_makes_but_does_not_record(monkeypatch, kernel, args):
     """A lanewise_plain that makes the new result but leaves its recording to the general part
     (as when write_plain does not take it): the C calls go on with that result."""
     def made(tr, opcode, engine, shape, tiles, pointers, out, out_shape, dtype, what, fields,
@@ -148,8 +156,7 @@ def test_when_lanewise_plain_makes_but_does_not_record(monkeypatch):
         return (tr.new_result(language.SBUF, dtype, out_shape, what, loc),)
 
     monkeypatch.setattr(instructions, "lanewise_plain", made)
-    _same(monkeypatch, lane_kernel, T[[300, 200], nl.float32], T[[300, 200], nl.float32],
-          T[[200], nl.float32])
+    _same(monkeypatch, kernel, *args)
 
 
 @pytest.mark.parametrize("kernel, args", [
