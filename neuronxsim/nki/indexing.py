@@ -322,6 +322,16 @@ _predicate = functools.partial(_core.nki.new_slotted, IndexPredicate)
 
 _NOTHING = IndexPredicate(IndexExpr((), 0, ()), "<")  # 0 < 0: keeps nothing
 
+# `e + k`, `k + e` and `e < k` of an int (or loop index, for +) in C
+# (cpp/python/trace_index_expr_ops.cpp): what __add__ and __lt__ above make of them, without their
+# frames; every other operand goes to those definitions.
+_OPERATOR_DEFINITIONS = {"__add__": IndexExpr.__add__, "__lt__": IndexExpr.__lt__}
+_core.nki.configure_index_expr_ops(IndexExpr, IndexPredicate, LoopIndex, IndexExpr.__add__,
+                                   IndexExpr.__lt__)
+for _name, _method in _core.nki.index_expr_methods().items():
+    setattr(IndexExpr, _name, _method)
+del _name, _method
+
 
 def _ceil_div(a: int, b: int) -> int:
     return -((-a) // b)

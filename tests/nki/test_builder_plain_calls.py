@@ -6,6 +6,8 @@ partial last tile (masked), traces to the same module, and refuses with the same
 the Python definitions alone; and also when lanewise_plain declines or makes a result it leaves to
 the builders' general parts."""
 
+import re
+
 import pytest
 
 import neuronxsim.nki as nki
@@ -205,3 +207,38 @@ def test_mask_box_and_keeps_all_answer_as_the_definitions():
     mask = ip + 0 < 128
     assert indexing.mask_box(mask, (128, 64)) is full_box((128, 64))
     assert mask.box_cache == ((128, 64), full_box((128, 64)))
+
+
+def _expr_outcome(fn, *args):
+    """A result's class and slots (an IndexPredicate's expr by its slots too), or the error."""
+    try:
+        r = fn(*args)
+    except Exception as e:  # (the definitions' errors, compared by type and message)
+        return (type(e).__name__, re.sub(r"^\S+:\d+: ", "", str(e).split("\n")[0]))  # (no line)
+    def slots(o):
+        return tuple(slots(v) if isinstance(v, indexing.IndexExpr) else (type(v), v)
+                     for v in (getattr(o, n) for n in type(o).__slots__))
+    return type(r), slots(r)
+
+
+def test_index_expr_operators_answer_as_the_definitions():
+    """IndexExpr's C `+` (both sides) and `<` against their Python definitions (the C methods'
+    own fallbacks), for ints, loop indices and every other operand they hand on."""
+    from neuronxsim.starfish.lib import _core
+    import numpy as np
+    definitions = indexing._OPERATOR_DEFINITIONS
+    for name in ("__add__", "__radd__", "__lt__"):
+        assert type(indexing.IndexExpr.__dict__[name]).__name__ == "method_descriptor"
+    ip = indexing.arange(128)[:, None]
+    i_f = indexing.arange(64)[None, :]
+    odd = indexing.IndexExpr((128, 1), np.int64(3), (1, 0))  # (a const that is no exact int)
+    operands = [0, 7, -300, 10 ** 30, _core.nki.LoopIndex(3), np.int64(5), True, 2.5, i_f, "x",
+                None]
+    for e in (ip, i_f, ip + 5, odd):
+        for k in operands:
+            assert _expr_outcome(lambda: e + k) == _expr_outcome(definitions["__add__"], e, k)
+            if isinstance(k, (int, np.integer)) and not isinstance(k, bool):
+                assert _expr_outcome(lambda: k + e) == _expr_outcome(definitions["__add__"], e, k)
+            assert _expr_outcome(lambda: e < k) == _expr_outcome(definitions["__lt__"], e, k)
+    assert type((ip + _core.nki.LoopIndex(3)).const) is int
+    assert type((ip < 100).expr.const) is int and (ip < 100).box_cache is None

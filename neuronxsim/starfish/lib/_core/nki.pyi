@@ -8,7 +8,7 @@ from neuronxsim.nki06._api import ApiCall
 import neuronxsim.starfish.lib._core.bir
 import types
 import typing
-__all__: list[str] = ['ApiCall', 'FastCall', 'LoopIndex', 'RECORD_POSITIONS', 'accumulate_methods', 'activation_fast', 'assign_redirect', 'basic_subscript', 'binary_fast', 'blocked_methods', 'bn_stats_fast', 'caller_location', 'configure_accumulate', 'configure_accumulate_plain', 'configure_assign', 'configure_blocked', 'configure_dma_plain', 'configure_index_expr', 'configure_iterate', 'configure_lane_fast', 'configure_lane_fast_plain', 'configure_lanewise', 'configure_language_fast', 'configure_mask_box', 'configure_matmul', 'configure_new_blocked', 'configure_nki06_fast', 'configure_nki06_ndarray', 'configure_nki06_subscript', 'configure_plain_tile_access', 'configure_remembered_masks', 'configure_subscripts', 'configure_tensor_scalar_plain', 'configure_tracer_methods', 'configure_zero_fill', 'current', 'dma_copy06_fast', 'dma_plain', 'emit_program', 'forget_call_sites', 'iterate_method', 'keeps_all_fast', 'lanewise_plain', 'live_ranges', 'load_fast', 'mask_box_fast', 'matmul_plain', 'nc_matmul06_fast', 'nc_matmul_fast', 'ndarray06_fast', 'ndarray_fast', 'new_access', 'new_op', 'new_slotted', 'next_fit_place', 'next_fit_storages', 'operator_methods', 'ops_matmul_grouped', 'ops_redirected', 'peek', 'place_matmul_method', 'plain_tile_access', 'range_fast', 'reduce_fast', 'remember_call_site', 'set_call_site_walk', 'set_current', 'set_no_tracer', 'slice_range', 'store_fast', 'subscript_method', 'tensor_store_method', 'tensor_table', 'tracer_method', 'unique_name', 'write_plain', 'zeros_fast']
+__all__: list[str] = ['ApiCall', 'FastCall', 'LoopIndex', 'RECORD_POSITIONS', 'accumulate_methods', 'activation_fast', 'assign_redirect', 'basic_subscript', 'binary_fast', 'blocked_methods', 'bn_stats_fast', 'caller_location', 'configure_accumulate', 'configure_accumulate_plain', 'configure_assign', 'configure_blocked', 'configure_dma_plain', 'configure_index_expr', 'configure_index_expr_ops', 'configure_iterate', 'configure_lane_fast', 'configure_lane_fast_plain', 'configure_lanewise', 'configure_language_fast', 'configure_mask_box', 'configure_matmul', 'configure_new_blocked', 'configure_nki06_fast', 'configure_nki06_ndarray', 'configure_nki06_subscript', 'configure_per_lane_plain', 'configure_plain_tile_access', 'configure_remembered_masks', 'configure_subscripts', 'configure_tensor_scalar_plain', 'configure_tracer_methods', 'configure_zero_fill', 'current', 'dma_copy06_fast', 'dma_plain', 'emit_program', 'forget_call_sites', 'index_expr_methods', 'iterate_method', 'keeps_all_fast', 'lanewise_plain', 'live_ranges', 'load_fast', 'mask_box_fast', 'matmul_plain', 'nc_matmul06_fast', 'nc_matmul_fast', 'ndarray06_fast', 'ndarray_fast', 'new_access', 'new_op', 'new_slotted', 'next_fit_place', 'next_fit_storages', 'operator_methods', 'ops_matmul_grouped', 'ops_redirected', 'peek', 'place_matmul_method', 'plain_tile_access', 'range_fast', 'reduce_fast', 'remember_call_site', 'set_call_site_walk', 'set_current', 'set_no_tracer', 'slice_range', 'store_fast', 'subscript_method', 'tensor_store_method', 'tensor_table', 'tracer_method', 'unique_name', 'write_plain', 'zeros_fast']
 def accumulate_methods() -> dict:
     """
     {name: method} of Tensor's in-place operators (__iadd__, __isub__, __imul__, __itruediv__) in C.
@@ -65,6 +65,10 @@ def configure_index_expr(index_expr_class: type) -> None:
     """
     Gives the 2.2x subscript the IndexExpr class: t[a, b] of a 2-D tensor without bound checks, `a` an IndexExpr, is then nki.indexing.partition_free_subscript's view when that applies (in C).
     """
+def configure_index_expr_ops(index_expr: type, index_predicate: type, loop_index: type, add: typing.Any, lt: typing.Any) -> None:
+    """
+    Gives IndexExpr's C operators the IndexExpr, IndexPredicate and LoopIndex classes and the Python definitions of __add__ and __lt__ (which answer every other operand).
+    """
 def configure_iterate(loop_class: type, loop_iteration_class: type, static: str) -> None:
     """
     Gives Tracer.iterate the record's Loop and LoopIteration classes and the kind of a static loop.
@@ -109,6 +113,10 @@ def configure_nki06_subscript(nki_tensor_class: type, index: typing.Any, to_int:
     """
     Gives the subscripts the NkiTensor class (NKI 0.6; after configure_subscripts), index(k): the int of an index that is no int or loop index (NKIError for a run-time one), and to_int(v, what): the int of a slice bound or step that is no int.
     """
+def configure_per_lane_plain(size_verdicts: dict, full_boxes: dict) -> None:
+    """
+    Gives bn_stats_fast instructions._SIZE_VERDICTS and indexing._FULL_BOXES, to make per_lane's lanewise_plain call itself when the size rule's verdict is remembered and the mask keeps the whole tile.
+    """
 def configure_plain_tile_access(access_class: typing.Any, pe: typing.Any, pool: typing.Any, psum: str, num_partitions: typing.SupportsInt | typing.SupportsIndex, max_free_psum: typing.SupportsInt | typing.SupportsIndex, max_free_sbuf: typing.SupportsInt | typing.SupportsIndex) -> None:
     """
     Gives plain_tile_access the tracer's Access class, engine objects, PSUM kind and limits.
@@ -152,6 +160,10 @@ def emit_program(module: neuronxsim.starfish.lib._core.bir.Module, storages: typ
 def forget_call_sites() -> None:
     """
     Forgets every remembered call site.
+    """
+def index_expr_methods() -> dict:
+    """
+    {name: method} of IndexExpr's __add__, __radd__ and __lt__ in C.
     """
 def iterate_method(cls: type) -> typing.Any:
     """
