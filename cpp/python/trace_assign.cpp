@@ -124,7 +124,7 @@ int noteRedirect(PyObject* tr, PyObject* op, PyObject* dst, PyObject* acc) {
   Owned tempState(slotAttr(temp.get(), names.state));
   if (count.get() == nullptr || tempState.get() == nullptr) return -1;
   Owned forward(PyTuple_Pack(3, dst, count.get(), op));
-  if (forward.get() == nullptr || PyObject_SetAttr(tempState.get(), names.forward, forward.get()) < 0) return -1;
+  if (forward.get() == nullptr || slotSet(tempState.get(), names.forward, forward.get()) < 0) return -1;
   return 0;
 }
 
@@ -219,7 +219,7 @@ int dropCoveredZeros(PyObject* st, PyObject* s, PyObject* covered) {
   if (elements.get() == nullptr) return -1;
   const int covers = PyObject_RichCompareBool(covered, elements.get(), Py_GE);
   if (covers <= 0) return covers;
-  return PyObject_SetAttr(s, names.pending_zero, Py_None);
+  return slotSet(s, names.pending_zero, Py_None);
 }
 
 // The end of place_matmul once `acc` is redirected: the accumulation group `region` of `groups`
@@ -252,7 +252,7 @@ int placeInGroups(PyObject* tr, PyObject* st, PyObject* s, PyObject* groups, PyO
       Owned more(PyLong_FromLongLong(elements));
       if (covered.get() == nullptr || more.get() == nullptr) return -1;
       Owned sum(PyNumber_Add(covered.get(), more.get()));
-      if (sum.get() == nullptr || PyObject_SetAttr(groups, names.zero_covered, sum.get()) < 0) return -1;
+      if (sum.get() == nullptr || slotSet(groups, names.zero_covered, sum.get()) < 0) return -1;
       if (dropCoveredZeros(st, s, sum.get()) < 0) return -1;
     } else {
       PyObject* last = PyDict_GetItemWithError(open.get(), region.get());  // (borrowed)
@@ -334,7 +334,7 @@ int newGroups(PyObject* s, bool unwritten, Owned& groups) {
   PyObject* const slots[4] = {open.get(), started.get(), zero.get(), unwritten ? Py_True : Py_False};
   Py_XSETREF(groups.p, newSlottedObject(matmulGroupsClass, slots, 4));
   if (groups.get() == nullptr) return -1;
-  return PyObject_SetAttr(s, names.groups, groups.get());
+  return slotSet(s, names.groups, groups.get());
 }
 
 PyObject* placeMatmul(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {

@@ -187,4 +187,42 @@ PyObject* newAccessRecord(PyObject* cls, PyObject* storage, PyObject* offset, Py
   return tupleOf(cls, items, access_pos::size);
 }
 
+PyObject* newAccessRecordOfValues(PyObject* cls, PyObject* storage, PyObject* offset, const long long* values,
+                                  int n) {
+  PyObject* shared = nullptr;  // (borrowed: the cache holds it)
+  if (n >= 0 && n <= kMaxInternedPairs) {
+    PairsKey key;
+    key.n = n;
+    std::memcpy(key.v, values, sizeof(long long) * 2 * n);
+    auto known = internedPairs.find(key);
+    if (known != internedPairs.end()) shared = known->second;
+  }
+  if (shared == nullptr) {  // (made as the callers made it before, then shared by newAccessRecord)
+    PyObject* pairs = PyList_New(n);
+    if (pairs == nullptr) return nullptr;
+    for (int i = 0; i < n; ++i) {
+      PyObject* pair = PyTuple_New(2);
+      if (pair == nullptr) {
+        Py_DECREF(pairs);
+        return nullptr;
+      }
+      PyList_SET_ITEM(pairs, i, pair);
+      for (int j = 0; j < 2; ++j) {
+        PyObject* x = PyLong_FromLongLong(values[2 * i + j]);
+        if (x == nullptr) {
+          Py_DECREF(pairs);
+          return nullptr;
+        }
+        PyTuple_SET_ITEM(pair, j, x);
+      }
+    }
+    PyObject* acc = newAccessRecord(cls, storage, offset, pairs);
+    Py_DECREF(pairs);
+    return acc;
+  }
+  PyObject* sid = slotAttr(storage, sidName);
+  PyObject* items[access_pos::size] = {sid, Py_NewRef(offset), Py_NewRef(shared), Py_NewRef(storage)};
+  return tupleOf(cls, items, access_pos::size);
+}
+
 }  // namespace nxs::py_bind
