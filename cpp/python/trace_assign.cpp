@@ -21,6 +21,7 @@
 // frames (assign, _can_write, redirect) and dozens of attribute reads.
 #include "trace_record.h"
 #include "trace_ref.h"
+#include "trace_method_site.h"
 
 #include "bindings.h"
 #include "trace_slotted.h"
@@ -147,7 +148,8 @@ PyObject* assignRedirect(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   int t = plainOperands(dstSt.get(), valueSt.get(), dstKind);
   if (t != 1) return t < 0 ? nullptr : Py_NewRef(Py_False);
   PyObject* const fresh[2] = {tr, value};
-  Owned op(PyObject_VectorcallMethod(names.fresh_result, fresh, 2, nullptr));
+  static MethodSite assignFreshSite;
+  Owned op(assignFreshSite.call(names.fresh_result, fresh, 2));
   if (op.get() == nullptr) return nullptr;
   if (op.get() == Py_None) Py_RETURN_FALSE;
   if (!PyTuple_Check(op.get()) || PyTuple_GET_SIZE(op.get()) < kOpSize) {
@@ -363,7 +365,8 @@ PyObject* placeMatmul(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   const int accumulate = PyObject_IsTrue(args[2]);
   if (accumulate < 0) return nullptr;
   PyObject* const fresh[2] = {self, value};
-  Owned op(PyObject_VectorcallMethod(names.fresh_result, fresh, 2, nullptr));
+  static MethodSite placeFreshSite;
+  Owned op(placeFreshSite.call(names.fresh_result, fresh, 2));
   if (op.get() == nullptr) return nullptr;
   if (op.get() == Py_None) Py_RETURN_FALSE;
   if (!PyTuple_Check(op.get()) || PyTuple_GET_SIZE(op.get()) < kOpSize) {
