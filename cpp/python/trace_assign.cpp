@@ -165,7 +165,7 @@ PyObject* assignRedirect(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   }
   if (t != 1) return t < 0 ? nullptr : Py_NewRef(Py_False);
   PyObject* const write[2] = {dst, PyTuple_GET_ITEM(op.get(), kEngine)};
-  Owned acc(PyObject_Vectorcall(writePlain, write, 2, nullptr));
+  Owned acc(callFast(writePlain, write, 2));
   if (acc.get() == nullptr) return nullptr;
   if (acc.get() == Py_None) Py_RETURN_FALSE;
   // (dst is written from here on)
@@ -228,7 +228,7 @@ int dropCoveredZeros(PyObject* st, PyObject* s, PyObject* covered) {
 // joined (accumulate) or started. 0, or -1 with an error set.
 int placeInGroups(PyObject* tr, PyObject* st, PyObject* s, PyObject* groups, PyObject* op, PyObject* acc,
                   bool accumulate) {
-  Owned pairs(PySequence_Tuple(PyTuple_GET_ITEM(acc, kAccessPairs)));
+  Owned pairs(pairsTuple(PyTuple_GET_ITEM(acc, kAccessPairs)));  // (tuple(acc.pairs))
   if (pairs.get() == nullptr) return -1;
   Owned region(PyTuple_Pack(2, PyTuple_GET_ITEM(acc, kAccessOffset), pairs.get()));  // (acc.key())
   Owned open(slotAttr(groups, names.open)), started(slotAttr(groups, names.zero_started));
@@ -385,7 +385,7 @@ PyObject* placeMatmul(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   Owned acc(nullptr);
   if (t == 1) {
     PyObject* const write[3] = {dst, PyTuple_GET_ITEM(op.get(), kEngine), Py_True};
-    acc.p = PyObject_Vectorcall(writePlain, write, 3, nullptr);
+    acc.p = callFast(writePlain, write, 3);
     if (acc.get() == nullptr) return nullptr;
     t = acc.get() != Py_None;
   }

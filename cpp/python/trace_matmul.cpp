@@ -70,7 +70,7 @@ struct Operand {
     }
     if (t != 1) return t;
     PyObject* const args[3] = {view, st.get(), pe};
-    access.p = PyObject_Vectorcall(plainTileAccess, args, 3, nullptr);
+    access.p = callFast(plainTileAccess, args, 3);
     if (access.get() == nullptr) return -1;
     if (access.get() == Py_None) return 0;
     kind.p = slotAttr(st.get(), names.kind);

@@ -57,4 +57,19 @@ class MethodSite {
   _PyCFunctionFast fast_ = nullptr;
 };
 
+// fn(*args) (a new reference; null with an error set) for a callable the fast paths were given,
+// usually another of their C functions (plain_tile_access, write_plain): a builtin of
+// METH_FASTCALL is called as its vectorcall would call it (its self, the arguments, the
+// recursion guard), without the vectorcall's dispatch; anything else by PyObject_Vectorcall.
+inline PyObject* callFast(PyObject* fn, PyObject* const* args, Py_ssize_t nargs) {
+  if (PyCFunction_CheckExact(fn) && PyCFunction_GET_FLAGS(fn) == METH_FASTCALL) {
+    auto meth = reinterpret_cast<_PyCFunctionFast>(reinterpret_cast<void (*)()>(PyCFunction_GET_FUNCTION(fn)));
+    if (Py_EnterRecursiveCall(" while calling a Python object")) return nullptr;
+    PyObject* result = meth(PyCFunction_GET_SELF(fn), args, nargs);
+    Py_LeaveRecursiveCall();
+    return result;
+  }
+  return PyObject_Vectorcall(fn, args, static_cast<size_t>(nargs), nullptr);
+}
+
 }  // namespace nxs::py_bind

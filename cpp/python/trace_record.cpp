@@ -58,6 +58,8 @@ struct PairsKeyHash {
   }
 };
 std::unordered_map<PairsKey, PyObject*, PairsKeyHash> internedPairs;  // value -> list (referenced)
+// The shared lists (those internedPairs holds for good) -> tuple(list), made on first ask (referenced).
+std::unordered_map<PyObject*, PyObject*> sharedTuples;
 
 // The shared list equal to `pairs` (a new reference), or a new reference to `pairs` itself when
 // it is not a short list of (int, int) tuples (left for whoever reads it to judge) or the cache
@@ -90,6 +92,7 @@ PyObject* sharedPairs(PyObject* pairs) {
     return Py_NewRef(pairs);
   }
   internedPairs.emplace(key, Py_NewRef(copy));
+  sharedTuples.emplace(copy, nullptr);
   return copy;
 }
 
@@ -185,6 +188,16 @@ PyObject* newAccessRecord(PyObject* cls, PyObject* storage, PyObject* offset, Py
   PyObject* items[access_pos::size] = {sid, Py_NewRef(offset), sid != nullptr ? sharedPairs(pairs) : Py_NewRef(pairs),
                                       Py_NewRef(storage)};
   return tupleOf(cls, items, access_pos::size);
+}
+
+PyObject* pairsTuple(PyObject* pairs) {
+  auto known = sharedTuples.find(pairs);
+  if (known == sharedTuples.end()) return PySequence_Tuple(pairs);
+  if (known->second == nullptr) {
+    known->second = PySequence_Tuple(pairs);
+    if (known->second == nullptr) return nullptr;
+  }
+  return Py_NewRef(known->second);
 }
 
 PyObject* newAccessRecordOfValues(PyObject* cls, PyObject* storage, PyObject* offset, const long long* values,

@@ -34,6 +34,7 @@
 // `dst[...] = expr` call fresh_result; matmul kernels make an nl.zeros tile per accumulation group; as Python methods they cost a frame and a few dozen
 // bytecodes each. The Python code states the same steps: see the docstrings in tracer.py.
 #include "trace_ref.h"
+#include "trace_method_site.h"
 #include "trace_record.h"
 #include "trace_slotted.h"
 
@@ -296,7 +297,7 @@ PyObject* zeroFill(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
     st.p = slotAttr(view, names.storage);
     if (st.get() == nullptr) return nullptr;
     PyObject* const access[3] = {view, st.get(), dve};
-    acc.p = PyObject_Vectorcall(plainTileAccess, access, 3, nullptr);
+    acc.p = callFast(plainTileAccess, access, 3);
     if (acc.get() == nullptr) return nullptr;
   }
   if (acc.get() == nullptr || acc.get() == Py_None) {  // (nothing changed yet)
