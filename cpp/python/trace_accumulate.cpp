@@ -28,6 +28,7 @@
 // operator, two thirds of what recording one costs.
 #include "trace_call_site.h"
 #include "trace_ref.h"
+#include "trace_method_site.h"
 #include "trace_slotted.h"
 
 #include "bindings.h"
@@ -160,7 +161,8 @@ PyObject* accumulate(PyObject* dst, PyObject* value, PyObject* name) {
     if (inPsum < 0) return nullptr;
     if (inPsum) {
       PyObject* const args[4] = {tr.get(), value, dst, Py_True};
-      Owned placed(PyObject_VectorcallMethod(placeMatmulName, args, 4, nullptr));
+      static MethodSite placeMatmulSite;
+      Owned placed(placeMatmulSite.call(placeMatmulName, args, 4));
       if (placed.get() == nullptr) return nullptr;
       const int done = PyObject_IsTrue(placed.get());
       if (done < 0) return nullptr;

@@ -21,6 +21,7 @@
 // frames (assign, _can_write, redirect) and dozens of attribute reads.
 #include "trace_record.h"
 #include "trace_ref.h"
+#include "trace_method_site.h"
 
 #include "bindings.h"
 #include "trace_slotted.h"
@@ -124,7 +125,7 @@ int noteRedirect(PyObject* tr, PyObject* op, PyObject* dst, PyObject* acc) {
   Owned tempState(slotAttr(temp.get(), names.state));
   if (count.get() == nullptr || tempState.get() == nullptr) return -1;
   Owned forward(PyTuple_Pack(3, dst, count.get(), op));
-  if (forward.get() == nullptr || PyObject_SetAttr(tempState.get(), names.forward, forward.get()) < 0) return -1;
+  if (forward.get() == nullptr || slotSet(tempState.get(), names.forward, forward.get()) < 0) return -1;
   return 0;
 }
 
@@ -147,7 +148,8 @@ PyObject* assignRedirect(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   int t = plainOperands(dstSt.get(), valueSt.get(), dstKind);
   if (t != 1) return t < 0 ? nullptr : Py_NewRef(Py_False);
   PyObject* const fresh[2] = {tr, value};
-  Owned op(PyObject_VectorcallMethod(names.fresh_result, fresh, 2, nullptr));
+  static MethodSite assignFreshSite;
+  Owned op(assignFreshSite.call(names.fresh_result, fresh, 2));
   if (op.get() == nullptr) return nullptr;
   if (op.get() == Py_None) Py_RETURN_FALSE;
   if (!PyTuple_Check(op.get()) || PyTuple_GET_SIZE(op.get()) < kOpSize) {
@@ -163,7 +165,7 @@ PyObject* assignRedirect(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   }
   if (t != 1) return t < 0 ? nullptr : Py_NewRef(Py_False);
   PyObject* const write[2] = {dst, PyTuple_GET_ITEM(op.get(), kEngine)};
-  Owned acc(PyObject_Vectorcall(writePlain, write, 2, nullptr));
+  Owned acc(callFast(writePlain, write, 2));
   if (acc.get() == nullptr) return nullptr;
   if (acc.get() == Py_None) Py_RETURN_FALSE;
   // (dst is written from here on)
@@ -219,14 +221,14 @@ int dropCoveredZeros(PyObject* st, PyObject* s, PyObject* covered) {
   if (elements.get() == nullptr) return -1;
   const int covers = PyObject_RichCompareBool(covered, elements.get(), Py_GE);
   if (covers <= 0) return covers;
-  return PyObject_SetAttr(s, names.pending_zero, Py_None);
+  return slotSet(s, names.pending_zero, Py_None);
 }
 
 // The end of place_matmul once `acc` is redirected: the accumulation group `region` of `groups`
 // joined (accumulate) or started. 0, or -1 with an error set.
 int placeInGroups(PyObject* tr, PyObject* st, PyObject* s, PyObject* groups, PyObject* op, PyObject* acc,
                   bool accumulate) {
-  Owned pairs(PySequence_Tuple(PyTuple_GET_ITEM(acc, kAccessPairs)));
+  Owned pairs(pairsTuple(PyTuple_GET_ITEM(acc, kAccessPairs)));  // (tuple(acc.pairs))
   if (pairs.get() == nullptr) return -1;
   Owned region(PyTuple_Pack(2, PyTuple_GET_ITEM(acc, kAccessOffset), pairs.get()));  // (acc.key())
   Owned open(slotAttr(groups, names.open)), started(slotAttr(groups, names.zero_started));
@@ -252,7 +254,7 @@ int placeInGroups(PyObject* tr, PyObject* st, PyObject* s, PyObject* groups, PyO
       Owned more(PyLong_FromLongLong(elements));
       if (covered.get() == nullptr || more.get() == nullptr) return -1;
       Owned sum(PyNumber_Add(covered.get(), more.get()));
-      if (sum.get() == nullptr || PyObject_SetAttr(groups, names.zero_covered, sum.get()) < 0) return -1;
+      if (sum.get() == nullptr || slotSet(groups, names.zero_covered, sum.get()) < 0) return -1;
       if (dropCoveredZeros(st, s, sum.get()) < 0) return -1;
     } else {
       PyObject* last = PyDict_GetItemWithError(open.get(), region.get());  // (borrowed)
@@ -334,7 +336,7 @@ int newGroups(PyObject* s, bool unwritten, Owned& groups) {
   PyObject* const slots[4] = {open.get(), started.get(), zero.get(), unwritten ? Py_True : Py_False};
   Py_XSETREF(groups.p, newSlottedObject(matmulGroupsClass, slots, 4));
   if (groups.get() == nullptr) return -1;
-  return PyObject_SetAttr(s, names.groups, groups.get());
+  return slotSet(s, names.groups, groups.get());
 }
 
 PyObject* placeMatmul(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
@@ -363,7 +365,8 @@ PyObject* placeMatmul(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   const int accumulate = PyObject_IsTrue(args[2]);
   if (accumulate < 0) return nullptr;
   PyObject* const fresh[2] = {self, value};
-  Owned op(PyObject_VectorcallMethod(names.fresh_result, fresh, 2, nullptr));
+  static MethodSite placeFreshSite;
+  Owned op(placeFreshSite.call(names.fresh_result, fresh, 2));
   if (op.get() == nullptr) return nullptr;
   if (op.get() == Py_None) Py_RETURN_FALSE;
   if (!PyTuple_Check(op.get()) || PyTuple_GET_SIZE(op.get()) < kOpSize) {
@@ -382,7 +385,7 @@ PyObject* placeMatmul(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   Owned acc(nullptr);
   if (t == 1) {
     PyObject* const write[3] = {dst, PyTuple_GET_ITEM(op.get(), kEngine), Py_True};
-    acc.p = PyObject_Vectorcall(writePlain, write, 3, nullptr);
+    acc.p = callFast(writePlain, write, 3);
     if (acc.get() == nullptr) return nullptr;
     t = acc.get() != Py_None;
   }

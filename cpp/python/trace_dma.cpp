@@ -168,8 +168,8 @@ PyObject* writeHbm(const Side& d) {
   Owned one(PyLong_FromLong(1));
   if (one.get() == nullptr) return nullptr;
   Owned more(PyNumber_Add(count.get(), one.get()));
-  if (more.get() == nullptr || PyObject_SetAttr(d.state.get(), names.zero_init, Py_False) < 0 ||
-      PyObject_SetAttr(d.state.get(), names.write_count, more.get()) < 0)
+  if (more.get() == nullptr || slotSet(d.state.get(), names.zero_init, Py_False) < 0 ||
+      slotSet(d.state.get(), names.write_count, more.get()) < 0)
     return nullptr;
   return acc.release();
 }
@@ -223,7 +223,7 @@ PyObject* dmaPlain(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     return nullptr;
   }
   Owned next(PyLong_FromLongLong((queue + 1) % dmaQueues));
-  if (next.get() == nullptr || PyObject_SetAttr(core.get(), names.dma_queue, next.get()) < 0) return nullptr;
+  if (next.get() == nullptr || slotSet(core.get(), names.dma_queue, next.get()) < 0) return nullptr;
   Owned ins(PyList_New(1)), outs(PyList_New(1));
   if (ins.get() == nullptr || outs.get() == nullptr) return nullptr;
   PyList_SET_ITEM(ins.get(), 0, in.release());

@@ -54,7 +54,7 @@ PyTypeObject LoopIteratorType;  // (zero; filled in and readied by bindIterate)
 int finish(LoopIterator* it) {
   if (it->state != 1) return 0;
   it->state = 2;
-  return PyObject_SetAttr(it->tracer, loopName, it->outer);
+  return slotSet(it->tracer, loopName, it->outer);
 }
 
 int start(LoopIterator* it) {
@@ -105,7 +105,7 @@ PyObject* next(PyObject* self) {
   if (i.get() == nullptr) return nullptr;
   PyObject* const slots[2] = {it->loop, i.get()};
   Owned iteration(newSlottedObject(iterationClass, slots, 2));
-  if (iteration.get() == nullptr || PyObject_SetAttr(it->tracer, loopName, iteration.get()) < 0) return nullptr;
+  if (iteration.get() == nullptr || slotSet(it->tracer, loopName, iteration.get()) < 0) return nullptr;
   return it->symbolic ? newLoopIndex(value.get()) : value.release();
 }
 

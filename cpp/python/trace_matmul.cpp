@@ -19,6 +19,7 @@
 // Python steps (with refuse_illegal_matmul and two engine_in) cost several frames each.
 #include "trace_call_site.h"
 #include "trace_current.h"
+#include "trace_method_site.h"
 #include "trace_ref.h"
 
 #include "bindings.h"
@@ -69,7 +70,7 @@ struct Operand {
     }
     if (t != 1) return t;
     PyObject* const args[3] = {view, st.get(), pe};
-    access.p = PyObject_Vectorcall(plainTileAccess, args, 3, nullptr);
+    access.p = callFast(plainTileAccess, args, 3);
     if (access.get() == nullptr) return -1;
     if (access.get() == Py_None) return 0;
     kind.p = slotAttr(st.get(), names.kind);
@@ -77,6 +78,45 @@ struct Operand {
     return kind.get() == nullptr || dtype.get() == nullptr ? -1 : 1;
   }
 };
+
+// {start_tensor_calc: True, stop_tensor_calc: True, is_transpose: False}, the fields of every plain
+// matmul (never handed out: each op gets a copy).
+PyObject* plainFields = nullptr;
+
+// Keys of `verdicts` known to map to None (legal), the last few found: a kernel's loops ask for
+// the same key matmul after matmul, and packing, hashing and comparing its 13 facts is a share of
+// a matmul's cost. Reusing a known verdict is the dict lookup's answer: refuse_illegal_matmul
+// only ever adds a key, with the verdict of neuronxsim.bir.legality.matmul, a function of the
+// key's facts (the table only remembers it), so a key found legal stays legal.
+constexpr Py_ssize_t kKeySize = 13;
+constexpr int kKnownKeys = 4;
+PyObject* knownKeys[kKnownKeys] = {};  // (tuples, referenced)
+int nextKnown = 0;
+
+// Whether a and b are the same key fact: the same object, or exact ints of one value (shapes are
+// made afresh by subscripts; equal ints are equal dict-key parts, with equal hashes).
+bool sameFact(PyObject* a, PyObject* b) {
+  if (a == b) return true;
+  if (!PyLong_CheckExact(a) || !PyLong_CheckExact(b)) return false;
+  int overA = 0, overB = 0;
+  const long long x = PyLong_AsLongLongAndOverflow(a, &overA), y = PyLong_AsLongLongAndOverflow(b, &overB);
+  return !overA && !overB && x == y;
+}
+
+bool knownLegal(PyObject* const* facts) {
+  for (PyObject* key : knownKeys) {
+    if (key == nullptr) continue;
+    bool same = true;
+    for (Py_ssize_t i = 0; same && i < kKeySize; ++i) same = sameFact(PyTuple_GET_ITEM(key, i), facts[i]);
+    if (same) return true;
+  }
+  return false;
+}
+
+void rememberLegal(PyObject* key) {
+  Py_XSETREF(knownKeys[nextKnown], Py_NewRef(key));
+  nextKnown = (nextKnown + 1) % kKnownKeys;
+}
 
 PyObject* matmulPlain(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   if (nargs != 4) {
@@ -98,30 +138,36 @@ PyObject* matmulPlain(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   // (refuse_illegal_matmul's key for a plain matmul: the verdict is known or the general path asks)
   Owned arch(slotAttr(tr, names.arch));
   if (arch.get() == nullptr) return nullptr;
-  Owned key(PyTuple_Pack(13, s.kind.get(), s.dtype.get(), k, mCols, m.kind.get(), m.dtype.get(),
-                         PyTuple_GET_ITEM(m.shape.get(), 0), n, float32, Py_False, Py_True, psum, arch.get()));
-  if (key.get() == nullptr) return nullptr;
-  PyObject* verdict = PyDict_GetItemWithError(verdicts, key.get());  // (borrowed)
-  if (verdict == nullptr) return PyErr_Occurred() ? nullptr : Py_NewRef(Py_NotImplemented);
-  if (verdict != Py_None) Py_RETURN_NOTIMPLEMENTED;  // (the general path raises it)
+  PyObject* const facts[kKeySize] = {s.kind.get(), s.dtype.get(), k, mCols, m.kind.get(), m.dtype.get(),
+                                     PyTuple_GET_ITEM(m.shape.get(), 0), n, float32, Py_False, Py_True, psum,
+                                     arch.get()};
+  if (!knownLegal(facts)) {
+    Owned key(PyTuple_Pack(kKeySize, facts[0], facts[1], facts[2], facts[3], facts[4], facts[5], facts[6], facts[7],
+                           facts[8], facts[9], facts[10], facts[11], facts[12]));
+    if (key.get() == nullptr) return nullptr;
+    PyObject* verdict = PyDict_GetItemWithError(verdicts, key.get());  // (borrowed)
+    if (verdict == nullptr) return PyErr_Occurred() ? nullptr : Py_NewRef(Py_NotImplemented);
+    if (verdict != Py_None) Py_RETURN_NOTIMPLEMENTED;  // (the general path raises it)
+    rememberLegal(key.get());
+  }
   Owned shape(PyTuple_Pack(2, mCols, n));
   if (shape.get() == nullptr) return nullptr;
   PyObject* const result[6] = {tr, psum, float32, shape.get(), names.matmul, loc};
-  Owned out(PyObject_VectorcallMethod(names.new_result, result, 6, nullptr));
+  static MethodSite newResultSite;
+  Owned out(newResultSite.call(names.new_result, result, 6));
   if (out.get() == nullptr) return nullptr;
   PyObject* const fresh[2] = {tr, out.get()};
-  Owned o(PyObject_VectorcallMethod(names.write_fresh, fresh, 2, nullptr));
-  Owned ins(PyList_New(2)), outs(PyList_New(1)), fields(PyDict_New());
+  static MethodSite writeFreshSite;
+  Owned o(writeFreshSite.call(names.write_fresh, fresh, 2));
+  // (the fields: a copy of plainFields, the same items in the same order as set one by one)
+  Owned ins(PyList_New(2)), outs(PyList_New(1)), fields(PyDict_Copy(plainFields));
   if (o.get() == nullptr || ins.get() == nullptr || outs.get() == nullptr || fields.get() == nullptr) return nullptr;
   PyList_SET_ITEM(ins.get(), 0, s.access.release());
   PyList_SET_ITEM(ins.get(), 1, m.access.release());
   PyList_SET_ITEM(outs.get(), 0, o.release());
-  if (PyDict_SetItem(fields.get(), names.start_tensor_calc, Py_True) < 0 ||
-      PyDict_SetItem(fields.get(), names.stop_tensor_calc, Py_True) < 0 ||
-      PyDict_SetItem(fields.get(), names.is_transpose, Py_False) < 0)
-    return nullptr;
   PyObject* const rec[7] = {tr, matmult, pe, ins.get(), outs.get(), fields.get(), loc};
-  Owned op(PyObject_VectorcallMethod(names.record, rec, 7, nullptr));
+  static MethodSite recordSite;
+  Owned op(recordSite.call(names.record, rec, 7));
   if (op.get() == nullptr) return nullptr;
   return out.release();
 }
@@ -174,6 +220,10 @@ void bindMatmul(py::module_& m) {
     if (*slot == nullptr) throw py::error_already_set();
   }
   names = n;
+  plainFields = PyDict_New();
+  if (plainFields == nullptr || PyDict_SetItem(plainFields, n.start_tensor_calc, Py_True) < 0 ||
+      PyDict_SetItem(plainFields, n.stop_tensor_calc, Py_True) < 0 || PyDict_SetItem(plainFields, n.is_transpose, Py_False) < 0)
+    throw py::error_already_set();
   m.attr("matmul_plain") = py::reinterpret_steal<py::object>(PyCFunction_NewEx(&matmulPlainDef, nullptr, nullptr));
   m.attr("nc_matmul_fast") = py::reinterpret_steal<py::object>(PyCFunction_NewEx(&ncMatmulFastDef, nullptr, nullptr));
   m.def(
@@ -189,6 +239,7 @@ void bindMatmul(py::module_& m) {
         pe = peEngine.inc_ref().ptr();
         psum = psumKind.inc_ref().ptr();
         float32 = f32.inc_ref().ptr();
+        for (PyObject*& key : knownKeys) Py_CLEAR(key);  // (another table: nothing known of it)
       },
       py::arg("tensor_class"), py::arg("plain_tile_access"), py::arg("verdicts"), py::arg("matmult"), py::arg("pe"),
       py::arg("psum"), py::arg("float32"),

@@ -105,23 +105,11 @@ PyObject* viewAccess(PyObject* view, PyObject* st, PyObject* layout, PyObject* s
   } catch (const bir::BIRError&) {  // (the slice leaves the row)
     return Py_NewRef(Py_None);
   }
-  // [(row, p), (step, num)] ((1, 1) for a single column), built directly (Py_BuildValue parses its
-  // format on every call, a share of a plain access's cost)
-  Ref pairs(PyList_New(2));
-  if (pairs.get() == nullptr) return nullptr;
-  for (Py_ssize_t i = 0; i < 2; ++i) {
-    PyObject* pair = PyTuple_New(2);
-    if (pair == nullptr) return nullptr;
-    PyList_SET_ITEM(pairs.get(), i, pair);
-    PyObject* step = PyLong_FromLongLong(ap.pattern[i].step);
-    if (step == nullptr) return nullptr;
-    PyTuple_SET_ITEM(pair, 0, step);
-    PyObject* num = PyLong_FromLongLong(ap.pattern[i].num);
-    if (num == nullptr) return nullptr;
-    PyTuple_SET_ITEM(pair, 1, num);
-  }
-  Ref acc(newAccessRecord(accessClass, st, offsetObj, pairs.get()));
-  if (acc.get() == nullptr || PyObject_SetAttr(view, names.access, acc.get()) < 0) return nullptr;
+  // [(row, p), (step, num)] ((1, 1) for a single column): the shared list of those values when
+  // there is one (the list, its tuples and ints are otherwise made only to be dropped)
+  const long long values[4] = {ap.pattern[0].step, ap.pattern[0].num, ap.pattern[1].step, ap.pattern[1].num};
+  Ref acc(newAccessRecordOfValues(accessClass, st, offsetObj, values, 2));
+  if (acc.get() == nullptr || slotSet(view, names.access, acc.get()) < 0) return nullptr;
   return acc.release();
 }
 
@@ -159,7 +147,7 @@ PyObject* plainTileAccess(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     if (acc.get() == Py_None) {
       Py_DECREF(acc.release());
       acc.p = newAccessRecord(accessClass, st, offsetObj.get(), fullPairs.get());
-      if (acc.get() == nullptr || PyObject_SetAttr(state.get(), names.full_access, acc.get()) < 0) return nullptr;
+      if (acc.get() == nullptr || slotSet(state.get(), names.full_access, acc.get()) < 0) return nullptr;
     }
     if (!intValue(attr(layout.get(), names.row), n)) return nullptr;
   } else {
@@ -248,8 +236,8 @@ PyObject* writePlain(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   Ref acc(plainTileAccess(nullptr, accessArgs, 3));
   if (acc.get() == nullptr || acc.get() == Py_None) return acc.release();
   if (!matmul) {
-    if (PyObject_SetAttr(s, names.zero_init, Py_False) < 0) return nullptr;
-    if (groups.get() != Py_None && PyObject_SetAttr(groups.get(), names.unwritten, Py_False) < 0) return nullptr;
+    if (slotSet(s, names.zero_init, Py_False) < 0) return nullptr;
+    if (groups.get() != Py_None && slotSet(groups.get(), names.unwritten, Py_False) < 0) return nullptr;
   }
   long long count = 0, written = 0, p = 0;
   if (!intValue(attr(s, names.write_count), count) || !intValue(attr(s, names.written_partitions), written))
@@ -261,10 +249,10 @@ PyObject* writePlain(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   Py_DECREF(partitionPair);
   if (!intValue(pObj, p)) return nullptr;
   Ref newCount(PyLong_FromLongLong(count + 1));
-  if (newCount.get() == nullptr || PyObject_SetAttr(s, names.write_count, newCount.get()) < 0) return nullptr;
+  if (newCount.get() == nullptr || slotSet(s, names.write_count, newCount.get()) < 0) return nullptr;
   if (p > written) {
     Ref partitions(PyLong_FromLongLong(p));
-    if (partitions.get() == nullptr || PyObject_SetAttr(s, names.written_partitions, partitions.get()) < 0)
+    if (partitions.get() == nullptr || slotSet(s, names.written_partitions, partitions.get()) < 0)
       return nullptr;
   }
   return acc.release();

@@ -58,6 +58,8 @@ struct PairsKeyHash {
   }
 };
 std::unordered_map<PairsKey, PyObject*, PairsKeyHash> internedPairs;  // value -> list (referenced)
+// The shared lists (those internedPairs holds for good) -> tuple(list), made on first ask (referenced).
+std::unordered_map<PyObject*, PyObject*> sharedTuples;
 
 // The shared list equal to `pairs` (a new reference), or a new reference to `pairs` itself when
 // it is not a short list of (int, int) tuples (left for whoever reads it to judge) or the cache
@@ -90,6 +92,7 @@ PyObject* sharedPairs(PyObject* pairs) {
     return Py_NewRef(pairs);
   }
   internedPairs.emplace(key, Py_NewRef(copy));
+  sharedTuples.emplace(copy, nullptr);
   return copy;
 }
 
@@ -184,6 +187,54 @@ PyObject* newAccessRecord(PyObject* cls, PyObject* storage, PyObject* offset, Py
   // (sharing only once the sid is read: an error it set stays the one reported)
   PyObject* items[access_pos::size] = {sid, Py_NewRef(offset), sid != nullptr ? sharedPairs(pairs) : Py_NewRef(pairs),
                                       Py_NewRef(storage)};
+  return tupleOf(cls, items, access_pos::size);
+}
+
+PyObject* pairsTuple(PyObject* pairs) {
+  auto known = sharedTuples.find(pairs);
+  if (known == sharedTuples.end()) return PySequence_Tuple(pairs);
+  if (known->second == nullptr) {
+    known->second = PySequence_Tuple(pairs);
+    if (known->second == nullptr) return nullptr;
+  }
+  return Py_NewRef(known->second);
+}
+
+PyObject* newAccessRecordOfValues(PyObject* cls, PyObject* storage, PyObject* offset, const long long* values,
+                                  int n) {
+  PyObject* shared = nullptr;  // (borrowed: the cache holds it)
+  if (n >= 0 && n <= kMaxInternedPairs) {
+    PairsKey key;
+    key.n = n;
+    std::memcpy(key.v, values, sizeof(long long) * 2 * n);
+    auto known = internedPairs.find(key);
+    if (known != internedPairs.end()) shared = known->second;
+  }
+  if (shared == nullptr) {  // (made as the callers made it before, then shared by newAccessRecord)
+    PyObject* pairs = PyList_New(n);
+    if (pairs == nullptr) return nullptr;
+    for (int i = 0; i < n; ++i) {
+      PyObject* pair = PyTuple_New(2);
+      if (pair == nullptr) {
+        Py_DECREF(pairs);
+        return nullptr;
+      }
+      PyList_SET_ITEM(pairs, i, pair);
+      for (int j = 0; j < 2; ++j) {
+        PyObject* x = PyLong_FromLongLong(values[2 * i + j]);
+        if (x == nullptr) {
+          Py_DECREF(pairs);
+          return nullptr;
+        }
+        PyTuple_SET_ITEM(pair, j, x);
+      }
+    }
+    PyObject* acc = newAccessRecord(cls, storage, offset, pairs);
+    Py_DECREF(pairs);
+    return acc;
+  }
+  PyObject* sid = slotAttr(storage, sidName);
+  PyObject* items[access_pos::size] = {sid, Py_NewRef(offset), Py_NewRef(shared), Py_NewRef(storage)};
   return tupleOf(cls, items, access_pos::size);
 }
 

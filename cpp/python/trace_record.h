@@ -21,6 +21,20 @@ enum : Py_ssize_t { sid, offset, pairs, storage, size };
 // reference; null with an error set).
 PyObject* newAccessRecord(PyObject* cls, PyObject* storage, PyObject* offset, PyObject* pairs);
 
+// newAccessRecord(cls, storage, offset, [(step, num), ...]) for pairs known by value: `n` pairs
+// at `values` (step, num, step, num, ...). The shared list of those values when there is one (no
+// list made only to be compared and dropped), else a new list of new (int, int) tuples, shared as
+// newAccessRecord shares it. (A new reference; null with an error set.)
+PyObject* newAccessRecordOfValues(PyObject* cls, PyObject* storage, PyObject* offset, const long long* values,
+                                  int n);
+
+// tuple(pairs) of an access's pairs (a new reference; null with an error set): for a list the
+// record shares (see trace_record.cpp), one tuple made once and kept with it (the list is never
+// edited, so the tuple stays equal to it); else PySequence_Tuple(pairs). Accumulation groups key
+// their regions by (offset, tuple(pairs)), looked up a few times per matmul: one tuple object
+// per pattern spares the tuple's making and, between equal regions, the comparing of its pairs.
+PyObject* pairsTuple(PyObject* pairs);
+
 // new_op's arguments (cls, opcode, engine, ins, outs, fields, loc, loop, index, out_box=None,
 // zero_fill=False) -> an Op of the tracer's record (a new reference; null with an error set).
 PyObject* newOpRecord(PyObject* const* args, Py_ssize_t nargs);

@@ -74,7 +74,11 @@ namespace slot_lookup {
 std::array<std::array<Entry, 2>, size_t{1} << kSetBits> sets;
 }  // namespace slot_lookup
 
-PyObject* slotAttrLearn(PyObject* o, PyObject* name) {
+namespace {
+
+// What the slot cache knows of Py_TYPE(o) and `name`: the matching way of their set, else the
+// pair learned into the set's first way (the other way keeps the previous first).
+const slot_lookup::Entry* knownSlot(PyObject* o, PyObject* name) {
   PyTypeObject* type = Py_TYPE(o);
   auto& set = slot_lookup::setOf(type, name);
   const slot_lookup::Entry* known = &set[0];  // (matched when slotAttr fell back for its unset slot)
@@ -83,10 +87,33 @@ PyObject* slotAttrLearn(PyObject* o, PyObject* name) {
     PyObject* descr = _PyType_Lookup(type, name);  // (borrowed; assigns the class a version tag)
     const bool generic = type->tp_getattro == PyObject_GenericGetAttr;
     set[1] = set[0];
+    const Py_ssize_t offset = generic ? objectSlotOffset(descr) : -1;
+    // (an object slot's member descriptor stores unless READONLY; __slots__ members never are)
+    const bool writable =
+        offset >= 0 && !(reinterpret_cast<PyMemberDescrObject*>(descr)->d_member->flags & READONLY);
     set[0] = {type, PyType_HasFeature(type, Py_TPFLAGS_VALID_VERSION_TAG) ? type->tp_version_tag : 0u, name,
-              generic ? objectSlotOffset(descr) : -1};
+              offset, writable};
     known = &set[0];
   }
+  return known;
+}
+
+}  // namespace
+
+int slotSetLearn(PyObject* o, PyObject* name, PyObject* v) {
+  const slot_lookup::Entry* known = knownSlot(o, name);
+  if (known->writable && known->version != 0 && Py_TYPE(o)->tp_setattro == PyObject_GenericSetAttr) {
+    PyObject** at = reinterpret_cast<PyObject**>(reinterpret_cast<char*>(o) + known->offset);
+    PyObject* old = *at;
+    *at = Py_NewRef(v);
+    Py_XDECREF(old);
+    return 0;
+  }
+  return PyObject_SetAttr(o, name, v);
+}
+
+PyObject* slotAttrLearn(PyObject* o, PyObject* name) {
+  const slot_lookup::Entry* known = knownSlot(o, name);
   if (known->offset >= 0 && known->version != 0) {
     PyObject* v = *reinterpret_cast<PyObject**>(reinterpret_cast<char*>(o) + known->offset);
     if (v != nullptr) return Py_NewRef(v);

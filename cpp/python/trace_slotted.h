@@ -32,6 +32,7 @@ struct Entry {
   unsigned int version = 0;
   PyObject* name = nullptr;
   Py_ssize_t offset = -1;
+  bool writable = false;  // (the slot's member descriptor stores: not READONLY; see slotSet)
 
   bool matches(PyTypeObject* t, PyObject* n) const {
     return type == t && name == n && version == t->tp_version_tag && version != 0;
@@ -63,6 +64,29 @@ inline PyObject* slotAttr(PyObject* o, PyObject* name) {
     if (v != nullptr) return Py_NewRef(v);
   }
   return slotAttrLearn(o, name);
+}
+
+// slotSet past the first way of its set: the second way, else learning the class and name (as
+// slotAttr does); and every store that is not into a writable object slot.
+int slotSetLearn(PyObject* o, PyObject* name, PyObject* v);
+
+// o.name = v (0, or -1 with an error set), `name` as slotAttr's: stored straight into o's slot
+// when o's class sets attributes the generic way (no __setattr__: then PyObject_SetAttr calls
+// the member descriptor that `name` resolves to, which does just this store, the new value in and
+// the old one released) and resolves `name` to a writable object slot, else PyObject_SetAttr. The
+// fast paths update a few slots of states and views per traced instruction; PyObject_SetAttr
+// walks the type's attribute lookup and the descriptor every time.
+inline int slotSet(PyObject* o, PyObject* name, PyObject* v) {
+  PyTypeObject* type = Py_TYPE(o);
+  const slot_lookup::Entry& known = slot_lookup::setOf(type, name)[0];
+  if (known.matches(type, name) && known.writable && type->tp_setattro == PyObject_GenericSetAttr) {
+    PyObject** at = reinterpret_cast<PyObject**>(reinterpret_cast<char*>(o) + known.offset);
+    PyObject* old = *at;
+    *at = Py_NewRef(v);
+    Py_XDECREF(old);
+    return 0;
+  }
+  return slotSetLearn(o, name, v);
 }
 
 // The slots `names` of the classes whose instances a fast path reads: their byte offsets per

@@ -112,8 +112,36 @@ bool convertedInt(PyObject* convert, PyObject* v, const char* what, long long& o
   return true;
 }
 
+// The ints of a tensor's shape or strides: kept inline for the few dims most tensors have (a
+// subscript reads both for every operand; two vectors were two allocations each time).
+class Ints {
+ public:
+  Ints() = default;
+  Ints(const Ints&) = delete;
+  Ints& operator=(const Ints&) = delete;
+  size_t size() const { return n_; }
+  int64_t operator[](size_t i) const { return p_[i]; }
+  int64_t& operator[](size_t i) { return p_[i]; }
+  void resize(size_t n) {
+    if (n > kLocal) {
+      many_.resize(n);
+      p_ = many_.data();
+    } else {
+      p_ = local_;
+    }
+    n_ = n;
+  }
+
+ private:
+  static constexpr size_t kLocal = 8;
+  int64_t local_[kLocal] = {};
+  std::vector<int64_t> many_;
+  int64_t* p_ = local_;
+  size_t n_ = 0;
+};
+
 // Integers of a tuple of ints (false if one is not an int that fits).
-bool intsOf(PyObject* tuple, std::vector<int64_t>& out) {
+bool intsOf(PyObject* tuple, Ints& out) {
   if (!PyTuple_Check(tuple)) return false;
   const Py_ssize_t n = PyTuple_GET_SIZE(tuple);
   out.resize(static_cast<size_t>(n));
@@ -131,7 +159,7 @@ bool intsOf(PyObject* tuple, std::vector<int64_t>& out) {
 
 // A tensor's view as a bir::View of no location (its dims the tensor's, the partition dim of an
 // on-chip one included).
-bir::View viewOf(int64_t offset, const std::vector<int64_t>& shape, const std::vector<int64_t>& strides) {
+bir::View viewOf(int64_t offset, const Ints& shape, const Ints& strides) {
   std::vector<bir::APPair> dims(shape.size());
   for (size_t d = 0; d < shape.size(); ++d) dims[d] = {strides[d], shape[d]};
   return bir::View(nullptr, bir::DType::float32, offset, std::move(dims));
@@ -197,7 +225,7 @@ Walk sliceRange22(PyObject* k, int64_t size, size_t axis, bool raising, int64_t&
 // is refused or reaches outside is Other (the Python subscript says what is wrong). Else
 // basic_subscript's: a loop index is Other, an int outside its dim and a bad slice raise, and a
 // slice reaching outside makes the key Other once the rest of it raised nothing.
-Walk walk22(const Entry* e, size_t n, const std::vector<int64_t>& shape, bir::View& v, bool method,
+Walk walk22(const Entry* e, size_t n, const Ints& shape, bir::View& v, bool method,
             bool keepLoopAxes) {
   size_t d = 0;  // v's dim for the next entry
   bool inside = true;
@@ -271,7 +299,7 @@ Walk walk22(const Entry* e, size_t n, const std::vector<int64_t>& shape, bir::Vi
 
 // (offset, shape, strides) of `v` into new references; `strides` is `sameStrides` (whose values
 // are `oldStrides`) when they are equal.
-bool viewParts(const bir::View& v, PyObject* sameStrides, const std::vector<int64_t>& oldStrides, Held& offset,
+bool viewParts(const bir::View& v, PyObject* sameStrides, const Ints& oldStrides, Held& offset,
                Held& shape, Held& strides) {
   const std::vector<bir::APPair>& dims = v.dims();
   const Py_ssize_t n = static_cast<Py_ssize_t>(dims.size());
@@ -340,7 +368,7 @@ bool inside(int64_t x, int64_t hi) { return 0 <= x && x < hi; }
 // there: `t[t * 128 + ip, ic]` and `t[ip, j]`), as _getitem applies it to a 2-D tensor without
 // bound checks: the view (a new reference in `out`) and 1; 0 when it does not apply (the Python
 // subscript then decides); -1 on error. Arithmetic that leaves 64 bits: 0.
-int partitionFree(PyObject* a, PyObject* b, const std::vector<int64_t>& shape, const std::vector<int64_t>& strides,
+int partitionFree(PyObject* a, PyObject* b, const Ints& shape, const Ints& strides,
                   PyObject* t, PyObject*& out) {
   Expr2 x;
   int r = x.read(a);
@@ -413,7 +441,7 @@ PyObject* subscript22(PyObject* t, PyObject* const* args, Py_ssize_t nargs) {
   if (!checks.get() || !shapeObj.get() || !stridesObj.get()) return nullptr;
   const int checked = PyObject_IsTrue(checks.get());
   if (checked < 0) return nullptr;
-  std::vector<int64_t> shape, strides;
+  Ints shape, strides;
   if (checked || !intsOf(shapeObj.get(), shape) || !intsOf(stridesObj.get(), strides) || shape.size() != strides.size())
     return fallBack22(t, key);
   const size_t ndim = shape.size();
@@ -483,7 +511,7 @@ PyObject* basicSubscript(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     PyErr_SetString(PyExc_TypeError, "basic_subscript(key: tuple, shape, strides, offset)");
     return nullptr;
   }
-  std::vector<int64_t> shape, strides;
+  Ints shape, strides;
   const long long offset = PyLong_AsLongLong(args[3]);
   if ((offset == -1 && PyErr_Occurred()) || !intsOf(args[1], shape) || !intsOf(args[2], strides) ||
       shape.size() != strides.size()) {
@@ -609,7 +637,7 @@ PyObject* subscript06(PyObject* t, PyObject* const* args, Py_ssize_t nargs) {
   if (onChipObj.get() == nullptr) return nullptr;
   const int onChip = PyObject_IsTrue(onChipObj.get());
   if (onChip < 0) return nullptr;
-  std::vector<int64_t> shape, strides;
+  Ints shape, strides;
   const long long offset = PyLong_AsLongLong(offsetObj.get());
   if ((offset == -1 && PyErr_Occurred()) || !intsOf(shapeObj.get(), shape) || !intsOf(stridesObj.get(), strides) ||
       shape.size() != strides.size()) {

@@ -34,6 +34,7 @@
 // `dst[...] = expr` call fresh_result; matmul kernels make an nl.zeros tile per accumulation group; as Python methods they cost a frame and a few dozen
 // bytecodes each. The Python code states the same steps: see the docstrings in tracer.py.
 #include "trace_ref.h"
+#include "trace_method_site.h"
 #include "trace_record.h"
 #include "trace_slotted.h"
 
@@ -106,7 +107,7 @@ PyObject* record(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
                                 nargs > 7 ? args[7] : Py_False};
   Owned op(newOpRecord(opArgs, 11));
   if (op.get() == nullptr || PyList_Append(ops.get(), op.get()) < 0 ||
-      PyObject_SetAttr(self, names.recordable, count.get()) < 0)
+      slotSet(self, names.recordable, count.get()) < 0)
     return nullptr;
   return op.release();
 }
@@ -263,8 +264,8 @@ PyObject* writeFresh(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   Owned layout(slotAttr(st.get(), names.layout));
   if (s.get() == nullptr || layout.get() == nullptr) return nullptr;
   Owned partitions(slotAttr(layout.get(), names.partitions));
-  if (partitions.get() == nullptr || PyObject_SetAttr(s.get(), names.write_count, one) < 0 ||
-      PyObject_SetAttr(s.get(), names.written_partitions, partitions.get()) < 0)
+  if (partitions.get() == nullptr || slotSet(s.get(), names.write_count, one) < 0 ||
+      slotSet(s.get(), names.written_partitions, partitions.get()) < 0)
     return nullptr;
   Owned fullPairs(slotAttr(layout.get(), names.full_pairs));
   if (fullPairs.get() == nullptr) return nullptr;
@@ -276,7 +277,7 @@ PyObject* writeFresh(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   if (acc.get() == nullptr) return nullptr;
   if (acc.get() != Py_None) return acc.release();
   Owned made(newAccessRecord(accessClass, st.get(), zero, fullPairs.get()));
-  if (made.get() == nullptr || PyObject_SetAttr(s.get(), names.full_access, made.get()) < 0) return nullptr;
+  if (made.get() == nullptr || slotSet(s.get(), names.full_access, made.get()) < 0) return nullptr;
   return made.release();
 }
 
@@ -296,7 +297,7 @@ PyObject* zeroFill(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
     st.p = slotAttr(view, names.storage);
     if (st.get() == nullptr) return nullptr;
     PyObject* const access[3] = {view, st.get(), dve};
-    acc.p = PyObject_Vectorcall(plainTileAccess, access, 3, nullptr);
+    acc.p = callFast(plainTileAccess, access, 3);
     if (acc.get() == nullptr) return nullptr;
   }
   if (acc.get() == nullptr || acc.get() == Py_None) {  // (nothing changed yet)
@@ -313,10 +314,10 @@ PyObject* zeroFill(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   Owned count(slotAttr(s.get(), names.write_count)), partitions(slotAttr(layout.get(), names.partitions));
   if (count.get() == nullptr || partitions.get() == nullptr) return nullptr;
   Owned more(PyNumber_Add(count.get(), one));
-  if (more.get() == nullptr || PyObject_SetAttr(s.get(), names.pending_zero, op.get()) < 0 ||
-      PyObject_SetAttr(s.get(), names.write_count, more.get()) < 0 ||
-      PyObject_SetAttr(s.get(), names.written_partitions, partitions.get()) < 0 ||
-      PyObject_SetAttr(s.get(), names.zero_init, Py_True) < 0)
+  if (more.get() == nullptr || slotSet(s.get(), names.pending_zero, op.get()) < 0 ||
+      slotSet(s.get(), names.write_count, more.get()) < 0 ||
+      slotSet(s.get(), names.written_partitions, partitions.get()) < 0 ||
+      slotSet(s.get(), names.zero_init, Py_True) < 0)
     return nullptr;
   return op.release();
 }
