@@ -17,6 +17,8 @@
 #include <vector>
 
 #include "Enums.h"
+#include "InlineVector.h"
+#include "MachineConfig.h"
 #include "Memory.h"
 
 namespace bir {
@@ -27,6 +29,12 @@ struct APPair {
   bool operator==(const APPair& o) const { return step == o.step && num == o.num; }
 };
 
+// An operand's pairs, held inline up to the longest pattern an engine instruction may have (the
+// partition pair and UniformConfig::kApMaxFreeDims free pairs, Verifier.h's kMaxFreeDims); DMA and
+// DRAM patterns, which the rules do not limit, go to the heap beyond that (InlineVector.h says why).
+inline constexpr size_t kInlinePairs = UniformConfig::kApMaxFreeDims + 1;
+using APPairs = InlineVector<APPair, kInlinePairs>;
+
 enum class ArgKind : uint8_t { PhysicalAP, ImmValue };
 
 struct AccessPattern {
@@ -35,7 +43,7 @@ struct AccessPattern {
   DType dtype = DType::float32;
   MemoryLocation* loc = nullptr;  // null for immediates
   int64_t offset = 0;             // elements
-  std::vector<APPair> pattern;    // partition pair first
+  APPairs pattern;                // partition pair first
   double imm = 0.0;               // ImmValue only
   // Kernel-node operands built from a tile or sub-tensor view (seed 000 section 6): the shape of
   // the accessed region and which tensor dim became the partition pair; empty / -1 otherwise.

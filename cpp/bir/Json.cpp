@@ -185,6 +185,17 @@ void fromJson(const J& j, std::vector<T>& v, JsonPath& p) {
   }
 }
 
+template <class J, class T, size_t N>
+void fromJson(const J& j, InlineVector<T, N>& v, JsonPath& p) {
+  expectArray(j, p);
+  v.clear();
+  v.resize(j.size());
+  for (size_t i = 0; i < j.size(); ++i) {
+    Scope s(p, i);
+    fromJson(j[i], v[i], p);
+  }
+}
+
 template <class J, class T>
 void fromJson(const J& j, std::optional<T>& v, JsonPath& p) {
   if (j.is_null()) {
@@ -373,6 +384,12 @@ void put(W& w, const std::pair<std::string, std::string>& v) {
 }
 template <class W, class T>
 void put(W& w, const std::vector<T>& v) {
+  w.beginArray();
+  for (const auto& x : v) put(w, x);
+  w.endArray();
+}
+template <class W, class T, size_t N>
+void put(W& w, const InlineVector<T, N>& v) {
   w.beginArray();
   for (const auto& x : v) put(w, x);
   w.endArray();

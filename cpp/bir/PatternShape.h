@@ -28,7 +28,7 @@ struct PatternShape {
 // Inline: called for every operand of every instruction a module is prepared with.
 inline PatternShape patternShape(const AccessPattern& ap) {
   PatternShape s;
-  const std::vector<APPair>& pairs = ap.pattern;
+  const APPairs& pairs = ap.pattern;
   if (pairs.empty()) return s;
   s.partitions = pairs[0].num;
   s.minNum = pairs[0].num;

@@ -33,7 +33,7 @@ View View::ofOperand(const AccessPattern& ap, const std::string& what, const cha
   if (!ap.loc->isDram())
     throw BIRError(what + ": tensor '" + ap.loc->name + "' is in " + std::string(enumName(ap.loc->type)) +
                    "; kernel operands are DRAM tensors");
-  std::vector<APPair> dims = ap.pattern;
+  std::vector<APPair> dims(ap.pattern.begin(), ap.pattern.end());
   const auto& shape = ap.access_shape;
   if (!shape.empty()) {
     // createAP put the partition dim's pair first; move it back to its dim.

@@ -140,7 +140,7 @@ struct EmitCache {
   // unchanged, through the call: no Python code runs in it.)
   struct Pairs {
     PyObject* list = nullptr;
-    std::vector<APPair> pairs;
+    APPairs pairs;
   };
   std::array<Pairs, 64> pairs;
   // The last source string object read, and its text (a kernel's instructions come from a few

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "bir/Enums.h"
+#include "bir/InlineVector.h"
 
 namespace nxs::py_bind {
 
@@ -106,3 +107,9 @@ py::object borrowed(T* p, py::handle owner) {
 }
 
 }  // namespace nxs::py_bind
+
+// bir::InlineVector (an access pattern's pairs) converts as std::vector does: a Python list.
+namespace pybind11::detail {
+template <class T, size_t N>
+struct type_caster<bir::InlineVector<T, N>> : list_caster<bir::InlineVector<T, N>, T> {};
+}  // namespace pybind11::detail

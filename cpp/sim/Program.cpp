@@ -367,7 +367,13 @@ void prefetchAhead(const std::vector<std::unique_ptr<bir::Instruction>>& insts, 
     const bir::Instruction& I = *insts[ii + kAhead - 2];
     for (const auto* list : {&I.ins, &I.outs})
       for (const bir::AccessPattern& ap : *list) {
-        __builtin_prefetch(ap.pattern.data());
+        // The operand's fields up to the end of its inline pairs (AccessPattern.h: the pairs of
+        // an engine instruction's pattern are held in the operand).
+        const char* fields = reinterpret_cast<const char*>(&ap);
+        const char* hotEnd = reinterpret_cast<const char*>(&ap.pattern + 1);
+        for (const char* line = fields; line < hotEnd; line += 64) __builtin_prefetch(line);
+        __builtin_prefetch(hotEnd - 1);
+        if (ap.pattern.size() > bir::kInlinePairs) __builtin_prefetch(ap.pattern.data());
         if (!ap.loc) continue;  // an immediate
         const char* loc = reinterpret_cast<const char*>(ap.loc);
         for (size_t line = 0; line < sizeof(bir::MemoryLocation); line += 64) __builtin_prefetch(loc + line);
