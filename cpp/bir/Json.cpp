@@ -174,8 +174,9 @@ void fromJson(const J& j, std::pair<std::string, std::string>& v, JsonPath& p) {
 }
 
 
-template <class J, class T>
-void fromJson(const J& j, std::vector<T>& v, JsonPath& p) {
+// A JSON array into a vector-like sequence (std::vector, InlineVector), element by element.
+template <class J, class Seq>
+void fromJsonArray(const J& j, Seq& v, JsonPath& p) {
   expectArray(j, p);
   v.clear();
   v.resize(j.size());
@@ -185,15 +186,14 @@ void fromJson(const J& j, std::vector<T>& v, JsonPath& p) {
   }
 }
 
+template <class J, class T>
+void fromJson(const J& j, std::vector<T>& v, JsonPath& p) {
+  fromJsonArray(j, v, p);
+}
+
 template <class J, class T, size_t N>
 void fromJson(const J& j, InlineVector<T, N>& v, JsonPath& p) {
-  expectArray(j, p);
-  v.clear();
-  v.resize(j.size());
-  for (size_t i = 0; i < j.size(); ++i) {
-    Scope s(p, i);
-    fromJson(j[i], v[i], p);
-  }
+  fromJsonArray(j, v, p);
 }
 
 template <class J, class T>

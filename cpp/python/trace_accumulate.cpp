@@ -27,6 +27,7 @@
 // Why C: the Python method, _apply_operator, _binary and tensor_tensor cost four frames per
 // operator, two thirds of what recording one costs.
 #include "trace_call_site.h"
+#include "trace_lanewise_answer.h"
 #include "trace_ref.h"
 #include "trace_method_site.h"
 #include "trace_slotted.h"
@@ -237,14 +238,8 @@ PyObject* binaryPlain(PyObject* x, PyObject* y, PyObject* name, PyObject* mask =
   if (tr.get() == nullptr) return nullptr;
   Owned made(callLanewise(tr.get(), shape.get(), x, y, Py_None, dtype.get(), name, op, loc.get()));
   if (made.get() == nullptr || Py_TYPE(made.get()) == tensorClass) return made.release();
-  PyObject* out = Py_None;
-  if (made.get() != Py_NotImplemented) {  // (result,): made, not recorded
-    if (!PyTuple_Check(made.get()) || PyTuple_GET_SIZE(made.get()) != 1) {
-      PyErr_SetString(PyExc_RuntimeError, "lanewise_plain answered other than a result");
-      return nullptr;
-    }
-    out = PyTuple_GET_ITEM(made.get(), 0);
-  }
+  PyObject* out = unrecordedResult(made.get());  // (borrowed from made)
+  if (out == nullptr) return nullptr;
   // (NotImplemented: lanewise_plain changed nothing; tensor_tensor goes on as here, out None)
   Owned general(PyObject_GetAttr(instructions, tensorTensorGeneralName));
   if (general.get() == nullptr) return nullptr;
@@ -308,14 +303,8 @@ PyObject* tensorScalarPlain(PyObject* tr, PyObject* tile, PyObject* op, PyObject
                               Py_None, shape.get(), dtype, name,        fields.get(), loc};
   Owned made(PyObject_Vectorcall(lanewise.get(), call, 12, nullptr));
   if (made.get() == nullptr || Py_TYPE(made.get()) == tensorClass) return made.release();
-  PyObject* out = Py_None;
-  if (made.get() != Py_NotImplemented) {  // (result,): made, not recorded
-    if (!PyTuple_Check(made.get()) || PyTuple_GET_SIZE(made.get()) != 1) {
-      PyErr_SetString(PyExc_RuntimeError, "lanewise_plain answered other than a result");
-      return nullptr;
-    }
-    out = PyTuple_GET_ITEM(made.get(), 0);
-  }
+  PyObject* out = unrecordedResult(made.get());  // (borrowed from made)
+  if (out == nullptr) return nullptr;
   Owned general(PyObject_GetAttr(instructions, tensorScalarGeneralName));
   if (general.get() == nullptr) return nullptr;
   PyObject* const args[18] = {tr,      tile, op,   scalar, rev,    bypass,  zeroFloat, Py_False, dtype,

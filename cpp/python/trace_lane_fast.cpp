@@ -24,6 +24,7 @@
 // Why C: the definition's frame (and caller_location's walk from it) was a third of what
 // recording `nl.rsqrt(var)` or a bn_stats record costs.
 #include "trace_call_site.h"
+#include "trace_lanewise_answer.h"
 #include "trace_current.h"
 #include "trace_mask_box.h"
 #include "trace_ref.h"
@@ -111,14 +112,8 @@ PyObject* lanewiseThenGeneral(PyObject* tr, PyObject* opcode, PyObject* engine, 
                               Py_None, outShape, dtype.get(), what, fields,      loc};
   Owned made(PyObject_Vectorcall(lanewise.get(), call, 12, nullptr));
   if (made.get() == nullptr || Py_TYPE(made.get()) == tensorClass) return made.release();
-  PyObject* out = Py_None;
-  if (made.get() != Py_NotImplemented) {  // (result,): made, not recorded
-    if (!PyTuple_Check(made.get()) || PyTuple_GET_SIZE(made.get()) != 1) {
-      PyErr_SetString(PyExc_RuntimeError, "lanewise_plain answered other than a result");
-      return nullptr;
-    }
-    out = PyTuple_GET_ITEM(made.get(), 0);
-  }
+  PyObject* out = unrecordedResult(made.get());  // (borrowed from made)
+  if (out == nullptr) return nullptr;
   Owned general(PyObject_GetAttr(instructions, generalName));
   if (general.get() == nullptr) return nullptr;
   generalArgs[outSlot] = out;
@@ -274,14 +269,8 @@ PyObject* perLanePlain(PyObject* tr, PyObject* opcode, PyObject* data, PyObject*
                               Py_None, outShape.get(), dtype,     what,        Py_None,     loc};
   Owned made(PyObject_Vectorcall(lanewise.get(), call, 12, nullptr));
   if (made.get() == nullptr || Py_TYPE(made.get()) == tensorClass) return made.release();
-  PyObject* out = Py_None;
-  if (made.get() != Py_NotImplemented) {  // (result,): made, not recorded
-    if (!PyTuple_Check(made.get()) || PyTuple_GET_SIZE(made.get()) != 1) {
-      PyErr_SetString(PyExc_RuntimeError, "lanewise_plain answered other than a result");
-      return nullptr;
-    }
-    out = PyTuple_GET_ITEM(made.get(), 0);
-  }
+  PyObject* out = unrecordedResult(made.get());  // (borrowed from made)
+  if (out == nullptr) return nullptr;
   Owned general(PyObject_GetAttr(instructions, perLaneGeneralName));
   if (general.get() == nullptr) return nullptr;
   PyObject* const args[10] = {tr, opcode, data, outFree, dtype, loc, mask, what, Py_None, out};
