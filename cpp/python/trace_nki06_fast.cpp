@@ -32,6 +32,7 @@
 // checks) around the one or two C calls that record it, and a new tensor three (ndarray, _new,
 // _wrap) around tr.new_result.
 #include "trace_call_site.h"
+#include "trace_nki06_args.h"
 #include "trace_current.h"
 #include "trace_ref.h"
 #include "trace_slotted.h"
@@ -58,25 +59,6 @@ PyObject *dstName, *srcName, *stationaryName, *movingName, *accumulateName, *vie
     *onChipName, *kindName, *dmaCopyText, *ncMatmulText, *shapeName, *dtypeName, *bufferName, *archName,
     *newResultName, *ndarrayText;
 
-// Fills `slots` (borrowed) from the call's arguments, `names` the parameters in order (positional
-// first, then any by keyword); false, for the definition to answer, if one is given twice, or a
-// keyword is not among `names` (keywords are compared by identity: a kernel's are interned).
-template <size_t N>
-bool bind(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames, PyObject* const (&names)[N],
-          PyObject* (&slots)[N]) {
-  if (nargs > static_cast<Py_ssize_t>(N)) return false;
-  for (Py_ssize_t i = 0; i < nargs; ++i) slots[i] = args[i];
-  const Py_ssize_t nkw = kwnames == nullptr ? 0 : PyTuple_GET_SIZE(kwnames);
-  for (Py_ssize_t k = 0; k < nkw; ++k) {
-    PyObject* key = PyTuple_GET_ITEM(kwnames, k);
-    size_t i = 0;
-    while (i < N && names[i] != key) ++i;
-    if (i == N || slots[i] != nullptr) return false;
-    slots[i] = args[nargs + k];
-  }
-  return true;
-}
-
 // t._view (a new reference) when t is an NkiTensor (the class itself) without an indirection;
 // null, with no error set, otherwise; null with an error set if reading a slot failed.
 PyObject* directView(PyObject* t) {
@@ -97,7 +79,7 @@ PyObject* dmaCopyFast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObje
   if (tr == nullptr || config.nkiTensor == nullptr) Py_RETURN_NOTIMPLEMENTED;
   PyObject* const params[2] = {dstName, srcName};
   PyObject* slots[2] = {nullptr, nullptr};
-  if (!bind(args, nargs, kwnames, params, slots)) Py_RETURN_NOTIMPLEMENTED;
+  if (!bindNki06Args(args, nargs, kwnames, params, slots)) Py_RETURN_NOTIMPLEMENTED;
   Owned d(directView(slots[0]));
   if (d.get() == nullptr) {
     if (PyErr_Occurred()) return nullptr;
@@ -138,7 +120,7 @@ PyObject* ncMatmulFast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObj
   PyObject* const params[4] = {dstName, stationaryName, movingName, accumulateName};
   PyObject* slots[4] = {nullptr, nullptr, nullptr, nullptr};
   // (positionally, the fourth parameter is is_stationary_onezero: three at most)
-  if (nargs > 3 || !bind(args, nargs, kwnames, params, slots)) Py_RETURN_NOTIMPLEMENTED;
+  if (nargs > 3 || !bindNki06Args(args, nargs, kwnames, params, slots)) Py_RETURN_NOTIMPLEMENTED;
   PyObject* accumulate = slots[3] != nullptr ? slots[3] : Py_None;
   if (accumulate != Py_None && accumulate != Py_True && accumulate != Py_False) Py_RETURN_NOTIMPLEMENTED;
   Owned d(onChipView(slots[0]));
@@ -183,7 +165,7 @@ PyObject* ndarrayFast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObje
   if (tr == nullptr || ndarrayConfig.nkiTensor == nullptr) Py_RETURN_NOTIMPLEMENTED;
   PyObject* const params[3] = {shapeName, dtypeName, bufferName};
   PyObject* slots[3] = {nullptr, nullptr, nullptr};
-  if (!bind(args, nargs, kwnames, params, slots) || slots[0] == nullptr || slots[1] == nullptr)
+  if (!bindNki06Args(args, nargs, kwnames, params, slots) || slots[0] == nullptr || slots[1] == nullptr)
     Py_RETURN_NOTIMPLEMENTED;  // (name=, address=, a missing argument: the definition's)
   Owned arch(slotAttr(tr, archName));
   if (arch.get() == nullptr) return nullptr;

@@ -357,7 +357,8 @@ def tensor_tensor(tr, a: Tensor, b: Tensor, op, dtype, loc, mask=None, out=None,
 def tensor_tensor_general(tr, a, b, op, dtype, loc, mask, out, engine, what, shape, bitvec):
     """The rest of :func:`tensor_tensor` past its ``lanewise_plain`` call (``dtype`` resolved,
     ``shape`` the iteration space, ``out`` the result lanewise_plain made but did not record, if
-    it did): also called from C by the tile operators (cpp/python/trace_accumulate.cpp)."""
+    it did): also called from C by the tile operators (cpp/python/trace_accumulate.cpp) and NKI
+    0.6's nisa.tensor_tensor (cpp/python/trace_nki06_lanewise.cpp)."""
     ins = plain_inputs(tr, engine, shape, mask, (a, b))
     box = None if ins is not None else plan(tr, shape, mask, (a, b), loc)
     out = result_tile(tr, out, shape, dtype, what, loc)
@@ -403,7 +404,7 @@ def tensor_scalar_general(tr, data, op0, operand0, reverse0, op1, operand1, reve
                           loc, mask, out, engine, what, opcode, tile0, tile1, bitvec):
     """The rest of :func:`tensor_scalar` past its ``lanewise_plain`` call (``dtype`` and ``op1``
     resolved, ``out`` the result lanewise_plain made but did not record, if it did): also called
-    from C (cpp/python/trace_accumulate.cpp)."""
+    from C (cpp/python/trace_accumulate.cpp, trace_nki06_lanewise.cpp)."""
     shape = data.shape
     if tile0:
         ins = plain_inputs(tr, engine, shape, mask, (data,),
@@ -554,7 +555,7 @@ def activation(tr, func, data: Tensor, bias, scale, dtype, loc, mask=None, out=N
 def activation_general(tr, func, data, bias, scale, dtype, loc, mask, out, acc, acc_op, what):
     """The rest of :func:`activation` past its ``lanewise_plain`` call (``out`` the result
     lanewise_plain made but did not record, if it did): also called from C
-    (cpp/python/trace_lane_fast.cpp)."""
+    (cpp/python/trace_lane_fast.cpp, trace_nki06_lanewise.cpp)."""
     shape = data.shape
     # The pointer operands, when known before a number bias makes its constant column.
     known = () if scale.__class__ is not Tensor else (scale,)
@@ -632,7 +633,7 @@ def tensor_reduce_general(tr, op, data, axes, keepdims, dtype, loc, mask, out, w
     """The rest of :func:`tensor_reduce` past its ``lanewise_plain`` call (``axes`` normalized,
     ``fields`` made, ``out_shape`` that of a [P, F] tile's result, else None; ``out`` the result
     lanewise_plain made but did not record, if it did): also called from C
-    (cpp/python/trace_lane_fast.cpp)."""
+    (cpp/python/trace_lane_fast.cpp, trace_nki06_lanewise.cpp)."""
     shape = data.shape
     rank = len(shape)
     if rank == 2:

@@ -27,9 +27,10 @@ from neuronxsim.bir import legality, target
 from neuronxsim.nki import fused_instructions as _fused
 from neuronxsim.nki import gpsimd_instructions as _gpsimd
 from neuronxsim.nki import instructions as _ins
+from neuronxsim.nki import opcodes as _opcodes
 from neuronxsim.nki import tracer as _tracer
 from neuronxsim.nki.errors import NKIError, caller_location
-from neuronxsim.nki.opcodes import BITVEC, COMMUTATIVE, Act, Alu, act_func, alu_op
+from neuronxsim.nki.opcodes import BITVEC, BITVEC_IDS, COMMUTATIVE, REDUCE_IDS, Act, Alu, act_func, alu_op
 from neuronxsim.nki.tensor import PSUM, SBUF, Tensor, new_view, same_view
 from neuronxsim.nki.tracer import IT, Engine, current
 from neuronxsim.starfish.lib import _core
@@ -888,6 +889,28 @@ def tensor_reduce(dst, op, data, axis, negate=False, keepdims=False, name=None):
                        "partition", loc)
     _ins.tensor_reduce(tr, alu, v, axes, keepdims, negate, d.storage.dtype, loc,
                        out=_as(out_shape, d, loc), what=what)
+
+
+# The commonest tensor_scalar, tensor_tensor, activation, activation_reduce and tensor_reduce
+# calls (plain NkiTensors, numbers and [P, 1] tiles, operators seen before) are recorded in C, by
+# the builders' lanewise_plain call and general part, without these definitions' frames
+# (cpp/python/trace_nki06_lanewise.cpp says which): anything else comes here.
+_core.nki.configure_nki06_lanewise(
+    NkiTensor, Tensor, _ins, _opcodes._ALU_BY_FUNCTION, _opcodes._ACT_BY_FUNCTION, BITVEC_IDS,
+    {"engine_unknown": engine.unknown, "engine_vector": engine.vector,
+     "reduce_idle": reduce_cmd.idle, "tensor_scalar": IT.TensorScalar,
+     "tensor_scalar_ptr": IT.TensorScalarPtr, "tensor_tensor": IT.TensorTensor,
+     "activation": IT.Activation, "dve": Engine.DVE, "act_engine": Engine.Activation,
+     "bypass": Alu.bypass, "alu_add": Alu.add, "alu_pow": _POW, "alu_abs": _ABS,
+     "alu_rsqrt": _RSQRT, "prelu": _PRELU, "acc_idle": _ACC[reduce_cmd.idle],
+     "acc_zero_accumulate": _ACC[reduce_cmd.reset_reduce], "psum": PSUM, "int_dtypes": _INTS,
+     "act_bias_dtypes": _ins._ACT_BIAS_DTYPES, "tensor_reduce": IT.TensorReduce,
+     "reduce_x": _ins._REDUCE_X, "reduce_ids": REDUCE_IDS})
+tensor_scalar.fast = _core.nki.tensor_scalar06_fast
+tensor_tensor.fast = _core.nki.tensor_tensor06_fast
+activation.fast = _core.nki.activation06_fast
+activation_reduce.fast = _core.nki.activation_reduce06_fast
+tensor_reduce.fast = _core.nki.tensor_reduce06_fast
 
 
 @instruction

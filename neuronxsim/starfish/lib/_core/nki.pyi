@@ -8,14 +8,22 @@ from neuronxsim.nki06._api import ApiCall
 import neuronxsim.starfish.lib._core.bir
 import types
 import typing
-__all__: list[str] = ['ApiCall', 'FastCall', 'LoopIndex', 'RECORD_POSITIONS', 'accumulate_methods', 'activation_fast', 'assign_redirect', 'basic_subscript', 'binary_fast', 'blocked_methods', 'bn_stats_fast', 'caller_location', 'configure_accumulate', 'configure_accumulate_plain', 'configure_assign', 'configure_blocked', 'configure_dma_plain', 'configure_index_expr', 'configure_index_expr_ops', 'configure_iterate', 'configure_lane_fast', 'configure_lane_fast_plain', 'configure_lanewise', 'configure_language_fast', 'configure_mask_box', 'configure_matmul', 'configure_new_blocked', 'configure_nki06_fast', 'configure_nki06_ndarray', 'configure_nki06_subscript', 'configure_per_lane_plain', 'configure_plain_tile_access', 'configure_remembered_masks', 'configure_subscripts', 'configure_tensor_scalar_plain', 'configure_tracer_methods', 'configure_zero_fill', 'current', 'dma_copy06_fast', 'dma_plain', 'emit_program', 'forget_call_sites', 'index_expr_methods', 'iterate_method', 'keeps_all_fast', 'lanewise_plain', 'live_ranges', 'load_fast', 'mask_box_fast', 'matmul_plain', 'nc_matmul06_fast', 'nc_matmul_fast', 'ndarray06_fast', 'ndarray_fast', 'new_access', 'new_op', 'new_slotted', 'next_fit_place', 'next_fit_storages', 'operator_methods', 'ops_matmul_grouped', 'ops_redirected', 'peek', 'place_matmul_method', 'plain_tile_access', 'range_fast', 'reduce_fast', 'remember_call_site', 'set_call_site_walk', 'set_current', 'set_no_tracer', 'slice_range', 'store_fast', 'subscript_method', 'tensor_store_method', 'tensor_table', 'tracer_method', 'unique_name', 'write_plain', 'zeros_fast']
+__all__: list[str] = ['ApiCall', 'FastCall', 'LoopIndex', 'RECORD_POSITIONS', 'accumulate_methods', 'activation06_fast', 'activation_fast', 'activation_reduce06_fast', 'assign_redirect', 'basic_subscript', 'binary_fast', 'blocked_methods', 'bn_stats_fast', 'caller_location', 'configure_accumulate', 'configure_accumulate_plain', 'configure_assign', 'configure_blocked', 'configure_dma_plain', 'configure_index_expr', 'configure_index_expr_ops', 'configure_iterate', 'configure_lane_fast', 'configure_lane_fast_plain', 'configure_lanewise', 'configure_language_fast', 'configure_mask_box', 'configure_matmul', 'configure_new_blocked', 'configure_nki06_fast', 'configure_nki06_lanewise', 'configure_nki06_ndarray', 'configure_nki06_subscript', 'configure_per_lane_plain', 'configure_plain_tile_access', 'configure_remembered_masks', 'configure_subscripts', 'configure_tensor_scalar_plain', 'configure_tracer_methods', 'configure_zero_fill', 'current', 'dma_copy06_fast', 'dma_plain', 'emit_program', 'forget_call_sites', 'index_expr_methods', 'iterate_method', 'keeps_all_fast', 'lanewise_plain', 'live_ranges', 'load_fast', 'mask_box_fast', 'matmul_plain', 'nc_matmul06_fast', 'nc_matmul_fast', 'ndarray06_fast', 'ndarray_fast', 'new_access', 'new_op', 'new_slotted', 'next_fit_place', 'next_fit_storages', 'operator_methods', 'ops_matmul_grouped', 'ops_redirected', 'peek', 'place_matmul_method', 'plain_tile_access', 'range_fast', 'reduce_fast', 'remember_call_site', 'set_call_site_walk', 'set_current', 'set_no_tracer', 'slice_range', 'store_fast', 'subscript_method', 'tensor_reduce06_fast', 'tensor_scalar06_fast', 'tensor_store_method', 'tensor_table', 'tensor_tensor06_fast', 'tracer_method', 'unique_name', 'write_plain', 'zeros_fast']
 def accumulate_methods() -> dict:
     """
     {name: method} of Tensor's in-place operators (__iadd__, __isub__, __imul__, __itruediv__) in C.
     """
+def activation06_fast(*args, **kwargs):
+    """
+    activation06_fast(dst, op, data, bias=None, scale=1.0, reduce_op=None, reduce_res=None, reduce_cmd=nisa.reduce_cmd.idle, name=None): nisa.activation's C path for its commonest calls; NotImplemented, having changed nothing, for any other.
+    """
 def activation_fast(func: typing.Any, name: str) -> typing.Any:
     """
     The C path of nl.<name>(x, *, mask=None), the activation func: a result, or NotImplemented for the Python definition to answer (use in a FastCall).
+    """
+def activation_reduce06_fast(*args, **kwargs):
+    """
+    activation_reduce06_fast(dst, op, data, reduce_op, reduce_res, bias=None, scale=1.0, name=None): nisa.activation_reduce's C path for its commonest calls; NotImplemented, having changed nothing, for any other.
     """
 def assign_redirect(*args, **kwargs):
     """
@@ -104,6 +112,10 @@ def configure_new_blocked(blocked_tensor_class: type, par_dim: type, new_blocked
 def configure_nki06_fast(nki_tensor: type, dma_plain: typing.Any, dma_general: typing.Any, dma_copy: typing.Any, matmul_plain: typing.Any, place_matmul: typing.Any, psum: str) -> None:
     """
     Gives dma_copy06_fast and nc_matmul06_fast the NkiTensor class, dma_plain / dma_general, the DMACopy opcode, matmul_plain, nisa's _place_matmul and the PSUM kind.
+    """
+def configure_nki06_lanewise(nki_tensor: type, tensor: type, instructions: types.ModuleType, alu_by_function: dict, act_by_function: dict, bitvec_ids: frozenset, constants: dict) -> None:
+    """
+    Gives the C paths of nisa.tensor_scalar, tensor_tensor, activation, activation_reduce and tensor_reduce the NkiTensor and Tensor classes, the instructions module, opcodes' _ALU_BY_FUNCTION and _ACT_BY_FUNCTION, BITVEC_IDS and the enum members and kinds they compare with (constants: engine_unknown, engine_vector, reduce_idle, tensor_scalar, tensor_scalar_ptr, tensor_tensor, activation, dve, act_engine, bypass, alu_add, alu_pow, alu_abs, alu_rsqrt, prelu, acc_idle, acc_zero_accumulate, psum, int_dtypes, act_bias_dtypes, tensor_reduce, reduce_x, reduce_ids).
     """
 def configure_nki06_ndarray(nki_tensor: type, checked: dict, sbuf: typing.Any, sbuf_kind: str, psum_kind: str) -> None:
     """
@@ -289,6 +301,14 @@ def subscript_method(cls: type) -> typing.Any:
     """
     The C subscript of the tensor class cls (Tensor or NkiTensor) as its __getitem__ method.
     """
+def tensor_reduce06_fast(*args, **kwargs):
+    """
+    tensor_reduce06_fast(dst, op, data, axis, negate=False, keepdims=False, name=None): nisa.tensor_reduce's C path for its commonest calls; NotImplemented, having changed nothing, for any other.
+    """
+def tensor_scalar06_fast(*args, **kwargs):
+    """
+    tensor_scalar06_fast(dst, data, op0, operand0, reverse0=False, op1=None, operand1=None, reverse1=False, engine=nisa.engine.unknown, name=None): nisa.tensor_scalar's C path for its commonest calls; NotImplemented, having changed nothing, for any other.
+    """
 def tensor_store_method() -> typing.Any:
     """
     Tensor.__setitem__ in C.
@@ -296,6 +316,10 @@ def tensor_store_method() -> typing.Any:
 def tensor_table(*args, **kwargs):
     """
     tensor_table(storages, first_use, addr, outputs, names, counts, kinds): (tensors, tensor_of), the tensor records of the emitted storages (see neuronxsim.nki.emit.Emission).
+    """
+def tensor_tensor06_fast(*args, **kwargs):
+    """
+    tensor_tensor06_fast(dst, data1, data2, op, engine=nisa.engine.unknown, name=None): nisa.tensor_tensor's C path for its commonest calls; NotImplemented, having changed nothing, for any other.
     """
 def tracer_method(cls: type, name: str) -> typing.Any:
     """
