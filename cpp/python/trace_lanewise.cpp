@@ -31,6 +31,7 @@
 //
 // Why C: these instructions are most of a normalisation kernel's, and their Python steps
 // (plain_inputs, result_tile, record_plain and what they call) cost a dozen frames each.
+#include "trace_equal.h"
 #include "trace_ref.h"
 
 #include "bindings.h"
@@ -64,7 +65,7 @@ bool intValue(PyObject* o, long long& v) {
 }
 
 // Whether a == b, by identity first (views of one tile share its shape tuple); -1 on error.
-int same(PyObject* a, PyObject* b) { return a == b ? 1 : PyObject_RichCompareBool(a, b, Py_EQ); }
+int same(PyObject* a, PyObject* b) { return a == b ? 1 : equalTo(a, b); }
 
 // The access of one input view `v` (appended to `ins`, a list): 1 when it takes the plain path,
 // 0 if not, -1 on error. `pointer`: a [P, 1] / [P] per-partition operand, else a tile of `shape`.
@@ -127,7 +128,7 @@ int input(PyObject* v, bool pointer, PyObject* shape, long long p, PyObject* eng
   }
   Owned kind(slotAttr(st.get(), names.kind));
   if (kind.get() == nullptr) return -1;
-  t = kind.get() == psum ? 1 : PyObject_RichCompareBool(kind.get(), psum, Py_EQ);
+  t = kind.get() == psum ? 1 : equalTo(kind.get(), psum);
   if (t < 0) return -1;
   psumCount += t;
   return PyList_Append(ins, acc.get()) < 0 ? -1 : 1;

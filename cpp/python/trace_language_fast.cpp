@@ -31,6 +31,7 @@
 //
 // Why C: kernels make, load and store a tile per few instructions, and each call cost a Python frame
 // (and caller_location a walk from it) around the one C call that records it.
+#include "trace_equal.h"
 #include "trace_call_site.h"
 #include "trace_current.h"
 #include "trace_new_blocked.h"
@@ -216,7 +217,7 @@ PyObject* storeFast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject
   if (t != 1) return t < 0 ? nullptr : Py_NewRef(Py_NotImplemented);
   Owned kind(slotAttr(valueStorage.get(), kindName));
   if (kind.get() == nullptr) return nullptr;
-  const int inPsum = PyObject_RichCompareBool(kind.get(), config.psum, Py_EQ);  // (store copies it first)
+  const int inPsum = equalTo(kind.get(), config.psum);  // (store copies it first)
   if (inPsum != 0) return inPsum < 0 ? nullptr : Py_NewRef(Py_NotImplemented);
   if (mask != nullptr && mask != Py_None) {  // store's test: same shapes, at most a tile's partitions, kept whole
     Owned shape(slotAttr(value, shapeName)), dstShape(slotAttr(dst, shapeName));
@@ -224,7 +225,7 @@ PyObject* storeFast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject
     if (!PyTuple_CheckExact(shape.get()) || PyTuple_GET_SIZE(shape.get()) == 0 ||
         !PyLong_CheckExact(PyTuple_GET_ITEM(shape.get(), 0)))
       Py_RETURN_NOTIMPLEMENTED;
-    int ok = PyObject_RichCompareBool(shape.get(), dstShape.get(), Py_EQ);
+    int ok = equalTo(shape.get(), dstShape.get());
     if (ok == 1) ok = PyObject_RichCompareBool(PyTuple_GET_ITEM(shape.get(), 0), config.numPartitions, Py_LE);
     if (ok == 1) ok = maskKeepsAll(mask, shape.get());
     if (ok != 1) return ok < 0 ? nullptr : Py_NewRef(Py_NotImplemented);

@@ -31,6 +31,7 @@
 // Why C: a DMA or a matmul of a 0.6 kernel cost a Python frame (nc_matmul: five, with its operand
 // checks) around the one or two C calls that record it, and a new tensor three (ndarray, _new,
 // _wrap) around tr.new_result.
+#include "trace_equal.h"
 #include "trace_call_site.h"
 #include "trace_current.h"
 #include "trace_ref.h"
@@ -159,7 +160,7 @@ PyObject* ncMatmulFast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObj
   Owned kind(storageAttr(d.get(), kindName));
   if (kind.get() == nullptr) return nullptr;
   if (kind.get() != config.psum) {
-    const int psum = PyObject_RichCompareBool(kind.get(), config.psum, Py_EQ);
+    const int psum = equalTo(kind.get(), config.psum);
     if (psum < 0) return nullptr;
     if (psum == 0) Py_RETURN_NOTIMPLEMENTED;  // (matmul's general path: the definition's)
   }

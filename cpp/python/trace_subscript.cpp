@@ -43,8 +43,10 @@
 //
 // Why C: kernels subscript a tensor for nearly every instruction operand (dst=a[:, k, :],
 // src=x[r * 128:(r + 1) * 128, :]); in Python each costs a frame or several and dozens of bytecodes.
+#include "trace_equal.h"
 #include "trace_subscript.h"
 
+#include "trace_int_tuples.h"
 #include "trace_ref.h"
 #include "trace_slotted.h"
 
@@ -304,15 +306,24 @@ bool viewParts(const bir::View& v, PyObject* sameStrides, const Ints& oldStrides
   const std::vector<bir::APPair>& dims = v.dims();
   const Py_ssize_t n = static_cast<Py_ssize_t>(dims.size());
   offset.p = PyLong_FromLongLong(v.offset());
-  shape.p = PyTuple_New(n);
-  if (offset.get() == nullptr || shape.get() == nullptr) return false;
+  if (offset.get() == nullptr) return false;
   bool same = sameStrides != nullptr && oldStrides.size() == dims.size();
-  for (Py_ssize_t i = 0; i < n; ++i) {
-    PyObject* num = PyLong_FromLongLong(dims[static_cast<size_t>(i)].num);
-    if (num == nullptr) return false;
-    PyTuple_SET_ITEM(shape.get(), i, num);
-    same = same && oldStrides[static_cast<size_t>(i)] == dims[static_cast<size_t>(i)].step;
+  if (n <= int_tuples::kMaxSize) {  // (the shape: the tuple held for its values)
+    long long nums[int_tuples::kMaxSize];
+    for (Py_ssize_t i = 0; i < n; ++i) nums[i] = dims[static_cast<size_t>(i)].num;
+    shape.p = int_tuples::get(nums, static_cast<int>(n));
+    if (shape.get() == nullptr) return false;
+  } else {
+    shape.p = PyTuple_New(n);
+    if (shape.get() == nullptr) return false;
+    for (Py_ssize_t i = 0; i < n; ++i) {
+      PyObject* num = PyLong_FromLongLong(dims[static_cast<size_t>(i)].num);
+      if (num == nullptr) return false;
+      PyTuple_SET_ITEM(shape.get(), i, num);
+    }
   }
+  for (Py_ssize_t i = 0; i < n; ++i)
+    same = same && oldStrides[static_cast<size_t>(i)] == dims[static_cast<size_t>(i)].step;
   if (same) {
     strides.p = Py_NewRef(sameStrides);
     return true;
@@ -674,7 +685,7 @@ PyObject* subscript06(PyObject* t, PyObject* const* args, Py_ssize_t nargs) {
     if (axis != 0 || indirect.get() == Py_None) return false;
     Held kind(slotAttr(indirect.get(), kindName));
     if (kind.get() == nullptr) return true;
-    const int vector = PyObject_RichCompareBool(kind.get(), vectorName, Py_EQ);
+    const int vector = equalTo(kind.get(), vectorName);
     if (vector < 0) return true;
     if (vector)
       raise(PyUnicode_FromString(
