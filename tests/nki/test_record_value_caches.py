@@ -109,7 +109,7 @@ def test_an_overlapping_accumulation_is_refused_as_in_python(monkeypatch):
 
 
 def _fields(t):
-    return (t.storage, t.offset, t.shape, t.strides, t.checks)
+    return (t.storage, t.offset, t.shape, t.strides, [(c.const, c.coefs, c.size) for c in t.checks])
 
 
 def test_subscripts_of_equal_shapes_share_one_tuple_and_every_shape_is_right():
@@ -126,6 +126,34 @@ def test_subscripts_of_equal_shapes_share_one_tuple_and_every_shape_is_right():
                 assert _fields(got) == _fields(_getitem(x, key))
                 assert type(got.shape) is tuple and all(type(d) is int for d in got.shape)
         assert x[0:128, 0:512].shape == (128, 512)
+
+
+@pytest.mark.parametrize("dims", [(128, 64), (4, 6, 10), (2, 3, 4, 5), (2, 2, 3, 2, 4)])
+def test_slice_subscripts_give_the_python_subscripts_views(dims):
+    """`:` and a:b entries (the C walk without a View, up to four dims; five: the View's walk),
+    with an ellipsis, loop-index bounds and fewer entries than dims, against _getitem; keys the
+    walk does not take (a step, an index, a slice past its dim) as well."""
+    from neuronxsim.nki.indexing import LoopIndex
+    with Tracer("trn2", 1):
+        x = nl.ndarray(dims, dtype=nl.float32, buffer=nl.hbm)
+        x = x[tuple(slice(1, d) for d in dims)]  # (an offset and strides of a larger tensor)
+        keys = []
+        for d, size in enumerate(x.shape):
+            lead = (slice(None),) * d
+            keys += [lead + (slice(0, size),), lead + (slice(1, size),), lead + (slice(size - 1, size),),
+                     lead + (slice(LoopIndex(0), LoopIndex(size)),), lead + (slice(0, size), Ellipsis),
+                     (Ellipsis,) + (slice(0, 1),) * (len(x.shape) - d), lead + (slice(None, 1),),
+                     lead + (slice(0, size, 1),), lead + (0,), lead + (slice(0, size + 1),)]
+        for key in keys:
+            try:
+                want = _fields(_getitem(x, key))
+            except Exception as e:  # (the same error from the C subscript)
+                with pytest.raises(type(e)):
+                    x[key]
+                continue
+            got = x[key]
+            assert _fields(got) == want, key
+            assert type(got.shape) is tuple and all(type(d) is int for d in got.shape)
 
 
 def test_matmul_results_of_one_shape_share_their_shape_tuple():
