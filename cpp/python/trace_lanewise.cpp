@@ -31,6 +31,7 @@
 //
 // Why C: these instructions are most of a normalisation kernel's, and their Python steps
 // (plain_inputs, result_tile, record_plain and what they call) cost a dozen frames each.
+#include "trace_method_site.h"
 #include "trace_equal.h"
 #include "trace_ref.h"
 
@@ -172,7 +173,8 @@ PyObject* lanewisePlain(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     if (resultPartitions == -1 && PyErr_Occurred()) return nullptr;
     if (resultPartitions > numPartitions) Py_RETURN_NOTIMPLEMENTED;  // (result_tile raises it)
     PyObject* const make[6] = {tr, sbuf, dtype, outShape, what, loc};
-    result.p = PyObject_VectorcallMethod(names.new_result, make, 6, nullptr);
+    static MethodSite newResultSite;  // (the tracer's C method, called directly when it is one: trace_method_site.h)
+    result.p = newResultSite.call(names.new_result, make, 6);
     if (result.get() == nullptr) return nullptr;
     fresh = true;
   } else {
@@ -191,7 +193,8 @@ PyObject* lanewisePlain(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   if (outs.get() == nullptr) return nullptr;
   PyList_SET_ITEM(outs.get(), 0, o.release());
   PyObject* const rec[7] = {tr, opcode, engine, ins.get(), outs.get(), fields, loc};
-  Owned op(PyObject_VectorcallMethod(names.record, rec, 7, nullptr));
+  static MethodSite recordSite;  // (the tracer's C method, called directly when it is one: trace_method_site.h)
+  Owned op(recordSite.call(names.record, rec, 7));
   if (op.get() == nullptr) return nullptr;
   return result.release();
 }

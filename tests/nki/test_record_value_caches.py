@@ -235,3 +235,73 @@ def test_kinds_and_shapes_compare_by_value_not_identity(monkeypatch):
         return out
 
     assert same_outcome(monkeypatch, _python_only, kernel, *args).startswith("{")
+
+
+@nki.jit
+def loads_zeros_copies(lhsT, rhs):
+    """nl.load, nl.zeros of a tile and of blocks, nl.copy and nl.store: the C paths that call
+    new_result, write_fresh, record and zero_fill through their method sites."""
+    out = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+    acc = nl.zeros((2, nl.par_dim(128), 512), dtype=nl.float32, buffer=nl.psum)
+    tile = nl.zeros((nl.par_dim(128), 512), dtype=nl.float32, buffer=nl.psum)
+    a = nl.load(lhsT[0:128, 0:128])
+    b = nl.load(rhs[0:128, 0:512])
+    for j in nl.affine_range(2):
+        acc[j] += nisa.nc_matmul(a, b)
+    tile += nisa.nc_matmul(a, b)
+    nl.store(out[0:128, 0:512], value=nl.copy(acc[1], dtype=nl.float32))
+    nl.store(out[0:128, 0:512], value=nl.copy(tile, dtype=nl.float32))
+    return out
+
+
+@pytest.mark.parametrize("name", ["new_result", "write_fresh", "record", "zero_fill"])
+def test_the_load_store_copy_and_zeros_paths_call_a_replaced_tracer_method(monkeypatch, name):
+    """A tracer method the C paths of nl.load, nl.store, nl.copy and nl.zeros call through a
+    method site, replaced on the class by a Python one: they call the replacement (the same
+    trace), and the C method again once it is back."""
+    from nki_testing import trace_outcome
+    args = (T[[128, 128], nl.bfloat16], T[[128, 512], nl.bfloat16])
+    expected = trace_outcome(loads_zeros_copies, *args)
+    original = getattr(Tracer, name)
+    calls = []
+
+    def replacement(self, *a):
+        calls.append(name)
+        return original(self, *a)
+
+    with monkeypatch.context() as m:
+        m.setattr(Tracer, name, replacement)
+        assert trace_outcome(loads_zeros_copies, *args) == expected
+    assert calls
+    calls.clear()
+    assert trace_outcome(loads_zeros_copies, *args) == expected
+    assert not calls
+
+
+def test_the_06_ndarray_path_calls_a_replaced_new_result(monkeypatch):
+    import neuronxsim.nki06 as nki06
+    import neuronxsim.nki06.isa as nisa06
+    import neuronxsim.nki06.language as nl06
+    from neuronxsim.nki06.kernel import trace_kernel
+
+    @nki06.jit
+    def kernel(a):
+        out = nl06.ndarray((128, 64), dtype=nl06.float32, buffer=nl06.shared_hbm)
+        t = nl06.ndarray((128, 64), dtype=nl06.float32, buffer=nl06.sbuf)
+        nisa06.dma_copy(dst=t, src=a)
+        nisa06.dma_copy(dst=out, src=t)
+        return out
+
+    x = np.zeros((128, 64), dtype=np.float32)
+    expected = trace_kernel(kernel, x).module.to_json(-1)
+    original = Tracer.new_result
+    calls = []
+
+    def replacement(self, *a):
+        calls.append(a)
+        return original(self, *a)
+
+    with monkeypatch.context() as m:
+        m.setattr(Tracer, "new_result", replacement)
+        assert trace_kernel(kernel, x).module.to_json(-1) == expected
+    assert calls
