@@ -26,6 +26,7 @@
 // method found it (caller_location(), one frame up: the frame running this C method).
 // Why C: the Python method, _apply_operator, _binary and tensor_tensor cost four frames per
 // operator, two thirds of what recording one costs.
+#include "trace_equal.h"
 #include "trace_call_site.h"
 #include "trace_lanewise_answer.h"
 #include "trace_ref.h"
@@ -114,7 +115,7 @@ PyObject* lanewisePlain(PyObject* tr, PyObject* dst, PyObject* value, PyObject* 
   if (t != 1) return t < 0 ? nullptr : Py_NewRef(Py_NotImplemented);
   Owned shape(slotAttr(dst, shapeName)), valueShape(slotAttr(value, shapeName));
   if (shape.get() == nullptr || valueShape.get() == nullptr) return nullptr;
-  t = shape.get() == valueShape.get() ? 1 : PyObject_RichCompareBool(shape.get(), valueShape.get(), Py_EQ);
+  t = shape.get() == valueShape.get() ? 1 : equalTo(shape.get(), valueShape.get());
   if (t != 1) return t < 0 ? nullptr : Py_NewRef(Py_NotImplemented);
   Owned st(slotAttr(dst, storageName));
   if (st.get() == nullptr) return nullptr;
@@ -158,7 +159,7 @@ PyObject* accumulate(PyObject* dst, PyObject* value, PyObject* name) {
     if (st.get() == nullptr) return nullptr;
     Owned kind(slotAttr(st.get(), kindName));
     if (kind.get() == nullptr) return nullptr;
-    const int inPsum = kind.get() == psum ? 1 : PyObject_RichCompareBool(kind.get(), psum, Py_EQ);
+    const int inPsum = kind.get() == psum ? 1 : equalTo(kind.get(), psum);
     if (inPsum < 0) return nullptr;
     if (inPsum) {
       PyObject* const args[4] = {tr.get(), value, dst, Py_True};
@@ -218,7 +219,7 @@ PyObject* binaryPlain(PyObject* x, PyObject* y, PyObject* name, PyObject* mask =
   if (t != 1) return t < 0 ? nullptr : Py_NewRef(Py_NotImplemented);
   Owned shape(slotAttr(x, shapeName)), yShape(slotAttr(y, shapeName));
   if (shape.get() == nullptr || yShape.get() == nullptr) return nullptr;
-  t = shape.get() == yShape.get() ? 1 : PyObject_RichCompareBool(shape.get(), yShape.get(), Py_EQ);
+  t = shape.get() == yShape.get() ? 1 : equalTo(shape.get(), yShape.get());
   if (t != 1) return t < 0 ? nullptr : Py_NewRef(Py_NotImplemented);
   Owned xStorage(slotAttr(x, storageName)), yStorage(slotAttr(y, storageName));
   if (xStorage.get() == nullptr || yStorage.get() == nullptr) return nullptr;
@@ -417,7 +418,7 @@ PyObject* binaryColumn(PyObject* x, PyObject* y, PyObject* name, PyObject* mask)
   PyObject *xs = p.xShape.get(), *ys = p.yShape.get();
   if (!PyTuple_CheckExact(xs) || !PyTuple_CheckExact(ys) || PyTuple_GET_SIZE(xs) == 0 || PyTuple_GET_SIZE(ys) == 0)
     Py_RETURN_NOTIMPLEMENTED;
-  t = PyObject_RichCompareBool(PyTuple_GET_ITEM(xs, 0), PyTuple_GET_ITEM(ys, 0), Py_EQ);
+  t = equalTo(PyTuple_GET_ITEM(xs, 0), PyTuple_GET_ITEM(ys, 0));
   if (t != 1) return t < 0 ? nullptr : Py_NewRef(Py_NotImplemented);
   const int xColumn = isColumn(xs), yColumn = isColumn(ys);
   if (xColumn < 0 || yColumn < 0 || xColumn == yColumn) Py_RETURN_NOTIMPLEMENTED;
@@ -438,7 +439,7 @@ int rememberedKeepsAll(PyObject* mask, PyObject* shape) {
   if (cached.get() == nullptr) return -1;
   if (!PyTuple_CheckExact(cached.get()) || PyTuple_GET_SIZE(cached.get()) != 2) return 0;
   PyObject* cachedShape = PyTuple_GET_ITEM(cached.get(), 0);
-  const int t = cachedShape == shape ? 1 : PyObject_RichCompareBool(cachedShape, shape, Py_EQ);
+  const int t = cachedShape == shape ? 1 : equalTo(cachedShape, shape);
   if (t != 1) return t;
   PyObject* full = PyDict_GetItemWithError(fullBoxes, shape);  // (borrowed)
   if (full == nullptr && PyErr_Occurred()) return -1;
@@ -453,7 +454,7 @@ PyObject* binaryMasked(PyObject* x, PyObject* y, PyObject* name, PyObject* mask)
   Pair p;
   int t = pairFacts(x, y, name, p);
   if (t != 1) return t < 0 ? nullptr : Py_NewRef(Py_NotImplemented);
-  t = p.xShape.get() == p.yShape.get() ? 1 : PyObject_RichCompareBool(p.xShape.get(), p.yShape.get(), Py_EQ);
+  t = p.xShape.get() == p.yShape.get() ? 1 : equalTo(p.xShape.get(), p.yShape.get());
   if (t != 1) return t < 0 ? nullptr : Py_NewRef(Py_NotImplemented);
   // (a mask keeping the whole tile, as tensor_tensor's keeps_all finds it: its lanewise_plain call,
   // as without a mask, the mask handed on to its general part)

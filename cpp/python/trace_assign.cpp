@@ -19,6 +19,7 @@
 //
 // Why C: most `dst[...] = expr` of a kernel are this redirect, and in Python they cost three
 // frames (assign, _can_write, redirect) and dozens of attribute reads.
+#include "trace_equal.h"
 #include "trace_record.h"
 #include "trace_ref.h"
 #include "trace_method_site.h"
@@ -55,7 +56,7 @@ constexpr Py_ssize_t kAccessOffset = access_pos::offset, kAccessPairs = access_p
                      kAccessStorage = access_pos::storage;
 
 // 1 if the string kind `k` is `what` (identity first), 0 if not, -1 on error.
-int isKind(PyObject* k, PyObject* what) { return k == what ? 1 : PyObject_RichCompareBool(k, what, Py_EQ); }
+int isKind(PyObject* k, PyObject* what) { return k == what ? 1 : equalTo(k, what); }
 
 // 1 if o.name is true, 0 if not, -1 on error.
 int attrIsTrue(PyObject* o, PyObject* name) {
@@ -161,7 +162,7 @@ PyObject* assignRedirect(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   if (t == 1) {
     Owned dstShape(slotAttr(dst, names.shape)), valueShape(slotAttr(value, names.shape));
     if (dstShape.get() == nullptr || valueShape.get() == nullptr) return nullptr;
-    t = PyObject_RichCompareBool(dstShape.get(), valueShape.get(), Py_EQ);
+    t = equalTo(dstShape.get(), valueShape.get());
   }
   if (t != 1) return t < 0 ? nullptr : Py_NewRef(Py_False);
   PyObject* const write[2] = {dst, PyTuple_GET_ITEM(op.get(), kEngine)};
@@ -224,13 +225,44 @@ int dropCoveredZeros(PyObject* st, PyObject* s, PyObject* covered) {
   return slotSet(s, names.pending_zero, Py_None);
 }
 
+// The region keys (acc.key(): (offset, tuple(pairs))) place_matmul made last, by the identity of
+// the pairs tuple and the offset's value: the matmuls of a kernel's loops accumulate into the same
+// few regions over and over, and the groups' dict and set find a key that is the very tuple they
+// hold by identity (no tuple compare) and nothing is built. An entry holds its region, so the
+// pairs tuple it is keyed by stays alive (its address not reused) while it is in the table; the
+// tuples are immutable, so handing one out where an equal one was built changes no value.
+constexpr int kRegionBits = 6;
+struct RegionEntry {
+  PyObject* pairs = nullptr;  // (borrowed: `region` holds it)
+  long long offset = 0;
+  PyObject* region = nullptr;  // (referenced)
+};
+RegionEntry regions[size_t{1} << kRegionBits];
+
+// (offset, pairs) as a new reference (null with an error set), `pairs` a tuple.
+PyObject* regionKey(PyObject* offset, PyObject* pairs) {
+  int over = 0;
+  const long long at = PyLong_CheckExact(offset) ? PyLong_AsLongLongAndOverflow(offset, &over) : 0;
+  if (!PyLong_CheckExact(offset) || over != 0) return PyTuple_Pack(2, offset, pairs);
+  const uint64_t h = (reinterpret_cast<uintptr_t>(pairs) ^ static_cast<uint64_t>(at) * 0x9E3779B97F4A7C15ull) *
+                     0xC2B2AE3D27D4EB4Full;
+  RegionEntry& e = regions[h >> (64 - kRegionBits)];
+  if (e.region != nullptr && e.pairs == pairs && e.offset == at) return Py_NewRef(e.region);
+  PyObject* region = PyTuple_Pack(2, offset, pairs);
+  if (region == nullptr) return nullptr;
+  PyObject* old = e.region;
+  e = {pairs, at, Py_NewRef(region)};
+  Py_XDECREF(old);
+  return region;
+}
+
 // The end of place_matmul once `acc` is redirected: the accumulation group `region` of `groups`
 // joined (accumulate) or started. 0, or -1 with an error set.
 int placeInGroups(PyObject* tr, PyObject* st, PyObject* s, PyObject* groups, PyObject* op, PyObject* acc,
                   bool accumulate) {
   Owned pairs(pairsTuple(PyTuple_GET_ITEM(acc, kAccessPairs)));  // (tuple(acc.pairs))
   if (pairs.get() == nullptr) return -1;
-  Owned region(PyTuple_Pack(2, PyTuple_GET_ITEM(acc, kAccessOffset), pairs.get()));  // (acc.key())
+  Owned region(regionKey(PyTuple_GET_ITEM(acc, kAccessOffset), pairs.get()));  // (acc.key())
   Owned open(slotAttr(groups, names.open)), started(slotAttr(groups, names.zero_started));
   if (region.get() == nullptr || open.get() == nullptr || started.get() == nullptr) return -1;
   if (!PyDict_CheckExact(open.get()) || !PySet_Check(started.get())) {

@@ -19,11 +19,14 @@
 // Why C: kernels that keep tiles in block dims index them for nearly every instruction operand
 // (`acc[i, j] += nisa.nc_matmul(a[t, :, i * 128:(i + 1) * 128], ...)`); in Python each such
 // subscript cost a frame and a dozen bytecodes per block dim, and each store another frame.
+#include "trace_int_tuples.h"
 #include "trace_ref.h"
 #include "trace_slotted.h"
 #include "trace_subscript.h"
 
 #include "bindings.h"
+
+#include <vector>
 
 namespace nxs::py_bind {
 namespace {
@@ -43,23 +46,16 @@ using Owned = nxs::py_bind::OwnedRef;
 
 PyObject*& slotOf(PyObject* o, Py_ssize_t at) { return *reinterpret_cast<PyObject**>(reinterpret_cast<char*>(o) + at); }
 
-enum class Take { Yes, No, Error };  // taken; left to the Python subscript; an error set
-
-// The block index `k` of a block dim of `sizeObj` blocks, as the int the blocks dict is keyed by
-// (into `out`, a new reference): an int or a loop index inside the dim, negative from its end.
-Take blockIndex(PyObject* k, PyObject* sizeObj, PyObject*& out) {
-  const bool isInt = PyLong_CheckExact(k);
-  if ((!isInt && Py_TYPE(k) != loopIndexClass) || !PyLong_CheckExact(sizeObj)) return Take::No;
+// The block index `k` of a block dim of `sizeObj` blocks, as the value of the int the blocks dict
+// is keyed by (into `out`): an int or a loop index inside the dim, negative from its end.
+bool blockIndex(PyObject* k, PyObject* sizeObj, long long& out) {
+  if ((!PyLong_CheckExact(k) && Py_TYPE(k) != loopIndexClass) || !PyLong_CheckExact(sizeObj)) return false;
   int over = 0, sizeOver = 0;
   const long long i = PyLong_AsLongLongAndOverflow(k, &over);
   const long long size = PyLong_AsLongLongAndOverflow(sizeObj, &sizeOver);
-  if (over || sizeOver || !(-size <= i && i < size)) return Take::No;  // (the Python subscript's error)
-  if (i >= 0 && isInt) {
-    out = Py_NewRef(k);
-    return Take::Yes;
-  }
-  out = PyLong_FromLongLong(i < 0 ? i + size : i);
-  return out != nullptr ? Take::Yes : Take::Error;
+  if (over || sizeOver || !(-size <= i && i < size)) return false;  // (the Python subscript's error)
+  out = i < 0 ? i + size : i;
+  return true;
 }
 
 PyObject* fallBack(PyObject* t, PyObject* key) {
@@ -84,15 +80,15 @@ PyObject* blockedView(PyObject* t, PyObject* key) {
   const bool isTuple = PyTuple_CheckExact(key);
   const Py_ssize_t nb = PyTuple_GET_SIZE(blockShape);
   if (nb == 0 || count < nb) return fallBack(t, key);  // (t[i] of blocks [I, J]: a BlockedTensor)
-  Owned index(PyTuple_New(nb));
+  // (the index: the tuple held for its values, the blocks dict's own key once a C subscript made
+  // the block; built for more block dims than the held tuples have)
+  std::vector<long long> many(nb > int_tuples::kMaxSize ? static_cast<size_t>(nb) : 0);
+  long long local[int_tuples::kMaxSize];
+  long long* values = nb > int_tuples::kMaxSize ? many.data() : local;
+  for (Py_ssize_t a = 0; a < nb; ++a)
+    if (!blockIndex(items[a], PyTuple_GET_ITEM(blockShape, a), values[a])) return fallBack(t, key);
+  Owned index(int_tuples::get(values, static_cast<int>(nb)));
   if (index.get() == nullptr) return nullptr;
-  for (Py_ssize_t a = 0; a < nb; ++a) {
-    PyObject* i = nullptr;
-    const Take take = blockIndex(items[a], PyTuple_GET_ITEM(blockShape, a), i);
-    if (take == Take::Error) return nullptr;
-    if (take == Take::No) return fallBack(t, key);
-    PyTuple_SET_ITEM(index.get(), a, i);
-  }
   Owned view(Py_XNewRef(PyDict_GetItemWithError(blocks, index.get())));
   if (view.get() == nullptr) {
     if (PyErr_Occurred()) return nullptr;

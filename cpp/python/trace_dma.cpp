@@ -25,6 +25,8 @@
 // Why C: nl.load, nl.store and nisa.dma_copy record a transfer for about half of the instructions
 // of a typical kernel, and the Python steps (with _hbm_access, write_fresh, next_dma_queue) cost a
 // few frames and dozens of attribute reads each.
+#include "trace_method_site.h"
+#include "trace_equal.h"
 #include "trace_record.h"
 #include "trace_ref.h"
 
@@ -53,7 +55,7 @@ long long numPartitions = 0, dmaQueues = 0;
 using Owned = nxs::py_bind::OwnedRef;
 
 // 1 if the string kind `k` is `what` (identity first), 0 if not, -1 on error.
-int isKind(PyObject* k, PyObject* what) { return k == what ? 1 : PyObject_RichCompareBool(k, what, Py_EQ); }
+int isKind(PyObject* k, PyObject* what) { return k == what ? 1 : equalTo(k, what); }
 
 // The facts of one side of the transfer, read once.
 struct Side {
@@ -193,7 +195,7 @@ PyObject* dmaPlain(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   if (t == 0) t = tooTall(s);
   if (t == 0) t = tooTall(d);
   if (t == 0) {
-    t = PyObject_RichCompareBool(s.shape.get(), d.shape.get(), Py_EQ);
+    t = equalTo(s.shape.get(), d.shape.get());
     if (t >= 0) t = !t;
   }
   if (t != 0) return t < 0 ? nullptr : Py_NewRef(Py_NotImplemented);
@@ -203,7 +205,8 @@ PyObject* dmaPlain(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   Owned out(nullptr);
   if (fresh) {
     PyObject* const w[2] = {tr, d.view.get()};
-    out.p = PyObject_VectorcallMethod(names.write_fresh, w, 2, nullptr);
+    static MethodSite writeFreshSite;  // (the tracer's C method, called directly when it is one: trace_method_site.h)
+    out.p = writeFreshSite.call(names.write_fresh, w, 2);
   } else if (d.onChip) {
     PyObject* const w[2] = {d.view.get(), dmaEngine};
     out.p = PyObject_Vectorcall(writePlain, w, 2, nullptr);
@@ -230,7 +233,8 @@ PyObject* dmaPlain(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   PyList_SET_ITEM(outs.get(), 0, out.release());
   PyObject* const rec[8] = {tr,        opcode, dmaEngine, ins.get(), outs.get(), PyList_GET_ITEM(queueFields, queue),
                             loc,       Py_None};
-  return PyObject_VectorcallMethod(names.record, rec, 8, nullptr);
+  static MethodSite recordSite;  // (the tracer's C method, called directly when it is one: trace_method_site.h)
+  return recordSite.call(names.record, rec, 8);
 }
 
 PyMethodDef dmaPlainDef = {

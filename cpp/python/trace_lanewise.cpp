@@ -31,6 +31,8 @@
 //
 // Why C: these instructions are most of a normalisation kernel's, and their Python steps
 // (plain_inputs, result_tile, record_plain and what they call) cost a dozen frames each.
+#include "trace_method_site.h"
+#include "trace_equal.h"
 #include "trace_ref.h"
 
 #include "bindings.h"
@@ -64,7 +66,7 @@ bool intValue(PyObject* o, long long& v) {
 }
 
 // Whether a == b, by identity first (views of one tile share its shape tuple); -1 on error.
-int same(PyObject* a, PyObject* b) { return a == b ? 1 : PyObject_RichCompareBool(a, b, Py_EQ); }
+int same(PyObject* a, PyObject* b) { return a == b ? 1 : equalTo(a, b); }
 
 // The access of one input view `v` (appended to `ins`, a list): 1 when it takes the plain path,
 // 0 if not, -1 on error. `pointer`: a [P, 1] / [P] per-partition operand, else a tile of `shape`.
@@ -127,7 +129,7 @@ int input(PyObject* v, bool pointer, PyObject* shape, long long p, PyObject* eng
   }
   Owned kind(slotAttr(st.get(), names.kind));
   if (kind.get() == nullptr) return -1;
-  t = kind.get() == psum ? 1 : PyObject_RichCompareBool(kind.get(), psum, Py_EQ);
+  t = kind.get() == psum ? 1 : equalTo(kind.get(), psum);
   if (t < 0) return -1;
   psumCount += t;
   return PyList_Append(ins, acc.get()) < 0 ? -1 : 1;
@@ -171,7 +173,8 @@ PyObject* lanewisePlain(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     if (resultPartitions == -1 && PyErr_Occurred()) return nullptr;
     if (resultPartitions > numPartitions) Py_RETURN_NOTIMPLEMENTED;  // (result_tile raises it)
     PyObject* const make[6] = {tr, sbuf, dtype, outShape, what, loc};
-    result.p = PyObject_VectorcallMethod(names.new_result, make, 6, nullptr);
+    static MethodSite newResultSite;  // (the tracer's C method, called directly when it is one: trace_method_site.h)
+    result.p = newResultSite.call(names.new_result, make, 6);
     if (result.get() == nullptr) return nullptr;
     fresh = true;
   } else {
@@ -190,7 +193,8 @@ PyObject* lanewisePlain(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   if (outs.get() == nullptr) return nullptr;
   PyList_SET_ITEM(outs.get(), 0, o.release());
   PyObject* const rec[7] = {tr, opcode, engine, ins.get(), outs.get(), fields, loc};
-  Owned op(PyObject_VectorcallMethod(names.record, rec, 7, nullptr));
+  static MethodSite recordSite;  // (the tracer's C method, called directly when it is one: trace_method_site.h)
+  Owned op(recordSite.call(names.record, rec, 7));
   if (op.get() == nullptr) return nullptr;
   return result.release();
 }

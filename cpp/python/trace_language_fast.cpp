@@ -31,6 +31,8 @@
 //
 // Why C: kernels make, load and store a tile per few instructions, and each call cost a Python frame
 // (and caller_location a walk from it) around the one C call that records it.
+#include "trace_method_site.h"
+#include "trace_equal.h"
 #include "trace_call_site.h"
 #include "trace_current.h"
 #include "trace_new_blocked.h"
@@ -113,7 +115,8 @@ int knownTile(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames, PyObje
   if (loc == nullptr) return -1;
   PyObject* const call[6] = {tr, PyTuple_GET_ITEM(known, 0), PyTuple_GET_ITEM(known, 1), PyTuple_GET_ITEM(known, 2),
                              what, loc};
-  tile = PyObject_VectorcallMethod(newResultName, call, 6, nullptr);
+  static MethodSite newResultSite;  // (the tracer's C method, called directly when it is one: trace_method_site.h)
+  tile = newResultSite.call(newResultName, call, 6);
   return tile == nullptr ? -1 : 1;
 }
 
@@ -134,7 +137,8 @@ PyObject* zerosFast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject
   if (known < 0) return nullptr;
   if (known == 2) return tile.release();  // (a BlockedTensor: its blocks are filled)
   PyObject* const fill[3] = {currentTracer(), tile.get(), loc.get()};
-  Owned op(PyObject_VectorcallMethod(zeroFillName, fill, 3, nullptr));
+  static MethodSite zeroFillSite;  // (the tracer's C method, called directly when it is one: trace_method_site.h)
+  Owned op(zeroFillSite.call(zeroFillName, fill, 3));
   return op.get() == nullptr ? nullptr : tile.release();
 }
 
@@ -168,7 +172,8 @@ PyObject* loadFast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject*
   Owned loc(callSiteLocation(0));
   if (loc.get() == nullptr) return nullptr;
   PyObject* const result[6] = {tr, config.sbuf, dtype.get(), shape.get(), loadText, loc.get()};
-  Owned tile(PyObject_VectorcallMethod(newResultName, result, 6, nullptr));
+  static MethodSite newResultSite;  // (the tracer's C method, called directly when it is one: trace_method_site.h)
+  Owned tile(newResultSite.call(newResultName, result, 6));
   if (tile.get() == nullptr) return nullptr;
   PyObject* const plain[6] = {tr, config.load, tile.get(), src, loc.get(), Py_True};
   Owned done(PyObject_Vectorcall(config.dmaPlain, plain, 6, nullptr));
@@ -216,7 +221,7 @@ PyObject* storeFast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject
   if (t != 1) return t < 0 ? nullptr : Py_NewRef(Py_NotImplemented);
   Owned kind(slotAttr(valueStorage.get(), kindName));
   if (kind.get() == nullptr) return nullptr;
-  const int inPsum = PyObject_RichCompareBool(kind.get(), config.psum, Py_EQ);  // (store copies it first)
+  const int inPsum = equalTo(kind.get(), config.psum);  // (store copies it first)
   if (inPsum != 0) return inPsum < 0 ? nullptr : Py_NewRef(Py_NotImplemented);
   if (mask != nullptr && mask != Py_None) {  // store's test: same shapes, at most a tile's partitions, kept whole
     Owned shape(slotAttr(value, shapeName)), dstShape(slotAttr(dst, shapeName));
@@ -224,7 +229,7 @@ PyObject* storeFast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject
     if (!PyTuple_CheckExact(shape.get()) || PyTuple_GET_SIZE(shape.get()) == 0 ||
         !PyLong_CheckExact(PyTuple_GET_ITEM(shape.get(), 0)))
       Py_RETURN_NOTIMPLEMENTED;
-    int ok = PyObject_RichCompareBool(shape.get(), dstShape.get(), Py_EQ);
+    int ok = equalTo(shape.get(), dstShape.get());
     if (ok == 1) ok = PyObject_RichCompareBool(PyTuple_GET_ITEM(shape.get(), 0), config.numPartitions, Py_LE);
     if (ok == 1) ok = maskKeepsAll(mask, shape.get());
     if (ok != 1) return ok < 0 ? nullptr : Py_NewRef(Py_NotImplemented);

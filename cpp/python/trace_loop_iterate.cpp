@@ -13,6 +13,7 @@
 // Why C: kernels run a loop per few instructions (the trip counts of tiled kernels are small),
 // and the generator's frame, resumed per iteration, and the Python calls it made cost more than
 // the iteration's own work.
+#include "trace_equal.h"
 #include "trace_call_site.h"
 #include "trace_current.h"
 #include "trace_loop_index.h"
@@ -70,7 +71,7 @@ int start(LoopIterator* it) {
   it->state = 1;  // (from here on, whatever happens, self.loop is restored)
   it->values_it = PyObject_GetIter(it->values);
   if (it->values_it == nullptr) return -1;
-  const int isStatic = PyObject_RichCompareBool(it->kind, staticKind, Py_EQ);
+  const int isStatic = equalTo(it->kind, staticKind);
   if (isStatic < 0) return -1;
   it->symbolic = !isStatic;
   return 0;

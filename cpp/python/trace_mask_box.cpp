@@ -19,6 +19,7 @@
 // Why C: both are called for nearly every masked instruction of a normalisation kernel (a
 // partial last tile), from Python builders and from C paths alike, and their frames were most
 // of what they cost.
+#include "trace_equal.h"
 #include "trace_mask_box.h"
 
 #include "trace_ref.h"
@@ -46,7 +47,7 @@ int knownBox(PyObject* mask, PyObject* shape, Owned& box) {
   if (cached.get() == nullptr) return -1;
   if (PyTuple_CheckExact(cached.get()) && PyTuple_GET_SIZE(cached.get()) == 2) {
     PyObject* cachedShape = PyTuple_GET_ITEM(cached.get(), 0);
-    const int t = cachedShape == shape ? 1 : PyObject_RichCompareBool(cachedShape, shape, Py_EQ);
+    const int t = cachedShape == shape ? 1 : equalTo(cachedShape, shape);
     if (t < 0) return -1;
     if (t == 1) {
       box.p = Py_NewRef(PyTuple_GET_ITEM(cached.get(), 1));

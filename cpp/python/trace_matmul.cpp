@@ -17,8 +17,10 @@
 //
 // Why C: the matmuls of a kernel's inner loop are a large share of its instructions, and matmul's
 // Python steps (with refuse_illegal_matmul and two engine_in) cost several frames each.
+#include "trace_equal.h"
 #include "trace_call_site.h"
 #include "trace_current.h"
+#include "trace_int_tuples.h"
 #include "trace_method_site.h"
 #include "trace_ref.h"
 
@@ -150,7 +152,11 @@ PyObject* matmulPlain(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     if (verdict != Py_None) Py_RETURN_NOTIMPLEMENTED;  // (the general path raises it)
     rememberLegal(key.get());
   }
-  Owned shape(PyTuple_Pack(2, mCols, n));
+  // (the result's shape: the tuple held for its values when both are plain ints, so that the
+  // tracer's layouts find it by identity)
+  PyObject* const dims[2] = {mCols, n};
+  long long values[2];
+  Owned shape(int_tuples::valuesOf(dims, 2, values) ? int_tuples::get(values, 2) : PyTuple_Pack(2, mCols, n));
   if (shape.get() == nullptr) return nullptr;
   PyObject* const result[6] = {tr, psum, float32, shape.get(), names.matmul, loc};
   static MethodSite newResultSite;
@@ -187,7 +193,7 @@ PyObject* ncMatmulFast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObj
     Owned kind(slotAttr(st.get(), names.kind));
     if (onChip.get() == nullptr || kind.get() == nullptr) return nullptr;
     if (onChip.get() != Py_True) Py_RETURN_NOTIMPLEMENTED;
-    const int inPsum = PyObject_RichCompareBool(kind.get(), psum, Py_EQ);
+    const int inPsum = equalTo(kind.get(), psum);
     if (inPsum != 0) return inPsum < 0 ? nullptr : Py_NewRef(Py_NotImplemented);
   }
   Owned loc(callSiteLocation(0));  // (the kernel's frame: this C function has none of its own)

@@ -12,6 +12,7 @@
 //
 // Why C: the blocked matmul kernels make their operand and accumulator tiles per block
 // iteration; the definition spent five Python frames (and a closure) on each.
+#include "trace_method_site.h"
 #include "trace_new_blocked.h"
 
 #include "trace_call_site.h"
@@ -126,7 +127,8 @@ int newBlockedTensor(PyObject* tr, PyObject* shape, PyObject* dtype, PyObject* b
     }
     for (Py_ssize_t b = 0; b < PyList_GET_SIZE(made.get()); ++b) {
       PyObject* const args[3] = {tr, PyList_GET_ITEM(made.get(), b), loc.get()};
-      Owned op(PyObject_VectorcallMethod(zeroFillName, args, 3, nullptr));
+      static MethodSite zeroFillSite;  // (the tracer's C method, called directly when it is one: trace_method_site.h)
+      Owned op(zeroFillSite.call(zeroFillName, args, 3));
       if (op.get() == nullptr) return -1;
     }
   }

@@ -31,6 +31,8 @@
 // Why C: a DMA or a matmul of a 0.6 kernel cost a Python frame (nc_matmul: five, with its operand
 // checks) around the one or two C calls that record it, and a new tensor three (ndarray, _new,
 // _wrap) around tr.new_result.
+#include "trace_method_site.h"
+#include "trace_equal.h"
 #include "trace_call_site.h"
 #include "trace_nki06_args.h"
 #include "trace_current.h"
@@ -141,7 +143,7 @@ PyObject* ncMatmulFast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObj
   Owned kind(storageAttr(d.get(), kindName));
   if (kind.get() == nullptr) return nullptr;
   if (kind.get() != config.psum) {
-    const int psum = PyObject_RichCompareBool(kind.get(), config.psum, Py_EQ);
+    const int psum = equalTo(kind.get(), config.psum);
     if (psum < 0) return nullptr;
     if (psum == 0) Py_RETURN_NOTIMPLEMENTED;  // (matmul's general path: the definition's)
   }
@@ -185,7 +187,8 @@ PyObject* ndarrayFast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObje
   Owned loc(callSiteLocation(0));  // (the kernel's frame: this C function has none of its own)
   if (loc.get() == nullptr) return nullptr;
   PyObject* const make[6] = {tr, kind, PyTuple_GET_ITEM(spec, 1), PyTuple_GET_ITEM(spec, 0), ndarrayText, loc.get()};
-  Owned view(PyObject_VectorcallMethod(newResultName, make, 6, nullptr));
+  static MethodSite newResultSite;  // (the tracer's C method, called directly when it is one: trace_method_site.h)
+  Owned view(newResultSite.call(newResultName, make, 6));
   if (view.get() == nullptr) return nullptr;
   PyObject* t = PyBaseObject_Type.tp_new(reinterpret_cast<PyTypeObject*>(ndarrayConfig.nkiTensor), noArgs, nullptr);
   if (t == nullptr) return nullptr;

@@ -25,6 +25,7 @@
 //
 // Why C: this runs for nearly every operand of every traced instruction, and in Python it reads a
 // dozen attributes one bytecode at a time.
+#include "trace_equal.h"
 #include "trace_ref.h"
 #include "trace_record.h"
 
@@ -33,6 +34,9 @@
 #include "bir/Error.h"
 #include "bir/Memory.h"
 #include "bir/View.h"
+
+#include <cstdint>
+#include <cstring>
 
 namespace nxs::py_bind {
 namespace {
@@ -76,6 +80,24 @@ bir::MemoryLocation rowLocation(long long row) {
 // access-pattern algebra is bir::View's: the view is the tile's first p partitions, sliced to n
 // elements every s1 from column `offset` of the row (View::slice refuses a slice that starts in
 // a later partition or leaves the row); its ap() is the access.
+// The access patterns viewAccess worked out last, by what they are a function of (the partition
+// count, the view's partitions, the row, the offset, the element count and step): a kernel's loops
+// read the same few tile views instruction after instruction, and building the View to slice costs
+// a vector and its checks each time. `inside` false: the slice left the row (a BIRError).
+struct PatternEntry {
+  bool used = false, inside = false;
+  long long key[6] = {};
+  long long values[4] = {};  // (pattern[0].step, .num, pattern[1].step, .num)
+};
+constexpr int kPatternBits = 6;
+PatternEntry patterns[size_t{1} << kPatternBits];
+
+size_t patternSlot(const long long* key) {
+  uint64_t h = 0;
+  for (int i = 0; i < 6; ++i) h = (h ^ static_cast<uint64_t>(key[i])) * 0x9E3779B97F4A7C15ull;
+  return static_cast<size_t>(h >> (64 - kPatternBits));
+}
+
 PyObject* viewAccess(PyObject* view, PyObject* st, PyObject* layout, PyObject* shape, PyObject* offsetObj,
                      long long offset, long long& n) {
   Ref onChip(attr(st, names.on_chip));
@@ -98,17 +120,27 @@ PyObject* viewAccess(PyObject* view, PyObject* st, PyObject* layout, PyObject* s
   // View has none; a backward or repeating free dim is the general path's, as is an offset past
   // the tile's first row)
   if (p > numPartitions || (p != 1 && s0 != row) || (n != 1 && s1 < 1) || offset >= row) return Py_NewRef(Py_None);
-  bir::AccessPattern ap;
-  try {
-    bir::MemoryLocation loc = rowLocation(row);
-    ap = bir::View::onChip(&loc, bir::DType::float32, p, {row}).slice(0, offset, n, n == 1 ? 1 : s1).ap();
-  } catch (const bir::BIRError&) {  // (the slice leaves the row)
-    return Py_NewRef(Py_None);
+  const long long step = n == 1 ? 1 : s1;
+  const long long key[6] = {numPartitions, p, row, offset, n, step};
+  PatternEntry& known = patterns[patternSlot(key)];
+  if (!known.used || std::memcmp(known.key, key, sizeof key) != 0) {
+    known.used = false;
+    try {
+      bir::MemoryLocation loc = rowLocation(row);
+      const bir::AccessPattern ap = bir::View::onChip(&loc, bir::DType::float32, p, {row}).slice(0, offset, n, step).ap();
+      known.inside = true;
+      const long long values[4] = {ap.pattern[0].step, ap.pattern[0].num, ap.pattern[1].step, ap.pattern[1].num};
+      std::memcpy(known.values, values, sizeof values);
+    } catch (const bir::BIRError&) {  // (the slice leaves the row)
+      known.inside = false;
+    }
+    std::memcpy(known.key, key, sizeof key);
+    known.used = true;
   }
+  if (!known.inside) return Py_NewRef(Py_None);
   // [(row, p), (step, num)] ((1, 1) for a single column): the shared list of those values when
   // there is one (the list, its tuples and ints are otherwise made only to be dropped)
-  const long long values[4] = {ap.pattern[0].step, ap.pattern[0].num, ap.pattern[1].step, ap.pattern[1].num};
-  Ref acc(newAccessRecordOfValues(accessClass, st, offsetObj, values, 2));
+  Ref acc(newAccessRecordOfValues(accessClass, st, offsetObj, known.values, 2));
   if (acc.get() == nullptr || slotSet(view, names.access, acc.get()) < 0) return nullptr;
   return acc.release();
 }
@@ -175,7 +207,7 @@ PyObject* plainTileAccess(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   if (engine != pe) {
     Ref kind(attr(st, names.kind));
     if (kind.get() == nullptr) return nullptr;
-    const int isPsum = kind.get() == psum ? 1 : PyObject_RichCompareBool(kind.get(), psum, Py_EQ);
+    const int isPsum = kind.get() == psum ? 1 : equalTo(kind.get(), psum);
     if (isPsum < 0) return nullptr;
     if (isPsum ? (engine == pool || n > maxFreePsum) : n > maxFreeSbuf) return Py_NewRef(Py_None);
   }

@@ -25,7 +25,9 @@ Py_ssize_t objectSlotOffset(PyObject* descr);
 // made at the address of a freed one has another. Two ways per set (the most recently learned
 // first), the set picked by a multiplicative hash of the class and name: the fast paths read some
 // 60 class/name pairs in turn, and pairs that share a set evict each other (a direct-mapped table
-// of this size had a few such pairs per trace).
+// of this size had a few such pairs per trace). 2048 sets: with 512, three of the pairs sharing a
+// set (evicting each other on every read, some 500 instructions of the machine per traced one)
+// happened in some processes, as the addresses of the classes and names fell.
 namespace slot_lookup {
 struct Entry {
   PyTypeObject* type = nullptr;
@@ -38,7 +40,7 @@ struct Entry {
     return type == t && name == n && version == t->tp_version_tag && version != 0;
   }
 };
-constexpr int kSetBits = 9;
+constexpr int kSetBits = 11;
 extern std::array<std::array<Entry, 2>, size_t{1} << kSetBits> sets;
 
 inline std::array<Entry, 2>& setOf(PyTypeObject* type, PyObject* name) {

@@ -43,8 +43,10 @@
 //
 // Why C: kernels subscript a tensor for nearly every instruction operand (dst=a[:, k, :],
 // src=x[r * 128:(r + 1) * 128, :]); in Python each costs a frame or several and dozens of bytecodes.
+#include "trace_equal.h"
 #include "trace_subscript.h"
 
+#include "trace_int_tuples.h"
 #include "trace_ref.h"
 #include "trace_slotted.h"
 
@@ -304,15 +306,24 @@ bool viewParts(const bir::View& v, PyObject* sameStrides, const Ints& oldStrides
   const std::vector<bir::APPair>& dims = v.dims();
   const Py_ssize_t n = static_cast<Py_ssize_t>(dims.size());
   offset.p = PyLong_FromLongLong(v.offset());
-  shape.p = PyTuple_New(n);
-  if (offset.get() == nullptr || shape.get() == nullptr) return false;
+  if (offset.get() == nullptr) return false;
   bool same = sameStrides != nullptr && oldStrides.size() == dims.size();
-  for (Py_ssize_t i = 0; i < n; ++i) {
-    PyObject* num = PyLong_FromLongLong(dims[static_cast<size_t>(i)].num);
-    if (num == nullptr) return false;
-    PyTuple_SET_ITEM(shape.get(), i, num);
-    same = same && oldStrides[static_cast<size_t>(i)] == dims[static_cast<size_t>(i)].step;
+  if (n <= int_tuples::kMaxSize) {  // (the shape: the tuple held for its values)
+    long long nums[int_tuples::kMaxSize];
+    for (Py_ssize_t i = 0; i < n; ++i) nums[i] = dims[static_cast<size_t>(i)].num;
+    shape.p = int_tuples::get(nums, static_cast<int>(n));
+    if (shape.get() == nullptr) return false;
+  } else {
+    shape.p = PyTuple_New(n);
+    if (shape.get() == nullptr) return false;
+    for (Py_ssize_t i = 0; i < n; ++i) {
+      PyObject* num = PyLong_FromLongLong(dims[static_cast<size_t>(i)].num);
+      if (num == nullptr) return false;
+      PyTuple_SET_ITEM(shape.get(), i, num);
+    }
   }
+  for (Py_ssize_t i = 0; i < n; ++i)
+    same = same && oldStrides[static_cast<size_t>(i)] == dims[static_cast<size_t>(i)].step;
   if (same) {
     strides.p = Py_NewRef(sameStrides);
     return true;
@@ -420,6 +431,33 @@ PyObject* fallBack22(PyObject* t, PyObject* key) {
   return PyObject_Vectorcall(fallback22, args, 2, nullptr);
 }
 
+// walk22's commonest walk without its View: every entry `:` (or one an ellipsis stands for) or
+// a:b of plain indices inside its dim, on a view of at most int_tuples::kMaxSize dims. Then each
+// a:b is the View's slice of a in-place dim (no entry drops one): the offset moves by a times the
+// dim's stride, the dim keeps its stride and has b - a elements (View::sliceInPlace, step 1), and
+// walk22 would give that view. `offset` (the view's) and `nums` (the new shape) are set only for
+// such a walk; false for anything else (left to walk22).
+bool simpleSlices(const Entry* e, size_t n, const Ints& shape, const Ints& strides, long long& offset,
+                  long long* nums) {
+  if (shape.size() > static_cast<size_t>(int_tuples::kMaxSize) || n > shape.size()) return false;
+  long long at = offset;
+  for (size_t axis = 0; axis < shape.size(); ++axis) nums[axis] = shape[axis];
+  for (size_t axis = 0; axis < n; ++axis) {
+    PyObject* k = e[axis].key;
+    if (k == nullptr) continue;
+    if (!PySlice_Check(k)) return false;
+    auto* s = reinterpret_cast<PySliceObject*>(k);
+    if (s->step != Py_None) return false;
+    if (s->start == Py_None && s->stop == Py_None) continue;
+    long long a = 0, b = 0;
+    if (!plainIndex(s->start, a) || !plainIndex(s->stop, b) || !(0 <= a && a < b && b <= shape[axis])) return false;
+    at += a * strides[axis];
+    nums[axis] = b - a;
+  }
+  offset = at;
+  return true;
+}
+
 PyObject* subscript22(PyObject* t, PyObject* const* args, Py_ssize_t nargs) {
   if (nargs != 1) {
     PyErr_SetString(PyExc_TypeError, "__getitem__(key)");
@@ -490,6 +528,15 @@ PyObject* subscript22(PyObject* t, PyObject* const* args, Py_ssize_t nargs) {
   if (offsetObj.get() == nullptr) return nullptr;
   const long long offset = PyLong_AsLongLong(offsetObj.get());
   if (offset == -1 && PyErr_Occurred()) return nullptr;
+  long long simpleOffset = offset, nums[int_tuples::kMaxSize];
+  if (simpleSlices(entries, n, shape, strides, simpleOffset, nums)) {
+    Held newOffset(PyLong_FromLongLong(simpleOffset));
+    Held newShape(newOffset.get() != nullptr ? int_tuples::get(nums, static_cast<int>(ndim)) : nullptr);
+    Held noChecks(PyTuple_New(0));
+    if (!newShape.get() || !noChecks.get()) return nullptr;
+    PyObject* const slots[5] = {storage.get(), newOffset.get(), newShape.get(), stridesObj.get(), noChecks.get()};
+    return newSlottedObject(tensorClass, slots, 5);
+  }
   bir::View v = viewOf(offset, shape, strides);
   try {
     const Walk w = walk22(entries, n, shape, v, true, onChip && isTuple);
@@ -674,7 +721,7 @@ PyObject* subscript06(PyObject* t, PyObject* const* args, Py_ssize_t nargs) {
     if (axis != 0 || indirect.get() == Py_None) return false;
     Held kind(slotAttr(indirect.get(), kindName));
     if (kind.get() == nullptr) return true;
-    const int vector = PyObject_RichCompareBool(kind.get(), vectorName, Py_EQ);
+    const int vector = equalTo(kind.get(), vectorName);
     if (vector < 0) return true;
     if (vector)
       raise(PyUnicode_FromString(

@@ -33,6 +33,7 @@
 // Why C: every traced instruction calls record once and new_result about twice, and most
 // `dst[...] = expr` call fresh_result; matmul kernels make an nl.zeros tile per accumulation group; as Python methods they cost a frame and a few dozen
 // bytecodes each. The Python code states the same steps: see the docstrings in tracer.py.
+#include "trace_equal.h"
 #include "trace_ref.h"
 #include "trace_method_site.h"
 #include "trace_record.h"
@@ -178,7 +179,7 @@ int touches(PyObject* accs, Py_ssize_t from, PyObject* st) {
 }
 
 // Whether a == b, by identity first (a result's view shares its storage's tuples); -1 on error.
-int same(PyObject* a, PyObject* b) { return a == b ? 1 : PyObject_RichCompareBool(a, b, Py_EQ); }
+int same(PyObject* a, PyObject* b) { return a == b ? 1 : equalTo(a, b); }
 
 PyObject* freshResult(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   if (nargs != 1) {

@@ -1,0 +1,55 @@
+// `a == b` for the trace_*.cpp fast paths: the truth of PyObject_RichCompareBool(a, b, Py_EQ),
+// with its commonest cases answered in place.
+//
+// Why: the fast paths compare a storage's kind with "psum" or "sbuf" and a view's shape with
+// another's several times per traced instruction; the generic compare dispatches through the
+// type's tp_richcompare and makes a bool object for each. An exact str equals another exactly
+// when their lengths, kinds and code units agree (str's own ==); an exact tuple equals another of
+// another length never, and of the same length when each pair of items is the same object or
+// equal exact ints (tuple's own ==, which compares items by PyObject_RichCompareBool, identity
+// first); exact ints that fit a long long are equal when their values are. Any other pair is
+// PyObject_RichCompareBool's.
+#pragma once
+
+#include <Python.h>
+
+#include <cstring>
+
+namespace nxs::py_bind {
+
+// The value of an exact int that fits a long long, into v; false otherwise (no error set).
+inline bool exactIntValue(PyObject* o, long long& v) {
+  if (!PyLong_CheckExact(o)) return false;
+  int over = 0;
+  v = PyLong_AsLongLongAndOverflow(o, &over);
+  return over == 0;
+}
+
+// 1 if a == b, 0 if not, -1 with an error set (as PyObject_RichCompareBool(a, b, Py_EQ)).
+inline int equalTo(PyObject* a, PyObject* b) {
+  if (a == b) return 1;
+  if (PyUnicode_CheckExact(a) && PyUnicode_CheckExact(b)) {
+#if PY_VERSION_HEX < 0x030C0000
+    if (!PyUnicode_IS_READY(a) || !PyUnicode_IS_READY(b)) return PyObject_RichCompareBool(a, b, Py_EQ);
+#endif
+    const Py_ssize_t n = PyUnicode_GET_LENGTH(a);
+    if (n != PyUnicode_GET_LENGTH(b) || PyUnicode_KIND(a) != PyUnicode_KIND(b)) return 0;
+    return std::memcmp(PyUnicode_DATA(a), PyUnicode_DATA(b), static_cast<size_t>(n) * PyUnicode_KIND(a)) == 0;
+  }
+  long long u = 0, w = 0;
+  if (exactIntValue(a, u) && exactIntValue(b, w)) return u == w;
+  if (PyTuple_CheckExact(a) && PyTuple_CheckExact(b)) {
+    const Py_ssize_t n = PyTuple_GET_SIZE(a);
+    if (n != PyTuple_GET_SIZE(b)) return 0;
+    for (Py_ssize_t i = 0; i < n; ++i) {
+      PyObject *x = PyTuple_GET_ITEM(a, i), *y = PyTuple_GET_ITEM(b, i);
+      if (x == y) continue;
+      if (!exactIntValue(x, u) || !exactIntValue(y, w)) return PyObject_RichCompareBool(a, b, Py_EQ);
+      if (u != w) return 0;
+    }
+    return 1;
+  }
+  return PyObject_RichCompareBool(a, b, Py_EQ);
+}
+
+}  // namespace nxs::py_bind
