@@ -26,11 +26,12 @@
 // method found it (caller_location(), one frame up: the frame running this C method).
 // Why C: the Python method, _apply_operator, _binary and tensor_tensor cost four frames per
 // operator, two thirds of what recording one costs.
-#include "trace_equal.h"
 #include "trace_call_site.h"
+#include "trace_equal.h"
 #include "trace_lanewise_answer.h"
-#include "trace_ref.h"
+#include "trace_mask_box.h"
 #include "trace_method_site.h"
+#include "trace_ref.h"
 #include "trace_slotted.h"
 
 #include "bindings.h"
@@ -64,8 +65,6 @@ PyObject *tensorScalarOpcode = nullptr, *tensorScalarPtrOpcode = nullptr, *bypas
 PyObject *tensorScalarGeneralName, *op0Name, *const0Name, *reverse0Name, *op1Name, *const1Name, *reverse1Name;
 PyObject *zeroFloat, *emptyTuple;
 // From configure_remembered_masks: indexing's IndexPredicate and Mask classes and _FULL_BOXES.
-PyTypeObject *indexPredicateClass = nullptr, *maskClass = nullptr;
-PyObject *fullBoxes = nullptr, *boxCacheName;
 
 using Owned = nxs::py_bind::OwnedRef;
 
@@ -429,23 +428,6 @@ PyObject* binaryColumn(PyObject* x, PyObject* y, PyObject* name, PyObject* mask)
   return tensorScalarCall(reverse ? y : x, p.op, reverse ? x : y, reverse, dtype.get(), mask, name);
 }
 
-// What instructions.keeps_all(mask, shape) answers from the box mask_box remembered in an
-// IndexPredicate's or Mask's box_cache for `shape` (a kernel's loop masks its tiles with one mask
-// again and again): 1 when that box is the full box of `shape` (keeps_all's True), 0 when keeps_all
-// would need more (no remembered box, another shape or class) or answers False, -1 with an error.
-int rememberedKeepsAll(PyObject* mask, PyObject* shape) {
-  if (fullBoxes == nullptr || (Py_TYPE(mask) != indexPredicateClass && Py_TYPE(mask) != maskClass)) return 0;
-  Owned cached(slotAttr(mask, boxCacheName));
-  if (cached.get() == nullptr) return -1;
-  if (!PyTuple_CheckExact(cached.get()) || PyTuple_GET_SIZE(cached.get()) != 2) return 0;
-  PyObject* cachedShape = PyTuple_GET_ITEM(cached.get(), 0);
-  const int t = cachedShape == shape ? 1 : equalTo(cachedShape, shape);
-  if (t != 1) return t;
-  PyObject* full = PyDict_GetItemWithError(fullBoxes, shape);  // (borrowed)
-  if (full == nullptr && PyErr_Occurred()) return -1;
-  return full != nullptr && PyTuple_GET_ITEM(cached.get(), 1) == full ? 1 : 0;
-}
-
 // `nl.<name>(x, y, mask=mask)` of two on-chip exact Tensors of one shape: the call _binary makes,
 //     instructions.tensor_tensor(tr, x, y, op, None, loc, mask, None, DVE, name)
 // (the dtype None: the division rule left to Python by pairFacts). A new reference, null with an
@@ -562,7 +544,7 @@ void bindAccumulate(py::module_& m) {
         {&tensorTensorGeneralName, "tensor_tensor_general"}, {&tensorScalarName, "tensor_scalar"},
         {&tensorTensorName, "tensor_tensor"}, {&maskName, "mask"},
         {&tensorScalarGeneralName, "tensor_scalar_general"}, {&op0Name, "op0"}, {&const0Name, "const0"},
-        {&boxCacheName, "box_cache"}, {&reverse0Name, "reverse0"}, {&op1Name, "op1"}, {&const1Name, "const1"}, {&reverse1Name, "reverse1"}}) {
+        {&reverse0Name, "reverse0"}, {&op1Name, "op1"}, {&const1Name, "const1"}, {&reverse1Name, "reverse1"}}) {
     *slot = PyUnicode_InternFromString(text);
     if (*slot == nullptr) throw py::error_already_set();
   }
@@ -580,19 +562,6 @@ void bindAccumulate(py::module_& m) {
       py::arg("tensor_scalar"), py::arg("tensor_scalar_ptr"), py::arg("bypass"),
       "Gives the operators' tensor_scalar calls the TensorScalar and TensorScalarPtr opcodes and Alu.bypass, to make "
       "the builder's lanewise_plain call themselves (without a mask).");
-  m.def(
-      "configure_remembered_masks",
-      [](py::type indexPredicate, py::type maskType, py::dict full) {
-        Py_XDECREF(reinterpret_cast<PyObject*>(indexPredicateClass));
-        Py_XDECREF(reinterpret_cast<PyObject*>(maskClass));
-        Py_XDECREF(fullBoxes);
-        indexPredicateClass = reinterpret_cast<PyTypeObject*>(indexPredicate.inc_ref().ptr());
-        maskClass = reinterpret_cast<PyTypeObject*>(maskType.inc_ref().ptr());
-        fullBoxes = full.inc_ref().ptr();
-      },
-      py::arg("index_predicate"), py::arg("mask"), py::arg("full_boxes"),
-      "Gives nl.add, nl.subtract, nl.multiply and nl.divide's C path the IndexPredicate and Mask classes and "
-      "indexing._FULL_BOXES, to read a mask's remembered box as instructions.keeps_all does.");
   m.def(
       "configure_accumulate",
       [](py::type tensor, py::object currentFn, py::module_ languageModule, py::str psumKind) {

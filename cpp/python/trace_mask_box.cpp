@@ -177,4 +177,13 @@ int rememberedMaskBox(PyObject* mask, PyObject* shape, PyObject** box) {
   if (t == 1) *box = found.release();
   return t;
 }
+
+int rememberedKeepsAll(PyObject* mask, PyObject* shape) {
+  mask_box::Owned box(nullptr);
+  const int t = mask_box::knownBox(mask, shape, box);
+  if (t != 1) return t;
+  PyObject* full = PyDict_GetItemWithError(mask_box::fullBoxes, shape);  // (borrowed; a shape: hashable)
+  if (full == nullptr && PyErr_Occurred()) return -1;
+  return box.get() == full ? 1 : 0;
+}
 }  // namespace nxs::py_bind

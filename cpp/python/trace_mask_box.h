@@ -11,4 +11,9 @@ namespace nxs::py_bind {
 // definition must compute it (nothing changed), -1 with an error set.
 int rememberedMaskBox(PyObject* mask, PyObject* shape, PyObject** box);
 
+// What instructions.keeps_all(mask, shape) answers from that box, for a mask (not None): 1 when it
+// is the full box of `shape`, 0 when the box is not remembered or is not the full one, -1 with an
+// error set.
+int rememberedKeepsAll(PyObject* mask, PyObject* shape);
+
 }  // namespace nxs::py_bind

@@ -50,6 +50,7 @@
 // each calls) were about four fifths of what recording an NKI 0.6 normalisation kernel cost.
 #include "trace_call_site.h"
 #include "trace_current.h"
+#include "trace_equal.h"
 #include "trace_lanewise_answer.h"
 #include "trace_nki06_args.h"
 #include "trace_ref.h"
@@ -151,9 +152,6 @@ Verdict writtenAsChecked(PyObject* v) {
   return written >= start + parts ? kTake : kDecline;
 }
 
-// Whether a == b, by identity first (views of one tile share its shape tuple); -1 on error.
-int same(PyObject* a, PyObject* b) { return a == b ? 1 : PyObject_RichCompareBool(a, b, Py_EQ); }
-
 // The view of an input tile paired with dst (of shape `shape`) as _paired answers it at once:
 // a direct on-chip NkiTensor of that shape, written as check_written sees it. A new reference;
 // null with no error set to decline, with one set on failure.
@@ -162,7 +160,7 @@ PyObject* pairedInput(PyObject* x, PyObject* shape) {
   if (v.get() == nullptr) return nullptr;
   Owned vShape(slotAttr(v.get(), shapeName));
   if (vShape.get() == nullptr) return nullptr;
-  int t = same(vShape.get(), shape);
+  int t = equalTo(vShape.get(), shape);
   if (t != 1) return nullptr;
   const Verdict w = writtenAsChecked(v.get());
   return w == kTake ? v.release() : nullptr;
@@ -220,7 +218,7 @@ PyObject* storageAttr(PyObject* view, PyObject* name) {
 int isPsum(PyObject* view) {
   Owned kind(storageAttr(view, kindName));
   if (kind.get() == nullptr) return -1;
-  return same(kind.get(), config.psum);
+  return equalTo(kind.get(), config.psum);
 }
 
 // Whether the call's `name` is what isa's _name lets pass: None or a str.
@@ -554,8 +552,8 @@ PyObject* tensorReduceFast(PyObject*, PyObject* const* args, Py_ssize_t nargs, P
   PyObject* p = PyTuple_GET_ITEM(shape.get(), 0);
   PyObject* dShape = d.shape.get();
   if (PyTuple_GET_SIZE(dShape) != 2) Py_RETURN_NOTIMPLEMENTED;
-  int t = same(PyTuple_GET_ITEM(dShape, 0), p);
-  if (t == 1) t = same(PyTuple_GET_ITEM(dShape, 1), oneInt);
+  int t = equalTo(PyTuple_GET_ITEM(dShape, 0), p);
+  if (t == 1) t = equalTo(PyTuple_GET_ITEM(dShape, 1), oneInt);
   if (t != 1) return t < 0 ? nullptr : Py_NewRef(Py_NotImplemented);
   Owned id(PyLong_FromVoidPtr(alu));
   if (id.get() == nullptr) return nullptr;

@@ -873,9 +873,9 @@ _core.nki.configure_accumulate_plain(_ins, IT.TensorTensor, Engine.DVE, _IN_PLAC
 # (their tensor_scalar calls without a mask make the builder's lanewise_plain call themselves,
 # then its general part, tensor_scalar_general, if that declines)
 _core.nki.configure_tensor_scalar_plain(IT.TensorScalar, IT.TensorScalarPtr, Alu.bypass)
-# (and nl.<op>(x, y, mask=m) of two tiles of one shape, when m's remembered box keeps the whole
-# tile, makes tensor_tensor's lanewise_plain call as without a mask: see keeps_all)
-_core.nki.configure_remembered_masks(_idx.IndexPredicate, _idx.Mask, _idx._FULL_BOXES)
+# (and nl.<op>(x, y, mask=m) of two tiles of one shape, when m's box, as keeps_all finds it through
+# indexing's mask_box C path, keeps the whole tile, makes tensor_tensor's lanewise_plain call as
+# without a mask)
 # nl.add, nl.subtract, nl.multiply and nl.divide called as functions take the operators' shortcuts
 # (with their mask handed on) through a FastCall (cpp/python/trace_fast_call.cpp): the definition
 # above is _apply_operator's _binary call plus the mask. They stay the definitions everywhere else
