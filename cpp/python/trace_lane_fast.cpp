@@ -23,6 +23,7 @@
 //
 // Why C: the definition's frame (and caller_location's walk from it) was a third of what
 // recording `nl.rsqrt(var)` or a bn_stats record costs.
+#include "trace_builder_args.h"
 #include "trace_call_site.h"
 #include "trace_lanewise_answer.h"
 #include "trace_current.h"
@@ -133,23 +134,6 @@ PyObject* activationPlain(PyObject* tr, PyObject* func, PyObject* x, PyObject* w
   PyObject* general[12] = {tr, func, x, Py_None, one, Py_None, loc, Py_None, Py_None, plain.idle, plain.aluAdd, what};
   return lanewiseThenGeneral(tr, plain.activation, plain.scalarEngine, x, shape.get(), shape.get(), what,
                              fields.get(), loc, activationGeneralName, general, 8);
-}
-
-// 1 when `op`'s id is in the set `ids` (REDUCE_IDS, BITVEC_IDS: the builders' tests), 0 if not, -1.
-int idIn(PyObject* ids, PyObject* op) {
-  Owned id(PyLong_FromVoidPtr(op));
-  return id.get() == nullptr ? -1 : PySet_Contains(ids, id.get());
-}
-
-// Whether `axis` is what normalize_axes turns into [1] for a [P, F] tile and reads without a
-// conversion of its own: an exact int 1 or -1, or a list or tuple holding one such.
-bool lastAxisOfTwo(PyObject* axis) {
-  if ((PyList_CheckExact(axis) || PyTuple_CheckExact(axis)) && PySequence_Fast_GET_SIZE(axis) == 1)
-    axis = PySequence_Fast_GET_ITEM(axis, 0);
-  if (!PyLong_CheckExact(axis)) return false;
-  int overflow = 0;
-  const long a = PyLong_AsLongAndOverflow(axis, &overflow);
-  return overflow == 0 && (a == 1 || a == -1);
 }
 
 // instructions.tensor_reduce(tr, op, x, axis, keepdims, False, None, loc, None, what=name) of an

@@ -48,6 +48,7 @@
 //
 // Why C: these definitions (with _begin, _tile, _paired, _scalar_or_column and the builder
 // each calls) were about four fifths of what recording an NKI 0.6 normalisation kernel cost.
+#include "trace_builder_args.h"
 #include "trace_call_site.h"
 #include "trace_current.h"
 #include "trace_equal.h"
@@ -202,12 +203,6 @@ PyObject* memo(PyObject* table, PyObject* fn) {
   return op;
 }
 
-// Whether `op` is one of BITVEC_IDS's members (as the builders test it); -1 on error.
-int bitvec(PyObject* op) {
-  Owned id(PyLong_FromVoidPtr(op));
-  return id.get() == nullptr ? -1 : PySet_Contains(config.bitvecIds, id.get());
-}
-
 // `view.storage.<name>`: a new reference, or null with an error set.
 PyObject* storageAttr(PyObject* view, PyObject* name) {
   Owned st(slotAttr(view, storageName));
@@ -318,8 +313,8 @@ PyObject* tensorScalarFast(PyObject*, PyObject* const* args, Py_ssize_t nargs, P
     NXS_TAKE_OR_DECLINE(a1);
   }
   Owned keep1(Py_NewRef(a1));
-  int t = bitvec(a0);
-  if (t == 0 && op1 != Py_None) t = bitvec(a1);
+  int t = idIn(config.bitvecIds, a0);
+  if (t == 0 && op1 != Py_None) t = idIn(config.bitvecIds, a1);
   if (t != 0) return t < 0 ? nullptr : Py_NewRef(Py_NotImplemented);  // (the legality rules' path)
   Owned o0(scalarOrColumn(slots[3] == Py_None ? zeroFloat : slots[3], d.parts));
   NXS_TAKE_OR_DECLINE(o0.get());
@@ -376,7 +371,7 @@ PyObject* tensorTensorFast(PyObject*, PyObject* const* args, Py_ssize_t nargs, P
   NXS_TAKE_OR_DECLINE(a.get());
   Owned b(pairedInput(slots[2], d.shape.get()));
   NXS_TAKE_OR_DECLINE(b.get());
-  int t = bitvec(alu);
+  int t = idIn(config.bitvecIds, alu);
   if (t != 0) return t < 0 ? nullptr : Py_NewRef(Py_NotImplemented);  // (the legality rules' path)
   const int aPsum = isPsum(a.get()), bPsum = isPsum(b.get()), dPsum = isPsum(d.view.get());
   if (aPsum < 0 || bPsum < 0 || dPsum < 0) return nullptr;
@@ -511,17 +506,6 @@ PyObject* activationReduceFast(PyObject*, PyObject* const* args, Py_ssize_t narg
   NXS_TAKE_OR_DECLINE(res.get());
   return activationCommon(tr, d, slots[1], slots[2], slots[5] != nullptr ? slots[5] : Py_None,
                           slots[6] != nullptr ? slots[6] : oneFloat, reduceOp, res.get(), activationReduceText);
-}
-
-// Whether `axis` is what _reduce_axes turns into [1] for a [P, F] tile without a conversion of its
-// own: an exact int 1 or -1, or a list or tuple holding one such.
-bool lastAxisOfTwo(PyObject* axis) {
-  if ((PyList_CheckExact(axis) || PyTuple_CheckExact(axis)) && PySequence_Fast_GET_SIZE(axis) == 1)
-    axis = PySequence_Fast_GET_ITEM(axis, 0);
-  if (!PyLong_CheckExact(axis)) return false;
-  int overflow = 0;
-  const long a = PyLong_AsLongAndOverflow(axis, &overflow);
-  return overflow == 0 && (a == 1 || a == -1);
 }
 
 PyObject* tensorReduceFast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
