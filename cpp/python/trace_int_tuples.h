@@ -32,32 +32,28 @@ inline size_t slotOf(const long long* v, int n) {
   return static_cast<size_t>(h >> (64 - kBits));
 }
 
-// A new reference to a tuple of the ints v[0..n) (the held one when it is in the table; made and
-// held otherwise, replacing the table's entry of the same slot), or null with an error set.
-inline PyObject* get(const long long* v, int n) {
-  if (n < 0 || n > kMaxSize) {
-    PyObject* t = PyTuple_New(n);
-    for (int i = 0; t != nullptr && i < n; ++i) {
-      PyObject* x = PyLong_FromLongLong(v[i]);
-      if (x == nullptr) Py_CLEAR(t);
-      else PyTuple_SET_ITEM(t, i, x);
-    }
-    return t;
+// A new reference to a fresh tuple of the ints v[0..n), or null with an error set.
+inline PyObject* build(const long long* v, Py_ssize_t n) {
+  PyObject* t = PyTuple_New(n);
+  for (Py_ssize_t i = 0; t != nullptr && i < n; ++i) {
+    PyObject* x = PyLong_FromLongLong(v[i]);
+    if (x == nullptr) Py_CLEAR(t);
+    else PyTuple_SET_ITEM(t, i, x);
   }
+  return t;
+}
+
+// A new reference to a tuple of the ints v[0..n) (the held one when it is in the table; made and
+// held otherwise, replacing the table's entry of the same slot; made and not held when n is over
+// kMaxSize), or null with an error set.
+inline PyObject* get(const long long* v, int n) {
+  if (n < 0 || n > kMaxSize) return build(v, n);
   Entry& e = table[slotOf(v, n)];
   bool same = e.n == n;
   for (int i = 0; same && i < n; ++i) same = e.v[i] == v[i];
   if (same) return Py_NewRef(e.tuple);
-  PyObject* t = PyTuple_New(n);
+  PyObject* t = build(v, n);
   if (t == nullptr) return nullptr;
-  for (int i = 0; i < n; ++i) {
-    PyObject* x = PyLong_FromLongLong(v[i]);
-    if (x == nullptr) {
-      Py_DECREF(t);
-      return nullptr;
-    }
-    PyTuple_SET_ITEM(t, i, x);
-  }
   PyObject* old = e.tuple;
   e.n = n;
   for (int i = 0; i < n; ++i) e.v[i] = v[i];
