@@ -1,5 +1,7 @@
 // The passes that apply the NKI tracer's recorded facts and find live ranges
-// (neuronxsim/nki/passes.py: Redirects, MatmulGroups, Liveness), each one loop over the ops:
+// (neuronxsim/nki/passes.py: ZeroElision, Redirects, MatmulGroups, Liveness), each one loop over the ops:
+//   ops_zero_elided(ops, needed, index_at, zero_fill_at) -> list
+//     the ops but those whose op[zero_fill_at] is true and whose index is not in `needed`
 //   ops_redirected(ops, redirects, copies, index_at, outs_at) -> list
 //     each op whose index (op[index_at]) a (index, access) of `redirects` names (the last
 //     wins) with its first output replaced by that access; after each op, the copy ops that
@@ -48,6 +50,14 @@ PyObject* itemOf(PyObject* t, Py_ssize_t at, const char* what) {
 }
 
 bool indexOf(PyObject* o, const char* what, long long& v) {
+  // (an index fits in one digit: read it in place, without PyLong_AsLongLong's call; a larger
+  // int, or another type, takes the general path)
+#if PY_VERSION_HEX < 0x030C0000
+  if (PyLong_CheckExact(o) && Py_SIZE(o) >= -1 && Py_SIZE(o) <= 1) {
+    v = Py_SIZE(o) * static_cast<long long>(reinterpret_cast<PyLongObject*>(o)->ob_digit[0]);
+    return true;
+  }
+#endif
   v = PyLong_Check(o) ? PyLong_AsLongLong(o) : -1;
   if (v == -1 && (PyErr_Occurred() || !PyLong_Check(o))) {
     PyErr_Clear();
@@ -91,6 +101,30 @@ std::pair<IndexedPairs::const_iterator, IndexedPairs::const_iterator> pairsAt(co
                           [](const auto& a, const auto& b) { return a.first < b.first; });
 }
 
+// A quick answer to "are there pairs for op index i?": a flag per index from 0 to one past the
+// last op (record indices; most ops have no pairs, and a flag read is cheaper than the binary
+// search that would find none). An index outside that range answers "maybe": the caller looks
+// it up.
+struct IndexFlags {
+  std::vector<char> flags;
+  IndexFlags(size_t opCount, const std::vector<long long>& indices) {
+    long long top = -1;
+    for (long long i : indices) top = std::max(top, i);
+    flags.assign(static_cast<size_t>(std::min<long long>(top + 1, static_cast<long long>(opCount) + 1)), 0);
+    for (long long i : indices)
+      if (i >= 0 && static_cast<size_t>(i) < flags.size()) flags[static_cast<size_t>(i)] = 1;
+  }
+  bool maybe(long long index) const {
+    return index < 0 || static_cast<size_t>(index) >= flags.size() || flags[static_cast<size_t>(index)];
+  }
+};
+std::vector<long long> indicesOf(const IndexedPairs& pairs) {
+  std::vector<long long> out;
+  out.reserve(pairs.size());
+  for (const auto& p : pairs) out.push_back(p.first);
+  return out;
+}
+
 // A copy of the op `op` (a tuple of its record class) with item `at` replaced by `value`
 // (stolen); null with an error set.
 PyObject* replacedOp(PyObject* op, Py_ssize_t at, PyObject* value) {
@@ -132,6 +166,8 @@ PyObject* opsRedirected(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     return nullptr;
   sortByIndex(redirects);  // (the last redirect of an op wins)
   sortByIndex(copies);     // op index -> copies, as recorded
+  const size_t opCount = static_cast<size_t>(PyList_GET_SIZE(args[0]));
+  const IndexFlags redirected(opCount, indicesOf(redirects)), copied(opCount, indicesOf(copies));
   PyObject* ops = args[0];
   PyObject* out = PyList_New(0);
   if (out == nullptr) return nullptr;
@@ -143,8 +179,9 @@ PyObject* opsRedirected(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
       Py_DECREF(out);
       return nullptr;
     }
-    const auto [redirectsFrom, redirectsTo] = pairsAt(redirects, index);
     PyObject* kept = Py_NewRef(op);
+    const auto [redirectsFrom, redirectsTo] =
+        redirected.maybe(index) ? pairsAt(redirects, index) : std::make_pair(redirects.cend(), redirects.cend());
     if (redirectsFrom != redirectsTo) {
       const auto redirected = std::prev(redirectsTo);
       Py_DECREF(kept);
@@ -166,6 +203,7 @@ PyObject* opsRedirected(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
       Py_DECREF(out);
       return nullptr;
     }
+    if (!copied.maybe(index)) continue;
     const auto [copiesFrom, copiesTo] = pairsAt(copies, index);
     for (auto c = copiesTo; c != copiesFrom;)  // (each made right after the op: the later first)
       if (!appendStolen(out, Py_NewRef((--c)->second))) {
@@ -173,6 +211,35 @@ PyObject* opsRedirected(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
         return nullptr;
       }
   }
+  return out;
+}
+
+PyObject* opsZeroElided(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  Py_ssize_t indexAt, zeroFillAt;
+  if (nargs != 4) {
+    PyErr_SetString(PyExc_TypeError, "ops_zero_elided(ops, needed, index_at, zero_fill_at)");
+    return nullptr;
+  }
+  if (!listOfOps(args[0]) || !positionOf(args[2], "index_at", indexAt) ||
+      !positionOf(args[3], "zero_fill_at", zeroFillAt))
+    return nullptr;
+  PyObject* ops = args[0];
+  PyObject* needed = args[1];
+  std::vector<PyObject*> kept;  // (borrowed from `ops`, which holds them through the call)
+  kept.reserve(static_cast<size_t>(PyList_GET_SIZE(ops)));
+  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(ops); ++i) {
+    PyObject* op = PyList_GET_ITEM(ops, i);
+    if (itemOf(op, std::max(indexAt, zeroFillAt), "an op") == nullptr) return nullptr;
+    // (as `not op[zero_fill] or op[index] in needed`)
+    PyObject* zeroFill = PyTuple_GET_ITEM(op, zeroFillAt);
+    int keep = zeroFill == Py_False ? 1 : zeroFill == Py_True ? 0 : PyObject_Not(zeroFill);
+    if (keep == 0) keep = PySequence_Contains(needed, PyTuple_GET_ITEM(op, indexAt));
+    if (keep < 0) return nullptr;
+    if (keep) kept.push_back(op);
+  }
+  PyObject* out = PyList_New(static_cast<Py_ssize_t>(kept.size()));
+  if (out == nullptr) return nullptr;
+  for (size_t k = 0; k < kept.size(); ++k) PyList_SET_ITEM(out, static_cast<Py_ssize_t>(k), Py_NewRef(kept[k]));
   return out;
 }
 
@@ -198,6 +265,8 @@ PyObject* opsMatmulGrouped(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     continued.push_back(earlier);
     joined.push_back(l);
   }
+  const size_t opCount = static_cast<size_t>(PyList_GET_SIZE(args[0]));
+  const IndexFlags continuesAt(opCount, continued), joinedAt(opCount, joined);
   std::sort(continued.begin(), continued.end());
   std::sort(joined.begin(), joined.end());
   PyObject* ops = args[0];
@@ -211,8 +280,8 @@ PyObject* opsMatmulGrouped(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
       Py_DECREF(out);
       return nullptr;
     }
-    const bool stops = !std::binary_search(continued.begin(), continued.end(), index),
-               starts = !std::binary_search(joined.begin(), joined.end(), index);
+    const bool stops = !continuesAt.maybe(index) || !std::binary_search(continued.begin(), continued.end(), index),
+               starts = !joinedAt.maybe(index) || !std::binary_search(joined.begin(), joined.end(), index);
     PyObject* kept = Py_NewRef(op);
     if (!stops || !starts) {
       Py_DECREF(kept);
@@ -283,6 +352,10 @@ PyObject* liveRanges(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   return ranges;
 }
 
+PyMethodDef opsZeroElidedDef = {
+    "ops_zero_elided", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(opsZeroElided)), METH_FASTCALL,
+    "ops_zero_elided(ops, needed, index_at, zero_fill_at): the ops but the zero_fill memsets whose index is not "
+    "in `needed` (see neuronxsim.nki.passes.ZeroElision)."};
 PyMethodDef opsRedirectedDef = {
     "ops_redirected", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(opsRedirected)), METH_FASTCALL,
     "ops_redirected(ops, redirects, copies, index_at, outs_at): the ops with the record's redirects and copies "
@@ -301,7 +374,7 @@ void bindPassFacts(py::module_& m) {
   stopName = PyUnicode_InternFromString("stop_tensor_calc");
   startName = PyUnicode_InternFromString("start_tensor_calc");
   if (stopName == nullptr || startName == nullptr) throw py::error_already_set();
-  for (PyMethodDef* def : {&opsRedirectedDef, &opsMatmulGroupedDef, &liveRangesDef})
+  for (PyMethodDef* def : {&opsZeroElidedDef, &opsRedirectedDef, &opsMatmulGroupedDef, &liveRangesDef})
     m.attr(def->ml_name) = py::reinterpret_steal<py::object>(PyCFunction_NewEx(def, nullptr, nullptr));
 }
 

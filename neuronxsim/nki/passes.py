@@ -82,9 +82,9 @@ class ZeroElision(Pass):
     name = "zero-elision"
 
     def run(self, program: Program) -> None:
-        needed = program.record.zeros_needed
-        zero_fill, index = _ZERO_FILL, _INDEX  # (items, not properties: once per op)
-        program.ops = [op for op in program.ops if not op[zero_fill] or op[index] in needed]
+        # in C: [op for op in program.ops if not op.zero_fill or op.index in needed]
+        program.ops = _core.nki.ops_zero_elided(program.ops, program.record.zeros_needed, _INDEX,
+                                                _ZERO_FILL)
 
 
 class Redirects(Pass):

@@ -82,6 +82,84 @@ def test_malformed_records_are_refused_with_what_is_wrong():
         _core.nki.ops_matmul_grouped([], [], -1, FIELDS)
 
 
+ZERO_FILL = OP_AT["zero_fill"]
+
+
+def zero_op(index, zero_fill):
+    items = list(op(index, [], []))
+    items[ZERO_FILL] = zero_fill
+    return tuple.__new__(Op, items)
+
+
+def test_zero_elision_keeps_the_ops_the_comprehension_kept():
+    # (zero_fill as the record holds it, bools, and other objects judged by their truth)
+    ops = [zero_op(i, z) for i, z in enumerate([False, True, True, 0, 1, None, True, "x"])] + \
+        [zero_op(-1, True), zero_op(10 ** 20, True)]
+    for needed in [set(), {1, 4}, {2, 6, 7, -1, 10 ** 20}, frozenset({1}), [2, 4]]:
+        got = _core.nki.ops_zero_elided(ops, needed, INDEX, ZERO_FILL)
+        want = [o for o in ops if not o.zero_fill or o.index in needed]
+        assert type(got) is list and len(got) == len(want)
+        assert all(g is w for g, w in zip(got, want))
+    with pytest.raises(TypeError, match="ops must be a list"):
+        _core.nki.ops_zero_elided((), set(), INDEX, ZERO_FILL)
+    with pytest.raises(TypeError, match="an op must be a tuple"):
+        _core.nki.ops_zero_elided([ops[0][:3]], set(), INDEX, ZERO_FILL)
+    with pytest.raises(TypeError, match="argument of type 'int' is not iterable"):
+        _core.nki.ops_zero_elided([ops[1]], 5, INDEX, ZERO_FILL)
+
+
+def redirected_reference(ops, redirects, copies):
+    """Redirects.run as plain Python statements."""
+    last = {}
+    for index, acc in redirects:
+        last[index] = acc
+    out = []
+    for o in ops:
+        if o.index in last:
+            o = o.replaced(outs=[last[o.index]] + list(o.outs[1:]))
+        out.append(o)
+        out += [c for index, c in reversed(copies) if index == o.index]
+    return out
+
+
+def matmul_grouped_reference(ops, joins):
+    """MatmulGroups.run as plain Python statements."""
+    continued = {e for e, _ in joins}
+    joined = {l for _, l in joins}
+    out = []
+    for o in ops:
+        if o.index in continued or o.index in joined:
+            fields = dict(o.fields)
+            if o.index in continued:
+                fields["stop_tensor_calc"] = False
+            if o.index in joined:
+                fields["start_tensor_calc"] = False
+            o = o.replaced(fields=fields)
+        out.append(o)
+    return out
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_redirects_and_joins_match_plain_statements(seed):
+    # (indices of facts beyond the ops, negative ones, and ops whose index is out of order or
+    # repeated, as a record never has them: the C passes look every index up as given)
+    rnd = random.Random(seed)
+    n = rnd.randrange(0, 40)
+    indices = [rnd.choice([i, i, i, -1, rnd.randrange(-3, 3 * n + 3), 10 ** 12]) for i in range(n)]
+    ops = [op(i, [access(1)], [access(2), access(3)], {"x": i}) for i in indices]
+    spread = list(range(-2, 2 * n + 2)) + [10 ** 12]
+    redirects = [(rnd.choice(spread), access(10 + k)) for k in range(rnd.randrange(0, 2 * n + 2))]
+    copies = [(rnd.choice(spread), op(-1, [access(20 + k)], [access(3)]))
+              for k in range(rnd.randrange(0, n + 2))]
+    got = _core.nki.ops_redirected(ops, redirects, copies, INDEX, OUTS)
+    assert got == redirected_reference(ops, redirects, copies)
+    joins = [(rnd.choice(spread), rnd.choice(spread)) for _ in range(rnd.randrange(0, n + 2))]
+    got = _core.nki.ops_matmul_grouped(ops, joins, INDEX, FIELDS)
+    want = matmul_grouped_reference(ops, joins)
+    assert got == want and [o.fields for o in got] == [o.fields for o in want]
+    assert [type(o) for o in got] == [Op] * len(ops)
+
+
 def next_fit_reference(sizes, first, last, capacity):
     """allocator._place's loop for tiles that all fit (None at the first that does not)."""
     live, expiry, addr = [], [], []
