@@ -7,9 +7,11 @@
 // address of each tile and the most bytes held at one moment; None as soon as a tile fits
 // nowhere, for the Python pass to place everything again with what this does not do (packing,
 // spilling, the kernel's own placements), from the start.
-//   next_fit_storages(storages, first_use, last_use, capacity, align, addr) -> peak or None
+//   next_fit_storages(storages, first_use, last_use, capacity, align, addr[, storage_class])
+//     -> peak or None
 // the same for the pass's storages themselves: ordered by first use (stably), each of
-// storage.bytes_per_partition rounded up to `align`, their live ranges first_use[sid] to
+// storage.bytes_per_partition rounded up to `align` (for storages of exactly `storage_class`,
+// whose property the caller vouches is the stock one, computed here as it does), their live ranges first_use[sid] to
 // last_use[sid]; sets addr[sid] of each and returns the peak, or None with `addr` untouched if
 // one fits nowhere or the kernel placed one itself (storage.placement).
 //
@@ -127,6 +129,45 @@ PyObject* nextFitPlace(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
 PyObject* storageSidName = nullptr;        // "sid" (interned)
 PyObject* storagePlacementName = nullptr;  // "placement" (interned)
 PyObject* storageBytesName = nullptr;      // "bytes_per_partition" (interned)
+PyObject* storageLayoutName = nullptr;     // "layout" (interned)
+PyObject* storageDtypeName = nullptr;      // "dtype" (interned)
+PyObject* layoutRowName = nullptr;         // "row" (interned)
+PyObject* itemsizeName = nullptr;          // "itemsize" (interned)
+
+// storage.bytes_per_partition, `layout.row * dtype.itemsize`, for a storage of `plainClass`
+// (the Storage class, passed only while its property is that stock one): read through the
+// slots without the property's Python call; the itemsize of the last dtype object read is
+// remembered (a trace has a few dtypes, in runs). Any other storage, or a row or itemsize that
+// is not an int, goes through the property. A new reference, or null with an error set.
+struct BytesReader {
+  PyObject* plainClass;
+  PyObject* dtype = nullptr;  // (borrowed: the storages hold it through the call)
+  long long itemsize = 0;
+
+  PyObject* operator()(PyObject* st) {
+    if (plainClass == nullptr || reinterpret_cast<PyObject*>(Py_TYPE(st)) != plainClass)
+      return PyObject_GetAttr(st, storageBytesName);  // (the property: its one home)
+    OwnedRef layout(slotAttr(st, storageLayoutName));
+    if (layout.get() == nullptr) return nullptr;
+    OwnedRef row(slotAttr(layout.get(), layoutRowName));
+    OwnedRef dt(slotAttr(st, storageDtypeName));
+    if (row.get() == nullptr || dt.get() == nullptr) return nullptr;
+    if (dt.get() != dtype) {
+      OwnedRef size(PyObject_GetAttr(dt.get(), itemsizeName));
+      if (size.get() == nullptr) return nullptr;
+      if (!PyLong_CheckExact(size.get())) return PyObject_GetAttr(st, storageBytesName);
+      itemsize = PyLong_AsLongLong(size.get());
+      if (itemsize == -1 && PyErr_Occurred()) return nullptr;
+      dtype = dt.get();
+    }
+    if (!PyLong_CheckExact(row.get())) return PyObject_GetAttr(st, storageBytesName);
+    const long long r = PyLong_AsLongLong(row.get());
+    if (r == -1 && PyErr_Occurred()) return nullptr;
+    long long bytes;
+    if (__builtin_mul_overflow(r, itemsize, &bytes)) return PyObject_GetAttr(st, storageBytesName);
+    return PyLong_FromLongLong(bytes);
+  }
+};
 
 // Item `i` (a storage number) of the list of ints `list` (first_use, last_use), or false with an
 // error set.
@@ -148,7 +189,7 @@ enum class Read { kTiles, kPythonCase, kError };
 // The tiles of `storages` (sizes rounded up to `align` > 0): kPythonCase if the kernel placed one
 // (storage.placement) or a size is negative, kError with an error set.
 Read readTiles(PyObject* storages, PyObject* firstUse, PyObject* lastUse, Py_ssize_t addresses, long long align,
-               Tiles& t) {
+               BytesReader& bytesOf, Tiles& t) {
   const size_t n = static_cast<size_t>(PyList_GET_SIZE(storages));
   for (auto* v : {&t.sids, &t.sizes, &t.first, &t.last}) v->resize(n);
   for (size_t k = 0; k < n; ++k) {
@@ -157,7 +198,7 @@ Read readTiles(PyObject* storages, PyObject* firstUse, PyObject* lastUse, Py_ssi
     if (placement.get() == nullptr) return Read::kError;
     if (placement.get() != Py_None) return Read::kPythonCase;
     OwnedRef sid(slotAttr(st, storageSidName));
-    OwnedRef bytes(PyObject_GetAttr(st, storageBytesName));  // (the property: its one home)
+    OwnedRef bytes(bytesOf(st));
     if (sid.get() == nullptr || bytes.get() == nullptr) return Read::kError;
     t.sids[k] = PyLong_AsLongLong(sid.get());
     const long long b = PyLong_AsLongLong(bytes.get());
@@ -175,18 +216,20 @@ Read readTiles(PyObject* storages, PyObject* firstUse, PyObject* lastUse, Py_ssi
 }
 
 PyObject* nextFitStorages(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
-  if (nargs != 6 || !PyList_Check(args[0]) || !PyList_Check(args[1]) || !PyList_Check(args[2]) ||
-      !PyList_Check(args[5])) {
+  if ((nargs != 6 && nargs != 7) || !PyList_Check(args[0]) || !PyList_Check(args[1]) || !PyList_Check(args[2]) ||
+      !PyList_Check(args[5]) || (nargs == 7 && args[6] != Py_None && !PyType_Check(args[6]))) {
     PyErr_SetString(PyExc_TypeError,
-                    "next_fit_storages(storages: list, first_use: list, last_use: list, capacity, align, addr: list)");
+                    "next_fit_storages(storages: list, first_use: list, last_use: list, capacity, align, addr: list"
+                    "[, storage_class: type | None])");
     return nullptr;
   }
+  BytesReader bytesOf{nargs == 7 && args[6] != Py_None ? args[6] : nullptr};
   PyObject* addrList = args[5];
   const long long capacity = PyLong_AsLongLong(args[3]), align = PyLong_AsLongLong(args[4]);
   if ((capacity == -1 || align == -1) && PyErr_Occurred()) return nullptr;
   if (align <= 0) Py_RETURN_NONE;  // (the Python pass's arithmetic then)
   Tiles t;
-  const Read read = readTiles(args[0], args[1], args[2], PyList_GET_SIZE(addrList), align, t);
+  const Read read = readTiles(args[0], args[1], args[2], PyList_GET_SIZE(addrList), align, bytesOf, t);
   if (read == Read::kError) return nullptr;
   if (read == Read::kPythonCase) Py_RETURN_NONE;
   // In order of first use; ties in the order given (list.sort is stable).
@@ -218,7 +261,8 @@ PyMethodDef nextFitPlaceDef = {
 PyMethodDef nextFitStoragesDef = {
     "next_fit_storages", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(nextFitStorages)),
     METH_FASTCALL,
-    "next_fit_storages(storages, first_use, last_use, capacity, align, addr): next_fit_place for the allocation "
+    "next_fit_storages(storages, first_use, last_use, capacity, align, addr[, storage_class]): next_fit_place for "
+    "the allocation "
     "pass's storages, in order of first use, into addr[sid]; the peak bytes, or None (addr untouched) if one fits "
     "nowhere or has a placement (see neuronxsim.nki.allocator)."};
 
@@ -226,8 +270,13 @@ void bindAllocNextFit(py::module_& m) {
   storageSidName = PyUnicode_InternFromString("sid");
   storagePlacementName = PyUnicode_InternFromString("placement");
   storageBytesName = PyUnicode_InternFromString("bytes_per_partition");
-  if (storageSidName == nullptr || storagePlacementName == nullptr || storageBytesName == nullptr)
-    throw py::error_already_set();
+  storageLayoutName = PyUnicode_InternFromString("layout");
+  storageDtypeName = PyUnicode_InternFromString("dtype");
+  layoutRowName = PyUnicode_InternFromString("row");
+  itemsizeName = PyUnicode_InternFromString("itemsize");
+  for (PyObject* name : {storageSidName, storagePlacementName, storageBytesName, storageLayoutName, storageDtypeName,
+                         layoutRowName, itemsizeName})
+    if (name == nullptr) throw py::error_already_set();
   for (PyMethodDef* def : {&nextFitPlaceDef, &nextFitStoragesDef})
     m.attr(def->ml_name) = py::reinterpret_steal<py::object>(PyCFunction_NewEx(def, nullptr, nullptr));
 }

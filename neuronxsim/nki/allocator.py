@@ -41,6 +41,10 @@ SBUF_ALIGN = 64  # bytes; keeps tiles on DMA-friendly boundaries
 # nowhere (cpp/python/trace_alloc_next_fit.cpp; it orders the storages by first use and sizes
 # them as below); _place then starts again, with spilling and packing.
 _next_fit_storages = _core.nki.next_fit_storages
+# next_fit_storages computes the stock Storage.bytes_per_partition (layout.row * dtype.itemsize)
+# of plain storages itself, without the property's Python call, while the class has that
+# property (_place checks, once per call).
+_STOCK_BYTES_PER_PARTITION = Storage.__dict__["bytes_per_partition"]
 
 
 class Allocation:
@@ -82,7 +86,9 @@ def _place(storages: list[Storage], kind: str, capacity: int, align: int, first_
     of refusing and places the tiles that reload them as they come."""
     # the common case, in C: no tile placed by the kernel, next fit, as below, while every tile
     # fits (None: nothing placed)
-    peak = _next_fit_storages(storages, first_use, last_use, capacity, align, addr)
+    plain = Storage if Storage.__dict__.get("bytes_per_partition") is \
+        _STOCK_BYTES_PER_PARTITION else None
+    peak = _next_fit_storages(storages, first_use, last_use, capacity, align, addr, plain)
     if peak is not None:
         return peak
     storages.sort(key=lambda st: first_use[st.sid])

@@ -243,6 +243,51 @@ def test_next_fit_storages_leaves_placed_tiles_and_misfits_to_the_pass():
         _core.nki.next_fit_storages((), [0], [0], 128, 64, addr)
 
 
+def test_next_fit_storages_sizes_plain_storages_as_their_property_does():
+    # (storage_class: the C path computes layout.row * dtype.itemsize of storages of exactly that
+    # class; the property answers for the others and for rows that are not ints)
+    import numpy as np
+    from neuronxsim.nki import dtypes as dt
+    from neuronxsim.nki.tensor import SBUF, Storage, new_storage, storage_layout
+
+    class Special(Storage):
+        __slots__ = ()
+
+        @property
+        def bytes_per_partition(self):
+            return 7 * 64
+
+    storages = []
+    for sid, (dtype, free) in enumerate([(np.float32, 512), (dt.bfloat16, 512), (np.float32, 3),
+                                         (np.int8, 100), (dt.bfloat16, 2048), (np.float32, 1)]):
+        layout = storage_layout(SBUF, (128, free))
+        storages.append(new_storage(sid, SBUF, np.dtype(dtype), (128, free), layout, "t", None,
+                                    None))
+    special = Special()
+    for slot in Storage.__slots__:
+        setattr(special, slot, getattr(storages[0], slot))
+    special.sid = len(storages)
+    odd = new_storage(len(storages) + 1, SBUF, np.dtype(np.float32), (128, 8),
+                      storage_layout(SBUF, (128, 8)), "t", None, None)
+    odd.layout = type(odd.layout)(True, 128, np.int64(9), (9, 1), None)  # (a row not an int)
+    storages += [special, odd]
+    n = len(storages)
+    first, last = list(range(n)), [k + 2 for k in range(n)]
+    for capacity in (192 * 1024, 16 * 1024, 4 * 1024):
+        by_property, by_class = [None] * n, [None] * n
+        want = _core.nki.next_fit_storages(list(storages), first, last, capacity, 64, by_property)
+        got = _core.nki.next_fit_storages(list(storages), first, last, capacity, 64, by_class,
+                                          Storage)
+        assert (got, by_class) == (want, by_property)
+    assert want is None and by_class == [None] * n  # (the smallest capacity: one fits nowhere)
+    addr = [None] * n
+    _core.nki.next_fit_storages(list(storages), first, last, 1 << 20, 64, addr, Storage)
+    ends = [addr[k] + -(-st.bytes_per_partition // 64) * 64 for k, st in enumerate(storages)]
+    assert ends[n - 2] - addr[n - 2] == 7 * 64 and ends[n - 1] - addr[n - 1] == 64
+    with pytest.raises(TypeError, match="storage_class"):
+        _core.nki.next_fit_storages([], [], [], 128, 64, [], 5)
+
+
 def test_next_fit_placement_gives_up_when_a_tile_fits_nowhere():
     assert _core.nki.next_fit_place([64, 64], [0, 1], [5, 5], 128) == ([0, 64], 128)
     assert _core.nki.next_fit_place([64, 128], [0, 1], [5, 5], 128) is None
