@@ -94,36 +94,53 @@ using IndexedPairs = std::vector<std::pair<long long, PyObject*>>;
 void sortByIndex(IndexedPairs& pairs) {
   std::stable_sort(pairs.begin(), pairs.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
 }
-// The pairs of `sorted` (sortByIndex) whose index is `index`, in their order.
-std::pair<IndexedPairs::const_iterator, IndexedPairs::const_iterator> pairsAt(const IndexedPairs& sorted,
-                                                                              long long index) {
-  return std::equal_range(sorted.begin(), sorted.end(), std::pair<long long, PyObject*>{index, nullptr},
-                          [](const auto& a, const auto& b) { return a.first < b.first; });
-}
+// The values of (index, value) pairs grouped by index, each group in the pairs' order. When the
+// indices lie in a range not much wider than the ops (a record's: op positions), by a table over
+// that range, filled by counting (no sort, and a look-up per op without a search); otherwise
+// sorted stably and searched.
+class PairsByIndex {
+ public:
+  PairsByIndex(const IndexedPairs& pairs, size_t opCount) {
+    if (pairs.empty()) return;
+    long long lo = pairs[0].first, hi = pairs[0].first;
+    for (const auto& p : pairs) lo = std::min(lo, p.first), hi = std::max(hi, p.first);
+    values_.resize(pairs.size());
+    // (the width in unsigned arithmetic: exact for any two long longs)
+    const unsigned long long width = static_cast<unsigned long long>(hi) - static_cast<unsigned long long>(lo);
+    if (width <= 2 * static_cast<unsigned long long>(opCount) + 64) {
+      lo_ = lo;
+      start_.assign(static_cast<size_t>(width) + 2, 0);
+      for (const auto& p : pairs) ++start_[offset(p.first) + 1];
+      for (size_t k = 1; k < start_.size(); ++k) start_[k] += start_[k - 1];
+      std::vector<size_t> next(start_.begin(), start_.end() - 1);
+      for (const auto& p : pairs) values_[next[offset(p.first)]++] = p.second;
+      return;
+    }
+    IndexedPairs sorted = pairs;
+    sortByIndex(sorted);
+    keys_.reserve(sorted.size());
+    for (size_t k = 0; k < sorted.size(); ++k) keys_.push_back(sorted[k].first), values_[k] = sorted[k].second;
+  }
+  // The values at `index`, in order: [first, second).
+  std::pair<PyObject* const*, PyObject* const*> at(long long index) const {
+    if (!start_.empty()) {
+      if (index < lo_ || offset(index) >= start_.size() - 1) return {nullptr, nullptr};
+      const size_t k = offset(index);
+      return {values_.data() + start_[k], values_.data() + start_[k + 1]};
+    }
+    const auto [from, to] = std::equal_range(keys_.begin(), keys_.end(), index);
+    return {values_.data() + (from - keys_.begin()), values_.data() + (to - keys_.begin())};
+  }
 
-// A quick answer to "are there pairs for op index i?": a flag per index from 0 to one past the
-// last op (record indices; most ops have no pairs, and a flag read is cheaper than the binary
-// search that would find none). An index outside that range answers "maybe": the caller looks
-// it up.
-struct IndexFlags {
-  std::vector<char> flags;
-  IndexFlags(size_t opCount, const std::vector<long long>& indices) {
-    long long top = -1;
-    for (long long i : indices) top = std::max(top, i);
-    flags.assign(static_cast<size_t>(std::min<long long>(top + 1, static_cast<long long>(opCount) + 1)), 0);
-    for (long long i : indices)
-      if (i >= 0 && static_cast<size_t>(i) < flags.size()) flags[static_cast<size_t>(i)] = 1;
+ private:
+  size_t offset(long long index) const {  // (index >= lo_)
+    return static_cast<size_t>(static_cast<unsigned long long>(index) - static_cast<unsigned long long>(lo_));
   }
-  bool maybe(long long index) const {
-    return index < 0 || static_cast<size_t>(index) >= flags.size() || flags[static_cast<size_t>(index)];
-  }
+  long long lo_ = 0;
+  std::vector<size_t> start_;  // by table: index lo_ + k has values_[start_[k] .. start_[k + 1])
+  std::vector<long long> keys_;  // else: the sorted indices of values_
+  std::vector<PyObject*> values_;
 };
-std::vector<long long> indicesOf(const IndexedPairs& pairs) {
-  std::vector<long long> out;
-  out.reserve(pairs.size());
-  for (const auto& p : pairs) out.push_back(p.first);
-  return out;
-}
 
 // A copy of the op `op` (a tuple of its record class) with item `at` replaced by `value`
 // (stolen); null with an error set.
@@ -164,10 +181,9 @@ PyObject* opsRedirected(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   if (!listOfOps(args[0]) || !pairsOf(args[1], "redirects", redirects) || !pairsOf(args[2], "copies", copies) ||
       !positionOf(args[3], "index_at", indexAt) || !positionOf(args[4], "outs_at", outsAt))
     return nullptr;
-  sortByIndex(redirects);  // (the last redirect of an op wins)
-  sortByIndex(copies);     // op index -> copies, as recorded
   const size_t opCount = static_cast<size_t>(PyList_GET_SIZE(args[0]));
-  const IndexFlags redirected(opCount, indicesOf(redirects)), copied(opCount, indicesOf(copies));
+  const PairsByIndex redirectsAt(redirects, opCount);  // (the last redirect of an op wins)
+  const PairsByIndex copiesAt(copies, opCount);        // op index -> copies, as recorded
   PyObject* ops = args[0];
   PyObject* out = PyList_New(0);
   if (out == nullptr) return nullptr;
@@ -180,10 +196,9 @@ PyObject* opsRedirected(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
       return nullptr;
     }
     PyObject* kept = Py_NewRef(op);
-    const auto [redirectsFrom, redirectsTo] =
-        redirected.maybe(index) ? pairsAt(redirects, index) : std::make_pair(redirects.cend(), redirects.cend());
+    const auto [redirectsFrom, redirectsTo] = redirectsAt.at(index);
     if (redirectsFrom != redirectsTo) {
-      const auto redirected = std::prev(redirectsTo);
+      PyObject* redirected = redirectsTo[-1];
       Py_DECREF(kept);
       PyObject* outs = PyTuple_GET_ITEM(op, outsAt);
       if (!PyList_Check(outs)) {
@@ -194,7 +209,7 @@ PyObject* opsRedirected(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
       const Py_ssize_t n = std::max<Py_ssize_t>(PyList_GET_SIZE(outs), 1);
       PyObject* newOuts = PyList_New(n);
       if (newOuts != nullptr) {
-        PyList_SET_ITEM(newOuts, 0, Py_NewRef(redirected->second));
+        PyList_SET_ITEM(newOuts, 0, Py_NewRef(redirected));
         for (Py_ssize_t k = 1; k < n; ++k) PyList_SET_ITEM(newOuts, k, Py_NewRef(PyList_GET_ITEM(outs, k)));
       }
       kept = replacedOp(op, outsAt, newOuts);
@@ -203,10 +218,9 @@ PyObject* opsRedirected(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
       Py_DECREF(out);
       return nullptr;
     }
-    if (!copied.maybe(index)) continue;
-    const auto [copiesFrom, copiesTo] = pairsAt(copies, index);
+    const auto [copiesFrom, copiesTo] = copiesAt.at(index);
     for (auto c = copiesTo; c != copiesFrom;)  // (each made right after the op: the later first)
-      if (!appendStolen(out, Py_NewRef((--c)->second))) {
+      if (!appendStolen(out, Py_NewRef(*--c))) {
         Py_DECREF(out);
         return nullptr;
       }
@@ -256,19 +270,17 @@ PyObject* opsMatmulGrouped(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   if (!listOfOps(args[0]) || !pairsOf(args[1], "joins", joins) || !positionOf(args[2], "index_at", indexAt) ||
       !positionOf(args[3], "fields_at", fieldsAt))
     return nullptr;
-  std::vector<long long> continued, joined;  // sorted: looked up by binary search
+  IndexedPairs continued, joined;  // (index, unused)
   continued.reserve(joins.size());
   joined.reserve(joins.size());
   for (const auto& [earlier, later] : joins) {
     long long l;
     if (!indexOf(later, "a join's later index", l)) return nullptr;
-    continued.push_back(earlier);
-    joined.push_back(l);
+    continued.emplace_back(earlier, nullptr);
+    joined.emplace_back(l, nullptr);
   }
   const size_t opCount = static_cast<size_t>(PyList_GET_SIZE(args[0]));
-  const IndexFlags continuesAt(opCount, continued), joinedAt(opCount, joined);
-  std::sort(continued.begin(), continued.end());
-  std::sort(joined.begin(), joined.end());
+  const PairsByIndex continuedAt(continued, opCount), joinedAt(joined, opCount);
   PyObject* ops = args[0];
   PyObject* out = PyList_New(PyList_GET_SIZE(ops));
   if (out == nullptr) return nullptr;
@@ -280,8 +292,8 @@ PyObject* opsMatmulGrouped(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
       Py_DECREF(out);
       return nullptr;
     }
-    const bool stops = !continuesAt.maybe(index) || !std::binary_search(continued.begin(), continued.end(), index),
-               starts = !joinedAt.maybe(index) || !std::binary_search(joined.begin(), joined.end(), index);
+    const auto continues = continuedAt.at(index), joins = joinedAt.at(index);
+    const bool stops = continues.first == continues.second, starts = joins.first == joins.second;
     PyObject* kept = Py_NewRef(op);
     if (!stops || !starts) {
       Py_DECREF(kept);

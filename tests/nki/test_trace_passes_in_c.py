@@ -160,6 +160,19 @@ def test_redirects_and_joins_match_plain_statements(seed):
     assert [type(o) for o in got] == [Op] * len(ops)
 
 
+def test_facts_at_the_ends_of_the_index_range_are_found():
+    # (indices of 64-bit extremes, in a table's range and beyond it)
+    low, high = -2 ** 63, 2 ** 63 - 1
+    for indices in ([low, low + 1], [high - 1, high], [low, high]):
+        ops = [op(i, [access(1)], [access(2)], {"x": 0}) for i in indices + [0, 5]]
+        redirects = [(indices[0], access(9))]
+        copies = [(indices[-1], op(-1, [access(8)], [access(2)]))]
+        got = _core.nki.ops_redirected(ops, redirects, copies, INDEX, OUTS)
+        assert got == redirected_reference(ops, redirects, copies)
+        got = _core.nki.ops_matmul_grouped(ops, [(indices[0], indices[-1])], INDEX, FIELDS)
+        assert got == matmul_grouped_reference(ops, [(indices[0], indices[-1])])
+
+
 def next_fit_reference(sizes, first, last, capacity):
     """allocator._place's loop for tiles that all fit (None at the first that does not)."""
     live, expiry, addr = [], [], []
