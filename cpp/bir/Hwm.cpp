@@ -108,24 +108,6 @@ class ShapesOf {
 Hwm::Hwm(MachineConfig config) : cfg_(std::move(config)) {}
 Hwm::~Hwm() = default;
 
-double Hwm::clockGhz(Engine e) const {
-  switch (e) {
-    case Engine::PE:
-      return cfg_.pe_clock_ghz;
-    case Engine::Activation:
-      return cfg_.act_clock_ghz;
-    case Engine::Pool:
-      return cfg_.pool_clock_ghz;
-    case Engine::SP:
-    case Engine::DMA:
-      return cfg_.sp_clock_ghz;
-    case Engine::DVE:
-    case Engine::Unassigned:
-      return cfg_.dve_clock_ghz;
-  }
-  return cfg_.dve_clock_ghz;
-}
-
 double Hwm::minII(double n) const { return std::max(static_cast<double>(cfg_.min_ii_cycles), n); }
 
 double Hwm::poolCycles(double n) const { return static_cast<double>(cfg_.gpsimd_start_cycles) + n; }
@@ -157,8 +139,11 @@ Latency Hwm::compute(const Instruction& I, double cycles, int64_t flops, const P
                     : static_cast<double>(cfg_.sram_access_cycles + cfg_.static_instruction_overhead_cycles) / ghz;
   // The operands' shapes (ins then outs): the caller's, or read here from the patterns.
   if (shapes) {
-    for (const auto* list : {&I.ins, &I.outs})
-      for (const AccessPattern& ap : *list) l.bytes += apBytes(ap, *shapes++);
+    // Each list's data and size read once (through the lists' references the compiler reloads them).
+    const size_t nIns = I.ins.size(), nOuts = I.outs.size();
+    const AccessPattern *ins = I.ins.data(), *outs = I.outs.data();
+    for (size_t k = 0; k < nIns; ++k) l.bytes += apBytes(ins[k], shapes[k]);
+    for (size_t k = 0; k < nOuts; ++k) l.bytes += apBytes(outs[k], shapes[nIns + k]);
   } else {
     for (const auto* list : {&I.ins, &I.outs})
       for (const AccessPattern& ap : *list) l.bytes += apBytes(ap);

@@ -23,7 +23,19 @@ enum Track : uint8_t { kTrackPE = 0, kTrackACT, kTrackDVE, kTrackPool, kTrackSP,
 inline constexpr int kNumEngines = 5;
 inline constexpr int kMaxTracks = kNumEngines + 16;
 const char* trackName(int track);  // "PE", "ACT", "DVE", "Pool", "SP", "DMA0".."DMA15"
-int trackOfEngine(bir::Engine e);
+// Inline: the decoder asks it of every instruction.
+inline int trackOfEngine(bir::Engine e) {
+  switch (e) {
+    case bir::Engine::PE: return kTrackPE;
+    case bir::Engine::Activation: return kTrackACT;
+    case bir::Engine::Pool: return kTrackPool;
+    case bir::Engine::SP:
+    case bir::Engine::DMA: return kTrackSP;
+    case bir::Engine::DVE:
+    case bir::Engine::Unassigned: return kTrackDVE;
+  }
+  return kTrackDVE;
+}
 
 // One hazard footprint: bytes [lo, hi) of a memory, in the partition quadrants of `quadrants`
 // (bit q = partitions [32q, 32q + 32); DRAM tensors use bit 0).
