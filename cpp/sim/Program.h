@@ -50,7 +50,9 @@ inline constexpr uint32_t kMemSbuf = 0, kMemPsum = 1, kMemFirstDram = 2;
 uint8_t quadrantsOfAny(int64_t p0, int64_t n);  // any p0 and n, by counting
 inline uint8_t quadrantsOf(int64_t p0, int64_t n) {
   if (p0 < 0 || n < 1) return quadrantsOfAny(p0, n);
-  const int64_t lo = p0 / 32, hi = std::min<int64_t>((p0 + n - 1) / 32, 3);
+  // Shifts, not divisions: both are >= 0 here, where they agree, and a signed division by 32 costs
+  // a rounding fix-up (two operands of every instruction a module is prepared with).
+  const int64_t lo = p0 >> 5, hi = std::min<int64_t>((p0 + n - 1) >> 5, 3);
   return lo > hi ? 0 : static_cast<uint8_t>((2u << hi) - (1u << lo));  // bits lo..hi
 }
 
