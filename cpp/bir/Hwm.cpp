@@ -40,18 +40,29 @@ int64_t elementsOut(const Instruction& I) { return I.outs.empty() ? 0 : I.outs[0
 // on-chip side; a DRAM-to-DRAM transfer uses them all [D1].
 uint32_t dmaEngineMask(const Instruction& I, const PatternShape* shapes, const MachineConfig& c) {
   uint32_t mask = 0;
-  const size_t nIns = I.ins.size();
-  for (const auto* list : {&I.ins, &I.outs})
-    for (size_t k = 0; k < list->size(); ++k) {
-      const AccessPattern& ap = (*list)[k];
-      if (ap.isImmediate() || !ap.loc->isOnChip()) continue;
-      const int64_t p0 = ap.startPartition(), p1 = p0 + shapes[list == &I.ins ? k : nIns + k].partitions;
-      // Engines p0 / per .. (p1 - 1) / per, as one run of bits.
-      const int64_t lo = p0 / c.dma_partitions_per_engine;
-      const int64_t hi = std::min<int64_t>((p1 - 1) / c.dma_partitions_per_engine, c.dma_engines - 1);
-      if (p1 > p0 && lo <= hi) mask |= static_cast<uint32_t>((uint64_t{2} << hi) - (uint64_t{1} << lo));
-    }
+  // ins then outs, as `shapes` holds them; each list's data and size read once (the loop's calls
+  // are inline, but through the lists' references the compiler would reload them per operand).
+  const size_t nIns = I.ins.size(), n = nIns + I.outs.size();
+  const AccessPattern *ins = I.ins.data(), *outs = I.outs.data();
+  for (size_t k = 0; k < n; ++k) {
+    const AccessPattern& ap = k < nIns ? ins[k] : outs[k - nIns];
+    if (ap.isImmediate() || !ap.loc->isOnChip()) continue;
+    const int64_t p0 = ap.startPartition(), p1 = p0 + shapes[k].partitions;
+    // Engines p0 / per .. (p1 - 1) / per, as one run of bits.
+    const int64_t lo = p0 / c.dma_partitions_per_engine;
+    const int64_t hi = std::min<int64_t>((p1 - 1) / c.dma_partitions_per_engine, c.dma_engines - 1);
+    if (p1 > p0 && lo <= hi) mask |= static_cast<uint32_t>((uint64_t{2} << hi) - (uint64_t{1} << lo));
+  }
   return mask ? mask : static_cast<uint32_t>((uint64_t{1} << c.dma_engines) - 1);
+}
+
+// std::popcount, inline: without -mpopcnt (the portable build targets x86-64 without it) GCC makes
+// std::popcount a call into libgcc, which each DMA's pricing paid.
+int bitCount(uint32_t x) {
+  x = x - ((x >> 1) & 0x55555555u);
+  x = (x & 0x33333333u) + ((x >> 2) & 0x33333333u);
+  x = (x + (x >> 4)) & 0x0F0F0F0Fu;
+  return static_cast<int>((x * 0x01010101u) >> 24);
 }
 
 // Elements in one contiguous run of a DMA side: its pairs merged from the innermost outwards while
@@ -59,9 +70,10 @@ uint32_t dmaEngineMask(const Instruction& I, const PatternShape* shapes, const M
 // contiguous with each other, so its runs stop inside a partition.
 int64_t contiguousRun(const AccessPattern& ap) {
   const size_t first = ap.loc->isOnChip() ? 1 : 0;
+  const APPair* const pairs = ap.pattern.data();  // read once (InlineVector: inline or on the heap)
   int64_t run = 1;
   for (size_t i = ap.pattern.size(); i-- > first;) {
-    const APPair& p = ap.pattern[i];
+    const APPair& p = pairs[i];
     if (p.num == 1) continue;
     if (p.step != run) break;
     run *= p.num;
@@ -96,24 +108,6 @@ class ShapesOf {
 Hwm::Hwm(MachineConfig config) : cfg_(std::move(config)) {}
 Hwm::~Hwm() = default;
 
-double Hwm::clockGhz(Engine e) const {
-  switch (e) {
-    case Engine::PE:
-      return cfg_.pe_clock_ghz;
-    case Engine::Activation:
-      return cfg_.act_clock_ghz;
-    case Engine::Pool:
-      return cfg_.pool_clock_ghz;
-    case Engine::SP:
-    case Engine::DMA:
-      return cfg_.sp_clock_ghz;
-    case Engine::DVE:
-    case Engine::Unassigned:
-      return cfg_.dve_clock_ghz;
-  }
-  return cfg_.dve_clock_ghz;
-}
-
 double Hwm::minII(double n) const { return std::max(static_cast<double>(cfg_.min_ii_cycles), n); }
 
 double Hwm::poolCycles(double n) const { return static_cast<double>(cfg_.gpsimd_start_cycles) + n; }
@@ -145,8 +139,11 @@ Latency Hwm::compute(const Instruction& I, double cycles, int64_t flops, const P
                     : static_cast<double>(cfg_.sram_access_cycles + cfg_.static_instruction_overhead_cycles) / ghz;
   // The operands' shapes (ins then outs): the caller's, or read here from the patterns.
   if (shapes) {
-    for (const auto* list : {&I.ins, &I.outs})
-      for (const AccessPattern& ap : *list) l.bytes += apBytes(ap, *shapes++);
+    // Each list's data and size read once (through the lists' references the compiler reloads them).
+    const size_t nIns = I.ins.size(), nOuts = I.outs.size();
+    const AccessPattern *ins = I.ins.data(), *outs = I.outs.data();
+    for (size_t k = 0; k < nIns; ++k) l.bytes += apBytes(ins[k], shapes[k]);
+    for (size_t k = 0; k < nOuts; ++k) l.bytes += apBytes(outs[k], shapes[nIns + k]);
   } else {
     for (const auto* list : {&I.ins, &I.outs})
       for (const AccessPattern& ap : *list) l.bytes += apBytes(ap);
@@ -452,7 +449,7 @@ Latency Hwm::dmaLatency(const InstDMA& I, const PatternShape* shapes) const {
   const double descriptors = std::ceil(static_cast<double>(elements) / static_cast<double>(run));
   const double bytes = static_cast<double>(elements) * std::max(dtypeSize(src.dtype), dtypeSize(dst.dtype));
   // The busiest engine's share: its partitions of the on-chip side, or an even split.
-  double share = 1.0 / std::popcount(l.dma_engine_mask);
+  double share = 1.0 / bitCount(l.dma_engine_mask);
   for (const auto& [ap, shape] : {std::pair{&dst, &dstShape}, std::pair{&src, &srcShape}})
     if (ap->loc->isOnChip()) {
       const int64_t p = shape->partitions;

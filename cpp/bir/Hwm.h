@@ -129,6 +129,25 @@ inline Engine defaultEngine(NodeClass nc) {
 
 // Inline: asked several times of every instruction a module is prepared with (the decoder, the
 // formulas), across the library boundary.
+// Inline: every instruction's pricing asks it.
+inline double Hwm::clockGhz(Engine e) const {
+  switch (e) {
+    case Engine::PE:
+      return cfg_.pe_clock_ghz;
+    case Engine::Activation:
+      return cfg_.act_clock_ghz;
+    case Engine::Pool:
+      return cfg_.pool_clock_ghz;
+    case Engine::SP:
+    case Engine::DMA:
+      return cfg_.sp_clock_ghz;
+    case Engine::DVE:
+    case Engine::Unassigned:
+      return cfg_.dve_clock_ghz;
+  }
+  return cfg_.dve_clock_ghz;
+}
+
 inline Engine Hwm::engineOf(const Instruction& I) {
   const NodeClass nc = I.nodeClass();
   if (nc == NodeClass::DMA && (I.engine == Engine::Unassigned || I.engine == Engine::DMA))

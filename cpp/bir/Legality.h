@@ -160,6 +160,17 @@ struct Dma {
   bool src_2d = true;  // the source pattern has at most two dims of more than one element
 };
 Verdict dma(const Dma& d, const MachineConfig& cfg);
+// Whether dma() passes a plain copy: one input, mode Copy, no hardware DGE, not a scatter. It says
+// yes only where dma() finds nothing (it reads no rule of its own: each test is one of dma()'s, in
+// the cases it leaves), so that the simulator's decoder, which asks this of every DMA of a module,
+// skips building the Dma and its refusal; any other transfer goes to dma(). Inline: per DMA.
+inline bool plainDmaPasses(Opcode op, const Operand& src, const Operand& dst, DmaMode mode, AluOp dst_rmw_op,
+                           DgeType dge_type) {
+  return op != InstructionType::IndirectSave && mode == DmaMode::Copy && dge_type != DgeType::HWDGE &&
+         (dst_rmw_op == AluOp::bypass || dst_rmw_op == AluOp::add) && src.space != Space::Immediate &&
+         src.space != Space::PSUM && dst.space != Space::PSUM &&
+         src.partitions * src.free_elements == dst.partitions * dst.free_elements;
+}
 // The descriptor generator of a transfer from `src` dtype to `dst` dtype and the engine that
 // triggers it (rule dma.hwdge), also asked alone by a tracer choosing them before it has the
 // transfer's operands.

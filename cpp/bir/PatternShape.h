@@ -26,23 +26,33 @@ struct PatternShape {
 };
 
 // Inline: called for every operand of every instruction a module is prepared with.
+// The running values are locals, assigned to the result once at the end: accumulated through a
+// reference into the result (lo or hi, chosen per pair), they went through memory at every pair.
 inline PatternShape patternShape(const AccessPattern& ap) {
   PatternShape s;
-  const APPairs& pairs = ap.pattern;
-  if (pairs.empty()) return s;
-  s.partitions = pairs[0].num;
-  s.minNum = pairs[0].num;
+  const size_t n = ap.pattern.size();
+  if (n == 0) return s;
+  const APPair* const pairs = ap.pattern.data();  // read once (InlineVector: inline or on the heap)
   int64_t span;
-  s.overflow = __builtin_mul_overflow(pairs[0].num - 1, pairs[0].step, &span);
+  bool overflow = __builtin_mul_overflow(pairs[0].num - 1, pairs[0].step, &span);
   (span < 0 ? s.outerLo : s.outerHi) = span;
-  for (size_t i = 1; i < pairs.size(); ++i) {
+  int64_t freeElements = 1, minNum = pairs[0].num, lo = 0, hi = 0;
+  for (size_t i = 1; i < n; ++i) {
     const APPair p = pairs[i];
-    s.freeElements *= p.num;
-    s.minNum = std::min(s.minNum, p.num);
-    s.overflow |= __builtin_mul_overflow(p.num - 1, p.step, &span);
-    int64_t& end = span < 0 ? s.lo : s.hi;
-    s.overflow |= __builtin_add_overflow(end, span, &end);
+    freeElements *= p.num;
+    minNum = std::min(minNum, p.num);
+    overflow |= __builtin_mul_overflow(p.num - 1, p.step, &span);
+    if (span < 0)
+      overflow |= __builtin_add_overflow(lo, span, &lo);
+    else
+      overflow |= __builtin_add_overflow(hi, span, &hi);
   }
+  s.partitions = pairs[0].num;
+  s.freeElements = freeElements;
+  s.lo = lo;
+  s.hi = hi;
+  s.overflow = overflow;
+  s.minNum = minNum;
   return s;
 }
 

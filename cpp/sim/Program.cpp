@@ -390,19 +390,6 @@ const char* trackName(int track) {
   return track >= 0 && track < kMaxTracks ? kNames[track] : "?";
 }
 
-int trackOfEngine(bir::Engine e) {
-  switch (e) {
-    case Engine::PE: return kTrackPE;
-    case Engine::Activation: return kTrackACT;
-    case Engine::Pool: return kTrackPool;
-    case Engine::SP:
-    case Engine::DMA: return kTrackSP;
-    case Engine::DVE:
-    case Engine::Unassigned: return kTrackDVE;
-  }
-  return kTrackDVE;
-}
-
 std::string instructionWhere(int core, uint32_t block, uint32_t index, const bir::Instruction& I) {
   return "functions[" + std::to_string(core) + "].blocks[" + std::to_string(block) + "].instructions[" +
          std::to_string(index) + "] " + I.opcodeName() + " '" + I.name + "'";

@@ -23,7 +23,19 @@ enum Track : uint8_t { kTrackPE = 0, kTrackACT, kTrackDVE, kTrackPool, kTrackSP,
 inline constexpr int kNumEngines = 5;
 inline constexpr int kMaxTracks = kNumEngines + 16;
 const char* trackName(int track);  // "PE", "ACT", "DVE", "Pool", "SP", "DMA0".."DMA15"
-int trackOfEngine(bir::Engine e);
+// Inline: the decoder asks it of every instruction.
+inline int trackOfEngine(bir::Engine e) {
+  switch (e) {
+    case bir::Engine::PE: return kTrackPE;
+    case bir::Engine::Activation: return kTrackACT;
+    case bir::Engine::Pool: return kTrackPool;
+    case bir::Engine::SP:
+    case bir::Engine::DMA: return kTrackSP;
+    case bir::Engine::DVE:
+    case bir::Engine::Unassigned: return kTrackDVE;
+  }
+  return kTrackDVE;
+}
 
 // One hazard footprint: bytes [lo, hi) of a memory, in the partition quadrants of `quadrants`
 // (bit q = partitions [32q, 32q + 32); DRAM tensors use bit 0).
@@ -38,7 +50,9 @@ inline constexpr uint32_t kMemSbuf = 0, kMemPsum = 1, kMemFirstDram = 2;
 uint8_t quadrantsOfAny(int64_t p0, int64_t n);  // any p0 and n, by counting
 inline uint8_t quadrantsOf(int64_t p0, int64_t n) {
   if (p0 < 0 || n < 1) return quadrantsOfAny(p0, n);
-  const int64_t lo = p0 / 32, hi = std::min<int64_t>((p0 + n - 1) / 32, 3);
+  // Shifts, not divisions: both are >= 0 here, where they agree, and a signed division by 32 costs
+  // a rounding fix-up (two operands of every instruction a module is prepared with).
+  const int64_t lo = p0 >> 5, hi = std::min<int64_t>((p0 + n - 1) >> 5, 3);
   return lo > hi ? 0 : static_cast<uint8_t>((2u << hi) - (1u << lo));  // bits lo..hi
 }
 

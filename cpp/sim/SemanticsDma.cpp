@@ -30,6 +30,11 @@ bool transposeDims(const bir::AccessPattern& ap, int64_t& a, int64_t& b) {
 }  // namespace
 
 void check(const InstDMA& I, Checker& c) {
+  if (c.nIns == 1 && legality::plainDmaPasses(I.opcode(), c.facts(c.in(0)), c.facts(c.out(0)), I.mode,
+                                              I.dst_rmw_op, I.dge_type)) {
+    if (I.dst_rmw_op == AluOp::add) c.outAlsoRead = true;
+    return;
+  }
   legality::Dma d;
   d.opcode = I.opcode();
   d.engine = c.engine;
