@@ -68,6 +68,16 @@ PyObject *zeroFloat, *emptyTuple;
 
 using Owned = nxs::py_bind::OwnedRef;
 
+// dtypes.promote(a, b): a itself when a is b (promote's first rule, `a is b` answers a), without
+// the call's frame; else promote's answer. A new reference, null with an error set.
+// Why: both operands of a normalisation kernel's `x * y` are mostly of one dtype object, and
+// promote's Python frame is then all the call costs.
+PyObject* promoted(PyObject* a, PyObject* b) {
+  if (a == b) return Py_NewRef(a);
+  PyObject* const pair[2] = {a, b};
+  return PyObject_Vectorcall(promote, pair, 2, nullptr);
+}
+
 // 1 when `o.storage.on_chip` (o a Tensor), 0 if not, -1 on error.
 int onChip(PyObject* o) {
   Owned st(slotAttr(o, storageName));
@@ -229,8 +239,7 @@ PyObject* binaryPlain(PyObject* x, PyObject* y, PyObject* name, PyObject* mask =
     if (t == 0) t = PyDict_Contains(floatDtypes, yDtype.get());
     if (t != 1) return t < 0 ? nullptr : Py_NewRef(Py_NotImplemented);
   }
-  PyObject* const pair[2] = {xDtype.get(), yDtype.get()};
-  Owned dtype(PyObject_Vectorcall(promote, pair, 2, nullptr));
+  Owned dtype(promoted(xDtype.get(), yDtype.get()));
   if (dtype.get() == nullptr) return nullptr;
   Owned loc(callSiteLocation(0));  // (the kernel's frame: this C method has none of its own)
   if (loc.get() == nullptr) return nullptr;
@@ -422,8 +431,7 @@ PyObject* binaryColumn(PyObject* x, PyObject* y, PyObject* name, PyObject* mask)
   const int xColumn = isColumn(xs), yColumn = isColumn(ys);
   if (xColumn < 0 || yColumn < 0 || xColumn == yColumn) Py_RETURN_NOTIMPLEMENTED;
   const bool reverse = xColumn == 1;
-  PyObject* const pair[2] = {p.xDtype.get(), p.yDtype.get()};
-  Owned dtype(PyObject_Vectorcall(promote, pair, 2, nullptr));
+  Owned dtype(promoted(p.xDtype.get(), p.yDtype.get()));
   if (dtype.get() == nullptr) return nullptr;
   return tensorScalarCall(reverse ? y : x, p.op, reverse ? x : y, reverse, dtype.get(), mask, name);
 }
