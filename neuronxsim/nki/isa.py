@@ -440,6 +440,12 @@ def bn_aggr(data, *, mask=None, dtype=None):
                          "bn_aggr")
 
 
+# An on-chip tile of whole records, no dtype or one _dtype has answered before: the per_lane call
+# above, made in C (cpp/python/trace_lane_fast.cpp, through a FastCall); any other call is the
+# definition's.
+bn_aggr = _core.nki.FastCall(bn_aggr, _core.nki.bn_aggr_fast(IT.BNStatsAggregate))
+
+
 def max8(*, src, mask=None, dtype=None):
     """The 8 largest values of each partition, descending."""
     loc = caller_location()

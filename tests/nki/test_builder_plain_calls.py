@@ -38,6 +38,7 @@ def _python_only(m):
     for name in _BINARY + tuple(language._ACTIVATIONS) + ("sum", "max", "min", "prod"):
         m.setattr(language, name, getattr(language, name).__wrapped__)
     m.setattr(isa, "bn_stats", isa.bn_stats.__wrapped__)
+    m.setattr(isa, "bn_aggr", isa.bn_aggr.__wrapped__)
     for method, (name, reverse) in _OPERATORS.items():
         m.setattr(Tensor, method, tensor._operator(name, reverse))
     for name in list(language._IN_PLACE_ALU):
