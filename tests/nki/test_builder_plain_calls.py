@@ -39,6 +39,7 @@ def _python_only(m):
         m.setattr(language, name, getattr(language, name).__wrapped__)
     m.setattr(isa, "bn_stats", isa.bn_stats.__wrapped__)
     m.setattr(isa, "bn_aggr", isa.bn_aggr.__wrapped__)
+    m.setattr(isa, "tensor_scalar", isa.tensor_scalar.__wrapped__)
     for method, (name, reverse) in _OPERATORS.items():
         m.setattr(Tensor, method, tensor._operator(name, reverse))
     for name in list(language._IN_PLACE_ALU):

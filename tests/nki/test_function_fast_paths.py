@@ -1,6 +1,7 @@
 """The C paths of nl.add / subtract / multiply / divide called as functions, of the tile operators
 with a lane-constant operand (``x * rstd``), of nl's activations (nl.exp, nl.rsqrt...) and
-reductions (nl.sum, nl.max, nl.min, nl.prod) and of nisa.bn_stats and nisa.bn_aggr (FastCalls and Tensor's operator
+reductions (nl.sum, nl.max, nl.min, nl.prod) and of nisa.bn_stats, nisa.bn_aggr and
+nisa.tensor_scalar (FastCalls and Tensor's operator
 methods: cpp/python/trace_accumulate.cpp, cpp/python/trace_lane_fast.cpp): every kernel here
 traces to the same module, and refuses what it refuses with the same message, as with the Python
 definitions alone."""
@@ -38,6 +39,7 @@ def _python_only(m):
         m.setattr(language, name, getattr(language, name).__wrapped__)
     m.setattr(isa, "bn_stats", isa.bn_stats.__wrapped__)
     m.setattr(isa, "bn_aggr", isa.bn_aggr.__wrapped__)
+    m.setattr(isa, "tensor_scalar", isa.tensor_scalar.__wrapped__)
     for method, (name, reverse) in _OPERATORS.items():
         m.setattr(Tensor, method, tensor._operator(name, reverse))
     for name in list(language._IN_PLACE_ALU):
@@ -255,7 +257,7 @@ def test_the_functions_stay_the_definitions():
     assert nl.multiply.alu_op is Alu.mult and nl.add.alu_op is Alu.add
     assert nl.sum.alu_op is Alu.add and nl.max.alu_op is Alu.max
     assert nl.rsqrt.act_func is Act.Rsqrt
-    for fn in (isa.bn_stats, isa.bn_aggr):
+    for fn in (isa.bn_stats, isa.bn_aggr, isa.tensor_scalar):
         assert fn.__name__ == fn.__wrapped__.__name__
         assert fn.__doc__ == fn.__wrapped__.__doc__
         assert inspect.signature(fn) == inspect.signature(fn.__wrapped__)
@@ -340,3 +342,108 @@ def test_which_calls_take_the_c_path(monkeypatch):
 
     nki.trace_kernel(with_dtype, T[[128, 64], nl.float32])
     assert calls == ["_binary"]
+
+
+@nki.jit
+def tensor_scalar_kernel(a, b):
+    """nisa.tensor_scalar's calls: tile and number operands ([P, 1] and [P] tiles, ints, floats),
+    one or two operators (numpy's, nl's, Alu members), reverse flags, positional and keyword
+    arguments, dtypes, masks, engines, PSUM data, over a partial last tile (masked)."""
+    rows, cols = a.shape
+    out = nl.ndarray((rows, cols), dtype=nl.float32, buffer=nl.shared_hbm)
+    ip = nl.arange(128)[:, None]
+    ic = nl.arange(cols)[None, :]
+    for t in nl.affine_range((rows + 127) // 128):
+        valid = t * 128 + ip < rows
+        x = nl.load(a[t * 128 + ip, ic], mask=valid)
+        y = nl.load(b[t * 128 + ip, ic], mask=valid)
+        col = nl.sum(x, axis=1, keepdims=True)
+        flat = nl.max(y, axis=1)
+        s = nisa.tensor_scalar(data=x, op0=np.subtract, operand0=col, op1=np.multiply,
+                               operand1=flat)
+        s = nisa.tensor_scalar(s, np.add, 2, reverse0=True)
+        s = nisa.tensor_scalar(s, nl.multiply, 0.5, False, np.subtract, 3, True)
+        s = nisa.tensor_scalar(s, np.multiply, col, op1=np.add, operand1=1.5)
+        s = nisa.tensor_scalar(s, np.add, 1.0, op1=np.multiply, operand1=col)
+        s = nisa.tensor_scalar(s, Alu.add, 1.0)
+        s = nisa.tensor_scalar(s, np.maximum, 0.0, dtype=nl.bfloat16)
+        s = nisa.tensor_scalar(s, np.minimum, col, mask=valid)
+        s = nisa.tensor_scalar(s, np.add, 1.0, engine=nisa.vector_engine)
+        s = nisa.tensor_scalar(s, np.add, 1.0, engine=nisa.unknown_engine, op1=None,
+                               operand1=None)
+        s = nisa.tensor_scalar(s, np.multiply, np.float32(2.0))
+        s = nisa.tensor_scalar(s, np.multiply, True)
+        s = nisa.tensor_scalar(s, np.add, 1.0, reverse0=1)
+        h = nisa.tensor_scalar(s[0:64, :], np.add, col[0:64, :])
+        p = nl.matmul(x[:, 0:128], y[:, 0:128], transpose_x=True)
+        q = nisa.tensor_scalar(p, np.multiply, 2.0)
+        nl.store(out[t * 128 + ip, ic], value=s + q[:, 0:1] + h[0:1, 0:1], mask=valid)
+    return out
+
+
+@pytest.mark.parametrize("rows", [128, 200, 300])
+def test_tensor_scalar_traces_as_the_python_definition(monkeypatch, rows):
+    assert not _same(monkeypatch, tensor_scalar_kernel, T[[rows, 128], nl.float32],
+                     T[[rows, 128], nl.float32]).startswith(("NKIError", "TypeError"))
+
+
+@nki.jit
+def tensor_scalar_refusals(a, which):
+    x = nl.load(a)
+    col = nl.sum(x, axis=1, keepdims=True)
+    nisa.tensor_scalar(x, np.add, 1.0)  # (np.add remembered: the C path's from here)
+    if which == "op1-without-operand1":
+        nisa.tensor_scalar(x, np.add, 1.0, op1=np.multiply)
+    elif which == "operand1-without-op1":
+        nisa.tensor_scalar(x, np.add, 1.0, operand1=2.0)
+    elif which == "not-alu":
+        nisa.tensor_scalar(x, len, 1.0)
+    elif which == "hbm-data":
+        nisa.tensor_scalar(a, np.add, 1.0)
+    elif which == "hbm-operand":
+        nisa.tensor_scalar(x, np.add, a)
+    elif which == "bitvec-float":
+        nisa.tensor_scalar(x, np.bitwise_and, 1)
+    elif which == "partitions":
+        nisa.tensor_scalar(x, np.add, col[0:64, :])
+    elif which == "wide-operand":
+        nisa.tensor_scalar(x, np.add, x)
+    elif which == "string":
+        nisa.tensor_scalar(x, np.add, "two")
+    elif which == "huge-int":
+        nisa.tensor_scalar(x, np.add, 10 ** 400)
+    elif which == "keyword":
+        nisa.tensor_scalar(x, np.add, 1.0, bogus=1)
+    elif which == "positional":
+        nisa.tensor_scalar(x, np.add, 1.0, False, None, None, False, None)
+    elif which == "twice":
+        nisa.tensor_scalar(x, np.add, 1.0, op0=np.add)
+    elif which == "missing":
+        nisa.tensor_scalar(x, np.add)
+    elif which == "engine":
+        nisa.tensor_scalar(x, np.add, 1.0, engine=nisa.tensor_engine)
+    elif which == "bad-mask":
+        nisa.tensor_scalar(x, np.add, 1.0, mask="m")
+    elif which == "bad-dtype":
+        nisa.tensor_scalar(x, np.add, 1.0, dtype="nope")
+    out = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+    nl.store(out, value=x)
+    return out
+
+
+@pytest.mark.parametrize("which", [
+    "op1-without-operand1", "operand1-without-op1", "not-alu", "hbm-data", "hbm-operand",
+    "bitvec-float", "partitions", "wide-operand", "string", "keyword", "positional", "twice",
+    "missing", "engine", "bad-mask", "bad-dtype"])
+def test_tensor_scalar_refuses_as_the_python_definition(monkeypatch, which):
+    _same(monkeypatch, tensor_scalar_refusals, T[[128, 512], nl.float32], which)
+
+
+def test_tensor_scalar_huge_int_raises_as_from_python(monkeypatch):
+    """(An OverflowError, which trace_outcome does not compare: raised by both, the builder's.)"""
+    with pytest.raises(OverflowError):
+        nki.trace_kernel(tensor_scalar_refusals, T[[128, 512], nl.float32], "huge-int")
+    with monkeypatch.context() as m:
+        _python_only(m)
+        with pytest.raises(OverflowError):
+            nki.trace_kernel(tensor_scalar_refusals, T[[128, 512], nl.float32], "huge-int")
