@@ -1,8 +1,7 @@
 """The C paths of nl.add / subtract / multiply / divide called as functions, of the tile operators
 with a lane-constant operand (``x * rstd``), of nl's activations (nl.exp, nl.rsqrt...) and
-reductions (nl.sum, nl.max, nl.min, nl.prod) and of nisa.bn_stats, nisa.bn_aggr and
-nisa.tensor_scalar (FastCalls and Tensor's operator
-methods: cpp/python/trace_accumulate.cpp, cpp/python/trace_lane_fast.cpp): every kernel here
+reductions (nl.sum, nl.max, nl.min, nl.prod), nisa.bn_stats, bn_aggr and tensor_scalar (FastCalls and
+operator methods: cpp/python/trace_accumulate.cpp, cpp/python/trace_lane_fast.cpp): every kernel here
 traces to the same module, and refuses what it refuses with the same message, as with the Python
 definitions alone."""
 
@@ -19,7 +18,7 @@ from neuronxsim.nki.opcodes import Act, Alu
 from neuronxsim.nki.tensor import Tensor
 
 import tutorial_kernels as tk
-from nki_testing import same_outcome
+from nki_testing import same_outcome, use_definitions
 
 T = nki.typing.tensor
 
@@ -37,9 +36,7 @@ def _python_only(m):
     operator methods too, and the in-place operators find no ALU op for their C shortcut."""
     for name in _BINARY + _ACTIVATIONS + _REDUCTIONS:
         m.setattr(language, name, getattr(language, name).__wrapped__)
-    m.setattr(isa, "bn_stats", isa.bn_stats.__wrapped__)
-    m.setattr(isa, "bn_aggr", isa.bn_aggr.__wrapped__)
-    m.setattr(isa, "tensor_scalar", isa.tensor_scalar.__wrapped__)
+    use_definitions(m, isa, ("bn_stats", "bn_aggr", "tensor_scalar"))
     for method, (name, reverse) in _OPERATORS.items():
         m.setattr(Tensor, method, tensor._operator(name, reverse))
     for name in list(language._IN_PLACE_ALU):
@@ -122,12 +119,9 @@ def bn_stats_kernel(a, cols_fb):
         plain = nisa.bn_stats(x[:, 0:64])
         named = nisa.bn_stats(x[:, 0:64], dtype="float32", mask=valid)
         mv = nisa.bn_aggr(stats)
-        # (bn_aggr of a masked-off or partial tile, of a slice, with dtypes and masks)
-        m16 = nisa.bn_aggr(b16, dtype=nl.float32) + nisa.bn_aggr(stats[:, 0:6], mask=valid)
-        mb = nisa.bn_aggr(named, dtype="bfloat16") + nisa.bn_aggr(plain, mask=(ip + 0 < 64))
         nl.store(out[t * 128 + ip, nl.arange(2)[None, :]],
-                 value=mv + nisa.bn_aggr(b16) + nisa.bn_aggr(plain) + nisa.bn_aggr(named) + m16 +
-                 mb, mask=valid)
+                 value=mv + nisa.bn_aggr(b16) + nisa.bn_aggr(plain) + nisa.bn_aggr(named),
+                 mask=valid)
     return out
 
 
@@ -180,22 +174,6 @@ def refusals(a, b, which):
         nisa.bn_stats(x)  # (512 elements per partition at most)
     elif which == "bn-keyword":
         nisa.bn_stats(x, bogus=1)
-    elif which == "aggr-hbm":
-        nisa.bn_aggr(a)
-    elif which == "aggr-records":  # (not a whole number of records per partition)
-        nisa.bn_aggr(x[:, 0:7])
-    elif which == "aggr-1d":
-        nisa.bn_aggr(nl.sum(x, axis=1))
-    elif which == "aggr-dtype":
-        nisa.bn_aggr(x[:, 0:6], dtype="nope")
-    elif which == "aggr-unhashable":
-        nisa.bn_aggr(x[:, 0:6], dtype=[1])
-    elif which == "aggr-keyword":
-        nisa.bn_aggr(x[:, 0:6], bogus=1)
-    elif which == "aggr-positional":
-        nisa.bn_aggr(x[:, 0:6], None)
-    elif which == "aggr-bad-mask":
-        nisa.bn_aggr(x[:, 0:6], mask="m")
     out = nl.ndarray((128, 1024), dtype=nl.float32, buffer=nl.shared_hbm)
     nl.store(out, value=x)
     return out
@@ -218,8 +196,7 @@ def test_bn_stats_traces_as_the_python_definition(monkeypatch, rows, cols, fb):
     "hbm", "hbm-column", "partitions", "shapes", "no-tile", "string", "bad-mask", "too-many",
     "keyword", "exp-hbm", "exp-keyword", "exp-bad-mask", "sum-no-axis", "sum-axis-twice",
     "sum-bad-axis", "sum-partition-axis", "sum-hbm", "bn-hbm", "bn-dtype", "bn-unhashable",
-    "bn-too-big", "bn-keyword", "aggr-hbm", "aggr-records", "aggr-1d", "aggr-dtype",
-    "aggr-unhashable", "aggr-keyword", "aggr-positional", "aggr-bad-mask"])
+    "bn-too-big", "bn-keyword"])
 def test_the_c_paths_refuse_as_the_python_definitions(monkeypatch, which):
     outcome = _same(monkeypatch, refusals, T[[128, 1024], nl.float32],
                     T[[128, 1024], nl.float32], which)
@@ -257,36 +234,8 @@ def test_the_functions_stay_the_definitions():
     assert nl.multiply.alu_op is Alu.mult and nl.add.alu_op is Alu.add
     assert nl.sum.alu_op is Alu.add and nl.max.alu_op is Alu.max
     assert nl.rsqrt.act_func is Act.Rsqrt
-    for fn in (isa.bn_stats, isa.bn_aggr, isa.tensor_scalar):
-        assert fn.__name__ == fn.__wrapped__.__name__
-        assert fn.__doc__ == fn.__wrapped__.__doc__
-        assert inspect.signature(fn) == inspect.signature(fn.__wrapped__)
-
-
-@nki.jit
-def mixed_dtypes(a, b):
-    """Operators of tiles of one dtype (promote not called: its first rule) and of two (promote's
-    answer), tile-by-tile and tile-by-column, as the kernel's Python runs them."""
-    rows, cols = a.shape
-    out = nl.ndarray((rows, cols), dtype=nl.float32, buffer=nl.shared_hbm)
-    ip = nl.arange(128)[:, None]
-    ic = nl.arange(cols)[None, :]
-    for t in nl.affine_range((rows + 127) // 128):
-        valid = t * 128 + ip < rows
-        x = nl.load(a[t * 128 + ip, ic], mask=valid)
-        y = nl.load(b[t * 128 + ip, ic], mask=valid)
-        col = nl.sum(y, axis=1, keepdims=True)
-        s = x * y + y * y + x * x - y / x
-        s = s * col + col * x - y * col + x / col
-        nl.store(out[t * 128 + ip, ic], value=s, mask=valid)
-    return out
-
-
-@pytest.mark.parametrize("da, db", [(nl.float32, nl.bfloat16), (nl.bfloat16, nl.bfloat16),
-                                    (nl.float16, nl.bfloat16), (nl.float32, nl.float32)])
-def test_operators_of_mixed_dtypes_trace_as_the_python_definitions(monkeypatch, da, db):
-    assert not _same(monkeypatch, mixed_dtypes, T[[200, 64], da],
-                     T[[200, 64], db]).startswith(("NKIError", "TypeError"))
+    assert all(inspect.signature(fn) == inspect.signature(fn.__wrapped__) and fn.__name__ ==
+               fn.__wrapped__.__name__ for fn in (isa.bn_stats, isa.bn_aggr, isa.tensor_scalar))
 
 
 @nki.jit
@@ -342,6 +291,32 @@ def test_which_calls_take_the_c_path(monkeypatch):
 
     nki.trace_kernel(with_dtype, T[[128, 64], nl.float32])
     assert calls == ["_binary"]
+
+
+@nki.jit
+def mixed_dtypes(a, b):
+    """Operators of tiles of one dtype (promote not called: its first rule) and of two (promote's
+    answer), tile-by-tile and tile-by-column, as the kernel's Python runs them."""
+    rows, cols = a.shape
+    out = nl.ndarray((rows, cols), dtype=nl.float32, buffer=nl.shared_hbm)
+    ip = nl.arange(128)[:, None]
+    ic = nl.arange(cols)[None, :]
+    for t in nl.affine_range((rows + 127) // 128):
+        valid = t * 128 + ip < rows
+        x = nl.load(a[t * 128 + ip, ic], mask=valid)
+        y = nl.load(b[t * 128 + ip, ic], mask=valid)
+        col = nl.sum(y, axis=1, keepdims=True)
+        s = x * y + y * y + x * x - y / x
+        s = s * col + col * x - y * col + x / col
+        nl.store(out[t * 128 + ip, ic], value=s, mask=valid)
+    return out
+
+
+@pytest.mark.parametrize("da, db", [(nl.float32, nl.bfloat16), (nl.bfloat16, nl.bfloat16),
+                                    (nl.float16, nl.bfloat16), (nl.float32, nl.float32)])
+def test_operators_of_mixed_dtypes_trace_as_the_python_definitions(monkeypatch, da, db):
+    assert not _same(monkeypatch, mixed_dtypes, T[[200, 64], da],
+                     T[[200, 64], db]).startswith(("NKIError", "TypeError"))
 
 
 @nki.jit
@@ -447,3 +422,62 @@ def test_tensor_scalar_huge_int_raises_as_from_python(monkeypatch):
         _python_only(m)
         with pytest.raises(OverflowError):
             nki.trace_kernel(tensor_scalar_refusals, T[[128, 512], nl.float32], "huge-int")
+
+
+@nki.jit
+def bn_aggr_kernel(a):
+    """bn_aggr of bn_stats records over a partial last tile (masked): whole tiles, slices, dtypes
+    given in several ways, masks that keep the tile and masks that cut it."""
+    rows, cols = a.shape
+    out = nl.ndarray((rows, 2), dtype=nl.float32, buffer=nl.shared_hbm)
+    ip = nl.arange(128)[:, None]
+    ic = nl.arange(cols)[None, :]
+    for t in nl.affine_range((rows + 127) // 128):
+        valid = t * 128 + ip < rows
+        x = nl.load(a[t * 128 + ip, ic], mask=valid)
+        stats = nl.ndarray((128, 12), dtype=np.float32)
+        stats[ip, nl.arange(6)[None, :]] = nisa.bn_stats(x[:, 0:64], mask=valid)
+        stats[ip, 6 + nl.arange(6)[None, :]] = nisa.bn_stats(x[:, 64:128])
+        b16 = nisa.bn_stats(x[:, 0:64], dtype=nl.bfloat16)
+        mv = nisa.bn_aggr(stats) + nisa.bn_aggr(stats[:, 0:6], mask=valid)
+        m16 = nisa.bn_aggr(b16, dtype=nl.float32) + nisa.bn_aggr(b16)
+        mb = nisa.bn_aggr(stats, dtype="bfloat16") + nisa.bn_aggr(stats, mask=(ip + 0 < 64))
+        nl.store(out[t * 128 + ip, nl.arange(2)[None, :]], value=mv + m16 + mb, mask=valid)
+    return out
+
+
+@pytest.mark.parametrize("rows", [128, 200, 300])
+def test_bn_aggr_traces_as_the_python_definition(monkeypatch, rows):
+    assert not _same(monkeypatch, bn_aggr_kernel,
+                     T[[rows, 128], nl.float32]).startswith(("NKIError", "TypeError"))
+
+
+@nki.jit
+def bn_aggr_refusals(a, which):
+    x = nl.load(a)
+    if which == "hbm":
+        nisa.bn_aggr(a)
+    elif which == "records":  # (not a whole number of records per partition)
+        nisa.bn_aggr(x[:, 0:7])
+    elif which == "1d":
+        nisa.bn_aggr(nl.sum(x, axis=1))
+    elif which == "dtype":
+        nisa.bn_aggr(x[:, 0:6], dtype="nope")
+    elif which == "unhashable":
+        nisa.bn_aggr(x[:, 0:6], dtype=[1])
+    elif which == "keyword":
+        nisa.bn_aggr(x[:, 0:6], bogus=1)
+    elif which == "positional":
+        nisa.bn_aggr(x[:, 0:6], None)
+    elif which == "bad-mask":
+        nisa.bn_aggr(x[:, 0:6], mask="m")
+    out = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+    nl.store(out, value=x)
+    return out
+
+
+@pytest.mark.parametrize("which", ["hbm", "records", "1d", "dtype", "unhashable", "keyword",
+                                   "positional", "bad-mask"])
+def test_bn_aggr_refuses_as_the_python_definition(monkeypatch, which):
+    outcome = _same(monkeypatch, bn_aggr_refusals, T[[128, 512], nl.float32], which)
+    assert outcome.startswith(("NKI", "TypeError")), outcome
