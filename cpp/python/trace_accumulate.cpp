@@ -26,11 +26,14 @@
 // method found it (caller_location(), one frame up: the frame running this C method).
 // Why C: the Python method, _apply_operator, _binary and tensor_tensor cost four frames per
 // operator, two thirds of what recording one costs.
+#include "trace_builder_args.h"
 #include "trace_call_site.h"
+#include "trace_current.h"
 #include "trace_equal.h"
 #include "trace_lanewise_answer.h"
 #include "trace_mask_box.h"
 #include "trace_method_site.h"
+#include "trace_nki06_args.h"
 #include "trace_ref.h"
 #include "trace_slotted.h"
 
@@ -64,9 +67,23 @@ PyObject *applyOperatorName, *tensorTensorGeneralName, *tensorScalarName, *tenso
 PyObject *tensorScalarOpcode = nullptr, *tensorScalarPtrOpcode = nullptr, *bypass = nullptr;
 PyObject *tensorScalarGeneralName, *op0Name, *const0Name, *reverse0Name, *op1Name, *const1Name, *reverse1Name;
 PyObject *zeroFloat, *emptyTuple;
+// From configure_isa_tensor_scalar: opcodes._ALU_BY_FUNCTION (what alu_op answered before),
+// opcodes.BITVEC_IDS and nisa.engine.unknown, for nisa.tensor_scalar's C path (isaTensorScalarFast).
+PyObject *aluByFunction = nullptr, *bitvecIds = nullptr, *engineUnknown = nullptr;
+PyObject *dataName, *operand0Name, *operand1Name, *engineName;
 // From configure_remembered_masks: indexing's IndexPredicate and Mask classes and _FULL_BOXES.
 
 using Owned = nxs::py_bind::OwnedRef;
+
+// dtypes.promote(a, b): a itself when a is b (promote's first rule, `a is b` answers a), without
+// the call's frame; else promote's answer. A new reference, null with an error set.
+// Why: both operands of a normalisation kernel's `x * y` are mostly of one dtype object, and
+// promote's Python frame is then all the call costs.
+PyObject* promoted(PyObject* a, PyObject* b) {
+  if (a == b) return Py_NewRef(a);
+  PyObject* const pair[2] = {a, b};
+  return PyObject_Vectorcall(promote, pair, 2, nullptr);
+}
 
 // 1 when `o.storage.on_chip` (o a Tensor), 0 if not, -1 on error.
 int onChip(PyObject* o) {
@@ -229,8 +246,7 @@ PyObject* binaryPlain(PyObject* x, PyObject* y, PyObject* name, PyObject* mask =
     if (t == 0) t = PyDict_Contains(floatDtypes, yDtype.get());
     if (t != 1) return t < 0 ? nullptr : Py_NewRef(Py_NotImplemented);
   }
-  PyObject* const pair[2] = {xDtype.get(), yDtype.get()};
-  Owned dtype(PyObject_Vectorcall(promote, pair, 2, nullptr));
+  Owned dtype(promoted(xDtype.get(), yDtype.get()));
   if (dtype.get() == nullptr) return nullptr;
   Owned loc(callSiteLocation(0));  // (the kernel's frame: this C method has none of its own)
   if (loc.get() == nullptr) return nullptr;
@@ -248,54 +264,65 @@ PyObject* binaryPlain(PyObject* x, PyObject* y, PyObject* name, PyObject* mask =
   return PyObject_Vectorcall(general.get(), args, 12, nullptr);
 }
 
-// instructions.tensor_scalar(tr, tile, op, scalar, reverse, None, None, False, dtype, loc, None,
-// None, DVE, name) as it runs for an exact Tensor `tile`, op one of the four operators (no
-// bit-vector op: no legality call on the Vector Engine), a truthy dtype, no mask and `scalar` an
-// exact Tensor or an exact float, or an exact int that converts to a float: op1 is bypass with
-// operand1 0.0, and _tensor_scalar_plain's lanewise_plain call (read per call from the
+// float(x) of an exact float or int `x` (a new reference); null with no error set for anything
+// else, or an int too large for a float (the builder's own conversion raises that), null with an
+// error set on failure.
+PyObject* exactNumber(PyObject* x) {
+  if (PyFloat_CheckExact(x)) return Py_NewRef(x);  // (float(x) of a float is x)
+  if (!PyLong_CheckExact(x)) return nullptr;
+  const double v = PyLong_AsDouble(x);  // (what float(x) answers)
+  if (v == -1.0 && PyErr_Occurred()) {  // (too large: the builder's OverflowError)
+    PyErr_Clear();
+    return nullptr;
+  }
+  return PyFloat_FromDouble(v);
+}
+
+// instructions.tensor_scalar(tr, tile, op0, scalar0, reverse0, op1', scalar1', reverse1, dtype,
+// loc, None, None, DVE, name) as it runs for an exact Tensor `tile`, op0 and op1 ALU ops none of
+// which is a bit-vector op (no legality call on the Vector Engine), a truthy dtype, no mask, and
+// scalar0 and scalar1 each an exact Tensor or an exact float, or an exact int that converts to a
+// float, a tile scalar1 only after a tile scalar0; op1 is the builder's op1 (Alu.bypass for None,
+// with scalar1 0.0): _tensor_scalar_plain's lanewise_plain call (read per call from the
 // instructions module: tests replace it) has the same fields, in the same order, and operands;
 // unless it answers a Tensor (recorded), tensor_scalar_general goes on with the result it made but
 // did not record, or None. A new reference, null with an error set, or NotImplemented (changed
 // nothing) for the builder to take the call.
-PyObject* tensorScalarPlain(PyObject* tr, PyObject* tile, PyObject* op, PyObject* scalar, bool reverse,
-                            PyObject* dtype, PyObject* loc, PyObject* name) {
+PyObject* tensorScalarPlain(PyObject* tr, PyObject* tile, PyObject* op0, PyObject* scalar0, bool reverse0,
+                            PyObject* op1, PyObject* scalar1, bool reverse1, PyObject* dtype, PyObject* loc,
+                            PyObject* name) {
   if (bypass == nullptr || Py_TYPE(tile) != tensorClass) Py_RETURN_NOTIMPLEMENTED;
-  const bool tile0 = Py_TYPE(scalar) == tensorClass;
-  Owned const0(nullptr);
+  const bool tile0 = Py_TYPE(scalar0) == tensorClass, tile1 = Py_TYPE(scalar1) == tensorClass;
+  if (tile1 && !tile0) Py_RETURN_NOTIMPLEMENTED;  // (operand0's constant column: the builder's general part)
+  Owned const0(nullptr), const1(nullptr);
   if (!tile0) {
-    if (PyFloat_CheckExact(scalar)) {
-      const0.p = Py_NewRef(scalar);  // (float(x) of a float is x)
-    } else if (PyLong_CheckExact(scalar)) {
-      const double v = PyLong_AsDouble(scalar);  // (what float(x) answers)
-      if (v == -1.0 && PyErr_Occurred()) {  // (too large: the builder's OverflowError)
-        PyErr_Clear();
-        Py_RETURN_NOTIMPLEMENTED;
-      }
-      const0.p = PyFloat_FromDouble(v);
-      if (const0.get() == nullptr) return nullptr;
-    } else {
-      Py_RETURN_NOTIMPLEMENTED;
-    }
+    const0.p = exactNumber(scalar0);
+    if (const0.get() == nullptr) return PyErr_Occurred() ? nullptr : Py_NewRef(Py_NotImplemented);
+  }
+  if (!tile1) {
+    const1.p = exactNumber(scalar1);
+    if (const1.get() == nullptr) return PyErr_Occurred() ? nullptr : Py_NewRef(Py_NotImplemented);
   }
   int t = PyObject_IsTrue(dtype);  // (`dtype or data.dtype`)
   if (t != 1) return t < 0 ? nullptr : Py_NewRef(Py_NotImplemented);
-  PyObject* rev = reverse ? Py_True : Py_False;
+  PyObject* rev0 = reverse0 ? Py_True : Py_False;
+  PyObject* rev1 = reverse1 ? Py_True : Py_False;
   Owned shape(slotAttr(tile, shapeName));
   Owned fields(PyDict_New());
-  if (shape.get() == nullptr || fields.get() == nullptr || PyDict_SetItem(fields.get(), op0Name, op) < 0) return nullptr;
-  if (tile0) {
-    if (PyDict_SetItem(fields.get(), reverse0Name, rev) < 0 || PyDict_SetItem(fields.get(), op1Name, bypass) < 0 ||
-        PyDict_SetItem(fields.get(), reverse1Name, Py_False) < 0 ||
-        PyDict_SetItem(fields.get(), const1Name, zeroFloat) < 0)
+  if (shape.get() == nullptr || fields.get() == nullptr || PyDict_SetItem(fields.get(), op0Name, op0) < 0) return nullptr;
+  if (tile0) {  // (_tensor_scalar_plain's order: const1 0.0 first, then the number operand1's)
+    if (PyDict_SetItem(fields.get(), reverse0Name, rev0) < 0 || PyDict_SetItem(fields.get(), op1Name, op1) < 0 ||
+        PyDict_SetItem(fields.get(), reverse1Name, rev1) < 0 ||
+        PyDict_SetItem(fields.get(), const1Name, tile1 ? zeroFloat : const1.get()) < 0)
       return nullptr;
   } else if (PyDict_SetItem(fields.get(), const0Name, const0.get()) < 0 ||
-             PyDict_SetItem(fields.get(), reverse0Name, rev) < 0 || PyDict_SetItem(fields.get(), op1Name, bypass) < 0 ||
-             PyDict_SetItem(fields.get(), const1Name, zeroFloat) < 0 ||
-             PyDict_SetItem(fields.get(), reverse1Name, Py_False) < 0) {
+             PyDict_SetItem(fields.get(), reverse0Name, rev0) < 0 || PyDict_SetItem(fields.get(), op1Name, op1) < 0 ||
+             PyDict_SetItem(fields.get(), const1Name, const1.get()) < 0 ||
+             PyDict_SetItem(fields.get(), reverse1Name, rev1) < 0) {
     return nullptr;
   }
   Owned tiles(PyTuple_Pack(1, tile));
-  Owned pointers(tile0 ? PyTuple_Pack(1, scalar) : Py_NewRef(emptyTuple));
+  Owned pointers(!tile0 ? Py_NewRef(emptyTuple) : tile1 ? PyTuple_Pack(2, scalar0, scalar1) : PyTuple_Pack(1, scalar0));
   Owned lanewise(PyObject_GetAttr(instructions, lanewiseName));
   if (tiles.get() == nullptr || pointers.get() == nullptr || lanewise.get() == nullptr) return nullptr;
   PyObject* opcode = tile0 ? tensorScalarPtrOpcode : tensorScalarOpcode;
@@ -307,8 +334,8 @@ PyObject* tensorScalarPlain(PyObject* tr, PyObject* tile, PyObject* op, PyObject
   if (out == nullptr) return nullptr;
   Owned general(PyObject_GetAttr(instructions, tensorScalarGeneralName));
   if (general.get() == nullptr) return nullptr;
-  PyObject* const args[18] = {tr,      tile, op,   scalar, rev,    bypass,  zeroFloat, Py_False, dtype,
-                              loc,     Py_None, out, dve,  name,   opcode, tile0 ? Py_True : Py_False, Py_False,
+  PyObject* const args[18] = {tr,  tile,    op0, scalar0, rev0, op1,    scalar1,                    rev1,     dtype,
+                              loc, Py_None, out, dve,     name, opcode, tile0 ? Py_True : Py_False, tile1 ? Py_True : Py_False,
                               Py_False};
   return PyObject_Vectorcall(general.get(), args, 18, nullptr);
 }
@@ -323,7 +350,7 @@ PyObject* tensorScalarCall(PyObject* tile, PyObject* op, PyObject* scalar, bool 
   Owned tr(PyObject_CallNoArgs(current));
   if (tr.get() == nullptr) return nullptr;
   if (mask == Py_None) {  // (the builder's own steps for these operands: tensorScalarPlain)
-    Owned done(tensorScalarPlain(tr.get(), tile, op, scalar, reverse, dtype, loc.get(), name));
+    Owned done(tensorScalarPlain(tr.get(), tile, op, scalar, reverse, bypass, zeroFloat, false, dtype, loc.get(), name));
     if (done.get() != Py_NotImplemented) return done.release();
   }
   Owned scalarFn(PyObject_GetAttr(instructions, tensorScalarName));
@@ -422,8 +449,7 @@ PyObject* binaryColumn(PyObject* x, PyObject* y, PyObject* name, PyObject* mask)
   const int xColumn = isColumn(xs), yColumn = isColumn(ys);
   if (xColumn < 0 || yColumn < 0 || xColumn == yColumn) Py_RETURN_NOTIMPLEMENTED;
   const bool reverse = xColumn == 1;
-  PyObject* const pair[2] = {p.xDtype.get(), p.yDtype.get()};
-  Owned dtype(PyObject_Vectorcall(promote, pair, 2, nullptr));
+  Owned dtype(promoted(p.xDtype.get(), p.yDtype.get()));
   if (dtype.get() == nullptr) return nullptr;
   return tensorScalarCall(reverse ? y : x, p.op, reverse ? x : y, reverse, dtype.get(), mask, name);
 }
@@ -530,6 +556,86 @@ PyObject* binaryFast(PyObject* name, PyObject* const* args, Py_ssize_t nargs, Py
   return binaryColumn(x, y, name, mask);
 }
 
+// nisa.tensor_scalar(data, op0, operand0, reverse0=False, op1=None, operand1=None, reverse1=False, *,
+// dtype=None, mask=None, engine=engine.unknown) (neuronxsim.nki.isa) for its commonest call: data
+// an on-chip exact Tensor, op0 (and op1 when not None) an operator alu_op answered before (its memo
+// _ALU_BY_FUNCTION holds it) and no bit-vector one, reverse flags bools, operand1 given exactly when
+// op1 is, no dtype, mask or engine (or engine.unknown), each operand an on-chip exact Tensor or an
+// exact float or int (a tile operand1 only after a tile operand0): the definition's builder call
+// instructions.tensor_scalar(tr, data, a0, operand0, reverse0, a1, operand1, reverse1, None, loc,
+// None, engine=DVE) made by tensorScalarPlain (the builder's own two steps for these operands).
+// Anything else returns NotImplemented having changed nothing: the definition's, with every check
+// and error. tr is the tracer recording (none: the definition's error), loc the kernel's line
+// (the frame calling the FastCall).
+// Why C: the definition, alu_op twice, the builder and _tensor_scalar_plain were five frames per
+// call, most of what recording layernorm's normalisation step cost.
+PyObject* isaTensorScalarFast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  if (aluByFunction == nullptr || bypass == nullptr || instructions == nullptr || nargs > 7)
+    Py_RETURN_NOTIMPLEMENTED;  // (more than 7 positional: the definition's TypeError)
+  PyObject* const params[10] = {dataName,     op0Name,      operand0Name, reverse0Name, op1Name,
+                                operand1Name, reverse1Name, dtypeName,    maskName,     engineName};
+  PyObject* slots[10] = {};
+  if (!bindNki06Args(args, nargs, kwnames, params, slots)) Py_RETURN_NOTIMPLEMENTED;
+  PyObject *data = slots[0], *op0 = slots[1], *operand0 = slots[2];
+  if (data == nullptr || op0 == nullptr || operand0 == nullptr) Py_RETURN_NOTIMPLEMENTED;  // (its TypeError)
+  PyObject* reverse0 = slots[3] != nullptr ? slots[3] : Py_False;
+  PyObject* op1 = slots[4] != nullptr ? slots[4] : Py_None;
+  PyObject* operand1 = slots[5] != nullptr ? slots[5] : Py_None;
+  PyObject* reverse1 = slots[6] != nullptr ? slots[6] : Py_False;
+  if ((reverse0 != Py_True && reverse0 != Py_False) || (reverse1 != Py_True && reverse1 != Py_False) ||
+      (op1 == Py_None) != (operand1 == Py_None) || (slots[7] != nullptr && slots[7] != Py_None) ||
+      (slots[8] != nullptr && slots[8] != Py_None) || (slots[9] != nullptr && slots[9] != engineUnknown))
+    Py_RETURN_NOTIMPLEMENTED;
+  if (Py_TYPE(data) != tensorClass) Py_RETURN_NOTIMPLEMENTED;
+  int t = onChip(data);
+  if (t != 1) return t < 0 ? nullptr : Py_NewRef(Py_NotImplemented);
+  for (PyObject* operand : {operand0, operand1}) {  // (tiles: exact and on chip, as _tile answers at once)
+    if (Py_TYPE(operand) != tensorClass) continue;  // (numbers: tensorScalarPlain's; a subclass: declined there)
+    t = onChip(operand);
+    if (t != 1) return t < 0 ? nullptr : Py_NewRef(Py_NotImplemented);
+  }
+  // alu_op's remembered answers (borrowed from the table, held below while Python runs)
+  PyObject* a0 = PyDict_GetItemWithError(aluByFunction, op0);
+  if (a0 == nullptr) {
+    if (PyErr_Occurred()) {  // (unhashable: alu_op's own path)
+      if (!PyErr_ExceptionMatches(PyExc_TypeError)) return nullptr;
+      PyErr_Clear();
+    }
+    Py_RETURN_NOTIMPLEMENTED;
+  }
+  Owned keep0(Py_NewRef(a0));
+  Owned keep1(Py_NewRef(bypass));  // (op1 None: the builder's Alu.bypass, operand1 0.0)
+  if (op1 != Py_None) {
+    PyObject* a1 = PyDict_GetItemWithError(aluByFunction, op1);
+    if (a1 == nullptr) {
+      if (PyErr_Occurred()) {
+        if (!PyErr_ExceptionMatches(PyExc_TypeError)) return nullptr;
+        PyErr_Clear();
+      }
+      Py_RETURN_NOTIMPLEMENTED;
+    }
+    keep1.p = (Py_DECREF(keep1.p), Py_NewRef(a1));
+  }
+  t = idIn(bitvecIds, a0);
+  if (t == 0) t = idIn(bitvecIds, keep1.get());
+  if (t != 0) return t < 0 ? nullptr : Py_NewRef(Py_NotImplemented);  // (the legality rules' path)
+  PyObject* tr = currentTracer();  // (borrowed)
+  if (tr == nullptr) Py_RETURN_NOTIMPLEMENTED;
+  Owned st(slotAttr(data, storageName));
+  if (st.get() == nullptr) return nullptr;
+  Owned dtype(slotAttr(st.get(), dtypeName));  // (`dtype or data.dtype`, dtype None: its storage's)
+  if (dtype.get() == nullptr) return nullptr;
+  Owned loc(callSiteLocation(0));  // (the kernel's frame: this C function has none of its own)
+  if (loc.get() == nullptr) return nullptr;
+  return tensorScalarPlain(tr, data, a0, operand0, reverse0 == Py_True, keep1.get(),
+                           op1 == Py_None ? zeroFloat : operand1, reverse1 == Py_True, dtype.get(), loc.get(),
+                           tensorScalarName);
+}
+
+PyMethodDef isaTensorScalarFastDef = {
+    "isa_tensor_scalar_fast", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(isaTensorScalarFast)),
+    METH_FASTCALL | METH_KEYWORDS, "nisa.tensor_scalar's C path (NotImplemented: the definition's)."};
+
 PyMethodDef binaryFastDef = {"binary_fast", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(binaryFast)),
                              METH_FASTCALL | METH_KEYWORDS,
                              "binary_fast(x, y, *, mask=None): nl.<name>'s C path (NotImplemented: the definition's)."};
@@ -544,7 +650,8 @@ void bindAccumulate(py::module_& m) {
         {&tensorTensorGeneralName, "tensor_tensor_general"}, {&tensorScalarName, "tensor_scalar"},
         {&tensorTensorName, "tensor_tensor"}, {&maskName, "mask"},
         {&tensorScalarGeneralName, "tensor_scalar_general"}, {&op0Name, "op0"}, {&const0Name, "const0"},
-        {&reverse0Name, "reverse0"}, {&op1Name, "op1"}, {&const1Name, "const1"}, {&reverse1Name, "reverse1"}}) {
+        {&reverse0Name, "reverse0"}, {&op1Name, "op1"}, {&const1Name, "const1"}, {&reverse1Name, "reverse1"},
+        {&dataName, "data"}, {&operand0Name, "operand0"}, {&operand1Name, "operand1"}, {&engineName, "engine"}}) {
     *slot = PyUnicode_InternFromString(text);
     if (*slot == nullptr) throw py::error_already_set();
   }
@@ -562,6 +669,19 @@ void bindAccumulate(py::module_& m) {
       py::arg("tensor_scalar"), py::arg("tensor_scalar_ptr"), py::arg("bypass"),
       "Gives the operators' tensor_scalar calls the TensorScalar and TensorScalarPtr opcodes and Alu.bypass, to make "
       "the builder's lanewise_plain call themselves (without a mask).");
+  m.def(
+      "configure_isa_tensor_scalar",
+      [](py::dict aluMemo, py::frozenset bitvec, py::object unknown) {
+        for (PyObject** slot : {&aluByFunction, &bitvecIds, &engineUnknown}) Py_XDECREF(*slot);
+        aluByFunction = aluMemo.inc_ref().ptr();
+        bitvecIds = bitvec.inc_ref().ptr();
+        engineUnknown = unknown.inc_ref().ptr();
+      },
+      py::arg("alu_by_function"), py::arg("bitvec_ids"), py::arg("engine_unknown"),
+      "Gives nisa.tensor_scalar's C path (isa_tensor_scalar_fast) opcodes._ALU_BY_FUNCTION, opcodes.BITVEC_IDS and "
+      "nisa.engine.unknown.");
+  m.attr("isa_tensor_scalar_fast") =
+      py::reinterpret_steal<py::object>(PyCFunction_NewEx(&isaTensorScalarFastDef, nullptr, nullptr));
   m.def(
       "configure_accumulate",
       [](py::type tensor, py::object currentFn, py::module_ languageModule, py::str psumKind) {

@@ -13,7 +13,11 @@
 // - `bn_stats_fast()`: `nisa.bn_stats(data, *, mask=None, dtype=None)` of an on-chip exact Tensor,
 //   dtype None or one dtypes.as_dtype has answered before (its `_LOOKUPS` memo, read as
 //   isa._dtype reads it): `instructions.per_lane(tr, BNStats, data, 6, dtype or data.dtype, loc,
-//   mask, "bn_stats")`.
+//   mask, "bn_stats")`;
+// - `bn_aggr_fast(opcode)`: `nisa.bn_aggr(data, *, mask=None, dtype=None)` of an on-chip exact
+//   Tensor whose free sizes (exact ints) multiply to a multiple of 3 (else the definition's error),
+//   dtype as bn_stats': `instructions.per_lane(tr, opcode, data, 2, dtype or data.dtype, loc, mask,
+//   "bn_aggr")`, opcode BNStatsAggregate.
 // tr is the tracer recording (none: the definition's error), loc the kernel's line (the frame
 // calling the FastCall: these C functions have none of their own). The builders, read from the
 // instructions module per call (tests replace them), keep every rule about masks and shapes.
@@ -56,6 +60,8 @@ PyObject* one1;  // (1,): its item the int 1
 // From configure_per_lane_plain: instructions._SIZE_VERDICTS and indexing._FULL_BOXES.
 PyObject *sizeVerdicts = nullptr, *fullBoxes = nullptr;
 PyObject *kindName, *archName, *perLaneGeneralName;
+PyObject* sizeRules = nullptr;  // instructions._SIZE_RULES: the opcodes per_lane asks the size rule about
+PyObject *two, *bnAggrText;
 
 // 1 when `o` is an exact Tensor on chip, 0 if not, -1 with an error set.
 int onChipTile(PyObject* o) {
@@ -211,31 +217,36 @@ PyObject* reduceFast(PyObject* self, PyObject* const* args, Py_ssize_t nargs, Py
 }
 
 // instructions.per_lane(tr, opcode, data, outFree, dtype, loc, mask, what) (no extra_in) as it runs
-// when the size rule's verdict on (opcode, data's kind and dtype, shape, tr.arch) is remembered in
-// _SIZE_VERDICTS as None (no error) and the mask is None or one whose remembered box is the full
+// when opcode has no size rule (not in _SIZE_RULES), or the size rule's verdict on (opcode, data's
+// kind and dtype, shape, tr.arch) is remembered in _SIZE_VERDICTS as None (no error), and the mask is None or one whose remembered box is the full
 // box of the shape: its lanewise_plain call (read per call from the instructions module), then,
 // unless that answers a Tensor (recorded), _per_lane_general with the result it made but did not
 // record, or None. A new reference, null with an error set, or NotImplemented (changed nothing)
 // for per_lane to take the call.
 PyObject* perLanePlain(PyObject* tr, PyObject* opcode, PyObject* data, PyObject* outFree, PyObject* dtype,
                        PyObject* loc, PyObject* mask, PyObject* what) {
-  if (sizeVerdicts == nullptr || plain.dve == nullptr) Py_RETURN_NOTIMPLEMENTED;
+  if (sizeVerdicts == nullptr || sizeRules == nullptr || plain.dve == nullptr) Py_RETURN_NOTIMPLEMENTED;
   Owned shape(slotAttr(data, shapeName));
-  Owned st(slotAttr(data, storageName));
-  if (shape.get() == nullptr || st.get() == nullptr) return nullptr;
+  if (shape.get() == nullptr) return nullptr;
   if (!PyTuple_CheckExact(shape.get()) || PyTuple_GET_SIZE(shape.get()) == 0) Py_RETURN_NOTIMPLEMENTED;
-  Owned kind(slotAttr(st.get(), kindName));
-  Owned dt(slotAttr(st.get(), dtypeName));
-  Owned arch(PyObject_GetAttr(tr, archName));
-  if (kind.get() == nullptr || dt.get() == nullptr || arch.get() == nullptr) return nullptr;
-  Owned key(PyTuple_Pack(5, opcode, kind.get(), dt.get(), shape.get(), arch.get()));
-  if (key.get() == nullptr) return nullptr;
-  PyObject* verdict = PyDict_GetItemWithError(sizeVerdicts, key.get());  // (borrowed)
-  if (verdict == nullptr) {
-    if (PyErr_Occurred()) return nullptr;
-    Py_RETURN_NOTIMPLEMENTED;  // (not asked before: refuse_illegal_size's)
+  const int sized = PyDict_Contains(sizeRules, opcode);  // (per_lane's `opcode in _SIZE_RULES`)
+  if (sized < 0) return nullptr;
+  if (sized == 1) {
+    Owned st(slotAttr(data, storageName));
+    if (st.get() == nullptr) return nullptr;
+    Owned kind(slotAttr(st.get(), kindName));
+    Owned dt(slotAttr(st.get(), dtypeName));
+    Owned arch(PyObject_GetAttr(tr, archName));
+    if (kind.get() == nullptr || dt.get() == nullptr || arch.get() == nullptr) return nullptr;
+    Owned key(PyTuple_Pack(5, opcode, kind.get(), dt.get(), shape.get(), arch.get()));
+    if (key.get() == nullptr) return nullptr;
+    PyObject* verdict = PyDict_GetItemWithError(sizeVerdicts, key.get());  // (borrowed)
+    if (verdict == nullptr) {
+      if (PyErr_Occurred()) return nullptr;
+      Py_RETURN_NOTIMPLEMENTED;  // (not asked before: refuse_illegal_size's)
+    }
+    if (verdict != Py_None) Py_RETURN_NOTIMPLEMENTED;  // (an error: refuse_illegal_size raises it)
   }
-  if (verdict != Py_None) Py_RETURN_NOTIMPLEMENTED;  // (an error: refuse_illegal_size raises it)
   if (mask != Py_None) {
     PyObject* box = nullptr;
     const int t = rememberedMaskBox(mask, shape.get(), &box);
@@ -261,7 +272,29 @@ PyObject* perLanePlain(PyObject* tr, PyObject* opcode, PyObject* data, PyObject*
   return PyObject_Vectorcall(general.get(), args, 10, nullptr);
 }
 
-PyObject* bnStatsFast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+// 1 when the free sizes of `data`'s shape (exact ints, not negative) multiply to a multiple of 3
+// (bn_aggr's `math.prod(data.shape[1:]) % 3 == 0`), 0 when not or when they are anything else (the
+// definition's to answer), -1 with an error set.
+int wholeRecords(PyObject* data) {
+  Owned shape(slotAttr(data, shapeName));
+  if (shape.get() == nullptr) return -1;
+  if (!PyTuple_CheckExact(shape.get())) return 0;
+  long long n = 1;
+  for (Py_ssize_t i = 1; i < PyTuple_GET_SIZE(shape.get()); ++i) {
+    PyObject* size = PyTuple_GET_ITEM(shape.get(), i);
+    if (!PyLong_CheckExact(size)) return 0;
+    int overflow = 0;
+    const long long k = PyLong_AsLongLongAndOverflow(size, &overflow);
+    if (overflow != 0 || k < 0 || k > (1LL << 31)) return 0;  // (never a tile's size: Python's)
+    n = (n * k) % 3;  // (only the remainder matters)
+  }
+  return n == 0 ? 1 : 0;
+}
+
+// nisa.bn_stats and nisa.bn_aggr (`what`, `opcode`, `outFree` records per partition, `aggr`: bn_aggr's
+// whole-records test): `fn(data, *, mask=None, dtype=None)`, see the file's comment.
+PyObject* perLaneFast(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames, PyObject* opcode,
+                      PyObject* outFree, PyObject* what, bool aggr) {
   if (nargs != 1 || instructions == nullptr) Py_RETURN_NOTIMPLEMENTED;
   PyObject* const names[2] = {maskName, dtypeName};
   PyObject* values[2] = {Py_None, Py_None};
@@ -269,6 +302,10 @@ PyObject* bnStatsFast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObje
   PyObject* data = args[0];
   int t = onChipTile(data);
   if (t != 1) return t < 0 ? nullptr : Py_NewRef(Py_NotImplemented);
+  if (aggr) {
+    t = wholeRecords(data);  // (not: the definition's error)
+    if (t != 1) return t < 0 ? nullptr : Py_NewRef(Py_NotImplemented);
+  }
   PyObject* dtype = nullptr;  // isa._dtype's answer, or null for None (borrowed, then owned below)
   if (values[1] != Py_None) {
     dtype = PyDict_GetItemWithError(lookups, values[1]);
@@ -296,13 +333,22 @@ PyObject* bnStatsFast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObje
   Owned loc(callSiteLocation(0));
   if (loc.get() == nullptr) return nullptr;
   {
-    Owned done(perLanePlain(tr, bnStats, data, six, dtype, loc.get(), values[0], bnStatsText));
+    Owned done(perLanePlain(tr, opcode, data, outFree, dtype, loc.get(), values[0], what));
     if (done.get() != Py_NotImplemented) return done.release();
   }
   Owned perLane(PyObject_GetAttr(instructions, perLaneName));
   if (perLane.get() == nullptr) return nullptr;
-  PyObject* const call[8] = {tr, bnStats, data, six, dtype, loc.get(), values[0], bnStatsText};
+  PyObject* const call[8] = {tr, opcode, data, outFree, dtype, loc.get(), values[0], what};
   return PyObject_Vectorcall(perLane.get(), call, 8, nullptr);
+}
+
+PyObject* bnStatsFast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  return perLaneFast(args, nargs, kwnames, bnStats, six, bnStatsText, false);
+}
+
+// self: the BNStatsAggregate opcode.
+PyObject* bnAggrFast(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  return perLaneFast(args, nargs, kwnames, self, two, bnAggrText, true);
 }
 
 PyMethodDef activationFastDef = {"activation_fast",
@@ -313,6 +359,8 @@ PyMethodDef reduceFastDef = {"reduce_fast", reinterpret_cast<PyCFunction>(reinte
                              "nl.<reduction>(x, axis, *, mask=None, keepdims=False)'s C path."};
 PyMethodDef bnStatsFastDef = {"bn_stats_fast", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(bnStatsFast)),
                               METH_FASTCALL | METH_KEYWORDS, "nisa.bn_stats(data, *, mask=None, dtype=None)'s C path."};
+PyMethodDef bnAggrFastDef = {"bn_aggr_fast", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(bnAggrFast)),
+                             METH_FASTCALL | METH_KEYWORDS, "nisa.bn_aggr(data, *, mask=None, dtype=None)'s C path."};
 
 py::object fastFunction(PyMethodDef* def, PyObject* self) {
   PyObject* f = PyCFunction_NewEx(def, self, nullptr);  // (holds its own reference to self)
@@ -330,16 +378,17 @@ void bindLaneFast(py::module_& m) {
                             {&tensorReduceGeneralName, "tensor_reduce_general"}, {&funcName, "func"},
                             {&accName, "acc"}, {&accOpName, "acc_op"}, {&scaleName, "scale"}, {&opName, "op"},
                             {&negateName, "negate"}, {&kindName, "kind"}, {&archName, "arch"},
-                            {&perLaneGeneralName, "_per_lane_general"}}) {
+                            {&perLaneGeneralName, "_per_lane_general"}, {&bnAggrText, "bn_aggr"}}) {
     *slot = PyUnicode_InternFromString(text);
     if (*slot == nullptr) throw py::error_already_set();
   }
   one = PyFloat_FromDouble(1.0);
   six = PyLong_FromLong(6);
+  two = PyLong_FromLong(2);
   whatOnly = PyTuple_Pack(1, whatName);
   emptyTuple = PyTuple_New(0);
   one1 = Py_BuildValue("(i)", 1);
-  if (one == nullptr || six == nullptr || whatOnly == nullptr || emptyTuple == nullptr || one1 == nullptr)
+  if (one == nullptr || six == nullptr || two == nullptr || whatOnly == nullptr || emptyTuple == nullptr || one1 == nullptr)
     throw py::error_already_set();
   m.def(
       "configure_lane_fast",
@@ -376,15 +425,16 @@ void bindLaneFast(py::module_& m) {
       "the Vector Engine, ReduceAxis.X and the instructions module's REDUCE_IDS and BITVEC_IDS.");
   m.def(
       "configure_per_lane_plain",
-      [](py::dict verdicts, py::dict full) {
-        Py_XDECREF(sizeVerdicts);
-        Py_XDECREF(fullBoxes);
+      [](py::dict verdicts, py::dict full, py::dict rules) {
+        for (PyObject** slot : {&sizeVerdicts, &fullBoxes, &sizeRules}) Py_XDECREF(*slot);
         sizeVerdicts = verdicts.inc_ref().ptr();
         fullBoxes = full.inc_ref().ptr();
+        sizeRules = rules.inc_ref().ptr();
       },
-      py::arg("size_verdicts"), py::arg("full_boxes"),
-      "Gives bn_stats_fast instructions._SIZE_VERDICTS and indexing._FULL_BOXES, to make per_lane's lanewise_plain "
-      "call itself when the size rule's verdict is remembered and the mask keeps the whole tile.");
+      py::arg("size_verdicts"), py::arg("full_boxes"), py::arg("size_rules"),
+      "Gives bn_stats_fast and bn_aggr_fast instructions._SIZE_VERDICTS, indexing._FULL_BOXES and "
+      "instructions._SIZE_RULES, to make per_lane's lanewise_plain call themselves when the opcode has no size rule "
+      "or the rule's verdict is remembered, and the mask keeps the whole tile.");
   m.def(
       "activation_fast",
       [](py::object func, py::str name) {
@@ -405,6 +455,11 @@ void bindLaneFast(py::module_& m) {
       "bn_stats_fast", []() { return fastFunction(&bnStatsFastDef, nullptr); },
       "The C path of nisa.bn_stats(data, *, mask=None, dtype=None): a result, or NotImplemented for the Python "
       "definition to answer (use in a FastCall).");
+  m.def(
+      "bn_aggr_fast", [](py::object opcode) { return fastFunction(&bnAggrFastDef, opcode.ptr()); },
+      py::arg("opcode"),
+      "The C path of nisa.bn_aggr(data, *, mask=None, dtype=None), opcode BNStatsAggregate: a result, or "
+      "NotImplemented for the Python definition to answer (use in a FastCall).");
 }
 
 NXS_REGISTER_SUBMODULE(nki, 48, "the NKI tracer's hot paths", bindLaneFast);

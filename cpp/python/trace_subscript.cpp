@@ -418,7 +418,10 @@ int partitionFree(PyObject* a, PyObject* b, const Ints& shape, const Ints& strid
     return 0;
   Held storage(slotAttr(t, storageName));
   Held newOffset(PyLong_FromLongLong(at));
-  Held newStrides(Py_BuildValue("(LL)", static_cast<long long>(step0), static_cast<long long>(step1)));
+  // (the strides: the tuple held for their values, int_tuples.h; Py_BuildValue's format parsing
+  // cost more than the rest of this view's making)
+  const long long steps[2] = {static_cast<long long>(step0), static_cast<long long>(step1)};
+  Held newStrides(int_tuples::get(steps, 2));
   Held noChecks(PyTuple_New(0));
   if (!storage.get() || !newOffset.get() || !newStrides.get() || !noChecks.get()) return -1;
   PyObject* const slots[5] = {storage.get(), newOffset.get(), newShape.get(), newStrides.get(), noChecks.get()};

@@ -56,6 +56,10 @@ PyObject* opClass = nullptr;
 PyObject* storageClass = nullptr;
 PyObject* tensorClass = nullptr;
 PyObject* newState = nullptr;
+// When new_state is functools.partial(new_slotted, cls, *values) (tracer.new_state): cls and the
+// tuple of values, for newResult to make the state as that call would, without the partial's call;
+// else null (newResult calls new_state).
+PyObject *stateClass = nullptr, *stateValues = nullptr;
 PyObject* matmult = nullptr;
 PyObject* accessClass = nullptr;
 PyObject* one = nullptr;         // the int 1
@@ -140,7 +144,9 @@ PyObject* newResult(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   Owned storages(slotAttr(self, names.storages));
   Owned onChip(slotAttr(layout.get(), names.on_chip));
   Owned strides(slotAttr(layout.get(), names.strides));
-  Owned state(PyObject_CallNoArgs(newState));
+  Owned state(stateClass != nullptr ? newSlottedObject(stateClass, &PyTuple_GET_ITEM(stateValues, 0),
+                                                       PyTuple_GET_SIZE(stateValues))
+                                    : PyObject_CallNoArgs(newState));
   if (storages.get() == nullptr || onChip.get() == nullptr || strides.get() == nullptr || state.get() == nullptr)
     return nullptr;
   if (!PyList_CheckExact(storages.get())) {
@@ -360,10 +366,22 @@ void bindTracerMethods(py::module_& m) {
   if (zero == nullptr || one == nullptr || emptyTuple == nullptr) throw py::error_already_set();
   m.def(
       "configure_tracer_methods",
-      [](py::type op, py::type storage, py::type tensor, py::object state, py::object matmultOpcode,
-         py::type access) {
-        for (PyObject** slot : {&opClass, &storageClass, &tensorClass, &newState, &matmult, &accessClass})
+      [m](py::type op, py::type storage, py::type tensor, py::object state, py::object matmultOpcode,
+          py::type access) {
+        for (PyObject** slot : {&opClass, &storageClass, &tensorClass, &newState, &matmult, &accessClass, &stateClass,
+                                &stateValues})
           Py_XDECREF(*slot);
+        stateClass = stateValues = nullptr;
+        // (new_state's call is new_slotted(cls, *values) when it is a partial of new_slotted with no keywords)
+        py::object partial = py::module_::import("functools").attr("partial");
+        if (py::isinstance(state, partial) && state.attr("func").is(m.attr("new_slotted")) &&
+            py::len(state.attr("keywords")) == 0) {
+          py::tuple args = state.attr("args");
+          if (args.size() >= 1 && PyType_Check(args[0].ptr())) {
+            stateClass = py::object(args[0]).release().ptr();
+            stateValues = py::tuple(args[py::slice(1, static_cast<py::ssize_t>(args.size()), 1)]).release().ptr();
+          }
+        }
         accessClass = access.inc_ref().ptr();
         opClass = op.inc_ref().ptr();
         storageClass = storage.inc_ref().ptr();

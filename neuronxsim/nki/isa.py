@@ -14,7 +14,7 @@ from neuronxsim.starfish.lib import _core
 from . import dtypes as _dt
 from . import instructions as _ins
 from .errors import NKIError, caller_location
-from .opcodes import COMMUTATIVE, Alu, act_func, alu_op
+from .opcodes import _ALU_BY_FUNCTION, BITVEC_IDS, COMMUTATIVE, Alu, act_func, alu_op
 from .tensor import PSUM, SBUF, BlockedTensor, IndirectView, Tensor
 from .tracer import IT, Engine, current
 
@@ -288,6 +288,13 @@ def tensor_scalar(data, op0, operand0, reverse0=False, op1=None, operand1=None, 
                               None if dtype is None else _dtype(dtype, loc), loc, mask, engine=hw)
 
 
+
+# An on-chip tile, operators alu_op answered before, numbers or on-chip tiles as operands, no dtype,
+# mask or engine: the builder call above, made in C (cpp/python/trace_accumulate.cpp, through a
+# FastCall: cpp/python/trace_fast_call.cpp); any other call is the definition's.
+_core.nki.configure_isa_tensor_scalar(_ALU_BY_FUNCTION, BITVEC_IDS, unknown_engine)
+tensor_scalar = _core.nki.FastCall(tensor_scalar, _core.nki.isa_tensor_scalar_fast)
+
 def tensor_reduce(op, data, axis, *, mask=None, dtype=None, negate=False, keepdims=False):
     """Reduces ``data`` along free ``axis`` (an int or a list) on the Vector Engine."""
     loc = caller_location()
@@ -438,6 +445,12 @@ def bn_aggr(data, *, mask=None, dtype=None):
     return _ins.per_lane(current(), IT.BNStatsAggregate, data, 2,
                          (None if dtype is None else _dtype(dtype, loc)) or data.dtype, loc, mask,
                          "bn_aggr")
+
+
+# An on-chip tile of whole records, no dtype or one _dtype has answered before: the per_lane call
+# above, made in C (cpp/python/trace_lane_fast.cpp, through a FastCall); any other call is the
+# definition's.
+bn_aggr = _core.nki.FastCall(bn_aggr, _core.nki.bn_aggr_fast(IT.BNStatsAggregate))
 
 
 def max8(*, src, mask=None, dtype=None):

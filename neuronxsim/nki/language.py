@@ -916,8 +916,9 @@ _core.nki.configure_lane_fast(Tensor, _ins, _dt._LOOKUPS, IT.BNStats)
 _core.nki.configure_lane_fast_plain(IT.Activation, Engine.Activation, _ins.bir.AccumCmd.Idle,
                                     Alu.add, IT.TensorReduce, Engine.DVE, _ins._REDUCE_X,
                                     _ins.REDUCE_IDS, _ins.BITVEC_IDS)
-# (and bn_stats per_lane's, when the size rule's verdict and the mask's box are remembered)
-_core.nki.configure_per_lane_plain(_ins._SIZE_VERDICTS, _idx._FULL_BOXES)
+# (and bn_stats' and bn_aggr's per_lane's, when the size rule's verdict, if the opcode has a size
+# rule, and the mask's box are remembered)
+_core.nki.configure_per_lane_plain(_ins._SIZE_VERDICTS, _idx._FULL_BOXES, _ins._SIZE_RULES)
 for _name, _func in _ACTIVATIONS.items():
     globals()[_name] = _core.nki.FastCall(_activation_fn(_name, _func),
                                           _core.nki.activation_fast(_func, _name))

@@ -73,3 +73,10 @@ def same_outcome(monkeypatch, python_only, kernel, *args) -> str:
         general = trace_outcome(kernel, *args)
     assert fast == general
     return fast
+
+
+def use_definitions(m, module, names) -> None:
+    """Within monkeypatch context ``m``: ``module``'s FastCalls ``names`` are their Python
+    definitions (``__wrapped__``)."""
+    for name in names:
+        m.setattr(module, name, getattr(module, name).__wrapped__)

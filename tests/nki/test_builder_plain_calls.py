@@ -17,7 +17,7 @@ from neuronxsim.nki.indexing import IndexPredicate, Mask, full_box
 from neuronxsim.nki.tensor import Tensor
 
 import tutorial_kernels as tk
-from nki_testing import same_outcome
+from nki_testing import same_outcome, use_definitions
 
 T = nki.typing.tensor
 
@@ -37,7 +37,7 @@ def _python_only(m):
     calls)."""
     for name in _BINARY + tuple(language._ACTIVATIONS) + ("sum", "max", "min", "prod"):
         m.setattr(language, name, getattr(language, name).__wrapped__)
-    m.setattr(isa, "bn_stats", isa.bn_stats.__wrapped__)
+    use_definitions(m, isa, ("bn_stats", "bn_aggr", "tensor_scalar"))
     for method, (name, reverse) in _OPERATORS.items():
         m.setattr(Tensor, method, tensor._operator(name, reverse))
     for name in list(language._IN_PLACE_ALU):

@@ -1,7 +1,7 @@
 """The C paths of nl.add / subtract / multiply / divide called as functions, of the tile operators
 with a lane-constant operand (``x * rstd``), of nl's activations (nl.exp, nl.rsqrt...) and
-reductions (nl.sum, nl.max, nl.min, nl.prod) and of nisa.bn_stats (FastCalls and Tensor's operator
-methods: cpp/python/trace_accumulate.cpp, cpp/python/trace_lane_fast.cpp): every kernel here
+reductions (nl.sum, nl.max, nl.min, nl.prod), nisa.bn_stats, bn_aggr and tensor_scalar (FastCalls and
+operator methods: cpp/python/trace_accumulate.cpp, cpp/python/trace_lane_fast.cpp): every kernel here
 traces to the same module, and refuses what it refuses with the same message, as with the Python
 definitions alone."""
 
@@ -18,7 +18,7 @@ from neuronxsim.nki.opcodes import Act, Alu
 from neuronxsim.nki.tensor import Tensor
 
 import tutorial_kernels as tk
-from nki_testing import same_outcome
+from nki_testing import same_outcome, use_definitions
 
 T = nki.typing.tensor
 
@@ -36,7 +36,7 @@ def _python_only(m):
     operator methods too, and the in-place operators find no ALU op for their C shortcut."""
     for name in _BINARY + _ACTIVATIONS + _REDUCTIONS:
         m.setattr(language, name, getattr(language, name).__wrapped__)
-    m.setattr(isa, "bn_stats", isa.bn_stats.__wrapped__)
+    use_definitions(m, isa, ("bn_stats", "bn_aggr", "tensor_scalar"))
     for method, (name, reverse) in _OPERATORS.items():
         m.setattr(Tensor, method, tensor._operator(name, reverse))
     for name in list(language._IN_PLACE_ALU):
@@ -234,8 +234,8 @@ def test_the_functions_stay_the_definitions():
     assert nl.multiply.alu_op is Alu.mult and nl.add.alu_op is Alu.add
     assert nl.sum.alu_op is Alu.add and nl.max.alu_op is Alu.max
     assert nl.rsqrt.act_func is Act.Rsqrt
-    assert isa.bn_stats.__name__ == "bn_stats"
-    assert inspect.signature(isa.bn_stats) == inspect.signature(isa.bn_stats.__wrapped__)
+    assert all(inspect.signature(fn) == inspect.signature(fn.__wrapped__) and fn.__name__ ==
+               fn.__wrapped__.__name__ for fn in (isa.bn_stats, isa.bn_aggr, isa.tensor_scalar))
 
 
 @nki.jit
@@ -291,3 +291,193 @@ def test_which_calls_take_the_c_path(monkeypatch):
 
     nki.trace_kernel(with_dtype, T[[128, 64], nl.float32])
     assert calls == ["_binary"]
+
+
+@nki.jit
+def mixed_dtypes(a, b):
+    """Operators of tiles of one dtype (promote not called: its first rule) and of two (promote's
+    answer), tile-by-tile and tile-by-column, as the kernel's Python runs them."""
+    rows, cols = a.shape
+    out = nl.ndarray((rows, cols), dtype=nl.float32, buffer=nl.shared_hbm)
+    ip = nl.arange(128)[:, None]
+    ic = nl.arange(cols)[None, :]
+    for t in nl.affine_range((rows + 127) // 128):
+        valid = t * 128 + ip < rows
+        x = nl.load(a[t * 128 + ip, ic], mask=valid)
+        y = nl.load(b[t * 128 + ip, ic], mask=valid)
+        col = nl.sum(y, axis=1, keepdims=True)
+        s = x * y + y * y + x * x - y / x
+        s = s * col + col * x - y * col + x / col
+        nl.store(out[t * 128 + ip, ic], value=s, mask=valid)
+    return out
+
+
+@pytest.mark.parametrize("da, db", [(nl.float32, nl.bfloat16), (nl.bfloat16, nl.bfloat16),
+                                    (nl.float16, nl.bfloat16), (nl.float32, nl.float32)])
+def test_operators_of_mixed_dtypes_trace_as_the_python_definitions(monkeypatch, da, db):
+    assert not _same(monkeypatch, mixed_dtypes, T[[200, 64], da],
+                     T[[200, 64], db]).startswith(("NKIError", "TypeError"))
+
+
+@nki.jit
+def tensor_scalar_kernel(a, b):
+    """nisa.tensor_scalar's calls: tile and number operands ([P, 1] and [P] tiles, ints, floats),
+    one or two operators (numpy's, nl's, Alu members), reverse flags, positional and keyword
+    arguments, dtypes, masks, engines, PSUM data, over a partial last tile (masked)."""
+    rows, cols = a.shape
+    out = nl.ndarray((rows, cols), dtype=nl.float32, buffer=nl.shared_hbm)
+    ip = nl.arange(128)[:, None]
+    ic = nl.arange(cols)[None, :]
+    for t in nl.affine_range((rows + 127) // 128):
+        valid = t * 128 + ip < rows
+        x = nl.load(a[t * 128 + ip, ic], mask=valid)
+        y = nl.load(b[t * 128 + ip, ic], mask=valid)
+        col = nl.sum(x, axis=1, keepdims=True)
+        flat = nl.max(y, axis=1)
+        s = nisa.tensor_scalar(data=x, op0=np.subtract, operand0=col, op1=np.multiply,
+                               operand1=flat)
+        s = nisa.tensor_scalar(s, np.add, 2, reverse0=True)
+        s = nisa.tensor_scalar(s, nl.multiply, 0.5, False, np.subtract, 3, True)
+        s = nisa.tensor_scalar(s, np.multiply, col, op1=np.add, operand1=1.5)
+        s = nisa.tensor_scalar(s, np.add, 1.0, op1=np.multiply, operand1=col)
+        s = nisa.tensor_scalar(s, Alu.add, 1.0)
+        s = nisa.tensor_scalar(s, np.maximum, 0.0, dtype=nl.bfloat16)
+        s = nisa.tensor_scalar(s, np.minimum, col, mask=valid)
+        s = nisa.tensor_scalar(s, np.add, 1.0, engine=nisa.vector_engine)
+        s = nisa.tensor_scalar(s, np.add, 1.0, engine=nisa.unknown_engine, op1=None,
+                               operand1=None)
+        s = nisa.tensor_scalar(s, np.multiply, np.float32(2.0))
+        s = nisa.tensor_scalar(s, np.multiply, True)
+        s = nisa.tensor_scalar(s, np.add, 1.0, reverse0=1)
+        h = nisa.tensor_scalar(s[0:64, :], np.add, col[0:64, :])
+        p = nl.matmul(x[:, 0:128], y[:, 0:128], transpose_x=True)
+        q = nisa.tensor_scalar(p, np.multiply, 2.0)
+        nl.store(out[t * 128 + ip, ic], value=s + q[:, 0:1] + h[0:1, 0:1], mask=valid)
+    return out
+
+
+@pytest.mark.parametrize("rows", [128, 200, 300])
+def test_tensor_scalar_traces_as_the_python_definition(monkeypatch, rows):
+    assert not _same(monkeypatch, tensor_scalar_kernel, T[[rows, 128], nl.float32],
+                     T[[rows, 128], nl.float32]).startswith(("NKIError", "TypeError"))
+
+
+@nki.jit
+def tensor_scalar_refusals(a, which):
+    x = nl.load(a)
+    col = nl.sum(x, axis=1, keepdims=True)
+    nisa.tensor_scalar(x, np.add, 1.0)  # (np.add remembered: the C path's from here)
+    if which == "op1-without-operand1":
+        nisa.tensor_scalar(x, np.add, 1.0, op1=np.multiply)
+    elif which == "operand1-without-op1":
+        nisa.tensor_scalar(x, np.add, 1.0, operand1=2.0)
+    elif which == "not-alu":
+        nisa.tensor_scalar(x, len, 1.0)
+    elif which == "hbm-data":
+        nisa.tensor_scalar(a, np.add, 1.0)
+    elif which == "hbm-operand":
+        nisa.tensor_scalar(x, np.add, a)
+    elif which == "bitvec-float":
+        nisa.tensor_scalar(x, np.bitwise_and, 1)
+    elif which == "partitions":
+        nisa.tensor_scalar(x, np.add, col[0:64, :])
+    elif which == "wide-operand":
+        nisa.tensor_scalar(x, np.add, x)
+    elif which == "string":
+        nisa.tensor_scalar(x, np.add, "two")
+    elif which == "huge-int":
+        nisa.tensor_scalar(x, np.add, 10 ** 400)
+    elif which == "keyword":
+        nisa.tensor_scalar(x, np.add, 1.0, bogus=1)
+    elif which == "positional":
+        nisa.tensor_scalar(x, np.add, 1.0, False, None, None, False, None)
+    elif which == "twice":
+        nisa.tensor_scalar(x, np.add, 1.0, op0=np.add)
+    elif which == "missing":
+        nisa.tensor_scalar(x, np.add)
+    elif which == "engine":
+        nisa.tensor_scalar(x, np.add, 1.0, engine=nisa.tensor_engine)
+    elif which == "bad-mask":
+        nisa.tensor_scalar(x, np.add, 1.0, mask="m")
+    elif which == "bad-dtype":
+        nisa.tensor_scalar(x, np.add, 1.0, dtype="nope")
+    out = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+    nl.store(out, value=x)
+    return out
+
+
+@pytest.mark.parametrize("which", [
+    "op1-without-operand1", "operand1-without-op1", "not-alu", "hbm-data", "hbm-operand",
+    "bitvec-float", "partitions", "wide-operand", "string", "keyword", "positional", "twice",
+    "missing", "engine", "bad-mask", "bad-dtype"])
+def test_tensor_scalar_refuses_as_the_python_definition(monkeypatch, which):
+    _same(monkeypatch, tensor_scalar_refusals, T[[128, 512], nl.float32], which)
+
+
+def test_tensor_scalar_huge_int_raises_as_from_python(monkeypatch):
+    """(An OverflowError, which trace_outcome does not compare: raised by both, the builder's.)"""
+    with pytest.raises(OverflowError):
+        nki.trace_kernel(tensor_scalar_refusals, T[[128, 512], nl.float32], "huge-int")
+    with monkeypatch.context() as m:
+        _python_only(m)
+        with pytest.raises(OverflowError):
+            nki.trace_kernel(tensor_scalar_refusals, T[[128, 512], nl.float32], "huge-int")
+
+
+@nki.jit
+def bn_aggr_kernel(a):
+    """bn_aggr of bn_stats records over a partial last tile (masked): whole tiles, slices, dtypes
+    given in several ways, masks that keep the tile and masks that cut it."""
+    rows, cols = a.shape
+    out = nl.ndarray((rows, 2), dtype=nl.float32, buffer=nl.shared_hbm)
+    ip = nl.arange(128)[:, None]
+    ic = nl.arange(cols)[None, :]
+    for t in nl.affine_range((rows + 127) // 128):
+        valid = t * 128 + ip < rows
+        x = nl.load(a[t * 128 + ip, ic], mask=valid)
+        stats = nl.ndarray((128, 12), dtype=np.float32)
+        stats[ip, nl.arange(6)[None, :]] = nisa.bn_stats(x[:, 0:64], mask=valid)
+        stats[ip, 6 + nl.arange(6)[None, :]] = nisa.bn_stats(x[:, 64:128])
+        b16 = nisa.bn_stats(x[:, 0:64], dtype=nl.bfloat16)
+        mv = nisa.bn_aggr(stats) + nisa.bn_aggr(stats[:, 0:6], mask=valid)
+        m16 = nisa.bn_aggr(b16, dtype=nl.float32) + nisa.bn_aggr(b16)
+        mb = nisa.bn_aggr(stats, dtype="bfloat16") + nisa.bn_aggr(stats, mask=(ip + 0 < 64))
+        nl.store(out[t * 128 + ip, nl.arange(2)[None, :]], value=mv + m16 + mb, mask=valid)
+    return out
+
+
+@pytest.mark.parametrize("rows", [128, 200, 300])
+def test_bn_aggr_traces_as_the_python_definition(monkeypatch, rows):
+    assert not _same(monkeypatch, bn_aggr_kernel,
+                     T[[rows, 128], nl.float32]).startswith(("NKIError", "TypeError"))
+
+
+@nki.jit
+def bn_aggr_refusals(a, which):
+    x = nl.load(a)
+    if which == "hbm":
+        nisa.bn_aggr(a)
+    elif which == "records":  # (not a whole number of records per partition)
+        nisa.bn_aggr(x[:, 0:7])
+    elif which == "1d":
+        nisa.bn_aggr(nl.sum(x, axis=1))
+    elif which == "dtype":
+        nisa.bn_aggr(x[:, 0:6], dtype="nope")
+    elif which == "unhashable":
+        nisa.bn_aggr(x[:, 0:6], dtype=[1])
+    elif which == "keyword":
+        nisa.bn_aggr(x[:, 0:6], bogus=1)
+    elif which == "positional":
+        nisa.bn_aggr(x[:, 0:6], None)
+    elif which == "bad-mask":
+        nisa.bn_aggr(x[:, 0:6], mask="m")
+    out = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+    nl.store(out, value=x)
+    return out
+
+
+@pytest.mark.parametrize("which", ["hbm", "records", "1d", "dtype", "unhashable", "keyword",
+                                   "positional", "bad-mask"])
+def test_bn_aggr_refuses_as_the_python_definition(monkeypatch, which):
+    outcome = _same(monkeypatch, bn_aggr_refusals, T[[128, 512], nl.float32], which)
+    assert outcome.startswith(("NKI", "TypeError")), outcome

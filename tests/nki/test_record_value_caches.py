@@ -305,3 +305,36 @@ def test_the_06_ndarray_path_calls_a_replaced_new_result(monkeypatch):
         m.setattr(Tracer, "new_result", replacement)
         assert trace_kernel(kernel, x).module.to_json(-1) == expected
     assert calls
+
+
+def test_new_result_makes_the_state_new_state_makes():
+    """Tracer.new_result (C) makes a result's StorageState as tracer.new_state's partial of
+    new_slotted would (without calling it), and calls any other new_state factory it is given:
+    the same states, the same traced module."""
+    import tutorial_kernels as tk
+    from neuronxsim.nki import tracer as tracer_module
+    from neuronxsim.nki.record import Access, Op
+    from neuronxsim.nki.tensor import Storage, Tensor
+    from neuronxsim.nki.tracer import IT, StorageState
+
+    def slots(state):
+        return [getattr(state, name) for name in StorageState.__slots__]
+
+    args = (T[[300, 200], nl.float32], T[[200], nl.float32])
+    seen = []
+    original = tracer_module.new_state
+    fast = nki.trace_kernel(tk.rmsnorm_kernel, *args).module.to_json(-1)
+
+    def factory():
+        state = original()
+        seen.append(slots(state))
+        return state
+
+    nki_core = tracer_module._core.nki
+    try:
+        nki_core.configure_tracer_methods(Op, Storage, Tensor, factory, IT.Matmult, Access)
+        called = nki.trace_kernel(tk.rmsnorm_kernel, *args).module.to_json(-1)
+    finally:
+        nki_core.configure_tracer_methods(Op, Storage, Tensor, original, IT.Matmult, Access)
+    assert seen and all(s == slots(original()) for s in seen)
+    assert called == fast

@@ -8,7 +8,7 @@ from neuronxsim.nki06._api import ApiCall
 import neuronxsim.starfish.lib._core.bir
 import types
 import typing
-__all__: list[str] = ['ApiCall', 'FastCall', 'LoopIndex', 'RECORD_POSITIONS', 'accumulate_methods', 'activation06_fast', 'activation_fast', 'activation_reduce06_fast', 'assign_redirect', 'basic_subscript', 'binary_fast', 'blocked_methods', 'bn_stats_fast', 'caller_location', 'configure_accumulate', 'configure_accumulate_plain', 'configure_assign', 'configure_blocked', 'configure_dma_plain', 'configure_index_expr', 'configure_index_expr_ops', 'configure_iterate', 'configure_lane_fast', 'configure_lane_fast_plain', 'configure_lanewise', 'configure_language_fast', 'configure_mask_box', 'configure_matmul', 'configure_new_blocked', 'configure_nki06_fast', 'configure_nki06_lanewise', 'configure_nki06_ndarray', 'configure_nki06_subscript', 'configure_per_lane_plain', 'configure_plain_tile_access', 'configure_subscripts', 'configure_tensor_scalar_plain', 'configure_tracer_methods', 'configure_zero_fill', 'current', 'dma_copy06_fast', 'dma_plain', 'emit_program', 'forget_call_sites', 'index_expr_methods', 'iterate_method', 'keeps_all_fast', 'lanewise_plain', 'live_ranges', 'load_fast', 'mask_box_fast', 'matmul_plain', 'nc_matmul06_fast', 'nc_matmul_fast', 'ndarray06_fast', 'ndarray_fast', 'new_access', 'new_op', 'new_slotted', 'next_fit_place', 'next_fit_storages', 'operator_methods', 'ops_matmul_grouped', 'ops_redirected', 'ops_zero_elided', 'peek', 'place_matmul_method', 'plain_tile_access', 'range_fast', 'reduce_fast', 'remember_call_site', 'set_call_site_walk', 'set_current', 'set_no_tracer', 'slice_range', 'store_fast', 'subscript_method', 'tensor_reduce06_fast', 'tensor_scalar06_fast', 'tensor_store_method', 'tensor_table', 'tensor_tensor06_fast', 'tracer_method', 'unique_name', 'write_plain', 'zeros_fast']
+__all__: list[str] = ['ApiCall', 'FastCall', 'LoopIndex', 'RECORD_POSITIONS', 'accumulate_methods', 'activation06_fast', 'activation_fast', 'activation_reduce06_fast', 'assign_redirect', 'basic_subscript', 'binary_fast', 'blocked_methods', 'bn_aggr_fast', 'bn_stats_fast', 'caller_location', 'configure_accumulate', 'configure_accumulate_plain', 'configure_assign', 'configure_blocked', 'configure_dma_plain', 'configure_index_expr', 'configure_index_expr_ops', 'configure_isa_tensor_scalar', 'configure_iterate', 'configure_lane_fast', 'configure_lane_fast_plain', 'configure_lanewise', 'configure_language_fast', 'configure_mask_box', 'configure_matmul', 'configure_new_blocked', 'configure_nki06_fast', 'configure_nki06_lanewise', 'configure_nki06_ndarray', 'configure_nki06_subscript', 'configure_per_lane_plain', 'configure_plain_tile_access', 'configure_subscripts', 'configure_tensor_scalar_plain', 'configure_tracer_methods', 'configure_zero_fill', 'current', 'dma_copy06_fast', 'dma_plain', 'emit_program', 'forget_call_sites', 'index_expr_methods', 'isa_tensor_scalar_fast', 'iterate_method', 'keeps_all_fast', 'lanewise_plain', 'live_ranges', 'load_fast', 'mask_box_fast', 'matmul_plain', 'nc_matmul06_fast', 'nc_matmul_fast', 'ndarray06_fast', 'ndarray_fast', 'new_access', 'new_op', 'new_slotted', 'next_fit_place', 'next_fit_storages', 'operator_methods', 'ops_matmul_grouped', 'ops_redirected', 'ops_zero_elided', 'peek', 'place_matmul_method', 'plain_tile_access', 'range_fast', 'reduce_fast', 'remember_call_site', 'set_call_site_walk', 'set_current', 'set_no_tracer', 'slice_range', 'store_fast', 'subscript_method', 'tensor_reduce06_fast', 'tensor_scalar06_fast', 'tensor_store_method', 'tensor_table', 'tensor_tensor06_fast', 'tracer_method', 'unique_name', 'write_plain', 'zeros_fast']
 def accumulate_methods() -> dict:
     """
     {name: method} of Tensor's in-place operators (__iadd__, __isub__, __imul__, __itruediv__) in C.
@@ -40,6 +40,10 @@ def binary_fast(name: str) -> typing.Any:
 def blocked_methods() -> tuple[typing.Any, typing.Any]:
     """
     (__getitem__, __setitem__) of BlockedTensor in C.
+    """
+def bn_aggr_fast(opcode: typing.Any) -> typing.Any:
+    """
+    The C path of nisa.bn_aggr(data, *, mask=None, dtype=None), opcode BNStatsAggregate: a result, or NotImplemented for the Python definition to answer (use in a FastCall).
     """
 def bn_stats_fast() -> typing.Any:
     """
@@ -76,6 +80,10 @@ def configure_index_expr(index_expr_class: type) -> None:
 def configure_index_expr_ops(index_expr: type, index_predicate: type, loop_index: type, add: typing.Any, lt: typing.Any) -> None:
     """
     Gives IndexExpr's C operators the IndexExpr, IndexPredicate and LoopIndex classes and the Python definitions of __add__ and __lt__ (which answer every other operand).
+    """
+def configure_isa_tensor_scalar(alu_by_function: dict, bitvec_ids: frozenset, engine_unknown: typing.Any) -> None:
+    """
+    Gives nisa.tensor_scalar's C path (isa_tensor_scalar_fast) opcodes._ALU_BY_FUNCTION, opcodes.BITVEC_IDS and nisa.engine.unknown.
     """
 def configure_iterate(loop_class: type, loop_iteration_class: type, static: str) -> None:
     """
@@ -125,9 +133,9 @@ def configure_nki06_subscript(nki_tensor_class: type, index: typing.Any, to_int:
     """
     Gives the subscripts the NkiTensor class (NKI 0.6; after configure_subscripts), index(k): the int of an index that is no int or loop index (NKIError for a run-time one), and to_int(v, what): the int of a slice bound or step that is no int.
     """
-def configure_per_lane_plain(size_verdicts: dict, full_boxes: dict) -> None:
+def configure_per_lane_plain(size_verdicts: dict, full_boxes: dict, size_rules: dict) -> None:
     """
-    Gives bn_stats_fast instructions._SIZE_VERDICTS and indexing._FULL_BOXES, to make per_lane's lanewise_plain call itself when the size rule's verdict is remembered and the mask keeps the whole tile.
+    Gives bn_stats_fast and bn_aggr_fast instructions._SIZE_VERDICTS, indexing._FULL_BOXES and instructions._SIZE_RULES, to make per_lane's lanewise_plain call themselves when the opcode has no size rule or the rule's verdict is remembered, and the mask keeps the whole tile.
     """
 def configure_plain_tile_access(access_class: typing.Any, pe: typing.Any, pool: typing.Any, psum: str, num_partitions: typing.SupportsInt | typing.SupportsIndex, max_free_psum: typing.SupportsInt | typing.SupportsIndex, max_free_sbuf: typing.SupportsInt | typing.SupportsIndex) -> None:
     """
@@ -172,6 +180,10 @@ def forget_call_sites() -> None:
 def index_expr_methods() -> dict:
     """
     {name: method} of IndexExpr's __add__, __radd__ and __lt__ in C.
+    """
+def isa_tensor_scalar_fast(*args, **kwargs):
+    """
+    nisa.tensor_scalar's C path (NotImplemented: the definition's).
     """
 def iterate_method(cls: type) -> typing.Any:
     """
