@@ -215,4 +215,43 @@ TEST(Legality, KernelBuilderRefusesWithTheRulesWording) {
       lg::dma(transpose, trn1()), lg::Rule::DmaPsum);
 }
 
+// plainDmaPasses is the decoder's shortcut past dma() for a plain copy: wherever it says yes, dma()
+// must find nothing, on every generation, or the simulator would accept a transfer the rules refuse.
+TEST(Legality, PlainDmaPassesOnlyWhatDmaPasses) {
+  const Opcode opcodes[] = {InstructionType::DMA, InstructionType::Load, InstructionType::Save,
+                            InstructionType::DMACopy, InstructionType::IndirectSave};
+#define NXS_VALUE(x) x,
+  const DmaMode modes[] = {BIR_ENUM_DmaMode(DmaMode::NXS_VALUE)};
+  const DgeType dges[] = {BIR_ENUM_DgeType(DgeType::NXS_VALUE)};
+  const AluOp rmws[] = {BIR_ENUM_AluOp(AluOp::NXS_VALUE)};
+  const Engine engines[] = {BIR_ENUM_Engine(Engine::NXS_VALUE)};
+#undef NXS_VALUE
+  const lg::Space spaces[] = {lg::Space::SBUF, lg::Space::PSUM, lg::Space::DRAM, lg::Space::Immediate};
+  const std::pair<DType, int64_t> dsts[] = {{DType::float32, 64}, {DType::bfloat16, 64}, {DType::float32, 65}};
+  int accepted = 0;
+  for (const char* arch : {"trn1", "trn2"})
+    for (Opcode op : opcodes)
+      for (DmaMode mode : modes)
+        for (DgeType dge : dges)
+          for (AluOp rmw : rmws)
+            for (lg::Space s : spaces)
+              for (lg::Space t : spaces)
+                for (const auto& [dtype, free] : dsts)
+                  for (Engine engine : engines) {
+                    lg::Dma d;
+                    d.opcode = op;
+                    d.engine = engine;
+                    d.src = operand(s, DType::float32, 128, 64);
+                    d.dst = operand(t, dtype, 128, free);
+                    d.mode = mode;
+                    d.dst_rmw_op = rmw;
+                    d.dge_type = dge;
+                    if (!lg::plainDmaPasses(op, d.src, d.dst, mode, rmw, dge)) continue;
+                    ++accepted;
+                    const lg::Verdict v = lg::dma(d, machineConfig(arch));
+                    ASSERT_FALSE(v.has_value()) << arch << " " << InstructionType::string(op) << ": " << v->message;
+                  }
+  EXPECT_GT(accepted, 0);  // (the shortcut is taken at all)
+}
+
 }  // namespace
