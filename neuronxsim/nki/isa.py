@@ -288,12 +288,12 @@ def tensor_scalar(data, op0, operand0, reverse0=False, op1=None, operand1=None, 
                               None if dtype is None else _dtype(dtype, loc), loc, mask, engine=hw)
 
 
-
 # An on-chip tile, operators alu_op answered before, numbers or on-chip tiles as operands, no dtype,
 # mask or engine: the builder call above, made in C (cpp/python/trace_accumulate.cpp, through a
 # FastCall: cpp/python/trace_fast_call.cpp); any other call is the definition's.
 _core.nki.configure_isa_tensor_scalar(_ALU_BY_FUNCTION, BITVEC_IDS, unknown_engine)
 tensor_scalar = _core.nki.FastCall(tensor_scalar, _core.nki.isa_tensor_scalar_fast)
+
 
 def tensor_reduce(op, data, axis, *, mask=None, dtype=None, negate=False, keepdims=False):
     """Reduces ``data`` along free ``axis`` (an int or a list) on the Vector Engine."""
