@@ -3,6 +3,7 @@
 import dataclasses
 
 import numpy as np
+import pytest
 
 import neuronxsim.nki as nki
 from neuronxsim.nki.errors import NKIError
@@ -73,6 +74,17 @@ def same_outcome(monkeypatch, python_only, kernel, *args) -> str:
         general = trace_outcome(kernel, *args)
     assert fast == general
     return fast
+
+
+def raises_alike(monkeypatch, python_only, exception, kernel, *args) -> None:
+    """Tracing ``kernel`` raises ``exception`` with the C fast paths and with ``python_only(m)``
+    applied (for the exceptions ``trace_outcome`` does not compare, e.g. an OverflowError)."""
+    with pytest.raises(exception):
+        nki.trace_kernel(kernel, *args)
+    with monkeypatch.context() as m:
+        python_only(m)
+        with pytest.raises(exception):
+            nki.trace_kernel(kernel, *args)
 
 
 def use_definitions(m, module, names) -> None:

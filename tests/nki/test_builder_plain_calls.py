@@ -17,7 +17,7 @@ from neuronxsim.nki.indexing import IndexPredicate, Mask, full_box
 from neuronxsim.nki.tensor import Tensor
 
 import tutorial_kernels as tk
-from nki_testing import same_outcome, use_definitions
+from nki_testing import raises_alike, same_outcome, use_definitions
 
 T = nki.typing.tensor
 
@@ -125,12 +125,7 @@ def test_the_c_calls_refuse_and_decline_as_the_python_builders(monkeypatch, whic
 
 def test_an_int_too_large_for_a_float_raises_as_from_python(monkeypatch):
     """(An OverflowError, which trace_outcome does not compare: raised by both, the builder's.)"""
-    with pytest.raises(OverflowError):
-        nki.trace_kernel(refusals, T[[128, 64], nl.float32], "huge-int")
-    with monkeypatch.context() as m:
-        _python_only(m)
-        with pytest.raises(OverflowError):
-            nki.trace_kernel(refusals, T[[128, 64], nl.float32], "huge-int")
+    raises_alike(monkeypatch, _python_only, OverflowError, refusals, T[[128, 64], nl.float32], "huge-int")
 
 
 _KERNELS = [
