@@ -127,8 +127,6 @@ inline Engine defaultEngine(NodeClass nc) {
   }
 }
 
-// Inline: asked several times of every instruction a module is prepared with (the decoder, the
-// formulas), across the library boundary.
 // Inline: every instruction's pricing asks it.
 inline double Hwm::clockGhz(Engine e) const {
   switch (e) {
@@ -148,6 +146,8 @@ inline double Hwm::clockGhz(Engine e) const {
   return cfg_.dve_clock_ghz;
 }
 
+// Inline: asked several times of every instruction a module is prepared with (the decoder, the
+// formulas), across the library boundary.
 inline Engine Hwm::engineOf(const Instruction& I) {
   const NodeClass nc = I.nodeClass();
   if (nc == NodeClass::DMA && (I.engine == Engine::Unassigned || I.engine == Engine::DMA))
