@@ -41,6 +41,9 @@ SBUF_ALIGN = 64  # bytes; keeps tiles on DMA-friendly boundaries
 # nowhere (cpp/python/trace_alloc_next_fit.cpp; it orders the storages by first use and sizes
 # them as below); _place then starts again, with spilling and packing.
 _next_fit_storages = _core.nki.next_fit_storages
+# _used_on_chip for storages of exactly Storage (trace_alloc_split.cpp): a trace makes about one
+# storage per instruction, and the loop was half of the pass
+_used_on_chip_in_c = _core.nki.used_on_chip
 # next_fit_storages computes the stock Storage.bytes_per_partition (layout.row * dtype.itemsize)
 # of plain storages itself, without the property's Python call, while the class has that
 # property (_place checks, once per call).
@@ -62,10 +65,10 @@ class Allocation:
     def run(self, program) -> None:
         first_use, last_use = program.first_use, program.last_use
         addr = [None] * len(program.storages)
-        used = {SBUF: [], PSUM: []}
-        for st in program.storages:
-            if st.on_chip and first_use[st.sid] >= 0:
-                used[st.kind].append(st)
+        # (in C for plain storages: cpp/python/trace_alloc_split.cpp; None leaves it to Python)
+        split = _used_on_chip_in_c(program.storages, first_use, Storage, SBUF, PSUM)
+        used = _used_on_chip(program.storages, first_use) if split is None else \
+            {SBUF: split[0], PSUM: split[1]}
         program.addr = addr
         spiller = Spiller(program.ops, program.storages, addr)
         program.peak_bytes = {
@@ -78,6 +81,15 @@ class Allocation:
             program.ops = spiller.apply(program.ops)
             from .passes import Liveness  # (passes imports this module)
             Liveness().run(program)  # the transfers and the reloaded tiles' ranges
+
+
+def _used_on_chip(storages: list, first_use: list) -> dict[str, list]:
+    """The on-chip storages an instruction uses, by kind (SBUF, PSUM), in storage order."""
+    used = {SBUF: [], PSUM: []}
+    for st in storages:
+        if st.on_chip and first_use[st.sid] >= 0:
+            used[st.kind].append(st)
+    return used
 
 
 def _place(storages: list[Storage], kind: str, capacity: int, align: int, first_use: list,
