@@ -116,6 +116,50 @@ PyObject* tupleOf(PyObject* cls, PyObject** items, Py_ssize_t n) {
   return t;
 }
 
+// The deallocation of a record tuple (an instance of a class use_record_dealloc took): what
+// CPython's generic one for classes (subtype_dealloc) and the tuple's (tupledealloc) do for such a
+// class, in one pass: untrack, release the items, free, release the class. The generic one first
+// looks for the nearest base with another deallocation, finalizers, weak references, slots and a
+// __dict__, none of which these classes have (use_record_dealloc checks), then untracks and enters
+// the trashcan again in the tuple's. A trace frees one op and a few accesses per instruction.
+void recordDealloc(PyObject* self) {
+  PyTypeObject* type = Py_TYPE(self);
+  // (a finalizer added to the class since: run as the generic deallocation runs it)
+  if (type->tp_finalize != nullptr && PyObject_CallFinalizerFromDealloc(self) < 0) return;  // resurrected
+  PyObject_GC_UnTrack(self);
+  // (nested records are freed one level at a time, as tuples are)
+  Py_TRASHCAN_BEGIN(self, recordDealloc)
+  for (Py_ssize_t i = Py_SIZE(self); --i >= 0;) Py_XDECREF(PyTuple_GET_ITEM(self, i));
+  type->tp_free(self);
+  Py_DECREF(type);  // (instances of heap classes hold their class)
+  Py_TRASHCAN_END
+}
+
+// use_record_dealloc(cls): instances of `cls` are freed by recordDealloc from now on, if `cls` is
+// a class made by a class statement deriving from tuple directly that adds nothing an instance
+// must release (__slots__ = (): no slots, no __dict__, no weak references) and has no finalizer;
+// returns whether it took the class (a class it does not take keeps the generic deallocation).
+PyObject* useRecordDealloc(PyObject*, PyObject* cls) {
+  if (!PyType_Check(cls)) {
+    PyErr_SetString(PyExc_TypeError, "use_record_dealloc(cls: type)");
+    return nullptr;
+  }
+  auto* type = reinterpret_cast<PyTypeObject*>(cls);
+  bool plain = (type->tp_flags & Py_TPFLAGS_HEAPTYPE) != 0 && type->tp_base == &PyTuple_Type &&
+                     type->tp_basicsize == PyTuple_Type.tp_basicsize &&
+                     type->tp_itemsize == PyTuple_Type.tp_itemsize && type->tp_dictoffset == 0 &&
+                     type->tp_weaklistoffset == 0 && type->tp_finalize == nullptr && type->tp_del == nullptr &&
+                     type->tp_free == PyObject_GC_Del && (type->tp_flags & Py_TPFLAGS_HAVE_GC) != 0;
+#ifdef Py_TPFLAGS_MANAGED_DICT
+  if ((type->tp_flags & Py_TPFLAGS_MANAGED_DICT) != 0) plain = false;
+#endif
+#ifdef Py_TPFLAGS_MANAGED_WEAKREF
+  if ((type->tp_flags & Py_TPFLAGS_MANAGED_WEAKREF) != 0) plain = false;
+#endif
+  if (plain) type->tp_dealloc = recordDealloc;
+  return Py_NewRef(plain ? Py_True : Py_False);
+}
+
 PyObject* newOp(PyObject*, PyObject* const* args, Py_ssize_t nargs) { return newOpRecord(args, nargs); }
 
 PyObject* newAccess(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
@@ -136,12 +180,19 @@ PyMethodDef newAccessDef = {"new_access",
                             "new_access(cls, storage, offset, pairs): an access record "
                             "(see neuronxsim.nki.record.new_access)."};
 
+PyMethodDef useRecordDeallocDef = {
+    "use_record_dealloc", useRecordDealloc, METH_O,
+    "use_record_dealloc(cls): frees instances of cls, a plain tuple subclass (__slots__ = ()), in one pass "
+    "(see neuronxsim.nki.record); whether it took the class."};
+
 void bindRecord(py::module_& m) {
   shortName = PyUnicode_InternFromString("short");
   sidName = PyUnicode_InternFromString("sid");
   if (shortName == nullptr || sidName == nullptr) throw py::error_already_set();
   m.attr("new_op") = py::reinterpret_steal<py::object>(PyCFunction_NewEx(&newOpDef, nullptr, nullptr));
   m.attr("new_access") = py::reinterpret_steal<py::object>(PyCFunction_NewEx(&newAccessDef, nullptr, nullptr));
+  m.attr("use_record_dealloc") =
+      py::reinterpret_steal<py::object>(PyCFunction_NewEx(&useRecordDeallocDef, nullptr, nullptr));
   py::dict op, access;
   const char* opNames[] = {"opcode_number", "engine_number", "source", "fields", "ins", "outs", "opcode",
                            "engine", "loc", "loop", "index", "out_box", "zero_fill"};

@@ -106,6 +106,12 @@ class Op(tuple):
         return tuple.__new__(Op, items)
 
 
+# Ops and accesses are freed in one pass in C (cpp/python/trace_record.cpp, use_record_dealloc):
+# a trace frees an op and a few accesses per instruction, and the generic deallocation of a
+# Python class's instances, then the tuple's, was a third of freeing a trace.
+_core.nki.use_record_dealloc(Access)
+_core.nki.use_record_dealloc(Op)
+
 #: ``new_op(opcode, engine, ins, outs, fields, loc, loop, index, out_box=None, zero_fill=False)``:
 #: an :class:`Op` (in C, ``cpp/python/trace_record.cpp``: one per recorded instruction); the opcode
 #: and engine numbers are ``int()`` of the members, read once per member.
