@@ -57,6 +57,65 @@ PyObject* newSlotted(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   return newSlottedObject(args[0], args + 1, nargs - 1);
 }
 
+// The deallocation of an instance of a class use_slots_dealloc took (or of a subclass, whose own
+// additions CPython's generic deallocation has released before calling this, its base's): what
+// the generic one (subtype_dealloc, then object's) does for such a class, in one pass: untrack,
+// release the slots, free, release the class. The generic one first looks for the nearest base
+// with another deallocation, finalizers, weak references and a __dict__, none of which these
+// classes have, then walks the class's member list for the slots. A trace frees a storage and a
+// loop iteration or so per instruction.
+void slotsDealloc(PyObject* self) {
+  PyTypeObject* type = Py_TYPE(self);
+  // (a finalizer added to the class since: run as the generic deallocation runs it)
+  if (type->tp_finalize != nullptr && PyObject_CallFinalizerFromDealloc(self) < 0) return;  // resurrected
+  PyObject_GC_UnTrack(self);
+  // (nested objects are freed one level at a time, as by the generic deallocation)
+  Py_TRASHCAN_BEGIN(self, slotsDealloc)
+  // The slots are the words past the object's header up to the size of the class that took this
+  // deallocation (a subclass's are past that, released already).
+  PyTypeObject* owner = type;
+  while (owner->tp_dealloc != slotsDealloc) owner = owner->tp_base;
+  auto** slots = reinterpret_cast<PyObject**>(reinterpret_cast<char*>(self) + sizeof(PyObject));
+  const Py_ssize_t n = (owner->tp_basicsize - static_cast<Py_ssize_t>(sizeof(PyObject))) /
+                       static_cast<Py_ssize_t>(sizeof(PyObject*));
+  for (Py_ssize_t i = n; --i >= 0;) Py_CLEAR(slots[i]);
+  type->tp_free(self);
+  Py_DECREF(type);  // (instances of heap classes hold their class)
+  Py_TRASHCAN_END
+}
+
+// use_slots_dealloc(cls): instances of `cls` are freed by slotsDealloc from now on, if `cls` is
+// a class made by a class statement deriving from object directly whose instances hold nothing
+// but its __slots__ (a tuple of names; no __dict__, no weak references) and that has no
+// finalizer; returns whether it took the class (a class it does not take keeps the generic
+// deallocation).
+PyObject* useSlotsDealloc(PyObject*, PyObject* cls) {
+  if (!PyType_Check(cls)) {
+    PyErr_SetString(PyExc_TypeError, "use_slots_dealloc(cls: type)");
+    return nullptr;
+  }
+  auto* type = reinterpret_cast<PyTypeObject*>(cls);
+  PyObject* names = type->tp_dict != nullptr ? PyDict_GetItemString(type->tp_dict, "__slots__") : nullptr;
+  bool plain = names != nullptr && PyTuple_Check(names) && (type->tp_flags & Py_TPFLAGS_HEAPTYPE) != 0 &&
+               type->tp_base == &PyBaseObject_Type && type->tp_itemsize == 0 && type->tp_dictoffset == 0 &&
+               type->tp_weaklistoffset == 0 && type->tp_finalize == nullptr && type->tp_del == nullptr &&
+               type->tp_free == PyObject_GC_Del && (type->tp_flags & Py_TPFLAGS_HAVE_GC) != 0 &&
+               type->tp_basicsize == static_cast<Py_ssize_t>(sizeof(PyObject) + PyTuple_GET_SIZE(names) * sizeof(PyObject*));
+#ifdef Py_TPFLAGS_MANAGED_DICT
+  if ((type->tp_flags & Py_TPFLAGS_MANAGED_DICT) != 0) plain = false;
+#endif
+#ifdef Py_TPFLAGS_MANAGED_WEAKREF
+  if ((type->tp_flags & Py_TPFLAGS_MANAGED_WEAKREF) != 0) plain = false;
+#endif
+  if (plain) type->tp_dealloc = slotsDealloc;
+  return Py_NewRef(plain ? Py_True : Py_False);
+}
+
+PyMethodDef useSlotsDeallocDef = {
+    "use_slots_dealloc", useSlotsDealloc, METH_O,
+    "use_slots_dealloc(cls): frees instances of cls, a class of __slots__ only deriving from object, in one "
+    "pass (see neuronxsim.nki.tensor.Storage); whether it took the class."};
+
 PyMethodDef newSlottedDef = {
     "new_slotted", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(newSlotted)), METH_FASTCALL,
     "new_slotted(cls, *values): an instance of the __slots__ class cls (no __init__ run), its slots "
@@ -64,6 +123,8 @@ PyMethodDef newSlottedDef = {
 
 void bindSlotted(py::module_& m) {
   m.attr("new_slotted") = py::reinterpret_steal<py::object>(PyCFunction_NewEx(&newSlottedDef, nullptr, nullptr));
+  m.attr("use_slots_dealloc") =
+      py::reinterpret_steal<py::object>(PyCFunction_NewEx(&useSlotsDeallocDef, nullptr, nullptr));
 }
 
 NXS_REGISTER_SUBMODULE(nki, 44, "the NKI tracer's hot paths", bindSlotted);

@@ -182,6 +182,10 @@ class LoopIteration:
         return f"<iteration {self.iteration} of {self.loop!r}>"
 
 
+# (freed in one pass in C, as ops are: a trace frees a loop iteration per instruction or so)
+_core.nki.use_slots_dealloc(Loop)
+_core.nki.use_slots_dealloc(LoopIteration)
+
 _unique_name = _core.nki.unique_name
 
 

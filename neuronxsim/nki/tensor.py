@@ -117,6 +117,11 @@ class Storage:
         return new_view(self, 0, self.shape, self.strides, ())
 
 
+# Storages are freed in one pass in C (cpp/python/trace_slotted.cpp, use_slots_dealloc): a trace
+# frees one per instruction or so, and the generic deallocation walks the class's slots and bases.
+_core.nki.use_slots_dealloc(Storage)
+
+
 def new_storage(sid: int, kind: str, dtype: np.dtype, shape: tuple, layout: Layout, hint: str,
                 created_at: SourceLocation | None, state, name: str | None = None,
                 explicit_name: bool = False, placement: tuple | None = None) -> Storage:

@@ -96,3 +96,93 @@ def test_a_finalizer_added_afterwards_still_runs():
     p = tuple.__new__(Plain, (1, 2))
     del p
     assert ran == [(1, 2)]
+
+
+# Storages, loops and loop iterations: use_slots_dealloc (cpp/python/trace_slotted.cpp).
+
+def _slotted_classes():
+    from neuronxsim.nki.record import Loop, LoopIteration
+    from neuronxsim.nki.tensor import Storage
+    return [Storage, Loop, LoopIteration]
+
+
+@pytest.mark.parametrize("cls", _slotted_classes(), ids=lambda c: c.__name__)
+def test_freeing_a_slotted_object_releases_its_slots_and_its_class(cls):
+    assert _core.nki.use_slots_dealloc(cls) is True
+    before = sys.getrefcount(cls)
+    items = [Item() for _ in cls.__slots__]
+    alive = [weakref.ref(i) for i in items]
+    objects = []
+    for k in range(50):
+        o = object.__new__(cls)
+        for name, item in zip(cls.__slots__, items):
+            if (k + len(name)) % 3:  # (some slots left unset)
+                setattr(o, name, item)
+        objects.append(o)
+    del items, o, item
+    assert all(r() is not None for r in alive)
+    assert sys.getrefcount(cls) == before + 50
+    del objects
+    assert all(r() is None for r in alive) and sys.getrefcount(cls) == before
+
+
+def test_subclasses_of_slotted_classes_are_freed_whole():
+    from neuronxsim.nki.tensor import Storage
+
+    class More(Storage):
+        __slots__ = ("extra",)
+
+    class WithDict(Storage):
+        pass
+
+    for cls in (More, WithDict):
+        before = sys.getrefcount(cls)
+        a, b = Item(), Item()
+        alive = [weakref.ref(a), weakref.ref(b)]
+        o = object.__new__(cls)
+        o.state, o.extra = a, b
+        del a, b, o
+        assert all(r() is None for r in alive) and sys.getrefcount(cls) == before
+
+
+def test_deeply_nested_slotted_objects_are_freed_without_exhausting_the_stack():
+    from neuronxsim.nki.record import Loop, LoopIteration
+    outer = None
+    for _ in range(100_000):
+        outer = LoopIteration(Loop("affine", 2, None, outer), 0)
+    del outer
+
+
+def test_only_classes_of_slots_only_are_taken():
+    class Slots:
+        __slots__ = ("a", "b")
+
+    class Dict:
+        pass
+
+    class Weak:
+        __slots__ = ("a", "__weakref__")
+
+    class Finalized:
+        __slots__ = ("a",)
+
+        def __del__(self):
+            pass
+
+    class Child(Slots):
+        __slots__ = ("c",)
+
+    class ListSlots:
+        __slots__ = ["a"]
+
+    for cls in (Dict, Weak, Finalized, Child, ListSlots, object, tuple):
+        assert _core.nki.use_slots_dealloc(cls) is False
+    assert _core.nki.use_slots_dealloc(Slots) is True
+    with pytest.raises(TypeError, match="use_slots_dealloc"):
+        _core.nki.use_slots_dealloc(5)
+    ran = []
+    Slots.__del__ = lambda self: ran.append(self.a)
+    s = Slots()
+    s.a = 1
+    del s
+    assert ran == [1]
