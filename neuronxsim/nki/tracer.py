@@ -108,6 +108,9 @@ class StorageState:
 
 
 _new_slotted = _core.nki.new_slotted
+# (freed in one pass in C, as storages are: cpp/python/trace_slotted.cpp, use_slots_dealloc; a
+# trace frees a state per instruction result when it ends)
+_core.nki.use_slots_dealloc(StorageState)
 if Storage.__slots__ != ("sid", "kind", "dtype", "shape", "layout", "on_chip", "strides", "name",
                          "hint", "created_at", "explicit_name", "placement", "state"):
     raise ImportError("Tracer.new_result makes storages with new_slotted: update it for the "

@@ -98,12 +98,13 @@ def test_a_finalizer_added_afterwards_still_runs():
     assert ran == [(1, 2)]
 
 
-# Storages, loops and loop iterations: use_slots_dealloc (cpp/python/trace_slotted.cpp).
+# Storages, their states, loops and loop iterations: use_slots_dealloc (cpp/python/trace_slotted.cpp).
 
 def _slotted_classes():
     from neuronxsim.nki.record import Loop, LoopIteration
     from neuronxsim.nki.tensor import Storage
-    return [Storage, Loop, LoopIteration]
+    from neuronxsim.nki.tracer import StorageState
+    return [Storage, Loop, LoopIteration, StorageState]
 
 
 @pytest.mark.parametrize("cls", _slotted_classes(), ids=lambda c: c.__name__)
