@@ -12,6 +12,7 @@
 #include "trace_record.h"
 
 #include "bindings.h"
+#include "trace_dealloc.h"
 #include "trace_slotted.h"
 
 #include <cstring>
@@ -127,12 +128,11 @@ void recordDealloc(PyObject* self) {
   // (a finalizer added to the class since: run as the generic deallocation runs it)
   if (type->tp_finalize != nullptr && PyObject_CallFinalizerFromDealloc(self) < 0) return;  // resurrected
   PyObject_GC_UnTrack(self);
-  // (nested records are freed one level at a time, as tuples are)
-  Py_TRASHCAN_BEGIN(self, recordDealloc)
-  for (Py_ssize_t i = Py_SIZE(self); --i >= 0;) Py_XDECREF(PyTuple_GET_ITEM(self, i));
-  type->tp_free(self);
-  Py_DECREF(type);  // (instances of heap classes hold their class)
-  Py_TRASHCAN_END
+  dealloc_nesting::release<recordDealloc>(self, [self, type] {
+    for (Py_ssize_t i = Py_SIZE(self); --i >= 0;) Py_XDECREF(PyTuple_GET_ITEM(self, i));
+    type->tp_free(self);
+    Py_DECREF(type);  // (instances of heap classes hold their class)
+  });
 }
 
 // use_record_dealloc(cls): instances of `cls` are freed by recordDealloc from now on, if `cls` is

@@ -8,6 +8,7 @@
 #include "trace_slotted.h"
 
 #include "bindings.h"
+#include "trace_dealloc.h"
 
 #include <structmember.h>
 
@@ -69,19 +70,18 @@ void slotsDealloc(PyObject* self) {
   // (a finalizer added to the class since: run as the generic deallocation runs it)
   if (type->tp_finalize != nullptr && PyObject_CallFinalizerFromDealloc(self) < 0) return;  // resurrected
   PyObject_GC_UnTrack(self);
-  // (nested objects are freed one level at a time, as by the generic deallocation)
-  Py_TRASHCAN_BEGIN(self, slotsDealloc)
-  // The slots are the words past the object's header up to the size of the class that took this
-  // deallocation (a subclass's are past that, released already).
-  PyTypeObject* owner = type;
-  while (owner->tp_dealloc != slotsDealloc) owner = owner->tp_base;
-  auto** slots = reinterpret_cast<PyObject**>(reinterpret_cast<char*>(self) + sizeof(PyObject));
-  const Py_ssize_t n = (owner->tp_basicsize - static_cast<Py_ssize_t>(sizeof(PyObject))) /
-                       static_cast<Py_ssize_t>(sizeof(PyObject*));
-  for (Py_ssize_t i = n; --i >= 0;) Py_CLEAR(slots[i]);
-  type->tp_free(self);
-  Py_DECREF(type);  // (instances of heap classes hold their class)
-  Py_TRASHCAN_END
+  dealloc_nesting::release<slotsDealloc>(self, [self, type] {
+    // The slots are the words past the object's header up to the size of the class that took
+    // this deallocation (a subclass's are past that, released already).
+    PyTypeObject* owner = type;
+    while (owner->tp_dealloc != slotsDealloc) owner = owner->tp_base;
+    auto** slots = reinterpret_cast<PyObject**>(reinterpret_cast<char*>(self) + sizeof(PyObject));
+    const Py_ssize_t n = (owner->tp_basicsize - static_cast<Py_ssize_t>(sizeof(PyObject))) /
+                         static_cast<Py_ssize_t>(sizeof(PyObject*));
+    for (Py_ssize_t i = n; --i >= 0;) Py_CLEAR(slots[i]);
+    type->tp_free(self);
+    Py_DECREF(type);  // (instances of heap classes hold their class)
+  });
 }
 
 // use_slots_dealloc(cls): instances of `cls` are freed by slotsDealloc from now on, if `cls` is
