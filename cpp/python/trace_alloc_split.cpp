@@ -113,7 +113,8 @@ PyMethodDef usedOnChipDef = {
     "on chip and used, in order, or None for the Python definition (see neuronxsim.nki.allocator._used_on_chip)."};
 
 void bindAllocSplit(py::module_& m) {
-  m.attr(usedOnChipDef.ml_name) = py::reinterpret_steal<py::object>(PyCFunction_NewEx(&usedOnChipDef, nullptr, nullptr));
+  m.attr(usedOnChipDef.ml_name) =
+      py::reinterpret_steal<py::object>(PyCFunction_NewEx(&usedOnChipDef, nullptr, nullptr));
 }
 
 NXS_REGISTER_SUBMODULE(nki, 47, "the NKI tracer's hot paths", bindAllocSplit);

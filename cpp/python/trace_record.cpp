@@ -146,10 +146,10 @@ PyObject* useRecordDealloc(PyObject*, PyObject* cls) {
   }
   auto* type = reinterpret_cast<PyTypeObject*>(cls);
   bool plain = (type->tp_flags & Py_TPFLAGS_HEAPTYPE) != 0 && type->tp_base == &PyTuple_Type &&
-                     type->tp_basicsize == PyTuple_Type.tp_basicsize &&
-                     type->tp_itemsize == PyTuple_Type.tp_itemsize && type->tp_dictoffset == 0 &&
-                     type->tp_weaklistoffset == 0 && type->tp_finalize == nullptr && type->tp_del == nullptr &&
-                     type->tp_free == PyObject_GC_Del && (type->tp_flags & Py_TPFLAGS_HAVE_GC) != 0;
+               type->tp_basicsize == PyTuple_Type.tp_basicsize && type->tp_itemsize == PyTuple_Type.tp_itemsize &&
+               type->tp_dictoffset == 0 && type->tp_weaklistoffset == 0 && type->tp_finalize == nullptr &&
+               type->tp_del == nullptr && type->tp_free == PyObject_GC_Del &&
+               (type->tp_flags & Py_TPFLAGS_HAVE_GC) != 0;
 #ifdef Py_TPFLAGS_MANAGED_DICT
   if ((type->tp_flags & Py_TPFLAGS_MANAGED_DICT) != 0) plain = false;
 #endif

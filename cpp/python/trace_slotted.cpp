@@ -100,7 +100,8 @@ PyObject* useSlotsDealloc(PyObject*, PyObject* cls) {
                type->tp_base == &PyBaseObject_Type && type->tp_itemsize == 0 && type->tp_dictoffset == 0 &&
                type->tp_weaklistoffset == 0 && type->tp_finalize == nullptr && type->tp_del == nullptr &&
                type->tp_free == PyObject_GC_Del && (type->tp_flags & Py_TPFLAGS_HAVE_GC) != 0 &&
-               type->tp_basicsize == static_cast<Py_ssize_t>(sizeof(PyObject) + PyTuple_GET_SIZE(names) * sizeof(PyObject*));
+               type->tp_basicsize ==
+                   static_cast<Py_ssize_t>(sizeof(PyObject) + PyTuple_GET_SIZE(names) * sizeof(PyObject*));
 #ifdef Py_TPFLAGS_MANAGED_DICT
   if ((type->tp_flags & Py_TPFLAGS_MANAGED_DICT) != 0) plain = false;
 #endif
