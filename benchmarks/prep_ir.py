@@ -2,12 +2,16 @@
 for counting its instructions under callgrind, which repeat under load where wall-clock does not:
 
   valgrind --tool=callgrind --callgrind-out-file=F '--toggle-collect=sim::Program::Program(*' \
-      python benchmarks/prep_ir.py [--iterations 2000] [--traced]
+      python benchmarks/prep_ir.py [--iterations 2000] [--traced [--simulate]]
   callgrind_annotate --inclusive=yes F | head -60
 
 Collected Ir divided by the instructions printed is the cost per prepared instruction. --traced
 prepares a traced kernel's module instead: the tutorial matmul_tiled at [1024, 512] x [1024, 2048]
-bf16, which the trace's scheduling pass prepares once.
+bf16, which the trace's scheduling pass prepares once (the module just verified: verified=true).
+--simulate then also prepares that module as the simulator does before a timing run (unverified,
+as benchmarks/bench_sweep.py section 3 times it); collect only that preparation with
+'--toggle-collect=sim::Simulator::Simulator(*' instead (it adds the latency model's construction,
+bir::makeHwm, a few thousand Ir once per module).
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from modules import mixed_stream
 from neuronxsim import sim
 
 
-def traced_matmul() -> int:
+def traced_matmul(simulate: bool) -> int:
     import ml_dtypes
     import numpy as np
 
@@ -32,6 +36,10 @@ def traced_matmul() -> int:
     lhsT = np.zeros((1024, 512), ml_dtypes.bfloat16)
     rhs = np.zeros((1024, 2048), ml_dtypes.bfloat16)
     traced = nki.trace_kernel(tutorial_kernels.matmul_tiled, lhsT, rhs)
+    if simulate:
+        from neuronxsim.starfish.lib import _core
+
+        _core.sim.Simulator(traced.module, "trn1", "timing", None, 1, False)
     return traced.module.functions[0].instruction_count
 
 
@@ -39,9 +47,13 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--iterations", type=int, default=2000)
     ap.add_argument("--traced", action="store_true", help="prepare the traced tutorial matmul_tiled instead")
+    ap.add_argument("--simulate", action="store_true",
+                    help="with --traced: then prepare it for a timing run, as the simulator does")
     args = ap.parse_args()
+    if args.simulate and not args.traced:
+        ap.error("--simulate prepares the traced module: give --traced too")
     if args.traced:
-        print(f"prepared {traced_matmul()} instructions")
+        print(f"prepared {traced_matmul(args.simulate)} instructions")
         return
     module = mixed_stream(args.iterations).module
     r = sim.simulate(module, mode="timing", records=False)

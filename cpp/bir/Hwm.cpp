@@ -36,6 +36,20 @@ double freeSize(const Instruction& I) {
 }
 int64_t elementsOut(const Instruction& I) { return I.outs.empty() ? 0 : I.outs[0].numElements(); }
 
+// The DMA engines serving partitions [p0, p0 + partitions) of an on-chip side, as one run of bits:
+// engines p0 / per .. (p1 - 1) / per, each serving dma_partitions_per_engine partitions [D1].
+uint32_t dmaEngineBits(int64_t p0, int64_t partitions, const MachineConfig& c) {
+  const int64_t p1 = p0 + partitions;
+  const int64_t lo = p0 / c.dma_partitions_per_engine;
+  const int64_t hi = std::min<int64_t>((p1 - 1) / c.dma_partitions_per_engine, c.dma_engines - 1);
+  return p1 > p0 && lo <= hi ? static_cast<uint32_t>((uint64_t{2} << hi) - (uint64_t{1} << lo)) : 0;
+}
+// A transfer's DMA engines, from the bits of its on-chip operands; none on chip (DRAM to DRAM):
+// every engine [D1].
+uint32_t dmaEngineMaskOf(uint32_t bits, const MachineConfig& c) {
+  return bits ? bits : static_cast<uint32_t>((uint64_t{1} << c.dma_engines) - 1);
+}
+
 // The DMA engines a transfer is spread over: each serves dma_partitions_per_engine partitions of the
 // on-chip side; a DRAM-to-DRAM transfer uses them all [D1].
 uint32_t dmaEngineMask(const Instruction& I, const PatternShape* shapes, const MachineConfig& c) {
@@ -47,13 +61,9 @@ uint32_t dmaEngineMask(const Instruction& I, const PatternShape* shapes, const M
   for (size_t k = 0; k < n; ++k) {
     const AccessPattern& ap = k < nIns ? ins[k] : outs[k - nIns];
     if (ap.isImmediate() || !ap.loc->isOnChip()) continue;
-    const int64_t p0 = ap.startPartition(), p1 = p0 + shapes[k].partitions;
-    // Engines p0 / per .. (p1 - 1) / per, as one run of bits.
-    const int64_t lo = p0 / c.dma_partitions_per_engine;
-    const int64_t hi = std::min<int64_t>((p1 - 1) / c.dma_partitions_per_engine, c.dma_engines - 1);
-    if (p1 > p0 && lo <= hi) mask |= static_cast<uint32_t>((uint64_t{2} << hi) - (uint64_t{1} << lo));
+    mask |= dmaEngineBits(ap.startPartition(), shapes[k].partitions, c);
   }
-  return mask ? mask : static_cast<uint32_t>((uint64_t{1} << c.dma_engines) - 1);
+  return dmaEngineMaskOf(mask, c);
 }
 
 // std::popcount, inline: without -mpopcnt (the portable build targets x86-64 without it) GCC makes
@@ -67,9 +77,10 @@ int bitCount(uint32_t x) {
 
 // Elements in one contiguous run of a DMA side: its pairs merged from the innermost outwards while
 // each continues the last. An on-chip pattern's first pair walks partitions, which are not
-// contiguous with each other, so its runs stop inside a partition.
-int64_t contiguousRun(const AccessPattern& ap) {
-  const size_t first = ap.loc->isOnChip() ? 1 : 0;
+// contiguous with each other, so its runs stop inside a partition. (`onChip`: the side's location
+// is SBUF or PSUM, which the caller has read. Inline: twice per DMA priced.)
+[[gnu::always_inline]] inline int64_t contiguousRun(const AccessPattern& ap, bool onChip) {
+  const size_t first = onChip ? 1 : 0;
   const APPair* const pairs = ap.pattern.data();  // read once (InlineVector: inline or on the heap)
   int64_t run = 1;
   for (size_t i = ap.pattern.size(); i-- > first;) {
@@ -424,47 +435,67 @@ Latency Hwm::dmaLatency(const InstDMA& I, const PatternShape* shapes) const {
   l.cycles = static_cast<double>(cfg_.dma_trigger_cycles);
   l.busy_ns = l.cycles / clockGhz(l.engine);
   l.dma_queue = I.queue;
-  l.dma_engine_mask = dmaEngineMask(I, shapes, cfg_);
   l.dma_latency_ns = cfg_.dma_start_latency_ns;
   l.dma_dge_ns = I.dge_type == DgeType::None ? 0.0 : cfg_.dma_dge_instruction_ns;
   l.access_ns = cfg_.dma_completion_ns;
-  const size_t nIns = I.ins.size();
+  // The operand lists read once (through their references the compiler would reload them).
+  const size_t nIns = I.ins.size(), nOuts = I.outs.size();
+  const AccessPattern *ins = I.ins.data(), *outs = I.outs.data();
   const PatternShape* outShapes = shapes + nIns;
-  l.bytes = I.outs.empty() ? 0 : apBytes(I.outs[0], outShapes[0]);
-  l.flops = I.dst_rmw_op == AluOp::bypass || I.outs.empty() ? 0 : outShapes[0].numElements();
-  if (I.ins.empty() || I.outs.empty() || I.ins[0].isImmediate()) return l;
-  const AccessPattern &src = I.ins[0], &dst = I.outs[0];
+  l.bytes = nOuts == 0 ? 0 : apBytes(outs[0], outShapes[0]);
+  l.flops = I.dst_rmw_op == AluOp::bypass || nOuts == 0 ? 0 : outShapes[0].numElements();
+  if (nIns == 0 || nOuts == 0 || ins[0].isImmediate()) {
+    l.dma_engine_mask = dmaEngineMask(I, shapes, cfg_);
+    return l;
+  }
+  const AccessPattern &src = ins[0], &dst = outs[0];
   const PatternShape &srcShape = shapes[0], &dstShape = outShapes[0];
+  // Each side's location read once: whether it is on chip decides its engines, its runs, its
+  // share of the engines and whether HBM carries it.
+  const bool srcOnChip = src.loc->isOnChip(), dstOnChip = dst.loc->isOnChip();
+  // A plain transfer (one input, one output, the common case) has its engines from its two sides;
+  // any other (an index operand, more outputs) from dmaEngineMask's walk over every operand.
+  if (nIns == 1 && nOuts == 1) {
+    uint32_t bits = 0;
+    if (srcOnChip) bits |= dmaEngineBits(src.startPartition(), srcShape.partitions, cfg_);
+    if (dstOnChip) bits |= dmaEngineBits(dst.startPartition(), dstShape.partitions, cfg_);
+    l.dma_engine_mask = dmaEngineMaskOf(bits, cfg_);
+  } else {
+    l.dma_engine_mask = dmaEngineMask(I, shapes, cfg_);
+  }
   // Indirect (a second input): the rows that move are the side that is not indexed, the source of
   // an IndirectSave scatter, else the destination; the indexed side names a whole table.
   const bool indirect = nIns == 2;
   const bool scatter = I.opcode() == InstructionType::IndirectSave;
   const AccessPattern& moved = scatter ? src : dst;
   const PatternShape& movedShape = scatter ? srcShape : dstShape;
+  const bool movedOnChip = scatter ? srcOnChip : dstOnChip;
   const AccessPattern &from = indirect ? moved : src, &to = indirect ? moved : dst;
   const PatternShape &fromShape = indirect ? movedShape : srcShape, &toShape = indirect ? movedShape : dstShape;
+  const bool fromOnChip = indirect ? movedOnChip : srcOnChip, toOnChip = indirect ? movedOnChip : dstOnChip;
 
   const int64_t elements = toShape.numElements();
-  const int64_t run = std::max<int64_t>(1, std::min(contiguousRun(from), contiguousRun(to)));
+  const int64_t run = std::max<int64_t>(1, std::min(contiguousRun(from, fromOnChip), contiguousRun(to, toOnChip)));
   const double descriptors = std::ceil(static_cast<double>(elements) / static_cast<double>(run));
   const double bytes = static_cast<double>(elements) * std::max(dtypeSize(src.dtype), dtypeSize(dst.dtype));
-  // The busiest engine's share: its partitions of the on-chip side, or an even split.
-  double share = 1.0 / bitCount(l.dma_engine_mask);
-  for (const auto& [ap, shape] : {std::pair{&dst, &dstShape}, std::pair{&src, &srcShape}})
-    if (ap->loc->isOnChip()) {
-      const int64_t p = shape->partitions;
-      share = static_cast<double>(std::min<int64_t>(p, cfg_.dma_partitions_per_engine)) / static_cast<double>(p);
-      break;
-    }
+  // The busiest engine's share: its partitions of the on-chip side (the destination's if both
+  // are), or an even split.
+  double share;
+  if (dstOnChip || srcOnChip) {
+    const int64_t p = dstOnChip ? dstShape.partitions : srcShape.partitions;
+    share = static_cast<double>(std::min<int64_t>(p, cfg_.dma_partitions_per_engine)) / static_cast<double>(p);
+  } else {
+    share = 1.0 / bitCount(l.dma_engine_mask);
+  }
   double rate = cfg_.dma_engine_bandwidth_gbps;  // GB/s = bytes/ns
   if (I.mode == DmaMode::Transpose)
-    rate *= src.loc->isOnChip() ? cfg_.dma_transpose_sbuf_factor : cfg_.dma_transpose_dram_factor;
+    rate *= srcOnChip ? cfg_.dma_transpose_sbuf_factor : cfg_.dma_transpose_dram_factor;
   if (I.dst_rmw_op != AluOp::bypass) rate *= cfg_.dma_accumulate_factor;
   l.dma_descriptors = std::ceil(descriptors * share);
   l.dma_transfer_ns = std::max(l.dma_descriptors * cfg_.dma_descriptor_ns, bytes * share / rate);
   double hbmBytes = 0;
-  if (!src.loc->isOnChip()) hbmBytes += static_cast<double>(apBytes(from, fromShape));
-  if (!dst.loc->isOnChip()) hbmBytes += static_cast<double>(apBytes(to, toShape));
+  if (!srcOnChip) hbmBytes += static_cast<double>(apBytes(from, fromShape));
+  if (!dstOnChip) hbmBytes += static_cast<double>(apBytes(to, toShape));
   l.dma_hbm_ns = hbmBytes / cfg_.hbm_core_bandwidth_gbps;
   return l;
 }

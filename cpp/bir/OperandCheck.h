@@ -21,6 +21,8 @@ struct InstructionCheck {
   bool kernel;   // a kernel node (IT54/55/56): its operands must be DRAM tensors
   bool compute;  // a compute-engine instruction (neither a kernel node nor a DMA)
   std::string path() const;  // the instruction's JSON path, for an error
+  // Its operand's: path() + ".ins[k]" (`input`) or ".outs[k]", for an error.
+  std::string operandPath(bool input, size_t k) const;
 };
 
 namespace verify_detail {
@@ -127,8 +129,10 @@ inline InstructionCheck verifyOperandCounts(const Instruction& I, size_t fi, siz
 [[gnu::always_inline]] inline void verifyOperand(const Instruction& I, const InstructionCheck& check,
                                                  const AccessPattern& ap, bool input, size_t k, PatternShape& shape) {
   using verify_detail::fail;
-  // By value: the loop index stays in a register (the closure is only called to word an error).
-  auto where = [&check, input, k] { return check.path() + (input ? ".ins[" : ".outs[") + std::to_string(k) + "]"; };
+  // By value: the loop index stays in a register (the closure is only called to word an error,
+  // through one out-of-line call: wording the path here made the compiler build the closure in
+  // memory for every operand).
+  auto where = [&check, input, k] { return check.operandPath(input, k); };
   shape = patternShape(ap);
   verify_detail::checkAccessPattern(ap, shape, check.compute, where);
   // The checks below concern kernel nodes and the kernel-node marks: the operand of another

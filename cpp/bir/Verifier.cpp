@@ -76,6 +76,10 @@ std::string InstructionCheck::path() const {
          std::to_string(ii) + "]";
 }
 
+std::string InstructionCheck::operandPath(bool input, size_t k) const {
+  return path() + (input ? ".ins[" : ".outs[") + std::to_string(k) + "]";
+}
+
 namespace verify_detail {
 void failOperandCounts(const Instruction& I, const InstructionCheck& check) {
   const OperandRule rule = operandRuleOf(I.nodeClass());

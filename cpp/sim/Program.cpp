@@ -111,6 +111,19 @@ struct Decoder {
   std::vector<bir::PatternShape> shapes;
   // Timing mode: its decoded operands, ins then outs (kept for its capacity).
   std::vector<Operand> scratch;
+  // The operands facts, shapes and scratch have room for: grown together, and compared here
+  // rather than through each vector's size (a division by its element's size, three per
+  // instruction).
+  size_t room = 0;
+
+  // Grows facts, shapes and scratch to hold n operands (no allocation once warm).
+  void makeRoom(size_t n) {
+    if (n <= room) return;
+    facts.resize(n);
+    shapes.resize(n);
+    scratch.resize(n);
+    room = n;
+  }
 
   // Registers the DRAM tensors of `fn`, shared by name with the other functions.
   void collectTensors(const bir::Function& fn, int core) {
@@ -147,11 +160,10 @@ struct Decoder {
 
   // Verifies I (as bir::verifyInstruction does, in the same order) and decodes it: each operand is
   // verified just before it is decoded, so that its fields are read from memory once, in one pass
-  // per operand. `shapes`, with room for I's operands, receives their bir::patternShape, ins then
-  // outs, which the decode and the pricing read. (A runtime test of `verified`, not a template
-  // argument: two instances made GCC inline less in the simulator's, which then cost more.)
-  void decode(CoreProgram& cp, const bir::Instruction& I, bir::PatternShape* shapes, uint32_t bi, uint32_t ii,
-              uint32_t ordinal) {
+  // per operand. `shapes` receives their bir::patternShape, ins then outs, which the decode and
+  // the pricing read. (A runtime test of `verified`, not a template argument: two instances made
+  // GCC inline less in the simulator's, which then cost more.)
+  void decode(CoreProgram& cp, const bir::Instruction& I, uint32_t bi, uint32_t ii, uint32_t ordinal) {
     const int core = cp.core;
     const bir::InstructionCheck check =
         verified ? bir::InstructionCheck{} : bir::verifyOperandCounts(I, static_cast<size_t>(core), bi, ii);
@@ -178,7 +190,6 @@ struct Decoder {
     const bool compute = !kernel && d.cls != NodeClass::DMA;
 
     // ---- operands ----
-    d.firstOperand = static_cast<uint32_t>(cp.operands.size());
     // Execution reads the operands again; timing mode drops them once decoded (at 176 bytes each,
     // three per instruction, they would be most of the memory a long stream takes, and first
     // touches of memory are slow in a virtual machine, HostMemory.h), so it decodes them into
@@ -188,16 +199,18 @@ struct Decoder {
     const size_t nIns = I.ins.size(), nOuts = I.outs.size(), nOperands = nIns + nOuts;
     const bir::AccessPattern* const insData = I.ins.data();
     const bir::AccessPattern* const outsData = I.outs.data();
+    // Assigned by index below (resize keeps the capacity: no allocation once warm).
+    makeRoom(nOperands);
+    bir::PatternShape* const shapes = this->shapes.data();
     Operand* ops;
     if (mode == Mode::Full) {
+      // (Timing mode keeps no operands: firstOperand stays 0, the size of its empty list.)
+      d.firstOperand = static_cast<uint32_t>(cp.operands.size());
       cp.operands.resize(d.firstOperand + nOperands);
       ops = cp.operands.data() + d.firstOperand;
     } else {
-      if (scratch.size() < nOperands) scratch.resize(nOperands);
       ops = scratch.data();
     }
-    // Assigned by index below (resize keeps the capacity: no allocation once warm).
-    if (facts.size() < nOperands) facts.resize(nOperands);
     d.nIns = static_cast<uint8_t>(nIns);
     d.nOuts = static_cast<uint8_t>(nOuts);
     for (int side = 0; side < 2; ++side) {
@@ -317,6 +330,7 @@ struct Decoder {
 
     // ---- hazard footprints, and the shared SRAM ports (v2) they need ----
     d.firstAccess = static_cast<uint32_t>(cp.accesses.size());
+    uint8_t nAccess = 0;  // counted here, not through the list's size (a division by 24)
     const bool sharesSbuf = cfg.dve_pool_share_sbuf && (d.track == kTrackDVE || d.track == kTrackPool);
     const bool sharesPsum = cfg.dve_act_share_psum && (d.track == kTrackDVE || d.track == kTrackACT);
     auto addAccess = [&](const Operand& op, const bir::AccessPattern& ap, bool write, bool whole) {
@@ -338,6 +352,7 @@ struct Decoder {
         a.hi = whole ? tensors[static_cast<size_t>(op.tensor)].bytes : op.hi;
       }
       cp.accesses.push_back(a);
+      ++nAccess;
     };
     for (int k = 0; k < d.nIns; ++k) addAccess(ops[k], insData[k], false, k == c.wholeLocationIn);
     for (int k = 0; k < d.nOuts; ++k) {
@@ -345,7 +360,7 @@ struct Decoder {
       if (c.outAlsoRead) addAccess(ops[d.nIns + k], outsData[k], false, whole);
       addAccess(ops[d.nIns + k], outsData[k], true, whole);
     }
-    d.nAccess = static_cast<uint8_t>(cp.accesses.size() - d.firstAccess);
+    d.nAccess = nAccess;
   }
 };
 
@@ -428,7 +443,7 @@ void Program::decodeModule(const bir::Module& m, const bir::Hwm& hwm, std::optio
   const int64_t first = neuronCoreId ? *neuronCoreId : 0;
   const int64_t last = neuronCoreId ? *neuronCoreId + 1 : nf;
 
-  Decoder dec{m, hwm, hwm.config(), mode, verified, tensors, {}, {}, {}, {}, {}};
+  Decoder dec{m, hwm, hwm.config(), mode, verified, tensors, {}, {}, {}, {}, {}, 0};
   for (int64_t f = first; f < last; ++f) dec.collectTensors(*m.functions()[static_cast<size_t>(f)], static_cast<int>(f));
   for (int64_t f = 0; f < nf; ++f) {
     const bir::Function& fn = *m.functions()[static_cast<size_t>(f)];
@@ -454,8 +469,7 @@ void Program::decodeModule(const bir::Module& m, const bir::Hwm& hwm, std::optio
           bir::verifyInstruction(I, static_cast<size_t>(f), bi, ii);
           continue;
         }
-        if (const size_t n = I.ins.size() + I.outs.size(); dec.shapes.size() < n) dec.shapes.resize(n);
-        dec.decode(cp, I, dec.shapes.data(), static_cast<uint32_t>(bi), static_cast<uint32_t>(ii), ordinal++);
+        dec.decode(cp, I, static_cast<uint32_t>(bi), static_cast<uint32_t>(ii), ordinal++);
       }
     }
     if (run) cores.push_back(std::move(cp));

@@ -61,6 +61,10 @@ inline constexpr int8_t kDgePool = 2;  // software DGE: descriptors made on GpSi
 inline constexpr uint8_t kPortSbufDvePool = 1, kPortPsumDveAct = 2;
 
 struct DecodedInst {
+  // Provided, so that the decoder's emplace_back() makes the fields below with their initialisers
+  // only: value-initialising an implicit constructor first zeroes the whole object (a `rep stos`,
+  // slow to start), then assigns the initialisers that are not zero.
+  DecodedInst() {}
   const bir::Instruction* inst = nullptr;
   bir::NodeClass cls = bir::NodeClass::NoOp;
   bir::Engine engine = bir::Engine::Unassigned;

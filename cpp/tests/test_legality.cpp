@@ -254,4 +254,75 @@ TEST(Legality, PlainDmaPassesOnlyWhatDmaPasses) {
   EXPECT_GT(accepted, 0);  // (the shortcut is taken at all)
 }
 
+// plainMatmulPasses is the decoder's shortcut past matmul() for a plain product: wherever it says
+// yes, matmul() must find nothing, on every generation, or the simulator would accept a matmul the
+// rules refuse. The operands vary over every rule's facts: spaces, dtypes, K / M / N at and past
+// the PE's limits, the result's shape, and its PSUM placement (word, bank).
+TEST(Legality, PlainMatmulPassesOnlyWhatMatmulPasses) {
+#define NXS_VALUE(x) x,
+#define NXS_DTYPE(x, bytes, cls) DType::x,
+  const DType dtypes[] = {BIR_DTYPES(NXS_DTYPE)};
+  const PerfMode perfModes[] = {BIR_ENUM_PerfMode(PerfMode::NXS_VALUE)};
+#undef NXS_DTYPE
+#undef NXS_VALUE
+  const lg::Space spaces[] = {lg::Space::SBUF, lg::Space::PSUM, lg::Space::DRAM, lg::Space::Immediate};
+  // [start_byte, byte_lo, byte_hi) of a placed result; unplaced first.
+  struct Placement {
+    bool placed;
+    int64_t start, lo, hi;
+  };
+  const Placement placements[] = {{false, 0, 0, 0}, {true, 0, 0, 2048}, {true, 2, 2, 2050},
+                                  {true, 1024, 1024, 3072}, {true, 2048, 2048, 4096}};
+  const int64_t ks[] = {128, 129}, ms[] = {128, 129}, ns[] = {512, 513};
+  int accepted = 0;
+  auto check = [&](const char* arch, const lg::Matmul& mm, bool tiled) {
+    const MachineConfig& cfg = machineConfig(arch);
+    if (!lg::plainMatmulPasses(mm.stationary, mm.moving, mm.out, mm.is_transpose, mm.perf_mode, tiled, cfg)) return;
+    ++accepted;
+    const lg::Verdict v = lg::matmul(mm, cfg);
+    ASSERT_FALSE(v.has_value()) << arch << ": " << v->message;
+  };
+  const std::vector<int64_t> tile = {128, 128}, origin = {0, 0};
+  for (const char* arch : {"trn1", "trn2"}) {
+    // The operands' spaces and dtypes (and the forms the shortcut leaves to matmul()).
+    for (lg::Space s : spaces)
+      for (lg::Space o : spaces)
+        for (DType st : dtypes)
+          for (DType mv : dtypes)
+            for (DType out : {DType::float32, DType::bfloat16}) {
+              lg::Matmul mm = pe(operand(s, st, 128, 128), sb(mv, 128, 512), operand(o, out, 128, 512));
+              check(arch, mm, false);
+              mm.is_transpose = true;
+              check(arch, mm, false);
+              mm.is_transpose = false;
+              for (PerfMode p : perfModes) {
+                mm.perf_mode = p;
+                check(arch, mm, false);
+              }
+              mm.perf_mode = PerfMode::None;
+              mm.tile_size = tile;
+              mm.tile_position = origin;
+              check(arch, mm, true);
+            }
+    // The shapes and the result's placement.
+    for (int64_t k : ks)
+      for (int64_t mvK : ks)
+        for (int64_t m : ms)
+          for (int64_t n : ns)
+            for (int64_t outP : ms)
+              for (int64_t outF : ns)
+                for (const Placement& pl : placements) {
+                  lg::Matmul mm = pe(sb(DType::bfloat16, k, m), sb(DType::bfloat16, mvK, n), ps(DType::float32, outP, outF));
+                  mm.out.placed = pl.placed;
+                  mm.out.start_byte = pl.start;
+                  mm.out.byte_lo = pl.lo;
+                  mm.out.byte_hi = pl.hi;
+                  check(arch, mm, false);
+                  mm.start = false;  // accumulating: the same rules for a product
+                  check(arch, mm, false);
+                }
+  }
+  EXPECT_GT(accepted, 0);  // (the shortcut is taken at all)
+}
+
 }  // namespace
