@@ -35,25 +35,6 @@ bool allocKindIs(PyObject* kind, PyObject* name) {
                      static_cast<size_t>(PyUnicode_GET_LENGTH(kind)) * PyUnicode_KIND(kind)) == 0;
 }
 
-// exactIntValue, the one-digit ints (every sid and first use of a trace) read in place: the call
-// per number was a third of the split.
-inline bool usedIntValue(PyObject* o, long long& v) {
-  if (!PyLong_CheckExact(o)) return false;
-#if PY_VERSION_HEX >= 0x030C0000
-  if (PyUnstable_Long_IsCompact(reinterpret_cast<PyLongObject*>(o))) {
-    v = PyUnstable_Long_CompactValue(reinterpret_cast<PyLongObject*>(o));
-    return true;
-  }
-#else
-  const Py_ssize_t size = Py_SIZE(o);  // (ints of 3.10 and 3.11: a signed digit count, the digits)
-  if (size >= -1 && size <= 1) {
-    v = size * static_cast<long long>(reinterpret_cast<PyLongObject*>(o)->ob_digit[0]);
-    return true;
-  }
-#endif
-  return exactIntValue(o, v);
-}
-
 enum class SplitRead { kDone, kPythonCase, kError };
 
 // Appends the used on-chip storages of `storages` to `sbuf` and `psum`.
@@ -76,8 +57,8 @@ SplitRead splitUsed(PyObject* storages, PyObject* firstUse, PyTypeObject* cls, P
     if (onChip != Py_True) return SplitRead::kPythonCase;  // (unset, or another truth)
     PyObject* sid = *reinterpret_cast<PyObject**>(reinterpret_cast<char*>(st) + (*at)[kSplitSid]);
     long long s = 0, first = 0;
-    if (sid == nullptr || !usedIntValue(sid, s) || s < 0 || s >= uses ||
-        !usedIntValue(PyList_GET_ITEM(firstUse, static_cast<Py_ssize_t>(s)), first)) {
+    if (sid == nullptr || !exactIntValue(sid, s) || s < 0 || s >= uses ||
+        !exactIntValue(PyList_GET_ITEM(firstUse, static_cast<Py_ssize_t>(s)), first)) {
       return SplitRead::kPythonCase;
     }
     if (first < 0) continue;

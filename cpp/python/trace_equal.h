@@ -17,9 +17,21 @@
 
 namespace nxs::py_bind {
 
-// The value of an exact int that fits a long long, into v; false otherwise (no error set).
+// The value of an exact int that fits a long long, into v; false otherwise (no error set). An int
+// of one digit (nearly every number of a trace) is read in place, without PyLong_AsLongLong's call.
 inline bool exactIntValue(PyObject* o, long long& v) {
   if (!PyLong_CheckExact(o)) return false;
+#if PY_VERSION_HEX >= 0x030C0000
+  if (PyUnstable_Long_IsCompact(reinterpret_cast<PyLongObject*>(o))) {
+    v = PyUnstable_Long_CompactValue(reinterpret_cast<PyLongObject*>(o));
+    return true;
+  }
+#else
+  if (const Py_ssize_t size = Py_SIZE(o); size >= -1 && size <= 1) {  // (3.10, 3.11: signed digit count)
+    v = size * static_cast<long long>(reinterpret_cast<PyLongObject*>(o)->ob_digit[0]);
+    return true;
+  }
+#endif
   int over = 0;
   v = PyLong_AsLongLongAndOverflow(o, &over);
   return over == 0;
