@@ -75,34 +75,6 @@ struct Matmul {
   std::span<const int64_t> tile_size, tile_position;
 };
 Verdict matmul(const Matmul& mm, const MachineConfig& cfg);
-// Whether matmul() passes a plain product of `stationary` and `moving` into `out`: not a
-// transpose, perf_mode None, no PE tiling (`tiled`: tile_size or tile_position given). It says yes
-// only where matmul() finds nothing (it reads no rule of its own: each test is one of matmul()'s,
-// in the cases it leaves), so that the simulator's decoder, which asks this of every matmul of a
-// module, skips building the Matmul and its refusal; any other matmul goes to matmul(). Inline:
-// per matmul.
-inline bool plainMatmulPasses(const Operand& stationary, const Operand& moving, const Operand& out, bool is_transpose,
-                              PerfMode perf_mode, bool tiled, const MachineConfig& cfg) {
-  // The PE's input dtypes on every generation (isPeInputDtype without float8e3, which depends on
-  // it), and the fp32 pair rule's fp32.
-  auto peInput = [](DType t) {
-    return t == DType::float8e4 || t == DType::float8e5 || t == DType::bfloat16 || t == DType::float16 ||
-           t == DType::float32r || t == DType::float32;
-  };
-  auto fp32 = [](DType t) { return t == DType::float32 || t == DType::float32r; };
-  if (is_transpose || perf_mode != PerfMode::None || tiled) return false;
-  if (stationary.space != Space::SBUF || moving.space != Space::SBUF || out.space != Space::PSUM) return false;
-  if (!peInput(stationary.dtype) || !peInput(moving.dtype) || fp32(stationary.dtype) != fp32(moving.dtype))
-    return false;
-  const int64_t k = stationary.partitions, m = stationary.free_elements, n = moving.free_elements;
-  if (moving.partitions != k || k > cfg.pe_rows || m > cfg.pe_cols || n > cfg.pe_max_moving_free_elements ||
-      out.partitions != m || out.free_elements != n || out.dtype != DType::float32)
-    return false;
-  if (out.placed && (out.start_byte % 4 != 0 ||
-                     out.byte_lo / cfg.psum_bank_bytes != (out.byte_hi - 1) / cfg.psum_bank_bytes))
-    return false;
-  return true;
-}
 // The dtypes the PE reads on this generation.
 bool isPeInputDtype(DType t, const MachineConfig& cfg);
 

@@ -11,14 +11,10 @@ namespace sim {
 using namespace bir;
 
 void check(const InstMatmult& I, Checker& c) {
-  const legality::Operand &st = c.facts(c.in(0)), &mv = c.facts(c.in(1)), &out = c.facts(c.out(0));
-  if (legality::plainMatmulPasses(st, mv, out, I.is_transpose, I.perf_mode,
-                                  !I.tile_size.empty() || !I.tile_position.empty(), c.cfg))
-    return;
   legality::Matmul mm;
-  mm.stationary = st;
-  mm.moving = mv;
-  mm.out = out;
+  mm.stationary = c.facts(c.in(0));
+  mm.moving = c.facts(c.in(1));
+  mm.out = c.facts(c.out(0));
   mm.is_transpose = I.is_transpose;
   mm.start = I.start_tensor_calc;
   mm.perf_mode = I.perf_mode;
