@@ -123,7 +123,7 @@ def configure_nki06_fast(nki_tensor: type, dma_plain: typing.Any, dma_general: t
     """
 def configure_nki06_lanewise(nki_tensor: type, tensor: type, instructions: types.ModuleType, alu_by_function: dict, act_by_function: dict, bitvec_ids: frozenset, constants: dict) -> None:
     """
-    Gives the C paths of nisa.tensor_scalar, tensor_tensor, activation, activation_reduce and tensor_reduce the NkiTensor and Tensor classes, the instructions module, opcodes' _ALU_BY_FUNCTION and _ACT_BY_FUNCTION, BITVEC_IDS and the enum members and kinds they compare with (constants: engine_unknown, engine_vector, reduce_idle, tensor_scalar, tensor_scalar_ptr, tensor_tensor, activation, dve, act_engine, bypass, alu_add, alu_pow, alu_abs, alu_rsqrt, prelu, acc_idle, acc_zero_accumulate, psum, int_dtypes, act_bias_dtypes, tensor_reduce, reduce_x, reduce_ids).
+    Gives the C paths of nisa.tensor_scalar, tensor_tensor, activation, activation_reduce and tensor_reduce the NkiTensor and Tensor classes, the instructions module, opcodes' _ALU_BY_FUNCTION and _ACT_BY_FUNCTION, BITVEC_IDS and the enum members and kinds they compare with (constants: engine_unknown, engine_vector, reduce_idle, tensor_scalar, tensor_scalar_ptr, tensor_tensor, activation, dve, act_engine, bypass, alu_add, alu_pow, alu_abs, alu_rsqrt, prelu, acc_idle, acc_zero_accumulate, psum, int_dtypes, act_bias_dtypes, tensor_reduce, reduce_x, reduce_ids; and instructions._REDUCE_ADD_ARCHS, the tracer's write_plain and the ReadActivationAccumulator opcode: reduce_add_archs, write_plain, read_act_acc).
     """
 def configure_nki06_ndarray(nki_tensor: type, checked: dict, sbuf: typing.Any, sbuf_kind: str, psum_kind: str) -> None:
     """
