@@ -18,6 +18,9 @@
 //   Tensor whose free sizes (exact ints) multiply to a multiple of 3 (else the definition's error),
 //   dtype as bn_stats': `instructions.per_lane(tr, opcode, data, 2, dtype or data.dtype, loc, mask,
 //   "bn_aggr")`, opcode BNStatsAggregate.
+// - `copy_fast()`: `nl.copy(src, *, mask=None, dtype=None)` of an on-chip exact Tensor src, dtype
+//   None or one dtypes.as_dtype has answered before (as bn_stats'): what language.copy does then,
+//   `instructions.tensor_copy(tr, src, dtype, loc, mask=mask, what="copy")`.
 // tr is the tracer recording (none: the definition's error), loc the kernel's line (the frame
 // calling the FastCall: these C functions have none of their own). The builders, read from the
 // instructions module per call (tests replace them), keep every rule about masks and shapes.
@@ -62,6 +65,7 @@ PyObject *sizeVerdicts = nullptr, *fullBoxes = nullptr;
 PyObject *kindName, *archName, *perLaneGeneralName;
 PyObject* sizeRules = nullptr;  // instructions._SIZE_RULES: the opcodes per_lane asks the size rule about
 PyObject *two, *bnAggrText;
+PyObject *tensorCopyName, *copyText, *maskWhat;  // ("mask", "what"): tensor_copy's keywords in copy's call
 
 // 1 when `o` is an exact Tensor on chip, 0 if not, -1 with an error set.
 int onChipTile(PyObject* o) {
@@ -342,6 +346,45 @@ PyObject* perLaneFast(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames
   return PyObject_Vectorcall(perLane.get(), call, 8, nullptr);
 }
 
+// The dtype isa._dtype / language._dtype answers for `value` from dtypes._LOOKUPS (borrowed), or
+// null: not looked up before, unhashable, or not an NKI dtype (the definition's to answer or
+// refuse; nothing set) or with an error set (-1 in `failed`).
+PyObject* knownDtype(PyObject* value, bool& failed) {
+  failed = false;
+  PyObject* dtype = PyDict_GetItemWithError(lookups, value);
+  if (dtype == nullptr && PyErr_Occurred()) {
+    if (!PyErr_ExceptionMatches(PyExc_TypeError)) {
+      failed = true;
+      return nullptr;
+    }
+    PyErr_Clear();
+  }
+  return dtype == Py_None ? nullptr : dtype;
+}
+
+// nl.copy(src, *, mask=None, dtype=None), see the file's comment.
+PyObject* copyFast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  if (nargs != 1 || instructions == nullptr) Py_RETURN_NOTIMPLEMENTED;
+  PyObject* const names[2] = {maskName, dtypeName};
+  PyObject* values[2] = {Py_None, Py_None};
+  if (!keywords(args, nargs, kwnames, names, values)) Py_RETURN_NOTIMPLEMENTED;
+  const int t = onChipTile(args[0]);  // (language._tile's test)
+  if (t != 1) return t < 0 ? nullptr : Py_NewRef(Py_NotImplemented);
+  PyObject* dtype = Py_None;  // (language._opt_dtype's answer; borrowed)
+  if (values[1] != Py_None) {
+    bool failed = false;
+    dtype = knownDtype(values[1], failed);
+    if (dtype == nullptr) return failed ? nullptr : Py_NewRef(Py_NotImplemented);
+  }
+  PyObject* tr = currentTracer();  // (borrowed)
+  if (tr == nullptr) Py_RETURN_NOTIMPLEMENTED;
+  Owned loc(callSiteLocation(0));
+  Owned builder(PyObject_GetAttr(instructions, tensorCopyName));
+  if (loc.get() == nullptr || builder.get() == nullptr) return nullptr;
+  PyObject* const call[6] = {tr, args[0], dtype, loc.get(), values[0], copyText};
+  return PyObject_Vectorcall(builder.get(), call, 4, maskWhat);
+}
+
 PyObject* bnStatsFast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   return perLaneFast(args, nargs, kwnames, bnStats, six, bnStatsText, false);
 }
@@ -362,6 +405,9 @@ PyMethodDef bnStatsFastDef = {"bn_stats_fast", reinterpret_cast<PyCFunction>(rei
 PyMethodDef bnAggrFastDef = {"bn_aggr_fast", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(bnAggrFast)),
                              METH_FASTCALL | METH_KEYWORDS, "nisa.bn_aggr(data, *, mask=None, dtype=None)'s C path."};
 
+PyMethodDef copyFastDef = {"copy_fast", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(copyFast)),
+                           METH_FASTCALL | METH_KEYWORDS, "nl.copy(src, *, mask=None, dtype=None)'s C path."};
+
 py::object fastFunction(PyMethodDef* def, PyObject* self) {
   PyObject* f = PyCFunction_NewEx(def, self, nullptr);  // (holds its own reference to self)
   if (f == nullptr) throw py::error_already_set();
@@ -378,7 +424,8 @@ void bindLaneFast(py::module_& m) {
                             {&tensorReduceGeneralName, "tensor_reduce_general"}, {&funcName, "func"},
                             {&accName, "acc"}, {&accOpName, "acc_op"}, {&scaleName, "scale"}, {&opName, "op"},
                             {&negateName, "negate"}, {&kindName, "kind"}, {&archName, "arch"},
-                            {&perLaneGeneralName, "_per_lane_general"}, {&bnAggrText, "bn_aggr"}}) {
+                            {&perLaneGeneralName, "_per_lane_general"}, {&bnAggrText, "bn_aggr"},
+                            {&tensorCopyName, "tensor_copy"}, {&copyText, "copy"}}) {
     *slot = PyUnicode_InternFromString(text);
     if (*slot == nullptr) throw py::error_already_set();
   }
@@ -388,6 +435,8 @@ void bindLaneFast(py::module_& m) {
   whatOnly = PyTuple_Pack(1, whatName);
   emptyTuple = PyTuple_New(0);
   one1 = Py_BuildValue("(i)", 1);
+  maskWhat = PyTuple_Pack(2, maskName, whatName);
+  if (maskWhat == nullptr) throw py::error_already_set();
   if (one == nullptr || six == nullptr || two == nullptr || whatOnly == nullptr || emptyTuple == nullptr || one1 == nullptr)
     throw py::error_already_set();
   m.def(
@@ -451,6 +500,10 @@ void bindLaneFast(py::module_& m) {
       py::arg("op"), py::arg("name"),
       "The C path of nl.<name>(x, axis, *, mask=None, keepdims=False), the op-reduction: a result, or "
       "NotImplemented for the Python definition to answer (use in a FastCall).");
+  m.def(
+      "copy_fast", []() { return fastFunction(&copyFastDef, nullptr); },
+      "The C path of nl.copy(src, *, mask=None, dtype=None): a result, or NotImplemented for the Python definition "
+      "to answer (use in a FastCall).");
   m.def(
       "bn_stats_fast", []() { return fastFunction(&bnStatsFastDef, nullptr); },
       "The C path of nisa.bn_stats(data, *, mask=None, dtype=None): a result, or NotImplemented for the Python "

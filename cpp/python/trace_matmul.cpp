@@ -202,6 +202,46 @@ PyObject* ncMatmulFast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObj
   return matmulPlain(nullptr, plain, 4);
 }
 
+// 2.2x nl.matmul(x, y, transpose_x=True) (a FastCall's C path; self: the SBUF kind) for two exact
+// Tensors in SBUF, no mask (or mask=None) and transpose_x the bool True (`acc += nl.matmul(lhsT, rhs,
+// transpose_x=True)`, a tiled matmul's inner statement): what language.py's matmul does then,
+// matmul_plain with the call's line; NotImplemented, having changed nothing, for anything else
+// (matmul_plain's refusals among them: the Python definition answers, with its errors).
+PyObject* nlMatmulFast(PyObject* sbuf, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  PyObject* tr = currentTracer();
+  if (nargs != 2 || tr == nullptr || tensorClass == nullptr) Py_RETURN_NOTIMPLEMENTED;
+  bool transposed = false;
+  const Py_ssize_t nkw = kwnames == nullptr ? 0 : PyTuple_GET_SIZE(kwnames);
+  for (Py_ssize_t i = 0; i < nkw; ++i) {  // (keywords are interned strs: the call's names)
+    PyObject* key = PyTuple_GET_ITEM(kwnames, i);
+    PyObject* value = args[nargs + i];
+    if (PyUnicode_Check(key) && PyUnicode_CompareWithASCIIString(key, "transpose_x") == 0 && value == Py_True)
+      transposed = true;
+    else if (!(PyUnicode_Check(key) && PyUnicode_CompareWithASCIIString(key, "mask") == 0 && value == Py_None))
+      Py_RETURN_NOTIMPLEMENTED;  // (anything else: the definition's, with its TypeError or general path)
+  }
+  if (!transposed) Py_RETURN_NOTIMPLEMENTED;
+  for (Py_ssize_t i = 0; i < 2; ++i) {  // (language.matmul copies or checks anything else)
+    if (Py_TYPE(args[i]) != reinterpret_cast<PyTypeObject*>(tensorClass)) Py_RETURN_NOTIMPLEMENTED;
+    Owned st(slotAttr(args[i], names.storage));
+    if (st.get() == nullptr) return nullptr;
+    Owned kind(slotAttr(st.get(), names.kind));
+    if (kind.get() == nullptr) return nullptr;
+    const int inSbuf = kind.get() == sbuf ? 1 : equalTo(kind.get(), sbuf);
+    if (inSbuf != 1) return inSbuf < 0 ? nullptr : Py_NewRef(Py_NotImplemented);
+  }
+  Owned loc(callSiteLocation(0));  // (the kernel's frame: this C function has none of its own)
+  if (loc.get() == nullptr) return nullptr;
+  PyObject* const plain[4] = {tr, args[0], args[1], loc.get()};
+  return matmulPlain(nullptr, plain, 4);
+}
+
+PyMethodDef nlMatmulFastDef = {
+    "nl_matmul_fast", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(nlMatmulFast)),
+    METH_FASTCALL | METH_KEYWORDS,
+    "nl_matmul_fast(x, y, *, transpose_x=True, mask=None): nl.matmul of two SBUF tiles by matmul_plain; "
+    "NotImplemented, having changed nothing, for any other call."};
+
 PyMethodDef ncMatmulFastDef = {
     "nc_matmul_fast", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(ncMatmulFast)),
     METH_FASTCALL | METH_KEYWORDS,
@@ -232,6 +272,16 @@ void bindMatmul(py::module_& m) {
     throw py::error_already_set();
   m.attr("matmul_plain") = py::reinterpret_steal<py::object>(PyCFunction_NewEx(&matmulPlainDef, nullptr, nullptr));
   m.attr("nc_matmul_fast") = py::reinterpret_steal<py::object>(PyCFunction_NewEx(&ncMatmulFastDef, nullptr, nullptr));
+  m.def(
+      "nl_matmul_fast",
+      [](py::str sbufKind) {
+        PyObject* f = PyCFunction_NewEx(&nlMatmulFastDef, sbufKind.ptr(), nullptr);  // (holds sbufKind)
+        if (f == nullptr) throw py::error_already_set();
+        return py::reinterpret_steal<py::object>(f);
+      },
+      py::arg("sbuf"),
+      "The C path of nl.matmul(x, y, *, transpose_x=True, mask=None) for two tiles of the SBUF kind `sbuf`: the "
+      "result, or NotImplemented for the Python definition to answer (use in a FastCall).");
   m.def(
       "configure_matmul",
       [](py::type tensor, py::object plain, py::dict table, py::object matmultOpcode, py::object peEngine,

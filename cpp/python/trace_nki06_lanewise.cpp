@@ -30,7 +30,8 @@
 //   _reduce_regs calls it) and a direct on-chip reduce_res: a function other than prelu, bias
 //   None or a [P, 1] tile in PSUM or of a float dtype the Scalar Engine takes (a number bias is
 //   the builder's constant column), scale a number or a [P, 1] tile: the builder's lanewise_plain
-//   call, then `activation_general`; activation_reduce then `read_accumulator`;
+//   call, then `activation_general`; activation_reduce then `read_accumulator` (its plain case in C:
+//   see readAccumulator), skipping refuse_illegal_reduce's call for Alu.add on an arch it passed;
 // - `tensor_reduce(dst, op, data, axis, negate=False, keepdims=False, name)`: data a [P, F] tile
 //   (not checked as written: the definition does not), axis its free one (1 or -1, alone or in a
 //   list or tuple), negate and keepdims bools, dst of the [P, 1] result's shape, op a reduce
@@ -53,6 +54,7 @@
 #include "trace_current.h"
 #include "trace_equal.h"
 #include "trace_lanewise_answer.h"
+#include "trace_method_site.h"
 #include "trace_nki06_args.h"
 #include "trace_ref.h"
 #include "trace_slotted.h"
@@ -70,14 +72,14 @@ struct Config {
   // from `constants`
   PyObject *engineUnknown, *engineVector, *reduceIdle, *tensorScalar, *tensorScalarPtr, *tensorTensor, *activation,
       *dve, *actEngine, *bypass, *aluAdd, *aluPow, *aluAbs, *aluRsqrt, *prelu, *accIdle, *accZeroAccumulate, *psum,
-      *intDtypes, *actBiasDtypes, *tensorReduce, *reduceX, *reduceIds;
+      *intDtypes, *actBiasDtypes, *tensorReduce, *reduceX, *reduceIds, *reduceAddArchs, *writePlain, *readActAcc;
 };
 Config config{};
 constexpr const char* constantNames[] = {
     "engine_unknown", "engine_vector", "reduce_idle", "tensor_scalar", "tensor_scalar_ptr", "tensor_tensor",
     "activation", "dve", "act_engine", "bypass", "alu_add", "alu_pow", "alu_abs", "alu_rsqrt", "prelu",
     "acc_idle", "acc_zero_accumulate", "psum", "int_dtypes", "act_bias_dtypes", "tensor_reduce", "reduce_x",
-    "reduce_ids"};
+    "reduce_ids", "reduce_add_archs", "write_plain", "read_act_acc"};
 
 PyObject *dstName, *dataName, *data1Name, *data2Name, *opName, *op0Name, *operand0Name, *reverse0Name, *op1Name,
     *operand1Name, *reverse1Name, *engineName, *nameName, *biasName, *scaleName, *reduceOpName, *reduceResName,
@@ -89,6 +91,7 @@ PyObject *lanewiseName, *tensorScalarGeneralName, *tensorTensorGeneralName, *act
     *refuseIllegalReduceName, *readAccumulatorName, *tensorReduceGeneralName;
 PyObject *tensorScalarText, *tensorTensorText, *activationText, *activationReduceText, *tensorReduceText;
 PyObject *zeroFloat, *oneFloat, *oneInt;
+PyObject *archName, *recordName;
 
 // The answer of a check: take the call, leave it to the definition, or an error (set).
 enum Verdict { kTake = 1, kDecline = 0, kError = -1 };
@@ -401,6 +404,73 @@ PyObject* tensorTensorFast(PyObject*, PyObject* const* args, Py_ssize_t nargs, P
   return thenGeneral(made, d.view.get(), tensorTensorGeneralName, general, 7);
 }
 
+// 1 when refuse_illegal_reduce(tr, reduceOp, ...) passed before, as it does for Alu.add on an arch
+// it has passed (instructions._REDUCE_ADD_ARCHS: the rule's verdict is the op's and the arch's
+// alone), so that its call would pass again; 0 when it must be called; -1 with an error set.
+int reduceAddPassed(PyObject* tr, PyObject* reduceOp) {
+  if (reduceOp != config.aluAdd || config.reduceAddArchs == nullptr) return 0;
+  Owned arch(PyObject_GetAttr(tr, archName));
+  if (arch.get() == nullptr) return -1;
+  const int t = PySet_Contains(config.reduceAddArchs, arch.get());
+  if (t < 0 && PyErr_ExceptionMatches(PyExc_TypeError)) {  // (unhashable: the call's to answer)
+    PyErr_Clear();
+    return 0;
+  }
+  return t;
+}
+
+// The int of `o` when it is an exact int that fits (`v`), else false (no error set).
+bool exactInt(PyObject* o, long long& v) {
+  if (!PyLong_CheckExact(o)) return false;
+  int overflow = 0;
+  v = PyLong_AsLongLongAndOverflow(o, &overflow);
+  if (v == -1 && PyErr_Occurred()) {
+    PyErr_Clear();
+    return false;
+  }
+  return overflow == 0;
+}
+
+// instructions.read_accumulator(tr, dst, partitions, loc) as it runs when its write needs none of
+// the tracer's general work: dst a Tensor (the class itself) of shape [partitions, 1] or
+// [partitions] (pointer_view's answer is dst itself: the box is all its partitions) that
+// write_plain takes for the Scalar Engine (engine_out's first step); then
+// tr.record(ReadActivationAccumulator, Activation, [], [acc], None, loc). Anything else: the Python
+// function, with its checks and errors (write_plain changed nothing when it declined). A new
+// reference (None), null with an error set.
+PyObject* readAccumulator(PyObject* tr, PyObject* dst, PyObject* partitions, PyObject* loc) {
+  long long parts = 0, p = 0, f = 0;
+  bool plain = Py_TYPE(dst) == reinterpret_cast<PyTypeObject*>(config.tensor) && config.writePlain != nullptr &&
+               exactInt(partitions, parts);
+  if (plain) {
+    Owned shape(slotAttr(dst, shapeName));
+    if (shape.get() == nullptr) return nullptr;
+    const Py_ssize_t rank = PyTuple_CheckExact(shape.get()) ? PyTuple_GET_SIZE(shape.get()) : 0;
+    plain = (rank == 1 || rank == 2) && exactInt(PyTuple_GET_ITEM(shape.get(), 0), p) && p == parts &&
+            (rank == 1 || (exactInt(PyTuple_GET_ITEM(shape.get(), 1), f) && f == 1));
+  }
+  Owned acc(nullptr);
+  if (plain) {
+    PyObject* const write[2] = {dst, config.actEngine};
+    acc.p = PyObject_Vectorcall(config.writePlain, write, 2, nullptr);
+    if (acc.get() == nullptr) return nullptr;
+  }
+  if (acc.get() == nullptr || acc.get() == Py_None) {
+    Owned read(PyObject_GetAttr(config.instructions, readAccumulatorName));
+    if (read.get() == nullptr) return nullptr;
+    PyObject* const call[4] = {tr, dst, partitions, loc};
+    return PyObject_Vectorcall(read.get(), call, 4, nullptr);
+  }
+  Owned ins(PyList_New(0)), outs(PyList_New(1));
+  if (ins.get() == nullptr || outs.get() == nullptr) return nullptr;
+  PyList_SET_ITEM(outs.get(), 0, acc.release());
+  PyObject* const rec[7] = {tr, config.readActAcc, config.actEngine, ins.get(), outs.get(), Py_None, loc};
+  static MethodSite recordSite;  // (the tracer's C method, called directly when it is one: trace_method_site.h)
+  Owned op(recordSite.call(recordName, rec, 7));
+  if (op.get() == nullptr) return nullptr;
+  Py_RETURN_NONE;
+}
+
 // isa's _activation(tr, d, op, data, bias, scale, acc, loc, what) for the calls taken (see the
 // file's comment), then, for activation_reduce (`reduceRes` its view, else null), its
 // read_accumulator call. `reduceOp` (activation_reduce's, else null) is checked first, as
@@ -434,11 +504,15 @@ PyObject* activationCommon(PyObject* tr, Dst& d, PyObject* op, PyObject* data, P
   if (loc.get() == nullptr) return nullptr;
   PyObject* acc = config.accIdle;
   if (reduceOp != nullptr) {  // (_reduce_regs: the rule on reduce_op, then ZeroAccumulate)
-    Owned refuse(PyObject_GetAttr(config.instructions, refuseIllegalReduceName));
-    if (refuse.get() == nullptr) return nullptr;
-    PyObject* const call[4] = {tr, reduceOp, loc.get(), what};
-    Owned refused(PyObject_Vectorcall(refuse.get(), call, 4, nullptr));
-    if (refused.get() == nullptr) return nullptr;
+    const int passed = reduceAddPassed(tr, reduceOp);
+    if (passed < 0) return nullptr;
+    if (passed == 0) {
+      Owned refuse(PyObject_GetAttr(config.instructions, refuseIllegalReduceName));
+      if (refuse.get() == nullptr) return nullptr;
+      PyObject* const call[4] = {tr, reduceOp, loc.get(), what};
+      Owned refused(PyObject_Vectorcall(refuse.get(), call, 4, nullptr));
+      if (refused.get() == nullptr) return nullptr;
+    }
     acc = config.accZeroAccumulate;
   }
   // the builder's fields, in its order
@@ -462,10 +536,7 @@ PyObject* activationCommon(PyObject* tr, Dst& d, PyObject* op, PyObject* data, P
                            loc.get(), Py_None, nullptr, acc, config.aluAdd, what};
   Owned done(thenGeneral(made, d.view.get(), activationGeneralName, general, 8));
   if (done.get() == nullptr || reduceRes == nullptr) return done.release();
-  Owned read(PyObject_GetAttr(config.instructions, readAccumulatorName));
-  if (read.get() == nullptr) return nullptr;
-  PyObject* const call[4] = {tr, reduceRes, PyTuple_GET_ITEM(d.shape.get(), 0), loc.get()};
-  return PyObject_Vectorcall(read.get(), call, 4, nullptr);
+  return readAccumulator(tr, reduceRes, PyTuple_GET_ITEM(d.shape.get(), 0), loc.get());
 }
 
 PyObject* activationFast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
@@ -617,7 +688,7 @@ void bindNki06Lanewise(py::module_& m) {
         {&tensorTensorText, "nisa.tensor_tensor"}, {&activationText, "nisa.activation"},
         {&activationReduceText, "nisa.activation_reduce"}, {&axisName, "axis"}, {&negateName, "negate"},
         {&keepdimsName, "keepdims"}, {&tensorReduceGeneralName, "tensor_reduce_general"},
-        {&tensorReduceText, "nisa.tensor_reduce"}}) {
+        {&tensorReduceText, "nisa.tensor_reduce"}, {&archName, "arch"}, {&recordName, "record"}}) {
     *slot = PyUnicode_InternFromString(text);
     if (*slot == nullptr) throw py::error_already_set();
   }
@@ -647,7 +718,8 @@ void bindNki06Lanewise(py::module_& m) {
                                       &c.actEngine,     &c.bypass,       &c.aluAdd,       &c.aluPow,
                                       &c.aluAbs,        &c.aluRsqrt,     &c.prelu,        &c.accIdle,
                                       &c.accZeroAccumulate, &c.psum,     &c.intDtypes,    &c.actBiasDtypes,
-                                      &c.tensorReduce,  &c.reduceX,      &c.reduceIds};
+                                      &c.tensorReduce,  &c.reduceX,      &c.reduceIds,
+                                      &c.reduceAddArchs, &c.writePlain,  &c.readActAcc};
         static_assert(std::size(constantNames) == sizeof(fromConstants) / sizeof(fromConstants[0]));
         for (size_t i = 0; i < std::size(constantNames); ++i) {
           PyObject* value = PyDict_GetItemString(constants.ptr(), constantNames[i]);  // (borrowed)
@@ -658,6 +730,8 @@ void bindNki06Lanewise(py::module_& m) {
           throw py::type_error("configure_nki06_lanewise: int_dtypes and act_bias_dtypes must be tuples");
         if (!PyFrozenSet_CheckExact(c.reduceIds))
           throw py::type_error("configure_nki06_lanewise: reduce_ids must be a frozenset");
+        if (!PySet_CheckExact(c.reduceAddArchs))
+          throw py::type_error("configure_nki06_lanewise: reduce_add_archs must be a set");
         // (kept for good: the module's constants, never released)
         for (PyObject* o : {c.nkiTensor, c.tensor, c.instructions, c.aluByFunction, c.actByFunction, c.bitvecIds})
           Py_INCREF(o);
@@ -671,7 +745,8 @@ void bindNki06Lanewise(py::module_& m) {
       "enum members and kinds they compare with (constants: engine_unknown, engine_vector, reduce_idle, "
       "tensor_scalar, tensor_scalar_ptr, tensor_tensor, activation, dve, act_engine, bypass, alu_add, alu_pow, "
       "alu_abs, alu_rsqrt, prelu, acc_idle, acc_zero_accumulate, psum, int_dtypes, act_bias_dtypes, "
-      "tensor_reduce, reduce_x, reduce_ids).");
+      "tensor_reduce, reduce_x, reduce_ids; and instructions._REDUCE_ADD_ARCHS, the tracer's write_plain and "
+      "the ReadActivationAccumulator opcode: reduce_add_archs, write_plain, read_act_acc).");
 }
 
 NXS_REGISTER_SUBMODULE(nki, 50, "the NKI tracer's hot paths", bindNki06Lanewise);

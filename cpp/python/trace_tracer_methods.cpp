@@ -41,6 +41,8 @@
 
 #include "bindings.h"
 
+#include <array>
+
 namespace nxs::py_bind {
 namespace {
 namespace tracer_methods {  // (named: the unity build merges the anonymous namespaces of trace_*.cpp)
@@ -117,6 +119,74 @@ PyObject* record(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   return op.release();
 }
 
+// What newResult found in a tracer's tile_layouts for a shape of exact ints: Tracer.tile_layouts is
+// the tracer's memo (Tracer._tile_layout adds a shape's layout the first time; nothing replaces or
+// removes one), so while `dict` is that tracer's dict (held: its address cannot come back as
+// another's) the layout found for (p, f) is what the dict answers again. 64 entries, picked by
+// the shape: a trace makes results of a handful of shapes. Why: the dict lookup hashes the shape
+// tuple and compares it with the key (a new tuple each time), some 350 instructions of the
+// machine per result.
+namespace layout_memo {
+struct Entry {
+  Py_ssize_t rank = 0;  // (0: empty)
+  long long p = 0, f = 0;
+  PyObject* layout = nullptr;
+};
+constexpr size_t kEntries = 64;  // (slot's hash keeps the top 6 bits)
+PyObject* dict = nullptr;
+std::array<Entry, kEntries> entries{};
+
+// The shape's sizes when it is a tuple of one or two exact ints that fit: false otherwise (no
+// error set).
+bool sizes(PyObject* shape, Py_ssize_t& rank, long long& p, long long& f) {
+  rank = PyTuple_GET_SIZE(shape);
+  if (rank < 1 || rank > 2) return false;
+  long long v[2] = {0, 0};
+  for (Py_ssize_t i = 0; i < rank; ++i) {
+    PyObject* item = PyTuple_GET_ITEM(shape, i);
+    if (!PyLong_CheckExact(item)) return false;
+    int overflow = 0;
+    v[i] = PyLong_AsLongLongAndOverflow(item, &overflow);
+    if (overflow != 0 || (v[i] == -1 && PyErr_Occurred())) {
+      PyErr_Clear();
+      return false;
+    }
+  }
+  p = v[0];
+  f = v[1];
+  return true;
+}
+
+// (a multiplicative hash: tile sizes are mostly multiples of 8, which p * 31 + f modulo 8 would
+// send to one slot)
+Entry& slot(long long p, long long f) {
+  const uint64_t key = static_cast<uint64_t>(p) * 0x9E3779B97F4A7C15ull ^ static_cast<uint64_t>(f);
+  return entries[(key * 0xC2B2AE3D27D4EB4Full) >> 58];
+}
+
+// The layout remembered for `layouts` and the shape (borrowed), or null.
+PyObject* find(PyObject* layouts, Py_ssize_t rank, long long p, long long f) {
+  if (layouts != dict) return nullptr;
+  const Entry& e = slot(p, f);
+  return e.rank == rank && e.p == p && e.f == f ? e.layout : nullptr;
+}
+
+void remember(PyObject* layouts, Py_ssize_t rank, long long p, long long f, PyObject* layout) {
+  if (layouts != dict) {  // (another tracer's dict: forget the last one's)
+    for (Entry& e : entries) {
+      Py_CLEAR(e.layout);
+      e.rank = 0;
+    }
+    Py_XSETREF(dict, Py_NewRef(layouts));
+  }
+  Entry& e = slot(p, f);
+  Py_XSETREF(e.layout, Py_NewRef(layout));
+  e.rank = rank;
+  e.p = p;
+  e.f = f;
+}
+}  // namespace layout_memo
+
 PyObject* newResult(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   if (nargs != 5) {
     PyErr_SetString(PyExc_TypeError, "new_result(kind, dtype, shape, name, loc)");
@@ -134,12 +204,20 @@ PyObject* newResult(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
     PyErr_SetString(PyExc_TypeError, "new_result: Tracer.tile_layouts must be a dict");
     return nullptr;
   }
-  Owned layout(Py_XNewRef(PyDict_GetItemWithError(layouts.get(), shape)));
+  Py_ssize_t rank = 0;
+  long long p = 0, f = 0;
+  const bool plainShape = layout_memo::sizes(shape, rank, p, f);
+  Owned layout(plainShape ? Py_XNewRef(layout_memo::find(layouts.get(), rank, p, f)) : nullptr);
   if (layout.get() == nullptr) {
-    if (PyErr_Occurred()) return nullptr;
-    PyObject* const layoutArgs[3] = {self, kind, shape};
-    layout.p = PyObject_VectorcallMethod(names.tile_layout, layoutArgs, 3, nullptr);
-    if (layout.get() == nullptr) return nullptr;
+    layout.p = Py_XNewRef(PyDict_GetItemWithError(layouts.get(), shape));
+    if (layout.get() == nullptr) {
+      if (PyErr_Occurred()) return nullptr;
+      PyObject* const layoutArgs[3] = {self, kind, shape};
+      layout.p = PyObject_VectorcallMethod(names.tile_layout, layoutArgs, 3, nullptr);
+      if (layout.get() == nullptr) return nullptr;
+    } else if (plainShape) {  // (found in the dict: what it answers for this shape from now on)
+      layout_memo::remember(layouts.get(), rank, p, f, layout.get());
+    }
   }
   Owned storages(slotAttr(self, names.storages));
   Owned onChip(slotAttr(layout.get(), names.on_chip));

@@ -504,6 +504,13 @@ def refuse_illegal_reduce(tr, op, loc, what: str) -> None:
     if op is not Alu.add:
         raise NKIError(f"{what}: reduce_op {op.name} on the Scalar Engine's accumulation registers is not "
                        "modelled by the tracer (it records nl.add)", loc)
+    _REDUCE_ADD_ARCHS.add(tr.arch)
+
+
+#: The archs refuse_illegal_reduce passed Alu.add on (the rule's verdict is the op's and the arch's
+#: alone): the C path of NKI 0.6's nisa.activation_reduce (cpp/python/trace_nki06_lanewise.cpp)
+#: skips the call for them.
+_REDUCE_ADD_ARCHS: set = set()
 
 
 def number(x, loc) -> float:

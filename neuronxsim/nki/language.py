@@ -594,6 +594,12 @@ def _opt_dtype(dtype, loc):
     return None if dtype is None else _dtype(dtype, loc)
 
 
+# copy(src, dtype=...) of an on-chip tile, dtype None or one looked up before, makes its
+# tensor_copy call in C (cpp/python/trace_lane_fast.cpp's copy_fast, through a FastCall:
+# cpp/python/trace_fast_call.cpp); any other call runs the definition above, the home of every check.
+copy = _core.nki.FastCall(copy, _core.nki.copy_fast())
+
+
 def broadcast_to(src, *, shape) -> Tensor:
     """``src`` repeated to ``shape``. Free dimensions repeat by a copy; a single partition is
     copied to all partitions through the PE array (a matmul against a row of ones)."""
@@ -1272,6 +1278,12 @@ def matmul(x, y, *, transpose_x=False, mask=None) -> Tensor:
     if out is NotImplemented:
         out = _ins.matmul_general(tr, x, y, loc, "nl.matmul", None, False, None, True, PSUM)
     return out
+
+
+# matmul(x, y, transpose_x=True) of two SBUF tiles, no mask, is recorded in C
+# (cpp/python/trace_matmul.cpp's nl_matmul_fast, through a FastCall: cpp/python/trace_fast_call.cpp)
+# when matmul_plain takes it; any other call runs the definition above, the home of every check.
+matmul = _core.nki.FastCall(matmul, _core.nki.nl_matmul_fast(SBUF))
 
 
 def transpose(x, *, dtype=None, mask=None) -> Tensor:

@@ -905,7 +905,9 @@ _core.nki.configure_nki06_lanewise(
      "alu_rsqrt": _RSQRT, "prelu": _PRELU, "acc_idle": _ACC[reduce_cmd.idle],
      "acc_zero_accumulate": _ACC[reduce_cmd.reset_reduce], "psum": PSUM, "int_dtypes": _INTS,
      "act_bias_dtypes": _ins._ACT_BIAS_DTYPES, "tensor_reduce": IT.TensorReduce,
-     "reduce_x": _ins._REDUCE_X, "reduce_ids": REDUCE_IDS})
+     "reduce_x": _ins._REDUCE_X, "reduce_ids": REDUCE_IDS,
+     "reduce_add_archs": _ins._REDUCE_ADD_ARCHS, "write_plain": _core.nki.write_plain,
+     "read_act_acc": IT.ReadActivationAccumulator})
 tensor_scalar.fast = _core.nki.tensor_scalar06_fast
 tensor_tensor.fast = _core.nki.tensor_tensor06_fast
 activation.fast = _core.nki.activation06_fast

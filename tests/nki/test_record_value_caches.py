@@ -338,3 +338,39 @@ def test_new_result_makes_the_state_new_state_makes():
         nki_core.configure_tracer_methods(Op, Storage, Tensor, original, IT.Matmult, Access)
     assert seen and all(s == slots(original()) for s in seen)
     assert called == fast
+
+
+@nki.jit
+def results_of_many_shapes(a):
+    """Results of [P, F] and [P] shapes, made again and again."""
+    out = nl.ndarray((128, 1), dtype=nl.float32, buffer=nl.shared_hbm)
+    x = nl.load(a)
+    acc = nl.sum(x, axis=1, keepdims=True)
+    for i in nl.affine_range(3):
+        for f in (1, 9, 17, 24):
+            y = nl.exp(x[:, 0:f])
+            acc = acc + nl.sum(y, axis=1, keepdims=True)
+        v = nl.max(x, axis=1)  # (a [128] result)
+        acc = acc + nl.sum(nl.exp(x[:, 0:24]), axis=1, keepdims=True) * nl.max(x, axis=1, keepdims=True)
+        acc = acc - nl.sum(nl.exp(x[:, 0:9]), axis=1, keepdims=True) + nl.sum(x, axis=1, keepdims=True)
+    nl.store(out[0:128, 0:1], value=acc + nl.sum(nl.exp(x[:, 0:2]), axis=1, keepdims=True))
+    del v
+    return out
+
+
+def test_new_result_layouts_as_the_python_definition(monkeypatch):
+    """Tracer.new_result (C, remembering the layouts it found in the tracer's tile_layouts) makes
+    the results _new_result_general (Python) makes: kernels traced one after another (each tracer
+    its own tile_layouts), [P] and [P, F] results of many shapes."""
+    import tutorial_kernels as tk
+    from neuronxsim.nki.tracer import Tracer
+    cases = [(results_of_many_shapes, (T[[128, 32], nl.float32],)),
+             (tk.rmsnorm_kernel, (T[[300, 200], nl.float32], T[[200], nl.float32])),
+             (results_of_many_shapes, (T[[128, 32], nl.float32],)),
+             (tk.layernorm_v2, (T[[300, 1100], nl.float32], 1e-5, T[[1100], nl.float32],
+                                T[[1100], nl.float32]))]
+    fast = [nki.trace_kernel(k, *a).module.to_json(-1) for k, a in cases]
+    with monkeypatch.context() as m:
+        m.setattr(Tracer, "new_result", Tracer._new_result_general)
+        general = [nki.trace_kernel(k, *a).module.to_json(-1) for k, a in cases]
+    assert fast == general

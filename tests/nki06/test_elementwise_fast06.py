@@ -355,6 +355,32 @@ def _cases(case, t, y, col, g, h, C, out, r):
     elif case == "tr unwritten data":
         u = nl.ndarray(t.shape, dtype=nl.float32, buffer=nl.sbuf)
         _keep(nisa.tensor_reduce(dst=col, op=nl.add, data=u, axis=1))
+    # ---- activation_reduce's reduce_res (after the cases above: their kernel lines unmoved) ----
+    elif case == "ar 1d reduce_res":
+        v = nl.ndarray((h,), dtype=nl.float32, buffer=nl.sbuf)
+        _keep(nisa.activation_reduce(dst=y, op=nl.exp, data=t, reduce_op=nl.add, reduce_res=v))
+        _keep(nisa.tensor_scalar(dst=y, data=t, op0=nl.add, operand0=col))
+    elif case == "ar wide reduce_res":
+        w = nl.ndarray((h, 2), dtype=nl.float32, buffer=nl.sbuf)
+        _keep(nisa.activation_reduce(dst=y, op=nl.exp, data=t, reduce_op=nl.add, reduce_res=w))
+    elif case == "ar psum reduce_res":
+        p = nl.ndarray((128, 1), dtype=nl.float32, buffer=nl.psum)
+        _keep(nisa.activation_reduce(dst=y, op=nl.exp, data=t, reduce_op=nl.add,
+                                     reduce_res=p if h == 128 else p[0:h, :]))
+        nisa.tensor_copy(dst=col, src=p if h == 128 else p[0:h, :])
+    elif case == "ar reduce_res in dst":
+        _keep(nisa.activation_reduce(dst=y, op=nl.exp, data=t, reduce_op=nl.add,
+                                     reduce_res=y[:, 0:1]))
+    elif case == "ar reduce_res offset":
+        c2 = nl.ndarray((128, 2), dtype=nl.float32, buffer=nl.sbuf)
+        _keep(nisa.activation_reduce(dst=y, op=nl.exp, data=t, reduce_op=nl.add,
+                                     reduce_res=c2[0:h, 1:2]))
+    elif case == "ar int reduce_res":
+        i = nl.ndarray((h, 1), dtype=nl.int32, buffer=nl.sbuf)
+        _keep(nisa.activation_reduce(dst=y, op=nl.exp, data=t, reduce_op=nl.add, reduce_res=i))
+    elif case == "ar twice":
+        _keep(nisa.activation_reduce(dst=y, op=nl.exp, data=t, reduce_op=np.add, reduce_res=col))
+        _keep(nisa.activation_reduce(dst=y, op=nl.copy, data=y, reduce_op=nl.add, reduce_res=col))
     elif case != "plain":
         raise AssertionError(case)
 
@@ -382,7 +408,9 @@ TR_CASES = ["tr plain", "tr keepdims negate", "tr positional named", "tr bf16 ds
             "tr bitvec", "tr 3d", "tr dst reshaped", "tr numpy axis", "tr not a reduce op",
             "tr axis 0", "tr wrong dst", "tr hbm data", "tr unwritten data"]
 AR_CASES = ["ar bias scale", "ar positional named", "ar maximum", "ar no reduce_op",
-            "ar reduce_res in hbm", "ar reduce_res too short", "ar missing"]
+            "ar reduce_res in hbm", "ar reduce_res too short", "ar missing", "ar 1d reduce_res",
+            "ar wide reduce_res", "ar psum reduce_res", "ar reduce_res in dst",
+            "ar reduce_res offset", "ar int reduce_res", "ar twice"]
 SHAPES = [(300, 64, np.float32), (129, 8, "bfloat16"), (5, 33, np.float32)]
 
 
@@ -468,3 +496,31 @@ def test_the_c_paths_decline_outside_a_trace():
     """Without a tracer each call is its definition's (which refuses it)."""
     for call in CALLS:
         assert call.fast(None, None, None, None, None) is NotImplemented
+
+
+def test_read_accumulator_and_the_reduce_rule_in_c(monkeypatch):
+    """activation_reduce's read_accumulator of a plain [P, 1] reduce_res is recorded in C, and its
+    reduce rule, once passed for nl.add on an arch, is not asked again; the Python functions run
+    for anything else (and with the C paths off, every time)."""
+    from neuronxsim.nki import instructions
+    x, g = _inputs(300, 64, np.float32)
+    for case in ("plain", "ar wide reduce_res"):  # (the operators' memos filled: the C paths take them)
+        _outcome(elementwise, x, g, case)
+    calls = []
+    for name in ("read_accumulator", "refuse_illegal_reduce"):
+        fn = getattr(instructions, name)
+        monkeypatch.setattr(instructions, name,
+                            lambda *a, _fn=fn, _name=name: (calls.append(_name), _fn(*a))[1])
+    instructions._REDUCE_ADD_ARCHS.clear()  # (a memo: emptied, it fills again)
+    assert _outcome(elementwise, x, g, "plain")[0].startswith("{")
+    assert calls == ["refuse_illegal_reduce"]  # (300 rows: three blocks)
+    calls.clear()
+    got, _ = _outcome(elementwise, x, g, "ar wide reduce_res")
+    assert got.startswith("NKIError") and "reduce_res" in got, got
+    assert calls == ["read_accumulator"]
+    calls.clear()
+    with monkeypatch.context() as m:
+        for call in CALLS:
+            m.setattr(call, "fast", None)
+        _outcome(elementwise, x, g, "plain")
+    assert calls == ["refuse_illegal_reduce", "read_accumulator"] * 3

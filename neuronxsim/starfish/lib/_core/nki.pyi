@@ -8,7 +8,7 @@ from neuronxsim.nki06._api import ApiCall
 import neuronxsim.starfish.lib._core.bir
 import types
 import typing
-__all__: list[str] = ['ApiCall', 'FastCall', 'LoopIndex', 'RECORD_POSITIONS', 'accumulate_methods', 'activation06_fast', 'activation_fast', 'activation_reduce06_fast', 'assign_redirect', 'basic_subscript', 'binary_fast', 'blocked_methods', 'bn_aggr_fast', 'bn_stats_fast', 'caller_location', 'configure_accumulate', 'configure_accumulate_plain', 'configure_assign', 'configure_blocked', 'configure_dma_plain', 'configure_index_expr', 'configure_index_expr_ops', 'configure_isa_tensor_scalar', 'configure_iterate', 'configure_lane_fast', 'configure_lane_fast_plain', 'configure_lanewise', 'configure_language_fast', 'configure_mask_box', 'configure_matmul', 'configure_new_blocked', 'configure_nki06_fast', 'configure_nki06_lanewise', 'configure_nki06_ndarray', 'configure_nki06_subscript', 'configure_per_lane_plain', 'configure_plain_tile_access', 'configure_subscripts', 'configure_tensor_scalar_plain', 'configure_tracer_methods', 'configure_zero_fill', 'current', 'dma_copy06_fast', 'dma_plain', 'emit_program', 'forget_call_sites', 'index_expr_methods', 'isa_tensor_scalar_fast', 'iterate_method', 'keeps_all_fast', 'lanewise_plain', 'live_ranges', 'load_fast', 'mask_box_fast', 'matmul_plain', 'nc_matmul06_fast', 'nc_matmul_fast', 'ndarray06_fast', 'ndarray_fast', 'new_access', 'new_op', 'new_slotted', 'next_fit_place', 'next_fit_storages', 'operator_methods', 'ops_matmul_grouped', 'ops_redirected', 'ops_zero_elided', 'peek', 'place_matmul_method', 'plain_tile_access', 'range_fast', 'reduce_fast', 'remember_call_site', 'set_call_site_walk', 'set_current', 'set_no_tracer', 'slice_range', 'store_fast', 'subscript_method', 'tensor_reduce06_fast', 'tensor_scalar06_fast', 'tensor_store_method', 'tensor_table', 'tensor_tensor06_fast', 'tracer_method', 'unique_name', 'use_record_dealloc', 'use_slots_dealloc', 'used_on_chip', 'write_plain', 'zeros_fast']
+__all__: list[str] = ['ApiCall', 'FastCall', 'LoopIndex', 'RECORD_POSITIONS', 'accumulate_methods', 'activation06_fast', 'activation_fast', 'activation_reduce06_fast', 'assign_redirect', 'basic_subscript', 'binary_fast', 'blocked_methods', 'bn_aggr_fast', 'bn_stats_fast', 'caller_location', 'configure_accumulate', 'configure_accumulate_plain', 'configure_assign', 'configure_blocked', 'configure_dma_plain', 'configure_index_expr', 'configure_index_expr_ops', 'configure_isa_tensor_scalar', 'configure_iterate', 'configure_lane_fast', 'configure_lane_fast_plain', 'configure_lanewise', 'configure_language_fast', 'configure_mask_box', 'configure_matmul', 'configure_new_blocked', 'configure_nki06_fast', 'configure_nki06_lanewise', 'configure_nki06_ndarray', 'configure_nki06_subscript', 'configure_per_lane_plain', 'configure_plain_tile_access', 'configure_subscripts', 'configure_tensor_scalar_plain', 'configure_tracer_methods', 'configure_zero_fill', 'copy_fast', 'current', 'dma_copy06_fast', 'dma_plain', 'emit_program', 'forget_call_sites', 'index_expr_methods', 'isa_tensor_scalar_fast', 'iterate_method', 'keeps_all_fast', 'lanewise_plain', 'live_ranges', 'load_fast', 'mask_box_fast', 'matmul_plain', 'nc_matmul06_fast', 'nc_matmul_fast', 'ndarray06_fast', 'ndarray_fast', 'new_access', 'new_op', 'new_slotted', 'next_fit_place', 'next_fit_storages', 'nl_matmul_fast', 'operator_methods', 'ops_matmul_grouped', 'ops_redirected', 'ops_zero_elided', 'peek', 'place_matmul_method', 'plain_tile_access', 'range_fast', 'reduce_fast', 'remember_call_site', 'set_call_site_walk', 'set_current', 'set_no_tracer', 'slice_range', 'store_fast', 'subscript_method', 'tensor_reduce06_fast', 'tensor_scalar06_fast', 'tensor_store_method', 'tensor_table', 'tensor_tensor06_fast', 'tracer_method', 'unique_name', 'use_record_dealloc', 'use_slots_dealloc', 'used_on_chip', 'write_plain', 'zeros_fast']
 def accumulate_methods() -> dict:
     """
     {name: method} of Tensor's in-place operators (__iadd__, __isub__, __imul__, __itruediv__) in C.
@@ -123,7 +123,7 @@ def configure_nki06_fast(nki_tensor: type, dma_plain: typing.Any, dma_general: t
     """
 def configure_nki06_lanewise(nki_tensor: type, tensor: type, instructions: types.ModuleType, alu_by_function: dict, act_by_function: dict, bitvec_ids: frozenset, constants: dict) -> None:
     """
-    Gives the C paths of nisa.tensor_scalar, tensor_tensor, activation, activation_reduce and tensor_reduce the NkiTensor and Tensor classes, the instructions module, opcodes' _ALU_BY_FUNCTION and _ACT_BY_FUNCTION, BITVEC_IDS and the enum members and kinds they compare with (constants: engine_unknown, engine_vector, reduce_idle, tensor_scalar, tensor_scalar_ptr, tensor_tensor, activation, dve, act_engine, bypass, alu_add, alu_pow, alu_abs, alu_rsqrt, prelu, acc_idle, acc_zero_accumulate, psum, int_dtypes, act_bias_dtypes, tensor_reduce, reduce_x, reduce_ids).
+    Gives the C paths of nisa.tensor_scalar, tensor_tensor, activation, activation_reduce and tensor_reduce the NkiTensor and Tensor classes, the instructions module, opcodes' _ALU_BY_FUNCTION and _ACT_BY_FUNCTION, BITVEC_IDS and the enum members and kinds they compare with (constants: engine_unknown, engine_vector, reduce_idle, tensor_scalar, tensor_scalar_ptr, tensor_tensor, activation, dve, act_engine, bypass, alu_add, alu_pow, alu_abs, alu_rsqrt, prelu, acc_idle, acc_zero_accumulate, psum, int_dtypes, act_bias_dtypes, tensor_reduce, reduce_x, reduce_ids; and instructions._REDUCE_ADD_ARCHS, the tracer's write_plain and the ReadActivationAccumulator opcode: reduce_add_archs, write_plain, read_act_acc).
     """
 def configure_nki06_ndarray(nki_tensor: type, checked: dict, sbuf: typing.Any, sbuf_kind: str, psum_kind: str) -> None:
     """
@@ -156,6 +156,10 @@ def configure_tracer_methods(op_class: type, storage_class: type, tensor_class: 
 def configure_zero_fill(plain_tile_access: typing.Any, memset: typing.Any, dve: typing.Any, fields: dict) -> None:
     """
     Gives the tracer's C zero_fill the tracer's plain_tile_access, the Memset opcode, the Vector Engine and the fields of every nl.zeros memset.
+    """
+def copy_fast() -> typing.Any:
+    """
+    The C path of nl.copy(src, *, mask=None, dtype=None): a result, or NotImplemented for the Python definition to answer (use in a FastCall).
     """
 def current(*args, **kwargs):
     """
@@ -248,6 +252,10 @@ def next_fit_place(*args, **kwargs):
 def next_fit_storages(*args, **kwargs):
     """
     next_fit_storages(storages, first_use, last_use, capacity, align, addr[, storage_class]): next_fit_place for the allocation pass's storages, in order of first use, into addr[sid]; the peak bytes, or None (addr untouched) if one fits nowhere or has a placement (see neuronxsim.nki.allocator).
+    """
+def nl_matmul_fast(sbuf: str) -> typing.Any:
+    """
+    The C path of nl.matmul(x, y, *, transpose_x=True, mask=None) for two tiles of the SBUF kind `sbuf`: the result, or NotImplemented for the Python definition to answer (use in a FastCall).
     """
 def operator_methods() -> dict:
     """
