@@ -124,14 +124,8 @@ PyObject* tupleOf(PyObject* cls, PyObject** items, Py_ssize_t n) {
 // __dict__, none of which these classes have (use_record_dealloc checks), then untracks and enters
 // the trashcan again in the tuple's. A trace frees one op and a few accesses per instruction.
 void recordDealloc(PyObject* self) {
-  PyTypeObject* type = Py_TYPE(self);
-  // (a finalizer added to the class since: run as the generic deallocation runs it)
-  if (type->tp_finalize != nullptr && PyObject_CallFinalizerFromDealloc(self) < 0) return;  // resurrected
-  PyObject_GC_UnTrack(self);
-  dealloc_nesting::release<recordDealloc>(self, [self, type] {
+  dealloc_nesting::deallocate<recordDealloc>(self, [self](PyTypeObject*) {
     for (Py_ssize_t i = Py_SIZE(self); --i >= 0;) Py_XDECREF(PyTuple_GET_ITEM(self, i));
-    type->tp_free(self);
-    Py_DECREF(type);  // (instances of heap classes hold their class)
   });
 }
 
@@ -145,17 +139,9 @@ PyObject* useRecordDealloc(PyObject*, PyObject* cls) {
     return nullptr;
   }
   auto* type = reinterpret_cast<PyTypeObject*>(cls);
-  bool plain = (type->tp_flags & Py_TPFLAGS_HEAPTYPE) != 0 && type->tp_base == &PyTuple_Type &&
-               type->tp_basicsize == PyTuple_Type.tp_basicsize && type->tp_itemsize == PyTuple_Type.tp_itemsize &&
-               type->tp_dictoffset == 0 && type->tp_weaklistoffset == 0 && type->tp_finalize == nullptr &&
-               type->tp_del == nullptr && type->tp_free == PyObject_GC_Del &&
-               (type->tp_flags & Py_TPFLAGS_HAVE_GC) != 0;
-#ifdef Py_TPFLAGS_MANAGED_DICT
-  if ((type->tp_flags & Py_TPFLAGS_MANAGED_DICT) != 0) plain = false;
-#endif
-#ifdef Py_TPFLAGS_MANAGED_WEAKREF
-  if ((type->tp_flags & Py_TPFLAGS_MANAGED_WEAKREF) != 0) plain = false;
-#endif
+  const bool plain = dealloc_nesting::plainHeapClass(type) && type->tp_base == &PyTuple_Type &&
+                     type->tp_basicsize == PyTuple_Type.tp_basicsize &&
+                     type->tp_itemsize == PyTuple_Type.tp_itemsize;
   if (plain) type->tp_dealloc = recordDealloc;
   return Py_NewRef(plain ? Py_True : Py_False);
 }

@@ -66,11 +66,7 @@ PyObject* newSlotted(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
 // classes have, then walks the class's member list for the slots. A trace frees a storage and a
 // loop iteration or so per instruction.
 void slotsDealloc(PyObject* self) {
-  PyTypeObject* type = Py_TYPE(self);
-  // (a finalizer added to the class since: run as the generic deallocation runs it)
-  if (type->tp_finalize != nullptr && PyObject_CallFinalizerFromDealloc(self) < 0) return;  // resurrected
-  PyObject_GC_UnTrack(self);
-  dealloc_nesting::release<slotsDealloc>(self, [self, type] {
+  dealloc_nesting::deallocate<slotsDealloc>(self, [self](PyTypeObject* type) {
     // The slots are the words past the object's header up to the size of the class that took
     // this deallocation (a subclass's are past that, released already).
     PyTypeObject* owner = type;
@@ -79,8 +75,6 @@ void slotsDealloc(PyObject* self) {
     const Py_ssize_t n = (owner->tp_basicsize - static_cast<Py_ssize_t>(sizeof(PyObject))) /
                          static_cast<Py_ssize_t>(sizeof(PyObject*));
     for (Py_ssize_t i = n; --i >= 0;) Py_CLEAR(slots[i]);
-    type->tp_free(self);
-    Py_DECREF(type);  // (instances of heap classes hold their class)
   });
 }
 
@@ -96,18 +90,10 @@ PyObject* useSlotsDealloc(PyObject*, PyObject* cls) {
   }
   auto* type = reinterpret_cast<PyTypeObject*>(cls);
   PyObject* names = type->tp_dict != nullptr ? PyDict_GetItemString(type->tp_dict, "__slots__") : nullptr;
-  bool plain = names != nullptr && PyTuple_Check(names) && (type->tp_flags & Py_TPFLAGS_HEAPTYPE) != 0 &&
-               type->tp_base == &PyBaseObject_Type && type->tp_itemsize == 0 && type->tp_dictoffset == 0 &&
-               type->tp_weaklistoffset == 0 && type->tp_finalize == nullptr && type->tp_del == nullptr &&
-               type->tp_free == PyObject_GC_Del && (type->tp_flags & Py_TPFLAGS_HAVE_GC) != 0 &&
-               type->tp_basicsize ==
-                   static_cast<Py_ssize_t>(sizeof(PyObject) + PyTuple_GET_SIZE(names) * sizeof(PyObject*));
-#ifdef Py_TPFLAGS_MANAGED_DICT
-  if ((type->tp_flags & Py_TPFLAGS_MANAGED_DICT) != 0) plain = false;
-#endif
-#ifdef Py_TPFLAGS_MANAGED_WEAKREF
-  if ((type->tp_flags & Py_TPFLAGS_MANAGED_WEAKREF) != 0) plain = false;
-#endif
+  const bool plain = names != nullptr && PyTuple_Check(names) && dealloc_nesting::plainHeapClass(type) &&
+                     type->tp_base == &PyBaseObject_Type && type->tp_itemsize == 0 &&
+                     type->tp_basicsize ==
+                         static_cast<Py_ssize_t>(sizeof(PyObject) + PyTuple_GET_SIZE(names) * sizeof(PyObject*));
   if (plain) type->tp_dealloc = slotsDealloc;
   return Py_NewRef(plain ? Py_True : Py_False);
 }
