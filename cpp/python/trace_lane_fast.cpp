@@ -39,6 +39,7 @@
 #include "trace_slotted.h"
 
 #include "bindings.h"
+#include "trace_keywords.h"
 
 namespace nxs::py_bind {
 namespace {
@@ -74,23 +75,6 @@ int onChipTile(PyObject* o) {
   if (st.get() == nullptr) return -1;
   Owned flag(slotAttr(st.get(), onChipName));
   return flag.get() == nullptr ? -1 : PyObject_IsTrue(flag.get());
-}
-
-// The keyword arguments of a call, matched against `names` (interned): false when one is not
-// among them (the definition's call: its TypeError, or a dtype); `values[i]` the value of
-// `names[i]`, left as it was when not given.
-template <size_t N>
-bool keywords(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames, PyObject* const (&names)[N],
-              PyObject* (&values)[N]) {
-  const Py_ssize_t nkw = kwnames == nullptr ? 0 : PyTuple_GET_SIZE(kwnames);
-  for (Py_ssize_t i = 0; i < nkw; ++i) {
-    PyObject* key = PyTuple_GET_ITEM(kwnames, i);
-    size_t k = 0;
-    while (k < N && key != names[k]) ++k;
-    if (k == N) return false;
-    values[k] = args[nargs + i];
-  }
-  return true;
 }
 
 // builder(tr, positional..., what=name) of the instructions module: a new reference, null with an
@@ -295,6 +279,22 @@ int wholeRecords(PyObject* data) {
   return n == 0 ? 1 : 0;
 }
 
+// The dtype isa._dtype / language._dtype answers for `value` from dtypes._LOOKUPS (borrowed), or
+// null: not looked up before, unhashable, or not an NKI dtype (the definition's to answer or
+// refuse; nothing set), or with an error set (`failed` true).
+PyObject* knownDtype(PyObject* value, bool& failed) {
+  failed = false;
+  PyObject* dtype = PyDict_GetItemWithError(lookups, value);
+  if (dtype == nullptr && PyErr_Occurred()) {
+    if (!PyErr_ExceptionMatches(PyExc_TypeError)) {
+      failed = true;
+      return nullptr;
+    }
+    PyErr_Clear();
+  }
+  return dtype == Py_None ? nullptr : dtype;
+}
+
 // nisa.bn_stats and nisa.bn_aggr (`what`, `opcode`, `outFree` records per partition, `aggr`: bn_aggr's
 // whole-records test): `fn(data, *, mask=None, dtype=None)`, see the file's comment.
 PyObject* perLaneFast(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames, PyObject* opcode,
@@ -312,14 +312,9 @@ PyObject* perLaneFast(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames
   }
   PyObject* dtype = nullptr;  // isa._dtype's answer, or null for None (borrowed, then owned below)
   if (values[1] != Py_None) {
-    dtype = PyDict_GetItemWithError(lookups, values[1]);
-    if (dtype == nullptr || dtype == Py_None) {  // (not seen before, unhashable, or not an NKI dtype)
-      if (PyErr_Occurred()) {
-        if (!PyErr_ExceptionMatches(PyExc_TypeError)) return nullptr;
-        PyErr_Clear();
-      }
-      Py_RETURN_NOTIMPLEMENTED;
-    }
+    bool failed = false;
+    dtype = knownDtype(values[1], failed);
+    if (dtype == nullptr) return failed ? nullptr : Py_NewRef(Py_NotImplemented);
     t = PyObject_IsTrue(dtype);  // (`_dtype(...) or data.dtype`)
     if (t < 0) return nullptr;
     if (t == 0) dtype = nullptr;
@@ -344,22 +339,6 @@ PyObject* perLaneFast(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames
   if (perLane.get() == nullptr) return nullptr;
   PyObject* const call[8] = {tr, opcode, data, outFree, dtype, loc.get(), values[0], what};
   return PyObject_Vectorcall(perLane.get(), call, 8, nullptr);
-}
-
-// The dtype isa._dtype / language._dtype answers for `value` from dtypes._LOOKUPS (borrowed), or
-// null: not looked up before, unhashable, or not an NKI dtype (the definition's to answer or
-// refuse; nothing set) or with an error set (-1 in `failed`).
-PyObject* knownDtype(PyObject* value, bool& failed) {
-  failed = false;
-  PyObject* dtype = PyDict_GetItemWithError(lookups, value);
-  if (dtype == nullptr && PyErr_Occurred()) {
-    if (!PyErr_ExceptionMatches(PyExc_TypeError)) {
-      failed = true;
-      return nullptr;
-    }
-    PyErr_Clear();
-  }
-  return dtype == Py_None ? nullptr : dtype;
 }
 
 // nl.copy(src, *, mask=None, dtype=None), see the file's comment.
@@ -436,8 +415,8 @@ void bindLaneFast(py::module_& m) {
   emptyTuple = PyTuple_New(0);
   one1 = Py_BuildValue("(i)", 1);
   maskWhat = PyTuple_Pack(2, maskName, whatName);
-  if (maskWhat == nullptr) throw py::error_already_set();
-  if (one == nullptr || six == nullptr || two == nullptr || whatOnly == nullptr || emptyTuple == nullptr || one1 == nullptr)
+  if (one == nullptr || six == nullptr || two == nullptr || whatOnly == nullptr || emptyTuple == nullptr ||
+      one1 == nullptr || maskWhat == nullptr)
     throw py::error_already_set();
   m.def(
       "configure_lane_fast",

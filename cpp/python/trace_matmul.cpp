@@ -21,6 +21,7 @@
 #include "trace_call_site.h"
 #include "trace_current.h"
 #include "trace_int_tuples.h"
+#include "trace_keywords.h"
 #include "trace_method_site.h"
 #include "trace_ref.h"
 
@@ -33,7 +34,8 @@ namespace matmul_plain {  // (named: the unity build merges the anonymous namesp
 
 struct Names {
   PyObject *storage, *state, *forward, *pending_zero, *write_count, *checks, *shape, *kind, *dtype, *arch,
-      *new_result, *write_fresh, *record, *start_tensor_calc, *stop_tensor_calc, *is_transpose, *matmul, *on_chip;
+      *new_result, *write_fresh, *record, *start_tensor_calc, *stop_tensor_calc, *is_transpose, *matmul, *on_chip,
+      *transpose_x, *mask;
 };
 Names names{};
 PyObject* tensorClass = nullptr;
@@ -210,17 +212,11 @@ PyObject* ncMatmulFast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObj
 PyObject* nlMatmulFast(PyObject* sbuf, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   PyObject* tr = currentTracer();
   if (nargs != 2 || tr == nullptr || tensorClass == nullptr) Py_RETURN_NOTIMPLEMENTED;
-  bool transposed = false;
-  const Py_ssize_t nkw = kwnames == nullptr ? 0 : PyTuple_GET_SIZE(kwnames);
-  for (Py_ssize_t i = 0; i < nkw; ++i) {  // (keywords are interned strs: the call's names)
-    PyObject* key = PyTuple_GET_ITEM(kwnames, i);
-    PyObject* value = args[nargs + i];
-    if (PyUnicode_Check(key) && PyUnicode_CompareWithASCIIString(key, "transpose_x") == 0 && value == Py_True)
-      transposed = true;
-    else if (!(PyUnicode_Check(key) && PyUnicode_CompareWithASCIIString(key, "mask") == 0 && value == Py_None))
-      Py_RETURN_NOTIMPLEMENTED;  // (anything else: the definition's, with its TypeError or general path)
-  }
-  if (!transposed) Py_RETURN_NOTIMPLEMENTED;
+  PyObject* const keys[2] = {names.transpose_x, names.mask};
+  PyObject* values[2] = {Py_False, Py_None};
+  // (any other keyword or value: the definition's, with its TypeError or general path)
+  if (!keywords(args, nargs, kwnames, keys, values) || values[0] != Py_True || values[1] != Py_None)
+    Py_RETURN_NOTIMPLEMENTED;
   for (Py_ssize_t i = 0; i < 2; ++i) {  // (language.matmul copies or checks anything else)
     if (Py_TYPE(args[i]) != reinterpret_cast<PyTypeObject*>(tensorClass)) Py_RETURN_NOTIMPLEMENTED;
     Owned st(slotAttr(args[i], names.storage));
@@ -261,7 +257,8 @@ void bindMatmul(py::module_& m) {
         {&n.shape, "shape"}, {&n.kind, "kind"}, {&n.dtype, "dtype"}, {&n.arch, "arch"},
         {&n.new_result, "new_result"}, {&n.write_fresh, "write_fresh"}, {&n.record, "record"},
         {&n.start_tensor_calc, "start_tensor_calc"}, {&n.stop_tensor_calc, "stop_tensor_calc"},
-        {&n.is_transpose, "is_transpose"}, {&n.matmul, "matmul"}, {&n.on_chip, "on_chip"}}) {
+        {&n.is_transpose, "is_transpose"}, {&n.matmul, "matmul"}, {&n.on_chip, "on_chip"},
+        {&n.transpose_x, "transpose_x"}, {&n.mask, "mask"}}) {
     *slot = PyUnicode_InternFromString(text);
     if (*slot == nullptr) throw py::error_already_set();
   }
