@@ -34,17 +34,73 @@ bool overlaps(const Entry& e, const Access& a) {
   return (e.quadrants & a.quadrants) && e.lo < a.hi && a.lo < e.hi;
 }
 
+// A bucket's list starts with room for this many entries: growing one entry at a time from none
+// costs a copy at 1, 2 and 4.
+constexpr uint32_t kFirstCapacity = 8;
+
+// Where the entry lists of one dependency scan keep their entries: taken from large blocks, all
+// freed together when the scan ends (a list that grows leaves its old room unused). A scan starts
+// a few hundred lists; as std::vectors they were a malloc and a free each, a third of the scan.
+class EntryArena {
+ public:
+  // Room for `n` entries (uninitialized).
+  Entry* take(uint32_t n) {
+    if (n > left_) {
+      const size_t size = std::max<size_t>(n, nextBlock_);
+      nextBlock_ = std::min(nextBlock_ * 2, kMaxBlock);  // (a small block's scan stays small)
+      blocks_.push_back(std::make_unique_for_overwrite<Entry[]>(size));
+      next_ = blocks_.back().get();
+      left_ = size;
+    }
+    Entry* p = next_;
+    next_ += n;
+    left_ -= n;
+    return p;
+  }
+
+ private:
+  static constexpr size_t kMaxBlock = size_t{1} << 16;  // entries
+  size_t nextBlock_ = 512;
+  std::vector<std::unique_ptr<Entry[]>> blocks_;
+  Entry* next_ = nullptr;
+  size_t left_ = 0;
+};
+
+// The entries of one list, in an EntryArena (the part of std::vector the scan uses).
+class EntryList {
+ public:
+  const Entry* begin() const { return data_; }
+  const Entry* end() const { return data_ + size_; }
+  bool empty() const { return size_ == 0; }
+  void push_back(const Entry& e, EntryArena& arena) {
+    if (size_ == capacity_) {
+      const uint32_t capacity = capacity_ == 0 ? kFirstCapacity : capacity_ * 2;
+      Entry* data = arena.take(capacity);
+      std::copy(data_, data_ + size_, data);
+      data_ = data;
+      capacity_ = capacity;
+    }
+    data_[size_++] = e;
+  }
+  // Drops the entries `drop` says so of, keeping the others in order (std::erase_if).
+  template <class Drop>
+  void eraseIf(Drop drop) {
+    size_ = static_cast<uint32_t>(std::remove_if(data_, data_ + size_, drop) - data_);
+  }
+
+ private:
+  Entry* data_ = nullptr;
+  uint32_t size_ = 0, capacity_ = 0;
+};
+
 // The accesses of one memory, in buckets of 2^shift bytes: an entry sits in every bucket its range
 // touches, so an access only meets the entries near it. Reads and writes apart: a read only looks
 // at the writes (a tile read a thousand times costs a read nothing). The buckets lie in one vector
 // from the lowest touched to the highest (an on-chip memory has a few dozen of 4 KiB, a DRAM tensor
 // at most ~256), so finding one is an index.
 struct Bucket {
-  std::vector<Entry> reads, writes;
+  EntryList reads, writes;
 };
-// A bucket's list starts with room for this many entries: growing one entry at a time from none
-// costs an allocation and a copy at 1, 2 and 4.
-constexpr size_t kFirstCapacity = 8;
 struct MemEntries {
   int shift = 12;
   int64_t first = 0;  // the number of buckets[0]
@@ -81,6 +137,7 @@ Graph dependencies(const CoreProgram& cp, const std::vector<TensorSpec>& tensors
   // memories in 4 KiB buckets; a DRAM tensor in at most ~256.
   std::vector<int32_t> memIndex;  // by Access::mem: its entry in `mems`, or -1
   std::vector<MemEntries> mems;
+  EntryArena arena;  // the entries of the buckets' lists
   for (uint32_t k = 0; k < count; ++k) {
     const DecodedInst& d = cp.insts[first + k];
     for (int a = 0; a < d.nAccess; ++a) {
@@ -136,13 +193,11 @@ Graph dependencies(const CoreProgram& cp, const std::vector<TensorSpec>& tensors
           for (const Entry& e : bucket.reads)
             if (e.inst != k && overlaps(e, acc)) add(e.inst, false);
           // (Most lists are empty or a write's own: no call for those.)
-          if (!bucket.reads.empty()) std::erase_if(bucket.reads, covered);
-          if (!bucket.writes.empty()) std::erase_if(bucket.writes, covered);
-          if (bucket.writes.capacity() == 0) bucket.writes.reserve(kFirstCapacity);
-          bucket.writes.push_back({acc.lo, acc.hi, k, acc.quadrants, true});
+          if (!bucket.reads.empty()) bucket.reads.eraseIf(covered);
+          if (!bucket.writes.empty()) bucket.writes.eraseIf(covered);
+          bucket.writes.push_back({acc.lo, acc.hi, k, acc.quadrants, true}, arena);
         } else {
-          if (bucket.reads.capacity() == 0) bucket.reads.reserve(kFirstCapacity);
-          bucket.reads.push_back({acc.lo, acc.hi, k, acc.quadrants, false});
+          bucket.reads.push_back({acc.lo, acc.hi, k, acc.quadrants, false}, arena);
         }
       }
     }
