@@ -324,6 +324,9 @@ bool collectTensors(PyObject* const* args, std::vector<TensorRow>& rows, std::ve
     return false;
   }
   tensorOf.assign(static_cast<size_t>(n), -1);
+  // (at most a row per storage: growing the vector moved every row again, a swap of its ten
+  // fields and a destructor call each time)
+  rows.reserve(rows.size() + static_cast<size_t>(n));
   TemporaryNames temporaries(args[4], args[5]);
   for (Py_ssize_t s = 0; s < n; ++s) {
     PyObject* st = PyList_GET_ITEM(storages, s);
