@@ -4,20 +4,58 @@
 // Why not std::unordered_map: that one allocates a node per name, and a traced module's
 // thousands of names were thousands of separate frees when the module was freed (a sweep frees
 // one module per configuration). Here the entries sit in one array, in insertion order, and the
-// open-addressed index over them in another: building and freeing a table is a handful of
-// allocations whatever its size (names of at most 15 characters, nearly all of them, live inside
-// their std::string). Nothing iterates a table, so its order is never seen.
+// open-addressed index over them in another, and the names' characters in a few large blocks
+// (NameText): building and freeing a table is a handful of allocations whatever its size and
+// however long its names (as std::strings, names past 15 characters, "TensorScalarPtr.12" or a
+// long tensor's "<name>_set", were a malloc and a free each). Nothing iterates a table, so its
+// order is never seen.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 namespace bir {
+
+// The characters of a table's names, copied into blocks that never move (a name's view stays
+// valid while its NameText lives) and are freed together.
+class NameText {
+ public:
+  NameText() = default;
+  NameText(NameText&&) noexcept = default;
+  NameText& operator=(NameText&&) noexcept = default;
+  NameText(const NameText&) = delete;
+  NameText& operator=(const NameText&) = delete;
+
+  // A copy of `name` kept here.
+  std::string_view keep(std::string_view name) {
+    if (name.size() > left_) {
+      const size_t size = std::max(name.size(), nextBlock_);
+      nextBlock_ = std::min(nextBlock_ * 2, kMaxBlock);
+      blocks_.push_back(std::make_unique_for_overwrite<char[]>(size));
+      next_ = blocks_.back().get();
+      left_ = size;
+    }
+    char* at = next_;
+    if (!name.empty()) std::memcpy(at, name.data(), name.size());
+    next_ += name.size();
+    left_ -= name.size();
+    return {at, name.size()};
+  }
+
+ private:
+  static constexpr size_t kMaxBlock = size_t{1} << 16;
+  size_t nextBlock_ = 1024;
+  std::vector<std::unique_ptr<char[]>> blocks_;
+  char* next_ = nullptr;
+  size_t left_ = 0;
+};
 
 template <class V>
 class NameTable {
@@ -52,13 +90,14 @@ class NameTable {
         return {&entries_[at - 1].value, false};
       }
     }
-    entries_.emplace_back(name, std::move(value), h);  // (the name copied once, into its entry)
+    entries_.emplace_back(text_.keep(name), std::move(value), h);  // (the name copied once, into text_)
     slots_[free == SIZE_MAX ? s : free] = static_cast<uint32_t>(entries_.size());
     ++live_;
     return {&entries_.back().value, true};
   }
 
-  // Removes `name`; false if it was absent. (Its entry's room is taken back at the next rebuild.)
+  // Removes `name`; false if it was absent. (Its entry's room, and its characters', are taken back
+  // at the next rebuild.)
   bool erase(std::string_view name) {
     if (slots_.empty()) return false;
     const uint64_t h = hashOf(name);
@@ -67,7 +106,7 @@ class NameTable {
       if (at == kEmpty) return false;
       if (at != kErased && entries_[at - 1].hash == h && entries_[at - 1].name == name) {
         slots_[s] = kErased;
-        entries_[at - 1].name = std::string();
+        entries_[at - 1].name = {};
         --live_;
         return true;
       }
@@ -83,7 +122,7 @@ class NameTable {
  private:
   struct Entry {
     Entry(std::string_view n, V v, uint64_t h) : name(n), value(std::move(v)), hash(h) {}
-    std::string name;
+    std::string_view name;  // in text_
     V value;
     uint64_t hash;
   };
@@ -93,7 +132,8 @@ class NameTable {
   static uint64_t hashOf(std::string_view name) { return std::hash<std::string_view>{}(name); }
   size_t mask() const { return slots_.size() - 1; }
 
-  // Drops erased entries and makes an index with room for `n` entries at most half full.
+  // Drops erased entries (and their names' characters: the live names move to new blocks) and
+  // makes an index with room for `n` entries at most half full.
   void rebuild(size_t n) {
     if (n < live_) n = live_;
     size_t capacity = 16;
@@ -108,7 +148,12 @@ class NameTable {
       for (uint32_t at : slots_)
         if (at != kEmpty && at != kErased) live.push_back(at - 1);
       std::sort(live.begin(), live.end());
-      for (uint32_t i : live) kept.push_back(std::move(entries_[i]));
+      NameText text;
+      for (uint32_t i : live) {
+        kept.push_back(std::move(entries_[i]));
+        kept.back().name = text.keep(kept.back().name);
+      }
+      text_ = std::move(text);
     }
     entries_ = std::move(kept);
     slots_.assign(capacity, kEmpty);
@@ -119,6 +164,7 @@ class NameTable {
     }
   }
 
+  NameText text_;  // the entries' names (first: freed after the entries that view it)
   std::vector<Entry> entries_;  // in insertion order; an erased one stays, unnamed, until a rebuild
   std::vector<uint32_t> slots_;  // open addressing, linear probing; a power of two in size
   size_t live_ = 0;
