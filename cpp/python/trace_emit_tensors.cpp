@@ -325,7 +325,7 @@ bool collectTensors(PyObject* const* args, std::vector<TensorRow>& rows, std::ve
   }
   tensorOf.assign(static_cast<size_t>(n), -1);
   // (at most a row per storage: growing the vector moved every row again, a swap of its ten
-  // fields and a destructor call each time)
+  // fields and a destructor call each time; and each row is built in place)
   rows.reserve(rows.size() + static_cast<size_t>(n));
   TemporaryNames temporaries(args[4], args[5]);
   for (Py_ssize_t s = 0; s < n; ++s) {
@@ -363,14 +363,19 @@ bool collectTensors(PyObject* const* args, std::vector<TensorRow>& rows, std::ve
     } else {
       Py_INCREF(name);
     }
-    TensorRow row;
+    // (built in place, dropped again if the tensor turns out not to be emitted: the rows are
+    // reserved, so `row` stays where it is)
+    TensorRow& row = rows.emplace_back();
     row.name = name;  // (the row's reference)
     bool output = false;
     if (!onChip && !input) {
       const int in = PySet_Contains(outputs, st);
       if (in < 0) return false;
       output = in == 1;
-      if (!output && !used) continue;  // a shared_hbm tensor nothing touches and the kernel does not return
+      if (!output && !used) {  // a shared_hbm tensor nothing touches and the kernel does not return
+        rows.pop_back();
+        continue;
+      }
     }
     auto facts = dtypeFacts.find(values[kDtype]);
     if (facts == dtypeFacts.end()) {
@@ -408,8 +413,7 @@ bool collectTensors(PyObject* const* args, std::vector<TensorRow>& rows, std::ve
       row.shape = Py_NewRef(values[kShape]);
       row.kind = Py_NewRef(input ? kinds.externalInput : output ? kinds.externalOutput : kinds.internal);
     }
-    tensorOf[static_cast<size_t>(sid)] = static_cast<int64_t>(rows.size());
-    rows.push_back(std::move(row));
+    tensorOf[static_cast<size_t>(sid)] = static_cast<int64_t>(rows.size() - 1);
   }
   return temporaries.flush();
 }
