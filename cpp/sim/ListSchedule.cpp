@@ -72,14 +72,9 @@ class EntryList {
   const Entry* begin() const { return data_; }
   const Entry* end() const { return data_ + size_; }
   bool empty() const { return size_ == 0; }
-  void push_back(const Entry& e, EntryArena& arena) {
-    if (size_ == capacity_) {
-      const uint32_t capacity = capacity_ == 0 ? kFirstCapacity : capacity_ * 2;
-      Entry* data = arena.take(capacity);
-      std::copy(data_, data_ + size_, data);
-      data_ = data;
-      capacity_ = capacity;
-    }
+  // (inlined, the growth out of line: called for every access of every instruction, per bucket)
+  [[gnu::always_inline]] void push_back(const Entry& e, EntryArena& arena) {
+    if (size_ == capacity_) grow(arena);
     data_[size_++] = e;
   }
   // Drops the entries `drop` says so of, keeping the others in order (std::erase_if).
@@ -89,6 +84,14 @@ class EntryList {
   }
 
  private:
+  [[gnu::noinline]] void grow(EntryArena& arena) {
+    const uint32_t capacity = capacity_ == 0 ? kFirstCapacity : capacity_ * 2;
+    Entry* data = arena.take(capacity);
+    std::copy(data_, data_ + size_, data);
+    data_ = data;
+    capacity_ = capacity;
+  }
+
   Entry* data_ = nullptr;
   uint32_t size_ = 0, capacity_ = 0;
 };
@@ -114,7 +117,9 @@ struct MemEntries {
       buckets.insert(buckets.begin(), static_cast<size_t>(first - b), Bucket{});
       first = b;
     } else if (b - first >= static_cast<int64_t>(buckets.size())) {
-      buckets.resize(static_cast<size_t>(b - first + 1));
+      // (at least doubled: the accesses of a block climb through a memory a bucket at a time,
+      // and growing by one was a call and often a copy each time; unused buckets stay empty)
+      buckets.resize(std::max(static_cast<size_t>(b - first + 1), 2 * buckets.size()));
     }
     return buckets[static_cast<size_t>(b - first)];
   }
