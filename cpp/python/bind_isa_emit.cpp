@@ -132,7 +132,14 @@ struct FieldSetter {
 };
 
 struct EmitCache {
-  std::unordered_map<uint64_t, FieldSetter> fieldSetters;
+  std::unordered_map<uint64_t, FieldSetter> fieldSetters;  // (nodes: a setter stays where it is)
+  // The setters last used, direct-mapped by their key: a record sets five fields or so, and
+  // finding each in the map (hashing, a bucket's walk) was a third of setting it.
+  struct RecentSetter {
+    uint64_t slot = 0;  // (0 is no key: a key's name object is not null)
+    const FieldSetter* setter = nullptr;
+  };
+  std::array<RecentSetter, 128> recentSetters;
   std::unordered_map<PyObject*, int64_t> enumValues;
   // The pairs last read from each of a few list objects (direct-mapped by address): the tracer
   // shares one pairs list among the accesses of a tile, so most operands find theirs here
@@ -241,6 +248,11 @@ void setFields(T& node, PyObject* fields, EmitCache& cache) {
   while (PyDict_Next(fields, &pos, &key, &value)) {
     const uint64_t slot = (static_cast<uint64_t>(node.nodeClass()) << 56) ^
                           reinterpret_cast<uint64_t>(key);
+    EmitCache::RecentSetter& recent = cache.recentSetters[(slot * 0x9E3779B97F4A7C15ull) >> 57];
+    if (recent.slot == slot) {
+      recent.setter->set(node, *recent.setter, value, cache);
+      continue;
+    }
     auto found = cache.fieldSetters.find(slot);
     if (found == cache.fieldSetters.end()) {
       const char* name = PyUnicode_Check(key) ? PyUnicode_AsUTF8(key) : nullptr;
@@ -262,6 +274,7 @@ void setFields(T& node, PyObject* fields, EmitCache& cache) {
       // (the key string outlives the call: the dict has it)
       found = cache.fieldSetters.emplace(slot, setter).first;
     }
+    recent = {slot, &found->second};
     found->second.set(node, found->second, value, cache);
   }
 }
