@@ -139,7 +139,8 @@ struct EmitCache {
     uint64_t slot = 0;  // (0 is no key: a key's name object is not null)
     const FieldSetter* setter = nullptr;
   };
-  std::array<RecentSetter, 128> recentSetters;
+  static constexpr int kRecentBits = 7;
+  std::array<RecentSetter, size_t{1} << kRecentBits> recentSetters;
   std::unordered_map<PyObject*, int64_t> enumValues;
   // The pairs last read from each of a few list objects (direct-mapped by address): the tracer
   // shares one pairs list among the accesses of a tile, so most operands find theirs here
@@ -248,7 +249,7 @@ void setFields(T& node, PyObject* fields, EmitCache& cache) {
   while (PyDict_Next(fields, &pos, &key, &value)) {
     const uint64_t slot = (static_cast<uint64_t>(node.nodeClass()) << 56) ^
                           reinterpret_cast<uint64_t>(key);
-    EmitCache::RecentSetter& recent = cache.recentSetters[(slot * 0x9E3779B97F4A7C15ull) >> 57];
+    EmitCache::RecentSetter& recent = cache.recentSetters[(slot * 0x9E3779B97F4A7C15ull) >> (64 - EmitCache::kRecentBits)];
     if (recent.slot == slot) {
       recent.setter->set(node, *recent.setter, value, cache);
       continue;

@@ -60,7 +60,7 @@ class EntryArena {
 
  private:
   static constexpr size_t kMaxBlock = size_t{1} << 16;  // entries
-  size_t nextBlock_ = 512;
+  size_t nextBlock_ = size_t{1} << 9;
   std::vector<std::unique_ptr<Entry[]>> blocks_;
   Entry* next_ = nullptr;
   size_t left_ = 0;
