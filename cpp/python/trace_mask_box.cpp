@@ -13,8 +13,8 @@
 // Anything else returns NotImplemented having changed nothing (a key lookup that raises is
 // declined too): the Python definitions, the home of every rule and error, answer it.
 //
-// The boxes _PREDICATE_BOXES answered are also remembered here by value (PredicateMemo below), in
-// front of that dict, for keys of an exact str op and exact ints and tuples of them.
+// The boxes _PREDICATE_BOXES answered are also remembered by value (predicateMemo below), in front
+// of that dict.
 //
 // `configure_mask_box(index_predicate, mask, full_boxes, predicate_boxes)` gives them the two
 // classes and indexing's _FULL_BOXES and _PREDICATE_BOXES.
@@ -27,11 +27,9 @@
 
 #include "trace_ref.h"
 #include "trace_slotted.h"
+#include "trace_value_memo.h"
 
 #include "bindings.h"
-
-#include <cstdint>
-#include <cstring>
 
 namespace nxs::py_bind {
 namespace {
@@ -44,80 +42,12 @@ PyObject *fullBoxes = nullptr, *predicateBoxes = nullptr;
 PyObject *boxCacheName, *predicatesName, *exprName, *opName, *constName, *coefsName, *shapeName;
 
 // What _PREDICATE_BOXES answered, by the values of its key (op, expr.const, expr.coefs,
-// expr.shape, shape): for an exact str op (by identity: the C `<` of trace_index_expr_ops.cpp and
-// the Python one each use one op string) and exact ints and tuples of at most kMaxDims exact ints,
-// whose == (the dict's) is equality of these values. A box is a function of its key's values
-// (indexing.py says why), so a box remembered here stays the dict's answer after the dict is
-// cleared; and the dict stays the one home of what is computed (this only remembers its hits).
-// Direct-mapped and bounded; an entry holds references to its op and box.
-//
-// Why: a loop body's mask is new on every iteration (`mask=(j * 512 + i_f < n)`), so its box is
-// looked up by key for each (bn_stats of layernorm_v2: every chunk). The dict's key is a new
-// 5-tuple with three tuples inside, and hashing it and comparing it with the stored key cost some
-// 1.4k instructions of the machine per lookup; reading the ints and comparing words, a tenth.
-class PredicateMemo {
- public:
-  static constexpr int kMaxDims = 4;
-
-  struct Key {
-    PyObject* op = nullptr;  // (borrowed from the caller; an entry's is referenced)
-    long long constant = 0;
-    int ranks[3] = {};  // (of coefs, expr.shape, shape)
-    int n = 0;          // ints used: the sum of the ranks
-    long long ints[3 * kMaxDims] = {};
-
-    // false (nothing set) when a value is not of the kinds above
-    bool fill(PyObject* opObj, PyObject* constObj, PyObject* const (&tuples)[3]) {
-      if (!PyUnicode_CheckExact(opObj) || !exactIntValue(constObj, constant)) return false;
-      op = opObj;
-      n = 0;
-      for (int i = 0; i < 3; ++i) {
-        PyObject* t = tuples[i];
-        if (!PyTuple_CheckExact(t) || PyTuple_GET_SIZE(t) > kMaxDims) return false;
-        ranks[i] = static_cast<int>(PyTuple_GET_SIZE(t));
-        for (int j = 0; j < ranks[i]; ++j)
-          if (!exactIntValue(PyTuple_GET_ITEM(t, j), ints[n++])) return false;
-      }
-      return true;
-    }
-
-    bool operator==(const Key& o) const {
-      return op == o.op && constant == o.constant && std::memcmp(ranks, o.ranks, sizeof ranks) == 0 &&
-             std::memcmp(ints, o.ints, sizeof(long long) * n) == 0;
-    }
-
-    size_t slot() const {
-      uint64_t h = reinterpret_cast<uintptr_t>(op) ^ static_cast<uint64_t>(constant) * 0x9E3779B97F4A7C15ull;
-      for (int i = 0; i < 3; ++i) h = (h ^ static_cast<uint64_t>(ranks[i])) * 0xC2B2AE3D27D4EB4Full;
-      for (int i = 0; i < n; ++i) h = (h ^ static_cast<uint64_t>(ints[i])) * 0x9E3779B97F4A7C15ull;
-      return static_cast<size_t>(h >> (64 - kBits));
-    }
-  };
-
-  // The box remembered for `key` (borrowed), or null.
-  PyObject* find(const Key& key) const {
-    const Entry& e = entries_[key.slot()];
-    return e.box != nullptr && e.key == key ? e.box : nullptr;
-  }
-
-  void remember(const Key& key, PyObject* box) {
-    Entry& e = entries_[key.slot()];
-    PyObject *oldOp = e.key.op, *oldBox = e.box;
-    e.key = key;
-    e.key.op = Py_NewRef(key.op);
-    e.box = Py_NewRef(box);
-    Py_XDECREF(oldOp);
-    Py_XDECREF(oldBox);
-  }
-
- private:
-  static constexpr int kBits = 8;  // (a kernel's loops bring a few dozen distinct masks)
-  struct Entry {
-    Key key;
-    PyObject* box = nullptr;
-  };
-  Entry entries_[size_t{1} << kBits];
-};
+// expr.shape, shape) (trace_value_memo.h), the op by identity (the C `<` of
+// trace_index_expr_ops.cpp and the Python one each use one op string). A loop body's
+// mask is new on every iteration (`mask=(j * 512 + i_f < n)`: every bn_stats chunk of
+// layernorm_v2), so its box is looked up by key for each. 256 entries: a kernel's loops bring a
+// few dozen distinct masks.
+using PredicateMemo = ValueMemo<1, 1 + 3 * 5, 8>;
 PredicateMemo predicateMemo;
 
 // The box of `mask` over `shape` as mask_box answers it from what is remembered: 1 with `box` set
@@ -161,7 +91,9 @@ int knownBox(PyObject* mask, PyObject* shape, Owned& box) {
     return 0;
   }
   PredicateMemo::Key byValue;
-  const bool memoable = byValue.fill(op.get(), constant.get(), {coefs.get(), exprShape.get(), shape});
+  byValue.objects[0] = op.get();
+  const bool memoable = byValue.addInt(constant.get()) &&
+                        byValue.addTuple(coefs.get()) && byValue.addTuple(exprShape.get()) && byValue.addTuple(shape);
   PyObject* found = memoable ? predicateMemo.find(byValue) : nullptr;  // (borrowed)
   if (found == nullptr) {
     Owned key(PyTuple_Pack(5, op.get(), constant.get(), coefs.get(), exprShape.get(), shape));
