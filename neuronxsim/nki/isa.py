@@ -293,6 +293,10 @@ def tensor_scalar(data, op0, operand0, reverse0=False, op1=None, operand1=None, 
 # FastCall: cpp/python/trace_fast_call.cpp); any other call is the definition's.
 _core.nki.configure_isa_tensor_scalar(_ALU_BY_FUNCTION, BITVEC_IDS, unknown_engine)
 tensor_scalar = _core.nki.FastCall(tensor_scalar, _core.nki.isa_tensor_scalar_fast)
+# Two on-chip tiles of one shape, an operator alu_op answered before (not a bitvec op, not pow), no
+# dtype, mask or engine: tensor_tensor's builder call, made in C (the same file); any other call is
+# the definition's.
+tensor_tensor = _core.nki.FastCall(tensor_tensor, _core.nki.isa_tensor_tensor_fast)
 
 
 def tensor_reduce(op, data, axis, *, mask=None, dtype=None, negate=False, keepdims=False):
