@@ -70,7 +70,8 @@ PyObject *zeroFloat, *emptyTuple;
 // From configure_isa_tensor_scalar: opcodes._ALU_BY_FUNCTION (what alu_op answered before),
 // opcodes.BITVEC_IDS and nisa.engine.unknown, for nisa.tensor_scalar's C path (isaTensorScalarFast).
 PyObject *aluByFunction = nullptr, *bitvecIds = nullptr, *engineUnknown = nullptr;
-PyObject *dataName, *operand0Name, *operand1Name, *engineName, *data1Name, *data2Name;
+PyObject *dataName, *operand0Name, *operand1Name, *engineName, *data1Name, *data2Name, *data0Name, *initialName,
+    *tensorTensorScanName;
 // From configure_remembered_masks: indexing's IndexPredicate and Mask classes and _FULL_BOXES.
 
 using Owned = nxs::py_bind::OwnedRef;
@@ -686,6 +687,49 @@ PyObject* isaTensorTensorFast(PyObject*, PyObject* const* args, Py_ssize_t nargs
   return tensorTensorPlain(x, y, alu, tensorTensorName, Py_None, false);
 }
 
+// nisa.tensor_tensor_scan(data0, data1, initial, op0, op1, reverse0=False, reverse1=False, *,
+// dtype=None, mask=None)'s usual call: two exact on-chip Tensors, operators alu_op answered before,
+// no reverse flag (whose rule is the definition's), dtype or mask. The definition then calls the
+// builder instructions.tensor_tensor_scan(tr, data0, data1, initial, op0, op1, None, loc, None):
+// that call, made here (the builder, read per call, stays the one home of the scan); anything
+// else (and every error) is the definition's.
+// Why C: mamba's scan makes one per step, and the definition's frame, with alu_op's and _tile's,
+// cost as much as the builder.
+PyObject* isaTensorTensorScanFast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  if (aluByFunction == nullptr || instructions == nullptr || nargs > 7)
+    Py_RETURN_NOTIMPLEMENTED;  // (more than 7 positional: the definition's TypeError)
+  PyObject* const params[9] = {data0Name,    data1Name,    initialName, op0Name, op1Name,
+                               reverse0Name, reverse1Name, dtypeName,   maskName};
+  PyObject* slots[9] = {};
+  if (!bindNki06Args(args, nargs, kwnames, params, slots)) Py_RETURN_NOTIMPLEMENTED;
+  for (int i = 0; i < 5; ++i)
+    if (slots[i] == nullptr) Py_RETURN_NOTIMPLEMENTED;  // (its TypeError)
+  if ((slots[5] != nullptr && slots[5] != Py_False) || (slots[6] != nullptr && slots[6] != Py_False) ||
+      (slots[7] != nullptr && slots[7] != Py_None) || (slots[8] != nullptr && slots[8] != Py_None) ||
+      Py_TYPE(slots[0]) != tensorClass || Py_TYPE(slots[1]) != tensorClass)
+    Py_RETURN_NOTIMPLEMENTED;
+  int t = onChip(slots[0]);
+  if (t == 1) t = onChip(slots[1]);
+  if (t != 1) return t < 0 ? nullptr : Py_NewRef(Py_NotImplemented);
+  Owned a0(nullptr), a1(nullptr);
+  t = rememberedAlu(slots[3], a0);
+  if (t == 1) t = rememberedAlu(slots[4], a1);
+  if (t != 1) return t < 0 ? nullptr : Py_NewRef(Py_NotImplemented);
+  PyObject* tr = currentTracer();  // (borrowed)
+  if (tr == nullptr) Py_RETURN_NOTIMPLEMENTED;
+  Owned loc(callSiteLocation(0));  // (the kernel's frame: this C function has none of its own)
+  if (loc.get() == nullptr) return nullptr;
+  Owned builder(PyObject_GetAttr(instructions, tensorTensorScanName));
+  if (builder.get() == nullptr) return nullptr;
+  PyObject* const call[9] = {tr, slots[0], slots[1], slots[2], a0.get(), a1.get(), Py_None, loc.get(), Py_None};
+  return PyObject_Vectorcall(builder.get(), call, 9, nullptr);
+}
+
+PyMethodDef isaTensorTensorScanFastDef = {
+    "isa_tensor_tensor_scan_fast",
+    reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(isaTensorTensorScanFast)), METH_FASTCALL | METH_KEYWORDS,
+    "nisa.tensor_tensor_scan's C path (NotImplemented: the definition's)."};
+
 PyMethodDef isaTensorTensorFastDef = {
     "isa_tensor_tensor_fast", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(isaTensorTensorFast)),
     METH_FASTCALL | METH_KEYWORDS, "nisa.tensor_tensor's C path (NotImplemented: the definition's)."};
@@ -710,7 +754,8 @@ void bindAccumulate(py::module_& m) {
         {&tensorScalarGeneralName, "tensor_scalar_general"}, {&op0Name, "op0"}, {&const0Name, "const0"},
         {&reverse0Name, "reverse0"}, {&op1Name, "op1"}, {&const1Name, "const1"}, {&reverse1Name, "reverse1"},
         {&dataName, "data"}, {&operand0Name, "operand0"}, {&operand1Name, "operand1"}, {&engineName, "engine"},
-        {&data1Name, "data1"}, {&data2Name, "data2"}}) {
+        {&data1Name, "data1"}, {&data2Name, "data2"}, {&data0Name, "data0"}, {&initialName, "initial"},
+        {&tensorTensorScanName, "tensor_tensor_scan"}}) {
     *slot = PyUnicode_InternFromString(text);
     if (*slot == nullptr) throw py::error_already_set();
   }
@@ -743,6 +788,8 @@ void bindAccumulate(py::module_& m) {
       py::reinterpret_steal<py::object>(PyCFunction_NewEx(&isaTensorScalarFastDef, nullptr, nullptr));
   m.attr("isa_tensor_tensor_fast") =
       py::reinterpret_steal<py::object>(PyCFunction_NewEx(&isaTensorTensorFastDef, nullptr, nullptr));
+  m.attr("isa_tensor_tensor_scan_fast") =
+      py::reinterpret_steal<py::object>(PyCFunction_NewEx(&isaTensorTensorScanFastDef, nullptr, nullptr));
   m.def(
       "configure_accumulate",
       [](py::type tensor, py::object currentFn, py::module_ languageModule, py::str psumKind) {

@@ -374,6 +374,11 @@ def tensor_tensor_scan(data0, data1, initial, op0, op1, reverse0=False, reverse1
                                    loc, mask)
 
 
+# Two on-chip tiles, operators alu_op answered before, no reverse flag, dtype or mask: the builder
+# call above, made in C (cpp/python/trace_accumulate.cpp); any other call is the definition's.
+tensor_tensor_scan = _core.nki.FastCall(tensor_tensor_scan, _core.nki.isa_tensor_tensor_scan_fast)
+
+
 def select_reduce(*, dst, predicate, on_true, on_false, reduce_res=None,
                   reduce_cmd=reduce_cmd.idle, reduce_op=np.amax, reverse_pred=False, mask=None,
                   dtype=None):

@@ -37,7 +37,8 @@ def _python_only(m):
     calls)."""
     for name in _BINARY + tuple(language._ACTIVATIONS) + ("sum", "max", "min", "prod"):
         m.setattr(language, name, getattr(language, name).__wrapped__)
-    use_definitions(m, isa, ("bn_stats", "bn_aggr", "tensor_scalar", "tensor_tensor"))
+    use_definitions(m, isa, ("bn_stats", "bn_aggr", "tensor_scalar", "tensor_tensor",
+                            "tensor_tensor_scan"))
     for method, (name, reverse) in _OPERATORS.items():
         m.setattr(Tensor, method, tensor._operator(name, reverse))
     for name in list(language._IN_PLACE_ALU):

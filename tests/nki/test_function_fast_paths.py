@@ -13,7 +13,7 @@ import pytest
 import neuronxsim.nki as nki
 import neuronxsim.nki.isa as nisa
 import neuronxsim.nki.language as nl
-from neuronxsim.nki import instructions, isa, language, tensor
+from neuronxsim.nki import instructions, isa, language, opcodes, tensor
 from neuronxsim.nki.opcodes import Act, Alu
 from neuronxsim.nki.tensor import Tensor
 
@@ -36,7 +36,8 @@ def _python_only(m):
     operator methods too, and the in-place operators find no ALU op for their C shortcut."""
     for name in _BINARY + _ACTIVATIONS + _REDUCTIONS:
         m.setattr(language, name, getattr(language, name).__wrapped__)
-    use_definitions(m, isa, ("bn_stats", "bn_aggr", "tensor_scalar", "tensor_tensor"))
+    use_definitions(m, isa, ("bn_stats", "bn_aggr", "tensor_scalar", "tensor_tensor",
+                            "tensor_tensor_scan"))
     for method, (name, reverse) in _OPERATORS.items():
         m.setattr(Tensor, method, tensor._operator(name, reverse))
     for name in list(language._IN_PLACE_ALU):
@@ -236,7 +237,7 @@ def test_the_functions_stay_the_definitions():
     assert nl.rsqrt.act_func is Act.Rsqrt
     assert all(inspect.signature(fn) == inspect.signature(fn.__wrapped__) and fn.__name__ ==
                fn.__wrapped__.__name__ for fn in (isa.bn_stats, isa.bn_aggr, isa.tensor_scalar,
-                                                  isa.tensor_tensor))
+                                                  isa.tensor_tensor, isa.tensor_tensor_scan))
 
 
 @nki.jit
@@ -424,7 +425,9 @@ def test_tensor_scalar_huge_int_raises_as_from_python(monkeypatch):
 def tensor_tensor_kernel(a, b):
     """nisa.tensor_tensor's calls: tiles of one shape and of two (a broadcast row), numpy's, nl's
     and Alu operators, positional and keyword arguments, dtypes, masks, engines, pow (its engine
-    by the operands' memories), bitvec ops, PSUM operands, over a partial last tile (masked)."""
+    by the operands' memories), bitvec ops, PSUM operands; and nisa.tensor_tensor_scan's: number
+    and [P, 1] tile initial values, reverse flags, dtypes, masks, a PSUM operand; over a partial
+    last tile (masked)."""
     rows, cols = a.shape
     out = nl.ndarray((rows, cols), dtype=nl.float32, buffer=nl.shared_hbm)
     ip = nl.arange(128)[:, None]
@@ -450,13 +453,22 @@ def tensor_tensor_kernel(a, b):
         p = nl.matmul(x[:, 0:128], y[:, 0:128], transpose_x=True)
         q = nisa.tensor_tensor(p, x[:, 0:128], op=np.multiply)
         r = nisa.tensor_tensor(p, x[:, 0:128], op=np.power)
-        nl.store(out[t * 128 + ip, ic], value=x + s[0:1, 0:1] + q[:, 0:1] + r[:, 0:1] + i[:, 0:1],
-                 mask=valid)
+        col = nl.sum(x, axis=1, keepdims=True)
+        c = nisa.tensor_tensor_scan(x, y, initial=0, op0=np.multiply, op1=np.add)
+        c = nisa.tensor_tensor_scan(c, y, col, nl.multiply, nl.add)
+        c = nisa.tensor_tensor_scan(data0=c, data1=x, initial=1.0, op0=Alu.mult, op1=Alu.add,
+                                    reverse0=False, reverse1=False)
+        c = nisa.tensor_tensor_scan(c, y, 0, np.add, np.multiply, reverse0=True)
+        c = nisa.tensor_tensor_scan(c, y, 0, np.multiply, np.add, dtype=nl.bfloat16)
+        c = nisa.tensor_tensor_scan(c, x, 0, np.multiply, np.add, mask=valid)
+        c = nisa.tensor_tensor_scan(p, x[:, 0:128], 0.0, np.multiply, np.add)
+        nl.store(out[t * 128 + ip, ic], value=x + s[0:1, 0:1] + q[:, 0:1] + r[:, 0:1] + i[:, 0:1] +
+                 c[:, 0:1], mask=valid)
     return out
 
 
 @pytest.mark.parametrize("rows", [128, 200, 300])
-def test_tensor_tensor_traces_as_the_python_definition(monkeypatch, rows):
+def test_tensor_tensor_and_scan_trace_as_the_python_definitions(monkeypatch, rows):
     assert not _same(monkeypatch, tensor_tensor_kernel, T[[rows, 128], nl.float32],
                      T[[rows, 128], nl.float32]).startswith(("NKIError", "TypeError"))
 
@@ -495,6 +507,63 @@ def tensor_tensor_refusals(a, which):
     out = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
     nl.store(out, value=x)
     return out
+
+
+@nki.jit
+def scan_refusals(a, which):
+    x = nl.load(a)
+    nisa.tensor_tensor_scan(x, x, 0, np.multiply, np.add)  # (the ops remembered: the C path's)
+    if which == "not-alu":
+        nisa.tensor_tensor_scan(x, x, 0, len, np.add)
+    elif which == "hbm":
+        nisa.tensor_tensor_scan(x, a, 0, np.multiply, np.add)
+    elif which == "number":
+        nisa.tensor_tensor_scan(2.0, x, 0, np.multiply, np.add)
+    elif which == "reverse":
+        nisa.tensor_tensor_scan(x, x, 0, np.subtract, np.add, reverse0=True)
+    elif which == "initial":
+        nisa.tensor_tensor_scan(x, x, "zero", np.multiply, np.add)
+    elif which == "shapes":
+        nisa.tensor_tensor_scan(x, x[0:64, :], 0, np.multiply, np.add)
+    elif which == "keyword":
+        nisa.tensor_tensor_scan(x, x, 0, np.multiply, np.add, bogus=1)
+    elif which == "missing":
+        nisa.tensor_tensor_scan(x, x, 0, np.multiply)
+    elif which == "bad-dtype":
+        nisa.tensor_tensor_scan(x, x, 0, np.multiply, np.add, dtype="nope")
+    elif which == "cut-mask":
+        nisa.tensor_tensor_scan(x, x, 0, np.multiply, np.add,
+                                mask=nl.arange(512)[None, :] < 100)
+    out = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+    nl.store(out, value=x)
+    return out
+
+
+@pytest.mark.parametrize("which", [
+    "not-alu", "hbm", "number", "reverse", "initial", "shapes", "keyword", "missing", "bad-dtype",
+    "cut-mask"])
+def test_tensor_tensor_scan_refuses_as_the_python_definition(monkeypatch, which):
+    _same(monkeypatch, scan_refusals, T[[128, 512], nl.float32], which)
+
+
+def test_which_scans_take_the_c_path(monkeypatch):
+    """nisa.tensor_tensor_scan's usual call skips its definition (which asks alu_op)."""
+    asked = []
+    monkeypatch.setattr(isa, "alu_op", lambda *args: asked.append(args[0]) or opcodes.alu_op(*args))
+
+    @nki.jit
+    def kernel(a, reverse):
+        out = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+        x = nl.load(a)
+        nl.store(out, value=nisa.tensor_tensor_scan(x, x, 0, np.multiply, np.add, reverse1=reverse))
+        return out
+
+    nki.trace_kernel(kernel, T[[128, 64], nl.float32], False)  # (alu_op remembers the ops)
+    asked.clear()
+    nki.trace_kernel(kernel, T[[128, 64], nl.float32], False)
+    assert asked == []
+    nki.trace_kernel(kernel, T[[128, 64], nl.float32], True)
+    assert asked == [np.multiply, np.add]
 
 
 def test_which_tensor_tensor_calls_take_the_c_path(monkeypatch):
