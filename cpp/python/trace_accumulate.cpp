@@ -70,7 +70,8 @@ PyObject *zeroFloat, *emptyTuple;
 // From configure_isa_tensor_scalar: opcodes._ALU_BY_FUNCTION (what alu_op answered before),
 // opcodes.BITVEC_IDS and nisa.engine.unknown, for nisa.tensor_scalar's C path (isaTensorScalarFast).
 PyObject *aluByFunction = nullptr, *bitvecIds = nullptr, *engineUnknown = nullptr;
-PyObject *dataName, *operand0Name, *operand1Name, *engineName;
+PyObject *dataName, *operand0Name, *operand1Name, *engineName, *data1Name, *data2Name, *data0Name, *initialName,
+    *tensorTensorScanName;
 // From configure_remembered_masks: indexing's IndexPredicate and Mask classes and _FULL_BOXES.
 
 using Owned = nxs::py_bind::OwnedRef;
@@ -227,9 +228,20 @@ NXS_IN_PLACE(__itruediv__, divideName, "/")
 // (tensor_tensor_general) with the result lanewise_plain made, if it answered one, or none.
 // (`mask`: None for the operators; binaryMasked's mask when keeps_all would answer True: it is handed
 // on to tensor_tensor_general as tensor_tensor does.)
+PyObject* tensorTensorPlain(PyObject* x, PyObject* y, PyObject* op, PyObject* what, PyObject* mask, bool divide);
+
 PyObject* binaryPlain(PyObject* x, PyObject* y, PyObject* name, PyObject* mask = Py_None) {
   PyObject* op = PyDict_GetItemWithError(aluOps, name);  // (borrowed; none: tests emptied the table)
   if (op == nullptr) return PyErr_Occurred() ? nullptr : Py_NewRef(Py_NotImplemented);
+  return tensorTensorPlain(x, y, op, name, mask, name == divideName);
+}
+
+// binaryPlain's steps past its op: instructions.tensor_tensor(tr, x, y, op, None, loc, mask,
+// what=what) for two on-chip Tensors of one shape (`divide`: _binary's float32 rule for a division
+// of integers applies: Python's), from the kernel's line. Also nisa.tensor_tensor's
+// (isaTensorTensorFast), whose definition makes that call for such operands. A new reference,
+// null with an error set, or NotImplemented, having changed nothing.
+PyObject* tensorTensorPlain(PyObject* x, PyObject* y, PyObject* op, PyObject* what, PyObject* mask, bool divide) {
   int t = onChip(x);
   if (t == 1) t = onChip(y);
   if (t != 1) return t < 0 ? nullptr : Py_NewRef(Py_NotImplemented);
@@ -241,7 +253,7 @@ PyObject* binaryPlain(PyObject* x, PyObject* y, PyObject* name, PyObject* mask =
   if (xStorage.get() == nullptr || yStorage.get() == nullptr) return nullptr;
   Owned xDtype(slotAttr(xStorage.get(), dtypeName)), yDtype(slotAttr(yStorage.get(), dtypeName));  // (x.dtype: its storage's)
   if (xDtype.get() == nullptr || yDtype.get() == nullptr) return nullptr;
-  if (name == divideName) {  // (is either a float? else _binary's float32 rule: Python's)
+  if (divide) {  // (is either a float? else _binary's float32 rule: Python's)
     t = PyDict_Contains(floatDtypes, xDtype.get());
     if (t == 0) t = PyDict_Contains(floatDtypes, yDtype.get());
     if (t != 1) return t < 0 ? nullptr : Py_NewRef(Py_NotImplemented);
@@ -252,7 +264,7 @@ PyObject* binaryPlain(PyObject* x, PyObject* y, PyObject* name, PyObject* mask =
   if (loc.get() == nullptr) return nullptr;
   Owned tr(PyObject_CallNoArgs(current));
   if (tr.get() == nullptr) return nullptr;
-  Owned made(callLanewise(tr.get(), shape.get(), x, y, Py_None, dtype.get(), name, op, loc.get()));
+  Owned made(callLanewise(tr.get(), shape.get(), x, y, Py_None, dtype.get(), what, op, loc.get()));
   if (made.get() == nullptr || Py_TYPE(made.get()) == tensorClass) return made.release();
   PyObject* out = unrecordedResult(made.get());  // (borrowed from made)
   if (out == nullptr) return nullptr;
@@ -260,7 +272,7 @@ PyObject* binaryPlain(PyObject* x, PyObject* y, PyObject* name, PyObject* mask =
   Owned general(PyObject_GetAttr(instructions, tensorTensorGeneralName));
   if (general.get() == nullptr) return nullptr;
   PyObject* const args[12] = {tr.get(), x,   y,    op,          dtype.get(), loc.get(), mask,
-                              out,      dve, name, shape.get(), Py_False};
+                              out,      dve, what, shape.get(), Py_False};
   return PyObject_Vectorcall(general.get(), args, 12, nullptr);
 }
 
@@ -569,6 +581,21 @@ PyObject* binaryFast(PyObject* name, PyObject* const* args, Py_ssize_t nargs, Py
 // (the frame calling the FastCall).
 // Why C: the definition, alu_op twice, the builder and _tensor_scalar_plain were five frames per
 // call, most of what recording layernorm's normalisation step cost.
+// alu_op's remembered answer for the operator `fn` (_ALU_BY_FUNCTION): 1 with `alu` set (a new
+// reference: held while Python runs), 0 when alu_op must answer (not remembered, or unhashable:
+// nothing set), -1 with an error set.
+int rememberedAlu(PyObject* fn, Owned& alu) {
+  PyObject* found = PyDict_GetItemWithError(aluByFunction, fn);  // (borrowed)
+  if (found == nullptr) {
+    if (!PyErr_Occurred()) return 0;
+    if (!PyErr_ExceptionMatches(PyExc_TypeError)) return -1;
+    PyErr_Clear();  // (unhashable: alu_op's own path)
+    return 0;
+  }
+  alu.p = Py_NewRef(found);
+  return 1;
+}
+
 PyObject* isaTensorScalarFast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   if (aluByFunction == nullptr || bypass == nullptr || instructions == nullptr || nargs > 7)
     Py_RETURN_NOTIMPLEMENTED;  // (more than 7 positional: the definition's TypeError)
@@ -594,27 +621,16 @@ PyObject* isaTensorScalarFast(PyObject*, PyObject* const* args, Py_ssize_t nargs
     t = onChip(operand);
     if (t != 1) return t < 0 ? nullptr : Py_NewRef(Py_NotImplemented);
   }
-  // alu_op's remembered answers (borrowed from the table, held below while Python runs)
-  PyObject* a0 = PyDict_GetItemWithError(aluByFunction, op0);
-  if (a0 == nullptr) {
-    if (PyErr_Occurred()) {  // (unhashable: alu_op's own path)
-      if (!PyErr_ExceptionMatches(PyExc_TypeError)) return nullptr;
-      PyErr_Clear();
-    }
-    Py_RETURN_NOTIMPLEMENTED;
-  }
-  Owned keep0(Py_NewRef(a0));
-  Owned keep1(Py_NewRef(bypass));  // (op1 None: the builder's Alu.bypass, operand1 0.0)
-  if (op1 != Py_None) {
-    PyObject* a1 = PyDict_GetItemWithError(aluByFunction, op1);
-    if (a1 == nullptr) {
-      if (PyErr_Occurred()) {
-        if (!PyErr_ExceptionMatches(PyExc_TypeError)) return nullptr;
-        PyErr_Clear();
-      }
-      Py_RETURN_NOTIMPLEMENTED;
-    }
-    keep1.p = (Py_DECREF(keep1.p), Py_NewRef(a1));
+  Owned keep0(nullptr);
+  t = rememberedAlu(op0, keep0);
+  if (t != 1) return t < 0 ? nullptr : Py_NewRef(Py_NotImplemented);
+  PyObject* a0 = keep0.get();
+  Owned keep1(nullptr);
+  if (op1 == Py_None) {
+    keep1.p = Py_NewRef(bypass);  // (the builder's Alu.bypass, operand1 0.0)
+  } else {
+    t = rememberedAlu(op1, keep1);
+    if (t != 1) return t < 0 ? nullptr : Py_NewRef(Py_NotImplemented);
   }
   t = idIn(bitvecIds, a0);
   if (t == 0) t = idIn(bitvecIds, keep1.get());
@@ -631,6 +647,92 @@ PyObject* isaTensorScalarFast(PyObject*, PyObject* const* args, Py_ssize_t nargs
                            op1 == Py_None ? zeroFloat : operand1, reverse1 == Py_True, dtype.get(), loc.get(),
                            tensorScalarName);
 }
+
+// Alu.pow (borrowed: kept for good; found once through the class of Alu.bypass), or null with an
+// error set.
+PyObject* aluPow() {
+  static PyObject* pow = nullptr;
+  if (pow == nullptr) pow = PyObject_GetAttrString(reinterpret_cast<PyObject*>(Py_TYPE(bypass)), "pow");
+  return pow;
+}
+
+// nisa.tensor_tensor(data1, data2, op, *, dtype=None, mask=None, engine=unknown)'s usual call:
+// two exact on-chip Tensors, an op alu_op answered before (_ALU_BY_FUNCTION) that is neither a
+// bitvec op nor pow (whose default engine depends on the operands' memories), no dtype, mask or
+// engine. The definition then calls instructions.tensor_tensor(tr, data1, data2, alu, None, loc,
+// None, engine=DVE), tensorTensorPlain's call for operands of one shape; anything else (and every
+// error) is the definition's.
+// Why C: mamba's scan makes three of these per step, and the definition's frame, with alu_op's,
+// _tile's, _engine's and _dtype's, cost more than recording the instruction.
+PyObject* isaTensorTensorFast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  if (aluByFunction == nullptr || bypass == nullptr || instructions == nullptr || nargs > 3)
+    Py_RETURN_NOTIMPLEMENTED;  // (more than 3 positional: the definition's TypeError)
+  PyObject* const params[6] = {data1Name, data2Name, opName, dtypeName, maskName, engineName};
+  PyObject* slots[6] = {};
+  if (!bindNki06Args(args, nargs, kwnames, params, slots)) Py_RETURN_NOTIMPLEMENTED;
+  PyObject *x = slots[0], *y = slots[1], *fn = slots[2];
+  if (x == nullptr || y == nullptr || fn == nullptr || (slots[3] != nullptr && slots[3] != Py_None) ||
+      (slots[4] != nullptr && slots[4] != Py_None) ||
+      (slots[5] != nullptr && slots[5] != Py_None && slots[5] != engineUnknown) || Py_TYPE(x) != tensorClass ||
+      Py_TYPE(y) != tensorClass)
+    Py_RETURN_NOTIMPLEMENTED;
+  Owned keep(nullptr);
+  int t = rememberedAlu(fn, keep);
+  if (t != 1) return t < 0 ? nullptr : Py_NewRef(Py_NotImplemented);
+  PyObject* alu = keep.get();
+  PyObject* pow = aluPow();
+  if (pow == nullptr) return nullptr;
+  t = alu == pow ? 1 : idIn(bitvecIds, alu);
+  if (t != 0) return t < 0 ? nullptr : Py_NewRef(Py_NotImplemented);
+  return tensorTensorPlain(x, y, alu, tensorTensorName, Py_None, false);
+}
+
+// nisa.tensor_tensor_scan(data0, data1, initial, op0, op1, reverse0=False, reverse1=False, *,
+// dtype=None, mask=None)'s usual call: two exact on-chip Tensors, operators alu_op answered before,
+// no reverse flag (whose rule is the definition's), dtype or mask. The definition then calls the
+// builder instructions.tensor_tensor_scan(tr, data0, data1, initial, op0, op1, None, loc, None):
+// that call, made here (the builder, read per call, stays the one home of the scan); anything
+// else (and every error) is the definition's.
+// Why C: mamba's scan makes one per step, and the definition's frame, with alu_op's and _tile's,
+// cost as much as the builder.
+PyObject* isaTensorTensorScanFast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  if (aluByFunction == nullptr || instructions == nullptr || nargs > 7)
+    Py_RETURN_NOTIMPLEMENTED;  // (more than 7 positional: the definition's TypeError)
+  PyObject* const params[9] = {data0Name,    data1Name,    initialName, op0Name, op1Name,
+                               reverse0Name, reverse1Name, dtypeName,   maskName};
+  PyObject* slots[9] = {};
+  if (!bindNki06Args(args, nargs, kwnames, params, slots)) Py_RETURN_NOTIMPLEMENTED;
+  for (int i = 0; i < 5; ++i)
+    if (slots[i] == nullptr) Py_RETURN_NOTIMPLEMENTED;  // (its TypeError)
+  if ((slots[5] != nullptr && slots[5] != Py_False) || (slots[6] != nullptr && slots[6] != Py_False) ||
+      (slots[7] != nullptr && slots[7] != Py_None) || (slots[8] != nullptr && slots[8] != Py_None) ||
+      Py_TYPE(slots[0]) != tensorClass || Py_TYPE(slots[1]) != tensorClass)
+    Py_RETURN_NOTIMPLEMENTED;
+  int t = onChip(slots[0]);
+  if (t == 1) t = onChip(slots[1]);
+  if (t != 1) return t < 0 ? nullptr : Py_NewRef(Py_NotImplemented);
+  Owned a0(nullptr), a1(nullptr);
+  t = rememberedAlu(slots[3], a0);
+  if (t == 1) t = rememberedAlu(slots[4], a1);
+  if (t != 1) return t < 0 ? nullptr : Py_NewRef(Py_NotImplemented);
+  PyObject* tr = currentTracer();  // (borrowed)
+  if (tr == nullptr) Py_RETURN_NOTIMPLEMENTED;
+  Owned loc(callSiteLocation(0));  // (the kernel's frame: this C function has none of its own)
+  if (loc.get() == nullptr) return nullptr;
+  Owned builder(PyObject_GetAttr(instructions, tensorTensorScanName));
+  if (builder.get() == nullptr) return nullptr;
+  PyObject* const call[9] = {tr, slots[0], slots[1], slots[2], a0.get(), a1.get(), Py_None, loc.get(), Py_None};
+  return PyObject_Vectorcall(builder.get(), call, 9, nullptr);
+}
+
+PyMethodDef isaTensorTensorScanFastDef = {
+    "isa_tensor_tensor_scan_fast",
+    reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(isaTensorTensorScanFast)), METH_FASTCALL | METH_KEYWORDS,
+    "nisa.tensor_tensor_scan's C path (NotImplemented: the definition's)."};
+
+PyMethodDef isaTensorTensorFastDef = {
+    "isa_tensor_tensor_fast", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(isaTensorTensorFast)),
+    METH_FASTCALL | METH_KEYWORDS, "nisa.tensor_tensor's C path (NotImplemented: the definition's)."};
 
 PyMethodDef isaTensorScalarFastDef = {
     "isa_tensor_scalar_fast", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(isaTensorScalarFast)),
@@ -651,7 +753,9 @@ void bindAccumulate(py::module_& m) {
         {&tensorTensorName, "tensor_tensor"}, {&maskName, "mask"},
         {&tensorScalarGeneralName, "tensor_scalar_general"}, {&op0Name, "op0"}, {&const0Name, "const0"},
         {&reverse0Name, "reverse0"}, {&op1Name, "op1"}, {&const1Name, "const1"}, {&reverse1Name, "reverse1"},
-        {&dataName, "data"}, {&operand0Name, "operand0"}, {&operand1Name, "operand1"}, {&engineName, "engine"}}) {
+        {&dataName, "data"}, {&operand0Name, "operand0"}, {&operand1Name, "operand1"}, {&engineName, "engine"},
+        {&data1Name, "data1"}, {&data2Name, "data2"}, {&data0Name, "data0"}, {&initialName, "initial"},
+        {&tensorTensorScanName, "tensor_tensor_scan"}}) {
     *slot = PyUnicode_InternFromString(text);
     if (*slot == nullptr) throw py::error_already_set();
   }
@@ -682,6 +786,10 @@ void bindAccumulate(py::module_& m) {
       "nisa.engine.unknown.");
   m.attr("isa_tensor_scalar_fast") =
       py::reinterpret_steal<py::object>(PyCFunction_NewEx(&isaTensorScalarFastDef, nullptr, nullptr));
+  m.attr("isa_tensor_tensor_fast") =
+      py::reinterpret_steal<py::object>(PyCFunction_NewEx(&isaTensorTensorFastDef, nullptr, nullptr));
+  m.attr("isa_tensor_tensor_scan_fast") =
+      py::reinterpret_steal<py::object>(PyCFunction_NewEx(&isaTensorTensorScanFastDef, nullptr, nullptr));
   m.def(
       "configure_accumulate",
       [](py::type tensor, py::object currentFn, py::module_ languageModule, py::str psumKind) {

@@ -37,6 +37,7 @@
 #include "trace_mask_box.h"
 #include "trace_ref.h"
 #include "trace_slotted.h"
+#include "trace_value_memo.h"
 
 #include "bindings.h"
 #include "trace_keywords.h"
@@ -211,6 +212,11 @@ PyObject* reduceFast(PyObject* self, PyObject* const* args, Py_ssize_t nargs, Py
 // unless that answers a Tensor (recorded), _per_lane_general with the result it made but did not
 // record, or None. A new reference, null with an error set, or NotImplemented (changed nothing)
 // for per_lane to take the call.
+// What _SIZE_VERDICTS answered, by the values of its key (opcode, kind, dtype, shape, arch)
+// (trace_value_memo.h): all but the shape by identity. bn_stats asks it for every chunk.
+using VerdictMemo = ValueMemo<4, 1 + 4, 6>;
+VerdictMemo verdictMemo;
+
 PyObject* perLanePlain(PyObject* tr, PyObject* opcode, PyObject* data, PyObject* outFree, PyObject* dtype,
                        PyObject* loc, PyObject* mask, PyObject* what) {
   if (sizeVerdicts == nullptr || sizeRules == nullptr || plain.dve == nullptr) Py_RETURN_NOTIMPLEMENTED;
@@ -226,12 +232,22 @@ PyObject* perLanePlain(PyObject* tr, PyObject* opcode, PyObject* data, PyObject*
     Owned dt(slotAttr(st.get(), dtypeName));
     Owned arch(PyObject_GetAttr(tr, archName));
     if (kind.get() == nullptr || dt.get() == nullptr || arch.get() == nullptr) return nullptr;
-    Owned key(PyTuple_Pack(5, opcode, kind.get(), dt.get(), shape.get(), arch.get()));
-    if (key.get() == nullptr) return nullptr;
-    PyObject* verdict = PyDict_GetItemWithError(sizeVerdicts, key.get());  // (borrowed)
+    VerdictMemo::Key byValue;
+    byValue.objects[0] = opcode;
+    byValue.objects[1] = kind.get();
+    byValue.objects[2] = dt.get();
+    byValue.objects[3] = arch.get();
+    const bool memoable = byValue.addTuple(shape.get());
+    PyObject* verdict = memoable ? verdictMemo.find(byValue) : nullptr;  // (borrowed)
     if (verdict == nullptr) {
-      if (PyErr_Occurred()) return nullptr;
-      Py_RETURN_NOTIMPLEMENTED;  // (not asked before: refuse_illegal_size's)
+      Owned key(PyTuple_Pack(5, opcode, kind.get(), dt.get(), shape.get(), arch.get()));
+      if (key.get() == nullptr) return nullptr;
+      verdict = PyDict_GetItemWithError(sizeVerdicts, key.get());  // (borrowed: the dict holds it)
+      if (verdict == nullptr) {
+        if (PyErr_Occurred()) return nullptr;
+        Py_RETURN_NOTIMPLEMENTED;  // (not asked before: refuse_illegal_size's)
+      }
+      if (memoable) verdictMemo.remember(byValue, verdict);
     }
     if (verdict != Py_None) Py_RETURN_NOTIMPLEMENTED;  // (an error: refuse_illegal_size raises it)
   }

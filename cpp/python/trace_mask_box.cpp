@@ -13,6 +13,9 @@
 // Anything else returns NotImplemented having changed nothing (a key lookup that raises is
 // declined too): the Python definitions, the home of every rule and error, answer it.
 //
+// The boxes _PREDICATE_BOXES answered are also remembered by value (predicateMemo below), in front
+// of that dict.
+//
 // `configure_mask_box(index_predicate, mask, full_boxes, predicate_boxes)` gives them the two
 // classes and indexing's _FULL_BOXES and _PREDICATE_BOXES.
 //
@@ -24,6 +27,7 @@
 
 #include "trace_ref.h"
 #include "trace_slotted.h"
+#include "trace_value_memo.h"
 
 #include "bindings.h"
 
@@ -36,6 +40,15 @@ using Owned = nxs::py_bind::OwnedRef;
 PyTypeObject *predicateClass = nullptr, *maskClass = nullptr;
 PyObject *fullBoxes = nullptr, *predicateBoxes = nullptr;
 PyObject *boxCacheName, *predicatesName, *exprName, *opName, *constName, *coefsName, *shapeName;
+
+// What _PREDICATE_BOXES answered, by the values of its key (op, expr.const, expr.coefs,
+// expr.shape, shape) (trace_value_memo.h), the op by identity (the C `<` of
+// trace_index_expr_ops.cpp and the Python one each use one op string). A loop body's
+// mask is new on every iteration (`mask=(j * 512 + i_f < n)`: every bn_stats chunk of
+// layernorm_v2), so its box is looked up by key for each. 256 entries: a kernel's loops bring a
+// few dozen distinct masks.
+using PredicateMemo = ValueMemo<1, 1 + 3 * 5, 8>;
+PredicateMemo predicateMemo;
 
 // The box of `mask` over `shape` as mask_box answers it from what is remembered: 1 with `box` set
 // (a new reference), 0 when the definition must compute it (nothing changed), -1 with an error.
@@ -69,26 +82,34 @@ int knownBox(PyObject* mask, PyObject* shape, Owned& box) {
   Owned expr(slotAttr(predicate.get(), exprName));
   Owned op(slotAttr(predicate.get(), opName));
   if (expr.get() == nullptr || op.get() == nullptr) return -1;
-  Owned constant(PyObject_GetAttr(expr.get(), constName));
-  Owned coefs(PyObject_GetAttr(expr.get(), coefsName));
-  Owned exprShape(PyObject_GetAttr(expr.get(), shapeName));
+  Owned constant(slotAttr(expr.get(), constName));
+  Owned coefs(slotAttr(expr.get(), coefsName));
+  Owned exprShape(slotAttr(expr.get(), shapeName));
   if (constant.get() == nullptr || coefs.get() == nullptr || exprShape.get() == nullptr) {
     if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return -1;
     PyErr_Clear();
     return 0;
   }
-  Owned key(PyTuple_Pack(5, op.get(), constant.get(), coefs.get(), exprShape.get(), shape));
-  if (key.get() == nullptr) return -1;
-  PyObject* found = PyDict_GetItemWithError(predicateBoxes, key.get());  // (borrowed)
+  PredicateMemo::Key byValue;
+  byValue.objects[0] = op.get();
+  const bool memoable = byValue.addInt(constant.get()) &&
+                        byValue.addTuple(coefs.get()) && byValue.addTuple(exprShape.get()) && byValue.addTuple(shape);
+  PyObject* found = memoable ? predicateMemo.find(byValue) : nullptr;  // (borrowed)
   if (found == nullptr) {
-    if (!PyErr_Occurred()) return 0;
-    if (!PyErr_ExceptionMatches(PyExc_TypeError)) return -1;
-    PyErr_Clear();  // (unhashable: the definition raises it)
-    return 0;
+    Owned key(PyTuple_Pack(5, op.get(), constant.get(), coefs.get(), exprShape.get(), shape));
+    if (key.get() == nullptr) return -1;
+    found = PyDict_GetItemWithError(predicateBoxes, key.get());  // (borrowed: the dict holds it)
+    if (found == nullptr) {
+      if (!PyErr_Occurred()) return 0;
+      if (!PyErr_ExceptionMatches(PyExc_TypeError)) return -1;
+      PyErr_Clear();  // (unhashable: the definition raises it)
+      return 0;
+    }
+    if (memoable) predicateMemo.remember(byValue, found);
   }
   box.p = Py_NewRef(found);
   Owned remembered(PyTuple_Pack(2, shape, found));
-  if (remembered.get() == nullptr || PyObject_SetAttr(mask, boxCacheName, remembered.get()) < 0) return -1;
+  if (remembered.get() == nullptr || slotSet(mask, boxCacheName, remembered.get()) < 0) return -1;
   return 1;
 }
 

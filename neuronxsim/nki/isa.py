@@ -293,6 +293,10 @@ def tensor_scalar(data, op0, operand0, reverse0=False, op1=None, operand1=None, 
 # FastCall: cpp/python/trace_fast_call.cpp); any other call is the definition's.
 _core.nki.configure_isa_tensor_scalar(_ALU_BY_FUNCTION, BITVEC_IDS, unknown_engine)
 tensor_scalar = _core.nki.FastCall(tensor_scalar, _core.nki.isa_tensor_scalar_fast)
+# Two on-chip tiles of one shape, an operator alu_op answered before (not a bitvec op, not pow), no
+# dtype, mask or engine: tensor_tensor's builder call, made in C (the same file); any other call is
+# the definition's.
+tensor_tensor = _core.nki.FastCall(tensor_tensor, _core.nki.isa_tensor_tensor_fast)
 
 
 def tensor_reduce(op, data, axis, *, mask=None, dtype=None, negate=False, keepdims=False):
@@ -368,6 +372,11 @@ def tensor_tensor_scan(data0, data1, initial, op0, op1, reverse0=False, reverse1
     data1 = _tile(data1, loc, "tensor_tensor_scan: data1")
     return _ins.tensor_tensor_scan(current(), data0, data1, initial, a0, a1, _dtype(dtype, loc),
                                    loc, mask)
+
+
+# Two on-chip tiles, operators alu_op answered before, no reverse flag, dtype or mask: the builder
+# call above, made in C (cpp/python/trace_accumulate.cpp); any other call is the definition's.
+tensor_tensor_scan = _core.nki.FastCall(tensor_tensor_scan, _core.nki.isa_tensor_tensor_scan_fast)
 
 
 def select_reduce(*, dst, predicate, on_true, on_false, reduce_res=None,

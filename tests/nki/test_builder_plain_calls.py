@@ -37,7 +37,8 @@ def _python_only(m):
     calls)."""
     for name in _BINARY + tuple(language._ACTIVATIONS) + ("sum", "max", "min", "prod"):
         m.setattr(language, name, getattr(language, name).__wrapped__)
-    use_definitions(m, isa, ("bn_stats", "bn_aggr", "tensor_scalar"))
+    use_definitions(m, isa, ("bn_stats", "bn_aggr", "tensor_scalar", "tensor_tensor",
+                            "tensor_tensor_scan"))
     for method, (name, reverse) in _OPERATORS.items():
         m.setattr(Tensor, method, tensor._operator(name, reverse))
     for name in list(language._IN_PLACE_ALU):
@@ -202,6 +203,28 @@ def test_mask_box_and_keeps_all_answer_as_the_definitions():
     mask = ip + 0 < 128
     assert indexing.mask_box(mask, (128, 64)) is full_box((128, 64))
     assert mask.box_cache == ((128, 64), full_box((128, 64)))
+
+
+def test_mask_box_remembers_predicate_boxes_by_value():
+    """A loop's new mask of every iteration finds its box by the values of its predicate
+    (_PREDICATE_BOXES, and the C path's copy by value): the definition's box, also once the dict
+    is cleared, and for a const that is no exact int (the dict's alone)."""
+    import numpy as np
+    i_f = indexing.arange(512)[None, :]
+    ip = indexing.arange(128)[:, None]
+    shape = (128, 512)
+    for clear in (False, True, False):
+        if clear:
+            indexing._PREDICATE_BOXES.clear()
+        for j in range(4):
+            for fresh in (lambda: j * 512 + i_f < 1800, lambda: i_f + j * 512 < 2048,
+                          lambda: ip + j * 40 < 100,
+                          lambda: indexing.IndexPredicate(indexing.IndexExpr(
+                              (1, 512), np.int64(j * 512 - 1800), (0, 1)), "<")):
+                got, want = indexing.mask_box(fresh(), shape), _MASK_BOX(fresh(), shape)
+                assert got == want
+                assert (got is full_box(shape)) == (want is full_box(shape))
+    assert indexing.mask_box(3 * 512 + i_f < 1800, shape) == ((0, 128), (0, 1800 - 3 * 512))
 
 
 def _expr_outcome(fn, *args):

@@ -13,7 +13,7 @@ import pytest
 import neuronxsim.nki as nki
 import neuronxsim.nki.isa as nisa
 import neuronxsim.nki.language as nl
-from neuronxsim.nki import instructions, isa, language, tensor
+from neuronxsim.nki import instructions, isa, language, opcodes, tensor
 from neuronxsim.nki.opcodes import Act, Alu
 from neuronxsim.nki.tensor import Tensor
 
@@ -36,7 +36,8 @@ def _python_only(m):
     operator methods too, and the in-place operators find no ALU op for their C shortcut."""
     for name in _BINARY + _ACTIVATIONS + _REDUCTIONS:
         m.setattr(language, name, getattr(language, name).__wrapped__)
-    use_definitions(m, isa, ("bn_stats", "bn_aggr", "tensor_scalar"))
+    use_definitions(m, isa, ("bn_stats", "bn_aggr", "tensor_scalar", "tensor_tensor",
+                            "tensor_tensor_scan"))
     for method, (name, reverse) in _OPERATORS.items():
         m.setattr(Tensor, method, tensor._operator(name, reverse))
     for name in list(language._IN_PLACE_ALU):
@@ -235,7 +236,8 @@ def test_the_functions_stay_the_definitions():
     assert nl.sum.alu_op is Alu.add and nl.max.alu_op is Alu.max
     assert nl.rsqrt.act_func is Act.Rsqrt
     assert all(inspect.signature(fn) == inspect.signature(fn.__wrapped__) and fn.__name__ ==
-               fn.__wrapped__.__name__ for fn in (isa.bn_stats, isa.bn_aggr, isa.tensor_scalar))
+               fn.__wrapped__.__name__ for fn in (isa.bn_stats, isa.bn_aggr, isa.tensor_scalar,
+                                                  isa.tensor_tensor, isa.tensor_tensor_scan))
 
 
 @nki.jit
@@ -417,6 +419,185 @@ def test_tensor_scalar_refuses_as_the_python_definition(monkeypatch, which):
 def test_tensor_scalar_huge_int_raises_as_from_python(monkeypatch):
     """(An OverflowError, which trace_outcome does not compare: raised by both, the builder's.)"""
     raises_alike(monkeypatch, _python_only, OverflowError, tensor_scalar_refusals, T[[128, 512], nl.float32], "huge-int")
+
+
+@nki.jit
+def tensor_tensor_kernel(a, b):
+    """nisa.tensor_tensor's calls: tiles of one shape and of two (a broadcast row), numpy's, nl's
+    and Alu operators, positional and keyword arguments, dtypes, masks, engines, pow (its engine
+    by the operands' memories), bitvec ops, PSUM operands; and nisa.tensor_tensor_scan's: number
+    and [P, 1] tile initial values, reverse flags, dtypes, masks, a PSUM operand; over a partial
+    last tile (masked)."""
+    rows, cols = a.shape
+    out = nl.ndarray((rows, cols), dtype=nl.float32, buffer=nl.shared_hbm)
+    ip = nl.arange(128)[:, None]
+    ic = nl.arange(cols)[None, :]
+    row = nl.load(b[0:1, :])
+    for t in nl.affine_range((rows + 127) // 128):
+        valid = t * 128 + ip < rows
+        x = nl.load(a[t * 128 + ip, ic], mask=valid)
+        y = nl.load(b[t * 128 + ip, ic], mask=valid)
+        s = nisa.tensor_tensor(x, y, op=nl.multiply)
+        s = nisa.tensor_tensor(s, y, np.add)
+        s = nisa.tensor_tensor(data1=s, data2=x, op=np.subtract)
+        s = nisa.tensor_tensor(s, row.broadcast_to((128, cols)), op=nl.multiply)
+        s = nisa.tensor_tensor(s, x, op=Alu.max)
+        s = nisa.tensor_tensor(s, y, op=np.maximum, dtype=nl.bfloat16)
+        s = nisa.tensor_tensor(s, x, op=np.add, mask=valid)
+        s = nisa.tensor_tensor(s, x, op=np.add, engine=nisa.vector_engine)
+        s = nisa.tensor_tensor(s, x, op=np.add, engine=nisa.unknown_engine)
+        s = nisa.tensor_tensor(s, y, op=np.power)
+        s = nisa.tensor_tensor(s[0:64, :], y[0:64, :], op=np.divide)
+        xi = nl.copy(x, dtype=nl.int32)
+        i = nisa.tensor_tensor(xi, xi, op=np.bitwise_and)
+        p = nl.matmul(x[:, 0:128], y[:, 0:128], transpose_x=True)
+        q = nisa.tensor_tensor(p, x[:, 0:128], op=np.multiply)
+        r = nisa.tensor_tensor(p, x[:, 0:128], op=np.power)
+        col = nl.sum(x, axis=1, keepdims=True)
+        c = nisa.tensor_tensor_scan(x, y, initial=0, op0=np.multiply, op1=np.add)
+        c = nisa.tensor_tensor_scan(c, y, col, nl.multiply, nl.add)
+        c = nisa.tensor_tensor_scan(data0=c, data1=x, initial=1.0, op0=Alu.mult, op1=Alu.add,
+                                    reverse0=False, reverse1=False)
+        c = nisa.tensor_tensor_scan(c, y, 0, np.add, np.multiply, reverse0=True)
+        c = nisa.tensor_tensor_scan(c, y, 0, np.multiply, np.add, dtype=nl.bfloat16)
+        c = nisa.tensor_tensor_scan(c, x, 0, np.multiply, np.add, mask=valid)
+        c = nisa.tensor_tensor_scan(p, x[:, 0:128], 0.0, np.multiply, np.add)
+        nl.store(out[t * 128 + ip, ic], value=x + s[0:1, 0:1] + q[:, 0:1] + r[:, 0:1] + i[:, 0:1] +
+                 c[:, 0:1], mask=valid)
+    return out
+
+
+@pytest.mark.parametrize("rows", [128, 200, 300])
+def test_tensor_tensor_and_scan_trace_as_the_python_definitions(monkeypatch, rows):
+    assert not _same(monkeypatch, tensor_tensor_kernel, T[[rows, 128], nl.float32],
+                     T[[rows, 128], nl.float32]).startswith(("NKIError", "TypeError"))
+
+
+@nki.jit
+def tensor_tensor_refusals(a, which):
+    x = nl.load(a)
+    nisa.tensor_tensor(x, x, op=np.add)  # (np.add remembered: the C path's from here)
+    if which == "not-alu":
+        nisa.tensor_tensor(x, x, op=len)
+    elif which == "hbm":
+        nisa.tensor_tensor(x, a, op=np.add)
+    elif which == "number":
+        nisa.tensor_tensor(x, 2.0, op=np.add)
+    elif which == "shapes":
+        nisa.tensor_tensor(x, x[0:64, :], op=np.add)
+    elif which == "keyword":
+        nisa.tensor_tensor(x, x, op=np.add, bogus=1)
+    elif which == "positional":
+        nisa.tensor_tensor(x, x, np.add, None)
+    elif which == "twice":
+        nisa.tensor_tensor(x, x, np.add, op=np.add)
+    elif which == "missing":
+        nisa.tensor_tensor(x, x)
+    elif which == "engine":
+        nisa.tensor_tensor(x, x, op=np.add, engine=nisa.tensor_engine)
+    elif which == "bad-mask":
+        nisa.tensor_tensor(x, x, op=np.add, mask="m")
+    elif which == "bad-dtype":
+        nisa.tensor_tensor(x, x, op=np.add, dtype="nope")
+    elif which == "bitvec-float":
+        nisa.tensor_tensor(x, x, op=np.bitwise_and)
+    elif which == "two-psum":
+        p = nl.matmul(x[:, 0:128], x[:, 0:128], transpose_x=True)
+        nisa.tensor_tensor(p, p, op=np.multiply)
+    out = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+    nl.store(out, value=x)
+    return out
+
+
+@nki.jit
+def scan_refusals(a, which):
+    x = nl.load(a)
+    nisa.tensor_tensor_scan(x, x, 0, np.multiply, np.add)  # (the ops remembered: the C path's)
+    if which == "not-alu":
+        nisa.tensor_tensor_scan(x, x, 0, len, np.add)
+    elif which == "hbm":
+        nisa.tensor_tensor_scan(x, a, 0, np.multiply, np.add)
+    elif which == "number":
+        nisa.tensor_tensor_scan(2.0, x, 0, np.multiply, np.add)
+    elif which == "reverse":
+        nisa.tensor_tensor_scan(x, x, 0, np.subtract, np.add, reverse0=True)
+    elif which == "initial":
+        nisa.tensor_tensor_scan(x, x, "zero", np.multiply, np.add)
+    elif which == "shapes":
+        nisa.tensor_tensor_scan(x, x[0:64, :], 0, np.multiply, np.add)
+    elif which == "keyword":
+        nisa.tensor_tensor_scan(x, x, 0, np.multiply, np.add, bogus=1)
+    elif which == "missing":
+        nisa.tensor_tensor_scan(x, x, 0, np.multiply)
+    elif which == "bad-dtype":
+        nisa.tensor_tensor_scan(x, x, 0, np.multiply, np.add, dtype="nope")
+    elif which == "cut-mask":
+        nisa.tensor_tensor_scan(x, x, 0, np.multiply, np.add,
+                                mask=nl.arange(512)[None, :] < 100)
+    out = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+    nl.store(out, value=x)
+    return out
+
+
+@pytest.mark.parametrize("which", [
+    "not-alu", "hbm", "number", "reverse", "initial", "shapes", "keyword", "missing", "bad-dtype",
+    "cut-mask"])
+def test_tensor_tensor_scan_refuses_as_the_python_definition(monkeypatch, which):
+    _same(monkeypatch, scan_refusals, T[[128, 512], nl.float32], which)
+
+
+def test_which_scans_take_the_c_path(monkeypatch):
+    """nisa.tensor_tensor_scan's usual call skips its definition (which asks alu_op)."""
+    asked = []
+    monkeypatch.setattr(isa, "alu_op", lambda *args: asked.append(args[0]) or opcodes.alu_op(*args))
+
+    @nki.jit
+    def kernel(a, reverse):
+        out = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+        x = nl.load(a)
+        nl.store(out, value=nisa.tensor_tensor_scan(x, x, 0, np.multiply, np.add, reverse1=reverse))
+        return out
+
+    nki.trace_kernel(kernel, T[[128, 64], nl.float32], False)  # (alu_op remembers the ops)
+    asked.clear()
+    nki.trace_kernel(kernel, T[[128, 64], nl.float32], False)
+    assert asked == []
+    nki.trace_kernel(kernel, T[[128, 64], nl.float32], True)
+    assert asked == [np.multiply, np.add]
+
+
+def test_which_tensor_tensor_calls_take_the_c_path(monkeypatch):
+    """nisa.tensor_tensor's usual call skips its definition (and the builder it calls)."""
+    calls = []
+    builder = instructions.tensor_tensor
+
+    def counted(*args, **kwargs):
+        calls.append(kwargs.get("engine"))
+        return builder(*args, **kwargs)
+
+    monkeypatch.setattr(instructions, "tensor_tensor", counted)
+
+    @nki.jit
+    def kernel(a, with_dtype):
+        out = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+        x = nl.load(a)
+        y = nisa.tensor_tensor(x, x, op=nl.multiply, dtype=nl.float32 if with_dtype else None)
+        nl.store(out, value=nisa.tensor_tensor(y, x, np.add))
+        return out
+
+    nki.trace_kernel(kernel, T[[128, 64], nl.float32], False)  # (alu_op remembers the ops)
+    calls.clear()
+    nki.trace_kernel(kernel, T[[128, 64], nl.float32], False)
+    assert calls == []
+    nki.trace_kernel(kernel, T[[128, 64], nl.float32], True)
+    assert len(calls) == 1
+
+
+@pytest.mark.parametrize("which", [
+    "not-alu", "hbm", "number", "shapes", "keyword", "positional", "twice", "missing", "engine",
+    "bad-mask", "bad-dtype", "bitvec-float", "two-psum"])
+def test_tensor_tensor_refuses_as_the_python_definition(monkeypatch, which):
+    _same(monkeypatch, tensor_tensor_refusals, T[[128, 512], nl.float32], which)
 
 
 @nki.jit

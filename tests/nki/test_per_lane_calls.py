@@ -159,3 +159,14 @@ def test_statistics_refusals(kernel, shape, message):
 def test_tensor_scalar_refusals(kernel, message):
     out = trace_outcome(kernel, T[[128, 512], nl.float32], T[[128, 1], nl.float32])
     assert out.startswith("NKIError") and message in out, out
+
+
+def test_remembered_size_verdicts_answer_again():
+    """A size verdict remembered (in _SIZE_VERDICTS and by value in the C path) answers the next
+    trace as the first: the refusal again, and the legal width recorded again (the kernel then
+    fails only at its return)."""
+    for _ in range(3):
+        out = trace_outcome(stats_too_wide, T[[128, 1024], nl.float32])
+        assert out.startswith("NKIError") and "bn_stats: " in out, out
+        out = trace_outcome(stats_too_wide, T[[128, 512], nl.float32])
+        assert "bn_stats: " not in out and "returns an SBUF tile" in out, out

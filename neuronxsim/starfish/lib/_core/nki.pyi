@@ -8,7 +8,7 @@ from neuronxsim.nki06._api import ApiCall
 import neuronxsim.starfish.lib._core.bir
 import types
 import typing
-__all__: list[str] = ['ApiCall', 'FastCall', 'LoopIndex', 'RECORD_POSITIONS', 'accumulate_methods', 'activation06_fast', 'activation_fast', 'activation_reduce06_fast', 'assign_redirect', 'basic_subscript', 'binary_fast', 'blocked_methods', 'bn_aggr_fast', 'bn_stats_fast', 'caller_location', 'configure_accumulate', 'configure_accumulate_plain', 'configure_assign', 'configure_blocked', 'configure_dma_plain', 'configure_index_expr', 'configure_index_expr_ops', 'configure_isa_tensor_scalar', 'configure_iterate', 'configure_lane_fast', 'configure_lane_fast_plain', 'configure_lanewise', 'configure_language_fast', 'configure_mask_box', 'configure_matmul', 'configure_new_blocked', 'configure_nki06_fast', 'configure_nki06_lanewise', 'configure_nki06_ndarray', 'configure_nki06_subscript', 'configure_per_lane_plain', 'configure_plain_tile_access', 'configure_subscripts', 'configure_tensor_scalar_plain', 'configure_tracer_methods', 'configure_zero_fill', 'copy_fast', 'current', 'dma_copy06_fast', 'dma_plain', 'emit_program', 'forget_call_sites', 'index_expr_methods', 'isa_tensor_scalar_fast', 'iterate_method', 'keeps_all_fast', 'lanewise_plain', 'live_ranges', 'load_fast', 'mask_box_fast', 'matmul_plain', 'nc_matmul06_fast', 'nc_matmul_fast', 'ndarray06_fast', 'ndarray_fast', 'new_access', 'new_op', 'new_slotted', 'next_fit_place', 'next_fit_storages', 'nl_matmul_fast', 'operator_methods', 'ops_matmul_grouped', 'ops_redirected', 'ops_zero_elided', 'peek', 'place_matmul_method', 'plain_tile_access', 'range_fast', 'reduce_fast', 'remember_call_site', 'set_call_site_walk', 'set_current', 'set_no_tracer', 'slice_range', 'store_fast', 'subscript_method', 'tensor_reduce06_fast', 'tensor_scalar06_fast', 'tensor_store_method', 'tensor_table', 'tensor_tensor06_fast', 'tracer_method', 'unique_name', 'use_record_dealloc', 'use_slots_dealloc', 'used_on_chip', 'write_plain', 'zeros_fast']
+__all__: list[str] = ['ApiCall', 'FastCall', 'LoopIndex', 'RECORD_POSITIONS', 'accumulate_methods', 'activation06_fast', 'activation_fast', 'activation_reduce06_fast', 'assign_redirect', 'basic_subscript', 'binary_fast', 'blocked_methods', 'bn_aggr_fast', 'bn_stats_fast', 'caller_location', 'configure_accumulate', 'configure_accumulate_plain', 'configure_assign', 'configure_blocked', 'configure_dma_plain', 'configure_index_expr', 'configure_index_expr_ops', 'configure_isa_tensor_scalar', 'configure_iterate', 'configure_lane_fast', 'configure_lane_fast_plain', 'configure_lanewise', 'configure_language_fast', 'configure_mask_box', 'configure_matmul', 'configure_new_blocked', 'configure_nki06_fast', 'configure_nki06_lanewise', 'configure_nki06_ndarray', 'configure_nki06_subscript', 'configure_per_lane_plain', 'configure_plain_tile_access', 'configure_subscripts', 'configure_tensor_scalar_plain', 'configure_tracer_methods', 'configure_zero_fill', 'copy_fast', 'current', 'dma_copy06_fast', 'dma_plain', 'emit_program', 'forget_call_sites', 'index_expr_methods', 'isa_tensor_scalar_fast', 'isa_tensor_tensor_fast', 'isa_tensor_tensor_scan_fast', 'iterate_method', 'keeps_all_fast', 'lanewise_plain', 'live_ranges', 'load_fast', 'mask_box_fast', 'matmul_plain', 'nc_matmul06_fast', 'nc_matmul_fast', 'ndarray06_fast', 'ndarray_fast', 'new_access', 'new_op', 'new_slotted', 'next_fit_place', 'next_fit_storages', 'nl_matmul_fast', 'operator_methods', 'ops_matmul_grouped', 'ops_redirected', 'ops_zero_elided', 'peek', 'place_matmul_method', 'plain_tile_access', 'range_fast', 'reduce_fast', 'remember_call_site', 'set_call_site_walk', 'set_current', 'set_no_tracer', 'slice_range', 'store_fast', 'subscript_method', 'tensor_reduce06_fast', 'tensor_scalar06_fast', 'tensor_store_method', 'tensor_table', 'tensor_tensor06_fast', 'tracer_method', 'unique_name', 'use_record_dealloc', 'use_slots_dealloc', 'used_on_chip', 'write_plain', 'zeros_fast']
 def accumulate_methods() -> dict:
     """
     {name: method} of Tensor's in-place operators (__iadd__, __isub__, __imul__, __itruediv__) in C.
@@ -188,6 +188,14 @@ def index_expr_methods() -> dict:
 def isa_tensor_scalar_fast(*args, **kwargs):
     """
     nisa.tensor_scalar's C path (NotImplemented: the definition's).
+    """
+def isa_tensor_tensor_fast(*args, **kwargs):
+    """
+    nisa.tensor_tensor's C path (NotImplemented: the definition's).
+    """
+def isa_tensor_tensor_scan_fast(*args, **kwargs):
+    """
+    nisa.tensor_tensor_scan's C path (NotImplemented: the definition's).
     """
 def iterate_method(cls: type) -> typing.Any:
     """
