@@ -21,20 +21,26 @@ bool unitStride(const AccessPattern& ap) {
   return ap.isImmediate() || ap.pattern.size() < 2 || ap.pattern.back().step == 1 ||
          ap.pattern.back().num == 1;
 }
-int64_t apBytes(const AccessPattern& ap) {
-  return ap.isImmediate() ? 0 : ap.numElements() * dtypeSize(ap.dtype);
-}
-// The same, of a pattern whose shape the caller has.
+// The bytes of a pattern whose shape the caller has.
 int64_t apBytes(const AccessPattern& ap, const PatternShape& shape) {
   return ap.isImmediate() ? 0 : shape.numElements() * dtypeSize(ap.dtype);
 }
-// N: elements per partition of the main input, or of the output when there is no input [ref §4].
-double freeSize(const Instruction& I) {
-  for (const auto& ap : I.ins)
-    if (!ap.isImmediate()) return static_cast<double>(ap.freeElements());
-  return I.outs.empty() ? 0.0 : static_cast<double>(I.outs[0].freeElements());
+// N: elements per partition of the main input, or of the output when there is no input [ref §4]
+// (`shapes`: I's operands', ins then outs).
+double freeSize(const Instruction& I, const PatternShape* shapes) {
+  const size_t nIns = I.ins.size();
+  const AccessPattern* const ins = I.ins.data();
+  for (size_t k = 0; k < nIns; ++k)
+    if (!ins[k].isImmediate()) return static_cast<double>(shapes[k].freeElements);
+  return I.outs.empty() ? 0.0 : static_cast<double>(shapes[nIns].freeElements);
 }
-int64_t elementsOut(const Instruction& I) { return I.outs.empty() ? 0 : I.outs[0].numElements(); }
+int64_t elementsOut(const Instruction& I, const PatternShape* shapes) {
+  return I.outs.empty() ? 0 : shapes[I.ins.size()].numElements();
+}
+// Elements of ins[0], or 0 without inputs.
+int64_t elementsIn(const Instruction& I, const PatternShape* shapes) {
+  return I.ins.empty() ? 0 : shapes[0].numElements();
+}
 
 // The DMA engines serving partitions [p0, p0 + partitions) of an on-chip side, as one run of bits:
 // engines p0 / per .. (p1 - 1) / per, each serving dma_partitions_per_engine partitions [D1].
@@ -75,6 +81,16 @@ int bitCount(uint32_t x) {
   return static_cast<int>((x * 0x01010101u) >> 24);
 }
 
+// std::ceil(x), the same double for every x, with a short path for the positive x below 2^52 that
+// DMA pricing rounds up twice per transfer: there the truncation is exact, and so is one more.
+// (Without SSE4.1, the portable build, GCC expands std::ceil inline with its sign, infinity and
+// NaN cases at each call.)
+double ceilPositive(double x) {
+  if (!(x > 0 && x < 0x1p52)) return std::ceil(x);  // zero, negative, integral, infinite or NaN
+  const double t = static_cast<double>(static_cast<int64_t>(x));
+  return t < x ? t + 1 : t;
+}
+
 // Elements in one contiguous run of a DMA side: its pairs merged from the innermost outwards while
 // each continues the last. An on-chip pattern's first pair walks partitions, which are not
 // contiguous with each other, so its runs stop inside a partition. (`onChip`: the side's location
@@ -92,8 +108,13 @@ int bitCount(uint32_t x) {
   return run;
 }
 
+// Out of line, so that the dispatch's call needs no stack frame of its own.
+[[noreturn, gnu::noinline]] void noLatencyModel(const Instruction& I) {
+  throw sim::SimulationError(I.opcodeName() + " '" + I.name + "': no latency model");
+}
+
 // The operand shapes of an instruction priced without them (ins then outs): four on the stack, the
-// most a DMA or a matmul has.
+// most a DMA or a matmul has (more on the heap).
 class ShapesOf {
  public:
   explicit ShapesOf(const Instruction& I) {
@@ -148,102 +169,104 @@ Latency Hwm::compute(const Instruction& I, double cycles, int64_t flops, const P
   l.access_ns = l.engine == Engine::PE
                     ? 0.0
                     : static_cast<double>(cfg_.sram_access_cycles + cfg_.static_instruction_overhead_cycles) / ghz;
-  // The operands' shapes (ins then outs): the caller's, or read here from the patterns.
-  if (shapes) {
-    // Each list's data and size read once (through the lists' references the compiler reloads them).
-    const size_t nIns = I.ins.size(), nOuts = I.outs.size();
-    const AccessPattern *ins = I.ins.data(), *outs = I.outs.data();
-    for (size_t k = 0; k < nIns; ++k) l.bytes += apBytes(ins[k], shapes[k]);
-    for (size_t k = 0; k < nOuts; ++k) l.bytes += apBytes(outs[k], shapes[nIns + k]);
-  } else {
-    for (const auto* list : {&I.ins, &I.outs})
-      for (const AccessPattern& ap : *list) l.bytes += apBytes(ap);
-  }
+  // Each list's data and size read once (through the lists' references the compiler reloads them).
+  const size_t nIns = I.ins.size(), nOuts = I.outs.size();
+  const AccessPattern *ins = I.ins.data(), *outs = I.outs.data();
+  for (size_t k = 0; k < nIns; ++k) l.bytes += apBytes(ins[k], shapes[k]);
+  for (size_t k = 0; k < nOuts; ++k) l.bytes += apBytes(outs[k], shapes[nIns + k]);
   l.flops = flops;
   return l;
 }
 
-Latency Hwm::getLatency(const Instruction& I) const {
-  switch (I.nodeClass()) {
+Latency Hwm::getLatency(const Instruction& I) const { return getLatency(I, ShapesOf(I).data()); }
+
+Latency Hwm::getLatency(const Instruction& I, const PatternShape* shapes) const {
+  // One entry per node class (NodeClass counts in NodeClasses.def order), each calling that
+  // class's formula through the vtable: the dispatch is one indexed call. (A switch of the virtual
+  // calls had GCC inline the small formulas speculatively, so that every instruction's dispatch
+  // set up their stack frame: 25 machine instructions instead of 11.)
+  using Formula = Latency (*)(const Hwm&, const Instruction&, const PatternShape*);
+  static constexpr Formula kFormulas[] = {
 #define BIR_NODE_CLASS(C) \
-  case NodeClass::C:      \
-    return getLatency(*cast<Inst##C>(&I));
+  [](const Hwm& hwm, const Instruction& I, const PatternShape* shapes) { return hwm.getLatency(*cast<Inst##C>(&I), shapes); },
 #include "NodeClasses.def"
 #undef BIR_NODE_CLASS
-  }
-  throw sim::SimulationError(I.opcodeName() + " '" + I.name + "': no latency model");
+  };
+  const auto nc = static_cast<size_t>(I.nodeClass());
+  if (nc >= std::size(kFormulas)) noLatencyModel(I);
+  return kFormulas[nc](*this, I, shapes);
 }
 
 // ---- ACT ----
 
 // activation: `max(MIN_II, N)` Scalar Engine cycles [I]; scale and bias are free [A1, P1].
-Latency Hwm::getLatency(const InstActivation& I) const {
-  const double n = freeSize(I);
-  return compute(I, minII(n), elementsOut(I));
+Latency Hwm::getLatency(const InstActivation& I, const PatternShape* shapes) const {
+  const double n = freeSize(I, shapes);
+  return compute(I, minII(n), elementsOut(I, shapes), shapes);
 }
 
 // ActReadAccumulator: "roughly 64 ScalarE cycles on NeuronCore-v2" [A1].
-Latency Hwm::getLatency(const InstReadActivationAccumulator& I) const {
-  return compute(I, static_cast<double>(cfg_.act_read_accumulator_cycles), 0);
+Latency Hwm::getLatency(const InstReadActivationAccumulator& I, const PatternShape* shapes) const {
+  return compute(I, static_cast<double>(cfg_.act_read_accumulator_cycles), 0, shapes);
 }
 
 // ---- DVE / ACT / Pool elementwise ----
 
 // memset: `max(MIN_II, N/2)` for value 0 with bf16/fp16, `max(MIN_II, N)` otherwise [I].
-Latency Hwm::getLatency(const InstMemset& I) const {
-  const double n = freeSize(I);
-  if (engineOf(I) == Engine::Pool) return compute(I, poolCycles(n), 0);
+Latency Hwm::getLatency(const InstMemset& I, const PatternShape* shapes) const {
+  const double n = freeSize(I, shapes);
+  if (engineOf(I) == Engine::Pool) return compute(I, poolCycles(n), 0, shapes);
   const bool halfRate = I.mode == MemsetMode::Const && I.constant == 0.0 && !I.outs.empty() &&
                         is16BitFloat(I.outs[0].dtype);
-  return compute(I, minII(halfRate ? n / 2 : n), 0);
+  return compute(I, minII(halfRate ? n / 2 : n), 0, shapes);
 }
 
-Latency Hwm::getLatency(const InstNoOp& I) const { return compute(I, 0, 0); }
+Latency Hwm::getLatency(const InstNoOp& I, const PatternShape* shapes) const { return compute(I, 0, 0, shapes); }
 
 // reciprocal: `max(MIN_II, 8*N)` [I].
-Latency Hwm::getLatency(const InstReciprocal& I) const {
-  return compute(I, minII(8 * freeSize(I)), elementsOut(I));
+Latency Hwm::getLatency(const InstReciprocal& I, const PatternShape* shapes) const {
+  return compute(I, minII(8 * freeSize(I, shapes)), elementsOut(I, shapes), shapes);
 }
 
 // tensor_copy: `max(MIN_II, N)` [I].
-Latency Hwm::getLatency(const InstTensorCopy& I) const {
-  const double n = freeSize(I);
-  return compute(I, engineOf(I) == Engine::Pool ? poolCycles(n) : minII(n), 0);
+Latency Hwm::getLatency(const InstTensorCopy& I, const PatternShape* shapes) const {
+  const double n = freeSize(I, shapes);
+  return compute(I, engineOf(I) == Engine::Pool ? poolCycles(n) : minII(n), 0, shapes);
 }
 
 // tensor_copy_dynamic_src/dst: `max(MIN_II_DYNAMIC, N)` [I].
-Latency Hwm::getLatency(const InstTensorCopyDynamic& I) const {
-  return compute(I, std::max(static_cast<double>(cfg_.min_ii_dynamic_cycles), freeSize(I)), 0);
+Latency Hwm::getLatency(const InstTensorCopyDynamic& I, const PatternShape* shapes) const {
+  return compute(I, std::max(static_cast<double>(cfg_.min_ii_dynamic_cycles), freeSize(I, shapes)), 0, shapes);
 }
 
 // tensor_reduce: `N/2` if in and out are bf16 and op is add or max; `N` otherwise [I].
-Latency Hwm::getLatency(const InstTensorReduce& I) const {
-  const double n = freeSize(I);
+Latency Hwm::getLatency(const InstTensorReduce& I, const PatternShape* shapes) const {
+  const double n = freeSize(I, shapes);
   const bool fast = !I.ins.empty() && !I.outs.empty() && I.ins[0].dtype == DType::bfloat16 &&
                     I.outs[0].dtype == DType::bfloat16 && (I.op == AluOp::add || I.op == AluOp::max);
-  const int64_t elems = I.ins.empty() ? 0 : I.ins[0].numElements();
-  return compute(I, fast ? n / 2 : n, elems);
+  const int64_t elems = elementsIn(I, shapes);
+  return compute(I, fast ? n / 2 : n, elems, shapes);
 }
 
 // tensor_scalar: `max(MIN_II, N)` Vector or Scalar cycles; one op costs the same as two [I].
-Latency Hwm::getLatency(const InstTensorScalar& I) const {
-  const double n = freeSize(I);
+Latency Hwm::getLatency(const InstTensorScalar& I, const PatternShape* shapes) const {
+  const double n = freeSize(I, shapes);
   const int64_t ops = I.op1 == AluOp::bypass ? 1 : 2;
-  return compute(I, engineOf(I) == Engine::Pool ? poolCycles(n) : minII(n), ops * elementsOut(I));
+  return compute(I, engineOf(I) == Engine::Pool ? poolCycles(n) : minII(n), ops * elementsOut(I, shapes), shapes);
 }
 
-Latency Hwm::getLatency(const InstTensorScalarPtr& I) const {
-  const double n = freeSize(I);
+Latency Hwm::getLatency(const InstTensorScalarPtr& I, const PatternShape* shapes) const {
+  const double n = freeSize(I, shapes);
   const int64_t ops = I.op1 == AluOp::bypass ? 1 : 2;
-  return compute(I, engineOf(I) == Engine::Pool ? poolCycles(n) : minII(n), ops * elementsOut(I));
+  return compute(I, engineOf(I) == Engine::Pool ? poolCycles(n) : minII(n), ops * elementsOut(I, shapes), shapes);
 }
 
 // tensor_tensor: `max(MIN_II, N)` if one input is in PSUM and the other in SBUF; `max(MIN_II, N)`
 // if both are in SBUF and all tensors bf16 and op in {add, multiply, subtract} with unit stride;
 // `max(MIN_II, 2N)` otherwise [I].
-Latency Hwm::getLatency(const InstTensorTensor& I) const {
-  const double n = freeSize(I);
-  if (engineOf(I) == Engine::Pool) return compute(I, poolCycles(n), elementsOut(I));
+Latency Hwm::getLatency(const InstTensorTensor& I, const PatternShape* shapes) const {
+  const double n = freeSize(I, shapes);
+  if (engineOf(I) == Engine::Pool) return compute(I, poolCycles(n), elementsOut(I, shapes), shapes);
   bool single = false;
   if (I.ins.size() == 2 && !I.outs.empty()) {
     const auto &a = I.ins[0], &b = I.ins[1], &o = I.outs[0];
@@ -253,95 +276,107 @@ Latency Hwm::getLatency(const InstTensorTensor& I) const {
     if (inSbuf(a) && inSbuf(b) && allBf16 && cheapOp && unitStride(a) && unitStride(b) && unitStride(o))
       single = true;
   }
-  return compute(I, minII(single ? n : 2 * n), elementsOut(I));
+  return compute(I, minII(single ? n : 2 * n), elementsOut(I, shapes), shapes);
 }
 
 // tensor_tensor_scan: `max(MIN_II, 2N)` [I].
-Latency Hwm::getLatency(const InstTensorTensorScan& I) const {
-  return compute(I, minII(2 * freeSize(I)), 2 * elementsOut(I));
+Latency Hwm::getLatency(const InstTensorTensorScan& I, const PatternShape* shapes) const {
+  return compute(I, minII(2 * freeSize(I, shapes)), 2 * elementsOut(I, shapes), shapes);
 }
 
 // bn_stats: `max(MIN_II, N)` [I].
-Latency Hwm::getLatency(const InstBNStats& I) const {
-  const int64_t elems = I.ins.empty() ? 0 : I.ins[0].numElements();
-  return compute(I, minII(freeSize(I)), 3 * elems);
+Latency Hwm::getLatency(const InstBNStats& I, const PatternShape* shapes) const {
+  const int64_t elems = elementsIn(I, shapes);
+  return compute(I, minII(freeSize(I, shapes)), 3 * elems, shapes);
 }
 
 // bn_aggr: `max(MIN_II, 13*(N/3))` [I].
-Latency Hwm::getLatency(const InstBNStatsAggregate& I) const {
-  const double n = freeSize(I);
-  return compute(I, minII(13 * std::floor(n / 3)), 0);
+Latency Hwm::getLatency(const InstBNStatsAggregate& I, const PatternShape* shapes) const {
+  const double n = freeSize(I, shapes);
+  return compute(I, minII(13 * std::floor(n / 3)), 0, shapes);
 }
 
 // nc_stream_shuffle: `max(MIN_II, N)` [I].
-Latency Hwm::getLatency(const InstStreamShuffle& I) const { return compute(I, minII(freeSize(I)), 0); }
+Latency Hwm::getLatency(const InstStreamShuffle& I, const PatternShape* shapes) const {
+  return compute(I, minII(freeSize(I, shapes)), 0, shapes);
+}
 
 // nc_transpose on DVE: `max(MIN_II, N)` [I].
-Latency Hwm::getLatency(const InstStreamTranspose& I) const { return compute(I, minII(freeSize(I)), 0); }
+Latency Hwm::getLatency(const InstStreamTranspose& I, const PatternShape* shapes) const {
+  return compute(I, minII(freeSize(I, shapes)), 0, shapes);
+}
 
 // iota: `150 + N` GpSimd cycles [I] (N: output elements per partition).
-Latency Hwm::getLatency(const InstIota& I) const {
-  const double n = I.outs.empty() ? 0.0 : static_cast<double>(I.outs[0].freeElements());
-  return compute(I, poolCycles(n), 0);
+Latency Hwm::getLatency(const InstIota& I, const PatternShape* shapes) const {
+  const double n = I.outs.empty() ? 0.0 : static_cast<double>(shapes[I.ins.size()].freeElements);
+  return compute(I, poolCycles(n), 0, shapes);
 }
 
 // affine_select: `GPSIMD_START + N` [I].
-Latency Hwm::getLatency(const InstAffineSelect& I) const {
-  return compute(I, poolCycles(freeSize(I)), elementsOut(I));
+Latency Hwm::getLatency(const InstAffineSelect& I, const PatternShape* shapes) const {
+  return compute(I, poolCycles(freeSize(I, shapes)), elementsOut(I, shapes), shapes);
 }
 
 // range_select: `max(MIN_II, N)` [I].
-Latency Hwm::getLatency(const InstRangeSelect& I) const {
-  return compute(I, minII(freeSize(I)), 2 * elementsOut(I));
+Latency Hwm::getLatency(const InstRangeSelect& I, const PatternShape* shapes) const {
+  return compute(I, minII(freeSize(I, shapes)), 2 * elementsOut(I, shapes), shapes);
 }
 
 // select / select_reduce: not documented; costed as a two-input DVE op, `max(MIN_II, 2N)` (ours).
-Latency Hwm::getLatency(const InstSelect& I) const { return compute(I, minII(2 * freeSize(I)), 0); }
-Latency Hwm::getLatency(const InstSelectReduce& I) const {
-  return compute(I, minII(2 * freeSize(I)), elementsOut(I));
+Latency Hwm::getLatency(const InstSelect& I, const PatternShape* shapes) const {
+  return compute(I, minII(2 * freeSize(I, shapes)), 0, shapes);
+}
+Latency Hwm::getLatency(const InstSelectReduce& I, const PatternShape* shapes) const {
+  return compute(I, minII(2 * freeSize(I, shapes)), elementsOut(I, shapes), shapes);
 }
 
 // tensor_copy_predicated: `max(MIN_II, N)` if one of src/predicate is in PSUM, `max(MIN_II, 2N)`
 // otherwise [I].
-Latency Hwm::getLatency(const InstCopyPredicated& I) const {
-  const double n = freeSize(I);
+Latency Hwm::getLatency(const InstCopyPredicated& I, const PatternShape* shapes) const {
+  const double n = freeSize(I, shapes);
   const bool onePsum = I.ins.size() == 2 && (inPsum(I.ins[0]) != inPsum(I.ins[1]));
-  return compute(I, minII(onePsum ? n : 2 * n), 0);
+  return compute(I, minII(onePsum ? n : 2 * n), 0, shapes);
 }
 
 // dropout: `max(MIN_II, N)` [I].
-Latency Hwm::getLatency(const InstDropout& I) const {
-  return compute(I, minII(freeSize(I)), elementsOut(I));
+Latency Hwm::getLatency(const InstDropout& I, const PatternShape* shapes) const {
+  return compute(I, minII(freeSize(I, shapes)), elementsOut(I, shapes), shapes);
 }
 
 // max8: `N` engine cycles [I].
-Latency Hwm::getLatency(const InstMax& I) const { return compute(I, freeSize(I), 0); }
+Latency Hwm::getLatency(const InstMax& I, const PatternShape* shapes) const {
+  return compute(I, freeSize(I, shapes), 0, shapes);
+}
 
 // nc_find_index8: `N` engine cycles [I].
-Latency Hwm::getLatency(const InstMaxIndex& I) const { return compute(I, freeSize(I), 0); }
+Latency Hwm::getLatency(const InstMaxIndex& I, const PatternShape* shapes) const {
+  return compute(I, freeSize(I, shapes), 0, shapes);
+}
 
 // nc_match_replace8: documented as `min(MIN_II, N)` [I], which would make it nearly free; read as
 // the `max(MIN_II, N)` every sibling uses (ours).
-Latency Hwm::getLatency(const InstMatchReplace& I) const { return compute(I, minII(freeSize(I)), 0); }
+Latency Hwm::getLatency(const InstMatchReplace& I, const PatternShape* shapes) const {
+  return compute(I, minII(freeSize(I, shapes)), 0, shapes);
+}
 
 // scalar_tensor_tensor: `N` if data and operand1 are both bfloat16, op0 = subtract, op1 = multiply
 // and N is even; `2*N` otherwise [I scalar_tensor_tensor] (no MIN_II in the formula).
-Latency Hwm::getLatency(const InstScalarTensorTensor& I) const {
-  const double n = freeSize(I);
+Latency Hwm::getLatency(const InstScalarTensorTensor& I, const PatternShape* shapes) const {
+  const double n = freeSize(I, shapes);
   bool fast = false;
   if (I.ins.size() >= 2)
     fast = I.ins[0].dtype == DType::bfloat16 && I.ins[1].dtype == DType::bfloat16 &&
            I.op0 == AluOp::subtract && I.op1 == AluOp::mult && std::fmod(n, 2.0) == 0.0;
-  return compute(I, fast ? n : 2 * n, 2 * elementsOut(I));
+  return compute(I, fast ? n : 2 * n, 2 * elementsOut(I, shapes), shapes);
 }
 
 // tensor_scalar_reduce: `max(MIN_II, N) + MIN_II` [I tensor_scalar_reduce]. tensor_scalar_cumulative
 // has no published cost; it is the same single pass writing its running values instead of reading
 // the register out: `max(MIN_II, N)`, the one-input Vector Engine rate [A1] (ours).
-Latency Hwm::getLatency(const InstTensorScalarReduce& I) const {
-  const double n = freeSize(I);
+Latency Hwm::getLatency(const InstTensorScalarReduce& I, const PatternShape* shapes) const {
+  const double n = freeSize(I, shapes);
   const double cycles = I.cumulative ? minII(n) : minII(n) + static_cast<double>(cfg_.min_ii_cycles);
-  return compute(I, cycles, 2 * elementsOut(I));
+  return compute(I, cycles, 2 * elementsOut(I, shapes), shapes);
 }
 
 // ---- GpSimd ----
@@ -350,31 +385,35 @@ Latency Hwm::getLatency(const InstTensorScalarReduce& I) const {
 // cost: GPSIMD_START plus one cycle per element per partition, as iota and affine_select [I]
 // (ours; cpp/sim/README.md). nc_n_gather is "n groups of instructions in the underlying ISA,
 // where n = ceil(elems_per_partition / 512)" [I nc_n_gather]: a start-up per group.
-Latency Hwm::getLatency(const InstTensorPartitionReduce& I) const {
-  const int64_t elems = I.ins.empty() ? 0 : I.ins[0].numElements();
-  return compute(I, poolCycles(freeSize(I)), elems);
+Latency Hwm::getLatency(const InstTensorPartitionReduce& I, const PatternShape* shapes) const {
+  const int64_t elems = elementsIn(I, shapes);
+  return compute(I, poolCycles(freeSize(I, shapes)), elems, shapes);
 }
 
-Latency Hwm::getLatency(const InstGather& I) const {
-  const double n = I.outs.empty() ? 0.0 : static_cast<double>(I.outs[0].freeElements());
+Latency Hwm::getLatency(const InstGather& I, const PatternShape* shapes) const {
+  const double n = I.outs.empty() ? 0.0 : static_cast<double>(shapes[I.ins.size()].freeElements);
   const double groups = std::max(1.0, std::ceil(n / static_cast<double>(cfg_.gather_group_elements)));
-  return compute(I, groups * static_cast<double>(cfg_.gpsimd_start_cycles) + n, 0);
+  return compute(I, groups * static_cast<double>(cfg_.gpsimd_start_cycles) + n, 0, shapes);
 }
 
-Latency Hwm::getLatency(const InstSequenceBounds& I) const { return compute(I, poolCycles(freeSize(I)), 0); }
+Latency Hwm::getLatency(const InstSequenceBounds& I, const PatternShape* shapes) const {
+  return compute(I, poolCycles(freeSize(I, shapes)), 0, shapes);
+}
 
-Latency Hwm::getLatency(const InstNonzeroWithCount& I) const { return compute(I, poolCycles(freeSize(I)), 0); }
+Latency Hwm::getLatency(const InstNonzeroWithCount& I, const PatternShape* shapes) const {
+  return compute(I, poolCycles(freeSize(I, shapes)), 0, shapes);
+}
 
 // local_gather: `150 + (num_valid_indices * num_elem_per_idx)/C` GpSimd cycles, with
 // `C = ((28 + t*num_elem_per_idx)/(t*num_elem_per_idx)) / min(4/dtype_size, num_elem_per_idx)`,
 // dtype_size the source's element bytes and `t` = 4 [I local_gather].
-Latency Hwm::getLatency(const InstLocalGather& I) const {
+Latency Hwm::getLatency(const InstLocalGather& I, const PatternShape* shapes) const {
   constexpr double t = 4;
   const double e = static_cast<double>(I.num_elem_per_idx);
   const double size = I.ins.empty() ? 4.0 : static_cast<double>(dtypeSize(I.ins[0].dtype));
   const double c = ((28 + t * e) / (t * e)) / std::min(4.0 / size, e);
   const double n = static_cast<double>(I.num_valid_indices) * e;
-  return compute(I, static_cast<double>(cfg_.gpsimd_start_cycles) + n / c, 0);
+  return compute(I, static_cast<double>(cfg_.gpsimd_start_cycles) + n / c, 0, shapes);
 }
 
 // ---- the engines' random number generators (no published cost; ours) ----
@@ -382,17 +421,17 @@ Latency Hwm::getLatency(const InstLocalGather& I) const {
 // rng: one output element per cycle as the single-input Vector Engine rule [A1], `max(MIN_II, N)`,
 // or on GpSimd the start-up plus N; the state moves cost an initiation interval, or the start-up plus
 // the six words on GpSimd.
-Latency Hwm::getLatency(const InstRand& I) const {
-  const double n = freeSize(I);
-  return compute(I, engineOf(I) == Engine::Pool ? poolCycles(n) : minII(n), 0);
+Latency Hwm::getLatency(const InstRand& I, const PatternShape* shapes) const {
+  const double n = freeSize(I, shapes);
+  return compute(I, engineOf(I) == Engine::Pool ? poolCycles(n) : minII(n), 0, shapes);
 }
 
-Latency Hwm::getLatency(const InstSetRandState& I) const {
-  return compute(I, engineOf(I) == Engine::Pool ? poolCycles(6) : static_cast<double>(cfg_.min_ii_cycles), 0);
+Latency Hwm::getLatency(const InstSetRandState& I, const PatternShape* shapes) const {
+  return compute(I, engineOf(I) == Engine::Pool ? poolCycles(6) : static_cast<double>(cfg_.min_ii_cycles), 0, shapes);
 }
 
-Latency Hwm::getLatency(const InstGetRandState& I) const {
-  return compute(I, engineOf(I) == Engine::Pool ? poolCycles(6) : static_cast<double>(cfg_.min_ii_cycles), 0);
+Latency Hwm::getLatency(const InstGetRandState& I, const PatternShape* shapes) const {
+  return compute(I, engineOf(I) == Engine::Pool ? poolCycles(6) : static_cast<double>(cfg_.min_ii_cycles), 0, shapes);
 }
 
 // ---- PE ----
@@ -401,9 +440,7 @@ Latency Hwm::getLatency(const InstGetRandState& I) const {
 // `4 * max(min(64, N_stationary), N_moving)` for fp32 [I]; N_stationary = M (the stationary's
 // free size), N_moving = N. PE transpose: `max(P, min(64, F))` [I], the same expression for the
 // identity moving tile (N_moving = K = P); FP32 transpose is 4x (v2) or 2x (v3 transpose mode).
-Latency Hwm::getLatency(const InstMatmult& I) const { return matmulLatency(I, ShapesOf(I).data()); }
-
-Latency Hwm::matmulLatency(const InstMatmult& I, const PatternShape* shapes) const {
+Latency Hwm::getLatency(const InstMatmult& I, const PatternShape* shapes) const {
   if (I.ins.size() < 2) return compute(I, 0, 0, shapes);
   const auto &st = I.ins[0], &mv = I.ins[1];
   const double m = static_cast<double>(shapes[0].freeElements);
@@ -427,9 +464,7 @@ Latency Hwm::matmulLatency(const InstMatmult& I, const PatternShape* shapes) con
 // dma_completion_ns after the transfer. Casts go src -> fp32 -> dst, so the wider side's bytes are
 // charged. Transposes and add-accumulating DMAs move data at a fraction of the copy rate
 // (MachineConfig::dma_transpose_*_factor, dma_accumulate_factor).
-Latency Hwm::getLatency(const InstDMA& I) const { return dmaLatency(I, ShapesOf(I).data()); }
-
-Latency Hwm::dmaLatency(const InstDMA& I, const PatternShape* shapes) const {
+Latency Hwm::getLatency(const InstDMA& I, const PatternShape* shapes) const {
   Latency l;
   l.engine = engineOf(I);
   l.cycles = static_cast<double>(cfg_.dma_trigger_cycles);
@@ -476,7 +511,7 @@ Latency Hwm::dmaLatency(const InstDMA& I, const PatternShape* shapes) const {
 
   const int64_t elements = toShape.numElements();
   const int64_t run = std::max<int64_t>(1, std::min(contiguousRun(from, fromOnChip), contiguousRun(to, toOnChip)));
-  const double descriptors = std::ceil(static_cast<double>(elements) / static_cast<double>(run));
+  const double descriptors = ceilPositive(static_cast<double>(elements) / static_cast<double>(run));
   const double bytes = static_cast<double>(elements) * std::max(dtypeSize(src.dtype), dtypeSize(dst.dtype));
   // The busiest engine's share: its partitions of the on-chip side (the destination's if both
   // are), or an even split.
@@ -491,21 +526,13 @@ Latency Hwm::dmaLatency(const InstDMA& I, const PatternShape* shapes) const {
   if (I.mode == DmaMode::Transpose)
     rate *= srcOnChip ? cfg_.dma_transpose_sbuf_factor : cfg_.dma_transpose_dram_factor;
   if (I.dst_rmw_op != AluOp::bypass) rate *= cfg_.dma_accumulate_factor;
-  l.dma_descriptors = std::ceil(descriptors * share);
+  l.dma_descriptors = ceilPositive(descriptors * share);
   l.dma_transfer_ns = std::max(l.dma_descriptors * cfg_.dma_descriptor_ns, bytes * share / rate);
   double hbmBytes = 0;
   if (!srcOnChip) hbmBytes += static_cast<double>(apBytes(from, fromShape));
   if (!dstOnChip) hbmBytes += static_cast<double>(apBytes(to, toShape));
   l.dma_hbm_ns = hbmBytes / cfg_.hbm_core_bandwidth_gbps;
   return l;
-}
-
-Latency Hwm::getLatency(const Instruction& I, const PatternShape* shapes) const {
-  switch (I.nodeClass()) {
-    case NodeClass::DMA: return dmaLatency(*cast<InstDMA>(&I), shapes);
-    case NodeClass::Matmult: return matmulLatency(*cast<InstMatmult>(&I), shapes);
-    default: return getLatency(I);
-  }
 }
 
 // ---- the Custom / Extension band (seed 000: slots 53..57, opaque latency-modelled boxes) ----
@@ -530,12 +557,20 @@ Latency Hwm::getLatency(const InstBIRKernel& I) const {
                              "Trainium models know (TrainiumHwm, libwalrus; bir::makeHwm builds them)");
 }
 // IT55 / IT56 carry their own kernel: expanded and scheduled through the extension.
-Latency Hwm::getLatency(const InstNKIKernel& I) const { return extension(I).carried_kernel_latency(*this, I); }
-Latency Hwm::getLatency(const InstNKIKLIRKernel& I) const { return extension(I).carried_kernel_latency(*this, I); }
+Latency Hwm::getLatency(const InstNKIKernel& I) const {
+  return extension(I).carried_kernel_latency(*this, I);
+}
+Latency Hwm::getLatency(const InstNKIKLIRKernel& I) const {
+  return extension(I).carried_kernel_latency(*this, I);
+}
+
+Latency Hwm::getLatency(const InstBIRKernel& I, const PatternShape*) const { return getLatency(I); }
+Latency Hwm::getLatency(const InstNKIKernel& I, const PatternShape*) const { return getLatency(I); }
+Latency Hwm::getLatency(const InstNKIKLIRKernel& I, const PatternShape*) const { return getLatency(I); }
 
 // device_print works only in simulation (the public NKI docs; [S2], [G1]): a debugging aid that
 // takes no device time. It still waits for the tile it prints (its operand's hazards).
-Latency Hwm::getLatency(const InstDevicePrint& I) const {
+Latency Hwm::getLatency(const InstDevicePrint& I, const PatternShape*) const {
   Latency l;
   l.engine = engineOf(I);
   return l;
@@ -546,17 +581,18 @@ Latency Hwm::getLatency(const InstDevicePrint& I) const {
 // Inf2 and Trn1"). Opaque: priced as GpSimd work over its largest operand, GPSIMD_START + N cycles
 // with N its elements per partition (ours, the rule of every Pool instruction without a documented
 // cost). Every other Unmodeled opcode has no model.
-Latency Hwm::getLatency(const InstUnmodeled& I) const {
+Latency Hwm::getLatency(const InstUnmodeled& I, const PatternShape* shapes) const {
   if (I.opcode() != InstructionType::CustomOp)
     throw sim::SimulationError(I.opcodeName() + " '" + I.name + "': this opcode has no functional or latency model");
   if (!cfg_.has_custom_ops)
     throw sim::SimulationError("CustomOp '" + I.name + "': Neuron Custom C++ operators run on NeuronCore-v2 only, not " +
                                cfg_.neuron_core);
   double n = 0;
-  for (const auto* list : {&I.ins, &I.outs})
-    for (const auto& ap : *list)
-      if (!ap.isImmediate()) n = std::max(n, static_cast<double>(ap.freeElements()));
-  return compute(I, poolCycles(n), 0);
+  const size_t nIns = I.ins.size(), nOperands = nIns + I.outs.size();
+  for (size_t k = 0; k < nOperands; ++k)
+    if (!(k < nIns ? I.ins[k] : I.outs[k - nIns]).isImmediate())
+      n = std::max(n, static_cast<double>(shapes[k].freeElements));
+  return compute(I, poolCycles(n), 0, shapes);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -572,38 +608,42 @@ double NeuronCoreV3Hwm::dveCopyLikeSpeedup(const Instruction& I) const {
   return 1;
 }
 
-Latency NeuronCoreV3Hwm::getLatency(const InstTensorCopy& I) const {
+Latency NeuronCoreV3Hwm::getLatency(const InstTensorCopy& I, const PatternShape* shapes) const {
   const double s = dveCopyLikeSpeedup(I);
-  if (s == 1) return Hwm::getLatency(I);
-  return compute(I, minII(freeSize(I) / s), 0);
+  if (s == 1) return Hwm::getLatency(I, shapes);
+  return compute(I, minII(freeSize(I, shapes) / s), 0, shapes);
 }
 
 // Both forms of tensor_scalar: scalars as immediates or as [P, 1] pointers (ref §4).
 template <class TensorScalarInst>
-Latency NeuronCoreV3Hwm::tensorScalarInPerfMode(const TensorScalarInst& I) const {
+Latency NeuronCoreV3Hwm::tensorScalarInPerfMode(const TensorScalarInst& I, const PatternShape* shapes) const {
   const double s = dveCopyLikeSpeedup(I);
-  Latency l = Hwm::getLatency(I);
+  Latency l = Hwm::getLatency(I, shapes);
   if (s == 1) return l;
-  return compute(I, minII(freeSize(I) / s), l.flops);
+  return compute(I, minII(freeSize(I, shapes) / s), l.flops, shapes);
 }
 
-Latency NeuronCoreV3Hwm::getLatency(const InstTensorScalar& I) const { return tensorScalarInPerfMode(I); }
-Latency NeuronCoreV3Hwm::getLatency(const InstTensorScalarPtr& I) const { return tensorScalarInPerfMode(I); }
+Latency NeuronCoreV3Hwm::getLatency(const InstTensorScalar& I, const PatternShape* shapes) const {
+  return tensorScalarInPerfMode(I, shapes);
+}
+Latency NeuronCoreV3Hwm::getLatency(const InstTensorScalarPtr& I, const PatternShape* shapes) const {
+  return tensorScalarInPerfMode(I, shapes);
+}
 
 // v3: tensor_tensor with both inputs in SBUF and all tensors BF16/FP16 runs in 2x mode [A2]:
 // `max(MIN_II, N)` instead of `max(MIN_II, 2N)`.
-Latency NeuronCoreV3Hwm::getLatency(const InstTensorTensor& I) const {
-  Latency l = Hwm::getLatency(I);
+Latency NeuronCoreV3Hwm::getLatency(const InstTensorTensor& I, const PatternShape* shapes) const {
+  Latency l = Hwm::getLatency(I, shapes);
   if (engineOf(I) != Engine::DVE || I.ins.size() != 2 || I.outs.empty()) return l;
   const auto &a = I.ins[0], &b = I.ins[1], &o = I.outs[0];
   if (inSbuf(a) && inSbuf(b) && is16BitFloat(a.dtype) && is16BitFloat(b.dtype) && is16BitFloat(o.dtype))
-    return compute(I, minII(freeSize(I)), l.flops);
+    return compute(I, minII(freeSize(I, shapes)), l.flops, shapes);
   return l;
 }
 
 // v3 FP8 double_row: K=256 in the time of a BF16 K=128, i.e. half the cycles per row [A2].
-Latency NeuronCoreV3Hwm::matmulLatency(const InstMatmult& I, const PatternShape* shapes) const {
-  Latency l = Hwm::matmulLatency(I, shapes);
+Latency NeuronCoreV3Hwm::getLatency(const InstMatmult& I, const PatternShape* shapes) const {
+  Latency l = Hwm::getLatency(I, shapes);
   if (I.perf_mode == PerfMode::DoubleRow && I.ins.size() == 2 && isFp8(I.ins[0].dtype) &&
       isFp8(I.ins[1].dtype)) {
     l.cycles /= 2;

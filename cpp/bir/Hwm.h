@@ -68,23 +68,29 @@ class Hwm {
   static Engine engineOf(const Instruction& I);
   double clockGhz(Engine e) const;
 
-  // Dispatches on the node class. Kernel nodes: IT55 (InstNKIKernel) and IT56 (InstNKIKLIRKernel)
-  // are priced here through the registered HwmExtension (their kernel travels with them); IT54
-  // (InstBIRKernel) only by a model that knows the library leaves (TrainiumHwm overrides it).
+  // Dispatches on the node class, with I's operand shapes made here (patternShape of each). Kernel
+  // nodes: IT55 (InstNKIKernel) and IT56 (InstNKIKLIRKernel) are priced here through the
+  // registered HwmExtension (their kernel travels with them); IT54 (InstBIRKernel) only by a model
+  // that knows the library leaves (TrainiumHwm overrides it).
   Latency getLatency(const Instruction& I) const;
-#define BIR_NODE_CLASS(C) virtual Latency getLatency(const Inst##C& I) const;
+  // The same when the caller already has I's operand shapes, ins then outs (patternShape of each,
+  // as bir::verifyInstruction makes them): the simulator's decoder.
+  Latency getLatency(const Instruction& I, const PatternShape* shapes) const;
+  // One formula per node class, on I and its operand shapes (ins then outs): the formulas read
+  // element counts from the shapes rather than walking the patterns again (the decoder has them).
+#define BIR_NODE_CLASS(C) virtual Latency getLatency(const Inst##C& I, const PatternShape* shapes) const;
 #include "NodeClasses.def"
 #undef BIR_NODE_CLASS
-  // The same as getLatency(I) when the caller already has I's operand shapes, ins then outs
-  // (patternShape of each, as bir::verifyInstruction makes them): the simulator's decoder. The
-  // formulas that read shapes take them from there (dmaLatency, matmulLatency) instead of walking the
-  // patterns again; every other node class is priced by getLatency(I).
-  Latency getLatency(const Instruction& I, const PatternShape* shapes) const;
+  // Kernel nodes are priced by expanding them, which reads no operand shape: their entries above
+  // call these, the signatures seed 000 gives them (TrainiumHwm overrides the first).
+  virtual Latency getLatency(const InstBIRKernel& I) const;
+  virtual Latency getLatency(const InstNKIKernel& I) const;
+  virtual Latency getLatency(const InstNKIKLIRKernel& I) const;
 
  protected:
   // A compute instruction of `cycles` engine cycles on I's engine, with the access overhead and
-  // the bytes its operands move; `shapes`: its operands' (ins then outs), if the caller has them.
-  Latency compute(const Instruction& I, double cycles, int64_t flops, const PatternShape* shapes = nullptr) const;
+  // the bytes its operands move; `shapes`: its operands' (ins then outs).
+  Latency compute(const Instruction& I, double cycles, int64_t flops, const PatternShape* shapes) const;
   // max(MIN_II, n) [I]
   double minII(double n) const;
   // An SBUF/PSUM operand whose innermost stride is past sram_full_rate_max_stride_bytes [A1].
@@ -92,11 +98,6 @@ class Hwm {
   // The formula used for elementwise work when an engine is not DVE/ACT: GpSimd start-up plus one
   // element per partition per cycle (ours, by analogy with iota / affine_select [I]).
   double poolCycles(double n) const;
-  // The DMA formula, on I's operand shapes (ins then outs); getLatency(InstDMA) makes them. A model
-  // with its own DMA formula overrides this, so that both entry points price alike.
-  virtual Latency dmaLatency(const InstDMA& I, const PatternShape* shapes) const;
-  // The same for the PE's matmul (getLatency(InstMatmult)).
-  virtual Latency matmulLatency(const InstMatmult& I, const PatternShape* shapes) const;
 
   MachineConfig cfg_;
 };
@@ -162,19 +163,17 @@ class NeuronCoreV3Hwm : public Hwm {
  public:
   explicit NeuronCoreV3Hwm(MachineConfig config = machineConfig("trn2")) : Hwm(std::move(config)) {}
   using Hwm::getLatency;
-  Latency getLatency(const InstTensorCopy& I) const override;
-  Latency getLatency(const InstTensorScalar& I) const override;
-  Latency getLatency(const InstTensorScalarPtr& I) const override;
-  Latency getLatency(const InstTensorTensor& I) const override;
-
- protected:
-  Latency matmulLatency(const InstMatmult& I, const PatternShape* shapes) const override;
+  Latency getLatency(const InstTensorCopy& I, const PatternShape* shapes) const override;
+  Latency getLatency(const InstTensorScalar& I, const PatternShape* shapes) const override;
+  Latency getLatency(const InstTensorScalarPtr& I, const PatternShape* shapes) const override;
+  Latency getLatency(const InstTensorTensor& I, const PatternShape* shapes) const override;
+  Latency getLatency(const InstMatmult& I, const PatternShape* shapes) const override;
 
  private:
   // The v3 DVE perf-mode speed-up (1, 2 or 4) of a copy / tensor_scalar [A2].
   double dveCopyLikeSpeedup(const Instruction& I) const;
   template <class TensorScalarInst>
-  Latency tensorScalarInPerfMode(const TensorScalarInst& I) const;
+  Latency tensorScalarInPerfMode(const TensorScalarInst& I, const PatternShape* shapes) const;
 };
 
 // ---- kernel nodes: the hook libwalrus fills ----
