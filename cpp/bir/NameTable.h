@@ -15,11 +15,12 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
-#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "BlockArena.h"
 
 namespace bir {
 
@@ -27,34 +28,15 @@ namespace bir {
 // valid while its NameText lives) and are freed together.
 class NameText {
  public:
-  NameText() = default;
-  NameText(NameText&&) noexcept = default;
-  NameText& operator=(NameText&&) noexcept = default;
-  NameText(const NameText&) = delete;
-  NameText& operator=(const NameText&) = delete;
-
   // A copy of `name` kept here.
   std::string_view keep(std::string_view name) {
-    if (name.size() > left_) {
-      const size_t size = std::max(name.size(), nextBlock_);
-      nextBlock_ = std::min(nextBlock_ * 2, kMaxBlock);
-      blocks_.push_back(std::make_unique_for_overwrite<char[]>(size));
-      next_ = blocks_.back().get();
-      left_ = size;
-    }
-    char* at = next_;
+    char* at = chars_.take(name.size());
     if (!name.empty()) std::memcpy(at, name.data(), name.size());
-    next_ += name.size();
-    left_ -= name.size();
     return {at, name.size()};
   }
 
  private:
-  static constexpr size_t kMaxBlock = size_t{1} << 16;
-  size_t nextBlock_ = 1024;
-  std::vector<std::unique_ptr<char[]>> blocks_;
-  char* next_ = nullptr;
-  size_t left_ = 0;
+  BlockArena<char, size_t{1} << 10, size_t{1} << 16> chars_;
 };
 
 template <class V>

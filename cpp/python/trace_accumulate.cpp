@@ -568,19 +568,6 @@ PyObject* binaryFast(PyObject* name, PyObject* const* args, Py_ssize_t nargs, Py
   return binaryColumn(x, y, name, mask);
 }
 
-// nisa.tensor_scalar(data, op0, operand0, reverse0=False, op1=None, operand1=None, reverse1=False, *,
-// dtype=None, mask=None, engine=engine.unknown) (neuronxsim.nki.isa) for its commonest call: data
-// an on-chip exact Tensor, op0 (and op1 when not None) an operator alu_op answered before (its memo
-// _ALU_BY_FUNCTION holds it) and no bit-vector one, reverse flags bools, operand1 given exactly when
-// op1 is, no dtype, mask or engine (or engine.unknown), each operand an on-chip exact Tensor or an
-// exact float or int (a tile operand1 only after a tile operand0): the definition's builder call
-// instructions.tensor_scalar(tr, data, a0, operand0, reverse0, a1, operand1, reverse1, None, loc,
-// None, engine=DVE) made by tensorScalarPlain (the builder's own two steps for these operands).
-// Anything else returns NotImplemented having changed nothing: the definition's, with every check
-// and error. tr is the tracer recording (none: the definition's error), loc the kernel's line
-// (the frame calling the FastCall).
-// Why C: the definition, alu_op twice, the builder and _tensor_scalar_plain were five frames per
-// call, most of what recording layernorm's normalisation step cost.
 // alu_op's remembered answer for the operator `fn` (_ALU_BY_FUNCTION): 1 with `alu` set (a new
 // reference: held while Python runs), 0 when alu_op must answer (not remembered, or unhashable:
 // nothing set), -1 with an error set.
@@ -596,6 +583,19 @@ int rememberedAlu(PyObject* fn, Owned& alu) {
   return 1;
 }
 
+// nisa.tensor_scalar(data, op0, operand0, reverse0=False, op1=None, operand1=None, reverse1=False, *,
+// dtype=None, mask=None, engine=engine.unknown) (neuronxsim.nki.isa) for its commonest call: data
+// an on-chip exact Tensor, op0 (and op1 when not None) an operator alu_op answered before (its memo
+// _ALU_BY_FUNCTION holds it) and no bit-vector one, reverse flags bools, operand1 given exactly when
+// op1 is, no dtype, mask or engine (or engine.unknown), each operand an on-chip exact Tensor or an
+// exact float or int (a tile operand1 only after a tile operand0): the definition's builder call
+// instructions.tensor_scalar(tr, data, a0, operand0, reverse0, a1, operand1, reverse1, None, loc,
+// None, engine=DVE) made by tensorScalarPlain (the builder's own two steps for these operands).
+// Anything else returns NotImplemented having changed nothing: the definition's, with every check
+// and error. tr is the tracer recording (none: the definition's error), loc the kernel's line
+// (the frame calling the FastCall).
+// Why C: the definition, alu_op twice, the builder and _tensor_scalar_plain were five frames per
+// call, most of what recording layernorm's normalisation step cost.
 PyObject* isaTensorScalarFast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   if (aluByFunction == nullptr || bypass == nullptr || instructions == nullptr || nargs > 7)
     Py_RETURN_NOTIMPLEMENTED;  // (more than 7 positional: the definition's TypeError)
