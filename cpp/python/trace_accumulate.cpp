@@ -35,6 +35,7 @@
 #include "trace_method_site.h"
 #include "trace_nki06_args.h"
 #include "trace_ref.h"
+#include "trace_remembered.h"
 #include "trace_slotted.h"
 
 #include "bindings.h"
@@ -572,13 +573,8 @@ PyObject* binaryFast(PyObject* name, PyObject* const* args, Py_ssize_t nargs, Py
 // reference: held while Python runs), 0 when alu_op must answer (not remembered, or unhashable:
 // nothing set), -1 with an error set.
 int rememberedAlu(PyObject* fn, Owned& alu) {
-  PyObject* found = PyDict_GetItemWithError(aluByFunction, fn);  // (borrowed)
-  if (found == nullptr) {
-    if (!PyErr_Occurred()) return 0;
-    if (!PyErr_ExceptionMatches(PyExc_TypeError)) return -1;
-    PyErr_Clear();  // (unhashable: alu_op's own path)
-    return 0;
-  }
+  PyObject* found = rememberedIn(aluByFunction, fn);  // (borrowed)
+  if (found == nullptr) return PyErr_Occurred() ? -1 : 0;
   alu.p = Py_NewRef(found);
   return 1;
 }

@@ -36,6 +36,7 @@
 #include "trace_current.h"
 #include "trace_mask_box.h"
 #include "trace_ref.h"
+#include "trace_remembered.h"
 #include "trace_slotted.h"
 #include "trace_value_memo.h"
 
@@ -300,14 +301,8 @@ int wholeRecords(PyObject* data) {
 // refuse; nothing set), or with an error set (`failed` true).
 PyObject* knownDtype(PyObject* value, bool& failed) {
   failed = false;
-  PyObject* dtype = PyDict_GetItemWithError(lookups, value);
-  if (dtype == nullptr && PyErr_Occurred()) {
-    if (!PyErr_ExceptionMatches(PyExc_TypeError)) {
-      failed = true;
-      return nullptr;
-    }
-    PyErr_Clear();
-  }
+  PyObject* dtype = rememberedIn(lookups, value);
+  failed = dtype == nullptr && PyErr_Occurred();
   return dtype == Py_None ? nullptr : dtype;
 }
 

@@ -57,6 +57,7 @@
 #include "trace_method_site.h"
 #include "trace_nki06_args.h"
 #include "trace_ref.h"
+#include "trace_remembered.h"
 #include "trace_slotted.h"
 
 #include "bindings.h"
@@ -197,15 +198,6 @@ PyObject* scalarOrColumn(PyObject* x, long long parts) {
   return writtenAsChecked(v.get()) == kTake ? v.release() : nullptr;
 }
 
-// What the memo `table` (opcodes' _ALU_BY_FUNCTION or _ACT_BY_FUNCTION) holds for fn (borrowed),
-// or null with no error set when it holds nothing (alu_op / act_func: not seen before, an enum
-// member, or unhashable), with one set for an error not an Exception.
-PyObject* memo(PyObject* table, PyObject* fn) {
-  PyObject* op = PyDict_GetItemWithError(table, fn);
-  if (op == nullptr && PyErr_Occurred() && PyErr_ExceptionMatches(PyExc_Exception)) PyErr_Clear();
-  return op;
-}
-
 // `view.storage.<name>`: a new reference, or null with an error set.
 PyObject* storageAttr(PyObject* view, PyObject* name) {
   Owned st(slotAttr(view, storageName));
@@ -306,13 +298,13 @@ PyObject* tensorScalarFast(PyObject*, PyObject* const* args, Py_ssize_t nargs, P
   if (!dstOf(slots[0], d)) NXS_TAKE_OR_DECLINE(nullptr);
   Owned v(pairedInput(slots[1], d.shape.get()));
   NXS_TAKE_OR_DECLINE(v.get());
-  PyObject* a0 = memo(config.aluByFunction, slots[2]);  // (borrowed from the table)
+  PyObject* a0 = rememberedIn(config.aluByFunction, slots[2]);  // (borrowed from the table)
   NXS_TAKE_OR_DECLINE(a0);
   Owned keep0(Py_NewRef(a0));  // (held while Python runs below)
   if (a0 == config.aluAbs || a0 == config.aluRsqrt) Py_RETURN_NOTIMPLEMENTED;  // (unary: operand0's rule)
   PyObject* a1 = config.bypass;
   if (op1 != Py_None) {
-    a1 = memo(config.aluByFunction, op1);
+    a1 = rememberedIn(config.aluByFunction, op1);
     NXS_TAKE_OR_DECLINE(a1);
   }
   Owned keep1(Py_NewRef(a1));
@@ -365,7 +357,7 @@ PyObject* tensorTensorFast(PyObject*, PyObject* const* args, Py_ssize_t nargs, P
     if (slots[i] == nullptr) Py_RETURN_NOTIMPLEMENTED;  // (the definition's TypeError)
   if (!vectorOrDefault(slots[4]) || !plainName(slots[5])) Py_RETURN_NOTIMPLEMENTED;
   const bool chosen = slots[4] != nullptr && slots[4] == config.engineVector;
-  PyObject* alu = memo(config.aluByFunction, slots[3]);
+  PyObject* alu = rememberedIn(config.aluByFunction, slots[3]);
   NXS_TAKE_OR_DECLINE(alu);
   Owned keep(Py_NewRef(alu));  // (held while Python runs below)
   Dst d;
@@ -477,7 +469,7 @@ PyObject* readAccumulator(PyObject* tr, PyObject* dst, PyObject* partitions, PyO
 // _reduce_regs does before _activation. NotImplemented when the definition must answer.
 PyObject* activationCommon(PyObject* tr, Dst& d, PyObject* op, PyObject* data, PyObject* bias, PyObject* scale,
                            PyObject* reduceOp, PyObject* reduceRes, PyObject* what) {
-  PyObject* func = memo(config.actByFunction, op);
+  PyObject* func = rememberedIn(config.actByFunction, op);
   NXS_TAKE_OR_DECLINE(func);
   if (func == config.prelu) Py_RETURN_NOTIMPLEMENTED;
   Owned keep(Py_NewRef(func));  // (held while Python runs below)
@@ -570,7 +562,7 @@ PyObject* activationReduceFast(PyObject*, PyObject* const* args, Py_ssize_t narg
   if (!plainName(slots[7])) Py_RETURN_NOTIMPLEMENTED;
   Dst d;
   if (!dstOf(slots[0], d)) NXS_TAKE_OR_DECLINE(nullptr);
-  PyObject* reduceOp = memo(config.aluByFunction, slots[3]);  // (its rule: refuse_illegal_reduce's)
+  PyObject* reduceOp = rememberedIn(config.aluByFunction, slots[3]);  // (its rule: refuse_illegal_reduce's)
   NXS_TAKE_OR_DECLINE(reduceOp);
   Owned keep(Py_NewRef(reduceOp));
   Owned res(onChipView(slots[4]));  // (read after the activation: _tile's error then is the definition's)
@@ -593,7 +585,7 @@ PyObject* tensorReduceFast(PyObject*, PyObject* const* args, Py_ssize_t nargs, P
   if ((negate != Py_True && negate != Py_False) || (keepdims != Py_True && keepdims != Py_False) ||
       !plainName(slots[6]) || !lastAxisOfTwo(slots[3]))
     Py_RETURN_NOTIMPLEMENTED;
-  PyObject* alu = memo(config.aluByFunction, slots[1]);
+  PyObject* alu = rememberedIn(config.aluByFunction, slots[1]);
   NXS_TAKE_OR_DECLINE(alu);
   Owned keep(Py_NewRef(alu));  // (held while Python runs below)
   Dst d;

@@ -92,3 +92,14 @@ def use_definitions(m, module, names) -> None:
     definitions (``__wrapped__``)."""
     for name in names:
         m.setattr(module, name, getattr(module, name).__wrapped__)
+
+
+class HashRaises:
+    """An operator or dtype whose hash raises ValueError: a memo lookup's error that is not
+    "unhashable" (TypeError), which the Python definitions raise and the C paths must too."""
+
+    def __hash__(self):
+        raise ValueError("this object refuses to be hashed")
+
+    def __call__(self, *args):
+        return args[0]

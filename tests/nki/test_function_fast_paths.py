@@ -18,7 +18,7 @@ from neuronxsim.nki.opcodes import Act, Alu
 from neuronxsim.nki.tensor import Tensor
 
 import tutorial_kernels as tk
-from nki_testing import raises_alike, same_outcome, use_definitions
+from nki_testing import HashRaises, raises_alike, same_outcome, use_definitions
 
 T = nki.typing.tensor
 
@@ -403,6 +403,8 @@ def tensor_scalar_refusals(a, which):
         nisa.tensor_scalar(x, np.add, 1.0, mask="m")
     elif which == "bad-dtype":
         nisa.tensor_scalar(x, np.add, 1.0, dtype="nope")
+    elif which == "hash-raises":
+        nisa.tensor_scalar(x, HashRaises(), 1.0)
     out = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
     nl.store(out, value=x)
     return out
@@ -411,7 +413,7 @@ def tensor_scalar_refusals(a, which):
 @pytest.mark.parametrize("which", [
     "op1-without-operand1", "operand1-without-op1", "not-alu", "hbm-data", "hbm-operand",
     "bitvec-float", "partitions", "wide-operand", "string", "keyword", "positional", "twice",
-    "missing", "engine", "bad-mask", "bad-dtype"])
+    "missing", "engine", "bad-mask", "bad-dtype", "hash-raises"])
 def test_tensor_scalar_refuses_as_the_python_definition(monkeypatch, which):
     _same(monkeypatch, tensor_scalar_refusals, T[[128, 512], nl.float32], which)
 
@@ -501,6 +503,8 @@ def tensor_tensor_refusals(a, which):
         nisa.tensor_tensor(x, x, op=np.add, dtype="nope")
     elif which == "bitvec-float":
         nisa.tensor_tensor(x, x, op=np.bitwise_and)
+    elif which == "hash-raises":
+        nisa.tensor_tensor(x, x, op=HashRaises())
     elif which == "two-psum":
         p = nl.matmul(x[:, 0:128], x[:, 0:128], transpose_x=True)
         nisa.tensor_tensor(p, p, op=np.multiply)
@@ -531,6 +535,8 @@ def scan_refusals(a, which):
         nisa.tensor_tensor_scan(x, x, 0, np.multiply)
     elif which == "bad-dtype":
         nisa.tensor_tensor_scan(x, x, 0, np.multiply, np.add, dtype="nope")
+    elif which == "hash-raises":
+        nisa.tensor_tensor_scan(x, x, 0, np.multiply, HashRaises())
     elif which == "cut-mask":
         nisa.tensor_tensor_scan(x, x, 0, np.multiply, np.add,
                                 mask=nl.arange(512)[None, :] < 100)
@@ -541,7 +547,7 @@ def scan_refusals(a, which):
 
 @pytest.mark.parametrize("which", [
     "not-alu", "hbm", "number", "reverse", "initial", "shapes", "keyword", "missing", "bad-dtype",
-    "cut-mask"])
+    "cut-mask", "hash-raises"])
 def test_tensor_tensor_scan_refuses_as_the_python_definition(monkeypatch, which):
     _same(monkeypatch, scan_refusals, T[[128, 512], nl.float32], which)
 
@@ -595,7 +601,7 @@ def test_which_tensor_tensor_calls_take_the_c_path(monkeypatch):
 
 @pytest.mark.parametrize("which", [
     "not-alu", "hbm", "number", "shapes", "keyword", "positional", "twice", "missing", "engine",
-    "bad-mask", "bad-dtype", "bitvec-float", "two-psum"])
+    "bad-mask", "bad-dtype", "bitvec-float", "two-psum", "hash-raises"])
 def test_tensor_tensor_refuses_as_the_python_definition(monkeypatch, which):
     _same(monkeypatch, tensor_tensor_refusals, T[[128, 512], nl.float32], which)
 
@@ -641,6 +647,8 @@ def bn_aggr_refusals(a, which):
         nisa.bn_aggr(x[:, 0:6], dtype="nope")
     elif which == "unhashable":
         nisa.bn_aggr(x[:, 0:6], dtype=[1])
+    elif which == "hash-raises":
+        nisa.bn_aggr(x[:, 0:6], dtype=HashRaises())
     elif which == "keyword":
         nisa.bn_aggr(x[:, 0:6], bogus=1)
     elif which == "positional":
@@ -653,7 +661,7 @@ def bn_aggr_refusals(a, which):
 
 
 @pytest.mark.parametrize("which", ["hbm", "records", "1d", "dtype", "unhashable", "keyword",
-                                   "positional", "bad-mask"])
+                                   "positional", "bad-mask", "hash-raises"])
 def test_bn_aggr_refuses_as_the_python_definition(monkeypatch, which):
     outcome = _same(monkeypatch, bn_aggr_refusals, T[[128, 512], nl.float32], which)
-    assert outcome.startswith(("NKI", "TypeError")), outcome
+    assert outcome.startswith(("NKI", "TypeError", "ValueError: this object refuses")), outcome

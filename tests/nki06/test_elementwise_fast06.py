@@ -59,6 +59,14 @@ def _same_with_c_and_python(monkeypatch, kernel, *args):
     return c[0], ran
 
 
+class HashRaises:
+    """An operator whose hash raises ValueError: a memo lookup's error that is not "unhashable"
+    (TypeError), which the definitions raise and the C paths must too."""
+
+    def __hash__(self):
+        raise ValueError("this operator refuses to be hashed")
+
+
 def _keep(h):
     HANDLES.append(len(h.handle))
     return h
@@ -152,6 +160,8 @@ def _cases(case, t, y, col, g, h, C, out, r):
         _keep(nisa.tensor_scalar(dst=y, data=t, op0=nl.add, operand0=g))
     elif case == "ts not an op":
         _keep(nisa.tensor_scalar(dst=y, data=t, op0=3, operand0=1.0))
+    elif case == "ts op hash raises":
+        _keep(nisa.tensor_scalar(dst=y, data=t, op0=HashRaises(), operand0=1.0))
     elif case == "ts hbm data":
         _keep(nisa.tensor_scalar(dst=y, data=out[r:r + h, :], op0=nl.add, operand0=1.0))
     elif case == "ts unwritten partitions":
@@ -229,6 +239,8 @@ def _cases(case, t, y, col, g, h, C, out, r):
         _keep(nisa.tensor_tensor(dst=y, data1=t, data2=g.reshape((h, 1, C)), op=nl.add))
     elif case == "tt not an op":
         _keep(nisa.tensor_tensor(dst=y, data1=t, data2=g, op="add"))
+    elif case == "tt op hash raises":
+        _keep(nisa.tensor_tensor(dst=y, data1=t, data2=g, op=HashRaises()))
     elif case == "tt wrong keyword":
         _keep(nisa.tensor_tensor(dst=y, data1=t, data2=g, op=nl.add, dtype=nl.float32))
     # ---- activation ----
@@ -286,6 +298,8 @@ def _cases(case, t, y, col, g, h, C, out, r):
         _keep(nisa.activation(dst=y, op=nl.exp, data=t, mask=None))
     elif case == "act not a function":
         _keep(nisa.activation(dst=y, op=3, data=t))
+    elif case == "act function hash raises":
+        _keep(nisa.activation(dst=y, op=HashRaises(), data=t))
     elif case == "act column of other partitions":
         _keep(nisa.activation(dst=y, op=nl.exp, data=t, scale=g))
     # ---- activation_reduce ----
@@ -391,19 +405,19 @@ TS_CASES = ["ts number", "ts positional two ops", "ts column", "ts two columns",
             "ts numpy scalar", "ts reverse not a bool", "ts huge int", "ts operand1 without op1",
             "ts op1 without operand1", "ts wrong keyword", "ts twice", "ts missing",
             "ts wrong shape", "ts reshaped data", "ts column of other partitions",
-            "ts column not [P, 1]", "ts not an op", "ts hbm data", "ts unwritten partitions",
-            "ts named not a string", "ts bitvec", "ts offset views", "ts psum",
-            "ts offset views bad start"]
+            "ts column not [P, 1]", "ts not an op", "ts op hash raises", "ts hbm data",
+            "ts unwritten partitions", "ts named not a string", "ts bitvec", "ts offset views",
+            "ts psum", "ts offset views bad start"]
 TT_CASES = ["tt plain", "tt positional named", "tt in place", "tt psum", "tt both psum", "tt ints",
             "tt power", "tt power on the vector engine", "tt bitvec", "tt gpsimd", "tt bf16",
-            "tt shape mismatch", "tt reshaped", "tt not an op", "tt wrong keyword",
-            "tt offset views", "tt offset views bad start"]
+            "tt shape mismatch", "tt reshaped", "tt not an op", "tt op hash raises",
+            "tt wrong keyword", "tt offset views", "tt offset views bad start"]
 ACT_CASES = ["act exp", "act scale bias tile", "act scale int", "act scale tile",
              "act bias and scale tiles", "act number bias", "act zero bias", "act int bias",
              "act bf16 bias", "act psum bias", "act prelu", "act sqrt in place", "act reduce",
              "act reduce_op alone", "act positional named", "act bf16 dst", "act wrong keyword",
-             "act not a function", "act column of other partitions", "act psum dst offset",
-             "act psum dst offset bad start"]
+             "act not a function", "act function hash raises", "act column of other partitions",
+             "act psum dst offset", "act psum dst offset bad start"]
 TR_CASES = ["tr plain", "tr keepdims negate", "tr positional named", "tr bf16 dst", "tr psum data",
             "tr bitvec", "tr 3d", "tr dst reshaped", "tr numpy axis", "tr not a reduce op",
             "tr axis 0", "tr wrong dst", "tr hbm data", "tr unwritten data"]
@@ -479,6 +493,9 @@ def test_the_errors_are_the_definitions():
                        ("ts named not a string", "name must be a string"),
                        ("tt both psum", "nisa.tensor_tensor"),
                        ("tt not an op", "is not an ALU operation"),
+                       ("ts op hash raises", "refuses to be hashed"),
+                       ("tt op hash raises", "refuses to be hashed"),
+                       ("act function hash raises", "refuses to be hashed"),
                        ("act prelu", "relu_param"),
                        ("act int bias", "bias must be float32, float16 or bfloat16"),
                        ("ar maximum", "reduce_op"),
