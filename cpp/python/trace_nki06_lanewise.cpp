@@ -1,5 +1,6 @@
 // The C paths of NKI 0.6's elementwise instructions `nisa.tensor_scalar`, `nisa.tensor_tensor`,
-// `nisa.activation`, `nisa.activation_reduce` and `nisa.tensor_reduce` (neuronxsim.nki06.isa), set
+// `nisa.activation`, `nisa.activation_reduce`, `nisa.tensor_copy` and `nisa.tensor_reduce`
+// (neuronxsim.nki06.isa), set
 // as their ApiCall's `fast` (trace_api_call.cpp) for their commonest calls. Each takes a call only when every check
 // of the definition (isa.py) would pass without asking the tracer anything, and then makes the
 // builder's own two steps (neuronxsim.nki.instructions: its `lanewise_plain` call with the same
@@ -32,6 +33,9 @@
 //   the builder's constant column), scale a number or a [P, 1] tile: the builder's lanewise_plain
 //   call, then `activation_general`; activation_reduce then `read_accumulator` (its plain case in C:
 //   see readAccumulator), skipping refuse_illegal_reduce's call for Alu.add on an arch it passed;
+// - `tensor_copy(dst, src, engine, name)` with the engine unknown (the builder's default: the
+//   Scalar Engine from PSUM, else the Vector Engine; an explicit engine has the definition's
+//   checks): its lanewise_plain call into dst with dst's dtype, then `tensor_copy_general`;
 // - `tensor_reduce(dst, op, data, axis, negate=False, keepdims=False, name)`: data a [P, F] tile
 //   (not checked as written: the definition does not), axis its free one (1 or -1, alone or in a
 //   list or tuple), negate and keepdims bools, dst of the [P, 1] result's shape, op a reduce
@@ -73,24 +77,26 @@ struct Config {
   // from `constants`
   PyObject *engineUnknown, *engineVector, *reduceIdle, *tensorScalar, *tensorScalarPtr, *tensorTensor, *activation,
       *dve, *actEngine, *bypass, *aluAdd, *aluPow, *aluAbs, *aluRsqrt, *prelu, *accIdle, *accZeroAccumulate, *psum,
-      *intDtypes, *actBiasDtypes, *tensorReduce, *reduceX, *reduceIds, *reduceAddArchs, *writePlain, *readActAcc;
+      *intDtypes, *actBiasDtypes, *tensorReduce, *reduceX, *reduceIds, *reduceAddArchs, *writePlain, *readActAcc,
+      *tensorCopy;
 };
 Config config{};
 constexpr const char* constantNames[] = {
     "engine_unknown", "engine_vector", "reduce_idle", "tensor_scalar", "tensor_scalar_ptr", "tensor_tensor",
     "activation", "dve", "act_engine", "bypass", "alu_add", "alu_pow", "alu_abs", "alu_rsqrt", "prelu",
     "acc_idle", "acc_zero_accumulate", "psum", "int_dtypes", "act_bias_dtypes", "tensor_reduce", "reduce_x",
-    "reduce_ids", "reduce_add_archs", "write_plain", "read_act_acc"};
+    "reduce_ids", "reduce_add_archs", "write_plain", "read_act_acc", "tensor_copy"};
 
-PyObject *dstName, *dataName, *data1Name, *data2Name, *opName, *op0Name, *operand0Name, *reverse0Name, *op1Name,
+PyObject *dstName, *srcName, *dataName, *data1Name, *data2Name, *opName, *op0Name, *operand0Name, *reverse0Name, *op1Name,
     *operand1Name, *reverse1Name, *engineName, *nameName, *biasName, *scaleName, *reduceOpName, *reduceResName,
     *reduceCmdName, *axisName, *negateName, *keepdimsName;
 PyObject *viewName, *indirectName, *storageName, *onChipName, *shapeName, *kindName, *dtypeName, *stateName,
     *writeCountName, *forwardName, *pendingZeroName, *writtenPartitionsName, *offsetName, *layoutName, *rowName;
 PyObject *funcName, *accName, *accOpName, *const0Name, *const1Name, *hasBiasName, *hasScaleTensorName;
 PyObject *lanewiseName, *tensorScalarGeneralName, *tensorTensorGeneralName, *activationGeneralName,
-    *refuseIllegalReduceName, *readAccumulatorName, *tensorReduceGeneralName;
-PyObject *tensorScalarText, *tensorTensorText, *activationText, *activationReduceText, *tensorReduceText;
+    *refuseIllegalReduceName, *readAccumulatorName, *tensorReduceGeneralName, *tensorCopyGeneralName;
+PyObject *tensorScalarText, *tensorTensorText, *activationText, *activationReduceText, *tensorReduceText,
+    *tensorCopyText;
 PyObject *zeroFloat, *oneFloat, *oneInt;
 PyObject *archName, *recordName;
 
@@ -396,6 +402,33 @@ PyObject* tensorTensorFast(PyObject*, PyObject* const* args, Py_ssize_t nargs, P
   return thenGeneral(made, d.view.get(), tensorTensorGeneralName, general, 7);
 }
 
+PyObject* tensorCopyFast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  PyObject* tr = currentTracer();
+  if (tr == nullptr || config.nkiTensor == nullptr) Py_RETURN_NOTIMPLEMENTED;
+  PyObject* const params[4] = {dstName, srcName, engineName, nameName};
+  PyObject* slots[4] = {};
+  if (!bindNki06Args(args, nargs, kwnames, params, slots)) Py_RETURN_NOTIMPLEMENTED;
+  if (slots[0] == nullptr || slots[1] == nullptr) Py_RETURN_NOTIMPLEMENTED;  // (the definition's TypeError)
+  if ((slots[2] != nullptr && slots[2] != config.engineUnknown) || !plainName(slots[3])) Py_RETURN_NOTIMPLEMENTED;
+  Dst d;
+  if (!dstOf(slots[0], d)) NXS_TAKE_OR_DECLINE(nullptr);
+  Owned src(pairedInput(slots[1], d.shape.get()));
+  NXS_TAKE_OR_DECLINE(src.get());
+  const int psum = isPsum(src.get());
+  if (psum < 0) return nullptr;
+  Owned loc(callSiteLocation(0));  // (the kernel's frame: this C function has none of its own)
+  if (loc.get() == nullptr) return nullptr;
+  Owned shape(slotAttr(src.get(), shapeName));  // (src.shape: the builder's iteration space)
+  Owned tiles(PyTuple_Pack(1, src.get()));
+  Owned pointers(PyTuple_New(0));
+  if (shape.get() == nullptr || tiles.get() == nullptr || pointers.get() == nullptr) return nullptr;
+  PyObject* engine = psum ? config.actEngine : config.dve;
+  PyObject* made = lanewise(tr, config.tensorCopy, engine, shape.get(), tiles.get(), pointers.get(), d.view.get(),
+                            d.dtype.get(), tensorCopyText, Py_None, loc.get());
+  PyObject* general[8] = {tr, src.get(), d.dtype.get(), loc.get(), Py_None, nullptr, engine, tensorCopyText};
+  return thenGeneral(made, d.view.get(), tensorCopyGeneralName, general, 5);
+}
+
 // 1 when refuse_illegal_reduce(tr, reduceOp, ...) passed before, as it does for Alu.add on an arch
 // it has passed (instructions._REDUCE_ADD_ARCHS: the rule's verdict is the op's and the arch's
 // alone), so that its call would pass again; 0 when it must be called; -1 with an error set.
@@ -655,6 +688,11 @@ PyMethodDef tensorReduceDef = {
     METH_FASTCALL | METH_KEYWORDS,
     "tensor_reduce06_fast(dst, op, data, axis, negate=False, keepdims=False, name=None): "
     "nisa.tensor_reduce's C path for its commonest calls; NotImplemented, having changed nothing, for any other."};
+PyMethodDef tensorCopyDef = {
+    "tensor_copy06_fast", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(tensorCopyFast)),
+    METH_FASTCALL | METH_KEYWORDS,
+    "tensor_copy06_fast(dst, src, engine=nisa.engine.unknown, name=None): "
+    "nisa.tensor_copy's C path for its commonest calls; NotImplemented, having changed nothing, for any other."};
 PyMethodDef activationReduceDef = {
     "activation_reduce06_fast", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(activationReduceFast)),
     METH_FASTCALL | METH_KEYWORDS,
@@ -663,7 +701,7 @@ PyMethodDef activationReduceDef = {
 
 void bindNki06Lanewise(py::module_& m) {
   for (auto [slot, text] :
-       {std::pair{&dstName, "dst"}, {&dataName, "data"}, {&data1Name, "data1"}, {&data2Name, "data2"},
+       {std::pair{&dstName, "dst"}, {&srcName, "src"}, {&dataName, "data"}, {&data1Name, "data1"}, {&data2Name, "data2"},
         {&opName, "op"}, {&op0Name, "op0"}, {&operand0Name, "operand0"}, {&reverse0Name, "reverse0"},
         {&op1Name, "op1"}, {&operand1Name, "operand1"}, {&reverse1Name, "reverse1"}, {&engineName, "engine"},
         {&nameName, "name"}, {&biasName, "bias"}, {&scaleName, "scale"}, {&reduceOpName, "reduce_op"},
@@ -680,7 +718,9 @@ void bindNki06Lanewise(py::module_& m) {
         {&tensorTensorText, "nisa.tensor_tensor"}, {&activationText, "nisa.activation"},
         {&activationReduceText, "nisa.activation_reduce"}, {&axisName, "axis"}, {&negateName, "negate"},
         {&keepdimsName, "keepdims"}, {&tensorReduceGeneralName, "tensor_reduce_general"},
-        {&tensorReduceText, "nisa.tensor_reduce"}, {&archName, "arch"}, {&recordName, "record"}}) {
+        {&tensorReduceText, "nisa.tensor_reduce"}, {&tensorCopyText, "nisa.tensor_copy"},
+        {&tensorCopyGeneralName, "tensor_copy_general"}, {&archName, "arch"},
+        {&recordName, "record"}}) {
     *slot = PyUnicode_InternFromString(text);
     if (*slot == nullptr) throw py::error_already_set();
   }
@@ -692,7 +732,8 @@ void bindNki06Lanewise(py::module_& m) {
                            {&tensorTensorDef, "tensor_tensor06_fast"},
                            {&activationDef, "activation06_fast"},
                            {&activationReduceDef, "activation_reduce06_fast"},
-                           {&tensorReduceDef, "tensor_reduce06_fast"}})
+                           {&tensorReduceDef, "tensor_reduce06_fast"},
+                           {&tensorCopyDef, "tensor_copy06_fast"}})
     m.attr(name) = py::reinterpret_steal<py::object>(PyCFunction_NewEx(def, nullptr, nullptr));
   m.def(
       "configure_nki06_lanewise",
@@ -711,7 +752,8 @@ void bindNki06Lanewise(py::module_& m) {
                                       &c.aluAbs,        &c.aluRsqrt,     &c.prelu,        &c.accIdle,
                                       &c.accZeroAccumulate, &c.psum,     &c.intDtypes,    &c.actBiasDtypes,
                                       &c.tensorReduce,  &c.reduceX,      &c.reduceIds,
-                                      &c.reduceAddArchs, &c.writePlain,  &c.readActAcc};
+                                      &c.reduceAddArchs, &c.writePlain,  &c.readActAcc,
+                                      &c.tensorCopy};
         static_assert(std::size(constantNames) == sizeof(fromConstants) / sizeof(fromConstants[0]));
         for (size_t i = 0; i < std::size(constantNames); ++i) {
           PyObject* value = PyDict_GetItemString(constants.ptr(), constantNames[i]);  // (borrowed)

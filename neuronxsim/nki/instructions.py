@@ -720,7 +720,15 @@ def tensor_copy(tr, src: Tensor, dtype, loc, mask=None, out=None, engine=None,
         if made.__class__ is Tensor:
             return made
         if made is not NotImplemented:
-            out = made[0]  # (made, not recorded: the general path below records it)
+            out = made[0]  # (made, not recorded: the general path records it)
+    return tensor_copy_general(tr, src, dtype, loc, mask, out, engine, what)
+
+
+def tensor_copy_general(tr, src, dtype, loc, mask, out, engine, what):
+    """The rest of :func:`tensor_copy` past its ``lanewise_plain`` call (``engine`` resolved;
+    ``out`` the result lanewise_plain made but did not record, if it did): also called from C
+    (cpp/python/trace_nki06_lanewise.cpp)."""
+    shape = src.shape
     ins = plain_inputs(tr, engine, shape, mask, (src,))
     box = None if ins is not None else plan(tr, shape, mask, (src,), loc)
     out = result_tile(tr, out, shape, dtype or src.dtype, what, loc)

@@ -891,7 +891,7 @@ def tensor_reduce(dst, op, data, axis, negate=False, keepdims=False, name=None):
                        out=_as(out_shape, d, loc), what=what)
 
 
-# The commonest tensor_scalar, tensor_tensor, activation, activation_reduce and tensor_reduce
+# The commonest tensor_scalar, tensor_tensor, activation, activation_reduce, tensor_reduce and tensor_copy
 # calls (plain NkiTensors, numbers and [P, 1] tiles, operators seen before) are recorded in C, by
 # the builders' lanewise_plain call and general part, without these definitions' frames
 # (cpp/python/trace_nki06_lanewise.cpp says which): anything else comes here.
@@ -907,12 +907,13 @@ _core.nki.configure_nki06_lanewise(
      "act_bias_dtypes": _ins._ACT_BIAS_DTYPES, "tensor_reduce": IT.TensorReduce,
      "reduce_x": _ins._REDUCE_X, "reduce_ids": REDUCE_IDS,
      "reduce_add_archs": _ins._REDUCE_ADD_ARCHS, "write_plain": _core.nki.write_plain,
-     "read_act_acc": IT.ReadActivationAccumulator})
+     "read_act_acc": IT.ReadActivationAccumulator, "tensor_copy": IT.TensorCopy})
 tensor_scalar.fast = _core.nki.tensor_scalar06_fast
 tensor_tensor.fast = _core.nki.tensor_tensor06_fast
 activation.fast = _core.nki.activation06_fast
 activation_reduce.fast = _core.nki.activation_reduce06_fast
 tensor_reduce.fast = _core.nki.tensor_reduce06_fast
+tensor_copy.fast = _core.nki.tensor_copy06_fast
 
 
 @instruction

@@ -1,5 +1,5 @@
 """The C paths of ``nisa.tensor_scalar``, ``nisa.tensor_tensor``, ``nisa.activation``,
-``nisa.activation_reduce`` and ``nisa.tensor_reduce`` (their ApiCall's ``fast``,
+``nisa.activation_reduce``, ``nisa.tensor_reduce`` and ``nisa.tensor_copy`` (their ApiCall's ``fast``,
 cpp/python/trace_nki06_lanewise.cpp)
 against the Python definitions alone (``fast`` set to None): every kernel here traces to the same
 module (or fails with the same error), and its instructions answer handles of the same lengths,
@@ -20,7 +20,7 @@ from neuronxsim.nki.errors import NKIError
 from neuronxsim.nki06.kernel import trace_kernel
 
 CALLS = (nisa.tensor_scalar, nisa.tensor_tensor, nisa.activation, nisa.activation_reduce,
-         nisa.tensor_reduce)
+         nisa.tensor_reduce, nisa.tensor_copy)
 HANDLES = []  # the handle length of each instruction a kernel kept, in call order
 
 
@@ -395,6 +395,41 @@ def _cases(case, t, y, col, g, h, C, out, r):
     elif case == "ar twice":
         _keep(nisa.activation_reduce(dst=y, op=nl.exp, data=t, reduce_op=np.add, reduce_res=col))
         _keep(nisa.activation_reduce(dst=y, op=nl.copy, data=y, reduce_op=nl.add, reduce_res=col))
+    # ---- tensor_copy (after the cases above: their kernel lines unmoved) ----
+    elif case == "tc plain":
+        _keep(nisa.tensor_copy(dst=y, src=t))
+    elif case == "tc psum":
+        p = nl.ndarray(t.shape, dtype=nl.float32, buffer=nl.psum)
+        _keep(nisa.tensor_copy(dst=p, src=t))
+        _keep(nisa.tensor_copy(dst=y, src=p))
+    elif case == "tc positional named":
+        _keep(nisa.tensor_copy(y, t, nisa.engine.unknown, "tc"))
+    elif case == "tc bf16 dst":
+        b = nl.ndarray(t.shape, dtype=nl.bfloat16, buffer=nl.sbuf)
+        _keep(nisa.tensor_copy(dst=b, src=t))
+        _keep(nisa.tensor_copy(dst=y, src=b))
+    elif case in ("tc offset views", "tc offset views bad start"):
+        k = C // 2
+        _keep(nisa.tensor_copy(dst=y, src=t))
+        _keep(nisa.tensor_copy(dst=y[:, 0:k], src=t[:, C - k:C]))
+        a, b = (32, 0) if h >= 64 else (1, 0) if case.endswith("bad start") else (0, 0)
+        if h > 1:
+            _keep(nisa.tensor_copy(dst=y[a:a + 32, 1:C], src=t[b:b + 32, 0:C - 1]))
+    elif case == "tc engine vector":
+        _keep(nisa.tensor_copy(dst=y, src=t, engine=nisa.engine.vector))
+    elif case == "tc engine scalar":
+        _keep(nisa.tensor_copy(dst=y, src=t, engine=nisa.engine.scalar))
+    elif case == "tc wrong shape":
+        _keep(nisa.tensor_copy(dst=y, src=g[:, 0:C - 1]))
+    elif case == "tc hbm src":
+        _keep(nisa.tensor_copy(dst=y, src=out[r:r + h, :]))
+    elif case == "tc unwritten src":
+        u = nl.ndarray(t.shape, dtype=nl.float32, buffer=nl.sbuf)
+        _keep(nisa.tensor_copy(dst=y, src=u))
+    elif case == "tc wrong keyword":
+        _keep(nisa.tensor_copy(dst=y, src=t, mask=None))
+    elif case == "tc named not a string":
+        _keep(nisa.tensor_copy(dst=y, src=t, name=3))
     elif case != "plain":
         raise AssertionError(case)
 
@@ -425,6 +460,9 @@ AR_CASES = ["ar bias scale", "ar positional named", "ar maximum", "ar no reduce_
             "ar reduce_res in hbm", "ar reduce_res too short", "ar missing", "ar 1d reduce_res",
             "ar wide reduce_res", "ar psum reduce_res", "ar reduce_res in dst",
             "ar reduce_res offset", "ar int reduce_res", "ar twice"]
+TC_CASES = ["tc plain", "tc psum", "tc positional named", "tc bf16 dst", "tc offset views",
+            "tc offset views bad start", "tc engine vector", "tc engine scalar", "tc wrong shape",
+            "tc hbm src", "tc unwritten src", "tc wrong keyword", "tc named not a string"]
 SHAPES = [(300, 64, np.float32), (129, 8, "bfloat16"), (5, 33, np.float32)]
 
 
@@ -437,7 +475,8 @@ def _inputs(rows, cols, dtype):
             rng.standard_normal((cols,)).astype(np.float32))
 
 
-@pytest.mark.parametrize("case", ["plain"] + TS_CASES + TT_CASES + ACT_CASES + AR_CASES + TR_CASES)
+@pytest.mark.parametrize("case", ["plain"] + TS_CASES + TT_CASES + ACT_CASES + AR_CASES + TR_CASES +
+                         TC_CASES)
 @pytest.mark.parametrize("rows, cols, dtype", SHAPES)
 def test_elementwise_cases_trace_alike(monkeypatch, case, rows, cols, dtype):
     _same_with_c_and_python(monkeypatch, elementwise, *_inputs(rows, cols, dtype), case)
@@ -453,7 +492,8 @@ TAKEN = ["plain", "ts number", "ts positional two ops", "ts column", "ts two col
          "act reduce_op alone", "act positional named", "act bf16 dst", "act sqrt in place",
          "ar bias scale", "ar positional named", "tr plain", "tr keepdims negate",
          "tr positional named", "tr bf16 dst", "tr psum data", "ts offset views", "ts psum",
-         "tt offset views", "act psum dst offset"]
+         "tt offset views", "act psum dst offset", "tc plain", "tc psum", "tc positional named",
+         "tc bf16 dst", "tc offset views"]
 DECLINED = {"ts number then column": "tensor_scalar", "ts rsqrt": "tensor_scalar",
             "ts engine scalar": "tensor_scalar", "ts numpy scalar": "tensor_scalar",
             "ts reverse not a bool": "tensor_scalar", "ts bitvec": "tensor_scalar",
@@ -461,7 +501,8 @@ DECLINED = {"ts number then column": "tensor_scalar", "ts rsqrt": "tensor_scalar
             "tt gpsimd": "tensor_tensor", "tt reshaped": "tensor_tensor",
             "act number bias": "activation", "act zero bias": "activation",
             "act reduce": "activation", "tr bitvec": "tensor_reduce", "tr 3d": "tensor_reduce",
-            "tr dst reshaped": "tensor_reduce", "tr numpy axis": "tensor_reduce"}
+            "tr dst reshaped": "tensor_reduce", "tr numpy axis": "tensor_reduce",
+            "tc engine vector": "tensor_copy", "tc engine scalar": "tensor_copy"}
 
 
 @pytest.mark.parametrize("case", TAKEN)
