@@ -56,7 +56,7 @@ def broadcast_method() -> typing.Any:
     """
 def broadcast_row(*args, **kwargs):
     """
-    broadcast_row(tr, x, shape, loc): language._broadcast_tile's commonest case (a [1, F] row to [P, F] by one matmul), recorded; else NotImplemented, having changed nothing.
+    broadcast_row(tr, x, shape, loc): language._broadcast_tile's commonest case (a [1, F] row to [P, F] by matmuls with a row of ones), recorded; else NotImplemented, having changed nothing.
     """
 def caller_location(*args, **kwargs):
     """
