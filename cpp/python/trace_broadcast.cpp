@@ -5,7 +5,8 @@
 //   `_core.nki.broadcast_row(tr, x, shape, loc)`
 //
 // is neuronxsim.nki.language._broadcast_tile(x, shape, loc) for the case it takes: x an exact
-// Tensor on chip of shape (1, F) walking its row contiguously (F 1 or free step 1), of a dtype the
+// Tensor on chip of shape (1, F) walking its row contiguously (F 1 or free step 1), without
+// deferred bound checks (what becomes of them is the definition's to say), of a dtype the
 // PE reads (instructions.MATMUL_DTYPE_SET), shape an exact tuple of two exact ints (P, F) with
 // 1 < P <= tile_size.pmax and 0 < F. Then, as _partition_broadcast records it, in its order, with
 // its names and fields:
@@ -59,7 +60,7 @@ long long pmax = 0;
 
 struct Names {
   PyObject *storage, *on_chip, *shape, *strides, *offset, *dtype, *layout, *row, *new_result, *write_plain, *record,
-      *kind, *matmul_plain, *matmul, *lanewise_plain, *tensor_copy, *memset, *MATMUL_DTYPE_SET, *MATMUL_MAX_MOVING,
+      *checks, *matmul_plain, *matmul, *lanewise_plain, *tensor_copy, *memset, *MATMUL_DTYPE_SET, *MATMUL_MAX_MOVING,
       *_COPY, *what, *out, *mode, *constant, *const_, *broadcast, *broadcast_to, *_broadcast_tile;
 };
 Names names{};
@@ -152,6 +153,9 @@ PyObject* broadcastRow(PyObject* tr, PyObject* x, PyObject* shape, PyObject* loc
       x0 != 1 || x1 != f || !PyTuple_CheckExact(xStrides.get()) || PyTuple_GET_SIZE(xStrides.get()) != 2 ||
       (f != 1 && (!exactInt(PyTuple_GET_ITEM(xStrides.get(), 1), step) || step != 1)))
     Py_RETURN_NOTIMPLEMENTED;
+  Owned checks(slotAttr(x, names.checks));  // (deferred bound checks: unusual, the definition's)
+  if (checks.get() == nullptr) return nullptr;
+  if (!PyTuple_CheckExact(checks.get()) || PyTuple_GET_SIZE(checks.get()) != 0) Py_RETURN_NOTIMPLEMENTED;
   Owned dtype(slotAttr(st.get(), names.dtype));
   Owned dtypes(PyObject_GetAttr(instructions, names.MATMUL_DTYPE_SET));
   if (dtype.get() == nullptr || dtypes.get() == nullptr) return nullptr;
@@ -264,7 +268,7 @@ void bindBroadcast(py::module_& m) {
        {std::pair{&names.storage, "storage"}, {&names.on_chip, "on_chip"}, {&names.shape, "shape"},
         {&names.strides, "strides"}, {&names.offset, "offset"}, {&names.dtype, "dtype"}, {&names.layout, "layout"},
         {&names.row, "row"}, {&names.new_result, "new_result"}, {&names.write_plain, "write_plain"},
-        {&names.record, "record"}, {&names.kind, "kind"}, {&names.matmul_plain, "matmul_plain"},
+        {&names.record, "record"}, {&names.checks, "checks"}, {&names.matmul_plain, "matmul_plain"},
         {&names.matmul, "matmul"}, {&names.lanewise_plain, "lanewise_plain"}, {&names.tensor_copy, "tensor_copy"},
         {&names.memset, "memset"}, {&names.MATMUL_DTYPE_SET, "MATMUL_DTYPE_SET"},
         {&names.MATMUL_MAX_MOVING, "MATMUL_MAX_MOVING"}, {&names._COPY, "_COPY"},

@@ -54,6 +54,8 @@ def rows(a, h, i, a3, width, parts):
         half = width // 2
         s[:, 0:half] = s[:, 0:half] + x[0:1, 1:half + 1].broadcast_to((parts, half))  # (offset)
         s[:, 0:half] = s[:, 0:half] + x[0:1, 0:2 * half:2].broadcast_to((parts, half))  # (strided)
+    for j in nl.affine_range(2 if parts > 32 else 1):  # (a row picked by a loop index)
+        s = s + x[32 * j:32 * j + 1, :].broadcast_to((parts, width))
     col = nl.sum(x, axis=1, keepdims=True)
     s = s + col.broadcast_to((parts, width))  # ([P, 1]: a copy along the free dimension)
     s = s + nl.sum(x, axis=1).broadcast_to((parts, width))  # ([P])
@@ -106,6 +108,8 @@ def refusals(a, which):
     elif which == "psum":  # (the PE reads SBUF)
         ps = nisa.nc_matmul(nl.full((1, 1), 1.0, dtype=nl.float32), x[0:1, :])
         ps.broadcast_to((128, 512))
+    elif which == "out-of-range":  # (a slice past the tile: its bound check)
+        x[0:1, 0:520].broadcast_to((128, 520))
     elif which == "unwritten":
         u = nl.ndarray((1, 512), dtype=nl.float32)
         u.broadcast_to((128, 512))
@@ -113,7 +117,8 @@ def refusals(a, which):
 
 @pytest.mark.parametrize("which", ["partitions", "shape", "rank", "rows", "hbm", "function-hbm",
                                    "not-a-shape", "arguments", "no-shape", "keyword",
-                                   "zero-width", "moving-partition", "psum", "unwritten"])
+                                   "zero-width", "moving-partition", "psum", "out-of-range",
+                                   "unwritten"])
 def test_refusals_as_with_the_python_definitions(monkeypatch, which):
     outcome = _same(monkeypatch, refusals, T[[128, 512], nl.float32], which)
     assert outcome.startswith(("NKIError", "TypeError")), outcome
@@ -162,6 +167,10 @@ def test_the_common_case_takes_the_c_path(monkeypatch):
 
     nki.trace_kernel(kernel, T[[128, 1024], nl.float32], T[[128, 1024], nl.int32])
     assert calls == [((1, 1024), nl.int32, (128, 1024))]  # (the int32 row: cast there)
+    calls.clear()
+    with pytest.raises(nki.errors.NKIError):  # (a row with a deferred bound check: Python's)
+        nki.trace_kernel(refusals, T[[128, 512], nl.float32], "out-of-range")
+    assert calls == [((1, 520), nl.float32, (128, 520))]
 
 
 def test_broadcast_rows_simulate():
