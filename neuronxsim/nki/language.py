@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import sys
 
 import ml_dtypes
 import numpy as np
@@ -612,6 +613,9 @@ def _broadcast_tile(x, shape, loc) -> Tensor:
     reaches all partitions through the PE array (a matmul with a row of ones). A 1-D ``[P]``
     tile is a column: one value per partition."""
     tr = current()
+    made = _broadcast_row(tr, x, shape, loc)  # (the commonest: a [1, F] row to [P, F], in C)
+    if made is not NotImplemented:
+        return made
     x = _tile(x, loc, "broadcast_to")
     shape = tuple([int(n) for n in shape])
     if x.shape == shape:
@@ -630,6 +634,21 @@ def _broadcast_tile(x, shape, loc) -> Tensor:
     if xs != row or not _is_flat_row(x):
         x = _free_broadcast(tr, x, row, loc)
     return _partition_broadcast(tr, x, shape, loc)
+
+
+#: ``_broadcast_row(tr, x, shape, loc)``: :func:`_broadcast_tile` of an on-chip [1, F] row walked
+#: contiguously, of a dtype the PE reads, to an exact (P, F), recorded as
+#: :func:`_partition_broadcast` records it; NotImplemented, having changed nothing, for anything
+#: else. In C (``cpp/python/trace_broadcast.cpp``, which states the conditions): a state-space
+#: kernel broadcasts two rows per inner iteration.
+_broadcast_row = _core.nki.broadcast_row
+_tensor_broadcast_to = Tensor.broadcast_to  # (the Python method, tensor.py: the C method's fallback)
+_core.nki.configure_broadcast(Tensor, _ins, sys.modules[__name__], _tensor_broadcast_to, SBUF,
+                              tile_size.pmax, IT.Memset, Engine.DVE, Engine.Activation,
+                              _ins._MEMSET_CONST)
+#: ``t.broadcast_to(shape)``, in C (same file): ``_broadcast_row`` with the kernel's line, anything
+#: else ``_broadcast_tile``'s (other arguments: the Python method, tensor.py).
+Tensor.broadcast_to = _core.nki.broadcast_method()
 
 
 def _free_broadcast(tr, x: Tensor, shape: tuple, loc) -> Tensor:

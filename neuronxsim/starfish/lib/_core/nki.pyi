@@ -2,13 +2,14 @@
 the NKI tracer's hot paths
 """
 from __future__ import annotations
+import collections.abc
 from neuronxsim.nki.arguments import FastCall
 from neuronxsim.nki.indexing import LoopIndex
 from neuronxsim.nki06._api import ApiCall
 import neuronxsim.starfish.lib._core.bir
 import types
 import typing
-__all__: list[str] = ['ApiCall', 'FastCall', 'LoopIndex', 'RECORD_POSITIONS', 'accumulate_methods', 'activation06_fast', 'activation_fast', 'activation_reduce06_fast', 'assign_redirect', 'basic_subscript', 'binary_fast', 'blocked_methods', 'bn_aggr_fast', 'bn_stats_fast', 'caller_location', 'configure_accumulate', 'configure_accumulate_plain', 'configure_assign', 'configure_blocked', 'configure_dma_plain', 'configure_index_expr', 'configure_index_expr_ops', 'configure_isa_tensor_scalar', 'configure_iterate', 'configure_lane_fast', 'configure_lane_fast_plain', 'configure_lanewise', 'configure_language_fast', 'configure_mask_box', 'configure_matmul', 'configure_new_blocked', 'configure_nki06_fast', 'configure_nki06_lanewise', 'configure_nki06_ndarray', 'configure_nki06_subscript', 'configure_per_lane_plain', 'configure_plain_tile_access', 'configure_subscripts', 'configure_tensor_scalar_plain', 'configure_tracer_methods', 'configure_zero_fill', 'copy_fast', 'current', 'dma_copy06_fast', 'dma_plain', 'emit_program', 'forget_call_sites', 'index_expr_methods', 'isa_tensor_scalar_fast', 'isa_tensor_tensor_fast', 'isa_tensor_tensor_scan_fast', 'iterate_method', 'keeps_all_fast', 'lanewise_plain', 'live_ranges', 'load_fast', 'mask_box_fast', 'matmul_plain', 'nc_matmul06_fast', 'nc_matmul_fast', 'ndarray06_fast', 'ndarray_fast', 'new_access', 'new_op', 'new_slotted', 'next_fit_place', 'next_fit_storages', 'nl_matmul_fast', 'operator_methods', 'ops_matmul_grouped', 'ops_redirected', 'ops_zero_elided', 'peek', 'place_matmul_method', 'plain_tile_access', 'range_fast', 'reduce_fast', 'remember_call_site', 'set_call_site_walk', 'set_current', 'set_no_tracer', 'slice_range', 'store_fast', 'subscript_method', 'tensor_copy06_fast', 'tensor_reduce06_fast', 'tensor_scalar06_fast', 'tensor_store_method', 'tensor_table', 'tensor_tensor06_fast', 'tracer_method', 'unique_name', 'use_record_dealloc', 'use_slots_dealloc', 'used_on_chip', 'write_plain', 'zeros_fast']
+__all__: list[str] = ['ApiCall', 'FastCall', 'LoopIndex', 'RECORD_POSITIONS', 'accumulate_methods', 'activation06_fast', 'activation_fast', 'activation_reduce06_fast', 'assign_redirect', 'basic_subscript', 'binary_fast', 'blocked_methods', 'bn_aggr_fast', 'bn_stats_fast', 'broadcast_method', 'broadcast_row', 'caller_location', 'configure_accumulate', 'configure_accumulate_plain', 'configure_assign', 'configure_blocked', 'configure_broadcast', 'configure_dma_plain', 'configure_index_expr', 'configure_index_expr_ops', 'configure_isa_tensor_scalar', 'configure_iterate', 'configure_lane_fast', 'configure_lane_fast_plain', 'configure_lanewise', 'configure_language_fast', 'configure_mask_box', 'configure_matmul', 'configure_new_blocked', 'configure_nki06_fast', 'configure_nki06_lanewise', 'configure_nki06_ndarray', 'configure_nki06_subscript', 'configure_per_lane_plain', 'configure_plain_tile_access', 'configure_subscripts', 'configure_tensor_scalar_plain', 'configure_tracer_methods', 'configure_zero_fill', 'copy_fast', 'current', 'dma_copy06_fast', 'dma_plain', 'emit_program', 'forget_call_sites', 'index_expr_methods', 'isa_tensor_scalar_fast', 'isa_tensor_tensor_fast', 'isa_tensor_tensor_scan_fast', 'iterate_method', 'keeps_all_fast', 'lanewise_plain', 'live_ranges', 'load_fast', 'mask_box_fast', 'matmul_plain', 'nc_matmul06_fast', 'nc_matmul_fast', 'ndarray06_fast', 'ndarray_fast', 'new_access', 'new_op', 'new_slotted', 'next_fit_place', 'next_fit_storages', 'nl_matmul_fast', 'operator_methods', 'ops_matmul_grouped', 'ops_redirected', 'ops_zero_elided', 'peek', 'place_matmul_method', 'plain_tile_access', 'range_fast', 'reduce_fast', 'remember_call_site', 'set_call_site_walk', 'set_current', 'set_no_tracer', 'slice_range', 'store_fast', 'subscript_method', 'tensor_copy06_fast', 'tensor_reduce06_fast', 'tensor_scalar06_fast', 'tensor_store_method', 'tensor_table', 'tensor_tensor06_fast', 'tracer_method', 'unique_name', 'use_record_dealloc', 'use_slots_dealloc', 'used_on_chip', 'write_plain', 'zeros_fast']
 def accumulate_methods() -> dict:
     """
     {name: method} of Tensor's in-place operators (__iadd__, __isub__, __imul__, __itruediv__) in C.
@@ -49,6 +50,14 @@ def bn_stats_fast() -> typing.Any:
     """
     The C path of nisa.bn_stats(data, *, mask=None, dtype=None): a result, or NotImplemented for the Python definition to answer (use in a FastCall).
     """
+def broadcast_method() -> typing.Any:
+    """
+    Tensor.broadcast_to(shape) in C (a method descriptor; see cpp/python/trace_broadcast.cpp).
+    """
+def broadcast_row(*args, **kwargs):
+    """
+    broadcast_row(tr, x, shape, loc): language._broadcast_tile's commonest case (a [1, F] row to [P, F] by matmuls with a row of ones), recorded; else NotImplemented, having changed nothing.
+    """
 def caller_location(*args, **kwargs):
     """
     caller_location(skip=0): the location of the frame 1 + skip above the calling function, if remembered; else what the frame walk (set_call_site_walk) answers for the same arguments.
@@ -68,6 +77,10 @@ def configure_assign(tensor_class: type, write_plain: typing.Any, matmult: typin
 def configure_blocked(blocked_tensor_class: type, tensor_class: type, loop_index_class: type, fallback: typing.Any, current: typing.Any, language: types.ModuleType) -> None:
     """
     Gives the C subscript and stores the BlockedTensor, Tensor and LoopIndex classes, BlockedTensor's Python subscript fallback(t, key) for the keys the C one does not take, current() and the language module, whose assign_redirect(tr, dst, value) and then, when that declined, _assign_general(tr, dst, value) a store calls.
+    """
+def configure_broadcast(tensor_class: type, instructions: types.ModuleType, language: types.ModuleType, definition: collections.abc.Callable, sbuf: str, pmax: typing.SupportsInt | typing.SupportsIndex, memset: typing.Any, dve: typing.Any, activation: typing.Any, memset_const: typing.Any) -> None:
+    """
+    Gives broadcast_row and Tensor.broadcast_to's C method the Tensor class, the instructions and language modules, Tensor.broadcast_to's Python definition, the SBUF kind, the partitions of a tile, the Memset opcode, the Vector and Scalar Engines and MemsetMode.Const.
     """
 def configure_dma_plain(access_class: type, plain_tile_access: typing.Any, write_plain: typing.Any, dma_engine: typing.Any, psum: str, input_kind: str, num_partitions: typing.SupportsInt | typing.SupportsIndex, dma_queues: typing.SupportsInt | typing.SupportsIndex, queue_fields: list) -> None:
     """
