@@ -133,9 +133,7 @@ def lane_view(view: Tensor, shape: tuple, box: list, loc, what: str, name: str) 
             raise NKIError(f"{what}: {name} of shape {list(vshape)} does not broadcast to "
                            f"{list(shape)}", loc)
     if cut.checks:
-        why = cut.bound_violation()
-        if why:
-            raise NKIError(f"out-of-range access to {view.storage.describe()}: {why}", loc)
+        cut.check_bounds(loc)
     if cut is view and vshape == shape:  # no broadcast, nothing cut
         return view
     out_shape = [hi - lo for lo, hi in box]
@@ -1409,6 +1407,8 @@ def scalar_tensor_tensor(tr, data: Tensor, op0, operand0, reverse0, op1, operand
     t = tensor_scalar(tr, data, op0, operand0, reverse0, None, None, False, dt.float32, loc,
                       mask, what=what)
     if operand1.shape != shape:
+        if operand1.checks:  # (the view in data's shape carries none)
+            operand1.check_bounds(loc)
         operand1 = new_view(operand1.storage, operand1.offset, shape, t.strides, ())
     lhs, rhs = (operand1, t) if reverse1 else (t, operand1)
     return tensor_tensor(tr, lhs, rhs, op1, dtype or data.dtype, loc, mask, out, what=what)
@@ -1474,16 +1474,18 @@ def copy_predicated(tr, src: Tensor, predicate: Tensor, dst: Tensor, loc, mask=N
     if is_empty(box):
         return
     tr.read(out_view(dst, shape, box, loc), loc)  # (the kept elements must be defined)
-    record_lanewise(tr, IT.CopyPredicated, Engine.DVE, shape, box,
-                    [_same_shape(src, shape), _same_shape(predicate, shape)], [], dst, None, loc,
+    ins = [_same_shape(src, shape, loc), _same_shape(predicate, shape, loc)]
+    record_lanewise(tr, IT.CopyPredicated, Engine.DVE, shape, box, ins, [], dst, None, loc,
                     "tensor_copy_predicated")
 
 
-def _same_shape(t: Tensor, shape: tuple) -> Tensor:
+def _same_shape(t: Tensor, shape: tuple, loc) -> Tensor:
     """``t`` (of ``shape``'s partitions and elements) viewed in ``shape``, when it is a
     contiguous row per partition (else as it is)."""
     if t.shape == shape or len(t.shape) != 2 or t.strides[1] != 1:
         return t
+    if t.checks:  # (the view in ``shape`` carries none)
+        t.check_bounds(loc)
     strides = [t.strides[0]] + [math.prod(shape[a + 1:]) for a in range(1, len(shape))]
     return new_view(t.storage, t.offset, shape, tuple(strides), ())
 

@@ -673,8 +673,8 @@ def _partition_broadcast(tr, x: Tensor, shape: tuple, loc) -> Tensor:
     """The contiguous one-partition tile ``x`` copied to ``shape[0]`` partitions: a matmul of a
     [1, P] row of ones with it, 512 columns at a time, and a copy out of PSUM."""
     parts, width = shape[0], math.prod(shape[1:])
-    if x.checks:  # (the flat view below carries none: a row outside its tensor is refused here)
-        tr._check_bounds(x, loc)
+    if x.checks:  # (the flat view below carries none)
+        x.check_bounds(loc)
     src = x if x.dtype in _ins.MATMUL_DTYPE_SET else _ins.tensor_copy(tr, x, float32, loc)
     src = new_view(src.storage, src.offset, (1, width), (src.storage.layout.row, 1), ())
     ones_row = _ins.constant_tile(tr, (1, parts), 1.0, src.dtype, loc)

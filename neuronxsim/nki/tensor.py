@@ -231,6 +231,15 @@ class Tensor:
         s = self.storage
         return self.offset == 0 and self.shape == s.shape and self.strides == s.strides
 
+    def check_bounds(self, loc) -> None:
+        """Refuses this view (an NKIError at the kernel line ``loc``) when its deferred range
+        checks fail over the whole view: what makes a view without them (a reshape, a flat
+        view) of one with them asks first, so that an index out of range is never read from
+        the tensor's other elements."""
+        why = self.bound_violation()
+        if why:
+            raise NKIError(f"out-of-range access to {self.storage.describe()}: {why}", loc)
+
     def bound_violation(self) -> str | None:
         for chk in self.checks:
             why = chk.violation(self.shape)
@@ -249,6 +258,7 @@ class Tensor:
         if math.prod(shape) != math.prod(self.shape):
             raise NKIError(f"cannot reshape {list(self.shape)} ({math.prod(self.shape)} elements) "
                            f"to {list(shape)}", loc)
+        self.check_bounds(loc)  # (the reshaped view carries no checks)
         strides, step = [], 1
         for n in reversed(shape):
             strides.append(step)

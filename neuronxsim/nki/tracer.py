@@ -405,12 +405,6 @@ class Tracer:
             pairs.append((1, 1))
         return new_access(st, view.offset, _merge_free(pairs) if merge else pairs)
 
-    def _check_bounds(self, view: Tensor, loc):
-        if view.checks:
-            why = view.bound_violation()
-            if why:
-                raise NKIError(f"out-of-range access to {view.storage.describe()}: {why}", loc)
-
     def read(self, view: Tensor, loc, merge: bool = True) -> Access:
         st = view.storage
         s = st.state
@@ -426,7 +420,7 @@ class Tracer:
             raise NKIError(f"reads {st.kind} tensor {st.describe()} before anything writes it"
                            f"{why}", loc)
         if view.checks:
-            self._check_bounds(view, loc)
+            view.check_bounds(loc)
         return self.access(view, loc, merge)
 
     def write(self, view: Tensor, loc, merge: bool = True, matmul: bool = False) -> Access:
@@ -446,7 +440,7 @@ class Tracer:
             if s.groups is not None:
                 s.groups.unwritten = False
         if view.checks:
-            self._check_bounds(view, loc)
+            view.check_bounds(loc)
         acc = self.access(view, loc, merge)
         if s.groups is not None and s.groups.open and not matmul:
             self._close_overlapping_groups(s.groups, acc)

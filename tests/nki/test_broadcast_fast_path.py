@@ -128,27 +128,6 @@ def test_refusals_as_with_the_python_definitions(monkeypatch, which):
         assert "out-of-range access" in outcome, outcome
 
 
-@nki.jit
-def row_past_its_tensor(a):
-    """Rows sliced by a loop index from a view of a wider tile: the last two lie past the view
-    but inside the tile's partition."""
-    out = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
-    half = nl.load(a)[0:1, 0:4096]
-    acc = nl.zeros((128, 512), dtype=nl.float32)
-    for i in nl.affine_range(10):
-        acc += half[0:1, i * 512:(i + 1) * 512].broadcast_to((128, 512))
-    nl.store(out, value=acc)
-    return out
-
-
-def test_a_row_past_its_tensor_is_refused(monkeypatch):
-    """The broadcast's flat view of the row carries no bound checks, so the row's are made
-    first: without them the rows past the view read the tile's other elements, silently."""
-    outcome = _same(monkeypatch, row_past_its_tensor, T[[1, 8192], nl.float32])
-    assert outcome.startswith("NKIError") and "out-of-range access" in outcome, outcome
-    assert "index range [4096, 4607] of dimension 1 is outside [0, 4096)" in outcome, outcome
-
-
 def test_tutorial_kernels_trace_as_with_the_python_definitions(monkeypatch):
     _same(monkeypatch, tk.mamba_v1, T[[1, 256, 128], nl.float32], T[[1, 256, 128], nl.float32],
           T[[256, 4], nl.float32], T[[1, 4, 128], nl.float32], T[[1, 4, 128], nl.float32])
