@@ -50,16 +50,23 @@ class EntryList {
  public:
   const Entry* begin() const { return data_; }
   const Entry* end() const { return data_ + size_; }
-  bool empty() const { return size_ == 0; }
   // (inlined, the growth out of line: called for every access of every instruction, per bucket)
   [[gnu::always_inline]] void push_back(const Entry& e, EntryArena& arena) {
     if (size_ == capacity_) grow(arena);
     data_[size_++] = e;
   }
-  // Drops the entries `drop` says so of, keeping the others in order (std::erase_if).
-  template <class Drop>
-  void eraseIf(Drop drop) {
-    size_ = static_cast<uint32_t>(std::remove_if(data_, data_ + size_, drop) - data_);
+  // Calls visit(e) for every entry in order and keeps those it returns true for, in order: one
+  // pass where a write's conflicts and the entries it covers were two (std::erase_if after the
+  // loop).
+  template <class Visit>
+  [[gnu::always_inline]] void visitKeeping(Visit visit) {
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < size_; ++i) {
+      if (!visit(data_[i])) continue;
+      if (kept != i) data_[kept] = data_[i];  // (most writes drop none: no stores then)
+      ++kept;
+    }
+    size_ = kept;
   }
 
  private:
@@ -105,8 +112,9 @@ struct MemEntries {
 };
 
 // The dependency graph of one block, block-local indices: the predecessors of the k-th
-// instruction are edges[start[k], start[k + 1]), by source position, one edge per predecessor
-// (on its writes if any conflict is with them).
+// instruction are edges[start[k], start[k + 1]), in the order the scan met them (nothing reads
+// that order: see `deps` in listScheduleBlock), one edge per predecessor (on its writes if any
+// conflict is with them).
 struct Graph {
   std::vector<uint32_t> start;
   std::vector<Edge> edges;
@@ -171,16 +179,20 @@ Graph dependencies(const CoreProgram& cp, const std::vector<TensorSpec>& tensors
       };
       for (int64_t b = b0; b <= b1; ++b) {
         Bucket& bucket = m.at(b);
-        for (const Entry& e : bucket.writes)
-          if (e.inst != k && overlaps(e, acc)) add(e.inst, true);
         if (acc.write) {
-          for (const Entry& e : bucket.reads)
+          // The earlier accesses it conflicts with, dropping those it covers.
+          bucket.writes.visitKeeping([&](const Entry& e) {
+            if (e.inst != k && overlaps(e, acc)) add(e.inst, true);
+            return !covered(e);
+          });
+          bucket.reads.visitKeeping([&](const Entry& e) {
             if (e.inst != k && overlaps(e, acc)) add(e.inst, false);
-          // (Most lists are empty or a write's own: no call for those.)
-          if (!bucket.reads.empty()) bucket.reads.eraseIf(covered);
-          if (!bucket.writes.empty()) bucket.writes.eraseIf(covered);
+            return !covered(e);
+          });
           bucket.writes.push_back({acc.lo, acc.hi, k, acc.quadrants, true}, arena);
         } else {
+          for (const Entry& e : bucket.writes)
+            if (e.inst != k && overlaps(e, acc)) add(e.inst, true);
           bucket.reads.push_back({acc.lo, acc.hi, k, acc.quadrants, false}, arena);
         }
       }
@@ -206,19 +218,6 @@ Graph dependencies(const CoreProgram& cp, const std::vector<TensorSpec>& tensors
     if (d.cls == bir::NodeClass::Rand || d.cls == bir::NodeClass::SetRandState || d.cls == bir::NodeClass::GetRandState) {
       if (lastGenerator >= 0) add(static_cast<uint32_t>(lastGenerator), true);
       lastGenerator = k;
-    }
-    // By source position. A handful of predecessors, found nearly in order, each once: an
-    // insertion sort gives the order std::sort gives, without its introsort's setup per
-    // instruction (std::sort for a long list, where insertion could be quadratic).
-    if (nIn > 32) {
-      std::sort(in.get(), in.get() + nIn, [](const Edge& x, const Edge& y) { return x.from < y.from; });
-    } else {
-      for (uint32_t i = 1; i < nIn; ++i) {
-        const Edge e = in[i];
-        uint32_t j = i;
-        for (; j > 0 && in[j - 1].from > e.from; --j) in[j] = in[j - 1];
-        in[j] = e;
-      }
     }
     g.edges.insert(g.edges.end(), in.get(), in.get() + nIn);
     g.start.push_back(static_cast<uint32_t>(g.edges.size()));
@@ -300,6 +299,9 @@ std::vector<uint32_t> listScheduleBlock(const CoreProgram& cp, const std::vector
   // Written when an instruction is placed, read by its successors, placed after it.
   const auto readsReleased = std::make_unique_for_overwrite<double[]>(count);
   const auto writesReleased = std::make_unique_for_overwrite<double[]>(count);
+  // (Whatever the order of k's edges: t starts at 0 and only takes a value greater than itself,
+  // never NaN, so the fold is the largest release not NaN, or 0, in any order; the successor
+  // lists are in source order as built below. So the edges are not sorted.)
   auto deps = [&](uint32_t k) {
     double t = 0;
     for (uint32_t i = g.start[k]; i < g.start[k + 1]; ++i) {
