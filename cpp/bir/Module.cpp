@@ -124,20 +124,21 @@ MemoryLocation* Function::createDramTensor(const std::string& n, MemoryType type
   return addAllocation(std::move(set))->location();
 }
 
-std::unique_ptr<MemoryLocationSet> makeOnChipTensor(const std::string& n, MemoryType type, DType dtype,
+std::unique_ptr<MemoryLocationSet> makeOnChipTensor(std::string n, MemoryType type, DType dtype,
                                                     int64_t partitions, int64_t bytes_per_partition,
                                                     int64_t base_partition, int64_t addr,
                                                     std::vector<int64_t> shape) {
   if (type != MemoryType::SB && type != MemoryType::PSUM)
     throw BIRError("createOnChipTensor '" + n + "': memory type must be SB or PSUM");
   auto set = std::make_unique<MemoryLocationSet>();
-  set->name = n + "_set";
+  set->name.reserve(n.size() + 4);  // (built in place: no temporary)
+  set->name.append(n).append("_set");
   set->dtype = dtype;
   set->tensor_shape =
       shape.empty() ? std::vector<int64_t>{partitions, bytes_per_partition / dtypeSize(dtype)}
                     : std::move(shape);
   auto loc = std::make_unique<MemoryLocation>();
-  loc->name = n;
+  loc->name = std::move(n);
   loc->type = type;
   loc->partitions = partitions;
   loc->bytes_per_partition = bytes_per_partition;
@@ -149,12 +150,12 @@ std::unique_ptr<MemoryLocationSet> makeOnChipTensor(const std::string& n, Memory
   return set;
 }
 
-MemoryLocation* Function::createOnChipTensor(const std::string& n, MemoryType type, DType dtype,
+MemoryLocation* Function::createOnChipTensor(std::string n, MemoryType type, DType dtype,
                                              int64_t partitions, int64_t bytes_per_partition,
                                              int64_t base_partition, int64_t addr,
                                              std::vector<int64_t> shape) {
   return addAllocation(
-             makeOnChipTensor(n, type, dtype, partitions, bytes_per_partition, base_partition, addr, std::move(shape)))
+             makeOnChipTensor(std::move(n), type, dtype, partitions, bytes_per_partition, base_partition, addr, std::move(shape)))
       ->location();
 }
 

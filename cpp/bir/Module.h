@@ -75,8 +75,8 @@ class Function {
                                    TensorKind kind = TensorKind::Internal);
   // An on-chip tensor (SB or PSUM): `partitions` rows of `bytes_per_partition` bytes placed at
   // partition `base_partition`, byte `addr`.
-  // (`shape` by value: a caller that builds it for the call moves it in.)
-  MemoryLocation* createOnChipTensor(const std::string& name, MemoryType type, DType dtype,
+  // (`name` and `shape` by value: a caller that builds them for the call moves them in.)
+  MemoryLocation* createOnChipTensor(std::string name, MemoryType type, DType dtype,
                                      int64_t partitions, int64_t bytes_per_partition,
                                      int64_t base_partition, int64_t addr,
                                      std::vector<int64_t> shape = {});
@@ -156,7 +156,7 @@ class Module {
 // The allocation createOnChipTensor adds, built without adding it (so a pass can stage tensors
 // and commit them later with Function::addAllocation): one location named `name` in the set
 // `name + "_set"`; an empty `shape` means [partitions, bytes_per_partition / dtype size].
-std::unique_ptr<MemoryLocationSet> makeOnChipTensor(const std::string& name, MemoryType type, DType dtype,
+std::unique_ptr<MemoryLocationSet> makeOnChipTensor(std::string name, MemoryType type, DType dtype,
                                                     int64_t partitions, int64_t bytes_per_partition,
                                                     int64_t base_partition, int64_t addr,
                                                     std::vector<int64_t> shape = {});

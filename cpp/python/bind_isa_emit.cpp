@@ -355,7 +355,7 @@ std::vector<int64_t> shapeOf(const TensorItems& t) {
 }
 
 MemoryLocation* tensorFrom(Function& fn, const TensorItems& t) {
-  const std::string name = stringOf(t.name, "a tensor name");
+  std::string name = stringOf(t.name, "a tensor name");
   const auto type = enumOf<MemoryType>(t.type, "a memory type");
   const auto dtype = enumOf<DType>(t.dtype, "a dtype");
   std::vector<int64_t> shape = shapeOf(t);
@@ -366,7 +366,7 @@ MemoryLocation* tensorFrom(Function& fn, const TensorItems& t) {
     const int64_t start = t.start ? intOf(t.start, "a start partition") : 0;
     const int64_t bytes = t.bytes ? intOf(t.bytes, "bytes per partition") : t.bytesValue;
     const int64_t partitions = intOf(t.partitions, "partitions");
-    return fn.createOnChipTensor(name, type, dtype, partitions, bytes, start, addr, std::move(shape));
+    return fn.createOnChipTensor(std::move(name), type, dtype, partitions, bytes, start, addr, std::move(shape));
   }
   return fn.createDramTensor(name, type, dtype, shape, enumOf<TensorKind>(t.kind, "a tensor kind"));
 }
