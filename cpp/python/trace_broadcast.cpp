@@ -6,7 +6,7 @@
 //
 // is neuronxsim.nki.language._broadcast_tile(x, shape, loc) for the case it takes: x an exact
 // Tensor on chip of shape (1, F) walking its row contiguously (F 1 or free step 1), without
-// deferred bound checks (what becomes of them is the definition's to say), of a dtype the
+// deferred bound checks (the definition makes those first: Tensor.check_bounds), of a dtype the
 // PE reads (instructions.MATMUL_DTYPE_SET), shape an exact tuple of two exact ints (P, F) with
 // 1 < P <= tile_size.pmax and 0 < F. Then, as _partition_broadcast records it, in its order, with
 // its names and fields:
