@@ -38,6 +38,7 @@
 // tensor_copy cost a dozen Python frames per broadcast.
 #include "trace_call_site.h"
 #include "trace_current.h"
+#include "trace_equal.h"
 #include "trace_int_tuples.h"
 #include "trace_method_site.h"
 #include "trace_ref.h"
@@ -67,19 +68,11 @@ Names names{};
 PyObject *one = nullptr, *zero = nullptr, *noChecks = nullptr, *whatOnly = nullptr,
          *outWhat = nullptr;
 
-// The value of the exact int `o` into v; false if it is not one (or does not fit).
-bool exactInt(PyObject* o, long long& v) {
-  if (!PyLong_CheckExact(o)) return false;
-  int over = 0;
-  v = PyLong_AsLongLongAndOverflow(o, &over);
-  return over == 0;
-}
-
 // The integer slot `name` of `o` into v: 1, 0 when it is not an exact int, -1 with an error set.
 int intSlot(PyObject* o, PyObject* name, long long& v) {
   Owned a(slotAttr(o, name));
   if (a.get() == nullptr) return -1;
-  return exactInt(a.get(), v) ? 1 : 0;
+  return exactIntValue(a.get(), v) ? 1 : 0;
 }
 
 // new_view(storage, offset, (p, f), (row, 1), ()): a new reference, null with an error set.
@@ -132,12 +125,12 @@ PyObject* broadcastRow(PyObject* tr, PyObject* x, PyObject* shape, PyObject* loc
       PyTuple_GET_SIZE(shape) != 2)
     Py_RETURN_NOTIMPLEMENTED;
   long long p = 0, f = 0, maxMoving = 0;
-  if (!exactInt(PyTuple_GET_ITEM(shape, 0), p) || !exactInt(PyTuple_GET_ITEM(shape, 1), f) || p <= 1 || p > pmax ||
+  if (!exactIntValue(PyTuple_GET_ITEM(shape, 0), p) || !exactIntValue(PyTuple_GET_ITEM(shape, 1), f) || p <= 1 || p > pmax ||
       f <= 0)
     Py_RETURN_NOTIMPLEMENTED;
   Owned moving(PyObject_GetAttr(instructions, names.MATMUL_MAX_MOVING));
   if (moving.get() == nullptr) return nullptr;
-  if (!exactInt(moving.get(), maxMoving) || maxMoving <= 0) Py_RETURN_NOTIMPLEMENTED;
+  if (!exactIntValue(moving.get(), maxMoving) || maxMoving <= 0) Py_RETURN_NOTIMPLEMENTED;
   Owned st(slotAttr(x, names.storage));
   if (st.get() == nullptr) return nullptr;
   Owned onChip(slotAttr(st.get(), names.on_chip));
@@ -149,9 +142,9 @@ PyObject* broadcastRow(PyObject* tr, PyObject* x, PyObject* shape, PyObject* loc
   if (xShape.get() == nullptr || xStrides.get() == nullptr) return nullptr;
   long long x0 = 0, x1 = 0, step = 1;
   if (!PyTuple_CheckExact(xShape.get()) || PyTuple_GET_SIZE(xShape.get()) != 2 ||
-      !exactInt(PyTuple_GET_ITEM(xShape.get(), 0), x0) || !exactInt(PyTuple_GET_ITEM(xShape.get(), 1), x1) ||
+      !exactIntValue(PyTuple_GET_ITEM(xShape.get(), 0), x0) || !exactIntValue(PyTuple_GET_ITEM(xShape.get(), 1), x1) ||
       x0 != 1 || x1 != f || !PyTuple_CheckExact(xStrides.get()) || PyTuple_GET_SIZE(xStrides.get()) != 2 ||
-      (f != 1 && (!exactInt(PyTuple_GET_ITEM(xStrides.get(), 1), step) || step != 1)))
+      (f != 1 && (!exactIntValue(PyTuple_GET_ITEM(xStrides.get(), 1), step) || step != 1)))
     Py_RETURN_NOTIMPLEMENTED;
   Owned checks(slotAttr(x, names.checks));  // (deferred bound checks: unusual, the definition's)
   if (checks.get() == nullptr) return nullptr;

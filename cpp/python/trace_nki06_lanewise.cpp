@@ -444,18 +444,6 @@ int reduceAddPassed(PyObject* tr, PyObject* reduceOp) {
   return t;
 }
 
-// The int of `o` when it is an exact int that fits (`v`), else false (no error set).
-bool exactInt(PyObject* o, long long& v) {
-  if (!PyLong_CheckExact(o)) return false;
-  int overflow = 0;
-  v = PyLong_AsLongLongAndOverflow(o, &overflow);
-  if (v == -1 && PyErr_Occurred()) {
-    PyErr_Clear();
-    return false;
-  }
-  return overflow == 0;
-}
-
 // instructions.read_accumulator(tr, dst, partitions, loc) as it runs when its write needs none of
 // the tracer's general work: dst a Tensor (the class itself) of shape [partitions, 1] or
 // [partitions] (pointer_view's answer is dst itself: the box is all its partitions) that
@@ -466,13 +454,13 @@ bool exactInt(PyObject* o, long long& v) {
 PyObject* readAccumulator(PyObject* tr, PyObject* dst, PyObject* partitions, PyObject* loc) {
   long long parts = 0, p = 0, f = 0;
   bool plain = Py_TYPE(dst) == reinterpret_cast<PyTypeObject*>(config.tensor) && config.writePlain != nullptr &&
-               exactInt(partitions, parts);
+               exactIntValue(partitions, parts);
   if (plain) {
     Owned shape(slotAttr(dst, shapeName));
     if (shape.get() == nullptr) return nullptr;
     const Py_ssize_t rank = PyTuple_CheckExact(shape.get()) ? PyTuple_GET_SIZE(shape.get()) : 0;
-    plain = (rank == 1 || rank == 2) && exactInt(PyTuple_GET_ITEM(shape.get(), 0), p) && p == parts &&
-            (rank == 1 || (exactInt(PyTuple_GET_ITEM(shape.get(), 1), f) && f == 1));
+    plain = (rank == 1 || rank == 2) && exactIntValue(PyTuple_GET_ITEM(shape.get(), 0), p) && p == parts &&
+            (rank == 1 || (exactIntValue(PyTuple_GET_ITEM(shape.get(), 1), f) && f == 1));
   }
   Owned acc(nullptr);
   if (plain) {
