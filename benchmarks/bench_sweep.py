@@ -23,9 +23,9 @@ bf16 (lhsT 1024x4096, rhs 1024x2048) with its three TILES_IN_BLOCK_* parameters,
 3. Preparation speed against the timing run's, in instructions per second, on the traced modules
    and on a long mixed stream (benchmarks/modules.py): each module in turn, and again at once
    (the module's memory in the caches, which a module prepared in turn after others is not).
-4. Reading the traced modules' BIR JSON (what a trace-cache hit costs), MB/s: the reader as used
-   (plain text through its fast document) against nlohmann's document alone; and writing it (what
-   a trace-cache write costs: bir.Module.to_json, written directly), MB/s.
+4. Reading and writing the traced modules, MB/s and M instructions/s: BIR JSON (the reader as
+   used, plain text through its fast document, against nlohmann's document alone; to_json) and
+   BIR binary (from_binary and to_binary: what a trace-cache hit reads and a miss writes).
 
 Numbers, not a pass/fail check: the host is shared, so each figure is the best of ``--repeat``
 runs, and the ratios compare runs made in the same process, interleaved.
@@ -250,29 +250,34 @@ def preparation(modules: list, repeat: int) -> list:
     return rows
 
 
-def json_reading(modules: list, repeat: int) -> list:
-    """Rows of MB/s reading the modules' BIR JSON, each way, and writing it (CPU, best of
-    ``repeat``), and the ratio to reading through nlohmann's document alone."""
+def module_forms(modules: list, repeat: int) -> list:
+    """Rows of MB/s and M instructions/s reading the traced modules each way (BIR JSON as read,
+    through nlohmann's document alone, BIR binary: what a trace-cache hit reads) and writing them
+    (CPU, best of ``repeat``), with the ratio to reading through nlohmann's document."""
     from neuronxsim import bir
 
     texts = [m.to_json(-1) for m, _ in modules]
-    mb = sum(len(t) for t in texts) / 1e6
+    blobs = [m.to_binary() for m, _ in modules]
+    n = sum(m.functions[0].instruction_count for m, _ in modules)
+    mb = {"json": sum(len(t) for t in texts) / 1e6, "binary": sum(len(b) for b in blobs) / 1e6}
+    ways = {  # name: (form, what one call does)
+        "JSON, as read (plain text first)": ("json", lambda i: bir.Module.from_json(texts[i], verify=False)),
+        "JSON, nlohmann document only": ("json", lambda i: bir.Module.from_json(texts[i], verify=False,
+                                                                                plain_first=False)),
+        "binary, read (from_binary)": ("binary", lambda i: bir.Module.from_binary(blobs[i], verify=False)),
+        "JSON, written (to_json)": ("json", lambda i: modules[i][0].to_json(-1)),
+        "binary, written (to_binary)": ("binary", lambda i: modules[i][0].to_binary()),
+    }
     best = {}
-    for _ in range(repeat):  # interleaved, so that both see the same host
-        for name, plain in (("as read (plain text first)", True), ("nlohmann document only", False)):
+    for _ in range(repeat):  # interleaved, so that every way sees the same host
+        for name, (_, call) in ways.items():
             t0 = time.thread_time()
-            for t in texts:
-                bir.Module.from_json(t, verify=False, plain_first=plain)
+            for i in range(len(modules)):
+                call(i)
             best[name] = min(best.get(name, float("inf")), time.thread_time() - t0)
-    slow = best["nlohmann document only"]
-    rows = [[name, mb, mb / sec, slow / sec] for name, sec in best.items()]
-    write = float("inf")
-    for _ in range(repeat):
-        t0 = time.thread_time()
-        for m, _ in modules:
-            m.to_json(-1)
-        write = min(write, time.thread_time() - t0)
-    return rows + [["writing (to_json)", mb, mb / write, slow / write]]
+    slow = best["JSON, nlohmann document only"]
+    return [[name, mb[form], mb[form] / best[name], n / best[name] / 1e6, slow / best[name]]
+            for name, (form, _) in ways.items()]
 
 
 def main():
@@ -323,9 +328,9 @@ def main():
                 ["modules", "instructions", "prepare", "again at once", "run", "prepare/run"],
                 preparation(modules, args.repeat))
 
-    print_table(f"4. reading and writing the traced modules' BIR JSON, MB/s (best of {args.repeat}; "
-                "'x nlohmann': over reading through nlohmann's document)",
-                ["way", "MB", "MB/s", "x nlohmann"], json_reading(modules, args.repeat))
+    print_table(f"4. reading and writing the traced modules as BIR JSON and BIR binary (best of {args.repeat}; "
+                "'x nlohmann': over reading JSON through nlohmann's document)",
+                ["way", "MB", "MB/s", "M instr/s", "x nlohmann"], module_forms(modules, args.repeat))
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 #include "Enums.def"
 
@@ -49,6 +50,13 @@ struct EnumTraits<DType> {
 #undef BIR_ENUM_NAME
 #undef BIR_ENUM_COUNT
 #undef BIR_ENUM_MEMBER
+
+// Whether E is one of the enums above (has EnumTraits): what the JSON and binary readers and
+// writers spell by name or ordinal.
+template <class E, class = void>
+struct IsBirEnum : std::false_type {};
+template <class E>
+struct IsBirEnum<E, std::void_t<decltype(EnumTraits<E>::kNames)>> : std::true_type {};
 
 template <class E>
 std::string_view enumName(E v) {

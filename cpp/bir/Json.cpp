@@ -62,11 +62,6 @@ class Scope {
 // ---------------------------------------------------------------------------------------------
 // Scalars
 
-template <class E, class = void>
-struct IsBirEnum : std::false_type {};
-template <class E>
-struct IsBirEnum<E, std::void_t<decltype(EnumTraits<E>::kNames)>> : std::true_type {};
-
 // The two documents the readers below read: nlohmann's (any JSON; its messages are the reader's)
 // and json::Document (the plain subset, read first; see moduleFromJson).
 struct DocumentDeclined {};  // a json::Document holds what only nlohmann's reader keeps

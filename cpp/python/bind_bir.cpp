@@ -4,6 +4,7 @@
 #include <pybind11/typing.h>
 
 #include "bindings.h"
+#include "bir/Binary.h"
 #include "bir/Error.h"
 #include "bir/Json.h"
 #include "bir/Layout.h"
@@ -335,6 +336,19 @@ void bindBir(py::module_& m) {
                   "path of any problem). `plain_first` False skips the fast reader of plain text and reads "
                   "through nlohmann's JSON document only: the same module or error, several times slower "
                   "(for comparisons).")
+      .def("to_binary", [](const Module& mod) { return py::bytes(moduleToBinary(mod)); },
+           "The module as BIR binary (cpp/bir/Binary.h): what its BIR JSON holds, in a sixth of the bytes of a traced "
+           "kernel's JSON, read six times faster; neuronxsim's own form (the sweep's trace cache), not a compiler's.")
+      .def_static("from_binary",
+                  [](const py::bytes& data, bool verify) {
+                    char* p = nullptr;
+                    Py_ssize_t n = 0;
+                    if (PyBytes_AsStringAndSize(data.ptr(), &p, &n) != 0) throw py::error_already_set();
+                    return moduleFromBinary(std::string_view(p, static_cast<size_t>(n)), verify);
+                  },
+                  py::arg("data"), py::arg("verify") = true,
+                  "A module read from BIR binary (Module.to_binary), verified unless `verify` is False; BIRError "
+                  "names the byte offset of any problem.")
       .def("verify", [](const Module& mod) { verifyModule(mod); }, "Checks the module; raises BIRError on the first problem.");
   m.attr("BIR_VERSION") = Module::kBirVersion;
   m.attr("FORMAT_VERSION") = Module::kFormatVersion;

@@ -127,13 +127,18 @@ def _umask() -> int:
 
 
 def atomic_write_text(path: Union[str, os.PathLike], text: str) -> None:
-    """Writes ``text`` to a temporary file beside ``path`` and renames it into place."""
+    """Writes ``text`` (UTF-8) to a temporary file beside ``path`` and renames it into place."""
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_write_bytes(path: Union[str, os.PathLike], data: bytes) -> None:
+    """Writes ``data`` to a temporary file beside ``path`` and renames it into place."""
     path = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=directory)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp's 0600 is for the temporary only
         os.replace(tmp, path)
     except BaseException:
@@ -158,6 +163,6 @@ __all__ = [
     "AddrSpace", "AccessFlavour", "PerfMode", "DmaMode", "DgeType", "APPair", "AccessPattern",
     "MemoryLocation", "MemoryLocationSet", "Instruction", "BasicBlock", "Function", "Module",
     "instruction_type_string", "string2InstructionType", "field_offsets", "load", "save",
-    "atomic_write_text", "iter_instructions", "dtype_size", "check_start_partition", "BIRError",
+    "atomic_write_text", "atomic_write_bytes", "iter_instructions", "dtype_size", "check_start_partition", "BIRError",
     "BIR_VERSION", "FORMAT_VERSION",
 ] + sorted(NODE_CLASSES)

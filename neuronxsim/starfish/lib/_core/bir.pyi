@@ -3225,6 +3225,11 @@ class Module:
     bir::Module: one function per NeuronCore, saved and loaded as BIR JSON.
     """
     @staticmethod
+    def from_binary(data: bytes, verify: bool = True) -> Module:
+        """
+        A module read from BIR binary (Module.to_binary), verified unless `verify` is False; BIRError names the byte offset of any problem.
+        """
+    @staticmethod
     def from_json(text: str, verify: bool = True, plain_first: bool = True) -> Module:
         """
         A module read from BIR JSON text, verified unless `verify` is False (BIRError names the JSON path of any problem). `plain_first` False skips the fast reader of plain text and reads through nlohmann's JSON document only: the same module or error, several times slower (for comparisons).
@@ -3244,6 +3249,10 @@ class Module:
     def function(self, neuron_core_id: typing.SupportsInt | typing.SupportsIndex = 0) -> Function:
         """
         The function of NeuronCore `neuron_core_id`.
+        """
+    def to_binary(self) -> bytes:
+        """
+        The module as BIR binary (cpp/bir/Binary.h): what its BIR JSON holds, in a sixth of the bytes of a traced kernel's JSON, read six times faster; neuronxsim's own form (the sweep's trace cache), not a compiler's.
         """
     def to_json(self, indent: typing.SupportsInt | typing.SupportsIndex = 1) -> str:
         """
