@@ -6,8 +6,13 @@ data is touched) and reports microseconds per emitted ISA instruction, split int
 the phases of a trace: running the kernel's Python (recording), the passes that apply the
 record's facts and find live ranges, allocation, BIR emission, the compiler-order scheduling
 pass and freeing the record.
-Each figure is the best of ``--repeat`` runs (process CPU time), because other work on the
-machine only ever adds to it.
+Each figure is the best of ``--repeat`` rounds (process CPU time), because other work on the
+machine only ever adds to it. A round pauses (collects garbage, runs the calibration loop below),
+traces the kernel once, then three times again at once: the phases are those of the traces again
+at once (the tracer's own cost, the state of a sweep tracing configuration after configuration);
+"after pause" is the first trace's, which on a shared virtual machine costs up to about 2 ms more
+(caches and predictors hold other work after a pause, whether the pause computes or sleeps): a
+fixed cost per trace that weighs most on the small kernels.
 
 Python's speed varies between machines and with load, so the report also times a fixed
 pure-Python loop (1M iterations of ``x += i``) in the same process, interleaved with the traces
@@ -149,17 +154,18 @@ def trace_once(kernel, args) -> dict:
 def measure(kernel, args, repeat: int, loops: list) -> tuple:
     """The (after a pause, again at once) traces with the lowest cost over ``repeat`` rounds;
     appends the calibration loops run before each round. A round collects garbage, runs the
-    calibration loop (the pause), traces the kernel, then traces it again at once."""
+    calibration loop (the pause), traces the kernel, then traces it three times again at once."""
     paused = again = None
     for _ in range(repeat):
         gc.collect()
         loops.append(python_loop_ms())
         first = trace_once(kernel, args)
-        second = trace_once(kernel, args)
         if paused is None or first["total"] < paused["total"]:
             paused = first
-        if again is None or second["total"] < again["total"]:
-            again = second
+        for _ in range(3):
+            row = trace_once(kernel, args)
+            if again is None or row["total"] < again["total"]:
+                again = row
     return paused, again
 
 
