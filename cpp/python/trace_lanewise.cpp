@@ -8,11 +8,14 @@
 // result_tile, then record_plain, for the case plain_inputs takes:
 //
 //   every view of the tuple `tiles` is a Tensor of the iteration space `shape`, without index
-//   checks, not forwarded, no pending nl.zeros zeros, written in all its partitions
-//   (state.written_partitions >= offset // layout.row + P), and plain_tile_access(view, st,
-//   engine) gives its access; every view of the tuple `pointers` is a [P, 1] or [P] Tensor of
-//   those P partitions, without checks, not forwarded, no pending zeros, written at least once,
-//   and has such an access; at most one input in PSUM unless `engine` is the Scalar Engine.
+//   checks, not forwarded, written in all its partitions (state.written_partitions >= offset //
+//   layout.row + P), and plain_tile_access(view, st, engine) gives its access; every view of the
+//   tuple `pointers` is a [P, 1] or [P] Tensor of those P partitions, without checks, not
+//   forwarded, written at least once, and has such an access; at most one input in PSUM unless
+//   `engine` is the Scalar Engine. An input whose nl.zeros zeros are pending (`acc += t` into a
+//   fresh nl.zeros block) first has them marked needed, tr.need_zeros(state), as the general
+//   path's tr.read does (so a later refusal leaves that mark: the general path's read would make
+//   it again, having nothing left to do).
 //
 // Then the destination: `out` if given (its shape must be `out_shape`), else a new SBUF result
 // (tr.new_result(SBUF, dtype, out_shape, what, loc); NotImplemented when out_shape spans more
@@ -44,7 +47,7 @@ namespace lanewise_plain {  // (named: the unity build merges the anonymous name
 
 struct Names {
   PyObject *storage, *state, *shape, *checks, *forward, *pending_zero, *write_count, *written_partitions, *offset,
-      *layout, *row, *kind, *new_result, *record;
+      *layout, *row, *kind, *new_result, *record, *need_zeros;
 };
 Names names{};
 PyObject* tensorClass = nullptr;
@@ -71,7 +74,8 @@ int same(PyObject* a, PyObject* b) { return a == b ? 1 : equalTo(a, b); }
 // The access of one input view `v` (appended to `ins`, a list): 1 when it takes the plain path,
 // 0 if not, -1 on error. `pointer`: a [P, 1] / [P] per-partition operand, else a tile of `shape`.
 // `psumCount` counts the inputs in PSUM.
-int input(PyObject* v, bool pointer, PyObject* shape, long long p, PyObject* engine, PyObject* ins, int& psumCount) {
+int input(PyObject* tr, PyObject* v, bool pointer, PyObject* shape, long long p, PyObject* engine, PyObject* ins,
+          int& psumCount) {
   if (Py_TYPE(v) != reinterpret_cast<PyTypeObject*>(tensorClass)) return 0;
   Owned vShape(slotAttr(v, names.shape));
   if (vShape.get() == nullptr) return -1;
@@ -105,7 +109,11 @@ int input(PyObject* v, bool pointer, PyObject* shape, long long p, PyObject* eng
   Owned forward(slotAttr(s.get(), names.forward));
   Owned pending(slotAttr(s.get(), names.pending_zero));
   if (forward.get() == nullptr || pending.get() == nullptr) return -1;
-  if (forward.get() != Py_None || pending.get() != Py_None) return 0;
+  if (forward.get() != Py_None) return 0;
+  if (pending.get() != Py_None) {
+    Owned done(PyObject_CallMethodOneArg(tr, names.need_zeros, s.get()));
+    if (done.get() == nullptr) return -1;
+  }
   if (pointer) {
     Owned count(slotAttr(s.get(), names.write_count));
     if (count.get() == nullptr) return -1;
@@ -160,7 +168,7 @@ PyObject* lanewisePlain(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   for (int pointer = 0; pointer < 2; ++pointer) {
     PyObject* views = pointer ? pointers : tiles;
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(views); ++i) {
-      const int t = input(PyTuple_GET_ITEM(views, i), pointer != 0, shape, p, engine, ins.get(), psumCount);
+      const int t = input(tr, PyTuple_GET_ITEM(views, i), pointer != 0, shape, p, engine, ins.get(), psumCount);
       if (t != 1) return t < 0 ? nullptr : Py_NewRef(Py_NotImplemented);
     }
   }
@@ -211,7 +219,8 @@ void bindLanewise(py::module_& m) {
        {std::pair{&n.storage, "storage"}, {&n.state, "state"}, {&n.shape, "shape"}, {&n.checks, "checks"},
         {&n.forward, "forward"}, {&n.pending_zero, "pending_zero"}, {&n.write_count, "write_count"},
         {&n.written_partitions, "written_partitions"}, {&n.offset, "offset"}, {&n.layout, "layout"},
-        {&n.row, "row"}, {&n.kind, "kind"}, {&n.new_result, "new_result"}, {&n.record, "record"}}) {
+        {&n.row, "row"}, {&n.kind, "kind"}, {&n.new_result, "new_result"}, {&n.record, "record"},
+        {&n.need_zeros, "need_zeros"}}) {
     *slot = PyUnicode_InternFromString(text);
     if (*slot == nullptr) throw py::error_already_set();
   }
