@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fuzzes the input readers for a bounded time each, starting from the seed corpora under
-# cpp/fuzz/corpus/: the C++ readers (BIR JSON, KLR) with libFuzzer under ASan + UBSan, and the
+# cpp/fuzz/corpus/: the C++ readers (BIR JSON, BIR binary, KLR) with libFuzzer under ASan + UBSan, and the
 # Python ones (the Penguin program loader, the .npz input reader) with atheris (libFuzzer's engine
 # for Python) against the installed package. A crash, sanitizer report, uncaught exception or
 # timeout fails the run.
