@@ -424,8 +424,6 @@ void getFunction(In& in, Function& f) {
 
 }  // namespace
 
-bool looksLikeBinary(std::string_view bytes) { return bytes.substr(0, kMagic.size()) == kMagic; }
-
 std::string moduleToBinary(const Module& m) {
   Out o;
   o.raw(kMagic.data(), kMagic.size());
@@ -442,7 +440,7 @@ std::string moduleToBinary(const Module& m) {
 }
 
 std::unique_ptr<Module> moduleFromBinary(std::string_view bytes, bool verify) {
-  if (!looksLikeBinary(bytes)) throw BIRError("BIR binary: the data does not start with its magic bytes \"NXSBIR\\0\\1\"");
+  if (bytes.substr(0, kMagic.size()) != kMagic) throw BIRError("BIR binary: the data does not start with its magic bytes \"NXSBIR\\0\\1\"");
   In in(bytes);
   in.take(kMagic.size(), "the magic bytes");
   for (const auto& [expected, what] : {std::pair{kBinaryFormat, "binary format"},

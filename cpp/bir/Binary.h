@@ -31,7 +31,4 @@ inline constexpr int64_t kBinaryFormat = 1;
 std::string moduleToBinary(const Module& m);
 std::unique_ptr<Module> moduleFromBinary(std::string_view bytes, bool verify = true);
 
-// Whether `bytes` starts as BIR binary does (its 8-byte magic).
-bool looksLikeBinary(std::string_view bytes);
-
 }  // namespace bir
