@@ -12,6 +12,7 @@
 
 #include "Error.h"
 #include "Verifier.h"
+#include "VisitNode.h"
 
 namespace bir {
 namespace {
@@ -84,17 +85,6 @@ void put(Out& o, const std::optional<T>& v) {
 template <class T>
 void putFields(Out& o, const T& node) {
   T::fields([&](const char*, auto field) { put(o, node.*field); });
-}
-
-void putNodeFields(Out& o, const Instruction& I) {
-  switch (I.nodeClass()) {
-#define BIR_NODE_CLASS(C)                           \
-  case NodeClass::C:                                \
-    putFields(o, static_cast<const Inst##C&>(I));   \
-    return;
-#include "NodeClasses.def"
-#undef BIR_NODE_CLASS
-  }
 }
 
 using LocationIndex = std::unordered_map<const MemoryLocation*, uint64_t>;
@@ -172,7 +162,7 @@ void putFunction(Out& o, const Function& f) {
         o.varint(list->size());
         for (const AccessPattern& a : *list) putArg(o, a, f, index);
       }
-      putNodeFields(o, I);
+      visitNode(I, [&](const auto& node) { putFields(o, node); });
       put(o, I.source);
       put(o, I.kernel);
       put(o, I.extra_json);
@@ -321,17 +311,6 @@ void getFields(In& in, T& node) {
   T::fields([&](const char* key, auto field) { get(in, node.*field, key); });
 }
 
-void getNodeFields(In& in, Instruction& I) {
-  switch (I.nodeClass()) {
-#define BIR_NODE_CLASS(C)                     \
-  case NodeClass::C:                          \
-    getFields(in, static_cast<Inst##C&>(I));  \
-    return;
-#include "NodeClasses.def"
-#undef BIR_NODE_CLASS
-  }
-}
-
 void getArg(In& in, AccessPattern& a, const std::vector<MemoryLocation*>& locations) {
   bool immediate;
   get(in, immediate, "an access pattern's kind");
@@ -411,7 +390,7 @@ void getFunction(In& in, Function& f) {
         list->resize(in.count("an instruction's operands"));
         for (AccessPattern& a : *list) getArg(in, a, locations);
       }
-      getNodeFields(in, *inst);
+      visitNode(*inst, [&](auto& node) { getFields(in, node); });
       get(in, inst->source, "an instruction's source");
       get(in, inst->kernel, "an instruction's kernel");
       getExtra(in, inst->extra_json, "an instruction's unknown fields");

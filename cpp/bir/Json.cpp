@@ -8,6 +8,7 @@
 #include "JsonDocument.h"
 #include "JsonWriter.h"
 #include "Verifier.h"
+#include "VisitNode.h"
 
 namespace bir {
 namespace {
@@ -262,14 +263,7 @@ void readFields(T& node, const J& j, JsonPath& p, std::vector<std::string_view>&
 template <class J>
 void readNodeFields(Instruction& I, const J& j, JsonPath& p,
                     std::vector<std::string_view>& known) {
-  switch (I.nodeClass()) {
-#define BIR_NODE_CLASS(C)                                      \
-  case NodeClass::C:                                           \
-    readFields(static_cast<Inst##C&>(I), j, p, known);         \
-    return;
-#include "NodeClasses.def"
-#undef BIR_NODE_CLASS
-  }
+  visitNode(I, [&](auto& node) { readFields(node, j, p, known); });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -411,14 +405,7 @@ void writeFields(W& w, const T& node) {
 
 template <class W>
 void writeNodeFields(W& w, const Instruction& I) {
-  switch (I.nodeClass()) {
-#define BIR_NODE_CLASS(C)                                      \
-  case NodeClass::C:                                           \
-    writeFields(w, static_cast<const Inst##C&>(I));            \
-    return;
-#include "NodeClasses.def"
-#undef BIR_NODE_CLASS
-  }
+  visitNode(I, [&](const auto& node) { writeFields(w, node); });
 }
 
 template <class W>

@@ -23,6 +23,7 @@
 #include "trace_record.h"
 #include "bir/Error.h"
 #include "bir/Module.h"
+#include "bir/VisitNode.h"
 
 #include <array>
 #include <cstring>
@@ -281,14 +282,7 @@ void setFields(T& node, PyObject* fields, EmitCache& cache) {
 }
 
 void setFieldsOf(Instruction& I, PyObject* fields, EmitCache& cache) {
-  switch (I.nodeClass()) {
-#define BIR_NODE_CLASS(C)                               \
-  case NodeClass::C:                                    \
-    setFields(static_cast<Inst##C&>(I), fields, cache); \
-    break;
-#include "bir/NodeClasses.def"
-#undef BIR_NODE_CLASS
-  }
+  visitNode(I, [&](auto& node) { setFields(node, fields, cache); });
 }
 
 void appendOperands(PyObject* list, const StorageTensors& tensorOf, EmitCache& cache,

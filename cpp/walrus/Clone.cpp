@@ -3,7 +3,7 @@
 #include <unordered_map>
 
 #include "bir/Error.h"
-#include "walrus/VisitNode.h"
+#include "bir/VisitNode.h"
 
 namespace walrus {
 

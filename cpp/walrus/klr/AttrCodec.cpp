@@ -7,13 +7,13 @@
 
 #include "bir/Error.h"
 #include "bir/Json.h"
-#include "walrus/VisitNode.h"
+#include "bir/VisitNode.h"
 
 namespace klr {
 namespace {
 
 using namespace bir;
-using walrus::visitNode;
+using bir::visitNode;
 
 template <class E, class = void>
 struct IsBirEnum : std::false_type {};
