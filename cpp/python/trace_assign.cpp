@@ -35,7 +35,7 @@ struct Names {
   PyObject *storage, *on_chip, *kind, *state, *masked_out, *shape, *fresh_result, *core, *redirected, *record,
       *redirects, *write_count, *forward, *ops, *is_transpose, *groups, *pending_zero, *double_rows, *open,
       *zero_started, *zero_init, *unwritten, *zero_covered, *refuse_accumulation, *matmul_joins,
-      *close_overlapping_groups, *refuse_overlapping_start, *place_matmul_general, *layout, *partitions, *free_elements;
+      *close_overlapping_groups, *refuse_overlapping_start, *place_matmul_general;
 };
 Names names{};
 PyObject* tensorClass = nullptr;
@@ -205,7 +205,7 @@ int refuseOverlappingStart(PyObject* tr, PyObject* st, PyObject* groups, PyObjec
 }
 
 // place_matmul's
-//     if s.pending_zero is not None and covered >= st.layout.partitions * st.free_elements:
+//     if s.pending_zero is not None and groups.zero_covered >= st.elements:
 //         s.pending_zero = None  # matmuls overwrite every zero: the memset is dead
 // once the zero-started regions of the storage `st` (state `s`) cover `covered` elements.
 // 0, or -1 with an error set.
@@ -213,14 +213,26 @@ int dropCoveredZeros(PyObject* st, PyObject* s, PyObject* covered) {
   Owned pending(slotAttr(s, names.pending_zero));
   if (pending.get() == nullptr) return -1;
   if (pending.get() == Py_None) return 0;
-  // (st.free_elements is the Python property, the one home of a storage's elements per partition)
-  Owned layout(slotAttr(st, names.layout)), freeElements(PyObject_GetAttr(st, names.free_elements));
-  if (layout.get() == nullptr || freeElements.get() == nullptr) return -1;
-  Owned partitions(slotAttr(layout.get(), names.partitions));
-  if (partitions.get() == nullptr) return -1;
-  Owned elements(PyNumber_Multiply(partitions.get(), freeElements.get()));
-  if (elements.get() == nullptr) return -1;
-  const int covers = PyObject_RichCompareBool(covered, elements.get(), Py_GE);
+  // st.elements, the product of st.shape (tensor.py's Storage.elements), computed here: the
+  // property through PyObject_GetAttr cost more than the rest of the test
+  Owned shape(slotAttr(st, names.shape));
+  if (shape.get() == nullptr) return -1;
+  if (!PyTuple_CheckExact(shape.get())) {
+    PyErr_SetString(PyExc_TypeError, "place_matmul: a storage's shape must be a tuple");
+    return -1;
+  }
+  long long elements = 1;
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(shape.get()); ++i) {
+    const long long n = PyLong_AsLongLong(PyTuple_GET_ITEM(shape.get(), i));
+    if (n == -1 && PyErr_Occurred()) return -1;
+    if (__builtin_mul_overflow(elements, n, &elements)) {
+      PyErr_SetString(PyExc_OverflowError, "place_matmul: a storage's element count overflows");
+      return -1;
+    }
+  }
+  Owned all(PyLong_FromLongLong(elements));
+  if (all.get() == nullptr) return -1;
+  const int covers = PyObject_RichCompareBool(covered, all.get(), Py_GE);
   if (covers <= 0) return covers;
   return slotSet(s, names.pending_zero, Py_None);
 }
@@ -458,8 +470,7 @@ void bindAssign(py::module_& m) {
         {&n.zero_covered, "zero_covered"}, {&n.refuse_accumulation, "_refuse_accumulation"},
         {&n.matmul_joins, "matmul_joins"}, {&n.close_overlapping_groups, "_close_overlapping_groups"},
         {&n.refuse_overlapping_start, "_refuse_overlapping_start"},
-        {&n.place_matmul_general, "_place_matmul_general"}, {&n.layout, "layout"}, {&n.partitions, "partitions"},
-        {&n.free_elements, "free_elements"}}) {
+        {&n.place_matmul_general, "_place_matmul_general"}}) {
     *slot = PyUnicode_InternFromString(text);
     if (*slot == nullptr) throw py::error_already_set();
   }

@@ -18,9 +18,8 @@ PyTypeObject LoopIndexType;  // (zero; filled in and readied by bindLoopIndex)
 
 bool isIntOrIndex(PyObject* o) { return PyLong_CheckExact(o) || Py_TYPE(o) == &LoopIndexType; }
 
-// `value` (a new reference to an exact int, or null) as a LoopIndex.
-PyObject* asLoopIndex(PyObject* value) {
-  if (value == nullptr || !PyLong_CheckExact(value)) return value;
+// `value` (a new reference to an exact int) as a new LoopIndex object.
+PyObject* newIndexObject(PyObject* value) {
 #if PY_VERSION_HEX < 0x030C0000
   // What int.__new__(LoopIndex, value) does (long_subtype_new), without the argument tuple and
   // the call through int.__new__ (a third of what a `k * 128` cost): the digits copied as they
@@ -45,11 +44,65 @@ PyObject* asLoopIndex(PyObject* value) {
 #endif
 }
 
+// The loop indices of the values kernels' subscripts take most (`i * 128`, `(k + 1) * 512`),
+// each made once and shared, as CPython shares its small ints: a loop index is an immutable int,
+// and making and freeing one for each `k * 128` was most of what the operation cost.
+constexpr long long kFirstShared = -256, kEndShared = 1 << 14;
+PyObject* sharedIndex[kEndShared - kFirstShared];  // (null until first asked for)
+
+// The LoopIndex of `v` (a new reference; null with an error set).
+PyObject* loopIndexOf(long long v) {
+  const bool shared = v >= kFirstShared && v < kEndShared;
+  PyObject*& slot = sharedIndex[shared ? v - kFirstShared : 0];
+  if (shared && slot != nullptr) return Py_NewRef(slot);
+  PyObject* value = PyLong_FromLongLong(v);
+  PyObject* index = value == nullptr ? nullptr : newIndexObject(value);
+  if (shared && index != nullptr) slot = Py_NewRef(index);  // (kept for good)
+  return index;
+}
+
+// `value` (a new reference to an exact int, or null) as a LoopIndex.
+PyObject* asLoopIndex(PyObject* value) {
+  if (value == nullptr || !PyLong_CheckExact(value)) return value;
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
+  if (overflow == 0 && v >= kFirstShared && v < kEndShared) {
+    Py_DECREF(value);
+    return loopIndexOf(v);
+  }
+  return newIndexObject(value);
+}
+
+// The value of an int or loop index that fits a machine word (false for any other).
+inline bool wordValue(PyObject* o, long long& v) {
+  if (!isIntOrIndex(o)) return false;
+#if PY_VERSION_HEX < 0x030C0000
+  const Py_ssize_t size = Py_SIZE(o);  // (one digit or none: most of what kernels compute)
+  if (size >= -1 && size <= 1) {
+    v = size * static_cast<long long>(reinterpret_cast<PyLongObject*>(o)->ob_digit[0]);
+    return true;
+  }
+#endif
+  int overflow = 0;  // (of an int: reported here, never raised)
+  v = PyLong_AsLongLongAndOverflow(o, &overflow);
+  return overflow == 0;
+}
+
+// a OP b in machine words (false when either does not fit one or the result overflows).
+template <binaryfunc PyNumberMethods::*op>
+bool wordOperator(long long a, long long b, long long& r) {
+  if constexpr (op == &PyNumberMethods::nb_add) return !__builtin_add_overflow(a, b, &r);
+  else if constexpr (op == &PyNumberMethods::nb_subtract) return !__builtin_sub_overflow(a, b, &r);
+  else return !__builtin_mul_overflow(a, b, &r);
+}
+
 // a OP b, a LoopIndex when both are ints or loop indices (one of them is a loop index).
 template <binaryfunc PyNumberMethods::*op>
 PyObject* closedOperator(PyObject* a, PyObject* b) {
-  PyObject* r = (PyLong_Type.tp_as_number->*op)(a, b);
-  return isIntOrIndex(a) && isIntOrIndex(b) ? asLoopIndex(r) : r;
+  long long x = 0, y = 0, r = 0;
+  if (wordValue(a, x) && wordValue(b, y) && wordOperator<op>(x, y, r)) return loopIndexOf(r);
+  PyObject* result = (PyLong_Type.tp_as_number->*op)(a, b);
+  return isIntOrIndex(a) && isIntOrIndex(b) ? asLoopIndex(result) : result;
 }
 
 PyObject* negative(PyObject* a) { return asLoopIndex(PyLong_Type.tp_as_number->nb_negative(a)); }

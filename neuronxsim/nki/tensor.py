@@ -101,9 +101,10 @@ class Storage:
         return self.layout.row
 
     @property
-    def free_elements(self) -> int:
-        """Elements per partition."""
-        return math.prod(self.shape) // self.layout.partitions
+    def elements(self) -> int:
+        """Elements of the storage, over all its partitions (the product of its shape: what
+        cpp/python/trace_assign.cpp's dropCoveredZeros computes the same way)."""
+        return math.prod(self.shape)
 
     @property
     def bytes_per_partition(self) -> int:

@@ -591,8 +591,7 @@ class Tracer:
                     self._refuse_overlapping_start(st, groups, acc)
                 groups.zero_started.add(region)
                 groups.zero_covered += acc.partitions * acc.free_size
-                if s.pending_zero is not None and \
-                        groups.zero_covered >= st.layout.partitions * st.free_elements:
+                if s.pending_zero is not None and groups.zero_covered >= st.elements:
                     s.pending_zero = None  # matmuls overwrite every zero: the memset is dead
             else:
                 last = groups.open.get(region)
