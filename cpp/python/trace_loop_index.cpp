@@ -142,4 +142,5 @@ NXS_REGISTER_SUBMODULE(nki, 40, "the NKI tracer's hot paths", bindLoopIndex);
 }  // namespace
 
 PyObject* newLoopIndex(PyObject* value) { return asLoopIndex(PyNumber_Index(value)); }
+PyObject* loopIndexOfValue(long long value) { return loopIndexOf(value); }
 }  // namespace nxs::py_bind

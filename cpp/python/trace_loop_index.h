@@ -9,4 +9,8 @@ namespace nxs::py_bind {
 // null with an error set.
 PyObject* newLoopIndex(PyObject* value);
 
+// A LoopIndex of `value` (shared for small values, as ints are): a new reference, null with an
+// error set.
+PyObject* loopIndexOfValue(long long value);
+
 }  // namespace nxs::py_bind

@@ -12,7 +12,9 @@
 //
 // Why C: kernels run a loop per few instructions (the trip counts of tiled kernels are small),
 // and the generator's frame, resumed per iteration, and the Python calls it made cost more than
-// the iteration's own work.
+// the iteration's own work. For the same reason the nl range functions' C path (rangeFast) makes
+// the iterator of a range of machine words itself, counting its values, with no range object,
+// its iterator or the call of Tracer.iterate by name.
 #include "trace_equal.h"
 #include "trace_call_site.h"
 #include "trace_current.h"
@@ -31,6 +33,8 @@ PyObject* iterationClass = nullptr;
 PyObject* staticKind = nullptr;
 PyObject* loopName = nullptr;  // "loop", the tracer's attribute
 PyObject* iterateName = nullptr;  // "iterate", the tracer's method
+PyObject* iterateDescr = nullptr;  // Tracer.iterate as iterate_method made it
+PyObject* emptyDirectives = nullptr;  // ()
 
 using Owned = nxs::py_bind::OwnedRef;
 
@@ -38,13 +42,16 @@ struct LoopIterator {
   PyObject_HEAD
   PyObject* tracer;
   PyObject* kind;
-  PyObject* values;
+  PyObject* values;  // null for a counted range (below)
   PyObject* loc;
   PyObject* directives;
   PyObject* values_it;  // iter(values), once started
   PyObject* loop;       // the Loop, once started
   PyObject* outer;      // the tracer's loop when it started
   Py_ssize_t index;
+  // A counted range (values null): `trips` values from `first`, `step` apart.
+  long long first, step;
+  Py_ssize_t trips;
   int state;  // 0: not started, 1: running, 2: done
   bool symbolic;
 };
@@ -59,9 +66,9 @@ int finish(LoopIterator* it) {
 }
 
 int start(LoopIterator* it) {
-  it->outer = PyObject_GetAttr(it->tracer, loopName);
+  it->outer = slotAttr(it->tracer, loopName);
   if (it->outer == nullptr) return -1;
-  const Py_ssize_t trips = PyObject_Size(it->values);
+  const Py_ssize_t trips = it->values == nullptr ? it->trips : PyObject_Size(it->values);
   if (trips < 0) return -1;
   Owned count(PyLong_FromSsize_t(trips));
   if (count.get() == nullptr) return -1;
@@ -69,12 +76,24 @@ int start(LoopIterator* it) {
   it->loop = newSlottedObject(loopClass, slots, 5);
   if (it->loop == nullptr) return -1;
   it->state = 1;  // (from here on, whatever happens, self.loop is restored)
-  it->values_it = PyObject_GetIter(it->values);
-  if (it->values_it == nullptr) return -1;
+  if (it->values != nullptr) {
+    it->values_it = PyObject_GetIter(it->values);
+    if (it->values_it == nullptr) return -1;
+  }
   const int isStatic = equalTo(it->kind, staticKind);
   if (isStatic < 0) return -1;
   it->symbolic = !isStatic;
   return 0;
+}
+
+// The next iteration begins: self.loop = LoopIteration(loop, index); index += 1. -1 with an error set.
+int enter(LoopIterator* it) {
+  Owned i(PyLong_FromSsize_t(it->index++));
+  if (i.get() == nullptr) return -1;
+  PyObject* const slots[2] = {it->loop, i.get()};
+  Owned iteration(newSlottedObject(iterationClass, slots, 2));
+  if (iteration.get() == nullptr) return -1;
+  return slotSet(it->tracer, loopName, iteration.get());
 }
 
 PyObject* next(PyObject* self) {
@@ -90,6 +109,16 @@ PyObject* next(PyObject* self) {
     it->state = 2;
     return nullptr;
   }
+  if (it->values == nullptr) {  // a counted range
+    if (it->index == it->trips) {
+      finish(it);  // (an error here is StopIteration's replacement, as from a finally)
+      return nullptr;
+    }
+    // (between the range's ends, so a machine word; the product alone may not be)
+    const auto v = static_cast<long long>(it->first + static_cast<__int128>(it->index) * it->step);
+    if (enter(it) < 0) return nullptr;
+    return it->symbolic ? loopIndexOfValue(v) : PyLong_FromLongLong(v);
+  }
   Owned value(PyIter_Next(it->values_it));
   if (value.get() == nullptr) {
     if (PyErr_Occurred()) {
@@ -102,11 +131,7 @@ PyObject* next(PyObject* self) {
     finish(it);  // (an error here is StopIteration's replacement, as from a finally)
     return nullptr;
   }
-  Owned i(PyLong_FromSsize_t(it->index++));
-  if (i.get() == nullptr) return nullptr;
-  PyObject* const slots[2] = {it->loop, i.get()};
-  Owned iteration(newSlottedObject(iterationClass, slots, 2));
-  if (iteration.get() == nullptr || slotSet(it->tracer, loopName, iteration.get()) < 0) return nullptr;
+  if (enter(it) < 0) return nullptr;
   return it->symbolic ? newLoopIndex(value.get()) : value.release();
 }
 
@@ -123,6 +148,25 @@ void dealloc(PyObject* self) {
   Py_TYPE(self)->tp_free(self);
 }
 
+// A new LoopIterator (null with an error set); `values` null for a counted range, whose first,
+// step and trips the caller sets.
+LoopIterator* newIterator(PyObject* tracer, PyObject* kind, PyObject* values, PyObject* loc, PyObject* directives) {
+  auto* it = PyObject_New(LoopIterator, &LoopIteratorType);
+  if (it == nullptr) return nullptr;
+  it->tracer = Py_NewRef(tracer);
+  it->kind = Py_NewRef(kind);
+  it->values = Py_XNewRef(values);
+  it->loc = Py_NewRef(loc);
+  it->directives = Py_NewRef(directives);
+  it->values_it = it->loop = it->outer = nullptr;
+  it->index = 0;
+  it->first = it->step = 0;
+  it->trips = 0;
+  it->state = 0;
+  it->symbolic = true;
+  return it;
+}
+
 PyObject* iterate(PyObject* tracer, PyObject* const* args, Py_ssize_t nargs) {
   if (nargs < 3 || nargs > 4) {
     PyErr_SetString(PyExc_TypeError, "iterate(kind, values, loc, directives=())");
@@ -135,18 +179,7 @@ PyObject* iterate(PyObject* tracer, PyObject* const* args, Py_ssize_t nargs) {
   Owned noDirectives(nargs == 4 ? nullptr : PyTuple_New(0));
   PyObject* directives = nargs == 4 ? args[3] : noDirectives.get();
   if (directives == nullptr) return nullptr;
-  auto* it = PyObject_New(LoopIterator, &LoopIteratorType);
-  if (it == nullptr) return nullptr;
-  it->tracer = Py_NewRef(tracer);
-  it->kind = Py_NewRef(args[0]);
-  it->values = Py_NewRef(args[1]);
-  it->loc = Py_NewRef(args[2]);
-  it->directives = Py_NewRef(directives);
-  it->values_it = it->loop = it->outer = nullptr;
-  it->index = 0;
-  it->state = 0;
-  it->symbolic = true;
-  return reinterpret_cast<PyObject*>(it);
+  return reinterpret_cast<PyObject*>(newIterator(tracer, args[0], args[1], args[2], directives));
 }
 
 PyMethodDef iterateDef = {
@@ -172,6 +205,28 @@ PyObject* rangeFast(PyObject* kind, PyObject* const* args, Py_ssize_t nargs, PyO
   }
   Owned loc(callSiteLocation(0));  // (the kernel's frame: this C function has none of its own)
   if (loc.get() == nullptr) return nullptr;
+  long long bounds[3] = {0, 0, 1};  // start, stop, step: range()'s defaults
+  bool words = true;
+  for (Py_ssize_t i = 0; i < nargs && words; ++i) {
+    int overflow = 0;
+    bounds[nargs == 1 ? 1 : i] = PyLong_AsLongLongAndOverflow(args[i], &overflow);
+    words = overflow == 0;
+  }
+  if (words && _PyType_Lookup(Py_TYPE(tracer), iterateName) == iterateDescr) {
+    // What Tracer.iterate(kind, range(start, stop, step), loc) makes, counted here
+    const long long start = bounds[0], stop = bounds[1], step = bounds[2];
+    __int128 span = step > 0 ? static_cast<__int128>(stop) - start : static_cast<__int128>(start) - stop;
+    const __int128 by = step > 0 ? step : -static_cast<__int128>(step);
+    const __int128 trips = span <= 0 ? 0 : (span + by - 1) / by;
+    if (trips <= PY_SSIZE_T_MAX) {
+      LoopIterator* it = newIterator(tracer, kind, nullptr, loc.get(), emptyDirectives);
+      if (it == nullptr) return nullptr;
+      it->first = start;
+      it->step = step;
+      it->trips = static_cast<Py_ssize_t>(trips);
+      return reinterpret_cast<PyObject*>(it);
+    }
+  }
   Owned values(PyObject_Vectorcall(reinterpret_cast<PyObject*>(&PyRange_Type), args, nargs, nullptr));
   if (values.get() == nullptr) return nullptr;
   PyObject* const call[4] = {tracer, kind, values.get(), loc.get()};
@@ -189,6 +244,8 @@ void bindIterate(py::module_& m) {
   if (iterateName == nullptr) throw py::error_already_set();
   loopName = PyUnicode_InternFromString("loop");
   if (loopName == nullptr) throw py::error_already_set();
+  emptyDirectives = PyTuple_New(0);
+  if (emptyDirectives == nullptr) throw py::error_already_set();
   Py_SET_REFCNT(reinterpret_cast<PyObject*>(&LoopIteratorType), 1);  // (a static type: never freed)
   LoopIteratorType.tp_name = "neuronxsim.nki.tracer.LoopIterator";
   LoopIteratorType.tp_basicsize = sizeof(LoopIterator);
@@ -213,6 +270,8 @@ void bindIterate(py::module_& m) {
       [](py::type cls) {
         PyObject* descr = PyDescr_NewMethod(reinterpret_cast<PyTypeObject*>(cls.ptr()), &iterateDef);
         if (descr == nullptr) throw py::error_already_set();
+        Py_XDECREF(iterateDescr);
+        iterateDescr = Py_NewRef(descr);  // (what rangeFast finds on the class when it is installed)
         return py::reinterpret_steal<py::object>(descr);
       },
       py::arg("cls"), "Tracer.iterate in C, as a method of the tracer class cls.");

@@ -68,3 +68,36 @@ def test_a_loop_starts_where_it_is_first_iterated():
                 del kept
                 assert _where(tr) == ("sequential", 3, 1)
         assert tr.loop is None
+
+
+RANGES = [(5,), (0,), (-3,), (2, 9), (9, 2), (2, 9, 3), (2, 10, 3), (9, 2, -2), (9, 2, -7), (0, 1, 10),
+          (-(2 ** 63), 2 ** 63 - 1, 2 ** 62), (2 ** 63 - 2, -(2 ** 63), -(2 ** 63) + 5),
+          (2 ** 64, 2 ** 64 + 3), (-(2 ** 70), -(2 ** 70) + 5, 2)]  # (the last two: beyond a machine word)
+
+
+@pytest.mark.parametrize("bounds", RANGES, ids=str)
+@pytest.mark.parametrize("make", [nl.affine_range, nl.sequential_range, nl.static_range],
+                         ids=lambda f: f.__name__)
+def test_the_values_and_iterations_are_those_of_range(make, bounds):
+    want = list(range(*bounds))
+    with Tracer("trn2", 1) as tr:
+        got = []
+        for v in make(*bounds):
+            got.append((v.__class__, v, tr.loop.loop.trips, tr.loop.iteration))
+        kind = LoopIndex if make is not nl.static_range else int
+        assert got == [(kind, v, len(want), n) for n, v in enumerate(want)]
+        assert tr.loop is None
+
+
+def test_a_replaced_tracer_iterate_is_what_the_range_functions_call(monkeypatch):
+    calls = []
+    real = Tracer.iterate
+
+    def counting(self, kind, values, loc, *rest):
+        calls.append((kind, values))
+        return real(self, kind, values, loc, *rest)
+
+    monkeypatch.setattr(Tracer, "iterate", counting)
+    with Tracer("trn2", 1):
+        assert [int(i) for i in nl.affine_range(1, 7, 2)] == [1, 3, 5]
+    assert calls == [("affine", range(1, 7, 2))]
