@@ -38,6 +38,7 @@
 #include "trace_new_blocked.h"
 #include "trace_ref.h"
 #include "trace_slotted.h"
+#include "trace_value_memo.h"
 
 #include "bindings.h"
 
@@ -73,6 +74,11 @@ int maskKeepsAll(PyObject* mask, PyObject* shape) {
   return keeps.get() == Py_True ? 1 : 0;
 }
 
+// _NEW_TILES's hits by the values of their keys (trace_value_memo.h): a dtype, a buffer and a shape
+// of up to four dims.
+using TileMemo = ValueMemo<2, 1 + 4, 6>;
+TileMemo newTilesMemo;
+
 // A new tile of `what` ("ndarray", "zeros") for the arguments (shape, dtype, *, buffer=None) when
 // they name a tile made before: `tile` (a new reference) and 1; for a shape with block dims, the
 // BlockedTensor (zero-filled already for nl.zeros; `loc` left null) and 2; 0, having changed
@@ -101,14 +107,24 @@ int knownTile(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames, PyObje
       const int made = newBlockedTensor(tr, shape, dtype, buffer, what, what == zerosText, tile);
       return made == 1 ? 2 : made;
     }
-  Owned key(PyTuple_Pack(3, shape, dtype, buffer));
-  if (key.get() == nullptr) return -1;
-  PyObject* known = PyDict_GetItemWithError(config.newTiles, key.get());  // (borrowed)
+  // (_NEW_TILES's answer for (shape, dtype, buffer), a function of their values: remembered in
+  // front of it, a dtype object's hash being most of the dict lookup's cost)
+  TileMemo::Key memoKey;
+  memoKey.objects[0] = dtype;
+  memoKey.objects[1] = buffer;
+  const bool memoable = memoKey.addTuple(shape);
+  PyObject* known = memoable ? newTilesMemo.find(memoKey) : nullptr;  // (borrowed)
   if (known == nullptr) {
-    if (!PyErr_Occurred()) return 0;
-    if (!PyErr_ExceptionMatches(PyExc_TypeError)) return -1;
-    PyErr_Clear();  // (an unhashable argument: the definition refuses it)
-    return 0;
+    Owned key(PyTuple_Pack(3, shape, dtype, buffer));
+    if (key.get() == nullptr) return -1;
+    known = PyDict_GetItemWithError(config.newTiles, key.get());  // (borrowed)
+    if (known == nullptr) {
+      if (!PyErr_Occurred()) return 0;
+      if (!PyErr_ExceptionMatches(PyExc_TypeError)) return -1;
+      PyErr_Clear();  // (an unhashable argument: the definition refuses it)
+      return 0;
+    }
+    if (memoable) newTilesMemo.remember(memoKey, known);
   }
   if (!PyTuple_CheckExact(known) || PyTuple_GET_SIZE(known) != 3) return 0;
   loc = callSiteLocation(0);  // (the kernel's frame: this C function has none of its own)

@@ -53,8 +53,6 @@ PyObject* pool = nullptr;
 PyObject* psum = nullptr;
 long long numPartitions = 0, maxFreePsum = 0, maxFreeSbuf = 0;
 
-// A new reference to o.name (null with an error set).
-PyObject* attr(PyObject* o, PyObject* name) { return slotAttr(o, name); }
 
 // The integer value of a new reference `o` (released); false with an error set.
 bool intValue(PyObject* o, long long& v) {
@@ -100,16 +98,16 @@ size_t patternSlot(const long long* key) {
 
 PyObject* viewAccess(PyObject* view, PyObject* st, PyObject* layout, PyObject* shape, PyObject* offsetObj,
                      long long offset, long long& n) {
-  Ref onChip(attr(st, names.on_chip));
+  Ref onChip(slotAttr(st, names.on_chip));
   if (onChip.get() == nullptr) return nullptr;
   const int on = PyObject_IsTrue(onChip.get());
   if (on < 0) return nullptr;
   if (!on || !PyTuple_Check(shape) || PyTuple_GET_SIZE(shape) != 2) return Py_NewRef(Py_None);
   long long p = 0, row = 0;
   if (!intValue(Py_NewRef(PyTuple_GET_ITEM(shape, 0)), p) || !intValue(Py_NewRef(PyTuple_GET_ITEM(shape, 1)), n) ||
-      !intValue(attr(layout, names.row), row))
+      !intValue(slotAttr(layout, names.row), row))
     return nullptr;
-  Ref strides(attr(view, names.strides));
+  Ref strides(slotAttr(view, names.strides));
   if (strides.get() == nullptr) return nullptr;
   if (!PyTuple_Check(strides.get()) || PyTuple_GET_SIZE(strides.get()) != 2) return Py_NewRef(Py_None);
   long long s0 = 0, s1 = 0;
@@ -155,10 +153,10 @@ PyObject* plainTileAccess(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     return nullptr;
   }
   PyObject *view = args[0], *st = args[1], *engine = args[2];
-  Ref layout(attr(st, names.layout));
+  Ref layout(slotAttr(st, names.layout));
   if (layout.get() == nullptr) return nullptr;
-  Ref fullPairs(attr(layout.get(), names.full_pairs));
-  Ref offsetObj(attr(view, names.offset));
+  Ref fullPairs(slotAttr(layout.get(), names.full_pairs));
+  Ref offsetObj(slotAttr(view, names.offset));
   if (fullPairs.get() == nullptr || offsetObj.get() == nullptr) return nullptr;
   long long offset = 0;
   if (!intValue(Py_NewRef(offsetObj.get()), offset)) return nullptr;
@@ -166,24 +164,24 @@ PyObject* plainTileAccess(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   long long n = 0;
   bool whole = false;
   if (fullPairs.get() != Py_None && offset == 0) {
-    Ref vShape(attr(view, names.shape)), sShape(attr(st, names.shape));
-    Ref vStrides(attr(view, names.strides)), sStrides(attr(st, names.strides));
+    Ref vShape(slotAttr(view, names.shape)), sShape(slotAttr(st, names.shape));
+    Ref vStrides(slotAttr(view, names.strides)), sStrides(slotAttr(st, names.strides));
     if (!vShape.get() || !sShape.get() || !vStrides.get() || !sStrides.get()) return nullptr;
     whole = vShape.get() == sShape.get() && vStrides.get() == sStrides.get();
   }
   if (whole) {  // the whole tile: the storage's full access
-    Ref state(attr(st, names.state));
+    Ref state(slotAttr(st, names.state));
     if (state.get() == nullptr) return nullptr;
-    acc.p = attr(state.get(), names.full_access);
+    acc.p = slotAttr(state.get(), names.full_access);
     if (acc.get() == nullptr) return nullptr;
     if (acc.get() == Py_None) {
       Py_DECREF(acc.release());
       acc.p = newAccessRecord(accessClass, st, offsetObj.get(), fullPairs.get());
       if (acc.get() == nullptr || slotSet(state.get(), names.full_access, acc.get()) < 0) return nullptr;
     }
-    if (!intValue(attr(layout.get(), names.row), n)) return nullptr;
+    if (!intValue(slotAttr(layout.get(), names.row), n)) return nullptr;
   } else {
-    acc.p = attr(view, names.access);  // (made by an earlier use of this view)
+    acc.p = slotAttr(view, names.access);  // (made by an earlier use of this view)
     if (acc.get() == nullptr) return nullptr;
     if (acc.get() != Py_None) {
       PyObject* pairs = PyTuple_Check(acc.get()) && PyTuple_GET_SIZE(acc.get()) > access_pos::pairs ? PyTuple_GET_ITEM(acc.get(), access_pos::pairs)
@@ -198,14 +196,14 @@ PyObject* plainTileAccess(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
       if (!intValue(Py_NewRef(PyTuple_GET_ITEM(free, 1)), n)) return nullptr;
     } else {
       Py_DECREF(acc.release());
-      Ref shape(attr(view, names.shape));
+      Ref shape(slotAttr(view, names.shape));
       if (shape.get() == nullptr) return nullptr;
       acc.p = viewAccess(view, st, layout.get(), shape.get(), offsetObj.get(), offset, n);
       if (acc.get() == nullptr || acc.get() == Py_None) return acc.release();
     }
   }
   if (engine != pe) {
-    Ref kind(attr(st, names.kind));
+    Ref kind(slotAttr(st, names.kind));
     if (kind.get() == nullptr) return nullptr;
     const int isPsum = kind.get() == psum ? 1 : equalTo(kind.get(), psum);
     if (isPsum < 0) return nullptr;
@@ -216,7 +214,7 @@ PyObject* plainTileAccess(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
 
 // Whether o.name is None (-1 with an error set).
 int isNone(PyObject* o, PyObject* name) {
-  PyObject* v = attr(o, name);
+  PyObject* v = slotAttr(o, name);
   if (v == nullptr) return -1;
   Py_DECREF(v);
   return v == Py_None;
@@ -224,7 +222,7 @@ int isNone(PyObject* o, PyObject* name) {
 
 // Whether o.name is true (-1 with an error set).
 int isTrue(PyObject* o, PyObject* name) {
-  PyObject* v = attr(o, name);
+  PyObject* v = slotAttr(o, name);
   if (v == nullptr) return -1;
   const int t = PyObject_IsTrue(v);
   Py_DECREF(v);
@@ -239,9 +237,9 @@ PyObject* writePlain(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   PyObject *view = args[0], *engine = args[1];
   const int matmul = nargs > 2 ? PyObject_IsTrue(args[2]) : 0;
   if (matmul < 0) return nullptr;
-  Ref st(attr(view, names.storage));
+  Ref st(slotAttr(view, names.storage));
   if (st.get() == nullptr) return nullptr;
-  Ref state(attr(st.get(), names.state));
+  Ref state(slotAttr(st.get(), names.state));
   if (state.get() == nullptr) return nullptr;
   PyObject* s = state.get();
   int ok = isNone(s, names.forward);
@@ -252,7 +250,7 @@ PyObject* writePlain(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   }
   Ref groups(nullptr);
   if (ok == 1) {
-    groups.p = attr(s, names.groups);
+    groups.p = slotAttr(s, names.groups);
     if (groups.get() == nullptr) return nullptr;
   }
   if (ok == 1 && !matmul) {
@@ -272,7 +270,7 @@ PyObject* writePlain(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     if (groups.get() != Py_None && slotSet(groups.get(), names.unwritten, Py_False) < 0) return nullptr;
   }
   long long count = 0, written = 0, p = 0;
-  if (!intValue(attr(s, names.write_count), count) || !intValue(attr(s, names.written_partitions), written))
+  if (!intValue(slotAttr(s, names.write_count), count) || !intValue(slotAttr(s, names.written_partitions), written))
     return nullptr;
   PyObject* pairs = PyTuple_GET_ITEM(acc.get(), access_pos::pairs);  // (an Access: plain_tile_access made or kept it)
   PyObject* partitionPair = PySequence_Check(pairs) ? PySequence_GetItem(pairs, 0) : nullptr;
