@@ -124,6 +124,16 @@ PyObject* blockedGetitem(PyObject* t, PyObject* const* args, Py_ssize_t nargs) {
   return blockedView(t, args[0]);
 }
 
+// module.name (a new reference; null with an error set): from the module's dict, where a module's
+// own functions are (what PyObject_GetAttr finds there after looking at the module type's
+// attributes, which have other names), else by PyObject_GetAttr.
+PyObject* moduleAttr(PyObject* module, PyObject* name) {
+  PyObject* dict = PyModule_GetDict(module);  // (borrowed)
+  if (PyObject* v = dict != nullptr ? PyDict_GetItemWithError(dict, name) : nullptr) return Py_NewRef(v);
+  if (PyErr_Occurred()) return nullptr;
+  return PyObject_GetAttr(module, name);
+}
+
 // `view = value` of a store once the view is known (see the file's comment); null with an error set.
 PyObject* store(PyObject* view, PyObject* value) {
   if (value == view) Py_RETURN_NONE;  // (`t[key] op= x` stores back the view the operation updated)
@@ -131,14 +141,14 @@ PyObject* store(PyObject* view, PyObject* value) {
   if (tr.get() == nullptr) return nullptr;
   PyObject* const args[3] = {tr.get(), view, value};
   // (the language module's functions as they are now, as the Python store named them)
-  Owned redirect(PyObject_GetAttr(language, assignRedirectName));
+  Owned redirect(moduleAttr(language, assignRedirectName));
   if (redirect.get() == nullptr) return nullptr;
   Owned done(PyObject_Vectorcall(redirect.get(), args, 3, nullptr));
   if (done.get() == nullptr) return nullptr;
   const int redirected = PyObject_IsTrue(done.get());
   if (redirected < 0) return nullptr;
   if (!redirected) {
-    Owned assignGeneral(PyObject_GetAttr(language, assignGeneralName));
+    Owned assignGeneral(moduleAttr(language, assignGeneralName));
     if (assignGeneral.get() == nullptr) return nullptr;
     Owned general(PyObject_Vectorcall(assignGeneral.get(), args, 3, nullptr));
     if (general.get() == nullptr) return nullptr;
