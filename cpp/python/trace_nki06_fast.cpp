@@ -38,6 +38,7 @@
 #include "trace_current.h"
 #include "trace_ref.h"
 #include "trace_slotted.h"
+#include "trace_value_memo.h"
 
 #include "bindings.h"
 
@@ -159,6 +160,11 @@ PyObject* ncMatmulFast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObj
   Py_RETURN_NONE;
 }
 
+// _CHECKED's hits by the values of their keys (trace_value_memo.h): a dtype, a buffer, an arch
+// and a shape of up to four dims.
+using SpecMemo = ValueMemo<3, 1 + 4, 6>;
+SpecMemo checkedMemo;
+
 // nl.ndarray: the arguments (shape, dtype, buffer=nl.sbuf) of a spec language.py's _new checked
 // before (its `_CHECKED` table) for an SBUF or PSUM tensor: `tr.new_result(kind, dtype, dims,
 // "ndarray", loc)` in a new NkiTensor, as _new and _wrap make it.
@@ -171,14 +177,26 @@ PyObject* ndarrayFast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObje
     Py_RETURN_NOTIMPLEMENTED;  // (name=, address=, a missing argument: the definition's)
   Owned arch(slotAttr(tr, archName));
   if (arch.get() == nullptr) return nullptr;
-  Owned key(PyTuple_Pack(4, slots[0], slots[1], slots[2] != nullptr ? slots[2] : ndarrayConfig.sbuf, arch.get()));
-  if (key.get() == nullptr) return nullptr;
-  PyObject* spec = PyDict_GetItemWithError(ndarrayConfig.checked, key.get());  // (borrowed)
+  PyObject* buffer = slots[2] != nullptr ? slots[2] : ndarrayConfig.sbuf;
+  // (_CHECKED's answer, a function of the key's values: remembered in front of it, a dtype
+  // object's hash being most of the dict lookup's cost)
+  SpecMemo::Key memoKey;
+  memoKey.objects[0] = slots[1];
+  memoKey.objects[1] = buffer;
+  memoKey.objects[2] = arch.get();
+  const bool memoable = memoKey.addTuple(slots[0]);
+  PyObject* spec = memoable ? checkedMemo.find(memoKey) : nullptr;  // (borrowed)
   if (spec == nullptr) {
-    if (!PyErr_Occurred()) Py_RETURN_NOTIMPLEMENTED;
-    if (!PyErr_ExceptionMatches(PyExc_TypeError)) return nullptr;
-    PyErr_Clear();  // (an unhashable argument: the definition refuses or converts it)
-    Py_RETURN_NOTIMPLEMENTED;
+    Owned key(PyTuple_Pack(4, slots[0], slots[1], buffer, arch.get()));
+    if (key.get() == nullptr) return nullptr;
+    spec = PyDict_GetItemWithError(ndarrayConfig.checked, key.get());  // (borrowed)
+    if (spec == nullptr) {
+      if (!PyErr_Occurred()) Py_RETURN_NOTIMPLEMENTED;
+      if (!PyErr_ExceptionMatches(PyExc_TypeError)) return nullptr;
+      PyErr_Clear();  // (an unhashable argument: the definition refuses or converts it)
+      Py_RETURN_NOTIMPLEMENTED;
+    }
+    if (memoable) checkedMemo.remember(memoKey, spec);
   }
   if (!PyTuple_CheckExact(spec) || PyTuple_GET_SIZE(spec) != 4) Py_RETURN_NOTIMPLEMENTED;
   Owned keep(Py_NewRef(spec));  // (the table's entry, held while new_result runs Python)
