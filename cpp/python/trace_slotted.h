@@ -58,8 +58,8 @@ PyObject* slotAttrLearn(PyObject* o, PyObject* name);
 // attributes the generic way (found once per class version and name, in a small cache), else
 // PyObject_GetAttr. The fast paths read a few dozen slots of tiles, views and states per traced
 // instruction; PyObject_GetAttr walks the type's attribute lookup and the descriptor every time.
-// (Always inlined, also at -O1, where the hot batch is compiled: the commonest case, the first
-// way's slot, is a few loads, and the call cost a third of them.)
+// (Always inlined: the commonest case, the first way's slot, is a few loads, and a call costs a
+// third of them; GCC called it at -O1.)
 [[gnu::always_inline]] inline PyObject* slotAttr(PyObject* o, PyObject* name) {
   const slot_lookup::Entry& known = slot_lookup::setOf(Py_TYPE(o), name)[0];
   if (known.matches(Py_TYPE(o), name) && known.offset >= 0) {
