@@ -17,10 +17,10 @@
 
 namespace nxs::py_bind {
 
-// The value of an exact int that fits a long long, into v; false otherwise (no error set). An int
-// of one digit (nearly every number of a trace) is read in place, without PyLong_AsLongLong's call.
-inline bool exactIntValue(PyObject* o, long long& v) {
-  if (!PyLong_CheckExact(o)) return false;
+// The value of `o`, an int or an instance of an int subclass, that fits a long long, into v;
+// false otherwise (no error set). An int of one digit (nearly every number of a trace) is read in
+// place, without PyLong_AsLongLongAndOverflow's call.
+inline bool intObjectValue(PyObject* o, long long& v) {
 #if PY_VERSION_HEX >= 0x030C0000
   if (PyUnstable_Long_IsCompact(reinterpret_cast<PyLongObject*>(o))) {
     v = PyUnstable_Long_CompactValue(reinterpret_cast<PyLongObject*>(o));
@@ -32,9 +32,22 @@ inline bool exactIntValue(PyObject* o, long long& v) {
     return true;
   }
 #endif
-  int over = 0;
+  int over = 0;  // (of an int: reported here, never raised)
   v = PyLong_AsLongLongAndOverflow(o, &over);
   return over == 0;
+}
+
+// The value of an exact int that fits a long long, into v; false otherwise (no error set).
+inline bool exactIntValue(PyObject* o, long long& v) { return PyLong_CheckExact(o) && intObjectValue(o, v); }
+
+// The integer value of a new reference `o` (released: null passes an error on), as
+// PyLong_AsLongLong converts it; false with an error set.
+inline bool intValue(PyObject* o, long long& v) {
+  if (o == nullptr) return false;
+  const bool exact = exactIntValue(o, v);  // (the common case, read in place)
+  if (!exact) v = PyLong_AsLongLong(o);
+  Py_DECREF(o);
+  return exact || !(v == -1 && PyErr_Occurred());
 }
 
 // 1 if a == b, 0 if not, -1 with an error set (as PyObject_RichCompareBool(a, b, Py_EQ)).

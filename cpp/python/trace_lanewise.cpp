@@ -60,14 +60,6 @@ long long numPartitions = 0;
 
 using Owned = nxs::py_bind::OwnedRef;
 
-// The integer value of a new reference `o` (released); false with an error set.
-bool intValue(PyObject* o, long long& v) {
-  if (o == nullptr) return false;
-  v = PyLong_AsLongLong(o);
-  Py_DECREF(o);
-  return !(v == -1 && PyErr_Occurred());
-}
-
 // Whether a == b, by identity first (views of one tile share its shape tuple); -1 on error.
 int same(PyObject* a, PyObject* b) { return a == b ? 1 : equalTo(a, b); }
 

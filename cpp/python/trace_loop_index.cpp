@@ -9,6 +9,8 @@
 // each time; as number slots they cost about what int's own operators do.
 #include "trace_loop_index.h"
 
+#include "trace_equal.h"
+
 #include "bindings.h"
 
 namespace nxs::py_bind {
@@ -64,9 +66,8 @@ PyObject* loopIndexOf(long long v) {
 // `value` (a new reference to an exact int, or null) as a LoopIndex.
 PyObject* asLoopIndex(PyObject* value) {
   if (value == nullptr || !PyLong_CheckExact(value)) return value;
-  int overflow = 0;
-  const long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
-  if (overflow == 0 && v >= kFirstShared && v < kEndShared) {
+  long long v = 0;
+  if (intObjectValue(value, v) && v >= kFirstShared && v < kEndShared) {
     Py_DECREF(value);
     return loopIndexOf(v);
   }
@@ -74,19 +75,7 @@ PyObject* asLoopIndex(PyObject* value) {
 }
 
 // The value of an int or loop index that fits a machine word (false for any other).
-inline bool wordValue(PyObject* o, long long& v) {
-  if (!isIntOrIndex(o)) return false;
-#if PY_VERSION_HEX < 0x030C0000
-  const Py_ssize_t size = Py_SIZE(o);  // (one digit or none: most of what kernels compute)
-  if (size >= -1 && size <= 1) {
-    v = size * static_cast<long long>(reinterpret_cast<PyLongObject*>(o)->ob_digit[0]);
-    return true;
-  }
-#endif
-  int overflow = 0;  // (of an int: reported here, never raised)
-  v = PyLong_AsLongLongAndOverflow(o, &overflow);
-  return overflow == 0;
-}
+inline bool wordValue(PyObject* o, long long& v) { return isIntOrIndex(o) && intObjectValue(o, v); }
 
 // a OP b in machine words (false when either does not fit one or the result overflows).
 template <binaryfunc PyNumberMethods::*op>

@@ -53,15 +53,6 @@ PyObject* pool = nullptr;
 PyObject* psum = nullptr;
 long long numPartitions = 0, maxFreePsum = 0, maxFreeSbuf = 0;
 
-
-// The integer value of a new reference `o` (released); false with an error set.
-bool intValue(PyObject* o, long long& v) {
-  if (o == nullptr) return false;
-  v = PyLong_AsLongLong(o);
-  Py_DECREF(o);
-  return !(v == -1 && PyErr_Occurred());
-}
-
 using Ref = nxs::py_bind::OwnedRef;
 
 // One partition row of `row` elements (as float32: elements are what the tracer counts), the
