@@ -14,10 +14,11 @@
 namespace sim {
 namespace {
 
-// A dependency on an earlier instruction: on its writes being visible (RAW, WAW) or on its reads
-// being done (WAR).
+// A dependency of instruction `to` on an earlier one, on its writes being visible (RAW, WAW) or on
+// its reads being done (WAR): a link in the earlier one's list of successors.
 struct Edge {
-  uint32_t from;
+  const Edge* next;  // the earlier one's next successor edge, or null
+  uint32_t to;
   bool onWrites;
 };
 
@@ -85,8 +86,10 @@ class EntryList {
 // The accesses of one memory, in buckets of 2^shift bytes: an entry sits in every bucket its range
 // touches, so an access only meets the entries near it. Reads and writes apart: a read only looks
 // at the writes (a tile read a thousand times costs a read nothing). The buckets lie in one vector
-// from the lowest touched to the highest (an on-chip memory has a few dozen of 4 KiB, a DRAM tensor
-// at most ~256), so finding one is an index.
+// (an on-chip memory has a few dozen of 4 KiB, a DRAM tensor at most ~256), so finding one is an
+// index; it covers the whole memory from the start (grown one way or the other as the accesses
+// went, it was shifted up at each lower bucket, a tenth of a scan that walks a memory downwards),
+// and grows only for an access beyond it, which the decoder refuses.
 struct Bucket {
   EntryList reads, writes;
 };
@@ -111,20 +114,25 @@ struct MemEntries {
   }
 };
 
-// The dependency graph of one block, block-local indices: the predecessors of the k-th
-// instruction are edges[start[k], start[k + 1]), in the order the scan met them (nothing reads
-// that order: see `deps` in listScheduleBlock), one edge per predecessor (on its writes if any
-// conflict is with them).
+// The dependency graph of one block, block-local indices: one edge per dependent pair (on the
+// earlier one's writes if any conflict is with them), in the earlier one's list of successors
+// (from first[k] through Edge::next, the latest first; nothing reads that order, see
+// listScheduleBlock), and each instruction's number of predecessors. Each instruction's edges are
+// linked into those lists once its scan is done: predecessor lists, copied into one vector per
+// instruction and then turned into successor lists, cost a sixth of the scheduling. The edges lie
+// in an arena, where they never move: a growing vector copied them (a megabyte for mamba's block).
+using EdgeArena = bir::BlockArena<Edge, size_t{1} << 9, size_t{1} << 12>;
 struct Graph {
-  std::vector<uint32_t> start;
-  std::vector<Edge> edges;
+  std::vector<const Edge*> first;  // per instruction: its first successor edge, or null
+  std::vector<uint32_t> preds;     // per instruction: its number of predecessors
+  EdgeArena edges;
 };
 
-Graph dependencies(const CoreProgram& cp, const std::vector<TensorSpec>& tensors, uint32_t first, uint32_t count) {
+Graph dependencies(const CoreProgram& cp, const std::vector<TensorSpec>& tensors, uint32_t first, uint32_t count,
+                   const bir::MachineConfig& cfg) {
   Graph g;
-  g.start.reserve(count + 1);
-  g.edges.reserve(count * 2);
-  g.start.push_back(0);
+  g.first.assign(count, nullptr);
+  g.preds.resize(count);
   // Memories some instruction of the block writes: reads of the others order nothing. On-chip
   // memories in 4 KiB buckets; a DRAM tensor in at most ~256.
   std::vector<int32_t> memIndex;  // by Access::mem: its entry in `mems`, or -1
@@ -139,18 +147,24 @@ Graph dependencies(const CoreProgram& cp, const std::vector<TensorSpec>& tensors
       if (memIndex[acc.mem] >= 0) continue;
       memIndex[acc.mem] = static_cast<int32_t>(mems.size());
       MemEntries& m = mems.emplace_back();
-      if (acc.mem >= kMemFirstDram) {
-        const int64_t bytes = tensors[acc.mem - kMemFirstDram].bytes;
+      const int64_t bytes = acc.mem == kMemSbuf   ? cfg.sbuf_bytes_per_partition
+                            : acc.mem == kMemPsum ? cfg.psum_bytes_per_partition
+                                                  : tensors[acc.mem - kMemFirstDram].bytes;
+      if (acc.mem >= kMemFirstDram)
         while (m.shift < 40 && (bytes >> m.shift) > 256) ++m.shift;
-      }
+      if (bytes > 0) m.buckets.resize(static_cast<size_t>(((bytes - 1) >> m.shift) + 1));
     }
   }
   int64_t lastAccumulator = -1, lastPrint = -1, lastVectorRegister = -1, lastGenerator = -1;
   // The k-th instruction's predecessors, each once (on its writes if any edge is): an access meets
-  // the same earlier one in several buckets and several of its operands.
-  // (Room for every earlier instruction, each at most once: appending is a store, no capacity
-  // check or call.)
-  const auto in = std::make_unique_for_overwrite<Edge[]>(count);
+  // the same earlier one in several buckets and several of its operands. Collected here, then
+  // linked into their successor lists: appending is a store, no capacity check or call, which
+  // keeps the scan's loops in registers.
+  struct In {
+    uint32_t from;
+    bool onWrites;
+  };
+  const auto in = std::make_unique_for_overwrite<In[]>(count);  // (room for every earlier one)
   uint32_t nIn = 0;
   // Per predecessor: by k, at in[slot] (slot is only read where seenBy says it was written).
   std::vector<uint32_t> seenBy(count, UINT32_MAX);
@@ -219,8 +233,13 @@ Graph dependencies(const CoreProgram& cp, const std::vector<TensorSpec>& tensors
       if (lastGenerator >= 0) add(static_cast<uint32_t>(lastGenerator), true);
       lastGenerator = k;
     }
-    g.edges.insert(g.edges.end(), in.get(), in.get() + nIn);
-    g.start.push_back(static_cast<uint32_t>(g.edges.size()));
+    g.preds[k] = nIn;
+    Edge* const edges = g.edges.take(nIn);
+    for (uint32_t i = 0; i < nIn; ++i) {
+      const Edge*& head = g.first[in[i].from];
+      edges[i] = {head, k, in[i].onWrites};
+      head = &edges[i];
+    }
   }
   return g;
 }
@@ -280,36 +299,13 @@ std::vector<uint32_t> listScheduleBlock(const CoreProgram& cp, const std::vector
   for (uint32_t k = 0; k < count; ++k)
     if (keepsSourceOrder(cp.insts[first + k])) return order;
 
-  const Graph g = dependencies(cp, tensors, first, count);
-  // The successors of k: succ[succStart[k], succStart[k + 1]), in source order.
-  // (Arrays every element of which is written before it is read are left uninitialized.)
-  std::vector<uint32_t> succStart(count + 1, 0);
-  const auto succ = std::make_unique_for_overwrite<uint32_t[]>(g.edges.size());
-  std::vector<uint32_t> waiting(count);
-  for (uint32_t k = 0; k < count; ++k) {
-    waiting[k] = g.start[k + 1] - g.start[k];
-    for (uint32_t e = g.start[k]; e < g.start[k + 1]; ++e) ++succStart[g.edges[e].from + 1];
-  }
-  for (uint32_t k = 0; k < count; ++k) succStart[k + 1] += succStart[k];
-  {
-    std::vector<uint32_t> fill(succStart.begin(), succStart.end() - 1);
-    for (uint32_t k = 0; k < count; ++k)
-      for (uint32_t e = g.start[k]; e < g.start[k + 1]; ++e) succ[fill[g.edges[e].from]++] = k;
-  }
-  // Written when an instruction is placed, read by its successors, placed after it.
-  const auto readsReleased = std::make_unique_for_overwrite<double[]>(count);
-  const auto writesReleased = std::make_unique_for_overwrite<double[]>(count);
-  // (Whatever the order of k's edges: t starts at 0 and only takes a value greater than itself,
-  // never NaN, so the fold is the largest release not NaN, or 0, in any order; the successor
-  // lists are in source order as built below. So the edges are not sorted.)
-  auto deps = [&](uint32_t k) {
-    double t = 0;
-    for (uint32_t i = g.start[k]; i < g.start[k + 1]; ++i) {
-      const Edge& e = g.edges[i];
-      t = std::max(t, e.onWrites ? writesReleased[e.from] : readsReleased[e.from]);
-    }
-    return t;
-  };
+  Graph g = dependencies(cp, tensors, first, count, cfg);
+  // Per instruction: its predecessors not yet placed, and the latest release of those placed,
+  // folded in as each is placed. (Whatever the order they are placed in: the fold starts at 0 and
+  // only takes a value greater than itself, never NaN, so it ends as the largest release not NaN,
+  // or 0, in any order. So neither the edges nor the successor lists are sorted.)
+  std::vector<uint32_t>& waiting = g.preds;
+  std::vector<double> released(count, 0.0);
 
   // Each step places the ready instruction with the earliest estimated start, max(its start
   // track's free time, its dependencies' release), ties by source position. The ready
@@ -331,7 +327,7 @@ std::vector<uint32_t> listScheduleBlock(const CoreProgram& cp, const std::vector
   Estimate est(cfg);
   auto makeReady = [&](uint32_t k) {
     const int t = Estimate::startTrack(cp.insts[first + k]);
-    ready[t].later.push({deps(k), k});
+    ready[t].later.push({released[k], k});
     readyTracks |= 1u << t;
   };
   for (uint32_t k = 0; k < count; ++k)
@@ -365,10 +361,12 @@ std::vector<uint32_t> listScheduleBlock(const CoreProgram& cp, const std::vector
       r.later.pop();
     if (r.atFree.empty() && r.later.empty()) readyTracks &= ~(1u << best);
     const auto [at, k] = bestKey;
-    std::tie(readsReleased[k], writesReleased[k]) = est.place(cp.insts[first + k], at);
+    const auto [reads, writes] = est.place(cp.insts[first + k], at);
     order.push_back(k);
-    for (uint32_t i = succStart[k]; i < succStart[k + 1]; ++i)
-      if (--waiting[succ[i]] == 0) makeReady(succ[i]);
+    for (const Edge* e = g.first[k]; e; e = e->next) {
+      released[e->to] = std::max(released[e->to], e->onWrites ? writes : reads);
+      if (--waiting[e->to] == 0) makeReady(e->to);
+    }
   }
   if (order.size() != count) throw std::logic_error("instruction scheduling: a dependency cycle (an internal error)");
   return order;
