@@ -83,6 +83,9 @@ class EntryList {
   uint32_t size_ = 0, capacity_ = 0;
 };
 
+// An on-chip memory's buckets: at least 256 bytes (a 192 KiB partition in 768 buckets), at most 64 KiB.
+constexpr int kMinShift = 8, kMaxShift = 16;
+
 // The accesses of one memory, in buckets of 2^shift bytes: an entry sits in every bucket its range
 // touches, so an access only meets the entries near it. Reads and writes apart: a read only looks
 // at the writes (a tile read a thousand times costs a read nothing). The buckets lie in one vector
@@ -94,7 +97,7 @@ struct Bucket {
   EntryList reads, writes;
 };
 struct MemEntries {
-  int shift = 12;
+  int shift = 12;  // (listScheduleBlock sets it per memory)
   int64_t first = 0;  // the number of buckets[0]
   std::vector<Bucket> buckets;
 
@@ -133,27 +136,46 @@ Graph dependencies(const CoreProgram& cp, const std::vector<TensorSpec>& tensors
   Graph g;
   g.first.assign(count, nullptr);
   g.preds.resize(count);
-  // Memories some instruction of the block writes: reads of the others order nothing. On-chip
-  // memories in 4 KiB buckets; a DRAM tensor in at most ~256.
+  // Memories some instruction of the block writes: reads of the others order nothing. A DRAM
+  // tensor in at most ~256 buckets. An on-chip memory in buckets the size of its typical access,
+  // the power of two at or below the length that half its accessed bytes come in: smaller, an
+  // access lies in many buckets; larger, it meets the entries of its neighbours (4 KiB for all,
+  // matmul_tiled's 1 KiB tiles met three others; 1 KiB, layernorm's 8 KiB rows lay in eight).
+  // Which buckets hold an entry changes no edge: two accesses that overlap share a bucket.
   std::vector<int32_t> memIndex;  // by Access::mem: its entry in `mems`, or -1
   std::vector<MemEntries> mems;
   EntryArena arena;  // the entries of the buckets' lists
+  int64_t bytesByLength[2][64] = {};  // SBUF, PSUM: bytes accessed by floor(log2(access length))
   for (uint32_t k = 0; k < count; ++k) {
     const DecodedInst& d = cp.insts[first + k];
     for (int a = 0; a < d.nAccess; ++a) {
       const Access& acc = cp.accesses[d.firstAccess + a];
+      if (acc.mem < kMemFirstDram && acc.hi > acc.lo)
+        bytesByLength[acc.mem][std::bit_width(static_cast<uint64_t>(acc.hi - acc.lo)) - 1] += acc.hi - acc.lo;
       if (!acc.write) continue;
       if (acc.mem >= memIndex.size()) memIndex.resize(acc.mem + 1, -1);
       if (memIndex[acc.mem] >= 0) continue;
       memIndex[acc.mem] = static_cast<int32_t>(mems.size());
-      MemEntries& m = mems.emplace_back();
-      const int64_t bytes = acc.mem == kMemSbuf   ? cfg.sbuf_bytes_per_partition
-                            : acc.mem == kMemPsum ? cfg.psum_bytes_per_partition
-                                                  : tensors[acc.mem - kMemFirstDram].bytes;
-      if (acc.mem >= kMemFirstDram)
-        while (m.shift < 40 && (bytes >> m.shift) > 256) ++m.shift;
-      if (bytes > 0) m.buckets.resize(static_cast<size_t>(((bytes - 1) >> m.shift) + 1));
+      mems.emplace_back();
     }
+  }
+  for (uint32_t mem = 0; mem < memIndex.size(); ++mem) {
+    if (memIndex[mem] < 0) continue;
+    MemEntries& m = mems[static_cast<size_t>(memIndex[mem])];
+    const int64_t bytes = mem == kMemSbuf   ? cfg.sbuf_bytes_per_partition
+                          : mem == kMemPsum ? cfg.psum_bytes_per_partition
+                                            : tensors[mem - kMemFirstDram].bytes;
+    if (mem >= kMemFirstDram) {
+      while (m.shift < 40 && (bytes >> m.shift) > 256) ++m.shift;
+    } else {
+      const int64_t* const byLength = bytesByLength[mem];
+      int64_t total = 0, below = 0;
+      for (int i = 0; i < 64; ++i) total += byLength[i];
+      int i = 0;
+      while (i < 63 && 2 * (below + byLength[i]) < total) below += byLength[i++];
+      m.shift = std::clamp(i, kMinShift, kMaxShift);
+    }
+    if (bytes > 0) m.buckets.resize(static_cast<size_t>(((bytes - 1) >> m.shift) + 1));
   }
   int64_t lastAccumulator = -1, lastPrint = -1, lastVectorRegister = -1, lastGenerator = -1;
   // The k-th instruction's predecessors, each once (on its writes if any edge is): an access meets
