@@ -350,9 +350,19 @@ std::vector<uint32_t> listScheduleBlock(const CoreProgram& cp, const std::vector
   // others start when their dependencies are released. A track's free time only grows, so an
   // instruction moves from the second set to the first at most once: a step costs a look at
   // each track, not at each ready instruction.
-  using Key = std::pair<double, uint32_t>;
+  // (when, k): earlier first, ties by source position. Compared field by field: std::pair's
+  // operator<, through operator<=> on a double (its partial ordering), cost 2% more of the
+  // scheduling. (The same order: no key is NaN, releases fold from 0 and ignore NaN.)
+  struct Key {
+    double at;
+    uint32_t k;
+    bool operator<(const Key& o) const { return at < o.at || (at == o.at && k < o.k); }
+  };
+  struct Later {
+    bool operator()(const Key& a, const Key& b) const { return b < a; }
+  };
   struct Ready {
-    std::priority_queue<Key, std::vector<Key>, std::greater<>> later;  // (dependencies released, k)
+    std::priority_queue<Key, std::vector<Key>, Later> later;  // (dependencies released, k)
     std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<>> atFree;  // k
   };
   std::vector<Ready> ready(kMaxTracks);
@@ -376,8 +386,8 @@ std::vector<uint32_t> listScheduleBlock(const CoreProgram& cp, const std::vector
       const int t = std::countr_zero(tracks);
       Ready& r = ready[t];
       const double free = est.freeAt(t);
-      while (!r.later.empty() && r.later.top().first <= free) {
-        r.atFree.push(r.later.top().second);
+      while (!r.later.empty() && r.later.top().at <= free) {
+        r.atFree.push(r.later.top().k);
         r.later.pop();
       }
       Key key;
