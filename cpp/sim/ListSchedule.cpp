@@ -122,8 +122,8 @@ struct MemEntries {
 // (from first[k] through Edge::next, the latest first; nothing reads that order, see
 // listScheduleBlock), and each instruction's number of predecessors. Each instruction's edges are
 // linked into those lists once its scan is done: predecessor lists, copied into one vector per
-// instruction and then turned into successor lists, cost a sixth of the scheduling. The edges lie
-// in an arena, where they never move: a growing vector copied them (a megabyte for mamba's block).
+// instruction and then turned into successor lists, cost a tenth of the scheduling. The edges lie
+// in an arena, where they never move: a growing vector copied them (some 400 KB for mamba's block).
 using EdgeArena = bir::BlockArena<Edge, size_t{1} << 9, size_t{1} << 12>;
 struct Graph {
   std::vector<const Edge*> first;  // per instruction: its first successor edge, or null
