@@ -14,10 +14,11 @@
 namespace sim {
 namespace {
 
-// A dependency on an earlier instruction: on its writes being visible (RAW, WAW) or on its reads
-// being done (WAR).
+// A dependency of instruction `to` on an earlier one, on its writes being visible (RAW, WAW) or on
+// its reads being done (WAR): a link in the earlier one's list of successors.
 struct Edge {
-  uint32_t from;
+  const Edge* next;  // the earlier one's next successor edge, or null
+  uint32_t to;
   bool onWrites;
 };
 
@@ -82,16 +83,21 @@ class EntryList {
   uint32_t size_ = 0, capacity_ = 0;
 };
 
+// An on-chip memory's buckets: at least 256 bytes (a 192 KiB partition in 768 buckets), at most 64 KiB.
+constexpr int kMinShift = 8, kMaxShift = 16;
+
 // The accesses of one memory, in buckets of 2^shift bytes: an entry sits in every bucket its range
 // touches, so an access only meets the entries near it. Reads and writes apart: a read only looks
 // at the writes (a tile read a thousand times costs a read nothing). The buckets lie in one vector
-// from the lowest touched to the highest (an on-chip memory has a few dozen of 4 KiB, a DRAM tensor
-// at most ~256), so finding one is an index.
+// (an on-chip memory has a few dozen of 4 KiB, a DRAM tensor at most ~256), so finding one is an
+// index; it covers the whole memory from the start (grown one way or the other as the accesses
+// went, it was shifted up at each lower bucket, a tenth of a scan that walks a memory downwards),
+// and grows only for an access beyond it, which the decoder refuses.
 struct Bucket {
   EntryList reads, writes;
 };
 struct MemEntries {
-  int shift = 12;
+  int shift = 12;  // (listScheduleBlock sets it per memory)
   int64_t first = 0;  // the number of buckets[0]
   std::vector<Bucket> buckets;
 
@@ -111,46 +117,76 @@ struct MemEntries {
   }
 };
 
-// The dependency graph of one block, block-local indices: the predecessors of the k-th
-// instruction are edges[start[k], start[k + 1]), in the order the scan met them (nothing reads
-// that order: see `deps` in listScheduleBlock), one edge per predecessor (on its writes if any
-// conflict is with them).
+// The dependency graph of one block, block-local indices: one edge per dependent pair (on the
+// earlier one's writes if any conflict is with them), in the earlier one's list of successors
+// (from first[k] through Edge::next, the latest first; nothing reads that order, see
+// listScheduleBlock), and each instruction's number of predecessors. Each instruction's edges are
+// linked into those lists once its scan is done: predecessor lists, copied into one vector per
+// instruction and then turned into successor lists, cost a tenth of the scheduling. The edges lie
+// in an arena, where they never move: a growing vector copied them (some 400 KB for mamba's block).
+using EdgeArena = bir::BlockArena<Edge, size_t{1} << 9, size_t{1} << 12>;
 struct Graph {
-  std::vector<uint32_t> start;
-  std::vector<Edge> edges;
+  std::vector<const Edge*> first;  // per instruction: its first successor edge, or null
+  std::vector<uint32_t> preds;     // per instruction: its number of predecessors
+  EdgeArena edges;
 };
 
-Graph dependencies(const CoreProgram& cp, const std::vector<TensorSpec>& tensors, uint32_t first, uint32_t count) {
+Graph dependencies(const CoreProgram& cp, const std::vector<TensorSpec>& tensors, uint32_t first, uint32_t count,
+                   const bir::MachineConfig& cfg) {
   Graph g;
-  g.start.reserve(count + 1);
-  g.edges.reserve(count * 2);
-  g.start.push_back(0);
-  // Memories some instruction of the block writes: reads of the others order nothing. On-chip
-  // memories in 4 KiB buckets; a DRAM tensor in at most ~256.
+  g.first.assign(count, nullptr);
+  g.preds.resize(count);
+  // Memories some instruction of the block writes: reads of the others order nothing. A DRAM
+  // tensor in at most ~256 buckets. An on-chip memory in buckets the size of its typical access,
+  // the power of two at or below the length that half its accessed bytes come in: smaller, an
+  // access lies in many buckets; larger, it meets the entries of its neighbours (4 KiB for all,
+  // matmul_tiled's 1 KiB tiles met three others; 1 KiB, layernorm's 8 KiB rows lay in eight).
+  // Which buckets hold an entry changes no edge: two accesses that overlap share a bucket.
   std::vector<int32_t> memIndex;  // by Access::mem: its entry in `mems`, or -1
   std::vector<MemEntries> mems;
   EntryArena arena;  // the entries of the buckets' lists
+  int64_t bytesByLength[2][64] = {};  // SBUF, PSUM: bytes accessed by floor(log2(access length))
   for (uint32_t k = 0; k < count; ++k) {
     const DecodedInst& d = cp.insts[first + k];
     for (int a = 0; a < d.nAccess; ++a) {
       const Access& acc = cp.accesses[d.firstAccess + a];
+      if (acc.mem < kMemFirstDram && acc.hi > acc.lo)
+        bytesByLength[acc.mem][std::bit_width(static_cast<uint64_t>(acc.hi - acc.lo)) - 1] += acc.hi - acc.lo;
       if (!acc.write) continue;
       if (acc.mem >= memIndex.size()) memIndex.resize(acc.mem + 1, -1);
       if (memIndex[acc.mem] >= 0) continue;
       memIndex[acc.mem] = static_cast<int32_t>(mems.size());
-      MemEntries& m = mems.emplace_back();
-      if (acc.mem >= kMemFirstDram) {
-        const int64_t bytes = tensors[acc.mem - kMemFirstDram].bytes;
-        while (m.shift < 40 && (bytes >> m.shift) > 256) ++m.shift;
-      }
+      mems.emplace_back();
     }
+  }
+  for (uint32_t mem = 0; mem < memIndex.size(); ++mem) {
+    if (memIndex[mem] < 0) continue;
+    MemEntries& m = mems[static_cast<size_t>(memIndex[mem])];
+    const int64_t bytes = mem == kMemSbuf   ? cfg.sbuf_bytes_per_partition
+                          : mem == kMemPsum ? cfg.psum_bytes_per_partition
+                                            : tensors[mem - kMemFirstDram].bytes;
+    if (mem >= kMemFirstDram) {
+      while (m.shift < 40 && (bytes >> m.shift) > 256) ++m.shift;
+    } else {
+      const int64_t* const byLength = bytesByLength[mem];
+      int64_t total = 0, below = 0;
+      for (int i = 0; i < 64; ++i) total += byLength[i];
+      int i = 0;
+      while (i < 63 && 2 * (below + byLength[i]) < total) below += byLength[i++];
+      m.shift = std::clamp(i, kMinShift, kMaxShift);
+    }
+    if (bytes > 0) m.buckets.resize(static_cast<size_t>(((bytes - 1) >> m.shift) + 1));
   }
   int64_t lastAccumulator = -1, lastPrint = -1, lastVectorRegister = -1, lastGenerator = -1;
   // The k-th instruction's predecessors, each once (on its writes if any edge is): an access meets
-  // the same earlier one in several buckets and several of its operands.
-  // (Room for every earlier instruction, each at most once: appending is a store, no capacity
-  // check or call.)
-  const auto in = std::make_unique_for_overwrite<Edge[]>(count);
+  // the same earlier one in several buckets and several of its operands. Collected here, then
+  // linked into their successor lists: appending is a store, no capacity check or call, which
+  // keeps the scan's loops in registers.
+  struct In {
+    uint32_t from;
+    bool onWrites;
+  };
+  const auto in = std::make_unique_for_overwrite<In[]>(count);  // (room for every earlier one)
   uint32_t nIn = 0;
   // Per predecessor: by k, at in[slot] (slot is only read where seenBy says it was written).
   std::vector<uint32_t> seenBy(count, UINT32_MAX);
@@ -219,8 +255,13 @@ Graph dependencies(const CoreProgram& cp, const std::vector<TensorSpec>& tensors
       if (lastGenerator >= 0) add(static_cast<uint32_t>(lastGenerator), true);
       lastGenerator = k;
     }
-    g.edges.insert(g.edges.end(), in.get(), in.get() + nIn);
-    g.start.push_back(static_cast<uint32_t>(g.edges.size()));
+    g.preds[k] = nIn;
+    Edge* const edges = g.edges.take(nIn);
+    for (uint32_t i = 0; i < nIn; ++i) {
+      const Edge*& head = g.first[in[i].from];
+      edges[i] = {head, k, in[i].onWrites};
+      head = &edges[i];
+    }
   }
   return g;
 }
@@ -248,10 +289,24 @@ class Estimate {
     const double issued = at + d.busy_ns;
     free_[d.issueTrack] = issued;
     double t = std::max(issued + d.dma_latency_ns, free_[d.track]);
-    for (uint32_t m = d.dma_engine_mask; m; m &= m - 1) t = std::max(t, dmaFree_[std::countr_zero(m)]);
+    // The mask's engines, lowest first: one run of bits (bir::Hwm's DMA pricing: the engines of
+    // the on-chip side's partitions, or all), walked without finding each bit, unless two on-chip
+    // sides cover partitions apart. (A bit at a time was a tenth of matmul_tiled's scheduling.)
+    const uint32_t mask = d.dma_engine_mask;
+    const int lo = mask ? std::countr_zero(mask) : 0, hi = 32 - std::countl_zero(mask);
+    const bool run = ((mask >> lo) & ((mask >> lo) + 1)) == 0;
+    if (run) {
+      for (int e = lo; e < hi; ++e) t = std::max(t, dmaFree_[e]);
+    } else {
+      for (uint32_t m = mask; m; m &= m - 1) t = std::max(t, dmaFree_[std::countr_zero(m)]);
+    }
     const double end = t + d.dma_transfer_ns;
     free_[d.track] = end;
-    for (uint32_t m = d.dma_engine_mask; m; m &= m - 1) dmaFree_[std::countr_zero(m)] = end;
+    if (run) {
+      std::fill(dmaFree_ + lo, dmaFree_ + hi, end);
+    } else {
+      for (uint32_t m = mask; m; m &= m - 1) dmaFree_[std::countr_zero(m)] = end;
+    }
     return {end + sem, end + d.access_ns + sem};
   }
 
@@ -280,36 +335,13 @@ std::vector<uint32_t> listScheduleBlock(const CoreProgram& cp, const std::vector
   for (uint32_t k = 0; k < count; ++k)
     if (keepsSourceOrder(cp.insts[first + k])) return order;
 
-  const Graph g = dependencies(cp, tensors, first, count);
-  // The successors of k: succ[succStart[k], succStart[k + 1]), in source order.
-  // (Arrays every element of which is written before it is read are left uninitialized.)
-  std::vector<uint32_t> succStart(count + 1, 0);
-  const auto succ = std::make_unique_for_overwrite<uint32_t[]>(g.edges.size());
-  std::vector<uint32_t> waiting(count);
-  for (uint32_t k = 0; k < count; ++k) {
-    waiting[k] = g.start[k + 1] - g.start[k];
-    for (uint32_t e = g.start[k]; e < g.start[k + 1]; ++e) ++succStart[g.edges[e].from + 1];
-  }
-  for (uint32_t k = 0; k < count; ++k) succStart[k + 1] += succStart[k];
-  {
-    std::vector<uint32_t> fill(succStart.begin(), succStart.end() - 1);
-    for (uint32_t k = 0; k < count; ++k)
-      for (uint32_t e = g.start[k]; e < g.start[k + 1]; ++e) succ[fill[g.edges[e].from]++] = k;
-  }
-  // Written when an instruction is placed, read by its successors, placed after it.
-  const auto readsReleased = std::make_unique_for_overwrite<double[]>(count);
-  const auto writesReleased = std::make_unique_for_overwrite<double[]>(count);
-  // (Whatever the order of k's edges: t starts at 0 and only takes a value greater than itself,
-  // never NaN, so the fold is the largest release not NaN, or 0, in any order; the successor
-  // lists are in source order as built below. So the edges are not sorted.)
-  auto deps = [&](uint32_t k) {
-    double t = 0;
-    for (uint32_t i = g.start[k]; i < g.start[k + 1]; ++i) {
-      const Edge& e = g.edges[i];
-      t = std::max(t, e.onWrites ? writesReleased[e.from] : readsReleased[e.from]);
-    }
-    return t;
-  };
+  Graph g = dependencies(cp, tensors, first, count, cfg);
+  // Per instruction: its predecessors not yet placed, and the latest release of those placed,
+  // folded in as each is placed. (Whatever the order they are placed in: the fold starts at 0 and
+  // only takes a value greater than itself, never NaN, so it ends as the largest release not NaN,
+  // or 0, in any order. So neither the edges nor the successor lists are sorted.)
+  std::vector<uint32_t>& waiting = g.preds;
+  std::vector<double> released(count, 0.0);
 
   // Each step places the ready instruction with the earliest estimated start, max(its start
   // track's free time, its dependencies' release), ties by source position. The ready
@@ -318,9 +350,19 @@ std::vector<uint32_t> listScheduleBlock(const CoreProgram& cp, const std::vector
   // others start when their dependencies are released. A track's free time only grows, so an
   // instruction moves from the second set to the first at most once: a step costs a look at
   // each track, not at each ready instruction.
-  using Key = std::pair<double, uint32_t>;
+  // (when, k): earlier first, ties by source position. Compared field by field: std::pair's
+  // operator<, through operator<=> on a double (its partial ordering), cost 2% more of the
+  // scheduling. (The same order: no key is NaN, releases fold from 0 and ignore NaN.)
+  struct Key {
+    double at;
+    uint32_t k;
+    bool operator<(const Key& o) const { return at < o.at || (at == o.at && k < o.k); }
+  };
+  struct Later {
+    bool operator()(const Key& a, const Key& b) const { return b < a; }
+  };
   struct Ready {
-    std::priority_queue<Key, std::vector<Key>, std::greater<>> later;  // (dependencies released, k)
+    std::priority_queue<Key, std::vector<Key>, Later> later;  // (dependencies released, k)
     std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<>> atFree;  // k
   };
   std::vector<Ready> ready(kMaxTracks);
@@ -331,7 +373,7 @@ std::vector<uint32_t> listScheduleBlock(const CoreProgram& cp, const std::vector
   Estimate est(cfg);
   auto makeReady = [&](uint32_t k) {
     const int t = Estimate::startTrack(cp.insts[first + k]);
-    ready[t].later.push({deps(k), k});
+    ready[t].later.push({released[k], k});
     readyTracks |= 1u << t;
   };
   for (uint32_t k = 0; k < count; ++k)
@@ -344,8 +386,8 @@ std::vector<uint32_t> listScheduleBlock(const CoreProgram& cp, const std::vector
       const int t = std::countr_zero(tracks);
       Ready& r = ready[t];
       const double free = est.freeAt(t);
-      while (!r.later.empty() && r.later.top().first <= free) {
-        r.atFree.push(r.later.top().second);
+      while (!r.later.empty() && r.later.top().at <= free) {
+        r.atFree.push(r.later.top().k);
         r.later.pop();
       }
       Key key;
@@ -365,10 +407,12 @@ std::vector<uint32_t> listScheduleBlock(const CoreProgram& cp, const std::vector
       r.later.pop();
     if (r.atFree.empty() && r.later.empty()) readyTracks &= ~(1u << best);
     const auto [at, k] = bestKey;
-    std::tie(readsReleased[k], writesReleased[k]) = est.place(cp.insts[first + k], at);
+    const auto [reads, writes] = est.place(cp.insts[first + k], at);
     order.push_back(k);
-    for (uint32_t i = succStart[k]; i < succStart[k + 1]; ++i)
-      if (--waiting[succ[i]] == 0) makeReady(succ[i]);
+    for (const Edge* e = g.first[k]; e; e = e->next) {
+      released[e->to] = std::max(released[e->to], e->onWrites ? writes : reads);
+      if (--waiting[e->to] == 0) makeReady(e->to);
+    }
   }
   if (order.size() != count) throw std::logic_error("instruction scheduling: a dependency cycle (an internal error)");
   return order;
