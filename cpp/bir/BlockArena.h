@@ -1,7 +1,7 @@
 // Room for many short runs of T, taken from a few large blocks that never move and are all freed
 // with the arena: one allocation per block instead of one per run (a run that grows is taken
 // again, its old room left unused until the arena goes). A name table's characters
-// (NameTable.h) and a dependency scan's entry lists (sim/ListSchedule.cpp) live in one.
+// (NameTable.h) and a dependency scan's entry lists and edges (sim/ListSchedule.cpp) live in one.
 #pragma once
 
 #include <algorithm>
