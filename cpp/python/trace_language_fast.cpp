@@ -113,19 +113,8 @@ int knownTile(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames, PyObje
   memoKey.objects[0] = dtype;
   memoKey.objects[1] = buffer;
   const bool memoable = memoKey.addTuple(shape);
-  PyObject* known = memoable ? newTilesMemo.find(memoKey) : nullptr;  // (borrowed)
-  if (known == nullptr) {
-    Owned key(PyTuple_Pack(3, shape, dtype, buffer));
-    if (key.get() == nullptr) return -1;
-    known = PyDict_GetItemWithError(config.newTiles, key.get());  // (borrowed)
-    if (known == nullptr) {
-      if (!PyErr_Occurred()) return 0;
-      if (!PyErr_ExceptionMatches(PyExc_TypeError)) return -1;
-      PyErr_Clear();  // (an unhashable argument: the definition refuses it)
-      return 0;
-    }
-    if (memoable) newTilesMemo.remember(memoKey, known);
-  }
+  PyObject* known = newTilesMemo.lookUp(memoKey, memoable, config.newTiles, {shape, dtype, buffer});  // (borrowed)
+  if (known == nullptr) return PyErr_Occurred() ? -1 : 0;
   if (!PyTuple_CheckExact(known) || PyTuple_GET_SIZE(known) != 3) return 0;
   loc = callSiteLocation(0);  // (the kernel's frame: this C function has none of its own)
   if (loc == nullptr) return -1;

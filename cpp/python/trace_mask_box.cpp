@@ -94,19 +94,9 @@ int knownBox(PyObject* mask, PyObject* shape, Owned& box) {
   byValue.objects[0] = op.get();
   const bool memoable = byValue.addInt(constant.get()) &&
                         byValue.addTuple(coefs.get()) && byValue.addTuple(exprShape.get()) && byValue.addTuple(shape);
-  PyObject* found = memoable ? predicateMemo.find(byValue) : nullptr;  // (borrowed)
-  if (found == nullptr) {
-    Owned key(PyTuple_Pack(5, op.get(), constant.get(), coefs.get(), exprShape.get(), shape));
-    if (key.get() == nullptr) return -1;
-    found = PyDict_GetItemWithError(predicateBoxes, key.get());  // (borrowed: the dict holds it)
-    if (found == nullptr) {
-      if (!PyErr_Occurred()) return 0;
-      if (!PyErr_ExceptionMatches(PyExc_TypeError)) return -1;
-      PyErr_Clear();  // (unhashable: the definition raises it)
-      return 0;
-    }
-    if (memoable) predicateMemo.remember(byValue, found);
-  }
+  PyObject* found = predicateMemo.lookUp(byValue, memoable, predicateBoxes,
+                                         {op.get(), constant.get(), coefs.get(), exprShape.get(), shape});  // (borrowed)
+  if (found == nullptr) return PyErr_Occurred() ? -1 : 0;
   box.p = Py_NewRef(found);
   Owned remembered(PyTuple_Pack(2, shape, found));
   if (remembered.get() == nullptr || slotSet(mask, boxCacheName, remembered.get()) < 0) return -1;

@@ -185,19 +185,9 @@ PyObject* ndarrayFast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObje
   memoKey.objects[1] = buffer;
   memoKey.objects[2] = arch.get();
   const bool memoable = memoKey.addTuple(slots[0]);
-  PyObject* spec = memoable ? checkedMemo.find(memoKey) : nullptr;  // (borrowed)
-  if (spec == nullptr) {
-    Owned key(PyTuple_Pack(4, slots[0], slots[1], buffer, arch.get()));
-    if (key.get() == nullptr) return nullptr;
-    spec = PyDict_GetItemWithError(ndarrayConfig.checked, key.get());  // (borrowed)
-    if (spec == nullptr) {
-      if (!PyErr_Occurred()) Py_RETURN_NOTIMPLEMENTED;
-      if (!PyErr_ExceptionMatches(PyExc_TypeError)) return nullptr;
-      PyErr_Clear();  // (an unhashable argument: the definition refuses or converts it)
-      Py_RETURN_NOTIMPLEMENTED;
-    }
-    if (memoable) checkedMemo.remember(memoKey, spec);
-  }
+  PyObject* spec = checkedMemo.lookUp(memoKey, memoable, ndarrayConfig.checked,
+                                      {slots[0], slots[1], buffer, arch.get()});  // (borrowed)
+  if (spec == nullptr) return PyErr_Occurred() ? nullptr : Py_NewRef(Py_NotImplemented);
   if (!PyTuple_CheckExact(spec) || PyTuple_GET_SIZE(spec) != 4) Py_RETURN_NOTIMPLEMENTED;
   Owned keep(Py_NewRef(spec));  // (the table's entry, held while new_result runs Python)
   PyObject* kind = PyTuple_GET_ITEM(spec, 3);

@@ -22,6 +22,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 
 namespace nxs::py_bind {
 
@@ -62,6 +63,26 @@ class ValueMemo {
   PyObject* find(const Key& key) const {
     const Entry& e = entries_[key.slot()];
     return e.answer != nullptr && e.key == key ? e.answer : nullptr;
+  }
+
+  // The answer for the dict key tuple of `items` (borrowed): the one remembered for `key` when
+  // `memoable` (the key filled in full), else the dict's, then remembered. Null, with no error set,
+  // when the dict has none or an item is unhashable (the TypeError cleared: the definition raises
+  // it); null with an error set for any other error.
+  PyObject* lookUp(const Key& key, bool memoable, PyObject* dict, std::initializer_list<PyObject*> items) {
+    if (PyObject* known = memoable ? find(key) : nullptr) return known;
+    PyObject* tuple = PyTuple_New(static_cast<Py_ssize_t>(items.size()));
+    if (tuple == nullptr) return nullptr;
+    Py_ssize_t i = 0;
+    for (PyObject* o : items) PyTuple_SET_ITEM(tuple, i++, Py_NewRef(o));
+    PyObject* answer = PyDict_GetItemWithError(dict, tuple);  // (borrowed: the dict holds it)
+    Py_DECREF(tuple);
+    if (answer == nullptr) {
+      if (PyErr_Occurred() && PyErr_ExceptionMatches(PyExc_TypeError)) PyErr_Clear();
+      return nullptr;
+    }
+    if (memoable) remember(key, answer);
+    return answer;
   }
 
   void remember(const Key& key, PyObject* answer) {
