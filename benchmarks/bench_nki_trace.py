@@ -12,7 +12,9 @@ traces the kernel once, then three times again at once: the phases are those of 
 at once (the tracer's own cost, the state of a sweep tracing configuration after configuration);
 "after pause" is the first trace's, which on a shared virtual machine costs up to about 2 ms more
 (caches and predictors hold other work after a pause, whether the pause computes or sleeps): a
-fixed cost per trace that weighs most on the small kernels.
+fixed cost per trace that weighs most on the small kernels. The last line measures that cost
+alone, on a kernel of four instructions (one tile of the tutorial tensor_add), where the tracer's
+own work is a fraction of a millisecond.
 
 Python's speed varies between machines and with load, so the report also times a fixed
 pure-Python loop (1M iterations of ``x += i``) in the same process, interleaved with the traces
@@ -129,6 +131,9 @@ def python_loop_ms(runs: int = 3) -> float:
     return best * 1e3
 
 
+#: The kernel whose trace after a pause shows what the pause adds to any trace: four instructions.
+ONE_TILE = (tk.tensor_add_kernel, (T[[128, 512], nl.float32], T[[128, 512], nl.float32]))
+
 #: The phases after recording, in the order they run.
 TAIL = ("passes", "allocate", "emit", "schedule", "free")
 
@@ -196,6 +201,11 @@ def main():
           "instruction on a machine where the loop takes 30 ms")
     print("after pause: the same, traced after garbage collection and the calibration loop (a "
           "first trace: caches and predictors hold other work); pause ms: what that adds to the trace")
+    paused, again = measure(*ONE_TILE, opts.repeat, [])
+    ms = lambda row: row["total"] * row["instructions"] / 1e3  # noqa: E731
+    print(f"the pause alone: one-tile tensor_add ({again['instructions']} instructions) traced in "
+          f"{ms(again):.2f} ms again at once, {ms(paused):.2f} ms after a pause: "
+          f"{ms(paused) - ms(again):.2f} ms that a pause adds to a trace of any size")
 
 
 if __name__ == "__main__":

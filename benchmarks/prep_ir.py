@@ -7,9 +7,9 @@ for counting its instructions under callgrind, which repeat under load where wal
 
 Collected Ir divided by the instructions printed is the cost per prepared instruction. --traced
 prepares a traced kernel's module instead: the tutorial matmul_tiled at [1024, 512] x [1024, 2048]
-bf16, which the trace's scheduling pass prepares once (the module just verified: verified=true).
---simulate then also prepares that module as the simulator does before a timing run (unverified,
-as benchmarks/bench_sweep.py section 3 times it); collect only that preparation with
+bf16, which the trace's scheduling pass prepares once (verifying it as it decodes).
+--simulate then also prepares that module as the simulator does before a timing run (as
+benchmarks/bench_sweep.py section 3 times it); collect only that preparation with
 '--toggle-collect=sim::Simulator::Simulator(*' instead (it adds the latency model's construction,
 bir::makeHwm, a few thousand Ir once per module).
 """

@@ -199,16 +199,14 @@ void bindSim(py::module_& m) {
         "Reorders functions[function]'s blocks by list scheduling over their dependency graph "
         "(sim/ListSchedule.h); returns {blocks reordered, blocks kept, instructions moved}.");
   m.def("schedule_module",
-        [statsDict](bir::Module& module, const std::string& arch, bool verified) {
+        [statsDict](bir::Module& module, const std::string& arch) {
           py::list l;
-          for (const ScheduleStats& s : scheduleModule(module, arch, verified)) l.append(statsDict(s));
+          for (const ScheduleStats& s : scheduleModule(module, arch)) l.append(statsDict(s));
           return l;
         },
-        py::arg("module"), py::arg("arch"), py::arg("verified") = false,
+        py::arg("module"), py::arg("arch"),
         "schedule_function for every function of the module, in order, from one decoding of "
-        "the module when the simulator accepts it whole; returns the list of their dicts. "
-        "verified=True: the caller has just verified the module (Module.verify), so decoding "
-        "skips the verifier's checks (the result is the same).");
+        "the module when the simulator accepts it whole; returns the list of their dicts.");
   m.attr("TRACK_NAMES") = [] {
     py::list l;
     for (int t = 0; t < kMaxTracks; ++t) l.append(trackName(t));

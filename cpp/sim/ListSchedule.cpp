@@ -444,11 +444,11 @@ ScheduleStats scheduleBlocks(bir::Function& fn, const CoreProgram& cp, const std
 
 }  // namespace
 
-ScheduleStats scheduleFunction(bir::Module& m, size_t function, const std::string& arch, bool verified) {
+ScheduleStats scheduleFunction(bir::Module& m, size_t function, const std::string& arch) {
   const std::unique_ptr<bir::Hwm> hwm = bir::makeHwm(arch);
   std::optional<Program> decoded;
   try {
-    decoded.emplace(m, *hwm, Mode::Timing, static_cast<int64_t>(function), verified);
+    decoded.emplace(m, *hwm, Mode::Timing, static_cast<int64_t>(function));
   } catch (const SimulationError&) {
     // The simulator refuses the function: it keeps its order, and simulating it says why.
     ScheduleStats stats;
@@ -458,7 +458,7 @@ ScheduleStats scheduleFunction(bir::Module& m, size_t function, const std::strin
   return scheduleBlocks(*m.functions().at(function), decoded->cores.at(0), decoded->tensors, hwm->config());
 }
 
-std::vector<ScheduleStats> scheduleModule(bir::Module& m, const std::string& arch, bool verified) {
+std::vector<ScheduleStats> scheduleModule(bir::Module& m, const std::string& arch) {
   const size_t nf = m.functions().size();
   if (nf > 1) {
     // One decoding of the whole module (each function's decoding verifies every function); if
@@ -467,7 +467,7 @@ std::vector<ScheduleStats> scheduleModule(bir::Module& m, const std::string& arc
     const std::unique_ptr<bir::Hwm> hwm = bir::makeHwm(arch);
     std::optional<Program> decoded;
     try {
-      decoded.emplace(m, *hwm, Mode::Timing, std::nullopt, verified);
+      decoded.emplace(m, *hwm, Mode::Timing, std::nullopt);
     } catch (const SimulationError&) {
     }
     if (decoded) {
@@ -478,7 +478,7 @@ std::vector<ScheduleStats> scheduleModule(bir::Module& m, const std::string& arc
     }
   }
   std::vector<ScheduleStats> stats;
-  for (size_t f = 0; f < nf; ++f) stats.push_back(scheduleFunction(m, f, arch, verified));
+  for (size_t f = 0; f < nf; ++f) stats.push_back(scheduleFunction(m, f, arch));
   return stats;
 }
 

@@ -40,13 +40,12 @@ struct ScheduleStats {
 };
 
 // Reorders every block of functions[function] of `m` (arch: "trn1" / "trn2"). A function the
-// simulator refuses (Program's checks) keeps its order: simulating it says why. `verified`: the
-// caller has just verified `m` (bir::verifyModule), so decoding it skips the verifier's checks
-// (Program's constructor); the result is the same.
-ScheduleStats scheduleFunction(bir::Module& m, size_t function, const std::string& arch, bool verified = false);
+// simulator refuses (Program's checks, the verifier's among them) keeps its order: simulating it
+// says why.
+ScheduleStats scheduleFunction(bir::Module& m, size_t function, const std::string& arch);
 
 // scheduleFunction for every function of `m`, in order (the same reorderings and stats), from
 // one decoding of the module when the simulator accepts it whole.
-std::vector<ScheduleStats> scheduleModule(bir::Module& m, const std::string& arch, bool verified = false);
+std::vector<ScheduleStats> scheduleModule(bir::Module& m, const std::string& arch);
 
 }  // namespace sim

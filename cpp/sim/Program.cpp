@@ -100,7 +100,6 @@ struct Decoder {
   const bir::Hwm& hwm;
   const bir::MachineConfig& cfg;
   Mode mode;
-  bool verified;  // the module is verified: skip the verifier's checks (Program's constructor)
   std::vector<TensorSpec>& tensors;
   std::unordered_map<std::string, int32_t> tensorByName;
   // The same, by location object: what operands point at (no string hashing per operand).
@@ -161,12 +160,10 @@ struct Decoder {
   // Verifies I (as bir::verifyInstruction does, in the same order) and decodes it: each operand is
   // verified just before it is decoded, so that its fields are read from memory once, in one pass
   // per operand. `shapes` receives their bir::patternShape, ins then outs, which the decode and
-  // the pricing read. (A runtime test of `verified`, not a template argument: two instances made
-  // GCC inline less in the simulator's, which then cost more.)
+  // the pricing read.
   void decode(CoreProgram& cp, const bir::Instruction& I, uint32_t bi, uint32_t ii, uint32_t ordinal) {
     const int core = cp.core;
-    const bir::InstructionCheck check =
-        verified ? bir::InstructionCheck{} : bir::verifyOperandCounts(I, static_cast<size_t>(core), bi, ii);
+    const bir::InstructionCheck check = bir::verifyOperandCounts(I, static_cast<size_t>(core), bi, ii);
     auto fail = [&](const std::string& msg) -> void {
       throw SimulationError(instructionWhere(core, bi, ii, I) + ": " + msg);
     };
@@ -221,10 +218,7 @@ struct Decoder {
         // Worded only for an error: decoding a valid operand builds no strings. By value, so that the
         // loop indices stay in registers.
         auto what = [side, k] { return std::string(side == 0 ? "ins[" : "outs[") + std::to_string(k) + "]"; };
-        if (verified)
-          shapes[first + k] = bir::patternShape(ap);  // what verifyOperand leaves there
-        else
-          bir::verifyOperand(I, check, ap, side == 0, k, shapes[first + k]);
+        bir::verifyOperand(I, check, ap, side == 0, k, shapes[first + k]);
         int32_t tensor = -1;
         if (!ap.isImmediate()) {
           const bir::MemoryLocation& loc = *ap.loc;
@@ -410,8 +404,7 @@ std::string instructionWhere(int core, uint32_t block, uint32_t index, const bir
          std::to_string(index) + "] " + I.opcodeName() + " '" + I.name + "'";
 }
 
-Program::Program(const bir::Module& m, const bir::Hwm& hwm, Mode mode_, std::optional<int64_t> neuronCoreId,
-                 bool verified)
+Program::Program(const bir::Module& m, const bir::Hwm& hwm, Mode mode_, std::optional<int64_t> neuronCoreId)
     : mode(mode_), config(&ownConfig_), ownConfig_(hwm.config()) {
   // Each operand is verified just before it is decoded, so that it is read from memory once (a
   // long stream does not fit in the caches). The verifier's complaints still come first: on any
@@ -419,9 +412,8 @@ Program::Program(const bir::Module& m, const bir::Hwm& hwm, Mode mode_, std::opt
   // verifier ran over it before decoding (so a decoder's refusal of an operand is reported only
   // when no operand, of any instruction, breaks the verifier's rules).
   try {
-    decodeModule(m, hwm, neuronCoreId, verified);
+    decodeModule(m, hwm, neuronCoreId);
   } catch (...) {
-    if (verified) throw;  // (verifyModule would pass)
     try {
       bir::verifyModule(m);
     } catch (const bir::BIRError& e) {
@@ -431,11 +423,9 @@ Program::Program(const bir::Module& m, const bir::Hwm& hwm, Mode mode_, std::opt
   }
 }
 
-void Program::decodeModule(const bir::Module& m, const bir::Hwm& hwm, std::optional<int64_t> neuronCoreId,
-                           bool verified) {
+void Program::decodeModule(const bir::Module& m, const bir::Hwm& hwm, std::optional<int64_t> neuronCoreId) {
   const int64_t nf = static_cast<int64_t>(m.functions().size());
-  if (!verified)
-    for (int64_t f = 0; f < nf; ++f) bir::verifyAllocations(*m.functions()[static_cast<size_t>(f)], static_cast<size_t>(f));
+  for (int64_t f = 0; f < nf; ++f) bir::verifyAllocations(*m.functions()[static_cast<size_t>(f)], static_cast<size_t>(f));
   if (nf == 0) throw SimulationError("the module has no function to run");
   if (neuronCoreId && (*neuronCoreId < 0 || *neuronCoreId >= nf))
     throw SimulationError("neuron_core_id " + std::to_string(*neuronCoreId) + ": the module has " +
@@ -443,12 +433,11 @@ void Program::decodeModule(const bir::Module& m, const bir::Hwm& hwm, std::optio
   const int64_t first = neuronCoreId ? *neuronCoreId : 0;
   const int64_t last = neuronCoreId ? *neuronCoreId + 1 : nf;
 
-  Decoder dec{m, hwm, hwm.config(), mode, verified, tensors, {}, {}, {}, {}, {}, 0};
+  Decoder dec{m, hwm, hwm.config(), mode, tensors, {}, {}, {}, {}, {}, 0};
   for (int64_t f = first; f < last; ++f) dec.collectTensors(*m.functions()[static_cast<size_t>(f)], static_cast<int>(f));
   for (int64_t f = 0; f < nf; ++f) {
     const bir::Function& fn = *m.functions()[static_cast<size_t>(f)];
     const bool run = f >= first && f < last;
-    if (!run && verified) continue;  // only the verifier would read it
     CoreProgram cp;
     cp.core = static_cast<int>(f);
     cp.fn = &fn;

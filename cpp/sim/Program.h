@@ -117,11 +117,8 @@ class Program {
  public:
   // Verifies the module (bir::verifyModule), then checks and decodes the functions to run: every
   // function (neuron_core_id empty) or only functions[*neuron_core_id]. Throws SimulationError
-  // naming the instruction for anything the machine cannot run. `verified`: the caller has just
-  // verified the module (bir::verifyModule, unchanged since), so the verifier's checks are skipped
-  // (they would all pass); the simulator's own checks still run, so the same modules are refused.
-  Program(const bir::Module& m, const bir::Hwm& hwm, Mode mode, std::optional<int64_t> neuronCoreId,
-          bool verified = false);
+  // naming the instruction for anything the machine cannot run.
+  Program(const bir::Module& m, const bir::Hwm& hwm, Mode mode, std::optional<int64_t> neuronCoreId);
   Program(const Program&) = delete;  // `config` points into this object
   Program& operator=(const Program&) = delete;
 
@@ -135,7 +132,7 @@ class Program {
 
  private:
   bir::MachineConfig ownConfig_;
-  void decodeModule(const bir::Module& m, const bir::Hwm& hwm, std::optional<int64_t> neuronCoreId, bool verified);
+  void decodeModule(const bir::Module& m, const bir::Hwm& hwm, std::optional<int64_t> neuronCoreId);
 };
 
 // "functions[0].blocks[1].instructions[7] TensorCopy 'copy_7'"

@@ -446,18 +446,21 @@ def _trace(kernel, args, arch: str, kwargs, max_instructions: int, adapter=None,
                                  pipeline)
                     for core, returned in zip(tracer.cores, results)]
         outputs = [TensorSpec(st.name, st.shape, st.dtype) for st in results[0]]
-        try:
-            module.verify()
-        except BIRError as e:
-            raise _located_bir_error(e, programs) from None
+        # The scheduling pass decodes the module for the simulator, which verifies each operand as
+        # it reads it, the verifier's checks in one pass with the decoding (module.verify() first
+        # and a decoding that skips them read every instruction twice). A module it refuses keeps
+        # its order, and is verified on its own: the verifier's message, located, where that is why.
+        if schedule != "compiler" or any(s["refused"] for s in Schedule().run(module, arch)):
+            try:
+                module.verify()
+            except BIRError as e:
+                raise _located_bir_error(e, programs) from None
         regions = []
         if len(programs) > 1:  # to merge the cores' outputs when they run one at a time
             regions = [_written_regions(p.ops, returned) for p, returned in zip(programs, results)]
         counts = [p.function.instruction_count for p in programs]
         sbuf_peaks = [p.peak_bytes["sbuf"] for p in programs]
         psum_peaks = [p.peak_bytes["psum"] for p in programs]
-        if schedule == "compiler":
-            Schedule().run(module, arch, verified=True)  # module.verify() passed above
     finally:
         for core in tracer.cores:
             _break_cycles(core.record)

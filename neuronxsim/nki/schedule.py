@@ -37,12 +37,11 @@ class Schedule:
 
     name = "schedule"
 
-    def run(self, module, arch: str, verified: bool = False) -> list[dict]:
-        """``verified``: the caller has just verified ``module`` (``module.verify()``, unchanged
-        since), so decoding it skips the verifier's checks, which would all pass (the
-        simulator's own checks still run): the same order, for less work."""
+    def run(self, module, arch: str) -> list[dict]:
+        """A function the simulator refuses (its checks include the verifier's) keeps its order
+        and has ``refused`` set."""
         from neuronxsim.starfish.lib import _core
-        return _core.sim.schedule_module(module, arch, verified)
+        return _core.sim.schedule_module(module, arch)
 
 
 __all__ = ["SCHEDULES", "Schedule", "check_schedule"]

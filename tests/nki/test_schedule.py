@@ -164,36 +164,36 @@ def test_in_a_multi_core_module_only_the_refused_function_keeps_its_order():
     assert [i.name for i in b.module.functions[0].blocks[0].instructions] == ["A0", "B0", "A1", "B1"]
 
 
-@pytest.mark.parametrize("kernel, args", [
-    (tk.mamba_v2, _mamba_args()),
-    (_accumulate_and_print, (nt.tensor[[128, 128], nl.float32],)),
-    (_stream_per_core[nl.nc(2)], (nt.tensor[[128, 16 * 256], nl.float32],)),
-])
-def test_a_verified_module_is_scheduled_the_same_without_the_verifiers_checks(kernel, args):
-    """trace's pass passes verified=True (module.verify() ran just before): decoding then skips
-    the verifier's checks (cpp/sim/Program.cpp), and gives the order and stats of the full
-    decoding."""
-    checked = nki.trace(kernel, *args, schedule="source")
-    trusted = nki.trace(kernel, *args, schedule="source")
-    assert Schedule().run(checked, "trn1") == Schedule().run(trusted, "trn1", verified=True)
-    assert checked.to_json(-1) == trusted.to_json(-1)
+def _load_and_store(x):
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    t = nl.load(x)
+    nl.store(out, value=t)  # STORE_LINE
+    return out
 
 
-def test_a_verified_module_the_simulator_refuses_keeps_its_order():
-    """Skipping the verifier's checks keeps the simulator's own: the same functions are refused."""
-    b = ModuleBuilder(functions=2)
-    for core in (0, 1):
-        b.core(core)
-        t = [b.sbuf(f"t{i}", 128, 256, bir.DType.float32) for i in range(4)]
-        for x, y, n in ((t[0], t[1], "A"), (t[2], t[3], "B")):
-            b.add("Memset", [], [b.tile(x)], name=n + "0", constant=1.0)
-            b.add("TensorCopy", [b.tile(x)], [b.tile(y)], name=n + "1")
-        if core == 1:
-            b.add("RangeSelect", [b.tile(t[1]), b.tile(t[1]), b.tile(t[1])], [b.tile(t[2])],
-                  name="v3_only")
-    b.module.verify()
-    names = lambda f: [i.name for i in b.module.functions[f].blocks[0].instructions]  # noqa: E731
-    before = names(1)
-    stats = Schedule().run(b.module, "trn1", verified=True)  # range_select is NeuronCore-v3+
-    assert [s["refused"] for s in stats] == [False, True]
-    assert names(0) == ["A0", "B0", "A1", "B1"] and names(1) == before
+class _MisplaceTheStoresTile:
+    """A stage after emission that moves the store's source 8 partitions down its tile: BIR the
+    verifier refuses (what a tracer bug would emit)."""
+
+    name = "misplace"
+
+    def run(self, program):
+        store = program.function.blocks[0].instructions[-1]
+        store.ins[0].offset = 8 * 512  # (elements)
+
+
+@pytest.mark.parametrize("schedule", ["compiler", "source"])
+def test_traced_bir_the_verifier_refuses_is_reported_at_its_kernel_line(schedule):
+    """The trace's scheduling pass verifies while it decodes (no module.verify() before it); a
+    module it refuses keeps its order and is verified on its own, so a tracer bug is still
+    reported as the verifier's message at the kernel line of the instruction, in either schedule."""
+    from neuronxsim.nki import kernel as nki_kernel
+    from neuronxsim.nki.errors import NKIError
+    from neuronxsim.nki.passes import PIPELINE
+
+    line = next(n for n, text in enumerate(open(__file__), 1) if "# STORE_" + "LINE" in text)
+    with pytest.raises(NKIError, match=r"the traced BIR is invalid: .*instructions\[1\]\.ins\[0\]: "
+                                       r"partitions \[8, 136\) are outside") as e:
+        nki_kernel._trace(_load_and_store, (nt.tensor[[128, 512], nl.float32],), "trn1", {}, 10_000,
+                          schedule=schedule, pipeline=PIPELINE + (_MisplaceTheStoresTile(),))
+    assert f":{line}" in str(e.value)

@@ -96,9 +96,9 @@ def schedule_function(module: neuronxsim.starfish.lib._core.bir.Module, function
     """
     Reorders functions[function]'s blocks by list scheduling over their dependency graph (sim/ListSchedule.h); returns {blocks reordered, blocks kept, instructions moved}.
     """
-def schedule_module(module: neuronxsim.starfish.lib._core.bir.Module, arch: str, verified: bool = False) -> list:
+def schedule_module(module: neuronxsim.starfish.lib._core.bir.Module, arch: str) -> list:
     """
-    schedule_function for every function of the module, in order, from one decoding of the module when the simulator accepts it whole; returns the list of their dicts. verified=True: the caller has just verified the module (Module.verify), so decoding skips the verifier's checks (the result is the same).
+    schedule_function for every function of the module, in order, from one decoding of the module when the simulator accepts it whole; returns the list of their dicts.
     """
 NUM_ENGINES: int = 5
 TRACK_NAMES: list = ['PE', 'ACT', 'DVE', 'Pool', 'SP', 'DMA0', 'DMA1', 'DMA2', 'DMA3', 'DMA4', 'DMA5', 'DMA6', 'DMA7', 'DMA8', 'DMA9', 'DMA10', 'DMA11', 'DMA12', 'DMA13', 'DMA14', 'DMA15']
