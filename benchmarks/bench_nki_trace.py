@@ -132,7 +132,7 @@ def python_loop_ms(runs: int = 3) -> float:
 
 
 #: The kernel whose trace after a pause shows what the pause adds to any trace: four instructions.
-ONE_TILE = (tk.tensor_add_kernel, (T[[128, 512], nl.float32], T[[128, 512], nl.float32]))
+ONE_TILE = (tk.tensor_add_kernel[1, 1], (T[[128, 512], nl.float32], T[[128, 512], nl.float32]))
 
 #: The phases after recording, in the order they run.
 TAIL = ("passes", "allocate", "emit", "schedule", "free")
@@ -193,10 +193,11 @@ def main():
               f"{r['free']:6.1f} {sum(r[k] for k in TAIL):6.1f} {r['total'] / loop_ms:11.3f} "
               f"{paused['total'] / loop_ms:11.3f} "
               f"{(paused['total'] - r['total']) * r['instructions'] / 1e3:8.2f}")
-    print("record: running the kernel's Python (and what no other column counts: verifying the "
-          "module, the merge regions of multi-core traces)")
+    print("record: running the kernel's Python (and what no other column counts: the merge "
+          "regions of multi-core traces)")
     print("passes: zero elision, redirects, matmul groups and liveness together; sched: the "
-          "compiler-order scheduling pass; free: releasing the record; tail: passes to free")
+          "compiler-order scheduling pass (verifying the module as it decodes it); free: "
+          "releasing the record; tail: passes to free")
     print("per loop-ms: us per instruction divided by the loop's ms; x 30 gives the us per "
           "instruction on a machine where the loop takes 30 ms")
     print("after pause: the same, traced after garbage collection and the calibration loop (a "
