@@ -21,8 +21,12 @@ bf16 (lhsT 1024x4096, rhs 1024x2048) with its three TILES_IN_BLOCK_* parameters,
    whole configuration) and what job.run spends outside tracing and the simulator (the
    kernel's imports, freeing the trace, the row's measures).
 3. Preparation speed against the timing run's, in instructions per second, on the traced modules
-   and on a long mixed stream (benchmarks/modules.py): each module in turn, and again at once
-   (the module's memory in the caches, which a module prepared in turn after others is not).
+   and on a long mixed stream (benchmarks/modules.py), three ways: each module in turn (its
+   memory last touched when the others were made, scattered as the tracer allocated it), again
+   at once (the same module, its memory in the caches), and read back (each module read from its
+   BIR binary just before, as a trace-cache hit prepares it: allocated in order, and in the
+   caches). A sweep's configuration prepares the module it has just traced (section 2's
+   "prepare": between "in turn" and "again at once") or, on a trace-cache hit, one read back.
 4. Reading and writing the traced modules, MB/s and M instructions/s: BIR JSON (the reader as
    used, plain text through its fast document, against nlohmann's document alone; to_json) and
    BIR binary (from_binary and to_binary: what a trace-cache hit reads and a miss writes).
@@ -230,23 +234,27 @@ def timed_calls():
 
 def preparation(modules: list, repeat: int) -> list:
     """Rows of M instructions/s of preparation and of the timing run (CPU, best of ``repeat``):
-    each module prepared in turn (its memory last touched when the others were made: as a
-    trace-cache hit or a module sent to a worker is prepared), and prepared again at once (its
-    memory in the caches: the rate of the preparation's own work)."""
+    each module prepared in turn (its memory last touched when the others were made), prepared
+    again at once (its memory in the caches: the rate of the preparation's own work), and
+    prepared just after being read from its BIR binary (a trace-cache hit)."""
+    from neuronxsim import bir
+
     from modules import mixed_stream
 
     stream = mixed_stream(20_000).module
     rows = []
     for name, mods in (("the traced modules", modules),
                        ("mixed stream (benchmarks/modules.py)", [(stream, "trn1")])):
-        prep = again = run = float("inf")
+        prep = again = back = run = float("inf")
         n = sum(m.functions[0].instruction_count for m, _ in mods)
+        blobs = [(m.to_binary(), arch) for m, arch in mods]
         for _ in range(repeat):
             times = [prepare_and_run(m, arch) + prepare_and_run(m, arch)[:1] for m, arch in mods]
             prep = min(prep, sum(t[0] for t in times))
             run = min(run, sum(t[1] for t in times))
             again = min(again, sum(t[2] for t in times))
-        rows.append([name, n, n / prep / 1e6, n / again / 1e6, n / run / 1e6, run / prep])
+            back = min(back, sum(prepare_and_run(bir.Module.from_binary(b), arch)[0] for b, arch in blobs))
+        rows.append([name, n, n / prep / 1e6, n / again / 1e6, n / back / 1e6, n / run / 1e6, run / prep])
     return rows
 
 
@@ -325,7 +333,8 @@ def main():
     if not sections & {3, 4}:
         return 0
     print_table(f"3. preparation (verify, decode, cost) and timing run, M instructions/s (best of {args.repeat})",
-                ["modules", "instructions", "prepare", "again at once", "run", "prepare/run"],
+                ["modules", "instructions", "in turn", "again at once", "read back", "run",
+                 "prepare/run"],
                 preparation(modules, args.repeat))
 
     print_table(f"4. reading and writing the traced modules as BIR JSON and BIR binary (best of {args.repeat}; "
