@@ -171,29 +171,49 @@ def _load_and_store(x):
     return out
 
 
+@nki.jit
+def _load_and_store_per_core(x):
+    """Each NeuronCore copies its half of the columns."""
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    cols = slice(int(nl.program_id(0)) * 256, (int(nl.program_id(0)) + 1) * 256)
+    t = nl.load(x[:, cols])
+    nl.store(out[:, cols], value=t)  # STORE_LINE
+    return out
+
+
 class _MisplaceTheStoresTile:
-    """A stage after emission that moves the store's source 8 partitions down its tile: BIR the
-    verifier refuses (what a tracer bug would emit)."""
+    """A stage after emission that moves the store's source 8 partitions down its tile, in the
+    function of core ``core`` (each core's program passes through it in turn): BIR the verifier
+    refuses (what a tracer bug would emit)."""
 
     name = "misplace"
 
+    def __init__(self, core: int, row: int):
+        self.core, self.row, self.seen = core, row, 0
+
     def run(self, program):
-        store = program.function.blocks[0].instructions[-1]
-        store.ins[0].offset = 8 * 512  # (elements)
+        if self.seen == self.core:
+            store = program.function.blocks[0].instructions[-1]
+            store.ins[0].offset = 8 * self.row  # (elements)
+        self.seen += 1
 
 
 @pytest.mark.parametrize("schedule", ["compiler", "source"])
-def test_traced_bir_the_verifier_refuses_is_reported_at_its_kernel_line(schedule):
+@pytest.mark.parametrize("kernel, core, row", [(_load_and_store, 0, 512),
+                                               (_load_and_store_per_core[nl.nc(2)], 1, 256)])
+def test_traced_bir_the_verifier_refuses_is_reported_at_its_kernel_line(schedule, kernel, core, row):
     """The trace's scheduling pass verifies while it decodes (no module.verify() before it); a
-    module it refuses keeps its order and is verified on its own, so a tracer bug is still
-    reported as the verifier's message at the kernel line of the instruction, in either schedule."""
+    module it refuses keeps its order (every function of it, where one of two breaks the rules)
+    and is verified on its own, so a tracer bug is still reported as the verifier's message at
+    the kernel line of the instruction, in either schedule."""
     from neuronxsim.nki import kernel as nki_kernel
     from neuronxsim.nki.errors import NKIError
     from neuronxsim.nki.passes import PIPELINE
 
-    line = next(n for n, text in enumerate(open(__file__), 1) if "# STORE_" + "LINE" in text)
-    with pytest.raises(NKIError, match=r"the traced BIR is invalid: .*instructions\[1\]\.ins\[0\]: "
-                                       r"partitions \[8, 136\) are outside") as e:
-        nki_kernel._trace(_load_and_store, (nt.tensor[[128, 512], nl.float32],), "trn1", {}, 10_000,
-                          schedule=schedule, pipeline=PIPELINE + (_MisplaceTheStoresTile(),))
-    assert f":{line}" in str(e.value)
+    lines = [n for n, text in enumerate(open(__file__), 1) if "# STORE_" + "LINE" in text]
+    line = lines[0] if kernel is _load_and_store else lines[1]
+    with pytest.raises(NKIError, match=rf"the traced BIR is invalid: functions\[{core}\]\.blocks\[0\]"
+                                       r"\.instructions\[1\]\.ins\[0\]: partitions \[8, 136\) are outside") as e:
+        nki_kernel._trace(kernel, (nt.tensor[[128, 512], nl.float32],), "trn1", {}, 10_000,
+                          schedule=schedule, pipeline=PIPELINE + (_MisplaceTheStoresTile(core, row),))
+    assert f":{line}:" in str(e.value)
