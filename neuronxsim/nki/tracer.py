@@ -126,7 +126,9 @@ new_state = functools.partial(_new_slotted, StorageState, 0, 0, None, None, Fals
 class MatmulGroups:
     """The matmul accumulation groups of a PSUM storage: ``open``, region (``Access.key()``) ->
     the last matmul of the group open there; ``zero_started``, the regions whose first matmul
-    replaced the pending zeros of ``nl.zeros``, and ``zero_covered``, their element count;
+    replaced the pending zeros of ``nl.zeros`` (a dict, region -> None, in the order they
+    started: place_matmul's C path looks regions up by a hash it keeps, which a set has no entry
+    point for), and ``zero_covered``, their element count;
     ``unwritten``: nothing had written the storage when the first matmul was placed in it
     (``acc += matmul`` into a fresh ``nl.ndarray``: each region's first matmul starts a group,
     as into zeros)."""
@@ -135,7 +137,7 @@ class MatmulGroups:
 
     def __init__(self, unwritten: bool):
         self.open: dict = {}
-        self.zero_started: set = set()
+        self.zero_started: dict = {}
         self.zero_covered = 0
         self.unwritten = unwritten
 
@@ -589,7 +591,7 @@ class Tracer:
             if (s.zero_init or groups.unwritten) and region not in groups.zero_started:
                 if groups.zero_started:
                     self._refuse_overlapping_start(st, groups, acc)
-                groups.zero_started.add(region)
+                groups.zero_started[region] = None
                 groups.zero_covered += acc.partitions * acc.free_size
                 if s.pending_zero is not None and groups.zero_covered >= st.elements:
                     s.pending_zero = None  # matmuls overwrite every zero: the memset is dead
@@ -602,7 +604,7 @@ class Tracer:
                 core.record.matmul_joins.append((last.index, (first or op).index))
         else:
             self._close_overlapping_groups(groups, acc)
-            groups.zero_started.add(region)  # (a later += here joins this group)
+            groups.zero_started[region] = None  # (a later += here joins this group)
         groups.open[region] = op
         return True
 
