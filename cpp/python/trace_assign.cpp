@@ -98,12 +98,8 @@ int noteRedirect(PyObject* tr, PyObject* op, PyObject* dst, PyObject* acc) {
   Owned redirected(slotAttr(core.get(), names.redirected));
   Owned record(slotAttr(core.get(), names.record));
   if (redirected.get() == nullptr || record.get() == nullptr) return -1;
-  if (!PyDict_CheckExact(redirected.get())) {
-    PyErr_SetString(PyExc_TypeError, "CoreTrace.redirected must be a dict");
-    return -1;
-  }
   PyObject* index = PyTuple_GET_ITEM(op, kIndex);
-  Owned first(Py_XNewRef(PyDict_GetItemWithError(redirected.get(), index)));
+  Owned first(Py_XNewRef(redirectedOutput(redirected.get(), index)));
   if (first.get() == nullptr) {
     if (PyErr_Occurred()) return -1;
     first.p = PySequence_GetItem(PyTuple_GET_ITEM(op, kOuts), 0);
@@ -115,7 +111,7 @@ int noteRedirect(PyObject* tr, PyObject* op, PyObject* dst, PyObject* acc) {
     return -1;
   }
   Owned temp(Py_NewRef(PyTuple_GET_ITEM(first.get(), kAccessStorage)));
-  if (PyDict_SetItem(redirected.get(), index, acc) < 0) return -1;
+  if (setRedirected(redirected.get(), index, acc) < 0) return -1;
   Owned redirects(slotAttr(record.get(), names.redirects));
   Owned entry(PyTuple_Pack(2, index, acc));
   if (redirects.get() == nullptr || entry.get() == nullptr || PyList_Append(redirects.get(), entry.get()) < 0)

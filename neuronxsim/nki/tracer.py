@@ -155,15 +155,29 @@ class CoreTrace:
         self.record = CoreRecord(index)
         self.dma_queue = 0  # the next transfer's (queues round-robin: see instructions.dma)
         self.cache: dict = {}  # tiles built once per core (PE-transpose identities)
-        self.redirected: dict[int, Access] = {}  # op index -> its first output now
+        # op index -> its first output now, None (or past the end) if no redirect moved it (a list:
+        # an op index is its position in the record; read and written in C too, see
+        # trace_record.h redirectedOutput)
+        self.redirected: list[Access | None] = []
         # op index of the second matmul of a double-row pair -> the first (see
         # instructions.matmul_double_row)
         self.double_rows: dict[int, Op] = {}
 
     def first_output(self, op: Op) -> Access:
         """``op``'s first output as redirects left it."""
-        acc = self.redirected.get(op.index)
+        index = op.index
+        redirected = self.redirected
+        acc = redirected[index] if 0 <= index < len(redirected) else None
         return op.outs[0] if acc is None else acc
+
+    def set_redirected(self, index: int, acc: Access):
+        """Op ``index``'s first output is ``acc`` now (see ``redirected``)."""
+        if index < 0:
+            raise ValueError("a redirected op's index must be its position in the record")
+        redirected = self.redirected
+        if index >= len(redirected):
+            redirected.extend([None] * (index + 1 - len(redirected)))
+        redirected[index] = acc
 
     def unique_name(self, base: str) -> str:
         return self.record.unique_name(base)
@@ -526,8 +540,8 @@ class Tracer:
             if checked_as is not None:
                 check_compute_operand(acc, loc, *checked_as, op.opcode, op.engine, True)
         core = self.core
-        temp = (core.redirected.get(op.index) or op.outs[0]).storage  # (core.first_output)
-        core.redirected[op.index] = acc
+        temp = core.first_output(op).storage
+        core.set_redirected(op.index, acc)
         core.record.redirects.append((op.index, acc))
         temp.state.forward = (dst, acc.storage.state.write_count, op)
         return acc
@@ -574,8 +588,8 @@ class Tracer:
             acc = write_plain(dst, op[7], True) or self.write(dst, None, False, matmul=True)
             core = self.core
             index = op[10]  # (op.index)
-            temp = (core.redirected.get(index) or op[5][0])[3]  # (core.first_output(op).storage)
-            core.redirected[index] = acc
+            temp = core.first_output(op)[3]  # (.storage)
+            core.set_redirected(index, acc)
             core.record.redirects.append((index, acc))
             temp.state.forward = (dst, acc[3].state.write_count, op)
         else:
@@ -583,7 +597,7 @@ class Tracer:
             core = self.core
         first = core.double_rows.get(op[10]) if core.double_rows else None
         if first is not None:  # (a pair: the first half moves along)
-            core.redirected[first.index] = acc
+            core.set_redirected(first.index, acc)
             core.record.redirects.append((first.index, acc))
         region = (acc[1], tuple(acc[2]))  # (acc.key())
         # (op was recorded starting and stopping its group: only a join changes that)
