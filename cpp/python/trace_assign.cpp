@@ -20,6 +20,7 @@
 // Why C: most `dst[...] = expr` of a kernel are this redirect, and in Python they cost three
 // frames (assign, _can_write, redirect) and dozens of attribute reads.
 #include "trace_equal.h"
+#include "trace_known_hash.h"
 #include "trace_record.h"
 #include "trace_ref.h"
 #include "trace_method_site.h"
@@ -237,7 +238,7 @@ int dropCoveredZeros(PyObject* st, PyObject* s, PyObject* covered) {
 // the pairs tuple and the offset's value, with their hashes: the matmuls of a kernel's loops
 // accumulate into the same few regions over and over, and the groups' dicts find a key that is the
 // very tuple they hold by identity (no tuple compare), nothing is built, and nothing is hashed
-// (CPython does not cache a tuple's hash: each dict operation would hash the nested tuple again).
+// (see trace_known_hash.h).
 // An entry holds its region, so the pairs tuple it is keyed by stays alive (its address not reused)
 // while it is in the table; the tuples are immutable, so handing one out where an equal one was
 // built changes no value, and a hash stays right for its tuple.
@@ -283,17 +284,11 @@ int regionKey(PyObject* offset, PyObject* pairs, Region& out) {
   return 0;
 }
 
-// The groups' dicts by a region's known hash (CPython's _KnownHash entry points, exported through
-// 3.12; plain calls, which hash again, elsewhere). GetItem: borrowed, null with or without an error.
-#if PY_VERSION_HEX < 0x030D0000
-PyObject* regionGet(PyObject* dict, const Region& r) { return _PyDict_GetItem_KnownHash(dict, r.key.get(), r.hash); }
+// A groups dict's entry of region `r` (borrowed; as dictGetKnownHash), and its setting.
+PyObject* regionGet(PyObject* dict, const Region& r) { return dictGetKnownHash(dict, r.key.get(), r.hash); }
 int regionSet(PyObject* dict, const Region& r, PyObject* value) {
-  return _PyDict_SetItem_KnownHash(dict, r.key.get(), value, r.hash);
+  return dictSetKnownHash(dict, r.key.get(), value, r.hash);
 }
-#else
-PyObject* regionGet(PyObject* dict, const Region& r) { return PyDict_GetItemWithError(dict, r.key.get()); }
-int regionSet(PyObject* dict, const Region& r, PyObject* value) { return PyDict_SetItem(dict, r.key.get(), value); }
-#endif
 
 // The end of place_matmul once `acc` is redirected: the accumulation group `region` of `groups`
 // joined (accumulate) or started. 0, or -1 with an error set.
@@ -446,7 +441,13 @@ PyObject* placeMatmul(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
     PyErr_SetString(PyExc_TypeError, "place_matmul: fresh_result did not answer an Op");
     return nullptr;
   }
-  Owned transposed(PyObject_GetItem(PyTuple_GET_ITEM(op.get(), kFields), names.is_transpose));
+  // (op.fields["is_transpose"]: a dict's entry read directly, without PyObject_GetItem's dispatch;
+  // PyObject_GetItem raises its error)
+  PyObject* fields = PyTuple_GET_ITEM(op.get(), kFields);
+  Owned transposed(PyDict_CheckExact(fields) ? Py_XNewRef(PyDict_GetItemWithError(fields, names.is_transpose))
+                                             : nullptr);
+  if (transposed.get() == nullptr && !PyErr_Occurred())
+    transposed.p = PyObject_GetItem(fields, names.is_transpose);
   if (transposed.get() == nullptr) return nullptr;
   int t = PyObject_IsTrue(transposed.get());
   if (t != 0) return t < 0 ? nullptr : Py_NewRef(Py_False);
