@@ -99,11 +99,14 @@ PyObject* blockedView(PyObject* t, PyObject* key) {
     view.p = PyObject_CallOneArg(make, index.get());
     if (view.get() == nullptr || dictSetKnownHash(blocks, index.get(), view.get(), hash) < 0) return nullptr;
   }
-  if (count > nb && !(count == nb + 1 && items[nb] == Py_Ellipsis)) {
-    Owned rest(PyTuple_GetSlice(key, nb, count));
-    if (rest.get() == nullptr) return nullptr;
-    PyObject* sub = Py_TYPE(view.get()) == tensorClass ? tensorSubscript22(view.get(), rest.get())
-                                                       : PyObject_GetItem(view.get(), rest.get());
+  if (count > nb && !(count == nb + 1 && items[nb] == Py_Ellipsis)) {  // (view[key[nb:]])
+    PyObject* sub = nullptr;
+    if (Py_TYPE(view.get()) == tensorClass) {
+      sub = tensorSubscriptItems22(view.get(), items + nb, count - nb);
+    } else {
+      Owned rest(PyTuple_GetSlice(key, nb, count));
+      sub = rest.get() != nullptr ? PyObject_GetItem(view.get(), rest.get()) : nullptr;
+    }
     Py_SETREF(view.p, sub);
     if (view.get() == nullptr) return nullptr;
   }
