@@ -20,6 +20,7 @@
 // Why C: most `dst[...] = expr` of a kernel are this redirect, and in Python they cost three
 // frames (assign, _can_write, redirect) and dozens of attribute reads.
 #include "trace_equal.h"
+#include "trace_known_hash.h"
 #include "trace_record.h"
 #include "trace_ref.h"
 #include "trace_method_site.h"
@@ -98,12 +99,8 @@ int noteRedirect(PyObject* tr, PyObject* op, PyObject* dst, PyObject* acc) {
   Owned redirected(slotAttr(core.get(), names.redirected));
   Owned record(slotAttr(core.get(), names.record));
   if (redirected.get() == nullptr || record.get() == nullptr) return -1;
-  if (!PyDict_CheckExact(redirected.get())) {
-    PyErr_SetString(PyExc_TypeError, "CoreTrace.redirected must be a dict");
-    return -1;
-  }
   PyObject* index = PyTuple_GET_ITEM(op, kIndex);
-  Owned first(Py_XNewRef(PyDict_GetItemWithError(redirected.get(), index)));
+  Owned first(Py_XNewRef(redirectedOutput(redirected.get(), index)));
   if (first.get() == nullptr) {
     if (PyErr_Occurred()) return -1;
     first.p = PySequence_GetItem(PyTuple_GET_ITEM(op, kOuts), 0);
@@ -115,7 +112,7 @@ int noteRedirect(PyObject* tr, PyObject* op, PyObject* dst, PyObject* acc) {
     return -1;
   }
   Owned temp(Py_NewRef(PyTuple_GET_ITEM(first.get(), kAccessStorage)));
-  if (PyDict_SetItem(redirected.get(), index, acc) < 0) return -1;
+  if (setRedirected(redirected.get(), index, acc) < 0) return -1;
   Owned redirects(slotAttr(record.get(), names.redirects));
   Owned entry(PyTuple_Pack(2, index, acc));
   if (redirects.get() == nullptr || entry.get() == nullptr || PyList_Append(redirects.get(), entry.get()) < 0)
@@ -198,7 +195,7 @@ long long accessElements(PyObject* acc) {
 // Tracer._refuse_overlapping_start(st, groups, acc) where some group started in `st` (`started`,
 // not empty): raises if `acc` partly overlaps such a group's region. 0, or -1 with the error set.
 int refuseOverlappingStart(PyObject* tr, PyObject* st, PyObject* groups, PyObject* acc, PyObject* started) {
-  if (PySet_GET_SIZE(started) == 0) return 0;
+  if (PyDict_GET_SIZE(started) == 0) return 0;
   PyObject* const check[4] = {tr, st, groups, acc};
   Owned checked(PyObject_VectorcallMethod(names.refuse_overlapping_start, check, 4, nullptr));
   return checked.get() == nullptr ? -1 : 0;
@@ -238,34 +235,59 @@ int dropCoveredZeros(PyObject* st, PyObject* s, PyObject* covered) {
 }
 
 // The region keys (acc.key(): (offset, tuple(pairs))) place_matmul made last, by the identity of
-// the pairs tuple and the offset's value: the matmuls of a kernel's loops accumulate into the same
-// few regions over and over, and the groups' dict and set find a key that is the very tuple they
-// hold by identity (no tuple compare) and nothing is built. An entry holds its region, so the
-// pairs tuple it is keyed by stays alive (its address not reused) while it is in the table; the
-// tuples are immutable, so handing one out where an equal one was built changes no value.
+// the pairs tuple and the offset's value, with their hashes: the matmuls of a kernel's loops
+// accumulate into the same few regions over and over, and the groups' dicts find a key that is the
+// very tuple they hold by identity (no tuple compare), nothing is built, and nothing is hashed
+// (see trace_known_hash.h).
+// An entry holds its region, so the pairs tuple it is keyed by stays alive (its address not reused)
+// while it is in the table; the tuples are immutable, so handing one out where an equal one was
+// built changes no value, and a hash stays right for its tuple.
 constexpr int kRegionBits = 6;
 struct RegionEntry {
   PyObject* pairs = nullptr;  // (borrowed: `region` holds it)
   long long offset = 0;
   PyObject* region = nullptr;  // (referenced)
+  Py_hash_t hash = -1;         // (region's)
 };
 RegionEntry regions[size_t{1} << kRegionBits];
 
-// (offset, pairs) as a new reference (null with an error set), `pairs` a tuple.
-PyObject* regionKey(PyObject* offset, PyObject* pairs) {
+// A region key and its hash.
+struct Region {
+  Owned key{nullptr};
+  Py_hash_t hash = -1;
+};
+
+// (offset, pairs) and its hash into `out`, `pairs` a tuple. 0, or -1 with an error set.
+int regionKey(PyObject* offset, PyObject* pairs, Region& out) {
   int over = 0;
   const long long at = PyLong_CheckExact(offset) ? PyLong_AsLongLongAndOverflow(offset, &over) : 0;
-  if (!PyLong_CheckExact(offset) || over != 0) return PyTuple_Pack(2, offset, pairs);
+  if (!PyLong_CheckExact(offset) || over != 0) {
+    out.key.p = PyTuple_Pack(2, offset, pairs);
+    if (out.key.get() == nullptr) return -1;
+    out.hash = PyObject_Hash(out.key.get());
+    return out.hash == -1 ? -1 : 0;
+  }
   const uint64_t h = (reinterpret_cast<uintptr_t>(pairs) ^ static_cast<uint64_t>(at) * 0x9E3779B97F4A7C15ull) *
                      0xC2B2AE3D27D4EB4Full;
   RegionEntry& e = regions[h >> (64 - kRegionBits)];
-  if (e.region != nullptr && e.pairs == pairs && e.offset == at) return Py_NewRef(e.region);
-  PyObject* region = PyTuple_Pack(2, offset, pairs);
-  if (region == nullptr) return nullptr;
-  PyObject* old = e.region;
-  e = {pairs, at, Py_NewRef(region)};
-  Py_XDECREF(old);
-  return region;
+  if (e.region == nullptr || e.pairs != pairs || e.offset != at) {
+    Owned region(PyTuple_Pack(2, offset, pairs));
+    if (region.get() == nullptr) return -1;
+    const Py_hash_t hash = PyObject_Hash(region.get());
+    if (hash == -1) return -1;
+    PyObject* old = e.region;
+    e = {pairs, at, region.release(), hash};
+    Py_XDECREF(old);
+  }
+  out.key.p = Py_NewRef(e.region);
+  out.hash = e.hash;
+  return 0;
+}
+
+// A groups dict's entry of region `r` (borrowed; as dictGetKnownHash), and its setting.
+PyObject* regionGet(PyObject* dict, const Region& r) { return dictGetKnownHash(dict, r.key.get(), r.hash); }
+int regionSet(PyObject* dict, const Region& r, PyObject* value) {
+  return dictSetKnownHash(dict, r.key.get(), value, r.hash);
 }
 
 // The end of place_matmul once `acc` is redirected: the accumulation group `region` of `groups`
@@ -274,26 +296,28 @@ int placeInGroups(PyObject* tr, PyObject* st, PyObject* s, PyObject* groups, PyO
                   bool accumulate) {
   Owned pairs(pairsTuple(PyTuple_GET_ITEM(acc, kAccessPairs)));  // (tuple(acc.pairs))
   if (pairs.get() == nullptr) return -1;
-  Owned region(regionKey(PyTuple_GET_ITEM(acc, kAccessOffset), pairs.get()));  // (acc.key())
+  Region region;
   Owned open(slotAttr(groups, names.open)), started(slotAttr(groups, names.zero_started));
-  if (region.get() == nullptr || open.get() == nullptr || started.get() == nullptr) return -1;
-  if (!PyDict_CheckExact(open.get()) || !PySet_Check(started.get())) {
-    PyErr_SetString(PyExc_TypeError, "place_matmul: MatmulGroups.open must be a dict, zero_started a set");
+  if (regionKey(PyTuple_GET_ITEM(acc, kAccessOffset), pairs.get(), region) < 0 || open.get() == nullptr ||
+      started.get() == nullptr)
+    return -1;
+  if (!PyDict_CheckExact(open.get()) || !PyDict_CheckExact(started.get())) {
+    PyErr_SetString(PyExc_TypeError, "place_matmul: MatmulGroups.open and zero_started must be dicts");
     return -1;
   }
   if (accumulate) {
     int zeroed = attrIsTrue(s, names.zero_init);
     if (zeroed == 0) zeroed = attrIsTrue(groups, names.unwritten);
     if (zeroed == 1) {
-      zeroed = PySet_Contains(started.get(), region.get());
-      if (zeroed >= 0) zeroed = !zeroed;
+      zeroed = regionGet(started.get(), region) == nullptr;
+      if (zeroed && PyErr_Occurred()) zeroed = -1;
     }
     if (zeroed < 0) return -1;
     if (zeroed) {  // (the region's first matmul replaces zeros)
       // (another group's results must not be overwritten)
       if (refuseOverlappingStart(tr, st, groups, acc, started.get()) < 0) return -1;
       const long long elements = accessElements(acc);
-      if (elements < 0 || PySet_Add(started.get(), region.get()) < 0) return -1;
+      if (elements < 0 || regionSet(started.get(), region, Py_None) < 0) return -1;
       Owned covered(slotAttr(groups, names.zero_covered));
       Owned more(PyLong_FromLongLong(elements));
       if (covered.get() == nullptr || more.get() == nullptr) return -1;
@@ -301,7 +325,7 @@ int placeInGroups(PyObject* tr, PyObject* st, PyObject* s, PyObject* groups, PyO
       if (sum.get() == nullptr || slotSet(groups, names.zero_covered, sum.get()) < 0) return -1;
       if (dropCoveredZeros(st, s, sum.get()) < 0) return -1;
     } else {
-      PyObject* last = PyDict_GetItemWithError(open.get(), region.get());  // (borrowed)
+      PyObject* last = regionGet(open.get(), region);  // (borrowed)
       if (last == nullptr) {
         if (PyErr_Occurred()) return -1;
         // (the overlap's message, where there is one)
@@ -330,9 +354,9 @@ int placeInGroups(PyObject* tr, PyObject* st, PyObject* s, PyObject* groups, PyO
       Owned closed(PyObject_VectorcallMethod(names.close_overlapping_groups, close, 3, nullptr));
       if (closed.get() == nullptr) return -1;
     }
-    if (PySet_Add(started.get(), region.get()) < 0) return -1;
+    if (regionSet(started.get(), region, Py_None) < 0) return -1;
   }
-  return PyDict_SetItem(open.get(), region.get(), op);
+  return regionSet(open.get(), region, op);
 }
 
 // Whether place_matmul's C path takes the destination `dst` of `op` (1; 0 if not, -1 on error):
@@ -372,10 +396,10 @@ int plainDestination(PyObject* tr, PyObject* dst, PyObject* op, int accumulate, 
   return t < 0 ? -1 : !t;
 }
 
-// s.groups = MatmulGroups(unwritten) (its slots open {}, zero_started set(), zero_covered 0,
+// s.groups = MatmulGroups(unwritten) (its slots open {}, zero_started {}, zero_covered 0,
 // unwritten; without the __init__ frame), also in `groups`. 0, or -1 with an error set.
 int newGroups(PyObject* s, bool unwritten, Owned& groups) {
-  Owned open(PyDict_New()), started(PySet_New(nullptr)), zero(PyLong_FromLong(0));
+  Owned open(PyDict_New()), started(PyDict_New()), zero(PyLong_FromLong(0));
   if (open.get() == nullptr || started.get() == nullptr || zero.get() == nullptr) return -1;
   PyObject* const slots[4] = {open.get(), started.get(), zero.get(), unwritten ? Py_True : Py_False};
   Py_XSETREF(groups.p, newSlottedObject(matmulGroupsClass, slots, 4));
@@ -417,7 +441,13 @@ PyObject* placeMatmul(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
     PyErr_SetString(PyExc_TypeError, "place_matmul: fresh_result did not answer an Op");
     return nullptr;
   }
-  Owned transposed(PyObject_GetItem(PyTuple_GET_ITEM(op.get(), kFields), names.is_transpose));
+  // (op.fields["is_transpose"]: a dict's entry read directly, without PyObject_GetItem's dispatch;
+  // PyObject_GetItem raises its error)
+  PyObject* fields = PyTuple_GET_ITEM(op.get(), kFields);
+  Owned transposed(PyDict_CheckExact(fields) ? Py_XNewRef(PyDict_GetItemWithError(fields, names.is_transpose))
+                                             : nullptr);
+  if (transposed.get() == nullptr && !PyErr_Occurred())
+    transposed.p = PyObject_GetItem(fields, names.is_transpose);
   if (transposed.get() == nullptr) return nullptr;
   int t = PyObject_IsTrue(transposed.get());
   if (t != 0) return t < 0 ? nullptr : Py_NewRef(Py_False);

@@ -20,6 +20,7 @@
 // (`acc[i, j] += nisa.nc_matmul(a[t, :, i * 128:(i + 1) * 128], ...)`); in Python each such
 // subscript cost a frame and a dozen bytecodes per block dim, and each store another frame.
 #include "trace_int_tuples.h"
+#include "trace_known_hash.h"
 #include "trace_ref.h"
 #include "trace_slotted.h"
 #include "trace_subscript.h"
@@ -87,21 +88,25 @@ PyObject* blockedView(PyObject* t, PyObject* key) {
   long long* values = nb > int_tuples::kMaxSize ? many.data() : local;
   for (Py_ssize_t a = 0; a < nb; ++a)
     if (!blockIndex(items[a], PyTuple_GET_ITEM(blockShape, a), values[a])) return fallBack(t, key);
-  Owned index(int_tuples::get(values, static_cast<int>(nb)));
+  Py_hash_t hash;
+  Owned index(int_tuples::get(values, static_cast<int>(nb), hash));
   if (index.get() == nullptr) return nullptr;
-  Owned view(Py_XNewRef(PyDict_GetItemWithError(blocks, index.get())));
+  Owned view(Py_XNewRef(dictGetKnownHash(blocks, index.get(), hash)));
   if (view.get() == nullptr) {
     if (PyErr_Occurred()) return nullptr;
     PyObject* make = slotOf(t, makeBlockAt);  // (made on first use: BlockedTensor.block's steps)
     if (make == nullptr) return fallBack(t, key);
     view.p = PyObject_CallOneArg(make, index.get());
-    if (view.get() == nullptr || PyDict_SetItem(blocks, index.get(), view.get()) < 0) return nullptr;
+    if (view.get() == nullptr || dictSetKnownHash(blocks, index.get(), view.get(), hash) < 0) return nullptr;
   }
-  if (count > nb && !(count == nb + 1 && items[nb] == Py_Ellipsis)) {
-    Owned rest(PyTuple_GetSlice(key, nb, count));
-    if (rest.get() == nullptr) return nullptr;
-    PyObject* sub = Py_TYPE(view.get()) == tensorClass ? tensorSubscript22(view.get(), rest.get())
-                                                       : PyObject_GetItem(view.get(), rest.get());
+  if (count > nb && !(count == nb + 1 && items[nb] == Py_Ellipsis)) {  // (view[key[nb:]])
+    PyObject* sub = nullptr;
+    if (Py_TYPE(view.get()) == tensorClass) {
+      sub = tensorSubscriptItems22(view.get(), items + nb, count - nb);
+    } else {
+      Owned rest(PyTuple_GetSlice(key, nb, count));
+      sub = rest.get() != nullptr ? PyObject_GetItem(view.get(), rest.get()) : nullptr;
+    }
     Py_SETREF(view.p, sub);
     if (view.get() == nullptr) return nullptr;
   }

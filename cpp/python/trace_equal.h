@@ -4,7 +4,8 @@
 // Why: the fast paths compare a storage's kind with "psum" or "sbuf" and a view's shape with
 // another's several times per traced instruction; the generic compare dispatches through the
 // type's tp_richcompare and makes a bool object for each. An exact str equals another exactly
-// when their lengths, kinds and code units agree (str's own ==); an exact tuple equals another of
+// when their lengths, kinds and code units agree (str's own ==), and two interned ones only when
+// they are one object; an exact tuple equals another of
 // another length never, and of the same length when each pair of items is the same object or
 // equal exact ints (tuple's own ==, which compares items by PyObject_RichCompareBool, identity
 // first); exact ints that fit a long long are equal when their values are. Any other pair is
@@ -54,6 +55,9 @@ inline bool intValue(PyObject* o, long long& v) {
 inline int equalTo(PyObject* a, PyObject* b) {
   if (a == b) return 1;
   if (PyUnicode_CheckExact(a) && PyUnicode_CheckExact(b)) {
+    // (two interned strs are equal only if they are the same object: interning keeps one str per
+    // value)
+    if (PyUnicode_CHECK_INTERNED(a) && PyUnicode_CHECK_INTERNED(b)) return 0;
 #if PY_VERSION_HEX < 0x030C0000
     if (!PyUnicode_IS_READY(a) || !PyUnicode_IS_READY(b)) return PyObject_RichCompareBool(a, b, Py_EQ);
 #endif

@@ -23,6 +23,7 @@ struct Entry {
   int n = -1;
   long long v[kMaxSize] = {};
   PyObject* tuple = nullptr;  // (referenced)
+  Py_hash_t hash = -1;        // (tuple's: dicts keyed by it look it up by its hash, trace_known_hash.h)
 };
 inline Entry table[size_t{1} << kBits];
 
@@ -45,21 +46,36 @@ inline PyObject* build(const long long* v, Py_ssize_t n) {
 
 // A new reference to a tuple of the ints v[0..n) (the held one when it is in the table; made and
 // held otherwise, replacing the table's entry of the same slot; made and not held when n is over
-// kMaxSize), or null with an error set.
-inline PyObject* get(const long long* v, int n) {
-  if (n < 0 || n > kMaxSize) return build(v, n);
+// kMaxSize), and its hash into `hash`; or null with an error set.
+inline PyObject* get(const long long* v, int n, Py_hash_t& hash) {
+  if (n < 0 || n > kMaxSize) {
+    PyObject* t = build(v, n);
+    hash = t != nullptr ? PyObject_Hash(t) : -1;
+    if (hash == -1) Py_CLEAR(t);
+    return t;
+  }
   Entry& e = table[slotOf(v, n)];
   bool same = e.n == n;
   for (int i = 0; same && i < n; ++i) same = e.v[i] == v[i];
-  if (same) return Py_NewRef(e.tuple);
-  PyObject* t = build(v, n);
-  if (t == nullptr) return nullptr;
-  PyObject* old = e.tuple;
-  e.n = n;
-  for (int i = 0; i < n; ++i) e.v[i] = v[i];
-  e.tuple = Py_NewRef(t);
-  Py_XDECREF(old);
-  return t;
+  if (!same) {
+    PyObject* t = build(v, n);
+    if (t == nullptr) return nullptr;
+    const Py_hash_t h = PyObject_Hash(t);  // (a tuple of ints: never fails)
+    PyObject* old = e.tuple;
+    e.n = n;
+    for (int i = 0; i < n; ++i) e.v[i] = v[i];
+    e.tuple = t;
+    e.hash = h;
+    Py_XDECREF(old);
+  }
+  hash = e.hash;
+  return Py_NewRef(e.tuple);
+}
+
+// get(v, n) without the hash.
+inline PyObject* get(const long long* v, int n) {
+  Py_hash_t hash;
+  return get(v, n, hash);
 }
 
 // The values of the exact ints items[0..n) into v (n <= kMaxSize); false if one is not an exact

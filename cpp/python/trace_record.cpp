@@ -237,6 +237,40 @@ PyObject* pairsTuple(PyObject* pairs) {
   return Py_NewRef(known->second);
 }
 
+namespace {
+// (CoreTrace.redirected as a list; an error if not)
+bool redirectedIsList(PyObject* redirected) {
+  if (PyList_CheckExact(redirected)) return true;
+  PyErr_SetString(PyExc_TypeError, "CoreTrace.redirected must be a list");
+  return false;
+}
+}  // namespace
+
+PyObject* redirectedOutput(PyObject* redirected, PyObject* index) {
+  if (!redirectedIsList(redirected)) return nullptr;
+  const Py_ssize_t i = PyLong_AsSsize_t(index);
+  if (i == -1 && PyErr_Occurred()) return nullptr;
+  if (i < 0 || i >= PyList_GET_SIZE(redirected)) return nullptr;
+  PyObject* acc = PyList_GET_ITEM(redirected, i);
+  return acc == Py_None ? nullptr : acc;
+}
+
+int setRedirected(PyObject* redirected, PyObject* index, PyObject* acc) {
+  if (!redirectedIsList(redirected)) return -1;
+  const Py_ssize_t i = PyLong_AsSsize_t(index);
+  if (i == -1 && PyErr_Occurred()) return -1;
+  if (i < 0) {
+    PyErr_SetString(PyExc_ValueError, "a redirected op's index must be its position in the record");
+    return -1;
+  }
+  while (PyList_GET_SIZE(redirected) <= i)
+    if (PyList_Append(redirected, Py_None) < 0) return -1;
+  PyObject* old = PyList_GET_ITEM(redirected, i);
+  PyList_SET_ITEM(redirected, i, Py_NewRef(acc));
+  Py_DECREF(old);
+  return 0;
+}
+
 PyObject* newAccessRecordOfValues(PyObject* cls, PyObject* storage, PyObject* offset, const long long* values,
                                   int n) {
   PyObject* shared = nullptr;  // (borrowed: the cache holds it)

@@ -35,6 +35,15 @@ PyObject* newAccessRecordOfValues(PyObject* cls, PyObject* storage, PyObject* of
 // per pattern spares the tuple's making and, between equal regions, the comparing of its pairs.
 PyObject* pairsTuple(PyObject* pairs);
 
+// CoreTrace.redirected (neuronxsim.nki.tracer), a list: op index -> the op's first output as
+// redirects left it, None (or past the end) where no redirect moved it. A list, not a dict: an
+// op index is its position in the core's record, and a dict entry cost a hash and, as it grew, a
+// resize per redirect. redirectedOutput: the entry of `index` (borrowed), or null with no error
+// where there is none (a copy's index -1 has none) and null with an error set on error.
+// setRedirected: the entry of `index` (>= 0) is `acc`; 0, or -1 with an error set.
+PyObject* redirectedOutput(PyObject* redirected, PyObject* index);
+int setRedirected(PyObject* redirected, PyObject* index, PyObject* acc);
+
 // new_op's arguments (cls, opcode, engine, ins, outs, fields, loc, loop, index, out_box=None,
 // zero_fill=False) -> an Op of the tracer's record (a new reference; null with an error set).
 PyObject* newOpRecord(PyObject* const* args, Py_ssize_t nargs);

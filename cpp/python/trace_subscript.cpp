@@ -461,21 +461,20 @@ bool simpleSlices(const Entry* e, size_t n, const Ints& shape, const Ints& strid
   return true;
 }
 
-PyObject* subscript22(PyObject* t, PyObject* const* args, Py_ssize_t nargs) {
-  if (nargs != 1) {
-    PyErr_SetString(PyExc_TypeError, "__getitem__(key)");
-    return nullptr;
-  }
-  if (tensorClass == nullptr) {
-    PyErr_SetString(PyExc_RuntimeError, "the tracer's subscripts are not configured");
-    return nullptr;
-  }
-  PyObject* key = args[0];
-  if (key == Py_Ellipsis) return Py_NewRef(t);
-  PyObject* const* items;
-  Py_ssize_t count;
-  if (!subscriptItems(key, items, count)) return fallBack22(t, key);
-  const bool isTuple = PyTuple_CheckExact(key);
+// fallBack22(t, key), `key` null for the tuple of items[0..count) (made only now).
+PyObject* fallBackItems22(PyObject* t, PyObject* key, PyObject* const* items, Py_ssize_t count) {
+  if (key != nullptr) return fallBack22(t, key);
+  Held tuple(PyTuple_New(count));
+  if (tuple.get() == nullptr) return nullptr;
+  for (Py_ssize_t i = 0; i < count; ++i) PyTuple_SET_ITEM(tuple.get(), i, Py_NewRef(items[i]));
+  return fallBack22(t, tuple.get());
+}
+
+// t[key] of the key's items[0..count) (subscriptItems); `key` null when it is the tuple of those
+// items, made only for the Python subscript (a blocked tensor's subscript hands on the entries
+// past its block index without building their tuple).
+PyObject* subscriptOfItems22(PyObject* t, PyObject* key, PyObject* const* items, Py_ssize_t count) {
+  const bool isTuple = key == nullptr || PyTuple_CheckExact(key);
   Held checks(slotAttr(t, checksName));
   Held shapeObj(slotAttr(t, shapeName));
   Held stridesObj(slotAttr(t, stridesName));
@@ -484,14 +483,14 @@ PyObject* subscript22(PyObject* t, PyObject* const* args, Py_ssize_t nargs) {
   if (checked < 0) return nullptr;
   Ints shape, strides;
   if (checked || !intsOf(shapeObj.get(), shape) || !intsOf(stridesObj.get(), strides) || shape.size() != strides.size())
-    return fallBack22(t, key);
+    return fallBackItems22(t, key, items, count);
   const size_t ndim = shape.size();
   if (isTuple && count == 2 && ndim == 2 && Py_TYPE(items[0]) == indexExprClass) {
     // t[t * 128 + ip, ic]: _getitem's first case, in C (else the Python subscript's)
     PyObject* view = nullptr;
     const int made = partitionFree(items[0], items[1], shape, strides, t, view);
     if (made != 0) return made < 0 ? nullptr : view;
-    return fallBack22(t, key);
+    return fallBackItems22(t, key, items, count);
   }
   Held storage(slotAttr(t, storageName));
   if (storage.get() == nullptr) return nullptr;
@@ -499,14 +498,14 @@ PyObject* subscript22(PyObject* t, PyObject* const* args, Py_ssize_t nargs) {
   Py_ssize_t ellipsis = -1;
   for (Py_ssize_t i = 0; i < count; ++i) {
     if (items[i] == Py_Ellipsis) {
-      if (ellipsis >= 0) return fallBack22(t, key);  // (two: the Python subscript refuses them)
+      if (ellipsis >= 0) return fallBackItems22(t, key, items, count);  // (two: the Python subscript refuses them)
       ellipsis = i;
     } else if (Py_TYPE(items[i]) == loopIndexClass) {
       loopIndices = true;
     }
   }
   const size_t given = static_cast<size_t>(count) - (ellipsis >= 0 ? 1 : 0);
-  if (given > ndim) return fallBack22(t, key);
+  if (given > ndim) return fallBackItems22(t, key, items, count);
   int onChip = 0;
   if (isTuple && (loopIndices || (count > 0 && PyLong_CheckExact(items[0])))) {
     Held onChipObj(slotAttr(storage.get(), onChipName));
@@ -515,7 +514,7 @@ PyObject* subscript22(PyObject* t, PyObject* const* args, Py_ssize_t nargs) {
     if (onChip < 0) return nullptr;
     // t[i, ...] of an on-chip tensor: a block of a multi-tile tensor (_getitem keeps its views)
     if (onChip && count > 0 && (PyLong_CheckExact(items[0]) || Py_TYPE(items[0]) == loopIndexClass))
-      return fallBack22(t, key);
+      return fallBackItems22(t, key, items, count);
   }
   Entry local[8];  // (most tensors have a few dims: no allocation)
   std::vector<Entry> many(ndim > 8 ? ndim : 0);
@@ -544,15 +543,32 @@ PyObject* subscript22(PyObject* t, PyObject* const* args, Py_ssize_t nargs) {
   try {
     const Walk w = walk22(entries, n, shape, v, true, onChip && isTuple);
     if (w == Walk::Error) return nullptr;
-    if (w == Walk::Other) return fallBack22(t, key);
+    if (w == Walk::Other) return fallBackItems22(t, key, items, count);
   } catch (const bir::BIRError&) {  // (not expected: the walk keeps every slice inside)
-    return fallBack22(t, key);
+    return fallBackItems22(t, key, items, count);
   }
   Held newOffset(nullptr), newShape(nullptr), newStrides(nullptr);
   Held noChecks(PyTuple_New(0));
   if (!viewParts(v, stridesObj.get(), strides, newOffset, newShape, newStrides) || !noChecks.get()) return nullptr;
   PyObject* const slots[5] = {storage.get(), newOffset.get(), newShape.get(), newStrides.get(), noChecks.get()};
   return newSlottedObject(tensorClass, slots, 5);
+}
+
+PyObject* subscript22(PyObject* t, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 1) {
+    PyErr_SetString(PyExc_TypeError, "__getitem__(key)");
+    return nullptr;
+  }
+  if (tensorClass == nullptr) {
+    PyErr_SetString(PyExc_RuntimeError, "the tracer's subscripts are not configured");
+    return nullptr;
+  }
+  PyObject* key = args[0];
+  if (key == Py_Ellipsis) return Py_NewRef(t);
+  PyObject* const* items;
+  Py_ssize_t count;
+  if (!subscriptItems(key, items, count)) return fallBack22(t, key);
+  return subscriptOfItems22(t, key, items, count);
 }
 
 // basic_subscript(key, shape, strides, offset) (see the file's comment).
@@ -900,5 +916,13 @@ NXS_REGISTER_SUBMODULE(nki, 47, "the NKI tracer's hot paths", bindSubscripts);
 }  // namespace
 
 PyObject* tensorSubscript22(PyObject* t, PyObject* key) { return subscripts::subscript22(t, &key, 1); }
+
+PyObject* tensorSubscriptItems22(PyObject* t, PyObject* const* items, Py_ssize_t count) {
+  if (subscripts::tensorClass == nullptr) {
+    PyErr_SetString(PyExc_RuntimeError, "the tracer's subscripts are not configured");
+    return nullptr;
+  }
+  return subscripts::subscriptOfItems22(t, nullptr, items, count);
+}
 
 }  // namespace nxs::py_bind

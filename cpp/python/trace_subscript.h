@@ -9,6 +9,10 @@ namespace nxs::py_bind {
 // on included): a new reference, null with an error set.
 PyObject* tensorSubscript22(PyObject* t, PyObject* key);
 
+// tensorSubscript22(t, tuple(items[0..count))), the tuple made only if the Python subscript needs
+// it (a blocked tensor's subscript hands on the entries past its block index this way).
+PyObject* tensorSubscriptItems22(PyObject* t, PyObject* const* items, Py_ssize_t count);
+
 // A subscript's items: a plain tuple's own, any other key as one item. False for a tuple subclass
 // (a named tuple, say), which the fast paths leave to the Python code.
 inline bool subscriptItems(PyObject* const& key, PyObject* const*& items, Py_ssize_t& count) {

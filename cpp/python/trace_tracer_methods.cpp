@@ -293,11 +293,7 @@ PyObject* freshResult(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   if (core.get() == nullptr) return nullptr;
   Owned redirected(slotAttr(core.get(), names.redirected));
   if (redirected.get() == nullptr) return nullptr;
-  if (!PyDict_CheckExact(redirected.get())) {
-    PyErr_SetString(PyExc_TypeError, "fresh_result: CoreTrace.redirected must be a dict");
-    return nullptr;
-  }
-  PyObject* out = PyDict_GetItemWithError(redirected.get(), PyTuple_GET_ITEM(op, kIndex));  // (borrowed)
+  PyObject* out = redirectedOutput(redirected.get(), PyTuple_GET_ITEM(op, kIndex));  // (borrowed)
   if (out == nullptr) {
     if (PyErr_Occurred()) return nullptr;
     Owned first(PySequence_GetItem(outs, 0));

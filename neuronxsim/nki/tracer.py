@@ -126,7 +126,9 @@ new_state = functools.partial(_new_slotted, StorageState, 0, 0, None, None, Fals
 class MatmulGroups:
     """The matmul accumulation groups of a PSUM storage: ``open``, region (``Access.key()``) ->
     the last matmul of the group open there; ``zero_started``, the regions whose first matmul
-    replaced the pending zeros of ``nl.zeros``, and ``zero_covered``, their element count;
+    replaced the pending zeros of ``nl.zeros`` (a dict, region -> None, in the order they
+    started: place_matmul's C path looks regions up by a hash it keeps, which a set has no entry
+    point for), and ``zero_covered``, their element count;
     ``unwritten``: nothing had written the storage when the first matmul was placed in it
     (``acc += matmul`` into a fresh ``nl.ndarray``: each region's first matmul starts a group,
     as into zeros)."""
@@ -135,7 +137,7 @@ class MatmulGroups:
 
     def __init__(self, unwritten: bool):
         self.open: dict = {}
-        self.zero_started: set = set()
+        self.zero_started: dict = {}
         self.zero_covered = 0
         self.unwritten = unwritten
 
@@ -153,15 +155,29 @@ class CoreTrace:
         self.record = CoreRecord(index)
         self.dma_queue = 0  # the next transfer's (queues round-robin: see instructions.dma)
         self.cache: dict = {}  # tiles built once per core (PE-transpose identities)
-        self.redirected: dict[int, Access] = {}  # op index -> its first output now
+        # op index -> its first output now, None (or past the end) if no redirect moved it (a list:
+        # an op index is its position in the record; read and written in C too, see
+        # trace_record.h redirectedOutput)
+        self.redirected: list[Access | None] = []
         # op index of the second matmul of a double-row pair -> the first (see
         # instructions.matmul_double_row)
         self.double_rows: dict[int, Op] = {}
 
     def first_output(self, op: Op) -> Access:
         """``op``'s first output as redirects left it."""
-        acc = self.redirected.get(op.index)
+        index = op.index
+        redirected = self.redirected
+        acc = redirected[index] if 0 <= index < len(redirected) else None
         return op.outs[0] if acc is None else acc
+
+    def set_redirected(self, index: int, acc: Access):
+        """Op ``index``'s first output is ``acc`` now (see ``redirected``)."""
+        if index < 0:
+            raise ValueError("a redirected op's index must be its position in the record")
+        redirected = self.redirected
+        if index >= len(redirected):
+            redirected.extend([None] * (index + 1 - len(redirected)))
+        redirected[index] = acc
 
     def unique_name(self, base: str) -> str:
         return self.record.unique_name(base)
@@ -524,8 +540,8 @@ class Tracer:
             if checked_as is not None:
                 check_compute_operand(acc, loc, *checked_as, op.opcode, op.engine, True)
         core = self.core
-        temp = (core.redirected.get(op.index) or op.outs[0]).storage  # (core.first_output)
-        core.redirected[op.index] = acc
+        temp = core.first_output(op).storage
+        core.set_redirected(op.index, acc)
         core.record.redirects.append((op.index, acc))
         temp.state.forward = (dst, acc.storage.state.write_count, op)
         return acc
@@ -572,8 +588,8 @@ class Tracer:
             acc = write_plain(dst, op[7], True) or self.write(dst, None, False, matmul=True)
             core = self.core
             index = op[10]  # (op.index)
-            temp = (core.redirected.get(index) or op[5][0])[3]  # (core.first_output(op).storage)
-            core.redirected[index] = acc
+            temp = core.first_output(op)[3]  # (.storage)
+            core.set_redirected(index, acc)
             core.record.redirects.append((index, acc))
             temp.state.forward = (dst, acc[3].state.write_count, op)
         else:
@@ -581,7 +597,7 @@ class Tracer:
             core = self.core
         first = core.double_rows.get(op[10]) if core.double_rows else None
         if first is not None:  # (a pair: the first half moves along)
-            core.redirected[first.index] = acc
+            core.set_redirected(first.index, acc)
             core.record.redirects.append((first.index, acc))
         region = (acc[1], tuple(acc[2]))  # (acc.key())
         # (op was recorded starting and stopping its group: only a join changes that)
@@ -589,7 +605,7 @@ class Tracer:
             if (s.zero_init or groups.unwritten) and region not in groups.zero_started:
                 if groups.zero_started:
                     self._refuse_overlapping_start(st, groups, acc)
-                groups.zero_started.add(region)
+                groups.zero_started[region] = None
                 groups.zero_covered += acc.partitions * acc.free_size
                 if s.pending_zero is not None and groups.zero_covered >= st.elements:
                     s.pending_zero = None  # matmuls overwrite every zero: the memset is dead
@@ -602,7 +618,7 @@ class Tracer:
                 core.record.matmul_joins.append((last.index, (first or op).index))
         else:
             self._close_overlapping_groups(groups, acc)
-            groups.zero_started.add(region)  # (a later += here joins this group)
+            groups.zero_started[region] = None  # (a later += here joins this group)
         groups.open[region] = op
         return True
 
