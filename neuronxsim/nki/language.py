@@ -367,7 +367,9 @@ def _tensor_spec(dims: tuple, pidx: int, dtype, buffer, loc, what: str) -> tuple
     if buffer not in (SBUF, PSUM, HBM, SHARED_HBM):
         raise NKIError(f"unknown buffer {buffer!r}: use nl.sbuf, nl.psum, nl.hbm, nl.shared_hbm "
                        "or an nki.compiler allocation", loc)
-    buffer = str(buffer)
+    # (interned, as the C fast paths' "psum" and "sbuf" are: they compare a storage's kind with
+    # those several times per instruction, by identity first, trace_equal.h)
+    buffer = sys.intern(str(buffer))
     if buffer in (SBUF, PSUM):
         if dims[pidx] > tile_size.pmax:
             raise NKIError(f"{what} of shape {list(dims)} puts {dims[pidx]} rows on the partition "
