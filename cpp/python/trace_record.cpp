@@ -15,6 +15,7 @@
 #include "trace_dealloc.h"
 #include "trace_slotted.h"
 
+#include <algorithm>
 #include <cstring>
 #include <unordered_map>
 
@@ -44,11 +45,16 @@ PyObject* numberOf(PyObject* member) {
 // caller changing its list afterwards cannot change the cached one.
 constexpr int kMaxInternedPairs = 6;       // longer patterns are rare: kept as given
 constexpr size_t kMaxInternedLists = 4096; // bound on what the cache keeps alive for the process
+// (only v's first 2n values are the key, and only they are set: zeroing the rest cost a memset per
+// access made; the cache's own copy is zeroed past them before it is stored, see sharedPairs)
 struct PairsKey {
   int n = 0;
-  long long v[2 * kMaxInternedPairs] = {};
-  bool operator==(const PairsKey& o) const {
-    return n == o.n && std::memcmp(v, o.v, sizeof(long long) * 2 * n) == 0;
+  long long v[2 * kMaxInternedPairs];
+  bool operator==(const PairsKey& o) const {  // (a loop: a few values, where memcmp's call cost more)
+    if (n != o.n) return false;
+    for (int i = 0; i < 2 * n; ++i)
+      if (v[i] != o.v[i]) return false;
+    return true;
   }
 };
 struct PairsKeyHash {
@@ -92,6 +98,7 @@ PyObject* sharedPairs(PyObject* pairs) {
     PyErr_Clear();
     return Py_NewRef(pairs);
   }
+  std::fill(key.v + 2 * n, key.v + 2 * kMaxInternedPairs, 0LL);
   internedPairs.emplace(key, Py_NewRef(copy));
   sharedTuples.emplace(copy, nullptr);
   return copy;
