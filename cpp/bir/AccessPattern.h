@@ -38,22 +38,28 @@ using APPairs = InlineVector<APPair, kInlinePairs>;
 enum class ArgKind : uint8_t { PhysicalAP, ImmValue };
 
 struct AccessPattern {
+  // The fields every reader of every operand reads come first, in as few cache lines as an
+  // operand of a few pairs allows (the simulator's preparation reads each operand of a module
+  // once, and what it costs is mostly lines fetched): the two kernel-node marks the verifier
+  // checks on every operand before the pairs (reduce in the bytes the enums leave), the immediate
+  // and the kernel-node shape after them.
   ArgKind kind = ArgKind::PhysicalAP;
   AccessFlavour flavour = AccessFlavour::Plain;
   DType dtype = DType::float32;
+  // addArgumentOrOutput's reduce flag: the kernel may reduce the output along its partition dim.
+  // Kernel-node operands only.
+  bool reduce = false;
   MemoryLocation* loc = nullptr;  // null for immediates
   int64_t offset = 0;             // elements
+  // The tile / sub-tensor builders' LncSize(operand): how many physical NeuronCores of a logical
+  // core share the operand (LNC=2 splits its partition dim). Kernel-node operands only.
+  int64_t lnc_size = 1;
   APPairs pattern;                // partition pair first
   double imm = 0.0;               // ImmValue only
   // Kernel-node operands built from a tile or sub-tensor view (seed 000 section 6): the shape of
   // the accessed region and which tensor dim became the partition pair; empty / -1 otherwise.
   std::vector<int64_t> access_shape;
   int64_t partition_dim = -1;
-  // The tile / sub-tensor builders' LncSize(operand): how many physical NeuronCores of a logical
-  // core share the operand (LNC=2 splits its partition dim); and addArgumentOrOutput's reduce flag:
-  // the kernel may reduce the output along its partition dim. Kernel-node operands only.
-  int64_t lnc_size = 1;
-  bool reduce = false;
 
   static AccessPattern immediate(double value, DType dtype = DType::float32);
 
