@@ -20,6 +20,7 @@
 // Why C: these loops touch every recorded op and operand; in Python each op costs a few
 // dictionary look-ups and, for a changed op, a list and a tuple built item by item.
 #include "bindings.h"
+#include "trace_new_object.h"
 
 #include <algorithm>
 #include <iterator>
@@ -148,12 +149,14 @@ PyObject* replacedOp(PyObject* op, Py_ssize_t at, PyObject* value) {
   if (value == nullptr) return nullptr;
   PyTypeObject* cls = Py_TYPE(op);
   const Py_ssize_t n = PyTuple_GET_SIZE(op);
-  PyObject* copy = cls->tp_alloc(cls, n);
+  const bool filled = new_object::itemsOnlyTuple(cls);  // (made filled, then tracked)
+  PyObject* copy = filled ? new_object::newUntracked(cls, n) : cls->tp_alloc(cls, n);
   if (copy == nullptr) {
     Py_DECREF(value);
     return nullptr;
   }
   for (Py_ssize_t i = 0; i < n; ++i) PyTuple_SET_ITEM(copy, i, i == at ? value : Py_NewRef(PyTuple_GET_ITEM(op, i)));
+  if (filled) PyObject_GC_Track(copy);
   return copy;
 }
 

@@ -13,6 +13,7 @@
 
 #include "bindings.h"
 #include "trace_dealloc.h"
+#include "trace_new_object.h"
 #include "trace_slotted.h"
 
 #include <algorithm>
@@ -104,23 +105,31 @@ PyObject* sharedPairs(PyObject* pairs) {
   return copy;
 }
 
+void recordDealloc(PyObject* self);
+
 // An instance of the tuple subclass `cls` holding `items` (references stolen; null items are
-// errors already set).
+// errors already set): made filled, then tracked, when it holds only its items (trace_new_object.h;
+// the record's classes, which use_record_dealloc took, are known to), else through tp_alloc.
 PyObject* tupleOf(PyObject* cls, PyObject** items, Py_ssize_t n) {
   PyObject* t = nullptr;
   bool ok = true;
   for (Py_ssize_t i = 0; i < n; ++i) ok = ok && items[i] != nullptr;
-  if (!PyType_Check(cls) || !PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(cls), &PyTuple_Type)) {
+  auto* type = reinterpret_cast<PyTypeObject*>(cls);
+  if (!PyType_Check(cls) || !PyType_FastSubclass(type, Py_TPFLAGS_TUPLE_SUBCLASS)) {
     if (ok) PyErr_SetString(PyExc_TypeError, "the record's class must be a tuple subclass");
     ok = false;
   }
-  if (ok) t = reinterpret_cast<PyTypeObject*>(cls)->tp_alloc(reinterpret_cast<PyTypeObject*>(cls), n);
+  const bool filled =
+      ok && ((type->tp_dealloc == recordDealloc && type->tp_alloc == PyType_GenericAlloc) ||
+             new_object::itemsOnlyTuple(type));
+  if (ok) t = filled ? new_object::newUntracked(type, n) : type->tp_alloc(type, n);
   for (Py_ssize_t i = 0; i < n; ++i) {
     if (t != nullptr)
       PyTuple_SET_ITEM(t, i, items[i]);
     else
       Py_XDECREF(items[i]);
   }
+  if (t != nullptr && filled) PyObject_GC_Track(t);
   return t;
 }
 

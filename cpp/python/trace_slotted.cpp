@@ -9,6 +9,7 @@
 
 #include "bindings.h"
 #include "trace_dealloc.h"
+#include "trace_new_object.h"
 
 #include <structmember.h>
 
@@ -20,34 +21,53 @@
 namespace nxs::py_bind {
 namespace {
 
-// The byte offsets of a class's slots, in `__slots__` order (the class is referenced).
-std::unordered_map<PyTypeObject*, std::vector<Py_ssize_t>> slotOffsets;
-
-const std::vector<Py_ssize_t>* offsetsOf(PyTypeObject* cls) {
-  auto known = slotOffsets.find(cls);
-  if (known != slotOffsets.end()) return &known->second;
-  if (cls->tp_base != &PyBaseObject_Type || cls->tp_dictoffset != 0) {
-    PyErr_Format(PyExc_TypeError, "new_slotted: %s must derive from object and have __slots__ only",
-                 cls->tp_name);
-    return nullptr;
-  }
-  PyObject* names = PyDict_GetItemString(cls->tp_dict, "__slots__");  // (borrowed)
-  if (names == nullptr || !PyTuple_Check(names)) {
-    PyErr_Format(PyExc_TypeError, "new_slotted: %s has no __slots__ tuple", cls->tp_name);
-    return nullptr;
-  }
+// The byte offsets of a class's slots, in `__slots__` order, and whether they are all its
+// instances hold past the object header (then newSlottedObject makes them filled, see
+// trace_new_object.h).
+struct SlotLayout {
   std::vector<Py_ssize_t> offsets;
-  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(names); ++i) {
-    const Py_ssize_t offset = objectSlotOffset(PyDict_GetItem(cls->tp_dict, PyTuple_GET_ITEM(names, i)));
-    if (offset < 0) {
-      PyErr_Format(PyExc_TypeError, "new_slotted: slot %R of %s is not an object slot",
-                   PyTuple_GET_ITEM(names, i), cls->tp_name);
+  bool whole = false;
+};
+std::unordered_map<PyTypeObject*, SlotLayout> slotLayouts;  // (the classes are referenced)
+// The class asked last and its layout (a trace makes its objects from a few classes, often in
+// runs; the map's entries stay where they are).
+PyTypeObject* lastClass = nullptr;
+const SlotLayout* lastLayout = nullptr;
+
+const SlotLayout* layoutOf(PyTypeObject* cls) {
+  if (cls == lastClass) return lastLayout;
+  auto known = slotLayouts.find(cls);
+  if (known == slotLayouts.end()) {
+    if (cls->tp_base != &PyBaseObject_Type || cls->tp_dictoffset != 0) {
+      PyErr_Format(PyExc_TypeError, "new_slotted: %s must derive from object and have __slots__ only",
+                   cls->tp_name);
       return nullptr;
     }
-    offsets.push_back(offset);
+    PyObject* names = PyDict_GetItemString(cls->tp_dict, "__slots__");  // (borrowed)
+    if (names == nullptr || !PyTuple_Check(names)) {
+      PyErr_Format(PyExc_TypeError, "new_slotted: %s has no __slots__ tuple", cls->tp_name);
+      return nullptr;
+    }
+    SlotLayout layout;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(names); ++i) {
+      const Py_ssize_t offset = objectSlotOffset(PyDict_GetItem(cls->tp_dict, PyTuple_GET_ITEM(names, i)));
+      if (offset < 0) {
+        PyErr_Format(PyExc_TypeError, "new_slotted: slot %R of %s is not an object slot",
+                     PyTuple_GET_ITEM(names, i), cls->tp_name);
+        return nullptr;
+      }
+      layout.offsets.push_back(offset);
+    }
+    // (distinct object slots filling the body exactly: every word past the header is set)
+    layout.whole = new_object::generic(cls) && cls->tp_itemsize == 0 && cls->tp_weaklistoffset == 0 &&
+                   cls->tp_basicsize == static_cast<Py_ssize_t>(sizeof(PyObject) +
+                                                                layout.offsets.size() * sizeof(PyObject*));
+    Py_INCREF(cls);
+    known = slotLayouts.emplace(cls, std::move(layout)).first;
   }
-  Py_INCREF(cls);
-  return &slotOffsets.emplace(cls, std::move(offsets)).first->second;
+  lastClass = cls;
+  lastLayout = &known->second;
+  return lastLayout;
 }
 
 PyObject* newSlotted(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
@@ -177,19 +197,21 @@ Py_ssize_t objectSlotOffset(PyObject* descr) {
 
 PyObject* newSlottedObject(PyObject* clsObject, PyObject* const* values, Py_ssize_t n) {
   auto* cls = reinterpret_cast<PyTypeObject*>(clsObject);
-  const std::vector<Py_ssize_t>* offsets = offsetsOf(cls);
-  if (offsets == nullptr) return nullptr;
-  if (static_cast<size_t>(n) > offsets->size()) {
-    PyErr_Format(PyExc_TypeError, "new_slotted: %s has %zu slots, not %zd", cls->tp_name, offsets->size(), n);
+  const SlotLayout* layout = layoutOf(cls);
+  if (layout == nullptr) return nullptr;
+  const std::vector<Py_ssize_t>& offsets = layout->offsets;
+  if (static_cast<size_t>(n) > offsets.size()) {
+    PyErr_Format(PyExc_TypeError, "new_slotted: %s has %zu slots, not %zd", cls->tp_name, offsets.size(), n);
     return nullptr;
   }
-  PyObject* o = cls->tp_alloc(cls, 0);
+  PyObject* o = layout->whole ? new_object::newUntracked(cls, 0) : cls->tp_alloc(cls, 0);
   if (o == nullptr) return nullptr;
   char* base = reinterpret_cast<char*>(o);
-  for (size_t i = 0; i < offsets->size(); ++i) {
+  for (size_t i = 0; i < offsets.size(); ++i) {
     PyObject* value = static_cast<Py_ssize_t>(i) < n ? values[i] : Py_None;
-    *reinterpret_cast<PyObject**>(base + (*offsets)[i]) = Py_NewRef(value);
+    *reinterpret_cast<PyObject**>(base + offsets[i]) = Py_NewRef(value);
   }
+  if (layout->whole) PyObject_GC_Track(o);
   return o;
 }
 }  // namespace nxs::py_bind
