@@ -27,6 +27,7 @@
 
 #include <array>
 #include <cstring>
+#include <memory>
 #include <string_view>
 #include <unordered_map>
 
@@ -143,15 +144,17 @@ struct EmitCache {
   static constexpr int kRecentBits = 7;
   std::array<RecentSetter, size_t{1} << kRecentBits> recentSetters;
   std::unordered_map<PyObject*, int64_t> enumValues;
-  // The pairs last read from each of a few list objects (direct-mapped by address): the tracer
+  // The pairs last read from each of many list objects (direct-mapped by address): the tracer
   // shares one pairs list among the accesses of a tile, so most operands find theirs here
   // without reading the list's tuples and ints again. (The lists are the caller's and live, and
-  // unchanged, through the call: no Python code runs in it.)
+  // unchanged, through the call: no Python code runs in it.) A matmul kernel reads a few hundred
+  // lists: with 64 entries, a hundred or more of its reads missed, more or fewer as the lists'
+  // addresses fell; with 1024 a handful do. (Hence the cache on the heap: 100 KB.)
   struct Pairs {
     PyObject* list = nullptr;
     APPairs pairs;
   };
-  std::array<Pairs, 64> pairs;
+  std::array<Pairs, 1024> pairs;
   // The last source string object read, and its text (a kernel's instructions come from a few
   // lines, in runs; often as a new string object per instruction, so the text is compared too).
   PyObject* source = nullptr;
@@ -407,7 +410,8 @@ void emitTensorsAndRecords(Function& fn, size_t count, ItemsOf itemsOf, const st
   const StorageTensors tensorOf{numbers, tensors, dtypes};
   BasicBlock& bb = *fn.addBlock();
   bb.reserve(nRecords);
-  EmitCache cache;
+  const std::unique_ptr<EmitCache> cached(new EmitCache);  // (not make_unique's EmitCache(): zeroed first)
+  EmitCache& cache = *cached;
   struct Release {  // the enum members the cache holds
     EmitCache& c;
     ~Release() {
