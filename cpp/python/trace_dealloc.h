@@ -14,6 +14,8 @@
 
 #include <Python.h>
 
+#include "trace_new_object.h"
+
 namespace nxs::py_bind::dealloc_nesting {
 
 inline int depth = 0;  // (the GIL guards it)
@@ -37,7 +39,7 @@ inline bool plainHeapClass(const PyTypeObject* type) {
 
 // Frees `self`, whose class's deallocation is `Dealloc`: runs a finalizer added to the class since
 // (as the generic deallocation runs it), untracks it, then has `releaseContents(type)` release what
-// it holds, frees it and releases its class (instances of heap classes hold their class): directly
+// it holds, frees it (new_object::release) and releases its class (instances of heap classes hold their class): directly
 // while fewer than kDirectNesting of these deallocations are under way, else within the trashcan.
 template <void (*Dealloc)(PyObject*), class ReleaseContents>
 inline void deallocate(PyObject* self, ReleaseContents releaseContents) {
@@ -46,7 +48,7 @@ inline void deallocate(PyObject* self, ReleaseContents releaseContents) {
   PyObject_GC_UnTrack(self);
   auto releaseIt = [self, type, &releaseContents] {
     releaseContents(type);
-    type->tp_free(self);
+    new_object::release(self, type);  // (its memory kept for the next such object, or freed)
     Py_DECREF(type);
   };
 #ifndef Py_GIL_DISABLED

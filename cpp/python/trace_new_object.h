@@ -1,22 +1,41 @@
 // The allocation of the record's own objects: the tuples of trace_record.cpp and
 // trace_pass_facts.cpp and the __slots__ objects of trace_slotted.cpp, whose makers set every
-// field of a new object themselves.
+// field of a new object themselves; and the reuse of their memory once the record's own
+// deallocations (trace_dealloc.h) free them.
 //
 // Why not tp_alloc: a class statement's classes allocate through PyType_GenericAlloc, which zeroes
 // the whole object (a memset call) and tracks it at once, so that a half-made object is safe to
 // show the GC; these makers fill an object before anything can see it, and a trace makes a dozen
 // such objects per traced instruction (the zeroing was a third of making one).
+// Why the reuse: a trace frees its record's objects when it ends and the next trace makes as many
+// again; taking a freed one of the same size back spares the allocator and the GC's bookkeeping
+// of both (as CPython's own free list of tuples does: an object on the list is not counted as
+// allocated for the GC's collection thresholds).
 #pragma once
 
 #include <Python.h>
 
+#include <cstring>
+
 namespace nxs::py_bind::new_object {
 
-// Whether newUntracked may make instances of `type` (else its tp_alloc must): a GC class that
-// allocates the generic way.
-inline bool generic(const PyTypeObject* type) {
-  return type->tp_alloc == PyType_GenericAlloc && (type->tp_flags & Py_TPFLAGS_HAVE_GC) != 0;
+// Whether instances of `type` are laid out as the GC's plain objects (a GC header before them,
+// nothing else) and freed by PyObject_GC_Del: newUntracked makes them, and release may keep
+// their memory for objects of any such class of the same size.
+inline bool plainGc(const PyTypeObject* type) {
+  bool plain = (type->tp_flags & Py_TPFLAGS_HAVE_GC) != 0 && type->tp_free == PyObject_GC_Del;
+#ifdef Py_TPFLAGS_MANAGED_DICT
+  if ((type->tp_flags & Py_TPFLAGS_MANAGED_DICT) != 0) plain = false;
+#endif
+#ifdef Py_TPFLAGS_MANAGED_WEAKREF
+  if ((type->tp_flags & Py_TPFLAGS_MANAGED_WEAKREF) != 0) plain = false;
+#endif
+  return plain;
 }
+
+// Whether newUntracked may make instances of `type` (else its tp_alloc must): a plain GC class
+// that allocates the generic way.
+inline bool generic(const PyTypeObject* type) { return type->tp_alloc == PyType_GenericAlloc && plainGc(type); }
 
 // Whether instances of `type`, a tuple subclass, hold nothing but their items (as a class
 // statement's `class C(tuple): __slots__ = ()` makes them), made by newUntracked.
@@ -25,13 +44,54 @@ inline bool itemsOnlyTuple(const PyTypeObject* type) {
          type->tp_itemsize == PyTuple_Type.tp_itemsize && type->tp_dictoffset == 0 && type->tp_weaklistoffset == 0;
 }
 
+// The freed objects kept for reuse, by size in words (up to kWords), each list linked through its
+// objects' first word; at most kKeptWords words of them in all (8 MB: what a large trace's
+// record frees; the memory kept stays bounded).
+constexpr size_t kWords = 32;
+constexpr size_t kKeptWords = size_t{1} << 20;
+inline PyObject* freeLists[kWords + 1];
+inline size_t keptWords = 0;
+
+// The size of an instance of `type` with `items` items, in words (as _PyObject_VAR_SIZE).
+inline size_t wordsOf(const PyTypeObject* type, Py_ssize_t items) {
+  return (static_cast<size_t>(type->tp_basicsize + items * type->tp_itemsize) + sizeof(void*) - 1) / sizeof(void*);
+}
+
 // A new instance of `type` (generic(type)) of `items` items (its tp_itemsize 0: none), as
 // tp_alloc makes it (header, size, a reference to a heap class) but with its fields unset and
 // not yet tracked by the GC: the caller sets every field the class lays out, then calls
 // PyObject_GC_Track. Null with an error set.
 inline PyObject* newUntracked(PyTypeObject* type, Py_ssize_t items) {
+#ifndef Py_GIL_DISABLED
+  const size_t words = wordsOf(type, items);
+  if (words <= kWords && freeLists[words] != nullptr) {
+    PyObject* o = freeLists[words];
+    std::memcpy(&freeLists[words], o, sizeof(PyObject*));
+    keptWords -= words;
+    if (type->tp_itemsize == 0) return PyObject_Init(o, type);
+    return reinterpret_cast<PyObject*>(PyObject_InitVar(reinterpret_cast<PyVarObject*>(o), type, items));
+  }
+#endif
   if (type->tp_itemsize == 0) return _PyObject_GC_New(type);
   return reinterpret_cast<PyObject*>(_PyObject_GC_NewVar(type, items));
+}
+
+// Frees `self`, an instance of `type` that is untracked and holds nothing any more (the record's
+// deallocations, trace_dealloc.h): kept for newUntracked where its class is a plain GC class
+// without a finalizer, else tp_free.
+inline void release(PyObject* self, PyTypeObject* type) {
+#ifndef Py_GIL_DISABLED
+  if (plainGc(type) && type->tp_finalize == nullptr) {
+    const size_t words = wordsOf(type, type->tp_itemsize != 0 ? Py_SIZE(self) : 0);
+    if (words <= kWords && keptWords + words <= kKeptWords) {
+      std::memcpy(self, &freeLists[words], sizeof(PyObject*));
+      freeLists[words] = self;
+      keptWords += words;
+      return;
+    }
+  }
+#endif
+  type->tp_free(self);
 }
 
 }  // namespace nxs::py_bind::new_object
