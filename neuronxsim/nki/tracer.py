@@ -109,8 +109,10 @@ class StorageState:
 
 _new_slotted = _core.nki.new_slotted
 # (freed in one pass in C, as storages are: cpp/python/trace_slotted.cpp, use_slots_dealloc; a
-# trace frees a state per instruction result when it ends)
+# trace frees a state per instruction result when it ends, and two or three views (Tensor) per
+# instruction, which the tracer's C paths make with new_slotted, see configure_tracer_methods)
 _core.nki.use_slots_dealloc(StorageState)
+_core.nki.use_slots_dealloc(Tensor)
 if Storage.__slots__ != ("sid", "kind", "dtype", "shape", "layout", "on_chip", "strides", "name",
                          "hint", "created_at", "explicit_name", "placement", "state"):
     raise ImportError("Tracer.new_result makes storages with new_slotted: update it for the "
@@ -140,6 +142,10 @@ class MatmulGroups:
         self.zero_started: dict = {}
         self.zero_covered = 0
         self.unwritten = unwritten
+
+
+# (freed in one pass in C, as storage states are: a matmul kernel frees one per PSUM tile)
+_core.nki.use_slots_dealloc(MatmulGroups)
 
 
 class CoreTrace:
