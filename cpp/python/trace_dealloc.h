@@ -25,22 +25,15 @@ constexpr int kDirectNesting = 50;
 // its base lays out: a class made by a class statement, collected by the GC, with no __dict__, no
 // weak references and no finalizer (the callers check the base and the layout).
 inline bool plainHeapClass(const PyTypeObject* type) {
-  bool plain = (type->tp_flags & Py_TPFLAGS_HEAPTYPE) != 0 && (type->tp_flags & Py_TPFLAGS_HAVE_GC) != 0 &&
-               type->tp_dictoffset == 0 && type->tp_weaklistoffset == 0 && type->tp_finalize == nullptr &&
-               type->tp_del == nullptr && type->tp_free == PyObject_GC_Del;
-#ifdef Py_TPFLAGS_MANAGED_DICT
-  if ((type->tp_flags & Py_TPFLAGS_MANAGED_DICT) != 0) plain = false;
-#endif
-#ifdef Py_TPFLAGS_MANAGED_WEAKREF
-  if ((type->tp_flags & Py_TPFLAGS_MANAGED_WEAKREF) != 0) plain = false;
-#endif
-  return plain;
+  return (type->tp_flags & Py_TPFLAGS_HEAPTYPE) != 0 && new_object::plainGc(type) && type->tp_dictoffset == 0 &&
+         type->tp_weaklistoffset == 0 && type->tp_finalize == nullptr && type->tp_del == nullptr;
 }
 
 // Frees `self`, whose class's deallocation is `Dealloc`: runs a finalizer added to the class since
 // (as the generic deallocation runs it), untracks it, then has `releaseContents(type)` release what
-// it holds, frees it (new_object::release) and releases its class (instances of heap classes hold their class): directly
-// while fewer than kDirectNesting of these deallocations are under way, else within the trashcan.
+// it holds, frees it (or keeps its memory, new_object::release) and releases its class (instances
+// of heap classes hold their class): directly while fewer than kDirectNesting of these
+// deallocations are under way, else within the trashcan.
 template <void (*Dealloc)(PyObject*), class ReleaseContents>
 inline void deallocate(PyObject* self, ReleaseContents releaseContents) {
   PyTypeObject* type = Py_TYPE(self);
@@ -48,7 +41,12 @@ inline void deallocate(PyObject* self, ReleaseContents releaseContents) {
   PyObject_GC_UnTrack(self);
   auto releaseIt = [self, type, &releaseContents] {
     releaseContents(type);
-    new_object::release(self, type);  // (its memory kept for the next such object, or freed)
+    // (a class use_*_dealloc took is a plain GC class, and its objects' memory may be kept for the
+    // next such object; a subclass's instance, which may lay out more, is freed)
+    if (type->tp_dealloc == Dealloc)
+      new_object::release(self, type);
+    else
+      type->tp_free(self);
     Py_DECREF(type);
   };
 #ifndef Py_GIL_DISABLED

@@ -76,12 +76,12 @@ inline PyObject* newUntracked(PyTypeObject* type, Py_ssize_t items) {
   return reinterpret_cast<PyObject*>(_PyObject_GC_NewVar(type, items));
 }
 
-// Frees `self`, an instance of `type` that is untracked and holds nothing any more (the record's
-// deallocations, trace_dealloc.h): kept for newUntracked where its class is a plain GC class
-// without a finalizer, else tp_free.
+// Frees `self`, an untracked instance of the plain GC class `type` (plainGc) that holds nothing
+// any more (the record's deallocations, trace_dealloc.h): kept for newUntracked unless its class
+// has a finalizer (its object may be marked finalized) or the lists are full, else tp_free.
 inline void release(PyObject* self, PyTypeObject* type) {
 #ifndef Py_GIL_DISABLED
-  if (plainGc(type) && type->tp_finalize == nullptr) {
+  if (type->tp_finalize == nullptr) {
     const size_t words = wordsOf(type, type->tp_itemsize != 0 ? Py_SIZE(self) : 0);
     if (words <= kWords && keptWords + words <= kKeptWords) {
       std::memcpy(self, &freeLists[words], sizeof(PyObject*));

@@ -207,10 +207,9 @@ PyObject* newSlottedObject(PyObject* clsObject, PyObject* const* values, Py_ssiz
   PyObject* o = layout->whole ? new_object::newUntracked(cls, 0) : cls->tp_alloc(cls, 0);
   if (o == nullptr) return nullptr;
   char* base = reinterpret_cast<char*>(o);
-  for (size_t i = 0; i < offsets.size(); ++i) {
-    PyObject* value = static_cast<Py_ssize_t>(i) < n ? values[i] : Py_None;
-    *reinterpret_cast<PyObject**>(base + offsets[i]) = Py_NewRef(value);
-  }
+  auto slot = [base, &offsets](size_t i) -> PyObject*& { return *reinterpret_cast<PyObject**>(base + offsets[i]); };
+  for (size_t i = 0; i < static_cast<size_t>(n); ++i) slot(i) = Py_NewRef(values[i]);
+  for (size_t i = static_cast<size_t>(n); i < offsets.size(); ++i) slot(i) = Py_NewRef(Py_None);
   if (layout->whole) PyObject_GC_Track(o);
   return o;
 }
