@@ -113,7 +113,7 @@ void recordDealloc(PyObject* self);
 PyObject* tupleOf(PyObject* cls, PyObject** items, Py_ssize_t n) {
   PyObject* t = nullptr;
   bool ok = true;
-  for (Py_ssize_t i = 0; i < n; ++i) ok = ok && items[i] != nullptr;
+  for (Py_ssize_t i = 0; i < n; ++i) ok &= items[i] != nullptr;  // (no branch per item)
   auto* type = reinterpret_cast<PyTypeObject*>(cls);
   if (!PyType_Check(cls) || !PyType_FastSubclass(type, Py_TPFLAGS_TUPLE_SUBCLASS)) {
     if (ok) PyErr_SetString(PyExc_TypeError, "the record's class must be a tuple subclass");
@@ -123,13 +123,12 @@ PyObject* tupleOf(PyObject* cls, PyObject** items, Py_ssize_t n) {
       ok && ((type->tp_dealloc == recordDealloc && type->tp_alloc == PyType_GenericAlloc) ||
              new_object::itemsOnlyTuple(type));
   if (ok) t = filled ? new_object::newUntracked(type, n) : type->tp_alloc(type, n);
-  for (Py_ssize_t i = 0; i < n; ++i) {
-    if (t != nullptr)
-      PyTuple_SET_ITEM(t, i, items[i]);
-    else
-      Py_XDECREF(items[i]);
+  if (t == nullptr) {
+    for (Py_ssize_t i = 0; i < n; ++i) Py_XDECREF(items[i]);
+    return nullptr;
   }
-  if (t != nullptr && filled) PyObject_GC_Track(t);
+  std::memcpy(&PyTuple_GET_ITEM(t, 0), items, static_cast<size_t>(n) * sizeof(PyObject*));  // (the references)
+  if (filled) PyObject_GC_Track(t);
   return t;
 }
 
