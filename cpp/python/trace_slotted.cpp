@@ -29,13 +29,8 @@ struct SlotLayout {
   bool whole = false;
 };
 std::unordered_map<PyTypeObject*, SlotLayout> slotLayouts;  // (the classes are referenced)
-// The class asked last and its layout (a trace makes its objects from a few classes, often in
-// runs; the map's entries stay where they are).
-PyTypeObject* lastClass = nullptr;
-const SlotLayout* lastLayout = nullptr;
 
 const SlotLayout* layoutOf(PyTypeObject* cls) {
-  if (cls == lastClass) return lastLayout;
   auto known = slotLayouts.find(cls);
   if (known == slotLayouts.end()) {
     if (cls->tp_base != &PyBaseObject_Type || cls->tp_dictoffset != 0) {
@@ -65,9 +60,7 @@ const SlotLayout* layoutOf(PyTypeObject* cls) {
     Py_INCREF(cls);
     known = slotLayouts.emplace(cls, std::move(layout)).first;
   }
-  lastClass = cls;
-  lastLayout = &known->second;
-  return lastLayout;
+  return &known->second;
 }
 
 PyObject* newSlotted(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
