@@ -20,6 +20,16 @@
 
 namespace nxs::py_bind::new_object {
 
+// The CPython versions whose object layouts the filled allocation and the free lists below are
+// written for: 3.10 to 3.13 with the GIL. Elsewhere every object is made by its class's tp_alloc
+// and freed by tp_free, as before (3.14's tuples cache their hash in a field tp_alloc sets; the
+// free-threaded build's objects carry more header, and its lists would need a lock).
+#if PY_VERSION_HEX >= 0x030A0000 && PY_VERSION_HEX < 0x030E0000 && !defined(Py_GIL_DISABLED)
+inline constexpr bool kKnownLayout = true;
+#else
+inline constexpr bool kKnownLayout = false;
+#endif
+
 // Whether instances of `type` are laid out as the GC's plain objects (a GC header before them,
 // nothing else) and freed by PyObject_GC_Del: newUntracked makes them, and release may keep
 // their memory for objects of any such class of the same size.
@@ -35,8 +45,10 @@ inline bool plainGc(const PyTypeObject* type) {
 }
 
 // Whether newUntracked may make instances of `type` (else its tp_alloc must): a plain GC class
-// that allocates the generic way.
-inline bool generic(const PyTypeObject* type) { return type->tp_alloc == PyType_GenericAlloc && plainGc(type); }
+// that allocates the generic way, on a CPython whose layouts this file knows.
+inline bool generic(const PyTypeObject* type) {
+  return kKnownLayout && type->tp_alloc == PyType_GenericAlloc && plainGc(type);
+}
 
 // Whether instances of `type`, a tuple subclass, hold nothing but their items (as a class
 // statement's `class C(tuple): __slots__ = ()` makes them), made by newUntracked.
@@ -63,7 +75,7 @@ inline size_t wordsOf(const PyTypeObject* type, Py_ssize_t items) {
 // not yet tracked by the GC: the caller sets every field the class lays out, then calls
 // PyObject_GC_Track. Null with an error set.
 inline PyObject* newUntracked(PyTypeObject* type, Py_ssize_t items) {
-#ifndef Py_GIL_DISABLED
+#ifndef Py_GIL_DISABLED  // (callers use this only where kKnownLayout holds)
   const size_t words = wordsOf(type, items);
   if (words <= kWords && freeLists[words] != nullptr) {
     PyObject* o = freeLists[words];
@@ -82,7 +94,7 @@ inline PyObject* newUntracked(PyTypeObject* type, Py_ssize_t items) {
 // has a finalizer (its object may be marked finalized) or the lists are full, else tp_free.
 inline void release(PyObject* self, PyTypeObject* type) {
 #ifndef Py_GIL_DISABLED
-  if (type->tp_finalize == nullptr) {
+  if (kKnownLayout && type->tp_finalize == nullptr) {
     const size_t words = wordsOf(type, type->tp_itemsize != 0 ? Py_SIZE(self) : 0);
     if (words <= kWords && keptWords + words <= kKeptWords) {
       std::memcpy(self, &freeLists[words], sizeof(PyObject*));

@@ -120,8 +120,8 @@ PyObject* tupleOf(PyObject* cls, PyObject** items, Py_ssize_t n) {
     ok = false;
   }
   const bool filled =
-      ok && ((type->tp_dealloc == recordDealloc && type->tp_alloc == PyType_GenericAlloc) ||
-             new_object::itemsOnlyTuple(type));
+      ok && new_object::kKnownLayout &&
+      ((type->tp_dealloc == recordDealloc && type->tp_alloc == PyType_GenericAlloc) || new_object::itemsOnlyTuple(type));
   if (ok) t = filled ? new_object::newUntracked(type, n) : type->tp_alloc(type, n);
   if (t == nullptr) {
     for (Py_ssize_t i = 0; i < n; ++i) Py_XDECREF(items[i]);
