@@ -31,9 +31,8 @@ inline bool plainHeapClass(const PyTypeObject* type) {
 
 // Frees `self`, whose class's deallocation is `Dealloc`: runs a finalizer added to the class since
 // (as the generic deallocation runs it), untracks it, then has `releaseContents(type)` release what
-// it holds, frees it (or keeps its memory, new_object::release) and releases its class (instances
-// of heap classes hold their class): directly while fewer than kDirectNesting of these
-// deallocations are under way, else within the trashcan.
+// it holds, frees it and releases its class (instances of heap classes hold their class): directly
+// while fewer than kDirectNesting of these deallocations are under way, else within the trashcan.
 template <void (*Dealloc)(PyObject*), class ReleaseContents>
 inline void deallocate(PyObject* self, ReleaseContents releaseContents) {
   PyTypeObject* type = Py_TYPE(self);
@@ -41,12 +40,7 @@ inline void deallocate(PyObject* self, ReleaseContents releaseContents) {
   PyObject_GC_UnTrack(self);
   auto releaseIt = [self, type, &releaseContents] {
     releaseContents(type);
-    // (a class use_*_dealloc took is a plain GC class, and its objects' memory may be kept for the
-    // next such object; a subclass's instance, which may lay out more, is freed)
-    if (type->tp_dealloc == Dealloc)
-      new_object::release(self, type);
-    else
-      type->tp_free(self);
+    type->tp_free(self);
     Py_DECREF(type);
   };
 #ifndef Py_GIL_DISABLED
