@@ -13,6 +13,7 @@
 
 #include <structmember.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <unordered_map>
@@ -52,6 +53,14 @@ const SlotLayout* layoutOf(PyTypeObject* cls) {
         return nullptr;
       }
       layout.offsets.push_back(offset);
+    }
+    // A name twice in __slots__ lays out two words but names only the last: a value given for it
+    // would be overwritten (and leaked), a word left unnamed.
+    std::vector<Py_ssize_t> sorted = layout.offsets;
+    std::sort(sorted.begin(), sorted.end());
+    if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
+      PyErr_Format(PyExc_TypeError, "new_slotted: %s names a slot twice in __slots__ %R", cls->tp_name, names);
+      return nullptr;
     }
     // (distinct object slots filling the body exactly: every word past the header is set)
     layout.whole = new_object::generic(cls) && cls->tp_itemsize == 0 && cls->tp_weaklistoffset == 0 &&

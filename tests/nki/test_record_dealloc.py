@@ -2,6 +2,7 @@
 use_record_dealloc): it releases what the generic one released (the items, the class), for the
 record classes and their subclasses, and takes only classes with nothing more to release."""
 
+import gc
 import sys
 import weakref
 
@@ -144,6 +145,23 @@ def test_subclasses_of_slotted_classes_are_freed_whole():
         o.state, o.extra = a, b
         del a, b, o
         assert all(r() is None for r in alive) and sys.getrefcount(cls) == before
+
+
+def test_new_slotted_refuses_a_class_naming_a_slot_twice():
+    """A name twice in __slots__ lays out two words but names only the last: new_slotted would
+    overwrite (and leak) the value given for the first and leave a word unnamed. It refuses the
+    class, naming it, and makes nothing."""
+    class Twice:
+        __slots__ = ("a", "b", "a")
+
+    assert Twice.__basicsize__ == object.__basicsize__ + 3 * 8  # (three words, two names)
+    item = Item()
+    alive = weakref.ref(item)
+    with pytest.raises(TypeError, match=r"new_slotted: .*Twice names a slot twice in __slots__"):
+        _core.nki.new_slotted(Twice, item, item)
+    del item
+    gc.collect()
+    assert alive() is None
 
 
 def test_deeply_nested_slotted_objects_are_freed_without_exhausting_the_stack():
