@@ -292,9 +292,15 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)))
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--sections", default="1,2,3,4", help="the sections to run: 1, 2 or all")
+    ap.add_argument("--sections", default="1,2,3,4",
+                    help="the sections to run, comma-separated numbers from 1 to 4 (default: all four)")
     args = ap.parse_args()
-    sections = {int(x) for x in args.sections.split(",")}
+    try:
+        sections = {int(x) for x in args.sections.split(",")}
+    except ValueError:
+        sections = set()
+    if not sections or not sections <= {1, 2, 3, 4}:
+        ap.error(f"--sections {args.sections!r}: give comma-separated numbers from 1 to 4, e.g. 2,3")
     print(host_note())
     configs = 1
     for v in GRID.values():
