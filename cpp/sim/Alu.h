@@ -27,6 +27,29 @@ inline float floorMod(float a, float b) {
   return (b < 0) != (m < 0) ? m + b : m;
 }
 
+// The bit-vector ops on 32-bit patterns (docs/isa-semantics.md section 3): the Vector Engine
+// "treats input elements as bit patterns" [NKI ISA, supported math operators]. The shift count is
+// b's pattern as int32; counts outside 0..31 give 0 (left, logical right) or the sign fill
+// (arithmetic right) (ours). Other ops return a.
+inline uint32_t bitvecAlu(AluOp op, uint32_t a, uint32_t b) {
+  const int32_t s = static_cast<int32_t>(b);
+  const bool counted = s >= 0 && s <= 31;
+  switch (op) {
+    case AluOp::bitwise_and: return a & b;
+    case AluOp::bitwise_or: return a | b;
+    case AluOp::bitwise_xor: return a ^ b;
+    case AluOp::bitwise_not: return ~a;
+    case AluOp::arith_shift_left:
+    case AluOp::logical_shift_left: return counted ? a << s : 0u;
+    case AluOp::arith_shift_right: {
+      const int32_t x = static_cast<int32_t>(a);
+      return static_cast<uint32_t>(counted ? x >> s : (x < 0 ? -1 : 0));
+    }
+    case AluOp::logical_shift_right: return counted ? a >> s : 0u;
+    default: return a;
+  }
+}
+
 template <AluOp Op>
 inline float alu(float a, float b) {
   using enum AluOp;
@@ -53,27 +76,13 @@ inline float alu(float a, float b) {
   else if constexpr (Op == logical_and) return flag((a != 0) && (b != 0));
   else if constexpr (Op == logical_or) return flag((a != 0) || (b != 0));
   else if constexpr (Op == logical_xor) return flag((a != 0) != (b != 0));
-  else if constexpr (Op == bitwise_and) return static_cast<float>(i32(a) & i32(b));
-  else if constexpr (Op == bitwise_or) return static_cast<float>(i32(a) | i32(b));
-  else if constexpr (Op == bitwise_xor) return static_cast<float>(i32(a) ^ i32(b));
-  else if constexpr (Op == bitwise_not) return static_cast<float>(~i32(a));
-  else if constexpr (Op == arith_shift_left) {
-    // Shift counts outside 0..31 give 0 (left) or the sign fill (arithmetic right) (ours).
-    const int32_t s = i32(b);
-    if (s < 0 || s > 31) return 0.0f;
-    return static_cast<float>(static_cast<int32_t>(static_cast<uint32_t>(i32(a)) << s));
-  } else if constexpr (Op == arith_shift_right) {
-    const int32_t s = i32(b), x = i32(a);
-    if (s < 0 || s > 31) return x < 0 ? -1.0f : 0.0f;
-    return static_cast<float>(x >> s);
-  } else if constexpr (Op == logical_shift_left) {
-    const int32_t s = i32(b);
-    if (s < 0 || s > 31) return 0.0f;
-    return static_cast<float>(truncToUint32(a) << s);
-  } else if constexpr (Op == logical_shift_right) {
-    const int32_t s = i32(b);
-    if (s < 0 || s > 31) return 0.0f;
-    return static_cast<float>(truncToUint32(a) >> s);
+  else if constexpr (Op == bitwise_and || Op == bitwise_or || Op == bitwise_xor || Op == bitwise_not ||
+                     Op == arith_shift_left || Op == arith_shift_right)
+    // (fp32 values, where an instruction has them: int32(a) and int32(b) as patterns)
+    return static_cast<float>(static_cast<int32_t>(
+        bitvecAlu(Op, static_cast<uint32_t>(i32(a)), static_cast<uint32_t>(i32(b)))));
+  else if constexpr (Op == logical_shift_left || Op == logical_shift_right) {
+    return static_cast<float>(bitvecAlu(Op, truncToUint32(a), static_cast<uint32_t>(i32(b))));
   } else {
     static_assert(Op != Op, "AluOp without semantics");
   }

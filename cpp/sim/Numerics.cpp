@@ -1,5 +1,6 @@
 #include "Numerics.h"
 
+#include <algorithm>
 #include <array>
 
 #include "Simd.h"
@@ -284,6 +285,29 @@ int64_t loadIndexElement(DType t, const uint8_t* p) {
       return static_cast<int64_t>(f);
     }
   }
+}
+
+uint32_t loadBitsElement(DType t, const uint8_t* p) {
+  if (bir::isFloat(t)) return static_cast<uint32_t>(truncToInt32(loadElement(t, p)));
+  if (t == DType::uint64) {  // (loadIndexElement saturates it)
+    uint64_t u;
+    std::memcpy(&u, p, sizeof u);
+    return static_cast<uint32_t>(u);
+  }
+  return static_cast<uint32_t>(loadIndexElement(t, p));
+}
+
+void storeBitsElement(DType t, uint8_t* p, uint32_t bits) {
+  if (bir::isFloat(t)) return storeElement(t, p, static_cast<float>(static_cast<int32_t>(bits)));
+  const bool sign = bir::dtypeClass(t) == bir::DTypeClass::Int;
+  const uint64_t v = sign ? static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(bits))) : bits;
+  std::memcpy(p, &v, static_cast<size_t>(bir::dtypeSize(t)));  // (little-endian: the low bytes)
+}
+
+uint32_t bitsOfNumber(double v) {
+  if (std::isnan(v)) return 0;
+  const double t = std::trunc(std::clamp(v, -9.2e18, 9.2e18));
+  return static_cast<uint32_t>(static_cast<uint64_t>(static_cast<int64_t>(t)));
 }
 
 void loadRun(DType t, const uint8_t* p, int64_t stride, int64_t n, float* out) {

@@ -136,6 +136,17 @@ void storeElement(DType t, uint8_t* p, float v);
 void storeInt64Element(DType t, uint8_t* p, int64_t v);
 // An element's value as int64 (index operands): integers exactly, floats truncated toward zero.
 int64_t loadIndexElement(DType t, const uint8_t* p);
+// The bit-vector operators' view of an element (docs/isa-semantics.md section 3): an integer as
+// its 32-bit two's-complement pattern (signed types sign-extended, unsigned zero-extended, 64-bit
+// ones cut to their low word), with no conversion through fp32; a float (a [P,1] operand) as
+// int32(x) of the ALU table.
+uint32_t loadBitsElement(DType t, const uint8_t* p);
+// Stores a bit-vector result: an integer dtype takes the pattern's low bytes (a 64-bit one the
+// pattern extended by the type's signedness); a float dtype the int32 value through fp32.
+void storeBitsElement(DType t, uint8_t* p, uint32_t bits);
+// A number (an immediate or a TensorScalar constant) as a bit-vector operand: truncated toward
+// zero to an integer, then its low 32 bits (so 0xFFFFFFFF and -1 are the same mask).
+uint32_t bitsOfNumber(double v);
 
 // ---- runs: n elements `stride` bytes apart ----
 

@@ -209,6 +209,41 @@ void Exec::scatterIntLane(const Operand& op, int64_t lane, const int64_t* in) {
   }
 }
 
+void Exec::gatherBitsLane(const Operand& op, int64_t lane, uint32_t* out) {
+  if (op.isImm()) {
+    std::fill(out, out + op.freeElems, bitsOfNumber(op.imm));
+    return;
+  }
+  Memory& m = memory(op);
+  RunCursor cur(op, lanePtr(op, lane));
+  int64_t e = 0;
+  while (!cur.done()) {
+    const int64_t k = cur.remaining();
+    checkWritten(m, cur.ptr(), k, cur.step(), op.esize, op);
+    for (int64_t i = 0; i < k; ++i) out[e + i] = loadBitsElement(op.dtype, cur.ptr() + i * cur.step());
+    e += k;
+    cur.advance(k);
+  }
+}
+
+void Exec::scatterBitsLane(const Operand& op, int64_t lane, const uint32_t* in) {
+  Memory& m = memory(op);
+  RunCursor cur(op, lanePtr(op, lane));
+  int64_t e = 0;
+  while (!cur.done()) {
+    const int64_t k = cur.remaining();
+    for (int64_t i = 0; i < k; ++i) storeBitsElement(op.dtype, cur.ptr() + i * cur.step(), in[e + i]);
+    markWritten(m, cur.ptr(), k, cur.step(), op.esize);
+    e += k;
+    cur.advance(k);
+  }
+}
+
+uint32_t Exec::laneBits(const Operand& op, int64_t lane) {
+  if (op.isImm()) return bitsOfNumber(op.imm);
+  return loadBitsElement(op.dtype, readElement(op, lane, 0));
+}
+
 const uint8_t* Exec::readElement(const Operand& op, int64_t lane, int64_t k) {
   const uint8_t* p = lanePtr(op, lane) + op.freeOffset(k);
   checkWritten(memory(op), p, 1, op.esize, op.esize, op);

@@ -148,6 +148,12 @@ class Exec {
   }
   // Stores exact integers into the lane (indices, counters): through fp32 only into a float dtype.
   void scatterIntLane(const Operand& op, int64_t lane, const int64_t* in);
+  // The bit-vector operators' lanes (Numerics loadBitsElement / storeBitsElement): the lane's
+  // elements as 32-bit patterns (an immediate's number by bitsOfNumber), and their stores.
+  void gatherBitsLane(const Operand& op, int64_t lane, uint32_t* out);
+  void scatterBitsLane(const Operand& op, int64_t lane, const uint32_t* in);
+  // Element 0 of the lane as a 32-bit pattern (a [P,1] pointer).
+  uint32_t laneBits(const Operand& op, int64_t lane);
   // Element k of the lane: its bytes, checked as written (copied bit for bit by the gathers).
   const uint8_t* readElement(const Operand& op, int64_t lane, int64_t k);
   // Element 0 of the lane as fp32 (a [P,1] pointer).
@@ -218,6 +224,13 @@ class Exec {
   template <class F>
   void elementwise(std::initializer_list<const Operand*> inputs, const Operand& out, F&& f,
                    Lanes lanes = Lanes::Parallel);
+
+  // elementwise for the bit-vector operators, on 32-bit patterns (gatherBitsLane): every lane of
+  // every input is read before anything is written (an output may overlap an input), then
+  // f(lane, n, in, res) computes each lane's n patterns and scatterBitsLane stores them. Serial:
+  // bit-vector instructions are rare and short.
+  template <class F>
+  void bitvecElementwise(std::initializer_list<const Operand*> inputs, const Operand& out, F&& f);
 
   CoreState& core;
   std::vector<DramTensor>& dram;
@@ -313,6 +326,26 @@ void Exec::elementwiseLanes(int64_t first, int64_t last, std::initializer_list<c
     f(l0, nl, n, in, res);
     for (int64_t j = 0; j < nl; ++j) scatterLane(out, l0 + j, res + j * n);
   }
+}
+
+template <class F>
+void Exec::bitvecElementwise(std::initializer_list<const Operand*> inputs, const Operand& out, F&& f) {
+  const int64_t n = out.freeElems, size = out.lanes * n;
+  std::vector<uint32_t> v(static_cast<size_t>(size) * (inputs.size() + 1));
+  const uint32_t* in[kSlots - 1] = {};
+  int i = 0;
+  for (const Operand* op : inputs) {
+    uint32_t* s = v.data() + i * size;
+    in[i++] = s;
+    for (int64_t l = 0; l < out.lanes; ++l) gatherBitsLane(*op, l, s + l * n);
+  }
+  uint32_t* res = v.data() + i * size;
+  const uint32_t* lane[kSlots - 1] = {};
+  for (int64_t l = 0; l < out.lanes; ++l) {
+    for (int k = 0; k < i; ++k) lane[k] = in[k] + l * n;
+    f(l, n, lane, res + l * n);
+  }
+  for (int64_t l = 0; l < out.lanes; ++l) scatterBitsLane(out, l, res + l * n);
 }
 
 void execInstruction(const bir::Instruction& I, Exec& x);

@@ -62,6 +62,20 @@ void exec(const InstTensorReduce& I, Exec& x) {
   const Operand &in = x.in(0), &out = x.out(0);
   const int64_t inner = foldedElements(I.ins[0], foldedDims(I.axis));
   const int64_t groups = out.freeElems;
+  if (legality::isBitvecOp(I.op)) {  // (on bit patterns, as the elementwise bit-vector ops)
+    std::vector<uint32_t> v(static_cast<size_t>(in.freeElems)), r(static_cast<size_t>(groups));
+    for (int64_t l = 0; l < in.lanes; ++l) {
+      x.gatherBitsLane(in, l, v.data());
+      for (int64_t g = 0; g < groups; ++g) {
+        const uint32_t* s = v.data() + g * inner;
+        uint32_t acc = s[0];
+        for (int64_t i = 1; i < inner; ++i) acc = bitvecAlu(I.op, acc, s[i]);
+        r[static_cast<size_t>(g)] = I.negate ? 0u - acc : acc;  // (negate: the int32 value's)
+      }
+      x.scatterBitsLane(out, l, r.data());
+    }
+    return;
+  }
   float* v = x.slot(0, in.freeElems);
   float* r = x.slot(1, groups);
   withAluOp(I.op, [&]<AluOp Op>() {

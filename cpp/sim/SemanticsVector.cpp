@@ -253,6 +253,17 @@ void exec(const InstTensorCopyDynamic& I, Exec& x) {
 
 // ---- TensorScalar, TensorScalarPtr ----
 
+namespace {
+// res = (v op0 c0) op1 c1 on bit patterns (reverseN swaps opN's operands; op1 bypass skips it).
+void bitvecScalars(AluOp op0, bool reverse0, AluOp op1, bool reverse1, const uint32_t* v, int64_t n, uint32_t c0,
+                   uint32_t c1, uint32_t* res) {
+  for (int64_t i = 0; i < n; ++i) {
+    const uint32_t t = reverse0 ? bitvecAlu(op0, c0, v[i]) : bitvecAlu(op0, v[i], c0);
+    res[i] = op1 == AluOp::bypass ? t : reverse1 ? bitvecAlu(op1, c1, t) : bitvecAlu(op1, t, c1);
+  }
+}
+}  // namespace
+
 void check(const InstTensorScalar& I, Checker& c) {
   c.sameShape(c.out(0), {&c.in(0)});
   c.require(bir::legality::aluOps(I.opcode(), c.engine, I.op0, I.op1));
@@ -261,6 +272,13 @@ void check(const InstTensorScalar& I, Checker& c) {
 }
 
 void exec(const InstTensorScalar& I, Exec& x) {
+  if (bir::legality::isBitvecOp(I.op0)) {  // (op1 is then bit-vector or bypass: alu.tensor-scalar-op-kinds)
+    const uint32_t c0 = bitsOfNumber(I.const0), c1 = bitsOfNumber(I.const1);
+    x.bitvecElementwise({&x.in(0)}, x.out(0), [&](int64_t, int64_t n, const uint32_t* const* in, uint32_t* res) {
+      bitvecScalars(I.op0, I.reverse0, I.op1, I.reverse1, in[0], n, c0, c1, res);
+    });
+    return;
+  }
   const float c0 = static_cast<float>(I.const0), c1 = static_cast<float>(I.const1);
   x.elementwise({&x.in(0)}, x.out(0), [&](int64_t, int64_t nl, int64_t n, const float* const* in, float* res) {
     std::copy(in[0], in[0] + nl * n, res);
@@ -279,6 +297,13 @@ void check(const InstTensorScalarPtr& I, Checker& c) {
 
 void exec(const InstTensorScalarPtr& I, Exec& x) {
   const bool two = x.nIns() == 3;
+  if (bir::legality::isBitvecOp(I.op0)) {
+    x.bitvecElementwise({&x.in(0)}, x.out(0), [&](int64_t l, int64_t n, const uint32_t* const* in, uint32_t* res) {
+      const uint32_t c1 = two ? x.laneBits(x.in(2), l) : bitsOfNumber(I.const1);
+      bitvecScalars(I.op0, I.reverse0, I.op1, I.reverse1, in[0], n, x.laneBits(x.in(1), l), c1, res);
+    });
+    return;
+  }
   x.elementwise({&x.in(0)}, x.out(0), [&](int64_t l0, int64_t nl, int64_t n, const float* const* in, float* res) {
     std::copy(in[0], in[0] + nl * n, res);
     for (int64_t j = 0; j < nl; ++j) {
@@ -301,6 +326,13 @@ void check(const InstTensorTensor& I, Checker& c) {
 }
 
 void exec(const InstTensorTensor& I, Exec& x) {
+  if (bir::legality::isBitvecOp(I.op)) {
+    x.bitvecElementwise({&x.in(0), &x.in(1)}, x.out(0),
+                        [&](int64_t, int64_t n, const uint32_t* const* in, uint32_t* res) {
+                          for (int64_t i = 0; i < n; ++i) res[i] = bitvecAlu(I.op, in[0][i], in[1][i]);
+                        });
+    return;
+  }
   withAluOp(I.op, [&]<AluOp Op>() {
     x.elementwise({&x.in(0), &x.in(1)}, x.out(0),
                   [&](int64_t, int64_t nl, int64_t n, const float* const* in, float* res) {

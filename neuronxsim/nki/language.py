@@ -960,6 +960,7 @@ def negative(x, *, dtype=None, mask=None) -> Tensor:
                               _opt_dtype(dtype, loc), loc, mask, what="negative")
 
 
+@_alu_marker(Alu.bitwise_not)  # (the Bitwise Not operator of nisa instructions' op fields)
 def invert(x, *, dtype=None, mask=None) -> Tensor:
     loc = caller_location()
     x = _tile(x, loc, "nl.invert: x")

@@ -670,6 +670,7 @@ def negative(x, dtype=None) -> NkiTensor:
 
 
 @api
+@_alu_marker(Alu.bitwise_not)  # (the Bitwise Not operator of nisa instructions' op fields)
 def invert(x, dtype=None) -> NkiTensor:
     """Bitwise NOT of an integer tile."""
     loc = caller_location()

@@ -63,9 +63,10 @@ Numbers
 ALU ops and folds
   * ``mod`` is ``numpy.mod`` (exact, sign of b), which the contract names; its formula
     ``a - b*floor(a/b)`` evaluated in fp32 can differ by rounding. **(check)**
-  * ``int32(NaN) = 0``. **(check)** ``uint32(x)`` (logical shifts) truncates toward zero and
-    saturates to [0, 2^32 - 1], NaN -> 0, by analogy with ``int32(x)``: a negative value shifts
-    as 0, not as its two's complement.
+  * Bit-vector ops on integer tiles run on 32-bit patterns (numbers.bits_of / from_bits), as the
+    contract says. On float tiles (which the simulator refuses: rule alu.bitvec-dtype) they run
+    on fp32 values: ``int32(NaN) = 0``; **(check)** ``uint32(x)`` (logical shifts) truncates
+    toward zero and saturates to [0, 2^32 - 1], NaN -> 0, by analogy with ``int32(x)``.
   * ``rsqrt`` is ``1 / sqrt(a)`` with two fp32 roundings; ``average`` is ``(a + b) * 0.5`` in fp32.
   * ``pow`` is evaluated in float64 and rounded once (NumPy's float32 power depends on the host).
   * Folds: add uses NumPy's pairwise sum (the contract allows it), max and min NumPy reductions

@@ -10,7 +10,7 @@ from typing import Callable
 
 import numpy as np
 
-from neuronxsim.reference.numbers import int32_of, uint32_of
+from neuronxsim.reference.numbers import int32_of, is_integer, uint32_of
 from neuronxsim.reference.refusal import Refusal
 
 F32 = np.float32
@@ -22,36 +22,52 @@ def _flag(predicate: BinaryOp) -> BinaryOp:
     return lambda a, b: predicate(a, b).astype(F32)
 
 
-def _on_int32(op: BinaryOp) -> BinaryOp:
-    return lambda a, b: op(int32_of(a), int32_of(b)).astype(F32)
-
-
 def _shift_count(b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """int32(b) and whether it is a shift count the hardware honours (0..31)."""
-    count = int32_of(b)
+    """b's pattern as int32 and whether it is a shift count the hardware honours (0..31)."""
+    count = np.asarray(b, dtype=np.uint32).view(np.int32)
     valid = (count >= 0) & (count <= 31)
     return np.where(valid, count, 0).astype(np.uint32), valid
 
 
-def _arith_shift_left(a, b):
+def _shift_left(a, b):
     count, valid = _shift_count(b)
-    shifted = (int32_of(a).view(np.uint32) << count).view(np.int32)  # bits shifted out are lost
-    return np.where(valid, shifted, 0).astype(F32)
+    return np.where(valid, a << count, 0).astype(np.uint32)  # bits shifted out are lost
 
 
 def _arith_shift_right(a, b):
     count, valid = _shift_count(b)
-    x = int32_of(a)
-    return np.where(valid, x >> count.astype(np.int32), x >> 31).astype(F32)  # else sign fill
+    x = a.view(np.int32)
+    return np.where(valid, x >> count.astype(np.int32), x >> 31).astype(np.int32).view(np.uint32)
 
 
-def _logical_shift(direction: str) -> BinaryOp:
-    def shift(a, b):
-        count, valid = _shift_count(b)
-        x = uint32_of(a)
-        shifted = x << count if direction == "left" else x >> count
-        return np.where(valid, shifted, 0).astype(F32)
-    return shift
+def _logical_shift_right(a, b):
+    count, valid = _shift_count(b)
+    return np.where(valid, a >> count, 0).astype(np.uint32)
+
+
+#: The bit-vector ops on uint32 bit patterns (docs/isa-semantics.md §3: the Vector Engine treats
+#: integer elements as bit patterns, NKI's "Supported Math Operators for NKI ISA")
+BIT_OPS: dict[str, BinaryOp] = {
+    "bitwise_and": np.bitwise_and,
+    "bitwise_or": np.bitwise_or,
+    "bitwise_xor": np.bitwise_xor,
+    "bitwise_not": lambda a, b: np.invert(a),
+    "arith_shift_left": _shift_left,
+    "arith_shift_right": _arith_shift_right,
+    "logical_shift_left": _shift_left,
+    "logical_shift_right": _logical_shift_right,
+}
+
+
+def _on_fp32(name: str) -> BinaryOp:
+    """A bit-vector op on fp32 values, where an instruction has them: int32(a) and int32(b) as
+    patterns (uint32(a) for the logical shifts, their result unsigned)."""
+    logical = name.startswith("logical")
+    def op(a, b):
+        x = uint32_of(a) if logical else int32_of(a).view(np.uint32)
+        r = np.asarray(BIT_OPS[name](x, int32_of(b).view(np.uint32)), dtype=np.uint32)
+        return (r if logical else r.view(np.int32)).astype(F32)
+    return op
 
 
 def _pow(a, b):
@@ -85,20 +101,12 @@ ALU_OPS: dict[str, BinaryOp] = {
     "logical_and": _flag(lambda a, b: (a != 0) & (b != 0)),
     "logical_or": _flag(lambda a, b: (a != 0) | (b != 0)),
     "logical_xor": _flag(lambda a, b: (a != 0) ^ (b != 0)),
-    "bitwise_and": _on_int32(np.bitwise_and),
-    "bitwise_or": _on_int32(np.bitwise_or),
-    "bitwise_xor": _on_int32(np.bitwise_xor),
-    "bitwise_not": lambda a, b: np.invert(int32_of(a)).astype(F32),
-    "arith_shift_left": _arith_shift_left,
-    "arith_shift_right": _arith_shift_right,
-    "logical_shift_left": _logical_shift("left"),
-    "logical_shift_right": _logical_shift("right"),
+    **{name: _on_fp32(name) for name in BIT_OPS},
 }
 
 
-#: The bit-vector ops (docs/isa-semantics.md §3: on int32 / uint32 of the operands)
-BITWISE_OPS = frozenset({"bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "arith_shift_left",
-                         "arith_shift_right", "logical_shift_left", "logical_shift_right"})
+#: The bit-vector ops
+BITWISE_OPS = frozenset(BIT_OPS)
 
 
 def apply(op, a, b, reverse: bool = False) -> np.ndarray:
@@ -112,6 +120,23 @@ def apply(op, a, b, reverse: bool = False) -> np.ndarray:
     if reverse:
         a, b = b, a
     return np.asarray(fn(a, b), dtype=F32)
+
+
+def on_bit_patterns(op, *operands) -> bool:
+    """Whether the ALU op ``op`` runs on bit patterns: a bit-vector op whose data operands are
+    all integer tiles (the simulator's rule alu.bitvec-dtype; the reference computes float tiles
+    on their fp32 values as before)."""
+    return op.name in BITWISE_OPS and all(o.is_immediate or is_integer(o.dtype) for o in operands)
+
+
+def apply_bits(op, a, b, reverse: bool = False) -> np.ndarray:
+    """The bit-vector ``op(a, b)`` (``op(b, a)`` when ``reverse``) on uint32 bit patterns."""
+    a = np.asarray(a, dtype=np.uint32)
+    b = np.asarray(b, dtype=np.uint32)
+    if reverse:
+        a, b = b, a
+    a, b = np.broadcast_arrays(a, b)
+    return np.asarray(BIT_OPS[op.name](a, b), dtype=np.uint32)
 
 
 # Folds whose NumPy reduction gives the sequential result (max, min: exactly) or one the contract

@@ -137,6 +137,35 @@ def uint32_of(values: np.ndarray) -> np.ndarray:
     return np.clip(t, 0, 2**32 - 1).astype(np.uint32)
 
 
+def bits_of(raw: np.ndarray) -> np.ndarray:
+    """The bit-vector operators' operand (docs/isa-semantics.md section 3): stored integers as
+    their 32-bit two's-complement patterns (uint32; signed types sign-extended, 64-bit ones cut
+    to the low word), with no conversion through fp32; floats (a [P,1] operand) as int32(x)."""
+    raw = np.asarray(raw)
+    if is_integer(raw.dtype):
+        return raw.astype(np.int64).astype(np.uint32)  # (modulo 2^32)
+    return int32_of(to_fp32(raw)).view(np.uint32)
+
+
+def bits_of_number(value: float) -> np.uint32:
+    """A number (immediate, TensorScalar constant) as a bit-vector operand: truncated toward zero,
+    its low 32 bits."""
+    if np.isnan(value):
+        return np.uint32(0)
+    return np.uint32(int(np.trunc(np.clip(value, -9.2e18, 9.2e18))) % 2**32)
+
+
+def from_bits(bits: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """Bit-vector results (uint32 patterns) -> stored elements: an integer type keeps the
+    pattern's low bytes (a 64-bit one the pattern extended by its signedness); a float type the
+    int32 value through fp32."""
+    signed = np.asarray(bits, dtype=np.uint32).view(np.int32)
+    if not is_integer(dtype):
+        return from_fp32(signed.astype(np.float32), dtype)
+    wide = signed.astype(np.int64) if dtype.kind == "i" else signed.view(np.uint32).astype(np.uint64)
+    return wide.astype(dtype)  # (integer casts keep the low bytes)
+
+
 def _nan_to_zero(values: np.ndarray) -> np.ndarray:
     return np.where(np.isnan(values), 0.0, values)
 

@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from neuronxsim.reference.machine import Machine, Placement, check_operand_size
-from neuronxsim.reference.numbers import from_fp32, from_int64, numpy_dtype, to_fp32
+from neuronxsim.reference.numbers import bits_of, bits_of_number, from_bits, from_fp32, from_int64, numpy_dtype, to_fp32
 from neuronxsim.reference.refusal import Refusal
 
 
@@ -81,6 +81,16 @@ class Operand:
         """A ``[P,1]`` per-partition scalar operand, fp32 ``[lanes, 1]``."""
         return self.read(lanes, 1)
 
+    def read_bits(self, lanes: int | None = None, per_lane: int | None = None) -> np.ndarray:
+        """uint32 ``[P, F]`` bit patterns (numbers.bits_of) for the bit-vector operators; an
+        immediate is broadcast to ``[lanes, per_lane]``."""
+        if self.is_immediate:
+            if lanes is None or per_lane is None:
+                raise self.refuse("must be an access pattern, not an immediate")
+            return np.full((lanes, per_lane), bits_of_number(self.ap.imm), dtype=np.uint32)
+        self.expect(lanes, per_lane)
+        return bits_of(self._place().gather())
+
     def read_raw(self, offset_shift: int = 0) -> np.ndarray:
         """The stored elements, ``[P, F]`` of the operand's dtype, unconverted."""
         return self._place(offset_shift).gather()
@@ -102,6 +112,10 @@ class Operand:
         """Stores fp32 ``values`` (broadcast to ``[P, F]``) converted to the operand's dtype;
         ``where`` (bool ``[P, F]``) limits the store to some elements."""
         self.write_raw(from_fp32(self._broadcast(values), self.dtype), where)
+
+    def write_bits(self, bits: np.ndarray) -> None:
+        """Stores bit-vector results (uint32 patterns) into the operand's dtype."""
+        self.write_raw(from_bits(self._broadcast(bits), self.dtype))
 
     def write_integers(self, values: np.ndarray) -> None:
         """Stores exact integers (Iota, indices) converted to the operand's dtype."""

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from neuronxsim.reference.alu import BITWISE_OPS, apply
-from neuronxsim.reference.numbers import convert, int32_of
+from neuronxsim.reference.alu import BITWISE_OPS, apply, apply_bits, on_bit_patterns
+from neuronxsim.reference.numbers import bits_of_number, convert, int32_of
 from neuronxsim.reference.refusal import Refusal
 from neuronxsim.reference.step import Step
 
@@ -54,8 +54,21 @@ def _scalar_ops(inst, x, scalar0, scalar1):
     return v
 
 
+def _bit_scalar_ops(inst, x, scalar0, scalar1):
+    """_scalar_ops of the bit-vector operators, on uint32 bit patterns (op1 is then bit-vector
+    or bypass: the rule alu.tensor-scalar-op-kinds)."""
+    v = apply_bits(inst.op0, x, scalar0, inst.reverse0)
+    if inst.op1.name != "bypass":
+        v = apply_bits(inst.op1, v, scalar1, inst.reverse1)
+    return v
+
+
 def tensor_scalar(step: Step) -> None:
     inst, out = step.inst, step.outs[0]
+    if on_bit_patterns(inst.op0, step.ins[0], out):
+        x = step.ins[0].read_bits(*out.shape)
+        out.write_bits(_bit_scalar_ops(inst, x, bits_of_number(inst.const0), bits_of_number(inst.const1)))
+        return
     x = step.ins[0].read(*out.shape)
     out.write(_scalar_ops(inst, x, np.float32(inst.const0), np.float32(inst.const1)))
 
@@ -63,6 +76,11 @@ def tensor_scalar(step: Step) -> None:
 def tensor_scalar_ptr(step: Step) -> None:
     inst, out = step.inst, step.outs[0]
     lanes, per_lane = out.shape
+    if on_bit_patterns(inst.op0, step.ins[0], out):
+        scalar0 = step.ins[1].read_bits(lanes, 1)
+        scalar1 = step.ins[2].read_bits(lanes, 1) if len(step.ins) == 3 else bits_of_number(inst.const1)
+        out.write_bits(_bit_scalar_ops(inst, step.ins[0].read_bits(lanes, per_lane), scalar0, scalar1))
+        return
     scalar0 = step.ins[1].read_pointer(lanes)
     scalar1 = step.ins[2].read_pointer(lanes) if len(step.ins) == 3 else np.float32(inst.const1)
     out.write(_scalar_ops(inst, step.ins[0].read(lanes, per_lane), scalar0, scalar1))
@@ -70,6 +88,9 @@ def tensor_scalar_ptr(step: Step) -> None:
 
 def tensor_tensor(step: Step) -> None:
     out = step.outs[0]
+    if on_bit_patterns(step.inst.op, step.ins[0], step.ins[1], out):
+        out.write_bits(apply_bits(step.inst.op, step.ins[0].read_bits(*out.shape), step.ins[1].read_bits(*out.shape)))
+        return
     out.write(apply(step.inst.op, step.ins[0].read(*out.shape), step.ins[1].read(*out.shape)))
 
 

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from neuronxsim.reference.alu import BITWISE_OPS, apply, fold
+from neuronxsim.reference.alu import BITWISE_OPS, apply, apply_bits, fold, on_bit_patterns
 from neuronxsim.reference.refusal import Refusal
 from neuronxsim.reference.step import Step
 
@@ -28,6 +28,13 @@ def tensor_reduce(step: Step) -> None:
     lanes, _ = src.shape
     kept = math.prod(free[: len(free) - len(axis)])
     out.expect(lanes, kept)
+    if on_bit_patterns(inst.op, src, out):  # from the first element; negate: of the int32
+        x = src.read_bits().reshape(lanes, kept, -1)
+        r = x[..., 0]
+        for k in range(1, x.shape[-1]):
+            r = apply_bits(inst.op, r, x[..., k])
+        out.write_bits((0 - r.astype(np.int64)) % 2**32 if inst.negate else r)
+        return
     x = src.read().reshape(lanes, kept, -1)  # row-major: the folded dims are the innermost
     r = fold(inst.op, x, axis=-1)
     out.write(-r if inst.negate else r)
