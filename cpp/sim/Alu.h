@@ -50,6 +50,38 @@ inline uint32_t bitvecAlu(AluOp op, uint32_t a, uint32_t b) {
   }
 }
 
+// GpSimd's arithmetic on int32 / uint32 tiles: "native integer arithmetic. This ensures exact
+// results for all 32-bit integer values" [NKI 0.6 nki.isa.tensor_tensor]. The ops with an exact
+// integer form: add, subtract and mult (modulo 2^32, as native 32-bit arithmetic wraps (ours)),
+// max, min and the comparisons (1 / 0). The others (divide, pow, mod, ...) stay on fp32 values.
+inline bool hasIntForm(AluOp op) {
+  switch (op) {
+    case AluOp::add: case AluOp::subtract: case AluOp::mult: case AluOp::max: case AluOp::min:
+    case AluOp::is_equal: case AluOp::not_equal: case AluOp::is_ge: case AluOp::is_gt:
+    case AluOp::is_le: case AluOp::is_lt: case AluOp::bypass:
+      return true;
+    default:
+      return false;
+  }
+}
+// The exact result (a 32-bit pattern to store) of a hasIntForm op on two integer values.
+inline uint32_t intAlu(AluOp op, int64_t a, int64_t b) {
+  switch (op) {
+    case AluOp::add: return static_cast<uint32_t>(static_cast<uint64_t>(a + b));
+    case AluOp::subtract: return static_cast<uint32_t>(static_cast<uint64_t>(a - b));
+    case AluOp::mult: return static_cast<uint32_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+    case AluOp::max: return static_cast<uint32_t>(a > b ? a : b);
+    case AluOp::min: return static_cast<uint32_t>(a < b ? a : b);
+    case AluOp::is_equal: return a == b;
+    case AluOp::not_equal: return a != b;
+    case AluOp::is_ge: return a >= b;
+    case AluOp::is_gt: return a > b;
+    case AluOp::is_le: return a <= b;
+    case AluOp::is_lt: return a < b;
+    default: return static_cast<uint32_t>(a);
+  }
+}
+
 template <AluOp Op>
 inline float alu(float a, float b) {
   using enum AluOp;

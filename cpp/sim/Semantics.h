@@ -225,12 +225,12 @@ class Exec {
   void elementwise(std::initializer_list<const Operand*> inputs, const Operand& out, F&& f,
                    Lanes lanes = Lanes::Parallel);
 
-  // elementwise for the bit-vector operators, on 32-bit patterns (gatherBitsLane): every lane of
-  // every input is read before anything is written (an output may overlap an input), then
-  // f(lane, n, in, res) computes each lane's n patterns and scatterBitsLane stores them. Serial:
-  // bit-vector instructions are rare and short.
+  // elementwise on 32-bit patterns (gatherBitsLane), for the bit-vector operators and GpSimd's
+  // integer arithmetic: every lane of every input is read before anything is written (an output
+  // may overlap an input), then f(lane, n, in, res) computes each lane's n patterns and
+  // scatterBitsLane stores them. Serial: such instructions are rare and short.
   template <class F>
-  void bitvecElementwise(std::initializer_list<const Operand*> inputs, const Operand& out, F&& f);
+  void wordElementwise(std::initializer_list<const Operand*> inputs, const Operand& out, F&& f);
 
   CoreState& core;
   std::vector<DramTensor>& dram;
@@ -329,7 +329,7 @@ void Exec::elementwiseLanes(int64_t first, int64_t last, std::initializer_list<c
 }
 
 template <class F>
-void Exec::bitvecElementwise(std::initializer_list<const Operand*> inputs, const Operand& out, F&& f) {
+void Exec::wordElementwise(std::initializer_list<const Operand*> inputs, const Operand& out, F&& f) {
   const int64_t n = out.freeElems, size = out.lanes * n;
   std::vector<uint32_t> v(static_cast<size_t>(size) * (inputs.size() + 1));
   const uint32_t* in[kSlots - 1] = {};

@@ -274,7 +274,7 @@ void check(const InstTensorScalar& I, Checker& c) {
 void exec(const InstTensorScalar& I, Exec& x) {
   if (bir::legality::isBitvecOp(I.op0)) {  // (op1 is then bit-vector or bypass: alu.tensor-scalar-op-kinds)
     const uint32_t c0 = bitsOfNumber(I.const0), c1 = bitsOfNumber(I.const1);
-    x.bitvecElementwise({&x.in(0)}, x.out(0), [&](int64_t, int64_t n, const uint32_t* const* in, uint32_t* res) {
+    x.wordElementwise({&x.in(0)}, x.out(0), [&](int64_t, int64_t n, const uint32_t* const* in, uint32_t* res) {
       bitvecScalars(I.op0, I.reverse0, I.op1, I.reverse1, in[0], n, c0, c1, res);
     });
     return;
@@ -298,7 +298,7 @@ void check(const InstTensorScalarPtr& I, Checker& c) {
 void exec(const InstTensorScalarPtr& I, Exec& x) {
   const bool two = x.nIns() == 3;
   if (bir::legality::isBitvecOp(I.op0)) {
-    x.bitvecElementwise({&x.in(0)}, x.out(0), [&](int64_t l, int64_t n, const uint32_t* const* in, uint32_t* res) {
+    x.wordElementwise({&x.in(0)}, x.out(0), [&](int64_t l, int64_t n, const uint32_t* const* in, uint32_t* res) {
       const uint32_t c1 = two ? x.laneBits(x.in(2), l) : bitsOfNumber(I.const1);
       bitvecScalars(I.op0, I.reverse0, I.op1, I.reverse1, in[0], n, x.laneBits(x.in(1), l), c1, res);
     });
@@ -325,9 +325,24 @@ void check(const InstTensorTensor& I, Checker& c) {
   c.require(bir::legality::bitvecDtypes(I.opcode(), I.op, AluOp::bypass, TileDtypes({&c.in(0), &c.in(1)}), out));
 }
 
+namespace {
+bool isWord(DType t) { return t == DType::int32 || t == DType::uint32; }
+}  // namespace
+
 void exec(const InstTensorTensor& I, Exec& x) {
+  if (x.inst().engine == Engine::Pool && hasIntForm(I.op) && isWord(x.in(0).dtype) && isWord(x.in(1).dtype) &&
+      isWord(x.out(0).dtype) && !x.in(0).isImm() && !x.in(1).isImm()) {
+    // (GpSimd's native integer arithmetic: the 32-bit patterns read as their dtypes' values)
+    const bool s0 = x.in(0).dtype == DType::int32, s1 = x.in(1).dtype == DType::int32;
+    auto value = [](uint32_t v, bool sign) { return sign ? int64_t{static_cast<int32_t>(v)} : int64_t{v}; };
+    x.wordElementwise({&x.in(0), &x.in(1)}, x.out(0),
+                        [&](int64_t, int64_t n, const uint32_t* const* in, uint32_t* res) {
+                          for (int64_t i = 0; i < n; ++i) res[i] = intAlu(I.op, value(in[0][i], s0), value(in[1][i], s1));
+                        });
+    return;
+  }
   if (bir::legality::isBitvecOp(I.op)) {
-    x.bitvecElementwise({&x.in(0), &x.in(1)}, x.out(0),
+    x.wordElementwise({&x.in(0), &x.in(1)}, x.out(0),
                         [&](int64_t, int64_t n, const uint32_t* const* in, uint32_t* res) {
                           for (int64_t i = 0; i < n; ++i) res[i] = bitvecAlu(I.op, in[0][i], in[1][i]);
                         });

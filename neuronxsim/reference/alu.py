@@ -129,6 +129,23 @@ def on_bit_patterns(op, *operands) -> bool:
     return op.name in BITWISE_OPS and all(o.is_immediate or is_integer(o.dtype) for o in operands)
 
 
+#: GpSimd's native integer arithmetic on int32 / uint32 tiles (docs/isa-semantics.md §5,
+#: TensorTensor): the ops with an exact integer form, on int64 values, giving 32-bit patterns
+#: (add, subtract and mult wrap modulo 2^32)
+INT_OPS: dict[str, BinaryOp] = {
+    "add": np.add, "subtract": np.subtract, "mult": np.multiply, "max": np.maximum,
+    "min": np.minimum, "is_equal": np.equal, "not_equal": np.not_equal, "is_ge": np.greater_equal,
+    "is_gt": np.greater, "is_le": np.less_equal, "is_lt": np.less, "bypass": lambda a, b: a,
+}
+
+
+def apply_int(op, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """An INT_OPS op on exact integer values: the result's uint32 pattern."""
+    with np.errstate(over="ignore"):
+        r = INT_OPS[op.name](np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64))
+    return np.asarray(r).astype(np.int64).astype(np.uint32)  # (modulo 2^32)
+
+
 def apply_bits(op, a, b, reverse: bool = False) -> np.ndarray:
     """The bit-vector ``op(a, b)`` (``op(b, a)`` when ``reverse``) on uint32 bit patterns."""
     a = np.asarray(a, dtype=np.uint32)

@@ -76,3 +76,17 @@ def test_language_bitwise_on_hashes(executor, rng):
     bits = a.view(np.uint32)
     h = bits ^ (bits >> 16)
     np.testing.assert_array_equal(run(tile_kernel(mix), a, executor=executor), (h ^ (h << 5)).view(np.int32))
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+@pytest.mark.parametrize("op,ref", [(nl.add, np.add), (nl.subtract, np.subtract), (nl.multiply, np.multiply),
+                                    (nl.maximum, np.maximum), (nl.greater, np.greater)])
+def test_int32_tensor_tensor_on_gpsimd_is_exact(executor, op, ref, rng):
+    """All-int32 tensor_tensor runs on GpSimd, "which uses native integer arithmetic. This
+    ensures exact results for all 32-bit integer values" (NKI 0.6 nki.isa.tensor_tensor)."""
+    a = rng.integers(-2**30, 2**30, (128, 40)).astype(np.int32)
+    b = rng.integers(-2**30, 2**30, (128, 40)).astype(np.int32)
+    if op is nl.multiply:
+        a, b = a % 46000, b % 46000  # (products within int32)
+    kernel = tile_kernel(lambda d, x, y: nisa.tensor_tensor(d, x, y, op))
+    np.testing.assert_array_equal(run(kernel, a, b, executor=executor), ref(a, b).astype(np.int32))

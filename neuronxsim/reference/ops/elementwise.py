@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from neuronxsim.reference.alu import BITWISE_OPS, apply, apply_bits, on_bit_patterns
+from neuronxsim.reference.alu import BITWISE_OPS, INT_OPS, apply, apply_bits, apply_int, on_bit_patterns
 from neuronxsim.reference.numbers import bits_of_number, convert, int32_of
 from neuronxsim.reference.refusal import Refusal
 from neuronxsim.reference.step import Step
@@ -88,6 +88,14 @@ def tensor_scalar_ptr(step: Step) -> None:
 
 def tensor_tensor(step: Step) -> None:
     out = step.outs[0]
+    words = all(not o.is_immediate and o.dtype in (np.int32, np.uint32) for o in (*step.ins, out))
+    if step.inst.engine.name == "Pool" and step.inst.op.name in INT_OPS and words:
+        # GpSimd's native integer arithmetic: exact for every 32-bit value
+        for o in step.ins:
+            o.expect(*out.shape)
+        a, b = (o.read_raw().astype(np.int64) for o in step.ins)
+        out.write_bits(apply_int(step.inst.op, a, b))
+        return
     if on_bit_patterns(step.inst.op, step.ins[0], step.ins[1], out):
         out.write_bits(apply_bits(step.inst.op, step.ins[0].read_bits(*out.shape), step.ins[1].read_bits(*out.shape)))
         return
