@@ -877,7 +877,9 @@ _BINARY_ALU = {
     "greater_equal": Alu.is_ge, "less": Alu.is_lt, "less_equal": Alu.is_le,
     "logical_and": Alu.logical_and, "logical_or": Alu.logical_or, "logical_xor": Alu.logical_xor,
     "bitwise_and": Alu.bitwise_and, "bitwise_or": Alu.bitwise_or, "bitwise_xor": Alu.bitwise_xor,
-    "left_shift": Alu.logical_shift_left, "right_shift": Alu.arith_shift_right,
+    # (nl.right_shift is the Logical Shift Right; NKI has no arithmetic one: "Supported Math
+    # Operators for NKI ISA", Neuron 2.26 and NKI 0.6 alike)
+    "left_shift": Alu.logical_shift_left, "right_shift": Alu.logical_shift_right,
 }
 for _name, _op in _BINARY_ALU.items():
     globals()[_name] = _binary_fn(_name, _op)

@@ -1,6 +1,7 @@
 """The 2.2x dialect's bit-vector operators on full-range 32-bit integers: the Vector Engine
 treats integer tiles as bit patterns (NKI's "Supported Math Operators for NKI ISA"), so no bit is
-lost to an fp32 conversion; nl.invert is the Bitwise Not operator of nisa instructions."""
+lost to an fp32 conversion; nl.right_shift is the Logical Shift Right of that table (Neuron 2.26)
+and nl.invert its Bitwise Not, which nisa instructions take as an op."""
 
 import numpy as np
 import pytest
@@ -17,7 +18,7 @@ def bit_mix(a, b):
     x, y = nl.load(a), nl.load(b)
     nl.store(out[0], x & y)
     nl.store(out[1], nl.bitwise_xor(x, y))
-    nl.store(out[2], nl.right_shift(x, 7))  # arithmetic here: the dialect's np.right_shift
+    nl.store(out[2], nl.right_shift(x, 7))  # the logical shift: zeros come in at the top
     nl.store(out[3], nl.left_shift(x, 3))
     nl.store(out[4], nisa.tensor_scalar(x, np.bitwise_and, 0x7FFFFF01, op1=nl.invert, operand1=0))
     return out
@@ -29,5 +30,5 @@ def test_bitwise_ops_keep_every_bit_of_int32(executor, rng):
     b = rng.integers(-2**31, 2**31, (128, 48), dtype=np.int64).astype(np.int32)
     out = run_on(executor, bit_mix, a, b)
     bits = a.view(np.uint32)
-    np.testing.assert_array_equal(out, np.stack([a & b, a ^ b, a >> 7, (bits << 3).view(np.int32),
+    np.testing.assert_array_equal(out, np.stack([a & b, a ^ b, (bits >> 7).view(np.int32), (bits << 3).view(np.int32),
                                                  ~(a & 0x7FFFFF01)]))
