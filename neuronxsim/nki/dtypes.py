@@ -95,7 +95,10 @@ def promote(a: np.dtype, b: np.dtype) -> np.dtype:
 
     Equal types stay. Two floats give the wider one; two different 16-bit floats (bf16, fp16) or
     two different fp8 types give fp32 and bf16. An integer with a float gives the float, widened
-    to fp32 when the integer is at least as wide. Two integers promote as in NumPy.
+    to fp32 when the integer is at least as wide. Two integers promote as in NumPy, but where
+    that needs int64 (int32 with uint32) the result is fp32: "(np.int32, np.uint32) ->
+    np.float32 (new widened type is float32, since int64 isn't supported on the hardware)" (NKI
+    Type Promotion, Neuron 2.26).
     """
     if a is b or a == b:
         return a
@@ -112,4 +115,4 @@ def promote(a: np.dtype, b: np.dtype) -> np.dtype:
     if b == bool_:
         return a
     result = np.promote_types(a, b)
-    return result if result in _TO_BIR else int32
+    return result if result in _TO_BIR else float32

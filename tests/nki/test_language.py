@@ -81,6 +81,22 @@ def test_bf16_plus_fp16_promotes_to_fp32(rng):
 
 
 @nki.jit
+def int32_and_uint32(a, b):
+    s = nl.load(a) + nl.load(b)
+    assert s.dtype == nl.float32  # "(np.int32, np.uint32) -> np.float32" (NKI Type Promotion)
+    out = nl.ndarray(a.shape, dtype=s.dtype, buffer=nl.shared_hbm)
+    nl.store(out, s)
+    return out
+
+
+def test_int32_plus_uint32_promotes_to_fp32(rng):
+    a = rng.integers(-2**31, 2**31, (16, 16), dtype=np.int64).astype(np.int32)
+    b = rng.integers(2**31, 2**32, (16, 16), dtype=np.int64).astype(np.uint32)  # beyond int32
+    # (each operand and the sum rounded to fp32: within 1024 of the exact sum below 2^33)
+    close(run(int32_and_uint32, a, b), a.astype(np.float64) + b, atol=1024)
+
+
+@nki.jit
 def where_and_compare(a):
     out = nl.ndarray((2,) + a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
     x = nl.load(a)
