@@ -196,17 +196,23 @@ void Exec::scatterLane(const Operand& op, int64_t lane, const float* in) {
   }
 }
 
-void Exec::scatterIntLane(const Operand& op, int64_t lane, const int64_t* in) {
+// Stores the lane's elements one by one: store(dtype, p, in[e]) for element e.
+template <class T, class Store>
+void Exec::scatterEach(const Operand& op, int64_t lane, const T* in, Store store) {
   Memory& m = memory(op);
   RunCursor cur(op, lanePtr(op, lane));
   int64_t e = 0;
   while (!cur.done()) {
     const int64_t k = cur.remaining();
-    for (int64_t i = 0; i < k; ++i) storeInt64Element(op.dtype, cur.ptr() + i * cur.step(), in[e + i]);
+    for (int64_t i = 0; i < k; ++i) store(op.dtype, cur.ptr() + i * cur.step(), in[e + i]);
     markWritten(m, cur.ptr(), k, cur.step(), op.esize);
     e += k;
     cur.advance(k);
   }
+}
+
+void Exec::scatterIntLane(const Operand& op, int64_t lane, const int64_t* in) {
+  scatterEach(op, lane, in, storeInt64Element);
 }
 
 void Exec::gatherBitsLane(const Operand& op, int64_t lane, uint32_t* out) {
@@ -227,16 +233,7 @@ void Exec::gatherBitsLane(const Operand& op, int64_t lane, uint32_t* out) {
 }
 
 void Exec::scatterBitsLane(const Operand& op, int64_t lane, const uint32_t* in) {
-  Memory& m = memory(op);
-  RunCursor cur(op, lanePtr(op, lane));
-  int64_t e = 0;
-  while (!cur.done()) {
-    const int64_t k = cur.remaining();
-    for (int64_t i = 0; i < k; ++i) storeBitsElement(op.dtype, cur.ptr() + i * cur.step(), in[e + i]);
-    markWritten(m, cur.ptr(), k, cur.step(), op.esize);
-    e += k;
-    cur.advance(k);
-  }
+  scatterEach(op, lane, in, storeBitsElement);
 }
 
 uint32_t Exec::laneBits(const Operand& op, int64_t lane) {

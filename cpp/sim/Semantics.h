@@ -248,6 +248,8 @@ class Exec {
   std::vector<int64_t> ints_;
   std::vector<std::unique_ptr<Exec>> helpers_;  // the worker threads' Execs, for forLanes
 
+  template <class T, class Store>
+  void scatterEach(const Operand& op, int64_t lane, const T* in, Store store);
   using LaneBody = void (*)(void* body, Exec& on, int64_t l0, int64_t l1);
   void runLanes(int64_t lanes, const Operand& written, LaneBody fn, void* body);
   template <class F>
