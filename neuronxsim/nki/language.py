@@ -866,13 +866,45 @@ def _binary_fn(name: str, op):
     return fn
 
 
+def fmod_tiles(tr, x, y, dtype, mask, loc) -> Tensor:
+    """numpy.fmod, the remainder with the sign of the dividend ``x``, as ``sign(x) * mod(|x|,
+    |y|)``: no ALU op computes it (``mod`` takes the divisor's sign). ``x`` a tile, ``y`` a tile
+    or a number; ``dtype`` None keeps x's. (nl.fmod of both dialects.)"""
+    mag = _ins.tensor_scalar(tr, x, Alu.abs, 0.0, False, None, None, False, float32, loc, mask,
+                             what="fmod")
+    if isinstance(y, Tensor):
+        w = _ins.tensor_scalar(tr, y, Alu.abs, 0.0, False, None, None, False, float32, loc, mask,
+                               what="fmod")
+        m = _binary(mag, w, Alu.mod, float32, mask, loc, what="fmod")
+    else:
+        m = _ins.tensor_scalar(tr, mag, Alu.mod, builtins.abs(float(y)), False, None, None, False,
+                               float32, loc, mask, what="fmod")
+    s = _ins.activation(tr, Act.Sign, x, None, 1.0, float32, loc, mask, what="fmod")
+    return _ins.tensor_tensor(tr, m, s, Alu.mult, dtype or x.dtype, loc, mask, what="fmod")
+
+
+def fmod(x, y, dtype=None, mask=None) -> Tensor:
+    """Remainder of ``x / y`` with the sign of ``x`` (numpy.fmod, as NKI documents it)."""
+    loc = caller_location()
+    if not isinstance(x, Tensor):  # a number x, broadcast to y: sign(x) * mod(|y| reversed)
+        w = _ins.tensor_scalar(current(), _tile(y, loc, "fmod", "y"), Alu.abs, 0.0, False, None,
+                               None, False, float32, loc, mask, what="fmod")
+        return _ins.tensor_scalar(current(), w, Alu.mod, builtins.abs(float(x)), True, Alu.mult,
+                                  float(np.sign(x)), False, _opt_dtype(dtype, loc) or y.dtype, loc,
+                                  mask, what="fmod")
+    return fmod_tiles(current(), _tile(x, loc, "fmod", "x"), y, _opt_dtype(dtype, loc), mask, loc)
+
+
+fmod = _alu_marker(Alu.mod)(fmod)  # (as an instruction's op field, nl.fmod was taken as mod)
+
+
 _BOOL_RESULTS = frozenset(("equal", "not_equal", "greater", "greater_equal", "less", "less_equal",
                            "logical_and", "logical_or", "logical_xor"))
 
 
 _BINARY_ALU = {
     "add": Alu.add, "subtract": Alu.subtract, "multiply": Alu.mult, "divide": Alu.divide,
-    "power": Alu.pow, "maximum": Alu.max, "minimum": Alu.min, "mod": Alu.mod, "fmod": Alu.mod,
+    "power": Alu.pow, "maximum": Alu.max, "minimum": Alu.min, "mod": Alu.mod,
     "equal": Alu.is_equal, "not_equal": Alu.not_equal, "greater": Alu.is_gt,
     "greater_equal": Alu.is_ge, "less": Alu.is_lt, "less_equal": Alu.is_le,
     "logical_and": Alu.logical_and, "logical_or": Alu.logical_or, "logical_xor": Alu.logical_xor,

@@ -830,18 +830,8 @@ def fmod(x, y, dtype=None) -> NkiTensor:
     loc = caller_location()
     tr = current()
     v = _tile(x, loc, "nl.fmod: x")
-    mag = _ins.tensor_scalar(tr, v, Alu.abs, 0.0, False, None, None, False, float32, loc,
-                             what="fmod")
-    if isinstance(y, NkiTensor):
-        w = _ins.tensor_scalar(tr, _tile(y, loc, "nl.fmod: y"), Alu.abs, 0.0, False, None, None,
-                               False, float32, loc, what="fmod")
-        m = _nl22._binary(mag, w, Alu.mod, float32, None, loc, what="fmod")
-    else:
-        m = _ins.tensor_scalar(tr, mag, Alu.mod, builtins.abs(float(number(y, loc, "nl.fmod: y"))),
-                               False, None, None, False, float32, loc, what="fmod")
-    s = _ins.activation(tr, Act.Sign, v, None, 1.0, float32, loc, what="fmod")
-    return wrap(_ins.tensor_tensor(tr, m, s, Alu.mult, _opt_dtype(dtype, loc) or v.storage.dtype,
-                                   loc, what="fmod"))
+    w = _tile(y, loc, "nl.fmod: y") if isinstance(y, NkiTensor) else number(y, loc, "nl.fmod: y")
+    return wrap(_nl22.fmod_tiles(tr, v, w, _opt_dtype(dtype, loc), None, loc))
 
 
 @api

@@ -8,7 +8,7 @@ import pytest
 import neuronxsim.nki as nki
 import neuronxsim.nki.language as nl
 from neuronxsim import bir
-from nki_testing import close, run_on_reference as run
+from nki_testing import close, run_on, run_on_reference as run
 
 bf16 = ml_dtypes.bfloat16
 
@@ -79,21 +79,6 @@ def test_bf16_plus_fp16_promotes_to_fp32(rng):
     b = rng.random((16, 16)).astype(np.float16)
     close(run(promote, a, b), a.astype(np.float32) + b.astype(np.float32), atol=0, rtol=1e-7)
 
-
-@nki.jit
-def int32_and_uint32(a, b):
-    s = nl.load(a) + nl.load(b)
-    assert s.dtype == nl.float32  # "(np.int32, np.uint32) -> np.float32" (NKI Type Promotion)
-    out = nl.ndarray(a.shape, dtype=s.dtype, buffer=nl.shared_hbm)
-    nl.store(out, s)
-    return out
-
-
-def test_int32_plus_uint32_promotes_to_fp32(rng):
-    a = rng.integers(-2**31, 2**31, (16, 16), dtype=np.int64).astype(np.int32)
-    b = rng.integers(2**31, 2**32, (16, 16), dtype=np.int64).astype(np.uint32)  # beyond int32
-    # (each operand and the sum rounded to fp32: within 1024 of the exact sum below 2^33)
-    close(run(int32_and_uint32, a, b), a.astype(np.float64) + b, atol=1024)
 
 
 @nki.jit
@@ -381,3 +366,39 @@ def test_partitions_written_in_any_order_count_as_written(rng):
     close(run(halves_written_out_of_order, a), np.exp(a), atol=0, rtol=1e-6)
     act = [i for i in instructions(halves_written_out_of_order, a) if i.opcode_name == "Activation"]
     assert act[0].ins[0].partitions == 128
+
+
+@nki.jit
+def int32_and_uint32(a, b):
+    s = nl.load(a) + nl.load(b)
+    assert s.dtype == nl.float32  # "(np.int32, np.uint32) -> np.float32" (NKI Type Promotion)
+    out = nl.ndarray(a.shape, dtype=s.dtype, buffer=nl.shared_hbm)
+    nl.store(out, s)
+    return out
+
+
+def test_int32_plus_uint32_promotes_to_fp32(rng):
+    a = rng.integers(-2**31, 2**31, (16, 16), dtype=np.int64).astype(np.int32)
+    b = rng.integers(2**31, 2**32, (16, 16), dtype=np.int64).astype(np.uint32)  # beyond int32
+    # (each operand and the sum rounded to fp32: within 1024 of the exact sum below 2^33)
+    close(run(int32_and_uint32, a, b), a.astype(np.float64) + b, atol=1024)
+
+
+@nki.jit
+def fmods(a, b):
+    out = nl.ndarray((3,) + a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    x, y = nl.load(a), nl.load(b)
+    nl.store(out[0], nl.fmod(x, y))
+    nl.store(out[1], nl.fmod(x, -2.5))
+    nl.store(out[2], nl.fmod(7.0, y))
+    return out
+
+
+@pytest.mark.parametrize("executor", ["simulator", "reference"])
+def test_fmod_takes_the_dividends_sign(executor, rng):
+    """nl.fmod: "The remainder has the same sign as the dividend x" (numpy.fmod), unlike nl.mod."""
+    a = rng.uniform(-10, 10, (32, 48)).astype(np.float32)
+    b = (rng.uniform(0.5, 3, (32, 48)) * rng.choice([-1, 1], (32, 48))).astype(np.float32)
+    out = run_on(executor, fmods, a, b)
+    for got, want in zip(out, (np.fmod(a, b), np.fmod(a, np.float32(-2.5)), np.fmod(np.float32(7), b))):
+        close(got, want, atol=2e-6)
