@@ -866,7 +866,7 @@ def _binary_fn(name: str, op):
     return fn
 
 
-def fmod_tiles(tr, x, y, dtype, mask, loc) -> Tensor:
+def _fmod_tiles(tr, x, y, dtype, mask, loc) -> Tensor:
     """numpy.fmod, the remainder with the sign of the dividend ``x``, as ``sign(x) * mod(|x|,
     |y|)``: no ALU op computes it (``mod`` takes the divisor's sign). ``x`` a tile, ``y`` a tile
     or a number; ``dtype`` None keeps x's. (nl.fmod of both dialects.)"""
@@ -892,7 +892,7 @@ def fmod(x, y, dtype=None, mask=None) -> Tensor:
         return _ins.tensor_scalar(current(), w, Alu.mod, builtins.abs(float(x)), True, Alu.mult,
                                   float(np.sign(x)), False, _opt_dtype(dtype, loc) or y.dtype, loc,
                                   mask, what="fmod")
-    return fmod_tiles(current(), _tile(x, loc, "fmod", "x"), y, _opt_dtype(dtype, loc), mask, loc)
+    return _fmod_tiles(current(), _tile(x, loc, "fmod", "x"), y, _opt_dtype(dtype, loc), mask, loc)
 
 
 fmod = _alu_marker(Alu.mod)(fmod)  # (as an instruction's op field, nl.fmod was taken as mod)

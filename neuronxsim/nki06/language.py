@@ -831,7 +831,7 @@ def fmod(x, y, dtype=None) -> NkiTensor:
     tr = current()
     v = _tile(x, loc, "nl.fmod: x")
     w = _tile(y, loc, "nl.fmod: y") if isinstance(y, NkiTensor) else number(y, loc, "nl.fmod: y")
-    return wrap(_nl22.fmod_tiles(tr, v, w, _opt_dtype(dtype, loc), None, loc))
+    return wrap(_nl22._fmod_tiles(tr, v, w, _opt_dtype(dtype, loc), None, loc))
 
 
 @api

@@ -80,7 +80,6 @@ def test_bf16_plus_fp16_promotes_to_fp32(rng):
     close(run(promote, a, b), a.astype(np.float32) + b.astype(np.float32), atol=0, rtol=1e-7)
 
 
-
 @nki.jit
 def where_and_compare(a):
     out = nl.ndarray((2,) + a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
