@@ -67,8 +67,23 @@ void check(const InstActivation& I, Checker& c) {
   for (int k = 1; k < c.nIns; ++k) c.pointer(c.in(k), c.out(0).lanes, k == 1 && I.has_bias ? "bias" : "scale");
 }
 
+namespace {
+// Refuses reading an Activation accumulation register of out's partitions that no instruction
+// has set (the Vector Engine's registers are refused the same way: SemanticsReduce.cpp).
+void checkActAccumulatorsSet(Exec& x, const Operand& out) {
+  for (int64_t l = 0; l < out.lanes; ++l) {
+    const auto p = static_cast<size_t>(out.p0 + l);
+    if (!x.core.actAccumulatorSet[p])
+      x.fail("reads the Activation engine's accumulation register of partition " + std::to_string(p) +
+             ", which no instruction has set (accumulate command Zero or ZeroAccumulate sets it; NKI: reduce_cmd "
+             "reset or reset_reduce)");
+  }
+}
+}  // namespace
+
 void exec(const InstActivation& I, Exec& x) {
   const Operand& out = x.out(0);
+  if (I.acc == AccumCmd::Accumulate) checkActAccumulatorsSet(x, out);
   const Operand* bias = I.has_bias ? &x.in(1) : nullptr;
   const Operand* scaleOp = I.has_scale_tensor ? &x.in(1 + I.has_bias) : nullptr;
   const float scaleConst = static_cast<float>(I.scale), alpha = static_cast<float>(I.alpha);
@@ -99,12 +114,15 @@ void exec(const InstActivation& I, Exec& x) {
       }
     });
   });
+  if (I.acc != AccumCmd::Idle)
+    std::fill_n(x.core.actAccumulatorSet.begin() + out.p0, out.lanes, uint8_t{1});
 }
 
 void check(const InstReadActivationAccumulator&, Checker& c) { c.elems(c.out(0), 1, "accumulator copy"); }
 
 void exec(const InstReadActivationAccumulator&, Exec& x) {
   const Operand& out = x.out(0);
+  checkActAccumulatorsSet(x, out);
   for (int64_t l = 0; l < out.lanes; ++l) x.scatterLane(out, l, &x.core.actAccumulator[static_cast<size_t>(out.p0 + l)]);
 }
 

@@ -46,6 +46,7 @@ std::string Memory::describe(int64_t offset, int64_t n) const {
 CoreState::CoreState(int64_t partitions, int64_t sbufBpp, int64_t psumBpp)
     : psumGroup(partitions * psumPitch(psumBpp) / 4),
       actAccumulator(static_cast<size_t>(partitions), 0.0f),
+      actAccumulatorSet(static_cast<size_t>(partitions), 0),
       dveAccumulator(static_cast<size_t>(partitions), 0.0f),
       dveAccumulatorSet(static_cast<size_t>(partitions), 0),
       partitions_(partitions),
@@ -81,6 +82,7 @@ void CoreState::reset() {
   sbufWrittenTiles.clear();
   psumGroupTiles.clear();
   std::fill(actAccumulator.begin(), actAccumulator.end(), 0.0f);
+  std::fill(actAccumulatorSet.begin(), actAccumulatorSet.end(), 0);
   std::fill(dveAccumulatorSet.begin(), dveAccumulatorSet.end(), 0);
   resetRng();
 }

@@ -173,7 +173,11 @@ class CoreState {
   // read a cold bitmap line per partition. Forgotten whenever any mark is cleared (endGroups).
   TileSet<6> psumGroupTiles;
   WrittenTiles sbufWrittenTiles;  // matmul operand tiles already checked
-  std::vector<float> actAccumulator;  // one fp32 register per partition
+  // The Activation engine's accumulation registers (activation's reduce_cmd), one fp32 per
+  // partition, and whether an instruction has set each: reading an unset one is refused (what a
+  // register holds before its first reset is whatever ran before the kernel).
+  std::vector<float> actAccumulator;
+  std::vector<uint8_t> actAccumulatorSet;
   // The Vector Engine's accumulation registers (tensor_scalar_reduce / _cumulative), one fp32 per
   // partition, and whether an instruction has set each: reading an unset one is refused.
   std::vector<float> dveAccumulator;

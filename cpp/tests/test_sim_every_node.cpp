@@ -30,7 +30,8 @@ Kit everyNodeModule() {
   k.dma(t(a), Kit::full(x));
   k.add(InstructionType::TensorCopy, {t(a)}, {t(b)});
   k.add(InstructionType::Memset, {}, {t(c)});
-  k.add(InstructionType::Activation, {t(a)}, {t(c)});
+  // (sets the accumulation registers the read below reads: reading unset ones is refused)
+  k.add<InstActivation>(InstructionType::Activation, {t(a)}, {t(c)})->acc = AccumCmd::ZeroAccumulate;
   k.add(InstructionType::ReadActivationAccumulator, {}, {t(s, 1)});
   k.add(InstructionType::Reciprocal, {t(a)}, {t(c)});
   k.add(InstructionType::TensorScalar, {t(a)}, {t(c)});

@@ -82,7 +82,9 @@ class Machine:
         self.locations = dict(locations)
         self.dram: dict[str, np.ndarray] = {}
         self.on_chip: dict[str, np.ndarray] = {}
+        # The Activation engine's accumulation registers, and which ones an instruction has set
         self.activation_accumulators = np.zeros(NUM_PARTITIONS, dtype=np.float32)
+        self.activation_accumulators_set = np.zeros(NUM_PARTITIONS, dtype=bool)
         # The Vector Engine's accumulation registers, and which ones an instruction has set
         self.vector_accumulators = np.zeros(NUM_PARTITIONS, dtype=np.float32)
         self.vector_accumulators_set = np.zeros(NUM_PARTITIONS, dtype=bool)

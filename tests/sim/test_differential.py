@@ -588,6 +588,7 @@ class ProgramGenerator:
         self.accumulators = Bounds.exact(np.zeros(128), np.zeros(128))
         self.vector_registers = Bounds.exact(np.zeros(128), np.zeros(128))  # DVE accumulation registers
         self.vector_registers_set = np.zeros(128, bool)
+        self.activation_registers_set = np.zeros(128, bool)  # (reading an unset one is refused)
         self.offsets: Optional[tuple[Tensor, list[int]]] = None  # dynamic-copy offsets and their values
         self.opcodes: set[str] = set()
         self.cases: set[str] = set()
@@ -1504,9 +1505,10 @@ class ProgramGenerator:
         alpha = float(self.choice([0.0, 0.01, 0.2, -0.5, 1.5]))
         y = self.activation_bounds(func, model, arg, alpha)
         out, result = self.out_for(lanes, src.elems, y, dtypes=FP32_CLASS if self.chance(0.6) else None)
-        acc = self.choice([AccumCmd.Idle] * 4 + [AccumCmd.Zero, AccumCmd.Accumulate, AccumCmd.ZeroAccumulate] * 2)
-        acc_op = AluOp.add if self.arch == "trn1" else self.choice(FOLD_OPS)
         registers = np.arange(lanes) + out.first_partition
+        accumulate = [AccumCmd.Accumulate] if self.activation_registers_set[registers].all() else []
+        acc = self.choice([AccumCmd.Idle] * 4 + ([AccumCmd.Zero, AccumCmd.ZeroAccumulate] + accumulate) * 2)
+        acc_op = AluOp.add if self.arch == "trn1" else self.choice(FOLD_OPS)
         if acc in (AccumCmd.Accumulate, AccumCmd.ZeroAccumulate):
             folded = fold_bounds(acc_op, y)
             if acc == AccumCmd.Accumulate:
@@ -1520,6 +1522,7 @@ class ProgramGenerator:
         if acc != AccumCmd.Idle:
             for f in dataclasses.fields(Bounds):
                 getattr(self.accumulators, f.name)[registers] = getattr(new_registers, f.name)
+            self.activation_registers_set[registers] = True
 
     @staticmethod
     def activation_bounds(func: ActivationFunc, model: ActivationModel, arg: Bounds, alpha: float) -> Bounds:
@@ -1540,6 +1543,8 @@ class ProgramGenerator:
         lanes = self.pick_lanes(128)
         probe = self.require(self.view_out(lanes, 1), "output")
         registers = np.arange(lanes) + probe.first_partition
+        if not self.activation_registers_set[registers].all():
+            raise Retry("an accumulation register no instruction has set")
         v = self.accumulators.map(lambda a: a[registers][:, None])
         if v.tainted().any() and not probe.tensor.is_float:
             raise Retry("integer output")

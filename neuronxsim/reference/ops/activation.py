@@ -21,6 +21,8 @@ def activation(step: Step) -> None:
     if command in ("AddAccumulate", "LoadAccumulate"):
         raise Refusal(f"accumulator command {command} is refused")
     out = step.outs[0]
+    if command == "Accumulate":
+        _check_set(step)
     lanes, per_lane = out.shape
     x = step.ins[0].read(lanes, per_lane)
     pointers = iter(step.ins[1:])  # [bias?, scale?] in that order
@@ -37,11 +39,23 @@ def activation(step: Step) -> None:
         acc[registers] = fold(inst.acc_op, y)
     elif command == "Accumulate":
         acc[registers] = apply(inst.acc_op, acc[registers], fold(inst.acc_op, y))
+    if command != "Idle":
+        step.machine.activation_accumulators_set[registers] = True
+
+
+def _check_set(step: Step) -> None:
+    """Refuses reading a register of the output's partitions that no instruction has set."""
+    registers = step.outs[0].absolute_partitions()
+    unset = ~step.machine.activation_accumulators_set[registers]
+    if unset.any():
+        raise Refusal(f"reads the activation accumulation register of partition "
+                      f"{int(registers[np.argmax(unset)])}, which no instruction has set")
 
 
 def read_activation_accumulator(step: Step) -> None:
     out = step.outs[0]
     out.expect(per_lane=1)
+    _check_set(step)
     out.write(step.machine.activation_accumulators[out.absolute_partitions()][:, None])
 
 
