@@ -189,9 +189,11 @@ CONNECT_TIMEOUT = 10.0
 
 
 def make_executor(jobs: Optional[int] = None, scheduler: Optional[str] = None,
-                  connect_timeout: float = CONNECT_TIMEOUT, mode: str = "timing"):
-    """A LocalPool of ``jobs`` processes (default: the CPU count) for a sweep in ``mode``, or a
-    DaskPool on ``scheduler`` ("local": a LocalCluster of ``jobs`` workers)."""
+                  connect_timeout: float = CONNECT_TIMEOUT, mode: str = "timing",
+                  configurations: Optional[int] = None):
+    """A LocalPool of ``jobs`` processes (default: the CPU count; no more than the
+    ``configurations`` to run) for a sweep in ``mode``, or a DaskPool on ``scheduler`` ("local":
+    a LocalCluster of ``jobs`` workers)."""
     from neuronxsim.sweep.executors import DaskPool, LocalPool
 
     n = jobs if jobs is not None else (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
@@ -204,6 +206,8 @@ def make_executor(jobs: Optional[int] = None, scheduler: Optional[str] = None,
         if not connect_timeout > 0:
             raise SweepError(f"--connect-timeout {connect_timeout}: a positive number of seconds")
         return DaskPool(scheduler, n, connect_timeout)
+    if configurations is not None:
+        n = min(n, max(1, configurations))
     return LocalPool(n, fork_here=mode == "timing")
 
 
@@ -220,7 +224,7 @@ def run_sweep(p: Plan, jobs: Optional[int] = None, scheduler: Optional[str] = No
               connect_timeout: float = CONNECT_TIMEOUT) -> tuple:
     """(rows, seconds, executor description): the plan run on a new executor; ``on_start``
     is called with the executor before the first configuration is sent."""
-    executor = make_executor(jobs, scheduler, connect_timeout, p.mode)
+    executor = make_executor(jobs, scheduler, connect_timeout, p.mode, len(p.todo))
     try:
         workers = executor.worker_count()
         description = executor.describe()

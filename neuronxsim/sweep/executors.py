@@ -252,7 +252,8 @@ class LocalPool:
         """Yields (job, result) for every job of every batch."""
         pending = collections.deque((b, 1) for b in batches if b)
         try:
-            while pending and len(self._pool) < self.workers:
+            # (no more workers than batches: --jobs is a ceiling, not a number of processes to fork)
+            while len(self._pool) < min(self.workers, len(pending)):
                 self._pool.append(self._new_worker())
             for w in self._pool:
                 self._feed(w, pending)

@@ -60,14 +60,24 @@ def run(job: dict) -> dict:
                 t0 = time.perf_counter()
                 result.update(_check(job, arrays, outputs, traced))
                 seconds["check"] = time.perf_counter() - t0
-    except (KeyboardInterrupt, SystemExit):
-        raise
+    except (KeyboardInterrupt, SystemExit) as e:
+        if not _raised_by_user_code(e, job):
+            raise  # the worker is being stopped
+        result["status"] = "failed"  # the kernel's own sys.exit(): its row, not the worker's end
+        result["error"] = describe_failure(e, path)
     except BaseException as e:  # a configuration's failure is its row, never the sweep's
         result["status"] = "failed"
         result["error"] = describe_failure(e, path)
     seconds["total"] = time.perf_counter() - start
     result["host_seconds"] = seconds
     return result
+
+
+def _raised_by_user_code(e: BaseException, job: dict) -> bool:
+    """Whether ``e`` passed through the kernel file or the reference file (a worker ignores
+    SIGINT, so there it comes from the user's code, not from a Ctrl-C)."""
+    paths = [job["kernel"]["path"]] + ([job["reference"]["path"]] if job.get("reference") else [])
+    return any(kernel_file.innermost_line(e, p) is not None for p in paths)
 
 
 def run_many(jobs: list) -> list:
@@ -159,7 +169,7 @@ def _check(job: dict, arrays: list, outputs: dict, traced) -> dict:
     expected = _expected(job, arrays)
     names = [s.name for s in traced.outputs]
     if len(expected) != len(names):
-        raise ValueError(f"the reference {ref_file.name} returns {len(expected)} array(s); the "
+        raise ValueError(f"the reference {job['reference']['name']} returns {len(expected)} array(s); the "
                          f"kernel returns {len(names)} ({', '.join(names)})")
     worst, failures = 0.0, []
     for name, want in zip(names, expected):

@@ -28,9 +28,9 @@ def read_rows(path: str) -> tuple[list[dict], int]:
             break
         try:
             row = json.loads(line)
-            if not isinstance(row, dict) or "key" not in row or "status" not in row:
+            if not isinstance(row, dict) or not isinstance(row.get("key"), str) or "status" not in row:
                 raise ValueError("not a sweep row")
-        except ValueError:
+        except (ValueError, RecursionError):  # (RecursionError: nested too deeply to be a row)
             if last:  # no newline after it: a write cut short
                 break
             raise SweepError(f"{path}:{i + 1}: not a sweep result line (results.jsonl holds one "

@@ -21,6 +21,7 @@ import hashlib
 import io
 import json
 import os
+import stat
 
 import numpy as np
 
@@ -102,12 +103,16 @@ class TraceCache:
     def get(self, key: str):
         """The TracedKernel of ``key``, or None."""
         try:
-            with open(self.path(key), "rb") as f:
+            # (not blocking: a named pipe in an entry's place would wait for a writer forever)
+            fd = os.open(self.path(key), os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+            with os.fdopen(fd, "rb") as f:
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    return None  # not an entry: traced again, and the entry renamed over it
                 desc = json.loads(f.readline())
                 return _traced(desc, f.read())
         except FileNotFoundError:
             return None
-        except (OSError, ValueError, KeyError, TypeError):  # (BIRError is a ValueError)
+        except (OSError, ValueError, KeyError, TypeError, RecursionError):  # (BIRError is a ValueError)
             return None  # unreadable: traced again and written over
 
     def put(self, key: str, traced) -> None:

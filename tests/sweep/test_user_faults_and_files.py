@@ -1,0 +1,92 @@
+"""What a user's kernel, reference or files can do to a sweep: each is a row or one refusal that
+says what and where, never a dead worker, a wrong message, a hang or a fork of one process per
+--jobs."""
+
+import os
+import textwrap
+import threading
+
+import pytest
+
+from neuronxsim.sweep import sweep
+from neuronxsim.sweep.driver import make_executor, plan
+from neuronxsim.sweep.executors import LocalPool
+from neuronxsim.sweep.results import read_rows
+from neuronxsim.sweep.space import SweepError
+from neuronxsim.sweep.trace_cache import TraceCache
+
+from sweep_testing import FAULTS
+
+EXITS = '''
+import sys
+
+from neuronxcc import nki
+import neuronxcc.nki.language as nl
+
+
+@nki.jit
+def copy(a, quit=False):
+    if quit:
+        sys.exit(3)
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    nl.store(out, value=nl.load(a))
+    return out
+'''
+
+
+def test_a_reference_returning_more_arrays_than_the_kernel_is_said_so(tmp_path):
+    ref = tmp_path / "ref.py"
+    ref.write_text("def twice(a, factor=2.0):\n    return a, a\n")
+    rows = sweep(f"{FAULTS}:scale", {"factor": [2.0]}, [["128x64"]], mode="full",
+                 reference=f"{ref}:twice", output=str(tmp_path / "out"), jobs=1)
+    assert rows[0]["status"] == "failed"
+    assert "the reference twice returns 2 array(s); the kernel returns 1" in rows[0]["error"], rows[0]
+
+
+def test_a_kernel_calling_sys_exit_fails_its_row_and_keeps_its_worker(tmp_path):
+    kernel = tmp_path / "exits.py"
+    kernel.write_text(EXITS)
+    rows = sweep(f"{kernel}:copy", {"quit": [False, True]}, [["128x64"]],
+                 output=str(tmp_path / "out"), jobs=1)
+    assert [r["status"] for r in rows] == ["ok", "failed"]
+    assert rows[1]["error"] == "SystemExit: exits.py:11: 3", rows[1]  # not "the worker process died"
+    assert rows[0]["worker"] == rows[1]["worker"]
+
+
+@pytest.mark.parametrize("line", ['{"key": ["a"], "status": "ok"}', '{"key": {"a": 1}, "status": "ok"}',
+                                  '{"key": "k", "status": "ok", "x": ' + "[" * 100000 + "]" * 100000 + "}"],
+                         ids=["key-a-list", "key-an-object", "nested-too-deeply"])
+def test_resume_refuses_a_row_that_is_not_a_sweep_row_naming_its_line(tmp_path, line):
+    path = tmp_path / "results.jsonl"
+    path.write_text(line + "\n")
+    with pytest.raises(SweepError, match=f"{path}:1: not a sweep result line"):
+        read_rows(str(path))
+
+
+def test_a_named_pipe_in_place_of_a_trace_cache_entry_is_a_miss_not_a_wait(tmp_path):
+    cache = TraceCache(str(tmp_path))
+    key = "ab" + "0" * 62
+    os.makedirs(os.path.dirname(cache.path(key)))
+    os.mkfifo(cache.path(key))
+    got = []
+    reader = threading.Thread(target=lambda: got.append(cache.get(key)), daemon=True)
+    reader.start()
+    reader.join(timeout=30)
+    assert not reader.is_alive(), "TraceCache.get waited on a named pipe"
+    assert got == [None]
+
+
+def test_more_jobs_than_configurations_start_one_worker_per_configuration(tmp_path):
+    pool = make_executor(jobs=64, configurations=2)
+    try:
+        assert pool.worker_count() == 2
+    finally:
+        pool.close()
+    # the pool itself forks no more workers than it has batches, whatever its size
+    kernel = tmp_path / "exits.py"
+    kernel.write_text(EXITS)
+    p = plan(f"{kernel}:copy", grid={"quit": [False]}, shapes=[["128x64"], ["128x32"]],
+             output=str(tmp_path / "out"))
+    pool = LocalPool(64)
+    started = [len(pool.pids()) for _job, _result in pool.run([[job] for job in p.jobs])]
+    assert started == [2, 2]
