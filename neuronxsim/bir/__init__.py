@@ -132,20 +132,27 @@ def atomic_write_text(path: Union[str, os.PathLike], text: str) -> None:
 
 
 def atomic_write_bytes(path: Union[str, os.PathLike], data: bytes) -> None:
-    """Writes ``data`` to a temporary file beside ``path`` and renames it into place."""
+    """Writes ``data`` to a temporary file beside ``path`` and renames it into place. An
+    ``OSError`` names ``path`` (not the temporary file, nor nothing: a full disk's ENOSPC has no
+    file name of its own)."""
     path = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=directory)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=directory)
+    except OSError as e:
+        raise OSError(e.errno, e.strerror, path) from None
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp's 0600 is for the temporary only
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as e:
         try:
             os.unlink(tmp)
         except FileNotFoundError:
             pass
+        if isinstance(e, OSError) and e.strerror:
+            raise OSError(e.errno, e.strerror, path) from e
         raise
 
 

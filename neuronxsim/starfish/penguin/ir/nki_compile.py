@@ -27,6 +27,7 @@ from typing import Tuple
 
 import numpy as np
 
+from neuronxsim import bir
 from neuronxsim.bir import target
 from neuronxsim.errors import CodegenError, NeuronxsimError
 
@@ -61,15 +62,7 @@ class CompiledNkiKernel:
         if os.path.isfile(path):
             return path
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = f"{path}.tmp-{os.getpid()}"
-        try:
-            with open(tmp, "wb") as f:
-                f.write(self.data)
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+        bir.atomic_write_bytes(path, self.data)
         return path
 
 
