@@ -62,8 +62,11 @@ void verifyAllocations(const Function& f, size_t fi) {
   for (size_t ai = 0; ai < f.allocations().size(); ++ai) {
     const auto& set = *f.allocations()[ai];
     auto apath = [&] { return fpath() + ".allocations[" + std::to_string(ai) + "]"; };
-    for (int64_t d : set.tensor_shape)
+    int64_t bytes = dtypeSize(set.dtype);  // numElements() and the byte size must not overflow
+    for (int64_t d : set.tensor_shape) {
       if (d < 0) fail(apath() + ".tensor_shape", "negative dimension " + std::to_string(d));
+      if (!mulOk(bytes, d, &bytes)) fail(apath() + ".tensor_shape", "the tensor's size overflows");
+    }
     for (size_t li = 0; li < set.locations.size(); ++li)
       verifyLocation(*set.locations[li], [&] {
         return apath() + ".memorylocations[" + std::to_string(li) + "] '" + set.locations[li]->name + "'";

@@ -15,6 +15,7 @@ import sys
 import time
 
 import neuronxsim
+from neuronxsim.cli import arguments
 from neuronxsim.cli.inputs import check_file
 from neuronxsim.errors import NeuronxsimError
 
@@ -29,7 +30,7 @@ def add_parser(sub) -> None:
     p.add_argument("--allow-shadowing", action="store_true",
                    help="run even when a real nki/neuronxcc package is importable (it is hidden "
                         "while the script runs)")
-    p.add_argument("--max-instructions", type=int, default=None, metavar="N",
+    p.add_argument("--max-instructions", type=arguments.size, default=None, metavar="N",
                    help="refuse a kernel's trace past N instructions (default: "
                         "$NEURONXSIM_MAX_INSTRUCTIONS or one million); sets that variable for "
                         "the script")

@@ -17,6 +17,7 @@ import traceback
 from typing import Optional
 
 import neuronxsim
+from neuronxsim.cli.signals import Terminated
 from neuronxsim.errors import NeuronxsimError
 
 #: The longest error line printed; a longer message is cut, saying how much was left out.
@@ -84,7 +85,9 @@ def user_code(what: str):
         raise UserCodeError(f"{where}: {e}") from e
     except (MemoryError, RecursionError):
         raise
-    except Exception as e:
+    except (KeyboardInterrupt, GeneratorExit, Terminated):
+        raise  # the process is being stopped
+    except BaseException as e:  # (not only Exception: a BaseException of the user's own, pytest.skip's)
         where = user_location(e.__traceback__)
         if where is None:  # raised by neuronxsim's code, not the user's: not theirs to fix
             raise

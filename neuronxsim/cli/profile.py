@@ -49,7 +49,7 @@ def add_parser(sub) -> None:
     p.add_argument("--mode", choices=("full", "timing"), default="full",
                    help="full (numerics and time, the default) or timing (time only: no values "
                         "are made or computed, for large sizes)")
-    p.add_argument("--max-instructions", type=arguments.count, default=None, metavar="N",
+    p.add_argument("--max-instructions", type=arguments.size, default=None, metavar="N",
                    help="refuse a trace past N instructions (default: $NEURONXSIM_MAX_INSTRUCTIONS "
                         "or one million)")
     p.add_argument("--seed", type=arguments.seed, default=0)

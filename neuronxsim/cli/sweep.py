@@ -58,7 +58,7 @@ def add_parser(sub) -> None:
     p.add_argument("--top", type=int, default=10, help="configurations in the table (default 10)")
     p.add_argument("--allow-shadowing", action="store_true",
                    help="run even when a real nki/neuronxcc package is importable")
-    p.add_argument("--max-instructions", type=int, default=None, metavar="N",
+    p.add_argument("--max-instructions", type=arguments.size, default=None, metavar="N",
                    help="refuse a trace past N instructions (default: $NEURONXSIM_MAX_INSTRUCTIONS "
                         "or one million)")
     printing.add_options(p)

@@ -64,6 +64,8 @@ CASES = [
     (["simulate", c("module_bad_blocks.json")], "module_bad_blocks.json: functions[0].blocks: expected an array"),
     (["simulate", c("module_not_utf8.json")], "module_not_utf8.json: the module is not UTF-8 text (byte 27"),
     (["simulate", c("module_huge_int.json")], "module_huge_int.json: invalid JSON"),
+    (["simulate", c("module_shape_overflow.json"), "--mode", "timing"],
+     "module_shape_overflow.json: functions[0].allocations[0].tensor_shape: the tensor's size overflows"),
     (["resolve", c("module_bad_blocks.json"), "-o", "r.json"], "functions[0].blocks: expected an array"),
     (["resolve", CORPUS, "-o", "r.json"], "corpus: is a directory; the module must be a regular file"),
     (["info", CORPUS], "corpus: is a directory; the file to summarise must be a regular file"),
@@ -101,6 +103,8 @@ CASES = [
      "kernel_nki_error.py:8: nl.load: the source's first dimension (256) becomes the tile's partition dimension"),
     (["profile", c("kernel_raises.py") + ":divides", "--shapes", "4x4", "4x4"], "kernel_raises.py:5: kernel 'divides' takes 1 positional argument(s) (a); --shapes gives 2 arrays"),
     (["profile", c("kernel_raises.py") + ":missing", "--shapes", "4x4"], "kernel_raises.py defines no 'missing'"),
+    (["profile", c("kernel_base_exception.py") + ":skips", "--shapes", "4x4"],
+     "kernel_base_exception.py:11: Skipped: not on this host"),
     (["profile", c("kernel_raises.py") + ":divides", "--shapes", "128x512:sbuf"], "unknown dtype 'sbuf'; expected one of float32"),
     (["profile", c("kernel_raises.py") + ":divides", "--shapes", "-1x512"], "--shapes '-1x512': every dim must be a positive integer"),
     (["profile", c("kernel_raises.py") + ":divides", "--shapes", "128by512"], "expected dims joined by 'x'"),
@@ -118,6 +122,11 @@ ARGUMENT_CASES = [
     (["simulate", c("module_add.json"), "--seed", "1e3"], "simulate: argument --seed: '1e3' is not a seed"),
     (["profile", "k.py:k", "--shapes", "4x4", "--top", "x" * 100], "profile: argument --top: 'xxxxxxxxxxxxxxxxxxxxxxxx...' is not"),
     (["nonsense"], "argument command: invalid choice: 'nonsense'"),
+    (["profile", "k.py:k", "--shapes", "4x4", "--max-instructions", "0"],
+     "profile: argument --max-instructions: 0 is not a positive integer"),
+    (["exec", "--max-instructions", "0", "script.py"], "exec: argument --max-instructions: 0 is not a positive integer"),
+    (["sweep", "k.py:k", "--grid", "A=1", "--shapes", "4x4", "--max-instructions", "-1"],
+     "sweep: argument --max-instructions: -1 is not a positive integer"),
 ]
 
 

@@ -148,8 +148,8 @@ def test_exec_sets_the_cap_for_the_script(tmp_path, capsys, monkeypatch):
     assert "cap 250" in out and "max_instructions=250 instructions" in out
     import os
     assert MAX_INSTRUCTIONS_ENV not in os.environ  # restored after the script
-    assert main(["exec", "--max-instructions", "0", str(script)]) == 1
-    assert "max_instructions must be a positive integer" in capsys.readouterr().err
+    assert main(["exec", "--max-instructions", "0", str(script)]) == 2  # a bad argument
+    assert "argument --max-instructions: 0 is not a positive integer" in capsys.readouterr().err
 
 
 def test_sweep_rows_fail_past_the_cap(tmp_path, capsys):
@@ -162,5 +162,5 @@ def test_sweep_rows_fail_past_the_cap(tmp_path, capsys):
     assert row["status"] == "failed"
     assert "max_instructions=300 instructions" in row["error"]
     assert main(["sweep", f"{path}:runaway", "--grid", "k=1", "--shapes", "128x64",
-                 "--max-instructions", "0", "--output", str(tmp_path / "o2")]) == 1
-    assert "--max-instructions 0: a positive number of instructions" in capsys.readouterr().err
+                 "--max-instructions", "0", "--output", str(tmp_path / "o2")]) == 2  # a bad argument
+    assert "argument --max-instructions: 0 is not a positive integer" in capsys.readouterr().err
