@@ -57,6 +57,8 @@ def plan(kernel: str, *, grid: dict, shapes: list, arch: Optional[list] = None,
         raise SweepError(f"mode {mode!r}: expected 'timing' or 'full'")
     if max_instructions is not None and (type(max_instructions) is not int or max_instructions < 1):
         raise SweepError(f"--max-instructions {max_instructions!r}: a positive number of instructions")
+    if trace_cache is not None:
+        _check_trace_cache(trace_cache)
     args = dict(args or {})
     space.check_grid(grid)
     if not shapes or any(not s for s in shapes):
@@ -127,6 +129,24 @@ def plan(kernel: str, *, grid: dict, shapes: list, arch: Optional[list] = None,
                                  "text changed): choose another --output to sweep this one")
             p.done.setdefault(row["key"], row)
     return p
+
+
+def _check_trace_cache(folder: str) -> None:
+    """Refuses a --trace-cache that cannot be a folder, or is one this process cannot write:
+    otherwise every configuration would fail as its entry is written, after its tracing and
+    simulation ran. (A folder that does not exist yet is left to the workers, which may be
+    other hosts, to create.)"""
+    if not str(folder).strip():
+        raise SweepError("--trace-cache: an empty name; name a folder")
+    path = os.path.abspath(folder)
+    if os.path.isdir(path):
+        if not os.access(path, os.W_OK | os.X_OK):
+            raise SweepError(f"--trace-cache {folder}: the folder cannot be written")
+        return
+    while not os.path.lexists(path):
+        path = os.path.dirname(path)
+    if not os.path.isdir(path):
+        raise SweepError(f"--trace-cache {folder}: {path} is not a folder")
 
 
 def _finite(value):

@@ -90,3 +90,12 @@ def test_more_jobs_than_configurations_start_one_worker_per_configuration(tmp_pa
     pool = LocalPool(64)
     started = [len(pool.pids()) for _job, _result in pool.run([[job] for job in p.jobs])]
     assert started == [2, 2]
+
+
+@pytest.mark.parametrize("where", ["file", "file/cache"])
+def test_a_trace_cache_that_cannot_be_a_folder_is_refused_before_any_configuration(tmp_path, where):
+    (tmp_path / "file").write_text("not a folder")
+    with pytest.raises(SweepError, match="--trace-cache .*not a folder"):
+        plan(f"{FAULTS}:scale", grid={"factor": [1.0]}, shapes=[["128x64"]], output=str(tmp_path / "out"),
+             trace_cache=str(tmp_path / where))
+    assert not (tmp_path / "out").exists()
