@@ -140,38 +140,6 @@ def test_vector_accumulation_registers_across_instructions(rng):
         run(unset, a[:, :8])
 
 
-@pytest.mark.parametrize("command", ["idle", "reduce"])
-def test_activation_registers_no_instruction_set_are_refused(rng, command):
-    """nisa.activation with reduce_res reads the Scalar Engine's registers: with reduce_cmd idle or
-    reduce and no instruction having reset them, what they hold is whatever ran before the kernel,
-    so the read is refused (it gave 0); after a reset_reduce, reduce continues them."""
-    a = grid(rng, (128, 64))
-
-    def make(first):
-        @nki.jit
-        def kernel(x):
-            t = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
-            nisa.dma_copy(dst=t, src=x)
-            y = nl.ndarray(x.shape, dtype=nl.float32, buffer=nl.sbuf)
-            r = nl.ndarray((x.shape[0], 1), dtype=nl.float32, buffer=nl.sbuf)
-            if first:
-                nisa.activation(dst=y, op=nl.copy, data=t, reduce_op=nl.add,
-                                reduce_cmd=nisa.reduce_cmd.reset_reduce)
-            nisa.activation(dst=y, op=nl.copy, data=t, reduce_op=nl.add, reduce_res=r,
-                            reduce_cmd=getattr(nisa.reduce_cmd, command))
-            out = nl.ndarray(r.shape, dtype=nl.float32, buffer=nl.shared_hbm)
-            nisa.dma_copy(dst=out, src=r)
-            return out
-        return kernel
-
-    from neuronxsim import SimulationError
-    with pytest.raises(SimulationError, match="accumulation register of partition 0, which no "
-                                              "instruction has set"):
-        run(make(False), a)
-    times = 2 if command == "reduce" else 1
-    np.testing.assert_allclose(run(make(True), a), times * a.sum(1, keepdims=True), rtol=1e-6)
-
-
 @pytest.mark.parametrize("shape", SHAPES)
 def test_tensor_scalar_cumulative(shape, rng):
     a = grid(rng, shape, scale=4)
@@ -370,3 +338,35 @@ def test_topk_is_refused_saying_what_is_unknown(rng):
         nisa.topk(val_dst=d, idx_dst=d, src=x, n=16)
     with pytest.raises(NKIError, match="which partitions of val_dst"):
         run(tile_kernel(topk), rng.standard_normal((16, 16)).astype(np.float32))
+
+
+@pytest.mark.parametrize("command", ["idle", "reduce"])
+def test_activation_registers_no_instruction_set_are_refused(rng, command):
+    """nisa.activation with reduce_res reads the Scalar Engine's registers: with reduce_cmd idle or
+    reduce and no instruction having reset them, what they hold is whatever ran before the kernel,
+    so the read is refused (it gave 0); after a reset_reduce, reduce continues them."""
+    a = grid(rng, (128, 64))
+
+    def make(first):
+        @nki.jit
+        def kernel(x):
+            t = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
+            nisa.dma_copy(dst=t, src=x)
+            y = nl.ndarray(x.shape, dtype=nl.float32, buffer=nl.sbuf)
+            r = nl.ndarray((x.shape[0], 1), dtype=nl.float32, buffer=nl.sbuf)
+            if first:
+                nisa.activation(dst=y, op=nl.copy, data=t, reduce_op=nl.add,
+                                reduce_cmd=nisa.reduce_cmd.reset_reduce)
+            nisa.activation(dst=y, op=nl.copy, data=t, reduce_op=nl.add, reduce_res=r,
+                            reduce_cmd=getattr(nisa.reduce_cmd, command))
+            out = nl.ndarray(r.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+            nisa.dma_copy(dst=out, src=r)
+            return out
+        return kernel
+
+    from neuronxsim import SimulationError
+    with pytest.raises(SimulationError, match="accumulation register of partition 0, which no "
+                                              "instruction has set"):
+        run(make(False), a)
+    times = 2 if command == "reduce" else 1
+    np.testing.assert_allclose(run(make(True), a), times * a.sum(1, keepdims=True), rtol=1e-6)
