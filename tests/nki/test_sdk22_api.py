@@ -428,6 +428,22 @@ def test_tensor_copy_predicated_and_stream_shuffle(executor, rng):
     close(sh, a[rows], atol=0)
 
 
+def test_stream_shuffle_broadcasts_one_partition_to_a_quadrant(executor, rng):
+    # The ISA page's example 2: src and dst may have different partition counts (its
+    # num_active_partitions is the larger); a mask of zeros copies src's only partition to all 32.
+    @nki.jit
+    def kernel(a):
+        out = nl.ndarray((32, a.shape[1]), dtype=a.dtype, buffer=nl.shared_hbm)
+        src = nl.load(a)
+        dst = nl.ndarray((32, a.shape[1]), dtype=a.dtype)
+        nisa.nc_stream_shuffle(src=src[0:1, :], dst=dst[0:32, :], shuffle_mask=[0] * 32)
+        nl.store(out, dst)
+        return out
+
+    a = rng.standard_normal((1, 40)).astype(np.float32)
+    close(run_on(executor, kernel, a), np.broadcast_to(a, (32, 40)), atol=0)
+
+
 def test_dma_transpose_and_indirect_loads(executor, rng):
     @nki.jit
     def kernel(data, idx):

@@ -56,6 +56,17 @@ def test_stream_shuffle_moves_lanes_within_quadrants(run_op):
             np.testing.assert_array_equal(got[lane], x[32 * (lane // 32) + mask[lane % 32]])
 
 
+def test_stream_shuffle_takes_fewer_input_lanes_than_it_writes(run_op):
+    # One input lane broadcast to a quadrant (NKI's nc_stream_shuffle example 2); a lane the
+    # input does not have is refused by its own count, not the output's.
+    x = np.arange(5, dtype=np.float32).reshape(1, 5)
+    got = run_op("StreamShuffle", [x], [((32, 5), "float32")], shuffle_mask=[0] * 32)[0]
+    np.testing.assert_array_equal(got, np.broadcast_to(x, (32, 5)))
+    with pytest.raises(SimulationError, match="output lane 0 takes input lane 3 of 2"):
+        run_op("StreamShuffle", [np.zeros((2, 5), np.float32)], [((32, 5), "float32")],
+               shuffle_mask=[3] * 32)
+
+
 @pytest.mark.parametrize("mask, message", [
     ([0] * 31, "shuffle_mask has 31 entries, expected 32"),
     ([40] + [0] * 31, "shuffle_mask entry 40 is neither"),

@@ -12,9 +12,11 @@ LEAVE_UNWRITTEN = 255
 
 
 def stream_shuffle(step: Step) -> None:
-    out = step.outs[0]
+    out, src = step.outs[0], step.ins[0]
     lanes, per_lane = out.shape
-    data = step.ins[0].read(lanes, per_lane)
+    if src.shape[1] != per_lane:
+        raise Refusal(f"ins[0] has {src.shape[1]} elements per partition, outs[0] {per_lane}")
+    data = src.read()  # (its own partitions: one may be broadcast to a quadrant)
     mask = np.asarray(step.inst.shuffle_mask, dtype=np.int64)
     if mask.shape != (QUADRANT,):
         raise Refusal(f"shuffle_mask has {mask.size} entries, expected {QUADRANT}")
@@ -26,10 +28,10 @@ def stream_shuffle(step: Step) -> None:
     entry = mask[lane % QUADRANT]
     written = entry != LEAVE_UNWRITTEN
     source = QUADRANT * (lane // QUADRANT) + np.where(written, entry, 0)
-    beyond = written & (source >= lanes)
+    beyond = written & (source >= data.shape[0])
     if beyond.any():
         i = int(np.argmax(beyond))
-        raise Refusal(f"output lane {i} takes input lane {int(source[i])} of {lanes}")
+        raise Refusal(f"output lane {i} takes input lane {int(source[i])} of {data.shape[0]}")
     out.write(data[source], where=np.broadcast_to(written[:, None], out.shape))
 
 
