@@ -398,6 +398,17 @@ class IndirectView:
         return f"<rows of {self.rows.storage.describe()} picked by {self.index.storage.describe()}>"
 
 
+def _on_one_row(k, rows: int):
+    """A free index of ``t[idx, k]`` that spans the index tile's rows on its first grid axis
+    without depending on them (``nl.mgrid[0:P, 0:F]``'s second component, a dense grid) is the
+    same index on every row: the view of every row takes it on a grid of one row, as it takes
+    ``nl.arange(F)[None, :]``."""
+    if (k.__class__ is IndexExpr and len(k.shape) >= 2 and k.shape[0] == rows
+            and k.coefs[0] == 0):
+        return IndexExpr((1,) + k.shape[1:], k.const, k.coefs)
+    return k
+
+
 def _indirect(t: "Tensor", key) -> IndirectView:
     """``t[i, ..., idx, ...]``: integers, then a tile of row numbers, then static subscripts
     (see IndirectView)."""
@@ -423,6 +434,7 @@ def _indirect(t: "Tensor", key) -> IndirectView:
         if k.__class__ is Tensor:
             raise NKIError("only one dimension of t[..., idx, ...] can be picked at run time",
                            loc)
+    rest = tuple(_on_one_row(k, ishape[0]) for k in rest)
     base = t[key[:at]] if at else t
     if len(rest) + 1 > len(base.shape):
         raise NKIError(f"{len(key)} indices for a tensor of {len(t.shape)} dimension(s)", loc)

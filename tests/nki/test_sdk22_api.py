@@ -444,6 +444,29 @@ def test_stream_shuffle_broadcasts_one_partition_to_a_quadrant(executor, rng):
     close(run_on(executor, kernel, a), np.broadcast_to(a, (32, 40)), atol=0)
 
 
+def test_indirect_load_with_a_dense_grid_free_index(executor, rng):
+    # t[idx_tile, iy] with iy from nl.mgrid[0:P, 0:F] (a dense [P, F] grid that does not depend
+    # on the row): the same gather as with nl.arange(F)[None, :] (the nisa.dma_copy API page's
+    # indirect-load example), not a grid that fails to broadcast with the tensor's rows.
+    @nki.jit
+    def kernel(data, idx):
+        ix, iy = nl.mgrid[0:48, 0:data.shape[1]]
+        rows = nl.load(idx)
+        g = nl.ndarray((48, data.shape[1]), dtype=data.dtype)
+        nisa.dma_copy(src=data[rows, iy], dst=g[ix, iy])
+        out = nl.ndarray((48, data.shape[1]), dtype=data.dtype, buffer=nl.shared_hbm)
+        nl.store(out, nl.load(data[rows, iy]))
+        out2 = nl.ndarray((48, data.shape[1]), dtype=data.dtype, buffer=nl.shared_hbm)
+        nl.store(out2, g)
+        return out, out2
+
+    data = rng.standard_normal((100, 24)).astype(np.float32)
+    idx = rng.integers(0, 100, (48, 1)).astype(np.int32)
+    out, out2 = run_on(executor, kernel, data, idx)
+    close(out, data[idx[:, 0]], atol=0)
+    close(out2, data[idx[:, 0]], atol=0)
+
+
 def test_dma_transpose_and_indirect_loads(executor, rng):
     @nki.jit
     def kernel(data, idx):
