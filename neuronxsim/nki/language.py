@@ -563,8 +563,19 @@ def load_transpose2d(src, *, mask=None, dtype=None) -> Tensor:
     return tile
 
 
+def _filled_like(dst: Tensor, value, loc) -> Tensor:
+    """An SBUF tile of ``dst``'s shape and dtype filled with the number ``value``."""
+    if not dst.shape or dst.shape[0] > _ins.NUM_PARTITIONS:
+        raise NKIError(f"nl.store of a number fills a tile of dst's shape {list(dst.shape)}, "
+                       f"whose first dimension must be at most {_ins.NUM_PARTITIONS} partitions",
+                       loc)
+    t, _ = _filled(dst.shape, dst.dtype, None, "", loc, "store")
+    _ins.memset(current(), t, value, loc)
+    return t
+
+
 def store(dst, value, *, mask=None):
-    """Copies the tile ``value`` into ``dst`` (HBM)."""
+    """Copies the tile ``value`` into ``dst`` (HBM); a number fills ``dst`` with it."""
     loc = caller_location()
     tr = current()
     if dst.__class__ is IndirectView:
@@ -572,6 +583,8 @@ def store(dst, value, *, mask=None):
                        "not modelled by the simulator", loc)
     if dst.__class__ is not Tensor or dst.storage.on_chip:
         _hbm(dst, loc, "nl.store: dst")  # (raises)
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        value = _filled_like(dst, value, loc)  # (the API page's example: "effectively a memset")
     if value.__class__ is not Tensor or not value.storage.on_chip:
         _tile(value, loc, "nl.store: value")  # (raises)
     if value.storage.kind == PSUM:

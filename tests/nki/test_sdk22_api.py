@@ -467,6 +467,30 @@ def test_indirect_load_with_a_dense_grid_free_index(executor, rng):
     close(out2, data[idx[:, 0]], atol=0)
 
 
+def test_store_of_a_number_fills_the_destination(executor):
+    # nl.store(dst, 100): the nl.store API page's example ("effectively a memset").
+    @nki.jit
+    def kernel(a):
+        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        nl.store(out, 100)
+        half = nl.ndarray(a.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+        nl.store(half, np.float32(0.5))
+        return out, half
+
+    out, half = run_on(executor, kernel, np.zeros((64, 24), np.int32))
+    np.testing.assert_array_equal(out, np.full((64, 24), 100, np.int32))
+    np.testing.assert_array_equal(half, np.full((64, 24), 0.5, np.float32))
+
+    @nki.jit
+    def tall(a):
+        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        nl.store(out, 1)
+        return out
+
+    with pytest.raises(nki.NKIError, match="at most 128 partitions"):
+        run_on(executor, tall, np.zeros((256, 8), np.float32))
+
+
 def test_dma_transpose_and_indirect_loads(executor, rng):
     @nki.jit
     def kernel(data, idx):
