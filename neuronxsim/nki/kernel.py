@@ -151,6 +151,13 @@ class GridKernel:
             raise NKIError("launching a grid inside a kernel is not supported")
         return self.kernel.launch(self, args, kwargs)
 
+    @property
+    def benchmark_result(self):
+        """An ``nki.benchmark`` kernel's result of its last call, read from the kernel launched
+        on a grid as from the kernel itself (``bench[b](...)``, then ``bench[b].benchmark_result``
+        or the launched object's)."""
+        return self.kernel.benchmark_result
+
     def __repr__(self):
         return f"<nki kernel {self.kernel.func.__qualname__}{list(self.grid)}>"
 

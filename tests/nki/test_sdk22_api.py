@@ -53,6 +53,18 @@ def test_benchmark_reports_the_simulated_latency_and_takes_tensor_types(rng):
         nki.benchmark(iters=0)
 
 
+def test_benchmark_result_of_a_kernel_launched_on_a_grid(rng):
+    # bench[b](...) then bench[b].benchmark_result: what the nki-samples unit tests read.
+    bench = nki.benchmark(warmup=1, iters=2)(add_kernel)
+    launched = bench[1]
+    a, b = (rng.standard_normal((64, 32)).astype(np.float32) for _ in range(2))
+    close(launched(a, b), a + b, atol=0)
+    latency = launched.benchmark_result.nc_latency.get_latency_percentile(50)
+    assert latency > 0 and latency == bench.benchmark_result.nc_latency.get_latency_percentile(99)
+    with pytest.raises(AttributeError):
+        nki.jit(add_kernel)[1].benchmark_result  # (a plain kernel has none)
+
+
 def test_profile_writes_into_its_working_directory_and_returns_none(tmp_path, rng):
     kernel = nki.profile(working_directory=str(tmp_path), save_trace_name="t.ntff",
                          profile_nth=2, num_execs=3)(add_kernel)
