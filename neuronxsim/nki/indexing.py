@@ -408,6 +408,22 @@ _core.nki.configure_mask_box(IndexPredicate, Mask, _FULL_BOXES, _PREDICATE_BOXES
 mask_box = _core.nki.FastCall(mask_box, _core.nki.mask_box_fast())
 
 
+def _keeps_all_or_none(pred) -> bool | None:
+    """Whether ``pred`` (an expression of several grid dimensions compared with 0) holds on
+    every point of its grid (True), on none (False), or on some (None). A bound check over a
+    flattened offset (``mask=(j * 1024 + 512 * i_p + i_f < n)``) holds everywhere for whole
+    tiles: its box is then the whole space, or none of it."""
+    expr = pred.expr
+    lo = hi = expr.const
+    for c, n in zip(expr.coefs, expr.shape):
+        span = c * (n - 1)
+        lo, hi = lo + min(0, span), hi + max(0, span)
+    always, never = {"<": (hi < 0, lo >= 0), "<=": (hi <= 0, lo > 0), ">": (lo > 0, hi <= 0),
+                     ">=": (lo >= 0, hi < 0), "==": (lo == hi == 0, hi < 0 or lo > 0)
+                     }.get(pred.op, (False, False))
+    return True if always else False if never else None
+
+
 def _predicates_box(predicates: tuple, shape: tuple) -> tuple:
     """:func:`mask_box` of a conjunction, computed."""
     full = full_box(shape)
@@ -426,11 +442,19 @@ def _predicates_box(predicates: tuple, shape: tuple) -> tuple:
         for d in range(len(eshape)):
             if coefs[d] and eshape[d] != 1:
                 if dim >= 0:
-                    dims = [pad + d for d in range(len(eshape)) if coefs[d] and eshape[d] != 1]
-                    raise NKIError(f"mask {pred!r} relates index dimensions {dims}: a mask must "
-                                   "limit each dimension to a range (use nisa.affine_select for "
-                                   "triangular masks)", caller_location())
+                    dim = -2  # (several dimensions)
+                    break
                 dim, a = pad + d, coefs[d]
+        if dim == -2:
+            keeps = _keeps_all_or_none(pred)
+            if keeps is None:
+                dims = [pad + d for d in range(len(eshape)) if coefs[d] and eshape[d] != 1]
+                raise NKIError(f"mask {pred!r} relates index dimensions {dims}: a mask must "
+                               "limit each dimension to a range (use nisa.affine_select for "
+                               "triangular masks)", caller_location())
+            if not keeps:
+                box = [(lo, lo) for lo, _ in (box or full)]
+            continue
         if dim < 0:
             a = 0
         # Every comparison becomes one or two conditions "a*i + b < 0" on integers.
