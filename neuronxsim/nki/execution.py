@@ -250,6 +250,9 @@ class DeviceKernel(Kernel):
 
     def _save(self, prof: Profile):
         folder = self.directory or "."
+        if self.save_neff_name is not None or self.save_trace_name is not None:
+            # (made at each call, as NKI's: the folder may have been removed since decoration)
+            os.makedirs(folder, exist_ok=True)
         if self.save_neff_name is not None:
             path = os.path.join(folder, os.path.splitext(self.save_neff_name)[0] + ".bir.json")
             with open(path, "w") as f:
@@ -346,7 +349,6 @@ def profile(func=None, *, working_directory=None, save_neff_name=None, save_trac
         if not overwrite and any(os.path.exists(t) for t in targets):
             raise NKIError(f"nki.profile: {next(t for t in targets if os.path.exists(t))} "
                            "exists (pass overwrite=True to replace it)")
-        os.makedirs(directory, exist_ok=True)
         profiled = _TimingKernel(kernel, "profile", neff_name, trace_name, directory,
                                  returns_outputs=False)
         profiled.timing_only = mode == "timing"

@@ -65,6 +65,17 @@ def test_benchmark_result_of_a_kernel_launched_on_a_grid(rng):
         nki.jit(add_kernel)[1].benchmark_result  # (a plain kernel has none)
 
 
+def test_profile_makes_its_working_directory_when_called(tmp_path, rng):
+    # nki-samples' test_neuron_profile removes the folder between decorating and calling.
+    folder = tmp_path / "profiles"
+    kernel = nki.profile(working_directory=str(folder), save_neff_name="k.neff")(add_kernel)
+    folder.mkdir(exist_ok=True)
+    folder.rmdir()
+    a = rng.random((32, 32), np.float32)
+    assert kernel(a, a) is None
+    assert (folder / "profile.json").exists() and (folder / "k.bir.json").exists()
+
+
 def test_profile_writes_into_its_working_directory_and_returns_none(tmp_path, rng):
     kernel = nki.profile(working_directory=str(tmp_path), save_trace_name="t.ntff",
                          profile_nth=2, num_execs=3)(add_kernel)
