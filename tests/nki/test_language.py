@@ -207,31 +207,6 @@ def test_instructions_after_a_masked_load_skip_the_unwritten_partitions():
     assert [i.ins[0].partitions for i in act] == [128, 72]
 
 
-@nki.jit
-def flat_offset_mask(a, b, n):
-    # The nki-samples tutorial add kernel's bound check: one offset over both dimensions of
-    # whole tiles, which holds on the whole grid (or on none of it).
-    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
-    ix = nl.arange(32)[:, None]
-    iy = nl.arange(16)[None, :]
-    for i in nl.affine_range(a.shape[0]):
-        offset = i * 32 * 16 + 16 * ix + iy
-        x = nl.load(a[i, ix, iy], mask=offset < n)
-        y = nl.load(b[i, ix, iy], mask=offset < n)
-        nl.store(out[i, ix, iy], value=nl.add(x, y, mask=offset < n), mask=offset < n)
-    return out
-
-
-def test_a_mask_of_several_dimensions_that_keeps_whole_tiles(rng):
-    a, b = (rng.random((3, 32, 16)).astype(np.float32) for _ in range(2))
-    close(run(flat_offset_mask, a, b, a.size), a + b, atol=0)
-    out = run(flat_offset_mask, a, b, 2 * 32 * 16)  # the last tile kept by none of the grid
-    close(out[:2], a[:2] + b[:2], atol=0)
-    assert np.isnan(out[2]).all()  # never written: the reference executor's fill
-    with pytest.raises(nki.NKIError, match=r"relates index dimensions \[0, 1\]"):
-        run(flat_offset_mask, a, b, a.size - 5)  # a part of a tile: not a box
-
-
 # ---- tiles: creation, copies, assignment ----
 
 @nki.jit
@@ -426,3 +401,28 @@ def test_fmod_takes_the_dividends_sign(executor, rng):
     out = run_on(executor, fmods, a, b)
     for got, want in zip(out, (np.fmod(a, b), np.fmod(a, np.float32(-2.5)), np.fmod(np.float32(7), b))):
         close(got, want, atol=2e-6)
+
+
+@nki.jit
+def flat_offset_mask(a, b, n):
+    # The nki-samples tutorial add kernel's bound check: one offset over both dimensions of
+    # whole tiles, which holds on the whole grid (or on none of it).
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    ix = nl.arange(32)[:, None]
+    iy = nl.arange(16)[None, :]
+    for i in nl.affine_range(a.shape[0]):
+        offset = i * 32 * 16 + 16 * ix + iy
+        x = nl.load(a[i, ix, iy], mask=offset < n)
+        y = nl.load(b[i, ix, iy], mask=offset < n)
+        nl.store(out[i, ix, iy], value=nl.add(x, y, mask=offset < n), mask=offset < n)
+    return out
+
+
+def test_a_mask_of_several_dimensions_that_keeps_whole_tiles(rng):
+    a, b = (rng.random((3, 32, 16)).astype(np.float32) for _ in range(2))
+    close(run(flat_offset_mask, a, b, a.size), a + b, atol=0)
+    out = run(flat_offset_mask, a, b, 2 * 32 * 16)  # the last tile kept by none of the grid
+    close(out[:2], a[:2] + b[:2], atol=0)
+    assert np.isnan(out[2]).all()  # never written: the reference executor's fill
+    with pytest.raises(nki.NKIError, match=r"relates index dimensions \[0, 1\]"):
+        run(flat_offset_mask, a, b, a.size - 5)  # a part of a tile: not a box

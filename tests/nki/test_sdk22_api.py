@@ -53,29 +53,6 @@ def test_benchmark_reports_the_simulated_latency_and_takes_tensor_types(rng):
         nki.benchmark(iters=0)
 
 
-def test_benchmark_result_of_a_kernel_launched_on_a_grid(rng):
-    # bench[b](...) then bench[b].benchmark_result: what the nki-samples unit tests read.
-    bench = nki.benchmark(warmup=1, iters=2)(add_kernel)
-    launched = bench[1]
-    a, b = (rng.standard_normal((64, 32)).astype(np.float32) for _ in range(2))
-    close(launched(a, b), a + b, atol=0)
-    latency = launched.benchmark_result.nc_latency.get_latency_percentile(50)
-    assert latency > 0 and latency == bench.benchmark_result.nc_latency.get_latency_percentile(99)
-    with pytest.raises(AttributeError):
-        nki.jit(add_kernel)[1].benchmark_result  # (a plain kernel has none)
-
-
-def test_profile_makes_its_working_directory_when_called(tmp_path, rng):
-    # nki-samples' test_neuron_profile removes the folder between decorating and calling.
-    folder = tmp_path / "profiles"
-    kernel = nki.profile(working_directory=str(folder), save_neff_name="k.neff")(add_kernel)
-    folder.mkdir(exist_ok=True)
-    folder.rmdir()
-    a = rng.random((32, 32), np.float32)
-    assert kernel(a, a) is None
-    assert (folder / "profile.json").exists() and (folder / "k.bir.json").exists()
-
-
 def test_profile_writes_into_its_working_directory_and_returns_none(tmp_path, rng):
     kernel = nki.profile(working_directory=str(tmp_path), save_trace_name="t.ntff",
                          profile_nth=2, num_execs=3)(add_kernel)
@@ -451,69 +428,6 @@ def test_tensor_copy_predicated_and_stream_shuffle(executor, rng):
     close(sh, a[rows], atol=0)
 
 
-def test_stream_shuffle_broadcasts_one_partition_to_a_quadrant(executor, rng):
-    # The ISA page's example 2: src and dst may have different partition counts (its
-    # num_active_partitions is the larger); a mask of zeros copies src's only partition to all 32.
-    @nki.jit
-    def kernel(a):
-        out = nl.ndarray((32, a.shape[1]), dtype=a.dtype, buffer=nl.shared_hbm)
-        src = nl.load(a)
-        dst = nl.ndarray((32, a.shape[1]), dtype=a.dtype)
-        nisa.nc_stream_shuffle(src=src[0:1, :], dst=dst[0:32, :], shuffle_mask=[0] * 32)
-        nl.store(out, dst)
-        return out
-
-    a = rng.standard_normal((1, 40)).astype(np.float32)
-    close(run_on(executor, kernel, a), np.broadcast_to(a, (32, 40)), atol=0)
-
-
-def test_indirect_load_with_a_dense_grid_free_index(executor, rng):
-    # t[idx_tile, iy] with iy from nl.mgrid[0:P, 0:F] (a dense [P, F] grid that does not depend
-    # on the row): the same gather as with nl.arange(F)[None, :] (the nisa.dma_copy API page's
-    # indirect-load example), not a grid that fails to broadcast with the tensor's rows.
-    @nki.jit
-    def kernel(data, idx):
-        ix, iy = nl.mgrid[0:48, 0:data.shape[1]]
-        rows = nl.load(idx)
-        g = nl.ndarray((48, data.shape[1]), dtype=data.dtype)
-        nisa.dma_copy(src=data[rows, iy], dst=g[ix, iy])
-        out = nl.ndarray((48, data.shape[1]), dtype=data.dtype, buffer=nl.shared_hbm)
-        nl.store(out, nl.load(data[rows, iy]))
-        out2 = nl.ndarray((48, data.shape[1]), dtype=data.dtype, buffer=nl.shared_hbm)
-        nl.store(out2, g)
-        return out, out2
-
-    data = rng.standard_normal((100, 24)).astype(np.float32)
-    idx = rng.integers(0, 100, (48, 1)).astype(np.int32)
-    out, out2 = run_on(executor, kernel, data, idx)
-    close(out, data[idx[:, 0]], atol=0)
-    close(out2, data[idx[:, 0]], atol=0)
-
-
-def test_store_of_a_number_fills_the_destination(executor):
-    # nl.store(dst, 100): the nl.store API page's example ("effectively a memset").
-    @nki.jit
-    def kernel(a):
-        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
-        nl.store(out, 100)
-        half = nl.ndarray(a.shape, dtype=nl.float32, buffer=nl.shared_hbm)
-        nl.store(half, np.float32(0.5))
-        return out, half
-
-    out, half = run_on(executor, kernel, np.zeros((64, 24), np.int32))
-    np.testing.assert_array_equal(out, np.full((64, 24), 100, np.int32))
-    np.testing.assert_array_equal(half, np.full((64, 24), 0.5, np.float32))
-
-    @nki.jit
-    def tall(a):
-        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
-        nl.store(out, 1)
-        return out
-
-    with pytest.raises(nki.NKIError, match="at most 128 partitions"):
-        run_on(executor, tall, np.zeros((256, 8), np.float32))
-
-
 def test_dma_transpose_and_indirect_loads(executor, rng):
     @nki.jit
     def kernel(data, idx):
@@ -673,3 +587,89 @@ def test_a_matmul_operand_in_psum_is_copied_to_sbuf_first(executor, rng):
     ops = [i.opcode_name for i in nki.trace(kernel, a, b).functions[0].blocks[0].instructions]
     last = len(ops) - 1 - ops[::-1].index("Matmult")
     assert ops[last - 1] == "TensorCopy"
+
+
+def test_benchmark_result_of_a_kernel_launched_on_a_grid(rng):
+    # bench[b](...) then bench[b].benchmark_result: what the nki-samples unit tests read.
+    bench = nki.benchmark(warmup=1, iters=2)(add_kernel)
+    launched = bench[1]
+    a, b = (rng.standard_normal((64, 32)).astype(np.float32) for _ in range(2))
+    close(launched(a, b), a + b, atol=0)
+    latency = launched.benchmark_result.nc_latency.get_latency_percentile(50)
+    assert latency > 0 and latency == bench.benchmark_result.nc_latency.get_latency_percentile(99)
+    with pytest.raises(AttributeError):
+        nki.jit(add_kernel)[1].benchmark_result  # (a plain kernel has none)
+
+
+def test_profile_makes_its_working_directory_when_called(tmp_path, rng):
+    # nki-samples' test_neuron_profile removes the folder between decorating and calling.
+    folder = tmp_path / "profiles"
+    kernel = nki.profile(working_directory=str(folder), save_neff_name="k.neff")(add_kernel)
+    folder.mkdir(exist_ok=True)
+    folder.rmdir()
+    a = rng.random((32, 32), np.float32)
+    assert kernel(a, a) is None
+    assert (folder / "profile.json").exists() and (folder / "k.bir.json").exists()
+
+
+def test_stream_shuffle_broadcasts_one_partition_to_a_quadrant(executor, rng):
+    # The ISA page's example 2: src and dst may have different partition counts (its
+    # num_active_partitions is the larger); a mask of zeros copies src's only partition to all 32.
+    @nki.jit
+    def kernel(a):
+        out = nl.ndarray((32, a.shape[1]), dtype=a.dtype, buffer=nl.shared_hbm)
+        src = nl.load(a)
+        dst = nl.ndarray((32, a.shape[1]), dtype=a.dtype)
+        nisa.nc_stream_shuffle(src=src[0:1, :], dst=dst[0:32, :], shuffle_mask=[0] * 32)
+        nl.store(out, dst)
+        return out
+
+    a = rng.standard_normal((1, 40)).astype(np.float32)
+    close(run_on(executor, kernel, a), np.broadcast_to(a, (32, 40)), atol=0)
+
+
+def test_indirect_load_with_a_dense_grid_free_index(executor, rng):
+    # t[idx_tile, iy] with iy from nl.mgrid[0:P, 0:F] (a dense [P, F] grid that does not depend
+    # on the row): the same gather as with nl.arange(F)[None, :] (the nisa.dma_copy API page's
+    # indirect-load example), not a grid that fails to broadcast with the tensor's rows.
+    @nki.jit
+    def kernel(data, idx):
+        ix, iy = nl.mgrid[0:48, 0:data.shape[1]]
+        rows = nl.load(idx)
+        g = nl.ndarray((48, data.shape[1]), dtype=data.dtype)
+        nisa.dma_copy(src=data[rows, iy], dst=g[ix, iy])
+        out = nl.ndarray((48, data.shape[1]), dtype=data.dtype, buffer=nl.shared_hbm)
+        nl.store(out, nl.load(data[rows, iy]))
+        out2 = nl.ndarray((48, data.shape[1]), dtype=data.dtype, buffer=nl.shared_hbm)
+        nl.store(out2, g)
+        return out, out2
+
+    data = rng.standard_normal((100, 24)).astype(np.float32)
+    idx = rng.integers(0, 100, (48, 1)).astype(np.int32)
+    out, out2 = run_on(executor, kernel, data, idx)
+    close(out, data[idx[:, 0]], atol=0)
+    close(out2, data[idx[:, 0]], atol=0)
+
+
+def test_store_of_a_number_fills_the_destination(executor):
+    # nl.store(dst, 100): the nl.store API page's example ("effectively a memset").
+    @nki.jit
+    def kernel(a):
+        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        nl.store(out, 100)
+        half = nl.ndarray(a.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+        nl.store(half, np.float32(0.5))
+        return out, half
+
+    out, half = run_on(executor, kernel, np.zeros((64, 24), np.int32))
+    np.testing.assert_array_equal(out, np.full((64, 24), 100, np.int32))
+    np.testing.assert_array_equal(half, np.full((64, 24), 0.5, np.float32))
+
+    @nki.jit
+    def tall(a):
+        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        nl.store(out, 1)
+        return out
+
+    with pytest.raises(nki.NKIError, match="at most 128 partitions"):
+        run_on(executor, tall, np.zeros((256, 8), np.float32))

@@ -471,23 +471,6 @@ def test_nc_stream_shuffle(rng):
     np.testing.assert_array_equal(run(k, x), q)
 
 
-def test_nc_stream_shuffle_broadcasts_one_partition(rng):
-    # Fewer src partitions than dst's (the API page's rule: num_active_partitions is the larger).
-    x = rng.standard_normal((1, 8)).astype(np.float32)
-
-    @nki.jit
-    def k(a):
-        t = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.sbuf)
-        nisa.dma_copy(dst=t, src=a)
-        d = nl.ndarray((32, 8), dtype=a.dtype, buffer=nl.sbuf)
-        nisa.nc_stream_shuffle(dst=d, src=t, shuffle_mask=[0] * 32)
-        o = nl.ndarray((32, 8), dtype=a.dtype, buffer=nl.shared_hbm)
-        nisa.dma_copy(dst=o, src=d)
-        return o
-
-    np.testing.assert_array_equal(k(x), np.broadcast_to(x, (32, 8)))
-
-
 @pytest.mark.parametrize("prob", [0.0, 1.0])
 def test_dropout_extremes(prob, rng):
     x = rng.standard_normal((8, 16)).astype(np.float32)
@@ -616,3 +599,20 @@ def test_instructions_return_their_nki_instruction(rng):
     run(tile_kernel(body), rng.standard_normal((4, 4)).astype(np.float32))
     assert isinstance(seen[0], nisa.NkiInstruction) and len(seen[0].handle) == 1
     assert seen[0].handle[0].opcode == bir.InstructionType.TensorCopy
+
+
+def test_nc_stream_shuffle_broadcasts_one_partition(rng):
+    # Fewer src partitions than dst's (the API page's rule: num_active_partitions is the larger).
+    x = rng.standard_normal((1, 8)).astype(np.float32)
+
+    @nki.jit
+    def k(a):
+        t = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=a)
+        d = nl.ndarray((32, 8), dtype=a.dtype, buffer=nl.sbuf)
+        nisa.nc_stream_shuffle(dst=d, src=t, shuffle_mask=[0] * 32)
+        o = nl.ndarray((32, 8), dtype=a.dtype, buffer=nl.shared_hbm)
+        nisa.dma_copy(dst=o, src=d)
+        return o
+
+    np.testing.assert_array_equal(k(x), np.broadcast_to(x, (32, 8)))
