@@ -12,7 +12,7 @@ from typing import Callable, Optional
 
 import neuronxsim
 from neuronxsim.sweep import kernel_file, space
-from neuronxsim.sweep.results import ResultsFile, read_rows
+from neuronxsim.sweep.results import ResultsFile, read_rows_sized
 from neuronxsim.sweep.space import SweepError
 
 MODES = ("timing", "full")
@@ -37,6 +37,7 @@ class Plan:
     output: str                      # the folder
     done: dict = field(default_factory=dict)  # key -> row already in results.jsonl (resume)
     keep_bytes: int = 0              # bytes of results.jsonl that hold whole rows
+    seen_bytes: int = 0              # its size when they were read (0: there was none)
 
     @property
     def results_path(self) -> str:
@@ -121,7 +122,7 @@ def plan(kernel: str, *, grid: dict, shapes: list, arch: Optional[list] = None,
         if not resume:
             raise SweepError(f"{path} exists: --resume continues that sweep (skipping the "
                              "configurations it has), or choose another --output")
-        rows, p.keep_bytes = read_rows(path)
+        rows, p.keep_bytes, p.seen_bytes = read_rows_sized(path)
         keys = {j["key"] for j in jobs}
         for row in rows:
             if row.get("source_sha256") not in (None, kf.sha256) and row["key"] in keys:
@@ -188,7 +189,7 @@ def execute(p: Plan, executor, on_row: Optional[Callable] = None, batch: int = 1
     rows = dict(p.done)
     total, done = len(p.jobs), len(p.jobs) - len(todo)
     batches = [todo[i:i + batch] for i in range(0, len(todo), batch)]
-    with ResultsFile(p.results_path, keep=p.keep_bytes) as out:
+    with ResultsFile(p.results_path, keep=p.keep_bytes, seen=p.seen_bytes) as out:
         for job, result in executor.run(batches):
             row = row_of(job, result, p.kernel)
             out.append(row)

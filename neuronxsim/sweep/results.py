@@ -6,10 +6,15 @@ an interrupted sweep (Ctrl-C, a killed process) leaves whole lines, except that 
 middle of a write can leave a last line without its newline. Reading for ``--resume`` drops such
 a torn last line (its configuration runs again) and cuts it from the file before appending; a
 malformed line anywhere else means the file is not a sweep's results and is refused.
+
+One sweep writes a results file at a time: :class:`ResultsFile` holds an exclusive lock on it
+while it is open, and refuses a file that another sweep holds, or that changed after the rows
+to resume were read (a sweep that ended in between), since cutting it back would lose rows.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 
@@ -18,6 +23,13 @@ from neuronxsim.sweep.space import SweepError
 
 def read_rows(path: str) -> tuple[list[dict], int]:
     """(the rows of the whole lines, the byte length they take); a torn last line is left out."""
+    rows, good, _ = read_rows_sized(path)
+    return rows, good
+
+
+def read_rows_sized(path: str) -> tuple[list[dict], int, int]:
+    """:func:`read_rows` and the size of the file as read (for :class:`ResultsFile`'s check that
+    nothing wrote it since)."""
     with open(path, "rb") as f:
         data = f.read()
     rows, good = [], 0
@@ -39,19 +51,35 @@ def read_rows(path: str) -> tuple[list[dict], int]:
             break
         rows.append(row)
         good += len(line) + 1
-    return rows, good
+    return rows, good, len(data)
 
 
 class ResultsFile:
     """Appends rows to ``path`` (see the module docstring). ``keep`` bytes of an existing file
-    are kept (what :func:`read_rows` found whole); the rest is cut off."""
+    are kept (what :func:`read_rows` found whole); the rest is cut off. ``seen``: the file's size
+    when its rows were read (0: it did not exist); a file of another size is refused, as is one
+    another sweep has open."""
 
-    def __init__(self, path: str, keep: int = 0):
+    def __init__(self, path: str, keep: int = 0, seen: int | None = None):
         self.path = path
         flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
         self._fd = os.open(path, flags, 0o666)
-        if keep or os.fstat(self._fd).st_size:
-            os.ftruncate(self._fd, keep)
+        try:
+            try:
+                fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise SweepError(f"{path}: another sweep is writing it; wait for it to end or "
+                                 "choose another --output") from None
+            size = os.fstat(self._fd).st_size
+            if seen is not None and size != seen:
+                raise SweepError(f"{path} changed after its rows were read (another sweep wrote "
+                                 "it): run the command again") from None
+            if keep or size:
+                os.ftruncate(self._fd, keep)
+        except BaseException:
+            os.close(self._fd)
+            self._fd = -1
+            raise
 
     def append(self, row: dict) -> None:
         data = (json.dumps(row, separators=(",", ":"), allow_nan=False) + "\n").encode()
@@ -75,4 +103,4 @@ class ResultsFile:
         return False
 
 
-__all__ = ["read_rows", "ResultsFile"]
+__all__ = ["read_rows", "read_rows_sized", "ResultsFile"]

@@ -168,3 +168,28 @@ def test_the_cache_key_holds_everything_a_trace_depends_on(monkeypatch):
     assert cache_key(**base) == cache_key(**dict(base))
     monkeypatch.setattr(neuronxsim, "__version__", neuronxsim.__version__ + ".other")
     assert cache_key(**base) not in keys
+
+
+def test_one_sweep_writes_a_results_file_at_a_time(tmp_path):
+    # A second sweep on a folder another sweep is writing (a --resume started twice, say) would
+    # cut that sweep's rows back to what it read and append beside it: refused before any work.
+    out = tmp_path / "twice"
+    first = sweep(MATMUL, {"TILES_IN_BLOCK_M": [1]}, SHAPES, output=str(out), jobs=1)
+    path = out / "results.jsonl"
+    before = path.read_bytes()
+    with ResultsFile(str(path), keep=len(before)):  # (the other sweep, still running)
+        with pytest.raises(SweepError, match="another sweep is writing it"):
+            sweep(MATMUL, {"TILES_IN_BLOCK_M": [1, 2]}, SHAPES, output=str(out), resume=True, jobs=1)
+    assert path.read_bytes() == before
+    assert [r["key"] for r in first] == [json.loads(line)["key"] for line in before.splitlines()]
+
+
+def test_a_results_file_that_changed_after_it_was_read_is_not_cut(tmp_path):
+    path = tmp_path / "results.jsonl"
+    path.write_text(json.dumps({"key": "a", "status": "ok"}) + "\n")
+    rows, keep = read_rows(str(path))
+    with open(path, "a") as f:  # another sweep's row, appended after the read
+        f.write(json.dumps({"key": "b", "status": "ok"}) + "\n")
+    with pytest.raises(SweepError, match="changed after its rows were read"):
+        ResultsFile(str(path), keep=keep, seen=keep)
+    assert [json.loads(line)["key"] for line in path.read_text().splitlines()] == ["a", "b"]
