@@ -3,15 +3,17 @@
 An entry is keyed by everything a trace depends on: the kernel file's text (its SHA-256), the
 kernel's name, the arrays' shapes and dtypes, the other arguments (meta-parameters and fixed
 values), the generation, the dialect and neuronxsim's version. Its file, ``<dir>/<key[:2]>/
-<key>.trace``, holds one line of JSON (the traced kernel's description: inputs, outputs, cores,
-instruction counts, SBUF/PSUM peaks, constants) and then the module as BIR binary
+<key>.trace``, holds one line of JSON (its key, and the traced kernel's description: inputs,
+outputs, cores, instruction counts, SBUF/PSUM peaks, constants) and then the module as BIR binary
 (``bir.Module.to_binary``: what its BIR JSON holds, read about ten times faster, so that a hit
 costs a fraction of tracing).
 
 Writers never collide: an entry is written to a temporary file in the same folder and renamed
 into place (``os.replace``), so a reader sees a whole entry or none, and two workers writing the
 same entry leave one of the two identical files. An entry that cannot be read (a disk error, a
-different format) counts as a miss and is written again.
+different format) counts as a miss and is written again, as does one that names another key
+(a file copied or moved into another entry's place would otherwise give that configuration
+another configuration's trace).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ import neuronxsim
 from neuronxsim.sweep.space import dtypes_by_name
 
 #: Bumped when the entry layout changes (part of every key).
-FORMAT = 2
+FORMAT = 3
 
 
 def cache_key(source_sha256: str, kernel: str, shapes: list, arguments: dict, arch: str,
@@ -109,6 +111,8 @@ class TraceCache:
                 if not stat.S_ISREG(os.fstat(fd).st_mode):
                     return None  # not an entry: traced again, and the entry renamed over it
                 desc = json.loads(f.readline())
+                if desc["key"] != key:
+                    return None  # another configuration's entry: traced again and written over
                 return _traced(desc, f.read())
         except FileNotFoundError:
             return None
@@ -120,7 +124,8 @@ class TraceCache:
         from neuronxsim import bir
         folder = os.path.dirname(self.path(key))
         os.makedirs(folder, exist_ok=True)
-        bir.atomic_write_bytes(self.path(key), json.dumps(_describe(traced), separators=(",", ":")).encode()
+        desc = {"key": key, **_describe(traced)}
+        bir.atomic_write_bytes(self.path(key), json.dumps(desc, separators=(",", ":")).encode()
                                + b"\n" + traced.module.to_binary())
 
 

@@ -193,3 +193,28 @@ def test_a_results_file_that_changed_after_it_was_read_is_not_cut(tmp_path):
     with pytest.raises(SweepError, match="changed after its rows were read"):
         ResultsFile(str(path), keep=keep, seen=keep)
     assert [json.loads(line)["key"] for line in path.read_text().splitlines()] == ["a", "b"]
+
+
+def test_a_trace_cache_entry_in_another_entrys_place_is_a_miss(tmp_path):
+    # An entry names its key: one copied (or moved) into another configuration's place would
+    # otherwise give that configuration the other's trace, marked as cached.
+    import shutil
+
+    import numpy as np
+    import neuronxsim.nki as nki
+    import neuronxsim.nki.language as nl
+
+    @nki.jit
+    def copy(a):
+        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        nl.store(out, value=nl.load(a))
+        return out
+
+    traced = nki.trace_kernel(copy, np.zeros((128, 64), np.float32))
+    cache = TraceCache(str(tmp_path))
+    mine, other = "ab" * 32, "cd" * 32
+    cache.put(mine, traced)
+    os.makedirs(os.path.dirname(cache.path(other)))
+    shutil.copy(cache.path(mine), cache.path(other))
+    assert cache.get(other) is None
+    assert cache.get(mine).module.to_json() == traced.module.to_json()
