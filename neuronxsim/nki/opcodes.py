@@ -27,7 +27,9 @@ _NUMPY_ALU = {
     np.logical_xor: Alu.logical_xor, np.bitwise_and: Alu.bitwise_and,
     np.bitwise_or: Alu.bitwise_or, np.bitwise_xor: Alu.bitwise_xor,
     np.invert: Alu.bitwise_not, np.left_shift: Alu.logical_shift_left,
-    np.right_shift: Alu.arith_shift_right, np.abs: Alu.abs,
+    # (NumPy's function names NKI's operator, nl.right_shift, the Logical Shift Right: NKI's
+    # operator table has no arithmetic shift right, "Not supported")
+    np.right_shift: Alu.logical_shift_right, np.abs: Alu.abs,
 }
 
 _NUMPY_ACT = {

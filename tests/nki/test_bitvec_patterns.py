@@ -32,3 +32,17 @@ def test_bitwise_ops_keep_every_bit_of_int32(executor, rng):
     bits = a.view(np.uint32)
     np.testing.assert_array_equal(out, np.stack([a & b, a ^ b, (bits >> 7).view(np.int32), (bits << 3).view(np.int32),
                                                  ~(a & 0x7FFFFF01)]))
+
+
+@nki.jit
+def numpy_right_shift(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    nl.store(out, nisa.tensor_scalar(nl.load(a), np.right_shift, 4))
+    return out
+
+
+@pytest.mark.parametrize("executor", ["simulator", "reference"])
+def test_numpy_right_shift_names_nkis_logical_shift(executor, rng):
+    # np.right_shift as an op is nl.right_shift's operator: NKI has no arithmetic shift right
+    a = rng.integers(-2**31, 0, (32, 16), dtype=np.int64).astype(np.int32)
+    np.testing.assert_array_equal(run_on(executor, numpy_right_shift, a), (a.view(np.uint32) >> 4).view(np.int32))
