@@ -60,8 +60,9 @@ PyObject* lanewiseName = nullptr;
 // From configure_accumulate_plain too: dtypes.promote (called, never re-encoded: the one home of
 // the promotion rule) and {float NKI dtype: ...} (those dtypes.is_float accepts: _binary's
 // divide-of-integers rule needs one of them among a division's operands to leave the dtype to
-// promote).
-PyObject *promote = nullptr, *floatDtypes = nullptr;
+// promote), and dtypes.WEAK_SCALARS ({int: int32, float: float32, ...}: the dtype a Python number
+// operand is taken as, read here, never re-encoded).
+PyObject *promote = nullptr, *floatDtypes = nullptr, *weakScalars = nullptr;
 PyObject *applyOperatorName, *tensorTensorGeneralName, *tensorScalarName, *tensorTensorName, *maskName;
 // From configure_tensor_scalar_plain: the TensorScalar and TensorScalarPtr opcodes and Alu.bypass,
 // for tensor_scalar's own lanewise_plain call (tensorScalarPlain).
@@ -379,9 +380,10 @@ PyObject* tensorScalarCall(PyObject* tile, PyObject* op, PyObject* scalar, bool 
 //     instructions.tensor_scalar(tr, tile, op, number, reverse, None, None, False, dtype, loc,
 //                                mask, None, DVE, name)
 // (mask None for an operator; nl.<name>'s mask, which _binary hands on as it is, for binaryFast)
-// with dtype the tile's (a float: neither _binary's integer-division rule nor its int-tile-with-
-// a-float rule applies; a bool is no exact int). A new reference, null with an error set, or
-// NotImplemented (a new reference), having changed nothing, for any other operands.
+// with dtype promote(tile.dtype, WEAK_SCALARS[type(number)]), _binary's dtypes.promote_scalar (a
+// float tile: _binary's integer-division rule does not apply; a bool is no exact int). A new
+// reference, null with an error set, or NotImplemented (a new reference), having changed nothing,
+// for any other operands.
 PyObject* binaryNumber(PyObject* tile, PyObject* number, bool reverse, PyObject* name, PyObject* mask) {
   if (!PyLong_CheckExact(number) && !PyFloat_CheckExact(number)) Py_RETURN_NOTIMPLEMENTED;
   PyObject* op = PyDict_GetItemWithError(aluOps, name);  // (borrowed; none: tests emptied the table)
@@ -394,7 +396,11 @@ PyObject* binaryNumber(PyObject* tile, PyObject* number, bool reverse, PyObject*
   if (dtype.get() == nullptr) return nullptr;
   t = PyDict_Contains(floatDtypes, dtype.get());
   if (t != 1) return t < 0 ? nullptr : Py_NewRef(Py_NotImplemented);
-  return tensorScalarCall(tile, op, number, reverse, dtype.get(), mask, name);
+  PyObject* weak = PyDict_GetItemWithError(weakScalars, reinterpret_cast<PyObject*>(Py_TYPE(number)));  // (borrowed)
+  if (weak == nullptr) return PyErr_Occurred() ? nullptr : Py_NewRef(Py_NotImplemented);
+  Owned promotedDtype(promoted(dtype.get(), weak));
+  if (promotedDtype.get() == nullptr) return nullptr;
+  return tensorScalarCall(tile, op, number, reverse, promotedDtype.get(), mask, name);
 }
 
 // The facts _binary tests of two exact Tensors x and y before it picks an instruction: 1 when both
@@ -802,9 +808,11 @@ void bindAccumulate(py::module_& m) {
   m.def(
       "configure_accumulate_plain",
       [](py::module_ instructionsModule, py::object tensorTensorOpcode, py::object vectorEngine, py::dict ops,
-         py::dict dtypes, py::object promoteFn, py::dict floats) {
-        for (PyObject** slot : {&instructions, &tensorTensor, &dve, &aluOps, &nkiDtypes, &promote, &floatDtypes})
+         py::dict dtypes, py::object promoteFn, py::dict floats, py::dict weak) {
+        for (PyObject** slot :
+             {&instructions, &tensorTensor, &dve, &aluOps, &nkiDtypes, &promote, &floatDtypes, &weakScalars})
           Py_XDECREF(*slot);
+        weakScalars = weak.inc_ref().ptr();
         nkiDtypes = dtypes.inc_ref().ptr();
         promote = promoteFn.inc_ref().ptr();
         floatDtypes = floats.inc_ref().ptr();
@@ -814,10 +822,10 @@ void bindAccumulate(py::module_& m) {
         aluOps = ops.inc_ref().ptr();
       },
       py::arg("instructions"), py::arg("tensor_tensor"), py::arg("dve"), py::arg("alu_ops"), py::arg("dtypes"),
-      py::arg("promote"), py::arg("float_dtypes"),
+      py::arg("promote"), py::arg("float_dtypes"), py::arg("weak_scalars"),
       "Gives the in-place and binary operators the instructions module (whose lanewise_plain and tensor_tensor_general they call), the "
       "TensorTensor opcode, the Vector Engine, {name: ALU op} of add, subtract, multiply and divide (none a bitvec op), {NKI dtype: ...}, "
-      "dtypes.promote and {float NKI dtype: ...}, to record `t op= x` and `t op x` of two on-chip tiles of one shape themselves.");
+      "dtypes.promote, {float NKI dtype: ...} and dtypes.WEAK_SCALARS, to record `t op= x` and `t op x` of two on-chip tiles of one shape themselves.");
   m.def(
       "accumulate_methods",
       []() {

@@ -91,14 +91,15 @@ def supported_names() -> str:
 
 
 def promote(a: np.dtype, b: np.dtype) -> np.dtype:
-    """NKI's promotion of two tile dtypes for an elementwise result.
+    """NKI's promotion of two operand dtypes for an arithmetic result ("NKI Type Promotion",
+    Neuron 2.26: nki.api.shared).
 
-    Equal types stay. Two floats give the wider one; two different 16-bit floats (bf16, fp16) or
-    two different fp8 types give fp32 and bf16. An integer with a float gives the float, widened
-    to fp32 when the integer is at least as wide. Two integers promote as in NumPy, but where
-    that needs int64 (int32 with uint32) the result is fp32: "(np.int32, np.uint32) ->
-    np.float32 (new widened type is float32, since int64 isn't supported on the hardware)" (NKI
-    Type Promotion, Neuron 2.26).
+    Equal types stay. "(float, integer): Pick the float type" ("(np.int32, np.float16) ->
+    np.float16"). Two floats give the wider one; two different 16-bit floats (bf16, fp16) or
+    two different fp8 types give fp32 and bf16 ("a new widened type"). Two integers promote as
+    in NumPy, but where that needs int64 (int32 with uint32) the result is fp32: "(np.int32,
+    np.uint32) -> np.float32 (new widened type is float32, since int64 isn't supported on the
+    hardware)".
     """
     if a is b or a == b:
         return a
@@ -108,11 +109,40 @@ def promote(a: np.dtype, b: np.dtype) -> np.dtype:
             return a if a.itemsize > b.itemsize else b
         return float32 if a.itemsize == 2 else bfloat16
     if fa or fb:
-        f, i = (a, b) if fa else (b, a)
-        return float32 if i.itemsize >= f.itemsize and f.itemsize < 4 else f
+        return a if fa else b
     if a == bool_:
         return b
     if b == bool_:
         return a
     result = np.promote_types(a, b)
     return result if result in _TO_BIR else float32
+
+
+#: The dtype NKI infers for a weakly typed scalar (a Python number: "Weakly Typed Scalar Type
+#: Inference", Neuron 2.26: "the widest dtype supported by hardware": bool --> uint8, integer -->
+#: int32, floating --> float32), by the number's exact type. (The C operators' shortcut,
+#: cpp/python/trace_accumulate.cpp, reads this table: the one home of the rule.)
+WEAK_SCALARS = {bool: uint8, int: int32, float: float32}
+
+
+def scalar_dtype(value) -> np.dtype:
+    """The dtype of a scalar operand of an arithmetic operation: a NumPy scalar of an NKI dtype
+    keeps its own ("Explicitly set the datatype of the scalar, like np.int8(2)"); any other
+    number is weakly typed (:data:`WEAK_SCALARS`, by kind: NumPy's float64 and int64 scalars,
+    which no NKI dtype holds, are taken as Python's float and int are)."""
+    weak = WEAK_SCALARS.get(value.__class__)
+    if weak is not None:
+        return weak
+    if isinstance(value, np.generic):
+        own = as_dtype(value.dtype)
+        if own is not None:
+            return own
+    if isinstance(value, (bool, np.bool_)):
+        return uint8
+    return float32 if isinstance(value, (float, np.floating)) else int32
+
+
+def promote_scalar(dtype: np.dtype, value) -> np.dtype:
+    """:func:`promote` of a tile's dtype with a scalar operand's (:func:`scalar_dtype`): "(np.int8,
+    2) -> np.int32", "(np.float16, 1.2) -> np.float32"."""
+    return promote(dtype, scalar_dtype(value))

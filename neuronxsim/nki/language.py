@@ -852,10 +852,8 @@ def _binary(x, y, op, dtype, mask, loc, out=None, what="") -> Tensor:
     tile, scalar, reverse = (x, y, False) if xt else (y, x, True)
     if isinstance(scalar, bool) or not isinstance(scalar, (int, float, np.number)):
         raise NKIError(f"nl.{what}: cannot combine a tile with {type(scalar).__name__}", loc)
-    if dtype is None:
-        dtype = tile.dtype
-        if isinstance(scalar, (float, np.floating)) and not _dt.is_float(tile.dtype):
-            dtype = float32
+    if dtype is None:  # (a Python number is weakly typed: int32 or float32)
+        dtype = _dt.promote_scalar(tile.dtype, scalar)
     return _ins.tensor_scalar(tr, tile, op, scalar, reverse, None, None, False, dtype, loc,
                               mask, out, what=what)
 
@@ -938,14 +936,15 @@ for _name, _op in _BINARY_ALU.items():
 # _apply_operator -> _binary -> tensor_tensor makes, with the dtype _dt.promote gives; it leaves
 # a division to Python unless an operand's dtype is a float (``_FLOAT_DTYPES``: _binary's
 # integer-division rule then does not apply); ``tile op number`` of a float tile and an int or
-# a float makes _binary's tensor_scalar call (dtype the tile's: a float).
+# a float makes _binary's tensor_scalar call (dtype _dt.promote of the tile's and the number's,
+# _dt.WEAK_SCALARS: _dt.promote_scalar).
 _IN_PLACE_ALU = {name: _BINARY_ALU[name] for name in ("add", "subtract", "multiply", "divide")}
 if any(id(op) in _ins.BITVEC_IDS for op in _IN_PLACE_ALU.values()):
     raise ImportError("a bitvec ALU op among the in-place operators': update "
                       "trace_accumulate.cpp's lanewisePlain")
 _FLOAT_DTYPES = {d: None for d in _dt._TO_BIR if _dt.is_float(d)}
 _core.nki.configure_accumulate_plain(_ins, IT.TensorTensor, Engine.DVE, _IN_PLACE_ALU,
-                                     _dt._TO_BIR, _dt.promote, _FLOAT_DTYPES)
+                                     _dt._TO_BIR, _dt.promote, _FLOAT_DTYPES, _dt.WEAK_SCALARS)
 # (their tensor_scalar calls without a mask make the builder's lanewise_plain call themselves,
 # then its general part, tensor_scalar_general, if that declines)
 _core.nki.configure_tensor_scalar_plain(IT.TensorScalar, IT.TensorScalarPtr, Alu.bypass)

@@ -66,9 +66,9 @@ def configure_accumulate(tensor_class: type, current: typing.Any, language: type
     """
     Gives the in-place operators the Tensor class, current(), the language module (whose _accumulate_general(tr, dst, value, name) records what they do not) and the PSUM kind.
     """
-def configure_accumulate_plain(instructions: types.ModuleType, tensor_tensor: typing.Any, dve: typing.Any, alu_ops: dict, dtypes: dict, promote: typing.Any, float_dtypes: dict) -> None:
+def configure_accumulate_plain(instructions: types.ModuleType, tensor_tensor: typing.Any, dve: typing.Any, alu_ops: dict, dtypes: dict, promote: typing.Any, float_dtypes: dict, weak_scalars: dict) -> None:
     """
-    Gives the in-place and binary operators the instructions module (whose lanewise_plain and tensor_tensor_general they call), the TensorTensor opcode, the Vector Engine, {name: ALU op} of add, subtract, multiply and divide (none a bitvec op), {NKI dtype: ...}, dtypes.promote and {float NKI dtype: ...}, to record `t op= x` and `t op x` of two on-chip tiles of one shape themselves.
+    Gives the in-place and binary operators the instructions module (whose lanewise_plain and tensor_tensor_general they call), the TensorTensor opcode, the Vector Engine, {name: ALU op} of add, subtract, multiply and divide (none a bitvec op), {NKI dtype: ...}, dtypes.promote, {float NKI dtype: ...} and dtypes.WEAK_SCALARS, to record `t op= x` and `t op x` of two on-chip tiles of one shape themselves.
     """
 def configure_assign(tensor_class: type, write_plain: typing.Any, matmult: typing.Any, dma: typing.Any, pool: typing.Any, psum: str, sbuf: str) -> None:
     """
