@@ -37,6 +37,7 @@
 #include "trace_ref.h"
 #include "trace_remembered.h"
 #include "trace_slotted.h"
+#include "trace_value_memo.h"
 
 #include "bindings.h"
 
@@ -78,14 +79,25 @@ PyObject *dataName, *operand0Name, *operand1Name, *engineName, *data1Name, *data
 
 using Owned = nxs::py_bind::OwnedRef;
 
+// promote's answers for pairs of dtype objects (by identity: promote is a function of the
+// dtypes' values, and an entry holds its objects, so no address is reused while it is there).
+ValueMemo<2, 1, 4> promotedMemo;
+
 // dtypes.promote(a, b): a itself when a is b (promote's first rule, `a is b` answers a), without
-// the call's frame; else promote's answer. A new reference, null with an error set.
+// the call's frame; else promote's answer (remembered). A new reference, null with an error set.
 // Why: both operands of a normalisation kernel's `x * y` are mostly of one dtype object, and
-// promote's Python frame is then all the call costs.
+// promote's Python frame is then all the call costs; `tile / n` of a float32 tile and an int (a
+// weakly typed int32) calls it once per tile, its frame a thousands instructions each.
 PyObject* promoted(PyObject* a, PyObject* b) {
   if (a == b) return Py_NewRef(a);
+  ValueMemo<2, 1, 4>::Key key;
+  key.objects[0] = a;
+  key.objects[1] = b;
+  if (PyObject* known = promotedMemo.find(key)) return Py_NewRef(known);
   PyObject* const pair[2] = {a, b};
-  return PyObject_Vectorcall(promote, pair, 2, nullptr);
+  PyObject* answer = PyObject_Vectorcall(promote, pair, 2, nullptr);
+  if (answer != nullptr) promotedMemo.remember(key, answer);
+  return answer;
 }
 
 // 1 when `o.storage.on_chip` (o a Tensor), 0 if not, -1 on error.
