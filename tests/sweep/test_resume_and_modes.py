@@ -132,17 +132,7 @@ def test_the_trace_cache_skips_tracing_a_configuration_seen_before(tmp_path):
 
 
 def test_concurrent_writers_of_one_cache_entry_leave_a_whole_entry(tmp_path):
-    import numpy as np
-    import neuronxsim.nki as nki
-    import neuronxsim.nki.language as nl
-
-    @nki.jit
-    def copy(a):
-        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
-        nl.store(out, value=nl.load(a))
-        return out
-
-    traced = nki.trace_kernel(copy, np.zeros((128, 64), np.float32))
+    traced = _traced_copy()
     cache = TraceCache(str(tmp_path))
     threads = [threading.Thread(target=cache.put, args=("ab" * 32, traced)) for _ in range(8)]
     for t in threads:
@@ -200,6 +190,18 @@ def test_a_trace_cache_entry_in_another_entrys_place_is_a_miss(tmp_path):
     # otherwise give that configuration the other's trace, marked as cached.
     import shutil
 
+    traced = _traced_copy()
+    cache = TraceCache(str(tmp_path))
+    mine, other = "ab" * 32, "cd" * 32
+    cache.put(mine, traced)
+    os.makedirs(os.path.dirname(cache.path(other)))
+    shutil.copy(cache.path(mine), cache.path(other))
+    assert cache.get(other) is None
+    assert cache.get(mine).module.to_json() == traced.module.to_json()
+
+
+def _traced_copy():
+    """A small traced kernel for the trace cache's tests."""
     import numpy as np
     import neuronxsim.nki as nki
     import neuronxsim.nki.language as nl
@@ -210,11 +212,4 @@ def test_a_trace_cache_entry_in_another_entrys_place_is_a_miss(tmp_path):
         nl.store(out, value=nl.load(a))
         return out
 
-    traced = nki.trace_kernel(copy, np.zeros((128, 64), np.float32))
-    cache = TraceCache(str(tmp_path))
-    mine, other = "ab" * 32, "cd" * 32
-    cache.put(mine, traced)
-    os.makedirs(os.path.dirname(cache.path(other)))
-    shutil.copy(cache.path(mine), cache.path(other))
-    assert cache.get(other) is None
-    assert cache.get(mine).module.to_json() == traced.module.to_json()
+    return nki.trace_kernel(copy, np.zeros((128, 64), np.float32))
