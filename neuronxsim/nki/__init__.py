@@ -17,7 +17,8 @@ profiled::
 
 Interface for code that embeds traced kernels (the codegen's IT55 nodes):
 
-* ``nki.trace(kernel, *args, arch="trn1", **kwargs) -> bir.Module``; ``nki.trace_kernel(...)``
+* ``nki.trace(kernel, *args, arch="trn1", **kwargs) -> bir.Module`` (a plain function given
+  alone is decorated instead, as NKI's ``@nki.trace``); ``nki.trace_kernel(...)``
   returns a :class:`TracedKernel` with the module and ``inputs`` / ``outputs``
   (:class:`TensorSpec`: name, shape, dtype) in parameter and result order.
 * Array arguments (NumPy arrays, or ``nki.typing.tensor[[shape], dtype]`` stand-ins) become

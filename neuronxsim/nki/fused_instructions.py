@@ -75,6 +75,8 @@ def tensor_scalar_accumulate(tr, data: Tensor, op0, operand0, reverse0, reduce_o
     why = legality.register_fold(reduce_op, cumulative=cumulative)
     if why is not None:
         raise NKIError(f"{what}: {why.message}", loc)
+    if cumulative and any(d in (dt.int32, dt.uint32) for d in (data.dtype, dtype or data.dtype)):
+        raise NKIError(f"{what}: int32/uint32 tiles are not supported (as in NKI)", loc)
     shape = data.shape
     box = plan(tr, shape, mask, (data,), loc)
     if cumulative and box[1:] != full_box(shape)[1:]:

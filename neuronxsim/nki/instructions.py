@@ -1309,9 +1309,10 @@ _core.nki.configure_dma_plain(Access, plain_tile_access, Tracer.write_plain, _DM
 dma_plain = _core.nki.dma_plain
 
 
-def dma_transpose(tr, opcode, dst: Tensor, src: Tensor, loc, what: str):
+def dma_transpose(tr, opcode, dst: Tensor, src: Tensor, loc, what: str, fields=None):
     """A DMA transfer that lands the 2-D ``src`` ``[a, b]`` transposed in ``dst`` ``[b, a]``
-    (the DMA engine's transpose mode)."""
+    (the DMA engine's transpose mode); ``fields``: more BIR fields (the descriptor-generation
+    mode, :func:`dge_fields`)."""
     refuse_illegal_dma(tr, opcode, src, dst, loc, what, mode=bir.DmaMode.Transpose)
     if len(src.shape) != 2:  # (this API takes the [a, b] source itself, not one with unit dims)
         raise NKIError(f"{what}: the source must be 2-D; it is {list(src.shape)}", loc)
@@ -1321,8 +1322,10 @@ def dma_transpose(tr, opcode, dst: Tensor, src: Tensor, loc, what: str):
                        f"source is {[b, a]}", loc)
     ins = [tr.read(src, loc)]
     outs = [tr.write(dst, loc)]
-    return tr.record(opcode, _DMA, ins, outs,
-                     {"queue": next_dma_queue(tr), "mode": bir.DmaMode.Transpose}, loc)
+    record = {"queue": next_dma_queue(tr), "mode": bir.DmaMode.Transpose}
+    if fields:
+        record.update(fields)
+    return tr.record(opcode, _DMA, ins, outs, record, loc)
 
 
 def dge_fields(tr, hwdge: bool, swdge: bool, trigger, src_dtype, dst_dtype, loc, what: str,

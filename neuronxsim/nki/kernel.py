@@ -315,8 +315,18 @@ def trace_kernel(kernel, *args, arch: str | None = None,
 
 @user_facing
 def trace(kernel, *args, arch: str | None = None, max_instructions: int | None = None,
-          schedule: str = "compiler", **kwargs) -> "bir.Module":
-    """The BIR module of ``kernel`` traced for these arguments (see :func:`trace_kernel`)."""
+          schedule: str = "compiler", **kwargs) -> "bir.Module | Kernel":
+    """The BIR module of ``kernel`` traced for these arguments (see :func:`trace_kernel`).
+
+    NKI's own ``nki.trace`` is a decorator, as ``nki.jit`` (``@nki.trace``, or
+    ``nki_jit = nki.trace``): a plain function given alone, with no argument or option, is
+    decorated (a :class:`Kernel` of ``mode="trace"``), not traced. To trace a kernel that takes
+    no arguments, give it decorated (``nki.trace(nki.jit(f))``) or call :func:`trace_kernel`."""
+    if not args and not kwargs and arch is None and max_instructions is None and \
+            schedule == "compiler" and not isinstance(kernel, (Kernel, GridKernel)):
+        if not callable(kernel):
+            raise NKIError(f"nki.trace decorates a kernel function, not {type(kernel).__name__}")
+        return Kernel(kernel, "trace")
     return traced_kernel(kernel, args, kwargs, arch, max_instructions, schedule=schedule).module
 
 

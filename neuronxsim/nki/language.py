@@ -20,11 +20,13 @@ import sys
 import ml_dtypes
 import numpy as np
 
+from neuronxsim import bir
 from neuronxsim.bir import target
 from neuronxsim.starfish.lib import _core
 
 from . import compiler as _ncc
 from . import dtypes as _dt
+from . import gpsimd_instructions as _gpsimd
 from . import indexing as _idx
 from . import instructions as _ins
 from .errors import NKIError, caller_location
@@ -717,6 +719,9 @@ def assign(dst: Tensor, value):
 
 def _assign_general(tr, dst: Tensor, value):
     """:func:`assign` past ``assign_redirect`` (``Tensor.__setitem__`` tries that itself)."""
+    if not dst.shape and dst.storage.on_chip:
+        _assign_element(tr, dst, value)
+        return
     if isinstance(value, Tensor):
         d_st = dst.storage
         if value.storage is d_st and same_view(dst, value):
@@ -746,6 +751,28 @@ def _assign_general(tr, dst: Tensor, value):
         value.apply(tr, dst)
     else:
         raise NKIError(f"cannot assign {type(value).__name__} to a tile")
+
+
+def _assign_element(tr, dst: Tensor, value):
+    """``t[i, j] = x``: one element of a tile, the [1, 1] tile at its place. A compute engine
+    reaches a single partition only from partition 0, 32, 64 or 96 (the start-partition rule);
+    elsewhere ``x`` is first written to a [1, 1] tile (at partition 0) and a DMA, which the rule
+    does not bind, moves it into place."""
+    st = dst.storage
+    row = st.layout.row
+    one = new_view(st, dst.offset, (1, 1), (row, 1), ())
+    if isinstance(value, Tensor) and not value.shape and value.storage.on_chip:
+        value = new_view(value.storage, value.offset, (1, 1), (value.storage.layout.row, 1), ())
+    start = dst.offset // row + (st.placement[0] if st.placement is not None else 0)
+    if not bir.check_start_partition(start, 1):  # ("" when the rule holds)
+        _assign_general(tr, one, value)
+        return
+    loc = caller_location()
+    if not isinstance(value, Tensor):
+        scratch = tr.new_result(SBUF, st.dtype, (1, 1), "element", loc)
+        _assign_general(tr, scratch, value)
+        value = scratch
+    _ins.dma(tr, IT.DMACopy, one, value, loc, what="assignment")
 
 
 _ASSIGNED = ("assignment", "the destination")  # how errors name an assignment's target
@@ -1306,10 +1333,20 @@ def atomic_rmw(dst, value, op, *, mask=None):
 
 
 def gather_flattened(data, indices, *, mask=None, dtype=None):
-    """Per partition, the elements of ``data`` at run-time ``indices``: the simulator has no
-    per-element gather instruction (refused)."""
-    raise NKIError("nl.gather_flattened: the per-element gather within partitions is not "
-                   "modelled by the simulator", caller_location())
+    """``result[p, j...] = data[p, indices[p, j...]]``, data's free dimensions flattened, on the
+    GpSimd Engine (``gpsimd_instructions.gather``, as NKI 0.6's); a ``dtype`` other than data's
+    adds a copy."""
+    loc = caller_location()
+    tr = current()
+    if mask is not None:
+        raise NKIError("nl.gather_flattened: a mask is not modelled by the simulator", loc)
+    out = _gpsimd.gather(tr, _tile(data, loc, "gather_flattened", "data"),
+                         _tile(indices, loc, "gather_flattened", "indices"), loc,
+                         what="nl.gather_flattened")
+    want = _opt_dtype(dtype, loc)
+    if want is not None and want != out.dtype:
+        out = _ins.tensor_copy(tr, out, want, loc, what="nl.gather_flattened")
+    return out
 
 
 def all_reduce(x, op, program_axes, *, dtype=None, mask=None, parallel_reduce=True,

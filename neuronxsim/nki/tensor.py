@@ -204,7 +204,8 @@ class Tensor:
 
     def __bool__(self):
         raise NKIError("a tensor's values are not known while the kernel is traced; use "
-                       "nl.where or masks instead of Python conditions", caller_location())
+                       "nl.where or masks instead of Python conditions (and `is not None` to "
+                       "test whether an optional tensor was given)", caller_location())
 
     def __index__(self):
         raise NKIError("a tensor's values are not known while the kernel is traced and cannot be "
@@ -268,6 +269,18 @@ class Tensor:
 
     def broadcast_to(self, shape) -> "Tensor":
         return _nl._broadcast_tile(self, shape, caller_location())
+
+    def view(self, dtype) -> "Tensor":
+        """The data reinterpreted as ``dtype`` (no copy): of this tensor's own dtype only (see
+        :func:`reinterpret_refusal`)."""
+        loc = caller_location()
+        d = dt.as_dtype(dtype)
+        if d is None:
+            raise NKIError(f"view: dtype {dtype!r} is not an NKI data type "
+                           f"({dt.supported_names()})", loc)
+        if d == self.dtype:
+            return self
+        raise reinterpret_refusal("view(dtype)", loc)
 
     # ---- operators: nl functions ----
     __add__, __radd__ = _operator("add"), _operator("add", True)
@@ -537,6 +550,12 @@ def _block_key(key: tuple) -> tuple | None:
         else:
             return None
     return tuple(parts)
+
+
+def reinterpret_refusal(what: str, loc) -> NKIError:
+    """The error for reading a tensor's bytes as another dtype (both dialects refuse it)."""
+    return NKIError(f"{what} to a different data type is not supported yet: the emitted BIR "
+                    "gives every operand its tensor's dtype", loc)
 
 
 def _is_contiguous(t: Tensor) -> bool:

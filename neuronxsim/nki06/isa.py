@@ -1056,9 +1056,6 @@ def tensor_scalar_cumulative(dst, src, op0, op1, imm0, imm1=None,
     d = _tile(dst, loc, what, "dst")
     v = _tile(src, loc, what, "src")
     (v,) = _paired(d, [("src", v)], loc, what)
-    for t in (v, d):
-        if t.storage.dtype in (dt.int32, dt.uint32):
-            raise NKIError(f"{what}: int32/uint32 tiles are not supported (as in NKI)", loc)
     o0 = _scalar_or_column(imm0, d.shape[0], loc, what, "imm0")
     init = None if imm1 is None else _scalar_or_column(imm1, d.shape[0], loc, what, "imm1")
     _fused.tensor_scalar_accumulate(tr, v, a0, o0, False, a1, accum, init, False, True,

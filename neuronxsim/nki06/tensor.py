@@ -23,7 +23,8 @@ from neuronxsim import bir
 from neuronxsim.errors import BIRError
 from neuronxsim.nki.errors import NKIError, caller_location
 from neuronxsim.nki.indexing import LoopIndex
-from neuronxsim.nki.tensor import HBM, INPUT, PSUM, SBUF, SHARED_HBM, Tensor, new_view
+from neuronxsim.nki.tensor import (HBM, INPUT, PSUM, SBUF, SHARED_HBM, Tensor, new_view,
+                                   reinterpret_refusal)
 from neuronxsim.nki.tracer import current
 from neuronxsim.starfish.lib import _core
 
@@ -375,7 +376,7 @@ class NkiTensor(NKIObject):
             raise NKIError(f"ap: pattern {pattern} needs at least one pair and positive counts",
                            loc)
         if dtype is not None and dt.resolve(dtype, current().arch, loc, "ap: dtype") != self.dtype:
-            raise _reinterpret_refusal("ap(dtype=...)", loc)
+            raise reinterpret_refusal("ap(dtype=...)", loc)
         base = self.offset + (0 if offset is None else _int(offset, "ap: offset", loc))
         shape = tuple(n for _, n in pairs)
         strides = tuple(s for s, _ in pairs)
@@ -419,7 +420,7 @@ class NkiTensor(NKIObject):
         loc = caller_location()
         if dt.resolve(dtype, current().arch, loc, "view: dtype") == self.dtype:
             return self
-        raise _reinterpret_refusal("view(dtype)", loc)
+        raise reinterpret_refusal("view(dtype)", loc)
 
     reinterpret_cast = view
 
@@ -489,11 +490,6 @@ def wrap(view: Tensor, buffer: MemoryRegion | None = None) -> NkiTensor:
         kind = view.storage.kind
         buffer = MemoryRegion.private_hbm if kind == INPUT else REGION_OF_KIND[kind]
     return _wrap(view, buffer)
-
-
-def _reinterpret_refusal(what: str, loc) -> NKIError:
-    return NKIError(f"{what} to a different data type is not supported yet: the emitted BIR "
-                    "gives every operand its tensor's dtype", loc)
 
 
 def _int(v, what: str, loc) -> int:

@@ -458,11 +458,11 @@ def test_dma_transpose_and_indirect_loads(executor, rng):
 
 @pytest.mark.parametrize("call,what", [
     (lambda a: nisa.tensor_copy_dynamic_src(nl.load(a)), "tensor_copy_dynamic_src"),
-    (lambda a: nisa.local_gather(nl.load(a), nl.load(a)), "local_gather"),
-    (lambda a: nl.gather_flattened(nl.load(a), nl.load(a)), "gather_flattened"),
+    (lambda a: nisa.local_gather(nl.load(a), nl.load(a), mask=(nl.arange(8)[:, None] < 4)), "local_gather"),
+    (lambda a: nl.gather_flattened(nl.load(a), nl.load(a), mask=(nl.arange(8)[:, None] < 4)), "gather_flattened"),
     (lambda a: nl.all_reduce(nl.load(a), np.add, 0), "all_reduce"),
     (lambda a: nl.atomic_rmw(a, nl.load(a), np.add), "atomic_rmw"),
-    (lambda a: nisa.sequence_bounds(segment_ids=nl.load(a)), "sequence_bounds"),
+    (lambda a: nisa.tensor_copy_dynamic_dst(dst=nl.load(a), src=nl.load(a)), "tensor_copy_dynamic_dst"),
 ])
 def test_what_the_simulator_does_not_model_is_refused_by_name(call, what):
     with pytest.raises(nki.NKIError, match=f"{what}: .* not modelled") as info:
@@ -673,3 +673,206 @@ def test_store_of_a_number_fills_the_destination(executor):
 
     with pytest.raises(nki.NKIError, match="at most 128 partitions"):
         run_on(executor, tall, np.zeros((256, 8), np.float32))
+
+
+# ---- session 28: gaps the public API examples of aws-neuron-sdk nki/test found ----
+
+def test_a_number_written_into_one_element_of_a_tile(executor):
+    """`t[i, j] = x`: a memset of the [1, 1] tile where a compute engine may start (partition
+    0, 32, 64, 96), else a memset at partition 0 moved into place by DMA."""
+    @nki.jit
+    def elements():
+        t = nl.zeros((64, 10), dtype=nl.float32)
+        for i in nl.static_range(0, 64, 3):
+            for j in nl.static_range(0, 10, 4):
+                t[i, j] = i * 10 + j
+        out = nl.ndarray((64, 10), dtype=nl.float32, buffer=nl.shared_hbm)
+        nl.store(out, t)
+        return out
+
+    expected = np.zeros((64, 10), np.float32)
+    for i in range(0, 64, 3):
+        for j in range(0, 10, 4):
+            expected[i, j] = i * 10 + j
+    close(run_on(executor, elements), expected, atol=0)
+    insts = nki.trace(elements, schedule="source").functions[0].blocks[0].instructions
+    # partitions 0 and 33 ... : rows 0 (aligned) and the 21 others, three columns each
+    assert sum(i.opcode_name == "Memset" for i in insts) == 1 + 22 * 3
+    assert sum(i.opcode_name == "DMACopy" for i in insts) == 21 * 3
+
+
+def test_gather_flattened_against_take_along_axis(executor, rng):
+    data = rng.standard_normal((32, 64)).astype(np.float32)
+    idx = rng.integers(0, 64, (32, 10)).astype(np.uint32)
+
+    @nki.jit
+    def gather(x, i):
+        r = nl.gather_flattened(nl.load(x), nl.load(i), dtype=nl.bfloat16)
+        out = nl.ndarray(r.shape, dtype=r.dtype, buffer=nl.shared_hbm)
+        nl.store(out, r)
+        return out
+
+    close(run_on(executor, gather, data, idx),
+          np.take_along_axis(data, idx, axis=1).astype(bf16), atol=0)
+
+
+def test_local_gather_and_sequence_bounds_against_numpy(rng):
+    src = rng.standard_normal((32, 256)).astype(np.float32)
+    index = rng.integers(0, 256 - 2, (32, 2)).astype(np.uint16)
+
+    @nki.jit
+    def local(s, i):
+        r = nisa.local_gather(nl.load(s), nl.load(i), num_elem_per_idx=2, num_valid_indices=20)
+        out = nl.ndarray(r.shape, dtype=r.dtype, buffer=nl.shared_hbm)
+        nl.store(out, r)
+        return out
+
+    expected = np.empty((32, 40), np.float32)
+    for core in range(2):  # a core's 16 partitions share its indices, read partition first
+        rows = slice(16 * core, 16 * core + 16)
+        cols = (index[rows].flatten(order="F")[:20].astype(np.int64)[:, None] + [0, 1]).ravel()
+        expected[rows] = src[rows][:, cols]
+    np.testing.assert_array_equal(local(src, index), expected)
+
+    ids = np.array([[1, 1, 0, 2, 2, 2, 0, 5]], np.float32)
+
+    @nki.jit
+    def bounds(s):
+        r = nisa.sequence_bounds(segment_ids=nl.load(s), dtype=nl.int32)
+        out = nl.ndarray(r.shape, dtype=r.dtype, buffer=nl.shared_hbm)
+        nl.store(out, r)
+        return out
+
+    # per element, its segment's first index and one past its last; padding (id 0): n and -1
+    np.testing.assert_array_equal(bounds(ids), [[[0, 0, 8, 3, 3, 3, 8, 7],
+                                                 [2, 2, -1, 6, 6, 6, -1, 8]]])
+
+
+@pytest.mark.parametrize("op1,fold,start", [(np.add, np.add, 0.0), (np.maximum, np.maximum, -np.inf),
+                                            (np.multiply, np.multiply, 1.0)])
+def test_tensor_scalar_cumulative_reset_reduce_and_load(op1, fold, start, executor, rng):
+    """reg = op1(src[i] + imm0, reg), written at each i: reset_reduce from op1's identity, load_reduce
+    from imm1 (a number or a column), reduce going on from the last instruction's registers."""
+    x = rng.uniform(0.5, 1.5, (32, 24)).astype(np.float32)
+    col = rng.uniform(0.5, 1.5, (32, 1)).astype(np.float32)
+
+    @nki.jit
+    def cumulative(a, c):
+        src = nl.load(a)
+        imm = nl.load(c)
+        outs = []
+        for cmd, init in ((nisa.reduce_cmd.reset_reduce, None), (nisa.reduce_cmd.load_reduce, imm),
+                          (nisa.reduce_cmd.reduce, 2.0), (nisa.reduce_cmd.load_reduce, 0.5)):
+            d = nl.ndarray(a.shape, dtype=nl.float32, buffer=nl.sbuf)
+            nisa.tensor_scalar_cumulative(dst=d, src=src, op0=np.add, op1=op1, imm0=imm,
+                                          imm1=init, reduce_cmd=cmd)
+            out = nl.ndarray(a.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+            nl.store(out, d)
+            outs.append(out)
+        return tuple(outs)
+
+    shifted = x + col
+    first = fold.accumulate(np.concatenate([np.full_like(col, start), shifted], 1), axis=1)[:, 1:]
+    loaded = fold.accumulate(np.concatenate([col, shifted], 1), axis=1)[:, 1:]
+    # (reduce ignores imm1 and starts from the registers the load_reduce left)
+    going_on = fold.accumulate(np.concatenate([loaded[:, -1:], shifted], 1), axis=1)[:, 1:]
+    from_half = fold.accumulate(np.concatenate([np.full_like(col, 0.5), shifted], 1), axis=1)[:, 1:]
+    for got, want in zip(run_on(executor, cumulative, x, col), (first, loaded, going_on, from_half)):
+        close(got, want, atol=0, rtol=1e-5)
+
+
+def test_tensor_scalar_cumulative_refusals():
+    def kernel_of(body):
+        @nki.jit
+        def kernel(a):
+            t = nl.load(a)
+            d = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.sbuf)
+            body(t, d)
+            out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+            nl.store(out, d)
+            return out
+        return kernel
+
+    cases = [
+        (lambda t, d: nisa.tensor_scalar_cumulative(dst=d, src=t, op0=np.add, op1=np.add, imm0=0.0,
+                                                    reduce_cmd=nisa.reduce_cmd.load_reduce),
+         nl.float32, "load_reduce starts from imm1"),
+        (lambda t, d: nisa.tensor_scalar_cumulative(dst=d, src=t, op0=np.add, op1=np.add, imm0=0.0,
+                                                    reduce_cmd=nisa.reduce_cmd.idle),
+         nl.float32, "reduce_cmd must be reset_reduce, reduce or load_reduce"),
+        (lambda t, d: nisa.tensor_scalar_cumulative(dst=d, src=t, op0=np.add, op1=np.add, imm0=0),
+         nl.int32, "int32/uint32 tiles are not supported"),
+        (lambda t, d: nisa.activation(np.exp, t, reduce_cmd=nisa.reduce_cmd.load_reduce),
+         nl.float32, "activation: reduce_cmd=load_reduce"),
+    ]
+    for body, dtype, message in cases:
+        with pytest.raises(nki.NKIError, match=message) as info:
+            nki.trace(kernel_of(body), T[[8, 16], dtype])
+        assert info.value.location.path == __file__
+
+
+def test_nki_trace_decorates_a_function_given_alone(rng):
+    """NKI's nki.trace is a decorator (as nki.jit); neuronxsim's nki.trace(kernel, *args) traces."""
+    def double(a, b):
+        nl.store(b, nl.load(a) * 2.0)
+
+    kernel = nki.trace(add_kernel)
+    assert isinstance(kernel, nki.Kernel) and kernel.mode == "trace"
+    a = rng.random((16, 8), np.float32)
+    close(kernel(a, a), a + a, atol=0)
+    close(nki.simulate_kernel(kernel, a, a), a + a, atol=0)
+    assert nki.trace(kernel, a, a).to_json() == nki.trace(add_kernel, a, a).to_json()
+    with pytest.raises(nki.NKIError, match="writes to kernel input 'b'"):
+        nki.trace(double, a, a)  # with arguments, a function is traced (and this one refused)
+    with pytest.raises(nki.NKIError, match="decorates a kernel function, not int"):
+        nki.trace(3)
+
+
+def test_the_constants_module_of_isa():
+    from neuronxsim.importer import installed
+    from neuronxsim.nki.isa import constants
+    assert (constants.dge_mode, constants.engine, constants.reduce_cmd, constants.oob_mode,
+            constants.nc_version) == (nisa.dge_mode, nisa.engine, nisa.reduce_cmd,
+                                      nisa.oob_mode, nisa.nc_version)
+    with installed(allow_shadowing=True):
+        from neuronxcc.nki.isa.constants import dge_mode
+        assert dge_mode is nisa.dge_mode
+
+
+def test_view_as_its_own_dtype_and_refused_as_another(rng):
+    @nki.jit
+    def same(a):
+        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        nl.store(out, nl.load(a.view(nl.float32)))
+        return out
+
+    a = rng.random((8, 8), np.float32)
+    close(same(a), a, atol=0)
+
+    @nki.jit
+    def other(a):
+        return nl.load(a.view(nl.int32))
+
+    with pytest.raises(nki.NKIError, match="view\\(dtype\\) to a different data type is not supported"):
+        nki.trace(other, a)
+    with pytest.raises(nki.NKIError, match="view: dtype 'nope' is not an NKI data type"):
+        nki.trace(nki.jit(lambda a: a.view("nope")), a)
+
+
+def test_dma_transpose_takes_a_dge_mode(rng):
+    from neuronxsim import bir
+
+    @nki.jit
+    def transpose(a):
+        t = nisa.dma_transpose(a, dge_mode=nisa.dge_mode.hwdge)
+        out = nl.ndarray(t.shape, dtype=t.dtype, buffer=nl.shared_hbm)
+        nl.store(out, t)
+        return out
+
+    a = rng.random((16, 32)).astype(np.float16)
+    close(nki.simulate_kernel(transpose, a, arch="trn2"), a.T, atol=0)
+    dma = [i for i in nki.trace(transpose, a, arch="trn2").functions[0].blocks[0].instructions
+           if i.opcode_name == "DMACopy" and i.mode == bir.DmaMode.Transpose]
+    assert len(dma) == 1 and dma[0].dge_type == bir.DgeType.HWDGE
+    with pytest.raises(nki.NKIError, match="dma_transpose: .*(hardware|DGE)"):
+        nki.trace(transpose, a, arch="trn1")

@@ -11,22 +11,19 @@ import numpy as np
 from neuronxsim import bir
 from neuronxsim.starfish.lib import _core
 
-from . import dtypes as _dt
-from . import instructions as _ins
-from .errors import NKIError, caller_location
-from .opcodes import _ALU_BY_FUNCTION, BITVEC_IDS, COMMUTATIVE, Alu, act_func, alu_op
-from .tensor import PSUM, SBUF, BlockedTensor, IndirectView, Tensor
-from .tracer import IT, Engine, current
+from .. import dtypes as _dt
+from .. import fused_instructions as _fused
+from .. import gpsimd_instructions as _gpsimd
+from .. import instructions as _ins
+from ..errors import NKIError, add_internal_package, caller_location
+from ..opcodes import _ALU_BY_FUNCTION, BITVEC_IDS, COMMUTATIVE, Alu, act_func, alu_op
+from ..tensor import PSUM, SBUF, BlockedTensor, IndirectView, Tensor
+from ..tracer import IT, Engine, current
 
 
-class engine:
-    """Engines an instruction can be placed on (``unknown`` lets NKI choose)."""
-    unknown = "unknown"
-    tensor = "tensor"
-    vector = "vector"
-    scalar = "scalar"
-    gpsimd = "gpsimd"
+from .constants import dge_mode, engine, nc_version, oob_mode, reduce_cmd
 
+add_internal_package(__file__)  # (errors point past this package's frames at the kernel's line)
 
 unknown_engine = engine.unknown
 tensor_engine = engine.tensor
@@ -37,37 +34,8 @@ _BN_STATS, _DVE = IT.BNStats, Engine.DVE  # (module globals: reading a class mem
 
 _ENGINES = {engine.vector: Engine.DVE, engine.scalar: Engine.Activation,
             engine.gpsimd: Engine.Pool, engine.tensor: Engine.PE}
-
-
-class reduce_cmd:
-    """What an instruction does with its engine's reduction registers."""
-    idle = bir.AccumCmd.Idle
-    reset = bir.AccumCmd.Zero
-    reduce = bir.AccumCmd.Accumulate
-    reset_reduce = bir.AccumCmd.ZeroAccumulate
-
-
 _IDLE = reduce_cmd.idle  # (in activation, the parameter named reduce_cmd hides the class)
-
-
-class dge_mode:
-    unknown = "unknown"
-    none = "none"
-    swdge = "swdge"
-    hwdge = "hwdge"
-
-
-class oob_mode:
-    error = "error"
-    skip = "skip"
-
-
 _DGE, _OOB = dge_mode, oob_mode  # (in dma_copy, the parameters hide the classes)
-
-
-class nc_version:
-    gen2 = 2
-    gen3 = 3
 
 
 def get_nc_version():
@@ -219,7 +187,9 @@ def activation(op, data, *, bias=None, scale=1.0, reduce_op=None, reduce_res=Non
     data = _tile(data, loc, "activation: data")
     if reduce_res is not None or (reduce_cmd is not _IDLE and  # (identity: the usual case, cheaply)
                                   reduce_cmd in (bir.AccumCmd.Accumulate,
-                                                 bir.AccumCmd.ZeroAccumulate)):
+                                                 bir.AccumCmd.ZeroAccumulate, _LOAD_REDUCE)):
+        if reduce_cmd is _LOAD_REDUCE:
+            _refuse_load_reduce("activation", loc)
         if reduce_op is not None:
             _ins.refuse_illegal_reduce(tr, alu_op(reduce_op, "activation: reduce_op", loc), loc,
                                        "activation")
@@ -394,6 +364,8 @@ def select_reduce(*, dst, predicate, on_true, on_false, reduce_res=None,
                        f"{_dt.name(dst.dtype)} (the result is written to dst)", loc)
     if alu_op(reduce_op, "select_reduce: reduce_op", loc) is not Alu.max:
         raise NKIError("select_reduce: reduce_op must be max", loc)
+    if reduce_cmd == _LOAD_REDUCE:
+        _refuse_load_reduce("select_reduce", loc)
     if reduce_cmd == bir.AccumCmd.Accumulate:
         raise NKIError("select_reduce: reduce_cmd=reduce (accumulating over earlier "
                        "instructions) is not supported; use reset_reduce", loc)
@@ -412,6 +384,8 @@ def range_select(*, on_true_tile, comp_op0, comp_op1, bound0, bound1,
     """Keeps element ``j`` of each partition where ``comp_op0(j + range_start, bound0)`` and
     ``comp_op1(j + range_start, bound1)``, else ``on_false_value``; optional per-partition max."""
     loc = caller_location()
+    if reduce_cmd == _LOAD_REDUCE:
+        _refuse_load_reduce("range_select", loc)
     data = _tile(on_true_tile, loc, "range_select: on_true_tile")
     c0 = alu_op(comp_op0, "range_select: comp_op0", loc)
     c1 = alu_op(comp_op1, "range_select: comp_op1", loc)
@@ -537,6 +511,49 @@ def tensor_scalar_reduce(*, data, op0, operand0, reduce_op, reduce_res, reverse0
                                      _dtype(dtype, loc), loc, mask)
 
 
+def tensor_scalar_cumulative(dst, src, op0, op1, imm0, imm1=None,
+                             reduce_cmd=reduce_cmd.reset_reduce, mask=None):
+    """Per partition, ``reg = op1(op0(src[i], imm0), reg); dst[i] = reg`` along the free
+    dimension, in one Vector Engine instruction (``reg``: its accumulation register;
+    ``reduce_cmd``: reset_reduce starts from op1's identity, reduce continues, load_reduce
+    starts from ``imm1``, which the other commands do not read); returns ``dst``. ``imm0`` and
+    ``imm1``: numbers or [P, 1] tiles. NKI 0.6's ``nisa.tensor_scalar_cumulative`` records the
+    same instruction (:func:`~neuronxsim.nki.fused_instructions.tensor_scalar_accumulate`)."""
+    loc = caller_location()
+    what = "tensor_scalar_cumulative"
+    if reduce_cmd not in (_RESET_REDUCE, _REDUCE, _LOAD_REDUCE):
+        raise NKIError(f"{what}: reduce_cmd must be reset_reduce, reduce or load_reduce, not "
+                       f"{reduce_cmd!r}", loc)
+    if reduce_cmd == _LOAD_REDUCE:
+        if imm1 is None:
+            raise NKIError(f"{what}: reduce_cmd=load_reduce starts from imm1; give it", loc)
+    else:
+        imm1 = None
+    dst = _tile(dst, loc, f"{what}: dst")
+    src = _tile(src, loc, f"{what}: src")
+    if dst.shape != src.shape:
+        raise NKIError(f"{what}: dst {list(dst.shape)} and src {list(src.shape)} differ in "
+                       "shape", loc)
+    a0 = alu_op(op0, f"{what}: op0", loc)
+    a1 = alu_op(op1, f"{what}: op1", loc)
+    for name, operand in (("imm0", imm0), ("imm1", imm1)):
+        if isinstance(operand, Tensor):
+            _tile(operand, loc, f"{what}: {name}")
+    _fused.tensor_scalar_accumulate(current(), src, a0, imm0, False, a1, reduce_cmd, imm1, False,
+                                    True, dst.dtype, loc, mask, out=dst, what=what)
+    return dst
+
+
+_RESET_REDUCE, _REDUCE, _LOAD_REDUCE = reduce_cmd.reset_reduce, reduce_cmd.reduce, \
+    reduce_cmd.load_reduce
+
+
+def _refuse_load_reduce(what: str, loc):
+    raise NKIError(f"{what}: reduce_cmd=load_reduce (start from a given value) is "
+                   "tensor_scalar_cumulative's; this instruction's registers start at reset",
+                   loc)
+
+
 def scalar_tensor_tensor(*, data, op0, operand0, op1, operand1, reverse0=False, reverse1=False,
                          dtype=None, mask=None):
     """``(data op0 operand0) op1 operand1`` (Vector Engine): ``operand0`` a number or a
@@ -620,9 +637,10 @@ def nc_stream_shuffle(src, dst, shuffle_mask, *, dtype=None, mask=None):
     return dst
 
 
-def dma_transpose(src, *, axes=None, mask=None, dtype=None):
+def dma_transpose(src, *, axes=None, mask=None, dtype=None, dge_mode=dge_mode.unknown):
     """A new SBUF tile holding the 2-D ``src`` (HBM or SBUF) transposed by the DMA engine
-    (``axes=(1, 0)``; the 3-D and 4-D permutations are not modelled)."""
+    (``axes=(1, 0)``; the 3-D and 4-D permutations are not modelled); ``dge_mode`` as
+    :func:`dma_copy`'s."""
     loc = caller_location()
     tr = current()
     if not isinstance(src, Tensor):
@@ -636,7 +654,8 @@ def dma_transpose(src, *, axes=None, mask=None, dtype=None):
                                              tuple(reversed(src.shape)), "dma_transpose", loc))
     out = tr.new_result(SBUF, _dtype(dtype, loc) or src.dtype, tuple(reversed(src.shape)),
                         "dma_transpose", loc)
-    _ins.dma_transpose(tr, IT.DMACopy, out, src, loc, "dma_transpose")
+    fields = _dge_fields(dge_mode, src.dtype, out.dtype, loc, "dma_transpose")
+    _ins.dma_transpose(tr, IT.DMACopy, out, src, loc, "dma_transpose", fields)
     return out
 
 
@@ -655,16 +674,53 @@ def tensor_copy_dynamic_dst(*, dst, src, mask=None, dtype=None, engine=engine.un
 
 
 def local_gather(src_buffer, index, num_elem_per_idx=1, num_valid_indices=None, *, mask=None):
-    """GpSimd's gather across 16-partition groups: not modelled (refused)."""
-    _not_modelled("local_gather", "GpSimd's partition gather")
+    """Per GpSimd core (16 partitions), ``num_elem_per_idx`` elements of every partition's own
+    row at each of the core's ``index`` values (uint16 element offsets); the recorded
+    instruction is NKI 0.6's ``nisa.local_gather`` (``gpsimd_instructions.local_gather``)."""
+    loc = caller_location()
+    _no_mask(mask, "local_gather", loc)
+    return _gpsimd.local_gather(current(), _tile(src_buffer, loc, "local_gather: src_buffer"),
+                                _tile(index, loc, "local_gather: index"), num_elem_per_idx,
+                                num_valid_indices, loc)
 
 
 def sequence_bounds(*, segment_ids, dtype=None):
-    """Per-segment bounds on GpSimd: not modelled (refused)."""
-    _not_modelled("sequence_bounds", "GpSimd's segment bounds")
+    """Each element's segment start and end, ``[1, 2, n]``, of a one-partition tile of segment
+    ids (GpSimd; ``gpsimd_instructions.sequence_bounds``, as NKI 0.6's); ``dtype``: the
+    result's (float32 or int32; default: segment_ids')."""
+    loc = caller_location()
+    tr = current()
+    ids = _tile(segment_ids, loc, "sequence_bounds: segment_ids")
+    out = None
+    if dtype is not None:
+        out = _ins.result_tile(tr, None, (1, 2, math.prod(ids.shape[1:])), _dtype(dtype, loc),
+                               "sequence_bounds", loc)
+    return _gpsimd.sequence_bounds(tr, ids, loc, out=out)
+
+
+def _no_mask(mask, what: str, loc):
+    if mask is not None:
+        raise NKIError(f"{what}: a mask on this GpSimd instruction is not modelled by the "
+                       "simulator", loc)
 
 
 # ---- DMA ----
+
+_DGE_MODES = (_DGE.unknown, _DGE.none, _DGE.swdge, _DGE.hwdge)
+
+
+def _check_dge_mode(mode, loc, what: str):
+    if mode not in _DGE_MODES:
+        raise NKIError(f"{what}: dge_mode must be one of nisa.dge_mode.unknown, .none, .swdge, "
+                       f".hwdge, not {mode!r}", loc)
+
+
+def _dge_fields(mode, src_dtype, dst_dtype, loc, what: str) -> dict:
+    """The BIR fields of a DMA's ``dge_mode`` (:func:`~neuronxsim.nki.instructions.dge_fields`).
+    The hardware DGE is triggered from the SP queue: a 2.2x kernel cannot name an engine."""
+    _check_dge_mode(mode, loc, what)
+    return _ins.dge_fields(current(), mode == _DGE.hwdge, mode == _DGE.swdge, Engine.SP,
+                           src_dtype, dst_dtype, loc, what)
 
 def dma_copy(*, dst, src, mask=None, dst_rmw_op=None, oob_mode=oob_mode.error,
              dge_mode=dge_mode.unknown):
@@ -676,16 +732,12 @@ def dma_copy(*, dst, src, mask=None, dst_rmw_op=None, oob_mode=oob_mode.error,
     if oob_mode not in (_OOB.error, _OOB.skip):
         raise NKIError(f"dma_copy: oob_mode must be nisa.oob_mode.error or .skip, not {oob_mode!r}",
                        loc)
-    if dge_mode not in (_DGE.unknown, _DGE.none, _DGE.swdge, _DGE.hwdge):
-        raise NKIError(f"dma_copy: dge_mode must be one of nisa.dge_mode.unknown, .none, .swdge, "
-                       f".hwdge, not {dge_mode!r}", loc)
+    _check_dge_mode(dge_mode, loc, "dma_copy")
     for name, t, kinds in (("dst", dst, Tensor), ("src", src, (Tensor, IndirectView))):
         if not isinstance(t, kinds):
             raise NKIError(f"dma_copy: {name} must be a tensor or tile, not {type(t).__name__}",
                            loc)
-    # (the hardware DGE is triggered from the SP queue: a 2.2x kernel cannot name an engine)
-    fields = _ins.dge_fields(current(), dge_mode == _DGE.hwdge, dge_mode == _DGE.swdge, Engine.SP,
-                             src.dtype, dst.dtype, loc, "dma_copy")
+    fields = _dge_fields(dge_mode, src.dtype, dst.dtype, loc, "dma_copy")
     if src.__class__ is IndirectView:
         if not dst.storage.on_chip:
             raise NKIError("dma_copy: a gather (rows picked at run time) writes an SBUF tile", loc)
@@ -716,6 +768,7 @@ __all__ = [
     "tensor_scalar", "tensor_reduce", "tensor_copy", "reciprocal", "iota", "memset",
     "affine_select", "tensor_tensor_scan", "select_reduce", "range_select", "bn_stats",
     "bn_aggr", "max8", "nc_find_index8", "nc_match_replace8", "dma_copy", "tensor_scalar_reduce",
+    "tensor_scalar_cumulative",
     "scalar_tensor_tensor", "tensor_partition_reduce", "dropout", "tensor_copy_predicated",
     "nc_stream_shuffle", "dma_transpose", "tensor_copy_dynamic_src", "tensor_copy_dynamic_dst",
     "local_gather", "sequence_bounds",
