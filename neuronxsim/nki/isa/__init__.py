@@ -19,8 +19,6 @@ from ..errors import NKIError, add_internal_package, caller_location
 from ..opcodes import _ALU_BY_FUNCTION, BITVEC_IDS, COMMUTATIVE, Alu, act_func, alu_op
 from ..tensor import PSUM, SBUF, BlockedTensor, IndirectView, Tensor
 from ..tracer import IT, Engine, current
-
-
 from .constants import dge_mode, engine, nc_version, oob_mode, reduce_cmd
 
 add_internal_package(__file__)  # (errors point past this package's frames at the kernel's line)
