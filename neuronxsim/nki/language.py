@@ -850,9 +850,9 @@ def _binary(x, y, op, dtype, mask, loc, out=None, what="") -> Tensor:
                                           what=what)
         return _ins.tensor_tensor(tr, x, y, op, dtype, loc, mask, out, what=what)
     tile, scalar, reverse = (x, y, False) if xt else (y, x, True)
-    if isinstance(scalar, bool) or not isinstance(scalar, (int, float, np.number)):
+    if not isinstance(scalar, (int, float, np.number, np.bool_)):  # (a bool is an int)
         raise NKIError(f"nl.{what}: cannot combine a tile with {type(scalar).__name__}", loc)
-    if dtype is None:  # (a Python number is weakly typed: int32 or float32)
+    if dtype is None:  # (a Python number is weakly typed: uint8 for a bool, int32, float32)
         dtype = _dt.promote_scalar(tile.dtype, scalar)
     return _ins.tensor_scalar(tr, tile, op, scalar, reverse, None, None, False, dtype, loc,
                               mask, out, what=what)
