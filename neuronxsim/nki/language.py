@@ -30,7 +30,7 @@ from . import instructions as _ins
 from .errors import NKIError, caller_location
 from .indexing import arange, ds, mgrid  # noqa: F401  (public names of nl)
 from .opcodes import Act, Alu, activation as _act_marker, alu as _alu_marker
-from .opcodes import alu_op as _alu_op
+from .opcodes import FMOD_NOT_ALU as _FMOD_NOT_ALU, alu_op as _alu_op, not_alu as _not_alu
 from .compiler import DirectAllocation
 from .tensor import (HBM, PSUM, PSUM_BANK_BYTES, SBUF, SHARED_HBM, BlockedTensor, IndirectView,
                      Tensor, new_view, same_view)
@@ -906,7 +906,7 @@ def fmod(x, y, dtype=None, mask=None) -> Tensor:
     return _fmod_tiles(current(), _tile(x, loc, "fmod", "x"), y, _opt_dtype(dtype, loc), mask, loc)
 
 
-fmod = _alu_marker(Alu.mod)(fmod)  # (as an instruction's op field, nl.fmod was taken as mod)
+fmod = _not_alu(_FMOD_NOT_ALU)(fmod)  # (op=nl.fmod: refused, never taken as mod)
 
 
 _BOOL_RESULTS = frozenset(("equal", "not_equal", "greater", "greater_equal", "less", "less_equal",
