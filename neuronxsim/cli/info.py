@@ -1,10 +1,12 @@
 """``neuronxsim info FILE``: what a BIR JSON module, a Penguin program (``program.json``) or a
 KLR file holds. The kind is recognised from the file's first bytes: JSON naming the Penguin
-format is a program, other JSON a BIR module, anything else must be a KLR file."""
+format is a program, other JSON a BIR module (a JSON array, string, number, true, false or null
+is refused as one, since a module is an object), anything else must be a KLR file."""
 
 from __future__ import annotations
 
 import collections
+import json
 import re
 
 from neuronxsim.cli import printing
@@ -80,6 +82,18 @@ def _klr_info(path: str) -> tuple[dict, callable]:
     return doc, text
 
 
+def _json_scalar(data: bytes) -> bool:
+    """Whether the file is one JSON string, number, true, false or null (a KLR file is binary
+    CBOR, never valid JSON)."""
+    if data.lstrip()[:1] not in b'"-0123456789tfn':  # (a JSON scalar's possible first bytes)
+        return False
+    try:
+        json.loads(data)
+    except (ValueError, RecursionError):
+        return False
+    return True
+
+
 def run(args) -> int:
     data = read_bytes(args.file, "file to summarise")
     start = data.lstrip()[:1]
@@ -87,7 +101,7 @@ def run(args) -> int:
         raise InputError(f"{args.file}: the file is empty")
     if start == b"{" and _PENGUIN.search(data[:_PENGUIN_WINDOW]):
         doc, text = _program_info(args.file, data)
-    elif start in (b"{", b"["):
+    elif start in (b"{", b"[") or _json_scalar(data):
         doc, text = _module_info(args.file, data)
     else:
         doc, text = _klr_info(args.file)

@@ -35,7 +35,7 @@ def run(args) -> int:
     output = OutputSet(args.output, "lower")
     program = load_program(args.program)
     with output as out:
-        lowered = pipeline.lower(program, args.arch, out_dir=out.path)
+        lowered = out.write_files(lambda folder: pipeline.lower(program, args.arch, out_dir=folder))
         out.write_with(MODULE, lambda path: bir.save(lowered.module, path))
         metrics = KernelMetricsCollector.get_instance()
         out.write_with(KernelMetricsCollector.sidecar_path(MODULE), lambda path: metrics.write_sidecar(

@@ -225,6 +225,30 @@ class OutputSet:
             raise OutputError(f"{os.path.join(self.display, name)}: cannot write it ({_reason(e)}); "
                               "the folder keeps its previous contents") from e
 
+    def write_files(self, writer: Callable[[str], object]):
+        """Returns ``writer(folder)``, a writer that puts files of its own naming into the
+        staging folder (``pipeline.lower``'s KLR files and compiled kernels). A failure that
+        names a file there (an ``OSError``'s file name, or a neuronxsim error's message, such
+        as the KLR writer's) is one :class:`OutputError` naming it under the folder the user
+        gave, not under the staging folder, which is gone by the time the message is read."""
+        try:
+            return writer(self.path)
+        except OSError as e:
+            if isinstance(e, OutputError) or not self._holds(e.filename):
+                raise
+            shown = os.path.join(self.display, os.path.relpath(e.filename, self.path))
+            raise OutputError(f"{shown}: cannot write it ({_reason(e)}); "
+                              "the folder keeps its previous contents") from e
+        except NeuronxsimError as e:
+            message = str(e)
+            if self.path + os.sep not in message:
+                raise
+            message = message.replace(self.path + os.sep, os.path.join(self.display, ""))
+            raise OutputError(f"{message}; the folder keeps its previous contents") from e
+
+    def _holds(self, path) -> bool:
+        return isinstance(path, str) and path.startswith(self.path + os.sep)
+
     def write_bytes(self, name: str, data: bytes) -> None:
         def write(path):
             with open(path, "wb") as f:

@@ -105,7 +105,7 @@ def run(args) -> int:
             program = layer.build_program(cfg)
             inputs = layer.make_inputs(cfg) if full else None
         with progress.step(steps[1][0], count=traced_instructions, unit="instructions traced"):
-            lowered = pipeline.lower(program, args.arch, out_dir=out.path)
+            lowered = out.write_files(lambda folder: pipeline.lower(program, args.arch, out_dir=folder))
         with progress.step(steps[2][0]):
             resolved = pipeline.resolve(lowered)
         memory.check(memory.simulation_bytes(resolved.module, args.arch, args.mode),

@@ -1,7 +1,10 @@
 """``neuronxsim sweep FILE.py:KERNEL --grid NAME=v1,v2,... --shapes ...``: every combination of a
 kernel's meta-parameter values traced and simulated, on local worker processes or a Dask
 cluster; one JSON line per configuration in DIR/results.jsonl, then a table of the best
-configurations and DIR/sweep.png. Everything is checked before any configuration runs."""
+configurations and DIR/sweep.png. Everything is checked before any configuration runs.
+Exit status 0 when at least one configuration is ok (an autotuning grid expects some to fail);
+1, after the table is printed, when none is (every one failed or mismatched): a script or CI
+job then sees that the sweep found nothing to use."""
 
 from __future__ import annotations
 
@@ -16,7 +19,11 @@ from neuronxsim.pipeline import ARCHS
 
 def add_parser(sub) -> None:
     p = sub.add_parser("sweep", help="autotune an NKI kernel: simulate every combination of its "
-                                     "meta-parameters")
+                                     "meta-parameters",
+                       description="Simulate every combination of an NKI kernel's meta-parameters. "
+                                   "Exit status 0 when at least one configuration is ok, 1 when "
+                                   "none is (every one failed or mismatched; the table and "
+                                   "results.jsonl are still written) or the input is bad.")
     p.add_argument("kernel", help="FILE.py:NAME of an @nki.jit kernel (either dialect)")
     p.add_argument("--grid", action="append", default=[], metavar="NAME=V1,V2,...",
                    help="values of a kernel parameter to try (repeat for more parameters: the "
@@ -107,6 +114,10 @@ def _duration(seconds: float) -> str:
     return f"{seconds // 3600:.0f} h {seconds % 3600 // 60:02.0f} min"
 
 
+def _states(counts: dict, names: tuple) -> str:
+    return ", ".join(f"{counts[s]} {s}" for s in names if s in counts)
+
+
 def run(args) -> int:
     from neuronxsim.sweep import driver, space, summary
 
@@ -141,7 +152,7 @@ def run(args) -> int:
                 "best": summary.best(rows, args.top)}
 
     def text():
-        states = ", ".join(f"{counts[s]} {s}" for s in ("ok", "failed", "mismatch") if s in counts)
+        states = _states(counts, ("ok", "failed", "mismatch"))
         rate = f" ({ran / seconds:.1f}/s)" if seconds > 0 and ran else ""
         resumed = f", {len(p.done)} from the results before" if p.done else ""
         print(f"{p.kernel.name}: {len(rows)} configurations ({states}){resumed}; ran {ran} in "
@@ -151,4 +162,9 @@ def run(args) -> int:
         print(f"wrote {p.output}/: {wrote}")
 
     printing.emit(args, document, text)
+    if not counts.get("ok"):
+        states = _states(counts, ("failed", "mismatch"))
+        print(f"neuronxsim: error: no configuration is ok ({states}): see {p.results_path}",
+              file=sys.stderr)
+        return 1
     return 0

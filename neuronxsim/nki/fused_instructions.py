@@ -8,7 +8,6 @@ from __future__ import annotations
 from neuronxsim import bir
 from neuronxsim.bir import legality
 
-from . import dtypes as dt
 from .errors import NKIError
 from .indexing import full_box
 from .instructions import (number, _psum_inputs, broadcast_shape, engine_in, engine_out, is_empty,
@@ -37,7 +36,9 @@ def scalar_tensor_tensor(tr, data: Tensor, op0, operand0, reverse0, op1, operand
         refuse_illegal_alu(IT.ScalarTensorTensor, Engine.DVE, op0, op1, loc, what)
     shape = broadcast_shape([data.shape, operand1.shape], loc)
     box = plan(tr, shape, mask, (data, operand1), loc)
-    out = result_tile(tr, out, shape, dtype or dt.promote(data.dtype, operand1.dtype), what, loc)
+    # (no dtype: data's, the documented default, "dtype: nki_dtype=data.dtype" (2.2x), as
+    # instructions.scalar_tensor_tensor has it; NKI 0.6 writes into dst, whose dtype it passes)
+    out = result_tile(tr, out, shape, dtype or data.dtype, what, loc)
     if is_empty(box):
         return out
     engine = Engine.DVE

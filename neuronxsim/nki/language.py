@@ -32,7 +32,7 @@ from . import instructions as _ins
 from .errors import NKIError, caller_location
 from .indexing import arange, ds, mgrid  # noqa: F401  (public names of nl)
 from .opcodes import Act, Alu, activation as _act_marker, alu as _alu_marker
-from .opcodes import alu_op as _alu_op
+from .opcodes import FMOD_NOT_ALU as _FMOD_NOT_ALU, alu_op as _alu_op, not_alu as _not_alu
 from .compiler import DirectAllocation
 from .tensor import (HBM, PSUM, PSUM_BANK_BYTES, SBUF, SHARED_HBM, BlockedTensor, IndirectView,
                      Tensor, new_view, same_view)
@@ -877,9 +877,9 @@ def _binary(x, y, op, dtype, mask, loc, out=None, what="") -> Tensor:
                                           what=what)
         return _ins.tensor_tensor(tr, x, y, op, dtype, loc, mask, out, what=what)
     tile, scalar, reverse = (x, y, False) if xt else (y, x, True)
-    if isinstance(scalar, bool) or not isinstance(scalar, (int, float, np.number)):
+    if not isinstance(scalar, (int, float, np.number, np.bool_)):  # (a bool is an int)
         raise NKIError(f"nl.{what}: cannot combine a tile with {type(scalar).__name__}", loc)
-    if dtype is None:  # (a Python number is weakly typed: int32 or float32)
+    if dtype is None:  # (a Python number is weakly typed: uint8 for a bool, int32, float32)
         dtype = _dt.promote_scalar(tile.dtype, scalar)
     return _ins.tensor_scalar(tr, tile, op, scalar, reverse, None, None, False, dtype, loc,
                               mask, out, what=what)
@@ -933,7 +933,7 @@ def fmod(x, y, dtype=None, mask=None) -> Tensor:
     return _fmod_tiles(current(), _tile(x, loc, "fmod", "x"), y, _opt_dtype(dtype, loc), mask, loc)
 
 
-fmod = _alu_marker(Alu.mod)(fmod)  # (as an instruction's op field, nl.fmod was taken as mod)
+fmod = _not_alu(_FMOD_NOT_ALU)(fmod)  # (op=nl.fmod: refused, never taken as mod)
 
 
 _BOOL_RESULTS = frozenset(("equal", "not_equal", "greater", "greater_equal", "less", "less_equal",

@@ -32,6 +32,16 @@ _NUMPY_ALU = {
     np.right_shift: Alu.logical_shift_right, np.abs: Alu.abs,
 }
 
+#: Why no ALU operation computes fmod, the message an instruction's op naming it is refused
+#: with: the ALU's mod is numpy.mod (the divisor's sign; docs/isa-semantics.md), NKI's operator
+#: table lists no fmod, and taking it as mod gave a different answer silently.
+FMOD_NOT_ALU = ("fmod is not an ALU operation: no instruction computes it (the remainder with "
+                "the dividend's sign; the ALU's mod, op=nl.mod, takes the divisor's); call "
+                "nl.fmod(x, y), which composes it")
+
+#: Functions a kernel may name as an op that no ALU operation computes: {function: why}.
+_NUMPY_NOT_ALU = {np.fmod: FMOD_NOT_ALU}
+
 _NUMPY_ACT = {
     np.exp: Act.Exp, np.log: Act.Ln, np.tanh: Act.Tanh, np.sqrt: Act.Sqrt, np.square: Act.Square,
     np.reciprocal: Act.Reciprocal, np.abs: Act.Abs, np.sign: Act.Sign, np.sin: Act.Sin,
@@ -51,6 +61,15 @@ def alu(op):
     """Decorator argument: marks an ``nl`` function with the ALU operation it performs."""
     def mark(fn):
         fn.alu_op = op
+        return fn
+    return mark
+
+
+def not_alu(why: str):
+    """Decorator argument: marks an ``nl`` function that no ALU operation computes, with why:
+    an instruction's ``op`` naming it is refused with that, not taken as some other operation."""
+    def mark(fn):
+        fn.not_alu_op = why
         return fn
     return mark
 
@@ -98,6 +117,14 @@ def alu_op(fn, what: str, loc):
         except TypeError:
             op = None
     if op is None:
+        why = getattr(fn, "not_alu_op", None)
+        if why is None:
+            try:
+                why = _NUMPY_NOT_ALU.get(fn)
+            except TypeError:
+                pass
+        if why is not None:
+            raise NKIError(f"{what}: {why}", loc)
         raise NKIError(f"{what}: {_label(fn)} is not an ALU operation (use nl.add, "
                        "nl.multiply, np.maximum, ...)", loc)
     _ALU_BY_FUNCTION[fn] = op

@@ -29,6 +29,7 @@ from neuronxsim.nki import instructions as _ins
 from neuronxsim.nki import language as _nl22
 from neuronxsim.nki.errors import NKIError, caller_location
 from neuronxsim.nki.opcodes import Act, Alu, activation as _act_marker, alu as _alu_marker
+from neuronxsim.nki.opcodes import FMOD_NOT_ALU as _FMOD_NOT_ALU, not_alu as _not_alu
 from neuronxsim.nki.tensor import NUM_PARTITIONS, PSUM, PSUM_BANK_BYTES, SBUF, Tensor, new_view
 from neuronxsim.nki.tracer import ARCHS, IT, Engine, current
 from neuronxsim.nki.tracer import active as _tracing
@@ -825,6 +826,7 @@ def trunc(x, dtype=None) -> NkiTensor:
 
 
 @api
+@_not_alu(_FMOD_NOT_ALU)  # (op=nl.fmod of an instruction: refused, saying why)
 def fmod(x, y, dtype=None) -> NkiTensor:
     """Remainder with the sign of ``x``: ``sign(x) * mod(|x|, |y|)``."""
     loc = caller_location()

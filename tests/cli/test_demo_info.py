@@ -35,3 +35,18 @@ def test_the_demo_module_resolves(tmp_path, capsys):
     assert main(["demo", "--output", str(tmp_path / "demo"), "--quiet"]) == 0
     assert main(["resolve", str(tmp_path / "demo" / "module.json"), "-o", str(tmp_path / "resolved.json")]) == 0
     assert "resolved 3 kernel nodes (IT54 x1, IT55 x1, IT56 x1)" in capsys.readouterr().out
+
+
+def test_info_on_a_json_file_that_is_not_an_object_says_what_it_is(tmp_path, capsys):
+    # A JSON number, string, boolean or null is JSON, not a KLR file: it is refused as a BIR
+    # module, as a JSON array is; text that is not JSON still falls to the KLR reader.
+    for text, kind in (("42\n", "number"), (' "module"', "string"), ("true", "boolean"), ("null", "null"),
+                       ("-1.5e3", "number"), ("[1]", "array")):
+        path = tmp_path / "scalar.json"
+        path.write_text(text)
+        assert main(["info", str(path)]) == 1
+        assert capsys.readouterr().err == (f"neuronxsim: error: {path}: not a BIR module: expected an "
+                                           f"object, got {kind}\n")
+    path.write_text("nonsense")
+    assert main(["info", str(path)]) == 1
+    assert "not a KLR file" in capsys.readouterr().err

@@ -1,6 +1,8 @@
 """``neuronxsim lower``: Penguin programs in Python or JSON -> BIR JSON + metrics sidecar."""
 
 import json
+import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -62,3 +64,30 @@ def test_lower_errors_are_one_line(tmp_path):
         assert r.stderr.count("\n") == 1
     assert not (tmp_path / "o").exists()
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+
+
+def test_a_write_failure_names_the_file_in_the_output_folder_not_the_staging_folder(tmp_path):
+    # A full disk (here the file-size limit: EFBIG, as ENOSPC would be) while lower writes its
+    # KLR files (the KLR writer's error) or compiled kernels (an OSError): the message names the
+    # file under -o, as it would be, not under the staging folder (gone once the command ends)
+    # nor a temporary file.
+    (tmp_path / "layer.py").write_text(textwrap.dedent("""
+        from neuronxsim.models import llama_decoder as layer
+        program = layer.build_program(layer.DecoderConfig(tokens=130, hidden=256, q_heads=4, kv_heads=2,
+                                                          head_dim=64, intermediate=384))
+    """))
+    code = textwrap.dedent("""
+        import resource, signal, sys
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (int(sys.argv[1]),) * 2)
+        from neuronxsim.cli import main
+        sys.exit(main(sys.argv[2:]))
+    """)
+    for limit, message in ((100, r"klr/tiled_pf_transpose-[0-9a-f]+\.klr: write failed: File too large"),
+                           (20000, r"nki/rope\.[0-9a-f]+\.json: cannot write it \(File too large\)")):
+        r = subprocess.run([sys.executable, "-P", "-c", code, str(limit), "lower", "layer.py", "-o", "lowered"],
+                           capture_output=True, text=True, cwd=tmp_path)
+        assert r.returncode == 1, r.stderr
+        assert re.fullmatch(f"neuronxsim: error: lowered/{message}; the folder keeps its previous contents\n",
+                            r.stderr), r.stderr
+        assert sorted(os.listdir(tmp_path)) == ["layer.py"]

@@ -426,3 +426,26 @@ def test_a_mask_of_several_dimensions_that_keeps_whole_tiles(rng):
     assert np.isnan(out[2]).all()  # never written: the reference executor's fill
     with pytest.raises(nki.NKIError, match=r"relates index dimensions \[0, 1\]"):
         run(flat_offset_mask, a, b, a.size - 5)  # a part of a tile: not a box
+
+
+@pytest.mark.parametrize("op", [nl.fmod, np.fmod], ids=["nl.fmod", "np.fmod"])
+@pytest.mark.parametrize("form", ["tensor_tensor", "tensor_scalar"])
+def test_fmod_as_an_instructions_op_is_refused_not_taken_as_mod(form, op):
+    # No ALU operation computes fmod (the ALU's mod takes the divisor's sign; NKI's operator table
+    # lists no fmod): op=nl.fmod computed mod before, a different answer for a negative operand.
+    import neuronxsim.nki.isa as nisa
+    from neuronxsim.nki.errors import NKIError
+
+    @nki.jit
+    def kernel(a, b):
+        x, y = nl.load(a), nl.load(b)
+        r = nisa.tensor_tensor(x, y, op=op) if form == "tensor_tensor" else nisa.tensor_scalar(x, op, 3.0)
+        out = nl.ndarray(a.shape, dtype=r.dtype, buffer=nl.shared_hbm)
+        nl.store(out, r)
+        return out
+
+    a = np.linspace(-7, 7, 32, dtype=np.float32).reshape(8, 4)
+    with pytest.raises(NKIError, match=r"test_language.py:\d+: tensor_(tensor: op|scalar: op0): fmod is not "
+                                       r"an ALU operation: .*the ALU's mod, op=nl.mod, takes the divisor's\); "
+                                       r"call nl.fmod\(x, y\)"):
+        run(kernel, a, np.full_like(a, 3))

@@ -104,8 +104,8 @@ def refusals(a, b, c, d, which):
         x * "two"
     elif which == "string-reversed":
         "two" - x
-    elif which == "bool":
-        x * True
+    elif which == "bytes":
+        x * b"2"
     elif which == "hbm-number":
         2.0 * a
     elif which == "partitions":
@@ -124,7 +124,7 @@ def test_the_c_paths_trace_as_the_python_definitions(monkeypatch):
 
 
 @pytest.mark.parametrize("which", ["hbm-right", "hbm-left", "hbm-both", "shapes", "unwritten",
-                                   "string", "string-reversed", "partitions", "bool", "hbm-number",
+                                   "string", "string-reversed", "partitions", "bytes", "hbm-number",
                                    "psum-both"])
 def test_the_c_paths_refuse_as_the_python_definitions(monkeypatch, which):
     outcome = _same_with_and_without(monkeypatch, refusals, ARGS + (which,))
@@ -199,3 +199,22 @@ def test_which_operators_take_the_c_path(monkeypatch):
     assert calls == [("divide", (128, 512), (128, 512)), ("multiply", (1, 512), (128, 512)),
                      ("multiply", (128, 512), 2), ("divide", (128, 512), 2.0),
                      ("multiply", (128, 512), np.float32(2.0)), ("less", (128, 512), (128, 512))], calls
+
+
+@nki.jit
+def bool_operands(a, d):
+    """A Python bool is a weakly typed scalar, "bool --> uint8" (the C paths take no bool: the
+    Python definitions decide)."""
+    x = nl.load(a)
+    i = nl.load(d)
+    out = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+    r = x * True
+    r = False - r
+    j = i + True
+    k = True / i
+    nl.store(out, value=r + nl.copy(j, dtype=nl.float32) + k)
+    return out
+
+
+def test_a_bool_operand_traces_as_with_the_python_definitions(monkeypatch):
+    assert not _same_with_and_without(monkeypatch, bool_operands, (ARGS[0], ARGS[3])).startswith("NKIError")

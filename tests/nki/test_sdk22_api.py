@@ -876,3 +876,27 @@ def test_dma_transpose_takes_a_dge_mode(rng):
     assert len(dma) == 1 and dma[0].dge_type == bir.DgeType.HWDGE
     with pytest.raises(nki.NKIError, match="dma_transpose: .*(hardware|DGE)"):
         nki.trace(transpose, a, arch="trn1")
+
+
+@pytest.mark.parametrize("data, operand1", [(bf16, np.float32), (np.float32, bf16), (np.int32, np.float32)])
+def test_scalar_tensor_tensor_without_dtype_takes_datas(executor, data, operand1):
+    # "dtype: nki_dtype=data.dtype" (2.2x), not the promotion of data's and operand1's dtypes;
+    # the one-instruction form (fused_instructions, NKI 0.6's) defaults the same way.
+    from neuronxsim.nki import fused_instructions
+    from neuronxsim.nki.tracer import current
+
+    @nki.jit
+    def kernel(a, b):
+        x, y = nl.load(a), nl.load(b)
+        r = nisa.scalar_tensor_tensor(data=x, op0=nl.multiply, operand0=2.0, op1=nl.add, operand1=y)
+        fused = fused_instructions.scalar_tensor_tensor(current(), x, nl.multiply.alu_op, 2.0, False,
+                                                        nl.add.alu_op, y, False, None, None)
+        assert r.dtype == fused.dtype == x.dtype
+        out = nl.ndarray(a.shape, dtype=r.dtype, buffer=nl.shared_hbm)
+        nl.store(out, r)
+        return out
+
+    a, b = np.full((8, 4), 3, data), np.full((8, 4), 1, operand1)
+    got = run_on(executor, kernel, a, b)
+    assert got.dtype == np.dtype(data)
+    close(got, np.full((8, 4), 7.0), atol=0)

@@ -169,3 +169,17 @@ def test_scalar_dtype_of_each_kind():
     # NumPy scalars of no NKI dtype are taken by kind, as Python's numbers are
     assert dtypes.scalar_dtype(np.float64(0.5)) == np.float32
     assert dtypes.scalar_dtype(np.int64(3)) == np.int32
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+@pytest.mark.parametrize("form", FORMS)
+@pytest.mark.parametrize("tile, want", [(np.int8, np.int16), (np.uint8, np.uint8), (np.int32, np.int32),
+                                        (np.float16, np.float16), (bf16, bf16), (np.float32, np.float32)])
+def test_a_python_bool_is_weakly_typed_as_uint8(executor, form, tile, want, rng):
+    # "bool --> uint8": a bool combines with a tile as a uint8 would (an int8 tile widens to
+    # int16, a float tile keeps its dtype), its value 1 or 0.
+    x = _values(rng, tile)
+    got = run_on(executor, _scalar_kernel(form, True), x)
+    assert got.dtype == np.dtype(want)
+    close(got, x.astype(np.float64) + 1 if "add" in form or form == "+" else x.astype(np.float64), atol=0)
+    assert dtypes.promote_scalar(np.dtype(tile), False) == np.dtype(want)

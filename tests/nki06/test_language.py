@@ -414,3 +414,18 @@ def test_a_pinned_tensor_past_the_end_of_sbuf_is_refused():
     with pytest.raises(NKIError, match="needs bytes \\[228352, 230400\\) of each partition; SBUF "
                                        "has 229376"):
         run(k, np.zeros((128, 512), np.float32))
+
+
+def test_fmod_as_an_instructions_op_is_refused():
+    # (as in the 2.2x dialect: no ALU operation computes fmod; the ALU's mod takes the divisor's sign)
+    @nki.jit
+    def kernel(a, b):
+        r = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.sbuf)
+        nisa.tensor_tensor(r, nl.load(a), nl.load(b), op=nl.fmod)
+        out = nl.ndarray(r.shape, dtype=r.dtype, buffer=nl.shared_hbm)
+        nl.store(out, value=r)
+        return out
+
+    a = np.linspace(-7, 7, 32, dtype=np.float32).reshape(8, 4)
+    with pytest.raises(NKIError, match=r"tensor_tensor: op: fmod is not an ALU operation: .*call nl.fmod\(x, y\)"):
+        run(kernel, a, np.full_like(a, 3))

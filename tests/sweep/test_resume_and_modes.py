@@ -213,3 +213,47 @@ def _traced_copy():
         return out
 
     return nki.trace_kernel(copy, np.zeros((128, 64), np.float32))
+
+
+def test_a_whole_last_row_without_its_newline_is_kept_and_the_newline_added(tmp_path):
+    # Only the newline is missing (a file written by another tool, or edited): the row is whole,
+    # so --resume keeps it rather than running its configuration again; a cut-short write of a
+    # row is never valid JSON (it lacks the closing brace), so no torn line is taken for one.
+    path = tmp_path / "results.jsonl"
+    for whole in ([{"key": "a", "status": "ok"}], [{"key": "a", "status": "ok"}, {"key": "b", "status": "failed"}]):
+        text = "\n".join(json.dumps(r) for r in whole)
+        path.write_text(text)
+        rows, keep = read_rows(str(path))
+        assert rows == whole and keep == len(text)
+        with ResultsFile(str(path), keep=keep, seen=len(text)) as f:
+            f.append({"key": "c", "status": "ok"})
+        assert [json.loads(line) for line in path.read_text().splitlines()] == whole + [{"key": "c", "status": "ok"}]
+        assert path.read_text().startswith(text + "\n")
+
+
+def test_resume_keeps_a_one_row_file_without_its_newline(tmp_path):
+    out = tmp_path / "one"
+    first = sweep(MATMUL, {"TILES_IN_BLOCK_M": [1]}, SHAPES, output=str(out), jobs=1)
+    path = out / "results.jsonl"
+    path.write_bytes(path.read_bytes().rstrip(b"\n"))
+    rows = sweep(MATMUL, {"TILES_IN_BLOCK_M": [1, 2]}, SHAPES, output=str(out), resume=True, jobs=1)
+    assert rows[0] == first[0]  # read back, not run again
+    lines = path.read_text().splitlines()
+    assert len(lines) == 2 and json.loads(lines[0]) == first[0]
+    assert path.read_text().endswith("\n")
+
+
+@pytest.mark.parametrize("faults,status", [("assert", 1), ("none,assert", 0)], ids=["none-ok", "one-ok"])
+def test_a_sweep_exits_1_when_no_configuration_is_ok(tmp_path, faults, status):
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-P", "-m", "neuronxsim", "sweep", f"{FAULTS}:scale", f"--grid=fault={faults}",
+           "--grid=factor=1.0,2.0", "--shapes", "128x64", "--output", str(out), "--jobs", "1"]
+    done = subprocess.run(cmd, env=_env(), capture_output=True, text=True)
+    assert done.returncode == status, done.stderr
+    assert "scale: " in done.stdout  # the summary is printed either way
+    if status:
+        assert done.stderr.strip().endswith(f"no configuration is ok (2 failed): see {out}/results.jsonl")
+        again = subprocess.run(cmd + ["--resume", "--json"], env=_env(), capture_output=True, text=True)
+        assert again.returncode == 1 and json.loads(again.stdout)["resumed"] == 2
+    else:
+        assert done.stderr == ""

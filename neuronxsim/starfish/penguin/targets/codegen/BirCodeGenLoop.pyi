@@ -315,6 +315,11 @@ def _klr_directory(klr_dir = None):
     """
     Where Form A KLR files are written (see the top of this file).
     """
+def _naming(e, tmp, path):
+    """
+    ``e``, naming ``path`` where it named the temporary file ``tmp`` written in its place (a
+        full disk's message names the file the user will look for, not one already removed).
+    """
 def _operand_proxies(accesses):
     """
     Arrays of the operands' shapes and dtypes, for a tracer, which reads only those:

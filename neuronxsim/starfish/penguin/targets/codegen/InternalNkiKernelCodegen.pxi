@@ -115,14 +115,27 @@ def _write_klr_file(inst, module, kernel_name, klr_dir=None):
     try:
         walrus.write_klr(module, tmp, kernel_name)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as e:
         try:
             os.unlink(tmp)
         except FileNotFoundError:
             pass
-        raise
+        renamed = _naming(e, tmp, path)
+        if renamed is e:
+            raise
+        raise renamed from None
     header = walrus.klr_info(path)
     return path, f"{header['format']}/{'.'.join(str(v) for v in header['version'])}"
+
+
+def _naming(e, tmp, path):
+    """``e``, naming ``path`` where it named the temporary file ``tmp`` written in its place (a
+    full disk's message names the file the user will look for, not one already removed)."""
+    if isinstance(e, OSError) and e.filename == tmp and e.strerror:
+        return OSError(e.errno, e.strerror, path)
+    if isinstance(e, NeuronxsimError) and tmp in str(e):
+        return type(e)(str(e).replace(tmp, path))
+    return e
 
 
 def _trace_key_attrs(additional_args):
