@@ -390,6 +390,20 @@ void prefetchAhead(const std::vector<std::unique_ptr<bir::Instruction>>& insts, 
   }
 }
 
+// The slots a few instructions on will be decoded into, for writing: their DecodedInst (two lines)
+// and hazard footprints. Reserved up front, their memory was last written by an earlier program
+// (HostMemory.h reuses released blocks) or never, and is seldom in cache: each store to a line not
+// in cache holds its store-buffer entry until the line arrives, and three such lines an instruction
+// filled the buffer and stalled the decoder. (Past the reserved end it asks for nothing a decode
+// writes; a prefetch never faults.)
+void prefetchOutput(const CoreProgram& cp) {
+  constexpr size_t kInsts = 6, kAccesses = 16;  // about six instructions' footprints
+  const char* const d = reinterpret_cast<const char*>(cp.insts.data() + cp.insts.size() + kInsts);
+  __builtin_prefetch(d, 1);
+  __builtin_prefetch(d + sizeof(DecodedInst) - 1, 1);
+  __builtin_prefetch(cp.accesses.data() + cp.accesses.size() + kAccesses, 1);
+}
+
 }  // namespace
 
 const char* trackName(int track) {
@@ -453,6 +467,7 @@ void Program::decodeModule(const bir::Module& m, const bir::Hwm& hwm, std::optio
       const auto& insts = bb.instructions();
       for (size_t ii = 0; ii < insts.size(); ++ii) {
         prefetchAhead(insts, ii);
+        if (run) prefetchOutput(cp);
         const bir::Instruction& I = *insts[ii];
         if (!run) {
           bir::verifyInstruction(I, static_cast<size_t>(f), bi, ii);
