@@ -8,6 +8,7 @@ from __future__ import annotations
 from neuronxsim import bir
 from neuronxsim.bir import legality
 
+from . import dtypes as dt
 from .errors import NKIError
 from .indexing import full_box
 from .instructions import (number, _psum_inputs, broadcast_shape, engine_in, engine_out, is_empty,
