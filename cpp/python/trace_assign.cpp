@@ -552,6 +552,40 @@ int matmulDestination(PyObject* tr, PyObject* dst, bool accumulate, MatmulDestin
   return d.writes == -1 && PyErr_Occurred() ? -1 : 1;
 }
 
+int accumulatesOnto(PyObject* dst, PyObject* access, PyObject* pe) {
+  using namespace assign_redirect;
+  if (tensorClass == nullptr || Py_TYPE(dst) != reinterpret_cast<PyTypeObject*>(tensorClass)) return 2;
+  Owned st(slotAttr(dst, names.storage));
+  if (st.get() == nullptr) return -1;
+  Owned s(slotAttr(st.get(), names.state));
+  if (s.get() == nullptr) return -1;
+  int t = attrIsTrue(s.get(), names.zero_init);
+  if (t != 0) return t;  // (zeros: add to them)
+  Owned count(slotAttr(s.get(), names.write_count));
+  if (count.get() == nullptr) return -1;
+  t = PyObject_IsTrue(count.get());
+  if (t != 1) return t < 0 ? -1 : 0;  // (nothing written: start)
+  Owned groups(slotAttr(s.get(), names.groups));
+  if (groups.get() == nullptr) return -1;
+  if (groups.get() == Py_None) return 2;
+  Owned open(slotAttr(groups.get(), names.open));
+  if (open.get() == nullptr) return -1;
+  if (!PyDict_CheckExact(open.get()) || PyDict_GET_SIZE(open.get()) == 0) return 2;
+  PyObject* const accessArgs[3] = {dst, st.get(), pe};
+  Owned acc(callFast(access, accessArgs, 3));
+  if (acc.get() == nullptr) return -1;
+  if (!PyTuple_Check(acc.get()) || PyTuple_GET_SIZE(acc.get()) <= kAccessPairs) return 2;
+  // (a group open on exactly this region: its extent is dst's, and open groups' extents never
+  // overlap (a start closes the ones it overlaps, a first += onto zeros that overlaps another's
+  // region is refused), so the definition's walk over them finds it and no overlap before it)
+  Owned pairs(pairsTuple(PyTuple_GET_ITEM(acc.get(), kAccessPairs)));
+  if (pairs.get() == nullptr) return -1;
+  Region region;
+  if (regionKey(PyTuple_GET_ITEM(acc.get(), kAccessOffset), pairs.get(), region) < 0) return -1;
+  if (regionGet(open.get(), region) != nullptr) return 1;
+  return PyErr_Occurred() ? -1 : 2;
+}
+
 int placeWrittenMatmul(PyObject* tr, MatmulDestination& d, PyObject* op, PyObject* acc, bool accumulate) {
   // (the tile's first matmul: its groups, from the write count before the matmul's write, as
   // placeMatmul makes them)

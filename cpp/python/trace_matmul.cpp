@@ -230,7 +230,8 @@ void locateRefusal(PyObject* what, PyObject* loc) {
 
 // matmul_into(tr, stationary, moving, dst, accumulate, loc, what): the plain matmul of
 // matmul_plain recorded writing the PSUM view `dst` directly, adding to the accumulation group
-// open on its region (accumulate True) or starting one (False): what matmul_plain and then
+// open on its region (accumulate True) or starting one (False; None: as NKI 0.6's _accumulates
+// answers, where accumulatesOnto can tell): what matmul_plain and then
 // place_matmul(result, dst, accumulate) leave, without the result tile and its redirect. True when
 // done; NotImplemented, having changed nothing, when the matmul needs matmul_plain's general path,
 // dst is not the result's shape, is not a destination place_matmul's C path takes (see
@@ -246,12 +247,16 @@ PyObject* matmulInto(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     return nullptr;
   }
   PyObject *tr = args[0], *dst = args[3], *loc = args[5];
-  if ((args[4] != Py_True && args[4] != Py_False) || Py_TYPE(dst) != reinterpret_cast<PyTypeObject*>(tensorClass))
+  if ((args[4] != Py_True && args[4] != Py_False && args[4] != Py_None) ||
+      Py_TYPE(dst) != reinterpret_cast<PyTypeObject*>(tensorClass))
     Py_RETURN_NOTIMPLEMENTED;
-  const bool accumulate = args[4] == Py_True;
   PlainMatmul p;
   int t = readPlainMatmul(tr, args[1], args[2], p);
   if (t != 1) return t < 0 ? nullptr : Py_NewRef(Py_NotImplemented);
+  t = args[4] == Py_None ? accumulatesOnto(dst, plainTileAccess, pe) : args[4] == Py_True;
+  if (t < 0) return nullptr;
+  if (t > 1) Py_RETURN_NOTIMPLEMENTED;  // (the definition's _accumulates answers)
+  const bool accumulate = t == 1;
   {  // (dst has the result's shape: else the caller reshapes it, or refuses)
     Owned shape(slotAttr(dst, names.shape));
     if (shape.get() == nullptr) return nullptr;

@@ -10,9 +10,9 @@
 //   dma_copy does for them;
 // - `nc_matmul06_fast(dst, stationary, moving, accumulate=None)` (by keyword too; accumulate a bool
 //   or None, nothing else given): three NkiTensors without an indirection whose storages are on
-//   chip (what isa's `_tile` answers at once), dst in PSUM: for accumulate a bool,
+//   chip (what isa's `_tile` answers at once), dst in PSUM:
 //   `matmul_into(tr, st, mv, d, accumulate, loc, "nisa.nc_matmul")` (the matmul recorded writing
-//   dst, no result tile and no redirect); where that declines (and for accumulate None),
+//   dst, no result tile and no redirect); where that declines,
 //   `matmul_plain(tr, st, mv, loc)` and, when that records the matmul, `place(tr, value, d,
 //   accumulate, loc, "nisa.nc_matmul")` (isa's `_place_matmul`, nc_matmul's own last step), else
 //   the definition answers.
@@ -153,12 +153,10 @@ PyObject* ncMatmulFast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObj
   }
   Owned loc(callSiteLocation(0));  // (the kernel's frame: this C function has none of its own)
   if (loc.get() == nullptr) return nullptr;
-  if (accumulate != Py_None) {  // (None asks what dst holds: _place_matmul's _accumulates)
-    PyObject* const into[7] = {tr, st.get(), mv.get(), d.get(), accumulate, loc.get(), ncMatmulText};
-    Owned done(PyObject_Vectorcall(config.matmulInto, into, 7, nullptr));
-    if (done.get() == nullptr) return nullptr;
-    if (done.get() != Py_NotImplemented) Py_RETURN_NONE;
-  }
+  PyObject* const into[7] = {tr, st.get(), mv.get(), d.get(), accumulate, loc.get(), ncMatmulText};
+  Owned done(PyObject_Vectorcall(config.matmulInto, into, 7, nullptr));
+  if (done.get() == nullptr) return nullptr;
+  if (done.get() != Py_NotImplemented) Py_RETURN_NONE;
   PyObject* const plain[4] = {tr, st.get(), mv.get(), loc.get()};
   Owned value(PyObject_Vectorcall(config.matmulPlain, plain, 4, nullptr));
   if (value.get() == nullptr) return nullptr;

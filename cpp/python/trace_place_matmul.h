@@ -27,4 +27,12 @@ int matmulDestination(PyObject* tr, PyObject* dst, bool accumulate, MatmulDestin
 // tracer's NKIError, without a kernel line, as place_matmul raises it).
 int placeWrittenMatmul(PyObject* tr, MatmulDestination& d, PyObject* op, PyObject* acc, bool accumulate);
 
+// NKI 0.6's accumulate=None (nki06/isa.py's _accumulates) for the view `dst` of a PSUM storage,
+// where its answer is plain: 1 (add: dst holds nl.zeros zeros, or an accumulation group is open on
+// exactly the region of dst's access), 0 (start a group: nothing wrote dst), 2 where only the
+// definition can say (nothing open there, groups open on other regions: its refusals), -1 on error.
+// `access` (plain_tile_access) and `pe` give dst's access, made only for the group lookup.
+// Changes nothing.
+int accumulatesOnto(PyObject* dst, PyObject* access, PyObject* pe);
+
 }  // namespace nxs::py_bind

@@ -1119,10 +1119,11 @@ _core.nki.configure_matmul(Tensor, plain_tile_access, _MATMUL_VERDICTS, IT.Matmu
 matmul_plain = _core.nki.matmul_plain
 #: ``matmul_into(tr, stationary, moving, dst, accumulate, loc, what)``: that matmul recorded
 #: writing the PSUM view ``dst`` (of the result's shape) directly, joining (``accumulate`` True)
-#: or starting (False) its accumulation group: what ``matmul_plain`` then
-#: ``tr.place_matmul(result, dst, accumulate)`` leave, without the result tile and its redirect.
-#: True; NotImplemented, having changed nothing, where those two are needed (or ``accumulate``
-#: finds nothing written, the caller's refusal). In C (``cpp/python/trace_matmul.cpp``).
+#: or starting (False) its accumulation group (None: as NKI 0.6's ``_accumulates`` answers where
+#: its answer is plain): what ``matmul_plain`` then ``tr.place_matmul(result, dst, accumulate)``
+#: leave, without the result tile and its redirect. True; NotImplemented, having changed nothing,
+#: where those two are needed (or ``accumulate`` finds nothing written, the caller's refusal). In
+#: C (``cpp/python/trace_matmul.cpp``).
 matmul_into = _core.nki.matmul_into
 
 

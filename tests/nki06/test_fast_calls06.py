@@ -300,7 +300,7 @@ def test_the_c_paths_decline_outside_a_trace():
 
 @nki.jit
 def matmul_into_cases(lhsT, rhs, case):
-    """nc_matmul with accumulate a bool into PSUM destinations the C path records the matmul into
+    """nc_matmul (accumulate a bool or by default) into PSUM destinations the C path records the matmul into
     directly (cpp/python/trace_matmul.cpp, matmul_into), the ones it leaves to matmul_plain and
     _place_matmul (pending zeros under accumulate=False, nothing written under accumulate=True),
     and the placement's refusals, which must keep the definition's wording and line."""
@@ -348,6 +348,25 @@ def matmul_into_cases(lhsT, rhs, case):
     elif case == "part over a group":
         _keep(nisa.nc_matmul(dst=acc, stationary=a, moving=b, accumulate=False))
         _keep(nisa.nc_matmul(dst=acc[0:half, :], stationary=a[:, 0:half], moving=b, accumulate=False))
+    elif case == "by default":
+        for _ in range(3):
+            _keep(nisa.nc_matmul(dst=acc, stationary=a, moving=b))
+    elif case == "by default onto zeros":
+        acc = nl.zeros((M, N), dtype=nl.float32, buffer=nl.psum)
+        for _ in range(2):
+            _keep(nisa.nc_matmul(dst=acc, stationary=a, moving=b))
+    elif case == "by default, two regions":
+        for _ in range(2):
+            _keep(nisa.nc_matmul(acc[0:half, :], a[:, 0:half], b))
+            _keep(nisa.nc_matmul(acc[half:M, :], a[:, half:M], b))
+        _keep(nisa.nc_matmul(acc, a, b))
+        _keep(nisa.nc_matmul(acc, a, b))
+    elif case == "by default onto a copy":
+        nisa.tensor_copy(dst=acc, src=b)
+        _keep(nisa.nc_matmul(dst=acc, stationary=a, moving=b))
+    elif case == "by default onto part of a group":
+        _keep(nisa.nc_matmul(dst=acc, stationary=a, moving=b))
+        _keep(nisa.nc_matmul(dst=acc[0:half, :], stationary=a[:, 0:half], moving=b))
     if case != "two tiles":
         nisa.tensor_copy(dst=out, src=acc)
     nisa.dma_copy(dst=result, src=out)
@@ -355,7 +374,9 @@ def matmul_into_cases(lhsT, rhs, case):
 
 
 MATMUL_INTO_CASES = ["start, join, restart, join", "onto zeros", "half onto zeros", "start over zeros",
-                     "two regions", "two tiles", "onto a copy", "onto part of a group", "part over a group"]
+                     "two regions", "two tiles", "onto a copy", "onto part of a group", "part over a group",
+                     "by default", "by default onto zeros", "by default, two regions", "by default onto a copy",
+                     "by default onto part of a group"]
 
 
 @pytest.mark.parametrize("case", MATMUL_INTO_CASES)
