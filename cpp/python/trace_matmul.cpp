@@ -354,8 +354,9 @@ PyMethodDef matmulPlainDef = {
 PyMethodDef matmulIntoDef = {
     "matmul_into", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(matmulInto)), METH_FASTCALL,
     "matmul_into(tr, stationary, moving, dst, accumulate, loc, what): the commonest matmul recorded writing the "
-    "PSUM view dst directly, joining or starting its accumulation group; True, or NotImplemented, having "
-    "changed nothing, when it needs matmul_plain and place_matmul."};
+    "PSUM view dst directly, joining (accumulate True) or starting (False) its accumulation group (None: as NKI "
+    "0.6's _accumulates answers where that is plain); True, or NotImplemented, having changed nothing, when it "
+    "needs matmul_plain and place_matmul."};
 
 void bindMatmul(py::module_& m) {
   Names n{};
