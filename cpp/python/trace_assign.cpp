@@ -24,6 +24,7 @@
 #include "trace_record.h"
 #include "trace_ref.h"
 #include "trace_method_site.h"
+#include "trace_place_matmul.h"
 
 #include "bindings.h"
 #include "trace_slotted.h"
@@ -359,17 +360,16 @@ int placeInGroups(PyObject* tr, PyObject* st, PyObject* s, PyObject* groups, PyO
   return regionSet(open.get(), region, op);
 }
 
-// Whether place_matmul's C path takes the destination `dst` of `op` (1; 0 if not, -1 on error):
-// an exact Tensor in PSUM, op recorded without a mask box, no double-row pair in the core, and
+// Whether place_matmul's C path takes the destination `dst` of a matmul recorded without a mask
+// box (1; 0 if not, -1 on error): an exact Tensor in PSUM, no double-row pair in the core, and
 // pending nl.zeros zeros only when `accumulate` (`+=` never keeps them: its first matmul per
 // region replaces them, and they are dropped once such regions cover the tile;
 // `dst[...] = matmul` of part of a zeroed tile needs them, see _place_matmul_general). Sets `st`,
 // `s` (its state), `groups` (s.groups, None for the tile's first matmul) and `writes` (s's write
 // count, read only then).
-int plainDestination(PyObject* tr, PyObject* dst, PyObject* op, int accumulate, Owned& st, Owned& s, Owned& groups,
-                     long long& writes) {
-  if (Py_TYPE(dst) != reinterpret_cast<PyTypeObject*>(tensorClass) || PyTuple_GET_ITEM(op, kOutBox) != Py_None)
-    return 0;
+int psumDestination(PyObject* tr, PyObject* dst, int accumulate, Owned& st, Owned& s, Owned& groups,
+                    long long& writes) {
+  if (Py_TYPE(dst) != reinterpret_cast<PyTypeObject*>(tensorClass)) return 0;
   st.p = slotAttr(dst, names.storage);
   if (st.get() == nullptr) return -1;
   Owned kind(slotAttr(st.get(), names.kind));
@@ -452,10 +452,10 @@ PyObject* placeMatmul(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   int t = PyObject_IsTrue(transposed.get());
   if (t != 0) return t < 0 ? nullptr : Py_NewRef(Py_False);
   // (the plain case: an exact Tensor in PSUM, no mask box, no double-row pair; pending nl.zeros
-  // zeros only under `+=`, see plainDestination)
+  // zeros only under `+=`, see psumDestination)
   Owned st(nullptr), s(nullptr), groups(nullptr);
   long long writes = 0;
-  t = plainDestination(self, dst, op.get(), accumulate, st, s, groups, writes);
+  t = PyTuple_GET_ITEM(op.get(), kOutBox) == Py_None ? psumDestination(self, dst, accumulate, st, s, groups, writes) : 0;
   Owned acc(nullptr);
   if (t == 1) {
     PyObject* const write[3] = {dst, PyTuple_GET_ITEM(op.get(), kEngine), Py_True};
@@ -541,4 +541,55 @@ NXS_REGISTER_SUBMODULE(nki, 47, "the NKI tracer's hot paths", bindAssign);
 
 }  // namespace assign_redirect
 }  // namespace
+
+int matmulDestination(PyObject* tr, PyObject* dst, bool accumulate, MatmulDestination& d) {
+  if (assign_redirect::tensorClass == nullptr) return 0;
+  const int t = assign_redirect::psumDestination(tr, dst, accumulate, d.st, d.s, d.groups, d.writes);
+  if (t != 1 || d.groups.get() == Py_None) return t;
+  OwnedRef count(slotAttr(d.s.get(), assign_redirect::names.write_count));  // (psumDestination's only then)
+  if (count.get() == nullptr) return -1;
+  d.writes = PyLong_AsLongLong(count.get());
+  return d.writes == -1 && PyErr_Occurred() ? -1 : 1;
+}
+
+int accumulatesOnto(PyObject* dst, PyObject* access, PyObject* pe) {
+  using namespace assign_redirect;
+  if (tensorClass == nullptr || Py_TYPE(dst) != reinterpret_cast<PyTypeObject*>(tensorClass)) return 2;
+  Owned st(slotAttr(dst, names.storage));
+  if (st.get() == nullptr) return -1;
+  Owned s(slotAttr(st.get(), names.state));
+  if (s.get() == nullptr) return -1;
+  int t = attrIsTrue(s.get(), names.zero_init);
+  if (t != 0) return t;  // (zeros: add to them)
+  Owned count(slotAttr(s.get(), names.write_count));
+  if (count.get() == nullptr) return -1;
+  t = PyObject_IsTrue(count.get());
+  if (t != 1) return t < 0 ? -1 : 0;  // (nothing written: start)
+  Owned groups(slotAttr(s.get(), names.groups));
+  if (groups.get() == nullptr) return -1;
+  if (groups.get() == Py_None) return 2;
+  Owned open(slotAttr(groups.get(), names.open));
+  if (open.get() == nullptr) return -1;
+  if (!PyDict_CheckExact(open.get()) || PyDict_GET_SIZE(open.get()) == 0) return 2;
+  PyObject* const accessArgs[3] = {dst, st.get(), pe};
+  Owned acc(callFast(access, accessArgs, 3));
+  if (acc.get() == nullptr) return -1;
+  if (!PyTuple_Check(acc.get()) || PyTuple_GET_SIZE(acc.get()) <= kAccessPairs) return 2;
+  // (a group open on exactly this region: its extent is dst's, and open groups' extents never
+  // overlap (a start closes the ones it overlaps, a first += onto zeros that overlaps another's
+  // region is refused), so the definition's walk over them finds it and no overlap before it)
+  Owned pairs(pairsTuple(PyTuple_GET_ITEM(acc.get(), kAccessPairs)));
+  if (pairs.get() == nullptr) return -1;
+  Region region;
+  if (regionKey(PyTuple_GET_ITEM(acc.get(), kAccessOffset), pairs.get(), region) < 0) return -1;
+  if (regionGet(open.get(), region) != nullptr) return 1;
+  return PyErr_Occurred() ? -1 : 2;
+}
+
+int placeWrittenMatmul(PyObject* tr, MatmulDestination& d, PyObject* op, PyObject* acc, bool accumulate) {
+  // (the tile's first matmul: its groups, from the write count before the matmul's write, as
+  // placeMatmul makes them)
+  if (d.groups.get() == Py_None && assign_redirect::newGroups(d.s.get(), d.writes == 0, d.groups) < 0) return -1;
+  return assign_redirect::placeInGroups(tr, d.st.get(), d.s.get(), d.groups.get(), op, acc, accumulate);
+}
 }  // namespace nxs::py_bind

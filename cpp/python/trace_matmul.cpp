@@ -23,6 +23,7 @@
 #include "trace_int_tuples.h"
 #include "trace_keywords.h"
 #include "trace_method_site.h"
+#include "trace_place_matmul.h"
 #include "trace_ref.h"
 
 #include "bindings.h"
@@ -35,7 +36,7 @@ namespace matmul_plain {  // (named: the unity build merges the anonymous namesp
 struct Names {
   PyObject *storage, *state, *forward, *pending_zero, *write_count, *checks, *shape, *kind, *dtype, *arch,
       *new_result, *write_fresh, *record, *start_tensor_calc, *stop_tensor_calc, *is_transpose, *matmul, *on_chip,
-      *transpose_x, *mask;
+      *transpose_x, *mask, *reason;
 };
 Names names{};
 PyObject* tensorClass = nullptr;
@@ -45,6 +46,8 @@ PyObject* matmult = nullptr;
 PyObject* pe = nullptr;
 PyObject* psum = nullptr;
 PyObject* float32 = nullptr;
+PyObject* writePlain = nullptr;
+PyObject* nkiError = nullptr;
 
 using Owned = nxs::py_bind::OwnedRef;
 
@@ -122,6 +125,55 @@ void rememberLegal(PyObject* key) {
   nextKnown = (nextKnown + 1) % kKnownKeys;
 }
 
+// The operands of a plain matmul: both read as the PE reads them, and the matmul known legal.
+struct PlainMatmul {
+  Operand s, m;
+  PyObject *mCols = nullptr, *n = nullptr;  // (the result's shape; borrowed from the operands' shapes)
+};
+
+// Reads the operands of matmulPlain (1; 0 when the matmul needs the general path, -1 on error):
+// changes nothing.
+int readPlainMatmul(PyObject* tr, PyObject* stationary, PyObject* moving, PlainMatmul& p) {
+  int t = p.s.read(stationary);
+  if (t == 1) t = p.m.read(moving);
+  if (t != 1) return t;
+  Operand &s = p.s, &m = p.m;
+  PyObject* k = PyTuple_GET_ITEM(s.shape.get(), 0);
+  p.mCols = PyTuple_GET_ITEM(s.shape.get(), 1);
+  p.n = PyTuple_GET_ITEM(m.shape.get(), 1);
+  // (refuse_illegal_matmul's key for a plain matmul: the verdict is known or the general path asks)
+  Owned arch(slotAttr(tr, names.arch));
+  if (arch.get() == nullptr) return -1;
+  PyObject* const facts[kKeySize] = {s.kind.get(), s.dtype.get(), k, p.mCols, m.kind.get(), m.dtype.get(),
+                                     PyTuple_GET_ITEM(m.shape.get(), 0), p.n, float32, Py_False, Py_True, psum,
+                                     arch.get()};
+  if (!knownLegal(facts)) {
+    Owned key(PyTuple_Pack(kKeySize, facts[0], facts[1], facts[2], facts[3], facts[4], facts[5], facts[6], facts[7],
+                           facts[8], facts[9], facts[10], facts[11], facts[12]));
+    if (key.get() == nullptr) return -1;
+    PyObject* verdict = PyDict_GetItemWithError(verdicts, key.get());  // (borrowed)
+    if (verdict == nullptr) return PyErr_Occurred() ? -1 : 0;
+    if (verdict != Py_None) return 0;  // (the general path raises it)
+    rememberLegal(key.get());
+  }
+  return 1;
+}
+
+// tr.record(Matmult, PE, [stationary, moving], [out], {start, stop, is_transpose False}, loc) of
+// the operands `p` read: the Op (a new reference), or null with an error set. Takes the
+// operands' accesses.
+PyObject* recordPlainMatmul(PyObject* tr, PlainMatmul& p, PyObject* out, PyObject* loc) {
+  // (the fields: a copy of plainFields, the same items in the same order as set one by one)
+  Owned ins(PyList_New(2)), outs(PyList_New(1)), fields(PyDict_Copy(plainFields));
+  if (ins.get() == nullptr || outs.get() == nullptr || fields.get() == nullptr) return nullptr;
+  PyList_SET_ITEM(ins.get(), 0, p.s.access.release());
+  PyList_SET_ITEM(ins.get(), 1, p.m.access.release());
+  PyList_SET_ITEM(outs.get(), 0, Py_NewRef(out));
+  PyObject* const rec[7] = {tr, matmult, pe, ins.get(), outs.get(), fields.get(), loc};
+  static MethodSite recordSite;
+  return recordSite.call(names.record, rec, 7);
+}
+
 PyObject* matmulPlain(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   if (nargs != 4) {
     PyErr_SetString(PyExc_TypeError, "matmul_plain(tr, stationary, moving, loc)");
@@ -132,33 +184,14 @@ PyObject* matmulPlain(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     return nullptr;
   }
   PyObject *tr = args[0], *loc = args[3];
-  Operand s, m;
-  int t = s.read(args[1]);
-  if (t == 1) t = m.read(args[2]);
+  PlainMatmul p;
+  const int t = readPlainMatmul(tr, args[1], args[2], p);
   if (t != 1) return t < 0 ? nullptr : Py_NewRef(Py_NotImplemented);
-  PyObject* k = PyTuple_GET_ITEM(s.shape.get(), 0);
-  PyObject* mCols = PyTuple_GET_ITEM(s.shape.get(), 1);
-  PyObject* n = PyTuple_GET_ITEM(m.shape.get(), 1);
-  // (refuse_illegal_matmul's key for a plain matmul: the verdict is known or the general path asks)
-  Owned arch(slotAttr(tr, names.arch));
-  if (arch.get() == nullptr) return nullptr;
-  PyObject* const facts[kKeySize] = {s.kind.get(), s.dtype.get(), k, mCols, m.kind.get(), m.dtype.get(),
-                                     PyTuple_GET_ITEM(m.shape.get(), 0), n, float32, Py_False, Py_True, psum,
-                                     arch.get()};
-  if (!knownLegal(facts)) {
-    Owned key(PyTuple_Pack(kKeySize, facts[0], facts[1], facts[2], facts[3], facts[4], facts[5], facts[6], facts[7],
-                           facts[8], facts[9], facts[10], facts[11], facts[12]));
-    if (key.get() == nullptr) return nullptr;
-    PyObject* verdict = PyDict_GetItemWithError(verdicts, key.get());  // (borrowed)
-    if (verdict == nullptr) return PyErr_Occurred() ? nullptr : Py_NewRef(Py_NotImplemented);
-    if (verdict != Py_None) Py_RETURN_NOTIMPLEMENTED;  // (the general path raises it)
-    rememberLegal(key.get());
-  }
   // (the result's shape: the tuple held for its values when both are plain ints, so that the
   // tracer's layouts find it by identity)
-  PyObject* const dims[2] = {mCols, n};
+  PyObject* const dims[2] = {p.mCols, p.n};
   long long values[2];
-  Owned shape(int_tuples::valuesOf(dims, 2, values) ? int_tuples::get(values, 2) : PyTuple_Pack(2, mCols, n));
+  Owned shape(int_tuples::valuesOf(dims, 2, values) ? int_tuples::get(values, 2) : PyTuple_Pack(2, p.mCols, p.n));
   if (shape.get() == nullptr) return nullptr;
   PyObject* const result[6] = {tr, psum, float32, shape.get(), names.matmul, loc};
   static MethodSite newResultSite;
@@ -167,17 +200,86 @@ PyObject* matmulPlain(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   PyObject* const fresh[2] = {tr, out.get()};
   static MethodSite writeFreshSite;
   Owned o(writeFreshSite.call(names.write_fresh, fresh, 2));
-  // (the fields: a copy of plainFields, the same items in the same order as set one by one)
-  Owned ins(PyList_New(2)), outs(PyList_New(1)), fields(PyDict_Copy(plainFields));
-  if (o.get() == nullptr || ins.get() == nullptr || outs.get() == nullptr || fields.get() == nullptr) return nullptr;
-  PyList_SET_ITEM(ins.get(), 0, s.access.release());
-  PyList_SET_ITEM(ins.get(), 1, m.access.release());
-  PyList_SET_ITEM(outs.get(), 0, o.release());
-  PyObject* const rec[7] = {tr, matmult, pe, ins.get(), outs.get(), fields.get(), loc};
-  static MethodSite recordSite;
-  Owned op(recordSite.call(names.record, rec, 7));
+  if (o.get() == nullptr) return nullptr;
+  Owned op(recordPlainMatmul(tr, p, o.get(), loc));
   if (op.get() == nullptr) return nullptr;
   return out.release();
+}
+
+// Replaces the error set, a refusal of the tracer (an NKIError without the kernel line), with
+// the API's: NKIError(f"{what}: {e.reason}", loc) from None, as NKI 0.6's _place_matmul raises
+// it. Other errors stay as they are.
+void locateRefusal(PyObject* what, PyObject* loc) {
+  if (!PyErr_ExceptionMatches(nkiError)) return;
+  PyObject *type, *value, *trace;
+  PyErr_Fetch(&type, &value, &trace);
+  PyErr_NormalizeException(&type, &value, &trace);
+  Owned t(type), v(value), tb(trace);
+  Owned reason(PyObject_GetAttr(v.get(), names.reason));
+  if (reason.get() == nullptr) return;
+  Owned text(PyUnicode_FromFormat("%U: %S", what, reason.get()));
+  if (text.get() == nullptr) return;
+  PyObject* const make[2] = {text.get(), loc};
+  Owned located(PyObject_Vectorcall(nkiError, make, 2, nullptr));
+  if (located.get() == nullptr) return;
+  if (tb.get() != nullptr) PyException_SetTraceback(v.get(), tb.get());
+  PyException_SetContext(located.get(), v.release());  // (steals; as raised in its except block)
+  PyException_SetCause(located.get(), nullptr);          // (from None)
+  PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(located.get())), located.get());
+}
+
+// matmul_into(tr, stationary, moving, dst, accumulate, loc, what): the plain matmul of
+// matmul_plain recorded writing the PSUM view `dst` directly, adding to the accumulation group
+// open on its region (accumulate True) or starting one (False; None: as NKI 0.6's _accumulates
+// answers, where accumulatesOnto can tell): what matmul_plain and then
+// place_matmul(result, dst, accumulate) leave, without the result tile and its redirect. True when
+// done; NotImplemented, having changed nothing, when the matmul needs matmul_plain's general path,
+// dst is not the result's shape, is not a destination place_matmul's C path takes (see
+// trace_place_matmul.h), or accumulate=True finds nothing written there (the caller's refusal).
+// A refusal of the placement names `what` and the kernel line `loc`.
+PyObject* matmulInto(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 7) {
+    PyErr_SetString(PyExc_TypeError, "matmul_into(tr, stationary, moving, dst, accumulate, loc, what)");
+    return nullptr;
+  }
+  if (tensorClass == nullptr || nkiError == nullptr) {
+    PyErr_SetString(PyExc_RuntimeError, "matmul_into is not configured");
+    return nullptr;
+  }
+  PyObject *tr = args[0], *dst = args[3], *loc = args[5];
+  if ((args[4] != Py_True && args[4] != Py_False && args[4] != Py_None) ||
+      Py_TYPE(dst) != reinterpret_cast<PyTypeObject*>(tensorClass))
+    Py_RETURN_NOTIMPLEMENTED;
+  PlainMatmul p;
+  int t = readPlainMatmul(tr, args[1], args[2], p);
+  if (t != 1) return t < 0 ? nullptr : Py_NewRef(Py_NotImplemented);
+  t = args[4] == Py_None ? accumulatesOnto(dst, plainTileAccess, pe) : args[4] == Py_True;
+  if (t < 0) return nullptr;
+  if (t > 1) Py_RETURN_NOTIMPLEMENTED;  // (the definition's _accumulates answers)
+  const bool accumulate = t == 1;
+  {  // (dst has the result's shape: else the caller reshapes it, or refuses)
+    Owned shape(slotAttr(dst, names.shape));
+    if (shape.get() == nullptr) return nullptr;
+    if (!PyTuple_CheckExact(shape.get()) || PyTuple_GET_SIZE(shape.get()) != 2 ||
+        !sameFact(PyTuple_GET_ITEM(shape.get(), 0), p.mCols) || !sameFact(PyTuple_GET_ITEM(shape.get(), 1), p.n))
+      Py_RETURN_NOTIMPLEMENTED;
+  }
+  MatmulDestination d;
+  t = matmulDestination(tr, dst, accumulate, d);
+  if (t != 1) return t < 0 ? nullptr : Py_NewRef(Py_NotImplemented);
+  if (accumulate && d.writes == 0) Py_RETURN_NOTIMPLEMENTED;
+  PyObject* const write[3] = {dst, pe, Py_True};
+  Owned acc(callFast(writePlain, write, 3));
+  if (acc.get() == nullptr) return nullptr;
+  if (acc.get() == Py_None) Py_RETURN_NOTIMPLEMENTED;
+  // (dst is written from here on)
+  Owned op(recordPlainMatmul(tr, p, acc.get(), loc));
+  if (op.get() == nullptr) return nullptr;
+  if (placeWrittenMatmul(tr, d, op.get(), acc.get(), accumulate) < 0) {
+    locateRefusal(args[6], loc);
+    return nullptr;
+  }
+  Py_RETURN_TRUE;
 }
 
 // 2.2x nisa.nc_matmul(stationary, moving) (a FastCall's C path, see trace_fast_call.cpp) for two
@@ -249,6 +351,13 @@ PyMethodDef matmulPlainDef = {
     "matmul_plain(tr, stationary, moving, loc): the PSUM result of the commonest matmul, recorded; "
     "NotImplemented, having changed nothing, when the matmul needs the general path."};
 
+PyMethodDef matmulIntoDef = {
+    "matmul_into", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(matmulInto)), METH_FASTCALL,
+    "matmul_into(tr, stationary, moving, dst, accumulate, loc, what): the commonest matmul recorded writing the "
+    "PSUM view dst directly, joining (accumulate True) or starting (False) its accumulation group (None: as NKI "
+    "0.6's _accumulates answers where that is plain); True, or NotImplemented, having changed nothing, when it "
+    "needs matmul_plain and place_matmul."};
+
 void bindMatmul(py::module_& m) {
   Names n{};
   for (auto [slot, text] :
@@ -258,7 +367,7 @@ void bindMatmul(py::module_& m) {
         {&n.new_result, "new_result"}, {&n.write_fresh, "write_fresh"}, {&n.record, "record"},
         {&n.start_tensor_calc, "start_tensor_calc"}, {&n.stop_tensor_calc, "stop_tensor_calc"},
         {&n.is_transpose, "is_transpose"}, {&n.matmul, "matmul"}, {&n.on_chip, "on_chip"},
-        {&n.transpose_x, "transpose_x"}, {&n.mask, "mask"}}) {
+        {&n.transpose_x, "transpose_x"}, {&n.mask, "mask"}, {&n.reason, "reason"}}) {
     *slot = PyUnicode_InternFromString(text);
     if (*slot == nullptr) throw py::error_already_set();
   }
@@ -279,11 +388,13 @@ void bindMatmul(py::module_& m) {
       py::arg("sbuf"),
       "The C path of nl.matmul(x, y, *, transpose_x=True, mask=None) for two tiles of the SBUF kind `sbuf`: the "
       "result, or NotImplemented for the Python definition to answer (use in a FastCall).");
+  m.attr("matmul_into") = py::reinterpret_steal<py::object>(PyCFunction_NewEx(&matmulIntoDef, nullptr, nullptr));
   m.def(
       "configure_matmul",
       [](py::type tensor, py::object plain, py::dict table, py::object matmultOpcode, py::object peEngine,
-         py::str psumKind, py::object f32) {
-        for (PyObject** slot : {&tensorClass, &plainTileAccess, &verdicts, &matmult, &pe, &psum, &float32})
+         py::str psumKind, py::object f32, py::object write, py::type error) {
+        for (PyObject** slot :
+             {&tensorClass, &plainTileAccess, &verdicts, &matmult, &pe, &psum, &float32, &writePlain, &nkiError})
           Py_XDECREF(*slot);
         tensorClass = tensor.inc_ref().ptr();
         plainTileAccess = plain.inc_ref().ptr();
@@ -292,12 +403,15 @@ void bindMatmul(py::module_& m) {
         pe = peEngine.inc_ref().ptr();
         psum = psumKind.inc_ref().ptr();
         float32 = f32.inc_ref().ptr();
+        writePlain = write.inc_ref().ptr();
+        nkiError = error.inc_ref().ptr();
         for (PyObject*& key : knownKeys) Py_CLEAR(key);  // (another table: nothing known of it)
       },
       py::arg("tensor_class"), py::arg("plain_tile_access"), py::arg("verdicts"), py::arg("matmult"), py::arg("pe"),
-      py::arg("psum"), py::arg("float32"),
-      "Gives matmul_plain the Tensor class, the tracer's plain_tile_access, the legality verdicts of plain "
-      "matmuls (a dict), the Matmult opcode, the PE engine, the PSUM kind and the float32 dtype.");
+      py::arg("psum"), py::arg("float32"), py::arg("write_plain"), py::arg("nki_error"),
+      "Gives matmul_plain and matmul_into the Tensor class, the tracer's plain_tile_access, the legality verdicts "
+      "of plain matmuls (a dict), the Matmult opcode, the PE engine, the PSUM kind, the float32 dtype, the "
+      "tracer's write_plain and NKIError.");
 }
 
 NXS_REGISTER_SUBMODULE(nki, 47, "the NKI tracer's hot paths", bindMatmul);

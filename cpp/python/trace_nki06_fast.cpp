@@ -10,9 +10,12 @@
 //   dma_copy does for them;
 // - `nc_matmul06_fast(dst, stationary, moving, accumulate=None)` (by keyword too; accumulate a bool
 //   or None, nothing else given): three NkiTensors without an indirection whose storages are on
-//   chip (what isa's `_tile` answers at once), dst in PSUM: `matmul_plain(tr, st, mv, loc)`; when
-//   that records the matmul, `place(tr, value, d, accumulate, loc, "nisa.nc_matmul")` (isa's
-//   `_place_matmul`, nc_matmul's own last step), else the definition answers.
+//   chip (what isa's `_tile` answers at once), dst in PSUM:
+//   `matmul_into(tr, st, mv, d, accumulate, loc, "nisa.nc_matmul")` (the matmul recorded writing
+//   dst, no result tile and no redirect); where that declines,
+//   `matmul_plain(tr, st, mv, loc)` and, when that records the matmul, `place(tr, value, d,
+//   accumulate, loc, "nisa.nc_matmul")` (isa's `_place_matmul`, nc_matmul's own last step), else
+//   the definition answers.
 //
 // - `ndarray06_fast(shape, dtype, buffer=nl.sbuf)` (by keyword too; no name, no address): nl.ndarray of
 //   a (shape, dtype, buffer, arch) that language.py's `_new` checked before (its `_CHECKED`
@@ -23,8 +26,8 @@
 // definitions' caller_location() sees the kernel's.
 //
 // `configure_nki06_fast(nki_tensor, dma_plain, dma_general, dma_copy, matmul_plain, place_matmul,
-// psum)` gives them the NkiTensor class, the two DMA steps, the DMACopy opcode, matmul_plain,
-// isa's `_place_matmul` and the PSUM kind.
+// psum, matmul_into)` gives them the NkiTensor class, the two DMA steps, the DMACopy opcode,
+// matmul_plain, isa's `_place_matmul`, the PSUM kind and matmul_into.
 //
 // `configure_nki06_ndarray(nki_tensor, checked, sbuf, sbuf_kind, psum_kind)`: ndarray's.
 //
@@ -49,7 +52,7 @@ namespace nki06_fast {  // (named: the unity build merges the anonymous namespac
 using Owned = nxs::py_bind::OwnedRef;
 
 struct Config {
-  PyObject *nkiTensor, *dmaPlain, *dmaGeneral, *dmaCopy, *matmulPlain, *placeMatmul, *psum;
+  PyObject *nkiTensor, *dmaPlain, *dmaGeneral, *dmaCopy, *matmulPlain, *placeMatmul, *psum, *matmulInto;
 };
 Config config{};
 struct NdarrayConfig {
@@ -150,6 +153,10 @@ PyObject* ncMatmulFast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObj
   }
   Owned loc(callSiteLocation(0));  // (the kernel's frame: this C function has none of its own)
   if (loc.get() == nullptr) return nullptr;
+  PyObject* const into[7] = {tr, st.get(), mv.get(), d.get(), accumulate, loc.get(), ncMatmulText};
+  Owned done(PyObject_Vectorcall(config.matmulInto, into, 7, nullptr));
+  if (done.get() == nullptr) return nullptr;
+  if (done.get() != Py_NotImplemented) Py_RETURN_NONE;
   PyObject* const plain[4] = {tr, st.get(), mv.get(), loc.get()};
   Owned value(PyObject_Vectorcall(config.matmulPlain, plain, 4, nullptr));
   if (value.get() == nullptr) return nullptr;
@@ -249,19 +256,19 @@ void bindNki06Fast(py::module_& m) {
   m.def(
       "configure_nki06_fast",
       [](py::type nkiTensor, py::object dmaPlain, py::object dmaGeneral, py::object dmaCopy, py::object matmulPlain,
-         py::object placeMatmul, py::str psum) {
+         py::object placeMatmul, py::str psum, py::object matmulInto) {
         Config c{nkiTensor.inc_ref().ptr(),   dmaPlain.inc_ref().ptr(),    dmaGeneral.inc_ref().ptr(),
                  dmaCopy.inc_ref().ptr(),     matmulPlain.inc_ref().ptr(), placeMatmul.inc_ref().ptr(),
-                 psum.inc_ref().ptr()};
+                 psum.inc_ref().ptr(),        matmulInto.inc_ref().ptr()};
         for (PyObject* o : {config.nkiTensor, config.dmaPlain, config.dmaGeneral, config.dmaCopy,
-                            config.matmulPlain, config.placeMatmul, config.psum})
+                            config.matmulPlain, config.placeMatmul, config.psum, config.matmulInto})
           Py_XDECREF(o);
         config = c;
       },
       py::arg("nki_tensor"), py::arg("dma_plain"), py::arg("dma_general"), py::arg("dma_copy"),
-      py::arg("matmul_plain"), py::arg("place_matmul"), py::arg("psum"),
+      py::arg("matmul_plain"), py::arg("place_matmul"), py::arg("psum"), py::arg("matmul_into"),
       "Gives dma_copy06_fast and nc_matmul06_fast the NkiTensor class, dma_plain / dma_general, the DMACopy "
-      "opcode, matmul_plain, nisa's _place_matmul and the PSUM kind.");
+      "opcode, matmul_plain, nisa's _place_matmul, the PSUM kind and matmul_into.");
   m.def(
       "configure_nki06_ndarray",
       [](py::type nkiTensor, py::dict checked, py::object sbuf, py::str sbufKind, py::str psumKind) {

@@ -1111,12 +1111,20 @@ _MATMUL_VERDICTS: dict = {}
 _UNKNOWN = object()
 
 _core.nki.configure_matmul(Tensor, plain_tile_access, _MATMUL_VERDICTS, IT.Matmult, _PE, PSUM,
-                           dt.float32)
+                           dt.float32, _core.nki.write_plain, NKIError)
 #: ``matmul_plain(tr, stationary, moving, loc)``: :func:`matmul` of two plain 2-D tiles whose
 #: verdict ``_MATMUL_VERDICTS`` holds as legal, recorded (its PSUM result); NotImplemented,
 #: having changed nothing, for any other. In C (``cpp/python/trace_matmul.cpp``, which states the
 #: conditions): a kernel's inner loops record matmul after matmul.
 matmul_plain = _core.nki.matmul_plain
+#: ``matmul_into(tr, stationary, moving, dst, accumulate, loc, what)``: that matmul recorded
+#: writing the PSUM view ``dst`` (of the result's shape) directly, joining (``accumulate`` True)
+#: or starting (False) its accumulation group (None: as NKI 0.6's ``_accumulates`` answers where
+#: its answer is plain): what ``matmul_plain`` then ``tr.place_matmul(result, dst, accumulate)``
+#: leave, without the result tile and its redirect. True; NotImplemented, having changed nothing,
+#: where those two are needed (or ``accumulate`` finds nothing written, the caller's refusal). In
+#: C (``cpp/python/trace_matmul.cpp``).
+matmul_into = _core.nki.matmul_into
 
 
 def refuse_illegal_matmul(tr, stationary: Tensor, moving_kind: str, moving_dtype, moving_partitions: int,

@@ -661,7 +661,7 @@ def _place_matmul(tr, value: Tensor, d: Tensor, accumulate, loc, what: str):
 # The commonest dma_copy and nc_matmul calls (plain NkiTensors) are recorded in C, without the
 # definitions' frames (cpp/python/trace_nki06_fast.cpp says which): anything else comes here.
 _core.nki.configure_nki06_fast(NkiTensor, _dma_plain, _ins.dma_general, _DMA_COPY, _matmul_plain,
-                               _place_matmul, PSUM)
+                               _place_matmul, PSUM, _ins.matmul_into)
 dma_copy.fast = _core.nki.dma_copy06_fast
 nc_matmul.fast = _core.nki.nc_matmul06_fast
 

@@ -296,3 +296,96 @@ def test_the_c_paths_decline_outside_a_trace():
     assert type(c.value) is type(python.value) and c.value.reason == python.value.reason
     for call in (nisa.dma_copy, nisa.nc_matmul):
         assert call.fast(None, None) is NotImplemented
+
+
+@nki.jit
+def matmul_into_cases(lhsT, rhs, case):
+    """nc_matmul (accumulate a bool or by default) into PSUM destinations the C path records the matmul into
+    directly (cpp/python/trace_matmul.cpp, matmul_into), the ones it leaves to matmul_plain and
+    _place_matmul (pending zeros under accumulate=False, nothing written under accumulate=True),
+    and the placement's refusals, which must keep the definition's wording and line."""
+    K, M = lhsT.shape
+    _, N = rhs.shape
+    half = M // 2
+    result = nl.ndarray((M, N), dtype=nl.float32, buffer=nl.shared_hbm)
+    a = nl.ndarray((K, M), dtype=lhsT.dtype, buffer=nl.sbuf)
+    b = nl.ndarray((K, N), dtype=rhs.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=a, src=lhsT)
+    nisa.dma_copy(dst=b, src=rhs)
+    acc = nl.ndarray((M, N), dtype=nl.float32, buffer=nl.psum)
+    out = nl.ndarray((M, N), dtype=nl.float32, buffer=nl.sbuf)
+    if case == "start, join, restart, join":
+        for accumulate in (False, True, False, True, True):
+            _keep(nisa.nc_matmul(dst=acc, stationary=a, moving=b, accumulate=accumulate))
+    elif case == "onto zeros":
+        acc = nl.zeros((M, N), dtype=nl.float32, buffer=nl.psum)
+        _keep(nisa.nc_matmul(dst=acc, stationary=a, moving=b, accumulate=True))
+        _keep(nisa.nc_matmul(dst=acc, stationary=a, moving=b, accumulate=True))
+    elif case == "half onto zeros":
+        acc = nl.zeros((M, N), dtype=nl.float32, buffer=nl.psum)
+        _keep(nisa.nc_matmul(dst=acc[0:half, :], stationary=a[:, 0:half], moving=b, accumulate=True))
+    elif case == "start over zeros":
+        acc = nl.zeros((M, N), dtype=nl.float32, buffer=nl.psum)
+        _keep(nisa.nc_matmul(dst=acc, stationary=a, moving=b, accumulate=False))
+        _keep(nisa.nc_matmul(dst=acc, stationary=a, moving=b, accumulate=True))
+    elif case == "two regions":
+        for accumulate in (False, True):
+            _keep(nisa.nc_matmul(dst=acc[0:half, :], stationary=a[:, 0:half], moving=b, accumulate=accumulate))
+            _keep(nisa.nc_matmul(dst=acc[half:M, :], stationary=a[:, half:M], moving=b, accumulate=accumulate))
+    elif case == "two tiles":
+        acc2 = nl.ndarray((M, N), dtype=nl.float32, buffer=nl.psum)
+        for accumulate in (False, True, True):
+            _keep(nisa.nc_matmul(dst=acc, stationary=a, moving=b, accumulate=accumulate))
+            _keep(nisa.nc_matmul(dst=acc2, stationary=a, moving=b, accumulate=accumulate))
+        nisa.tensor_copy(dst=out, src=acc2)
+        nisa.tensor_tensor(dst=out, data1=acc, data2=out, op=nl.add)
+    elif case == "onto a copy":
+        nisa.tensor_copy(dst=acc, src=b)
+        _keep(nisa.nc_matmul(dst=acc, stationary=a, moving=b, accumulate=True))
+    elif case == "onto part of a group":
+        _keep(nisa.nc_matmul(dst=acc, stationary=a, moving=b, accumulate=False))
+        _keep(nisa.nc_matmul(dst=acc[0:half, :], stationary=a[:, 0:half], moving=b, accumulate=True))
+    elif case == "part over a group":
+        _keep(nisa.nc_matmul(dst=acc, stationary=a, moving=b, accumulate=False))
+        _keep(nisa.nc_matmul(dst=acc[0:half, :], stationary=a[:, 0:half], moving=b, accumulate=False))
+    elif case == "by default":
+        for _ in range(3):
+            _keep(nisa.nc_matmul(dst=acc, stationary=a, moving=b))
+    elif case == "by default onto zeros":
+        acc = nl.zeros((M, N), dtype=nl.float32, buffer=nl.psum)
+        for _ in range(2):
+            _keep(nisa.nc_matmul(dst=acc, stationary=a, moving=b))
+    elif case == "by default, two regions":
+        for _ in range(2):
+            _keep(nisa.nc_matmul(acc[0:half, :], a[:, 0:half], b))
+            _keep(nisa.nc_matmul(acc[half:M, :], a[:, half:M], b))
+        _keep(nisa.nc_matmul(acc, a, b))
+        _keep(nisa.nc_matmul(acc, a, b))
+    elif case == "by default onto a copy":
+        nisa.tensor_copy(dst=acc, src=b)
+        _keep(nisa.nc_matmul(dst=acc, stationary=a, moving=b))
+    elif case == "by default onto part of a group":
+        _keep(nisa.nc_matmul(dst=acc, stationary=a, moving=b))
+        _keep(nisa.nc_matmul(dst=acc[0:half, :], stationary=a[:, 0:half], moving=b))
+    if case != "two tiles":
+        nisa.tensor_copy(dst=out, src=acc)
+    nisa.dma_copy(dst=result, src=out)
+    return result
+
+
+MATMUL_INTO_CASES = ["start, join, restart, join", "onto zeros", "half onto zeros", "start over zeros",
+                     "two regions", "two tiles", "onto a copy", "onto part of a group", "part over a group",
+                     "by default", "by default onto zeros", "by default, two regions", "by default onto a copy",
+                     "by default onto part of a group"]
+
+
+@pytest.mark.parametrize("case", MATMUL_INTO_CASES)
+def test_matmul_into_cases_trace_alike(monkeypatch, case):
+    _same_with_c_and_python(monkeypatch, matmul_into_cases, *_arrays((128, 128), (128, 96)), case)
+
+
+def test_matmul_into_refusals_name_the_instruction_and_line():
+    for case, text in [("onto a copy", "nisa.nc_matmul: accumulates a matmul into PSUM tile"),
+                       ("onto part of a group", "nisa.nc_matmul: accumulates a matmul into partitions")]:
+        got, _ = _outcome(matmul_into_cases, *_arrays((128, 128), (128, 96)), case)
+        assert text in got and "test_fast_calls06.py:" in got, (case, got)

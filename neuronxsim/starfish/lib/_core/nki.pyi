@@ -9,7 +9,7 @@ from neuronxsim.nki06._api import ApiCall
 import neuronxsim.starfish.lib._core.bir
 import types
 import typing
-__all__: list[str] = ['ApiCall', 'FastCall', 'LoopIndex', 'RECORD_POSITIONS', 'accumulate_methods', 'activation06_fast', 'activation_fast', 'activation_reduce06_fast', 'assign_redirect', 'basic_subscript', 'binary_fast', 'blocked_methods', 'bn_aggr_fast', 'bn_stats_fast', 'broadcast_method', 'broadcast_row', 'caller_location', 'configure_accumulate', 'configure_accumulate_plain', 'configure_assign', 'configure_blocked', 'configure_broadcast', 'configure_dma_plain', 'configure_index_expr', 'configure_index_expr_ops', 'configure_isa_tensor_scalar', 'configure_iterate', 'configure_lane_fast', 'configure_lane_fast_plain', 'configure_lanewise', 'configure_language_fast', 'configure_mask_box', 'configure_matmul', 'configure_new_blocked', 'configure_nki06_fast', 'configure_nki06_lanewise', 'configure_nki06_ndarray', 'configure_nki06_subscript', 'configure_per_lane_plain', 'configure_plain_tile_access', 'configure_subscripts', 'configure_tensor_scalar_plain', 'configure_tracer_methods', 'configure_zero_fill', 'copy_fast', 'current', 'dma_copy06_fast', 'dma_plain', 'emit_program', 'forget_call_sites', 'index_expr_methods', 'isa_tensor_scalar_fast', 'isa_tensor_tensor_fast', 'isa_tensor_tensor_scan_fast', 'iterate_method', 'keeps_all_fast', 'lanewise_plain', 'live_ranges', 'load_fast', 'mask_box_fast', 'matmul_plain', 'nc_matmul06_fast', 'nc_matmul_fast', 'ndarray06_fast', 'ndarray_fast', 'new_access', 'new_op', 'new_slotted', 'next_fit_place', 'next_fit_storages', 'nl_matmul_fast', 'operator_methods', 'ops_matmul_grouped', 'ops_redirected', 'ops_zero_elided', 'peek', 'place_matmul_method', 'plain_tile_access', 'range_fast', 'reduce_fast', 'remember_call_site', 'set_call_site_walk', 'set_current', 'set_no_tracer', 'slice_range', 'store_fast', 'subscript_method', 'tensor_copy06_fast', 'tensor_reduce06_fast', 'tensor_scalar06_fast', 'tensor_store_method', 'tensor_table', 'tensor_tensor06_fast', 'tracer_method', 'unique_name', 'use_record_dealloc', 'use_slots_dealloc', 'used_on_chip', 'write_plain', 'zeros_fast']
+__all__: list[str] = ['ApiCall', 'FastCall', 'LoopIndex', 'RECORD_POSITIONS', 'accumulate_methods', 'activation06_fast', 'activation_fast', 'activation_reduce06_fast', 'assign_redirect', 'basic_subscript', 'binary_fast', 'blocked_methods', 'bn_aggr_fast', 'bn_stats_fast', 'broadcast_method', 'broadcast_row', 'caller_location', 'configure_accumulate', 'configure_accumulate_plain', 'configure_assign', 'configure_blocked', 'configure_broadcast', 'configure_dma_plain', 'configure_index_expr', 'configure_index_expr_ops', 'configure_isa_tensor_scalar', 'configure_iterate', 'configure_lane_fast', 'configure_lane_fast_plain', 'configure_lanewise', 'configure_language_fast', 'configure_mask_box', 'configure_matmul', 'configure_new_blocked', 'configure_nki06_fast', 'configure_nki06_lanewise', 'configure_nki06_ndarray', 'configure_nki06_subscript', 'configure_per_lane_plain', 'configure_plain_tile_access', 'configure_subscripts', 'configure_tensor_scalar_plain', 'configure_tracer_methods', 'configure_zero_fill', 'copy_fast', 'current', 'dma_copy06_fast', 'dma_plain', 'emit_program', 'forget_call_sites', 'index_expr_methods', 'isa_tensor_scalar_fast', 'isa_tensor_tensor_fast', 'isa_tensor_tensor_scan_fast', 'iterate_method', 'keeps_all_fast', 'lanewise_plain', 'live_ranges', 'load_fast', 'mask_box_fast', 'matmul_into', 'matmul_plain', 'nc_matmul06_fast', 'nc_matmul_fast', 'ndarray06_fast', 'ndarray_fast', 'new_access', 'new_op', 'new_slotted', 'next_fit_place', 'next_fit_storages', 'nl_matmul_fast', 'operator_methods', 'ops_matmul_grouped', 'ops_redirected', 'ops_zero_elided', 'peek', 'place_matmul_method', 'plain_tile_access', 'range_fast', 'reduce_fast', 'remember_call_site', 'set_call_site_walk', 'set_current', 'set_no_tracer', 'slice_range', 'store_fast', 'subscript_method', 'tensor_copy06_fast', 'tensor_reduce06_fast', 'tensor_scalar06_fast', 'tensor_store_method', 'tensor_table', 'tensor_tensor06_fast', 'tracer_method', 'unique_name', 'use_record_dealloc', 'use_slots_dealloc', 'used_on_chip', 'write_plain', 'zeros_fast']
 def accumulate_methods() -> dict:
     """
     {name: method} of Tensor's in-place operators (__iadd__, __isub__, __imul__, __itruediv__) in C.
@@ -122,17 +122,17 @@ def configure_mask_box(index_predicate: type, mask: type, full_boxes: dict, pred
     """
     Gives mask_box_fast and keeps_all_fast the IndexPredicate and Mask classes and indexing's _FULL_BOXES and _PREDICATE_BOXES.
     """
-def configure_matmul(tensor_class: type, plain_tile_access: typing.Any, verdicts: dict, matmult: typing.Any, pe: typing.Any, psum: str, float32: typing.Any) -> None:
+def configure_matmul(tensor_class: type, plain_tile_access: typing.Any, verdicts: dict, matmult: typing.Any, pe: typing.Any, psum: str, float32: typing.Any, write_plain: typing.Any, nki_error: type) -> None:
     """
-    Gives matmul_plain the Tensor class, the tracer's plain_tile_access, the legality verdicts of plain matmuls (a dict), the Matmult opcode, the PE engine, the PSUM kind and the float32 dtype.
+    Gives matmul_plain and matmul_into the Tensor class, the tracer's plain_tile_access, the legality verdicts of plain matmuls (a dict), the Matmult opcode, the PE engine, the PSUM kind, the float32 dtype, the tracer's write_plain and NKIError.
     """
 def configure_new_blocked(blocked_tensor_class: type, par_dim: type, new_blocked: dict) -> None:
     """
     Gives ndarray_fast and zeros_fast the BlockedTensor class, the par_dim class and language.py's _NEW_BLOCKED ((dims, partition axis, dtype, buffer) -> (block shape, tile shape, dtype, kind) of the unnamed blocked tensors made before), for the nl.ndarray and nl.zeros of block-dimension shapes.
     """
-def configure_nki06_fast(nki_tensor: type, dma_plain: typing.Any, dma_general: typing.Any, dma_copy: typing.Any, matmul_plain: typing.Any, place_matmul: typing.Any, psum: str) -> None:
+def configure_nki06_fast(nki_tensor: type, dma_plain: typing.Any, dma_general: typing.Any, dma_copy: typing.Any, matmul_plain: typing.Any, place_matmul: typing.Any, psum: str, matmul_into: typing.Any) -> None:
     """
-    Gives dma_copy06_fast and nc_matmul06_fast the NkiTensor class, dma_plain / dma_general, the DMACopy opcode, matmul_plain, nisa's _place_matmul and the PSUM kind.
+    Gives dma_copy06_fast and nc_matmul06_fast the NkiTensor class, dma_plain / dma_general, the DMACopy opcode, matmul_plain, nisa's _place_matmul, the PSUM kind and matmul_into.
     """
 def configure_nki06_lanewise(nki_tensor: type, tensor: type, instructions: types.ModuleType, alu_by_function: dict, act_by_function: dict, bitvec_ids: frozenset, constants: dict) -> None:
     """
@@ -233,6 +233,10 @@ def load_fast(*args, **kwargs):
 def mask_box_fast() -> typing.Any:
     """
     The C path of indexing.mask_box(mask, shape): a remembered box, or NotImplemented for the definition (use in a FastCall).
+    """
+def matmul_into(*args, **kwargs):
+    """
+    matmul_into(tr, stationary, moving, dst, accumulate, loc, what): the commonest matmul recorded writing the PSUM view dst directly, joining (accumulate True) or starting (False) its accumulation group (None: as NKI 0.6's _accumulates answers where that is plain); True, or NotImplemented, having changed nothing, when it needs matmul_plain and place_matmul.
     """
 def matmul_plain(*args, **kwargs):
     """
