@@ -106,9 +106,9 @@ void putArg(Out& o, const AccessPattern& a, const Function& f, const LocationInd
   put(o, a.offset);
   o.varint(at->second);
   put(o, a.flavour);
-  put(o, a.access_shape);
-  put(o, a.partition_dim);
-  put(o, a.lnc_size);
+  put(o, a.accessShape());
+  put(o, a.partitionDim());
+  put(o, int64_t{a.lnc_size});
   put(o, a.reduce);
 }
 
@@ -177,9 +177,8 @@ void putFunction(Out& o, const Function& f) {
 class In {
  public:
   explicit In(std::string_view s) : s_(s) {}
-  [[noreturn]] void fail(const std::string& what) const {
-    throw BIRError("BIR binary, byte " + std::to_string(at_) + ": " + what);
-  }
+  [[noreturn]] void fail(const std::string& what) const { throw BIRError(where() + ": " + what); }
+  std::string where() const { return "BIR binary, byte " + std::to_string(at_); }
   const char* take(size_t n, const char* what) {
     if (n > s_.size() - at_) fail(std::string("truncated (reading ") + what + ")");
     const char* p = s_.data() + at_;
@@ -324,9 +323,14 @@ void getArg(In& in, AccessPattern& a, const std::vector<MemoryLocation*>& locati
     in.fail("memory location " + std::to_string(loc) + " of a function with " + std::to_string(locations.size()));
   a.loc = locations[loc];
   get(in, a.flavour, "an access pattern's access");
-  get(in, a.access_shape, "an access pattern's access_shape");
-  get(in, a.partition_dim, "an access pattern's partition_dim");
-  get(in, a.lnc_size, "an access pattern's lnc_size");
+  std::vector<int64_t> accessShape;
+  int64_t partitionDim = -1, lncSize = 1;
+  get(in, accessShape, "an access pattern's access_shape");
+  get(in, partitionDim, "an access pattern's partition_dim");
+  get(in, lncSize, "an access pattern's lnc_size");
+  a.setAccessShape(std::move(accessShape));
+  a.setPartitionDim(partitionDim);
+  a.lnc_size = narrowLncSize(lncSize, in.where() + " (an access pattern's lnc_size)");
   get(in, a.reduce, "an access pattern's reduce");
 }
 

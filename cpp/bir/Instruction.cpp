@@ -115,9 +115,9 @@ AccessPattern Instruction::createAP(MemoryLocation* tensor, int64_t offset,
   ap.loc = tensor;
   ap.offset = offset;
   ap.pattern = pattern;
-  ap.access_shape = access_shape;
-  ap.partition_dim = partition_dim;
-  ap.lnc_size = lnc_size;
+  ap.setAccessShape(access_shape);
+  ap.setPartitionDim(partition_dim);
+  ap.lnc_size = narrowLncSize(lnc_size, "createAP");
   return ap;
 }
 

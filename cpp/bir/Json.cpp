@@ -426,9 +426,9 @@ void writeArg(W& w, const AccessPattern& a, const JsonPath& p) {
   member(w, "memsetref", a.loc->set->name);
   member(w, "memref", a.loc->name);
   if (a.flavour != AccessFlavour::Plain) member(w, "access", a.flavour);
-  if (!a.access_shape.empty()) member(w, "access_shape", a.access_shape);
-  if (a.partition_dim >= 0) member(w, "partition_dim", a.partition_dim);
-  if (a.lnc_size != 1) member(w, "lnc_size", a.lnc_size);
+  if (!a.accessShape().empty()) member(w, "access_shape", a.accessShape());
+  if (a.partitionDim() >= 0) member(w, "partition_dim", a.partitionDim());
+  if (a.lnc_size != 1) member(w, "lnc_size", int64_t{a.lnc_size});
   if (a.reduce) member(w, "reduce", true);
   w.endObject();
 }
@@ -611,9 +611,17 @@ AccessPattern readArg(const J& j, const Function& f, JsonPath& p) {
            memsetref + "'");
   }
   readOptionalMember(j, "access", a.flavour, p);
-  readOptionalMember(j, "access_shape", a.access_shape, p);
-  readOptionalMember(j, "partition_dim", a.partition_dim, p);
-  readOptionalMember(j, "lnc_size", a.lnc_size, p);
+  std::vector<int64_t> accessShape;
+  int64_t partitionDim = -1, lncSize = 1;
+  readOptionalMember(j, "access_shape", accessShape, p);
+  readOptionalMember(j, "partition_dim", partitionDim, p);
+  readOptionalMember(j, "lnc_size", lncSize, p);
+  a.setAccessShape(std::move(accessShape));
+  a.setPartitionDim(partitionDim);
+  {
+    Scope s(p, "lnc_size");
+    a.lnc_size = narrowLncSize(lncSize, p.str());
+  }
   readOptionalMember(j, "reduce", a.reduce, p);
   return a;
 }

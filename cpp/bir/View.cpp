@@ -34,13 +34,13 @@ View View::ofOperand(const AccessPattern& ap, const std::string& what, const cha
     throw BIRError(what + ": tensor '" + ap.loc->name + "' is in " + std::string(enumName(ap.loc->type)) +
                    "; kernel operands are DRAM tensors");
   std::vector<APPair> dims(ap.pattern.begin(), ap.pattern.end());
-  const auto& shape = ap.access_shape;
+  const auto& shape = ap.accessShape();
   if (!shape.empty()) {
     // createAP put the partition dim's pair first; move it back to its dim.
     if (shape.size() != dims.size())
       throw BIRError(what + ": access_shape " + shapeText(shape) + " has " + std::to_string(shape.size()) +
                      " dims but the pattern has " + std::to_string(dims.size()) + " pairs");
-    const int64_t p = ap.partition_dim;
+    const int64_t p = ap.partitionDim();
     if (p < 0 || p >= static_cast<int64_t>(dims.size()))
       throw BIRError(what + ": partition_dim " + std::to_string(p) + " is not a dim of access_shape " +
                      shapeText(shape));

@@ -185,9 +185,13 @@ void bindBir(py::module_& m) {
       .def_readwrite("offset", &AccessPattern::offset, "Its first element's offset, in elements.")
       .def_readwrite("pattern", &AccessPattern::pattern, "Its [step, num] dimensions, partition dimension first.")
       .def_readwrite("imm", &AccessPattern::imm, "The value of an immediate operand.")
-      .def_readwrite("access_shape", &AccessPattern::access_shape, "The shape a kernel-node operand is accessed as.")
-      .def_readwrite("partition_dim", &AccessPattern::partition_dim, "Which dimension of access_shape is the partition dimension.")
-      .def_readwrite("lnc_size", &AccessPattern::lnc_size, "The logical NeuronCore size a kernel-node operand is split over.")
+      .def_property("access_shape", &AccessPattern::accessShape, &AccessPattern::setAccessShape,
+                    "The shape a kernel-node operand is accessed as.")
+      .def_property("partition_dim", &AccessPattern::partitionDim, &AccessPattern::setPartitionDim,
+                    "Which dimension of access_shape is the partition dimension.")
+      .def_property("lnc_size", [](const AccessPattern& a) { return int64_t{a.lnc_size}; },
+                    [](AccessPattern& a, int64_t n) { a.lnc_size = narrowLncSize(n, ""); },
+                    "The logical NeuronCore size a kernel-node operand is split over.")
       .def_readwrite("reduce", &AccessPattern::reduce, "Whether an output operand accumulates into its destination.")
       .def_property_readonly("is_immediate", &AccessPattern::isImmediate, "Whether it is an immediate.")
       .def_property_readonly("location", [](const AccessPattern& a) { return a.loc; },

@@ -117,7 +117,7 @@ TEST(BirView, OfOperandUndoesPartitionFirst) {
   const View back = View::ofOperand(ap, "ins[0]");
   EXPECT_EQ(back.dims(), sub.dims());
   EXPECT_EQ(back.offset(), sub.offset());
-  ap.partition_dim = 3;
+  ap.setPartitionDim(3);
   EXPECT_EQ(errorOf([&] { View::ofOperand(ap, "ins[0]"); }), "ins[0]: partition_dim 3 is not a dim of access_shape [4, 4, 4]");
 }
 

@@ -126,8 +126,8 @@ TEST(KlrKernel, OperandMarshallingTravelsAsAnAttribute) {
   auto m = klr_test::addKernel();
   AccessPattern& operand = m->function(0)->blocks()[0]->at(0)->ins[0];
   operand.flavour = AccessFlavour::Opaque;
-  operand.access_shape = {128, 512};
-  operand.partition_dim = 0;
+  operand.setAccessShape({128, 512});
+  operand.setPartitionDim(0);
   EncodingStats stats;
   expectRoundTrip(*m, &stats);
   EXPECT_EQ(stats.generic_instructions, 0u);

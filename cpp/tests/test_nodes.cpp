@@ -134,7 +134,7 @@ TEST(Nodes, KernelOperandApiRecordsFlavours) {
   EXPECT_EQ(node->ins[0].pattern, (std::vector<APPair>{{12, 2}, {4, 3}, {1, 4}}));
   EXPECT_EQ(node->ins[1].flavour, AccessFlavour::Opaque);
   EXPECT_EQ(node->ins[2].flavour, AccessFlavour::AP);
-  EXPECT_EQ(node->ins[2].partition_dim, 1);
+  EXPECT_EQ(node->ins[2].partitionDim(), 1);
   EXPECT_EQ(node->outs[0].flavour, AccessFlavour::AP);
   EXPECT_EQ(node->outs[1].loc, y);
   EXPECT_THROW(node->addSeqAccess(nullptr, false), BIRError);

@@ -28,7 +28,7 @@ std::vector<int64_t> withoutOnes(const std::vector<int64_t>& shape) {
 // The shape an operand gives the kernel tensor: the accessed region a tile or sub-tensor builder
 // recorded, else the pattern's nums.
 std::vector<int64_t> operandShape(const AccessPattern& op) {
-  if (!op.access_shape.empty()) return op.access_shape;
+  if (!op.accessShape().empty()) return op.accessShape();
   std::vector<int64_t> s;
   for (const auto& p : op.pattern) s.push_back(p.num);
   return s;

@@ -118,3 +118,24 @@ def test_plain_access_patterns_for_isa_operands():
     node.outs = [bir.AccessPattern(t, 64, [(256, 64), (1, 32)])]
     assert '"access"' not in m.to_json()  # plain operands carry no kernel-node flavour
     m.verify()
+
+
+def test_lnc_size_beyond_32_bits_is_refused_where_it_is_read():
+    # The operand holds lnc_size in 32 bits: the JSON reader, createAP and the attribute refuse a
+    # larger value naming the field; values that fit keep their meaning (the verifier refuses < 1).
+    m, f, bb = _block()
+    x = f.createDramTensor("x", MemoryType.Input, DType.bfloat16, [2, 3, 4])
+    node = bb.addInstruction(InstructionType.BIRKernel)
+    node.addArgumentOrOutput(bir.Instruction.createAP(x, 4, [(4, 3), (1, 2)], [3, 2], 1, 2**31 - 1), False)
+    text = m.to_json()
+    assert '"lnc_size":2147483647' in text.replace(" ", "")
+    assert bir.Module.from_json(text).to_json() == text
+    with pytest.raises(BIRError, match=r"ins\[0\]\.lnc_size: lnc_size 2147483648 is above 2147483647"):
+        bir.Module.from_json(re.sub(r'"lnc_size": ?2147483647', '"lnc_size": 2147483648', text))
+    with pytest.raises(BIRError, match="createAP: lnc_size 4294967296 is above 2147483647"):
+        bir.Instruction.createAP(x, 4, [(4, 3), (1, 2)], [3, 2], 1, 2**32)
+    ap = node.ins[0]
+    with pytest.raises(BIRError, match=r"^lnc_size -4294967296 is not positive$"):
+        ap.lnc_size = -2**32
+    ap.lnc_size = 0
+    assert ap.lnc_size == 0

@@ -149,7 +149,7 @@ bool sameAccess(const AccessPattern& a, const AccessPattern& b) {
 }
 
 bool plainMarshalling(const AccessPattern& a) {
-  return a.flavour == AccessFlavour::Plain && a.access_shape.empty() && a.partition_dim < 0;
+  return a.flavour == AccessFlavour::Plain && a.accessShape().empty() && a.partitionDim() < 0;
 }
 
 // How operands were marshalled (AccessPattern::flavour, access_shape, partition_dim: what
@@ -163,8 +163,8 @@ void marshallingAttr(const Instruction& I, std::vector<Item>& out) {
     for (size_t k = 0; k < list.size(); ++k)
       if (!plainMarshalling(list[k]))
         entries.push_back(cbor::array({cbor::text(side), cbor::integer(static_cast<int64_t>(k)),
-                                       value(list[k].flavour), value(list[k].access_shape),
-                                       cbor::integer(list[k].partition_dim)}));
+                                       value(list[k].flavour), value(list[k].accessShape()),
+                                       cbor::integer(list[k].partitionDim())}));
   }
   if (!entries.empty()) out.push_back(attr("access", cbor::array(std::move(entries))));
 }
@@ -180,8 +180,12 @@ void applyMarshalling(Instruction& I, const Item& v, const std::string& where) {
       fail(e.items[1], where, I.opcodeName() + " has no " + side + "[" + std::to_string(k) + "]");
     AccessPattern& ap = list[static_cast<size_t>(k)];
     read(e.items[2], ap.flavour, where);
-    read(e.items[3], ap.access_shape, where);
-    read(e.items[4], ap.partition_dim, where);
+    std::vector<int64_t> shape;
+    int64_t partitionDim = -1;
+    read(e.items[3], shape, where);
+    read(e.items[4], partitionDim, where);
+    ap.setAccessShape(std::move(shape));
+    ap.setPartitionDim(partitionDim);
   }
 }
 

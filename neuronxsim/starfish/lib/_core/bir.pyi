@@ -1096,7 +1096,7 @@ class AccessPattern:
         The shape a kernel-node operand is accessed as.
         """
     @access_shape.setter
-    def access_shape(self, arg0: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]) -> None:
+    def access_shape(self, arg1: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]) -> None:
         ...
     @property
     def dtype(self) -> DType:
@@ -1138,7 +1138,7 @@ class AccessPattern:
         The logical NeuronCore size a kernel-node operand is split over.
         """
     @lnc_size.setter
-    def lnc_size(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
+    def lnc_size(self, arg1: typing.SupportsInt | typing.SupportsIndex) -> None:
         ...
     @property
     def location(self) -> MemoryLocation:
@@ -1169,7 +1169,7 @@ class AccessPattern:
         Which dimension of access_shape is the partition dimension.
         """
     @partition_dim.setter
-    def partition_dim(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
+    def partition_dim(self, arg1: typing.SupportsInt | typing.SupportsIndex) -> None:
         ...
     @property
     def partitions(self) -> int:
