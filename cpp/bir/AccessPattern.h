@@ -146,15 +146,20 @@ inline void AccessPattern::setPartitionDim(int64_t dim) {
   kernel_view.make().partition_dim = dim;
 }
 
-// lnc_size as the operand holds it: refuses (BIRError "<where>: lnc_size N ...") what does not fit
-// 32 bits, at the readers (JSON, binary, createAP, the binding) before the verifier meets the value.
-// Values below 1 that fit pass here: the verifier refuses them (OperandCheck.h), in the same words.
-inline int32_t narrowLncSize(int64_t n, const std::string& where) {
+// lnc_size as the operand holds it: refuses (BIRError "<where()>: lnc_size N ...") what does not
+// fit 32 bits, at the readers (JSON, binary, createAP, the binding) before the verifier meets the
+// value. Values below 1 that fit pass here: the verifier refuses them (OperandCheck.h), in the same
+// words. `where` is called only to refuse: the readers' paths cost a string each.
+[[noreturn]] inline void refuseLncSize(int64_t n, const std::string& where) {
   const std::string what = "lnc_size " + std::to_string(n);
-  if (n < INT32_MIN) throw BIRError(located(where, what + " is not positive"));
-  if (n > AccessPattern::kMaxLncSize)
-    throw BIRError(located(where, what + " is above " + std::to_string(AccessPattern::kMaxLncSize) +
-                                      ", the most NeuronCores an operand can be shared by here"));
+  if (n < 1) throw BIRError(located(where, what + " is not positive"));
+  throw BIRError(located(where, what + " is above " + std::to_string(AccessPattern::kMaxLncSize) +
+                                    ", the most NeuronCores an operand can be shared by here"));
+}
+
+template <class Where>
+int32_t narrowLncSize(int64_t n, Where&& where) {
+  if (n < INT32_MIN || n > AccessPattern::kMaxLncSize) refuseLncSize(n, where());
   return static_cast<int32_t>(n);
 }
 

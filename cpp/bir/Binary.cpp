@@ -330,7 +330,7 @@ void getArg(In& in, AccessPattern& a, const std::vector<MemoryLocation*>& locati
   get(in, lncSize, "an access pattern's lnc_size");
   a.setAccessShape(std::move(accessShape));
   a.setPartitionDim(partitionDim);
-  a.lnc_size = narrowLncSize(lncSize, in.where() + " (an access pattern's lnc_size)");
+  a.lnc_size = narrowLncSize(lncSize, [&in] { return in.where() + " (an access pattern's lnc_size)"; });
   get(in, a.reduce, "an access pattern's reduce");
 }
 

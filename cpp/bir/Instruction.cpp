@@ -117,7 +117,7 @@ AccessPattern Instruction::createAP(MemoryLocation* tensor, int64_t offset,
   ap.pattern = pattern;
   ap.setAccessShape(access_shape);
   ap.setPartitionDim(partition_dim);
-  ap.lnc_size = narrowLncSize(lnc_size, "createAP");
+  ap.lnc_size = narrowLncSize(lnc_size, [] { return std::string("createAP"); });
   return ap;
 }
 

@@ -618,10 +618,10 @@ AccessPattern readArg(const J& j, const Function& f, JsonPath& p) {
   readOptionalMember(j, "lnc_size", lncSize, p);
   a.setAccessShape(std::move(accessShape));
   a.setPartitionDim(partitionDim);
-  {
+  a.lnc_size = narrowLncSize(lncSize, [&p] {
     Scope s(p, "lnc_size");
-    a.lnc_size = narrowLncSize(lncSize, p.str());
-  }
+    return p.str();
+  });
   readOptionalMember(j, "reduce", a.reduce, p);
   return a;
 }

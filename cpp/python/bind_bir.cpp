@@ -190,7 +190,7 @@ void bindBir(py::module_& m) {
       .def_property("partition_dim", &AccessPattern::partitionDim, &AccessPattern::setPartitionDim,
                     "Which dimension of access_shape is the partition dimension.")
       .def_property("lnc_size", [](const AccessPattern& a) { return int64_t{a.lnc_size}; },
-                    [](AccessPattern& a, int64_t n) { a.lnc_size = narrowLncSize(n, ""); },
+                    [](AccessPattern& a, int64_t n) { a.lnc_size = narrowLncSize(n, [] { return std::string(); }); },
                     "The logical NeuronCore size a kernel-node operand is split over.")
       .def_readwrite("reduce", &AccessPattern::reduce, "Whether an output operand accumulates into its destination.")
       .def_property_readonly("is_immediate", &AccessPattern::isImmediate, "Whether it is an immediate.")
