@@ -124,3 +124,13 @@ def test_the_package_example_runs():
 
     result = doctest.testmod(ir)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_a_shape_whose_size_overflows_is_refused():
+    # (found by scripts/fuzz.sh: each dim fitted 64 bits, their product did not, and compiling a
+    # user kernel's proxies raised numpy's ValueError instead of a refusal)
+    with pytest.raises(CodegenError, match=r"tensors\[0\]: Tensor 'x' shape: \[130, 3333333333333333332\]: "
+                                           r"the tensor's size overflows"):
+        ir.Program.loads(_mutated(("tensors", 0, "shape"), [130, 3333333333333333332]))
+    with pytest.raises(CodegenError, match="the tensor's size overflows"):
+        ir.Tensor("t", [2**32, 2**31])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Tuple
 
 import ml_dtypes
@@ -36,6 +37,9 @@ def check_shape(shape, what: str) -> Tuple[int, ...]:
     if not dims or not all(isinstance(d, int) and not isinstance(d, bool) and 0 < d < 2**63 for d in dims):
         shown = repr(list(dims[:8]))[:-1] + (", ...]" if len(dims) > 8 else "]")
         raise CodegenError(f"{what}: expected a non-empty list of positive ints (64-bit), got {shown[:200]}")
+    if math.prod(dims) >= 2**63:  # (each dim fits 64 bits, their product need not)
+        shown = repr(list(dims[:8]))[:-1] + (", ...]" if len(dims) > 8 else "]")
+        raise CodegenError(f"{what}: {shown[:200]}: the tensor's size overflows (2^63 elements or more)")
     return dims
 
 
