@@ -429,6 +429,7 @@ def _predicates_box(predicates: tuple, shape: tuple) -> tuple:
     full = full_box(shape)
     box = None  # a list once a predicate cuts something
     rank = len(shape)
+    related = []  # the predicates relating several dimensions that cut the space
     for pred in predicates:
         expr = pred.expr
         eshape, coefs = expr.shape, expr.coefs
@@ -448,32 +449,13 @@ def _predicates_box(predicates: tuple, shape: tuple) -> tuple:
         if dim == -2:
             keeps = _keeps_all_or_none(pred)
             if keeps is None:
-                dims = [pad + d for d in range(len(eshape)) if coefs[d] and eshape[d] != 1]
-                raise NKIError(f"mask {pred!r} relates index dimensions {dims}: a mask must "
-                               "limit each dimension to a range (use nisa.affine_select for "
-                               "triangular masks)", caller_location())
-            if not keeps:
+                related.append(pred)
+            elif not keeps:
                 box = [(lo, lo) for lo, _ in (box or full)]
             continue
         if dim < 0:
             a = 0
-        # Every comparison becomes one or two conditions "a*i + b < 0" on integers.
-        b = expr.const
-        op = pred.op
-        if op == "<":
-            conditions = ((a, b),)
-        elif op == "<=":
-            conditions = ((a, b - 1),)
-        elif op == ">":
-            conditions = ((-a, -b),)
-        elif op == ">=":
-            conditions = ((-a, -b - 1),)
-        elif op == "==":
-            conditions = ((a, b - 1), (-a, -b - 1))
-        else:
-            raise NKIError(f"mask comparison '{pred.op}' does not describe a range",
-                           caller_location())
-        for ca, cb in conditions:
+        for ca, cb in _bounds(pred.op, a, -a, expr.const):
             if ca == 0:
                 if not cb < 0:
                     box = [(lo, lo) for lo, _ in (box or full)]
@@ -487,10 +469,149 @@ def _predicates_box(predicates: tuple, shape: tuple) -> tuple:
                 if box is None:
                     box = list(full)
                 box[dim] = new
-    if box is None:
+    if box is None and not related:
         return full  # the usual case: the mask keeps everything
-    box = tuple([(lo, max(lo, hi)) for lo, hi in box])
+    box = tuple([(lo, max(lo, hi)) for lo, hi in (box or full)])
+    if related:
+        return _related_pieces(related, box, shape)
     return full if box == full else box
+
+
+def _bounds(op: str, a, neg_a, b: int) -> tuple:
+    """The comparison ``a.i + b OP 0`` on integers as one or two bounds ``(coefficients,
+    constant)``, each meaning ``a.i + b < 0`` (``neg_a``: the coefficients negated)."""
+    if op == "<":
+        return ((a, b),)
+    if op == "<=":
+        return ((a, b - 1),)
+    if op == ">":
+        return ((neg_a, -b),)
+    if op == ">=":
+        return ((neg_a, -b - 1),)
+    if op == "==":
+        return ((a, b - 1), (neg_a, -b - 1))
+    raise NKIError(f"mask comparison '{op}' does not describe a range", caller_location())
+
+
+class BoxPieces:
+    """What :func:`mask_box` answers for a mask that keeps a region no single box describes but
+    a few disjoint boxes do: a bound on a flattened offset that cuts a tile inside a row
+    (``mask=(j * 65536 + 512 * i_p + i_f < n)``, NKI 2.2x's tutorial tensor addition keeps
+    whole rows and the first columns of the next). The access pattern of an instruction is the
+    same in every partition, so such an instruction is one per piece (``boxes``, in order,
+    none empty): the builders that record pieces say so (instructions.plan, record_lanewise,
+    dma_general); anywhere else the pieces are refused as such masks were before, as a box is
+    read (subscripted, iterated, measured)."""
+
+    __slots__ = ("boxes", "pred")
+
+    def __init__(self, boxes: tuple, pred):
+        self.boxes = boxes
+        self.pred = pred
+
+    def refusal(self, loc) -> NKIError:
+        return NKIError(f"mask {self.pred!r} keeps {len(self.boxes)} boxes of the tile (a bound "
+                        "on a flattened offset that cuts a row): only element-wise instructions "
+                        "and transfers take it, one instruction per box; this one takes a mask "
+                        "that limits each dimension to a range", loc)
+
+    def refuse(self, *_):
+        raise self.refusal(caller_location())
+
+    __getitem__ = __iter__ = __len__ = refuse
+
+    def __repr__(self):
+        return f"BoxPieces({self.boxes!r})"
+
+
+def _related_pieces(related: list, box: tuple, shape: tuple):
+    """The kept region of ``box`` (what the other predicates keep) and the predicates ``related``
+    (each relating several dimensions) as a box, an empty box, or :class:`BoxPieces`."""
+    pieces = [box]
+    for pred in related:
+        pieces = [cut for piece in pieces for part in _predicate_pieces(pred, shape)
+                  if (cut := _intersect(piece, part)) is not None]
+    if not pieces:
+        return tuple((lo, lo) for lo, _ in box)
+    if len(pieces) == 1:
+        return full_box(shape) if pieces[0] == full_box(shape) else pieces[0]
+    return BoxPieces(tuple(pieces), related[0] if len(related) == 1 else Mask(tuple(related)))
+
+
+def _intersect(a: tuple, b: tuple) -> tuple | None:
+    out = tuple((max(alo, blo), min(ahi, bhi)) for (alo, ahi), (blo, bhi) in zip(a, b))
+    return None if any(lo >= hi for lo, hi in out) else out
+
+
+def _predicate_pieces(pred, shape: tuple) -> list:
+    """The disjoint boxes of ``shape`` where ``pred`` (relating several dimensions) holds.
+    Every comparison is one or two bounds ``sum a_d * i_d < m`` on the grid's indices. Each is
+    decomposed after ordering its dimensions by the size of their coefficients, with every
+    negative coefficient's dimension counted from its end, as the digits of a number: that
+    works when each coefficient exceeds everything the smaller ones can add (a flattened
+    offset: ``512 * i_p + i_f``), keeping whole rows, then at most one row cut further, and so
+    on (a box per dimension at most). Anything else (a triangle, ``i_p - i_f < 0``) is refused
+    as before: nisa.affine_select's job."""
+    expr = pred.expr
+    rank = len(shape)
+    pad = rank - len(expr.shape)
+    a = [0] * rank
+    for d, (c, n) in enumerate(zip(expr.coefs, expr.shape)):
+        if n != 1:
+            a[pad + d] = c
+    pieces = [full_box(shape)]
+    for coefs, const in _bounds(pred.op, a, [-c for c in a], expr.const):
+        parts = _bound_pieces(coefs, const, shape)
+        if parts is None:
+            dims = [d for d in range(rank) if a[d]]
+            raise NKIError(f"mask {pred!r} relates index dimensions {dims}: a mask must limit "
+                           "each dimension to a range, or bound a flattened offset (use "
+                           "nisa.affine_select for triangular masks)", caller_location())
+        pieces = [cut for piece in pieces for part in parts
+                  if (cut := _intersect(piece, part)) is not None]
+    return pieces
+
+
+def _bound_pieces(coefs: list, const: int, shape: tuple) -> list | None:
+    """The boxes of ``shape`` where ``sum coefs[d] * i_d + const < 0``, or None when the bound
+    is not one of a flattened offset (see :func:`_predicate_pieces`)."""
+    # count the dimensions of negative coefficients from their end: a * i = a * (n - 1) - a * i'
+    flipped = [c < 0 for c in coefs]
+    m = -const - sum(c * (n - 1) for c, n, f in zip(coefs, shape, flipped) if f)
+    weights = [abs(c) for c in coefs]
+    order = sorted((d for d in range(len(shape)) if weights[d]), key=lambda d: -weights[d])
+    fixed = list(full_box(shape))  # the digits chosen so far, as one-index ranges
+    pieces = []
+    lead = 0  # the rows of the leading digit kept whole
+    for k, d in enumerate(order):
+        if m <= 0:
+            break
+        rest = sum(weights[e] * (shape[e] - 1) for e in order[k + 1:])
+        if weights[d] <= rest:
+            return None  # two rows of this digit could both be cut: not a flattened offset
+        whole = min(shape[d], max(0, _ceil_div(m - rest, weights[d])))  # rows kept whole
+        if k == 0:
+            lead = whole
+        if whole:
+            pieces.append(tuple(fixed[:d]) + ((0, whole),) + tuple(fixed[d + 1:]))
+        if whole == shape[d]:
+            break
+        fixed[d] = (whole, whole + 1)  # the row cut by the smaller digits
+        m -= weights[d] * whole
+    # back to the indices of the flipped dimensions
+    pieces = [tuple((n - hi, n - lo) if f else (lo, hi) for (lo, hi), n, f in
+                    zip(p, shape, flipped)) for p in pieces]
+    if order and order[0] == 0 and not flipped[0] and len(pieces) > 1 and lead > 0:
+        # Whole partitions [0, w), then partition w cut further: the pieces of that partition
+        # would start at partition w, where an engine's instruction may not (the start-partition
+        # rule). The same elements as pieces that all start at partition 0: the cut of
+        # partition w over partitions [0, w + 1), and the rest of the free elements over [0, w).
+        w = lead
+        free = [0] + coefs[1:]
+        rest = _bound_pieces([-c for c in free], -const - coefs[0] * w - 1, shape)
+        return [((0, w + 1),) + p[1:] for p in pieces[1:]] + \
+               [((0, w),) + p[1:] for p in rest]
+    return pieces
 
 
 # ---- constructors: nl.arange, nl.mgrid, nl.ds ----

@@ -25,7 +25,8 @@ from neuronxsim.starfish.lib import _core
 
 from . import dtypes as dt
 from .errors import NKIError
-from .indexing import _FULL_BOXES, IndexExpr, IndexPredicate, Mask, full_box, mask_box
+from .indexing import (_FULL_BOXES, BoxPieces, IndexExpr, IndexPredicate, Mask, full_box,
+                       mask_box)
 from .opcodes import BITVEC_IDS, REDUCE_IDS, Alu
 from .tensor import INPUT, NUM_PARTITIONS, PSUM, SBUF, Tensor, new_view
 from .tracer import (DMA_QUEUES, IT, Access, Engine, Op, Tracer, check_compute_operand,
@@ -72,9 +73,22 @@ def broadcast_shape(shapes: list[tuple], loc) -> tuple:
     return (parts.pop(),) + tuple(free)
 
 
-def plan(tr: Tracer, shape: tuple, mask, views, loc) -> tuple:
-    """The box of ``shape`` an instruction computes (see the module docstring)."""
+def plan(tr: Tracer, shape: tuple, mask, views, loc, pieces=False) -> tuple | BoxPieces:
+    """The box of ``shape`` an instruction computes (see the module docstring). ``pieces``: the
+    caller records an element-wise instruction (each output element computed from the input
+    elements at its place, nothing carried along a row), so a mask of several boxes may be one
+    instruction per box (:class:`BoxPieces`, :func:`record_lanewise`); any other instruction
+    refuses such a mask."""
     box = (_FULL_BOXES.get(shape) or full_box(shape)) if mask is None else mask_box(mask, shape)
+    if box.__class__ is BoxPieces:
+        if not pieces:
+            raise box.refusal(loc)
+        return _plan_pieces(tr, shape, box, views)
+    return _plan_box(tr, shape, box, views)
+
+
+def _plan_box(tr: Tracer, shape: tuple, box: tuple, views) -> tuple:
+    """:func:`plan` of the box a mask keeps."""
     lo, hi = box[0]
     for v in views:
         if v.__class__ is not Tensor:
@@ -93,6 +107,15 @@ def plan(tr: Tracer, shape: tuple, mask, views, loc) -> tuple:
     return box
 
 
+def _plan_pieces(tr: Tracer, shape: tuple, pieces: BoxPieces, views) -> tuple | BoxPieces:
+    """:func:`plan` of a mask of several boxes: each piece as plan makes a box of it (partitions
+    no view defines are left out), the pieces left empty dropped."""
+    boxes = [b for piece in pieces.boxes if not is_empty(b := _plan_box(tr, shape, piece, views))]
+    if len(boxes) > 1:
+        return pieces if boxes == list(pieces.boxes) else BoxPieces(tuple(boxes), pieces.pred)
+    return boxes[0] if boxes else tuple((lo, lo) for lo, _ in full_box(shape))
+
+
 def masked_out(out: Tensor) -> Tensor:
     """``out``, the result of an instruction its mask skipped: a tile nothing wrote, which an
     assignment or an accumulation then leaves alone (the instruction did not happen)."""
@@ -102,6 +125,8 @@ def masked_out(out: Tensor) -> Tensor:
 
 
 def is_empty(box) -> bool:
+    if box.__class__ is BoxPieces:
+        return False  # (its pieces are not)
     for lo, hi in box:  # (a loop: any() over a generator costs more than the whole test)
         if lo >= hi:
             return True
@@ -310,7 +335,13 @@ def record_lanewise(tr: Tracer, opcode, engine, shape: tuple, box: list, tiles: 
                     pointers: list, out: Tensor, fields, loc, what: str,
                     outs_extra: tuple = ()):
     """Records a lane-wise instruction: ``ins`` = tiles (lined up with the iteration space), then
-    pointer operands; ``outs`` = the destination (then ``outs_extra``)."""
+    pointer operands; ``outs`` = the destination (then ``outs_extra``): one instruction per
+    piece of a :class:`BoxPieces` (the last one's record answered)."""
+    if box.__class__ is BoxPieces:
+        for piece in box.boxes:
+            op = record_lanewise(tr, opcode, engine, shape, piece, tiles, pointers, out, fields,
+                                 loc, what, outs_extra)
+        return op
     full = box is _FULL_BOXES.get(shape) or tuple(box) == full_box(shape)
     ins = []
     for i, v in enumerate(tiles):
@@ -358,7 +389,7 @@ def tensor_tensor_general(tr, a, b, op, dtype, loc, mask, out, engine, what, sha
     it did): also called from C by the tile operators (cpp/python/trace_accumulate.cpp) and NKI
     0.6's nisa.tensor_tensor (cpp/python/trace_nki06_lanewise.cpp)."""
     ins = plain_inputs(tr, engine, shape, mask, (a, b))
-    box = None if ins is not None else plan(tr, shape, mask, (a, b), loc)
+    box = None if ins is not None else plan(tr, shape, mask, (a, b), loc, True)
     out = result_tile(tr, out, shape, dtype, what, loc)
     if bitvec:
         refuse_bitvec_dtypes(IT.TensorTensor, op, _BYPASS, (a, b), out, loc, what)
@@ -409,7 +440,7 @@ def tensor_scalar_general(tr, data, op0, operand0, reverse0, op1, operand1, reve
                            (operand0, operand1) if tile1 else (operand0,))
     else:  # (a tile operand1 needs a constant column for operand0 first: the general path)
         ins = None if tile1 else plain_inputs(tr, engine, shape, mask, (data,))
-    box = None if ins is not None else plan(tr, shape, mask, (data,), loc)
+    box = None if ins is not None else plan(tr, shape, mask, (data,), loc, True)
     out = result_tile(tr, out, shape, dtype, what, loc)
     if bitvec:
         refuse_bitvec_dtypes(opcode, op0, op1, (data,), out, loc, what)
@@ -567,7 +598,8 @@ def activation_general(tr, func, data, bias, scale, dtype, loc, mask, out, acc, 
     if bias is not None:
         known = (bias,) + known if bias.__class__ is Tensor else None
     ins = plain_inputs(tr, Engine.Activation, shape, mask, (data,), known or ())
-    box = None if ins is not None else plan(tr, shape, mask, (data,), loc)
+    box = None if ins is not None else plan(tr, shape, mask, (data,), loc,
+                                            acc == bir.AccumCmd.Idle)  # (no accumulation)
     out = result_tile(tr, out, shape, dtype or data.dtype, what, loc)
     if box is not None and is_empty(box):
         return masked_out(out)
@@ -728,7 +760,7 @@ def tensor_copy_general(tr, src, dtype, loc, mask, out, engine, what):
     (cpp/python/trace_nki06_lanewise.cpp)."""
     shape = src.shape
     ins = plain_inputs(tr, engine, shape, mask, (src,))
-    box = None if ins is not None else plan(tr, shape, mask, (src,), loc)
+    box = None if ins is not None else plan(tr, shape, mask, (src,), loc, True)
     out = result_tile(tr, out, shape, dtype or src.dtype, what, loc)
     if box is None:  # the usual case (see plain_inputs)
         if record_plain(tr, IT.TensorCopy, engine, shape, ins, out, None, loc):
@@ -846,7 +878,7 @@ def select(tr, pred: Tensor, on_true, on_false, dtype, loc, mask=None, out=None,
         on_true = constant_tile(tr, shape, number(on_true, loc), dt.float32, loc)
     dtype = dtype or (dt.promote(on_true.dtype, on_false.dtype) if isinstance(on_false, Tensor)
                       else on_true.dtype)
-    box = plan(tr, shape, mask, tiles, loc)
+    box = plan(tr, shape, mask, tiles, loc, True)
     out = result_tile(tr, out, shape, dtype, what, loc)
     if is_empty(box):
         return masked_out(out)
@@ -1240,10 +1272,20 @@ def dma_general(tr, opcode, dst: Tensor, src: Tensor, loc, mask, rmw, what, fres
             if fresh:
                 masked_out(dst)
             return None
-        else:
-            for axis, (lo, hi) in enumerate(box):
-                src = src.restrict(axis, lo, hi)
-                dst = dst.restrict(axis, lo, hi)
+        elif box.__class__ is BoxPieces:  # one transfer per piece
+            for piece in box.boxes:
+                op = _dma_box(tr, opcode, dst, src, loc, piece, rmw, fresh, fields)
+            return op
+    return _dma_box(tr, opcode, dst, src, loc, box, rmw, fresh, fields)
+
+
+def _dma_box(tr, opcode, dst: Tensor, src: Tensor, loc, box, rmw, fresh, fields):
+    """Records :func:`dma_general`'s transfer of the elements in ``box`` (None: all of them)."""
+    s_st, d_st = src.storage, dst.storage
+    if box is not None:
+        for axis, (lo, hi) in enumerate(box):
+            src = src.restrict(axis, lo, hi)
+            dst = dst.restrict(axis, lo, hi)
     s = s_st.state
     if s_st.on_chip:  # (engine_in's plain case: a tile the DMA reads as it is)
         src_acc = plain_tile_access(src, s_st, _DMA) if s.write_count and s.forward is None and \

@@ -424,8 +424,8 @@ def test_a_mask_of_several_dimensions_that_keeps_whole_tiles(rng):
     out = run(flat_offset_mask, a, b, 2 * 32 * 16)  # the last tile kept by none of the grid
     close(out[:2], a[:2] + b[:2], atol=0)
     assert np.isnan(out[2]).all()  # never written: the reference executor's fill
-    with pytest.raises(nki.NKIError, match=r"relates index dimensions \[0, 1\]"):
-        run(flat_offset_mask, a, b, a.size - 5)  # a part of a tile: not a box
+    out = run(flat_offset_mask, a, b, a.size - 21)  # cuts the last tile's row 30: two boxes
+    close(out.reshape(-1)[:-21], (a + b).reshape(-1)[:-21], atol=0)
 
 
 @pytest.mark.parametrize("op", [nl.fmod, np.fmod], ids=["nl.fmod", "np.fmod"])
@@ -449,3 +449,73 @@ def test_fmod_as_an_instructions_op_is_refused_not_taken_as_mod(form, op):
                                        r"an ALU operation: .*the ALU's mod, op=nl.mod, takes the divisor's\); "
                                        r"call nl.fmod\(x, y\)"):
         run(kernel, a, np.full_like(a, 3))
+
+
+# ---- masks bounding a flattened offset that cuts a tile inside a row ----
+
+@nki.jit
+def flat_offset_ops(a, n):
+    # NKI 2.2x's tutorial add kernel's bound check over a [16, 4, 8] tile: whole partitions, then
+    # one cut further (whole rows of 8, then one cut further), each element-wise op masked alike
+    out = nl.ndarray((4,) + a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    ip = nl.arange(16)[:, None, None]
+    ix = nl.arange(4)[None, :, None]
+    iy = nl.arange(8)[None, None, :]
+    for t in nl.affine_range(a.shape[0]):
+        m = t * 512 + 32 * ip + 8 * ix + iy < n
+        x = nl.load(a[t, ip, ix, iy], mask=m)
+        nl.store(out[0, t, ip, ix, iy], value=nl.exp(x, mask=m), mask=m)
+        nl.store(out[1, t, ip, ix, iy], value=nl.multiply(x, 3.0, mask=m), mask=m)
+        nl.store(out[2, t, ip, ix, iy], value=nl.where(nl.greater(x, 0.5, mask=m), x, 0.0, mask=m),
+                 mask=m)
+        nl.store(out[3, t, ip, ix, iy], value=nl.copy(nl.add(x, x, mask=m), mask=m), mask=m)
+    return out
+
+
+@pytest.mark.parametrize("n", [1536, 1000, 1024 + 37, 512 + 31, 512 + 32 * 5 + 8 * 2, 7, 32 * 9])
+def test_a_flattened_offset_mask_that_cuts_a_tile_keeps_exactly_the_prefix(executor, rng, n):
+    a = rng.random((3, 16, 4, 8)).astype(np.float32)
+    out = run_on(executor, flat_offset_ops, a, n)
+    want = np.stack([np.exp(a), a * 3, np.where(a > 0.5, a, 0), a + a])
+    for got, ref in zip(out, want):
+        close(got.reshape(-1)[:n], ref.reshape(-1)[:n], rtol=1e-6, atol=1e-6)
+
+
+def test_a_flattened_offset_mask_is_a_few_instructions_from_partition_0():
+    # 5 whole partitions, then 3 rows of 8 and 3 elements of the sixth: three pieces, each
+    # starting at partition 0 (an engine's instruction cannot start at partition 5): rows 0-2
+    # and the first 3 elements of row 3 over partitions 0-5, the rest of row 3 over 0-4
+    a = np.ones((1, 16, 4, 8), np.float32)
+    adds = [i for i in instructions(flat_offset_ops, a, 5 * 32 + 3 * 8 + 3)
+            if i.opcode == bir.InstructionType.TensorTensor]
+    assert [(i.ins[0].offset, i.ins[0].partitions, list(i.ins[0].free_shape)) for i in adds] == \
+        [(0, 6, [24]), (24, 6, [3]), (27, 5, [5])]
+
+
+@nki.jit
+def flat_offset_sum(a, n):
+    out = nl.ndarray((a.shape[0], 1), dtype=a.dtype, buffer=nl.shared_hbm)
+    ip = nl.arange(a.shape[0])[:, None]
+    iy = nl.arange(a.shape[1])[None, :]
+    x = nl.load(a[ip, iy], mask=a.shape[1] * ip + iy < n)
+    nl.store(out, nl.sum(x, axis=1, mask=a.shape[1] * ip + iy < n))
+    return out
+
+
+@nki.jit
+def triangle_load(a):
+    ip = nl.arange(a.shape[0])[:, None]
+    iy = nl.arange(a.shape[1])[None, :]
+    x = nl.load(a[ip, iy], mask=ip - iy < 0)
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    nl.store(out, x)
+    return out
+
+
+def test_a_mask_of_several_boxes_is_refused_where_a_row_is_reduced_and_triangles_still_are():
+    a = np.ones((8, 16), np.float32)
+    # a sum along the row of a cut row would be two instructions, each one part of the sum
+    with pytest.raises(nki.NKIError, match=r"keeps 2 boxes of the tile .*only element-wise"):
+        run(flat_offset_sum, a, 16 * 3 + 5)
+    with pytest.raises(nki.NKIError, match=r"relates index dimensions \[0, 1\]"):
+        run(triangle_load, a)
