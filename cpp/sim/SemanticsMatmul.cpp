@@ -2,6 +2,7 @@
 // docs/isa-semantics.md §5; what the PE may be asked is bir::legality::matmul (bir/Legality.h).
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "Numerics.h"
 #include "Semantics.h"
@@ -74,6 +75,29 @@ struct OperandRowsCheck {
     const Memory& sb = x->core.sbuf;
     for (const Tile& t : tiles)
       if (t.check) x->core.sbufWrittenTiles.insert(x->lanePtr(*t.op, 0) - sb.data, t.op->lanes, t.width * t.op->esize);
+  }
+
+  // The moving's columns no row of which any instruction has written (one flag per column), when
+  // the unwritten bytes in it are exactly those columns; empty otherwise (some column written in
+  // part: unwritten rows, say, a load for fewer partitions, are refused as before).
+  std::vector<uint8_t> movingHoles() const {
+    const Tile& t = tiles[1];
+    if (!t.check) return {};
+    const Memory& sb = x->core.sbuf;
+    const int esize = t.op->esize;
+    std::vector<uint8_t> holes(static_cast<size_t>(t.width), 0);
+    bool any = false;
+    for (int64_t r = 0; r < t.op->lanes; ++r) {
+      const int64_t row = x->lanePtr(*t.op, r) - sb.data;
+      for (int64_t j = 0; j < t.width; ++j) {
+        const bool unwritten = !sb.written.all(row + j * esize, esize);
+        if (r == 0)
+          holes[static_cast<size_t>(j)] = unwritten, any |= unwritten;
+        else if (unwritten != static_cast<bool>(holes[static_cast<size_t>(j)]))
+          return {};
+      }
+    }
+    return any ? holes : std::vector<uint8_t>{};
   }
 
   [[noreturn]] void refuse() const {
@@ -167,10 +191,24 @@ void exec(const InstMatmult& I, Exec& x) {
     for (int64_t r = 0; r < m; ++r) x.gatherLane(out, r, c + r * n);
   // A stationary read in place may have its packed panels kept for the next matmul (PanelCache).
   const SbufTile aTile{quadrantsOf(st.p0, st.lanes), st.lo, st.hi};
-  if (!x.gemm.run(static_cast<int>(k), static_cast<int>(m), static_cast<int>(n), a, b, c, ldc, acc,
-                  check.any() ? &OperandRowsCheck::rowsWritten : nullptr, &check,
-                  laneContiguous(st) ? &aTile : nullptr, deferrable))
-    check.refuse();  // throws, naming the first unwritten byte
+  auto product = [&] {
+    return x.gemm.run(static_cast<int>(k), static_cast<int>(m), static_cast<int>(n), a, b, c, ldc, acc,
+                      check.any() ? &OperandRowsCheck::rowsWritten : nullptr, &check,
+                      laneContiguous(st) ? &aTile : nullptr, deferrable);
+  };
+  // Moving columns no instruction has written in any row (a weight tile loaded for fewer columns
+  // than the matmul reads) make only the PSUM columns they meet garbage: out[i, j] is a sum over
+  // moving column j alone. Those output columns are left unwritten, so that whatever reads them later
+  // is refused as this matmul was (a store that masks them reads none). Only for the forms that
+  // track it exactly: a moving read in place from SBUF and a PSUM destination in place; anything
+  // else (an unwritten stationary row reaches every output column) is refused here.
+  std::vector<uint8_t> holes;
+  if (!product()) {
+    holes = check.movingHoles();
+    if (holes.empty() || !direct) check.refuse();  // throws, naming the first unwritten byte
+    check.tiles[1].check = false;
+    if (!product()) check.refuse();  // (the stationary's)
+  }
   check.remember();
   for (int64_t r = 0; r < m; ++r) {
     if (!direct) {
@@ -195,6 +233,14 @@ void exec(const InstMatmult& I, Exec& x) {
     }
   }
   if (direct && !acc) core.psumGroupTiles.insert(outOffset, m, n * 4);
+  if (!holes.empty())
+    for (int64_t r = 0; r < m; ++r)
+      for (int64_t j = 0; j < n; ++j)
+        if (holes[static_cast<size_t>(j)]) {
+          const int64_t off = x.lanePtr(out, r) - ps.data + j * 4;
+          ps.written.clear(off, 4);
+          core.psumHoles.set(off / 4, 1);
+        }
 }
 
 }  // namespace sim

@@ -2,6 +2,7 @@
 // (static and dynamic), reciprocal, tensor-scalar and tensor-tensor ALU ops, the scan, dropout,
 // scalar_tensor_tensor, select (+reduce) and the predicated copy. docs/isa-semantics.md §3-§5.
 #include <algorithm>
+#include <cstring>
 
 #include "Alu.h"
 #include "Semantics.h"
@@ -178,9 +179,73 @@ void exec(const InstDropout& I, Exec& x) {
 
 void check(const InstTensorCopy&, Checker& c) { c.sameShape(c.out(0), {&c.in(0)}); }
 
+namespace {
+
+// Whether the PSUM element at byte `off` (`esize` bytes) is unwritten, and a matmul's hole.
+bool unwritten(const Memory& ps, int64_t off, int esize) { return !ps.written.all(off, esize); }
+bool hole(const CoreState& core, int64_t off, int esize) {
+  return core.psumHoles.all(off / 4, (off + esize + 3) / 4 - off / 4);
+}
+
+// Whether some element of the PSUM operand `op` is unwritten and every such element a matmul's
+// hole (CoreState::psumHoles).
+bool onlyHoles(Exec& x, const Operand& op) {
+  const Memory& ps = x.core.psum;
+  bool any = false;
+  for (int64_t l = 0; l < op.lanes; ++l) {
+    RunCursor cur(op, x.lanePtr(op, l));
+    while (!cur.done()) {
+      const int64_t n = cur.remaining(), off = cur.ptr() - ps.data;
+      if (cur.step() != op.esize || unwritten(ps, off, static_cast<int>(n * op.esize)))
+        for (int64_t i = 0; i < n; ++i) {
+          const int64_t e = off + i * cur.step();
+          if (!unwritten(ps, e, op.esize)) continue;
+          if (!hole(x.core, e, op.esize)) return false;  // never written: refused as any read
+          any = true;
+        }
+      cur.advance(n);
+    }
+  }
+  return any;
+}
+
+// A copy out of PSUM of the output columns a matmul left unwritten for the moving columns it read
+// unwritten (SemanticsMatmul.cpp), copied out whole before a store that masks them. Each written
+// element is copied as exec below copies it (`bytes`: bit for bit, else through fp32); each hole
+// leaves its destination element unwritten, so that whatever reads it later is refused as this
+// copy would have been. Only PSUM into SBUF; false, having done nothing, unless some element is a
+// hole and every unwritten one is (PSUM nothing wrote is refused as any read).
+bool copyWithHoles(Exec& x, const Operand& in, const Operand& out, bool bytes) {
+  Memory &ps = x.core.psum, &sb = x.core.sbuf;
+  if (in.space != Space::PSUM || out.space != Space::SBUF || !ps.tracked || !sb.tracked || !onlyHoles(x, in))
+    return false;
+  for (int64_t l = 0; l < in.lanes; ++l) {
+    const uint8_t* src = x.lanePtr(in, l);
+    uint8_t* dst = x.lanePtr(out, l);
+    for (int64_t e = 0; e < in.freeElems; ++e) {
+      const uint8_t* s = src + in.freeOffset(e);
+      uint8_t* d = dst + out.freeOffset(e);
+      if (unwritten(ps, s - ps.data, in.esize)) {
+        sb.written.clear(d - sb.data, out.esize);
+        continue;
+      }
+      if (bytes)
+        std::memcpy(d, s, in.esize);
+      else
+        storeElement(out.dtype, d, loadElement(in.dtype, s));
+      sb.written.set(d - sb.data, out.esize);
+    }
+  }
+  x.core.sbufWrittenTiles.clear();  // (tiles it holds may no longer be written in full)
+  return true;
+}
+
+}  // namespace
+
 void exec(const InstTensorCopy&, Exec& x) {
   const Operand &in = x.in(0), &out = x.out(0);
   const bool throughFp32 = x.inst().engine == bir::Engine::Activation && !x.cfg.act_tensor_copy;
+  if (copyWithHoles(x, in, out, !in.isImm() && in.dtype == out.dtype && !throughFp32)) return;
   if (in.isImm() || in.dtype != out.dtype || throughFp32) {
     x.elementwise({&in}, out, [&](int64_t, int64_t nl, int64_t n, const float* const* src, float* res) {
       std::copy(src[0], src[0] + nl * n, res);

@@ -45,6 +45,7 @@ std::string Memory::describe(int64_t offset, int64_t n) const {
 
 CoreState::CoreState(int64_t partitions, int64_t sbufBpp, int64_t psumBpp)
     : psumGroup(partitions * psumPitch(psumBpp) / 4),
+      psumHoles(partitions * psumPitch(psumBpp) / 4),
       actAccumulator(static_cast<size_t>(partitions), 0.0f),
       actAccumulatorSet(static_cast<size_t>(partitions), 0),
       dveAccumulator(static_cast<size_t>(partitions), 0.0f),
@@ -79,6 +80,7 @@ void CoreState::reset() {
   sbuf.written.reset();
   psum.written.reset();
   psumGroup.reset();
+  psumHoles.reset();
   sbufWrittenTiles.clear();
   psumGroupTiles.clear();
   std::fill(actAccumulator.begin(), actAccumulator.end(), 0.0f);

@@ -110,8 +110,9 @@ class TileSet {
   bool empty_ = true;
 };
 
-// SBUF tiles known to be written in full. Within one run written bits are only ever set, so an
-// entry stays true until clear(); a GEMM reads each operand tile many times and checks it once.
+// SBUF tiles known to be written in full. Within one run written bits of SBUF are only ever set,
+// except by a copy of PSUM holes (SemanticsVector.cpp's copyWithHoles, which clears this set), so
+// an entry stays true until clear(); a GEMM reads each operand tile many times and checks it once.
 using WrittenTiles = TileSet<10>;
 
 enum class Space : uint8_t { SBUF, PSUM, DRAM, Imm };
@@ -172,6 +173,11 @@ class CoreState {
   // PSUM tiles whose every word has its group mark: an accumulating matmul into one need not
   // read a cold bitmap line per partition. Forgotten whenever any mark is cleared (endGroups).
   TileSet<6> psumGroupTiles;
+  // Per fp32 word of PSUM: a matmul left it unwritten for the unwritten moving column it read
+  // (SemanticsMatmul.cpp). Such a word (not written, marked here) is the only unwritten PSUM a
+  // TensorCopy to SBUF copies, leaving its destination unwritten (SemanticsVector.cpp); a mark
+  // on a written word means nothing (written bytes of PSUM are cleared only where marks are set).
+  BitSet psumHoles;
   WrittenTiles sbufWrittenTiles;  // matmul operand tiles already checked
   // The Activation engine's accumulation registers (activation's reduce_cmd), one fp32 per
   // partition, and whether an instruction has set each: reading an unset one is refused (what a
