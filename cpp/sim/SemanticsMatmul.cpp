@@ -240,6 +240,7 @@ void exec(const InstMatmult& I, Exec& x) {
           const int64_t off = x.lanePtr(out, r) - ps.data + j * 4;
           ps.written.clear(off, 4);
           core.psumHoles.set(off / 4, 1);
+          core.anyPsumHoles = true;
         }
 }
 

@@ -217,7 +217,8 @@ bool onlyHoles(Exec& x, const Operand& op) {
 // hole and every unwritten one is (PSUM nothing wrote is refused as any read).
 bool copyWithHoles(Exec& x, const Operand& in, const Operand& out, bool bytes) {
   Memory &ps = x.core.psum, &sb = x.core.sbuf;
-  if (in.space != Space::PSUM || out.space != Space::SBUF || !ps.tracked || !sb.tracked || !onlyHoles(x, in))
+  if (!x.core.anyPsumHoles || in.space != Space::PSUM || out.space != Space::SBUF || !ps.tracked || !sb.tracked ||
+      !onlyHoles(x, in))
     return false;
   for (int64_t l = 0; l < in.lanes; ++l) {
     const uint8_t* src = x.lanePtr(in, l);

@@ -81,6 +81,7 @@ void CoreState::reset() {
   psum.written.reset();
   psumGroup.reset();
   psumHoles.reset();
+  anyPsumHoles = false;
   sbufWrittenTiles.clear();
   psumGroupTiles.clear();
   std::fill(actAccumulator.begin(), actAccumulator.end(), 0.0f);

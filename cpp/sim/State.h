@@ -178,6 +178,7 @@ class CoreState {
   // TensorCopy to SBUF copies, leaving its destination unwritten (SemanticsVector.cpp); a mark
   // on a written word means nothing (written bytes of PSUM are cleared only where marks are set).
   BitSet psumHoles;
+  bool anyPsumHoles = false;  // some mark was set since reset() (else a copy need not look)
   WrittenTiles sbufWrittenTiles;  // matmul operand tiles already checked
   // The Activation engine's accumulation registers (activation's reduce_cmd), one fp32 per
   // partition, and whether an instruction has set each: reading an unset one is refused (what a
