@@ -565,8 +565,8 @@ def _predicate_pieces(pred, shape: tuple) -> list:
         if parts is None:
             dims = [d for d in range(rank) if a[d]]
             raise NKIError(f"mask {pred!r} relates index dimensions {dims}: a mask must limit "
-                           "each dimension to a range, or bound a flattened offset (use "
-                           "nisa.affine_select for triangular masks)", caller_location())
+                           "each dimension to a range (use nisa.affine_select for triangular "
+                           "masks)", caller_location())
         pieces = [cut for piece in pieces for part in parts
                   if (cut := _intersect(piece, part)) is not None]
     return pieces
