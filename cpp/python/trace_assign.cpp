@@ -155,8 +155,8 @@ int soleTemporary(PyObject* tr, PyObject* value, PyObject* op, Py_ssize_t held, 
   return 0;
 #else
   if (Py_REFCNT(value) != 1) return 0;
-  PyObject* outs = PyTuple_GET_ITEM(op, kOuts);
-  if (!PyList_CheckExact(outs) || PyList_GET_SIZE(outs) != 1) return 0;
+  PyObject* outs = PyTuple_GET_ITEM(op, kOuts);  // (op's own list: edited below)
+  if (!PyList_CheckExact(outs) || PyList_GET_SIZE(outs) != 1 || Py_REFCNT(outs) != 1) return 0;
   PyObject* out = PyList_GET_ITEM(outs, 0);
   if (!PyTuple_Check(out) || PyTuple_GET_SIZE(out) <= kAccessStorage) return 0;
   temp.st.p = slotAttr(value, names.storage);
