@@ -150,7 +150,7 @@ struct SoleTemporary {
 // 1 when `value` is such a sole temporary (`temp` filled), 0 if not (or not known), -1 on error.
 // `held`: the references to value's storage the caller holds.
 int soleTemporary(PyObject* tr, PyObject* value, PyObject* op, Py_ssize_t held, SoleTemporary& temp) {
-#if PY_VERSION_HEX >= 0x030E0000
+#if PY_VERSION_HEX >= 0x030E0000 || defined(Py_GIL_DISABLED)  // (free threading: counts shared with other threads)
   (void)tr, (void)value, (void)op, (void)held, (void)temp;
   return 0;
 #else
