@@ -11,7 +11,9 @@
 // `dst` has `value`'s shape, and `write_plain(dst, op.engine)` takes `dst`. Then, as redirect:
 //     core.redirected[op.index] = acc; core.record.redirects.append((op.index, acc));
 //     the temporary's state.forward = (dst, dst's write count, op)
-// (the temporary: the storage of op's first output as earlier redirects left it).
+// (the temporary: the storage of op's first output as earlier redirects left it); or, when
+// nothing but the tracer can reach the temporary again (see soleTemporary), op made to write
+// acc and the temporary dropped.
 //
 // `configure_assign(tensor_class, write_plain, matmult, dma, pool, psum, sbuf)` gives it the
 // Tensor class, the tracer's C write_plain, the Matmult opcode, the DMA and GpSimd engines and
@@ -37,7 +39,7 @@ struct Names {
   PyObject *storage, *on_chip, *kind, *state, *masked_out, *shape, *fresh_result, *core, *redirected, *record,
       *redirects, *write_count, *forward, *ops, *is_transpose, *groups, *pending_zero, *double_rows, *open,
       *zero_started, *zero_init, *unwritten, *zero_covered, *refuse_accumulation, *matmul_joins,
-      *close_overlapping_groups, *refuse_overlapping_start, *place_matmul_general;
+      *close_overlapping_groups, *refuse_overlapping_start, *place_matmul_general, *storages, *full_access;
 };
 Names names{};
 PyObject* tensorClass = nullptr;
@@ -128,6 +130,69 @@ int noteRedirect(PyObject* tr, PyObject* op, PyObject* dst, PyObject* acc) {
   return 0;
 }
 
+// The temporary result of the instruction just recorded, when nothing but the tracer can ever
+// reach it again as an assignment or `+=` places it: `value` (its full view, fresh_result's answer
+// `op` the instruction writing it) is referenced only by the caller (the interpreter's stack,
+// holding the right-hand side of `dst[...] = expr` / `a += matmul(...)` until the store or the
+// operator returns), and its storage only by value, the tracer's storages (the last one: the
+// instruction was the last to make one) and its write's Access (op's only output, and its state's
+// full_access if the write made that). Then the instruction may write the destination itself, as
+// if recorded so (matmul_into does for NKI 0.6's matmul), rather than be redirected there: the
+// same instruction once the Redirects pass has run, without the redirect's bookkeeping, the
+// pass's work and a storage that stays in the trace unused. The references are counted exactly,
+// so this is only for interpreters whose stack holds a counted reference to every value on it
+// (CPython up to 3.13; 3.14 may push borrowed ones).
+struct SoleTemporary {
+  Owned storages{nullptr}, outs{nullptr}, st{nullptr}, s{nullptr};
+  bool full = false;  // (out is the state's full_access)
+};
+
+// 1 when `value` is such a sole temporary (`temp` filled), 0 if not (or not known), -1 on error.
+// `held`: the references to value's storage the caller holds.
+int soleTemporary(PyObject* tr, PyObject* value, PyObject* op, Py_ssize_t held, SoleTemporary& temp) {
+#if PY_VERSION_HEX >= 0x030E0000 || defined(Py_GIL_DISABLED)  // (free threading: counts shared with other threads)
+  (void)tr, (void)value, (void)op, (void)held, (void)temp;
+  return 0;
+#else
+  if (Py_REFCNT(value) != 1) return 0;
+  PyObject* outs = PyTuple_GET_ITEM(op, kOuts);  // (op's own list: edited below)
+  if (!PyList_CheckExact(outs) || PyList_GET_SIZE(outs) != 1 || Py_REFCNT(outs) != 1) return 0;
+  PyObject* out = PyList_GET_ITEM(outs, 0);
+  if (!PyTuple_Check(out) || PyTuple_GET_SIZE(out) <= kAccessStorage) return 0;
+  temp.st.p = slotAttr(value, names.storage);
+  if (temp.st.get() == nullptr) return -1;
+  PyObject* st = temp.st.get();
+  if (PyTuple_GET_ITEM(out, kAccessStorage) != st) return 0;
+  temp.s.p = slotAttr(st, names.state);
+  temp.storages.p = slotAttr(tr, names.storages);
+  if (temp.s.get() == nullptr || temp.storages.get() == nullptr) return -1;
+  Owned full(slotAttr(temp.s.get(), names.full_access));
+  if (full.get() == nullptr) return -1;
+  temp.full = full.get() == out;
+  PyObject* storages = temp.storages.get();
+  if (!PyList_CheckExact(storages) || PyList_GET_SIZE(storages) == 0 ||
+      PyList_GET_ITEM(storages, PyList_GET_SIZE(storages) - 1) != st || (!temp.full && full.get() != Py_None))
+    return 0;
+  // (held: st by value, storages, out, temp.st here and the caller; out by outs, and by the
+  // state's full_access and `full` here when it is that; the state by st and temp.s here)
+  if (Py_REFCNT(st) != 4 + held || Py_REFCNT(out) != (temp.full ? 3 : 1) || Py_REFCNT(temp.s.get()) != 2) return 0;
+  temp.outs.p = Py_NewRef(outs);
+  return 1;
+#endif
+}
+
+// The sole temporary's instruction made to write `acc`, and the temporary dropped from the trace
+// (its storage, the last, taken off the tracer's storages; its state's full_access cleared, which
+// referred back to the storage: the storage goes with value, without waiting for the cycle
+// collector). 0, or -1 with an error set.
+int retarget(SoleTemporary& temp, PyObject* acc) {
+  if (PyList_SetItem(temp.outs.get(), 0, Py_NewRef(acc)) < 0 ||
+      (temp.full && slotSet(temp.s.get(), names.full_access, Py_None) < 0))
+    return -1;
+  const Py_ssize_t n = PyList_GET_SIZE(temp.storages.get());
+  return PyList_SetSlice(temp.storages.get(), n - 1, n, nullptr);
+}
+
 PyObject* assignRedirect(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   if (nargs != 3) {
     PyErr_SetString(PyExc_TypeError, "assign_redirect(tr, dst, value)");
@@ -168,7 +233,9 @@ PyObject* assignRedirect(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   if (acc.get() == nullptr) return nullptr;
   if (acc.get() == Py_None) Py_RETURN_FALSE;
   // (dst is written from here on)
-  if (noteRedirect(tr, op.get(), dst, acc.get()) < 0) return nullptr;
+  SoleTemporary temp;
+  t = soleTemporary(tr, value, op.get(), 1, temp);  // (valueSt)
+  if (t < 0 || (t == 1 ? retarget(temp, acc.get()) : noteRedirect(tr, op.get(), dst, acc.get())) < 0) return nullptr;
   Py_RETURN_TRUE;
 }
 
@@ -472,9 +539,24 @@ PyObject* placeMatmul(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   // (which leaves them alone: write_plain of a matmul reads nothing of them, and `writes` is the
   // write count from before it).
   if (groups.get() == Py_None && newGroups(s.get(), writes == 0, groups) < 0) return nullptr;
-  if (noteRedirect(self, op.get(), dst, acc.get()) < 0 ||
-      placeInGroups(self, st.get(), s.get(), groups.get(), op.get(), acc.get(), accumulate) < 0)
+  SoleTemporary temp;
+  t = soleTemporary(self, value, op.get(), 0, temp);
+  if (t < 0) return nullptr;
+  if (t == 0) {
+    if (noteRedirect(self, op.get(), dst, acc.get()) < 0 ||
+        placeInGroups(self, st.get(), s.get(), groups.get(), op.get(), acc.get(), accumulate) < 0)
+      return nullptr;
+    Py_RETURN_TRUE;
+  }
+  // (groups first: a refusal leaves the redirect, as above)
+  if (placeInGroups(self, st.get(), s.get(), groups.get(), op.get(), acc.get(), accumulate) < 0) {
+    PyObject *type, *error, *trace;
+    PyErr_Fetch(&type, &error, &trace);
+    if (noteRedirect(self, op.get(), dst, acc.get()) < 0) PyErr_Clear();  // (the refusal is the error)
+    PyErr_Restore(type, error, trace);
     return nullptr;
+  }
+  if (retarget(temp, acc.get()) < 0) return nullptr;
   Py_RETURN_TRUE;
 }
 
@@ -500,7 +582,8 @@ void bindAssign(py::module_& m) {
         {&n.zero_covered, "zero_covered"}, {&n.refuse_accumulation, "_refuse_accumulation"},
         {&n.matmul_joins, "matmul_joins"}, {&n.close_overlapping_groups, "_close_overlapping_groups"},
         {&n.refuse_overlapping_start, "_refuse_overlapping_start"},
-        {&n.place_matmul_general, "_place_matmul_general"}}) {
+        {&n.place_matmul_general, "_place_matmul_general"}, {&n.storages, "storages"},
+        {&n.full_access, "full_access"}}) {
     *slot = PyUnicode_InternFromString(text);
     if (*slot == nullptr) throw py::error_already_set();
   }

@@ -1,4 +1,5 @@
-"""The record of a trace: what the kernel's Python did, appended in order and never edited.
+"""The record of a trace: what the kernel's Python did, appended in order and never edited
+(but for the last op's output, while nothing else can see it: see ``redirects``).
 
 Per NeuronCore, a :class:`CoreRecord` holds
 
@@ -12,7 +13,12 @@ Per NeuronCore, a :class:`CoreRecord` holds
   - ``zeros_needed``: the ``nl.zeros`` memsets (ops recorded with ``zero_fill``) whose zeros
     something reads; the others are dead (a full overwrite or matmuls replaced every zero);
   - ``redirects``: ``(op index, access)``: ``dst[...] = expr`` made the op that computed ``expr``
-    write ``access`` (in ``dst``) instead of its temporary; a later entry for the same op wins;
+    write ``access`` (in ``dst``) instead of its temporary; a later entry for the same op wins.
+    When nothing but the statement holds the temporary (``t[...] = nl.load(x)``,
+    ``acc += nisa.nc_matmul(a, b)``: the C paths count the references, see
+    cpp/python/trace_assign.cpp ``soleTemporary``), the op, the last one recorded, is made to
+    write ``access`` itself and the temporary's storage, the last one, leaves ``storages``: what
+    recording it so would have left, with no entry here;
   - ``copies``: ``(op index, copy op)``: a redirected temporary was needed after all (read after
     ``dst`` changed, or written), so a copy ``dst -> temporary`` runs right after that op;
   - ``matmul_joins``: ``(earlier op index, op index)``: a matmul joined the accumulation group

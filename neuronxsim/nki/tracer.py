@@ -18,7 +18,9 @@ recorded; what the trace learns about them later is appended to the record as a 
 * ``dst[...] = expr`` adds the fact that the instruction that computed ``expr`` writes ``dst``
   directly (no copy). The temporary then aliases ``dst``; should it be read after ``dst``
   changed (or be written), the fact "copy ``dst -> temporary`` right after that instruction" is
-  added.
+  added. (When nothing but the statement can reach the temporary, the instruction, the last
+  recorded, is made to write ``dst`` itself instead, and the temporary dropped: see
+  ``record.py``'s ``redirects``.)
 * ``acc += matmul`` adds the fact that the matmul joins the accumulation group open in ``acc``.
 """
 

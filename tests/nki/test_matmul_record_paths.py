@@ -107,7 +107,7 @@ def test_a_slot_store_gives_way_to_a_classs_setattr(monkeypatch):
     with monkeypatch.context() as m:
         m.setattr(StorageState, "__setattr__", setattr_, raising=False)
         assert trace_outcome(two_shapes, *ARGS) == expected
-    assert {"write_count", "written_partitions", "forward"} <= set(stored)
+    assert {"write_count", "written_partitions", "full_access"} <= set(stored)
     stored.clear()
     assert trace_outcome(two_shapes, *ARGS) == expected
     assert not stored

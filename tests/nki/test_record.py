@@ -1,6 +1,6 @@
 """The record of a trace and the passes over it (docs/nki-tracer.md): ops are appended and never
-edited, facts learned later are appended as facts, every op knows its loop iteration, and the
-passes turn the record into the instructions the module holds."""
+edited (but a last one's temporary output nothing else holds), facts learned later are appended as
+facts, every op knows its loop iteration, the passes turn the record into the module's instructions."""
 
 import numpy as np
 import pytest
@@ -53,7 +53,7 @@ def test_every_op_records_its_loop_iteration():
 def redirected(a):
     out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
     t = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.sbuf)
-    t[...] = nl.load(a)  # the load is redirected to write t
+    t[...] = kept = nl.load(a)  # the load is redirected to write t (kept: a name holds it)
     acc = nl.zeros((64, 64), nl.float32, buffer=nl.psum)
     for k in nl.affine_range(2):
         acc += nisa.nc_matmul(t[:, 0:64], t[:, 0:64])  # the second joins the first's group
@@ -162,3 +162,35 @@ def test_accesses_with_equal_pairs_share_one_list():
     for op in record.ops:
         for acc in list(op.ins) + list(op.outs):
             assert by_value.setdefault(tuple(acc.pairs), acc.pairs) is acc.pairs
+
+
+@nki.jit
+def kept_or_not(a, keep):
+    """A load stored into a tile and matmuls added to PSUM, their results held by a name or only
+    by the statement (the same lines either way)."""
+    out = nl.ndarray((64, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+    t = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.sbuf)
+    t[...] = (kept := nl.load(a)) if keep else nl.load(a)
+    acc = nl.zeros((64, 64), nl.float32, buffer=nl.psum)
+    for k in nl.affine_range(2):
+        acc += (held := nisa.nc_matmul(t[:, 0:64], t[:, 0:64])) if keep else nisa.nc_matmul(t[:, 0:64], t[:, 0:64])
+    nl.store(out, nl.copy(acc))
+    return out
+
+
+@pytest.mark.skipif("sys.version_info >= (3, 14)", reason="references are counted up to CPython 3.13")
+def test_a_temporary_only_its_statement_holds_is_written_in_place_not_redirected():
+    """`t[...] = expr` / `acc += matmul(...)` of a result nothing else holds: its instruction is
+    made to write the destination and its temporary leaves the record (no redirect); held by a
+    name, it is redirected as before; the traced modules are the same."""
+    kept, sole = (_record(kept_or_not, T[[64, 128], nl.float32], keep) for keep in (True, False))
+    assert [r[0] for r in kept.redirects] == [0, 2, 3]  # (the load, the two matmuls)
+    assert sole.redirects == []
+    load, _, mm0, mm1 = sole.ops[:4]
+    assert load.outs[0].storage.hint == "ndarray"
+    assert mm0.outs[0].storage is mm1.outs[0].storage and mm0.outs[0].storage.hint == "zeros"
+    assert {st.hint for st in kept.storages} - {st.hint for st in sole.storages} == {"load", "matmul"}
+    assert [st.sid for st in sole.storages] == list(range(len(sole.storages)))
+    assert sole.matmul_joins == kept.matmul_joins == [(mm0.index, mm1.index)]
+    traced = [nki.trace_kernel(kept_or_not, T[[64, 128], nl.float32], keep) for keep in (True, False)]
+    assert traced[0].module.to_json(-1) == traced[1].module.to_json(-1)
