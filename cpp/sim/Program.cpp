@@ -210,6 +210,7 @@ struct Decoder {
     }
     d.nIns = static_cast<uint8_t>(nIns);
     d.nOuts = static_cast<uint8_t>(nOuts);
+    bool immediateIn = false;  // an immediate input, whose facts are made once the output's are
     for (int side = 0; side < 2; ++side) {
       const bir::AccessPattern* const list = side == 0 ? insData : outsData;
       const size_t count = side == 0 ? nIns : nOuts, first = side == 0 ? 0 : nIns;  // in ops and shapes
@@ -260,7 +261,10 @@ struct Decoder {
           } catch (const SimulationError& e) {
             fail(what() + ": " + e.what());
           }
-        if (op.isImm()) continue;  // its facts are made below, once it has its shape
+        if (op.isImm()) {  // its facts are made below, once it has its shape
+          immediateIn = true;
+          continue;
+        }
         bir::legality::Operand& f = facts[first + k];
         f = legalityFacts(op);
         if (!kernel && op.onChip())
@@ -271,14 +275,15 @@ struct Decoder {
 
     // An immediate input stands for a tensor of the output's shape, every element its value; its
     // facts are those of that tensor. (Immediate outputs were refused above.)
-    for (int k = 0; k < d.nIns; ++k)
-      if (ops[k].isImm()) {
-        if (d.nOuts > 0) {
-          ops[k].lanes = ops[d.nIns].lanes;
-          ops[k].freeElems = ops[d.nIns].freeElems;
+    if (immediateIn)
+      for (int k = 0; k < d.nIns; ++k)
+        if (ops[k].isImm()) {
+          if (d.nOuts > 0) {
+            ops[k].lanes = ops[d.nIns].lanes;
+            ops[k].freeElems = ops[d.nIns].freeElems;
+          }
+          facts[k] = legalityFacts(ops[k]);
         }
-        facts[k] = legalityFacts(ops[k]);
-      }
 
     // ---- node-class rules ----
     Checker c(I, core, bi, ii, d.engine, cfg, mode, ops, facts.data(), d.nIns, d.nOuts);
