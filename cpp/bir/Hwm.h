@@ -37,6 +37,10 @@ namespace bir {
 // the trigger and occupies the DMA engines of `dma_engine_mask` for `dma_transfer_ns` each, and
 // the core's HBM for `dma_hbm_ns`; its writes are visible `access_ns` after it ends.
 struct Latency {
+  // Provided, so that a formula's `Latency l;` stores the initialisers below field by field: as
+  // the implicit constructor GCC zeroed the whole object with a `rep stos` first (fifteen steps
+  // and slow to start), once for every instruction a module is prepared with.
+  Latency() {}
   Engine engine = Engine::Unassigned;  // the engine that executes (DMA: triggers) the instruction
   double cycles = 0;                   // engine cycles, in that engine's clock
   double busy_ns = 0;                  // cycles / clock

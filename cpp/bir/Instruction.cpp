@@ -40,17 +40,6 @@ const char* nodeClassName(NodeClass c) {
   return "?";
 }
 
-OperandRule operandRuleOf(NodeClass c) {
-  // By ordinal (NodeClass lists NodeClasses.def in order): asked of every instruction verified.
-  static constexpr OperandRule kRules[] = {
-#define BIR_NODE_CLASS(C) Inst##C::kOperands,
-#include "NodeClasses.def"
-#undef BIR_NODE_CLASS
-  };
-  const auto i = static_cast<size_t>(c);
-  return i < std::size(kRules) ? kRules[i] : OperandRule{0, 0, 0, 0};
-}
-
 namespace {
 template <class T>
 std::unique_ptr<Instruction> makeNode(Opcode op, std::string name, BasicBlock* bb) {

@@ -41,11 +41,11 @@ inline constexpr NodeClass kNodeClassOfOpcode[] = {
 };
 static_assert(std::size(kNodeClassOfOpcode) == InstructionType::kCount);
 
-// How many ins/outs a node class takes; checked by the verifier.
+// How many ins/outs a node class takes; checked by the verifier (operandRuleOf,
+// KernelInstructions.h, where every node class is complete).
 struct OperandRule {
   int min_ins, max_ins, min_outs, max_outs;
 };
-OperandRule operandRuleOf(NodeClass c);
 
 class Instruction {
  public:

@@ -149,4 +149,17 @@ void forEachNodeClass(F&& f) {
 #include "NodeClasses.def"
 #undef BIR_NODE_CLASS
 }
+
+// Each node class's kOperands, by ordinal (NodeClass lists NodeClasses.def in order). Inline, here
+// where every node class is complete: the verifier asks it of every instruction, and as a call
+// across the library boundary it cost more than the four comparisons it feeds.
+inline constexpr OperandRule kOperandRules[] = {
+#define BIR_NODE_CLASS(C) Inst##C::kOperands,
+#include "NodeClasses.def"
+#undef BIR_NODE_CLASS
+};
+inline OperandRule operandRuleOf(NodeClass c) {
+  const auto i = static_cast<size_t>(c);
+  return i < std::size(kOperandRules) ? kOperandRules[i] : OperandRule{0, 0, 0, 0};
+}
 }  // namespace bir

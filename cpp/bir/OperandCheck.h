@@ -36,7 +36,32 @@ inline bool isKernelNode(const Instruction& I) {
          I.opcode() == InstructionType::NKIKLIRKernel;
 }
 
+// a*b and a+b with overflow detection: hostile JSON may carry any int64.
 inline bool addOk(int64_t a, int64_t b, int64_t* out) { return !__builtin_add_overflow(a, b, out); }
+inline bool mulOk(int64_t a, int64_t b, int64_t* out) { return !__builtin_mul_overflow(a, b, out); }
+
+// One memory location of an allocation (verifyAllocations below). `where` gives the JSON path of
+// the location, called only to word an error, so that verifying a valid module builds no strings.
+template <class Where>
+void checkLocation(const MemoryLocation& l, const Where& where) {
+  if (l.partitions < 0 || l.bytes_per_partition < 0)
+    fail(where(), "negative dims [" + std::to_string(l.partitions) + ", " +
+                    std::to_string(l.bytes_per_partition) + "]");
+  int64_t total;
+  if (!mulOk(l.partitions, l.bytes_per_partition, &total)) fail(where(), "size overflows");
+  if (!l.isOnChip()) return;
+  if (l.addr < 0) fail(where(), "negative address " + std::to_string(l.addr));
+  if (l.base_partition < 0 || l.partitions > kNumPartitions ||
+      l.base_partition > kNumPartitions - l.partitions)
+    fail(where(), "partitions [" + std::to_string(l.base_partition) + ", " +
+                    std::to_string(l.base_partition + l.partitions) + ") exceed the " +
+                    std::to_string(kNumPartitions) + " partitions");
+  if (l.type == MemoryType::PSUM && (l.bytes_per_partition > kPsumPartitionBytes ||
+                                     l.addr > kPsumPartitionBytes - l.bytes_per_partition))
+    fail(where(), "PSUM bytes [" + std::to_string(l.addr) + ", " +
+                    std::to_string(l.addr + l.bytes_per_partition) + ") exceed the " +
+                    std::to_string(kPsumPartitionBytes) + " bytes of a PSUM partition");
+}
 
 // The start-partition rule (checkStartPartition gives the reason it is broken).
 inline bool startPartitionAllowed(int64_t start, int64_t partitions) {
@@ -110,6 +135,30 @@ template <class Where>
 }
 
 }  // namespace verify_detail
+
+// bir::verifyAllocations(f, fi) (Verifier.h), handing each location to `onLocation(set, location)`
+// once it and its allocation verify: a reader that needs the tensors (the simulator's decoder)
+// walks the allocations once, while they are in cache, instead of the verifier's walk and its own.
+template <class OnLocation>
+void verifyAllocations(const Function& f, size_t fi, OnLocation&& onLocation) {
+  using verify_detail::fail;
+  auto fpath = [fi] { return "functions[" + std::to_string(fi) + "]"; };
+  for (size_t ai = 0; ai < f.allocations().size(); ++ai) {
+    const auto& set = *f.allocations()[ai];
+    auto apath = [&] { return fpath() + ".allocations[" + std::to_string(ai) + "]"; };
+    int64_t bytes = dtypeSize(set.dtype);  // numElements() and the byte size must not overflow
+    for (int64_t d : set.tensor_shape) {
+      if (d < 0) fail(apath() + ".tensor_shape", "negative dimension " + std::to_string(d));
+      if (!verify_detail::mulOk(bytes, d, &bytes)) fail(apath() + ".tensor_shape", "the tensor's size overflows");
+    }
+    for (size_t li = 0; li < set.locations.size(); ++li) {
+      verify_detail::checkLocation(*set.locations[li], [&] {
+        return apath() + ".memorylocations[" + std::to_string(li) + "] '" + set.locations[li]->name + "'";
+      });
+      onLocation(set, *set.locations[li]);
+    }
+  }
+}
 
 // Checks I's operand counts against its node class (the first check of verifyInstruction). Inline:
 // as a call, returning the check through memory, it cost more than the comparisons.

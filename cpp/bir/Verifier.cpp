@@ -13,39 +13,6 @@ namespace verify_detail {
 void fail(const std::string& where, const std::string& msg) { throw BIRError(located(where, msg)); }
 }  // namespace verify_detail
 
-namespace {
-
-// a*b and a+b with overflow detection: hostile JSON may carry any int64.
-bool mulOk(int64_t a, int64_t b, int64_t* out) { return !__builtin_mul_overflow(a, b, out); }
-using verify_detail::addOk;
-using verify_detail::fail;
-
-// `where` below is a callable giving the JSON path of what is checked: it is called only to
-// word an error, so that verifying a valid module builds no strings.
-
-template <class Where>
-void verifyLocation(const MemoryLocation& l, const Where& where) {
-  if (l.partitions < 0 || l.bytes_per_partition < 0)
-    fail(where(), "negative dims [" + std::to_string(l.partitions) + ", " +
-                    std::to_string(l.bytes_per_partition) + "]");
-  int64_t total;
-  if (!mulOk(l.partitions, l.bytes_per_partition, &total)) fail(where(), "size overflows");
-  if (!l.isOnChip()) return;
-  if (l.addr < 0) fail(where(), "negative address " + std::to_string(l.addr));
-  if (l.base_partition < 0 || l.partitions > kNumPartitions ||
-      l.base_partition > kNumPartitions - l.partitions)
-    fail(where(), "partitions [" + std::to_string(l.base_partition) + ", " +
-                    std::to_string(l.base_partition + l.partitions) + ") exceed the " +
-                    std::to_string(kNumPartitions) + " partitions");
-  if (l.type == MemoryType::PSUM && (l.bytes_per_partition > kPsumPartitionBytes ||
-                                     l.addr > kPsumPartitionBytes - l.bytes_per_partition))
-    fail(where(), "PSUM bytes [" + std::to_string(l.addr) + ", " +
-                    std::to_string(l.addr + l.bytes_per_partition) + ") exceed the " +
-                    std::to_string(kPsumPartitionBytes) + " bytes of a PSUM partition");
-}
-
-}  // namespace
-
 std::string checkStartPartition(int64_t start, int64_t partitions) {
   if (verify_detail::startPartitionAllowed(start, partitions)) return "";
   const char* allowed = partitions > 64 ? "0" : partitions > 32 ? "0, 64" : "0, 32, 64, 96";
@@ -58,20 +25,7 @@ void verifyAccessPattern(const AccessPattern& ap, bool computeEngine, const std:
 }
 
 void verifyAllocations(const Function& f, size_t fi) {
-  auto fpath = [fi] { return "functions[" + std::to_string(fi) + "]"; };
-  for (size_t ai = 0; ai < f.allocations().size(); ++ai) {
-    const auto& set = *f.allocations()[ai];
-    auto apath = [&] { return fpath() + ".allocations[" + std::to_string(ai) + "]"; };
-    int64_t bytes = dtypeSize(set.dtype);  // numElements() and the byte size must not overflow
-    for (int64_t d : set.tensor_shape) {
-      if (d < 0) fail(apath() + ".tensor_shape", "negative dimension " + std::to_string(d));
-      if (!mulOk(bytes, d, &bytes)) fail(apath() + ".tensor_shape", "the tensor's size overflows");
-    }
-    for (size_t li = 0; li < set.locations.size(); ++li)
-      verifyLocation(*set.locations[li], [&] {
-        return apath() + ".memorylocations[" + std::to_string(li) + "] '" + set.locations[li]->name + "'";
-      });
-  }
+  verifyAllocations(f, fi, [](const MemoryLocationSet&, const MemoryLocation&) {});
 }
 
 std::string InstructionCheck::path() const {

@@ -124,37 +124,34 @@ struct Decoder {
     room = n;
   }
 
-  // Registers the DRAM tensors of `fn`, shared by name with the other functions.
-  void collectTensors(const bir::Function& fn, int core) {
-    for (const auto& set : fn.allocations())
-      for (const auto& loc : set->locations) {
-        if (!loc->isDram()) continue;
-        TensorSpec spec;
-        spec.name = loc->name;
-        spec.type = loc->type;
-        spec.dtype = set->dtype;
-        spec.shape = set->tensor_shape;
-        spec.bytes = loc->sizeBytes();
-        const int64_t shaped = set->numElements() * bir::dtypeSize(set->dtype);
-        if (loc->type != MemoryType::DRAM && shaped != spec.bytes)
-          throw SimulationError("functions[" + std::to_string(core) + "] tensor '" + loc->name +
-                                "': tensor_shape holds " + std::to_string(shaped) +
-                                " bytes but its memory location " + std::to_string(spec.bytes));
-        auto it = tensorByName.find(spec.name);
-        if (it == tensorByName.end()) {
-          tensorByName.emplace(spec.name, static_cast<int32_t>(tensors.size()));
-          tensorByLocation.emplace(loc.get(), static_cast<int32_t>(tensors.size()));
-          tensors.push_back(std::move(spec));
-          continue;
-        }
-        tensorByLocation.emplace(loc.get(), it->second);
-        const TensorSpec& have = tensors[static_cast<size_t>(it->second)];
-        if (have.type != spec.type || have.dtype != spec.dtype || have.bytes != spec.bytes ||
-            have.shape != spec.shape)
-          throw SimulationError("functions[" + std::to_string(core) + "] tensor '" + loc->name +
-                                "' differs from the DRAM tensor of that name in another function "
-                                "(NeuronCores share DRAM tensors by name)");
-      }
+  // Registers a DRAM tensor of functions[core] (`loc` of allocation `set`, both verified), shared
+  // by name with the other functions. (The caller asks isDram: most locations are not.)
+  void collectTensor(const bir::MemoryLocationSet& set, const bir::MemoryLocation& loc, int core) {
+    TensorSpec spec;
+    spec.name = loc.name;
+    spec.type = loc.type;
+    spec.dtype = set.dtype;
+    spec.shape = set.tensor_shape;
+    spec.bytes = loc.sizeBytes();
+    const int64_t shaped = set.numElements() * bir::dtypeSize(set.dtype);
+    if (loc.type != MemoryType::DRAM && shaped != spec.bytes)
+      throw SimulationError("functions[" + std::to_string(core) + "] tensor '" + loc.name +
+                            "': tensor_shape holds " + std::to_string(shaped) +
+                            " bytes but its memory location " + std::to_string(spec.bytes));
+    auto it = tensorByName.find(spec.name);
+    if (it == tensorByName.end()) {
+      tensorByName.emplace(spec.name, static_cast<int32_t>(tensors.size()));
+      tensorByLocation.emplace(&loc, static_cast<int32_t>(tensors.size()));
+      tensors.push_back(std::move(spec));
+      return;
+    }
+    tensorByLocation.emplace(&loc, it->second);
+    const TensorSpec& have = tensors[static_cast<size_t>(it->second)];
+    if (have.type != spec.type || have.dtype != spec.dtype || have.bytes != spec.bytes ||
+        have.shape != spec.shape)
+      throw SimulationError("functions[" + std::to_string(core) + "] tensor '" + loc.name +
+                            "' differs from the DRAM tensor of that name in another function "
+                            "(NeuronCores share DRAM tensors by name)");
   }
 
   // Verifies I (as bir::verifyInstruction does, in the same order) and decodes it: each operand is
@@ -210,6 +207,7 @@ struct Decoder {
     }
     d.nIns = static_cast<uint8_t>(nIns);
     d.nOuts = static_cast<uint8_t>(nOuts);
+    bool immediateIn = false;  // an immediate input, whose facts are made once the output's are
     for (int side = 0; side < 2; ++side) {
       const bir::AccessPattern* const list = side == 0 ? insData : outsData;
       const size_t count = side == 0 ? nIns : nOuts, first = side == 0 ? 0 : nIns;  // in ops and shapes
@@ -260,7 +258,10 @@ struct Decoder {
           } catch (const SimulationError& e) {
             fail(what() + ": " + e.what());
           }
-        if (op.isImm()) continue;  // its facts are made below, once it has its shape
+        if (op.isImm()) {  // its facts are made below, once it has its shape
+          immediateIn = true;
+          continue;
+        }
         bir::legality::Operand& f = facts[first + k];
         f = legalityFacts(op);
         if (!kernel && op.onChip())
@@ -271,14 +272,15 @@ struct Decoder {
 
     // An immediate input stands for a tensor of the output's shape, every element its value; its
     // facts are those of that tensor. (Immediate outputs were refused above.)
-    for (int k = 0; k < d.nIns; ++k)
-      if (ops[k].isImm()) {
-        if (d.nOuts > 0) {
-          ops[k].lanes = ops[d.nIns].lanes;
-          ops[k].freeElems = ops[d.nIns].freeElems;
+    if (immediateIn)
+      for (int k = 0; k < d.nIns; ++k)
+        if (ops[k].isImm()) {
+          if (d.nOuts > 0) {
+            ops[k].lanes = ops[d.nIns].lanes;
+            ops[k].freeElems = ops[d.nIns].freeElems;
+          }
+          facts[k] = legalityFacts(ops[k]);
         }
-        facts[k] = legalityFacts(ops[k]);
-      }
 
     // ---- node-class rules ----
     Checker c(I, core, bi, ii, d.engine, cfg, mode, ops, facts.data(), d.nIns, d.nOuts);
@@ -439,7 +441,8 @@ Program::Program(const bir::Module& m, const bir::Hwm& hwm, Mode mode_, std::opt
 
 void Program::decodeModule(const bir::Module& m, const bir::Hwm& hwm, std::optional<int64_t> neuronCoreId) {
   const int64_t nf = static_cast<int64_t>(m.functions().size());
-  for (int64_t f = 0; f < nf; ++f) bir::verifyAllocations(*m.functions()[static_cast<size_t>(f)], static_cast<size_t>(f));
+  // (Refused here, before the allocations are verified: the constructor then verifies the whole
+  // module, whose complaints come first, as when the allocations were verified before these.)
   if (nf == 0) throw SimulationError("the module has no function to run");
   if (neuronCoreId && (*neuronCoreId < 0 || *neuronCoreId >= nf))
     throw SimulationError("neuron_core_id " + std::to_string(*neuronCoreId) + ": the module has " +
@@ -448,7 +451,19 @@ void Program::decodeModule(const bir::Module& m, const bir::Hwm& hwm, std::optio
   const int64_t last = neuronCoreId ? *neuronCoreId + 1 : nf;
 
   Decoder dec{m, hwm, hwm.config(), mode, tensors, {}, {}, {}, {}, {}, 0};
-  for (int64_t f = first; f < last; ++f) dec.collectTensors(*m.functions()[static_cast<size_t>(f)], static_cast<int>(f));
+  // The functions to run register their DRAM tensors as their allocations are verified: one walk
+  // over the allocations (a traced module has one per tile, and they do not stay in cache between
+  // two walks). All are registered before any instruction is decoded: a function's operands may
+  // name a DRAM tensor another function allocates.
+  for (int64_t f = 0; f < nf; ++f) {
+    const bir::Function& fn = *m.functions()[static_cast<size_t>(f)];
+    if (f >= first && f < last)
+      bir::verifyAllocations(fn, static_cast<size_t>(f), [&](const bir::MemoryLocationSet& set, const bir::MemoryLocation& loc) {
+        if (loc.isDram()) dec.collectTensor(set, loc, static_cast<int>(f));
+      });
+    else
+      bir::verifyAllocations(fn, static_cast<size_t>(f));
+  }
   for (int64_t f = 0; f < nf; ++f) {
     const bir::Function& fn = *m.functions()[static_cast<size_t>(f)];
     const bool run = f >= first && f < last;
