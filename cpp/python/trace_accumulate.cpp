@@ -119,9 +119,9 @@ PyObject* callLanewise(PyObject* tr, PyObject* shape, PyObject* x, PyObject* y, 
     return nullptr;
   PyObject* const call[12] = {tr,  tensorTensor, dve,   shape, operands.get(), pointers.get(),
                               out, shape,        dtype, name,  fields.get(),   loc};
-  Owned lanewise(PyObject_GetAttr(instructions, lanewiseName));
+  Owned lanewise(moduleAttr(instructions, lanewiseName));
   if (lanewise.get() == nullptr) return nullptr;
-  return PyObject_Vectorcall(lanewise.get(), call, 12, nullptr);
+  return callFast(lanewise.get(), call, 12);
 }
 
 // `dst <name>= value` of two on-chip Tensors of one shape, the commonest general case (`res +=
@@ -206,7 +206,7 @@ PyObject* accumulate(PyObject* dst, PyObject* value, PyObject* name) {
     Owned done(lanewisePlain(tr.get(), dst, value, name));
     if (done.get() != Py_NotImplemented) return done.release();
   }
-  Owned general(PyObject_GetAttr(language, generalName));
+  Owned general(moduleAttr(language, generalName));
   if (general.get() == nullptr) return nullptr;
   PyObject* const args[4] = {tr.get(), dst, value, name};
   return PyObject_Vectorcall(general.get(), args, 4, nullptr);
@@ -283,7 +283,7 @@ PyObject* tensorTensorPlain(PyObject* x, PyObject* y, PyObject* op, PyObject* wh
   PyObject* out = unrecordedResult(made.get());  // (borrowed from made)
   if (out == nullptr) return nullptr;
   // (NotImplemented: lanewise_plain changed nothing; tensor_tensor goes on as here, out None)
-  Owned general(PyObject_GetAttr(instructions, tensorTensorGeneralName));
+  Owned general(moduleAttr(instructions, tensorTensorGeneralName));
   if (general.get() == nullptr) return nullptr;
   PyObject* const args[12] = {tr.get(), x,   y,    op,          dtype.get(), loc.get(), mask,
                               out,      dve, what, shape.get(), Py_False};
@@ -349,16 +349,16 @@ PyObject* tensorScalarPlain(PyObject* tr, PyObject* tile, PyObject* op0, PyObjec
   }
   Owned tiles(PyTuple_Pack(1, tile));
   Owned pointers(!tile0 ? Py_NewRef(emptyTuple) : tile1 ? PyTuple_Pack(2, scalar0, scalar1) : PyTuple_Pack(1, scalar0));
-  Owned lanewise(PyObject_GetAttr(instructions, lanewiseName));
+  Owned lanewise(moduleAttr(instructions, lanewiseName));
   if (tiles.get() == nullptr || pointers.get() == nullptr || lanewise.get() == nullptr) return nullptr;
   PyObject* opcode = tile0 ? tensorScalarPtrOpcode : tensorScalarOpcode;
   PyObject* const call[12] = {tr,      opcode,      dve,   shape.get(), tiles.get(),  pointers.get(),
                               Py_None, shape.get(), dtype, name,        fields.get(), loc};
-  Owned made(PyObject_Vectorcall(lanewise.get(), call, 12, nullptr));
+  Owned made(callFast(lanewise.get(), call, 12));
   if (made.get() == nullptr || Py_TYPE(made.get()) == tensorClass) return made.release();
   PyObject* out = unrecordedResult(made.get());  // (borrowed from made)
   if (out == nullptr) return nullptr;
-  Owned general(PyObject_GetAttr(instructions, tensorScalarGeneralName));
+  Owned general(moduleAttr(instructions, tensorScalarGeneralName));
   if (general.get() == nullptr) return nullptr;
   PyObject* const args[18] = {tr,  tile,    op0, scalar0, rev0, op1,    scalar1,                    rev1,     dtype,
                               loc, Py_None, out, dve,     name, opcode, tile0 ? Py_True : Py_False, tile1 ? Py_True : Py_False,
@@ -379,7 +379,7 @@ PyObject* tensorScalarCall(PyObject* tile, PyObject* op, PyObject* scalar, bool 
     Owned done(tensorScalarPlain(tr.get(), tile, op, scalar, reverse, bypass, zeroFloat, false, dtype, loc.get(), name));
     if (done.get() != Py_NotImplemented) return done.release();
   }
-  Owned scalarFn(PyObject_GetAttr(instructions, tensorScalarName));
+  Owned scalarFn(moduleAttr(instructions, tensorScalarName));
   if (scalarFn.get() == nullptr) return nullptr;
   PyObject* const args[14] = {tr.get(), tile,    op,       scalar, reverse ? Py_True : Py_False,
                               Py_None,  Py_None, Py_False, dtype,  loc.get(),
@@ -507,7 +507,7 @@ PyObject* binaryMasked(PyObject* x, PyObject* y, PyObject* name, PyObject* mask)
   if (loc.get() == nullptr) return nullptr;
   Owned tr(PyObject_CallNoArgs(current));
   if (tr.get() == nullptr) return nullptr;
-  Owned tensorTensorFn(PyObject_GetAttr(instructions, tensorTensorName));
+  Owned tensorTensorFn(moduleAttr(instructions, tensorTensorName));
   if (tensorTensorFn.get() == nullptr) return nullptr;
   PyObject* const args[10] = {tr.get(), x, y, p.op, Py_None, loc.get(), mask, Py_None, dve, name};
   return PyObject_Vectorcall(tensorTensorFn.get(), args, 10, nullptr);
@@ -534,7 +534,7 @@ PyObject* binary(PyObject* x, PyObject* y, PyObject* name) {
   }
   Owned loc(callSiteLocation(0));  // (what the Python method's caller_location() answers)
   if (loc.get() == nullptr) return nullptr;
-  Owned apply(PyObject_GetAttr(language, applyOperatorName));
+  Owned apply(moduleAttr(language, applyOperatorName));
   if (apply.get() == nullptr) return nullptr;
   PyObject* const args[4] = {x, y, name, loc.get()};
   return PyObject_Vectorcall(apply.get(), args, 4, nullptr);
@@ -733,7 +733,7 @@ PyObject* isaTensorTensorScanFast(PyObject*, PyObject* const* args, Py_ssize_t n
   if (tr == nullptr) Py_RETURN_NOTIMPLEMENTED;
   Owned loc(callSiteLocation(0));  // (the kernel's frame: this C function has none of its own)
   if (loc.get() == nullptr) return nullptr;
-  Owned builder(PyObject_GetAttr(instructions, tensorTensorScanName));
+  Owned builder(moduleAttr(instructions, tensorTensorScanName));
   if (builder.get() == nullptr) return nullptr;
   PyObject* const call[9] = {tr, slots[0], slots[1], slots[2], a0.get(), a1.get(), Py_None, loc.get(), Py_None};
   return PyObject_Vectorcall(builder.get(), call, 9, nullptr);

@@ -21,6 +21,7 @@
 // subscript cost a frame and a dozen bytecodes per block dim, and each store another frame.
 #include "trace_int_tuples.h"
 #include "trace_known_hash.h"
+#include "trace_method_site.h"
 #include "trace_ref.h"
 #include "trace_slotted.h"
 #include "trace_subscript.h"
@@ -129,16 +130,6 @@ PyObject* blockedGetitem(PyObject* t, PyObject* const* args, Py_ssize_t nargs) {
   return blockedView(t, args[0]);
 }
 
-// module.name (a new reference; null with an error set): from the module's dict, where a module's
-// own functions are (what PyObject_GetAttr finds there after looking at the module type's
-// attributes, which have other names), else by PyObject_GetAttr.
-PyObject* moduleAttr(PyObject* module, PyObject* name) {
-  PyObject* dict = PyModule_GetDict(module);  // (borrowed)
-  if (PyObject* v = dict != nullptr ? PyDict_GetItemWithError(dict, name) : nullptr) return Py_NewRef(v);
-  if (PyErr_Occurred()) return nullptr;
-  return PyObject_GetAttr(module, name);
-}
-
 // `view = value` of a store once the view is known (see the file's comment); null with an error set.
 PyObject* store(PyObject* view, PyObject* value) {
   if (value == view) Py_RETURN_NONE;  // (`t[key] op= x` stores back the view the operation updated)
@@ -148,7 +139,7 @@ PyObject* store(PyObject* view, PyObject* value) {
   // (the language module's functions as they are now, as the Python store named them)
   Owned redirect(moduleAttr(language, assignRedirectName));
   if (redirect.get() == nullptr) return nullptr;
-  Owned done(PyObject_Vectorcall(redirect.get(), args, 3, nullptr));
+  Owned done(callFast(redirect.get(), args, 3));
   if (done.get() == nullptr) return nullptr;
   const int redirected = PyObject_IsTrue(done.get());
   if (redirected < 0) return nullptr;

@@ -87,7 +87,7 @@ PyObject* rowView(PyObject* storage, PyObject* offset, long long p, long long f,
 // instructions.<name>(*args, **kwargs) (kwnames: the last arguments' names, or null): a new
 // reference, null with an error set.
 PyObject* builder(PyObject* name, PyObject* const* args, size_t nargs, PyObject* kwnames) {
-  Owned f(PyObject_GetAttr(instructions, name));
+  Owned f(moduleAttr(instructions, name));
   if (f.get() == nullptr) return nullptr;
   return PyObject_Vectorcall(f.get(), args, nargs, kwnames);
 }
@@ -128,7 +128,7 @@ PyObject* broadcastRow(PyObject* tr, PyObject* x, PyObject* shape, PyObject* loc
   if (!exactIntValue(PyTuple_GET_ITEM(shape, 0), p) || !exactIntValue(PyTuple_GET_ITEM(shape, 1), f) || p <= 1 || p > pmax ||
       f <= 0)
     Py_RETURN_NOTIMPLEMENTED;
-  Owned moving(PyObject_GetAttr(instructions, names.MATMUL_MAX_MOVING));
+  Owned moving(moduleAttr(instructions, names.MATMUL_MAX_MOVING));
   if (moving.get() == nullptr) return nullptr;
   if (!exactIntValue(moving.get(), maxMoving) || maxMoving <= 0) Py_RETURN_NOTIMPLEMENTED;
   Owned st(slotAttr(x, names.storage));
@@ -150,7 +150,7 @@ PyObject* broadcastRow(PyObject* tr, PyObject* x, PyObject* shape, PyObject* loc
   if (checks.get() == nullptr) return nullptr;
   if (!PyTuple_CheckExact(checks.get()) || PyTuple_GET_SIZE(checks.get()) != 0) Py_RETURN_NOTIMPLEMENTED;
   Owned dtype(slotAttr(st.get(), names.dtype));
-  Owned dtypes(PyObject_GetAttr(instructions, names.MATMUL_DTYPE_SET));
+  Owned dtypes(moduleAttr(instructions, names.MATMUL_DTYPE_SET));
   if (dtype.get() == nullptr || dtypes.get() == nullptr) return nullptr;
   t = PySet_Contains(dtypes.get(), dtype.get());  // (not one: a cast first, Python's)
   if (t != 1) return t < 0 ? nullptr : Py_NewRef(Py_NotImplemented);
@@ -169,7 +169,7 @@ PyObject* broadcastRow(PyObject* tr, PyObject* x, PyObject* shape, PyObject* loc
   if (out.get() == nullptr) return nullptr;
   Owned outSt(slotAttr(out.get(), names.storage));
   if (outSt.get() == nullptr) return nullptr;
-  Owned outLayout(slotAttr(outSt.get(), names.layout)), copy(PyObject_GetAttr(instructions, names._COPY));
+  Owned outLayout(slotAttr(outSt.get(), names.layout)), copy(moduleAttr(instructions, names._COPY));
   if (outLayout.get() == nullptr || copy.get() == nullptr) return nullptr;
   long long outRow = 0;
   t = intSlot(outLayout.get(), names.row, outRow);
@@ -241,7 +241,7 @@ PyObject* broadcastMethod(PyObject* self, PyObject* const* args, Py_ssize_t narg
     Owned done(broadcastRow(tr, self, args[0], loc.get()));
     if (done.get() != Py_NotImplemented) return done.release();
   }
-  Owned general(PyObject_GetAttr(language, names._broadcast_tile));
+  Owned general(moduleAttr(language, names._broadcast_tile));
   if (general.get() == nullptr) return nullptr;
   PyObject* const call[3] = {self, args[0], loc.get()};
   return PyObject_Vectorcall(general.get(), call, 3, nullptr);

@@ -145,7 +145,7 @@ PyObject* sourceAccess(const Side& s) {
     const int t = untouched(s);
     if (t <= 0) return t < 0 ? nullptr : Py_NewRef(Py_None);
     PyObject* const args[3] = {s.view.get(), s.st.get(), dmaEngine};
-    return PyObject_Vectorcall(plainTileAccess, args, 3, nullptr);
+    return callFast(plainTileAccess, args, 3);
   }
   if (written == 0) {
     const int input = isKind(s.kind.get(), inputKind);
@@ -209,7 +209,7 @@ PyObject* dmaPlain(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     out.p = writeFreshSite.call(names.write_fresh, w, 2);
   } else if (d.onChip) {
     PyObject* const w[2] = {d.view.get(), dmaEngine};
-    out.p = PyObject_Vectorcall(writePlain, w, 2, nullptr);
+    out.p = callFast(writePlain, w, 2);
   } else
     out.p = writeHbm(d);
   if (out.get() == nullptr) return nullptr;

@@ -34,7 +34,9 @@
 #include "trace_call_site.h"
 #include "trace_lanewise_answer.h"
 #include "trace_current.h"
+#include "trace_fields_memo.h"
 #include "trace_mask_box.h"
+#include "trace_method_site.h"
 #include "trace_ref.h"
 #include "trace_remembered.h"
 #include "trace_slotted.h"
@@ -63,8 +65,10 @@ Plain plain{};
 PyObject *shapeName, *lanewiseName, *activationGeneralName, *tensorReduceGeneralName, *funcName, *accName,
     *accOpName, *scaleName, *opName, *negateName, *emptyTuple;
 PyObject* one1;  // (1,): its item the int 1
-// From configure_per_lane_plain: instructions._SIZE_VERDICTS and indexing._FULL_BOXES.
-PyObject *sizeVerdicts = nullptr, *fullBoxes = nullptr;
+// The fields of activationPlain's and reducePlain's instructions, per function / op.
+FieldsMemo activationFields, reduceFields;
+// From configure_per_lane_plain: instructions._SIZE_VERDICTS.
+PyObject* sizeVerdicts = nullptr;
 PyObject *kindName, *archName, *perLaneGeneralName;
 PyObject* sizeRules = nullptr;  // instructions._SIZE_RULES: the opcodes per_lane asks the size rule about
 PyObject *two, *bnAggrText;
@@ -82,7 +86,7 @@ int onChipTile(PyObject* o) {
 // builder(tr, positional..., what=name) of the instructions module: a new reference, null with an
 // error set.
 PyObject* callBuilder(PyObject* builderName, PyObject* const* positional, size_t n, PyObject* what) {
-  Owned builder(PyObject_GetAttr(instructions, builderName));
+  Owned builder(moduleAttr(instructions, builderName));
   if (builder.get() == nullptr) return nullptr;
   PyObject* args[12];
   for (size_t i = 0; i < n; ++i) args[i] = positional[i];
@@ -103,15 +107,15 @@ PyObject* lanewiseThenGeneral(PyObject* tr, PyObject* opcode, PyObject* engine, 
   if (st.get() == nullptr) return nullptr;
   Owned dtype(slotAttr(st.get(), dtypeName));  // (x.dtype: its storage's)
   Owned tiles(PyTuple_Pack(1, x));
-  Owned lanewise(PyObject_GetAttr(instructions, lanewiseName));
+  Owned lanewise(moduleAttr(instructions, lanewiseName));
   if (dtype.get() == nullptr || tiles.get() == nullptr || lanewise.get() == nullptr) return nullptr;
   PyObject* const call[12] = {tr,      opcode,   engine, shape,     tiles.get(), emptyTuple,
                               Py_None, outShape, dtype.get(), what, fields,      loc};
-  Owned made(PyObject_Vectorcall(lanewise.get(), call, 12, nullptr));
+  Owned made(callFast(lanewise.get(), call, 12));
   if (made.get() == nullptr || Py_TYPE(made.get()) == tensorClass) return made.release();
   PyObject* out = unrecordedResult(made.get());  // (borrowed from made)
   if (out == nullptr) return nullptr;
-  Owned general(PyObject_GetAttr(instructions, generalName));
+  Owned general(moduleAttr(instructions, generalName));
   if (general.get() == nullptr) return nullptr;
   generalArgs[outSlot] = out;
   return PyObject_Vectorcall(general.get(), generalArgs, N, nullptr);
@@ -122,11 +126,16 @@ PyObject* lanewiseThenGeneral(PyObject* tr, PyObject* opcode, PyObject* engine, 
 // call, then activation_general), with the same fields in the same order.
 PyObject* activationPlain(PyObject* tr, PyObject* func, PyObject* x, PyObject* what, PyObject* loc) {
   Owned shape(slotAttr(x, shapeName));
-  Owned fields(PyDict_New());
-  if (shape.get() == nullptr || fields.get() == nullptr || PyDict_SetItem(fields.get(), funcName, func) < 0 ||
-      PyDict_SetItem(fields.get(), accName, plain.idle) < 0 ||
-      PyDict_SetItem(fields.get(), accOpName, plain.aluAdd) < 0 || PyDict_SetItem(fields.get(), scaleName, one) < 0)
-    return nullptr;
+  if (shape.get() == nullptr) return nullptr;
+  Owned fields(activationFields.fieldsFor(func, [func]() -> PyObject* {
+    Owned made(PyDict_New());
+    if (made.get() == nullptr || PyDict_SetItem(made.get(), funcName, func) < 0 ||
+        PyDict_SetItem(made.get(), accName, plain.idle) < 0 || PyDict_SetItem(made.get(), accOpName, plain.aluAdd) < 0 ||
+        PyDict_SetItem(made.get(), scaleName, one) < 0)
+      return nullptr;
+    return made.release();
+  }));
+  if (fields.get() == nullptr) return nullptr;
   PyObject* general[12] = {tr, func, x, Py_None, one, Py_None, loc, Py_None, Py_None, plain.idle, plain.aluAdd, what};
   return lanewiseThenGeneral(tr, plain.activation, plain.scalarEngine, x, shape.get(), shape.get(), what,
                              fields.get(), loc, activationGeneralName, general, 8);
@@ -150,12 +159,16 @@ PyObject* reducePlain(PyObject* tr, PyObject* op, PyObject* x, PyObject* axis, P
   if (!PyTuple_CheckExact(shape.get()) || PyTuple_GET_SIZE(shape.get()) != 2) Py_RETURN_NOTIMPLEMENTED;
   PyObject* p = PyTuple_GET_ITEM(shape.get(), 0);
   Owned outShape(keepdims == Py_True ? PyTuple_Pack(2, p, PyTuple_GET_ITEM(one1, 0)) : PyTuple_Pack(1, p));
-  Owned fields(PyDict_New());
+  if (outShape.get() == nullptr) return nullptr;
+  Owned fields(reduceFields.fieldsFor(op, [op]() -> PyObject* {
+    Owned made(PyDict_New());
+    if (made.get() == nullptr || PyDict_SetItem(made.get(), opName, op) < 0 ||
+        PyDict_SetItem(made.get(), axisName, plain.reduceX) < 0 || PyDict_SetItem(made.get(), negateName, Py_False) < 0)
+      return nullptr;
+    return made.release();
+  }));
   Owned axes(PyList_New(1));
-  if (outShape.get() == nullptr || fields.get() == nullptr || axes.get() == nullptr ||
-      PyDict_SetItem(fields.get(), opName, op) < 0 || PyDict_SetItem(fields.get(), axisName, plain.reduceX) < 0 ||
-      PyDict_SetItem(fields.get(), negateName, Py_False) < 0)
-    return nullptr;
+  if (fields.get() == nullptr || axes.get() == nullptr) return nullptr;
   PyList_SET_ITEM(axes.get(), 0, Py_NewRef(PyTuple_GET_ITEM(one1, 0)));
   PyObject* general[12] = {tr,      op,      x,    axes.get(),   keepdims,       Py_None,
                            loc,     Py_None, Py_None, what, fields.get(), outShape.get()};
@@ -231,7 +244,7 @@ PyObject* perLanePlain(PyObject* tr, PyObject* opcode, PyObject* data, PyObject*
     if (st.get() == nullptr) return nullptr;
     Owned kind(slotAttr(st.get(), kindName));
     Owned dt(slotAttr(st.get(), dtypeName));
-    Owned arch(PyObject_GetAttr(tr, archName));
+    Owned arch(slotAttr(tr, archName));
     if (kind.get() == nullptr || dt.get() == nullptr || arch.get() == nullptr) return nullptr;
     VerdictMemo::Key byValue;
     byValue.objects[0] = opcode;
@@ -252,26 +265,21 @@ PyObject* perLanePlain(PyObject* tr, PyObject* opcode, PyObject* data, PyObject*
     }
     if (verdict != Py_None) Py_RETURN_NOTIMPLEMENTED;  // (an error: refuse_illegal_size raises it)
   }
-  if (mask != Py_None) {
-    PyObject* box = nullptr;
-    const int t = rememberedMaskBox(mask, shape.get(), &box);
+  if (mask != Py_None) {  // (a box not remembered, or a cut: per_lane's general part)
+    const int t = rememberedKeepsAll(mask, shape.get());
     if (t != 1) return t < 0 ? nullptr : Py_NewRef(Py_NotImplemented);
-    Owned owned(box);
-    PyObject* full = PyDict_GetItemWithError(fullBoxes, shape.get());  // (borrowed)
-    if (full == nullptr && PyErr_Occurred()) return nullptr;
-    if (box != full) Py_RETURN_NOTIMPLEMENTED;  // (a cut: per_lane's general part)
   }
   Owned outShape(PyTuple_Pack(2, PyTuple_GET_ITEM(shape.get(), 0), outFree));
   Owned tiles(PyTuple_Pack(1, data));
-  Owned lanewise(PyObject_GetAttr(instructions, lanewiseName));
+  Owned lanewise(moduleAttr(instructions, lanewiseName));
   if (outShape.get() == nullptr || tiles.get() == nullptr || lanewise.get() == nullptr) return nullptr;
   PyObject* const call[12] = {tr,      opcode,         plain.dve, shape.get(), tiles.get(), emptyTuple,
                               Py_None, outShape.get(), dtype,     what,        Py_None,     loc};
-  Owned made(PyObject_Vectorcall(lanewise.get(), call, 12, nullptr));
+  Owned made(callFast(lanewise.get(), call, 12));
   if (made.get() == nullptr || Py_TYPE(made.get()) == tensorClass) return made.release();
   PyObject* out = unrecordedResult(made.get());  // (borrowed from made)
   if (out == nullptr) return nullptr;
-  Owned general(PyObject_GetAttr(instructions, perLaneGeneralName));
+  Owned general(moduleAttr(instructions, perLaneGeneralName));
   if (general.get() == nullptr) return nullptr;
   PyObject* const args[10] = {tr, opcode, data, outFree, dtype, loc, mask, what, Py_None, out};
   return PyObject_Vectorcall(general.get(), args, 10, nullptr);
@@ -346,7 +354,7 @@ PyObject* perLaneFast(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames
     Owned done(perLanePlain(tr, opcode, data, outFree, dtype, loc.get(), values[0], what));
     if (done.get() != Py_NotImplemented) return done.release();
   }
-  Owned perLane(PyObject_GetAttr(instructions, perLaneName));
+  Owned perLane(moduleAttr(instructions, perLaneName));
   if (perLane.get() == nullptr) return nullptr;
   PyObject* const call[8] = {tr, opcode, data, outFree, dtype, loc.get(), values[0], what};
   return PyObject_Vectorcall(perLane.get(), call, 8, nullptr);
@@ -369,7 +377,7 @@ PyObject* copyFast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject*
   PyObject* tr = currentTracer();  // (borrowed)
   if (tr == nullptr) Py_RETURN_NOTIMPLEMENTED;
   Owned loc(callSiteLocation(0));
-  Owned builder(PyObject_GetAttr(instructions, tensorCopyName));
+  Owned builder(moduleAttr(instructions, tensorCopyName));
   if (loc.get() == nullptr || builder.get() == nullptr) return nullptr;
   PyObject* const call[6] = {tr, args[0], dtype, loc.get(), values[0], copyText};
   return PyObject_Vectorcall(builder.get(), call, 4, maskWhat);
@@ -452,6 +460,8 @@ void bindLaneFast(py::module_& m) {
         for (PyObject** slot : {&plain.activation, &plain.scalarEngine, &plain.idle, &plain.aluAdd, &plain.tensorReduce,
                                 &plain.dve, &plain.reduceX, &plain.reduceIds, &plain.bitvecIds})
           Py_XDECREF(*slot);
+        activationFields.clear();  // (their constants change)
+        reduceFields.clear();
         plain = Plain{activationOpcode.inc_ref().ptr(), scalarEngine.inc_ref().ptr(), idle.inc_ref().ptr(),
                       aluAdd.inc_ref().ptr(),           tensorReduceOpcode.inc_ref().ptr(),
                       dve.inc_ref().ptr(),              reduceX.inc_ref().ptr(),
@@ -464,16 +474,15 @@ void bindLaneFast(py::module_& m) {
       "the Vector Engine, ReduceAxis.X and the instructions module's REDUCE_IDS and BITVEC_IDS.");
   m.def(
       "configure_per_lane_plain",
-      [](py::dict verdicts, py::dict full, py::dict rules) {
-        for (PyObject** slot : {&sizeVerdicts, &fullBoxes, &sizeRules}) Py_XDECREF(*slot);
+      [](py::dict verdicts, py::dict rules) {
+        for (PyObject** slot : {&sizeVerdicts, &sizeRules}) Py_XDECREF(*slot);
         sizeVerdicts = verdicts.inc_ref().ptr();
-        fullBoxes = full.inc_ref().ptr();
         sizeRules = rules.inc_ref().ptr();
       },
-      py::arg("size_verdicts"), py::arg("full_boxes"), py::arg("size_rules"),
-      "Gives bn_stats_fast and bn_aggr_fast instructions._SIZE_VERDICTS, indexing._FULL_BOXES and "
-      "instructions._SIZE_RULES, to make per_lane's lanewise_plain call themselves when the opcode has no size rule "
-      "or the rule's verdict is remembered, and the mask keeps the whole tile.");
+      py::arg("size_verdicts"), py::arg("size_rules"),
+      "Gives bn_stats_fast and bn_aggr_fast instructions._SIZE_VERDICTS and instructions._SIZE_RULES, to make "
+      "per_lane's lanewise_plain call themselves when the opcode has no size rule or the rule's verdict is "
+      "remembered, and the mask keeps the whole tile (as its remembered box tells: trace_mask_box.h).");
   m.def(
       "activation_fast",
       [](py::object func, py::str name) {

@@ -113,7 +113,7 @@ int input(PyObject* tr, PyObject* v, bool pointer, PyObject* shape, long long p,
     if (t != 1) return t;
   }
   PyObject* const args[3] = {v, st.get(), engine};
-  Owned acc(PyObject_Vectorcall(plainTileAccess, args, 3, nullptr));
+  Owned acc(callFast(plainTileAccess, args, 3));
   if (acc.get() == nullptr) return -1;
   if (acc.get() == Py_None) return 0;
   if (!pointer) {  // written in all the partitions the view spans
@@ -186,7 +186,7 @@ PyObject* lanewisePlain(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     result.p = Py_NewRef(out);
   }
   PyObject* const write[2] = {result.get(), engine};
-  Owned o(PyObject_Vectorcall(writePlain, write, 2, nullptr));
+  Owned o(callFast(writePlain, write, 2));
   if (o.get() == nullptr) return nullptr;
   if (o.get() == Py_None) return fresh ? PyTuple_Pack(1, result.get()) : Py_NewRef(Py_NotImplemented);
   Owned outs(PyList_New(1));

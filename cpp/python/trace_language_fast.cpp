@@ -65,7 +65,7 @@ bool noKeywords(PyObject* kwnames) { return kwnames == nullptr || PyTuple_GET_SI
 int maskKeepsAll(PyObject* mask, PyObject* shape) {
   if (mask == nullptr || mask == Py_None) return 1;
   PyObject* const call[2] = {mask, shape};
-  Owned keeps(PyObject_Vectorcall(config.keepsAll, call, 2, nullptr));
+  Owned keeps(callFast(config.keepsAll, call, 2));
   if (keeps.get() == nullptr) {
     if (!PyErr_ExceptionMatches(PyExc_Exception)) return -1;
     PyErr_Clear();
@@ -181,7 +181,7 @@ PyObject* loadFast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject*
   Owned tile(newResultSite.call(newResultName, result, 6));
   if (tile.get() == nullptr) return nullptr;
   PyObject* const plain[6] = {tr, config.load, tile.get(), src, loc.get(), Py_True};
-  Owned done(PyObject_Vectorcall(config.dmaPlain, plain, 6, nullptr));
+  Owned done(callFast(config.dmaPlain, plain, 6));
   if (done.get() == nullptr) return nullptr;
   if (done.get() == Py_NotImplemented) {
     PyObject* const general[10] = {tr, config.load, tile.get(), src, loc.get(), Py_None, Py_None, nlLoadText,
@@ -242,7 +242,7 @@ PyObject* storeFast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject
   Owned loc(callSiteLocation(0));
   if (loc.get() == nullptr) return nullptr;
   PyObject* const plain[6] = {tr, config.save, dst, value, loc.get(), Py_False};
-  Owned done(PyObject_Vectorcall(config.dmaPlain, plain, 6, nullptr));
+  Owned done(callFast(config.dmaPlain, plain, 6));
   if (done.get() == nullptr) return nullptr;
   if (done.get() == Py_NotImplemented) {
     PyObject* const general[10] = {tr, config.save, dst, value, loc.get(), Py_None, Py_None, nlStoreText,

@@ -50,6 +50,25 @@ PyObject *boxCacheName, *predicatesName, *exprName, *opName, *constName, *coefsN
 using PredicateMemo = ValueMemo<1, 1 + 3 * 5, 8>;
 PredicateMemo predicateMemo;
 
+// What _FULL_BOXES answered, by the shape's values (trace_value_memo.h): the full box of a shape is
+// made once and never replaced (indexing.full_box only adds to the dict), and its identity is the
+// answer (`box is _FULL_BOXES.get(shape)`), so the object found once for a shape's values is what
+// the dict answers for them from then on. Why: every masked instruction of a normalisation kernel
+// asks (keeps_all, bn_stats's plain path), and the shape tuple's hash and comparison cost some 400
+// instructions of the machine.
+using FullBoxMemo = ValueMemo<1, 4, 5>;
+FullBoxMemo fullBoxMemo;
+
+// _FULL_BOXES.get(shape) (borrowed), or null: none, or an error set (an unhashable shape's).
+PyObject* fullBox(PyObject* shape) {
+  FullBoxMemo::Key byValue;
+  const bool memoable = byValue.addTuple(shape);
+  if (PyObject* known = memoable ? fullBoxMemo.find(byValue) : nullptr) return known;
+  PyObject* full = PyDict_GetItemWithError(fullBoxes, shape);  // (borrowed; the dict holds it)
+  if (full != nullptr && memoable) fullBoxMemo.remember(byValue, full);
+  return full;
+}
+
 // The box of `mask` over `shape` as mask_box answers it from what is remembered: 1 with `box` set
 // (a new reference), 0 when the definition must compute it (nothing changed), -1 with an error.
 int knownBox(PyObject* mask, PyObject* shape, Owned& box) {
@@ -121,7 +140,7 @@ PyObject* keepsAllFast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObj
   Owned box(nullptr);
   const int t = knownBox(args[0], args[1], box);
   if (t != 1) return t < 0 ? nullptr : Py_NewRef(Py_NotImplemented);
-  PyObject* full = PyDict_GetItemWithError(fullBoxes, args[1]);  // (borrowed; a shape: hashable)
+  PyObject* full = fullBox(args[1]);  // (borrowed)
   if (full == nullptr && PyErr_Occurred()) return nullptr;
   return Py_NewRef(box.get() == full ? Py_True : Py_False);
 }
@@ -149,6 +168,7 @@ void bindMaskBox(py::module_& m) {
         Py_XDECREF(reinterpret_cast<PyObject*>(maskClass));
         Py_XDECREF(fullBoxes);
         Py_XDECREF(predicateBoxes);
+        fullBoxMemo.clear();  // (another dict's answers)
         predicateClass = reinterpret_cast<PyTypeObject*>(indexPredicate.inc_ref().ptr());
         maskClass = reinterpret_cast<PyTypeObject*>(maskType.inc_ref().ptr());
         fullBoxes = full.inc_ref().ptr();
@@ -193,7 +213,7 @@ int rememberedKeepsAll(PyObject* mask, PyObject* shape) {
   mask_box::Owned box(nullptr);
   const int t = mask_box::knownBox(mask, shape, box);
   if (t != 1) return t;
-  PyObject* full = PyDict_GetItemWithError(mask_box::fullBoxes, shape);  // (borrowed; a shape: hashable)
+  PyObject* full = mask_box::fullBox(shape);  // (borrowed)
   if (full == nullptr && PyErr_Occurred()) return -1;
   return box.get() == full ? 1 : 0;
 }

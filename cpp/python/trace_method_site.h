@@ -72,4 +72,16 @@ inline PyObject* callFast(PyObject* fn, PyObject* const* args, Py_ssize_t nargs)
   return PyObject_Vectorcall(fn, args, static_cast<size_t>(nargs), nullptr);
 }
 
+// module.name (a new reference; null with an error set): from the module's dict, where a module's
+// own functions are (what PyObject_GetAttr finds there after looking at the module type's
+// attributes, which have other names), else by PyObject_GetAttr. For the fast paths that call a
+// module's function as it is now (tests replace some): PyObject_GetAttr looks at the module
+// type's attributes first, a few times the cost of the dict's look-up.
+inline PyObject* moduleAttr(PyObject* module, PyObject* name) {
+  PyObject* dict = PyModule_Check(module) ? PyModule_GetDict(module) : nullptr;  // (borrowed)
+  if (PyObject* v = dict != nullptr ? PyDict_GetItemWithError(dict, name) : nullptr) return Py_NewRef(v);
+  if (PyErr_Occurred()) return nullptr;
+  return PyObject_GetAttr(module, name);
+}
+
 }  // namespace nxs::py_bind

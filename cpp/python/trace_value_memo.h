@@ -85,6 +85,16 @@ class ValueMemo {
     return answer;
   }
 
+  // Forgets every answer (releasing the entries' references).
+  void clear() {
+    for (Entry& e : entries_) {
+      Entry old = e;
+      e = Entry{};
+      for (PyObject* o : old.key.objects) Py_XDECREF(o);
+      Py_XDECREF(old.answer);
+    }
+  }
+
   void remember(const Key& key, PyObject* answer) {
     Entry& e = entries_[key.slot()];
     Entry old = e;

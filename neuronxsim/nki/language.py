@@ -27,7 +27,6 @@ from neuronxsim.starfish.lib import _core
 from . import compiler as _ncc
 from . import dtypes as _dt
 from . import gpsimd_instructions as _gpsimd
-from . import indexing as _idx
 from . import instructions as _ins
 from .errors import NKIError, caller_location
 from .indexing import arange, ds, mgrid  # noqa: F401  (public names of nl)
@@ -1020,7 +1019,7 @@ _core.nki.configure_lane_fast_plain(IT.Activation, Engine.Activation, _ins.bir.A
                                     _ins.REDUCE_IDS, _ins.BITVEC_IDS)
 # (and bn_stats' and bn_aggr's per_lane's, when the size rule's verdict, if the opcode has a size
 # rule, and the mask's box are remembered)
-_core.nki.configure_per_lane_plain(_ins._SIZE_VERDICTS, _idx._FULL_BOXES, _ins._SIZE_RULES)
+_core.nki.configure_per_lane_plain(_ins._SIZE_VERDICTS, _ins._SIZE_RULES)
 for _name, _func in _ACTIVATIONS.items():
     globals()[_name] = _core.nki.FastCall(_activation_fn(_name, _func),
                                           _core.nki.activation_fast(_func, _name))

@@ -146,9 +146,9 @@ def configure_nki06_subscript(nki_tensor_class: type, index: typing.Any, to_int:
     """
     Gives the subscripts the NkiTensor class (NKI 0.6; after configure_subscripts), index(k): the int of an index that is no int or loop index (NKIError for a run-time one), and to_int(v, what): the int of a slice bound or step that is no int.
     """
-def configure_per_lane_plain(size_verdicts: dict, full_boxes: dict, size_rules: dict) -> None:
+def configure_per_lane_plain(size_verdicts: dict, size_rules: dict) -> None:
     """
-    Gives bn_stats_fast and bn_aggr_fast instructions._SIZE_VERDICTS, indexing._FULL_BOXES and instructions._SIZE_RULES, to make per_lane's lanewise_plain call themselves when the opcode has no size rule or the rule's verdict is remembered, and the mask keeps the whole tile.
+    Gives bn_stats_fast and bn_aggr_fast instructions._SIZE_VERDICTS and instructions._SIZE_RULES, to make per_lane's lanewise_plain call themselves when the opcode has no size rule or the rule's verdict is remembered, and the mask keeps the whole tile (as its remembered box tells: trace_mask_box.h).
     """
 def configure_plain_tile_access(access_class: typing.Any, pe: typing.Any, pool: typing.Any, psum: str, num_partitions: typing.SupportsInt | typing.SupportsIndex, max_free_psum: typing.SupportsInt | typing.SupportsIndex, max_free_sbuf: typing.SupportsInt | typing.SupportsIndex) -> None:
     """
