@@ -202,13 +202,6 @@ NXS_REGISTER_SUBMODULE(nki, 48, "the NKI tracer's hot paths", bindMaskBox);
 }  // namespace mask_box
 }  // namespace
 
-int rememberedMaskBox(PyObject* mask, PyObject* shape, PyObject** box) {
-  mask_box::Owned found(nullptr);
-  const int t = mask_box::knownBox(mask, shape, found);
-  if (t == 1) *box = found.release();
-  return t;
-}
-
 int rememberedKeepsAll(PyObject* mask, PyObject* shape) {
   mask_box::Owned box(nullptr);
   const int t = mask_box::knownBox(mask, shape, box);
