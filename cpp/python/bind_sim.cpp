@@ -207,6 +207,18 @@ void bindSim(py::module_& m) {
         py::arg("module"), py::arg("arch"),
         "schedule_function for every function of the module, in order, from one decoding of "
         "the module when the simulator accepts it whole; returns the list of their dicts.");
+  m.def(
+      "engine_orders",
+      [](uint32_t opcode, bool accumulates, bool randomMemset) {
+        if (opcode >= bir::InstructionType::kCount) throw py::value_error("engine_orders: no such opcode");
+        return engineOrders(bir::kNodeClassOfOpcode[opcode], accumulates, randomMemset);
+      },
+      py::arg("opcode"), py::arg("accumulates"), py::arg("random_memset"),
+      "The engine-state orders an instruction of this opcode number keeps beside its memory "
+      "accesses, as bits (sim/ListSchedule.h EngineOrder: 1 ScalarE accumulators, 2 DevicePrint, "
+      "4 VectorE accumulation registers, 8 random generators, 16 nothing around it may move); "
+      "accumulates: an Activation whose acc is not Idle; random_memset: a Memset in Random mode.");
+  m.attr("ORDER_WHOLE_BLOCK") = static_cast<uint32_t>(kOrderWholeBlock);
   m.attr("TRACK_NAMES") = [] {
     py::list l;
     for (int t = 0; t < kMaxTracks; ++t) l.append(trackName(t));

@@ -12,7 +12,26 @@
 #include "bir/Error.h"
 
 namespace sim {
+
+uint32_t engineOrders(bir::NodeClass cls, bool accumulates, bool randomMemset) {
+  using NC = bir::NodeClass;
+  switch (cls) {
+    case NC::Activation: return accumulates ? uint32_t{kOrderAccumulator} : 0;
+    case NC::ReadActivationAccumulator: return kOrderAccumulator;
+    case NC::DevicePrint: return kOrderPrint;
+    case NC::TensorScalarReduce: return kOrderVectorRegister;
+    case NC::Rand:
+    case NC::SetRandState:
+    case NC::GetRandState: return kOrderGenerator;
+    case NC::Memset: return randomMemset ? uint32_t{kOrderWholeBlock} : 0;
+    default: return 0;
+  }
+}
+
 namespace {
+
+// The orders of EngineOrder below kOrderWholeBlock.
+constexpr int kEngineOrders = 4;
 
 // A dependency of instruction `to` on an earlier one, on its writes being visible (RAW, WAW) or on
 // its reads being done (WAR): a link in the earlier one's list of successors.
@@ -177,7 +196,7 @@ Graph dependencies(const CoreProgram& cp, const std::vector<TensorSpec>& tensors
     }
     if (bytes > 0) m.buckets.resize(static_cast<size_t>(((bytes - 1) >> m.shift) + 1));
   }
-  int64_t lastAccumulator = -1, lastPrint = -1, lastVectorRegister = -1, lastGenerator = -1;
+  int64_t lastInOrder[kEngineOrders] = {-1, -1, -1, -1};  // per EngineOrder bit below kOrderWholeBlock
   // The k-th instruction's predecessors, each once (on its writes if any edge is): an access meets
   // the same earlier one in several buckets and several of its operands. Collected here, then
   // linked into their successor lists: appending is a store, no capacity check or call, which
@@ -233,27 +252,14 @@ Graph dependencies(const CoreProgram& cp, const std::vector<TensorSpec>& tensors
         }
       }
     }
-    // Engine state outside memory.
+    // Engine state outside memory: each order's instructions in program order.
     const bir::Instruction& I = *d.inst;
-    bool accumulator = d.cls == bir::NodeClass::ReadActivationAccumulator;
-    if (const auto* act = bir::dyn_cast<bir::InstActivation>(&I)) accumulator = act->acc != bir::AccumCmd::Idle;
-    if (accumulator) {
-      if (lastAccumulator >= 0) add(static_cast<uint32_t>(lastAccumulator), true);
-      lastAccumulator = k;
-    }
-    if (d.cls == bir::NodeClass::DevicePrint) {
-      if (lastPrint >= 0) add(static_cast<uint32_t>(lastPrint), true);
-      lastPrint = k;
-    }
-    // The Vector Engine's accumulation registers (tensor_scalar_reduce / _cumulative) and the
-    // engines' random generators: each in program order.
-    if (d.cls == bir::NodeClass::TensorScalarReduce) {
-      if (lastVectorRegister >= 0) add(static_cast<uint32_t>(lastVectorRegister), true);
-      lastVectorRegister = k;
-    }
-    if (d.cls == bir::NodeClass::Rand || d.cls == bir::NodeClass::SetRandState || d.cls == bir::NodeClass::GetRandState) {
-      if (lastGenerator >= 0) add(static_cast<uint32_t>(lastGenerator), true);
-      lastGenerator = k;
+    const auto* act = bir::dyn_cast<bir::InstActivation>(&I);
+    const uint32_t orders = engineOrders(d.cls, act && act->acc != bir::AccumCmd::Idle, false);
+    for (int o = 0; o < kEngineOrders; ++o) {
+      if (!(orders & (1u << o))) continue;
+      if (lastInOrder[o] >= 0) add(static_cast<uint32_t>(lastInOrder[o]), true);
+      lastInOrder[o] = k;
     }
     g.preds[k] = nIn;
     Edge* const edges = g.edges.take(nIn);
@@ -318,8 +324,8 @@ class Estimate {
 
 bool keepsSourceOrder(const DecodedInst& d) {
   if (d.wholeCore) return true;
-  if (const auto* ms = bir::dyn_cast<bir::InstMemset>(d.inst)) return ms->mode == bir::MemsetMode::Random;
-  return false;
+  const auto* ms = bir::dyn_cast<bir::InstMemset>(d.inst);
+  return engineOrders(d.cls, false, ms && ms->mode == bir::MemsetMode::Random) & kOrderWholeBlock;
 }
 
 }  // namespace

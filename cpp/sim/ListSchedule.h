@@ -27,6 +27,24 @@
 
 namespace sim {
 
+// The orders beside memory an instruction keeps with the others of the same order (bits): the
+// ScalarE accumulator registers (activations that reduce into them, ReadActivationAccumulator),
+// DevicePrint output, the Vector Engine's accumulation registers (TensorScalarReduce) and the
+// engines' random generators. kOrderWholeBlock: its result depends on its position in the block (a
+// random memset, seeded by its ordinal): nothing around it may move (as around a kernel node the
+// simulator times as a whole, which its latencies tell, not its class).
+// `accumulates`: an Activation whose acc is not Idle; `randomMemset`: a Memset in Random mode.
+// (The scheduling here and the tracer's reordering to fit memory, neuronxsim/nki/pressure.py,
+// both read it.)
+enum EngineOrder : uint32_t {
+  kOrderAccumulator = 1,
+  kOrderPrint = 2,
+  kOrderVectorRegister = 4,
+  kOrderGenerator = 8,
+  kOrderWholeBlock = 16,
+};
+uint32_t engineOrders(bir::NodeClass cls, bool accumulates, bool randomMemset);
+
 // The new order of one block's instructions: `order[k]` is the index (in the block) of the k-th.
 // `tensors`: the program's DRAM tensors (Program::tensors).
 std::vector<uint32_t> listScheduleBlock(const CoreProgram& cp, const std::vector<TensorSpec>& tensors, uint32_t block,

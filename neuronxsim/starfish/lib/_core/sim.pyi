@@ -5,7 +5,7 @@ from __future__ import annotations
 import neuronxsim.starfish.lib._core.bir
 import numpy
 import typing
-__all__: list[str] = ['NUM_ENGINES', 'SimResult', 'Simulator', 'TRACK_NAMES', 'TraceProgress', 'engine_of', 'lane_name', 'latency', 'schedule_function', 'schedule_module']
+__all__: list[str] = ['NUM_ENGINES', 'ORDER_WHOLE_BLOCK', 'SimResult', 'Simulator', 'TRACK_NAMES', 'TraceProgress', 'engine_of', 'engine_orders', 'lane_name', 'latency', 'schedule_function', 'schedule_module']
 class TraceProgress:
     """
     How far write_trace is: done of total slices (read it from another thread).
@@ -84,6 +84,10 @@ class Simulator:
         ...
 def engine_of(arg0: neuronxsim.starfish.lib._core.bir.Instruction) -> neuronxsim.starfish.lib._core.bir.Engine:
     ...
+def engine_orders(opcode: typing.SupportsInt | typing.SupportsIndex, accumulates: bool, random_memset: bool) -> int:
+    """
+    The engine-state orders an instruction of this opcode number keeps beside its memory accesses, as bits (sim/ListSchedule.h EngineOrder: 1 ScalarE accumulators, 2 DevicePrint, 4 VectorE accumulation registers, 8 random generators, 16 nothing around it may move); accumulates: an Activation whose acc is not Idle; random_memset: a Memset in Random mode.
+    """
 def lane_name(track: typing.SupportsInt | typing.SupportsIndex, lane: typing.SupportsInt | typing.SupportsIndex) -> str:
     """
     The trace's name of a track's lane: "ACT", "ACT (pipelined)", "ACT (pipelined 2)".
@@ -101,4 +105,5 @@ def schedule_module(module: neuronxsim.starfish.lib._core.bir.Module, arch: str)
     schedule_function for every function of the module, in order, from one decoding of the module when the simulator accepts it whole; returns the list of their dicts.
     """
 NUM_ENGINES: int = 5
+ORDER_WHOLE_BLOCK: int = 16
 TRACK_NAMES: list = ['PE', 'ACT', 'DVE', 'Pool', 'SP', 'DMA0', 'DMA1', 'DMA2', 'DMA3', 'DMA4', 'DMA5', 'DMA6', 'DMA7', 'DMA8', 'DMA9', 'DMA10', 'DMA11', 'DMA12', 'DMA13', 'DMA14', 'DMA15']
