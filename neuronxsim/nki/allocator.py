@@ -63,6 +63,15 @@ class Allocation:
         self.spill = spill
 
     def run(self, program) -> None:
+        """A refusal (what does not fit, and what is live then) is left in ``program.refusal``,
+        with this pass, for :class:`~neuronxsim.nki.pressure.PressureSchedule`."""
+        try:
+            self._allocate(program)
+        except NKIAllocationError as refusal:
+            # (without its traceback, whose frames hold the program: a reference cycle)
+            program.refusal = (self, refusal.with_traceback(None))
+
+    def _allocate(self, program) -> None:
         first_use, last_use = program.first_use, program.last_use
         addr = [None] * len(program.storages)
         # (in C for plain storages: cpp/python/trace_alloc_split.cpp; None leaves it to Python)

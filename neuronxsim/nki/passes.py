@@ -12,12 +12,18 @@ answer; none changes the record (a pass that changes an op puts a new one in ``p
 4. :class:`Liveness` finds each storage's live range (first and last instruction using it);
 5. :class:`~neuronxsim.nki.allocator.Allocation` places SBUF and PSUM storages by live range,
    spilling SBUF tiles that do not fit (:mod:`~neuronxsim.nki.spill`: it adds the transfers to
-   ``program.ops`` and recomputes the live ranges);
-6. :class:`~neuronxsim.nki.emit.Emission` writes the function's tensors and instructions.
+   ``program.ops`` and recomputes the live ranges); what does not fit it leaves in
+   ``program.refusal``;
+6. :class:`~neuronxsim.nki.pressure.PressureSchedule`, only after a refusal, reorders
+   ``program.ops`` within their dependencies so that fewer tiles are live at once (as the
+   compiler may) and allocates again, or raises the refusal;
+7. :class:`~neuronxsim.nki.emit.Emission` writes the function's tensors and instructions.
 
 Later passes slot in by position: a scheduler that reorders the instructions of independent
 ``affine_range`` iterations (every op carries its loop iteration, see
 :class:`~neuronxsim.nki.record.LoopIteration`) goes before :class:`Liveness`.
+:class:`~neuronxsim.nki.pressure.PressureSchedule` comes after the allocation because it only
+runs when the program order does not fit (every kernel that fits keeps its order).
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from neuronxsim.starfish.lib import _core
 
 from .allocator import Allocation
 from .emit import Emission
+from .pressure import PressureSchedule
 from .record import ACCESS_AT, OP_AT, CoreRecord, Op
 
 # The passes that touch every op run in C (cpp/python/trace_pass_facts.cpp), told where the
@@ -46,7 +53,9 @@ class Program:
     ``ops`` (the instructions in order, starting as the record's), ``first_use`` / ``last_use``
     (per storage ``sid``, the indices in ``ops`` of the first and last instruction using it, -1
     if none: :class:`Liveness`), ``addr``, ``peak_bytes`` and ``spills`` (per ``sid``, per space
-    and the spill transfers: allocation), ``function`` (emission)."""
+    and the spill transfers: allocation), ``refusal`` (None, or the allocation pass that refused
+    and its error, until :class:`~neuronxsim.nki.pressure.PressureSchedule` resolves or raises
+    it), ``function`` (emission)."""
 
     def __init__(self, record: CoreRecord, arch: str, sbuf_bytes: int, outputs: list, module):
         self.record = record
@@ -61,6 +70,7 @@ class Program:
         self.addr: list = []
         self.peak_bytes: dict = {}
         self.spills: dict = {}
+        self.refusal: tuple | None = None
         self.function = None
 
 
@@ -126,7 +136,8 @@ class Liveness(Pass):
 
 
 #: The passes of every trace, in order (see the module docstring).
-PIPELINE = (ZeroElision(), Redirects(), MatmulGroups(), Liveness(), Allocation(), Emission())
+PIPELINE = (ZeroElision(), Redirects(), MatmulGroups(), Liveness(), Allocation(),
+            PressureSchedule(), Emission())
 
 
 def run_pipeline(program: Program, pipeline=PIPELINE) -> Program:

@@ -1,12 +1,15 @@
 """SBUF/PSUM allocation by live range: iterations reuse space, what is live at once must fit,
 overlapping lifetimes never share bytes, PSUM tiles sit in their own banks."""
 
+import numpy as np
 import pytest
 
 import neuronxsim.nki as nki
+import neuronxsim.nki.isa as nisa
 import neuronxsim.nki.language as nl
 import tutorial_kernels as tk
 from neuronxsim import bir
+from nki_testing import close, run_on
 
 
 @nki.jit
@@ -64,6 +67,21 @@ def psum_tiles(a, live):
     return out
 
 
+@nki.jit
+def psum_chain(a, live):
+    """``live`` PSUM tiles, each computed from a copy of the one before and all read with the
+    last one's copy: whatever the order, all are live at once."""
+    out = nl.ndarray((128, 128 * live), dtype=nl.float32, buffer=nl.shared_hbm)
+    t = nl.load(a)
+    results = []
+    for _ in range(live):
+        results.append(nl.matmul(t, t, transpose_x=True))
+        t = nl.copy(results[-1])
+    for i, r in enumerate(results):
+        nl.store(out[:, i * 128:(i + 1) * 128], nl.add(r, t))
+    return out
+
+
 def test_psum_has_eight_banks():
     a = nki.typing.tensor[[128, 128], nl.float32]
     module = nki.trace(psum_tiles, a, 8)
@@ -74,7 +92,7 @@ def test_psum_has_eight_banks():
     assert nki.trace_kernel(psum_tiles, a, 8).spills[0]["stores"] == 0
     with pytest.raises(nki.NKIAllocationError,
                        match="PSUM overflow: .*PSUM tiles are not spilled"):
-        nki.trace(psum_tiles, a, 9)  # (PSUM is not spilled: DMA does not reach it)
+        nki.trace(psum_chain, a, 9)  # (PSUM is not spilled: DMA does not reach it)
 
 
 def _live_ranges(module):
@@ -112,3 +130,84 @@ def test_tiles_live_at_once_never_share_bytes(kernel, args):
                 continue
             assert a.addr + a.bytes_per_partition <= b.addr or \
                 b.addr + b.bytes_per_partition <= a.addr, (a.name, b.name)
+
+
+@nki.jit
+def blocked_psum_minus_row_max(a, b, keep_order=False):
+    """a.T @ b minus each row's maximum, as the attention tutorial's v3 computes softmax's first
+    step: every block of a block-dimension PSUM tensor written in one loop nest, read in the two
+    after it. In program order all blocks are live at once; per row of blocks, a few."""
+    K, M = a.shape
+    N = b.shape[1]
+    MT, NT = -(-M // 128), -(-N // 512)
+    out = nl.ndarray((M, N), dtype=nl.float32, buffer=nl.shared_hbm)
+    a_sb = nl.load(a)
+    b_sb = nl.load(b)
+    ps = nl.ndarray((MT, NT, nl.par_dim(128), 512), dtype=nl.float32, buffer=nl.psum)
+    directives = (nki.compiler.no_reorder(),) if keep_order else None
+    for i in nl.affine_range(MT, directives=directives):
+        m = min(128, M - i * 128)
+        for j in nl.affine_range(NT):
+            n = min(512, N - j * 512)
+            ps[i, j, 0:m, 0:n] = nisa.nc_matmul(a_sb[:, nl.ds(i * 128, m)],
+                                                b_sb[:, nl.ds(j * 512, n)])
+    row_max = nl.ndarray((nl.par_dim(128), MT), dtype=nl.float32, buffer=nl.sbuf)
+    for i in nl.affine_range(MT):
+        m = min(128, M - i * 128)
+        tile_max = nl.ndarray((nl.par_dim(128), NT), dtype=nl.float32, buffer=nl.sbuf)
+        for j in nl.affine_range(NT):
+            n = min(512, N - j * 512)
+            tile_max[0:m, j:j + 1] = nisa.tensor_reduce(nl.max, ps[i, j, 0:m, 0:n], axis=1,
+                                                        keepdims=True)
+        row_max[0:m, i:i + 1] = nisa.tensor_reduce(nl.max, tile_max[0:m, 0:NT], axis=1,
+                                                   keepdims=True)
+    for i in nl.affine_range(MT):
+        m = min(128, M - i * 128)
+        for j in nl.affine_range(NT):
+            n = min(512, N - j * 512)
+            shifted = nisa.tensor_scalar(ps[i, j, 0:m, 0:n], nl.subtract, row_max[0:m, i:i + 1])
+            nl.store(out[nl.ds(i * 128, m), nl.ds(j * 512, n)], shifted)
+    return out
+
+
+@pytest.mark.parametrize("k,m,n", [(128, 300, 1100), (96, 520, 700), (128, 384, 1536)])
+def test_tiles_that_fit_only_reordered_are_reordered(executor, k, m, n):
+    # 9, 10 and 9 PSUM blocks of 2 KiB, live at once in program order: more than PSUM's 16 KiB
+    rng = np.random.default_rng(m + n)
+    a = rng.uniform(-1, 1, (k, m)).astype(np.float32)
+    b = rng.uniform(-1, 1, (k, n)).astype(np.float32)
+    product = a.T.astype(np.float64) @ b
+    close(run_on(executor, blocked_psum_minus_row_max, a, b),
+          product - product.max(axis=1, keepdims=True), atol=1e-4, rtol=1e-5)
+    # the nests ran per row of blocks: a subtraction before the last matmul
+    insts = nki.trace(blocked_psum_minus_row_max, a, b).functions[0].blocks[0].instructions
+    names = [i.opcode_name for i in insts]
+    assert names.index("TensorScalarPtr") < len(names) - 1 - names[::-1].index("Matmult")
+
+
+def test_no_reorder_keeps_program_order_and_its_refusal():
+    a = nki.typing.tensor[[128, 300], nl.float32]
+    b = nki.typing.tensor[[128, 1100], nl.float32]
+    with pytest.raises(nki.NKIAllocationError, match="PSUM overflow: tile 'ndarray' .* held by 8 "
+                       "tiles live at that moment"):
+        nki.trace(blocked_psum_minus_row_max, a, b, True)
+
+
+def test_where_no_order_fits_the_refusal_is_the_program_order_one():
+    from neuronxsim.nki import pressure
+    a = nki.typing.tensor[[128, 128], nl.float32]
+    with pytest.raises(nki.NKIAllocationError) as reordered:
+        nki.trace(psum_chain, a, 9)
+    # the same words as the allocation of the program order, before any reordering
+    failing = pressure.PressureSchedule.run
+    first = []
+
+    def keep_first(self, program):
+        first.append(str(program.refusal[1]))
+        return failing(self, program)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(pressure.PressureSchedule, "run", keep_first)
+        with pytest.raises(nki.NKIAllocationError):
+            nki.trace(psum_chain, a, 9)
+    assert str(reordered.value) == first[0]
+    assert "held by 8 tiles live at that moment" in first[0]

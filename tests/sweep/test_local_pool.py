@@ -21,10 +21,10 @@ def test_every_configuration_has_one_row_and_failures_are_rows(reference_rows, t
     assert by_params[(8, 1, 1)]["status"] == "failed"
     assert by_params[(8, 1, 1)]["error"].startswith("AssertionError: blocked_matmul.py:")
     assert "do not divide" in by_params[(8, 1, 1)]["error"]
-    assert by_params[(4, 4, 2)]["status"] == "failed"
-    assert "PSUM overflow" in by_params[(4, 4, 2)]["error"]
+    # (4 x 4 PSUM tiles: they fit once each tile's accumulation runs through, reordered)
+    assert by_params[(4, 4, 2)]["status"] == "ok"
     ok = [r for r in rows if r["status"] == "ok"]
-    assert len(ok) == 10
+    assert len(ok) == 12
     for r in ok:
         assert r["total_ns"] > 0 and 0 < r["pe_mfu"] < 1 and r["instructions"] > 0
         assert set(r["engine_busy"]) == {"PE", "ACT", "DVE", "Pool", "SP", "DMA max"}

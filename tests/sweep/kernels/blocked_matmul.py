@@ -5,8 +5,9 @@ The output is cut into blocks of ``TILES_IN_BLOCK_M`` x ``TILES_IN_BLOCK_N`` PSU
 ([128, 512] fp32 each, one 2 KiB bank per partition); each block accumulates the whole
 contraction in PSUM, reading the operands ``TILES_IN_BLOCK_K`` tiles of 128 rows at a time.
 Larger blocks load each operand fewer times but hold more SBUF and PSUM: a block of more than
-eight PSUM tiles does not fit (the sweep records it as a failed configuration), nor one whose
-sizes do not divide the matrices (an assertion).
+eight PSUM tiles fits only reordered (each tile's accumulation run through, as the compiler
+may), and one whose sizes do not divide the matrices fails (an assertion; the sweep records
+it as a failed configuration).
 """
 
 from neuronxcc import nki
