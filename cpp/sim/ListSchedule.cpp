@@ -13,21 +13,6 @@
 
 namespace sim {
 
-uint32_t engineOrders(bir::NodeClass cls, bool accumulates, bool randomMemset) {
-  using NC = bir::NodeClass;
-  switch (cls) {
-    case NC::Activation: return accumulates ? uint32_t{kOrderAccumulator} : 0;
-    case NC::ReadActivationAccumulator: return kOrderAccumulator;
-    case NC::DevicePrint: return kOrderPrint;
-    case NC::TensorScalarReduce: return kOrderVectorRegister;
-    case NC::Rand:
-    case NC::SetRandState:
-    case NC::GetRandState: return kOrderGenerator;
-    case NC::Memset: return randomMemset ? uint32_t{kOrderWholeBlock} : 0;
-    default: return 0;
-  }
-}
-
 namespace {
 
 // The orders of EngineOrder below kOrderWholeBlock.
@@ -256,8 +241,8 @@ Graph dependencies(const CoreProgram& cp, const std::vector<TensorSpec>& tensors
     const bir::Instruction& I = *d.inst;
     const auto* act = bir::dyn_cast<bir::InstActivation>(&I);
     const uint32_t orders = engineOrders(d.cls, act && act->acc != bir::AccumCmd::Idle, false);
-    for (int o = 0; o < kEngineOrders; ++o) {
-      if (!(orders & (1u << o))) continue;
+    for (uint32_t bits = orders; bits; bits &= bits - 1) {  // (most instructions: none)
+      const int o = std::countr_zero(bits);
       if (lastInOrder[o] >= 0) add(static_cast<uint32_t>(lastInOrder[o]), true);
       lastInOrder[o] = k;
     }

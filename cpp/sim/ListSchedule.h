@@ -43,7 +43,21 @@ enum EngineOrder : uint32_t {
   kOrderGenerator = 8,
   kOrderWholeBlock = 16,
 };
-uint32_t engineOrders(bir::NodeClass cls, bool accumulates, bool randomMemset);
+// (inline: the scheduler asks it of every instruction)
+inline uint32_t engineOrders(bir::NodeClass cls, bool accumulates, bool randomMemset) {
+  using NC = bir::NodeClass;
+  switch (cls) {
+    case NC::Activation: return accumulates ? uint32_t{kOrderAccumulator} : 0;
+    case NC::ReadActivationAccumulator: return kOrderAccumulator;
+    case NC::DevicePrint: return kOrderPrint;
+    case NC::TensorScalarReduce: return kOrderVectorRegister;
+    case NC::Rand:
+    case NC::SetRandState:
+    case NC::GetRandState: return kOrderGenerator;
+    case NC::Memset: return randomMemset ? uint32_t{kOrderWholeBlock} : 0;
+    default: return 0;
+  }
+}
 
 // The new order of one block's instructions: `order[k]` is the index (in the block) of the k-th.
 // `tensors`: the program's DRAM tensors (Program::tensors).

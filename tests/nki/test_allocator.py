@@ -1,15 +1,12 @@
 """SBUF/PSUM allocation by live range: iterations reuse space, what is live at once must fit,
 overlapping lifetimes never share bytes, PSUM tiles sit in their own banks."""
 
-import numpy as np
 import pytest
 
 import neuronxsim.nki as nki
-import neuronxsim.nki.isa as nisa
 import neuronxsim.nki.language as nl
 import tutorial_kernels as tk
 from neuronxsim import bir
-from nki_testing import close, run_on
 
 
 @nki.jit
@@ -64,21 +61,6 @@ def psum_tiles(a, live):
     results = [nl.matmul(t, t, transpose_x=True) for _ in range(live)]
     for i, r in enumerate(results):
         nl.store(out[:, i * 128:(i + 1) * 128], nl.copy(r))
-    return out
-
-
-@nki.jit
-def psum_chain(a, live):
-    """``live`` PSUM tiles, each computed from a copy of the one before and all read with the
-    last one's copy: whatever the order, all are live at once."""
-    out = nl.ndarray((128, 128 * live), dtype=nl.float32, buffer=nl.shared_hbm)
-    t = nl.load(a)
-    results = []
-    for _ in range(live):
-        results.append(nl.matmul(t, t, transpose_x=True))
-        t = nl.copy(results[-1])
-    for i, r in enumerate(results):
-        nl.store(out[:, i * 128:(i + 1) * 128], nl.add(r, t))
     return out
 
 
@@ -149,7 +131,7 @@ def blocked_psum_minus_row_max(a, b, keep_order=False):
         m = min(128, M - i * 128)
         for j in nl.affine_range(NT):
             n = min(512, N - j * 512)
-            ps[i, j, 0:m, 0:n] = nisa.nc_matmul(a_sb[:, nl.ds(i * 128, m)],
+            ps[i, j, 0:m, 0:n] = nki.isa.nc_matmul(a_sb[:, nl.ds(i * 128, m)],
                                                 b_sb[:, nl.ds(j * 512, n)])
     row_max = nl.ndarray((nl.par_dim(128), MT), dtype=nl.float32, buffer=nl.sbuf)
     for i in nl.affine_range(MT):
@@ -157,21 +139,23 @@ def blocked_psum_minus_row_max(a, b, keep_order=False):
         tile_max = nl.ndarray((nl.par_dim(128), NT), dtype=nl.float32, buffer=nl.sbuf)
         for j in nl.affine_range(NT):
             n = min(512, N - j * 512)
-            tile_max[0:m, j:j + 1] = nisa.tensor_reduce(nl.max, ps[i, j, 0:m, 0:n], axis=1,
+            tile_max[0:m, j:j + 1] = nki.isa.tensor_reduce(nl.max, ps[i, j, 0:m, 0:n], axis=1,
                                                         keepdims=True)
-        row_max[0:m, i:i + 1] = nisa.tensor_reduce(nl.max, tile_max[0:m, 0:NT], axis=1,
+        row_max[0:m, i:i + 1] = nki.isa.tensor_reduce(nl.max, tile_max[0:m, 0:NT], axis=1,
                                                    keepdims=True)
     for i in nl.affine_range(MT):
         m = min(128, M - i * 128)
         for j in nl.affine_range(NT):
             n = min(512, N - j * 512)
-            shifted = nisa.tensor_scalar(ps[i, j, 0:m, 0:n], nl.subtract, row_max[0:m, i:i + 1])
+            shifted = nki.isa.tensor_scalar(ps[i, j, 0:m, 0:n], nl.subtract, row_max[0:m, i:i + 1])
             nl.store(out[nl.ds(i * 128, m), nl.ds(j * 512, n)], shifted)
     return out
 
 
 @pytest.mark.parametrize("k,m,n", [(128, 300, 1100), (96, 520, 700), (128, 384, 1536)])
 def test_tiles_that_fit_only_reordered_are_reordered(executor, k, m, n):
+    import numpy as np
+    from nki_testing import close, run_on
     # 9, 10 and 9 PSUM blocks of 2 KiB, live at once in program order: more than PSUM's 16 KiB
     rng = np.random.default_rng(m + n)
     a = rng.uniform(-1, 1, (k, m)).astype(np.float32)
@@ -211,3 +195,18 @@ def test_where_no_order_fits_the_refusal_is_the_program_order_one():
             nki.trace(psum_chain, a, 9)
     assert str(reordered.value) == first[0]
     assert "held by 8 tiles live at that moment" in first[0]
+
+
+@nki.jit
+def psum_chain(a, live):
+    """``live`` PSUM tiles, each computed from a copy of the one before and all read with the
+    last one's copy: whatever the order, all are live at once."""
+    out = nl.ndarray((128, 128 * live), dtype=nl.float32, buffer=nl.shared_hbm)
+    t = nl.load(a)
+    results = []
+    for _ in range(live):
+        results.append(nl.matmul(t, t, transpose_x=True))
+        t = nl.copy(results[-1])
+    for i, r in enumerate(results):
+        nl.store(out[:, i * 128:(i + 1) * 128], nl.add(r, t))
+    return out

@@ -82,9 +82,8 @@ def test_the_passes_apply_the_facts_in_order():
     assert load.outs[0].memref == "ndarray"
     assert (mm0.start_tensor_calc, mm0.stop_tensor_calc) == (True, False)
     assert (mm1.start_tensor_calc, mm1.stop_tensor_calc) == (False, True)
-    assert [stage.name for stage in PIPELINE] == ["zero-elision", "redirects", "matmul-groups",
-                                                  "liveness", "allocation", "pressure-schedule",
-                                                  "emission"]
+    assert [s.name for s in PIPELINE] == ["zero-elision", "redirects", "matmul-groups", "liveness",
+                                          "allocation", "pressure-schedule", "emission"]
 
 
 def test_a_redirected_temporary_read_after_its_destination_changed_gets_a_copy(rng):

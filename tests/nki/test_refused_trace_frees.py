@@ -20,12 +20,9 @@ T = nki.typing.tensor
 
 
 @nki.jit
-def _psum_overflow(a):
-    """Nine PSUM tiles, each computed from a copy of the one before and all read with the last
-    one's copy: no order fits them in PSUM's eight banks."""
+def _psum_overflow(a):  # 9 PSUM tiles, each from the one before, all read at the end: no order fits
     out = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.shared_hbm)
-    t = nl.load(a)
-    tiles = []
+    t, tiles = nl.load(a), []
     for _ in range(9):
         tiles.append(nisa.nc_matmul(t, t))
         t = nl.copy(tiles[-1], dtype=a.dtype)
