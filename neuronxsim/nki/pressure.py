@@ -217,25 +217,28 @@ def _box(acc) -> tuple:
     offset, pairs, storage = acc[1], acc[2], acc[3]
     layout = storage.layout
     if not layout.on_chip:
-        lo = hi = offset
-        for step, num in pairs:
-            span = (num - 1) * step
-            lo, hi = (lo + span, hi) if span < 0 else (lo, hi + span)
-        return (0, 0, lo, hi)
+        return (0, 0) + _span(offset, pairs)
     row = layout.row
-    whole = (0, layout.partitions - 1, 0, row - 1)
     pstep, pnum = pairs[0]
     if row == 0 or pstep % row:
-        return whole
-    p0, c = divmod(offset, row)
-    pspan = (pnum - 1) * (pstep // row)
-    lo = hi = c
-    for step, num in pairs[1:]:
-        span = (num - 1) * step
-        lo, hi = (lo + span, hi) if span < 0 else (lo, hi + span)
+        return (0, layout.partitions - 1, 0, row - 1)
+    p0, column = divmod(offset, row)
+    lo, hi = _span(column, pairs[1:])
     if lo < 0 or hi >= row:
-        return whole
-    return (min(p0, p0 + pspan), max(p0, p0 + pspan), lo, hi)
+        return (0, layout.partitions - 1, 0, row - 1)
+    return _span(p0, [(pstep // row, pnum)]) + (lo, hi)
+
+
+def _span(start: int, pairs) -> tuple:
+    """The lowest and highest of ``start + sum(i * step)`` over the pairs' ``(step, num)``."""
+    lo = hi = start
+    for step, num in pairs:
+        reach = (num - 1) * step
+        if reach < 0:
+            lo += reach
+        else:
+            hi += reach
+    return lo, hi
 
 
 # Any element of the storage: the box of an indirect DMA's accesses, whose rows are picked when

@@ -210,3 +210,31 @@ def psum_chain(a, live):
     for i, r in enumerate(results):
         nl.store(out[:, i * 128:(i + 1) * 128], nl.add(r, t))
     return out
+
+
+@nki.jit
+def overwritten_after_a_held_back_matmul(a, b):
+    """The ninth matmul must wait for a PSUM bank; the load that overwrites its operand comes
+    after it in program order and must stay after it (a write after read), while the copies that
+    free the banks come later still."""
+    out = nl.ndarray((10 * 128, 128), dtype=nl.float32, buffer=nl.shared_hbm)
+    ps = nl.ndarray((9, nl.par_dim(128), 128), dtype=nl.float32, buffer=nl.psum)
+    s = nl.ndarray((nl.par_dim(128), 128), dtype=nl.float32, buffer=nl.sbuf)
+    s[...] = nl.load(a)
+    for i in nl.affine_range(9):
+        ps[i] = nki.isa.nc_matmul(s, s)
+    s[...] = nl.load(b)
+    for i in nl.affine_range(9):
+        nl.store(out[i * 128:(i + 1) * 128], nl.copy(ps[i]))
+    nl.store(out[9 * 128:], s)
+    return out
+
+
+def test_a_held_back_instruction_keeps_its_dependencies(executor):
+    import numpy as np
+    from nki_testing import close, run_on
+    rng = np.random.default_rng(9)
+    a, b = (rng.uniform(-1, 1, (128, 128)).astype(np.float32) for _ in range(2))
+    product = a.T.astype(np.float64) @ a
+    close(run_on(executor, overwritten_after_a_held_back_matmul, a, b),
+          np.concatenate([product] * 9 + [b]), atol=1e-4, rtol=1e-5)
