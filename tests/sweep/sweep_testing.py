@@ -8,8 +8,8 @@ MATMUL06 = os.path.join(KERNELS, "blocked_matmul_nki06.py") + ":blocked_matmul"
 FAULTS = os.path.join(KERNELS, "faults.py")
 
 #: [512, 2048] = lhsT.T @ rhs, K = 256: 18 configurations; TILES_IN_BLOCK_M=8 does not divide
-#: M (an assertion); 4 x 4 PSUM tiles fit only with each tile's accumulation run through
-#: (reordered, neuronxsim/nki/pressure.py).
+#: M (an assertion); 4 x 4 PSUM tiles fit only accumulated eight at a time through the whole
+#: contraction (reordered, neuronxsim/nki/pressure.py).
 GRID = {"TILES_IN_BLOCK_M": [1, 4, 8], "TILES_IN_BLOCK_N": [1, 2, 4], "TILES_IN_BLOCK_K": [1, 2]}
 SHAPES = [["256x512:bfloat16", "256x2048:bfloat16"]]
 

@@ -21,7 +21,7 @@ def test_every_configuration_has_one_row_and_failures_are_rows(reference_rows, t
     assert by_params[(8, 1, 1)]["status"] == "failed"
     assert by_params[(8, 1, 1)]["error"].startswith("AssertionError: blocked_matmul.py:")
     assert "do not divide" in by_params[(8, 1, 1)]["error"]
-    # (4 x 4 PSUM tiles: they fit once each tile's accumulation runs through, reordered)
+    # (4 x 4 PSUM tiles: they fit reordered, eight at a time through the whole contraction)
     assert by_params[(4, 4, 2)]["status"] == "ok"
     ok = [r for r in rows if r["status"] == "ok"]
     assert len(ok) == 12

@@ -5,8 +5,8 @@ The output is cut into blocks of ``TILES_IN_BLOCK_M`` x ``TILES_IN_BLOCK_N`` PSU
 ([128, 512] fp32 each, one 2 KiB bank per partition); each block accumulates the whole
 contraction in PSUM, reading the operands ``TILES_IN_BLOCK_K`` tiles of 128 rows at a time.
 Larger blocks load each operand fewer times but hold more SBUF and PSUM: more than eight PSUM
-tiles fit only reordered (each tile's accumulation run through, as the compiler may); sizes that
-do not divide the matrices fail (an assertion: the sweep records a failed configuration).
+tiles fit only reordered (eight at a time through the whole contraction, as the compiler may);
+sizes that do not divide the matrices fail (an assertion: the sweep records a failed row).
 """
 
 from neuronxcc import nki
