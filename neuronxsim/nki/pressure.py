@@ -82,7 +82,7 @@ def pressure_order(program) -> list[int] | None:
         return None
     users: list[list[int]] = [[] for _ in storages]
     preds: list[set] = [set() for _ in ops]
-    entries: dict = {}  # sid -> [(box, op, write)]
+    seen: dict = {}  # sid -> _Seen
     last_in_order: dict = {}  # engine order bit -> the last op in it
     for k, op in enumerate(ops):
         orders = _engine_orders(op)
@@ -101,11 +101,10 @@ def pressure_order(program) -> list[int] | None:
             if not users[sid] or users[sid][-1] != k:
                 users[sid].append(k)
             box = _WHOLE if indirect else _box(acc)
-            seen = entries.setdefault(sid, [])
-            for entry in seen:
-                if entry[1] != k and (write or entry[2]) and _overlap(entry[0], box):
-                    preds[k].add(entry[1])
-            seen.append((box, k, write))
+            on = seen.get(sid)
+            if on is None:
+                on = seen[sid] = _Seen(acc[3])
+            on.meet(box, k, write, preds[k])
     return _list_schedule(program, ops, users, preds)
 
 
@@ -239,6 +238,54 @@ def _span(start: int, pairs) -> tuple:
         else:
             hi += reach
     return lo, hi
+
+
+class _Seen:
+    """The accesses of the instructions so far on one storage, reads and writes apart (a read
+    only meets writes), in buckets of elements (of a partition's row on chip, of the tensor off
+    chip), 256 or so per storage, so that an access meets those near it, not every one: the
+    attention tutorial's v3 at 8192 has thousands per DRAM tensor. An access over more than a
+    few buckets is kept apart, and met by every other; it meets every other itself."""
+
+    __slots__ = ("shift", "reads", "writes", "wide_reads", "wide_writes")
+
+    def __init__(self, storage):
+        extent = storage.layout.row if storage.layout.on_chip else storage.elements
+        self.shift = max(0, extent.bit_length() - 8)
+        self.reads: dict = {}  # bucket -> [(box, op)]
+        self.writes: dict = {}
+        self.wide_reads: list = []
+        self.wide_writes: list = []
+
+    def meet(self, box, k: int, write: bool, preds: set) -> None:
+        """Adds op ``k``'s access ``box`` to ``preds``' ops: the earlier accesses it conflicts
+        with (RAW, WAR, WAW); then keeps it."""
+        first, last = box[2] >> self.shift, box[3] >> self.shift
+        wide = last - first >= _WIDE_BUCKETS
+        met = [self.writes, self.reads] if write else [self.writes]
+        for kept in met:
+            near = kept.values() if wide else \
+                (kept[b] for b in range(first, last + 1) if b in kept)
+            for entries in near:
+                _conflicts(entries, box, k, preds)
+        for entries in ([self.wide_writes, self.wide_reads] if write else [self.wide_writes]):
+            _conflicts(entries, box, k, preds)
+        if wide:
+            (self.wide_writes if write else self.wide_reads).append((box, k))
+            return
+        kept = self.writes if write else self.reads
+        for b in range(first, last + 1):
+            kept.setdefault(b, []).append((box, k))
+
+
+# An access over more buckets than this is kept apart (see _Seen).
+_WIDE_BUCKETS = 8
+
+
+def _conflicts(entries: list, box, k: int, preds: set) -> None:
+    for other, j in entries:
+        if j != k and _overlap(other, box):
+            preds.add(j)
 
 
 # Any element of the storage: the box of an indirect DMA's accesses, whose rows are picked when
