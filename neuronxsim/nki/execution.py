@@ -150,7 +150,8 @@ class Profile:
         return getattr(self.result, name)
 
     def summary(self) -> str:
-        """A few lines: time, instructions, PE utilisation and MFU, busy engines, SBUF spills."""
+        """A few lines: time, instructions, PE utilisation and MFU, busy engines, SBUF spills,
+        reordering to fit."""
         r = self.result
         busy = ", ".join(f"{e} {s.utilization:.1%}" for e, s in r.engines.items()
                          if s.instructions and not e.startswith("DMA"))
@@ -165,6 +166,10 @@ class Profile:
             moved = sum(s["bytes"] for s in self.traced.spills)
             lines.append(f"SBUF spills: {stores} stores and {reloads} reloads moving "
                          f"{moved / 2**20:.2f} MiB to and from HBM (the live tiles did not fit)")
+        moved = sum(self.traced.reordered)
+        if moved:
+            lines.append(f"reordered to fit: {moved} instructions moved out of program order (the "
+                         "on-chip tiles did not fit in it; docs/nki-tracer.md, Reordering to fit)")
         if self.trace_file is not None:
             lines.append(f"trace: {self.trace_file}")
         return "\n".join(lines)

@@ -74,6 +74,9 @@ class TracedKernel:
     #: per core: the SBUF spill transfers the allocator added (``stores``, ``reloads`` and the
     #: ``bytes`` they move, both ways; see :mod:`neuronxsim.nki.spill`)
     spills: list[dict] = field(default_factory=list)
+    #: per core: how many instructions were moved out of program order so that the on-chip tiles
+    #: fit (0: program order fits; see :mod:`neuronxsim.nki.pressure`)
+    reordered: list[int] = field(default_factory=list)
 
     @property
     def input_names(self) -> list[str]:
@@ -486,7 +489,7 @@ def _trace(kernel, args, arch: str, kwargs, max_instructions: int, adapter=None,
         constants.update(core.record.constants)
     return TracedKernel(module, recording.inputs, outputs, len(programs), arch, counts, sbuf_peaks,
                         psum_peaks, time.perf_counter() - start, regions, constants,
-                        [p.spills for p in programs])
+                        [p.spills for p in programs], [p.reordered for p in programs])
 
 
 def _break_cycles(record):

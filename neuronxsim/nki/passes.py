@@ -55,7 +55,8 @@ class Program:
     if none: :class:`Liveness`), ``addr``, ``peak_bytes`` and ``spills`` (per ``sid``, per space
     and the spill transfers: allocation), ``refusal`` (None, or the allocation pass that refused
     and its error, until :class:`~neuronxsim.nki.pressure.PressureSchedule` resolves or raises
-    it), ``function`` (emission)."""
+    it), ``reordered`` (how many instructions that pass moved to make the tiles fit: 0 when program
+    order fits), ``function`` (emission)."""
 
     def __init__(self, record: CoreRecord, arch: str, sbuf_bytes: int, outputs: list, module):
         self.record = record
@@ -71,6 +72,7 @@ class Program:
         self.peak_bytes: dict = {}
         self.spills: dict = {}
         self.refusal: tuple | None = None
+        self.reordered = 0
         self.function = None
 
 

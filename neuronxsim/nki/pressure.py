@@ -56,6 +56,7 @@ class PressureSchedule:
             Liveness().run(program)
             first[0].run(program)  # the allocation that refused
             if program.refusal is None:
+                program.reordered = sum(k != i for i, k in enumerate(order))
                 return
             program.refusal = first
             del first

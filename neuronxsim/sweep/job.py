@@ -51,6 +51,7 @@ def run(job: dict) -> dict:
             traced, arrays, cached = _trace(kernel, job, seconds)
             result["trace_cached"] = cached
             result["instructions"] = traced.instruction_count
+            result["reordered"] = sum(traced.reordered)
             t0 = time.perf_counter()
             sim_result, outputs = _simulate(traced, arrays, job)
             seconds["simulate"] = time.perf_counter() - t0

@@ -69,7 +69,7 @@ def _describe(traced) -> dict:
                                          [list(p) for p in pairs]] for off, pairs in regs]
                                  for name, regs in core.items()} for core in traced.written_regions],
             "constants": {name: _array_text(np.asarray(a)) for name, a in traced.constants.items()},
-            "spills": list(traced.spills)}
+            "spills": list(traced.spills), "reordered": list(traced.reordered)}
 
 
 def _traced(desc: dict, module_bytes: bytes):
@@ -90,7 +90,9 @@ def _traced(desc: dict, module_bytes: bytes):
                         {name: _array(t) for name, t in desc["constants"].items()},
                         # (entries written before the allocator spilled hold unspilled traces)
                         desc.get("spills", [{"stores": 0, "reloads": 0, "bytes": 0}] *
-                                 desc["num_cores"]))
+                                 desc["num_cores"]),
+                        # (entries written before reordering to fit hold traces in program order)
+                        desc.get("reordered", [0] * desc["num_cores"]))
 
 
 class TraceCache:

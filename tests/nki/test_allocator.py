@@ -238,3 +238,18 @@ def test_a_held_back_instruction_keeps_its_dependencies(executor):
     product = a.T.astype(np.float64) @ a
     close(run_on(executor, overwritten_after_a_held_back_matmul, a, b),
           np.concatenate([product] * 9 + [b]), atol=1e-4, rtol=1e-5)
+
+
+def test_a_kernel_that_fits_only_reordered_says_so():
+    import numpy as np
+    a = np.ones((128, 300), np.float32)
+    b = np.ones((128, 1100), np.float32)
+    profile = nki.profile_kernel(blocked_psum_minus_row_max, a, b, mode="timing")
+    (moved,) = profile.traced.reordered
+    assert moved > 0
+    assert f"reordered to fit: {moved} instructions moved out of program order" in \
+        profile.summary()
+    # what fits in program order is not reordered, and its summary says nothing of it
+    fits = nki.profile_kernel(blocked_psum_minus_row_max, a[:, :128], b[:, :512], mode="timing")
+    assert fits.traced.reordered == [0]
+    assert "reordered" not in fits.summary()

@@ -22,7 +22,7 @@ def test_every_configuration_has_one_row_and_failures_are_rows(reference_rows, t
     assert by_params[(8, 1, 1)]["error"].startswith("AssertionError: blocked_matmul.py:")
     assert "do not divide" in by_params[(8, 1, 1)]["error"]
     # (4 x 4 PSUM tiles: they fit reordered, eight at a time through the whole contraction)
-    assert by_params[(4, 4, 2)]["status"] == "ok"
+    assert by_params[(4, 4, 2)]["status"] == "ok" and by_params[(4, 4, 2)]["reordered"] > 0
     ok = [r for r in rows if r["status"] == "ok"]
     assert len(ok) == 12
     for r in ok:
@@ -32,6 +32,7 @@ def test_every_configuration_has_one_row_and_failures_are_rows(reference_rows, t
         assert "\n" not in r.get("error", "")
     # Bigger blocks load each operand fewer times: (4, 2, 2) beats (1, 1, 1).
     assert by_params[(4, 2, 2)]["total_ns"] < by_params[(1, 1, 1)]["total_ns"]
+    assert by_params[(1, 1, 1)]["reordered"] == 0
 
 
 def test_results_jsonl_holds_the_rows_and_the_picture_is_written(reference_sweep):

@@ -257,3 +257,13 @@ def test_a_sweep_exits_1_when_no_configuration_is_ok(tmp_path, faults, status):
         assert again.returncode == 1 and json.loads(again.stdout)["resumed"] == 2
     else:
         assert done.stderr == ""
+
+
+def test_a_cached_trace_keeps_how_many_instructions_were_reordered_to_fit(tmp_path):
+    import dataclasses
+
+    traced = dataclasses.replace(_traced_copy(), reordered=[7])
+    cache = TraceCache(str(tmp_path))
+    cache.put("ef" * 32, traced)
+    assert cache.get("ef" * 32).reordered == [7]
+    assert _traced_copy().reordered == [0]
