@@ -37,7 +37,8 @@ def _varying(rows: list) -> tuple[bool, bool]:
 
 def table(rows: list, names: list, top: int) -> str:
     """The best configurations as an aligned text table: rank, the parameters (and shapes and
-    generation where the sweep varies them), time, engine busy shares, PE MFU, instructions."""
+    generation where the sweep varies them), time, engine busy shares, PE MFU, instructions; a
+    rank marked ``*`` fits only reordered (its row's ``reordered``), said under the table."""
     chosen = best(rows, top)
     if not chosen:
         return "no configuration ran successfully"
@@ -46,7 +47,7 @@ def table(rows: list, names: list, top: int) -> str:
     head += ["time us"] + list(_TABLE_ENGINES) + ["MFU", "instrs"]
     lines = [head]
     for i, r in enumerate(chosen, 1):
-        line = [str(i)] + [_text(r["params"].get(n)) for n in names]
+        line = [f"{i}*" if r.get("reordered") else str(i)] + [_text(r["params"].get(n)) for n in names]
         line += ([" ".join(r["shapes"])] if shapes else []) + ([r["arch"]] if archs else [])
         busy = r.get("engine_busy", {})
         line += [f"{r['total_ns'] / 1e3:.1f}"] + [f"{100 * busy.get(e, 0):.0f}%" for e in _TABLE_ENGINES]
@@ -60,6 +61,9 @@ def table(rows: list, names: list, top: int) -> str:
                              for i, (c, w) in enumerate(zip(l, widths))).rstrip())
         if k == 0:
             out.append("  ".join("-" * w for w in widths))
+    if any(r.get("reordered") for r in chosen):
+        out.append("* fits on chip only with instructions moved out of program order, as the "
+                   "compiler may or may not do (docs/nki-tracer.md, Reordering to fit)")
     return "\n".join(out)
 
 

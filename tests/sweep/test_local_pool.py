@@ -163,3 +163,16 @@ def test_a_worker_holds_a_second_batch_only_while_more_wait_than_there_are_worke
     pool._feed(first, pending)
     assert first.batches[-1] == [3] and len(pending) == 1
     pool._pool = []
+
+
+def test_the_table_marks_configurations_that_fit_only_reordered(reference_rows):
+    from neuronxsim.sweep import summary
+
+    names = list(GRID)
+    ok = [r for r in reference_rows if r["status"] == "ok"]
+    lines = summary.table(ok, names, len(ok)).splitlines()
+    marked = [line.split()[0] for line in lines[2:-1] if line.split()[0].endswith("*")]
+    assert len(marked) == sum(1 for r in ok if r["reordered"]) > 0
+    assert lines[-1].startswith("* fits on chip only with instructions moved out of program order")
+    plain = summary.table([r for r in ok if not r["reordered"]], names, len(ok))
+    assert "*" not in plain
