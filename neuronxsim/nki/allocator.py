@@ -65,9 +65,13 @@ class Allocation:
     def run(self, program) -> None:
         """A refusal (what does not fit, and what is live then) is left in ``program.refusal``,
         with this pass, for :class:`~neuronxsim.nki.pressure.PressureSchedule`."""
+        kernel_storages = len(program.storages)
         try:
             self._allocate(program)
         except NKIAllocationError as refusal:
+            # SBUF spills placed before a PSUM refusal added storages no instruction uses: a
+            # refused allocation leaves the storages as it found them, to be allocated again
+            del program.storages[kernel_storages:]
             # (without its traceback, whose frames hold the program: a reference cycle)
             program.refusal = (self, refusal.with_traceback(None))
 

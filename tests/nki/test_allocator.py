@@ -253,3 +253,53 @@ def test_a_kernel_that_fits_only_reordered_says_so():
     fits = nki.profile_kernel(blocked_psum_minus_row_max, a[:, :128], b[:, :512], mode="timing")
     assert fits.traced.reordered == [0]
     assert "reordered" not in fits.summary()
+
+
+@nki.jit
+def spilled_then_reordered(a, x, n):
+    """SBUF tiles that fit only spilled (n tiles of 4096 fp32 live at once), then nine PSUM
+    tiles that fit only reordered: the SBUF spills placed before the PSUM refusal are placed
+    again with the reordered program."""
+    width = 4096
+    out = nl.ndarray((a.shape[0], width), dtype=a.dtype, buffer=nl.shared_hbm)
+    out2 = nl.ndarray((9, 128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+    tiles = [nl.load(a[:, i * width:(i + 1) * width]) for i in range(n)]
+    acc = tiles[-1]
+    for t in tiles[-2::-1]:
+        acc = nl.add(acc, t)
+    nl.store(out, acc)
+    xs = nl.load(x)
+    ps = nl.ndarray((9, nl.par_dim(128), 512), dtype=nl.float32, buffer=nl.psum)
+    for i in nl.affine_range(9):
+        ps[i] = nki.isa.nc_matmul(xs[:, 0:128], xs)
+    for i in nl.affine_range(9):
+        nl.store(out2[i], nl.copy(ps[i]))
+    return out, out2
+
+
+def test_spills_and_reordering_together_stay_exact_and_leave_no_stray_storage(monkeypatch):
+    import numpy as np
+    from neuronxsim.bir import target
+    from neuronxsim.nki import emit
+    n = target.config("trn1").sbuf_bytes_per_partition // (4096 * 4) + 1  # two over
+    rng = np.random.default_rng(3)
+    a = rng.random((16, n * 4096)).astype(np.float32)
+    x = rng.random((128, 512)).astype(np.float32)
+    programs = []
+    emission = emit.Emission.run
+    monkeypatch.setattr(emit.Emission, "run",
+                        lambda self, program: (programs.append(program), emission(self, program)))
+    profile = nki.profile_kernel(spilled_then_reordered, a, x, n)
+    (spills,) = profile.traced.spills
+    assert spills["stores"] > 0 and profile.traced.reordered[0] > 0
+    # every storage the passes added is one the program uses (none from the refused attempt)
+    (program,) = programs
+    added = range(len(program.record.storages), len(program.storages))
+    assert len(added) > 0 and all(program.first_use[sid] >= 0 for sid in added)
+    out, out2 = profile.outputs.values()
+    expected = a.reshape(16, n, 4096)[:, n - 1]
+    for i in range(n - 2, -1, -1):
+        expected = expected + a.reshape(16, n, 4096)[:, i]
+    np.testing.assert_array_equal(out, expected)  # the same adds in the same order: exact
+    product = x[:, :128].T.astype(np.float64) @ x
+    np.testing.assert_allclose(out2, np.broadcast_to(product, (9, 128, 512)), atol=1e-4, rtol=1e-5)
