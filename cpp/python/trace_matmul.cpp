@@ -87,7 +87,8 @@ struct Operand {
 };
 
 // {start_tensor_calc: True, stop_tensor_calc: True, is_transpose: False}, the fields of every plain
-// matmul (never handed out: each op gets a copy).
+// matmul, one dict all their ops share (the fields of a recorded op never change; the matmul-groups
+// pass makes the joined ones theirs).
 PyObject* plainFields = nullptr;
 
 // Keys of `verdicts` known to map to None (legal), the last few found: a kernel's loops ask for
@@ -163,8 +164,8 @@ int readPlainMatmul(PyObject* tr, PyObject* stationary, PyObject* moving, PlainM
 // the operands `p` read: the Op (a new reference), or null with an error set. Takes the
 // operands' accesses.
 PyObject* recordPlainMatmul(PyObject* tr, PlainMatmul& p, PyObject* out, PyObject* loc) {
-  // (the fields: a copy of plainFields, the same items in the same order as set one by one)
-  Owned ins(PyList_New(2)), outs(PyList_New(1)), fields(PyDict_Copy(plainFields));
+  // (the fields: plainFields itself, the same items in the same order as set one by one)
+  Owned ins(PyList_New(2)), outs(PyList_New(1)), fields(Py_NewRef(plainFields));
   if (ins.get() == nullptr || outs.get() == nullptr || fields.get() == nullptr) return nullptr;
   PyList_SET_ITEM(ins.get(), 0, p.s.access.release());
   PyList_SET_ITEM(ins.get(), 1, p.m.access.release());

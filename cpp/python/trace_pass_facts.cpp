@@ -9,7 +9,8 @@
 //   ops_matmul_grouped(ops, joins, index_at, fields_at) -> list
 //     for each (earlier, later) index pair of `joins`: the earlier op with
 //     fields["stop_tensor_calc"] = False, the later with fields["start_tensor_calc"] = False (in a
-//     copy of its fields dict)
+//     copy of its fields dict; ops whose fields are one dict, and change alike, share one copy:
+//     the fields of an op never change once recorded)
 //   live_ranges(ops, storage_count, ins_at, outs_at, sid_at) -> (first, last)
 //     per storage number, the positions in `ops` of the first and the last op reading or writing
 //     it (an operand is a tuple whose item sid_at is the storage number), -1 if none
@@ -263,6 +264,46 @@ PyObject* opsZeroElided(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
 PyObject* stopName = nullptr;   // "stop_tensor_calc" (interned)
 PyObject* startName = nullptr;  // "start_tensor_calc" (interned)
 
+// The fields of the ops ops_matmul_grouped changes: a copy of an op's fields (as dict(was) would
+// make it) with stop_tensor_calc and / or start_tensor_calc False, made once per dict and change
+// (plain matmuls share one fields dict: trace_matmul.cpp) and shared by the ops it fits. Why: a
+// matmul kernel joins most of its matmuls, and a dict copied and filled per op, then freed, was
+// most of what this pass cost.
+class GroupedFields {
+ public:
+  GroupedFields() = default;
+  GroupedFields(const GroupedFields&) = delete;
+  GroupedFields& operator=(const GroupedFields&) = delete;
+  ~GroupedFields() {
+    for (const Entry& e : made_) {
+      Py_DECREF(e.was);
+      Py_DECREF(e.fields);
+    }
+  }
+  // The fields (a new reference), or null with an error set.
+  PyObject* made(PyObject* was, bool stops, bool starts) {
+    const bool exact = PyDict_CheckExact(was);
+    if (exact)
+      for (const Entry& e : made_)
+        if (e.was == was && e.stops == stops && e.starts == starts) return Py_NewRef(e.fields);
+    PyObject* fields = exact ? PyDict_Copy(was) : PyObject_CallOneArg(reinterpret_cast<PyObject*>(&PyDict_Type), was);
+    if (fields != nullptr && ((!stops && PyDict_SetItem(fields, stopName, Py_False) < 0) ||
+                              (!starts && PyDict_SetItem(fields, startName, Py_False) < 0)))
+      Py_CLEAR(fields);
+    if (fields != nullptr && exact && made_.size() < kEntries)  // (the entry holds both dicts)
+      made_.push_back({Py_NewRef(was), Py_NewRef(fields), stops, starts});
+    return fields;
+  }
+
+ private:
+  struct Entry {
+    PyObject *was, *fields;
+    bool stops, starts;
+  };
+  static constexpr size_t kEntries = 8;  // (a kernel's matmuls bring one or two fields dicts)
+  std::vector<Entry> made_;
+};
+
 PyObject* opsMatmulGrouped(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   Py_ssize_t indexAt, fieldsAt;
   if (nargs != 4) {
@@ -287,6 +328,7 @@ PyObject* opsMatmulGrouped(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   PyObject* ops = args[0];
   PyObject* out = PyList_New(PyList_GET_SIZE(ops));
   if (out == nullptr) return nullptr;
+  GroupedFields fieldsCopies;
   for (Py_ssize_t i = 0; i < PyList_GET_SIZE(ops); ++i) {
     PyObject* op = PyList_GET_ITEM(ops, i);
     long long index;
@@ -300,13 +342,8 @@ PyObject* opsMatmulGrouped(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     PyObject* kept = Py_NewRef(op);
     if (!stops || !starts) {
       Py_DECREF(kept);
-      PyObject* was = PyTuple_GET_ITEM(op, fieldsAt);  // (copied as dict(was) would)
-      PyObject* fields =
-          PyDict_CheckExact(was) ? PyDict_Copy(was) : PyObject_CallOneArg(reinterpret_cast<PyObject*>(&PyDict_Type), was);
-      if (fields != nullptr && ((!stops && PyDict_SetItem(fields, stopName, Py_False) < 0) ||
-                                (!starts && PyDict_SetItem(fields, startName, Py_False) < 0)))
-        Py_CLEAR(fields);
-      kept = replacedOp(op, fieldsAt, fields);
+      PyObject* fields = fieldsCopies.made(PyTuple_GET_ITEM(op, fieldsAt), stops, starts);
+      kept = fields != nullptr ? replacedOp(op, fieldsAt, fields) : nullptr;
       if (kept == nullptr) {
         Py_DECREF(out);
         return nullptr;

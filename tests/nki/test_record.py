@@ -194,3 +194,34 @@ def test_a_temporary_only_its_statement_holds_is_written_in_place_not_redirected
     assert sole.matmul_joins == kept.matmul_joins == [(mm0.index, mm1.index)]
     traced = [nki.trace_kernel(kept_or_not, T[[64, 128], nl.float32], keep) for keep in (True, False)]
     assert traced[0].module.to_json(-1) == traced[1].module.to_json(-1)
+
+
+@nki.jit
+def two_matmul_groups(a):
+    """Two accumulation groups of three plain matmuls each."""
+    out = nl.ndarray((64, 128), dtype=nl.float32, buffer=nl.shared_hbm)
+    t = nl.load(a)
+    for g in nl.affine_range(2):
+        acc = nl.zeros((64, 64), nl.float32, buffer=nl.psum)
+        for k in nl.affine_range(3):
+            acc += nisa.nc_matmul(t[:, 0:64], t[:, 0:64])
+        nl.store(out[:, g * 64:(g + 1) * 64], nl.copy(acc))
+    return out
+
+
+def test_plain_matmuls_share_their_fields_and_joined_ones_share_the_changed_fields():
+    from neuronxsim.nki.record import OP_AT
+    from neuronxsim.starfish.lib import _core
+    record = _record(two_matmul_groups, T[[64, 128], nl.float32])
+    matmuls = [op for op in record.ops if op is not None and op.opcode == IT.Matmult]
+    assert len(matmuls) == 6 and all(op.fields is matmuls[0].fields for op in matmuls)
+    assert matmuls[0].fields == {"start_tensor_calc": True, "stop_tensor_calc": True,
+                                 "is_transpose": False}
+    grouped = _core.nki.ops_matmul_grouped(matmuls, record.matmul_joins, OP_AT["index"],
+                                           OP_AT["fields"])
+    first, middle, last = grouped[0:3]
+    assert [(op.fields["start_tensor_calc"], op.fields["stop_tensor_calc"]) for op in grouped] == [
+        (True, False), (False, False), (False, True)] * 2
+    assert [op.fields for op in grouped[3:]] == [first.fields, middle.fields, last.fields]
+    assert all(b.fields is a.fields for a, b in zip(grouped[0:3], grouped[3:6]))
+    assert matmuls[0].fields["stop_tensor_calc"]  # (the recorded dict is unchanged)
