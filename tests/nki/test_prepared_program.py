@@ -18,6 +18,7 @@ import neuronxsim.nki06.language as nl06
 from neuronxsim.nki06.kernel import traced as traced06
 
 import tutorial_kernels as tk
+from test_schedule import _stream_per_core  # two functions that differ
 
 
 @nki.jit
@@ -48,20 +49,6 @@ def _random_block(x):
     return out
 
 
-@nki.jit
-def _per_core(x):
-    """Each NeuronCore its own columns, in a different number of blocks (the functions differ)."""
-    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
-    half = x.shape[1] // 2
-    core = int(nl.program_id(0))
-    blocks = 8 if core == 0 else 4
-    w = half // blocks
-    for i in nl.affine_range(blocks):
-        cols = slice(core * half + i * w, core * half + (i + 1) * w)
-        nl.store(out[:, cols], nl.exp(nl.load(x[:, cols])))
-    return out
-
-
 def _f32(*shape):
     return nt.tensor[list(shape), nl.float32]
 
@@ -73,7 +60,7 @@ CASES = {
     "mamba": (tk.mamba_v2, (_f32(1, 256, 512), _f32(1, 256, 512), _f32(256, 4), _f32(1, 4, 512),
                             _f32(1, 4, 512)), "trn1"),
     "random memset": (_random_block, (_f32(128, 256),), "trn1"),
-    "two cores": (_per_core[nl.nc(2)], (_f32(128, 1024),), "trn2"),
+    "two cores": (_stream_per_core[nl.nc(2)], (_f32(128, 1024),), "trn2"),
 }
 
 
