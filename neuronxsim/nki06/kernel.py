@@ -235,7 +235,8 @@ def simulate_kernel(kernel, *args, arch: str | None = None, max_instructions: in
 def _run(kernel, args, kwargs, arch, trace_file=None, mode="full", schedule="compiler",
          max_instructions=None) -> tuple:
     """(TracedKernel, the simulator's result, the outputs by name; none in timing mode)."""
-    t, shared, arch = traced(kernel, args, kwargs, arch, max_instructions, schedule)
+    t, shared, arch = traced(kernel, args, kwargs, arch, max_instructions, schedule,
+                             prepare=mode == "timing")
     arrays = bound_arrays(shared, args, kwargs) if mode == "full" else {}
     try:
         sim_result, outputs = run_traced(t, arrays, arch=arch, mode=mode)

@@ -190,3 +190,26 @@ def test_a_sweep_job_simulates_a_fresh_trace_from_its_decoding(monkeypatch, tmp_
     assert [r["status"] for r in rows] == ["ok", "ok"] and [r["trace_cached"] for r in rows] == [False, True]
     assert seen[0] is not None and seen[1] is None
     assert rows[0]["total_ns"] == rows[1]["total_ns"]
+
+
+@pytest.mark.parametrize("dialect", ["nki", "nki06"])
+def test_a_timing_profile_simulates_its_fresh_trace_from_its_decoding(monkeypatch, dialect):
+    """profile_kernel (and `neuronxsim profile`, which calls it) and the NKI 0.6 profile, in timing
+    mode: the decoding goes to the run and is not left on the profile's TracedKernel; full mode
+    keeps none."""
+    seen = []
+    real = sim._simulate
+    monkeypatch.setattr(sim, "_simulate", lambda *a, **kw: seen.append(kw.get("prepared")) or real(*a, **kw))
+    if dialect == "nki":
+        arrays = (np.ones((256, 128), np.float32), np.ones((256, 1024), np.float32))
+        profile = lambda mode: nki.profile_kernel(tk.matmul_tiled, *arrays, mode=mode)  # noqa: E731
+    else:
+        from neuronxsim.nki06.kernel import profile as profile06
+        profile = lambda mode: profile06(_copy06, _f32(128, 256), arch="trn2", mode=mode)  # noqa: E731
+    p = profile("timing")
+    assert len(seen) == 1 and seen[0] is not None and p.traced.prepared is None
+    seen.clear()
+    assert p.result.total_ns == sim.simulate(p.traced.module, arch=p.traced.arch, mode="timing").total_ns
+    if dialect == "nki":
+        profile("full")
+    assert all(s is None for s in seen)
