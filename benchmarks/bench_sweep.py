@@ -17,7 +17,8 @@ bf16 (lhsT 1024x4096, rhs 1024x2048) with its three TILES_IN_BLOCK_* parameters,
    alone: CPU and wall of starting a one-worker pool until the worker answers, and closing it.
 2. Where one configuration's time goes, in this process (CPU seconds per configuration): tracing
    (and per traced instruction), preparing the module for the simulator (verify, decode, cost),
-   the timing run, the trace cache's write and read of the same trace, job.run (a worker's
+   the same from the trace's scheduling pass's decoding (what job.run does after a fresh trace in
+   timing mode: the Simulator's checks that the decoding is of this module), the timing run, the trace cache's write and read of the same trace, job.run (a worker's
    whole configuration) and what job.run spends outside tracing and the simulator (the
    kernel's imports, freeing the trace, the row's measures).
 3. Preparation speed against the timing run's, in instructions per second, on the traced modules
@@ -25,8 +26,10 @@ bf16 (lhsT 1024x4096, rhs 1024x2048) with its three TILES_IN_BLOCK_* parameters,
    memory last touched when the others were made, scattered as the tracer allocated it), again
    at once (the same module, its memory in the caches), and read back (each module read from its
    BIR binary just before, as a trace-cache hit prepares it: allocated in order, and in the
-   caches). A sweep's configuration prepares the module it has just traced (section 2's
-   "prepare": between "in turn" and "again at once") or, on a trace-cache hit, one read back.
+   caches); and for the traced modules, "reused": the timing run started from the scheduling
+   pass's decoding, as a sweep's configuration does with the module it has just traced (section
+   2's "prepare, reused"). A configuration whose trace is a cache hit prepares the module read
+   back; modules given as BIR are prepared as "in turn" or "read back" says.
 4. Reading and writing the traced modules, MB/s and M instructions/s: BIR JSON (the reader as
    used, plain text through its fast document, against nlohmann's document alone; to_json) and
    BIR binary (from_binary and to_binary: what a trace-cache hit reads and a miss writes).
@@ -137,13 +140,14 @@ def pool_start(repeat: int) -> tuple:
     return best
 
 
-def prepare_and_run(module, arch: str) -> tuple:
+def prepare_and_run(module, arch: str, prepared=None) -> tuple:
     """CPU seconds of preparing ``module`` for a timing run (verify, decode, cost: the
-    simulator's constructor) and of the run, on this thread."""
+    simulator's constructor; from ``prepared``, the scheduling pass's decoding, when given) and of
+    the run, on this thread."""
     from neuronxsim.starfish.lib import _core
 
     t0 = time.thread_time()
-    native = _core.sim.Simulator(module, arch, "timing", None, 1, False)
+    native = _core.sim.Simulator(module, arch, "timing", None, 1, False, prepared)
     t1 = time.thread_time()
     native.run()
     return t1 - t0, time.thread_time() - t1
@@ -171,10 +175,14 @@ def phases(repeat: int) -> tuple:
                 for i, j in enumerate(p.jobs):
                     t0 = time.thread_time()
                     try:
-                        traced, _, _ = job_module._trace(kernel, dict(j, trace_cache=None), {})
+                        traced, prepared, _, _ = job_module._trace(kernel, dict(j, trace_cache=None), {})
                     except Exception:
                         continue  # a configuration that does not trace: a failed row
                     spent["trace"] += time.thread_time() - t0
+                    spent["prepare, reused"] += prepare_and_run(traced.module, j["arch"], prepared)[0]
+                    # (freed first, as job.run frees its own: a decoding kept alive holds memory
+                    # the next decoding would reuse)
+                    prepared = None
                     prep, run = prepare_and_run(traced.module, j["arch"])
                     spent["prepare"] += prep
                     spent["run"] += run
@@ -200,20 +208,20 @@ def phases(repeat: int) -> tuple:
         shutil.rmtree(out)
 
 
-PHASES = ("trace", "prepare", "run", "cache write", "cache read", "job.run (all in)",
+PHASES = ("trace", "prepare", "prepare, reused", "run", "cache write", "cache read", "job.run (all in)",
           "job.run outside trace, simulate")
 
 
 @contextlib.contextmanager
 def timed_calls():
     """Inside the block, the CPU seconds spent in tracing (traced_kernel) and in the simulator
-    (sim.simulate) add up in the yielded list's one item: what job.run spends elsewhere (the
+    (sim._simulate, which sim.simulate calls) add up in the yielded list's one item: what job.run spends elsewhere (the
     kernel's imports, freeing the trace, the row's measures) is the rest of its time."""
     from neuronxsim import sim
     from neuronxsim.nki import kernel
 
     inside = [0.0]
-    originals = {(kernel, "traced_kernel"): kernel.traced_kernel, (sim, "simulate"): sim.simulate}
+    originals = {(kernel, "traced_kernel"): kernel.traced_kernel, (sim, "_simulate"): sim._simulate}
 
     def timing(fn):
         def call(*args, **kwargs):
@@ -236,7 +244,10 @@ def preparation(modules: list, repeat: int) -> list:
     """Rows of M instructions/s of preparation and of the timing run (CPU, best of ``repeat``):
     each module prepared in turn (its memory last touched when the others were made), prepared
     again at once (its memory in the caches: the rate of the preparation's own work), and
-    prepared just after being read from its BIR binary (a trace-cache hit)."""
+    prepared just after being read from its BIR binary (a trace-cache hit); for the traced
+    modules, started from the scheduling pass's decoding, made just before (a fresh trace's
+    configuration: here the pass run again on a copy read back, outside the time)."""
+    from neuronxsim.starfish.lib import _core
     from neuronxsim import bir
 
     from modules import mixed_stream
@@ -245,7 +256,7 @@ def preparation(modules: list, repeat: int) -> list:
     rows = []
     for name, mods in (("the traced modules", modules),
                        ("mixed stream (benchmarks/modules.py)", [(stream, "trn1")])):
-        prep = again = back = run = float("inf")
+        prep = again = back = reused = run = float("inf")
         n = sum(m.functions[0].instruction_count for m, _ in mods)
         blobs = [(m.to_binary(), arch) for m, arch in mods]
         for _ in range(repeat):
@@ -254,7 +265,15 @@ def preparation(modules: list, repeat: int) -> list:
             run = min(run, sum(t[1] for t in times))
             again = min(again, sum(t[2] for t in times))
             back = min(back, sum(prepare_and_run(bir.Module.from_binary(b), arch)[0] for b, arch in blobs))
-        rows.append([name, n, n / prep / 1e6, n / again / 1e6, n / back / 1e6, n / run / 1e6, run / prep])
+            if mods is modules:
+                total = 0.0
+                for b, arch in blobs:
+                    copy = bir.Module.from_binary(b)
+                    _, prepared = _core.sim.schedule_module_prepared(copy, arch)
+                    total += prepare_and_run(copy, arch, prepared)[0]
+                reused = min(reused, total)
+        rows.append([name, n, n / prep / 1e6, n / again / 1e6, n / back / 1e6,
+                     n / reused / 1e6 if reused < float("inf") else "-", n / run / 1e6, run / prep])
     return rows
 
 
@@ -334,12 +353,13 @@ def main():
                     f"instructions each; best of {args.repeat})", ["phase", "ms", "us/instr"], table)
         all_in = spent["job.run (all in)"]
         print(f"  job.run: {n / all_in:.1f} configurations per CPU-second; tracing is "
-              f"{spent['trace'] / all_in:.0%} of it, preparing and running {(spent['prepare'] + spent['run']) / all_in:.0%}")
+              f"{spent['trace'] / all_in:.0%} of it, preparing (from the pass's decoding) and running "
+              f"{(spent['prepare, reused'] + spent['run']) / all_in:.0%}")
 
     if not sections & {3, 4}:
         return 0
     print_table(f"3. preparation (verify, decode, cost) and timing run, M instructions/s (best of {args.repeat})",
-                ["modules", "instructions", "in turn", "again at once", "read back", "run",
+                ["modules", "instructions", "in turn", "again at once", "read back", "reused", "run",
                  "prepare/run"],
                 preparation(modules, args.repeat))
 

@@ -219,6 +219,25 @@ void bindSim(py::module_& m) {
       "4 VectorE accumulation registers, 8 random generators, 16 nothing around it may move); "
       "accumulates: an Activation whose acc is not Idle; random_memset: a Memset in Random mode.");
   m.attr("ORDER_WHOLE_BLOCK") = static_cast<uint32_t>(kOrderWholeBlock);
+  py::class_<PreparedProgram>(m, "PreparedProgram",
+                              "The scheduling pass's timing-mode decoding of a module (sim/Simulator.h): "
+                              "for the library's own trace-then-simulate paths only.")
+      .def_property_readonly("arch", [](const PreparedProgram& p) { return p.arch; })
+      .def_property_readonly("instruction_count",
+                             [](const PreparedProgram& p) { return p.program->instructionCount(); });
+  m.def("schedule_module_prepared",
+        [statsDict](bir::Module& module, const std::string& arch) {
+          py::list l;
+          std::shared_ptr<Program> program;
+          for (const ScheduleStats& s : scheduleModule(module, arch, &program)) l.append(statsDict(s));
+          std::optional<PreparedProgram> prepared;
+          if (program) prepared = PreparedProgram{std::move(program), &module, arch};
+          return py::make_tuple(l, prepared);
+        },
+        py::arg("module"), py::arg("arch"),
+        "schedule_module, and its decoding of the module reordered in step (a PreparedProgram for "
+        "Simulator(prepared=...), valid while nothing changes the module), or None where some "
+        "function was refused: (stats, prepared).");
   m.attr("TRACK_NAMES") = [] {
     py::list l;
     for (int t = 0; t < kMaxTracks; ++t) l.append(trackName(t));
@@ -264,18 +283,20 @@ void bindSim(py::module_& m) {
 
   py::class_<Simulator>(m, "Simulator")
       .def(py::init([](const bir::Module& mod, const std::string& arch, const std::string& mode,
-                       std::optional<int64_t> core, int threads, bool records) {
+                       std::optional<int64_t> core, int threads, bool records, const PreparedProgram* prepared) {
              SimOptions o;
              o.arch = arch;
              o.mode = parseMode(mode);
              o.neuron_core_id = core;
              o.threads = threads;
              o.records = records;
-             return std::make_unique<Simulator>(mod, o);
+             return prepared ? std::make_unique<Simulator>(mod, o, *prepared) : std::make_unique<Simulator>(mod, o);
            }),
            py::arg("module"), py::arg("arch") = "trn1", py::arg("mode") = "full",
            py::arg("neuron_core_id") = py::none(), py::arg("threads") = 0, py::arg("records") = true,
-           py::keep_alive<1, 2>())
+           py::arg("prepared") = nullptr, py::keep_alive<1, 2>(),
+           "`prepared`: start from that PreparedProgram of `module` (timing mode, its arch, every "
+           "function) instead of decoding the module.")
       .def_property_readonly("config", [](const Simulator& s) { return configDict(s.config()); })
       .def("tensors", [](const Simulator& s) {
         py::list out;

@@ -411,11 +411,31 @@ std::vector<uint32_t> listScheduleBlock(const CoreProgram& cp, const std::vector
 
 namespace {
 
-// Reorders every block of `fn`, decoded as `cp`.
+// Moves the decoded instructions of the block at cp.insts[first, first + order.size()) as
+// BasicBlock::permute moves the block's: the k-th is then the one at order[k]. What a decoding
+// reads from an instruction's position follows it (its index in the block, its ordinal in the
+// function: consecutive within a block); the rest is the instruction's own, its hazard footprints
+// included (found through firstAccess, which needs no order).
+void permuteDecoded(CoreProgram& cp, uint32_t first, const std::vector<uint32_t>& order,
+                    std::vector<DecodedInst>& scratch) {
+  const uint32_t ordinal = cp.insts[first].ordinal;
+  scratch.assign(cp.insts.begin() + first, cp.insts.begin() + first + order.size());
+  for (uint32_t k = 0; k < order.size(); ++k) {
+    DecodedInst& d = cp.insts[first + k];
+    d = scratch[order[k]];
+    d.index = k;
+    d.ordinal = ordinal + k;
+  }
+}
+
+// Reorders every block of `fn`, decoded as `cp`; `reorder` (when not null, the same as `cp`)
+// keeps the decoding in step.
 ScheduleStats scheduleBlocks(bir::Function& fn, const CoreProgram& cp, const std::vector<TensorSpec>& tensors,
-                             const bir::MachineConfig& cfg) {
+                             const bir::MachineConfig& cfg, CoreProgram* reorder = nullptr) {
   ScheduleStats stats;
-  for (uint32_t b = 0; b < fn.blocks().size(); ++b) {
+  std::vector<DecodedInst> scratch;
+  uint32_t first = 0;  // the block's first instruction in cp.insts (every function's instruction is there)
+  for (uint32_t b = 0; b < fn.blocks().size(); first += static_cast<uint32_t>(fn.blocks()[b]->size()), ++b) {
     const std::vector<uint32_t> order = listScheduleBlock(cp, tensors, b, cfg);
     bool same = true;
     for (uint32_t k = 0; k < order.size(); ++k)
@@ -428,6 +448,7 @@ ScheduleStats scheduleBlocks(bir::Function& fn, const CoreProgram& cp, const std
       continue;
     }
     fn.blocks()[b]->permute(order);
+    if (reorder) permuteDecoded(*reorder, first, order, scratch);
     ++stats.blocks;
   }
   return stats;
@@ -449,26 +470,32 @@ ScheduleStats scheduleFunction(bir::Module& m, size_t function, const std::strin
   return scheduleBlocks(*m.functions().at(function), decoded->cores.at(0), decoded->tensors, hwm->config());
 }
 
-std::vector<ScheduleStats> scheduleModule(bir::Module& m, const std::string& arch) {
+std::vector<ScheduleStats> scheduleModule(bir::Module& m, const std::string& arch, std::shared_ptr<Program>* prepared) {
+  if (prepared) prepared->reset();
   const size_t nf = m.functions().size();
-  if (nf > 1) {
-    // One decoding of the whole module (each function's decoding verifies every function); if
-    // the simulator refuses it, each function on its own, so that only the refused ones keep
-    // their order.
-    const std::unique_ptr<bir::Hwm> hwm = bir::makeHwm(arch);
-    std::optional<Program> decoded;
-    try {
-      decoded.emplace(m, *hwm, Mode::Timing, std::nullopt);
-    } catch (const SimulationError&) {
-    }
-    if (decoded) {
-      std::vector<ScheduleStats> stats;
-      for (size_t f = 0; f < nf; ++f)
-        stats.push_back(scheduleBlocks(*m.functions()[f], decoded->cores.at(f), decoded->tensors, hwm->config()));
-      return stats;
-    }
+  if (nf == 0) return {};
+  // One decoding of the whole module (each function's decoding verifies every function; of a
+  // module of one function, it is that function's); if the simulator refuses it, each function on
+  // its own, so that only the refused ones keep their order.
+  const std::unique_ptr<bir::Hwm> hwm = bir::makeHwm(arch);
+  std::shared_ptr<Program> decoded;
+  try {
+    decoded = std::make_shared<Program>(m, *hwm, Mode::Timing, std::nullopt);
+  } catch (const SimulationError&) {
   }
   std::vector<ScheduleStats> stats;
+  if (decoded) {
+    for (size_t f = 0; f < nf; ++f) {
+      CoreProgram& cp = decoded->cores.at(f);
+      stats.push_back(scheduleBlocks(*m.functions()[f], cp, decoded->tensors, hwm->config(), prepared ? &cp : nullptr));
+    }
+    if (prepared) *prepared = std::move(decoded);
+    return stats;
+  }
+  if (nf == 1) {
+    stats.emplace_back().refused = true;
+    return stats;
+  }
   for (size_t f = 0; f < nf; ++f) stats.push_back(scheduleFunction(m, f, arch));
   return stats;
 }

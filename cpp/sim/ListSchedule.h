@@ -20,6 +20,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -78,6 +79,13 @@ ScheduleStats scheduleFunction(bir::Module& m, size_t function, const std::strin
 
 // scheduleFunction for every function of `m`, in order (the same reorderings and stats), from
 // one decoding of the module when the simulator accepts it whole.
-std::vector<ScheduleStats> scheduleModule(bir::Module& m, const std::string& arch);
+//
+// `prepared` (when not null) receives that decoding, its instructions reordered in step with the
+// blocks: the timing-mode Program a Simulator of `m` (arch, every function) would build from the
+// reordered module, for PreparedProgram to hand to one (Simulator.h). Null when the simulator
+// refuses some function (each was then decoded on its own, and a function's decoding is not the
+// whole module's).
+std::vector<ScheduleStats> scheduleModule(bir::Module& m, const std::string& arch,
+                                          std::shared_ptr<Program>* prepared = nullptr);
 
 }  // namespace sim

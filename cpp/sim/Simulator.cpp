@@ -106,6 +106,41 @@ Simulator::Simulator(const bir::Module& m, SimOptions opts) : opts_(std::move(op
   prepare_seconds_ = secondsSince(t0);
 }
 
+Simulator::Simulator(const bir::Module& m, SimOptions opts, const PreparedProgram& prepared)
+    : opts_(std::move(opts)) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto refuse = [](const std::string& why) {
+    throw SimulationError("a prepared program (the scheduling pass's decoding) " + why);
+  };
+  if (!prepared.program || prepared.module != &m) refuse("is of another module");
+  const Program& p = *prepared.program;
+  if (opts_.mode != p.mode) refuse("is for timing mode only; full mode prepares the module itself");
+  if (opts_.arch != prepared.arch) refuse("is for arch '" + prepared.arch + "', not '" + opts_.arch + "'");
+  const size_t nf = m.functions().size();
+  if (opts_.neuron_core_id && !(nf == 1 && *opts_.neuron_core_id == 0))
+    refuse("runs every function of the module, not only neuron_core_id " + std::to_string(*opts_.neuron_core_id));
+  // The instructions it decoded are the module's, in their order (a pointer each: a pass that
+  // added, removed or moved one since is caught; one that edited an instruction in place is not,
+  // which is why only the library's own paths make prepared programs).
+  bool same = p.cores.size() == nf;
+  for (size_t f = 0; same && f < nf; ++f) {
+    const CoreProgram& cp = p.cores[f];
+    const bir::Function& fn = *m.functions()[f];
+    same = cp.fn == &fn && cp.insts.size() == fn.instructionCount();
+    uint32_t i = 0;
+    for (const auto& block : fn.blocks())
+      for (const auto& inst : block->instructions()) {
+        if (!same) break;
+        same = cp.insts[i++].inst == inst.get();
+      }
+  }
+  if (!same) refuse("no longer matches the module's instructions");
+  hwm_ = bir::makeHwm(opts_.arch);
+  program_ = prepared.program;
+  bound_.assign(program_->tensors.size(), nullptr);
+  prepare_seconds_ = secondsSince(t0);
+}
+
 Simulator::~Simulator() = default;
 
 void Simulator::bind(const std::string& name, void* data, int64_t bytes) {

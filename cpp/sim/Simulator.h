@@ -78,9 +78,24 @@ struct SimResult {
   const DramTensor* tensor(const std::string& name) const;
 };
 
+// A timing-mode Program of `module` that a pass which decoded it anyway made (the scheduling
+// pass, scheduleModule in ListSchedule.h), for the Simulator of that module to start from instead
+// of decoding it again. It points into the module: valid only while nothing has changed the module
+// since, which its maker must guarantee (the library keeps it inside its own trace-then-simulate
+// paths). Every function of the module, on `arch`'s default machine (bir::makeHwm).
+struct PreparedProgram {
+  std::shared_ptr<Program> program;
+  const bir::Module* module = nullptr;
+  std::string arch;
+};
+
 class Simulator {
  public:
   Simulator(const bir::Module& m, SimOptions opts);
+  // Starts from `prepared` (its module must be `m`) instead of preparing `m`: refuses, with
+  // SimulationError, a mode, arch or core selection it was not prepared for, and a module whose
+  // instructions are no longer those it decoded, in that order.
+  Simulator(const bir::Module& m, SimOptions opts, const PreparedProgram& prepared);
   ~Simulator();
 
   const bir::MachineConfig& config() const { return hwm_->config(); }

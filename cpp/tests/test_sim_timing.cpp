@@ -248,3 +248,59 @@ TEST(SimListSchedule, InterleavesIndependentChainsAndKeepsEachChainsOrder) {
   EXPECT_EQ(names, (std::vector<std::string>{"A0", "B0", "A1", "B1", "A2", "B2"}));
   EXPECT_LT(k.run(sim::Mode::Timing).total_ns, before);
 }
+
+// The scheduling pass's decoding, reordered in step with the blocks (scheduleModule's `prepared`),
+// is the decoding of the reordered module, field by field: two blocks reordered (the second's
+// ordinals start after the first's), every decoded field the same, the hazard footprints the same
+// ones (found through firstAccess, whose order the reordering need not keep).
+TEST(SimListSchedule, ThePreparedDecodingIsTheReorderedModulesDecoding) {
+  Kit k;
+  auto chains = [&](const std::string& block) {
+    auto* a = k.sbuf(block + "a", 128, 256);
+    auto* b = k.sbuf(block + "b", 128, 256);
+    auto* c = k.sbuf(block + "c", 128, 256);
+    auto* d = k.sbuf(block + "d", 128, 256);
+    for (auto [x, y, n] : {std::tuple{a, b, block + "A"}, std::tuple{c, d, block + "B"}}) {
+      k.add<InstMemset>(InstructionType::Memset, {}, {Kit::tile(x)}, n + "0")->constant = 1.0;
+      k.add(InstructionType::TensorCopy, {Kit::tile(x)}, {Kit::tile(y)}, n + "1");
+      k.add(InstructionType::Activation, {Kit::tile(y)}, {Kit::tile(x)}, n + "2");
+    }
+  };
+  chains("p");
+  k.bb = k.f->addBlock();
+  chains("q");
+  std::shared_ptr<sim::Program> prepared;
+  const std::vector<sim::ScheduleStats> stats = sim::scheduleModule(*k.m, "trn1", &prepared);
+  ASSERT_EQ(stats.size(), 1u);
+  EXPECT_EQ(stats[0].blocks, 2u);
+  ASSERT_TRUE(prepared);
+  const auto hwm = bir::makeHwm("trn1");
+  const sim::Program fresh(*k.m, *hwm, sim::Mode::Timing, std::nullopt);
+  ASSERT_EQ(prepared->cores.size(), 1u);
+  const sim::CoreProgram &p = prepared->cores[0], &q = fresh.cores[0];
+  ASSERT_EQ(p.insts.size(), 12u);
+  ASSERT_EQ(q.insts.size(), 12u);
+  EXPECT_EQ(p.fn, q.fn);
+  EXPECT_NE(p.insts[1].inst->name, "pA1");  // moved
+  for (size_t i = 0; i < q.insts.size(); ++i) {
+    const sim::DecodedInst& a = p.insts[i];
+    const sim::DecodedInst& b = q.insts[i];
+    for (int x = 0; x < b.nAccess; ++x) {
+      const sim::Access &pa = p.accesses[a.firstAccess + x], &qa = q.accesses[b.firstAccess + x];
+      EXPECT_TRUE(pa.mem == qa.mem && pa.quadrants == qa.quadrants && pa.write == qa.write && pa.lo == qa.lo &&
+                  pa.hi == qa.hi)
+          << i << " access " << x;
+    }
+    // Every field of DecodedInst but firstAccess.
+    const auto fields = [](const sim::DecodedInst& d) {
+      return std::tie(d.inst, d.cls, d.engine, d.track, d.issueTrack, d.wholeCore, d.stage, d.nIns, d.nOuts,
+                      d.firstOperand, d.nAccess, d.cycles, d.busy_ns, d.access_ns, d.dma_latency_ns, d.dma_dge_ns,
+                      d.dma_transfer_ns, d.dma_hbm_ns, d.dma_engine_mask, d.dgeUnit, d.ports, d.bytes, d.flops,
+                      d.block, d.index, d.ordinal);
+    };
+    EXPECT_TRUE(fields(a) == fields(b)) << i << " " << b.inst->name;
+    EXPECT_EQ(a.index, b.index);
+    EXPECT_EQ(a.ordinal, b.ordinal);
+  }
+  EXPECT_EQ(p.accesses.size(), q.accesses.size());
+}

@@ -53,14 +53,16 @@ def run_traced(traced: TracedKernel, arrays: dict, executor: str = "simulator",
     every public entry point; all NeuronCores at once, sharing the DRAM tensors) or
     ``"reference"`` (the NumPy reference executor, ``neuronxsim.reference``: numerics only, one
     core at a time). ``mode="timing"`` times the simulator's run without numerics (``arrays``
-    unused, no outputs). Returns (the simulator's result, or None for the reference; the outputs
-    by name)."""
+    unused, no outputs; started from the scheduling pass's decoding when the trace kept it,
+    ``traced_kernel(..., prepare=True)``, which this takes). Returns (the simulator's result, or
+    None for the reference; the outputs by name)."""
     if mode not in MODES:
         raise NKIError(f"mode {mode!r}: 'full' (numerics and time) or 'timing' (time only)")
     if mode == "timing":
         if executor != "simulator":
             raise NKIError(f"mode 'timing' runs on the simulator, not the {executor!r} executor")
-        return _simulator().simulate(traced.module, arch=arch, mode="timing", neuron_core_id=None), {}
+        return _simulator()._simulate(traced.module, None, arch, "timing", None, threads=0, records=True,
+                                      on_progress=None, prepared=traced.take_prepared()), {}
     if traced.constants:
         arrays = dict(traced.constants, **arrays)
     if executor == "simulator":
@@ -189,7 +191,8 @@ def profile_kernel(kernel, *args, arch: str | None = None, trace_file=None, mode
     gives the same timeline and statistics without numerics (no outputs): the arguments may
     then be ``nki.typing.tensor`` stand-ins, and large sizes run fast. ``schedule``,
     ``max_instructions``: see :func:`~neuronxsim.nki.kernel.trace_kernel`."""
-    traced = traced_kernel(kernel, args, kwargs, arch, max_instructions, schedule=schedule)
+    traced = traced_kernel(kernel, args, kwargs, arch, max_instructions, schedule=schedule,
+                           prepare=mode == "timing")
     arrays = bound_arrays(kernel, args, kwargs) if mode == "full" else {}
     result, outputs = run_traced(traced, arrays, arch=traced.arch, mode=mode)
     if trace_file is not None:

@@ -77,6 +77,17 @@ class TracedKernel:
     #: per core: how many instructions were moved out of program order so that the on-chip tiles
     #: fit (0: program order fits; see :mod:`neuronxsim.nki.pressure`)
     reordered: list[int] = field(default_factory=list)
+    #: the scheduling pass's timing-mode decoding of ``module`` (``_core.sim.PreparedProgram``),
+    #: for the library's own trace-then-simulate paths: set only when such a path asks
+    #: (``traced_kernel(..., prepare=True)``), which takes it (:meth:`take_prepared`) before the
+    #: module goes anywhere else. It points into the module, so a TracedKernel user code sees
+    #: never holds one: a module changed since would be simulated from a stale decoding.
+    prepared: object = field(default=None, init=False, repr=False, compare=False)
+
+    def take_prepared(self):
+        """The prepared decoding (or None), which this object then no longer holds."""
+        prepared, self.prepared = self.prepared, None
+        return prepared
 
     @property
     def input_names(self) -> list[str]:
@@ -335,10 +346,12 @@ def trace(kernel, *args, arch: str | None = None, max_instructions: int | None =
 
 def traced_kernel(kernel, args: tuple, kwargs: dict, arch: str | None,
                   max_instructions: int | None = None, adapter=None,
-                  schedule: str = "compiler") -> TracedKernel:
+                  schedule: str = "compiler", prepare: bool = False) -> TracedKernel:
     """:func:`trace_kernel` for the other entry points (which filter tracebacks themselves).
     ``adapter``: how another dialect's kernel sees its arguments and hands back its results
-    (see :class:`DialectAdapter`); None for this dialect's."""
+    (see :class:`DialectAdapter`); None for this dialect's. ``prepare``: keep the scheduling
+    pass's decoding in ``prepared`` (see :attr:`TracedKernel.prepared`), for a caller that
+    simulates the module in timing mode before anything can change it."""
     check_schedule(schedule)
     if arch is None:
         jitted = kernel.kernel if isinstance(kernel, GridKernel) else kernel
@@ -348,7 +361,7 @@ def traced_kernel(kernel, args: tuple, kwargs: dict, arch: str | None,
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _trace(kernel, args, arch, kwargs, max_instructions, adapter, schedule)
+        return _trace(kernel, args, arch, kwargs, max_instructions, adapter, schedule, prepare=prepare)
     finally:
         if collecting:
             gc.enable()
@@ -452,7 +465,7 @@ def record_kernel(kernel, args: tuple, kwargs: dict, arch: str,
 
 
 def _trace(kernel, args, arch: str, kwargs, max_instructions: int, adapter=None,
-           schedule: str = "compiler", pipeline=PIPELINE) -> TracedKernel:
+           schedule: str = "compiler", pipeline=PIPELINE, prepare: bool = False) -> TracedKernel:
     start = time.perf_counter()
     recording = record_kernel(kernel, args, kwargs, arch, max_instructions, adapter)
     tracer, results = recording.tracer, recording.returned
@@ -470,7 +483,11 @@ def _trace(kernel, args, arch: str, kwargs, max_instructions: int, adapter=None,
         # it reads it, the verifier's checks in one pass with the decoding (module.verify() first
         # and a decoding that skips them read every instruction twice). A module it refuses keeps
         # its order, and is verified on its own: the verifier's message, located, where that is why.
-        if schedule != "compiler" or any(s["refused"] for s in Schedule().run(module, arch)):
+        stats, prepared = [], None
+        if schedule == "compiler":
+            stats, prepared = (Schedule().run_prepared(module, arch) if prepare
+                               else (Schedule().run(module, arch), None))
+        if schedule != "compiler" or any(s["refused"] for s in stats):
             try:
                 module.verify()
             except BIRError as e:
@@ -487,9 +504,11 @@ def _trace(kernel, args, arch: str, kwargs, max_instructions: int, adapter=None,
     constants = {}
     for core in tracer.cores:
         constants.update(core.record.constants)
-    return TracedKernel(module, recording.inputs, outputs, len(programs), arch, counts, sbuf_peaks,
-                        psum_peaks, time.perf_counter() - start, regions, constants,
-                        [p.spills for p in programs], [p.reordered for p in programs])
+    traced = TracedKernel(module, recording.inputs, outputs, len(programs), arch, counts, sbuf_peaks,
+                          psum_peaks, time.perf_counter() - start, regions, constants,
+                          [p.spills for p in programs], [p.reordered for p in programs])
+    traced.prepared = prepared
+    return traced
 
 
 def _break_cycles(record):

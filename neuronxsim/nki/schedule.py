@@ -43,5 +43,13 @@ class Schedule:
         from neuronxsim.starfish.lib import _core
         return _core.sim.schedule_module(module, arch)
 
+    def run_prepared(self, module, arch: str) -> tuple[list[dict], object]:
+        """:meth:`run`, and the pass's decoding of the module reordered in step
+        (``_core.sim.PreparedProgram``: what ``sim.simulate`` in timing mode prepares, for every
+        function on ``arch``), or None where a function was refused. It points into the module,
+        so it is only valid until something changes the module."""
+        from neuronxsim.starfish.lib import _core
+        stats, prepared = _core.sim.schedule_module_prepared(module, arch)
+        return stats, prepared
 
 __all__ = ["SCHEDULES", "Schedule", "check_schedule"]

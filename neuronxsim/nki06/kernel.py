@@ -182,10 +182,11 @@ def _check_arrays(args, kwargs, arch: str):
 
 
 def traced(kernel, args: tuple, kwargs: dict, arch: str | None = None,
-           max_instructions: int | None = None, schedule: str = "compiler"):
+           max_instructions: int | None = None, schedule: str = "compiler", prepare: bool = False):
     """(TracedKernel, the shared driver's kernel object, arch) of an NKI 0.6 kernel;
     ``max_instructions`` (the cap on traced instructions) and ``schedule`` as
-    :func:`neuronxsim.nki.kernel.trace_kernel` takes them."""
+    :func:`neuronxsim.nki.kernel.trace_kernel` takes them, ``prepare`` as
+    :func:`neuronxsim.nki.kernel.traced_kernel` does."""
     func, lnc, ndim = _unwrap(kernel)
     arch = arch or target_arch()
     if arch not in target.ARCHS:
@@ -202,7 +203,7 @@ def traced(kernel, args: tuple, kwargs: dict, arch: str | None = None,
     _launch.update(lnc=lnc, ndim=ndim, constants={})
     try:
         t = traced_kernel(shared, args, kwargs, arch, max_instructions, adapter=_Adapter(lnc),
-                          schedule=schedule)
+                          schedule=schedule, prepare=prepare)
         t.constants = {name: array for name, array in _launch["constants"].values()}
         return t, shared, arch
     finally:
@@ -234,7 +235,8 @@ def simulate_kernel(kernel, *args, arch: str | None = None, max_instructions: in
 def _run(kernel, args, kwargs, arch, trace_file=None, mode="full", schedule="compiler",
          max_instructions=None) -> tuple:
     """(TracedKernel, the simulator's result, the outputs by name; none in timing mode)."""
-    t, shared, arch = traced(kernel, args, kwargs, arch, max_instructions, schedule)
+    t, shared, arch = traced(kernel, args, kwargs, arch, max_instructions, schedule,
+                             prepare=mode == "timing")
     arrays = bound_arrays(shared, args, kwargs) if mode == "full" else {}
     try:
         sim_result, outputs = run_traced(t, arrays, arch=arch, mode=mode)

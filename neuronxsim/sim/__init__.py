@@ -84,7 +84,18 @@ def simulate(module: bir.Module, inputs: Optional[Mapping[str, np.ndarray]] = No
         on_progress: called as ``on_progress(done, total)`` (instructions) about ten times a second
             while the run goes on, from another thread, and once at the end.
     """
-    native = _core.sim.Simulator(module, arch, mode, neuron_core_id, threads, records)
+    return _simulate(module, inputs, arch, mode, neuron_core_id, threads=threads, records=records,
+                     on_progress=on_progress)
+
+
+def _simulate(module: bir.Module, inputs: Optional[Mapping[str, np.ndarray]], arch: str, mode: str,
+              neuron_core_id: Optional[int], *, threads: int, records: bool,
+              on_progress: Optional[Callable[[int, int], None]], prepared=None) -> SimResult:
+    """:func:`simulate`, started from ``prepared`` (a ``_core.sim.PreparedProgram`` of ``module``:
+    timing mode, ``arch``, every function; the simulator refuses any other) when it is not None:
+    for the library's own trace-then-simulate paths, which guarantee nothing changed the module
+    since the scheduling pass made it."""
+    native = _core.sim.Simulator(module, arch, mode, neuron_core_id, threads, records, prepared)
     specs = native.tensors()
     full = mode == "full"
     inputs = {} if inputs is None else inputs

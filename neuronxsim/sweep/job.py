@@ -48,12 +48,12 @@ def run(job: dict) -> dict:
                                f"{job['neuronxsim']}: install the same version on every worker")
         with kernel_file.kernel_imports(path, job["allow_shadowing"]):
             kernel = kernel_file.load(KernelFile.from_dict(job["kernel"]))
-            traced, arrays, cached = _trace(kernel, job, seconds)
+            traced, prepared, arrays, cached = _trace(kernel, job, seconds)
             result["trace_cached"] = cached
             result["instructions"] = traced.instruction_count
             result["reordered"] = sum(traced.reordered)
             t0 = time.perf_counter()
-            sim_result, outputs = _simulate(traced, arrays, job)
+            sim_result, outputs = _simulate(traced, arrays, job, prepared)
             seconds["simulate"] = time.perf_counter() - t0
             result.update(_measures(sim_result))
             result["status"] = "ok"
@@ -101,7 +101,10 @@ def _arrays(job: dict) -> list:
 
 
 def _trace(kernel, job: dict, seconds: dict):
-    """(TracedKernel, the array arguments, whether the trace came from the cache)."""
+    """(TracedKernel, the scheduling pass's decoding of its module for the timing run or None, the
+    array arguments, whether the trace came from the cache). The decoding comes only with a fresh
+    trace in timing mode, taken off the TracedKernel at once: nothing but the cache's write (which
+    reads the module) comes between the pass that made it and the run that uses it."""
     from neuronxsim.sweep.trace_cache import TraceCache, cache_key
 
     arrays = _arrays(job)
@@ -115,23 +118,28 @@ def _trace(kernel, job: dict, seconds: dict):
         traced = cache.get(key)
         if traced is not None:
             seconds["cache_read"] = time.perf_counter() - t0
-            return traced, arrays, True
+            return traced, None, arrays, True
+    prepare = job["mode"] == "timing"
     if job["dialect"] == "nki06":
         from neuronxsim.nki06.kernel import traced as trace06
-        traced = trace06(kernel, tuple(arrays), kwargs, job["arch"], job["max_instructions"])[0]
+        traced = trace06(kernel, tuple(arrays), kwargs, job["arch"], job["max_instructions"],
+                         prepare=prepare)[0]
     else:
         from neuronxsim.nki.kernel import traced_kernel
-        traced = traced_kernel(kernel, tuple(arrays), kwargs, job["arch"], job["max_instructions"])
+        traced = traced_kernel(kernel, tuple(arrays), kwargs, job["arch"], job["max_instructions"],
+                               prepare=prepare)
+    prepared = traced.take_prepared()
     seconds["trace"] = time.perf_counter() - t0
     if cache is not None:
         t0 = time.perf_counter()
         cache.put(key, traced)
         seconds["cache_write"] = time.perf_counter() - t0
-    return traced, arrays, False
+    return traced, prepared, arrays, False
 
 
-def _simulate(traced, arrays: list, job: dict):
-    """(the simulator's result, the outputs by name: empty in timing mode), on one host thread."""
+def _simulate(traced, arrays: list, job: dict, prepared=None):
+    """(the simulator's result, the outputs by name: empty in timing mode), on one host thread;
+    from ``prepared`` (see :func:`_trace`) when it is not None."""
     from neuronxsim import sim
     from neuronxsim.errors import SimulationError
     from neuronxsim.nki06.kernel import _at_kernel_line  # the instruction's kernel line
@@ -144,8 +152,8 @@ def _simulate(traced, arrays: list, job: dict):
             a = np.ascontiguousarray(a)
             inputs[spec.name] = a.view(np.uint8) if a.dtype == np.bool_ else a
     try:
-        result = sim.simulate(traced.module, inputs, arch=job["arch"], mode=job["mode"],
-                              threads=1, records=False)
+        result = sim._simulate(traced.module, inputs, job["arch"], job["mode"], None, threads=1,
+                               records=False, on_progress=None, prepared=prepared)
     except SimulationError as e:
         raise _at_kernel_line(e, traced.module) from None
     outputs = {}

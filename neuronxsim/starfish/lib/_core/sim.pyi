@@ -5,7 +5,17 @@ from __future__ import annotations
 import neuronxsim.starfish.lib._core.bir
 import numpy
 import typing
-__all__: list[str] = ['NUM_ENGINES', 'ORDER_WHOLE_BLOCK', 'SimResult', 'Simulator', 'TRACK_NAMES', 'TraceProgress', 'engine_of', 'engine_orders', 'lane_name', 'latency', 'schedule_function', 'schedule_module']
+__all__: list[str] = ['NUM_ENGINES', 'ORDER_WHOLE_BLOCK', 'PreparedProgram', 'SimResult', 'Simulator', 'TRACK_NAMES', 'TraceProgress', 'engine_of', 'engine_orders', 'lane_name', 'latency', 'schedule_function', 'schedule_module', 'schedule_module_prepared']
+class PreparedProgram:
+    """
+    The scheduling pass's timing-mode decoding of a module (sim/Simulator.h): for the library's own trace-then-simulate paths only.
+    """
+    @property
+    def arch(self) -> str:
+        ...
+    @property
+    def instruction_count(self) -> int:
+        ...
 class TraceProgress:
     """
     How far write_trace is: done of total slices (read it from another thread).
@@ -64,8 +74,10 @@ class SimResult:
     def total_ns(self) -> float:
         ...
 class Simulator:
-    def __init__(self, module: neuronxsim.starfish.lib._core.bir.Module, arch: str = 'trn1', mode: str = 'full', neuron_core_id: typing.SupportsInt | typing.SupportsIndex | None = None, threads: typing.SupportsInt | typing.SupportsIndex = 0, records: bool = True) -> None:
-        ...
+    def __init__(self, module: neuronxsim.starfish.lib._core.bir.Module, arch: str = 'trn1', mode: str = 'full', neuron_core_id: typing.SupportsInt | typing.SupportsIndex | None = None, threads: typing.SupportsInt | typing.SupportsIndex = 0, records: bool = True, prepared: PreparedProgram = None) -> None:
+        """
+        `prepared`: start from that PreparedProgram of `module` (timing mode, its arch, every function) instead of decoding the module.
+        """
     def bind(self, name: str, array: numpy.ndarray) -> None:
         ...
     def instructions_done(self) -> int:
@@ -103,6 +115,10 @@ def schedule_function(module: neuronxsim.starfish.lib._core.bir.Module, function
 def schedule_module(module: neuronxsim.starfish.lib._core.bir.Module, arch: str) -> list:
     """
     schedule_function for every function of the module, in order, from one decoding of the module when the simulator accepts it whole; returns the list of their dicts.
+    """
+def schedule_module_prepared(module: neuronxsim.starfish.lib._core.bir.Module, arch: str) -> tuple[list, PreparedProgram | None]:
+    """
+    schedule_module, and its decoding of the module reordered in step (a PreparedProgram for Simulator(prepared=...), valid while nothing changes the module), or None where some function was refused: (stats, prepared).
     """
 NUM_ENGINES: int = 5
 ORDER_WHOLE_BLOCK: int = 16
