@@ -13,7 +13,7 @@ import neuronxsim.nki.language as nl
 from neuronxsim.nki import instructions
 from neuronxsim.nki.errors import NKIError
 from neuronxsim.nki.indexing import partition_free_subscript
-from neuronxsim.nki.tensor import PSUM, SBUF, Tensor, _getitem
+from neuronxsim.nki.tensor import PSUM, SBUF, Tensor, _getitem, new_view
 from neuronxsim.nki.tracer import Engine, Tracer, plain_tile_access, write_plain
 from neuronxsim.starfish.lib import _core
 
@@ -328,9 +328,8 @@ def test_partial_tiles_trace_as_the_general_path(monkeypatch, rows):
 
 @pytest.mark.parametrize("rows", [1, 127, 129, 300])
 def test_partial_tiles_are_recorded_in_c(monkeypatch, rows):
-    """Of a partial tile's lane-wise instructions, only those reading the reduction's [P] result
-    (a view plain_tile_access does not take: the divide, rsqrt and the multiply by it) and the
-    masked multiply (a mask cutting the box) reach the general path's record_lanewise."""
+    """Of a partial tile's lane-wise instructions, only the masked multiply (a mask cutting the
+    box) reaches the general path's record_lanewise."""
     IT = instructions.IT
     general = []
     record_lanewise = instructions.record_lanewise
@@ -338,7 +337,7 @@ def test_partial_tiles_are_recorded_in_c(monkeypatch, rows):
                         lambda tr, opcode, *a: general.append(opcode) or
                         record_lanewise(tr, opcode, *a))
     nki.trace_kernel(partial_rows, T[[rows, 64], nl.float32], T[[rows, 1], nl.float32])
-    assert general == [IT.TensorScalar, IT.Activation, IT.TensorScalarPtr, IT.TensorScalar]
+    assert general == [IT.TensorScalar]
 
 
 @pytest.mark.parametrize("executor", ["simulator", "reference"])
@@ -368,3 +367,17 @@ def test_a_partial_tile_with_an_unwritten_one_is_refused_as_the_general_path(mon
         general = trace_outcome(partial_and_unwritten, T[[40, 64], nl.float32])
     assert fast == general
     assert "before anything writes it" in fast
+
+
+@pytest.mark.parametrize("kind", [nl.sbuf, nl.psum])
+@pytest.mark.parametrize("count", [1, 44, 127])
+def test_a_column_view_has_the_tracers_access(kind, count):
+    """plain_tile_access of a [p] view of a [P] tile (a partial tile's cut of a reduction's
+    result) is the access the tracer makes of it: a [p, 1] one."""
+    with Tracer("trn2", 1) as tr:
+        t = nl.ndarray((128,), dtype=nl.float32, buffer=kind)
+        st = t.storage
+        made = plain_tile_access(new_view(st, 0, (count,), t.strides, ()), st, Engine.DVE)
+        expected = tr.access(new_view(st, 0, (count,), t.strides, ()), None)
+    assert made is not None
+    assert (made.offset, made.pairs) == (expected.offset, expected.pairs)
