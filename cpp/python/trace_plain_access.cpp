@@ -7,7 +7,8 @@
 //       the storage's full access, made once (st.state.full_access) from layout.full_pairs;
 //   else a view whose access was made before: view.access;
 //   else an on-chip [p, n] view with p <= partitions, offset < row, partition step row (or p 1),
-//       free step s with 0 < s < row and the row's last element inside the row (or n 1):
+//       free step s with 0 < s < row and the row's last element inside the row (or n 1; a [p]
+//       view is a [p, 1] one):
 //       [(row, p), (s, n)] ((1, 1) for n 1) from the view's offset, kept as view.access;
 //   then: the PE takes it; other engines take at most the DVE/ACT free-size cap of the tile's
 //       memory (max_free_psum / max_free_sbuf elements per partition), and GpSimd no PSUM.
@@ -93,17 +94,21 @@ PyObject* viewAccess(PyObject* view, PyObject* st, PyObject* layout, PyObject* s
   if (onChip.get() == nullptr) return nullptr;
   const int on = PyObject_IsTrue(onChip.get());
   if (on < 0) return nullptr;
-  if (!on || !PyTuple_Check(shape) || PyTuple_GET_SIZE(shape) != 2) return Py_NewRef(Py_None);
+  // (a [p] view, one element per partition, is a [p, 1] one: the tracer's access makes the same
+  // pairs of both; a partial tile's cut of a reduction's [P] result is one)
+  const Py_ssize_t rank = PyTuple_Check(shape) ? PyTuple_GET_SIZE(shape) : 0;
+  if (!on || (rank != 2 && rank != 1)) return Py_NewRef(Py_None);
   long long p = 0, row = 0;
-  if (!intValue(Py_NewRef(PyTuple_GET_ITEM(shape, 0)), p) || !intValue(Py_NewRef(PyTuple_GET_ITEM(shape, 1)), n) ||
-      !intValue(slotAttr(layout, names.row), row))
+  n = 1;
+  if (!intValue(Py_NewRef(PyTuple_GET_ITEM(shape, 0)), p) ||
+      (rank == 2 && !intValue(Py_NewRef(PyTuple_GET_ITEM(shape, 1)), n)) || !intValue(slotAttr(layout, names.row), row))
     return nullptr;
   Ref strides(slotAttr(view, names.strides));
   if (strides.get() == nullptr) return nullptr;
-  if (!PyTuple_Check(strides.get()) || PyTuple_GET_SIZE(strides.get()) != 2) return Py_NewRef(Py_None);
-  long long s0 = 0, s1 = 0;
+  if (!PyTuple_Check(strides.get()) || PyTuple_GET_SIZE(strides.get()) != rank) return Py_NewRef(Py_None);
+  long long s0 = 0, s1 = 1;
   if (!intValue(Py_NewRef(PyTuple_GET_ITEM(strides.get(), 0)), s0) ||
-      !intValue(Py_NewRef(PyTuple_GET_ITEM(strides.get(), 1)), s1))
+      (rank == 2 && !intValue(Py_NewRef(PyTuple_GET_ITEM(strides.get(), 1)), s1)))
     return nullptr;
   // (a tile view's partition dim steps one row: the hardware has no other partition stride, and
   // View has none; a backward or repeating free dim is the general path's, as is an offset past

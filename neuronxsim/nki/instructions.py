@@ -269,15 +269,21 @@ def plain_inputs(tr: Tracer, engine, shape: tuple, mask, tiles, pointers=()) -> 
     return ins
 
 
+# The opcodes whose builders' general path, past lanewise_plain, is plan over the tiles,
+# result_tile and record_lanewise (tensor_tensor, tensor_scalar, activation): lanewise_plain
+# records their partial tiles too (tiles written in a leading run of partitions: a loop's last,
+# `t * 128 + i_p < rows`), as that path would.
+CUT_OPCODES = (IT.TensorTensor, IT.TensorScalar, IT.TensorScalarPtr, IT.Activation)
 _core.nki.configure_lanewise(Tensor, plain_tile_access, _core.nki.write_plain, Engine.Activation,
-                             PSUM, SBUF, NUM_PARTITIONS)
+                             PSUM, SBUF, NUM_PARTITIONS, CUT_OPCODES)
 #: ``lanewise_plain(tr, opcode, engine, shape, tiles, pointers, out, out_shape, dtype, what,
 #: fields, loc)``: :func:`plain_inputs` (no mask: callers resolve theirs first, see
 #: :func:`keeps_all`), :func:`result_tile` and :func:`record_plain` in one call: the recorded
 #: destination; NotImplemented, having changed nothing, when the instruction needs the general
-#: path; ``(result,)`` when it made the new result but the general path must record it. In C
-#: (``cpp/python/trace_lanewise.cpp``, which states the conditions): most instructions of a
-#: normalisation kernel are such.
+#: path; ``(result,)`` when it made the new result but the general path must record it; and, for
+#: the opcodes above, plan's box and record_lanewise of tiles written in their leading partitions
+#: only. In C (``cpp/python/trace_lanewise.cpp``, which states the conditions): most instructions
+#: of a normalisation kernel are such.
 lanewise_plain = _core.nki.lanewise_plain
 
 

@@ -13,11 +13,11 @@ import neuronxsim.nki.language as nl
 from neuronxsim.nki import instructions
 from neuronxsim.nki.errors import NKIError
 from neuronxsim.nki.indexing import partition_free_subscript
-from neuronxsim.nki.tensor import PSUM, SBUF, Tensor, _getitem
+from neuronxsim.nki.tensor import PSUM, SBUF, Tensor, _getitem, new_view
 from neuronxsim.nki.tracer import Engine, Tracer, plain_tile_access, write_plain
 from neuronxsim.starfish.lib import _core
 
-from nki_testing import close, run_on
+from nki_testing import close, run_on, trace_outcome
 
 T = nki.typing.tensor
 
@@ -234,7 +234,7 @@ def test_a_result_write_plain_refuses_is_recorded_by_the_general_path(monkeypatc
         seen.append(view)
         return None
     configure = (Tensor, plain_tile_access, refusing, Engine.Activation, PSUM, SBUF,
-                 instructions.NUM_PARTITIONS)
+                 instructions.NUM_PARTITIONS, instructions.CUT_OPCODES)
     _core.nki.configure_lanewise(*configure)
     try:
         assert _module(elementwise, *types) == expected
@@ -281,3 +281,104 @@ def test_partition_free_subscript_in_c_is_the_python_one():
                         if c.__class__ is int:
                             assert got.shape is r.shape  # (as the Python path shares it)
         assert checked > 30
+
+
+# ---- partial tiles (a loop's last, its tiles written in their leading partitions) in C ----
+
+@nki.jit
+def partial_rows(a, col):
+    """rmsnorm's loop: masked loads write the last tile's leading rows only, and the unmasked
+    instructions after them compute those rows."""
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    rows, cols = a.shape
+    ip = nl.arange(128)[:, None]
+    ic = nl.arange(cols)[None, :]
+    for t in nl.affine_range((rows + 127) // 128):
+        valid = t * 128 + ip < rows
+        x = nl.load(a[t * 128 + ip, ic], mask=valid)
+        c = nl.load(col[t * 128 + ip, 0], mask=valid)
+        s = nl.sum(nl.square(x), axis=[1])           # activation; tensor_reduce (general)
+        r = nl.rsqrt(s / cols)                       # tensor_scalar of an int; activation of [P]
+        y = nl.multiply(x, r)                        # tensor_scalar, a [P] tile
+        z = nl.add(y, x)                             # tensor_tensor
+        z += x                                       # in place
+        z = nl.multiply(z, nl.full((128, cols), 0.5, dtype=nl.float32))  # and a whole tile
+        w = nisa.activation(op=nl.tanh, data=z, bias=c, scale=c)  # pointer bias and scale
+        v = nisa.tensor_scalar(w, np.multiply, c, op1=np.add, operand1=c)  # two [P, 1] tiles
+        u = nl.multiply(v, 2.0, mask=valid)          # a mask cutting the box: the general path
+        nl.store(out[t * 128 + ip, ic], value=u, mask=valid)
+    return out
+
+
+def _partial_rows_expected(a, col):
+    x = a.astype(np.float64)
+    r = 1.0 / np.sqrt((x * x).sum(axis=1, keepdims=True) / a.shape[1])
+    z = (x * r + x + x) * 0.5
+    w = np.tanh(z * col + col)
+    return 2.0 * (w * col + col)
+
+
+_ROWS = [1, 127, 128, 129, 300, 4000]
+
+
+@pytest.mark.parametrize("rows", _ROWS)
+def test_partial_tiles_trace_as_the_general_path(monkeypatch, rows):
+    _same_with_and_without(monkeypatch, partial_rows, T[[rows, 64], nl.float32],
+                           T[[rows, 1], nl.float32])
+
+
+@pytest.mark.parametrize("rows", [1, 127, 129, 300])
+def test_partial_tiles_are_recorded_in_c(monkeypatch, rows):
+    """Of a partial tile's lane-wise instructions, only the masked multiply (a mask cutting the
+    box) reaches the general path's record_lanewise."""
+    IT = instructions.IT
+    general = []
+    record_lanewise = instructions.record_lanewise
+    monkeypatch.setattr(instructions, "record_lanewise",
+                        lambda tr, opcode, *a: general.append(opcode) or
+                        record_lanewise(tr, opcode, *a))
+    nki.trace_kernel(partial_rows, T[[rows, 64], nl.float32], T[[rows, 1], nl.float32])
+    assert general == [IT.TensorScalar]
+
+
+@pytest.mark.parametrize("executor", ["simulator", "reference"])
+@pytest.mark.parametrize("rows", _ROWS)
+def test_partial_tiles_compute_what_numpy_does(rng, executor, rows):
+    a = rng.standard_normal((rows, 64)).astype(np.float32)
+    col = rng.uniform(0.5, 1.5, (rows, 1)).astype(np.float32)
+    close(run_on(executor, partial_rows, a, col), _partial_rows_expected(a, col),
+          atol=1e-4, rtol=1e-4)
+
+
+@nki.jit
+def partial_and_unwritten(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    ip = nl.arange(128)[:, None]
+    ic = nl.arange(a.shape[1])[None, :]
+    x = nl.load(a[ip, ic], mask=ip < a.shape[0])
+    never = nl.ndarray((128, a.shape[1]), dtype=a.dtype, buffer=nl.sbuf)
+    nl.store(out[ip, ic], value=nl.add(x, never), mask=ip < a.shape[0])
+    return out
+
+
+def test_a_partial_tile_with_an_unwritten_one_is_refused_as_the_general_path(monkeypatch):
+    fast = trace_outcome(partial_and_unwritten, T[[40, 64], nl.float32])
+    with monkeypatch.context() as m:
+        m.setattr(instructions, "lanewise_plain", lambda *a: NotImplemented)
+        general = trace_outcome(partial_and_unwritten, T[[40, 64], nl.float32])
+    assert fast == general
+    assert "before anything writes it" in fast
+
+
+@pytest.mark.parametrize("kind", [nl.sbuf, nl.psum])
+@pytest.mark.parametrize("count", [1, 44, 127])
+def test_a_column_view_has_the_tracers_access(kind, count):
+    """plain_tile_access of a [p] view of a [P] tile (a partial tile's cut of a reduction's
+    result) is the access the tracer makes of it: a [p, 1] one."""
+    with Tracer("trn2", 1) as tr:
+        t = nl.ndarray((128,), dtype=nl.float32, buffer=kind)
+        st = t.storage
+        made = plain_tile_access(new_view(st, 0, (count,), t.strides, ()), st, Engine.DVE)
+        expected = tr.access(new_view(st, 0, (count,), t.strides, ()), None)
+    assert made is not None
+    assert (made.offset, made.pairs) == (expected.offset, expected.pairs)

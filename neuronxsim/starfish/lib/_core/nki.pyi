@@ -110,9 +110,9 @@ def configure_lane_fast_plain(activation: typing.Any, scalar_engine: typing.Any,
     """
     Gives activation_fast and reduce_fast what they need to make the builders' lanewise_plain calls themselves (without a mask): the Activation opcode, the Scalar Engine, AccumCmd.Idle, Alu.add, the TensorReduce opcode, the Vector Engine, ReduceAxis.X and the instructions module's REDUCE_IDS and BITVEC_IDS.
     """
-def configure_lanewise(tensor_class: type, plain_tile_access: typing.Any, write_plain: typing.Any, activation: typing.Any, psum: str, sbuf: str, num_partitions: typing.SupportsInt | typing.SupportsIndex) -> None:
+def configure_lanewise(tensor_class: type, plain_tile_access: typing.Any, write_plain: typing.Any, activation: typing.Any, psum: str, sbuf: str, num_partitions: typing.SupportsInt | typing.SupportsIndex, cut_opcodes: tuple) -> None:
     """
-    Gives lanewise_plain the Tensor class, the tracer's plain_tile_access and write_plain, the Scalar Engine, the PSUM and SBUF kinds and the partitions of a tile.
+    Gives lanewise_plain the Tensor class, the tracer's plain_tile_access and write_plain, the Scalar Engine, the PSUM and SBUF kinds, the partitions of a tile and the opcodes whose partial tiles it records.
     """
 def configure_language_fast(tensor_class: type, new_tiles: dict, par_dim: type, sbuf: str, load: typing.Any, pmax: int, dma_plain: typing.Any, dma_general: typing.Any, save: typing.Any, psum: str, keeps_all: typing.Any, num_partitions: int) -> None:
     """
