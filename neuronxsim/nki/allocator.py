@@ -36,6 +36,14 @@ from .tensor import PSUM, PSUM_BANK_BYTES, SBUF, Storage
 from .tracer import PSUM_BYTES
 
 SBUF_ALIGN = 64  # bytes; keeps tiles on DMA-friendly boundaries
+#: per on-chip memory, what a tile's bytes per partition are rounded up to (PSUM: whole banks)
+ALIGN = {SBUF: SBUF_ALIGN, PSUM: PSUM_BANK_BYTES}
+
+
+def aligned_bytes(st: Storage, align: int) -> int:
+    """The bytes per partition storage ``st`` holds once placed by the allocator (rounded up to
+    ``align``)."""
+    return -(-st.bytes_per_partition // align) * align
 
 # _place's loop for kernels that place no tile themselves, up to the first tile that fits
 # nowhere (cpp/python/trace_alloc_next_fit.cpp; it orders the storages by first use and sizes
@@ -85,9 +93,9 @@ class Allocation:
         program.addr = addr
         spiller = Spiller(program.ops, program.storages, addr)
         program.peak_bytes = {
-            SBUF: _place(used[SBUF], SBUF, program.sbuf_bytes, SBUF_ALIGN, first_use, last_use,
+            SBUF: _place(used[SBUF], SBUF, program.sbuf_bytes, ALIGN[SBUF], first_use, last_use,
                          addr, spiller if self.spill else None),
-            PSUM: _place(used[PSUM], PSUM, PSUM_BYTES, PSUM_BANK_BYTES, first_use, last_use,
+            PSUM: _place(used[PSUM], PSUM, PSUM_BYTES, ALIGN[PSUM], first_use, last_use,
                          addr)}
         program.spills = spiller.summary()
         if spiller.transfers:
@@ -169,7 +177,7 @@ def _place(storages: list[Storage], kind: str, capacity: int, align: int, first_
             at = placing.placement[1]
             size = placing.bytes_per_partition
         else:
-            size = -(-placing.bytes_per_partition // align) * align
+            size = aligned_bytes(placing, align)
             while True:
                 taken = live
                 if fixed:  # the placed storages live at any moment of this one's range
@@ -224,7 +232,7 @@ def _pack(storages: list, capacity: int, align: int, first_use: list, last_use: 
         if st.placement is not None:
             at, size = st.placement[1], st.bytes_per_partition
         else:
-            size = -(-st.bytes_per_partition // align) * align
+            size = aligned_bytes(st, align)
             taken = sorted((a, e) for f, l, a, e in placed if f <= last and first <= l)
             at = prev = 0
             for a, e in taken:
@@ -245,8 +253,7 @@ def peak_held(storages: list, align: int, first_use: list, last_use: list) -> in
     """Bytes per partition held at the busiest moment."""
     events = []
     for st in storages:
-        size = st.bytes_per_partition if st.placement is not None else \
-            -(-st.bytes_per_partition // align) * align
+        size = st.bytes_per_partition if st.placement is not None else aligned_bytes(st, align)
         events.append((first_use[st.sid], size))
         events.append((last_use[st.sid] + 1, -size))
     events.sort(key=lambda e: (e[0], e[1]))
@@ -301,18 +308,16 @@ def _room_until_use(stretch, expiry: list, evicted: set, reloads: list, storages
     """Whether reload ``stretch``, placed now, leaves room for every tile placed before its use
     (the bytes live at each of their first uses, pending reloads included), so that loading it
     early evicts nothing it would not."""
-    def aligned(st):
-        return -(-st.bytes_per_partition // align) * align
     use = stretch.uses[0]
     ends = [(last, e[1] - e[0]) for last, _, e in expiry if id(e) not in evicted]
-    ends += [(r.last, aligned(r.storage)) for pos, _, r in reloads
+    ends += [(r.last, aligned_bytes(r.storage, align)) for pos, _, r in reloads
              if r is not stretch and pos < use]
     starts = [pos for pos, _, r in reloads if r is not stretch and pos < use]
-    extra = aligned(stretch.storage)
+    extra = aligned_bytes(stretch.storage, align)
     k = upcoming
     while k < len(storages) and first_use[storages[k].sid] < use:
         st = storages[k]
-        ends.append((last_use[st.sid], aligned(st)))
+        ends.append((last_use[st.sid], aligned_bytes(st, align)))
         starts.append(first_use[st.sid])
         k += 1
     for at in starts:
@@ -325,12 +330,12 @@ def _room_until_use(stretch, expiry: list, evicted: set, reloads: list, storages
 def _fits_both(live: list, early, then, align: int, capacity: int, rover: int) -> bool:
     """Whether storage ``early`` and then storage ``then`` both fit next to ``live`` now (next
     fit from ``rover``, as they would be placed)."""
-    size = -(-early.bytes_per_partition // align) * align
+    size = aligned_bytes(early, align)
     at = _next_fit(live, size, capacity, rover)
     if at is None:
         return False
     with_early = sorted(live + [(at, at + size, early)], key=_start)
-    return _next_fit(with_early, -(-then.bytes_per_partition // align) * align, capacity,
+    return _next_fit(with_early, aligned_bytes(then, align), capacity,
                      at + size) is not None
 
 

@@ -30,9 +30,9 @@ import heapq
 from neuronxsim import bir
 from neuronxsim.starfish.lib import _core
 
-from .allocator import SBUF_ALIGN
+from .allocator import ALIGN, aligned_bytes
 from .record import Access
-from .tensor import PSUM, PSUM_BANK_BYTES, SBUF
+from .tensor import PSUM, SBUF
 from .tracer import PSUM_BYTES
 
 
@@ -118,8 +118,7 @@ def _list_schedule(program, ops, users, preds) -> list[int]:
     capacity = {SBUF: program.sbuf_bytes, PSUM: PSUM_BYTES}
     for st in program.storages:
         if st.on_chip and users[st.sid] and st.kind in capacity:
-            align = PSUM_BANK_BYTES if st.kind == PSUM else SBUF_ALIGN
-            space[st.sid] = (st.kind, -(-st.bytes_per_partition // align) * align)
+            space[st.sid] = (st.kind, aligned_bytes(st, ALIGN[st.kind]))
     sids = [sorted({acc[0] for acc, _ in _accesses(op) if space[acc[0]]}) for op in ops]
     remaining = [len(u) for u in users]
     started = [False] * len(users)

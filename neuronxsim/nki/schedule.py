@@ -49,7 +49,6 @@ class Schedule:
         function on ``arch``), or None where a function was refused. It points into the module,
         so it is only valid until something changes the module."""
         from neuronxsim.starfish.lib import _core
-        stats, prepared = _core.sim.schedule_module_prepared(module, arch)
-        return stats, prepared
+        return _core.sim.schedule_module_prepared(module, arch)
 
 __all__ = ["SCHEDULES", "Schedule", "check_schedule"]
