@@ -1400,29 +1400,63 @@ def dge_fields(tr, hwdge: bool, swdge: bool, trigger, src_dtype, dst_dtype, loc,
     return {"dge_type": bir.DgeType.SWDGE} if swdge else {}
 
 
+def _picked_rows(tile: Tensor, picked, mask, loc, what: str, kind: str, side: str):
+    """The tile of an indirect DMA (a ``kind``, its ``side``) checked against the rows
+    ``picked`` (an :class:`~neuronxsim.nki.tensor.IndirectView`), and it and the index limited
+    to the rows (partitions) ``mask`` keeps: ``(tile, index)``, or None where it keeps none."""
+    shape = tuple(picked.shape)
+    if tuple(tile.shape) != shape:
+        raise NKIError(f"{what}: the {side} has shape {list(tile.shape)}; the picked rows "
+                       f"{list(shape)}", loc)
+    index = picked.index
+    if mask is not None:
+        box = mask_box(mask, shape)
+        if is_empty(box):
+            return None
+        if tuple(box[1:]) != full_box(shape)[1:]:
+            raise NKIError(f"{what}: a mask of a {kind} may keep rows (partitions) only", loc)
+        lo, hi = box[0]
+        tile, index = tile.restrict(0, lo, hi), index.restrict(0, lo, hi)
+    return tile, index
+
+
 def dma_gather(tr, dst: Tensor, src, loc, what: str, mask=None, oob_is_err=True, fields=None):
     """An indirect DMA: row ``r`` of the tile ``dst`` gets row ``src.index[r]`` of
     ``src.rows`` (an :class:`~neuronxsim.nki.tensor.IndirectView`); an index outside the rows
     is an error when the kernel runs (``oob_is_err``) or skips that row. A mask may keep some of
     the rows (partitions); ``fields``: more BIR fields (the descriptor-generation mode)."""
-    rows, index = src.rows, src.index
-    shape = tuple(src.shape)
-    if tuple(dst.shape) != shape:
-        raise NKIError(f"{what}: the destination has shape {list(dst.shape)}; the picked rows "
-                       f"{list(shape)}", loc)
-    if mask is not None:
-        box = mask_box(mask, shape)
-        if is_empty(box):
-            return masked_out(dst)
-        if tuple(box[1:]) != full_box(shape)[1:]:
-            raise NKIError(f"{what}: a mask of a gather may keep rows (partitions) only", loc)
-        lo, hi = box[0]
-        dst, index = dst.restrict(0, lo, hi), index.restrict(0, lo, hi)
-    ins = [tr.read(rows, loc, merge=False), tr.read(index, loc)]
+    kept = _picked_rows(dst, src, mask, loc, what, "gather", "destination")
+    if kept is None:
+        return masked_out(dst)
+    dst, index = kept
+    ins = [tr.read(src.rows, loc, merge=False), tr.read(index, loc)]
     outs = [tr.write(dst, loc)]
     return tr.record(IT.DMACopy, _DMA, ins, outs,
                      {"queue": next_dma_queue(tr), "indirect_dim": 0, "oob_is_err": oob_is_err,
                       **(fields or {})}, loc)
+
+
+def dma_scatter(tr, dst, src: Tensor, loc, what: str, mask=None, oob_is_err=True, rmw=None,
+                fields=None):
+    """The indirect DMA the other way (IndirectSave): row ``r`` of the tile ``src`` lands in row
+    ``dst.index[r]`` of ``dst.rows`` (an :class:`~neuronxsim.nki.tensor.IndirectView`), or is
+    added there (``rmw`` add); an index outside the rows is an error when the kernel runs
+    (``oob_is_err``) or skips that row. A mask may keep some of the rows (partitions)."""
+    kept = _picked_rows(src, dst, mask, loc, what, "scatter", "source")
+    if kept is None:
+        return None
+    src, index = kept
+    rows = dst.rows
+    refuse_illegal_dma(tr, IT.IndirectSave, src, rows, loc, what, index=index, rmw=rmw,
+                       indirect_dim=0)
+    if rmw is not None:
+        tr.read(rows, loc, merge=False)  # (an accumulating scatter reads the rows it adds to)
+    ins = [tr.read(src, loc), tr.read(index, loc)]
+    outs = [tr.write(rows, loc)]
+    extra = {} if rmw is None else {"dst_rmw_op": rmw}
+    return tr.record(IT.IndirectSave, _DMA, ins, outs,
+                     {"queue": next_dma_queue(tr), "indirect_dim": 0, "oob_is_err": oob_is_err,
+                      **extra, **(fields or {})}, loc)
 
 
 def tensor_scalar_reduce(tr, data: Tensor, op0, operand0, reduce_op, reduce_res: Tensor, dtype,

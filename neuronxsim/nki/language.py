@@ -576,13 +576,12 @@ def _filled_like(dst: Tensor, value, loc) -> Tensor:
 
 
 def store(dst, value, *, mask=None):
-    """Copies the tile ``value`` into ``dst`` (HBM); a number fills ``dst`` with it."""
+    """Copies the tile ``value`` into ``dst`` (HBM; rows picked by an index tile,
+    ``t[idx, ...]``, are scattered to); a number fills ``dst`` with it."""
     loc = caller_location()
     tr = current()
-    if dst.__class__ is IndirectView:
-        raise NKIError("nl.store: a store to rows picked at run time (an indirect scatter) is "
-                       "not modelled by the simulator", loc)
-    if dst.__class__ is not Tensor or dst.storage.on_chip:
+    scatter = dst.__class__ is IndirectView
+    if not scatter and (dst.__class__ is not Tensor or dst.storage.on_chip):
         _hbm(dst, loc, "nl.store: dst")  # (raises)
     if isinstance(value, (int, float, np.integer, np.floating)):
         value = _filled_like(dst, value, loc)  # (the API page's example: "effectively a memset")
@@ -590,6 +589,9 @@ def store(dst, value, *, mask=None):
         _tile(value, loc, "nl.store: value")  # (raises)
     if value.storage.kind == PSUM:
         value = _ins.tensor_copy(tr, value, value.dtype, loc, mask=mask, what="nl.store")
+    if scatter:
+        _ins.dma_scatter(tr, dst, value, loc, "nl.store", mask)
+        return
     shape = value.shape
     if mask is not None and shape == dst.shape and shape and shape[0] <= _ins.NUM_PARTITIONS and \
             _ins.keeps_all(mask, shape):

@@ -452,7 +452,7 @@ def test_dma_transpose_and_indirect_loads(executor, rng):
         nl.store(data[rows, :], nl.load(data[0:8, :]))
         return data
 
-    with pytest.raises(nki.NKIError, match="indirect scatter"):
+    with pytest.raises(nki.NKIError, match="writes to kernel input 'data'"):
         nki.trace(scatter, T[[16, 8], nl.float32], T[[8, 1], nl.int32])
 
 
@@ -900,3 +900,64 @@ def test_scalar_tensor_tensor_without_dtype_takes_datas(executor, data, operand1
     got = run_on(executor, kernel, a, b)
     assert got.dtype == np.dtype(data)
     close(got, np.full((8, 4), 7.0), atol=0)
+
+
+def _scatter_kernel(store, **dma_args):
+    """A kernel that fills an HBM output [R, F] with ``base`` and scatters ``data``'s rows to it,
+    tile by tile (128 rows each), at the rows ``idx`` names: by nl.store, or nisa.dma_copy with
+    ``dma_args``."""
+    @nki.jit
+    def kernel(base, data, idx):
+        out = nl.ndarray(base.shape, dtype=base.dtype, buffer=nl.shared_hbm)
+        n, f = data.shape
+        for r in nl.affine_range(base.shape[0] // 128):
+            nl.store(out[r * 128:(r + 1) * 128, :], nl.load(base[r * 128:(r + 1) * 128, :]))
+        for t in nl.affine_range((n + 127) // 128):
+            p = min(128, n - t * 128)
+            rows = nl.load(idx[t * 128:t * 128 + p, :])
+            tile = nl.load(data[t * 128:t * 128 + p, :])
+            if store:
+                nl.store(out[rows, nl.arange(f)[None, :]], tile)
+            else:
+                nisa.dma_copy(dst=out[rows, :], src=tile, **dma_args)
+        return out
+    return kernel
+
+
+@pytest.mark.parametrize("store", [True, False], ids=["nl.store", "dma_copy"])
+def test_indirect_stores_scatter_rows(executor, rng, store):
+    # t[idx_tile, ...] as a store's destination (the nl.load_store_indirect and dma_copy API
+    # examples): row r of the tile lands in row idx[r]; 172 rows (a whole tile and 44) into 384.
+    base = rng.standard_normal((384, 96)).astype(np.float32)
+    data = rng.standard_normal((172, 96)).astype(np.float32)
+    idx = rng.permutation(384)[:172].astype(np.int32).reshape(-1, 1)
+    want = base.copy()
+    want[idx[:, 0]] = data
+    close(run_on(executor, _scatter_kernel(store), base, data, idx), want, atol=0)
+
+
+def test_dma_copy_scatter_adds_and_skips(executor, rng):
+    base = rng.standard_normal((256, 40)).astype(np.float32)
+    data = rng.standard_normal((150, 40)).astype(np.float32)
+    idx = rng.integers(0, 256, (150, 1)).astype(np.int32)  # repeated rows: each adds
+    want = base.astype(np.float64)
+    np.add.at(want, idx[:, 0], data)
+    close(run_on(executor, _scatter_kernel(False, dst_rmw_op=np.add), base, data, idx), want, atol=1e-5)
+
+    far = idx.copy()
+    far[::3] += 256  # every third row out of range: skipped
+    kept = far[:, 0] < 256
+    want = base.copy()
+    want[far[kept, 0]] = data[kept]  # (rows in order: a repeated index keeps the last)
+    got = run_on(executor, _scatter_kernel(False, oob_mode=nisa.oob_mode.skip), base, data, far)
+    close(got, want, atol=0)
+
+
+def test_dma_copy_scatter_out_of_range_fails_when_run():
+    from neuronxsim.errors import SimulationError
+
+    kernel = _scatter_kernel(False)
+    base, data = np.zeros((128, 8), np.float32), np.ones((4, 8), np.float32)
+    idx = np.array([[0], [5], [128], [2]], np.int32)
+    with pytest.raises(SimulationError, match="IndirectSave.*index 128 for source row 2 is outside the 128"):
+        nki.simulate_kernel(kernel, base, data, idx)

@@ -723,19 +723,29 @@ def _dge_fields(mode, src_dtype, dst_dtype, loc, what: str) -> dict:
 def dma_copy(*, dst, src, mask=None, dst_rmw_op=None, oob_mode=oob_mode.error,
              dge_mode=dge_mode.unknown):
     """Copies ``src`` to ``dst`` (HBM or SBUF, either way) by DMA; ``dst_rmw_op=np.add``
-    accumulates into ``dst``. ``oob_mode=nisa.oob_mode.skip`` (gathers only) skips rows whose
-    index is out of range instead of failing; ``dge_mode`` picks the descriptor generation
+    accumulates into ``dst``. HBM rows picked by an index tile, ``t[idx, ...]``, are gathered as
+    ``src`` or scattered to as ``dst``; ``oob_mode=nisa.oob_mode.skip`` (those only) skips rows
+    whose index is out of range instead of failing; ``dge_mode`` picks the descriptor generation
     (hardware DGE: NeuronCore-v3 and later)."""
     loc = caller_location()
     if oob_mode not in (_OOB.error, _OOB.skip):
         raise NKIError(f"dma_copy: oob_mode must be nisa.oob_mode.error or .skip, not {oob_mode!r}",
                        loc)
     _check_dge_mode(dge_mode, loc, "dma_copy")
-    for name, t, kinds in (("dst", dst, Tensor), ("src", src, (Tensor, IndirectView))):
-        if not isinstance(t, kinds):
+    for name, t in (("dst", dst), ("src", src)):
+        if not isinstance(t, (Tensor, IndirectView)):
             raise NKIError(f"dma_copy: {name} must be a tensor or tile, not {type(t).__name__}",
                            loc)
     fields = _dge_fields(dge_mode, src.dtype, dst.dtype, loc, "dma_copy")
+    if dst.__class__ is IndirectView:
+        if src.__class__ is not Tensor or not src.storage.on_chip:
+            raise NKIError("dma_copy: a scatter (rows picked at run time) reads an SBUF tile", loc)
+        rmw = None if dst_rmw_op is None else alu_op(dst_rmw_op, "dma_copy: dst_rmw_op", loc)
+        if not _ins.whole_or_nothing(mask, loc, "dma_copy"):
+            return
+        _ins.dma_scatter(current(), dst, src, loc, "dma_copy", oob_is_err=oob_mode == _OOB.error,
+                         rmw=rmw, fields=fields)
+        return
     if src.__class__ is IndirectView:
         if not dst.storage.on_chip:
             raise NKIError("dma_copy: a gather (rows picked at run time) writes an SBUF tile", loc)
