@@ -961,3 +961,20 @@ def test_dma_copy_scatter_out_of_range_fails_when_run():
     idx = np.array([[0], [5], [128], [2]], np.int32)
     with pytest.raises(SimulationError, match="IndirectSave.*index 128 for source row 2 is outside the 128"):
         nki.simulate_kernel(kernel, base, data, idx)
+
+
+def test_masked_store_scatters_the_rows_its_mask_keeps(executor, rng):
+    @nki.jit
+    def kernel(base, data, idx):
+        out = nl.ndarray(base.shape, dtype=base.dtype, buffer=nl.shared_hbm)
+        nl.store(out, nl.load(base))
+        ix, iy = nl.mgrid[0:data.shape[0], 0:data.shape[1]]
+        nl.store(out[nl.load(idx), iy], nl.load(data), mask=(ix < 5))
+        return out
+
+    base = rng.standard_normal((64, 24)).astype(np.float32)
+    data = rng.standard_normal((9, 24)).astype(np.float32)
+    idx = rng.permutation(64)[:9].astype(np.int32).reshape(-1, 1)
+    want = base.copy()
+    want[idx[:5, 0]] = data[:5]
+    close(run_on(executor, kernel, base, data, idx), want, atol=0)
