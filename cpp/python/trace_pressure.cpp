@@ -300,8 +300,9 @@ bool opFactsOf(PyObject* op, const Layout& at, PyObject* fields, uint32_t& order
   indirect = false;
   if (fields != Py_None) {
     PyObject* acc = PyDict_GetItemWithError(fields, accKey);
-    PyObject* mode = acc != nullptr || !PyErr_Occurred() ? PyDict_GetItemWithError(fields, modeKey) : nullptr;
-    if (PyErr_Occurred()) return false;
+    if (acc == nullptr && PyErr_Occurred()) return false;
+    PyObject* mode = PyDict_GetItemWithError(fields, modeKey);
+    if (mode == nullptr && PyErr_Occurred()) return false;
     int differs = acc != nullptr ? PyObject_RichCompareBool(acc, at.idleAcc, Py_NE) : 0;
     int random = mode != nullptr ? PyObject_RichCompareBool(mode, at.randomMode, Py_EQ) : 0;
     int hasIndirect = PyDict_Contains(fields, indirectKey);
@@ -388,9 +389,10 @@ bool dependencies(PyObject* ops, const Layout& at, const std::vector<StorageFact
     }
     const size_t sidsFrom = g.sids.size();
     const bool ok = forEachAccess(op, fields, at, [&](PyObject* acc, bool write) {
-      PyObject* sidItem = itemOf(acc, std::max({at.sidAt, at.offsetAt, at.pairsAt}), "an access");
       int64_t sid, offset;
-      if (sidItem == nullptr || !int64Of(PyTuple_GET_ITEM(acc, at.sidAt), "a storage number", sid)) return false;
+      if (itemOf(acc, std::max({at.sidAt, at.offsetAt, at.pairsAt}), "an access") == nullptr ||
+          !int64Of(PyTuple_GET_ITEM(acc, at.sidAt), "a storage number", sid))
+        return false;
       if (sid < 0 || sid >= static_cast<int64_t>(storages.size())) {
         PyErr_Format(PyExc_IndexError, "pressure_order: storage number %lld of %zu", static_cast<long long>(sid),
                      storages.size());
