@@ -180,42 +180,68 @@ class In {
   [[noreturn]] void fail(const std::string& what) const { throw BIRError(where() + ": " + what); }
   std::string where() const { return "BIR binary, byte " + std::to_string(at_); }
   const char* take(size_t n, const char* what) {
-    if (n > s_.size() - at_) fail(std::string("truncated (reading ") + what + ")");
+    if (n > s_.size() - at_) failTruncated(what);
     const char* p = s_.data() + at_;
     at_ += n;
     return p;
   }
-  uint64_t varint(const char* what) {
-    if (at_ < s_.size()) {  // (most are one byte: counts, ordinals, small integers)
-      const auto b = static_cast<uint8_t>(s_[at_]);
-      if (b < 0x80) {
-        ++at_;
-        return b;
-      }
+  [[gnu::always_inline]] uint64_t varint(const char* what) {
+    const size_t left = s_.size() - at_;
+    const auto* p = reinterpret_cast<const uint8_t*>(s_.data() + at_);
+    if (left > 0 && p[0] < 0x80) {  // (most are one byte: counts, ordinals, small integers)
+      ++at_;
+      return p[0];
     }
-    return longVarint(what);
-  }
-  [[gnu::noinline]] uint64_t longVarint(const char* what) {
-    uint64_t v = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-      const auto b = static_cast<uint8_t>(*take(1, what));
-      v |= static_cast<uint64_t>(b & 0x7f) << shift;
-      if (!(b & 0x80)) {
-        if (shift == 63 && b > 1) break;
+    // With the longest varint's ten bytes left, its bytes are read without a bound check each
+    // (offsets, steps and the zigzag of negative numbers take two or more).
+    if (left < kMaxVarintBytes) return varintNearEnd(what);
+    uint64_t v = p[0] & 0x7f;
+    for (size_t i = 1; i < kMaxVarintBytes; ++i) {
+      const uint64_t b = p[i];
+      v |= (b & 0x7f) << (7 * i);
+      if (b < 0x80) {
+        at_ += i + 1;
+        if (i == kMaxVarintBytes - 1 && b > 1) failLongVarint(what);
         return v;
       }
     }
-    fail(std::string("a varint longer than 64 bits (reading ") + what + ")");
+    at_ += kMaxVarintBytes;
+    failLongVarint(what);
   }
   size_t count(const char* what) {
     const uint64_t n = varint(what);
-    if (n > s_.size() - at_) fail("a count of " + std::to_string(n) + " with " + std::to_string(s_.size() - at_) +
-                                  " bytes left (reading " + what + ")");
+    if (n > s_.size() - at_) failCount(n, what);
     return static_cast<size_t>(n);
   }
   bool done() const { return at_ == s_.size(); }
 
  private:
+  static constexpr size_t kMaxVarintBytes = 10;  // 7 bits each: 64 bits and no more
+  // A varint that may run past the end: one byte at a time, each checked.
+  [[gnu::noinline]] uint64_t varintNearEnd(const char* what) {
+    uint64_t v = 0;
+    for (size_t i = 0; i < kMaxVarintBytes; ++i) {
+      const auto b = static_cast<uint8_t>(*take(1, what));
+      v |= static_cast<uint64_t>(b & 0x7f) << (7 * i);
+      if (!(b & 0x80)) {
+        if (i == kMaxVarintBytes - 1 && b > 1) break;
+        return v;
+      }
+    }
+    failLongVarint(what);
+  }
+  // The refusals, out of line: only a refusal builds strings.
+  [[noreturn, gnu::noinline]] void failTruncated(const char* what) const {
+    fail(std::string("truncated (reading ") + what + ")");
+  }
+  [[noreturn, gnu::noinline]] void failLongVarint(const char* what) const {
+    fail(std::string("a varint longer than 64 bits (reading ") + what + ")");
+  }
+  [[noreturn, gnu::noinline]] void failCount(uint64_t n, const char* what) const {
+    fail("a count of " + std::to_string(n) + " with " + std::to_string(s_.size() - at_) + " bytes left (reading " +
+         what + ")");
+  }
+
   std::string_view s_;
   size_t at_ = 0;
 };
@@ -225,6 +251,14 @@ class In {
 bool validUtf8(std::string_view s) {
   static constexpr uint32_t kLeast[5] = {0, 0, 0x80, 0x800, 0x10000};  // by sequence length
   for (size_t i = 0; i < s.size();) {
+    uint64_t eight;  // ASCII eight bytes at a time (names and source lines are)
+    if (s.size() - i >= sizeof eight) {
+      std::memcpy(&eight, s.data() + i, sizeof eight);
+      if (!(eight & 0x8080808080808080u)) {
+        i += sizeof eight;
+        continue;
+      }
+    }
     const auto c = static_cast<unsigned char>(s[i]);
     if (c < 0x80) {
       ++i;
@@ -244,13 +278,18 @@ bool validUtf8(std::string_view s) {
   return true;
 }
 
-void get(In& in, int64_t& v, const char* what) {
+// The fields' readers below are inline, their refusals out of line: a module holds a few dozen
+// fields per instruction, and as calls they cost about a fifth of a read.
+[[noreturn, gnu::noinline]] void failBoolean(const In& in, uint64_t u, const char* what) {
+  in.fail(std::string("boolean ") + std::to_string(u) + " (reading " + what + ")");
+}
+[[gnu::always_inline]] inline void get(In& in, int64_t& v, const char* what) {
   const uint64_t u = in.varint(what);
   v = static_cast<int64_t>(u >> 1) ^ -static_cast<int64_t>(u & 1);
 }
-void get(In& in, bool& v, const char* what) {
+[[gnu::always_inline]] inline void get(In& in, bool& v, const char* what) {
   const uint64_t u = in.varint(what);
-  if (u > 1) in.fail(std::string("boolean ") + std::to_string(u) + " (reading " + what + ")");
+  if (u > 1) failBoolean(in, u, what);
   v = u == 1;
 }
 void get(In& in, double& v, const char* what) { std::memcpy(&v, in.take(sizeof v, what), sizeof v); }
@@ -266,11 +305,14 @@ void getExtra(In& in, std::string& v, const char* what) {
   if (!v.empty() && (v.front() != '{' || !nlohmann::json::accept(v)))
     in.fail(std::string("unknown fields that are not a JSON object (reading ") + what + ")");
 }
+template <class E>
+[[noreturn, gnu::noinline]] void failOrdinal(const In& in, uint64_t u, const char* what) {
+  in.fail(std::string(EnumTraits<E>::kTypeName) + " ordinal " + std::to_string(u) + " (reading " + what + ")");
+}
 template <class E, std::enable_if_t<IsBirEnum<E>::value, int> = 0>
-void get(In& in, E& v, const char* what) {
+[[gnu::always_inline]] inline void get(In& in, E& v, const char* what) {
   const uint64_t u = in.varint(what);
-  if (u >= static_cast<uint64_t>(EnumTraits<E>::kCount))
-    in.fail(std::string(EnumTraits<E>::kTypeName) + " ordinal " + std::to_string(u) + " (reading " + what + ")");
+  if (u >= static_cast<uint64_t>(EnumTraits<E>::kCount)) failOrdinal<E>(in, u, what);
   v = static_cast<E>(u);
 }
 void get(In& in, APPair& v, const char* what) {

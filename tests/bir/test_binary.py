@@ -2,6 +2,7 @@
 traced kernels of both dialects, a demo model and a multi-core trace; bad bytes are one BIRError."""
 
 import os
+import re
 import sys
 
 import numpy as np
@@ -86,3 +87,17 @@ def test_every_cut_of_a_traced_module_is_refused():
 def test_text_is_not_taken_for_bytes():
     with pytest.raises(TypeError):
         bir.Module.from_binary(build_demo_module(tokens=32, hidden=256, intermediate=512).to_json())
+
+
+@pytest.mark.parametrize("varint, words", [
+    # ten bytes, the last holding more than the 64th bit; eleven bytes
+    (b"\xff" * 9 + b"\x02", "byte 18: a varint longer than 64 bits (reading binary format)"),
+    (b"\xff" * 10 + b"\x01", "byte 18: a varint longer than 64 bits (reading binary format)"),
+    # the longest that fits: zigzag 2^64 - 1, the int64 -2^63
+    (b"\xff" * 9 + b"\x01", "byte 18: binary format -9223372036854775808 is not supported"),
+])
+@pytest.mark.parametrize("tail", [b"", b"\x00" * 16], ids=["at the end", "with bytes after it"])
+def test_long_varints_are_read_to_the_64th_bit_wherever_they_are(varint, words, tail):
+    # (a reader may take a varint's bytes differently with ten or more bytes left: both ways agree)
+    with pytest.raises(BIRError, match=re.escape(words)):
+        bir.Module.from_binary(b"NXSBIR\x00\x01" + varint + tail)
