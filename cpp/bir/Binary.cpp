@@ -295,8 +295,12 @@ bool validUtf8(std::string_view s) {
 void get(In& in, double& v, const char* what) { std::memcpy(&v, in.take(sizeof v, what), sizeof v); }
 void get(In& in, std::string& v, const char* what) {
   const size_t n = in.count(what);
-  v.assign(in.take(n, what), n);
-  if (!validUtf8(v)) in.fail(std::string("a string that is not UTF-8 (reading ") + what + ")");
+  if (n == 0) return v.clear();  // (most of an instruction's strings: its kernel, its unknown fields)
+  const std::string_view text(in.take(n, what), n);
+  if (!validUtf8(text)) in.fail(std::string("a string that is not UTF-8 (reading ") + what + ")");
+  // Made, then moved in: assign()'s general path (it may overlap the string's own text) cost as
+  // much as the rest of the string's reading.
+  v = std::string(text);
 }
 
 // The unknown fields kept verbatim: "" or a JSON object's text, as the JSON reader keeps them.
@@ -315,7 +319,7 @@ template <class E, std::enable_if_t<IsBirEnum<E>::value, int> = 0>
   if (u >= static_cast<uint64_t>(EnumTraits<E>::kCount)) failOrdinal<E>(in, u, what);
   v = static_cast<E>(u);
 }
-void get(In& in, APPair& v, const char* what) {
+[[gnu::always_inline]] inline void get(In& in, APPair& v, const char* what) {
   get(in, v.step, what);
   get(in, v.num, what);
 }
