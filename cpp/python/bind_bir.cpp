@@ -342,7 +342,7 @@ void bindBir(py::module_& m) {
                   "(for comparisons).")
       .def("to_binary", [](const Module& mod) { return py::bytes(moduleToBinary(mod)); },
            "The module as BIR binary (cpp/bir/Binary.h): what its BIR JSON holds, in a sixth of the bytes of a traced "
-           "kernel's JSON, read six times faster; neuronxsim's own form (the sweep's trace cache), not a compiler's.")
+           "kernel's JSON, read about seven times faster; neuronxsim's own form (the sweep's trace cache), not a compiler's.")
       .def_static("from_binary",
                   [](const py::bytes& data, bool verify) {
                     char* p = nullptr;

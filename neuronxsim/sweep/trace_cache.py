@@ -5,7 +5,7 @@ kernel's name, the arrays' shapes and dtypes, the other arguments (meta-paramete
 values), the generation, the dialect and neuronxsim's version. Its file, ``<dir>/<key[:2]>/
 <key>.trace``, holds one line of JSON (its key, and the traced kernel's description: inputs,
 outputs, cores, instruction counts, SBUF/PSUM peaks, constants) and then the module as BIR binary
-(``bir.Module.to_binary``: what its BIR JSON holds, read about ten times faster, so that a hit
+(``bir.Module.to_binary``: what its BIR JSON holds, read about seven times faster, so that a hit
 costs a fraction of tracing).
 
 Writers never collide: an entry is written to a temporary file in the same folder and renamed

@@ -3252,7 +3252,7 @@ class Module:
         """
     def to_binary(self) -> bytes:
         """
-        The module as BIR binary (cpp/bir/Binary.h): what its BIR JSON holds, in a sixth of the bytes of a traced kernel's JSON, read six times faster; neuronxsim's own form (the sweep's trace cache), not a compiler's.
+        The module as BIR binary (cpp/bir/Binary.h): what its BIR JSON holds, in a sixth of the bytes of a traced kernel's JSON, read about seven times faster; neuronxsim's own form (the sweep's trace cache), not a compiler's.
         """
     def to_json(self, indent: typing.SupportsInt | typing.SupportsIndex = 1) -> str:
         """
