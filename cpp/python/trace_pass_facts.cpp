@@ -22,6 +22,7 @@
 // dictionary look-ups and, for a changed op, a list and a tuple built item by item.
 #include "bindings.h"
 #include "trace_new_object.h"
+#include "trace_tuple_item.h"
 
 #include <algorithm>
 #include <iterator>
@@ -43,13 +44,7 @@ bool positionOf(PyObject* o, const char* what, Py_ssize_t& at) {
 }
 
 // Item `at` of the record tuple `t` (borrowed), or null with an error set.
-PyObject* itemOf(PyObject* t, Py_ssize_t at, const char* what) {
-  if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) <= at) {
-    PyErr_Format(PyExc_TypeError, "%s must be a tuple of more than %zd items", what, at);
-    return nullptr;
-  }
-  return PyTuple_GET_ITEM(t, at);
-}
+PyObject* itemOf(PyObject* t, Py_ssize_t at, const char* what) { return tupleItem(t, at, "", what); }
 
 bool indexOf(PyObject* o, const char* what, long long& v) {
   // (an index fits in one digit: read it in place, without PyLong_AsLongLong's call; a larger

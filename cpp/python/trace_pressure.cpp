@@ -19,6 +19,7 @@
 // Why C: the reordering runs on every configuration whose tiles do not fit in program order; in
 // Python it cost about 14 us per instruction (three times the rest of such a trace).
 #include "bindings.h"
+#include "trace_tuple_item.h"
 
 #include <Python.h>
 
@@ -89,14 +90,8 @@ bool positionOf(PyObject* o, const char* what, Py_ssize_t& at) {
   return true;
 }
 
-// Item `at` of the tuple `t` (borrowed), or null with an error set.
-PyObject* itemOf(PyObject* t, Py_ssize_t at, const char* what) {
-  if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) <= at) {
-    PyErr_Format(PyExc_TypeError, "pressure_order: %s must be a tuple of more than %zd items", what, at);
-    return nullptr;
-  }
-  return PyTuple_GET_ITEM(t, at);
-}
+// Item `at` of the record tuple `t` (borrowed), or null with an error set.
+PyObject* itemOf(PyObject* t, Py_ssize_t at, const char* what) { return tupleItem(t, at, "pressure_order: ", what); }
 
 bool listOrTuple(PyObject* o, const char* what) {
   if (PyList_Check(o) || PyTuple_Check(o)) return true;
