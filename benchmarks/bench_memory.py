@@ -14,6 +14,8 @@ import json
 import subprocess
 import sys
 
+from modules import N_TILE
+
 CHILD = r"""
 import json, sys
 import numpy as np, ml_dtypes
@@ -47,6 +49,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=2048)
     args = ap.parse_args()
+    if args.n <= 0 or args.n % N_TILE:
+        ap.error(f"--n {args.n}: the tiled GEMM takes a positive multiple of {N_TILE} (its moving tile)")
     import os
     here = os.path.dirname(os.path.abspath(__file__))
     out = subprocess.run([sys.executable, "-c", CHILD, str(args.n), here], check=True, capture_output=True, text=True)

@@ -586,6 +586,9 @@ def write_table(values: dict, baseline: dict, path: str) -> None:
         "PYTHONPATH=$PWD python benchmarks/calibrate.py",
         "```",
         "",
+        "(in the commit that changes the timing model: `tests/benchmarks/test_benchmark_scripts.py`",
+        "fails while this table is not what the model gives).",
+        "",
         f"A row is met when the simulated figure is within {TOLERANCE:.0%} of the published one. "
         f"*before* is the model at {baseline.get('commit', '?')} "
         "(`benchmarks/calibration_baseline.json`), *now* the model of this tree. The cost model "
