@@ -4,9 +4,9 @@
 // mirror neuronxsim.bir.target, the NKI tracer, the codegen and the command line. Only the NumPy
 // reference executor (neuronxsim/reference) keeps its own copies, because it is the oracle.
 //
-// The numbers are the public ones collected in ../shared/reference/nki-isa-and-hw.md (cited as
-// [ref §n] with the source key the page gives, e.g. [A1], [I]); where the public material is
-// silent the choice is marked "(ours)". Units are in the field names.
+// The numbers are public ones, cited by source key ([A1], [I], ...: docs/sources.md lists them;
+// older comments cite [ref §n], a section of the facts collected from those sources); where the
+// public material is silent the choice is marked "(ours)". Units are in the field names.
 //
 // Adding a generation: a <name>Config() in MachineConfig.cpp and its row in the name table there;
 // a Hwm subclass in Hwm.cpp when its cost formulas differ (docs/architecture.md has the checklist).
