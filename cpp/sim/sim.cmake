@@ -10,14 +10,15 @@
 #                    Per-file options take these two out of the unity batch (two small compiles);
 #   -ffp-contract=off  the engines round a*b and +c separately (docs/isa-semantics.md §2); the
 #                      matmul kernel uses explicit FMA intrinsics, picked at run time.
-#   -fno-plt         (Program.cpp) the decoder's calls into libBIR (the latency model and the legality rules,
-#                    several per prepared instruction) through the GOT, without a PLT stub each;
+#   -fno-plt         (Program.cpp) the decoder's calls into libBIR (the latency model and the
+#                    legality rules, several per prepared instruction) go through the GOT, without
+#                    a PLT stub each;
 #   -Wl,-Bsymbolic-functions  libnxsim's calls to its own functions (the decoder's to the node-class
 #                    checks) bind directly, not through the PLT. Nothing interposes libnxsim's
 #                    functions (the C++ tests interpose libBIR's and libwalrus's). With libBIR's
-#                    latency and legality files (cpp/CMakeLists.txt), preparation 4-8% faster by the
-#                    clock; -fno-plt and -fno-semantic-interposition on the whole library made the timing
-#                    run 3% slower.
+#                    latency and legality files (cpp/CMakeLists.txt), preparation 2-8% faster by the
+#                    clock (docs/sweep.md, "How fast"); -fno-plt and -fno-semantic-interposition on
+#                    the whole library made the timing run 3% slower.
 # No -march: AVX2/FMA/F16C code is compiled per function (target attributes) and chosen at run
 # time, so the wheel runs on any x86-64.
 # (-fvect-cost-model is GCC's; clang, which the fuzz build uses, vectorises these loops at -O2 with
