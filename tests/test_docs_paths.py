@@ -32,8 +32,7 @@ def named_paths(text: str):
 def test_named_files_exist(page):
     missing = []
     for number, path in named_paths(page.read_text()):
-        found = list(ROOT.glob(path)) if "*" in path else [ROOT / path] if (ROOT / path).exists() else []
-        if not found:
+        if not (any(ROOT.glob(path)) if "*" in path else (ROOT / path).exists()):
             missing.append(f"{page.relative_to(ROOT)}:{number}: {path}")
     assert not missing, "\n".join(missing)
 
