@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import linecache
 import os
+import re
 import sys
 import types
 
@@ -22,6 +23,11 @@ _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 #: Folders whose modules are the front end's own (their frames are not kernel code): this one and
 #: the other dialects' (see add_internal_package).
 _INTERNAL_DIRS = {_PACKAGE_DIR}
+
+
+#: How the verifier and the simulator name an instruction of a module at the start of a refusal:
+#: "functions[F].blocks[B].instructions[I]" (groups F, B, I).
+INSTRUCTION_WHERE = re.compile(r"functions\[(\d+)\]\.blocks\[(\d+)\]\.instructions\[(\d+)\]")
 
 
 class NKIError(NeuronxsimError, ValueError):

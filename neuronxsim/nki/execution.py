@@ -13,8 +13,10 @@ import os
 
 import numpy as np
 
+from neuronxsim.errors import SimulationError
+
 from . import dtypes as dt
-from .errors import NKIError
+from .errors import INSTRUCTION_WHERE, NKIError
 from .kernel import Kernel, TracedKernel, _bind, jit, traced_kernel, user_facing
 
 
@@ -25,6 +27,20 @@ def _simulator():
         raise NKIError("the tile-engine simulator (neuronxsim.sim) is not part of this "
                        "installation") from None
     return sim
+
+
+def at_kernel_line(e: SimulationError, module) -> SimulationError:
+    """The simulator's refusal of an instruction of ``module``, prefixed with the kernel line that
+    made it (the instruction's BIR ``source``); ``e`` itself when it names no such instruction."""
+    m = INSTRUCTION_WHERE.match(str(e))
+    if m is None:
+        return e
+    core, block, index = (int(g) for g in m.groups())
+    try:
+        source = module.functions[core].blocks[block].instructions[index].source
+    except (IndexError, AttributeError):
+        return e
+    return SimulationError(f"{source}: {e}") if source else e
 
 
 def bound_arrays(kernel, args, kwargs) -> dict:
@@ -58,6 +74,13 @@ def run_traced(traced: TracedKernel, arrays: dict, executor: str = "simulator",
     None for the reference; the outputs by name)."""
     if mode not in MODES:
         raise NKIError(f"mode {mode!r}: 'full' (numerics and time) or 'timing' (time only)")
+    try:
+        return _run_traced(traced, arrays, executor, arch, mode)
+    except SimulationError as e:
+        raise at_kernel_line(e, traced.module) from None
+
+
+def _run_traced(traced: TracedKernel, arrays: dict, executor: str, arch: str, mode: str) -> tuple:
     if mode == "timing":
         if executor != "simulator":
             raise NKIError(f"mode 'timing' runs on the simulator, not the {executor!r} executor")
@@ -319,8 +342,11 @@ class _TimingKernel(DeviceKernel):
         from .typing import TensorType
         if self.timing_only or any(isinstance(a, TensorType) for a in list(args) + list(kwargs.values())):
             traced = traced_kernel(target, args, kwargs, None)
-            result = _simulator().simulate(traced.module, {}, arch=traced.arch,
-                                           neuron_core_id=None, mode="timing")
+            try:
+                result = _simulator().simulate(traced.module, {}, arch=traced.arch,
+                                               neuron_core_id=None, mode="timing")
+            except SimulationError as e:
+                raise at_kernel_line(e, traced.module) from None
             prof = Profile(traced, result, {}, None)
             self.benchmark_result = BenchmarkResult(prof)
             self._save(prof)

@@ -23,7 +23,6 @@ import functools
 import gc
 import inspect
 import itertools
-import re
 import sys
 import time
 from dataclasses import dataclass, field
@@ -37,7 +36,7 @@ from neuronxsim.errors import BIRError
 from . import dtypes as dt
 from .arguments import located as located_argument_error
 from .schedule import Schedule, check_schedule
-from .errors import NKIError, without_internal_frames
+from .errors import INSTRUCTION_WHERE, NKIError, without_internal_frames
 from .language import nc, spmd_dim
 from .passes import PIPELINE, Program, run_pipeline
 from .tensor import HBM, SHARED_HBM, Tensor
@@ -492,6 +491,7 @@ def _trace(kernel, args, arch: str, kwargs, max_instructions: int, adapter=None,
                 module.verify()
             except BIRError as e:
                 raise _located_bir_error(e, programs) from None
+            _refuse_what_the_core_cannot_run(module, arch, programs)
         regions = []
         if len(programs) > 1:  # to merge the cores' outputs when they run one at a time
             regions = [_written_regions(p.ops, returned) for p, returned in zip(programs, results)]
@@ -630,13 +630,34 @@ def _written_regions(ops: list, returned) -> dict:
 
 def _located_bir_error(e: BIRError, programs: list) -> NKIError:
     """A verifier complaint about an emitted instruction, pointed at its kernel line."""
-    m = re.match(r"functions\[(\d+)\]\.blocks\[0\]\.instructions\[(\d+)\]", str(e))
-    loc = None
-    if m:
-        core, index = int(m.group(1)), int(m.group(2))
+    return NKIError(f"the traced BIR is invalid: {e}", _kernel_line(str(e), programs))
+
+
+def _refuse_what_the_core_cannot_run(module, arch: str, programs: list):
+    """Raises, at its kernel line, the simulator's refusal of a traced module that verifies (an
+    instruction a NeuronCore of ``arch`` cannot run: a matmul accumulating into a bfloat16 PSUM
+    tile, say), as the NKI compiler refuses it; returns if the simulator takes the module.
+    (The scheduling pass decodes it for the simulator: only a module it refused, or one traced in
+    source order, which it does not see, comes here.)"""
+    from neuronxsim.errors import SimulationError
+    from neuronxsim.starfish.lib import _core
+    try:
+        _core.sim.Simulator(module, arch, "timing", None, 1, False, None)
+    except SimulationError as e:
+        text = str(e)
+        m = INSTRUCTION_WHERE.match(text)
+        raise NKIError(text[m.end():].lstrip() if m else text, _kernel_line(text, programs)) from None
+
+
+def _kernel_line(text: str, programs: list):
+    """The kernel line of the instruction ``text`` names (None if it names none). A traced
+    module has one block per function, its instructions the program's ops."""
+    m = INSTRUCTION_WHERE.match(text)
+    if m and m.group(2) == "0":
+        core, index = int(m.group(1)), int(m.group(3))
         if core < len(programs) and index < len(programs[core].ops):
-            loc = programs[core].ops[index].loc
-    return NKIError(f"the traced BIR is invalid: {e}", loc)
+            return programs[core].ops[index].loc
+    return None
 
 
 __all__ = ["jit", "Kernel", "GridKernel", "trace", "trace_kernel", "TracedKernel", "TensorSpec",

@@ -405,6 +405,11 @@ class Tracer:
                            "index partitions with a range (t[i:i+1, ...])", loc)
         row = st.layout.row
         if shape[0] > 1 and strides[0] != row:
+            if strides[0] and strides[0] % row == 0:
+                raise NKIError(f"this view of {st.kind} tile {st.describe()} steps through its "
+                               f"partitions {strides[0] // row} at a time; engines and DMAs "
+                               "address a tile's partitions one after another, in increasing "
+                               "order (partition step 1)", loc)
             raise NKIError(f"the first dimension of a view of {st.kind} tile {st.describe()} "
                            "must be its partition dimension", loc)
         col = view.offset % row
@@ -491,6 +496,8 @@ class Tracer:
                 return self.defined_partitions(dst)
         if not st.on_chip or s.pending_zero is not None:
             return view.shape[0] if view.shape else 1
+        if view.shape and view.shape[0] > 1 and view.strides[0] != st.layout.row:
+            return view.shape[0]  # not partitions in order: access refuses it, nothing to count
         start = view.offset // st.layout.row
         return max(0, min(view.shape[0], s.written_partitions - start))
 
@@ -795,11 +802,13 @@ def _note_written_partitions(s: StorageState, start: int, count: int):
         return
     later = s.later_partitions
     while later:
-        reached = [r for r in later if r[0] <= end]
-        if not reached:
+        # The ranges the prefix reaches join it; the others wait, and are looked at again once it
+        # has grown (they arrive in any order).
+        waiting = [r for r in later if r[0] > end]
+        if len(waiting) == len(later):
             break
-        end = max(end, *(hi for _, hi in reached))
-        later = [r for r in later if r[0] > end]
+        end = max(end, *(hi for lo, hi in later if lo <= end))
+        later = waiting
     s.later_partitions = later or None
     s.written_partitions = end
 

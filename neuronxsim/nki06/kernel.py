@@ -19,12 +19,10 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 
 import numpy as np
 
 from neuronxsim.bir import target
-from neuronxsim.errors import SimulationError
 from neuronxsim.nki import tracer as _tracer
 from neuronxsim.nki.errors import NKIError
 from neuronxsim.nki.execution import Profile, bound_arrays, run_traced
@@ -238,10 +236,7 @@ def _run(kernel, args, kwargs, arch, trace_file=None, mode="full", schedule="com
     t, shared, arch = traced(kernel, args, kwargs, arch, max_instructions, schedule,
                              prepare=mode == "timing")
     arrays = bound_arrays(shared, args, kwargs) if mode == "full" else {}
-    try:
-        sim_result, outputs = run_traced(t, arrays, arch=arch, mode=mode)
-    except SimulationError as e:
-        raise _at_kernel_line(e, t.module) from None
+    sim_result, outputs = run_traced(t, arrays, arch=arch, mode=mode)
     if trace_file is not None:
         sim_result.write_trace(trace_file)
     return t, sim_result, outputs
@@ -258,20 +253,6 @@ def profile(kernel, *args, arch: str | None = None, trace_file=None, mode: str =
     t, sim_result, outputs = _run(kernel, args, kwargs, arch, trace_file, mode, schedule,
                                   max_instructions)
     return Profile(t, sim_result, outputs, trace_file)
-
-
-def _at_kernel_line(e: SimulationError, module) -> SimulationError:
-    """The simulator's refusal of an instruction, prefixed with the kernel line that made it
-    (the instruction's ``source``)."""
-    m = re.match(r"functions\[(\d+)\]\.blocks\[(\d+)\]\.instructions\[(\d+)\]", str(e))
-    if m is None:
-        return e
-    core, block, index = (int(g) for g in m.groups())
-    try:
-        source = module.functions[core].blocks[block].instructions[index].source
-    except (IndexError, AttributeError):
-        return e
-    return SimulationError(f"{source}: {e}") if source else e
 
 
 def launch() -> dict:

@@ -142,7 +142,7 @@ def _simulate(traced, arrays: list, job: dict, prepared=None):
     from ``prepared`` (see :func:`_trace`) when it is not None."""
     from neuronxsim import sim
     from neuronxsim.errors import SimulationError
-    from neuronxsim.nki06.kernel import _at_kernel_line  # the instruction's kernel line
+    from neuronxsim.nki.execution import at_kernel_line  # the instruction's kernel line
 
     full = job["mode"] == "full"
     inputs = None
@@ -155,7 +155,7 @@ def _simulate(traced, arrays: list, job: dict, prepared=None):
         result = sim._simulate(traced.module, inputs, job["arch"], job["mode"], None, threads=1,
                                records=False, on_progress=None, prepared=prepared)
     except SimulationError as e:
-        raise _at_kernel_line(e, traced.module) from None
+        raise at_kernel_line(e, traced.module) from None
     outputs = {}
     if full:
         for spec in traced.outputs:

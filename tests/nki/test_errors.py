@@ -9,7 +9,7 @@ import pytest
 import neuronxsim.nki as nki
 import neuronxsim.nki.isa as nisa
 import neuronxsim.nki.language as nl
-from neuronxsim.errors import NeuronxsimError
+from neuronxsim.errors import NeuronxsimError, SimulationError
 
 SRC = open(__file__).read().splitlines()
 
@@ -69,6 +69,62 @@ def test_tiles_over_128_partitions():
                    "at most 128 partitions")
     assert_located(trace_error(load_too_tall, np.zeros((256, 8), np.float32)), "load256",
                    "at most 128 partitions")
+
+
+@nki.jit
+def reversed_partitions(a):
+    x = nl.load(a[0:33, :])  # 33 partitions: the last one starts a quadrant
+    return nl.multiply(x[::-1, :], 2.0)  # ERR:reversed
+
+
+@nki.jit
+def every_other_partition(a):
+    x = nl.load(a[0:40, :])
+    out = nl.ndarray((20, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+    nl.store(out, x[0:40:2, :])  # ERR:stepped
+    return out
+
+
+def test_views_that_do_not_walk_partitions_in_order_are_refused():
+    # (Once cut to the partitions "written" counted from the wrong end, x[::-1] on 33 partitions
+    # computed one of them and left the others unwritten, without a word.)
+    assert_located(trace_error(reversed_partitions, A), "reversed", "steps through its partitions -1 at a time",
+                   "in increasing order")
+    assert_located(trace_error(every_other_partition, A), "stepped", "steps through its partitions 2 at a time")
+
+
+@nki.jit
+def gather_rows(a, idx):
+    out = nl.ndarray((idx.shape[0], a.shape[1]), dtype=a.dtype, buffer=nl.shared_hbm)
+    rows = nl.load(idx)
+    cols = nl.arange(a.shape[1])[None, :]
+    nl.store(out, nl.load(a[rows, cols]))  # ERR:gather
+    return out
+
+
+def test_refusals_at_run_time_name_the_kernel_line():
+    a = np.ones((300, 17), np.float32)
+    with pytest.raises(SimulationError) as info:  # row 300 of 300: known only when it runs
+        nki.simulate_kernel(gather_rows, a, np.array([[5], [300]], np.int32))
+    assert str(info.value).startswith(f"test_errors.py:{line_of('gather')}: "), str(info.value)
+    assert "index 300" in str(info.value)
+
+
+@nki.jit
+def matmul_into_bf16_psum(a, b):
+    out = nl.ndarray((64, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+    acc = nl.zeros((64, 512), dtype=nl.bfloat16, buffer=nl.psum)
+    acc += nisa.nc_matmul(nl.load(a), nl.load(b))  # ERR:bf16psum
+    nl.store(out, acc)
+    return out
+
+
+@pytest.mark.parametrize("schedule", ["compiler", "source"])
+def test_what_the_core_cannot_run_is_refused_when_traced(schedule):
+    # (The module verifies; the simulator refuses it. It was traced, and refused only when run.)
+    a, b = np.ones((128, 64), np.float32), np.ones((128, 512), np.float32)
+    assert_located(trace_error(matmul_into_bf16_psum, a, b, schedule=schedule), "bf16psum",
+                   "the PE accumulates in fp32 PSUM; the result is bfloat16")
 
 
 def test_shape_errors():

@@ -1,6 +1,8 @@
 """nki.language semantics against NumPy (on the reference executor), and the engines the
 instructions land on."""
 
+import itertools
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -365,6 +367,26 @@ def test_partitions_written_in_any_order_count_as_written(rng):
     close(run(halves_written_out_of_order, a), np.exp(a), atol=0, rtol=1e-6)
     act = [i for i in instructions(halves_written_out_of_order, a) if i.opcode_name == "Activation"]
     assert act[0].ins[0].partitions == 128
+
+
+def blocks_written_in(order):
+    @nki.jit
+    def kernel(a):
+        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        t = nl.ndarray(a.shape, dtype=a.dtype)
+        for lo in order:
+            t[lo:lo + 32] = nl.load(a[lo:lo + 32])
+        nl.store(out, nl.exp(t))
+        return out
+    return kernel
+
+
+@pytest.mark.parametrize("order", list(itertools.permutations((0, 32, 64, 96))))
+def test_partitions_written_in_any_order_of_four_blocks_count_as_written(order, rng):
+    # Blocks beyond the written prefix wait until it reaches them; one reaching the next block
+    # and the block after that (96, 64, 32 then 0) once left the last two out.
+    a = rng.random((128, 8)).astype(np.float32)
+    close(run(blocks_written_in(order), a), np.exp(a), atol=0, rtol=1e-6)
 
 
 @nki.jit
