@@ -31,7 +31,7 @@ from neuronxsim.nki import opcodes as _opcodes
 from neuronxsim.nki import tracer as _tracer
 from neuronxsim.nki.errors import NKIError, caller_location
 from neuronxsim.nki.opcodes import BITVEC, BITVEC_IDS, COMMUTATIVE, REDUCE_IDS, Act, Alu, act_func, alu_op
-from neuronxsim.nki.tensor import PSUM, SBUF, Tensor, new_view, same_view
+from neuronxsim.nki.tensor import HBM, PSUM, SBUF, Tensor, new_view, same_view
 from neuronxsim.nki.tracer import IT, Engine, current
 from neuronxsim.starfish.lib import _core
 
@@ -468,7 +468,8 @@ def dma_compute(dst, srcs, reduce_op, scales=None, unique_indices=True,
     read-modify-write DMA: a scatter (dst in HBM indirect, ``srcs`` = [dst, data]) or a gather
     (``srcs`` = [dst, HBM data indirect]). Otherwise, where ``dst`` is one of the sources, one
     ``+=`` transfer per other source; else a copy of the first source and ``+=`` transfers of the
-    others (dma_compute's own cost is not published: these are timed as those transfers)."""
+    others (dma_compute's own cost is not published: these are timed as those transfers); through
+    an fp32 scratch tensor where those would round more than once or overwrite a source first."""
     loc = caller_location()
     tr = current()
     what = "nisa.dma_compute"
@@ -504,6 +505,21 @@ def dma_compute(dst, srcs, reduce_op, scales=None, unique_indices=True,
     others = [v for v in views if not same_view(v, d)]
     if len(accumulator) > 1:
         raise NKIError(f"{what}: dst appears twice among srcs", loc)
+    # Each transfer rounds its sum to dst's dtype and reads its source when it runs; the
+    # instruction sums in fp32 and casts once, having read every source. Where the transfers would
+    # differ (more than one rounding into a dst that is not fp32, or a source that is dst's own
+    # bytes under another view, which an earlier transfer would overwrite), they sum into an fp32
+    # HBM scratch tensor, copied into dst at the end.
+    first_cast = not accumulator and others[0].storage.dtype != d.storage.dtype
+    roundings = len(others) - (0 if accumulator else 1) + first_cast
+    if any(v.storage is d.storage for v in others) or \
+            (d.storage.dtype != np.float32 and roundings > 1):
+        scratch = tr.new_storage(HBM, np.dtype(np.float32), d.shape, what, loc).full_view()
+        _ins.dma(tr, IT.DMACopy, scratch, views[0], loc, what=what)
+        for v in views[1:]:
+            _ins.dma(tr, IT.DMACopy, scratch, v, loc, rmw=Alu.add, what=what)
+        _ins.dma(tr, IT.DMACopy, d, scratch, loc, what=what)
+        return
     if not accumulator:
         _ins.dma(tr, IT.DMACopy, d, others.pop(0), loc, what=what)
     for v in others:

@@ -500,6 +500,51 @@ def test_dma_transpose_and_dma_compute(rng):
     np.testing.assert_array_equal(s, 2 * b)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, ml_dtypes.bfloat16])
+@pytest.mark.parametrize("n", [1, 2, 3, 16])
+def test_dma_compute_sums_in_fp32_and_casts_once(dtype, n, rng):
+    # Sources of mixed dtypes into a dst of `dtype`; the reference sums in fp32 and rounds once.
+    # (Summed by transfers that each round into a bf16 dst, 1 + 15 small addends stayed 1.)
+    srcs = [rng.standard_normal((32, 48)).astype(np.float32) * 2.0 ** -8 for _ in range(n)]
+    srcs[0] = (1 + srcs[0]).astype(ml_dtypes.bfloat16 if n > 1 else np.float32)
+
+    @nki.jit
+    def k(*arrays):
+        tiles = []
+        for a in arrays:
+            t = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.sbuf)
+            nisa.dma_copy(dst=t, src=a)
+            tiles.append(t)
+        d = nl.ndarray((32, 48), dtype=dtype, buffer=nl.sbuf)
+        nisa.dma_compute(dst=d, srcs=tiles, reduce_op=nl.add)
+        out = nl.ndarray((32, 48), dtype=dtype, buffer=nl.shared_hbm)
+        nisa.dma_copy(dst=out, src=d)
+        return out
+
+    expected = np.sum([a.astype(np.float32) for a in srcs], axis=0, dtype=np.float32)
+    np.testing.assert_array_equal(run(k, *srcs).astype(np.float32),
+                                  expected.astype(dtype).astype(np.float32))
+
+
+def test_dma_compute_reads_a_source_that_is_dst_under_another_view(rng):
+    a = rng.standard_normal((8, 16)).astype(np.float32)
+    b = rng.standard_normal((8, 16)).astype(np.float32)
+
+    @nki.jit
+    def k(x, y):
+        t = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
+        u = nl.ndarray(y.shape, dtype=y.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=x)
+        nisa.dma_copy(dst=u, src=y)
+        # t as [8, 8, 2]: the same bytes, not the same view (a copy of u into t first read u twice)
+        nisa.dma_compute(dst=t, srcs=[u, t.reshape((8, 8, 2))], reduce_op=nl.add)
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        nisa.dma_copy(dst=out, src=t)
+        return out
+
+    np.testing.assert_array_equal(run(k, a, b), a + b)
+
+
 @pytest.mark.parametrize("form", ["ap", "vector_select"])
 def test_dma_gathers_rows_by_vector_offset(form, rng):
     data = rng.standard_normal((50, 24)).astype(np.float32)
