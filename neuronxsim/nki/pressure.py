@@ -20,7 +20,8 @@ order, VectorE registers, random generators: ``sim/ListSchedule.h`` ``engineOrde
 instruction scheduler reads too). Matmuls of one accumulation group write the same PSUM tile, so
 they keep their order and nothing else writes the tile between them. Nothing is reordered in a
 kernel that places tiles itself (it chose their lifetimes), that asks ``no_reorder()`` of a
-loop, or whose results depend on positions (a random memset).
+loop (or holds an NKI 0.6 ``nl.no_reorder()`` block), or whose results depend on positions (a
+random memset).
 """
 
 from __future__ import annotations
@@ -77,7 +78,7 @@ def pressure_order(program) -> list[int] | None:
     nothing may be reordered. The dependencies and the list scheduling run in C
     (``cpp/python/trace_pressure.cpp``), from each storage's facts read here."""
     ops, storages = program.ops, program.storages
-    if any(st.placement is not None for st in storages if st.on_chip) or \
+    if program.record.keep_order or any(st.placement is not None for st in storages if st.on_chip) or \
             _no_reorder({op[_LOOP] for op in ops}):
         return None
     capacity = {SBUF: program.sbuf_bytes, PSUM: PSUM_BYTES}  # in the order a misfit is named

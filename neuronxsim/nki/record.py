@@ -201,7 +201,7 @@ class CoreRecord:
     # (slots: the C fast paths read them per traced instruction, see trace_slotted.h slotAttr)
     __slots__ = ("index", "ops", "storages", "inputs", "shared_outputs", "constant_storages",
                  "constants", "names", "name_counts", "zeros_needed", "redirects", "copies",
-                 "matmul_joins")
+                 "matmul_joins", "keep_order")
 
     def __init__(self, index: int):
         self.index = index
@@ -218,6 +218,8 @@ class CoreRecord:
         self.redirects: list[tuple[int, Access]] = []
         self.copies: list[tuple[int, Op]] = []
         self.matmul_joins: list[tuple[int, int]] = []
+        # NKI 0.6's nl.no_reorder() held instructions: nothing may be reordered to fit (pressure.py)
+        self.keep_order = False
 
     def unique_name(self, base: str) -> str:
         """``base``, or ``base.1``, ``base.2``, ...: the first not yet taken on this core (in C,

@@ -213,17 +213,22 @@ def _no_reorder():
     tr = current()
     depth = getattr(tr, "nki06_no_reorder", 0)
     tr.nki06_no_reorder = depth + 1
+    record = tr.core.record
+    recorded = len(record.ops)
     try:
         yield
     finally:
         tr.nki06_no_reorder = depth
+        if len(record.ops) > recorded:
+            record.keep_order = True  # (the reordering that makes tiles fit must leave them)
 
 
 @api
 def no_reorder():
     """``with nl.no_reorder():`` keeps the block's instructions in program order. The
     simulator issues each engine's instructions in program order and orders engines by data
-    hazards only, so the block changes nothing it models."""
+    hazards only; what the block changes is that a kernel holding one is never reordered to make
+    its tiles fit (``neuronxsim.nki.pressure``): it fits in program order or is refused."""
     return _no_reorder()
 
 

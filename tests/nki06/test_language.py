@@ -2,6 +2,8 @@
 comparisons and integer ops; 1e-6 relative for one fp32 operation; 2e-6 for activation
 functions; composed operations (nl.sin's range reduction, nl.var, nl.rms_norm) state theirs."""
 
+import contextlib
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -10,6 +12,7 @@ import neuronxsim.nki06 as nki
 import neuronxsim.nki06.isa as nisa
 import neuronxsim.nki06.language as nl
 from neuronxsim.nki.errors import NKIError
+from neuronxsim.nki06.kernel import trace_kernel
 from nki06_testing import addresses, close, opcodes, run
 
 
@@ -342,6 +345,33 @@ def test_programs_loops_and_no_reorder(rng):
         return out
 
     np.testing.assert_array_equal(run(k, x), x)
+
+
+def nine_psum_tiles_live_at_once(keep_order: bool):
+    @nki.jit
+    def k(a):
+        out = nl.ndarray((a.shape[0], 9), dtype=nl.float32, buffer=nl.shared_hbm)
+        t = nl.ndarray(a.shape, dtype=a.dtype)
+        nisa.dma_copy(dst=t, src=a)
+        u = nl.ndarray((a.shape[0], 9), dtype=nl.float32)
+        with nl.no_reorder() if keep_order else contextlib.nullcontext():
+            # nine 2 KiB PSUM tiles, all written before any is read: 18 KiB of PSUM's 16 in program order
+            ts = [nl.ndarray((a.shape[0], 512), dtype=nl.float32, buffer=nl.psum) for _ in range(9)]
+            for i, x in enumerate(ts):
+                nisa.tensor_scalar(dst=x, data=t, op0=nl.add, operand0=float(i))
+            for i, x in enumerate(ts):
+                nisa.tensor_copy(dst=u[:, i:i + 1], src=x[:, 0:1])
+        nisa.dma_copy(dst=out, src=u)
+        return out
+    return k
+
+
+def test_no_reorder_keeps_tiles_from_being_reordered_to_fit():
+    a = np.zeros((64, 512), np.float32)
+    traced = trace_kernel(nine_psum_tiles_live_at_once(False), a)
+    assert traced.reordered == [2]  # without the block the tracer reorders them to fit
+    with pytest.raises(NKIError, match="PSUM overflow"):
+        run(nine_psum_tiles_live_at_once(True), a)
 
 
 def test_abs_max_is_trn3_only(rng):
