@@ -41,7 +41,7 @@ from .language import _as, _v4_only, dma_record
 from .language import equal as _equal, maximum as _maximum
 from .registers import (VirtualRegister, register_alloc, register_load,  # noqa: F401
                         register_move, register_store)
-from .tensor import NKIObject, NkiTensor, check_written, on_chip_view
+from .tensor import NKIObject, NkiTensor, _int, check_written, on_chip_view
 
 
 # ---- enums and constants ----
@@ -221,6 +221,20 @@ def _scalar_or_column(x, parts: int, loc, what: str, name: str | None = None):
         raise NKIError(f"{what} must be a number or a [{parts}, 1] tile, not "
                        f"{type(x).__name__}", loc)
     return float(x)
+
+
+def _number(x, loc, what: str) -> float:
+    """A number argument (an int, a float or a NumPy number; not a bool), as a float."""
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, float, np.number)):
+        raise NKIError(f"{what} must be a number, not {x!r}", loc)
+    return float(x)
+
+
+def _integers(values, loc, what: str) -> list:
+    """A list or tuple of integer arguments (ints or NumPy integers; not bools, not floats)."""
+    if not isinstance(values, (list, tuple)):
+        raise NKIError(f"{what} must be a list or tuple of integers, not {values!r}", loc)
+    return [_int(v, what, loc) for v in values]
 
 
 def _paired(dst: Tensor, views: list, loc, what: str) -> list:
@@ -622,8 +636,8 @@ def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_on
     mv = _tile(moving, loc, what, "moving")
     fields = None
     if tile_position or tile_size:  # (their form and fit: the rule matmul.pe-tile)
-        fields = {"tile_position": [int(v) for v in tile_position],
-                  "tile_size": [int(v) for v in tile_size]}
+        fields = {"tile_position": _integers(tile_position, loc, f"{what}: tile_position"),
+                  "tile_size": _integers(tile_size, loc, f"{what}: tile_size")}
     if perf_mode is not _PERF_NONE and \
             _enum(perf_mode, matmul_perf_mode, what, loc, "perf_mode") is not _PERF_NONE:
         mv_st = mv.storage
@@ -1094,16 +1108,19 @@ def iota(dst, pattern, offset=0, channel_multiplier=0, name=None):
     tr, loc, what, d = _begin(name, dst, "nisa.iota")
     if d.storage.kind != SBUF:
         raise NKIError(f"{what}: dst must be in SBUF", loc)
-    fields = {"base": int(offset), "channel_multiplier": int(channel_multiplier),
+    fields = {"base": _int(offset, f"{what}: offset", loc),
+              "channel_multiplier": _int(channel_multiplier, f"{what}: channel_multiplier", loc),
               "pattern": _affine_pattern(pattern, d, loc, what)}
     _record(tr, IT.Iota, Engine.Pool, [], [("dst", d)], fields, loc, what)
 
 
 def _affine_pattern(pattern, d: Tensor, loc, what) -> list:
     try:
-        pairs = [(int(step), int(num)) for step, num in pattern]
+        pairs = [(step, num) for step, num in pattern]
     except (TypeError, ValueError):
         raise NKIError(f"{what}: pattern must be a list of [step, num] pairs", loc) from None
+    pairs = [(_int(step, f"{what}: pattern", loc), _int(num, f"{what}: pattern", loc))
+             for step, num in pairs]
     if not 1 <= len(pairs) <= 4:
         raise NKIError(f"{what}: pattern has {len(pairs)} pairs; it takes 1 to 4", loc)
     if math.prod(n for _, n in pairs) != math.prod(d.shape[1:]):
@@ -1130,9 +1147,10 @@ def affine_select(dst, pattern, channel_multiplier, on_true_tile, on_false_value
     if d.storage.kind != SBUF or t.storage.kind != SBUF:
         raise NKIError(f"{what}: dst and on_true_tile must be in SBUF", loc)
     (t,) = _paired(d, [("on_true_tile", t)], loc, what)
-    fields = {"base": int(offset), "channel_multiplier": int(channel_multiplier),
+    fields = {"base": _int(offset, f"{what}: offset", loc),
+              "channel_multiplier": _int(channel_multiplier, f"{what}: channel_multiplier", loc),
               "pattern": _affine_pattern(pattern, d, loc, what), "compare_op": cmp,
-              "fill_value": float(on_false_value)}
+              "fill_value": _number(on_false_value, loc, f"{what}: on_false_value")}
     _ins.record_lanewise(tr, IT.TensorScalarAffineSelect, Engine.Pool, d.shape, _full(d.shape),
                          [t], [], d, fields, loc, what)
 
@@ -1156,7 +1174,7 @@ def range_select(dst, on_true_tile, comp_op0, comp_op1, bound0, bound1,
                        "across instructions) is not modelled", loc)
     if _alu(reduce_op, f"{what}: reduce_op", loc) is not Alu.max:
         raise NKIError(f"{what}: reduce_op must be nl.maximum", loc)
-    if np.float32(on_false_value) != np.finfo(np.float32).min:
+    if np.float32(_number(on_false_value, loc, f"{what}: on_false_value")) != np.finfo(np.float32).min:
         raise NKIError(f"{what}: on_false_value must be FP32_MIN (-3.4028235e+38)", loc)
     c0, c1 = _alu(comp_op0, f"{what}: comp_op0", loc), _alu(comp_op1, f"{what}: comp_op1", loc)
     d = _tile(dst, loc, what, "dst")
@@ -1166,8 +1184,9 @@ def range_select(dst, on_true_tile, comp_op0, comp_op1, bound0, bound1,
     b1 = _scalar_or_column(bound1, d.shape[0], loc, what, "bound1")
     if not isinstance(b0, Tensor) or not isinstance(b1, Tensor):
         raise NKIError(f"{what}: bound0 and bound1 must be [P, 1] tiles", loc)
-    fields = {"comp_op0": c0, "comp_op1": c1, "range_start": int(range_start),
-              "fill_value": float(on_false_value)}
+    fields = {"comp_op0": c0, "comp_op1": c1,
+              "range_start": _int(range_start, f"{what}: range_start", loc),
+              "fill_value": _number(on_false_value, loc, f"{what}: on_false_value")}
     extra = ()
     if reduce_res is not None and cmd is not _ReduceCmd.idle:
         extra = (("reduce_res", _tile(reduce_res, loc, what, "reduce_res")),)
@@ -1281,7 +1300,7 @@ def nc_match_replace8(dst, data, vals, imm, dst_idx=None, name=None):
             raise NKIError(f"{what}: dst_idx must be [{d.shape[0]}, 8]", loc)
         outs.append(("dst_idx", i))
     _record(tr, IT.MatchReplace, Engine.DVE, [("data", v), _vals8(vals, data, loc, what)], outs,
-            {"imm_value": float(imm)}, loc, what)
+            {"imm_value": _number(imm, loc, f"{what}: imm")}, loc, what)
 
 
 @instruction
@@ -1294,7 +1313,7 @@ def nc_stream_shuffle(dst, src, shuffle_mask, name=None):
         raise NKIError(f"{what}: dst must have src's dtype", loc)
     if math.prod(d.shape[1:]) != math.prod(s.shape[1:]):
         raise NKIError(f"{what}: dst and src must have the same elements per partition", loc)
-    mask = [int(m) for m in shuffle_mask]
+    mask = _integers(shuffle_mask, loc, f"{what}: shuffle_mask")
     if len(mask) != 32 or any(not (0 <= m < 32 or m == 255) for m in mask):
         raise NKIError(f"{what}: shuffle_mask is 32 values in 0..31 or 255", loc)
     _record(tr, IT.StreamShuffle, Engine.DVE, [("src", s)], [("dst", d)],
@@ -1312,7 +1331,7 @@ def dropout(dst, data, prob, name=None):
     if isinstance(prob, NkiTensor):
         raise NKIError(f"{what}: a per-partition probability tile is not modelled (the "
                        "simulator's Dropout takes one probability); pass a number", loc)
-    p = float(prob)
+    p = _number(prob, loc, f"{what}: prob")
     if not 0.0 <= p <= 1.0:
         raise NKIError(f"{what}: prob {p} must be in [0, 1]", loc)
     _ins.record_lanewise(tr, IT.Dropout, Engine.DVE, d.shape, _full(d.shape), [v], [], d,

@@ -121,3 +121,18 @@ def test_the_simulators_refusals_name_the_kernel_line(rng):
     # module would be one the simulator cannot run.)
     with pytest.raises(NKIError, match=r"test_bad_input\.py:\d+: Matmult.*crossing the bank boundary"):
         nki.simulate(across_banks)(x)
+
+
+@pytest.mark.parametrize("body,match", [
+    (lambda d, t: nisa.iota(dst=d, pattern=[[1, 8]], offset=0.5), r"nisa\.iota: offset: expected an integer, got float"),
+    (lambda d, t: nisa.iota(dst=d, pattern=[[1.5, 8]]), r"nisa\.iota: pattern: expected an integer"),
+    (lambda d, t: nisa.affine_select(dst=d, pattern=[[1, 8]], channel_multiplier=1, on_true_tile=t,
+                                     on_false_value="x"), r"nisa\.affine_select: on_false_value must be a number, not 'x'"),
+    (lambda d, t: nisa.tensor_reduce(dst=d[:, 0:1], op=nl.add, data=t, axis="x"),
+     r"nisa\.tensor_reduce: axis must be an integer or a tuple of integers, not 'x'"),
+    (lambda d, t: nisa.dropout(dst=d, data=t, prob="0.5"), r"nisa\.dropout: prob must be a number"),
+])
+def test_arguments_of_the_wrong_kind_are_refused_not_converted(body, match):
+    # (iota's offset 0.5 was truncated to 0; a string axis escaped as a bare ValueError.)
+    with pytest.raises(NKIError, match=r"test_bad_input\.py:\d+: " + match):
+        run(tile_kernel(body), np.ones((4, 8), np.float32))
