@@ -166,6 +166,20 @@ Verdict matmul(const Matmul& mm, const MachineConfig& cfg) {
     if (rows == 0 || cols == 0 || r0 + rows > cfg.pe_rows || c0 + cols > cfg.pe_cols)
       return fail(Rule::MatmulPeTile, "PE tile [" + str(r0) + "+" + str(rows) + ", " + str(c0) + "+" + str(cols) +
                                           "] does not fit the " + str(cfg.pe_rows) + " x " + str(cfg.pe_cols) + " array");
+    // The tiling modes slice the array's rows and its columns in halves or quarters (as far as the
+    // generation's granularity), and a tile starts at a multiple of its size [I: nc_matmul].
+    const auto tileOf = [g](int64_t size, int64_t whole) {
+      for (int64_t t = whole; t >= g && t > 0; t /= 2)
+        if (size == t) return true;
+      return false;
+    };
+    if (!tileOf(rows, cfg.pe_rows) || !tileOf(cols, cfg.pe_cols))
+      return fail(Rule::MatmulPeTile, "PE tile size [" + str(rows) + ", " + str(cols) + "]: a tiling mode slices the " +
+                                          str(cfg.pe_rows) + " x " + str(cfg.pe_cols) + " array in halves or quarters, down to " +
+                                          str(g) + " on " + cfg.arch);
+    if (r0 % rows != 0 || c0 % cols != 0)
+      return fail(Rule::MatmulPeTile, "PE tile position [" + str(r0) + ", " + str(c0) + "] is not a multiple of its size [" +
+                                          str(rows) + ", " + str(cols) + "]");
     if (k > rows || m > cols)
       return fail(Rule::MatmulPeTile, "K x M = " + str(k) + " x " + str(m) + " does not fit the " + str(rows) + " x " +
                                           str(cols) + " PE tile");

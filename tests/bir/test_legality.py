@@ -464,6 +464,17 @@ def test_legal_instructions_pass_and_limits_follow_the_generation():
     assert e3 in legality.pe_input_dtypes("trn2") and e3 not in legality.pe_input_dtypes("trn1")
     tiles = dict(tile_size=[32, 64], tile_position=[0, 0])
     assert legality.matmul(sb(BF, 32, 64), sb(BF, 32, 64), ps(F32, 64, 64), arch="trn2", **tiles) is None
+    # A tile is the array's rows / columns halved or quartered, at a multiple of its size.
+    for arch, size, position, why in [
+            ("trn2", [96, 96], [0, 0], "PE tile size [96, 96]: a tiling mode slices the 128 x 128 array in halves or quarters, down to 32 on trn2"),
+            ("trn1", [32, 64], [0, 0], "PE tile sizes and positions are multiples of 64 on trn1"),
+            ("trn2", [64, 128], [32, 0], "PE tile position [32, 0] is not a multiple of its size [64, 128]"),
+            ("trn2", [128, 64], [0, 32], "PE tile position [0, 32] is not a multiple of its size [128, 64]")]:
+        v = legality.matmul(sb(BF, 32, 32), sb(BF, 32, 64), ps(F32, 32, 64), arch=arch, tile_size=size, tile_position=position)
+        assert v.rule == "matmul.pe-tile" and why in v.message, (arch, size, position, v)
+    for size, position in [([64, 64], [64, 64]), ([32, 32], [96, 32]), ([128, 32], [0, 96])]:
+        assert legality.matmul(sb(BF, 32, 32), sb(BF, 32, 64), ps(F32, 32, 64), arch="trn2", tile_size=size,
+                               tile_position=position) is None
     assert legality.dma(dram(4, 8), dram(4, 8), arch="trn2", dge_type=DgeType.HWDGE) is None
     with pytest.raises(NeuronxsimError, match="unknown arch 'trn9'"):
         legality.bn_stats(sb(BF, 1, 1), arch="trn9")

@@ -1997,9 +1997,10 @@ class ProgramGenerator:
         fields = {}
         if self.chance(0.15):
             g = 32 if self.arch == "trn2" else 64
-            rows, cols = -(-k // g) * g, -(-m // g) * g
-            fields = dict(tile_size=[rows, cols], tile_position=[int(self.rng.integers(0, (128 - rows) // g + 1)) * g,
-                                                                 int(self.rng.integers(0, (128 - cols) // g + 1)) * g])
+            # the smallest tile (128 halved or quartered, down to g) holding K rows and M columns
+            rows, cols = (next(t for t in (g, 64, 128) if t >= max(size, g)) for size in (k, m))
+            fields = dict(tile_size=[rows, cols], tile_position=[int(self.rng.integers(0, 128 // rows)) * rows,
+                                                                 int(self.rng.integers(0, 128 // cols)) * cols])
         if self.arch == "trn2" and stationary.tensor.dtype.name.startswith("float8") and \
                 moving.tensor.dtype.name.startswith("float8") and not fields and self.chance(0.5):
             fields["perf_mode"] = PerfMode.DoubleRow
