@@ -693,6 +693,8 @@ def logical_not(x, dtype=None) -> NkiTensor:
 
 
 @api
+@_alu_marker(Alu.rsqrt)  # (op0=nl.rsqrt of nisa.tensor_scalar on GpSimd)
+@_act_marker(Act.Rsqrt)  # (nisa.activation(op=nl.rsqrt))
 def rsqrt(x, dtype=None) -> NkiTensor:
     """``1 / sqrt(x)`` on the GpSimd Engine (SBUF only, since NKI 0.5: the rule
     operand.pool-psum; ``nisa.activation(op=nl.rsqrt)`` takes PSUM)."""
@@ -728,6 +730,8 @@ _ACTIVATIONS = {
 }
 for _name, _func in _ACTIVATIONS.items():
     globals()[_name] = _activation_fn(_name, _func)
+# nl.abs is also the ALU's abs: tensor_scalar's docs name it as a unary op0
+abs.alu_op = Alu.abs  # noqa: F821 (made in the loop above)
 
 
 @api

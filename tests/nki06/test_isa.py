@@ -75,6 +75,20 @@ def test_tensor_scalar_two_ops_and_column_operand(rng):
     close(run(tile_kernel(body), a, col), 2.0 - a * col, atol=1e-6, rtol=1e-6)
 
 
+def test_nl_abs_and_rsqrt_are_alu_and_activation_operators(rng):
+    # tensor_scalar's docs name nl.abs as a unary op0; nl.rsqrt's own docs point to
+    # nisa.activation(op=nl.rsqrt). Both were refused as "not an ALU operation" / "activation".
+    x = rng.standard_normal((16, 40)).astype(np.float32)
+    pos = np.abs(x) + 0.5
+    k = tile_kernel(lambda d, t: nisa.tensor_scalar(dst=d, data=t, op0=nl.abs, operand0=0.0))
+    np.testing.assert_array_equal(run(k, x), np.abs(x))
+    k = tile_kernel(lambda d, t: nisa.tensor_scalar(dst=d, data=t, op0=nl.rsqrt, operand0=0.0,
+                                                    engine=nisa.engine.gpsimd))
+    close(run(k, pos), 1 / np.sqrt(pos), atol=0, rtol=1e-6)
+    k = tile_kernel(lambda d, t: nisa.activation(dst=d, op=nl.rsqrt, data=t))
+    close(run(k, pos), 1 / np.sqrt(pos), atol=0, rtol=2e-6)
+
+
 def test_tensor_scalar_bitvec_needs_integers(rng):
     a = rng.integers(0, 255, (8, 16)).astype(np.int32)
     k = tile_kernel(lambda d, x: nisa.tensor_scalar(dst=d, data=x, op0=nl.bitwise_and,
