@@ -92,6 +92,22 @@ def test_vector_seed_repeats_the_sequence_and_rand_is_in_unit_interval():
     assert bits.dtype == np.int16
 
 
+@pytest.mark.parametrize("dtype,bits", [(nl.float32, 24), (nl.bfloat16, 8), (nl.float16, 11)])
+def test_rand_in_a_narrow_float_stays_below_one(dtype, bits):
+    # (Drawn with 24 bits and rounded into bf16 or fp16, about one value in 500 became 1.0.)
+    @nki.jit
+    def kernel():
+        out = nl.ndarray((128, 2048), dtype=dtype, buffer=nl.shared_hbm)
+        nl.store(out, nl.rand((128, 2048), dtype=dtype))
+        return out
+
+    v = run(kernel).astype(np.float64)
+    assert v.min() >= 0 and v.max() < 1 and abs(v.mean() - 0.5) < 0.01
+    scaled = v * 2.0**bits
+    np.testing.assert_array_equal(scaled, np.floor(scaled))  # k / 2^bits: exact in the dtype
+    assert len(np.unique(scaled)) > 2 ** min(bits, 16) // 2  # and spread over them
+
+
 def test_refusals():
     @nki.jit
     def vector_state(x):
