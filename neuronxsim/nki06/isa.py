@@ -117,7 +117,7 @@ class dma_engine(enum.Enum):
 
 
 # (the classes under other names: parameters of the same names hide them inside functions)
-_Engine, _ReduceCmd, _OobMode = engine, reduce_cmd, oob_mode
+_Engine, _ReduceCmd, _OobMode, _DgeMode = engine, reduce_cmd, oob_mode, dge_mode
 
 
 class NkiValidationError(Exception):
@@ -470,7 +470,17 @@ def dma_transpose(dst, src, axes=None, priority=None, dge_mode=dge_mode.unknown,
                        f"({dt.name(d.storage.dtype)})", loc)
     if _enum(oob_mode, _OobMode, what, loc, "oob_mode") is not _OobMode.error:
         raise NKIError(f"{what}: oob_mode=skip applies to indirect sources only", loc)
-    fields = _dge_fields(dge_mode, engine.unknown, dst, src, loc, what)
+    # A direct transpose is lowered to hardware DGE's transpose, whose limits its docs list.
+    mode = _enum(dge_mode, _DgeMode, what, loc, "dge_mode")
+    if mode not in (_DgeMode.unknown, _DgeMode.hwdge):
+        raise NKIError(f"{what}: a direct transpose takes dge_mode unknown or hwdge, not "
+                       f"{mode.name}", loc)
+    if mode is _DgeMode.hwdge and (s.shape[0] != 16 or s.shape[-1] % 128 or
+                                   s.storage.dtype.itemsize != 2):
+        raise NKIError(f"{what}: a hardware DGE transpose takes a src of 16 rows, a multiple of "
+                       f"128 columns and a 2-byte dtype; it is {list(s.shape)} "
+                       f"{dt.name(s.storage.dtype)}", loc)
+    fields = _dge_fields(mode, engine.unknown, dst, src, loc, what)
     dma_record(tr, [tr.read(s, loc)], [tr.write(d, loc)], loc,
                dict(fields, mode=bir.DmaMode.Transpose))
 
@@ -749,6 +759,9 @@ def nc_transpose(dst, data, engine=engine.unknown, name=None):
     default = Engine.PE if d.storage.kind == PSUM and not small else \
         Engine.DVE if small else Engine.PE
     hw = _engine(engine, (Engine.PE, Engine.DVE), default, loc, what)
+    if d.storage.dtype != v.storage.dtype:
+        raise NKIError(f"{what}: dst ({dt.name(d.storage.dtype)}) must have data's dtype "
+                       f"({dt.name(v.storage.dtype)})", loc)
     if hw is Engine.PE:
         value = _ins.transpose_pe(tr, v, d.storage.dtype, loc, what=what, out_kind=d.storage.kind)
     else:

@@ -136,3 +136,36 @@ def test_arguments_of_the_wrong_kind_are_refused_not_converted(body, match):
     # (iota's offset 0.5 was truncated to 0; a string axis escaped as a bare ValueError.)
     with pytest.raises(NKIError, match=r"test_bad_input\.py:\d+: " + match):
         run(tile_kernel(body), np.ones((4, 8), np.float32))
+
+
+@pytest.mark.parametrize("shape,dtype,mode,match", [
+    ((32, 128), "bfloat16", "hwdge", r"a hardware DGE transpose takes a src of 16 rows, a multiple of 128 columns "
+                                     r"and a 2-byte dtype; it is \[32, 128\] bfloat16"),
+    ((16, 100), "bfloat16", "hwdge", r"it is \[16, 100\] bfloat16"),
+    ((16, 128), "float32", "hwdge", r"it is \[16, 128\] float32"),
+    ((16, 128), "bfloat16", "swdge", r"a direct transpose takes dge_mode unknown or hwdge, not swdge"),
+])
+def test_dma_transpose_limits_of_its_dge_modes(shape, dtype, mode, match):
+    # (the nisa.dma_transpose page's "DMA Direct Transpose Constraints"; all were taken)
+    @nki.jit
+    def k(a):
+        t = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=a)
+        u = nl.ndarray((a.shape[1], a.shape[0]), dtype=a.dtype, buffer=nl.sbuf)
+        nisa.dma_transpose(dst=u, src=t, dge_mode=getattr(nisa.dge_mode, mode))
+        out = nl.ndarray(u.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        nisa.dma_copy(dst=out, src=u)
+        return out
+
+    a = np.ones(shape, dtype=getattr(nl, dtype))
+    with pytest.raises(NKIError, match=r"test_bad_input\.py:\d+: nisa\.dma_transpose: .*" + match):
+        run(k, a, arch="trn2")
+
+
+@pytest.mark.parametrize("engine", ["vector", "tensor"])
+def test_nc_transpose_keeps_the_dtype(engine):
+    # ("The output dst tile must have the same data type as that of data"; a cast was taken)
+    k = tile_kernel(lambda d, t: nisa.nc_transpose(dst=d, data=t, engine=getattr(nisa.engine, engine)),
+                    out_shape=(8, 4), out_dtype=nl.float32)
+    with pytest.raises(NKIError, match=r"nisa\.nc_transpose: dst \(float32\) must have data's dtype \(float16\)"):
+        run(k, np.ones((4, 8), np.float16))
