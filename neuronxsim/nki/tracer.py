@@ -654,7 +654,10 @@ class Tracer:
         lose that group's results; accumulating needs a group open on the same region."""
         a = _extent(acc)
         row = st.layout.row
+        own = (acc[1], tuple(acc[2]))  # (acc.key(); a closed group on it is not an overlap)
         for region in groups.zero_started:
+            if region == own:
+                continue
             b = _pairs_extent(row, *region)
             if _overlaps(a, b):
                 raise NKIError(

@@ -117,6 +117,27 @@ def test_an_overlapping_first_accumulation_is_refused_at_its_line(place_matmul, 
     assert f"(partitions 0..127, {theirs})" in text, text
 
 
+@nki.jit
+def group_then_add_then_group(a, b, c):
+    out = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+    acc = nl.zeros((128, 512), dtype=nl.float32, buffer=nl.psum)
+    x = nl.load(a)
+    acc += nisa.nc_matmul(x, nl.load(b))
+    acc += nl.full((128, 512), 1.0, dtype=nl.float32)  # a non-matmul write ends the group
+    acc += nisa.nc_matmul(x, nl.load(b))  # AT:group_add_group
+    nl.store(out, value=nl.copy(acc))
+    return out
+
+
+def test_accumulating_onto_a_non_matmul_result_names_that_not_an_overlap(place_matmul):
+    # (The group's own, closed region was taken for a partly overlapping one.)
+    with pytest.raises(nki.NKIError) as info:
+        nki.trace(group_then_add_then_group, *ARGS)
+    err = info.value
+    assert (err.location.path, err.location.line) == (__file__, line_of("group_add_group")), str(err)
+    assert OVERLAP not in str(err) and "holds a result of a non-matmul instruction" in str(err), str(err)
+
+
 def test_regions_apart_and_a_groups_own_region_still_accumulate(place_matmul):
     rng = np.random.default_rng(3)
     a, b, c = (rng.standard_normal(s).astype(np.float32) for s in ((128, 128), (128, 512),
