@@ -150,6 +150,11 @@ struct MachineConfig {
   // DMA transposes move data at 90% of the copy throughput HBM -> SBUF and 50% SBUF -> SBUF [A2].
   double dma_transpose_dram_factor = 0.9;
   double dma_transpose_sbuf_factor = 0.5;
+  // A direct DMA transpose by hardware DGE takes a source of 16 rows, a multiple of 128 columns
+  // and 2-byte elements (the nisa.dma_transpose page's "DMA Direct Transpose Constraints").
+  int64_t dma_hwdge_transpose_rows = 16;
+  int64_t dma_hwdge_transpose_column_multiple = 128;
+  int64_t dma_hwdge_transpose_dtype_bytes = 2;
   // An add-accumulating DMA moves data at "50% DMA throughput via DMA collective compute engines
   // prior to NeuronCore-v4" (trainium3_arch.rst).
   double dma_accumulate_factor = 0.5;
@@ -225,6 +230,9 @@ struct MachineConfig {
     v("has_hardware_dge", has_hardware_dge);
     v("dma_transpose_dram_factor", dma_transpose_dram_factor);
     v("dma_transpose_sbuf_factor", dma_transpose_sbuf_factor);
+    v("dma_hwdge_transpose_rows", dma_hwdge_transpose_rows);
+    v("dma_hwdge_transpose_column_multiple", dma_hwdge_transpose_column_multiple);
+    v("dma_hwdge_transpose_dtype_bytes", dma_hwdge_transpose_dtype_bytes);
     v("dma_accumulate_factor", dma_accumulate_factor);
     v("dma_trigger_cycles", dma_trigger_cycles);
   }

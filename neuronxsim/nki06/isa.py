@@ -475,10 +475,13 @@ def dma_transpose(dst, src, axes=None, priority=None, dge_mode=dge_mode.unknown,
     if mode not in (_DgeMode.unknown, _DgeMode.hwdge):
         raise NKIError(f"{what}: a direct transpose takes dge_mode unknown or hwdge, not "
                        f"{mode.name}", loc)
-    if mode is _DgeMode.hwdge and (s.shape[0] != 16 or s.shape[-1] % 128 or
-                                   s.storage.dtype.itemsize != 2):
-        raise NKIError(f"{what}: a hardware DGE transpose takes a src of 16 rows, a multiple of "
-                       f"128 columns and a 2-byte dtype; it is {list(s.shape)} "
+    cfg = target.config(tr.arch)
+    rows, columns = cfg.dma_hwdge_transpose_rows, cfg.dma_hwdge_transpose_column_multiple
+    size = cfg.dma_hwdge_transpose_dtype_bytes
+    if mode is _DgeMode.hwdge and (s.shape[0] != rows or s.shape[-1] % columns or
+                                   s.storage.dtype.itemsize != size):
+        raise NKIError(f"{what}: a hardware DGE transpose takes a src of {rows} rows, a multiple "
+                       f"of {columns} columns and a {size}-byte dtype; it is {list(s.shape)} "
                        f"{dt.name(s.storage.dtype)}", loc)
     fields = _dge_fields(mode, engine.unknown, dst, src, loc, what)
     dma_record(tr, [tr.read(s, loc)], [tr.write(d, loc)], loc,
