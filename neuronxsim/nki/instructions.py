@@ -730,7 +730,8 @@ def normalize_axes(axes, rank: int, loc, what: str) -> list:
     result = []
     for a in axes:
         if isinstance(a, (bool, np.bool_)) or not isinstance(a, (int, np.integer)):
-            raise NKIError(f"{what}: axis must be an integer or a tuple of integers, not {a!r}", loc)
+            raise NKIError(f"{what}: axis must be an integer or a tuple of integers, not {a!r}",
+                           loc)
         a = int(a)
         if a < 0:
             a += rank

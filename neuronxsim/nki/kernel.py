@@ -646,7 +646,8 @@ def _refuse_what_the_core_cannot_run(module, arch: str, programs: list):
     except SimulationError as e:
         text = str(e)
         m = INSTRUCTION_WHERE.match(text)
-        raise NKIError(text[m.end():].lstrip() if m else text, _kernel_line(text, programs)) from None
+        reason = text[m.end():].lstrip() if m else text
+        raise NKIError(reason, _kernel_line(text, programs)) from None
 
 
 def _kernel_line(text: str, programs: list):

@@ -78,7 +78,8 @@ def pressure_order(program) -> list[int] | None:
     nothing may be reordered. The dependencies and the list scheduling run in C
     (``cpp/python/trace_pressure.cpp``), from each storage's facts read here."""
     ops, storages = program.ops, program.storages
-    if program.record.keep_order or any(st.placement is not None for st in storages if st.on_chip) or \
+    if program.record.keep_order or \
+            any(st.placement is not None for st in storages if st.on_chip) or \
             _no_reorder({op[_LOOP] for op in ops}):
         return None
     capacity = {SBUF: program.sbuf_bytes, PSUM: PSUM_BYTES}  # in the order a misfit is named

@@ -1190,7 +1190,8 @@ def range_select(dst, on_true_tile, comp_op0, comp_op1, bound0, bound1,
                        "across instructions) is not modelled", loc)
     if _alu(reduce_op, f"{what}: reduce_op", loc) is not Alu.max:
         raise NKIError(f"{what}: reduce_op must be nl.maximum", loc)
-    if np.float32(_number(on_false_value, loc, f"{what}: on_false_value")) != np.finfo(np.float32).min:
+    fill = _number(on_false_value, loc, f"{what}: on_false_value")
+    if np.float32(fill) != np.finfo(np.float32).min:
         raise NKIError(f"{what}: on_false_value must be FP32_MIN (-3.4028235e+38)", loc)
     c0, c1 = _alu(comp_op0, f"{what}: comp_op0", loc), _alu(comp_op1, f"{what}: comp_op1", loc)
     d = _tile(dst, loc, what, "dst")
@@ -1202,7 +1203,7 @@ def range_select(dst, on_true_tile, comp_op0, comp_op1, bound0, bound1,
         raise NKIError(f"{what}: bound0 and bound1 must be [P, 1] tiles", loc)
     fields = {"comp_op0": c0, "comp_op1": c1,
               "range_start": _int(range_start, f"{what}: range_start", loc),
-              "fill_value": _number(on_false_value, loc, f"{what}: on_false_value")}
+              "fill_value": fill}
     extra = ()
     if reduce_res is not None and cmd is not _ReduceCmd.idle:
         extra = (("reduce_res", _tile(reduce_res, loc, what, "reduce_res")),)
