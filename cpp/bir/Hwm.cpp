@@ -14,7 +14,6 @@ namespace {
 bool inPsum(const AccessPattern& ap) { return !ap.isImmediate() && ap.loc->type == MemoryType::PSUM; }
 bool inSbuf(const AccessPattern& ap) { return !ap.isImmediate() && ap.loc->type == MemoryType::SB; }
 bool is16BitFloat(DType t) { return t == DType::bfloat16 || t == DType::float16; }
-bool isFp32(DType t) { return t == DType::float32 || t == DType::float32r; }
 bool isFp8(DType t) { return t == DType::float8e4 || t == DType::float8e5 || t == DType::float8e3; }
 // The innermost free step is one element (or there is nothing to stride over).
 bool unitStride(const AccessPattern& ap) {
@@ -447,7 +446,8 @@ Latency Hwm::getLatency(const InstMatmult& I, const PatternShape* shapes) const 
   const double n = static_cast<double>(shapes[1].freeElements);
   const double k = static_cast<double>(shapes[0].partitions);
   double cycles = std::max(std::min(64.0, m), n);
-  const bool fp32 = isFp32(st.dtype) || isFp32(mv.dtype);
+  // float32 takes four passes; tfloat32 (float32r) runs at the bf16 rate [I: nc_matmul].
+  const bool fp32 = st.dtype == DType::float32 || mv.dtype == DType::float32;
   if (fp32) cycles *= I.is_transpose ? cfg_.pe_fp32_transpose_factor : cfg_.pe_fp32_factor;
   const int64_t flops = I.is_transpose ? 0 : static_cast<int64_t>(2.0 * k * m * n);
   return compute(I, cycles, flops, shapes);

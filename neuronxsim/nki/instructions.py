@@ -1462,54 +1462,6 @@ def dma_scatter(tr, dst, src: Tensor, loc, what: str, mask=None, oob_is_err=True
                       **extra, **(fields or {})}, loc)
 
 
-def tensor_scalar_reduce(tr, data: Tensor, op0, operand0, reduce_op, reduce_res: Tensor, dtype,
-                         loc, mask=None, out=None, what="tensor_scalar_reduce") -> Tensor:
-    """``out = data op0 operand0`` and ``reduce_res = reduce_op`` of ``out`` along its free
-    dimensions, per partition. (The Vector Engine does both in one instruction; recorded as the
-    tensor_scalar and a tensor_reduce of its result: the same values, timed as two
-    instructions.)"""
-    if id(op0) in BITVEC_IDS:  # (alu.tensor-scalar-reduce: the rule of the one instruction)
-        refuse_illegal_alu(IT.TensorScalarReduce, Engine.DVE, op0, _BYPASS, loc, what)
-    out = tensor_scalar(tr, data, op0, operand0, False, None, None, False, dtype, loc, mask, out,
-                        what=what)
-    rank = len(out.shape)
-    if rank < 2:
-        raise NKIError(f"{what}: data needs a free dimension to reduce", loc)
-    p = out.shape[0]
-    if reduce_res.shape[0] != p or math.prod(reduce_res.shape[1:]) != 1:
-        raise NKIError(f"{what}: reduce_res must hold one value per partition, shape [{p}, 1]; "
-                       f"it is {list(reduce_res.shape)}", loc)
-    target = reduce_res if len(reduce_res.shape) == rank else \
-        new_view(reduce_res.storage, reduce_res.offset, (p,) + (1,) * (rank - 1),
-                 (reduce_res.strides[0],) + (0,) * (rank - 1), reduce_res.checks)
-    tensor_reduce(tr, reduce_op, out, list(range(1, rank)), True, False, reduce_res.dtype, loc,
-                  mask, out=target, what=what)
-    return out
-
-
-def scalar_tensor_tensor(tr, data: Tensor, op0, operand0, reverse0, op1, operand1: Tensor,
-                         reverse1, dtype, loc, mask=None, out=None,
-                         what="scalar_tensor_tensor") -> Tensor:
-    """``(data op0 operand0) op1 operand1`` (operands swapped by ``reverse0`` / ``reverse1``).
-    (One Vector Engine instruction; recorded as a tensor_scalar into an fp32 tile and a
-    tensor_tensor: the same values, timed as those two instructions.)"""
-    if id(op0) in BITVEC_IDS or id(op1) in BITVEC_IDS:  # (alu.scalar-tensor-tensor, likewise)
-        refuse_illegal_alu(IT.ScalarTensorTensor, Engine.DVE, op0, op1, loc, what)
-    shape = data.shape
-    if operand1.shape[0] != shape[0] or math.prod(operand1.shape[1:]) != \
-            math.prod(shape[1:]):
-        raise NKIError(f"{what}: operand1 has shape {list(operand1.shape)}; it must match data "
-                       f"{list(shape)}", loc)
-    t = tensor_scalar(tr, data, op0, operand0, reverse0, None, None, False, dt.float32, loc,
-                      mask, what=what)
-    if operand1.shape != shape:
-        if operand1.checks:  # (the view in data's shape carries none)
-            operand1.check_bounds(loc)
-        operand1 = new_view(operand1.storage, operand1.offset, shape, t.strides, ())
-    lhs, rhs = (operand1, t) if reverse1 else (t, operand1)
-    return tensor_tensor(tr, lhs, rhs, op1, dtype or data.dtype, loc, mask, out, what=what)
-
-
 def partition_reduce(tr, op, data: Tensor, dtype, loc, what="tensor_partition_reduce") -> Tensor:
     """``op`` folded across the partitions of ``data`` ``[P, F...]``: a ``[1, F...]`` tile.
     (GpSimd does it in one instruction; recorded through the PE array, whose float32 results

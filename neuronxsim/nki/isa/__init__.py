@@ -491,8 +491,9 @@ def nc_match_replace8(*, data, vals, imm, dst_idx=None, mask=None, dtype=None):
 def tensor_scalar_reduce(*, data, op0, operand0, reduce_op, reduce_res, reverse0=False,
                          dtype=None, mask=None):
     """``data op0 operand0`` (returned) and ``reduce_res`` = ``reduce_op`` of that result along
-    every free dimension, per partition (Vector Engine; see
-    :func:`~neuronxsim.nki.instructions.tensor_scalar_reduce` for how it is recorded)."""
+    every free dimension, per partition, in one Vector Engine instruction (the engine's
+    accumulation registers reset first: :func:`~neuronxsim.nki.fused_instructions.
+    tensor_scalar_accumulate`, as NKI 0.6's ``nisa.tensor_scalar_reduce`` records it)."""
     loc = caller_location()
     data = _tile(data, loc, "tensor_scalar_reduce: data")
     a0 = alu_op(op0, "tensor_scalar_reduce: op0", loc)
@@ -505,8 +506,11 @@ def tensor_scalar_reduce(*, data, op0, operand0, reduce_op, reduce_res, reverse0
     if isinstance(operand0, Tensor):
         _tile(operand0, loc, "tensor_scalar_reduce: operand0")
     reduce_res = _tile(reduce_res, loc, "tensor_scalar_reduce: reduce_res")
-    return _ins.tensor_scalar_reduce(current(), data, a0, operand0, red, reduce_res,
-                                     _dtype(dtype, loc), loc, mask)
+    if len(data.shape) < 2:
+        raise NKIError("tensor_scalar_reduce: data needs a free dimension to reduce", loc)
+    return _fused.tensor_scalar_accumulate(current(), data, a0, operand0, False, red, _RESET_REDUCE,
+                                           None, False, False, _dtype(dtype, loc), loc, mask,
+                                           reduce_res=reduce_res, what="tensor_scalar_reduce")
 
 
 def tensor_scalar_cumulative(dst, src, op0, op1, imm0, imm1=None,
@@ -554,9 +558,9 @@ def _refuse_load_reduce(what: str, loc):
 
 def scalar_tensor_tensor(*, data, op0, operand0, op1, operand1, reverse0=False, reverse1=False,
                          dtype=None, mask=None):
-    """``(data op0 operand0) op1 operand1`` (Vector Engine): ``operand0`` a number or a
-    [P, 1] tile, ``operand1`` a tile of ``data``'s shape (see
-    :func:`~neuronxsim.nki.instructions.scalar_tensor_tensor` for how it is recorded)."""
+    """``(data op0 operand0) op1 operand1`` in one Vector Engine instruction: ``operand0`` a
+    number or a [P, 1] tile, ``operand1`` a tile of ``data``'s shape (as NKI 0.6's records it:
+    :func:`~neuronxsim.nki.fused_instructions.scalar_tensor_tensor`)."""
     loc = caller_location()
     data = _tile(data, loc, "scalar_tensor_tensor: data")
     operand1 = _tile(operand1, loc, "scalar_tensor_tensor: operand1")
@@ -564,12 +568,11 @@ def scalar_tensor_tensor(*, data, op0, operand0, op1, operand1, reverse0=False, 
     a1 = alu_op(op1, "scalar_tensor_tensor: op1", loc)
     if isinstance(operand0, Tensor):
         _tile(operand0, loc, "scalar_tensor_tensor: operand0")
-    if data.storage.kind == PSUM and operand1.storage.kind == PSUM:  # (operand.psum-inputs: the
-        # rule of the one instruction; it is recorded as two, see instructions.scalar_tensor_tensor)
-        _ins.refuse_psum_inputs(None, IT.ScalarTensorTensor, [data, operand1], loc,
-                                "scalar_tensor_tensor")
-    return _ins.scalar_tensor_tensor(current(), data, a0, operand0, bool(reverse0), a1, operand1,
-                                     bool(reverse1), _dtype(dtype, loc), loc, mask)
+    if operand1.shape != data.shape:
+        raise NKIError(f"scalar_tensor_tensor: operand1 has shape {list(operand1.shape)}; it must "
+                       f"have data's shape {list(data.shape)}", loc)
+    return _fused.scalar_tensor_tensor(current(), data, a0, operand0, bool(reverse0), a1, operand1,
+                                       bool(reverse1), _dtype(dtype, loc), loc, mask)
 
 
 def tensor_partition_reduce(op, data, *, mask=None, dtype=None):
