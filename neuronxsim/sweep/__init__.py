@@ -38,7 +38,8 @@ def sweep(kernel: str, grid: dict, shapes: list, *, arch: Optional[list] = None,
         arch: generations (``["trn1", "trn2"]``); None: the dialect's default.
         mode: "timing" (time only) or "full" (numerics too, checked against ``reference``,
             ``"FILE.py:FUNCTION"`` called with the same arrays: pass when
-            ``max|out - ref| <= atol + rtol * max|ref|`` for every output).
+            ``max|out - ref| <= atol + rtol * max|ref|`` for every output, over the
+            reference's finite elements; its infinities and NaNs must be matched exactly).
         args: fixed values of other kernel parameters.
         seed: of the random inputs (full mode).
         output: folder of results.jsonl and sweep.png.

@@ -174,7 +174,9 @@ def _measures(r) -> dict:
 
 def _check(job: dict, arrays: list, outputs: dict, traced) -> dict:
     """Every output against the reference function's, by the public comparator:
-    ``max|out - ref| <= atol + rtol * max|ref|``."""
+    ``max|out - ref| <= atol + rtol * max|ref|`` over the reference's finite elements (one
+    infinity would make the bound infinite and pass anything); its non-finite elements must be
+    matched exactly: an infinity by the same infinity, a NaN by a NaN."""
     expected = _expected(job, arrays)
     names = [s.name for s in traced.outputs]
     if len(expected) != len(names):
@@ -187,10 +189,16 @@ def _check(job: dict, arrays: list, outputs: dict, traced) -> dict:
         if want.shape != got.shape:
             raise ValueError(f"output {name}: the reference's shape {list(want.shape)} differs "
                              f"from the kernel's {list(got.shape)}")
-        err = float(np.max(np.abs(got - want))) if got.size else 0.0
-        tol = job["atol"] + job["rtol"] * (float(np.max(np.abs(want))) if want.size else 0.0)
+        finite = np.isfinite(want)
+        err = float(np.max(np.abs(got[finite] - want[finite]))) if finite.any() else 0.0
+        tol = job["atol"] + job["rtol"] * (float(np.max(np.abs(want[finite]))) if finite.any() else 0.0)
         if not err <= tol:  # NaN fails too
             failures.append(f"{name}: max|out - ref| = {err:.4g} > {tol:.4g}")
+        special = ~finite
+        unmatched = int(np.count_nonzero(special & ~((got == want) | (np.isnan(got) & np.isnan(want)))))
+        if unmatched:
+            failures.append(f"{name}: {unmatched} of the reference's {int(np.count_nonzero(special))} "
+                            "infinite or NaN elements not matched exactly")
         if not err <= worst:
             worst = err
     out = {"max_error": worst}

@@ -109,6 +109,51 @@ def test_full_mode_checks_the_outputs_against_the_reference(tmp_path):
     assert wrong[1]["error"].startswith("out: max|out - ref| = ")
 
 
+NON_FINITE_REFERENCES = """
+import numpy as np
+
+
+def right(a, factor=2.0):
+    return (a.astype(np.float32) * factor).astype(a.dtype)
+
+
+def wrong_but_one_infinity(a, factor=2.0):
+    r = np.full(a.shape, 12345.0, a.dtype)
+    r[0, 0] = np.inf
+    return r
+
+
+def right_but_one_infinity(a, factor=2.0):
+    r = right(a, factor)
+    r[1, 2] = -np.inf
+    return r
+
+
+def right_but_one_nan(a, factor=2.0):
+    r = right(a, factor)
+    r[3, 4] = np.nan
+    return r
+"""
+
+
+def test_a_reference_s_infinities_and_nans_must_be_matched_exactly(tmp_path):
+    # One infinity in the reference made the bound atol + rtol * max|ref| infinite: every
+    # configuration passed, however wrong.
+    refs = tmp_path / "refs.py"
+    refs.write_text(NON_FINITE_REFERENCES)
+    status = {}
+    for name in ("right", "wrong_but_one_infinity", "right_but_one_infinity", "right_but_one_nan"):
+        rows = sweep(FAULTS + ":scale", {"factor": [3.0]}, [["16x32"]], mode="full",
+                     reference=f"{refs}:{name}", output=str(tmp_path / name), jobs=1)
+        status[name] = rows[0]["status"], rows[0].get("error", "")
+    assert status["right"] == ("ok", "")
+    assert status["wrong_but_one_infinity"][0] == "mismatch"
+    assert status["wrong_but_one_infinity"][1].startswith("out: max|out - ref| = ")
+    for name in ("right_but_one_infinity", "right_but_one_nan"):
+        assert status[name] == ("mismatch", "out: 1 of the reference's 1 infinite or NaN elements "
+                                            "not matched exactly"), name
+
+
 def test_an_nki06_kernel_sweeps_to_the_times_of_the_same_2_2x_kernel(reference_rows, tmp_path):
     grid = {"TILES_IN_BLOCK_M": [1, 4], "TILES_IN_BLOCK_N": [2], "TILES_IN_BLOCK_K": [1, 2]}
     rows = sweep(MATMUL06, grid, SHAPES, arch=["trn1"], output=str(tmp_path / "nki06"), jobs=2)
