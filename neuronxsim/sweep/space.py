@@ -12,6 +12,7 @@ import ast
 import functools
 import itertools
 import json
+import math
 import re
 from dataclasses import dataclass
 
@@ -96,10 +97,14 @@ def _same(a, b) -> bool:
 
 def _check_json(value, what: str) -> None:
     """Values travel to the workers and into results.jsonl as JSON: numbers, strings, booleans,
-    None and (nested) tuples or lists of them."""
+    None and (nested) tuples or lists of them. JSON has no infinity or NaN (``1e999`` reads as
+    one): such a value would be recorded as null, two of them as the same configuration."""
     if isinstance(value, (tuple, list)):
         for v in value:
             _check_json(v, what)
+    elif isinstance(value, float) and not math.isfinite(value):
+        raise SweepError(f"{what}: {value!r} is not a finite number (results.jsonl, JSON, cannot "
+                         "record it)")
     elif value is not None and not isinstance(value, (bool, int, float, str)):
         raise SweepError(f"{what}: {type(value).__name__} values are not supported (numbers, "
                          "strings, booleans, None and tuples of them are)")

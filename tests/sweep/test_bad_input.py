@@ -37,6 +37,11 @@ def good(*extra):
      "--mode full checks the outputs against a reference"),
     (good("--grid", "TILES_IN_BLOCK_M=1", "--colour", "X"), "--colour X: not a --grid parameter"),
     (good("--grid", "TILES_IN_BLOCK_M=1", "--jobs", "0"), "--jobs 0: at least one worker"),
+    # (JSON has no infinity: both were recorded as null, the same configuration twice)
+    (good("--grid", "TILES_IN_BLOCK_M=1e999,-1e999"),
+     "--grid TILES_IN_BLOCK_M=inf: inf is not a finite number"),
+    (good("--grid", "TILES_IN_BLOCK_M=1", "--arg", "TILES_IN_BLOCK_N=(1, -1e999)"),
+     "--arg TILES_IN_BLOCK_N=(1, -1e999): -inf is not a finite number"),
     ([MATMUL, "--grid", "TILES_IN_BLOCK_M=1", "--shapes", "256x512:bfloat16"],
      "blocked_matmul needs 'rhs'"),
     ([MATMUL.replace("blocked_matmul.py", "missing.py"), "--grid", "A=1", "--shapes", "8x8"],
