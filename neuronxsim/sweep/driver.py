@@ -125,7 +125,9 @@ def plan(kernel: str, *, grid: dict, shapes: list, arch: Optional[list] = None,
         rows, p.keep_bytes, p.seen_bytes = read_rows_sized(path)
         keys = {j["key"] for j in jobs}
         for row in rows:
-            if row.get("source_sha256") not in (None, kf.sha256) and row["key"] in keys:
+            if row["key"] not in keys:  # another sweep's row: kept in the file, not counted
+                continue
+            if row.get("source_sha256") not in (None, kf.sha256):
                 raise SweepError(f"{path} holds results of another version of {kf.path} (its "
                                  "text changed): choose another --output to sweep this one")
             p.done.setdefault(row["key"], row)

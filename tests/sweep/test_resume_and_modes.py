@@ -154,6 +154,21 @@ def test_a_reference_s_infinities_and_nans_must_be_matched_exactly(tmp_path):
                                             "not matched exactly"), name
 
 
+def test_resume_counts_only_this_sweep_s_rows(tmp_path, capsys):
+    # Another sweep's rows in the folder were counted as this one's: "ran -2".
+    from neuronxsim.cli import main
+
+    out = str(tmp_path / "shared")
+    sweep(FAULTS + ":scale", {"factor": [1.0, 2.0, 3.0, 4.0]}, [["16x32"]], output=out, jobs=1)
+    argv = ["sweep", FAULTS + ":scale", "--grid", "factor=5.0,2.0", "--shapes", "16x32",
+            "--output", out, "--jobs", "1", "--resume", "--json"]
+    assert main(argv) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert (document["ran"], document["resumed"]) == (1, 1)
+    assert document["counts"] == {"configurations": 2, "ok": 2}
+    assert len(read_rows(os.path.join(out, "results.jsonl"))[0]) == 5  # the others' rows kept
+
+
 def test_an_nki06_kernel_sweeps_to_the_times_of_the_same_2_2x_kernel(reference_rows, tmp_path):
     grid = {"TILES_IN_BLOCK_M": [1, 4], "TILES_IN_BLOCK_N": [2], "TILES_IN_BLOCK_K": [1, 2]}
     rows = sweep(MATMUL06, grid, SHAPES, arch=["trn1"], output=str(tmp_path / "nki06"), jobs=2)
