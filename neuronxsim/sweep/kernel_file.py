@@ -126,6 +126,9 @@ def load(kf: KernelFile):
         except Exception as e:
             raise SweepError(f"{kf.path}: {_where(e, kf.path)}{type(e).__name__}: "
                              f"{first_line(e)}") from None
+        except SystemExit as e:  # (else the sweep would end as the file says, having run nothing)
+            raise SweepError(f"{kf.path}: {_where(e, kf.path)}exits at import "
+                             f"(sys.exit({e.code!r}))") from None
         namespace = module.__dict__
         _namespaces[key] = namespace
     if kf.name not in namespace:

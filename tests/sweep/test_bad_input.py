@@ -66,6 +66,19 @@ def test_a_kernel_file_that_cannot_be_imported(capsys, tmp_path):
         assert code == 1 and err.count("\n") == 1 and message in err, err
 
 
+def test_a_file_that_exits_at_import_is_refused_naming_it(capsys, tmp_path):
+    # sys.exit(0) at import ended the sweep with status 0, having run and said nothing.
+    quits = tmp_path / "quits.py"
+    quits.write_text("import sys\n\nsys.exit(0)\n")
+    code, err = run(capsys, tmp_path, f"{quits}:kernel", "--grid", "A=1", "--shapes", "8x8")
+    assert code == 1 and err.count("\n") == 1
+    assert f"{quits}: line 3: exits at import (sys.exit(0))" in err, err
+    code, err = run(capsys, tmp_path, *good("--grid", "TILES_IN_BLOCK_M=1", "--mode", "full",
+                                            "--reference", f"{quits}:reference"))
+    assert code == 1 and err.count("\n") == 1
+    assert f"{quits}: line 3: exits at import (sys.exit(0))" in err, err
+
+
 def test_an_unreachable_scheduler(capsys, tmp_path):
     pytest.importorskip("distributed")
     code, err = run(capsys, tmp_path, *good("--grid", "TILES_IN_BLOCK_M=1", "--scheduler",
