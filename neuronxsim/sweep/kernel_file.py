@@ -154,8 +154,13 @@ def _where(e: BaseException, path: str) -> str:
 
 
 def first_line(e: BaseException) -> str:
-    """The first non-empty line of an exception's message (its type name when it has none)."""
-    for line in str(e).splitlines():
+    """The first non-empty line of an exception's message (its type name when it has none, or
+    when its ``__str__`` fails: the user's exception class may have a broken one)."""
+    try:
+        message = str(e)
+    except Exception:
+        return type(e).__name__
+    for line in message.splitlines():
         if line.strip():
             return line.strip()
     return type(e).__name__

@@ -53,6 +53,43 @@ def test_a_kernel_calling_sys_exit_fails_its_row_and_keeps_its_worker(tmp_path):
     assert rows[0]["worker"] == rows[1]["worker"]
 
 
+BROKEN_STR = '''
+from neuronxcc import nki
+import neuronxcc.nki.language as nl
+
+
+class Unprintable(Exception):
+    def __str__(self):
+        raise RuntimeError("this exception cannot be shown")
+
+
+@nki.jit
+def copy(a, fail=False):
+    if fail:
+        raise Unprintable()
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    nl.store(out, value=nl.load(a))
+    return out
+'''
+
+
+def test_an_exception_whose_str_fails_is_shown_by_its_type_and_keeps_its_worker(tmp_path):
+    # str(e) raised in the worker as it described the failure: the worker died, twice, with
+    # pages of tracebacks; at import, "internal error".
+    kernel = tmp_path / "unprintable.py"
+    kernel.write_text(BROKEN_STR)
+    rows = sweep(f"{kernel}:copy", {"fail": [False, True]}, [["128x64"]],
+                 output=str(tmp_path / "out"), jobs=1)
+    assert [r["status"] for r in rows] == ["ok", "failed"]
+    assert rows[1]["error"] == "Unprintable: unprintable.py:14: Unprintable", rows[1]
+    assert rows[0]["worker"] == rows[1]["worker"]
+    at_import = tmp_path / "at_import.py"
+    at_import.write_text(BROKEN_STR + "\nraise Unprintable()\n")
+    with pytest.raises(SweepError, match=r"at_import.py: line 19: Unprintable: Unprintable$"):
+        plan(f"{at_import}:copy", grid={"fail": [False]}, shapes=[["128x64"]],
+             output=str(tmp_path / "out2"))
+
+
 @pytest.mark.parametrize("line", ['{"key": ["a"], "status": "ok"}', '{"key": {"a": 1}, "status": "ok"}',
                                   '{"key": "k", "status": "ok", "x": ' + "[" * 100000 + "]" * 100000 + "}"],
                          ids=["key-a-list", "key-an-object", "nested-too-deeply"])
