@@ -58,7 +58,7 @@ def serve(conn: Connection) -> None:
         while True:
             try:
                 batch = conn.recv()
-            except EOFError:
+            except (EOFError, ConnectionError):  # the sweep has ended (or was interrupted)
                 return
             if batch is None:
                 return
@@ -71,7 +71,11 @@ def serve(conn: Connection) -> None:
                     imports = wanted
                 except Exception:
                     pass  # (a real Neuron SDK importable): each job's row says so
-            conn.send(job.run_many(batch))
+            results = job.run_many(batch)
+            try:
+                conn.send(results)
+            except ConnectionError:  # the sweep ended while this batch ran: no one to tell
+                return
 
 
 def _fork_worker(worker_fd: int, zygote_fds: list) -> int:

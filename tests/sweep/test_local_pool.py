@@ -176,3 +176,18 @@ def test_the_table_marks_configurations_that_fit_only_reordered(reference_rows):
     assert lines[-1].startswith("* fits on chip only with instructions moved out of program order")
     plain = summary.table([r for r in ok if not r["reordered"]], names, len(ok))
     assert "*" not in plain
+
+
+def test_a_worker_whose_sweep_has_gone_ends_quietly():
+    # After a Ctrl-C the workers finished their configuration and printed a BrokenPipeError
+    # traceback each, answering a sweep that was no longer there.
+    import socket
+    from multiprocessing.connection import Connection
+
+    from neuronxsim.sweep.worker import serve
+
+    worker_end, sweep_end = socket.socketpair()
+    sweeps = Connection(sweep_end.detach())
+    sweeps.send([])  # an (empty) batch, then the sweep is gone before its answer
+    sweeps.close()
+    serve(Connection(worker_end.detach()))  # returns, raising nothing
