@@ -44,16 +44,59 @@ def read_rows_sized(path: str) -> tuple[list[dict], int, int]:
             break
         try:
             row = json.loads(line)
-            if not isinstance(row, dict) or not isinstance(row.get("key"), str) or "status" not in row:
-                raise ValueError("not a sweep row")
+            problem = row_problem(row)
         except (ValueError, RecursionError):  # (RecursionError: nested too deeply to be a row)
+            problem = ""
+        if problem is not None:
             if last:  # no newline after it: a write cut short
                 break
-            raise SweepError(f"{path}:{i + 1}: not a sweep result line (results.jsonl holds one "
-                             "JSON object per configuration); use another --output") from None
+            what = f" ({problem})" if problem else ""
+            raise SweepError(f"{path}:{i + 1}: not a sweep result line{what} (results.jsonl holds "
+                             "one JSON object per configuration); use another --output")
         rows.append(row)
         good += len(line) + (not last)  # (a whole row without its newline: ResultsFile adds it)
     return rows, good, len(data)
+
+
+#: A row's status: its configuration ran, its kernel or the simulator refused it, or (full mode)
+#: its outputs are outside the tolerance of the reference.
+STATUSES = ("ok", "failed", "mismatch")
+
+
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def row_problem(row) -> str | None:
+    """What makes ``row`` (a line's JSON value) not a sweep's row, None when nothing does: the
+    fields every row has and those of a configuration that ran, which the summary and
+    ``--resume`` read (see :func:`neuronxsim.sweep.driver.row_of`)."""
+    if not isinstance(row, dict):
+        return "not a JSON object"
+    if not isinstance(row.get("key"), str):
+        return "its key is not a text"
+    if row.get("status") not in STATUSES:
+        return f"its status is not one of {', '.join(STATUSES)}"
+    if not isinstance(row.get("params"), dict):
+        return "its params are not an object"
+    if not isinstance(row.get("shapes"), list) or not all(isinstance(s, str) for s in row["shapes"]):
+        return "its shapes are not a list of texts"
+    for name in ("arch", "mode", "kernel"):
+        if not isinstance(row.get(name), str):
+            return f"its {name} is not a text"
+    if row["status"] == "ok":
+        if not (row.get("total_ns") is None or _number(row["total_ns"])):
+            return "its total_ns is not a number"
+        if not _number(row.get("pe_mfu")):
+            return "its pe_mfu is not a number"
+        busy = row.get("engine_busy")
+        if not isinstance(busy, dict) or not all(_number(v) for v in busy.values()):
+            return "its engine_busy is not an object of numbers"
+        if not isinstance(row.get("instructions"), int) or isinstance(row["instructions"], bool):
+            return "its instructions are not a count"
+    elif not isinstance(row.get("error"), str):
+        return "its error is not a text"
+    return None
 
 
 class ResultsFile:
@@ -110,4 +153,4 @@ class ResultsFile:
         return False
 
 
-__all__ = ["read_rows", "read_rows_sized", "ResultsFile"]
+__all__ = ["read_rows", "read_rows_sized", "row_problem", "ResultsFile", "STATUSES"]

@@ -17,3 +17,15 @@ SHAPES = [["256x512:bfloat16", "256x2048:bfloat16"]]
 def statuses(rows):
     """(status, total_ns, instructions) per configuration key: what two runs must agree on."""
     return {r["key"]: (r["status"], r.get("total_ns"), r.get("instructions")) for r in rows}
+
+
+def row(key, status):
+    """A results.jsonl row with the fields every row has (and a failed one's error), for tests of
+    the file's reading and writing."""
+    made = {"params": {"A": 1}, "shapes": ["8x8:float32"], "arch": "trn1", "mode": "timing",
+            "status": status, "kernel": "k.py:k", "key": key}
+    if status == "ok":
+        made.update(total_ns=1000.0, engine_busy={"PE": 0.5}, pe_mfu=0.25, instructions=3)
+    else:
+        made["error"] = "AssertionError: k.py:3: no"
+    return made

@@ -18,7 +18,7 @@ from neuronxsim.sweep.results import ResultsFile, read_rows
 from neuronxsim.sweep.space import SweepError
 from neuronxsim.sweep.trace_cache import TraceCache
 
-from sweep_testing import FAULTS, GRID, MATMUL, MATMUL06, SHAPES, statuses
+from sweep_testing import FAULTS, GRID, MATMUL, MATMUL06, SHAPES, row, statuses
 
 
 def _cli(out, *extra, kernel=MATMUL):
@@ -82,14 +82,14 @@ def test_resume_after_a_kill_gives_the_rows_of_an_uninterrupted_run(reference_ro
 
 def test_a_torn_last_line_is_dropped_and_cut_off(tmp_path):
     path = tmp_path / "results.jsonl"
-    whole = [{"key": "a", "status": "ok"}, {"key": "b", "status": "failed"}]
+    whole = [row("a", "ok"), row("b", "failed")]
     path.write_text("".join(json.dumps(r) + "\n" for r in whole) + '{"key": "c", "status": "o')
     rows, keep = read_rows(str(path))
     assert rows == whole
     with ResultsFile(str(path), keep=keep) as f:
-        f.append({"key": "c", "status": "ok"})
+        f.append(row("c", "ok"))
     assert [json.loads(line)["key"] for line in path.read_text().splitlines()] == ["a", "b", "c"]
-    path.write_text('{"key": "a", "status": "ok"}\nnot json\n{"key": "b", "status": "ok"}\n')
+    path.write_text(json.dumps(row("a", "ok")) + "\nnot json\n" + json.dumps(row("b", "ok")) + "\n")
     with pytest.raises(SweepError, match=r"results.jsonl:2: not a sweep result line"):
         read_rows(str(path))
 
@@ -236,10 +236,10 @@ def test_one_sweep_writes_a_results_file_at_a_time(tmp_path):
 
 def test_a_results_file_that_changed_after_it_was_read_is_not_cut(tmp_path):
     path = tmp_path / "results.jsonl"
-    path.write_text(json.dumps({"key": "a", "status": "ok"}) + "\n")
+    path.write_text(json.dumps(row("a", "ok")) + "\n")
     rows, keep = read_rows(str(path))
     with open(path, "a") as f:  # another sweep's row, appended after the read
-        f.write(json.dumps({"key": "b", "status": "ok"}) + "\n")
+        f.write(json.dumps(row("b", "ok")) + "\n")
     with pytest.raises(SweepError, match="changed after its rows were read"):
         ResultsFile(str(path), keep=keep, seen=keep)
     assert [json.loads(line)["key"] for line in path.read_text().splitlines()] == ["a", "b"]
@@ -280,14 +280,14 @@ def test_a_whole_last_row_without_its_newline_is_kept_and_the_newline_added(tmp_
     # so --resume keeps it rather than running its configuration again; a cut-short write of a
     # row is never valid JSON (it lacks the closing brace), so no torn line is taken for one.
     path = tmp_path / "results.jsonl"
-    for whole in ([{"key": "a", "status": "ok"}], [{"key": "a", "status": "ok"}, {"key": "b", "status": "failed"}]):
+    for whole in ([row("a", "ok")], [row("a", "ok"), row("b", "failed")]):
         text = "\n".join(json.dumps(r) for r in whole)
         path.write_text(text)
         rows, keep = read_rows(str(path))
         assert rows == whole and keep == len(text)
         with ResultsFile(str(path), keep=keep, seen=len(text)) as f:
-            f.append({"key": "c", "status": "ok"})
-        assert [json.loads(line) for line in path.read_text().splitlines()] == whole + [{"key": "c", "status": "ok"}]
+            f.append(row("c", "ok"))
+        assert [json.loads(line) for line in path.read_text().splitlines()] == whole + [row("c", "ok")]
         assert path.read_text().startswith(text + "\n")
 
 

@@ -2,6 +2,7 @@
 says what and where, never a dead worker, a wrong message, a hang or a fork of one process per
 --jobs."""
 
+import json
 import os
 import textwrap
 import threading
@@ -15,7 +16,7 @@ from neuronxsim.sweep.results import read_rows
 from neuronxsim.sweep.space import SweepError
 from neuronxsim.sweep.trace_cache import TraceCache
 
-from sweep_testing import FAULTS
+from sweep_testing import FAULTS, row
 
 EXITS = '''
 import sys
@@ -97,6 +98,45 @@ def test_resume_refuses_a_row_that_is_not_a_sweep_row_naming_its_line(tmp_path, 
     path = tmp_path / "results.jsonl"
     path.write_text(line + "\n")
     with pytest.raises(SweepError, match=f"{path}:1: not a sweep result line"):
+        read_rows(str(path))
+
+
+@pytest.mark.parametrize("change, problem", [
+    ({"status": None}, "its status is not one of ok, failed, mismatch"),
+    ({"status": "done"}, "its status is not one of ok, failed, mismatch"),
+    ({"params": [1]}, "its params are not an object"),
+    ({"shapes": "8x8"}, "its shapes are not a list of texts"),
+    ({"arch": None}, "its arch is not a text"),
+    ({"total_ns": "abc"}, "its total_ns is not a number"),
+    ({"pe_mfu": "x"}, "its pe_mfu is not a number"),
+    ({"engine_busy": None}, "its engine_busy is not an object of numbers"),
+    ({"instructions": True}, "its instructions are not a count"),
+], ids=lambda v: "" if isinstance(v, str) else next(iter(v)) + "=" + repr(next(iter(v.values()))))
+def test_resume_refuses_a_row_with_a_bad_field_naming_its_line(tmp_path, capsys, change, problem):
+    # A hand-edited row with a bad field crashed the summary: "internal error".
+    from neuronxsim.cli import main
+
+    out = tmp_path / "out"
+    argv = ["sweep", f"{FAULTS}:scale", "--grid", "factor=1.0,2.0", "--shapes", "16x32",
+            "--output", str(out), "--jobs", "1", "--quiet"]
+    assert main(argv) == 0
+    path = out / "results.jsonl"
+    lines = path.read_text().splitlines()
+    lines[1] = json.dumps(dict(json.loads(lines[1]), **change))
+    path.write_text("\n".join(lines) + "\n")
+    capsys.readouterr()
+    assert main(argv + ["--resume"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert f"{path}:2: not a sweep result line ({problem})" in err, err
+
+
+def test_resume_refuses_a_failed_row_without_its_error(tmp_path):
+    path = tmp_path / "results.jsonl"
+    failed = row("a", "failed")
+    del failed["error"]
+    path.write_text(json.dumps(row("b", "ok")) + "\n" + json.dumps(failed) + "\n")
+    with pytest.raises(SweepError, match=rf"{path}:2: not a sweep result line \(its error is not a text\)"):
         read_rows(str(path))
 
 
