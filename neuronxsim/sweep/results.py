@@ -50,9 +50,9 @@ def read_rows_sized(path: str) -> tuple[list[dict], int, int]:
         if problem is not None:
             if last:  # no newline after it: a write cut short
                 break
-            what = f" ({problem})" if problem else ""
-            raise SweepError(f"{path}:{i + 1}: not a sweep result line{what} (results.jsonl holds "
-                             "one JSON object per configuration); use another --output")
+            what = problem or "results.jsonl holds one JSON object per configuration"
+            raise SweepError(f"{path}:{i + 1}: not a sweep result line ({what}); use another "
+                             "--output")
         rows.append(row)
         good += len(line) + (not last)  # (a whole row without its newline: ResultsFile adds it)
     return rows, good, len(data)
