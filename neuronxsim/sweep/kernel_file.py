@@ -120,7 +120,10 @@ def load(kf: KernelFile):
         linecache.cache[kf.path] = (len(kf.text), None, lines, kf.path)
         try:
             code = compile(kf.text, kf.path, "exec")
-            exec(code, module.__dict__)
+            # What the file prints as it runs goes to stderr: stdout is the sweep's own (its
+            # --json document).
+            with contextlib.redirect_stdout(sys.stderr):
+                exec(code, module.__dict__)
         except SyntaxError as e:
             raise SweepError(f"{kf.path}:{e.lineno}: {e.msg}") from None
         except Exception as e:

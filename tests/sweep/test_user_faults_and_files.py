@@ -140,6 +140,24 @@ def test_resume_refuses_a_failed_row_without_its_error(tmp_path):
         read_rows(str(path))
 
 
+def test_what_the_kernel_and_reference_files_print_at_import_keeps_off_stdout(tmp_path, capsys):
+    # The files run in the sweep's own process first, as it checks them: their prints came
+    # before the --json document on stdout.
+    from neuronxsim.cli import main
+
+    kernel = tmp_path / "chatty.py"
+    kernel.write_text('print("the kernel file speaks")\n' + EXITS)
+    ref = tmp_path / "chatty_ref.py"
+    ref.write_text('print("the reference file speaks")\n\n\ndef same(a, quit=False):\n    return a\n')
+    argv = ["sweep", f"{kernel}:copy", "--grid", "quit=False", "--shapes", "16x32", "--mode",
+            "full", "--reference", f"{ref}:same", "--output", str(tmp_path / "out"), "--jobs", "1",
+            "--json"]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["counts"] == {"configurations": 1, "ok": 1}
+    assert "the kernel file speaks" in captured.err and "the reference file speaks" in captured.err
+
+
 def test_a_named_pipe_in_place_of_a_trace_cache_entry_is_a_miss_not_a_wait(tmp_path):
     cache = TraceCache(str(tmp_path))
     key = "ab" + "0" * 62
