@@ -209,6 +209,9 @@ def execute(p: Plan, executor, on_row: Optional[Callable] = None, batch: int = 1
 
 #: Seconds to wait for a Dask scheduler to answer before giving up.
 CONNECT_TIMEOUT = 10.0
+#: The longest --connect-timeout taken: a day (longer is a mistyped value, infinity a wait for
+#: ever).
+MAX_CONNECT_TIMEOUT = 86400.0
 
 
 def make_executor(jobs: Optional[int] = None, scheduler: Optional[str] = None,
@@ -226,8 +229,9 @@ def make_executor(jobs: Optional[int] = None, scheduler: Optional[str] = None,
     if scheduler is not None:
         if not scheduler.strip():
             raise SweepError("--scheduler: an empty address (a Dask scheduler's, or 'local')")
-        if not connect_timeout > 0:
-            raise SweepError(f"--connect-timeout {connect_timeout}: a positive number of seconds")
+        if not 0 < connect_timeout <= MAX_CONNECT_TIMEOUT:  # (NaN too)
+            raise SweepError(f"--connect-timeout {connect_timeout}: a positive number of seconds, "
+                             f"at most a day ({MAX_CONNECT_TIMEOUT:g})")
         return DaskPool(scheduler, n, connect_timeout)
     if configurations is not None:
         n = min(n, max(1, configurations))

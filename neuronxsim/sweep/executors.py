@@ -31,6 +31,7 @@ from multiprocessing.reduction import sendfds
 from typing import Optional
 
 import neuronxsim
+from neuronxsim.sweep.kernel_file import first_line
 from neuronxsim.sweep.space import SweepError
 
 #: Workers a job may take down before it counts as failed.
@@ -365,6 +366,46 @@ def _local_cluster(distributed, workers: int):
             dashboard_address=None, env=dict(_ONE_THREAD), silence_logs=logging.ERROR)
 
 
+def _connect(distributed, address: str, timeout: float):
+    """A Client of the scheduler at ``address``, connected within ``timeout`` seconds, else
+    SweepError. The Client's own timeout does not bound its handshake (a peer that accepts and
+    then says nothing holds it for ever), so the Client is made on a helper thread that is given
+    up on after the timeout (and a second for the Client's own error to come first); a Client
+    that thread makes after that is closed there."""
+    made: dict = {}
+    lock = threading.Lock()
+
+    def connect() -> None:
+        try:
+            client = distributed.Client(address, timeout=timeout)
+        except BaseException as e:
+            with lock:
+                made["error"] = e
+            return
+        with lock:
+            late = made.get("abandoned", False)
+            if not late:
+                made["client"] = client
+        if late:
+            client.close()
+
+    thread = threading.Thread(target=connect, name="neuronxsim-dask-connect", daemon=True)
+    thread.start()
+    thread.join(timeout + 1.0)
+    with lock:
+        made.setdefault("abandoned", "client" not in made and "error" not in made)
+    if made["abandoned"]:
+        raise SweepError(f"--scheduler {address}: no Dask scheduler answered there within "
+                         f"--connect-timeout {timeout:g} s")
+    e = made.get("error")
+    if isinstance(e, (OSError, TimeoutError, ValueError)):
+        raise SweepError(f"--scheduler {address}: cannot reach a Dask scheduler there "
+                         f"({first_line(e)})") from None
+    if e is not None:
+        raise e
+    return made["client"]
+
+
 class DaskPool:
     """A Dask distributed client: ``address`` of a running scheduler (``tcp://host:8786``), or
     ``"local"`` for a LocalCluster of ``workers`` processes with one thread each."""
@@ -380,11 +421,7 @@ class DaskPool:
             self.cluster = _local_cluster(distributed, workers)
             self.client = distributed.Client(self.cluster)
         else:
-            try:
-                self.client = distributed.Client(address, timeout=connect_timeout)
-            except (OSError, TimeoutError, ValueError) as e:
-                raise SweepError(f"--scheduler {address}: cannot reach a Dask scheduler there "
-                                 f"({str(e).splitlines()[0] if str(e) else type(e).__name__})") from None
+            self.client = _connect(distributed, address, connect_timeout)
         self._distributed = distributed
 
     def describe(self) -> str:

@@ -87,6 +87,48 @@ def test_an_unreachable_scheduler(capsys, tmp_path):
     assert "--scheduler tcp://127.0.0.1:1: cannot reach a Dask scheduler there" in err
 
 
+def test_a_scheduler_that_accepts_and_goes_silent_is_given_up_on_after_the_timeout(capsys, tmp_path):
+    # distributed.Client(timeout=) does not bound the handshake: the sweep waited as long as
+    # the peer held the connection.
+    pytest.importorskip("distributed")
+    import socket
+    import threading
+    import time
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    held = []
+
+    def accept_and_say_little():
+        peer, _ = listener.accept()
+        peer.sendall((3).to_bytes(8, "little"))  # a message of three frames, then nothing
+        held.append(peer)
+        time.sleep(15)  # (then let go: a sweep that still waits fails the test, not hangs it)
+        peer.close()
+
+    threading.Thread(target=accept_and_say_little, daemon=True).start()
+    try:
+        t0 = time.monotonic()
+        code, err = run(capsys, tmp_path, *good("--grid", "TILES_IN_BLOCK_M=1", "--scheduler",
+                                                f"tcp://127.0.0.1:{port}", "--connect-timeout", "1"))
+        assert time.monotonic() - t0 < 10
+    finally:
+        for peer in held:
+            peer.close()
+        listener.close()
+    assert code == 1 and err.count("\n") == 1
+    assert (f"--scheduler tcp://127.0.0.1:{port}: no Dask scheduler answered there within "
+            "--connect-timeout 1 s") in err, err
+
+
+@pytest.mark.parametrize("seconds", ["inf", "nan", "1e308", "0", "-1"])
+def test_a_connect_timeout_that_is_not_a_sane_number_of_seconds(capsys, tmp_path, seconds):
+    code, err = run(capsys, tmp_path, *good("--grid", "TILES_IN_BLOCK_M=1", "--scheduler",
+                                            "tcp://127.0.0.1:1", "--connect-timeout", seconds))
+    assert code == 1 and err.count("\n") == 1
+    assert "a positive number of seconds, at most a day (86400)" in err, err
+
+
 def test_without_dask_the_scheduler_option_says_how_to_install_it(capsys, tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "distributed", None)  # import distributed fails
     code, err = run(capsys, tmp_path, *good("--grid", "TILES_IN_BLOCK_M=1", "--scheduler", "local"))
