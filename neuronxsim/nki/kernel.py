@@ -36,7 +36,7 @@ from neuronxsim.errors import BIRError
 from . import dtypes as dt
 from .arguments import located as located_argument_error
 from .schedule import Schedule, check_schedule
-from .errors import INSTRUCTION_WHERE, NKIError, without_internal_frames
+from .errors import INSTRUCTION_WHERE, NKIError, SourceLocation, without_internal_frames
 from .language import nc, spmd_dim
 from .passes import PIPELINE, Program, run_pipeline
 from .tensor import HBM, SHARED_HBM, Tensor
@@ -432,7 +432,7 @@ def record_kernel(kernel, args: tuple, kwargs: dict, arch: str,
                                        tracer.unassigned_reductions[0].loc)
                     if adapter is not None:
                         value = adapter.returned(value, func)
-                    storages = _returned_storages(value, func)
+                    storages = _returned_storages(value, func, frame_probe.returned_at())
                     if returned is None:
                         returned = storages
                         if out_names is None:
@@ -562,17 +562,29 @@ class _FrameProbe:
     def locals(self) -> dict:
         return dict(self.frame.f_locals) if self.frame is not None else {}
 
+    def returned_at(self) -> "SourceLocation | None":
+        """Where the kernel returned (its first line when the probe stood aside): the place of
+        an error in what it returns. (Not the caller's line: that is a harness's, such as
+        neuronxsim sweep's worker, when the kernel is not called from the user's program.)"""
+        if self.frame is not None:
+            return SourceLocation(self.frame.f_code.co_filename, self.frame.f_lineno)
+        if self.code is not None:
+            return SourceLocation(self.code.co_filename, self.code.co_firstlineno)
+        return None
 
-def _returned_storages(value, func) -> list:
+
+def _returned_storages(value, func, where: "SourceLocation | None") -> list:
+    """The storages of the HBM tensors the kernel returned; NKIError at ``where`` (the line it
+    returned at) for anything else."""
     items = value if isinstance(value, (tuple, list)) else (value,)
     if value is None or not items:
         raise NKIError(f"kernel {func.__qualname__} returns nothing; a kernel returns the HBM "
-                       "tensors it writes (nl.ndarray(..., buffer=nl.shared_hbm))")
+                       "tensors it writes (nl.ndarray(..., buffer=nl.shared_hbm))", where)
     storages = []
     for i, t in enumerate(items):
         if not isinstance(t, Tensor):
             raise NKIError(f"kernel {func.__qualname__} returns {type(t).__name__} (output {i}); "
-                           "a kernel returns HBM tensors")
+                           "a kernel returns HBM tensors", where)
         st = t.storage
         if st.kind not in (SHARED_HBM, HBM) or not t.is_full_view():
             what = "a kernel input" if st.kind == "input" else (
@@ -584,7 +596,7 @@ def _returned_storages(value, func) -> list:
             raise NKIError(f"kernel {func.__qualname__} returns {st.describe()}, which it never "
                            "writes", st.created_at)
         if st in storages:
-            raise NKIError(f"kernel {func.__qualname__} returns {st.describe()} twice")
+            raise NKIError(f"kernel {func.__qualname__} returns {st.describe()} twice", where)
         storages.append(st)
     return storages
 

@@ -81,7 +81,7 @@ def plan(kernel: str, *, grid: dict, shapes: list, arch: Optional[list] = None,
     kf = kernel_file.read(kernel)
     with kernel_file.kernel_imports(kf.path, allow_shadowing):
         obj = kernel_file.load(kf)
-        dialect = kernel_file.dialect(obj)
+        dialect = kernel_file.dialect(obj, kf)
         kernel_file.check_parameters(obj, kf, len(shape_sets[0]), grid, args)
         ref_file = None
         if reference is not None:

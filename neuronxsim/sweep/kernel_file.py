@@ -56,13 +56,12 @@ def read(ref: str, what: str = "kernel") -> KernelFile:
         raise SweepError(f"{ref!r}: expected FILE.py:{what.upper()}")
     if not name.isidentifier():
         raise SweepError(f"{ref!r}: {name!r} is not a Python name")
-    if not os.path.isfile(path):
-        raise SweepError(f"{path}: no such file")
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as e:
-        raise SweepError(f"{path}: cannot read it ({e.strerror or e})") from None
+    from neuronxsim.cli.inputs import InputError, read_bytes
+
+    try:  # (a directory, pipe or device is refused saying what it is; a pipe is never waited on)
+        data = read_bytes(path, "kernel file" if what == "kernel" else "file")
+    except InputError as e:
+        raise SweepError(str(e)) from None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -169,8 +168,9 @@ def first_line(e: BaseException) -> str:
     return type(e).__name__
 
 
-def dialect(kernel) -> str:
-    """"nki06" for an NKI 0.6 kernel (``import nki``), "nki" for a 2.2x one (``neuronxcc.nki``)."""
+def dialect(kernel, kf: KernelFile) -> str:
+    """"nki06" for an NKI 0.6 kernel (``import nki``), "nki" for a 2.2x one (``neuronxcc.nki``);
+    SweepError naming ``kf`` (the kernel's FILE.py:NAME) for anything else."""
     from neuronxsim.nki.kernel import GridKernel, Kernel
     from neuronxsim.nki06.kernel import Kernel as Kernel06
     from neuronxsim.nki06.kernel import LaunchedKernel
@@ -179,7 +179,8 @@ def dialect(kernel) -> str:
         return "nki06"
     if isinstance(kernel, (Kernel, GridKernel)):
         return "nki"
-    raise SweepError(f"{kernel!r} is not an NKI kernel (decorate it with @nki.jit)")
+    what = "a function" if inspect.isfunction(kernel) else f"a {type(kernel).__name__}"
+    raise SweepError(f"{kf.ref}: {what}, not an NKI kernel (decorate it with @nki.jit)")
 
 
 def default_arch(kernel_dialect: str) -> str:
@@ -190,8 +191,8 @@ def default_arch(kernel_dialect: str) -> str:
         from neuronxsim.nki.errors import NKIError
         try:
             return target_arch()
-        except NKIError as e:
-            raise SweepError(str(e)) from None
+        except NKIError as e:  # (its reason only: its place would be this file's line)
+            raise SweepError(e.reason) from None
     return "trn1"
 
 

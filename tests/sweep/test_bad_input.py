@@ -8,7 +8,7 @@ import pytest
 
 from neuronxsim.cli import main
 
-from sweep_testing import KERNELS, MATMUL, SHAPES
+from sweep_testing import KERNELS, MATMUL, MATMUL06, SHAPES
 
 
 def run(capsys, tmp_path, *argv):
@@ -77,6 +77,33 @@ def test_a_file_that_exits_at_import_is_refused_naming_it(capsys, tmp_path):
                                             "--reference", f"{quits}:reference"))
     assert code == 1 and err.count("\n") == 1
     assert f"{quits}: line 3: exits at import (sys.exit(0))" in err, err
+
+
+NOT_KERNELS = """
+import neuronxcc.nki.language as nl
+
+
+def plain(a, A=1):
+    return a
+"""
+
+
+def test_errors_name_the_user_s_file_not_neuronxsim_s(capsys, tmp_path, monkeypatch):
+    not_kernels = tmp_path / "not_kernels.py"
+    not_kernels.write_text(NOT_KERNELS)
+    for ref, message in ((f"{not_kernels}:plain", f"{not_kernels}:plain: a function, not an NKI "
+                                                  "kernel (decorate it with @nki.jit)"),
+                         (f"{not_kernels}:nl", f"{not_kernels}:nl: a module, not an NKI kernel"),
+                         (f"{tmp_path}:kernel", f"{tmp_path}: is a directory; the kernel file "
+                                                "must be a regular file"),
+                         ("/dev/null:kernel", "/dev/null: is a character device; the kernel file "
+                                              "must be a regular file")):
+        code, err = run(capsys, tmp_path, ref, "--grid", "A=1", "--shapes", "8x8")
+        assert code == 1 and err.count("\n") == 1 and message in err, err
+    monkeypatch.setenv("NEURON_PLATFORM_TARGET_OVERRIDE", "trn9")
+    code, err = run(capsys, tmp_path, MATMUL06, "--grid", "TILES_IN_BLOCK_M=1", "--shapes", *SHAPES[0])
+    assert code == 1 and err == ("neuronxsim: error: NEURON_PLATFORM_TARGET_OVERRIDE='trn9': "
+                                 "expected trn1, inf2, gen2, trn2 or gen3\n"), err
 
 
 def test_an_unreachable_scheduler(capsys, tmp_path):

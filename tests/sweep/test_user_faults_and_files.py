@@ -158,6 +158,27 @@ def test_what_the_kernel_and_reference_files_print_at_import_keeps_off_stdout(tm
     assert "the kernel file speaks" in captured.err and "the reference file speaks" in captured.err
 
 
+RETURNS_NOTHING = '''
+from neuronxcc import nki
+import neuronxcc.nki.language as nl
+
+
+@nki.jit
+def copy(a, A=1):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    nl.store(out, value=nl.load(a))
+'''
+
+
+def test_a_kernel_that_returns_nothing_is_said_so_at_its_own_line(tmp_path):
+    # The error named the line of neuronxsim's sweep that called the kernel.
+    kernel = tmp_path / "returns_nothing.py"
+    kernel.write_text(RETURNS_NOTHING)
+    rows = sweep(f"{kernel}:copy", {"A": [1]}, [["16x32"]], output=str(tmp_path / "out"), jobs=1)
+    assert rows[0]["status"] == "failed"
+    assert rows[0]["error"].startswith(f"NKIError: {kernel}:9: kernel copy returns nothing"), rows[0]
+
+
 def test_a_named_pipe_in_place_of_a_trace_cache_entry_is_a_miss_not_a_wait(tmp_path):
     cache = TraceCache(str(tmp_path))
     key = "ab" + "0" * 62
