@@ -219,13 +219,15 @@ def make_executor(jobs: Optional[int] = None, scheduler: Optional[str] = None,
                   configurations: Optional[int] = None):
     """A LocalPool of ``jobs`` processes (default: the CPU count; no more than the
     ``configurations`` to run) for a sweep in ``mode``, or a DaskPool on ``scheduler`` ("local":
-    a LocalCluster of ``jobs`` workers)."""
+    a LocalCluster of as many workers)."""
     from neuronxsim.sweep.executors import DaskPool, LocalPool
 
     n = jobs if jobs is not None else (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
                                        else os.cpu_count() or 1)
     if n < 1:
         raise SweepError(f"--jobs {n}: at least one worker")
+    if configurations is not None:  # (a LocalCluster's workers too: each is a process to start)
+        n = min(n, max(1, configurations))
     if scheduler is not None:
         if not scheduler.strip():
             raise SweepError("--scheduler: an empty address (a Dask scheduler's, or 'local')")
@@ -233,8 +235,6 @@ def make_executor(jobs: Optional[int] = None, scheduler: Optional[str] = None,
             raise SweepError(f"--connect-timeout {connect_timeout}: a positive number of seconds, "
                              f"at most a day ({MAX_CONNECT_TIMEOUT:g})")
         return DaskPool(scheduler, n, connect_timeout)
-    if configurations is not None:
-        n = min(n, max(1, configurations))
     return LocalPool(n, fork_here=mode == "timing")
 
 

@@ -43,3 +43,12 @@ def test_an_existing_scheduler_by_its_address(reference_rows, tmp_path):
     assert description == f"Dask at {cluster.scheduler_address} (1 worker)"
     want = statuses(reference_rows)
     assert statuses(rows) == {k: want[k] for k in statuses(rows)} and len(rows) == 2
+
+
+def test_a_local_cluster_starts_no_more_workers_than_configurations():
+    # --scheduler local --jobs N started N Dask workers however few configurations there were.
+    pool = driver.make_executor(jobs=3, scheduler="local", configurations=1)
+    try:
+        assert pool.worker_count() == 1
+    finally:
+        pool.close()
