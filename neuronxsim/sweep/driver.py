@@ -99,7 +99,9 @@ def plan(kernel: str, *, grid: dict, shapes: list, arch: Optional[list] = None,
         params = c.param_dict
         key = json.dumps({"kernel": kf.name, "params": params, "args": args,
                           "shapes": [s.text for s in c.shapes], "arch": c.arch, "mode": mode,
-                          "seed": seed if mode == "full" else None, "check": check},
+                          "seed": seed if mode == "full" else None, "check": check,
+                          # (a cap that refused a trace refuses it again; another may not)
+                          "max_instructions": max_instructions},
                          sort_keys=True, separators=(",", ":"))
         jobs.append({"key": key, "kernel": kf.to_dict(), "dialect": dialect,
                      "shapes": [[list(s.shape), s.dtype] for s in c.shapes], "params": params,

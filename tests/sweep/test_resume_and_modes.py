@@ -169,6 +169,18 @@ def test_resume_counts_only_this_sweep_s_rows(tmp_path, capsys):
     assert len(read_rows(os.path.join(out, "results.jsonl"))[0]) == 5  # the others' rows kept
 
 
+def test_resume_runs_again_what_another_instruction_cap_refused(tmp_path):
+    # --max-instructions was not in the row key: resuming without the cap that refused every
+    # trace kept the refusals and ran nothing.
+    out = str(tmp_path / "capped")
+    capped = sweep(FAULTS + ":scale", {"factor": [1.0, 2.0]}, [["16x32"]], output=out, jobs=1,
+                   max_instructions=2)
+    assert [r["status"] for r in capped] == ["failed", "failed"]
+    again = sweep(FAULTS + ":scale", {"factor": [1.0, 2.0]}, [["16x32"]], output=out, jobs=1,
+                  resume=True)
+    assert [r["status"] for r in again] == ["ok", "ok"]
+
+
 def test_an_nki06_kernel_sweeps_to_the_times_of_the_same_2_2x_kernel(reference_rows, tmp_path):
     grid = {"TILES_IN_BLOCK_M": [1, 4], "TILES_IN_BLOCK_N": [2], "TILES_IN_BLOCK_K": [1, 2]}
     rows = sweep(MATMUL06, grid, SHAPES, arch=["trn1"], output=str(tmp_path / "nki06"), jobs=2)
