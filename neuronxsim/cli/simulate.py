@@ -59,7 +59,7 @@ def run(args) -> int:
 
     if args.analytic and args.mode != "timing":
         raise SimulationError("--analytic times kernel nodes without running them: it needs --mode timing")
-    output = OutputSet(args.output, "simulate")
+    output = OutputSet(args.output, "simulate", inputs=(args.module, args.inputs))
     if args.inputs:
         check_file(args.inputs, "inputs archive", limit=1 << 62)
     full = args.mode == "full"

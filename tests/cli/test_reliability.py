@@ -295,3 +295,14 @@ def test_a_file_a_node_names_is_never_quoted(tmp_path, capsys):
     status, _, err = run_cli(["resolve", str(tmp_path / "module.json"), "-o", str(tmp_path / "r.json")], capsys)
     assert_one_error_line(err, "secret.txt: not a BIR JSON module: invalid JSON", status, 1)
     assert "SECRET" not in err
+
+
+def test_a_module_is_never_simulated_into_the_folder_that_holds_it(tmp_path, capsys, monkeypatch):
+    """The folder the demo wrote holds only files its manifest lists, but simulating its own
+    module.json into it would delete the module: refused, the folder untouched."""
+    monkeypatch.chdir(tmp_path)
+    assert run_cli(["demo", "--output", "d", "--quiet"], capsys)[0] == 0
+    before = sorted(os.listdir("d"))
+    status, _, err = run_cli(["simulate", "d/module.json", "--output", "d", "--quiet"], capsys)
+    assert_one_error_line(err, "d: holds d/module.json, which this command reads; name another folder", status, 1)
+    assert sorted(os.listdir("d")) == before
