@@ -9,7 +9,7 @@ import os
 
 from neuronxsim import bir, pipeline
 from neuronxsim.cli import printing
-from neuronxsim.cli.inputs import InputError, read_text
+from neuronxsim.cli.inputs import InputError, check_output_file, read_text
 
 
 def add_parser(sub) -> None:
@@ -34,8 +34,7 @@ def load_module(path: str) -> bir.Module:
 def run(args) -> int:
     if not args.output.strip():
         raise InputError("-o is empty; name the file to write")
-    if os.path.isdir(args.output):
-        raise InputError(f"{args.output}: is a directory; -o names the BIR JSON file to write")
+    check_output_file(args.output, "-o")
     base = args.base_dir or os.path.dirname(os.path.abspath(args.module))
     if args.base_dir and not os.path.isdir(args.base_dir):
         raise InputError(f"--base-dir {args.base_dir}: not a folder")

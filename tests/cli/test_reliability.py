@@ -6,6 +6,7 @@ status, no traceback, and nothing written."""
 import io
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -306,3 +307,22 @@ def test_a_module_is_never_simulated_into_the_folder_that_holds_it(tmp_path, cap
     status, _, err = run_cli(["simulate", "d/module.json", "--output", "d", "--quiet"], capsys)
     assert_one_error_line(err, "d: holds d/module.json, which this command reads; name another folder", status, 1)
     assert sorted(os.listdir("d")) == before
+
+
+def test_an_output_file_that_is_a_pipe_or_a_directory_is_refused_not_replaced(tmp_path, capsys, monkeypatch):
+    """resolve -o (checked before any work) and bir.atomic_write_bytes, which every single-file
+    writer uses: the rename would put a regular file in the FIFO's (or, as root, a device's) place."""
+    from neuronxsim import bir
+
+    monkeypatch.chdir(tmp_path)
+    os.mkfifo("pipe.json")
+    os.mkdir("folder.json")
+    for target, kind in (("pipe.json", "a named pipe (FIFO)"), ("folder.json", "a directory")):
+        status, _, err = run_cli(["resolve", c("module_add.json"), "-o", target], capsys)
+        assert_one_error_line(err, f"{target}: is {kind}; -o names the file to write, a regular file or a new one",
+                              status, 1)
+        with pytest.raises(OSError, match=re.escape(f"is {kind}; only a regular file is replaced")):
+            bir.atomic_write_bytes(target, b"{}")
+    assert os.path.isdir("folder.json") and os.listdir("folder.json") == []
+    assert __import__("stat").S_ISFIFO(os.lstat("pipe.json").st_mode) and sorted(os.listdir()) == ["folder.json",
+                                                                                                  "pipe.json"]
