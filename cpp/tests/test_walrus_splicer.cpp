@@ -415,12 +415,17 @@ TEST(WalrusSplicer, MultiCoreKernelGetsOneFunctionPerCore) {
   EXPECT_EQ(h.bb->at(1)->kernel, "k0");
   EXPECT_NO_THROW(verifyModule(*h.m));
 
-  // grid and kernel disagree
-  Host bad = makeHost(InstructionType::NKIKLIRKernel);
-  cast<InstNKIKLIRKernel>(bad.node)->klir_binary = path;
-  cast<InstNKIKLIRKernel>(bad.node)->grid = 3;
-  EXPECT_NE(errorOf<KernelError>([&] { resolve(*bad.m); }).find("grid 3 but the kernel has 2 function(s)"),
-            std::string::npos);
+  // grid and kernel disagree: more cores than functions, or grid 1 (which spliced function 0
+  // alone, leaving core 1's half of the output unwritten)
+  for (int64_t grid : {3, 1}) {
+    Host bad = makeHost(InstructionType::NKIKLIRKernel);
+    cast<InstNKIKLIRKernel>(bad.node)->klir_binary = path;
+    cast<InstNKIKLIRKernel>(bad.node)->grid = grid;
+    EXPECT_NE(errorOf<KernelError>([&] { resolve(*bad.m); })
+                  .find("grid " + std::to_string(grid) + " but the kernel has 2 function(s), one per logical core"),
+              std::string::npos);
+    EXPECT_EQ(bad.m->functions().size(), 1u);
+  }
 }
 
 // When every core's function holds the node, each picks kernel.functions[its NeuronCoreId].

@@ -85,10 +85,10 @@ size_t spliceKernelNode(bir::Instruction& node, const Module& kernel,
   Module& m = *host.parent();
   const int64_t core = functionIndex(host);
   const auto nk = static_cast<int64_t>(kernel.functions().size());
-  const int64_t grid = interface.grid;
+  const int64_t grid = interface.grid.value_or(1);
   if (nk == 0) throw KernelError(where + ": the kernel has no function");
   if (grid < 1) throw KernelError(where + ": grid " + std::to_string(grid) + " is not positive");
-  if (grid > 1 && nk != grid)
+  if (interface.grid && nk != grid)
     throw KernelError(where + ": grid " + std::to_string(grid) + " but the kernel has " +
                       std::to_string(nk) + " function(s), one per logical core expected");
   if (nk > 1 && core >= nk)

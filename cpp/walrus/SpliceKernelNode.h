@@ -13,6 +13,7 @@
 // block.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,7 +24,10 @@ namespace walrus {
 struct KernelNodeInterface {
   std::vector<std::string> func_args;  // kernel tensors bound to the node's ins, in order
   std::vector<std::string> func_outs;  // kernel tensors bound to the node's outs, in order
-  int64_t grid = 1;                    // logical cores the kernel was traced for
+  // IT56: the logical cores the kernel was traced for, one kernel function each (so grid 1 with
+  // several functions is refused, not half spliced). IT55 has none: a node takes
+  // kernel.functions[NeuronCoreId], or the one function of a one-function kernel.
+  std::optional<int64_t> grid;
 };
 
 // Replaces `node` with `kernel`'s code; returns the number of instructions now in its place.
