@@ -2,7 +2,8 @@
 
 Kernel nodes are resolved first (``--analytic`` keeps them in timing mode, each timed as one
 step: the cached simulated time of the node's own expansion, walrus KernelNodeLatency). Inputs come from an .npz by tensor name (checked before anything is decompressed,
-see ``npz``), converted to each tensor's dtype; any input it lacks (or all, without
+see ``npz``), converted to each tensor's dtype (floats may round; a value the dtype cannot hold,
+such as one that would wrap or overflow, is refused); any input it lacks (or all, without
 ``--inputs``) is seeded random normal. Writes outputs.npz (full mode), report.json, trace.json
 and timeline.png to the folder ``--output``, replaced as a whole.
 """

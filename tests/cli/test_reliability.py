@@ -15,7 +15,9 @@ import zipfile
 import numpy as np
 import pytest
 
+from neuronxsim import bir
 from neuronxsim.cli import main
+from neuronxsim.cli.inputs import InputError
 from neuronxsim.cli.failures import MAX_LINE
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -326,3 +328,43 @@ def test_an_output_file_that_is_a_pipe_or_a_directory_is_refused_not_replaced(tm
     assert os.path.isdir("folder.json") and os.listdir("folder.json") == []
     assert __import__("stat").S_ISFIFO(os.lstat("pipe.json").st_mode) and sorted(os.listdir()) == ["folder.json",
                                                                                                   "pipe.json"]
+
+
+@pytest.mark.parametrize("given, want, needle", [
+    (np.full((2, 3), 2**40 + 7, np.int64), np.int32, "the int64 value 1099511627783 at [0, 0] would become 7 as int32"),
+    (np.array([[1.0, np.nan]]), np.int32, "the float64 value nan at [0, 1] would become -2147483648 as int32"),
+    (np.array([[2.5]]), np.int32, "the float64 value 2.5 at [0, 0] would become 2 as int32"),
+    (np.array([[2**64 - 1]], np.uint64), np.int32, "the uint64 value 18446744073709551615 at [0, 0] would become -1"),
+    (np.array([[-1]], np.int8), np.uint8, "the int8 value -1 at [0, 0] would become 255 as uint8"),
+    (np.array([[0, 2]], np.int32), np.bool_, "the int32 value 2 at [0, 1] would become True as bool"),
+    (np.array([[1.0, 1e300]]), np.float32, "the float64 value 1e+300 at [0, 1] would become inf as float32"),
+    (np.array([[70000.0]], np.float32), np.float16, "the float32 value 70000.0 at [0, 0] would become inf as float16"),
+])
+def test_an_input_whose_values_its_dtype_cannot_hold_is_refused(given, want, needle):
+    from neuronxsim.cli.npz import read_npz_bytes
+
+    archive = io.BytesIO()
+    np.savez(archive, x=given)
+    with pytest.raises(InputError) as e:
+        read_npz_bytes(archive.getvalue(), {"x": (given.shape, np.dtype(want))}, "in.npz")
+    assert str(e.value).startswith(f"in.npz: array 'x': {needle}"), str(e.value)
+    assert str(e.value).endswith(f"the input's dtype; give values {np.dtype(want)} holds")
+
+
+@pytest.mark.parametrize("given, want", [
+    (np.arange(6, dtype=np.int64).reshape(2, 3) - 3, np.int32),  # in range: exact
+    (np.array([[0.1, -1e-300, np.nan, -np.inf]]), np.float32),  # rounded; NaN and inf stay
+    (np.array([[1 / 3, 3e38]], np.float32), "bfloat16"),  # bfloat16 rounds, and holds 3e38
+    (np.array([[3.0, -7.0]]), np.int32),
+    (np.array([[True, False]]), np.float32),
+])
+def test_an_input_its_dtype_holds_is_converted(given, want):
+    from neuronxsim.cli.npz import read_npz_bytes
+    from neuronxsim.sim import dtype_to_numpy
+
+    want = dtype_to_numpy(bir.DType.bfloat16) if want == "bfloat16" else np.dtype(want)
+    archive = io.BytesIO()
+    np.savez(archive, x=given)
+    got = read_npz_bytes(archive.getvalue(), {"x": (given.shape, want)}, "in.npz")["x"]
+    assert got.dtype == want
+    np.testing.assert_allclose(got.astype(np.float64), given.astype(np.float64), rtol=1e-2, atol=1e-30)
