@@ -53,8 +53,9 @@ std::string describeNode(const bir::Instruction& node) {
     int64_t bi = -1;
     for (size_t i = 0; i < f.blocks().size(); ++i)
       if (f.blocks()[i].get() == bb) bi = static_cast<int64_t>(i);
+    const int64_t given = bb->inputIndexOf(&node);  // (a node an expansion made: where it is now)
     where = "functions[" + std::to_string(functionIndex(f)) + "].blocks[" + std::to_string(bi) +
-            "].instructions[" + std::to_string(bb->indexOf(&node)) + "] ";
+            "].instructions[" + std::to_string(given >= 0 ? given : bb->indexOf(&node)) + "] ";
   }
   return where + "(" + node.opcodeName() + " '" + node.name + "')";
 }

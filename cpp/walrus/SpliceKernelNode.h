@@ -35,7 +35,8 @@ struct KernelNodeInterface {
 size_t spliceKernelNode(bir::Instruction& node, const bir::Module& kernel,
                         const KernelNodeInterface& interface);
 
-// "functions[0].blocks[1].instructions[4] (NKIKLIRKernel 'conv0')": where a node sits.
+// "functions[0].blocks[1].instructions[4] (NKIKLIRKernel 'conv0')": where a node sits in the
+// module as it was given (BasicBlock::inputIndexOf: not shifted by nodes expanded before it).
 std::string describeNode(const bir::Instruction& node);
 
 // Refuses (KernelError, prefixed with `where`) an operand shared by several NeuronCores of a logical

@@ -368,3 +368,19 @@ def test_an_input_its_dtype_holds_is_converted(given, want):
     got = read_npz_bytes(archive.getvalue(), {"x": (given.shape, want)}, "in.npz")["x"]
     assert got.dtype == want
     np.testing.assert_allclose(got.astype(np.float64), given.astype(np.float64), rtol=1e-2, atol=1e-30)
+
+
+def test_a_kernel_node_is_named_at_its_index_in_the_module_given(tmp_path, capsys, monkeypatch):
+    """The demo's IT56 node is instructions[2]: the IT54 and IT55 nodes ahead of it are expanded
+    first (the IT54 pass, then the IT55/IT56 one), which had the error name it further on."""
+    monkeypatch.chdir(tmp_path)
+    assert run_cli(["demo", "--output", "d", "--quiet"], capsys)[0] == 0
+    module = json.loads(open("d/module.json").read())
+    node = module["functions"][0]["blocks"][0]["instructions"][2]
+    assert node["opcode"] == "NKIKLIRKernel"
+    node["grid"] = 0
+    open("d/bad.json", "w").write(json.dumps(module))
+    for argv in (["resolve", "d/bad.json", "-o", "r.json"], ["simulate", "d/bad.json", "--output", "o"]):
+        status, _, err = run_cli(argv, capsys)
+        assert_one_error_line(err, "functions[0].blocks[0].instructions[2] (NKIKLIRKernel 'NKIKLIRKernel'): grid 0 "
+                                   "is not positive", status, 1)
