@@ -89,10 +89,17 @@ def read_npz(source: Union[str, os.PathLike, BinaryIO], wanted: Wanted, name: st
     shape, converted to that dtype. Inputs the archive lacks are simply not in the result."""
     if isinstance(source, (str, os.PathLike)):
         name = check_file(source, "inputs archive", limit=1 << 62)  # the inputs' own sizes bound the reading
-        with open(name, "rb") as f:
+        try:
+            f = open(name, "rb")
+        except OSError as e:
+            raise InputError(f"{name}: cannot open the inputs archive ({e.strerror})") from None
+        with f:
             return read_npz(f, wanted, name)
-    head = source.read(8)
-    source.seek(0)
+    try:
+        head = source.read(8)
+        source.seek(0)
+    except OSError as e:  # (a file of /proc, a disk error: the OSError names no file)
+        raise InputError(f"{name}: cannot read the inputs archive ({e.strerror or e})") from None
     if head.startswith(b"\x93NUMPY"):
         raise InputError(f"{name}: is a single .npy array; --inputs takes an .npz archive of arrays by input "
                          "name (numpy.savez)")

@@ -8,7 +8,7 @@ import collections
 import os
 
 from neuronxsim import bir, pipeline
-from neuronxsim.cli import printing
+from neuronxsim.cli import arguments, printing
 from neuronxsim.cli.inputs import InputError, check_output_file, read_text
 
 
@@ -16,8 +16,9 @@ def add_parser(sub) -> None:
     p = sub.add_parser("resolve", help="expand the kernel nodes of a BIR JSON module into ISA instructions")
     p.add_argument("module", help="BIR JSON with kernel nodes (e.g. from `neuronxsim lower`)")
     p.add_argument("-o", "--output", required=True, help="the ISA-level BIR JSON file to write")
-    p.add_argument("--base-dir", help="the folder kernel nodes' files are found in (default: the module's folder); "
-                                      "no file outside it is read")
+    p.add_argument("--base-dir", type=arguments.folder,
+                   help="the folder kernel nodes' files are found in (default: the module's folder); "
+                        "no file outside it is read")
     printing.add_options(p)
     p.set_defaults(func=run)
 

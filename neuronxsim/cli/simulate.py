@@ -27,7 +27,7 @@ from neuronxsim.errors import SimulationError
 def add_parser(sub) -> None:
     p = sub.add_parser("simulate", help="simulate a BIR JSON module (outputs, report, trace, timeline)")
     p.add_argument("module", help="BIR JSON (kernel nodes are resolved first)")
-    p.add_argument("--inputs", help=".npz of input arrays by tensor name (missing ones: seeded random)")
+    p.add_argument("--inputs", type=arguments.file, help=".npz of input arrays by tensor name (missing ones: seeded random)")
     p.add_argument("--arch", choices=sorted(pipeline.ARCHS), default="trn1")
     p.add_argument("--mode", choices=pipeline.MODES, default="full")
     p.add_argument("--analytic", action="store_true",

@@ -98,6 +98,8 @@ CASES = [
     (["simulate", c("module_add.json"), "--inputs", c("npz_wrong_shape.npz")], "array 'a': has shape [8, 128]; the module's input is [128, 8]"),
     (["simulate", c("module_add.json"), "--inputs", c("plain.npy")], "plain.npy: is a single .npy array"),
     (["simulate", c("module_add.json"), "--inputs", CORPUS], "corpus: is a directory; the inputs archive must be a regular file"),
+    (["simulate", c("module_add.json"), "--inputs", "/proc/self/mem"],
+     "/proc/self/mem: cannot read the inputs archive (Input/output error)"),
     # kernels (profile)
     (["profile", c("kernel.json") + ":k", "--shapes", "4x4"], "kernel.json: a kernel file is a Python file"),
     (["profile", c("program_binary.py") + ":k", "--shapes", "4x4"], "program_binary.py: the kernel file is not Python source"),
@@ -124,6 +126,9 @@ ARGUMENT_CASES = [
     (["demo", "--output", " "], "demo: argument --output: an empty name"),
     (["simulate", c("module_add.json"), "--seed", "1e3"], "simulate: argument --seed: '1e3' is not a seed"),
     (["profile", "k.py:k", "--shapes", "4x4", "--top", "x" * 100], "profile: argument --top: 'xxxxxxxxxxxxxxxxxxxxxxxx...' is not"),
+    (["simulate", c("module_add.json"), "--inputs", ""], "simulate: argument --inputs: an empty name; name a file"),
+    (["resolve", c("module_add.json"), "-o", "r.json", "--base-dir", ""],
+     "resolve: argument --base-dir: an empty name; name a folder"),
     (["nonsense"], "argument command: invalid choice: 'nonsense'"),
     (["profile", "k.py:k", "--shapes", "4x4", "--max-instructions", "0"],
      "profile: argument --max-instructions: 0 is not a positive integer"),
@@ -384,3 +389,11 @@ def test_a_kernel_node_is_named_at_its_index_in_the_module_given(tmp_path, capsy
         status, _, err = run_cli(argv, capsys)
         assert_one_error_line(err, "functions[0].blocks[0].instructions[2] (NKIKLIRKernel 'NKIKLIRKernel'): grid 0 "
                                    "is not positive", status, 1)
+
+
+def test_info_reads_bir_json_after_a_byte_order_mark_as_resolve_does(tmp_path, capsys):
+    bom = tmp_path / "bom.json"
+    bom.write_bytes(b"\xef\xbb\xbf" + open(c("module_add.json"), "rb").read())
+    status, out, err = run_cli(["info", str(bom)], capsys)
+    assert status == 0 and err == "" and "(BIR JSON v" in out.splitlines()[0], err
+    assert run_cli(["resolve", str(bom), "-o", str(tmp_path / "r.json"), "--quiet"], capsys)[0] == 0
