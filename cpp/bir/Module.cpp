@@ -43,6 +43,7 @@ size_t BasicBlock::replace(size_t index, std::vector<std::unique_ptr<Instruction
   insts_.insert(insts_.begin() + static_cast<std::ptrdiff_t>(index),
                 std::make_move_iterator(replacement.begin()),
                 std::make_move_iterator(replacement.end()));
+  replacements_.emplace_back(index, n);
   return n;
 }
 
@@ -57,12 +58,25 @@ void BasicBlock::permute(const std::vector<uint32_t>& order) {
     next.push_back(std::move(insts_[k]));
   }
   insts_ = std::move(next);
+  replacements_.clear();
 }
 
 int64_t BasicBlock::indexOf(const Instruction* inst) const {
   for (size_t i = 0; i < insts_.size(); ++i)
     if (insts_[i].get() == inst) return static_cast<int64_t>(i);
   return -1;
+}
+
+int64_t BasicBlock::inputIndexOf(const Instruction* inst) const {
+  int64_t at = indexOf(inst);
+  for (auto r = replacements_.rbegin(); at >= 0 && r != replacements_.rend(); ++r) {
+    const auto [index, count] = *r;
+    if (static_cast<size_t>(at) >= index + count)
+      at -= static_cast<int64_t>(count) - 1;  // after the replaced node: back by what it became
+    else if (static_cast<size_t>(at) >= index)
+      at = -1;  // one of the replacement's own
+  }
+  return at;
 }
 
 // ---- Function ----

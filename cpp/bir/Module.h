@@ -43,13 +43,19 @@ class BasicBlock {
   size_t replace(size_t index, std::vector<std::unique_ptr<Instruction>> replacement);
   // Index of `inst` in this block, or -1.
   int64_t indexOf(const Instruction* inst) const;
+  // The index `inst` had before this block's replace calls (the resolvers' expansions, each of
+  // which shifts the instructions after its node, pass after pass): its index in the module as
+  // it was given, which errors name. -1 when absent or made by a replacement.
+  int64_t inputIndexOf(const Instruction* inst) const;
   // Puts the instructions in the order `order` names: order[k] is the current index of the k-th
-  // (a permutation of 0..size()-1; anything else throws BIRError).
+  // (a permutation of 0..size()-1; anything else throws BIRError). Indices before it are not kept.
   void permute(const std::vector<uint32_t>& order);
 
  private:
   Function* parent_;
   std::vector<std::unique_ptr<Instruction>> insts_;
+  // (index, count) of each replace call, in order, so that inputIndexOf can undo their shifts.
+  std::vector<std::pair<size_t, size_t>> replacements_;
 };
 
 class Module;

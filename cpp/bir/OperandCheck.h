@@ -40,6 +40,20 @@ inline bool isKernelNode(const Instruction& I) {
 inline bool addOk(int64_t a, int64_t b, int64_t* out) { return !__builtin_add_overflow(a, b, out); }
 inline bool mulOk(int64_t a, int64_t b, int64_t* out) { return !__builtin_mul_overflow(a, b, out); }
 
+// a+b in decimal, exact where it exceeds int64: the end of a range that hostile JSON placed past
+// int64, worded in a refusal (as an int64 it would print as a large negative number).
+inline std::string sumText(int64_t a, int64_t b) {
+  __int128 sum = static_cast<__int128>(a) + b;
+  const bool negative = sum < 0;
+  std::string digits;
+  do {
+    const int digit = static_cast<int>(sum % 10);
+    digits.insert(digits.begin(), static_cast<char>('0' + (negative ? -digit : digit)));
+    sum /= 10;
+  } while (sum != 0);
+  return negative ? "-" + digits : digits;
+}
+
 // One memory location of an allocation (verifyAllocations below). `where` gives the JSON path of
 // the location, called only to word an error, so that verifying a valid module builds no strings.
 template <class Where>
@@ -54,12 +68,12 @@ void checkLocation(const MemoryLocation& l, const Where& where) {
   if (l.base_partition < 0 || l.partitions > kNumPartitions ||
       l.base_partition > kNumPartitions - l.partitions)
     fail(where(), "partitions [" + std::to_string(l.base_partition) + ", " +
-                    std::to_string(l.base_partition + l.partitions) + ") exceed the " +
+                    sumText(l.base_partition, l.partitions) + ") exceed the " +
                     std::to_string(kNumPartitions) + " partitions");
   if (l.type == MemoryType::PSUM && (l.bytes_per_partition > kPsumPartitionBytes ||
                                      l.addr > kPsumPartitionBytes - l.bytes_per_partition))
     fail(where(), "PSUM bytes [" + std::to_string(l.addr) + ", " +
-                    std::to_string(l.addr + l.bytes_per_partition) + ") exceed the " +
+                    sumText(l.addr, l.bytes_per_partition) + ") exceed the " +
                     std::to_string(kPsumPartitionBytes) + " bytes of a PSUM partition");
 }
 
@@ -95,8 +109,8 @@ template <class Where>
       fail(where(), "access pattern extent overflows");
     if (!addOk(ap.offset, lo, &first) || !addOk(ap.offset, hi, &last) || first < 0 ||
         last >= capacity)
-      fail(where(), "access [" + std::to_string(ap.offset + lo) + ", " +
-                      std::to_string(ap.offset + hi) + "] is outside tensor '" + l.name + "' of " +
+      fail(where(), "access [" + sumText(ap.offset, lo) + ", " + sumText(ap.offset, hi) +
+                      "] is outside tensor '" + l.name + "' of " +
                       std::to_string(capacity) + " " + std::string(enumName(ap.dtype)) +
                       " elements");
     return;
@@ -113,16 +127,16 @@ template <class Where>
     fail(where(), std::to_string(par.num) + " partitions exceed the " +
                     std::to_string(kNumPartitions) + " partitions");
   const int64_t firstPartition = ap.offset / row;
-  if (firstPartition + par.num > l.partitions)
+  if (par.num > l.partitions - firstPartition)  // (the sum may exceed int64: offset is any int64)
     fail(where(), "partitions [" + std::to_string(firstPartition) + ", " +
-                    std::to_string(firstPartition + par.num) + ") are outside tensor '" + l.name +
+                    sumText(firstPartition, par.num) + ") are outside tensor '" + l.name +
                     "' of " + std::to_string(l.partitions) + " partitions");
   // (The first pair's extent is bounded: num <= 128 partitions of one row each.)
   if (ext.overflow) fail(where(), "access pattern extent overflows");
   const int64_t lo = ext.lo, hi = ext.hi;
   const int64_t col = ap.offset % row;
-  if (col + lo < 0 || col + hi >= row)
-    fail(where(), "free access [" + std::to_string(col + lo) + ", " + std::to_string(col + hi) +
+  if (lo < -col || hi >= row - col)  // (0 <= col < row; col + hi may exceed int64)
+    fail(where(), "free access [" + sumText(col, lo) + ", " + sumText(col, hi) +
                     "] is outside the " + std::to_string(row) + " elements per partition of '" +
                     l.name + "'");
   if (computeEngine) {

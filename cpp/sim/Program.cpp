@@ -233,20 +233,25 @@ struct Decoder {
             if (side == 1) tensors[static_cast<size_t>(tensor)].written_by_module = true;
             if (compute) fail(what() + " is DRAM tensor '" + loc.name + "': compute engines address SBUF and PSUM only");
           } else if (loc.type == MemoryType::SB) {
-            if (loc.addr + loc.bytes_per_partition > cfg.sbuf_bytes_per_partition)
+            // (Compared without the sum, which hostile JSON can push past int64: addr and bytes
+            // are verified non-negative.)
+            if (loc.bytes_per_partition > cfg.sbuf_bytes_per_partition ||
+                loc.addr > cfg.sbuf_bytes_per_partition - loc.bytes_per_partition)
               fail(what() + " tensor '" + loc.name + "' occupies SBUF bytes [" + std::to_string(loc.addr) +
-                   ", " + std::to_string(loc.addr + loc.bytes_per_partition) + ") per partition, beyond the " +
+                   ", " + bir::verify_detail::sumText(loc.addr, loc.bytes_per_partition) + ") per partition, beyond the " +
                    std::to_string(cfg.sbuf_bytes_per_partition) + " bytes of a " + cfg.arch + " SBUF partition");
           } else if (loc.type == MemoryType::PSUM) {
-            if (loc.addr + loc.bytes_per_partition > cfg.psum_bytes_per_partition)
+            if (loc.bytes_per_partition > cfg.psum_bytes_per_partition ||
+                loc.addr > cfg.psum_bytes_per_partition - loc.bytes_per_partition)
               fail(what() + " tensor '" + loc.name + "' occupies PSUM bytes [" + std::to_string(loc.addr) + ", " +
-                   std::to_string(loc.addr + loc.bytes_per_partition) + ") per partition, beyond the " +
+                   bir::verify_detail::sumText(loc.addr, loc.bytes_per_partition) + ") per partition, beyond the " +
                    std::to_string(cfg.psum_bytes_per_partition) + " bytes of a " + cfg.arch + " PSUM partition");
           } else {
             fail(what() + " tensor '" + loc.name + "' is in memory of type " +
                  std::string(bir::enumName(loc.type)) + ", which the simulator does not model");
           }
-          if (loc.isOnChip() && loc.base_partition + loc.partitions > cfg.num_partitions)
+          if (loc.isOnChip() && (loc.partitions > cfg.num_partitions ||
+                                 loc.base_partition > cfg.num_partitions - loc.partitions))
             fail(what() + " tensor '" + loc.name + "' exceeds the " + std::to_string(cfg.num_partitions) + " partitions");
         } else if (side == 1) {
           fail(what() + " is an immediate; outputs must be memory");

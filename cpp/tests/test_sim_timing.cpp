@@ -223,6 +223,16 @@ TEST(SimRefusals, RefusedWithTheInstructionNamed) {
                      "196608 bytes of a trn1 SBUF partition");
     EXPECT_GT(k.run(sim::Mode::Timing, "trn2").total_ns, 0);
   }
+  {
+    // An address whose end passes int64 (hostile JSON): refused with the exact end, in both modes
+    // (the overflowed sum was negative, passed the check, and full mode wrote far outside SBUF).
+    Kit k;
+    auto* t = k.f->createOnChipTensor("t", MemoryType::SB, DType::float32, 128, 2048, 0, INT64_MAX);
+    k.add<InstMemset>(InstructionType::Memset, {}, {Kit::tile(t)}, "m")->constant = 0;
+    for (sim::Mode mode : {sim::Mode::Full, sim::Mode::Timing})
+      expectRefused(k, "Memset 'm': outs[0] tensor 't' occupies SBUF bytes [9223372036854775807, "
+                       "9223372036854777855) per partition, beyond the 196608 bytes", mode);
+  }
 }
 
 // List scheduling (sim/ListSchedule.h): two independent VectorE chains written one after the other

@@ -123,4 +123,31 @@ TEST(Verifier, RefusesTensorsThatDoNotFitTheirMemory) {
     fx.f->createOnChipTensor("wide", MemoryType::SB, DType::float32, 64, 64, 96, 0);
     expectVerifyError(fx.m, "memorylocations[0] 'wide': partitions [96, 160) exceed the 128 partitions");
   }
+  // Ends past int64 (hostile JSON) are worded exactly, not as overflowed negative numbers.
+  {
+    Fixture fx;
+    fx.f->createOnChipTensor("far", MemoryType::SB, DType::float32, 1, 64, INT64_MAX, 0);
+    expectVerifyError(fx.m, "'far': partitions [9223372036854775807, 9223372036854775808) exceed the 128");
+  }
+  {
+    Fixture fx;
+    fx.f->createOnChipTensor("far", MemoryType::PSUM, DType::float32, 1, 64, 0, INT64_MAX);
+    expectVerifyError(fx.m, "'far': PSUM bytes [9223372036854775807, 9223372036854775871) exceed");
+  }
+}
+
+TEST(Verifier, RefusesAccessWhoseEndPassesInt64) {
+  {
+    // One element per partition: the offset is the first partition, and adding the partitions
+    // overflowed to a negative end that passed the bounds check.
+    Fixture fx;
+    MemoryLocation* column = fx.f->createOnChipTensor("col", MemoryType::SB, DType::float32, 128, 4, 0, 0);
+    fx.copy(Instruction::createAP(column, INT64_MAX, {{1, 1}, {1, 1}}, {}, -1), fx.tile(0, 1, 1));
+    expectVerifyError(fx.m, "ins[0]: partitions [9223372036854775807, 9223372036854775808) are outside tensor 'col'");
+  }
+  {
+    Fixture fx;
+    fx.copy(Instruction::createAP(fx.sb, 5, {{256, 1}, {INT64_MAX, 2}}, {}, -1), fx.tile(0, 1, 1));
+    expectVerifyError(fx.m, "ins[0]: free access [5, 9223372036854775812] is outside the 256 elements");
+  }
 }

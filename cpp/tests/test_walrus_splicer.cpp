@@ -415,12 +415,42 @@ TEST(WalrusSplicer, MultiCoreKernelGetsOneFunctionPerCore) {
   EXPECT_EQ(h.bb->at(1)->kernel, "k0");
   EXPECT_NO_THROW(verifyModule(*h.m));
 
-  // grid and kernel disagree
-  Host bad = makeHost(InstructionType::NKIKLIRKernel);
-  cast<InstNKIKLIRKernel>(bad.node)->klir_binary = path;
-  cast<InstNKIKLIRKernel>(bad.node)->grid = 3;
-  EXPECT_NE(errorOf<KernelError>([&] { resolve(*bad.m); }).find("grid 3 but the kernel has 2 function(s)"),
+  // grid and kernel disagree: more cores than functions, or grid 1 (which spliced function 0
+  // alone, leaving core 1's half of the output unwritten)
+  for (int64_t grid : {3, 1}) {
+    Host bad = makeHost(InstructionType::NKIKLIRKernel);
+    cast<InstNKIKLIRKernel>(bad.node)->klir_binary = path;
+    cast<InstNKIKLIRKernel>(bad.node)->grid = grid;
+    EXPECT_NE(errorOf<KernelError>([&] { resolve(*bad.m); })
+                  .find("grid " + std::to_string(grid) + " but the kernel has 2 function(s), one per logical core"),
+              std::string::npos);
+    EXPECT_EQ(bad.m->functions().size(), 1u);
+  }
+}
+
+// An error names a node at its index in the module as given: before the fix, k1 (index 3) was
+// named at index 6, after k0's expansion into four instructions had shifted it.
+TEST(WalrusSplicer, ErrorsNameTheNodesIndexInTheModuleAsGiven) {
+  auto kernel = klr_test::addKernel();
+  Host h = makeHost(InstructionType::NKIKLIRKernel);
+  auto* k0 = cast<InstNKIKLIRKernel>(h.node);
+  k0->kernel_format = "bir";
+  k0->klir_binary = moduleToJson(*kernel, -1);
+  auto* k1 = cast<InstNKIKLIRKernel>(h.bb->addInstruction(InstructionType::NKIKLIRKernel, "k1"));
+  k1->ins = k0->ins;
+  k1->outs = k0->outs;
+  k1->func_args = k0->func_args;
+  k1->func_outs = k0->func_outs;
+  k1->kernel_format = "bir";
+  k1->klir_binary = k0->klir_binary;
+  k1->grid = 0;
+  EXPECT_NE(errorOf<KernelError>([&] { resolve(*h.m); })
+                .find("functions[0].blocks[0].instructions[3] (NKIKLIRKernel 'k1'): grid 0 is not positive"),
             std::string::npos);
+  EXPECT_EQ(h.bb->indexOf(k1), 6);  // (where it is now)
+  EXPECT_EQ(h.bb->inputIndexOf(k1), 3);
+  EXPECT_EQ(h.bb->inputIndexOf(h.bb->at(1)), -1);  // made by k0's expansion
+  EXPECT_EQ(h.bb->inputIndexOf(h.bb->at(5)), 2);   // "after"
 }
 
 // When every core's function holds the node, each picks kernel.functions[its NeuronCoreId].

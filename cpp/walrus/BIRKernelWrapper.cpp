@@ -46,9 +46,11 @@ std::string BIRKernelWrapper::describe(const InstBIRKernel& node, const BasicBlo
   if (f && m) {
     for (size_t fi = 0; fi < m->functions().size(); ++fi)
       if (m->functions()[fi].get() == f) where = "functions[" + std::to_string(fi) + "]";
+    const int64_t given = bb->inputIndexOf(&node);  // (a node an expansion made: where it is now)
     for (size_t bi = 0; bi < f->blocks().size(); ++bi)
       if (f->blocks()[bi].get() == bb)
-        where += ".blocks[" + std::to_string(bi) + "].instructions[" + std::to_string(bb->indexOf(&node)) + "] ";
+        where += ".blocks[" + std::to_string(bi) + "].instructions[" +
+                 std::to_string(given >= 0 ? given : bb->indexOf(&node)) + "] ";
   }
   return where + "InstBIRKernel '" + node.name + "' (kernel '" + node.kernel_name + "')";
 }

@@ -53,8 +53,9 @@ std::string describeNode(const bir::Instruction& node) {
     int64_t bi = -1;
     for (size_t i = 0; i < f.blocks().size(); ++i)
       if (f.blocks()[i].get() == bb) bi = static_cast<int64_t>(i);
+    const int64_t given = bb->inputIndexOf(&node);  // (a node an expansion made: where it is now)
     where = "functions[" + std::to_string(functionIndex(f)) + "].blocks[" + std::to_string(bi) +
-            "].instructions[" + std::to_string(bb->indexOf(&node)) + "] ";
+            "].instructions[" + std::to_string(given >= 0 ? given : bb->indexOf(&node)) + "] ";
   }
   return where + "(" + node.opcodeName() + " '" + node.name + "')";
 }
@@ -85,10 +86,10 @@ size_t spliceKernelNode(bir::Instruction& node, const Module& kernel,
   Module& m = *host.parent();
   const int64_t core = functionIndex(host);
   const auto nk = static_cast<int64_t>(kernel.functions().size());
-  const int64_t grid = interface.grid;
+  const int64_t grid = interface.grid.value_or(1);
   if (nk == 0) throw KernelError(where + ": the kernel has no function");
   if (grid < 1) throw KernelError(where + ": grid " + std::to_string(grid) + " is not positive");
-  if (grid > 1 && nk != grid)
+  if (interface.grid && nk != grid)
     throw KernelError(where + ": grid " + std::to_string(grid) + " but the kernel has " +
                       std::to_string(nk) + " function(s), one per logical core expected");
   if (nk > 1 && core >= nk)

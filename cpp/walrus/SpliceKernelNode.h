@@ -13,6 +13,7 @@
 // block.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,7 +24,10 @@ namespace walrus {
 struct KernelNodeInterface {
   std::vector<std::string> func_args;  // kernel tensors bound to the node's ins, in order
   std::vector<std::string> func_outs;  // kernel tensors bound to the node's outs, in order
-  int64_t grid = 1;                    // logical cores the kernel was traced for
+  // IT56: the logical cores the kernel was traced for, one kernel function each (so grid 1 with
+  // several functions is refused, not half spliced). IT55 has none: a node takes
+  // kernel.functions[NeuronCoreId], or the one function of a one-function kernel.
+  std::optional<int64_t> grid;
 };
 
 // Replaces `node` with `kernel`'s code; returns the number of instructions now in its place.
@@ -31,7 +35,8 @@ struct KernelNodeInterface {
 size_t spliceKernelNode(bir::Instruction& node, const bir::Module& kernel,
                         const KernelNodeInterface& interface);
 
-// "functions[0].blocks[1].instructions[4] (NKIKLIRKernel 'conv0')": where a node sits.
+// "functions[0].blocks[1].instructions[4] (NKIKLIRKernel 'conv0')": where a node sits in the
+// module as it was given (BasicBlock::inputIndexOf: not shifted by nodes expanded before it).
 std::string describeNode(const bir::Instruction& node);
 
 // Refuses (KernelError, prefixed with `where`) an operand shared by several NeuronCores of a logical

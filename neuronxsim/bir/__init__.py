@@ -16,7 +16,9 @@ core's list at import time, so Python, C++ and JSON always agree on names and or
 from __future__ import annotations
 
 import enum
+import errno
 import os
+import stat
 import tempfile
 from typing import Union
 
@@ -131,11 +133,26 @@ def atomic_write_text(path: Union[str, os.PathLike], text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
 
 
+_NOT_REGULAR = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a named pipe (FIFO)"),
+                (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                (stat.S_ISSOCK, "a socket"))
+
+
 def atomic_write_bytes(path: Union[str, os.PathLike], data: bytes) -> None:
     """Writes ``data`` to a temporary file beside ``path`` and renames it into place. An
     ``OSError`` names ``path`` (not the temporary file, nor nothing: a full disk's ENOSPC has no
-    file name of its own)."""
+    file name of its own). An existing ``path`` that is not a regular file (a pipe, a device)
+    is refused: the rename would replace it, and ``-o /dev/full`` as root removed the device."""
     path = os.fspath(path)
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        mode = None
+    except OSError as e:
+        raise OSError(e.errno, e.strerror, path) from None
+    if mode is not None and not stat.S_ISREG(mode):
+        kind = next((name for test, name in _NOT_REGULAR if test(mode)), "not a regular file")
+        raise OSError(errno.EEXIST, f"is {kind}; only a regular file is replaced, name a file to write", path)
     directory = os.path.dirname(os.path.abspath(path))
     try:
         fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=directory)

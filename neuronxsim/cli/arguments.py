@@ -75,9 +75,17 @@ def folder(text: str) -> str:
     return text
 
 
+def file(text: str) -> str:
+    """An input file's name (not empty: an empty --inputs must not read as no option at all)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty name; name a file")
+    return text
+
+
 size.__name__ = "size"  # argparse names the type in "invalid <name> value" messages
 count.__name__ = "count"
 seed.__name__ = "seed"
 folder.__name__ = "folder"
+file.__name__ = "file"
 
-__all__ = ["ArgumentParser", "MAX_SIZE", "MAX_SEED", "size", "count", "seed", "folder"]
+__all__ = ["ArgumentParser", "MAX_SIZE", "MAX_SEED", "size", "count", "seed", "folder", "file"]

@@ -5,6 +5,7 @@ is refused as one, since a module is an object), anything else must be a KLR fil
 
 from __future__ import annotations
 
+import codecs
 import collections
 import json
 import re
@@ -96,7 +97,8 @@ def _json_scalar(data: bytes) -> bool:
 
 def run(args) -> int:
     data = read_bytes(args.file, "file to summarise")
-    start = data.lstrip()[:1]
+    # (A UTF-8 byte order mark before JSON is skipped here, as the module reader skips it.)
+    start = data[len(codecs.BOM_UTF8):].lstrip()[:1] if data.startswith(codecs.BOM_UTF8) else data.lstrip()[:1]
     if not data:
         raise InputError(f"{args.file}: the file is empty")
     if start == b"{" and _PENGUIN.search(data[:_PENGUIN_WINDOW]):

@@ -81,6 +81,23 @@ def read_text(path, what: str = "file", limit: int = MAX_FILE_BYTES) -> str:
                          f"0x{data[e.start]:02x})") from None
 
 
+def check_output_file(path, option: str) -> str:
+    """``path`` if it names no file yet or a regular file, which writing it replaces, else
+    :class:`InputError` saying what it is instead (a FIFO or a device is never replaced).
+    ``option`` names the argument that gave it ("-o")."""
+    path = os.fspath(path)
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return path
+    except OSError as e:
+        raise InputError(f"{path}: cannot write there ({e.strerror})") from None
+    problem = _kind_problem(mode)
+    if problem:
+        raise InputError(f"{path}: {problem}; {option} names the file to write, a regular file or a new one")
+    return path
+
+
 def check_python_source(path, what: str) -> str:
     """``path`` if it names a regular file that can be Python source (no NUL bytes)."""
     if b"\0" in read_bytes(path, what):
@@ -88,4 +105,5 @@ def check_python_source(path, what: str) -> str:
     return os.fspath(path)
 
 
-__all__ = ["InputError", "MAX_FILE_BYTES", "check_file", "read_bytes", "read_text", "check_python_source"]
+__all__ = ["InputError", "MAX_FILE_BYTES", "check_file", "check_output_file", "read_bytes", "read_text",
+           "check_python_source"]

@@ -32,7 +32,7 @@ def run(args) -> int:
     if args.output.endswith(".json"):
         raise CodegenError(f"-o {args.output}: lower writes a folder (module.json, its kernel metrics and "
                            "klr/); name the folder, e.g. -o lowered")
-    output = OutputSet(args.output, "lower")
+    output = OutputSet(args.output, "lower", inputs=(args.program,))
     program = load_program(args.program)
     with output as out:
         lowered = out.write_files(lambda folder: pipeline.lower(program, args.arch, out_dir=folder))

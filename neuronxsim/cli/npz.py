@@ -89,10 +89,17 @@ def read_npz(source: Union[str, os.PathLike, BinaryIO], wanted: Wanted, name: st
     shape, converted to that dtype. Inputs the archive lacks are simply not in the result."""
     if isinstance(source, (str, os.PathLike)):
         name = check_file(source, "inputs archive", limit=1 << 62)  # the inputs' own sizes bound the reading
-        with open(name, "rb") as f:
+        try:
+            f = open(name, "rb")
+        except OSError as e:
+            raise InputError(f"{name}: cannot open the inputs archive ({e.strerror})") from None
+        with f:
             return read_npz(f, wanted, name)
-    head = source.read(8)
-    source.seek(0)
+    try:
+        head = source.read(8)
+        source.seek(0)
+    except OSError as e:  # (a file of /proc, a disk error: the OSError names no file)
+        raise InputError(f"{name}: cannot read the inputs archive ({e.strerror or e})") from None
     if head.startswith(b"\x93NUMPY"):
         raise InputError(f"{name}: is a single .npy array; --inputs takes an .npz archive of arrays by input "
                          "name (numpy.savez)")
@@ -145,8 +152,29 @@ def _read_members(archive: zipfile.ZipFile, wanted: Wanted, name: str) -> Dict[s
             raise InputError(f"{where}: its data ends after {len(data)} of {data_bytes} bytes; the file is "
                              "truncated")
         array = np.frombuffer(data, dtype=dtype).reshape(shape, order="F" if fortran else "C")
-        arrays[key] = array.astype(want_dtype)
+        arrays[key] = _converted(array, np.dtype(want_dtype), where)
     return arrays
+
+
+def _converted(array: np.ndarray, want: np.dtype, where: str) -> np.ndarray:
+    """``array`` as the input's dtype ``want``, refused (naming the first element changed) when
+    that changes a value: an integer or boolean input must get every value exactly (no wrapping,
+    no fraction dropped, no NaN); a floating-point input may round a value to its nearest, as its
+    precision is the module's choice, but not overflow a finite value to inf or NaN."""
+    with np.errstate(all="ignore"):  # a changed value is refused below, not warned of
+        cast = array.astype(want)
+        if want.kind in "fV":  # (ml_dtypes' bfloat16 and float8 types are of kind V)
+            given, got = array.astype(np.float64), cast.astype(np.float64)
+            changed = (np.isnan(given) != np.isnan(got)) | (np.isinf(given) != np.isinf(got))
+        else:
+            # Back in the archive's dtype a wrapped value can look unchanged (uint64 2**64-1 is
+            # int32 -1, which is 2**64-1 again), but then its sign has changed.
+            changed = (cast.astype(array.dtype) != array) | ((cast < 0) != (array < 0))
+    if changed.any():
+        at = np.unravel_index(int(np.flatnonzero(changed)[0]), array.shape)
+        raise InputError(f"{where}: the {array.dtype} value {array[at].item()!r} at {[int(i) for i in at]} "
+                         f"would become {cast[at].item()!r} as {want}, the input's dtype; give values {want} holds")
+    return cast
 
 
 def _read_exactly(f: BinaryIO, n: int) -> bytes:

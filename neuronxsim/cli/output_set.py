@@ -27,9 +27,10 @@ On a file system without ``RENAME_EXCHANGE`` the old set is renamed aside before
 renamed in; a process killed between those two renames leaves no target folder, and the next
 writer puts the previous set back before it starts.
 
-The target is refused when it exists and is not a neuronxsim output folder (it has files but no
-manifest and not only names neuronxsim writes), or when it is the working directory or one of its
-parents, so that a stray ``--output .`` can never replace a folder of the user's own files.
+The target is refused when it holds anything its manifest does not list as written by neuronxsim
+(a file the user added or changed, or any file at all when there is no manifest), when it holds
+one of the command's input files, or when it is the working directory or one of its parents, so
+that a stray ``--output .`` can never replace a folder of the user's own files.
 """
 
 from __future__ import annotations
@@ -52,12 +53,6 @@ from neuronxsim.errors import NeuronxsimError
 
 #: The manifest each output folder holds: {"neuronxsim", "command", "files": {name: bytes}}.
 MANIFEST = ".neuronxsim-output.json"
-
-#: The names neuronxsim's commands write: a folder holding only these (from a version without
-#: manifests) may be replaced.
-KNOWN_NAMES = frozenset({
-    MANIFEST, "trace.json", "timeline.png", "report.json", "program.json", "lowered.json", "module.json",
-    "module.kernel_metrics.json", "outputs.npz", "klr"})
 
 _STAGING = ".neuronxsim-"   # staging folders: .<target name>.neuronxsim-<random>
 _ASIDE = ".neuronxsim-old-"  # the previous set, renamed aside (fallback without RENAME_EXCHANGE)
@@ -143,26 +138,70 @@ def replace_file(path: str, writer: Callable[[str], object]) -> None:
         raise
 
 
-def check_target(path: str) -> str:
+def _foreign_entries(target: str) -> list:
+    """The entries of the existing folder ``target`` (relative, '/'-separated) that its manifest
+    does not list as written by neuronxsim: anything but the manifest's files, each a regular file
+    of the size it records, and the folders holding them. Without a readable manifest that is
+    every entry, the manifest too (neuronxsim writes it valid)."""
+    try:
+        with open(os.path.join(target, MANIFEST), "rb") as f:
+            listed = json.loads(f.read(1 << 24))["files"]
+        if not (isinstance(listed, dict) and all(isinstance(n, str) and type(b) is int for n, b in listed.items())):
+            raise ValueError("files is not {name: bytes}")
+    except (OSError, ValueError, KeyError, TypeError):
+        listed = None
+    folders = {"/".join(n.split("/")[:k]) for n in listed or () for k in range(1, n.count("/") + 1)}
+    foreign = []
+
+    def scan(folder: str, prefix: str) -> None:
+        with os.scandir(folder) as entries:
+            for e in sorted(entries, key=lambda e: e.name):
+                name = prefix + e.name
+                if listed is not None and e.is_dir(follow_symlinks=False) and name in folders:
+                    scan(e.path, name + "/")
+                elif listed is not None and e.is_file(follow_symlinks=False) and (
+                        name == MANIFEST or listed.get(name) == e.stat(follow_symlinks=False).st_size):
+                    continue
+                else:
+                    foreign.append(name)  # (a changed file is one neuronxsim did not write as it is)
+
+    scan(target, "")
+    return foreign
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def check_target(path: str, inputs=()) -> str:
     """The absolute path of an output folder ``path``, or :class:`OutputError` saying why it
-    cannot be one (see the module docstring)."""
+    cannot be one (see the module docstring). ``inputs`` are the paths of the files the command
+    reads: none may be in the folder, which is replaced after they are read."""
     if not isinstance(path, str) or not path.strip():
         raise OutputError("--output is empty; name a folder")
     target = os.path.realpath(path)
     cwd = os.path.realpath(os.getcwd())
-    if cwd == target or cwd.startswith(target.rstrip(os.sep) + os.sep):
+    if _inside(cwd, target):
         raise OutputError(f"{path}: is the working directory or one of its parents; name a folder for the results")
+    for given in inputs:
+        if given and any(_inside(p, target) for p in (
+                os.path.realpath(given), os.path.join(os.path.realpath(os.path.dirname(given) or "."),
+                                                      os.path.basename(given)))):
+            raise OutputError(f"{path}: holds {given}, which this command reads; name another folder for the results")
     if os.path.lexists(target) and not os.path.isdir(target):
         raise OutputError(f"{path}: exists and is not a folder")
     if os.path.isdir(target):
         try:
-            names = os.listdir(target)
+            foreign = _foreign_entries(target)
+            has_manifest = os.path.lexists(os.path.join(target, MANIFEST))
         except OSError as e:
             raise OutputError(f"{path}: cannot read the folder ({_reason(e)})") from None
-        if names and MANIFEST not in names and not set(names) <= KNOWN_NAMES:
-            strange = sorted(set(names) - KNOWN_NAMES)[:3]
-            raise OutputError(f"{path}: exists and is not a neuronxsim output folder (it holds "
-                              f"{', '.join(strange)}{', ...' if len(set(names) - KNOWN_NAMES) > 3 else ''}); "
+        if foreign:
+            shown = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")
+            if has_manifest:
+                raise OutputError(f"{path}: holds files neuronxsim did not write or that changed since "
+                                  f"({shown}); move them or name a new or empty folder")
+            raise OutputError(f"{path}: exists and is not a neuronxsim output folder (it holds {shown}); "
                               "name a new or empty folder")
     return target
 
@@ -199,9 +238,9 @@ class OutputSet:
     ends without an exception (see the module docstring). ``path`` is the staging folder to
     write into; :meth:`file` gives a file's path in it."""
 
-    def __init__(self, path: str, command: str):
+    def __init__(self, path: str, command: str, inputs=()):
         self.display = path
-        self.target = check_target(path)
+        self.target = check_target(path, inputs)
         self.command = command
         self.path: Optional[str] = None
         self._lock_fd: Optional[int] = None
@@ -407,4 +446,4 @@ def _umask() -> int:
     return mask
 
 
-__all__ = ["OutputSet", "OutputError", "MANIFEST", "KNOWN_NAMES", "check_target", "recover", "replace_file"]
+__all__ = ["OutputSet", "OutputError", "MANIFEST", "check_target", "recover", "replace_file"]

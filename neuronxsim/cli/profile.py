@@ -115,7 +115,7 @@ def run(args) -> int:
 
     path, name = _kernel_file(args.kernel)
     specs = [parse_shape(s) for s in args.shapes]
-    output = OutputSet(args.output, "profile")
+    output = OutputSet(args.output, "profile", inputs=(path,))
     if args.mode == "full":  # inputs are drawn as float64 and then cast: both are held at once
         memory.check(sum(math.prod(s) * (8 + dt.itemsize) for s, dt in specs),
                      f"the inputs of {args.kernel}", "Use smaller --shapes or --mode timing.")

@@ -8,16 +8,17 @@ import collections
 import os
 
 from neuronxsim import bir, pipeline
-from neuronxsim.cli import printing
-from neuronxsim.cli.inputs import InputError, read_text
+from neuronxsim.cli import arguments, printing
+from neuronxsim.cli.inputs import InputError, check_output_file, read_text
 
 
 def add_parser(sub) -> None:
     p = sub.add_parser("resolve", help="expand the kernel nodes of a BIR JSON module into ISA instructions")
     p.add_argument("module", help="BIR JSON with kernel nodes (e.g. from `neuronxsim lower`)")
     p.add_argument("-o", "--output", required=True, help="the ISA-level BIR JSON file to write")
-    p.add_argument("--base-dir", help="the folder kernel nodes' files are found in (default: the module's folder); "
-                                      "no file outside it is read")
+    p.add_argument("--base-dir", type=arguments.folder,
+                   help="the folder kernel nodes' files are found in (default: the module's folder); "
+                        "no file outside it is read")
     printing.add_options(p)
     p.set_defaults(func=run)
 
@@ -34,8 +35,7 @@ def load_module(path: str) -> bir.Module:
 def run(args) -> int:
     if not args.output.strip():
         raise InputError("-o is empty; name the file to write")
-    if os.path.isdir(args.output):
-        raise InputError(f"{args.output}: is a directory; -o names the BIR JSON file to write")
+    check_output_file(args.output, "-o")
     base = args.base_dir or os.path.dirname(os.path.abspath(args.module))
     if args.base_dir and not os.path.isdir(args.base_dir):
         raise InputError(f"--base-dir {args.base_dir}: not a folder")

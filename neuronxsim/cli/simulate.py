@@ -2,7 +2,8 @@
 
 Kernel nodes are resolved first (``--analytic`` keeps them in timing mode, each timed as one
 step: the cached simulated time of the node's own expansion, walrus KernelNodeLatency). Inputs come from an .npz by tensor name (checked before anything is decompressed,
-see ``npz``), converted to each tensor's dtype; any input it lacks (or all, without
+see ``npz``), converted to each tensor's dtype (floats may round; a value the dtype cannot hold,
+such as one that would wrap or overflow, is refused); any input it lacks (or all, without
 ``--inputs``) is seeded random normal. Writes outputs.npz (full mode), report.json, trace.json
 and timeline.png to the folder ``--output``, replaced as a whole.
 """
@@ -26,7 +27,7 @@ from neuronxsim.errors import SimulationError
 def add_parser(sub) -> None:
     p = sub.add_parser("simulate", help="simulate a BIR JSON module (outputs, report, trace, timeline)")
     p.add_argument("module", help="BIR JSON (kernel nodes are resolved first)")
-    p.add_argument("--inputs", help=".npz of input arrays by tensor name (missing ones: seeded random)")
+    p.add_argument("--inputs", type=arguments.file, help=".npz of input arrays by tensor name (missing ones: seeded random)")
     p.add_argument("--arch", choices=sorted(pipeline.ARCHS), default="trn1")
     p.add_argument("--mode", choices=pipeline.MODES, default="full")
     p.add_argument("--analytic", action="store_true",
@@ -59,7 +60,7 @@ def run(args) -> int:
 
     if args.analytic and args.mode != "timing":
         raise SimulationError("--analytic times kernel nodes without running them: it needs --mode timing")
-    output = OutputSet(args.output, "simulate")
+    output = OutputSet(args.output, "simulate", inputs=(args.module, args.inputs))
     if args.inputs:
         check_file(args.inputs, "inputs archive", limit=1 << 62)
     full = args.mode == "full"

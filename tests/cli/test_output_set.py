@@ -103,13 +103,49 @@ def test_the_working_directory_and_its_parents_are_refused(tmp_path, monkeypatch
             OutputSet(target, "test")
 
 
-def test_a_folder_of_an_earlier_version_without_manifest_is_replaced(tmp_path):
+def test_a_folder_without_manifest_is_refused_even_if_it_holds_only_names_neuronxsim_writes(tmp_path):
+    """The user's own module.json is not known to be neuronxsim's from its name."""
     old = tmp_path / "old"
     old.mkdir()
-    for name in ("trace.json", "report.json", "timeline.png"):
-        (old / name).write_text("old")
-    write_generation(old, 4)
-    assert whole_set(old) == 4
+    for name in ("module.json", "report.json"):
+        (old / name).write_text("mine")
+    with pytest.raises(OutputError, match="old: exists and is not a neuronxsim output folder "
+                                          r"\(it holds module.json, report.json\)"):
+        OutputSet(str(old), "test")
+    assert sorted(os.listdir(old)) == ["module.json", "report.json"]
+
+
+@pytest.mark.parametrize("change, named", [
+    (lambda out: (out / "notes.txt").write_text("my notes"), "notes.txt"),
+    (lambda out: (out / "sub" / "mine.txt").write_text("mine"), "sub/mine.txt"),  # in a folder it wrote
+    (lambda out: (out / "report.json").write_text("edited"), "report.json"),  # not as neuronxsim wrote it
+    (lambda out: (out / "mine").mkdir(), "mine"),
+    (lambda out: os.symlink("/etc", out / "link"), "link"),
+])
+def test_an_output_folder_holding_anything_its_manifest_does_not_list_is_refused(tmp_path, change, named):
+    out = tmp_path / "out"
+    with OutputSet(str(out), "test") as s:
+        s.write_text("report.json", "{}")
+        s.write_text("sub/kernel.klr", "klr")
+    change(out)
+    before = files_in(out)
+    with pytest.raises(OutputError) as e:
+        OutputSet(str(out), "test")
+    assert str(e.value) == (f"{out}: holds files neuronxsim did not write or that changed since ({named}); "
+                            "move them or name a new or empty folder")
+    assert files_in(out) == before
+
+
+def test_an_output_folder_holding_an_input_of_the_command_is_refused(tmp_path, monkeypatch):
+    """Even one that holds only neuronxsim's files: a module simulated into the folder it was lowered to."""
+    out = tmp_path / "out"
+    with OutputSet(str(out), "test") as s:
+        s.write_text("module.json", "{}")
+    monkeypatch.chdir(tmp_path)
+    for given in ("out/module.json", str(out / "module.json"), "out/../out/module.json", "out"):
+        with pytest.raises(OutputError, match=f"^out: holds {given}, which this command reads; name another folder"):
+            OutputSet("out", "test", inputs=(given,))
+    OutputSet("out", "test", inputs=(None, "elsewhere.json"))  # (an option not given, a file outside)
 
 
 def test_an_io_error_names_the_file_and_keeps_the_previous_set(tmp_path):

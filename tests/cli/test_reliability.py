@@ -6,6 +6,7 @@ status, no traceback, and nothing written."""
 import io
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -14,7 +15,9 @@ import zipfile
 import numpy as np
 import pytest
 
+from neuronxsim import bir
 from neuronxsim.cli import main
+from neuronxsim.cli.inputs import InputError
 from neuronxsim.cli.failures import MAX_LINE
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -95,6 +98,8 @@ CASES = [
     (["simulate", c("module_add.json"), "--inputs", c("npz_wrong_shape.npz")], "array 'a': has shape [8, 128]; the module's input is [128, 8]"),
     (["simulate", c("module_add.json"), "--inputs", c("plain.npy")], "plain.npy: is a single .npy array"),
     (["simulate", c("module_add.json"), "--inputs", CORPUS], "corpus: is a directory; the inputs archive must be a regular file"),
+    (["simulate", c("module_add.json"), "--inputs", "/proc/self/mem"],
+     "/proc/self/mem: cannot read the inputs archive (Input/output error)"),
     # kernels (profile)
     (["profile", c("kernel.json") + ":k", "--shapes", "4x4"], "kernel.json: a kernel file is a Python file"),
     (["profile", c("program_binary.py") + ":k", "--shapes", "4x4"], "program_binary.py: the kernel file is not Python source"),
@@ -121,6 +126,9 @@ ARGUMENT_CASES = [
     (["demo", "--output", " "], "demo: argument --output: an empty name"),
     (["simulate", c("module_add.json"), "--seed", "1e3"], "simulate: argument --seed: '1e3' is not a seed"),
     (["profile", "k.py:k", "--shapes", "4x4", "--top", "x" * 100], "profile: argument --top: 'xxxxxxxxxxxxxxxxxxxxxxxx...' is not"),
+    (["simulate", c("module_add.json"), "--inputs", ""], "simulate: argument --inputs: an empty name; name a file"),
+    (["resolve", c("module_add.json"), "-o", "r.json", "--base-dir", ""],
+     "resolve: argument --base-dir: an empty name; name a folder"),
     (["nonsense"], "argument command: invalid choice: 'nonsense'"),
     (["profile", "k.py:k", "--shapes", "4x4", "--max-instructions", "0"],
      "profile: argument --max-instructions: 0 is not a positive integer"),
@@ -295,3 +303,97 @@ def test_a_file_a_node_names_is_never_quoted(tmp_path, capsys):
     status, _, err = run_cli(["resolve", str(tmp_path / "module.json"), "-o", str(tmp_path / "r.json")], capsys)
     assert_one_error_line(err, "secret.txt: not a BIR JSON module: invalid JSON", status, 1)
     assert "SECRET" not in err
+
+
+def test_a_module_is_never_simulated_into_the_folder_that_holds_it(tmp_path, capsys, monkeypatch):
+    """The folder the demo wrote holds only files its manifest lists, but simulating its own
+    module.json into it would delete the module: refused, the folder untouched."""
+    monkeypatch.chdir(tmp_path)
+    assert run_cli(["demo", "--output", "d", "--quiet"], capsys)[0] == 0
+    before = sorted(os.listdir("d"))
+    status, _, err = run_cli(["simulate", "d/module.json", "--output", "d", "--quiet"], capsys)
+    assert_one_error_line(err, "d: holds d/module.json, which this command reads; name another folder", status, 1)
+    assert sorted(os.listdir("d")) == before
+
+
+def test_an_output_file_that_is_a_pipe_or_a_directory_is_refused_not_replaced(tmp_path, capsys, monkeypatch):
+    """resolve -o (checked before any work) and bir.atomic_write_bytes, which every single-file
+    writer uses: the rename would put a regular file in the FIFO's (or, as root, a device's) place."""
+    from neuronxsim import bir
+
+    monkeypatch.chdir(tmp_path)
+    os.mkfifo("pipe.json")
+    os.mkdir("folder.json")
+    for target, kind in (("pipe.json", "a named pipe (FIFO)"), ("folder.json", "a directory")):
+        status, _, err = run_cli(["resolve", c("module_add.json"), "-o", target], capsys)
+        assert_one_error_line(err, f"{target}: is {kind}; -o names the file to write, a regular file or a new one",
+                              status, 1)
+        with pytest.raises(OSError, match=re.escape(f"is {kind}; only a regular file is replaced")):
+            bir.atomic_write_bytes(target, b"{}")
+    assert os.path.isdir("folder.json") and os.listdir("folder.json") == []
+    assert __import__("stat").S_ISFIFO(os.lstat("pipe.json").st_mode) and sorted(os.listdir()) == ["folder.json",
+                                                                                                  "pipe.json"]
+
+
+@pytest.mark.parametrize("given, want, needle", [
+    (np.full((2, 3), 2**40 + 7, np.int64), np.int32, "the int64 value 1099511627783 at [0, 0] would become 7 as int32"),
+    (np.array([[1.0, np.nan]]), np.int32, "the float64 value nan at [0, 1] would become -2147483648 as int32"),
+    (np.array([[2.5]]), np.int32, "the float64 value 2.5 at [0, 0] would become 2 as int32"),
+    (np.array([[2**64 - 1]], np.uint64), np.int32, "the uint64 value 18446744073709551615 at [0, 0] would become -1"),
+    (np.array([[-1]], np.int8), np.uint8, "the int8 value -1 at [0, 0] would become 255 as uint8"),
+    (np.array([[0, 2]], np.int32), np.bool_, "the int32 value 2 at [0, 1] would become True as bool"),
+    (np.array([[1.0, 1e300]]), np.float32, "the float64 value 1e+300 at [0, 1] would become inf as float32"),
+    (np.array([[70000.0]], np.float32), np.float16, "the float32 value 70000.0 at [0, 0] would become inf as float16"),
+])
+def test_an_input_whose_values_its_dtype_cannot_hold_is_refused(given, want, needle):
+    from neuronxsim.cli.npz import read_npz_bytes
+
+    archive = io.BytesIO()
+    np.savez(archive, x=given)
+    with pytest.raises(InputError) as e:
+        read_npz_bytes(archive.getvalue(), {"x": (given.shape, np.dtype(want))}, "in.npz")
+    assert str(e.value).startswith(f"in.npz: array 'x': {needle}"), str(e.value)
+    assert str(e.value).endswith(f"the input's dtype; give values {np.dtype(want)} holds")
+
+
+@pytest.mark.parametrize("given, want", [
+    (np.arange(6, dtype=np.int64).reshape(2, 3) - 3, np.int32),  # in range: exact
+    (np.array([[0.1, -1e-300, np.nan, -np.inf]]), np.float32),  # rounded; NaN and inf stay
+    (np.array([[1 / 3, 3e38]], np.float32), "bfloat16"),  # bfloat16 rounds, and holds 3e38
+    (np.array([[3.0, -7.0]]), np.int32),
+    (np.array([[True, False]]), np.float32),
+])
+def test_an_input_its_dtype_holds_is_converted(given, want):
+    from neuronxsim.cli.npz import read_npz_bytes
+    from neuronxsim.sim import dtype_to_numpy
+
+    want = dtype_to_numpy(bir.DType.bfloat16) if want == "bfloat16" else np.dtype(want)
+    archive = io.BytesIO()
+    np.savez(archive, x=given)
+    got = read_npz_bytes(archive.getvalue(), {"x": (given.shape, want)}, "in.npz")["x"]
+    assert got.dtype == want
+    np.testing.assert_allclose(got.astype(np.float64), given.astype(np.float64), rtol=1e-2, atol=1e-30)
+
+
+def test_a_kernel_node_is_named_at_its_index_in_the_module_given(tmp_path, capsys, monkeypatch):
+    """The demo's IT56 node is instructions[2]: the IT54 and IT55 nodes ahead of it are expanded
+    first (the IT54 pass, then the IT55/IT56 one), which had the error name it further on."""
+    monkeypatch.chdir(tmp_path)
+    assert run_cli(["demo", "--output", "d", "--quiet"], capsys)[0] == 0
+    module = json.loads(open("d/module.json").read())
+    node = module["functions"][0]["blocks"][0]["instructions"][2]
+    assert node["opcode"] == "NKIKLIRKernel"
+    node["grid"] = 0
+    open("d/bad.json", "w").write(json.dumps(module))
+    for argv in (["resolve", "d/bad.json", "-o", "r.json"], ["simulate", "d/bad.json", "--output", "o"]):
+        status, _, err = run_cli(argv, capsys)
+        assert_one_error_line(err, "functions[0].blocks[0].instructions[2] (NKIKLIRKernel 'NKIKLIRKernel'): grid 0 "
+                                   "is not positive", status, 1)
+
+
+def test_info_reads_bir_json_after_a_byte_order_mark_as_resolve_does(tmp_path, capsys):
+    bom = tmp_path / "bom.json"
+    bom.write_bytes(b"\xef\xbb\xbf" + open(c("module_add.json"), "rb").read())
+    status, out, err = run_cli(["info", str(bom)], capsys)
+    assert status == 0 and err == "" and "(BIR JSON v" in out.splitlines()[0], err
+    assert run_cli(["resolve", str(bom), "-o", str(tmp_path / "r.json"), "--quiet"], capsys)[0] == 0
