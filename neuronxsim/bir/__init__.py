@@ -133,9 +133,18 @@ def atomic_write_text(path: Union[str, os.PathLike], text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
 
 
-_NOT_REGULAR = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a named pipe (FIFO)"),
-                (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-                (stat.S_ISSOCK, "a socket"))
+_NOT_REGULAR = ((stat.S_ISDIR, "is a directory"), (stat.S_ISFIFO, "is a named pipe (FIFO)"),
+                (stat.S_ISCHR, "is a character device"), (stat.S_ISBLK, "is a block device"),
+                (stat.S_ISSOCK, "is a socket"))
+
+
+def not_a_regular_file(mode: int) -> "str | None":
+    """What a file of ``st_mode`` ``mode`` is when it is not a regular file ("is a directory"),
+    else None: the atomic writes below refuse such a path, the command line's inputs too."""
+    for test, what in _NOT_REGULAR:
+        if test(mode):
+            return what
+    return None if stat.S_ISREG(mode) else "is not a regular file"
 
 
 def atomic_write_bytes(path: Union[str, os.PathLike], data: bytes) -> None:
@@ -150,9 +159,9 @@ def atomic_write_bytes(path: Union[str, os.PathLike], data: bytes) -> None:
         mode = None
     except OSError as e:
         raise OSError(e.errno, e.strerror, path) from None
-    if mode is not None and not stat.S_ISREG(mode):
-        kind = next((name for test, name in _NOT_REGULAR if test(mode)), "not a regular file")
-        raise OSError(errno.EEXIST, f"is {kind}; only a regular file is replaced, name a file to write", path)
+    kind = None if mode is None else not_a_regular_file(mode)
+    if kind:
+        raise OSError(errno.EEXIST, f"{kind}; only a regular file is replaced, name a file to write", path)
     directory = os.path.dirname(os.path.abspath(path))
     try:
         fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=directory)
@@ -187,6 +196,6 @@ __all__ = [
     "AddrSpace", "AccessFlavour", "PerfMode", "DmaMode", "DgeType", "APPair", "AccessPattern",
     "MemoryLocation", "MemoryLocationSet", "Instruction", "BasicBlock", "Function", "Module",
     "instruction_type_string", "string2InstructionType", "field_offsets", "load", "save",
-    "atomic_write_text", "atomic_write_bytes", "iter_instructions", "dtype_size", "check_start_partition", "BIRError",
+    "atomic_write_text", "atomic_write_bytes", "not_a_regular_file", "iter_instructions", "dtype_size", "check_start_partition", "BIRError",
     "BIR_VERSION", "FORMAT_VERSION",
 ] + sorted(NODE_CLASSES)

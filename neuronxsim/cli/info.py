@@ -98,7 +98,7 @@ def _json_scalar(data: bytes) -> bool:
 def run(args) -> int:
     data = read_bytes(args.file, "file to summarise")
     # (A UTF-8 byte order mark before JSON is skipped here, as the module reader skips it.)
-    start = data[len(codecs.BOM_UTF8):].lstrip()[:1] if data.startswith(codecs.BOM_UTF8) else data.lstrip()[:1]
+    start = (data[len(codecs.BOM_UTF8):] if data.startswith(codecs.BOM_UTF8) else data).lstrip()[:1]
     if not data:
         raise InputError(f"{args.file}: the file is empty")
     if start == b"{" and _PENGUIN.search(data[:_PENGUIN_WINDOW]):

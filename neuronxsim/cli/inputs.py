@@ -5,8 +5,8 @@ most :data:`MAX_FILE_BYTES`, read without following a swap of the file for a pip
 from __future__ import annotations
 
 import os
-import stat
 
+from neuronxsim.bir import not_a_regular_file as _kind_problem
 from neuronxsim.errors import NeuronxsimError
 
 #: The largest input file read (a BIR module, a program, a kernel file, a KLR file).
@@ -16,18 +16,6 @@ MAX_FILE_BYTES = 1 << 30
 class InputError(NeuronxsimError, ValueError):
     """An input file that cannot be used: missing, not a regular file, too large, not what the
     command reads. The message names the file."""
-
-
-_KINDS = ((stat.S_ISDIR, "is a directory"), (stat.S_ISFIFO, "is a named pipe (FIFO)"),
-          (stat.S_ISCHR, "is a character device"), (stat.S_ISBLK, "is a block device"),
-          (stat.S_ISSOCK, "is a socket"))
-
-
-def _kind_problem(mode: int):
-    for test, what in _KINDS:
-        if test(mode):
-            return what
-    return None if stat.S_ISREG(mode) else "is not a regular file"
 
 
 def check_file(path, what: str = "file", limit: int = MAX_FILE_BYTES) -> str:
