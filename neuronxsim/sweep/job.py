@@ -114,7 +114,7 @@ def _trace(kernel, job: dict, seconds: dict):
     if job["trace_cache"]:
         cache = TraceCache(job["trace_cache"])
         key = cache_key(KernelFile.from_dict(job["kernel"]).sha256, job["kernel"]["name"],
-                        job["shapes"], kwargs, job["arch"], job["dialect"])
+                        job["shapes"], kwargs, job["arch"], job["dialect"], job["max_instructions"])
         traced = cache.get(key)
         if traced is not None:
             seconds["cache_read"] = time.perf_counter() - t0

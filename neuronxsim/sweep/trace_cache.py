@@ -2,16 +2,19 @@
 
 An entry is keyed by everything a trace depends on: the kernel file's text (its SHA-256), the
 kernel's name, the arrays' shapes and dtypes, the other arguments (meta-parameters and fixed
-values), the generation, the dialect and neuronxsim's version. Its file, ``<dir>/<key[:2]>/
-<key>.trace``, holds one line of JSON (its key, and the traced kernel's description: inputs,
-outputs, cores, instruction counts, SBUF/PSUM peaks, constants) and then the module as BIR binary
-(``bir.Module.to_binary``: what its BIR JSON holds, read about seven times faster, so that a hit
-costs a fraction of tracing).
+values), the generation, the dialect, the cap on traced instructions (a trace that fits one cap
+may not fit a smaller one) and neuronxsim's version. Its file, ``<dir>/<key[:2]>/<key>.trace``,
+holds a line with the CRC-32 of the rest, one line of JSON (its key, and the traced kernel's
+description: inputs, outputs, cores, instruction counts, SBUF/PSUM peaks, constants) and then the
+module as BIR binary (``bir.Module.to_binary``: what its BIR JSON holds, read about seven times
+faster, so that a hit costs a fraction of tracing).
 
 Writers never collide: an entry is written to a temporary file in the same folder and renamed
 into place (``os.replace``), so a reader sees a whole entry or none, and two workers writing the
 same entry leave one of the two identical files. An entry that cannot be read (a disk error, a
-different format) counts as a miss and is written again, as does one that names another key
+different format, bytes that no longer match their CRC: damage that still parses would otherwise
+reach the simulator as another module, a failed row) counts as a miss and is written again, as
+does one that names another key
 (a file copied or moved into another entry's place would otherwise give that configuration
 another configuration's trace).
 """
@@ -24,6 +27,7 @@ import io
 import json
 import os
 import stat
+import zlib
 
 import numpy as np
 
@@ -31,15 +35,16 @@ import neuronxsim
 from neuronxsim.sweep.space import dtypes_by_name
 
 #: Bumped when the entry layout changes (part of every key).
-FORMAT = 3
+FORMAT = 4
 
 
 def cache_key(source_sha256: str, kernel: str, shapes: list, arguments: dict, arch: str,
-              dialect: str) -> str:
-    """The hex SHA-256 naming an entry."""
+              dialect: str, max_instructions: int | None) -> str:
+    """The hex SHA-256 naming an entry (``max_instructions`` None: the tracer's default cap)."""
     text = json.dumps({"format": FORMAT, "source": source_sha256, "kernel": kernel,
                        "shapes": shapes, "arguments": arguments, "arch": arch,
-                       "dialect": dialect, "neuronxsim": neuronxsim.__version__},
+                       "dialect": dialect, "max_instructions": max_instructions,
+                       "neuronxsim": neuronxsim.__version__},
                       sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
 
@@ -88,11 +93,7 @@ def _traced(desc: dict, module_bytes: bytes):
                         desc["instruction_counts"], desc["sbuf_peak_bytes"],
                         desc["psum_peak_bytes"], desc["trace_seconds"], regions,
                         {name: _array(t) for name, t in desc["constants"].items()},
-                        # (entries written before the allocator spilled hold unspilled traces)
-                        desc.get("spills", [{"stores": 0, "reloads": 0, "bytes": 0}] *
-                                 desc["num_cores"]),
-                        # (entries written before reordering to fit hold traces in program order)
-                        desc.get("reordered", [0] * desc["num_cores"]))
+                        desc["spills"], desc["reordered"])
 
 
 class TraceCache:
@@ -112,10 +113,15 @@ class TraceCache:
             with os.fdopen(fd, "rb") as f:
                 if not stat.S_ISREG(os.fstat(fd).st_mode):
                     return None  # not an entry: traced again, and the entry renamed over it
-                desc = json.loads(f.readline())
-                if desc["key"] != key:
-                    return None  # another configuration's entry: traced again and written over
-                return _traced(desc, f.read())
+                crc = f.readline()
+                body = f.read()
+            if crc != b"%08x\n" % zlib.crc32(body):
+                return None  # damaged (or not an entry): traced again and written over
+            desc_line, _, module_bytes = body.partition(b"\n")
+            desc = json.loads(desc_line)
+            if desc["key"] != key:
+                return None  # another configuration's entry: traced again and written over
+            return _traced(desc, module_bytes)
         except FileNotFoundError:
             return None
         except (OSError, ValueError, KeyError, TypeError, RecursionError):  # (BIRError is a ValueError)
@@ -127,8 +133,8 @@ class TraceCache:
         folder = os.path.dirname(self.path(key))
         os.makedirs(folder, exist_ok=True)
         desc = {"key": key, **_describe(traced)}
-        bir.atomic_write_bytes(self.path(key), json.dumps(desc, separators=(",", ":")).encode()
-                               + b"\n" + traced.module.to_binary())
+        body = json.dumps(desc, separators=(",", ":")).encode() + b"\n" + traced.module.to_binary()
+        bir.atomic_write_bytes(self.path(key), b"%08x\n" % zlib.crc32(body) + body)
 
 
 __all__ = ["TraceCache", "cache_key", "FORMAT"]

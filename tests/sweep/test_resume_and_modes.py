@@ -221,7 +221,7 @@ def test_the_cache_key_holds_everything_a_trace_depends_on(monkeypatch):
     from neuronxsim.sweep.trace_cache import cache_key
 
     base = dict(source_sha256="0" * 64, kernel="k", shapes=[[[128, 512], "bfloat16"]],
-                arguments={"B": 2}, arch="trn1", dialect="nki")
+                arguments={"B": 2}, arch="trn1", dialect="nki", max_instructions=None)
     changed = [dict(base, source_sha256="1" * 64), dict(base, kernel="k2"),
                dict(base, shapes=[[[128, 512], "float32"]]), dict(base, arguments={"B": 2.0}),
                dict(base, arch="trn2"), dict(base, dialect="nki06")]
@@ -339,3 +339,41 @@ def test_a_cached_trace_keeps_how_many_instructions_were_reordered_to_fit(tmp_pa
     cache.put("ef" * 32, traced)
     assert cache.get("ef" * 32).reordered == [7]
     assert _traced_copy().reordered == [0]
+
+
+def test_the_cache_key_holds_the_cap_on_traced_instructions():
+    # A trace that fits under one --max-instructions may not fit under a smaller one: a hit would
+    # skip the tracer's refusal.
+    from neuronxsim.sweep.trace_cache import cache_key
+
+    base = dict(source_sha256="0" * 64, kernel="k", shapes=[[[128, 512], "bfloat16"]],
+                arguments={}, arch="trn1", dialect="nki")
+    keys = {cache_key(**base, max_instructions=m) for m in (None, 10, 11)}
+    assert len(keys) == 3
+
+
+@pytest.mark.parametrize("where", ["description", "module"])
+def test_a_damaged_trace_cache_entry_is_a_miss(tmp_path, where):
+    # A changed digit still parses: taken as the entry, it would reach the simulator as another
+    # kernel (a failed row, or another kernel's time).
+    traced = _traced_copy()
+    cache = TraceCache(str(tmp_path))
+    key = "ab" * 32
+    cache.put(key, traced)
+    data = bytearray(open(cache.path(key), "rb").read())
+    at = data.index(b'"num_cores":1') + len(b'"num_cores":') if where == "description" else len(data) - 9
+    data[at] ^= 0x02
+    open(cache.path(key), "wb").write(bytes(data))
+    assert cache.get(key) is None
+    cache.put(key, traced)
+    assert cache.get(key).module.to_json() == traced.module.to_json()
+
+
+def test_a_sweep_with_a_smaller_cap_does_not_take_a_cached_trace_over_it(tmp_path):
+    cache = str(tmp_path / "traces")
+    grid = {"TILES_IN_BLOCK_M": [1]}
+    first = sweep(MATMUL, grid, SHAPES, output=str(tmp_path / "a"), jobs=1, trace_cache=cache)
+    assert [r["status"] for r in first] == ["ok"]
+    capped = sweep(MATMUL, grid, SHAPES, output=str(tmp_path / "b"), jobs=1, trace_cache=cache,
+                   max_instructions=first[0]["instructions"] - 1)
+    assert [r["status"] for r in capped] != ["ok"], "the cached trace skipped the cap"
