@@ -11,12 +11,14 @@ for every job, in the order they finish:
   so.
 * :class:`DaskPool` submits the batches to a Dask distributed scheduler (an existing one, or a
   ``LocalCluster`` it starts). Dask runs a lost worker's tasks again elsewhere; a task that keeps
-  killing workers comes back as ``KilledWorker`` and becomes failed results.
+  killing workers comes back as ``KilledWorker``: its configurations run again one per task,
+  and one that still does so becomes a failed result.
 """
 
 from __future__ import annotations
 
 import collections
+import itertools
 import logging
 import os
 import signal
@@ -355,11 +357,17 @@ def _local_cluster(distributed, workers: int):
     CPU-seconds each otherwise: Dask spawns each worker as a fresh interpreter). A forkserver,
     not a fork of this process: the Dask client's event loop is a thread here. The forkserver
     is Python's, shared by this process's later clusters; a worker Dask restarts after this
-    start is spawned as usual."""
+    start is spawned as usual.
+
+    Its scheduler gives a worker a task only when its thread is free (``worker-saturation`` 1,
+    not Dask's 1.1, which with one thread queues a second task on the worker): Dask blames a
+    worker's death on every task the worker holds, so a task queued behind one that kills its
+    worker would fail with it."""
     import dask
     from neuronxsim.sweep.worker import PRELOAD
 
-    with dask.config.set({"distributed.worker.multiprocessing-method": "forkserver"}):
+    with dask.config.set({"distributed.worker.multiprocessing-method": "forkserver",
+                          "distributed.scheduler.worker-saturation": 1.0}):
         distributed.utils.get_mp_context().set_forkserver_preload(["distributed", *PRELOAD])
         return distributed.LocalCluster(
             n_workers=workers, threads_per_worker=1, processes=True,
@@ -437,17 +445,30 @@ class DaskPool:
         from neuronxsim.sweep import job as job_module
 
         tag = uuid.uuid4().hex[:12]
-        futures = {self.client.submit(job_module.run_many, batch, pure=False,
-                                      key=f"neuronxsim-sweep-{tag}-{i}"): batch
-                   for i, batch in enumerate(batches) if batch}
+        numbers = itertools.count()
+        futures = {}  # the batch of each task not yet finished
+
+        def submit(batch: list):
+            future = self.client.submit(job_module.run_many, batch, pure=False,
+                                        key=f"neuronxsim-sweep-{tag}-{next(numbers)}")
+            futures[future] = batch
+            return future
+
+        finished = self._distributed.as_completed([submit(batch) for batch in batches if batch])
         try:
-            for future in self._distributed.as_completed(futures):
+            for future in finished:
                 batch = futures.pop(future)
                 try:
                     results = future.result()
                 except self._distributed.KilledWorker:
-                    results = [failed(j, "Dask workers died running this configuration's batch "
-                                         "(KilledWorker)") for j in batch]
+                    if len(batch) > 1:
+                        # Which of its configurations took the workers down is not known: each
+                        # runs again as a task of its own, so that only that one fails.
+                        for job in batch:
+                            finished.add(submit([job]))
+                        continue
+                    results = [failed(batch[0], "Dask workers died running this configuration "
+                                                "(KilledWorker)")]
                 except Exception as e:  # the task failed outside job.run (a worker without neuronxsim)
                     results = [failed(j, f"the Dask task failed: {type(e).__name__}: "
                                          f"{str(e).splitlines()[0] if str(e) else ''}")

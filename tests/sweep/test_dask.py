@@ -52,3 +52,27 @@ def test_a_local_cluster_starts_no_more_workers_than_configurations():
         assert pool.worker_count() == 1
     finally:
         pool.close()
+
+
+def test_a_configuration_that_kills_its_workers_fails_alone_not_its_whole_task(tmp_path):
+    # Dask gives up on a task whose workers keep dying (KilledWorker); a task holding several
+    # configurations failed them all, the innocent ones too. Each now runs again on its own.
+    import dask
+
+    from neuronxsim.sweep.executors import DaskPool
+    from sweep_testing import FAULTS
+
+    grid = {"factor": [1.0, 2.0, 3.0], "fault": ["none", "crash"]}
+    p = driver.plan(FAULTS + ":scale", grid=grid, shapes=[["128x512"]], output=str(tmp_path / "k"))
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+        pool = DaskPool("local", 2, 30.0)
+        try:
+            rows = driver.execute(p, pool, batch=3)  # each task: both faults
+        finally:
+            pool.close()
+    assert len(rows) == 6
+    for r in rows:
+        if r["params"]["fault"] == "none":
+            assert r["status"] == "ok"
+        else:
+            assert r["error"] == "Dask workers died running this configuration (KilledWorker)"
