@@ -371,7 +371,7 @@ def _local_cluster(distributed, workers: int):
         distributed.utils.get_mp_context().set_forkserver_preload(["distributed", *PRELOAD])
         return distributed.LocalCluster(
             n_workers=workers, threads_per_worker=1, processes=True,
-            dashboard_address=None, env=dict(_ONE_THREAD), silence_logs=logging.ERROR)
+            dashboard_address=None, env=dict(_ONE_THREAD), silence_logs=logging.CRITICAL)
 
 
 def _connect(distributed, address: str, timeout: float):
@@ -425,7 +425,16 @@ class DaskPool:
             raise SweepError(dask_missing()) from None
         self.address = address
         self.cluster = None
+        self._keep_lost_workers = None
         if address == "local":
+            import dask
+
+            # A LocalCluster closes the nanny of a worker that has not come back 15 s after it
+            # was lost (``lost-worker-timeout``, read when that time is up); the nanny restarts
+            # its worker itself, but a configuration that kills its worker again and again keeps
+            # it away at those moments, and the cluster ran out of workers: the sweep waited for
+            # ever. Kept for this cluster's life (and undone by close()).
+            self._keep_lost_workers = dask.config.set({"distributed.deploy.lost-worker-timeout": "365 days"})
             self.cluster = _local_cluster(distributed, workers)
             self.client = distributed.Client(self.cluster)
         else:
@@ -482,6 +491,8 @@ class DaskPool:
         self.client.close()
         if self.cluster is not None:
             self.cluster.close()
+        if self._keep_lost_workers is not None:
+            self._keep_lost_workers.__exit__(None, None, None)
 
 
 __all__ = ["LocalPool", "DaskPool", "MAX_ATTEMPTS", "failed", "dask_missing"]

@@ -76,3 +76,20 @@ def test_a_configuration_that_kills_its_workers_fails_alone_not_its_whole_task(t
             assert r["status"] == "ok"
         else:
             assert r["error"] == "Dask workers died running this configuration (KilledWorker)"
+
+
+def test_a_local_cluster_keeps_the_nannies_of_workers_that_keep_dying():
+    # The LocalCluster closed the nanny of a worker gone for 15 s (lost-worker-timeout); with a
+    # configuration killing its workers again and again, the cluster ran out of workers and the
+    # sweep waited for ever. The setting holds while the pool is open, and is undone after.
+    import dask
+
+    from neuronxsim.sweep.executors import DaskPool
+
+    before = dask.config.get("distributed.deploy.lost-worker-timeout")
+    pool = DaskPool("local", 1, 30.0)
+    try:
+        assert dask.config.get("distributed.deploy.lost-worker-timeout") == "365 days"
+    finally:
+        pool.close()
+    assert dask.config.get("distributed.deploy.lost-worker-timeout") == before
