@@ -442,7 +442,7 @@ def full(shape, fill_value, dtype, *, buffer=None, name: str = "",
     _flag(lazy_initialization, "lazy_initialization", loc)
     t, tiles = _filled(shape, dtype, buffer, name, loc, "full")
     for tile in tiles:
-        _ins.memset(current(), tile, fill_value, loc)
+        _ins.memset(current(), tile, fill_value, loc, what="full: fill_value")
     return t
 
 
@@ -1267,8 +1267,10 @@ def rms_norm(x, w, axis, n, epsilon=1e-06, *, dtype=None, compute_dtype=None, ma
     sq = _ins.tensor_tensor(tr, x, x, Alu.mult, float32, loc, mask, what="rms_norm")
     total = _ins.tensor_reduce(tr, Alu.add, sq, axes, True, False, float32, loc, mask,
                                what="rms_norm")
-    inv = _ins.tensor_scalar(tr, total, Alu.mult, 1.0 / _ins.number(n, loc), False, Alu.add,
-                             _ins.number(epsilon, loc), False, float32, loc, None, what="rms_norm")
+    inv = _ins.tensor_scalar(tr, total, Alu.mult, 1.0 / _ins.number(n, loc, "rms_norm: n"), False,
+                             Alu.add,
+                             _ins.number(epsilon, loc, "rms_norm: epsilon"), False, float32, loc,
+                             None, what="rms_norm")
     inv = _ins.activation(tr, Act.Rsqrt, inv, None, 1.0, float32, loc, None, what="rms_norm")
     normed = _binary(x, inv, Alu.mult, float32, mask, loc, what="rms_norm")
     return _binary(normed, w, Alu.mult, cdt, mask, loc, what="rms_norm")

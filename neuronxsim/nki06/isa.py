@@ -1292,8 +1292,7 @@ def nc_find_index8(dst, data, vals, name=None):
     (all-ones where a value does not occur)."""
     loc = caller_location()
     what = "nisa.nc_find_index8"
-    if _tile(dst, loc, what, "dst").storage.dtype not in (dt.uint16, dt.uint32):
-        raise NKIError(f"{what}: dst must be uint16 or uint32", loc)
+    _ins.find_index8_dtype(_tile(dst, loc, what, "dst").storage.dtype, loc, f"{what}: dst")
     _per_lane(IT.MaxIndex, dst, data, 8, loc, what, name, _vals8(vals, data, loc, what))
 
 
