@@ -374,3 +374,16 @@ def test_operands_of_the_wrong_kind_are_refused_saying_what_they_must_be(body, m
     with pytest.raises(nki.NKIError, match=r"test_isa\.py:\d+: " + match):
         nki.trace(single_output(body), np.ones((4, 8), np.float32))
 
+
+def test_dma_transpose_past_the_partitions_is_refused_at_its_line():
+    # (a [7, 129] source made a 129-partition tile, refused only by the BIR verifier)
+    @nki.jit
+    def kernel(a):
+        out = nl.ndarray((128, 7), dtype=a.dtype, buffer=nl.shared_hbm)
+        t = nisa.dma_transpose(a)
+        nl.store(out, t[0:128, :])
+        return out
+
+    with pytest.raises(nki.NKIError, match=r"test_isa\.py:\d+: the result would span 129 "
+                                           r"partitions; a tile has at most 128\n +t = nisa"):
+        nki.trace(kernel, np.ones((7, 129), np.float32))

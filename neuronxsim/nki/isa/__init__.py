@@ -653,11 +653,11 @@ def dma_transpose(src, *, axes=None, mask=None, dtype=None, dge_mode=dge_mode.un
     if axes not in (None, (1, 0), [1, 0]) or len(src.shape) != 2:
         raise NKIError(f"dma_transpose: only 2-D transposes (axes=(1, 0)) are modelled; src "
                        f"is {list(src.shape)}, axes {axes}", loc)
+    # (the transposed tile's partitions are src's columns: result_tile refuses more than a tile has)
+    out = _ins.result_tile(tr, None, tuple(reversed(src.shape)), _dtype(dtype, loc) or src.dtype,
+                           "dma_transpose", loc)
     if not _ins.whole_or_nothing(mask, loc, "dma_transpose"):
-        return _ins.masked_out(tr.new_result(SBUF, _dtype(dtype, loc) or src.dtype,
-                                             tuple(reversed(src.shape)), "dma_transpose", loc))
-    out = tr.new_result(SBUF, _dtype(dtype, loc) or src.dtype, tuple(reversed(src.shape)),
-                        "dma_transpose", loc)
+        return _ins.masked_out(out)
     fields = _dge_fields(dge_mode, src.dtype, out.dtype, loc, "dma_transpose")
     _ins.dma_transpose(tr, IT.DMACopy, out, src, loc, "dma_transpose", fields)
     return out
