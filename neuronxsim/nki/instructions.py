@@ -790,10 +790,8 @@ def tensor_copy_general(tr, src, dtype, loc, mask, out, engine, what):
     return out
 
 
-def memset(tr, dst: Tensor, value, loc, mask=None, engine=Engine.DVE, random=False,
-           what="memset: value"):
-    """Fills ``dst`` with ``value`` (``random``: uniform values in [0, 1) instead); ``what`` names
-    ``value`` in errors."""
+def memset(tr, dst: Tensor, value, loc, mask=None, engine=Engine.DVE, what="memset: value"):
+    """Fills ``dst`` with ``value``; ``what`` names ``value`` in errors."""
     shape = dst.shape
     if mask is None:
         box = full_box(shape)
@@ -803,8 +801,7 @@ def memset(tr, dst: Tensor, value, loc, mask=None, engine=Engine.DVE, random=Fal
             return None
     acc = engine_out(tr, out_view(dst, shape, box, loc), loc, "memset", "destination", engine,
                      IT.Memset)
-    fields = {"mode": bir.MemsetMode.Random, "constant": 0.0} if random else \
-        {"mode": _MEMSET_CONST, "constant": number(value, loc, what)}
+    fields = {"mode": _MEMSET_CONST, "constant": number(value, loc, what)}
     return tr.record(IT.Memset, engine, [], [acc], fields, loc)
 
 

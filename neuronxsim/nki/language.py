@@ -1292,8 +1292,9 @@ def expand_dims(data, axis) -> Tensor:
 
 
 def rand(shape, dtype=float32) -> Tensor:
-    """A new tile of uniform random values in [0, 1) (a Random memset; the simulator's generator
-    is not the NeuronCore's, so the values differ from the hardware's)."""
+    """A new tile of uniform random values in [0, 1) from the Vector Engine's generators
+    (``gpsimd_instructions.uniform``: a float dtype only; the simulator's generator is not the
+    NeuronCore's, so the values differ from the hardware's)."""
     loc = caller_location()
     tr = current()
     d = _dtype(dtype, loc)
@@ -1301,7 +1302,7 @@ def rand(shape, dtype=float32) -> Tensor:
     if pidx or dims[0] > tile_size.pmax:
         raise NKIError(f"nl.rand makes one tile; shape {list(dims)} is not one", loc)
     out = tr.new_result(SBUF, d, dims, "rand", loc)
-    _ins.memset(tr, out, 0.0, loc, random=True)
+    _gpsimd.uniform(tr, out, loc, "nl.rand")
     return out
 
 
