@@ -53,21 +53,29 @@ _NAMES[float8_e5m2] = "float8_e5m2"
 _LOOKUPS: dict = {}
 
 
+def numpy_dtype(value) -> np.dtype | None:
+    """The NumPy dtype ``value`` spells (a dtype, a scalar type or a string), or None. Nothing
+    else names a data type: ``np.dtype`` would also take any object with a ``dtype`` attribute (a
+    tensor, an array), so a tensor passed where a dtype belongs would pass as its own dtype."""
+    if not isinstance(value, (np.dtype, type, str)):
+        return None
+    try:
+        return np.dtype(value)
+    except TypeError:
+        return None
+
+
 def as_dtype(value) -> np.dtype | None:
-    """The supported NumPy dtype ``value`` names (a dtype, a scalar type or a string), or None."""
+    """The supported NumPy dtype ``value`` names (:func:`numpy_dtype`), or None."""
     try:
         return _LOOKUPS[value]
     except (KeyError, TypeError):
         pass
-    try:
-        dt = np.dtype(value)
-    except TypeError:
+    dt = numpy_dtype(value)
+    if dt is None:  # (no spelling of a data type: nothing worth remembering)
         return None
     dt = dt if dt in _TO_BIR else None
-    try:
-        _LOOKUPS[value] = dt
-    except TypeError:
-        pass
+    _LOOKUPS[value] = dt  # (dtypes, types and strings are hashable)
     return dt
 
 

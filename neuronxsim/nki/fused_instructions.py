@@ -24,7 +24,7 @@ def _scalar_in(tr, x, shape: tuple, box, loc, what: str, name: str, engine, opco
     if x.__class__ is Tensor:
         return engine_in(tr, pointer_view(x, shape[0], box, loc, what, name), loc, what, name,
                          engine, opcode)
-    number(x, loc)
+    number(x, loc, what, name, tile=True)
     return None
 
 
@@ -54,7 +54,7 @@ def scalar_tensor_tensor(tr, data: Tensor, op0, operand0, reverse0, op1, operand
     if scalar is not None:
         ins.append(scalar)
     o = engine_out(tr, out_view(out, shape, box, loc), loc, what, "destination", engine, stt)
-    fields = {"op0": op0, "const0": 0.0 if scalar is not None else number(operand0, loc),
+    fields = {"op0": op0, "const0": 0.0 if scalar is not None else float(operand0),
               "reverse0": True if reverse0 else False, "op1": op1,
               "reverse1": True if reverse1 else False}
     op = tr.record(stt, engine, ins, [o], fields, loc)
@@ -101,9 +101,10 @@ def tensor_scalar_accumulate(tr, data: Tensor, op0, operand0, reverse0, reduce_o
         outs.append(engine_out(tr, pointer_view(reduce_res, shape[0], box, loc, what,
                                                 "reduce_res"), loc, what, "reduce_res", engine,
                                tsr))
-    fields = {"op0": op0, "const0": 0.0 if scalar is not None else number(operand0, loc),
+    fields = {"op0": op0, "const0": 0.0 if scalar is not None else float(operand0),
               "reverse0": True if reverse0 else False, "reduce_op": reduce_op, "acc": acc,
-              "initial": 0.0 if start is not None or initial is None else number(initial, loc),
+              "initial": 0.0 if start is not None or initial is None else
+              number(initial, loc, what, "the initial value"),
               "negate": True if negate else False, "cumulative": True if cumulative else False,
               "has_scalar_tensor": scalar is not None, "has_initial_tensor": start is not None}
     op = tr.record(tsr, engine, ins, outs, fields, loc)

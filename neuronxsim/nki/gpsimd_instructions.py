@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import math
 
+import ml_dtypes
+
 from neuronxsim.bir import legality, target
 
 from . import dtypes as dt
 from .errors import NKIError
 from .indexing import full_box
-from .instructions import engine_in, engine_out, legal_operand, out_view, refuse_bitvec_dtypes, result_tile
+from .instructions import (engine_in, engine_out, legal_operand, out_view, refuse_bitvec_dtypes, result_tile,
+                           tensor_scalar)
 from .opcodes import Alu
 from .tensor import SBUF, Tensor
 from .tracer import IT, Access, Engine
@@ -165,6 +168,24 @@ def rand_bits(tr, out: Tensor, engine, loc, what="rng"):
     o = (_pool_out(tr, out, IT.Rand, loc, what, "dst") if engine is Engine.Pool else
          engine_out(tr, out, loc, what, "dst", engine, IT.Rand))
     tr.record(IT.Rand, engine, [], [o], None, loc)
+
+
+def uniform(tr, out: Tensor, loc, what: str):
+    """``out`` (a float tile) filled with uniform random values in [0, 1) (both dialects'
+    nl.rand): 32 bits from the Vector Engine's generators, their top p scaled by 2^-p, p the
+    dtype's significand bits (24 for fp32, 8 for bf16), so that each value is exact in the dtype
+    and none rounds up to 1 (three instructions; the values are the simulator's XORWOW, not the
+    hardware's sequence). An integer dtype holds no value between 0 and 1: refused."""
+    if not dt.is_float(out.dtype):
+        raise NKIError(f"{what}: draws values between 0 and 1, which {dt.name(out.dtype)} cannot "
+                       "hold; use a float dtype", loc)
+    p = min(24, ml_dtypes.finfo(out.dtype).nmant + 1)
+    bits = tr.new_result(SBUF, dt.uint32, out.shape, "rand", loc)
+    rand_bits(tr, bits, Engine.DVE, loc, what=what)
+    top = tensor_scalar(tr, bits, Alu.logical_shift_right, float(32 - p), False, None, None, False,
+                        dt.uint32, loc, what=what)
+    tensor_scalar(tr, top, Alu.mult, 2.0**-p, False, None, None, False, out.dtype, loc, out=out,
+                  what=what)
 
 
 def set_rand_state(tr, src: Tensor, engine, loc, what="rand_set_state"):

@@ -454,8 +454,10 @@ def tensor_scalar_general(tr, data, op0, operand0, reverse0, op1, operand1, reve
         return masked_out(out)
     reverse0, reverse1 = True if reverse0 else False, True if reverse1 else False
     if not tile0 and not tile1:
-        fields = {"op0": op0, "const0": number(operand0, loc), "reverse0": reverse0,
-                  "op1": op1, "const1": number(operand1, loc), "reverse1": reverse1}
+        fields = {"op0": op0, "const0": number(operand0, loc, what, "operand0", tile=True),
+                  "reverse0": reverse0, "op1": op1,
+                  "const1": number(operand1, loc, what, "operand1", tile=True),
+                  "reverse1": reverse1}
         if box is None:  # the usual case (see plain_inputs)
             if record_plain(tr, IT.TensorScalar, engine, shape, ins, out, fields, loc):
                 return out
@@ -464,14 +466,15 @@ def tensor_scalar_general(tr, data, op0, operand0, reverse0, op1, operand1, reve
                         loc, what)
         return out
     if not tile0:  # the pointer form takes operand0 from a tile: make one
-        operand0 = constant_column(tr, shape[0], number(operand0, loc), loc)
+        operand0 = constant_column(tr, shape[0], number(operand0, loc, what, "operand0", tile=True),
+                                   loc)
     fields = {"op0": op0, "reverse0": reverse0, "op1": op1, "reverse1": reverse1,
               "const1": 0.0}
     if tile1:
         pointers = (("operand0", operand0), ("operand1", operand1))
     else:
         pointers = (("operand0", operand0),)
-        fields["const1"] = number(operand1, loc)
+        fields["const1"] = number(operand1, loc, what, "operand1", tile=True)
     if box is None:  # the usual case (see plain_inputs)
         if record_plain(tr, IT.TensorScalarPtr, engine, shape, ins, out, fields, loc):
             return out
@@ -548,14 +551,20 @@ def refuse_illegal_reduce(tr, op, loc, what: str) -> None:
 _REDUCE_ADD_ARCHS: set = set()
 
 
-def number(x, loc) -> float:
-    """``x`` as a float (an instruction's immediate), or an error naming what it is."""
+def number(x, loc, what: str, name: str | None = None, tile: bool = False) -> float:
+    """``x``, an instruction's immediate (an int, a float or a NumPy number), as a float; anything
+    else (a string too, which ``float`` would read) is refused saying that the operand ``what``,
+    or ``"what: name"`` when ``name`` is given (made only then), must be a number, or a number or
+    a tile where the instruction also takes a tile (``tile``), and what it got."""
     if x.__class__ is float:
         return x
-    try:
-        return float(x)
-    except (TypeError, ValueError):
-        raise NKIError(f"expected a number or a tile, got {type(x).__name__}", loc) from None
+    if not isinstance(x, (int, float, np.number, np.bool_)):
+        if name is not None:
+            what = f"{what}: {name}"
+        given = "a tile" if isinstance(x, Tensor) else type(x).__name__
+        raise NKIError(f"{what} must be {'a number or a tile' if tile else 'a number'}, not "
+                       f"{given}", loc)
+    return float(x)
 
 
 def constant_column(tr, partitions: int, value: float, loc, dtype=dt.float32) -> Tensor:
@@ -613,7 +622,7 @@ def activation_general(tr, func, data, bias, scale, dtype, loc, mask, out, acc, 
     fields = {"func": func, "acc": acc, "acc_op": acc_op, "scale": 1.0}
     if bias is not None:
         if not isinstance(bias, Tensor):
-            value = number(bias, loc)
+            value = number(bias, loc, what, "bias", tile=True)
             bias = constant_column(tr, shape[0], value, loc) if value else None
         if bias is not None:
             if bias.storage.kind != PSUM and bias.dtype not in (dt.float32, dt.float16, dt.bfloat16):
@@ -625,7 +634,7 @@ def activation_general(tr, func, data, bias, scale, dtype, loc, mask, out, acc, 
         pointers.append(("scale", scale))
         fields["has_scale_tensor"] = True
     else:
-        fields["scale"] = number(scale, loc)
+        fields["scale"] = number(scale, loc, what, "scale", tile=True)
     if box is None:  # the usual case (see plain_inputs)
         if known is None and pointers:
             ins = plain_inputs(tr, Engine.Activation, shape, None, (data,),
@@ -781,8 +790,8 @@ def tensor_copy_general(tr, src, dtype, loc, mask, out, engine, what):
     return out
 
 
-def memset(tr, dst: Tensor, value, loc, mask=None, engine=Engine.DVE, random=False):
-    """Fills ``dst`` with ``value`` (``random``: uniform values in [0, 1) instead)."""
+def memset(tr, dst: Tensor, value, loc, mask=None, engine=Engine.DVE, what="memset: value"):
+    """Fills ``dst`` with ``value``; ``what`` names ``value`` in errors."""
     shape = dst.shape
     if mask is None:
         box = full_box(shape)
@@ -792,8 +801,7 @@ def memset(tr, dst: Tensor, value, loc, mask=None, engine=Engine.DVE, random=Fal
             return None
     acc = engine_out(tr, out_view(dst, shape, box, loc), loc, "memset", "destination", engine,
                      IT.Memset)
-    fields = {"mode": bir.MemsetMode.Random, "constant": 0.0} if random else \
-        {"mode": _MEMSET_CONST, "constant": number(value, loc)}
+    fields = {"mode": _MEMSET_CONST, "constant": number(value, loc, what)}
     return tr.record(IT.Memset, engine, [], [acc], fields, loc)
 
 
@@ -803,7 +811,7 @@ def dropout(tr, data: Tensor, prob, dtype, loc, mask=None, what="dropout") -> Te
     if isinstance(prob, Tensor):
         raise NKIError(f"{what}: a drop probability held in a tile is not modelled; the "
                        "simulator takes a number", loc)
-    p = number(prob, loc)
+    p = number(prob, loc, what, "the drop probability")
     if not 0.0 <= p <= 1.0:
         raise NKIError(f"{what}: the drop probability {p} is outside [0, 1]", loc)
     shape = data.shape
@@ -872,7 +880,7 @@ def affine_select(tr, pred, on_true: Tensor, fill: float, dtype, loc, mask=None,
         return masked_out(out)
     fields = _affine_fields(pred.expr, shape, box, loc, "affine_select")
     fields["compare_op"] = _COMPARE[pred.op]
-    fields["fill_value"] = number(fill, loc)
+    fields["fill_value"] = number(fill, loc, "affine_select: on_false_value")
     record_lanewise(tr, IT.TensorScalarAffineSelect, Engine.Pool, shape, box, [on_true], [],
                     out, fields, loc, "affine_select")
     return out
@@ -884,7 +892,8 @@ def select(tr, pred: Tensor, on_true, on_false, dtype, loc, mask=None, out=None,
     tiles = [x for x in (pred, on_true, on_false) if isinstance(x, Tensor)]
     shape = broadcast_shape([t.shape for t in tiles], loc)
     if not isinstance(on_true, Tensor):
-        on_true = constant_tile(tr, shape, number(on_true, loc), dt.float32, loc)
+        on_true = constant_tile(tr, shape, number(on_true, loc, what, "x", tile=True), dt.float32,
+                                loc)
     dtype = dtype or (dt.promote(on_true.dtype, on_false.dtype) if isinstance(on_false, Tensor)
                       else on_true.dtype)
     box = plan(tr, shape, mask, tiles, loc, True)
@@ -896,7 +905,7 @@ def select(tr, pred: Tensor, on_true, on_false, dtype, loc, mask=None, out=None,
                         out, None, loc, what)
     else:
         record_lanewise(tr, IT.SelectReduce, Engine.DVE, shape, box, [pred, on_true], [], out,
-                        {"on_false_value": number(on_false, loc)}, loc, what)
+                        {"on_false_value": number(on_false, loc, what, "y", tile=True)}, loc, what)
     return out
 
 
@@ -927,7 +936,7 @@ def select_reduce(tr, dst: Tensor, pred: Tensor, on_true: Tensor, on_false, redu
     if isinstance(on_false, Tensor):
         tiles.append(on_false)  # a [P, 1] column, repeated along the lane
     else:
-        fields["on_false_value"] = number(on_false, loc)
+        fields["on_false_value"] = number(on_false, loc, "select_reduce: on_false", tile=True)
     extra = (("reduce_res", reduce_res),) if reduce_res is not None else ()
     record_lanewise(tr, IT.SelectReduce, Engine.DVE, shape, box, tiles, [], dst, fields, loc,
                     "select_reduce", outs_extra=extra)
@@ -950,7 +959,7 @@ def range_select(tr, data: Tensor, bound0: Tensor, bound1: Tensor, comp0, comp1,
     if is_empty(box):
         return masked_out(out)
     fields = {"comp_op0": comp0, "comp_op1": comp1, "range_start": int(range_start),
-              "fill_value": number(fill, loc)}
+              "fill_value": number(fill, loc, "range_select: on_false_value")}
     extra = (("reduce_res", reduce_res),) if reduce_res is not None else ()
     record_lanewise(tr, IT.RangeSelect, Engine.DVE, shape, box, [data],
                     [("bound0", bound0), ("bound1", bound1)], out, fields, loc,
@@ -974,10 +983,22 @@ def tensor_tensor_scan(tr, data0: Tensor, data1: Tensor, initial, op0, op1, dtyp
     if isinstance(initial, Tensor):
         pointers.append(("initial", initial))
     else:
-        fields["initial"] = number(initial, loc)
+        fields["initial"] = number(initial, loc, "tensor_tensor_scan: initial", tile=True)
     record_lanewise(tr, IT.TensorTensorScan, Engine.DVE, shape, box, [data0, data1], pointers,
                     out, fields, loc, "tensor_tensor_scan")
     return out
+
+
+#: The dtypes nc_find_index8 writes its indices in ("uint16 or uint32" on both dialects' pages).
+FIND_INDEX8_DTYPES = (dt.uint16, dt.uint32)
+
+
+def find_index8_dtype(d, loc, what: str):
+    """``d``, the dtype of nc_find_index8's indices, if it is one of :data:`FIND_INDEX8_DTYPES`;
+    else an error naming ``what``."""
+    if d not in FIND_INDEX8_DTYPES:
+        raise NKIError(f"{what} must be uint16 or uint32, not {dt.name(d)}", loc)
+    return d
 
 
 def per_lane(tr, opcode, data: Tensor, out_free: int, dtype, loc, mask, what: str,

@@ -442,7 +442,7 @@ def full(shape, fill_value, dtype, *, buffer=None, name: str = "",
     _flag(lazy_initialization, "lazy_initialization", loc)
     t, tiles = _filled(shape, dtype, buffer, name, loc, "full")
     for tile in tiles:
-        _ins.memset(current(), tile, fill_value, loc)
+        _ins.memset(current(), tile, fill_value, loc, what="full: fill_value")
     return t
 
 
@@ -1267,8 +1267,10 @@ def rms_norm(x, w, axis, n, epsilon=1e-06, *, dtype=None, compute_dtype=None, ma
     sq = _ins.tensor_tensor(tr, x, x, Alu.mult, float32, loc, mask, what="rms_norm")
     total = _ins.tensor_reduce(tr, Alu.add, sq, axes, True, False, float32, loc, mask,
                                what="rms_norm")
-    inv = _ins.tensor_scalar(tr, total, Alu.mult, 1.0 / _ins.number(n, loc), False, Alu.add,
-                             _ins.number(epsilon, loc), False, float32, loc, None, what="rms_norm")
+    inv = _ins.tensor_scalar(tr, total, Alu.mult, 1.0 / _ins.number(n, loc, "rms_norm: n"), False,
+                             Alu.add,
+                             _ins.number(epsilon, loc, "rms_norm: epsilon"), False, float32, loc,
+                             None, what="rms_norm")
     inv = _ins.activation(tr, Act.Rsqrt, inv, None, 1.0, float32, loc, None, what="rms_norm")
     normed = _binary(x, inv, Alu.mult, float32, mask, loc, what="rms_norm")
     return _binary(normed, w, Alu.mult, cdt, mask, loc, what="rms_norm")
@@ -1290,8 +1292,9 @@ def expand_dims(data, axis) -> Tensor:
 
 
 def rand(shape, dtype=float32) -> Tensor:
-    """A new tile of uniform random values in [0, 1) (a Random memset; the simulator's generator
-    is not the NeuronCore's, so the values differ from the hardware's)."""
+    """A new tile of uniform random values in [0, 1) from the Vector Engine's generators
+    (``gpsimd_instructions.uniform``: a float dtype only; the simulator's generator is not the
+    NeuronCore's, so the values differ from the hardware's)."""
     loc = caller_location()
     tr = current()
     d = _dtype(dtype, loc)
@@ -1299,7 +1302,7 @@ def rand(shape, dtype=float32) -> Tensor:
     if pidx or dims[0] > tile_size.pmax:
         raise NKIError(f"nl.rand makes one tile; shape {list(dims)} is not one", loc)
     out = tr.new_result(SBUF, d, dims, "rand", loc)
-    _ins.memset(tr, out, 0.0, loc, random=True)
+    _gpsimd.uniform(tr, out, loc, "nl.rand")
     return out
 
 

@@ -91,10 +91,7 @@ def resolve(value, arch: str, loc, what: str = "dtype") -> np.dtype:
     d = _dt.as_dtype(value)
     if d is not None:
         return d
-    try:
-        npd = np.dtype(value)
-    except TypeError:
-        npd = None
+    npd = _dt.numpy_dtype(value)
     if npd is not None and npd in _V4_NUMPY:
         raise NKIError(f"{what}: {_V4_NUMPY[npd]} is " +
                        _V4.format(arch=arch, core=CORE_NAMES.get(arch, arch)), loc)

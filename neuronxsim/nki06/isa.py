@@ -41,7 +41,7 @@ from .language import _as, _v4_only, dma_record
 from .language import equal as _equal, maximum as _maximum
 from .registers import (VirtualRegister, register_alloc, register_load,  # noqa: F401
                         register_move, register_store)
-from .tensor import NKIObject, NkiTensor, _int, check_written, on_chip_view
+from .tensor import NKIObject, NkiTensor, _int, check_written, on_chip_view, same_elements
 
 
 # ---- enums and constants ----
@@ -555,14 +555,9 @@ def dma_compute(dst, srcs, reduce_op, scales=None, unique_indices=True,
 
 def _indirect_rmw(tr, dst: NkiTensor, srcs: list, indirect: list, oob_is_err: bool, loc, what):
     """dma_compute's read-modify-write modes: exactly two sources, one of them ``dst``."""
-
-    def is_dst(s):
-        return s._indirect is dst._indirect and same_view(s._view, dst._view) or \
-            (s._indirect is None and dst._indirect is None and same_view(s._view, dst._view))
-
-    if len(srcs) != 2 or sum(1 for s in srcs if is_dst(s)) != 1:
+    if len(srcs) != 2 or sum(1 for s in srcs if same_elements(s, dst)) != 1:
         raise NKIError(f"{what}: with vector_offset, srcs holds dst and one data tensor", loc)
-    (data,) = [s for s in srcs if not is_dst(s)]
+    (data,) = [s for s in srcs if not same_elements(s, dst)]
     if dst._indirect is not None:  # scatter: dst(HBM)[indices] += data(SBUF)
         if dst._indirect.kind != "vector" or data._indirect is not None or not data._on_chip:
             raise NKIError(f"{what}: a scatter read-modify-write adds an SBUF tile into HBM rows "
@@ -1297,8 +1292,7 @@ def nc_find_index8(dst, data, vals, name=None):
     (all-ones where a value does not occur)."""
     loc = caller_location()
     what = "nisa.nc_find_index8"
-    if _tile(dst, loc, what, "dst").storage.dtype not in (dt.uint16, dt.uint32):
-        raise NKIError(f"{what}: dst must be uint16 or uint32", loc)
+    _ins.find_index8_dtype(_tile(dst, loc, what, "dst").storage.dtype, loc, f"{what}: dst")
     _per_lane(IT.MaxIndex, dst, data, 8, loc, what, name, _vals8(vals, data, loc, what))
 
 

@@ -20,7 +20,6 @@ import contextlib
 import math
 import os
 
-import ml_dtypes
 import numpy as np
 
 from neuronxsim import bir
@@ -407,21 +406,11 @@ def empty_like(x, dtype=None, buffer=None, name="") -> NkiTensor:
 
 @api
 def rand(shape, dtype, buffer=sbuf, name="") -> NkiTensor:
-    """Uniform random values in [0, 1): 32 bits from the Vector Engine's generators (which
-    nl.random_seed seeds), their top p scaled by 2^-p, p the dtype's significand bits (24 for
-    fp32, 8 for bf16), so that each value is exact in the dtype and none rounds up to 1 (three
-    instructions; the values are the simulator's XORWOW, not the hardware's sequence)."""
+    """Uniform random values in [0, 1) from the Vector Engine's generators, which
+    nl.random_seed seeds (``gpsimd_instructions.uniform``: a float dtype only)."""
     loc = caller_location()
-    tr = current()
     t = _on_chip_new(shape, dtype, buffer, name, loc, "rand")
-    view = t._view
-    p = builtins.min(24, ml_dtypes.finfo(view.dtype).nmant + 1) if dt.is_float(view.dtype) else 24
-    bits = tr.new_result(SBUF, uint32, view.shape, "rand", loc)
-    _gpsimd.rand_bits(tr, bits, Engine.DVE, loc, what="nl.rand")
-    top = _ins.tensor_scalar(tr, bits, Alu.logical_shift_right, float(32 - p), False, None, None,
-                             False, uint32, loc, what="nl.rand")
-    _ins.tensor_scalar(tr, top, Alu.mult, 2.0**-p, False, None, None, False, view.dtype, loc,
-                       out=view, what="nl.rand")
+    _gpsimd.uniform(current(), t._view, loc, "nl.rand")
     return t
 
 

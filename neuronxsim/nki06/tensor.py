@@ -24,7 +24,7 @@ from neuronxsim.errors import BIRError
 from neuronxsim.nki.errors import NKIError, caller_location
 from neuronxsim.nki.indexing import LoopIndex
 from neuronxsim.nki.tensor import (HBM, INPUT, PSUM, SBUF, SHARED_HBM, Tensor, new_view,
-                                   reinterpret_refusal)
+                                   reinterpret_refusal, same_view)
 from neuronxsim.nki.tracer import current
 from neuronxsim.starfish.lib import _core
 
@@ -474,6 +474,24 @@ class NkiTensor(NKIObject):
             raise NKIError(f"{what}: takes no indirect (runtime-indexed) view; this one comes from "
                            f"a {self._indirect.kind} offset", loc)
         return self._view
+
+
+def same_elements(a: NkiTensor, b: NkiTensor) -> bool:
+    """Whether ``a`` and ``b`` address the same elements: the same view of the same storage, and
+    the same run-time index if any (of one kind, dimension and steps, read from one register or
+    from one view of the same index tensor). Two views written alike are two objects; what they
+    address is what matters."""
+    if not same_view(a._view, b._view):
+        return False
+    i, j = a._indirect, b._indirect
+    if i is j:
+        return True
+    if i is None or j is None or (i.kind, i.dim, i.row_step, i.rows) != \
+            (j.kind, j.dim, j.row_step, j.rows):
+        return False
+    x, y = i.index, j.index
+    return x is y or isinstance(x, NkiTensor) and isinstance(y, NkiTensor) and \
+        same_elements(x, y)
 
 
 def _wrap(view: Tensor, buffer: MemoryRegion, indirect=None) -> NkiTensor:

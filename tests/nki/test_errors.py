@@ -280,3 +280,14 @@ def test_errors_outside_a_kernel():
         nl.load(A)
     with pytest.raises(nki.NKIError, match="returns nothing"):
         nki.trace(lambda a: None, A)
+
+
+@nki.jit
+def tensor_as_dtype(a):
+    return nl.exp(nl.load(a), dtype=a)  # ERR:tensordtype
+
+
+def test_a_tensor_where_a_dtype_belongs_is_refused():
+    # (np.dtype takes any object with a .dtype: the tensor passed as its own dtype)
+    assert_located(trace_error(tensor_as_dtype, A), "tensordtype",
+                   "dtype <nki tensor a shared_hbm float32[128, 512]> is not an NKI data type")

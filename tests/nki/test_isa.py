@@ -354,3 +354,36 @@ def test_dma_copy_oob_mode_skip_leaves_out_of_range_rows_and_applies_to_gathers_
         nki.trace(plain, data)
     with pytest.raises(nki.NKIError, match="oob_mode must be"):
         nki.trace(gather("wrap"), data, idx)
+
+
+@pytest.mark.parametrize("body,match", [
+    (lambda t: nisa.affine_select(nl.arange(4)[:, None] - nl.arange(8)[None, :] >= 0, t, t),
+     "affine_select: on_false_value must be a number, not a tile"),
+    (lambda t: nisa.dropout(t, "0.5"), "dropout: the drop probability must be a number, not str"),
+    (lambda t: nisa.tensor_scalar(t, np.add, "2"),
+     "tensor_scalar: operand0 must be a number or a tile, not str"),
+    (lambda t: nisa.nc_match_replace8(data=t, vals=nisa.max8(src=t), imm=t[:, 0:1]),
+     "nc_match_replace8: imm must be a number, not a tile"),
+    (lambda t: nisa.nc_find_index8(data=t, vals=nisa.max8(src=t), dtype=nl.int32),
+     "nc_find_index8: dtype must be uint16 or uint32, not int32"),
+])
+def test_operands_of_the_wrong_kind_are_refused_saying_what_they_must_be(body, match):
+    # (a tile given as on_false_value was "expected a number or a tile, got Tensor"; a string
+    # probability was read by float(); imm as a tile failed as "a Python integer"; int32
+    # indices were taken where the page allows uint16 or uint32)
+    with pytest.raises(nki.NKIError, match=r"test_isa\.py:\d+: " + match):
+        nki.trace(single_output(body), np.ones((4, 8), np.float32))
+
+
+def test_dma_transpose_past_the_partitions_is_refused_at_its_line():
+    # (a [7, 129] source made a 129-partition tile, refused only by the BIR verifier)
+    @nki.jit
+    def kernel(a):
+        out = nl.ndarray((128, 7), dtype=a.dtype, buffer=nl.shared_hbm)
+        t = nisa.dma_transpose(a)
+        nl.store(out, t[0:128, :])
+        return out
+
+    with pytest.raises(nki.NKIError, match=r"test_isa\.py:\d+: the result would span 129 "
+                                           r"partitions; a tile has at most 128\n +t = nisa"):
+        nki.trace(kernel, np.ones((7, 129), np.float32))

@@ -169,3 +169,21 @@ def test_nc_transpose_keeps_the_dtype(engine):
                     out_shape=(8, 4), out_dtype=nl.float32)
     with pytest.raises(NKIError, match=r"nisa\.nc_transpose: dst \(float32\) must have data's dtype \(float16\)"):
         run(k, np.ones((4, 8), np.float16))
+
+
+@pytest.mark.parametrize("body", [
+    lambda a, x: nl.add(x, x, x),  # (nl.add's third parameter is dtype)
+    lambda a, x: nl.exp(x, dtype=a),
+    lambda a, x: nl.ndarray(x.shape, dtype=x, buffer=nl.sbuf),
+])
+def test_a_tensor_where_a_dtype_belongs_is_refused(body):
+    # (np.dtype takes any object with a .dtype: nl.add(x, y, z) was x + y in z's dtype)
+    @nki.jit
+    def k(a):
+        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        body(a, nl.load(a))
+        return out
+
+    with pytest.raises(NKIError, match=r"test_bad_input\.py:\d+: .*dtype: <NkiTensor .*> is not "
+                                       r"an NKI data type \(nl\.bool_"):
+        run(k, np.ones((4, 4), np.float32))

@@ -117,3 +117,31 @@ def test_dma_at_a_run_time_scalar_offset(offset, rng):
     assert modes == [bir.DmaMode.Dynamic] * 2
     with pytest.raises(SimulationError, match="index 40 .* is outside"):
         run(moved, data, np.array([[37]], np.int32))
+
+
+def test_dma_compute_scatter_add_names_dst_by_what_it_addresses(rng):
+    # (dst and the source matching it, written as two views alike, were compared as objects and
+    # refused; a view indexed by another tensor of the same indices is another address)
+    from neuronxsim.nki.errors import NKIError
+    table = (rng.integers(-8, 9, (300, 40)) / 4).astype(np.float32)
+    data = (rng.integers(-8, 9, (128, 40)) / 4).astype(np.float32)
+    idx = rng.permutation(300)[:128].reshape(128, 1).astype(np.int32)
+
+    def kernel(second_index):
+        @nki.jit
+        def scatter_add(tb, d, i):
+            t, ix = _load(d), _load(i)
+            iy = _load(i) if second_index else ix
+            out = nl.ndarray(tb.shape, dtype=tb.dtype, buffer=nl.shared_hbm)
+            nisa.dma_copy(dst=out, src=tb)
+            nisa.dma_compute(dst=out.vector_select(0, ix), srcs=[out.vector_select(0, iy), t],
+                             reduce_op=nl.add)
+            return out
+        return scatter_add
+
+    want = table.copy()
+    want[idx[:, 0]] += data
+    np.testing.assert_array_equal(run(kernel(False), table, data, idx), want)
+    with pytest.raises(NKIError, match=r"test_dma_indirect\.py:\d+: nisa\.dma_compute: with "
+                                       r"vector_offset, srcs holds dst and one data tensor"):
+        run(kernel(True), table, data, idx)

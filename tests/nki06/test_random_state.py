@@ -126,3 +126,16 @@ def test_refusals():
 
     with pytest.raises(NKIError, match="int8, int16, int32, uint8, uint16 or uint32"):
         run(float_bits, np.zeros((1, 1), np.float32))
+
+
+def test_rand_of_an_integer_dtype_is_refused():
+    # (nl.rand's page: values "between 0 and 1"; an int32 tensor was a coin flip of 0 and 1)
+    @nki.jit
+    def kernel():
+        out = nl.ndarray((4, 8), dtype=nl.int32, buffer=nl.shared_hbm)
+        nl.store(out, nl.rand((4, 8), dtype=nl.int32))
+        return out
+
+    with pytest.raises(NKIError, match=r"test_random_state\.py:\d+: nl\.rand: draws values "
+                                       r"between 0 and 1, which int32 cannot hold"):
+        run(kernel)

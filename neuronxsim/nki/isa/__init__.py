@@ -447,8 +447,9 @@ def nc_find_index8(*, data, vals, mask=None, dtype=None):
     loc = caller_location()
     data = _tile(data, loc, "nc_find_index8: data")
     vals = _vals8(vals, data, loc, "nc_find_index8")
-    return _ins.per_lane(current(), IT.MaxIndex, data, 8, _dtype(dtype, loc) or _dt.uint32, loc,
-                         mask, "nc_find_index8", extra_in=vals)
+    d = _ins.find_index8_dtype(_dtype(dtype, loc) or _dt.uint32, loc, "nc_find_index8: dtype")
+    return _ins.per_lane(current(), IT.MaxIndex, data, 8, d, loc, mask, "nc_find_index8",
+                         extra_in=vals)
 
 
 def _vals8(vals, data, loc, what):
@@ -465,6 +466,7 @@ def nc_match_replace8(*, data, vals, imm, dst_idx=None, mask=None, dtype=None):
     tr = current()
     data = _tile(data, loc, "nc_match_replace8: data")
     vals = _vals8(vals, data, loc, "nc_match_replace8")
+    imm = _ins.number(imm, loc, "nc_match_replace8: imm")
     _ins.refuse_illegal_size(tr, IT.MatchReplace, data, loc, "nc_match_replace8")
     shape = data.shape
     box = _ins.plan(tr, shape, mask, (data,), loc)
@@ -484,7 +486,7 @@ def nc_match_replace8(*, data, vals, imm, dst_idx=None, mask=None, dtype=None):
         dst_idx = _tile(dst_idx, loc, "nc_match_replace8: dst_idx")
         outs.append(_ins.engine_out(tr, dst_idx.restrict(0, lo, hi), loc, what, "dst_idx",
                                     Engine.DVE, mr))
-    tr.record(mr, Engine.DVE, ins, outs, {"imm_value": float(imm)}, loc)
+    tr.record(mr, Engine.DVE, ins, outs, {"imm_value": imm}, loc)
     return out
 
 
@@ -610,7 +612,8 @@ def tensor_copy_predicated(*, src, dst, predicate, reverse_pred=False, mask=None
         raise NKIError("tensor_copy_predicated: src and dst share one dtype; dtype cannot "
                        "change it", loc)
     if not isinstance(src, Tensor):
-        src = _ins.constant_tile(tr, dst.shape, _ins.number(src, loc), dst.dtype, loc)
+        src = _ins.constant_tile(tr, dst.shape, _ins.number(src, loc, "tensor_copy_predicated: src",
+                                                            tile=True), dst.dtype, loc)
     src = _tile(src, loc, "tensor_copy_predicated: src")
     if src.dtype != dst.dtype:
         raise NKIError(f"tensor_copy_predicated: src ({_dt.name(src.dtype)}) and dst "
@@ -650,11 +653,11 @@ def dma_transpose(src, *, axes=None, mask=None, dtype=None, dge_mode=dge_mode.un
     if axes not in (None, (1, 0), [1, 0]) or len(src.shape) != 2:
         raise NKIError(f"dma_transpose: only 2-D transposes (axes=(1, 0)) are modelled; src "
                        f"is {list(src.shape)}, axes {axes}", loc)
+    # (the transposed tile's partitions are src's columns: result_tile refuses more than a tile has)
+    out = _ins.result_tile(tr, None, tuple(reversed(src.shape)), _dtype(dtype, loc) or src.dtype,
+                           "dma_transpose", loc)
     if not _ins.whole_or_nothing(mask, loc, "dma_transpose"):
-        return _ins.masked_out(tr.new_result(SBUF, _dtype(dtype, loc) or src.dtype,
-                                             tuple(reversed(src.shape)), "dma_transpose", loc))
-    out = tr.new_result(SBUF, _dtype(dtype, loc) or src.dtype, tuple(reversed(src.shape)),
-                        "dma_transpose", loc)
+        return _ins.masked_out(out)
     fields = _dge_fields(dge_mode, src.dtype, out.dtype, loc, "dma_transpose")
     _ins.dma_transpose(tr, IT.DMACopy, out, src, loc, "dma_transpose", fields)
     return out
