@@ -228,7 +228,8 @@ SimResult Simulator::run() {
   Scheduler sched(cfg, prog.tensors);
   if (opts_.records) res.records.reserve(res.instructions);
 
-  // Multi-core: each kernel's launch time (its first instruction's start) on the cores before.
+  // Multi-core: each kernel's launch time on the cores before: when its first instruction issued
+  // (a DMA's trigger, the time `notBefore` bounds; its transfer starts a DMA latency later).
   const bool multiCore = prog.cores.size() > 1;
   std::unordered_map<std::string, double> launched;
   uint64_t doneBefore = 0;  // instructions of the cores run before this one
@@ -258,7 +259,7 @@ SimResult Simulator::run() {
         }
       }
       Record r = sched.schedule(cp, d, notBefore);
-      if (kernel && !kernel->empty()) launchedHere.try_emplace(*kernel, r.start_ns);
+      if (kernel && !kernel->empty()) launchedHere.try_emplace(*kernel, r.issue_ns);
       if (d.track == kTrackPE || d.wholeCore) peFlops += d.flops;  // a kernel node: its matmuls
       if (opts_.records) {
         r.inst = i;
