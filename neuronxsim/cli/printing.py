@@ -31,10 +31,10 @@ def warn(line: str) -> None:
     print(f"neuronxsim: warning: {line}", file=sys.stderr)
 
 
-def warn_unwritten_outputs(report) -> None:
-    """A warning for each output the simulation left partly unwritten (a ``pipeline.Report``'s
-    ``unwritten_outputs``)."""
-    for unwritten in report.unwritten_outputs:
+def warn_unwritten_outputs(simulated) -> None:
+    """A warning for each output the simulation left partly unwritten (the ``unwritten_outputs``
+    of a ``pipeline.Report`` or a ``sim.SimResult``)."""
+    for unwritten in simulated.unwritten_outputs:
         warn(str(unwritten))
 
 
