@@ -47,6 +47,7 @@ class UnwrittenOutput:
                 f"(the first at {list(self.first_index)}); they read as {value}")
 
     def to_json(self) -> dict:
+        """The fields as a JSON object (``first_index`` a list), as reports carry it."""
         return {"name": self.name, "dtype": self.dtype, "elements": self.elements, "size": self.size,
                 "first_index": list(self.first_index)}
 
