@@ -47,6 +47,7 @@ from neuronxsim import bir
 from neuronxsim.bir import target
 from neuronxsim.cli.kernel_report import KernelNode, KernelRow, engine_busy, kernel_nodes, kernel_rows
 from neuronxsim.errors import CodegenError, KernelError
+from neuronxsim.sim.result import UnwrittenOutput
 
 #: BIR's name of each NeuronCore generation the pipeline takes (the target description's).
 ARCHS: Dict[str, str] = {arch: target.bir_arch(arch) for arch in target.ARCHS}
@@ -245,25 +246,28 @@ def simulate(resolved: Union[Resolved, bir.Module], inputs: Optional[Mapping[str
 @dataclasses.dataclass
 class Report:
     """Where a simulated module's time went: one row per kernel node (see
-    ``neuronxsim.cli.kernel_report``) and the whole module's busy share per engine."""
+    ``neuronxsim.cli.kernel_report``) and the whole module's busy share per engine; and the
+    outputs the run left partly unwritten (``neuronxsim.sim.UnwrittenOutput``)."""
     rows: List[KernelRow]
     engine_busy: Dict[str, float]
     total_ns: float
     cycles: int
     instructions: int
     pe_mfu: float
+    unwritten_outputs: Tuple[UnwrittenOutput, ...] = ()
 
     def to_json(self) -> dict:
         return {"total_ns": self.total_ns, "cycles": self.cycles, "instructions": self.instructions,
                 "pe_mfu": self.pe_mfu, "engine_busy": dict(self.engine_busy),
-                "kernels": [r.to_json() for r in self.rows]}
+                "kernels": [r.to_json() for r in self.rows],
+                "unwritten_outputs": [u.to_json() for u in self.unwritten_outputs]}
 
 
 def report(result, nodes: List[KernelNode]) -> Report:
     """The per-kernel rows and engine busy shares of ``result`` (of a module resolved from
-    ``nodes``; empty rows when there were none)."""
+    ``nodes``; empty rows when there were none), and its unwritten outputs."""
     return Report(kernel_rows(result, nodes) if nodes else [], engine_busy(result), result.total_ns,
-                  result.cycles, result.instruction_count, result.pe_mfu)
+                  result.cycles, result.instruction_count, result.pe_mfu, result.unwritten_outputs)
 
 
 # ---- the flat list ----

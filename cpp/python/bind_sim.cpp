@@ -271,6 +271,12 @@ void bindSim(py::module_& m) {
         sim::writeTrace(r, path, progress);
       }, py::arg("path"), py::arg("progress") = nullptr,
          "Writes the trace file; `progress` (a TraceProgress) is updated as it goes.")
+      .def_property_readonly("unwritten_outputs", [](const SimResult& r) {
+        py::list out;
+        for (const auto& u : r.unwritten_outputs) out.append(py::make_tuple(u.name, u.elements, u.first));
+        return out;
+      }, "(name, elements never written, the first one's flat index) of each Output tensor the run left "
+         "partly unwritten (full mode), in the module's tensor order.")
       .def_property_readonly("prints", [](const SimResult& r) {
         py::list out;
         for (const auto& p : r.prints) {

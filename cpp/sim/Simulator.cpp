@@ -2,6 +2,7 @@
 
 #include "Numerics.h"
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <cstring>
@@ -69,20 +70,28 @@ void returnGemm(std::unique_ptr<GemmEngine> g) {
 // The elements of an Output tensor no instruction wrote read as NaN (0 for integer dtypes), not
 // as whatever the caller's buffer held. Filled after the run, so the caller need not fill its
 // arrays first: the run's own stores are their first touch, on the worker threads for large
-// DMAs. (Writes are whole elements, so a run of unwritten bytes is one of whole elements.)
-void fillUnwritten(DramTensor& t) {
+// DMAs. Returns what it filled: every element with a byte no instruction wrote (a view of
+// another element size may write part of an element; the whole element is filled).
+UnwrittenOutput fillUnwritten(DramTensor& t) {
+  UnwrittenOutput filled{t.name, 0, -1};
   const int es = bir::dtypeSize(t.dtype);
   uint8_t value[8] = {};
   if (bir::isFloat(t.dtype)) storeElement(t.dtype, value, std::numeric_limits<float>::quiet_NaN());
   const BitSet& written = t.mem.written;
+  int64_t next = 0;  // the first element not filled yet
   for (int64_t i = 0; i < t.bytes;) {
     const int64_t lo = written.firstClear(i, t.bytes - i);
     if (lo < 0) break;
     int64_t hi = written.firstSet(lo, t.bytes - lo);
     if (hi < 0) hi = t.bytes;
-    for (int64_t b = lo / es * es; b < hi; b += es) std::memcpy(t.mem.data + b, value, static_cast<size_t>(es));
+    const int64_t first = std::max(lo / es, next), end = (hi - 1) / es + 1;
+    if (filled.first < 0) filled.first = first;
+    filled.elements += end - first;
+    for (int64_t e = first; e < end; ++e) std::memcpy(t.mem.data + e * es, value, static_cast<size_t>(es));
+    next = end;
     i = hi;
   }
+  return filled;
 }
 }  // namespace
 
@@ -228,7 +237,8 @@ SimResult Simulator::run() {
   Scheduler sched(cfg, prog.tensors);
   if (opts_.records) res.records.reserve(res.instructions);
 
-  // Multi-core: each kernel's launch time (its first instruction's start) on the cores before.
+  // Multi-core: each kernel's launch time on the cores before: when its first instruction issued
+  // (a DMA's trigger, the time `notBefore` bounds; its transfer starts a DMA latency later).
   const bool multiCore = prog.cores.size() > 1;
   std::unordered_map<std::string, double> launched;
   uint64_t doneBefore = 0;  // instructions of the cores run before this one
@@ -258,7 +268,7 @@ SimResult Simulator::run() {
         }
       }
       Record r = sched.schedule(cp, d, notBefore);
-      if (kernel && !kernel->empty()) launchedHere.try_emplace(*kernel, r.start_ns);
+      if (kernel && !kernel->empty()) launchedHere.try_emplace(*kernel, r.issue_ns);
       if (d.track == kTrackPE || d.wholeCore) peFlops += d.flops;  // a kernel node: its matmuls
       if (opts_.records) {
         r.inst = i;
@@ -288,7 +298,8 @@ SimResult Simulator::run() {
 
   if (full)
     for (auto& t : dram)
-      if (t.type == bir::MemoryType::Output) fillUnwritten(t);
+      if (t.type == bir::MemoryType::Output)
+        if (UnwrittenOutput u = fillUnwritten(t); u.elements > 0) res.unwritten_outputs.push_back(std::move(u));
   if (state) returnState(std::move(state));
   if (gemm) returnGemm(std::move(gemm));
   // Keep the DRAM tensors we own (outputs the caller did not bind, internal tensors).

@@ -48,6 +48,14 @@ struct CoreResult {
   TrackStats tracks[kMaxTracks];
 };
 
+// An Output tensor that the run left partly (or wholly) unwritten: those elements read as NaN
+// (floats) or 0 (integers). Not an error: a kernel may leave part of an output alone.
+struct UnwrittenOutput {
+  std::string name;
+  int64_t elements = 0;  // elements with a byte no instruction wrote
+  int64_t first = -1;    // the first such element's flat (row-major) index
+};
+
 struct SimResult {
   SimResult() = default;
   SimResult(SimResult&&) = default;
@@ -69,6 +77,7 @@ struct SimResult {
   double prepare_seconds = 0, run_seconds = 0, run_cpu_seconds = 0;
   std::shared_ptr<const Program> program;       // resolves records to instructions
   std::vector<std::unique_ptr<DramTensor>> tensors;  // owned DRAM (outputs not bound by the caller)
+  std::vector<UnwrittenOutput> unwritten_outputs;   // full mode: in the module's tensor order
 
   const DecodedInst& decoded(const Record& r) const;
   const bir::Instruction& instruction(const Record& r) const { return *decoded(r).inst; }

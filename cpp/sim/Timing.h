@@ -19,8 +19,9 @@
 //             writes are visible access_ns (the completion semaphore) after it ends.
 //   kernel node (timing mode): waits for every engine and queue and occupies them all.
 // Multi-core modules: the cores of a multi-core kernel launch together, so on a later core an
-// instruction of a kernel an earlier core also ran starts no earlier than that kernel's first
-// instruction there (Simulator::run passes it as `notBefore`).
+// instruction of a kernel an earlier core also ran issues no earlier than that kernel's first
+// instruction issued there (Simulator::run passes it as `notBefore`, which bounds the issue: a
+// DMA's trigger, any other instruction's start).
 // Reads release their ranges when the engine is done with them (start + busy; DMA: the transfer's
 // end), writes when the data is visible (end; DMA: end + access_ns), each plus the semaphore wait
 // (hazardReleases).

@@ -91,6 +91,17 @@ void KernelSplicer::checkAllInterfaceTensorsBound() const {
     }
 }
 
+void KernelSplicer::checkOnChipTensorsInsideNodeBuffers() const {
+  for (const auto& set : r_.kernel->allocations())
+    for (const auto& loc : set->locations) {
+      if (!loc->isOnChip()) continue;
+      const bool sbuf = loc->type == bir::MemoryType::SB;
+      requireInsideNodeBuffer(sbuf ? "SBUF" : "PSUM", loc->addr, loc->bytes_per_partition,
+                              sbuf ? r_.buffers.sbuf_bytes : r_.buffers.psumBytes(),
+                              r_.where + ": kernel tensor '" + loc->name + "'");
+    }
+}
+
 AccessPattern KernelSplicer::rewrite(const AccessPattern& ap, const bir::Instruction& I,
                                      const std::string& operand) const {
   if (ap.isImmediate()) return ap;
@@ -148,6 +159,7 @@ std::vector<std::unique_ptr<bir::Instruction>> KernelSplicer::run() {
   for (size_t j = 0; j < r_.outs.size(); ++j)
     bind(r_.func_outs[j], r_.outs[j], "outs[" + std::to_string(j) + "]");
   checkAllInterfaceTensorsBound();
+  checkOnChipTensorsInsideNodeBuffers();
 
   // Rewrite everything that can fail before the host changes.
   std::vector<std::unique_ptr<bir::Instruction>> out;

@@ -11,7 +11,8 @@
 //    operand's dims; anything else is a KernelError naming the instruction and the pattern.
 //  * Copies. The kernel's SBUF/PSUM tensors and internal DRAM tensors are added to the host with
 //    unique names "<node>/<tensor>", at the kernel's addresses (the node's sb_buf_shape /
-//    psum_buf_shape reserve that space; the simulator orders accesses by address).
+//    psum_buf_shape reserve that space, so an on-chip tensor outside it is a KernelError; the
+//    simulator orders accesses by address).
 //  * Instructions. Every kernel instruction, in program order across its blocks, is copied with
 //    the name "<node>/<name>" (made unique), its source kept and `kernel` set to the node's name.
 #pragma once
@@ -22,6 +23,7 @@
 #include <vector>
 
 #include "bir/Module.h"
+#include "walrus/NodeBuffers.h"
 
 namespace walrus {
 
@@ -33,6 +35,7 @@ struct SpliceRequest {
   std::vector<bir::AccessPattern> outs;
   std::string node_name;                   // prefix of new names; each instruction's `kernel`
   std::string where;                       // the node's position, for messages
+  NodeBuffers buffers;                     // the on-chip memory the node reserves
 };
 
 class KernelSplicer {
@@ -48,6 +51,7 @@ class KernelSplicer {
   struct Binding;
   void bind(const std::string& tensor, const bir::AccessPattern& operand, const std::string& side);
   void checkAllInterfaceTensorsBound() const;
+  void checkOnChipTensorsInsideNodeBuffers() const;
   void copyInternalTensors();
   bir::AccessPattern rewrite(const bir::AccessPattern& ap, const bir::Instruction& I,
                              const std::string& operand) const;

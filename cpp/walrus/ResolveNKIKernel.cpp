@@ -24,7 +24,7 @@ std::unique_ptr<bir::Module> loadNKIKernel(const bir::InstNKIKernel& node, const
 
 size_t resolveNKIKernel(bir::InstNKIKernel& node, const FileScope& files) {
   const auto kernel = loadNKIKernel(node, files);
-  return spliceKernelNode(node, *kernel, {node.func_args, node.func_outs, std::nullopt});
+  return spliceKernelNode(node, *kernel, {node.func_args, node.func_outs, std::nullopt, node.sb_buf_shape, node.psum_buf_shape});
 }
 
 }  // namespace walrus

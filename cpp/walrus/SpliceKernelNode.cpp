@@ -3,6 +3,7 @@
 #include "bir/Error.h"
 #include "walrus/Clone.h"
 #include "walrus/KernelSplicer.h"
+#include "walrus/NodeBuffers.h"
 
 namespace walrus {
 namespace {
@@ -95,10 +96,16 @@ size_t spliceKernelNode(bir::Instruction& node, const Module& kernel,
   if (nk > 1 && core >= nk)
     throw KernelError(where + ": NeuronCoreId " + std::to_string(core) +
                       " has no function in the kernel's " + std::to_string(nk));
+  NodeBuffers buffers;
+  try {
+    buffers = nodeBuffers(interface.sb_buf_shape, interface.psum_buf_shape, moduleMachine(m.arch));
+  } catch (const KernelError& e) {
+    throw KernelError(where + ": " + e.what());
+  }
   auto request = [&](int64_t k, std::vector<AccessPattern> ins, std::vector<AccessPattern> outs,
                      const std::string& at) {
     return SpliceRequest{kernel.functions()[static_cast<size_t>(k)].get(), interface.func_args,
-                         interface.func_outs, std::move(ins), std::move(outs), node.name, at};
+                         interface.func_outs, std::move(ins), std::move(outs), node.name, at, buffers};
   };
   auto code = KernelSplicer(host, request(nk == 1 ? 0 : core, node.ins, node.outs, where)).run();
 

@@ -28,10 +28,15 @@ struct KernelNodeInterface {
   // several functions is refused, not half spliced). IT55 has none: a node takes
   // kernel.functions[NeuronCoreId], or the one function of a one-function kernel.
   std::optional<int64_t> grid;
+  // The on-chip memory the node reserves for its kernel (walrus/NodeBuffers.h); the kernel's SBUF
+  // and PSUM tensors must lie inside it.
+  std::vector<int64_t> sb_buf_shape;
+  std::vector<int64_t> psum_buf_shape;
 };
 
 // Replaces `node` with `kernel`'s code; returns the number of instructions now in its place.
-// Throws walrus::KernelError when the kernel does not fit the node.
+// Throws walrus::KernelError when the kernel does not fit the node (its operands, or the on-chip
+// memory the node reserves).
 size_t spliceKernelNode(bir::Instruction& node, const bir::Module& kernel,
                         const KernelNodeInterface& interface);
 

@@ -10,7 +10,7 @@ namespace walrus {
 namespace {
 
 KernelNodeInterface interfaceOf(const bir::InstNKIKLIRKernel& node) {
-  return {node.func_args, node.func_outs, node.grid};
+  return {node.func_args, node.func_outs, node.grid, node.sb_buf_shape, node.psum_buf_shape};
 }
 
 bool isJsonText(const std::string& blob) {

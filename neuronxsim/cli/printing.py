@@ -1,9 +1,10 @@
 """What a subcommand prints: one JSON document with ``--json``, its text otherwise, nothing with
-``--quiet``. Everything else a command says goes to stderr (the progress bar, errors)."""
+``--quiet``. Everything else a command says goes to stderr (the progress bar, warnings, errors)."""
 
 from __future__ import annotations
 
 import json
+import sys
 from typing import Callable
 
 import neuronxsim
@@ -24,6 +25,19 @@ def emit(args, document: dict, text: Callable[[], None]) -> None:
         text()
 
 
+def warn(line: str) -> None:
+    """One warning line on stderr (``neuronxsim: warning: <line>``): something the command did
+    that is allowed but rarely meant. Printed with ``--json`` and ``--quiet`` too."""
+    print(f"neuronxsim: warning: {line}", file=sys.stderr)
+
+
+def warn_unwritten_outputs(simulated) -> None:
+    """A warning for each output the simulation left partly unwritten (the ``unwritten_outputs``
+    of a ``pipeline.Report`` or a ``sim.SimResult``)."""
+    for unwritten in simulated.unwritten_outputs:
+        warn(str(unwritten))
+
+
 def _plain(value):
     """JSON for the values documents hold besides JSON's own: NumPy scalars, enums, tuples."""
     if hasattr(value, "item"):
@@ -33,4 +47,4 @@ def _plain(value):
     raise TypeError(f"{type(value).__name__} is not JSON serialisable")
 
 
-__all__ = ["add_options", "emit"]
+__all__ = ["add_options", "emit", "warn", "warn_unwritten_outputs"]

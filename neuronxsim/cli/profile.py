@@ -134,6 +134,7 @@ def run(args) -> int:
         with user_code(path):
             prof = _profile(kernel, arrays, kwargs, args.arch, args.mode, args.max_instructions)
     r = prof.result
+    printing.warn_unwritten_outputs(r)
     with output as out:
         out.write_with("trace.json", r.write_trace)
         out.write_with("timeline.png", files.timeline_writer(r, [], f"{args.kernel}: {r.total_ns / 1e3:.1f} us"))
@@ -158,7 +159,8 @@ def run(args) -> int:
                          "shapes": args.shapes, "total_ns": r.total_ns, "instructions": r.instruction_count,
                          "pe_utilization": prof.pe_utilization, "pe_mfu": r.pe_mfu,
                          "engine_busy": {e: s.utilization for e, s in r.engines.items()},
-                         "busiest_source_lines": lines, "output": args.output}, text)
+                         "busiest_source_lines": lines,
+                         "unwritten_outputs": [u.to_json() for u in r.unwritten_outputs], "output": args.output}, text)
     return 0
 
 

@@ -114,6 +114,7 @@ def run(args) -> int:
         with progress.step(steps[3][0]) as step:
             result = pipeline.simulate(resolved, inputs, arch=args.arch, mode=args.mode, on_progress=step.fraction)
         summary = pipeline.report(result, resolved.nodes)
+        printing.warn_unwritten_outputs(summary)
         rows = summary.rows
         checks = {}
         if full:

@@ -5,7 +5,8 @@ step: the cached simulated time of the node's own expansion, walrus KernelNodeLa
 see ``npz``), converted to each tensor's dtype (floats may round; a value the dtype cannot hold,
 such as one that would wrap or overflow, is refused); any input it lacks (or all, without
 ``--inputs``) is seeded random normal. Writes outputs.npz (full mode), report.json, trace.json
-and timeline.png to the folder ``--output``, replaced as a whole.
+and timeline.png to the folder ``--output``, replaced as a whole. An output the run left partly
+unwritten is a warning on stderr (and ``unwritten_outputs`` in the report), not a failure.
 """
 
 from __future__ import annotations
@@ -81,6 +82,7 @@ def run(args) -> int:
                 else (None, [])
             result = pipeline.simulate(module, inputs, arch=args.arch, mode=args.mode, on_progress=step.fraction)
         summary = pipeline.report(result, nodes)
+        printing.warn_unwritten_outputs(summary)
         with progress.step(steps[3][0], unit="trace slices written") as step, output as out:
             if full:
                 out.write_with("outputs.npz", files.npz_writer(result.outputs))

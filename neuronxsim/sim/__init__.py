@@ -22,7 +22,7 @@ from neuronxsim.errors import SimulationError
 from neuronxsim.sim.config import MachineConfig, config
 from neuronxsim.sim.dtypes import dtype_to_numpy, numpy_to_dtype
 from neuronxsim.sim.reporting import run_reporting
-from neuronxsim.sim.result import ENGINES, EngineStats, SimResult
+from neuronxsim.sim.result import ENGINES, EngineStats, SimResult, UnwrittenOutput
 from neuronxsim.starfish.lib import _core
 
 #: The tracks of one NeuronCore: the five engines, then DMA queues "DMA0".."DMA15".
@@ -63,7 +63,8 @@ def _bind_inputs(native, specs, inputs: Mapping[str, np.ndarray], bind: bool) ->
 
 def _new_output(spec) -> np.ndarray:
     # Uninitialised: the run fills the elements no instruction wrote with NaN (floats) or 0
-    # (integers) after it, so they never read as stale memory (Simulator::run, fillUnwritten).
+    # (integers) after it, so they never read as stale memory (Simulator::run, fillUnwritten), and
+    # names them in the result's unwritten_outputs.
     return np.empty(tuple(spec["shape"]), dtype=dtype_to_numpy(spec["dtype"]))
 
 
@@ -128,5 +129,5 @@ def latency(instruction: bir.Instruction, arch: str = "trn1") -> dict:
     return _core.sim.latency(instruction, arch)
 
 
-__all__ = ["simulate", "input_tensors", "SimResult", "EngineStats", "MachineConfig", "config", "dtype_to_numpy",
-           "numpy_to_dtype", "latency", "ENGINES", "TRACKS", "SimulationError"]
+__all__ = ["simulate", "input_tensors", "SimResult", "EngineStats", "UnwrittenOutput", "MachineConfig", "config",
+           "dtype_to_numpy", "numpy_to_dtype", "latency", "ENGINES", "TRACKS", "SimulationError"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from typing import Callable, Mapping, Optional
+from typing import Callable, Mapping, Optional, Tuple
 
 import numpy as np
 
@@ -29,6 +29,29 @@ class EngineStats:
     instructions: int
 
 
+@dataclasses.dataclass(frozen=True)
+class UnwrittenOutput:
+    """An Output tensor the run left partly or wholly unwritten (full mode). Its elements no
+    instruction wrote read as NaN (floats) or 0 (integers); that is not an error, since a kernel
+    may leave part of an output alone on purpose, but it is rarely what was meant."""
+
+    name: str
+    dtype: str  # the tensor's NumPy dtype name
+    elements: int  # how many elements no instruction wrote
+    size: int  # the tensor's elements
+    first_index: Tuple[int, ...]  # the first unwritten element (row-major order), in the tensor's shape
+
+    def __str__(self) -> str:
+        value = "0" if np.dtype(self.dtype).kind in "biu" else "NaN"
+        return (f"output '{self.name}' ({self.dtype}): {self.elements} of {self.size} elements never written "
+                f"(the first at {list(self.first_index)}); they read as {value}")
+
+    def to_json(self) -> dict:
+        """The fields as a JSON object (``first_index`` a list), as reports carry it."""
+        return {"name": self.name, "dtype": self.dtype, "elements": self.elements, "size": self.size,
+                "first_index": list(self.first_index)}
+
+
 class SimResult:
     """The result of :func:`neuronxsim.sim.simulate`.
 
@@ -40,6 +63,9 @@ class SimResult:
         pe_mfu: PE flops / (bf16 PE peak x total time x cores): the mean over the cores.
         cores: per NeuronCore: its end time, PE flops and per-track (busy_ns, instructions).
         prints: ``(instruction, prefix, values)`` of every DevicePrint, in execution order.
+        unwritten_outputs: an :class:`UnwrittenOutput` for each Output tensor with elements no
+            instruction wrote (full mode; in the module's tensor order; empty when every output
+            was written whole, and in timing mode, which tracks no data).
     """
 
     def __init__(self, native, outputs: Mapping[str, np.ndarray], config: MachineConfig, module):
@@ -57,6 +83,10 @@ class SimResult:
         self.run_seconds = native.run_seconds
         self.run_cpu_seconds = native.run_cpu_seconds
         self.cores = native.cores
+        self.unwritten_outputs = tuple(
+            UnwrittenOutput(name, self.outputs[name].dtype.name, elements, self.outputs[name].size,
+                            tuple(int(i) for i in np.unravel_index(first, self.outputs[name].shape)))
+            for name, elements, first in native.unwritten_outputs)
         self.cycles = {e: self.total_ns * config.clock_ghz(e) for e in ENGINES}
         ncores = max(1, len(self.cores))
         self.engines = {}
@@ -145,7 +175,7 @@ class _Restored:
     """What a SimResult reads from the simulator's result, as plain data (an unpickled result's)."""
 
     _FIELDS = ("arch", "mode", "total_ns", "pe_flops", "pe_mfu", "instruction_count",
-               "prepare_seconds", "run_seconds", "run_cpu_seconds", "cores", "prints")
+               "prepare_seconds", "run_seconds", "run_cpu_seconds", "cores", "prints", "unwritten_outputs")
 
     @classmethod
     def of(cls, native) -> "_Restored":

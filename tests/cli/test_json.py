@@ -100,3 +100,31 @@ def test_sweep_and_exec_print_one_json_document(tmp_path, capsys):
     doc = json.loads(captured.out)  # the script's own output went to stderr
     assert doc["command"] == "exec" and doc["exit_status"] == 3 and doc["args"] == ["a"]
     assert "hello from the script" in captured.err
+
+
+def test_simulate_warns_about_each_output_left_unwritten_and_lists_it(tmp_path, capsys):
+    """Not a failure (exit 0): one warning line per such output on stderr, with --json and
+    --quiet too, and ``unwritten_outputs`` in the report."""
+    from neuronxsim import bir
+    from neuronxsim.bir import DType
+    from neuronxsim.sim.build import ModuleBuilder
+
+    b = ModuleBuilder()
+    x = b.input("x", [4, 8], DType.float32)
+    y = b.output("y", [4, 8], DType.float32)
+    b.output("never", [4, 8], DType.int32)
+    t = b.sbuf("t", 4, 8, DType.float32)
+    b.dma(b.tile(t), b.full(x))
+    b.dma(b.ap(y, 0, [(8, 3), (1, 8)]), b.tile(t, partitions=3))  # rows 0-2 of y
+    bir.save(b.module, tmp_path / "m.json")
+    sim = document(capsys, "simulate", str(tmp_path / "m.json"), "--output", str(tmp_path / "sim"))
+    assert sim["unwritten_outputs"] == [
+        {"name": "y", "dtype": "float32", "elements": 8, "size": 32, "first_index": [3, 0]},
+        {"name": "never", "dtype": "int32", "elements": 32, "size": 32, "first_index": [0, 0]}]
+    assert json.loads((tmp_path / "sim" / "report.json").read_text())["unwritten_outputs"] == sim["unwritten_outputs"]
+    assert main(["simulate", str(tmp_path / "m.json"), "--output", str(tmp_path / "sim"), "--quiet"]) == 0
+    assert capsys.readouterr().err.splitlines() == [
+        "neuronxsim: warning: output 'y' (float32): 8 of 32 elements never written (the first at [3, 0]); "
+        "they read as NaN",
+        "neuronxsim: warning: output 'never' (int32): 32 of 32 elements never written (the first at [0, 0]); "
+        "they read as 0"]

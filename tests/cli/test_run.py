@@ -184,3 +184,19 @@ def test_registry_lists_the_thirteen_kernels_in_seed_order(capsys):
 def test_version():
     r = subprocess.run([sys.executable, "-P", "-m", "neuronxsim", "--version"], capture_output=True, text=True)
     assert r.returncode == 0 and r.stdout.startswith("neuronxsim ")
+
+
+def test_profile_warns_about_an_output_the_kernel_leaves_partly_unwritten(tmp_path, capsys):
+    kernel_file = tmp_path / "half.py"
+    kernel_file.write_text(
+        "import neuronxsim.nki as nki\nimport neuronxsim.nki.language as nl\n\n"
+        "@nki.jit\ndef first_half(a):\n    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)\n"
+        "    nl.store(out[0:64, :], value=nl.load(a[0:64, :]))\n    return out\n")
+    assert main(["profile", f"{kernel_file}:first_half", "--shapes", "128x32", "--json",
+                 "--output", str(tmp_path / "p")]) == 0
+    captured = capsys.readouterr()
+    (unwritten,) = json.loads(captured.out)["unwritten_outputs"]
+    assert unwritten["elements"] == 64 * 32 and unwritten["size"] == 128 * 32 and unwritten["first_index"] == [64, 0]
+    assert captured.err.splitlines() == [
+        f"neuronxsim: warning: output '{unwritten['name']}' (float32): 2048 of 4096 elements never written "
+        "(the first at [64, 0]); they read as NaN"]

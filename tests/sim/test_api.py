@@ -231,3 +231,29 @@ def test_bir_json_round_trip_simulates_the_same(rng):
     r1, r2 = sim.simulate(b.module, {"x": x}), sim.simulate(m2, {"x": x})
     np.testing.assert_array_equal(r1.outputs["y"], r2.outputs["y"])
     assert r1.total_ns == r2.total_ns
+
+
+def test_the_result_names_each_output_left_partly_unwritten():
+    """Outputs with elements no instruction wrote are listed (count, first element) and still
+    returned (NaN / 0 there): a kernel may leave part of an output alone, so it is no error."""
+    b = ModuleBuilder()
+    whole = b.output("whole", [4, 8], DType.float32)
+    part = b.output("part", [4, 8], DType.int32)
+    never = b.output("never", [2, 3, 4], DType.bfloat16)
+    t = b.sbuf("t", 4, 8, DType.float32)
+    i = b.sbuf("i", 4, 5, DType.int32)
+    b.add("Memset", [], [b.tile(t)], constant=1.0)
+    b.add("Memset", [], [b.tile(i)], constant=1.0)
+    b.dma(b.full(whole), b.tile(t))
+    b.dma(b.ap(part, 0, [(8, 4), (1, 5)]), b.tile(i))  # columns 0-4 of every row
+    r = sim.simulate(b.module, {})
+    assert r.unwritten_outputs == (
+        sim.UnwrittenOutput("part", "int32", elements=4 * 3, size=32, first_index=(0, 5)),
+        sim.UnwrittenOutput("never", "bfloat16", elements=24, size=24, first_index=(0, 0, 0)))
+    assert str(r.unwritten_outputs[0]) == ("output 'part' (int32): 12 of 32 elements never written (the first at "
+                                           "[0, 5]); they read as 0")
+    assert str(r.unwritten_outputs[1]).endswith("they read as NaN")
+    assert (r.outputs["part"][:, :5] == 1).all() and (r.outputs["part"][:, 5:] == 0).all()
+    import pickle
+    assert pickle.loads(pickle.dumps(r)).unwritten_outputs == r.unwritten_outputs
+    assert sim.simulate(b.module, mode="timing").unwritten_outputs == ()

@@ -258,3 +258,18 @@ def test_gen3_modules_give_the_leaves_the_larger_sbuf():
     # b (100 KB per partition in bf16: auto-cast) stays resident only when half of SBUF holds it:
     # half of 224 KiB does, half of 192 KiB does not.
     assert stats2[0]["sbuf_bytes"] < 100000 < stats3[0]["sbuf_bytes"]
+
+
+@pytest.mark.parametrize("fields, message", [
+    ({"sb_buf_shape": [128, -16]}, r"sb_buf_shape \[128, -16\]; expected \[128, bytes per partition\]"),
+    ({"sb_buf_shape": [128, 196608 + 64]},
+     r"sb_buf_shape \[128, 196672\]; expected \[128, bytes per partition\] \(a trn1 has 196608 bytes per SBUF "
+     r"partition and 8 PSUM banks\)"),
+    ({"psum_buf_shape": [128, 9, 2048]}, r"psum_buf_shape \[128, 9, 2048\]; expected \[128, banks, 2048\]"),
+])
+def test_a_node_cannot_reserve_more_on_chip_memory_than_the_machine_has(fields, message):
+    """The reservation is checked against the module arch's memory when the node is read, not only
+    when an allocation happens to land beyond the machine."""
+    module = generic_module("RowTiledMM", [("a", [4, 8]), ("b", [8, 4])], [("o", [4, 4])], **fields)
+    with pytest.raises(KernelError, match=rf"InstBIRKernel 'node0' \(kernel 'RowTiledMM'\): {message}"):
+        inline_bir_kernels(module)

@@ -3,7 +3,7 @@
 import pytest
 
 from neuronxsim import BIRError, KernelError, KLRError, walrus
-from neuronxsim.bir import InstructionType
+from neuronxsim.bir import DType, InstructionType, MemoryType
 
 from walrus_kernels import add_kernel, compiled, host
 
@@ -79,3 +79,43 @@ def test_kinds_are_checked():
         walrus.resolve_kernel_nodes(m, kinds=("BIRKernel",))
     # Only IT56 requested: the IT55 node stays.
     assert walrus.resolve_kernel_nodes(m, kinds=[InstructionType.NKIKLIRKernel]).to_json() == m.to_json()
+
+
+def node_buffer_host(kind, tmp_path, sb=(), psum=()):
+    """host() with add_kernel bound as IT55 or IT56 Form B, the node reserving `sb` / `psum`.
+    add_kernel's tiles take SBUF bytes [0, 6144) of each partition and one PSUM bank [2048, 4096)."""
+    kernel = add_kernel()
+    kernel.function(0).createOnChipTensor("acc", MemoryType.PSUM, DType.float32, 128, 2048, 0, 2048)
+    m, node = host(kind)
+    if kind == InstructionType.NKIKernel:
+        node.func = compiled(kernel, name="add_with_psum")
+    else:
+        node.kernel_format = "bir"
+        node.klir_binary = kernel.to_json(-1)
+    node.sb_buf_shape = list(sb)
+    node.psum_buf_shape = list(psum)
+    return m, node
+
+
+@pytest.mark.parametrize("kind", [InstructionType.NKIKernel, InstructionType.NKIKLIRKernel])
+@pytest.mark.parametrize("sb, psum, message", [
+    ([128, 4096], [], r"kernel tensor 'tc' needs 2048 bytes per partition of SBUF at byte 4096, beyond the 4096 "
+                      r"bytes per partition the node may use"),
+    ([], [128, 1, 2048], r"kernel tensor 'acc' needs 2048 bytes per partition of PSUM at byte 2048, beyond the 2048 "
+                         r"bytes per partition the node may use"),
+    ([128, -16], [], r"sb_buf_shape \[128, -16\]; expected \[128, bytes per partition\]"),
+    ([128], [], r"sb_buf_shape \[128\]; expected \[128, bytes per partition\]"),
+    ([], [128, 2, 64], r"psum_buf_shape \[128, 2, 64\]; expected \[128, banks, 2048\]"),
+])
+def test_a_kernel_must_fit_the_on_chip_memory_its_node_reserves(kind, sb, psum, message, tmp_path):
+    """IT54's rule (walrus/NodeBuffers.h) holds for IT55 and IT56 too: a kernel tile outside the
+    node's sb_buf_shape / psum_buf_shape would overwrite the host's tiles that live across the node."""
+    m, node = node_buffer_host(kind, tmp_path, sb, psum)
+    with pytest.raises(KernelError, match=rf"\({kind.name} 'k0'\): {message}"):
+        walrus.resolve_kernel_nodes(m)
+
+
+@pytest.mark.parametrize("kind", [InstructionType.NKIKernel, InstructionType.NKIKLIRKernel])
+def test_a_kernel_inside_its_node_buffers_is_spliced(kind, tmp_path):
+    m, _ = node_buffer_host(kind, tmp_path, [128, 6144], [128, 2, 2048])
+    assert len(walrus.resolve_kernel_nodes(m).function(0).blocks[0].instructions) == 4

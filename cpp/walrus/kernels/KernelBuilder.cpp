@@ -5,6 +5,7 @@
 #include "bir/Error.h"
 #include "bir/Legality.h"
 #include "bir/Verifier.h"
+#include "walrus/NodeBuffers.h"
 
 namespace walrus::kernels {
 
@@ -13,12 +14,6 @@ using namespace bir;
 namespace {
 
 constexpr int64_t kSbufAlign = 64;
-
-// The target description of the module's arch: its buffers when the node does not give them.
-const MachineConfig& archConfig(const std::string& arch) {
-  KernelBuilder::require(!canonicalArch(arch).empty(), "module arch '" + arch + "' is not a known generation");
-  return machineConfig(arch);
-}
 
 std::vector<int64_t> squeezed(std::vector<int64_t> s) {
   s.erase(std::remove(s.begin(), s.end(), int64_t{1}), s.end());
@@ -78,23 +73,10 @@ KernelBuilder::KernelBuilder(const InstBIRKernel& node, const Function& function
       attrs_(node),
       sbuf_("SBUF", 0, kSbufAlign),
       psum_("PSUM", 0, 1),
-      psumBankBytes_(archConfig(arch_).psum_bank_bytes) {
-  const MachineConfig& config = archConfig(arch_);
-  int64_t sbufBytes = config.sbuf_bytes_per_partition;
-  if (!node.sb_buf_shape.empty()) {
-    require(node.sb_buf_shape.size() == 2 && node.sb_buf_shape[0] == kPartitions && node.sb_buf_shape[1] > 0,
-            "sb_buf_shape " + shapeText(node.sb_buf_shape) + "; expected [128, bytes per partition]");
-    sbufBytes = node.sb_buf_shape[1];
-  }
-  int64_t banks = config.psum_banks;
-  if (!node.psum_buf_shape.empty()) {
-    require(node.psum_buf_shape.size() == 3 && node.psum_buf_shape[0] == kPartitions && node.psum_buf_shape[1] > 0 &&
-                node.psum_buf_shape[2] == psumBankBytes_,
-            "psum_buf_shape " + shapeText(node.psum_buf_shape) + "; expected [128, banks, 2048]");
-    banks = node.psum_buf_shape[1];
-  }
-  sbuf_ = Arena("SBUF", sbufBytes, kSbufAlign);
-  psum_ = Arena("PSUM", banks * psumBankBytes_, psumBankBytes_);
+      psumBankBytes_(moduleMachine(arch_).psum_bank_bytes) {
+  const NodeBuffers buffers = nodeBuffers(node.sb_buf_shape, node.psum_buf_shape, moduleMachine(arch_));
+  sbuf_ = Arena("SBUF", buffers.sbuf_bytes, kSbufAlign);
+  psum_ = Arena("PSUM", buffers.psumBytes(), psumBankBytes_);
 }
 
 KernelBuilder::~KernelBuilder() = default;

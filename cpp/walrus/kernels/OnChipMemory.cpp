@@ -2,16 +2,14 @@
 
 #include "bir/Error.h"
 #include "bir/MachineConfig.h"
+#include "walrus/NodeBuffers.h"
 
 namespace walrus::kernels {
 
 int64_t Arena::allocate(int64_t bytes, const std::string& what) {
   if (bytes < 1) throw KernelError(what + ": a buffer of " + std::to_string(bytes) + " bytes per partition");
   const int64_t addr = (top_ + align_ - 1) / align_ * align_;
-  if (addr + bytes > capacity_)
-    throw KernelError(what + " needs " + std::to_string(bytes) + " bytes per partition of " + memory_ + " at byte " +
-                      std::to_string(addr) + ", beyond the " + std::to_string(capacity_) +
-                      " bytes per partition the node may use");
+  requireInsideNodeBuffer(memory_, addr, bytes, capacity_, what);
   top_ = addr + bytes;
   if (top_ > high_) high_ = top_;
   return addr;

@@ -5,7 +5,7 @@
 // phase (norm, projections, ...), allocates pools in it, and everything is released when the
 // scope ends, so later phases reuse the bytes (the simulator orders the reuse by its read/write
 // hazards, as the hardware's semaphores would). Allocations beyond the node's sb_buf_shape or
-// psum_buf_shape are a KernelError naming the pool.
+// psum_buf_shape are a KernelError naming the pool (walrus/NodeBuffers.h, the rule's one home).
 //
 //   TilePool  `bufs` rotating SBUF buffers of one [128, free...] shape: next() hands out the
 //             buffers in turn, so a loop that loads into pool.next() overlaps its DMAs with the

@@ -73,6 +73,11 @@ class SimResult:
     @property
     def total_ns(self) -> float:
         ...
+    @property
+    def unwritten_outputs(self) -> list:
+        """
+        (name, elements never written, the first one's flat index) of each Output tensor the run left partly unwritten (full mode), in the module's tensor order.
+        """
 class Simulator:
     def __init__(self, module: neuronxsim.starfish.lib._core.bir.Module, arch: str = 'trn1', mode: str = 'full', neuron_core_id: typing.SupportsInt | typing.SupportsIndex | None = None, threads: typing.SupportsInt | typing.SupportsIndex = 0, records: bool = True, prepared: PreparedProgram = None) -> None:
         """
