@@ -798,8 +798,8 @@ def memset(tr, dst: Tensor, value, loc, mask=None, engine=Engine.DVE, random=Fal
 
 
 def dropout(tr, data: Tensor, prob, dtype, loc, mask=None, what="dropout") -> Tensor:
-    """``data`` with each element zeroed with probability ``prob`` and the others scaled by
-    ``1 / (1 - prob)`` (Vector Engine), seeded by the last ``nl.random_seed``."""
+    """``data`` with each element zeroed with probability ``prob``, the others kept (Vector
+    Engine), by draws of its generators (which ``nl.random_seed`` seeds)."""
     if isinstance(prob, Tensor):
         raise NKIError(f"{what}: a drop probability held in a tile is not modelled; the "
                        "simulator takes a number", loc)
@@ -812,7 +812,7 @@ def dropout(tr, data: Tensor, prob, dtype, loc, mask=None, what="dropout") -> Te
     if is_empty(box):
         return masked_out(out)
     record_lanewise(tr, IT.Dropout, Engine.DVE, shape, box, [data], [], out,
-                    {"prob": p, "seed": tr.random_seed}, loc, what)
+                    {"prob": p}, loc, what)
     return out
 
 

@@ -1339,8 +1339,8 @@ def nc_stream_shuffle(dst, src, shuffle_mask, name=None):
 
 @instruction
 def dropout(dst, data, prob, name=None):
-    """Zeroes each element with probability ``prob`` (a number), scaling survivors by
-    ``1 / (1 - prob)`` (Vector Engine)."""
+    """Zeroes each element with probability ``prob`` (a number), keeping the others, by draws of
+    the Vector Engine's generators (which set_rng_seed / nl.random_seed seed)."""
     tr, loc, what, d = _begin(name, dst, "nisa.dropout")
     (v,) = _paired(d, [("data", _tile(data, loc, what, "data"))], loc, what)
     if d.storage.dtype != v.storage.dtype:
@@ -1352,7 +1352,7 @@ def dropout(dst, data, prob, name=None):
     if not 0.0 <= p <= 1.0:
         raise NKIError(f"{what}: prob {p} must be in [0, 1]", loc)
     _ins.record_lanewise(tr, IT.Dropout, Engine.DVE, d.shape, _full(d.shape), [v], [], d,
-                         {"prob": p, "seed": len(tr.ops)}, loc, what)
+                         {"prob": p}, loc, what)
 
 
 @instruction
