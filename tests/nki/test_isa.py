@@ -8,7 +8,7 @@ import neuronxsim.nki as nki
 import neuronxsim.nki.isa as nisa
 import neuronxsim.nki.language as nl
 from neuronxsim import bir
-from nki_testing import close, run_on_reference as run
+from nki_testing import close, run_on, run_on_reference as run
 
 
 def emitted(kernel, *args):
@@ -354,3 +354,30 @@ def test_dma_copy_oob_mode_skip_leaves_out_of_range_rows_and_applies_to_gathers_
         nki.trace(plain, data)
     with pytest.raises(nki.NKIError, match="oob_mode must be"):
         nki.trace(gather("wrap"), data, idx)
+
+
+def test_find_index8_and_match_replace8_with_ties():
+    # max8 of a lane holding one value nine times gives it eight times: nc_find_index8 pairs
+    # the copies with its first eight positions ascending, nc_match_replace8 descending
+    # (2.32 nc_match_replace8 page, "Behavior with duplicate vals"); both replace those eight.
+    a = np.tile(np.array([1, 2, 3, 4, 8, 8, 8, 8, 8, 8, 8, 0, 8, 8], np.float32), (3, 1))
+
+    @nki.jit
+    def kernel(x):
+        idx = nl.ndarray((x.shape[0], 8), dtype=nl.uint32, buffer=nl.shared_hbm)
+        rep = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        ridx = nl.ndarray((x.shape[0], 8), dtype=nl.uint32, buffer=nl.shared_hbm)
+        t = nl.load(x)
+        m = nisa.max8(src=t)
+        nl.store(idx, nisa.nc_find_index8(data=t, vals=m))
+        di = nl.ndarray((x.shape[0], 8), dtype=nl.uint32, buffer=nl.sbuf)
+        nl.store(rep, nisa.nc_match_replace8(data=t, vals=m, imm=-99.0, dst_idx=di))
+        nl.store(ridx, di)
+        return idx, rep, ridx
+
+    for executor in ("simulator", "reference"):
+        idx, rep, ridx = run_on(executor, kernel, a)
+        np.testing.assert_array_equal(idx, np.tile([4, 5, 6, 7, 8, 9, 10, 12], (3, 1)))
+        np.testing.assert_array_equal(ridx, np.tile([12, 10, 9, 8, 7, 6, 5, 4], (3, 1)))
+        np.testing.assert_array_equal(
+            rep, np.tile(np.array([1, 2, 3, 4] + [-99] * 7 + [0, -99, 8], np.float32), (3, 1)))
