@@ -453,8 +453,9 @@ void exec(const InstTensorTensor& I, Exec& x) {
   });
 }
 
-void check(const InstTensorTensorScan&, Checker& c) {
+void check(const InstTensorTensorScan& I, Checker& c) {
   c.sameShape(c.out(0), {&c.in(0), &c.in(1)});
+  c.require(bir::legality::aluOps(I.opcode(), c.engine, I.op0, I.op1));
   checkNotBothPsum(c, c.in(0), c.in(1));
   if (c.nIns == 3) c.pointer(c.in(2), c.out(0).lanes, "initial value");
 }

@@ -960,6 +960,7 @@ def range_select(tr, data: Tensor, bound0: Tensor, bound1: Tensor, comp0, comp1,
 
 def tensor_tensor_scan(tr, data0: Tensor, data1: Tensor, initial, op0, op1, dtype, loc,
                        mask=None) -> Tensor:
+    refuse_illegal_alu(IT.TensorTensorScan, Engine.DVE, op0, op1, loc, "tensor_tensor_scan")
     shape = broadcast_shape([data0.shape, data1.shape], loc)
     box = plan(tr, shape, mask, (data0, data1), loc)
     if box is not full_box(shape) and box[1:] != full_box(shape)[1:]:

@@ -1004,6 +1004,7 @@ def tensor_tensor_scan(dst, data0, data1, initial, op0, op1, reverse0=False, rev
 def _scan(tr, d: Tensor, data0: Tensor, data1: Tensor, op0, op1, initial, loc, what: str):
     """Records ``d[i] = op1(op0(data0[i], r), data1[i])`` from ``r = initial`` (a number or a
     [P, 1] view)."""
+    _ins.refuse_illegal_alu(IT.TensorTensorScan, Engine.DVE, op0, op1, loc, what)
     fields = {"op0": op0, "op1": op1, "initial": 0.0}
     pointers = []
     if isinstance(initial, Tensor):

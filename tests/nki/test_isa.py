@@ -381,3 +381,17 @@ def test_find_index8_and_match_replace8_with_ties():
         np.testing.assert_array_equal(ridx, np.tile([12, 10, 9, 8, 7, 6, 5, 4], (3, 1)))
         np.testing.assert_array_equal(
             rep, np.tile(np.array([1, 2, 3, 4] + [-99] * 7 + [0, -99, 8], np.float32), (3, 1)))
+
+
+def test_tensor_tensor_scan_refuses_bit_vector_operators():
+    # nki.isa.tensor_tensor_scan: "Both op0 and op1 can be any binary arithmetic operator".
+    @nki.jit
+    def kernel(a):
+        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        t = nl.load(a)
+        nl.store(out, nisa.tensor_tensor_scan(t, t, 0, np.bitwise_or, np.bitwise_or))
+        return out
+
+    with pytest.raises(nki.NKIError, match="op0 bitwise_or is a bit-vector operator") as e:
+        nki.trace(kernel, np.zeros((4, 8), np.int32))
+    assert "test_isa.py" in str(e.value)

@@ -42,6 +42,9 @@ def tensor_reduce(step: Step) -> None:
 
 def tensor_tensor_scan(step: Step) -> None:
     inst, out = step.inst, step.outs[0]
+    for op in (inst.op0, inst.op1):
+        if op.name in BITWISE_OPS:
+            raise Refusal(f"bit-vector op {op.name} (TensorTensorScan takes arithmetic ops)")
     lanes, per_lane = out.shape
     data0 = step.ins[0].read(lanes, per_lane)
     data1 = step.ins[1].read(lanes, per_lane)
