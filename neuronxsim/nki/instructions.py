@@ -829,7 +829,20 @@ def _affine_fields(expr: IndexExpr, shape: tuple, box, loc, what: str) -> dict:
     e = expr.broadcast_to(shape)
     base = e.const + sum(c * lo for c, (lo, _) in zip(e.coefs, box))
     pattern = [(c, hi - lo) for c, (lo, hi) in zip(e.coefs[1:], box[1:])] or [(0, 1)]
-    return {"base": base, "channel_multiplier": e.coefs[0], "pattern": pattern}
+    return refuse_non_int32_affine({"base": base, "channel_multiplier": e.coefs[0],
+                                    "pattern": pattern}, loc, what)
+
+
+def refuse_non_int32_affine(fields: dict, loc, what: str) -> dict:
+    """``fields`` (an Iota's or affine select's base, channel_multiplier and pattern), once each
+    term is found to be an int32: the index values are 32-bit integer math (docs/isa-semantics.md,
+    Iota; the simulator's check refuses the same, here said at the kernel's line)."""
+    terms = [("offset", fields["base"]), ("channel_multiplier", fields["channel_multiplier"])]
+    for name, v in terms + [("pattern step", step) for step, _ in fields["pattern"]]:
+        if not -2**31 <= v < 2**31:
+            raise NKIError(f"{what}: {name} {v} is outside int32 (the index values are 32-bit "
+                           "integer math)", loc)
+    return fields
 
 
 def iota(tr, expr: IndexExpr, dtype, loc, mask=None, out=None) -> Tensor:

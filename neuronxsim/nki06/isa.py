@@ -1128,6 +1128,7 @@ def iota(dst, pattern, offset=0, channel_multiplier=0, name=None):
     fields = {"base": _int(offset, f"{what}: offset", loc),
               "channel_multiplier": _int(channel_multiplier, f"{what}: channel_multiplier", loc),
               "pattern": _affine_pattern(pattern, d, loc, what)}
+    _ins.refuse_non_int32_affine(fields, loc, what)
     _record(tr, IT.Iota, Engine.Pool, [], [("dst", d)], fields, loc, what)
 
 
@@ -1168,6 +1169,7 @@ def affine_select(dst, pattern, channel_multiplier, on_true_tile, on_false_value
               "channel_multiplier": _int(channel_multiplier, f"{what}: channel_multiplier", loc),
               "pattern": _affine_pattern(pattern, d, loc, what), "compare_op": cmp,
               "fill_value": _number(on_false_value, loc, f"{what}: on_false_value")}
+    _ins.refuse_non_int32_affine(fields, loc, what)
     _ins.record_lanewise(tr, IT.TensorScalarAffineSelect, Engine.Pool, d.shape, _full(d.shape),
                          [t], [], d, fields, loc, what)
 

@@ -383,6 +383,24 @@ def test_find_index8_and_match_replace8_with_ties():
             rep, np.tile(np.array([1, 2, 3, 4] + [-99] * 7 + [0, -99, 8], np.float32), (3, 1)))
 
 
+@pytest.mark.parametrize("executor", ["simulator", "reference"])
+def test_iota_wraps_in_32_bit_integer_math_and_refuses_terms_outside_int32(executor):
+    # nki.isa.iota (2.2x): "The index values are computed in 32-bit integer math."
+    @nki.jit
+    def kernel():
+        out = nl.ndarray((128, 600), dtype=nl.int32, buffer=nl.shared_hbm)
+        nl.store(out, nisa.iota(2**31 - 300 + nl.arange(128)[:, None] + nl.arange(600)[None, :],
+                                dtype=nl.int32))
+        return out
+
+    p, f = np.mgrid[0:128, 0:600]
+    want = ((2**31 - 300 + p + f + 2**31) % 2**32 - 2**31).astype(np.int32)
+    np.testing.assert_array_equal(run_on(executor, kernel), want)
+    with pytest.raises(nki.NKIError, match=r"iota: offset 1099511627776 is outside int32") as e:
+        nki.trace(nki.jit(lambda: nisa.iota(2**40 + nl.arange(8)[None, :], dtype=nl.int32)))
+    assert "test_isa.py" in str(e.value)
+
+
 def test_tensor_tensor_scan_refuses_bit_vector_operators():
     # nki.isa.tensor_tensor_scan: "Both op0 and op1 can be any binary arithmetic operator".
     @nki.jit

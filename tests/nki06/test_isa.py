@@ -734,3 +734,50 @@ def test_find_index8_and_match_replace8_pair_duplicate_vals_with_distinct_positi
     for p, k in zip(*np.nonzero(want != 0xFFFFFFFF)):
         replaced[p, want[p, k]] = -1.0
     np.testing.assert_array_equal(rep, replaced)
+
+
+def _int32(v):
+    """v (int64) wrapped to int32: 32-bit integer math."""
+    return ((np.asarray(v, np.int64) + 2**31) % 2**32 - 2**31).astype(np.int32)
+
+
+@pytest.mark.parametrize("executor", ["simulator", "reference"])
+def test_iota_and_affine_select_wrap_in_32_bit_integer_math(executor):
+    # nki.isa.iota: "an int32 offset", "The index values are computed in 32-bit integer math":
+    # past 2^31 - 1 the values wrap (they did saturate); affine_select's expression is iota's.
+    @nki.jit
+    def k(x):
+        ramp = nl.ndarray((128, 600), dtype=nl.int32, buffer=nl.sbuf)
+        nisa.iota(ramp, [[1, 600]], offset=2**31 - 300, channel_multiplier=1)
+        down = nl.ndarray((128, 600), dtype=nl.int32, buffer=nl.sbuf)
+        nisa.iota(down, [[-1, 600]], offset=-2**31 + 100, channel_multiplier=-1)
+        ones = nl.ndarray((128, 600), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.memset(dst=ones, value=1.0)
+        sel = nl.ndarray((128, 600), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.affine_select(dst=sel, pattern=[[1, 600]], channel_multiplier=1, on_true_tile=ones,
+                           on_false_value=-5.0, cmp_op=nl.greater_equal, offset=2**31 - 300)
+        return stored(ramp, down, sel)
+
+    ramp, down, sel = run(k, np.zeros((1, 1), np.float32), executor=executor)
+    p, f = np.mgrid[0:128, 0:600]
+    np.testing.assert_array_equal(ramp, _int32(2**31 - 300 + p + f))
+    np.testing.assert_array_equal(down, _int32(-2**31 + 100 - p - f))
+    np.testing.assert_array_equal(sel, np.where(_int32(2**31 - 300 + p + f) >= 0, 1.0, -5.0))
+
+
+@pytest.mark.parametrize("call,name", [
+    (lambda d: nisa.iota(d, [[1, 8]], offset=2**40), "offset 1099511627776"),
+    (lambda d: nisa.iota(d, [[1, 8]], channel_multiplier=-2**31 - 1), "channel_multiplier -2147483649"),
+    (lambda d: nisa.iota(d, [[2**31, 8]]), "pattern step 2147483648"),
+    (lambda d: nisa.affine_select(dst=d, pattern=[[1, 8]], channel_multiplier=0, on_true_tile=d,
+                                  on_false_value=0.0, offset=2**32), "offset 4294967296")])
+def test_iota_and_affine_select_refuse_terms_outside_int32(call, name):
+    @nki.jit
+    def k(x):
+        d = nl.ndarray((4, 8), dtype=nl.int32, buffer=nl.sbuf)
+        call(d)
+        return x
+
+    with pytest.raises(NKIError, match=f"{name} is outside int32") as e:
+        run(k, np.zeros((1, 1), np.float32))
+    assert "test_isa.py" in str(e.value)  # at the kernel's line
