@@ -310,17 +310,15 @@ class InstCopyPredicated final : public Instruction {
   BIR_NO_FIELDS
 };
 
-// out = in, each element zeroed with probability prob (deterministic per seed), survivors scaled by
-// 1/(1-prob).
+// out = in, each element zeroed with probability prob, survivors unchanged; the draws come from the
+// Vector Engine's generators (their state is the engine's, as for Rand: no seed field).
 class InstDropout final : public Instruction {
   BIR_NODE_ONE_OPCODE(InstDropout, Dropout)
   static constexpr OperandRule kOperands{1, 1, 1, 1};
   double prob = 0.0;
-  int64_t seed = 0;
   template <class V>
   static void fields(V&& v) {
     v("prob", &InstDropout::prob);
-    v("seed", &InstDropout::seed);
   }
 };
 

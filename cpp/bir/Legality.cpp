@@ -231,6 +231,10 @@ Verdict aluOps(Opcode op, Engine engine, AluOp op0, AluOp op1) {
     for (const auto& [role, a] : {std::pair{"op0", op0}, std::pair{"op1", op1}})
       if (isBitvecOp(a))
         return broken(Rule::SttArithmeticOps, op, bitvec(role, a) + "op0 and op1 take arithmetic operators only");
+  if (op == InstructionType::TensorTensorScan)
+    for (const auto& [role, a] : {std::pair{"op0", op0}, std::pair{"op1", op1}})
+      if (isBitvecOp(a))
+        return broken(Rule::ScanArithmeticOps, op, bitvec(role, a) + "op0 and op1 take arithmetic operators only");
   if (op == InstructionType::TensorScalarReduce && isBitvecOp(op0))
     return broken(Rule::TsrArithmeticOp0, op, bitvec("op0", op0) + "op0 takes arithmetic operators only");
   const bool scalar = op == InstructionType::TensorScalar || op == InstructionType::TensorScalarPtr;

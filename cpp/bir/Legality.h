@@ -95,11 +95,12 @@ Verdict psumInputs(Opcode op, const Operand& a, const Operand& b);
 
 // ---- ALU operators by engine ----
 // The ALU operators of `op` on `engine`: op0 and op1 of TensorScalar / TensorScalarPtr /
-// ScalarTensorTensor (op1 bypass: none), TensorTensor's op and TensorScalarReduce's op0 (op1
-// bypass). Bit-vector operators run on the Vector Engine; tensor_scalar's two are of one kind
-// (both bit-vector or both arithmetic); the Activation engine's tensor_scalar takes mult then
-// add, mult, or add; scalar_tensor_tensor and TensorScalarReduce's op0 (its reduction is not an
-// ALU stage) take arithmetic operators only.
+// ScalarTensorTensor / TensorTensorScan (op1 bypass: none), TensorTensor's op and
+// TensorScalarReduce's op0 (op1 bypass). Bit-vector operators run on the Vector Engine;
+// tensor_scalar's two are of one kind (both bit-vector or both arithmetic); the Activation
+// engine's tensor_scalar takes mult then add, mult, or add; scalar_tensor_tensor,
+// tensor_tensor_scan and TensorScalarReduce's op0 (its reduction is not an ALU stage) take
+// arithmetic operators only.
 // The bit-vector operators (bitwise and shifts): the Vector Engine's alone (alu.bitvec-engine),
 // and refused where an instruction takes arithmetic operators only.
 bool isBitvecOp(AluOp op);

@@ -215,7 +215,7 @@ inline decltype(auto) withActivationFunc(ActivationFunc fn, F&& f) {
   return f.template operator()<ActivationFunc::Unknown>();
 }
 
-// ---- deterministic random numbers (Memset Random, Dropout): counter-based, no state ----
+// ---- deterministic random numbers (Memset Random): counter-based, no state ----
 
 inline uint64_t splitmix64(uint64_t x) {
   x += 0x9e3779b97f4a7c15ull;

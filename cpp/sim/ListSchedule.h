@@ -53,6 +53,7 @@ inline uint32_t engineOrders(bir::NodeClass cls, bool accumulates, bool randomMe
     case NC::DevicePrint: return kOrderPrint;
     case NC::TensorScalarReduce: return kOrderVectorRegister;
     case NC::Rand:
+    case NC::Dropout:
     case NC::SetRandState:
     case NC::GetRandState: return kOrderGenerator;
     case NC::Memset: return randomMemset ? uint32_t{kOrderWholeBlock} : 0;

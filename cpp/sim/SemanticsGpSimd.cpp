@@ -6,6 +6,7 @@
 // nonzero_with_count work per core, so their operands start on a core's first partition.
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 #include "Alu.h"
 #include "Numerics.h"
@@ -55,10 +56,30 @@ void check(const InstTensorPartitionReduce& I, Checker& c) {
   c.elems(c.out(0), c.in(0).freeElems, "the reduction");
 }
 
-// Folded in partition order, from the first partition, in fp32.
+namespace {
+bool isWord(DType t) { return t == DType::int32 || t == DType::uint32; }
+}  // namespace
+
+// Folded in partition order, from the first partition: the bit-vector operators on 32-bit
+// patterns (docs/isa-semantics.md §3), add and max on int32 / uint32 data and result by GpSimd's
+// native integer arithmetic (as TensorTensor on Pool: add wraps modulo 2^32), the rest in fp32.
 void exec(const InstTensorPartitionReduce& I, Exec& x) {
   const Operand &in = x.in(0), &out = x.out(0);
   const int64_t n = in.freeElems;
+  const bool bitvec = legality::isBitvecOp(I.op);
+  if (bitvec || (hasIntForm(I.op) && isWord(in.dtype) && isWord(out.dtype))) {
+    const bool sign = in.dtype == DType::int32;
+    auto value = [&](uint32_t v) { return sign ? int64_t{static_cast<int32_t>(v)} : int64_t{v}; };
+    std::vector<uint32_t> acc(static_cast<size_t>(n)), row(static_cast<size_t>(n));
+    x.gatherBitsLane(in, 0, acc.data());
+    for (int64_t l = 1; l < in.lanes; ++l) {
+      x.gatherBitsLane(in, l, row.data());
+      for (size_t i = 0; i < acc.size(); ++i)
+        acc[i] = bitvec ? bitvecAlu(I.op, acc[i], row[i]) : intAlu(I.op, value(acc[i]), value(row[i]));
+    }
+    x.scatterBitsLane(out, 0, acc.data());
+    return;
+  }
   float* acc = x.slot(0, n);
   float* row = x.slot(1, n);
   x.gatherLane(in, 0, acc);

@@ -1,6 +1,7 @@
 // Instructions that move data between lanes or compute from indices: stream shuffle, the DVE
 // 32x32 transpose, iota, affine select (causal masks) and range select. docs/isa-semantics.md §5.
 #include <algorithm>
+#include <cstdint>
 
 #include "Alu.h"
 #include "Semantics.h"
@@ -12,14 +13,16 @@ using namespace bir;
 namespace {
 
 // Iota's index expression for every element of a lane: base + channel_multiplier * lane +
-// sum_k idx_k * pattern[k].step over the pattern's index space, outermost first (int64).
+// sum_k idx_k * pattern[k].step over the pattern's index space, outermost first, in 32-bit
+// integer math ("The index values are computed in 32-bit integer math" [I iota], NKI 0.6 too):
+// summed in int64 (the terms are int32, checkIotaPattern) and wrapped to int32.
 void iotaValues(int64_t base, int64_t channelMultiplier, const std::vector<APPair>& pattern,
                 int64_t lane, int64_t* out, int64_t n) {
   int64_t idx[16] = {};
   const int nd = static_cast<int>(pattern.size());
   int64_t v = base + channelMultiplier * lane;
   for (int64_t e = 0; e < n; ++e) {
-    out[e] = v;
+    out[e] = static_cast<int32_t>(static_cast<uint32_t>(v));
     for (int k = nd - 1; k >= 0; --k) {  // odometer, innermost fastest
       if (++idx[k] < pattern[static_cast<size_t>(k)].num) {
         v += pattern[static_cast<size_t>(k)].step;
@@ -31,7 +34,16 @@ void iotaValues(int64_t base, int64_t channelMultiplier, const std::vector<APPai
   }
 }
 
-void checkIotaPattern(Checker& c, const std::vector<APPair>& pattern, int64_t elems) {
+// The index expression's terms are int32 ([nki.isa.iota, NKI 0.6]: "an int32 offset").
+void checkIotaPattern(Checker& c, int64_t base, int64_t channelMultiplier, const std::vector<APPair>& pattern,
+                      int64_t elems) {
+  const auto int32 = [&](int64_t v, const std::string& what) {
+    if (v < INT32_MIN || v > INT32_MAX)
+      c.fail(what + " " + std::to_string(v) + " is outside int32 (the index values are 32-bit integer math)");
+  };
+  int32(base, "the offset");
+  int32(channelMultiplier, "the channel multiplier");
+  for (const auto& p : pattern) int32(p.step, "the index pattern's step");
   if (pattern.size() > 16) c.fail("the index pattern has more than 16 dims");
   int64_t n = 1;
   for (const auto& p : pattern) {
@@ -106,9 +118,11 @@ void exec(const InstStreamTranspose&, Exec& x) {
   for (int64_t j = 0; j < n; ++j) x.scatterLane(out, j, t + j * p);
 }
 
-// ---- Iota (int64, converted on store without going through fp32 for integer outputs) ----
+// ---- Iota (int32, converted on store without going through fp32 for integer outputs) ----
 
-void check(const InstIota& I, Checker& c) { checkIotaPattern(c, I.pattern, c.out(0).freeElems); }
+void check(const InstIota& I, Checker& c) {
+  checkIotaPattern(c, I.base, I.channel_multiplier, I.pattern, c.out(0).freeElems);
+}
 
 void exec(const InstIota& I, Exec& x) {
   const Operand& out = x.out(0);
@@ -123,7 +137,7 @@ void exec(const InstIota& I, Exec& x) {
 
 void check(const InstAffineSelect& I, Checker& c) {
   c.sameShape(c.out(0), {&c.in(0)});
-  checkIotaPattern(c, I.pattern, c.out(0).freeElems);
+  checkIotaPattern(c, I.base, I.channel_multiplier, I.pattern, c.out(0).freeElems);
   if (!isComparison(I.compare_op)) c.fail(std::string("compare_op ") + std::string(enumName(I.compare_op)) + " is not a comparison");
 }
 

@@ -278,15 +278,19 @@ void check(const InstMaxIndex&, Checker& c) {
 }
 
 namespace {
-// For each of the 8 values, the first index in data[0..n) holding it and not yet taken (when
-// `taken` is given), else kNotFound.
-void findIndex8(const float* data, int64_t n, const float* vals, float* idx, uint8_t* taken) {
-  for (int k = 0; k < 8; ++k) {
+// Each of the 8 values paired with the first index in data[0..n) holding it that no value before
+// it took, else kNotFound. Duplicate values thus take distinct positions: find_index8 visits the
+// values in order 0..7 (duplicates get ascending positions), match_replace8 in order 7..0
+// (descending) [nki.isa.nc_match_replace8, 2.32: "Behavior with duplicate vals"].
+void findIndex8(const float* data, int64_t n, const float* vals, float* idx, uint8_t* taken, bool reverse) {
+  std::fill(taken, taken + n, 0);
+  for (int j = 0; j < 8; ++j) {
+    const int k = reverse ? 7 - j : j;
     uint32_t found = kNotFound;
     for (int64_t i = 0; i < n; ++i)
-      if (data[i] == vals[k] && !(taken && taken[i])) {
+      if (data[i] == vals[k] && !taken[i]) {
         found = static_cast<uint32_t>(i);
-        if (taken) taken[i] = 1;
+        taken[i] = 1;
         break;
       }
     idx[k] = static_cast<float>(found);  // 0xFFFFFFFF saturates back to itself in uint32
@@ -299,10 +303,11 @@ void exec(const InstMaxIndex&, Exec& x) {
   float* v = x.slot(0, in.freeElems);
   float* w = x.slot(1, 8);
   float* idx = x.slot(2, 8);
+  uint8_t* taken = x.byteSlot(in.freeElems);
   for (int64_t l = 0; l < in.lanes; ++l) {
     x.gatherLane(in, l, v);
     x.gatherLane(vals, l, w);
-    findIndex8(v, in.freeElems, w, idx, nullptr);
+    findIndex8(v, in.freeElems, w, idx, taken, false);
     x.scatterLane(out, l, idx);
   }
 }
@@ -332,8 +337,7 @@ void exec(const InstMatchReplace& I, Exec& x) {
     float* lv = stage ? v + l * n : v;
     x.gatherLane(in, l, lv);
     x.gatherLane(vals, l, w);
-    std::fill(taken, taken + n, 0);
-    findIndex8(lv, n, w, idx + 8 * l, taken);
+    findIndex8(lv, n, w, idx + 8 * l, taken, true);
     for (int64_t i = 0; i < n; ++i)
       if (taken[i]) lv[i] = imm;
     if (!stage) x.scatterLane(out, l, lv);

@@ -160,16 +160,28 @@ void check(const InstDropout& I, Checker& c) {
   if (!(I.prob >= 0.0 && I.prob <= 1.0)) c.fail("dropout probability " + std::to_string(I.prob) + " is outside [0, 1]");
 }
 
-// Each element is dropped with probability prob from a generator seeded by `seed` (ours);
-// survivors are scaled by 1 / (1 - prob). At prob = 1 every element drops.
+// "If the probability is 1.0, all elements are replaced with zeros. If the probability is 0.0, all
+// elements are kept with their original values" [I dropout] (the NKI 0.6 page too): survivors
+// keep their values. Per lane, per element in enumeration order, the next draw u of the Vector
+// Engine's generator of the lane's partition (SemanticsRandom.cpp, the one nl.random_seed /
+// set_rng_seed seed and rng draws from), as 24 bits in [0, 1): the element drops when u < prob
+// (ours: which draws the hardware compares is not documented). Successive dropouts and loop
+// iterations thus draw different masks; a seed makes them reproducible.
 void exec(const InstDropout& I, Exec& x) {
-  const float keepScale = I.prob < 1.0 ? static_cast<float>(1.0 / (1.0 - I.prob)) : 0.0f;
   const float prob = static_cast<float>(I.prob);
-  const auto seed = static_cast<uint64_t>(I.seed);
-  x.elementwise({&x.in(0)}, x.out(0), [&](int64_t l0, int64_t nl, int64_t n, const float* const* in, float* res) {
-    for (int64_t i = 0; i < nl * n; ++i)
-      res[i] = uniform01(seed, static_cast<uint64_t>(l0 * n + i)) < prob ? 0.0f : in[0][i] * keepScale;
-  });
+  const int64_t p0 = x.out(0).p0;
+  auto& gen = x.core.rng[CoreState::kRngVector];
+  x.elementwise(
+      {&x.in(0)}, x.out(0),
+      [&](int64_t l0, int64_t nl, int64_t n, const float* const* in, float* res) {
+        for (int64_t j = 0; j < nl; ++j) {
+          XorwowState& s = gen[static_cast<size_t>(p0 + l0 + j)];
+          for (int64_t i = j * n; i < (j + 1) * n; ++i) {
+            const float u = static_cast<float>(xorwowNext(s) >> 8) * 0x1p-24f;
+            res[i] = u < prob ? 0.0f : in[0][i];
+          }
+        }
+      });  // (each lane advances its own partition's generator, so lanes may run concurrently)
 }
 
 // ---- TensorCopy: bytes when the dtypes match, else through fp32 ----
@@ -441,8 +453,9 @@ void exec(const InstTensorTensor& I, Exec& x) {
   });
 }
 
-void check(const InstTensorTensorScan&, Checker& c) {
+void check(const InstTensorTensorScan& I, Checker& c) {
   c.sameShape(c.out(0), {&c.in(0), &c.in(1)});
+  c.require(bir::legality::aluOps(I.opcode(), c.engine, I.op0, I.op1));
   checkNotBothPsum(c, c.in(0), c.in(1));
   if (c.nIns == 3) c.pointer(c.in(2), c.out(0).lanes, "initial value");
 }

@@ -155,9 +155,7 @@ void addEveryExecutableNodeFunction(Module& m) {
   x.add<InstSelectReduce>({A, A2, A}, {A, P})->reduce_op = AluOp::add;
   x.add<InstSelectReduce>({A, A2}, {A2})->on_false_value = -7;
   x.add<InstCopyPredicated>({A, A2}, {A});
-  auto* drop = x.add<InstDropout>({A}, {A2});
-  drop->prob = 0.25;
-  drop->seed = 1234;
+  x.add<InstDropout>({A}, {A2})->prob = 0.25;
   x.add<InstMax>({A}, {A8});
   x.add<InstMaxIndex>({A, A8}, {A8u});
   x.add<InstMatchReplace>({A, A8}, {A2, A8u})->imm_value = -1;

@@ -85,12 +85,13 @@ def is_bitvec_op(op: AluOp) -> bool:
 
 def alu_ops(opcode: InstructionType, engine: Engine, op0: AluOp, op1: AluOp = AluOp.bypass) -> Optional[Violation]:
     """``alu.bitvec-engine`` / ``alu.tensor-scalar-op-kinds`` / ``alu.act-tensor-scalar`` /
-    ``alu.scalar-tensor-tensor`` / ``alu.tensor-scalar-reduce``: the ALU operators of ``opcode`` on
-    ``engine`` (``TensorScalar`` / ``TensorScalarPtr`` / ``ScalarTensorTensor``: ``op0`` and
-    ``op1``, bypass for none; ``TensorTensor``: ``op0``; ``TensorScalarReduce``: ``op0``).
-    Bit-vector operators run on the Vector Engine; tensor_scalar's two are both bit-vector or both
-    arithmetic; the Activation engine's tensor_scalar takes mult then add, mult, or add;
-    scalar_tensor_tensor and TensorScalarReduce's op0 take arithmetic operators only."""
+    ``alu.scalar-tensor-tensor`` / ``alu.tensor-tensor-scan`` / ``alu.tensor-scalar-reduce``: the
+    ALU operators of ``opcode`` on ``engine`` (``TensorScalar`` / ``TensorScalarPtr`` /
+    ``ScalarTensorTensor`` / ``TensorTensorScan``: ``op0`` and ``op1``, bypass for none;
+    ``TensorTensor``: ``op0``; ``TensorScalarReduce``: ``op0``). Bit-vector operators run on the
+    Vector Engine; tensor_scalar's two are both bit-vector or both arithmetic; the Activation
+    engine's tensor_scalar takes mult then add, mult, or add; scalar_tensor_tensor,
+    tensor_tensor_scan and TensorScalarReduce's op0 take arithmetic operators only."""
     return _b.legality_alu_ops(int(opcode), engine, op0, op1)
 
 

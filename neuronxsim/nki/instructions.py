@@ -806,8 +806,8 @@ def memset(tr, dst: Tensor, value, loc, mask=None, engine=Engine.DVE, what="mems
 
 
 def dropout(tr, data: Tensor, prob, dtype, loc, mask=None, what="dropout") -> Tensor:
-    """``data`` with each element zeroed with probability ``prob`` and the others scaled by
-    ``1 / (1 - prob)`` (Vector Engine), seeded by the last ``nl.random_seed``."""
+    """``data`` with each element zeroed with probability ``prob``, the others kept (Vector
+    Engine), by draws of its generators (which ``nl.random_seed`` seeds)."""
     if isinstance(prob, Tensor):
         raise NKIError(f"{what}: a drop probability held in a tile is not modelled; the "
                        "simulator takes a number", loc)
@@ -820,7 +820,7 @@ def dropout(tr, data: Tensor, prob, dtype, loc, mask=None, what="dropout") -> Te
     if is_empty(box):
         return masked_out(out)
     record_lanewise(tr, IT.Dropout, Engine.DVE, shape, box, [data], [], out,
-                    {"prob": p, "seed": tr.random_seed}, loc, what)
+                    {"prob": p}, loc, what)
     return out
 
 
@@ -837,7 +837,20 @@ def _affine_fields(expr: IndexExpr, shape: tuple, box, loc, what: str) -> dict:
     e = expr.broadcast_to(shape)
     base = e.const + sum(c * lo for c, (lo, _) in zip(e.coefs, box))
     pattern = [(c, hi - lo) for c, (lo, hi) in zip(e.coefs[1:], box[1:])] or [(0, 1)]
-    return {"base": base, "channel_multiplier": e.coefs[0], "pattern": pattern}
+    return refuse_non_int32_affine({"base": base, "channel_multiplier": e.coefs[0],
+                                    "pattern": pattern}, loc, what)
+
+
+def refuse_non_int32_affine(fields: dict, loc, what: str) -> dict:
+    """``fields`` (an Iota's or affine select's base, channel_multiplier and pattern), once each
+    term is found to be an int32: the index values are 32-bit integer math (docs/isa-semantics.md,
+    Iota; the simulator's check refuses the same, here said at the kernel's line)."""
+    terms = [("offset", fields["base"]), ("channel_multiplier", fields["channel_multiplier"])]
+    for name, v in terms + [("pattern step", step) for step, _ in fields["pattern"]]:
+        if not -2**31 <= v < 2**31:
+            raise NKIError(f"{what}: {name} {v} is outside int32 (the index values are 32-bit "
+                           "integer math)", loc)
+    return fields
 
 
 def iota(tr, expr: IndexExpr, dtype, loc, mask=None, out=None) -> Tensor:
@@ -969,6 +982,7 @@ def range_select(tr, data: Tensor, bound0: Tensor, bound1: Tensor, comp0, comp1,
 
 def tensor_tensor_scan(tr, data0: Tensor, data1: Tensor, initial, op0, op1, dtype, loc,
                        mask=None) -> Tensor:
+    refuse_illegal_alu(IT.TensorTensorScan, Engine.DVE, op0, op1, loc, "tensor_tensor_scan")
     shape = broadcast_shape([data0.shape, data1.shape], loc)
     box = plan(tr, shape, mask, (data0, data1), loc)
     if box is not full_box(shape) and box[1:] != full_box(shape)[1:]:

@@ -30,6 +30,7 @@ from . import gpsimd_instructions as _gpsimd
 from . import instructions as _ins
 from .errors import NKIError, caller_location
 from .indexing import arange, ds, mgrid  # noqa: F401  (public names of nl)
+from .indexing import IndexExpr as _IndexExpr
 from .opcodes import Act, Alu, activation as _act_marker, alu as _alu_marker
 from .opcodes import FMOD_NOT_ALU as _FMOD_NOT_ALU, alu_op as _alu_op, not_alu as _not_alu
 from .compiler import DirectAllocation
@@ -1307,10 +1308,11 @@ def rand(shape, dtype=float32) -> Tensor:
 
 
 def random_seed(seed, *, mask=None):
-    """Seeds the random number generator of the dropouts that follow with the integer ``seed``
-    (the simulator's generator is not the NeuronCore's: the same seed gives the same drops in
-    the simulator, not the hardware's drops). A seed in a tile (a run-time value) is not
-    modelled."""
+    """Seeds the Vector Engine's generators, which the dropouts that follow draw from, with the
+    integer ``seed`` taken modulo 2^32 (two instructions: an iota writes it to a [1, 1] int32 tile,
+    a SetRandState reads it; the simulator's generator is not the NeuronCore's: the same seed
+    gives the same drops in the simulator, not the hardware's drops). A seed in a tile (a
+    run-time value) is not modelled."""
     loc = caller_location()
     if not _ins.whole_or_nothing(mask, loc, "nl.random_seed"):
         return
@@ -1318,12 +1320,15 @@ def random_seed(seed, *, mask=None):
         raise NKIError(f"nl.random_seed: a seed held in a tile (a run-time value) is not "
                        f"modelled; the simulator takes an integer, not {type(seed).__name__}",
                        loc)
-    current().random_seed = int(seed) & 0xFFFFFFFF
+    word = int(seed) & 0xFFFFFFFF
+    tr = current()
+    tile = _ins.iota(tr, _IndexExpr((1, 1), word - (word >> 31 << 32), (0, 0)), _dt.int32, loc)
+    _gpsimd.set_rand_state(tr, tile, Engine.DVE, loc, what="nl.random_seed")
 
 
 def dropout(x, rate, *, dtype=None, mask=None) -> Tensor:
-    """Each element zeroed with probability ``rate`` (a number), the others scaled by
-    ``1 / (1 - rate)`` (Vector Engine)."""
+    """Each element zeroed with probability ``rate`` (a number), the others kept (Vector
+    Engine)."""
     loc = caller_location()
     x = _tile(x, loc, "dropout", "x")
     return _ins.dropout(current(), x, rate, _opt_dtype(dtype, loc), loc, mask, what="nl.dropout")

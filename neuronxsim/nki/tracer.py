@@ -217,7 +217,7 @@ class Tracer:
     # (slots: the C fast paths read them per traced instruction, see trace_slotted.h slotAttr)
     __slots__ = ("kernel_name", "arch", "sbuf_bytes", "cores", "core", "ops", "storages",
                  "program_ids", "grid", "instance", "shared_index", "constant_index", "loop",
-                 "force_auto_alloc", "unassigned_reductions", "random_seed", "max_instructions",
+                 "force_auto_alloc", "unassigned_reductions", "max_instructions",
                  "recordable", "tile_layouts", "site_allocations", "site_counts",
                  "nki06_no_reorder")  # (last: NKI 0.6's open no_reorder blocks, nki06.language)
 
@@ -241,7 +241,6 @@ class Tracer:
         self.loop: LoopIteration | None = None  # the loop iteration being traced
         self.force_auto_alloc = False  # (nki.compiler.force_auto_alloc: direct allocations off)
         self.unassigned_reductions: list = []  # nl.loop_reduce values no assignment took yet
-        self.random_seed = 0  # of the dropouts that follow (nl.random_seed)
         self.max_instructions = max_instructions
         self.recordable = max_instructions  # instructions the cap still allows
         # The layout of [P, F] and [P] tiles by shape (for them it depends on the shape alone),

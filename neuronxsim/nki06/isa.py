@@ -999,6 +999,7 @@ def tensor_tensor_scan(dst, data0, data1, initial, op0, op1, reverse0=False, rev
 def _scan(tr, d: Tensor, data0: Tensor, data1: Tensor, op0, op1, initial, loc, what: str):
     """Records ``d[i] = op1(op0(data0[i], r), data1[i])`` from ``r = initial`` (a number or a
     [P, 1] view)."""
+    _ins.refuse_illegal_alu(IT.TensorTensorScan, Engine.DVE, op0, op1, loc, what)
     fields = {"op0": op0, "op1": op1, "initial": 0.0}
     pointers = []
     if isinstance(initial, Tensor):
@@ -1122,6 +1123,7 @@ def iota(dst, pattern, offset=0, channel_multiplier=0, name=None):
     fields = {"base": _int(offset, f"{what}: offset", loc),
               "channel_multiplier": _int(channel_multiplier, f"{what}: channel_multiplier", loc),
               "pattern": _affine_pattern(pattern, d, loc, what)}
+    _ins.refuse_non_int32_affine(fields, loc, what)
     _record(tr, IT.Iota, Engine.Pool, [], [("dst", d)], fields, loc, what)
 
 
@@ -1162,6 +1164,7 @@ def affine_select(dst, pattern, channel_multiplier, on_true_tile, on_false_value
               "channel_multiplier": _int(channel_multiplier, f"{what}: channel_multiplier", loc),
               "pattern": _affine_pattern(pattern, d, loc, what), "compare_op": cmp,
               "fill_value": _number(on_false_value, loc, f"{what}: on_false_value")}
+    _ins.refuse_non_int32_affine(fields, loc, what)
     _ins.record_lanewise(tr, IT.TensorScalarAffineSelect, Engine.Pool, d.shape, _full(d.shape),
                          [t], [], d, fields, loc, what)
 
@@ -1333,8 +1336,8 @@ def nc_stream_shuffle(dst, src, shuffle_mask, name=None):
 
 @instruction
 def dropout(dst, data, prob, name=None):
-    """Zeroes each element with probability ``prob`` (a number), scaling survivors by
-    ``1 / (1 - prob)`` (Vector Engine)."""
+    """Zeroes each element with probability ``prob`` (a number), keeping the others, by draws of
+    the Vector Engine's generators (which set_rng_seed / nl.random_seed seed)."""
     tr, loc, what, d = _begin(name, dst, "nisa.dropout")
     (v,) = _paired(d, [("data", _tile(data, loc, what, "data"))], loc, what)
     if d.storage.dtype != v.storage.dtype:
@@ -1346,7 +1349,7 @@ def dropout(dst, data, prob, name=None):
     if not 0.0 <= p <= 1.0:
         raise NKIError(f"{what}: prob {p} must be in [0, 1]", loc)
     _ins.record_lanewise(tr, IT.Dropout, Engine.DVE, d.shape, _full(d.shape), [v], [], d,
-                         {"prob": p, "seed": len(tr.ops)}, loc, what)
+                         {"prob": p}, loc, what)
 
 
 @instruction

@@ -849,8 +849,8 @@ def where(condition, x, y, dtype=None) -> NkiTensor:
 
 @api
 def dropout(x, rate, dtype=None) -> NkiTensor:
-    """Zeroes each element with probability ``rate`` (a number), scaling survivors by
-    ``1 / (1 - rate)``."""
+    """Zeroes each element with probability ``rate`` (a number), keeping the others, by draws of
+    the Vector Engine's generators (which nl.random_seed seeds)."""
     loc = caller_location()
     tr = current()
     v = _tile(x, loc, "nl.dropout: x")
@@ -862,7 +862,7 @@ def dropout(x, rate, dtype=None) -> NkiTensor:
         raise NKIError(f"nl.dropout: rate {rate} must be in [0, 1]", loc)
     out = tr.new_result(SBUF, _opt_dtype(dtype, loc) or v.storage.dtype, v.shape, "dropout", loc)
     _ins.record_lanewise(tr, IT.Dropout, Engine.DVE, v.shape, _ins.full_box(v.shape), [v], [],
-                         out, {"prob": rate, "seed": len(tr.ops)}, loc, "nl.dropout")
+                         out, {"prob": rate}, loc, "nl.dropout")
     return wrap(out)
 
 

@@ -87,9 +87,9 @@ Instructions
     (DRAM), the verifier's rules for static patterns.
   * TensorCopy on the Scalar Engine of NeuronCore-v2 (``gen2``) goes through fp32 even when the
     dtypes match ("performs copy by first casting the input tile to FP32", NKI 2.2x docs).
-  * Memset Random and Dropout use ``numpy.random.default_rng`` seeded by the instruction's
-    ``(function, block, instruction)`` indices and by ``seed`` respectively. Dropout refuses a
-    ``prob`` outside [0, 1]; ``prob = 1`` zeroes everything.
+  * Memset Random uses ``numpy.random.default_rng`` seeded by the instruction's
+    ``(function, block, instruction)`` indices. Dropout draws from the Vector Engine's xorwow
+    generators as the simulator does (the same drops); it refuses a ``prob`` outside [0, 1].
   * **(check)** BNStats: an empty odd group (one element per lane) is ``(0, 0, 0)``.
     BNStatsAggregate: the input's elements per lane must be a multiple of 3; a lane whose
     counts are all 0 gets NaN mean and variance.

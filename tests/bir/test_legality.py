@@ -238,6 +238,12 @@ CASES = {
                                                    reduce_res=nl.ndarray((4, 1), dtype=nl.int32, buffer=nl.sbuf)),
         "nki06": lambda t: nisa06.tensor_scalar_cumulative(dst=t[0], src=t[0], op0=nl06.bitwise_xor, op1=nl06.add,
                                                             imm0=1.0)}),
+    "alu.tensor-tensor-scan": (TRN1, lambda a: legality.alu_ops(IT.TensorTensorScan, Engine.DVE, AluOp.add, AluOp.bitwise_or), {
+        "decoder": one("TensorTensorScan", [("SB", 4, 8, I32), ("SB", 4, 8, I32)], [("SB", 4, 8, I32)],
+                       engine=Engine.DVE, op0=AluOp.add, op1=AluOp.bitwise_or, initial=0.0),
+        "nki": lambda t: nisa.tensor_tensor_scan(t[0], t[0], 0.0, np.add, np.bitwise_or),
+        "nki06": lambda t: nisa06.tensor_tensor_scan(dst=t[0], data0=t[0], data1=t[0], initial=0.0,
+                                                      op0=nl06.add, op1=nl06.bitwise_or)}),
     "alu.tensor-scalar-reduce-fold": (TRN1, lambda a: legality.register_fold(AluOp.subtract, cumulative=False), {
         "decoder": one("TensorScalarReduce", [("SB", 4, 8, F32)], [("SB", 4, 8, F32), ("SB", 4, 1, F32)],
                        engine=Engine.DVE, op0=AluOp.mult, const0=1.0, reduce_op=AluOp.subtract,
@@ -392,7 +398,7 @@ NKI_TILES = {"matmul.operand-space": [(128, 128), (128, 512)], "matmul.contracti
              "operand.pool-psum": [(64, 64)], "operand.dve-act-free-size": [], "operand.psum-inputs": [(64, 64)],
              "dma.rmw-op": [(4, 8), (4, 8)], "dma.element-count": [(4, 8), (4, 4)], "dma.psum": [(4, 8)],
              "alu.bitvec-engine": [(4, 8)], "alu.act-tensor-scalar": [(4, 8)], "alu.act-reduce": [(4, 8)],
-             "alu.scalar-tensor-tensor": [(4, 8)], "alu.tensor-scalar-reduce": [(4, 8)],
+             "alu.scalar-tensor-tensor": [(4, 8)], "alu.tensor-scalar-reduce": [(4, 8)], "alu.tensor-tensor-scan": [(4, 8)],
              "alu.bitvec-dtype": [(4, 8)], "alu.tensor-scalar-op-kinds": [(4, 8)], "alu.reduce-op": [(4, 8)],
              "stream-transpose.block": [(16, 40)], "bn-stats.size": [(8, 513)], "max8.size": [(8, 4)]}
 PSUM_F32 = ((64, 64), "psum", "float32")
@@ -410,6 +416,7 @@ NKI06_TILES = {"matmul.operand-space": [((128, 128), "psum", "bfloat16"), (128, 
                "alu.bitvec-engine": [((4, 8), "sbuf", "int32")], "alu.act-tensor-scalar": [F32_4x8],
                "alu.act-reduce": [F32_4x8, ((4, 1), "sbuf", "float32")],
                "alu.scalar-tensor-tensor": [((4, 8), "sbuf", "int32")], "alu.tensor-scalar-reduce": [F32_4x8],
+               "alu.tensor-tensor-scan": [((4, 8), "sbuf", "int32")],
                "alu.tensor-scalar-reduce-fold": [F32_4x8, ((4, 1), "sbuf", "float32")],
                "alu.bitvec-dtype": [(4, 8)], "alu.tensor-scalar-op-kinds": [((4, 8), "sbuf", "int32")],
                "alu.reduce-op": [F32_4x8, ((4, 1), "sbuf", "float32")],

@@ -8,7 +8,7 @@ import neuronxsim.nki as nki
 import neuronxsim.nki.isa as nisa
 import neuronxsim.nki.language as nl
 from neuronxsim import bir
-from nki_testing import close, run_on_reference as run
+from nki_testing import close, run_on, run_on_reference as run
 
 
 def emitted(kernel, *args):
@@ -387,3 +387,62 @@ def test_dma_transpose_past_the_partitions_is_refused_at_its_line():
     with pytest.raises(nki.NKIError, match=r"test_isa\.py:\d+: the result would span 129 "
                                            r"partitions; a tile has at most 128\n +t = nisa"):
         nki.trace(kernel, np.ones((7, 129), np.float32))
+
+
+def test_find_index8_and_match_replace8_with_ties():
+    # max8 of a lane holding one value nine times gives it eight times: nc_find_index8 pairs
+    # the copies with its first eight positions ascending, nc_match_replace8 descending
+    # (2.32 nc_match_replace8 page, "Behavior with duplicate vals"); both replace those eight.
+    a = np.tile(np.array([1, 2, 3, 4, 8, 8, 8, 8, 8, 8, 8, 0, 8, 8], np.float32), (3, 1))
+
+    @nki.jit
+    def kernel(x):
+        idx = nl.ndarray((x.shape[0], 8), dtype=nl.uint32, buffer=nl.shared_hbm)
+        rep = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        ridx = nl.ndarray((x.shape[0], 8), dtype=nl.uint32, buffer=nl.shared_hbm)
+        t = nl.load(x)
+        m = nisa.max8(src=t)
+        nl.store(idx, nisa.nc_find_index8(data=t, vals=m))
+        di = nl.ndarray((x.shape[0], 8), dtype=nl.uint32, buffer=nl.sbuf)
+        nl.store(rep, nisa.nc_match_replace8(data=t, vals=m, imm=-99.0, dst_idx=di))
+        nl.store(ridx, di)
+        return idx, rep, ridx
+
+    for executor in ("simulator", "reference"):
+        idx, rep, ridx = run_on(executor, kernel, a)
+        np.testing.assert_array_equal(idx, np.tile([4, 5, 6, 7, 8, 9, 10, 12], (3, 1)))
+        np.testing.assert_array_equal(ridx, np.tile([12, 10, 9, 8, 7, 6, 5, 4], (3, 1)))
+        np.testing.assert_array_equal(
+            rep, np.tile(np.array([1, 2, 3, 4] + [-99] * 7 + [0, -99, 8], np.float32), (3, 1)))
+
+
+@pytest.mark.parametrize("executor", ["simulator", "reference"])
+def test_iota_wraps_in_32_bit_integer_math_and_refuses_terms_outside_int32(executor):
+    # nki.isa.iota (2.2x): "The index values are computed in 32-bit integer math."
+    @nki.jit
+    def kernel():
+        out = nl.ndarray((128, 600), dtype=nl.int32, buffer=nl.shared_hbm)
+        nl.store(out, nisa.iota(2**31 - 300 + nl.arange(128)[:, None] + nl.arange(600)[None, :],
+                                dtype=nl.int32))
+        return out
+
+    p, f = np.mgrid[0:128, 0:600]
+    want = ((2**31 - 300 + p + f + 2**31) % 2**32 - 2**31).astype(np.int32)
+    np.testing.assert_array_equal(run_on(executor, kernel), want)
+    with pytest.raises(nki.NKIError, match=r"iota: offset 1099511627776 is outside int32") as e:
+        nki.trace(nki.jit(lambda: nisa.iota(2**40 + nl.arange(8)[None, :], dtype=nl.int32)))
+    assert "test_isa.py" in str(e.value)
+
+
+def test_tensor_tensor_scan_refuses_bit_vector_operators():
+    # nki.isa.tensor_tensor_scan: "Both op0 and op1 can be any binary arithmetic operator".
+    @nki.jit
+    def kernel(a):
+        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        t = nl.load(a)
+        nl.store(out, nisa.tensor_tensor_scan(t, t, 0, np.bitwise_or, np.bitwise_or))
+        return out
+
+    with pytest.raises(nki.NKIError, match="op0 bitwise_or is a bit-vector operator") as e:
+        nki.trace(kernel, np.zeros((4, 8), np.int32))
+    assert "test_isa.py" in str(e.value)

@@ -397,10 +397,10 @@ def test_rand_and_dropout_statistics():
     assert 0 <= r.min() and r.max() < 1 and abs(r.mean() - 0.5) < 0.01
     kept = d != 0
     assert abs(kept.mean() - 0.75) < 0.01
-    close(d[kept], np.full(kept.sum(), 1 / 0.75), atol=1e-6)
-    module = nki.trace(kernel, a)
-    drop = next(i for i in module.functions[0].blocks[0].instructions if i.opcode_name == "Dropout")
-    assert (drop.prob, drop.seed) == (0.25, 7)
+    np.testing.assert_array_equal(d[kept], 1.0)  # survivors keep their values
+    instructions = nki.trace(kernel, a).functions[0].blocks[0].instructions
+    at = {i.opcode_name: k for k, i in enumerate(instructions)}  # the seed (written, then set), then the draws
+    assert at["Iota"] < at["SetRandState"] < at["Dropout"] and instructions[at["Dropout"]].prob == 0.25
     with pytest.raises(nki.NKIError, match="a seed held in a tile"):
         nki.trace(nki.jit(lambda a: nl.random_seed(nl.load(a))), T[[1, 1], nl.int32])
 
@@ -1009,3 +1009,31 @@ def test_rand_of_an_integer_dtype_is_refused(dtype):
     with pytest.raises(nki.NKIError, match=r"test_sdk22_api\.py:\d+: nl\.rand: draws values "
                                            r"between 0 and 1, which u?int\d+ cannot hold"):
         nki.trace(kernel, np.zeros((1, 1), np.float32))
+
+
+def test_dropouts_draw_new_masks_and_a_seed_repeats_them():
+    # nki.language.dropout / nki.isa.dropout (2.2x pages): dropped elements become zeros, "If the
+    # probability is 0.0, all elements are kept with their original values": no scaling. The
+    # draws advance the Vector Engine's generators, so two dropouts, or the tiles of a loop, drop
+    # different elements; nl.random_seed makes the sequence repeat.
+    @nki.jit
+    def kernel(a):
+        outs = [nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm) for _ in range(3)]
+        for k, seed in enumerate((5, None, 5)):
+            if seed is not None:
+                nl.random_seed(seed=seed)
+            for i in nl.affine_range(a.shape[1] // 512):
+                cols = slice(i * 512, (i + 1) * 512)
+                x = nl.load(a[:, cols])
+                nl.store(outs[k][:, cols], nisa.dropout(x, 0.5) if k != 1 else nl.dropout(x, rate=0.5))
+        return tuple(outs)
+
+    a = np.arange(1, 128 * 1536 + 1, dtype=np.float32).reshape(128, 1536)
+    d0, d1, d2 = nki.simulate_kernel(kernel, a)
+    for d in (d0, d1):
+        assert abs(np.mean(d == 0) - 0.5) < 0.01
+        np.testing.assert_array_equal(d[d != 0], a[d != 0])
+    assert abs(np.mean((d0 == 0) & (d1 == 0)) - 0.25) < 0.01  # independent masks
+    tiles = (d0 == 0).reshape(128, 3, 512)
+    assert not np.array_equal(tiles[:, 0], tiles[:, 1]) and not np.array_equal(tiles[:, 1], tiles[:, 2])
+    np.testing.assert_array_equal(d2, d0)  # the same seed, the same drops

@@ -82,3 +82,14 @@ def addresses(kernel, *args, arch=None) -> dict:
     return {a["memorylocations"][0]["name"]: (a["memorylocations"][0]["type"],
                                               a["memorylocations"][0]["addr"])
             for a in allocations}
+
+
+def stored(*tiles):
+    """Inside a kernel: each tile copied to a new shared_hbm tensor of its shape and dtype, the
+    tensors as a tuple (the kernel's outputs)."""
+    outs = []
+    for t in tiles:
+        o = nl.ndarray(t.shape, dtype=t.dtype, buffer=nl.shared_hbm)
+        nki.isa.dma_copy(dst=o, src=t)
+        outs.append(o)
+    return tuple(outs)

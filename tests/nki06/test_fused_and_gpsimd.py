@@ -370,3 +370,26 @@ def test_activation_registers_no_instruction_set_are_refused(rng, command):
         run(make(False), a)
     times = 2 if command == "reduce" else 1
     np.testing.assert_allclose(run(make(True), a), times * a.sum(1, keepdims=True), rtol=1e-6)
+
+
+@pytest.mark.parametrize("executor", ["simulator", "reference"])
+@pytest.mark.parametrize("dtype", [np.int32, np.uint32])
+@pytest.mark.parametrize("op,np_op", [(nl.bitwise_or, np.bitwise_or), (nl.bitwise_and, np.bitwise_and),
+                                      (nl.add, np.add), (nl.maximum, np.maximum)])
+def test_tensor_partition_reduce_of_32_bit_integers_is_exact(op, np_op, dtype, executor, rng):
+    # Bit-vector ops keep every bit (docs/isa-semantics.md §3); add and max on int32 / uint32 are
+    # GpSimd's native integer arithmetic, as tensor_tensor on GpSimd ("exact results for all
+    # 32-bit integer values", NKI 0.6 nki.isa.tensor_tensor), add wrapping modulo 2^32. Values
+    # past 2^24 and negative ones, which an fp32 fold rounds, over 128 partitions of 513.
+    a = rng.integers(np.iinfo(dtype).min, np.iinfo(dtype).max, (128, 513), dtype=np.int64).astype(dtype)
+    a[:2, :4] = np.array([[1, 0x40000001, -2, 5], [2, 2, 1, 16777217]]).astype(dtype)
+    if op is nl.bitwise_and:  # high bits every partition shares, so that the result keeps them
+        a |= np.array(0x7F00000F, np.int64).astype(dtype)
+
+    def reduce(d, x):
+        nisa.tensor_partition_reduce(dst=d, op=op, data=x)
+
+    got = run(tile_kernel(reduce, out_shape=(1, 513)), a, executor=executor)
+    with np.errstate(over="ignore"):
+        want = np_op.reduce(a, axis=0, keepdims=True, dtype=dtype)  # (add wraps)
+    np.testing.assert_array_equal(got, want)

@@ -14,7 +14,7 @@ import neuronxsim.nki06.isa as nisa
 import neuronxsim.nki06.language as nl
 from neuronxsim import bir
 from neuronxsim.nki.errors import NKIError
-from nki06_testing import close, emitted, opcodes, run, tile_kernel
+from nki06_testing import close, emitted, opcodes, run, stored, tile_kernel
 
 
 def test_dma_copy_and_tensor_tensor_over_tiles(rng):
@@ -675,3 +675,109 @@ def test_nc_stream_shuffle_broadcasts_one_partition(rng):
         return o
 
     np.testing.assert_array_equal(k(x), np.broadcast_to(x, (32, 8)))
+
+
+def _paired_ties(data: np.ndarray, vals: np.ndarray, order) -> np.ndarray:
+    """Each lane's vals visited in ``order``, each taking its first position in data that no
+    earlier one took (0xFFFFFFFF if none): the NumPy model of the 2.32 nc_match_replace8 page."""
+    idx = np.full(vals.shape, 0xFFFFFFFF, np.int64)
+    for p in range(data.shape[0]):
+        taken = np.zeros(data.shape[1], bool)
+        for k in order:
+            free = np.flatnonzero((data[p] == vals[p, k]) & ~taken)
+            if free.size:
+                idx[p, k] = free[0]
+                taken[free[0]] = True
+    return idx
+
+
+def _find_and_match(data, vals, executor):
+    @nki.jit
+    def k(a, v):
+        P, F = a.shape
+        t = nl.ndarray((P, F), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=a)
+        w = nl.ndarray((P, 8), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.dma_copy(dst=w, src=v)
+        idx = nl.ndarray((P, 8), dtype=nl.uint32, buffer=nl.sbuf)
+        nisa.nc_find_index8(dst=idx, data=t, vals=w)
+        rep = nl.ndarray((P, F), dtype=nl.float32, buffer=nl.sbuf)
+        ridx = nl.ndarray((P, 8), dtype=nl.uint32, buffer=nl.sbuf)
+        nisa.nc_match_replace8(dst=rep, data=t, vals=w, imm=-1.0, dst_idx=ridx)
+        return stored(idx, rep, ridx)
+
+    return run(k, data, vals, executor=executor)
+
+
+@pytest.mark.parametrize("executor", ["simulator", "reference"])
+def test_find_index8_and_match_replace8_pair_duplicate_vals_with_distinct_positions(executor, rng):
+    # The 2.32 nc_match_replace8 page: "processes vals in reverse order (i = 7, 6, ..., 0)", its
+    # example data [1, 2, 3, 4, 8 x 7], vals [3, 8 x 7] gives dst_idx [2, 10, 9, 8, 7, 6, 5, 4];
+    # nc_find_index8 "pairs duplicate vals with their matching positions in ascending order".
+    data = np.array([[1, 2, 3, 4, 8, 8, 8, 8, 8, 8, 8]], np.float32)
+    vals = np.array([[3, 8, 8, 8, 8, 8, 8, 8]], np.float32)
+    idx, rep, ridx = _find_and_match(data, vals, executor)
+    assert idx[0].tolist() == [2, 4, 5, 6, 7, 8, 9, 10]
+    assert ridx[0].tolist() == [2, 10, 9, 8, 7, 6, 5, 4]
+    assert rep[0].tolist() == [1, 2, -1, 4] + [-1] * 7
+    # 128 partitions of 600 values from a small alphabet: many ties, some vals missing or
+    # repeated more often than they occur
+    data = rng.integers(0, 40, (128, 600)).astype(np.float32)
+    vals = rng.integers(0, 44, (128, 8)).astype(np.float32)
+    vals[:, 4:] = vals[:, 3:4]
+    data[:3, :] = 7.0
+    idx, rep, ridx = _find_and_match(data, vals, executor)
+    np.testing.assert_array_equal(idx, _paired_ties(data, vals, range(8)))
+    want = _paired_ties(data, vals, range(7, -1, -1))
+    np.testing.assert_array_equal(ridx, want)
+    replaced = data.copy()
+    for p, k in zip(*np.nonzero(want != 0xFFFFFFFF)):
+        replaced[p, want[p, k]] = -1.0
+    np.testing.assert_array_equal(rep, replaced)
+
+
+def _int32(v):
+    """v (int64) wrapped to int32: 32-bit integer math."""
+    return ((np.asarray(v, np.int64) + 2**31) % 2**32 - 2**31).astype(np.int32)
+
+
+@pytest.mark.parametrize("executor", ["simulator", "reference"])
+def test_iota_and_affine_select_wrap_in_32_bit_integer_math(executor):
+    # nki.isa.iota: "an int32 offset", "The index values are computed in 32-bit integer math":
+    # past 2^31 - 1 the values wrap (they did saturate); affine_select's expression is iota's.
+    @nki.jit
+    def k(x):
+        ramp = nl.ndarray((128, 600), dtype=nl.int32, buffer=nl.sbuf)
+        nisa.iota(ramp, [[1, 600]], offset=2**31 - 300, channel_multiplier=1)
+        down = nl.ndarray((128, 600), dtype=nl.int32, buffer=nl.sbuf)
+        nisa.iota(down, [[-1, 600]], offset=-2**31 + 100, channel_multiplier=-1)
+        ones = nl.ndarray((128, 600), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.memset(dst=ones, value=1.0)
+        sel = nl.ndarray((128, 600), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.affine_select(dst=sel, pattern=[[1, 600]], channel_multiplier=1, on_true_tile=ones,
+                           on_false_value=-5.0, cmp_op=nl.greater_equal, offset=2**31 - 300)
+        return stored(ramp, down, sel)
+
+    ramp, down, sel = run(k, np.zeros((1, 1), np.float32), executor=executor)
+    p, f = np.mgrid[0:128, 0:600]
+    np.testing.assert_array_equal(ramp, _int32(2**31 - 300 + p + f))
+    np.testing.assert_array_equal(down, _int32(-2**31 + 100 - p - f))
+    np.testing.assert_array_equal(sel, np.where(_int32(2**31 - 300 + p + f) >= 0, 1.0, -5.0))
+
+
+@pytest.mark.parametrize("call,name", [
+    (lambda d: nisa.iota(d, [[1, 8]], offset=2**40), "offset 1099511627776"),
+    (lambda d: nisa.iota(d, [[1, 8]], channel_multiplier=-2**31 - 1), "channel_multiplier -2147483649"),
+    (lambda d: nisa.iota(d, [[2**31, 8]]), "pattern step 2147483648"),
+    (lambda d: nisa.affine_select(dst=d, pattern=[[1, 8]], channel_multiplier=0, on_true_tile=d,
+                                  on_false_value=0.0, offset=2**32), "offset 4294967296")])
+def test_iota_and_affine_select_refuse_terms_outside_int32(call, name):
+    @nki.jit
+    def k(x):
+        d = nl.ndarray((4, 8), dtype=nl.int32, buffer=nl.sbuf)
+        call(d)
+        return x
+
+    with pytest.raises(NKIError, match=f"{name} is outside int32") as e:
+        run(k, np.zeros((1, 1), np.float32))
+    assert "test_isa.py" in str(e.value)  # at the kernel's line

@@ -11,7 +11,7 @@ import neuronxsim.nki06 as nki
 import neuronxsim.nki06.isa as nisa
 import neuronxsim.nki06.language as nl
 from neuronxsim.nki.errors import NKIError
-from nki06_testing import opcodes, run
+from nki06_testing import opcodes, run, stored
 
 
 def xorwow(states: np.ndarray, n: int) -> np.ndarray:
@@ -139,3 +139,35 @@ def test_rand_of_an_integer_dtype_is_refused():
     with pytest.raises(NKIError, match=r"test_random_state\.py:\d+: nl\.rand: draws values "
                                        r"between 0 and 1, which int32 cannot hold"):
         run(kernel)
+
+
+@pytest.mark.parametrize("executor", ["simulator", "reference"])
+def test_dropout_draws_from_the_vector_generators_and_keeps_survivors(executor, rng):
+    # nisa.dropout (NKI 0.6 page): "If the probability is 0.0, all elements are kept with their
+    # original values" -- survivors are not scaled. Its drops are the Vector Engine generators'
+    # draws (docs/isa-semantics.md §5, Dropout): the element goes when the draw's top 24 bits,
+    # as a fraction of 2^24, are below prob. So after one seed, nisa.rng's bits foretell the
+    # mask of the dropout that follows the same seed, and of the dropout after that.
+    x = (rng.uniform(1, 2, (128, 513)) * rng.choice([-1, 1], (128, 513))).astype(np.float32)
+
+    @nki.jit
+    def kernel(seed, a):
+        s = nl.ndarray((1, 1), dtype=nl.int32, buffer=nl.sbuf)
+        nisa.dma_copy(dst=s, src=seed)
+        t = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=a)
+        nl.random_seed(s)
+        bits = nl.ndarray((128, 2 * 513), dtype=nl.uint32, buffer=nl.sbuf)
+        nisa.rng(dst=bits)
+        nl.random_seed(s)
+        d1 = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.sbuf)
+        nisa.dropout(dst=d1, data=t, prob=0.3)
+        d2 = nl.dropout(t, rate=0.3)
+        return stored(bits, d1, d2)
+
+    bits, d1, d2 = run(kernel, np.array([[1234]], np.int32), x, executor=executor)
+    u = (bits >> np.uint32(8)).astype(np.float64) * 2.0**-24
+    np.testing.assert_array_equal(d1, np.where(u[:, :513] < 0.3, np.float32(0), x))
+    np.testing.assert_array_equal(d2, np.where(u[:, 513:] < 0.3, np.float32(0), x))
+    both = np.mean((d1 == 0) & (d2 == 0))
+    assert abs(np.mean(d1 == 0) - 0.3) < 0.01 and abs(both - 0.09) < 0.01  # independent masks

@@ -146,8 +146,8 @@ def test_match_replace_replaces_first_not_yet_replaced_occurrences(run_op):
     replaced, indices = run_op("MatchReplace", [data, values], [((1, 10), "float32"), ((1, 8), "uint32")],
                                imm_value=-1.0)
     np.testing.assert_array_equal(replaced, [[5, -1, -1, -1, 1, 9, -1, 2, 7, -1]])
-    # -1 equals imm_value but matches no original element; the fourth 3 finds none left
-    np.testing.assert_array_equal(indices, [[1, 3, 2, 0xFFFFFFFF, 9, 0xFFFFFFFF, 6, 0xFFFFFFFF]])
+    # values visited 7..0: -1 equals imm_value but matches no original element; the last 3 visited (k = 0) finds none left
+    np.testing.assert_array_equal(indices, [[0xFFFFFFFF, 9, 2, 0xFFFFFFFF, 3, 1, 6, 0xFFFFFFFF]])
 
 
 def test_select_reduce(run_op):

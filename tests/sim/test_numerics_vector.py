@@ -344,13 +344,13 @@ def test_tensor_tensor_scan(kit, rng):
 def test_dropout(kit, rng):
     x = f32(rng.uniform(1, 2, (P, 256)))
     src, out = kit.load(x), kit.sbuf(P, 256)
-    kit.add("Dropout", [kit.tile(src)], [kit.tile(out)], prob=0.25, seed=7)
+    kit.add("Dropout", [kit.tile(src)], [kit.tile(out)], prob=0.25)
     got = kit.fetch(out)
     dropped = got == 0
     assert 0.2 < dropped.mean() < 0.3
-    np.testing.assert_array_equal(got[~dropped], x[~dropped] * np.float32(1 / 0.75))
+    np.testing.assert_array_equal(got[~dropped], x[~dropped])  # survivors keep their values
     every = kit.sbuf(P, 256)
-    kit.add("Dropout", [kit.tile(src)], [kit.tile(every)], prob=1.0, seed=7)
+    kit.add("Dropout", [kit.tile(src)], [kit.tile(every)], prob=1.0)
     np.testing.assert_array_equal(kit.fetch(every), np.zeros((P, 256), np.float32))
 
 

@@ -175,10 +175,12 @@ class KernelBuilder {
   void bnAggregate(const Tile& out, const Tile& in);
   // max8: the 8 largest of each partition, descending.
   void max8(const Tile& out, const Tile& in);
-  // nc_find_index8: index (uint32) of the first occurrence of each of the 8 values.
+  // nc_find_index8: index (uint32) of the first occurrence of each of the 8 values that no
+  // earlier value took (equal values: ascending positions).
   void findIndex8(const Tile& out, const Tile& in, const Tile& values);
   // nc_match_replace8: `in` with the first not yet replaced occurrence of each of the 8 values
-  // replaced by imm; `indices` (if given, [P, 8] integers) receives where they were.
+  // replaced by imm, the values taken 7..0 (equal values: descending positions); `indices` (if
+  // given, [P, 8] integers) receives where they were.
   void matchReplace8(const Tile& out, const Tile& in, const Tile& values, double imm,
                      std::optional<Tile> indices = std::nullopt);
 

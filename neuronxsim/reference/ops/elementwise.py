@@ -128,18 +128,6 @@ def copy_predicated(step: Step) -> None:
     dst.write(src, where=predicate != 0)
 
 
-def dropout(step: Step) -> None:
-    prob = step.inst.prob
-    if not 0.0 <= prob <= 1.0:
-        raise Refusal(f"dropout probability {prob} is outside [0, 1]")
-    out = step.outs[0]
-    x = step.ins[0].read(*out.shape)
-    rng = np.random.default_rng(step.inst.seed % 2**64)  # any int64 seed, as an unsigned one
-    keep = rng.random(out.shape) >= prob
-    scale = np.float32(1.0 / (1.0 - prob)) if prob < 1.0 else np.float32(0.0)
-    out.write(np.where(keep, x * scale, np.float32(0.0)))
-
-
 HANDLERS = {
     "Memset": memset,
     "Reciprocal": reciprocal,
@@ -152,5 +140,4 @@ HANDLERS = {
     "ScalarTensorTensor": scalar_tensor_tensor,
     "Select": select,
     "CopyPredicated": copy_predicated,
-    "Dropout": dropout,
 }

@@ -3,9 +3,11 @@ LocalGather, Gather (nc_n_gather), SequenceBounds, NonzeroWithCount."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
-from neuronxsim.reference.alu import fold
+from neuronxsim.reference.alu import INT_OPS, apply_bits, apply_int, fold, on_bit_patterns
 from neuronxsim.reference.numbers import same_format
 from neuronxsim.reference.refusal import Refusal
 from neuronxsim.reference.step import Step
@@ -14,6 +16,7 @@ CORE_PARTITIONS = 16  # SBUF partitions per GpSimd core
 NUM_ELEM_PER_IDX = (1, 2, 4, 8, 16, 32)
 MAX_INDICES_PER_CORE = 4096
 PARTITION_REDUCE_OPS = ("add", "max", "bitwise_or", "bitwise_and")
+WORDS = (np.int32, np.uint32)
 
 
 def _starts_on_a_core(operand, what: str) -> None:
@@ -30,7 +33,19 @@ def tensor_partition_reduce(step: Step) -> None:
                       f"{', '.join(PARTITION_REDUCE_OPS)})")
     lanes, per_lane = src.shape
     out.expect(1, per_lane)
-    out.write(fold(step.inst.op, src.read(), axis=0)[None, :])
+    op = step.inst.op
+    if on_bit_patterns(op, src, out):  # every bit kept (docs/isa-semantics.md §3)
+        bits = src.read_bits()
+        out.write_bits(functools.reduce(lambda a, b: apply_bits(op, a, b), bits)[None, :])
+        return
+    if op.name in INT_OPS and src.dtype in WORDS and out.dtype in WORDS:
+        # GpSimd's native integer arithmetic, as TensorTensor on Pool (add wraps modulo 2^32)
+        values = src.read_raw().astype(np.int64)
+        as_value = (lambda bits: bits.view(np.int32).astype(np.int64)) if src.dtype == np.int32 else \
+            (lambda bits: bits.astype(np.int64))
+        out.write_bits(functools.reduce(lambda a, b: as_value(apply_int(op, a, b)), values).astype(np.uint32)[None, :])
+        return
+    out.write(fold(op, src.read(), axis=0)[None, :])
 
 
 def local_gather(step: Step) -> None:

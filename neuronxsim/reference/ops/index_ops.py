@@ -12,9 +12,14 @@ from neuronxsim.reference.step import Step
 
 
 def affine_expression(inst, lanes: int, per_lane: int) -> np.ndarray:
-    """``base + channel_multiplier * p + sum_k i_k * pattern[k].step`` as exact int64 ``[P, F]``,
-    over the index space of the pattern's nums (row-major, outermost pair first)."""
+    """``base + channel_multiplier * p + sum_k i_k * pattern[k].step`` in 32-bit integer math
+    (wrapped to int32, held as int64) ``[P, F]``, over the index space of the pattern's nums
+    (row-major, outermost pair first); terms outside int32 are refused."""
     pairs = [(pair.step, pair.num) for pair in inst.pattern]
+    for name, v in [("offset", inst.base), ("channel multiplier", inst.channel_multiplier)] + \
+            [("pattern step", step) for step, _ in pairs]:
+        if not -2**31 <= v < 2**31:
+            raise Refusal(f"the {name} {v} is outside int32")
     nums = [num for _, num in pairs]
     if math.prod(nums) != per_lane:
         raise Refusal(f"pattern {[list(p) for p in pairs]} spans {math.prod(nums)} elements, "
@@ -25,7 +30,7 @@ def affine_expression(inst, lanes: int, per_lane: int) -> np.ndarray:
         shape = [1] * (len(nums) + 1)
         shape[axis + 1] = num
         value += step * np.arange(num, dtype=np.int64).reshape(shape)
-    return value.reshape(lanes, per_lane)
+    return value.reshape(lanes, per_lane).astype(np.int32).astype(np.int64)  # (modulo 2^32)
 
 
 def iota(step: Step) -> None:

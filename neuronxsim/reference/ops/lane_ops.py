@@ -42,6 +42,9 @@ def tensor_reduce(step: Step) -> None:
 
 def tensor_tensor_scan(step: Step) -> None:
     inst, out = step.inst, step.outs[0]
+    for op in (inst.op0, inst.op1):
+        if op.name in BITWISE_OPS:
+            raise Refusal(f"bit-vector op {op.name} (TensorTensorScan takes arithmetic ops)")
     lanes, per_lane = out.shape
     data0 = step.ins[0].read(lanes, per_lane)
     data1 = step.ins[1].read(lanes, per_lane)
@@ -174,27 +177,38 @@ def _first_occurrences(data: np.ndarray, values: np.ndarray, excluded: np.ndarra
     return np.where(matches.any(axis=2), matches.argmax(axis=2), NOT_FOUND)
 
 
+def _paired_occurrences(data: np.ndarray, values: np.ndarray, order) -> tuple[np.ndarray, np.ndarray]:
+    """The values (``[P, 8]``) visited in ``order``, each paired with its first occurrence in the
+    lane's data that no value visited before took (NOT_FOUND if none): the indices
+    (``[P, 8]`` int64) and the taken positions (bool, ``data``'s shape)."""
+    lanes = data.shape[0]
+    taken = np.zeros(data.shape, dtype=bool)
+    indices = np.empty((lanes, MAX8), dtype=np.int64)
+    lane = np.arange(lanes)
+    for k in order:  # each value sees the positions the ones before it took
+        index = _first_occurrences(data, values[:, k : k + 1], taken)[:, 0]
+        found = index != NOT_FOUND
+        taken[lane[found], index[found]] = True
+        indices[:, k] = index
+    return indices, taken
+
+
 def max_index(step: Step) -> None:
+    """Duplicate values take ascending positions (values visited 0..7)."""
     src, out = step.ins[0], step.outs[0]
     lanes, _ = src.shape
     out.expect(lanes, MAX8)
-    out.write_integers(_first_occurrences(src.read(), step.ins[1].read(lanes, MAX8)))
+    indices, _ = _paired_occurrences(src.read(), step.ins[1].read(lanes, MAX8), range(MAX8))
+    out.write_integers(indices)
 
 
 def match_replace(step: Step) -> None:
+    """Duplicate values take descending positions (values visited 7..0)."""
     src, out = step.ins[0], step.outs[0]
     lanes, n = src.shape
     out.expect(lanes, n)
     data = src.read()
-    values = step.ins[1].read(lanes, MAX8)
-    replaced = np.zeros(data.shape, dtype=bool)
-    indices = np.empty((lanes, MAX8), dtype=np.int64)
-    lane = np.arange(lanes)
-    for k in range(MAX8):  # each value sees the replacements of the ones before it
-        index = _first_occurrences(data, values[:, k : k + 1], replaced)[:, 0]
-        found = index != NOT_FOUND
-        replaced[lane[found], index[found]] = True
-        indices[:, k] = index
+    indices, replaced = _paired_occurrences(data, step.ins[1].read(lanes, MAX8), reversed(range(MAX8)))
     out.write(np.where(replaced, np.float32(step.inst.imm_value), data))
     if len(step.outs) == 2:
         step.outs[1].expect(lanes, MAX8)

@@ -1,5 +1,6 @@
-"""The engines' pseudo-random generators: Rand, SetRandState, GetRandState
-(docs/isa-semantics.md §5: xorwow per partition, six-word states, the seeding)."""
+"""The engines' pseudo-random generators: Rand, SetRandState, GetRandState, and Dropout, which
+draws from the Vector Engine's (docs/isa-semantics.md §5: xorwow per partition, six-word states,
+the seeding)."""
 
 from __future__ import annotations
 
@@ -33,20 +34,37 @@ def _next(states: np.ndarray) -> np.ndarray:
         return t + states[:, 5]
 
 
+def _draws(states: np.ndarray, partitions: np.ndarray, per_lane: int) -> np.ndarray:
+    """``per_lane`` outputs (uint32 [lanes, per_lane]) of the generators ``states[partitions]``,
+    in enumeration order along each lane; advances them."""
+    lane_states = states[partitions]
+    bits = np.empty((len(partitions), per_lane), np.uint32)
+    for i in range(per_lane):  # sequential along the lane, vectorised across lanes
+        bits[:, i] = _next(lane_states)
+    states[partitions] = lane_states
+    return bits
+
+
 def rand(step: Step) -> None:
     out = step.outs[0]
     if out.ap.dtype.name not in RAND_DTYPES:
         raise out.refuse(f"is {out.ap.dtype.name}; Rand writes 8-, 16- or 32-bit integers")
-    lanes, per_lane = out.shape
-    partitions = out.absolute_partitions()
-    states = _generator(step)
-    lane_states = states[partitions]
-    bits = np.empty((lanes, per_lane), np.uint32)
-    for i in range(per_lane):  # sequential along the lane, vectorised across lanes
-        bits[:, i] = _next(lane_states)
-    states[partitions] = lane_states
+    bits = _draws(_generator(step), out.absolute_partitions(), out.shape[1])
     # the least significant bytes, as the destination's integers
     out.write_raw(bits.astype(np.dtype(f"u{out.dtype.itemsize}")).view(out.dtype))
+
+
+def dropout(step: Step) -> None:
+    """Each element dropped when its draw's top 24 bits, as a fraction of 2^24, are below
+    ``prob``; survivors keep their values."""
+    prob = step.inst.prob
+    if not 0.0 <= prob <= 1.0:
+        raise Refusal(f"dropout probability {prob} is outside [0, 1]")
+    out = step.outs[0]
+    x = step.ins[0].read(*out.shape)
+    bits = _draws(step.machine.rng_states[0], out.absolute_partitions(), out.shape[1])
+    u = (bits >> np.uint32(8)).astype(np.float32) * np.float32(2.0**-24)
+    out.write(np.where(u < np.float32(prob), np.float32(0.0), x))
 
 
 def set_rand_state(step: Step) -> None:
@@ -80,4 +98,5 @@ HANDLERS = {
     "Rand": rand,
     "SetRandState": set_rand_state,
     "GetRandState": get_rand_state,
+    "Dropout": dropout,
 }

@@ -116,7 +116,10 @@ void expandRouterTopK(KernelBuilder& kb) {
       kb.copy(rest, logits);
       for (int64_t r = 0; r < rounds; ++r) {
         kb.max8(vals.cols(8 * r, 8), rest);
-        kb.matchReplace8(rest, rest, vals.cols(8 * r, 8), kLowest, idx.cols(8 * r, 8));
+        // nc_find_index8 pairs equal values with their positions ascending (match_replace8's
+        // indices pair them descending, SDK 2.32 page): ties keep the lowest index first.
+        kb.findIndex8(idx.cols(8 * r, 8), rest, vals.cols(8 * r, 8));
+        kb.matchReplace8(rest, rest, vals.cols(8 * r, 8), kLowest);
       }
       kb.store(indexOut.slice(0, t0, tn), idx.cols(0, k));
     }

@@ -2259,7 +2259,7 @@ class InstDropout(Instruction):
     """
     bir::InstDropout: a BIR node class (its fields: field_names; its operand counts: operand_rule).
     """
-    field_names: typing.ClassVar[tuple] = ('prob', 'seed')
+    field_names: typing.ClassVar[tuple] = ('prob')
     operand_rule: typing.ClassVar[tuple] = (1, 1, 1, 1)
     @staticmethod
     def classof(instruction: Instruction) -> bool:
@@ -2270,10 +2270,6 @@ class InstDropout(Instruction):
         """
         Sets InstDropout.prob.
         """
-    def set_seed(self: Instruction, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
-        """
-        Sets InstDropout.seed.
-        """
     @property
     def prob(self) -> float:
         """
@@ -2281,14 +2277,6 @@ class InstDropout(Instruction):
         """
     @prob.setter
     def prob(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
-        ...
-    @property
-    def seed(self) -> int:
-        """
-        InstDropout.seed: the node's "seed" field (BIR JSON).
-        """
-    @seed.setter
-    def seed(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
         ...
 class InstRand(Instruction):
     """
