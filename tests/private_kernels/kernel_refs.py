@@ -176,3 +176,14 @@ def topk(x, k):
     position (a stable sort), as torch.topk's values."""
     order = np.argsort(-x.astype(np.float64), axis=-1, kind="stable")[..., :k]
     return np.take_along_axis(x, order, -1), order
+
+
+def assert_topk_indices(x, indices, k):
+    """``indices`` [..., k] name the k largest of each row of ``x``, best first: distinct, and
+    the values they pick are exactly a descending sort's first k. Tied values may come in any
+    order of their positions (as torch.topk promises none; the kernels give nc_match_replace8's)."""
+    expected, _ = topk(x, k)
+    picked = np.take_along_axis(x, indices.astype(np.int64), -1)
+    np.testing.assert_array_equal(picked, expected)
+    ordered = np.sort(indices.reshape(-1, k), axis=-1)
+    assert (np.diff(ordered, axis=-1) > 0).all(), "an index is picked twice in a row"

@@ -261,6 +261,6 @@ def test_topk(case, rng):
     k = case["vocab"] if case["k"] == "vocab" else case["k"]
     x = (rng.integers(0, 40, shape) if case["ties"] else rng.standard_normal(shape)).astype(NP_DTYPES[case["dtype"]])
     (values, indices), _ = refs.run_on_simulator(kernel, x, k)
-    expected_values, expected_indices = refs.topk(x, k)
+    expected_values, _ = refs.topk(x, k)
     np.testing.assert_array_equal(values, expected_values)  # selected, not computed
-    np.testing.assert_array_equal(indices, expected_indices)  # ties: first occurrences, in order
+    refs.assert_topk_indices(x, indices, k)

@@ -1,7 +1,9 @@
 // RouterTopK: the MoE router (nkilib's router_topk math).
 //
 //   logits = x @ w [+ bias]                                   [T, E]
-//   index  = the k experts of largest logit per token, best first (ties: lowest index first)
+//   index  = the k experts of largest logit per token, best first (tied logits: in the order
+//            nc_match_replace8 gives their positions, descending within a round; as torch.topk,
+//            no order among ties is promised)
 //   router_pre_norm (default):  a = act(logits) over all E; with norm_topk_prob, a keeps only the
 //                               k selected experts and is renormalised to sum 1 per token
 //   otherwise:                  a = act(the k selected logits), scattered into zeros
@@ -116,10 +118,7 @@ void expandRouterTopK(KernelBuilder& kb) {
       kb.copy(rest, logits);
       for (int64_t r = 0; r < rounds; ++r) {
         kb.max8(vals.cols(8 * r, 8), rest);
-        // nc_find_index8 pairs equal values with their positions ascending (match_replace8's
-        // indices pair them descending, SDK 2.32 page): ties keep the lowest index first.
-        kb.findIndex8(idx.cols(8 * r, 8), rest, vals.cols(8 * r, 8));
-        kb.matchReplace8(rest, rest, vals.cols(8 * r, 8), kLowest);
+        kb.matchReplace8(rest, rest, vals.cols(8 * r, 8), kLowest, idx.cols(8 * r, 8));
       }
       kb.store(indexOut.slice(0, t0, tn), idx.cols(0, k));
     }

@@ -2,11 +2,13 @@
 pass that finds each winner's index, and the outputs.
 
 Per partition the Vector Engine finds the 8 largest values of up to 16384 elements (``max8``)
-and replaces their first not-yet-replaced occurrences by ``-inf`` (``nc_match_replace8``), their
-positions found first (``nc_find_index8``). ``ceil(k/8)`` such rounds give a row's top-k in descending order; equal
-values get the positions of their first occurrences, in order -- the order of a stable
-descending sort, whichever method found the values. Rows may hold any finite values (an input
-``-inf`` would tie with the replaced elements).
+and replaces their first not-yet-replaced occurrences by ``-inf``, returning their positions
+(``nc_match_replace8``). ``ceil(k/8)`` such rounds give a row's top-k in descending order. Equal
+values within a round get their first positions in the order ``nc_match_replace8`` gives them
+(descending: it takes the eight values from the last, SDK 2.32 page), not a stable sort's:
+like ``torch.topk``, the kernels promise the values, and of tied values some set of their
+positions, no order among them. Rows may hold any finite values (an input ``-inf`` would tie
+with the replaced elements).
 """
 
 from __future__ import annotations
@@ -50,13 +52,8 @@ def row_tiles(rows: int, per_tile: int = PMAX):
 
 def _replace(work, data, values, indices):
     """``nc_match_replace8`` of ``work``: into a new tile the first time (``work is data``, which
-    the caller keeps), in place after that, so a long row needs two tiles, not one per round.
-    ``indices`` (when given) gets the positions from ``nc_find_index8``, which pairs equal values
-    with their positions ascending (``nc_match_replace8``'s ``dst_idx`` pairs them descending,
-    SDK 2.32 page), so that ties keep the order of a stable sort."""
-    if indices is not None:
-        indices[...] = nisa.nc_find_index8(data=work, vals=values)
-    replaced = nisa.nc_match_replace8(data=work, vals=values, imm=REPLACED)
+    the caller keeps), in place after that, so a long row needs two tiles, not one per round."""
+    replaced = nisa.nc_match_replace8(data=work, vals=values, imm=REPLACED, dst_idx=indices)
     if work is data:
         return replaced
     work[...] = replaced
