@@ -4,8 +4,9 @@ After InlineBIRKernel and lowerKernelInst every instruction carries the name of 
 it was expanded from (``kernel``); this module groups the simulator's per-instruction records by
 it. For each kernel node (in program order):
 
-* ``time_ns``: its slowest NeuronCore's span, first start to last end on that core (cores of a
-  multi-core kernel run side by side);
+* ``time_ns``: its slowest NeuronCore's span, from its first instruction's issue (for a DMA,
+  when its engine triggers it, before the transfer's latency) to its last end on that core
+  (cores of a multi-core kernel run side by side);
 * ``busy``: per engine (PE, ACT, DVE, Pool, and DMA: any queue moving data), the fraction of that
   span the engine was busy for this kernel (as neuronxsim/report/busy.py counts busy time),
   averaged over the cores the kernel used (the table says so);
@@ -112,7 +113,7 @@ def kernel_rows(result, nodes: List[KernelNode]) -> List[KernelRow]:
         spans, busy = [], dict.fromkeys(ENGINES, 0.0)
         for core in cores:
             r = mine[mine["core"] == core]
-            spans.append((float(r["start_ns"].min()), float(r["end_ns"].max())))
+            spans.append((float(r["issue_ns"].min()), float(r["end_ns"].max())))
             for k, engine in enumerate(ENGINES):
                 sel = busy_sel & (s_core == core) & ((s_engine == k) | (s_engine == -1))
                 busy[engine] += union_ns(s_start[sel], s_end[sel])

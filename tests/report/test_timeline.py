@@ -128,3 +128,13 @@ def test_every_track_of_the_trace_has_its_row_and_an_idle_core_one_row(small_lay
     render_timeline(tmp_path / "t.png", data, title="small layer")
     img = decode_png((tmp_path / "t.png").read_bytes())
     assert img.shape[1] == 1400
+
+
+def test_a_kernel_s_time_starts_when_its_first_instruction_issues(small_layer):
+    # The module's first kernel starts the run: its first instruction (a DMA) issues at 0, and its
+    # span is counted from there, not from the transfer's start one DMA latency later.
+    lowered, _, r = small_layer
+    first = kernel_report.kernel_rows(r, kernel_report.kernel_nodes(lowered))[0]
+    mine = r.instructions[r.instructions["kernel"] == first.name]
+    assert mine["issue_ns"].min() == 0.0 < mine["start_ns"].min()
+    assert first.start_ns == 0.0 and first.time_ns == pytest.approx(first.end_ns)
