@@ -8,6 +8,7 @@
 #include "bir/Error.h"
 #include "bir/Json.h"
 #include "bir/Layout.h"
+#include "bir/MachineConfig.h"
 #include "bir/Module.h"
 #include "bir/Verifier.h"
 
@@ -354,7 +355,13 @@ void bindBir(py::module_& m) {
   py::class_<Module>(m, "Module", "bir::Module: one function per NeuronCore, saved and loaded as BIR JSON.")
       .def(py::init<>(), "An empty module.")
       .def_readwrite("neuron_core_id", &Module::neuron_core_id, "The NeuronCore the module's main function runs on.")
-      .def_readwrite("arch", &Module::arch, "The target generation's name (\"trn1\", \"trn2\", ...).")
+      .def_property("arch", [](const Module& mod) { return mod.arch; },
+                    [](Module& mod, const std::string& arch) {
+                      if (canonicalArch(arch).empty())
+                        throw py::value_error("Module.arch: unknown arch '" + arch + "' (known: " + knownArchNames() + ")");
+                      mod.arch = arch;
+                    },
+                    "The target generation's name (\"gen2\", \"gen3\", or another name of one: \"trn1\", ...).")
       .def_readwrite("files_dir", &Module::files_dir,
                      "The folder the module's file references (IT55 compiled kernels, IT56 KLR files) resolve "
                      "in: where it was loaded from or lowered into; \"\" = the working directory. Not saved.")
