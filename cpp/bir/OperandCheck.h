@@ -84,12 +84,6 @@ inline bool startPartitionAllowed(int64_t start, int64_t partitions) {
   return start % 32 == 0 && start < kNumPartitions;
 }
 
-template <class Where>
-[[noreturn]] void failOverflow(const PatternShape& ext, const Where& where) {
-  fail(where(), ext.countOverflow ? "access pattern element count (the product of its nums) overflows"
-                                  : "access pattern extent overflows");
-}
-
 // `ext` is patternShape(ap), made by the caller (who may keep it); `where` gives the JSON path of
 // the operand, called only to word an error, so that checking a valid operand builds no strings.
 // Inlined into the operand loops, which run for every operand of every instruction a module is
@@ -104,6 +98,7 @@ template <class Where>
       if (ap.pattern[i].num < 1)
         fail(where(), "ap[" + std::to_string(i) + "] has num " + std::to_string(ap.pattern[i].num) +
                         " (must be at least 1)");
+  if (ext.countOverflow) fail(where(), "access pattern element count (the product of its nums) overflows");
   if (ap.offset < 0) fail(where(), "negative offset " + std::to_string(ap.offset));
   const MemoryLocation& l = *ap.loc;
   const int64_t dsize = dtypeSize(ap.dtype);
@@ -112,7 +107,7 @@ template <class Where>
     const int64_t capacity = l.partitions * l.bytes_per_partition / dsize;  // verified not to overflow
     int64_t lo = ext.lo, hi = ext.hi, first, last;
     if (ext.overflow || !addOk(lo, ext.outerLo, &lo) || !addOk(hi, ext.outerHi, &hi))
-      failOverflow(ext, where);
+      fail(where(), "access pattern extent overflows");
     if (!addOk(ap.offset, lo, &first) || !addOk(ap.offset, hi, &last) || first < 0 ||
         last >= capacity)
       fail(where(), "access [" + sumText(ap.offset, lo) + ", " + sumText(ap.offset, hi) +
@@ -138,7 +133,7 @@ template <class Where>
                     sumText(firstPartition, par.num) + ") are outside tensor '" + l.name +
                     "' of " + std::to_string(l.partitions) + " partitions");
   // (The first pair's extent is bounded: num <= 128 partitions of one row each.)
-  if (ext.overflow) failOverflow(ext, where);
+  if (ext.overflow) fail(where(), "access pattern extent overflows");
   const int64_t lo = ext.lo, hi = ext.hi;
   const int64_t col = ap.offset % row;
   if (lo < -col || hi >= row - col)  // (0 <= col < row; col + hi may exceed int64)

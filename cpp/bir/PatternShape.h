@@ -16,14 +16,12 @@ struct PatternShape {
   int64_t partitions = 1;    // the first pair's num (AccessPattern::partitions)
   int64_t freeElements = 1;  // the free pairs' nums multiplied (AccessPattern::freeElements)
   // The free pairs' smallest and largest element offsets relative to element 0, and the first
-  // pair's; `overflow`: one of them does not fit in int64, or the element count does not (the
-  // others are then meaningless).
+  // pair's; `overflow`: one of them does not fit in int64 (the others are then meaningless).
   int64_t lo = 0, hi = 0;
   int64_t outerLo = 0, outerHi = 0;
   bool overflow = false;
-  // Of `overflow`, for the refusal's words: the element count (partitions * freeElements, or
-  // freeElements alone) does not fit in int64 (wrapped, it might even equal another operand's).
-  // One flag for the verifier to test: a second test cost every operand of a prepared module.
+  // The element count (partitions * freeElements, or freeElements alone) does not fit in int64:
+  // the counts are then meaningless, and a wrapped count may even equal another operand's.
   bool countOverflow = false;
   int64_t minNum = 1;  // the smallest num of any pair
 
@@ -57,9 +55,8 @@ inline PatternShape patternShape(const AccessPattern& ap) {
   s.freeElements = freeElements;
   s.lo = lo;
   s.hi = hi;
-  countOverflow |= __builtin_mul_overflow(pairs[0].num, freeElements, &elements);
-  s.overflow = overflow | countOverflow;
-  s.countOverflow = countOverflow;
+  s.overflow = overflow;
+  s.countOverflow = countOverflow | __builtin_mul_overflow(pairs[0].num, freeElements, &elements);
   s.minNum = minNum;
   return s;
 }
