@@ -229,14 +229,16 @@ def resolve(lowered: Union[Lowered, bir.Module], files_dir: Optional[PathLike] =
 # ---- simulate ----
 
 def simulate(resolved: Union[Resolved, bir.Module], inputs: Optional[Mapping[str, np.ndarray]] = None,
-             arch: str = "trn1", mode: str = "full", on_progress: Optional[OnProgress] = None):
-    """The simulator's run of the module (``neuronxsim.sim.simulate``); kernel nodes left in a
+             arch: Optional[str] = None, mode: str = "full", on_progress: Optional[OnProgress] = None):
+    """The simulator's run of the module (``neuronxsim.sim.simulate``: ``arch`` None is the
+    module's own, another must name the module's generation); kernel nodes left in a
     module are timed in timing mode, each as one step: the cached simulated time of its own
     expansion (walrus KernelNodeLatency). ``on_progress(done, total)``
     (instructions) is called about ten times a second from another thread while it runs."""
     from neuronxsim import sim
 
-    _check_arch(arch)
+    if arch is not None:
+        _check_arch(arch)
     module = resolved.module if isinstance(resolved, Resolved) else resolved
     return sim.simulate(module, inputs, arch=arch, mode=mode, on_progress=on_progress)
 

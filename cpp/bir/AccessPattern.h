@@ -114,7 +114,8 @@ struct AccessPattern {
 
   bool isImmediate() const { return kind == ArgKind::ImmValue; }
   int64_t partitions() const { return pattern.empty() ? 1 : pattern.front().num; }
-  // Product of the free pairs' nums: elements each partition touches.
+  // Product of the free pairs' nums: elements each partition touches. These two are exact for a
+  // verified pattern only: the verifier refuses a pattern whose counts overflow (patternShape).
   int64_t freeElements() const;
   int64_t numElements() const { return partitions() * freeElements(); }
   // Free pairs' nums (the tile shape without its partition dim).

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "Error.h"
+#include "MachineConfig.h"
 #include "Verifier.h"
 #include "VisitNode.h"
 
@@ -485,6 +486,7 @@ std::unique_ptr<Module> moduleFromBinary(std::string_view bytes, bool verify) {
   get(in, m->neuron_core_id, "the module's neuron_core_id");
   getExtra(in, m->attributes_extra_json, "the module's unknown attributes");
   get(in, m->arch, "the module's arch");
+  if (canonicalArch(m->arch).empty()) in.fail("the module's arch '" + m->arch + "' is unknown (known: " + knownArchNames() + ")");
   getExtra(in, m->extra_json, "the module's unknown fields");
   const size_t nFuncs = in.count("the module's functions");
   for (size_t i = 0; i < nFuncs; ++i) {

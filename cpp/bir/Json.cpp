@@ -2,11 +2,13 @@
 
 #include <cmath>
 #include <limits>
+#include <unordered_set>
 #include <nlohmann/json.hpp>
 
 #include "Error.h"
 #include "JsonDocument.h"
 #include "JsonWriter.h"
+#include "MachineConfig.h"
 #include "Verifier.h"
 #include "VisitNode.h"
 
@@ -822,6 +824,10 @@ std::unique_ptr<Module> readModule(const J& j) {
       m->attributes_extra_json = collectExtra(*it, {"neuron_core_id"});
     }
     readOptionalMember(j, "arch", m->arch, p);
+    if (canonicalArch(m->arch).empty()) {
+      Scope s(p, "arch");
+      p.fail("unknown arch '" + m->arch + "' (known: " + knownArchNames() + ")");
+    }
     const J* funcs = memberOf(j, "functions");
     if (!funcs) p.fail("missing required field 'functions'");
     Scope s(p, "functions");
@@ -858,7 +864,69 @@ std::unique_ptr<Module> readPlainModule(std::string_view text) {
   }
 }
 
+// nlohmann's parser keeps the last of a repeated key, so {"op": "add", "op": "mult"} would read as
+// mult: its parse callback refuses the repeat instead, naming the key by its JSON path. (The plain
+// document declines a repeated key, so a text with one is always read here.)
+class RepeatedKeyCheck {
+ public:
+  bool operator()(int, nlohmann::json::parse_event_t event, ojson& parsed) {
+    using E = nlohmann::json::parse_event_t;
+    switch (event) {
+      case E::object_start:
+      case E::array_start:
+        enter(event == E::array_start);
+        break;
+      case E::key: {
+        Frame& f = stack_.back();
+        f.key = parsed.get<std::string>();
+        if (!f.keys.insert(f.key).second)
+          throw BIRError(located(path(), "the key '" + f.key + "' appears twice in one object (each field is named once)"));
+        break;
+      }
+      case E::object_end:
+      case E::array_end:
+        stack_.pop_back();
+        [[fallthrough]];
+      case E::value:
+        if (!stack_.empty() && stack_.back().array) ++stack_.back().index;
+        break;
+    }
+    return true;
+  }
+
+ private:
+  struct Frame {
+    bool array;
+    size_t index = 0;
+    std::string key;  // an object's current key
+    std::unordered_set<std::string> keys;
+  };
+  void enter(bool array) { stack_.push_back(Frame{array, 0, {}, {}}); }
+  // The path of the current value: each enclosing container's current key or index.
+  std::string path() const {
+    std::string s;
+    for (const Frame& f : stack_) {
+      if (f.array) {
+        s += "[" + std::to_string(f.index) + "]";
+      } else {
+        if (!s.empty()) s += ".";
+        s += f.key;
+      }
+    }
+    return s;
+  }
+  std::vector<Frame> stack_;
+};
+
 }  // namespace
+
+std::vector<std::string> extraFieldNames(const std::string& extra_json) {
+  std::vector<std::string> names;
+  if (extra_json.empty()) return names;
+  const ojson e = extraFields(extra_json, JsonPath());
+  for (auto it = e.begin(); it != e.end(); ++it) names.push_back(it.key());
+  return names;
+}
 
 std::unique_ptr<Module> moduleFromJson(std::string_view text, const JsonReadOptions& opts) {
   checkDepth(text);
@@ -866,7 +934,7 @@ std::unique_ptr<Module> moduleFromJson(std::string_view text, const JsonReadOpti
   if (!m) {
     ojson j;
     try {
-      j = ojson::parse(text.begin(), text.end());
+      j = ojson::parse(text.begin(), text.end(), RepeatedKeyCheck());
     } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for numbers like 1e5000
       throw BIRError(std::string("invalid JSON: ") + e.what());
     }

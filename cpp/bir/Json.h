@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "Module.h"
 
@@ -29,6 +30,9 @@ struct JsonReadOptions {
   bool plain_first = true;
 };
 std::unique_ptr<Module> moduleFromJson(std::string_view text, const JsonReadOptions& opts = {});
+
+// The names of the unknown fields a node was read with (its extra_json, "{...}" or ""), in order.
+std::vector<std::string> extraFieldNames(const std::string& extra_json);
 
 // Nesting deeper than this is refused before parsing (the schema needs about 12 levels; embedded
 // kernel bodies about twice that).

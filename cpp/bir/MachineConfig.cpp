@@ -99,12 +99,26 @@ std::string canonicalArch(std::string_view arch) {
   return g ? g->config.arch : "";
 }
 
-const MachineConfig& machineConfig(std::string_view arch) {
-  if (const Generation* g = find(arch)) return g->config;
+std::string knownArchNames() {
   std::string known;
   for (const Generation& g : generations())
     known += (known.empty() ? "" : ", ") + g.config.arch + " = " + g.config.bir_arch + " = " + g.config.neuron_core;
-  throw sim::SimulationError("unknown arch '" + std::string(arch) + "' (known: " + known + ")");
+  return known;
+}
+
+const MachineConfig& machineConfig(std::string_view arch) {
+  if (const Generation* g = find(arch)) return g->config;
+  throw sim::SimulationError("unknown arch '" + std::string(arch) + "' (known: " + knownArchNames() + ")");
+}
+
+std::string runArch(std::string_view requested, std::string_view moduleArch) {
+  const MachineConfig& own = machineConfig(moduleArch);
+  if (requested.empty()) return own.arch;
+  const MachineConfig& asked = machineConfig(requested);
+  if (asked.arch != own.arch)
+    throw sim::SimulationError("arch '" + std::string(requested) + "' (" + asked.neuron_core + ") contradicts the module's arch '" +
+                               std::string(moduleArch) + "' (" + own.neuron_core + "): a module is simulated on the generation it was made for");
+  return own.arch;
 }
 
 const std::vector<std::string>& knownArchs() {

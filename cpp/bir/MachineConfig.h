@@ -246,6 +246,13 @@ const MachineConfig& machineConfig(std::string_view arch);
 std::string canonicalArch(std::string_view arch);
 // The known generations by their canonical names, oldest first ("trn1", "trn2").
 const std::vector<std::string>& knownArchs();
+// Every generation by all its names ("trn1 = gen2 = NeuronCore-v2, ..."), for a refusal.
+std::string knownArchNames();
+// The canonical name of the generation a module of arch `moduleArch` (Module::arch) is simulated
+// on: the module's own when `requested` is empty, else `requested`, which must name the same
+// generation (a module is made for one: it ran as another, its numerics could change silently).
+// Throws sim::SimulationError otherwise.
+std::string runArch(std::string_view requested, std::string_view moduleArch);
 // Every name accepted for the generation `arch` (canonical name first).
 std::vector<std::string> archAliases(std::string_view arch);
 

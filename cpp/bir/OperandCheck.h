@@ -98,6 +98,7 @@ template <class Where>
       if (ap.pattern[i].num < 1)
         fail(where(), "ap[" + std::to_string(i) + "] has num " + std::to_string(ap.pattern[i].num) +
                         " (must be at least 1)");
+  if (ext.countOverflow) fail(where(), "access pattern element count (the product of its nums) overflows");
   if (ap.offset < 0) fail(where(), "negative offset " + std::to_string(ap.offset));
   const MemoryLocation& l = *ap.loc;
   const int64_t dsize = dtypeSize(ap.dtype);

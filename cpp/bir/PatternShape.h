@@ -20,6 +20,9 @@ struct PatternShape {
   int64_t lo = 0, hi = 0;
   int64_t outerLo = 0, outerHi = 0;
   bool overflow = false;
+  // The element count (partitions * freeElements, or freeElements alone) does not fit in int64:
+  // the counts are then meaningless, and a wrapped count may even equal another operand's.
+  bool countOverflow = false;
   int64_t minNum = 1;  // the smallest num of any pair
 
   int64_t numElements() const { return partitions * freeElements; }
@@ -36,10 +39,11 @@ inline PatternShape patternShape(const AccessPattern& ap) {
   int64_t span;
   bool overflow = __builtin_mul_overflow(pairs[0].num - 1, pairs[0].step, &span);
   (span < 0 ? s.outerLo : s.outerHi) = span;
-  int64_t freeElements = 1, minNum = pairs[0].num, lo = 0, hi = 0;
+  int64_t freeElements = 1, minNum = pairs[0].num, lo = 0, hi = 0, elements;
+  bool countOverflow = false;
   for (size_t i = 1; i < n; ++i) {
     const APPair p = pairs[i];
-    freeElements *= p.num;
+    countOverflow |= __builtin_mul_overflow(freeElements, p.num, &freeElements);
     minNum = std::min(minNum, p.num);
     overflow |= __builtin_mul_overflow(p.num - 1, p.step, &span);
     if (span < 0)
@@ -52,6 +56,7 @@ inline PatternShape patternShape(const AccessPattern& ap) {
   s.lo = lo;
   s.hi = hi;
   s.overflow = overflow;
+  s.countOverflow = countOverflow | __builtin_mul_overflow(pairs[0].num, freeElements, &elements);
   s.minNum = minNum;
   return s;
 }

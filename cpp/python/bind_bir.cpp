@@ -8,6 +8,7 @@
 #include "bir/Error.h"
 #include "bir/Json.h"
 #include "bir/Layout.h"
+#include "bir/MachineConfig.h"
 #include "bir/Module.h"
 #include "bir/Verifier.h"
 
@@ -21,6 +22,22 @@ Opcode toOpcode(int64_t ordinal) {
     throw BIRError("InstructionType ordinal " + std::to_string(ordinal) + " is out of range 0.." +
                    std::to_string(InstructionType::kCount - 1));
   return static_cast<Opcode>(ordinal);
+}
+
+// BIR names an operand's memory location within the instruction's function (the JSON reader
+// resolves "memref" among that function's allocations alone), so an operand added through Python
+// must view one of them: a location of another function or module would be written as a name the
+// function does not declare, and one of another module dangles once that module is freed.
+void requireOwnLocation(const Instruction& I, const MemoryLocation* loc, const char* call) {
+  if (!loc) return;
+  const Function& f = *I.parent()->parent();
+  if (f.findLocation(loc->name) != loc)
+    throw py::value_error(std::string(call) + ": memory location '" + loc->name + "' is not one of function '" +
+                          f.name + "''s allocations (an operand views a tensor of its own instruction's function)");
+}
+
+void requireOwnLocations(const Instruction& I, const std::vector<AccessPattern>& aps, const char* call) {
+  for (const AccessPattern& ap : aps) requireOwnLocation(I, ap.loc, call);
 }
 
 // A field of some node class, as a member of the Instruction it belongs to: `F T::*` converted to
@@ -162,7 +179,8 @@ void bindBir(py::module_& m) {
                                     py::return_value_policy::reference_internal, "The set's memory location.");
 
   // An AccessPattern refers to its MemoryLocation by pointer; Python copies of operands keep the
-  // owning module alive through the instruction that returned them.
+  // owning module alive through the instruction that returned them, and a new one (the constructor,
+  // Instruction.createAP) through the location it was made over.
   py::class_<AccessPattern>(m, "AccessPattern", "bir::AccessPattern: an instruction operand, a strided view of a memory location or an immediate.")
       // A plain (ISA) operand: `pattern` over `location` from `offset`, in `dtype` (default: the
       // tensor's). Kernel-node operands are made with Instruction.createAP / addSeqAccess instead.
@@ -176,7 +194,7 @@ void bindBir(py::module_& m) {
              ap.dtype = dtype.value_or(loc->set->dtype);
              return ap;
            }),
-           py::arg("location"), py::arg("offset"), py::arg("pattern"), py::arg("dtype") = py::none(),
+           py::arg("location"), py::arg("offset"), py::arg("pattern"), py::arg("dtype") = py::none(), py::keep_alive<1, 2>(),
            "A plain (ISA) operand: `pattern` over `location` from element `offset`, in `dtype` (default: the tensor's).")
       .def_static("immediate", &AccessPattern::immediate, py::arg("value"), py::arg("dtype") = DType::float32,
                   "An immediate operand of `value`.")
@@ -195,7 +213,7 @@ void bindBir(py::module_& m) {
       .def_readwrite("reduce", &AccessPattern::reduce, "Whether an output operand accumulates into its destination.")
       .def_property_readonly("is_immediate", &AccessPattern::isImmediate, "Whether it is an immediate.")
       .def_property_readonly("location", [](const AccessPattern& a) { return a.loc; },
-                             py::return_value_policy::reference, "The memory location it views (None for an immediate).")
+                             py::return_value_policy::reference_internal, "The memory location it views (None for an immediate).")
       .def_property_readonly("memref", [](const AccessPattern& a) { return a.loc ? a.loc->name : std::string(); },
                              "The memory location's name (\"\" for an immediate).")
       .def_property_readonly("partitions", &AccessPattern::partitions, "How many partitions it spans.")
@@ -220,26 +238,50 @@ void bindBir(py::module_& m) {
                              "The name of its node class (\"InstMatmult\", ...).")
       .def_readwrite("name", &Instruction::name, "Its name.")
       .def_readwrite("engine", &Instruction::engine, "The engine it runs on.")
-      .def_readwrite("ins", &Instruction::ins, "Its input operands.")
-      .def_readwrite("outs", &Instruction::outs, "Its output operands.")
+      .def_property("ins", [](Instruction& I) -> const std::vector<AccessPattern>& { return I.ins; },
+                    [](Instruction& I, std::vector<AccessPattern> aps) {
+                      requireOwnLocations(I, aps, "Instruction.ins");
+                      I.ins = std::move(aps);
+                    },
+                    py::return_value_policy::reference_internal, "Its input operands.")
+      .def_property("outs", [](Instruction& I) -> const std::vector<AccessPattern>& { return I.outs; },
+                    [](Instruction& I, std::vector<AccessPattern> aps) {
+                      requireOwnLocations(I, aps, "Instruction.outs");
+                      I.outs = std::move(aps);
+                    },
+                    py::return_value_policy::reference_internal, "Its output operands.")
       .def_readwrite("source", &Instruction::source, "Where it came from (file:line of the traced kernel), or \"\".")
       .def_readwrite("kernel", &Instruction::kernel, "The kernel instance it was expanded from, or \"\".")
       .def_readwrite("extra_json", &Instruction::extra_json, "Unknown BIR JSON fields it was read with, kept verbatim (\"{...}\" or \"\").")
       .def_readonly("id", &Instruction::id, "Its position-independent id, unique within its module.")
-      .def("addSeqAccess", [](Instruction& I, MemoryLocation* t, bool isOutput) { I.addSeqAccess(t, isOutput); },
+      .def("addSeqAccess",
+           [](Instruction& I, MemoryLocation* t, bool isOutput) {
+             requireOwnLocation(I, t, "addSeqAccess");
+             I.addSeqAccess(t, isOutput);
+           },
            py::arg("tensor"), py::arg("isOutput"), "Adds a kernel-node operand reading or writing all of `tensor` in order.")
-      .def("addOpaqueAP", [](Instruction& I, MemoryLocation* t, bool isOutput) { I.addOpaqueAP(t, isOutput); },
+      .def("addOpaqueAP",
+           [](Instruction& I, MemoryLocation* t, bool isOutput) {
+             requireOwnLocation(I, t, "addOpaqueAP");
+             I.addOpaqueAP(t, isOutput);
+           },
            py::arg("tensor"), py::arg("isOutput"), "Adds an opaque operand naming `tensor` (no pattern).")
-      .def("addAP", [](Instruction& I, const AccessPattern& ap, bool isOutput) { I.addAP(ap, isOutput); },
+      .def("addAP",
+           [](Instruction& I, const AccessPattern& ap, bool isOutput) {
+             requireOwnLocation(I, ap.loc, "addAP");
+             I.addAP(ap, isOutput);
+           },
            py::arg("ap"), py::arg("isOutput"), "Adds `ap` as an input or an output operand.")
       .def("addArgumentOrOutput",
            [](Instruction& I, const AccessPattern& ap, bool isOutput, bool reduce) {
+             requireOwnLocation(I, ap.loc, "addArgumentOrOutput");
              I.addArgumentOrOutput(ap, isOutput, reduce);
            },
            py::arg("ap"), py::arg("isOutput"), py::arg("reduce") = false,
            "Adds a kernel-node argument (input) or output operand; `reduce`: the output accumulates.")
       .def_static("createAP", &Instruction::createAP, py::arg("tensor"), py::arg("offset"),
                   py::arg("pattern"), py::arg("access_shape"), py::arg("partition_dim"), py::arg("lnc_size") = 1,
+                  py::keep_alive<0, 1>(),
                   "A kernel-node operand: `pattern` over `tensor` from `offset`, accessed as `access_shape`.")
       .def("__repr__", [](const Instruction& I) {
         return "<" + std::string(nodeClassName(I.nodeClass())) + " " + I.opcodeName() + " '" + I.name + "'>";
@@ -313,7 +355,13 @@ void bindBir(py::module_& m) {
   py::class_<Module>(m, "Module", "bir::Module: one function per NeuronCore, saved and loaded as BIR JSON.")
       .def(py::init<>(), "An empty module.")
       .def_readwrite("neuron_core_id", &Module::neuron_core_id, "The NeuronCore the module's main function runs on.")
-      .def_readwrite("arch", &Module::arch, "The target generation's name (\"trn1\", \"trn2\", ...).")
+      .def_property("arch", [](const Module& mod) { return mod.arch; },
+                    [](Module& mod, const std::string& arch) {
+                      if (canonicalArch(arch).empty())
+                        throw py::value_error("Module.arch: unknown arch '" + arch + "' (known: " + knownArchNames() + ")");
+                      mod.arch = arch;
+                    },
+                    "The target generation's name (\"gen2\", \"gen3\", or another name of one: \"trn1\", ...).")
       .def_readwrite("files_dir", &Module::files_dir,
                      "The folder the module's file references (IT55 compiled kernels, IT56 KLR files) resolve "
                      "in: where it was loaded from or lowered into; \"\" = the working directory. Not saved.")

@@ -8,6 +8,7 @@
 #include "bindings.h"
 #include "bir/Hwm.h"
 #include "bir/Module.h"
+#include "sim/Gemm.h"
 #include "sim/ListSchedule.h"
 #include "sim/Simulator.h"
 #include "sim/Timeline.h"
@@ -288,19 +289,21 @@ void bindSim(py::module_& m) {
       });
 
   py::class_<Simulator>(m, "Simulator")
-      .def(py::init([](const bir::Module& mod, const std::string& arch, const std::string& mode,
-                       std::optional<int64_t> core, int threads, bool records, const PreparedProgram* prepared) {
+      .def(py::init([](const bir::Module& mod, const std::optional<std::string>& arch, const std::string& mode,
+                       std::optional<int64_t> core, int64_t threads, bool records, const PreparedProgram* prepared) {
+             GemmEngine::checkThreads(threads);
              SimOptions o;
-             o.arch = arch;
+             o.arch = bir::runArch(arch.value_or(""), mod.arch);
              o.mode = parseMode(mode);
              o.neuron_core_id = core;
-             o.threads = threads;
+             o.threads = static_cast<int>(threads);
              o.records = records;
              return prepared ? std::make_unique<Simulator>(mod, o, *prepared) : std::make_unique<Simulator>(mod, o);
            }),
-           py::arg("module"), py::arg("arch") = "trn1", py::arg("mode") = "full",
+           py::arg("module"), py::arg("arch") = py::none(), py::arg("mode") = "full",
            py::arg("neuron_core_id") = py::none(), py::arg("threads") = 0, py::arg("records") = true,
            py::arg("prepared") = nullptr, py::keep_alive<1, 2>(),
+           "`arch`: None runs the module's own arch; another name must be of the same generation. "
            "`prepared`: start from that PreparedProgram of `module` (timing mode, its arch, every "
            "function) instead of decoding the module.")
       .def_property_readonly("config", [](const Simulator& s) { return configDict(s.config()); })

@@ -8,6 +8,7 @@
 
 #include "Numerics.h"
 #include "Simd.h"
+#include "bir/Error.h"
 
 namespace sim {
 
@@ -436,7 +437,13 @@ struct GemmEngine::Job {
 
 int GemmEngine::threadsFor(int requested) {
   if (requested <= 0) return static_cast<int>(std::min(2u, std::max(1u, std::thread::hardware_concurrency())));
-  return std::min(requested, 64);
+  return std::min(requested, kMaxThreads);
+}
+
+void GemmEngine::checkThreads(int64_t requested) {
+  if (requested < 0 || requested > kMaxThreads)
+    throw SimulationError("threads " + std::to_string(requested) + " is outside 0.." + std::to_string(kMaxThreads) +
+                          " (0: up to 2 host threads for the matmul kernel; n: n threads)");
 }
 
 GemmEngine::GemmEngine(int threads) : threads_(threadsFor(threads)), wide_(cpuHasAvx512()) {

@@ -91,9 +91,13 @@ struct MatrixRows {
 
 class GemmEngine {
  public:
-  // threads <= 0: min(2, hardware threads).
+  static constexpr int kMaxThreads = 64;
+  // threads 0: min(2, hardware threads); 1..kMaxThreads: that many.
   explicit GemmEngine(int threads);
   static int threadsFor(int requested);  // the thread count GemmEngine(requested) runs
+  // Throws SimulationError for a count GemmEngine does not take (negative, above kMaxThreads):
+  // the simulator's options are checked with it before a run, not clamped into one.
+  static void checkThreads(int64_t requested);
   ~GemmEngine();
   int threads() const { return threads_; }
   // The worker pool (created on first use; threads() - 1 helpers). Exec also runs large

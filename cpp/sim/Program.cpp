@@ -6,6 +6,7 @@
 
 #include "Semantics.h"
 #include "bir/Error.h"
+#include "bir/Json.h"
 #include "bir/OperandCheck.h"
 #include "bir/Verifier.h"
 
@@ -42,6 +43,19 @@ bool isKernelNode(NodeClass c) {
     }
   }
   throw SimulationError("the module does not verify: " + msg);
+}
+
+// Why the instruction's unknown BIR JSON fields (extra_json: kept so that a module round-trips
+// through the tools, read by nothing here) cannot be ignored, or "" when it has none: a field the
+// simulator does not model may change what the instruction does (a misspelled "reverse_0" would
+// run as if the operands were not reversed), so the run is refused rather than silently wrong.
+std::string unmodeledFields(const bir::Instruction& I) {
+  const std::vector<std::string> names = bir::extraFieldNames(I.extra_json);
+  if (names.empty()) return {};
+  std::string list;
+  for (const std::string& n : names) list += (list.empty() ? "'" : ", '") + n + "'";
+  return std::string("the simulator does not model field") + (names.size() > 1 ? "s " : " ") + list + " of " +
+         I.opcodeName() + " (unknown to this BIR reader, kept only to be written back)";
 }
 
 // Which engines each node class may run on [ref §4]; Unassigned was already resolved by
@@ -173,6 +187,8 @@ struct Decoder {
     d.ordinal = ordinal;
     if (d.cls == NodeClass::Unmodeled)
       fail("the simulator has no model of this opcode (its node class is InstUnmodeled)");
+    if (!I.extra_json.empty())
+      if (const std::string why = unmodeledFields(I); !why.empty()) fail(why);
     const bool kernel = isKernelNode(d.cls);
     if (kernel && mode == Mode::Full)
       fail("kernel nodes must be expanded (InlineBIRKernel / lowerKernelInst) before a full "

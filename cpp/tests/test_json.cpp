@@ -260,3 +260,29 @@ TEST(Json, DirectWriterWritesWhatNlohmannDumps) {
     }
   }
 }
+
+// nlohmann keeps the last of a repeated key: {"op": "add", "op": "mult"} read as mult. Refused,
+// by the key's JSON path, whichever reader reads first.
+TEST(Json, RefusesARepeatedKey) {
+  auto j = nlohmann::ordered_json::parse(everyNodeJson());
+  const std::string name = j["functions"][0]["blocks"][0]["instructions"][2]["name"];
+  std::string text = j.dump();
+  const std::string field = "\"name\":\"" + name + "\"";
+  text.replace(text.find(field), field.size(), field + ",\"name\":\"other\"");
+  for (bool plainFirst : {true, false}) {
+    EXPECT_EQ(readAs(text, plainFirst),
+              "error: functions[0].blocks[0].instructions[2].name: the key 'name' appears twice in one object "
+              "(each field is named once)");
+  }
+  expectRejected(R"({"functions": [], "arch": "gen2", "arch": "gen3"})", "arch: the key 'arch' appears twice");
+}
+
+// The module's arch names the generation it is simulated on: an unknown one is refused where it
+// is read, with the known names.
+TEST(Json, RefusesAnUnknownArch) {
+  auto j = nlohmann::ordered_json::parse(everyNodeJson());
+  j["arch"] = "gen9";
+  expectRejected(j.dump(), "arch: unknown arch 'gen9' (known: trn1 = gen2 = NeuronCore-v2, trn2 = gen3 = NeuronCore-v3)");
+  j["arch"] = "gen3";
+  EXPECT_EQ(moduleFromJson(j.dump())->arch, "gen3");
+}

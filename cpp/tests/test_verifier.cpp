@@ -151,3 +151,26 @@ TEST(Verifier, RefusesAccessWhoseEndPassesInt64) {
     expectVerifyError(fx.m, "ins[0]: free access [5, 9223372036854775812] is outside the 256 elements");
   }
 }
+
+// A count past int64 wraps: [0, 2^61+1] x [1, 8] walks 2^64 + 8 elements per partition, which
+// wrapped to 8 and matched an 8-element output. Free pairs of step 0 keep the extent in bounds,
+// so only the count can refuse it.
+TEST(Verifier, RefusesAnElementCountPastInt64) {
+  const int64_t wraps = (int64_t{1} << 61) + 1;
+  {
+    Fixture fx;
+    fx.copy(fx.tile(0, 8, 8), Instruction::createAP(fx.sb, 0, {{256, 8}, {0, wraps}, {1, 8}}, {}, -1));
+    expectVerifyError(fx.m, "outs[0]: access pattern element count (the product of its nums) overflows");
+  }
+  {
+    // The free count fits; times the 128 partitions it does not.
+    Fixture fx;
+    fx.copy(Instruction::createAP(fx.sb, 0, {{256, 128}, {0, int64_t{1} << 56}}, {}, -1), fx.tile(0, 1, 1));
+    expectVerifyError(fx.m, "ins[0]: access pattern element count (the product of its nums) overflows");
+  }
+  {
+    Fixture fx;
+    fx.copy(Instruction::createAP(fx.dram, 0, {{0, int64_t{1} << 32}, {0, int64_t{1} << 32}}, {}, -1), fx.tile(0, 1, 1));
+    expectVerifyError(fx.m, "ins[0]: access pattern element count (the product of its nums) overflows");
+  }
+}

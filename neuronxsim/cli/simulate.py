@@ -16,6 +16,7 @@ import os
 import numpy as np
 
 from neuronxsim import pipeline
+from neuronxsim.bir import target
 from neuronxsim.cli import arguments, files, kernel_report, memory, printing
 from neuronxsim.cli.inputs import check_file
 from neuronxsim.cli.npz import read_npz
@@ -29,7 +30,8 @@ def add_parser(sub) -> None:
     p = sub.add_parser("simulate", help="simulate a BIR JSON module (outputs, report, trace, timeline)")
     p.add_argument("module", help="BIR JSON (kernel nodes are resolved first)")
     p.add_argument("--inputs", type=arguments.file, help=".npz of input arrays by tensor name (missing ones: seeded random)")
-    p.add_argument("--arch", choices=sorted(pipeline.ARCHS), default="trn1")
+    p.add_argument("--arch", choices=sorted(pipeline.ARCHS),
+                   help="the module's generation (default: its own \"arch\"; another is refused)")
     p.add_argument("--mode", choices=pipeline.MODES, default="full")
     p.add_argument("--analytic", action="store_true",
                    help="timing mode: keep kernel nodes unexpanded, each timed as one step by the cached "
@@ -72,6 +74,7 @@ def run(args) -> int:
         with progress.step(steps[0][0]):
             module = load_module(args.module)
             nodes = kernel_report.kernel_nodes(module)
+            args.arch = args.arch or target.canonical_arch(module.arch)
         with progress.step(steps[1][0]):
             if nodes and not args.analytic:
                 module = pipeline.resolve(module, os.path.dirname(os.path.abspath(args.module))).module

@@ -68,15 +68,17 @@ def _new_output(spec) -> np.ndarray:
     return np.empty(tuple(spec["shape"]), dtype=dtype_to_numpy(spec["dtype"]))
 
 
-def simulate(module: bir.Module, inputs: Optional[Mapping[str, np.ndarray]] = None, arch: str = "trn1",
+def simulate(module: bir.Module, inputs: Optional[Mapping[str, np.ndarray]] = None, arch: Optional[str] = None,
              mode: str = "full", neuron_core_id: Optional[int] = None, *, threads: int = 0,
              records: bool = True, on_progress: Optional[Callable[[int, int], None]] = None) -> SimResult:
-    """Simulates ``module`` on NeuronCore(s) of ``arch`` ("trn1" or "trn2").
+    """Simulates ``module`` on NeuronCore(s) of its generation (``module.arch``).
 
     Args:
         module: an ISA-level BIR module (kernel nodes only in timing mode).
         inputs: one array per Input tensor, by name, with exactly its shape and dtype (bfloat16 and
             fp8 as ``ml_dtypes`` arrays). C-contiguous arrays are used in place, never modified.
+        arch: None (the module's own), or a name of the module's generation ("trn1", "trn2", ...);
+            a name of another generation is refused (SimulationError).
         mode: "full" (numerics and time) or "timing" (time only; inputs may be omitted).
         neuron_core_id: None runs every function as its own NeuronCore (sharing DRAM tensors by
             name; total time = the slowest core); an int runs only ``functions[i]``.
@@ -89,7 +91,7 @@ def simulate(module: bir.Module, inputs: Optional[Mapping[str, np.ndarray]] = No
                      on_progress=on_progress)
 
 
-def _simulate(module: bir.Module, inputs: Optional[Mapping[str, np.ndarray]], arch: str, mode: str,
+def _simulate(module: bir.Module, inputs: Optional[Mapping[str, np.ndarray]], arch: Optional[str], mode: str,
               neuron_core_id: Optional[int], *, threads: int, records: bool,
               on_progress: Optional[Callable[[int, int], None]], prepared=None) -> SimResult:
     """:func:`simulate`, started from ``prepared`` (a ``_core.sim.PreparedProgram`` of ``module``:
@@ -113,10 +115,10 @@ def _simulate(module: bir.Module, inputs: Optional[Mapping[str, np.ndarray]], ar
         total = native.instruction_count
         result = run_reporting(native.run, lambda: (native.instructions_done(), total), on_progress)
     del bound  # referenced until the run is over
-    return SimResult(result, outputs, config(arch), module)
+    return SimResult(result, outputs, config(result.arch), module)
 
 
-def input_tensors(module: bir.Module, arch: str = "trn1") -> dict:
+def input_tensors(module: bir.Module, arch: Optional[str] = None) -> dict:
     """The module's Input tensors: name -> (shape, NumPy dtype), the arrays ``simulate`` takes."""
     native = _core.sim.Simulator(module, arch, "timing", None, 0, False)
     return {s["name"]: (tuple(s["shape"]), dtype_to_numpy(s["dtype"]))

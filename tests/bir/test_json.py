@@ -85,3 +85,25 @@ def test_verifier_error_carries_the_path():
                                        r"start-partition rule for 32 partitions"):
         bir.Module.from_json(json.dumps(doc))
     assert bir.Module.from_json(json.dumps(doc), verify=False).function(0).instruction_count == 110
+
+
+def test_the_modules_arch_is_a_known_generation():
+    doc = json.loads(every_node_module().to_json())
+    doc["arch"] = "gen9"
+    with pytest.raises(BIRError, match=r"^arch: unknown arch 'gen9' \(known: trn1 = gen2 = NeuronCore-v2, "):
+        bir.Module.from_json(json.dumps(doc))
+    m = bir.Module()
+    with pytest.raises(ValueError, match=r"^Module.arch: unknown arch 'gen9' \(known: trn1 = gen2"):
+        m.arch = "gen9"
+    m.arch = "gen3"
+    assert m.arch == "gen3"
+
+
+def test_a_repeated_key_is_refused_by_its_path():
+    text = every_node_module().to_json(-1)
+    doc = json.loads(text)
+    first = doc["functions"][0]["blocks"][0]["instructions"][21]
+    assert first["op"] == "add"
+    i = text.index('"op":"add"', text.index('"name":"%s"' % first["name"]))
+    with pytest.raises(BIRError, match=r"^functions\[0\]\.blocks\[0\]\.instructions\[21\]\.op: the key 'op' appears twice"):
+        bir.Module.from_json(text[:i] + '"op":"add","op":"mult"' + text[i + len('"op":"add"'):])

@@ -139,3 +139,41 @@ def test_lnc_size_beyond_32_bits_is_refused_where_it_is_read():
         ap.lnc_size = -2**32
     ap.lnc_size = 0
     assert ap.lnc_size == 0
+
+
+def test_an_operand_views_a_tensor_of_its_own_function():
+    # BIR names an operand's tensor within its instruction's function: one of another module was
+    # written as a name the module does not declare (and read freed memory once that module was
+    # collected); one of another function of the same module, likewise. Refused at the call.
+    m1, f1, _ = _block()
+    a1 = f1.createDramTensor("a", MemoryType.Input, DType.float32, [128, 8])
+    m2, f2, bb2 = _block()
+    f2.createDramTensor("a", MemoryType.Input, DType.float32, [128, 8])
+    g2 = m2.addFunction("g")
+    sb_g = g2.createOnChipTensor("s", MemoryType.SB, DType.float32, 128, 32)
+    node = bb2.addInstruction(InstructionType.DMACopy)
+    foreign = bir.Instruction.createAP(a1, 0, [(1, 1024)], [], -1)
+    other_function = bir.AccessPattern(sb_g, 0, [(8, 128), (1, 8)])
+    for call in (lambda: node.addAP(foreign, False), lambda: node.addArgumentOrOutput(foreign, False),
+                 lambda: node.addSeqAccess(a1, False), lambda: node.addOpaqueAP(a1, True)):
+        with pytest.raises(ValueError, match=r"memory location 'a' is not one of function '.*''s allocations"):
+            call()
+    with pytest.raises(ValueError, match=r"^Instruction.ins: memory location 's' is not one of function"):
+        node.ins = [other_function]
+    with pytest.raises(ValueError, match=r"^Instruction.outs: memory location 'a' is not one of function"):
+        node.outs = [foreign]
+    assert len(node.ins) == 0 and len(node.outs) == 0
+
+
+def test_a_new_operand_keeps_its_tensors_module_alive():
+    import gc
+
+    def make(plain):
+        m = bir.Module()
+        t = m.addFunction().createDramTensor("t", MemoryType.Input, DType.float32, [4])
+        return bir.AccessPattern(t, 0, [(1, 4)]) if plain else bir.Instruction.createAP(t, 0, [(1, 4)], [], -1)
+    for plain in (True, False):
+        ap = make(plain)
+        gc.collect()
+        [bir.Module().addFunction().createDramTensor(f"x{i}", MemoryType.Input, DType.float32, [4]) for i in range(50)]
+        assert ap.memref == "t" and ap.location.name == "t" and ap.num_elements == 4

@@ -142,7 +142,6 @@ def test_the_simulator_refuses_a_run_the_decoding_was_not_prepared_for():
     t, prepared = _prepared_trace(kernel, args, arch)
     refusals = {
         "is for timing mode only": dict(mode="full"),
-        "is for arch 'trn2', not 'trn1'": dict(arch="trn1"),
         "runs every function of the module, not only neuron_core_id 1": dict(neuron_core_id=1),
     }
     for message, change in refusals.items():
@@ -150,6 +149,16 @@ def test_the_simulator_refuses_a_run_the_decoding_was_not_prepared_for():
         with pytest.raises(SimulationError, match=message):
             sim._simulate(t.module, None, kw["arch"], kw["mode"], kw["neuron_core_id"], threads=0,
                           records=False, on_progress=None, prepared=prepared)
+    # An arch other than the module's is refused before the decoding is looked at; a module whose
+    # arch changed since is refused by the decoding.
+    with pytest.raises(SimulationError, match="arch 'trn1' .* contradicts the module's arch 'gen3'"):
+        sim._simulate(t.module, None, "trn1", "timing", None, threads=0, records=False, on_progress=None,
+                      prepared=prepared)
+    t.module.arch = "gen2"
+    with pytest.raises(SimulationError, match="is for arch 'trn2', not 'trn1'"):
+        sim._simulate(t.module, None, None, "timing", None, threads=0, records=False, on_progress=None,
+                      prepared=prepared)
+    t.module.arch = "gen3"
     other = traced_kernel(kernel, args, {}, arch)
     with pytest.raises(SimulationError, match="is of another module"):
         _reused(other.module, arch, prepared)

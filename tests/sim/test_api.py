@@ -257,3 +257,37 @@ def test_the_result_names_each_output_left_partly_unwritten():
     import pickle
     assert pickle.loads(pickle.dumps(r)).unwritten_outputs == r.unwritten_outputs
     assert sim.simulate(b.module, mode="timing").unwritten_outputs == ()
+
+
+def test_a_module_runs_on_its_own_arch(rng):
+    # A trn2 module run without an arch ran as trn1; an arch of another generation than the
+    # module's ran it there. The module's is the default, and a contradiction is refused.
+    b = _scale_module("trn2")
+    x = f32(rng.normal(size=(128, 64)))
+    r = sim.simulate(b.module, {"x": x})
+    assert r.arch == "trn2" and r.config.neuron_core == "NeuronCore-v3"
+    assert sim.simulate(b.module, {"x": x}, arch="gen3").arch == "trn2"
+    assert sim.input_tensors(b.module) == {"x": ((128, 64), np.dtype(np.float32))}
+    with pytest.raises(SimulationError, match=r"^arch 'trn1' \(NeuronCore-v2\) contradicts the module's arch 'gen3' "
+                                              r"\(NeuronCore-v3\)"):
+        sim.simulate(b.module, {"x": x}, arch="trn1")
+
+
+@pytest.mark.parametrize("threads", [-5, -1, 65, 10**6])
+def test_threads_outside_what_the_matmul_kernel_takes_are_refused(threads):
+    with pytest.raises(SimulationError, match=rf"^threads {threads} is outside 0\.\.64"):
+        sim.simulate(_scale_module().module, mode="timing", threads=threads)
+
+
+@pytest.mark.parametrize("mode", ["full", "timing"])
+def test_an_instruction_field_the_simulator_does_not_model_is_refused(mode):
+    # Unknown BIR JSON fields are kept for the round trip; run as if absent, a misspelled one
+    # ("reverse_0" for reverse0) gave a silently different answer.
+    m = _scale_module().module
+    doc = m.to_json()
+    scale = m.function(0).blocks[0].instructions[1]
+    scale.extra_json = '{"reverse_0":true,"hint":1}'
+    with pytest.raises(SimulationError, match=r"instructions\[1\] TensorScalar 'TensorScalar': the simulator does not "
+                                              r"model fields 'reverse_0', 'hint' of TensorScalar"):
+        sim.simulate(m, {"x": np.zeros((128, 64), np.float32)}, mode=mode)
+    assert bir.Module.from_json(m.to_json()).to_json() != doc  # the fields are kept

@@ -1246,7 +1246,7 @@ class Instruction:
         Its input operands.
         """
     @ins.setter
-    def ins(self, arg0: collections.abc.Sequence[AccessPattern]) -> None:
+    def ins(self, arg1: collections.abc.Sequence[AccessPattern]) -> None:
         ...
     @property
     def kernel(self) -> str:
@@ -1285,7 +1285,7 @@ class Instruction:
         Its output operands.
         """
     @outs.setter
-    def outs(self, arg0: collections.abc.Sequence[AccessPattern]) -> None:
+    def outs(self, arg1: collections.abc.Sequence[AccessPattern]) -> None:
         ...
     @property
     def source(self) -> str:
@@ -3253,10 +3253,10 @@ class Module:
     @property
     def arch(self) -> str:
         """
-        The target generation's name ("trn1", "trn2", ...).
+        The target generation's name ("gen2", "gen3", or another name of one: "trn1", ...).
         """
     @arch.setter
-    def arch(self, arg0: str) -> None:
+    def arch(self, arg1: str) -> None:
         ...
     @property
     def files_dir(self) -> str:

@@ -79,9 +79,9 @@ class SimResult:
         (name, elements never written, the first one's flat index) of each Output tensor the run left partly unwritten (full mode), in the module's tensor order.
         """
 class Simulator:
-    def __init__(self, module: neuronxsim.starfish.lib._core.bir.Module, arch: str = 'trn1', mode: str = 'full', neuron_core_id: typing.SupportsInt | typing.SupportsIndex | None = None, threads: typing.SupportsInt | typing.SupportsIndex = 0, records: bool = True, prepared: PreparedProgram = None) -> None:
+    def __init__(self, module: neuronxsim.starfish.lib._core.bir.Module, arch: str | None = None, mode: str = 'full', neuron_core_id: typing.SupportsInt | typing.SupportsIndex | None = None, threads: typing.SupportsInt | typing.SupportsIndex = 0, records: bool = True, prepared: PreparedProgram = None) -> None:
         """
-        `prepared`: start from that PreparedProgram of `module` (timing mode, its arch, every function) instead of decoding the module.
+        `arch`: None runs the module's own arch; another name must be of the same generation. `prepared`: start from that PreparedProgram of `module` (timing mode, its arch, every function) instead of decoding the module.
         """
     def bind(self, name: str, array: numpy.ndarray) -> None:
         ...
