@@ -64,6 +64,8 @@ inline bool hasIntForm(AluOp op) {
       return false;
   }
 }
+// The dtypes GpSimd's native integer arithmetic takes (hasIntForm's ops on them are exact).
+inline bool isWord(bir::DType t) { return t == bir::DType::int32 || t == bir::DType::uint32; }
 // The exact result (a 32-bit pattern to store) of a hasIntForm op on two integer values.
 inline uint32_t intAlu(AluOp op, int64_t a, int64_t b) {
   switch (op) {

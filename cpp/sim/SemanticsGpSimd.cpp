@@ -56,10 +56,6 @@ void check(const InstTensorPartitionReduce& I, Checker& c) {
   c.elems(c.out(0), c.in(0).freeElems, "the reduction");
 }
 
-namespace {
-bool isWord(DType t) { return t == DType::int32 || t == DType::uint32; }
-}  // namespace
-
 // Folded in partition order, from the first partition: the bit-vector operators on 32-bit
 // patterns (docs/isa-semantics.md §3), add and max on int32 / uint32 data and result by GpSimd's
 // native integer arithmetic (as TensorTensor on Pool: add wraps modulo 2^32), the rest in fp32.

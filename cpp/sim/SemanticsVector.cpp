@@ -421,10 +421,6 @@ void check(const InstTensorTensor& I, Checker& c) {
   c.require(bir::legality::bitvecDtypes(I.opcode(), I.op, AluOp::bypass, TileDtypes({&c.in(0), &c.in(1)}), out));
 }
 
-namespace {
-bool isWord(DType t) { return t == DType::int32 || t == DType::uint32; }
-}  // namespace
-
 void exec(const InstTensorTensor& I, Exec& x) {
   if (x.inst().engine == Engine::Pool && hasIntForm(I.op) && isWord(x.in(0).dtype) && isWord(x.in(1).dtype) &&
       isWord(x.out(0).dtype) && !x.in(0).isImm() && !x.in(1).isImm()) {
