@@ -5,11 +5,13 @@ File references of kernel nodes resolve inside the module's folder (or ``--base-
 from __future__ import annotations
 
 import collections
+import contextlib
 import os
 
 from neuronxsim import bir, pipeline
 from neuronxsim.cli import arguments, printing
 from neuronxsim.cli.inputs import InputError, check_output_file, read_text
+from neuronxsim.errors import KernelError, SimulationError
 
 
 def add_parser(sub) -> None:
@@ -32,6 +34,16 @@ def load_module(path: str) -> bir.Module:
         raise bir.BIRError(f"{path}: {e}") from None
 
 
+@contextlib.contextmanager
+def naming_module_file(path: str):
+    """Refusals of resolving or simulating the module read from ``path`` (they name a kernel node
+    or an instruction by its place in the module) name the file too, as load_module's do."""
+    try:
+        yield
+    except (KernelError, SimulationError) as e:
+        raise type(e)(f"{path}: {e}") from None
+
+
 def run(args) -> int:
     if not args.output.strip():
         raise InputError("-o is empty; name the file to write")
@@ -40,7 +52,8 @@ def run(args) -> int:
     if args.base_dir and not os.path.isdir(args.base_dir):
         raise InputError(f"--base-dir {args.base_dir}: not a folder")
     module = load_module(args.module)
-    resolved = pipeline.resolve(module, base)
+    with naming_module_file(args.module):
+        resolved = pipeline.resolve(module, base)
     bir.save(resolved.module, args.output)
     per_kernel = collections.Counter(i.kernel for f in resolved.module.functions for b in f.blocks
                                      for i in b.instructions)

@@ -22,7 +22,7 @@ from neuronxsim.cli.inputs import check_file
 from neuronxsim.cli.npz import read_npz
 from neuronxsim.cli.output_set import OutputSet
 from neuronxsim.cli.progress import Progress
-from neuronxsim.cli.resolve import load_module
+from neuronxsim.cli.resolve import load_module, naming_module_file
 from neuronxsim.errors import SimulationError
 
 
@@ -75,15 +75,18 @@ def run(args) -> int:
             module = load_module(args.module)
             nodes = kernel_report.kernel_nodes(module)
             args.arch = args.arch or target.canonical_arch(module.arch)
-        with progress.step(steps[1][0]):
+        with progress.step(steps[1][0]), naming_module_file(args.module):
             if nodes and not args.analytic:
                 module = pipeline.resolve(module, os.path.dirname(os.path.abspath(args.module))).module
         memory.check(memory.simulation_bytes(module, args.arch, args.mode), f"simulating {args.module}",
                      "Try --mode timing (no numerics)." if full else "Try a smaller module.")
         with progress.step(steps[2][0]) as step:
-            inputs, generated = _inputs(sim.input_tensors(module, args.arch), args.inputs, args.seed) if full \
-                else (None, [])
-            result = pipeline.simulate(module, inputs, arch=args.arch, mode=args.mode, on_progress=step.fraction)
+            with naming_module_file(args.module):
+                wanted = sim.input_tensors(module, args.arch) if full else None
+            inputs, generated = _inputs(wanted, args.inputs, args.seed) if full else (None, [])
+            with naming_module_file(args.module):
+                result = pipeline.simulate(module, inputs, arch=args.arch, mode=args.mode,
+                                           on_progress=step.fraction)
         summary = pipeline.report(result, nodes)
         printing.warn_unwritten_outputs(summary)
         with progress.step(steps[3][0], unit="trace slices written") as step, output as out:

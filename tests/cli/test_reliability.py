@@ -397,3 +397,23 @@ def test_info_reads_bir_json_after_a_byte_order_mark_as_resolve_does(tmp_path, c
     status, out, err = run_cli(["info", str(bom)], capsys)
     assert status == 0 and err == "" and "(BIR JSON v" in out.splitlines()[0], err
     assert run_cli(["resolve", str(bom), "-o", str(tmp_path / "r.json"), "--quiet"], capsys)[0] == 0
+
+
+def test_a_refusal_while_resolving_or_simulating_names_the_module_file(tmp_path, capsys, monkeypatch):
+    # (a kernel node's or an instruction's place in the module was given, not the module's file)
+    monkeypatch.chdir(tmp_path)
+    assert run_cli(["demo", "--output", "d", "--quiet"], capsys)[0] == 0
+    module = json.loads(open("d/module.json").read())
+    node = module["functions"][0]["blocks"][0]["instructions"][2]
+    node["grid"] = 0
+    open("d/bad_node.json", "w").write(json.dumps(module))
+    for argv in (["resolve", "d/bad_node.json", "-o", "r.json"], ["simulate", "d/bad_node.json", "--output", "o"]):
+        status, _, err = run_cli(argv, capsys)
+        assert_one_error_line(err, "error: d/bad_node.json: functions[0].blocks[0].instructions[2] ", status, 1)
+    assert run_cli(["resolve", "d/module.json", "-o", "r.json"], capsys)[0] == 0
+    resolved = json.loads(open("r.json").read())
+    first = resolved["functions"][0]["blocks"][0]["instructions"][0]
+    first["engine"] = "PE"  # (no instruction of the demo's runs on PE but matmuls)
+    open("d/bad_engine.json", "w").write(json.dumps(resolved))
+    status, _, err = run_cli(["simulate", "d/bad_engine.json", "--output", "o"], capsys)
+    assert_one_error_line(err, "error: d/bad_engine.json: functions[0].blocks[0].instructions[0] ", status, 1)
