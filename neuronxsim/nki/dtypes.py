@@ -94,6 +94,21 @@ def is_float(dt: np.dtype) -> bool:
     return dt.kind == "f" or dt in _ML_FLOATS
 
 
+#: The types of float scalars: Python's, NumPy's, and those ``ml_dtypes`` types of the dtypes
+#: either dialect names, which NumPy does not count as ``np.floating`` (each converts to float).
+FLOAT_SCALARS = (float, np.floating, ml_dtypes.bfloat16, ml_dtypes.float8_e4m3, ml_dtypes.float8_e5m2,
+                 ml_dtypes.float8_e4m3fn)
+_NUMBERS = (int, np.integer) + FLOAT_SCALARS
+
+
+def is_number(x) -> bool:
+    """Whether ``x`` is a number a kernel may pass as an immediate: an int or float of Python
+    (a bool too: callers that refuse bools say so) or of NumPy, or a :data:`FLOAT_SCALARS` one
+    (``nl.finfo(nl.bfloat16).min`` is a bfloat16 scalar). Not complex numbers: no engine computes
+    with them."""
+    return isinstance(x, _NUMBERS)
+
+
 def supported_names() -> str:
     return ", ".join(_NAMES[dt] for dt in SUPPORTED)
 
@@ -147,7 +162,7 @@ def scalar_dtype(value) -> np.dtype:
             return own
     if isinstance(value, (bool, np.bool_)):
         return uint8
-    return float32 if isinstance(value, (float, np.floating)) else int32
+    return float32 if isinstance(value, FLOAT_SCALARS) else int32
 
 
 def promote_scalar(dtype: np.dtype, value) -> np.dtype:

@@ -558,7 +558,7 @@ def number(x, loc, what: str, name: str | None = None, tile: bool = False) -> fl
     a tile where the instruction also takes a tile (``tile``), and what it got."""
     if x.__class__ is float:
         return x
-    if not isinstance(x, (int, float, np.number, np.bool_)):
+    if not (dt.is_number(x) or isinstance(x, np.bool_)):
         if name is not None:
             what = f"{what}: {name}"
         given = "a tile" if isinstance(x, Tensor) else type(x).__name__

@@ -584,7 +584,7 @@ def store(dst, value, *, mask=None):
     scatter = dst.__class__ is IndirectView
     if not scatter and (dst.__class__ is not Tensor or dst.storage.on_chip):
         _hbm(dst, loc, "nl.store: dst")  # (raises)
-    if isinstance(value, (int, float, np.integer, np.floating)):
+    if _dt.is_number(value):
         value = _filled_like(dst, value, loc)  # (the API page's example: "effectively a memset")
     if value.__class__ is not Tensor or not value.storage.on_chip:
         _tile(value, loc, "nl.store: value")  # (raises)
@@ -745,7 +745,7 @@ def _assign_general(tr, dst: Tensor, value):
                         checked_as=None if op.engine is _DMA else _ASSIGNED)
             return
         _ins.tensor_copy(tr, value, dst.dtype, caller_location(), out=dst, what="assignment")
-    elif isinstance(value, (int, float, np.number)):
+    elif _dt.is_number(value):
         if not dst.storage.on_chip:
             raise NKIError("HBM tensors cannot be filled with a constant; store a tile")
         _ins.memset(tr, dst, value, caller_location())
@@ -837,8 +837,6 @@ def _apply_operator(x, y, name: str, loc):
 
 # ---- arithmetic ----
 
-_FLOATS = (float, np.floating)
-
 
 def _binary(x, y, op, dtype, mask, loc, out=None, what="") -> Tensor:
     tr = current()
@@ -852,8 +850,8 @@ def _binary(x, y, op, dtype, mask, loc, out=None, what="") -> Tensor:
     if dtype is not None:
         dtype = _dtype(dtype, loc)
     elif op is Alu.divide and not (
-            _dt.is_float(x.dtype) if x.__class__ is Tensor else isinstance(x, _FLOATS)) and not (
-            _dt.is_float(y.dtype) if y.__class__ is Tensor else isinstance(y, _FLOATS)):
+            _dt.is_float(x.dtype) if x.__class__ is Tensor else isinstance(x, _dt.FLOAT_SCALARS)) and not (
+            _dt.is_float(y.dtype) if y.__class__ is Tensor else isinstance(y, _dt.FLOAT_SCALARS)):
         dtype = float32  # a true division, as NumPy's: integers divide to a float
     if xt and yt:
         x_shape, y_shape = x.shape, y.shape
@@ -879,7 +877,7 @@ def _binary(x, y, op, dtype, mask, loc, out=None, what="") -> Tensor:
                                           what=what)
         return _ins.tensor_tensor(tr, x, y, op, dtype, loc, mask, out, what=what)
     tile, scalar, reverse = (x, y, False) if xt else (y, x, True)
-    if not isinstance(scalar, (int, float, np.number, np.bool_)):  # (a bool is an int)
+    if not (_dt.is_number(scalar) or isinstance(scalar, np.bool_)):  # (a bool is an int)
         raise NKIError(f"nl.{what}: cannot combine a tile with {type(scalar).__name__}", loc)
     if dtype is None:  # (a Python number is weakly typed: uint8 for a bool, int32, float32)
         dtype = _dt.promote_scalar(tile.dtype, scalar)

@@ -27,6 +27,7 @@ uint8, uint16, uint32 = _dt.uint8, _dt.uint16, _dt.uint32
 float16, float32, bfloat16 = _dt.float16, _dt.float32, _dt.bfloat16
 float8_e4m3, float8_e5m2 = _dt.float8_e4m3, _dt.float8_e5m2
 float8_e4m3fn = np.dtype(ml_dtypes.float8_e4m3fn)
+is_number = _dt.is_number
 
 
 class UnmodelledDType:

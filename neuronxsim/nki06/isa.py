@@ -217,7 +217,7 @@ def _scalar_or_column(x, parts: int, loc, what: str, name: str | None = None):
             raise NKIError(f"{what} must be a number or a [{parts}, 1] tile; it is "
                            f"{list(v.shape)}", loc)
         return v
-    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, float, np.number)):
+    if isinstance(x, (bool, np.bool_)) or not dt.is_number(x):
         raise NKIError(f"{what} must be a number or a [{parts}, 1] tile, not "
                        f"{type(x).__name__}", loc)
     return float(x)
@@ -225,7 +225,7 @@ def _scalar_or_column(x, parts: int, loc, what: str, name: str | None = None):
 
 def _number(x, loc, what: str) -> float:
     """A number argument (an int, a float or a NumPy number; not a bool), as a float."""
-    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, float, np.number)):
+    if isinstance(x, (bool, np.bool_)) or not dt.is_number(x):
         raise NKIError(f"{what} must be a number, not {x!r}", loc)
     return float(x)
 
@@ -591,7 +591,7 @@ def memset(dst, value, engine=engine.unknown, name=None):
     """Fills ``dst`` with ``value`` (an int for integer tensors)."""
     tr, loc, what, d = _begin(name, dst, "nisa.memset")
     hw = _engine(engine, (Engine.DVE, Engine.Pool), Engine.DVE, loc, what)
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
+    if isinstance(value, (bool, np.bool_)) or not dt.is_number(value):
         raise NKIError(f"{what}: value must be a number, not {type(value).__name__}", loc)
     if dt.is_int(d.storage.dtype) and not float(value).is_integer():
         raise NKIError(f"{what}: value {value} must match the {dt.name(d.storage.dtype)} "
@@ -612,7 +612,7 @@ def tensor_copy_predicated(dst, src, predicate, reverse_pred=False, name=None):
         s = _tile(src, loc, what, "src")
         if s.storage.dtype != d.storage.dtype:
             raise NKIError(f"{what}: src and dst must share a dtype", loc)
-    elif isinstance(src, (int, float, np.number)) and not isinstance(src, (bool, np.bool_)):
+    elif dt.is_number(src) and not isinstance(src, (bool, np.bool_)):
         s = _ins.constant_tile(tr, d.shape, float(src), d.storage.dtype, loc)
     else:
         raise NKIError(f"{what}: src must be a tile or a number, not {type(src).__name__}", loc)

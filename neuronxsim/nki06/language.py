@@ -498,7 +498,7 @@ def _operand(x, loc, what: str):
 
 
 def number(x, loc, what: str):
-    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, float, np.number)):
+    if isinstance(x, (bool, np.bool_)) or not dt.is_number(x):
         raise NKIError(f"{what} must be a number or a tensor, not {type(x).__name__}", loc)
     return x
 

@@ -541,3 +541,39 @@ def test_a_mask_of_several_boxes_is_refused_where_a_row_is_reduced_and_triangles
         run(flat_offset_sum, a, 16 * 3 + 5)
     with pytest.raises(nki.NKIError, match=r"relates index dimensions \[0, 1\]"):
         run(triangle_load, a)
+
+
+@nki.jit
+def fills_with_bf16_scalars(a):
+    # nl.finfo(bf16).min is an ml_dtypes bfloat16 scalar, which NumPy does not count as a number
+    # (the public select_and_scatter kernel fills its padded tile with it)
+    low = nl.full((a.shape[0], a.shape[1]), dtype=a.dtype, buffer=nl.sbuf,
+                  fill_value=nl.finfo(a.dtype).min)
+    x = nl.load(a)
+    y = nl.maximum(x, low)
+    z = nl.multiply(y, ml_dtypes.bfloat16(0.5))
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    nl.store(out, z)
+    floor = nl.ndarray((a.shape[0], 4), dtype=a.dtype, buffer=nl.shared_hbm)
+    nl.store(floor, ml_dtypes.bfloat16(-3.0))
+    return out, floor
+
+
+@pytest.mark.parametrize("partitions", [1, 127, 128])
+def test_bf16_scalars_are_numbers_as_nki_finfo_gives_them(partitions):
+    a = (np.arange(partitions * 513).reshape(partitions, 513) % 7 - 3).astype(ml_dtypes.bfloat16)
+    out, floor = run(fills_with_bf16_scalars, a)
+    np.testing.assert_array_equal(out.astype(np.float32), a.astype(np.float32) * 0.5)
+    np.testing.assert_array_equal(floor.astype(np.float32), np.full((partitions, 4), -3.0, np.float32))
+
+
+def test_a_complex_number_is_not_an_immediate():
+    @nki.jit
+    def k(a):
+        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        nl.store(out, nl.multiply(nl.load(a), np.complex64(1 + 2j)))
+        return out
+
+    # (NumPy would take its real part, dropping the imaginary one with a warning)
+    with pytest.raises(nki.NKIError, match="cannot combine a tile with complex64"):
+        run(k, np.ones((4, 4), np.float32))

@@ -781,3 +781,20 @@ def test_iota_and_affine_select_refuse_terms_outside_int32(call, name):
     with pytest.raises(NKIError, match=f"{name} is outside int32") as e:
         run(k, np.zeros((1, 1), np.float32))
     assert "test_isa.py" in str(e.value)  # at the kernel's line
+
+
+@pytest.mark.parametrize("partitions", [1, 127, 128])
+def test_bf16_and_fp8_scalars_are_numbers(partitions):
+    # ml_dtypes' scalars (a bfloat16 from np.finfo-like limits, an fp8 constant) are not
+    # np.number instances; they are numbers all the same
+    @nki.jit
+    def k(x):
+        t = nl.ndarray((partitions, 513), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.memset(dst=t, value=ml_dtypes.bfloat16(1.5))
+        u = nl.ndarray((partitions, 513), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.tensor_scalar(dst=u, data=t, op0=nl.multiply, operand0=ml_dtypes.float8_e4m3fn(2.0))
+        out = nl.ndarray(u.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+        nisa.dma_copy(dst=out, src=u)
+        return out
+
+    np.testing.assert_array_equal(run(k, np.zeros((1, 1), np.float32)), np.full((partitions, 513), 3.0, np.float32))
