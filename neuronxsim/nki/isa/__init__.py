@@ -384,6 +384,9 @@ def range_select(*, on_true_tile, comp_op0, comp_op1, bound0, bound1,
     loc = caller_location()
     if reduce_cmd == _LOAD_REDUCE:
         _refuse_load_reduce("range_select", loc)
+    if reduce_cmd == _REDUCE:
+        raise NKIError("range_select: reduce_cmd=reduce (accumulating over earlier "
+                       "instructions) is not supported; use reset_reduce", loc)
     data = _tile(on_true_tile, loc, "range_select: on_true_tile")
     c0 = alu_op(comp_op0, "range_select: comp_op0", loc)
     c1 = alu_op(comp_op1, "range_select: comp_op1", loc)
