@@ -519,3 +519,25 @@ def test_other_engines_leave_the_vector_engine_registers(middle, executor, rng):
     x = grid(rng, (128, 513))
     got = run(_register_chain(middle), x, x, np.ones(x.shape, np.uint8), executor=executor)
     np.testing.assert_array_equal(got, _continued_sum(x.sum(axis=1, keepdims=True), x))
+
+
+@pytest.mark.parametrize("op", ["select_reduce", "range_select"])
+def test_select_reduce_and_range_select_refuse_reset(op):
+    """reduce_cmd=reset ("Resets the accumulator registers to its initial state", without the
+    current results) is not one of select_reduce's commands, and the recorded instruction cannot
+    say it: a reduce_res would get the maximum while the registers hold -inf."""
+    def middle(t, u, p, s, *bounds):
+        m = nl.ndarray((t.shape[0], 1), dtype=nl.float32, buffer=nl.sbuf)
+        if op == "select_reduce":
+            nisa.select_reduce(dst=s, predicate=p, on_true=u, on_false=0.0, reduce_res=m,
+                               reduce_cmd=nisa.reduce_cmd.reset)
+        else:
+            nisa.range_select(dst=s, on_true_tile=u, comp_op0=nl.greater_equal, comp_op1=nl.less,
+                              bound0=bounds[0], bound1=bounds[1], reduce_res=m,
+                              reduce_cmd=nisa.reduce_cmd.reset)
+
+    x = np.zeros((8, 16), np.float32)
+    col = np.zeros((8, 1), np.float32)
+    with pytest.raises(NKIError, match=f"nisa.{op}: reduce_cmd=reset") as info:
+        run(_register_chain(middle), x, x, np.ones(x.shape, np.uint8), col, col, arch="trn2")
+    assert info.value.location.path == __file__
