@@ -1133,45 +1133,29 @@ def test_a_reduce_after_another_vector_engine_instruction_is_refused(executor, r
     np.testing.assert_array_equal(got, _running_sums(x.sum(axis=1, keepdims=True), x))
 
 
-def test_range_select_refuses_reduce_as_nki06_does():
-    """reduce_cmd=reduce would continue the registers across instructions, which the recorded
-    RangeSelect cannot say (NKI 0.6's range_select and both dialects' select_reduce refuse it)."""
-    @nki.jit
-    def kernel(a, b0, b1):
-        m = nl.ndarray((a.shape[0], 1), dtype=nl.float32, buffer=nl.sbuf)
-        r = nisa.range_select(on_true_tile=nl.load(a), comp_op0=np.greater_equal, comp_op1=np.less,
-                              bound0=nl.load(b0), bound1=nl.load(b1), reduce_res=m,
-                              reduce_cmd=nisa.reduce_cmd.reduce)
-        out = nl.ndarray(a.shape, dtype=nl.float32, buffer=nl.shared_hbm)
-        nl.store(out, r)
-        return out
-
-    col = np.zeros((8, 1), np.float32)
-    with pytest.raises(nki.NKIError, match="range_select: reduce_cmd=reduce") as info:
-        nki.trace(kernel, np.zeros((8, 16), np.float32), col, col, arch="trn2")
-    assert info.value.location.path == __file__
-
-
+@pytest.mark.parametrize("command", ["reduce", "reset"])
 @pytest.mark.parametrize("op", ["select_reduce", "range_select"])
-def test_select_reduce_and_range_select_refuse_reset(op):
-    """reduce_cmd=reset is refused, as in NKI 0.6: the recorded instruction cannot say it."""
+def test_select_reduce_and_range_select_refuse_reduce_and_reset(op, command):
+    """As in NKI 0.6: reduce would continue the registers across instructions and reset resets
+    them without the current results, neither of which the recorded instruction can say."""
     @nki.jit
     def kernel(a, b0, b1):
         t = nl.load(a)
         s = nl.ndarray(a.shape, dtype=nl.float32, buffer=nl.sbuf)
         m = nl.ndarray((a.shape[0], 1), dtype=nl.float32, buffer=nl.sbuf)
+        cmd = getattr(nisa.reduce_cmd, command)
         if op == "select_reduce":
             nisa.select_reduce(dst=s, predicate=nl.load(b0) > 0, on_true=t, on_false=0.0,
-                               reduce_res=m, reduce_cmd=nisa.reduce_cmd.reset)
+                               reduce_res=m, reduce_cmd=cmd)
         else:
             s = nisa.range_select(on_true_tile=t, comp_op0=np.greater_equal, comp_op1=np.less,
                                   bound0=nl.load(b1), bound1=nl.load(b1), reduce_res=m,
-                                  reduce_cmd=nisa.reduce_cmd.reset)
+                                  reduce_cmd=cmd)
         out = nl.ndarray(a.shape, dtype=nl.float32, buffer=nl.shared_hbm)
         nl.store(out, s)
         return out
 
     a = np.zeros((8, 16), np.float32)
-    with pytest.raises(nki.NKIError, match=f"{op}: reduce_cmd=reset") as info:
+    with pytest.raises(nki.NKIError, match=f"{op}: reduce_cmd={command}") as info:
         nki.trace(kernel, a, a, a[:, :1], arch="trn2")
     assert info.value.location.path == __file__
