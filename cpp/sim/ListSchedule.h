@@ -9,7 +9,8 @@
 //     WAW on exact byte ranges per partition quadrant, the simulator's own footprints, with the
 //     addresses the allocator gave, so reused buffers stay ordered);
 //   * engine state the accesses do not show: the ScalarE accumulator registers (activations that
-//     reduce into them and ReadActivationAccumulator keep their order), DevicePrint output order;
+//     reduce into them and ReadActivationAccumulator keep their order), the Vector Engine's
+//     (EngineOrder below), DevicePrint output order;
 //   * a block holding an instruction whose result depends on its position (a random memset, seeded
 //     by its ordinal) or a kernel node is left as it is.
 // Among the instructions whose predecessors are placed, list scheduling picks the one that could
@@ -30,8 +31,10 @@ namespace sim {
 
 // The orders beside memory an instruction keeps with the others of the same order (bits): the
 // ScalarE accumulator registers (activations that reduce into them, ReadActivationAccumulator),
-// DevicePrint output, the Vector Engine's accumulation registers (TensorScalarReduce) and the
-// engines' random generators. kOrderWholeBlock: its result depends on its position in the block (a
+// DevicePrint output, the Vector Engine's accumulation registers (TensorScalarReduce, SelectReduce,
+// RangeSelect, which read or set them; every other Vector Engine instruction, which may change
+// them, keeps its place between two of those: ListSchedule.cpp) and the engines' random
+// generators. kOrderWholeBlock: its result depends on its position in the block (a
 // random memset, seeded by its ordinal): nothing around it may move (as around a kernel node the
 // simulator times as a whole, which its latencies tell, not its class).
 // `accumulates`: an Activation whose acc is not Idle; `randomMemset`: a Memset in Random mode.
@@ -51,7 +54,9 @@ inline uint32_t engineOrders(bir::NodeClass cls, bool accumulates, bool randomMe
     case NC::Activation: return accumulates ? uint32_t{kOrderAccumulator} : 0;
     case NC::ReadActivationAccumulator: return kOrderAccumulator;
     case NC::DevicePrint: return kOrderPrint;
-    case NC::TensorScalarReduce: return kOrderVectorRegister;
+    case NC::TensorScalarReduce:
+    case NC::SelectReduce:
+    case NC::RangeSelect: return kOrderVectorRegister;
     case NC::Rand:
     case NC::Dropout:
     case NC::SetRandState:

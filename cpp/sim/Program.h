@@ -93,6 +93,14 @@ struct DecodedInst {
   uint32_t block = 0, index = 0, ordinal = 0;
 };
 
+// Whether `d` computes on the Vector Engine (not a DMA its queue issues, nor a barrier or a kernel
+// node): the instructions that may change the engine's accumulation registers
+// (docs/isa-semantics.md §5).
+inline bool computesOnVectorEngine(const DecodedInst& d) {
+  return d.track == kTrackDVE && d.engine == bir::Engine::DVE &&
+         bir::InstructionType::category(d.inst->opcode()) == bir::InstructionType::Category::Comp;
+}
+
 // The vectors are reserved once and then filled: on huge pages, and reusing the blocks a previous
 // program released, a long stream's program costs no page faults (HostMemory.h).
 struct CoreProgram {

@@ -97,7 +97,39 @@ void Exec::run(const CoreProgram& p, const DecodedInst& d) {
     const Access& a = p.accesses[i];
     if (a.write && a.mem == kMemSbuf) gemm.panels().invalidate(a.quadrants, a.lo, a.hi);
   }
+  // Any other Vector Engine instruction may change the accumulation registers ("Even when
+  // reduce_cmd is set to idle, the accumulator state may still be modified", NKI 0.6
+  // nki.isa.exponential): unset until an instruction sets them again.
+  if (core.dveAccumulatorAnySet && computesOnVectorEngine(d) && !setsVectorRegisters(d))
+    core.vectorRegistersMayChange({d.block, d.index, d.inst});
   execInstruction(*d.inst, *this);
+}
+
+bool setsVectorRegisters(const DecodedInst& d) {
+  return d.cls == NodeClass::TensorScalarReduce ||
+         ((d.cls == NodeClass::SelectReduce || d.cls == NodeClass::RangeSelect) && d.nOuts == 2);
+}
+
+float Exec::vectorRegister(int64_t p) const {
+  const auto i = static_cast<size_t>(p);
+  if (!core.dveAccumulatorSet[i]) {
+    const CoreState::InstructionRef& by = core.dveAccumulatorChangedBy;
+    const std::string since =
+        by.inst ? " since " + instructionWhere(coreIndex, by.block, by.index, *by.inst) + " (which may have changed it)"
+                : std::string();
+    fail("reads the Vector Engine's accumulation register of partition " + std::to_string(p) +
+         ", which no instruction has set" + since);
+  }
+  return core.dveAccumulator[i];
+}
+
+void Exec::setVectorRegisters(const Operand& out, const float* values) {
+  for (int64_t l = 0; l < out.lanes; ++l) {
+    const auto p = static_cast<size_t>(out.p0 + l);
+    core.dveAccumulator[p] = values[l];
+    core.dveAccumulatorSet[p] = 1;
+  }
+  core.dveAccumulatorAnySet = true;
 }
 
 void Exec::fail(const std::string& msg) const {

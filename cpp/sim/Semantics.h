@@ -130,6 +130,11 @@ class Exec {
   int nIns() const { return d_->nIns; }
   int nOuts() const { return d_->nOuts; }
   [[noreturn]] void fail(const std::string& msg) const;
+  // The Vector Engine's accumulation register of absolute partition `p` (an unset one is refused,
+  // naming the instruction that last unset them); setting those of `out`'s partitions, one value
+  // per lane (after the lanes' work: not from forLanes' threads).
+  float vectorRegister(int64_t p) const;
+  void setVectorRegisters(const Operand& out, const float* values);
 
   Memory& memory(const Operand& op) {
     return op.space == Space::SBUF ? core.sbuf
@@ -351,6 +356,9 @@ void Exec::wordElementwise(std::initializer_list<const Operand*> inputs, const O
 }
 
 void execInstruction(const bir::Instruction& I, Exec& x);
+// Whether `d` sets the Vector Engine's accumulation registers of its partitions: TensorScalarReduce,
+// and a SelectReduce or RangeSelect with its reduction output (docs/isa-semantics.md §5).
+bool setsVectorRegisters(const DecodedInst& d);
 #define BIR_NODE_CLASS(C) void exec(const bir::Inst##C& I, Exec& x);
 #include "bir/NodeClasses.def"
 #undef BIR_NODE_CLASS

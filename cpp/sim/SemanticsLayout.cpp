@@ -187,7 +187,10 @@ void exec(const InstRangeSelect& I, Exec& x) {
       }
     }
   });
-  if (maxima) x.scatterLanes(x.out(1), maxima);
+  if (maxima) {  // (reset_reduce: the registers start at -inf and take the max)
+    x.setVectorRegisters(x.out(0), maxima);
+    x.scatterLanes(x.out(1), maxima);
+  }
 }
 
 }  // namespace sim

@@ -141,10 +141,7 @@ void check(const InstTensorScalarReduce& I, Checker& c) {
 // reg = reduce_op(y[i], reg); out[i] = y[i] (or reg, cumulative); the register keeps reg.
 void exec(const InstTensorScalarReduce& I, Exec& x) {
   const Operand& out = x.out(0);
-  const bool reduced = x.nOuts() == 2;
-  float* folds = reduced ? x.slot(Exec::kSideSlot, out.lanes) : nullptr;
-  std::vector<float>& reg = x.core.dveAccumulator;
-  std::vector<uint8_t>& set = x.core.dveAccumulatorSet;
+  float* regs = x.slot(Exec::kSideSlot, out.lanes);  // per lane, the register's new value
   const Operand* scalar = I.has_scalar_tensor ? &x.in(1) : nullptr;
   const Operand* initial = I.has_initial_tensor ? &x.in(x.nIns() - 1) : nullptr;
   const float c0 = static_cast<float>(I.const0), init = static_cast<float>(I.initial);
@@ -152,17 +149,13 @@ void exec(const InstTensorScalarReduce& I, Exec& x) {
     x.elementwise({&x.in(0)}, out, [&](int64_t l0, int64_t nl, int64_t n, const float* const* in, float* res) {
       for (int64_t j = 0; j < nl; ++j) {
         const int64_t lane = l0 + j;
-        const auto p = static_cast<size_t>(out.p0 + lane);
         float r;
         if (I.acc == AccumCmd::ZeroAccumulate) {
           r = foldIdentity(I.reduce_op);
         } else if (I.acc == AccumCmd::LoadAccumulate) {
           r = initial ? x.laneScalar(*initial, lane) : init;
         } else {
-          if (!set[p])
-            x.fail("reads the Vector Engine's accumulation register of partition " + std::to_string(p) +
-                   ", which no instruction has set");
-          r = reg[p];
+          r = x.vectorRegister(out.p0 + lane);
         }
         float* y = res + j * n;
         std::copy(in[0] + j * n, in[0] + (j + 1) * n, y);
@@ -171,13 +164,16 @@ void exec(const InstTensorScalarReduce& I, Exec& x) {
           for (int64_t i = 0; i < n; ++i) y[i] = r = alu<Op>(y[i], r);
         else
           for (int64_t i = 0; i < n; ++i) r = alu<Op>(y[i], r);
-        reg[p] = r;
-        set[p] = 1;
-        if (reduced) folds[lane] = I.negate ? -r : r;
+        regs[lane] = r;
       }
     });
   });
-  if (reduced) x.scatterLanes(x.out(1), folds);
+  x.setVectorRegisters(out, regs);
+  if (x.nOuts() == 2) {
+    if (I.negate)
+      for (int64_t l = 0; l < out.lanes; ++l) regs[l] = -regs[l];
+    x.scatterLanes(x.out(1), regs);
+  }
 }
 
 // ---- BNStats: [count, mean, var*count] of the even and of the odd elements ----

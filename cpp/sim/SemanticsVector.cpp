@@ -545,7 +545,10 @@ void exec(const InstSelectReduce& I, Exec& x) {
                   if (reduce)
                     for (int64_t j = 0; j < nl; ++j) folds[l0 + j] = fold(I.reduce_op, res + j * n, n);
                 });
-  if (reduce) x.scatterLanes(x.out(1), folds);
+  if (reduce) {  // (reset_reduce: the registers start at -inf and take the fold, max)
+    x.setVectorRegisters(x.out(0), folds);
+    x.scatterLanes(x.out(1), folds);
+  }
 }
 
 void check(const InstCopyPredicated&, Checker& c) {

@@ -87,6 +87,8 @@ void CoreState::reset() {
   std::fill(actAccumulator.begin(), actAccumulator.end(), 0.0f);
   std::fill(actAccumulatorSet.begin(), actAccumulatorSet.end(), 0);
   std::fill(dveAccumulatorSet.begin(), dveAccumulatorSet.end(), 0);
+  dveAccumulatorAnySet = false;
+  dveAccumulatorChangedBy = {};
   resetRng();
 }
 

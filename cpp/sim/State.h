@@ -20,6 +20,10 @@
 #include "Xorwow.h"
 #include "bir/Enums.h"
 
+namespace bir {
+class Instruction;
+}
+
 namespace sim {
 
 // One bit per tracked unit, initially clear. reset() clears only the 512-byte chunks of the bitmap
@@ -185,10 +189,25 @@ class CoreState {
   // register holds before its first reset is whatever ran before the kernel).
   std::vector<float> actAccumulator;
   std::vector<uint8_t> actAccumulatorSet;
-  // The Vector Engine's accumulation registers (tensor_scalar_reduce / _cumulative), one fp32 per
-  // partition, and whether an instruction has set each: reading an unset one is refused.
+  // The Vector Engine's accumulation registers, one fp32 per partition, and whether an
+  // instruction has set each: reading an unset one is refused. TensorScalarReduce (NKI's
+  // tensor_scalar_reduce / _cumulative) and a reducing SelectReduce or RangeSelect set them; any
+  // other Vector Engine instruction may change them (docs/isa-semantics.md §5), which unsets them
+  // all (vectorRegistersMayChange).
   std::vector<float> dveAccumulator;
   std::vector<uint8_t> dveAccumulatorSet;
+  bool dveAccumulatorAnySet = false;  // some register is set (else nothing need be unset)
+  // The last instruction that unset them, which a refused read names (block and index in its
+  // function; inst null: none since reset()).
+  struct InstructionRef {
+    uint32_t block = 0, index = 0;
+    const bir::Instruction* inst = nullptr;
+  } dveAccumulatorChangedBy;
+  void vectorRegistersMayChange(const InstructionRef& by) {
+    std::fill(dveAccumulatorSet.begin(), dveAccumulatorSet.end(), 0);
+    dveAccumulatorAnySet = false;
+    dveAccumulatorChangedBy = by;
+  }
   // The pseudo-random generators of the Vector (kRngVector) and GpSimd (kRngPool) engines, one
   // per partition.
   static constexpr int kRngVector = 0, kRngPool = 1;

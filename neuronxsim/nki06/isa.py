@@ -1169,6 +1169,21 @@ def affine_select(dst, pattern, channel_multiplier, on_true_tile, on_false_value
                          [t], [], d, fields, loc, what)
 
 
+def _select_register_cmd(reduce_cmd, loc, what: str):
+    """range_select's and select_reduce's ``reduce_cmd``, idle or reset_reduce: the recorded
+    instruction carries no command (its reduction output resets the Vector Engine's registers to
+    its maximum, docs/isa-semantics.md §5), so the commands that continue or load the registers,
+    and reset, which resets them without the current results, are refused."""
+    cmd = _enum(reduce_cmd, _ReduceCmd, what, loc, "reduce_cmd")
+    if cmd in (_ReduceCmd.reduce, _ReduceCmd.load_reduce):
+        raise NKIError(f"{what}: reduce_cmd={cmd.name} (continuing the Vector Engine's registers "
+                       "across instructions) is not modelled", loc)
+    if cmd is _ReduceCmd.reset:
+        raise NKIError(f"{what}: reduce_cmd=reset (resetting the Vector Engine's registers "
+                       "without the current results) is not modelled", loc)
+    return cmd
+
+
 @instruction
 def range_select(dst, on_true_tile, comp_op0, comp_op1, bound0, bound1,
                  reduce_cmd=reduce_cmd.reset_reduce, reduce_res=None, reduce_op=_maximum,
@@ -1182,10 +1197,7 @@ def range_select(dst, on_true_tile, comp_op0, comp_op1, bound0, bound1,
     if name is not None:
         _name(name, loc, what)
     _ins.refuse_later_generation(tr, IT.RangeSelect, Engine.DVE, loc, what)
-    cmd = _enum(reduce_cmd, _ReduceCmd, what, loc, "reduce_cmd")
-    if cmd in (_ReduceCmd.reduce, _ReduceCmd.load_reduce):
-        raise NKIError(f"{what}: reduce_cmd={cmd.name} (continuing the Vector Engine's registers "
-                       "across instructions) is not modelled", loc)
+    cmd = _select_register_cmd(reduce_cmd, loc, what)
     if _alu(reduce_op, f"{what}: reduce_op", loc) is not Alu.max:
         raise NKIError(f"{what}: reduce_op must be nl.maximum", loc)
     fill = _number(on_false_value, loc, f"{what}: on_false_value")
@@ -1220,10 +1232,7 @@ def select_reduce(dst, predicate, on_true, on_false, reduce_res=None, reduce_cmd
     what = "nisa.select_reduce"
     if name is not None:
         _name(name, loc, what)
-    cmd = _enum(reduce_cmd, _ReduceCmd, what, loc, "reduce_cmd")
-    if cmd in (_ReduceCmd.reduce, _ReduceCmd.load_reduce):
-        raise NKIError(f"{what}: reduce_cmd={cmd.name} (continuing the Vector Engine's registers "
-                       "across instructions) is not modelled", loc)
+    cmd = _select_register_cmd(reduce_cmd, loc, what)
     if _alu(reduce_op, f"{what}: reduce_op", loc) is not Alu.max:
         raise NKIError(f"{what}: reduce_op must be nl.maximum", loc)
     d = _tile(dst, loc, what, "dst")

@@ -6,6 +6,7 @@ from typing import Mapping
 
 import numpy as np
 
+from neuronxsim.bir import OPCODE_CATEGORIES
 from neuronxsim.errors import SimulationError
 from neuronxsim.reference.machine import Machine
 from neuronxsim.reference.numbers import numpy_dtype
@@ -50,6 +51,8 @@ def _run(machine: Machine, inst, position: tuple[int, int, int]) -> None:
     if handler is None:
         raise SimulationError(f"{where}: the reference executor does not execute {inst.opcode_name} "
                               f"({inst.node_class} nodes are not ISA instructions it models)")
+    if machine.vector_accumulators_set.any() and _may_change_vector_registers(inst):
+        machine.vector_registers_may_change(where)
     try:
         handler(Step(machine, inst, position))
     except Refusal as e:
@@ -57,6 +60,23 @@ def _run(machine: Machine, inst, position: tuple[int, int, int]) -> None:
     except (MemoryError, ValueError, IndexError, OverflowError, TypeError) as e:
         # Bad input must surface as a located, typed error; keep the cause for debugging.
         raise SimulationError(f"{where}: cannot execute ({type(e).__name__}: {e})") from e
+
+
+#: The instructions that set the Vector Engine's accumulation registers of their partitions: with
+#: how many outputs (None: always)
+_SETS_VECTOR_REGISTERS = {"TensorScalarReduce": None, "SelectReduce": 2, "RangeSelect": 2}
+
+
+def _may_change_vector_registers(inst) -> bool:
+    """Any instruction computing on the Vector Engine but those that set its accumulation
+    registers ("Even when reduce_cmd is set to idle, the accumulator state may still be modified",
+    NKI 0.6 nki.isa.exponential; docs/isa-semantics.md §5)."""
+    if inst.engine.name != "DVE" or OPCODE_CATEGORIES[inst.opcode] != "Comp":
+        return False
+    if inst.opcode_name not in _SETS_VECTOR_REGISTERS:
+        return True
+    outs = _SETS_VECTOR_REGISTERS[inst.opcode_name]
+    return outs is not None and len(inst.outs) != outs
 
 
 def _locations_used(function) -> dict[str, object]:

@@ -85,9 +85,11 @@ class Machine:
         # The Activation engine's accumulation registers, and which ones an instruction has set
         self.activation_accumulators = np.zeros(NUM_PARTITIONS, dtype=np.float32)
         self.activation_accumulators_set = np.zeros(NUM_PARTITIONS, dtype=bool)
-        # The Vector Engine's accumulation registers, and which ones an instruction has set
+        # The Vector Engine's accumulation registers, which ones an instruction has set, and the
+        # last instruction that unset them all, one that may have changed them (its description)
         self.vector_accumulators = np.zeros(NUM_PARTITIONS, dtype=np.float32)
         self.vector_accumulators_set = np.zeros(NUM_PARTITIONS, dtype=bool)
+        self.vector_accumulators_changed_by: str | None = None
         # The Vector (0) and GpSimd (1) engines' random generators, six uint32 words per partition
         self.rng_states = [initial_states(g, NUM_PARTITIONS) for g in (0, 1)]
         capacity = {"SB": SBUF_BYTES_PER_PARTITION.get(arch, max(SBUF_BYTES_PER_PARTITION.values())),
@@ -110,6 +112,27 @@ class Machine:
         # Sized to the largest extent used, not the hardware's, to keep small programs cheap.
         for kind in _ON_CHIP:
             self.on_chip[kind] = np.full((NUM_PARTITIONS, extent[kind]), UNWRITTEN, dtype=np.uint8)
+
+    # ---- the Vector Engine's accumulation registers (docs/isa-semantics.md §5) ----
+
+    def vector_registers(self, partitions: np.ndarray) -> np.ndarray:
+        """The registers of ``partitions`` (a copy); refuses an unset one."""
+        unset = ~self.vector_accumulators_set[partitions]
+        if unset.any():
+            since = (f" since {self.vector_accumulators_changed_by} (which may have changed it)"
+                     if self.vector_accumulators_changed_by else "")
+            raise Refusal(f"reads the vector accumulation register of partition "
+                          f"{int(partitions[np.argmax(unset)])}, which no instruction has set{since}")
+        return self.vector_accumulators[partitions].copy()
+
+    def set_vector_registers(self, partitions: np.ndarray, values: np.ndarray) -> None:
+        self.vector_accumulators[partitions] = values
+        self.vector_accumulators_set[partitions] = True
+
+    def vector_registers_may_change(self, by: str) -> None:
+        """Another Vector Engine instruction (``by``) may have changed every register."""
+        self.vector_accumulators_set[:] = False
+        self.vector_accumulators_changed_by = by
 
     # ---- DRAM tensors as arrays ----
 

@@ -1037,3 +1037,125 @@ def test_dropouts_draw_new_masks_and_a_seed_repeats_them():
     tiles = (d0 == 0).reshape(128, 3, 512)
     assert not np.array_equal(tiles[:, 0], tiles[:, 1]) and not np.array_equal(tiles[:, 1], tiles[:, 2])
     np.testing.assert_array_equal(d2, d0)  # the same seed, the same drops
+
+
+# ---- the Vector Engine's accumulation registers, shared by tensor_scalar_cumulative,
+# select_reduce and range_select (docs/isa-semantics.md §5) ----
+
+REGISTER_SHAPES = [(p, n) for p in (1, 31, 128) for n in (1, 513, 2049)]
+
+
+def _grid(rng, shape):
+    """Multiples of 1/4 in [-2, 2]: their sums here are exact in fp32."""
+    return (rng.integers(-8, 9, size=shape) / 4).astype(np.float32)
+
+
+def _register_chain(middle):
+    """tensor_scalar_cumulative(reset_reduce) of x, ``middle(x, y, p, *columns)`` (tiles),
+    tensor_scalar_cumulative(reduce) of x: its running sums."""
+    @nki.jit
+    def kernel(x, y, pred, *columns):
+        t, u, p = nl.load(x), nl.load(y), nl.load(pred)
+        first = nl.ndarray(x.shape, dtype=nl.float32, buffer=nl.sbuf)
+        nisa.tensor_scalar_cumulative(dst=first, src=t, op0=np.add, op1=np.add, imm0=0.0)
+        middle(t, u, p, *[nl.load(c) for c in columns])
+        d = nl.ndarray(x.shape, dtype=nl.float32, buffer=nl.sbuf)
+        nisa.tensor_scalar_cumulative(dst=d, src=t, op0=np.add, op1=np.add, imm0=0.0,
+                                      reduce_cmd=nisa.reduce_cmd.reduce)
+        out = nl.ndarray(x.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+        nl.store(out, d)
+        return out
+    return kernel
+
+
+def _running_sums(register, x):
+    """tensor_scalar_cumulative's pseudo-code with reduce: reg = add(x[i], reg), out[i] = reg."""
+    return np.cumsum(np.concatenate([register, x], axis=1), axis=1, dtype=np.float32)[:, 1:]
+
+
+@pytest.mark.parametrize("shape", REGISTER_SHAPES)
+def test_select_reduce_leaves_its_maximum_in_the_shared_registers(shape, executor, rng):
+    """A reducing select_reduce resets the registers tensor_scalar_cumulative continues ("The
+    accumulator registers are shared across Vector Engine accumulation instructions", NKI
+    nki.isa.select_reduce): reduce continues from its per-partition maximum."""
+    x, y = _grid(rng, shape), _grid(rng, shape)
+    pred = rng.integers(0, 2, shape).astype(np.uint8)
+
+    def middle(t, u, p):
+        s = nl.ndarray(u.shape, dtype=nl.float32, buffer=nl.sbuf)
+        m = nl.ndarray((u.shape[0], 1), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.select_reduce(dst=s, predicate=p, on_true=u, on_false=-3.0, reduce_res=m,
+                           reduce_cmd=nisa.reduce_cmd.reset_reduce)
+
+    register = np.where(pred != 0, y, np.float32(-3.0)).max(axis=1, keepdims=True)
+    got = run_on(executor, _register_chain(middle), x, y, pred)
+    np.testing.assert_array_equal(got, _running_sums(register, x))
+
+
+@pytest.mark.parametrize("shape", REGISTER_SHAPES)
+def test_range_select_leaves_its_maximum_in_the_shared_registers(shape, executor, rng):
+    """range_select with reduce_res leaves the maximum it writes there in the shared registers."""
+    x, y = _grid(rng, shape), _grid(rng, shape)
+    lo = rng.integers(0, shape[1], (shape[0], 1)).astype(np.float32)
+    hi = lo + rng.integers(1, 40, (shape[0], 1)).astype(np.float32)
+
+    def middle(t, u, p, bound0, bound1):
+        m = nl.ndarray((u.shape[0], 1), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.range_select(on_true_tile=u, comp_op0=np.greater_equal, comp_op1=np.less,
+                          bound0=bound0, bound1=bound1, reduce_res=m)
+
+    j = np.arange(shape[1], dtype=np.float32)[None, :]
+    register = np.where((j >= lo) & (j < hi), y, np.finfo(np.float32).min).max(axis=1, keepdims=True)
+    got = run_on(executor, _register_chain(middle), x, y, np.zeros(shape, np.uint8), lo, hi,
+                 arch="trn2")
+    np.testing.assert_array_equal(got, _running_sums(register, x))
+
+
+def test_a_reduce_after_another_vector_engine_instruction_is_refused(executor, rng):
+    """Any other Vector Engine instruction may change the registers (NKI nki.isa.select_reduce:
+    "Even when reduce_cmd is set to idle, the accumulator state may still be modified"): the
+    reduce after it is refused, naming it; one on another engine leaves them."""
+    from neuronxsim import SimulationError
+    x = _grid(rng, (31, 513))
+    pred = np.ones(x.shape, np.uint8)
+
+    def vector(t, u, p):
+        nisa.tensor_tensor(t, u, op=np.add)
+
+    with pytest.raises(SimulationError, match=r"accumulation register of partition 0, which no "
+                       r"instruction has set since .*TensorTensor.* \(which may have changed it\)"):
+        run_on(executor, _register_chain(vector), x, x, pred)
+
+    def scalar(t, u, p):
+        nisa.activation(np.exp, u)
+
+    got = run_on(executor, _register_chain(scalar), x, x, pred)
+    np.testing.assert_array_equal(got, _running_sums(x.sum(axis=1, keepdims=True), x))
+
+
+@pytest.mark.parametrize("command", ["reduce", "reset"])
+@pytest.mark.parametrize("op", ["select_reduce", "range_select"])
+def test_select_reduce_and_range_select_refuse_reduce_and_reset(op, command):
+    """As in NKI 0.6: reduce would continue the registers across instructions and reset resets
+    them without the current results, neither of which the recorded instruction can say."""
+    @nki.jit
+    def kernel(a, b0, b1):
+        t = nl.load(a)
+        s = nl.ndarray(a.shape, dtype=nl.float32, buffer=nl.sbuf)
+        m = nl.ndarray((a.shape[0], 1), dtype=nl.float32, buffer=nl.sbuf)
+        cmd = getattr(nisa.reduce_cmd, command)
+        if op == "select_reduce":
+            nisa.select_reduce(dst=s, predicate=nl.load(b0) > 0, on_true=t, on_false=0.0,
+                               reduce_res=m, reduce_cmd=cmd)
+        else:
+            s = nisa.range_select(on_true_tile=t, comp_op0=np.greater_equal, comp_op1=np.less,
+                                  bound0=nl.load(b1), bound1=nl.load(b1), reduce_res=m,
+                                  reduce_cmd=cmd)
+        out = nl.ndarray(a.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+        nl.store(out, s)
+        return out
+
+    a = np.zeros((8, 16), np.float32)
+    with pytest.raises(nki.NKIError, match=f"{op}: reduce_cmd={command}") as info:
+        nki.trace(kernel, a, a, a[:, :1], arch="trn2")
+    assert info.value.location.path == __file__

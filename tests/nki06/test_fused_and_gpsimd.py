@@ -393,3 +393,151 @@ def test_tensor_partition_reduce_of_32_bit_integers_is_exact(op, np_op, dtype, e
     with np.errstate(over="ignore"):
         want = np_op.reduce(a, axis=0, keepdims=True, dtype=dtype)  # (add wraps)
     np.testing.assert_array_equal(got, want)
+
+
+# ---- the Vector Engine's accumulation registers, shared by tensor_scalar_reduce, _cumulative,
+# select_reduce and range_select (docs/isa-semantics.md §5, "Vector Engine accumulation
+# registers") ----
+
+REGISTER_SHAPES = [(p, n) for p in (1, 31, 128) for n in (1, 513, 2049)]
+
+
+def _register_chain(middle):
+    """A kernel of (x, y, pred, *columns): tensor_scalar_reduce(reset_reduce) of x,
+    ``middle(t, u, p, s, *columns)`` (the inputs in SBUF, s a float32 tile of y's shape),
+    tensor_scalar_reduce(reduce) of x again; returns that last reduce_res."""
+    @nki.jit
+    def kernel(x, y, pred, *columns):
+        tiles = []
+        for a in (x, y, pred) + columns:
+            tiles.append(nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.sbuf))
+            nisa.dma_copy(dst=tiles[-1], src=a)
+        t = tiles[0]
+        d = nl.ndarray(x.shape, dtype=nl.float32, buffer=nl.sbuf)
+        s = nl.ndarray(y.shape, dtype=nl.float32, buffer=nl.sbuf)
+        nisa.tensor_scalar_reduce(dst=d, data=t, op0=nl.add, operand0=0.0, reduce_op=nl.add,
+                                  reduce_cmd=nisa.reduce_cmd.reset_reduce)
+        middle(*tiles[:3], s, *tiles[3:])
+        r = nl.ndarray((x.shape[0], 1), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.tensor_scalar_reduce(dst=d, data=t, op0=nl.add, operand0=0.0, reduce_op=nl.add,
+                                  reduce_res=r, reduce_cmd=nisa.reduce_cmd.reduce)
+        out = nl.ndarray(r.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+        nisa.dma_copy(dst=out, src=r)
+        return out
+    return kernel
+
+
+def _continued_sum(register, x):
+    """The tensor_scalar_reduce pseudo-code's reduce: reg = add(y[i], reg) along the lane from
+    ``register``."""
+    reg = register.astype(np.float32)
+    for v in x.T:
+        reg = reg + v[:, None]
+    return reg
+
+
+@pytest.mark.parametrize("executor", ["simulator", "reference"])
+@pytest.mark.parametrize("shape", REGISTER_SHAPES)
+def test_select_reduce_leaves_its_maximum_in_the_shared_registers(shape, executor, rng):
+    """select_reduce with reset_reduce resets the registers tensor_scalar_reduce accumulates in
+    ("Reset accumulators to -inf, then accumulate the current results"; "The accumulator
+    registers are shared across Vector Engine accumulation instructions", NKI 0.6
+    nki.isa.select_reduce): a later reduce continues from its per-partition maximum, not from
+    the earlier sum. Expected: the pages' pseudo-code in NumPy (exact on multiples of 1/4)."""
+    x, y = grid(rng, shape), grid(rng, shape)
+    pred = rng.integers(0, 2, shape).astype(np.uint8)
+
+    def middle(t, u, p, s):
+        m = nl.ndarray((t.shape[0], 1), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.select_reduce(dst=s, predicate=p, on_true=u, on_false=-3.0, reduce_res=m,
+                           reduce_cmd=nisa.reduce_cmd.reset_reduce)
+
+    register = np.where(pred != 0, y, np.float32(-3.0)).max(axis=1, keepdims=True)
+    got = run(_register_chain(middle), x, y, pred, executor=executor)
+    np.testing.assert_array_equal(got, _continued_sum(register, x))
+
+
+@pytest.mark.parametrize("executor", ["simulator", "reference"])
+@pytest.mark.parametrize("shape", REGISTER_SHAPES)
+def test_range_select_leaves_its_maximum_in_the_shared_registers(shape, executor, rng):
+    """range_select (reset_reduce, its default) sets the shared registers to the per-partition
+    maximum it writes to reduce_res (NKI 0.6 nki.isa.range_select: reduce_cmd "controls the state
+    of the Vector Engine accumulator registers"; reduce_res=None keeps "the reduction result in
+    the Vector Engine's internal accumulator")."""
+    x, y = grid(rng, shape), grid(rng, shape)
+    pred = np.zeros(shape, np.uint8)
+    lo = rng.integers(0, shape[1], (shape[0], 1)).astype(np.float32)
+    hi = lo + rng.integers(1, 40, (shape[0], 1)).astype(np.float32)
+
+    def middle(t, u, p, s, bound0, bound1):
+        m = nl.ndarray((t.shape[0], 1), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.range_select(dst=s, on_true_tile=u, comp_op0=nl.greater_equal, comp_op1=nl.less,
+                          bound0=bound0, bound1=bound1, reduce_res=m)
+
+    j = np.arange(shape[1], dtype=np.float32)[None, :]
+    register = np.where((j >= lo) & (j < hi), y, np.finfo(np.float32).min).max(axis=1, keepdims=True)
+    got = run(_register_chain(middle), x, y, pred, lo, hi, arch="trn2", executor=executor)
+    np.testing.assert_array_equal(got, _continued_sum(register, x))
+
+
+def _vector_engine_between(t, u, p, s):
+    nisa.tensor_tensor(dst=s, data1=u, data2=u, op=nl.add)
+
+
+def _select_reduce_idle_between(t, u, p, s):
+    nisa.select_reduce(dst=s, predicate=p, on_true=u, on_false=0.0)
+
+
+@pytest.mark.parametrize("executor", ["simulator", "reference"])
+@pytest.mark.parametrize("middle,opcode", [(_vector_engine_between, "TensorTensor"),
+                                           (_select_reduce_idle_between, "SelectReduce")])
+def test_a_reduce_after_another_vector_engine_instruction_is_refused(middle, opcode, executor, rng):
+    """"Even when reduce_cmd is set to idle, the accumulator state may still be modified. Always
+    use reset_reduce after any Vector Engine operation that ran with idle mode" (NKI 0.6
+    nki.isa.exponential; nki.isa.select_reduce likewise): a reduce after any other Vector Engine
+    instruction reads registers of unknown value, and is refused naming that instruction."""
+    from neuronxsim import SimulationError
+    x = grid(rng, (31, 513))
+    with pytest.raises(SimulationError, match=r"accumulation register of partition 0, which no "
+                       rf"instruction has set since .*{opcode}.* \(which may have changed it\)"):
+        run(_register_chain(middle), x, x, np.ones(x.shape, np.uint8), executor=executor)
+
+
+def _activation_between(t, u, p, s):
+    nisa.activation(dst=s, op=nl.copy, data=u)
+
+
+def _gpsimd_between(t, u, p, s):
+    nisa.tensor_tensor(dst=s, data1=u, data2=u, op=nl.add, engine=nisa.gpsimd_engine)
+
+
+@pytest.mark.parametrize("executor", ["simulator", "reference"])
+@pytest.mark.parametrize("middle", [_activation_between, _gpsimd_between])
+def test_other_engines_leave_the_vector_engine_registers(middle, executor, rng):
+    """Instructions on other engines do not touch the Vector Engine's registers: the reduce
+    continues the first sum."""
+    x = grid(rng, (128, 513))
+    got = run(_register_chain(middle), x, x, np.ones(x.shape, np.uint8), executor=executor)
+    np.testing.assert_array_equal(got, _continued_sum(x.sum(axis=1, keepdims=True), x))
+
+
+@pytest.mark.parametrize("op", ["select_reduce", "range_select"])
+def test_select_reduce_and_range_select_refuse_reset(op):
+    """reduce_cmd=reset ("Resets the accumulator registers to its initial state", without the
+    current results) is not one of select_reduce's commands, and the recorded instruction cannot
+    say it: a reduce_res would get the maximum while the registers hold -inf."""
+    def middle(t, u, p, s, *bounds):
+        m = nl.ndarray((t.shape[0], 1), dtype=nl.float32, buffer=nl.sbuf)
+        if op == "select_reduce":
+            nisa.select_reduce(dst=s, predicate=p, on_true=u, on_false=0.0, reduce_res=m,
+                               reduce_cmd=nisa.reduce_cmd.reset)
+        else:
+            nisa.range_select(dst=s, on_true_tile=u, comp_op0=nl.greater_equal, comp_op1=nl.less,
+                              bound0=bounds[0], bound1=bounds[1], reduce_res=m,
+                              reduce_cmd=nisa.reduce_cmd.reset)
+
+    x = np.zeros((8, 16), np.float32)
+    col = np.zeros((8, 1), np.float32)
+    with pytest.raises(NKIError, match=f"nisa.{op}: reduce_cmd=reset") as info:
+        run(_register_chain(middle), x, x, np.ones(x.shape, np.uint8), col, col, arch="trn2")
+    assert info.value.location.path == __file__

@@ -40,8 +40,8 @@ import numpy as np
 import pytest
 
 from neuronxsim import SimulationError, bir, reference, sim
-from neuronxsim.bir import (AccumCmd, ActivationFunc, AluOp, DgeType, DmaMode, DType, Engine, InstructionType, PerfMode,
-                            ReduceAxis, legality)
+from neuronxsim.bir import (OPCODE_CATEGORIES, AccumCmd, ActivationFunc, AluOp, DgeType, DmaMode, DType, Engine,
+                            InstructionType, PerfMode, ReduceAxis, legality)
 from neuronxsim.bir.printer import format_module
 from neuronxsim.sim.build import ModuleBuilder
 
@@ -282,6 +282,12 @@ def alu_bounds(op: AluOp, a: Bounds, b: Bounds) -> Bounds:
     else:
         raise AssertionError(op)
     return r.with_error(tainted, r.rel, r.abs)
+
+
+def sets_vector_registers(opcode: str, outs: int) -> bool:
+    """Whether the instruction sets the Vector Engine's accumulation registers of its partitions
+    (every other Vector Engine instruction may change them: docs/isa-semantics.md §5)."""
+    return opcode == "TensorScalarReduce" or (opcode in ("SelectReduce", "RangeSelect") and outs == 2)
 
 
 def fold_bounds(op: AluOp, terms: Bounds, axis: int = -1) -> Bounds:
@@ -588,6 +594,7 @@ class ProgramGenerator:
         self.accumulators = Bounds.exact(np.zeros(128), np.zeros(128))
         self.vector_registers = Bounds.exact(np.zeros(128), np.zeros(128))  # DVE accumulation registers
         self.vector_registers_set = np.zeros(128, bool)
+        self.vector_registers_selected = np.zeros(128, bool)  # set by a SelectReduce or RangeSelect
         self.activation_registers_set = np.zeros(128, bool)  # (reading an unset one is refused)
         self.offsets: Optional[tuple[Tensor, list[int]]] = None  # dynamic-copy offsets and their values
         self.opcodes: set[str] = set()
@@ -614,6 +621,9 @@ class ProgramGenerator:
         outs = [x.ap() if isinstance(x, View) else x for x in outs]
         self.b.add(opcode, ins, outs, engine=engine, name=f"i{index}", **fields)
         self.opcodes.add(opcode)
+        if self.b.block.instructions[-1].engine == Engine.DVE and OPCODE_CATEGORIES[
+                InstructionType[opcode]] == "Comp" and not sets_vector_registers(opcode, len(outs)):
+            self.vector_registers_set[:] = False  # any other Vector Engine instruction may change them
         if any(x.is_immediate and x.dtype != DType.float32 for x in ins):
             self.cases.add("immediate of another dtype")
         if AluOp.mod in (fields.get("op"), fields.get("op0"), fields.get("op1")):
@@ -859,6 +869,7 @@ class ProgramGenerator:
             "stream_shuffle": 0.7, "stream_transpose": 0.7, "matmul": 3.0, "pe_transpose": 0.8, "dropout": 0.3,
             "no_effect": 0.3, "scalar_tensor_tensor": 1.5, "tensor_scalar_reduce": 1.5, "partition_reduce": 0.7,
             "local_gather": 0.6, "gather": 0.6, "sequence_bounds": 0.4, "random_bits": 0.8,
+            "vector_register_chain": 1.0,
         }
         if self.arch == "trn2":
             f["range_select"] = 1.0
@@ -1453,9 +1464,21 @@ class ProgramGenerator:
         self.write(out, result, i)
         if len(outs) == 2:  # after outs[0]: where they share elements, outs[1]'s values remain
             self.write(second, r2, i)
+        if acc == AccumCmd.Accumulate and self.vector_registers_selected[registers].any():
+            self.cases.add("a reduce continuing a select's maximum")
+        self.set_vector_registers(registers, reg)
+
+    def vector_register_chain(self) -> None:
+        """A select's reduction, then a TensorScalarReduce that may continue from the registers it
+        set (they are shared: docs/isa-semantics.md §5), with no Vector Engine instruction between."""
+        (self.range_select if self.arch == "trn2" and self.chance(0.5) else self.select_reduce)()
+        self.tensor_scalar_reduce()
+
+    def set_vector_registers(self, registers: np.ndarray, reg: Bounds, selected: bool = False) -> None:
         for f in dataclasses.fields(Bounds):
             getattr(self.vector_registers, f.name)[registers] = getattr(reg, f.name)
         self.vector_registers_set[registers] = True
+        self.vector_registers_selected[registers] = selected
 
     def reciprocal(self) -> None:
         src = self.require(self.view_in(None, None, "divisor"), "source")
@@ -1727,6 +1750,7 @@ class ProgramGenerator:
         self.write(out, result, i)
         if len(outs) == 2:  # after outs[0]: where they share elements, outs[1]'s values remain
             self.write(second, r2, i)
+            self.set_vector_registers(np.arange(lanes) + out.first_partition, fold_bounds(reduce_op, v), True)
 
     def second_output(self, out: View, v: Bounds, elems: int = 1, dtypes=None) -> tuple[View, Bounds]:
         """A ``[P, elems]`` second output for ``v`` and its stored bounds: often in columns of
@@ -1801,6 +1825,7 @@ class ProgramGenerator:
         self.write(out, result, i)
         if len(outs) == 2:
             self.write(second, r2, i)
+            self.set_vector_registers(np.arange(lanes) + out.first_partition, fold_bounds(AluOp.max, v), True)
 
     # ---- cross-partition movement ----
 
@@ -2208,7 +2233,7 @@ COVERED = {
 #: Cases the executors once disagreed on, which the contract now fixes: the programs must hold each.
 CASES = {
     "indirect DMA, source in place", "indirect DMA, index in place", "dynamic copy in place", "overlapping outputs",
-    "mod", "immediate of another dtype", "DMA at a run-time offset",
+    "mod", "immediate of another dtype", "DMA at a run-time offset", "a reduce continuing a select's maximum",
 }
 
 

@@ -362,11 +362,7 @@ def select_reduce(*, dst, predicate, on_true, on_false, reduce_res=None,
                        f"{_dt.name(dst.dtype)} (the result is written to dst)", loc)
     if alu_op(reduce_op, "select_reduce: reduce_op", loc) is not Alu.max:
         raise NKIError("select_reduce: reduce_op must be max", loc)
-    if reduce_cmd == _LOAD_REDUCE:
-        _refuse_load_reduce("select_reduce", loc)
-    if reduce_cmd == bir.AccumCmd.Accumulate:
-        raise NKIError("select_reduce: reduce_cmd=reduce (accumulating over earlier "
-                       "instructions) is not supported; use reset_reduce", loc)
+    _refuse_register_commands(reduce_cmd, "select_reduce", loc)
     if reverse_pred:
         predicate = _ins.tensor_scalar(tr, predicate, Alu.is_equal, 0.0, False, None, None, False,
                                        _dt.uint8, loc, mask, what="select_reduce")
@@ -382,8 +378,7 @@ def range_select(*, on_true_tile, comp_op0, comp_op1, bound0, bound1,
     """Keeps element ``j`` of each partition where ``comp_op0(j + range_start, bound0)`` and
     ``comp_op1(j + range_start, bound1)``, else ``on_false_value``; optional per-partition max."""
     loc = caller_location()
-    if reduce_cmd == _LOAD_REDUCE:
-        _refuse_load_reduce("range_select", loc)
+    _refuse_register_commands(reduce_cmd, "range_select", loc)
     data = _tile(on_true_tile, loc, "range_select: on_true_tile")
     c0 = alu_op(comp_op0, "range_select: comp_op0", loc)
     c1 = alu_op(comp_op1, "range_select: comp_op1", loc)
@@ -548,8 +543,22 @@ def tensor_scalar_cumulative(dst, src, op0, op1, imm0, imm1=None,
     return dst
 
 
-_RESET_REDUCE, _REDUCE, _LOAD_REDUCE = reduce_cmd.reset_reduce, reduce_cmd.reduce, \
-    reduce_cmd.load_reduce
+_RESET, _RESET_REDUCE, _REDUCE, _LOAD_REDUCE = reduce_cmd.reset, reduce_cmd.reset_reduce, \
+    reduce_cmd.reduce, reduce_cmd.load_reduce
+
+
+def _refuse_register_commands(reduce_cmd, what: str, loc):
+    """select_reduce and range_select take idle or reset_reduce: the recorded instruction carries
+    no command (its reduction output resets the Vector Engine's registers to its maximum,
+    docs/isa-semantics.md §5), as in NKI 0.6."""
+    if reduce_cmd == _LOAD_REDUCE:
+        _refuse_load_reduce(what, loc)
+    if reduce_cmd == _REDUCE:
+        raise NKIError(f"{what}: reduce_cmd=reduce (accumulating over earlier instructions) is "
+                       "not supported; use reset_reduce", loc)
+    if reduce_cmd == _RESET:
+        raise NKIError(f"{what}: reduce_cmd=reset (resetting the Vector Engine's registers "
+                       "without the current results) is not supported; use reset_reduce", loc)
 
 
 def _refuse_load_reduce(what: str, loc):

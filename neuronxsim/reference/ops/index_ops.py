@@ -58,9 +58,11 @@ def range_select(step: Step) -> None:
     keep = (apply(inst.comp_op0, position, bound0) != 0) & (apply(inst.comp_op1, position, bound1) != 0)
     result = np.where(keep, data, np.float32(inst.fill_value)).astype(np.float32)
     out.write(result)
-    if len(step.outs) == 2:
+    if len(step.outs) == 2:  # reset_reduce: the registers start at -inf and take the max
         step.outs[1].expect(lanes, 1)
-        step.outs[1].write(result.max(axis=1, keepdims=True))  # NaN-propagating, as ALU max
+        maxima = result.max(axis=1)  # NaN-propagating, as ALU max
+        step.machine.set_vector_registers(out.absolute_partitions(), maxima)
+        step.outs[1].write(maxima[:, None])
 
 
 HANDLERS = {

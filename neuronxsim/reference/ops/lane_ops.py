@@ -99,18 +99,13 @@ def tensor_scalar_reduce(step: Step) -> None:
         reg = (step.ins[-1].read_pointer(lanes)[:, 0] if inst.has_initial_tensor
                else np.full(lanes, inst.initial, dtype=np.float32))
     else:
-        unset = ~machine.vector_accumulators_set[registers]
-        if unset.any():
-            raise Refusal(f"reads the vector accumulation register of partition "
-                          f"{int(registers[np.argmax(unset)])}, which no instruction has set")
-        reg = machine.vector_accumulators[registers].copy()
+        reg = machine.vector_registers(registers)
     running = np.empty((lanes, per_lane), dtype=np.float32)
     for i in range(per_lane):  # sequential along the lane, vectorised across lanes
         reg = apply(inst.reduce_op, y[:, i], reg)
         running[:, i] = reg
     out.write(running if inst.cumulative else y)
-    machine.vector_accumulators[registers] = reg
-    machine.vector_accumulators_set[registers] = True
+    machine.set_vector_registers(registers, reg)
     if len(step.outs) == 2:
         step.outs[1].expect(lanes, 1)
         step.outs[1].write((-reg if inst.negate else reg)[:, None])
@@ -223,9 +218,11 @@ def select_reduce(step: Step) -> None:
     on_false = step.ins[2].read(lanes, per_lane) if len(step.ins) == 3 else np.float32(inst.on_false_value)
     result = np.where(predicate != 0, on_true, on_false).astype(np.float32)
     out.write(result)
-    if len(step.outs) == 2:
+    if len(step.outs) == 2:  # reset_reduce: the registers start at -inf and take the fold (max)
         step.outs[1].expect(lanes, 1)
-        step.outs[1].write(fold(inst.reduce_op, result)[:, None])
+        folded = fold(inst.reduce_op, result)
+        step.machine.set_vector_registers(out.absolute_partitions(), folded)
+        step.outs[1].write(folded[:, None])
 
 
 HANDLERS = {
