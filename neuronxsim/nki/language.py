@@ -1096,7 +1096,9 @@ for _name in ("sum", "max", "min", "prod"):
 
 
 def mean(x, axis, *, dtype=None, mask=None, keepdims=False) -> Tensor:
-    """Arithmetic mean along free axes (a sum in fp32, then a scale)."""
+    """Arithmetic mean along free axes (a sum in fp32, then a scale). Without ``dtype`` the
+    result has the input's dtype, except that an integer input gives float32 (NKI's page:
+    "float32 intermediate and return values are used for integer inputs")."""
     loc = caller_location()
     tr = current()
     x = _tile(x, loc, "nl.mean: x")
@@ -1104,8 +1106,9 @@ def mean(x, axis, *, dtype=None, mask=None, keepdims=False) -> Tensor:
     count = math.prod(x.shape[a] for a in axes)
     total = _ins.tensor_reduce(tr, Alu.add, x, axes, keepdims, False, float32, loc, mask,
                                what="mean")
+    out_dtype = _opt_dtype(dtype, loc) or (x.dtype if _dt.is_float(x.dtype) else float32)
     return _ins.tensor_scalar(tr, total, Alu.mult, 1.0 / count, False, None, None, False,
-                              _opt_dtype(dtype, loc) or x.dtype, loc, None, what="mean")
+                              out_dtype, loc, None, what="mean")
 
 
 def softmax(x, axis, *, dtype=None, compute_dtype=None, mask=None) -> Tensor:
