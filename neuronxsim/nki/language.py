@@ -106,7 +106,7 @@ def static_cast(input_data, dtype):
 
 # ---- loops and SPMD programs ----
 
-def loop_range(what: str, start, stop, step, loc) -> range:
+def _loop_range(what: str, start, stop, step, loc) -> range:
     """The values of loop ``what`` (``nl.affine_range`` and its kin, in both dialects): Python's
     ``range(start, stop, step)``, or ``range(start)`` without ``stop``; an NKIError at ``loc``
     for bounds ``range`` refuses (a float, a zero step) and for a step without a stop."""
@@ -131,7 +131,7 @@ def _traced_loop(kind: str, start, stop, step, directives):
     """The values of a loop the trace unrolls, each iteration recorded as one of a ``kind``
     loop (see :class:`~neuronxsim.nki.record.Loop`) with its ``directives``."""
     loc = caller_location(1)
-    values = loop_range(f"nl.{kind}_range", start, stop, step, loc)
+    values = _loop_range(f"nl.{kind}_range", start, stop, step, loc)
     if directives is None:  # (the commonest: no directives to check)
         return current().iterate(kind, values, loc)
     if not isinstance(directives, (tuple, list)):

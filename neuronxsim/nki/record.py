@@ -199,9 +199,9 @@ class CoreRecord:
     """The record of one NeuronCore (one BIR function): see the module docstring."""
 
     # (slots: the C fast paths read them per traced instruction, see trace_slotted.h slotAttr)
-    __slots__ = ("index", "ops", "storages", "inputs", "shared_outputs", "shared_names", "constant_storages",
-                 "constants", "names", "name_counts", "zeros_needed", "redirects", "copies",
-                 "matmul_joins", "keep_order")
+    __slots__ = ("index", "ops", "storages", "inputs", "shared_outputs", "shared_names",
+                 "constant_storages", "constants", "names", "name_counts", "zeros_needed",
+                 "redirects", "copies", "matmul_joins", "keep_order")
 
     def __init__(self, index: int):
         self.index = index

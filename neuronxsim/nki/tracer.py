@@ -351,9 +351,9 @@ class Tracer:
             record.shared_names[name] = st
         elif st.shape != shape or st.dtype != dtype:
             raise NKIError(
-                f"nl.ndarray: shared_hbm tensor {name!r} is {list(shape)} {dtype_name(dtype)} here, "
-                f"but {st.describe()} is {list(st.shape)} {dtype_name(st.dtype)}: shared_hbm "
-                "tensors of one name are one tensor, of one shape and dtype", loc)
+                f"nl.ndarray: shared_hbm tensor {name!r} is {list(shape)} {dtype_name(dtype)} "
+                f"here, but {st.describe()} is {list(st.shape)} {dtype_name(st.dtype)}: "
+                "shared_hbm tensors of one name are one tensor, of one shape and dtype", loc)
         return st
 
     def constant_storage(self, values: np.ndarray, loc) -> Storage:

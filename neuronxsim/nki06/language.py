@@ -154,17 +154,17 @@ tile_size = _TileSize()
 @api
 def affine_range(start, stop=None, step=1):
     """``range`` (deprecated in NKI: prefer ``range``); the trace unrolls it."""
-    return _nl22.loop_range("nl.affine_range", start, stop, step, caller_location())
+    return _nl22._loop_range("nl.affine_range", start, stop, step, caller_location())
 
 
 @api
 def sequential_range(start, stop=None, step=1):
-    return _nl22.loop_range("nl.sequential_range", start, stop, step, caller_location())
+    return _nl22._loop_range("nl.sequential_range", start, stop, step, caller_location())
 
 
 @api
 def static_range(start, stop=None, step=1):
-    return _nl22.loop_range("nl.static_range", start, stop, step, caller_location())
+    return _nl22._loop_range("nl.static_range", start, stop, step, caller_location())
 
 
 @api
