@@ -734,8 +734,8 @@ _REDUCE_X = _REDUCE_AXES[1]
 
 
 def normalize_axes(axes, rank: int, loc, what: str) -> list:
-    if isinstance(axes, (int, np.integer)):
-        axes = [axes]
+    if isinstance(axes, (int, np.integer)) or not hasattr(axes, "__iter__"):
+        axes = [axes]  # (anything else but an int, a float say, is refused below)
     result = []
     for a in axes:
         if isinstance(a, (bool, np.bool_)) or not isinstance(a, (int, np.integer)):

@@ -374,13 +374,26 @@ class DialectAdapter:
         """The kernel's arguments, from the views of its ``Input`` tensors (and constants)."""
         return args, kwargs
 
-    def returned(self, value, func):
-        """The kernel's return value as this dialect's tensors (one, or a tuple)."""
+    def returned(self, value, func, where: "SourceLocation | None"):
+        """The kernel's return value as this dialect's tensors (one, or a tuple); an NKIError
+        about it at ``where`` (the kernel's return line)."""
         return value
 
     def local_tensors(self, local_vars: dict) -> dict:
         """The kernel's local variables with its tensors as this dialect's (for output names)."""
         return local_vars
+
+    def check_scratch(self, unnamed: list, returned: list):
+        """Refuses an unnamed shared_hbm tensor (of ``unnamed``, the core's) that the kernel does
+        not return: "For shared_hbm tensors that are not used as kernel inputs or outputs, name
+        must be specified" (nki.language.ndarray, Neuron 2.28); the name is what makes it one
+        tensor for every program of the launch."""
+        for st in unnamed:
+            if st not in returned:
+                raise NKIError(f"shared_hbm tensor {st.describe()} is not a kernel output, so it "
+                               "needs a name (nl.ndarray(..., buffer=nl.shared_hbm, name=...)), "
+                               "the one tensor of that name for every program of the launch",
+                               st.created_at)
 
 
 @dataclass
@@ -404,6 +417,7 @@ def record_kernel(kernel, args: tuple, kwargs: dict, arch: str,
     if arch not in ARCHS:
         raise NKIError(f"unknown arch {arch!r}; expected one of {', '.join(ARCHS)}")
 
+    dialect = adapter or DialectAdapter()
     tracer = Tracer(arch, num_cores, max_instructions, func.__qualname__)
     tracer.grid = sizes
     jitted = kernel.kernel if isinstance(kernel, GridKernel) else kernel
@@ -420,8 +434,7 @@ def record_kernel(kernel, args: tuple, kwargs: dict, arch: str,
                 for instance, ids in enumerate(mine):
                     tracer.begin_instance(ids, instance)
                     call_args, call_kwargs = _symbolic_args(tracer, params, specs)
-                    if adapter is not None:
-                        call_args, call_kwargs = adapter.arguments(call_args, call_kwargs)
+                    call_args, call_kwargs = dialect.arguments(call_args, call_kwargs)
                     frame_probe = _FrameProbe(func)
                     with frame_probe:
                         value = func(*call_args, **call_kwargs)
@@ -430,20 +443,20 @@ def record_kernel(kernel, args: tuple, kwargs: dict, arch: str,
                                        "(dst[...] = nl.loop_reduce(x, op, loop_indices)): the "
                                        "reduction would be dropped",
                                        tracer.unassigned_reductions[0].loc)
-                    if adapter is not None:
-                        value = adapter.returned(value, func)
-                    storages = _returned_storages(value, func, frame_probe.returned_at())
+                    where = frame_probe.returned_at()
+                    value = dialect.returned(value, func, where)
+                    storages = _returned_storages(value, func, where)
                     if returned is None:
                         returned = storages
+                        dialect.check_scratch(tracer.core.record.shared_outputs, storages)
                         if out_names is None:
                             local_vars = frame_probe.locals()
-                            if adapter is not None:
-                                local_vars = adapter.local_tensors(local_vars)
+                            local_vars = dialect.local_tensors(local_vars)
                             out_names = _output_names(value, storages, local_vars)
                     elif [id(s) for s in storages] != [id(s) for s in returned]:
                         raise NKIError(f"program {ids} of kernel {func.__qualname__} returns different "
                                        "tensors than program 0; every SPMD instance must return the "
-                                       "same shared outputs")
+                                       "same shared outputs", where)
                     # The kernel's frame refers back to this one (f_back): holding on to it would make
                     # a reference cycle that keeps the whole trace alive until the cyclic collector.
                     frame_probe.frame = None
@@ -591,10 +604,10 @@ def _returned_storages(value, func, where: "SourceLocation | None") -> list:
                 f"an {st.kind.upper()} tile" if st.on_chip else "part of an HBM tensor")
             raise NKIError(f"kernel {func.__qualname__} returns {what} ({st.describe()}); it must "
                            "return whole HBM tensors created with nl.ndarray(..., "
-                           "buffer=nl.shared_hbm)", st.created_at)
+                           "buffer=nl.shared_hbm)", where)
         if st.state.write_count == 0:
             raise NKIError(f"kernel {func.__qualname__} returns {st.describe()}, which it never "
-                           "writes", st.created_at)
+                           "writes", where)
         if st in storages:
             raise NKIError(f"kernel {func.__qualname__} returns {st.describe()} twice", where)
         storages.append(st)

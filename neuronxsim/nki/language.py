@@ -106,11 +106,32 @@ def static_cast(input_data, dtype):
 
 # ---- loops and SPMD programs ----
 
+def _loop_range(what: str, start, stop, step, loc) -> range:
+    """The values of loop ``what`` (``nl.affine_range`` and its kin, in both dialects): Python's
+    ``range(start, stop, step)``, or ``range(start)`` without ``stop``; an NKIError at ``loc``
+    for bounds ``range`` refuses (a float, a zero step) and for a step without a stop."""
+    bounds = (start,) if stop is None else (start, stop, step)
+    default_step = step.__class__ is int and step == 1
+    problem = None
+    if stop is None and not default_step:
+        problem = f"a step needs a stop ({what}(start, stop, step))"
+    elif not builtins.all(hasattr(b, "__index__") for b in bounds):
+        b = next(b for b in bounds if not hasattr(b, "__index__"))
+        problem = f"loop bounds are integers, not {type(b).__name__} {b!r}"
+    elif stop is not None and step == 0:
+        problem = "the step must not be zero"
+    if problem is None:
+        return range(*bounds)
+    given = [repr(start)] + ([] if stop is None else [repr(stop)]) + \
+        ([] if default_step else [f"step={step!r}"])
+    raise NKIError(f"{what}({', '.join(given)}): {problem}", loc)
+
+
 def _traced_loop(kind: str, start, stop, step, directives):
     """The values of a loop the trace unrolls, each iteration recorded as one of a ``kind``
     loop (see :class:`~neuronxsim.nki.record.Loop`) with its ``directives``."""
     loc = caller_location(1)
-    values = range(start, stop, step) if stop is not None else range(start)
+    values = _loop_range(f"nl.{kind}_range", start, stop, step, loc)
     if directives is None:  # (the commonest: no directives to check)
         return current().iterate(kind, values, loc)
     if not isinstance(directives, (tuple, list)):
@@ -147,23 +168,37 @@ sequential_range = _core.nki.FastCall(sequential_range, _core.nki.range_fast("se
 static_range = _core.nki.FastCall(static_range, _core.nki.range_fast("static"))
 
 
+def _grid_axis(axis, grid: tuple, what: str, loc) -> int:
+    """``axis`` of the launch grid ``grid``, checked: an integer from 0 to the grid's last."""
+    if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, (int, np.integer)):
+        raise NKIError(f"{what}: a launch grid axis is an integer, not {type(axis).__name__} "
+                       f"{axis!r}", loc)
+    if not 0 <= axis < len(grid):
+        raise NKIError(f"{what}: the launch grid has {len(grid)} dimension(s), no axis {axis}", loc)
+    return int(axis)
+
+
 def program_id(axis: int) -> int:
     """Index of this SPMD instance along launch-grid ``axis`` (the NeuronCore index for an
     ``nl.nc(n)`` axis)."""
     tr = current()
-    if not 0 <= axis < len(tr.program_ids):
-        raise NKIError(f"program_id({axis}): the launch grid has {len(tr.program_ids)} "
-                       "dimension(s)", caller_location())
-    return tr.program_ids[axis]
+    ids = tr.program_ids
+    if axis.__class__ is int and 0 <= axis < len(ids):
+        return ids[axis]
+    return ids[_grid_axis(axis, ids, f"nl.program_id({axis!r})", caller_location())]
 
 
 def num_programs(axes=None):
+    """The number of SPMD instances along launch-grid axis ``axes`` (a tuple of them for a
+    tuple of axes; the whole grid's for None)."""
     tr = current()
     if axes is None:
         return math.prod(tr.grid)
-    if isinstance(axes, int):
-        return tr.grid[axes]
-    return tuple(tr.grid[a] for a in axes)
+    what = f"nl.num_programs({axes!r})"
+    if isinstance(axes, (tuple, list)):
+        loc = caller_location()
+        return tuple(tr.grid[_grid_axis(a, tr.grid, what, loc)] for a in axes)
+    return tr.grid[_grid_axis(axes, tr.grid, what, caller_location())]
 
 
 def program_ndim() -> int:
@@ -310,6 +345,8 @@ def _new_tensor(shape, dtype, buffer, name, loc, what: str):
         if cached and dims is shape:  # (see ndarray)
             _NEW_TILES[key] = (kind, dtype, dims)
         return tr.new_result(kind, dtype, dims, what, loc)
+    if name and kind == SHARED_HBM:
+        return tr.named_shared_storage(dtype, dims, name, loc).full_view()
     placement = None
     if allocation is not None:
         placement = _placement(tr, allocation, (), dims, dtype, loc)
@@ -505,16 +542,27 @@ def _tile(x, loc, what: str, arg: str = "") -> Tensor:
                        f"dimension(s) {list(x.block_shape)}: index a block (t[i, ...]); "
                        "instructions work on one tile at a time", loc)
     if not isinstance(x, Tensor):
-        raise NKIError(f"{what} must be a tile, not {type(x).__name__}", loc)
+        raise NKIError(f"{what} must be a tile, not {_not_a_tensor(x)}", loc)
     if not x.storage.on_chip:
         raise NKIError(f"{what} is the HBM tensor {x.storage.describe()}; compute engines work on "
                        "SBUF/PSUM tiles (nl.load it first)", loc)
     return x
 
 
+def _not_a_tensor(x) -> str:
+    """What ``x``, which an instruction takes for a tensor, is instead (for its refusal)."""
+    if isinstance(x, np.ndarray):
+        return ("a NumPy array: only the kernel's own array arguments become its input tensors, "
+                "not arrays inside a list, tuple or other object (pass each as an argument)")
+    return type(x).__name__
+
+
 def _hbm(x, loc, what: str) -> Tensor:
-    if not isinstance(x, Tensor) or x.storage.on_chip:
-        raise NKIError(f"{what} must be an HBM tensor", loc)
+    if not isinstance(x, Tensor):
+        raise NKIError(f"{what} must be an HBM tensor, not {_not_a_tensor(x)}", loc)
+    if x.storage.on_chip:
+        raise NKIError(f"{what} must be an HBM tensor, not the {x.storage.kind.upper()} tile "
+                       f"{x.storage.describe()}", loc)
     return x
 
 
@@ -1094,7 +1142,9 @@ for _name in ("sum", "max", "min", "prod"):
 
 
 def mean(x, axis, *, dtype=None, mask=None, keepdims=False) -> Tensor:
-    """Arithmetic mean along free axes (a sum in fp32, then a scale)."""
+    """Arithmetic mean along free axes (a sum in fp32, then a scale). Without ``dtype`` the
+    result has the input's dtype, except that an integer input gives float32 (NKI's page:
+    "float32 intermediate and return values are used for integer inputs")."""
     loc = caller_location()
     tr = current()
     x = _tile(x, loc, "nl.mean: x")
@@ -1102,8 +1152,9 @@ def mean(x, axis, *, dtype=None, mask=None, keepdims=False) -> Tensor:
     count = math.prod(x.shape[a] for a in axes)
     total = _ins.tensor_reduce(tr, Alu.add, x, axes, keepdims, False, float32, loc, mask,
                                what="mean")
+    out_dtype = _opt_dtype(dtype, loc) or (x.dtype if _dt.is_float(x.dtype) else float32)
     return _ins.tensor_scalar(tr, total, Alu.mult, 1.0 / count, False, None, None, False,
-                              _opt_dtype(dtype, loc) or x.dtype, loc, None, what="mean")
+                              out_dtype, loc, None, what="mean")
 
 
 def softmax(x, axis, *, dtype=None, compute_dtype=None, mask=None) -> Tensor:

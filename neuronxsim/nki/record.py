@@ -199,16 +199,17 @@ class CoreRecord:
     """The record of one NeuronCore (one BIR function): see the module docstring."""
 
     # (slots: the C fast paths read them per traced instruction, see trace_slotted.h slotAttr)
-    __slots__ = ("index", "ops", "storages", "inputs", "shared_outputs", "constant_storages",
-                 "constants", "names", "name_counts", "zeros_needed", "redirects", "copies",
-                 "matmul_joins", "keep_order")
+    __slots__ = ("index", "ops", "storages", "inputs", "shared_outputs", "shared_names",
+                 "constant_storages", "constants", "names", "name_counts", "zeros_needed",
+                 "redirects", "copies", "matmul_joins", "keep_order")
 
     def __init__(self, index: int):
         self.index = index
         self.ops: list[Op] = []
         self.storages: list = []
         self.inputs: dict = {}  # parameter name -> its Input storage
-        self.shared_outputs: list = []  # shared_hbm tensors, in creation order
+        self.shared_outputs: list = []  # unnamed shared_hbm tensors, in creation order
+        self.shared_names: dict = {}  # name -> the named shared_hbm tensor (2.2x nl.ndarray)
         self.constant_storages: list = []  # nl.shared_constant tensors, in creation order
         self.constants: dict = {}  # their values by name (bound as inputs when the kernel runs)
         self.names: set[str] = set()  # of storages named so far

@@ -35,7 +35,7 @@ from neuronxsim import bir
 from neuronxsim.bir import legality, target
 from neuronxsim.starfish.lib import _core
 
-from .dtypes import BIR_DTYPES
+from .dtypes import BIR_DTYPES, name as dtype_name
 from .errors import NKIError, SourceLocation, caller_location
 from .indexing import LoopIndex
 from .record import Access, CoreRecord, Loop, LoopIteration, Op, new_access, new_op
@@ -308,7 +308,8 @@ class Tracer:
         (start partition, byte address) a direct allocation fixed (None: the allocation pass
         places it)."""
         record = self.core.record
-        if kind == SHARED_HBM and self.instance > 0:
+        unnamed_shared = kind == SHARED_HBM and not explicit_name
+        if unnamed_shared and self.instance > 0:
             # Every SPMD instance creates the kernel's shared outputs; they are one tensor.
             outputs = record.shared_outputs
             if self.shared_index < len(outputs):
@@ -330,9 +331,29 @@ class Tracer:
                          self.unique_name(name) if explicit_name else None, explicit_name,
                          placement)
         storages.append(st)
-        if kind == SHARED_HBM:
+        if unnamed_shared:
             record.shared_outputs.append(st)
             self.shared_index += 1
+        return st
+
+    def named_shared_storage(self, dtype: np.dtype, shape: tuple, name: str,
+                             loc: SourceLocation | None) -> Storage:
+        """The shared_hbm tensor ``name`` of the 2.2x dialect: the first ``nl.ndarray(...,
+        buffer=nl.shared_hbm, name=name)`` of the core creates it, every later one (in any SPMD
+        instance, loop iteration or branch) is the same memory ("shared_hbm tensors will point to
+        the same underlying memory as long as they have the same name", nki.language.ndarray,
+        Neuron 2.28). Each core creates it under the same name, which makes it one DRAM tensor of
+        the module for all of them."""
+        record = self.core.record
+        st = record.shared_names.get(name)
+        if st is None:
+            st = self.new_storage(SHARED_HBM, dtype, shape, name, loc, explicit_name=True)
+            record.shared_names[name] = st
+        elif st.shape != shape or st.dtype != dtype:
+            raise NKIError(
+                f"nl.ndarray: shared_hbm tensor {name!r} is {list(shape)} {dtype_name(dtype)} "
+                f"here, but {st.describe()} is {list(st.shape)} {dtype_name(st.dtype)}: "
+                "shared_hbm tensors of one name are one tensor, of one shape and dtype", loc)
         return st
 
     def constant_storage(self, values: np.ndarray, loc) -> Storage:
@@ -404,6 +425,13 @@ class Tracer:
                            "index partitions with a range (t[i:i+1, ...])", loc)
         row = st.layout.row
         if shape[0] > 1 and strides[0] != row:
+            partitions = round(strides[0] / row)  # (per step of the first index)
+            if partitions and strides[0] % row:
+                raise NKIError(f"this view of {st.kind} tile {st.describe()} moves "
+                               f"{strides[0] - partitions * row:+d} element(s) along the free "
+                               "dimension per partition: a free index that depends on the "
+                               "partition index (as t[i_p, i_p + i_f]); an engine or DMA reads "
+                               "and writes the same free positions of every partition", loc)
             if strides[0] and strides[0] % row == 0:
                 raise NKIError(f"this view of {st.kind} tile {st.describe()} steps through its "
                                f"partitions {strides[0] // row} at a time; engines and DMAs "

@@ -151,7 +151,7 @@ class _Adapter(DialectAdapter):
             return wrap(v, self.region) if isinstance(v, Tensor) else v
         return [convert(v) for v in args], {k: convert(v) for k, v in kwargs.items()}
 
-    def returned(self, value, func):
+    def returned(self, value, func, where):
         items = value if isinstance(value, (tuple, list)) else (value,)
         if value is None:
             return value
@@ -159,17 +159,21 @@ class _Adapter(DialectAdapter):
         for i, t in enumerate(items):
             if not isinstance(t, NkiTensor):
                 raise NKIError(f"kernel {func.__qualname__} returns {type(t).__name__} (output "
-                               f"{i}); a kernel returns the nl.shared_hbm tensors it writes")
+                               f"{i}); a kernel returns the nl.shared_hbm tensors it writes", where)
             st = t._view.storage
             if st.kind == HBM or (st.kind not in (SHARED_HBM, INPUT) and not st.on_chip):
                 raise NKIError(f"kernel {func.__qualname__} returns {st.describe()}, allocated in "
                                f"{t.buffer.name}: all kernel output (return) tensors must be "
-                               "allocated with buffer=nl.shared_hbm", st.created_at)
-            views.append(t._view_of(f"kernel {func.__qualname__} output {i}", st.created_at))
+                               "allocated with buffer=nl.shared_hbm", where)
+            views.append(t._view_of(f"kernel {func.__qualname__} output {i}", where))
         return tuple(views) if isinstance(value, (tuple, list)) else views[0]
 
     def local_tensors(self, local_vars):
         return {k: (v._view if isinstance(v, NkiTensor) else v) for k, v in local_vars.items()}
+
+    def check_scratch(self, unnamed, returned):
+        """(NKI 0.6's nl.ndarray page asks no name of any tensor: "the name of the tensor, used
+        in scheduling".)"""
 
 
 def _check_arrays(args, kwargs, arch: str):

@@ -154,17 +154,17 @@ tile_size = _TileSize()
 @api
 def affine_range(start, stop=None, step=1):
     """``range`` (deprecated in NKI: prefer ``range``); the trace unrolls it."""
-    return range(start, stop, step) if stop is not None else range(start)
+    return _nl22._loop_range("nl.affine_range", start, stop, step, caller_location())
 
 
 @api
 def sequential_range(start, stop=None, step=1):
-    return range(start, stop, step) if stop is not None else range(start)
+    return _nl22._loop_range("nl.sequential_range", start, stop, step, caller_location())
 
 
 @api
 def static_range(start, stop=None, step=1):
-    return range(start, stop, step) if stop is not None else range(start)
+    return _nl22._loop_range("nl.static_range", start, stop, step, caller_location())
 
 
 @api
@@ -182,21 +182,32 @@ def ds(start, size) -> slice:
     return slice(start, start + size)
 
 
+def _check_axis(what: str, axis):
+    """Refuses any ``axis`` but 0: an NKI 0.6 launch has the one axis 0 (kernel[lnc])."""
+    if isinstance(axis, (tuple, list)):
+        problem = "takes the axis 0, not a tuple of axes"
+    elif isinstance(axis, (bool, np.bool_)) or not isinstance(axis, (int, np.integer)):
+        problem = f"a launch axis is an integer, not {type(axis).__name__}"
+    elif axis != 0:
+        problem = "there is no such axis"
+    else:
+        return
+    raise NKIError(f"{what}({axis!r}): {problem}; an NKI 0.6 launch has the one axis 0 "
+                   "(kernel[lnc])", caller_location(1))
+
+
 @api
 def program_id(axis=0) -> int:
     """This instance's physical NeuronCore within its logical core (0 without LNC)."""
-    if axis != 0:
-        raise NKIError(f"nl.program_id({axis}): an NKI 0.6 launch has one axis (kernel[lnc])",
-                       caller_location())
+    _check_axis("nl.program_id", axis)
     return current().program_ids[0]
 
 
 @api
 def num_programs(axes=0) -> int:
     """The LNC degree of the launch (1 without brackets)."""
-    if axes not in (0, None):
-        raise NKIError(f"nl.num_programs({axes}): an NKI 0.6 launch has one axis",
-                       caller_location())
+    if axes is not None:
+        _check_axis("nl.num_programs", axes)
     current()
     return launch()["lnc"]
 

@@ -111,10 +111,10 @@ def _two_calls(m):
 
 @nki.jit
 def unused_and_returned(a):
-    """An input, a returned output, a shared_hbm tensor nothing touches, named and unnamed
+    """An input, a returned output, an HBM tensor nothing touches, named and unnamed
     temporaries in SBUF and PSUM."""
     out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
-    spare = nl.ndarray((4, 4), dtype=nl.float32, buffer=nl.shared_hbm)  # noqa: F841
+    spare = nl.ndarray((4, 4), dtype=nl.float32, buffer=nl.hbm)  # noqa: F841
     for i in nl.affine_range(2):
         t = nl.load(a[i * 64:(i + 1) * 64, :])
         nl.store(out[i * 64:(i + 1) * 64, :], nl.exp(t) * 2.0 + t)

@@ -291,3 +291,117 @@ def test_a_tensor_where_a_dtype_belongs_is_refused():
     # (np.dtype takes any object with a .dtype: the tensor passed as its own dtype)
     assert_located(trace_error(tensor_as_dtype, A), "tensordtype",
                    "dtype <nki tensor a shared_hbm float32[128, 512]> is not an NKI data type")
+
+
+# ---- loop bounds, reduction axes and launch-grid axes: NKIErrors, not Python's ----
+
+@nki.jit
+def zero_step(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range(0, 4, 0):  # ERR:zerostep
+        nl.store(out, nl.load(a))
+    return out
+
+
+@nki.jit
+def float_bound(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    for i in nl.sequential_range(2.0):  # ERR:floatbound
+        nl.store(out, nl.load(a))
+    return out
+
+
+@nki.jit
+def step_without_stop(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    for i in nl.static_range(4, step=2):  # ERR:nostop
+        nl.store(out, nl.load(a))
+    return out
+
+
+@nki.jit
+def float_axis(a):
+    out = nl.ndarray((a.shape[0], 1), dtype=a.dtype, buffer=nl.shared_hbm)
+    nl.store(out, nl.sum(nl.load(a), axis=1.0, keepdims=True))  # ERR:floataxis
+    return out
+
+
+@nki.jit
+def grid_axis(a, which):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    n = nl.program_id(which) if which != "n" else nl.num_programs(5)  # ERR:gridaxis
+    nl.store(out, nl.load(a))
+    return out
+
+
+def test_bad_loop_bounds_reduction_axes_and_grid_axes_are_nki_errors():
+    a = np.zeros((4, 8), np.float32)
+    assert_located(trace_error(zero_step, a), "zerostep",
+                   "nl.affine_range(0, 4, step=0): the step must not be zero")
+    assert_located(trace_error(float_bound, a), "floatbound",
+                   "nl.sequential_range(2.0): loop bounds are integers, not float 2.0")
+    assert_located(trace_error(step_without_stop, a), "nostop",
+                   "nl.static_range(4, step=2): a step needs a stop")
+    assert_located(trace_error(float_axis, a), "floataxis",
+                   "axis must be an integer or a tuple of integers, not 1.0")
+    assert_located(trace_error(grid_axis, a, "a"), "gridaxis",
+                   "nl.program_id('a'): a launch grid axis is an integer, not str")
+    assert_located(trace_error(grid_axis, a, "n"), "gridaxis",
+                   "nl.num_programs(5): the launch grid has 1 dimension(s), no axis 5")
+
+
+# ---- what a kernel returns: refused at its return line ----
+
+@nki.jit
+def returns_input(a):
+    return a  # ERR:retinput
+
+
+@nki.jit
+def returns_part(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    nl.store(out, nl.load(a))
+    return out[:, 0:4]  # ERR:retpart
+
+
+@nki.jit
+def returns_unwritten(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    return out  # ERR:retunwritten
+
+
+def test_what_a_kernel_returns_is_refused_at_its_return_line():
+    a = np.zeros((4, 8), np.float32)
+    assert_located(trace_error(returns_input, a), "retinput", "returns a kernel input ('a')")
+    assert_located(trace_error(returns_part, a), "retpart", "returns part of an HBM tensor")
+    assert_located(trace_error(returns_unwritten, a), "retunwritten", "which it never writes")
+
+
+# ---- messages that name what is wrong ----
+
+@nki.jit
+def skewed_view(a):
+    out = nl.ndarray((4, 4), dtype=a.dtype, buffer=nl.shared_hbm)
+    t = nl.load(a)
+    i_p, i_f = nl.arange(4)[:, None], nl.arange(4)[None, :]
+    nl.store(out, nl.copy(t[i_p, i_p + i_f]))  # ERR:skew
+    return out
+
+
+@nki.jit
+def array_in_a_list(xs):
+    out = nl.ndarray(xs[0].shape, dtype=xs[0].dtype, buffer=nl.shared_hbm)
+    nl.store(out, nl.load(xs[0]))  # ERR:listarg
+    return out
+
+
+def test_a_free_index_that_depends_on_the_partition_index_is_named():
+    assert_located(trace_error(skewed_view, np.zeros((4, 8), np.float32)), "skew",
+                   "moves +1 element(s) along the free dimension per partition",
+                   "a free index that depends on the partition index")
+
+
+def test_an_array_inside_a_list_argument_is_named():
+    assert_located(trace_error(array_in_a_list, [np.zeros((4, 8), np.float32)]), "listarg",
+                   "nl.load: src must be an HBM tensor, not a NumPy array",
+                   "not arrays inside a list, tuple or other object")

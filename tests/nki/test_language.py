@@ -577,3 +577,27 @@ def test_a_complex_number_is_not_an_immediate():
     # (NumPy would take its real part, dropping the imaginary one with a warning)
     with pytest.raises(nki.NKIError, match="cannot combine a tile with complex64"):
         run(k, np.ones((4, 4), np.float32))
+
+
+# ---- nl.mean of an integer tile ----
+
+@nki.jit
+def row_means(a):
+    out = nl.ndarray((a.shape[0], 1), dtype=nl.float32, buffer=nl.shared_hbm)
+    for t in nl.affine_range((a.shape[0] + 127) // 128):
+        ip = t * 128 + nl.arange(128)[:, None]
+        iy = nl.arange(a.shape[1])[None, :]
+        m = nl.mean(nl.load(a[ip, iy], mask=ip < a.shape[0]), axis=1, keepdims=True,
+                    mask=ip < a.shape[0])
+        assert m.dtype == nl.float32
+        nl.store(out[ip, nl.arange(1)[None, :]], m, mask=ip < a.shape[0])
+    return out
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int16, np.int8, np.uint8])
+def test_mean_of_an_integer_tile_is_float32(rng, dtype):
+    # nki.language.mean (Neuron 2.x): "float32 intermediate and return values are used for
+    # integer inputs" (the mean is not rounded back to the integer type)
+    info = np.iinfo(dtype)
+    a = rng.integers(max(info.min, -100), min(info.max, 100), (300, 7)).astype(dtype)
+    close(run(row_means, a), a.mean(1, keepdims=True), rtol=1e-6, atol=1e-6)

@@ -9,7 +9,7 @@ import pytest
 import neuronxsim.nki as nki
 import neuronxsim.nki.language as nl
 from neuronxsim import bir
-from nki_testing import close, run_on_reference as run
+from nki_testing import close, run_on, run_on_reference as run
 
 SRC = open(__file__).read().splitlines()
 
@@ -174,3 +174,91 @@ def test_tensor_types_trace_without_data():
     assert traced.inputs[0].dtype == nl.bfloat16 and traced.instruction_count == 7
     with pytest.raises(nki.NKIError, match="needs a dtype"):
         nki.trace(two_outputs, nki.typing.tensor[64, 32], t)
+
+
+# ---- shared_hbm tensors by name ----
+# nki.language.ndarray (Neuron 2.28): "For shared_hbm tensors that are not used as kernel inputs
+# or outputs, name must be specified ... shared_hbm tensors will point to the same underlying
+# memory as long as they have the same name, even if the tensors appear in different control flow."
+
+def _row_tiles(a):
+    """(row index, column index, mask) of each 128-row tile of ``a``."""
+    for t in nl.affine_range((a.shape[0] + 127) // 128):
+        ip = t * 128 + nl.arange(128)[:, None]
+        yield ip, nl.arange(a.shape[1])[None, :], ip < a.shape[0]
+
+
+@nki.jit
+def scratch_by_name(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    first = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm, name="scratch")
+    for ip, iy, m in _row_tiles(a):
+        nl.store(first[ip, iy], nl.load(a[ip, iy], mask=m) * 2.0, mask=m)
+    second = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm, name="scratch")
+    for ip, iy, m in _row_tiles(a):
+        nl.store(second[ip, iy], nl.load(a[ip, iy], mask=m) * 3.0, mask=m)
+    for ip, iy, m in _row_tiles(a):
+        nl.store(out[ip, iy], nl.load(first[ip, iy], mask=m), mask=m)  # the second's values
+    return out
+
+
+def test_shared_hbm_tensors_of_one_name_are_one_tensor(executor, rng):
+    a = rng.random((300, 96)).astype(np.float32)
+    close(run_on(executor, scratch_by_name, a), 3 * a, atol=0, rtol=1e-7)
+    fn = nki.trace(scratch_by_name, a).functions[0]
+    assert sorted(s.location.name for s in fn.allocations
+                  if s.location.name.startswith("scratch")) == ["scratch"]
+
+
+@nki.jit
+def scratch_per_program(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    scratch = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm, name="scratch")
+    rows = a.shape[0] // nl.num_programs(0)
+    r = slice(nl.program_id(0) * rows, (nl.program_id(0) + 1) * rows)
+    nl.store(scratch[r], nl.load(a[r]) + 1.0)
+    nl.store(out[r], nl.load(scratch[r]))
+    return out
+
+
+@pytest.mark.parametrize("grid,cores", [(2, 1), (nl.nc(2), 2)])
+def test_every_program_of_a_launch_shares_a_named_shared_hbm_tensor(executor, rng, grid, cores):
+    a = rng.random((256, 64)).astype(np.float32)
+    close(run_on(executor, scratch_per_program[grid], a, arch="trn2"), a + 1, atol=0, rtol=1e-7)
+    module = nki.trace(scratch_per_program[grid], a, arch="trn2")
+    assert len(module.functions) == cores
+    for fn in module.functions:  # (a DRAM tensor of one name is one tensor of the module)
+        assert [s.location.name for s in fn.allocations
+                if s.location.name.startswith("scratch")] == ["scratch"]
+
+
+@nki.jit
+def scratch_of_two_shapes(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    s = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm, name="scratch")
+    nl.store(s, nl.load(a))
+    t = nl.ndarray((a.shape[0], 4), dtype=a.dtype, buffer=nl.shared_hbm, name="scratch")  # LINE:two
+    nl.store(out, nl.load(s))
+    return out
+
+
+@nki.jit
+def unnamed_scratch(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    s = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)  # LINE:unnamed
+    nl.store(s, nl.load(a))
+    nl.store(out, nl.load(s))
+    return out
+
+
+def test_a_shared_hbm_tensor_of_another_shape_or_without_a_name_is_refused():
+    a = np.zeros((8, 16), np.float32)
+    with pytest.raises(nki.NKIError) as info:
+        nki.trace(scratch_of_two_shapes, a)
+    assert info.value.location.line == line_of("two")
+    assert "shared_hbm tensor 'scratch' is [8, 4] float32 here, but 'scratch'" in str(info.value)
+    assert "is [8, 16] float32" in str(info.value)
+    with pytest.raises(nki.NKIError) as info:
+        nki.trace(unnamed_scratch, a)
+    assert info.value.location.line == line_of("unnamed")
+    assert "is not a kernel output, so it needs a name" in str(info.value)

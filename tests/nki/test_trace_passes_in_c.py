@@ -376,7 +376,7 @@ def _program_before_emission():
     @nki.jit
     def kernel(a, b):
         out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
-        unused = nl.ndarray((4, 4), dtype=nl.float32, buffer=nl.shared_hbm)  # noqa: F841
+        unused = nl.ndarray((4, 4), dtype=nl.float32, buffer=nl.hbm)  # noqa: F841
         for i in nl.affine_range(2):
             t = nl.load(a[i * 64:(i + 1) * 64, :])
             u = nl.exp(t) + nl.load(b[i * 64:(i + 1) * 64, :])
@@ -399,7 +399,7 @@ def _same_table_as_the_reference(program, record):
     (the counts in the same order); returns the table."""
     from neuronxsim.nki.emit import _KINDS
     unnamed = [st for st in program.storages if st.name is None]
-    assert len(unnamed) > 3  # (temporaries, and the shared_hbm tensor nothing uses)
+    assert len(unnamed) > 3  # (temporaries, and the HBM tensor nothing uses)
     names, counts = set(record.names), dict(record.name_counts)
     expected = emitted_tensors_reference(program)
     expected_names = [st.name for st in program.storages]

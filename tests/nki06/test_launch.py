@@ -135,3 +135,56 @@ def test_kernels_call_helpers_and_other_kernels_inline(rng):
 
     np.testing.assert_allclose(outer(x), np.exp(x), rtol=2e-6)
     assert trace_kernel(outer, x).outputs[0].name == "out"
+
+
+def _refusal(kernel, *args) -> NKIError:
+    with pytest.raises(NKIError) as info:
+        trace_kernel(kernel, *args)
+    return info.value
+
+
+def _line(func, text: str) -> int:
+    """The line of ``func``'s source holding ``text``."""
+    import inspect
+    lines, first = inspect.getsourcelines(func)
+    return first + next(i for i, line in enumerate(lines) if text in line)
+
+
+def test_bad_loop_bounds_and_launch_axes_are_nki_errors_at_the_kernel_line():
+    def kernel(x, expr):
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        v = expr()  # the refused call
+        nisa.dma_copy(dst=out, src=x)
+        return out
+
+    k = nki.jit(kernel)
+    x = np.zeros((4, 4), np.float32)
+    for expr, text in [
+            (lambda: list(nl.affine_range(0, 4, 0)), "nl.affine_range(0, 4, step=0): the step "
+                                                     "must not be zero"),
+            (lambda: list(nl.static_range(2.0)), "nl.static_range(2.0): loop bounds are integers"),
+            (lambda: nl.program_id("a"), "nl.program_id('a'): a launch axis is an integer, not "
+                                         "str; an NKI 0.6 launch has the one axis 0"),
+            # (the page: "axes – the axes of the launch grid"; a 0.6 launch has one, so a tuple of
+            # axes is refused for what it is, not as a missing axis)
+            (lambda: nl.num_programs((0,)), "nl.num_programs((0,)): takes the axis 0, not a tuple "
+                                            "of axes"),
+            (lambda: nl.num_programs(1), "nl.num_programs(1): there is no such axis")]:
+        err = _refusal(k, x, expr)
+        assert text in str(err), str(err)
+        # the lambda's line: the one that calls into nl
+        assert err.location.line == expr.__code__.co_firstlineno, str(err)
+
+
+@nki.jit
+def returns_nested(x):
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=x)
+    return (out, (out,))
+
+
+def test_a_nested_return_is_refused_at_the_return_line():
+    err = _refusal(returns_nested, np.zeros((4, 4), np.float32))
+    assert "returns tuple (output 1)" in str(err)
+    assert (err.location.path, err.location.line) == \
+        (__file__, _line(returns_nested.func, "return (out, (out,))"))
