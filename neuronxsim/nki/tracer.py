@@ -39,8 +39,8 @@ from .dtypes import BIR_DTYPES, name as dtype_name
 from .errors import NKIError, SourceLocation, caller_location
 from .indexing import LoopIndex
 from .record import Access, CoreRecord, Loop, LoopIteration, Op, new_access, new_op
-from .tensor import (INPUT, NUM_PARTITIONS, PSUM, SBUF, SHARED_HBM, Layout, Storage, Tensor,
-                     new_storage, new_view, storage_layout)
+from .tensor import (HBM, INPUT, NUM_PARTITIONS, PSUM, SBUF, SHARED_HBM, Layout, Storage,
+                     Tensor, new_storage, new_view, storage_layout)
 
 
 Engine = bir.Engine
@@ -327,9 +327,13 @@ class Tracer:
         else:
             layout = storage_layout(kind, shape)
         storages = record.storages
+        given = self.unique_name(name) if explicit_name else None
+        if kind == HBM and len(self.cores) > 1:
+            # Private HBM is "only visible to each individual kernel instance": the cores'
+            # functions share DRAM tensors by name, so each core's gets a name of its own.
+            given = record.unique_name(f"{given or name}.nc{self.core.index}")
         st = new_storage(len(storages), kind, dtype, shape, layout, name, loc, new_state(),
-                         self.unique_name(name) if explicit_name else None, explicit_name,
-                         placement)
+                         given, explicit_name, placement)
         storages.append(st)
         if unnamed_shared:
             record.shared_outputs.append(st)

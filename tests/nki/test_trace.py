@@ -262,3 +262,32 @@ def test_a_shared_hbm_tensor_of_another_shape_or_without_a_name_is_refused():
         nki.trace(unnamed_scratch, a)
     assert info.value.location.line == line_of("unnamed")
     assert "is not a kernel output, so it needs a name" in str(info.value)
+
+
+# ---- private HBM on several NeuronCores ----
+
+@nki.jit
+def private_scratch_per_core(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    c = nl.program_id(0)
+    rows = a.shape[0] // nl.num_programs(0)
+    scratch = nl.ndarray((rows, a.shape[1]), dtype=a.dtype, buffer=nl.hbm)
+    named = nl.ndarray((rows, a.shape[1]), dtype=a.dtype, buffer=nl.private_hbm, name="mine")
+    nl.store(scratch, nl.load(a[c * rows:(c + 1) * rows]) * (c + 2))
+    nl.store(named, nl.load(scratch) + c)
+    nl.store(out[c * rows:(c + 1) * rows], nl.load(named))
+    return out
+
+
+def test_private_hbm_is_each_cores_own(rng):
+    # "only visible to each individual kernel instance": the cores' functions share DRAM tensors
+    # by name, so a private tensor of each core must be named apart (it was one tensor, written
+    # by both cores, right only because the simulator runs one core after the other)
+    a = rng.random((254, 513)).astype(np.float32)
+    traced = nki.trace_kernel(private_scratch_per_core[nl.nc(2)], a, arch="trn2")
+    dram = [{s.location.name for s in fn.allocations if s.location.type == bir.MemoryType.DRAM}
+            for fn in traced.module.functions]
+    assert len(dram[0]) == len(dram[1]) == 2 and not dram[0] & dram[1]
+    out = run(private_scratch_per_core[nl.nc(2)], a, arch="trn2")
+    core = np.repeat([0.0, 1.0], 127)[:, None]
+    close(out, a * (core + 2) + core, atol=0, rtol=1e-6)
