@@ -210,3 +210,21 @@ def test_internal_kernel_exposes_what_the_registry_reads():
 def test_external_kernel_needs_a_callable_kernel():
     with pytest.raises(CodegenError, match="ExternalNativeNkiKernel: attr 'kernel' is 'add'; expected an @nki.jit kernel"):
         ir.ExternalNativeNkiKernel("add", tensors([("a", [4])]), tensors([("o", [4])], "output"))
+
+
+@pytest.mark.parametrize("dialect", ["nki", "nki06"])
+def test_external_kernel_refuses_a_kernel_bound_to_a_launch_grid(dialect):
+    """An IT55 node carries a one-core kernel: kernel[nl.nc(2)] (NKI 0.6: kernel[2]) is refused
+    by name, not with an AttributeError from deep inside."""
+    import importlib
+
+    nki = importlib.import_module(f"neuronxsim.{dialect}")
+
+    def twice(x):
+        return x
+
+    kernel = nki.jit(twice)
+    launched = kernel[importlib.import_module("neuronxsim.nki.language").nc(2)] if dialect == "nki" else kernel[2]
+    with pytest.raises(CodegenError, match=r"ExternalNativeNkiKernel 'k': attr 'kernel' is .*, a kernel bound to a "
+                                           r"launch grid; an ExternalNativeNkiKernel calls a one-core kernel once"):
+        ir.ExternalNativeNkiKernel(launched, tensors([("x", [4, 8])]), tensors([("y", [4, 8])], "output"), name="k")
