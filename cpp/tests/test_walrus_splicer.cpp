@@ -54,6 +54,9 @@ Host makeHost(Opcode kind, DType dtype = DType::float32, std::vector<int64_t> sh
   return h;
 }
 
+// A KLR file of the host node's kernel: named by its func_name, as the codegen writes it.
+const klr::KernelFileOptions kAsTheNode{"add_kernel"};
+
 // The handle of `kernel` compiled in this process as BIR JSON (named by content, as the front end's).
 std::string compiled(const Module& kernel) {
   std::string json = moduleToJson(kernel, -1);
@@ -242,7 +245,7 @@ TEST(WalrusSplicer, CopiedTensorsAndInstructionsGetUniqueNames) {
 TEST(WalrusSplicer, FormAAndFormBGiveIdenticalModules) {
   auto kernel = klr_test::addKernel();
   const std::string klrPath = tempPath("add.klr"), jsonPath = tempPath("add.json");
-  klr::writeKernelFile(*kernel, klrPath);
+  klr::writeKernelFile(*kernel, klrPath, kAsTheNode);
   std::ofstream(jsonPath) << moduleToJson(*kernel);
 
   auto lowered = [&](const std::string& format, const std::string& binary) {
@@ -295,8 +298,8 @@ TEST(WalrusSplicer, FileReferencesStayInTheFilesFolder) {
   auto kernel = klr_test::addKernel();
   const std::filesystem::path folder = std::filesystem::path(tempDir()) / "confined";
   std::filesystem::create_directories(folder / "klr");
-  klr::writeKernelFile(*kernel, (folder / "klr" / "add.klr").string());
-  klr::writeKernelFile(*kernel, tempPath("outside.klr"));
+  klr::writeKernelFile(*kernel, (folder / "klr" / "add.klr").string(), kAsTheNode);
+  klr::writeKernelFile(*kernel, tempPath("outside.klr"), kAsTheNode);
   std::filesystem::remove(folder / "klr" / "escape.klr");
   std::filesystem::create_symlink(tempPath("outside.klr"), folder / "klr" / "escape.klr");
   walrus::ResolveOptions o;
@@ -343,8 +346,8 @@ TEST(WalrusSplicer, FileReferencesStayInsideTheirFolders) {
   fs::remove_all(root);
   fs::create_directories(root / "module" / "klr");
   fs::create_directories(root / "elsewhere");
-  klr::writeKernelFile(*klr_test::addKernel(), (root / "module" / "klr" / "add.klr").string());
-  klr::writeKernelFile(*klr_test::addKernel(), (root / "elsewhere" / "add.klr").string());
+  klr::writeKernelFile(*klr_test::addKernel(), (root / "module" / "klr" / "add.klr").string(), kAsTheNode);
+  klr::writeKernelFile(*klr_test::addKernel(), (root / "elsewhere" / "add.klr").string(), kAsTheNode);
   std::ofstream(root / "elsewhere" / "secret.json") << "SECRET-FIRST-LINE: do not echo\n";
   std::ofstream(root / "module" / "notes.json") << "{\"functions\": [{\"name\": \"SECRET-VALUE\", \"blocks\": 7}]}";
   fs::create_symlink(root / "elsewhere" / "add.klr", root / "module" / "klr" / "link.klr");
@@ -397,7 +400,7 @@ TEST(WalrusSplicer, FileReferencesStayInsideTheirFolders) {
 TEST(WalrusSplicer, MultiCoreKernelGetsOneFunctionPerCore) {
   auto kernel = klr_test::addKernel(128, 512, 2);
   const std::string path = tempPath("add2.klr");
-  klr::writeKernelFile(*kernel, path);
+  klr::writeKernelFile(*kernel, path, kAsTheNode);
   Host h = makeHost(InstructionType::NKIKLIRKernel);
   auto* n = cast<InstNKIKLIRKernel>(h.node);
   n->klir_binary = path;
@@ -505,4 +508,15 @@ TEST(WalrusSplicer, ResolverKindsAreSelectable) {
   EXPECT_EQ(resolve(*c.m), 2u);
   EXPECT_EQ(c.bb->size(), 10u);
   EXPECT_NO_THROW(verifyModule(*c.m));
+}
+
+// Another kernel's KLR file whose tensors bind all the same would run its code in the node's place.
+TEST(WalrusSplicer, AFormAFileOfAnotherKernelIsRefused) {
+  const std::string path = tempPath("sub.klr");
+  klr::writeKernelFile(*klr_test::addKernel(), path, klr::KernelFileOptions{"sub_kernel"});
+  Host h = makeHost(InstructionType::NKIKLIRKernel);
+  cast<InstNKIKLIRKernel>(h.node)->klir_binary = path;
+  EXPECT_NE(errorOf<KernelError>([&] { resolve(*h.m); })
+                .find("holds kernel 'sub_kernel', not the node's func_name 'add_kernel'"),
+            std::string::npos);
 }

@@ -77,11 +77,18 @@ std::unique_ptr<bir::Module> TranslateNKIASTToBIR::kernelFromBirJson(const bir::
 std::unique_ptr<bir::Module> TranslateNKIASTToBIR::kernelFromKlrFile(const bir::InstNKIKLIRKernel& node,
                                                                      const std::string& path) const {
   const std::string file = filePath(node, path, formA(node));
+  klr::NamedKernel kernel;
   try {
-    return klr::readKernelFile(file);
+    kernel = klr::readNamedKernelFile(file);
   } catch (const klr::KLRError& e) {
     throw klr::KLRError(describeNode(node) + ": " + formA(node) + ": " + e.what());
   }
+  // The codegen names the file's kernel by the registry key it traced; another kernel's file
+  // whose tensors happen to bind would run the wrong code silently.
+  if (!node.func_name.empty() && kernel.kernel_name != node.func_name)
+    throw KernelError(describeNode(node) + ": " + formA(node) + ": klir_binary " + path + " holds kernel '" +
+                      kernel.kernel_name + "', not the node's func_name '" + node.func_name + "'");
+  return std::move(kernel.module);
 }
 
 }  // namespace walrus

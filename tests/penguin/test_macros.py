@@ -210,3 +210,56 @@ def test_internal_kernel_exposes_what_the_registry_reads():
 def test_external_kernel_needs_a_callable_kernel():
     with pytest.raises(CodegenError, match="ExternalNativeNkiKernel: attr 'kernel' is 'add'; expected an @nki.jit kernel"):
         ir.ExternalNativeNkiKernel("add", tensors([("a", [4])]), tensors([("o", [4])], "output"))
+
+
+@pytest.mark.parametrize("dialect", ["nki", "nki06"])
+def test_external_kernel_refuses_a_kernel_bound_to_a_launch_grid(dialect):
+    """An IT55 node carries a one-core kernel: kernel[nl.nc(2)] (NKI 0.6: kernel[2]) is refused
+    by name, not with an AttributeError from deep inside."""
+    import importlib
+
+    nki = importlib.import_module(f"neuronxsim.{dialect}")
+
+    def twice(x):
+        return x
+
+    kernel = nki.jit(twice)
+    launched = kernel[importlib.import_module("neuronxsim.nki.language").nc(2)] if dialect == "nki" else kernel[2]
+    with pytest.raises(CodegenError, match=r"ExternalNativeNkiKernel 'k': attr 'kernel' is .*, a kernel bound to a "
+                                           r"launch grid; an ExternalNativeNkiKernel calls a one-core kernel once"):
+        ir.ExternalNativeNkiKernel(launched, tensors([("x", [4, 8])]), tensors([("y", [4, 8])], "output"), name="k")
+
+
+@pytest.mark.parametrize("family, fused, norm", [
+    ("mlp", True, "NO_NORM"),     # NO_NORM is MLP's default norm_type: set, it still says "no norm"
+    ("qkv", False, "RMS_NORM"),   # RMS_NORM is QKV's default norm_type
+    ("mlp", False, "LAYER_NORM"),
+])
+def test_norm_attrs_that_contradict_each_other_are_refused(family, fused, norm):
+    """fused_rmsnorm and norm_type both set must agree on whether there is a norm; the leaf took
+    an explicit default norm_type for an unset one and applied the other attr."""
+    build = (lambda **a: mlp(**a)) if family == "mlp" else (lambda **a: _qkv("BSD", [B, S, 768], **a))
+    with pytest.raises(CodegenError, match=rf"attrs fused_rmsnorm={fused} and norm_type={norm} contradict each "
+                                           r"other \(fused_rmsnorm=True asks for a norm, False for none\)"):
+        build(fused_rmsnorm=fused, norm_type=norm)
+    # Either alone (the other left unset) is the family's usual meaning.
+    build(fused_rmsnorm=fused)
+    build(norm_type=norm)
+
+
+def test_a_norm_attr_set_after_construction_counts_as_set():
+    m = mlp(fused_rmsnorm=True)
+    m.norm_type = ir.NormType.NO_NORM
+    with pytest.raises(CodegenError, match="contradict each other"):
+        m.validate()
+
+
+def test_unset_norm_attrs_stay_unset_through_json():
+    p = ir.Program("p")
+    for name, shape in MLP_SRCS:
+        p.tensor(name, shape, "bfloat16")
+    p.tensor("out", [B, S, H], "bfloat16", kind="output")
+    p.add(ir.MLPKernel([F(p.tensors[n]) for n, _ in MLP_SRCS], [F(p.tensors["out"])], fused_rmsnorm=True))
+    assert "norm_type" not in p.to_json()["insts"][0]["attrs"]
+    (m,) = ir.Program.loads(p.dumps()).insts
+    assert m.is_set("fused_rmsnorm") and not m.is_set("norm_type") and m.norm_type is ir.NormType.NO_NORM

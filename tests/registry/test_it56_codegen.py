@@ -268,3 +268,19 @@ def test_the_codegen_klr_dir_wins_over_the_environment(programs, tmp_path):
     node = node_of(BirCodeGenLoop(klr_dir=chosen).lower(programs.transpose()))
     assert os.path.dirname(node.klir_binary) == str(chosen) and os.listdir(chosen) == [os.path.basename(node.klir_binary)]
     assert not os.path.exists(tmp_path / "klr") or os.listdir(tmp_path / "klr") == []
+
+
+def test_a_form_a_file_of_another_kernel_is_refused(programs):
+    """The KLR file names the kernel the codegen traced (its registry key); a node whose
+    klir_binary is another kernel's file, with tensors that bind all the same, is refused, naming
+    both, instead of running the other kernel's code."""
+    from neuronxsim import walrus
+    from neuronxsim.errors import KernelError
+
+    conv = lambda key: programs.internal(key, [("img", [1, 3, 5, 5], "float32"), ("filt", [3, 3, 3, 3], "float32")],
+                                         [("out", [1, 3, 3, 3], "float32")])
+    module = BirCodeGenLoop().lower(conv("conv2d_column_packing"))
+    node_of(module).klir_binary = node_of(BirCodeGenLoop().lower(conv("conv2d_column_packing_io10"))).klir_binary
+    with pytest.raises(KernelError, match=r"holds kernel 'conv2d_column_packing_io10', not the node's func_name "
+                                          r"'conv2d_column_packing'"):
+        walrus.resolve_kernel_nodes(module)

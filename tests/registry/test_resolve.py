@@ -138,3 +138,43 @@ def test_too_few_srcs_or_no_dsts_are_refused(programs):
     with pytest.raises(CodegenError, match=r"InternalNativeNkiKernel 't' dsts: no operands; expected the results of "
                                            r"internal NKI kernel 'tiled_pf_transpose'"):
         BirCodeGenLoop()._resolve_kernel_config(q.insts[0])
+
+
+@pytest.mark.parametrize("func_name, srcs, dsts, attrs, message", [
+    ("SelectAndScatter", [("x", [1, 1, 4, 4], "float32"), ("s", [1, 1, 2, 2], "float32")],
+     [("y", [1, 1, 4, 4], "float32")], {"window": 2, "stride": 2, "padding": 0},
+     "does not take attrs 'window', 'stride', 'padding' (its registry entry passes the kernel no attrs)"),
+    ("ResizeNearest", [("img", [1, 1, 2, 1], "float32")], [("out", [1, 1, 4, 1], "float32")], {"mode": "bilinear"},
+     "does not take attr 'mode' (its registry entry passes the kernel only 'out_shape')"),
+    ("ResizeNearest", [("img", [1, 1, 2, 1], "float32")], [("out", [1, 1, 4, 1], "float32")],
+     {"out_shape": [1, 1, 8, 1]}, None),
+])
+def test_attrs_the_registry_entry_does_not_pass_are_refused(programs, func_name, srcs, dsts, attrs, message):
+    """SelectAndScatter's entry has no argument builder and ResizeNearest's passes only the
+    result's shape: their fixed kernels would ignore a window or a mode."""
+    p = programs.internal(func_name, srcs, dsts, attrs=attrs)
+    with pytest.raises(CodegenError) as e:
+        BirCodeGenLoop().lower(p)
+    if message is None:  # an attr the entry replaces by its own value
+        message = ("insts[0] InternalNativeNkiKernel 'k': attr 'out_shape' is [1, 1, 8, 1], but the registry entry "
+                   "of internal NKI kernel 'ResizeNearest' passes the kernel out_shape=(1, 1, 4, 1)")
+    else:
+        message = f"insts[0] InternalNativeNkiKernel 'k': internal NKI kernel '{func_name}' {message}"
+    assert str(e.value) == message
+
+
+def test_an_attr_equal_to_what_the_entry_passes_is_accepted(programs):
+    p = programs.resize((1, 2, 2, 1), (1, 4, 4, 1))
+    p.insts[0].attrs = {"out_shape": [1, 4, 4, 1]}
+    assert BirCodeGenLoop().lower(p).functions[0].blocks[0].instructions[0].func_name == "ResizeNearest"
+
+
+def test_arguments_the_kernel_does_not_take_are_refused_at_the_macro(programs):
+    """Named by the macro, not by the place in neuronxsim that called the tracer."""
+    p = programs.internal("tiled_pf_transpose", [("x", [4, 8], "float32")], [("y", [8, 4], "float32")],
+                          attrs={"perm": [1, 0]})
+    with pytest.raises(CodegenError) as e:
+        BirCodeGenLoop().lower(p)
+    assert str(e.value) == ("insts[0] InternalNativeNkiKernel 'k': internal NKI kernel 'tiled_pf_transpose' "
+                            "(neuronxsim.private_nkl.transpose.tiled_pf_transpose) does not take the macro's operands "
+                            "and attrs: got an unexpected keyword argument 'perm'")

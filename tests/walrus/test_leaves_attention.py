@@ -84,3 +84,17 @@ def token_generation_case(rng, dtype, BH, BKV, d, Sa, Sp, prior_len, causal, tol
 @pytest.fixture
 def rng():
     return np.random.default_rng(13)
+
+
+# The causal mask's -1e30 is built in fp32 whatever the matmul dtype: in an fp16 mask tile it
+# was -inf, and the mask matmul's 0 * -inf made every output NaN. S crosses a 128-query tile
+# (129) and a 512-key accumulation group (600).
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32"])
+@pytest.mark.parametrize("S", [129, 600])
+def test_causal_attention_masks_in_every_matmul_dtype(rng, dtype, S):
+    attention_case(rng, dtype, 2, 1, 64, S, S, True, tol=(0.0, 2e-2 if dtype == "bfloat16" else ATOL))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32"])
+def test_decode_attention_masks_the_active_keys_in_every_matmul_dtype(rng, dtype):
+    token_generation_case(rng, dtype, 4, 2, 64, 5, 600, 600, True)

@@ -22,7 +22,8 @@ from neuronxsim.walrus.inline import inline_bir_kernels
 from neuronxsim import sim as _sim
 
 F = ir.FullTensorAccess
-NUMPY_DTYPES = {"float32": np.float32, "bfloat16": ml_dtypes.bfloat16, "float8e4": ml_dtypes.float8_e4m3,
+NUMPY_DTYPES = {"float32": np.float32, "bfloat16": ml_dtypes.bfloat16, "float16": np.float16,
+                "float8e4": ml_dtypes.float8_e4m3,
                 "int32": np.int32}
 
 

@@ -88,7 +88,7 @@ void FlashAttention::scores(Lane& lane, size_t block) {
     }
     if (masked) {
       KernelBuilder::require(b.mask->col0 + b.mask->width <= c0 + cw, "a mask must lie in one 512-key group");
-      const Tile id = kb_.identity(mm_).rows(0, rows).cols(0, rows);
+      const Tile id = kb_.identity(kFlashMaskDtype).rows(0, rows).cols(0, rows);
       kb_.matmul(lane.S.cols(b.mask->col0, b.mask->width), id, b.mask->mask.rows(0, rows).cols(0, b.mask->width),
                  false, true);
     }

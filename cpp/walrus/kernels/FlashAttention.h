@@ -5,7 +5,7 @@
 // attends to. q is scaled once, by Pool, when the item starts. One block
 //   S   = qT^T kT[:, block] (+ mask)    PE, one accumulation group per 512 keys, in two PSUM
 //                                      banks; an additive mask (0 / -1e30) is added by a second
-//                                      matmul into its group (identity^T @ mask)
+//                                      matmul into its group (identity^T @ mask, in float32r)
 //   P   = online softmax of S          OnlineSoftmax: DVE max from PSUM, ACT exp from PSUM with
 //                                      the row sums in its accumulator, ACT row updates
 //   P^T                                DMA transposes, 128 keys each (SBUF to SBUF: no PE or
@@ -28,13 +28,16 @@
 namespace walrus::kernels {
 
 struct BlockMask {
-  Tile mask;      // [>= rows, >= width] in the matmul dtype
+  Tile mask;      // [>= rows, >= width] in kFlashMaskDtype
   int64_t col0;   // first masked column of the block
   int64_t width;  // col0 .. col0 + width - 1 must lie in one 512-key group
 };
 
 // The additive mask of a key a query row must not see (its softmax weight underflows to 0).
 inline constexpr double kFlashMasked = -1e30;
+// The mask tile's dtype, whatever the matmul dtype: fp16 and the fp8s do not hold -1e30 (it would
+// become -inf, and the mask matmul's 0 * -inf NaN), fp32 does; float32r runs at the bf16 rate.
+inline constexpr bir::DType kFlashMaskDtype = bir::DType::float32r;
 
 // Keys per block: the softmax's per-block row updates are paid once per 1024 keys.
 inline constexpr int64_t kFlashBlockKeys = 2 * kMaxMoving;

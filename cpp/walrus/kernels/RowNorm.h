@@ -22,6 +22,8 @@ inline bool hasGamma(NormType t) { return t == NormType::RMS || t == NormType::L
 //   norm_type, if it is not the family's default;
 //   else fused_rmsnorm: true keeps the default norm (RMS_NORM when the default is NO_NORM), false
 //   means NO_NORM.
+// A node carries both, so an explicit default norm_type cannot be told from an unset one here: the
+// Penguin families, which can, refuse the two set in contradiction (families.check_norm_attrs).
 NormType fusedNormType(KernelAttrs& attrs);
 
 // out = norm(x) row by row, without gamma:

@@ -96,6 +96,7 @@ class KernelDecoder {
     }
     return m;
   }
+  const std::string& kernelName() const { return k_.name; }
 
  private:
   // A neuronxsim file: the module record declares the functions and their tensors.
@@ -264,12 +265,18 @@ std::string sourceEntry(const Item& payload) {
 
 }  // namespace
 
-std::unique_ptr<Module> decodeKernel(std::string_view bytes) {
+namespace {
+NamedKernel decodeNamedKernel(std::string_view bytes) {
   const KlrContainer c = readContainer(bytes);
   const std::string refusal = refusalFor(c.contents);
   if (!refusal.empty()) cbor::failAt(c.contents.offset, refusal);
-  return KernelDecoder(c).run();
+  KernelDecoder decoder(c);
+  std::unique_ptr<Module> m = decoder.run();
+  return {std::move(m), decoder.kernelName()};
 }
+}  // namespace
+
+std::unique_ptr<Module> decodeKernel(std::string_view bytes) { return decodeNamedKernel(bytes).module; }
 
 std::string readFileBytes(const std::string& path) {
   // Opened without blocking and checked once open: a named pipe, a device or a directory is
@@ -303,6 +310,11 @@ std::string readFileBytes(const std::string& path) {
 std::unique_ptr<Module> readKernelFile(const std::string& path) {
   const std::string bytes = readFileBytes(path);
   return withPath(path, [&] { return decodeKernel(bytes); });
+}
+
+NamedKernel readNamedKernelFile(const std::string& path) {
+  const std::string bytes = readFileBytes(path);
+  return withPath(path, [&] { return decodeNamedKernel(bytes); });
 }
 
 KlrInfo inspectKlr(std::string_view bytes) {

@@ -49,6 +49,13 @@ void writeKernelFile(const bir::Module& m, const std::string& path,
 // message saying what they hold). The module returned verifies.
 std::unique_ptr<bir::Module> decodeKernel(std::string_view bytes);
 std::unique_ptr<bir::Module> readKernelFile(const std::string& path);
+// The same with the name the file gives the kernel (Kernel.name / LncKernel.name), which the IT56
+// resolver checks against the node's func_name.
+struct NamedKernel {
+  std::unique_ptr<bir::Module> module;
+  std::string kernel_name;
+};
+NamedKernel readNamedKernelFile(const std::string& path);
 
 // What any KLR file holds, without lowering it.
 struct KlrTensorInfo {

@@ -73,7 +73,7 @@ void expandAttention(KernelBuilder& kb, bool causalKernel) {
   Tile mask;
   if (s.causal) {
     auto sec = kb.section("mask");
-    mask = kb.sbufTile("causal_mask", s.mm, {kPartitions});
+    mask = kb.sbufTile("causal_mask", kFlashMaskDtype, {kPartitions});
     kb.memset(mask, 0.0);
     kb.affineSelect(mask, mask, 0, {{-1, kPartitions}}, 1, AluOp::is_ge, kFlashMasked);
   }

@@ -56,7 +56,7 @@ void expandAttentionTkgFwd(KernelBuilder& kb) {
     auto sec = kb.section("mask");
     const Tile token = kb.sbufTile("row_token", DType::float32, {1});
     const Tile keyIds = kb.sbufTile("active_key_ids", DType::float32, {Sa});
-    mask = kb.sbufTile("active_mask", mm, {Sa});
+    mask = kb.sbufTile("active_mask", kFlashMaskDtype, {Sa});
     kb.iota(token, 0, {{1, 1}}, 1);
     kb.tensorScalar(token, token, AluOp::mod, static_cast<double>(Sa));
     kb.iota(keyIds, 0, {{1, Sa}}, 0);

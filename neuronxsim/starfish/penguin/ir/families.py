@@ -13,8 +13,24 @@ from __future__ import annotations
 from neuronxsim.errors import CodegenError
 
 from .attrs import AttrSpec
+from .enums import NormType
 from .leaf_interface import family_attrs, family_roster
 from .macro import MacroInst
+
+
+#: The two attrs that say the norm of an MLP or QKV: NxDI's fused_rmsnorm flag and nkilib's
+#: norm_type (the leaf resolves them, walrus/kernels/RowNorm.h fusedNormType).
+NORM_ATTRS = ("fused_rmsnorm", "norm_type")
+
+
+def check_norm_attrs(inst):
+    """Both norm attrs set must agree on whether there is a norm: fused_rmsnorm=True with
+    norm_type NO_NORM, or False with a norm, contradict each other. Only one set, or both left at
+    the family's defaults, is the leaf's to resolve."""
+    if all(inst.is_set(a) for a in NORM_ATTRS) and inst.fused_rmsnorm != (inst.norm_type != NormType.NO_NORM):
+        raise CodegenError(f"{inst.label}: attrs fused_rmsnorm={inst.fused_rmsnorm} and norm_type="
+                           f"{inst.norm_type.name} contradict each other (fused_rmsnorm=True asks for a norm, "
+                           "False for none); set only one of them, or both alike")
 
 
 class MLPKernel(MacroInst):
@@ -25,8 +41,10 @@ class MLPKernel(MacroInst):
 
     KERNEL_NAME = "MLP"
     ATTRS = family_attrs(KERNEL_NAME)
+    UNSET_MATTERS = NORM_ATTRS
 
     def check_attrs(self):
+        check_norm_attrs(self)
         if self.gate_bias and self.skip_gate:
             raise CodegenError(f"{self.label}: attr 'gate_bias' is True with skip_gate; expected no gate bias "
                                "without a gate projection")
@@ -47,8 +65,10 @@ class NormQKV(MacroInst):
 
     KERNEL_NAME = "QKV"
     ATTRS = family_attrs(KERNEL_NAME) + (AttrSpec("residual_adds", int, 0, minimum=0),)
+    UNSET_MATTERS = NORM_ATTRS
 
     def check_attrs(self):
+        check_norm_attrs(self)
         if self.num_q_heads % self.num_kv_heads:
             raise CodegenError(f"{self.label}: attr 'num_kv_heads' is {self.num_kv_heads}; expected a divisor "
                                f"of num_q_heads ({self.num_q_heads}) (grouped-query attention)")

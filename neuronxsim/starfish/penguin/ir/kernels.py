@@ -128,6 +128,12 @@ class ExternalNativeNkiKernel(MacroInst):
         super().validate()
         if not callable(self.kernel):
             raise CodegenError(f"{self.label}: attr 'kernel' is {self.kernel!r}; expected an @nki.jit kernel")
+        if callable(getattr(getattr(self.kernel, "kernel", None), "func", None)):
+            # A launch binding (kernel[nl.nc(2)], NKI 0.6's kernel[2]): the IT55 node has no grid,
+            # and a program saves the kernel by reference, which cannot say one.
+            raise CodegenError(f"{self.label}: attr 'kernel' is {self.kernel!r}, a kernel bound to a launch grid; "
+                               f"an {self.op} calls a one-core kernel once (InstNKIKernel has no grid): pass the "
+                               "@nki.jit kernel itself")
         if not self.dsts:
             raise CodegenError(f"{self.label} dsts: no operands; expected the kernel's results")
 

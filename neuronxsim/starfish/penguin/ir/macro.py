@@ -23,6 +23,9 @@ class MacroInst:
     """A macro instruction: ``srcs`` read, ``dsts`` written, named attrs per ``ATTRS``."""
 
     ATTRS: ClassVar[Tuple[AttrSpec, ...]] = ()
+    #: Attrs whose being left unset means something besides their default (the norm attrs, where
+    #: an explicit default contradicts the other): JSON leaves them out while unset.
+    UNSET_MATTERS: ClassVar[Tuple[str, ...]] = ()
 
     def __init__(self, srcs: Sequence[Access], dsts: Sequence[Access], name: Optional[str] = None, **attrs):
         self.name = name
@@ -38,8 +41,19 @@ class MacroInst:
             elif spec.required:
                 raise CodegenError(f"{self.label}: attr '{spec.name}' is missing; expected {spec.expected()}")
             else:
-                setattr(self, spec.name, spec.default)
+                object.__setattr__(self, spec.name, spec.default)  # not set: see is_set
         self.validate()
+
+    def __setattr__(self, key, value):
+        if any(spec.name == key for spec in type(self).ATTRS):
+            # A new set each time: a copied macro (copy.copy) must not share its record.
+            self.__dict__["_set_attrs"] = self.__dict__.get("_set_attrs", frozenset()) | {key}
+        object.__setattr__(self, key, value)
+
+    def is_set(self, attr: str) -> bool:
+        """Whether the program gave ``attr`` (when built or since) rather than leaving it at its
+        default: an explicit default is set."""
+        return attr in self.__dict__.get("_set_attrs", ())
 
     # ---- naming ----
 
@@ -122,7 +136,8 @@ class MacroInst:
     # ---- JSON ----
 
     def attrs_json(self) -> dict:
-        return {spec.name: spec.to_json(getattr(self, spec.name)) for spec in self.ATTRS}
+        return {spec.name: spec.to_json(getattr(self, spec.name)) for spec in self.ATTRS
+                if spec.name not in self.UNSET_MATTERS or self.is_set(spec.name)}
 
     def to_json(self) -> dict:
         j = {"op": self.op}

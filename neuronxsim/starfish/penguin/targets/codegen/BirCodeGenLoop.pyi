@@ -333,8 +333,18 @@ def _outputs_as_parameters(inst, leaf, kernel, n_inputs, output_proxies):
         ``output_proxies``, named after the parameters), passes them to ``kernel`` and returns them.
         Inside a trace a kernel's inputs are read-only; tensors it creates are its own.
     """
+def _refuse_attrs_not_passed(inst, additional_args):
+    """
+    Every attr of the macro must reach the kernel as the same keyword argument: one the
+        registry entry's argument builder drops (SelectAndScatter's entry has none; ResizeNearest's
+        passes only out_shape) or replaces would be ignored silently.
+    """
 def _remove_process_klr_dir(pid, path):
     ...
+def _same_value(a, b):
+    """
+    Equal as JSON values (the builders pass shapes as tuples, the macro holds lists).
+    """
 def _tokens(hidden_shape):
     """
     ``B*S`` of ``hidden [B, S, H]``: the tokens the MLP / QKV routing decision counts.

@@ -138,6 +138,31 @@ def _naming(e, tmp, path):
     return e
 
 
+def _same_value(a, b):
+    """Equal as JSON values (the builders pass shapes as tuples, the macro holds lists)."""
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_same_value(x, y) for x, y in zip(a, b))
+    return type(a) is type(b) and a == b
+
+
+def _refuse_attrs_not_passed(inst, additional_args):
+    """Every attr of the macro must reach the kernel as the same keyword argument: one the
+    registry entry's argument builder drops (SelectAndScatter's entry has none; ResizeNearest's
+    passes only out_shape) or replaces would be ignored silently."""
+    attrs = inst.get_attrs_dict()
+    kernel = f"internal NKI kernel '{inst.func_name}'"
+    dropped = [k for k in attrs if k not in additional_args]
+    if dropped:
+        passed = ', '.join(f"'{k}'" for k in additional_args)
+        raise CodegenError(f"{inst.label}: {kernel} does not take attr{'s' if len(dropped) > 1 else ''} "
+                           f"{', '.join(repr(k) for k in dropped)} (its registry entry passes the kernel "
+                           f"{'only ' + passed if passed else 'no attrs'})")
+    for k, v in attrs.items():
+        if not _same_value(additional_args[k], v):
+            raise CodegenError(f"{inst.label}: attr '{k}' is {v!r}, but the registry entry of {kernel} passes the "
+                               f"kernel {k}={additional_args[k]!r}")
+
+
 def _trace_key_attrs(additional_args):
     """The kernel's keyword arguments as a hashable, order-independent key (values are JSON
     values, tuples and enums, whose reprs are exact)."""
@@ -218,6 +243,7 @@ class InternalNativeNkiKernelCodegen:
             call_args += _operand_proxies(inst.dsts)
         builder = kernel_config.additional_args_builder
         additional_args = builder(inst) if builder is not None else {}
+        _refuse_attrs_not_passed(inst, additional_args)
         return kernel_config, internal_kernel, additional_args, call_args
 
     def _traceWithNkiFrontend(self, inst, resolved):
@@ -239,6 +265,11 @@ class InternalNativeNkiKernelCodegen:
             n_inputs = len(call_args) - len(inst.dsts)
             kernel = _outputs_as_parameters(inst, leaf, internal_kernel, n_inputs, call_args[n_inputs:])
             args = call_args[:n_inputs]
+        try:  # here, not in the tracer, which would locate the call at the codegen's caller
+            inspect.signature(kernel_function(kernel)).bind(*args, **additional_args)
+        except TypeError as e:
+            raise CodegenError(f"{inst.label}: internal NKI kernel {leaf} does not take the macro's operands and "
+                               f"attrs: {e}") from None
         grid = MULTICORE_GRID if kernel_config.requires_multicore_grid else 1
         launch = jit(kernel)[nc(grid)] if grid > 1 else kernel
         try:
