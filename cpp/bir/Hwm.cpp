@@ -41,13 +41,23 @@ int64_t elementsIn(const Instruction& I, const PatternShape* shapes) {
   return I.ins.empty() ? 0 : shapes[0].numElements();
 }
 
-// The DMA engines serving partitions [p0, p0 + partitions) of an on-chip side, as one run of bits:
-// engines p0 / per .. (p1 - 1) / per, each serving dma_partitions_per_engine partitions [D1].
-uint32_t dmaEngineBits(int64_t p0, int64_t partitions, const MachineConfig& c) {
-  const int64_t p1 = p0 + partitions;
-  const int64_t lo = p0 / c.dma_partitions_per_engine;
-  const int64_t hi = std::min<int64_t>((p1 - 1) / c.dma_partitions_per_engine, c.dma_engines - 1);
-  return p1 > p0 && lo <= hi ? static_cast<uint32_t>((uint64_t{2} << hi) - (uint64_t{1} << lo)) : 0;
+// How partitions [p0, p0 + partitions) of an on-chip side map to the DMA engines: engine e serves
+// partitions [e * per, (e + 1) * per), per = dma_partitions_per_engine [D1] (the last engine also
+// any partitions past the engines), so the range is the engines p0 / per .. (p1 - 1) / per, as one
+// run of bits, and the busiest of them serves `busiest` of its partitions: a range that does not
+// start on an engine's first partition splits its first and last engines' shares.
+struct DmaEngineSpread {
+  uint32_t bits = 0;
+  int64_t busiest = 0;
+};
+DmaEngineSpread dmaEngineSpread(int64_t p0, int64_t partitions, const MachineConfig& c) {
+  const int64_t per = c.dma_partitions_per_engine, p1 = p0 + partitions;
+  const int64_t lo = p0 / per, hi = std::min<int64_t>((p1 - 1) / per, c.dma_engines - 1);
+  if (!(p1 > p0 && lo <= hi)) return {};
+  const uint32_t bits = static_cast<uint32_t>((uint64_t{2} << hi) - (uint64_t{1} << lo));
+  if (lo == hi) return {bits, partitions};
+  const int64_t first = (lo + 1) * per - p0, last = p1 - hi * per;  // the end engines' partitions
+  return {bits, std::max({first, last, hi - lo > 1 ? per : int64_t{0}})};
 }
 // A transfer's DMA engines, from the bits of its on-chip operands; none on chip (DRAM to DRAM):
 // every engine [D1].
@@ -66,7 +76,7 @@ uint32_t dmaEngineMask(const Instruction& I, const PatternShape* shapes, const M
   for (size_t k = 0; k < n; ++k) {
     const AccessPattern& ap = k < nIns ? ins[k] : outs[k - nIns];
     if (ap.isImmediate() || !ap.loc->isOnChip()) continue;
-    mask |= dmaEngineBits(ap.startPartition(), shapes[k].partitions, c);
+    mask |= dmaEngineSpread(ap.startPartition(), shapes[k].partitions, c).bits;
   }
   return dmaEngineMaskOf(mask, c);
 }
@@ -488,13 +498,14 @@ Latency Hwm::getLatency(const InstDMA& I, const PatternShape* shapes) const {
   // Each side's location read once: whether it is on chip decides its engines, its runs, its
   // share of the engines and whether HBM carries it.
   const bool srcOnChip = src.loc->isOnChip(), dstOnChip = dst.loc->isOnChip();
+  const DmaEngineSpread srcSpread = srcOnChip ? dmaEngineSpread(src.startPartition(), srcShape.partitions, cfg_)
+                                              : DmaEngineSpread{};
+  const DmaEngineSpread dstSpread = dstOnChip ? dmaEngineSpread(dst.startPartition(), dstShape.partitions, cfg_)
+                                              : DmaEngineSpread{};
   // A plain transfer (one input, one output, the common case) has its engines from its two sides;
   // any other (an index operand, more outputs) from dmaEngineMask's walk over every operand.
   if (nIns == 1 && nOuts == 1) {
-    uint32_t bits = 0;
-    if (srcOnChip) bits |= dmaEngineBits(src.startPartition(), srcShape.partitions, cfg_);
-    if (dstOnChip) bits |= dmaEngineBits(dst.startPartition(), dstShape.partitions, cfg_);
-    l.dma_engine_mask = dmaEngineMaskOf(bits, cfg_);
+    l.dma_engine_mask = dmaEngineMaskOf(srcSpread.bits | dstSpread.bits, cfg_);
   } else {
     l.dma_engine_mask = dmaEngineMask(I, shapes, cfg_);
   }
@@ -514,11 +525,11 @@ Latency Hwm::getLatency(const InstDMA& I, const PatternShape* shapes) const {
   const double descriptors = ceilPositive(static_cast<double>(elements) / static_cast<double>(run));
   const double bytes = static_cast<double>(elements) * std::max(dtypeSize(src.dtype), dtypeSize(dst.dtype));
   // The busiest engine's share: its partitions of the on-chip side (the destination's if both
-  // are), or an even split.
+  // are), as the side's partitions map to the engines, or an even split.
   double share;
   if (dstOnChip || srcOnChip) {
-    const int64_t p = dstOnChip ? dstShape.partitions : srcShape.partitions;
-    share = static_cast<double>(std::min<int64_t>(p, cfg_.dma_partitions_per_engine)) / static_cast<double>(p);
+    const int64_t busiest = dstOnChip ? dstSpread.busiest : srcSpread.busiest;
+    share = static_cast<double>(busiest) / static_cast<double>(dstOnChip ? dstShape.partitions : srcShape.partitions);
   } else {
     share = 1.0 / bitCount(l.dma_engine_mask);
   }

@@ -699,3 +699,53 @@ def test_a_trace_that_cannot_be_written_names_the_file_and_the_reason(tmp_path):
     with pytest.raises(SimulationError, match=r"cannot open trace file '.*/no/such/trace.json' for writing "
                                               r"\(No such file or directory\)"):
         r.write_trace(tmp_path / "no" / "such" / "trace.json")
+
+
+def _doc_dma_engine_partitions(p0, partitions):
+    """Partitions [p0, p0 + partitions) per DMA engine, engine e serving partitions [8e, 8e + 8) ("spread over
+    up to 16 DMA engines, each serving 8 partitions", the DMA overview [D1]): {engine: its partitions}."""
+    per = {e: len(set(range(8 * e, 8 * e + 8)) & set(range(p0, p0 + partitions))) for e in range(DOC_DMA_ENGINES)}
+    return {e: n for e, n in per.items() if n}
+
+
+@pytest.mark.parametrize("p0, partitions", [(p0, n) for p0 in (0, 1, 4, 7, 8, 12, 60, 120)
+                                             for n in (1, 4, 7, 8, 9, 12, 16, 17, 24) if p0 + n <= 128])
+def test_dma_engine_shares_follow_the_partitions_start(p0, partitions):
+    """A transfer on on-chip partitions that do not start on an engine's first partition splits them
+    between engines as they map [D1]: 4..11 is 4 partitions on each of engines 0 and 1, half the
+    busiest engine's work of 0..7. The busiest engine takes its partitions' descriptors (one 8 KiB
+    row each here) at max(descriptor floor, bytes / 17 B/ns) [DB]; loads, stores and on-chip copies
+    (the destination's partitions) alike."""
+    width = 2048
+    engines = _doc_dma_engine_partitions(p0, partitions)
+    busiest = max(engines.values())
+    want_transfer = busiest * max(CFG1.dma_descriptor_ns, width * 4 / DOC_DMA_BYTES_PER_NS["trn1"])
+    mask = sum(1 << e for e in engines)
+
+    def load(b):
+        x = b.input("x", [partitions, width], DType.float32)
+        return b.tile(b.sbuf("t", 128, width, DType.float32), partitions=partitions, start_partition=p0), b.full(x)
+
+    def store(b):
+        y = b.output("y", [partitions, width], DType.float32)
+        return b.full(y), b.tile(b.sbuf("t", 128, width, DType.float32), partitions=partitions, start_partition=p0)
+
+    def on_chip(b):  # from partitions 0.. to p0..: the destination's engines are the busiest's
+        src = b.tile(b.sbuf("s", 128, width, DType.float32), partitions=partitions)
+        return b.tile(b.sbuf("t", 128, width, DType.float32), partitions=partitions, start_partition=p0), src
+
+    for build, want_mask in ((load, mask), (store, mask),
+                             (on_chip, mask | sum(1 << e for e in _doc_dma_engine_partitions(0, partitions)))):
+        got, took = _dma_ns("trn1", build)
+        assert got["dma_engine_mask"] == want_mask, build.__name__
+        assert got["dma_descriptors"] == busiest, build.__name__
+        assert got["dma_transfer_ns"] == pytest.approx(want_transfer), build.__name__
+        assert took == pytest.approx(max(want_transfer, got["dma_hbm_ns"])), build.__name__
+    # An indirect gather into those partitions (its index beside them): the rows it moves are the
+    # destination's.
+    b = ModuleBuilder()
+    table, idx = b.input("table", [200, width], DType.float32), b.sbuf("i", 128, 1, DType.int32)
+    dst = b.tile(b.sbuf("t", 128, width, DType.float32), partitions=partitions, start_partition=p0)
+    got = sim.latency(b.add("DMA", [b.full(table), b.tile(idx, partitions=partitions, start_partition=p0)], [dst]))
+    assert (got["dma_engine_mask"], got["dma_descriptors"]) == (mask, busiest)
+    assert got["dma_transfer_ns"] == pytest.approx(want_transfer)
