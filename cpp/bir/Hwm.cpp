@@ -149,9 +149,11 @@ class ShapesOf {
 Hwm::Hwm(MachineConfig config) : cfg_(std::move(config)) {}
 Hwm::~Hwm() = default;
 
-double Hwm::minII(double n) const { return std::max(static_cast<double>(cfg_.min_ii_cycles), n); }
+EngineCycles Hwm::minII(double n) const { return {.data = n, .floor = static_cast<double>(cfg_.min_ii_cycles)}; }
 
-double Hwm::poolCycles(double n) const { return static_cast<double>(cfg_.gpsimd_start_cycles) + n; }
+EngineCycles Hwm::poolCycles(double n) const {
+  return {.data = n, .fixed = static_cast<double>(cfg_.gpsimd_start_cycles)};
+}
 
 bool Hwm::stridedOperand(const Instruction& I) const {
   for (const auto* list : {&I.ins, &I.outs})
@@ -162,16 +164,20 @@ bool Hwm::stridedOperand(const Instruction& I) const {
   return false;
 }
 
-Latency Hwm::compute(const Instruction& I, double cycles, int64_t flops, const PatternShape* shapes) const {
+Latency Hwm::compute(const Instruction& I, EngineCycles cycles, int64_t flops, const PatternShape* shapes) const {
   Latency l;
   l.engine = engineOf(I);
   const double ghz = clockGhz(l.engine);
   // An SBUF/PSUM operand read or written with an innermost stride past the full-rate limit halves
-  // its interface's bandwidth [A1]; the MIN_II floor is not a data-rate cost.
-  if (l.engine != Engine::PE && cycles > static_cast<double>(cfg_.min_ii_cycles) && stridedOperand(I))
-    cycles *= cfg_.sram_strided_factor;
-  l.cycles = cycles;
-  l.busy_ns = cycles / ghz;
+  // its interface's bandwidth [A1]: the data part takes sram_strided_factor times as long, which
+  // matters where it can pass the floor (the operands are walked only then). The PE's operands
+  // stream through its own array (ours).
+  double data = cycles.data;
+  if (l.engine != Engine::PE && !cycles.stridesPriced && data * cfg_.sram_strided_factor > cycles.floor &&
+      stridedOperand(I))
+    data *= cfg_.sram_strided_factor;
+  l.cycles = cycles.fixed + std::max(cycles.floor, data);
+  l.busy_ns = l.cycles / ghz;
   // Results land in SBUF/PSUM the pipeline's static overhead and one access overhead after the
   // engine is done [A1, P1]; independent instructions overlap it, a dependent one waits. The PE's
   // PSUM writes are near-memory accumulations pipelined with the array (ours): none.
@@ -216,7 +222,7 @@ Latency Hwm::getLatency(const InstActivation& I, const PatternShape* shapes) con
 
 // ActReadAccumulator: "roughly 64 ScalarE cycles on NeuronCore-v2" [A1].
 Latency Hwm::getLatency(const InstReadActivationAccumulator& I, const PatternShape* shapes) const {
-  return compute(I, static_cast<double>(cfg_.act_read_accumulator_cycles), 0, shapes);
+  return compute(I, {.fixed = static_cast<double>(cfg_.act_read_accumulator_cycles)}, 0, shapes);
 }
 
 // ---- DVE / ACT / Pool elementwise ----
@@ -230,7 +236,7 @@ Latency Hwm::getLatency(const InstMemset& I, const PatternShape* shapes) const {
   return compute(I, minII(halfRate ? n / 2 : n), 0, shapes);
 }
 
-Latency Hwm::getLatency(const InstNoOp& I, const PatternShape* shapes) const { return compute(I, 0, 0, shapes); }
+Latency Hwm::getLatency(const InstNoOp& I, const PatternShape* shapes) const { return compute(I, {}, 0, shapes); }
 
 // reciprocal: `max(MIN_II, 8*N)` [I].
 Latency Hwm::getLatency(const InstReciprocal& I, const PatternShape* shapes) const {
@@ -245,7 +251,8 @@ Latency Hwm::getLatency(const InstTensorCopy& I, const PatternShape* shapes) con
 
 // tensor_copy_dynamic_src/dst: `max(MIN_II_DYNAMIC, N)` [I].
 Latency Hwm::getLatency(const InstTensorCopyDynamic& I, const PatternShape* shapes) const {
-  return compute(I, std::max(static_cast<double>(cfg_.min_ii_dynamic_cycles), freeSize(I, shapes)), 0, shapes);
+  return compute(I, {.data = freeSize(I, shapes), .floor = static_cast<double>(cfg_.min_ii_dynamic_cycles)}, 0,
+                 shapes);
 }
 
 // tensor_reduce: `N/2` if in and out are bf16 and op is add or max; `N` otherwise [I].
@@ -254,7 +261,7 @@ Latency Hwm::getLatency(const InstTensorReduce& I, const PatternShape* shapes) c
   const bool fast = !I.ins.empty() && !I.outs.empty() && I.ins[0].dtype == DType::bfloat16 &&
                     I.outs[0].dtype == DType::bfloat16 && (I.op == AluOp::add || I.op == AluOp::max);
   const int64_t elems = elementsIn(I, shapes);
-  return compute(I, fast ? n / 2 : n, elems, shapes);
+  return compute(I, {.data = fast ? n / 2 : n}, elems, shapes);
 }
 
 // tensor_scalar: `max(MIN_II, N)` Vector or Scalar cycles; one op costs the same as two [I].
@@ -354,12 +361,12 @@ Latency Hwm::getLatency(const InstDropout& I, const PatternShape* shapes) const 
 
 // max8: `N` engine cycles [I].
 Latency Hwm::getLatency(const InstMax& I, const PatternShape* shapes) const {
-  return compute(I, freeSize(I, shapes), 0, shapes);
+  return compute(I, {.data = freeSize(I, shapes)}, 0, shapes);
 }
 
 // nc_find_index8: `N` engine cycles [I].
 Latency Hwm::getLatency(const InstMaxIndex& I, const PatternShape* shapes) const {
-  return compute(I, freeSize(I, shapes), 0, shapes);
+  return compute(I, {.data = freeSize(I, shapes)}, 0, shapes);
 }
 
 // nc_match_replace8: documented as `min(MIN_II, N)` [I], which would make it nearly free; read as
@@ -376,7 +383,7 @@ Latency Hwm::getLatency(const InstScalarTensorTensor& I, const PatternShape* sha
   if (I.ins.size() >= 2)
     fast = I.ins[0].dtype == DType::bfloat16 && I.ins[1].dtype == DType::bfloat16 &&
            I.op0 == AluOp::subtract && I.op1 == AluOp::mult && std::fmod(n, 2.0) == 0.0;
-  return compute(I, fast ? n : 2 * n, 2 * elementsOut(I, shapes), shapes);
+  return compute(I, {.data = fast ? n : 2 * n}, 2 * elementsOut(I, shapes), shapes);
 }
 
 // tensor_scalar_reduce: `max(MIN_II, N) + MIN_II` [I tensor_scalar_reduce]. tensor_scalar_cumulative
@@ -384,7 +391,8 @@ Latency Hwm::getLatency(const InstScalarTensorTensor& I, const PatternShape* sha
 // the register out: `max(MIN_II, N)`, the one-input Vector Engine rate [A1] (ours).
 Latency Hwm::getLatency(const InstTensorScalarReduce& I, const PatternShape* shapes) const {
   const double n = freeSize(I, shapes);
-  const double cycles = I.cumulative ? minII(n) : minII(n) + static_cast<double>(cfg_.min_ii_cycles);
+  EngineCycles cycles = minII(n);
+  if (!I.cumulative) cycles.fixed = static_cast<double>(cfg_.min_ii_cycles);  // the register read-out
   return compute(I, cycles, 2 * elementsOut(I, shapes), shapes);
 }
 
@@ -402,7 +410,7 @@ Latency Hwm::getLatency(const InstTensorPartitionReduce& I, const PatternShape* 
 Latency Hwm::getLatency(const InstGather& I, const PatternShape* shapes) const {
   const double n = I.outs.empty() ? 0.0 : static_cast<double>(shapes[I.ins.size()].freeElements);
   const double groups = std::max(1.0, std::ceil(n / static_cast<double>(cfg_.gather_group_elements)));
-  return compute(I, groups * static_cast<double>(cfg_.gpsimd_start_cycles) + n, 0, shapes);
+  return compute(I, {.data = n, .fixed = groups * static_cast<double>(cfg_.gpsimd_start_cycles)}, 0, shapes);
 }
 
 Latency Hwm::getLatency(const InstSequenceBounds& I, const PatternShape* shapes) const {
@@ -422,7 +430,7 @@ Latency Hwm::getLatency(const InstLocalGather& I, const PatternShape* shapes) co
   const double size = I.ins.empty() ? 4.0 : static_cast<double>(dtypeSize(I.ins[0].dtype));
   const double c = ((28 + t * e) / (t * e)) / std::min(4.0 / size, e);
   const double n = static_cast<double>(I.num_valid_indices) * e;
-  return compute(I, static_cast<double>(cfg_.gpsimd_start_cycles) + n / c, 0, shapes);
+  return compute(I, {.data = n / c, .fixed = static_cast<double>(cfg_.gpsimd_start_cycles)}, 0, shapes);
 }
 
 // ---- the engines' random number generators (no published cost; ours) ----
@@ -436,11 +444,11 @@ Latency Hwm::getLatency(const InstRand& I, const PatternShape* shapes) const {
 }
 
 Latency Hwm::getLatency(const InstSetRandState& I, const PatternShape* shapes) const {
-  return compute(I, engineOf(I) == Engine::Pool ? poolCycles(6) : static_cast<double>(cfg_.min_ii_cycles), 0, shapes);
+  return compute(I, engineOf(I) == Engine::Pool ? poolCycles(6) : minII(0), 0, shapes);
 }
 
 Latency Hwm::getLatency(const InstGetRandState& I, const PatternShape* shapes) const {
-  return compute(I, engineOf(I) == Engine::Pool ? poolCycles(6) : static_cast<double>(cfg_.min_ii_cycles), 0, shapes);
+  return compute(I, engineOf(I) == Engine::Pool ? poolCycles(6) : minII(0), 0, shapes);
 }
 
 // ---- PE ----
@@ -450,7 +458,7 @@ Latency Hwm::getLatency(const InstGetRandState& I, const PatternShape* shapes) c
 // free size), N_moving = N. PE transpose: `max(P, min(64, F))` [I], the same expression for the
 // identity moving tile (N_moving = K = P); FP32 transpose is 4x (v2) or 2x (v3 transpose mode).
 Latency Hwm::getLatency(const InstMatmult& I, const PatternShape* shapes) const {
-  if (I.ins.size() < 2) return compute(I, 0, 0, shapes);
+  if (I.ins.size() < 2) return compute(I, {}, 0, shapes);
   const auto &st = I.ins[0], &mv = I.ins[1];
   const double m = static_cast<double>(shapes[0].freeElements);
   const double n = static_cast<double>(shapes[1].freeElements);
@@ -460,7 +468,7 @@ Latency Hwm::getLatency(const InstMatmult& I, const PatternShape* shapes) const 
   const bool fp32 = st.dtype == DType::float32 || mv.dtype == DType::float32;
   if (fp32) cycles *= I.is_transpose ? cfg_.pe_fp32_transpose_factor : cfg_.pe_fp32_factor;
   const int64_t flops = I.is_transpose ? 0 : static_cast<int64_t>(2.0 * k * m * n);
-  return compute(I, cycles, flops, shapes);
+  return compute(I, {.data = cycles}, flops, shapes);
 }
 
 // ---- DMA ----
@@ -609,29 +617,32 @@ Latency Hwm::getLatency(const InstUnmodeled& I, const PatternShape* shapes) cons
 // ---------------------------------------------------------------------------------------------
 
 // v3 DVE perf mode [A2]: 4x for tensor_copy / tensor_scalar with in and out in SBUF, BF16/FP16 and
-// unit-stride innermost; 2x for the same when not contiguous or when one side is in PSUM.
-double NeuronCoreV3Hwm::dveCopyLikeSpeedup(const Instruction& I) const {
-  if (engineOf(I) != Engine::DVE || I.ins.empty() || I.outs.empty()) return 1;
+// unit-stride innermost; 2x for the same when not contiguous (the mode's rate for strided
+// operands, which their stride does not slow again [A1]) or when one side is in PSUM.
+std::optional<EngineCycles> NeuronCoreV3Hwm::dveCopyLikePerfMode(const Instruction& I, double n) const {
+  if (engineOf(I) != Engine::DVE || I.ins.empty() || I.outs.empty()) return std::nullopt;
   const auto &in = I.ins[0], &out = I.outs[0];
-  if (in.isImmediate() || !is16BitFloat(in.dtype) || !is16BitFloat(out.dtype)) return 1;
-  if (inSbuf(in) && inSbuf(out)) return unitStride(in) && unitStride(out) ? 4 : 2;
-  if (inPsum(in) != inPsum(out)) return 2;
-  return 1;
+  if (in.isImmediate() || !is16BitFloat(in.dtype) || !is16BitFloat(out.dtype)) return std::nullopt;
+  if (inSbuf(in) && inSbuf(out)) {
+    EngineCycles c = minII(unitStride(in) && unitStride(out) ? n / 4 : n / 2);
+    c.stridesPriced = true;
+    return c;
+  }
+  if (inPsum(in) != inPsum(out)) return minII(n / 2);
+  return std::nullopt;
 }
 
 Latency NeuronCoreV3Hwm::getLatency(const InstTensorCopy& I, const PatternShape* shapes) const {
-  const double s = dveCopyLikeSpeedup(I);
-  if (s == 1) return Hwm::getLatency(I, shapes);
-  return compute(I, minII(freeSize(I, shapes) / s), 0, shapes);
+  if (const auto cycles = dveCopyLikePerfMode(I, freeSize(I, shapes))) return compute(I, *cycles, 0, shapes);
+  return Hwm::getLatency(I, shapes);
 }
 
 // Both forms of tensor_scalar: scalars as immediates or as [P, 1] pointers (ref §4).
 template <class TensorScalarInst>
 Latency NeuronCoreV3Hwm::tensorScalarInPerfMode(const TensorScalarInst& I, const PatternShape* shapes) const {
-  const double s = dveCopyLikeSpeedup(I);
   Latency l = Hwm::getLatency(I, shapes);
-  if (s == 1) return l;
-  return compute(I, minII(freeSize(I, shapes) / s), l.flops, shapes);
+  if (const auto cycles = dveCopyLikePerfMode(I, freeSize(I, shapes))) return compute(I, *cycles, l.flops, shapes);
+  return l;
 }
 
 Latency NeuronCoreV3Hwm::getLatency(const InstTensorScalar& I, const PatternShape* shapes) const {

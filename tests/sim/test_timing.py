@@ -749,3 +749,73 @@ def test_dma_engine_shares_follow_the_partitions_start(p0, partitions):
     got = sim.latency(b.add("DMA", [b.full(table), b.tile(idx, partitions=partitions, start_partition=p0)], [dst]))
     assert (got["dma_engine_mask"], got["dma_descriptors"]) == (mask, busiest)
     assert got["dma_transfer_ns"] == pytest.approx(want_transfer)
+
+
+def _stride32(b, n, dtype=DType.float32):
+    """n elements of a partition 32 bytes apart: an innermost stride past the 16-byte full-rate limit."""
+    step = 32 // bir.dtype_size(dtype)
+    return b.tile(b.sbuf(f"w{len(b.function.allocations)}", 128, n * step, dtype), free=[(step, n)])
+
+
+# Each formula of ../shared/reference/nki-isa-and-hw.md §3-§4 as (start-up, floor, per-element part)
+# of `start-up + max(floor, per-element part)` in engine cycles, the instruction on n elements per
+# partition; `strided` is its form with an operand 32 bytes apart.
+_STRIDE_CASES = {
+    "activation": (lambda n: (0, DOC_MIN_II, n), "Activation", lambda b, n, s: ([s(b, n)], [_sb(b, n)]), {}),
+    "DVE copy, strided output": (lambda n: (0, DOC_MIN_II, n), "TensorCopy",
+                                 lambda b, n, s: ([_sb(b, n)], [s(b, n)]), {}),
+    "ACT tensor_scalar": (lambda n: (0, DOC_MIN_II, n), "TensorScalar", lambda b, n, s: ([s(b, n)], [_sb(b, n)]),
+                          dict(op0=AluOp.mult, const0=2.0, engine=Engine.Activation)),
+    "fp32 tensor_tensor": (lambda n: (0, DOC_MIN_II, 2 * n), "TensorTensor",
+                           lambda b, n, s: ([s(b, n), _sb(b, n)], [_sb(b, n)]), dict(op=AluOp.add)),
+    "tensor_tensor, one input in PSUM": (lambda n: (0, DOC_MIN_II, n), "TensorTensor",
+                                         lambda b, n, s: ([_ps(b, n), s(b, n)], [_sb(b, n)]), dict(op=AluOp.add)),
+    "reciprocal": (lambda n: (0, DOC_MIN_II, 8 * n), "Reciprocal", lambda b, n, s: ([s(b, n)], [_sb(b, n)]), {}),
+    "tensor_reduce (no floor)": (lambda n: (0, 0, n), "TensorReduce", lambda b, n, s: ([s(b, n)], [_sb(b, 1)]), {}),
+    "max8 (no floor)": (lambda n: (0, 0, n), "Max", lambda b, n, s: ([s(b, n)], [_sb(b, 8)]), {}),
+    "memset": (lambda n: (0, DOC_MIN_II, n), "Memset", lambda b, n, s: ([], [s(b, n)]), dict(constant=1.0)),
+    "tensor_scalar_reduce": (lambda n: (DOC_MIN_II, DOC_MIN_II, n), "TensorScalarReduce",
+                             lambda b, n, s: ([s(b, n)], [_sb(b, n)]),
+                             dict(op0=AluOp.mult, const0=2.0, reduce_op=AluOp.add)),
+    "tensor_copy_dynamic (MIN_II_DYNAMIC)": (lambda n: (0, 600, n), "TensorCopyDynamicSrc",
+                                             lambda b, n, s: ([s(b, n), _sb(b, 1)], [_sb(b, n)]), {}),
+    "Pool copy": (lambda n: (DOC_GPSIMD_START, 0, n), "TensorCopy", lambda b, n, s: ([s(b, n)], [_sb(b, n)]),
+                  dict(engine=Engine.Pool)),
+    "Pool memset": (lambda n: (DOC_GPSIMD_START, 0, n), "Memset", lambda b, n, s: ([], [s(b, n)]),
+                    dict(constant=1.0, engine=Engine.Pool)),
+    "iota": (lambda n: (DOC_GPSIMD_START, 0, n), "Iota",
+             lambda b, n, s: ([], [s(b, n, DType.int32)]), None),
+}
+
+
+@pytest.mark.parametrize("case", list(_STRIDE_CASES))
+@pytest.mark.parametrize("n", [4, 8, 31, 32, 33, 40, 64, 65, 299, 300, 301, 600])
+def test_a_strided_operand_halves_the_data_rate_not_the_floor_or_the_start_up(case, n):
+    """An innermost stride past 16 bytes halves the SBUF/PSUM interface's bandwidth, "roughly 50%
+    performance hit" [A1]: the formula's per-element part takes twice as long, before the MIN_II (or
+    MIN_II_DYNAMIC) floor, and a GpSimd start-up is not data; values on both sides of each floor."""
+    formula, opcode, operands, fields = _STRIDE_CASES[case]
+    start_up, floor, data = formula(n)
+    if fields is None:  # iota: its pattern is its output's
+        fields = dict(pattern=[bir.APPair(1, n)])
+    for strided, factor in ((_sb, 1), (_stride32, 2)):
+        b = ModuleBuilder()
+        ins, outs = operands(b, n, strided)
+        got = sim.latency(b.add(opcode, ins, outs, **fields))
+        assert got["cycles"] == start_up + max(floor, factor * data), (strided.__name__, got["cycles"])
+
+
+@pytest.mark.parametrize("opcode", ["TensorCopy", "TensorScalar"])
+@pytest.mark.parametrize("n", [64, 100, 128, 129, 130, 1024])
+def test_trn2_dve_perf_mode_prices_a_strided_operand_once(opcode, n):
+    """v3 DVE perf mode [ref §3, A2]: in and out in SBUF, BF16, not contiguous: 2x, the mode's own rate for
+    strided operands, which a 32-byte stride does not halve again [A1]; one side in PSUM: 2x, and the
+    strided SBUF side halves that rate. Each on `max(MIN_II, N)` [ref §4]."""
+    bf = DType.bfloat16
+    fields = {"op0": AluOp.mult, "const0": 2.0} if opcode == "TensorScalar" else {}
+    f = lambda x: max(DOC_MIN_II, x)  # noqa: E731
+    _costs("trn2", Engine.DVE, f(n / 2), opcode, lambda b: [_stride32(b, n, bf)], lambda b: [_sb(b, n, bf)], **fields)
+    _costs("trn2", Engine.DVE, f(n / 2), opcode, lambda b: [_sb(b, n, bf)], lambda b: [_stride32(b, n, bf)], **fields)
+    _costs("trn2", Engine.DVE, f(2 * (n / 2)), opcode, lambda b: [_ps(b, n, bf)], lambda b: [_stride32(b, n, bf)],
+           **fields)
+
