@@ -53,6 +53,10 @@ struct Record {
   // Writes visible (a DMA: its data moved; the completion semaphore follows), reads done.
   double writesDone_ns() const { return end_ns; }
   double readsDone_ns() const { return track >= kFirstQueueTrack ? end_ns : issue_end_ns; }
+  // How long it kept its track busy, the trace's busy_ns: its cost, not the wait for its results
+  // (a DMA: its transfer on its queue; the trigger is its issuing engine's). The scheduler's
+  // per-track sums (Scheduler::busy_ns) add the same.
+  double busy_ns() const { return readsDone_ns() - start_ns; }
 };
 
 static_assert(sizeof(Record) == 40, "a long stream keeps one Record per instruction");

@@ -819,3 +819,23 @@ def test_trn2_dve_perf_mode_prices_a_strided_operand_once(opcode, n):
     _costs("trn2", Engine.DVE, f(2 * (n / 2)), opcode, lambda b: [_ps(b, n, bf)], lambda b: [_stride32(b, n, bf)],
            **fields)
 
+
+def test_records_carry_each_instructions_busy_time():
+    """``SimResult.instructions["busy_ns"]``: how long it kept its engine busy, the cost formula's cycles over
+    its clock (not the wait for its results; a DMA: its transfer on its queue). The per-engine busy sums add
+    the same (with the DMA triggers on the issuing engine)."""
+    b = ModuleBuilder()
+    x, y = b.input("x", [128, 512], DType.float32), b.output("y", [128, 512], DType.float32)
+    t, u = b.sbuf("t", 128, 512, DType.float32), b.sbuf("u", 128, 512, DType.float32)
+    b.dma(b.tile(t), b.full(x))
+    for i in range(3):
+        b.add("Activation", [b.tile(t)], [b.tile(u)], name=f"act{i}", func=bir.ActivationFunc.Exp)
+    b.dma(b.full(y), b.tile(u))
+    r = sim.simulate(b.module, mode="timing")
+    rec = r.instructions
+    act = rec[rec["engine"] == "ACT"]
+    assert list(act["busy_ns"]) == pytest.approx([max(DOC_MIN_II, 512) / DOC_GHZ["trn1"]["ACT"]] * 3)
+    assert act["busy_ns"].sum() == pytest.approx(r.engines["ACT"].busy_ns)
+    dma = rec[rec["engine"] == "DMA"]
+    assert list(dma["busy_ns"]) == pytest.approx(list(dma["end_ns"] - dma["start_ns"]))
+    assert dma["busy_ns"].sum() == pytest.approx(r.engines["DMA0"].busy_ns)
