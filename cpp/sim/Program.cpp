@@ -345,11 +345,19 @@ struct Decoder {
       if (dge == bir::DgeType::SWDGE) d.dgeUnit = kDgePool;
     }
 
-    // ---- hazard footprints, and the shared SRAM ports (v2) they need ----
+    // ---- hazard footprints, and the shared SRAM ports they need ----
     d.firstAccess = static_cast<uint32_t>(cp.accesses.size());
     uint8_t nAccess = 0;  // counted here, not through the list's size (a division by 24)
     const bool sharesSbuf = cfg.dve_pool_share_sbuf && (d.track == kTrackDVE || d.track == kTrackPool);
-    const bool sharesPsum = cfg.dve_act_share_psum && (d.track == kTrackDVE || d.track == kTrackACT);
+    const bool sharesPsum = (cfg.dve_act_share_psum || cfg.dve_act_share_psum_banks) &&
+                            (d.track == kTrackDVE || d.track == kTrackACT);
+    // The PSUM ports of bytes [lo, hi) of a partition: the one port (v2), or their banks (v3).
+    auto psumPortsOf = [&](int64_t lo, int64_t hi) -> uint8_t {
+      if (cfg.dve_act_share_psum) return 1;
+      if (hi <= lo) return 0;
+      const int64_t first = lo / cfg.psum_bank_bytes, last = (hi - 1) / cfg.psum_bank_bytes;
+      return static_cast<uint8_t>((2u << last) - (1u << first));  // banks first..last
+    };
     auto addAccess = [&](const Operand& op, const bir::AccessPattern& ap, bool write, bool whole) {
       if (op.isImm()) return;
       Access a;
@@ -360,8 +368,8 @@ struct Decoder {
         a.quadrants = whole ? quadrantsOf(loc.base_partition, loc.partitions) : quadrantsOf(op.p0, op.lanes);
         a.lo = whole ? loc.addr : op.lo;
         a.hi = whole ? loc.addr + loc.bytes_per_partition : op.hi;
-        if (a.mem == kMemSbuf ? sharesSbuf : sharesPsum)
-          d.ports |= a.mem == kMemSbuf ? kPortSbufDvePool : kPortPsumDveAct;
+        if (a.mem == kMemSbuf && sharesSbuf) d.ports |= kPortSbufDvePool;
+        if (a.mem == kMemPsum && sharesPsum) d.psumPorts |= psumPortsOf(a.lo, a.hi);
       } else {
         a.mem = kMemFirstDram + static_cast<uint32_t>(op.tensor);
         a.quadrants = 1;

@@ -820,6 +820,69 @@ def test_trn2_dve_perf_mode_prices_a_strided_operand_once(opcode, n):
            **fields)
 
 
+def _trace_args(result, tmp_path, name):
+    """The trace's args of instruction ``name``'s slice (not a DMA trigger's)."""
+    path = tmp_path / "trace.json"
+    result.write_trace(str(path))
+    (args,) = [e["args"] for e in json.loads(path.read_text())["traceEvents"]
+               if e.get("ph") == "X" and e["args"].get("instruction") == name and not e["name"].startswith("trigger")]
+    return args
+
+
+def test_a_wait_for_a_v2_sram_port_is_named_on_the_waiting_slice(tmp_path):
+    """NeuronCore-v2: "VectorE and GpSimdE cannot access SBUF in parallel", "VectorE and ScalarE cannot
+    access PSUM in parallel" (architecture guide [A1]): an independent Pool memset waits for the DVE
+    memset's SBUF port, an ACT read of PSUM for the DVE one's PSUM port; no dependency arrow shows it, so
+    the waiting slice names the port (docs/trace.md)."""
+    b = ModuleBuilder("trn1")
+    s = [b.sbuf(f"s{i}", 128, 512, DType.float32) for i in range(4)]
+    p = [b.psum(f"p{i}", 128, 512) for i in range(2)]
+    b.add("Memset", [], [b.tile(s[0])], name="dve_sbuf", constant=1.0)
+    b.add("Memset", [], [b.tile(s[1])], name="pool_sbuf", constant=1.0, engine=Engine.Pool)
+    b.add("TensorCopy", [b.tile(p[0])], [b.tile(s[2])], name="dve_psum", engine=Engine.DVE)
+    b.add("Activation", [b.tile(p[1])], [b.tile(s[3])], name="act_psum", func=bir.ActivationFunc.Copy)
+    r = sim.simulate(b.module, arch="trn1", mode="timing")
+    assert _rec(r, "pool_sbuf")["start_ns"] > 0 and _rec(r, "act_psum")["start_ns"] > 0
+    assert _trace_args(r, tmp_path, "pool_sbuf")["waited_for"] == "the SBUF port DVE and Pool share"
+    assert _trace_args(r, tmp_path, "act_psum")["waited_for"] == "the PSUM port DVE and ACT share"
+    assert "waited_for" not in _trace_args(r, tmp_path, "dve_sbuf")
+    assert not [e for e in json.loads((tmp_path / "trace.json").read_text())["traceEvents"] if e.get("ph") == "f"]
+
+
+@pytest.mark.parametrize("dve_bytes, act_bytes, same_bank", [
+    ((0, 1024), (1024, 2048), True),      # the two halves of bank 0
+    ((0, 2048), (2048, 4096), False),     # banks 0 and 1
+    ((1024, 2048), (2048, 3072), False),  # either side of the 2 KiB boundary
+    ((1024, 2052), (2048, 3072), True),   # one element into bank 1
+    ((0, 1024), (14336, 16384), False),   # banks 0 and 7
+    ((12288, 16384), (14336, 15360), True),
+])
+def test_trn2_dve_and_act_share_each_psum_bank(tmp_path, dve_bytes, act_bytes, same_bank):
+    """NeuronCore-v3: "DVE and ACT get full PSUM bandwidth in parallel unless they hit the same bank"
+    [A2], a bank being 2 KiB of a partition [A1]: reads of one bank by DVE and ACT take turns, of two banks
+    run at once. On v2 they never run at once (the one PSUM port)."""
+    def run(arch):
+        b = ModuleBuilder(arch)
+        bank_words = b.psum("p", 128, 4096, addr=0)
+        tile = lambda lo, hi: b.tile(bank_words, col=lo // 4, elems=(hi - lo) // 4)  # noqa: E731
+        b.add("TensorCopy", [tile(*dve_bytes)], [_sb(b, (dve_bytes[1] - dve_bytes[0]) // 4)], name="dve",
+              engine=Engine.DVE)
+        b.add("Activation", [tile(*act_bytes)], [_sb(b, (act_bytes[1] - act_bytes[0]) // 4)], name="act",
+              func=bir.ActivationFunc.Copy)
+        r = sim.simulate(b.module, arch=arch, mode="timing")
+        return r, _rec(r, "dve"), _rec(r, "act"), sim.latency(b.block[0], arch)["busy_ns"]
+
+    r, dve, act, dve_busy = run("trn2")
+    assert dve["start_ns"] == 0
+    if same_bank:
+        assert act["start_ns"] == pytest.approx(dve_busy)
+        assert _trace_args(r, tmp_path, "act")["waited_for"] == "a PSUM bank DVE and ACT share"
+    else:
+        assert act["start_ns"] == 0 and "waited_for" not in _trace_args(r, tmp_path, "act")
+    _, dve, act, dve_busy = run("trn1")
+    assert act["start_ns"] == pytest.approx(dve["start_ns"] + dve_busy)
+
+
 def test_records_carry_each_instructions_busy_time():
     """``SimResult.instructions["busy_ns"]``: how long it kept its engine busy, the cost formula's cycles over
     its clock (not the wait for its results; a DMA: its transfer on its queue). The per-engine busy sums add
