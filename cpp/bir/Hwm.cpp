@@ -50,14 +50,14 @@ struct DmaEngineSpread {
   uint32_t bits = 0;
   int64_t busiest = 0;
 };
-DmaEngineSpread dmaEngineSpread(int64_t p0, int64_t partitions, const MachineConfig& c) {
+[[gnu::always_inline]] inline DmaEngineSpread dmaEngineSpread(int64_t p0, int64_t partitions, const MachineConfig& c) {
   const int64_t per = c.dma_partitions_per_engine, p1 = p0 + partitions;
   const int64_t lo = p0 / per, hi = std::min<int64_t>((p1 - 1) / per, c.dma_engines - 1);
   if (!(p1 > p0 && lo <= hi)) return {};
   const uint32_t bits = static_cast<uint32_t>((uint64_t{2} << hi) - (uint64_t{1} << lo));
   if (lo == hi) return {bits, partitions};
   const int64_t first = (lo + 1) * per - p0, last = p1 - hi * per;  // the end engines' partitions
-  return {bits, std::max({first, last, hi - lo > 1 ? per : int64_t{0}})};
+  return {bits, std::max(hi - lo > 1 ? per : first, last)};  // a middle engine has all `per`
 }
 // A transfer's DMA engines, from the bits of its on-chip operands; none on chip (DRAM to DRAM):
 // every engine [D1].
