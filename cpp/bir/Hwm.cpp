@@ -41,13 +41,23 @@ int64_t elementsIn(const Instruction& I, const PatternShape* shapes) {
   return I.ins.empty() ? 0 : shapes[0].numElements();
 }
 
-// The DMA engines serving partitions [p0, p0 + partitions) of an on-chip side, as one run of bits:
-// engines p0 / per .. (p1 - 1) / per, each serving dma_partitions_per_engine partitions [D1].
-uint32_t dmaEngineBits(int64_t p0, int64_t partitions, const MachineConfig& c) {
-  const int64_t p1 = p0 + partitions;
-  const int64_t lo = p0 / c.dma_partitions_per_engine;
-  const int64_t hi = std::min<int64_t>((p1 - 1) / c.dma_partitions_per_engine, c.dma_engines - 1);
-  return p1 > p0 && lo <= hi ? static_cast<uint32_t>((uint64_t{2} << hi) - (uint64_t{1} << lo)) : 0;
+// How partitions [p0, p0 + partitions) of an on-chip side map to the DMA engines: engine e serves
+// partitions [e * per, (e + 1) * per), per = dma_partitions_per_engine [D1] (the last engine also
+// any partitions past the engines), so the range is the engines p0 / per .. (p1 - 1) / per, as one
+// run of bits, and the busiest of them serves `busiest` of its partitions: a range that does not
+// start on an engine's first partition splits its first and last engines' shares.
+struct DmaEngineSpread {
+  uint32_t bits = 0;
+  int64_t busiest = 0;
+};
+[[gnu::always_inline]] inline DmaEngineSpread dmaEngineSpread(int64_t p0, int64_t partitions, const MachineConfig& c) {
+  const int64_t per = c.dma_partitions_per_engine, p1 = p0 + partitions;
+  const int64_t lo = p0 / per, hi = std::min<int64_t>((p1 - 1) / per, c.dma_engines - 1);
+  if (!(p1 > p0 && lo <= hi)) return {};
+  const uint32_t bits = static_cast<uint32_t>((uint64_t{2} << hi) - (uint64_t{1} << lo));
+  if (lo == hi) return {bits, partitions};
+  const int64_t first = (lo + 1) * per - p0, last = p1 - hi * per;  // the end engines' partitions
+  return {bits, std::max(hi - lo > 1 ? per : first, last)};  // a middle engine has all `per`
 }
 // A transfer's DMA engines, from the bits of its on-chip operands; none on chip (DRAM to DRAM):
 // every engine [D1].
@@ -66,7 +76,7 @@ uint32_t dmaEngineMask(const Instruction& I, const PatternShape* shapes, const M
   for (size_t k = 0; k < n; ++k) {
     const AccessPattern& ap = k < nIns ? ins[k] : outs[k - nIns];
     if (ap.isImmediate() || !ap.loc->isOnChip()) continue;
-    mask |= dmaEngineBits(ap.startPartition(), shapes[k].partitions, c);
+    mask |= dmaEngineSpread(ap.startPartition(), shapes[k].partitions, c).bits;
   }
   return dmaEngineMaskOf(mask, c);
 }
@@ -139,9 +149,11 @@ class ShapesOf {
 Hwm::Hwm(MachineConfig config) : cfg_(std::move(config)) {}
 Hwm::~Hwm() = default;
 
-double Hwm::minII(double n) const { return std::max(static_cast<double>(cfg_.min_ii_cycles), n); }
+EngineCycles Hwm::minII(double n) const { return {.data = n, .floor = static_cast<double>(cfg_.min_ii_cycles)}; }
 
-double Hwm::poolCycles(double n) const { return static_cast<double>(cfg_.gpsimd_start_cycles) + n; }
+EngineCycles Hwm::poolCycles(double n) const {
+  return {.data = n, .fixed = static_cast<double>(cfg_.gpsimd_start_cycles)};
+}
 
 bool Hwm::stridedOperand(const Instruction& I) const {
   for (const auto* list : {&I.ins, &I.outs})
@@ -152,16 +164,20 @@ bool Hwm::stridedOperand(const Instruction& I) const {
   return false;
 }
 
-Latency Hwm::compute(const Instruction& I, double cycles, int64_t flops, const PatternShape* shapes) const {
+Latency Hwm::compute(const Instruction& I, EngineCycles cycles, int64_t flops, const PatternShape* shapes) const {
   Latency l;
   l.engine = engineOf(I);
   const double ghz = clockGhz(l.engine);
   // An SBUF/PSUM operand read or written with an innermost stride past the full-rate limit halves
-  // its interface's bandwidth [A1]; the MIN_II floor is not a data-rate cost.
-  if (l.engine != Engine::PE && cycles > static_cast<double>(cfg_.min_ii_cycles) && stridedOperand(I))
-    cycles *= cfg_.sram_strided_factor;
-  l.cycles = cycles;
-  l.busy_ns = cycles / ghz;
+  // its interface's bandwidth [A1]: the data part takes sram_strided_factor times as long, which
+  // matters where it can pass the floor (the operands are walked only then). The PE's operands
+  // stream through its own array (ours).
+  double data = cycles.data;
+  if (l.engine != Engine::PE && !cycles.stridesPriced && data * cfg_.sram_strided_factor > cycles.floor &&
+      stridedOperand(I))
+    data *= cfg_.sram_strided_factor;
+  l.cycles = cycles.fixed + std::max(cycles.floor, data);
+  l.busy_ns = l.cycles / ghz;
   // Results land in SBUF/PSUM the pipeline's static overhead and one access overhead after the
   // engine is done [A1, P1]; independent instructions overlap it, a dependent one waits. The PE's
   // PSUM writes are near-memory accumulations pipelined with the array (ours): none.
@@ -206,7 +222,7 @@ Latency Hwm::getLatency(const InstActivation& I, const PatternShape* shapes) con
 
 // ActReadAccumulator: "roughly 64 ScalarE cycles on NeuronCore-v2" [A1].
 Latency Hwm::getLatency(const InstReadActivationAccumulator& I, const PatternShape* shapes) const {
-  return compute(I, static_cast<double>(cfg_.act_read_accumulator_cycles), 0, shapes);
+  return compute(I, {.fixed = static_cast<double>(cfg_.act_read_accumulator_cycles)}, 0, shapes);
 }
 
 // ---- DVE / ACT / Pool elementwise ----
@@ -220,7 +236,7 @@ Latency Hwm::getLatency(const InstMemset& I, const PatternShape* shapes) const {
   return compute(I, minII(halfRate ? n / 2 : n), 0, shapes);
 }
 
-Latency Hwm::getLatency(const InstNoOp& I, const PatternShape* shapes) const { return compute(I, 0, 0, shapes); }
+Latency Hwm::getLatency(const InstNoOp& I, const PatternShape* shapes) const { return compute(I, {}, 0, shapes); }
 
 // reciprocal: `max(MIN_II, 8*N)` [I].
 Latency Hwm::getLatency(const InstReciprocal& I, const PatternShape* shapes) const {
@@ -235,7 +251,8 @@ Latency Hwm::getLatency(const InstTensorCopy& I, const PatternShape* shapes) con
 
 // tensor_copy_dynamic_src/dst: `max(MIN_II_DYNAMIC, N)` [I].
 Latency Hwm::getLatency(const InstTensorCopyDynamic& I, const PatternShape* shapes) const {
-  return compute(I, std::max(static_cast<double>(cfg_.min_ii_dynamic_cycles), freeSize(I, shapes)), 0, shapes);
+  return compute(I, {.data = freeSize(I, shapes), .floor = static_cast<double>(cfg_.min_ii_dynamic_cycles)}, 0,
+                 shapes);
 }
 
 // tensor_reduce: `N/2` if in and out are bf16 and op is add or max; `N` otherwise [I].
@@ -244,7 +261,7 @@ Latency Hwm::getLatency(const InstTensorReduce& I, const PatternShape* shapes) c
   const bool fast = !I.ins.empty() && !I.outs.empty() && I.ins[0].dtype == DType::bfloat16 &&
                     I.outs[0].dtype == DType::bfloat16 && (I.op == AluOp::add || I.op == AluOp::max);
   const int64_t elems = elementsIn(I, shapes);
-  return compute(I, fast ? n / 2 : n, elems, shapes);
+  return compute(I, {.data = fast ? n / 2 : n}, elems, shapes);
 }
 
 // tensor_scalar: `max(MIN_II, N)` Vector or Scalar cycles; one op costs the same as two [I].
@@ -344,12 +361,12 @@ Latency Hwm::getLatency(const InstDropout& I, const PatternShape* shapes) const 
 
 // max8: `N` engine cycles [I].
 Latency Hwm::getLatency(const InstMax& I, const PatternShape* shapes) const {
-  return compute(I, freeSize(I, shapes), 0, shapes);
+  return compute(I, {.data = freeSize(I, shapes)}, 0, shapes);
 }
 
 // nc_find_index8: `N` engine cycles [I].
 Latency Hwm::getLatency(const InstMaxIndex& I, const PatternShape* shapes) const {
-  return compute(I, freeSize(I, shapes), 0, shapes);
+  return compute(I, {.data = freeSize(I, shapes)}, 0, shapes);
 }
 
 // nc_match_replace8: documented as `min(MIN_II, N)` [I], which would make it nearly free; read as
@@ -366,7 +383,7 @@ Latency Hwm::getLatency(const InstScalarTensorTensor& I, const PatternShape* sha
   if (I.ins.size() >= 2)
     fast = I.ins[0].dtype == DType::bfloat16 && I.ins[1].dtype == DType::bfloat16 &&
            I.op0 == AluOp::subtract && I.op1 == AluOp::mult && std::fmod(n, 2.0) == 0.0;
-  return compute(I, fast ? n : 2 * n, 2 * elementsOut(I, shapes), shapes);
+  return compute(I, {.data = fast ? n : 2 * n}, 2 * elementsOut(I, shapes), shapes);
 }
 
 // tensor_scalar_reduce: `max(MIN_II, N) + MIN_II` [I tensor_scalar_reduce]. tensor_scalar_cumulative
@@ -374,7 +391,8 @@ Latency Hwm::getLatency(const InstScalarTensorTensor& I, const PatternShape* sha
 // the register out: `max(MIN_II, N)`, the one-input Vector Engine rate [A1] (ours).
 Latency Hwm::getLatency(const InstTensorScalarReduce& I, const PatternShape* shapes) const {
   const double n = freeSize(I, shapes);
-  const double cycles = I.cumulative ? minII(n) : minII(n) + static_cast<double>(cfg_.min_ii_cycles);
+  EngineCycles cycles = minII(n);
+  if (!I.cumulative) cycles.fixed = static_cast<double>(cfg_.min_ii_cycles);  // the register read-out
   return compute(I, cycles, 2 * elementsOut(I, shapes), shapes);
 }
 
@@ -392,7 +410,7 @@ Latency Hwm::getLatency(const InstTensorPartitionReduce& I, const PatternShape* 
 Latency Hwm::getLatency(const InstGather& I, const PatternShape* shapes) const {
   const double n = I.outs.empty() ? 0.0 : static_cast<double>(shapes[I.ins.size()].freeElements);
   const double groups = std::max(1.0, std::ceil(n / static_cast<double>(cfg_.gather_group_elements)));
-  return compute(I, groups * static_cast<double>(cfg_.gpsimd_start_cycles) + n, 0, shapes);
+  return compute(I, {.data = n, .fixed = groups * static_cast<double>(cfg_.gpsimd_start_cycles)}, 0, shapes);
 }
 
 Latency Hwm::getLatency(const InstSequenceBounds& I, const PatternShape* shapes) const {
@@ -412,7 +430,7 @@ Latency Hwm::getLatency(const InstLocalGather& I, const PatternShape* shapes) co
   const double size = I.ins.empty() ? 4.0 : static_cast<double>(dtypeSize(I.ins[0].dtype));
   const double c = ((28 + t * e) / (t * e)) / std::min(4.0 / size, e);
   const double n = static_cast<double>(I.num_valid_indices) * e;
-  return compute(I, static_cast<double>(cfg_.gpsimd_start_cycles) + n / c, 0, shapes);
+  return compute(I, {.data = n / c, .fixed = static_cast<double>(cfg_.gpsimd_start_cycles)}, 0, shapes);
 }
 
 // ---- the engines' random number generators (no published cost; ours) ----
@@ -426,11 +444,11 @@ Latency Hwm::getLatency(const InstRand& I, const PatternShape* shapes) const {
 }
 
 Latency Hwm::getLatency(const InstSetRandState& I, const PatternShape* shapes) const {
-  return compute(I, engineOf(I) == Engine::Pool ? poolCycles(6) : static_cast<double>(cfg_.min_ii_cycles), 0, shapes);
+  return compute(I, engineOf(I) == Engine::Pool ? poolCycles(6) : minII(0), 0, shapes);
 }
 
 Latency Hwm::getLatency(const InstGetRandState& I, const PatternShape* shapes) const {
-  return compute(I, engineOf(I) == Engine::Pool ? poolCycles(6) : static_cast<double>(cfg_.min_ii_cycles), 0, shapes);
+  return compute(I, engineOf(I) == Engine::Pool ? poolCycles(6) : minII(0), 0, shapes);
 }
 
 // ---- PE ----
@@ -440,7 +458,7 @@ Latency Hwm::getLatency(const InstGetRandState& I, const PatternShape* shapes) c
 // free size), N_moving = N. PE transpose: `max(P, min(64, F))` [I], the same expression for the
 // identity moving tile (N_moving = K = P); FP32 transpose is 4x (v2) or 2x (v3 transpose mode).
 Latency Hwm::getLatency(const InstMatmult& I, const PatternShape* shapes) const {
-  if (I.ins.size() < 2) return compute(I, 0, 0, shapes);
+  if (I.ins.size() < 2) return compute(I, {}, 0, shapes);
   const auto &st = I.ins[0], &mv = I.ins[1];
   const double m = static_cast<double>(shapes[0].freeElements);
   const double n = static_cast<double>(shapes[1].freeElements);
@@ -450,7 +468,7 @@ Latency Hwm::getLatency(const InstMatmult& I, const PatternShape* shapes) const 
   const bool fp32 = st.dtype == DType::float32 || mv.dtype == DType::float32;
   if (fp32) cycles *= I.is_transpose ? cfg_.pe_fp32_transpose_factor : cfg_.pe_fp32_factor;
   const int64_t flops = I.is_transpose ? 0 : static_cast<int64_t>(2.0 * k * m * n);
-  return compute(I, cycles, flops, shapes);
+  return compute(I, {.data = cycles}, flops, shapes);
 }
 
 // ---- DMA ----
@@ -488,13 +506,14 @@ Latency Hwm::getLatency(const InstDMA& I, const PatternShape* shapes) const {
   // Each side's location read once: whether it is on chip decides its engines, its runs, its
   // share of the engines and whether HBM carries it.
   const bool srcOnChip = src.loc->isOnChip(), dstOnChip = dst.loc->isOnChip();
+  const DmaEngineSpread srcSpread = srcOnChip ? dmaEngineSpread(src.startPartition(), srcShape.partitions, cfg_)
+                                              : DmaEngineSpread{};
+  const DmaEngineSpread dstSpread = dstOnChip ? dmaEngineSpread(dst.startPartition(), dstShape.partitions, cfg_)
+                                              : DmaEngineSpread{};
   // A plain transfer (one input, one output, the common case) has its engines from its two sides;
   // any other (an index operand, more outputs) from dmaEngineMask's walk over every operand.
   if (nIns == 1 && nOuts == 1) {
-    uint32_t bits = 0;
-    if (srcOnChip) bits |= dmaEngineBits(src.startPartition(), srcShape.partitions, cfg_);
-    if (dstOnChip) bits |= dmaEngineBits(dst.startPartition(), dstShape.partitions, cfg_);
-    l.dma_engine_mask = dmaEngineMaskOf(bits, cfg_);
+    l.dma_engine_mask = dmaEngineMaskOf(srcSpread.bits | dstSpread.bits, cfg_);
   } else {
     l.dma_engine_mask = dmaEngineMask(I, shapes, cfg_);
   }
@@ -514,11 +533,11 @@ Latency Hwm::getLatency(const InstDMA& I, const PatternShape* shapes) const {
   const double descriptors = ceilPositive(static_cast<double>(elements) / static_cast<double>(run));
   const double bytes = static_cast<double>(elements) * std::max(dtypeSize(src.dtype), dtypeSize(dst.dtype));
   // The busiest engine's share: its partitions of the on-chip side (the destination's if both
-  // are), or an even split.
+  // are), as the side's partitions map to the engines, or an even split.
   double share;
   if (dstOnChip || srcOnChip) {
-    const int64_t p = dstOnChip ? dstShape.partitions : srcShape.partitions;
-    share = static_cast<double>(std::min<int64_t>(p, cfg_.dma_partitions_per_engine)) / static_cast<double>(p);
+    const int64_t busiest = dstOnChip ? dstSpread.busiest : srcSpread.busiest;
+    share = static_cast<double>(busiest) / static_cast<double>(dstOnChip ? dstShape.partitions : srcShape.partitions);
   } else {
     share = 1.0 / bitCount(l.dma_engine_mask);
   }
@@ -598,29 +617,32 @@ Latency Hwm::getLatency(const InstUnmodeled& I, const PatternShape* shapes) cons
 // ---------------------------------------------------------------------------------------------
 
 // v3 DVE perf mode [A2]: 4x for tensor_copy / tensor_scalar with in and out in SBUF, BF16/FP16 and
-// unit-stride innermost; 2x for the same when not contiguous or when one side is in PSUM.
-double NeuronCoreV3Hwm::dveCopyLikeSpeedup(const Instruction& I) const {
-  if (engineOf(I) != Engine::DVE || I.ins.empty() || I.outs.empty()) return 1;
+// unit-stride innermost; 2x for the same when not contiguous (the mode's rate for strided
+// operands, which their stride does not slow again [A1]) or when one side is in PSUM.
+std::optional<EngineCycles> NeuronCoreV3Hwm::dveCopyLikePerfMode(const Instruction& I, double n) const {
+  if (engineOf(I) != Engine::DVE || I.ins.empty() || I.outs.empty()) return std::nullopt;
   const auto &in = I.ins[0], &out = I.outs[0];
-  if (in.isImmediate() || !is16BitFloat(in.dtype) || !is16BitFloat(out.dtype)) return 1;
-  if (inSbuf(in) && inSbuf(out)) return unitStride(in) && unitStride(out) ? 4 : 2;
-  if (inPsum(in) != inPsum(out)) return 2;
-  return 1;
+  if (in.isImmediate() || !is16BitFloat(in.dtype) || !is16BitFloat(out.dtype)) return std::nullopt;
+  if (inSbuf(in) && inSbuf(out)) {
+    EngineCycles c = minII(unitStride(in) && unitStride(out) ? n / 4 : n / 2);
+    c.stridesPriced = true;
+    return c;
+  }
+  if (inPsum(in) != inPsum(out)) return minII(n / 2);
+  return std::nullopt;
 }
 
 Latency NeuronCoreV3Hwm::getLatency(const InstTensorCopy& I, const PatternShape* shapes) const {
-  const double s = dveCopyLikeSpeedup(I);
-  if (s == 1) return Hwm::getLatency(I, shapes);
-  return compute(I, minII(freeSize(I, shapes) / s), 0, shapes);
+  if (const auto cycles = dveCopyLikePerfMode(I, freeSize(I, shapes))) return compute(I, *cycles, 0, shapes);
+  return Hwm::getLatency(I, shapes);
 }
 
 // Both forms of tensor_scalar: scalars as immediates or as [P, 1] pointers (ref §4).
 template <class TensorScalarInst>
 Latency NeuronCoreV3Hwm::tensorScalarInPerfMode(const TensorScalarInst& I, const PatternShape* shapes) const {
-  const double s = dveCopyLikeSpeedup(I);
   Latency l = Hwm::getLatency(I, shapes);
-  if (s == 1) return l;
-  return compute(I, minII(freeSize(I, shapes) / s), l.flops, shapes);
+  if (const auto cycles = dveCopyLikePerfMode(I, freeSize(I, shapes))) return compute(I, *cycles, l.flops, shapes);
+  return l;
 }
 
 Latency NeuronCoreV3Hwm::getLatency(const InstTensorScalar& I, const PatternShape* shapes) const {

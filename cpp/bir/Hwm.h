@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -57,6 +58,18 @@ struct Latency {
   bool whole_core = false;  // kernel nodes: every engine and queue of the core is busy for busy_ns
 };
 
+// A formula's engine cycles, `fixed + max(floor, data)`: `data` is the part that streams the
+// operands through the SBUF/PSUM interfaces, which an operand's innermost stride past the
+// full-rate limit slows [A1]; `floor` the initiation-interval floor (MIN_II, MIN_II_DYNAMIC) and
+// `fixed` a start-up (GPSIMD_START) or a fixed extra pass, which it does not.
+struct EngineCycles {
+  double data = 0;
+  double floor = 0;
+  double fixed = 0;
+  // `data` is already the rate of the operands' strides (the v3 DVE perf modes [A2]).
+  bool stridesPriced = false;
+};
+
 class Hwm {
  public:
   explicit Hwm(MachineConfig config);
@@ -92,16 +105,17 @@ class Hwm {
   virtual Latency getLatency(const InstNKIKLIRKernel& I) const;
 
  protected:
-  // A compute instruction of `cycles` engine cycles on I's engine, with the access overhead and
-  // the bytes its operands move; `shapes`: its operands' (ins then outs).
-  Latency compute(const Instruction& I, double cycles, int64_t flops, const PatternShape* shapes) const;
+  // A compute instruction of `cycles` on I's engine (its data part slowed by a strided SBUF/PSUM
+  // operand [A1], except on the PE), with the access overhead and the bytes its operands move;
+  // `shapes`: its operands' (ins then outs).
+  Latency compute(const Instruction& I, EngineCycles cycles, int64_t flops, const PatternShape* shapes) const;
   // max(MIN_II, n) [I]
-  double minII(double n) const;
+  EngineCycles minII(double n) const;
   // An SBUF/PSUM operand whose innermost stride is past sram_full_rate_max_stride_bytes [A1].
   bool stridedOperand(const Instruction& I) const;
   // The formula used for elementwise work when an engine is not DVE/ACT: GpSimd start-up plus one
   // element per partition per cycle (ours, by analogy with iota / affine_select [I]).
-  double poolCycles(double n) const;
+  EngineCycles poolCycles(double n) const;
 
   MachineConfig cfg_;
 };
@@ -174,8 +188,9 @@ class NeuronCoreV3Hwm : public Hwm {
   Latency getLatency(const InstMatmult& I, const PatternShape* shapes) const override;
 
  private:
-  // The v3 DVE perf-mode speed-up (1, 2 or 4) of a copy / tensor_scalar [A2].
-  double dveCopyLikeSpeedup(const Instruction& I) const;
+  // The cycles of a copy / tensor_scalar of n elements per partition in the v3 DVE perf mode [A2],
+  // or none where the mode does not apply.
+  std::optional<EngineCycles> dveCopyLikePerfMode(const Instruction& I, double n) const;
   template <class TensorScalarInst>
   Latency tensorScalarInPerfMode(const TensorScalarInst& I, const PatternShape* shapes) const;
 };

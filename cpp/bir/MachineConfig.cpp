@@ -56,6 +56,7 @@ MachineConfig trn2Config() {
   c.has_hardware_dge = true;
   c.dve_pool_share_sbuf = false;  // "both restrictions are lifted" on v3 [A2]
   c.dve_act_share_psum = false;
+  c.dve_act_share_psum_banks = true;  // "unless they hit the same bank" [A2]
   c.dve_perf_modes = true;
   c.pe_fp8_double_row = true;
   c.has_range_select = true;

@@ -112,13 +112,16 @@ struct MachineConfig {
   int64_t max_logical_cores = 1;          // NeuronCores one logical core (LNC) may span: LNC=2 is v3's [A2]
   // "When the most-minor F dimension stride is less than 16 bytes, SBUF/PSUM ... can supply a peak
   // bandwidth ... If [it] exceeds 16 bytes, the achievable bandwidth ... will be half ... roughly
-  // 50% performance hit on the instructions" [A1]: ACT/DVE/Pool formulas x2 past this stride.
+  // 50% performance hit on the instructions" [A1]: the per-element part of an ACT/DVE/Pool formula
+  // takes this factor longer past this stride (not its MIN_II floor or GPSIMD_START; Hwm::compute).
   int64_t sram_full_rate_max_stride_bytes = 16;
   double sram_strided_factor = 2;
   // v2: "VectorE and GpSimdE cannot access SBUF in parallel", "VectorE and ScalarE cannot access
-  // PSUM in parallel" [A1]; both lifted on v3 [A2].
+  // PSUM in parallel" [A1]; both lifted on v3 [A2], where "DVE and ACT get full PSUM bandwidth in
+  // parallel unless they hit the same bank" [A2]: each PSUM bank is a port they share.
   bool dve_pool_share_sbuf = true;
   bool dve_act_share_psum = true;
+  bool dve_act_share_psum_banks = false;
 
   // ---- DMA [ref §1, §3; D1; the DMA bandwidth guide DB; the DGE guide G] ----
   // A transfer is spread over the DMA engines its on-chip partitions map to (8 partitions each;
@@ -218,6 +221,7 @@ struct MachineConfig {
     v("sram_strided_factor", sram_strided_factor);
     v("dve_pool_share_sbuf", dve_pool_share_sbuf);
     v("dve_act_share_psum", dve_act_share_psum);
+    v("dve_act_share_psum_banks", dve_act_share_psum_banks);
     v("dma_engines", dma_engines);
     v("dma_partitions_per_engine", dma_partitions_per_engine);
     v("dma_queues", dma_queues);

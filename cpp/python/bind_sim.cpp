@@ -124,6 +124,7 @@ py::dict recordColumns(const SimResult& r) {
   cols["opcode"] = unicodeColumn(n, [&](size_t i) -> const std::string& { return dec[i]->inst->opcodeName(); });
   cols["name"] = unicodeColumn(n, [&](size_t i) -> const std::string& { return dec[i]->inst->name; });
   cols["cycles"] = numericColumn<double>(n, [&](size_t i) { return dec[i]->cycles; });
+  cols["busy_ns"] = numericColumn<double>(n, [&](size_t i) { return rec[i].busy_ns(); });
   cols["bytes"] = numericColumn<int64_t>(n, [&](size_t i) { return dec[i]->bytes; });
   cols["flops"] = numericColumn<int64_t>(n, [&](size_t i) { return dec[i]->flops; });
   cols["source"] = unicodeColumn(n, [&](size_t i) -> const std::string& { return dec[i]->inst->source; });

@@ -28,6 +28,16 @@ bool isKernelNode(NodeClass c) {
   return c == NodeClass::BIRKernel || c == NodeClass::NKIKernel || c == NodeClass::NKIKLIRKernel;
 }
 
+// The PSUM ports DVE and ACT share that bytes [lo, hi) of a partition hold (DecodedInst::psumPorts):
+// the one port (v2), or their banks (v3). Out of line: rarely needed, and kept out of the
+// decoder's access lambda, which is inlined into every operand's decode.
+[[gnu::noinline]] uint8_t psumPortsOf(int64_t lo, int64_t hi, const bir::MachineConfig& cfg) {
+  if (cfg.dve_act_share_psum) return 1;
+  if (hi <= lo) return 0;
+  const int64_t first = lo / cfg.psum_bank_bytes, last = (hi - 1) / cfg.psum_bank_bytes;
+  return static_cast<uint8_t>((2u << last) - (1u << first));  // banks first..last
+}
+
 // The verifier reports "functions[F].blocks[B].instructions[I]...: msg"; name the instruction.
 [[noreturn]] void rethrowVerifierError(const bir::Module& m, const bir::BIRError& e) {
   const std::string msg = e.what();
@@ -345,12 +355,15 @@ struct Decoder {
       if (dge == bir::DgeType::SWDGE) d.dgeUnit = kDgePool;
     }
 
-    // ---- hazard footprints, and the shared SRAM ports (v2) they need ----
+    // ---- hazard footprints, and the shared SRAM ports they need ----
     d.firstAccess = static_cast<uint32_t>(cp.accesses.size());
     uint8_t nAccess = 0;  // counted here, not through the list's size (a division by 24)
     const bool sharesSbuf = cfg.dve_pool_share_sbuf && (d.track == kTrackDVE || d.track == kTrackPool);
-    const bool sharesPsum = cfg.dve_act_share_psum && (d.track == kTrackDVE || d.track == kTrackACT);
-    auto addAccess = [&](const Operand& op, const bir::AccessPattern& ap, bool write, bool whole) {
+    const bool sharesPsum = (cfg.dve_act_share_psum || cfg.dve_act_share_psum_banks) &&
+                            (d.track == kTrackDVE || d.track == kTrackACT);
+    // Inline (GCC stopped inlining it when it grew the shared PSUM ports: 40 Ir per instruction).
+    auto addAccess = [&](const Operand& op, const bir::AccessPattern& ap, bool write, bool whole)
+                         __attribute__((always_inline)) {
       if (op.isImm()) return;
       Access a;
       a.write = write;
@@ -360,8 +373,12 @@ struct Decoder {
         a.quadrants = whole ? quadrantsOf(loc.base_partition, loc.partitions) : quadrantsOf(op.p0, op.lanes);
         a.lo = whole ? loc.addr : op.lo;
         a.hi = whole ? loc.addr + loc.bytes_per_partition : op.hi;
-        if (a.mem == kMemSbuf ? sharesSbuf : sharesPsum)
-          d.ports |= a.mem == kMemSbuf ? kPortSbufDvePool : kPortPsumDveAct;
+        if (a.mem == kMemSbuf ? sharesSbuf : sharesPsum) {
+          if (a.mem == kMemSbuf)
+            d.ports |= kPortSbufDvePool;
+          else
+            d.psumPorts |= psumPortsOf(a.lo, a.hi, cfg);
+        }
       } else {
         a.mem = kMemFirstDram + static_cast<uint32_t>(op.tensor);
         a.quadrants = 1;

@@ -57,7 +57,9 @@ inline uint8_t quadrantsOf(int64_t p0, int64_t n) {
 }
 
 inline constexpr int8_t kDgePool = 2;  // software DGE: descriptors made on GpSimd
-// v2's SRAM ports that two engines share (MachineConfig::dve_pool_share_sbuf, dve_act_share_psum).
+// The SRAM ports two engines share: v2's SBUF port of DVE and Pool (MachineConfig::
+// dve_pool_share_sbuf), and DVE and ACT's PSUM port (v2, dve_act_share_psum) or, on v3, each PSUM
+// bank (dve_act_share_psum_banks).
 inline constexpr uint8_t kPortSbufDvePool = 1, kPortPsumDveAct = 2;
 
 struct DecodedInst {
@@ -86,7 +88,11 @@ struct DecodedInst {
   double dma_hbm_ns = 0;
   uint32_t dma_engine_mask = 0;
   int8_t dgeUnit = -1;  // DMA with generated descriptors: DGE instance 0 or 1, or kDgePool
-  uint8_t ports = 0;    // the shared SRAM ports it needs (kPortSbufDvePool, kPortPsumDveAct)
+  uint8_t ports = 0;    // kPortSbufDvePool: it needs the SBUF port DVE and Pool share (v2)
+  // The PSUM ports DVE and ACT share that it holds (kPortPsumDveAct): bit b for bank b (v3), bit 0
+  // for the one port (v2).
+  uint8_t psumPorts = 0;
+  static_assert(bir::UniformConfig::kPsumBanks <= 8, "psumPorts has a bit per PSUM bank");
   int64_t bytes = 0;
   int64_t flops = 0;
   // where it sits, for messages and seeds

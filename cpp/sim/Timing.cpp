@@ -14,7 +14,8 @@ void Scheduler::reset(size_t accesses) {
   std::fill(std::begin(ready_), std::end(ready_), 0.0);
   std::fill(std::begin(dmaEngineFree_), std::end(dmaEngineFree_), 0.0);
   std::fill(std::begin(dgeFree_), std::end(dgeFree_), 0.0);
-  std::fill(std::begin(portFree_), std::end(portFree_), 0.0);
+  sbufPortFree_ = 0;
+  std::fill(std::begin(psumPortFree_), std::end(psumPortFree_), 0.0);
   hbmFree_ = 0;
   std::fill(std::begin(busy_ns), std::end(busy_ns), 0.0);
   std::fill(std::begin(count), std::end(count), 0);
@@ -73,14 +74,19 @@ Record Scheduler::schedule(const CoreProgram& p, const DecodedInst& d, double no
     r.start_ns = start;
     r.end_ns = end;
   } else {
-    double free = ready_[d.track];
-    if (d.ports & kPortSbufDvePool) free = std::max(free, portFree_[0]);
-    if (d.ports & kPortPsumDveAct) free = std::max(free, portFree_[1]);
+    const double ready = ready_[d.track];
+    const double sbufPort = d.ports & kPortSbufDvePool ? sbufPortFree_ : 0.0;
+    double psumPort = 0;
+    for (uint32_t m = d.psumPorts; m; m &= m - 1) psumPort = std::max(psumPort, psumPortFree_[std::countr_zero(m)]);
+    const double port = std::max(sbufPort, psumPort);
+    const double free = std::max(ready, port);
     const double start = std::max(free, deps);
     r.waited = hazard > free && hazard >= notBefore;
+    const bool portSetStart = port > ready && port >= deps;
+    r.portWait = portSetStart ? (sbufPort >= psumPort ? kPortSbufDvePool : kPortPsumDveAct) : 0;
     const double readsDone = start + d.busy_ns;
-    if (d.ports & kPortSbufDvePool) portFree_[0] = readsDone;
-    if (d.ports & kPortPsumDveAct) portFree_[1] = readsDone;
+    if (d.ports & kPortSbufDvePool) sbufPortFree_ = readsDone;
+    for (uint32_t m = d.psumPorts; m; m &= m - 1) psumPortFree_[std::countr_zero(m)] = readsDone;
     ready_[d.track] = readsDone;
     busy_ns[d.track] += d.busy_ns;
     r.start_ns = r.issue_ns = start;

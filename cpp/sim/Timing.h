@@ -6,8 +6,10 @@
 // order), i.e. the as-soon-as-possible schedule the semaphores produce on the device. The hazards
 // see an access released `semaphore_wait_ns` after the access is done: an instruction that waits
 // for it starts then (the semaphore round trip).
-//   compute:  start = max(engine free, hazards, the v2 SRAM port it shares with another engine:
-//             SBUF for DVE and Pool, PSUM for DVE and ACT);  the engine (and the port) is busy
+//   compute:  start = max(engine free, hazards, the SRAM ports it shares with another engine:
+//             v2's SBUF port of DVE and Pool, DVE and ACT's PSUM port (v2) or the PSUM banks it
+//             accesses (v3), each granted first come first served in program order);  the
+//             engine (and the ports) is busy
 //             for busy_ns; results are visible at end = start + busy_ns + access_ns.
 //   DMA:      the issuing engine (SP unless the instruction names another) spends busy_ns on the
 //             trigger once the hazards allow; the transfer may start dma_latency_ns later (and
@@ -44,7 +46,10 @@ struct Record {
   uint32_t inst = 0;                       // index in its CoreProgram
   uint16_t core = 0;
   uint8_t track = 0;
-  uint8_t issueTrack : 7 = 0;
+  uint8_t issueTrack : 5 = 0;
+  // A v2 SRAM port it shares with another engine (kPortSbufDvePool or kPortPsumDveAct), not its
+  // engine nor a dependency nor `notBefore`, set its start: the trace's slice names the port.
+  uint8_t portWait : 2 = 0;
   // A memory dependency (a hazard), not its engine (a DMA: its issuing engine) nor `notBefore`,
   // set its start: the trace draws a flow into it. (A bit of the record, not a list: a branch on
   // it per instruction made the run loop take 14% more CPU time in benchmarks/bench_timing.py.)
@@ -53,9 +58,14 @@ struct Record {
   // Writes visible (a DMA: its data moved; the completion semaphore follows), reads done.
   double writesDone_ns() const { return end_ns; }
   double readsDone_ns() const { return track >= kFirstQueueTrack ? end_ns : issue_end_ns; }
+  // How long it kept its track busy, the trace's busy_ns: its cost, not the wait for its results
+  // (a DMA: its transfer on its queue; the trigger is its issuing engine's). The scheduler's
+  // per-track sums (Scheduler::busy_ns) add the same.
+  double busy_ns() const { return readsDone_ns() - start_ns; }
 };
 
 static_assert(sizeof(Record) == 40, "a long stream keeps one Record per instruction");
+static_assert(kMaxTracks <= 32, "Record::issueTrack has 5 bits");
 
 // When the hazards see an instruction's accesses released, i.e. when an instruction that waits
 // for them starts: reads when done, writes when visible (a DMA's after its completion semaphore),
@@ -89,7 +99,8 @@ class Scheduler {
   static constexpr int kDmaEngines = 32;  // >= MachineConfig::dma_engines (masks are 32 bits)
   double dmaEngineFree_[kDmaEngines] = {};
   double dgeFree_[2] = {};
-  double portFree_[2] = {};  // kPortSbufDvePool, kPortPsumDveAct
+  double sbufPortFree_ = 0;      // kPortSbufDvePool
+  double psumPortFree_[8] = {};  // kPortPsumDveAct: DecodedInst::psumPorts
   double hbmFree_ = 0;
   int tracks_ = kMaxTracks;
   HazardTracker hazards_;

@@ -195,6 +195,13 @@ void writeTrace(const SimResult& r, const std::string& path, TraceProgress* prog
     o.num(d.flops);
     o.raw(",\"busy_ns\":");
     o.num(s.busyEnd - s.start);
+    // A wait no flow shows: for the v2 SRAM port its engine shares with another (Timing.h).
+    if (const uint8_t port = records[s.record].portWait; port && !s.trigger) {
+      o.raw(",\"waited_for\":");
+      o.str(port == kPortSbufDvePool             ? "the SBUF port DVE and Pool share"
+            : r.program->config->dve_act_share_psum ? "the PSUM port DVE and ACT share"
+                                                    : "a PSUM bank DVE and ACT share");
+    }
     o.raw("}}");
   }
 

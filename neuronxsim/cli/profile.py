@@ -142,7 +142,7 @@ def run(args) -> int:
     lines = []
     if len(rec):
         sources, inverse = np.unique(rec["source"], return_inverse=True)
-        busy = np.bincount(inverse.ravel(), weights=rec["end_ns"] - rec["start_ns"], minlength=len(sources))
+        busy = np.bincount(inverse.ravel(), weights=rec["busy_ns"], minlength=len(sources))
         counts = np.bincount(inverse.ravel(), minlength=len(sources))
         lines = [{"source": str(sources[i]), "busy_ns": float(busy[i]), "instructions": int(counts[i])}
                  for i in np.argsort(-busy)[:args.top]]
@@ -150,7 +150,7 @@ def run(args) -> int:
     def text():
         print(prof.summary())
         if lines:
-            print("busiest source lines (engine time, instructions):")
+            print("busiest source lines (busy time, instructions):")
             for line in lines:
                 print(f"  {line['source'] or '(no source)':<48} {line['busy_ns'] / 1e3:9.2f} us  {line['instructions']:6d}")
         print(f"wrote {args.output}/: trace.json, timeline.png")

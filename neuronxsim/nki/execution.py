@@ -14,6 +14,7 @@ import os
 import numpy as np
 
 from neuronxsim.errors import SimulationError
+from neuronxsim.sim.result import ENGINES
 
 from . import dtypes as dt
 from .errors import INSTRUCTION_WHERE, NKIError
@@ -178,8 +179,7 @@ class Profile:
         """A few lines: time, instructions, PE utilisation and MFU, busy engines, SBUF spills,
         reordering to fit."""
         r = self.result
-        busy = ", ".join(f"{e} {s.utilization:.1%}" for e, s in r.engines.items()
-                         if s.instructions and not e.startswith("DMA"))
+        busy = ", ".join(f"{e} {r.engines[e].utilization:.1%}" for e in ENGINES if e in r.engines)
         dma = sum(s.busy_ns for e, s in r.engines.items() if e.startswith("DMA"))
         lines = [f"{self.traced.instruction_count} instructions on {self.traced.num_cores} "
                  f"NeuronCore(s), {r.total_ns / 1e3:.2f} us",

@@ -16,7 +16,7 @@ from neuronxsim.starfish.lib import _core
 ENGINES = ("PE", "ACT", "DVE", "Pool", "SP")
 
 _RECORD_FIELDS = ("core", "start_ns", "end_ns", "engine", "queue", "issue_engine", "issue_ns", "opcode",
-                  "name", "cycles", "bytes", "flops", "source", "kernel")
+                  "name", "cycles", "busy_ns", "bytes", "flops", "source", "kernel")
 _SLICE_FIELDS = ("core", "track", "lane", "start_ns", "end_ns", "busy_end_ns", "record", "trigger", "whole_core")
 
 
@@ -103,7 +103,9 @@ class SimResult:
         """One record per executed instruction (a NumPy structured array, built on first use):
         core, start_ns, end_ns, engine ("PE", "ACT", "DVE", "Pool", "SP" or "DMA"), queue (DMA queue
         or -1), issue_engine / issue_ns (the engine that triggered a DMA, and when), opcode, name,
-        cycles (engine cycles of its cost), bytes, flops, source, kernel."""
+        cycles (engine cycles of its cost), busy_ns (how long it kept its engine busy: its cost, not
+        the wait for its results; a DMA: its transfer on its queue, as the trace's busy_ns), bytes,
+        flops, source, kernel."""
         if self._records is None:
             cols = self._native.record_columns()
             dtype = np.dtype([(f, cols[f].dtype) for f in _RECORD_FIELDS])

@@ -200,3 +200,30 @@ def test_profile_warns_about_an_output_the_kernel_leaves_partly_unwritten(tmp_pa
     assert captured.err.splitlines() == [
         f"neuronxsim: warning: output '{unwritten['name']}' (float32): 2048 of 4096 elements never written "
         "(the first at [64, 0]); they read as NaN"]
+
+
+def test_profile_busiest_lines_sum_busy_time_and_engines_busy_names_every_engine(tmp_path, capsys):
+    """The busiest source lines add each instruction's busy time (docs/trace.md's busy_ns: its cost, not the
+    wait for its results): 64 ACT exps of [128, 64] fp32 take `max(MIN_II, N)` = 64 ScalarE cycles each at
+    1.4 GHz (trn1) [ref §3-§4]. The summary's "engines busy" names the same engines as --json's
+    engine_busy, SP (which only triggers DMAs) included."""
+    kernel_file = tmp_path / "act.py"
+    kernel_file.write_text(
+        "import neuronxsim.nki06 as nki\nimport neuronxsim.nki06.language as nl\nimport neuronxsim.nki06.isa as nisa\n\n"
+        "@nki.jit\ndef exps(a):\n    out = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.shared_hbm)\n"
+        "    x = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.sbuf)\n    nisa.dma_copy(dst=x, src=a)\n"
+        "    for i in nl.sequential_range(64):\n        nisa.activation(dst=x, op=nl.exp, data=x)\n"
+        "    nisa.dma_copy(dst=out, src=x)\n    return out\n")
+    argv = ["profile", f"{kernel_file}:exps", "--shapes", "128x64", "--arch", "trn1", "--mode", "timing"]
+    assert main([*argv, "--json", "--output", str(tmp_path / "j")]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    lines = {line["source"].rsplit(":", 1)[1]: line for line in doc["busiest_source_lines"]}
+    assert lines["11"]["instructions"] == 64
+    assert lines["11"]["busy_ns"] == pytest.approx(64 * 64 / 1.4)
+    assert lines["11"]["busy_ns"] == pytest.approx(doc["engine_busy"]["ACT"] * doc["total_ns"])
+    assert main([*argv, "--output", str(tmp_path / "t")]) == 0
+    text = capsys.readouterr().out
+    (busy,) = [line for line in text.splitlines() if line.startswith("engines busy: ")]
+    named = [part.split()[0] for part in busy[len("engines busy: "):].split(";")[0].split(", ")]
+    assert named == [e for e in doc["engine_busy"] if not e.startswith("DMA")] == ["PE", "ACT", "DVE", "Pool", "SP"]
+    assert f"{64 * 64 / 1.4 / 1e3:9.2f} us" in text

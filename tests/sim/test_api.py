@@ -33,8 +33,8 @@ def test_outputs_shapes_and_values(rng):
     assert r.total_ns > 0 and r.arch == "trn1" and r.mode == "full"
     assert set(r.engines) == set(sim.TRACKS)
     assert r.instructions.dtype.names == ("core", "start_ns", "end_ns", "engine", "queue", "issue_engine",
-                                          "issue_ns", "opcode", "name", "cycles", "bytes", "flops", "source",
-                                          "kernel")
+                                          "issue_ns", "opcode", "name", "cycles", "busy_ns", "bytes", "flops",
+                                          "source", "kernel")
     assert list(r.instructions["opcode"]) == ["DMA", "TensorScalar", "DMA"]
     assert list(r.instructions["queue"]) == [0, -1, 0]
     assert "SimResult trn1 full" in repr(r)

@@ -699,3 +699,206 @@ def test_a_trace_that_cannot_be_written_names_the_file_and_the_reason(tmp_path):
     with pytest.raises(SimulationError, match=r"cannot open trace file '.*/no/such/trace.json' for writing "
                                               r"\(No such file or directory\)"):
         r.write_trace(tmp_path / "no" / "such" / "trace.json")
+
+
+def _doc_dma_engine_partitions(p0, partitions):
+    """Partitions [p0, p0 + partitions) per DMA engine, engine e serving partitions [8e, 8e + 8) ("spread over
+    up to 16 DMA engines, each serving 8 partitions", the DMA overview [D1]): {engine: its partitions}."""
+    per = {e: len(set(range(8 * e, 8 * e + 8)) & set(range(p0, p0 + partitions))) for e in range(DOC_DMA_ENGINES)}
+    return {e: n for e, n in per.items() if n}
+
+
+@pytest.mark.parametrize("p0, partitions", [(p0, n) for p0 in (0, 1, 4, 7, 8, 12, 60, 120)
+                                             for n in (1, 4, 7, 8, 9, 12, 16, 17, 24) if p0 + n <= 128])
+def test_dma_engine_shares_follow_the_partitions_start(p0, partitions):
+    """A transfer on on-chip partitions that do not start on an engine's first partition splits them
+    between engines as they map [D1]: 4..11 is 4 partitions on each of engines 0 and 1, half the
+    busiest engine's work of 0..7. The busiest engine takes its partitions' descriptors (one 8 KiB
+    row each here) at max(descriptor floor, bytes / 17 B/ns) [DB]; loads, stores and on-chip copies
+    (the destination's partitions) alike."""
+    width = 2048
+    engines = _doc_dma_engine_partitions(p0, partitions)
+    busiest = max(engines.values())
+    want_transfer = busiest * max(CFG1.dma_descriptor_ns, width * 4 / DOC_DMA_BYTES_PER_NS["trn1"])
+    mask = sum(1 << e for e in engines)
+
+    def load(b):
+        x = b.input("x", [partitions, width], DType.float32)
+        return b.tile(b.sbuf("t", 128, width, DType.float32), partitions=partitions, start_partition=p0), b.full(x)
+
+    def store(b):
+        y = b.output("y", [partitions, width], DType.float32)
+        return b.full(y), b.tile(b.sbuf("t", 128, width, DType.float32), partitions=partitions, start_partition=p0)
+
+    def on_chip(b):  # from partitions 0.. to p0..: the destination's engines are the busiest's
+        src = b.tile(b.sbuf("s", 128, width, DType.float32), partitions=partitions)
+        return b.tile(b.sbuf("t", 128, width, DType.float32), partitions=partitions, start_partition=p0), src
+
+    for build, want_mask in ((load, mask), (store, mask),
+                             (on_chip, mask | sum(1 << e for e in _doc_dma_engine_partitions(0, partitions)))):
+        got, took = _dma_ns("trn1", build)
+        assert got["dma_engine_mask"] == want_mask, build.__name__
+        assert got["dma_descriptors"] == busiest, build.__name__
+        assert got["dma_transfer_ns"] == pytest.approx(want_transfer), build.__name__
+        assert took == pytest.approx(max(want_transfer, got["dma_hbm_ns"])), build.__name__
+    # An indirect gather into those partitions (its index beside them): the rows it moves are the
+    # destination's.
+    b = ModuleBuilder()
+    table, idx = b.input("table", [200, width], DType.float32), b.sbuf("i", 128, 1, DType.int32)
+    dst = b.tile(b.sbuf("t", 128, width, DType.float32), partitions=partitions, start_partition=p0)
+    got = sim.latency(b.add("DMA", [b.full(table), b.tile(idx, partitions=partitions, start_partition=p0)], [dst]))
+    assert (got["dma_engine_mask"], got["dma_descriptors"]) == (mask, busiest)
+    assert got["dma_transfer_ns"] == pytest.approx(want_transfer)
+
+
+def _stride32(b, n, dtype=DType.float32):
+    """n elements of a partition 32 bytes apart: an innermost stride past the 16-byte full-rate limit."""
+    step = 32 // bir.dtype_size(dtype)
+    return b.tile(b.sbuf(f"w{len(b.function.allocations)}", 128, n * step, dtype), free=[(step, n)])
+
+
+# Each formula of ../shared/reference/nki-isa-and-hw.md §3-§4 as (start-up, floor, per-element part)
+# of `start-up + max(floor, per-element part)` in engine cycles, the instruction on n elements per
+# partition; `strided` is its form with an operand 32 bytes apart.
+_STRIDE_CASES = {
+    "activation": (lambda n: (0, DOC_MIN_II, n), "Activation", lambda b, n, s: ([s(b, n)], [_sb(b, n)]), {}),
+    "DVE copy, strided output": (lambda n: (0, DOC_MIN_II, n), "TensorCopy",
+                                 lambda b, n, s: ([_sb(b, n)], [s(b, n)]), {}),
+    "ACT tensor_scalar": (lambda n: (0, DOC_MIN_II, n), "TensorScalar", lambda b, n, s: ([s(b, n)], [_sb(b, n)]),
+                          dict(op0=AluOp.mult, const0=2.0, engine=Engine.Activation)),
+    "fp32 tensor_tensor": (lambda n: (0, DOC_MIN_II, 2 * n), "TensorTensor",
+                           lambda b, n, s: ([s(b, n), _sb(b, n)], [_sb(b, n)]), dict(op=AluOp.add)),
+    "tensor_tensor, one input in PSUM": (lambda n: (0, DOC_MIN_II, n), "TensorTensor",
+                                         lambda b, n, s: ([_ps(b, n), s(b, n)], [_sb(b, n)]), dict(op=AluOp.add)),
+    "reciprocal": (lambda n: (0, DOC_MIN_II, 8 * n), "Reciprocal", lambda b, n, s: ([s(b, n)], [_sb(b, n)]), {}),
+    "tensor_reduce (no floor)": (lambda n: (0, 0, n), "TensorReduce", lambda b, n, s: ([s(b, n)], [_sb(b, 1)]), {}),
+    "max8 (no floor)": (lambda n: (0, 0, n), "Max", lambda b, n, s: ([s(b, n)], [_sb(b, 8)]), {}),
+    "memset": (lambda n: (0, DOC_MIN_II, n), "Memset", lambda b, n, s: ([], [s(b, n)]), dict(constant=1.0)),
+    "tensor_scalar_reduce": (lambda n: (DOC_MIN_II, DOC_MIN_II, n), "TensorScalarReduce",
+                             lambda b, n, s: ([s(b, n)], [_sb(b, n)]),
+                             dict(op0=AluOp.mult, const0=2.0, reduce_op=AluOp.add)),
+    "tensor_copy_dynamic (MIN_II_DYNAMIC)": (lambda n: (0, 600, n), "TensorCopyDynamicSrc",
+                                             lambda b, n, s: ([s(b, n), _sb(b, 1)], [_sb(b, n)]), {}),
+    "Pool copy": (lambda n: (DOC_GPSIMD_START, 0, n), "TensorCopy", lambda b, n, s: ([s(b, n)], [_sb(b, n)]),
+                  dict(engine=Engine.Pool)),
+    "Pool memset": (lambda n: (DOC_GPSIMD_START, 0, n), "Memset", lambda b, n, s: ([], [s(b, n)]),
+                    dict(constant=1.0, engine=Engine.Pool)),
+    "iota": (lambda n: (DOC_GPSIMD_START, 0, n), "Iota",
+             lambda b, n, s: ([], [s(b, n, DType.int32)]), None),
+}
+
+
+@pytest.mark.parametrize("case", list(_STRIDE_CASES))
+@pytest.mark.parametrize("n", [4, 8, 31, 32, 33, 40, 64, 65, 299, 300, 301, 600])
+def test_a_strided_operand_halves_the_data_rate_not_the_floor_or_the_start_up(case, n):
+    """An innermost stride past 16 bytes halves the SBUF/PSUM interface's bandwidth, "roughly 50%
+    performance hit" [A1]: the formula's per-element part takes twice as long, before the MIN_II (or
+    MIN_II_DYNAMIC) floor, and a GpSimd start-up is not data; values on both sides of each floor."""
+    formula, opcode, operands, fields = _STRIDE_CASES[case]
+    start_up, floor, data = formula(n)
+    if fields is None:  # iota: its pattern is its output's
+        fields = dict(pattern=[bir.APPair(1, n)])
+    for strided, factor in ((_sb, 1), (_stride32, 2)):
+        b = ModuleBuilder()
+        ins, outs = operands(b, n, strided)
+        got = sim.latency(b.add(opcode, ins, outs, **fields))
+        assert got["cycles"] == start_up + max(floor, factor * data), (strided.__name__, got["cycles"])
+
+
+@pytest.mark.parametrize("opcode", ["TensorCopy", "TensorScalar"])
+@pytest.mark.parametrize("n", [64, 100, 128, 129, 130, 1024])
+def test_trn2_dve_perf_mode_prices_a_strided_operand_once(opcode, n):
+    """v3 DVE perf mode [ref §3, A2]: in and out in SBUF, BF16, not contiguous: 2x, the mode's own rate for
+    strided operands, which a 32-byte stride does not halve again [A1]; one side in PSUM: 2x, and the
+    strided SBUF side halves that rate. Each on `max(MIN_II, N)` [ref §4]."""
+    bf = DType.bfloat16
+    fields = {"op0": AluOp.mult, "const0": 2.0} if opcode == "TensorScalar" else {}
+    f = lambda x: max(DOC_MIN_II, x)  # noqa: E731
+    _costs("trn2", Engine.DVE, f(n / 2), opcode, lambda b: [_stride32(b, n, bf)], lambda b: [_sb(b, n, bf)], **fields)
+    _costs("trn2", Engine.DVE, f(n / 2), opcode, lambda b: [_sb(b, n, bf)], lambda b: [_stride32(b, n, bf)], **fields)
+    _costs("trn2", Engine.DVE, f(2 * (n / 2)), opcode, lambda b: [_ps(b, n, bf)], lambda b: [_stride32(b, n, bf)],
+           **fields)
+
+
+def _trace_args(result, tmp_path, name):
+    """The trace's args of instruction ``name``'s slice (not a DMA trigger's)."""
+    path = tmp_path / "trace.json"
+    result.write_trace(str(path))
+    (args,) = [e["args"] for e in json.loads(path.read_text())["traceEvents"]
+               if e.get("ph") == "X" and e["args"].get("instruction") == name and not e["name"].startswith("trigger")]
+    return args
+
+
+def test_a_wait_for_a_v2_sram_port_is_named_on_the_waiting_slice(tmp_path):
+    """NeuronCore-v2: "VectorE and GpSimdE cannot access SBUF in parallel", "VectorE and ScalarE cannot
+    access PSUM in parallel" (architecture guide [A1]): an independent Pool memset waits for the DVE
+    memset's SBUF port, an ACT read of PSUM for the DVE one's PSUM port; no dependency arrow shows it, so
+    the waiting slice names the port (docs/trace.md)."""
+    b = ModuleBuilder("trn1")
+    s = [b.sbuf(f"s{i}", 128, 512, DType.float32) for i in range(4)]
+    p = [b.psum(f"p{i}", 128, 512) for i in range(2)]
+    b.add("Memset", [], [b.tile(s[0])], name="dve_sbuf", constant=1.0)
+    b.add("Memset", [], [b.tile(s[1])], name="pool_sbuf", constant=1.0, engine=Engine.Pool)
+    b.add("TensorCopy", [b.tile(p[0])], [b.tile(s[2])], name="dve_psum", engine=Engine.DVE)
+    b.add("Activation", [b.tile(p[1])], [b.tile(s[3])], name="act_psum", func=bir.ActivationFunc.Copy)
+    r = sim.simulate(b.module, arch="trn1", mode="timing")
+    assert _rec(r, "pool_sbuf")["start_ns"] > 0 and _rec(r, "act_psum")["start_ns"] > 0
+    assert _trace_args(r, tmp_path, "pool_sbuf")["waited_for"] == "the SBUF port DVE and Pool share"
+    assert _trace_args(r, tmp_path, "act_psum")["waited_for"] == "the PSUM port DVE and ACT share"
+    assert "waited_for" not in _trace_args(r, tmp_path, "dve_sbuf")
+    assert not [e for e in json.loads((tmp_path / "trace.json").read_text())["traceEvents"] if e.get("ph") == "f"]
+
+
+@pytest.mark.parametrize("dve_bytes, act_bytes, same_bank", [
+    ((0, 1024), (1024, 2048), True),      # the two halves of bank 0
+    ((0, 2048), (2048, 4096), False),     # banks 0 and 1
+    ((1024, 2048), (2048, 3072), False),  # either side of the 2 KiB boundary
+    ((1024, 2052), (2048, 3072), True),   # one element into bank 1
+    ((0, 1024), (14336, 16384), False),   # banks 0 and 7
+    ((12288, 16384), (14336, 15360), True),
+])
+def test_trn2_dve_and_act_share_each_psum_bank(tmp_path, dve_bytes, act_bytes, same_bank):
+    """NeuronCore-v3: "DVE and ACT get full PSUM bandwidth in parallel unless they hit the same bank"
+    [A2], a bank being 2 KiB of a partition [A1]: reads of one bank by DVE and ACT take turns, of two banks
+    run at once. On v2 they never run at once (the one PSUM port)."""
+    def run(arch):
+        b = ModuleBuilder(arch)
+        bank_words = b.psum("p", 128, 4096, addr=0)
+        tile = lambda lo, hi: b.tile(bank_words, col=lo // 4, elems=(hi - lo) // 4)  # noqa: E731
+        b.add("TensorCopy", [tile(*dve_bytes)], [_sb(b, (dve_bytes[1] - dve_bytes[0]) // 4)], name="dve",
+              engine=Engine.DVE)
+        b.add("Activation", [tile(*act_bytes)], [_sb(b, (act_bytes[1] - act_bytes[0]) // 4)], name="act",
+              func=bir.ActivationFunc.Copy)
+        r = sim.simulate(b.module, arch=arch, mode="timing")
+        return r, _rec(r, "dve"), _rec(r, "act"), sim.latency(b.block[0], arch)["busy_ns"]
+
+    r, dve, act, dve_busy = run("trn2")
+    assert dve["start_ns"] == 0
+    if same_bank:
+        assert act["start_ns"] == pytest.approx(dve_busy)
+        assert _trace_args(r, tmp_path, "act")["waited_for"] == "a PSUM bank DVE and ACT share"
+    else:
+        assert act["start_ns"] == 0 and "waited_for" not in _trace_args(r, tmp_path, "act")
+    _, dve, act, dve_busy = run("trn1")
+    assert act["start_ns"] == pytest.approx(dve["start_ns"] + dve_busy)
+
+
+def test_records_carry_each_instructions_busy_time():
+    """``SimResult.instructions["busy_ns"]``: how long it kept its engine busy, the cost formula's cycles over
+    its clock (not the wait for its results; a DMA: its transfer on its queue). The per-engine busy sums add
+    the same (with the DMA triggers on the issuing engine)."""
+    b = ModuleBuilder()
+    x, y = b.input("x", [128, 512], DType.float32), b.output("y", [128, 512], DType.float32)
+    t, u = b.sbuf("t", 128, 512, DType.float32), b.sbuf("u", 128, 512, DType.float32)
+    b.dma(b.tile(t), b.full(x))
+    for i in range(3):
+        b.add("Activation", [b.tile(t)], [b.tile(u)], name=f"act{i}", func=bir.ActivationFunc.Exp)
+    b.dma(b.full(y), b.tile(u))
+    r = sim.simulate(b.module, mode="timing")
+    rec = r.instructions
+    act = rec[rec["engine"] == "ACT"]
+    assert list(act["busy_ns"]) == pytest.approx([max(DOC_MIN_II, 512) / DOC_GHZ["trn1"]["ACT"]] * 3)
+    assert act["busy_ns"].sum() == pytest.approx(r.engines["ACT"].busy_ns)
+    dma = rec[rec["engine"] == "DMA"]
+    assert list(dma["busy_ns"]) == pytest.approx(list(dma["end_ns"] - dma["start_ns"]))
+    assert dma["busy_ns"].sum() == pytest.approx(r.engines["DMA0"].busy_ns)
