@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <unordered_map>
 
+#include "CrossCoreOrder.h"
 #include "Semantics.h"
 #include "bir/Error.h"
 #include "bir/Json.h"
@@ -450,6 +451,7 @@ Program::Program(const bir::Module& m, const bir::Hwm& hwm, Mode mode_, std::opt
   // when no operand, of any instruction, breaks the verifier's rules).
   try {
     decodeModule(m, hwm, neuronCoreId);
+    CrossCoreOrder(cores, tensors).run();
   } catch (...) {
     try {
       bir::verifyModule(m);

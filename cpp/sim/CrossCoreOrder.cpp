@@ -1,0 +1,184 @@
+#include "CrossCoreOrder.h"
+
+#include <algorithm>
+#include <bit>
+#include <optional>
+#include <queue>
+#include <string_view>
+#include <unordered_map>
+
+#include "bir/Error.h"
+
+namespace sim {
+
+namespace {
+
+// One DRAM footprint of a core: bytes [lo, hi) of tensor `tensor` (hazard footprints are exact
+// ranges, or a strided pattern's bounding range), read or written by instruction `inst`.
+struct DramAccess {
+  uint32_t tensor = 0;
+  uint32_t inst = 0;  // index in the core's instructions: its program order
+  bool write = false;
+  int64_t lo = 0, hi = 0;
+};
+
+// The latest write, in program order, of one core to each byte of one tensor: disjoint segments by
+// address, each with the latest write covering it, and a sparse table of the latest over any run
+// of segments, so that a query costs two binary searches.
+class LatestWrites {
+ public:
+  LatestWrites(const DramAccess* first, const DramAccess* last) {
+    std::vector<const DramAccess*> writes;
+    std::vector<int64_t> bounds;
+    for (const DramAccess* a = first; a != last; ++a)
+      if (a->write) {
+        writes.push_back(a);
+        bounds.push_back(a->lo);
+        bounds.push_back(a->hi);
+      }
+    std::sort(writes.begin(), writes.end(), [](const DramAccess* x, const DramAccess* y) { return x->lo < y->lo; });
+    std::sort(bounds.begin(), bounds.end());
+    bounds.erase(std::unique(bounds.begin(), bounds.end()), bounds.end());
+    // A sweep over the bounds: the writes begun and not yet ended, latest on top (an ended one is
+    // dropped when it reaches the top; below the top it changes nothing).
+    const auto earlier = [](const DramAccess* x, const DramAccess* y) { return x->inst < y->inst; };
+    std::priority_queue<const DramAccess*, std::vector<const DramAccess*>, decltype(earlier)> open(earlier);
+    size_t next = 0;
+    for (size_t b = 0; b + 1 < bounds.size(); ++b) {
+      const int64_t at = bounds[b];
+      while (next < writes.size() && writes[next]->lo <= at) open.push(writes[next++]);
+      while (!open.empty() && open.top()->hi <= at) open.pop();
+      if (open.empty()) continue;
+      if (!segments_.empty() && segments_.back().write == open.top() && segments_.back().hi == at)
+        segments_.back().hi = bounds[b + 1];
+      else
+        segments_.push_back({at, bounds[b + 1], open.top()});
+    }
+    const size_t n = segments_.size();
+    if (n == 0) return;
+    latest_.emplace_back(n);
+    for (uint32_t i = 0; i < n; ++i) latest_[0][i] = i;
+    for (size_t k = 1; (size_t{1} << k) <= n; ++k) {
+      const size_t half = size_t{1} << (k - 1);
+      latest_.emplace_back(n - 2 * half + 1);
+      for (size_t i = 0; i + 2 * half <= n; ++i) latest_[k][i] = later(latest_[k - 1][i], latest_[k - 1][i + half]);
+    }
+  }
+
+  // The latest write overlapping bytes [lo, hi), or null.
+  const DramAccess* latest(int64_t lo, int64_t hi) const {
+    const auto begin = std::partition_point(segments_.begin(), segments_.end(), [&](const Segment& s) { return s.hi <= lo; });
+    const auto end = std::partition_point(begin, segments_.end(), [&](const Segment& s) { return s.lo < hi; });
+    if (begin == end) return nullptr;
+    const size_t i = static_cast<size_t>(begin - segments_.begin()), n = static_cast<size_t>(end - begin);
+    const int k = std::bit_width(n) - 1;
+    return segments_[later(latest_[k][i], latest_[k][i + n - (size_t{1} << k)])].write;
+  }
+
+ private:
+  struct Segment {
+    int64_t lo, hi;
+    const DramAccess* write;
+  };
+  uint32_t later(uint32_t a, uint32_t b) const { return segments_[a].write->inst >= segments_[b].write->inst ? a : b; }
+  std::vector<Segment> segments_;
+  std::vector<std::vector<uint32_t>> latest_;  // [k][i]: the segment of the latest write among [i, i + 2^k)
+};
+
+}  // namespace
+
+void CrossCoreOrder::run() const {
+  const size_t nc = cores_.size();
+  if (nc < 2) return;
+  // Each core's DRAM footprints, by tensor, then in program order.
+  std::vector<std::vector<DramAccess>> byCore(nc);
+  for (size_t c = 0; c < nc; ++c) {
+    const CoreProgram& cp = cores_[c];
+    for (uint32_t i = 0; i < cp.insts.size(); ++i) {
+      const DecodedInst& d = cp.insts[i];
+      for (uint32_t k = d.firstAccess; k < d.firstAccess + d.nAccess; ++k) {
+        const Access& a = cp.accesses[k];
+        if (a.mem >= kMemFirstDram && a.lo < a.hi) byCore[c].push_back({a.mem - kMemFirstDram, i, a.write, a.lo, a.hi});
+      }
+    }
+    std::stable_sort(byCore[c].begin(), byCore[c].end(),
+                     [](const DramAccess& x, const DramAccess& y) { return x.tensor < y.tensor; });
+  }
+
+  // Where each kernel starts on a core (its first instruction), found when first asked.
+  std::vector<std::optional<std::unordered_map<std::string_view, uint32_t>>> starts(nc);
+  const auto startOn = [&](size_t core, const std::string& kernel) -> std::optional<uint32_t> {
+    auto& s = starts[core];
+    if (!s) {
+      s.emplace();
+      const auto& insts = cores_[core].insts;
+      const std::string* last = nullptr;
+      for (uint32_t i = 0; i < insts.size(); ++i) {
+        const std::string& k = insts[i].inst->kernel;
+        if (!k.empty() && (!last || *last != k)) s->try_emplace(k, i);
+        last = &k;
+      }
+    }
+    const auto it = s->find(kernel);
+    return it == s->end() ? std::nullopt : std::optional<uint32_t>(it->second);
+  };
+
+  const auto refuse = [&](size_t a, const DramAccess& x, size_t b, const DramAccess& w) {
+    const CoreProgram &ca = cores_[a], &cb = cores_[b];
+    const DecodedInst &da = ca.insts[x.inst], &db = cb.insts[w.inst];
+    const std::string A = std::to_string(ca.core), B = std::to_string(cb.core);
+    std::string why;
+    if (a < b) {
+      why = "the simulator runs core " + A + "'s function first";
+    } else if (const std::string& k = da.inst->kernel; k.empty()) {
+      why = "core " + A + "'s instruction belongs to no kernel, whose launch would wait for core " + B;
+    } else if (const auto start = startOn(b, k); !start) {
+      why = "kernel '" + k + "' does not run on core " + B + ", so its launch on core " + A + " waits for nothing there";
+    } else {
+      const DecodedInst& s = cb.insts[*start];
+      why = "kernel '" + k + "' launches on core " + A + " when it starts on core " + B + " (" +
+            instructionWhere(cb.core, s.block, s.index, *s.inst) + "), before that write";
+    }
+    throw SimulationError("DRAM tensor '" + tensors_[w.tensor].name + "' bytes [" + std::to_string(std::max(x.lo, w.lo)) +
+                          ", " + std::to_string(std::min(x.hi, w.hi)) + "): core " + B + "'s " +
+                          instructionWhere(cb.core, db.block, db.index, *db.inst) + " writes them and core " + A + "'s " +
+                          instructionWhere(ca.core, da.block, da.index, *da.inst) + (x.write ? " writes" : " reads") +
+                          " them; nothing in the module orders them: the cores run in parallel (" + why + ")");
+  };
+
+  std::vector<size_t> pos(nc, 0);  // each core's first footprint of the tensor being checked
+  std::vector<std::pair<const DramAccess*, const DramAccess*>> range(nc);
+  std::vector<std::optional<LatestWrites>> written(nc);
+  for (uint32_t t = 0; t < tensors_.size(); ++t) {
+    int accessing = 0;
+    bool anyWrite = false;
+    for (size_t c = 0; c < nc; ++c) {
+      const auto& v = byCore[c];
+      size_t e = pos[c];
+      bool writes = false;
+      while (e < v.size() && v[e].tensor == t) writes |= v[e++].write;
+      range[c] = {v.data() + pos[c], v.data() + e};
+      accessing += e > pos[c];
+      anyWrite |= writes;
+      written[c].reset();
+      if (writes) written[c].emplace(range[c].first, range[c].second);
+      pos[c] = e;
+    }
+    if (accessing < 2 || !anyWrite) continue;
+    for (size_t a = 0; a < nc; ++a)
+      for (const DramAccess* x = range[a].first; x != range[a].second; ++x)
+        for (size_t b = 0; b < nc; ++b) {
+          if (b == a || !written[b]) continue;
+          const DramAccess* w = written[b]->latest(x->lo, x->hi);
+          if (!w) continue;
+          if (a > b) {
+            const std::string& kernel = cores_[a].insts[x->inst].inst->kernel;
+            const std::optional<uint32_t> start = kernel.empty() ? std::nullopt : startOn(b, kernel);
+            if (start && w->inst < *start) continue;
+          }
+          refuse(a, *x, b, *w);
+        }
+  }
+}
+
+}  // namespace sim
