@@ -57,6 +57,12 @@ struct TwoCores {
   void store(int core, const std::string& kernel, const std::string& name, char to, int64_t r0) {
     dma(core, kernel, name, rows(tensor(core, to), r0), rows(cores[static_cast<size_t>(core)].s, 0));
   }
+  // load, then store: `from` rows [r0, r0 + 128) to `to` rows [r1, r1 + 128) through the tile.
+  void move(int core, const std::string& kernel, const std::string& loadName, char from, int64_t r0,
+            const std::string& storeName, char to, int64_t r1) {
+    load(core, kernel, loadName, from, r0);
+    store(core, kernel, storeName, to, r1);
+  }
   sim::SimResult run(sim::Mode mode) {
     sim::SimOptions o;
     o.mode = mode;
@@ -89,11 +95,9 @@ constexpr const char* kParallel = "nothing in the module orders them: the cores 
 TEST(SimCrossCore, AnEarlierCoreReadingWhatALaterCoreWroteIsRefused) {
   TwoCores k;
   for (int c = 0; c < 2; ++c) {
-    k.load(c, "tp", "in", 'x', 128 * c);
-    k.store(c, "tp", "out", 't', 128 * c);
+    k.move(c, "tp", "in", 'x', 128 * c, "out", 't', 128 * c);
   }
-  k.load(0, "mm", "back", 't', 128);
-  k.store(0, "mm", "result", 'y', 0);
+  k.move(0, "mm", "back", 't', 128, "result", 'y', 0);
   k.expectRefused({"DRAM tensor 't' bytes [32768, 65536): core 1's functions[1].blocks[0].instructions[1] DMA 'out' "
                    "writes them and core 0's functions[0].blocks[0].instructions[2] DMA 'back' reads them; ",
                    kParallel, "(the simulator runs core 0's function first)"});
@@ -104,12 +108,10 @@ TEST(SimCrossCore, AnEarlierCoreReadingWhatALaterCoreWroteIsRefused) {
 TEST(SimCrossCore, AKernelOnLaterCoresReadingWhatAnEarlierCoreWroteBeforeItIsAccepted) {
   TwoCores k;
   for (int64_t r0 : {0, 128}) {
-    k.load(0, "first", "in", 'x', r0);
-    k.store(0, "first", "out", 't', r0);
+    k.move(0, "first", "in", 'x', r0, "out", 't', r0);
   }
   for (int c = 0; c < 2; ++c) {
-    k.load(c, "tp", "back", 't', 128 * c);
-    k.store(c, "tp", "result", 'y', 128 * c);
+    k.move(c, "tp", "back", 't', 128 * c, "result", 'y', 128 * c);
   }
   EXPECT_NO_THROW(k.run(sim::Mode::Timing));
   EXPECT_NO_THROW(k.run(sim::Mode::Full));
@@ -128,8 +130,7 @@ TEST(SimCrossCore, ReadsSharedByCoresAreAccepted) {
 
 TEST(SimCrossCore, OverlappingWritesOfTwoCoresAreRefused) {
   TwoCores k;
-  k.load(0, "tp", "in", 'x', 0);
-  k.store(0, "tp", "out", 'y', 0);
+  k.move(0, "tp", "in", 'x', 0, "out", 'y', 0);
   k.load(1, "tp", "in", 'x', 64);
   k.store(1, "tp", "out", 'y', 64);  // rows 64..191: half of it core 0's rows
   k.expectRefused({"DRAM tensor 'y' bytes [16384, 32768): core 1's functions[1].blocks[0].instructions[1] DMA 'out' "
@@ -141,10 +142,8 @@ TEST(SimCrossCore, OverlappingWritesOfTwoCoresAreRefused) {
 // launch orders only what comes before that start.
 TEST(SimCrossCore, AWriteAfterTheLaunchPointIsRefused) {
   TwoCores k;
-  k.load(0, "tp", "in", 'x', 0);
-  k.store(0, "tp", "late", 't', 0);
-  k.load(1, "tp", "back", 't', 0);
-  k.store(1, "tp", "result", 'y', 128);
+  k.move(0, "tp", "in", 'x', 0, "late", 't', 0);
+  k.move(1, "tp", "back", 't', 0, "result", 'y', 128);
   k.expectRefused({"DRAM tensor 't' bytes [0, 32768): core 0's functions[0].blocks[0].instructions[1] DMA 'late' "
                    "writes them and core 1's functions[1].blocks[0].instructions[0] DMA 'back' reads them; ",
                    kParallel, "(kernel 'tp' launches on core 1 when it starts on core 0 "
@@ -156,12 +155,10 @@ TEST(SimCrossCore, AWriteAfterTheLaunchPointIsRefused) {
 TEST(SimCrossCore, OnlyTheWritesOfTheBytesAccessedCount) {
   for (int64_t r0 : {0, 64}) {
     TwoCores k;
-    k.load(0, "first", "in", 'x', 0);
-    k.store(0, "first", "early", 't', 0);
+    k.move(0, "first", "in", 'x', 0, "early", 't', 0);
     k.store(0, "tp", "late", 't', 128);
     k.store(0, "tp", "again", 't', 128);
-    k.load(1, "tp", "back", 't', r0);
-    k.store(1, "tp", "result", 'y', 0);
+    k.move(1, "tp", "back", 't', r0, "result", 'y', 0);
     if (r0 == 0)
       EXPECT_NO_THROW(k.run(sim::Mode::Timing));
     else
@@ -174,10 +171,8 @@ TEST(SimCrossCore, OnlyTheWritesOfTheBytesAccessedCount) {
 TEST(SimCrossCore, AnAccessOfNoKernelSharedByTheWriterIsRefused) {
   for (const char* kernel : {"", "other"}) {
     TwoCores k;
-    k.load(0, "first", "in", 'x', 0);
-    k.store(0, "first", "out", 't', 0);
-    k.load(1, kernel, "back", 't', 0);
-    k.store(1, kernel, "result", 'y', 0);
+    k.move(0, "first", "in", 'x', 0, "out", 't', 0);
+    k.move(1, kernel, "back", 't', 0, "result", 'y', 0);
     k.expectRefused({"core 0's functions[0].blocks[0].instructions[1] DMA 'out' writes them and core 1's "
                      "functions[1].blocks[0].instructions[0] DMA 'back' reads them; ",
                      *kernel ? "(kernel 'other' does not run on core 0, so its launch on core 1 waits for nothing there)"
@@ -188,10 +183,8 @@ TEST(SimCrossCore, AnAccessOfNoKernelSharedByTheWriterIsRefused) {
 // One core run alone (neuron_core_id) has no other core to race with.
 TEST(SimCrossCore, OneCoreOfARacingModuleRunsAlone) {
   TwoCores k;
-  k.load(1, "tp", "in", 'x', 0);
-  k.store(1, "tp", "out", 't', 0);
-  k.load(0, "mm", "back", 't', 0);
-  k.store(0, "mm", "result", 'y', 0);
+  k.move(1, "tp", "in", 'x', 0, "out", 't', 0);
+  k.move(0, "mm", "back", 't', 0, "result", 'y', 0);
   k.expectRefused({kParallel});
   sim::SimOptions o;
   o.mode = sim::Mode::Timing;
