@@ -29,15 +29,18 @@ class LatestWrites {
  public:
   LatestWrites(const DramAccess* first, const DramAccess* last) {
     std::vector<const DramAccess*> writes;
-    std::vector<int64_t> bounds;
     for (const DramAccess* a = first; a != last; ++a)
-      if (a->write) {
-        writes.push_back(a);
-        bounds.push_back(a->lo);
-        bounds.push_back(a->hi);
-      }
-    std::sort(writes.begin(), writes.end(), [](const DramAccess* x, const DramAccess* y) { return x->lo < y->lo; });
-    std::sort(bounds.begin(), bounds.end());
+      if (a->write) writes.push_back(a);
+    // (Tiles are mostly written in address order: the sorts are then only checks.)
+    const auto byLo = [](const DramAccess* x, const DramAccess* y) { return x->lo < y->lo; };
+    if (!std::is_sorted(writes.begin(), writes.end(), byLo)) std::sort(writes.begin(), writes.end(), byLo);
+    std::vector<int64_t> los(writes.size()), his(writes.size()), bounds(2 * writes.size());
+    for (size_t i = 0; i < writes.size(); ++i) {
+      los[i] = writes[i]->lo;
+      his[i] = writes[i]->hi;
+    }
+    if (!std::is_sorted(his.begin(), his.end())) std::sort(his.begin(), his.end());
+    std::merge(los.begin(), los.end(), his.begin(), his.end(), bounds.begin());
     bounds.erase(std::unique(bounds.begin(), bounds.end()), bounds.end());
     // A sweep over the bounds: the writes begun and not yet ended, latest on top (an ended one is
     // dropped when it reaches the top; below the top it changes nothing).
@@ -90,19 +93,47 @@ class LatestWrites {
 void CrossCoreOrder::run() const {
   const size_t nc = cores_.size();
   if (nc < 2) return;
-  // Each core's DRAM footprints, by tensor, then in program order.
+  // Each core's DRAM footprints, by tensor, then in program order (a counting sort: those of
+  // tensor t are first[c][t] .. first[c][t + 1]). A footprint whose lanes leave gaps between
+  // them is one per lane.
+  const size_t nt = tensors_.size();
   std::vector<std::vector<DramAccess>> byCore(nc);
+  std::vector<std::vector<uint32_t>> first(nc, std::vector<uint32_t>(nt + 1, 0));
   for (size_t c = 0; c < nc; ++c) {
     const CoreProgram& cp = cores_[c];
-    for (uint32_t i = 0; i < cp.insts.size(); ++i) {
-      const DecodedInst& d = cp.insts[i];
-      for (uint32_t k = d.firstAccess; k < d.firstAccess + d.nAccess; ++k) {
-        const Access& a = cp.accesses[k];
-        if (a.mem >= kMemFirstDram && a.lo < a.hi) byCore[c].push_back({a.mem - kMemFirstDram, i, a.write, a.lo, a.hi});
+    // Calls f(footprint) for each footprint of the core, in program order.
+    const auto each = [&](auto&& f) {
+      auto lanes = lanes_[c].begin();
+      for (uint32_t i = 0; i < cp.insts.size(); ++i) {
+        const DecodedInst& d = cp.insts[i];
+        for (uint32_t k = d.firstAccess; k < d.firstAccess + d.nAccess; ++k) {
+          const Access& a = cp.accesses[k];
+          if (a.mem < kMemFirstDram || a.lo >= a.hi) continue;
+          DramAccess x{a.mem - kMemFirstDram, i, a.write, a.lo, a.hi};
+          while (lanes != lanes_[c].end() && lanes->access < k) ++lanes;
+          if (lanes != lanes_[c].end() && lanes->access == k) {
+            // Lane j spans [first + j * stride, + span): the bounding range less the outer extent.
+            const int64_t n = lanes->lanes, stride = lanes->laneStride, outer = (n - 1) * stride;
+            const int64_t span = a.hi - a.lo - (outer < 0 ? -outer : outer), start = a.lo - std::min<int64_t>(outer, 0);
+            if (span > 0 && (stride < 0 ? -stride : stride) > span) {
+              for (int64_t j = 0; j < n; ++j) {
+                x.lo = start + j * stride;
+                x.hi = x.lo + span;
+                f(x);
+              }
+              continue;
+            }
+          }
+          f(x);
+        }
       }
-    }
-    std::stable_sort(byCore[c].begin(), byCore[c].end(),
-                     [](const DramAccess& x, const DramAccess& y) { return x.tensor < y.tensor; });
+    };
+    std::vector<uint32_t>& at = first[c];
+    each([&](const DramAccess& x) { ++at[x.tensor + 1]; });
+    for (size_t t = 0; t < nt; ++t) at[t + 1] += at[t];
+    byCore[c].resize(at[nt]);
+    std::vector<uint32_t> next(at.begin(), at.end() - 1);
+    each([&](const DramAccess& x) { byCore[c][next[x.tensor]++] = x; });
   }
 
   // Where each kernel starts on a core (its first instruction), found when first asked.
@@ -146,38 +177,39 @@ void CrossCoreOrder::run() const {
                           " them; nothing in the module orders them: the cores run in parallel (" + why + ")");
   };
 
-  std::vector<size_t> pos(nc, 0);  // each core's first footprint of the tensor being checked
   std::vector<std::pair<const DramAccess*, const DramAccess*>> range(nc);
+  std::vector<bool> writes(nc);
   std::vector<std::optional<LatestWrites>> written(nc);
-  for (uint32_t t = 0; t < tensors_.size(); ++t) {
+  for (uint32_t t = 0; t < nt; ++t) {
     int accessing = 0;
     bool anyWrite = false;
     for (size_t c = 0; c < nc; ++c) {
-      const auto& v = byCore[c];
-      size_t e = pos[c];
-      bool writes = false;
-      while (e < v.size() && v[e].tensor == t) writes |= v[e++].write;
-      range[c] = {v.data() + pos[c], v.data() + e};
-      accessing += e > pos[c];
-      anyWrite |= writes;
-      written[c].reset();
-      if (writes) written[c].emplace(range[c].first, range[c].second);
-      pos[c] = e;
+      range[c] = {byCore[c].data() + first[c][t], byCore[c].data() + first[c][t + 1]};
+      accessing += range[c].first != range[c].second;
+      writes[c] = std::any_of(range[c].first, range[c].second, [](const DramAccess& a) { return a.write; });
+      anyWrite = anyWrite || writes[c];
     }
     if (accessing < 2 || !anyWrite) continue;
-    for (size_t a = 0; a < nc; ++a)
-      for (const DramAccess* x = range[a].first; x != range[a].second; ++x)
+    for (size_t c = 0; c < nc; ++c) {
+      written[c].reset();
+      if (writes[c]) written[c].emplace(range[c].first, range[c].second);
+    }
+    for (size_t a = 0; a < nc; ++a) {
+      // The start on each core of the kernel of the access, for the accesses of one kernel in a row.
+      const std::string* kernel = nullptr;
+      std::vector<std::optional<uint32_t>> start(nc);
+      for (const DramAccess* x = range[a].first; x != range[a].second; ++x) {
+        if (const std::string& k = cores_[a].insts[x->inst].inst->kernel; !kernel || *kernel != k) {
+          kernel = &k;
+          for (size_t b = 0; b < a; ++b) start[b] = k.empty() || !written[b] ? std::nullopt : startOn(b, k);
+        }
         for (size_t b = 0; b < nc; ++b) {
           if (b == a || !written[b]) continue;
           const DramAccess* w = written[b]->latest(x->lo, x->hi);
-          if (!w) continue;
-          if (a > b) {
-            const std::string& kernel = cores_[a].insts[x->inst].inst->kernel;
-            const std::optional<uint32_t> start = kernel.empty() ? std::nullopt : startOn(b, kernel);
-            if (start && w->inst < *start) continue;
-          }
-          refuse(a, *x, b, *w);
+          if (w && !(a > b && start[b] && w->inst < *start[b])) refuse(a, *x, b, *w);
         }
+      }
+    }
   }
 }
 

@@ -129,6 +129,8 @@ struct Decoder {
   // rather than through each vector's size (a division by its element's size, three per
   // instruction).
   size_t room = 0;
+  // Multi-core modules: each core's DRAM footprints of several lanes, for CrossCoreOrder.
+  std::vector<std::vector<DramLanes>> dramLanes;
 
   // Grows facts, shapes and scratch to hold n operands (no allocation once warm).
   void makeRoom(size_t n) {
@@ -368,6 +370,9 @@ struct Decoder {
         a.quadrants = 1;
         a.lo = whole ? 0 : op.lo;
         a.hi = whole ? tensors[static_cast<size_t>(op.tensor)].bytes : op.hi;
+        if (!dramLanes.empty() && !whole && op.lanes > 1)
+          dramLanes[static_cast<size_t>(core)].push_back(
+              {static_cast<uint32_t>(cp.accesses.size()), op.lanes, op.laneStride});
       }
       cp.accesses.push_back(a);
       ++nAccess;
@@ -451,7 +456,6 @@ Program::Program(const bir::Module& m, const bir::Hwm& hwm, Mode mode_, std::opt
   // when no operand, of any instruction, breaks the verifier's rules).
   try {
     decodeModule(m, hwm, neuronCoreId);
-    CrossCoreOrder(cores, tensors).run();
   } catch (...) {
     try {
       bir::verifyModule(m);
@@ -473,7 +477,8 @@ void Program::decodeModule(const bir::Module& m, const bir::Hwm& hwm, std::optio
   const int64_t first = neuronCoreId ? *neuronCoreId : 0;
   const int64_t last = neuronCoreId ? *neuronCoreId + 1 : nf;
 
-  Decoder dec{m, hwm, hwm.config(), mode, tensors, {}, {}, {}, {}, {}, 0};
+  Decoder dec{m, hwm, hwm.config(), mode, tensors, {}, {}, {}, {}, {}, 0, {}};
+  if (last - first > 1) dec.dramLanes.resize(static_cast<size_t>(nf));
   // The functions to run register their DRAM tensors as their allocations are verified: one walk
   // over the allocations (a traced module has one per tile, and they do not stay in cache between
   // two walks). All are registered before any instruction is decoded: a function's operands may
@@ -516,6 +521,7 @@ void Program::decodeModule(const bir::Module& m, const bir::Hwm& hwm, std::optio
     }
     if (run) cores.push_back(std::move(cp));
   }
+  if (cores.size() > 1) CrossCoreOrder(cores, tensors, dec.dramLanes).run();
 }
 
 size_t Program::instructionCount() const {

@@ -192,4 +192,29 @@ TEST(SimCrossCore, OneCoreOfARacingModuleRunsAlone) {
   EXPECT_NO_THROW(sim::Simulator(*k.m, o).run());
 }
 
+// Columns [c0, c0 + n) of rows [0, 128) of a tensor of 64 columns (SBUF: its first n columns).
+AccessPattern columns(MemoryLocation* l, int64_t c0, int64_t n) {
+  return Instruction::createAP(l, c0, {{64, 128}, {1, n}}, {}, -1);
+}
+
+// The cores of a kernel splitting a tensor's columns: each lane (row) of a footprint is compared,
+// not the bounding ranges, which overlap.
+TEST(SimCrossCore, LanesOfTwoCoresAreComparedOneByOne) {
+  for (int64_t second : {32, 16}) {
+    TwoCores k;
+    for (int c = 0; c < 2; ++c) {
+      k.load(c, "tp", "in", 'x', 0);
+      k.dma(c, "tp", "out", columns(k.cores[static_cast<size_t>(c)].y, c == 0 ? 0 : second, 32),
+            columns(k.cores[static_cast<size_t>(c)].s, 0, 32));
+    }
+    if (second == 32) {
+      EXPECT_NO_THROW(k.run(sim::Mode::Timing));
+      EXPECT_NO_THROW(k.run(sim::Mode::Full));
+    } else {
+      k.expectRefused({"DRAM tensor 'y' bytes [64, 128): core 1's functions[1].blocks[0].instructions[1] DMA 'out' "
+                       "writes them and core 0's functions[0].blocks[0].instructions[1] DMA 'out' writes them; "});
+    }
+  }
+}
+
 }  // namespace
