@@ -70,3 +70,14 @@ def test_the_dve_transpose_moves_int32_values_beyond_fp32_exactly(rng, run):
     x[0, :5] = [2**24 + 1, 2**31 - 1, -2**31, 33554435, -123456789]
     (out,), _ = run(tiled_dve_transpose_10[nl.nc(2)], x)
     np.testing.assert_array_equal(out, x.T)
+
+
+@pytest.mark.parametrize("kernel", KERNELS, ids=lambda k: k.__name__)
+def test_with_fewer_output_rows_than_cores_the_cores_split_the_columns(rng, kernel):
+    """One output row on two cores: each writes its half of the columns, no element twice (two
+    cores writing the same bytes are refused: nothing orders them)."""
+    x = rng.standard_normal((129, 1)).astype(np.float32)
+    (out,), traced = refs.run_on_simulator(kernel[nl.nc(2)], x)
+    np.testing.assert_array_equal(out, x.T)
+    with pytest.raises(KernelError, match=kernel.__name__ + ": a 1 x 1 transpose leaves NeuronCore 0 of 2 nothing to write"):
+        refs.run_on_simulator(kernel[nl.nc(2)], x[:1])
