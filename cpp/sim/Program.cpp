@@ -131,6 +131,10 @@ struct Decoder {
   size_t room = 0;
   // Multi-core modules: each core's DRAM footprints of several lanes, for CrossCoreOrder.
   std::vector<std::vector<DramLanes>> dramLanes;
+  // Out of line: the footprint lambda of decode() stays inlined (single-core modules never call it).
+  __attribute__((noinline)) void noteLanes(int core, uint32_t access, const Operand& op) {
+    dramLanes[static_cast<size_t>(core)].push_back({access, op.lanes, op.laneStride});
+  }
 
   // Grows facts, shapes and scratch to hold n operands (no allocation once warm).
   void makeRoom(size_t n) {
@@ -353,7 +357,8 @@ struct Decoder {
     uint8_t nAccess = 0;  // counted here, not through the list's size (a division by 24)
     const bool sharesSbuf = cfg.dve_pool_share_sbuf && (d.track == kTrackDVE || d.track == kTrackPool);
     const bool sharesPsum = cfg.dve_act_share_psum && (d.track == kTrackDVE || d.track == kTrackACT);
-    auto addAccess = [&](const Operand& op, const bir::AccessPattern& ap, bool write, bool whole) {
+    // (Inlined, as before the multi-core lanes were noted: called a few times per instruction.)
+    auto addAccess = [&](const Operand& op, const bir::AccessPattern& ap, bool write, bool whole) __attribute__((always_inline)) {
       if (op.isImm()) return;
       Access a;
       a.write = write;
@@ -370,9 +375,8 @@ struct Decoder {
         a.quadrants = 1;
         a.lo = whole ? 0 : op.lo;
         a.hi = whole ? tensors[static_cast<size_t>(op.tensor)].bytes : op.hi;
-        if (!dramLanes.empty() && !whole && op.lanes > 1)
-          dramLanes[static_cast<size_t>(core)].push_back(
-              {static_cast<uint32_t>(cp.accesses.size()), op.lanes, op.laneStride});
+        if (!dramLanes.empty() && !whole && op.lanes > 1) [[unlikely]]
+          noteLanes(core, static_cast<uint32_t>(cp.accesses.size()), op);
       }
       cp.accesses.push_back(a);
       ++nAccess;
