@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "bir/Error.h"
+#include "bir/PatternShape.h"
 
 namespace sim {
 
@@ -88,6 +89,30 @@ class LatestWrites {
   std::vector<std::vector<uint32_t>> latest_;  // [k][i]: the segment of the latest write among [i, i + 2^k)
 };
 
+// The lanes of a DRAM footprint: `count` ranges [start + j * stride, + span).
+struct Lanes {
+  int64_t count = 1, stride = 0, start = 0, span = 0;
+};
+
+// The lanes of the operand of I whose footprint `a` is (count 1 when none is: a footprint of the
+// whole tensor, which dynamic copies and indirect DMAs take). Recomputed from the operands, which
+// timing mode does not keep, for multi-core modules only.
+Lanes lanesOf(const bir::Instruction& I, const Access& a, const std::string& tensor) {
+  for (const auto* list : {&I.ins, &I.outs}) {
+    if (a.write && list == &I.ins) continue;
+    for (const bir::AccessPattern& ap : *list) {
+      if (ap.isImmediate() || !ap.loc->isDram() || ap.loc->name != tensor) continue;
+      Operand op;
+      decodeFootprint(ap, bir::patternShape(ap), 0, op);
+      if (op.lo != a.lo || op.hi != a.hi) continue;
+      // The bounding range less the outer pair's extent is one lane's.
+      const int64_t outer = (op.lanes - 1) * op.laneStride;
+      return {op.lanes, op.laneStride, a.lo - std::min<int64_t>(outer, 0), a.hi - a.lo - (outer < 0 ? -outer : outer)};
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 void CrossCoreOrder::run() const {
@@ -99,41 +124,34 @@ void CrossCoreOrder::run() const {
   const size_t nt = tensors_.size();
   std::vector<std::vector<DramAccess>> byCore(nc);
   std::vector<std::vector<uint32_t>> first(nc, std::vector<uint32_t>(nt + 1, 0));
+  std::vector<DramAccess> found;
   for (size_t c = 0; c < nc; ++c) {
     const CoreProgram& cp = cores_[c];
-    // Calls f(footprint) for each footprint of the core, in program order.
-    const auto each = [&](auto&& f) {
-      auto lanes = lanes_[c].begin();
-      for (uint32_t i = 0; i < cp.insts.size(); ++i) {
-        const DecodedInst& d = cp.insts[i];
-        for (uint32_t k = d.firstAccess; k < d.firstAccess + d.nAccess; ++k) {
-          const Access& a = cp.accesses[k];
-          if (a.mem < kMemFirstDram || a.lo >= a.hi) continue;
-          DramAccess x{a.mem - kMemFirstDram, i, a.write, a.lo, a.hi};
-          while (lanes != lanes_[c].end() && lanes->access < k) ++lanes;
-          if (lanes != lanes_[c].end() && lanes->access == k) {
-            // Lane j spans [first + j * stride, + span): the bounding range less the outer extent.
-            const int64_t n = lanes->lanes, stride = lanes->laneStride, outer = (n - 1) * stride;
-            const int64_t span = a.hi - a.lo - (outer < 0 ? -outer : outer), start = a.lo - std::min<int64_t>(outer, 0);
-            if (span > 0 && (stride < 0 ? -stride : stride) > span) {
-              for (int64_t j = 0; j < n; ++j) {
-                x.lo = start + j * stride;
-                x.hi = x.lo + span;
-                f(x);
-              }
-              continue;
-            }
+    found.clear();
+    for (uint32_t i = 0; i < cp.insts.size(); ++i) {
+      const DecodedInst& d = cp.insts[i];
+      for (uint32_t k = d.firstAccess; k < d.firstAccess + d.nAccess; ++k) {
+        const Access& a = cp.accesses[k];
+        if (a.mem < kMemFirstDram || a.lo >= a.hi) continue;
+        DramAccess x{a.mem - kMemFirstDram, i, a.write, a.lo, a.hi};
+        const Lanes l = lanesOf(*d.inst, a, tensors_[x.tensor].name);
+        if (l.span > 0 && (l.stride < 0 ? -l.stride : l.stride) > l.span) {
+          for (int64_t j = 0; j < l.count; ++j) {
+            x.lo = l.start + j * l.stride;
+            x.hi = x.lo + l.span;
+            found.push_back(x);
           }
-          f(x);
+        } else {
+          found.push_back(x);
         }
       }
-    };
+    }
     std::vector<uint32_t>& at = first[c];
-    each([&](const DramAccess& x) { ++at[x.tensor + 1]; });
+    for (const DramAccess& x : found) ++at[x.tensor + 1];
     for (size_t t = 0; t < nt; ++t) at[t + 1] += at[t];
     byCore[c].resize(at[nt]);
     std::vector<uint32_t> next(at.begin(), at.end() - 1);
-    each([&](const DramAccess& x) { byCore[c][next[x.tensor]++] = x; });
+    for (const DramAccess& x : found) byCore[c][next[x.tensor]++] = x;
   }
 
   // Where each kernel starts on a core (its first instruction), found when first asked.

@@ -13,23 +13,12 @@
 
 namespace sim {
 
-// A DRAM footprint (cores[c].accesses[access]) of an operand of several lanes, its outer pair,
-// `laneStride` bytes apart. The decoder records these for multi-core modules, so that each lane's
-// own range is compared: the cores of a kernel often split a tensor's columns, whose bounding
-// ranges overlap.
-struct DramLanes {
-  uint32_t access = 0;
-  int32_t lanes = 0;
-  int64_t laneStride = 0;
-};
-
 class CrossCoreOrder {
  public:
-  // The decoded cores (their DRAM footprints, cp.accesses with mem >= kMemFirstDram), the
-  // module's DRAM tensors and, per core, the footprints of several lanes by increasing access.
-  CrossCoreOrder(const std::vector<CoreProgram>& cores, const std::vector<TensorSpec>& tensors,
-                 const std::vector<std::vector<DramLanes>>& lanes)
-      : cores_(cores), tensors_(tensors), lanes_(lanes) {}
+  // The decoded cores (their DRAM footprints, cp.accesses with mem >= kMemFirstDram) and the
+  // module's DRAM tensors.
+  CrossCoreOrder(const std::vector<CoreProgram>& cores, const std::vector<TensorSpec>& tensors)
+      : cores_(cores), tensors_(tensors) {}
   // Throws SimulationError naming both instructions, the tensor and a byte range for the first
   // conflict (by tensor, then the accessing core and its program order). Sorts the footprints
   // (per lane where lanes leave gaps); nothing per byte. Nothing to do for one core.
@@ -38,7 +27,6 @@ class CrossCoreOrder {
  private:
   const std::vector<CoreProgram>& cores_;
   const std::vector<TensorSpec>& tensors_;
-  const std::vector<std::vector<DramLanes>>& lanes_;
 };
 
 }  // namespace sim

@@ -129,12 +129,6 @@ struct Decoder {
   // rather than through each vector's size (a division by its element's size, three per
   // instruction).
   size_t room = 0;
-  // Multi-core modules: each core's DRAM footprints of several lanes, for CrossCoreOrder.
-  std::vector<std::vector<DramLanes>> dramLanes;
-  // Out of line: the footprint lambda of decode() stays inlined (single-core modules never call it).
-  __attribute__((noinline)) void noteLanes(int core, uint32_t access, const Operand& op) {
-    dramLanes[static_cast<size_t>(core)].push_back({access, op.lanes, op.laneStride});
-  }
 
   // Grows facts, shapes and scratch to hold n operands (no allocation once warm).
   void makeRoom(size_t n) {
@@ -357,8 +351,7 @@ struct Decoder {
     uint8_t nAccess = 0;  // counted here, not through the list's size (a division by 24)
     const bool sharesSbuf = cfg.dve_pool_share_sbuf && (d.track == kTrackDVE || d.track == kTrackPool);
     const bool sharesPsum = cfg.dve_act_share_psum && (d.track == kTrackDVE || d.track == kTrackACT);
-    // (Inlined, as before the multi-core lanes were noted: called a few times per instruction.)
-    auto addAccess = [&](const Operand& op, const bir::AccessPattern& ap, bool write, bool whole) __attribute__((always_inline)) {
+    auto addAccess = [&](const Operand& op, const bir::AccessPattern& ap, bool write, bool whole) {
       if (op.isImm()) return;
       Access a;
       a.write = write;
@@ -375,8 +368,6 @@ struct Decoder {
         a.quadrants = 1;
         a.lo = whole ? 0 : op.lo;
         a.hi = whole ? tensors[static_cast<size_t>(op.tensor)].bytes : op.hi;
-        if (!dramLanes.empty() && !whole && op.lanes > 1) [[unlikely]]
-          noteLanes(core, static_cast<uint32_t>(cp.accesses.size()), op);
       }
       cp.accesses.push_back(a);
       ++nAccess;
@@ -481,8 +472,7 @@ void Program::decodeModule(const bir::Module& m, const bir::Hwm& hwm, std::optio
   const int64_t first = neuronCoreId ? *neuronCoreId : 0;
   const int64_t last = neuronCoreId ? *neuronCoreId + 1 : nf;
 
-  Decoder dec{m, hwm, hwm.config(), mode, tensors, {}, {}, {}, {}, {}, 0, {}};
-  if (last - first > 1) dec.dramLanes.resize(static_cast<size_t>(nf));
+  Decoder dec{m, hwm, hwm.config(), mode, tensors, {}, {}, {}, {}, {}, 0};
   // The functions to run register their DRAM tensors as their allocations are verified: one walk
   // over the allocations (a traced module has one per tile, and they do not stay in cache between
   // two walks). All are registered before any instruction is decoded: a function's operands may
@@ -525,7 +515,7 @@ void Program::decodeModule(const bir::Module& m, const bir::Hwm& hwm, std::optio
     }
     if (run) cores.push_back(std::move(cp));
   }
-  if (cores.size() > 1) CrossCoreOrder(cores, tensors, dec.dramLanes).run();
+  if (cores.size() > 1) CrossCoreOrder(cores, tensors).run();
 }
 
 size_t Program::instructionCount() const {
