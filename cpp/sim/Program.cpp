@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <unordered_map>
 
+#include "CrossCoreOrder.h"
 #include "Semantics.h"
 #include "bir/Error.h"
 #include "bir/Json.h"
@@ -531,6 +532,7 @@ void Program::decodeModule(const bir::Module& m, const bir::Hwm& hwm, std::optio
     }
     if (run) cores.push_back(std::move(cp));
   }
+  if (cores.size() > 1) CrossCoreOrder(cores, tensors).run();
 }
 
 size_t Program::instructionCount() const {

@@ -131,7 +131,8 @@ class Program {
  public:
   // Verifies the module (bir::verifyModule), then checks and decodes the functions to run: every
   // function (neuron_core_id empty) or only functions[*neuron_core_id]. Throws SimulationError
-  // naming the instruction for anything the machine cannot run.
+  // naming the instruction for anything the machine cannot run, and for DRAM accesses of two cores
+  // that nothing orders (CrossCoreOrder.h).
   Program(const bir::Module& m, const bir::Hwm& hwm, Mode mode, std::optional<int64_t> neuronCoreId);
   Program(const Program&) = delete;  // `config` points into this object
   Program& operator=(const Program&) = delete;

@@ -2,6 +2,7 @@
 // 32x32 transpose, iota, affine select (causal masks) and range select. docs/isa-semantics.md §5.
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 
 #include "Alu.h"
 #include "Semantics.h"
@@ -107,15 +108,18 @@ void check(const InstStreamTranspose&, Checker& c) {
   c.require(bir::legality::dveTranspose(c.facts(c.in(0)), c.facts(c.out(0)), c.cfg));
 }
 
+// The elements move as bytes: of one dtype they are copied exactly (an int32 beyond 2^24, a NaN's
+// payload); into another dtype copyStream converts them as every engine's store does (§2).
 void exec(const InstStreamTranspose&, Exec& x) {
   const Operand &in = x.in(0), &out = x.out(0);
-  const int64_t p = in.lanes, n = in.freeElems;
-  float* v = x.slot(0, p * n);
-  float* t = x.slot(1, p * n);
-  for (int64_t l = 0; l < p; ++l) x.gatherLane(in, l, v + l * n);
+  const int64_t p = in.lanes, n = in.freeElems, es = in.esize;
+  uint8_t* v = x.byteSlot(2 * p * n * es);
+  uint8_t* t = v + p * n * es;
+  // Every input lane is read before anything is written: the transpose may be in place.
+  for (int64_t l = 0; l < p; ++l) x.copyStream(x.lane(in, l), Exec::buffered(v + l * n * es, in.dtype, n, in), false);
   for (int64_t j = 0; j < n; ++j)
-    for (int64_t i = 0; i < p; ++i) t[j * p + i] = v[i * n + j];
-  for (int64_t j = 0; j < n; ++j) x.scatterLane(out, j, t + j * p);
+    for (int64_t i = 0; i < p; ++i) std::memcpy(t + (j * p + i) * es, v + (i * n + j) * es, static_cast<size_t>(es));
+  for (int64_t j = 0; j < n; ++j) x.copyStream(Exec::buffered(t + j * p * es, in.dtype, p, in), x.lane(out, j), false);
 }
 
 // ---- Iota (int32, converted on store without going through fp32 for integer outputs) ----

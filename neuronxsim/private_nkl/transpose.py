@@ -2,18 +2,19 @@
 ``nl.nc(2)``; ``requires_multicore_grid``).
 
 ``x [R, C] -> out [C, R]``. NeuronCore ``k`` of ``n`` builds the output rows
-``[k*C//n, (k+1)*C//n)`` (a core whose share is empty, when ``C < n``, rebuilds the last row: every
-core of the grid writes the shared output) in blocks of up to 128 rows (column blocks of ``x``):
-each block is one ``[<=128, R]`` SBUF tile, filled by transposing the ``[<=128, <=128]`` tiles of
-its column block, and stored with one DMA. Launched without a grid, one core does every block.
+``[k*C//n, (k+1)*C//n)``, or, when ``C < n`` (some core's share of rows would be empty, and every
+core of the grid must write the shared output), every row's columns ``[k*R//n, (k+1)*R//n)``: no
+two cores write the same element, which the simulator refuses (nothing orders the cores), so a
+grid of more cores than both dims is a KernelError. The rows are built in blocks of up to 128 (column
+blocks of ``x``): each block is one ``[<=128, <=R]`` SBUF tile, filled by transposing the
+``[<=128, <=128]`` tiles of its column block, and stored with one DMA. Launched without a grid, one core does every block.
 Shapes need not be multiples of 128 (or of 32): edge tiles are smaller.
 
 * ``tiled_pf_transpose`` swaps partition and free dims ("pf") on the Tensor Engine: each tile is a
   PE transpose (a matmul against the identity, bit-exact) into PSUM, copied into the block.
 * ``tiled_dve_transpose_10`` applies the permutation ``(1, 0)`` on the Vector Engine, whose
   transpose works on ``[<=32, <=32]`` tiles: each 128-tile is transposed as up to 16 32x32
-  sub-tiles written straight into place in the block (values pass through fp32: exact for float
-  data and for integers up to 2^24).
+  sub-tiles written straight into place in the block (copied exactly, integers too).
 """
 
 from __future__ import annotations
@@ -31,27 +32,32 @@ DVE_TILE = target.uniform("dve_transpose_max")
 PE_DTYPES = (nl.float32, nl.bfloat16, nl.float16, nl.float8_e4m3, nl.float8_e5m2)
 
 
-def _core_rows(cols: int) -> tuple[int, int]:
-    """This NeuronCore's share ``[lo, hi)`` of the output rows (see the module docstring)."""
+def _core_share(kernel: str, rows: int, cols: int) -> tuple[int, int, int, int]:
+    """This NeuronCore's share of ``out [cols, rows]``: rows ``[lo, hi)``, columns ``[c_lo, c_hi)``
+    (see the module docstring)."""
     k, n = nl.program_id(0), nl.num_programs(0)
-    lo, hi = k * cols // n, (k + 1) * cols // n
-    return (lo, hi) if lo < hi else (cols - 1, cols)
+    if cols >= n:
+        return k * cols // n, (k + 1) * cols // n, 0, rows
+    if rows < n:
+        raise KernelError(f"{kernel}: a {rows} x {cols} transpose leaves NeuronCore {k} of {n} nothing to write "
+                          "(two cores may not write the same elements); launch it on fewer cores")
+    return 0, cols, k * rows // n, (k + 1) * rows // n
 
 
 def _transpose_2d(x, kernel: str, transpose_tile):
     """``x.T``: each output block is filled by ``transpose_tile(block view, x tile)``."""
     rows, cols = check_rank(kernel, "x", x, 2)
     out = nl.ndarray((cols, rows), dtype=x.dtype, buffer=nl.shared_hbm)
-    lo, hi = _core_rows(cols)
+    lo, hi, c_lo, c_hi = _core_share(kernel, rows, cols)
     for j in nl.affine_range(ceil_div(hi - lo, PE_TILE)):
         c0 = lo + j * PE_TILE
         q = min(PE_TILE, hi - c0)
-        block = nl.ndarray((q, rows), dtype=x.dtype, buffer=nl.sbuf)
-        for i in nl.affine_range(ceil_div(rows, PE_TILE)):
+        block = nl.ndarray((q, c_hi - c_lo), dtype=x.dtype, buffer=nl.sbuf)
+        for i in nl.affine_range(ceil_div(c_hi - c_lo, PE_TILE)):
             r0 = i * PE_TILE
-            p = min(PE_TILE, rows - r0)
-            transpose_tile(block[:, r0:r0 + p], nl.load(x[r0:r0 + p, c0:c0 + q]))
-        nl.store(out[c0:c0 + q, :], block)
+            p = min(PE_TILE, c_hi - c_lo - r0)
+            transpose_tile(block[:, r0:r0 + p], nl.load(x[c_lo + r0:c_lo + r0 + p, c0:c0 + q]))
+        nl.store(out[c0:c0 + q, c_lo:c_hi], block)
     return out
 
 

@@ -95,7 +95,6 @@ Instructions
     counts are all 0 gets NaN mean and variance.
   * StreamShuffle: ``shuffle_mask`` must have exactly 32 entries, each a lane 0..31 or 255;
     lanes are the operands' lanes (not absolute partitions); the source lane must exist.
-  * StreamTranspose goes through fp32 (it is not among the contract's bit-exact copies).
   * TensorScalarAffineSelect: ``compare_op`` is applied by the ALU table to ``(fp32(e), 0)``,
     nonzero meaning keep (exact for the comparisons: rounding keeps the sign of e).
   * RangeSelect's and SelectReduce's second outputs fold the fp32 results before conversion.

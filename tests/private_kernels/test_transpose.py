@@ -60,3 +60,24 @@ def test_the_pe_transpose_refuses_integers():
 def test_a_non_2d_input_is_refused():
     with pytest.raises(KernelError, match=r"tiled_dve_transpose_10: x has shape \[2, 3, 4\]; expected 2 dims"):
         nki.trace_kernel(tiled_dve_transpose_10, np.zeros((2, 3, 4), np.float32))
+
+
+@pytest.mark.parametrize("run", [refs.run_on_simulator, refs.run_on_reference], ids=["simulator", "reference"])
+def test_the_dve_transpose_moves_int32_values_beyond_fp32_exactly(rng, run):
+    """Its StreamTransposes copy int32 elements (docs/isa-semantics.md §2): values above 2^24 and at
+    the int32 limits are not rounded through fp32, over a shape of several 32 x 32 blocks."""
+    x = rng.integers(-2**31, 2**31, size=(70, 45), dtype=np.int64).astype(np.int32)
+    x[0, :5] = [2**24 + 1, 2**31 - 1, -2**31, 33554435, -123456789]
+    (out,), _ = run(tiled_dve_transpose_10[nl.nc(2)], x)
+    np.testing.assert_array_equal(out, x.T)
+
+
+@pytest.mark.parametrize("kernel", KERNELS, ids=lambda k: k.__name__)
+def test_with_fewer_output_rows_than_cores_the_cores_split_the_columns(rng, kernel):
+    """One output row on two cores: each writes its half of the columns, no element twice (two
+    cores writing the same bytes are refused: nothing orders them)."""
+    x = rng.standard_normal((129, 1)).astype(np.float32)
+    (out,), traced = refs.run_on_simulator(kernel[nl.nc(2)], x)
+    np.testing.assert_array_equal(out, x.T)
+    with pytest.raises(KernelError, match=kernel.__name__ + ": a 1 x 1 transpose leaves NeuronCore 0 of 2 nothing to write"):
+        refs.run_on_simulator(kernel[nl.nc(2)], x[:1])

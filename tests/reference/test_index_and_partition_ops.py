@@ -86,3 +86,12 @@ def test_stream_transpose(run_op):
         run_op("StreamTranspose", [np.zeros((4, 33), np.float32)], [((33, 4), "float32")])
     with pytest.raises(SimulationError, match=r"outs\[0\]: has 4 partitions, expected 5"):
         run_op("StreamTranspose", [np.zeros((4, 5), np.float32)], [((4, 5), "float32")])
+
+
+def test_stream_transpose_of_one_dtype_copies_exactly(run_op):
+    """Of one dtype the elements are copied, not read as fp32 (docs/isa-semantics.md §2): int32
+    values fp32 cannot hold arrive unchanged; into another dtype they convert through fp32."""
+    x = np.array([[2**24 + 1, 2**31 - 1, -123456789], [-(2**31), 5, 2**25 + 3]], np.int32)
+    same, fp32 = run_op("StreamTranspose", [x], [((3, 2), "int32")])[0], run_op("StreamTranspose", [x], [((3, 2), "float32")])[0]
+    np.testing.assert_array_equal(same, x.T)
+    np.testing.assert_array_equal(fp32, x.T.astype(np.float32))

@@ -77,3 +77,29 @@ def test_a_kernel_launches_on_later_cores_when_its_first_instruction_issues():
     assert first[1]["issue_ns"] == first[0]["issue_ns"] == 0
     assert labelled.total_ns == unlabelled.total_ns
     assert [c["end_ns"] for c in labelled.cores] == [c["end_ns"] for c in unlabelled.cores]
+
+
+def test_an_earlier_core_reading_what_a_later_core_wrote_is_refused_in_both_modes(tmp_path):
+    """A two-core registry transpose writes xt, then RowTiledMM reads it on core 0 alone. The
+    simulator runs core 0's function before core 1's, so core 0 would read the half core 1 writes
+    before it is written (stale data, or a misleading "no instruction has written"); nothing in the
+    module orders the two cores, so preparation refuses it, naming both instructions."""
+    import pytest
+    from neuronxsim.errors import SimulationError
+
+    p = ir.Program("transpose_then_mm")
+    x, w = p.tensor("x", [300, 200]), p.tensor("w", [300, 64])
+    xt = p.tensor("xt", [200, 300], kind="internal")
+    o = p.tensor("o", [200, 64], kind="output")
+    p.add(ir.InternalNativeNkiKernel("tiled_pf_transpose", [ir.FullTensorAccess(x)], [ir.FullTensorAccess(xt)], name="t"))
+    p.add(ir.BIRKernel("RowTiledMM", [ir.FullTensorAccess(xt), ir.FullTensorAccess(w)], [ir.FullTensorAccess(o)], name="mm"))
+    module = pipeline.resolve(pipeline.lower(p, "trn1", out_dir=tmp_path)).module
+    assert len(module.functions) == 2
+    rng = np.random.default_rng(0)
+    inputs = {"x": rng.standard_normal((300, 200), dtype=np.float32), "w": rng.standard_normal((300, 64), dtype=np.float32)}
+    for mode in ("full", "timing"):
+        with pytest.raises(SimulationError, match=r"DRAM tensor 'xt' bytes \[\d+, \d+\): core 1's functions\[1\]\S* "
+                                                  r"Save 't/\S+' writes them and core 0's functions\[0\]\S* \w+ 'mm/\S+' "
+                                                  r"reads them; nothing in the module orders them: the cores run in "
+                                                  r"parallel \(the simulator runs core 0's function first\)"):
+            sim.simulate(module, inputs if mode == "full" else None, mode=mode)

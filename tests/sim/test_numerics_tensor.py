@@ -6,7 +6,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from neuronxsim import SimulationError, bir
+from neuronxsim import SimulationError, bir, sim
 from neuronxsim.bir import AluOp, DType, DmaMode, Engine, ReduceAxis
 
 from simkit import Kit, f32, to_dtype
@@ -417,3 +417,52 @@ def test_output_dtype_fp8_inputs_view(kit, rng):
     kit.b.dma(kit.tile(t), kit.b.full(d))
     np.testing.assert_array_equal(kit.fetch(t), x.astype(np.float32))
     assert x.dtype == ml_dtypes.float8_e5m2
+
+
+def _stage_bits(kit, name, array, dtype):
+    """``array`` (of dtype's NumPy type) in a new SBUF tensor, bit for bit (Kit.load goes through fp32)."""
+    kit.inputs[name] = array
+    loc = kit.sbuf(array.shape[0], array.shape[1], dtype)
+    kit.b.dma(kit.tile(loc), kit.b.full(kit.b.input(name, list(array.shape), dtype)))
+    return loc
+
+
+def _transpose_by_blocks(kit, src, dst, lanes, per_lane):
+    """dst = src.T by StreamTransposes of at most 32 x 32 (so the blocks of a [70, 45] tile)."""
+    for p0 in range(0, lanes, 32):
+        for c0 in range(0, per_lane, 32):
+            n_p, n_c = min(32, lanes - p0), min(32, per_lane - c0)
+            kit.add("StreamTranspose", [kit.tile(src, n_p, n_c, start_partition=p0, col=c0)],
+                    [kit.tile(dst, n_c, n_p, start_partition=c0, col=p0)])
+
+
+@pytest.mark.parametrize("dtype", [DType.int32, DType.uint32, DType.float32, DType.bfloat16, DType.float16,
+                                   DType.int8])
+def test_stream_transpose_of_one_dtype_moves_every_bit(kit, rng, dtype):
+    """Of one dtype, StreamTranspose copies elements exactly (docs/isa-semantics.md §2): random bit
+    patterns (NaN payloads among them) and the int32 values fp32 cannot hold (2^24 + 1, 2^31 - 1,
+    large negative ones) arrive unchanged; through fp32 they were rounded."""
+    nd = sim.dtype_to_numpy(dtype)
+    x = rng.integers(0, 256, size=(70, 45 * np.dtype(nd).itemsize), dtype=np.uint8).view(nd)
+    if dtype == DType.int32:
+        x[0, :6] = [2**24 + 1, 2**31 - 1, -2**31, -123456789, 2**30 + 1, -(2**24) - 3]
+    src, dst = _stage_bits(kit, "x", x, dtype), kit.sbuf(45, 70, dtype)
+    _transpose_by_blocks(kit, src, dst, 70, 45)
+    got = kit.fetch(dst)
+    np.testing.assert_array_equal(got.view(np.uint8), np.ascontiguousarray(x.T).view(np.uint8))
+
+
+@pytest.mark.parametrize("src_dtype,dst_dtype", [(DType.int32, DType.float32), (DType.float32, DType.bfloat16),
+                                                 (DType.float32, DType.int32)])
+def test_stream_transpose_into_another_dtype_converts(kit, rng, src_dtype, dst_dtype):
+    """Into another dtype each element converts as every engine's store does (read as fp32, stored
+    by §2's rules): 2^24 + 1 becomes 2^24 in fp32, fp32 rounds to nearest-even bf16."""
+    if src_dtype == DType.int32:
+        x = rng.integers(-2**31, 2**31, size=(70, 45), dtype=np.int64).astype(np.int32)
+        x[0, :3] = [2**24 + 1, 2**31 - 1, -123456789]
+    else:
+        x = f32(rng.normal(scale=1e4, size=(70, 45)))
+    src, dst = _stage_bits(kit, "x", x, src_dtype), kit.sbuf(45, 70, dst_dtype)
+    _transpose_by_blocks(kit, src, dst, 70, 45)
+    got = kit.fetch(dst)
+    np.testing.assert_array_equal(got, to_dtype(x.T.astype(np.float32), dst_dtype))

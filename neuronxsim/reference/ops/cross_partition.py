@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from neuronxsim.reference.numbers import convert
 from neuronxsim.reference.refusal import Refusal
 from neuronxsim.reference.step import Step
 
@@ -42,7 +43,7 @@ def stream_transpose(step: Step) -> None:
         raise Refusal(f"StreamTranspose takes at most {QUADRANT}x{QUADRANT}, ins[0] is "
                       f"{lanes}x{per_lane}")
     out.expect(per_lane, lanes)
-    out.write(src.read().T)
+    out.write_raw(convert(src.read_raw(), out.dtype).T)
 
 
 HANDLERS = {
