@@ -383,17 +383,6 @@ class DialectAdapter:
         """The kernel's local variables with its tensors as this dialect's (for output names)."""
         return local_vars
 
-    def check_scratch(self, unnamed: list, returned: list):
-        """Refuses an unnamed shared_hbm tensor (of ``unnamed``, the core's) that the kernel does
-        not return: "For shared_hbm tensors that are not used as kernel inputs or outputs, name
-        must be specified" (nki.language.ndarray, Neuron 2.28); the name is what makes it one
-        tensor for every program of the launch."""
-        for st in unnamed:
-            if st not in returned:
-                raise NKIError(f"shared_hbm tensor {st.describe()} is not a kernel output, so it "
-                               "needs a name (nl.ndarray(..., buffer=nl.shared_hbm, name=...)), "
-                               "the one tensor of that name for every program of the launch",
-                               st.created_at)
 
 
 @dataclass
@@ -448,7 +437,6 @@ def record_kernel(kernel, args: tuple, kwargs: dict, arch: str,
                     storages = _returned_storages(value, func, where)
                     if returned is None:
                         returned = storages
-                        dialect.check_scratch(tracer.core.record.shared_outputs, storages)
                         if out_names is None:
                             local_vars = frame_probe.locals()
                             local_vars = dialect.local_tensors(local_vars)

@@ -171,10 +171,6 @@ class _Adapter(DialectAdapter):
     def local_tensors(self, local_vars):
         return {k: (v._view if isinstance(v, NkiTensor) else v) for k, v in local_vars.items()}
 
-    def check_scratch(self, unnamed, returned):
-        """(NKI 0.6's nl.ndarray page asks no name of any tensor: "the name of the tensor, used
-        in scheduling".)"""
-
 
 def _check_arrays(args, kwargs, arch: str):
     """Refuses array arguments of a data type ``arch`` lacks (with the generation named)."""

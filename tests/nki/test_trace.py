@@ -245,23 +245,23 @@ def scratch_of_two_shapes(a):
 @nki.jit
 def unnamed_scratch(a):
     out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
-    s = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)  # LINE:unnamed
+    s = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
     nl.store(s, nl.load(a))
     nl.store(out, nl.load(s))
     return out
 
 
-def test_a_shared_hbm_tensor_of_another_shape_or_without_a_name_is_refused():
-    a = np.zeros((8, 16), np.float32)
+def test_a_shared_hbm_tensor_of_another_shape_is_refused_and_an_unnamed_one_runs():
+    a = np.arange(8 * 16, dtype=np.float32).reshape(8, 16)
     with pytest.raises(nki.NKIError) as info:
         nki.trace(scratch_of_two_shapes, a)
     assert info.value.location.line == line_of("two")
     assert "shared_hbm tensor 'scratch' is [8, 4] float32 here, but 'scratch'" in str(info.value)
     assert "is [8, 16] float32" in str(info.value)
-    with pytest.raises(nki.NKIError) as info:
-        nki.trace(unnamed_scratch, a)
-    assert info.value.location.line == line_of("unnamed")
-    assert "is not a kernel output, so it needs a name" in str(info.value)
+    # The 2.28 page asks a name of such a tensor, but public kernels that ran on hardware (the
+    # attention tutorial's normalisation scratch) leave it out: each SPMD instance's n-th unnamed
+    # shared_hbm tensor is one tensor, as before
+    close(run(unnamed_scratch, a), a, atol=0, rtol=0)
 
 
 # ---- private HBM on several NeuronCores ----
