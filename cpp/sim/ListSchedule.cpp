@@ -195,11 +195,6 @@ Graph dependencies(const CoreProgram& cp, const std::vector<TensorSpec>& tensors
   // Per predecessor: by k, at in[slot] (slot is only read where seenBy says it was written).
   std::vector<uint32_t> seenBy(count, UINT32_MAX);
   const auto slot = std::make_unique_for_overwrite<uint32_t[]>(count);
-  // The Vector Engine instructions since the last of kOrderVectorRegister (which read or set the
-  // engine's accumulation registers): they may change the registers (docs/isa-semantics.md §5), so
-  // each keeps its place between two of those, though not among themselves.
-  std::vector<uint32_t> mayChangeRegisters;
-  constexpr int kRegisterBit = std::countr_zero(uint32_t{kOrderVectorRegister});
   uint32_t k = 0;
   // Inlined: called for every conflicting entry met (tens of thousands per block).
   const auto add = [&](uint32_t from, bool onWrites) __attribute__((always_inline)) {
@@ -250,13 +245,6 @@ Graph dependencies(const CoreProgram& cp, const std::vector<TensorSpec>& tensors
       const int o = std::countr_zero(bits);
       if (lastInOrder[o] >= 0) add(static_cast<uint32_t>(lastInOrder[o]), true);
       lastInOrder[o] = k;
-    }
-    if (orders & kOrderVectorRegister) {
-      for (uint32_t from : mayChangeRegisters) add(from, true);
-      mayChangeRegisters.clear();
-    } else if (computesOnVectorEngine(d)) {
-      if (lastInOrder[kRegisterBit] >= 0) add(static_cast<uint32_t>(lastInOrder[kRegisterBit]), true);
-      mayChangeRegisters.push_back(k);
     }
     g.preds[k] = nIn;
     Edge* const edges = g.edges.take(nIn);

@@ -32,9 +32,7 @@ namespace sim {
 // The orders beside memory an instruction keeps with the others of the same order (bits): the
 // ScalarE accumulator registers (activations that reduce into them, ReadActivationAccumulator),
 // DevicePrint output, the Vector Engine's accumulation registers (TensorScalarReduce, SelectReduce,
-// RangeSelect, which read or set them; every other Vector Engine instruction, which may change
-// them, keeps its place between two of those: ListSchedule.cpp) and the engines' random
-// generators. kOrderWholeBlock: its result depends on its position in the block (a
+// RangeSelect, which read, set or may change them) and the engines' random generators. kOrderWholeBlock: its result depends on its position in the block (a
 // random memset, seeded by its ordinal): nothing around it may move (as around a kernel node the
 // simulator times as a whole, which its latencies tell, not its class).
 // `accumulates`: an Activation whose acc is not Idle; `randomMemset`: a Memset in Random mode.

@@ -99,12 +99,13 @@ struct DecodedInst {
   uint32_t block = 0, index = 0, ordinal = 0;
 };
 
-// Whether `d` computes on the Vector Engine (not a DMA its queue issues, nor a barrier or a kernel
-// node): the instructions that may change the engine's accumulation registers
-// (docs/isa-semantics.md §5).
-inline bool computesOnVectorEngine(const DecodedInst& d) {
-  return d.track == kTrackDVE && d.engine == bir::Engine::DVE &&
-         bir::InstructionType::category(d.inst->opcode()) == bir::InstructionType::Category::Comp;
+// Whether `d` is a Vector Engine accumulation instruction (TensorScalarReduce, SelectReduce,
+// RangeSelect): one that, even idle, may change the engine's accumulation registers
+// (docs/isa-semantics.md §5). Other Vector Engine instructions leave them: the public
+// range_select example chains reductions across nl.add.
+inline bool accumulatesOnVectorEngine(const DecodedInst& d) {
+  return d.cls == bir::NodeClass::TensorScalarReduce || d.cls == bir::NodeClass::SelectReduce ||
+         d.cls == bir::NodeClass::RangeSelect;
 }
 
 // The vectors are reserved once and then filled: on huge pages, and reusing the blocks a previous

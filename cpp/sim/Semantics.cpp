@@ -97,10 +97,10 @@ void Exec::run(const CoreProgram& p, const DecodedInst& d) {
     const Access& a = p.accesses[i];
     if (a.write && a.mem == kMemSbuf) gemm.panels().invalidate(a.quadrants, a.lo, a.hi);
   }
-  // Any other Vector Engine instruction may change the accumulation registers ("Even when
-  // reduce_cmd is set to idle, the accumulator state may still be modified", NKI 0.6
+  // An accumulation instruction that does not set the registers may still change them ("Even
+  // when reduce_cmd is set to idle, the accumulator state may still be modified", NKI 0.6
   // nki.isa.exponential): unset until an instruction sets them again.
-  if (core.dveAccumulatorAnySet && computesOnVectorEngine(d) && !setsVectorRegisters(d))
+  if (core.dveAccumulatorAnySet && accumulatesOnVectorEngine(d) && !setsVectorRegisters(d))
     core.vectorRegistersMayChange({d.block, d.index, d.inst});
   execInstruction(*d.inst, *this);
 }

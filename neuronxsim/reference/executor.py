@@ -6,7 +6,6 @@ from typing import Mapping
 
 import numpy as np
 
-from neuronxsim.bir import OPCODE_CATEGORIES
 from neuronxsim.errors import SimulationError
 from neuronxsim.reference.machine import Machine
 from neuronxsim.reference.numbers import numpy_dtype
@@ -68,13 +67,11 @@ _SETS_VECTOR_REGISTERS = {"TensorScalarReduce": None, "SelectReduce": 2, "RangeS
 
 
 def _may_change_vector_registers(inst) -> bool:
-    """Any instruction computing on the Vector Engine but those that set its accumulation
-    registers ("Even when reduce_cmd is set to idle, the accumulator state may still be modified",
-    NKI 0.6 nki.isa.exponential; docs/isa-semantics.md §5)."""
-    if inst.engine.name != "DVE" or OPCODE_CATEGORIES[inst.opcode] != "Comp":
-        return False
+    """A Vector Engine accumulation instruction that does not set the registers ("Even when
+    reduce_cmd is set to idle, the accumulator state may still be modified", NKI 0.6
+    nki.isa.exponential; docs/isa-semantics.md §5); other instructions leave them."""
     if inst.opcode_name not in _SETS_VECTOR_REGISTERS:
-        return True
+        return False
     outs = _SETS_VECTOR_REGISTERS[inst.opcode_name]
     return outs is not None and len(inst.outs) != outs
 

@@ -40,8 +40,8 @@ import numpy as np
 import pytest
 
 from neuronxsim import SimulationError, bir, reference, sim
-from neuronxsim.bir import (OPCODE_CATEGORIES, AccumCmd, ActivationFunc, AluOp, DgeType, DmaMode, DType, Engine,
-                            InstructionType, PerfMode, ReduceAxis, legality)
+from neuronxsim.bir import (AccumCmd, ActivationFunc, AluOp, DgeType, DmaMode, DType, Engine, InstructionType, PerfMode,
+                            ReduceAxis, legality)
 from neuronxsim.bir.printer import format_module
 from neuronxsim.sim.build import ModuleBuilder
 
@@ -286,7 +286,7 @@ def alu_bounds(op: AluOp, a: Bounds, b: Bounds) -> Bounds:
 
 def sets_vector_registers(opcode: str, outs: int) -> bool:
     """Whether the instruction sets the Vector Engine's accumulation registers of its partitions
-    (every other Vector Engine instruction may change them: docs/isa-semantics.md §5)."""
+    (an accumulation instruction that does not may change them: docs/isa-semantics.md §5)."""
     return opcode == "TensorScalarReduce" or (opcode in ("SelectReduce", "RangeSelect") and outs == 2)
 
 
@@ -621,9 +621,8 @@ class ProgramGenerator:
         outs = [x.ap() if isinstance(x, View) else x for x in outs]
         self.b.add(opcode, ins, outs, engine=engine, name=f"i{index}", **fields)
         self.opcodes.add(opcode)
-        if self.b.block.instructions[-1].engine == Engine.DVE and OPCODE_CATEGORIES[
-                InstructionType[opcode]] == "Comp" and not sets_vector_registers(opcode, len(outs)):
-            self.vector_registers_set[:] = False  # any other Vector Engine instruction may change them
+        if opcode in ("SelectReduce", "RangeSelect") and not sets_vector_registers(opcode, len(outs)):
+            self.vector_registers_set[:] = False  # an idle accumulation instruction may change them
         if any(x.is_immediate and x.dtype != DType.float32 for x in ins):
             self.cases.add("immediate of another dtype")
         if AluOp.mod in (fields.get("op"), fields.get("op0"), fields.get("op1")):
