@@ -257,6 +257,14 @@ void storeInt64Element(DType t, uint8_t* p, int64_t v) {
   }
 }
 
+int64_t roundToInt64(double v) {
+  if (std::isnan(v)) return 0;
+  const double r = std::nearbyint(v);  // (the default rounding mode: half to even)
+  if (r >= 0x1p63) return std::numeric_limits<int64_t>::max();
+  if (r < -0x1p63) return std::numeric_limits<int64_t>::min();
+  return static_cast<int64_t>(r);
+}
+
 int64_t loadIndexElement(DType t, const uint8_t* p) {
   auto get = [&](auto tag) {
     decltype(tag) x;

@@ -134,6 +134,10 @@ float loadElement(DType t, const uint8_t* p);
 void storeElement(DType t, uint8_t* p, float v);
 // Integer-valued stores that must not go through fp32 (Iota is computed in int64).
 void storeInt64Element(DType t, uint8_t* p, int64_t v);
+// A number (a Memset constant) as the integer §2's store conversion makes of it, exactly (not
+// through fp32): rounded half to even, NaN -> 0, clamped to int64 (storeInt64Element then
+// saturates it to the destination's range).
+int64_t roundToInt64(double v);
 // An element's value as int64 (index operands): integers exactly, floats truncated toward zero.
 int64_t loadIndexElement(DType t, const uint8_t* p);
 // The bit-vector operators' view of an element (docs/isa-semantics.md section 3): an integer as

@@ -90,15 +90,18 @@ void check(const InstStreamShuffle& I, Checker& c) {
   }
 }
 
+// The elements move as bytes (check: one dtype), as StreamTranspose's do: an int32 beyond 2^24 and
+// a NaN's payload arrive unchanged.
 void exec(const InstStreamShuffle& I, Exec& x) {
   const Operand &in = x.in(0), &out = x.out(0);
-  const int64_t n = in.freeElems;
+  const int64_t n = in.freeElems, laneBytes = n * in.esize;
   // Read every source lane first: the shuffle may be in place.
-  float* v = x.slot(0, n * in.lanes);
-  for (int64_t l = 0; l < in.lanes; ++l) x.gatherLane(in, l, v + l * n);
+  uint8_t* v = x.byteSlot(laneBytes * in.lanes);
+  for (int64_t l = 0; l < in.lanes; ++l)
+    x.copyStream(x.lane(in, l), Exec::buffered(v + l * laneBytes, in.dtype, n, in), false);
   for (int64_t i = 0; i < out.lanes; ++i) {
     const int64_t m = I.shuffle_mask[static_cast<size_t>(i % 32)];
-    if (m != 255) x.scatterLane(out, i, v + (32 * (i / 32) + m) * n);
+    if (m != 255) x.copyStream(Exec::buffered(v + (32 * (i / 32) + m) * laneBytes, in.dtype, n, in), x.lane(out, i), false);
   }
 }
 

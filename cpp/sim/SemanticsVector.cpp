@@ -134,6 +134,16 @@ void check(const InstMemset&, Checker&) {}
 void exec(const InstMemset& I, Exec& x) {
   const Operand& out = x.out(0);
   const int64_t n = out.freeElems;
+  if (I.mode == MemsetMode::Const && !bir::isFloat(out.dtype) &&
+      static_cast<double>(static_cast<float>(I.constant)) != I.constant) {
+    // An integer destination takes the constant itself (§2's conversion of the exact number):
+    // through fp32, an int32 beyond 2^24 or a uint32 mask such as 0xDEADBEEF would change. (A
+    // constant fp32 holds, such as nl.zeros' 0, stores the same through the fp32 runs below.)
+    int64_t* v = x.intSlot(n);
+    std::fill(v, v + n, roundToInt64(I.constant));
+    for (int64_t l = 0; l < out.lanes; ++l) x.scatterIntLane(out, l, v);
+    return;
+  }
   float* v = x.slot(0, n);
   if (I.mode == MemsetMode::Const) std::fill(v, v + n, static_cast<float>(I.constant));
   // Random: uniform [0, 1) from a generator seeded by the instruction's position (ours).
@@ -556,31 +566,40 @@ void check(const InstCopyPredicated&, Checker& c) {
   checkNotBothPsum(c, c.in(0), c.in(1));
 }
 
-// dst = src where predicate != 0; other dst elements keep their value (and are not written).
+// dst = src where predicate != 0; other dst elements keep their value (and are not written). The
+// selected elements move as bytes when src and dst share a dtype (the copy moves data, as
+// TensorCopy does: an int32 beyond 2^24 and a NaN's payload arrive unchanged), else through fp32.
 void exec(const InstCopyPredicated&, Exec& x) {
   const Operand &src = x.in(0), &pred = x.in(1), &dst = x.out(0);
   const int64_t n = dst.freeElems;
   const bool all = x.inst().stage;
-  float* s = x.slot(0, all ? n * dst.lanes : n);
-  float* p = x.slot(1, all ? n * dst.lanes : n);
+  const bool bytes = !src.isImm() && src.dtype == dst.dtype;
+  const int64_t laneBytes = n * dst.esize, lanes = all ? dst.lanes : 1;
+  float* s = bytes ? nullptr : x.slot(0, n * lanes);
+  uint8_t* b = bytes ? x.byteSlot(laneBytes * lanes) : nullptr;
+  float* p = x.slot(1, n * lanes);
+  auto gather = [&](int64_t l, int64_t at) {  // lane l of src and predicate into scratch lane `at`
+    if (bytes)
+      x.copyStream(x.lane(src, l), Exec::buffered(b + at * laneBytes, src.dtype, n, src), false);
+    else
+      x.gatherLane(src, l, s + at * n);
+    x.gatherLane(pred, l, p + at * n);
+  };
   if (all)
-    for (int64_t l = 0; l < dst.lanes; ++l) {
-      x.gatherLane(src, l, s + l * n);
-      x.gatherLane(pred, l, p + l * n);
-    }
+    for (int64_t l = 0; l < dst.lanes; ++l) gather(l, l);
   Memory& m = x.memory(dst);
   for (int64_t l = 0; l < dst.lanes; ++l) {
-    float* sl = all ? s + l * n : s;
-    float* pl = all ? p + l * n : p;
-    if (!all) {
-      x.gatherLane(src, l, sl);
-      x.gatherLane(pred, l, pl);
-    }
+    const int64_t at = all ? l : 0;
+    if (!all) gather(l, 0);
+    const float* pl = p + at * n;
     uint8_t* lane = x.lanePtr(dst, l);
     for (int64_t i = 0; i < n; ++i) {
       if (pl[i] == 0.0f) continue;
       uint8_t* e = lane + dst.freeOffset(i);
-      storeElement(dst.dtype, e, sl[i]);
+      if (bytes)
+        std::memcpy(e, b + at * laneBytes + i * dst.esize, static_cast<size_t>(dst.esize));
+      else
+        storeElement(dst.dtype, e, s[at * n + i]);
       x.markWritten(m, e, 1, dst.esize, dst.esize);
     }
   }

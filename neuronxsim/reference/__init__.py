@@ -58,7 +58,8 @@ Numbers
   * **(check)** Exact-integer results (Iota, the MaxIndex/MatchReplace indices) store into
     integer dtypes exactly (saturating); into float dtypes through fp32. So the "not found"
     index 0xFFFFFFFF is exact in a uint32 output.
-  * Memset's constant goes through fp32 like every engine result.
+  * Memset's constant goes through fp32 like every engine result, but into an integer dtype,
+    which takes the exact constant (rounded half to even, saturating).
 
 ALU ops and folds
   * ``mod`` is ``numpy.mod`` (exact, sign of b), which the contract names; its formula

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from neuronxsim.reference.numbers import convert
+from neuronxsim.reference.numbers import convert, same_format
 from neuronxsim.reference.refusal import Refusal
 from neuronxsim.reference.step import Step
 
@@ -17,7 +17,11 @@ def stream_shuffle(step: Step) -> None:
     lanes, per_lane = out.shape
     if src.shape[1] != per_lane:
         raise Refusal(f"ins[0] has {src.shape[1]} elements per partition, outs[0] {per_lane}")
-    data = src.read()  # (its own partitions: one may be broadcast to a quadrant)
+    # Its own partitions (one may be broadcast to a quadrant), as stored: the elements move as
+    # bytes, as StreamTranspose's do (the dtypes must match).
+    if not same_format(src.dtype, out.dtype):
+        raise Refusal(f"ins[0] is {src.dtype} and outs[0] {out.dtype}: a stream shuffle moves one dtype")
+    data = src.read_raw()
     mask = np.asarray(step.inst.shuffle_mask, dtype=np.int64)
     if mask.shape != (QUADRANT,):
         raise Refusal(f"shuffle_mask has {mask.size} entries, expected {QUADRANT}")
@@ -33,7 +37,7 @@ def stream_shuffle(step: Step) -> None:
     if beyond.any():
         i = int(np.argmax(beyond))
         raise Refusal(f"output lane {i} takes input lane {int(source[i])} of {data.shape[0]}")
-    out.write(data[source], where=np.broadcast_to(written[:, None], out.shape))
+    out.write_raw(data[source], where=np.broadcast_to(written[:, None], out.shape))
 
 
 def stream_transpose(step: Step) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from neuronxsim.reference.alu import BITWISE_OPS, INT_OPS, apply, apply_bits, apply_int, on_bit_patterns
-from neuronxsim.reference.numbers import bits_of_number, convert, int32_of
+from neuronxsim.reference.numbers import bits_of_number, convert, int32_of, is_integer, same_format
 from neuronxsim.reference.refusal import Refusal
 from neuronxsim.reference.step import Step
 
@@ -16,6 +16,11 @@ def memset(step: Step) -> None:
     if step.inst.mode.name == "Random":
         # Seeded by the instruction's position: reproducible, and distinct per instruction.
         out.write(np.random.default_rng(step.position).random(out.shape, dtype=np.float32))
+    elif is_integer(out.dtype):
+        # The constant itself, not its fp32 rounding (an int32 beyond 2^24, a uint32 mask):
+        # section 2's integer conversion (half to even, NaN -> 0, saturating) of the exact number.
+        c = float(step.inst.constant)
+        out.write_integers(np.int64(0 if np.isnan(c) else np.clip(np.rint(c), -2.0**63, 2.0**63 - 1024)))
     else:
         out.write(np.float32(step.inst.constant))
 
@@ -122,10 +127,14 @@ def select(step: Step) -> None:
 
 
 def copy_predicated(step: Step) -> None:
-    dst = step.outs[0]
-    src = step.ins[0].read(*dst.shape)
+    dst, src = step.outs[0], step.ins[0]
     predicate = step.ins[1].read(*dst.shape)
-    dst.write(src, where=predicate != 0)
+    if not src.is_immediate and same_format(src.dtype, dst.dtype):
+        # A copy of one dtype moves bits, as TensorCopy does (an int32 beyond 2^24 is kept).
+        src.expect(*dst.shape)
+        dst.write_raw(src.read_raw(), where=predicate != 0)
+        return
+    dst.write(src.read(*dst.shape), where=predicate != 0)
 
 
 HANDLERS = {

@@ -1,0 +1,121 @@
+"""Integer tiles whose values fp32 cannot hold (beyond 2^24) on the instructions that fill, move
+or compute integers exactly, on the simulator and the reference executor alike, against values
+written from the documented semantics:
+
+* nisa.memset "Initialize dst by filling it with a compile-time constant value" (every element
+  is ``value``), nisa.register_store writes the register's value;
+* nisa.tensor_copy_predicated copies elements of src (of dst's dtype: "src and dst must share the
+  same data type"), nisa.nc_stream_shuffle moves partitions: both move the bits;
+* nisa.tensor_tensor on all-int32 / uint32 tiles runs on GpSimd, "native integer arithmetic. This
+  ensures exact results for all 32-bit integer values": divide rounds toward zero
+  (nki.isa.scalar_alu: "nl.divide performs integer division rounded toward zero"), mod has the
+  divisor's sign (nki.language.mod: "the Python modulus x % y");
+* nl.right_shift is the Logical Shift Right ("Supported Math Operators for NKI ISA"; arithmetic
+  shift right is "Not supported"): zeros come in at the element's own top bit, int8 and int16 too.
+"""
+
+import numpy as np
+import pytest
+
+import neuronxsim
+import neuronxsim.nki06 as nki
+import neuronxsim.nki06.isa as nisa
+import neuronxsim.nki06.language as nl
+from nki06_testing import run, tile_kernel
+
+EXECUTORS = ["simulator", "reference"]
+
+# Values an fp32 rounds (2^24 + 1, 0x12345679, int32 min + 1, 0xDEADBEEF) and the narrow types'
+# extremes, per dtype.
+VALUES = {
+    np.int32: [2**24 + 1, 0x12345679, -2**31 + 1, np.uint32(0xDEADBEEF).view(np.int32).item(), 7],
+    np.uint32: [0xDEADBEEF, 2**24 + 1, 0xFFFFFFFE, 2**31 + 1, 0],
+    np.int16: [-2**15 + 1, 2**15 - 1, -2, 0x1234],
+    np.int8: [-2**7 + 1, 2**7 - 1, -2, 0x12],
+}
+DTYPES = list(VALUES)
+
+
+def patterns(dtype, rng, shape=(128, 40)):
+    """A tile of ``dtype`` holding VALUES[dtype] and random full-range values (every bit in use)."""
+    info = np.iinfo(dtype)
+    v = rng.integers(int(info.min), int(info.max), shape, dtype=np.int64, endpoint=True).astype(dtype)
+    v.flat[:len(VALUES[dtype])] = np.array(VALUES[dtype], dtype=np.int64).astype(dtype)
+    return v
+
+
+# ---- fills ----
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_memset_fills_the_integer_itself(executor, dtype):
+    for value in VALUES[dtype]:
+        kernel = tile_kernel(lambda d, x: nisa.memset(dst=d, value=value))
+        got = run(kernel, np.zeros((128, 40), dtype), executor=executor)
+        np.testing.assert_array_equal(got, np.full((128, 40), value, dtype), err_msg=f"value {value:#x}")
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+@pytest.mark.parametrize("engine", [nisa.engine.vector, nisa.engine.gpsimd])
+def test_memset_uint32_mask_on_either_engine(executor, engine):
+    kernel = tile_kernel(lambda d, x: nisa.memset(dst=d, value=0xDEADBEEF, engine=engine))
+    got = run(kernel, np.zeros((64, 8), np.uint32), executor=executor)
+    assert (got == 0xDEADBEEF).all(), hex(int(got.flat[0]))
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+@pytest.mark.parametrize("value", [2**24 + 1, 123456789, -2**31 + 1])
+def test_register_store_writes_the_registers_value(executor, value):
+    @nki.jit
+    def kernel(a):
+        r = nisa.register_alloc(value)
+        t = nl.ndarray((1, 1), dtype=nl.int32, buffer=nl.sbuf)
+        nisa.register_store(t, r)
+        out = nl.ndarray((1, 1), dtype=nl.int32, buffer=nl.shared_hbm)
+        nisa.dma_copy(dst=out, src=t)
+        return out
+
+    assert int(run(kernel, np.zeros((1, 1), np.float32), executor=executor)[0, 0]) == value
+
+
+# ---- moves ----
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_copy_predicated_moves_the_selected_bits(executor, dtype, rng):
+    src = patterns(dtype, rng)
+    pred = (rng.random(src.shape) < 0.6).astype(np.uint8)
+    pred.flat[:len(VALUES[dtype])] = 1
+
+    def body(d, s, p):
+        nisa.memset(dst=d, value=0)
+        nisa.tensor_copy_predicated(dst=d, src=s, predicate=p)
+
+    got = run(tile_kernel(body), src, pred, executor=executor)
+    np.testing.assert_array_equal(got, np.where(pred != 0, src, 0).astype(dtype))
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+@pytest.mark.parametrize("dtype", [np.int32, np.uint32])
+def test_copy_predicated_of_a_number_is_that_integer(executor, dtype):
+    # "the scalar is materialized in dst's dtype" (nki.isa.tensor_copy_predicated)
+    value = VALUES[dtype][0]
+    pred = np.ones((32, 4), np.uint8)
+    pred[::2] = 0
+
+    def body(d, p):
+        nisa.memset(dst=d, value=3)
+        nisa.tensor_copy_predicated(dst=d, src=value, predicate=p)
+
+    got = run(tile_kernel(body, out_shape=(32, 4), out_dtype=dtype), pred, executor=executor)
+    np.testing.assert_array_equal(got, np.where(pred != 0, np.array(value, dtype), np.array(3, dtype)))
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_stream_shuffle_moves_the_bits(executor, dtype, rng):
+    src = patterns(dtype, rng, (64, 12))
+    mask = list(range(31, -1, -1))  # each quadrant reversed
+    kernel = tile_kernel(lambda d, s: nisa.nc_stream_shuffle(dst=d, src=s, shuffle_mask=mask))
+    want = np.concatenate([src[31::-1], src[63:31:-1]])
+    np.testing.assert_array_equal(run(kernel, src, executor=executor), want)
