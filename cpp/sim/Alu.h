@@ -53,10 +53,14 @@ inline uint32_t bitvecAlu(AluOp op, uint32_t a, uint32_t b) {
 // GpSimd's arithmetic on int32 / uint32 tiles: "native integer arithmetic. This ensures exact
 // results for all 32-bit integer values" [NKI 0.6 nki.isa.tensor_tensor]. The ops with an exact
 // integer form: add, subtract and mult (modulo 2^32, as native 32-bit arithmetic wraps (ours)),
-// max, min and the comparisons (1 / 0). The others (divide, pow, mod, ...) stay on fp32 values.
+// divide (rounded toward zero, as nki.isa.scalar_alu defines NKI's integer nl.divide), mod (the
+// remainder with the divisor's sign: nki.language.mod, "the Python modulus x % y"), max, min and
+// the comparisons (1 / 0). The others (pow, ...) stay on fp32 values. A zero divisor is refused
+// by the caller (the docs do not say what it gives).
 inline bool hasIntForm(AluOp op) {
   switch (op) {
     case AluOp::add: case AluOp::subtract: case AluOp::mult: case AluOp::max: case AluOp::min:
+    case AluOp::divide: case AluOp::mod:
     case AluOp::is_equal: case AluOp::not_equal: case AluOp::is_ge: case AluOp::is_gt:
     case AluOp::is_le: case AluOp::is_lt: case AluOp::bypass:
       return true;
@@ -72,6 +76,12 @@ inline uint32_t intAlu(AluOp op, int64_t a, int64_t b) {
     case AluOp::add: return static_cast<uint32_t>(static_cast<uint64_t>(a + b));
     case AluOp::subtract: return static_cast<uint32_t>(static_cast<uint64_t>(a - b));
     case AluOp::mult: return static_cast<uint32_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+    // (b != 0: the caller refuses a zero divisor; int32 min / -1 = 2^31 wraps like add)
+    case AluOp::divide: return static_cast<uint32_t>(static_cast<uint64_t>(a / b));
+    case AluOp::mod: {
+      const int64_t r = a % b;  // (the sign of a; floor mod moves it to b's)
+      return static_cast<uint32_t>(static_cast<uint64_t>(r != 0 && (r < 0) != (b < 0) ? r + b : r));
+    }
     case AluOp::max: return static_cast<uint32_t>(a > b ? a : b);
     case AluOp::min: return static_cast<uint32_t>(a < b ? a : b);
     case AluOp::is_equal: return a == b;

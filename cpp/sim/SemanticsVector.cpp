@@ -436,10 +436,18 @@ void exec(const InstTensorTensor& I, Exec& x) {
       isWord(x.out(0).dtype) && !x.in(0).isImm() && !x.in(1).isImm()) {
     // (GpSimd's native integer arithmetic: the 32-bit patterns read as their dtypes' values)
     const bool s0 = x.in(0).dtype == DType::int32, s1 = x.in(1).dtype == DType::int32;
+    const bool divides = I.op == AluOp::divide || I.op == AluOp::mod;
     auto value = [](uint32_t v, bool sign) { return sign ? int64_t{static_cast<int32_t>(v)} : int64_t{v}; };
     x.wordElementwise({&x.in(0), &x.in(1)}, x.out(0),
-                        [&](int64_t, int64_t n, const uint32_t* const* in, uint32_t* res) {
-                          for (int64_t i = 0; i < n; ++i) res[i] = intAlu(I.op, value(in[0][i], s0), value(in[1][i], s1));
+                        [&](int64_t l, int64_t n, const uint32_t* const* in, uint32_t* res) {
+                          for (int64_t i = 0; i < n; ++i) {
+                            const int64_t a = value(in[0][i], s0), b = value(in[1][i], s1);
+                            if (divides && b == 0)
+                              x.fail("GpSimd integer " + std::string(enumName(I.op)) + " by zero (ins[1] lane " +
+                                     std::to_string(l) + ", element " + std::to_string(i) +
+                                     "): what it gives is not documented");
+                            res[i] = intAlu(I.op, a, b);
+                          }
                         });
     return;
   }

@@ -129,11 +129,20 @@ def on_bit_patterns(op, *operands) -> bool:
     return op.name in BITWISE_OPS and all(o.is_immediate or is_integer(o.dtype) for o in operands)
 
 
+def _divide_toward_zero(a, b):
+    """Integer division rounded toward zero (nki.isa.scalar_alu's integer nl.divide); b != 0."""
+    q = np.abs(a) // np.abs(b)
+    return np.where((a < 0) != (b < 0), -q, q)
+
+
 #: GpSimd's native integer arithmetic on int32 / uint32 tiles (docs/isa-semantics.md §5,
 #: TensorTensor): the ops with an exact integer form, on int64 values, giving 32-bit patterns
-#: (add, subtract and mult wrap modulo 2^32)
+#: (add, subtract, mult and divide wrap modulo 2^32). divide rounds toward zero; mod is the
+#: remainder with the divisor's sign (nki.language.mod: "the Python modulus x % y"); a zero
+#: divisor is refused by the caller.
 INT_OPS: dict[str, BinaryOp] = {
     "add": np.add, "subtract": np.subtract, "mult": np.multiply, "max": np.maximum,
+    "divide": _divide_toward_zero, "mod": np.mod,
     "min": np.minimum, "is_equal": np.equal, "not_equal": np.not_equal, "is_ge": np.greater_equal,
     "is_gt": np.greater, "is_le": np.less_equal, "is_lt": np.less, "bypass": lambda a, b: a,
 }

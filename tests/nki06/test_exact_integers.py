@@ -119,3 +119,61 @@ def test_stream_shuffle_moves_the_bits(executor, dtype, rng):
     kernel = tile_kernel(lambda d, s: nisa.nc_stream_shuffle(dst=d, src=s, shuffle_mask=mask))
     want = np.concatenate([src[31::-1], src[63:31:-1]])
     np.testing.assert_array_equal(run(kernel, src, executor=executor), want)
+
+
+# ---- GpSimd integer divide and mod ----
+
+def divide_toward_zero(a, b):
+    a, b = a.astype(np.int64), b.astype(np.int64)
+    q = np.abs(a) // np.abs(b)
+    return np.where((a < 0) != (b < 0), -q, q)
+
+
+def divisors(dtype, shape, rng):
+    lo = 1 if dtype == np.uint32 else -1000
+    b = rng.integers(lo, 1000, shape, dtype=np.int64)
+    b[b == 0] = 3
+    b.flat[:4] = [2, 3, 10, 7]
+    if dtype == np.int32:
+        b.flat[4:6] = [-2, -3]
+    return b.astype(dtype)
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+@pytest.mark.parametrize("dtype", [np.int32, np.uint32])
+def test_gpsimd_integer_divide_rounds_toward_zero(executor, dtype, rng):
+    a = patterns(dtype, rng)
+    b = divisors(dtype, a.shape, rng)
+    kernel = tile_kernel(lambda d, x, y: nisa.tensor_tensor(dst=d, data1=x, data2=y, op=nl.divide))
+    got = run(kernel, a, b, executor=executor)
+    np.testing.assert_array_equal(got, divide_toward_zero(a, b).astype(dtype))
+    if dtype == np.int32:  # scalar_alu's example: -17 / 4 = -4; and 7 / 2 = 3, -7 / 2 = -3
+        small = tile_kernel(lambda d, x, y: nisa.tensor_tensor(dst=d, data1=x, data2=y, op=nl.divide))
+        x = np.array([[-17, 7, -7, 2**24 + 1]], np.int32)
+        y = np.array([[4, 2, 2, 3]], np.int32)
+        np.testing.assert_array_equal(run(small, x, y, executor=executor), [[-4, 3, -3, 5592405]])
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+@pytest.mark.parametrize("dtype", [np.int32, np.uint32])
+def test_gpsimd_integer_mod_has_the_divisors_sign(executor, dtype, rng):
+    a = patterns(dtype, rng)
+    b = divisors(dtype, a.shape, rng)
+    kernel = tile_kernel(lambda d, x, y: nisa.tensor_tensor(dst=d, data1=x, data2=y, op=nl.mod))
+    got = run(kernel, a, b, executor=executor)
+    np.testing.assert_array_equal(got, np.mod(a.astype(np.int64), b.astype(np.int64)).astype(dtype))
+    if dtype == np.int32:  # Python's %: 7 % -2 = -1, -7 % 2 = 1, (2^24 + 1) % 3 = 2
+        x = np.array([[7, -7, 2**24 + 1, -17]], np.int32)
+        y = np.array([[-2, 2, 3, 4]], np.int32)
+        np.testing.assert_array_equal(run(kernel, x, y, executor=executor), [[-1, 1, 2, 3]])
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+@pytest.mark.parametrize("op", [nl.divide, nl.mod])
+def test_gpsimd_integer_division_by_zero_is_refused(executor, op):
+    # the docs do not say what an integer division by zero gives
+    x = np.array([[7, 8, 9]], np.int32)
+    y = np.array([[1, 0, 2]], np.int32)
+    kernel = tile_kernel(lambda d, a, b: nisa.tensor_tensor(dst=d, data1=a, data2=b, op=op))
+    with pytest.raises(neuronxsim.SimulationError, match="by zero"):
+        run(kernel, x, y, executor=executor)

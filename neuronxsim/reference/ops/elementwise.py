@@ -99,6 +99,10 @@ def tensor_tensor(step: Step) -> None:
         for o in step.ins:
             o.expect(*out.shape)
         a, b = (o.read_raw().astype(np.int64) for o in step.ins)
+        if step.inst.op.name in ("divide", "mod") and (b == 0).any():
+            lane, element = (int(i) for i in np.argwhere(b == 0)[0])
+            raise Refusal(f"GpSimd integer {step.inst.op.name} by zero (ins[1] lane {lane}, element "
+                          f"{element}): what it gives is not documented")
         out.write_bits(apply_int(step.inst.op, a, b))
         return
     if on_bit_patterns(step.inst.op, step.ins[0], step.ins[1], out):
