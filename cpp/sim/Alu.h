@@ -30,8 +30,11 @@ inline float floorMod(float a, float b) {
 // The bit-vector ops on 32-bit patterns (docs/isa-semantics.md section 3): the Vector Engine
 // "treats input elements as bit patterns" [NKI ISA, supported math operators]. The shift count is
 // b's pattern as int32; counts outside 0..31 give 0 (left, logical right) or the sign fill
-// (arithmetic right) (ours). Other ops return a.
-inline uint32_t bitvecAlu(AluOp op, uint32_t a, uint32_t b) {
+// (arithmetic right) (ours). Other ops return a. `width` (elementBits) is the bits of a's
+// element: a logical shift right brings zeros in at the element's own top bit, so an int8 or
+// int16 pattern's sign extension is cut off first (NKI's "Logical Shift Right"; an arithmetic one
+// is "Not supported" [NKI ISA, supported math operators]).
+inline uint32_t bitvecAlu(AluOp op, uint32_t a, uint32_t b, uint32_t width = 0xFFFFFFFFu) {
   const int32_t s = static_cast<int32_t>(b);
   const bool counted = s >= 0 && s <= 31;
   switch (op) {
@@ -45,9 +48,14 @@ inline uint32_t bitvecAlu(AluOp op, uint32_t a, uint32_t b) {
       const int32_t x = static_cast<int32_t>(a);
       return static_cast<uint32_t>(counted ? x >> s : (x < 0 ? -1 : 0));
     }
-    case AluOp::logical_shift_right: return counted ? a >> s : 0u;
+    case AluOp::logical_shift_right: return counted ? (a & width) >> s : 0u;
     default: return a;
   }
+}
+// The pattern bits an element of dtype t fills (bitvecAlu's `width`).
+inline uint32_t elementBits(bir::DType t) {
+  const int size = bir::dtypeSize(t);
+  return size == 1 ? 0xFFu : size == 2 ? 0xFFFFu : 0xFFFFFFFFu;
 }
 
 // GpSimd's arithmetic on int32 / uint32 tiles: "native integer arithmetic. This ensures exact

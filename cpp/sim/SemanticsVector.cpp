@@ -361,11 +361,13 @@ void exec(const InstTensorCopyDynamic& I, Exec& x) {
 
 namespace {
 // res = (v op0 c0) op1 c1 on bit patterns (reverseN swaps opN's operands; op1 bypass skips it).
+// `width`: the data element's bits (elementBits), for a logical shift right of the data or of
+// op0's result (a reversed op shifts the constant, a 32-bit number).
 void bitvecScalars(AluOp op0, bool reverse0, AluOp op1, bool reverse1, const uint32_t* v, int64_t n, uint32_t c0,
-                   uint32_t c1, uint32_t* res) {
+                   uint32_t c1, uint32_t width, uint32_t* res) {
   for (int64_t i = 0; i < n; ++i) {
-    const uint32_t t = reverse0 ? bitvecAlu(op0, c0, v[i]) : bitvecAlu(op0, v[i], c0);
-    res[i] = op1 == AluOp::bypass ? t : reverse1 ? bitvecAlu(op1, c1, t) : bitvecAlu(op1, t, c1);
+    const uint32_t t = reverse0 ? bitvecAlu(op0, c0, v[i]) : bitvecAlu(op0, v[i], c0, width);
+    res[i] = op1 == AluOp::bypass ? t : reverse1 ? bitvecAlu(op1, c1, t) : bitvecAlu(op1, t, c1, width);
   }
 }
 }  // namespace
@@ -381,7 +383,7 @@ void exec(const InstTensorScalar& I, Exec& x) {
   if (bir::legality::isBitvecOp(I.op0)) {  // (op1 is then bit-vector or bypass: alu.tensor-scalar-op-kinds)
     const uint32_t c0 = bitsOfNumber(I.const0), c1 = bitsOfNumber(I.const1);
     x.wordElementwise({&x.in(0)}, x.out(0), [&](int64_t, int64_t n, const uint32_t* const* in, uint32_t* res) {
-      bitvecScalars(I.op0, I.reverse0, I.op1, I.reverse1, in[0], n, c0, c1, res);
+      bitvecScalars(I.op0, I.reverse0, I.op1, I.reverse1, in[0], n, c0, c1, elementBits(x.in(0).dtype), res);
     });
     return;
   }
@@ -406,7 +408,8 @@ void exec(const InstTensorScalarPtr& I, Exec& x) {
   if (bir::legality::isBitvecOp(I.op0)) {
     x.wordElementwise({&x.in(0)}, x.out(0), [&](int64_t l, int64_t n, const uint32_t* const* in, uint32_t* res) {
       const uint32_t c1 = two ? x.laneBits(x.in(2), l) : bitsOfNumber(I.const1);
-      bitvecScalars(I.op0, I.reverse0, I.op1, I.reverse1, in[0], n, x.laneBits(x.in(1), l), c1, res);
+      bitvecScalars(I.op0, I.reverse0, I.op1, I.reverse1, in[0], n, x.laneBits(x.in(1), l), c1,
+                    elementBits(x.in(0).dtype), res);
     });
     return;
   }
@@ -452,9 +455,10 @@ void exec(const InstTensorTensor& I, Exec& x) {
     return;
   }
   if (bir::legality::isBitvecOp(I.op)) {
+    const uint32_t width = x.in(0).isImm() ? 0xFFFFFFFFu : elementBits(x.in(0).dtype);
     x.wordElementwise({&x.in(0), &x.in(1)}, x.out(0),
                         [&](int64_t, int64_t n, const uint32_t* const* in, uint32_t* res) {
-                          for (int64_t i = 0; i < n; ++i) res[i] = bitvecAlu(I.op, in[0][i], in[1][i]);
+                          for (int64_t i = 0; i < n; ++i) res[i] = bitvecAlu(I.op, in[0][i], in[1][i], width);
                         });
     return;
   }

@@ -45,6 +45,13 @@ def _logical_shift_right(a, b):
     return np.where(valid, a >> count, 0).astype(np.uint32)
 
 
+def element_bits(dtype: np.dtype) -> int:
+    """The pattern bits an element of ``dtype`` fills: a logical shift right brings zeros in at
+    the element's own top bit (docs/isa-semantics.md §3), so an int8 or int16 pattern's sign
+    extension is cut off before it shifts."""
+    return {1: 0xFF, 2: 0xFFFF}.get(np.dtype(dtype).itemsize, 0xFFFFFFFF)
+
+
 #: The bit-vector ops on uint32 bit patterns (docs/isa-semantics.md §3: the Vector Engine treats
 #: integer elements as bit patterns, NKI's "Supported Math Operators for NKI ISA")
 BIT_OPS: dict[str, BinaryOp] = {
@@ -155,12 +162,16 @@ def apply_int(op, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.asarray(r).astype(np.int64).astype(np.uint32)  # (modulo 2^32)
 
 
-def apply_bits(op, a, b, reverse: bool = False) -> np.ndarray:
-    """The bit-vector ``op(a, b)`` (``op(b, a)`` when ``reverse``) on uint32 bit patterns."""
+def apply_bits(op, a, b, reverse: bool = False, width: int = 0xFFFFFFFF) -> np.ndarray:
+    """The bit-vector ``op(a, b)`` (``op(b, a)`` when ``reverse``) on uint32 bit patterns;
+    ``width`` (element_bits) is the bits of ``a``'s element, which a logical shift right of ``a``
+    shifts (not of ``b``, a number, when reversed)."""
     a = np.asarray(a, dtype=np.uint32)
     b = np.asarray(b, dtype=np.uint32)
     if reverse:
         a, b = b, a
+    elif op.name == "logical_shift_right":
+        a = a & np.uint32(width)
     a, b = np.broadcast_arrays(a, b)
     return np.asarray(BIT_OPS[op.name](a, b), dtype=np.uint32)
 

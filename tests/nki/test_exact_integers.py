@@ -49,3 +49,24 @@ def test_copy_predicated_moves_the_selected_bits(executor, dtype, rng):
     p.flat[:3] = 1
     got = run_on(executor, predicated, a, p)
     np.testing.assert_array_equal(got, np.where(p != 0, a, np.array(5, dtype)))
+
+
+@nki.jit
+def shifts(a):
+    out = nl.ndarray((2,) + a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    x = nl.load(a)
+    nl.store(out[0], nl.right_shift(x, 1))
+    nl.store(out[1], nisa.tensor_scalar(x, nl.right_shift, 3, dtype=a.dtype))
+    return out
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+@pytest.mark.parametrize("dtype", [np.int8, np.int16])
+def test_right_shift_is_logical_at_the_elements_width(executor, dtype, rng):
+    info = np.iinfo(dtype)
+    a = rng.integers(int(info.min), int(info.max), (32, 16), dtype=np.int64, endpoint=True).astype(dtype)
+    a.flat[:3] = [info.min, -1, -2]
+    got = run_on(executor, shifts, a)
+    u = a.astype(np.int64) & int(np.iinfo(np.dtype(dtype).str.replace("i", "u")).max)
+    np.testing.assert_array_equal(got, np.stack([u >> 1, u >> 3]).astype(dtype))
+    assert got[0].flat[0] == -(int(info.min) // 2)  # min >> 1: 64 / 16384, not min / 2

@@ -177,3 +177,29 @@ def test_gpsimd_integer_division_by_zero_is_refused(executor, op):
     kernel = tile_kernel(lambda d, a, b: nisa.tensor_tensor(dst=d, data1=a, data2=b, op=op))
     with pytest.raises(neuronxsim.SimulationError, match="by zero"):
         run(kernel, x, y, executor=executor)
+
+
+# ---- logical shift right at the element's width ----
+
+def logical_right(x, count):
+    bits = 8 * x.dtype.itemsize
+    u = x.astype(np.int64) & ((1 << bits) - 1)
+    return (u >> np.asarray(count, dtype=np.int64)).astype(x.dtype)
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32])
+def test_right_shift_brings_zeros_in_at_the_elements_width(executor, dtype, rng):
+    x = patterns(dtype, rng, (32, 24))
+    x.flat[:3] = [np.iinfo(dtype).min, -1, -2]
+    by_constant = tile_kernel(lambda d, a: nisa.tensor_scalar(dst=d, data=a, op0=nl.right_shift, operand0=1))
+    got = run(by_constant, x, executor=executor)
+    np.testing.assert_array_equal(got, logical_right(x, 1))
+    assert got.flat[0] == 2 ** (8 * np.dtype(dtype).itemsize - 2)  # min >> 1: 64, 16384, 2^30
+
+    count = rng.integers(0, 8 * np.dtype(dtype).itemsize, x.shape).astype(dtype)
+    by_tile = tile_kernel(lambda d, a, c: nisa.tensor_tensor(dst=d, data1=a, data2=c, op=nl.right_shift))
+    np.testing.assert_array_equal(run(by_tile, x, count, executor=executor), logical_right(x, count))
+
+    language = tile_kernel(lambda d, a: nisa.tensor_copy(dst=d, src=nl.right_shift(a, 3)))
+    np.testing.assert_array_equal(run(language, x, executor=executor), logical_right(x, 3))

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from neuronxsim.reference.alu import BITWISE_OPS, INT_OPS, apply, apply_bits, apply_int, on_bit_patterns
+from neuronxsim.reference.alu import (BITWISE_OPS, INT_OPS, apply, apply_bits, apply_int, element_bits,
+                                      on_bit_patterns)
 from neuronxsim.reference.numbers import bits_of_number, convert, int32_of, is_integer, same_format
 from neuronxsim.reference.refusal import Refusal
 from neuronxsim.reference.step import Step
@@ -59,12 +60,12 @@ def _scalar_ops(inst, x, scalar0, scalar1):
     return v
 
 
-def _bit_scalar_ops(inst, x, scalar0, scalar1):
+def _bit_scalar_ops(inst, x, scalar0, scalar1, width):
     """_scalar_ops of the bit-vector operators, on uint32 bit patterns (op1 is then bit-vector
-    or bypass: the rule alu.tensor-scalar-op-kinds)."""
-    v = apply_bits(inst.op0, x, scalar0, inst.reverse0)
+    or bypass: the rule alu.tensor-scalar-op-kinds); ``width``: the data element's bits."""
+    v = apply_bits(inst.op0, x, scalar0, inst.reverse0, width)
     if inst.op1.name != "bypass":
-        v = apply_bits(inst.op1, v, scalar1, inst.reverse1)
+        v = apply_bits(inst.op1, v, scalar1, inst.reverse1, width)
     return v
 
 
@@ -72,7 +73,8 @@ def tensor_scalar(step: Step) -> None:
     inst, out = step.inst, step.outs[0]
     if on_bit_patterns(inst.op0, step.ins[0], out):
         x = step.ins[0].read_bits(*out.shape)
-        out.write_bits(_bit_scalar_ops(inst, x, bits_of_number(inst.const0), bits_of_number(inst.const1)))
+        out.write_bits(_bit_scalar_ops(inst, x, bits_of_number(inst.const0), bits_of_number(inst.const1),
+                                       element_bits(step.ins[0].dtype)))
         return
     x = step.ins[0].read(*out.shape)
     out.write(_scalar_ops(inst, x, np.float32(inst.const0), np.float32(inst.const1)))
@@ -84,7 +86,8 @@ def tensor_scalar_ptr(step: Step) -> None:
     if on_bit_patterns(inst.op0, step.ins[0], out):
         scalar0 = step.ins[1].read_bits(lanes, 1)
         scalar1 = step.ins[2].read_bits(lanes, 1) if len(step.ins) == 3 else bits_of_number(inst.const1)
-        out.write_bits(_bit_scalar_ops(inst, step.ins[0].read_bits(lanes, per_lane), scalar0, scalar1))
+        out.write_bits(_bit_scalar_ops(inst, step.ins[0].read_bits(lanes, per_lane), scalar0, scalar1,
+                                       element_bits(step.ins[0].dtype)))
         return
     scalar0 = step.ins[1].read_pointer(lanes)
     scalar1 = step.ins[2].read_pointer(lanes) if len(step.ins) == 3 else np.float32(inst.const1)
@@ -106,7 +109,10 @@ def tensor_tensor(step: Step) -> None:
         out.write_bits(apply_int(step.inst.op, a, b))
         return
     if on_bit_patterns(step.inst.op, step.ins[0], step.ins[1], out):
-        out.write_bits(apply_bits(step.inst.op, step.ins[0].read_bits(*out.shape), step.ins[1].read_bits(*out.shape)))
+        a = step.ins[0]
+        width = 0xFFFFFFFF if a.is_immediate else element_bits(a.dtype)
+        out.write_bits(apply_bits(step.inst.op, a.read_bits(*out.shape), step.ins[1].read_bits(*out.shape),
+                                  width=width))
         return
     out.write(apply(step.inst.op, step.ins[0].read(*out.shape), step.ins[1].read(*out.shape)))
 
