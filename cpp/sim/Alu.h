@@ -176,9 +176,26 @@ inline float sigmoidf(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 inline float softplusf(float x) { return std::fmax(x, 0.0f) + std::log1p(std::exp(-std::fabs(x))); }
 inline double sigmoidd(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
+// The limits at -inf and +inf of the functions whose formulas below give inf * 0 there (NaN): the
+// public table "Supported Activation Functions for NKI ISA" gives them the valid input range
+// [-inf, inf]. A negative zero where the values just above -inf are negative zeros too.
+template <ActivationFunc F>
+inline constexpr bool kHasInfLimits =
+    F == ActivationFunc::Silu || F == ActivationFunc::Mish || F == ActivationFunc::Gelu_apprx_sigmoid ||
+    F == ActivationFunc::Gelu_apprx_tanh || F == ActivationFunc::Derivative_Gelu ||
+    F == ActivationFunc::Derivative_silu;
+template <ActivationFunc F>
+inline float infLimit(float x) {
+  if constexpr (F == ActivationFunc::Derivative_Gelu) return x > 0 ? 1.0f : 0.0f;
+  else if constexpr (F == ActivationFunc::Derivative_silu) return x > 0 ? 1.0f : -0.0f;
+  else return x > 0 ? x : -0.0f;  // x * (a factor going to 1 / to 0)
+}
+
 template <ActivationFunc F>
 inline float activation(float x, float alpha) {
   using enum ActivationFunc;
+  if constexpr (kHasInfLimits<F>)
+    if (std::isinf(x)) return infLimit<F>(x);
   if constexpr (F == Abs) return std::fabs(x);
   else if constexpr (F == Abs_reciprocal_sqrt) return 1.0f / std::sqrt(std::fabs(x));
   else if constexpr (F == Arctan) return std::atan(x);

@@ -79,6 +79,7 @@ constexpr double kErfcPoly[] = {
 };
 
 constexpr double kInvSqrt2 = 0.7071067811865476;
+constexpr double kInfD = std::numeric_limits<double>::infinity();
 constexpr double kErfSeriesBelow = 0.5;
 // erf(x) = x * sum_n kErfSeries[n] x^(2n): 2 / sqrt(pi) * (-1)^n / (n! (2n + 1)); the first term
 // left out is below 4e-15 relative for |x| < 1/2.
@@ -199,8 +200,11 @@ __attribute__((target("avx2"))) inline void geluAvx2(Block x) {
     const __m256d half = _mm256_mul_pd(_mm256_set1_pd(0.5), e[k]);
     const __m256d phi = _mm256_blendv_pd(half, _mm256_sub_pd(_mm256_set1_pd(1.0), half),
                                          _mm256_cmp_pd(x[k], _mm256_setzero_pd(), _CMP_GE_OQ));
+    // Gelu(-inf) is its limit, -0 (x * phi is -inf * 0); Gelu(+inf) = +inf * 1 already
+    const __m256d minusInf = _mm256_cmp_pd(x[k], _mm256_set1_pd(-kInfD), _CMP_EQ_OQ);
     x[k] = _mm256_blendv_pd(_mm256_mul_pd(x[k], phi), _mm256_add_pd(x[k], x[k]),
                             _mm256_cmp_pd(x[k], x[k], _CMP_UNORD_Q));  // Gelu of NaN: see above kErfcPoly
+    x[k] = _mm256_blendv_pd(x[k], _mm256_set1_pd(-0.0), minusInf);
   }
 }
 
@@ -247,6 +251,7 @@ float erf32(float x) {
 float gelu32(float x) {
   const double xd = x;
   if (std::isnan(xd)) return static_cast<float>(xd + xd);  // Gelu of NaN: see above kErfcPoly
+  if (xd == -kInfD) return -0.0f;  // the limit (x * phi is -inf * 0), as geluAvx2
   const double half = 0.5 * erfcNonNegative(std::fabs(xd) * kInvSqrt2);
   return static_cast<float>(xd * (xd >= 0 ? 1.0 - half : half));
 }

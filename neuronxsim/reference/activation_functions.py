@@ -82,6 +82,17 @@ def _leaky(x, alpha):
     return np.where(x > 0, x, alpha * x)
 
 
+def _with_limits(fn, at_minus_inf: float, at_plus_inf: float):
+    """``fn`` with its limits at -inf and +inf, where its formula gives inf * 0 (NaN): the public
+    table "Supported Activation Functions for NKI ISA" gives these functions the valid input
+    range [-inf, inf] (docs/isa-semantics.md section 4)."""
+    def limited(x, a):
+        with np.errstate(invalid="ignore"):
+            y = fn(x, a)
+        return np.where(x == -np.inf, at_minus_inf, np.where(x == np.inf, at_plus_inf, y))
+    return limited
+
+
 # f(x, alpha) on float64 arrays; alpha is only used by Lrelu / Prelu.
 ACTIVATION_FUNCTIONS: dict[str, Callable[[np.ndarray, float], np.ndarray]] = {
     "Abs": lambda x, a: np.abs(x),
@@ -90,28 +101,30 @@ ACTIVATION_FUNCTIONS: dict[str, Callable[[np.ndarray, float], np.ndarray]] = {
     "Copy": lambda x, a: x,
     "Identity": lambda x, a: x,
     "Derivative_Erf": lambda x, a: 2.0 / _SQRT_PI * np.exp(-x * x),
-    "Derivative_Gelu": lambda x, a: _normal_cdf(x) + x * _normal_pdf(x),
-    "Derivative_silu": lambda x, a: _sigmoid(x) * (1.0 + x * (1.0 - _sigmoid(x))),
+    "Derivative_Gelu": _with_limits(lambda x, a: _normal_cdf(x) + x * _normal_pdf(x), 0.0, 1.0),
+    "Derivative_silu": _with_limits(lambda x, a: _sigmoid(x) * (1.0 + x * (1.0 - _sigmoid(x))), -0.0, 1.0),
     "Dsqrt": lambda x, a: 0.5 / np.sqrt(x),
     "Erf": lambda x, a: erf(x),
     "Exp": lambda x, a: np.exp(x),
-    "Gelu": lambda x, a: x * _normal_cdf(x),  # = 0.5x(1 + erf(x/sqrt 2)), accurate in the tail
-    "Gelu_apprx_sigmoid": lambda x, a: x * _sigmoid(1.702 * x),
+    # = 0.5x(1 + erf(x/sqrt 2)), accurate in the tail
+    "Gelu": _with_limits(lambda x, a: x * _normal_cdf(x), -0.0, np.inf),
+    "Gelu_apprx_sigmoid": _with_limits(lambda x, a: x * _sigmoid(1.702 * x), -0.0, np.inf),
     # 0.5 x (1 + tanh(u)) = x sigmoid(2u): 1 + tanh(u) cancels to 0 long before the value underflows
-    "Gelu_apprx_tanh": lambda x, a: x * _sigmoid(2.0 * np.sqrt(2.0 / np.pi) * (x + 0.044715 * x**3)),
+    "Gelu_apprx_tanh": _with_limits(
+        lambda x, a: x * _sigmoid(2.0 * np.sqrt(2.0 / np.pi) * (x + 0.044715 * x**3)), -0.0, np.inf),
     "Is_finite": lambda x, a: np.isfinite(x).astype(np.float64),
     "Ln": lambda x, a: np.log(x),
     "Ln_prime": lambda x, a: 1.0 / x,
     "Lrelu": _leaky,
     "Prelu": _leaky,
     "MemsetZero": lambda x, a: np.zeros_like(x),
-    "Mish": lambda x, a: x * np.tanh(_softplus(x)),
+    "Mish": _with_limits(lambda x, a: x * np.tanh(_softplus(x)), -0.0, np.inf),
     "Reciprocal": lambda x, a: 1.0 / x,
     "Relu": lambda x, a: np.maximum(x, 0.0),
     "Rsqrt": lambda x, a: 1.0 / np.sqrt(x),
     "Sigmoid": lambda x, a: _sigmoid(x),
     "Sign": lambda x, a: np.sign(x),
-    "Silu": lambda x, a: x * _sigmoid(x),
+    "Silu": _with_limits(lambda x, a: x * _sigmoid(x), -0.0, np.inf),
     "Sin": lambda x, a: np.sin(x),
     "Softplus": lambda x, a: _softplus(x),
     "Sqrt": lambda x, a: np.sqrt(x),
