@@ -26,6 +26,7 @@ from neuronxsim.starfish.lib import _core
 
 from . import compiler as _ncc
 from . import dtypes as _dt
+from . import fused_instructions as _fused
 from . import gpsimd_instructions as _gpsimd
 from . import instructions as _ins
 from .errors import NKIError, caller_location
@@ -1216,41 +1217,47 @@ def loop_reduce(x, op, loop_indices, *, dtype=None, mask=None):
     return value
 
 
+# Every float of magnitude 2^23 or more is an integer, so mod(x, 1) of x clamped to +-2^23 is
+# x's fraction, and finite at +-inf, where numpy.mod (the ALU's mod) gives NaN: floor(+-inf) is
+# +-inf, as numpy.floor gives it (a NaN stays NaN through max / min).
+_WHOLE = float(2 ** 23)
+
+
+def _floor_tiles(tr, x: Tensor, dtype, loc, mask, what: str, divisor: float = 1.0) -> Tensor:
+    """``x - mod(clamp(x, -2^23, 2^23), 1)``: the floor of every float, +-inf included, in two
+    Vector Engine instructions (NKI 0.6's nl.floor too); ``divisor`` -1 gives the ceiling (the
+    remainder takes the divisor's sign, in (-1, 0])."""
+    clamped = _ins.tensor_scalar(tr, x, Alu.max, -_WHOLE, False, Alu.min, _WHOLE, False, float32, loc,
+                                 mask, what=what)
+    return _fused.scalar_tensor_tensor(tr, clamped, Alu.mod, divisor, False, Alu.subtract, x, True,
+                                       dtype, loc, mask, what=what)
+
+
 def floor(x, *, dtype=None, mask=None) -> Tensor:
-    """The largest integer not above each element: ``x - mod(x, 1)`` (``mod`` floored, as
-    NumPy's; exact for every float), two Vector Engine instructions."""
+    """The largest integer not above each element (``mod`` floored, as NumPy's; exact for every
+    float): see _floor_tiles."""
     loc = caller_location()
-    tr = current()
     x = _tile(x, loc, "floor", "x")
-    frac = _ins.tensor_scalar(tr, x, Alu.mod, 1.0, False, None, None, False, float32, loc, mask,
-                              what="floor")
-    return _ins.tensor_tensor(tr, x, frac, Alu.subtract, _opt_dtype(dtype, loc) or x.dtype, loc,
-                              mask, what="floor")
+    return _floor_tiles(current(), x, _opt_dtype(dtype, loc) or x.dtype, loc, mask, "floor")
 
 
 def ceil(x, *, dtype=None, mask=None) -> Tensor:
-    """The smallest integer not below each element: ``x + mod(-x, 1)``, two Vector Engine
-    instructions."""
+    """The smallest integer not below each element: ``x - mod(c, -1)``, ``c`` x clamped to
+    +-2^23 (_floor_tiles), two Vector Engine instructions."""
     loc = caller_location()
-    tr = current()
     x = _tile(x, loc, "ceil", "x")
-    frac = _ins.tensor_scalar(tr, x, Alu.mult, -1.0, False, Alu.mod, 1.0, False, float32, loc,
-                              mask, what="ceil")
-    return _ins.tensor_tensor(tr, x, frac, Alu.add, _opt_dtype(dtype, loc) or x.dtype, loc, mask,
-                              what="ceil")
+    return _floor_tiles(current(), x, _opt_dtype(dtype, loc) or x.dtype, loc, mask, "ceil", -1.0)
 
 
 def trunc(x, *, dtype=None, mask=None) -> Tensor:
-    """Each element with its fraction dropped (towards zero): ``sign(x) * (|x| - mod(|x|,
-    1))``, exact, in five Vector / Scalar Engine instructions."""
+    """Each element with its fraction dropped (towards zero): ``sign(x) * floor(|x|)``, exact,
+    in five Vector / Scalar Engine instructions."""
     loc = caller_location()
     tr = current()
     x = _tile(x, loc, "trunc", "x")
     mag = _ins.tensor_scalar(tr, x, Alu.abs, 0.0, False, None, None, False, float32, loc, mask,
                              what="trunc")
-    frac = _ins.tensor_scalar(tr, mag, Alu.mod, 1.0, False, None, None, False, float32, loc,
-                              mask, what="trunc")
-    whole = _ins.tensor_tensor(tr, mag, frac, Alu.subtract, float32, loc, mask, what="trunc")
+    whole = _floor_tiles(tr, mag, float32, loc, mask, "trunc")
     sign = _ins.activation(tr, Act.Sign, x, None, 1.0, float32, loc, mask, what="trunc")
     return _ins.tensor_tensor(tr, whole, sign, Alu.mult, _opt_dtype(dtype, loc) or x.dtype, loc,
                               mask, what="trunc")

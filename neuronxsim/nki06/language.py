@@ -797,10 +797,8 @@ def tan(x, dtype=None) -> NkiTensor:
 
 
 def _floor(tr, v: Tensor, loc, what, dtype=float32) -> Tensor:
-    """``v - mod(v, 1)``: exact in fp32 (mod is numpy.mod, in [0, 1))."""
-    frac = _ins.tensor_scalar(tr, v, Alu.mod, 1.0, False, None, None, False, float32, loc,
-                              what=what)
-    return _ins.tensor_tensor(tr, v, frac, Alu.subtract, dtype, loc, what=what)
+    """The 2.2x dialect's floor (exact, +-inf included)."""
+    return _nl22._floor_tiles(tr, v, dtype, loc, None, what)
 
 
 @api
