@@ -10,8 +10,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
-import neuronxsim
-from neuronxsim.sweep import kernel_file, space
+from neuronxsim.sweep import build, kernel_file, space
 from neuronxsim.sweep.results import ResultsFile, read_rows_sized
 from neuronxsim.sweep.space import SweepError
 
@@ -91,25 +90,40 @@ def plan(kernel: str, *, grid: dict, shapes: list, arch: Optional[list] = None,
         default = kernel_file.default_arch(dialect)
     archs = [a or default for a in archs]
 
+    # The cap the workers apply: the resolved value (--max-instructions, else
+    # $NEURONXSIM_MAX_INSTRUCTIONS here, else the default) is sent to them and keys the rows and
+    # the trace cache, so that a cap that refused a trace never reuses a row or an entry another
+    # cap let through, whichever way it was set.
+    from neuronxsim.nki.errors import NKIError
+    from neuronxsim.nki.tracer import instruction_cap
+    try:
+        cap = instruction_cap(max_instructions)
+    except NKIError as e:
+        raise SweepError(e.reason) from None
+    fingerprint = build.fingerprint()
+    location = os.path.realpath(kf.path)
+
     configs = space.configurations(grid, shape_sets, archs)
     check = {"reference": f"{ref_file.path}:{ref_file.name}", "reference_sha256": ref_file.sha256,
              "rtol": rtol, "atol": atol} if ref_file else None
     jobs = []
     for c in configs:
         params = c.param_dict
-        key = json.dumps({"kernel": kf.name, "params": params, "args": args,
+        key = json.dumps({"kernel": kf.name, "params": space.typed(params),
+                          "args": space.typed(args),
                           "shapes": [s.text for s in c.shapes], "arch": c.arch, "mode": mode,
                           "seed": seed if mode == "full" else None, "check": check,
                           # (a cap that refused a trace refuses it again; another may not)
-                          "max_instructions": max_instructions},
+                          "max_instructions": cap},
                          sort_keys=True, separators=(",", ":"))
-        jobs.append({"key": key, "kernel": kf.to_dict(), "dialect": dialect,
+        jobs.append({"key": key, "kernel": kf.to_dict(), "kernel_location": location,
+                     "dialect": dialect,
                      "shapes": [[list(s.shape), s.dtype] for s in c.shapes], "params": params,
                      "args": args, "arch": c.arch, "mode": mode, "seed": seed,
                      "reference": ref_file.to_dict() if ref_file else None,
                      "rtol": rtol, "atol": atol, "trace_cache": trace_cache,
-                     "allow_shadowing": allow_shadowing, "max_instructions": max_instructions,
-                     "neuronxsim": neuronxsim.__version__})
+                     "allow_shadowing": allow_shadowing, "max_instructions": cap,
+                     "neuronxsim": fingerprint})
     if len({j["key"] for j in jobs}) != len(jobs):
         raise SweepError("two configurations are the same (a shape set listed twice?)")
 
@@ -132,6 +146,10 @@ def plan(kernel: str, *, grid: dict, shapes: list, arch: Optional[list] = None,
             if row.get("source_sha256") not in (None, kf.sha256):
                 raise SweepError(f"{path} holds results of another version of {kf.path} (its "
                                  "text changed): choose another --output to sweep this one")
+            if row.get("build") != fingerprint:  # (a row of an older neuronxsim has none)
+                raise SweepError(f"{path} holds rows of another neuronxsim build ("
+                                 f"{row.get('build') or 'unrecorded'}; this one is {fingerprint}), whose "
+                                 "results may differ: choose another --output")
             p.done.setdefault(row["key"], row)
     return p
 
@@ -180,6 +198,7 @@ def row_of(job: dict, result: dict, kf: kernel_file.KernelFile) -> dict:
         row["tolerance"] = {"rtol": job["rtol"], "atol": job["atol"]}
     row["kernel"] = f"{kf.path}:{kf.name}"
     row["source_sha256"] = kf.sha256
+    row["build"] = job["neuronxsim"]
     row["key"] = job["key"]
     return _finite(row)
 

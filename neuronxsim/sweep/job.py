@@ -2,12 +2,14 @@
 
 A job is a dict (it travels to a process or a Dask worker as such)::
 
-    {"key": ..., "neuronxsim": version, "kernel": {"path", "text", "name"}, "dialect": "nki" | "nki06",
+    {"key": ..., "neuronxsim": build (neuronxsim.sweep.build.fingerprint()),
+     "kernel": {"path", "text", "name"}, "kernel_location": the file's resolved path,
+     "dialect": "nki" | "nki06",
      "shapes": [[[1024, 4096], "bfloat16"], ...], "params": {...}, "args": {...},
      "arch": "trn1", "mode": "timing" | "full", "seed": 0,
      "reference": {"path", "text", "name"} | None, "rtol": 0.02, "atol": 0.01,
      "trace_cache": folder | None, "allow_shadowing": False,
-     "max_instructions": int | None (the cap on traced instructions; None: the default)}
+     "max_instructions": int (the cap on traced instructions the sweep resolved)}
 
 :func:`run` traces the kernel (or takes the trace from the cache), simulates it on one host
 thread and returns what the row of results.jsonl reports: ``status`` "ok", "failed" (the kernel
@@ -26,7 +28,7 @@ import time
 import numpy as np
 
 import neuronxsim
-from neuronxsim.sweep import kernel_file
+from neuronxsim.sweep import build, kernel_file
 from neuronxsim.sweep.kernel_file import KernelFile, first_line
 
 #: The engines a row reports busy shares for, and the label of the busiest DMA queue's share.
@@ -43,9 +45,10 @@ def run(job: dict) -> dict:
     result = {"key": job["key"], "worker": f"{_HOSTNAME}:{os.getpid()}"}
     path = job["kernel"]["path"]
     try:
-        if job["neuronxsim"] != neuronxsim.__version__:
-            raise RuntimeError(f"this worker runs neuronxsim {neuronxsim.__version__}, the sweep "
-                               f"{job['neuronxsim']}: install the same version on every worker")
+        if job["neuronxsim"] != build.fingerprint():
+            raise RuntimeError(f"this worker runs neuronxsim build {build.fingerprint()} "
+                               f"({neuronxsim.__version__}), the sweep build {job['neuronxsim']}: "
+                               "install the same build on every worker")
         with kernel_file.kernel_imports(path, job["allow_shadowing"]):
             kernel = kernel_file.load(KernelFile.from_dict(job["kernel"]))
             traced, prepared, arrays, cached = _trace(kernel, job, seconds)
@@ -113,26 +116,29 @@ def _trace(kernel, job: dict, seconds: dict):
     t0 = time.perf_counter()
     if job["trace_cache"]:
         cache = TraceCache(job["trace_cache"])
-        key = cache_key(KernelFile.from_dict(job["kernel"]).sha256, job["kernel"]["name"],
-                        job["shapes"], kwargs, job["arch"], job["dialect"], job["max_instructions"])
+        key = cache_key(KernelFile.from_dict(job["kernel"]).sha256, job["kernel_location"],
+                        job["kernel"]["name"], job["shapes"], kwargs, job["arch"], job["dialect"],
+                        job["max_instructions"])
         traced = cache.get(key)
         if traced is not None:
             seconds["cache_read"] = time.perf_counter() - t0
             return traced, None, arrays, True
     prepare = job["mode"] == "timing"
-    if job["dialect"] == "nki06":
-        from neuronxsim.nki06.kernel import traced as trace06
-        traced = trace06(kernel, tuple(arrays), kwargs, job["arch"], job["max_instructions"],
-                         prepare=prepare)[0]
-    else:
-        from neuronxsim.nki.kernel import traced_kernel
-        traced = traced_kernel(kernel, tuple(arrays), kwargs, job["arch"], job["max_instructions"],
-                               prepare=prepare)
+    # (what the trace imports is part of what it depends on: recorded with its cache entry)
+    with kernel_file.noting_modules():
+        if job["dialect"] == "nki06":
+            from neuronxsim.nki06.kernel import traced as trace06
+            traced = trace06(kernel, tuple(arrays), kwargs, job["arch"], job["max_instructions"],
+                             prepare=prepare)[0]
+        else:
+            from neuronxsim.nki.kernel import traced_kernel
+            traced = traced_kernel(kernel, tuple(arrays), kwargs, job["arch"],
+                                   job["max_instructions"], prepare=prepare)
     prepared = traced.take_prepared()
     seconds["trace"] = time.perf_counter() - t0
     if cache is not None:
         t0 = time.perf_counter()
-        cache.put(key, traced)
+        cache.put(key, traced, kernel_file.dependencies())
         seconds["cache_write"] = time.perf_counter() - t0
     return traced, prepared, arrays, False
 
@@ -219,7 +225,8 @@ def _expected(job: dict, arrays: list) -> list:
     with kernel_file.kernel_imports(ref_file.path, job["allow_shadowing"]):
         reference = kernel_file.load(ref_file)
         kwargs = _accepted(reference, dict(job["args"], **job["params"]))
-        memo = (ref_file.path, ref_file.sha256, repr(job["shapes"]), job["seed"], repr(kwargs))
+        memo = (ref_file.path, ref_file.sha256, repr(job["shapes"]), job["seed"], repr(kwargs),
+                kernel_file.generation)
         if _last_expected.get("memo") != memo:
             _last_expected.clear()
             expected = reference(*arrays, **kwargs)

@@ -215,6 +215,20 @@ def configurations(grid: dict, shape_sets: list, archs: list) -> list[Configurat
     return out
 
 
+def typed(value):
+    """``value`` with its tuples told apart from its lists, for a key's JSON (which writes both
+    as arrays: ``(1, 2)`` and ``[1, 2]``, which a kernel may treat differently, would otherwise
+    share a trace-cache entry and a resumed row). A tuple becomes ``{"tuple": [...]}``; lists,
+    dicts and scalars keep their JSON, so keys without tuples are unchanged."""
+    if isinstance(value, tuple):
+        return {"tuple": [typed(v) for v in value]}
+    if isinstance(value, list):
+        return [typed(v) for v in value]
+    if isinstance(value, dict):
+        return {k: typed(v) for k, v in value.items()}
+    return value
+
+
 def row_key(kernel: str, params: dict, args: dict, shapes, arch: str | None, mode: str,
             seed: int | None) -> str:
     """The text that identifies a configuration's row (``key`` in results.jsonl)."""
@@ -225,4 +239,4 @@ def row_key(kernel: str, params: dict, args: dict, shapes, arch: str | None, mod
 
 
 __all__ = ["SweepError", "parse_grid", "check_grid", "dtypes_by_name", "parse_args", "parse_shape", "parse_archs", "ShapeSpec",
-           "Configuration", "configurations", "row_key", "literal", "split_values"]
+           "Configuration", "configurations", "row_key", "literal", "split_values", "typed"]

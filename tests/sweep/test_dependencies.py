@@ -1,0 +1,150 @@
+"""What a sweep's results depend on besides the kernel file's text: the modules it imports, where
+the file lies, the instruction cap however it is set, the neuronxsim build, and values' exact
+types. Each is in the trace cache's and --resume's keys (or checked with the entry), and an
+edited neighbour module is read again by the same process."""
+
+import json
+import os
+
+import pytest
+
+from neuronxsim.sweep import build, sweep
+from neuronxsim.sweep.driver import plan
+from neuronxsim.sweep.space import SweepError
+
+from sweep_testing import MATMUL, SHAPES
+
+_KERNEL = '''from neuronxsim import nki
+import neuronxsim.nki.language as nl
+
+import {helper}
+
+
+@nki.jit
+def scale(a, tiles=1):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    t = nl.load(a)
+    for _ in range({helper}.REPEAT):
+        t = nl.multiply(t, 1.0)
+    nl.store(out, value=nl.multiply(t, {helper}.FACTOR))
+    return out
+'''
+
+_REFERENCE = '''def scale_ref(a, tiles=1):
+    return a * 2.0
+'''
+
+
+def _folder(path, helper, repeat, factor=2.0):
+    """A kernel folder: kernel.py, which imports ``helper`` (a neighbour) for its repeat count and
+    factor, and reference.py (a * 2)."""
+    os.makedirs(path, exist_ok=True)
+    (path / "kernel.py").write_text(_KERNEL.format(helper=helper))
+    (path / "reference.py").write_text(_REFERENCE)
+    _helper(path, helper, repeat, factor)
+    return f"{path / 'kernel.py'}:scale"
+
+
+def _helper(path, helper, repeat, factor=2.0):
+    (path / f"{helper}.py").write_text(f"FACTOR = {factor}\nREPEAT = {repeat}\n")
+
+
+def _one(kernel, out, **kw):
+    return sweep(kernel, {"tiles": [1]}, [["128x512"]], output=str(out), jobs=1, **kw)[0]
+
+
+def test_an_edited_neighbour_module_is_read_again_by_the_same_process(tmp_path):
+    # (the Python API called twice, as from a notebook; the timing-mode workers are forks of it)
+    kernel = _folder(tmp_path / "k", "helper_edit", repeat=1)
+    first = _one(kernel, tmp_path / "o1")
+    _helper(tmp_path / "k", "helper_edit", repeat=20)
+    second = _one(kernel, tmp_path / "o2")
+    assert first["status"] == second["status"] == "ok"
+    assert second["instructions"] == first["instructions"] + 19
+
+
+def test_a_cached_trace_is_not_reused_after_a_module_it_imported_changed(tmp_path):
+    kernel = _folder(tmp_path / "k", "helper_cache", repeat=1)
+    ref = f"{tmp_path / 'k' / 'reference.py'}:scale_ref"
+    cache = str(tmp_path / "cache")
+    first = _one(kernel, tmp_path / "o1", mode="full", reference=ref, trace_cache=cache)
+    assert first["status"] == "ok" and not first["trace_cached"]
+    again = _one(kernel, tmp_path / "o2", mode="full", reference=ref, trace_cache=cache)
+    assert again["trace_cached"]  # (unchanged: a hit)
+    _helper(tmp_path / "k", "helper_cache", repeat=3, factor=3.0)  # now wrong, and longer
+    changed = _one(kernel, tmp_path / "o3", mode="full", reference=ref, trace_cache=cache)
+    assert not changed["trace_cached"]
+    assert changed["status"] == "mismatch"
+    assert changed["instructions"] == first["instructions"] + 2
+
+
+def test_the_same_kernel_text_in_two_folders_is_two_kernels(tmp_path):
+    # Each folder's kernel.py imports its own helper_two.py: one cache, one process.
+    a = _folder(tmp_path / "a", "helper_two", repeat=1)
+    b = _folder(tmp_path / "b", "helper_two", repeat=10)
+    cache = str(tmp_path / "cache")
+    ra = _one(a, tmp_path / "oa", trace_cache=cache)
+    rb = _one(b, tmp_path / "ob", trace_cache=cache)
+    assert not rb["trace_cached"]
+    assert rb["instructions"] == ra["instructions"] + 9
+    assert _one(a, tmp_path / "oa2", trace_cache=cache)["instructions"] == ra["instructions"]
+
+
+def test_the_environment_cap_on_instructions_keys_the_cache_and_resume(tmp_path, monkeypatch):
+    grid = {"TILES_IN_BLOCK_M": [1]}
+    cache = str(tmp_path / "cache")
+    first = sweep(MATMUL, grid, SHAPES, output=str(tmp_path / "a"), jobs=1, trace_cache=cache)
+    assert first[0]["status"] == "ok"
+    monkeypatch.setenv("NEURONXSIM_MAX_INSTRUCTIONS", "10")
+    capped = sweep(MATMUL, grid, SHAPES, output=str(tmp_path / "b"), jobs=1, trace_cache=cache)
+    assert capped[0]["status"] == "failed" and "max_instructions=10" in capped[0]["error"]
+    monkeypatch.delenv("NEURONXSIM_MAX_INSTRUCTIONS")
+    resumed = sweep(MATMUL, grid, SHAPES, output=str(tmp_path / "b"), jobs=1, resume=True)
+    assert resumed[0]["status"] == "ok"  # run again under the default cap, not the refusal kept
+
+
+def test_a_malformed_environment_cap_is_one_line_before_any_work(tmp_path, monkeypatch):
+    monkeypatch.setenv("NEURONXSIM_MAX_INSTRUCTIONS", "ten")
+    with pytest.raises(SweepError, match="NEURONXSIM_MAX_INSTRUCTIONS='ten'"):
+        plan(MATMUL, grid={"TILES_IN_BLOCK_M": [1]}, shapes=SHAPES, output=str(tmp_path / "o"))
+
+
+def test_rows_carry_the_build_and_resume_refuses_another_builds_rows(tmp_path, monkeypatch):
+    out = tmp_path / "o"
+    grid = {"TILES_IN_BLOCK_M": [1, 4]}
+    rows = sweep(MATMUL, {"TILES_IN_BLOCK_M": [1]}, SHAPES, output=str(out), jobs=1)
+    assert rows[0]["build"] == build.fingerprint()
+    assert json.loads((out / "results.jsonl").read_text())["build"] == build.fingerprint()
+    monkeypatch.setattr(build, "_fingerprint", "0123456789abcdef")  # (another build)
+    with pytest.raises(SweepError, match="another neuronxsim build"):
+        sweep(MATMUL, grid, SHAPES, output=str(out), jobs=1, resume=True)
+
+
+def test_the_build_fingerprint_changes_with_a_file_of_the_package(tmp_path):
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "a.py").write_text("X = 1\n")
+    before = build._compute(str(pkg))
+    (pkg / "a.py").write_text("X = 2\n")
+    assert build._compute(str(pkg)) != before
+    # (a compiled module without a build ID counts by its bytes)
+    (pkg / "m.so").write_bytes(b"not an ELF file")
+    with_so = build._compute(str(pkg))
+    (pkg / "m.so").write_bytes(b"not an ELF file either")
+    assert build._compute(str(pkg)) != with_so
+
+
+def test_a_worker_of_another_build_fails_its_rows_saying_so(tmp_path, monkeypatch):
+    from neuronxsim.sweep import job
+    p = plan(MATMUL, grid={"TILES_IN_BLOCK_M": [1]}, shapes=SHAPES, output=str(tmp_path / "o"))
+    monkeypatch.setattr(build, "_fingerprint", "0123456789abcdef")
+    result = job.run(p.jobs[0])
+    assert result["status"] == "failed" and "install the same build" in result["error"]
+
+
+def test_a_tuple_and_a_list_are_two_configurations(tmp_path):
+    def key(value):
+        return plan(MATMUL, grid={"TILES_IN_BLOCK_M": [1]}, args={"TILES_IN_BLOCK_N": value},
+                    shapes=SHAPES, output=str(tmp_path / "o")).jobs[0]["key"]
+    assert key((1, 2)) != key([1, 2])
+    assert key(3) == key(3)
