@@ -212,8 +212,13 @@ def execute(p: Plan, executor, on_row: Optional[Callable] = None, batch: int = 1
     rows = dict(p.done)
     total, done = len(p.jobs), len(p.jobs) - len(todo)
     batches = [todo[i:i + batch] for i in range(0, len(todo), batch)]
+    warned = False
     with ResultsFile(p.results_path, keep=p.keep_bytes, seen=p.seen_bytes) as out:
         for job, result in executor.run(batches):
+            if "trace_cache_error" in result and not warned:  # (once: it is the same disk)
+                from neuronxsim.cli.printing import warn
+                warn(f"{result['trace_cache_error']} (the sweep goes on without it)")
+                warned = True
             row = row_of(job, result, p.kernel)
             out.append(row)
             rows[job["key"]] = row

@@ -51,7 +51,10 @@ def run(job: dict) -> dict:
                                "install the same build on every worker")
         with kernel_file.kernel_imports(path, job["allow_shadowing"]):
             kernel = kernel_file.load(KernelFile.from_dict(job["kernel"]))
-            traced, prepared, arrays, cached = _trace(kernel, job, seconds)
+            problems = []
+            traced, prepared, arrays, cached = _trace(kernel, job, seconds, problems)
+            if problems:
+                result["trace_cache_error"] = problems[0]
             result["trace_cached"] = cached
             result["instructions"] = traced.instruction_count
             result["reordered"] = sum(traced.reordered)
@@ -103,9 +106,10 @@ def _arrays(job: dict) -> list:
     return [rng.standard_normal(shape).astype(dtype) for shape, dtype in specs]
 
 
-def _trace(kernel, job: dict, seconds: dict):
+def _trace(kernel, job: dict, seconds: dict, problems: list):
     """(TracedKernel, the scheduling pass's decoding of its module for the timing run or None, the
-    array arguments, whether the trace came from the cache). The decoding comes only with a fresh
+    array arguments, whether the trace came from the cache); a cache entry that cannot be written
+    is a line in ``problems``, not the configuration's failure. The decoding comes only with a fresh
     trace in timing mode, taken off the TracedKernel at once: nothing but the cache's write (which
     reads the module) comes between the pass that made it and the run that uses it."""
     from neuronxsim.sweep.trace_cache import TraceCache, cache_key
@@ -138,8 +142,12 @@ def _trace(kernel, job: dict, seconds: dict):
     seconds["trace"] = time.perf_counter() - t0
     if cache is not None:
         t0 = time.perf_counter()
-        cache.put(key, traced, kernel_file.dependencies())
-        seconds["cache_write"] = time.perf_counter() - t0
+        try:
+            cache.put(key, traced, kernel_file.dependencies())
+            seconds["cache_write"] = time.perf_counter() - t0
+        except OSError as e:  # (a full disk: the trace and its run are still good)
+            problems.append(f"cannot write the trace cache entry {e.filename or cache.path(key)}: "
+                            f"{e.strerror or e}")
     return traced, prepared, arrays, False
 
 

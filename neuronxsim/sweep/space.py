@@ -55,6 +55,24 @@ def literal(text: str):
         return text
 
 
+#: Texts that read as a string but were surely meant as Python's True, False or None (which
+#: ``literal`` reads only capitalised): the string "false" is true, so a kernel's ``if FLAG:``
+#: would take the branch meant to be off.
+_NEAR_LITERALS = {"true": "True", "false": "False", "none": "None", "null": "None"}
+
+
+def value(text: str, what: str):
+    """``literal(text)``, refusing a near-literal (``false``, ``TRUE``, ``null``) with one line
+    naming ``what`` (``--grid NAME``, ``--arg NAME``)."""
+    text = text.strip()
+    read = literal(text)
+    meant = _NEAR_LITERALS.get(text.lower()) if isinstance(read, str) else None
+    if meant is not None:
+        raise SweepError(f"{what}={text}: write {meant} for Python's {meant}, or quote it "
+                         f"({text!r}) for the text")
+    return read
+
+
 def parse_grid(specs: list[str]) -> dict[str, list]:
     """``["A=1,2", "B=x,y"]`` -> ``{"A": [1, 2], "B": ["x", "y"]}``, in the order given."""
     grid: dict[str, list] = {}
@@ -69,7 +87,7 @@ def parse_grid(specs: list[str]) -> dict[str, list]:
         items = split_values(text) if text.strip() else []
         if not items or any(not item for item in items):
             raise SweepError(f"--grid {spec!r}: an empty value; expected NAME=v1,v2,...")
-        grid[name] = [literal(item) for item in items]
+        grid[name] = [value(item, f"--grid {name}") for item in items]
     check_grid(grid)
     return grid
 
@@ -120,9 +138,9 @@ def parse_args(specs: list[str]) -> dict:
             raise SweepError(f"--arg {spec!r}: expected NAME=VALUE, e.g. pool_size=2")
         if name in args:
             raise SweepError(f"--arg {name}: given twice")
-        value = literal(text.strip())
-        _check_json(value, f"--arg {spec}")
-        args[name] = value
+        read = value(text, f"--arg {name}")
+        _check_json(read, f"--arg {spec}")
+        args[name] = read
     return args
 
 
@@ -239,4 +257,4 @@ def row_key(kernel: str, params: dict, args: dict, shapes, arch: str | None, mod
 
 
 __all__ = ["SweepError", "parse_grid", "check_grid", "dtypes_by_name", "parse_args", "parse_shape", "parse_archs", "ShapeSpec",
-           "Configuration", "configurations", "row_key", "literal", "split_values", "typed"]
+           "Configuration", "configurations", "row_key", "literal", "value", "split_values", "typed"]

@@ -7,14 +7,20 @@ import os
 from typing import Callable, Optional
 
 from neuronxsim.sweep.job import DMA_MAX
-from neuronxsim.sweep.space import SweepError
+from neuronxsim.sweep.space import _NEAR_LITERALS, SweepError, literal
 
 PICTURE = "sweep.png"
 _TABLE_ENGINES = ("PE", "ACT", "DVE", "Pool", DMA_MAX)
 
 
 def _text(value) -> str:
-    return value if isinstance(value, str) else json.dumps(value)
+    """A parameter's value as the table shows it: as Python writes it (``False``, ``None``,
+    ``(1, 2)`` read back from results.jsonl as ``[1, 2]``), a string bare unless it would read as
+    another value (``"2"``, ``"False"``: then quoted), so that two values never look the same."""
+    if isinstance(value, str) and literal(value) == value and \
+            value.strip().lower() not in _NEAR_LITERALS and value == value.strip():
+        return value
+    return repr(value)
 
 
 def counts(rows: list) -> dict:

@@ -148,3 +148,54 @@ def test_a_tuple_and_a_list_are_two_configurations(tmp_path):
                     shapes=SHAPES, output=str(tmp_path / "o")).jobs[0]["key"]
     assert key((1, 2)) != key([1, 2])
     assert key(3) == key(3)
+
+
+def test_false_and_true_in_lowercase_are_refused_not_taken_for_strings():
+    from neuronxsim.sweep.space import parse_args, parse_grid
+    for bad in ("false", "TRUE", "none", "null"):
+        with pytest.raises(SweepError, match="or quote it"):
+            parse_grid([f"TWICE={bad},True"])
+        with pytest.raises(SweepError, match="or quote it"):
+            parse_args([f"TWICE={bad}"])
+    assert parse_grid(["TWICE=False,'false'"]) == {"TWICE": [False, "false"]}
+
+
+def test_the_table_tells_a_string_from_the_value_it_spells():
+    from neuronxsim.sweep.summary import table
+    rows = [{"params": {"P": v}, "status": "ok", "total_ns": 1000.0 + i, "shapes": ["8x8:float32"],
+             "arch": "trn1", "engine_busy": {}, "pe_mfu": 0.0, "instructions": 3}
+            for i, v in enumerate([False, "false", 2, "2", None, "x"])]
+    cells = [line.split()[1] for line in table(rows, ["P"], 10).splitlines()[2:]]
+    assert cells == ["False", "'false'", "2", "'2'", "None", "x"]
+
+
+def test_profile_refuses_a_lowercase_false_and_reads_odd_text_as_a_string():
+    from neuronxsim.cli.profile import ProfileError, kernel_arguments
+
+    def kernel(a, flag=True):
+        pass
+    with pytest.raises(ProfileError, match="write False"):
+        kernel_arguments(kernel, 1, ["flag=false"])
+    assert kernel_arguments(kernel, 1, ["flag={[]:1}"]) == {"flag": "{[]:1}"}  # (was a crash)
+
+
+def test_a_trace_cache_that_cannot_be_written_warns_once_and_the_rows_stay_ok(tmp_path, capfd):
+    # Every entry's folder (<cache>/<first two hex digits of its key>) is taken by a file: each
+    # write fails, as on a full disk, after the configuration traced and ran.
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    for i in range(256):
+        (cache / f"{i:02x}").write_text("")
+    rows = sweep(MATMUL, {"TILES_IN_BLOCK_M": [1, 4]}, SHAPES, output=str(tmp_path / "o"), jobs=1,
+                 trace_cache=str(cache))
+    assert [r["status"] for r in rows] == ["ok", "ok"]
+    warnings = [line for line in capfd.readouterr().err.splitlines() if "warning" in line]
+    assert len(warnings) == 1 and f"cannot write the trace cache entry {cache}" in warnings[0]
+
+
+def test_a_results_file_that_cannot_be_written_is_named():
+    from neuronxsim.sweep.results import ResultsFile
+    from sweep_testing import row
+    with pytest.raises(SweepError, match="^/dev/full: cannot write: No space left on device"):
+        with ResultsFile("/dev/full") as f:
+            f.append(row("a", "ok"))

@@ -319,7 +319,7 @@ def test_resume_keeps_a_one_row_file_without_its_newline(tmp_path):
     assert path.read_text().endswith("\n")
 
 
-@pytest.mark.parametrize("faults,status", [("assert", 1), ("none,assert", 0)], ids=["none-ok", "one-ok"])
+@pytest.mark.parametrize("faults,status", [("assert", 1), ("'none',assert", 0)], ids=["none-ok", "one-ok"])
 def test_a_sweep_exits_1_when_no_configuration_is_ok(tmp_path, faults, status):
     out = tmp_path / "out"
     cmd = [sys.executable, "-P", "-m", "neuronxsim", "sweep", f"{FAULTS}:scale", f"--grid=fault={faults}",
