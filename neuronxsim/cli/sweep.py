@@ -149,7 +149,8 @@ def run(args) -> int:
     document = {"command": "sweep", "kernel": args.kernel, "mode": args.mode, "output": p.output,
                 "results": p.results_path, "picture": png, "counts": counts, "ran": ran,
                 "resumed": len(p.done), "seconds": seconds, "executor": executor,
-                "best": summary.best(rows, args.top)}
+                "best": summary.best(rows, args.top),
+                "unranked_unwritten": len(summary.unranked(rows))}
 
     def text():
         states = _states(counts, ("ok", "failed", "mismatch"))

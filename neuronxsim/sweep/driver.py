@@ -187,8 +187,8 @@ def row_of(job: dict, result: dict, kf: kernel_file.KernelFile) -> dict:
     """The results.jsonl row of a job's result: the configuration first, then the result."""
     row = {"params": job["params"], "shapes": ["x".join(map(str, s)) + ":" + d for s, d in job["shapes"]],
            "arch": job["arch"], "mode": job["mode"], "status": result["status"]}
-    for k in ("total_ns", "pe_mfu", "engine_busy", "instructions", "reordered", "max_error", "error",
-              "host_seconds", "trace_cached", "worker"):
+    for k in ("total_ns", "pe_mfu", "engine_busy", "instructions", "reordered", "unwritten_outputs",
+              "max_error", "error", "host_seconds", "trace_cached", "worker"):
         if k in result:
             row[k] = result[k]
     if job["args"]:

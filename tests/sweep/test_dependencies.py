@@ -199,3 +199,45 @@ def test_a_results_file_that_cannot_be_written_is_named():
     with pytest.raises(SweepError, match="^/dev/full: cannot write: No space left on device"):
         with ResultsFile("/dev/full") as f:
             f.append(row("a", "ok"))
+
+
+_CHUNKED = '''from neuronxsim import nki
+import neuronxsim.nki.language as nl
+
+
+@nki.jit
+def chunked_exp(a, CHUNK=128):
+    rows, cols = a.shape
+    out = nl.ndarray((rows, cols), dtype=a.dtype, buffer=nl.shared_hbm)
+    for c in nl.affine_range(cols // CHUNK):  # (a CHUNK that does not divide cols leaves a tail)
+        nl.store(out[:, c * CHUNK:(c + 1) * CHUNK], value=nl.exp(nl.load(a[:, c * CHUNK:(c + 1) * CHUNK])))
+    return out
+'''
+
+_CHUNKED_REF = '''import numpy as np
+
+
+def chunked_exp_ref(a, CHUNK=128):
+    out = np.exp(a)
+    out[:, a.shape[1] // CHUNK * CHUNK:] = np.nan  # (the tail the kernel leaves: NaN, as it reads)
+    return out
+'''
+
+
+def test_a_configuration_that_leaves_an_output_partly_unwritten_is_not_ranked_best(tmp_path):
+    from neuronxsim.sweep import summary
+    (tmp_path / "k.py").write_text(_CHUNKED)
+    (tmp_path / "r.py").write_text(_CHUNKED_REF)
+    rows = sweep(f"{tmp_path / 'k.py'}:chunked_exp", {"CHUNK": [128, 1000]}, [["128x1024"]],
+                 output=str(tmp_path / "o"), jobs=1, mode="full",
+                 reference=f"{tmp_path / 'r.py'}:chunked_exp_ref")
+    by = {r["params"]["CHUNK"]: r for r in rows}
+    assert by[128]["status"] == by[1000]["status"] == "ok"
+    assert "unwritten_outputs" not in by[128]
+    assert by[1000]["unwritten_outputs"] == [{"name": "out", "dtype": "float32", "elements": 128 * 24,
+                                              "size": 128 * 1024, "first_index": [0, 1000]}]
+    assert by[1000]["total_ns"] < by[128]["total_ns"]  # (why it must not rank: less work)
+    assert [r["params"]["CHUNK"] for r in summary.best(rows, 10)] == [128]
+    text = summary.table(rows, ["CHUNK"], 10)
+    assert "not ranked: 1 configuration(s) that ran but left part of an output unwritten" in text
+    assert summary.picture(rows, str(tmp_path / "o"), "CHUNK", "chunked_exp")  # (drawn without it)
