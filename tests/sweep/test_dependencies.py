@@ -241,3 +241,15 @@ def test_a_configuration_that_leaves_an_output_partly_unwritten_is_not_ranked_be
     text = summary.table(rows, ["CHUNK"], 10)
     assert "not ranked: 1 configuration(s) that ran but left part of an output unwritten" in text
     assert summary.picture(rows, str(tmp_path / "o"), "CHUNK", "chunked_exp")  # (drawn without it)
+
+
+def test_a_long_lived_worker_reads_an_edited_neighbour_module_again(tmp_path):
+    # (a Dask worker of a cluster that stays up: it runs jobs of one sweep, then of the next)
+    from neuronxsim.sweep import job
+    kernel = _folder(tmp_path / "k", "helper_worker", repeat=1)
+    j = plan(kernel, grid={"tiles": [1]}, shapes=[["128x512"]], output=str(tmp_path / "o")).jobs[0]
+    first = job.run(j)
+    _helper(tmp_path / "k", "helper_worker", repeat=5)
+    second = job.run(j)
+    assert first["status"] == second["status"] == "ok"
+    assert second["instructions"] == first["instructions"] + 4
