@@ -59,15 +59,23 @@ def plan(kernel: str, *, grid: dict, shapes: list, arch: Optional[list] = None,
         raise SweepError(f"--max-instructions {max_instructions!r}: a positive number of instructions")
     if trace_cache is not None:
         _check_trace_cache(trace_cache)
+    # (what the command line's parsing checks, checked here too for the Python API's callers)
+    space.check_args(args or {})
     args = dict(args or {})
+    if type(seed) is not int or seed < 0:
+        raise SweepError(f"--seed {seed!r}: a non-negative integer")
     space.check_grid(grid)
-    if not shapes or any(not s for s in shapes):
+    if not isinstance(shapes, (list, tuple)) or not shapes or any(not s for s in shapes):
         raise SweepError("--shapes: give the arrays' shapes (one SHAPE[:DTYPE] per array argument)")
+    if any(not isinstance(group, (list, tuple)) for group in shapes):
+        raise SweepError(f"--shapes {shapes!r}: a list of shape sets, each a list of one "
+                         "SHAPE[:DTYPE] per array argument ([['128x512']])")
     shape_sets = [[s if isinstance(s, space.ShapeSpec) else space.parse_shape(s) for s in group]
                   for group in shapes]
     if len({len(g) for g in shape_sets}) != 1:
         raise SweepError("--shapes: every shape set must give the same number of arrays")
-    archs = [None] if not arch else list(arch)
+    archs = ([None] if arch is None or (isinstance(arch, (list, tuple)) and not arch)
+             else space.check_archs(arch, "arch"))
     if mode == "full":
         if reference is None:
             raise SweepError("--mode full checks the outputs against a reference: give "

@@ -99,7 +99,9 @@ def check_grid(grid: dict) -> None:
     for name, values in grid.items():
         if not isinstance(name, str) or not name.isidentifier():
             raise SweepError(f"--grid {name!r}: not a parameter name")
-        if not isinstance(values, (list, tuple)) or not values:
+        if not isinstance(values, (list, tuple)):
+            raise SweepError(f"--grid {name}: a list of values, not a {type(values).__name__}")
+        if not values:
             raise SweepError(f"--grid {name}: no values")
         seen = []
         for value in values:
@@ -188,18 +190,35 @@ def parse_shape(spec: str) -> ShapeSpec:
 
 def parse_archs(text: str | None) -> list:
     """``trn1,trn2`` -> ``["trn1", "trn2"]``; None (the dialect's default) when not given."""
-    from neuronxsim.pipeline import ARCHS
-
     if text is None:
         return [None]
-    archs = split_values(text)
+    return check_archs(split_values(text), f"--arch {text!r}")
+
+
+def check_archs(archs: list, what: str = "--arch") -> list:
+    """``archs``, each a generation, none twice (SweepError naming ``what`` otherwise)."""
+    from neuronxsim.pipeline import ARCHS
+
+    if not isinstance(archs, (list, tuple)):  # (a string would be swept letter by letter)
+        raise SweepError(f"{what}: a list of generations (['trn2']), not a {type(archs).__name__}")
     for a in archs:
-        if a not in ARCHS:
-            raise SweepError(f"--arch {text!r}: unknown generation {a!r}; expected "
-                             f"{', '.join(sorted(ARCHS))}, separated by commas")
+        if not isinstance(a, str) or a not in ARCHS:
+            raise SweepError(f"{what}: unknown generation {a!r}; expected "
+                             f"{', '.join(sorted(ARCHS))}"
+                             + (", separated by commas" if what.startswith("--") else ""))
     if len(set(archs)) != len(archs):
-        raise SweepError(f"--arch {text!r}: a generation is listed twice")
-    return archs
+        raise SweepError(f"{what}: a generation is listed twice")
+    return list(archs)
+
+
+def check_args(args: dict) -> None:
+    """Fixed values (``--arg``): each named by a parameter name, each one JSON can carry."""
+    if not isinstance(args, dict):
+        raise SweepError(f"--arg: a dict of values by parameter name, not a {type(args).__name__}")
+    for name, v in args.items():
+        if not isinstance(name, str) or not name.isidentifier():
+            raise SweepError(f"--arg {name!r}: not a parameter name")
+        _check_json(v, f"--arg {name}={v!r}")
 
 
 @dataclass(frozen=True)
@@ -257,4 +276,5 @@ def row_key(kernel: str, params: dict, args: dict, shapes, arch: str | None, mod
 
 
 __all__ = ["SweepError", "parse_grid", "check_grid", "dtypes_by_name", "parse_args", "parse_shape", "parse_archs", "ShapeSpec",
-           "Configuration", "configurations", "row_key", "literal", "value", "split_values", "typed"]
+           "Configuration", "configurations", "row_key", "literal", "value", "split_values", "typed", "check_archs",
+           "check_args"]

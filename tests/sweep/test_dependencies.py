@@ -253,3 +253,96 @@ def test_a_long_lived_worker_reads_an_edited_neighbour_module_again(tmp_path):
     second = job.run(j)
     assert first["status"] == second["status"] == "ok"
     assert second["instructions"] == first["instructions"] + 4
+
+
+@pytest.mark.parametrize("given,says", [
+    (dict(arch="trn2"), "arch: a list of generations"),
+    (dict(arch=["trn3"]), "arch: unknown generation 'trn3'"),
+    (dict(arch=["trn1", "trn1"]), "arch: a generation is listed twice"),
+    (dict(args={"factor": float("nan")}), "not a finite number"),
+    (dict(args={"factor": {1: 2}}), "dict values are not supported"),
+    (dict(grid={"factor": range(1, 3)}), "--grid factor: a list of values, not a range"),
+    (dict(mode="full", seed=-1), "--seed -1: a non-negative integer"),
+    (dict(shapes=["128x64"]), "a list of shape sets"),
+], ids=["arch-string", "arch-unknown", "arch-twice", "arg-nan", "arg-dict", "grid-range", "seed",
+        "shapes-flat"])
+def test_the_python_api_checks_what_the_command_line_checks(tmp_path, given, says):
+    from sweep_testing import FAULTS
+    kw = dict(dict(grid={"factor": [1.0]}, shapes=[["128x64"]], output=str(tmp_path / "o"),
+                   reference=f"{FAULTS}:scale_reference" if given.get("mode") == "full" else None),
+              **given)
+    with pytest.raises(SweepError, match=says.replace("(", r"\(").replace("[", r"\[")):
+        plan(f"{FAULTS}:scale", **kw)
+
+
+def test_a_numpy_scalar_argument_is_one_line_not_a_json_crash(tmp_path):
+    import numpy as np
+    from sweep_testing import FAULTS
+    with pytest.raises(SweepError, match="float32 values are not supported"):
+        plan(f"{FAULTS}:scale", grid={"factor": [1.0]}, shapes=[["128x64"]], output=str(tmp_path),
+             args={"fault": np.float32(3)})
+
+
+_SPIN = '''import os
+from neuronxsim import nki
+import neuronxsim.nki.language as nl
+
+
+@nki.jit
+def spin(a, hang=False):
+    if hang:
+        with open(os.environ["SPIN_PID_FILE"] + ".tmp", "w") as f:
+            f.write(str(os.getpid()))
+        os.replace(os.environ["SPIN_PID_FILE"] + ".tmp", os.environ["SPIN_PID_FILE"])
+    while hang:
+        pass
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    nl.store(out, value=nl.load(a))
+    return out
+'''
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(") ")[-1][0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads /proc")
+def test_a_worker_stuck_in_a_kernel_ends_when_the_sweep_is_killed(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+    import neuronxsim
+    (tmp_path / "k.py").write_text(_SPIN)
+    pid_file = tmp_path / "worker.pid"
+    root = os.path.dirname(os.path.dirname(neuronxsim.__file__))
+    env = dict(os.environ, SPIN_PID_FILE=str(pid_file),
+               PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    sweep_process = subprocess.Popen(
+        [sys.executable, "-P", "-m", "neuronxsim", "sweep", f"{tmp_path / 'k.py'}:spin",
+         "--grid", "hang=True", "--shapes", "128x64", "--output", str(tmp_path / "o"), "--jobs", "1"],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    worker = None
+    try:
+        for _ in range(600):  # (until the worker is in the kernel's loop)
+            if pid_file.exists():
+                worker = int(pid_file.read_text())
+                break
+            time.sleep(0.1)
+        assert worker is not None, "the kernel never ran"
+        sweep_process.send_signal(signal.SIGKILL)
+        sweep_process.wait()
+        for _ in range(300):  # (the zygote sees its socket close, ends, and the kernel kills the worker)
+            if not _alive(worker):
+                break
+            time.sleep(0.1)
+        assert not _alive(worker), "the worker spins on without its sweep"
+    finally:
+        if sweep_process.poll() is None:
+            sweep_process.kill()
+        if worker is not None and _alive(worker):
+            os.kill(worker, signal.SIGKILL)  # (what this test started, by its pid)
