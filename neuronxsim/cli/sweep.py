@@ -158,7 +158,9 @@ def run(args) -> int:
         resumed = f", {len(p.done)} from the results before" if p.done else ""
         print(f"{p.kernel.name}: {len(rows)} configurations ({states}){resumed}; ran {ran} in "
               f"{seconds:.1f} s on {executor}{rate}")
-        print(summary.table(rows, list(grid), args.top))
+        table = summary.table(rows, list(grid), args.top)
+        if table:
+            print(table)
         wrote = "results.jsonl" + (", sweep.png" if png else "")
         print(f"wrote {p.output}/: {wrote}")
 

@@ -29,10 +29,14 @@ MAX_CONFIGURATIONS = 10_000_000
 
 def split_values(text: str) -> list[str]:
     """``text`` cut at its top-level commas (commas inside brackets or quotes stay)."""
-    parts, depth, quote, start = [], 0, None, 0
+    parts, depth, quote, start, escaped = [], 0, None, 0, False
     for i, c in enumerate(text):
-        if quote:
-            if c == quote and text[i - 1] != "\\":
+        if quote:  # (a backslash escapes the next character, another backslash too: "a\\")
+            if escaped:
+                escaped = False
+            elif c == "\\":
+                escaped = True
+            elif c == quote:
                 quote = None
         elif c in "'\"":
             quote = c

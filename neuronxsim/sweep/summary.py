@@ -53,6 +53,8 @@ def table(rows: list, names: list, top: int) -> str:
     """The best configurations as an aligned text table: rank, the parameters (and shapes and
     generation where the sweep varies them), time, engine busy shares, PE MFU, instructions; a
     rank marked ``*`` fits only reordered (its row's ``reordered``), said under the table."""
+    if top == 0:
+        return ""  # (--top 0: no table asked for)
     chosen = best(rows, top)
     partial = unranked(rows)
     note = (f"not ranked: {len(partial)} configuration(s) that ran but left part of an output "

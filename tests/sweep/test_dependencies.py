@@ -346,3 +346,17 @@ def test_a_worker_stuck_in_a_kernel_ends_when_the_sweep_is_killed(tmp_path):
             sweep_process.kill()
         if worker is not None and _alive(worker):
             os.kill(worker, signal.SIGKILL)  # (what this test started, by its pid)
+
+
+def test_an_escaped_backslash_before_a_closing_quote_closes_it():
+    from neuronxsim.sweep.space import parse_grid
+    assert parse_grid([r'mode="a\\",2']) == {"mode": ["a\\", 2]}
+    assert parse_grid([r'mode="a\"b",3']) == {"mode": ['a"b', 3]}
+
+
+def test_top_0_prints_no_table_rather_than_that_nothing_ran():
+    from neuronxsim.sweep.summary import table
+    rows = [{"params": {"P": 1}, "status": "ok", "total_ns": 1000.0, "shapes": ["8x8:float32"],
+             "arch": "trn1", "engine_busy": {}, "pe_mfu": 0.0, "instructions": 3}]
+    assert table(rows, ["P"], 0) == ""
+    assert "no configuration" not in table(rows, ["P"], 1)
