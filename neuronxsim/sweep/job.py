@@ -83,10 +83,19 @@ def run(job: dict) -> dict:
 
 
 def _raised_by_user_code(e: BaseException, job: dict) -> bool:
-    """Whether ``e`` passed through the kernel file or the reference file (a worker ignores
-    SIGINT, so there it comes from the user's code, not from a Ctrl-C)."""
+    """Whether ``e`` passed through the kernel file, the reference file or a user module they
+    loaded (a kernel defined in a module the swept file imports; a worker ignores SIGINT, so
+    there it comes from the user's code, not from a Ctrl-C)."""
     paths = [job["kernel"]["path"]] + ([job["reference"]["path"]] if job.get("reference") else [])
-    return any(kernel_file.innermost_line(e, p) is not None for p in paths)
+    if any(kernel_file.innermost_line(e, p) is not None for p in paths):
+        return True
+    modules = set(kernel_file.dependencies())
+    tb = e.__traceback__
+    while tb is not None:
+        if os.path.realpath(tb.tb_frame.f_code.co_filename) in modules:
+            return True
+        tb = tb.tb_next
+    return False
 
 
 def run_many(jobs: list) -> list:

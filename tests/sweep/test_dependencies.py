@@ -360,3 +360,24 @@ def test_top_0_prints_no_table_rather_than_that_nothing_ran():
              "arch": "trn1", "engine_busy": {}, "pe_mfu": 0.0, "instructions": 3}]
     assert table(rows, ["P"], 0) == ""
     assert "no configuration" not in table(rows, ["P"], 1)
+
+
+def test_sys_exit_in_a_kernel_from_an_imported_module_fails_its_row_not_its_worker(tmp_path):
+    from neuronxsim.sweep import job
+    (tmp_path / "exits_lib.py").write_text(
+        "import sys\nfrom neuronxsim import nki\n\n\n@nki.jit\ndef k(a, n=1):\n"
+        "    sys.exit(f'n={n} is not supported')\n")
+    (tmp_path / "entry.py").write_text("from exits_lib import k\n")
+    j = plan(f"{tmp_path / 'entry.py'}:k", grid={"n": [3]}, shapes=[["128x64"]],
+             output=str(tmp_path / "o")).jobs[0]
+    result = job.run(j)  # (a SystemExit escaping would end the worker: twice, then a failed row)
+    assert result["status"] == "failed" and result["error"] == "SystemExit: n=3 is not supported"
+
+
+def test_profile_reads_a_deeply_nested_value_as_text_not_an_internal_error():
+    from neuronxsim.cli.profile import kernel_arguments
+
+    def kernel(a, factor=1.0):
+        pass
+    deep = "-" * 50000 + "1"
+    assert kernel_arguments(kernel, 1, [f"factor={deep}"]) == {"factor": deep}
