@@ -1,9 +1,12 @@
 """Traced kernels kept on disk, so that a configuration seen before skips tracing.
 
-An entry is keyed by everything a trace depends on: the kernel file's text (its SHA-256), the
-kernel's name, the arrays' shapes and dtypes, the other arguments (meta-parameters and fixed
-values), the generation, the dialect, the cap on traced instructions (a trace that fits one cap
-may not fit a smaller one) and neuronxsim's version. Its file, ``<dir>/<key[:2]>/<key>.trace``,
+An entry is keyed by the kernel file's text (its SHA-256) and resolved path (its folder decides
+what its imports find), the kernel's name, the arrays' shapes and dtypes, the other arguments
+(meta-parameters and fixed values, tuples told from lists), the generation, the dialect, the cap
+on traced instructions in effect (a trace that fits one cap may not fit a smaller one) and the
+neuronxsim build (:func:`neuronxsim.sweep.build.fingerprint`). It also records the user modules
+the trace may have used, with each file's SHA-256 (:func:`neuronxsim.sweep.kernel_file.dependencies`):
+an entry one of whose files no longer hashes the same is a miss, as a build system's depfile. Its file, ``<dir>/<key[:2]>/<key>.trace``,
 holds a line with the CRC-32 of the rest, one line of JSON (its key, and the traced kernel's
 description: inputs, outputs, cores, instruction counts, SBUF/PSUM peaks, constants) and then the
 module as BIR binary (``bir.Module.to_binary``: what its BIR JSON holds, read about seven times
