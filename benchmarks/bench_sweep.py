@@ -176,7 +176,7 @@ def phases(repeat: int) -> tuple:
                 for i, j in enumerate(p.jobs):
                     t0 = time.thread_time()
                     try:
-                        traced, prepared, _, _ = job_module._trace(kernel, dict(j, trace_cache=None), {})
+                        traced, prepared, _, _ = job_module._trace(kernel, dict(j, trace_cache=None), {}, [])
                     except Exception:
                         continue  # a configuration that does not trace: a failed row
                     spent["trace"] += time.thread_time() - t0
@@ -188,7 +188,7 @@ def phases(repeat: int) -> tuple:
                     spent["prepare"] += prep
                     spent["run"] += run
                     t0 = time.thread_time()
-                    cache.put(f"{i:064x}", traced)
+                    cache.put(f"{i:064x}", traced, {})
                     t1 = time.thread_time()
                     cache.get(f"{i:064x}")
                     t2 = time.thread_time()

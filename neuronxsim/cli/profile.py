@@ -10,7 +10,6 @@ is reported at the kernel's own line.
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import inspect
 import math
@@ -27,6 +26,7 @@ from neuronxsim.cli.failures import user_code
 from neuronxsim.cli.inputs import check_python_source
 from neuronxsim.cli.output_set import OutputSet
 from neuronxsim.errors import NeuronxsimError
+from neuronxsim.sweep import space
 
 
 class ProfileError(NeuronxsimError, ValueError):
@@ -209,10 +209,10 @@ def kernel_arguments(kernel, arrays: int, specs: list) -> dict:
                                "--shapes")
         if name in values:
             raise ProfileError(f"--arg {name}: given twice")
-        try:
-            values[name] = ast.literal_eval(text.strip())
-        except (ValueError, SyntaxError):
-            values[name] = text
+        try:  # (as sweep reads them: a near-literal such as false refused, any text else a string)
+            values[name] = space.value(text, f"--arg {name}")
+        except space.SweepError as e:
+            raise ProfileError(str(e)) from None
     missing = [n for n in names[len(positional):] if n not in values and
                params[n].default is inspect.Parameter.empty]
     if missing:

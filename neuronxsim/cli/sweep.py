@@ -149,7 +149,8 @@ def run(args) -> int:
     document = {"command": "sweep", "kernel": args.kernel, "mode": args.mode, "output": p.output,
                 "results": p.results_path, "picture": png, "counts": counts, "ran": ran,
                 "resumed": len(p.done), "seconds": seconds, "executor": executor,
-                "best": summary.best(rows, args.top)}
+                "best": summary.best(rows, args.top),
+                "unranked_unwritten": len(summary.unranked(rows))}
 
     def text():
         states = _states(counts, ("ok", "failed", "mismatch"))
@@ -157,7 +158,9 @@ def run(args) -> int:
         resumed = f", {len(p.done)} from the results before" if p.done else ""
         print(f"{p.kernel.name}: {len(rows)} configurations ({states}){resumed}; ran {ran} in "
               f"{seconds:.1f} s on {executor}{rate}")
-        print(summary.table(rows, list(grid), args.top))
+        table = summary.table(rows, list(grid), args.top)
+        if table:
+            print(table)
         wrote = "results.jsonl" + (", sweep.png" if png else "")
         print(f"wrote {p.output}/: {wrote}")
 

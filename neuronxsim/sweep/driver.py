@@ -10,8 +10,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
-import neuronxsim
-from neuronxsim.sweep import kernel_file, space
+from neuronxsim.sweep import build, kernel_file, space
 from neuronxsim.sweep.results import ResultsFile, read_rows_sized
 from neuronxsim.sweep.space import SweepError
 
@@ -60,15 +59,23 @@ def plan(kernel: str, *, grid: dict, shapes: list, arch: Optional[list] = None,
         raise SweepError(f"--max-instructions {max_instructions!r}: a positive number of instructions")
     if trace_cache is not None:
         _check_trace_cache(trace_cache)
+    # (what the command line's parsing checks, checked here too for the Python API's callers)
+    space.check_args(args or {})
     args = dict(args or {})
+    if type(seed) is not int or seed < 0:
+        raise SweepError(f"--seed {seed!r}: a non-negative integer")
     space.check_grid(grid)
-    if not shapes or any(not s for s in shapes):
+    if not isinstance(shapes, (list, tuple)) or not shapes or any(not s for s in shapes):
         raise SweepError("--shapes: give the arrays' shapes (one SHAPE[:DTYPE] per array argument)")
+    if any(not isinstance(group, (list, tuple)) for group in shapes):
+        raise SweepError(f"--shapes {shapes!r}: a list of shape sets, each a list of one "
+                         "SHAPE[:DTYPE] per array argument ([['128x512']])")
     shape_sets = [[s if isinstance(s, space.ShapeSpec) else space.parse_shape(s) for s in group]
                   for group in shapes]
     if len({len(g) for g in shape_sets}) != 1:
         raise SweepError("--shapes: every shape set must give the same number of arrays")
-    archs = [None] if not arch else list(arch)
+    archs = ([None] if arch is None or (isinstance(arch, (list, tuple)) and not arch)
+             else space.check_archs(arch, "arch"))
     if mode == "full":
         if reference is None:
             raise SweepError("--mode full checks the outputs against a reference: give "
@@ -91,25 +98,40 @@ def plan(kernel: str, *, grid: dict, shapes: list, arch: Optional[list] = None,
         default = kernel_file.default_arch(dialect)
     archs = [a or default for a in archs]
 
+    # The cap the workers apply: the resolved value (--max-instructions, else
+    # $NEURONXSIM_MAX_INSTRUCTIONS here, else the default) is sent to them and keys the rows and
+    # the trace cache, so that a cap that refused a trace never reuses a row or an entry another
+    # cap let through, whichever way it was set.
+    from neuronxsim.nki.errors import NKIError
+    from neuronxsim.nki.tracer import instruction_cap
+    try:
+        cap = instruction_cap(max_instructions)
+    except NKIError as e:
+        raise SweepError(e.reason) from None
+    fingerprint = build.fingerprint()
+    location = os.path.realpath(kf.path)
+
     configs = space.configurations(grid, shape_sets, archs)
     check = {"reference": f"{ref_file.path}:{ref_file.name}", "reference_sha256": ref_file.sha256,
              "rtol": rtol, "atol": atol} if ref_file else None
     jobs = []
     for c in configs:
         params = c.param_dict
-        key = json.dumps({"kernel": kf.name, "params": params, "args": args,
+        key = json.dumps({"kernel": kf.name, "params": space.typed(params),
+                          "args": space.typed(args),
                           "shapes": [s.text for s in c.shapes], "arch": c.arch, "mode": mode,
                           "seed": seed if mode == "full" else None, "check": check,
                           # (a cap that refused a trace refuses it again; another may not)
-                          "max_instructions": max_instructions},
+                          "max_instructions": cap},
                          sort_keys=True, separators=(",", ":"))
-        jobs.append({"key": key, "kernel": kf.to_dict(), "dialect": dialect,
+        jobs.append({"key": key, "kernel": kf.to_dict(), "kernel_location": location,
+                     "dialect": dialect,
                      "shapes": [[list(s.shape), s.dtype] for s in c.shapes], "params": params,
                      "args": args, "arch": c.arch, "mode": mode, "seed": seed,
                      "reference": ref_file.to_dict() if ref_file else None,
                      "rtol": rtol, "atol": atol, "trace_cache": trace_cache,
-                     "allow_shadowing": allow_shadowing, "max_instructions": max_instructions,
-                     "neuronxsim": neuronxsim.__version__})
+                     "allow_shadowing": allow_shadowing, "max_instructions": cap,
+                     "neuronxsim": fingerprint})
     if len({j["key"] for j in jobs}) != len(jobs):
         raise SweepError("two configurations are the same (a shape set listed twice?)")
 
@@ -132,6 +154,10 @@ def plan(kernel: str, *, grid: dict, shapes: list, arch: Optional[list] = None,
             if row.get("source_sha256") not in (None, kf.sha256):
                 raise SweepError(f"{path} holds results of another version of {kf.path} (its "
                                  "text changed): choose another --output to sweep this one")
+            if row.get("build") != fingerprint:  # (a row of an older neuronxsim has none)
+                raise SweepError(f"{path} holds rows of another neuronxsim build ("
+                                 f"{row.get('build') or 'unrecorded'}; this one is {fingerprint}), whose "
+                                 "results may differ: choose another --output")
             p.done.setdefault(row["key"], row)
     return p
 
@@ -169,8 +195,8 @@ def row_of(job: dict, result: dict, kf: kernel_file.KernelFile) -> dict:
     """The results.jsonl row of a job's result: the configuration first, then the result."""
     row = {"params": job["params"], "shapes": ["x".join(map(str, s)) + ":" + d for s, d in job["shapes"]],
            "arch": job["arch"], "mode": job["mode"], "status": result["status"]}
-    for k in ("total_ns", "pe_mfu", "engine_busy", "instructions", "reordered", "max_error", "error",
-              "host_seconds", "trace_cached", "worker"):
+    for k in ("total_ns", "pe_mfu", "engine_busy", "instructions", "reordered", "unwritten_outputs",
+              "max_error", "error", "host_seconds", "trace_cached", "worker"):
         if k in result:
             row[k] = result[k]
     if job["args"]:
@@ -180,6 +206,7 @@ def row_of(job: dict, result: dict, kf: kernel_file.KernelFile) -> dict:
         row["tolerance"] = {"rtol": job["rtol"], "atol": job["atol"]}
     row["kernel"] = f"{kf.path}:{kf.name}"
     row["source_sha256"] = kf.sha256
+    row["build"] = job["neuronxsim"]
     row["key"] = job["key"]
     return _finite(row)
 
@@ -193,8 +220,13 @@ def execute(p: Plan, executor, on_row: Optional[Callable] = None, batch: int = 1
     rows = dict(p.done)
     total, done = len(p.jobs), len(p.jobs) - len(todo)
     batches = [todo[i:i + batch] for i in range(0, len(todo), batch)]
+    warned = False
     with ResultsFile(p.results_path, keep=p.keep_bytes, seen=p.seen_bytes) as out:
         for job, result in executor.run(batches):
+            if "trace_cache_error" in result and not warned:  # (once: it is the same disk)
+                from neuronxsim.cli.printing import warn
+                warn(f"{result['trace_cache_error']} (the sweep goes on without it)")
+                warned = True
             row = row_of(job, result, p.kernel)
             out.append(row)
             rows[job["key"]] = row

@@ -2,12 +2,14 @@
 
 A job is a dict (it travels to a process or a Dask worker as such)::
 
-    {"key": ..., "neuronxsim": version, "kernel": {"path", "text", "name"}, "dialect": "nki" | "nki06",
+    {"key": ..., "neuronxsim": build (neuronxsim.sweep.build.fingerprint()),
+     "kernel": {"path", "text", "name"}, "kernel_location": the file's resolved path,
+     "dialect": "nki" | "nki06",
      "shapes": [[[1024, 4096], "bfloat16"], ...], "params": {...}, "args": {...},
      "arch": "trn1", "mode": "timing" | "full", "seed": 0,
      "reference": {"path", "text", "name"} | None, "rtol": 0.02, "atol": 0.01,
      "trace_cache": folder | None, "allow_shadowing": False,
-     "max_instructions": int | None (the cap on traced instructions; None: the default)}
+     "max_instructions": int (the cap on traced instructions the sweep resolved)}
 
 :func:`run` traces the kernel (or takes the trace from the cache), simulates it on one host
 thread and returns what the row of results.jsonl reports: ``status`` "ok", "failed" (the kernel
@@ -26,7 +28,7 @@ import time
 import numpy as np
 
 import neuronxsim
-from neuronxsim.sweep import kernel_file
+from neuronxsim.sweep import build, kernel_file
 from neuronxsim.sweep.kernel_file import KernelFile, first_line
 
 #: The engines a row reports busy shares for, and the label of the busiest DMA queue's share.
@@ -43,12 +45,16 @@ def run(job: dict) -> dict:
     result = {"key": job["key"], "worker": f"{_HOSTNAME}:{os.getpid()}"}
     path = job["kernel"]["path"]
     try:
-        if job["neuronxsim"] != neuronxsim.__version__:
-            raise RuntimeError(f"this worker runs neuronxsim {neuronxsim.__version__}, the sweep "
-                               f"{job['neuronxsim']}: install the same version on every worker")
+        if job["neuronxsim"] != build.fingerprint():
+            raise RuntimeError(f"this worker runs neuronxsim build {build.fingerprint()} "
+                               f"({neuronxsim.__version__}), the sweep build {job['neuronxsim']}: "
+                               "install the same build on every worker")
         with kernel_file.kernel_imports(path, job["allow_shadowing"]):
             kernel = kernel_file.load(KernelFile.from_dict(job["kernel"]))
-            traced, prepared, arrays, cached = _trace(kernel, job, seconds)
+            problems = []
+            traced, prepared, arrays, cached = _trace(kernel, job, seconds, problems)
+            if problems:
+                result["trace_cache_error"] = problems[0]
             result["trace_cached"] = cached
             result["instructions"] = traced.instruction_count
             result["reordered"] = sum(traced.reordered)
@@ -57,6 +63,8 @@ def run(job: dict) -> dict:
             seconds["simulate"] = time.perf_counter() - t0
             result.update(_measures(sim_result))
             result["status"] = "ok"
+            if sim_result.unwritten_outputs:  # (full mode: the simulator's check, as run/profile warn)
+                result["unwritten_outputs"] = [u.to_json() for u in sim_result.unwritten_outputs]
             if job["mode"] == "full":
                 t0 = time.perf_counter()
                 result.update(_check(job, arrays, outputs, traced))
@@ -75,10 +83,19 @@ def run(job: dict) -> dict:
 
 
 def _raised_by_user_code(e: BaseException, job: dict) -> bool:
-    """Whether ``e`` passed through the kernel file or the reference file (a worker ignores
-    SIGINT, so there it comes from the user's code, not from a Ctrl-C)."""
+    """Whether ``e`` passed through the kernel file, the reference file or a user module they
+    loaded (a kernel defined in a module the swept file imports; a worker ignores SIGINT, so
+    there it comes from the user's code, not from a Ctrl-C)."""
     paths = [job["kernel"]["path"]] + ([job["reference"]["path"]] if job.get("reference") else [])
-    return any(kernel_file.innermost_line(e, p) is not None for p in paths)
+    if any(kernel_file.innermost_line(e, p) is not None for p in paths):
+        return True
+    modules = set(kernel_file.dependencies())
+    tb = e.__traceback__
+    while tb is not None:
+        if os.path.realpath(tb.tb_frame.f_code.co_filename) in modules:
+            return True
+        tb = tb.tb_next
+    return False
 
 
 def run_many(jobs: list) -> list:
@@ -100,9 +117,10 @@ def _arrays(job: dict) -> list:
     return [rng.standard_normal(shape).astype(dtype) for shape, dtype in specs]
 
 
-def _trace(kernel, job: dict, seconds: dict):
+def _trace(kernel, job: dict, seconds: dict, problems: list):
     """(TracedKernel, the scheduling pass's decoding of its module for the timing run or None, the
-    array arguments, whether the trace came from the cache). The decoding comes only with a fresh
+    array arguments, whether the trace came from the cache); a cache entry that cannot be written
+    is a line in ``problems``, not the configuration's failure. The decoding comes only with a fresh
     trace in timing mode, taken off the TracedKernel at once: nothing but the cache's write (which
     reads the module) comes between the pass that made it and the run that uses it."""
     from neuronxsim.sweep.trace_cache import TraceCache, cache_key
@@ -113,27 +131,34 @@ def _trace(kernel, job: dict, seconds: dict):
     t0 = time.perf_counter()
     if job["trace_cache"]:
         cache = TraceCache(job["trace_cache"])
-        key = cache_key(KernelFile.from_dict(job["kernel"]).sha256, job["kernel"]["name"],
-                        job["shapes"], kwargs, job["arch"], job["dialect"], job["max_instructions"])
+        key = cache_key(KernelFile.from_dict(job["kernel"]).sha256, job["kernel_location"],
+                        job["kernel"]["name"], job["shapes"], kwargs, job["arch"], job["dialect"],
+                        job["max_instructions"])
         traced = cache.get(key)
         if traced is not None:
             seconds["cache_read"] = time.perf_counter() - t0
             return traced, None, arrays, True
     prepare = job["mode"] == "timing"
-    if job["dialect"] == "nki06":
-        from neuronxsim.nki06.kernel import traced as trace06
-        traced = trace06(kernel, tuple(arrays), kwargs, job["arch"], job["max_instructions"],
-                         prepare=prepare)[0]
-    else:
-        from neuronxsim.nki.kernel import traced_kernel
-        traced = traced_kernel(kernel, tuple(arrays), kwargs, job["arch"], job["max_instructions"],
-                               prepare=prepare)
+    # (what the trace imports is part of what it depends on: recorded with its cache entry)
+    with kernel_file.noting_modules():
+        if job["dialect"] == "nki06":
+            from neuronxsim.nki06.kernel import traced as trace06
+            traced = trace06(kernel, tuple(arrays), kwargs, job["arch"], job["max_instructions"],
+                             prepare=prepare)[0]
+        else:
+            from neuronxsim.nki.kernel import traced_kernel
+            traced = traced_kernel(kernel, tuple(arrays), kwargs, job["arch"],
+                                   job["max_instructions"], prepare=prepare)
     prepared = traced.take_prepared()
     seconds["trace"] = time.perf_counter() - t0
     if cache is not None:
         t0 = time.perf_counter()
-        cache.put(key, traced)
-        seconds["cache_write"] = time.perf_counter() - t0
+        try:
+            cache.put(key, traced, kernel_file.dependencies())
+            seconds["cache_write"] = time.perf_counter() - t0
+        except OSError as e:  # (a full disk: the trace and its run are still good)
+            problems.append(f"cannot write the trace cache entry {e.filename or cache.path(key)}: "
+                            f"{e.strerror or e}")
     return traced, prepared, arrays, False
 
 
@@ -219,7 +244,8 @@ def _expected(job: dict, arrays: list) -> list:
     with kernel_file.kernel_imports(ref_file.path, job["allow_shadowing"]):
         reference = kernel_file.load(ref_file)
         kwargs = _accepted(reference, dict(job["args"], **job["params"]))
-        memo = (ref_file.path, ref_file.sha256, repr(job["shapes"]), job["seed"], repr(kwargs))
+        memo = (ref_file.path, ref_file.sha256, repr(job["shapes"]), job["seed"], repr(kwargs),
+                kernel_file.generation)
         if _last_expected.get("memo") != memo:
             _last_expected.clear()
             expected = reference(*arrays, **kwargs)

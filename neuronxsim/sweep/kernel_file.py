@@ -105,9 +105,132 @@ def kernel_imports(path: str, allow_shadowing: bool):
             sys.path.remove(folder)
 
 
+# The user modules this process's kernel files (and their traces) use: name -> (file, SHA-256 of
+# the file's bytes when the module was noticed). "User": a file outside the standard library,
+# site-packages and neuronxsim (see _is_user_file).
+_user_modules: dict = {}
+#: How many times :func:`refresh_modules` forgot them (a memo of what the user's code computed
+#: holds only within one generation).
+generation = 0
+
+
+def _library_roots() -> tuple:
+    """The folders whose modules are not the user's: the standard library, site-packages (every
+    scheme's) and neuronxsim's own."""
+    import site
+    import sysconfig
+
+    import neuronxsim
+    roots = {os.path.dirname(os.path.abspath(neuronxsim.__file__))}
+    for scheme_path in ("stdlib", "platstdlib", "purelib", "platlib"):
+        path = sysconfig.get_paths().get(scheme_path)
+        if path:
+            roots.add(path)
+    try:
+        roots.update(site.getsitepackages())
+        roots.add(site.getusersitepackages())
+    except AttributeError:  # (a virtualenv's old site module)
+        pass
+    return tuple(os.path.realpath(r) + os.sep for r in roots if r)
+
+
+_roots: tuple = ()
+
+
+def _is_user_file(path) -> bool:
+    global _roots
+    if not isinstance(path, str) or not os.path.isabs(path) and not os.path.exists(path):
+        return False
+    if not _roots:
+        _roots = _library_roots()
+    real = os.path.realpath(path)
+    parts = real.split(os.sep)
+    return (not real.startswith(_roots) and "site-packages" not in parts
+            and "dist-packages" not in parts)
+
+
+def file_sha256(path: str) -> str | None:
+    """The SHA-256 of a file's bytes, None when it cannot be read (deleted: a change too)."""
+    try:
+        with open(path, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()
+    except OSError:
+        return None
+
+
+def note_modules(names, folder: str | None = None) -> None:
+    """Records the user modules among ``names`` (modules a kernel file or a trace just loaded)
+    and, with ``folder``, every module in sys.modules whose file lies in that folder (the kernel
+    file's neighbours, also when the caller imported them first), with their files' hashes."""
+    candidates = set(names)
+    if folder is not None:
+        prefix = os.path.realpath(folder) + os.sep
+        for name, module in list(sys.modules.items()):
+            f = getattr(module, "__file__", None)
+            if isinstance(f, str) and os.path.realpath(f).startswith(prefix):
+                candidates.add(name)
+    for name in candidates:
+        if name in _user_modules or name in ("__main__", "__mp_main__"):
+            continue
+        f = getattr(sys.modules.get(name), "__file__", None)
+        if _is_user_file(f):
+            path = os.path.realpath(f)
+            _user_modules[name] = (path, file_sha256(path))
+
+
+@contextlib.contextmanager
+def noting_modules(folder: str | None = None):
+    """Records the user modules loaded during the block (see :func:`note_modules`)."""
+    before = set(sys.modules)
+    try:
+        yield
+    finally:
+        note_modules(set(sys.modules) - before, folder)
+
+
+def dependencies() -> dict:
+    """{file: SHA-256} of the user modules recorded (what a trace may have read)."""
+    return {path: sha for path, sha in _user_modules.values()}
+
+
+def _stale(name: str, path: str, sha: str | None, folder: str | None) -> bool:
+    """Whether the recorded module ``name`` (file ``path``, loaded with hash ``sha``) is not
+    what an import would read now: its file changed, or (a top-level module) ``folder``, first
+    on sys.path for the kernel about to load, holds another file of that name (two kernel
+    folders, each with its own helper.py)."""
+    if file_sha256(path) != sha:
+        return True
+    if folder is None or "." in name:
+        return False
+    for candidate in (os.path.join(folder, name + ".py"), os.path.join(folder, name, "__init__.py")):
+        if os.path.exists(candidate):
+            return os.path.realpath(candidate) != path
+    return False
+
+
+def refresh_modules(folder: str | None = None) -> bool:
+    """When a recorded user module is stale (see :func:`_stale`; ``folder``: the folder of the
+    kernel file about to load), forgets all of them (out of sys.modules, so the next import
+    reads the files as they are now; a module that imported a stale one would keep it
+    otherwise) and every kernel namespace run with them. True when it did."""
+    if not any(_stale(name, path, sha, folder) for name, (path, sha) in _user_modules.items()):
+        return False
+    for name in _user_modules:
+        sys.modules.pop(name, None)
+    _user_modules.clear()
+    _namespaces.clear()
+    global generation
+    generation += 1
+    import importlib
+    importlib.invalidate_caches()
+    return True
+
+
 def load(kf: KernelFile):
-    """The object ``kf.name`` names in the file (run once per text and process; call inside
-    :func:`kernel_imports`). SweepError when the file fails to run or lacks the name."""
+    """The object ``kf.name`` names in the file (run once per text and process, and again when a
+    user module it loaded changed: :func:`refresh_modules`; call inside :func:`kernel_imports`).
+    SweepError when the file fails to run or lacks the name."""
+    refresh_modules(os.path.dirname(os.path.abspath(kf.path)))
     key = (kf.path, kf.sha256)
     namespace = _namespaces.get(key)
     if namespace is None:
@@ -121,7 +244,8 @@ def load(kf: KernelFile):
             code = compile(kf.text, kf.path, "exec")
             # What the file prints as it runs goes to stderr: stdout is the sweep's own (its
             # --json document).
-            with contextlib.redirect_stdout(sys.stderr):
+            with contextlib.redirect_stdout(sys.stderr), \
+                    noting_modules(os.path.dirname(os.path.abspath(kf.path))):
                 exec(code, module.__dict__)
         except SyntaxError as e:
             raise SweepError(f"{kf.path}:{e.lineno}: {e.msg}") from None
@@ -241,5 +365,6 @@ def check_parameters(kernel, kf: KernelFile, arrays: int, grid: dict, args: dict
                          "with --shapes, values with --grid or a value with --arg NAME=VALUE")
 
 
-__all__ = ["KernelFile", "read", "load", "kernel_imports", "dialect", "default_arch",
+__all__ = ["KernelFile", "read", "load", "kernel_imports", "noting_modules", "dependencies",
+           "refresh_modules", "file_sha256", "dialect", "default_arch",
            "check_parameters", "python_function", "first_line", "DIALECTS"]

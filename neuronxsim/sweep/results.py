@@ -133,14 +133,19 @@ class ResultsFile:
         self._write((json.dumps(row, separators=(",", ":"), allow_nan=False) + "\n").encode())
 
     def _write(self, data: bytes) -> None:
-        written = os.write(self._fd, data)
-        while written < len(data):  # a regular file takes it whole; a short write is continued
-            written += os.write(self._fd, data[written:])
+        try:
+            written = os.write(self._fd, data)
+            while written < len(data):  # a regular file takes it whole; a short write is continued
+                written += os.write(self._fd, data[written:])
+        except OSError as e:  # (a full disk: said with the file's name)
+            raise SweepError(f"{self.path}: cannot write: {e.strerror or e}") from None
 
     def close(self) -> None:
         if self._fd >= 0:
             try:
                 os.fsync(self._fd)
+            except OSError as e:
+                raise SweepError(f"{self.path}: cannot write: {e.strerror or e}") from None
             finally:
                 os.close(self._fd)
                 self._fd = -1
@@ -149,7 +154,11 @@ class ResultsFile:
         return self
 
     def __exit__(self, *exc):
-        self.close()
+        try:
+            self.close()
+        except SweepError:
+            if exc[0] is None:
+                raise  # (else the error that ended the block is the one to tell)
         return False
 
 

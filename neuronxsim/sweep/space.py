@@ -29,10 +29,14 @@ MAX_CONFIGURATIONS = 10_000_000
 
 def split_values(text: str) -> list[str]:
     """``text`` cut at its top-level commas (commas inside brackets or quotes stay)."""
-    parts, depth, quote, start = [], 0, None, 0
+    parts, depth, quote, start, escaped = [], 0, None, 0, False
     for i, c in enumerate(text):
-        if quote:
-            if c == quote and text[i - 1] != "\\":
+        if quote:  # (a backslash escapes the next character, another backslash too: "a\\")
+            if escaped:
+                escaped = False
+            elif c == "\\":
+                escaped = True
+            elif c == quote:
                 quote = None
         elif c in "'\"":
             quote = c
@@ -55,6 +59,24 @@ def literal(text: str):
         return text
 
 
+#: Texts that read as a string but were surely meant as Python's True, False or None (which
+#: ``literal`` reads only capitalised): the string "false" is true, so a kernel's ``if FLAG:``
+#: would take the branch meant to be off.
+_NEAR_LITERALS = {"true": "True", "false": "False", "none": "None", "null": "None"}
+
+
+def value(text: str, what: str):
+    """``literal(text)``, refusing a near-literal (``false``, ``TRUE``, ``null``) with one line
+    naming ``what`` (``--grid NAME``, ``--arg NAME``)."""
+    text = text.strip()
+    read = literal(text)
+    meant = _NEAR_LITERALS.get(text.lower()) if isinstance(read, str) else None
+    if meant is not None:
+        raise SweepError(f"{what}={text}: write {meant} for Python's {meant}, or quote it "
+                         f"({text!r}) for the text")
+    return read
+
+
 def parse_grid(specs: list[str]) -> dict[str, list]:
     """``["A=1,2", "B=x,y"]`` -> ``{"A": [1, 2], "B": ["x", "y"]}``, in the order given."""
     grid: dict[str, list] = {}
@@ -69,7 +91,7 @@ def parse_grid(specs: list[str]) -> dict[str, list]:
         items = split_values(text) if text.strip() else []
         if not items or any(not item for item in items):
             raise SweepError(f"--grid {spec!r}: an empty value; expected NAME=v1,v2,...")
-        grid[name] = [literal(item) for item in items]
+        grid[name] = [value(item, f"--grid {name}") for item in items]
     check_grid(grid)
     return grid
 
@@ -81,7 +103,9 @@ def check_grid(grid: dict) -> None:
     for name, values in grid.items():
         if not isinstance(name, str) or not name.isidentifier():
             raise SweepError(f"--grid {name!r}: not a parameter name")
-        if not isinstance(values, (list, tuple)) or not values:
+        if not isinstance(values, (list, tuple)):
+            raise SweepError(f"--grid {name}: a list of values, not a {type(values).__name__}")
+        if not values:
             raise SweepError(f"--grid {name}: no values")
         seen = []
         for value in values:
@@ -120,9 +144,9 @@ def parse_args(specs: list[str]) -> dict:
             raise SweepError(f"--arg {spec!r}: expected NAME=VALUE, e.g. pool_size=2")
         if name in args:
             raise SweepError(f"--arg {name}: given twice")
-        value = literal(text.strip())
-        _check_json(value, f"--arg {spec}")
-        args[name] = value
+        read = value(text, f"--arg {name}")
+        _check_json(read, f"--arg {spec}")
+        args[name] = read
     return args
 
 
@@ -170,18 +194,35 @@ def parse_shape(spec: str) -> ShapeSpec:
 
 def parse_archs(text: str | None) -> list:
     """``trn1,trn2`` -> ``["trn1", "trn2"]``; None (the dialect's default) when not given."""
-    from neuronxsim.pipeline import ARCHS
-
     if text is None:
         return [None]
-    archs = split_values(text)
+    return check_archs(split_values(text), f"--arch {text!r}")
+
+
+def check_archs(archs: list, what: str = "--arch") -> list:
+    """``archs``, each a generation, none twice (SweepError naming ``what`` otherwise)."""
+    from neuronxsim.pipeline import ARCHS
+
+    if not isinstance(archs, (list, tuple)):  # (a string would be swept letter by letter)
+        raise SweepError(f"{what}: a list of generations (['trn2']), not a {type(archs).__name__}")
     for a in archs:
-        if a not in ARCHS:
-            raise SweepError(f"--arch {text!r}: unknown generation {a!r}; expected "
-                             f"{', '.join(sorted(ARCHS))}, separated by commas")
+        if not isinstance(a, str) or a not in ARCHS:
+            raise SweepError(f"{what}: unknown generation {a!r}; expected "
+                             f"{', '.join(sorted(ARCHS))}"
+                             + (", separated by commas" if what.startswith("--") else ""))
     if len(set(archs)) != len(archs):
-        raise SweepError(f"--arch {text!r}: a generation is listed twice")
-    return archs
+        raise SweepError(f"{what}: a generation is listed twice")
+    return list(archs)
+
+
+def check_args(args: dict) -> None:
+    """Fixed values (``--arg``): each named by a parameter name, each one JSON can carry."""
+    if not isinstance(args, dict):
+        raise SweepError(f"--arg: a dict of values by parameter name, not a {type(args).__name__}")
+    for name, v in args.items():
+        if not isinstance(name, str) or not name.isidentifier():
+            raise SweepError(f"--arg {name!r}: not a parameter name")
+        _check_json(v, f"--arg {name}={v!r}")
 
 
 @dataclass(frozen=True)
@@ -215,6 +256,20 @@ def configurations(grid: dict, shape_sets: list, archs: list) -> list[Configurat
     return out
 
 
+def typed(value):
+    """``value`` with its tuples told apart from its lists, for a key's JSON (which writes both
+    as arrays: ``(1, 2)`` and ``[1, 2]``, which a kernel may treat differently, would otherwise
+    share a trace-cache entry and a resumed row). A tuple becomes ``{"tuple": [...]}``; lists,
+    dicts and scalars keep their JSON, so keys without tuples are unchanged."""
+    if isinstance(value, tuple):
+        return {"tuple": [typed(v) for v in value]}
+    if isinstance(value, list):
+        return [typed(v) for v in value]
+    if isinstance(value, dict):
+        return {k: typed(v) for k, v in value.items()}
+    return value
+
+
 def row_key(kernel: str, params: dict, args: dict, shapes, arch: str | None, mode: str,
             seed: int | None) -> str:
     """The text that identifies a configuration's row (``key`` in results.jsonl)."""
@@ -225,4 +280,5 @@ def row_key(kernel: str, params: dict, args: dict, shapes, arch: str | None, mod
 
 
 __all__ = ["SweepError", "parse_grid", "check_grid", "dtypes_by_name", "parse_args", "parse_shape", "parse_archs", "ShapeSpec",
-           "Configuration", "configurations", "row_key", "literal", "split_values"]
+           "Configuration", "configurations", "row_key", "literal", "value", "split_values", "typed", "check_archs",
+           "check_args"]

@@ -7,14 +7,20 @@ import os
 from typing import Callable, Optional
 
 from neuronxsim.sweep.job import DMA_MAX
-from neuronxsim.sweep.space import SweepError
+from neuronxsim.sweep.space import _NEAR_LITERALS, SweepError, literal
 
 PICTURE = "sweep.png"
 _TABLE_ENGINES = ("PE", "ACT", "DVE", "Pool", DMA_MAX)
 
 
 def _text(value) -> str:
-    return value if isinstance(value, str) else json.dumps(value)
+    """A parameter's value as the table shows it: as Python writes it (``False``, ``None``,
+    ``(1, 2)`` read back from results.jsonl as ``[1, 2]``), a string bare unless it would read as
+    another value (``"2"``, ``"False"``: then quoted), so that two values never look the same."""
+    if isinstance(value, str) and literal(value) == value and \
+            value.strip().lower() not in _NEAR_LITERALS and value == value.strip():
+        return value
+    return repr(value)
 
 
 def counts(rows: list) -> dict:
@@ -25,9 +31,17 @@ def counts(rows: list) -> dict:
 
 
 def best(rows: list, top: int) -> list:
-    """The ``top`` fastest configurations that ran ("ok"), fastest first."""
-    ok = [r for r in rows if r["status"] == "ok" and r.get("total_ns") is not None]
+    """The ``top`` fastest configurations that ran ("ok") and wrote every output whole, fastest
+    first: one that leaves part of an output unwritten (``unwritten_outputs``, full mode) did
+    less work than the kernel is for, so its time would rank it above the kernels that do it."""
+    ok = [r for r in rows if r["status"] == "ok" and r.get("total_ns") is not None
+          and not r.get("unwritten_outputs")]
     return sorted(ok, key=lambda r: r["total_ns"])[:top]
+
+
+def unranked(rows: list) -> list:
+    """The "ok" configurations :func:`best` leaves out for leaving outputs partly unwritten."""
+    return [r for r in rows if r["status"] == "ok" and r.get("unwritten_outputs")]
 
 
 def _varying(rows: list) -> tuple[bool, bool]:
@@ -39,9 +53,14 @@ def table(rows: list, names: list, top: int) -> str:
     """The best configurations as an aligned text table: rank, the parameters (and shapes and
     generation where the sweep varies them), time, engine busy shares, PE MFU, instructions; a
     rank marked ``*`` fits only reordered (its row's ``reordered``), said under the table."""
+    if top == 0:
+        return ""  # (--top 0: no table asked for)
     chosen = best(rows, top)
+    partial = unranked(rows)
+    note = (f"not ranked: {len(partial)} configuration(s) that ran but left part of an output "
+            "unwritten (unwritten_outputs in results.jsonl)") if partial else ""
     if not chosen:
-        return "no configuration ran successfully"
+        return "\n".join(["no configuration ran successfully"] + ([note] if note else []))
     shapes, archs = _varying(rows)
     head = ["#"] + names + (["shapes"] if shapes else []) + (["arch"] if archs else [])
     head += ["time us"] + list(_TABLE_ENGINES) + ["MFU", "instrs"]
@@ -64,6 +83,8 @@ def table(rows: list, names: list, top: int) -> str:
     if any(r.get("reordered") for r in chosen):
         out.append("* fits on chip only with instructions moved out of program order, as the "
                    "compiler may or may not do (docs/nki-tracer.md, Reordering to fit)")
+    if note:
+        out.append(note)
     return "\n".join(out)
 
 
@@ -93,17 +114,23 @@ def picture(rows: list, folder: str, colour: str, kernel: str,
     replaces it in one rename)."""
     from neuronxsim.report.sweep import render_sweep
 
-    ok = [r for r in rows if r["status"] == "ok" and r.get("total_ns") is not None]
+    ok = [r for r in rows if r["status"] == "ok" and r.get("total_ns") is not None
+          and not r.get("unwritten_outputs")]  # (as best() ranks them)
     if not ok:
         return None
     c = counts(rows)
+    partial = len(unranked(rows))
+    if partial:
+        c["ok"] -= partial
+        c["ok leaving an output partly unwritten"] = partial
     fastest = min(ok, key=lambda r: r["total_ns"])
     title = (f"{kernel}: {len(rows)} configurations, best {fastest['total_ns'] / 1e3:.1f} us "
              f"({', '.join(f'{k}={_text(v)}' for k, v in fastest['params'].items())})")
     others = len(rows) - len(ok)
     note = ""
     if others:
-        note = "not shown: " + ", ".join(f"{c[s]} {s}" for s in sorted(c) if s not in ("ok", "configurations"))
+        note = "not shown: " + ", ".join(f"{c[s]} {s}" for s in sorted(c)
+                                         if s not in ("ok", "configurations") and c[s])
     path = os.path.join(folder, PICTURE)
     write(path, lambda p: render_sweep(p, [r["total_ns"] for r in ok], colour_values(ok, colour), colour, title, note))
     return path

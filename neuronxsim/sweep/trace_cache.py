@@ -1,9 +1,12 @@
 """Traced kernels kept on disk, so that a configuration seen before skips tracing.
 
-An entry is keyed by everything a trace depends on: the kernel file's text (its SHA-256), the
-kernel's name, the arrays' shapes and dtypes, the other arguments (meta-parameters and fixed
-values), the generation, the dialect, the cap on traced instructions (a trace that fits one cap
-may not fit a smaller one) and neuronxsim's version. Its file, ``<dir>/<key[:2]>/<key>.trace``,
+An entry is keyed by the kernel file's text (its SHA-256) and resolved path (its folder decides
+what its imports find), the kernel's name, the arrays' shapes and dtypes, the other arguments
+(meta-parameters and fixed values, tuples told from lists), the generation, the dialect, the cap
+on traced instructions in effect (a trace that fits one cap may not fit a smaller one) and the
+neuronxsim build (:func:`neuronxsim.sweep.build.fingerprint`). It also records the user modules
+the trace may have used, with each file's SHA-256 (:func:`neuronxsim.sweep.kernel_file.dependencies`):
+an entry one of whose files no longer hashes the same is a miss, as a build system's depfile. Its file, ``<dir>/<key[:2]>/<key>.trace``,
 holds a line with the CRC-32 of the rest, one line of JSON (its key, and the traced kernel's
 description: inputs, outputs, cores, instruction counts, SBUF/PSUM peaks, constants) and then the
 module as BIR binary (``bir.Module.to_binary``: what its BIR JSON holds, read about seven times
@@ -31,20 +34,22 @@ import zlib
 
 import numpy as np
 
-import neuronxsim
-from neuronxsim.sweep.space import dtypes_by_name
+from neuronxsim.sweep.build import fingerprint
+from neuronxsim.sweep.kernel_file import file_sha256
+from neuronxsim.sweep.space import dtypes_by_name, typed
 
 #: Bumped when the entry layout changes (part of every key).
-FORMAT = 4
+FORMAT = 5
 
 
-def cache_key(source_sha256: str, kernel: str, shapes: list, arguments: dict, arch: str,
-              dialect: str, max_instructions: int | None) -> str:
-    """The hex SHA-256 naming an entry (``max_instructions`` None: the tracer's default cap)."""
-    text = json.dumps({"format": FORMAT, "source": source_sha256, "kernel": kernel,
-                       "shapes": shapes, "arguments": arguments, "arch": arch,
-                       "dialect": dialect, "max_instructions": max_instructions,
-                       "neuronxsim": neuronxsim.__version__},
+def cache_key(source_sha256: str, location: str, kernel: str, shapes: list, arguments: dict,
+              arch: str, dialect: str, max_instructions: int) -> str:
+    """The hex SHA-256 naming an entry (``location``: the kernel file's resolved path, whose
+    folder its imports are found in; ``max_instructions``: the cap the trace applies)."""
+    text = json.dumps({"format": FORMAT, "source": source_sha256, "location": location,
+                       "kernel": kernel, "shapes": shapes, "arguments": typed(arguments),
+                       "arch": arch, "dialect": dialect, "max_instructions": max_instructions,
+                       "neuronxsim": fingerprint()},
                       sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
 
@@ -121,18 +126,21 @@ class TraceCache:
             desc = json.loads(desc_line)
             if desc["key"] != key:
                 return None  # another configuration's entry: traced again and written over
+            if any(file_sha256(path) != sha for path, sha in desc["dependencies"].items()):
+                return None  # a module the trace used has changed since: traced again
             return _traced(desc, module_bytes)
         except FileNotFoundError:
             return None
         except (OSError, ValueError, KeyError, TypeError, RecursionError):  # (BIRError is a ValueError)
             return None  # unreadable: traced again and written over
 
-    def put(self, key: str, traced) -> None:
-        """Writes the entry of ``key`` (atomically)."""
+    def put(self, key: str, traced, dependencies: dict) -> None:
+        """Writes the entry of ``key`` (atomically); ``dependencies``: {file: SHA-256} of the
+        user modules the trace may have used, each checked again when the entry is read."""
         from neuronxsim import bir
         folder = os.path.dirname(self.path(key))
         os.makedirs(folder, exist_ok=True)
-        desc = {"key": key, **_describe(traced)}
+        desc = {"key": key, "dependencies": dependencies, **_describe(traced)}
         body = json.dumps(desc, separators=(",", ":")).encode() + b"\n" + traced.module.to_binary()
         bir.atomic_write_bytes(self.path(key), b"%08x\n" % zlib.crc32(body) + body)
 

@@ -81,12 +81,14 @@ def serve(conn: Connection) -> None:
 def _fork_worker(worker_fd: int, zygote_fds: list) -> int:
     """Forks a worker serving ``worker_fd``; it closes the zygote's own descriptors, so that
     the zygote's end is seen when the zygote ends."""
+    zygote = os.getpid()
     pid = os.fork()
     if pid:
         os.close(worker_fd)
         return pid
     code = 0
     try:
+        _end_with_parent(zygote)
         signal.set_wakeup_fd(-1)
         for fd in zygote_fds:
             os.close(fd)
@@ -99,6 +101,23 @@ def _fork_worker(worker_fd: int, zygote_fds: list) -> int:
     finally:
         sys.stderr.flush()
         os._exit(code)
+
+
+def _end_with_parent(parent: int) -> None:
+    """Has the kernel kill this worker when the zygote ends (Linux's PR_SET_PDEATHSIG). The
+    zygote ends when the sweep does, however it ends, but a worker busy in a kernel that never
+    returns would not see its socket close: after a ``kill -9`` of the sweep it would spin on,
+    orphaned. (Elsewhere: nothing to do; such a worker is left to spin.)"""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the zygote ended before the call took effect
+        os._exit(1)
 
 
 def _reap(report: Connection) -> None:

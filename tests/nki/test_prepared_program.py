@@ -188,13 +188,13 @@ def test_a_sweep_job_simulates_a_fresh_trace_from_its_decoding(monkeypatch, tmp_
     src.write_text("import neuronxsim.nki.language as nl\nfrom neuronxsim import nki\n\n"
                    "@nki.jit\ndef k(x):\n    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)\n"
                    "    nl.store(out, nl.exp(nl.load(x)))\n    return out\n")
-    import neuronxsim
+    from neuronxsim.sweep.build import fingerprint
     from neuronxsim.sweep.kernel_file import read
-    base = {"key": "a", "neuronxsim": neuronxsim.__version__,
-            "kernel": read(f"{src}:k").to_dict(), "dialect": "nki",
+    base = {"key": "a", "neuronxsim": fingerprint(),
+            "kernel": read(f"{src}:k").to_dict(), "kernel_location": str(src), "dialect": "nki",
             "shapes": [[[128, 256], "float32"]], "params": {}, "args": {}, "arch": "trn1",
             "mode": "timing", "seed": 0, "reference": None, "rtol": 0.02, "atol": 0.01,
-            "trace_cache": str(tmp_path / "cache"), "allow_shadowing": False, "max_instructions": None}
+            "trace_cache": str(tmp_path / "cache"), "allow_shadowing": False, "max_instructions": 1000000}
     rows = [job_module.run(dict(base)) for _ in range(2)]  # fresh, then from the cache
     assert [r["status"] for r in rows] == ["ok", "ok"] and [r["trace_cached"] for r in rows] == [False, True]
     assert seen[0] is not None and seen[1] is None

@@ -30,7 +30,7 @@ def native_threads_left_behind() -> None:
     p = driver.plan(MATMUL, grid={k: v[:1] for k, v in GRID.items()}, shapes=SHAPES,
                     output=os.path.join(sys.argv[2], "setup"))
     with kernel_file.kernel_imports(p.kernel.path, False):
-        traced, _, arrays, _ = job._trace(kernel_file.load(p.kernel), dict(p.jobs[0], mode="full"), {})
+        traced, _, arrays, _ = job._trace(kernel_file.load(p.kernel), dict(p.jobs[0], mode="full"), {}, [])
     inputs = {spec.name: np.asarray(a) for spec, a in zip(traced.inputs, arrays)}
     sim.simulate(traced.module, inputs, mode="full", threads=2, records=False)
 
