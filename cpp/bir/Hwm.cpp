@@ -468,7 +468,15 @@ Latency Hwm::getLatency(const InstMatmult& I, const PatternShape* shapes) const 
   const bool fp32 = st.dtype == DType::float32 || mv.dtype == DType::float32;
   if (fp32) cycles *= I.is_transpose ? cfg_.pe_fp32_transpose_factor : cfg_.pe_fp32_factor;
   const int64_t flops = I.is_transpose ? 0 : static_cast<int64_t>(2.0 * k * m * n);
-  return compute(I, {.data = cycles}, flops, shapes);
+  Latency l = compute(I, {.data = cycles}, flops, shapes);
+  // MFU's count, the profiler's `adjusted_flops` [R2]: weighted by the input dtype against the
+  // bf16 peak, as the cycles above are (fp32 when they take fp32's passes). An fp8 operand with a
+  // 16-bit one is not the fp8 rate: weight 1, as bf16 (ours).
+  const double weight = fp32                                 ? cfg_.pe_mfu_fp32_factor
+                        : isFp8(st.dtype) && isFp8(mv.dtype) ? cfg_.pe_mfu_fp8_factor
+                                                             : 1.0;
+  l.adjusted_flops = static_cast<double>(flops) * weight;
+  return l;
 }
 
 // ---- DMA ----

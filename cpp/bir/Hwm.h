@@ -55,6 +55,9 @@ struct Latency {
   uint32_t dma_engine_mask = 0;
   int64_t bytes = 0;  // DMA: bytes written to the destination; compute: SBUF/PSUM bytes read + written
   int64_t flops = 0;  // arithmetic operations (a multiply-add is 2)
+  // The PE's flops as MFU counts them, the profiler's `adjusted_flops` [R2]: a matmul's flops times
+  // its input dtype's weight (MachineConfig::pe_mfu_*_factor); 0 off the PE.
+  double adjusted_flops = 0;
   bool whole_core = false;  // kernel nodes: every engine and queue of the core is busy for busy_ns
 };
 
