@@ -15,10 +15,21 @@ bool inPsum(const AccessPattern& ap) { return !ap.isImmediate() && ap.loc->type 
 bool inSbuf(const AccessPattern& ap) { return !ap.isImmediate() && ap.loc->type == MemoryType::SB; }
 bool is16BitFloat(DType t) { return t == DType::bfloat16 || t == DType::float16; }
 bool isFp8(DType t) { return t == DType::float8e4 || t == DType::float8e5 || t == DType::float8e3; }
+// The innermost free pair that walks (num > 1) of an on-chip pattern (pattern[0] walks the
+// partitions), or null when none does: a pair of one element moves nowhere, so a trailing [1, 1]
+// must not hide the stride of the pair before it. The cost formulas' "innermost stride" [A1, A2]
+// is this pair's step.
+const APPair* innermostFreeWalk(const AccessPattern& ap) {
+  const APPair* const pairs = ap.pattern.data();
+  for (size_t i = ap.pattern.size(); i-- > 1;)
+    if (pairs[i].num > 1) return &pairs[i];
+  return nullptr;
+}
 // The innermost free step is one element (or there is nothing to stride over).
 bool unitStride(const AccessPattern& ap) {
-  return ap.isImmediate() || ap.pattern.size() < 2 || ap.pattern.back().step == 1 ||
-         ap.pattern.back().num == 1;
+  if (ap.isImmediate()) return true;
+  const APPair* const walk = innermostFreeWalk(ap);
+  return !walk || walk->step == 1;
 }
 // The bytes of a pattern whose shape the caller has.
 int64_t apBytes(const AccessPattern& ap, const PatternShape& shape) {
@@ -158,9 +169,10 @@ EngineCycles Hwm::poolCycles(double n) const {
 bool Hwm::stridedOperand(const Instruction& I) const {
   for (const auto* list : {&I.ins, &I.outs})
     for (const auto& ap : *list)
-      if (!ap.isImmediate() && ap.loc->isOnChip() && ap.pattern.size() > 1 && ap.pattern.back().num > 1 &&
-          std::abs(ap.pattern.back().step) * dtypeSize(ap.dtype) > cfg_.sram_full_rate_max_stride_bytes)
-        return true;
+      if (!ap.isImmediate() && ap.loc->isOnChip())
+        if (const APPair* const walk = innermostFreeWalk(ap);
+            walk && std::abs(walk->step) * dtypeSize(ap.dtype) > cfg_.sram_full_rate_max_stride_bytes)
+          return true;
   return false;
 }
 
