@@ -239,10 +239,11 @@ Latency Hwm::getLatency(const InstReadActivationAccumulator& I, const PatternSha
 
 // ---- DVE / ACT / Pool elementwise ----
 
-// memset: `max(MIN_II, N/2)` for value 0 with bf16/fp16, `max(MIN_II, N)` otherwise [I].
+// memset (DVE/Pool): `max(MIN_II, N/2)` for value 0 with bf16/fp16, `max(MIN_II, N)` otherwise [I],
+// on either engine: the page gives one formula and no GPSIMD_START (cited only by the iota and
+// affine_select pages [I]).
 Latency Hwm::getLatency(const InstMemset& I, const PatternShape* shapes) const {
   const double n = freeSize(I, shapes);
-  if (engineOf(I) == Engine::Pool) return compute(I, poolCycles(n), 0, shapes);
   const bool halfRate = I.mode == MemsetMode::Const && I.constant == 0.0 && !I.outs.empty() &&
                         is16BitFloat(I.outs[0].dtype);
   return compute(I, minII(halfRate ? n / 2 : n), 0, shapes);
@@ -255,10 +256,9 @@ Latency Hwm::getLatency(const InstReciprocal& I, const PatternShape* shapes) con
   return compute(I, minII(8 * freeSize(I, shapes)), elementsOut(I, shapes), shapes);
 }
 
-// tensor_copy: `max(MIN_II, N)` [I].
+// tensor_copy (DVE/ACT/Pool): `max(MIN_II, N)` [I], the one formula of every engine the page names.
 Latency Hwm::getLatency(const InstTensorCopy& I, const PatternShape* shapes) const {
-  const double n = freeSize(I, shapes);
-  return compute(I, engineOf(I) == Engine::Pool ? poolCycles(n) : minII(n), 0, shapes);
+  return compute(I, minII(freeSize(I, shapes)), 0, shapes);
 }
 
 // tensor_copy_dynamic_src/dst: `max(MIN_II_DYNAMIC, N)` [I].
@@ -276,25 +276,24 @@ Latency Hwm::getLatency(const InstTensorReduce& I, const PatternShape* shapes) c
   return compute(I, {.data = fast ? n / 2 : n}, elems, shapes);
 }
 
-// tensor_scalar: `max(MIN_II, N)` Vector or Scalar cycles; one op costs the same as two [I].
+// tensor_scalar (DVE/ACT/Pool): `max(MIN_II, N)` Vector or Scalar cycles; one op costs the same as
+// two [I]. The page's one formula for every engine it names; GpSimd included (no GPSIMD_START).
 Latency Hwm::getLatency(const InstTensorScalar& I, const PatternShape* shapes) const {
-  const double n = freeSize(I, shapes);
   const int64_t ops = I.op1 == AluOp::bypass ? 1 : 2;
-  return compute(I, engineOf(I) == Engine::Pool ? poolCycles(n) : minII(n), ops * elementsOut(I, shapes), shapes);
+  return compute(I, minII(freeSize(I, shapes)), ops * elementsOut(I, shapes), shapes);
 }
 
 Latency Hwm::getLatency(const InstTensorScalarPtr& I, const PatternShape* shapes) const {
-  const double n = freeSize(I, shapes);
   const int64_t ops = I.op1 == AluOp::bypass ? 1 : 2;
-  return compute(I, engineOf(I) == Engine::Pool ? poolCycles(n) : minII(n), ops * elementsOut(I, shapes), shapes);
+  return compute(I, minII(freeSize(I, shapes)), ops * elementsOut(I, shapes), shapes);
 }
 
 // tensor_tensor: `max(MIN_II, N)` if one input is in PSUM and the other in SBUF; `max(MIN_II, N)`
 // if both are in SBUF and all tensors bf16 and op in {add, multiply, subtract} with unit stride;
-// `max(MIN_II, 2N)` otherwise [I].
+// `max(MIN_II, 2N)` otherwise [I]. The same rule on GpSimd (its `power` and integer forms): the page
+// gives no other (and GpSimd never reads PSUM).
 Latency Hwm::getLatency(const InstTensorTensor& I, const PatternShape* shapes) const {
   const double n = freeSize(I, shapes);
-  if (engineOf(I) == Engine::Pool) return compute(I, poolCycles(n), elementsOut(I, shapes), shapes);
   bool single = false;
   if (I.ins.size() == 2 && !I.outs.empty()) {
     const auto &a = I.ins[0], &b = I.ins[1], &o = I.outs[0];
@@ -447,20 +446,19 @@ Latency Hwm::getLatency(const InstLocalGather& I, const PatternShape* shapes) co
 
 // ---- the engines' random number generators (no published cost; ours) ----
 
-// rng: one output element per cycle as the single-input Vector Engine rule [A1], `max(MIN_II, N)`,
-// or on GpSimd the start-up plus N; the state moves cost an initiation interval, or the start-up plus
-// the six words on GpSimd.
+// rng: one output element per cycle as the single-input Vector Engine rule [A1], `max(MIN_II, N)`;
+// the state moves cost an initiation interval. The same on GpSimd, as the pages of the instructions
+// both engines run give one formula for both (tensor_copy, tensor_scalar, memset [I]).
 Latency Hwm::getLatency(const InstRand& I, const PatternShape* shapes) const {
-  const double n = freeSize(I, shapes);
-  return compute(I, engineOf(I) == Engine::Pool ? poolCycles(n) : minII(n), 0, shapes);
+  return compute(I, minII(freeSize(I, shapes)), 0, shapes);
 }
 
 Latency Hwm::getLatency(const InstSetRandState& I, const PatternShape* shapes) const {
-  return compute(I, engineOf(I) == Engine::Pool ? poolCycles(6) : minII(0), 0, shapes);
+  return compute(I, minII(0), 0, shapes);
 }
 
 Latency Hwm::getLatency(const InstGetRandState& I, const PatternShape* shapes) const {
-  return compute(I, engineOf(I) == Engine::Pool ? poolCycles(6) : minII(0), 0, shapes);
+  return compute(I, minII(0), 0, shapes);
 }
 
 // ---- PE ----

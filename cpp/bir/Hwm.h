@@ -116,8 +116,10 @@ class Hwm {
   EngineCycles minII(double n) const;
   // An SBUF/PSUM operand whose innermost stride is past sram_full_rate_max_stride_bytes [A1].
   bool stridedOperand(const Instruction& I) const;
-  // The formula used for elementwise work when an engine is not DVE/ACT: GpSimd start-up plus one
-  // element per partition per cycle (ours, by analogy with iota / affine_select [I]).
+  // GPSIMD_START + n: iota and affine_select [I], and the GpSimd-only instructions without a
+  // published cost (ours, by analogy with those). Not the GpSimd forms of instructions other
+  // engines also run (tensor_copy, tensor_scalar, tensor_tensor, memset, rng): their pages give one
+  // formula for every engine, without GPSIMD_START.
   EngineCycles poolCycles(double n) const;
 
   MachineConfig cfg_;
