@@ -142,6 +142,8 @@ void addFlows(const SimResult& r, const CoreSpan& span, Timeline& t, const std::
     const DecodedInst& d = span.program->insts[waiting.inst];
     const Access* acc = span.program->accesses.data() + d.firstAccess;
     const double at = waiting.issue_ns;  // the start (a DMA: its trigger's)
+    // Its own track's accesses set no WAR / WAW wait (Hazards.h): only another's can be the one.
+    const bool ownTrackExempt = !d.wholeCore;
     auto c = std::lower_bound(releases.begin(), releases.end(), at,
                               [](const Release& x, double v) { return x.t < v; });
     bool found = false;
@@ -149,9 +151,11 @@ void addFlows(const SimResult& r, const CoreSpan& span, Timeline& t, const std::
       if (c->record >= w) continue;
       const DecodedInst& e = span.program->insts[rec[c->record].inst];
       const Access* eacc = span.program->accesses.data() + e.firstAccess;
+      const bool sameTrack = ownTrackExempt && !e.wholeCore && rec[c->record].track == waiting.track;
       for (int a = 0; a < d.nAccess && !found; ++a)
         for (int b = 0; b < e.nAccess && !found; ++b) {
           if (eacc[b].write != c->write || !conflicts(acc[a], eacc[b])) continue;
+          if (sameTrack && acc[a].write) continue;
           const Dependency kind = !acc[a].write ? Dependency::RAW : eacc[b].write ? Dependency::WAW : Dependency::WAR;
           t.flows.push_back({sliceOf[c->record], triggerOf[w] != UINT32_MAX ? triggerOf[w] : sliceOf[w], kind});
           found = true;

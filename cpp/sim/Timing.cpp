@@ -28,7 +28,10 @@ Record Scheduler::schedule(const CoreProgram& p, const DecodedInst& d, double no
   const Access* acc = p.accesses.data() + d.firstAccess;
   uint32_t* hint = hints_.data() + d.firstAccess;
   double hazard = 0;  // when the memory it touches is ready (RAW, WAR, WAW; semaphore included)
-  for (int i = 0; i < d.nAccess; ++i) hazard = std::max(hazard, hazards_.ready(acc[i], hint[i]));
+  // Its engine or DMA queue runs in order: no WAR / WAW on its own track (Hazards.h). A kernel
+  // node occupies every track: none is its own.
+  const uint8_t track = d.wholeCore ? kNoTrack : d.track;
+  for (int i = 0; i < d.nAccess; ++i) hazard = std::max(hazard, hazards_.ready(acc[i], hint[i], track));
   const double deps = std::max(notBefore, hazard);
 
   Record r;
@@ -95,7 +98,7 @@ Record Scheduler::schedule(const CoreProgram& p, const DecodedInst& d, double no
   }
   ++count[d.track];
   const HazardReleases rel = hazardReleases(r, d, cfg_);
-  for (int i = 0; i < d.nAccess; ++i) hazards_.mark(acc[i], acc[i].write ? rel.writes : rel.reads, hint[i]);
+  for (int i = 0; i < d.nAccess; ++i) hazards_.mark(acc[i], acc[i].write ? rel.writes : rel.reads, hint[i], track);
   end_ns = std::max(end_ns, r.end_ns);
   return r;
 }
