@@ -188,16 +188,19 @@ void addCounters(const SimResult& r, const CoreSpan& span, Timeline& t) {
     };
     for (const auto& ap : d.inst->ins) use(ap, traceNs(x.readsDone_ns()));
     for (const auto& ap : d.inst->outs) use(ap, traceNs(x.writesDone_ns()));
-    // A queue runs its transfers one after another, in program order.
+    // A queue runs its transfers one after another, in program order. The rate is the transfer's
+    // over its whole time on the queue, start to end: the DMA engines' (dma_transfer_ns) or, where
+    // the core's HBM bandwidth (shared by the queues) holds it back, that longer time's, so the
+    // counter never shows more than the model let it move.
     if (x.track >= kFirstQueueTrack && !d.wholeCore && d.bytes > 0) {
-      const int64_t from = traceNs(x.end_ns - d.dma_transfer_ns), to = traceNs(x.end_ns);
+      const int64_t from = traceNs(x.start_ns), to = traceNs(x.end_ns);
       if (to <= from) continue;
       auto [it, fresh] = rates.try_emplace(x.track);
       Counter& c = it->second;
       if (fresh) c = Counter{span.core, std::string(trackName(x.track)) + " rate", "GB/s", {{0, 0.0}}};
       if (from < c.samples.back().t)
         throw SimulationError("trace: transfers of DMA queue " + c.name + " overlap (an inconsistency of the simulator)");
-      const double rate = static_cast<double>(d.bytes) / d.dma_transfer_ns;  // the model's, not the rounded span's
+      const double rate = static_cast<double>(d.bytes) / (x.end_ns - x.start_ns);  // the model's, not the rounded span's
       if (c.samples.back().t == from)
         c.samples.back().value = rate;
       else
