@@ -152,6 +152,7 @@ py::dict sliceColumns(const SimResult& r) {
   cols["busy_end_ns"] = numericColumn<int64_t>(n, [&](size_t i) { return s[i].busyEnd; });
   cols["record"] = numericColumn<int64_t>(n, [&](size_t i) { return static_cast<int64_t>(s[i].record); });
   cols["trigger"] = numericColumn<bool>(n, [&](size_t i) { return s[i].trigger; });
+  cols["descriptors"] = numericColumn<bool>(n, [&](size_t i) { return s[i].descriptors; });
   cols["whole_core"] = numericColumn<bool>(n, [&](size_t i) { return s[i].wholeCore; });
   return cols;
 }

@@ -275,6 +275,8 @@ SimResult Simulator::run() {
         peAdjustedFlops += d.adjusted_flops;
       }
       if (opts_.records) {
+        if (sched.poolDescriptorsStart_ns >= 0)
+          res.pool_descriptors.emplace_back(static_cast<uint32_t>(res.records.size()), sched.poolDescriptorsStart_ns);
         r.inst = i;
         r.core = static_cast<uint16_t>(cp.core);
         res.records.push_back(r);

@@ -70,6 +70,9 @@ struct SimResult {
   // In execution order: core by core, program order within. Huge pages: see HostMemory.h.
   std::vector<Record, LargePageAllocator<Record>> records;
   std::vector<DevicePrintRecord> prints;
+  // Software-DGE DMAs, by record index (ascending): when GpSimd started making their descriptors,
+  // which take their DecodedInst::dma_dge_ns there (its busy time counts them; the trace shows them).
+  std::vector<std::pair<uint32_t, double>> pool_descriptors;
   int64_t pe_flops = 0;  // multiply-add work of the PE (2 per MAC)
   // The PE's flops weighted by their input dtypes as the profiler's `adjusted_flops` [R2]
   // (bir::Latency::adjusted_flops), and MFU: pe_adjusted_flops / (bf16 PE peak x total time x

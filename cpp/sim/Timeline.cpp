@@ -53,6 +53,7 @@ void addSlices(const SimResult& r, Timeline& t, std::vector<uint32_t>& sliceOf, 
   sliceOf.resize(r.records.size());
   triggerOf.assign(r.records.size(), UINT32_MAX);
   t.slices.reserve(r.records.size() + r.records.size() / 4);
+  size_t nextDescriptors = 0;  // in r.pool_descriptors, which is by record
   for (size_t i = 0; i < r.records.size(); ++i) {
     const Record& rec = r.records[i];
     Slice s;
@@ -71,6 +72,16 @@ void addSlices(const SimResult& r, Timeline& t, std::vector<uint32_t>& sliceOf, 
       s.end = s.busyEnd = traceNs(rec.issue_end_ns);
       s.trigger = true;
       triggerOf[i] = static_cast<uint32_t>(t.slices.size());
+      t.slices.push_back(s);
+    }
+    // A software-DGE DMA's descriptors on GpSimd, which GpSimd's busy time counts.
+    if (nextDescriptors < r.pool_descriptors.size() && r.pool_descriptors[nextDescriptors].first == i) {
+      const double from = r.pool_descriptors[nextDescriptors++].second;
+      s.track = kTrackPool;
+      s.start = traceNs(from);
+      s.end = s.busyEnd = traceNs(from + r.decoded(rec).dma_dge_ns);
+      s.trigger = false;
+      s.descriptors = true;
       t.slices.push_back(s);
     }
   }

@@ -27,6 +27,7 @@ void Scheduler::reset(size_t accesses) {
 Record Scheduler::schedule(const CoreProgram& p, const DecodedInst& d, double notBefore) {
   const Access* acc = p.accesses.data() + d.firstAccess;
   uint32_t* hint = hints_.data() + d.firstAccess;
+  poolDescriptorsStart_ns = -1;
   double hazard = 0;  // when the memory it touches is ready (RAW, WAR, WAW; semaphore included)
   // Its engine or DMA queue runs in order: no WAR / WAW on its own track (Hazards.h). A kernel
   // node occupies every track: none is its own.
@@ -60,7 +61,10 @@ Record Scheduler::schedule(const CoreProgram& p, const DecodedInst& d, double no
     if (d.dgeUnit >= 0) {
       double& free = d.dgeUnit == kDgePool ? ready_[kTrackPool] : dgeFree_[d.dgeUnit];
       const double made = std::max(issued, free) + d.dma_dge_ns;
-      if (d.dgeUnit == kDgePool) busy_ns[kTrackPool] += d.dma_dge_ns;
+      if (d.dgeUnit == kDgePool) {
+        busy_ns[kTrackPool] += d.dma_dge_ns;
+        poolDescriptorsStart_ns = made - d.dma_dge_ns;
+      }
       free = made;
       start = std::max(start, made);
     }

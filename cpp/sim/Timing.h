@@ -93,6 +93,9 @@ class Scheduler {
   double busy_ns[kMaxTracks] = {};
   int64_t count[kMaxTracks] = {};
   double end_ns = 0;  // when the last instruction ends (a DMA: its transfer)
+  // The instruction just scheduled, a software-DGE DMA: when GpSimd started its descriptors (they
+  // take its dma_dge_ns and count in GpSimd's busy_ns); else -1.
+  double poolDescriptorsStart_ns = -1;
 
  private:
   const bir::MachineConfig& cfg_;

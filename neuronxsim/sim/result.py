@@ -17,7 +17,8 @@ ENGINES = ("PE", "ACT", "DVE", "Pool", "SP")
 
 _RECORD_FIELDS = ("core", "start_ns", "end_ns", "engine", "queue", "issue_engine", "issue_ns", "opcode",
                   "name", "cycles", "busy_ns", "bytes", "flops", "adjusted_flops", "source", "kernel")
-_SLICE_FIELDS = ("core", "track", "lane", "start_ns", "end_ns", "busy_end_ns", "record", "trigger", "whole_core")
+_SLICE_FIELDS = ("core", "track", "lane", "start_ns", "end_ns", "busy_end_ns", "record", "trigger", "descriptors",
+                 "whole_core")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -126,14 +127,15 @@ class SimResult:
     @property
     def slices(self) -> np.ndarray:
         """The slices of the trace (``write_trace``) and of the timeline picture, one per
-        instruction and one per DMA trigger (a NumPy structured array, built on first use): core;
-        track (index into ``neuronxsim.sim.TRACKS``: where it runs, a DMA on its queue, a trigger on
-        its issuing engine); lane (0: the track itself, k: its k-th sub-track, where it overlaps
-        the slice before: ``track_label``); start_ns / end_ns (start until its results are
-        visible) and busy_end_ns (until then it kept its track busy), integer nanoseconds of
-        simulated time; record (its row of ``instructions``); trigger; whole_core (a kernel node
-        timed as one step by the cached time of its expansion, which occupies every track of
-        its core)."""
+        instruction, one per DMA trigger and one per software-DGE DMA's descriptors (a NumPy
+        structured array, built on first use): core; track (index into ``neuronxsim.sim.TRACKS``:
+        where it runs, a DMA on its queue, a trigger on its issuing engine, descriptors on Pool);
+        lane (0: the track itself, k: its k-th sub-track, where it overlaps the slice before:
+        ``track_label``); start_ns / end_ns (start until its results are visible) and busy_end_ns
+        (until then it kept its track busy), integer nanoseconds of simulated time; record (its
+        row of ``instructions``); trigger; descriptors (a software-DGE DMA's descriptors, made on
+        GpSimd, whose busy time they count); whole_core (a kernel node timed as one step by the
+        cached time of its expansion, which occupies every track of its core)."""
         if self._slices is None:
             cols = self._native.slice_columns()
             rec = np.empty(len(cols["start_ns"]), dtype=np.dtype([(f, cols[f].dtype) for f in _SLICE_FIELDS]))
