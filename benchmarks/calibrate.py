@@ -281,13 +281,6 @@ def ms(r) -> float:
     return r.total_ns / 1e6
 
 
-MAMBA_POOL_ADD = ("the accumulation runs on GpSimd (an fp32 tensor_tensor add per state and tile), "
-                  "priced by the tensor_tensor page's `max(MIN_II, 2N)` (1024 cycles for a 512-element "
-                  "tile; the page gives no other form for GpSimd), and on NeuronCore-v2 it holds the SBUF "
-                  "port VectorE shares with GpSimd that long; these rows were met while the model charged "
-                  "`GPSIMD_START + N` (662 cycles), which no page cites for tensor_tensor: GpSimd's own "
-                  "rate for a two-input fp32 add is evidently faster than the Vector Engine rule, but "
-                  "no document gives it")
 MAMBA_SPILL = ("mamba_v2's whole-sequence tiles do not fit SBUF from seq 6144 (with our allocator's "
                "placement), so the simulator spills them as the compiler did (the tutorial shows "
                "qSyncSpillReload traffic): whole tiles, the one next used furthest away first, "
@@ -425,7 +418,7 @@ for _seq, (_v2, _v3) in MAMBA_SCALING.items():
         ROWS.append(Row(f"mamba.scaling-{_v}-{_seq}", "mamba", "trn1",
                         f"mamba_{_v}, channels 4096, seq {_seq} (scaling table)", "time (ms)",
                         _pub, lambda v=_v, s=_seq: ms(mamba_run(v, 4096, s)),
-                        why=MAMBA_SPILL if _v == "v2" and _seq >= 6144 else MAMBA_POOL_ADD))
+                        why=MAMBA_SPILL if _v == "v2" and _seq >= 6144 else ""))
 
 ROWS += [
     # ---- matrix multiplication tutorial (2.2x, trn1, bf16) ----
