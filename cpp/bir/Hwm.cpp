@@ -15,10 +15,21 @@ bool inPsum(const AccessPattern& ap) { return !ap.isImmediate() && ap.loc->type 
 bool inSbuf(const AccessPattern& ap) { return !ap.isImmediate() && ap.loc->type == MemoryType::SB; }
 bool is16BitFloat(DType t) { return t == DType::bfloat16 || t == DType::float16; }
 bool isFp8(DType t) { return t == DType::float8e4 || t == DType::float8e5 || t == DType::float8e3; }
+// The innermost free pair that walks (num > 1) of an on-chip pattern (pattern[0] walks the
+// partitions), or null when none does: a pair of one element moves nowhere, so a trailing [1, 1]
+// must not hide the stride of the pair before it. The cost formulas' "innermost stride" [A1, A2]
+// is this pair's step.
+const APPair* innermostFreeWalk(const AccessPattern& ap) {
+  const APPair* const pairs = ap.pattern.data();
+  for (size_t i = ap.pattern.size(); i-- > 1;)
+    if (pairs[i].num > 1) return &pairs[i];
+  return nullptr;
+}
 // The innermost free step is one element (or there is nothing to stride over).
 bool unitStride(const AccessPattern& ap) {
-  return ap.isImmediate() || ap.pattern.size() < 2 || ap.pattern.back().step == 1 ||
-         ap.pattern.back().num == 1;
+  if (ap.isImmediate()) return true;
+  const APPair* const walk = innermostFreeWalk(ap);
+  return !walk || walk->step == 1;
 }
 // The bytes of a pattern whose shape the caller has.
 int64_t apBytes(const AccessPattern& ap, const PatternShape& shape) {
@@ -158,9 +169,10 @@ EngineCycles Hwm::poolCycles(double n) const {
 bool Hwm::stridedOperand(const Instruction& I) const {
   for (const auto* list : {&I.ins, &I.outs})
     for (const auto& ap : *list)
-      if (!ap.isImmediate() && ap.loc->isOnChip() && ap.pattern.size() > 1 && ap.pattern.back().num > 1 &&
-          std::abs(ap.pattern.back().step) * dtypeSize(ap.dtype) > cfg_.sram_full_rate_max_stride_bytes)
-        return true;
+      if (!ap.isImmediate() && ap.loc->isOnChip())
+        if (const APPair* const walk = innermostFreeWalk(ap);
+            walk && std::abs(walk->step) * dtypeSize(ap.dtype) > cfg_.sram_full_rate_max_stride_bytes)
+          return true;
   return false;
 }
 
@@ -227,10 +239,11 @@ Latency Hwm::getLatency(const InstReadActivationAccumulator& I, const PatternSha
 
 // ---- DVE / ACT / Pool elementwise ----
 
-// memset: `max(MIN_II, N/2)` for value 0 with bf16/fp16, `max(MIN_II, N)` otherwise [I].
+// memset (DVE/Pool): `max(MIN_II, N/2)` for value 0 with bf16/fp16, `max(MIN_II, N)` otherwise [I],
+// on either engine: the page gives one formula and no GPSIMD_START (cited only by the iota and
+// affine_select pages [I]).
 Latency Hwm::getLatency(const InstMemset& I, const PatternShape* shapes) const {
   const double n = freeSize(I, shapes);
-  if (engineOf(I) == Engine::Pool) return compute(I, poolCycles(n), 0, shapes);
   const bool halfRate = I.mode == MemsetMode::Const && I.constant == 0.0 && !I.outs.empty() &&
                         is16BitFloat(I.outs[0].dtype);
   return compute(I, minII(halfRate ? n / 2 : n), 0, shapes);
@@ -243,10 +256,9 @@ Latency Hwm::getLatency(const InstReciprocal& I, const PatternShape* shapes) con
   return compute(I, minII(8 * freeSize(I, shapes)), elementsOut(I, shapes), shapes);
 }
 
-// tensor_copy: `max(MIN_II, N)` [I].
+// tensor_copy (DVE/ACT/Pool): `max(MIN_II, N)` [I], the one formula of every engine the page names.
 Latency Hwm::getLatency(const InstTensorCopy& I, const PatternShape* shapes) const {
-  const double n = freeSize(I, shapes);
-  return compute(I, engineOf(I) == Engine::Pool ? poolCycles(n) : minII(n), 0, shapes);
+  return compute(I, minII(freeSize(I, shapes)), 0, shapes);
 }
 
 // tensor_copy_dynamic_src/dst: `max(MIN_II_DYNAMIC, N)` [I].
@@ -264,22 +276,24 @@ Latency Hwm::getLatency(const InstTensorReduce& I, const PatternShape* shapes) c
   return compute(I, {.data = fast ? n / 2 : n}, elems, shapes);
 }
 
-// tensor_scalar: `max(MIN_II, N)` Vector or Scalar cycles; one op costs the same as two [I].
+// tensor_scalar (DVE/ACT/Pool): `max(MIN_II, N)` Vector or Scalar cycles; one op costs the same as
+// two [I]. The page's one formula for every engine it names; GpSimd included (no GPSIMD_START).
 Latency Hwm::getLatency(const InstTensorScalar& I, const PatternShape* shapes) const {
-  const double n = freeSize(I, shapes);
   const int64_t ops = I.op1 == AluOp::bypass ? 1 : 2;
-  return compute(I, engineOf(I) == Engine::Pool ? poolCycles(n) : minII(n), ops * elementsOut(I, shapes), shapes);
+  return compute(I, minII(freeSize(I, shapes)), ops * elementsOut(I, shapes), shapes);
 }
 
 Latency Hwm::getLatency(const InstTensorScalarPtr& I, const PatternShape* shapes) const {
-  const double n = freeSize(I, shapes);
   const int64_t ops = I.op1 == AluOp::bypass ? 1 : 2;
-  return compute(I, engineOf(I) == Engine::Pool ? poolCycles(n) : minII(n), ops * elementsOut(I, shapes), shapes);
+  return compute(I, minII(freeSize(I, shapes)), ops * elementsOut(I, shapes), shapes);
 }
 
 // tensor_tensor: `max(MIN_II, N)` if one input is in PSUM and the other in SBUF; `max(MIN_II, N)`
 // if both are in SBUF and all tensors bf16 and op in {add, multiply, subtract} with unit stride;
-// `max(MIN_II, 2N)` otherwise [I].
+// `max(MIN_II, 2N)` otherwise [I]: the Vector Engine's rule. The page names GpSimd for `power` and
+// integer add/mul/sub without a formula of its own; there we keep the GpSimd start-up plus one cycle
+// an element (ours): the published mamba measurements, whose accumulation is an fp32 add on GpSimd,
+// are met with it and five of their rows are not with the 2N rule (docs/calibration.md).
 Latency Hwm::getLatency(const InstTensorTensor& I, const PatternShape* shapes) const {
   const double n = freeSize(I, shapes);
   if (engineOf(I) == Engine::Pool) return compute(I, poolCycles(n), elementsOut(I, shapes), shapes);
@@ -435,20 +449,19 @@ Latency Hwm::getLatency(const InstLocalGather& I, const PatternShape* shapes) co
 
 // ---- the engines' random number generators (no published cost; ours) ----
 
-// rng: one output element per cycle as the single-input Vector Engine rule [A1], `max(MIN_II, N)`,
-// or on GpSimd the start-up plus N; the state moves cost an initiation interval, or the start-up plus
-// the six words on GpSimd.
+// rng: one output element per cycle as the single-input Vector Engine rule [A1], `max(MIN_II, N)`;
+// the state moves cost an initiation interval. The same on GpSimd, as the pages of the instructions
+// both engines run give one formula for both (tensor_copy, tensor_scalar, memset [I]).
 Latency Hwm::getLatency(const InstRand& I, const PatternShape* shapes) const {
-  const double n = freeSize(I, shapes);
-  return compute(I, engineOf(I) == Engine::Pool ? poolCycles(n) : minII(n), 0, shapes);
+  return compute(I, minII(freeSize(I, shapes)), 0, shapes);
 }
 
 Latency Hwm::getLatency(const InstSetRandState& I, const PatternShape* shapes) const {
-  return compute(I, engineOf(I) == Engine::Pool ? poolCycles(6) : minII(0), 0, shapes);
+  return compute(I, minII(0), 0, shapes);
 }
 
 Latency Hwm::getLatency(const InstGetRandState& I, const PatternShape* shapes) const {
-  return compute(I, engineOf(I) == Engine::Pool ? poolCycles(6) : minII(0), 0, shapes);
+  return compute(I, minII(0), 0, shapes);
 }
 
 // ---- PE ----
@@ -468,7 +481,15 @@ Latency Hwm::getLatency(const InstMatmult& I, const PatternShape* shapes) const 
   const bool fp32 = st.dtype == DType::float32 || mv.dtype == DType::float32;
   if (fp32) cycles *= I.is_transpose ? cfg_.pe_fp32_transpose_factor : cfg_.pe_fp32_factor;
   const int64_t flops = I.is_transpose ? 0 : static_cast<int64_t>(2.0 * k * m * n);
-  return compute(I, {.data = cycles}, flops, shapes);
+  Latency l = compute(I, {.data = cycles}, flops, shapes);
+  // MFU's count, the profiler's `adjusted_flops` [R2]: weighted by the input dtype against the
+  // bf16 peak, as the cycles above are (fp32 when they take fp32's passes). An fp8 operand with a
+  // 16-bit one is not the fp8 rate: weight 1, as bf16 (ours).
+  const double weight = fp32                                 ? cfg_.pe_mfu_fp32_factor
+                        : isFp8(st.dtype) && isFp8(mv.dtype) ? cfg_.pe_mfu_fp8_factor
+                                                             : 1.0;
+  l.adjusted_flops = static_cast<double>(flops) * weight;
+  return l;
 }
 
 // ---- DMA ----

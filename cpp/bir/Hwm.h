@@ -55,6 +55,9 @@ struct Latency {
   uint32_t dma_engine_mask = 0;
   int64_t bytes = 0;  // DMA: bytes written to the destination; compute: SBUF/PSUM bytes read + written
   int64_t flops = 0;  // arithmetic operations (a multiply-add is 2)
+  // The PE's flops as MFU counts them, the profiler's `adjusted_flops` [R2]: a matmul's flops times
+  // its input dtype's weight (MachineConfig::pe_mfu_*_factor); 0 off the PE.
+  double adjusted_flops = 0;
   bool whole_core = false;  // kernel nodes: every engine and queue of the core is busy for busy_ns
 };
 
@@ -113,8 +116,10 @@ class Hwm {
   EngineCycles minII(double n) const;
   // An SBUF/PSUM operand whose innermost stride is past sram_full_rate_max_stride_bytes [A1].
   bool stridedOperand(const Instruction& I) const;
-  // The formula used for elementwise work when an engine is not DVE/ACT: GpSimd start-up plus one
-  // element per partition per cycle (ours, by analogy with iota / affine_select [I]).
+  // GPSIMD_START + n: iota and affine_select [I], and the GpSimd-only instructions without a
+  // published cost (ours, by analogy with those). Not the GpSimd forms of instructions other
+  // engines also run (tensor_copy, tensor_scalar, tensor_tensor, memset, rng): their pages give one
+  // formula for every engine, without GPSIMD_START.
   EngineCycles poolCycles(double n) const;
 
   MachineConfig cfg_;

@@ -59,6 +59,7 @@ MachineConfig trn2Config() {
   c.dve_act_share_psum_banks = true;  // "unless they hit the same bank" [A2]
   c.dve_perf_modes = true;
   c.pe_fp8_double_row = true;
+  c.pe_mfu_fp8_factor = 0.5;  // the profiler's FP8 `adjusted_flops` on Trn2 / Trn3 [R2]
   c.has_range_select = true;
   c.has_gpsimd_v3_instructions = true;
   c.act_reduce_add_only = false;

@@ -99,6 +99,13 @@ struct MachineConfig {
   int64_t act_read_accumulator_cycles = 64;  // ActReadAccumulator, "roughly 64 ScalarE cycles" [A1]
   double pe_fp32_factor = 4;              // fp32 matmul "4 * max(...)" [I]
   double pe_fp32_transpose_factor = 4;    // v3 transpose mode: "2x speedup in FP32 transpose" [A2]
+  // MFU counts a matmul's flops as the profiler's `adjusted_flops` does [R2]: weighted by its input
+  // dtype against the bf16 peak (the PE rate of that dtype over the bf16 rate), so that a PE kept
+  // busy by matmuls of any dtype is at most 100%: bf16 / fp16 / tf32 (float32r) 1.0x, fp32 4.0x
+  // (four passes), fp8 1.0x on Trn1 / Inf2 and 0.5x on Trn2 / Trn3 (twice the bf16 rate by double
+  // row). UINT8 (0.5x) and MX (0.25x) are no PE input dtype of these generations.
+  double pe_mfu_fp32_factor = 4;
+  double pe_mfu_fp8_factor = 1;
   bool dve_perf_modes = false;            // v3 DVE 2x/4x modes [A2]
   bool pe_fp8_double_row = false;         // v3 FP8 double_row: 2x throughput [A2]
   bool has_range_select = false;          // range_select is v3+ [I]
@@ -208,6 +215,8 @@ struct MachineConfig {
     v("act_read_accumulator_cycles", act_read_accumulator_cycles);
     v("pe_fp32_factor", pe_fp32_factor);
     v("pe_fp32_transpose_factor", pe_fp32_transpose_factor);
+    v("pe_mfu_fp32_factor", pe_mfu_fp32_factor);
+    v("pe_mfu_fp8_factor", pe_mfu_fp8_factor);
     v("dve_perf_modes", dve_perf_modes);
     v("pe_fp8_double_row", pe_fp8_double_row);
     v("has_range_select", has_range_select);

@@ -41,6 +41,7 @@ py::dict latencyDict(const bir::Latency& l, const bir::Hwm& hwm) {
   d["dma_engine_mask"] = l.dma_engine_mask;
   d["bytes"] = l.bytes;
   d["flops"] = l.flops;
+  d["adjusted_flops"] = l.adjusted_flops;
   d["whole_core"] = l.whole_core;
   return d;
 }
@@ -127,6 +128,7 @@ py::dict recordColumns(const SimResult& r) {
   cols["busy_ns"] = numericColumn<double>(n, [&](size_t i) { return rec[i].busy_ns(); });
   cols["bytes"] = numericColumn<int64_t>(n, [&](size_t i) { return dec[i]->bytes; });
   cols["flops"] = numericColumn<int64_t>(n, [&](size_t i) { return dec[i]->flops; });
+  cols["adjusted_flops"] = numericColumn<double>(n, [&](size_t i) { return dec[i]->adjusted_flops; });
   cols["source"] = unicodeColumn(n, [&](size_t i) -> const std::string& { return dec[i]->inst->source; });
   cols["kernel"] = unicodeColumn(n, [&](size_t i) -> const std::string& { return dec[i]->inst->kernel; });
   return cols;
@@ -150,6 +152,7 @@ py::dict sliceColumns(const SimResult& r) {
   cols["busy_end_ns"] = numericColumn<int64_t>(n, [&](size_t i) { return s[i].busyEnd; });
   cols["record"] = numericColumn<int64_t>(n, [&](size_t i) { return static_cast<int64_t>(s[i].record); });
   cols["trigger"] = numericColumn<bool>(n, [&](size_t i) { return s[i].trigger; });
+  cols["descriptors"] = numericColumn<bool>(n, [&](size_t i) { return s[i].descriptors; });
   cols["whole_core"] = numericColumn<bool>(n, [&](size_t i) { return s[i].wholeCore; });
   return cols;
 }
@@ -164,6 +167,7 @@ py::list coreList(const SimResult& r) {
     d["core"] = c.core;
     d["end_ns"] = c.end_ns;
     d["pe_flops"] = c.pe_flops;
+    d["pe_adjusted_flops"] = c.pe_adjusted_flops;
     d["tracks"] = tracks;
     out.append(d);
   }
@@ -259,6 +263,7 @@ void bindSim(py::module_& m) {
       .def_property_readonly("mode", [](const SimResult& r) { return r.mode == Mode::Full ? "full" : "timing"; })
       .def_readonly("total_ns", &SimResult::total_ns)
       .def_readonly("pe_flops", &SimResult::pe_flops)
+      .def_readonly("pe_adjusted_flops", &SimResult::pe_adjusted_flops)
       .def_readonly("pe_mfu", &SimResult::pe_mfu)
       .def_readonly("instruction_count", &SimResult::instructions)
       .def_readonly("prepare_seconds", &SimResult::prepare_seconds)

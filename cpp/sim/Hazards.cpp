@@ -5,7 +5,7 @@ namespace sim {
 void RangeTimes::reset(int64_t size) {
   size_ = std::max<int64_t>(size, 1);
   starts_.assign(1, 0);
-  times_.assign(1, Times{{0, 0, 0, 0}, {0, 0, 0, 0}});
+  times_.assign(1, Times{});
   starts_.reserve(256);
   times_.reserve(256);
 }

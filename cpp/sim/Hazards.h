@@ -6,6 +6,14 @@
 // visible and the time the last read finished; a read waits for the writes it overlaps (RAW), a
 // write for the writes and reads it overlaps (WAW, WAR).
 //
+// Except a write's WAR and WAW on accesses of its own track: an engine runs its instructions in
+// order, and a DMA queue its transfers, so an earlier instruction's reads are done before a later
+// one's start and its writes land before the later one's (the same pipeline, the same latency):
+// no semaphore orders them. RAW on one track still waits (the result must be visible; the
+// semaphore wait on it is fitted to a chain of dependent ScalarE instructions, MachineConfig::
+// semaphore_wait_ns). So each range keeps the track of its last write and, for reads, the track
+// of the latest read and the latest read of any other track.
+//
 // Granularity: exact byte intervals along the free (address) axis, per 32-partition quadrant
 // along the partition axis. That is what engines address (an on-chip access covers a partition
 // range starting at 0/32/64/96 per the start-partition rule, and a byte range), it costs a few
@@ -29,6 +37,9 @@
 
 namespace sim {
 
+// The track of an access that no other is exempted against (a kernel node on every track).
+inline constexpr uint8_t kNoTrack = 0xFF;
+
 class RangeTimes {
  public:
   explicit RangeTimes(int64_t size = 0) { reset(size); }
@@ -45,41 +56,70 @@ class RangeTimes {
       for (int q = 0; q < 4; ++q) t = std::max(t, (quadrants >> q & 1) ? times_[i].w[q] : 0.0);
     return t;
   }
-  // Latest write or read time over [lo, hi) (what a writer waits for).
-  double writeReady(int64_t lo, int64_t hi, uint8_t quadrants, uint32_t& hint) const {
+  // Latest write or read time over [lo, hi) (what a writer on `track` waits for), but not the
+  // writes and reads of `track` itself (its order keeps them; kNoTrack: every access counts).
+  double writeReady(int64_t lo, int64_t hi, uint8_t quadrants, uint32_t& hint, uint8_t track = kNoTrack) const {
     double t = 0;
     for (size_t i = find(lo, hint); i < starts_.size() && starts_[i] < hi; ++i)
-      for (int q = 0; q < 4; ++q)
-        t = std::max(t, (quadrants >> q & 1) ? std::max(times_[i].w[q], times_[i].r[q]) : 0.0);
+      for (int q = 0; q < 4; ++q) {
+        if (!(quadrants >> q & 1)) continue;
+        const Times& x = times_[i];
+        const bool own = track != kNoTrack;
+        t = std::max(t, own && x.wTrack[q] == track ? 0.0 : x.w[q]);
+        t = std::max(t, own && x.rTrack[q] == track ? x.rOther[q] : x.r[q]);
+      }
     return t;
   }
-  void markRead(int64_t lo, int64_t hi, uint8_t quadrants, double t, uint32_t& hint) {
+  void markRead(int64_t lo, int64_t hi, uint8_t quadrants, double t, uint32_t& hint, uint8_t track = kNoTrack) {
     size_t first, end;
     if (!segmentsOf(lo, hi, hint, &first, &end)) return;
     for (size_t i = first; i < end; ++i)
-      for (int q = 0; q < 4; ++q)
-        if (quadrants >> q & 1) times_[i].r[q] = std::max(times_[i].r[q], t);
+      for (int q = 0; q < 4; ++q) {
+        if (!(quadrants >> q & 1)) continue;
+        // r is the latest read (of track rTrack), rOther the latest read of any other track.
+        Times& x = times_[i];
+        if (x.rTrack[q] == track) {
+          x.r[q] = std::max(x.r[q], t);
+        } else if (t > x.r[q]) {
+          x.rOther[q] = x.r[q];
+          x.r[q] = t;
+          x.rTrack[q] = track;
+        } else {
+          x.rOther[q] = std::max(x.rOther[q], t);
+        }
+      }
     mergeAround(first, end - 1, hint);
   }
-  void markWrite(int64_t lo, int64_t hi, uint8_t quadrants, double t, uint32_t& hint) {
+  void markWrite(int64_t lo, int64_t hi, uint8_t quadrants, double t, uint32_t& hint, uint8_t track = kNoTrack) {
     size_t first, end;
     if (!segmentsOf(lo, hi, hint, &first, &end)) return;
-    // Every overlapped read and write finished before this write (it waited for them), so one
-    // time stands for both from now on.
+    // Every overlapped read and write of another track finished before this write (it waited for
+    // them), and those of its own track before it started, so one time stands for them all from
+    // now on, the track's own: no earlier than any of them (an exempted one may end later).
     for (size_t i = first; i < end; ++i)
-      for (int q = 0; q < 4; ++q)
-        if (quadrants >> q & 1) times_[i].w[q] = times_[i].r[q] = t;
+      for (int q = 0; q < 4; ++q) {
+        if (!(quadrants >> q & 1)) continue;
+        Times& x = times_[i];
+        x.w[q] = x.r[q] = std::max(t, std::max(x.w[q], x.r[q]));
+        x.rOther[q] = 0;
+        x.wTrack[q] = x.rTrack[q] = track;
+      }
     mergeAround(first, end - 1, hint);
   }
   size_t segments() const { return starts_.size(); }
 
  private:
   struct Times {
-    double w[4];
-    double r[4];
+    double w[4] = {};
+    double r[4] = {};
+    double rOther[4] = {};
+    uint8_t wTrack[4] = {kNoTrack, kNoTrack, kNoTrack, kNoTrack};
+    uint8_t rTrack[4] = {kNoTrack, kNoTrack, kNoTrack, kNoTrack};
     bool operator==(const Times& o) const {
       for (int q = 0; q < 4; ++q)
-        if (w[q] != o.w[q] || r[q] != o.r[q]) return false;
+        if (w[q] != o.w[q] || r[q] != o.r[q] || rOther[q] != o.rOther[q] || wTrack[q] != o.wTrack[q] ||
+            rTrack[q] != o.rTrack[q])
+          return false;
       return true;
     }
   };
@@ -138,17 +178,18 @@ class HazardTracker {
   HazardTracker(int64_t sbufBytesPerPartition, int64_t psumBytesPerPartition,
                 const std::vector<TensorSpec>& tensors);
   void reset();
-  // `hint`: the caller's per-access segment hint (RangeTimes).
-  double ready(const Access& a, uint32_t& hint) const {
+  // `hint`: the caller's per-access segment hint (RangeTimes); `track`: where the instruction runs
+  // (an engine or a DMA queue, in order), or kNoTrack.
+  double ready(const Access& a, uint32_t& hint, uint8_t track) const {
     const RangeTimes& m = mems_[a.mem];
-    return a.write ? m.writeReady(a.lo, a.hi, a.quadrants, hint) : m.readReady(a.lo, a.hi, a.quadrants, hint);
+    return a.write ? m.writeReady(a.lo, a.hi, a.quadrants, hint, track) : m.readReady(a.lo, a.hi, a.quadrants, hint);
   }
-  void mark(const Access& a, double t, uint32_t& hint) {
+  void mark(const Access& a, double t, uint32_t& hint, uint8_t track) {
     RangeTimes& m = mems_[a.mem];
     if (a.write)
-      m.markWrite(a.lo, a.hi, a.quadrants, t, hint);
+      m.markWrite(a.lo, a.hi, a.quadrants, t, hint, track);
     else
-      m.markRead(a.lo, a.hi, a.quadrants, t, hint);
+      m.markRead(a.lo, a.hi, a.quadrants, t, hint, track);
   }
 
  private:

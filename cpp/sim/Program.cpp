@@ -339,6 +339,7 @@ struct Decoder {
     d.dma_engine_mask = lat.dma_engine_mask;
     d.bytes = lat.bytes;
     d.flops = lat.flops;
+    d.adjusted_flops = lat.adjusted_flops;
     d.wholeCore = lat.whole_core;
     d.issueTrack = static_cast<uint8_t>(trackOfEngine(d.engine));
     d.track = d.issueTrack;

@@ -95,6 +95,7 @@ struct DecodedInst {
   static_assert(bir::UniformConfig::kPsumBanks <= 8, "psumPorts has a bit per PSUM bank");
   int64_t bytes = 0;
   int64_t flops = 0;
+  double adjusted_flops = 0;  // the PE's flops as MFU counts them (bir::Latency::adjusted_flops)
   // where it sits, for messages and seeds
   uint32_t block = 0, index = 0, ordinal = 0;
 };

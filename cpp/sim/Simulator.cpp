@@ -251,6 +251,7 @@ SimResult Simulator::run() {
     const std::string* lastKernel = nullptr;
     double notBefore = 0;
     int64_t peFlops = 0;
+    double peAdjustedFlops = 0;
     for (uint32_t i = 0; i < cp.insts.size(); ++i) {
       const DecodedInst& d = cp.insts[i];
       if (i % kProgressStride == 0) done_.store(doneBefore + i, std::memory_order_relaxed);
@@ -269,8 +270,13 @@ SimResult Simulator::run() {
       }
       Record r = sched.schedule(cp, d, notBefore);
       if (kernel && !kernel->empty()) launchedHere.try_emplace(*kernel, r.issue_ns);
-      if (d.track == kTrackPE || d.wholeCore) peFlops += d.flops;  // a kernel node: its matmuls
+      if (d.track == kTrackPE || d.wholeCore) {  // a kernel node: its matmuls
+        peFlops += d.flops;
+        peAdjustedFlops += d.adjusted_flops;
+      }
       if (opts_.records) {
+        if (sched.poolDescriptorsStart_ns >= 0)
+          res.pool_descriptors.emplace_back(static_cast<uint32_t>(res.records.size()), sched.poolDescriptorsStart_ns);
         r.inst = i;
         r.core = static_cast<uint16_t>(cp.core);
         res.records.push_back(r);
@@ -287,13 +293,15 @@ SimResult Simulator::run() {
     cr.core = cp.core;
     cr.end_ns = sched.end_ns;
     cr.pe_flops = peFlops;
+    cr.pe_adjusted_flops = peAdjustedFlops;
     res.pe_flops += peFlops;
+    res.pe_adjusted_flops += peAdjustedFlops;
     for (int t = 0; t < kMaxTracks; ++t) cr.tracks[t] = {sched.busy_ns[t], sched.count[t]};
     res.cores.push_back(cr);
     res.total_ns = std::max(res.total_ns, sched.end_ns);
   }
   if (res.total_ns > 0)
-    res.pe_mfu = static_cast<double>(res.pe_flops) /
+    res.pe_mfu = res.pe_adjusted_flops /
                  (cfg.peBf16PeakFlopsPerNs() * res.total_ns * static_cast<double>(prog.cores.size()));
 
   if (full)

@@ -45,6 +45,7 @@ struct CoreResult {
   int core = 0;
   double end_ns = 0;
   int64_t pe_flops = 0;
+  double pe_adjusted_flops = 0;  // what MFU counts (bir::Latency::adjusted_flops)
   TrackStats tracks[kMaxTracks];
 };
 
@@ -69,8 +70,15 @@ struct SimResult {
   // In execution order: core by core, program order within. Huge pages: see HostMemory.h.
   std::vector<Record, LargePageAllocator<Record>> records;
   std::vector<DevicePrintRecord> prints;
+  // Software-DGE DMAs, by record index (ascending): when GpSimd started making their descriptors,
+  // which take their DecodedInst::dma_dge_ns there (its busy time counts them; the trace shows them).
+  std::vector<std::pair<uint32_t, double>> pool_descriptors;
   int64_t pe_flops = 0;  // multiply-add work of the PE (2 per MAC)
-  double pe_mfu = 0;     // pe_flops / (bf16 PE peak x total time x cores)
+  // The PE's flops weighted by their input dtypes as the profiler's `adjusted_flops` [R2]
+  // (bir::Latency::adjusted_flops), and MFU: pe_adjusted_flops / (bf16 PE peak x total time x
+  // cores), never above the PE's busy share.
+  double pe_adjusted_flops = 0;
+  double pe_mfu = 0;
   size_t instructions = 0;
   // Host time, for throughput figures: wall clock, and the simulating thread's CPU time (which a
   // shared host does not inflate).

@@ -53,6 +53,7 @@ void addSlices(const SimResult& r, Timeline& t, std::vector<uint32_t>& sliceOf, 
   sliceOf.resize(r.records.size());
   triggerOf.assign(r.records.size(), UINT32_MAX);
   t.slices.reserve(r.records.size() + r.records.size() / 4);
+  size_t nextDescriptors = 0;  // in r.pool_descriptors, which is by record
   for (size_t i = 0; i < r.records.size(); ++i) {
     const Record& rec = r.records[i];
     Slice s;
@@ -71,6 +72,16 @@ void addSlices(const SimResult& r, Timeline& t, std::vector<uint32_t>& sliceOf, 
       s.end = s.busyEnd = traceNs(rec.issue_end_ns);
       s.trigger = true;
       triggerOf[i] = static_cast<uint32_t>(t.slices.size());
+      t.slices.push_back(s);
+    }
+    // A software-DGE DMA's descriptors on GpSimd, which GpSimd's busy time counts.
+    if (nextDescriptors < r.pool_descriptors.size() && r.pool_descriptors[nextDescriptors].first == i) {
+      const double from = r.pool_descriptors[nextDescriptors++].second;
+      s.track = kTrackPool;
+      s.start = traceNs(from);
+      s.end = s.busyEnd = traceNs(from + r.decoded(rec).dma_dge_ns);
+      s.trigger = false;
+      s.descriptors = true;
       t.slices.push_back(s);
     }
   }
@@ -142,6 +153,8 @@ void addFlows(const SimResult& r, const CoreSpan& span, Timeline& t, const std::
     const DecodedInst& d = span.program->insts[waiting.inst];
     const Access* acc = span.program->accesses.data() + d.firstAccess;
     const double at = waiting.issue_ns;  // the start (a DMA: its trigger's)
+    // Its own track's accesses set no WAR / WAW wait (Hazards.h): only another's can be the one.
+    const bool ownTrackExempt = !d.wholeCore;
     auto c = std::lower_bound(releases.begin(), releases.end(), at,
                               [](const Release& x, double v) { return x.t < v; });
     bool found = false;
@@ -149,9 +162,11 @@ void addFlows(const SimResult& r, const CoreSpan& span, Timeline& t, const std::
       if (c->record >= w) continue;
       const DecodedInst& e = span.program->insts[rec[c->record].inst];
       const Access* eacc = span.program->accesses.data() + e.firstAccess;
+      const bool sameTrack = ownTrackExempt && !e.wholeCore && rec[c->record].track == waiting.track;
       for (int a = 0; a < d.nAccess && !found; ++a)
         for (int b = 0; b < e.nAccess && !found; ++b) {
           if (eacc[b].write != c->write || !conflicts(acc[a], eacc[b])) continue;
+          if (sameTrack && acc[a].write) continue;
           const Dependency kind = !acc[a].write ? Dependency::RAW : eacc[b].write ? Dependency::WAW : Dependency::WAR;
           t.flows.push_back({sliceOf[c->record], triggerOf[w] != UINT32_MAX ? triggerOf[w] : sliceOf[w], kind});
           found = true;
@@ -184,16 +199,19 @@ void addCounters(const SimResult& r, const CoreSpan& span, Timeline& t) {
     };
     for (const auto& ap : d.inst->ins) use(ap, traceNs(x.readsDone_ns()));
     for (const auto& ap : d.inst->outs) use(ap, traceNs(x.writesDone_ns()));
-    // A queue runs its transfers one after another, in program order.
+    // A queue runs its transfers one after another, in program order. The rate is the transfer's
+    // over its whole time on the queue, start to end: the DMA engines' (dma_transfer_ns) or, where
+    // the core's HBM bandwidth (shared by the queues) holds it back, that longer time's, so the
+    // counter never shows more than the model let it move.
     if (x.track >= kFirstQueueTrack && !d.wholeCore && d.bytes > 0) {
-      const int64_t from = traceNs(x.end_ns - d.dma_transfer_ns), to = traceNs(x.end_ns);
+      const int64_t from = traceNs(x.start_ns), to = traceNs(x.end_ns);
       if (to <= from) continue;
       auto [it, fresh] = rates.try_emplace(x.track);
       Counter& c = it->second;
       if (fresh) c = Counter{span.core, std::string(trackName(x.track)) + " rate", "GB/s", {{0, 0.0}}};
       if (from < c.samples.back().t)
         throw SimulationError("trace: transfers of DMA queue " + c.name + " overlap (an inconsistency of the simulator)");
-      const double rate = static_cast<double>(d.bytes) / d.dma_transfer_ns;  // the model's, not the rounded span's
+      const double rate = static_cast<double>(d.bytes) / (x.end_ns - x.start_ns);  // the model's, not the rounded span's
       if (c.samples.back().t == from)
         c.samples.back().value = rate;
       else

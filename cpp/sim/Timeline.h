@@ -24,8 +24,9 @@
 //     the start of the first instruction that accesses it to the release of its last access (as
 //     the hazards see it: a read when done, a write when visible).
 //   "<queue> rate" (GB/s = bytes/ns): while a DMA of the queue moves its payload (after the fixed
-//     cost and the wait for DMA engines), its bytes / the payload time of the cost model; 0 in
-//     between. (Over the rounded instants, a transfer's integral is its bytes within 1 ns x rate.)
+//     cost and the wait for DMA engines), its bytes / its time on the queue (start to end: the
+//     payload time of the cost model, or longer where HBM held it back); 0 in between. (Over the
+//     rounded instants, a transfer's integral is its bytes within 1 ns x rate.)
 #pragma once
 
 #include <cmath>
@@ -49,6 +50,7 @@ struct Slice {
   uint8_t track = 0;
   uint8_t lane = 0;       // 0: the track itself; k: its k-th sub-track
   bool trigger = false;   // a DMA's trigger on its issuing engine (else the instruction itself)
+  bool descriptors = false;  // a software-DGE DMA's descriptors, made on GpSimd
   bool wholeCore = false; // a kernel node timed as a whole: it occupies every track of its core
 };
 

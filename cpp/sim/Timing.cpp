@@ -27,8 +27,12 @@ void Scheduler::reset(size_t accesses) {
 Record Scheduler::schedule(const CoreProgram& p, const DecodedInst& d, double notBefore) {
   const Access* acc = p.accesses.data() + d.firstAccess;
   uint32_t* hint = hints_.data() + d.firstAccess;
+  poolDescriptorsStart_ns = -1;
   double hazard = 0;  // when the memory it touches is ready (RAW, WAR, WAW; semaphore included)
-  for (int i = 0; i < d.nAccess; ++i) hazard = std::max(hazard, hazards_.ready(acc[i], hint[i]));
+  // Its engine or DMA queue runs in order: no WAR / WAW on its own track (Hazards.h). A kernel
+  // node occupies every track: none is its own.
+  const uint8_t track = d.wholeCore ? kNoTrack : d.track;
+  for (int i = 0; i < d.nAccess; ++i) hazard = std::max(hazard, hazards_.ready(acc[i], hint[i], track));
   const double deps = std::max(notBefore, hazard);
 
   Record r;
@@ -57,7 +61,10 @@ Record Scheduler::schedule(const CoreProgram& p, const DecodedInst& d, double no
     if (d.dgeUnit >= 0) {
       double& free = d.dgeUnit == kDgePool ? ready_[kTrackPool] : dgeFree_[d.dgeUnit];
       const double made = std::max(issued, free) + d.dma_dge_ns;
-      if (d.dgeUnit == kDgePool) busy_ns[kTrackPool] += d.dma_dge_ns;
+      if (d.dgeUnit == kDgePool) {
+        busy_ns[kTrackPool] += d.dma_dge_ns;
+        poolDescriptorsStart_ns = made - d.dma_dge_ns;
+      }
       free = made;
       start = std::max(start, made);
     }
@@ -95,7 +102,7 @@ Record Scheduler::schedule(const CoreProgram& p, const DecodedInst& d, double no
   }
   ++count[d.track];
   const HazardReleases rel = hazardReleases(r, d, cfg_);
-  for (int i = 0; i < d.nAccess; ++i) hazards_.mark(acc[i], acc[i].write ? rel.writes : rel.reads, hint[i]);
+  for (int i = 0; i < d.nAccess; ++i) hazards_.mark(acc[i], acc[i].write ? rel.writes : rel.reads, hint[i], track);
   end_ns = std::max(end_ns, r.end_ns);
   return r;
 }

@@ -5,7 +5,8 @@
 // dependencies allow (an instruction only depends on earlier ones; an engine's stream is program
 // order), i.e. the as-soon-as-possible schedule the semaphores produce on the device. The hazards
 // see an access released `semaphore_wait_ns` after the access is done: an instruction that waits
-// for it starts then (the semaphore round trip).
+// for it starts then (the semaphore round trip). A write's WAR and WAW on its own engine's or DMA
+// queue's accesses are not waited for: the track's order keeps them (Hazards.h).
 //   compute:  start = max(engine free, hazards, the SRAM ports it shares with another engine:
 //             v2's SBUF port of DVE and Pool, DVE and ACT's PSUM port (v2) or the PSUM banks it
 //             accesses (v3), each granted first come first served in program order);  the
@@ -92,6 +93,9 @@ class Scheduler {
   double busy_ns[kMaxTracks] = {};
   int64_t count[kMaxTracks] = {};
   double end_ns = 0;  // when the last instruction ends (a DMA: its transfer)
+  // The instruction just scheduled, a software-DGE DMA: when GpSimd started its descriptors (they
+  // take its dma_dge_ns and count in GpSimd's busy_ns); else -1.
+  double poolDescriptorsStart_ns = -1;
 
  private:
   const bir::MachineConfig& cfg_;

@@ -169,7 +169,9 @@ void writeTrace(const SimResult& r, const std::string& path, TraceProgress* prog
     const bir::Instruction& I = *d.inst;
     // Named by what a profile reader looks for: the opcode, the kernel it was expanded from and its
     // source line (the instruction's own name when it has neither; it is always in args).
-    std::string name = s.trigger ? "trigger " + I.opcodeName() : I.opcodeName();
+    std::string name = s.trigger ? "trigger " + I.opcodeName()
+                       : s.descriptors ? "descriptors " + I.opcodeName()
+                                       : I.opcodeName();
     if (!I.kernel.empty()) name += " " + I.kernel;
     if (!I.source.empty()) name += " " + I.source;
     if (I.kernel.empty() && I.source.empty()) name += " " + I.name;
@@ -196,7 +198,7 @@ void writeTrace(const SimResult& r, const std::string& path, TraceProgress* prog
     o.raw(",\"busy_ns\":");
     o.num(s.busyEnd - s.start);
     // A wait no flow shows: for the v2 SRAM port its engine shares with another (Timing.h).
-    if (const uint8_t port = records[s.record].portWait; port && !s.trigger) {
+    if (const uint8_t port = records[s.record].portWait; port && !s.trigger && !s.descriptors) {
       o.raw(",\"waited_for\":");
       o.str(port == kPortSbufDvePool             ? "the SBUF port DVE and Pool share"
             : r.program->config->dve_act_share_psum ? "the PSUM port DVE and ACT share"

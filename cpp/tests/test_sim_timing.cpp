@@ -31,6 +31,25 @@ TEST(SimHazards, RangeTimesAreExactOnBytesAndQuadrants) {
   EXPECT_EQ(r.writeReady(0, 1024, 0b1111, h), 1009.0);
 }
 
+// A write waits for the reads and writes of other tracks only: its own track (an in-order engine or
+// DMA queue) keeps them. The latest read of another track is kept behind a later read of its own.
+TEST(SimHazards, AWriteIsExemptFromItsOwnTracksAccessesOnly) {
+  sim::RangeTimes r(1024);
+  uint32_t h = 0;
+  r.markWrite(0, 100, 0b0001, 5.0, h, /*track=*/1);
+  EXPECT_EQ(r.writeReady(0, 100, 0b0001, h, 1), 0.0);  // WAW on its own track
+  EXPECT_EQ(r.writeReady(0, 100, 0b0001, h, 2), 5.0);
+  EXPECT_EQ(r.readReady(0, 100, 0b0001, h), 5.0);      // RAW is never exempt
+  r.markRead(0, 100, 0b0001, 7.0, h, 2);                 // another track reads until 7
+  r.markRead(0, 100, 0b0001, 9.0, h, 1);                 // its own until 9
+  EXPECT_EQ(r.writeReady(0, 100, 0b0001, h, 1), 7.0);  // waits for track 2's read, not its own
+  EXPECT_EQ(r.writeReady(0, 100, 0b0001, h, 2), 9.0);
+  EXPECT_EQ(r.writeReady(0, 100, 0b0001, h, sim::kNoTrack), 9.0);
+  r.markWrite(0, 100, 0b0001, 8.0, h, 1);                // released before its own read: kept at 9
+  EXPECT_EQ(r.writeReady(0, 100, 0b0001, h, 2), 9.0);
+  EXPECT_EQ(r.writeReady(0, 100, 0b0001, h, 1), 0.0);
+}
+
 // The scheduler keeps one segment hint per access across the whole run, while other accesses
 // split and merge segments under it: a stale hint must only cost a search, never change a time.
 TEST(SimHazards, KeptHintsGiveTheSameTimesAsFreshLookups) {
@@ -39,13 +58,16 @@ TEST(SimHazards, KeptHintsGiveTheSameTimesAsFreshLookups) {
     int64_t lo, hi;
     uint8_t quadrants;
     bool write;
+    uint8_t track;  // the engine or queue it runs on: a write is exempt from its own track's accesses
   };
   std::vector<Acc> accs;
   uint64_t seed = 12345;
   auto next = [&] { return seed = seed * 6364136223846793005ull + 1442695040888963407ull, seed >> 33; };
   for (int i = 0; i < 40; ++i) {  // tiles, sub-ranges and ranges straddling tiles
     const int64_t lo = static_cast<int64_t>(next() % 4000), len = 1 + static_cast<int64_t>(next() % 700);
-    accs.push_back({lo, lo + len, static_cast<uint8_t>(1 + next() % 15), next() % 3 == 0});
+    const auto quadrants = static_cast<uint8_t>(1 + next() % 15);
+    const bool write = next() % 3 == 0;
+    accs.push_back({lo, lo + len, quadrants, write, static_cast<uint8_t>(next() % 3)});
   }
   std::vector<uint32_t> hints(accs.size(), 0);
   uint32_t scratch = 0;
@@ -55,15 +77,15 @@ TEST(SimHazards, KeptHintsGiveTheSameTimesAsFreshLookups) {
     const Acc& x = accs[a];
     const double t = step;
     if (x.write) {
-      ASSERT_EQ(kept.writeReady(x.lo, x.hi, x.quadrants, hints[a]),
-                fresh.writeReady(x.lo, x.hi, x.quadrants, fresh0()));
-      kept.markWrite(x.lo, x.hi, x.quadrants, t, hints[a]);
-      fresh.markWrite(x.lo, x.hi, x.quadrants, t, fresh0());
+      ASSERT_EQ(kept.writeReady(x.lo, x.hi, x.quadrants, hints[a], x.track),
+                fresh.writeReady(x.lo, x.hi, x.quadrants, fresh0(), x.track));
+      kept.markWrite(x.lo, x.hi, x.quadrants, t, hints[a], x.track);
+      fresh.markWrite(x.lo, x.hi, x.quadrants, t, fresh0(), x.track);
     } else {
       ASSERT_EQ(kept.readReady(x.lo, x.hi, x.quadrants, hints[a]),
                 fresh.readReady(x.lo, x.hi, x.quadrants, fresh0()));
-      kept.markRead(x.lo, x.hi, x.quadrants, t, hints[a]);
-      fresh.markRead(x.lo, x.hi, x.quadrants, t, fresh0());
+      kept.markRead(x.lo, x.hi, x.quadrants, t, hints[a], x.track);
+      fresh.markRead(x.lo, x.hi, x.quadrants, t, fresh0(), x.track);
     }
     ASSERT_EQ(kept.segments(), fresh.segments());
   }

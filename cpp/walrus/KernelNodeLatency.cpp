@@ -133,7 +133,10 @@ bir::Latency schedule(const Module& expanded, int64_t core, const bir::Hwm& hwm)
   l.whole_core = true;
   for (const sim::DecodedInst& d : cp.insts) {
     scheduler.schedule(cp, d);
-    if (d.track == sim::kTrackPE) l.flops += d.flops;
+    if (d.track == sim::kTrackPE) {
+      l.flops += d.flops;
+      l.adjusted_flops += d.adjusted_flops;
+    }
     if (d.cls == bir::NodeClass::DMA || d.wholeCore) l.bytes += d.bytes;
   }
   l.busy_ns = scheduler.end_ns;

@@ -10,7 +10,8 @@ it. For each kernel node (in program order):
 * ``busy``: per engine (PE, ACT, DVE, Pool, and DMA: any queue moving data), the fraction of that
   span the engine was busy for this kernel (as neuronxsim/report/busy.py counts busy time),
   averaged over the cores the kernel used (the table says so);
-* ``pe_mfu``: its matmul flops over the bf16 PE peak for that time;
+* ``pe_mfu``: its matmul flops, weighted by input dtype as MFU counts them (the records'
+  ``adjusted_flops``), over the bf16 PE peak for that time;
 * ``added_ns``: how far it moved the module's finish line, i.e. its last end past the latest end
   of the kernels before it. Kernels overlap (the next one's loads start while this one computes),
   so spans add up to more than the total; these add up to it.
@@ -122,7 +123,7 @@ def kernel_rows(result, nodes: List[KernelNode]) -> List[KernelRow]:
         rows.append(KernelRow(
             node.name, node.sink, node.kernel, len(mine), len(cores), min(a for a, _ in spans),
             max(b for _, b in spans), time_ns, {e: busy[e] / denom for e in ENGINES},
-            float(mine["flops"].sum()) / (peak * denom)))
+            float(mine["adjusted_flops"].sum()) / (peak * denom)))
     finish = 0.0
     for row in rows:
         row.added_ns = max(0.0, row.end_ns - finish)

@@ -12,7 +12,8 @@ slowest core's end, the same denominator for every core):
 * a kernel node timed as one step (``simulate --analytic``: the cached time of its expansion)
   keeps every track busy.
 
-A core's PE MFU is its matmul flops over the bf16 PE peak for the total time. (The module's
+A core's PE MFU is its matmul flops, weighted by input dtype as the profiler's ``adjusted_flops``
+(``SimResult.pe_adjusted_flops``), over the bf16 PE peak for the total time. (The module's
 ``SimResult.pe_mfu`` is the mean over its cores; ``pe_mfu_text`` says so.)
 
 These are the simulator's own sums (``SimResult.cores``) and the trace's slices
@@ -69,7 +70,7 @@ def core_busy(result) -> List[CoreBusy]:
                   if name in ENGINES or count > 0}
         mine = queues[queues["core"] == c["core"]]
         out.append(CoreBusy(c["core"], tracks, share(union_ns(mine["start_ns"], mine["end_ns"])),
-                            share(c["pe_flops"] / peak)))
+                            share(c["pe_adjusted_flops"] / peak)))
     return out
 
 

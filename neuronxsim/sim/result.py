@@ -16,8 +16,9 @@ from neuronxsim.starfish.lib import _core
 ENGINES = ("PE", "ACT", "DVE", "Pool", "SP")
 
 _RECORD_FIELDS = ("core", "start_ns", "end_ns", "engine", "queue", "issue_engine", "issue_ns", "opcode",
-                  "name", "cycles", "busy_ns", "bytes", "flops", "source", "kernel")
-_SLICE_FIELDS = ("core", "track", "lane", "start_ns", "end_ns", "busy_end_ns", "record", "trigger", "whole_core")
+                  "name", "cycles", "busy_ns", "bytes", "flops", "adjusted_flops", "source", "kernel")
+_SLICE_FIELDS = ("core", "track", "lane", "start_ns", "end_ns", "busy_end_ns", "record", "trigger", "descriptors",
+                 "whole_core")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -60,8 +61,14 @@ class SimResult:
         total_ns: simulated time until the last result is visible (the slowest NeuronCore).
         cycles: ``total_ns`` in each engine's own clock.
         engines: per engine ("PE", "ACT", "DVE", "Pool", "SP") and DMA queue ("DMA0".."DMA15").
-        pe_mfu: PE flops / (bf16 PE peak x total time x cores): the mean over the cores.
-        cores: per NeuronCore: its end time, PE flops and per-track (busy_ns, instructions).
+        pe_flops: the PE's flops (2 per multiply-add), summed over the cores.
+        pe_adjusted_flops: the same weighted by each matmul's input dtype as the profiler's
+            ``adjusted_flops``: bf16/fp16/tf32 1x, fp32 4x, fp8 1x on trn1 and 0.5x on trn2
+            (``config.pe_mfu_*_factor``; docs/timing.md).
+        pe_mfu: pe_adjusted_flops / (bf16 PE peak x total time x cores): the mean over the cores;
+            never above the PE's busy share.
+        cores: per NeuronCore: its end time, PE flops and adjusted flops and per-track
+            (busy_ns, instructions).
         prints: ``(instruction, prefix, values)`` of every DevicePrint, in execution order.
         unwritten_outputs: an :class:`UnwrittenOutput` for each Output tensor with elements no
             instruction wrote (full mode; in the module's tensor order; empty when every output
@@ -78,6 +85,7 @@ class SimResult:
         self.total_ns = native.total_ns
         self.pe_mfu = native.pe_mfu
         self.pe_flops = native.pe_flops
+        self.pe_adjusted_flops = native.pe_adjusted_flops
         self.instruction_count = native.instruction_count
         self.prepare_seconds = native.prepare_seconds
         self.run_seconds = native.run_seconds
@@ -105,7 +113,8 @@ class SimResult:
         or -1), issue_engine / issue_ns (the engine that triggered a DMA, and when), opcode, name,
         cycles (engine cycles of its cost), busy_ns (how long it kept its engine busy: its cost, not
         the wait for its results; a DMA: its transfer on its queue, as the trace's busy_ns), bytes,
-        flops, source, kernel."""
+        flops, adjusted_flops (a matmul's flops as MFU counts them, ``pe_adjusted_flops``; 0 off
+        the PE), source, kernel."""
         if self._records is None:
             cols = self._native.record_columns()
             dtype = np.dtype([(f, cols[f].dtype) for f in _RECORD_FIELDS])
@@ -118,14 +127,15 @@ class SimResult:
     @property
     def slices(self) -> np.ndarray:
         """The slices of the trace (``write_trace``) and of the timeline picture, one per
-        instruction and one per DMA trigger (a NumPy structured array, built on first use): core;
-        track (index into ``neuronxsim.sim.TRACKS``: where it runs, a DMA on its queue, a trigger on
-        its issuing engine); lane (0: the track itself, k: its k-th sub-track, where it overlaps
-        the slice before: ``track_label``); start_ns / end_ns (start until its results are
-        visible) and busy_end_ns (until then it kept its track busy), integer nanoseconds of
-        simulated time; record (its row of ``instructions``); trigger; whole_core (a kernel node
-        timed as one step by the cached time of its expansion, which occupies every track of
-        its core)."""
+        instruction, one per DMA trigger and one per software-DGE DMA's descriptors (a NumPy
+        structured array, built on first use): core; track (index into ``neuronxsim.sim.TRACKS``:
+        where it runs, a DMA on its queue, a trigger on its issuing engine, descriptors on Pool);
+        lane (0: the track itself, k: its k-th sub-track, where it overlaps the slice before:
+        ``track_label``); start_ns / end_ns (start until its results are visible) and busy_end_ns
+        (until then it kept its track busy), integer nanoseconds of simulated time; record (its
+        row of ``instructions``); trigger; descriptors (a software-DGE DMA's descriptors, made on
+        GpSimd, whose busy time they count); whole_core (a kernel node timed as one step by the
+        cached time of its expansion, which occupies every track of its core)."""
         if self._slices is None:
             cols = self._native.slice_columns()
             rec = np.empty(len(cols["start_ns"]), dtype=np.dtype([(f, cols[f].dtype) for f in _SLICE_FIELDS]))
@@ -176,7 +186,7 @@ class SimResult:
 class _Restored:
     """What a SimResult reads from the simulator's result, as plain data (an unpickled result's)."""
 
-    _FIELDS = ("arch", "mode", "total_ns", "pe_flops", "pe_mfu", "instruction_count",
+    _FIELDS = ("arch", "mode", "total_ns", "pe_flops", "pe_adjusted_flops", "pe_mfu", "instruction_count",
                "prepare_seconds", "run_seconds", "run_cpu_seconds", "cores", "prints", "unwritten_outputs")
 
     @classmethod

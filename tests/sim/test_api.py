@@ -34,7 +34,7 @@ def test_outputs_shapes_and_values(rng):
     assert set(r.engines) == set(sim.TRACKS)
     assert r.instructions.dtype.names == ("core", "start_ns", "end_ns", "engine", "queue", "issue_engine",
                                           "issue_ns", "opcode", "name", "cycles", "busy_ns", "bytes", "flops",
-                                          "source", "kernel")
+                                          "adjusted_flops", "source", "kernel")
     assert list(r.instructions["opcode"]) == ["DMA", "TensorScalar", "DMA"]
     assert list(r.instructions["queue"]) == [0, -1, 0]
     assert "SimResult trn1 full" in repr(r)

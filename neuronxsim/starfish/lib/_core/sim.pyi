@@ -50,6 +50,9 @@ class SimResult:
     def mode(self) -> str:
         ...
     @property
+    def pe_adjusted_flops(self) -> float:
+        ...
+    @property
     def pe_flops(self) -> int:
         ...
     @property
