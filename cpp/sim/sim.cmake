@@ -17,8 +17,9 @@
 #                    checks) bind directly, not through the PLT. Nothing interposes libnxsim's
 #                    functions (the C++ tests interpose libBIR's and libwalrus's). With libBIR's
 #                    latency and legality files (cpp/CMakeLists.txt), preparation 2-8% faster by the
-#                    clock (docs/sweep.md, "How fast"); -fno-plt and -fno-semantic-interposition on
-#                    the whole library made the timing run 3% slower.
+#                    clock (pip builds paired on the two CPUs, 2026-12-06, against fc49a8e);
+#                    -fno-plt and -fno-semantic-interposition on the whole library made the timing
+#                    run 3% slower.
 # No -march: AVX2/FMA/F16C code is compiled per function (target attributes) and chosen at run
 # time, so the wheel runs on any x86-64.
 # (-fvect-cost-model is GCC's; clang, which the fuzz build uses, vectorises these loops at -O2 with
