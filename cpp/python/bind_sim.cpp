@@ -280,10 +280,12 @@ void bindSim(py::module_& m) {
          "Writes the trace file; `progress` (a TraceProgress) is updated as it goes.")
       .def_property_readonly("unwritten_outputs", [](const SimResult& r) {
         py::list out;
-        for (const auto& u : r.unwritten_outputs) out.append(py::make_tuple(u.name, u.elements, u.first));
+        for (const auto& u : r.unwritten_outputs)
+          out.append(py::make_tuple(u.name, u.elements, u.first, py::tuple(py::cast(u.shape)), u.dtype));
         return out;
-      }, "(name, elements never written, the first one's flat index) of each Output tensor the run left "
-         "partly unwritten (full mode), in the module's tensor order.")
+      }, "(name, elements never written, the first one's flat index, shape, dtype) of each Output tensor "
+         "the run left partly unwritten, in the module's tensor order (timing mode: from the writes' "
+         "access patterns).")
       .def_property_readonly("prints", [](const SimResult& r) {
         py::list out;
         for (const auto& p : r.prints) {

@@ -384,8 +384,14 @@ struct Decoder {
       } else {
         a.mem = kMemFirstDram + static_cast<uint32_t>(op.tensor);
         a.quadrants = 1;
+        TensorSpec& spec = tensors[static_cast<size_t>(op.tensor)];
         a.lo = whole ? 0 : op.lo;
-        a.hi = whole ? tensors[static_cast<size_t>(op.tensor)].bytes : op.hi;
+        a.hi = whole ? spec.bytes : op.hi;
+        if (write && spec.type == MemoryType::Output) {
+          spec.writes.push_back({whole, op.esize, ap.offset, static_cast<uint32_t>(spec.write_pairs.size()),
+                                 static_cast<uint32_t>(ap.pattern.size())});
+          spec.write_pairs.insert(spec.write_pairs.end(), ap.pattern.begin(), ap.pattern.end());
+        }
       }
       cp.accesses.push_back(a);
       ++nAccess;

@@ -119,6 +119,16 @@ struct CoreProgram {
   std::vector<Access, LargePageAllocator<Access>> accesses;
 };
 
+// A write of an Output tensor: its DRAM pattern (in elements of `esize` bytes: pairs [first,
+// first + count) of TensorSpec::write_pairs), or the whole tensor (an analytic kernel node, or an
+// address known only at run time).
+struct OutputWrite {
+  bool whole = false;
+  int esize = 0;
+  int64_t offset = 0;
+  uint32_t first = 0, count = 0;
+};
+
 // A DRAM tensor the module names (shared by name across its functions).
 struct TensorSpec {
   std::string name;
@@ -127,6 +137,11 @@ struct TensorSpec {
   std::vector<int64_t> shape;
   int64_t bytes = 0;
   bool written_by_module = false;
+  // Output tensors: the elements each write addresses, in decoding order, so that timing mode,
+  // which keeps no data, can tell the elements no instruction writes (Simulator::run). The
+  // patterns' pairs lie in one array (no allocation per write once grown).
+  std::vector<OutputWrite> writes;
+  std::vector<bir::APPair> write_pairs;
 };
 
 class Program {

@@ -50,9 +50,13 @@ struct CoreResult {
 };
 
 // An Output tensor that the run left partly (or wholly) unwritten: those elements read as NaN
-// (floats) or 0 (integers). Not an error: a kernel may leave part of an output alone.
+// (floats) or 0 (integers). Not an error: a kernel may leave part of an output alone. Full mode
+// records every byte written; timing mode, which keeps no data, marks the elements each write's
+// pattern addresses (Simulator::run): the same elements.
 struct UnwrittenOutput {
   std::string name;
+  bir::DType dtype = bir::DType::float32;
+  std::vector<int64_t> shape;
   int64_t elements = 0;  // elements with a byte no instruction wrote
   int64_t first = -1;    // the first such element's flat (row-major) index
 };
@@ -85,7 +89,7 @@ struct SimResult {
   double prepare_seconds = 0, run_seconds = 0, run_cpu_seconds = 0;
   std::shared_ptr<const Program> program;       // resolves records to instructions
   std::vector<std::unique_ptr<DramTensor>> tensors;  // owned DRAM (outputs not bound by the caller)
-  std::vector<UnwrittenOutput> unwritten_outputs;   // full mode: in the module's tensor order
+  std::vector<UnwrittenOutput> unwritten_outputs;   // in the module's tensor order
 
   const DecodedInst& decoded(const Record& r) const;
   const bir::Instruction& instruction(const Record& r) const { return *decoded(r).inst; }

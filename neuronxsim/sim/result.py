@@ -10,6 +10,7 @@ from typing import Callable, Mapping, Optional, Tuple
 import numpy as np
 
 from neuronxsim.sim.config import MachineConfig
+from neuronxsim.sim.dtypes import dtype_to_numpy
 from neuronxsim.starfish.lib import _core
 
 #: The five engines of a NeuronCore, in track order, then the DMA queues "DMA0".."DMA15".
@@ -32,9 +33,10 @@ class EngineStats:
 
 @dataclasses.dataclass(frozen=True)
 class UnwrittenOutput:
-    """An Output tensor the run left partly or wholly unwritten (full mode). Its elements no
-    instruction wrote read as NaN (floats) or 0 (integers); that is not an error, since a kernel
-    may leave part of an output alone on purpose, but it is rarely what was meant."""
+    """An Output tensor the run left partly or wholly unwritten. Its elements no instruction wrote
+    read as NaN (floats) or 0 (integers); that is not an error, since a kernel may leave part of an
+    output alone on purpose, but it is rarely what was meant. Timing mode, which keeps no data,
+    finds the same elements from the writes' access patterns."""
 
     name: str
     dtype: str  # the tensor's NumPy dtype name
@@ -71,8 +73,8 @@ class SimResult:
             (busy_ns, instructions).
         prints: ``(instruction, prefix, values)`` of every DevicePrint, in execution order.
         unwritten_outputs: an :class:`UnwrittenOutput` for each Output tensor with elements no
-            instruction wrote (full mode; in the module's tensor order; empty when every output
-            was written whole, and in timing mode, which tracks no data).
+            instruction wrote (in the module's tensor order; empty when every output was written
+            whole; timing mode finds them from the writes' access patterns).
     """
 
     def __init__(self, native, outputs: Mapping[str, np.ndarray], config: MachineConfig, module):
@@ -92,9 +94,9 @@ class SimResult:
         self.run_cpu_seconds = native.run_cpu_seconds
         self.cores = native.cores
         self.unwritten_outputs = tuple(
-            UnwrittenOutput(name, self.outputs[name].dtype.name, elements, self.outputs[name].size,
-                            tuple(int(i) for i in np.unravel_index(first, self.outputs[name].shape)))
-            for name, elements, first in native.unwritten_outputs)
+            UnwrittenOutput(name, np.dtype(dtype_to_numpy(dtype)).name, elements, int(np.prod(shape, dtype=np.int64)),
+                            tuple(int(i) for i in np.unravel_index(first, shape)))
+            for name, elements, first, shape, dtype in native.unwritten_outputs)
         self.cycles = {e: self.total_ns * config.clock_ghz(e) for e in ENGINES}
         ncores = max(1, len(self.cores))
         self.engines = {}

@@ -63,7 +63,7 @@ def run(job: dict) -> dict:
             seconds["simulate"] = time.perf_counter() - t0
             result.update(_measures(sim_result))
             result["status"] = "ok"
-            if sim_result.unwritten_outputs:  # (full mode: the simulator's check, as run/profile warn)
+            if sim_result.unwritten_outputs:  # (the simulator's check, as run/profile warn; timing mode too)
                 result["unwritten_outputs"] = [u.to_json() for u in sim_result.unwritten_outputs]
             if job["mode"] == "full":
                 t0 = time.perf_counter()

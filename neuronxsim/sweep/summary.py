@@ -32,7 +32,7 @@ def counts(rows: list) -> dict:
 
 def best(rows: list, top: int) -> list:
     """The ``top`` fastest configurations that ran ("ok") and wrote every output whole, fastest
-    first: one that leaves part of an output unwritten (``unwritten_outputs``, full mode) did
+    first: one that leaves part of an output unwritten (``unwritten_outputs``) did
     less work than the kernel is for, so its time would rank it above the kernels that do it."""
     ok = [r for r in rows if r["status"] == "ok" and r.get("total_ns") is not None
           and not r.get("unwritten_outputs")]
