@@ -256,7 +256,8 @@ def test_the_result_names_each_output_left_partly_unwritten():
     assert (r.outputs["part"][:, :5] == 1).all() and (r.outputs["part"][:, 5:] == 0).all()
     import pickle
     assert pickle.loads(pickle.dumps(r)).unwritten_outputs == r.unwritten_outputs
-    assert sim.simulate(b.module, mode="timing").unwritten_outputs == ()
+    # (timing mode keeps no data: it finds the same elements from the writes' access patterns)
+    assert sim.simulate(b.module, mode="timing").unwritten_outputs == r.unwritten_outputs
 
 
 def test_a_module_runs_on_its_own_arch(rng):
