@@ -138,14 +138,21 @@ UnwrittenOutput neverWritten(const TensorSpec& s) {
           static_cast<uint64_t>(pairs[w.first + i].num) * 0xC2B2AE3D27D4EB4Full;
     return h;
   };
+  for (const OutputWrite& w : s.writes)
+    if (w.whole) return u;  // (every element)
   BitSet written(s.bytes);
-  std::unordered_map<uint64_t, uint32_t> marked;  // a write's hash -> the write marked with it
+  // The writes marked so far, by hash: an open-addressing table in one allocation (the run
+  // allocates nothing per instruction, cpp/tests/test_sim_allocations.cpp), slot = write + 1.
+  size_t slots = 16;
+  while (slots < 2 * s.writes.size()) slots *= 2;
+  std::vector<uint32_t> table(slots, 0);
   for (uint32_t k = 0; k < s.writes.size(); ++k) {
     const OutputWrite& w = s.writes[k];
-    if (w.whole) return u;  // (every element)
     if (w.count == 0) continue;
-    const auto [at, fresh] = marked.try_emplace(hash(w), k);
-    if (!fresh && same(s.writes[at->second], w)) continue;  // (a collision is marked all the same)
+    size_t i = hash(w) & (slots - 1);
+    while (table[i] != 0 && !same(s.writes[table[i] - 1], w)) i = (i + 1) & (slots - 1);
+    if (table[i] != 0) continue;  // the same elements, marked already
+    table[i] = k + 1;
     markPattern(written, pairs + w.first, 0, w.count, w.offset, w.esize);
   }
   countUnwritten(written, s.bytes, bir::dtypeSize(s.dtype), u, nullptr);
