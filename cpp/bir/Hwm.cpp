@@ -684,11 +684,13 @@ Latency NeuronCoreV3Hwm::getLatency(const InstTensorTensor& I, const PatternShap
   return l;
 }
 
-// v3 FP8 double_row: K=256 in the time of a BF16 K=128, i.e. half the cycles per row [A2].
+// v3 FP8 double_row: K=256 in the time of a BF16 K=128, i.e. half the cycles per row; but
+// "FP8_E3 runs at BF16 speed" [A2]: an e3 operand takes the whole time.
 Latency NeuronCoreV3Hwm::getLatency(const InstMatmult& I, const PatternShape* shapes) const {
   Latency l = Hwm::getLatency(I, shapes);
-  if (I.perf_mode == PerfMode::DoubleRow && I.ins.size() == 2 && isFp8(I.ins[0].dtype) &&
-      isFp8(I.ins[1].dtype)) {
+  auto fastFp8 = [](DType t) { return isFp8(t) && t != DType::float8e3; };
+  if (I.perf_mode == PerfMode::DoubleRow && I.ins.size() == 2 && fastFp8(I.ins[0].dtype) &&
+      fastFp8(I.ins[1].dtype)) {
     l.cycles /= 2;
     l.busy_ns /= 2;
   }

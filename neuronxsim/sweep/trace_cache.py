@@ -6,8 +6,8 @@ what its imports find), the kernel's name, the arrays' shapes and dtypes, the ot
 on traced instructions in effect (a trace that fits one cap may not fit a smaller one) and the
 neuronxsim build (:func:`neuronxsim.sweep.build.fingerprint`). It also records the user modules
 the trace may have used, with each file's SHA-256 (:func:`neuronxsim.sweep.kernel_file.dependencies`):
-an entry one of whose files no longer hashes the same is a miss, as a build system's depfile. Its file, ``<dir>/<key[:2]>/<key>.trace``,
-holds a line with the CRC-32 of the rest, one line of JSON (its key, and the traced kernel's
+an entry one of whose files no longer hashes the same is a miss, as a build system's depfile. Its
+file, ``<dir>/<key[:2]>/<key>.trace``, holds a line with the CRC-32 of the rest, one line of JSON (its key, and the traced kernel's
 description: inputs, outputs, cores, instruction counts, SBUF/PSUM peaks, constants) and then the
 module as BIR binary (``bir.Module.to_binary``: what its BIR JSON holds, read about seven times
 faster, so that a hit costs a fraction of tracing).
