@@ -387,7 +387,7 @@ struct Decoder {
         TensorSpec& spec = tensors[static_cast<size_t>(op.tensor)];
         a.lo = whole ? 0 : op.lo;
         a.hi = whole ? spec.bytes : op.hi;
-        if (write && spec.type == MemoryType::Output) {
+        if (write && mode == Mode::Timing && spec.type == MemoryType::Output) {  // (full mode marks bytes as it writes)
           spec.writes.push_back({whole, op.esize, ap.offset, static_cast<uint32_t>(spec.write_pairs.size()),
                                  static_cast<uint32_t>(ap.pattern.size())});
           spec.write_pairs.insert(spec.write_pairs.end(), ap.pattern.begin(), ap.pattern.end());

@@ -137,8 +137,8 @@ struct TensorSpec {
   std::vector<int64_t> shape;
   int64_t bytes = 0;
   bool written_by_module = false;
-  // Output tensors: the elements each write addresses, in decoding order, so that timing mode,
-  // which keeps no data, can tell the elements no instruction writes (Simulator::run). The
+  // Output tensors in timing mode: the elements each write addresses, in decoding order, so that
+  // timing mode, which keeps no data, can tell the elements no instruction writes (Simulator::run). The
   // patterns' pairs lie in one array (no allocation per write once grown).
   std::vector<OutputWrite> writes;
   std::vector<bir::APPair> write_pairs;
